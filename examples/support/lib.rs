@@ -1,0 +1,1 @@
+//! Shared by the examples and the end-to-end tests.

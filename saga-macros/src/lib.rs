@@ -1,0 +1,1 @@
+//! Procedural macros for saga. Users depend on `saga-runtime`, which re-exports these.

@@ -1,0 +1,2 @@
+//! saga: resumable MCP tools.
+pub mod state;

@@ -1,0 +1,128 @@
+//! What a token is bound to: the request that started the saga and who sent it.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The request a token belongs to. Its digest goes into the AEAD's associated data, so a
+/// token presented for another tool, method, principal or set of arguments fails to open.
+///
+/// ```
+/// use saga_runtime::state::Binding;
+/// use serde_json::json;
+///
+/// let a = Binding::new("deploy", "tools/call", "alice", Some(&json!({"x": 1, "y": 2})));
+/// let b = Binding::new("deploy", "tools/call", "alice", Some(&json!({"y": 2, "x": 1})));
+/// assert_eq!(a, b, "key order does not matter");
+/// let c = Binding::new("deploy", "tools/call", "bob", Some(&json!({"x": 1, "y": 2})));
+/// assert_ne!(a, c);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Binding {
+    digest: [u8; 32],
+}
+
+impl Binding {
+    /// Binds to a tool (or prompt, or resource) name, the JSON-RPC method, the principal,
+    /// and the request's arguments. Absent arguments and `{}` bind the same.
+    pub fn new(name: &str, method: &str, principal: &str, arguments: Option<&Value>) -> Self {
+        let mut canonical = Vec::new();
+        match arguments {
+            Some(value) => write_canonical(value, &mut canonical),
+            None => canonical.extend_from_slice(b"{}"),
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(b"saga/binding/v1\0");
+        for part in [name.as_bytes(), method.as_bytes(), principal.as_bytes()] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part);
+        }
+        hasher.update(Sha256::digest(&canonical));
+        Self {
+            digest: hasher.finalize().into(),
+        }
+    }
+
+    pub(crate) fn digest(&self) -> &[u8; 32] {
+        &self.digest
+    }
+}
+
+/// Writes JSON with object keys sorted and no whitespace, so that two encodings of the
+/// same arguments hash the same whatever order the client wrote them in.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (index, (key, value)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_string(key, out);
+                out.push(b':');
+                write_canonical(value, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        Value::String(text) => write_string(text, out),
+        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+    }
+}
+
+fn write_string(text: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(Value::from(text).to_string().as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nested_key_order_is_irrelevant() {
+        let a = json!({"outer": {"b": [1, {"d": 1, "c": 2}], "a": null}});
+        let b = json!({"outer": {"a": null, "b": [1, {"c": 2, "d": 1}]}});
+        assert_eq!(
+            Binding::new("t", "m", "p", Some(&a)),
+            Binding::new("t", "m", "p", Some(&b))
+        );
+    }
+
+    #[test]
+    fn every_component_matters() {
+        let args = json!({"x": 1});
+        let base = Binding::new("t", "m", "p", Some(&args));
+        assert_ne!(base, Binding::new("u", "m", "p", Some(&args)));
+        assert_ne!(base, Binding::new("t", "n", "p", Some(&args)));
+        assert_ne!(base, Binding::new("t", "m", "q", Some(&args)));
+        assert_ne!(base, Binding::new("t", "m", "p", Some(&json!({"x": 2}))));
+        assert_ne!(base, Binding::new("t", "m", "p", Some(&json!({"x": "1"}))));
+    }
+
+    #[test]
+    fn fields_cannot_slide_into_each_other() {
+        assert_ne!(
+            Binding::new("ab", "c", "p", None),
+            Binding::new("a", "bc", "p", None)
+        );
+    }
+
+    #[test]
+    fn absent_arguments_equal_empty_object() {
+        assert_eq!(
+            Binding::new("t", "m", "p", None),
+            Binding::new("t", "m", "p", Some(&json!({})))
+        );
+    }
+}

@@ -1,0 +1,36 @@
+//! Sealed saga state: the token a client carries between rounds.
+//!
+//! The state of a suspended saga is serialized with postcard and sealed with
+//! XChaCha20-Poly1305 under a key of a [`KeyRing`]. The token is bound (through the AEAD's
+//! associated data) to the tool, the method, the principal and the arguments, carries an
+//! expiry and the tool's fingerprint, and is refused whole if any of them differ. Clients
+//! learn nothing from a refusal: every failure is the same JSON-RPC `-32602` with
+//! [`INVALID_STATE_MESSAGE`]; the reason ([`OpenError`]) goes to the server's log.
+//!
+//! ```
+//! use std::time::Duration;
+//! use saga_runtime::state::{Binding, KeyRing, StateCodec};
+//!
+//! let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+//! let binding = Binding::new("deploy", "tools/call", "alice", None);
+//! let token = codec.seal(*b"fp-00001", &binding, b"state");
+//! let opened = codec.open(&token, *b"fp-00001", &binding).unwrap();
+//! assert_eq!(opened.plaintext, b"state");
+//!
+//! let mallory = Binding::new("deploy", "tools/call", "mallory", None);
+//! assert!(codec.open(&token, *b"fp-00001", &mallory).is_err());
+//! ```
+
+mod binding;
+mod keyring;
+mod token;
+
+pub use binding::Binding;
+pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
+pub use token::{
+    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened,
+    StateCodec, TAG_LEN, VERSION, unix_now,
+};
+
+/// The one message every refused token gets, whatever the reason.
+pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

@@ -1,0 +1,280 @@
+//! The token format: a versioned header in the clear, the state encrypted and
+//! authenticated with XChaCha20-Poly1305, the whole in unpadded base64url.
+//!
+//! ```text
+//! offset size
+//! 0      1    version   0x01 = XChaCha20-Poly1305, postcard state, this layout
+//! 1      4    kid       selects exactly one key of the ring
+//! 5      8    fp        the tool's fingerprint
+//! 13     8    exp       expiry, big-endian unix seconds
+//! 21     24   nonce     random
+//! 45     n+16 ciphertext and tag
+//! AAD = header (bytes 0..45) || binding digest
+//! ```
+//!
+//! The header is authenticated too, so neither the expiry nor the fingerprint can be
+//! edited; it stays in the clear so that a server can pick the key and log why it refused
+//! a token without decrypting anything.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::AeadInOut;
+use chacha20poly1305::{Tag, XNonce};
+
+use super::binding::Binding;
+use super::keyring::{KeyId, KeyRing, hex};
+
+/// The format version byte.
+pub const VERSION: u8 = 0x01;
+/// Bytes before the ciphertext.
+pub const HEADER_LEN: usize = 45;
+/// Bytes of the Poly1305 tag.
+pub const TAG_LEN: usize = 16;
+/// The default cap on a token's text length, checked before any decoding.
+pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
+/// How far past its expiry a token is still accepted, for clocks that disagree.
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+
+/// A tool's fingerprint: changes whenever the tool's code does, so that tokens from an
+/// older build are refused instead of being decoded into the wrong shape.
+pub type Fingerprint = [u8; 8];
+
+/// Why a token was refused. The client never sees this (it gets one fixed message); the
+/// server logs it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Longer than the configured cap.
+    #[error("token is {len} characters, over the cap of {max}")]
+    TooLong {
+        /// The token's length.
+        len: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// Not unpadded base64url.
+    #[error("token is not base64url")]
+    Encoding,
+    /// Too short to hold a header and a tag.
+    #[error("token is {len} bytes, shorter than a header and a tag")]
+    Truncated {
+        /// The decoded length.
+        len: usize,
+    },
+    /// A version byte this build does not know.
+    #[error("unknown token version {0:#04x}")]
+    Version(u8),
+    /// No key of the ring has this id (a retired key, or another deployment's).
+    #[error("no key with id {0}")]
+    UnknownKey(String),
+    /// The tag does not verify: tampered, truncated, sealed by another key with the same
+    /// id, or bound to another tool, method, principal or arguments.
+    #[error("authentication failed (tampered, or bound to another request)")]
+    Forged,
+    /// Past its expiry plus the leeway.
+    #[error("token expired {0} s ago")]
+    Expired(u64),
+    /// Expires further in the future than any token this server seals.
+    #[error("token expiry is {0} s beyond the maximum lifetime")]
+    FromTheFuture(u64),
+    /// Sealed by a build of the tool with different code.
+    #[error("token fingerprint {found} does not match the tool's {expected}")]
+    Fingerprint {
+        /// The tool's current fingerprint.
+        expected: String,
+        /// The token's.
+        found: String,
+    },
+}
+
+/// Seals and opens tokens with a [`KeyRing`].
+#[derive(Debug)]
+pub struct StateCodec {
+    keys: KeyRing,
+    ttl: Duration,
+    leeway: Duration,
+    max_token_len: usize,
+}
+
+/// A token that passed every check, with its plaintext.
+#[derive(Debug)]
+pub struct Opened {
+    /// The decrypted state.
+    pub plaintext: Vec<u8>,
+    /// The nonce, unique per token: the token's id for single-use bookkeeping.
+    pub nonce: [u8; 24],
+    /// The token's expiry, unix seconds.
+    pub expires_at: u64,
+}
+
+impl StateCodec {
+    /// A codec sealing with `keys`, issuing tokens that live for `ttl`.
+    pub fn new(keys: KeyRing, ttl: Duration) -> Self {
+        Self {
+            keys,
+            ttl,
+            leeway: DEFAULT_LEEWAY,
+            max_token_len: DEFAULT_MAX_TOKEN_LEN,
+        }
+    }
+
+    /// Sets the cap on a token's length in characters.
+    pub fn with_max_token_len(mut self, max: usize) -> Self {
+        self.max_token_len = max;
+        self
+    }
+
+    /// Sets the clock-skew leeway applied to expiry.
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// The token lifetime.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The cap on a token's length in characters.
+    pub fn max_token_len(&self) -> usize {
+        self.max_token_len
+    }
+
+    /// The key ring.
+    pub fn keys(&self) -> &KeyRing {
+        &self.keys
+    }
+
+    /// Seals `plaintext` for `binding`, expiring `ttl` from now.
+    pub fn seal(&self, fingerprint: Fingerprint, binding: &Binding, plaintext: &[u8]) -> String {
+        self.seal_at(unix_now(), fingerprint, binding, plaintext)
+    }
+
+    /// Seals as if the clock read `now` (unix seconds).
+    pub fn seal_at(
+        &self,
+        now: u64,
+        fingerprint: Fingerprint,
+        binding: &Binding,
+        plaintext: &[u8],
+    ) -> String {
+        let key = self.keys.sealing();
+        let mut nonce = [0u8; 24];
+        getrandom::fill(&mut nonce).expect("the operating system's random source failed");
+        let expires_at = now.saturating_add(self.ttl.as_secs());
+
+        let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
+        token.push(VERSION);
+        token.extend_from_slice(&key.id);
+        token.extend_from_slice(&fingerprint);
+        token.extend_from_slice(&expires_at.to_be_bytes());
+        token.extend_from_slice(&nonce);
+        token.extend_from_slice(plaintext);
+
+        let (header, body) = token.split_at_mut(HEADER_LEN);
+        let aad = associated_data(header, binding);
+        let tag = key
+            .cipher
+            .encrypt_inout_detached(&XNonce::from(nonce), &aad, body.into())
+            .expect("XChaCha20-Poly1305 seals any message under 256 GiB");
+        token.extend_from_slice(tag.as_slice());
+        URL_SAFE_NO_PAD.encode(&token)
+    }
+
+    /// Opens a token, checking in order: length, encoding, version, key id, tag (which
+    /// covers the header and the binding), expiry, fingerprint.
+    pub fn open(
+        &self,
+        token: &str,
+        fingerprint: Fingerprint,
+        binding: &Binding,
+    ) -> Result<Opened, OpenError> {
+        self.open_at(unix_now(), token, fingerprint, binding)
+    }
+
+    /// Opens as if the clock read `now` (unix seconds).
+    pub fn open_at(
+        &self,
+        now: u64,
+        token: &str,
+        fingerprint: Fingerprint,
+        binding: &Binding,
+    ) -> Result<Opened, OpenError> {
+        if token.len() > self.max_token_len {
+            return Err(OpenError::TooLong {
+                len: token.len(),
+                max: self.max_token_len,
+            });
+        }
+        let mut bytes = URL_SAFE_NO_PAD
+            .decode(token)
+            .map_err(|_| OpenError::Encoding)?;
+        if bytes.len() < HEADER_LEN + TAG_LEN {
+            return Err(OpenError::Truncated { len: bytes.len() });
+        }
+        if bytes[0] != VERSION {
+            return Err(OpenError::Version(bytes[0]));
+        }
+        let kid: KeyId = field(&bytes, 1);
+        let key = self
+            .keys
+            .find(&kid)
+            .ok_or_else(|| OpenError::UnknownKey(hex(&kid)))?;
+        let token_fingerprint: Fingerprint = field(&bytes, 5);
+        let expires_at = u64::from_be_bytes(field(&bytes, 13));
+        let nonce: [u8; 24] = field(&bytes, 21);
+
+        let tag_at = bytes.len() - TAG_LEN;
+        let tag = Tag::try_from(&bytes[tag_at..]).map_err(|_| OpenError::Forged)?;
+        let (header, rest) = bytes.split_at_mut(HEADER_LEN);
+        let aad = associated_data(header, binding);
+        let body = &mut rest[..tag_at - HEADER_LEN];
+        key.cipher
+            .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
+            .map_err(|_| OpenError::Forged)?;
+
+        let leeway = self.leeway.as_secs();
+        if now > expires_at.saturating_add(leeway) {
+            return Err(OpenError::Expired(now - expires_at));
+        }
+        let latest = now.saturating_add(self.ttl.as_secs()).saturating_add(leeway);
+        if expires_at > latest {
+            return Err(OpenError::FromTheFuture(expires_at - latest));
+        }
+        if token_fingerprint != fingerprint {
+            return Err(OpenError::Fingerprint {
+                expected: hex(&fingerprint),
+                found: hex(&token_fingerprint),
+            });
+        }
+        bytes.truncate(tag_at);
+        bytes.drain(..HEADER_LEN);
+        Ok(Opened {
+            plaintext: bytes,
+            nonce,
+            expires_at,
+        })
+    }
+}
+
+fn associated_data(header: &[u8], binding: &Binding) -> [u8; HEADER_LEN + 32] {
+    let mut aad = [0u8; HEADER_LEN + 32];
+    aad[..HEADER_LEN].copy_from_slice(header);
+    aad[HEADER_LEN..].copy_from_slice(binding.digest());
+    aad
+}
+
+fn field<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[at..at + N]);
+    out
+}
+
+/// Seconds since the unix epoch; a clock before 1970 reads as 0.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
