@@ -1,6 +1,6 @@
 //! What a token is bound to: the request that started the saga and who sent it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The request a token belongs to. Its digest goes into the AEAD's associated data, so a
@@ -10,10 +10,10 @@ use sha2::{Digest, Sha256};
 /// use saga_runtime::state::Binding;
 /// use serde_json::json;
 ///
-/// let a = Binding::new("deploy", "tools/call", "alice", Some(&json!({"x": 1, "y": 2})));
-/// let b = Binding::new("deploy", "tools/call", "alice", Some(&json!({"y": 2, "x": 1})));
+/// let a = Binding::new("deploy", "tools/call", "alice", json!({"x": 1, "y": 2}).as_object());
+/// let b = Binding::new("deploy", "tools/call", "alice", json!({"y": 2, "x": 1}).as_object());
 /// assert_eq!(a, b, "key order does not matter");
-/// let c = Binding::new("deploy", "tools/call", "bob", Some(&json!({"x": 1, "y": 2})));
+/// let c = Binding::new("deploy", "tools/call", "bob", json!({"x": 1, "y": 2}).as_object());
 /// assert_ne!(a, c);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -24,10 +24,15 @@ pub struct Binding {
 impl Binding {
     /// Binds to a tool (or prompt, or resource) name, the JSON-RPC method, the principal,
     /// and the request's arguments. Absent arguments and `{}` bind the same.
-    pub fn new(name: &str, method: &str, principal: &str, arguments: Option<&Value>) -> Self {
+    pub fn new(
+        name: &str,
+        method: &str,
+        principal: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Self {
         let mut canonical = Vec::new();
         match arguments {
-            Some(value) => write_canonical(value, &mut canonical),
+            Some(map) => write_object(map, &mut canonical),
             None => canonical.extend_from_slice(b"{}"),
         }
         let mut hasher = Sha256::new();
@@ -51,20 +56,7 @@ impl Binding {
 /// same arguments hash the same whatever order the client wrote them in.
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push(b'{');
-            for (index, (key, value)) in entries.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_string(key, out);
-                out.push(b':');
-                write_canonical(value, out);
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_object(map, out),
         Value::Array(items) => {
             out.push(b'[');
             for (index, item) in items.iter().enumerate() {
@@ -78,6 +70,21 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
         Value::String(text) => write_string(text, out),
         scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
     }
+}
+
+fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
+    let mut entries: Vec<_> = map.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (index, (key, value)) in entries.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        write_canonical(value, out);
+    }
+    out.push(b'}');
 }
 
 fn write_string(text: &str, out: &mut Vec<u8>) {
@@ -94,20 +101,20 @@ mod tests {
         let a = json!({"outer": {"b": [1, {"d": 1, "c": 2}], "a": null}});
         let b = json!({"outer": {"a": null, "b": [1, {"c": 2, "d": 1}]}});
         assert_eq!(
-            Binding::new("t", "m", "p", Some(&a)),
-            Binding::new("t", "m", "p", Some(&b))
+            Binding::new("t", "m", "p", a.as_object()),
+            Binding::new("t", "m", "p", b.as_object())
         );
     }
 
     #[test]
     fn every_component_matters() {
         let args = json!({"x": 1});
-        let base = Binding::new("t", "m", "p", Some(&args));
-        assert_ne!(base, Binding::new("u", "m", "p", Some(&args)));
-        assert_ne!(base, Binding::new("t", "n", "p", Some(&args)));
-        assert_ne!(base, Binding::new("t", "m", "q", Some(&args)));
-        assert_ne!(base, Binding::new("t", "m", "p", Some(&json!({"x": 2}))));
-        assert_ne!(base, Binding::new("t", "m", "p", Some(&json!({"x": "1"}))));
+        let base = Binding::new("t", "m", "p", args.as_object());
+        assert_ne!(base, Binding::new("u", "m", "p", args.as_object()));
+        assert_ne!(base, Binding::new("t", "n", "p", args.as_object()));
+        assert_ne!(base, Binding::new("t", "m", "q", args.as_object()));
+        assert_ne!(base, Binding::new("t", "m", "p", json!({"x": 2}).as_object()));
+        assert_ne!(base, Binding::new("t", "m", "p", json!({"x": "1"}).as_object()));
     }
 
     #[test]
@@ -122,7 +129,7 @@ mod tests {
     fn absent_arguments_equal_empty_object() {
         assert_eq!(
             Binding::new("t", "m", "p", None),
-            Binding::new("t", "m", "p", Some(&json!({})))
+            Binding::new("t", "m", "p", json!({}).as_object())
         );
     }
 }

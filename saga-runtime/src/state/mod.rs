@@ -26,6 +26,7 @@ mod keyring;
 mod token;
 
 pub use binding::Binding;
+pub(crate) use keyring::hex;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened,

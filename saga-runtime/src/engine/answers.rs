@@ -1,0 +1,178 @@
+//! The client's answers to a round's requests, as the tool reads them.
+
+use rmcp::model::{
+    CreateMessageResult, ElicitResult, ElicitationAction, ListRootsResult,
+    SamplingMessageContentBlock,
+};
+use serde::{Deserialize, Serialize};
+
+use super::elicit::Elicit;
+use super::error::SagaError;
+
+/// The answers to the requests of the round that just ended, in the order the tool made
+/// them. A `#[saga_tool]` reads them for you; a hand-written tool takes each by index.
+#[derive(Debug, Default)]
+pub struct Answers {
+    items: Vec<Option<Answer>>,
+}
+
+/// One answer. The runtime has checked its shape (and, for a form, its content) already.
+#[derive(Debug, Clone)]
+pub(crate) enum Answer {
+    Elicit(ElicitResult),
+    Sample(Box<CreateMessageResult>),
+    Roots(ListRootsResult),
+}
+
+impl Answers {
+    /// No answers: the first round, or the round after a checkpoint.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn new(items: Vec<Answer>) -> Self {
+        Self {
+            items: items.into_iter().map(Some).collect(),
+        }
+    }
+
+    /// How many answers there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn take(&mut self, index: usize) -> Result<Answer, SagaError> {
+        self.items
+            .get_mut(index)
+            .and_then(Option::take)
+            .ok_or_else(|| SagaError::InvalidAnswer(format!("no answer at position {index}")))
+    }
+
+    /// The answer to an [`elicit`](super::elicit) at `index`.
+    pub fn elicit<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
+        match self.take(index)? {
+            Answer::Elicit(result) => match result.action {
+                ElicitationAction::Accept => {
+                    let content = result.content.unwrap_or_default();
+                    let content = content.as_object().ok_or_else(|| {
+                        SagaError::InvalidAnswer("elicitation content is not an object".into())
+                    })?;
+                    T::from_content(content).map_err(SagaError::InvalidAnswer)
+                }
+                ElicitationAction::Decline => Err(SagaError::Declined),
+                // `cancel`, and any action a later protocol adds: the user did not accept.
+                _ => Err(SagaError::Cancelled),
+            },
+            other => Err(mismatch("an elicitation", &other)),
+        }
+    }
+
+    /// The answer to an [`elicit_url`](super::elicit_url) at `index`.
+    pub fn elicit_url(&mut self, index: usize) -> Result<(), SagaError> {
+        match self.take(index)? {
+            Answer::Elicit(result) => match result.action {
+                ElicitationAction::Accept => Ok(()),
+                ElicitationAction::Decline => Err(SagaError::Declined),
+                // `cancel`, and any action a later protocol adds: the user did not accept.
+                _ => Err(SagaError::Cancelled),
+            },
+            other => Err(mismatch("an elicitation", &other)),
+        }
+    }
+
+    /// The answer to a [`sample`](super::sample) at `index`.
+    pub fn sampled(&mut self, index: usize) -> Result<Sampled, SagaError> {
+        match self.take(index)? {
+            Answer::Sample(result) => Ok(Sampled::from_result(*result)),
+            other => Err(mismatch("a sampling result", &other)),
+        }
+    }
+
+    /// The answer to a [`list_roots`](super::list_roots) at `index`.
+    pub fn roots(&mut self, index: usize) -> Result<Vec<Root>, SagaError> {
+        match self.take(index)? {
+            Answer::Roots(result) => Ok(result
+                .roots
+                .into_iter()
+                .map(|root| Root {
+                    uri: root.uri,
+                    name: root.name,
+                })
+                .collect()),
+            other => Err(mismatch("a roots list", &other)),
+        }
+    }
+}
+
+fn mismatch(expected: &str, _found: &Answer) -> SagaError {
+    SagaError::InvalidAnswer(format!("expected {expected}"))
+}
+
+/// What the client's LLM answered to a [`sample`](super::sample).
+///
+/// Owned and serializable, so it can be kept across later suspensions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sampled {
+    text: String,
+    model: String,
+    stop_reason: Option<String>,
+}
+
+impl Sampled {
+    /// A result as a client would return it, for tests and scripted runs.
+    pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            model: model.into(),
+            stop_reason: None,
+        }
+    }
+
+    fn from_result(result: CreateMessageResult) -> Self {
+        let text = result
+            .message
+            .content
+            .into_vec()
+            .into_iter()
+            .filter_map(|block| match block {
+                SamplingMessageContentBlock::Text(text) => Some(text.text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("");
+        Self {
+            text,
+            model: result.model,
+            stop_reason: result.stop_reason,
+        }
+    }
+
+    /// The text of the answer (text blocks joined; empty if it had none).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The model that answered.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Why generation stopped (`endTurn`, `maxTokens`, …), when the client said.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop_reason.as_deref()
+    }
+}
+
+/// A root the client exposes: a `file://` URI and an optional name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// The root's URI.
+    pub uri: String,
+    /// A human-readable name.
+    pub name: Option<String>,
+}

@@ -1,0 +1,113 @@
+//! The per-request context a saga can read: who is calling and what their client can do.
+
+use rmcp::model::{ClientCapabilities, Implementation, ProtocolVersion, RequestMetaObject};
+
+/// What the current request says about its sender.
+///
+/// A tool receives it as a `&SagaContext` parameter. It is rebuilt on every request from
+/// that request alone (MRTR servers never infer capabilities from an earlier request) and
+/// is never saved in a token.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+/// use saga_runtime::rmcp::model::{ClientCapabilities, ElicitationCapability};
+///
+/// let mut caps = ClientCapabilities::default();
+/// caps.elicitation = Some(ElicitationCapability::default());
+/// let cx = SagaContext::new("alice").with_capabilities(caps);
+/// assert!(cx.can_elicit());
+/// assert!(!cx.can_elicit_url());
+/// assert!(!cx.can_sample());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct SagaContext {
+    principal: String,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    protocol_version: Option<ProtocolVersion>,
+    meta: RequestMetaObject,
+}
+
+impl SagaContext {
+    /// A context for `principal` with no declared capabilities.
+    pub fn new(principal: impl Into<String>) -> Self {
+        Self {
+            principal: principal.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the capabilities the request declared.
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Sets the client's self-description.
+    pub fn with_client_info(mut self, info: Option<Implementation>) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Sets the protocol version the request declared.
+    pub fn with_protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// Sets the request's `_meta`.
+    pub fn with_meta(mut self, meta: RequestMetaObject) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// The authenticated identity every token of this request is bound to.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    /// The capabilities declared by this request.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// The client's name and version, when it sent them.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.client_info.as_ref()
+    }
+
+    /// The protocol version of this request.
+    pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
+        self.protocol_version.as_ref()
+    }
+
+    /// The request's `_meta` object.
+    pub fn meta(&self) -> &RequestMetaObject {
+        &self.meta
+    }
+
+    /// Whether the client accepts form-mode elicitation (`elicitation: {}` means form).
+    pub fn can_elicit(&self) -> bool {
+        self.capabilities.elicitation.as_ref().is_some_and(|elicitation| {
+            elicitation.form.is_some() || elicitation.url.is_none()
+        })
+    }
+
+    /// Whether the client accepts URL-mode elicitation.
+    pub fn can_elicit_url(&self) -> bool {
+        self.capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.url.is_some())
+    }
+
+    /// Whether the client accepts `sampling/createMessage`.
+    pub fn can_sample(&self) -> bool {
+        self.capabilities.sampling.is_some()
+    }
+
+    /// Whether the client answers `roots/list`.
+    pub fn can_list_roots(&self) -> bool {
+        self.capabilities.roots.is_some()
+    }
+}

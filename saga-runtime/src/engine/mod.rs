@@ -1,0 +1,29 @@
+//! The engine: the [`SagaTool`] contract and the one-transition-per-request runner.
+//!
+//! A request arrives with the tool's arguments and, after the first round, the sealed
+//! token and the client's answers. The engine opens the token, checks the answers against
+//! what was asked (asking again for anything missing or unusable), runs the tool's step
+//! once, and seals what the step leaves into a new token. Nothing is kept between
+//! requests.
+
+mod answers;
+mod context;
+mod elicit;
+mod error;
+mod output;
+mod pending;
+mod requests;
+mod tool;
+mod transition;
+
+pub use answers::{Answers, Root, Sampled};
+pub use context::SagaContext;
+pub use elicit::{Elicit, as_integer, check_content};
+pub use error::SagaError;
+pub use output::{Json, ToolOutput};
+pub use requests::{
+    Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample,
+    checkpoint, elicit, elicit_url, list_roots, sample,
+};
+pub use tool::{SagaTool, Step, invalid_arguments, parse_arguments};
+pub use transition::{Call, invalid_state, transition};

@@ -1,0 +1,247 @@
+//! The requests a suspended saga is waiting on, kept inside its token, and the checks an
+//! answer must pass before the tool sees it.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, InputRequest,
+    InputRequests, InputResponses, ListRootsRequest, ListRootsResult, RootsCapabilities,
+    SamplingCapability, UrlElicitationCapability,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::answers::Answer;
+use super::context::SagaContext;
+use super::elicit::check_content;
+use super::requests::{Request, RequestKind};
+
+/// The part of a token's plaintext the runtime reads without knowing the tool's state
+/// type; the tool's state follows it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Head {
+    /// The next number for a generated `inputRequests` key: keys stay unique over the
+    /// whole saga, so a stale answer from an earlier round can never be mistaken for one
+    /// of this round.
+    pub(crate) next_key: u32,
+    /// The requests of the last round, in the order the tool reads their answers.
+    pub(crate) pending: Vec<Pending>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Kind {
+    Form,
+    Url,
+    Sample,
+    Roots,
+}
+
+/// One outstanding request: its key, what kind it is, and the request itself as JSON, so
+/// that it can be sent again word for word if the answer is missing or unusable.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    pub(crate) key: String,
+    pub(crate) kind: Kind,
+    pub(crate) request: String,
+}
+
+impl Pending {
+    fn input_request(&self) -> Result<InputRequest, ErrorData> {
+        serde_json::from_str(&self.request).map_err(|error| {
+            tracing::error!(key = %self.key, %error, "a sealed request does not decode");
+            ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
+        })
+    }
+
+    fn requested_schema(&self) -> Option<Map<String, Value>> {
+        let request: Value = serde_json::from_str(&self.request).ok()?;
+        request
+            .pointer("/params/requestedSchema")
+            .and_then(Value::as_object)
+            .cloned()
+    }
+}
+
+/// Turns the tool's requests into pending entries, giving each its key.
+pub(crate) fn assign(
+    requests: Vec<Request>,
+    next_key: &mut u32,
+    tool: &str,
+) -> Result<Vec<Pending>, ErrorData> {
+    let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
+    for request in requests {
+        let (kind, prefix, input) = match request.kind {
+            RequestKind::Elicit { message, schema } => {
+                let requested_schema = serde_json::from_value(Value::Object(schema))
+                    .map_err(|error| tool_bug(tool, format!("the requested schema is not a form-mode schema: {error}")))?;
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message,
+                    requested_schema,
+                };
+                (Kind::Form, "elicit", InputRequest::Elicitation(ElicitRequest::new(params)))
+            }
+            RequestKind::ElicitUrl {
+                message,
+                url,
+                elicitation_id,
+            } => {
+                let params = ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message,
+                    url,
+                    elicitation_id: elicitation_id.unwrap_or_else(random_id),
+                };
+                (Kind::Url, "elicit", InputRequest::Elicitation(ElicitRequest::new(params)))
+            }
+            RequestKind::Sample(params) => (
+                Kind::Sample,
+                "sample",
+                InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
+            ),
+            RequestKind::ListRoots => (
+                Kind::Roots,
+                "roots",
+                InputRequest::ListRoots(ListRootsRequest::default()),
+            ),
+        };
+        let key = match request.key {
+            Some(key) => key,
+            None => {
+                *next_key += 1;
+                format!("{prefix}-{next_key}")
+            }
+        };
+        if pending.iter().any(|other| other.key == key) {
+            return Err(tool_bug(
+                tool,
+                format!("two requests of one round share the key {key:?}; give each a distinct .key(..)"),
+            ));
+        }
+        let request = serde_json::to_string(&input)
+            .map_err(|error| tool_bug(tool, format!("a request does not encode: {error}")))?;
+        pending.push(Pending { key, kind, request });
+    }
+    Ok(pending)
+}
+
+fn tool_bug(tool: &str, reason: String) -> ErrorData {
+    tracing::error!(tool, %reason, "the tool made an invalid request");
+    ErrorData::internal_error(format!("tool {tool} made an invalid request"), None)
+}
+
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    crate::state::hex(&bytes)
+}
+
+/// Refuses the round with `-32021` if the request did not declare a capability that one of
+/// `pending` needs. Checked on every request: a client's capabilities are whatever this
+/// request says, never what an earlier one said.
+pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorData> {
+    let mut required = ClientCapabilities::default();
+    let mut missing = false;
+    for entry in pending {
+        match entry.kind {
+            Kind::Form if !cx.can_elicit() => {
+                required.elicitation.get_or_insert_with(ElicitationCapability::default);
+                missing = true;
+            }
+            Kind::Url if !cx.can_elicit_url() => {
+                let elicitation = required.elicitation.get_or_insert_with(ElicitationCapability::default);
+                elicitation.url = Some(UrlElicitationCapability::default());
+                missing = true;
+            }
+            Kind::Sample if !cx.can_sample() => {
+                required.sampling = Some(SamplingCapability::default());
+                missing = true;
+            }
+            Kind::Roots if !cx.can_list_roots() => {
+                required.roots = Some(RootsCapabilities::default());
+                missing = true;
+            }
+            _ => {}
+        }
+    }
+    if missing {
+        tracing::info!(?required, "the client did not declare a capability the saga needs");
+        return Err(ErrorData::missing_required_client_capability(required));
+    }
+    Ok(())
+}
+
+/// The `inputRequests` of a round.
+pub(crate) fn input_requests(pending: &[Pending]) -> Result<InputRequests, ErrorData> {
+    pending
+        .iter()
+        .map(|entry| Ok((entry.key.clone(), entry.input_request()?)))
+        .collect()
+}
+
+/// What the client's `inputResponses` amount to.
+pub(crate) enum Collected {
+    /// Every pending request has a usable answer, in pending order.
+    All(Vec<Answer>),
+    /// Something is missing or unusable: ask the same requests again.
+    Ask(String),
+}
+
+/// Reads the answers to `pending` out of `responses`. A response that is not the result
+/// type its request calls for is a malformed request (`-32602`); a missing response, or a
+/// form whose content does not match the schema that was sent, means asking again.
+/// Responses to keys that are not pending are ignored.
+pub(crate) fn collect(
+    pending: &[Pending],
+    mut responses: InputResponses,
+) -> Result<Collected, ErrorData> {
+    let mut answers = Vec::with_capacity(pending.len());
+    let mut missing = Vec::new();
+    for entry in pending {
+        let Some(value) = responses.remove(&entry.key) else {
+            missing.push(entry.key.as_str());
+            continue;
+        };
+        answers.push(parse(entry, value)?);
+    }
+    if !missing.is_empty() {
+        return Ok(Collected::Ask(format!("no answer for {missing:?}")));
+    }
+    for (entry, answer) in pending.iter().zip(&answers) {
+        if let (Kind::Form, Answer::Elicit(result)) = (entry.kind, answer) {
+            if result.action == ElicitationAction::Accept {
+                let schema = entry.requested_schema().unwrap_or_default();
+                let content = result.content.as_ref().unwrap_or(&Value::Null);
+                if let Err(why) = check_content(&schema, content) {
+                    return Ok(Collected::Ask(format!(
+                        "the answer to {:?} does not match its schema: {why}",
+                        entry.key
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Collected::All(answers))
+}
+
+fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
+    let malformed = |expected: &str, error: serde_json::Error| {
+        tracing::info!(key = %entry.key, %error, "malformed input response");
+        ErrorData::invalid_params(
+            format!("inputResponses[{:?}] is not a valid {expected}: {error}", entry.key),
+            None,
+        )
+    };
+    Ok(match entry.kind {
+        Kind::Form | Kind::Url => Answer::Elicit(
+            serde_json::from_value::<ElicitResult>(value).map_err(|e| malformed("ElicitResult", e))?,
+        ),
+        Kind::Sample => Answer::Sample(Box::new(
+            serde_json::from_value::<CreateMessageResult>(value)
+                .map_err(|e| malformed("CreateMessageResult", e))?,
+        )),
+        Kind::Roots => Answer::Roots(
+            serde_json::from_value::<ListRootsResult>(value).map_err(|e| malformed("ListRootsResult", e))?,
+        ),
+    })
+}

@@ -1,0 +1,267 @@
+//! The suspension points: what a saga can ask the client for.
+//!
+//! Each function returns a request value with builder methods. In a `#[saga_tool]`
+//! function, `.await` on it suspends the saga until the client answers; a hand-written
+//! [`SagaTool`](super::SagaTool) passes it to [`Step::suspend`](super::Step::suspend).
+
+use std::marker::PhantomData;
+
+use rmcp::model::{CreateMessageRequestParams, ModelHint, ModelPreferences, SamplingMessage};
+use serde_json::{Map, Value};
+
+use super::elicit::Elicit;
+
+/// The default `maxTokens` of [`sample`] when the tool does not set one.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+/// One request to the client, its type erased: what a round's `inputRequests` are built
+/// from.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub(crate) key: Option<String>,
+    pub(crate) kind: RequestKind,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum RequestKind {
+    Elicit {
+        message: String,
+        schema: Map<String, Value>,
+    },
+    ElicitUrl {
+        message: String,
+        url: String,
+        elicitation_id: Option<String>,
+    },
+    Sample(Box<CreateMessageRequestParams>),
+    ListRoots,
+}
+
+impl Request {
+    /// The `inputRequests` key the tool pinned with `.key(..)`, if any.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+}
+
+/// Asks the user to fill in a form for a `T` (`elicitation/create`, form mode).
+///
+/// ```
+/// use saga_runtime::prelude::*;
+/// let request: Request = elicit::<String>("Which environment?").key("env").into();
+/// assert_eq!(request.key(), Some("env"));
+/// ```
+pub fn elicit<T: Elicit>(message: impl Into<String>) -> ElicitForm<T> {
+    ElicitForm {
+        message: message.into(),
+        key: None,
+        answer: PhantomData,
+    }
+}
+
+/// A pending form-mode elicitation; see [`elicit`].
+#[must_use = "a request does nothing until the saga awaits it"]
+#[derive(Debug)]
+pub struct ElicitForm<T> {
+    message: String,
+    key: Option<String>,
+    answer: PhantomData<fn() -> T>,
+}
+
+impl<T> ElicitForm<T> {
+    /// Pins the `inputRequests` key.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
+impl<T: Elicit> From<ElicitForm<T>> for Request {
+    fn from(form: ElicitForm<T>) -> Self {
+        Request {
+            key: form.key,
+            kind: RequestKind::Elicit {
+                message: form.message,
+                schema: T::requested_schema(),
+            },
+        }
+    }
+}
+
+/// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
+/// through the client, such as entering a secret or completing an OAuth flow. The answer
+/// only says the user went; the tool decides whether the outside step is done.
+pub fn elicit_url(url: impl Into<String>, message: impl Into<String>) -> ElicitUrl {
+    ElicitUrl {
+        url: url.into(),
+        message: message.into(),
+        key: None,
+        elicitation_id: None,
+    }
+}
+
+/// A pending URL-mode elicitation; see [`elicit_url`].
+#[must_use = "a request does nothing until the saga awaits it"]
+#[derive(Debug)]
+pub struct ElicitUrl {
+    url: String,
+    message: String,
+    key: Option<String>,
+    elicitation_id: Option<String>,
+}
+
+impl ElicitUrl {
+    /// Pins the `inputRequests` key.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the `elicitationId` (a random one is generated otherwise).
+    pub fn elicitation_id(mut self, id: impl Into<String>) -> Self {
+        self.elicitation_id = Some(id.into());
+        self
+    }
+}
+
+impl From<ElicitUrl> for Request {
+    fn from(url: ElicitUrl) -> Self {
+        Request {
+            key: url.key,
+            kind: RequestKind::ElicitUrl {
+                message: url.message,
+                url: url.url,
+                elicitation_id: url.elicitation_id,
+            },
+        }
+    }
+}
+
+/// Asks the client's LLM (`sampling/createMessage`) with `prompt` as the user message.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+/// let request: Request = sample("Is it safe?")
+///     .system("Answer Yes or No.")
+///     .max_tokens(5)
+///     .temperature(0.0)
+///     .model_hint("claude")
+///     .into();
+/// # let _ = request;
+/// ```
+pub fn sample(prompt: impl Into<String>) -> Sample {
+    Sample {
+        prompt: prompt.into(),
+        history: Vec::new(),
+        params: CreateMessageRequestParams::new(Vec::new(), DEFAULT_MAX_TOKENS),
+        key: None,
+    }
+}
+
+/// A pending sampling request; see [`sample`].
+#[must_use = "a request does nothing until the saga awaits it"]
+#[derive(Debug)]
+pub struct Sample {
+    prompt: String,
+    history: Vec<SamplingMessage>,
+    params: CreateMessageRequestParams,
+    key: Option<String>,
+}
+
+impl Sample {
+    /// Pins the `inputRequests` key.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the system prompt.
+    pub fn system(mut self, text: impl Into<String>) -> Self {
+        self.params.system_prompt = Some(text.into());
+        self
+    }
+
+    /// Sets `maxTokens` (default [`DEFAULT_MAX_TOKENS`]).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.params.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.params.temperature = Some(temperature);
+        self
+    }
+
+    /// Adds a model name hint; hints keep their order of preference.
+    pub fn model_hint(mut self, name: impl Into<String>) -> Self {
+        let preferences = self.params.model_preferences.get_or_insert_with(ModelPreferences::default);
+        preferences
+            .hints
+            .get_or_insert_with(Vec::new)
+            .push(ModelHint::new(name));
+        self
+    }
+
+    /// Sets the earlier turns of the conversation, sent before the prompt. An empty prompt
+    /// sends these messages alone.
+    pub fn messages(mut self, history: Vec<SamplingMessage>) -> Self {
+        self.history = history;
+        self
+    }
+}
+
+impl From<Sample> for Request {
+    fn from(sample: Sample) -> Self {
+        let mut params = sample.params;
+        params.messages = sample.history;
+        if !sample.prompt.is_empty() {
+            params.messages.push(SamplingMessage::user_text(sample.prompt));
+        }
+        Request {
+            key: sample.key,
+            kind: RequestKind::Sample(Box::new(params)),
+        }
+    }
+}
+
+/// Asks the client for its roots (`roots/list`).
+pub fn list_roots() -> ListRoots {
+    ListRoots { key: None }
+}
+
+/// A pending `roots/list`; see [`list_roots`].
+#[must_use = "a request does nothing until the saga awaits it"]
+#[derive(Debug)]
+pub struct ListRoots {
+    key: Option<String>,
+}
+
+impl ListRoots {
+    /// Pins the `inputRequests` key.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
+impl From<ListRoots> for Request {
+    fn from(roots: ListRoots) -> Self {
+        Request {
+            key: roots.key,
+            kind: RequestKind::ListRoots,
+        }
+    }
+}
+
+/// Yields to the client without asking anything: the round's result carries only
+/// `requestState`, and the client retries at once. Long work split by checkpoints never
+/// holds one request for long, and any replica can pick up the next chunk.
+pub fn checkpoint() -> Checkpoint {
+    Checkpoint
+}
+
+/// A pending checkpoint; see [`checkpoint`].
+#[must_use = "a checkpoint does nothing until the saga awaits it"]
+#[derive(Debug, Clone, Copy)]
+pub struct Checkpoint;

@@ -1,0 +1,103 @@
+//! The contract between a saga and the runtime.
+
+use std::future::Future;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::answers::Answers;
+use super::context::SagaContext;
+use super::output::ToolOutput;
+use super::requests::Request;
+use crate::state::Fingerprint;
+
+/// A tool written as a state machine. `#[saga_tool]` implements it from a straight-line
+/// async function; it can also be written by hand (see `examples/deploy.rs`).
+///
+/// The runtime drives it one transition per request: it rebuilds the state from the
+/// arguments ([`SagaTool::start`]) or from the sealed token, hands it the answers to the
+/// previous round, and runs [`SagaTool::step`] once. The step either finishes, or says what
+/// to ask the client next together with the state to resume from; the runtime seals that
+/// state into the next token and keeps nothing.
+pub trait SagaTool: Send + Sync + 'static {
+    /// Everything the saga needs to resume: the live locals at each suspension.
+    type State: Serialize + DeserializeOwned + Send + 'static;
+
+    /// The tool's `tools/list` entry: name, title, description, `inputSchema`,
+    /// `outputSchema`.
+    fn tool(&self) -> Tool;
+
+    /// Changes whenever the tool's code or state layout does, so that tokens sealed by
+    /// another build are refused rather than decoded into the wrong shape.
+    fn fingerprint(&self) -> Fingerprint;
+
+    /// The initial state, from the call's arguments. A refusal is a JSON-RPC error
+    /// (`-32602`, see [`invalid_arguments`]).
+    fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData>;
+
+    /// Runs the saga from `state` up to its next suspension or its end.
+    fn step(
+        &self,
+        state: Self::State,
+        answers: Answers,
+        cx: &SagaContext,
+    ) -> impl Future<Output = Step<Self::State>> + Send;
+}
+
+/// The outcome of one transition.
+#[derive(Debug)]
+pub enum Step<S> {
+    /// Ask the client for these, all in one round, and resume from `state`.
+    Suspend {
+        /// The state to seal.
+        state: S,
+        /// The requests of the round, in the order the answers will be read.
+        requests: Vec<Request>,
+    },
+    /// Yield with only a `requestState`; the client retries at once.
+    Checkpoint(S),
+    /// The tool finished.
+    Done(CallToolResult),
+}
+
+impl<S> Step<S> {
+    /// Suspends on the given requests.
+    pub fn suspend<R: Into<Request>>(state: S, requests: impl IntoIterator<Item = R>) -> Self {
+        Step::Suspend {
+            state,
+            requests: requests.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// Yields with only a `requestState`.
+    pub fn checkpoint(state: S) -> Self {
+        Step::Checkpoint(state)
+    }
+
+    /// Finishes with the tool's output.
+    pub fn done(output: impl ToolOutput) -> Self {
+        Step::Done(output.into_call_tool_result())
+    }
+}
+
+/// Reads a call's arguments into `A`; a mismatch is `-32602` with serde's reason, which
+/// names the offending field.
+///
+/// ```
+/// use saga_runtime::engine::parse_arguments;
+/// #[derive(serde::Deserialize)]
+/// struct Args { n: u32 }
+/// let bad = serde_json::json!({"n": "three"});
+/// let err = parse_arguments::<Args>(bad.as_object().unwrap().clone()).err().unwrap();
+/// assert_eq!(err.code.0, -32602);
+/// ```
+pub fn parse_arguments<A: DeserializeOwned>(arguments: JsonObject) -> Result<A, ErrorData> {
+    serde_json::from_value(serde_json::Value::Object(arguments)).map_err(invalid_arguments)
+}
+
+/// The `-32602` error for arguments that do not fit the tool's input schema.
+pub fn invalid_arguments(reason: impl std::fmt::Display) -> ErrorData {
+    ErrorData::invalid_params(format!("invalid arguments: {reason}"), None)
+}

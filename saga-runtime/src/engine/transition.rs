@@ -1,0 +1,110 @@
+//! One request, one transition: open the token, run the saga to its next suspension, seal.
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
+
+use super::answers::Answers;
+use super::context::SagaContext;
+use super::pending::{self, Collected, Head};
+use super::tool::{SagaTool, Step};
+use crate::state::{Binding, INVALID_STATE_MESSAGE, StateCodec};
+
+/// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
+#[derive(Debug, Clone, Default)]
+pub struct Call {
+    /// The JSON-RPC method the saga was started with; bound into the token.
+    pub method: String,
+    /// The tool's name.
+    pub name: String,
+    /// The call's arguments, identical on every round.
+    pub arguments: Option<JsonObject>,
+    /// The token of the previous round, absent on the first.
+    pub request_state: Option<String>,
+    /// The answers to the previous round's requests.
+    pub input_responses: Option<InputResponses>,
+}
+
+impl Call {
+    /// A `tools/call` of `name`.
+    pub fn tool(name: impl Into<String>, arguments: Option<JsonObject>) -> Self {
+        Self {
+            method: "tools/call".into(),
+            name: name.into(),
+            arguments,
+            ..Self::default()
+        }
+    }
+}
+
+/// The error every refused token gets: `-32602` with one fixed message, whatever the
+/// reason, so that a client learns nothing by probing. The reason goes to the log.
+pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
+    tracing::warn!(tool, %reason, "refused requestState");
+    ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
+}
+
+/// Runs exactly one transition of `tool` for `call`.
+pub async fn transition<T: SagaTool>(
+    tool: &T,
+    codec: &StateCodec,
+    call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    let fingerprint = tool.fingerprint();
+    let binding = Binding::new(&call.name, &call.method, cx.principal(), call.arguments.as_ref());
+    let (mut head, state, answers) = match call.request_state {
+        None => {
+            let state = tool.start(call.arguments.unwrap_or_default())?;
+            (Head::default(), state, Answers::none())
+        }
+        Some(token) => {
+            let opened = codec
+                .open(&token, fingerprint, &binding)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            let (head, state_bytes) = postcard::take_from_bytes::<Head>(&opened.plaintext)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            match pending::collect(&head.pending, call.input_responses.unwrap_or_default())? {
+                Collected::Ask(reason) => {
+                    tracing::debug!(tool = %call.name, %reason, "asking again");
+                    pending::gate(&head.pending, cx)?;
+                    let requests = pending::input_requests(&head.pending)?;
+                    // Same state, fresh token: a new nonce and a new expiry.
+                    let token = codec.seal(fingerprint, &binding, &opened.plaintext);
+                    return Ok(InputRequiredResult::new(Some(requests), Some(token)).into());
+                }
+                Collected::All(answers) => {
+                    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
+                        .map_err(|reason| invalid_state(&call.name, &reason))?;
+                    if !rest.is_empty() {
+                        return Err(invalid_state(&call.name, &"trailing bytes after the state"));
+                    }
+                    (head, state, Answers::new(answers))
+                }
+            }
+        }
+    };
+
+    let (state, requests) = match tool.step(state, answers, cx).await {
+        Step::Done(result) => return Ok(CallToolResponse::Complete(result)),
+        Step::Checkpoint(state) => (state, Vec::new()),
+        Step::Suspend { state, requests } => (state, requests),
+    };
+    head.pending = pending::assign(requests, &mut head.next_key, &call.name)?;
+    pending::gate(&head.pending, cx)?;
+    let input_requests = if head.pending.is_empty() {
+        None
+    } else {
+        Some(pending::input_requests(&head.pending)?)
+    };
+    let plaintext = encode(&head, &state).map_err(|error| {
+        tracing::error!(tool = %call.name, %error, "saga state does not serialize");
+        ErrorData::internal_error("the saga's state could not be saved", None)
+    })?;
+    let token = codec.seal(fingerprint, &binding, &plaintext);
+    Ok(InputRequiredResult::new(input_requests, Some(token)).into())
+}
+
+fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u8>> {
+    let plaintext = postcard::to_extend(head, Vec::with_capacity(128))?;
+    postcard::to_extend(state, plaintext)
+}

@@ -1,0 +1,13 @@
+//! Serving saga tools: the [`SagaServer`] rmcp handler, its HTTP and stdio transports, and
+//! the [`SagaTools`] registry for use inside other rmcp servers.
+
+mod http;
+mod principal;
+mod server;
+mod stdio;
+mod tools;
+
+pub use http::{MCP_PATH, default_http_config};
+pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest};
+pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
+pub use tools::{BuildError, SagaTools};

@@ -1,0 +1,228 @@
+//! `SagaServer`: an rmcp `ServerHandler` serving saga tools, and its builder.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+
+use super::principal::PrincipalFn;
+use super::tools::{BuildError, DynTool, SagaTools, default_principal};
+use crate::engine::SagaTool;
+use crate::state::{KeyRing, StateCodec};
+
+/// How long tokens live unless [`SagaServerBuilder::ttl`] says otherwise.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
+/// How long clients may cache `tools/list` and `server/discover`.
+pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
+
+/// A server of saga tools over MCP 2026-07-28.
+///
+/// It is an rmcp [`ServerHandler`], served by [`SagaServer::serve_http`],
+/// [`SagaServer::serve_stdio`], or mounted with [`SagaServer::router`]. It keeps no state
+/// between requests: cloning it is cheap and any clone (or replica holding the same keys)
+/// can serve any round.
+///
+/// ```no_run
+/// use saga_runtime::prelude::*;
+/// # struct Noop;
+/// # impl SagaTool for Noop {
+/// #     type State = ();
+/// #     fn tool(&self) -> saga_runtime::rmcp::model::Tool { unimplemented!() }
+/// #     fn fingerprint(&self) -> [u8; 8] { [0; 8] }
+/// #     fn start(&self, _: saga_runtime::rmcp::model::JsonObject) -> Result<(), saga_runtime::rmcp::ErrorData> { Ok(()) }
+/// #     async fn step(&self, _: (), _: Answers, _: &SagaContext) -> Step<()> { Step::done("ok") }
+/// # }
+/// # async fn run() -> anyhow::Result<()> {
+/// SagaServer::builder()
+///     .info("deploy-server", "1.0.0")
+///     .keys(KeyRing::from_env("SAGA_KEYS")?)
+///     .ttl(std::time::Duration::from_secs(600))
+///     .tool(Noop)
+///     .build()?
+///     .serve_http("127.0.0.1:8080")
+///     .await
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct SagaServer {
+    tools: SagaTools,
+    info: Implementation,
+    instructions: Option<String>,
+    list_ttl: Duration,
+}
+
+/// Builds a [`SagaServer`].
+#[must_use]
+pub struct SagaServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    keys: Option<KeyRing>,
+    ttl: Duration,
+    list_ttl: Duration,
+    max_token_len: Option<usize>,
+    principal: PrincipalFn,
+    tools: Vec<(Tool, Arc<dyn DynTool>)>,
+}
+
+impl std::fmt::Debug for SagaServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SagaServerBuilder")
+            .field("info", &self.info)
+            .field("keys", &self.keys)
+            .field("ttl", &self.ttl)
+            .field("tools", &self.tools.iter().map(|(tool, _)| &tool.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SagaServer {
+    /// Starts a builder.
+    pub fn builder() -> SagaServerBuilder {
+        SagaServerBuilder {
+            info: Implementation::new("saga-server", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            keys: None,
+            ttl: DEFAULT_TTL,
+            list_ttl: DEFAULT_LIST_TTL,
+            max_token_len: None,
+            principal: default_principal(),
+            tools: Vec::new(),
+        }
+    }
+
+    /// The tool registry, for use in another rmcp server.
+    pub fn tools(&self) -> &SagaTools {
+        &self.tools
+    }
+
+    /// The protocol versions this server speaks.
+    pub fn protocol_versions() -> &'static [ProtocolVersion] {
+        &[ProtocolVersion::V_2026_07_28]
+    }
+}
+
+impl SagaServerBuilder {
+    /// The server's name and version, sent in `serverInfo`.
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, sent by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// The keys that seal and open tokens. Required.
+    pub fn keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// How long a token stays valid after it is issued (default 10 minutes). Each round
+    /// issues a fresh token, so this bounds the time a user may take to answer one round.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How long clients may cache `tools/list` and `server/discover` (default 5 minutes).
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// The longest token accepted, in characters (default 64 KiB); longer ones are refused
+    /// before any decoding.
+    pub fn max_token_len(mut self, max: usize) -> Self {
+        self.max_token_len = Some(max);
+        self
+    }
+
+    /// Derives the principal bound into every token from the HTTP request head. The
+    /// default is a digest of the `Authorization` header.
+    pub fn principal<F>(mut self, principal: F) -> Self
+    where
+        F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
+    {
+        self.principal = Arc::new(principal);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
+        let tool = Arc::new(tool);
+        self.tools.push((tool.tool(), tool));
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Result<SagaServer, BuildError> {
+        let keys = self.keys.ok_or(BuildError::NoKeys)?;
+        let mut codec = StateCodec::new(keys, self.ttl);
+        if let Some(max) = self.max_token_len {
+            codec = codec.with_max_token_len(max);
+        }
+        let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        Ok(SagaServer {
+            tools: SagaTools::new(codec, self.tools, self.principal, list_ttl_ms)?,
+            info: self.info,
+            instructions: self.instructions,
+            list_ttl: self.list_ttl,
+        })
+    }
+}
+
+impl ServerHandler for SagaServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.info.clone());
+        config.protocol_version = ProtocolVersion::V_2026_07_28;
+        config.instructions = self.instructions.clone();
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(Self::protocol_versions())
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        Ok(
+            DiscoverResult::from_server_info(Self::protocol_versions().to_vec(), self.get_info())
+                .with_ttl_ms(ttl_ms)
+                .with_cache_scope(rmcp::model::CacheScope::Public),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(self.tools.list())
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.tools.call(request, &context).await
+    }
+}

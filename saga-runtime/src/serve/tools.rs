@@ -1,0 +1,208 @@
+//! The registry of saga tools, usable on its own inside any rmcp `ServerHandler`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
+use crate::engine::{Call, SagaContext, SagaTool, transition};
+use crate::state::StateCodec;
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A [`SagaTool`] with its state type erased, so tools of different states share a map.
+pub(crate) trait DynTool: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        codec: &'a StateCodec,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
+}
+
+impl<T: SagaTool> DynTool for T {
+    fn run<'a>(
+        &'a self,
+        codec: &'a StateCodec,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+        Box::pin(transition(self, codec, call, cx))
+    }
+}
+
+struct Entry {
+    tool: Tool,
+    saga: Arc<dyn DynTool>,
+}
+
+/// The saga tools of a server and the codec that seals their state.
+///
+/// [`SagaServer`](super::SagaServer) is built on it; it also plugs into a hand-written
+/// rmcp `ServerHandler`:
+///
+/// ```no_run
+/// # use saga_runtime::prelude::*;
+/// # use saga_runtime::rmcp::{ErrorData, ServerHandler, model::*, service::{RequestContext, RoleServer}};
+/// struct MyServer { sagas: SagaTools }
+///
+/// impl ServerHandler for MyServer {
+///     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>)
+///         -> Result<ListToolsResult, ErrorData> {
+///         Ok(self.sagas.list())
+///     }
+///     async fn call_tool(&self, params: CallToolRequestParams, cx: RequestContext<RoleServer>)
+///         -> Result<CallToolResponse, ErrorData> {
+///         self.sagas.call(params, &cx).await
+///     }
+/// }
+/// ```
+#[derive(Clone)]
+pub struct SagaTools {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    codec: StateCodec,
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+    principal: PrincipalFn,
+    list_ttl_ms: u64,
+}
+
+impl std::fmt::Debug for SagaTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SagaTools")
+            .field("tools", &self.inner.entries.iter().map(|e| &e.tool.name).collect::<Vec<_>>())
+            .field("codec", &self.inner.codec)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a registry could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools have the same name.
+    #[error("two tools are named {0:?}")]
+    DuplicateTool(String),
+    /// A tool's input schema is not a JSON object schema.
+    #[error("tool {0:?} has an input schema whose root is not `type: \"object\"`")]
+    InputSchema(String),
+    /// No key ring was given.
+    #[error("no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())")]
+    NoKeys,
+}
+
+impl SagaTools {
+    pub(crate) fn new(
+        codec: StateCodec,
+        tools: Vec<(Tool, Arc<dyn DynTool>)>,
+        principal: PrincipalFn,
+        list_ttl_ms: u64,
+    ) -> Result<Self, BuildError> {
+        let mut entries = Vec::with_capacity(tools.len());
+        let mut by_name = HashMap::new();
+        for (tool, saga) in tools {
+            if tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                return Err(BuildError::InputSchema(tool.name.to_string()));
+            }
+            if by_name.insert(tool.name.to_string(), entries.len()).is_some() {
+                return Err(BuildError::DuplicateTool(tool.name.to_string()));
+            }
+            entries.push(Entry { tool, saga });
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                codec,
+                entries,
+                by_name,
+                principal,
+                list_ttl_ms,
+            }),
+        })
+    }
+
+    /// The `tools/list` result: every tool, with caching hints (`ttlMs`, and
+    /// `cacheScope: "public"`, since the list is the same for every caller).
+    pub fn list(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.tools().cloned().collect())
+            .with_ttl_ms(self.inner.list_ttl_ms)
+            .with_cache_scope(CacheScope::Public)
+    }
+
+    /// The tools' definitions.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.inner.entries.iter().map(|entry| &entry.tool)
+    }
+
+    /// The definition of the tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        let index = *self.inner.by_name.get(name)?;
+        Some(&self.inner.entries[index].tool)
+    }
+
+    /// Whether a tool called `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.inner.by_name.contains_key(name)
+    }
+
+    /// The codec sealing the tools' state.
+    pub fn codec(&self) -> &StateCodec {
+        &self.inner.codec
+    }
+
+    /// Handles a `tools/call`: one transition of the named saga.
+    pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let cx = self.context(context);
+        let call = Call {
+            method: "tools/call".into(),
+            name: params.name.into_owned(),
+            arguments: params.arguments,
+            request_state: params.request_state,
+            input_responses: params.input_responses,
+        };
+        self.run(call, &cx).await
+    }
+
+    /// Runs one transition for an already-decoded call and context; the entry point for
+    /// other wire formats and for tests.
+    pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
+        let Some(&index) = self.inner.by_name.get(&call.name) else {
+            tracing::info!(tool = %call.name, "call of an unknown tool");
+            return Err(ErrorData::invalid_params(format!("unknown tool: {}", call.name), None));
+        };
+        self.inner.entries[index].saga.run(&self.inner.codec, call, cx).await
+    }
+
+    /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
+    /// and what the request's `_meta` declares.
+    pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
+        let principal = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map_or_else(|| ANONYMOUS.to_owned(), |parts| (self.inner.principal)(parts));
+        let capabilities = context.client_capabilities();
+        SagaContext::new(principal)
+            .with_capabilities(capabilities.unwrap_or_default())
+            .with_client_info(context.client_info())
+            .with_protocol_version(context.protocol_version())
+            .with_meta(context.meta.clone())
+    }
+}
+
+/// The default principal function.
+pub(crate) fn default_principal() -> PrincipalFn {
+    Arc::new(authorization_digest)
+}
