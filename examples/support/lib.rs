@@ -1,1 +1,5 @@
-//! Shared by the examples and the end-to-end tests.
+//! Code shared by the examples and the end-to-end tests: the command line every serving
+//! example takes, and a scripted MCP client built on rmcp.
+
+pub mod cli;
+pub mod client;

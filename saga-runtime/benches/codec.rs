@@ -24,7 +24,7 @@
 //!
 //! # Method
 //!
-//! For each case: warm up for 100 ms, size a batch to take about 20 ms, run 15 batches
+//! For each case (run one after another on one thread): warm up for 100 ms, size a batch to take about 20 ms, run 15 batches
 //! and report the median time per iteration. Every input goes through
 //! [`std::hint::black_box`] and every output is consumed by it.
 
@@ -134,6 +134,7 @@ fn main() {
 
     let mut end_to_end = Vec::new();
     let mut codec_only = Vec::new();
+    let mut serialized = Vec::new();
     for (len, size) in SIZES {
         let value = state(len);
         let postcard_bytes = postcard::to_allocvec(&value).unwrap();
@@ -188,11 +189,11 @@ fn main() {
             saga_len: saga_token.len(),
             rmcp_len: rmcp_token.len(),
         });
-        println!(
-            "<!-- {size}: postcard {} B, JSON {} B -->",
+        serialized.push(format!(
+            "{size}: postcard {} B, JSON {} B",
             postcard_bytes.len(),
             json_bytes.len()
-        );
+        ));
     }
 
     print_table(
@@ -200,52 +201,61 @@ fn main() {
         &end_to_end,
     );
     print_table("Seal + open of the already-serialized bytes", &codec_only);
+    println!("\nSerialized state: {}.", serialized.join("; "));
 
-    // The floors: the bare primitives each codec is built on, over 1 KiB.
-    let mut buffer = vec![0x5au8; 1024];
-    let aad = [0x11u8; 77]; // saga's associated data: 45-byte header + 32-byte digest
+    // The floors: the bare primitives each codec is built on, on raw bytes of each size.
     let cipher = XChaCha20Poly1305::new(&key.into());
     let nonce = XNonce::from([7u8; 24]);
-    let aead_ns = measure(|| {
-        let tag = cipher
-            .encrypt_inout_detached(&nonce, black_box(&aad), buffer.as_mut_slice().into())
-            .unwrap();
-        cipher
-            .decrypt_inout_detached(&nonce, &aad, buffer.as_mut_slice().into(), black_box(&tag))
-            .unwrap();
-    });
-    assert_eq!(buffer, vec![0x5au8; 1024]);
-    let saga_bare_ns = measure(|| {
-        let token = saga.seal(FP, &binding, black_box(&buffer));
-        black_box(saga.open(black_box(&token), FP, &binding).unwrap());
-    });
-    let hmac_ns = measure(|| {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
-        mac.update(black_box(&buffer));
-        let tag = mac.finalize().into_bytes();
-        let mut check = Hmac::<Sha256>::new_from_slice(&key).unwrap();
-        check.update(black_box(&buffer));
-        check.verify_slice(black_box(&tag)).unwrap();
-    });
+    let aad = [0x11u8; 77]; // saga's associated data: 45-byte header + 32-byte digest
+    let mut floors: Vec<(&str, [f64; 3])> = vec![
+        (
+            "XChaCha20-Poly1305 encrypt + decrypt, 77-byte AAD (the AEAD floor)",
+            [0.0; 3],
+        ),
+        ("saga `seal` + `open` of raw bytes", [0.0; 3]),
+        ("HMAC-SHA256 tag + verify (rmcp's floor)", [0.0; 3]),
+        ("base64url encode + decode", [0.0; 3]),
+    ];
+    for (column, (len, _)) in SIZES.into_iter().enumerate() {
+        let mut buffer = vec![0x5au8; len];
+        floors[0].1[column] = measure(|| {
+            let tag = cipher
+                .encrypt_inout_detached(&nonce, black_box(&aad), buffer.as_mut_slice().into())
+                .unwrap();
+            cipher
+                .decrypt_inout_detached(&nonce, &aad, buffer.as_mut_slice().into(), black_box(&tag))
+                .unwrap();
+        });
+        assert_eq!(buffer, vec![0x5au8; len], "decryption restores the buffer");
+        floors[1].1[column] = measure(|| {
+            let token = saga.seal(FP, &binding, black_box(&buffer));
+            black_box(saga.open(black_box(&token), FP, &binding).unwrap());
+        });
+        floors[2].1[column] = measure(|| {
+            let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+            mac.update(black_box(&buffer));
+            let tag = mac.finalize().into_bytes();
+            let mut check = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+            check.update(black_box(&buffer));
+            check.verify_slice(black_box(&tag)).unwrap();
+        });
+        floors[3].1[column] = measure(|| {
+            let text = URL_SAFE_NO_PAD.encode(black_box(&buffer));
+            black_box(URL_SAFE_NO_PAD.decode(black_box(&text)).unwrap());
+        });
+    }
     let nonce_ns = measure(|| {
         let mut nonce = [0u8; 24];
         getrandom::fill(&mut nonce).unwrap();
         black_box(nonce);
     });
-    let base64_ns = measure(|| {
-        let text = URL_SAFE_NO_PAD.encode(black_box(&buffer));
-        black_box(URL_SAFE_NO_PAD.decode(black_box(&text)).unwrap());
-    });
 
-    println!("\n### Floors over 1 KiB\n");
-    println!("| operation | ns |");
-    println!("|---|---:|");
-    println!(
-        "| XChaCha20-Poly1305 encrypt + decrypt, 77-byte AAD (the AEAD floor) | {aead_ns:.0} |"
-    );
-    println!("| saga `seal` + `open` of 1 KiB of raw bytes | {saga_bare_ns:.0} |");
-    println!("| HMAC-SHA256 tag + verify (rmcp's floor) | {hmac_ns:.0} |");
-    println!("| 24-byte nonce from the OS (`getrandom`) | {nonce_ns:.0} |");
-    println!("| base64url encode + decode | {base64_ns:.0} |");
+    println!("\n### Floors (ns)\n");
+    println!("| operation | 100 B | 1 KiB | 4 KiB |");
+    println!("|---|---:|---:|---:|");
+    for (operation, [small, medium, large]) in &floors {
+        println!("| {operation} | {small:.0} | {medium:.0} | {large:.0} |");
+    }
+    println!("| 24-byte nonce from the OS (`getrandom`), any size | {nonce_ns:.0} | | |");
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
 }

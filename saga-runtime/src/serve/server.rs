@@ -67,6 +67,7 @@ pub struct SagaServerBuilder {
     ttl: Duration,
     list_ttl: Duration,
     max_token_len: Option<usize>,
+    leeway: Option<Duration>,
     principal: PrincipalFn,
     tools: Vec<(Tool, Arc<dyn DynTool>)>,
 }
@@ -92,6 +93,7 @@ impl SagaServer {
             ttl: DEFAULT_TTL,
             list_ttl: DEFAULT_LIST_TTL,
             max_token_len: None,
+            leeway: None,
             principal: default_principal(),
             tools: Vec::new(),
         }
@@ -147,6 +149,13 @@ impl SagaServerBuilder {
         self
     }
 
+    /// How long past its expiry a token is still accepted, for replicas whose clocks
+    /// disagree (default 60 s).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = Some(leeway);
+        self
+    }
+
     /// Derives the principal bound into every token from the HTTP request head. The
     /// default is a digest of the `Authorization` header.
     pub fn principal<F>(mut self, principal: F) -> Self
@@ -170,6 +179,9 @@ impl SagaServerBuilder {
         let mut codec = StateCodec::new(keys, self.ttl);
         if let Some(max) = self.max_token_len {
             codec = codec.with_max_token_len(max);
+        }
+        if let Some(leeway) = self.leeway {
+            codec = codec.with_leeway(leeway);
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(SagaServer {

@@ -1,0 +1,84 @@
+//! The command line of every serving example: `--http ADDR` (the default, on
+//! `127.0.0.1:8080`) or `--stdio`; keys from `SAGA_KEYS`.
+
+use saga_runtime::prelude::*;
+
+/// Where an example serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// Streamable HTTP on this address, at `/mcp`.
+    Http(String),
+    /// stdin and stdout.
+    Stdio,
+}
+
+/// The default HTTP address.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// Reads `--http [ADDR]` or `--stdio` from the arguments.
+pub fn transport() -> anyhow::Result<Transport> {
+    parse(std::env::args().skip(1))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Transport> {
+    let mut transport = Transport::Http(DEFAULT_ADDR.to_owned());
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stdio" => transport = Transport::Stdio,
+            "--http" => transport = Transport::Http(args.next().unwrap_or_else(|| DEFAULT_ADDR.to_owned())),
+            other => anyhow::bail!("unknown argument {other:?}; use --http ADDR or --stdio"),
+        }
+    }
+    Ok(transport)
+}
+
+/// The key ring from `SAGA_KEYS` (or `SAGA_KEYS_FILE`), or an ephemeral key with a
+/// warning when neither is set.
+pub fn keys() -> anyhow::Result<KeyRing> {
+    match KeyRing::from_env("SAGA_KEYS") {
+        Ok(keys) => Ok(keys),
+        Err(saga_runtime::state::KeyRingError::Missing { .. }) => {
+            eprintln!(
+                "warning: SAGA_KEYS is not set; using an ephemeral key, so tokens die with this \
+                 process (set SAGA_KEYS=$(openssl rand -hex 32) to keep them across restarts)"
+            );
+            Ok(KeyRing::ephemeral())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Serves `server` as the command line says.
+pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
+    match transport()? {
+        Transport::Http(addr) => server.serve_http(addr).await,
+        Transport::Stdio => server.serve_stdio().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> impl Iterator<Item = String> {
+        list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn parses_both_transports() {
+        assert_eq!(parse(args(&[])).unwrap(), Transport::Http(DEFAULT_ADDR.into()));
+        assert_eq!(parse(args(&["--http", "0.0.0.0:9"])).unwrap(), Transport::Http("0.0.0.0:9".into()));
+        assert_eq!(parse(args(&["--stdio"])).unwrap(), Transport::Stdio);
+        assert!(parse(args(&["--bogus"])).is_err());
+    }
+}
