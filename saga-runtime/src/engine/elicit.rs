@@ -39,7 +39,7 @@ fn single_field_schema(property: Value) -> Map<String, Value> {
     }
 }
 
-fn single_field<'a>(content: &'a Map<String, Value>) -> Result<&'a Value, String> {
+fn single_field(content: &Map<String, Value>) -> Result<&Value, String> {
     content
         .get(VALUE_FIELD)
         .ok_or_else(|| format!("missing field `{VALUE_FIELD}`"))
@@ -133,15 +133,15 @@ fn check_property(property: &Value, value: &Value) -> Result<(), String> {
         Some("string") => {
             let text = value.as_str().ok_or("is not a string")?;
             let chars = text.chars().count() as u64;
-            if let Some(min) = property.get("minLength").and_then(Value::as_u64) {
-                if chars < min {
+            if let Some(min) = property.get("minLength").and_then(Value::as_u64)
+                && chars < min
+            {
                     return Err(format!("is shorter than {min} characters"));
-                }
             }
-            if let Some(max) = property.get("maxLength").and_then(Value::as_u64) {
-                if chars > max {
+            if let Some(max) = property.get("maxLength").and_then(Value::as_u64)
+                && chars > max
+            {
                     return Err(format!("is longer than {max} characters"));
-                }
             }
             if let Some(format) = property.get("format").and_then(Value::as_str) {
                 check_format(format, text)?;
@@ -157,15 +157,15 @@ fn check_property(property: &Value, value: &Value) -> Result<(), String> {
             if kind == "integer" && as_integer(value).is_none() {
                 return Err("is not an integer".into());
             }
-            if let Some(min) = property.get("minimum").and_then(Value::as_f64) {
-                if number < min {
+            if let Some(min) = property.get("minimum").and_then(Value::as_f64)
+                && number < min
+            {
                     return Err(format!("is below the minimum {min}"));
-                }
             }
-            if let Some(max) = property.get("maximum").and_then(Value::as_f64) {
-                if number > max {
+            if let Some(max) = property.get("maximum").and_then(Value::as_f64)
+                && number > max
+            {
                     return Err(format!("is above the maximum {max}"));
-                }
             }
             Ok(())
         }
@@ -173,15 +173,15 @@ fn check_property(property: &Value, value: &Value) -> Result<(), String> {
         Some("array") => {
             let items = value.as_array().ok_or("is not an array")?;
             let count = items.len() as u64;
-            if let Some(min) = property.get("minItems").and_then(Value::as_u64) {
-                if count < min {
+            if let Some(min) = property.get("minItems").and_then(Value::as_u64)
+                && count < min
+            {
                     return Err(format!("has fewer than {min} items"));
-                }
             }
-            if let Some(max) = property.get("maxItems").and_then(Value::as_u64) {
-                if count > max {
+            if let Some(max) = property.get("maxItems").and_then(Value::as_u64)
+                && count > max
+            {
                     return Err(format!("has more than {max} items"));
-                }
             }
             let allowed = property.get("items").map(allowed_constants).unwrap_or_default();
             for item in items {

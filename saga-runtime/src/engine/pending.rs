@@ -208,16 +208,16 @@ pub(crate) fn collect(
         return Ok(Collected::Ask(format!("no answer for {missing:?}")));
     }
     for (entry, answer) in pending.iter().zip(&answers) {
-        if let (Kind::Form, Answer::Elicit(result)) = (entry.kind, answer) {
-            if result.action == ElicitationAction::Accept {
-                let schema = entry.requested_schema().unwrap_or_default();
-                let content = result.content.as_ref().unwrap_or(&Value::Null);
-                if let Err(why) = check_content(&schema, content) {
-                    return Ok(Collected::Ask(format!(
-                        "the answer to {:?} does not match its schema: {why}",
-                        entry.key
-                    )));
-                }
+        if let (Kind::Form, Answer::Elicit(result)) = (entry.kind, answer)
+            && result.action == ElicitationAction::Accept
+        {
+            let schema = entry.requested_schema().unwrap_or_default();
+            let content = result.content.as_ref().unwrap_or(&Value::Null);
+            if let Err(why) = check_content(&schema, content) {
+                return Ok(Collected::Ask(format!(
+                    "the answer to {:?} does not match its schema: {why}",
+                    entry.key
+                )));
             }
         }
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
     Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -235,6 +235,20 @@ impl ServerHandler for SagaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools.call(request, &context).await
+        let mut response = self.tools.call(request, &context).await?;
+        let meta = match &mut response {
+            CallToolResponse::Complete(result) => &mut result.meta,
+            CallToolResponse::InputRequired(result) => &mut result.meta,
+            _ => return Ok(response),
+        };
+        // MCP 2026-07-28: results SHOULD name the server that produced them.
+        if let Ok(info) = serde_json::to_value(&self.info) {
+            meta.get_or_insert_with(MetaObject::default)
+                .0
+                .insert(SERVER_INFO_META_KEY.to_owned(), info);
+        }
+        Ok(response)
     }
 }
+
+const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";

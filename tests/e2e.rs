@@ -1,0 +1,154 @@
+#![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
+
+//! The deploy saga driven end to end by rmcp's client, which fulfils MRTR rounds itself,
+//! over Streamable HTTP and over stdio.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use saga_examples::client::{ScriptedClient, accept, llm_says};
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
+use serde_json::json;
+
+const DONE: &str = "Deployment to production initiated successfully based on confirmation.";
+
+fn arguments() -> JsonObject {
+    json!({"initial_arg": "value"}).as_object().cloned().unwrap_or_default()
+}
+
+/// Serves `server` on an ephemeral loopback port until the returned guard drops.
+async fn serve(server: SagaServer) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.serve_listener(listener, async {
+        let _ = stopped.await;
+    }));
+    (url, stop)
+}
+
+fn counting_client(elicits: Arc<AtomicUsize>, samples: Arc<AtomicUsize>) -> ScriptedClient {
+    ScriptedClient::new(
+        move |_| {
+            elicits.fetch_add(1, Ordering::SeqCst);
+            accept(json!({"target": "production"}))
+        },
+        move |params| {
+            samples.fetch_add(1, Ordering::SeqCst);
+            let prompt = serde_json::to_value(params).unwrap().to_string();
+            assert!(prompt.contains("Is deploying to 'production' safe right now?"), "{prompt}");
+            llm_says("Yes, all systems are green.")
+        },
+    )
+}
+
+#[tokio::test]
+async fn rmcp_client_completes_the_deploy_saga_over_http() {
+    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let client = counting_client(elicits.clone(), samples.clone())
+        .connect_http(&url)
+        .await
+        .unwrap();
+
+    let result = client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap();
+
+    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(elicits.load(Ordering::SeqCst), 1, "one elicitation round");
+    assert_eq!(samples.load(Ordering::SeqCst), 1, "one sampling round");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn any_replica_with_the_same_keys_serves_any_round() {
+    let key = [42u8; 32];
+    let (url_a, _stop_a) = serve(deploy::server(KeyRing::from_keys([key]).unwrap()).unwrap()).await;
+    let (url_b, _stop_b) = serve(deploy::server(KeyRing::from_keys([key]).unwrap()).unwrap()).await;
+    let script = ScriptedClient::deploy();
+    let a = script.clone().connect_http(&url_a).await.unwrap();
+    let b = script.clone().connect_http(&url_b).await.unwrap();
+
+    let mut params = CallToolRequestParams::new("complex_tool").with_arguments(arguments());
+    let mut final_text = None;
+    for (round, replica) in [&a, &b, &a].into_iter().enumerate() {
+        match replica.call_tool_once(params.clone()).await.unwrap() {
+            CallToolResponse::InputRequired(result) => {
+                assert!(round < 2, "round {round} should have completed");
+                params.input_responses = Some(script.fulfil(result.input_requests.as_ref().unwrap()));
+                params.request_state = result.request_state;
+            }
+            CallToolResponse::Complete(result) => {
+                final_text = Some(result.content[0].as_text().unwrap().text.clone());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(final_text.as_deref(), Some(DONE));
+}
+
+#[tokio::test]
+async fn a_replica_with_other_keys_refuses_the_token() {
+    let (url_a, _stop_a) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    let (url_b, _stop_b) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    let script = ScriptedClient::deploy();
+    let a = script.clone().connect_http(&url_a).await.unwrap();
+    let b = script.clone().connect_http(&url_b).await.unwrap();
+
+    let mut params = CallToolRequestParams::new("complex_tool").with_arguments(arguments());
+    let CallToolResponse::InputRequired(first) = a.call_tool_once(params.clone()).await.unwrap() else {
+        panic!("round 1 must ask for input");
+    };
+    params.input_responses = Some(script.fulfil(first.input_requests.as_ref().unwrap()));
+    params.request_state = first.request_state;
+    let error = b.call_tool_once(params).await.unwrap_err().to_string();
+    assert!(error.contains("Invalid or expired requestState"), "{error}");
+}
+
+/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
+fn example_binary(name: &str) -> PathBuf {
+    let mut dir = std::env::current_exe().unwrap();
+    dir.pop(); // the test binary
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let binary = dir.join("examples").join(name);
+    assert!(
+        binary.exists(),
+        "{} is missing: run the tests with `cargo test` (which builds the examples)",
+        binary.display()
+    );
+    binary
+}
+
+#[tokio::test]
+async fn rmcp_client_completes_the_deploy_saga_over_stdio() {
+    let mut command = tokio::process::Command::new(example_binary("deploy"));
+    command.arg("--stdio").env("SAGA_KEYS", "11".repeat(32));
+    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let client = counting_client(elicits.clone(), samples.clone())
+        .connect_stdio(command)
+        .await
+        .unwrap();
+
+    let tools = client.list_tools(None).await.unwrap();
+    assert!(tools.tools.iter().any(|tool| tool.name == "complex_tool"));
+    let result = client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap();
+
+    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
+    assert_eq!(elicits.load(Ordering::SeqCst), 1);
+    assert_eq!(samples.load(Ordering::SeqCst), 1);
+    client.cancel().await.unwrap();
+}
