@@ -34,7 +34,10 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 /// # struct Noop;
 /// # impl SagaTool for Noop {
 /// #     type State = ();
-/// #     fn tool(&self) -> saga_runtime::rmcp::model::Tool { unimplemented!() }
+/// #     fn tool(&self) -> saga_runtime::rmcp::model::Tool {
+/// #         let schema = serde_json::json!({"type": "object"}).as_object().cloned().unwrap();
+/// #         saga_runtime::rmcp::model::Tool::new("noop", "Does nothing.", std::sync::Arc::new(schema))
+/// #     }
 /// #     fn fingerprint(&self) -> [u8; 8] { [0; 8] }
 /// #     fn start(&self, _: saga_runtime::rmcp::model::JsonObject) -> Result<(), saga_runtime::rmcp::ErrorData> { Ok(()) }
 /// #     async fn step(&self, _: (), _: Answers, _: &SagaContext) -> Step<()> { Step::done("ok") }
@@ -142,7 +145,7 @@ impl SagaServerBuilder {
         self
     }
 
-    /// The longest token accepted, in characters (default 64 KiB); longer ones are refused
+    /// The longest token accepted, in bytes (default 64 KiB); longer ones are refused
     /// before any decoding.
     pub fn max_token_len(mut self, max: usize) -> Self {
         self.max_token_len = Some(max);

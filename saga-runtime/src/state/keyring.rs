@@ -137,11 +137,13 @@ impl KeyRing {
 
     /// Parses a comma-separated list of keys, each base64url or hex.
     pub fn parse(text: &str) -> Result<Self, KeyRingError> {
+        // Positions count every comma-separated item, empty ones too, so that an error
+        // names the item the operator sees in the list.
         let keys = text
             .split(',')
             .map(str::trim)
-            .filter(|part| !part.is_empty())
             .enumerate()
+            .filter(|(_, part)| !part.is_empty())
             .map(|(index, part)| decode_key(part).ok_or(KeyRingError::Malformed { index: index + 1 }))
             .collect::<Result<Vec<_>, _>>()?;
         Self::from_material(keys)
@@ -270,6 +272,12 @@ mod tests {
         let key = "22".repeat(32);
         let err = KeyRing::parse(&format!("{key},{key}")).unwrap_err();
         assert!(matches!(err, KeyRingError::DuplicateId { first: 1, second: 2 }));
+    }
+
+    #[test]
+    fn malformed_index_counts_empty_items() {
+        let err = KeyRing::parse(&format!("{},,bad", "11".repeat(32))).unwrap_err();
+        assert!(matches!(err, KeyRingError::Malformed { index: 3 }), "{err}");
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub const VERSION: u8 = 0x01;
 pub const HEADER_LEN: usize = 45;
 /// Bytes of the Poly1305 tag.
 pub const TAG_LEN: usize = 16;
-/// The default cap on a token's text length, checked before any decoding.
+/// The default cap on a token's length in bytes (tokens are ASCII), checked before any
+/// decoding.
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 /// How far past its expiry a token is still accepted, for clocks that disagree.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
@@ -47,7 +48,7 @@ pub type Fingerprint = [u8; 8];
 #[non_exhaustive]
 pub enum OpenError {
     /// Longer than the configured cap.
-    #[error("token is {len} characters, over the cap of {max}")]
+    #[error("token is {len} bytes, over the cap of {max}")]
     TooLong {
         /// The token's length.
         len: usize,
@@ -120,7 +121,7 @@ impl StateCodec {
         }
     }
 
-    /// Sets the cap on a token's length in characters.
+    /// Sets the cap on a token's length in bytes.
     pub fn with_max_token_len(mut self, max: usize) -> Self {
         self.max_token_len = max;
         self
@@ -137,7 +138,7 @@ impl StateCodec {
         self.ttl
     }
 
-    /// The cap on a token's length in characters.
+    /// The cap on a token's length in bytes.
     pub fn max_token_len(&self) -> usize {
         self.max_token_len
     }
