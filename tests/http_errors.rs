@@ -1,0 +1,1161 @@
+//! The error paths of a saga served over Streamable HTTP, driven with raw HTTP requests:
+//! every refused `requestState`, missing, extra, malformed and off-schema answers,
+//! capability gating, declines, token freshness, unknown tools, discovery and listing.
+//!
+//! Each test starts its own in-process server on an ephemeral port and speaks plain
+//! JSON-RPC to it with reqwest, so what is asserted is exactly what a client sees.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step};
+use saga_runtime::rmcp::ErrorData;
+use saga_runtime::rmcp::model::{JsonObject, Tool};
+use saga_runtime::serve::SagaServer;
+use saga_runtime::state::{Fingerprint, INVALID_STATE_MESSAGE, KeyRing};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+const PROTOCOL_VERSION: &str = "2026-07-28";
+const TOOL: &str = "complex_tool";
+const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
+
+// ---------------------------------------------------------------------------------------
+// Serving
+// ---------------------------------------------------------------------------------------
+
+/// A server running in this process; dropping it shuts the server down.
+struct Running {
+    addr: SocketAddr,
+    _shutdown: oneshot::Sender<()>,
+}
+
+async fn serve(server: SagaServer) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind an ephemeral port");
+    let addr = listener.local_addr().expect("the listener's address");
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server.serve_listener(listener, async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        _shutdown: shutdown,
+    }
+}
+
+fn key_ring() -> KeyRing {
+    KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring")
+}
+
+/// The deploy example's server, with the fixed test key.
+async fn deploy_server() -> Running {
+    serve(deploy::server(key_ring()).expect("the deploy server builds")).await
+}
+
+/// The deploy tool under another name, or with another fingerprint (an "older build").
+struct Variant {
+    name: &'static str,
+    fingerprint: Fingerprint,
+}
+
+impl SagaTool for Variant {
+    type State = deploy::DeployState;
+
+    fn tool(&self) -> Tool {
+        let mut tool = deploy::ComplexTool.tool();
+        tool.name = self.name.into();
+        tool
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
+        deploy::ComplexTool.start(arguments)
+    }
+
+    async fn step(
+        &self,
+        state: Self::State,
+        answers: Answers,
+        cx: &SagaContext,
+    ) -> Step<Self::State> {
+        deploy::ComplexTool.step(state, answers, cx).await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw HTTP
+// ---------------------------------------------------------------------------------------
+
+fn all_capabilities() -> Value {
+    json!({"elicitation": {}, "sampling": {}})
+}
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// POSTs one JSON-RPC message to `/mcp`; returns the HTTP status and the body (parsed as
+/// JSON, or as a JSON string holding the raw text when it is not JSON).
+async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> (StatusCode, Value) {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", PROTOCOL_VERSION);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request
+        .body(serde_json::to_vec(body).expect("a JSON body"))
+        .send()
+        .await
+        .expect("the server answers");
+    let status = response.status();
+    let text = response.text().await.expect("a readable body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+/// One `tools/call` round, built up field by field.
+#[derive(Debug, Clone)]
+struct Call {
+    name: &'static str,
+    arguments: Value,
+    capabilities: Value,
+    authorization: Option<&'static str>,
+    request_state: Option<String>,
+    input_responses: Option<Value>,
+    with_meta: bool,
+}
+
+impl Call {
+    fn new() -> Self {
+        Self {
+            name: TOOL,
+            arguments: json!({"initial_arg": "x"}),
+            capabilities: all_capabilities(),
+            authorization: None,
+            request_state: None,
+            input_responses: None,
+            with_meta: true,
+        }
+    }
+
+    fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    fn arguments(mut self, arguments: Value) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    fn capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    fn authorization(mut self, authorization: &'static str) -> Self {
+        self.authorization = Some(authorization);
+        self
+    }
+
+    fn state(mut self, token: impl Into<String>) -> Self {
+        self.request_state = Some(token.into());
+        self
+    }
+
+    fn answers(mut self, responses: Value) -> Self {
+        self.input_responses = Some(responses);
+        self
+    }
+
+    fn without_meta(mut self) -> Self {
+        self.with_meta = false;
+        self
+    }
+
+    fn body(&self) -> Value {
+        let mut params = json!({"name": self.name, "arguments": self.arguments});
+        if self.with_meta {
+            params["_meta"] = meta(self.capabilities.clone());
+        }
+        if let Some(token) = &self.request_state {
+            params["requestState"] = json!(token);
+        }
+        if let Some(responses) = &self.input_responses {
+            params["inputResponses"] = responses.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    }
+
+    async fn send(&self, addr: SocketAddr) -> (StatusCode, Value) {
+        let mut headers = vec![("Mcp-Method", "tools/call"), ("Mcp-Name", self.name)];
+        if let Some(authorization) = self.authorization {
+            headers.push(("Authorization", authorization));
+        }
+        post(addr, &headers, &self.body()).await
+    }
+}
+
+fn accept_target(target: &str) -> Value {
+    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
+}
+
+fn verdict(text: &str) -> Value {
+    json!({"sample-2": {
+        "role": "assistant",
+        "content": {"type": "text", "text": text},
+        "model": "test-model",
+        "stopReason": "endTurn"
+    }})
+}
+
+// ---------------------------------------------------------------------------------------
+// Assertions
+// ---------------------------------------------------------------------------------------
+
+/// An `input_required` result: returns its `requestState` and its `inputRequests`.
+#[track_caller]
+fn input_required(status: StatusCode, body: &Value) -> (String, Value) {
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert!(body.get("error").is_none(), "expected a result: {body:#}");
+    let result = &body["result"];
+    assert_eq!(result["resultType"], "input_required", "{body:#}");
+    let token = result["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no requestState: {body:#}"))
+        .to_owned();
+    assert!(!token.is_empty());
+    (token, result["inputRequests"].clone())
+}
+
+/// An `input_required` result asking for exactly the keys `keys`; returns its token.
+#[track_caller]
+fn asks(status: StatusCode, body: &Value, keys: &[&str]) -> String {
+    let (token, requests) = input_required(status, body);
+    let requests = requests
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputRequests: {body:#}"));
+    let found: Vec<&str> = requests.keys().map(String::as_str).collect();
+    assert_eq!(found, keys, "{body:#}");
+    token
+}
+
+/// A `complete` result; returns its text.
+#[track_caller]
+fn complete(status: StatusCode, body: &Value) -> (String, bool) {
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert!(body.get("error").is_none(), "expected a result: {body:#}");
+    let result = &body["result"];
+    assert_eq!(result["resultType"], "complete", "{body:#}");
+    assert!(result.get("requestState").is_none(), "{body:#}");
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {body:#}"))
+        .to_owned();
+    let is_error = result["isError"].as_bool().unwrap_or(false);
+    (text, is_error)
+}
+
+/// A JSON-RPC error (never a result, never HTTP 5xx); returns it.
+#[track_caller]
+fn jsonrpc_error(status: StatusCode, body: &Value) -> Value {
+    assert!(!status.is_server_error(), "HTTP {status}: {body:#}");
+    assert!(body.get("result").is_none(), "expected an error: {body:#}");
+    assert_eq!(body["jsonrpc"], "2.0", "{body:#}");
+    body.get("error")
+        .unwrap_or_else(|| panic!("HTTP {status}, no JSON-RPC error: {body:#}"))
+        .clone()
+}
+
+/// The one refusal every bad token gets.
+#[track_caller]
+fn refused(status: StatusCode, body: &Value) {
+    let error = jsonrpc_error(status, body);
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert_eq!(error["code"], -32602, "{body:#}");
+    assert_eq!(error["message"], INVALID_STATE_MESSAGE, "{body:#}");
+    assert!(error.get("data").is_none_or(Value::is_null), "{body:#}");
+}
+
+/// Round 1 of the deploy saga on `addr`; returns the token asking for `elicit-1`.
+async fn round1(addr: SocketAddr) -> String {
+    let (status, body) = Call::new().send(addr).await;
+    asks(status, &body, &["elicit-1"])
+}
+
+/// Rounds 1 and 2; returns the token asking for `sample-2`.
+async fn round2(addr: SocketAddr) -> String {
+    let token = round1(addr).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(addr)
+        .await;
+    asks(status, &body, &["sample-2"])
+}
+
+/// Changes one character in the middle of a base64url token to another base64url one.
+fn flip(token: &str, at: usize) -> String {
+    let mut chars: Vec<char> = token.chars().collect();
+    chars[at] = if chars[at] == 'A' { 'B' } else { 'A' };
+    chars.into_iter().collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Refused tokens
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn tampered_token_is_refused() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    // The version byte, the key id, the fingerprint, the expiry, the nonce, the
+    // ciphertext, the tag: a change anywhere is refused.
+    for at in [
+        0,
+        3,
+        10,
+        20,
+        40,
+        token.len() / 2,
+        token.len() - 3,
+        token.len() - 1,
+    ] {
+        let tampered = flip(&token, at);
+        assert_ne!(tampered, token);
+        let (status, body) = Call::new()
+            .state(tampered)
+            .answers(accept_target("production"))
+            .send(server.addr)
+            .await;
+        refused(status, &body);
+    }
+    // The untouched token still works.
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn truncated_token_is_refused() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    for keep in [token.len() - 1, token.len() - 4, token.len() / 2, 60, 10, 1] {
+        let (status, body) = Call::new()
+            .state(&token[..keep])
+            .answers(accept_target("production"))
+            .send(server.addr)
+            .await;
+        refused(status, &body);
+    }
+}
+
+#[tokio::test]
+async fn garbage_token_is_refused() {
+    let server = deploy_server().await;
+    for garbage in [
+        "garbage",
+        "not a token at all!",
+        "%%%%",
+        "AAAAAAAAAAAAAAAA",
+        "eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo",
+    ] {
+        let (status, body) = Call::new()
+            .state(garbage)
+            .answers(accept_target("production"))
+            .send(server.addr)
+            .await;
+        refused(status, &body);
+    }
+}
+
+#[tokio::test]
+async fn empty_token_is_refused() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new()
+        .state("")
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+    let (status, body) = Call::new().state("").send(server.addr).await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn token_of_another_key_is_refused() {
+    let ours = deploy_server().await;
+    let theirs =
+        serve(deploy::server(KeyRing::ephemeral()).expect("the deploy server builds")).await;
+    let token = round1(theirs.addr).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(ours.addr)
+        .await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn token_of_another_principal_is_refused() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new()
+        .authorization("Bearer alice")
+        .send(server.addr)
+        .await;
+    let token = asks(status, &body, &["elicit-1"]);
+
+    let resume = Call::new()
+        .state(token.clone())
+        .answers(accept_target("production"));
+    let (status, body) = resume
+        .clone()
+        .authorization("Bearer bob")
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+    // Nor without any credential.
+    let (status, body) = resume.clone().send(server.addr).await;
+    refused(status, &body);
+    // Alice herself may resume.
+    let (status, body) = resume.authorization("Bearer alice").send(server.addr).await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn token_for_another_tool_is_refused() {
+    let server = serve(
+        SagaServer::builder()
+            .keys(key_ring())
+            .tool(deploy::ComplexTool)
+            .tool(Variant {
+                name: "complex_tool_copy",
+                fingerprint: *b"deploy01",
+            })
+            .build()
+            .expect("the server builds"),
+    )
+    .await;
+    let token = round1(server.addr).await;
+    let (status, body) = Call::new()
+        .name("complex_tool_copy")
+        .state(token.clone())
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+
+    // And the other way round: the copy's token does not open the original.
+    let (status, body) = Call::new()
+        .name("complex_tool_copy")
+        .send(server.addr)
+        .await;
+    let copy_token = asks(status, &body, &["elicit-1"]);
+    let (status, body) = Call::new()
+        .state(copy_token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn token_with_changed_arguments_is_refused() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    for arguments in [
+        json!({"initial_arg": "y"}),
+        json!({"initial_arg": "x", "replicas": 3}),
+        json!({"initial_arg": "x "}),
+        json!({}),
+    ] {
+        let (status, body) = Call::new()
+            .arguments(arguments)
+            .state(token.clone())
+            .answers(accept_target("production"))
+            .send(server.addr)
+            .await;
+        refused(status, &body);
+    }
+}
+
+#[tokio::test]
+async fn expired_token_is_refused() {
+    let server = serve(
+        SagaServer::builder()
+            .keys(key_ring())
+            .ttl(Duration::ZERO)
+            .leeway(Duration::ZERO)
+            .tool(deploy::ComplexTool)
+            .build()
+            .expect("the server builds"),
+    )
+    .await;
+    let token = round1(server.addr).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn token_of_an_older_build_is_refused() {
+    let old_build = deploy_server().await;
+    let new_build = serve(
+        SagaServer::builder()
+            .keys(key_ring())
+            .tool(Variant {
+                name: TOOL,
+                fingerprint: *b"deploy02",
+            })
+            .build()
+            .expect("the server builds"),
+    )
+    .await;
+    let same_build = deploy_server().await;
+
+    let token = round1(old_build.addr).await;
+    let resume = Call::new()
+        .state(token)
+        .answers(accept_target("production"));
+    let (status, body) = resume.send(new_build.addr).await;
+    refused(status, &body);
+    // A replica of the same build with the same key takes the token: only the
+    // fingerprint told the new build apart.
+    let (status, body) = resume.send(same_build.addr).await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn one_mebibyte_token_is_refused() {
+    let server = deploy_server().await;
+    // Over saga's 64 KiB token cap, under rmcp's 4 MiB body limit: refused by saga.
+    let huge = "A".repeat(1024 * 1024);
+    let (status, body) = Call::new()
+        .state(huge)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn token_over_the_body_limit_is_refused_by_http() {
+    let server = deploy_server().await;
+    let huge = "A".repeat(5 * 1024 * 1024);
+    let (status, body) = Call::new().state(huge).send(server.addr).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body:#}");
+    assert!(body.get("result").is_none(), "{body:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn missing_answers_are_asked_again_with_a_new_token() {
+    let server = deploy_server().await;
+    let (status, first) = Call::new().send(server.addr).await;
+    let (token, requests) = input_required(status, &first);
+
+    for responses in [None, Some(json!({}))] {
+        let mut call = Call::new().state(token.clone());
+        if let Some(responses) = responses {
+            call = call.answers(responses);
+        }
+        let (status, again) = call.send(server.addr).await;
+        let (new_token, new_requests) = input_required(status, &again);
+        assert_eq!(new_requests, requests, "the same requests, word for word");
+        assert_ne!(new_token, token, "a re-ask issues a new token");
+
+        // The new token finishes the saga.
+        let (status, body) = Call::new()
+            .state(new_token)
+            .answers(accept_target("production"))
+            .send(server.addr)
+            .await;
+        let token = asks(status, &body, &["sample-2"]);
+        let (status, body) = Call::new()
+            .state(token)
+            .answers(verdict("Yes"))
+            .send(server.addr)
+            .await;
+        assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+    }
+}
+
+#[tokio::test]
+async fn missing_sampling_answer_is_asked_again() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new().send(server.addr).await;
+    let token = asks(status, &body, &["elicit-1"]);
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    let (token, requests) = input_required(status, &body);
+    // The answer to the previous round is stale now: it counts as no answer.
+    let (status, body) = Call::new()
+        .state(token.clone())
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    let (again, again_requests) = input_required(status, &body);
+    assert_eq!(again_requests, requests);
+    assert_ne!(again, token);
+    let (status, body) = Call::new()
+        .state(again)
+        .answers(verdict("Yes"))
+        .send(server.addr)
+        .await;
+    assert_eq!(complete(status, &body).0, HAPPY_TEXT);
+}
+
+#[tokio::test]
+async fn unknown_extra_answers_are_ignored() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    let mut answers = accept_target("production");
+    answers["bogus"] = json!({"action": "accept", "content": {"anything": true}});
+    answers["sample-2"] = json!("not yet asked");
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(answers)
+        .send(server.addr)
+        .await;
+    let token = asks(status, &body, &["sample-2"]);
+
+    let mut answers = verdict("Yes");
+    answers["bogus"] = json!(42);
+    answers["elicit-1"] = json!({"action": "decline"});
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(answers)
+        .send(server.addr)
+        .await;
+    assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+}
+
+#[tokio::test]
+async fn malformed_answers_are_invalid_params() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    for answers in [
+        json!({"elicit-1": {"action": "maybe"}}),
+        json!({"elicit-1": 42}),
+        json!({"elicit-1": "accept"}),
+        json!({"elicit-1": null}),
+        json!({"elicit-1": {"content": {"target": "production"}}}),
+    ] {
+        let (status, body) = Call::new()
+            .state(token.clone())
+            .answers(answers.clone())
+            .send(server.addr)
+            .await;
+        let error = jsonrpc_error(status, &body);
+        assert_eq!(status, StatusCode::OK, "{body:#}");
+        assert_eq!(error["code"], -32602, "{answers}: {body:#}");
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.contains("inputResponses"), "{answers}: {message}");
+        assert!(message.contains("elicit-1"), "{answers}: {message}");
+    }
+
+    let token = round2(server.addr).await;
+    for answers in [
+        json!({"sample-2": {"action": "accept", "content": {"target": "production"}}}),
+        json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "Yes"}}}),
+        json!({"sample-2": []}),
+    ] {
+        let (status, body) = Call::new()
+            .state(token.clone())
+            .answers(answers.clone())
+            .send(server.addr)
+            .await;
+        let error = jsonrpc_error(status, &body);
+        assert_eq!(error["code"], -32602, "{answers}: {body:#}");
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.contains("inputResponses"), "{answers}: {message}");
+        assert!(message.contains("sample-2"), "{answers}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn off_schema_elicitation_is_asked_again() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new().send(server.addr).await;
+    let (token, requests) = input_required(status, &body);
+    for content in [
+        Some(json!({"target": 5})),
+        Some(json!({})),
+        Some(json!({"target": null})),
+        Some(json!({"other": "production"})),
+        Some(json!("production")),
+        None,
+    ] {
+        let mut answer = json!({"action": "accept"});
+        if let Some(content) = &content {
+            answer["content"] = content.clone();
+        }
+        let (status, body) = Call::new()
+            .state(token.clone())
+            .answers(json!({"elicit-1": answer}))
+            .send(server.addr)
+            .await;
+        let (again, again_requests) = input_required(status, &body);
+        assert_eq!(
+            again_requests, requests,
+            "{content:?} is asked again: {body:#}"
+        );
+        assert_ne!(again, token);
+    }
+}
+
+#[tokio::test]
+async fn declined_elicitation_completes_with_an_error() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    let (status, body) = Call::new()
+        .state(token.clone())
+        .answers(json!({"elicit-1": {"action": "decline"}}))
+        .send(server.addr)
+        .await;
+    let (text, is_error) = complete(status, &body);
+    assert!(is_error, "{body:#}");
+    assert!(text.contains("declined"), "{text}");
+
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(json!({"elicit-1": {"action": "cancel"}}))
+        .send(server.addr)
+        .await;
+    let (text, is_error) = complete(status, &body);
+    assert!(is_error, "{body:#}");
+    assert!(text.contains("cancelled"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Capabilities
+// ---------------------------------------------------------------------------------------
+
+#[track_caller]
+fn missing_capability(status: StatusCode, body: &Value) -> Value {
+    let error = jsonrpc_error(status, body);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body:#}");
+    assert_eq!(error["code"], -32021, "{body:#}");
+    error["data"]["requiredCapabilities"].clone()
+}
+
+#[tokio::test]
+async fn elicitation_needs_the_elicitation_capability() {
+    let server = deploy_server().await;
+    for capabilities in [
+        json!({}),
+        json!({"sampling": {}}),
+        json!({"elicitation": {"url": {}}}),
+    ] {
+        let (status, body) = Call::new()
+            .capabilities(capabilities.clone())
+            .send(server.addr)
+            .await;
+        let required = missing_capability(status, &body);
+        assert!(
+            required.get("elicitation").is_some(),
+            "{capabilities}: {body:#}"
+        );
+        assert!(
+            required.get("sampling").is_none(),
+            "{capabilities}: {body:#}"
+        );
+    }
+    for capabilities in [
+        json!({"elicitation": {}}),
+        json!({"elicitation": {"form": {}}}),
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    ] {
+        let (status, body) = Call::new()
+            .capabilities(capabilities)
+            .send(server.addr)
+            .await;
+        asks(status, &body, &["elicit-1"]);
+    }
+}
+
+#[tokio::test]
+async fn sampling_needs_the_sampling_capability() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    let resume = Call::new()
+        .state(token)
+        .answers(accept_target("production"));
+    let (status, body) = resume
+        .clone()
+        .capabilities(json!({"elicitation": {}}))
+        .send(server.addr)
+        .await;
+    let required = missing_capability(status, &body);
+    assert!(required.get("sampling").is_some(), "{body:#}");
+    assert!(required.get("elicitation").is_none(), "{body:#}");
+
+    // Capabilities are per request: the same round with sampling declared goes through,
+    // and the refused attempt did not use the token up.
+    let (status, body) = resume
+        .capabilities(json!({"sampling": {}}))
+        .send(server.addr)
+        .await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn asking_again_needs_the_capability_too() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    let (status, body) = Call::new()
+        .capabilities(json!({}))
+        .state(token)
+        .send(server.addr)
+        .await;
+    let required = missing_capability(status, &body);
+    assert!(required.get("elicitation").is_some(), "{body:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokens are fresh
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn every_round_issues_a_new_token() {
+    let server = deploy_server().await;
+    let first = round1(server.addr).await;
+    let again = round1(server.addr).await;
+    assert_ne!(
+        first, again,
+        "two sagas with the same arguments get different tokens"
+    );
+
+    let mut seen = vec![first.clone(), again];
+    for _ in 0..3 {
+        let (status, body) = Call::new().state(first.clone()).send(server.addr).await;
+        let token = asks(status, &body, &["elicit-1"]);
+        assert!(!seen.contains(&token), "re-asks issue new tokens");
+        seen.push(token);
+    }
+    let (status, body) = Call::new()
+        .state(first)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    let second = asks(status, &body, &["sample-2"]);
+    assert!(!seen.contains(&second), "round 2 issues a new token");
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests the saga never sees
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn unknown_tool_is_invalid_params() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new().name("no_such_tool").send(server.addr).await;
+    let error = jsonrpc_error(status, &body);
+    assert_eq!(error["code"], -32602, "{body:#}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no_such_tool"),
+        "{body:#}"
+    );
+
+    // With a token, too: the tool is looked up before the token is opened.
+    let token = round1(server.addr).await;
+    let (status, body) = Call::new()
+        .name("no_such_tool")
+        .state(token)
+        .send(server.addr)
+        .await;
+    assert_eq!(jsonrpc_error(status, &body)["code"], -32602, "{body:#}");
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_invalid_params() {
+    let server = deploy_server().await;
+    for arguments in [
+        json!({}),
+        json!({"initial_arg": 5}),
+        json!({"initial_arg": "x", "replicas": -1}),
+    ] {
+        let (status, body) = Call::new()
+            .arguments(arguments.clone())
+            .send(server.addr)
+            .await;
+        let error = jsonrpc_error(status, &body);
+        assert_eq!(error["code"], -32602, "{arguments}: {body:#}");
+    }
+}
+
+#[tokio::test]
+async fn missing_meta_is_refused() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new().without_meta().send(server.addr).await;
+    let error = jsonrpc_error(status, &body);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body:#}");
+    assert_eq!(error["code"], -32602, "{body:#}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("protocolVersion"),
+        "{body:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Happy paths, listing, discovery
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn happy_path_over_raw_http() {
+    let server = deploy_server().await;
+    let (status, body) = Call::new().send(server.addr).await;
+    let (token, requests) = input_required(status, &body);
+    let elicit = &requests["elicit-1"];
+    assert_eq!(elicit["method"], "elicitation/create");
+    assert_eq!(
+        elicit["params"]["message"],
+        "Please provide the deployment target:"
+    );
+    assert_eq!(
+        elicit["params"]["requestedSchema"]["required"],
+        json!(["target"])
+    );
+
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    let (token, requests) = input_required(status, &body);
+    let sample = &requests["sample-2"];
+    assert_eq!(sample["method"], "sampling/createMessage", "{body:#}");
+    assert_eq!(sample["params"]["maxTokens"], 100, "{body:#}");
+    assert_eq!(
+        sample["params"]["messages"][0]["content"]["text"],
+        "Is deploying to 'production' safe right now?",
+        "{body:#}"
+    );
+
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(verdict("Yes, go ahead."))
+        .send(server.addr)
+        .await;
+    assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+}
+
+#[tokio::test]
+async fn a_no_verdict_postpones() {
+    let server = deploy_server().await;
+    let token = round2(server.addr).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(verdict("No, not now."))
+        .send(server.addr)
+        .await;
+    assert_eq!(
+        complete(status, &body),
+        ("Deployment postponed.".to_owned(), false)
+    );
+}
+
+#[tokio::test]
+async fn tools_list_has_the_tool_and_caching_hints() {
+    let server = deploy_server().await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta(all_capabilities())}});
+    let (status, body) = post(server.addr, &[("Mcp-Method", "tools/list")], &body).await;
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert_eq!(body["id"], 7);
+    let result = &body["result"];
+    let tools = result["tools"].as_array().expect("a tools array");
+    let tool = tools
+        .iter()
+        .find(|tool| tool["name"] == TOOL)
+        .unwrap_or_else(|| panic!("no {TOOL}: {body:#}"));
+    assert_eq!(tool["inputSchema"]["type"], "object", "{body:#}");
+    assert!(
+        tool["inputSchema"]["properties"]["initial_arg"].is_object(),
+        "{body:#}"
+    );
+    assert!(result["ttlMs"].as_u64().is_some(), "{body:#}");
+    assert_eq!(result["cacheScope"], "public", "{body:#}");
+}
+
+#[tokio::test]
+async fn server_discover_has_the_version_and_caching_hints() {
+    let server = deploy_server().await;
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "server/discover", "params": {"_meta": meta(json!({}))}});
+    let (status, body) = post(server.addr, &[("Mcp-Method", "server/discover")], &body).await;
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    let result = &body["result"];
+    let versions = result["supportedVersions"]
+        .as_array()
+        .expect("supportedVersions");
+    assert!(versions.contains(&json!(PROTOCOL_VERSION)), "{body:#}");
+    assert!(result["ttlMs"].as_u64().is_some(), "{body:#}");
+    assert_eq!(result["cacheScope"], "public", "{body:#}");
+    assert_eq!(result["resultType"], "complete", "{body:#}");
+    // The schema keeps serverInfo in the result's _meta, not at the top level.
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "deploy-server",
+        "{body:#}"
+    );
+    assert!(result["capabilities"]["tools"].is_object(), "{body:#}");
+}
+
+/// Regression: rmcp answered these with -32601 "method not found" (HTTP 404).
+#[tokio::test]
+async fn mistyped_mrtr_params_are_invalid_params() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    for (request_state, input_responses) in [
+        (json!(token), json!("nope")),
+        (json!(token), json!([1, 2])),
+        (json!(5), json!({})),
+        (json!({"token": token}), json!(accept_target("production"))),
+    ] {
+        let mut body = Call::new().body();
+        body["params"]["requestState"] = request_state.clone();
+        body["params"]["inputResponses"] = input_responses.clone();
+        let headers = [("Mcp-Method", "tools/call"), ("Mcp-Name", TOOL)];
+        let (status, body) = post(server.addr, &headers, &body).await;
+        let error = jsonrpc_error(status, &body);
+        // rmcp cannot decode the params as a `tools/call` and hands the request over as a
+        // custom method; saga answers it as what it is, bad params of a known method.
+        assert_eq!(status, StatusCode::OK, "{body:#}");
+        assert_eq!(error["code"], -32602, "{body:#}");
+        assert_eq!(
+            error["message"], "invalid params for tools/call",
+            "{body:#}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn null_request_state_starts_afresh() {
+    let server = deploy_server().await;
+    let mut body = Call::new().answers(accept_target("production")).body();
+    body["params"]["requestState"] = Value::Null;
+    let headers = [("Mcp-Method", "tools/call"), ("Mcp-Name", TOOL)];
+    let (status, body) = post(server.addr, &headers, &body).await;
+    asks(status, &body, &["elicit-1"]);
+}
+
+#[tokio::test]
+async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
+    // Same key, same build, but this replica never seals tokens living past 10 s (+ 0 s
+    // leeway): a token from the 10-minute deploy server expires too far in the future.
+    let short = serve(
+        SagaServer::builder()
+            .keys(key_ring())
+            .ttl(Duration::from_secs(10))
+            .leeway(Duration::ZERO)
+            .tool(deploy::ComplexTool)
+            .build()
+            .expect("the server builds"),
+    )
+    .await;
+    let long = deploy_server().await;
+    let token = round1(long.addr).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(short.addr)
+        .await;
+    refused(status, &body);
+    // The other way round is fine.
+    let token = round1(short.addr).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(long.addr)
+        .await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn token_of_a_rotated_key_opens_while_the_key_is_in_the_ring() {
+    let old = deploy_server().await;
+    let rotated = serve(
+        deploy::server(KeyRing::from_keys([[9u8; 32], [7u8; 32]]).expect("a valid ring"))
+            .expect("the deploy server builds"),
+    )
+    .await;
+    let retired = serve(
+        deploy::server(KeyRing::from_keys([[9u8; 32]]).expect("a valid ring"))
+            .expect("the deploy server builds"),
+    )
+    .await;
+    let token = round1(old.addr).await;
+    let resume = Call::new()
+        .state(token)
+        .answers(accept_target("production"));
+    let (status, body) = resume.send(retired.addr).await;
+    refused(status, &body);
+    let (status, body) = resume.send(rotated.addr).await;
+    let token = asks(status, &body, &["sample-2"]);
+    // The rotated server seals with its new key, which the old server does not know.
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(verdict("Yes"))
+        .send(old.addr)
+        .await;
+    refused(status, &body);
+}
+
+/// The expiry a token carries in its authenticated header (bytes 13..21, big-endian).
+fn expiry_of(token: &str) -> u64 {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .expect("tokens are base64url");
+    u64::from_be_bytes(bytes[13..21].try_into().expect("a header holds the expiry"))
+}
+
+#[tokio::test]
+async fn asking_again_keeps_the_rounds_expiry() {
+    let server = deploy_server().await;
+    let token = round1(server.addr).await;
+    // Cross a second boundary, so that a fresh expiry would differ from the original.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, body) = Call::new().state(token.clone()).send(server.addr).await;
+    let again = asks(status, &body, &["elicit-1"]);
+    assert_ne!(again, token, "a new token every round");
+    assert_eq!(
+        expiry_of(&again),
+        expiry_of(&token),
+        "resending without answers must not extend the round's lifetime"
+    );
+}
