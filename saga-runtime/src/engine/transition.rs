@@ -51,7 +51,12 @@ pub async fn transition<T: SagaTool>(
     cx: &SagaContext,
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
-    let binding = Binding::new(&call.name, &call.method, cx.principal(), call.arguments.as_ref());
+    let binding = Binding::new(
+        &call.name,
+        &call.method,
+        cx.principal(),
+        call.arguments.as_ref(),
+    );
     let (mut head, state, answers) = match call.request_state {
         None => {
             let state = tool.start(call.arguments.unwrap_or_default())?;
@@ -68,8 +73,14 @@ pub async fn transition<T: SagaTool>(
                     tracing::debug!(tool = %call.name, %reason, "asking again");
                     pending::gate(&head.pending, cx)?;
                     let requests = pending::input_requests(&head.pending)?;
-                    // Same state, fresh token: a new nonce and a new expiry.
-                    let token = codec.seal(fingerprint, &binding, &opened.plaintext);
+                    // Same state and expiry, fresh token: only the nonce changes, so
+                    // resending without answers cannot stretch the round's lifetime.
+                    let token = codec.seal_until(
+                        opened.expires_at,
+                        fingerprint,
+                        &binding,
+                        &opened.plaintext,
+                    );
                     return Ok(InputRequiredResult::new(Some(requests), Some(token)).into());
                 }
                 Collected::All(answers) => {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
+    ErrorCode, Implementation, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -81,7 +81,14 @@ impl std::fmt::Debug for SagaServerBuilder {
             .field("info", &self.info)
             .field("keys", &self.keys)
             .field("ttl", &self.ttl)
-            .field("tools", &self.tools.iter().map(|(tool, _)| &tool.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|(tool, _)| &tool.name)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -229,6 +236,28 @@ impl ServerHandler for SagaServer {
         Ok(self.tools.list())
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // rmcp hands over as "custom" any request whose params do not decode as the
+        // method's type, e.g. a `tools/call` with a numeric `requestState`. For a method
+        // MCP defines that is bad params, not an unknown method.
+        if MCP_METHODS.contains(&request.method.as_str()) {
+            tracing::info!(method = %request.method, "request params do not match the method's schema");
+            return Err(ErrorData::invalid_params(
+                format!("invalid params for {}", request.method),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.get(name).cloned()
     }
@@ -255,3 +284,18 @@ impl ServerHandler for SagaServer {
 }
 
 const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Client-to-server request methods of MCP 2026-07-28.
+const MCP_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+];

@@ -161,10 +161,26 @@ impl StateCodec {
         binding: &Binding,
         plaintext: &[u8],
     ) -> String {
+        self.seal_until(
+            now.saturating_add(self.ttl.as_secs()),
+            fingerprint,
+            binding,
+            plaintext,
+        )
+    }
+
+    /// Seals with an explicit expiry (unix seconds). Re-issuing a round's token keeps the
+    /// round's original expiry, so a client cannot keep a saga alive by resending it.
+    pub fn seal_until(
+        &self,
+        expires_at: u64,
+        fingerprint: Fingerprint,
+        binding: &Binding,
+        plaintext: &[u8],
+    ) -> String {
         let key = self.keys.sealing();
         let mut nonce = [0u8; 24];
         getrandom::fill(&mut nonce).expect("the operating system's random source failed");
-        let expires_at = now.saturating_add(self.ttl.as_secs());
 
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
         token.push(VERSION);
@@ -240,7 +256,9 @@ impl StateCodec {
         if now > expires_at.saturating_add(leeway) {
             return Err(OpenError::Expired(now - expires_at));
         }
-        let latest = now.saturating_add(self.ttl.as_secs()).saturating_add(leeway);
+        let latest = now
+            .saturating_add(self.ttl.as_secs())
+            .saturating_add(leeway);
         if expires_at > latest {
             return Err(OpenError::FromTheFuture(expires_at - latest));
         }
