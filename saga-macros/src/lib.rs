@@ -1,1 +1,16 @@
 //! Procedural macros for saga. Users depend on `saga-runtime`, which re-exports these.
+
+mod elicit;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+/// Derives `saga_runtime::engine::Elicit` (a form-mode elicitation) for a struct of
+/// primitive fields, and a single/multi select for a unit-only enum.
+///
+/// See the `saga-runtime` documentation of `Elicit` for the attributes.
+#[proc_macro_derive(Elicit, attributes(elicit, serde))]
+pub fn derive_elicit(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    elicit::derive(&input).into()
+}

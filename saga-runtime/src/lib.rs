@@ -24,15 +24,26 @@ pub mod state;
 
 pub use rmcp;
 
+/// What `#[derive(Elicit)]` expands to refers to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::engine::elicit_field::{
+        contains, field_error, one_field_from_content, one_field_schema, parse_select, read_field,
+        select_property,
+    };
+    pub use crate::engine::{Elicit, ElicitEnum, ElicitField};
+    pub use serde_json;
+}
+
 /// Everything a tool author and a server operator use.
 pub mod prelude {
     pub use crate::engine::{
-        Answers, Json, Request, Root, SagaContext, SagaError, SagaTool, Sampled, Step,
+        Answers, Elicit, Json, Request, Root, SagaContext, SagaError, SagaTool, Sampled, Step,
         ToolOutput, checkpoint, elicit, elicit_url, list_roots, sample,
-        Elicit,
     };
     pub use crate::serve::{SagaServer, SagaTools};
     pub use crate::state::KeyRing;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
+    pub use saga_macros::Elicit;
     pub use serde::{Deserialize, Serialize};
 }

@@ -16,6 +16,38 @@ use serde_json::{Map, Value, json};
 /// let content = serde_json::json!({"value": "prod"});
 /// assert_eq!(String::from_content(content.as_object().unwrap()).unwrap(), "prod");
 /// ```
+///
+/// # `#[derive(Elicit)]`
+///
+/// On a struct with named fields, each field is a property: `String`, `bool`, an integer
+/// or float type, a unit-only enum deriving `Elicit` (single select), `Vec` of such an enum
+/// (multi select), or `Option` of any of these (not required). Doc comments become
+/// `description`; `#[serde(rename)]` / `#[serde(rename_all)]` change wire names;
+/// `#[elicit(...)]` refines a field with `title`, `description`, `format` (`"email"`,
+/// `"uri"`, `"date"`, `"date-time"`), `min_length` / `max_length` (strings), `min` / `max`
+/// (numbers), `min_items` / `max_items` (multi selects) and `default`. On a unit-only enum,
+/// a variant's `#[elicit(title = "...")]` or doc comment titles its option; the enum is
+/// also a one-field form (`value`).
+///
+/// ```
+/// use saga_runtime::prelude::*;
+///
+/// #[derive(Elicit)]
+/// #[serde(rename_all = "snake_case")]
+/// enum Region { EuWest, UsEast }
+///
+/// #[derive(Elicit)]
+/// struct Target {
+///     /// Where to deploy.
+///     region: Region,
+///     #[elicit(min = 1, max = 10, default = 2)]
+///     replicas: Option<u8>,
+/// }
+///
+/// let schema = serde_json::Value::Object(Target::requested_schema());
+/// assert_eq!(schema["properties"]["region"]["enum"], serde_json::json!(["eu_west", "us_east"]));
+/// assert_eq!(schema["required"], serde_json::json!(["region"]));
+/// ```
 pub trait Elicit: Sized {
     /// The `requestedSchema`: a flat object of primitive properties (MCP form mode).
     fn requested_schema() -> Map<String, Value>;
@@ -73,7 +105,8 @@ impl Elicit for i64 {
         single_field_schema(json!({"type": "integer"}))
     }
     fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
-        as_integer(single_field(content)?).ok_or_else(|| format!("`{VALUE_FIELD}` is not an integer"))
+        as_integer(single_field(content)?)
+            .ok_or_else(|| format!("`{VALUE_FIELD}` is not an integer"))
     }
 }
 
@@ -122,7 +155,9 @@ pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(),
     for (name, property) in properties {
         match content.get(name) {
             None | Some(Value::Null) => {}
-            Some(value) => check_property(property, value).map_err(|why| format!("`{name}` {why}"))?,
+            Some(value) => {
+                check_property(property, value).map_err(|why| format!("`{name}` {why}"))?
+            }
         }
     }
     Ok(())
@@ -136,12 +171,12 @@ fn check_property(property: &Value, value: &Value) -> Result<(), String> {
             if let Some(min) = property.get("minLength").and_then(Value::as_u64)
                 && chars < min
             {
-                    return Err(format!("is shorter than {min} characters"));
+                return Err(format!("is shorter than {min} characters"));
             }
             if let Some(max) = property.get("maxLength").and_then(Value::as_u64)
                 && chars > max
             {
-                    return Err(format!("is longer than {max} characters"));
+                return Err(format!("is longer than {max} characters"));
             }
             if let Some(format) = property.get("format").and_then(Value::as_str) {
                 check_format(format, text)?;
@@ -160,30 +195,36 @@ fn check_property(property: &Value, value: &Value) -> Result<(), String> {
             if let Some(min) = property.get("minimum").and_then(Value::as_f64)
                 && number < min
             {
-                    return Err(format!("is below the minimum {min}"));
+                return Err(format!("is below the minimum {min}"));
             }
             if let Some(max) = property.get("maximum").and_then(Value::as_f64)
                 && number > max
             {
-                    return Err(format!("is above the maximum {max}"));
+                return Err(format!("is above the maximum {max}"));
             }
             Ok(())
         }
-        Some("boolean") => value.as_bool().map(drop).ok_or_else(|| "is not a boolean".into()),
+        Some("boolean") => value
+            .as_bool()
+            .map(drop)
+            .ok_or_else(|| "is not a boolean".into()),
         Some("array") => {
             let items = value.as_array().ok_or("is not an array")?;
             let count = items.len() as u64;
             if let Some(min) = property.get("minItems").and_then(Value::as_u64)
                 && count < min
             {
-                    return Err(format!("has fewer than {min} items"));
+                return Err(format!("has fewer than {min} items"));
             }
             if let Some(max) = property.get("maxItems").and_then(Value::as_u64)
                 && count > max
             {
-                    return Err(format!("has more than {max} items"));
+                return Err(format!("has more than {max} items"));
             }
-            let allowed = property.get("items").map(allowed_constants).unwrap_or_default();
+            let allowed = property
+                .get("items")
+                .map(allowed_constants)
+                .unwrap_or_default();
             for item in items {
                 let text = item.as_str().ok_or("has an item that is not a string")?;
                 if !allowed.is_empty() && !allowed.contains(&text) {
@@ -214,19 +255,26 @@ fn allowed_constants(property: &Value) -> Vec<&str> {
 
 fn check_format(format: &str, text: &str) -> Result<(), String> {
     let ok = match format {
-        "email" => text
-            .split_once('@')
-            .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !text.contains(char::is_whitespace)),
-        "uri" => text
-            .split_once(':')
-            .is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))),
+        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !text.contains(char::is_whitespace)
+        }),
+        "uri" => text.split_once(':').is_some_and(|(scheme, _)| {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }),
         "date" => is_date(text),
-        "date-time" => text
-            .split_once(['T', 't'])
-            .is_some_and(|(date, time)| is_date(date) && time.len() >= 8 && time.as_bytes()[2] == b':'),
+        "date-time" => text.split_once(['T', 't']).is_some_and(|(date, time)| {
+            is_date(date) && time.len() >= 8 && time.as_bytes()[2] == b':'
+        }),
         _ => true,
     };
-    if ok { Ok(()) } else { Err(format!("is not a valid {format}")) }
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("is not a valid {format}"))
+    }
 }
 
 fn is_date(text: &str) -> bool {
@@ -234,7 +282,10 @@ fn is_date(text: &str) -> bool {
     bytes.len() == 10
         && bytes[4] == b'-'
         && bytes[7] == b'-'
-        && bytes.iter().enumerate().all(|(i, b)| i == 4 || i == 7 || b.is_ascii_digit())
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(i, b)| i == 4 || i == 7 || b.is_ascii_digit())
 }
 
 #[cfg(test)]

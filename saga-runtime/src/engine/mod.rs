@@ -9,6 +9,7 @@
 mod answers;
 mod context;
 mod elicit;
+pub(crate) mod elicit_field;
 mod error;
 mod output;
 mod pending;
@@ -19,11 +20,12 @@ mod transition;
 pub use answers::{Answers, Root, Sampled};
 pub use context::SagaContext;
 pub use elicit::{Elicit, as_integer, check_content};
+pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
 pub use output::{Json, ToolOutput};
 pub use requests::{
-    Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample,
-    checkpoint, elicit, elicit_url, list_roots, sample,
+    Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
+    elicit, elicit_url, list_roots, sample,
 };
 pub use tool::{SagaTool, Step, invalid_arguments, parse_arguments};
 pub use transition::{Call, invalid_state, transition};

@@ -1,0 +1,57 @@
+//! `#[derive(Elicit)]`: parse into a small AST, validate (collecting every error), then
+//! expand; on error, emit the errors and a stub impl so nothing else cascades.
+
+mod ast;
+mod attr;
+mod case;
+mod expand;
+mod fallback;
+mod valid;
+
+use proc_macro2::TokenStream;
+use syn::DeriveInput;
+
+pub fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let parsed = ast::Input::from_syn(input, &mut errors);
+    if let Some(parsed) = &parsed {
+        valid::check(parsed, &mut errors);
+    }
+    match (errors.0, parsed) {
+        (None, Some(parsed)) => expand::derive(&parsed),
+        (Some(error), _) => fallback::expand(input, error),
+        (None, None) => fallback::expand(
+            input,
+            syn::Error::new_spanned(&input.ident, "`#[derive(Elicit)]` could not read this type"),
+        ),
+    }
+}
+
+/// Every error found, combined into one `syn::Error` (one `compile_error!` each).
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub fn at(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+}
+
+/// A type's tokens as a user would write them: `Vec<String>`, not `Vec < String >`.
+pub fn type_name(ty: &syn::Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    text.replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" ,", ",")
+        .replace("& ", "&")
+}

@@ -1,0 +1,8 @@
+use saga_runtime::prelude::*;
+
+#[derive(Elicit)]
+struct Wrapper<T> {
+    value: T,
+}
+
+fn main() {}
