@@ -36,8 +36,13 @@ impl Elicit for Target {
     }
 
     fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
-        let target = content.get("target").and_then(Value::as_str).ok_or("`target` is not a string")?;
-        Ok(Target { target: target.to_owned() })
+        let target = content
+            .get("target")
+            .and_then(Value::as_str)
+            .ok_or("`target` is not a string")?;
+        Ok(Target {
+            target: target.to_owned(),
+        })
     }
 }
 
@@ -89,7 +94,12 @@ impl SagaTool for ComplexTool {
         Ok(DeployState::Start)
     }
 
-    async fn step(&self, state: DeployState, mut answers: Answers, _cx: &SagaContext) -> Step<DeployState> {
+    async fn step(
+        &self,
+        state: DeployState,
+        mut answers: Answers,
+        _cx: &SagaContext,
+    ) -> Step<DeployState> {
         match state {
             DeployState::Start => Step::suspend(
                 DeployState::AfterElicitTarget,
@@ -106,7 +116,9 @@ impl SagaTool for ComplexTool {
                 Err(error) => Step::done(Err::<String, _>(error)),
             },
             DeployState::AfterSampleVerdict { target } => match answers.sampled(0) {
-                Ok(verdict) if !verdict.text().starts_with("Yes") => Step::done("Deployment postponed."),
+                Ok(verdict) if !verdict.text().starts_with("Yes") => {
+                    Step::done("Deployment postponed.")
+                }
                 Ok(_) => Step::done(format!(
                     "Deployment to {} initiated successfully based on confirmation.",
                     target.target

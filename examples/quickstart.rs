@@ -43,18 +43,33 @@ async fn main() -> anyhow::Result<()> {
     let script = ScriptedClient::deploy();
     let client = script.clone().connect_http(&url).await?;
 
-    let mut params = CallToolRequestParams::new("complex_tool")
-        .with_arguments(json!({"initial_arg": "value"}).as_object().cloned().unwrap_or_default());
+    let mut params = CallToolRequestParams::new("complex_tool").with_arguments(
+        json!({"initial_arg": "value"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
     for round in 1.. {
-        println!("── round {round} ── server process {} (pid {})", server.generation, server.pid());
+        println!(
+            "── round {round} ── server process {} (pid {})",
+            server.generation,
+            server.pid()
+        );
         print_json("client → server  tools/call", &params)?;
         let response = client.call_tool_once(params.clone()).await?;
         match response {
             CallToolResponse::Complete(result) => {
                 print_json("server → client  result", &result)?;
-                let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+                let text = result
+                    .content
+                    .first()
+                    .and_then(|c| c.as_text())
+                    .map(|t| t.text.clone());
                 println!("\nfinal result: {}", text.unwrap_or_default());
-                println!("{round} rounds, {} server processes, nothing stored on any of them", server.generation);
+                println!(
+                    "{round} rounds, {} server processes, nothing stored on any of them",
+                    server.generation
+                );
                 break;
             }
             CallToolResponse::InputRequired(result) => {
@@ -65,7 +80,10 @@ async fn main() -> anyhow::Result<()> {
                 params.input_responses = Some(answers);
                 params.request_state = result.request_state;
 
-                println!("\n   killing server process {} and starting a new one…\n", server.generation);
+                println!(
+                    "\n   killing server process {} and starting a new one…\n",
+                    server.generation
+                );
                 let next = server.generation + 1;
                 server.kill().await?;
                 server = Server::start(&addr, &key, next).await?;
@@ -118,7 +136,9 @@ impl Server {
             }
             anyhow::bail!("the server exited before listening")
         };
-        tokio::time::timeout(Duration::from_secs(30), ready).await.context("server start timed out")??;
+        tokio::time::timeout(Duration::from_secs(30), ready)
+            .await
+            .context("server start timed out")??;
         Ok(Self { child, generation })
     }
 

@@ -19,7 +19,10 @@ use serde_json::json;
 const DONE: &str = "Deployment to production initiated successfully based on confirmation.";
 
 fn arguments() -> JsonObject {
-    json!({"initial_arg": "value"}).as_object().cloned().unwrap_or_default()
+    json!({"initial_arg": "value"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Serves `server` on an ephemeral loopback port until the returned guard drops.
@@ -42,7 +45,10 @@ fn counting_client(elicits: Arc<AtomicUsize>, samples: Arc<AtomicUsize>) -> Scri
         move |params| {
             samples.fetch_add(1, Ordering::SeqCst);
             let prompt = serde_json::to_value(params).unwrap().to_string();
-            assert!(prompt.contains("Is deploying to 'production' safe right now?"), "{prompt}");
+            assert!(
+                prompt.contains("Is deploying to 'production' safe right now?"),
+                "{prompt}"
+            );
             llm_says("Yes, all systems are green.")
         },
     )
@@ -84,7 +90,8 @@ async fn any_replica_with_the_same_keys_serves_any_round() {
         match replica.call_tool_once(params.clone()).await.unwrap() {
             CallToolResponse::InputRequired(result) => {
                 assert!(round < 2, "round {round} should have completed");
-                params.input_responses = Some(script.fulfil(result.input_requests.as_ref().unwrap()));
+                params.input_responses =
+                    Some(script.fulfil(result.input_requests.as_ref().unwrap()));
                 params.request_state = result.request_state;
             }
             CallToolResponse::Complete(result) => {
@@ -105,7 +112,8 @@ async fn a_replica_with_other_keys_refuses_the_token() {
     let b = script.clone().connect_http(&url_b).await.unwrap();
 
     let mut params = CallToolRequestParams::new("complex_tool").with_arguments(arguments());
-    let CallToolResponse::InputRequired(first) = a.call_tool_once(params.clone()).await.unwrap() else {
+    let CallToolResponse::InputRequired(first) = a.call_tool_once(params.clone()).await.unwrap()
+    else {
         panic!("round 1 must ask for input");
     };
     params.input_responses = Some(script.fulfil(first.input_requests.as_ref().unwrap()));

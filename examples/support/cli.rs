@@ -25,7 +25,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> anyhow::Result<Transport> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => transport = Transport::Stdio,
-            "--http" => transport = Transport::Http(args.next().unwrap_or_else(|| DEFAULT_ADDR.to_owned())),
+            "--http" => {
+                transport = Transport::Http(args.next().unwrap_or_else(|| DEFAULT_ADDR.to_owned()))
+            }
             other => anyhow::bail!("unknown argument {other:?}; use --http ADDR or --stdio"),
         }
     }
@@ -71,13 +73,22 @@ mod tests {
     use super::*;
 
     fn args(list: &[&str]) -> impl Iterator<Item = String> {
-        list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>().into_iter()
+        list.iter()
+            .map(|s| (*s).to_owned())
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 
     #[test]
     fn parses_both_transports() {
-        assert_eq!(parse(args(&[])).unwrap(), Transport::Http(DEFAULT_ADDR.into()));
-        assert_eq!(parse(args(&["--http", "0.0.0.0:9"])).unwrap(), Transport::Http("0.0.0.0:9".into()));
+        assert_eq!(
+            parse(args(&[])).unwrap(),
+            Transport::Http(DEFAULT_ADDR.into())
+        );
+        assert_eq!(
+            parse(args(&["--http", "0.0.0.0:9"])).unwrap(),
+            Transport::Http("0.0.0.0:9".into())
+        );
         assert_eq!(parse(args(&["--stdio"])).unwrap(), Transport::Stdio);
         assert!(parse(args(&["--bogus"])).is_err());
     }

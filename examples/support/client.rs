@@ -79,9 +79,15 @@ impl ScriptedClient {
 
     fn answer(&self, request: &InputRequest) -> Value {
         let answer = match request {
-            InputRequest::Elicitation(request) => serde_json::to_value((self.elicit)(&request.params)),
-            InputRequest::CreateMessage(request) => serde_json::to_value((self.sample)(&request.params)),
-            InputRequest::ListRoots(_) => serde_json::to_value(ListRootsResult::new(self.roots.clone())),
+            InputRequest::Elicitation(request) => {
+                serde_json::to_value((self.elicit)(&request.params))
+            }
+            InputRequest::CreateMessage(request) => {
+                serde_json::to_value((self.sample)(&request.params))
+            }
+            InputRequest::ListRoots(_) => {
+                serde_json::to_value(ListRootsResult::new(self.roots.clone()))
+            }
             _ => Ok(Value::Null),
         };
         answer.unwrap_or(Value::Null)
@@ -116,13 +122,19 @@ pub fn accept(content: Value) -> ElicitResult {
 
 /// A sampling answer with `text` from a scripted model.
 pub fn llm_says(text: &str) -> CreateMessageResult {
-    CreateMessageResult::new(SamplingMessage::assistant_text(text), "client-side-llm-v2".into())
-        .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN)
+    CreateMessageResult::new(
+        SamplingMessage::assistant_text(text),
+        "client-side-llm-v2".into(),
+    )
+    .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN)
 }
 
 impl ClientHandler for ScriptedClient {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(self.capabilities.clone(), Implementation::new("saga-scripted-client", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(
+            self.capabilities.clone(),
+            Implementation::new("saga-scripted-client", env!("CARGO_PKG_VERSION")),
+        )
     }
 
     async fn create_elicitation(
@@ -141,7 +153,10 @@ impl ClientHandler for ScriptedClient {
         Ok((self.sample)(&params))
     }
 
-    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.clone()))
     }
 }

@@ -88,9 +88,10 @@ impl SagaContext {
 
     /// Whether the client accepts form-mode elicitation (`elicitation: {}` means form).
     pub fn can_elicit(&self) -> bool {
-        self.capabilities.elicitation.as_ref().is_some_and(|elicitation| {
-            elicitation.form.is_some() || elicitation.url.is_none()
-        })
+        self.capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
     }
 
     /// Whether the client accepts URL-mode elicitation.

@@ -58,7 +58,9 @@ impl<U: Serialize + JsonSchema + 'static> ToolOutput for Json<U> {
             Ok(value) => CallToolResult::structured(value),
             Err(error) => {
                 tracing::error!(%error, "tool output does not serialize to JSON");
-                CallToolResult::error(vec![Content::text("the tool's output could not be encoded")])
+                CallToolResult::error(vec![Content::text(
+                    "the tool's output could not be encoded",
+                )])
             }
         }
     }

@@ -72,14 +72,23 @@ pub(crate) fn assign(
     for request in requests {
         let (kind, prefix, input) = match request.kind {
             RequestKind::Elicit { message, schema } => {
-                let requested_schema = serde_json::from_value(Value::Object(schema))
-                    .map_err(|error| tool_bug(tool, format!("the requested schema is not a form-mode schema: {error}")))?;
+                let requested_schema =
+                    serde_json::from_value(Value::Object(schema)).map_err(|error| {
+                        tool_bug(
+                            tool,
+                            format!("the requested schema is not a form-mode schema: {error}"),
+                        )
+                    })?;
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,
                     message,
                     requested_schema,
                 };
-                (Kind::Form, "elicit", InputRequest::Elicitation(ElicitRequest::new(params)))
+                (
+                    Kind::Form,
+                    "elicit",
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                )
             }
             RequestKind::ElicitUrl {
                 message,
@@ -92,7 +101,11 @@ pub(crate) fn assign(
                     url,
                     elicitation_id: elicitation_id.unwrap_or_else(random_id),
                 };
-                (Kind::Url, "elicit", InputRequest::Elicitation(ElicitRequest::new(params)))
+                (
+                    Kind::Url,
+                    "elicit",
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                )
             }
             RequestKind::Sample(params) => (
                 Kind::Sample,
@@ -115,7 +128,9 @@ pub(crate) fn assign(
         if pending.iter().any(|other| other.key == key) {
             return Err(tool_bug(
                 tool,
-                format!("two requests of one round share the key {key:?}; give each a distinct .key(..)"),
+                format!(
+                    "two requests of one round share the key {key:?}; give each a distinct .key(..)"
+                ),
             ));
         }
         let request = serde_json::to_string(&input)
@@ -145,11 +160,15 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
     for entry in pending {
         match entry.kind {
             Kind::Form if !cx.can_elicit() => {
-                required.elicitation.get_or_insert_with(ElicitationCapability::default);
+                required
+                    .elicitation
+                    .get_or_insert_with(ElicitationCapability::default);
                 missing = true;
             }
             Kind::Url if !cx.can_elicit_url() => {
-                let elicitation = required.elicitation.get_or_insert_with(ElicitationCapability::default);
+                let elicitation = required
+                    .elicitation
+                    .get_or_insert_with(ElicitationCapability::default);
                 elicitation.url = Some(UrlElicitationCapability::default());
                 missing = true;
             }
@@ -165,7 +184,10 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
         }
     }
     if missing {
-        tracing::info!(?required, "the client did not declare a capability the saga needs");
+        tracing::info!(
+            ?required,
+            "the client did not declare a capability the saga needs"
+        );
         return Err(ErrorData::missing_required_client_capability(required));
     }
     Ok(())
@@ -228,20 +250,25 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
     let malformed = |expected: &str, error: serde_json::Error| {
         tracing::info!(key = %entry.key, %error, "malformed input response");
         ErrorData::invalid_params(
-            format!("inputResponses[{:?}] is not a valid {expected}: {error}", entry.key),
+            format!(
+                "inputResponses[{:?}] is not a valid {expected}: {error}",
+                entry.key
+            ),
             None,
         )
     };
     Ok(match entry.kind {
         Kind::Form | Kind::Url => Answer::Elicit(
-            serde_json::from_value::<ElicitResult>(value).map_err(|e| malformed("ElicitResult", e))?,
+            serde_json::from_value::<ElicitResult>(value)
+                .map_err(|e| malformed("ElicitResult", e))?,
         ),
         Kind::Sample => Answer::Sample(Box::new(
             serde_json::from_value::<CreateMessageResult>(value)
                 .map_err(|e| malformed("CreateMessageResult", e))?,
         )),
         Kind::Roots => Answer::Roots(
-            serde_json::from_value::<ListRootsResult>(value).map_err(|e| malformed("ListRootsResult", e))?,
+            serde_json::from_value::<ListRootsResult>(value)
+                .map_err(|e| malformed("ListRootsResult", e))?,
         ),
     })
 }

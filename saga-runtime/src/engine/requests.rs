@@ -195,7 +195,10 @@ impl Sample {
 
     /// Adds a model name hint; hints keep their order of preference.
     pub fn model_hint(mut self, name: impl Into<String>) -> Self {
-        let preferences = self.params.model_preferences.get_or_insert_with(ModelPreferences::default);
+        let preferences = self
+            .params
+            .model_preferences
+            .get_or_insert_with(ModelPreferences::default);
         preferences
             .hints
             .get_or_insert_with(Vec::new)
@@ -216,7 +219,9 @@ impl From<Sample> for Request {
         let mut params = sample.params;
         params.messages = sample.history;
         if !sample.prompt.is_empty() {
-            params.messages.push(SamplingMessage::user_text(sample.prompt));
+            params
+                .messages
+                .push(SamplingMessage::user_text(sample.prompt));
         }
         Request {
             key: sample.key,

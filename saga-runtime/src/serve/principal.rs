@@ -43,7 +43,10 @@ mod tests {
         let alice = authorization_digest(&parts(Some("Bearer alice")));
         let bob = authorization_digest(&parts(Some("Bearer bob")));
         assert_ne!(alice, bob);
-        assert!(!alice.contains("alice"), "the credential must not leak into the principal");
+        assert!(
+            !alice.contains("alice"),
+            "the credential must not leak into the principal"
+        );
         assert_eq!(authorization_digest(&parts(None)), ANONYMOUS);
     }
 }

@@ -6,9 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult, Tool,
-};
+use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult, Tool};
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
@@ -80,7 +78,15 @@ struct Inner {
 impl std::fmt::Debug for SagaTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SagaTools")
-            .field("tools", &self.inner.entries.iter().map(|e| &e.tool.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .inner
+                    .entries
+                    .iter()
+                    .map(|e| &e.tool.name)
+                    .collect::<Vec<_>>(),
+            )
             .field("codec", &self.inner.codec)
             .finish_non_exhaustive()
     }
@@ -97,7 +103,9 @@ pub enum BuildError {
     #[error("tool {0:?} has an input schema whose root is not `type: \"object\"`")]
     InputSchema(String),
     /// No key ring was given.
-    #[error("no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())")]
+    #[error(
+        "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"
+    )]
     NoKeys,
 }
 
@@ -114,7 +122,10 @@ impl SagaTools {
             if tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 return Err(BuildError::InputSchema(tool.name.to_string()));
             }
-            if by_name.insert(tool.name.to_string(), entries.len()).is_some() {
+            if by_name
+                .insert(tool.name.to_string(), entries.len())
+                .is_some()
+            {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
             entries.push(Entry { tool, saga });
@@ -181,9 +192,15 @@ impl SagaTools {
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         let Some(&index) = self.inner.by_name.get(&call.name) else {
             tracing::info!(tool = %call.name, "call of an unknown tool");
-            return Err(ErrorData::invalid_params(format!("unknown tool: {}", call.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {}", call.name),
+                None,
+            ));
         };
-        self.inner.entries[index].saga.run(&self.inner.codec, call, cx).await
+        self.inner.entries[index]
+            .saga
+            .run(&self.inner.codec, call, cx)
+            .await
     }
 
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
@@ -192,7 +209,10 @@ impl SagaTools {
         let principal = context
             .extensions
             .get::<http::request::Parts>()
-            .map_or_else(|| ANONYMOUS.to_owned(), |parts| (self.inner.principal)(parts));
+            .map_or_else(
+                || ANONYMOUS.to_owned(),
+                |parts| (self.inner.principal)(parts),
+            );
         let capabilities = context.client_capabilities();
         SagaContext::new(principal)
             .with_capabilities(capabilities.unwrap_or_default())

@@ -113,8 +113,14 @@ mod tests {
         assert_ne!(base, Binding::new("u", "m", "p", args.as_object()));
         assert_ne!(base, Binding::new("t", "n", "p", args.as_object()));
         assert_ne!(base, Binding::new("t", "m", "q", args.as_object()));
-        assert_ne!(base, Binding::new("t", "m", "p", json!({"x": 2}).as_object()));
-        assert_ne!(base, Binding::new("t", "m", "p", json!({"x": "1"}).as_object()));
+        assert_ne!(
+            base,
+            Binding::new("t", "m", "p", json!({"x": 2}).as_object())
+        );
+        assert_ne!(
+            base,
+            Binding::new("t", "m", "p", json!({"x": "1"}).as_object())
+        );
     }
 
     #[test]

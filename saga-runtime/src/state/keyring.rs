@@ -126,12 +126,13 @@ impl KeyRing {
 
     /// Reads keys from a file in the format of [`KeyRing::parse`].
     pub fn from_file(path: &Path) -> Result<Self, KeyRingError> {
-        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|source| {
-            KeyRingError::File {
-                path: path.display().to_string(),
-                source,
-            }
-        })?);
+        let text =
+            Zeroizing::new(
+                std::fs::read_to_string(path).map_err(|source| KeyRingError::File {
+                    path: path.display().to_string(),
+                    source,
+                })?,
+            );
         Self::parse(&text)
     }
 
@@ -144,7 +145,9 @@ impl KeyRing {
             .map(str::trim)
             .enumerate()
             .filter(|(_, part)| !part.is_empty())
-            .map(|(index, part)| decode_key(part).ok_or(KeyRingError::Malformed { index: index + 1 }))
+            .map(|(index, part)| {
+                decode_key(part).ok_or(KeyRingError::Malformed { index: index + 1 })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Self::from_material(keys)
     }
@@ -162,9 +165,12 @@ impl KeyRing {
                     second: index + 1,
                 });
             }
-            let cipher = XChaCha20Poly1305::new(bytes.as_slice().try_into().map_err(|_| {
-                KeyRingError::Malformed { index: index + 1 }
-            })?);
+            let cipher = XChaCha20Poly1305::new(
+                bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| KeyRingError::Malformed { index: index + 1 })?,
+            );
             keys.push(Key { id, cipher });
         }
         Ok(Self { keys })
@@ -271,7 +277,13 @@ mod tests {
     fn rejects_duplicate_keys() {
         let key = "22".repeat(32);
         let err = KeyRing::parse(&format!("{key},{key}")).unwrap_err();
-        assert!(matches!(err, KeyRingError::DuplicateId { first: 1, second: 2 }));
+        assert!(matches!(
+            err,
+            KeyRingError::DuplicateId {
+                first: 1,
+                second: 2
+            }
+        ));
     }
 
     #[test]
@@ -301,7 +313,10 @@ mod tests {
         unsafe { std::env::remove_var(var) };
         unsafe { std::env::remove_var(format!("{var}_FILE")) };
         let missing = KeyRing::from_env(var).unwrap_err();
-        assert!(missing.to_string().contains("openssl rand -hex 32"), "{missing}");
+        assert!(
+            missing.to_string().contains("openssl rand -hex 32"),
+            "{missing}"
+        );
 
         unsafe { std::env::set_var(var, "33".repeat(32)) };
         let from_var = KeyRing::from_env(var).unwrap();

@@ -29,8 +29,8 @@ pub use binding::Binding;
 pub(crate) use keyring::hex;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub use token::{
-    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened,
-    StateCodec, TAG_LEN, VERSION, unix_now,
+    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened, StateCodec,
+    TAG_LEN, VERSION, unix_now,
 };
 
 /// The one message every refused token gets, whatever the reason.
