@@ -17,33 +17,11 @@ use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::handler::server::common::schema_for_type;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::state::Fingerprint;
-use serde_json::{Map, Value, json};
 
 /// The deployment target the user is asked for.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Elicit, Serialize, Deserialize)]
 pub struct Target {
     pub target: String,
-}
-
-impl Elicit for Target {
-    fn requested_schema() -> Map<String, Value> {
-        let schema = json!({
-            "type": "object",
-            "properties": { "target": { "type": "string" } },
-            "required": ["target"]
-        });
-        schema.as_object().cloned().unwrap_or_default()
-    }
-
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
-        let target = content
-            .get("target")
-            .and_then(Value::as_str)
-            .ok_or("`target` is not a string")?;
-        Ok(Target {
-            target: target.to_owned(),
-        })
-    }
 }
 
 /// The tool's arguments.
