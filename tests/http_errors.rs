@@ -66,10 +66,10 @@ struct Variant {
 }
 
 impl SagaTool for Variant {
-    type State = deploy::DeployState;
+    type State = <deploy::complex_tool as SagaTool>::State;
 
     fn tool(&self) -> Tool {
-        let mut tool = deploy::ComplexTool.tool();
+        let mut tool = deploy::complex_tool.tool();
         tool.name = self.name.into();
         tool
     }
@@ -79,7 +79,7 @@ impl SagaTool for Variant {
     }
 
     fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
-        deploy::ComplexTool.start(arguments)
+        deploy::complex_tool.start(arguments)
     }
 
     async fn step(
@@ -88,7 +88,7 @@ impl SagaTool for Variant {
         answers: Answers,
         cx: &SagaContext,
     ) -> Step<Self::State> {
-        deploy::ComplexTool.step(state, answers, cx).await
+        deploy::complex_tool.step(state, answers, cx).await
     }
 }
 
@@ -447,7 +447,7 @@ async fn token_for_another_tool_is_refused() {
     let server = serve(
         SagaServer::builder()
             .keys(key_ring())
-            .tool(deploy::ComplexTool)
+            .tool(deploy::complex_tool)
             .tool(Variant {
                 name: "complex_tool_copy",
                 fingerprint: *b"deploy01",
@@ -506,7 +506,7 @@ async fn expired_token_is_refused() {
             .keys(key_ring())
             .ttl(Duration::ZERO)
             .leeway(Duration::ZERO)
-            .tool(deploy::ComplexTool)
+            .tool(deploy::complex_tool)
             .build()
             .expect("the server builds"),
     )
@@ -1082,7 +1082,7 @@ async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
             .keys(key_ring())
             .ttl(Duration::from_secs(10))
             .leeway(Duration::ZERO)
-            .tool(deploy::ComplexTool)
+            .tool(deploy::complex_tool)
             .build()
             .expect("the server builds"),
     )

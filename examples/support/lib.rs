@@ -3,3 +3,4 @@
 
 pub mod cli;
 pub mod client;
+pub mod deploy_by_hand;

@@ -1,6 +1,8 @@
 //! Procedural macros for saga. Users depend on `saga-runtime`, which re-exports these.
 
 mod elicit;
+mod errors;
+mod tool;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -13,4 +15,14 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_elicit(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     elicit::derive(&input).into()
+}
+
+/// Compiles a straight-line `async fn` that awaits `elicit`, `elicit_url`, `sample`,
+/// `list_roots`, `checkpoint` or `join!` into a `SagaTool` state machine.
+///
+/// Arguments: `name = "…"`, `title = "…"`, `description = "…"` (the doc comment by
+/// default). See the `saga-runtime` README, "What you can write".
+#[proc_macro_attribute]
+pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    tool::expand(args.into(), input.into()).into()
 }

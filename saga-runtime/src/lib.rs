@@ -31,8 +31,29 @@ pub mod __private {
         contains, field_error, one_field_from_content, one_field_schema, parse_select, read_field,
         select_property,
     };
-    pub use crate::engine::{Elicit, ElicitEnum, ElicitField};
+    pub use crate::engine::expand_support::*;
+    pub use crate::engine::{
+        Answers, Elicit, ElicitEnum, ElicitField, Request, SagaContext, SagaTool, Step,
+        ToolOutput, parse_arguments,
+    };
+    pub use rmcp::ErrorData;
+    pub use rmcp::handler::server::common::schema_for_type;
+    pub use rmcp::model::{JsonObject, Tool};
+    pub use schemars;
+    pub use serde;
     pub use serde_json;
+}
+
+/// Awaits several requests in one round: `let (a, b) = join!(elicit::<X>(".."), sample(".."));`
+/// gives a tuple of their answers. Only meaningful inside a `#[saga_tool]` function, which
+/// rewrites it; anywhere else it is an error.
+#[macro_export]
+macro_rules! join {
+    ($($request:expr),+ $(,)?) => {
+        ::core::compile_error!(
+            "`join!` sends several requests in one round and only works inside a #[saga_tool] function"
+        )
+    };
 }
 
 /// Everything a tool author and a server operator use.
@@ -44,6 +65,7 @@ pub mod prelude {
     pub use crate::serve::{SagaServer, SagaTools};
     pub use crate::state::KeyRing;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
-    pub use saga_macros::Elicit;
+    pub use crate::join;
+    pub use saga_macros::{Elicit, saga_tool};
     pub use serde::{Deserialize, Serialize};
 }

@@ -27,22 +27,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// Every error found, combined into one `syn::Error` (one `compile_error!` each).
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub fn at(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, message));
-    }
-}
+pub use crate::errors::Errors;
 
 /// A type's tokens as a user would write them: `Vec<String>`, not `Vec < String >`.
 pub fn type_name(ty: &syn::Type) -> String {

@@ -11,6 +11,7 @@ mod context;
 mod elicit;
 pub(crate) mod elicit_field;
 mod error;
+pub(crate) mod expand_support;
 mod output;
 mod pending;
 mod requests;

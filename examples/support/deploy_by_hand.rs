@@ -1,0 +1,101 @@
+//! The seed's `complex_tool` written by hand against `SagaTool`: what `#[saga_tool]`
+//! generates from `examples/deploy.rs`, in the form a person would write it. It shows what
+//! the runtime needs from a saga (a serializable state with one variant per suspension,
+//! and a step that runs from one suspension to the next), and the tests run it next to
+//! the generated one.
+
+use saga_runtime::engine::parse_arguments;
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::ErrorData;
+use saga_runtime::rmcp::handler::server::common::schema_for_type;
+use saga_runtime::rmcp::model::{JsonObject, Tool};
+use saga_runtime::state::Fingerprint;
+
+/// The deployment target the user is asked for.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+pub struct Target {
+    pub target: String,
+}
+
+/// The tool's arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct Arguments {
+    /// An opaque value passed by the caller.
+    pub initial_arg: String,
+    /// How many replicas to deploy.
+    pub replicas: Option<u32>,
+}
+
+/// Where the saga is: one variant per suspension, holding what is still needed after it.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum DeployState {
+    /// Not started.
+    Start,
+    /// Waiting for the target.
+    AfterElicitTarget,
+    /// Waiting for the LLM's verdict on `target`.
+    AfterSampleVerdict { target: Target },
+}
+
+/// The seed's `complex_tool`.
+#[derive(Debug, Clone, Copy)]
+pub struct ComplexToolByHand;
+
+/// Bump when `DeployState` or the step changes, so tokens of the old build are refused.
+const FINGERPRINT: Fingerprint = *b"deploy01";
+
+impl SagaTool for ComplexToolByHand {
+    type State = DeployState;
+
+    fn tool(&self) -> Tool {
+        Tool::new(
+            "complex_tool",
+            "Deploys a service after confirming with the user and an LLM.",
+            schema_for_type::<Arguments>(),
+        )
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        FINGERPRINT
+    }
+
+    fn start(&self, arguments: JsonObject) -> Result<DeployState, ErrorData> {
+        // Neither argument is used after the first suspension, so neither is saved.
+        let _arguments: Arguments = parse_arguments(arguments)?;
+        Ok(DeployState::Start)
+    }
+
+    async fn step(
+        &self,
+        state: DeployState,
+        mut answers: Answers,
+        _cx: &SagaContext,
+    ) -> Step<DeployState> {
+        match state {
+            DeployState::Start => Step::suspend(
+                DeployState::AfterElicitTarget,
+                [elicit::<Target>("Please provide the deployment target:")],
+            ),
+            DeployState::AfterElicitTarget => match answers.elicit::<Target>(0) {
+                Ok(target) => {
+                    let prompt = format!("Is deploying to '{}' safe right now?", target.target);
+                    Step::suspend(
+                        DeployState::AfterSampleVerdict { target },
+                        [sample(prompt).max_tokens(100)],
+                    )
+                }
+                Err(error) => Step::done(Err::<String, _>(error)),
+            },
+            DeployState::AfterSampleVerdict { target } => match answers.sampled(0) {
+                Ok(verdict) if !verdict.text().starts_with("Yes") => {
+                    Step::done("Deployment postponed.")
+                }
+                Ok(_) => Step::done(format!(
+                    "Deployment to {} initiated successfully based on confirmation.",
+                    target.target
+                )),
+                Err(error) => Step::done(Err::<String, _>(error)),
+            },
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! `#[saga_tool(name = "…", title = "…", description = "…")]`.
+
+use proc_macro2::TokenStream;
+use syn::LitStr;
+use syn::parse::Parser;
+
+use crate::errors::Errors;
+
+/// The tool attribute's arguments.
+#[derive(Default)]
+pub struct ToolAttr {
+    pub name: Option<LitStr>,
+    pub title: Option<LitStr>,
+    pub description: Option<LitStr>,
+}
+
+pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let parser = syn::meta::parser(|meta| {
+        let slot = if meta.path.is_ident("name") {
+            &mut attr.name
+        } else if meta.path.is_ident("title") {
+            &mut attr.title
+        } else if meta.path.is_ident("description") {
+            &mut attr.description
+        } else {
+            return Err(meta.error(
+                "unknown #[saga_tool] argument: the tool's metadata is set with \
+                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`",
+            ));
+        };
+        if slot.is_some() {
+            return Err(meta.error("this argument is given twice; keep one"));
+        }
+        let value = meta.value()?;
+        let lit: LitStr = value.parse().map_err(|error| {
+            syn::Error::new(error.span(), "expected a string literal, e.g. `name = \"deploy\"`")
+        })?;
+        *slot = Some(lit);
+        Ok(())
+    });
+    if let Err(error) = parser.parse2(args) {
+        errors.push(error);
+    }
+    if let Some(name) = &attr.name {
+        let value = name.value();
+        let valid = !value.is_empty()
+            && value.len() <= 128
+            && value.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !valid {
+            errors.at(
+                name,
+                "a tool name is 1 to 128 characters of ASCII letters, digits, `_`, `-` or `.`, \
+                 as MCP requires",
+            );
+        }
+    }
+    attr
+}

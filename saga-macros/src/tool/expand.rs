@@ -1,0 +1,234 @@
+//! The generated code: the tool's unit struct, its argument struct, its state enum, and
+//! the `SagaTool` impl whose `step` is the state machine.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Block, Ident, ItemFn};
+
+use super::attr::ToolAttr;
+use super::lower::Site;
+use super::machine::{Machine, private_path};
+use super::sig::Signature;
+
+pub struct Parts<'a> {
+    pub attr: &'a ToolAttr,
+    pub item: &'a ItemFn,
+    pub sig: &'a Signature,
+    pub sites: &'a [Site],
+    pub machine: Machine,
+    pub plain: Block,
+}
+
+pub fn tool(parts: Parts<'_>) -> TokenStream {
+    let Parts { attr, item, sig, sites, machine, plain } = parts;
+    let private = private_path();
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let args = format_ident!("__saga_args_{}", name);
+    let output = &sig.output;
+    let attrs = &item.attrs;
+
+    let tool_name = attr
+        .name
+        .as_ref()
+        .map_or_else(|| name.to_string().trim_start_matches("r#").to_owned(), |lit| lit.value());
+    let description = attr.description.as_ref().map(|lit| lit.value()).or_else(|| sig.docs.clone());
+    let description = match description {
+        Some(text) => quote!(tool.description = ::core::option::Option::Some(#text.into());),
+        None => quote!(),
+    };
+    let title = match &attr.title {
+        Some(lit) => quote!(tool.title = ::core::option::Option::Some(#lit.to_owned());),
+        None => quote!(),
+    };
+
+    // Arguments.
+    let arg_fields = sig.params.iter().map(|param| {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        let description = param.description.as_ref().map(|lit| quote!(#[schemars(description = #lit)]));
+        quote!(#description pub #ident: #ty)
+    });
+    let arg_names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    let rebind_mut = sig.params.iter().filter(|param| param.mutable).map(|param| {
+        let ident = &param.ident;
+        quote!(let mut #ident = #ident;)
+    });
+    let rebind_mut_plain = rebind_mut.clone();
+    let context = match &sig.context {
+        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
+        None => quote!(let _ = __cx;),
+    };
+
+    // The state enum: one variant per suspension, one type parameter per saved local and
+    // per request marker, all inferred by rustc inside `step`.
+    let private_text = private.to_string().replace(' ', "");
+    let mut params: Vec<Ident> = Vec::new();
+    let mut serialize_bounds = Vec::new();
+    let mut deserialize_bounds = Vec::new();
+    let mut variants = Vec::new();
+    let mut arms = Vec::new();
+    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
+        let variant = &site.variant;
+        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
+        let mut fields = Vec::new();
+        let mut pattern = Vec::new();
+        for local in saved {
+            let param = format_ident!("T{}", params.len());
+            serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
+            deserialize_bounds.push(format!("{param}: {private_text}::serde::de::DeserializeOwned"));
+            let field = &local.field;
+            fields.push(quote!(#field: #param));
+            let binding = format_ident!("__saved_{}", field);
+            pattern.push(quote!(#field: #binding));
+            params.push(param);
+        }
+        for i in 0..site.suspension.requests().len() {
+            let param = format_ident!("R{}", params.len());
+            let field = format_ident!("__m{}", i);
+            fields.push(quote!(#field: #private::Marker<#param>));
+            let mark = format_ident!("__mark{}", i);
+            pattern.push(quote!(#field: #mark));
+            params.push(param);
+        }
+        variants.push(quote! {
+            #[doc = #doc]
+            #variant { #(#fields),* }
+        });
+        arms.push(quote! {
+            __State::#variant { #(#pattern),* } => #cont
+        });
+    }
+    let generics = if params.is_empty() { quote!() } else { quote!(<#(#params),*>) };
+    let holes = params.iter().map(|_| quote!(_));
+    let slot_type = if params.is_empty() { quote!(__State) } else { quote!(__State<#(#holes),*>) };
+    let serialize_bound = serialize_bounds.join(", ");
+    let deserialize_bound = deserialize_bounds.join(", ");
+    let serde_crate = format!("{private}::serde").replace(' ', "");
+    let schemars_crate = format!("{private}::schemars").replace(' ', "");
+    let fingerprint = fingerprint(item);
+    let start = &machine.start;
+
+    quote! {
+        #(#attrs)*
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #name;
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #vis struct #args {
+            #(#arg_fields,)*
+        }
+
+        const _: () = {
+            #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
+            #[serde(crate = #serde_crate)]
+            #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]
+            #[allow(non_camel_case_types, clippy::enum_variant_names)]
+            enum __State #generics {
+                #(#variants,)*
+            }
+
+            impl #name {
+                #[doc(hidden)]
+                fn __finish(output: #output) -> #private::Step<#private::MacroState<#args>> {
+                    #private::done(output)
+                }
+
+                /// Runs the tool as one ordinary async function, asking `script` at each
+                /// suspension; for tests that compare it with the state machine.
+                #[doc(hidden)]
+                #[allow(unused_mut, unused_variables, clippy::all)]
+                pub async fn __plain(
+                    &self,
+                    __arguments: #private::JsonObject,
+                    __cx: &#private::SagaContext,
+                    __run: &mut #private::PlainRun,
+                    __script: &mut dyn #private::Script,
+                ) -> ::core::result::Result<#output, #private::ErrorData> {
+                    let #args { #(#arg_names),* } = #private::parse_arguments(__arguments)?;
+                    #(#rebind_mut_plain)*
+                    #context
+                    let __output: #output = async move #plain.await;
+                    ::core::result::Result::Ok(__output)
+                }
+            }
+
+            impl #private::SagaTool for #name {
+                type State = #private::MacroState<#args>;
+
+                fn tool(&self) -> #private::Tool {
+                    let mut schema = (*#private::schema_for_type::<#args>()).clone();
+                    schema.remove("title");
+                    let mut tool = #private::Tool::new(#tool_name, "", ::std::sync::Arc::new(schema));
+                    tool.description = ::core::option::Option::None;
+                    #description
+                    #title
+                    tool.output_schema = <#output as #private::ToolOutput>::output_schema();
+                    tool
+                }
+
+                fn fingerprint(&self) -> [u8; 8] {
+                    #fingerprint
+                }
+
+                fn start(
+                    &self,
+                    arguments: #private::JsonObject,
+                ) -> ::core::result::Result<Self::State, #private::ErrorData> {
+                    #private::start(arguments)
+                }
+
+                #[allow(
+                    unreachable_code,
+                    unused_variables,
+                    unused_mut,
+                    unused_labels,
+                    unused_assignments,
+                    clippy::all
+                )]
+                async fn step(
+                    &self,
+                    __state: Self::State,
+                    mut __answers: #private::Answers,
+                    __cx: &#private::SagaContext,
+                ) -> #private::Step<Self::State> {
+                    #context
+                    let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+                    match __state {
+                        #private::MacroState::Start(#args { #(#arg_names),* }) => {
+                            #(#rebind_mut)*
+                            #start
+                        }
+                        #private::MacroState::Resume(__bytes) => {
+                            let __resumed = match #private::decode(&__slot, &__bytes) {
+                                ::core::result::Result::Ok(state) => state,
+                                ::core::result::Result::Err(error) => return #private::undecodable(&error),
+                            };
+                            match __resumed {
+                                #(#arms)*
+                            }
+                        }
+                    }
+                }
+            }
+        };
+    }
+}
+
+/// FNV-1a of the function as written: any change to its code changes it, so tokens of
+/// another build are refused.
+fn fingerprint(item: &ItemFn) -> TokenStream {
+    let text = format!("saga-tool/v1\0{}", quote!(#item));
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let bytes = hash.to_be_bytes();
+    quote!([#(#bytes),*])
+}

@@ -1,0 +1,39 @@
+//! When the function cannot be compiled into a saga: the errors, plus the tool's struct
+//! and a `SagaTool` impl that does nothing, so that the code registering the tool does not
+//! add errors of its own.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use super::machine::private_path;
+
+pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
+    let private = private_path();
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let errors = error.to_compile_error();
+    quote! {
+        #errors
+
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #name;
+
+        impl #private::SagaTool for #name {
+            type State = ();
+            fn tool(&self) -> #private::Tool {
+                #private::Tool::new(stringify!(#name), "", ::std::sync::Arc::new(#private::JsonObject::new()))
+            }
+            fn fingerprint(&self) -> [u8; 8] {
+                [0; 8]
+            }
+            fn start(&self, _: #private::JsonObject) -> ::core::result::Result<(), #private::ErrorData> {
+                ::core::result::Result::Err(#private::ErrorData::internal_error("this tool did not compile", None))
+            }
+            async fn step(&self, _: (), _: #private::Answers, _: &#private::SagaContext) -> #private::Step<()> {
+                #private::Step::done("this tool did not compile")
+            }
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! The state machine: for each suspension point, the code that runs when its answer
+//! arrives (its continuation), and the locals it must save.
+//!
+//! The continuation of a suspension is built from the inside out along the path from the
+//! function body to it. At its own block: the answer, then the rest of the block. At each
+//! enclosing level: the statement that held the inner construct, with that construct
+//! replaced by the inner continuation, then the rest of that block. A loop on the path is
+//! *peeled*: the rest of the current iteration runs once (its `break`/`continue` rewritten
+//! to leave the peeled part), then the loop itself runs as written. Every copy keeps the
+//! user's spans, so errors land on the user's code.
+//!
+//! At each level, the locals declared before the path and read by the continuation are
+//! rebound from the saved state, in the same scope they had. Which locals are read depends
+//! on what the other suspensions reachable from here save, so the sets are computed to a
+//! fixed point.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, Ident, Label, Lifetime, Stmt};
+
+use super::lower::{Site, site_id};
+use super::scope::{free_in_stmts, pattern_bindings};
+use super::suspend::Suspension;
+
+/// A local the runtime saves at a suspension.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Saved {
+    pub ident: Ident,
+    pub mutable: bool,
+    /// The state variant's field holding it: the local's name, made unique.
+    pub field: Ident,
+}
+
+/// A local in scope: its name and whether it was declared `mut`.
+#[derive(Clone)]
+pub struct Binding {
+    pub ident: Ident,
+    pub mutable: bool,
+}
+
+pub struct Machine {
+    /// The body with every suspension ending the transition.
+    pub start: Block,
+    /// Per site: what it saves, and its continuation.
+    pub resumes: Vec<(Vec<Saved>, Block)>,
+}
+
+pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
+    let mut saved: Vec<Vec<Saved>> = vec![Vec::new(); sites.len()];
+    let paths: Vec<Vec<Level>> = sites
+        .iter()
+        .map(|site| find(body, site.id, params.to_vec()).unwrap_or_default())
+        .collect();
+    // Each pass can only add locals; the sets are bounded by what is in scope.
+    loop {
+        let mut next = Vec::with_capacity(sites.len());
+        let mut conts = Vec::with_capacity(sites.len());
+        for (site, path) in sites.iter().zip(&paths) {
+            let (cont, site_saved) = continuation(site, path, sites, &saved);
+            next.push(site_saved);
+            conts.push(cont);
+        }
+        if next == saved {
+            let start = exitify_block(body.clone(), sites, &saved);
+            return Machine {
+                start,
+                resumes: saved.into_iter().zip(conts).collect(),
+            };
+        }
+        saved = next;
+    }
+}
+
+/// One block on the path from the body to a suspension.
+#[derive(Clone)]
+struct Level {
+    block: Block,
+    /// The statement on the path.
+    index: usize,
+    /// Bindings made on entering the block (fn parameters, an arm's or `if let`'s pattern).
+    entry: Vec<Binding>,
+    /// How that statement leads into the next level.
+    into: Option<Into>,
+}
+
+#[derive(Clone)]
+enum Into {
+    Block(Option<Label>),
+    Loop(syn::ExprLoop),
+}
+
+/// The construct at the head of a statement.
+fn construct_of(stmt: &Stmt) -> Option<&Expr> {
+    match stmt {
+        Stmt::Local(local) => local.init.as_ref().map(|init| &*init.expr),
+        Stmt::Expr(expr, _) => Some(expr),
+        _ => None,
+    }
+}
+
+fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
+    for (index, stmt) in block.stmts.iter().enumerate() {
+        let Some(expr) = construct_of(stmt) else { continue };
+        if site_id(expr) == Some(id) {
+            return Some(vec![Level {
+                block: block.clone(),
+                index,
+                entry,
+                into: None,
+            }]);
+        }
+        let here = |into: Into, mut rest: Vec<Level>| {
+            rest.insert(
+                0,
+                Level {
+                    block: block.clone(),
+                    index,
+                    entry: entry.clone(),
+                    into: Some(into),
+                },
+            );
+            rest
+        };
+        match expr {
+            Expr::If(expr_if) => {
+                let mut bound = Vec::new();
+                condition_bindings(&expr_if.cond, &mut bound);
+                if let Some(rest) = find(&expr_if.then_branch, id, bound) {
+                    return Some(here(Into::Block(None), rest));
+                }
+                if let Some((_, else_branch)) = &expr_if.else_branch
+                    && let Expr::Block(else_block) = &**else_branch
+                    && let Some(rest) = find(&else_block.block, id, Vec::new())
+                {
+                    return Some(here(Into::Block(None), rest));
+                }
+            }
+            Expr::Match(expr_match) => {
+                for arm in &expr_match.arms {
+                    if let Expr::Block(arm_block) = &*arm.body {
+                        let mut bound = Vec::new();
+                        pattern_bindings(&arm.pat, &mut |ident, mutable| {
+                            bound.push(Binding { ident: ident.clone(), mutable })
+                        });
+                        if let Some(rest) = find(&arm_block.block, id, bound) {
+                            return Some(here(Into::Block(None), rest));
+                        }
+                    }
+                }
+            }
+            Expr::Loop(expr_loop) => {
+                if let Some(rest) = find(&expr_loop.body, id, Vec::new()) {
+                    return Some(here(Into::Loop(expr_loop.clone()), rest));
+                }
+            }
+            Expr::Block(expr_block) => {
+                if let Some(rest) = find(&expr_block.block, id, Vec::new()) {
+                    return Some(here(Into::Block(expr_block.label.clone()), rest));
+                }
+            }
+            Expr::Unsafe(expr_unsafe) => {
+                if let Some(rest) = find(&expr_unsafe.block, id, Vec::new()) {
+                    return Some(here(Into::Block(None), rest));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
+    match cond {
+        Expr::Let(expr_let) => pattern_bindings(&expr_let.pat, &mut |ident, mutable| {
+            out.push(Binding { ident: ident.clone(), mutable })
+        }),
+        Expr::Binary(binary) => {
+            condition_bindings(&binary.left, out);
+            condition_bindings(&binary.right, out);
+        }
+        Expr::Paren(paren) => condition_bindings(&paren.expr, out),
+        _ => {}
+    }
+}
+
+/// The continuation of `site` and the locals it reads from the saved state.
+fn continuation(site: &Site, path: &[Level], sites: &[Site], saved: &[Vec<Saved>]) -> (Block, Vec<Saved>) {
+    let mut site_saved: Vec<Saved> = Vec::new();
+    let mut inner: Option<Block> = None;
+    for (depth, level) in path.iter().enumerate().rev() {
+        let mut code: Vec<Stmt> = Vec::new();
+        match inner.take() {
+            None => code.push(answer_stmt(site)),
+            Some(cont) => {
+                let stmt = &level.block.stmts[level.index];
+                let replaced = match &level.into {
+                    Some(Into::Loop(expr_loop)) => {
+                        let full = exitify_expr(Expr::Loop(expr_loop.clone()), sites, saved);
+                        peel(cont, expr_loop.label.as_ref(), full, site.id, depth)
+                    }
+                    Some(Into::Block(label)) => Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: label.clone(),
+                        block: cont,
+                    }),
+                    None => Expr::Block(syn::ExprBlock { attrs: Vec::new(), label: None, block: cont }),
+                };
+                code.push(replace_construct(stmt, replaced));
+            }
+        }
+        for stmt in &level.block.stmts[level.index + 1..] {
+            code.push(exitify_stmt(stmt.clone(), sites, saved));
+        }
+        let block = restore(level, code, &mut site_saved);
+        inner = Some(block);
+    }
+    (inner.unwrap_or_else(|| syn::parse_quote!({})), site_saved)
+}
+
+/// Prepends, to the code of `level`, the rebinding of the locals it reads that were
+/// declared at this level before the path.
+fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block {
+    let free: BTreeSet<String> = free_in_stmts(&code);
+    // The bindings visible at the path's statement, the latest of each name.
+    let mut visible: Vec<Binding> = level.entry.clone();
+    for stmt in &level.block.stmts[..level.index] {
+        if let Stmt::Local(local) = stmt {
+            pattern_bindings(&local.pat, &mut |ident, mutable| {
+                visible.retain(|b| b.ident != *ident);
+                visible.push(Binding { ident: ident.clone(), mutable });
+            });
+        }
+    }
+    let mut prefix: Vec<Stmt> = Vec::new();
+    for binding in visible.into_iter().filter(|b| free.contains(&b.ident.to_string())) {
+        let field = unique_field(&binding.ident, site_saved);
+        let local = &binding.ident;
+        let source = format_ident!("__saved_{}", field);
+        let mutability = binding.mutable.then(|| quote!(mut));
+        prefix.push(syn::parse_quote!(let #mutability #local = #source;));
+        site_saved.push(Saved {
+            ident: binding.ident.clone(),
+            mutable: binding.mutable,
+            field,
+        });
+    }
+    prefix.extend(code);
+    Block {
+        brace_token: level.block.brace_token,
+        stmts: prefix,
+    }
+}
+
+fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
+    let base = ident.to_string();
+    let base = base.trim_start_matches("r#");
+    let mut name = base.to_owned();
+    let mut n = 1;
+    while taken.iter().any(|saved| saved.field == name) {
+        n += 1;
+        name = format!("{base}_{n}");
+    }
+    Ident::new(&name, Span::call_site())
+}
+
+/// `let __aN = <the answer>;`
+fn answer_stmt(site: &Site) -> Stmt {
+    let answer = &site.answer;
+    let value = answer_expr(site, |i| format_ident!("__mark{}", i));
+    syn::parse_quote_spanned!(site.span=> let #answer = #value;)
+}
+
+/// What the suspension evaluates to, read from `__answers` with the markers `mark(i)`.
+pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
+    let private = private_path();
+    let span = site.span;
+    match &site.suspension {
+        s if s.is_checkpoint() => quote_spanned!(span=> ()),
+        Suspension::Await { .. } => {
+            let m = mark(0);
+            quote_spanned!(span=> #private::answer(#m, &mut __answers, 0))
+        }
+        Suspension::Join { requests } => {
+            let items = (0..requests.len()).map(|i| {
+                let m = mark(i);
+                quote_spanned!(span=> #private::answer(#m, &mut __answers, #i))
+            });
+            quote_spanned!(span=> ( #(#items),* ))
+        }
+    }
+}
+
+pub fn private_path() -> TokenStream {
+    quote!(::saga_runtime::__private)
+}
+
+fn replace_construct(stmt: &Stmt, with: Expr) -> Stmt {
+    let mut stmt = stmt.clone();
+    match &mut stmt {
+        Stmt::Local(local) => {
+            if let Some(init) = &mut local.init {
+                *init.expr = with;
+            }
+        }
+        Stmt::Expr(expr, _) => *expr = with,
+        _ => {}
+    }
+    stmt
+}
+
+/// The rest of a loop's current iteration, then the loop.
+fn peel(rest: Block, label: Option<&Label>, full: Expr, site: usize, depth: usize) -> Expr {
+    let peel_label = Lifetime::new(&format!("'__peel{site}_{depth}"), Span::call_site());
+    let target = label.map(|label| label.name.ident.to_string());
+    let mut detect = LoopExits { target: target.clone(), depth: 0, found_break: false, rewrite: None };
+    let mut probe = rest.clone();
+    detect.visit_block_mut(&mut probe);
+    let with_break = detect.found_break;
+    let mut rewrite = LoopExits {
+        target,
+        depth: 0,
+        found_break: false,
+        rewrite: Some((peel_label.clone(), with_break)),
+    };
+    let mut rest = rest;
+    rewrite.visit_block_mut(&mut rest);
+    let mut stmts = rest.stmts;
+    if let Some(Stmt::Expr(_, semi @ None)) = stmts.last_mut() {
+        *semi = Some(Default::default());
+    }
+    let private = private_path();
+    if with_break {
+        syn::parse_quote! {{
+            let __flow = #peel_label: { #(#stmts)* #private::Flow::Continue };
+            match __flow {
+                #private::Flow::Break(__value) => __value,
+                #private::Flow::Continue => #full,
+            }
+        }}
+    } else {
+        syn::parse_quote! {{
+            #peel_label: { #(#stmts)* }
+            #full
+        }}
+    }
+}
+
+/// Finds, or rewrites to leave the peeled iteration, the `break`s and `continue`s that
+/// target the peeled loop.
+struct LoopExits {
+    target: Option<String>,
+    /// Loops entered inside the peeled part: unlabeled exits there are theirs.
+    depth: usize,
+    found_break: bool,
+    rewrite: Option<(Lifetime, bool)>,
+}
+
+impl LoopExits {
+    fn targets(&self, label: Option<&Lifetime>) -> bool {
+        match label {
+            None => self.depth == 0,
+            Some(label) => self.target.as_deref() == Some(&label.ident.to_string()),
+        }
+    }
+}
+
+impl VisitMut for LoopExits {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            Expr::Closure(_) | Expr::Async(_) => {}
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                self.depth += 1;
+                visit_mut::visit_expr_mut(self, expr);
+                self.depth -= 1;
+            }
+            Expr::Break(expr_break) if self.targets(expr_break.label.as_ref()) => {
+                self.found_break = true;
+                if let Some(value) = &mut expr_break.expr {
+                    self.visit_expr_mut(value);
+                }
+                if let Some((peel, _)) = &self.rewrite {
+                    let private = private_path();
+                    let value = expr_break.expr.take().map_or_else(|| quote!(()), |v| quote!(#v));
+                    *expr = syn::parse_quote!(break #peel #private::Flow::Break(#value));
+                }
+            }
+            Expr::Continue(expr_continue) if self.targets(expr_continue.label.as_ref()) => {
+                if let Some((peel, with_break)) = &self.rewrite {
+                    let private = private_path();
+                    *expr = if *with_break {
+                        syn::parse_quote!(break #peel #private::Flow::Continue)
+                    } else {
+                        syn::parse_quote!(break #peel)
+                    };
+                }
+            }
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Replaces every `let __aN = __saga_site!(N);` with the code that ends the transition
+/// there.
+struct Exitify<'a> {
+    sites: &'a [Site],
+    saved: &'a [Vec<Saved>],
+}
+
+impl VisitMut for Exitify<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Some(id) = site_id(expr) {
+            if let Some(site) = self.sites.get(id) {
+                *expr = exit_expr(site, &self.saved[id]);
+            }
+            return;
+        }
+        visit_mut::visit_expr_mut(self, expr);
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+fn exitify_block(mut block: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
+    Exitify { sites, saved }.visit_block_mut(&mut block);
+    block
+}
+
+fn exitify_stmt(mut stmt: Stmt, sites: &[Site], saved: &[Vec<Saved>]) -> Stmt {
+    Exitify { sites, saved }.visit_stmt_mut(&mut stmt);
+    stmt
+}
+
+fn exitify_expr(mut expr: Expr, sites: &[Site], saved: &[Vec<Saved>]) -> Expr {
+    Exitify { sites, saved }.visit_expr_mut(&mut expr);
+    expr
+}
+
+/// Ends the transition at `site`: builds its requests, saves the live locals, returns.
+/// The answer that follows is never reached; it gives the suspension its type, so that
+/// rustc infers the code after it exactly as in the function as written.
+fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
+    let private = private_path();
+    let span = site.span;
+    let variant = &site.variant;
+    let requests = site.suspension.requests();
+    let request_names: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__request{}", i)).collect();
+    let mark_names: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__mark{}", i)).collect();
+    let mark_fields: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__m{}", i)).collect();
+    let checks = saved.iter().map(|s| {
+        let ident = &s.ident;
+        quote_spanned!(ident.span()=> #private::saved(&#ident);)
+    });
+    let fields = saved.iter().map(|s| {
+        let field = &s.field;
+        let ident = &s.ident;
+        quote!(#field: #ident)
+    });
+    let answer = answer_expr(site, |i| format_ident!("__mark{}", i));
+    let builds = requests.iter().zip(&request_names).zip(&mark_names).map(|((request, name), mark)| {
+        quote_spanned!(span=>
+            let #name = #request;
+            let #mark = #private::marker(&#name);
+        )
+    });
+    let exprs: Expr = syn::parse_quote_spanned! {span=> {
+        #(#builds)*
+        #(#checks)*
+        return #private::suspend(
+            &mut __slot,
+            __State::#variant { #(#fields,)* #(#mark_fields: #mark_names,)* },
+            ::std::vec![#(#private::Request::from(#request_names)),*],
+        );
+        #answer
+    }};
+    exprs
+}

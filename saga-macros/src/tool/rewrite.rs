@@ -1,0 +1,82 @@
+//! The tool's own exits: `return e` and `e?` leave the step with the tool's output,
+//! and so does the body's final expression.
+
+use quote::quote_spanned;
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, Stmt};
+
+use super::lower::site_id;
+
+pub fn exits(mut body: Block) -> Block {
+    Exits.visit_block_mut(&mut body);
+    if let Some(Stmt::Expr(tail, None)) = body.stmts.last_mut() {
+        let span = tail.span();
+        let value = std::mem::replace(tail, Expr::Verbatim(Default::default()));
+        if holds_site(&value) {
+            // A construct holding a suspension stays the whole initialiser of a statement.
+            body.stmts.pop();
+            body.stmts.push(syn::parse_quote_spanned!(span=> let __output = #value;));
+            body.stmts.push(Stmt::Expr(syn::parse_quote_spanned!(span=> Self::__finish(__output)), None));
+        } else {
+            *tail = syn::parse_quote_spanned!(span=> Self::__finish(#value));
+        }
+    }
+    body
+}
+
+struct Exits;
+
+impl VisitMut for Exits {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            Expr::Closure(_) | Expr::Async(_) => {}
+            Expr::Return(ret) => {
+                if let Some(value) = &mut ret.expr {
+                    self.visit_expr_mut(value);
+                }
+                let span = ret.return_token.span;
+                let value = ret.expr.take();
+                *expr = match value {
+                    Some(value) => syn::parse_quote_spanned!(span=> return Self::__finish(#value)),
+                    None => syn::parse_quote_spanned!(span=> return Self::__finish(())),
+                };
+            }
+            Expr::Try(try_expr) => {
+                self.visit_expr_mut(&mut try_expr.expr);
+                let span = try_expr.question_token.span;
+                let inner = &try_expr.expr;
+                let tokens = quote_spanned! {span=>
+                    match #inner {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return Self::__finish(::core::result::Result::Err(
+                                ::core::convert::From::from(__error),
+                            ))
+                        }
+                    }
+                };
+                *expr = syn::parse2(tokens).unwrap_or_else(|_| Expr::Verbatim(Default::default()));
+            }
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+fn holds_site(expr: &Expr) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            if site_id(expr).is_some() {
+                self.0 = true;
+            } else {
+                syn::visit::visit_expr(self, expr);
+            }
+        }
+    }
+    let mut find = Find(false);
+    syn::visit::Visit::visit_expr(&mut find, expr);
+    find.0
+}

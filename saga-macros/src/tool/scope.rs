@@ -1,0 +1,262 @@
+//! Which locals a piece of code reads: free-variable analysis that follows Rust's
+//! scoping (blocks, `let`, patterns of `match`, `if let`, `for` and closures) and reads
+//! macro bodies too, including the inline captures of format strings (`"{name}"`).
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::{self, Visit};
+use syn::{Block, Expr, Ident, Pat, Stmt};
+
+/// Calls `f(ident, is_mut)` for every name `pat` binds.
+pub fn pattern_bindings(pat: &Pat, f: &mut dyn FnMut(&Ident, bool)) {
+    match pat {
+        Pat::Ident(pat_ident) => {
+            f(&pat_ident.ident, pat_ident.mutability.is_some());
+            if let Some((_, sub)) = &pat_ident.subpat {
+                pattern_bindings(sub, f);
+            }
+        }
+        Pat::Type(typed) => pattern_bindings(&typed.pat, f),
+        Pat::Tuple(tuple) => tuple.elems.iter().for_each(|p| pattern_bindings(p, f)),
+        Pat::TupleStruct(ts) => ts.elems.iter().for_each(|p| pattern_bindings(p, f)),
+        Pat::Struct(st) => st.fields.iter().for_each(|field| pattern_bindings(&field.pat, f)),
+        Pat::Slice(slice) => slice.elems.iter().for_each(|p| pattern_bindings(p, f)),
+        Pat::Reference(reference) => pattern_bindings(&reference.pat, f),
+        Pat::Or(or) => {
+            if let Some(first) = or.cases.first() {
+                pattern_bindings(first, f);
+            }
+        }
+        Pat::Paren(paren) => pattern_bindings(&paren.pat, f),
+        _ => {}
+    }
+}
+
+/// The names read by `stmts` that they do not bind themselves.
+pub fn free_in_stmts(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut free = Free::default();
+    free.scopes.push(Vec::new());
+    for stmt in stmts {
+        free.visit_stmt(stmt);
+    }
+    free.found
+}
+
+#[derive(Default)]
+struct Free {
+    scopes: Vec<Vec<String>>,
+    found: BTreeSet<String>,
+}
+
+impl Free {
+    fn bound(&self, name: &str) -> bool {
+        self.scopes.iter().any(|scope| scope.iter().any(|n| n == name))
+    }
+
+    fn use_name(&mut self, name: String) {
+        if !self.bound(&name) {
+            self.found.insert(name);
+        }
+    }
+
+    fn bind(&mut self, pat: &Pat) {
+        let mut names = Vec::new();
+        pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.extend(names);
+        }
+    }
+
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.scopes.push(Vec::new());
+        f(self);
+        self.scopes.pop();
+    }
+
+    fn tokens(&mut self, tokens: TokenStream) {
+        for token in tokens {
+            match token {
+                TokenTree::Ident(ident) => self.use_name(ident.to_string()),
+                TokenTree::Group(group) => self.tokens(group.stream()),
+                TokenTree::Literal(literal) => {
+                    for name in format_captures(&literal.to_string()) {
+                        self.use_name(name);
+                    }
+                }
+                TokenTree::Punct(_) => {}
+            }
+        }
+    }
+
+    /// The `let` patterns of an `if`/`while` condition (let chains included).
+    fn bind_condition(&mut self, cond: &Expr) {
+        match cond {
+            Expr::Let(expr_let) => self.bind(&expr_let.pat),
+            Expr::Binary(binary) => {
+                self.bind_condition(&binary.left);
+                self.bind_condition(&binary.right);
+            }
+            Expr::Paren(paren) => self.bind_condition(&paren.expr),
+            _ => {}
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Free {
+    fn visit_block(&mut self, block: &'ast Block) {
+        self.scoped(|this| {
+            for stmt in &block.stmts {
+                this.visit_stmt(stmt);
+            }
+        });
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let Some(init) = &local.init {
+            self.visit_expr(&init.expr);
+            if let Some((_, diverge)) = &init.diverge {
+                self.visit_expr(diverge);
+            }
+        }
+        self.bind(&local.pat);
+    }
+
+    fn visit_item(&mut self, _item: &'ast syn::Item) {
+        // Nested items cannot read the function's locals.
+    }
+
+    fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+        if path.qself.is_none()
+            && path.path.leading_colon.is_none()
+            && path.path.segments.len() == 1
+            && path.path.segments[0].arguments.is_none()
+        {
+            self.use_name(path.path.segments[0].ident.to_string());
+        }
+    }
+
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        self.scoped(|this| {
+            for input in &closure.inputs {
+                this.bind(input);
+            }
+            this.visit_expr(&closure.body);
+        });
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.scoped(|this| {
+            this.bind(&arm.pat);
+            if let Some((_, guard)) = &arm.guard {
+                this.visit_expr(guard);
+            }
+            this.visit_expr(&arm.body);
+        });
+    }
+
+    fn visit_expr_if(&mut self, expr_if: &'ast syn::ExprIf) {
+        self.visit_expr(&expr_if.cond);
+        self.scoped(|this| {
+            this.bind_condition(&expr_if.cond);
+            this.visit_block(&expr_if.then_branch);
+        });
+        if let Some((_, else_branch)) = &expr_if.else_branch {
+            self.visit_expr(else_branch);
+        }
+    }
+
+    fn visit_expr_while(&mut self, expr_while: &'ast syn::ExprWhile) {
+        self.visit_expr(&expr_while.cond);
+        self.scoped(|this| {
+            this.bind_condition(&expr_while.cond);
+            this.visit_block(&expr_while.body);
+        });
+    }
+
+    fn visit_expr_let(&mut self, expr_let: &'ast syn::ExprLet) {
+        // The pattern binds for the branch, handled by the `if`/`while`; here only the
+        // scrutinee is read.
+        self.visit_expr(&expr_let.expr);
+    }
+
+    fn visit_expr_for_loop(&mut self, expr_for: &'ast syn::ExprForLoop) {
+        self.visit_expr(&expr_for.expr);
+        self.scoped(|this| {
+            this.bind(&expr_for.pat);
+            this.visit_block(&expr_for.body);
+        });
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.tokens(mac.tokens.clone());
+    }
+
+    fn visit_expr(&mut self, expr: &'ast Expr) {
+        visit::visit_expr(self, expr);
+    }
+}
+
+/// The names a format string captures inline: `"{name}"`, `"{name:?}"`, `"{name:>8}"`.
+pub fn format_captures(literal: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let bytes: Vec<char> = literal.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == '{' {
+            if bytes.get(i + 1) == Some(&'{') {
+                i += 2;
+                continue;
+            }
+            let start = i + 1;
+            let mut end = start;
+            while end < bytes.len() && (bytes[end].is_alphanumeric() || bytes[end] == '_') {
+                end += 1;
+            }
+            if end > start && matches!(bytes.get(end), Some('}') | Some(':')) {
+                let name: String = bytes[start..end].iter().collect();
+                if !name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                    names.push(name);
+                }
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free(code: &str) -> Vec<String> {
+        let block: Block = syn::parse_str(&format!("{{ {code} }}")).unwrap();
+        free_in_stmts(&block.stmts).into_iter().collect()
+    }
+
+    #[test]
+    fn let_binds_after_its_initialiser() {
+        assert_eq!(free("let x = x + 1; x"), ["x"]);
+        assert_eq!(free("let y = 1; y + z"), ["z"]);
+    }
+
+    #[test]
+    fn patterns_bind_in_their_scope() {
+        assert_eq!(free("match v { Some(a) => a, None => b }"), ["b", "v"]);
+        assert_eq!(free("if let Some(a) = o { a } else { a }"), ["a", "o"]);
+        assert_eq!(free("for i in items { total += i; }"), ["items", "total"]);
+        assert_eq!(free("let f = |q| q + r;"), ["r"]);
+    }
+
+    #[test]
+    fn macros_and_format_captures_count() {
+        assert_eq!(free("format!(\"{name} {age:>3} {{x}}\", extra)"), ["age", "extra", "name"]);
+    }
+
+    #[test]
+    fn blocks_end_scopes() {
+        assert_eq!(free("{ let t = 1; } t"), ["t"]);
+    }
+}

@@ -1,0 +1,170 @@
+//! The tool function's signature: its arguments, its context parameter, its output.
+
+use syn::{Attribute, FnArg, Ident, ItemFn, LitStr, Pat, ReturnType, Type};
+
+use crate::errors::Errors;
+
+pub struct Signature {
+    pub params: Vec<Param>,
+    /// The `&SagaContext` parameter's name, if the tool takes one.
+    pub context: Option<Ident>,
+    pub output: Type,
+    pub docs: Option<String>,
+}
+
+pub struct Param {
+    pub ident: Ident,
+    pub mutable: bool,
+    pub ty: Type,
+    pub description: Option<LitStr>,
+}
+
+pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
+    let sig = &item.sig;
+    if sig.asyncness.is_none() {
+        errors.at(
+            sig.fn_token,
+            "#[saga_tool] needs an `async fn`: a saga awaits the client's answers; \
+             write `async fn`",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.at(
+            &sig.generics,
+            "#[saga_tool] functions cannot be generic: the tool's schema and its saved state \
+             are fixed when the tool is registered; use concrete types",
+        );
+    }
+    if let Some(constness) = &sig.constness {
+        errors.at(constness, "a saga tool cannot be `const`; remove `const`");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "a saga tool cannot be variadic");
+    }
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => {
+            errors.at(
+                &sig.ident,
+                "a saga tool returns its result: add `-> Result<String, SagaError>` \
+                 (or another ToolOutput)",
+            );
+            syn::parse_quote!(())
+        }
+    };
+
+    let mut params = Vec::new();
+    let mut context = None;
+    for input in item.sig.inputs.iter_mut() {
+        let typed = match input {
+            FnArg::Receiver(receiver) => {
+                errors.at(
+                    &*receiver,
+                    "a saga tool is a free function: its state lives in the client's token, \
+                     not in `self`; remove the receiver",
+                );
+                continue;
+            }
+            FnArg::Typed(typed) => typed,
+        };
+        let description = take_arg_attr(&mut typed.attrs, errors);
+        let (ident, mutable) = match &*typed.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                (pat.ident.clone(), pat.mutability.is_some())
+            }
+            other => {
+                errors.at(
+                    other,
+                    "a tool argument is a plain name: it becomes a property of the input \
+                     schema; destructure it in the body instead",
+                );
+                continue;
+            }
+        };
+        if is_context(&typed.ty) {
+            if context.is_some() {
+                errors.at(&typed.ty, "a saga tool takes at most one `&SagaContext`");
+            }
+            if let Some(description) = description {
+                errors.at(description, "`&SagaContext` is not an argument; it has no description");
+            }
+            context = Some(ident);
+            continue;
+        }
+        if let Type::Reference(reference) = &*typed.ty {
+            errors.at(
+                reference,
+                "tool arguments are owned: they are read from the call's JSON and may be saved \
+                 in the saga's state; use an owned type such as `String`",
+            );
+        }
+        params.push(Param {
+            ident,
+            mutable,
+            ty: (*typed.ty).clone(),
+            description,
+        });
+    }
+    Signature {
+        params,
+        context,
+        output,
+        docs: docs(&item.attrs),
+    }
+}
+
+/// Reads and removes `#[arg(description = "…")]` from a parameter.
+fn take_arg_attr(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Option<LitStr> {
+    let mut description = None;
+    attrs.retain(|attr| {
+        if !attr.path().is_ident("arg") {
+            return true;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("description") {
+                description = Some(meta.value()?.parse::<LitStr>()?);
+                Ok(())
+            } else {
+                Err(meta.error("unknown #[arg] key: the only one is `description = \"…\"`"))
+            }
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+        false
+    });
+    description
+}
+
+/// `&SagaContext`, with or without a path or lifetime.
+fn is_context(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => match &*reference.elem {
+            Type::Path(path) => path
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "SagaContext"),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The doc comment, lines joined, trimmed; `None` when empty.
+pub fn docs(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|line| line.strip_prefix(' ').unwrap_or(&line).trim_end().to_owned())
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}

@@ -1,0 +1,240 @@
+//! What `#[saga_tool]` expands to calls. Hidden from the docs and not a stable API, but
+//! kept small and readable, because a user reading the expansion
+//! (`SAGA_MACROS_DEBUG=1`) reads these.
+
+use std::marker::PhantomData;
+
+use rmcp::model::{InputRequests, InputResponses, JsonObject};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::answers::Answers;
+use super::error::SagaError;
+use super::output::ToolOutput;
+use super::pending::{self, Collected};
+use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, Sample};
+use super::tool::Step;
+use super::{Elicit, Root, Sampled};
+
+/// A request a saga can await, and the answer it gives back.
+pub trait Suspension: Into<Request> {
+    /// What `.await` on the request gives the tool.
+    type Output;
+    /// Reads the answer at `index` of the round.
+    fn take(answers: &mut Answers, index: usize) -> Self::Output;
+}
+
+impl<T: Elicit> Suspension for ElicitForm<T> {
+    type Output = Result<T, SagaError>;
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.elicit::<T>(index)
+    }
+}
+
+impl Suspension for ElicitUrl {
+    type Output = Result<(), SagaError>;
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.elicit_url(index)
+    }
+}
+
+impl Suspension for Sample {
+    type Output = Result<Sampled, SagaError>;
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.sampled(index)
+    }
+}
+
+impl Suspension for ListRoots {
+    type Output = Result<Vec<Root>, SagaError>;
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.roots(index)
+    }
+}
+
+/// Remembers, in the saved state, which kind of request a suspension made, so that the
+/// next transition reads the answer with the right type. Costs no bytes.
+pub type Marker<R> = PhantomData<fn() -> R>;
+
+/// The marker of `request`.
+pub fn marker<R: Suspension>(_request: &R) -> Marker<R> {
+    PhantomData
+}
+
+/// The answer to the request at `index` of the round that just ended.
+pub fn answer<R: Suspension>(_marker: Marker<R>, answers: &mut Answers, index: usize) -> R::Output {
+    R::take(answers, index)
+}
+
+/// The state of a macro-generated saga as the runtime sees it: the arguments of the first
+/// request, or the saga's own state enum, postcard-encoded. The enum's field types are
+/// inferred by rustc inside the tool's step, so they cannot be named here; only bytes
+/// cross this boundary.
+#[derive(Debug)]
+pub enum MacroState<A> {
+    /// The first round: the call's arguments.
+    Start(A),
+    /// A later round: the encoded state enum.
+    Resume(Vec<u8>),
+}
+
+impl<A> Serialize for MacroState<A> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MacroState::Resume(bytes) => serde_bytes_like(bytes, serializer),
+            // A saga suspends only after it has started, so the runtime never seals this.
+            MacroState::Start(_) => Err(serde::ser::Error::custom(
+                "a saga's arguments are never sealed",
+            )),
+        }
+    }
+}
+
+fn serde_bytes_like<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_bytes(bytes)
+}
+
+impl<'de, A> Deserialize<'de> for MacroState<A> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a saga state")
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(bytes.to_vec())
+            }
+            fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(bytes)
+            }
+        }
+        deserializer.deserialize_byte_buf(Bytes).map(MacroState::Resume)
+    }
+}
+
+/// Reads the call's arguments into the tool's generated argument struct.
+pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>, rmcp::ErrorData> {
+    super::tool::parse_arguments(arguments).map(MacroState::Start)
+}
+
+/// Ends the transition at a suspension: encodes `state` and asks `requests` (none for a
+/// checkpoint). `slot` only ties every variant to one state type, so that rustc infers
+/// the enum's type parameters across the whole step.
+pub fn suspend<S, A>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> Step<MacroState<A>>
+where
+    S: Serialize + DeserializeOwned,
+{
+    let _ = slot;
+    let bytes = match postcard::to_allocvec(&state) {
+        Ok(bytes) => bytes,
+        Err(error) => return unsaveable(&error),
+    };
+    // A type can serialize with postcard and still fail to read back (serde_json::Value,
+    // untagged enums, skip_serializing_if). Catch it where it is made, in development.
+    if cfg!(debug_assertions)
+        && let Err(error) = postcard::from_bytes::<S>(&bytes)
+    {
+        return unsaveable(&error);
+    }
+    let state = MacroState::Resume(bytes);
+    if requests.is_empty() {
+        Step::Checkpoint(state)
+    } else {
+        Step::Suspend { state, requests }
+    }
+}
+
+fn unsaveable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
+    tracing::error!(
+        %error,
+        "the saga's saved locals do not round-trip through postcard; \
+         avoid serde_json::Value, untagged enums and skip_serializing_if in saved locals"
+    );
+    Step::done(Err::<String, _>(SagaError::msg("the tool's state could not be saved")))
+}
+
+/// Decodes the state enum of a later round; `slot` fixes its type.
+pub fn decode<S: DeserializeOwned>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
+    let _ = slot;
+    let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
+    if rest.is_empty() { Ok(state) } else { Err(postcard::Error::DeserializeBadEncoding) }
+}
+
+/// A sealed state that authenticated but does not decode: a build with the same
+/// fingerprint but another state layout, which the fingerprint is there to prevent.
+pub fn undecodable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
+    tracing::error!(%error, "an authenticated saga state does not decode");
+    Step::done(Err::<String, _>(SagaError::msg("the saga's state could not be read")))
+}
+
+/// Finishes the transition with the tool's result.
+pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
+    Step::done(output)
+}
+
+/// A local kept across a suspension.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
+    label = "this local is still used after a suspension",
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: they must be owned and implement `Serialize` and `Deserialize`",
+    note = "a borrow (`&T`) cannot be kept: hold an owned value (`.clone()`, `.to_owned()`) instead, or stop using the local before the suspension"
+)]
+pub trait SagaLocal: Serialize + DeserializeOwned {}
+
+impl<T: Serialize + DeserializeOwned> SagaLocal for T {}
+
+/// Asserts, at the local's own span, that it can be saved.
+pub fn saved<T: SagaLocal>(_local: &T) {}
+
+/// Where the answers of a plain (non-suspending) run come from: a scripted client.
+pub trait Script: Send {
+    /// Answers a round's requests, as an MRTR client would.
+    fn respond(&mut self, requests: &InputRequests) -> InputResponses;
+}
+
+/// Runs a tool's body as one ordinary async function, asking a [`Script`] at each
+/// suspension. The requests, their keys, and the checks on answers are those of the state
+/// machine: only the suspending differs. The differential tests compare the two.
+#[derive(Debug, Default)]
+pub struct PlainRun {
+    next_key: u32,
+    /// How many rounds the run asked for, answers asked again included.
+    pub rounds: u32,
+    /// Why the script's answers could not be used, if they could not; the tool then saw
+    /// [`SagaError::InvalidAnswer`].
+    pub failure: Option<String>,
+}
+
+impl PlainRun {
+    /// Asks `requests` of `script` until it answers them all usably (at most 8 tries).
+    pub fn ask(&mut self, script: &mut dyn Script, requests: Vec<Request>) -> Answers {
+        match self.try_ask(script, requests) {
+            Ok(answers) => answers,
+            Err(reason) => {
+                self.failure.get_or_insert(reason);
+                Answers::none()
+            }
+        }
+    }
+
+    fn try_ask(&mut self, script: &mut dyn Script, requests: Vec<Request>) -> Result<Answers, String> {
+        let pending = pending::assign(requests, &mut self.next_key, "plain run")
+            .map_err(|error| error.message.to_string())?;
+        let input = pending::input_requests(&pending).map_err(|error| error.message.to_string())?;
+        for _ in 0..8 {
+            self.rounds += 1;
+            match pending::collect(&pending, script.respond(&input)) {
+                Ok(Collected::All(answers)) => return Ok(Answers::new(answers)),
+                Ok(Collected::Ask(_)) => continue,
+                Err(error) => return Err(error.message.to_string()),
+            }
+        }
+        Err("the script was asked 8 times without a usable answer".into())
+    }
+
+    /// A checkpoint: in a plain run, only a counted round.
+    pub fn checkpoint(&mut self) {
+        self.rounds += 1;
+    }
+}
