@@ -19,9 +19,12 @@ pub struct Target {
 #[saga_tool]
 pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
     let target: Target = elicit("Please provide the deployment target:").await?;
-    let verdict = sample(format!("Is deploying to '{}' safe right now?", target.target))
-        .max_tokens(100)
-        .await?;
+    let verdict = sample(format!(
+        "Is deploying to '{}' safe right now?",
+        target.target
+    ))
+    .max_tokens(100)
+    .await?;
     if !verdict.text().starts_with("Yes") {
         return Ok("Deployment postponed.".into());
     }

@@ -33,8 +33,8 @@ pub mod __private {
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{
-        Answers, Elicit, ElicitEnum, ElicitField, Request, SagaContext, SagaTool, Step,
-        ToolOutput, parse_arguments,
+        Answers, Elicit, ElicitEnum, ElicitField, Request, SagaContext, SagaTool, Step, ToolOutput,
+        parse_arguments,
     };
     pub use rmcp::ErrorData;
     pub use rmcp::handler::server::common::schema_for_type;
@@ -62,10 +62,10 @@ pub mod prelude {
         Answers, Elicit, Json, Request, Root, SagaContext, SagaError, SagaTool, Sampled, Step,
         ToolOutput, checkpoint, elicit, elicit_url, list_roots, sample,
     };
+    pub use crate::join;
     pub use crate::serve::{SagaServer, SagaTools};
     pub use crate::state::KeyRing;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
-    pub use crate::join;
     pub use saga_macros::{Elicit, saga_tool};
     pub use serde::{Deserialize, Serialize};
 }

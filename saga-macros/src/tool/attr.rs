@@ -34,7 +34,10 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         }
         let value = meta.value()?;
         let lit: LitStr = value.parse().map_err(|error| {
-            syn::Error::new(error.span(), "expected a string literal, e.g. `name = \"deploy\"`")
+            syn::Error::new(
+                error.span(),
+                "expected a string literal, e.g. `name = \"deploy\"`",
+            )
         })?;
         *slot = Some(lit);
         Ok(())
@@ -46,7 +49,9 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         let value = name.value();
         let valid = !value.is_empty()
             && value.len() <= 128
-            && value.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
         if !valid {
             errors.at(
                 name,

@@ -20,7 +20,14 @@ pub struct Parts<'a> {
 }
 
 pub fn tool(parts: Parts<'_>) -> TokenStream {
-    let Parts { attr, item, sig, sites, machine, plain } = parts;
+    let Parts {
+        attr,
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+    } = parts;
     let private = private_path();
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -28,11 +35,15 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
     let output = &sig.output;
     let attrs = &item.attrs;
 
-    let tool_name = attr
-        .name
+    let tool_name = attr.name.as_ref().map_or_else(
+        || name.to_string().trim_start_matches("r#").to_owned(),
+        |lit| lit.value(),
+    );
+    let description = attr
+        .description
         .as_ref()
-        .map_or_else(|| name.to_string().trim_start_matches("r#").to_owned(), |lit| lit.value());
-    let description = attr.description.as_ref().map(|lit| lit.value()).or_else(|| sig.docs.clone());
+        .map(|lit| lit.value())
+        .or_else(|| sig.docs.clone());
     let description = match description {
         Some(text) => quote!(tool.description = ::core::option::Option::Some(#text.into());),
         None => quote!(),
@@ -46,14 +57,21 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
     let arg_fields = sig.params.iter().map(|param| {
         let ident = &param.ident;
         let ty = &param.ty;
-        let description = param.description.as_ref().map(|lit| quote!(#[schemars(description = #lit)]));
+        let description = param
+            .description
+            .as_ref()
+            .map(|lit| quote!(#[schemars(description = #lit)]));
         quote!(#description pub #ident: #ty)
     });
     let arg_names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
-    let rebind_mut = sig.params.iter().filter(|param| param.mutable).map(|param| {
-        let ident = &param.ident;
-        quote!(let mut #ident = #ident;)
-    });
+    let rebind_mut = sig
+        .params
+        .iter()
+        .filter(|param| param.mutable)
+        .map(|param| {
+            let ident = &param.ident;
+            quote!(let mut #ident = #ident;)
+        });
     let rebind_mut_plain = rebind_mut.clone();
     let context = match &sig.context {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
@@ -76,7 +94,9 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
         for local in saved {
             let param = format_ident!("T{}", params.len());
             serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
-            deserialize_bounds.push(format!("{param}: {private_text}::serde::de::DeserializeOwned"));
+            deserialize_bounds.push(format!(
+                "{param}: {private_text}::serde::de::DeserializeOwned"
+            ));
             let field = &local.field;
             fields.push(quote!(#field: #param));
             let binding = format_ident!("__saved_{}", field);
@@ -99,9 +119,17 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
             __State::#variant { #(#pattern),* } => #cont
         });
     }
-    let generics = if params.is_empty() { quote!() } else { quote!(<#(#params),*>) };
+    let generics = if params.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#params),*>)
+    };
     let holes = params.iter().map(|_| quote!(_));
-    let slot_type = if params.is_empty() { quote!(__State) } else { quote!(__State<#(#holes),*>) };
+    let slot_type = if params.is_empty() {
+        quote!(__State)
+    } else {
+        quote!(__State<#(#holes),*>)
+    };
     let serialize_bound = serialize_bounds.join(", ");
     let deserialize_bound = deserialize_bounds.join(", ");
     let serde_crate = format!("{private}::serde").replace(' ', "");

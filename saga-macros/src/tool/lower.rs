@@ -37,7 +37,9 @@ pub const SITE_MACRO: &str = "__saga_site";
 /// The site number of a `__saga_site!(N)` marker.
 pub fn site_id(expr: &Expr) -> Option<usize> {
     match expr {
-        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => mac.mac.tokens.to_string().parse().ok(),
+        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => {
+            mac.mac.tokens.to_string().parse().ok()
+        }
         _ => None,
     }
 }
@@ -69,7 +71,10 @@ impl Lower<'_> {
         for stmt in block.stmts {
             self.stmt(stmt, &mut stmts);
         }
-        Block { brace_token: block.brace_token, stmts }
+        Block {
+            brace_token: block.brace_token,
+            stmts,
+        }
     }
 
     fn stmt(&mut self, stmt: Stmt, out: &mut Vec<Stmt>) {
@@ -91,7 +96,8 @@ impl Lower<'_> {
                              await it before the `let`",
                         );
                     }
-                    let expr = std::mem::replace(&mut *init.expr, Expr::Verbatim(TokenStream::new()));
+                    let expr =
+                        std::mem::replace(&mut *init.expr, Expr::Verbatim(TokenStream::new()));
                     let expr = self.head(expr, &hint, out, 0);
                     self.reject_rest(&expr);
                     *init.expr = expr;
@@ -151,14 +157,23 @@ impl Lower<'_> {
             }
             Expr::Match(mut expr_match) => {
                 *expr_match.expr = self.head(*expr_match.expr, "", out, next);
-                if !expr_match.arms.iter().any(|arm| contains_suspension(&arm.body)) {
+                if !expr_match
+                    .arms
+                    .iter()
+                    .any(|arm| contains_suspension(&arm.body))
+                {
                     return Expr::Match(expr_match);
                 }
                 for arm in &mut expr_match.arms {
                     if contains_suspension(&arm.body) {
-                        let body = std::mem::replace(&mut *arm.body, Expr::Verbatim(TokenStream::new()));
+                        let body =
+                            std::mem::replace(&mut *arm.body, Expr::Verbatim(TokenStream::new()));
                         let block = match body {
-                            Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => block.block,
+                            Expr::Block(block)
+                                if block.label.is_none() && block.attrs.is_empty() =>
+                            {
+                                block.block
+                            }
                             other => syn::parse_quote_spanned!(other.span()=> { #other }),
                         };
                         *arm.body = Expr::Block(syn::ExprBlock {
@@ -178,9 +193,16 @@ impl Lower<'_> {
                 self.construct(Expr::Loop(expr_loop), depth, out)
             }
             Expr::While(expr_while)
-                if contains_suspension(&expr_while.cond) || contains_suspension_block(&expr_while.body) =>
+                if contains_suspension(&expr_while.cond)
+                    || contains_suspension_block(&expr_while.body) =>
             {
-                let syn::ExprWhile { attrs, label, cond, body, .. } = expr_while;
+                let syn::ExprWhile {
+                    attrs,
+                    label,
+                    cond,
+                    body,
+                    ..
+                } = expr_while;
                 let span = cond.span();
                 let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
                     #(#attrs)* #label loop {
@@ -194,7 +216,14 @@ impl Lower<'_> {
                 if !contains_suspension_block(&expr_for.body) {
                     return Expr::ForLoop(expr_for);
                 }
-                let syn::ExprForLoop { attrs, label, pat, expr, body, .. } = expr_for;
+                let syn::ExprForLoop {
+                    attrs,
+                    label,
+                    pat,
+                    expr,
+                    body,
+                    ..
+                } = expr_for;
                 self.hoisted += 1;
                 let rest = format_ident!("__rest{}", self.hoisted);
                 let span = expr.span();
@@ -324,14 +353,21 @@ impl Lower<'_> {
         syn::parse_quote!(#name)
     }
 
-    fn site(&mut self, suspension: Suspension, hint: &str, span: Span, out: &mut Vec<Stmt>) -> Expr {
+    fn site(
+        &mut self,
+        suspension: Suspension,
+        hint: &str,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Expr {
         let id = self.sites.len();
         let answer = format_ident!("__a{}", id);
         let variant = self.variant_name(&suspension, hint);
         let marker = Ident::new(SITE_MACRO, span);
         let number = proc_macro2::Literal::usize_unsuffixed(id);
-        let marker_stmt: Stmt = syn::parse2(quote_spanned!(span=> let #answer = #marker!(#number);))
-            .unwrap_or_else(|_| syn::parse_quote!(let #answer = ();));
+        let marker_stmt: Stmt =
+            syn::parse2(quote_spanned!(span=> let #answer = #marker!(#number);))
+                .unwrap_or_else(|_| syn::parse_quote!(let #answer = ();));
         out.push(marker_stmt);
         self.sites.push(Site {
             id,
@@ -346,7 +382,11 @@ impl Lower<'_> {
 
     fn variant_name(&mut self, suspension: &Suspension, hint: &str) -> String {
         let kinds = suspension.kinds();
-        let kind = if kinds.len() == 1 { pascal(kinds[0]) } else { "Join".to_owned() };
+        let kind = if kinds.len() == 1 {
+            pascal(kinds[0])
+        } else {
+            "Join".to_owned()
+        };
         let base = format!("After{kind}{}", pascal(hint));
         let mut name = base.clone();
         let mut n = 1;
@@ -430,7 +470,12 @@ fn contains_suspension_block(block: &Block) -> bool {
 
 fn contains_suspension_stmt(stmt: &Stmt) -> bool {
     if let Stmt::Macro(stmt_macro) = stmt
-        && stmt_macro.mac.path.segments.last().is_some_and(|segment| segment.ident == "join")
+        && stmt_macro
+            .mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "join")
     {
         return true;
     }

@@ -103,7 +103,9 @@ fn construct_of(stmt: &Stmt) -> Option<&Expr> {
 
 fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
     for (index, stmt) in block.stmts.iter().enumerate() {
-        let Some(expr) = construct_of(stmt) else { continue };
+        let Some(expr) = construct_of(stmt) else {
+            continue;
+        };
         if site_id(expr) == Some(id) {
             return Some(vec![Level {
                 block: block.clone(),
@@ -143,7 +145,10 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
                     if let Expr::Block(arm_block) = &*arm.body {
                         let mut bound = Vec::new();
                         pattern_bindings(&arm.pat, &mut |ident, mutable| {
-                            bound.push(Binding { ident: ident.clone(), mutable })
+                            bound.push(Binding {
+                                ident: ident.clone(),
+                                mutable,
+                            })
                         });
                         if let Some(rest) = find(&arm_block.block, id, bound) {
                             return Some(here(Into::Block(None), rest));
@@ -175,7 +180,10 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
 fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
     match cond {
         Expr::Let(expr_let) => pattern_bindings(&expr_let.pat, &mut |ident, mutable| {
-            out.push(Binding { ident: ident.clone(), mutable })
+            out.push(Binding {
+                ident: ident.clone(),
+                mutable,
+            })
         }),
         Expr::Binary(binary) => {
             condition_bindings(&binary.left, out);
@@ -187,7 +195,12 @@ fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
 }
 
 /// The continuation of `site` and the locals it reads from the saved state.
-fn continuation(site: &Site, path: &[Level], sites: &[Site], saved: &[Vec<Saved>]) -> (Block, Vec<Saved>) {
+fn continuation(
+    site: &Site,
+    path: &[Level],
+    sites: &[Site],
+    saved: &[Vec<Saved>],
+) -> (Block, Vec<Saved>) {
     let mut site_saved: Vec<Saved> = Vec::new();
     let mut inner: Option<Block> = None;
     for (depth, level) in path.iter().enumerate().rev() {
@@ -206,7 +219,11 @@ fn continuation(site: &Site, path: &[Level], sites: &[Site], saved: &[Vec<Saved>
                         label: label.clone(),
                         block: cont,
                     }),
-                    None => Expr::Block(syn::ExprBlock { attrs: Vec::new(), label: None, block: cont }),
+                    None => Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: cont,
+                    }),
                 };
                 code.push(replace_construct(stmt, replaced));
             }
@@ -230,12 +247,18 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block
         if let Stmt::Local(local) = stmt {
             pattern_bindings(&local.pat, &mut |ident, mutable| {
                 visible.retain(|b| b.ident != *ident);
-                visible.push(Binding { ident: ident.clone(), mutable });
+                visible.push(Binding {
+                    ident: ident.clone(),
+                    mutable,
+                });
             });
         }
     }
     let mut prefix: Vec<Stmt> = Vec::new();
-    for binding in visible.into_iter().filter(|b| free.contains(&b.ident.to_string())) {
+    for binding in visible
+        .into_iter()
+        .filter(|b| free.contains(&b.ident.to_string()))
+    {
         let field = unique_field(&binding.ident, site_saved);
         let local = &binding.ident;
         let source = format_ident!("__saved_{}", field);
@@ -315,7 +338,12 @@ fn replace_construct(stmt: &Stmt, with: Expr) -> Stmt {
 fn peel(rest: Block, label: Option<&Label>, full: Expr, site: usize, depth: usize) -> Expr {
     let peel_label = Lifetime::new(&format!("'__peel{site}_{depth}"), Span::call_site());
     let target = label.map(|label| label.name.ident.to_string());
-    let mut detect = LoopExits { target: target.clone(), depth: 0, found_break: false, rewrite: None };
+    let mut detect = LoopExits {
+        target: target.clone(),
+        depth: 0,
+        found_break: false,
+        rewrite: None,
+    };
     let mut probe = rest.clone();
     detect.visit_block_mut(&mut probe);
     let with_break = detect.found_break;
@@ -383,15 +411,18 @@ impl VisitMut for LoopExits {
                 }
                 if let Some((peel, _)) = &self.rewrite {
                     let private = private_path();
-                    let value = expr_break.expr.take().map_or_else(|| quote!(()), |v| quote!(#v));
-                    *expr = syn::parse_quote!(break #peel #private::Flow::Break(#value));
+                    let value = expr_break
+                        .expr
+                        .take()
+                        .map_or_else(|| quote!(()), |v| quote!(#v));
+                    *expr = syn::parse_quote!(break #peel (#private::Flow::Break(#value)));
                 }
             }
             Expr::Continue(expr_continue) if self.targets(expr_continue.label.as_ref()) => {
                 if let Some((peel, with_break)) = &self.rewrite {
                     let private = private_path();
                     *expr = if *with_break {
-                        syn::parse_quote!(break #peel #private::Flow::Continue)
+                        syn::parse_quote!(break #peel (#private::Flow::Continue))
                     } else {
                         syn::parse_quote!(break #peel)
                     };
@@ -448,9 +479,15 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
     let span = site.span;
     let variant = &site.variant;
     let requests = site.suspension.requests();
-    let request_names: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__request{}", i)).collect();
-    let mark_names: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__mark{}", i)).collect();
-    let mark_fields: Vec<Ident> = (0..requests.len()).map(|i| format_ident!("__m{}", i)).collect();
+    let request_names: Vec<Ident> = (0..requests.len())
+        .map(|i| format_ident!("__request{}", i))
+        .collect();
+    let mark_names: Vec<Ident> = (0..requests.len())
+        .map(|i| format_ident!("__mark{}", i))
+        .collect();
+    let mark_fields: Vec<Ident> = (0..requests.len())
+        .map(|i| format_ident!("__m{}", i))
+        .collect();
     let checks = saved.iter().map(|s| {
         let ident = &s.ident;
         quote_spanned!(ident.span()=> #private::saved(&#ident);)
@@ -461,12 +498,17 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
         quote!(#field: #ident)
     });
     let answer = answer_expr(site, |i| format_ident!("__mark{}", i));
-    let builds = requests.iter().zip(&request_names).zip(&mark_names).map(|((request, name), mark)| {
-        quote_spanned!(span=>
-            let #name = #request;
-            let #mark = #private::marker(&#name);
-        )
-    });
+    let builds =
+        requests
+            .iter()
+            .zip(&request_names)
+            .zip(&mark_names)
+            .map(|((request, name), mark)| {
+                quote_spanned!(span=>
+                    let #name = #request;
+                    let #mark = #private::marker(&#name);
+                )
+            });
     let exprs: Expr = syn::parse_quote_spanned! {span=> {
         #(#builds)*
         #(#checks)*

@@ -73,3 +73,21 @@ pub fn pretty(tokens: &TokenStream) -> String {
         Err(_) => tokens.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn expand_str(source: &str) -> String {
+        let item: TokenStream = source.parse().expect("the test source is Rust");
+        pretty(&expand(TokenStream::new(), item))
+    }
+
+    #[test]
+    fn scratch() {
+        let source = std::fs::read_to_string("/tmp/scratch/in.rs").unwrap_or_default();
+        if !source.is_empty() {
+            println!("{}", expand_str(&source));
+        }
+    }
+}

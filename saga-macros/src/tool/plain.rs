@@ -44,10 +44,15 @@ impl VisitMut for Plain {
             return;
         }
         let requests: Vec<&Expr> = suspension.requests();
-        let names: Vec<syn::Ident> = (0..requests.len()).map(|i| quote::format_ident!("__request{}", i)).collect();
-        let marks: Vec<syn::Ident> = (0..requests.len()).map(|i| quote::format_ident!("__mark{}", i)).collect();
+        let names: Vec<syn::Ident> = (0..requests.len())
+            .map(|i| quote::format_ident!("__request{}", i))
+            .collect();
+        let marks: Vec<syn::Ident> = (0..requests.len())
+            .map(|i| quote::format_ident!("__mark{}", i))
+            .collect();
         let indices = 0..requests.len();
-        let answers = quote_spanned!(span=> #(#private::answer(#marks, &mut __answers, #indices)),*);
+        let answers =
+            quote_spanned!(span=> #(#private::answer(#marks, &mut __answers, #indices)),*);
         let value = match suspension {
             Suspension::Join { .. } => quote_spanned!(span=> (#answers)),
             Suspension::Await { .. } => answers,

@@ -16,8 +16,12 @@ pub fn exits(mut body: Block) -> Block {
         if holds_site(&value) {
             // A construct holding a suspension stays the whole initialiser of a statement.
             body.stmts.pop();
-            body.stmts.push(syn::parse_quote_spanned!(span=> let __output = #value;));
-            body.stmts.push(Stmt::Expr(syn::parse_quote_spanned!(span=> Self::__finish(__output)), None));
+            body.stmts
+                .push(syn::parse_quote_spanned!(span=> let __output = #value;));
+            body.stmts.push(Stmt::Expr(
+                syn::parse_quote_spanned!(span=> Self::__finish(__output)),
+                None,
+            ));
         } else {
             *tail = syn::parse_quote_spanned!(span=> Self::__finish(#value));
         }
@@ -60,6 +64,21 @@ impl VisitMut for Exits {
             }
             _ => visit_mut::visit_expr_mut(self, expr),
         }
+    }
+
+    /// Macro arguments that read as expressions (`format!`, `vec!`, `assert!`, …) are
+    /// rewritten too, so that `?` inside them leaves the tool as it would the function.
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        use syn::punctuated::Punctuated;
+        let Ok(mut args) =
+            mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        else {
+            return;
+        };
+        for arg in args.iter_mut() {
+            self.visit_expr_mut(arg);
+        }
+        mac.tokens = quote::quote!(#args);
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

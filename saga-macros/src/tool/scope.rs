@@ -20,7 +20,10 @@ pub fn pattern_bindings(pat: &Pat, f: &mut dyn FnMut(&Ident, bool)) {
         Pat::Type(typed) => pattern_bindings(&typed.pat, f),
         Pat::Tuple(tuple) => tuple.elems.iter().for_each(|p| pattern_bindings(p, f)),
         Pat::TupleStruct(ts) => ts.elems.iter().for_each(|p| pattern_bindings(p, f)),
-        Pat::Struct(st) => st.fields.iter().for_each(|field| pattern_bindings(&field.pat, f)),
+        Pat::Struct(st) => st
+            .fields
+            .iter()
+            .for_each(|field| pattern_bindings(&field.pat, f)),
         Pat::Slice(slice) => slice.elems.iter().for_each(|p| pattern_bindings(p, f)),
         Pat::Reference(reference) => pattern_bindings(&reference.pat, f),
         Pat::Or(or) => {
@@ -51,7 +54,9 @@ struct Free {
 
 impl Free {
     fn bound(&self, name: &str) -> bool {
-        self.scopes.iter().any(|scope| scope.iter().any(|n| n == name))
+        self.scopes
+            .iter()
+            .any(|scope| scope.iter().any(|n| n == name))
     }
 
     fn use_name(&mut self, name: String) {
@@ -252,7 +257,10 @@ mod tests {
 
     #[test]
     fn macros_and_format_captures_count() {
-        assert_eq!(free("format!(\"{name} {age:>3} {{x}}\", extra)"), ["age", "extra", "name"]);
+        assert_eq!(
+            free("format!(\"{name} {age:>3} {{x}}\", extra)"),
+            ["age", "extra", "name"]
+        );
     }
 
     #[test]

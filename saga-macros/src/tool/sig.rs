@@ -86,7 +86,10 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
                 errors.at(&typed.ty, "a saga tool takes at most one `&SagaContext`");
             }
             if let Some(description) = description {
-                errors.at(description, "`&SagaContext` is not an argument; it has no description");
+                errors.at(
+                    description,
+                    "`&SagaContext` is not an argument; it has no description",
+                );
             }
             context = Some(ident);
             continue;
@@ -158,12 +161,20 @@ pub fn docs(attrs: &[Attribute]) -> Option<String> {
         .filter(|attr| attr.path().is_ident("doc"))
         .filter_map(|attr| match &attr.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
         })
-        .map(|line| line.strip_prefix(' ').unwrap_or(&line).trim_end().to_owned())
+        .map(|line| {
+            line.strip_prefix(' ')
+                .unwrap_or(&line)
+                .trim_end()
+                .to_owned()
+        })
         .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)

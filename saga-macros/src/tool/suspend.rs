@@ -28,7 +28,9 @@ impl Suspension {
     pub fn kinds(&self) -> Vec<&str> {
         match self {
             Suspension::Await { kind, .. } => vec![kind.as_str()],
-            Suspension::Join { requests } => requests.iter().map(|(_, kind)| kind.as_str()).collect(),
+            Suspension::Join { requests } => {
+                requests.iter().map(|(_, kind)| kind.as_str()).collect()
+            }
         }
     }
 

@@ -109,7 +109,9 @@ impl<'de, A> Deserialize<'de> for MacroState<A> {
                 Ok(bytes)
             }
         }
-        deserializer.deserialize_byte_buf(Bytes).map(MacroState::Resume)
+        deserializer
+            .deserialize_byte_buf(Bytes)
+            .map(MacroState::Resume)
     }
 }
 
@@ -151,21 +153,29 @@ fn unsaveable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
         "the saga's saved locals do not round-trip through postcard; \
          avoid serde_json::Value, untagged enums and skip_serializing_if in saved locals"
     );
-    Step::done(Err::<String, _>(SagaError::msg("the tool's state could not be saved")))
+    Step::done(Err::<String, _>(SagaError::msg(
+        "the tool's state could not be saved",
+    )))
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
 pub fn decode<S: DeserializeOwned>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
     let _ = slot;
     let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
-    if rest.is_empty() { Ok(state) } else { Err(postcard::Error::DeserializeBadEncoding) }
+    if rest.is_empty() {
+        Ok(state)
+    } else {
+        Err(postcard::Error::DeserializeBadEncoding)
+    }
 }
 
 /// A sealed state that authenticated but does not decode: a build with the same
 /// fingerprint but another state layout, which the fingerprint is there to prevent.
 pub fn undecodable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
     tracing::error!(%error, "an authenticated saga state does not decode");
-    Step::done(Err::<String, _>(SagaError::msg("the saga's state could not be read")))
+    Step::done(Err::<String, _>(SagaError::msg(
+        "the saga's state could not be read",
+    )))
 }
 
 /// Finishes the transition with the tool's result.
@@ -218,7 +228,11 @@ impl PlainRun {
         }
     }
 
-    fn try_ask(&mut self, script: &mut dyn Script, requests: Vec<Request>) -> Result<Answers, String> {
+    fn try_ask(
+        &mut self,
+        script: &mut dyn Script,
+        requests: Vec<Request>,
+    ) -> Result<Answers, String> {
         let pending = pending::assign(requests, &mut self.next_key, "plain run")
             .map_err(|error| error.message.to_string())?;
         let input = pending::input_requests(&pending).map_err(|error| error.message.to_string())?;
@@ -237,4 +251,14 @@ impl PlainRun {
     pub fn checkpoint(&mut self) {
         self.rounds += 1;
     }
+}
+
+/// How the peeled rest of a loop iteration ended: by leaving the loop (with its value),
+/// or by going on to the next iteration.
+#[derive(Debug)]
+pub enum Flow<T> {
+    /// `break` out of the loop.
+    Break(T),
+    /// `continue`, or the end of the iteration.
+    Continue,
 }

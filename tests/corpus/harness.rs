@@ -1,0 +1,196 @@
+//! The differential harness: runs a saga as one plain async function with scripted
+//! answers, and as the state machine, one transition per request, sealing and opening the
+//! state at every step; then compares the two.
+
+#![allow(deprecated)] // sampling and roots: deprecated in MCP 2026-07-28, still served
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use saga_runtime::__private::{PlainRun, Script as PlainScript};
+use saga_runtime::engine::{Call, SagaContext, ToolOutput, transition};
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::ErrorData;
+use saga_runtime::rmcp::model::{
+    CallToolResponse, ClientCapabilities, InputRequests, InputResponses, JsonObject,
+};
+use saga_runtime::state::StateCodec;
+use serde_json::Value;
+
+/// Answers requests from their JSON (`{"method": …, "params": …}`), as a client would.
+pub struct Script {
+    answer: Box<dyn FnMut(&str, &Value) -> Value + Send>,
+}
+
+impl Script {
+    /// A script answering each request (given its key and JSON) with `answer`.
+    pub fn new(answer: impl FnMut(&str, &Value) -> Value + Send + 'static) -> Self {
+        Self {
+            answer: Box::new(answer),
+        }
+    }
+
+    pub fn respond(&mut self, requests: &InputRequests) -> InputResponses {
+        requests
+            .iter()
+            .map(|(key, request)| {
+                let json = serde_json::to_value(request).expect("requests serialize");
+                (key.clone(), (self.answer)(key, &json))
+            })
+            .collect()
+    }
+}
+
+impl PlainScript for Script {
+    fn respond(&mut self, requests: &InputRequests) -> InputResponses {
+        Script::respond(self, requests)
+    }
+}
+
+/// The message of an elicitation, or the last user text of a sampling request.
+pub fn prompt_of(request: &Value) -> String {
+    let params = &request["params"];
+    if let Some(message) = params["message"].as_str() {
+        return message.to_owned();
+    }
+    params["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .and_then(|message| message["content"]["text"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+pub fn accept(content: Value) -> Value {
+    serde_json::json!({"action": "accept", "content": content})
+}
+
+pub fn says(text: &str) -> Value {
+    serde_json::json!({"role": "assistant", "content": {"type": "text", "text": text}, "model": "scripted"})
+}
+
+pub fn all_capabilities() -> ClientCapabilities {
+    ClientCapabilities::builder()
+        .enable_elicitation()
+        .enable_sampling()
+        .enable_roots()
+        .build()
+}
+
+pub fn context() -> SagaContext {
+    SagaContext::new("tester").with_capabilities(all_capabilities())
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The final `CallToolResult`, as JSON.
+    pub result: Value,
+    /// Requests to the client (state machine: rounds that asked or checkpointed).
+    pub rounds: u32,
+    /// The longest token sealed along the way.
+    pub longest_token: usize,
+}
+
+impl Outcome {
+    pub fn text(&self) -> &str {
+        self.result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+    }
+}
+
+pub type PlainFuture<'a, O> = Pin<Box<dyn Future<Output = Result<O, ErrorData>> + Send + 'a>>;
+
+/// Runs `tool` both ways with fresh scripts from `script` and asserts the results agree.
+pub async fn differential<T, O, P>(
+    tool: &T,
+    plain: P,
+    arguments: Value,
+    script: impl Fn() -> Script,
+) -> Outcome
+where
+    T: SagaTool,
+    O: ToolOutput,
+    P: for<'a> FnOnce(
+        JsonObject,
+        &'a SagaContext,
+        &'a mut PlainRun,
+        &'a mut dyn PlainScript,
+    ) -> PlainFuture<'a, O>,
+{
+    let arguments = arguments
+        .as_object()
+        .cloned()
+        .expect("arguments are an object");
+    let cx = context();
+
+    let mut run = PlainRun::default();
+    let mut plain_script = script();
+    let output = plain(arguments.clone(), &cx, &mut run, &mut plain_script)
+        .await
+        .expect("the plain run accepts the arguments");
+    assert_eq!(
+        run.failure, None,
+        "the script answered the plain run usably"
+    );
+    let plain_result =
+        serde_json::to_value(output.into_call_tool_result()).expect("results serialize");
+
+    let machine = machine(tool, arguments, script()).await;
+    assert_eq!(
+        machine.result, plain_result,
+        "state machine and plain run disagree"
+    );
+    assert_eq!(
+        machine.rounds, run.rounds,
+        "state machine and plain run asked a different number of rounds"
+    );
+    machine
+}
+
+/// Drives `tool` as the state machine to completion, one transition per request, the
+/// state sealed and opened at every step.
+pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, mut script: Script) -> Outcome {
+    let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+    let cx = context();
+    let name = tool.tool().name.to_string();
+    let mut call = Call::tool(name, Some(arguments));
+    let mut rounds = 0;
+    let mut longest_token = 0;
+    loop {
+        match transition(tool, &codec, call.clone(), &cx)
+            .await
+            .expect("every transition succeeds")
+        {
+            CallToolResponse::Complete(result) => {
+                return Outcome {
+                    result: serde_json::to_value(result).expect("results serialize"),
+                    rounds,
+                    longest_token,
+                };
+            }
+            CallToolResponse::InputRequired(required) => {
+                rounds += 1;
+                assert!(rounds < 10_000, "the saga never finished");
+                let token = required.request_state.expect("every round carries a token");
+                longest_token = longest_token.max(token.len());
+                call.input_responses = required
+                    .input_requests
+                    .as_ref()
+                    .map(|requests| script.respond(requests));
+                call.request_state = Some(token);
+            }
+            other => panic!("unexpected response {other:?}"),
+        }
+    }
+}
+
+/// `differential(&tool, plain!(tool), args, script)`: the plain run of a generated tool.
+#[macro_export]
+macro_rules! plain {
+    ($tool:expr) => {
+        |arguments, cx, run, script| Box::pin($tool.__plain(arguments, cx, run, script))
+    };
+}
