@@ -426,13 +426,27 @@ fn pattern_names(pat: &Pat) -> String {
     names.join("_")
 }
 
+/// The statement as a user would read it, on one line, for the variant's doc comment.
 fn source_of(stmt: &Stmt) -> String {
-    stmt.span()
-        .source_text()
-        .unwrap_or_else(|| quote!(#stmt).to_string())
-        .split_whitespace()
+    let file: Result<syn::File, _> = syn::parse2(quote!(fn __saga_source() { #stmt }));
+    let text = match file {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => quote!(#stmt).to_string(),
+    };
+    let body = text
+        .lines()
+        .skip(1)
+        .take_while(|line| *line != "}")
+        .map(str::trim)
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    const MAX: usize = 120;
+    if body.chars().count() > MAX {
+        let cut: String = body.chars().take(MAX).collect();
+        format!("{cut}…")
+    } else {
+        body
+    }
 }
 
 /// Finds suspensions, not looking into closures, async blocks or nested items (where they

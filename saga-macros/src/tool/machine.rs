@@ -202,23 +202,31 @@ fn continuation(
     saved: &[Vec<Saved>],
 ) -> (Block, Vec<Saved>) {
     let mut site_saved: Vec<Saved> = Vec::new();
-    let mut inner: Option<Block> = None;
+    let mut inner: Option<(Block, bool)> = None;
     for (depth, level) in path.iter().enumerate().rev() {
         let mut code: Vec<Stmt> = Vec::new();
+        // Whether the code so far always ends the transition (at another suspension): the
+        // rest of the block is then unreachable from here, and left out. The initial run
+        // keeps it, for type inference; here the types are already known.
+        let mut diverges = false;
         match inner.take() {
             None => code.push(answer_stmt(site)),
-            Some(cont) => {
+            Some((cont, inner_diverges)) => {
                 let stmt = &level.block.stmts[level.index];
                 let replaced = match &level.into {
                     Some(Into::Loop(expr_loop)) => {
                         let full = exitify_expr(Expr::Loop(expr_loop.clone()), sites, saved);
                         peel(cont, expr_loop.label.as_ref(), full, site.id, depth)
                     }
-                    Some(Into::Block(label)) => Expr::Block(syn::ExprBlock {
-                        attrs: Vec::new(),
-                        label: label.clone(),
-                        block: cont,
-                    }),
+                    Some(Into::Block(label)) => {
+                        // A labelled block can be left by `break 'label`.
+                        diverges = inner_diverges && label.is_none();
+                        Expr::Block(syn::ExprBlock {
+                            attrs: Vec::new(),
+                            label: label.clone(),
+                            block: cont,
+                        })
+                    }
                     None => Expr::Block(syn::ExprBlock {
                         attrs: Vec::new(),
                         label: None,
@@ -228,13 +236,20 @@ fn continuation(
                 code.push(replace_construct(stmt, replaced));
             }
         }
-        for stmt in &level.block.stmts[level.index + 1..] {
-            code.push(exitify_stmt(stmt.clone(), sites, saved));
+        if !diverges {
+            for stmt in &level.block.stmts[level.index + 1..] {
+                code.push(exitify_stmt(stmt.clone(), sites, saved));
+                if construct_of(stmt).is_some_and(|expr| site_id(expr).is_some()) {
+                    diverges = true;
+                    break;
+                }
+            }
         }
         let block = restore(level, code, &mut site_saved);
-        inner = Some(block);
+        inner = Some((block, diverges));
     }
-    (inner.unwrap_or_else(|| syn::parse_quote!({})), site_saved)
+    let block = inner.map_or_else(|| syn::parse_quote!({}), |(block, _)| block);
+    (block, site_saved)
 }
 
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were

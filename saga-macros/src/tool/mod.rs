@@ -78,16 +78,99 @@ pub fn pretty(tokens: &TokenStream) -> String {
 mod tests {
     use super::*;
 
-    pub fn expand_str(source: &str) -> String {
+    fn expand_str(source: &str) -> String {
         let item: TokenStream = source.parse().expect("the test source is Rust");
         pretty(&expand(TokenStream::new(), item))
     }
 
+    /// Each `tests/expand/NAME.rs` expands to `tests/expand/NAME.expanded.rs`. Run with
+    /// `SAGA_SNAPSHOTS=overwrite` to accept a changed expansion after reading the diff.
     #[test]
-    fn scratch() {
-        let source = std::fs::read_to_string("/tmp/scratch/in.rs").unwrap_or_default();
-        if !source.is_empty() {
-            println!("{}", expand_str(&source));
+    fn expansions_match_their_snapshots() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expand");
+        let overwrite = std::env::var_os("SAGA_SNAPSHOTS").is_some_and(|v| v == "overwrite");
+        let mut checked = 0;
+        let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+            .expect("tests/expand exists")
+            .map(|entry| entry.expect("readable entry").path())
+            .filter(|path| !path.to_string_lossy().ends_with(".expanded.rs"))
+            .collect();
+        inputs.sort();
+        for input in inputs {
+            let source = std::fs::read_to_string(&input).expect("readable input");
+            let expanded = expand_str(&source);
+            let snapshot = input.with_extension("expanded.rs");
+            if overwrite || !snapshot.exists() {
+                std::fs::write(&snapshot, &expanded).expect("writable snapshot");
+            } else {
+                let expected = std::fs::read_to_string(&snapshot).expect("readable snapshot");
+                assert!(
+                    expected == expanded,
+                    "{} no longer expands to {}; if the change is intended, rerun with \
+                     SAGA_SNAPSHOTS=overwrite and review the diff",
+                    input.display(),
+                    snapshot.display()
+                );
+            }
+            checked += 1;
         }
+        assert!(
+            checked >= 5,
+            "expected the representative sagas in tests/expand, found {checked}"
+        );
+    }
+
+    #[test]
+    fn fingerprint_follows_the_code() {
+        let a = "async fn t() -> Result<String, SagaError> { let x: String = elicit(\"a\").await?; Ok(x) }";
+        let b = "async fn t() -> Result<String, SagaError> { let x: String = elicit(\"b\").await?; Ok(x) }";
+        let fingerprint = |source: &str| {
+            let expanded = expand_str(source);
+            let start = expanded.find("fn fingerprint").expect("a fingerprint fn");
+            expanded[start..start + 200].to_owned()
+        };
+        assert_eq!(
+            fingerprint(a),
+            fingerprint(a),
+            "the same code, the same fingerprint"
+        );
+        assert_ne!(
+            fingerprint(a),
+            fingerprint(b),
+            "a changed literal changes the fingerprint"
+        );
+    }
+
+    /// The macro's own cost for a saga with 20 suspensions, printed (never asserted).
+    #[test]
+    fn expansion_time_of_twenty_suspensions() {
+        let mut body = String::new();
+        for i in 0..20u32 {
+            body.push_str(&format!(
+                "let a{i}: String = elicit(format!(\"q{i} {{}}\", a{})).await?;\n",
+                i.saturating_sub(1)
+            ));
+        }
+        let source = format!(
+            "async fn twenty(seed: String) -> Result<String, SagaError> {{ let a0 = seed; {body} Ok(a19) }}"
+        );
+        let item: TokenStream = source.parse().expect("valid source");
+        let mut times = Vec::new();
+        for _ in 0..15 {
+            let started = std::time::Instant::now();
+            let tokens = expand(TokenStream::new(), item.clone());
+            times.push(started.elapsed());
+            assert!(
+                !tokens.to_string().contains("compile_error"),
+                "the saga expands"
+            );
+        }
+        times.sort();
+        let lines = pretty(&expand(TokenStream::new(), item)).lines().count();
+        eprintln!(
+            "expanding a 20-suspension saga: median {:?}, min {:?}; {lines} lines of expansion",
+            times[times.len() / 2],
+            times[0]
+        );
     }
 }

@@ -1,0 +1,222 @@
+/// Counts to `n`, one checkpoint at a time.
+#[allow(non_camel_case_types)]
+#[derive(
+    ::core::clone::Clone,
+    ::core::marker::Copy,
+    ::core::fmt::Debug,
+    ::core::default::Default
+)]
+struct count_to;
+#[doc(hidden)]
+#[allow(non_camel_case_types)]
+#[derive(
+    ::saga_runtime::__private::serde::Deserialize,
+    ::saga_runtime::__private::schemars::JsonSchema
+)]
+#[serde(crate = "::saga_runtime::__private::serde")]
+#[schemars(crate = "::saga_runtime::__private::schemars")]
+struct __saga_args_count_to {
+    #[schemars(description = "Where to stop")]
+    pub n: u32,
+}
+const _: () = {
+    #[derive(
+        ::saga_runtime::__private::serde::Serialize,
+        ::saga_runtime::__private::serde::Deserialize
+    )]
+    #[serde(crate = "::saga_runtime::__private::serde")]
+    #[serde(
+        bound(
+            serialize = "T0: ::saga_runtime::__private::serde::Serialize, T1: ::saga_runtime::__private::serde::Serialize, T2: ::saga_runtime::__private::serde::Serialize",
+            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned, T1: ::saga_runtime::__private::serde::de::DeserializeOwned, T2: ::saga_runtime::__private::serde::de::DeserializeOwned"
+        )
+    )]
+    #[allow(non_camel_case_types, clippy::enum_variant_names)]
+    enum __State<T0, T1, T2> {
+        /// Suspended at `checkpoint().await;`
+        AfterCheckpoint { n: T0, total: T1, __rest1: T2 },
+    }
+    impl count_to {
+        #[doc(hidden)]
+        fn __finish(
+            output: Result<Json<Count>, SagaError>,
+        ) -> ::saga_runtime::__private::Step<
+            ::saga_runtime::__private::MacroState<__saga_args_count_to>,
+        > {
+            ::saga_runtime::__private::done(output)
+        }
+        /// Runs the tool as one ordinary async function, asking `script` at each
+        /// suspension; for tests that compare it with the state machine.
+        #[doc(hidden)]
+        #[allow(unused_mut, unused_variables, clippy::all)]
+        pub async fn __plain(
+            &self,
+            __arguments: ::saga_runtime::__private::JsonObject,
+            __cx: &::saga_runtime::__private::SagaContext,
+            __run: &mut ::saga_runtime::__private::PlainRun,
+            __script: &mut dyn ::saga_runtime::__private::Script,
+        ) -> ::core::result::Result<
+            Result<Json<Count>, SagaError>,
+            ::saga_runtime::__private::ErrorData,
+        > {
+            let __saga_args_count_to { n } = ::saga_runtime::__private::parse_arguments(
+                __arguments,
+            )?;
+            let _ = __cx;
+            let __output: Result<Json<Count>, SagaError> = async move {
+                let mut total = 0u64;
+                for i in 1..=n {
+                    total += u64::from(i);
+                    {
+                        __run.checkpoint();
+                    };
+                }
+                Ok(Json(Count { n, total }))
+            }
+                .await;
+            ::core::result::Result::Ok(__output)
+        }
+    }
+    impl ::saga_runtime::__private::SagaTool for count_to {
+        type State = ::saga_runtime::__private::MacroState<__saga_args_count_to>;
+        fn tool(&self) -> ::saga_runtime::__private::Tool {
+            let mut schema = (*::saga_runtime::__private::schema_for_type::<
+                __saga_args_count_to,
+            >())
+                .clone();
+            schema.remove("title");
+            let mut tool = ::saga_runtime::__private::Tool::new(
+                "count_to",
+                "",
+                ::std::sync::Arc::new(schema),
+            );
+            tool.description = ::core::option::Option::None;
+            tool.description = ::core::option::Option::Some(
+                "Counts to `n`, one checkpoint at a time.".into(),
+            );
+            tool.output_schema = <Result<
+                Json<Count>,
+                SagaError,
+            > as ::saga_runtime::__private::ToolOutput>::output_schema();
+            tool
+        }
+        fn fingerprint(&self) -> [u8; 8] {
+            [124u8, 232u8, 129u8, 123u8, 67u8, 142u8, 154u8, 213u8]
+        }
+        fn start(
+            &self,
+            arguments: ::saga_runtime::__private::JsonObject,
+        ) -> ::core::result::Result<Self::State, ::saga_runtime::__private::ErrorData> {
+            ::saga_runtime::__private::start(arguments)
+        }
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            clippy::all
+        )]
+        async fn step(
+            &self,
+            __state: Self::State,
+            mut __answers: ::saga_runtime::__private::Answers,
+            __cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::saga_runtime::__private::Step<Self::State> {
+            let _ = __cx;
+            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+            match __state {
+                ::saga_runtime::__private::MacroState::Start(
+                    __saga_args_count_to { n },
+                ) => {
+                    let mut total = 0u64;
+                    let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                            1..=n,
+                        )
+                        .collect();
+                    __rest1.reverse();
+                    loop {
+                        let ::core::option::Option::Some(i) = __rest1.pop() else {
+                            break;
+                        };
+                        {
+                            total += u64::from(i);
+                            let __a0 = {
+                                ::saga_runtime::__private::saved(&n);
+                                ::saga_runtime::__private::saved(&total);
+                                ::saga_runtime::__private::saved(&__rest1);
+                                return ::saga_runtime::__private::suspend(
+                                    &mut __slot,
+                                    __State::AfterCheckpoint {
+                                        n: n,
+                                        total: total,
+                                        __rest1: __rest1,
+                                    },
+                                    ::std::vec![],
+                                );
+                                ()
+                            };
+                            __a0;
+                        }
+                    }
+                    Self::__finish(Ok(Json(Count { n, total })))
+                }
+                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    let __resumed = match ::saga_runtime::__private::decode(
+                        &__slot,
+                        &__bytes,
+                    ) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => {
+                            return ::saga_runtime::__private::undecodable(&error);
+                        }
+                    };
+                    match __resumed {
+                        __State::AfterCheckpoint {
+                            n: __saved_n,
+                            total: __saved_total,
+                            __rest1: __saved___rest1,
+                        } => {
+                            let n = __saved_n;
+                            let mut total = __saved_total;
+                            let mut __rest1 = __saved___rest1;
+                            {
+                                '__peel0_0: {
+                                    {
+                                        let __a0 = ();
+                                        __a0;
+                                    };
+                                }
+                                loop {
+                                    let ::core::option::Option::Some(i) = __rest1.pop() else {
+                                        break;
+                                    };
+                                    {
+                                        total += u64::from(i);
+                                        let __a0 = {
+                                            ::saga_runtime::__private::saved(&n);
+                                            ::saga_runtime::__private::saved(&total);
+                                            ::saga_runtime::__private::saved(&__rest1);
+                                            return ::saga_runtime::__private::suspend(
+                                                &mut __slot,
+                                                __State::AfterCheckpoint {
+                                                    n: n,
+                                                    total: total,
+                                                    __rest1: __rest1,
+                                                },
+                                                ::std::vec![],
+                                            );
+                                            ()
+                                        };
+                                        __a0;
+                                    }
+                                }
+                            }
+                            Self::__finish(Ok(Json(Count { n, total })))
+                        }
+                    }
+                }
+            }
+        }
+    }
+};

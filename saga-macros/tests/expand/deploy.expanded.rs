@@ -1,0 +1,323 @@
+/// Deploys a service after confirming with the user and an LLM.
+#[allow(non_camel_case_types)]
+#[derive(
+    ::core::clone::Clone,
+    ::core::marker::Copy,
+    ::core::fmt::Debug,
+    ::core::default::Default
+)]
+struct complex_tool;
+#[doc(hidden)]
+#[allow(non_camel_case_types)]
+#[derive(
+    ::saga_runtime::__private::serde::Deserialize,
+    ::saga_runtime::__private::schemars::JsonSchema
+)]
+#[serde(crate = "::saga_runtime::__private::serde")]
+#[schemars(crate = "::saga_runtime::__private::schemars")]
+struct __saga_args_complex_tool {
+    pub initial_arg: String,
+    pub replicas: Option<u32>,
+}
+const _: () = {
+    #[derive(
+        ::saga_runtime::__private::serde::Serialize,
+        ::saga_runtime::__private::serde::Deserialize
+    )]
+    #[serde(crate = "::saga_runtime::__private::serde")]
+    #[serde(
+        bound(
+            serialize = "T1: ::saga_runtime::__private::serde::Serialize",
+            deserialize = "T1: ::saga_runtime::__private::serde::de::DeserializeOwned"
+        )
+    )]
+    #[allow(non_camel_case_types, clippy::enum_variant_names)]
+    enum __State<R0, T1, R2> {
+        /// Suspended at `let target: Target = elicit("Please provide the deployment target:").await?;`
+        AfterElicitTarget { __m0: ::saga_runtime::__private::Marker<R0> },
+        /// Suspended at `let verdict = sample(format!("Is deploying to '{}' safe right now?", target.target)) .max_tokens(100) .await?;`
+        AfterSampleVerdict { target: T1, __m0: ::saga_runtime::__private::Marker<R2> },
+    }
+    impl complex_tool {
+        #[doc(hidden)]
+        fn __finish(
+            output: Result<String, SagaError>,
+        ) -> ::saga_runtime::__private::Step<
+            ::saga_runtime::__private::MacroState<__saga_args_complex_tool>,
+        > {
+            ::saga_runtime::__private::done(output)
+        }
+        /// Runs the tool as one ordinary async function, asking `script` at each
+        /// suspension; for tests that compare it with the state machine.
+        #[doc(hidden)]
+        #[allow(unused_mut, unused_variables, clippy::all)]
+        pub async fn __plain(
+            &self,
+            __arguments: ::saga_runtime::__private::JsonObject,
+            __cx: &::saga_runtime::__private::SagaContext,
+            __run: &mut ::saga_runtime::__private::PlainRun,
+            __script: &mut dyn ::saga_runtime::__private::Script,
+        ) -> ::core::result::Result<
+            Result<String, SagaError>,
+            ::saga_runtime::__private::ErrorData,
+        > {
+            let __saga_args_complex_tool { initial_arg, replicas } = ::saga_runtime::__private::parse_arguments(
+                __arguments,
+            )?;
+            let _ = __cx;
+            let __output: Result<String, SagaError> = async move {
+                let target: Target = {
+                    let __request0 = elicit("Please provide the deployment target:");
+                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                    let mut __answers = __run
+                        .ask(
+                            __script,
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0)
+                            ],
+                        );
+                    ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
+                }?;
+                let verdict = {
+                    let __request0 = sample(
+                            format!(
+                                "Is deploying to '{}' safe right now?", target.target
+                            ),
+                        )
+                        .max_tokens(100);
+                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                    let mut __answers = __run
+                        .ask(
+                            __script,
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0)
+                            ],
+                        );
+                    ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
+                }?;
+                if !verdict.text().starts_with("Yes") {
+                    return Ok("Deployment postponed.".into());
+                }
+                Ok(
+                    format!(
+                        "Deployment to {} initiated successfully based on confirmation.",
+                        target.target
+                    ),
+                )
+            }
+                .await;
+            ::core::result::Result::Ok(__output)
+        }
+    }
+    impl ::saga_runtime::__private::SagaTool for complex_tool {
+        type State = ::saga_runtime::__private::MacroState<__saga_args_complex_tool>;
+        fn tool(&self) -> ::saga_runtime::__private::Tool {
+            let mut schema = (*::saga_runtime::__private::schema_for_type::<
+                __saga_args_complex_tool,
+            >())
+                .clone();
+            schema.remove("title");
+            let mut tool = ::saga_runtime::__private::Tool::new(
+                "complex_tool",
+                "",
+                ::std::sync::Arc::new(schema),
+            );
+            tool.description = ::core::option::Option::None;
+            tool.description = ::core::option::Option::Some(
+                "Deploys a service after confirming with the user and an LLM.".into(),
+            );
+            tool.output_schema = <Result<
+                String,
+                SagaError,
+            > as ::saga_runtime::__private::ToolOutput>::output_schema();
+            tool
+        }
+        fn fingerprint(&self) -> [u8; 8] {
+            [28u8, 81u8, 213u8, 11u8, 98u8, 239u8, 90u8, 123u8]
+        }
+        fn start(
+            &self,
+            arguments: ::saga_runtime::__private::JsonObject,
+        ) -> ::core::result::Result<Self::State, ::saga_runtime::__private::ErrorData> {
+            ::saga_runtime::__private::start(arguments)
+        }
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            clippy::all
+        )]
+        async fn step(
+            &self,
+            __state: Self::State,
+            mut __answers: ::saga_runtime::__private::Answers,
+            __cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::saga_runtime::__private::Step<Self::State> {
+            let _ = __cx;
+            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+            match __state {
+                ::saga_runtime::__private::MacroState::Start(
+                    __saga_args_complex_tool { initial_arg, replicas },
+                ) => {
+                    let __a0 = {
+                        let __request0 = elicit("Please provide the deployment target:");
+                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                        return ::saga_runtime::__private::suspend(
+                            &mut __slot,
+                            __State::AfterElicitTarget {
+                                __m0: __mark0,
+                            },
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0)
+                            ],
+                        );
+                        ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
+                    };
+                    let target: Target = match __a0 {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return Self::__finish(
+                                ::core::result::Result::Err(
+                                    ::core::convert::From::from(__error),
+                                ),
+                            );
+                        }
+                    };
+                    let __a1 = {
+                        let __request0 = sample(
+                                format!(
+                                    "Is deploying to '{}' safe right now?", target.target
+                                ),
+                            )
+                            .max_tokens(100);
+                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                        ::saga_runtime::__private::saved(&target);
+                        return ::saga_runtime::__private::suspend(
+                            &mut __slot,
+                            __State::AfterSampleVerdict {
+                                target: target,
+                                __m0: __mark0,
+                            },
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0)
+                            ],
+                        );
+                        ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
+                    };
+                    let verdict = match __a1 {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return Self::__finish(
+                                ::core::result::Result::Err(
+                                    ::core::convert::From::from(__error),
+                                ),
+                            );
+                        }
+                    };
+                    if !verdict.text().starts_with("Yes") {
+                        return Self::__finish(Ok("Deployment postponed.".into()));
+                    }
+                    Self::__finish(
+                        Ok(
+                            format!(
+                                "Deployment to {} initiated successfully based on confirmation.",
+                                target.target
+                            ),
+                        ),
+                    )
+                }
+                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    let __resumed = match ::saga_runtime::__private::decode(
+                        &__slot,
+                        &__bytes,
+                    ) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => {
+                            return ::saga_runtime::__private::undecodable(&error);
+                        }
+                    };
+                    match __resumed {
+                        __State::AfterElicitTarget { __m0: __mark0 } => {
+                            let __a0 = ::saga_runtime::__private::answer(
+                                __mark0,
+                                &mut __answers,
+                                0,
+                            );
+                            let target: Target = match __a0 {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            let __a1 = {
+                                let __request0 = sample(
+                                        format!(
+                                            "Is deploying to '{}' safe right now?", target.target
+                                        ),
+                                    )
+                                    .max_tokens(100);
+                                let __mark0 = ::saga_runtime::__private::marker(
+                                    &__request0,
+                                );
+                                ::saga_runtime::__private::saved(&target);
+                                return ::saga_runtime::__private::suspend(
+                                    &mut __slot,
+                                    __State::AfterSampleVerdict {
+                                        target: target,
+                                        __m0: __mark0,
+                                    },
+                                    ::std::vec![
+                                        ::saga_runtime::__private::Request::from(__request0)
+                                    ],
+                                );
+                                ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
+                                )
+                            };
+                        }
+                        __State::AfterSampleVerdict {
+                            target: __saved_target,
+                            __m0: __mark0,
+                        } => {
+                            let target = __saved_target;
+                            let __a1 = ::saga_runtime::__private::answer(
+                                __mark0,
+                                &mut __answers,
+                                0,
+                            );
+                            let verdict = match __a1 {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            if !verdict.text().starts_with("Yes") {
+                                return Self::__finish(Ok("Deployment postponed.".into()));
+                            }
+                            Self::__finish(
+                                Ok(
+                                    format!(
+                                        "Deployment to {} initiated successfully based on confirmation.",
+                                        target.target
+                                    ),
+                                ),
+                            )
+                        }
+                    }
+                }
+            }
+        }
+    }
+};

@@ -1,0 +1,639 @@
+/// Collects names until the user says stop, then confirms each.
+#[allow(non_camel_case_types)]
+#[derive(
+    ::core::clone::Clone,
+    ::core::marker::Copy,
+    ::core::fmt::Debug,
+    ::core::default::Default
+)]
+struct collect;
+#[doc(hidden)]
+#[allow(non_camel_case_types)]
+#[derive(
+    ::saga_runtime::__private::serde::Deserialize,
+    ::saga_runtime::__private::schemars::JsonSchema
+)]
+#[serde(crate = "::saga_runtime::__private::serde")]
+#[schemars(crate = "::saga_runtime::__private::schemars")]
+struct __saga_args_collect {
+    pub limit: u32,
+    pub candidates: Vec<String>,
+}
+const _: () = {
+    #[derive(
+        ::saga_runtime::__private::serde::Serialize,
+        ::saga_runtime::__private::serde::Deserialize
+    )]
+    #[serde(crate = "::saga_runtime::__private::serde")]
+    #[serde(
+        bound(
+            serialize = "T0: ::saga_runtime::__private::serde::Serialize, T1: ::saga_runtime::__private::serde::Serialize, T2: ::saga_runtime::__private::serde::Serialize, T4: ::saga_runtime::__private::serde::Serialize, T5: ::saga_runtime::__private::serde::Serialize, T6: ::saga_runtime::__private::serde::Serialize, T7: ::saga_runtime::__private::serde::Serialize",
+            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned, T1: ::saga_runtime::__private::serde::de::DeserializeOwned, T2: ::saga_runtime::__private::serde::de::DeserializeOwned, T4: ::saga_runtime::__private::serde::de::DeserializeOwned, T5: ::saga_runtime::__private::serde::de::DeserializeOwned, T6: ::saga_runtime::__private::serde::de::DeserializeOwned, T7: ::saga_runtime::__private::serde::de::DeserializeOwned"
+        )
+    )]
+    #[allow(non_camel_case_types, clippy::enum_variant_names)]
+    enum __State<T0, T1, T2, R3, T4, T5, T6, T7, R8> {
+        /// Suspended at `let name: String = elicit("Another name?").await?;`
+        AfterElicitName {
+            limit: T0,
+            candidates: T1,
+            names: T2,
+            __m0: ::saga_runtime::__private::Marker<R3>,
+        },
+        /// Suspended at `let keep: bool = elicit(format!("Keep {candidate} (try {attempt})?")).await?;`
+        AfterElicitKeep {
+            __rest2: T4,
+            candidate: T5,
+            names: T6,
+            __rest1: T7,
+            __m0: ::saga_runtime::__private::Marker<R8>,
+        },
+    }
+    impl collect {
+        #[doc(hidden)]
+        fn __finish(
+            output: Result<Vec<String>, SagaError>,
+        ) -> ::saga_runtime::__private::Step<
+            ::saga_runtime::__private::MacroState<__saga_args_collect>,
+        > {
+            ::saga_runtime::__private::done(output)
+        }
+        /// Runs the tool as one ordinary async function, asking `script` at each
+        /// suspension; for tests that compare it with the state machine.
+        #[doc(hidden)]
+        #[allow(unused_mut, unused_variables, clippy::all)]
+        pub async fn __plain(
+            &self,
+            __arguments: ::saga_runtime::__private::JsonObject,
+            __cx: &::saga_runtime::__private::SagaContext,
+            __run: &mut ::saga_runtime::__private::PlainRun,
+            __script: &mut dyn ::saga_runtime::__private::Script,
+        ) -> ::core::result::Result<
+            Result<Vec<String>, SagaError>,
+            ::saga_runtime::__private::ErrorData,
+        > {
+            let __saga_args_collect { limit, candidates } = ::saga_runtime::__private::parse_arguments(
+                __arguments,
+            )?;
+            let _ = __cx;
+            let __output: Result<Vec<String>, SagaError> = async move {
+                let mut names = Vec::new();
+                while names.len() < limit as usize {
+                    let name: String = {
+                        let __request0 = elicit("Another name?");
+                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                        let mut __answers = __run
+                            .ask(
+                                __script,
+                                ::std::vec![
+                                    ::saga_runtime::__private::Request::from(__request0)
+                                ],
+                            );
+                        ::saga_runtime::__private::answer(
+                            __mark0,
+                            &mut __answers,
+                            0usize,
+                        )
+                    }?;
+                    if name == "stop" {
+                        break;
+                    }
+                    names.push(name);
+                }
+                'outer: for candidate in candidates {
+                    for attempt in 0..2 {
+                        let keep: bool = {
+                            let __request0 = elicit(
+                                format!("Keep {candidate} (try {attempt})?"),
+                            );
+                            let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                            let mut __answers = __run
+                                .ask(
+                                    __script,
+                                    ::std::vec![
+                                        ::saga_runtime::__private::Request::from(__request0)
+                                    ],
+                                );
+                            ::saga_runtime::__private::answer(
+                                __mark0,
+                                &mut __answers,
+                                0usize,
+                            )
+                        }?;
+                        if !keep {
+                            continue 'outer;
+                        }
+                    }
+                    names.push(candidate);
+                }
+                Ok(names)
+            }
+                .await;
+            ::core::result::Result::Ok(__output)
+        }
+    }
+    impl ::saga_runtime::__private::SagaTool for collect {
+        type State = ::saga_runtime::__private::MacroState<__saga_args_collect>;
+        fn tool(&self) -> ::saga_runtime::__private::Tool {
+            let mut schema = (*::saga_runtime::__private::schema_for_type::<
+                __saga_args_collect,
+            >())
+                .clone();
+            schema.remove("title");
+            let mut tool = ::saga_runtime::__private::Tool::new(
+                "collect",
+                "",
+                ::std::sync::Arc::new(schema),
+            );
+            tool.description = ::core::option::Option::None;
+            tool.description = ::core::option::Option::Some(
+                "Collects names until the user says stop, then confirms each.".into(),
+            );
+            tool.output_schema = <Result<
+                Vec<String>,
+                SagaError,
+            > as ::saga_runtime::__private::ToolOutput>::output_schema();
+            tool
+        }
+        fn fingerprint(&self) -> [u8; 8] {
+            [168u8, 117u8, 168u8, 209u8, 16u8, 229u8, 60u8, 23u8]
+        }
+        fn start(
+            &self,
+            arguments: ::saga_runtime::__private::JsonObject,
+        ) -> ::core::result::Result<Self::State, ::saga_runtime::__private::ErrorData> {
+            ::saga_runtime::__private::start(arguments)
+        }
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            clippy::all
+        )]
+        async fn step(
+            &self,
+            __state: Self::State,
+            mut __answers: ::saga_runtime::__private::Answers,
+            __cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::saga_runtime::__private::Step<Self::State> {
+            let _ = __cx;
+            let mut __slot: ::core::option::Option<__State<_, _, _, _, _, _, _, _, _>> = ::core::option::Option::None;
+            match __state {
+                ::saga_runtime::__private::MacroState::Start(
+                    __saga_args_collect { limit, candidates },
+                ) => {
+                    let mut names = Vec::new();
+                    loop {
+                        if names.len() < limit as usize {
+                            let __a0 = {
+                                let __request0 = elicit("Another name?");
+                                let __mark0 = ::saga_runtime::__private::marker(
+                                    &__request0,
+                                );
+                                ::saga_runtime::__private::saved(&limit);
+                                ::saga_runtime::__private::saved(&candidates);
+                                ::saga_runtime::__private::saved(&names);
+                                return ::saga_runtime::__private::suspend(
+                                    &mut __slot,
+                                    __State::AfterElicitName {
+                                        limit: limit,
+                                        candidates: candidates,
+                                        names: names,
+                                        __m0: __mark0,
+                                    },
+                                    ::std::vec![
+                                        ::saga_runtime::__private::Request::from(__request0)
+                                    ],
+                                );
+                                ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
+                                )
+                            };
+                            let name: String = match __a0 {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            if name == "stop" {
+                                break;
+                            }
+                            names.push(name);
+                        } else {
+                            break;
+                        }
+                    }
+                    let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                            candidates,
+                        )
+                        .collect();
+                    __rest1.reverse();
+                    'outer: loop {
+                        let ::core::option::Option::Some(candidate) = __rest1.pop() else {
+                            break;
+                        };
+                        {
+                            let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                    0..2,
+                                )
+                                .collect();
+                            __rest2.reverse();
+                            loop {
+                                let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                else {
+                                    break;
+                                };
+                                {
+                                    let __a1 = {
+                                        let __request0 = elicit(
+                                            format!("Keep {candidate} (try {attempt})?"),
+                                        );
+                                        let __mark0 = ::saga_runtime::__private::marker(
+                                            &__request0,
+                                        );
+                                        ::saga_runtime::__private::saved(&__rest2);
+                                        ::saga_runtime::__private::saved(&candidate);
+                                        ::saga_runtime::__private::saved(&names);
+                                        ::saga_runtime::__private::saved(&__rest1);
+                                        return ::saga_runtime::__private::suspend(
+                                            &mut __slot,
+                                            __State::AfterElicitKeep {
+                                                __rest2: __rest2,
+                                                candidate: candidate,
+                                                names: names,
+                                                __rest1: __rest1,
+                                                __m0: __mark0,
+                                            },
+                                            ::std::vec![
+                                                ::saga_runtime::__private::Request::from(__request0)
+                                            ],
+                                        );
+                                        ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0,
+                                        )
+                                    };
+                                    let keep: bool = match __a1 {
+                                        ::core::result::Result::Ok(__value) => __value,
+                                        ::core::result::Result::Err(__error) => {
+                                            return Self::__finish(
+                                                ::core::result::Result::Err(
+                                                    ::core::convert::From::from(__error),
+                                                ),
+                                            );
+                                        }
+                                    };
+                                    if !keep {
+                                        continue 'outer;
+                                    }
+                                }
+                            }
+                            names.push(candidate);
+                        }
+                    }
+                    Self::__finish(Ok(names))
+                }
+                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    let __resumed = match ::saga_runtime::__private::decode(
+                        &__slot,
+                        &__bytes,
+                    ) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => {
+                            return ::saga_runtime::__private::undecodable(&error);
+                        }
+                    };
+                    match __resumed {
+                        __State::AfterElicitName {
+                            limit: __saved_limit,
+                            candidates: __saved_candidates,
+                            names: __saved_names,
+                            __m0: __mark0,
+                        } => {
+                            let limit = __saved_limit;
+                            let candidates = __saved_candidates;
+                            let mut names = __saved_names;
+                            {
+                                let __flow = '__peel0_0: {
+                                    {
+                                        let __a0 = ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0,
+                                        );
+                                        let name: String = match __a0 {
+                                            ::core::result::Result::Ok(__value) => __value,
+                                            ::core::result::Result::Err(__error) => {
+                                                return Self::__finish(
+                                                    ::core::result::Result::Err(
+                                                        ::core::convert::From::from(__error),
+                                                    ),
+                                                );
+                                            }
+                                        };
+                                        if name == "stop" {
+                                            break '__peel0_0 (::saga_runtime::__private::Flow::Break(()));
+                                        }
+                                        names.push(name);
+                                    };
+                                    ::saga_runtime::__private::Flow::Continue
+                                };
+                                match __flow {
+                                    ::saga_runtime::__private::Flow::Break(__value) => __value,
+                                    ::saga_runtime::__private::Flow::Continue => {
+                                        loop {
+                                            if names.len() < limit as usize {
+                                                let __a0 = {
+                                                    let __request0 = elicit("Another name?");
+                                                    let __mark0 = ::saga_runtime::__private::marker(
+                                                        &__request0,
+                                                    );
+                                                    ::saga_runtime::__private::saved(&limit);
+                                                    ::saga_runtime::__private::saved(&candidates);
+                                                    ::saga_runtime::__private::saved(&names);
+                                                    return ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterElicitName {
+                                                            limit: limit,
+                                                            candidates: candidates,
+                                                            names: names,
+                                                            __m0: __mark0,
+                                                        },
+                                                        ::std::vec![
+                                                            ::saga_runtime::__private::Request::from(__request0)
+                                                        ],
+                                                    );
+                                                    ::saga_runtime::__private::answer(
+                                                        __mark0,
+                                                        &mut __answers,
+                                                        0,
+                                                    )
+                                                };
+                                                let name: String = match __a0 {
+                                                    ::core::result::Result::Ok(__value) => __value,
+                                                    ::core::result::Result::Err(__error) => {
+                                                        return Self::__finish(
+                                                            ::core::result::Result::Err(
+                                                                ::core::convert::From::from(__error),
+                                                            ),
+                                                        );
+                                                    }
+                                                };
+                                                if name == "stop" {
+                                                    break;
+                                                }
+                                                names.push(name);
+                                            } else {
+                                                break;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                    candidates,
+                                )
+                                .collect();
+                            __rest1.reverse();
+                            'outer: loop {
+                                let ::core::option::Option::Some(candidate) = __rest1.pop()
+                                else {
+                                    break;
+                                };
+                                {
+                                    let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                            0..2,
+                                        )
+                                        .collect();
+                                    __rest2.reverse();
+                                    loop {
+                                        let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                        else {
+                                            break;
+                                        };
+                                        {
+                                            let __a1 = {
+                                                let __request0 = elicit(
+                                                    format!("Keep {candidate} (try {attempt})?"),
+                                                );
+                                                let __mark0 = ::saga_runtime::__private::marker(
+                                                    &__request0,
+                                                );
+                                                ::saga_runtime::__private::saved(&__rest2);
+                                                ::saga_runtime::__private::saved(&candidate);
+                                                ::saga_runtime::__private::saved(&names);
+                                                ::saga_runtime::__private::saved(&__rest1);
+                                                return ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterElicitKeep {
+                                                        __rest2: __rest2,
+                                                        candidate: candidate,
+                                                        names: names,
+                                                        __rest1: __rest1,
+                                                        __m0: __mark0,
+                                                    },
+                                                    ::std::vec![
+                                                        ::saga_runtime::__private::Request::from(__request0)
+                                                    ],
+                                                );
+                                                ::saga_runtime::__private::answer(
+                                                    __mark0,
+                                                    &mut __answers,
+                                                    0,
+                                                )
+                                            };
+                                            let keep: bool = match __a1 {
+                                                ::core::result::Result::Ok(__value) => __value,
+                                                ::core::result::Result::Err(__error) => {
+                                                    return Self::__finish(
+                                                        ::core::result::Result::Err(
+                                                            ::core::convert::From::from(__error),
+                                                        ),
+                                                    );
+                                                }
+                                            };
+                                            if !keep {
+                                                continue 'outer;
+                                            }
+                                        }
+                                    }
+                                    names.push(candidate);
+                                }
+                            }
+                            Self::__finish(Ok(names))
+                        }
+                        __State::AfterElicitKeep {
+                            __rest2: __saved___rest2,
+                            candidate: __saved_candidate,
+                            names: __saved_names,
+                            __rest1: __saved___rest1,
+                            __m0: __mark0,
+                        } => {
+                            let mut names = __saved_names;
+                            let mut __rest1 = __saved___rest1;
+                            {
+                                '__peel1_0: {
+                                    let candidate = __saved_candidate;
+                                    {
+                                        let mut __rest2 = __saved___rest2;
+                                        {
+                                            '__peel1_2: {
+                                                {
+                                                    let __a1 = ::saga_runtime::__private::answer(
+                                                        __mark0,
+                                                        &mut __answers,
+                                                        0,
+                                                    );
+                                                    let keep: bool = match __a1 {
+                                                        ::core::result::Result::Ok(__value) => __value,
+                                                        ::core::result::Result::Err(__error) => {
+                                                            return Self::__finish(
+                                                                ::core::result::Result::Err(
+                                                                    ::core::convert::From::from(__error),
+                                                                ),
+                                                            );
+                                                        }
+                                                    };
+                                                    if !keep {
+                                                        break '__peel1_0;
+                                                    }
+                                                };
+                                            }
+                                            loop {
+                                                let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                                else {
+                                                    break;
+                                                };
+                                                {
+                                                    let __a1 = {
+                                                        let __request0 = elicit(
+                                                            format!("Keep {candidate} (try {attempt})?"),
+                                                        );
+                                                        let __mark0 = ::saga_runtime::__private::marker(
+                                                            &__request0,
+                                                        );
+                                                        ::saga_runtime::__private::saved(&__rest2);
+                                                        ::saga_runtime::__private::saved(&candidate);
+                                                        ::saga_runtime::__private::saved(&names);
+                                                        ::saga_runtime::__private::saved(&__rest1);
+                                                        return ::saga_runtime::__private::suspend(
+                                                            &mut __slot,
+                                                            __State::AfterElicitKeep {
+                                                                __rest2: __rest2,
+                                                                candidate: candidate,
+                                                                names: names,
+                                                                __rest1: __rest1,
+                                                                __m0: __mark0,
+                                                            },
+                                                            ::std::vec![
+                                                                ::saga_runtime::__private::Request::from(__request0)
+                                                            ],
+                                                        );
+                                                        ::saga_runtime::__private::answer(
+                                                            __mark0,
+                                                            &mut __answers,
+                                                            0,
+                                                        )
+                                                    };
+                                                    let keep: bool = match __a1 {
+                                                        ::core::result::Result::Ok(__value) => __value,
+                                                        ::core::result::Result::Err(__error) => {
+                                                            return Self::__finish(
+                                                                ::core::result::Result::Err(
+                                                                    ::core::convert::From::from(__error),
+                                                                ),
+                                                            );
+                                                        }
+                                                    };
+                                                    if !keep {
+                                                        break '__peel1_0;
+                                                    }
+                                                }
+                                            }
+                                        }
+                                        names.push(candidate);
+                                    };
+                                }
+                                'outer: loop {
+                                    let ::core::option::Option::Some(candidate) = __rest1.pop()
+                                    else {
+                                        break;
+                                    };
+                                    {
+                                        let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                                0..2,
+                                            )
+                                            .collect();
+                                        __rest2.reverse();
+                                        loop {
+                                            let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                            else {
+                                                break;
+                                            };
+                                            {
+                                                let __a1 = {
+                                                    let __request0 = elicit(
+                                                        format!("Keep {candidate} (try {attempt})?"),
+                                                    );
+                                                    let __mark0 = ::saga_runtime::__private::marker(
+                                                        &__request0,
+                                                    );
+                                                    ::saga_runtime::__private::saved(&__rest2);
+                                                    ::saga_runtime::__private::saved(&candidate);
+                                                    ::saga_runtime::__private::saved(&names);
+                                                    ::saga_runtime::__private::saved(&__rest1);
+                                                    return ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterElicitKeep {
+                                                            __rest2: __rest2,
+                                                            candidate: candidate,
+                                                            names: names,
+                                                            __rest1: __rest1,
+                                                            __m0: __mark0,
+                                                        },
+                                                        ::std::vec![
+                                                            ::saga_runtime::__private::Request::from(__request0)
+                                                        ],
+                                                    );
+                                                    ::saga_runtime::__private::answer(
+                                                        __mark0,
+                                                        &mut __answers,
+                                                        0,
+                                                    )
+                                                };
+                                                let keep: bool = match __a1 {
+                                                    ::core::result::Result::Ok(__value) => __value,
+                                                    ::core::result::Result::Err(__error) => {
+                                                        return Self::__finish(
+                                                            ::core::result::Result::Err(
+                                                                ::core::convert::From::from(__error),
+                                                            ),
+                                                        );
+                                                    }
+                                                };
+                                                if !keep {
+                                                    continue 'outer;
+                                                }
+                                            }
+                                        }
+                                        names.push(candidate);
+                                    }
+                                }
+                            }
+                            Self::__finish(Ok(names))
+                        }
+                    }
+                }
+            }
+        }
+    }
+};

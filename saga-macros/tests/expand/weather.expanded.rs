@@ -1,0 +1,296 @@
+/// Gets the weather for a location, after checking who asks.
+#[allow(non_camel_case_types)]
+#[derive(
+    ::core::clone::Clone,
+    ::core::marker::Copy,
+    ::core::fmt::Debug,
+    ::core::default::Default
+)]
+struct get_weather;
+#[doc(hidden)]
+#[allow(non_camel_case_types)]
+#[derive(
+    ::saga_runtime::__private::serde::Deserialize,
+    ::saga_runtime::__private::schemars::JsonSchema
+)]
+#[serde(crate = "::saga_runtime::__private::serde")]
+#[schemars(crate = "::saga_runtime::__private::schemars")]
+struct __saga_args_get_weather {
+    pub location: String,
+}
+const _: () = {
+    #[derive(
+        ::saga_runtime::__private::serde::Serialize,
+        ::saga_runtime::__private::serde::Deserialize
+    )]
+    #[serde(crate = "::saga_runtime::__private::serde")]
+    #[serde(
+        bound(
+            serialize = "T0: ::saga_runtime::__private::serde::Serialize",
+            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned"
+        )
+    )]
+    #[allow(non_camel_case_types, clippy::enum_variant_names)]
+    enum __State<T0, R1, R2> {
+        /// Suspended at `let (login, capital) = join!( elicit::< GithubLogin > ("Please provide your GitHub username") .key("github_login"), samp…`
+        AfterJoinLoginCapital {
+            location: T0,
+            __m0: ::saga_runtime::__private::Marker<R1>,
+            __m1: ::saga_runtime::__private::Marker<R2>,
+        },
+    }
+    impl get_weather {
+        #[doc(hidden)]
+        fn __finish(
+            output: Result<String, SagaError>,
+        ) -> ::saga_runtime::__private::Step<
+            ::saga_runtime::__private::MacroState<__saga_args_get_weather>,
+        > {
+            ::saga_runtime::__private::done(output)
+        }
+        /// Runs the tool as one ordinary async function, asking `script` at each
+        /// suspension; for tests that compare it with the state machine.
+        #[doc(hidden)]
+        #[allow(unused_mut, unused_variables, clippy::all)]
+        pub async fn __plain(
+            &self,
+            __arguments: ::saga_runtime::__private::JsonObject,
+            __cx: &::saga_runtime::__private::SagaContext,
+            __run: &mut ::saga_runtime::__private::PlainRun,
+            __script: &mut dyn ::saga_runtime::__private::Script,
+        ) -> ::core::result::Result<
+            Result<String, SagaError>,
+            ::saga_runtime::__private::ErrorData,
+        > {
+            let __saga_args_get_weather { location } = ::saga_runtime::__private::parse_arguments(
+                __arguments,
+            )?;
+            let _ = __cx;
+            let __output: Result<String, SagaError> = async move {
+                let (login, capital) = {
+                    let __request0 = elicit::<
+                        GithubLogin,
+                    >("Please provide your GitHub username")
+                        .key("github_login");
+                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                    let __request1 = sample("What is the capital of France?")
+                        .max_tokens(100)
+                        .key("capital_of_france");
+                    let __mark1 = ::saga_runtime::__private::marker(&__request1);
+                    let mut __answers = __run
+                        .ask(
+                            __script,
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0),
+                                ::saga_runtime::__private::Request::from(__request1)
+                            ],
+                        );
+                    (
+                        ::saga_runtime::__private::answer(
+                            __mark0,
+                            &mut __answers,
+                            0usize,
+                        ),
+                        ::saga_runtime::__private::answer(
+                            __mark1,
+                            &mut __answers,
+                            1usize,
+                        ),
+                    )
+                };
+                let login = login?;
+                let capital = capital?;
+                Ok(
+                    format!(
+                        "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                        login.name, capital.text()
+                    ),
+                )
+            }
+                .await;
+            ::core::result::Result::Ok(__output)
+        }
+    }
+    impl ::saga_runtime::__private::SagaTool for get_weather {
+        type State = ::saga_runtime::__private::MacroState<__saga_args_get_weather>;
+        fn tool(&self) -> ::saga_runtime::__private::Tool {
+            let mut schema = (*::saga_runtime::__private::schema_for_type::<
+                __saga_args_get_weather,
+            >())
+                .clone();
+            schema.remove("title");
+            let mut tool = ::saga_runtime::__private::Tool::new(
+                "get_weather",
+                "",
+                ::std::sync::Arc::new(schema),
+            );
+            tool.description = ::core::option::Option::None;
+            tool.description = ::core::option::Option::Some(
+                "Gets the weather for a location, after checking who asks.".into(),
+            );
+            tool.output_schema = <Result<
+                String,
+                SagaError,
+            > as ::saga_runtime::__private::ToolOutput>::output_schema();
+            tool
+        }
+        fn fingerprint(&self) -> [u8; 8] {
+            [104u8, 181u8, 127u8, 143u8, 183u8, 187u8, 8u8, 25u8]
+        }
+        fn start(
+            &self,
+            arguments: ::saga_runtime::__private::JsonObject,
+        ) -> ::core::result::Result<Self::State, ::saga_runtime::__private::ErrorData> {
+            ::saga_runtime::__private::start(arguments)
+        }
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            clippy::all
+        )]
+        async fn step(
+            &self,
+            __state: Self::State,
+            mut __answers: ::saga_runtime::__private::Answers,
+            __cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::saga_runtime::__private::Step<Self::State> {
+            let _ = __cx;
+            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+            match __state {
+                ::saga_runtime::__private::MacroState::Start(
+                    __saga_args_get_weather { location },
+                ) => {
+                    let __a0 = {
+                        let __request0 = elicit::<
+                            GithubLogin,
+                        >("Please provide your GitHub username")
+                            .key("github_login");
+                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
+                        let __request1 = sample("What is the capital of France?")
+                            .max_tokens(100)
+                            .key("capital_of_france");
+                        let __mark1 = ::saga_runtime::__private::marker(&__request1);
+                        ::saga_runtime::__private::saved(&location);
+                        return ::saga_runtime::__private::suspend(
+                            &mut __slot,
+                            __State::AfterJoinLoginCapital {
+                                location: location,
+                                __m0: __mark0,
+                                __m1: __mark1,
+                            },
+                            ::std::vec![
+                                ::saga_runtime::__private::Request::from(__request0),
+                                ::saga_runtime::__private::Request::from(__request1)
+                            ],
+                        );
+                        (
+                            ::saga_runtime::__private::answer(
+                                __mark0,
+                                &mut __answers,
+                                0usize,
+                            ),
+                            ::saga_runtime::__private::answer(
+                                __mark1,
+                                &mut __answers,
+                                1usize,
+                            ),
+                        )
+                    };
+                    let (login, capital) = __a0;
+                    let login = match login {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return Self::__finish(
+                                ::core::result::Result::Err(
+                                    ::core::convert::From::from(__error),
+                                ),
+                            );
+                        }
+                    };
+                    let capital = match capital {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return Self::__finish(
+                                ::core::result::Result::Err(
+                                    ::core::convert::From::from(__error),
+                                ),
+                            );
+                        }
+                    };
+                    Self::__finish(
+                        Ok(
+                            format!(
+                                "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                                login.name, capital.text()
+                            ),
+                        ),
+                    )
+                }
+                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    let __resumed = match ::saga_runtime::__private::decode(
+                        &__slot,
+                        &__bytes,
+                    ) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => {
+                            return ::saga_runtime::__private::undecodable(&error);
+                        }
+                    };
+                    match __resumed {
+                        __State::AfterJoinLoginCapital {
+                            location: __saved_location,
+                            __m0: __mark0,
+                            __m1: __mark1,
+                        } => {
+                            let location = __saved_location;
+                            let __a0 = (
+                                ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0usize,
+                                ),
+                                ::saga_runtime::__private::answer(
+                                    __mark1,
+                                    &mut __answers,
+                                    1usize,
+                                ),
+                            );
+                            let (login, capital) = __a0;
+                            let login = match login {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            let capital = match capital {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            Self::__finish(
+                                Ok(
+                                    format!(
+                                        "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                                        login.name, capital.text()
+                                    ),
+                                ),
+                            )
+                        }
+                    }
+                }
+            }
+        }
+    }
+};
