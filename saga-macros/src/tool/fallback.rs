@@ -13,6 +13,11 @@ pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
     let vis = &item.vis;
     let name = &item.sig.ident;
     let errors = error.to_compile_error();
+    if item.sig.receiver().is_some() {
+        // Inside an `impl`, where a struct cannot go: the function as written, so that
+        // the only errors are the macro's.
+        return quote!(#errors #item);
+    }
     quote! {
         #errors
 

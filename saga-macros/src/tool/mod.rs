@@ -3,6 +3,7 @@
 //! the tool's exits, build the machine, expand; on error, the errors and a stub.
 
 mod attr;
+mod borrow;
 mod check;
 mod expand;
 mod fallback;
@@ -37,8 +38,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let attr = attr::parse(args, &mut errors);
     let sig = sig::parse(&mut item, &mut errors);
     check::check(&item.block, &mut errors);
+    if let Some(error) = errors.0.take() {
+        return fallback::expand(&original, error);
+    }
+    // Lowering reports its own errors only once the checks passed, so that one mistake
+    // is not diagnosed twice.
     let (body, sites) = lower::lower((*item.block).clone(), &mut errors);
-    if let Some(error) = errors.into_error() {
+    if let Some(error) = errors.0.take() {
         return fallback::expand(&original, error);
     }
     let body = rewrite::exits(body);
@@ -51,6 +57,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         })
         .collect();
     let machine = machine::build(&body, &sites, &params);
+    borrow::check(&body, &machine, &mut errors);
+    if let Some(error) = errors.into_error() {
+        return fallback::expand(&original, error);
+    }
     let plain = plain::body((*item.block).clone());
     let tokens = expand::tool(expand::Parts {
         attr: &attr,

@@ -206,6 +206,30 @@ impl Sample {
         self
     }
 
+    /// How much the client should favour capability when picking a model (0 to 1).
+    pub fn intelligence_priority(mut self, priority: f32) -> Self {
+        self.preferences().intelligence_priority = Some(priority);
+        self
+    }
+
+    /// How much the client should favour speed when picking a model (0 to 1).
+    pub fn speed_priority(mut self, priority: f32) -> Self {
+        self.preferences().speed_priority = Some(priority);
+        self
+    }
+
+    /// How much the client should favour low cost when picking a model (0 to 1).
+    pub fn cost_priority(mut self, priority: f32) -> Self {
+        self.preferences().cost_priority = Some(priority);
+        self
+    }
+
+    fn preferences(&mut self) -> &mut ModelPreferences {
+        self.params
+            .model_preferences
+            .get_or_insert_with(ModelPreferences::default)
+    }
+
     /// Sets the earlier turns of the conversation, sent before the prompt. An empty prompt
     /// sends these messages alone.
     pub fn messages(mut self, history: Vec<SamplingMessage>) -> Self {

@@ -1,0 +1,11 @@
+use saga_runtime::prelude::*;
+
+/// Greets someone by a borrowed name, after asking for a greeting.
+#[saga_tool]
+async fn greet(owned: String) -> Result<String, SagaError> {
+    let name: &str = &owned;
+    let greeting: String = elicit("How should they be greeted?").await?;
+    Ok(format!("{greeting}, {name}!"))
+}
+
+fn main() {}
