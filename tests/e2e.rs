@@ -160,3 +160,55 @@ async fn rmcp_client_completes_the_deploy_saga_over_stdio() {
     assert_eq!(samples.load(Ordering::SeqCst), 1);
     client.cancel().await.unwrap();
 }
+
+#[path = "../examples/weather.rs"]
+#[allow(dead_code)]
+mod weather;
+
+#[tokio::test]
+async fn weather_asks_both_requests_in_one_round_with_their_keys() {
+    let (url, _stop) = serve(weather::server(KeyRing::ephemeral()).unwrap()).await;
+    let script = ScriptedClient::new(
+        |_| accept(json!({"name": "octocat"})),
+        |_| llm_says("The capital of France is Paris."),
+    );
+    let client = script.clone().connect_http(&url).await.unwrap();
+    let mut params = CallToolRequestParams::new("get_weather").with_arguments(
+        json!({"location": "New York"})
+            .as_object()
+            .cloned()
+            .unwrap(),
+    );
+
+    let CallToolResponse::InputRequired(round) =
+        client.call_tool_once(params.clone()).await.unwrap()
+    else {
+        panic!("the first round asks");
+    };
+    let requests = round.input_requests.clone().unwrap();
+    let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["capital_of_france", "github_login"]);
+    let wire = serde_json::to_value(&requests).unwrap();
+    assert_eq!(
+        wire["github_login"]["params"]["requestedSchema"]["properties"]["name"]["type"],
+        "string"
+    );
+    assert_eq!(
+        wire["capital_of_france"]["params"]["systemPrompt"],
+        "You are a helpful assistant."
+    );
+    assert_eq!(
+        wire["capital_of_france"]["params"]["modelPreferences"]["hints"][0]["name"],
+        "claude-3-sonnet"
+    );
+
+    params.input_responses = Some(script.fulfil(&requests));
+    params.request_state = round.request_state;
+    let CallToolResponse::Complete(result) = client.call_tool_once(params).await.unwrap() else {
+        panic!("one round is enough");
+    };
+    assert_eq!(
+        result.content[0].as_text().unwrap().text,
+        "Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy"
+    );
+}
