@@ -187,8 +187,7 @@ pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
     label = "this local is still used after a suspension",
-    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: they must be owned and implement `Serialize` and `Deserialize`",
-    note = "a borrow (`&T`) cannot be kept: hold an owned value (`.clone()`, `.to_owned()`) instead, or stop using the local before the suspension"
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension"
 )]
 pub trait SagaLocal: Serialize + DeserializeOwned {}
 
