@@ -128,7 +128,18 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         // A nested fn or impl is not part of the saga.
     }
 
-    fn visit_macro(&mut self, _mac: &'ast syn::Macro) {
-        // Other macros' bodies are not Rust syntax saga can read.
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        // Arguments that read as expressions (`format!`, `println!`, `vec!`, …) are
+        // checked; other macro bodies are not Rust syntax saga can read.
+        use syn::punctuated::Punctuated;
+        if let Ok(args) = mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            self.within(
+                "a suspension cannot be inside a macro's arguments: the macro decides when \
+                 its arguments run; bind it first with `let answer = ….await?;` and pass \
+                 `answer`",
+                |this| args.iter().for_each(|arg| this.visit_expr(arg)),
+            );
+        }
     }
 }
