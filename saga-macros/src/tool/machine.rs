@@ -54,23 +54,30 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
         .iter()
         .map(|site| find(body, site.id, params.to_vec()).unwrap_or_default())
         .collect();
-    // Each pass can only add locals; the sets are bounded by what is in scope.
+    // Each pass can only add locals; the sets are bounded by what is in scope. A site's
+    // set depends mostly on the sites after it, so visiting them last-first and using
+    // each new set at once settles straight-line code in one pass.
+    let mut conts: Vec<Option<Block>> = vec![None; sites.len()];
     loop {
-        let mut next = Vec::with_capacity(sites.len());
-        let mut conts = Vec::with_capacity(sites.len());
-        for (site, path) in sites.iter().zip(&paths) {
+        let mut changed = false;
+        for (index, (site, path)) in sites.iter().zip(&paths).enumerate().rev() {
             let (cont, site_saved) = continuation(site, path, sites, &saved);
-            next.push(site_saved);
-            conts.push(cont);
+            if site_saved != saved[index] {
+                saved[index] = site_saved;
+                changed = true;
+            }
+            conts[index] = Some(cont);
         }
-        if next == saved {
+        if !changed {
             let start = exitify_block(body.clone(), sites, &saved);
+            let conts = conts
+                .into_iter()
+                .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
             return Machine {
                 start,
                 resumes: saved.into_iter().zip(conts).collect(),
             };
         }
-        saved = next;
     }
 }
 
