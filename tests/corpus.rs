@@ -8,6 +8,12 @@
 #[macro_use]
 mod harness;
 
+#[path = "corpus/sagas.rs"]
+mod sagas;
+
+#[path = "corpus/http.rs"]
+mod http;
+
 use harness::{Script, accept, differential, prompt_of, says};
 use saga_runtime::prelude::*;
 use serde_json::json;

@@ -13,15 +13,19 @@ use saga_runtime::engine::{Call, SagaContext, ToolOutput, transition};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{
-    CallToolResponse, ClientCapabilities, InputRequests, InputResponses, JsonObject,
+    CallToolResponse, ClientCapabilities, ElicitationCapability, FormElicitationCapability,
+    InputRequests, InputResponses, JsonObject, UrlElicitationCapability,
 };
 use saga_runtime::state::StateCodec;
 use serde_json::Value;
 
 /// Answers requests from their JSON (`{"method": …, "params": …}`), as a client would.
 pub struct Script {
-    answer: Box<dyn FnMut(&str, &Value) -> Value + Send>,
+    answer: AnswerFn,
 }
+
+/// Answers one request, given its key and JSON.
+type AnswerFn = Box<dyn FnMut(&str, &Value) -> Value + Send>;
 
 impl Script {
     /// A script answering each request (given its key and JSON) with `answer`.
@@ -70,14 +74,21 @@ pub fn says(text: &str) -> Value {
     serde_json::json!({"role": "assistant", "content": {"type": "text", "text": text}, "model": "scripted"})
 }
 
+/// Form and URL elicitation, sampling and roots.
 pub fn all_capabilities() -> ClientCapabilities {
-    ClientCapabilities::builder()
+    let mut capabilities = ClientCapabilities::builder()
         .enable_elicitation()
         .enable_sampling()
         .enable_roots()
-        .build()
+        .build();
+    let mut elicitation = ElicitationCapability::default();
+    elicitation.form = Some(FormElicitationCapability::default());
+    elicitation.url = Some(UrlElicitationCapability::default());
+    capabilities.elicitation = Some(elicitation);
+    capabilities
 }
 
+/// The context of every differential run unless a test gives its own.
 pub fn context() -> SagaContext {
     SagaContext::new("tester").with_capabilities(all_capabilities())
 }
@@ -91,6 +102,8 @@ pub struct Outcome {
     pub rounds: u32,
     /// The longest token sealed along the way.
     pub longest_token: usize,
+    /// The `inputRequests` keys of every round, in order (empty for a checkpoint).
+    pub keys: Vec<Vec<String>>,
 }
 
 impl Outcome {
@@ -120,11 +133,31 @@ where
         &'a mut dyn PlainScript,
     ) -> PlainFuture<'a, O>,
 {
+    differential_in(context(), tool, plain, arguments, script).await
+}
+
+/// [`differential`] with the request context `cx` (e.g. a client without sampling).
+pub async fn differential_in<T, O, P>(
+    cx: SagaContext,
+    tool: &T,
+    plain: P,
+    arguments: Value,
+    script: impl Fn() -> Script,
+) -> Outcome
+where
+    T: SagaTool,
+    O: ToolOutput,
+    P: for<'a> FnOnce(
+        JsonObject,
+        &'a SagaContext,
+        &'a mut PlainRun,
+        &'a mut dyn PlainScript,
+    ) -> PlainFuture<'a, O>,
+{
     let arguments = arguments
         .as_object()
         .cloned()
         .expect("arguments are an object");
-    let cx = context();
 
     let mut run = PlainRun::default();
     let mut plain_script = script();
@@ -138,7 +171,7 @@ where
     let plain_result =
         serde_json::to_value(output.into_call_tool_result()).expect("results serialize");
 
-    let machine = machine(tool, arguments, script()).await;
+    let machine = machine_in(&cx, tool, arguments, script()).await;
     assert_eq!(
         machine.result, plain_result,
         "state machine and plain run disagree"
@@ -152,15 +185,25 @@ where
 
 /// Drives `tool` as the state machine to completion, one transition per request, the
 /// state sealed and opened at every step.
-pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, mut script: Script) -> Outcome {
+pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, script: Script) -> Outcome {
+    machine_in(&context(), tool, arguments, script).await
+}
+
+/// [`machine`] with the request context `cx`.
+pub async fn machine_in<T: SagaTool>(
+    cx: &SagaContext,
+    tool: &T,
+    arguments: JsonObject,
+    mut script: Script,
+) -> Outcome {
     let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
-    let cx = context();
     let name = tool.tool().name.to_string();
     let mut call = Call::tool(name, Some(arguments));
     let mut rounds = 0;
     let mut longest_token = 0;
+    let mut keys = Vec::new();
     loop {
-        match transition(tool, &codec, call.clone(), &cx)
+        match transition(tool, &codec, call.clone(), cx)
             .await
             .expect("every transition succeeds")
         {
@@ -169,6 +212,7 @@ pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, mut script: S
                     result: serde_json::to_value(result).expect("results serialize"),
                     rounds,
                     longest_token,
+                    keys,
                 };
             }
             CallToolResponse::InputRequired(required) => {
@@ -176,6 +220,13 @@ pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, mut script: S
                 assert!(rounds < 10_000, "the saga never finished");
                 let token = required.request_state.expect("every round carries a token");
                 longest_token = longest_token.max(token.len());
+                keys.push(
+                    required
+                        .input_requests
+                        .iter()
+                        .flat_map(|requests| requests.keys().cloned())
+                        .collect(),
+                );
                 call.input_responses = required
                     .input_requests
                     .as_ref()

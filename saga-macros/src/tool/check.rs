@@ -66,11 +66,10 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     }
                 }
             }
-            match expr {
-                Expr::Await(awaited) => self.visit_request_chain(&awaited.base),
-                // join!'s requests were parsed by `classify`; their arguments are rare
-                // enough that they are left to rustc.
-                _ => {}
+            // join!'s requests were parsed by `classify`; their arguments are rare enough
+            // that they are left to rustc.
+            if let Expr::Await(awaited) = expr {
+                self.visit_request_chain(&awaited.base);
             }
             return;
         }

@@ -325,17 +325,24 @@ impl Lower<'_> {
     fn lower_if(&mut self, mut expr_if: syn::ExprIf) -> syn::ExprIf {
         expr_if.then_branch = self.block(expr_if.then_branch);
         if let Some((else_token, else_branch)) = expr_if.else_branch.take() {
-            let block = match *else_branch {
-                Expr::Block(block) if block.label.is_none() => block.block,
-                // `else if`: a block around the inner `if`, so that its condition is the
-                // first thing of a statement and may suspend.
-                other => syn::parse_quote_spanned!(other.span()=> { #other }),
+            let lowered = match *else_branch {
+                Expr::Block(mut block) if block.label.is_none() => {
+                    block.block = self.block(block.block);
+                    Expr::Block(block)
+                }
+                // An `else if` whose condition suspends: a block around the inner `if`, so
+                // that its condition is the first thing of a statement.
+                Expr::If(inner) if contains_suspension(&inner.cond) => {
+                    let block: Block = syn::parse_quote_spanned!(inner.span()=> { #inner });
+                    Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: self.block(block),
+                    })
+                }
+                Expr::If(inner) => Expr::If(self.lower_if(inner)),
+                other => other,
             };
-            let lowered = Expr::Block(syn::ExprBlock {
-                attrs: Vec::new(),
-                label: None,
-                block: self.block(block),
-            });
             expr_if.else_branch = Some((else_token, Box::new(lowered)));
         }
         expr_if

@@ -140,10 +140,7 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
                 if let Some(rest) = find(&expr_if.then_branch, id, bound) {
                     return Some(here(Into::Block(None), rest));
                 }
-                if let Some((_, else_branch)) = &expr_if.else_branch
-                    && let Expr::Block(else_block) = &**else_branch
-                    && let Some(rest) = find(&else_block.block, id, Vec::new())
-                {
+                if let Some(rest) = find_in_else(expr_if, id) {
                     return Some(here(Into::Block(None), rest));
                 }
             }
@@ -182,6 +179,21 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
         }
     }
     None
+}
+
+/// The path into an `else` block, or through an `else if` chain: in the continuation the
+/// whole `if` is replaced, whichever branch the suspension is in.
+fn find_in_else(expr_if: &syn::ExprIf, id: usize) -> Option<Vec<Level>> {
+    let (_, else_branch) = expr_if.else_branch.as_ref()?;
+    match &**else_branch {
+        Expr::Block(else_block) => find(&else_block.block, id, Vec::new()),
+        Expr::If(inner) => {
+            let mut bound = Vec::new();
+            condition_bindings(&inner.cond, &mut bound);
+            find(&inner.then_branch, id, bound).or_else(|| find_in_else(inner, id))
+        }
+        _ => None,
+    }
 }
 
 fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {

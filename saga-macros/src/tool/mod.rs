@@ -3,7 +3,6 @@
 //! the tool's exits, build the machine, expand; on error, the errors and a stub.
 
 mod attr;
-mod borrow;
 mod check;
 mod expand;
 mod fallback;
@@ -11,6 +10,7 @@ mod lower;
 mod machine;
 mod plain;
 mod rewrite;
+mod saved;
 mod scope;
 mod sig;
 mod suspend;
@@ -57,7 +57,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         })
         .collect();
     let machine = machine::build(&body, &sites, &params);
-    borrow::check(&body, &machine, &mut errors);
+    saved::check(&body, &machine, &mut errors);
+    saved::check_shadowed(&machine, &mut errors);
     if let Some(error) = errors.into_error() {
         return fallback::expand(&original, error);
     }

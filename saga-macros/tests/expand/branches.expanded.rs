@@ -276,44 +276,42 @@ const _: () = {
                                 ()
                             };
                             __a2;
-                        } else {
-                            if answer.len() > 3 {
-                                let __a3 = {
-                                    let __request0 = list_roots();
-                                    let __mark0 = ::saga_runtime::__private::marker(
-                                        &__request0,
-                                    );
-                                    ::saga_runtime::__private::saved(&answer);
-                                    return ::saga_runtime::__private::suspend(
-                                        &mut __slot,
-                                        __State::AfterListRootsRoots {
-                                            answer: answer,
-                                            __m0: __mark0,
-                                        },
-                                        ::std::vec![
-                                            ::saga_runtime::__private::Request::from(__request0)
-                                        ],
-                                    );
-                                    ::saga_runtime::__private::answer(
-                                        __mark0,
-                                        &mut __answers,
-                                        0,
-                                    )
-                                };
-                                let roots = match __a3 {
-                                    ::core::result::Result::Ok(__value) => __value,
-                                    ::core::result::Result::Err(__error) => {
-                                        return Self::__finish(
-                                            ::core::result::Result::Err(
-                                                ::core::convert::From::from(__error),
-                                            ),
-                                        );
-                                    }
-                                };
-                                return Self::__finish(
-                                    Ok(format!("{answer} in {} roots", roots.len())),
+                        } else if answer.len() > 3 {
+                            let __a3 = {
+                                let __request0 = list_roots();
+                                let __mark0 = ::saga_runtime::__private::marker(
+                                    &__request0,
                                 );
-                            }
+                                ::saga_runtime::__private::saved(&answer);
+                                return ::saga_runtime::__private::suspend(
+                                    &mut __slot,
+                                    __State::AfterListRootsRoots {
+                                        answer: answer,
+                                        __m0: __mark0,
+                                    },
+                                    ::std::vec![
+                                        ::saga_runtime::__private::Request::from(__request0)
+                                    ],
+                                );
+                                ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
+                                )
+                            };
+                            let roots = match __a3 {
+                                ::core::result::Result::Ok(__value) => __value,
+                                ::core::result::Result::Err(__error) => {
+                                    return Self::__finish(
+                                        ::core::result::Result::Err(
+                                            ::core::convert::From::from(__error),
+                                        ),
+                                    );
+                                }
+                            };
+                            return Self::__finish(
+                                Ok(format!("{answer} in {} roots", roots.len())),
+                            );
                         }
                     }
                     Self::__finish(Ok(answer))
@@ -362,44 +360,42 @@ const _: () = {
                                         ()
                                     };
                                     __a2;
-                                } else {
-                                    if answer.len() > 3 {
-                                        let __a3 = {
-                                            let __request0 = list_roots();
-                                            let __mark0 = ::saga_runtime::__private::marker(
-                                                &__request0,
-                                            );
-                                            ::saga_runtime::__private::saved(&answer);
-                                            return ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterListRootsRoots {
-                                                    answer: answer,
-                                                    __m0: __mark0,
-                                                },
-                                                ::std::vec![
-                                                    ::saga_runtime::__private::Request::from(__request0)
-                                                ],
-                                            );
-                                            ::saga_runtime::__private::answer(
-                                                __mark0,
-                                                &mut __answers,
-                                                0,
-                                            )
-                                        };
-                                        let roots = match __a3 {
-                                            ::core::result::Result::Ok(__value) => __value,
-                                            ::core::result::Result::Err(__error) => {
-                                                return Self::__finish(
-                                                    ::core::result::Result::Err(
-                                                        ::core::convert::From::from(__error),
-                                                    ),
-                                                );
-                                            }
-                                        };
-                                        return Self::__finish(
-                                            Ok(format!("{answer} in {} roots", roots.len())),
+                                } else if answer.len() > 3 {
+                                    let __a3 = {
+                                        let __request0 = list_roots();
+                                        let __mark0 = ::saga_runtime::__private::marker(
+                                            &__request0,
                                         );
-                                    }
+                                        ::saga_runtime::__private::saved(&answer);
+                                        return ::saga_runtime::__private::suspend(
+                                            &mut __slot,
+                                            __State::AfterListRootsRoots {
+                                                answer: answer,
+                                                __m0: __mark0,
+                                            },
+                                            ::std::vec![
+                                                ::saga_runtime::__private::Request::from(__request0)
+                                            ],
+                                        );
+                                        ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0,
+                                        )
+                                    };
+                                    let roots = match __a3 {
+                                        ::core::result::Result::Ok(__value) => __value,
+                                        ::core::result::Result::Err(__error) => {
+                                            return Self::__finish(
+                                                ::core::result::Result::Err(
+                                                    ::core::convert::From::from(__error),
+                                                ),
+                                            );
+                                        }
+                                    };
+                                    return Self::__finish(
+                                        Ok(format!("{answer} in {} roots", roots.len())),
+                                    );
                                 }
                             }
                             Self::__finish(Ok(answer))
@@ -437,44 +433,42 @@ const _: () = {
                                         ()
                                     };
                                     __a2;
-                                } else {
-                                    if answer.len() > 3 {
-                                        let __a3 = {
-                                            let __request0 = list_roots();
-                                            let __mark0 = ::saga_runtime::__private::marker(
-                                                &__request0,
-                                            );
-                                            ::saga_runtime::__private::saved(&answer);
-                                            return ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterListRootsRoots {
-                                                    answer: answer,
-                                                    __m0: __mark0,
-                                                },
-                                                ::std::vec![
-                                                    ::saga_runtime::__private::Request::from(__request0)
-                                                ],
-                                            );
-                                            ::saga_runtime::__private::answer(
-                                                __mark0,
-                                                &mut __answers,
-                                                0,
-                                            )
-                                        };
-                                        let roots = match __a3 {
-                                            ::core::result::Result::Ok(__value) => __value,
-                                            ::core::result::Result::Err(__error) => {
-                                                return Self::__finish(
-                                                    ::core::result::Result::Err(
-                                                        ::core::convert::From::from(__error),
-                                                    ),
-                                                );
-                                            }
-                                        };
-                                        return Self::__finish(
-                                            Ok(format!("{answer} in {} roots", roots.len())),
+                                } else if answer.len() > 3 {
+                                    let __a3 = {
+                                        let __request0 = list_roots();
+                                        let __mark0 = ::saga_runtime::__private::marker(
+                                            &__request0,
                                         );
-                                    }
+                                        ::saga_runtime::__private::saved(&answer);
+                                        return ::saga_runtime::__private::suspend(
+                                            &mut __slot,
+                                            __State::AfterListRootsRoots {
+                                                answer: answer,
+                                                __m0: __mark0,
+                                            },
+                                            ::std::vec![
+                                                ::saga_runtime::__private::Request::from(__request0)
+                                            ],
+                                        );
+                                        ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0,
+                                        )
+                                    };
+                                    let roots = match __a3 {
+                                        ::core::result::Result::Ok(__value) => __value,
+                                        ::core::result::Result::Err(__error) => {
+                                            return Self::__finish(
+                                                ::core::result::Result::Err(
+                                                    ::core::convert::From::from(__error),
+                                                ),
+                                            );
+                                        }
+                                    };
+                                    return Self::__finish(
+                                        Ok(format!("{answer} in {} roots", roots.len())),
+                                    );
                                 }
                             }
                             Self::__finish(Ok(answer))
@@ -496,26 +490,24 @@ const _: () = {
                             let answer = __saved_answer;
                             {
                                 {
-                                    {
-                                        let __a3 = ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        );
-                                        let roots = match __a3 {
-                                            ::core::result::Result::Ok(__value) => __value,
-                                            ::core::result::Result::Err(__error) => {
-                                                return Self::__finish(
-                                                    ::core::result::Result::Err(
-                                                        ::core::convert::From::from(__error),
-                                                    ),
-                                                );
-                                            }
-                                        };
-                                        return Self::__finish(
-                                            Ok(format!("{answer} in {} roots", roots.len())),
-                                        );
-                                    }
+                                    let __a3 = ::saga_runtime::__private::answer(
+                                        __mark0,
+                                        &mut __answers,
+                                        0,
+                                    );
+                                    let roots = match __a3 {
+                                        ::core::result::Result::Ok(__value) => __value,
+                                        ::core::result::Result::Err(__error) => {
+                                            return Self::__finish(
+                                                ::core::result::Result::Err(
+                                                    ::core::convert::From::from(__error),
+                                                ),
+                                            );
+                                        }
+                                    };
+                                    return Self::__finish(
+                                        Ok(format!("{answer} in {} roots", roots.len())),
+                                    );
                                 }
                             }
                             Self::__finish(Ok(answer))

@@ -1,6 +1,7 @@
-//! A borrow kept across a suspension. The state enum rejects it too, but as a lifetime
-//! error about generated code (`&str` is `Deserialize<'a>`), so the macro says it first,
-//! at the local.
+//! Locals that cannot be saved, reported by the macro at the local rather than by rustc
+//! in generated code: a borrow (the state enum rejects it too, but as a lifetime error,
+//! since `&str` is `Deserialize<'a>`), and an outer local that is shadowed where the saga
+//! suspends but used again after the inner scope (it cannot be named there to be saved).
 
 use std::collections::HashMap;
 
@@ -28,6 +29,32 @@ pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
                          can be saved in the saga's state; hold an owned value instead \
                          (`.clone()`, `.to_owned()`, `.to_string()`), or compute it again \
                          after the suspension"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Two locals of one name saved at one suspension: the outer one is shadowed there.
+pub fn check_shadowed(machine: &Machine, errors: &mut Errors) {
+    let mut reported = Vec::new();
+    for (saved, _) in &machine.resumes {
+        for (index, local) in saved.iter().enumerate() {
+            let name = local.ident.to_string();
+            let shadowed = saved[..index]
+                .iter()
+                .find(|inner| inner.ident == local.ident);
+            if let Some(inner) = shadowed
+                && !reported.contains(&name)
+            {
+                reported.push(name.clone());
+                errors.at(
+                    &inner.ident,
+                    format!(
+                        "this `{name}` shadows another `{name}` that is used again after this \
+                         scope, across a suspension inside it; the saga cannot save the outer \
+                         one while it is hidden, so rename this one (e.g. `inner_{name}`)"
                     ),
                 );
             }
