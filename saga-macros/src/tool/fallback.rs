@@ -1,6 +1,7 @@
-//! When the function cannot be compiled into a saga: the errors, plus the tool's struct
-//! and a `SagaTool` impl that does nothing, so that the code registering the tool does not
-//! add errors of its own.
+//! When the function cannot be compiled into a saga: the errors; the function itself,
+//! under a hidden name and with its suspensions replaced by typed placeholders, so that
+//! IDEs keep analysing it; and the tool's struct with a `SagaTool` impl that does nothing,
+//! so that the code registering the tool does not add errors of its own.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,8 +19,17 @@ pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
         // the only errors are the macro's.
         return quote!(#errors #item);
     }
+    let mut kept = item.clone();
+    kept.sig.ident = quote::format_ident!("__saga_unexpanded_{}", name);
+    kept.sig.asyncness = Some(Default::default());
+    kept.attrs.retain(|attr| attr.path().is_ident("doc"));
+    *kept.block = super::plain::unexpanded((*kept.block).clone());
     quote! {
         #errors
+
+        #[doc(hidden)]
+        #[allow(dead_code, unused, unreachable_code, non_snake_case, clippy::all)]
+        #kept
 
         #[allow(non_camel_case_types)]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]

@@ -7,14 +7,24 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Stmt};
 
 use super::machine::private_path;
-use super::suspend::{Suspension, classify};
+use super::suspend::{Suspension, classify, request_call};
 
 pub fn body(mut block: Block) -> Block {
-    Plain.visit_block_mut(&mut block);
+    Plain { unexpanded: false }.visit_block_mut(&mut block);
     block
 }
 
-struct Plain;
+/// The body for the function kept beside a failed expansion, so that IDEs still see it:
+/// every suspension, wherever it stands, becomes a typed placeholder, so the only
+/// errors are the macro's.
+pub fn unexpanded(mut block: Block) -> Block {
+    Plain { unexpanded: true }.visit_block_mut(&mut block);
+    block
+}
+
+struct Plain {
+    unexpanded: bool,
+}
 
 impl VisitMut for Plain {
     fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
@@ -31,14 +41,47 @@ impl VisitMut for Plain {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if self.unexpanded
+            && matches!(classify(expr), Some(Err(_)))
+            && let Expr::Macro(mac) = &*expr
+        {
+            // A malformed `join!`, already reported: a tuple of what it holds.
+            use syn::punctuated::Punctuated;
+            let private = private_path();
+            if let Ok(items) = mac
+                .mac
+                .parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+            {
+                let items = items.into_iter().map(|item| match request_call(&item) {
+                    Some(_) => quote::quote!(#private::unexpanded(#item)),
+                    None => quote::quote!(#item),
+                });
+                *expr = syn::parse_quote_spanned!(expr.span()=> (#(#items,)*));
+            }
+            return;
+        }
         let Some(Ok(suspension)) = classify(expr) else {
-            if !matches!(expr, Expr::Closure(_) | Expr::Async(_)) {
+            if self.unexpanded || !matches!(expr, Expr::Closure(_) | Expr::Async(_)) {
                 visit_mut::visit_expr_mut(self, expr);
             }
             return;
         };
         let private = private_path();
         let span = expr.span();
+        if self.unexpanded {
+            let requests = suspension.requests();
+            *expr = match suspension {
+                _ if requests.is_empty() => syn::parse_quote_spanned!(span=> ()),
+                Suspension::Join { .. } => {
+                    syn::parse_quote_spanned!(span=> (#(#private::unexpanded(#requests)),*))
+                }
+                Suspension::Await { .. } => {
+                    let request = requests[0];
+                    syn::parse_quote_spanned!(span=> #private::unexpanded(#request))
+                }
+            };
+            return;
+        }
         if suspension.is_checkpoint() {
             *expr = syn::parse_quote_spanned!(span=> { __run.checkpoint(); });
             return;
@@ -65,6 +108,19 @@ impl VisitMut for Plain {
             let mut __answers = __run.ask(__script, ::std::vec![#(#private::Request::from(#names)),*]);
             #value
         }};
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        if !self.unexpanded {
+            return;
+        }
+        use syn::punctuated::Punctuated;
+        if let Ok(mut args) =
+            mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            args.iter_mut().for_each(|arg| self.visit_expr_mut(arg));
+            mac.tokens = quote::quote!(#args);
+        }
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

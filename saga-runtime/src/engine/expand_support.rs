@@ -261,3 +261,9 @@ pub enum Flow<T> {
     /// `continue`, or the end of the iteration.
     Continue,
 }
+
+/// The placeholder answer in the copy of a function whose expansion failed: it keeps the
+/// code type-checking (so the macro's error is the only one) and never runs.
+pub fn unexpanded<R: Suspension>(_request: R) -> R::Output {
+    unreachable!("a #[saga_tool] that failed to expand is never called")
+}
