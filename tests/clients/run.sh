@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Drives the `deploy` and `weather` examples to completion with two real MCP clients, the
+# official TypeScript client (npm @modelcontextprotocol/client, on Node 22 from the npm
+# package `node`) and the official Python SDK (PyPI mcp), over Streamable HTTP and stdio.
+#
+#   tests/clients/run.sh
+#
+# Everything the clients need is installed into a cache outside the repository,
+# ${SAGA_CLIENTS_CACHE:-$HOME/.cache/saga-clients}, and reused while the pinned versions in
+# ts/package.json, ts/package-lock.json and python/requirements.txt stay the same.
+# Prints `PASS|FAIL <client> <transport> <example>` per run and `N passed, M failed` last;
+# exits non-zero on any failure. Logs of every run stay in a temporary directory, named on
+# stderr when something fails (set SAGA_CLIENTS_KEEP_LOGS=1 to keep them anyway).
+set -euo pipefail
+
+started=$SECONDS
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cache="${SAGA_CLIENTS_CACHE:-$HOME/.cache/saga-clients}"
+logs="$(mktemp -d "${TMPDIR:-/tmp}/saga-clients.XXXXXX")"
+run_timeout="${SAGA_CLIENTS_TIMEOUT:-120}"
+
+say() { echo "run.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+case "$cache" in
+"$root" | "$root"/*) die "the cache $cache must be outside the repository $root" ;;
+esac
+
+server_pid=""
+failed=0
+cleanup() {
+    if [[ -n "$server_pid" ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if [[ "$failed" -eq 0 && -z "${SAGA_CLIENTS_KEEP_LOGS:-}" ]]; then
+        rm -rf "$logs"
+    else
+        say "logs: $logs"
+    fi
+}
+trap cleanup EXIT
+
+fingerprint() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# --- TypeScript: Node 22 and @modelcontextprotocol/client, from package-lock.json -------
+ts_dir="$cache/ts"
+ts_node="$ts_dir/node_modules/.bin/node"
+ts_stamp="$(fingerprint "$here/ts/package.json" "$here/ts/package-lock.json")"
+if [[ ! -x "$ts_node" || "$(cat "$ts_dir/.stamp" 2>/dev/null)" != "$ts_stamp" ]]; then
+    say "installing the TypeScript client into $ts_dir"
+    command -v npm >/dev/null || die "npm is needed to install the TypeScript client"
+    rm -rf "$ts_dir"
+    mkdir -p "$ts_dir"
+    cp "$here/ts/package.json" "$here/ts/package-lock.json" "$ts_dir/"
+    if ! (cd "$ts_dir" && npm ci --no-audit --no-fund >"$ts_dir/install.log" 2>&1); then
+        cat "$ts_dir/install.log" >&2
+        die "npm ci failed"
+    fi
+    echo "$ts_stamp" >"$ts_dir/.stamp"
+fi
+ts_version="$("$ts_node" --version)" || die "$ts_node does not run"
+[[ "$ts_version" == v22.* ]] || die "$ts_node is $ts_version, not Node 22"
+# ESM resolves imports next to the importing file, so the driver runs from the cache.
+cp "$here/ts/drive.mjs" "$ts_dir/drive.mjs"
+
+# --- Python: a venv with the pinned mcp ---------------------------------------------------
+py_dir="$cache/python"
+py="$py_dir/venv/bin/python"
+py_stamp="$(fingerprint "$here/python/requirements.txt")"
+if [[ ! -x "$py" || "$(cat "$py_dir/.stamp" 2>/dev/null)" != "$py_stamp" ]]; then
+    say "installing the Python client into $py_dir"
+    command -v python3 >/dev/null || die "python3 is needed to install the Python client"
+    rm -rf "$py_dir"
+    mkdir -p "$py_dir"
+    if ! { python3 -m venv "$py_dir/venv" &&
+        "$py" -m pip install --disable-pip-version-check -r "$here/python/requirements.txt"; } \
+        >"$py_dir/install.log" 2>&1; then
+        cat "$py_dir/install.log" >&2
+        die "installing mcp failed"
+    fi
+    echo "$py_stamp" >"$py_dir/.stamp"
+fi
+py_mcp="$("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))')" || die "$py does not run"
+say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $("$py" --version)"
+
+# --- The servers ---------------------------------------------------------------------------
+say "cargo build --examples"
+(cd "$root" && cargo build --examples --quiet) || die "cargo build --examples failed"
+bin_dir="$root/target/debug/examples"
+for example in deploy weather; do
+    [[ -x "$bin_dir/$example" ]] || die "missing $bin_dir/$example after the build"
+done
+
+if [[ -z "${SAGA_KEYS:-}" ]]; then
+    SAGA_KEYS="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"
+fi
+export SAGA_KEYS
+
+# Starts `$1 --http 127.0.0.1:0` (the OS picks a free port) and sets server_url from its
+# `listening on http://ADDR/mcp` line.
+start_server() {
+    local binary="$1" out="$2" err="$3"
+    : >"$out"
+    "$binary" --http 127.0.0.1:0 >"$out" 2>"$err" &
+    server_pid=$!
+    server_url=""
+    local waited=0
+    while [[ $waited -lt 300 ]]; do
+        if server_url="$(grep -m1 -o 'listening on http://[^[:space:]]*' "$out")"; then
+            server_url="${server_url#listening on }"
+            return 0
+        fi
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    echo "server did not print 'listening on' (waited ${waited}0 ms)" >>"$err"
+    return 1
+}
+
+stop_server() {
+    if [[ -n "$server_pid" ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+    fi
+}
+
+client_cmd() {
+    case "$1" in
+    ts) echo "$ts_node" "$ts_dir/drive.mjs" ;;
+    py) echo "$py" "$here/python/drive.py" ;;
+    esac
+}
+
+passed=0
+for client in ts py; do
+    for example in deploy weather; do
+        for transport in http stdio; do
+            name="$client $transport $example"
+            log="$logs/$client-$transport-$example.log"
+            ok=1
+            read -r -a cmd <<<"$(client_cmd "$client")"
+            if [[ "$transport" == http ]]; then
+                if start_server "$bin_dir/$example" "$logs/server-$client-$example.out" \
+                    "$logs/server-$client-$example.err"; then
+                    timeout "$run_timeout" "${cmd[@]}" --http "$server_url" --tool "$example" \
+                        >"$log" 2>&1 || ok=0
+                else
+                    ok=0
+                fi
+                stop_server
+            else
+                timeout "$run_timeout" "${cmd[@]}" --stdio "$bin_dir/$example" --tool "$example" \
+                    >"$log" 2>&1 || ok=0
+            fi
+            if [[ $ok -eq 1 ]]; then
+                echo "PASS $name"
+                passed=$((passed + 1))
+            else
+                echo "FAIL $name"
+                failed=$((failed + 1))
+                {
+                    echo "---- $name: $log"
+                    tail -n 30 "$log" 2>/dev/null || true
+                    if [[ "$transport" == http ]]; then
+                        echo "---- server stderr"
+                        head -n 20 "$logs/server-$client-$example.err" 2>/dev/null || true
+                    fi
+                } | sed 's/^/    /' >&2
+            fi
+        done
+    done
+done
+
+say "took $((SECONDS - started))s"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,213 @@
+// Drives a saga example (deploy or weather) to completion with the official MCP
+// TypeScript client, @modelcontextprotocol/client 2.4, pinned to protocol 2026-07-28,
+// with input_required auto-fulfilment and scripted elicitation and sampling handlers.
+//
+//   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather
+//   node drive.mjs --stdio /path/to/binary --tool deploy|weather
+//
+// Exits 0 when the final text is exactly the expected one, non-zero otherwise.
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+
+const SCENARIOS = {
+    deploy: {
+        tool: 'complex_tool',
+        args: { initial_arg: 'value' },
+        // One input request per round: first the form, then the LLM check.
+        rounds: [['elicitation/create'], ['sampling/createMessage']],
+        keys: null, // keys are the server's choice
+        expected: 'Deployment to production initiated successfully based on confirmation.',
+    },
+    weather: {
+        tool: 'get_weather',
+        args: { location: 'New York' },
+        // One round with both requests at once, under the keys the tool chose.
+        rounds: [['elicitation/create', 'sampling/createMessage']],
+        keys: [['github_login', 'capital_of_france']],
+        expected: 'Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy',
+    },
+};
+
+// Scripted answers, chosen by what is asked.
+const ELICIT_ANSWERS = { target: 'production', name: 'octocat' };
+const SAMPLE_ANSWERS = {
+    "Is deploying to 'production' safe right now?": 'Yes, all systems are green.',
+    'What is the capital of France?': 'The capital of France is Paris.',
+};
+
+function parseArgs(argv) {
+    const out = {};
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        if (a === '--http' || a === '--stdio' || a === '--tool') {
+            if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+            out[a.slice(2)] = argv[++i];
+        } else {
+            throw new Error(`unknown argument ${JSON.stringify(a)}`);
+        }
+    }
+    if (!!out.http === !!out.stdio) throw new Error('give exactly one of --http URL or --stdio BINARY');
+    if (!SCENARIOS[out.tool]) throw new Error('--tool must be deploy or weather');
+    return out;
+}
+
+// Watches the JSON-RPC traffic of the transport (both directions) without changing it, to
+// check the rounds: how many `tools/call` legs, what each `input_required` asked for, and
+// that each retry echoes `requestState` and answers exactly the keys asked.
+function tap(transport, wire) {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+        if (message?.method === 'tools/call') wire.calls.push(message.params);
+        return send(message, options);
+    };
+    let handler;
+    Object.defineProperty(transport, 'onmessage', {
+        configurable: true,
+        enumerable: true,
+        get: () => handler,
+        set: fn => {
+            handler =
+                typeof fn === 'function'
+                    ? (message, extra) => {
+                          const r = message?.result;
+                          if (r && r.resultType === 'input_required') wire.inputRequired.push(r);
+                          else if (r && Array.isArray(r.content)) wire.results.push(r);
+                          return fn(message, extra);
+                      }
+                    : fn;
+        },
+    });
+}
+
+function sameSet(a, b) {
+    return a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+}
+
+function checkRounds(scenario, wire, seen) {
+    const problems = [];
+    const n = scenario.rounds.length;
+    if (wire.inputRequired.length !== n) {
+        problems.push(`got ${wire.inputRequired.length} input_required results, expected ${n}`);
+    }
+    if (wire.calls.length !== n + 1) problems.push(`sent ${wire.calls.length} tools/call legs, expected ${n + 1}`);
+    for (let i = 0; i < Math.min(n, wire.inputRequired.length); i++) {
+        const ir = wire.inputRequired[i];
+        const keys = Object.keys(ir.inputRequests ?? {});
+        const methods = keys.map(k => ir.inputRequests[k].method);
+        if (!sameSet(methods, scenario.rounds[i])) {
+            problems.push(`round ${i + 1} asked ${JSON.stringify(methods)}, expected ${JSON.stringify(scenario.rounds[i])}`);
+        }
+        if (scenario.keys && !sameSet(keys, scenario.keys[i])) {
+            problems.push(`round ${i + 1} keys ${JSON.stringify(keys)}, expected ${JSON.stringify(scenario.keys[i])}`);
+        }
+        if (typeof ir.requestState !== 'string' || ir.requestState === '') {
+            problems.push(`round ${i + 1} has no requestState`);
+        }
+        const retry = wire.calls[i + 1];
+        if (retry) {
+            if (retry.requestState !== ir.requestState) problems.push(`retry ${i + 1} did not echo requestState`);
+            if (!sameSet(Object.keys(retry.inputResponses ?? {}), keys)) {
+                problems.push(`retry ${i + 1} answered ${JSON.stringify(Object.keys(retry.inputResponses ?? {}))}, asked ${JSON.stringify(keys)}`);
+            }
+            console.error(`[ts] leg ${i + 2}: inputResponses ${JSON.stringify(retry.inputResponses)}`);
+        }
+    }
+    const handled = [...seen.elicitations, ...seen.samplings].map(x => String(x.key));
+    const asked = wire.inputRequired.flatMap(ir => Object.keys(ir.inputRequests ?? {}));
+    if (!sameSet(handled, asked)) problems.push(`handlers saw keys ${JSON.stringify(handled)}, server asked ${JSON.stringify(asked)}`);
+    if (wire.results.length !== 1) problems.push(`got ${wire.results.length} complete results, expected 1`);
+    return problems;
+}
+
+function textOf(content) {
+    if (!Array.isArray(content)) return undefined;
+    return content.filter(c => c && c.type === 'text').map(c => c.text).join('');
+}
+
+async function main() {
+    const opts = parseArgs(process.argv.slice(2));
+    const scenario = SCENARIOS[opts.tool];
+    const seen = { elicitations: [], samplings: [] };
+    const wire = { calls: [], inputRequired: [], results: [] };
+
+    const client = new Client(
+        { name: 'saga-ts-driver', version: '0.0.0' },
+        {
+            capabilities: { elicitation: { form: {} }, sampling: {} },
+            versionNegotiation: { mode: { pin: '2026-07-28' } },
+            inputRequired: { autoFulfill: true, maxRounds: 10 },
+        },
+    );
+
+    client.setRequestHandler('elicitation/create', async (request, ctx) => {
+        const params = request.params;
+        seen.elicitations.push({ key: ctx.mcpReq.id, params });
+        console.error(`[ts] elicitation ${ctx.mcpReq.id}: ${JSON.stringify(params)}`);
+        const props = Object.keys(params.requestedSchema?.properties ?? {});
+        const content = {};
+        for (const p of props) {
+            if (!(p in ELICIT_ANSWERS)) throw new Error(`unexpected elicitation field ${p}`);
+            content[p] = ELICIT_ANSWERS[p];
+        }
+        if (props.length === 0) throw new Error('elicitation without fields');
+        return { action: 'accept', content };
+    });
+
+    client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
+        const params = request.params;
+        seen.samplings.push({ key: ctx.mcpReq.id, params });
+        console.error(`[ts] sampling ${ctx.mcpReq.id}: ${JSON.stringify(params)}`);
+        const last = params.messages.at(-1);
+        const contents = Array.isArray(last.content) ? last.content : [last.content];
+        const prompt = textOf(contents);
+        const answer = SAMPLE_ANSWERS[prompt];
+        if (answer === undefined) throw new Error(`unexpected sampling prompt ${JSON.stringify(prompt)}`);
+        return {
+            model: 'scripted-model',
+            role: 'assistant',
+            content: { type: 'text', text: answer },
+            stopReason: 'endTurn',
+        };
+    });
+
+    let transport;
+    if (opts.http) {
+        transport = new StreamableHTTPClientTransport(new URL(opts.http));
+    } else {
+        const env = { ...getDefaultEnvironment() };
+        for (const k of ['SAGA_KEYS', 'RUST_LOG']) if (process.env[k]) env[k] = process.env[k];
+        transport = new StdioClientTransport({ command: opts.stdio, args: ['--stdio'], env, stderr: 'inherit' });
+    }
+
+    tap(transport, wire);
+    await client.connect(transport);
+    console.error(`[ts] connected: era=${client.getProtocolEra()} version=${client.getNegotiatedProtocolVersion()}`);
+    if (client.getNegotiatedProtocolVersion() !== '2026-07-28') {
+        throw new Error(`negotiated ${client.getNegotiatedProtocolVersion()}, wanted 2026-07-28`);
+    }
+
+    const result = await client.callTool({ name: scenario.tool, arguments: scenario.args });
+    console.error(`[ts] result: ${JSON.stringify(result)}`);
+    await client.close();
+
+    const text = textOf(result.content);
+    const problems = [];
+    if (result.isError) problems.push('result.isError is true');
+    if (text !== scenario.expected) {
+        problems.push(`final text ${JSON.stringify(text)} != expected ${JSON.stringify(scenario.expected)}`);
+    }
+    problems.push(...checkRounds(scenario, wire, seen));
+    if (problems.length) {
+        for (const p of problems) console.error(`[ts] FAIL: ${p}`);
+        process.exit(1);
+    }
+    console.log(JSON.stringify(text));
+    process.exit(0);
+}
+
+main().catch(err => {
+    console.error(`[ts] error: ${err?.stack ?? err}`);
+    if (err?.data !== undefined) console.error(`[ts] error data: ${JSON.stringify(err.data)}`);
+    process.exit(2);
+});
