@@ -22,6 +22,18 @@ pub(crate) enum Answer {
     Elicit(ElicitResult),
     Sample(Box<CreateMessageResult>),
     Roots(ListRootsResult),
+    /// The client reported that it could not perform the step (the `tools/resumeSaga`
+    /// format carries this; MRTR has no such answer).
+    Failed(StepFailure),
+}
+
+/// A client's report that a step failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepFailure {
+    /// The client's error code.
+    pub code: i64,
+    /// The client's message.
+    pub message: String,
 }
 
 impl Answers {
@@ -109,8 +121,14 @@ impl Answers {
     }
 }
 
-fn mismatch(expected: &str, _found: &Answer) -> SagaError {
-    SagaError::InvalidAnswer(format!("expected {expected}"))
+fn mismatch(expected: &str, found: &Answer) -> SagaError {
+    match found {
+        Answer::Failed(failure) => SagaError::StepFailed {
+            code: failure.code,
+            message: failure.message.clone(),
+        },
+        _ => SagaError::InvalidAnswer(format!("expected {expected}")),
+    }
 }
 
 /// What the client's LLM answered to a [`sample`](super::sample).

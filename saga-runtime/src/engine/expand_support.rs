@@ -237,7 +237,7 @@ impl PlainRun {
         let input = pending::input_requests(&pending).map_err(|error| error.message.to_string())?;
         for _ in 0..8 {
             self.rounds += 1;
-            match pending::collect(&pending, script.respond(&input)) {
+            match pending::collect(&pending, script.respond(&input), &Default::default()) {
                 Ok(Collected::All(answers)) => return Ok(Answers::new(answers)),
                 Ok(Collected::Ask(_)) => continue,
                 Err(error) => return Err(error.message.to_string()),

@@ -18,7 +18,7 @@ mod requests;
 mod tool;
 mod transition;
 
-pub use answers::{Answers, Root, Sampled};
+pub use answers::{Answers, Root, Sampled, StepFailure};
 pub use context::SagaContext;
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};

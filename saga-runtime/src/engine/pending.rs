@@ -8,10 +8,12 @@ use rmcp::model::{
     InputRequests, InputResponses, ListRootsRequest, ListRootsResult, RootsCapabilities,
     SamplingCapability, UrlElicitationCapability,
 };
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::answers::Answer;
+use super::answers::{Answer, StepFailure};
 use super::context::SagaContext;
 use super::elicit::check_content;
 use super::requests::{Request, RequestKind};
@@ -216,10 +218,15 @@ pub(crate) enum Collected {
 pub(crate) fn collect(
     pending: &[Pending],
     mut responses: InputResponses,
+    failures: &BTreeMap<String, StepFailure>,
 ) -> Result<Collected, ErrorData> {
     let mut answers = Vec::with_capacity(pending.len());
     let mut missing = Vec::new();
     for entry in pending {
+        if let Some(failure) = failures.get(&entry.key) {
+            answers.push(Answer::Failed(failure.clone()));
+            continue;
+        }
         let Some(value) = responses.remove(&entry.key) else {
             missing.push(entry.key.as_str());
             continue;

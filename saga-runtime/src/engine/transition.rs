@@ -1,9 +1,11 @@
 //! One request, one transition: open the token, run the saga to its next suspension, seal.
 
+use std::collections::BTreeMap;
+
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
-use super::answers::Answers;
+use super::answers::{Answers, StepFailure};
 use super::context::SagaContext;
 use super::pending::{self, Collected, Head};
 use super::tool::{SagaTool, Step};
@@ -22,6 +24,11 @@ pub struct Call {
     pub request_state: Option<String>,
     /// The answers to the previous round's requests.
     pub input_responses: Option<InputResponses>,
+    /// Requests of the previous round the client reports it could not perform.
+    pub failures: BTreeMap<String, StepFailure>,
+    /// Leave the arguments out of the token's binding: for wire formats whose later
+    /// rounds do not repeat them (`tools/resumeSaga`); they live in the saved state.
+    pub unbound_arguments: bool,
 }
 
 impl Call {
@@ -51,12 +58,12 @@ pub async fn transition<T: SagaTool>(
     cx: &SagaContext,
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
-    let binding = Binding::new(
-        &call.name,
-        &call.method,
-        cx.principal(),
-        call.arguments.as_ref(),
-    );
+    let bound_arguments = if call.unbound_arguments {
+        None
+    } else {
+        call.arguments.as_ref()
+    };
+    let binding = Binding::new(&call.name, &call.method, cx.principal(), bound_arguments);
     let (mut head, state, answers) = match call.request_state {
         None => {
             let state = tool.start(call.arguments.unwrap_or_default())?;
@@ -68,7 +75,11 @@ pub async fn transition<T: SagaTool>(
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             let (head, state_bytes) = postcard::take_from_bytes::<Head>(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
-            match pending::collect(&head.pending, call.input_responses.unwrap_or_default())? {
+            match pending::collect(
+                &head.pending,
+                call.input_responses.unwrap_or_default(),
+                &call.failures,
+            )? {
                 Collected::Ask(reason) => {
                     tracing::debug!(tool = %call.name, %reason, "asking again");
                     pending::gate(&head.pending, cx)?;

@@ -3,6 +3,7 @@
 
 mod http;
 mod principal;
+pub mod saga_format;
 mod server;
 mod stdio;
 mod tools;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
-    ErrorCode, Implementation, ListToolsResult, MetaObject, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult,
+    DiscoverResult, ErrorCode, Implementation, ListToolsResult, MetaObject, PaginatedRequestParams,
     ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -112,6 +112,25 @@ impl SagaServer {
     /// The tool registry, for use in another rmcp server.
     pub fn tools(&self) -> &SagaTools {
         &self.tools
+    }
+
+    /// The context of a `tools/callSaga` round. A client speaking that proposal declares
+    /// no capabilities (the proposal predates them); it performs the steps it is sent.
+    fn saga_format_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> crate::engine::SagaContext {
+        let cx = self.tools.context(context);
+        if context.meta.client_capabilities().is_some() {
+            return cx;
+        }
+        cx.with_capabilities(
+            ClientCapabilities::builder()
+                .enable_elicitation()
+                .enable_sampling()
+                .enable_roots()
+                .build(),
+        )
     }
 
     /// The protocol versions this server speaks.
@@ -241,6 +260,18 @@ impl ServerHandler for SagaServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        match request.method.as_str() {
+            super::saga_format::CALL_SAGA | super::saga_format::RESUME_SAGA => {
+                let cx = self.saga_format_context(&_context);
+                let result = if request.method == super::saga_format::CALL_SAGA {
+                    super::saga_format::call_saga(&self.tools, request.params, &cx).await
+                } else {
+                    super::saga_format::resume_saga(&self.tools, request.params, &cx).await
+                };
+                return result.map(CustomResult);
+            }
+            _ => {}
+        }
         // rmcp hands over as "custom" any request whose params do not decode as the
         // method's type, e.g. a `tools/call` with a numeric `requestState`. For a method
         // MCP defines that is bad params, not an unknown method.

@@ -183,6 +183,7 @@ impl SagaTools {
             arguments: params.arguments,
             request_state: params.request_state,
             input_responses: params.input_responses,
+            ..Call::default()
         };
         self.run(call, &cx).await
     }

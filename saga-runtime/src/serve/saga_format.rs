@@ -1,0 +1,202 @@
+//! `tools/callSaga` and `tools/resumeSaga`, the proposal saga grew out of: the same sagas
+//! and the same sealed state, with the requests as `steps` and the answers as
+//! `completedSteps`.
+//!
+//! ```text
+//! → tools/callSaga   {name, arguments}
+//! ← {state: "suspended", sagaToken, steps: [{type, stepId, params}]}
+//! → tools/resumeSaga {sagaToken, completedSteps: [{stepId, result} | {stepId, error}]}
+//! ← … and finally a CallToolResult
+//! ```
+//!
+//! A resume carries no tool name and no arguments, so the token names its tool in front
+//! (`base64url(name).token`; the name is also bound inside the token) and binds no
+//! arguments: they are part of the saved state.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, InputRequest, InputResponses, JsonObject};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::SagaTools;
+use crate::engine::{Call, SagaContext, StepFailure, invalid_state};
+
+/// The method that starts a saga.
+pub const CALL_SAGA: &str = "tools/callSaga";
+/// The method that resumes one.
+pub const RESUME_SAGA: &str = "tools/resumeSaga";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallSagaParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(default, rename = "_meta")]
+    _meta: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ResumeSagaParams {
+    saga_token: String,
+    #[serde(default)]
+    completed_steps: Vec<CompletedStep>,
+    #[serde(default, rename = "_meta")]
+    _meta: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CompletedStep {
+    step_id: String,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<StepError>,
+}
+
+#[derive(Deserialize)]
+struct StepError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+fn params<T: for<'de> Deserialize<'de>>(
+    method: &str,
+    params: Option<Value>,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(params.unwrap_or(Value::Null)).map_err(|error| {
+        ErrorData::invalid_params(format!("invalid params for {method}: {error}"), None)
+    })
+}
+
+/// Handles `tools/callSaga`.
+pub async fn call_saga(
+    tools: &SagaTools,
+    raw: Option<Value>,
+    cx: &SagaContext,
+) -> Result<Value, ErrorData> {
+    let request: CallSagaParams = params(CALL_SAGA, raw)?;
+    let call = Call {
+        method: CALL_SAGA.into(),
+        name: request.name,
+        arguments: request.arguments,
+        unbound_arguments: true,
+        ..Call::default()
+    };
+    respond(tools, call, cx).await
+}
+
+/// Handles `tools/resumeSaga`.
+pub async fn resume_saga(
+    tools: &SagaTools,
+    raw: Option<Value>,
+    cx: &SagaContext,
+) -> Result<Value, ErrorData> {
+    let request: ResumeSagaParams = params(RESUME_SAGA, raw)?;
+    let (name, token) = split_token(&request.saga_token)
+        .ok_or_else(|| invalid_state(RESUME_SAGA, &"a sagaToken without its tool name"))?;
+    if !tools.contains(&name) {
+        return Err(invalid_state(
+            RESUME_SAGA,
+            &format!("a sagaToken for unknown tool {name:?}"),
+        ));
+    }
+    let mut responses = InputResponses::new();
+    let mut failures = BTreeMap::new();
+    for step in request.completed_steps {
+        match (step.result, step.error) {
+            (_, Some(error)) => {
+                failures.insert(
+                    step.step_id,
+                    StepFailure {
+                        code: error.code,
+                        message: error.message,
+                    },
+                );
+            }
+            (Some(result), None) => {
+                responses.insert(step.step_id, result);
+            }
+            (None, None) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "completedSteps[{:?}] has neither a result nor an error",
+                        step.step_id
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
+    let call = Call {
+        method: CALL_SAGA.into(),
+        name,
+        arguments: None,
+        request_state: Some(token.to_owned()),
+        input_responses: Some(responses),
+        failures,
+        unbound_arguments: true,
+    };
+    respond(tools, call, cx).await
+}
+
+async fn respond(tools: &SagaTools, call: Call, cx: &SagaContext) -> Result<Value, ErrorData> {
+    let name = call.name.clone();
+    match tools.run(call, cx).await? {
+        CallToolResponse::Complete(result) => to_value(&result),
+        CallToolResponse::InputRequired(required) => {
+            let token = required.request_state.unwrap_or_default();
+            let steps = required
+                .input_requests
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, request)| step(key, &request))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(json!({
+                "state": "suspended",
+                "sagaToken": format!("{}.{}", URL_SAFE_NO_PAD.encode(name.as_bytes()), token),
+                "steps": steps,
+            }))
+        }
+        _ => Err(ErrorData::internal_error("unexpected response kind", None)),
+    }
+}
+
+/// One request as a step: its type, its id (the MRTR key) and its params, without the
+/// MRTR-only form `mode`.
+fn step(key: String, request: &InputRequest) -> Result<Value, ErrorData> {
+    let wire = to_value(request)?;
+    let kind = match wire["method"].as_str() {
+        Some("elicitation/create") => "elicitation",
+        Some("sampling/createMessage") => "sampling",
+        Some("roots/list") => "roots",
+        _ => "unknown",
+    };
+    let mut params = wire.get("params").cloned().unwrap_or_else(|| json!({}));
+    if params["mode"] == "form"
+        && let Some(object) = params.as_object_mut()
+    {
+        object.remove("mode");
+    }
+    Ok(json!({"type": kind, "stepId": key, "params": params}))
+}
+
+fn split_token(saga_token: &str) -> Option<(String, &str)> {
+    let (name, token) = saga_token.split_once('.')?;
+    let name = String::from_utf8(URL_SAFE_NO_PAD.decode(name).ok()?).ok()?;
+    Some((name, token))
+}
+
+fn to_value(value: &impl serde::Serialize) -> Result<Value, ErrorData> {
+    serde_json::to_value(value).map_err(|error| {
+        ErrorData::internal_error(format!("result does not encode: {error}"), None)
+    })
+}

@@ -1,0 +1,250 @@
+//! Seed 000, `tools/callSaga` / `tools/resumeSaga`: the proposal's six-message example,
+//! replayed against `examples/deploy.rs`. Tokens and step ids are compared by shape (the
+//! server chooses them); everything else must match the seed. The messages travel with
+//! the envelope MCP 2026-07-28 requires of every request (`_meta`, headers).
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::net::SocketAddr;
+
+use saga_runtime::prelude::*;
+use serde_json::{Value, json};
+
+struct Server {
+    addr: SocketAddr,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn serve() -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = deploy::server(KeyRing::ephemeral()).unwrap();
+    tokio::spawn(server.serve_listener(listener, async {
+        let _ = stopped.await;
+    }));
+    Server { addr, _stop: stop }
+}
+
+/// Sends a JSON-RPC request with the 2026-07-28 envelope; returns the `result`.
+async fn send(addr: SocketAddr, id: &str, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let reply: Value = response.json().await.unwrap();
+    assert!(status.is_success(), "{status}: {reply:#}");
+    assert_eq!(reply["id"], id, "{reply:#}");
+    reply
+        .get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("no result: {reply:#}"))
+}
+
+/// A suspended result: the shape of the seed's, with `steps` of the given types; returns
+/// the token and the steps.
+#[track_caller]
+fn suspended(result: &Value, types: &[&str]) -> (String, Vec<Value>) {
+    assert_eq!(result["state"], "suspended", "{result:#}");
+    let token = result["sagaToken"]
+        .as_str()
+        .expect("a sagaToken string")
+        .to_owned();
+    assert!(!token.is_empty());
+    let steps = result["steps"].as_array().expect("steps").clone();
+    let found: Vec<&str> = steps
+        .iter()
+        .map(|step| step["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(found, types, "{result:#}");
+    for step in &steps {
+        assert!(
+            step["stepId"].as_str().is_some_and(|id| !id.is_empty()),
+            "{step:#}"
+        );
+    }
+    (token, steps)
+}
+
+#[tokio::test]
+async fn the_seed_example_replays_against_deploy() {
+    let server = serve().await;
+
+    // 1 → 2: the call suspends for the elicitation of the seed.
+    let result = send(
+        server.addr,
+        "client-req-1",
+        "tools/callSaga",
+        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
+    )
+    .await;
+    let (token_v1, steps) = suspended(&result, &["elicitation"]);
+    assert_eq!(
+        steps[0]["params"],
+        json!({
+            "message": "Please provide the deployment target:",
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "target": { "type": "string" } },
+                "required": ["target"]
+            }
+        })
+    );
+    let elicitation_id = steps[0]["stepId"].clone();
+    let elicitation = json!({
+        "stepId": elicitation_id,
+        "result": { "action": "accept", "content": { "target": "production" } }
+    });
+
+    // 3 → 4: resumed with the elicitation, it suspends for the seed's sampling.
+    let result = send(
+        server.addr,
+        "client-req-2",
+        "tools/resumeSaga",
+        json!({"sagaToken": token_v1, "completedSteps": [elicitation]}),
+    )
+    .await;
+    let (token_v2, steps) = suspended(&result, &["sampling"]);
+    assert_ne!(token_v2, token_v1, "a new token every round");
+    assert_eq!(
+        steps[0]["params"],
+        json!({
+            "messages": [{
+                "role": "user",
+                "content": { "type": "text", "text": "Is deploying to 'production' safe right now?" }
+            }],
+            "maxTokens": 100
+        })
+    );
+    let sampling = json!({
+        "stepId": steps[0]["stepId"],
+        "result": {
+            "role": "assistant",
+            "content": { "type": "text", "text": "Yes, all systems are green." },
+            "model": "client-side-llm-v2"
+        }
+    });
+
+    // 5 → 6: resumed with every step so far, it completes with the seed's text.
+    let result = send(
+        server.addr,
+        "client-req-3",
+        "tools/resumeSaga",
+        json!({"sagaToken": token_v2, "completedSteps": [elicitation, sampling]}),
+    )
+    .await;
+    assert_eq!(
+        result["content"],
+        json!([{ "type": "text", "text": "Deployment to production initiated successfully based on confirmation." }])
+    );
+    assert_ne!(result["isError"], true);
+}
+
+#[tokio::test]
+async fn a_failed_step_reaches_the_tool_as_step_failed() {
+    let server = serve().await;
+    let result = send(
+        server.addr,
+        "1",
+        "tools/callSaga",
+        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
+    )
+    .await;
+    let (token, steps) = suspended(&result, &["elicitation"]);
+    let failed =
+        json!({"stepId": steps[0]["stepId"], "error": {"code": -1, "message": "user rejected"}});
+    let result = send(
+        server.addr,
+        "2",
+        "tools/resumeSaga",
+        json!({"sagaToken": token, "completedSteps": [failed]}),
+    )
+    .await;
+    assert_eq!(result["isError"], true, "{result:#}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("user rejected") && text.contains("-1"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_saga_token_is_not_a_request_state_and_a_forged_one_is_refused() {
+    let server = serve().await;
+    let result = send(
+        server.addr,
+        "1",
+        "tools/callSaga",
+        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
+    )
+    .await;
+    let (token, _) = suspended(&result, &["elicitation"]);
+    for bad in [
+        format!("{token}x"),
+        token.replacen('.', "", 1),
+        "bm9wZQ.abc".to_owned(),
+        String::new(),
+    ] {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 9, "method": "tools/resumeSaga",
+            "params": {"sagaToken": bad, "completedSteps": [], "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }}
+        });
+        let reply: Value = reqwest::Client::new()
+            .post(format!("http://{}/mcp", server.addr))
+            .header("accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/resumeSaga")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(reply["error"]["code"], -32602, "{bad}: {reply:#}");
+        assert_eq!(
+            reply["error"]["message"],
+            saga_runtime::state::INVALID_STATE_MESSAGE
+        );
+    }
+    // The same sealed state is not accepted as an MRTR requestState of tools/call: the
+    // binding differs (method, and the arguments bound by tools/call).
+    let (_, raw) = token.split_once('.').unwrap();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "complex_tool", "arguments": {"initial_arg": "value"}, "requestState": raw,
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}}}
+    });
+    let reply: Value = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "complex_tool")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+}
