@@ -33,13 +33,19 @@ impl SagaServer {
     /// [`SagaServer::router`] with rmcp transport settings of your own (allowed hosts and
     /// origins, body size limit, …).
     pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
+        let allowed_hosts = Arc::new(config.allowed_hosts.clone());
         let server = self.clone();
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        axum::Router::new().nest_service(MCP_PATH, service)
+        let tools = self.tools().clone();
+        axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn(move |request, next| {
+                super::dependent::layer(tools.clone(), allowed_hosts.clone(), request, next)
+            }))
     }
 
     /// Serves Streamable HTTP on `addr` until Ctrl-C. Prints `listening on

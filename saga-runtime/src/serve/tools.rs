@@ -204,6 +204,11 @@ impl SagaTools {
             .await
     }
 
+    /// The principal of an HTTP request, by the server's principal function.
+    pub fn principal_of(&self, parts: &http::request::Parts) -> String {
+        (self.inner.principal)(parts)
+    }
+
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
     /// and what the request's `_meta` declares.
     pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {

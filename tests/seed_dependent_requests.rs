@@ -1,0 +1,163 @@
+//! Seed 001, `dependent_requests` / `dependent_responses`: the proposal's example,
+//! replayed against `examples/weather.rs`. A client selects the format with the header
+//! `Mcp-Result-Format: dependent-requests`.
+
+#[path = "../examples/weather.rs"]
+#[allow(dead_code)]
+mod weather;
+
+use std::net::SocketAddr;
+
+use saga_runtime::prelude::*;
+use serde_json::{Value, json};
+
+async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(
+        weather::server(KeyRing::ephemeral())
+            .unwrap()
+            .serve_listener(listener, async {
+                let _ = stopped.await;
+            }),
+    );
+    (addr, stop)
+}
+
+async fn post(addr: SocketAddr, body: &Value, select: bool) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if select {
+        request = request.header("Mcp-Result-Format", "dependent-requests");
+    }
+    let response = request.json(body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn close(a: &Value, b: f64) -> bool {
+    a.as_f64().is_some_and(|a| (a - b).abs() < 1e-6)
+}
+
+#[tokio::test]
+async fn the_seed_example_replays_against_weather() {
+    let (addr, _stop) = serve().await;
+
+    // The seed's first message, as written.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}}
+    });
+    let (status, reply) = post(addr, &call, true).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["id"], 2);
+    assert!(reply.get("result").is_none(), "{reply:#}");
+    let requests = &reply["dependent_requests"];
+    assert_eq!(
+        requests["github_login"],
+        json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "Please provide your GitHub username",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+            }
+        })
+    );
+    let sampling = &requests["capital_of_france"];
+    assert_eq!(sampling["method"], "sampling/createMessage");
+    let params = &sampling["params"];
+    assert_eq!(
+        params["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}])
+    );
+    assert_eq!(
+        params["modelPreferences"]["hints"],
+        json!([{"name": "claude-3-sonnet"}])
+    );
+    assert!(
+        close(&params["modelPreferences"]["intelligencePriority"], 0.8),
+        "{params:#}"
+    );
+    assert!(
+        close(&params["modelPreferences"]["speedPriority"], 0.5),
+        "{params:#}"
+    );
+    assert_eq!(params["systemPrompt"], "You are a helpful assistant.");
+    assert_eq!(params["maxTokens"], 100);
+    assert_eq!(requests.as_object().unwrap().len(), 2);
+
+    // The seed's retry: the same call plus the responses, keyed as asked.
+    let retry = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}},
+        "dependent_responses": {
+            "github_login": {"result": {"action": "accept", "content": {"name": "octocat"}}},
+            "capital_of_france": {"result": {
+                "role": "assistant",
+                "content": {"type": "text", "text": "The capital of France is Paris."},
+                "model": "claude-3-sonnet-20240307",
+                "stopReason": "endTurn"
+            }}
+        }
+    });
+    let (status, reply) = post(addr, &retry, true).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["id"], 3);
+    assert_eq!(
+        reply["result"]["content"],
+        json!([{"type": "text", "text": "Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy"}])
+    );
+    assert_eq!(reply["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn partial_responses_ask_for_the_rest_and_bad_ones_are_errors() {
+    let (addr, _stop) = serve().await;
+    let partial = json!({
+        "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "Paris"}},
+        "dependent_responses": {"github_login": {"result": {"action": "accept", "content": {"name": "octocat"}}}}
+    });
+    let (_, reply) = post(addr, &partial, true).await;
+    assert!(
+        reply["dependent_requests"]["capital_of_france"].is_object(),
+        "{reply:#}"
+    );
+
+    let malformed = json!({
+        "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "Paris"}},
+        "dependent_responses": {"github_login": {"nothing": true}}
+    });
+    let (_, reply) = post(addr, &malformed, true).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+
+    let unknown =
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "nope"}});
+    let (_, reply) = post(addr, &unknown, true).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+}
+
+#[tokio::test]
+async fn without_the_header_the_endpoint_speaks_mcp_2026() {
+    let (addr, _stop) = serve().await;
+    // The seed's message lacks the 2026-07-28 envelope, so MCP refuses it; selecting the
+    // format is what makes it acceptable.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}}
+    });
+    let (status, reply) = post(addr, &call, false).await;
+    assert!(
+        reply.get("dependent_requests").is_none(),
+        "{status} {reply:#}"
+    );
+    assert!(
+        status >= 400 || reply.get("error").is_some(),
+        "{status} {reply:#}"
+    );
+}
