@@ -44,7 +44,7 @@ impl SagaServer {
         axum::Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn(move |request, next| {
-                super::dependent::layer(tools.clone(), allowed_hosts.clone(), request, next)
+                super::result_format::layer(tools.clone(), allowed_hosts.clone(), request, next)
             }))
     }
 

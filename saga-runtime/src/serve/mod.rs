@@ -4,6 +4,8 @@
 pub mod dependent;
 mod http;
 mod principal;
+pub mod result_format;
+pub mod resume_token;
 pub mod saga_format;
 mod server;
 mod stdio;
