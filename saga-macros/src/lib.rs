@@ -26,3 +26,19 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::expand(args.into(), input.into()).into()
 }
+
+/// `#[saga_tool]` for a prompt: the function returns `Result<Prompt, E>` and is
+/// registered with `SagaServer::builder().prompt(..)`; its arguments (strings) are the
+/// prompt's arguments.
+#[proc_macro_attribute]
+pub fn saga_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    tool::expand(args.into(), input.into()).into()
+}
+
+/// `#[saga_tool]` for a resource: the function takes `uri: String` (and, for a template,
+/// one `String` per template variable), returns `Result<Contents, E>`, and is registered
+/// with `SagaServer::builder().resource(uri, ..)` or `.resource_template(template, ..)`.
+#[proc_macro_attribute]
+pub fn saga_resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    tool::expand(args.into(), input.into()).into()
+}

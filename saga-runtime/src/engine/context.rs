@@ -1,6 +1,10 @@
 //! The per-request context a saga can read: who is calling and what their client can do.
 
-use rmcp::model::{ClientCapabilities, Implementation, ProtocolVersion, RequestMetaObject};
+use rmcp::model::{
+    ClientCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
+    RequestMetaObject,
+};
+use rmcp::service::{Peer, RoleServer};
 
 /// What the current request says about its sender.
 ///
@@ -21,6 +25,7 @@ use rmcp::model::{ClientCapabilities, Implementation, ProtocolVersion, RequestMe
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct SagaContext {
+    peer: Option<Peer<RoleServer>>,
     principal: String,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
@@ -59,6 +64,27 @@ impl SagaContext {
     pub fn with_meta(mut self, meta: RequestMetaObject) -> Self {
         self.meta = meta;
         self
+    }
+
+    /// Sets the connection that notifications of this request go to.
+    pub fn with_peer(mut self, peer: Option<Peer<RoleServer>>) -> Self {
+        self.peer = peer;
+        self
+    }
+
+    /// Reports progress on this request, if the client asked for it (a `progressToken`
+    /// in `_meta`); otherwise does nothing. Over HTTP the response becomes an SSE stream
+    /// that carries the notifications before the result.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let (Some(peer), Some(token)) = (&self.peer, self.meta.get_progress_token()) else {
+            return;
+        };
+        let mut param = ProgressNotificationParam::new(token, progress);
+        param.total = total;
+        param.message = message;
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "a progress notification could not be sent");
+        }
     }
 
     /// The authenticated identity every token of this request is bound to.

@@ -23,7 +23,7 @@ pub use context::SagaContext;
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
-pub use output::{Json, ToolOutput};
+pub use output::{Contents, Json, Prompt, ToolOutput};
 pub use requests::{
     Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
     elicit, elicit_url, list_roots, sample,

@@ -4,7 +4,10 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::{CallToolResult, ContentBlock as Content, JsonObject};
+use rmcp::model::{
+    CallToolResult, ContentBlock as Content, GetPromptResult, JsonObject, PromptMessage,
+    ResourceContents,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -80,5 +83,88 @@ impl<T: ToolOutput, E: Display> ToolOutput for Result<T, E> {
 
     fn output_schema() -> Option<Arc<JsonObject>> {
         T::output_schema()
+    }
+}
+
+/// What a prompt saga (`#[saga_prompt]`, registered with `.prompt(..)`) gives back: the
+/// messages of its `prompts/get` result.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+/// use saga_runtime::rmcp::model::{PromptMessage, Role};
+/// let prompt = Prompt::new(vec![PromptMessage::new_text(Role::User, "Hello")])
+///     .description("A greeting");
+/// # let _ = prompt;
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt(pub GetPromptResult);
+
+impl Prompt {
+    /// A prompt of these messages.
+    pub fn new(messages: Vec<PromptMessage>) -> Self {
+        Self(GetPromptResult::new(messages))
+    }
+
+    /// Sets the result's description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.0.description = Some(description.into());
+        self
+    }
+}
+
+impl ToolOutput for Prompt {
+    fn into_call_tool_result(self) -> CallToolResult {
+        packed(&self.0)
+    }
+}
+
+/// What a resource saga (`#[saga_resource]`, registered with `.resource(..)` or
+/// `.resource_template(..)`) gives back: the contents of its `resources/read` result.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Contents(pub Vec<ResourceContents>);
+
+impl Contents {
+    /// One text content.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self(vec![
+            ResourceContents::text(text, uri).with_mime_type(mime_type),
+        ])
+    }
+
+    /// One binary content, base64-encoded.
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        base64: impl Into<String>,
+    ) -> Self {
+        Self(vec![
+            ResourceContents::blob(base64, uri).with_mime_type(mime_type),
+        ])
+    }
+}
+
+impl ToolOutput for Contents {
+    fn into_call_tool_result(self) -> CallToolResult {
+        packed(&serde_json::json!({ "contents": self.0 }))
+    }
+}
+
+/// A prompt's or resource's result travels through the tool machinery as structured
+/// content; the server unpacks it into the method's own result.
+fn packed(value: &impl Serialize) -> CallToolResult {
+    match serde_json::to_value(value) {
+        Ok(value) => {
+            let mut result = CallToolResult::success(Vec::new());
+            result.structured_content = Some(value);
+            result
+        }
+        Err(error) => {
+            tracing::error!(%error, "a prompt or resource result does not serialize");
+            CallToolResult::error(vec![Content::text("the result could not be encoded")])
+        }
     }
 }

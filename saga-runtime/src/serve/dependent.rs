@@ -18,9 +18,6 @@ use super::SagaTools;
 use super::result_format::ToolCall;
 use crate::engine::{Call, SagaContext, StepFailure};
 
-/// The most transitions one request replays.
-const MAX_ROUNDS: usize = 1_000;
-
 /// Runs the call; returns the envelope field to answer with (`result` or
 /// `dependent_requests`) and its value.
 pub(super) async fn call(
@@ -29,45 +26,20 @@ pub(super) async fn call(
     request: ToolCall,
 ) -> Result<(&'static str, Value), ErrorData> {
     let (answers, failures) = dependent_responses(request.message.get("dependent_responses"))?;
-    let mut call = Call {
+    let call = Call {
         method: "tools/call#dependent-requests".into(),
         name: request.name,
         arguments: request.arguments,
         ..Call::default()
     };
-    for _ in 0..MAX_ROUNDS {
-        let required = match tools.run(call.clone(), cx).await? {
-            CallToolResponse::Complete(result) => return Ok(("result", encode(&result)?)),
-            CallToolResponse::InputRequired(required) => required,
-            _ => return Err(ErrorData::internal_error("unexpected response kind", None)),
-        };
-        let requests = required.input_requests.unwrap_or_default();
-        let answered = requests
-            .keys()
-            .all(|key| answers.contains_key(key) || failures.contains_key(key));
-        if !answered {
-            return Ok(("dependent_requests", encode(&requests)?));
-        }
-        call.request_state = required.request_state;
-        call.input_responses = Some(
-            requests
-                .keys()
-                .filter_map(|key| answers.get(key).map(|answer| (key.clone(), answer.clone())))
-                .collect(),
-        );
-        call.failures = requests
-            .keys()
-            .filter_map(|key| {
-                failures
-                    .get(key)
-                    .map(|failure| (key.clone(), failure.clone()))
-            })
-            .collect();
+    match tools.replay_tool(call, answers, failures, cx).await? {
+        CallToolResponse::Complete(result) => Ok(("result", encode(&result)?)),
+        CallToolResponse::InputRequired(required) => Ok((
+            "dependent_requests",
+            encode(&required.input_requests.unwrap_or_default())?,
+        )),
+        _ => Err(ErrorData::internal_error("unexpected response kind", None)),
     }
-    Err(ErrorData::internal_error(
-        "the saga did not finish within the round limit",
-        None,
-    ))
 }
 
 pub(super) fn encode(value: &impl serde::Serialize) -> Result<Value, ErrorData> {

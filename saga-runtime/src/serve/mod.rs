@@ -1,6 +1,7 @@
 //! Serving saga tools: the [`SagaServer`] rmcp handler, its HTTP and stdio transports, and
 //! the [`SagaTools`] registry for use inside other rmcp servers.
 
+mod catalog;
 pub mod dependent;
 mod http;
 mod principal;

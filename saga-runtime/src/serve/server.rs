@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode, Implementation, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::principal::PrincipalFn;
-use super::tools::{BuildError, DynTool, SagaTools, default_principal};
+use super::tools::{BuildError, Registry, SagaTools, default_principal};
 use crate::engine::SagaTool;
 use crate::state::{KeyRing, StateCodec};
 
@@ -72,7 +74,7 @@ pub struct SagaServerBuilder {
     max_token_len: Option<usize>,
     leeway: Option<Duration>,
     principal: PrincipalFn,
-    tools: Vec<(Tool, Arc<dyn DynTool>)>,
+    registry: Registry,
 }
 
 impl std::fmt::Debug for SagaServerBuilder {
@@ -84,6 +86,7 @@ impl std::fmt::Debug for SagaServerBuilder {
             .field(
                 "tools",
                 &self
+                    .registry
                     .tools
                     .iter()
                     .map(|(tool, _)| &tool.name)
@@ -105,7 +108,7 @@ impl SagaServer {
             max_token_len: None,
             leeway: None,
             principal: default_principal(),
-            tools: Vec::new(),
+            registry: Registry::default(),
         }
     }
 
@@ -198,7 +201,51 @@ impl SagaServerBuilder {
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
         let tool = Arc::new(tool);
-        self.tools.push((tool.tool(), tool));
+        self.registry.tools.push((tool.tool(), tool));
+        self
+    }
+
+    /// Adds a prompt written as a saga (`#[saga_prompt]`, returning [`Prompt`]): its
+    /// function's name, doc comment and arguments (strings) describe the prompt, and
+    /// `prompts/get` runs it, with input-required rounds if it suspends.
+    ///
+    /// [`Prompt`]: crate::engine::Prompt
+    pub fn prompt<T: SagaTool>(mut self, prompt: T) -> Self {
+        let prompt = Arc::new(prompt);
+        let description = prompt.tool();
+        self.registry
+            .prompts
+            .push((super::catalog::prompt_of(&description), prompt));
+        self
+    }
+
+    /// Adds a resource at `uri` read by a saga (`#[saga_resource]`, taking `uri: String`
+    /// and returning [`Contents`]).
+    ///
+    /// [`Contents`]: crate::engine::Contents
+    pub fn resource<T: SagaTool>(mut self, uri: impl Into<String>, resource: T) -> Self {
+        let resource = Arc::new(resource);
+        let description = resource.tool();
+        self.registry.resources.push((
+            super::catalog::resource_of(uri.into(), &description),
+            resource,
+        ));
+        self
+    }
+
+    /// Adds resources matching `uri_template` (e.g. `test://items/{id}`), read by a saga
+    /// that takes `uri: String` and one `String` argument per template variable.
+    pub fn resource_template<T: SagaTool>(
+        mut self,
+        uri_template: impl Into<String>,
+        resource: T,
+    ) -> Self {
+        let resource = Arc::new(resource);
+        let description = resource.tool();
+        self.registry.templates.push((
+            super::catalog::template_of(uri_template.into(), &description),
+            resource,
+        ));
         self
     }
 
@@ -214,7 +261,7 @@ impl SagaServerBuilder {
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(SagaServer {
-            tools: SagaTools::new(codec, self.tools, self.principal, list_ttl_ms)?,
+            tools: SagaTools::new(codec, self.registry, self.principal, list_ttl_ms)?,
             info: self.info,
             instructions: self.instructions,
             list_ttl: self.list_ttl,
@@ -224,8 +271,15 @@ impl SagaServerBuilder {
 
 impl ServerHandler for SagaServer {
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info.clone());
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if self.tools.has_prompts() {
+            capabilities.prompts = Some(Default::default());
+            capabilities.completions = Some(Default::default());
+        }
+        if self.tools.has_resources() {
+            capabilities.resources = Some(Default::default());
+        }
+        let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
         config.protocol_version = ProtocolVersion::V_2026_07_28;
         config.instructions = self.instructions.clone();
         config
@@ -285,6 +339,59 @@ impl ServerHandler for SagaServer {
         Err(ErrorData::new(
             ErrorCode::METHOD_NOT_FOUND,
             request.method,
+            None,
+        ))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.tools.list_prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.tools.get_prompt(request, &context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.tools.list_resources())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.tools.list_resource_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.tools.read_resource(request, &context).await
+    }
+
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            "logging/setLevel",
             None,
         ))
     }

@@ -1,16 +1,19 @@
 //! The registry of saga tools, usable on its own inside any rmcp `ServerHandler`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CacheScope, CallToolRequestParams, CallToolResponse, ListToolsResult, Tool};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, InputResponses, ListToolsResult, Resource,
+    ResourceTemplate, Tool,
+};
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
-use crate::engine::{Call, SagaContext, SagaTool, transition};
+use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
 use crate::state::StateCodec;
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -36,10 +39,24 @@ impl<T: SagaTool> DynTool for T {
     }
 }
 
+pub(crate) type Saga = Arc<dyn DynTool>;
+
 struct Entry {
     tool: Tool,
-    saga: Arc<dyn DynTool>,
+    saga: Saga,
 }
+
+/// What a server serves: tools, and prompts and resources backed by sagas.
+#[derive(Default)]
+pub(crate) struct Registry {
+    pub(crate) tools: Vec<(Tool, Saga)>,
+    pub(crate) prompts: Vec<(rmcp::model::Prompt, Saga)>,
+    pub(crate) resources: Vec<(Resource, Saga)>,
+    pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
+}
+
+/// The most transitions one request replays (see [`SagaTools::replay`]).
+const MAX_REPLAYED_ROUNDS: usize = 1_000;
 
 /// The saga tools of a server and the codec that seals their state.
 ///
@@ -64,15 +81,18 @@ struct Entry {
 /// ```
 #[derive(Clone)]
 pub struct SagaTools {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    codec: StateCodec,
+pub(super) struct Inner {
+    pub(super) codec: StateCodec,
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
+    pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
+    pub(super) resources: Vec<(Resource, Saga)>,
+    pub(super) templates: Vec<(ResourceTemplate, Saga)>,
     principal: PrincipalFn,
-    list_ttl_ms: u64,
+    pub(super) list_ttl_ms: u64,
 }
 
 impl std::fmt::Debug for SagaTools {
@@ -112,10 +132,16 @@ pub enum BuildError {
 impl SagaTools {
     pub(crate) fn new(
         codec: StateCodec,
-        tools: Vec<(Tool, Arc<dyn DynTool>)>,
+        registry: Registry,
         principal: PrincipalFn,
         list_ttl_ms: u64,
     ) -> Result<Self, BuildError> {
+        let Registry {
+            tools,
+            prompts,
+            resources,
+            templates,
+        } = registry;
         let mut entries = Vec::with_capacity(tools.len());
         let mut by_name = HashMap::new();
         for (tool, saga) in tools {
@@ -135,6 +161,9 @@ impl SagaTools {
                 codec,
                 entries,
                 by_name,
+                prompts,
+                resources,
+                templates,
                 principal,
                 list_ttl_ms,
             }),
@@ -190,18 +219,110 @@ impl SagaTools {
 
     /// Runs one transition for an already-decoded call and context; the entry point for
     /// other wire formats and for tests.
+    ///
+    /// A first request (no `requestState`) that already carries answers is replayed:
+    /// see [`SagaTools::replay`].
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
-        let Some(&index) = self.inner.by_name.get(&call.name) else {
-            tracing::info!(tool = %call.name, "call of an unknown tool");
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {}", call.name),
-                None,
-            ));
-        };
-        self.inner.entries[index]
-            .saga
-            .run(&self.inner.codec, call, cx)
-            .await
+        let saga = self.saga(&call.name)?.clone();
+        self.run_saga(&saga, call, cx).await
+    }
+
+    fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
+        match self.inner.by_name.get(name) {
+            Some(&index) => Ok(&self.inner.entries[index].saga),
+            None => {
+                tracing::info!(tool = %name, "call of an unknown tool");
+                Err(ErrorData::invalid_params(
+                    format!("unknown tool: {name}"),
+                    None,
+                ))
+            }
+        }
+    }
+
+    pub(super) async fn run_saga(
+        &self,
+        saga: &Saga,
+        mut call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let fresh_with_answers = call.request_state.is_none()
+            && call
+                .input_responses
+                .as_ref()
+                .is_some_and(|answers| !answers.is_empty());
+        if fresh_with_answers {
+            let pool = call.input_responses.take().unwrap_or_default();
+            return self.replay(saga, call, pool, BTreeMap::new(), cx).await;
+        }
+        saga.run(&self.inner.codec, call, cx).await
+    }
+
+    /// Runs a saga from its start in process, one transition at a time, feeding each
+    /// round the answers `pool` (and `failures`) hold for its keys, until it completes or
+    /// asks for something the pool does not answer; that last response is returned.
+    ///
+    /// For requests that bring answers but no state: the dependent-requests format, and
+    /// a first MRTR call whose answers are already known (the conformance suite sends
+    /// such calls). Code between suspensions runs again on each replay.
+    pub(super) async fn replay(
+        &self,
+        saga: &Saga,
+        mut call: Call,
+        pool: InputResponses,
+        failures: BTreeMap<String, StepFailure>,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        for _ in 0..MAX_REPLAYED_ROUNDS {
+            let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
+            let CallToolResponse::InputRequired(required) = &response else {
+                return Ok(response);
+            };
+            let keys: Vec<&String> = required
+                .input_requests
+                .as_ref()
+                .map(|requests| requests.keys().collect())
+                .unwrap_or_default();
+            if !keys
+                .iter()
+                .all(|key| pool.contains_key(*key) || failures.contains_key(*key))
+            {
+                return Ok(response);
+            }
+            call.input_responses = Some(
+                keys.iter()
+                    .filter_map(|key| {
+                        pool.get(*key)
+                            .map(|answer| ((*key).clone(), answer.clone()))
+                    })
+                    .collect(),
+            );
+            call.failures = keys
+                .iter()
+                .filter_map(|key| {
+                    failures
+                        .get(*key)
+                        .map(|failure| ((*key).clone(), failure.clone()))
+                })
+                .collect();
+            call.request_state = required.request_state.clone();
+        }
+        Err(ErrorData::internal_error(
+            "the saga did not finish within the replay limit",
+            None,
+        ))
+    }
+
+    /// Runs the tool `name` by replay; see [`SagaTools::replay`].
+    pub(super) async fn replay_tool(
+        &self,
+        call: Call,
+        pool: InputResponses,
+        failures: BTreeMap<String, StepFailure>,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let saga = self.saga(&call.name)?.clone();
+        self.replay(&saga, call, pool, failures, cx).await
     }
 
     /// The principal of an HTTP request, by the server's principal function.
@@ -221,6 +342,7 @@ impl SagaTools {
             );
         let capabilities = context.client_capabilities();
         SagaContext::new(principal)
+            .with_peer(Some(context.peer.clone()))
             .with_capabilities(capabilities.unwrap_or_default())
             .with_client_info(context.client_info())
             .with_protocol_version(context.protocol_version())

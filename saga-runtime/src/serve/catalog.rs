@@ -1,0 +1,307 @@
+//! Prompts and resources backed by sagas: their listings, and `prompts/get` and
+//! `resources/read` run through the same one-transition engine as tools. A prompt's or
+//! resource's saga returns [`Prompt`] or [`Contents`], which travel as structured content
+//! and are unpacked here into the method's own result.
+//!
+//! [`Prompt`]: crate::engine::Prompt
+//! [`Contents`]: crate::engine::Contents
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CacheScope, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, PromptArgument, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use super::SagaTools;
+use crate::engine::Call;
+
+/// A prompt's listing from its saga's description: the arguments are the input schema's
+/// properties.
+pub(crate) fn prompt_of(tool: &Tool) -> Prompt {
+    let required: Vec<&str> = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let arguments: Vec<PromptArgument> = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| {
+                    let mut argument = PromptArgument::new(name.clone());
+                    argument.description = schema
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    argument.required = Some(required.contains(&name.as_str()));
+                    argument
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut prompt = Prompt::new(
+        tool.name.to_string(),
+        tool.description.as_deref(),
+        (!arguments.is_empty()).then_some(arguments),
+    );
+    prompt.title = tool.title.clone();
+    prompt
+}
+
+pub(crate) fn resource_of(uri: String, tool: &Tool) -> Resource {
+    let mut resource = Resource::new(uri, tool.name.to_string());
+    resource.title = tool.title.clone();
+    resource.description = tool.description.as_deref().map(str::to_owned);
+    resource
+}
+
+pub(crate) fn template_of(uri_template: String, tool: &Tool) -> ResourceTemplate {
+    let mut template = ResourceTemplate::new(uri_template, tool.name.to_string());
+    template.title = tool.title.clone();
+    template.description = tool.description.as_deref().map(str::to_owned);
+    template
+}
+
+impl SagaTools {
+    /// Whether any prompt is registered.
+    pub fn has_prompts(&self) -> bool {
+        !self.inner.prompts.is_empty()
+    }
+
+    /// Whether any resource or resource template is registered.
+    pub fn has_resources(&self) -> bool {
+        !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
+    }
+
+    /// The `prompts/list` result.
+    pub fn list_prompts(&self) -> ListPromptsResult {
+        ListPromptsResult::with_all_items(
+            self.inner
+                .prompts
+                .iter()
+                .map(|(prompt, _)| prompt.clone())
+                .collect(),
+        )
+        .with_ttl_ms(self.inner.list_ttl_ms)
+        .with_cache_scope(CacheScope::Public)
+    }
+
+    /// The `resources/list` result.
+    pub fn list_resources(&self) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(
+            self.inner
+                .resources
+                .iter()
+                .map(|(resource, _)| resource.clone())
+                .collect(),
+        )
+        .with_ttl_ms(self.inner.list_ttl_ms)
+        .with_cache_scope(CacheScope::Public)
+    }
+
+    /// The `resources/templates/list` result.
+    pub fn list_resource_templates(&self) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult::with_all_items(
+            self.inner
+                .templates
+                .iter()
+                .map(|(template, _)| template.clone())
+                .collect(),
+        )
+        .with_ttl_ms(self.inner.list_ttl_ms)
+        .with_cache_scope(CacheScope::Public)
+    }
+
+    /// Handles `prompts/get`: one transition of the prompt's saga.
+    pub async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let Some((_, saga)) = self
+            .inner
+            .prompts
+            .iter()
+            .find(|(prompt, _)| prompt.name == params.name)
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt: {}", params.name),
+                None,
+            ));
+        };
+        let saga = saga.clone();
+        let call = Call {
+            method: "prompts/get".into(),
+            name: params.name,
+            arguments: params.arguments,
+            request_state: params.request_state,
+            input_responses: params.input_responses,
+            ..Call::default()
+        };
+        let cx = self.context(context);
+        match self.run_saga(&saga, call, &cx).await? {
+            CallToolResponse::Complete(result) => {
+                Ok(GetPromptResponse::Complete(unpack::<GetPromptResult>(
+                    result,
+                )?))
+            }
+            CallToolResponse::InputRequired(required) => {
+                Ok(GetPromptResponse::InputRequired(required))
+            }
+            _ => Err(ErrorData::internal_error("unexpected response kind", None)),
+        }
+    }
+
+    /// Handles `resources/read`: one transition of the saga of the resource, or of the
+    /// first template that matches the URI (its variables become arguments).
+    pub async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let mut arguments = JsonObject::new();
+        arguments.insert("uri".into(), Value::String(params.uri.clone()));
+        let saga = if let Some((_, saga)) = self
+            .inner
+            .resources
+            .iter()
+            .find(|(resource, _)| resource.uri == params.uri)
+        {
+            saga.clone()
+        } else if let Some((variables, saga)) =
+            self.inner.templates.iter().find_map(|(template, saga)| {
+                match_template(&template.uri_template, &params.uri).map(|vars| (vars, saga))
+            })
+        {
+            for (name, value) in variables {
+                arguments.insert(name, Value::String(value));
+            }
+            saga.clone()
+        } else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown resource: {}", params.uri),
+                Some(json!({"uri": params.uri})),
+            ));
+        };
+        let call = Call {
+            method: "resources/read".into(),
+            name: params.uri,
+            arguments: Some(arguments),
+            request_state: params.request_state,
+            input_responses: params.input_responses,
+            ..Call::default()
+        };
+        let cx = self.context(context);
+        match self.run_saga(&saga, call, &cx).await? {
+            CallToolResponse::Complete(result) => {
+                #[derive(serde::Deserialize)]
+                struct Packed {
+                    contents: Vec<ResourceContents>,
+                }
+                let packed: Packed = unpack(result)?;
+                Ok(ReadResourceResponse::Complete(
+                    ReadResourceResult::new(packed.contents)
+                        .with_ttl_ms(self.inner.list_ttl_ms)
+                        .with_cache_scope(CacheScope::Public),
+                ))
+            }
+            CallToolResponse::InputRequired(required) => {
+                Ok(ReadResourceResponse::InputRequired(required))
+            }
+            _ => Err(ErrorData::internal_error("unexpected response kind", None)),
+        }
+    }
+}
+
+/// The method's result from a saga's packed output; a saga that failed is a JSON-RPC
+/// error with its message (prompts and resources have no `isError`).
+fn unpack<T: serde::de::DeserializeOwned>(result: CallToolResult) -> Result<T, ErrorData> {
+    if result.is_error == Some(true) {
+        let message = result
+            .content
+            .first()
+            .and_then(|content| content.as_text())
+            .map_or_else(|| "the saga failed".to_owned(), |text| text.text.clone());
+        return Err(ErrorData::internal_error(message, None));
+    }
+    let value = result.structured_content.unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|error| {
+        tracing::error!(%error, "a prompt or resource saga returned something else than Prompt or Contents");
+        ErrorData::internal_error("the saga's result is not a prompt or resource result", None)
+    })
+}
+
+/// Matches `uri` against a template of `{name}` variables (each one or more characters
+/// other than `/`); returns the variables.
+fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+    let mut variables = Vec::new();
+    let mut rest = uri;
+    let mut pattern = template;
+    while !pattern.is_empty() {
+        match pattern.find('{') {
+            Some(0) => {
+                let close = pattern.find('}')?;
+                let name = &pattern[1..close];
+                pattern = &pattern[close + 1..];
+                let next_literal = pattern.find('{').map_or(pattern, |at| &pattern[..at]);
+                let end = if next_literal.is_empty() {
+                    rest.find('/').unwrap_or(rest.len())
+                } else {
+                    rest.find(next_literal)?
+                };
+                let value = &rest[..end];
+                if value.is_empty() || value.contains('/') {
+                    return None;
+                }
+                variables.push((name.to_owned(), value.to_owned()));
+                rest = &rest[end..];
+            }
+            found => {
+                let literal = &pattern[..found.unwrap_or(pattern.len())];
+                rest = rest.strip_prefix(literal)?;
+                pattern = &pattern[literal.len()..];
+            }
+        }
+    }
+    rest.is_empty().then_some(variables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_template;
+
+    #[test]
+    fn templates_match_whole_segments() {
+        assert_eq!(
+            match_template("test://template/{id}/data", "test://template/123/data"),
+            Some(vec![("id".into(), "123".into())])
+        );
+        assert_eq!(
+            match_template("test://template/{id}/data", "test://template//data"),
+            None
+        );
+        assert_eq!(
+            match_template("test://template/{id}/data", "test://template/1/2/data"),
+            None
+        );
+        assert_eq!(
+            match_template("test://template/{id}/data", "test://template/1/datax"),
+            None
+        );
+        assert_eq!(
+            match_template("x://{a}-{b}", "x://left-right"),
+            Some(vec![
+                ("a".into(), "left".into()),
+                ("b".into(), "right".into())
+            ])
+        );
+    }
+}

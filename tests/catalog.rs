@@ -1,0 +1,267 @@
+//! Prompts and resources backed by sagas, over raw HTTP: listings, `prompts/get` and
+//! `resources/read` (input-required rounds included), and the answers a first call may
+//! already carry.
+
+#![allow(deprecated)]
+
+use std::net::SocketAddr;
+
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::model::{PromptMessage, Role};
+use serde_json::{Value, json};
+
+#[derive(Elicit, Serialize, Deserialize)]
+struct Context {
+    context: String,
+}
+
+/// A prompt that first asks which context to use.
+#[saga_prompt]
+async fn contextual(topic: String) -> Result<Prompt, SagaError> {
+    let answer: Context = elicit("What context should the prompt use?")
+        .key("user_context")
+        .await?;
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Explain {topic} for {}", answer.context),
+    )]))
+}
+
+/// A fixed prompt.
+#[saga_prompt]
+async fn simple() -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        "Hello",
+    )]))
+}
+
+/// A fixed text.
+#[saga_resource]
+async fn static_text(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(uri, "text/plain", "static"))
+}
+
+/// Data for an id.
+#[saga_resource]
+async fn item(uri: String, id: String) -> Result<Contents, SagaError> {
+    let confirmed: bool = elicit(format!("Show item {id}?")).key("confirm").await?;
+    Ok(Contents::text(
+        uri,
+        "application/json",
+        json!({"id": id, "shown": confirmed}).to_string(),
+    ))
+}
+
+/// Greets by name.
+#[saga_tool]
+async fn greet() -> Result<String, SagaError> {
+    let name: String = elicit("Your name?").key("user_name").await?;
+    Ok(format!("Hello, {name}!"))
+}
+
+async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .prompt(simple)
+        .prompt(contextual)
+        .resource("test://static", static_text)
+        .resource_template("test://items/{id}", item)
+        .build()
+        .unwrap();
+    tokio::spawn(server.serve_listener(listener, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop)
+}
+
+async fn rpc(
+    addr: SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> (u16, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+    });
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method);
+    if let Some(name) = name {
+        request = request.header("Mcp-Name", name);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let response = request.json(&body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn discover_declares_prompts_and_resources() {
+    let (addr, _stop) = serve().await;
+    let (_, reply) = rpc(addr, "server/discover", None, json!({})).await;
+    let capabilities = &reply["result"]["capabilities"];
+    assert!(capabilities["prompts"].is_object(), "{reply:#}");
+    assert!(capabilities["resources"].is_object(), "{reply:#}");
+    assert!(capabilities["tools"].is_object(), "{reply:#}");
+}
+
+#[tokio::test]
+async fn prompts_are_listed_with_their_arguments_and_get_runs_the_saga() {
+    let (addr, _stop) = serve().await;
+    let (_, reply) = rpc(addr, "prompts/list", None, json!({})).await;
+    let prompts = reply["result"]["prompts"].as_array().unwrap();
+    let names: Vec<&str> = prompts
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["simple", "contextual"]);
+    assert_eq!(
+        prompts[1]["arguments"],
+        json!([{"name": "topic", "required": true}])
+    );
+    assert_eq!(
+        prompts[1]["description"],
+        "A prompt that first asks which context to use."
+    );
+    assert!(reply["result"]["ttlMs"].is_u64() && reply["result"]["cacheScope"].is_string());
+
+    let (_, reply) = rpc(
+        addr,
+        "prompts/get",
+        Some("simple"),
+        json!({"name": "simple"}),
+    )
+    .await;
+    assert_eq!(
+        reply["result"]["messages"][0]["content"]["text"], "Hello",
+        "{reply:#}"
+    );
+
+    let get = json!({"name": "contextual", "arguments": {"topic": "sagas"}});
+    let (_, reply) = rpc(addr, "prompts/get", Some("contextual"), get.clone()).await;
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "input_required", "{reply:#}");
+    assert_eq!(
+        result["inputRequests"]["user_context"]["params"]["message"],
+        "What context should the prompt use?"
+    );
+    let mut retry = get;
+    retry["requestState"] = result["requestState"].clone();
+    retry["inputResponses"] =
+        json!({"user_context": {"action": "accept", "content": {"context": "beginners"}}});
+    let (_, reply) = rpc(addr, "prompts/get", Some("contextual"), retry).await;
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply:#}");
+    assert_eq!(
+        reply["result"]["messages"][0]["content"]["text"],
+        "Explain sagas for beginners"
+    );
+
+    let (_, reply) = rpc(addr, "prompts/get", Some("nope"), json!({"name": "nope"})).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+}
+
+#[tokio::test]
+async fn resources_and_templates_are_read_through_their_sagas() {
+    let (addr, _stop) = serve().await;
+    let (_, reply) = rpc(addr, "resources/list", None, json!({})).await;
+    assert_eq!(
+        reply["result"]["resources"][0]["uri"], "test://static",
+        "{reply:#}"
+    );
+    let (_, reply) = rpc(addr, "resources/templates/list", None, json!({})).await;
+    assert_eq!(
+        reply["result"]["resourceTemplates"][0]["uriTemplate"], "test://items/{id}",
+        "{reply:#}"
+    );
+
+    let (_, reply) = rpc(
+        addr,
+        "resources/read",
+        Some("test://static"),
+        json!({"uri": "test://static"}),
+    )
+    .await;
+    let result = &reply["result"];
+    assert_eq!(
+        result["contents"],
+        json!([{"uri": "test://static", "mimeType": "text/plain", "text": "static"}]),
+        "{reply:#}"
+    );
+    assert!(
+        result["ttlMs"].is_u64() && result["cacheScope"].is_string(),
+        "{reply:#}"
+    );
+
+    let read = json!({"uri": "test://items/42"});
+    let (_, reply) = rpc(
+        addr,
+        "resources/read",
+        Some("test://items/42"),
+        read.clone(),
+    )
+    .await;
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
+    assert_eq!(
+        reply["result"]["inputRequests"]["confirm"]["params"]["message"],
+        "Show item 42?"
+    );
+    let mut retry = read;
+    retry["requestState"] = reply["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"value": true}}});
+    let (_, reply) = rpc(addr, "resources/read", Some("test://items/42"), retry).await;
+    let text = reply["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        json!({"id": "42", "shown": true}),
+        "{reply:#}"
+    );
+
+    let (_, reply) = rpc(
+        addr,
+        "resources/read",
+        Some("test://nothing"),
+        json!({"uri": "test://nothing"}),
+    )
+    .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+    assert_eq!(reply["error"]["data"]["uri"], "test://nothing");
+}
+
+#[tokio::test]
+async fn a_first_call_that_already_has_its_answers_completes() {
+    let (addr, _stop) = serve().await;
+    let call = json!({
+        "name": "greet",
+        "inputResponses": {
+            "user_name": {"action": "accept", "content": {"value": "Alice"}},
+            "unknown_extra_key": {"action": "accept", "content": {}}
+        }
+    });
+    let (_, reply) = rpc(addr, "tools/call", Some("greet"), call).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "Hello, Alice!",
+        "{reply:#}"
+    );
+
+    let wrong = json!({"name": "greet", "inputResponses": {"wrong_key": {"action": "accept", "content": {"data": "x"}}}});
+    let (_, reply) = rpc(addr, "tools/call", Some("greet"), wrong).await;
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
+    assert!(reply["result"]["inputRequests"]["user_name"].is_object());
+}
+
+#[tokio::test]
+async fn removed_logging_set_level_is_method_not_found() {
+    let (addr, _stop) = serve().await;
+    let (status, reply) = rpc(addr, "logging/setLevel", None, json!({"level": "info"})).await;
+    assert_eq!(reply["error"]["code"], -32601, "{status} {reply:#}");
+}
