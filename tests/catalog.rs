@@ -6,6 +6,7 @@
 
 use std::net::SocketAddr;
 
+use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{PromptMessage, Role};
 use serde_json::{Value, json};
@@ -60,10 +61,7 @@ async fn greet() -> Result<String, SagaError> {
     Ok(format!("Hello, {name}!"))
 }
 
-async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+async fn serve() -> (SocketAddr, Running) {
     let server = SagaServer::builder()
         .keys(KeyRing::ephemeral())
         .tool(greet)
@@ -73,10 +71,8 @@ async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
         .resource_template("test://items/{id}", item)
         .build()
         .unwrap();
-    tokio::spawn(server.serve_listener(listener, async {
-        let _ = stopped.await;
-    }));
-    (addr, stop)
+    let running = serve_local(server).await;
+    (running.addr, running)
 }
 
 async fn rpc(

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::client::{ScriptedClient, accept, llm_says};
+use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
 use serde_json::json;
@@ -26,14 +27,9 @@ fn arguments() -> JsonObject {
 }
 
 /// Serves `server` on an ephemeral loopback port until the returned guard drops.
-async fn serve(server: SagaServer) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(server.serve_listener(listener, async {
-        let _ = stopped.await;
-    }));
-    (url, stop)
+async fn serve(server: SagaServer) -> (String, Running) {
+    let running = serve_local(server).await;
+    (running.url(), running)
 }
 
 fn counting_client(elicits: Arc<AtomicUsize>, samples: Arc<AtomicUsize>) -> ScriptedClient {

@@ -9,23 +9,12 @@ mod deploy;
 
 use std::net::SocketAddr;
 
+use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
-struct Server {
-    addr: SocketAddr,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn serve() -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = deploy::server(KeyRing::ephemeral()).unwrap();
-    tokio::spawn(server.serve_listener(listener, async {
-        let _ = stopped.await;
-    }));
-    Server { addr, _stop: stop }
+async fn serve() -> Running {
+    serve_local(deploy::server(KeyRing::ephemeral()).unwrap()).await
 }
 
 /// Sends a JSON-RPC request with the 2026-07-28 envelope; returns the `result`.

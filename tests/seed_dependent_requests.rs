@@ -8,21 +8,13 @@ mod weather;
 
 use std::net::SocketAddr;
 
+use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
-async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(
-        weather::server(KeyRing::ephemeral())
-            .unwrap()
-            .serve_listener(listener, async {
-                let _ = stopped.await;
-            }),
-    );
-    (addr, stop)
+async fn serve() -> (SocketAddr, Running) {
+    let running = serve_local(weather::server(KeyRing::ephemeral()).unwrap()).await;
+    (running.addr, running)
 }
 
 async fn post(addr: SocketAddr, body: &Value, select: bool) -> (u16, Value) {

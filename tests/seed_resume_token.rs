@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 
+use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -27,20 +28,15 @@ async fn asks() -> Result<String, SagaError> {
     Ok(name)
 }
 
-async fn serve() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+async fn serve() -> (SocketAddr, Running) {
     let server = SagaServer::builder()
         .keys(KeyRing::ephemeral())
         .tool(sum_to)
         .tool(asks)
         .build()
         .unwrap();
-    tokio::spawn(server.serve_listener(listener, async {
-        let _ = stopped.await;
-    }));
-    (addr, stop)
+    let running = serve_local(server).await;
+    (running.addr, running)
 }
 
 async fn call(addr: SocketAddr, id: u64, params: Value) -> Value {

@@ -4,3 +4,4 @@
 pub mod cli;
 pub mod client;
 pub mod deploy_by_hand;
+pub mod testing;
