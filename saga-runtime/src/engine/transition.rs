@@ -73,6 +73,18 @@ pub async fn transition<T: SagaTool>(
             let opened = codec
                 .open(&token, fingerprint, &binding)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
+            // Single use: recorded before the step runs, so a replay never runs it twice.
+            match codec.redeem(&opened).await {
+                Ok(true) => {}
+                Ok(false) => return Err(invalid_state(&call.name, &"token already redeemed")),
+                Err(error) => {
+                    tracing::error!(tool = %call.name, %error, "cannot record a redeemed token");
+                    return Err(ErrorData::internal_error(
+                        "the server cannot accept this round now; retry later",
+                        None,
+                    ));
+                }
+            }
             let (head, state_bytes) = postcard::take_from_bytes::<Head>(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             match pending::collect(

@@ -73,6 +73,7 @@ pub struct SagaServerBuilder {
     list_ttl: Duration,
     max_token_len: Option<usize>,
     leeway: Option<Duration>,
+    single_use: Option<Arc<dyn crate::state::TokenStore>>,
     principal: PrincipalFn,
     registry: Registry,
 }
@@ -107,6 +108,7 @@ impl SagaServer {
             list_ttl: DEFAULT_LIST_TTL,
             max_token_len: None,
             leeway: None,
+            single_use: None,
             principal: default_principal(),
             registry: Registry::default(),
         }
@@ -188,6 +190,16 @@ impl SagaServerBuilder {
         self
     }
 
+    /// Makes every token redeemable once, recorded in `store` (a [`MemoryStore`] for one
+    /// process, a `RedisStore` for replicas): a replayed token is refused like a forged
+    /// one. See SECURITY.md for the trade-off.
+    ///
+    /// [`MemoryStore`]: crate::state::MemoryStore
+    pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
+        self.single_use = Some(Arc::new(store));
+        self
+    }
+
     /// Derives the principal bound into every token from the HTTP request head. The
     /// default is a digest of the `Authorization` header.
     pub fn principal<F>(mut self, principal: F) -> Self
@@ -258,6 +270,9 @@ impl SagaServerBuilder {
         }
         if let Some(leeway) = self.leeway {
             codec = codec.with_leeway(leeway);
+        }
+        if let Some(store) = self.single_use {
+            codec = codec.with_single_use(store);
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(SagaServer {

@@ -23,11 +23,15 @@
 
 mod binding;
 mod keyring;
+mod single_use;
 mod token;
 
 pub use binding::Binding;
 pub(crate) use keyring::hex;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
+#[cfg(feature = "redis")]
+pub use single_use::RedisStore;
+pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened, StateCodec,
     TAG_LEN, VERSION, unix_now,

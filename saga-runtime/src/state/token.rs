@@ -23,8 +23,11 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::AeadInOut;
 use chacha20poly1305::{Tag, XNonce};
 
+use std::sync::Arc;
+
 use super::binding::Binding;
 use super::keyring::{KeyId, KeyRing, hex};
+use super::single_use::{StoreError, TokenStore};
 
 /// The format version byte.
 pub const VERSION: u8 = 0x01;
@@ -97,6 +100,7 @@ pub struct StateCodec {
     ttl: Duration,
     leeway: Duration,
     max_token_len: usize,
+    single_use: Option<Arc<dyn TokenStore>>,
 }
 
 /// A token that passed every check, with its plaintext.
@@ -118,6 +122,26 @@ impl StateCodec {
             ttl,
             leeway: DEFAULT_LEEWAY,
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
+            single_use: None,
+        }
+    }
+
+    /// Makes every token redeemable once, recorded in `store`; see
+    /// [`TokenStore`](super::TokenStore).
+    pub fn with_single_use(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.single_use = Some(store);
+        self
+    }
+
+    /// Records `opened` as redeemed, if tokens are single use. `Ok(false)`: it was
+    /// redeemed before.
+    pub async fn redeem(&self, opened: &Opened) -> Result<bool, StoreError> {
+        match &self.single_use {
+            None => Ok(true),
+            Some(store) => {
+                let keep_until = opened.expires_at.saturating_add(self.leeway.as_secs());
+                store.redeem(&opened.nonce, keep_until).await
+            }
         }
     }
 

@@ -1,0 +1,178 @@
+//! Optional single use: a redeemed token is refused the second time, by one process
+//! (`MemoryStore`) or by every replica sharing a Redis (`RedisStore`, against a real
+//! `redis-server`, which `.ci/run` installs).
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use saga_examples::testing::serve_local;
+use saga_runtime::prelude::*;
+use saga_runtime::state::{INVALID_STATE_MESSAGE, MemoryStore, RedisStore, TokenStore};
+use serde_json::{Value, json};
+
+const KEY: [u8; 32] = [5; 32];
+
+fn server(store: impl TokenStore) -> SagaServer {
+    SagaServer::builder()
+        .keys(KeyRing::from_keys([KEY]).unwrap())
+        .single_use(store)
+        .tool(deploy::complex_tool)
+        .build()
+        .unwrap()
+}
+
+async fn call(addr: SocketAddr, state: Option<&str>, answers: Option<Value>) -> Value {
+    let mut params = json!({
+        "name": "complex_tool",
+        "arguments": {"initial_arg": "value"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
+        }
+    });
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+    }
+    if let Some(answers) = answers {
+        params["inputResponses"] = answers;
+    }
+    reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "complex_tool")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn target() -> Value {
+    json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}})
+}
+
+fn token(reply: &Value) -> String {
+    reply["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token: {reply:#}"))
+        .to_owned()
+}
+
+#[track_caller]
+fn refused(reply: &Value) {
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+    assert_eq!(reply["error"]["message"], INVALID_STATE_MESSAGE);
+}
+
+#[tokio::test]
+async fn a_token_is_redeemed_once() {
+    let running = serve_local(server(MemoryStore::new(1_000))).await;
+    let first = call(running.addr, None, None).await;
+    let t1 = token(&first);
+
+    let second = call(running.addr, Some(&t1), Some(target())).await;
+    assert!(
+        second["result"]["inputRequests"]["sample-2"].is_object(),
+        "{second:#}"
+    );
+    refused(&call(running.addr, Some(&t1), Some(target())).await);
+
+    // Asking again redeems the token too, and hands out a fresh one that works once.
+    let t2 = token(&second);
+    let again = call(running.addr, Some(&t2), None).await;
+    let t3 = token(&again);
+    refused(&call(running.addr, Some(&t2), None).await);
+    let answer = json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "Yes"}, "model": "m"}});
+    let done = call(running.addr, Some(&t3), Some(answer.clone())).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done:#}");
+    refused(&call(running.addr, Some(&t3), Some(answer)).await);
+}
+
+#[tokio::test]
+async fn a_full_store_refuses_new_tokens_and_keeps_the_old_ones() {
+    let running = serve_local(server(MemoryStore::new(1))).await;
+    let a = token(&call(running.addr, None, None).await);
+    let b = token(&call(running.addr, None, None).await);
+    let redeemed = call(running.addr, Some(&a), Some(target())).await;
+    assert!(redeemed["result"].is_object(), "{redeemed:#}");
+
+    // The store is full of a live token: it refuses B rather than forget A.
+    let busy = call(running.addr, Some(&b), Some(target())).await;
+    assert_eq!(busy["error"]["code"], -32603, "{busy:#}");
+    refused(&call(running.addr, Some(&a), Some(target())).await);
+}
+
+/// A `redis-server` of our own on a free loopback port, stopped on drop.
+struct Redis {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn start_redis() -> Redis {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|error| {
+            panic!(
+                "redis-server could not start ({error}); install it: apt-get install redis-server"
+            )
+        });
+    let url = format!("redis://127.0.0.1:{port}/");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Redis { child, url };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("redis-server did not listen on {port}");
+}
+
+#[tokio::test]
+async fn replicas_sharing_redis_redeem_each_token_once() {
+    let redis = start_redis().await;
+    let one = serve_local(server(RedisStore::connect(&redis.url).await.unwrap())).await;
+    let two = serve_local(server(RedisStore::connect(&redis.url).await.unwrap())).await;
+
+    let t1 = token(&call(one.addr, None, None).await);
+    let next = call(two.addr, Some(&t1), Some(target())).await;
+    assert!(
+        next["result"]["inputRequests"]["sample-2"].is_object(),
+        "{next:#}"
+    );
+    refused(&call(one.addr, Some(&t1), Some(target())).await);
+    refused(&call(two.addr, Some(&t1), Some(target())).await);
+}
