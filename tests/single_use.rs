@@ -148,13 +148,17 @@ async fn start_redis() -> Redis {
                 "redis-server could not start ({error}); install it: apt-get install redis-server"
             )
         });
-    let url = format!("redis://127.0.0.1:{port}/");
+    // Owned by the guard at once, so that it is stopped and reaped on every path.
+    let redis = Redis {
+        child,
+        url: format!("redis://127.0.0.1:{port}/"),
+    };
     for _ in 0..100 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            return Redis { child, url };
+            return redis;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
