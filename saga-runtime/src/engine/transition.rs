@@ -135,6 +135,20 @@ pub async fn transition<T: SagaTool>(
         ErrorData::internal_error("the saga's state could not be saved", None)
     })?;
     let token = codec.seal(fingerprint, &binding, &plaintext);
+    if token.len() > codec.max_token_len() {
+        // The server would refuse this token when it comes back (and a client could not
+        // send it under the body limit): most likely a huge answer is being saved.
+        tracing::warn!(
+            tool = %call.name,
+            len = token.len(),
+            max = codec.max_token_len(),
+            "the saga's state outgrew the token cap"
+        );
+        return Err(ErrorData::invalid_params(
+            "the saga's state would exceed the size this server accepts back; send smaller answers",
+            None,
+        ));
+    }
     Ok(InputRequiredResult::new(input_requests, Some(token)).into())
 }
 

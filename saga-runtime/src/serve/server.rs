@@ -438,7 +438,8 @@ impl ServerHandler for SagaServer {
 
 const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
-/// Client-to-server request methods of MCP 2026-07-28.
+/// Client-to-server request methods of MCP 2026-07-28 (removed ones, such as
+/// `logging/setLevel`, are unknown methods whatever their params).
 const MCP_METHODS: &[&str] = &[
     "server/discover",
     "tools/list",
@@ -449,6 +450,5 @@ const MCP_METHODS: &[&str] = &[
     "resources/templates/list",
     "resources/read",
     "completion/complete",
-    "logging/setLevel",
     "subscriptions/listen",
 ];

@@ -1,0 +1,464 @@
+//! The server the MCP conformance suite (`@modelcontextprotocol/conformance`) tests at
+//! protocol 2026-07-28: every tool, prompt and resource its server scenarios call, each
+//! written as a saga. `scripts/conformance.sh` builds it, starts it and runs the suite.
+//!
+//! ```text
+//! cargo run --example conformance_server -- --http 127.0.0.1:0
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::ErrorData;
+use saga_runtime::rmcp::model::{JsonObject, PromptMessage, ResourceContents, Role, Tool};
+use saga_runtime::state::Fingerprint;
+use serde_json::json;
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+/// One millisecond of 8 kHz 8-bit mono silence.
+const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+// ── the forms the tools ask for ──────────────────────────────────────────────────────
+
+#[derive(Elicit, Serialize, Deserialize)]
+struct UserName {
+    name: String,
+}
+
+#[derive(Elicit, Serialize, Deserialize)]
+struct Confirm {
+    ok: bool,
+}
+
+#[derive(Elicit, Serialize, Deserialize)]
+struct FavoriteColor {
+    color: String,
+}
+
+#[derive(Elicit, Serialize, Deserialize)]
+struct UserContext {
+    context: String,
+}
+
+// ── plain tools ──────────────────────────────────────────────────────────────────────
+
+/// Returns a simple text.
+#[saga_tool]
+async fn test_simple_text() -> Result<&'static str, SagaError> {
+    Ok("This is a simple text response for testing.")
+}
+
+/// Returns an image.
+#[saga_tool]
+async fn test_image_content() -> Result<Vec<Content>, SagaError> {
+    Ok(vec![Content::image(PNG, "image/png")])
+}
+
+/// Returns an audio clip.
+#[saga_tool]
+async fn test_audio_content() -> Result<Vec<Content>, SagaError> {
+    Ok(vec![Content::audio(WAV, "audio/wav")])
+}
+
+/// Returns an embedded resource.
+#[saga_tool]
+async fn test_embedded_resource() -> Result<Vec<Content>, SagaError> {
+    Ok(vec![Content::resource(
+        ResourceContents::text(
+            "This is an embedded resource content.",
+            "test://embedded-resource",
+        )
+        .with_mime_type("text/plain"),
+    )])
+}
+
+/// Returns text, an image and an embedded resource.
+#[saga_tool]
+async fn test_multiple_content_types() -> Result<Vec<Content>, SagaError> {
+    Ok(vec![
+        Content::text("Multiple content types test:"),
+        Content::image(PNG, "image/png"),
+        Content::resource(
+            ResourceContents::text(
+                r#"{"test":"data","value":123}"#,
+                "test://mixed-content-resource",
+            )
+            .with_mime_type("application/json"),
+        ),
+    ])
+}
+
+/// Always fails, as a tool error (`isError: true`).
+#[saga_tool]
+async fn test_error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".into())
+}
+
+/// Reports progress three times, 50 ms apart, then finishes.
+#[saga_tool]
+async fn test_tool_with_progress(cx: &SagaContext) -> Result<String, SagaError> {
+    for step in [0.0, 50.0, 100.0] {
+        cx.progress(step, Some(100.0), Some(format!("{step}% done")))
+            .await;
+        if step < 100.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok("Progress test completed.".into())
+}
+
+/// Needs the client's LLM (sampling); refused when the client does not declare it.
+#[saga_tool]
+async fn test_missing_capability() -> Result<String, SagaError> {
+    let answer = sample("Say hello.").max_tokens(20).await?;
+    Ok(format!("The client's LLM said: {}", answer.text()))
+}
+
+/// Asks the user for their name (as an input-required result, never on a stream).
+#[saga_tool]
+async fn test_streaming_elicitation() -> Result<String, SagaError> {
+    let user: UserName = elicit("What is your name?").key("user_name").await?;
+    Ok(format!("Hello, {}!", user.name))
+}
+
+/// Succeeds; logs nothing unless the client sets a log level.
+#[saga_tool]
+async fn test_logging_tool() -> Result<&'static str, SagaError> {
+    Ok("Logging test completed.")
+}
+
+// ── multi round-trip tools (SEP-2322) ────────────────────────────────────────────────
+
+/// Asks the user's name, then greets them.
+#[saga_tool]
+async fn test_input_required_result_elicitation() -> Result<String, SagaError> {
+    let user: UserName = elicit("What is your name?").key("user_name").await?;
+    Ok(format!("Hello, {}!", user.name))
+}
+
+/// Asks the client's LLM for the capital of France.
+#[saga_tool]
+async fn test_input_required_result_sampling() -> Result<String, SagaError> {
+    let answer = sample("What is the capital of France?")
+        .max_tokens(100)
+        .key("capital_question")
+        .await?;
+    Ok(format!("The client's LLM answered: {}", answer.text()))
+}
+
+/// Lists the client's roots.
+#[saga_tool]
+async fn test_input_required_result_list_roots() -> Result<String, SagaError> {
+    let roots = list_roots().key("client_roots").await?;
+    let uris: Vec<String> = roots.into_iter().map(|root| root.uri).collect();
+    Ok(format!(
+        "The client has {} root(s): {}",
+        uris.len(),
+        uris.join(", ")
+    ))
+}
+
+/// Asks for a confirmation, carrying its state in `requestState`.
+#[saga_tool]
+async fn test_input_required_result_request_state() -> Result<String, SagaError> {
+    let confirm: Confirm = elicit("Please confirm").key("confirm").await?;
+    Ok(format!("state-ok: confirmed={}", confirm.ok))
+}
+
+/// Asks the user, the client's LLM and the client's roots in one round.
+#[saga_tool]
+async fn test_input_required_result_multiple_inputs() -> Result<String, SagaError> {
+    let (user, greeting, roots) = join!(
+        elicit::<UserName>("What is your name?").key("user_name"),
+        sample("Generate a greeting").max_tokens(50).key("greeting"),
+        list_roots().key("client_roots"),
+    );
+    let user = user?;
+    let greeting = greeting?;
+    let roots = roots?;
+    Ok(format!(
+        "{} {} ({} root(s))",
+        greeting.text(),
+        user.name,
+        roots.len()
+    ))
+}
+
+/// Asks two questions, one round each.
+#[saga_tool]
+async fn test_input_required_result_multi_round() -> Result<String, SagaError> {
+    let user: UserName = elicit("Step 1: What is your name?").key("step1").await?;
+    let color: FavoriteColor = elicit("Step 2: What is your favorite color?")
+        .key("step2")
+        .await?;
+    Ok(format!(
+        "{}'s favorite color is {}.",
+        user.name, color.color
+    ))
+}
+
+/// Asks for a confirmation; its sealed `requestState` refuses any tampering.
+#[saga_tool]
+async fn test_input_required_result_tampered_state() -> Result<String, SagaError> {
+    let confirm: Confirm = elicit("Please confirm").key("confirm").await?;
+    Ok(format!("Confirmed: {}", confirm.ok))
+}
+
+/// Asks for a name through whatever the client declared: elicitation, else sampling,
+/// else its roots.
+#[saga_tool]
+async fn test_input_required_result_capabilities(cx: &SagaContext) -> Result<String, SagaError> {
+    if cx.can_elicit() {
+        let user: UserName = elicit("What is your name?").key("user_name").await?;
+        Ok(format!("Hello, {}!", user.name))
+    } else if cx.can_sample() {
+        let greeting = sample("Generate a greeting")
+            .max_tokens(50)
+            .key("greeting")
+            .await?;
+        Ok(format!("The client's LLM says: {}", greeting.text()))
+    } else if cx.can_list_roots() {
+        let roots = list_roots().key("client_roots").await?;
+        Ok(format!("The client has {} root(s).", roots.len()))
+    } else {
+        Ok("The client declared no capability to ask with.".into())
+    }
+}
+
+// ── tools whose input schema the suite checks verbatim ───────────────────────────────
+
+/// Takes any JSON; its input schema is the suite's JSON Schema 2020-12 sample.
+#[saga_tool]
+async fn json_schema_2020_12_tool() -> Result<&'static str, SagaError> {
+    Ok("JSON Schema 2020-12 tool called.")
+}
+
+/// Echoes the region, which the client also sends in the `Mcp-Param-Region` header.
+#[saga_tool]
+async fn test_custom_header(region: String) -> Result<String, SagaError> {
+    Ok(format!("Region: {region}"))
+}
+
+/// A saga tool listed with the given input schema instead of the one its arguments make.
+struct WithInputSchema<T> {
+    tool: T,
+    schema: JsonObject,
+}
+
+impl<T: SagaTool> WithInputSchema<T> {
+    fn new(tool: T, schema: serde_json::Value) -> Self {
+        let serde_json::Value::Object(schema) = schema else {
+            panic!("an input schema is an object");
+        };
+        Self { tool, schema }
+    }
+}
+
+impl<T: SagaTool> SagaTool for WithInputSchema<T> {
+    type State = T::State;
+
+    fn tool(&self) -> Tool {
+        let mut tool = self.tool.tool();
+        tool.input_schema = Arc::new(self.schema.clone());
+        tool
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        self.tool.fingerprint()
+    }
+
+    fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
+        self.tool.start(arguments)
+    }
+
+    fn step(
+        &self,
+        state: Self::State,
+        answers: Answers,
+        cx: &SagaContext,
+    ) -> impl Future<Output = Step<Self::State>> + Send {
+        self.tool.step(state, answers, cx)
+    }
+}
+
+fn json_schema_2020_12() -> serde_json::Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string"}
+                }
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
+fn custom_header_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}
+        },
+        "required": ["region"]
+    })
+}
+
+// ── prompts ──────────────────────────────────────────────────────────────────────────
+
+/// A simple prompt without arguments.
+#[saga_prompt]
+async fn test_simple_prompt() -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        "This is a simple prompt for testing.",
+    )]))
+}
+
+/// A prompt with two required arguments.
+#[saga_prompt]
+async fn test_prompt_with_arguments(arg1: String, arg2: String) -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"),
+    )]))
+}
+
+/// `#[saga_prompt]` names a prompt argument after its parameter, and the suite's is
+/// `resourceUri`.
+#[allow(non_snake_case)]
+mod embedded_resource {
+    use super::*;
+
+    /// A prompt that embeds the given resource.
+    #[saga_prompt]
+    pub async fn test_prompt_with_embedded_resource(
+        resourceUri: String,
+    ) -> Result<Prompt, SagaError> {
+        Ok(Prompt::new(vec![
+            PromptMessage::new(
+                Role::User,
+                Content::resource(
+                    ResourceContents::text("Embedded resource content for testing.", resourceUri)
+                        .with_mime_type("text/plain"),
+                ),
+            ),
+            PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+        ]))
+    }
+}
+use embedded_resource::test_prompt_with_embedded_resource;
+
+/// A prompt with an image.
+#[saga_prompt]
+async fn test_prompt_with_image() -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![
+        PromptMessage::new(Role::User, Content::image(PNG, "image/png")),
+        PromptMessage::new_text(Role::User, "Please analyze the image above."),
+    ]))
+}
+
+/// A prompt that first asks the user which context to use.
+#[saga_prompt]
+async fn test_input_required_result_prompt() -> Result<Prompt, SagaError> {
+    let answer: UserContext = elicit("What context should the prompt use?")
+        .key("user_context")
+        .await?;
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Answer with this context in mind: {}", answer.context),
+    )]))
+}
+
+// ── resources ────────────────────────────────────────────────────────────────────────
+
+/// A static text resource.
+#[saga_resource]
+async fn static_text(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(
+        uri,
+        "text/plain",
+        "This is the content of the static text resource.",
+    ))
+}
+
+/// A static binary resource (a PNG).
+#[saga_resource]
+async fn static_binary(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::blob(uri, "image/png", PNG))
+}
+
+/// Data for an id.
+#[saga_resource]
+async fn template_data(uri: String, id: String) -> Result<Contents, SagaError> {
+    let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+    Ok(Contents::text(uri, "application/json", data.to_string()))
+}
+
+/// The conformance server, with the given keys.
+pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
+    Ok(SagaServer::builder()
+        .info("saga-conformance-server", env!("CARGO_PKG_VERSION"))
+        .keys(keys)
+        // http-header-validation calls the first tool with `{}`: it must be this one.
+        .tool(test_simple_text)
+        .tool(test_image_content)
+        .tool(test_audio_content)
+        .tool(test_embedded_resource)
+        .tool(test_multiple_content_types)
+        .tool(test_error_handling)
+        .tool(test_tool_with_progress)
+        .tool(test_missing_capability)
+        .tool(test_streaming_elicitation)
+        .tool(test_logging_tool)
+        .tool(test_input_required_result_elicitation)
+        .tool(test_input_required_result_sampling)
+        .tool(test_input_required_result_list_roots)
+        .tool(test_input_required_result_request_state)
+        .tool(test_input_required_result_multiple_inputs)
+        .tool(test_input_required_result_multi_round)
+        .tool(test_input_required_result_tampered_state)
+        .tool(test_input_required_result_capabilities)
+        .tool(WithInputSchema::new(
+            json_schema_2020_12_tool,
+            json_schema_2020_12(),
+        ))
+        .tool(WithInputSchema::new(
+            test_custom_header,
+            custom_header_schema(),
+        ))
+        .prompt(test_simple_prompt)
+        .prompt(test_prompt_with_arguments)
+        .prompt(test_prompt_with_embedded_resource)
+        .prompt(test_prompt_with_image)
+        .prompt(test_input_required_result_prompt)
+        // caching reads the first resource without answers: it must be this one.
+        .resource("test://static-text", static_text)
+        .resource("test://static-binary", static_binary)
+        .resource_template("test://template/{id}/data", template_data)
+        .build()?)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    saga_examples::cli::init_logging();
+    saga_examples::cli::serve(server(saga_examples::cli::keys()?)?).await
+}

@@ -1,0 +1,935 @@
+//! Attacks on the sealed `requestState` and on `inputResponses`, over raw HTTP.
+//!
+//! The token attacks and the hostile answers go to a running `deploy` example *process*
+//! (spawned with a fixed `SAGA_KEYS`, killed by a guard at the end): every forged, cut,
+//! stolen or rebound token must get the one refusal `-32602 Invalid or expired
+//! requestState`, never a result and never HTTP 5xx, and the process must still be alive
+//! and serving afterwards. Attacks that need a second tool, a second key or a second
+//! build use in-process servers sharing one key.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::StatusCode;
+use saga_examples::testing::{Running, serve_local};
+use saga_runtime::engine::SagaTool as _;
+use saga_runtime::prelude::*;
+use saga_runtime::serve::SagaServerBuilder;
+use saga_runtime::state::{DEFAULT_MAX_TOKEN_LEN, INVALID_STATE_MESSAGE};
+use serde_json::{Value, json};
+
+const PROTOCOL_VERSION: &str = "2026-07-28";
+const TOOL: &str = "complex_tool";
+const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
+/// The fixed key of the spawned processes (hex), and the same key as bytes.
+const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+const KEY: [u8; 32] = [0x5a; 32];
+/// Requests in flight at once in the bulk attacks.
+const IN_FLIGHT: usize = 16;
+
+// ---------------------------------------------------------------------------------------
+// The example server process
+// ---------------------------------------------------------------------------------------
+
+/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
+fn example_binary(name: &str) -> PathBuf {
+    let mut dir = std::env::current_exe().expect("the test binary's path");
+    dir.pop(); // the test binary
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let binary = dir.join("examples").join(name);
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples` or `cargo test`",
+        binary.display()
+    );
+    binary
+}
+
+/// A running `deploy --http 127.0.0.1:0` process; killed and reaped when dropped.
+struct ServerProcess {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProcess {
+    fn spawn(keys: &str) -> Self {
+        let child = Command::new(example_binary("deploy"))
+            .args(["--http", "127.0.0.1:0"])
+            .env("SAGA_KEYS", keys)
+            .env_remove("SAGA_KEYS_FILE")
+            .env("RUST_LOG", "error") // every refusal is a warning: keep the output quiet
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the deploy example starts");
+        // Owned by the guard at once, so that it is killed and reaped on every path.
+        let mut process = Self {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let stdout = process.child.stdout.take().expect("a piped stdout");
+        let (found, listening) = std::sync::mpsc::channel();
+        // Reads the address, then keeps draining stdout until the process exits.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("listening on http://")
+                    && let Some(sender) = found.take()
+                {
+                    let _ = sender.send(rest.trim_end_matches("/mcp").to_owned());
+                }
+            }
+        });
+        let addr = listening
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the deploy example prints its address");
+        process.addr = addr.parse().expect("a socket address");
+        process
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    #[track_caller]
+    fn assert_alive(&mut self) {
+        let status = self.child.try_wait().expect("the process can be polled");
+        assert!(status.is_none(), "the server process exited: {status:?}");
+    }
+
+    /// The resident set size in KiB, from `/proc/<pid>/status`.
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("the process has a status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("a VmRSS line")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw HTTP
+// ---------------------------------------------------------------------------------------
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
+
+/// A client that keeps no idle connection: for bodies over the limit, after which the
+/// server closes the connection (a pooled one would fail the next request).
+fn one_shot_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("an HTTP client")
+}
+
+/// POSTs one raw JSON-RPC body to `/mcp`; returns the status and the body (JSON, or a
+/// JSON string holding the text when it is not JSON).
+async fn post_raw(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    name: &str,
+    authorization: Option<&str>,
+    body: String,
+) -> (StatusCode, Value) {
+    try_post_raw(client, addr, name, authorization, body)
+        .await
+        .expect("the server answers")
+}
+
+/// [`post_raw`], with transport-level failures returned.
+async fn try_post_raw(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    name: &str,
+    authorization: Option<&str>,
+    body: String,
+) -> Result<(StatusCode, Value), reqwest::Error> {
+    let mut request = client
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", name);
+    if let Some(authorization) = authorization {
+        request = request.header("Authorization", authorization);
+    }
+    let response = request.body(body).send().await?;
+    let status = response.status();
+    let text = response.text().await?;
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok((status, body))
+}
+
+/// One `tools/call` round.
+#[derive(Debug, Clone)]
+struct Call {
+    name: String,
+    arguments: Value,
+    authorization: Option<String>,
+    request_state: Option<String>,
+    input_responses: Option<Value>,
+}
+
+impl Call {
+    fn new() -> Self {
+        Self {
+            name: TOOL.into(),
+            arguments: json!({"initial_arg": "x"}),
+            authorization: None,
+            request_state: None,
+            input_responses: None,
+        }
+    }
+
+    fn name(mut self, name: &str) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    fn arguments(mut self, arguments: Value) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    fn authorization(mut self, authorization: &str) -> Self {
+        self.authorization = Some(authorization.into());
+        self
+    }
+
+    fn state(mut self, token: impl Into<String>) -> Self {
+        self.request_state = Some(token.into());
+        self
+    }
+
+    fn answers(mut self, responses: Value) -> Self {
+        self.input_responses = Some(responses);
+        self
+    }
+
+    fn body(&self) -> Value {
+        let mut params = json!({
+            "name": self.name,
+            "arguments": self.arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+            },
+        });
+        if let Some(token) = &self.request_state {
+            params["requestState"] = json!(token);
+        }
+        if let Some(responses) = &self.input_responses {
+            params["inputResponses"] = responses.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    }
+
+    async fn send_with(&self, client: &reqwest::Client, addr: SocketAddr) -> (StatusCode, Value) {
+        let body = serde_json::to_string(&self.body()).expect("a JSON body");
+        post_raw(
+            client,
+            addr,
+            &self.name,
+            self.authorization.as_deref(),
+            body,
+        )
+        .await
+    }
+
+    async fn send(&self, addr: SocketAddr) -> (StatusCode, Value) {
+        self.send_with(&http_client(), addr).await
+    }
+}
+
+fn accept_target(target: &str) -> Value {
+    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
+}
+
+fn verdict(text: &str) -> Value {
+    json!({"sample-2": {
+        "role": "assistant",
+        "content": {"type": "text", "text": text},
+        "model": "test-model",
+        "stopReason": "endTurn"
+    }})
+}
+
+// ---------------------------------------------------------------------------------------
+// Assertions
+// ---------------------------------------------------------------------------------------
+
+/// Why `(status, body)` is not the refusal every bad token gets, if it is not.
+fn refusal_problem(status: StatusCode, body: &Value) -> Option<String> {
+    let ok = status == StatusCode::OK
+        && body.get("result").is_none()
+        && body["error"]["code"] == -32602
+        && body["error"]["message"] == INVALID_STATE_MESSAGE
+        && body["error"].get("data").is_none_or(Value::is_null);
+    (!ok).then(|| format!("HTTP {status}: {body}"))
+}
+
+#[track_caller]
+fn refused(status: StatusCode, body: &Value) {
+    if let Some(problem) = refusal_problem(status, body) {
+        panic!("expected -32602 {INVALID_STATE_MESSAGE:?}, got {problem}");
+    }
+}
+
+/// An `input_required` result asking for exactly `keys`; returns its token.
+#[track_caller]
+fn asks(status: StatusCode, body: &Value, keys: &[&str]) -> String {
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert!(body.get("error").is_none(), "expected a result: {body:#}");
+    let result = &body["result"];
+    assert_eq!(result["resultType"], "input_required", "{body:#}");
+    let found: Vec<&str> = result["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputRequests: {body:#}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(found, keys, "{body:#}");
+    result["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no requestState: {body:#}"))
+        .to_owned()
+}
+
+/// A `complete` result; returns its text.
+#[track_caller]
+fn completes(status: StatusCode, body: &Value) -> String {
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert_eq!(body["result"]["resultType"], "complete", "{body:#}");
+    body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {body:#}"))
+        .to_owned()
+}
+
+/// Round 1 of the deploy saga; returns the token asking for `elicit-1`.
+async fn round1(addr: SocketAddr, authorization: Option<&str>) -> String {
+    let mut call = Call::new();
+    if let Some(authorization) = authorization {
+        call = call.authorization(authorization);
+    }
+    let (status, body) = call.send(addr).await;
+    asks(status, &body, &["elicit-1"])
+}
+
+/// Rounds 1 and 2; returns the token asking for `sample-2`.
+async fn round2(addr: SocketAddr, authorization: Option<&str>) -> String {
+    let token = round1(addr, authorization).await;
+    let mut call = Call::new()
+        .state(token)
+        .answers(accept_target("production"));
+    if let Some(authorization) = authorization {
+        call = call.authorization(authorization);
+    }
+    let (status, body) = call.send(addr).await;
+    asks(status, &body, &["sample-2"])
+}
+
+/// A whole deploy saga on `addr`: the server is alive and serving.
+async fn full_saga(addr: SocketAddr) {
+    let token = round2(addr, None).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(verdict("Yes"))
+        .send(addr)
+        .await;
+    assert_eq!(completes(status, &body), HAPPY_TEXT);
+}
+
+/// Sends round 3 of the saga with each of `tokens` (and a valid answer, so that a token
+/// that wrongly opened would complete), `IN_FLIGHT` at a time; returns the failures.
+async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
+    let tokens = Arc::new(tokens);
+    let next = Arc::new(AtomicUsize::new(0));
+    let client = http_client();
+    let mut workers = Vec::new();
+    for _ in 0..IN_FLIGHT {
+        let (tokens, next, client) = (tokens.clone(), next.clone(), client.clone());
+        workers.push(tokio::spawn(async move {
+            let mut failures = Vec::new();
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(token) = tokens.get(index) else {
+                    break failures;
+                };
+                let (status, body) = Call::new()
+                    .state(token.clone())
+                    .answers(verdict("Yes"))
+                    .send_with(&client, addr)
+                    .await;
+                if let Some(problem) = refusal_problem(status, &body) {
+                    failures.push(format!("token #{index} {token:?}: {problem}"));
+                }
+            }
+        }));
+    }
+    let mut failures = Vec::new();
+    for worker in workers {
+        failures.extend(worker.await.expect("a worker finishes"));
+    }
+    failures
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokens against the running process
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
+    let mut server = ServerProcess::spawn(KEY_HEX);
+    let token = round2(server.addr, None).await;
+    let bytes = URL_SAFE_NO_PAD
+        .decode(&token)
+        .expect("tokens are base64url without padding");
+
+    let mut flipped = Vec::with_capacity(bytes.len() * 8);
+    for bit in 0..bytes.len() * 8 {
+        let mut forged = bytes.clone();
+        forged[bit / 8] ^= 1 << (bit % 8);
+        flipped.push(URL_SAFE_NO_PAD.encode(&forged));
+    }
+    let flips = flipped.len();
+    let failures = all_refused(server.addr, flipped).await;
+    eprintln!(
+        "bit flips: {flips} attempts on a {}-byte ({}-char) round-2 token, {} not refused",
+        bytes.len(),
+        token.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{:#?}",
+        &failures[..failures.len().min(5)]
+    );
+
+    let truncated: Vec<String> = (0..token.len())
+        .map(|keep| token[..keep].to_owned())
+        .collect();
+    let truncations = truncated.len();
+    let failures = all_refused(server.addr, truncated).await;
+    eprintln!(
+        "truncations: {truncations} attempts (every prefix, 0..{} chars), {} not refused",
+        token.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{:#?}",
+        &failures[..failures.len().min(5)]
+    );
+
+    // Still alive, and the untouched token still finishes its saga.
+    server.assert_alive();
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(verdict("Yes"))
+        .send(server.addr)
+        .await;
+    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    full_saga(server.addr).await;
+    server.assert_alive();
+}
+
+#[tokio::test]
+async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running_server() {
+    let mut server = ServerProcess::spawn(KEY_HEX);
+    let alice = round2(server.addr, Some("Bearer alice")).await;
+    let resume = Call::new().state(alice.clone()).answers(verdict("Yes"));
+
+    // The principal is a digest of the header's bytes, so any other spelling is another
+    // principal. (A trailing space is not: HTTP strips it before the server sees it.)
+    for thief in [
+        Some("Bearer bob"),
+        Some("Bearer Alice"),
+        Some("bearer alice"),
+        None,
+    ] {
+        let mut call = resume.clone();
+        if let Some(thief) = thief {
+            call = call.authorization(thief);
+        }
+        let (status, body) = call.send(server.addr).await;
+        if let Some(problem) = refusal_problem(status, &body) {
+            panic!("Alice's token presented as {thief:?}: {problem}");
+        }
+    }
+
+    let theirs = round2(server.addr, None).await;
+    for arguments in [
+        json!({"initial_arg": "y"}),
+        json!({"initial_arg": "x", "replicas": 3}),
+        json!({"initial_arg": "x", "replicas": null}),
+        json!({"initial_arg": "X"}),
+        json!({"initial_arg": ""}),
+    ] {
+        let (status, body) = Call::new()
+            .arguments(arguments.clone())
+            .state(theirs.clone())
+            .answers(verdict("Yes"))
+            .send(server.addr)
+            .await;
+        if let Some(problem) = refusal_problem(status, &body) {
+            panic!("the token presented with {arguments}: {problem}");
+        }
+    }
+
+    server.assert_alive();
+    // The rightful holders finish.
+    let (status, body) = resume.authorization("Bearer alice").send(server.addr).await;
+    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    let (status, body) = Call::new()
+        .state(theirs)
+        .answers(verdict("Yes"))
+        .send(server.addr)
+        .await;
+    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokens against in-process servers: another tool, expiry, a retired key, another build
+// ---------------------------------------------------------------------------------------
+
+/// A second tool with the deploy tool's arguments and first request.
+#[saga_tool]
+async fn rollback_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
+    let target: deploy::Target = elicit("Please provide the deployment target:").await?;
+    Ok(format!(
+        "Rolled {initial_arg} back on {} ({} replicas).",
+        target.target,
+        replicas.unwrap_or(1)
+    ))
+}
+
+/// Build 1 of the `release` tool.
+mod build_1 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "release")]
+    pub async fn release_v1(initial_arg: String) -> Result<String, SagaError> {
+        let go: bool = elicit(format!("Release {initial_arg}?")).await?;
+        Ok(if go { "released" } else { "held" }.into())
+    }
+}
+
+/// Build 2 of the `release` tool: the same name and arguments, other code.
+mod build_2 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "release")]
+    pub async fn release_v2(initial_arg: String) -> Result<String, SagaError> {
+        let go: bool = elicit(format!("Release {initial_arg} now?")).await?;
+        Ok(if go { "released now" } else { "held" }.into())
+    }
+}
+
+fn key_ring(keys: &[[u8; 32]]) -> KeyRing {
+    KeyRing::from_keys(keys.iter().copied()).expect("a valid key ring")
+}
+
+async fn serve_tools(
+    keys: &[[u8; 32]],
+    configure: impl FnOnce(SagaServerBuilder) -> SagaServerBuilder,
+) -> Running {
+    let builder = SagaServer::builder().keys(key_ring(keys));
+    serve_local(configure(builder).build().expect("the server builds")).await
+}
+
+#[tokio::test]
+async fn a_token_of_one_tool_is_refused_by_another() {
+    let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool).tool(rollback_tool)).await;
+    let addr = server.addr;
+    let deploy_token = round1(addr, None).await;
+    let (status, body) = Call::new().name("rollback_tool").send(addr).await;
+    let rollback_token = asks(status, &body, &["elicit-1"]);
+
+    for (name, token) in [
+        ("rollback_tool", deploy_token.clone()),
+        (TOOL, rollback_token.clone()),
+    ] {
+        let (status, body) = Call::new()
+            .name(name)
+            .state(token)
+            .answers(accept_target("production"))
+            .send(addr)
+            .await;
+        refused(status, &body);
+    }
+    // Each token still works for its own tool.
+    let (status, body) = Call::new()
+        .state(deploy_token)
+        .answers(accept_target("production"))
+        .send(addr)
+        .await;
+    asks(status, &body, &["sample-2"]);
+    let (status, body) = Call::new()
+        .name("rollback_tool")
+        .state(rollback_token)
+        .answers(accept_target("production"))
+        .send(addr)
+        .await;
+    assert_eq!(
+        completes(status, &body),
+        "Rolled x back on production (1 replicas)."
+    );
+}
+
+#[tokio::test]
+async fn an_expired_token_is_refused() {
+    let server = serve_tools(&[KEY], |b| {
+        b.ttl(Duration::ZERO)
+            .leeway(Duration::ZERO)
+            .tool(deploy::complex_tool)
+    })
+    .await;
+    let token = round1(server.addr, None).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send(server.addr)
+        .await;
+    refused(status, &body);
+}
+
+#[tokio::test]
+async fn a_token_of_a_retired_key_is_refused() {
+    let old = [0x01; 32];
+    let new = [0x02; 32];
+    let before = serve_tools(&[old], |b| b.tool(deploy::complex_tool)).await;
+    let after = serve_tools(&[new], |b| b.tool(deploy::complex_tool)).await;
+    let during = serve_tools(&[new, old], |b| b.tool(deploy::complex_tool)).await;
+    let token = round1(before.addr, None).await;
+    let resume = Call::new()
+        .state(token)
+        .answers(accept_target("production"));
+    let (status, body) = resume.send(after.addr).await;
+    refused(status, &body);
+    // While the old key was still in the ring, the same token opened.
+    let (status, body) = resume.send(during.addr).await;
+    asks(status, &body, &["sample-2"]);
+}
+
+#[tokio::test]
+async fn a_token_of_an_older_build_is_refused() {
+    assert_ne!(
+        build_1::release_v1.fingerprint(),
+        build_2::release_v2.fingerprint(),
+        "other code, another fingerprint"
+    );
+    assert_eq!(build_1::release_v1.tool().name, "release");
+    assert_eq!(build_2::release_v2.tool().name, "release");
+
+    let old = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
+    let old_replica = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
+    let new = serve_tools(&[KEY], |b| b.tool(build_2::release_v2)).await;
+    let yes = json!({"elicit-1": {"action": "accept", "content": {"value": true}}});
+
+    let start = Call::new().name("release");
+    let (status, body) = start.send(old.addr).await;
+    let old_token = asks(status, &body, &["elicit-1"]);
+    let (status, body) = start.send(new.addr).await;
+    let new_token = asks(status, &body, &["elicit-1"]);
+
+    let resume = |token: &str| start.clone().state(token).answers(yes.clone());
+    let (status, body) = resume(&old_token).send(new.addr).await;
+    refused(status, &body);
+    let (status, body) = resume(&new_token).send(old.addr).await;
+    refused(status, &body);
+    // Same key, same name, same arguments: only the fingerprint told them apart.
+    let (status, body) = resume(&old_token).send(old_replica.addr).await;
+    assert_eq!(completes(status, &body), "released");
+    let (status, body) = resume(&new_token).send(new.addr).await;
+    assert_eq!(completes(status, &body), "released now");
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile inputResponses against the running process
+// ---------------------------------------------------------------------------------------
+
+/// What the server made of one hostile request.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    /// A JSON-RPC error with this code.
+    Error(i64),
+    /// `input_required` asking for these keys again.
+    Asked(Vec<String>),
+    /// An HTTP error status without a JSON-RPC body (only 4xx is acceptable).
+    Http(u16),
+}
+
+/// Classifies `(status, body)`; panics on a result other than `input_required` and on
+/// HTTP 5xx.
+#[track_caller]
+fn outcome(label: &str, status: StatusCode, body: &Value) -> Outcome {
+    let shown = body.to_string();
+    let shown = &shown[..shown.len().min(400)];
+    assert!(!status.is_server_error(), "{label}: HTTP {status}: {shown}");
+    if let Some(error) = body.get("error") {
+        assert!(body.get("result").is_none(), "{label}: {shown}");
+        return Outcome::Error(error["code"].as_i64().expect("an error code"));
+    }
+    if let Some(result) = body.get("result") {
+        assert_eq!(
+            result["resultType"], "input_required",
+            "{label}: a hostile answer got a result: {shown}"
+        );
+        let keys = result["inputRequests"]
+            .as_object()
+            .map(|requests| requests.keys().cloned().collect())
+            .unwrap_or_default();
+        return Outcome::Asked(keys);
+    }
+    assert!(status.is_client_error(), "{label}: HTTP {status}: {shown}");
+    Outcome::Http(status.as_u16())
+}
+
+/// What a body over the 4 MiB limit got: HTTP 413, or (when the server answered 413 and
+/// closed the connection before the client finished uploading) a transport error.
+#[track_caller]
+fn over_the_limit(sent: Result<(StatusCode, Value), reqwest::Error>) -> String {
+    match sent {
+        Ok((status, body)) => {
+            assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+            assert!(body.get("result").is_none(), "{body}");
+            format!("HTTP {status}: {body}")
+        }
+        Err(error) => {
+            assert!(error.is_request() || error.is_body(), "{error:?}");
+            format!("connection closed during the upload: {error:?}")
+        }
+    }
+}
+
+/// A `tools/call` body resuming `token` whose `inputResponses` is the raw JSON text
+/// `responses` (so that it can be nested deeper than a `Value` should be).
+fn raw_resume(token: &str, responses: &str) -> String {
+    let mut body = Call::new().state(token).body();
+    body["params"]["inputResponses"] = json!("@RESPONSES@");
+    serde_json::to_string(&body)
+        .expect("a JSON body")
+        .replace("\"@RESPONSES@\"", responses)
+}
+
+#[tokio::test]
+async fn hostile_input_responses_get_errors_or_are_asked_again() {
+    const MIB: usize = 1024 * 1024;
+    let mut server = ServerProcess::spawn(KEY_HEX);
+    let addr = server.addr;
+    let client = http_client();
+    let token = round1(addr, None).await;
+    let rss_before = server.rss_kib();
+
+    let huge = "x".repeat(3 * MIB);
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let deep_objects = format!("{}1{}", "{\"a\":".repeat(10_000), "}".repeat(10_000));
+    let mut many_keys = serde_json::Map::new();
+    for i in 0..20_000 {
+        many_keys.insert(
+            format!("extra-{i}"),
+            json!({"action": "accept", "content": {"target": i}}),
+        );
+    }
+    let many_keys = Value::Object(many_keys);
+    let mut many_keys_and_answer = many_keys.clone();
+    many_keys_and_answer["elicit-1"] = json!("accept");
+
+    let cases: Vec<(&str, String)> = vec![
+        ("null inputResponses", "null".into()),
+        ("a number", "5".into()),
+        ("an array", "[1, 2, 3]".into()),
+        ("a string", "\"accept\"".into()),
+        ("elicit-1: null", r#"{"elicit-1": null}"#.into()),
+        ("elicit-1: a number", r#"{"elicit-1": 42}"#.into()),
+        (
+            "elicit-1: an array",
+            r#"{"elicit-1": [{"action": "accept"}]}"#.into(),
+        ),
+        ("elicit-1: a string", r#"{"elicit-1": "accept"}"#.into()),
+        ("elicit-1: a bool", r#"{"elicit-1": true}"#.into()),
+        ("action: a number", r#"{"elicit-1": {"action": 1}}"#.into()),
+        (
+            "content: a number",
+            r#"{"elicit-1": {"action": "accept", "content": 7}}"#.into(),
+        ),
+        (
+            "content: an array",
+            r#"{"elicit-1": {"action": "accept", "content": ["production"]}}"#.into(),
+        ),
+        (
+            "target: an object",
+            r#"{"elicit-1": {"action": "accept", "content": {"target": {"$ne": null}}}}"#.into(),
+        ),
+        (
+            "a sampling answer for the elicitation",
+            format!(r#"{{"elicit-1": {}}}"#, verdict("Yes")["sample-2"]),
+        ),
+        (
+            "3 MiB string as the ElicitResult",
+            format!(r#"{{"elicit-1": "{huge}"}}"#),
+        ),
+        (
+            "3 MiB string as the action",
+            format!(r#"{{"elicit-1": {{"action": "{huge}"}}}}"#),
+        ),
+        (
+            "3 MiB string as the content",
+            format!(r#"{{"elicit-1": {{"action": "accept", "content": "{huge}"}}}}"#),
+        ),
+        (
+            "3 MiB key",
+            format!(r#"{{"{huge}": {{"action": "accept"}}}}"#),
+        ),
+        (
+            "10,000 nested arrays as the content",
+            format!(r#"{{"elicit-1": {{"action": "accept", "content": {deep}}}}}"#),
+        ),
+        (
+            "10,000 nested objects as the content",
+            format!(r#"{{"elicit-1": {{"action": "accept", "content": {deep_objects}}}}}"#),
+        ),
+        ("10,000 nested arrays as inputResponses", deep.clone()),
+        ("20,000 extra keys", many_keys.to_string()),
+        (
+            "20,000 extra keys and a malformed answer",
+            many_keys_and_answer.to_string(),
+        ),
+    ];
+
+    let mut report = Vec::new();
+    for (label, responses) in &cases {
+        let body = raw_resume(&token, responses);
+        let size = body.len();
+        let (status, body) = try_post_raw(&client, addr, TOOL, None, body)
+            .await
+            .unwrap_or_else(|error| panic!("{label}: {error:?}"));
+        let got = outcome(label, status, &body);
+        match &got {
+            Outcome::Error(_) => {}
+            Outcome::Asked(keys) => assert_eq!(keys, &["elicit-1"], "{label}: {body}"),
+            // serde_json's recursion limit (128) stops the body before JSON-RPC sees it.
+            Outcome::Http(_) if label.contains("nested") => {}
+            Outcome::Http(code) => panic!("{label}: HTTP {code} under the body limit: {body}"),
+        }
+        report.push(format!("{label} ({size} bytes): {got:?}"));
+        server.assert_alive();
+    }
+
+    // A target of 3 MiB is a valid string: the saga may go on (asking `sample-2`), or
+    // refuse; it must not answer with a result or fail.
+    let body = raw_resume(
+        &token,
+        &format!(r#"{{"elicit-1": {{"action": "accept", "content": {{"target": "{huge}"}}}}}}"#),
+    );
+    let size = body.len();
+    let (status, body) = post_raw(&client, addr, TOOL, None, body).await;
+    let got = outcome("3 MiB target", status, &body);
+    let next_token_len = body["result"]["requestState"].as_str().map(str::len);
+    report.push(format!(
+        "3 MiB target ({size} bytes): {got:?}, response {} bytes, next token {next_token_len:?} \
+         chars (cap {DEFAULT_MAX_TOKEN_LEN}; see `the_server_never_issues_a_token_over_its_own_cap`)",
+        body.to_string().len()
+    ));
+    if let Some(next) = body["result"]["requestState"].as_str() {
+        // Whatever it issued must be refused or go on; never a 5xx.
+        let body = serde_json::to_string(&Call::new().state(next).answers(verdict("No")).body())
+            .expect("a JSON body");
+        let size = body.len();
+        let got = over_the_limit(try_post_raw(&one_shot_client(), addr, TOOL, None, body).await);
+        report.push(format!("  its next round ({size} bytes): {got}"));
+    }
+    server.assert_alive();
+
+    // Over rmcp's 4 MiB body limit.
+    let over = "y".repeat(5 * MIB);
+    let body = raw_resume(
+        &token,
+        &format!(r#"{{"elicit-1": {{"action": "accept", "content": {{"target": "{over}"}}}}}}"#),
+    );
+    let size = body.len();
+    let got = over_the_limit(try_post_raw(&one_shot_client(), addr, TOOL, None, body).await);
+    report.push(format!("5 MiB content ({size} bytes): {got}"));
+    server.assert_alive();
+
+    let rss_after = server.rss_kib();
+    for line in &report {
+        eprintln!("hostile: {line}");
+    }
+    eprintln!(
+        "server RSS: {rss_before} KiB before the hostile batch, {rss_after} KiB after ({} requests)",
+        cases.len() + 2
+    );
+    assert!(rss_after < 1024 * 1024, "RSS {rss_after} KiB is over 1 GiB");
+
+    // Still serving: the original token and a fresh saga both finish.
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target("production"))
+        .send_with(&client, addr)
+        .await;
+    asks(status, &body, &["sample-2"]);
+    full_saga(addr).await;
+    server.assert_alive();
+}
+
+/// A 3 MiB form answer is a valid `target`, and the next round's token would carry it (in
+/// the saved local and in the sampling prompt): about 8 MiB, over the server's own 64 KiB
+/// cap and the 4 MiB body limit, so no client could send it back, and a 3 MiB request
+/// got an 11 MiB answer (the bug this test found). The server now refuses to seal a token
+/// it would refuse to open.
+#[tokio::test]
+async fn the_server_never_issues_a_token_over_its_own_cap() {
+    let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool)).await;
+    let token = round1(server.addr, None).await;
+    let (status, body) = Call::new()
+        .state(token)
+        .answers(accept_target(&"x".repeat(3 * 1024 * 1024)))
+        .send(server.addr)
+        .await;
+    assert!(!status.is_server_error(), "HTTP {status}");
+    if let Some(next) = body["result"]["requestState"].as_str() {
+        assert!(
+            next.len() <= DEFAULT_MAX_TOKEN_LEN,
+            "the server issued a {}-char requestState; it refuses any over {DEFAULT_MAX_TOKEN_LEN}",
+            next.len()
+        );
+    }
+    // Regression: it used to seal an 8 MiB token it would then refuse. Now the round is
+    // refused as too large.
+    assert_eq!(body["error"]["code"], -32602, "{body:#}");
+}

@@ -1,0 +1,458 @@
+//! Faults: server processes killed with SIGKILL between and during rounds.
+//!
+//! The server keeps nothing between rounds, so a saga started on a process that is then
+//! killed finishes on a fresh process with the same keys, and with three replicas any
+//! round may go to any of them: when one dies, a request lost with it is sent again, with
+//! the same token, to another.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const PROTOCOL_VERSION: &str = "2026-07-28";
+const TOOL: &str = "complex_tool";
+const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
+const KEY_HEX: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+
+// ---------------------------------------------------------------------------------------
+// The example server process
+// ---------------------------------------------------------------------------------------
+
+/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
+fn example_binary(name: &str) -> PathBuf {
+    let mut dir = std::env::current_exe().expect("the test binary's path");
+    dir.pop(); // the test binary
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let binary = dir.join("examples").join(name);
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples` or `cargo test`",
+        binary.display()
+    );
+    binary
+}
+
+/// A running `deploy --http 127.0.0.1:0` process; killed and reaped when dropped.
+struct ServerProcess {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProcess {
+    fn spawn(keys: &str) -> Self {
+        let child = Command::new(example_binary("deploy"))
+            .args(["--http", "127.0.0.1:0"])
+            .env("SAGA_KEYS", keys)
+            .env_remove("SAGA_KEYS_FILE")
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the deploy example starts");
+        // Owned by the guard at once, so that it is killed and reaped on every path.
+        let mut process = Self {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let stdout = process.child.stdout.take().expect("a piped stdout");
+        let (found, listening) = std::sync::mpsc::channel();
+        // Reads the address, then keeps draining stdout until the process exits.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("listening on http://")
+                    && let Some(sender) = found.take()
+                {
+                    let _ = sender.send(rest.trim_end_matches("/mcp").to_owned());
+                }
+            }
+        });
+        let addr = listening
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the deploy example prints its address");
+        process.addr = addr.parse().expect("a socket address");
+        process
+    }
+
+    /// SIGKILL, then reap.
+    fn kill_9(&mut self) {
+        self.child.kill().expect("the process can be killed");
+        let status = self.child.wait().expect("the process can be reaped");
+        assert!(!status.success(), "killed, not exited: {status:?}");
+    }
+
+    #[track_caller]
+    fn assert_alive(&mut self) {
+        let status = self.child.try_wait().expect("the process can be polled");
+        assert!(status.is_none(), "the server process exited: {status:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The deploy saga over raw HTTP
+// ---------------------------------------------------------------------------------------
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("an HTTP client")
+}
+
+/// The body of round `round` (0, 1, 2) of the deploy saga, resuming `token`.
+fn round_body(round: usize, token: Option<&str>) -> Value {
+    let mut params = json!({
+        "name": TOOL,
+        "arguments": {"initial_arg": "x"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+        },
+    });
+    if let Some(token) = token {
+        params["requestState"] = json!(token);
+    }
+    match round {
+        0 => {}
+        1 => {
+            params["inputResponses"] =
+                json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}});
+        }
+        _ => {
+            params["inputResponses"] = json!({"sample-2": {
+                "role": "assistant",
+                "content": {"type": "text", "text": "Yes, all systems are green."},
+                "model": "test-model",
+                "stopReason": "endTurn"
+            }});
+        }
+    }
+    json!({"jsonrpc": "2.0", "id": round + 1, "method": "tools/call", "params": params})
+}
+
+/// POSTs `body`; `Err` only for a transport-level failure (connection refused or reset,
+/// or the response cut off).
+async fn post(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    body: &Value,
+) -> Result<(u16, Value), reqwest::Error> {
+    let response = client
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", TOOL)
+        .json(body)
+        .send()
+        .await?;
+    let status = response.status().as_u16();
+    let text = response.text().await?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
+}
+
+/// What a round answered: the next token, or the final text.
+#[derive(Debug)]
+enum Answer {
+    Next(String),
+    Done(String),
+}
+
+/// Checks round `round`'s answer: rounds 0 and 1 ask for `elicit-1` and `sample-2`, round
+/// 2 completes.
+fn answer(round: usize, status: u16, body: &Value) -> Result<Answer, String> {
+    let result = &body["result"];
+    if status != 200 || body.get("error").is_some() {
+        return Err(format!("round {round}: HTTP {status}: {body}"));
+    }
+    let expected = ["elicit-1", "sample-2"];
+    match (round, result["resultType"].as_str()) {
+        (0 | 1, Some("input_required")) => {
+            let keys: Vec<&String> = result["inputRequests"]
+                .as_object()
+                .map(|requests| requests.keys().collect())
+                .unwrap_or_default();
+            if keys != [expected[round]] {
+                return Err(format!("round {round}: asked {keys:?}: {body}"));
+            }
+            result["requestState"]
+                .as_str()
+                .map(|token| Answer::Next(token.to_owned()))
+                .ok_or_else(|| format!("round {round}: no requestState: {body}"))
+        }
+        (2, Some("complete")) => result["content"][0]["text"]
+            .as_str()
+            .map(|text| Answer::Done(text.to_owned()))
+            .ok_or_else(|| format!("round {round}: no text: {body}")),
+        _ => Err(format!("round {round}: unexpected result: {body}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// kill -9 between rounds
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_saga_survives_kill_9_between_rounds() {
+    let client = http_client();
+    let mut first = ServerProcess::spawn(KEY_HEX);
+    let (status, body) = post(&client, first.addr, &round_body(0, None))
+        .await
+        .expect("the first process answers");
+    let Answer::Next(token) = answer(0, status, &body).unwrap() else {
+        unreachable!()
+    };
+    let first_addr = first.addr;
+    first.kill_9();
+    assert!(
+        post(&client, first_addr, &round_body(1, Some(&token)))
+            .await
+            .is_err(),
+        "the killed process cannot answer"
+    );
+
+    let mut second = ServerProcess::spawn(KEY_HEX);
+    assert_ne!(second.addr, first_addr);
+    let (status, body) = post(&client, second.addr, &round_body(1, Some(&token)))
+        .await
+        .expect("the fresh process answers");
+    let Answer::Next(token) = answer(1, status, &body).unwrap() else {
+        unreachable!()
+    };
+    // And once more, for the last round.
+    second.kill_9();
+    let mut third = ServerProcess::spawn(KEY_HEX);
+    let (status, body) = post(&client, third.addr, &round_body(2, Some(&token)))
+        .await
+        .expect("the fresh process answers");
+    let Answer::Done(text) = answer(2, status, &body).unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(text, HAPPY_TEXT);
+    third.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// Three replicas, one killed part-way
+// ---------------------------------------------------------------------------------------
+
+const SAGAS: usize = 1_000;
+const IN_FLIGHT: usize = 32;
+const KILL_AFTER: usize = 300;
+const VICTIM: usize = 1;
+const REPLICAS: usize = 3;
+const SEED: u64 = 0x5eed_2026_0728_0001;
+
+/// xorshift64*: a small deterministic generator (no dependency).
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Everything the saga workers share.
+struct Cluster {
+    replicas: Vec<Mutex<ServerProcess>>,
+    addrs: Vec<SocketAddr>,
+    alive: Vec<AtomicBool>,
+    next_saga: AtomicUsize,
+    completed: AtomicUsize,
+    /// Final results received, per saga.
+    finals: Vec<AtomicUsize>,
+    /// Transport-level failures (each retried on another replica), per replica.
+    failures: Vec<AtomicUsize>,
+    /// Rounds answered, per replica.
+    served: Vec<AtomicUsize>,
+    /// When the victim was killed: sagas completed so far.
+    killed_at: AtomicUsize,
+}
+
+impl Cluster {
+    /// A live replica other than `not`, chosen with `rng`.
+    fn pick(&self, rng: &mut XorShift, not: Option<usize>) -> usize {
+        let live: Vec<usize> = (0..REPLICAS)
+            .filter(|&i| self.alive[i].load(Ordering::SeqCst) && Some(i) != not)
+            .collect();
+        assert!(!live.is_empty(), "no live replica left");
+        live[rng.below(live.len())]
+    }
+
+    /// Kills the victim (SIGKILL) while other rounds are in flight, then stops routing
+    /// to it: requests that reach it in between fail and are retried elsewhere.
+    fn kill_victim(&self) {
+        self.killed_at
+            .store(self.completed.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.replicas[VICTIM]
+            .lock()
+            .expect("the replica lock")
+            .kill_9();
+        self.alive[VICTIM].store(false, Ordering::SeqCst);
+    }
+
+    /// Runs one saga, each round on a random live replica; returns its final text.
+    async fn saga(&self, client: &reqwest::Client, id: usize) -> Result<String, String> {
+        let mut rng = XorShift::new(SEED ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut token: Option<String> = None;
+        for round in 0..3 {
+            let body = round_body(round, token.as_deref());
+            let mut replica = self.pick(&mut rng, None);
+            let mut attempts = 0;
+            let (status, response) = loop {
+                attempts += 1;
+                match post(client, self.addrs[replica], &body).await {
+                    Ok(answered) => break answered,
+                    Err(_) if attempts < 10 => {
+                        // The same body, the same token, on another live replica.
+                        self.failures[replica].fetch_add(1, Ordering::SeqCst);
+                        replica = self.pick(&mut rng, Some(replica));
+                    }
+                    Err(error) => {
+                        return Err(format!("saga {id} round {round}: gave up: {error}"));
+                    }
+                }
+            };
+            self.served[replica].fetch_add(1, Ordering::SeqCst);
+            match answer(round, status, &response).map_err(|e| format!("saga {id}: {e}"))? {
+                Answer::Next(next) => token = Some(next),
+                Answer::Done(text) => {
+                    self.finals[id].fetch_add(1, Ordering::SeqCst);
+                    return Ok(text);
+                }
+            }
+        }
+        Err(format!("saga {id}: no final result after three rounds"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
+    let replicas: Vec<ServerProcess> = (0..REPLICAS)
+        .map(|_| ServerProcess::spawn(KEY_HEX))
+        .collect();
+    let cluster = Arc::new(Cluster {
+        addrs: replicas.iter().map(|replica| replica.addr).collect(),
+        replicas: replicas.into_iter().map(Mutex::new).collect(),
+        alive: (0..REPLICAS).map(|_| AtomicBool::new(true)).collect(),
+        next_saga: AtomicUsize::new(0),
+        completed: AtomicUsize::new(0),
+        finals: (0..SAGAS).map(|_| AtomicUsize::new(0)).collect(),
+        failures: (0..REPLICAS).map(|_| AtomicUsize::new(0)).collect(),
+        served: (0..REPLICAS).map(|_| AtomicUsize::new(0)).collect(),
+        killed_at: AtomicUsize::new(0),
+    });
+    let client = http_client();
+
+    let mut workers = Vec::new();
+    for _ in 0..IN_FLIGHT {
+        let (cluster, client) = (cluster.clone(), client.clone());
+        workers.push(tokio::spawn(async move {
+            let mut errors = Vec::new();
+            loop {
+                let id = cluster.next_saga.fetch_add(1, Ordering::SeqCst);
+                if id >= SAGAS {
+                    break errors;
+                }
+                match cluster.saga(&client, id).await {
+                    Ok(text) if text == HAPPY_TEXT => {}
+                    Ok(text) => errors.push(format!("saga {id}: final text {text:?}")),
+                    Err(error) => errors.push(error),
+                }
+                // The worker completing the 300th saga kills a replica; the other 31 are
+                // mid-saga at that moment.
+                if cluster.completed.fetch_add(1, Ordering::SeqCst) + 1 == KILL_AFTER {
+                    cluster.kill_victim();
+                }
+            }
+        }));
+    }
+    let mut errors = Vec::new();
+    for worker in workers {
+        errors.extend(worker.await.expect("a worker finishes"));
+    }
+
+    let count = |counters: &[AtomicUsize]| -> Vec<usize> {
+        counters.iter().map(|c| c.load(Ordering::SeqCst)).collect()
+    };
+    let failures = count(&cluster.failures);
+    let retries: usize = failures.iter().sum();
+    eprintln!(
+        "{SAGAS} sagas, {IN_FLIGHT} in flight, over {REPLICAS} replicas; replica {VICTIM} killed \
+         (SIGKILL) after {} sagas completed; rounds served per replica {:?}; transport-level \
+         retries {retries} (per replica they first went to: {failures:?})",
+        cluster.killed_at.load(Ordering::SeqCst),
+        count(&cluster.served),
+    );
+    assert!(
+        errors.is_empty(),
+        "{} sagas failed: {:#?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
+    assert_eq!(cluster.completed.load(Ordering::SeqCst), SAGAS);
+    let finals = count(&cluster.finals);
+    let not_once: Vec<(usize, usize)> = finals
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, n)| n != 1)
+        .collect();
+    assert!(
+        not_once.is_empty(),
+        "sagas without exactly one final result: {not_once:?}"
+    );
+    assert!(!cluster.alive[VICTIM].load(Ordering::SeqCst));
+    for (i, failed) in failures.iter().enumerate() {
+        if i != VICTIM {
+            assert_eq!(
+                *failed, 0,
+                "replica {i} was never killed but failed requests"
+            );
+        }
+    }
+    // The survivors are still up, and served rounds after the kill.
+    for (i, replica) in cluster.replicas.iter().enumerate() {
+        if i != VICTIM {
+            replica.lock().expect("the replica lock").assert_alive();
+        }
+    }
+    assert_eq!(
+        count(&cluster.served).iter().sum::<usize>(),
+        3 * SAGAS,
+        "every round answered exactly once"
+    );
+}
