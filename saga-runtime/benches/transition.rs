@@ -1,0 +1,340 @@
+//! One full transition (open, step, seal) at 1 KiB of state, against the physical floor.
+//!
+//! Run with `cargo bench -p saga-runtime --bench transition`. It prints markdown tables;
+//! it asserts nothing about timings (only that every transition yields a fresh token).
+//!
+//! # What is measured
+//!
+//! [`saga_runtime::engine::transition`] is driven directly with a [`StateCodec`], no
+//! transport, on one thread. The tools are hand-written [`SagaTool`]s whose `step` does
+//! nothing but hand back the state it got, so the time is the runtime's, not the tool's:
+//!
+//! * `Checkpointer`: the step returns `Step::Checkpoint(state)` (no requests).
+//! * `Asker`: the step returns `Step::Suspend` with one form elicitation, and the next
+//!   request answers it, so the engine also collects and checks an answer, assigns a key
+//!   and renders `inputRequests`: the deploy saga's round 2 shape.
+//!
+//! The saved state is `State { step, note }` with a 1 KiB (or 100 B, 4 KiB) ASCII `note`.
+//! Each transition takes the previous one's token, as a client's retry would; building
+//! the `Call` (cloning a small arguments object and the answers) is measured separately
+//! and reported as harness cost.
+//!
+//! The floor is a bare XChaCha20-Poly1305 encrypt + decrypt of exactly as many bytes as
+//! the token's plaintext (the engine's head plus the postcard state) with a 77-byte AAD;
+//! the table also shows `StateCodec::seal` + `open` on those bytes, and base64url.
+//!
+//! # Method
+//!
+//! As in the codec bench: warm up 100 ms, size a batch to ~20 ms, 15 batches, median.
+//! The transition future never waits (no single-use store), so it is polled once with a
+//! no-op waker; a `Pending` would panic.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use chacha20poly1305::aead::AeadInOut;
+use chacha20poly1305::{KeyInit as _, XChaCha20Poly1305, XNonce};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
+use saga_runtime::engine::{Answers, Call, SagaContext, SagaTool, Step, elicit, transition};
+use saga_runtime::state::{Binding, Fingerprint, KeyRing, StateCodec};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+const SIZES: [(usize, &str); 3] = [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")];
+const TTL: Duration = Duration::from_secs(600);
+const WARM_UP: Duration = Duration::from_millis(100);
+const BATCH: Duration = Duration::from_millis(20);
+const BATCHES: usize = 15;
+const TOOL: &str = "bench_tool";
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+struct State {
+    step: u32,
+    note: String,
+}
+
+fn note(len: usize) -> String {
+    let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
+    (0..len)
+        .map(|i| alphabet[(i * 7 + i / 13) % alphabet.len()] as char)
+        .collect()
+}
+
+fn tool_entry() -> Tool {
+    Tool::new(TOOL, "bench", serde_json::Map::new())
+}
+
+/// Checkpoints forever with the state it was started with.
+struct Checkpointer(usize);
+
+impl SagaTool for Checkpointer {
+    type State = State;
+
+    fn tool(&self) -> Tool {
+        tool_entry()
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        *b"fp-check"
+    }
+
+    fn start(&self, _arguments: JsonObject) -> Result<State, ErrorData> {
+        Ok(State {
+            step: 0,
+            note: note(self.0),
+        })
+    }
+
+    async fn step(&self, state: State, _answers: Answers, _cx: &SagaContext) -> Step<State> {
+        Step::checkpoint(state)
+    }
+}
+
+/// Asks the same one-field form every round, with the state it was started with.
+struct Asker(usize);
+
+impl SagaTool for Asker {
+    type State = State;
+
+    fn tool(&self) -> Tool {
+        tool_entry()
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        *b"fp-asker"
+    }
+
+    fn start(&self, _arguments: JsonObject) -> Result<State, ErrorData> {
+        Ok(State {
+            step: 0,
+            note: note(self.0),
+        })
+    }
+
+    async fn step(&self, state: State, _answers: Answers, _cx: &SagaContext) -> Step<State> {
+        Step::suspend(state, [elicit::<String>("Target?")])
+    }
+}
+
+/// Polls a future that never waits.
+fn now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the transition waited"),
+    }
+}
+
+/// Median nanoseconds per call of `f`.
+fn measure(mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    let mut warm = 0u64;
+    while start.elapsed() < WARM_UP {
+        f();
+        warm += 1;
+    }
+    let per_call = WARM_UP.as_secs_f64() / warm as f64;
+    let iterations = ((BATCH.as_secs_f64() / per_call) as u64).max(1);
+    let mut samples: Vec<f64> = (0..BATCHES)
+        .map(|_| {
+            let batch = Instant::now();
+            for _ in 0..iterations {
+                f();
+            }
+            batch.elapsed().as_nanos() as f64 / iterations as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[BATCHES / 2]
+}
+
+fn token_of(response: Result<CallToolResponse, ErrorData>) -> String {
+    match response {
+        Ok(CallToolResponse::InputRequired(result)) => {
+            result.request_state.expect("a requestState")
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+/// The token and the one `inputRequests` key of an `input_required` response.
+fn asked(response: Result<CallToolResponse, ErrorData>) -> (String, String) {
+    match response {
+        Ok(CallToolResponse::InputRequired(result)) => {
+            let key = result
+                .input_requests
+                .as_ref()
+                .and_then(|requests| requests.keys().next().cloned())
+                .expect("one request");
+            (result.request_state.expect("a token"), key)
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+fn capabilities_cx() -> SagaContext {
+    let caps: rmcp::model::ClientCapabilities =
+        serde_json::from_value(json!({"elicitation": {}, "sampling": {}})).unwrap();
+    SagaContext::new("alice").with_capabilities(caps)
+}
+
+struct Row {
+    size: &'static str,
+    plaintext: usize,
+    token: usize,
+    checkpoint_ns: f64,
+    ask_ns: f64,
+    harness_ns: f64,
+    aead_ns: f64,
+    codec_ns: f64,
+}
+
+fn main() {
+    let started = Instant::now();
+    let key = [0x42u8; 32];
+    let codec = StateCodec::new(KeyRing::from_keys([key]).unwrap(), TTL);
+    let cx = capabilities_cx();
+    let arguments = json!({"initial_arg": "x", "replicas": 3})
+        .as_object()
+        .cloned()
+        .unwrap();
+
+    let mut rows = Vec::new();
+    for (len, size) in SIZES {
+        // ---- Checkpoint: open, step, seal, nothing else.
+        let tool = Checkpointer(len);
+        let first = now(transition(
+            &tool,
+            &codec,
+            Call::tool(TOOL, Some(arguments.clone())),
+            &cx,
+        ));
+        let mut token = token_of(first);
+        let token_len = token.len();
+        // Check it chains: each token opens and yields a new one.
+        let next = token_of(now(transition(
+            &tool,
+            &codec,
+            Call {
+                request_state: Some(token.clone()),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            },
+            &cx,
+        )));
+        assert_ne!(next, token);
+        let checkpoint_ns = measure(|| {
+            let call = Call {
+                request_state: Some(std::mem::take(&mut token)),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            };
+            token = token_of(now(transition(&tool, &codec, black_box(call), &cx)));
+        });
+
+        // ---- Suspend on one elicitation, answered each round.
+        let asker = Asker(len);
+        let (mut ask_token, mut next_key) = asked(now(transition(
+            &asker,
+            &codec,
+            Call::tool(TOOL, Some(arguments.clone())),
+            &cx,
+        )));
+        let first_key = next_key.clone();
+        // The engine numbers keys over the whole saga (elicit-1, elicit-2, …), so each
+        // round answers the key the previous round asked.
+        let answer_for = |key: &str| -> InputResponses {
+            let mut map = InputResponses::new();
+            map.insert(
+                key.to_owned(),
+                serde_json::from_value(
+                    json!({"action": "accept", "content": {"value": "production"}}),
+                )
+                .unwrap(),
+            );
+            map
+        };
+        let ask_ns = measure(|| {
+            let call = Call {
+                request_state: Some(std::mem::take(&mut ask_token)),
+                input_responses: Some(answer_for(&next_key)),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            };
+            (ask_token, next_key) = asked(now(transition(&asker, &codec, black_box(call), &cx)));
+        });
+        // Every round collected its answer and asked a new key (not the same one again).
+        assert_ne!(next_key, first_key, "the answers were collected");
+
+        // ---- What building a `Call` costs the harness (already inside both numbers).
+        let mut spare = token.clone();
+        let harness_ns = measure(|| {
+            let call = Call {
+                request_state: Some(std::mem::take(&mut spare)),
+                input_responses: Some(answer_for(&next_key)),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            };
+            spare = black_box(call).request_state.unwrap();
+        });
+
+        // ---- The floor: bare AEAD on as many bytes as the token's plaintext.
+        let plaintext = token_len * 3 / 4 - 45 - 16;
+        let cipher = XChaCha20Poly1305::new(&key.into());
+        let nonce = XNonce::from([7u8; 24]);
+        let aad = [0x11u8; 77];
+        let mut buffer = vec![0x5au8; plaintext];
+        let aead_ns = measure(|| {
+            let tag = cipher
+                .encrypt_inout_detached(&nonce, black_box(&aad), buffer.as_mut_slice().into())
+                .unwrap();
+            cipher
+                .decrypt_inout_detached(&nonce, &aad, buffer.as_mut_slice().into(), black_box(&tag))
+                .unwrap();
+        });
+        let binding = Binding::new(TOOL, "tools/call", "alice", Some(&arguments));
+        let codec_ns = measure(|| {
+            let sealed = codec.seal(*b"fp-check", black_box(&binding), black_box(&buffer));
+            black_box(
+                codec
+                    .open(black_box(&sealed), *b"fp-check", &binding)
+                    .unwrap(),
+            );
+        });
+        rows.push(Row {
+            size,
+            plaintext,
+            token: token_len,
+            checkpoint_ns,
+            ask_ns,
+            harness_ns,
+            aead_ns,
+            codec_ns,
+        });
+    }
+
+    println!("\n### One transition (open, step, seal), driven directly\n");
+    println!(
+        "| state | token plaintext (B) | token (chars) | checkpoint transition (µs) | suspend+answer transition (µs) | of which building the Call (µs) | StateCodec seal+open (µs) | AEAD floor: encrypt+decrypt (µs) | checkpoint / floor | suspend / floor |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in &rows {
+        println!(
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
+            row.size,
+            row.plaintext,
+            row.token,
+            row.checkpoint_ns / 1000.0,
+            row.ask_ns / 1000.0,
+            row.harness_ns / 1000.0,
+            row.codec_ns / 1000.0,
+            row.aead_ns / 1000.0,
+            row.checkpoint_ns / row.aead_ns,
+            row.ask_ns / row.aead_ns,
+        );
+    }
+    println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
