@@ -232,9 +232,8 @@ impl PlainRun {
         script: &mut dyn Script,
         requests: Vec<Request>,
     ) -> Result<Answers, String> {
-        let pending = pending::assign(requests, &mut self.next_key, "plain run")
+        let (pending, input) = pending::assign(requests, &mut self.next_key, "plain run")
             .map_err(|error| error.message.to_string())?;
-        let input = pending::input_requests(&pending).map_err(|error| error.message.to_string())?;
         for _ in 0..8 {
             self.rounds += 1;
             match pending::collect(&pending, script.respond(&input), &Default::default()) {

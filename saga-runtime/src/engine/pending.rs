@@ -64,13 +64,16 @@ impl Pending {
     }
 }
 
-/// Turns the tool's requests into pending entries, giving each its key.
+/// Turns the tool's requests into pending entries, giving each its key; also returns
+/// them as the round's `inputRequests`, so that they need not be decoded back from the
+/// entries (which costs more than sealing the token).
 pub(crate) fn assign(
     requests: Vec<Request>,
     next_key: &mut u32,
     tool: &str,
-) -> Result<Vec<Pending>, ErrorData> {
+) -> Result<(Vec<Pending>, InputRequests), ErrorData> {
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
+    let mut input_requests = InputRequests::new();
     for request in requests {
         let (kind, prefix, input) = match request.kind {
             RequestKind::Elicit { message, schema } => {
@@ -137,9 +140,14 @@ pub(crate) fn assign(
         }
         let request = serde_json::to_string(&input)
             .map_err(|error| tool_bug(tool, format!("a request does not encode: {error}")))?;
-        pending.push(Pending { key, kind, request });
+        pending.push(Pending {
+            key: key.clone(),
+            kind,
+            request,
+        });
+        input_requests.insert(key, input);
     }
-    Ok(pending)
+    Ok((pending, input_requests))
 }
 
 fn tool_bug(tool: &str, reason: String) -> ErrorData {

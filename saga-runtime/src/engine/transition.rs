@@ -123,13 +123,10 @@ pub async fn transition<T: SagaTool>(
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
     };
-    head.pending = pending::assign(requests, &mut head.next_key, &call.name)?;
+    let (pending, input_requests) = pending::assign(requests, &mut head.next_key, &call.name)?;
+    head.pending = pending;
     pending::gate(&head.pending, cx)?;
-    let input_requests = if head.pending.is_empty() {
-        None
-    } else {
-        Some(pending::input_requests(&head.pending)?)
-    };
+    let input_requests = (!input_requests.is_empty()).then_some(input_requests);
     let plaintext = encode(&head, &state).map_err(|error| {
         tracing::error!(tool = %call.name, %error, "saga state does not serialize");
         ErrorData::internal_error("the saga's state could not be saved", None)
