@@ -59,6 +59,8 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 pub struct SagaServer {
     tools: SagaTools,
     info: Implementation,
+    /// `info` as the `_meta` value every result carries, encoded once.
+    info_meta: serde_json::Value,
     instructions: Option<String>,
     list_ttl: Duration,
 }
@@ -277,6 +279,7 @@ impl SagaServerBuilder {
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(SagaServer {
             tools: SagaTools::new(codec, self.registry, self.principal, list_ttl_ms)?,
+            info_meta: serde_json::to_value(&self.info).unwrap_or_default(),
             info: self.info,
             instructions: self.instructions,
             list_ttl: self.list_ttl,
@@ -427,11 +430,9 @@ impl ServerHandler for SagaServer {
             _ => return Ok(response),
         };
         // MCP 2026-07-28: results SHOULD name the server that produced them.
-        if let Ok(info) = serde_json::to_value(&self.info) {
-            meta.get_or_insert_with(MetaObject::default)
-                .0
-                .insert(SERVER_INFO_META_KEY.to_owned(), info);
-        }
+        meta.get_or_insert_with(MetaObject::default)
+            .0
+            .insert(SERVER_INFO_META_KEY.to_owned(), self.info_meta.clone());
         Ok(response)
     }
 }
