@@ -342,30 +342,22 @@ async fn test_prompt_with_arguments(arg1: String, arg2: String) -> Result<Prompt
     )]))
 }
 
-/// `#[saga_prompt]` names a prompt argument after its parameter, and the suite's is
-/// `resourceUri`.
-#[allow(non_snake_case)]
-mod embedded_resource {
-    use super::*;
-
-    /// A prompt that embeds the given resource.
-    #[saga_prompt]
-    pub async fn test_prompt_with_embedded_resource(
-        resourceUri: String,
-    ) -> Result<Prompt, SagaError> {
-        Ok(Prompt::new(vec![
-            PromptMessage::new(
-                Role::User,
-                Content::resource(
-                    ResourceContents::text("Embedded resource content for testing.", resourceUri)
-                        .with_mime_type("text/plain"),
-                ),
+/// A prompt that embeds the given resource.
+#[saga_prompt]
+async fn test_prompt_with_embedded_resource(
+    #[arg(rename = "resourceUri")] resource_uri: String,
+) -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![
+        PromptMessage::new(
+            Role::User,
+            Content::resource(
+                ResourceContents::text("Embedded resource content for testing.", resource_uri)
+                    .with_mime_type("text/plain"),
             ),
-            PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
-        ]))
-    }
+        ),
+        PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+    ]))
 }
-use embedded_resource::test_prompt_with_embedded_resource;
 
 /// A prompt with an image.
 #[saga_prompt]

@@ -61,7 +61,11 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
             .description
             .as_ref()
             .map(|lit| quote!(#[schemars(description = #lit)]));
-        quote!(#description pub #ident: #ty)
+        let rename = param
+            .rename
+            .as_ref()
+            .map(|lit| quote!(#[serde(rename = #lit)]));
+        quote!(#description #rename pub #ident: #ty)
     });
     let arg_names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
     let rebind_mut = sig

@@ -10,6 +10,14 @@ use syn::ItemFn;
 use super::machine::private_path;
 
 pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
+    let mut item = item.clone();
+    // `#[arg]` only means something to the macro; left on, rustc would add errors.
+    for input in &mut item.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|attr| !attr.path().is_ident("arg"));
+        }
+    }
+    let item = &item;
     let private = private_path();
     let vis = &item.vis;
     let name = &item.sig.ident;

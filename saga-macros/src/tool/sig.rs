@@ -17,6 +17,8 @@ pub struct Param {
     pub mutable: bool,
     pub ty: Type,
     pub description: Option<LitStr>,
+    /// The argument's name on the wire, when it differs from the Rust name.
+    pub rename: Option<LitStr>,
 }
 
 pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
@@ -67,7 +69,7 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
             }
             FnArg::Typed(typed) => typed,
         };
-        let description = take_arg_attr(&mut typed.attrs, errors);
+        let arg = take_arg_attr(&mut typed.attrs, errors);
         let (ident, mutable) = match &*typed.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
                 (pat.ident.clone(), pat.mutability.is_some())
@@ -85,10 +87,11 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
             if context.is_some() {
                 errors.at(&typed.ty, "a saga tool takes at most one `&SagaContext`");
             }
-            if let Some(description) = description {
+            if let Some(attribute) = arg.description.as_ref().or(arg.rename.as_ref()) {
                 errors.at(
-                    description,
-                    "`&SagaContext` is not an argument; it has no description",
+                    attribute,
+                    "`&SagaContext` is not an argument: it has no description or wire name; \
+                     remove the #[arg(..)]",
                 );
             }
             context = Some(ident);
@@ -105,7 +108,8 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
             ident,
             mutable,
             ty: (*typed.ty).clone(),
-            description,
+            description: arg.description,
+            rename: arg.rename,
         });
     }
     Signature {
@@ -117,18 +121,31 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
 }
 
 /// Reads and removes `#[arg(description = "…")]` from a parameter.
-fn take_arg_attr(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Option<LitStr> {
-    let mut description = None;
+/// An argument's `#[arg(..)]`.
+#[derive(Default)]
+struct ArgAttr {
+    description: Option<LitStr>,
+    rename: Option<LitStr>,
+}
+
+fn take_arg_attr(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> ArgAttr {
+    let mut arg = ArgAttr::default();
     attrs.retain(|attr| {
         if !attr.path().is_ident("arg") {
             return true;
         }
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("description") {
-                description = Some(meta.value()?.parse::<LitStr>()?);
+                arg.description = Some(meta.value()?.parse::<LitStr>()?);
+                Ok(())
+            } else if meta.path.is_ident("rename") {
+                arg.rename = Some(meta.value()?.parse::<LitStr>()?);
                 Ok(())
             } else {
-                Err(meta.error("unknown #[arg] key: the only one is `description = \"…\"`"))
+                Err(meta.error(
+                    "unknown #[arg] key: an argument takes `description = \"…\"` (its \
+                     schema description) and `rename = \"…\"` (its name on the wire)",
+                ))
             }
         });
         if let Err(error) = result {
@@ -136,7 +153,7 @@ fn take_arg_attr(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Option<LitS
         }
         false
     });
-    description
+    arg
 }
 
 /// `&SagaContext`, with or without a path or lifetime.
