@@ -30,6 +30,8 @@ pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
     let mut kept = item.clone();
     kept.sig.ident = quote::format_ident!("__saga_unexpanded_{}", name);
     kept.sig.asyncness = Some(Default::default());
+    kept.sig.constness = None;
+    kept.sig.variadic = None;
     kept.attrs.retain(|attr| attr.path().is_ident("doc"));
     *kept.block = super::plain::unexpanded((*kept.block).clone());
     quote! {

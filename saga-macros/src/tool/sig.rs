@@ -41,7 +41,11 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
         errors.at(constness, "a saga tool cannot be `const`; remove `const`");
     }
     if let Some(variadic) = &sig.variadic {
-        errors.at(variadic, "a saga tool cannot be variadic");
+        errors.at(
+            variadic,
+            "a saga tool cannot be variadic: its arguments are the named properties of its input \
+             schema; remove `...`",
+        );
     }
     let output = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),

@@ -37,4 +37,20 @@ async fn let_else(value: Option<String>) -> Result<String, SagaError> {
     Ok(found)
 }
 
+// `const`.
+#[saga_tool]
+const async fn constant() -> Result<String, SagaError> {
+    Ok(String::new())
+}
+
+// C-variadic.
+#[saga_tool]
+async fn variadic(count: u32, ...) -> Result<String, SagaError> {
+    Ok(count.to_string())
+}
+
+// On something that is not a function.
+#[saga_tool]
+struct NotAFunction;
+
 fn main() {}
