@@ -169,12 +169,17 @@ fn context(tools: &SagaTools, parts: &http::request::Parts, params: &Value) -> S
     let capabilities = meta
         .as_ref()
         .and_then(RequestMetaObject::client_capabilities)
-        .unwrap_or_else(|| {
-            ClientCapabilities::builder()
-                .enable_elicitation()
-                .enable_sampling()
-                .enable_roots()
-                .build()
-        });
+        .unwrap_or_else(undeclared_capabilities);
     SagaContext::new(tools.principal_of(parts)).with_capabilities(capabilities)
+}
+
+/// The capabilities assumed for a client of the proposals MCP 2026-07-28 grew from when
+/// it declares none: those proposals predate declaring them, and their clients perform
+/// the steps they are sent.
+pub(super) fn undeclared_capabilities() -> ClientCapabilities {
+    ClientCapabilities::builder()
+        .enable_elicitation()
+        .enable_sampling()
+        .enable_roots()
+        .build()
 }

@@ -19,6 +19,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequest, InputResponses, JsonObject};
+use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -75,6 +76,16 @@ fn params<T: for<'de> Deserialize<'de>>(
     serde_json::from_value(params.unwrap_or(Value::Null)).map_err(|error| {
         ErrorData::invalid_params(format!("invalid params for {method}: {error}"), None)
     })
+}
+
+/// The context of a round: as for MRTR, except that a client declaring no capabilities
+/// gets those the proposal assumes (it predates declaring them).
+pub fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaContext {
+    let cx = tools.context(context);
+    if context.meta.client_capabilities().is_some() {
+        return cx;
+    }
+    cx.with_capabilities(super::result_format::undeclared_capabilities())
 }
 
 /// Handles `tools/callSaga`.

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -119,25 +119,6 @@ impl SagaServer {
     /// The tool registry, for use in another rmcp server.
     pub fn tools(&self) -> &SagaTools {
         &self.tools
-    }
-
-    /// The context of a `tools/callSaga` round. A client speaking that proposal declares
-    /// no capabilities (the proposal predates them); it performs the steps it is sent.
-    fn saga_format_context(
-        &self,
-        context: &RequestContext<RoleServer>,
-    ) -> crate::engine::SagaContext {
-        let cx = self.tools.context(context);
-        if context.meta.client_capabilities().is_some() {
-            return cx;
-        }
-        cx.with_capabilities(
-            ClientCapabilities::builder()
-                .enable_elicitation()
-                .enable_sampling()
-                .enable_roots()
-                .build(),
-        )
     }
 
     /// The protocol versions this server speaks.
@@ -334,7 +315,7 @@ impl ServerHandler for SagaServer {
     ) -> Result<CustomResult, ErrorData> {
         match request.method.as_str() {
             super::saga_format::CALL_SAGA | super::saga_format::RESUME_SAGA => {
-                let cx = self.saga_format_context(&_context);
+                let cx = super::saga_format::context(&self.tools, &_context);
                 let result = if request.method == super::saga_format::CALL_SAGA {
                     super::saga_format::call_saga(&self.tools, request.params, &cx).await
                 } else {
