@@ -208,3 +208,42 @@ async fn weather_asks_both_requests_in_one_round_with_their_keys() {
         "Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy"
     );
 }
+
+/// Each round of a conversation, as JSON without its token.
+async fn conversation(tool: impl SagaTool, script: &ScriptedClient) -> Vec<serde_json::Value> {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(tool)
+        .build()
+        .unwrap();
+    let (url, _stop) = serve(server).await;
+    let client = script.clone().connect_http(&url).await.unwrap();
+    let mut params = CallToolRequestParams::new("complex_tool").with_arguments(arguments());
+    let mut rounds = Vec::new();
+    loop {
+        match client.call_tool_once(params.clone()).await.unwrap() {
+            CallToolResponse::InputRequired(result) => {
+                let mut json = serde_json::to_value(&result).unwrap();
+                json.as_object_mut().unwrap().remove("requestState");
+                rounds.push(json);
+                params.input_responses =
+                    Some(script.fulfil(result.input_requests.as_ref().unwrap()));
+                params.request_state = result.request_state;
+            }
+            CallToolResponse::Complete(result) => {
+                rounds.push(serde_json::to_value(&result).unwrap());
+                return rounds;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_hand_written_deploy_says_exactly_what_the_generated_one_says() {
+    let script = ScriptedClient::deploy();
+    let generated = conversation(deploy::complex_tool, &script).await;
+    let by_hand = conversation(saga_examples::deploy_by_hand::ComplexToolByHand, &script).await;
+    assert_eq!(generated.len(), 3, "{generated:#?}");
+    assert_eq!(generated, by_hand);
+}
