@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod engine;
+mod log;
 pub mod serve;
 pub mod state;
 

@@ -36,6 +36,18 @@ pub struct StepFailure {
     pub message: String,
 }
 
+impl StepFailure {
+    /// A failure as a client reports it. The message is the client's text and may reach
+    /// the tool's result and the log, so its control characters are escaped and its length
+    /// bounded.
+    pub fn from_client(code: i64, message: &str) -> Self {
+        Self {
+            code,
+            message: crate::log::sanitized(message),
+        }
+    }
+}
+
 impl Answers {
     /// No answers: the first round, or the round after a checkpoint.
     pub fn none() -> Self {

@@ -17,6 +17,7 @@ mod pending;
 mod requests;
 mod tool;
 mod transition;
+mod unwind;
 
 pub use answers::{Answers, Root, Sampled, StepFailure};
 pub use context::SagaContext;
@@ -30,3 +31,4 @@ pub use requests::{
 };
 pub use tool::{SagaTool, Step, invalid_arguments, parse_arguments};
 pub use transition::{Call, invalid_state, transition};
+pub use unwind::PANIC_MESSAGE;

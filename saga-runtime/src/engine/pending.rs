@@ -5,8 +5,8 @@ use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, InputRequest,
-    InputRequests, InputResponses, ListRootsRequest, ListRootsResult, RootsCapabilities,
-    SamplingCapability, UrlElicitationCapability,
+    InputRequests, InputResponses, ListRootsRequest, ListRootsResult, Role, RootsCapabilities,
+    SamplingCapability, SamplingMessageContentBlock, UrlElicitationCapability,
 };
 use std::collections::BTreeMap;
 
@@ -17,6 +17,7 @@ use super::answers::{Answer, StepFailure};
 use super::context::SagaContext;
 use super::elicit::check_content;
 use super::requests::{Request, RequestKind};
+use crate::log::Escaped;
 
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
 /// type; the tool's state follows it.
@@ -263,7 +264,11 @@ pub(crate) fn collect(
 
 fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
     let malformed = |expected: &str, error: serde_json::Error| {
-        tracing::info!(key = %entry.key, %error, "malformed input response");
+        tracing::info!(
+            key = %Escaped(&entry.key),
+            error = %Escaped(&error.to_string()),
+            "malformed input response"
+        );
         ErrorData::invalid_params(
             format!(
                 "inputResponses[{:?}] is not a valid {expected}: {error}",
@@ -277,13 +282,60 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
             serde_json::from_value::<ElicitResult>(value)
                 .map_err(|e| malformed("ElicitResult", e))?,
         ),
-        Kind::Sample => Answer::Sample(Box::new(
-            serde_json::from_value::<CreateMessageResult>(value)
-                .map_err(|e| malformed("CreateMessageResult", e))?,
-        )),
-        Kind::Roots => Answer::Roots(
-            serde_json::from_value::<ListRootsResult>(value)
-                .map_err(|e| malformed("ListRootsResult", e))?,
-        ),
+        Kind::Sample => {
+            let result = serde_json::from_value::<CreateMessageResult>(value)
+                .map_err(|e| malformed("CreateMessageResult", e))?;
+            check_sampled(&entry.key, &result)?;
+            Answer::Sample(Box::new(result))
+        }
+        Kind::Roots => {
+            let result = serde_json::from_value::<ListRootsResult>(value)
+                .map_err(|e| malformed("ListRootsResult", e))?;
+            check_roots(&entry.key, &result)?;
+            Answer::Roots(result)
+        }
     })
+}
+
+/// A sampling answer is the client's LLM speaking: role `assistant`, and text, since saga
+/// asks only for text (MCP 2026-07-28 `CreateMessageResult`).
+fn check_sampled(key: &str, result: &CreateMessageResult) -> Result<(), ErrorData> {
+    let refuse = |why: &str| {
+        tracing::info!(key = %Escaped(key), why, "refused sampling answer");
+        Err(ErrorData::invalid_params(
+            format!("inputResponses[{:?}] {why}", Escaped(key)),
+            None,
+        ))
+    };
+    if result.message.role != Role::Assistant {
+        return refuse("must have role \"assistant\"");
+    }
+    if !result
+        .message
+        .content
+        .iter()
+        .all(|block| matches!(block, SamplingMessageContentBlock::Text(_)))
+    {
+        return refuse("must hold text content only: the request asked for text");
+    }
+    Ok(())
+}
+
+/// Roots are `file://` URIs (MCP 2026-07-28 `Root.uri`).
+fn check_roots(key: &str, result: &ListRootsResult) -> Result<(), ErrorData> {
+    if let Some(root) = result
+        .roots
+        .iter()
+        .find(|root| !root.uri.starts_with("file://"))
+    {
+        tracing::info!(key = %Escaped(key), uri = %Escaped(&root.uri), "refused roots answer");
+        return Err(ErrorData::invalid_params(
+            format!(
+                "inputResponses[{:?}] has a root whose URI is not a file:// URI",
+                Escaped(key)
+            ),
+            None,
+        ));
+    }
+    Ok(())
 }

@@ -9,6 +9,8 @@ use super::answers::{Answers, StepFailure};
 use super::context::SagaContext;
 use super::pending::{self, Collected, Head};
 use super::tool::{SagaTool, Step};
+use super::unwind::{catch_panic, catch_panic_sync, panicked};
+use crate::log::Escaped;
 use crate::state::{Binding, INVALID_STATE_MESSAGE, StateCodec};
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
@@ -46,7 +48,11 @@ impl Call {
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
 /// reason, so that a client learns nothing by probing. The reason goes to the log.
 pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
-    tracing::warn!(tool, %reason, "refused requestState");
+    tracing::warn!(
+        tool = %Escaped(tool),
+        reason = %Escaped(&reason.to_string()),
+        "refused requestState"
+    );
     ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
 }
 
@@ -66,7 +72,9 @@ pub async fn transition<T: SagaTool>(
     let binding = Binding::new(&call.name, &call.method, cx.principal(), bound_arguments);
     let (mut head, state, answers) = match call.request_state {
         None => {
-            let state = tool.start(call.arguments.unwrap_or_default())?;
+            let arguments = call.arguments.unwrap_or_default();
+            let state = catch_panic_sync(|| tool.start(arguments))
+                .map_err(|payload| panicked(&call.name, payload.as_ref()))??;
             (Head::default(), state, Answers::none())
         }
         Some(token) => {
@@ -78,7 +86,7 @@ pub async fn transition<T: SagaTool>(
                 Ok(true) => {}
                 Ok(false) => return Err(invalid_state(&call.name, &"token already redeemed")),
                 Err(error) => {
-                    tracing::error!(tool = %call.name, %error, "cannot record a redeemed token");
+                    tracing::error!(tool = %Escaped(&call.name), %error, "cannot record a redeemed token");
                     return Err(ErrorData::internal_error(
                         "the server cannot accept this round now; retry later",
                         None,
@@ -93,7 +101,11 @@ pub async fn transition<T: SagaTool>(
                 &call.failures,
             )? {
                 Collected::Ask(reason) => {
-                    tracing::debug!(tool = %call.name, %reason, "asking again");
+                    tracing::debug!(
+                        tool = %Escaped(&call.name),
+                        reason = %Escaped(&reason),
+                        "asking again"
+                    );
                     pending::gate(&head.pending, cx)?;
                     let requests = pending::input_requests(&head.pending)?;
                     // Same state and expiry, fresh token: only the nonce changes, so
@@ -118,7 +130,10 @@ pub async fn transition<T: SagaTool>(
         }
     };
 
-    let (state, requests) = match tool.step(state, answers, cx).await {
+    let stepped = catch_panic(tool.step(state, answers, cx))
+        .await
+        .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
+    let (state, requests) = match stepped {
         Step::Done(result) => return Ok(CallToolResponse::Complete(result)),
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
@@ -128,7 +143,7 @@ pub async fn transition<T: SagaTool>(
     pending::gate(&head.pending, cx)?;
     let input_requests = (!input_requests.is_empty()).then_some(input_requests);
     let plaintext = encode(&head, &state).map_err(|error| {
-        tracing::error!(tool = %call.name, %error, "saga state does not serialize");
+        tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
         ErrorData::internal_error("the saga's state could not be saved", None)
     })?;
     let token = codec.seal(fingerprint, &binding, &plaintext);
@@ -136,7 +151,7 @@ pub async fn transition<T: SagaTool>(
         // The server would refuse this token when it comes back (and a client could not
         // send it under the body limit): most likely a huge answer is being saved.
         tracing::warn!(
-            tool = %call.name,
+            tool = %Escaped(&call.name),
             len = token.len(),
             max = codec.max_token_len(),
             "the saga's state outgrew the token cap"

@@ -1,0 +1,61 @@
+//! A panic in tool code ends that call alone: the step runs under `catch_unwind`, and the
+//! caller turns the panic into `-32603` for that request while the server goes on.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use rmcp::ErrorData;
+
+use crate::log::Escaped;
+
+/// The message every panicking call gets; the panic's own text goes to the log only,
+/// since it may hold data the client should not see.
+pub const PANIC_MESSAGE: &str = "the tool failed unexpectedly (it panicked); see the server log";
+
+/// Polls `future`, catching a panic in any poll.
+///
+/// Why `AssertUnwindSafe` is sound here: the future is dropped right after it panics and
+/// nothing it borrowed is observed again by this request; other requests share only
+/// immutable registry data and the codec, whose state is never left half-updated by tool
+/// code.
+pub(crate) struct CatchUnwind<F> {
+    future: Pin<Box<F>>,
+}
+
+pub(crate) fn catch_panic<F: Future>(future: F) -> CatchUnwind<F> {
+    CatchUnwind {
+        future: Box::pin(future),
+    }
+}
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = self.future.as_mut();
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// Runs `f`, catching a panic.
+pub(crate) fn catch_panic_sync<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn Any + Send>> {
+    catch_unwind(AssertUnwindSafe(f))
+}
+
+/// The error a panicking call gets; logs the panic's message.
+pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ErrorData {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a panic payload that is not a string)");
+    tracing::error!(tool = %Escaped(tool), panic = %Escaped(message), "tool code panicked; the call gets -32603");
+    ErrorData::internal_error(PANIC_MESSAGE, None)
+}
