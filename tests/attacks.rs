@@ -11,10 +11,7 @@
 #[allow(dead_code)]
 mod deploy;
 
-use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -22,6 +19,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::StatusCode;
+use saga_examples::process::ServerProcess;
 use saga_examples::testing::{Running, serve_local};
 use saga_runtime::engine::SagaTool as _;
 use saga_runtime::prelude::*;
@@ -41,95 +39,6 @@ const IN_FLIGHT: usize = 16;
 // ---------------------------------------------------------------------------------------
 // The example server process
 // ---------------------------------------------------------------------------------------
-
-/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
-fn example_binary(name: &str) -> PathBuf {
-    let mut dir = std::env::current_exe().expect("the test binary's path");
-    dir.pop(); // the test binary
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let binary = dir.join("examples").join(name);
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build --examples` or `cargo test`",
-        binary.display()
-    );
-    binary
-}
-
-/// A running `deploy --http 127.0.0.1:0` process; killed and reaped when dropped.
-struct ServerProcess {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl ServerProcess {
-    fn spawn(keys: &str) -> Self {
-        let child = Command::new(example_binary("deploy"))
-            .args(["--http", "127.0.0.1:0"])
-            .env("SAGA_KEYS", keys)
-            .env_remove("SAGA_KEYS_FILE")
-            .env("RUST_LOG", "error") // every refusal is a warning: keep the output quiet
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the deploy example starts");
-        // Owned by the guard at once, so that it is killed and reaped on every path.
-        let mut process = Self {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        };
-        let stdout = process.child.stdout.take().expect("a piped stdout");
-        let (found, listening) = std::sync::mpsc::channel();
-        // Reads the address, then keeps draining stdout until the process exits.
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("listening on http://")
-                    && let Some(sender) = found.take()
-                {
-                    let _ = sender.send(rest.trim_end_matches("/mcp").to_owned());
-                }
-            }
-        });
-        let addr = listening
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the deploy example prints its address");
-        process.addr = addr.parse().expect("a socket address");
-        process
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    #[track_caller]
-    fn assert_alive(&mut self) {
-        let status = self.child.try_wait().expect("the process can be polled");
-        assert!(status.is_none(), "the server process exited: {status:?}");
-    }
-
-    /// The resident set size in KiB, from `/proc/<pid>/status`.
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .expect("the process has a status");
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("a VmRSS line")
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Raw HTTP
@@ -411,7 +320,7 @@ async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
-    let mut server = ServerProcess::spawn(KEY_HEX);
+    let mut server = ServerProcess::deploy(KEY_HEX);
     let token = round2(server.addr, None).await;
     let bytes = URL_SAFE_NO_PAD
         .decode(&token)
@@ -467,7 +376,7 @@ async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
 
 #[tokio::test]
 async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running_server() {
-    let mut server = ServerProcess::spawn(KEY_HEX);
+    let mut server = ServerProcess::deploy(KEY_HEX);
     let alice = round2(server.addr, Some("Bearer alice")).await;
     let resume = Call::new().state(alice.clone()).answers(verdict("Yes"));
 
@@ -749,13 +658,14 @@ fn raw_resume(token: &str, responses: &str) -> String {
 #[tokio::test]
 async fn hostile_input_responses_get_errors_or_are_asked_again() {
     const MIB: usize = 1024 * 1024;
-    let mut server = ServerProcess::spawn(KEY_HEX);
+    let mut server = ServerProcess::deploy(KEY_HEX);
     let addr = server.addr;
     let client = http_client();
     let token = round1(addr, None).await;
     let rss_before = server.rss_kib();
 
-    let huge = "x".repeat(3 * MIB);
+    // Just under the default 1 MiB body limit, so that the request reaches the saga.
+    let huge = "x".repeat(MIB - 4096);
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     let deep_objects = format!("{}1{}", "{\"a\":".repeat(10_000), "}".repeat(10_000));
     let mut many_keys = serde_json::Map::new();
@@ -800,19 +710,19 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
             format!(r#"{{"elicit-1": {}}}"#, verdict("Yes")["sample-2"]),
         ),
         (
-            "3 MiB string as the ElicitResult",
+            "1 MiB string as the ElicitResult",
             format!(r#"{{"elicit-1": "{huge}"}}"#),
         ),
         (
-            "3 MiB string as the action",
+            "1 MiB string as the action",
             format!(r#"{{"elicit-1": {{"action": "{huge}"}}}}"#),
         ),
         (
-            "3 MiB string as the content",
+            "1 MiB string as the content",
             format!(r#"{{"elicit-1": {{"action": "accept", "content": "{huge}"}}}}"#),
         ),
         (
-            "3 MiB key",
+            "1 MiB key",
             format!(r#"{{"{huge}": {{"action": "accept"}}}}"#),
         ),
         (
@@ -842,15 +752,15 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
         match &got {
             Outcome::Error(_) => {}
             Outcome::Asked(keys) => assert_eq!(keys, &["elicit-1"], "{label}: {body}"),
-            // serde_json's recursion limit (128) stops the body before JSON-RPC sees it.
-            Outcome::Http(_) if label.contains("nested") => {}
+            // The nesting limit (64) stops the body before JSON-RPC sees it.
+            Outcome::Http(400) if label.contains("nested") => {}
             Outcome::Http(code) => panic!("{label}: HTTP {code} under the body limit: {body}"),
         }
         report.push(format!("{label} ({size} bytes): {got:?}"));
         server.assert_alive();
     }
 
-    // A target of 3 MiB is a valid string: the saga may go on (asking `sample-2`), or
+    // A target of almost 1 MiB is a valid string: the saga may go on (asking `sample-2`), or
     // refuse; it must not answer with a result or fail.
     let body = raw_resume(
         &token,
@@ -858,10 +768,10 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     );
     let size = body.len();
     let (status, body) = post_raw(&client, addr, TOOL, None, body).await;
-    let got = outcome("3 MiB target", status, &body);
+    let got = outcome("1 MiB target", status, &body);
     let next_token_len = body["result"]["requestState"].as_str().map(str::len);
     report.push(format!(
-        "3 MiB target ({size} bytes): {got:?}, response {} bytes, next token {next_token_len:?} \
+        "1 MiB target ({size} bytes): {got:?}, response {} bytes, next token {next_token_len:?} \
          chars (cap {DEFAULT_MAX_TOKEN_LEN}; see `the_server_never_issues_a_token_over_its_own_cap`)",
         body.to_string().len()
     ));
@@ -907,18 +817,18 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     server.assert_alive();
 }
 
-/// A 3 MiB form answer is a valid `target`, and the next round's token would carry it (in
-/// the saved local and in the sampling prompt): about 8 MiB, over the server's own 64 KiB
-/// cap and the 4 MiB body limit, so no client could send it back, and a 3 MiB request
-/// got an 11 MiB answer (the bug this test found). The server now refuses to seal a token
-/// it would refuse to open.
+/// A 900 KiB form answer (under the 1 MiB body limit) is a valid `target`, and the next
+/// round's token would carry it (in the saved local and in the sampling prompt): over
+/// 2 MiB, far over the server's own 64 KiB cap, so no client could send it back (with a
+/// 3 MiB answer a request once got an 11 MiB answer: the bug this test found). The server
+/// now refuses to seal a token it would refuse to open.
 #[tokio::test]
 async fn the_server_never_issues_a_token_over_its_own_cap() {
     let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool)).await;
     let token = round1(server.addr, None).await;
     let (status, body) = Call::new()
         .state(token)
-        .answers(accept_target(&"x".repeat(3 * 1024 * 1024)))
+        .answers(accept_target(&"x".repeat(900 * 1024)))
         .send(server.addr)
         .await;
     assert!(!status.is_server_error(), "HTTP {status}");

@@ -7,11 +7,11 @@
 #[allow(dead_code)]
 mod deploy;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::client::{ScriptedClient, accept, llm_says};
+use saga_examples::process::example_binary;
 use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
@@ -116,22 +116,6 @@ async fn a_replica_with_other_keys_refuses_the_token() {
     params.request_state = first.request_state;
     let error = b.call_tool_once(params).await.unwrap_err().to_string();
     assert!(error.contains("Invalid or expired requestState"), "{error}");
-}
-
-/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
-fn example_binary(name: &str) -> PathBuf {
-    let mut dir = std::env::current_exe().unwrap();
-    dir.pop(); // the test binary
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let binary = dir.join("examples").join(name);
-    assert!(
-        binary.exists(),
-        "{} is missing: run the tests with `cargo test` (which builds the examples)",
-        binary.display()
-    );
-    binary
 }
 
 #[tokio::test]

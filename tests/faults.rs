@@ -5,14 +5,12 @@
 //! round may go to any of them: when one dies, a request lost with it is sent again, with
 //! the same token, to another.
 
-use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use saga_examples::process::ServerProcess;
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -23,87 +21,6 @@ const KEY_HEX: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c
 // ---------------------------------------------------------------------------------------
 // The example server process
 // ---------------------------------------------------------------------------------------
-
-/// The `deploy` example's binary, which `cargo test` builds next to the test binaries.
-fn example_binary(name: &str) -> PathBuf {
-    let mut dir = std::env::current_exe().expect("the test binary's path");
-    dir.pop(); // the test binary
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let binary = dir.join("examples").join(name);
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build --examples` or `cargo test`",
-        binary.display()
-    );
-    binary
-}
-
-/// A running `deploy --http 127.0.0.1:0` process; killed and reaped when dropped.
-struct ServerProcess {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl ServerProcess {
-    fn spawn(keys: &str) -> Self {
-        let child = Command::new(example_binary("deploy"))
-            .args(["--http", "127.0.0.1:0"])
-            .env("SAGA_KEYS", keys)
-            .env_remove("SAGA_KEYS_FILE")
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the deploy example starts");
-        // Owned by the guard at once, so that it is killed and reaped on every path.
-        let mut process = Self {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        };
-        let stdout = process.child.stdout.take().expect("a piped stdout");
-        let (found, listening) = std::sync::mpsc::channel();
-        // Reads the address, then keeps draining stdout until the process exits.
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("listening on http://")
-                    && let Some(sender) = found.take()
-                {
-                    let _ = sender.send(rest.trim_end_matches("/mcp").to_owned());
-                }
-            }
-        });
-        let addr = listening
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the deploy example prints its address");
-        process.addr = addr.parse().expect("a socket address");
-        process
-    }
-
-    /// SIGKILL, then reap.
-    fn kill_9(&mut self) {
-        self.child.kill().expect("the process can be killed");
-        let status = self.child.wait().expect("the process can be reaped");
-        assert!(!status.success(), "killed, not exited: {status:?}");
-    }
-
-    #[track_caller]
-    fn assert_alive(&mut self) {
-        let status = self.child.try_wait().expect("the process can be polled");
-        assert!(status.is_none(), "the server process exited: {status:?}");
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The deploy saga over raw HTTP
@@ -217,7 +134,7 @@ fn answer(round: usize, status: u16, body: &Value) -> Result<Answer, String> {
 #[tokio::test]
 async fn a_saga_survives_kill_9_between_rounds() {
     let client = http_client();
-    let mut first = ServerProcess::spawn(KEY_HEX);
+    let mut first = ServerProcess::deploy(KEY_HEX);
     let (status, body) = post(&client, first.addr, &round_body(0, None))
         .await
         .expect("the first process answers");
@@ -233,7 +150,7 @@ async fn a_saga_survives_kill_9_between_rounds() {
         "the killed process cannot answer"
     );
 
-    let mut second = ServerProcess::spawn(KEY_HEX);
+    let mut second = ServerProcess::deploy(KEY_HEX);
     assert_ne!(second.addr, first_addr);
     let (status, body) = post(&client, second.addr, &round_body(1, Some(&token)))
         .await
@@ -243,7 +160,7 @@ async fn a_saga_survives_kill_9_between_rounds() {
     };
     // And once more, for the last round.
     second.kill_9();
-    let mut third = ServerProcess::spawn(KEY_HEX);
+    let mut third = ServerProcess::deploy(KEY_HEX);
     let (status, body) = post(&client, third.addr, &round_body(2, Some(&token)))
         .await
         .expect("the fresh process answers");
@@ -362,7 +279,7 @@ impl Cluster {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
     let replicas: Vec<ServerProcess> = (0..REPLICAS)
-        .map(|_| ServerProcess::spawn(KEY_HEX))
+        .map(|_| ServerProcess::deploy(KEY_HEX))
         .collect();
     let cluster = Arc::new(Cluster {
         addrs: replicas.iter().map(|replica| replica.addr).collect(),

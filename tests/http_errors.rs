@@ -552,8 +552,8 @@ async fn token_of_an_older_build_is_refused() {
 #[tokio::test]
 async fn one_mebibyte_token_is_refused() {
     let server = deploy_server().await;
-    // Over saga's 64 KiB token cap, under rmcp's 4 MiB body limit: refused by saga.
-    let huge = "A".repeat(1024 * 1024);
+    // Over saga's 64 KiB token cap, under the 1 MiB body limit: refused by saga.
+    let huge = "A".repeat(512 * 1024);
     let (status, body) = Call::new()
         .state(huge)
         .answers(accept_target("production"))

@@ -8,7 +8,7 @@ mod weather;
 
 use std::net::SocketAddr;
 
-use saga_examples::testing::{Running, serve_local};
+use saga_examples::testing::{Running, as_2026_request, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -18,14 +18,18 @@ async fn serve() -> (SocketAddr, Running) {
 }
 
 async fn post(addr: SocketAddr, body: &Value, select: bool) -> (u16, Value) {
+    let mut body = body.clone();
     let mut request = reqwest::Client::new()
         .post(format!("http://{addr}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream");
+    for (name, value) in as_2026_request(&mut body) {
+        request = request.header(name, value);
+    }
     if select {
         request = request.header("Mcp-Result-Format", "dependent-requests");
     }
-    let response = request.json(body).send().await.unwrap();
+    let response = request.json(&body).send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -137,19 +141,41 @@ async fn partial_responses_ask_for_the_rest_and_bad_ones_are_errors() {
 #[tokio::test]
 async fn without_the_header_the_endpoint_speaks_mcp_2026() {
     let (addr, _stop) = serve().await;
-    // The seed's message lacks the 2026-07-28 envelope, so MCP refuses it; selecting the
-    // format is what makes it acceptable.
+    // The same message without the header is answered in MRTR's own form.
     let call = json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "get_weather", "arguments": {"location": "New York"}}
     });
     let (status, reply) = post(addr, &call, false).await;
+    assert_eq!(status, 200, "{reply:#}");
     assert!(
         reply.get("dependent_requests").is_none(),
         "{status} {reply:#}"
     );
-    assert!(
-        status >= 400 || reply.get("error").is_some(),
-        "{status} {reply:#}"
-    );
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
+    assert!(reply["result"]["inputRequests"]["github_login"].is_object());
+}
+
+/// The format rides on the 2026-07-28 transport and passes its checks like any call: a
+/// message without the transport's headers and `_meta` is refused before the tool runs.
+#[tokio::test]
+async fn the_format_passes_the_transports_checks() {
+    let (addr, _stop) = serve().await;
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}}
+    });
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("Mcp-Result-Format", "dependent-requests")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let reply: Value = response.json().await.unwrap_or(Value::Null);
+    assert!(status >= 400, "{status} {reply:#}");
+    assert!(reply.get("dependent_requests").is_none(), "{reply:#}");
 }

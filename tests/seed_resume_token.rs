@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use saga_examples::testing::{Running, serve_local};
+use saga_examples::testing::{Running, as_2026_request, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -40,11 +40,15 @@ async fn serve() -> (SocketAddr, Running) {
 }
 
 async fn call(addr: SocketAddr, id: u64, params: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-    reqwest::Client::new()
+    let mut body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    let mut request = reqwest::Client::new()
         .post(format!("http://{addr}/mcp"))
         .header("accept", "application/json, text/event-stream")
-        .header("Mcp-Result-Format", "resume-token")
+        .header("Mcp-Result-Format", "resume-token");
+    for (name, value) in as_2026_request(&mut body) {
+        request = request.header(name, value);
+    }
+    request
         .json(&body)
         .send()
         .await

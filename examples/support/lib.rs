@@ -4,4 +4,5 @@
 pub mod cli;
 pub mod client;
 pub mod deploy_by_hand;
+pub mod process;
 pub mod testing;

@@ -26,6 +26,48 @@ pub fn authorization_digest(parts: &http::request::Parts) -> String {
     }
 }
 
+/// A principal function that digests the named request headers (all their values, in
+/// order), for deployments that identify callers by something other than
+/// `Authorization`: a session cookie, an API-key header, a header set by an
+/// authenticating proxy. A request with none of them is [`ANONYMOUS`].
+///
+/// ```
+/// # use saga_runtime::serve::principal_from_headers;
+/// let principal = principal_from_headers(["cookie", "x-api-key"]);
+/// ```
+///
+/// Name every header that identifies a caller: a token is bound to exactly these, so a
+/// caller who differs only in a header left out could resume another caller's saga.
+pub fn principal_from_headers<I, S>(names: I) -> PrincipalFn
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let names: Vec<http::HeaderName> = names
+        .into_iter()
+        .filter_map(|name| http::HeaderName::from_bytes(name.as_ref().as_bytes()).ok())
+        .collect();
+    Arc::new(move |parts: &http::request::Parts| {
+        let mut digest = Sha256::new().chain_update(b"saga/principal/headers\0");
+        let mut any = false;
+        for name in &names {
+            for value in parts.headers.get_all(name) {
+                any = true;
+                // Lengths frame each part, so no two header sets digest alike.
+                digest.update((name.as_str().len() as u64).to_be_bytes());
+                digest.update(name.as_str().as_bytes());
+                digest.update((value.len() as u64).to_be_bytes());
+                digest.update(value.as_bytes());
+            }
+        }
+        if any {
+            format!("headers:{}", crate::state::hex(&digest.finalize()[..16]))
+        } else {
+            ANONYMOUS.to_owned()
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +90,26 @@ mod tests {
             "the credential must not leak into the principal"
         );
         assert_eq!(authorization_digest(&parts(None)), ANONYMOUS);
+    }
+
+    #[test]
+    fn named_headers_identify_the_caller() {
+        let principal = principal_from_headers(["cookie", "x-api-key"]);
+        let with = |headers: &[(&str, &str)]| {
+            let mut builder = http::Request::builder();
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            principal(&builder.body(()).unwrap().into_parts().0)
+        };
+        let alice = with(&[("cookie", "session=alice")]);
+        assert_ne!(alice, with(&[("cookie", "session=bob")]));
+        assert_ne!(alice, with(&[("x-api-key", "session=alice")]));
+        assert_eq!(
+            alice,
+            with(&[("cookie", "session=alice"), ("authorization", "x")])
+        );
+        assert_eq!(with(&[("authorization", "Bearer a")]), ANONYMOUS);
+        assert!(!alice.contains("alice"));
     }
 }

@@ -63,6 +63,7 @@ pub struct SagaServer {
     info_meta: serde_json::Value,
     instructions: Option<String>,
     list_ttl: Duration,
+    http_limits: super::HttpLimits,
 }
 
 /// Builds a [`SagaServer`].
@@ -77,6 +78,7 @@ pub struct SagaServerBuilder {
     leeway: Option<Duration>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
     principal: PrincipalFn,
+    http_limits: super::HttpLimits,
     registry: Registry,
 }
 
@@ -112,8 +114,14 @@ impl SagaServer {
             leeway: None,
             single_use: None,
             principal: default_principal(),
+            http_limits: super::HttpLimits::default(),
             registry: Registry::default(),
         }
+    }
+
+    /// The HTTP bounds this server applies.
+    pub fn http_limits(&self) -> &super::HttpLimits {
+        &self.http_limits
     }
 
     /// The tool registry, for use in another rmcp server.
@@ -183,8 +191,33 @@ impl SagaServerBuilder {
         self
     }
 
-    /// Derives the principal bound into every token from the HTTP request head. The
-    /// default is a digest of the `Authorization` header.
+    /// Derives the principal from the named request headers; see
+    /// [`principal_from_headers`](super::principal_from_headers). For example
+    /// `.principal_headers(["cookie"])` for a deployment whose callers are identified by a
+    /// session cookie.
+    pub fn principal_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.principal = super::principal::principal_from_headers(names);
+        self
+    }
+
+    /// The bounds on what one HTTP request, connection and the whole server may cost;
+    /// see [`HttpLimits`](super::HttpLimits) for each default.
+    pub fn http_limits(mut self, limits: super::HttpLimits) -> Self {
+        self.http_limits = limits;
+        self
+    }
+
+    /// Derives the principal bound into every token from the HTTP request head.
+    ///
+    /// The default is a digest of the `Authorization` header and nothing else. **If your
+    /// deployment identifies callers another way** (a session cookie, an API-key header, a
+    /// header set by an authenticating proxy), set this or
+    /// [`principal_headers`](Self::principal_headers): otherwise every such caller is the
+    /// same principal, and one could resume a token issued to another.
     pub fn principal<F>(mut self, principal: F) -> Self
     where
         F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
@@ -263,6 +296,7 @@ impl SagaServerBuilder {
             info_meta: serde_json::to_value(&self.info).unwrap_or_default(),
             info: self.info,
             instructions: self.instructions,
+            http_limits: self.http_limits,
             list_ttl: self.list_ttl,
         })
     }
@@ -314,12 +348,12 @@ impl ServerHandler for SagaServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         match request.method.as_str() {
-            super::saga_format::CALL_SAGA | super::saga_format::RESUME_SAGA => {
-                let cx = super::saga_format::context(&self.tools, &_context);
-                let result = if request.method == super::saga_format::CALL_SAGA {
-                    super::saga_format::call_saga(&self.tools, request.params, &cx).await
+            super::wire::call_saga::CALL_SAGA | super::wire::call_saga::RESUME_SAGA => {
+                let cx = super::wire::call_saga::context(&self.tools, &_context);
+                let result = if request.method == super::wire::call_saga::CALL_SAGA {
+                    super::wire::call_saga::call_saga(&self.tools, request.params, &cx).await
                 } else {
-                    super::saga_format::resume_saga(&self.tools, request.params, &cx).await
+                    super::wire::call_saga::resume_saga(&self.tools, request.params, &cx).await
                 };
                 return result.map(CustomResult);
             }
@@ -329,7 +363,7 @@ impl ServerHandler for SagaServer {
         // method's type, e.g. a `tools/call` with a numeric `requestState`. For a method
         // MCP defines that is bad params, not an unknown method.
         if MCP_METHODS.contains(&request.method.as_str()) {
-            tracing::info!(method = %request.method, "request params do not match the method's schema");
+            tracing::info!(method = %crate::log::Escaped(&request.method), "request params do not match the method's schema");
             return Err(ErrorData::invalid_params(
                 format!("invalid params for {}", request.method),
                 None,

@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
+use super::wire::WireCall;
 use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
 use crate::state::StateCodec;
 
@@ -55,8 +56,10 @@ pub(crate) struct Registry {
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
 }
 
-/// The most transitions one request replays (see [`SagaTools::replay`]).
-const MAX_REPLAYED_ROUNDS: usize = 1_000;
+/// The most checkpoints one replayed request runs through (see [`SagaTools::replay`]).
+/// Rounds that consume an answer are bounded by the answers the request brings; this
+/// bounds the rest, which the server drives on its own.
+pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 
 /// The saga tools of a server and the codec that seals their state.
 ///
@@ -206,12 +209,26 @@ impl SagaTools {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let cx = self.context(context);
+        // A header-selected wire format left its decoding beside the request.
+        let wire = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<WireCall>())
+            .map_or_else(WireCall::default, |wire| WireCall {
+                format: wire.format,
+                failures: wire.failures.clone(),
+                error: wire.error.clone(),
+            });
+        if let Some(error) = wire.error {
+            return Err(error);
+        }
         let call = Call {
-            method: "tools/call".into(),
+            method: wire.format.bound_method().into(),
             name: params.name.into_owned(),
             arguments: params.arguments,
             request_state: params.request_state,
             input_responses: params.input_responses,
+            failures: wire.failures,
             ..Call::default()
         };
         self.run(call, &cx).await
@@ -231,7 +248,7 @@ impl SagaTools {
         match self.inner.by_name.get(name) {
             Some(&index) => Ok(&self.inner.entries[index].saga),
             None => {
-                tracing::info!(tool = %name, "call of an unknown tool");
+                tracing::info!(tool = %crate::log::Escaped(name), "call of an unknown tool");
                 Err(ErrorData::invalid_params(
                     format!("unknown tool: {name}"),
                     None,
@@ -247,13 +264,15 @@ impl SagaTools {
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
         let fresh_with_answers = call.request_state.is_none()
-            && call
+            && (call
                 .input_responses
                 .as_ref()
-                .is_some_and(|answers| !answers.is_empty());
+                .is_some_and(|answers| !answers.is_empty())
+                || !call.failures.is_empty());
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();
-            return self.replay(saga, call, pool, BTreeMap::new(), cx).await;
+            let failures = std::mem::take(&mut call.failures);
+            return self.replay(saga, call, pool, failures, cx).await;
         }
         saga.run(&self.inner.codec, call, cx).await
     }
@@ -265,15 +284,21 @@ impl SagaTools {
     /// For requests that bring answers but no state: the dependent-requests format, and
     /// a first MRTR call whose answers are already known (the conformance suite sends
     /// such calls). Code between suspensions runs again on each replay.
+    ///
+    /// The work is bounded by what the request brings: each answer is given once (a round
+    /// that asks for a key again, as when an answer failed its schema, ends the replay
+    /// with that request), and at most [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
+    /// Between rounds the task yields, so a long replay does not hold up other requests.
     pub(super) async fn replay(
         &self,
         saga: &Saga,
         mut call: Call,
-        pool: InputResponses,
-        failures: BTreeMap<String, StepFailure>,
+        mut pool: InputResponses,
+        mut failures: BTreeMap<String, StepFailure>,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        for _ in 0..MAX_REPLAYED_ROUNDS {
+        let mut checkpoints = 0;
+        loop {
             let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
             let CallToolResponse::InputRequired(required) = &response else {
                 return Ok(response);
@@ -283,7 +308,19 @@ impl SagaTools {
                 .as_ref()
                 .map(|requests| requests.keys().collect())
                 .unwrap_or_default();
-            if !keys
+            if keys.is_empty() {
+                checkpoints += 1;
+                if checkpoints > MAX_REPLAYED_CHECKPOINTS {
+                    return Err(ErrorData::invalid_request(
+                        format!(
+                            "the saga checkpoints more than {MAX_REPLAYED_CHECKPOINTS} times, \
+                             more than one request without a requestState may run; \
+                             call it with MRTR (MCP 2026-07-28), which carries its state"
+                        ),
+                        None,
+                    ));
+                }
+            } else if !keys
                 .iter()
                 .all(|key| pool.contains_key(*key) || failures.contains_key(*key))
             {
@@ -291,38 +328,20 @@ impl SagaTools {
             }
             call.input_responses = Some(
                 keys.iter()
-                    .filter_map(|key| {
-                        pool.get(*key)
-                            .map(|answer| ((*key).clone(), answer.clone()))
-                    })
+                    .filter_map(|key| pool.remove(*key).map(|answer| ((*key).clone(), answer)))
                     .collect(),
             );
             call.failures = keys
                 .iter()
                 .filter_map(|key| {
                     failures
-                        .get(*key)
-                        .map(|failure| ((*key).clone(), failure.clone()))
+                        .remove(*key)
+                        .map(|failure| ((*key).clone(), failure))
                 })
                 .collect();
             call.request_state = required.request_state.clone();
+            tokio::task::yield_now().await;
         }
-        Err(ErrorData::internal_error(
-            "the saga did not finish within the replay limit",
-            None,
-        ))
-    }
-
-    /// Runs the tool `name` by replay; see [`SagaTools::replay`].
-    pub(super) async fn replay_tool(
-        &self,
-        call: Call,
-        pool: InputResponses,
-        failures: BTreeMap<String, StepFailure>,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let saga = self.saga(&call.name)?.clone();
-        self.replay(&saga, call, pool, failures, cx).await
     }
 
     /// The principal of an HTTP request, by the server's principal function.

@@ -1,4 +1,10 @@
-//! Streamable HTTP: one POST endpoint at `/mcp`, served statelessly through rmcp.
+//! Streamable HTTP: one POST endpoint at `/mcp`, served statelessly through rmcp, behind
+//! the bounds of [`HttpLimits`].
+
+mod guard;
+pub(crate) mod json_check;
+mod limits;
+mod listener;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -6,6 +12,9 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::Semaphore;
+
+pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
 
 use super::SagaServer;
 
@@ -13,38 +22,52 @@ use super::SagaServer;
 pub const MCP_PATH: &str = "/mcp";
 
 /// The rmcp transport settings saga serves with: no sessions (MCP 2026-07-28 has none),
-/// plain JSON responses, and per-request protocol metadata required. Host and Origin
-/// checks keep rmcp's defaults (loopback hosts only); a public deployment widens them with
-/// [`SagaServer::router_with`].
+/// plain JSON responses, per-request protocol metadata required, and a 1 MiB body limit
+/// ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's defaults (loopback
+/// hosts only); a public deployment widens them with [`SagaServer::router_with`].
 pub fn default_http_config() -> StreamableHttpServerConfig {
     StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_stateless_protocol_metadata_required(true)
         .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(DEFAULT_MAX_BODY_BYTES)
 }
 
 impl SagaServer {
     /// An `axum::Router` serving MCP at `/mcp`, to mount in an application or serve as is.
+    /// Its body limit is [`HttpLimits::max_body_bytes`].
     pub fn router(&self) -> axum::Router {
-        self.router_with(default_http_config())
+        let config =
+            default_http_config().with_max_request_body_bytes(self.http_limits().max_body_bytes);
+        self.router_with(config)
     }
 
     /// [`SagaServer::router`] with rmcp transport settings of your own (allowed hosts and
-    /// origins, body size limit, …).
+    /// origins, body size limit, …). The body limit is the config's
+    /// `max_request_body_bytes`; the other bounds come from [`HttpLimits`].
+    ///
+    /// Every request, in every wire format, passes the same checks: the limits, then
+    /// rmcp's validation of the transport and the JSON-RPC message, then the handler.
     pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
-        let allowed_hosts = Arc::new(config.allowed_hosts.clone());
+        let limits = self.http_limits();
+        let guard = guard::Guard {
+            slots: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
+            queue_timeout: limits.queue_timeout,
+            body_read_timeout: limits.body_read_timeout,
+            max_body_bytes: config.max_request_body_bytes,
+            budget: limits.json_budget(),
+        };
         let server = self.clone();
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        let tools = self.tools().clone();
         axum::Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn(move |request, next| {
-                super::result_format::layer(tools.clone(), allowed_hosts.clone(), request, next)
+                guard.clone().run(request, next)
             }))
     }
 
@@ -55,7 +78,8 @@ impl SagaServer {
         self.serve_listener(listener, shutdown_signal()).await
     }
 
-    /// Serves Streamable HTTP on a bound listener until `shutdown` completes.
+    /// Serves Streamable HTTP on a bound listener until `shutdown` completes, with the
+    /// connection bounds of [`HttpLimits`] (header read timeout, connection limit).
     pub async fn serve_listener(
         self,
         listener: TcpListener,
@@ -65,9 +89,7 @@ impl SagaServer {
         let router = self.router();
         tracing::info!(%local, "serving MCP over Streamable HTTP");
         println!("listening on http://{local}{MCP_PATH}");
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        listener::serve(listener, router, self.http_limits(), shutdown).await?;
         Ok(())
     }
 }

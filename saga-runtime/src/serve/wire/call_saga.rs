@@ -23,8 +23,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::SagaTools;
 use crate::engine::{Call, SagaContext, StepFailure, invalid_state};
+use crate::serve::SagaTools;
 
 /// The method that starts a saga.
 pub const CALL_SAGA: &str = "tools/callSaga";
@@ -85,7 +85,7 @@ pub fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaC
     if context.meta.client_capabilities().is_some() {
         return cx;
     }
-    cx.with_capabilities(super::result_format::undeclared_capabilities())
+    cx.with_capabilities(super::undeclared_capabilities())
 }
 
 /// Handles `tools/callSaga`.
@@ -127,10 +127,7 @@ pub async fn resume_saga(
             (_, Some(error)) => {
                 failures.insert(
                     step.step_id,
-                    StepFailure {
-                        code: error.code,
-                        message: error.message,
-                    },
+                    StepFailure::from_client(error.code, &error.message),
                 );
             }
             (Some(result), None) => {

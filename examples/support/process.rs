@@ -1,0 +1,244 @@
+//! An example server run as its own process, for tests that attack or kill a real server:
+//! spawned on a free loopback port, its address read from its stdout, killed and reaped
+//! when dropped.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// An example's binary, which `cargo test` builds next to the test binaries.
+///
+/// # Panics
+///
+/// When the binary is missing: it is a test helper, and the message says how to build it.
+pub fn example_binary(name: &str) -> PathBuf {
+    let mut dir = std::env::current_exe().expect("the test binary's path");
+    dir.pop(); // the test binary
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let binary = dir.join("examples").join(name);
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples` or `cargo test`",
+        binary.display()
+    );
+    binary
+}
+
+/// How to start an example server.
+#[derive(Debug, Clone)]
+pub struct Spawn {
+    example: String,
+    keys: String,
+    log: String,
+    max_open_files: Option<u32>,
+    capture_stderr: bool,
+}
+
+impl Spawn {
+    /// `example --http 127.0.0.1:0` with `SAGA_KEYS=keys` and `RUST_LOG=error`.
+    pub fn new(example: &str, keys: &str) -> Self {
+        Self {
+            example: example.to_owned(),
+            keys: keys.to_owned(),
+            log: "error".to_owned(),
+            max_open_files: None,
+            capture_stderr: false,
+        }
+    }
+
+    /// `RUST_LOG` for the process.
+    pub fn log(mut self, filter: &str) -> Self {
+        self.log = filter.to_owned();
+        self
+    }
+
+    /// Runs the process under `ulimit -n files` (soft and hard).
+    pub fn max_open_files(mut self, files: u32) -> Self {
+        self.max_open_files = Some(files);
+        self
+    }
+
+    /// Keeps the process's stderr (its log) for [`ServerProcess::stderr`].
+    pub fn capture_stderr(mut self) -> Self {
+        self.capture_stderr = true;
+        self
+    }
+
+    /// Starts it and waits until it listens.
+    ///
+    /// # Panics
+    ///
+    /// When the process cannot start or prints no address within a minute.
+    pub fn start(self) -> ServerProcess {
+        let binary = example_binary(&self.example);
+        let mut command = match self.max_open_files {
+            Some(files) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .arg("-c")
+                    .arg(format!(
+                        "ulimit -n {files} && exec \"$0\" --http 127.0.0.1:0"
+                    ))
+                    .arg(&binary);
+                shell
+            }
+            None => {
+                let mut direct = Command::new(&binary);
+                direct.args(["--http", "127.0.0.1:0"]);
+                direct
+            }
+        };
+        let child = command
+            .env("SAGA_KEYS", &self.keys)
+            .env_remove("SAGA_KEYS_FILE")
+            .env("RUST_LOG", &self.log)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(if self.capture_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
+            .spawn()
+            .expect("the example starts");
+        // Owned by the guard at once, so that it is killed and reaped on every path.
+        let mut process = ServerProcess {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            stderr: Arc::new(Mutex::new(Vec::new())),
+        };
+        if let Some(mut stderr) = process.child.stderr.take() {
+            let sink = process.stderr.clone();
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 8192];
+                while let Ok(read) = stderr.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    if let Ok(mut sink) = sink.lock() {
+                        sink.extend_from_slice(&buffer[..read]);
+                    }
+                }
+            });
+        }
+        let stdout = process.child.stdout.take().expect("a piped stdout");
+        let (found, listening) = std::sync::mpsc::channel();
+        // Reads the address, then keeps draining stdout until the process exits.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("listening on http://")
+                    && let Some(sender) = found.take()
+                {
+                    let _ = sender.send(rest.trim_end_matches("/mcp").to_owned());
+                }
+            }
+        });
+        let addr = listening
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the example prints its address");
+        process.addr = addr.parse().expect("a socket address");
+        process
+    }
+}
+
+/// A running example server process; killed and reaped when dropped.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl ServerProcess {
+    /// `deploy --http 127.0.0.1:0` with these keys.
+    pub fn deploy(keys: &str) -> Self {
+        Spawn::new("deploy", keys).start()
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, then reap.
+    ///
+    /// # Panics
+    ///
+    /// When the process cannot be killed or had already exited.
+    pub fn kill_9(&mut self) {
+        self.child.kill().expect("the process can be killed");
+        let status = self.child.wait().expect("the process can be reaped");
+        assert!(!status.success(), "killed, not exited: {status:?}");
+    }
+
+    /// Asserts that the process is still running.
+    ///
+    /// # Panics
+    ///
+    /// When it exited.
+    #[track_caller]
+    pub fn assert_alive(&mut self) {
+        let status = self.child.try_wait().expect("the process can be polled");
+        assert!(status.is_none(), "the server process exited: {status:?}");
+    }
+
+    /// A field of `/proc/<pid>/status` in KiB: `VmRSS` (resident now) or `VmHWM` (the
+    /// peak so far).
+    ///
+    /// # Panics
+    ///
+    /// When the process has no such line.
+    pub fn memory_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("the process has a status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("a memory line")
+    }
+
+    /// The resident set size in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        self.memory_kib("VmRSS")
+    }
+
+    /// CPU time the process has used so far (user + system), from `/proc/<pid>/stat`.
+    ///
+    /// # Panics
+    ///
+    /// When the stat line does not parse.
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .expect("the process has a stat");
+        // The command name may hold spaces: the fields after it start past the last ')'.
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks: u64 =
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+        // The kernel's USER_HZ is 100 on every Linux this runs on.
+        Duration::from_millis(ticks * 10)
+    }
+
+    /// What the process wrote to stderr so far (with [`Spawn::capture_stderr`]).
+    pub fn stderr(&self) -> String {
+        let bytes = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}

@@ -1,0 +1,198 @@
+//! The one path every HTTP request takes before rmcp's transport sees it: a slot among
+//! the requests served at once, the body read under its size and time limits, the JSON
+//! checked ([`super::json_check`]) and, for a header-selected wire format, the message
+//! rewritten into MRTR form ([`crate::serve::wire`]). rmcp then validates the request
+//! exactly as it validates any other, and the response is rewritten back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use super::json_check::{self, Envelope, JsonBudget, JsonProblem};
+use crate::serve::wire::{Format, WireCall};
+
+/// JSON-RPC's codes for the refusals made here.
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+const SERVER_BUSY: i32 = -32603;
+
+/// The guard's settings and its shared slots.
+#[derive(Clone)]
+pub(crate) struct Guard {
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) queue_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) budget: JsonBudget,
+}
+
+impl Guard {
+    pub(crate) async fn run(self, request: Request, next: Next) -> Response {
+        let Ok(slot) = tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await else {
+            tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
+            return busy();
+        };
+        let Ok(_slot) = slot else {
+            return busy();
+        };
+        if request.method() != Method::POST || !is_json(request.headers()) {
+            // No body to look at: rmcp answers these (405, 415, SSE streams).
+            return next.run(request).await;
+        }
+        let (mut parts, body) = request.into_parts();
+        let bytes = match self.read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let envelope = match json_check::check(&bytes, self.budget) {
+            Ok(()) => match Envelope::read(&bytes) {
+                Ok(envelope) => envelope,
+                Err(why) => return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why),
+            },
+            Err(JsonProblem::Syntax(why)) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    PARSE_ERROR,
+                    &format!("Parse error: {why}"),
+                );
+            }
+            Err(JsonProblem::Refused(why)) => {
+                return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why);
+            }
+        };
+        let format = match Format::from_headers(&parts.headers) {
+            Ok(format) => format,
+            Err(unknown) => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    &unknown.to_string(),
+                );
+            }
+        };
+        let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
+        if format == Format::Mrtr || !is_tool_call {
+            let request = Request::from_parts(parts, Body::from(bytes));
+            return next.run(request).await;
+        }
+        // Only now, with the body known to be small and sound, is a value built from it.
+        let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+            return refuse(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
+        };
+        drop(bytes);
+        let wire: WireCall = format.decode(&mut message);
+        parts.extensions.insert(wire);
+        let body = Body::from(message.to_string());
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let response = next.run(Request::from_parts(parts, body)).await;
+        self.encode(format, response).await
+    }
+
+    async fn read_body(&self, body: Body) -> Result<Bytes, Response> {
+        let read = axum::body::to_bytes(body, self.max_body_bytes);
+        match tokio::time::timeout(self.body_read_timeout, read).await {
+            Err(_) => Err(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                INVALID_REQUEST,
+                "the request body did not arrive within the body read timeout",
+            )),
+            Ok(Err(_)) => Err(refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                &format!(
+                    "the request body exceeds {} bytes (or could not be read)",
+                    self.max_body_bytes
+                ),
+            )),
+            Ok(Ok(bytes)) => Ok(bytes),
+        }
+    }
+
+    /// Rewrites rmcp's response to a rewritten `tools/call` back into `format`: a JSON
+    /// body, or the response message inside an SSE stream (when the tool sent progress
+    /// or log notifications first).
+    async fn encode(&self, format: Format, response: Response) -> Response {
+        let (mut parts, body) = response.into_parts();
+        let is_sse = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        // rmcp's own response: small, but bounded all the same.
+        let Ok(bytes) = axum::body::to_bytes(body, 64 * self.max_body_bytes.max(1 << 20)).await
+        else {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                SERVER_BUSY,
+                "response too large",
+            );
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let rewritten = if is_sse {
+            text.lines()
+                .map(|line| match line.strip_prefix("data:") {
+                    Some(data) => match serde_json::from_str::<Value>(data.trim_start()) {
+                        Ok(message) if message.get("id").is_some() => {
+                            format!("data: {}", format.encode(message))
+                        }
+                        _ => line.to_owned(),
+                    },
+                    None => line.to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + if text.ends_with('\n') { "\n" } else { "" }
+        } else {
+            match serde_json::from_slice::<Value>(&bytes) {
+                Ok(message) => format.encode(message).to_string(),
+                Err(_) => text.into_owned(),
+            }
+        };
+        parts.headers.remove(header::CONTENT_LENGTH);
+        Response::from_parts(parts, Body::from(rewritten))
+    }
+}
+
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// An HTTP error status with a JSON-RPC error body (id `null`: the request could not be
+/// read far enough to answer its id).
+pub(crate) fn refuse(status: StatusCode, code: i32, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn busy() -> Response {
+    let mut response = refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        SERVER_BUSY,
+        "the server is busy; retry shortly",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}

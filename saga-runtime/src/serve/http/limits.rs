@@ -1,0 +1,110 @@
+//! What one request, one connection and the whole server may cost, over HTTP.
+
+use std::time::Duration;
+
+use super::json_check::JsonBudget;
+
+/// The bounds an HTTP server of sagas enforces, each with a default a normal tool never
+/// meets. Set with [`SagaServerBuilder::http_limits`](crate::serve::SagaServerBuilder::http_limits).
+///
+/// | bound | default | beyond it |
+/// |---|---|---|
+/// | request body | 1 MiB | HTTP 413, `-32600` |
+/// | JSON nesting | 64 levels | HTTP 400, `-32600` |
+/// | JSON values in one request | 100,000 | HTTP 400, `-32600` |
+/// | requests being served at once | 64 | waits up to `queue_timeout` (5 s), then HTTP 503 |
+/// | time to send a request's headers (also how long an idle keep-alive connection stays) | 10 s | connection closed |
+/// | time to send a request's body | 30 s | HTTP 408 |
+/// | open connections | 1,024 | new ones wait in the listen backlog |
+///
+/// Bodies are read before a request waits for nothing else, and only while it holds one
+/// of the `max_concurrent_requests` slots, so the memory the server holds for requests
+/// is at most about `max_concurrent_requests × max_body_bytes` times a small factor.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct HttpLimits {
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_json_depth: usize,
+    pub(crate) max_json_values: usize,
+    pub(crate) max_concurrent_requests: usize,
+    pub(crate) queue_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) max_connections: usize,
+}
+
+/// The default largest request body: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_json_depth: 64,
+            max_json_values: 100_000,
+            max_concurrent_requests: 64,
+            queue_timeout: Duration::from_secs(5),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+        }
+    }
+}
+
+impl HttpLimits {
+    /// The largest request body, in bytes.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How deep JSON may nest in a request.
+    pub fn max_json_depth(mut self, levels: usize) -> Self {
+        self.max_json_depth = levels;
+        self
+    }
+
+    /// How many JSON values (scalars, arrays, objects and keys) one request may hold.
+    pub fn max_json_values(mut self, values: usize) -> Self {
+        self.max_json_values = values;
+        self
+    }
+
+    /// How many requests are served at once; more wait for a slot.
+    pub fn max_concurrent_requests(mut self, requests: usize) -> Self {
+        self.max_concurrent_requests = requests.max(1);
+        self
+    }
+
+    /// How long a request waits for a slot before it is shed with HTTP 503.
+    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
+        self.queue_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a request's headers; also how long an idle
+    /// keep-alive connection is kept.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a request's body.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How many connections are open at once; more wait in the listen backlog.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+
+    pub(crate) fn json_budget(&self) -> JsonBudget {
+        JsonBudget {
+            max_depth: self.max_json_depth,
+            max_values: self.max_json_values,
+        }
+    }
+}
