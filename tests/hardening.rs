@@ -1,0 +1,991 @@
+//! What one request may cost, and the checks no path may skip: one regression test per
+//! finding of the attack run on the `deploy` server (issue "Hardening"), over HTTP.
+//!
+//! Most run against the `deploy` example as its own process, with default settings; the
+//! ones that need a tool that panics, asks for roots, or a server option run an
+//! in-process server on a loopback socket. The figures printed here (CPU per request,
+//! peak RSS, time to serve under slow connections) are the ones SECURITY.md quotes; run
+//! with `cargo test --test hardening -- --nocapture --test-threads 1` to see them.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use saga_examples::process::{ServerProcess, Spawn};
+use saga_examples::testing::{PROTOCOL_VERSION, Running, serve_local};
+use saga_runtime::engine::PANIC_MESSAGE;
+use saga_runtime::prelude::*;
+use saga_runtime::serve::default_http_config;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+
+const TOOL: &str = "complex_tool";
+const KEY_HEX: &str = "7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e";
+const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
+const MIB: usize = 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------
+// Raw HTTP
+// ---------------------------------------------------------------------------------------
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("an HTTP client")
+}
+
+/// A POST to `addr` with MCP 2026-07-28's headers for a `tools/call` of `name`, plus
+/// `extra` (which replace any of the same name; an empty value removes it).
+async fn post(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    name: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<reqwest::Body>,
+) -> (StatusCode, Value) {
+    send(
+        client,
+        reqwest::Method::POST,
+        addr,
+        "/mcp",
+        name,
+        extra,
+        body,
+    )
+    .await
+    .expect("the server answers")
+}
+
+async fn send(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    addr: SocketAddr,
+    path: &str,
+    name: &str,
+    extra: &[(&str, &str)],
+    body: impl Into<reqwest::Body>,
+) -> Result<(StatusCode, Value), reqwest::Error> {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", PROTOCOL_VERSION),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+    ];
+    for (key, value) in extra {
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(key));
+        headers.push((key, value));
+    }
+    let mut request = client.request(method, format!("http://{addr}{path}"));
+    for (key, value) in headers.iter().filter(|(_, v)| !v.is_empty()) {
+        request = request.header(*key, *value);
+    }
+    let response = request.body(body).send().await?;
+    let status = response.status();
+    let text = response.text().await?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
+    })
+}
+
+fn call_body(name: &str, arguments: Value, extra_params: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": arguments, "_meta": meta()});
+    if let (Some(params), Some(extra)) = (params.as_object_mut(), extra_params.as_object()) {
+        params.extend(extra.clone());
+    }
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+}
+
+fn deploy_args() -> Value {
+    json!({"initial_arg": "x"})
+}
+
+fn accept(target: Value) -> Value {
+    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
+}
+
+fn verdict_as(role: &str, content: Value) -> Value {
+    json!({"sample-2": {"role": role, "content": content, "model": "m", "stopReason": "endTurn"}})
+}
+
+/// Runs the deploy saga to its end; returns the final text.
+async fn full_saga(client: &reqwest::Client, addr: SocketAddr) -> String {
+    let body = call_body(TOOL, deploy_args(), json!({}));
+    let (status, first) = post(client, addr, TOOL, &[], body.to_string()).await;
+    assert_eq!(status, 200, "{first:#}");
+    let token = first["result"]["requestState"].as_str().expect("a token");
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
+    );
+    let (_, second) = post(client, addr, TOOL, &[], body.to_string()).await;
+    let token = second["result"]["requestState"].as_str().expect("a token");
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": verdict_as("assistant", json!({"type": "text", "text": "Yes"}))}),
+    );
+    let (_, third) = post(client, addr, TOOL, &[], body.to_string()).await;
+    third["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a final text: {third:#}"))
+        .to_owned()
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. Replay loop
+// ---------------------------------------------------------------------------------------
+
+/// A first call that brings an answer failing its form's schema used to replay 1,000
+/// rounds in one request (and end in -32603). A re-ask now ends the replay at once: the
+/// request costs about what the answers it brings cost.
+#[tokio::test]
+async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
+    let mut server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let big = json!({"initial_arg": "x".repeat(600 * 1024)});
+    let wrong = json!({"elicit-1": {"action": "accept", "content": {"target": 12345}}});
+
+    // A normal first round of the same size, for scale.
+    let cpu = server.cpu_time();
+    let body = call_body(TOOL, big.clone(), json!({})).to_string();
+    for _ in 0..10 {
+        let (status, _) = post(&client, server.addr, TOOL, &[], body.clone()).await;
+        assert_eq!(status, 200);
+    }
+    let normal = (server.cpu_time() - cpu) / 10;
+
+    // MRTR: inputResponses without requestState.
+    let cpu = server.cpu_time();
+    let body = call_body(TOOL, big.clone(), json!({"inputResponses": wrong})).to_string();
+    let (status, reply) = post(&client, server.addr, TOOL, &[], body.clone()).await;
+    let attack = server.cpu_time() - cpu;
+    assert_eq!(status, 200, "{reply:#}");
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
+    assert!(
+        reply["result"]["inputRequests"]["elicit-1"].is_object(),
+        "{reply:#}"
+    );
+
+    // dependent-requests: the same answer as a dependent response.
+    let mut dependent = call_body(TOOL, big.clone(), json!({}));
+    dependent["dependent_responses"] =
+        json!({"elicit-1": {"result": {"action": "accept", "content": {"target": 12345}}}});
+    let (status, reply) = post(
+        &client,
+        server.addr,
+        TOOL,
+        &[("mcp-result-format", "dependent-requests")],
+        dependent.to_string(),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply:#}");
+    assert!(
+        reply["dependent_requests"]["elicit-1"].is_object(),
+        "{reply:#}"
+    );
+
+    // Two such requests at once leave an unrelated call served as usual.
+    let started = Instant::now();
+    let attacks: Vec<_> = (0..2)
+        .map(|_| {
+            let (client, body, addr) = (client.clone(), body.clone(), server.addr);
+            tokio::spawn(async move { post(&client, addr, TOOL, &[], body).await })
+        })
+        .collect();
+    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    let unrelated = started.elapsed();
+    for attack in attacks {
+        assert_eq!(attack.await.expect("joined").0, 200);
+    }
+    println!(
+        "replay: CPU of a 600 KB first round {normal:?}; of the same with a wrong answer {attack:?}; \
+         a full saga beside two such requests took {unrelated:?}"
+    );
+    server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. One validation path
+// ---------------------------------------------------------------------------------------
+
+/// Whether a reply shows the tool ran: a result or the format's own answer.
+fn ran(reply: &Value) -> bool {
+    reply.get("result").is_some() || reply.get("dependent_requests").is_some()
+}
+
+/// Every malformed request the default path refuses is refused the same way with a
+/// format selected, and the tool does not run.
+#[tokio::test]
+async fn every_format_gets_the_default_paths_checks() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let good = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let raw = |s: &str| s.to_owned();
+    let with_good_meta = |envelope: &str| envelope.replace("META", &meta().to_string());
+    type Case<'a> = (
+        &'a str,
+        reqwest::Method,
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        String,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "another path",
+            reqwest::Method::POST,
+            "/other",
+            vec![],
+            good.clone(),
+        ),
+        ("PUT", reqwest::Method::PUT, "/mcp", vec![], good.clone()),
+        ("GET", reqwest::Method::GET, "/mcp", vec![], String::new()),
+        (
+            "a mismatched Mcp-Name",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-name", "other")],
+            good.clone(),
+        ),
+        (
+            "no Mcp-Name",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-name", "")],
+            good.clone(),
+        ),
+        (
+            "a mismatched Mcp-Method",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-method", "tools/list")],
+            good.clone(),
+        ),
+        (
+            "no Mcp-Method",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-method", "")],
+            good.clone(),
+        ),
+        (
+            "a bogus MCP-Protocol-Version",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-protocol-version", "1999-01-01")],
+            good.clone(),
+        ),
+        (
+            "no MCP-Protocol-Version",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("mcp-protocol-version", "")],
+            good.clone(),
+        ),
+        (
+            "text/plain",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![("content-type", "text/plain")],
+            good.clone(),
+        ),
+        (
+            "a duplicate key",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            with_good_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
+            ),
+        ),
+        (
+            "jsonrpc 1.0",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            with_good_meta(
+                r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
+            ),
+        ),
+        (
+            "an object id",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            with_good_meta(
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
+            ),
+        ),
+        (
+            "an array id",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            with_good_meta(
+                r#"{"jsonrpc":"2.0","id":[1],"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
+            ),
+        ),
+        (
+            "a notification",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            with_good_meta(
+                r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
+            ),
+        ),
+        (
+            "no _meta",
+            reqwest::Method::POST,
+            "/mcp",
+            vec![],
+            raw(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"}}}"#,
+            ),
+        ),
+    ];
+    for format in ["dependent-requests", "resume-token"] {
+        for (label, method, path, headers, body) in &cases {
+            let (default_status, default_reply) = send(
+                &client,
+                method.clone(),
+                server.addr,
+                path,
+                TOOL,
+                headers,
+                body.clone(),
+            )
+            .await
+            .expect("answered");
+            let mut with_format = headers.clone();
+            with_format.push(("mcp-result-format", format));
+            let (status, reply) = send(
+                &client,
+                method.clone(),
+                server.addr,
+                path,
+                TOOL,
+                &with_format,
+                body.clone(),
+            )
+            .await
+            .expect("answered");
+            assert!(
+                !ran(&default_reply),
+                "{label}: the default path ran the tool: {default_reply:#}"
+            );
+            assert!(!ran(&reply), "{label} ({format}): the tool ran: {reply:#}");
+            assert_eq!(
+                status, default_status,
+                "{label} ({format}): {reply:#} vs {default_reply:#}"
+            );
+        }
+        // And a sound request in the format is served.
+        let (status, reply) = post(
+            &client,
+            server.addr,
+            TOOL,
+            &[("mcp-result-format", format)],
+            good.clone(),
+        )
+        .await;
+        assert_eq!(status, 200, "{format}: {reply:#}");
+    }
+}
+
+/// The configured allowed origins and body limit hold with a format selected too.
+#[tokio::test]
+async fn every_format_gets_the_configured_origins_and_body_limit() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(deploy::complex_tool)
+        .build()
+        .expect("a server");
+    let config = default_http_config()
+        .with_allowed_origins(["http://good.example"])
+        .with_max_request_body_bytes(16 * 1024);
+    let router = server.router_with(config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let client = client();
+    let good = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let big = call_body(
+        TOOL,
+        json!({"initial_arg": "x".repeat(32 * 1024)}),
+        json!({}),
+    )
+    .to_string();
+    for format in ["", "dependent-requests", "resume-token"] {
+        let select = [("mcp-result-format", format)];
+        let (status, reply) = post(
+            &client,
+            addr,
+            TOOL,
+            &[select[0], ("origin", "http://evil.example")],
+            good.clone(),
+        )
+        .await;
+        assert_eq!(status, 403, "{format}: {reply:#}");
+        assert!(!ran(&reply));
+        let (status, reply) = post(&client, addr, TOOL, &select, big.clone()).await;
+        assert_eq!(status, 413, "{format}: {reply:#}");
+        let (status, reply) = post(
+            &client,
+            addr,
+            TOOL,
+            &[select[0], ("origin", "http://good.example")],
+            good.clone(),
+        )
+        .await;
+        assert_eq!(status, 200, "{format}: {reply:#}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Memory
+// ---------------------------------------------------------------------------------------
+
+/// Twenty 4 MiB bodies of `arguments.x = [0,0,…]` at once, then twenty bodies just under
+/// the body limit holding one long string: the server's peak RSS stays under 200 MiB, and
+/// it serves normally afterwards. (Before: 395 MiB for one such request, 1.45 GB for 20.)
+#[tokio::test]
+async fn twenty_huge_requests_at_once_stay_under_200_mib() {
+    let mut server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let before = server.rss_kib();
+    let zeros = {
+        let mut body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x","x":["#.to_vec();
+        while body.len() < 4 * MIB {
+            body.extend_from_slice(b"0,");
+        }
+        body.extend_from_slice(b"0]}}}");
+        body
+    };
+    let string = call_body(
+        TOOL,
+        json!({"initial_arg": "x".repeat(MIB - 2048)}),
+        json!({}),
+    )
+    .to_string()
+    .into_bytes();
+    for (label, body, expected) in [
+        ("4 MiB of zeros", zeros, 413u16),
+        ("1 MiB string", string, 200),
+    ] {
+        let requests: Vec<_> = (0..20)
+            .map(|_| {
+                let (client, body, addr) = (client.clone(), body.clone(), server.addr);
+                tokio::spawn(async move { post(&client, addr, TOOL, &[], body).await })
+            })
+            .collect();
+        for request in requests {
+            let (status, reply) = request.await.expect("joined");
+            assert_eq!(status.as_u16(), expected, "{label}: {reply:#}");
+        }
+        println!(
+            "memory: after 20 × {label} at once: RSS {} KiB, peak {} KiB (before any: {before} KiB)",
+            server.rss_kib(),
+            server.memory_kib("VmHWM")
+        );
+    }
+    let peak = server.memory_kib("VmHWM");
+    assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
+    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Slow connections
+// ---------------------------------------------------------------------------------------
+
+/// 300 connections that send half their headers and stall, against a server limited to
+/// 256 open files: a real client still completes a saga (once the header read timeout,
+/// 10 s by default, frees the stalled sockets). Before, the stalled connections stayed
+/// open forever and the call timed out.
+#[tokio::test]
+async fn a_real_client_gets_through_300_slow_connections() {
+    let mut server = Spawn::new("deploy", KEY_HEX).max_open_files(256).start();
+    let mut slow = Vec::new();
+    for _ in 0..300 {
+        let Ok(Ok(mut stream)) = tokio::time::timeout(
+            Duration::from_secs(2),
+            tokio::net::TcpStream::connect(server.addr),
+        )
+        .await
+        else {
+            continue; // the backlog is full: as stalled as it gets
+        };
+        let _ = stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")
+            .await;
+        slow.push(stream);
+    }
+    let started = Instant::now();
+    let client = client();
+    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    println!(
+        "slowloris: {} stalled connections held; a full saga completed in {:?}",
+        slow.len(),
+        started.elapsed()
+    );
+    server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Panics
+// ---------------------------------------------------------------------------------------
+
+/// Picks an item; panics when the index is out of bounds, after a suspension.
+#[saga_tool]
+async fn pick(items: Vec<String>) -> Result<String, SagaError> {
+    let index: i64 = elicit("Which index?").await?;
+    Ok(items[index as usize].clone())
+}
+
+/// Counts, then panics after a checkpoint.
+#[saga_tool]
+async fn count_then_panic(limit: u32) -> Result<String, SagaError> {
+    checkpoint().await;
+    let items: Vec<u32> = (0..limit).collect();
+    Ok(items[limit as usize + 1].to_string())
+}
+
+async fn fragile_server() -> Running {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(pick)
+        .tool(count_then_panic)
+        .tool(deploy::complex_tool)
+        .build()
+        .expect("a server");
+    serve_local(server).await
+}
+
+#[track_caller]
+fn is_panic_error(reply: &Value) {
+    assert_eq!(reply["error"]["code"], -32603, "{reply:#}");
+    assert_eq!(reply["error"]["message"], PANIC_MESSAGE, "{reply:#}");
+}
+
+/// A panic in tool code after a suspension ends that call alone with -32603, at once, in
+/// every format and over stdio; the server goes on serving.
+#[tokio::test]
+async fn a_panic_after_a_suspension_ends_that_call_alone() {
+    let running = fragile_server().await;
+    let addr = running.addr;
+    let client = client();
+    let items = json!({"items": ["a", "b"]});
+    let answer = json!({"elicit-1": {"action": "accept", "content": {"value": 99}}});
+
+    // MRTR: round 1, then the answer that makes the tool index out of bounds.
+    let (_, first) = post(
+        &client,
+        addr,
+        "pick",
+        &[],
+        call_body("pick", items.clone(), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["requestState"].as_str().expect("a token");
+    let body = call_body(
+        "pick",
+        items.clone(),
+        json!({"requestState": token, "inputResponses": answer}),
+    );
+    let (status, reply) = post(&client, addr, "pick", &[], body.to_string()).await;
+    assert_eq!(status, 200);
+    is_panic_error(&reply);
+
+    // dependent-requests.
+    let mut body = call_body("pick", items.clone(), json!({}));
+    body["dependent_responses"] = json!({"elicit-1": {"result": answer["elicit-1"]}});
+    let (_, reply) = post(
+        &client,
+        addr,
+        "pick",
+        &[("mcp-result-format", "dependent-requests")],
+        body.to_string(),
+    )
+    .await;
+    is_panic_error(&reply);
+
+    // resume-token, after a checkpoint.
+    let select = [("mcp-result-format", "resume-token")];
+    let args = json!({"limit": 3});
+    let (_, first) = post(
+        &client,
+        addr,
+        "count_then_panic",
+        &select,
+        call_body("count_then_panic", args.clone(), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["nextResumeToken"]
+        .as_str()
+        .expect("a resume token");
+    let body = call_body("count_then_panic", args, json!({"resumeToken": token}));
+    let (_, reply) = post(&client, addr, "count_then_panic", &select, body.to_string()).await;
+    is_panic_error(&reply);
+
+    // tools/callSaga, then tools/resumeSaga with the answer.
+    let headers = [("mcp-method", "tools/callSaga"), ("mcp-name", "")];
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/callSaga", "params": {"name": "pick", "arguments": items, "_meta": meta()}});
+    let (_, started) = post(&client, addr, "pick", &headers, body.to_string()).await;
+    let saga_token = started["result"]["sagaToken"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started:#}"));
+    let step_id = started["result"]["steps"][0]["stepId"]
+        .as_str()
+        .expect("a step id");
+    let body = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/resumeSaga", "params": {
+        "sagaToken": saga_token,
+        "completedSteps": [{"stepId": step_id, "result": answer["elicit-1"]}],
+        "_meta": meta(),
+    }});
+    let headers = [("mcp-method", "tools/resumeSaga"), ("mcp-name", "")];
+    let (_, reply) = post(&client, addr, "pick", &headers, body.to_string()).await;
+    is_panic_error(&reply);
+
+    // The same server serves the next call.
+    assert_eq!(full_saga(&client, addr).await, HAPPY_TEXT);
+}
+
+/// The same over stdio: the panicking call gets its error line, and the next call works.
+#[tokio::test]
+async fn a_panic_over_stdio_ends_that_call_alone() {
+    use tokio::io::{AsyncBufReadExt as _, BufReader};
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(count_then_panic)
+        .build()
+        .expect("a server");
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    tokio::spawn(server.serve_io(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut lines = BufReader::new(client_read).lines();
+    let mut exchange = async |message: Value| -> Value {
+        client_write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("written");
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer within 10 s")
+            .expect("readable")
+            .expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    let first = exchange(call_body(
+        "count_then_panic",
+        json!({"limit": 2}),
+        json!({}),
+    ))
+    .await;
+    let token = first["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first:#}"))
+        .to_owned();
+    let reply = exchange(call_body(
+        "count_then_panic",
+        json!({"limit": 2}),
+        json!({"requestState": token}),
+    ))
+    .await;
+    is_panic_error(&reply);
+    let again = exchange(call_body(
+        "count_then_panic",
+        json!({"limit": 2}),
+        json!({}),
+    ))
+    .await;
+    assert!(again["result"]["requestState"].is_string(), "{again:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Malformed JSON
+// ---------------------------------------------------------------------------------------
+
+/// A body that is not JSON gets HTTP 400 with JSON-RPC `-32700`; JSON that is not a
+/// JSON-RPC message gets HTTP 400 with `-32600` (before: HTTP 415 with plain text).
+#[tokio::test]
+async fn malformed_json_is_a_parse_error() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    for body in [r#"{"jsonrpc": "2.0", "id": 1,"#, "not json", "{\"a\":}", ""] {
+        let (status, reply) = post(&client, server.addr, TOOL, &[], body.to_owned()).await;
+        assert_eq!(status, 400, "{body:?}: {reply:#}");
+        assert_eq!(reply["error"]["code"], -32700, "{body:?}: {reply:#}");
+        assert_eq!(reply["id"], Value::Null);
+    }
+    for body in ["[1, 2]", "42", r#"{"jsonrpc": "2.0"}"#] {
+        let (status, reply) = post(&client, server.addr, TOOL, &[], body.to_owned()).await;
+        assert_eq!(status, 400, "{body:?}: {reply:#}");
+        assert_eq!(reply["error"]["code"], -32600, "{body:?}: {reply:#}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. Log injection
+// ---------------------------------------------------------------------------------------
+
+/// Newlines and terminal escapes in what a client sends are escaped in the log.
+#[tokio::test]
+async fn client_strings_are_escaped_in_the_log() {
+    let server = Spawn::new("deploy", KEY_HEX)
+        .log("info")
+        .capture_stderr()
+        .start();
+    let client = client();
+    let (_, first) = post(
+        &client,
+        server.addr,
+        TOOL,
+        &[],
+        call_body(TOOL, deploy_args(), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["requestState"].as_str().expect("a token");
+    let evil = "accept\nFORGED-LINE level=ERROR \u{1b}[31mred\u{1b}[0m";
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": {"elicit-1": {"action": evil}}}),
+    );
+    let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+    // Give the log a moment to reach the pipe.
+    let mut log = String::new();
+    for _ in 0..50 {
+        log = server.stderr();
+        if log.contains("FORGED-LINE") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(log.contains("FORGED-LINE"), "the refusal is logged: {log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "a raw escape reached the log: {log:?}"
+    );
+    assert!(
+        !log.lines().any(|line| line.starts_with("FORGED-LINE")),
+        "a client forged a log line: {log}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. Loose answer checks
+// ---------------------------------------------------------------------------------------
+
+/// Sampling answers must be the assistant's text; anything else is `-32602`.
+#[tokio::test]
+async fn sampling_answers_must_be_the_assistants_text() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let (_, first) = post(
+        &client,
+        server.addr,
+        TOOL,
+        &[],
+        call_body(TOOL, deploy_args(), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["requestState"].as_str().expect("a token");
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
+    );
+    let (_, second) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+    let token = second["result"]["requestState"].as_str().expect("a token");
+    for (label, answer) in [
+        (
+            "role user",
+            verdict_as("user", json!({"type": "text", "text": "Yes"})),
+        ),
+        (
+            "an image",
+            verdict_as(
+                "assistant",
+                json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            ),
+        ),
+        (
+            "text and an image",
+            verdict_as(
+                "assistant",
+                json!([{"type": "text", "text": "Yes"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]),
+            ),
+        ),
+    ] {
+        let body = call_body(
+            TOOL,
+            deploy_args(),
+            json!({"requestState": token, "inputResponses": answer}),
+        );
+        let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+        assert_eq!(reply["error"]["code"], -32602, "{label}: {reply:#}");
+    }
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": verdict_as("assistant", json!({"type": "text", "text": "Yes"}))}),
+    );
+    let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], HAPPY_TEXT,
+        "{reply:#}"
+    );
+}
+
+/// Lists the client's roots.
+#[saga_tool]
+async fn client_roots() -> Result<String, SagaError> {
+    let found = list_roots().await?;
+    Ok(found
+        .iter()
+        .map(|r| r.uri.clone())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// Roots must be `file://` URIs.
+#[tokio::test]
+async fn roots_must_be_file_uris() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(client_roots)
+        .build()
+        .expect("a server");
+    let running = serve_local(server).await;
+    let client = client();
+    let (_, first) = post(
+        &client,
+        running.addr,
+        "client_roots",
+        &[],
+        call_body("client_roots", json!({}), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first:#}"));
+    let answer =
+        |uri: &str| json!({"roots-1": {"roots": [{"uri": "file:///home/a"}, {"uri": uri}]}});
+    for uri in [
+        "https://evil.example/",
+        "javascript:alert(1)",
+        "/etc/passwd",
+        "",
+    ] {
+        let body = call_body(
+            "client_roots",
+            json!({}),
+            json!({"requestState": token, "inputResponses": answer(uri)}),
+        );
+        let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string()).await;
+        assert_eq!(reply["error"]["code"], -32602, "{uri:?}: {reply:#}");
+    }
+    let body = call_body(
+        "client_roots",
+        json!({}),
+        json!({"requestState": token, "inputResponses": answer("file:///srv")}),
+    );
+    let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string()).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "file:///home/a file:///srv",
+        "{reply:#}"
+    );
+}
+
+/// A client's step error reaches the tool's result with its control characters escaped.
+#[tokio::test]
+async fn a_clients_step_error_is_escaped_in_the_result() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let mut body = call_body(TOOL, deploy_args(), json!({}));
+    body["dependent_responses"] =
+        json!({"elicit-1": {"error": {"code": -1, "message": "bad\nFORGED\u{1b}[31mred"}}});
+    let (_, reply) = post(
+        &client,
+        server.addr,
+        TOOL,
+        &[("mcp-result-format", "dependent-requests")],
+        body.to_string(),
+    )
+    .await;
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply:#}"));
+    assert_eq!(reply["result"]["isError"], true, "{reply:#}");
+    assert!(text.contains("FORGED"), "{text:?}");
+    assert!(!text.chars().any(char::is_control), "{text:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. Principal
+// ---------------------------------------------------------------------------------------
+
+/// With `.principal_headers(["x-api-key"])`, a token issued to one API key is refused for
+/// another; the default (Authorization only) would take it.
+#[tokio::test]
+async fn principal_headers_bind_tokens_to_the_named_headers() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .principal_headers(["x-api-key"])
+        .tool(deploy::complex_tool)
+        .build()
+        .expect("a server");
+    let running = serve_local(server).await;
+    let client = client();
+    let alice = [("x-api-key", "alice")];
+    let (_, first) = post(
+        &client,
+        running.addr,
+        TOOL,
+        &alice,
+        call_body(TOOL, deploy_args(), json!({})).to_string(),
+    )
+    .await;
+    let token = first["result"]["requestState"].as_str().expect("a token");
+    let body = call_body(
+        TOOL,
+        deploy_args(),
+        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
+    )
+    .to_string();
+    let (_, reply) = post(
+        &client,
+        running.addr,
+        TOOL,
+        &[("x-api-key", "bob")],
+        body.clone(),
+    )
+    .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+    let (_, reply) = post(&client, running.addr, TOOL, &[], body.clone()).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
+    let (_, reply) = post(&client, running.addr, TOOL, &alice, body).await;
+    assert!(
+        reply["result"]["inputRequests"]["sample-2"].is_object(),
+        "{reply:#}"
+    );
+}
