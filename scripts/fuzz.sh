@@ -13,7 +13,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --quiet
 fi
 
-targets=(open_token handle_request)
+targets=(open_token handle_request http_router)
 for target in "${targets[@]}"; do
   corpus="corpus/$target"
   mkdir -p "$corpus"

@@ -160,26 +160,36 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     let big = json!({"initial_arg": "x".repeat(600 * 1024)});
     let wrong = json!({"elicit-1": {"action": "accept", "content": {"target": 12345}}});
 
-    // A normal first round of the same size, for scale.
-    let cpu = server.cpu_time();
+    // For scale: an ordinary first round, and one whose arguments are as big.
+    let per_call = |client: reqwest::Client, body: String, times: u32| {
+        let addr = server.addr;
+        let before = server.cpu_time();
+        async move {
+            for _ in 0..times {
+                let (status, _) = post(&client, addr, TOOL, &[], body.clone()).await;
+                assert_eq!(status, 200);
+            }
+            before
+        }
+    };
+    let small = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let before = per_call(client.clone(), small, 400).await;
+    let normal = (server.cpu_time() - before) / 400;
     let body = call_body(TOOL, big.clone(), json!({})).to_string();
-    for _ in 0..10 {
-        let (status, _) = post(&client, server.addr, TOOL, &[], body.clone()).await;
-        assert_eq!(status, 200);
-    }
-    let normal = (server.cpu_time() - cpu) / 10;
+    let before = per_call(client.clone(), body, 20).await;
+    let normal_big = (server.cpu_time() - before) / 20;
 
-    // MRTR: inputResponses without requestState.
-    let cpu = server.cpu_time();
+    // MRTR: inputResponses without requestState, with an answer that fails its schema.
     let body = call_body(TOOL, big.clone(), json!({"inputResponses": wrong})).to_string();
     let (status, reply) = post(&client, server.addr, TOOL, &[], body.clone()).await;
-    let attack = server.cpu_time() - cpu;
     assert_eq!(status, 200, "{reply:#}");
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
-    assert!(
-        reply["result"]["inputRequests"]["elicit-1"].is_object(),
-        "{reply:#}"
-    );
+    assert!(reply["result"]["inputRequests"]["elicit-1"].is_object(), "{reply:#}");
+    let cpu = server.cpu_time();
+    for _ in 0..20 {
+        post(&client, server.addr, TOOL, &[], body.clone()).await;
+    }
+    let attack = (server.cpu_time() - cpu) / 20;
 
     // dependent-requests: the same answer as a dependent response.
     let mut dependent = call_body(TOOL, big.clone(), json!({}));
@@ -213,8 +223,12 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
         assert_eq!(attack.await.expect("joined").0, 200);
     }
     println!(
-        "replay: CPU of a 600 KB first round {normal:?}; of the same with a wrong answer {attack:?}; \
-         a full saga beside two such requests took {unrelated:?}"
+        "replay: server CPU per request: an ordinary first round {normal:?}; one with 600 KB of \
+         arguments {normal_big:?}; the same with an answer failing its schema {attack:?} \
+         ({:.1}x the ordinary round, {:.1}x the same-size round); a full saga beside two such \
+         requests took {unrelated:?}",
+        attack.as_secs_f64() / normal.as_secs_f64().max(1e-9),
+        attack.as_secs_f64() / normal_big.as_secs_f64().max(1e-9),
     );
     server.assert_alive();
 }

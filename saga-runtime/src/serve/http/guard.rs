@@ -35,6 +35,10 @@ pub(crate) struct Guard {
 
 impl Guard {
     pub(crate) async fn run(self, request: Request, next: Next) -> Response {
+        if request.method() != Method::POST || !is_json(request.headers()) {
+            // No body to look at, and nothing to run: rmcp answers these (405, 415).
+            return next.run(request).await;
+        }
         let Ok(slot) = tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await else {
             tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
             return busy();
@@ -42,10 +46,6 @@ impl Guard {
         let Ok(_slot) = slot else {
             return busy();
         };
-        if request.method() != Method::POST || !is_json(request.headers()) {
-            // No body to look at: rmcp answers these (405, 415, SSE streams).
-            return next.run(request).await;
-        }
         let (mut parts, body) = request.into_parts();
         let bytes = match self.read_body(body).await {
             Ok(bytes) => bytes,
