@@ -6,12 +6,16 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
+use rmcp::ServerHandler;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, InputResponses, ListToolsResult, Resource,
-    ResourceTemplate, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InputResponses,
+    ListToolsResult, MetaObject, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use super::builder::SagaToolsBuilder;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
@@ -96,6 +100,8 @@ pub(super) struct Inner {
     pub(super) templates: Vec<(ResourceTemplate, Saga)>,
     principal: PrincipalFn,
     pub(super) list_ttl_ms: u64,
+    /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
+    info_meta: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for SagaTools {
@@ -138,6 +144,7 @@ impl SagaTools {
         registry: Registry,
         principal: PrincipalFn,
         list_ttl_ms: u64,
+        info: Option<Implementation>,
     ) -> Result<Self, BuildError> {
         let Registry {
             tools,
@@ -169,8 +176,15 @@ impl SagaTools {
                 templates,
                 principal,
                 list_ttl_ms,
+                info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
             }),
         })
+    }
+
+    /// Starts a builder of the registry alone, for a server of your own; see
+    /// [`SagaTools::router`] to add the tools to an rmcp `#[tool_router]` server.
+    pub fn builder() -> SagaToolsBuilder {
+        SagaToolsBuilder::default()
     }
 
     /// The `tools/list` result: every tool, with caching hints (`ttlMs`, and
@@ -202,8 +216,60 @@ impl SagaTools {
         &self.inner.codec
     }
 
-    /// Handles a `tools/call`: one transition of the named saga.
+    /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with
+    /// rmcp's `#[tool_router]` and `#[tool_handler]`:
+    ///
+    /// ```ignore
+    /// Self { tool_router: Self::tool_router() + sagas.router() }
+    /// ```
+    ///
+    /// `tools/list` then lists them beside the server's own tools, and `tools/call` runs
+    /// them, with MRTR rounds; their results carry the host server's `serverInfo`.
+    pub fn router<S>(&self) -> ToolRouter<S>
+    where
+        S: ServerHandler + Send + Sync + 'static,
+    {
+        let mut router = ToolRouter::new();
+        for entry in &self.inner.entries {
+            let sagas = self.clone();
+            router.add_route(ToolRoute::new_dyn(
+                entry.tool.clone(),
+                move |context: ToolCallContext<'_, S>| {
+                    let sagas = sagas.clone();
+                    Box::pin(async move {
+                        let info = serde_json::to_value(context.service.get_info().server_info)
+                            .unwrap_or_default();
+                        let mut params = CallToolRequestParams::new(context.name);
+                        params.arguments = context.arguments;
+                        params.input_responses = context.input_responses;
+                        params.request_state = context.request_state;
+                        let mut response = sagas
+                            .call_unstamped(params, &context.request_context)
+                            .await?;
+                        stamp_server_info(&mut response, &info);
+                        Ok(response)
+                    })
+                },
+            ));
+        }
+        router
+    }
+
+    /// Handles a `tools/call`: one transition of the named saga. The result carries the
+    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`]) in its `_meta`.
     pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut response = self.call_unstamped(params, context).await?;
+        if let Some(info) = &self.inner.info_meta {
+            stamp_server_info(&mut response, info);
+        }
+        Ok(response)
+    }
+
+    async fn call_unstamped(
         &self,
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -367,6 +433,21 @@ impl SagaTools {
             .with_protocol_version(context.protocol_version())
             .with_meta(context.meta.clone())
     }
+}
+
+/// The `_meta` key naming the server that produced a result.
+const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// MCP 2026-07-28: results SHOULD name the server that produced them.
+pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_json::Value) {
+    let meta = match response {
+        CallToolResponse::Complete(result) => &mut result.meta,
+        CallToolResponse::InputRequired(result) => &mut result.meta,
+        _ => return,
+    };
+    meta.get_or_insert_with(MetaObject::default)
+        .0
+        .insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
 }
 
 /// The default principal function.
