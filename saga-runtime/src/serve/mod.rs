@@ -14,4 +14,4 @@ pub use builder::SagaToolsBuilder;
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config};
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
-pub use tools::{BuildError, SagaTools};
+pub use tools::{BuildError, MAX_REPLAYED_CHECKPOINTS, SagaTools};

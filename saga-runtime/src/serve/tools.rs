@@ -60,7 +60,7 @@ pub(crate) struct Registry {
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
 }
 
-/// The most checkpoints one replayed request runs through (see [`SagaTools::replay`]).
+/// The most checkpoints one replayed request runs through (see [`SagaTools::run`]).
 /// Rounds that consume an answer are bounded by the answers the request brings; this
 /// bounds the rest, which the server drives on its own.
 pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
@@ -303,8 +303,10 @@ impl SagaTools {
     /// Runs one transition for an already-decoded call and context; the entry point for
     /// other wire formats and for tests.
     ///
-    /// A first request (no `requestState`) that already carries answers is replayed:
-    /// see [`SagaTools::replay`].
+    /// A first request (no `requestState`) that already carries answers (or step
+    /// failures) is replayed in process from the start, each answer given once, until the
+    /// saga needs one the request does not bring; at most
+    /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         let saga = self.saga(&call.name)?.clone();
         self.run_saga(&saga, call, cx).await
