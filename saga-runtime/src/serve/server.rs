@@ -1,21 +1,22 @@
 //! `SagaServer`: an rmcp `ServerHandler` serving saga tools, and its builder.
 
 use std::borrow::Cow;
-
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::builder::SagaToolsBuilder;
-use super::tools::{BuildError, SagaTools};
+use super::tools::{BuildError, SagaTools, SessionLogLevel};
 use crate::engine::SagaTool;
 use crate::state::KeyRing;
 
@@ -62,7 +63,22 @@ pub struct SagaServer {
     instructions: Option<String>,
     list_ttl: Duration,
     http_limits: super::HttpLimits,
+    session_idle_timeout: Duration,
+    /// What a session (MCP 2025-11-25) set: each session gets its own, see
+    /// [`SagaServer::for_session`].
+    session: Arc<SessionState>,
 }
+
+/// What one session opened with `initialize` chooses for itself.
+#[derive(Debug, Default)]
+struct SessionState {
+    log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    subscriptions: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+/// How long an idle session (MCP 2025-11-25) is kept unless
+/// [`SagaServerBuilder::session_idle_timeout`] says otherwise.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Builds a [`SagaServer`].
 #[must_use]
@@ -70,6 +86,7 @@ pub struct SagaServerBuilder {
     tools: SagaToolsBuilder,
     instructions: Option<String>,
     http_limits: super::HttpLimits,
+    session_idle_timeout: Duration,
 }
 
 impl std::fmt::Debug for SagaServerBuilder {
@@ -88,6 +105,7 @@ impl SagaServer {
             tools: SagaToolsBuilder::default(),
             instructions: None,
             http_limits: super::HttpLimits::default(),
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
         }
     }
 
@@ -101,9 +119,45 @@ impl SagaServer {
         &self.tools
     }
 
-    /// The protocol versions this server speaks.
+    /// The protocol versions this server speaks: MCP 2026-07-28 statelessly, and the
+    /// session era (2025-11-25, 2025-06-18) for clients that open a session with
+    /// `initialize`.
     pub fn protocol_versions() -> &'static [ProtocolVersion] {
-        &[ProtocolVersion::V_2026_07_28]
+        &[
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ]
+    }
+
+    /// How long an idle session is kept.
+    pub fn session_idle_timeout(&self) -> Duration {
+        self.session_idle_timeout
+    }
+
+    /// This server for one new session: the same tools and keys, with the session's own
+    /// choices (log level, resource subscriptions).
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Puts what the session chose where the registry reads it.
+    fn with_session(&self, mut context: RequestContext<RoleServer>) -> RequestContext<RoleServer> {
+        if let Ok(level) = self.session.log_level.lock()
+            && let Some(level) = *level
+        {
+            context.extensions.insert(SessionLogLevel(level));
+        }
+        context
+    }
+
+    fn is_session(context: &RequestContext<RoleServer>) -> bool {
+        context
+            .protocol_version()
+            .is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
     }
 }
 
@@ -124,6 +178,13 @@ impl SagaServerBuilder {
     /// see [`HttpLimits`](super::HttpLimits) for each default.
     pub fn http_limits(mut self, limits: super::HttpLimits) -> Self {
         self.http_limits = limits;
+        self
+    }
+
+    /// How long a session opened with `initialize` (MCP 2025-11-25 and 2025-06-18) is kept
+    /// without requests before it is closed (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
         self
     }
 
@@ -229,6 +290,8 @@ impl SagaServerBuilder {
             instructions: self.instructions,
             http_limits: self.http_limits,
             list_ttl,
+            session_idle_timeout: self.session_idle_timeout,
+            session: Arc::default(),
         })
     }
 }
@@ -320,7 +383,9 @@ impl ServerHandler for SagaServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.tools.get_prompt(request, &context).await
+        self.tools
+            .get_prompt(request, &self.with_session(context))
+            .await
     }
 
     async fn list_resources(
@@ -344,20 +409,64 @@ impl ServerHandler for SagaServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.tools.read_resource(request, &context).await
+        self.tools
+            .read_resource(request, &self.with_session(context))
+            .await
     }
 
     async fn set_level(
         &self,
-        _request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            "logging/setLevel",
-            None,
-        ))
+        if !Self::is_session(&context) {
+            // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "logging/setLevel",
+                None,
+            ));
+        }
+        if let Ok(mut level) = self.session.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !Self::is_session(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "resources/subscribe",
+                None,
+            ));
+        }
+        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
+            subscriptions.insert(request.uri.clone());
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !Self::is_session(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "resources/unsubscribe",
+                None,
+            ));
+        }
+        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
+            subscriptions.remove(&request.uri);
+        }
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -369,7 +478,7 @@ impl ServerHandler for SagaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools.call(request, &context).await
+        self.tools.call(request, &self.with_session(context)).await
     }
 }
 

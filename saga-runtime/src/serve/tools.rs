@@ -11,7 +11,7 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InputResponses,
-    ListToolsResult, MetaObject, Resource, ResourceTemplate, Tool,
+    ListToolsResult, LoggingLevel, MetaObject, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -19,7 +19,11 @@ use super::builder::SagaToolsBuilder;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
-use crate::state::StateCodec;
+use crate::state::{KeyRing, StateCodec};
+
+/// How long the in-process state of a session call stays valid between its rounds: as
+/// long as a person may take to answer, bounded by the session's own idle timeout.
+const SESSION_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -93,6 +97,9 @@ pub struct SagaTools {
 
 pub(super) struct Inner {
     pub(super) codec: StateCodec,
+    /// Seals the state a session call keeps between its rounds in process: that state
+    /// never leaves the server, so it has a key of its own and no single-use record.
+    session_codec: StateCodec,
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
@@ -169,6 +176,7 @@ impl SagaTools {
         Ok(Self {
             inner: Arc::new(Inner {
                 codec,
+                session_codec: StateCodec::new(KeyRing::ephemeral(), SESSION_STATE_TTL),
                 entries,
                 by_name,
                 prompts,
@@ -209,6 +217,11 @@ impl SagaTools {
     /// Whether a tool called `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.inner.by_name.contains_key(name)
+    }
+
+    /// The codec of the state a session call keeps between its rounds in process.
+    pub(super) fn session_codec(&self) -> &StateCodec {
+        &self.inner.session_codec
     }
 
     /// The codec sealing the tools' state.
@@ -337,6 +350,9 @@ impl SagaTools {
                 .as_ref()
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
+        if super::session::is_session(cx) {
+            return super::session::drive(self, saga, call, cx).await;
+        }
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();
             let failures = std::mem::take(&mut call.failures);
@@ -428,14 +444,36 @@ impl SagaTools {
                 |parts| (self.inner.principal)(parts),
             );
         let capabilities = context.client_capabilities();
+        let version = context.protocol_version();
+        let min_log_level = if version
+            .as_ref()
+            .is_some_and(|version| version.as_str() < "2026-07-28")
+        {
+            // A session: what `logging/setLevel` chose, everything until it does.
+            Some(
+                context
+                    .extensions
+                    .get::<SessionLogLevel>()
+                    .map_or(LoggingLevel::Debug, |level| level.0),
+            )
+        } else {
+            context.meta.log_level()
+        };
         SagaContext::new(principal)
+            .with_cancellation(context.ct.clone())
+            .with_min_log_level(min_log_level)
             .with_peer(Some(context.peer.clone()))
             .with_capabilities(capabilities.unwrap_or_default())
             .with_client_info(context.client_info())
-            .with_protocol_version(context.protocol_version())
+            .with_protocol_version(version)
             .with_meta(context.meta.clone())
     }
 }
+
+/// The log level a session chose with `logging/setLevel`, put in a request's extensions
+/// by the server that keeps it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SessionLogLevel(pub(super) LoggingLevel);
 
 /// The `_meta` key naming the server that produced a result.
 const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";

@@ -65,7 +65,7 @@ impl Guard {
             tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
             return busy();
         };
-        let Ok(_slot) = slot else {
+        let Ok(slot) = slot else {
             return busy();
         };
         let (mut parts, body) = request.into_parts();
@@ -93,6 +93,17 @@ impl Guard {
         if let Some(method) = &envelope.method {
             span.record("method", crate::log::Escaped(method).to_string().as_str());
         }
+        if parts.headers.contains_key("mcp-session-id") {
+            // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
+            // person to answer an elicitation: it must not hold a slot meanwhile, or the
+            // answers themselves could not get in. Its body is read and checked; the
+            // session's own channel bounds what it queues.
+            drop(slot);
+            return next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+        }
+        let _slot = slot;
         let format = match Format::from_headers(&parts.headers) {
             Ok(format) => format,
             Err(unknown) => {
