@@ -1,17 +1,24 @@
-//! The server the MCP conformance suite (`@modelcontextprotocol/conformance`) tests at
-//! protocol 2026-07-28: every tool, prompt and resource its server scenarios call, each
-//! written as a saga. `scripts/conformance.sh` builds it, starts it and runs the suite.
+//! The server the MCP conformance suite (`@modelcontextprotocol/conformance`) tests, at
+//! protocol 2026-07-28 and in 2025-11-25 sessions: every tool, prompt and resource their
+//! server scenarios call, each written as a saga. The same tools serve both eras;
+//! `scripts/conformance.sh` builds it, starts it and runs both requirement sets.
 //!
 //! ```text
 //! cargo run --example conformance_server -- --http 127.0.0.1:0
 //! ```
+
+// Logging and sampling are deprecated by MCP 2026-07-28 (SEP-2577) but the 2025-11-25
+// scenarios exercise them.
+#![allow(deprecated)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
-use saga_runtime::rmcp::model::{JsonObject, PromptMessage, ResourceContents, Role, Tool};
+use saga_runtime::rmcp::model::{
+    JsonObject, LoggingLevel, PromptMessage, ResourceContents, Role, Tool,
+};
 use saga_runtime::state::Fingerprint;
 use serde_json::json;
 
@@ -21,6 +28,83 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+
 const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
 
 // ── the forms the tools ask for ──────────────────────────────────────────────────────
+
+/// `test_elicitation`'s form.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct UserResponse {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// SEP-1034: a default for every primitive type.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct WithDefaults {
+    #[elicit(default = "John Doe")]
+    name: String,
+    #[elicit(default = 30)]
+    age: i64,
+    #[elicit(default = 95.5)]
+    score: f64,
+    #[elicit(default = "active")]
+    status: Status,
+    #[elicit(default = true)]
+    verified: bool,
+}
+
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// SEP-1330: the five enum shapes, one of them the deprecated `enumNames`, which
+/// `#[derive(Elicit)]` does not write: a hand-written form. Its answer is kept as JSON text.
+#[derive(Debug, Serialize, Deserialize)]
+struct EnumChoices(String);
+
+impl Elicit for EnumChoices {
+    fn requested_schema() -> serde_json::Map<String, serde_json::Value> {
+        let titled = |titles: [&str; 3], prefix: &str| {
+            titles
+                .iter()
+                .enumerate()
+                .map(|(i, title)| json!({"const": format!("{prefix}{}", i + 1), "title": title}))
+                .collect::<Vec<_>>()
+        };
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": titled(["First Option", "Second Option", "Third Option"], "value")},
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array", "minItems": 1, "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "items": {"anyOf": titled(["First Choice", "Second Choice", "Third Choice"], "value")},
+                },
+            },
+            "required": [],
+        });
+        schema.as_object().cloned().unwrap_or_default()
+    }
+
+    fn from_content(content: &serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
+        serde_json::to_string(content)
+            .map(EnumChoices)
+            .map_err(|error| error.to_string())
+    }
+}
 
 #[derive(Elicit, Serialize, Deserialize)]
 struct UserName {
@@ -127,6 +211,58 @@ async fn test_streaming_elicitation() -> Result<String, SagaError> {
 #[saga_tool]
 async fn test_logging_tool() -> Result<&'static str, SagaError> {
     Ok("Logging test completed.")
+}
+
+// ── tools of the 2025-11-25 scenarios (server-to-client requests in a session) ────────
+
+/// Sends three log messages while it runs.
+#[saga_tool]
+async fn test_tool_with_logging(cx: &SagaContext) -> Result<&'static str, SagaError> {
+    cx.log(LoggingLevel::Info, "Tool execution started").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    cx.log(LoggingLevel::Info, "Tool processing data").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    cx.log(LoggingLevel::Info, "Tool execution completed").await;
+    Ok("Logging test completed: sent 3 log messages.")
+}
+
+/// Asks the client's LLM.
+#[saga_tool]
+async fn test_sampling(prompt: String) -> Result<String, SagaError> {
+    let answer = sample(prompt).max_tokens(100).await?;
+    Ok(format!("LLM response: {}", answer.text()))
+}
+
+/// What an elicitation came back with, as the 2025-11-25 scenarios print it.
+fn described<T: std::fmt::Debug>(outcome: Result<T, SagaError>) -> Result<String, SagaError> {
+    match outcome {
+        Ok(content) => Ok(format!("action=accept, content={content:?}")),
+        Err(SagaError::Declined) => Ok("action=decline".into()),
+        Err(SagaError::Cancelled) => Ok("action=cancel".into()),
+        Err(other) => Err(other),
+    }
+}
+
+/// Asks the user for a name and an email.
+#[saga_tool]
+async fn test_elicitation(message: String) -> Result<String, SagaError> {
+    let outcome = elicit::<UserResponse>(message).await;
+    Ok(format!("User response: {}", described(outcome)?))
+}
+
+/// Asks with a default for every primitive type (SEP-1034).
+#[saga_tool]
+async fn test_elicitation_sep1034_defaults() -> Result<String, SagaError> {
+    let outcome =
+        elicit::<WithDefaults>("Please review and update the form fields with defaults").await;
+    Ok(format!("Elicitation completed: {}", described(outcome)?))
+}
+
+/// Asks with the five enum shapes (SEP-1330).
+#[saga_tool]
+async fn test_elicitation_sep1330_enums() -> Result<String, SagaError> {
+    let outcome = elicit::<EnumChoices>("Please select options from the enum fields").await;
+    Ok(format!("Elicitation completed: {}", described(outcome)?))
 }
 
 // ── multi round-trip tools (SEP-2322) ────────────────────────────────────────────────
@@ -421,6 +557,11 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         .tool(test_missing_capability)
         .tool(test_streaming_elicitation)
         .tool(test_logging_tool)
+        .tool(test_tool_with_logging)
+        .tool(test_sampling)
+        .tool(test_elicitation)
+        .tool(test_elicitation_sep1034_defaults)
+        .tool(test_elicitation_sep1330_enums)
         .tool(test_input_required_result_elicitation)
         .tool(test_input_required_result_sampling)
         .tool(test_input_required_result_list_roots)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs the MCP conformance suite (@modelcontextprotocol/conformance, server scenarios at
-# protocol 2026-07-28) against examples/conformance_server.rs.
+# Runs the MCP conformance suite (@modelcontextprotocol/conformance) against
+# examples/conformance_server.rs: every server scenario of both protocol eras, 2026-07-28
+# (stateless, MRTR) and 2025-11-25 (sessions), on the same server.
 #
-#   scripts/conformance.sh                  # every 2026-07-28 server scenario
-#   scripts/conformance.sh caching tools-list   # only these
+#   scripts/conformance.sh                         # both sets, every server scenario
+#   SPEC_VERSIONS=2025-11-25 scripts/conformance.sh   # one set
+#   scripts/conformance.sh caching tools-list      # only these, in each set
 #
 # Node 22 and the suite are installed once into $SAGA_CONFORMANCE_CACHE (default
 # ~/.cache/saga-conformance), outside the repository, with the system's npm. Prints one line
@@ -13,7 +15,7 @@
 set -euo pipefail
 
 SUITE_VERSION=0.2.0-alpha.12
-SPEC_VERSION=2026-07-28
+SPEC_VERSIONS=${SPEC_VERSIONS:-${SPEC_VERSION:-2026-07-28 2025-11-25}}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SAGA_CONFORMANCE_CACHE:-$HOME/.cache/saga-conformance}
@@ -93,20 +95,23 @@ done
 log "server at $URL; reports in $OUT"
 
 # ── the scenarios ─────────────────────────────────────────────────────────────────────
+passed=0 failed=0 unexpected=0 expected_failed=0
+for SPEC_VERSION in $SPEC_VERSIONS; do
 if (($# > 0)); then
     SCENARIOS=("$@")
 else
     mapfile -t SCENARIOS < <("$NODE" "$CLI" list --server --spec-version "$SPEC_VERSION" |
         sed -nE 's/^[[:space:]]*- ([^[:space:]]+).*/\1/p')
-    ((${#SCENARIOS[@]} > 0)) || { log "the suite listed no server scenario"; exit 2; }
+    ((${#SCENARIOS[@]} > 0)) || { log "the suite listed no server scenario for $SPEC_VERSION"; exit 2; }
 fi
-
-passed=0 failed=0 unexpected=0 expected_failed=0
+printf '── %s: %s server scenarios\n' "$SPEC_VERSION" "${#SCENARIOS[@]}"
+set_passed=$passed set_failed=$failed
+mkdir -p "$OUT/$SPEC_VERSION"
 for scenario in "${SCENARIOS[@]}"; do
-    scenario_log=$OUT/$scenario.log
+    scenario_log=$OUT/$SPEC_VERSION/$scenario.log
     status=0
     "$NODE" "$CLI" server --url "$URL" --scenario "$scenario" --spec-version "$SPEC_VERSION" \
-        -o "$OUT/reports" >"$scenario_log" 2>&1 || status=$?
+        -o "$OUT/$SPEC_VERSION/reports" >"$scenario_log" 2>&1 || status=$?
     checks=$(sed -nE 's/^Passed: ([0-9]+)\/([0-9]+), [0-9]+ failed, ([0-9]+) warnings?.*/\1\/\2 checks, \3 warnings/p' \
         "$scenario_log" | tail -n 1)
     checks=${checks:-no checks reported}
@@ -138,6 +143,8 @@ for scenario in "${SCENARIOS[@]}"; do
         printf 'FAIL  %s (%s, exit %s; failing: %s; log: %s)\n' "$scenario" "$checks" "$status" \
             "$(IFS=,; echo "${unlisted[*]:-none reported}")" "$scenario_log"
     fi
+done
+printf '── %s: %s passed, %s failed\n' "$SPEC_VERSION" "$((passed - set_passed))" "$((failed - set_failed))"
 done
 
 stop_server

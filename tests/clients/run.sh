@@ -8,7 +8,9 @@
 # Everything the clients need is installed into a cache outside the repository,
 # ${SAGA_CLIENTS_CACHE:-$HOME/.cache/saga-clients}, and reused while the pinned versions in
 # ts/package.json, ts/package-lock.json and python/requirements.txt stay the same.
-# Prints `PASS|FAIL <client> <transport> <example>` per run and `N passed, M failed` last;
+# Each client runs in both eras: 2026-07-28 (MRTR) and 2025-11-25 (a session opened with
+# `initialize`, the server sending its requests during the call).
+# Prints `PASS|FAIL <client> <era> <transport> <example>` per run and `N passed, M failed` last;
 # exits non-zero on any failure. Logs of every run stay in a temporary directory, named on
 # stderr when something fails (set SAGA_CLIENTS_KEEP_LOGS=1 to keep them anyway).
 set -euo pipefail
@@ -136,25 +138,26 @@ client_cmd() {
 }
 
 passed=0
+for era in 2026-07-28 2025-11-25; do
 for client in ts py; do
     for example in deploy weather; do
         for transport in http stdio; do
-            name="$client $transport $example"
-            log="$logs/$client-$transport-$example.log"
+            name="$client $era $transport $example"
+            log="$logs/$client-$era-$transport-$example.log"
             ok=1
             read -r -a cmd <<<"$(client_cmd "$client")"
             if [[ "$transport" == http ]]; then
                 if start_server "$bin_dir/$example" "$logs/server-$client-$example.out" \
                     "$logs/server-$client-$example.err"; then
                     timeout "$run_timeout" "${cmd[@]}" --http "$server_url" --tool "$example" \
-                        >"$log" 2>&1 || ok=0
+                        --era "$era" >"$log" 2>&1 || ok=0
                 else
                     ok=0
                 fi
                 stop_server
             else
                 timeout "$run_timeout" "${cmd[@]}" --stdio "$bin_dir/$example" --tool "$example" \
-                    >"$log" 2>&1 || ok=0
+                    --era "$era" >"$log" 2>&1 || ok=0
             fi
             if [[ $ok -eq 1 ]]; then
                 echo "PASS $name"
@@ -173,6 +176,7 @@ for client in ts py; do
             fi
         done
     done
+done
 done
 
 say "took $((SECONDS - started))s"

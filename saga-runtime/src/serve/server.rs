@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
-    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
-    UnsubscribeRequestParams,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -310,6 +310,22 @@ impl ServerHandler for SagaServer {
         config.protocol_version = ProtocolVersion::V_2026_07_28;
         config.instructions = self.instructions.clone();
         config
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        // What only a session has: `logging/setLevel` and resource subscriptions (MCP
+        // 2026-07-28 has neither, so `server/discover` does not advertise them).
+        result.capabilities.logging = Some(Default::default());
+        if let Some(resources) = result.capabilities.resources.as_mut() {
+            resources.subscribe = Some(true);
+        }
+        Ok(result)
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

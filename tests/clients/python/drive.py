@@ -1,10 +1,11 @@
 """Drives a saga example (deploy or weather) to completion with the official MCP Python SDK,
-PyPI `mcp` 2.3, pinned to protocol 2026-07-28 (`Client(..., mode="2026-07-28")`), letting
-`Client.call_tool` fulfil `input_required` rounds through scripted elicitation and sampling
-callbacks.
+PyPI `mcp` 2.3, through scripted elicitation and sampling callbacks. At protocol 2026-07-28
+(`Client(..., mode="2026-07-28")`) `Client.call_tool` fulfils `input_required` rounds; in
+the 2025 mode (`mode="legacy"`: `initialize` and a session) the server sends the same
+requests during the call.
 
-    python drive.py --http http://127.0.0.1:PORT/mcp --tool deploy|weather
-    python drive.py --stdio /path/to/binary --tool deploy|weather
+    python drive.py --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
+    python drive.py --stdio /path/to/binary --tool deploy|weather [--era …]
 
 Exits 0 when the final text is exactly the expected one, non-zero otherwise.
 """
@@ -187,13 +188,30 @@ def check_rounds(scenario: dict[str, Any], wire: Wire, handled: list[str]) -> li
     return problems
 
 
+def check_session(scenario: dict[str, Any], wire: Wire, handled_methods: list[str]) -> list[str]:
+    """In a session the server asks during the one call: every request reaches a callback."""
+    problems = []
+    if wire.input_required:
+        problems.append(f"got {len(wire.input_required)} input_required results in a session")
+    if len(wire.calls) != 1:
+        problems.append(f"sent {len(wire.calls)} tools/call requests, expected 1")
+    expected = [m for round_ in scenario["rounds"] for m in round_]
+    if not same_set(handled_methods, expected):
+        problems.append(f"callbacks saw {handled_methods}, expected {expected}")
+    if len(wire.results) != 1:
+        problems.append(f"got {len(wire.results)} complete results, expected 1")
+    return problems
+
+
 async def run(opts: argparse.Namespace) -> int:
     scenario = SCENARIOS[opts.tool]
     wire = Wire()
     handled: list[str] = []
+    handled_methods: list[str] = []
 
     async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         handled.append(str(context.request_id))
+        handled_methods.append("elicitation/create")
         log(f"elicitation {context.request_id}: {params.model_dump_json(by_alias=True, exclude_none=True)}")
         if not isinstance(params, types.ElicitRequestFormParams):
             raise RuntimeError(f"expected a form elicitation, got {type(params).__name__}")
@@ -210,6 +228,7 @@ async def run(opts: argparse.Namespace) -> int:
         context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         handled.append(str(context.request_id))
+        handled_methods.append("sampling/createMessage")
         log(f"sampling {context.request_id}: {params.model_dump_json(by_alias=True, exclude_none=True)}")
         last = params.messages[-1]
         prompt = "".join(c.text for c in last.content_as_list if isinstance(c, types.TextContent))
@@ -231,7 +250,7 @@ async def run(opts: argparse.Namespace) -> int:
 
     async with Client(
         tapped(transport, wire),
-        mode="2026-07-28",
+        mode="legacy" if opts.era == "2025-11-25" else "2026-07-28",
         elicitation_callback=on_elicit,
         sampling_callback=on_sample,
         client_info=types.Implementation(name="saga-py-driver", version="0.0.0"),
@@ -242,14 +261,17 @@ async def run(opts: argparse.Namespace) -> int:
         log(f"result: {result.model_dump_json(by_alias=True, exclude_none=True)}")
 
     problems = []
-    if version != "2026-07-28":
-        problems.append(f"negotiated {version}, wanted 2026-07-28")
+    if version != opts.era:
+        problems.append(f"negotiated {version}, wanted {opts.era}")
     text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
     if result.is_error:
         problems.append("result.isError is true")
     if text != scenario["expected"]:
         problems.append(f"final text {text!r} != expected {scenario['expected']!r}")
-    problems += check_rounds(scenario, wire, handled)
+    if opts.era == "2025-11-25":
+        problems += check_session(scenario, wire, handled_methods)
+    else:
+        problems += check_rounds(scenario, wire, handled)
     if problems:
         for p in problems:
             log(f"FAIL: {p}")
@@ -264,6 +286,7 @@ def main() -> int:
     where.add_argument("--http", metavar="URL")
     where.add_argument("--stdio", metavar="BINARY")
     parser.add_argument("--tool", choices=sorted(SCENARIOS), required=True)
+    parser.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28")
     opts = parser.parse_args()
     try:
         return anyio.run(run, opts)

@@ -1,9 +1,11 @@
 // Drives a saga example (deploy or weather) to completion with the official MCP
-// TypeScript client, @modelcontextprotocol/client 2.4, pinned to protocol 2026-07-28,
-// with input_required auto-fulfilment and scripted elicitation and sampling handlers.
+// TypeScript client, @modelcontextprotocol/client 2.4, pinned to a protocol version, with
+// scripted elicitation and sampling handlers: at 2026-07-28 the client fulfils
+// input_required rounds itself; at 2025-11-25 it opens a session with `initialize` and the
+// server sends it the same requests during the call.
 //
-//   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather
-//   node drive.mjs --stdio /path/to/binary --tool deploy|weather
+//   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
+//   node drive.mjs --stdio /path/to/binary --tool deploy|weather [--era …]
 //
 // Exits 0 when the final text is exactly the expected one, non-zero otherwise.
 
@@ -40,7 +42,7 @@ function parseArgs(argv) {
     const out = {};
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
-        if (a === '--http' || a === '--stdio' || a === '--tool') {
+        if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era') {
             if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
             out[a.slice(2)] = argv[++i];
         } else {
@@ -49,6 +51,8 @@ function parseArgs(argv) {
     }
     if (!!out.http === !!out.stdio) throw new Error('give exactly one of --http URL or --stdio BINARY');
     if (!SCENARIOS[out.tool]) throw new Error('--tool must be deploy or weather');
+    out.era ??= '2026-07-28';
+    if (!['2026-07-28', '2025-11-25'].includes(out.era)) throw new Error('--era must be 2026-07-28 or 2025-11-25');
     return out;
 }
 
@@ -120,6 +124,22 @@ function checkRounds(scenario, wire, seen) {
     return problems;
 }
 
+// In a session the server asks during the one call: every request of every round reaches
+// a handler, and no input_required result is ever seen.
+function checkSession(scenario, wire, seen) {
+    const problems = [];
+    if (wire.inputRequired.length !== 0) problems.push(`got ${wire.inputRequired.length} input_required results in a session`);
+    if (wire.calls.length !== 1) problems.push(`sent ${wire.calls.length} tools/call requests, expected 1`);
+    const expected = scenario.rounds.flat();
+    const handled = [
+        ...seen.elicitations.map(() => 'elicitation/create'),
+        ...seen.samplings.map(() => 'sampling/createMessage'),
+    ];
+    if (!sameSet(handled, expected)) problems.push(`handlers saw ${JSON.stringify(handled)}, expected ${JSON.stringify(expected)}`);
+    if (wire.results.length !== 1) problems.push(`got ${wire.results.length} complete results, expected 1`);
+    return problems;
+}
+
 function textOf(content) {
     if (!Array.isArray(content)) return undefined;
     return content.filter(c => c && c.type === 'text').map(c => c.text).join('');
@@ -135,7 +155,7 @@ async function main() {
         { name: 'saga-ts-driver', version: '0.0.0' },
         {
             capabilities: { elicitation: { form: {} }, sampling: {} },
-            versionNegotiation: { mode: { pin: '2026-07-28' } },
+            versionNegotiation: { mode: opts.era === '2025-11-25' ? 'legacy' : { pin: opts.era } },
             inputRequired: { autoFulfill: true, maxRounds: 10 },
         },
     );
@@ -183,8 +203,8 @@ async function main() {
     tap(transport, wire);
     await client.connect(transport);
     console.error(`[ts] connected: era=${client.getProtocolEra()} version=${client.getNegotiatedProtocolVersion()}`);
-    if (client.getNegotiatedProtocolVersion() !== '2026-07-28') {
-        throw new Error(`negotiated ${client.getNegotiatedProtocolVersion()}, wanted 2026-07-28`);
+    if (client.getNegotiatedProtocolVersion() !== opts.era) {
+        throw new Error(`negotiated ${client.getNegotiatedProtocolVersion()}, wanted ${opts.era}`);
     }
 
     const result = await client.callTool({ name: scenario.tool, arguments: scenario.args });
@@ -197,7 +217,7 @@ async function main() {
     if (text !== scenario.expected) {
         problems.push(`final text ${JSON.stringify(text)} != expected ${JSON.stringify(scenario.expected)}`);
     }
-    problems.push(...checkRounds(scenario, wire, seen));
+    problems.push(...(opts.era === '2025-11-25' ? checkSession(scenario, wire, seen) : checkRounds(scenario, wire, seen)));
     if (problems.length) {
         for (const p of problems) console.error(`[ts] FAIL: ${p}`);
         process.exit(1);
