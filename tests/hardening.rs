@@ -184,7 +184,10 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     let (status, reply) = post(&client, server.addr, TOOL, &[], body.clone()).await;
     assert_eq!(status, 200, "{reply:#}");
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
-    assert!(reply["result"]["inputRequests"]["elicit-1"].is_object(), "{reply:#}");
+    assert!(
+        reply["result"]["inputRequests"]["elicit-1"].is_object(),
+        "{reply:#}"
+    );
     let cpu = server.cpu_time();
     for _ in 0..20 {
         post(&client, server.addr, TOOL, &[], body.clone()).await;
