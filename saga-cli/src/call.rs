@@ -236,21 +236,32 @@ async fn connect(target: &Target, responder: std::sync::Arc<Responder>) -> anyho
             handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .with_context(|| format!("cannot connect to {url}"))
+                .map_err(|e| root_cause(&format!("cannot connect to {url}"), e))
         }
         Target::Stdio(words) => {
             let mut command = tokio::process::Command::new(&words[0]);
             command.args(&words[1..]);
             // The server's log would tear the prompts apart.
-            command.stderr(std::process::Stdio::null());
-            let transport = TokioChildProcess::new(command)
+            let (transport, _) = TokioChildProcess::builder(command)
+                .stderr(std::process::Stdio::null())
+                .spawn()
                 .with_context(|| format!("cannot start {:?}", words[0]))?;
             handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .with_context(|| format!("cannot talk MCP with {:?}", words.join(" ")))
+                .map_err(|e| root_cause(&format!("cannot talk MCP with {:?}", words.join(" ")), e))
         }
     }
+}
+
+/// `what` and the innermost cause of `error` (rmcp's outer messages name its internals).
+fn root_cause(what: &str, error: impl std::error::Error + Send + Sync + 'static) -> anyhow::Error {
+    let error = anyhow::Error::from(error);
+    let text = error.root_cause().to_string();
+    // rmcp flattens its causes into one message: keep the innermost part.
+    let inner = text.rsplit("error: ").next().unwrap_or(&text);
+    let inner = inner.split(", when ").next().unwrap_or(inner);
+    anyhow::anyhow!("{what}: {inner}")
 }
 
 /// One clear line for a failed request.
@@ -517,7 +528,7 @@ mod tests {
             "description": "Deploys.",
             "inputSchema": {"type": "object", "properties": {
                 "initial_arg": {"type": "string", "description": "first"},
-                "replicas": {"type": ["integer", "null"]}
+                "replicas": {"type": ["integer", "null"], "minimum": 0}
             }, "required": ["initial_arg"]}
         }))
         .unwrap();

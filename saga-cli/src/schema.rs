@@ -138,8 +138,22 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// The schema's type; of a list such as `["integer", "null"]` (an `Option`), the first
+/// that is not `null`.
+fn type_of(property: &Value) -> &str {
+    match property.get("type") {
+        Some(Value::String(ty)) => ty,
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|ty| *ty != "null")
+            .unwrap_or(""),
+        _ => "",
+    }
+}
+
 fn kind(property: &Value) -> Kind {
-    let ty = property.get("type").and_then(Value::as_str).unwrap_or("");
+    let ty = type_of(property);
     if ty == "array" {
         let items = property.get("items").cloned().unwrap_or(Value::Null);
         let (values, titles) = choices(&items).unwrap_or_default();
@@ -250,14 +264,16 @@ fn bounds(n: f64, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
 /// (1..=20)`, `one of a|b`, `string?` is not used: requiredness is shown separately.
 pub fn describe_type(property: &Value) -> String {
     match kind(property) {
-        Kind::Text { format, .. } => match format {
-            Some(format) => format!("string ({format})"),
-            None => match property.get("type") {
-                Some(Value::String(t)) => t.clone(),
-                Some(Value::Array(types)) => types.iter().map(plain).collect::<Vec<_>>().join("|"),
-                _ => "any".into(),
-            },
-        },
+        Kind::Text { format, .. } => {
+            let ty = match type_of(property) {
+                "" => "any",
+                ty => ty,
+            };
+            match format {
+                Some(format) => format!("{ty} ({format})"),
+                None => ty.to_owned(),
+            }
+        }
         Kind::Integer { min, max } => with_range("integer", min, max),
         Kind::Number { min, max } => with_range("number", min, max),
         Kind::Boolean => "boolean".into(),
