@@ -443,6 +443,9 @@ pub async fn call(
                         keys.join(", ")
                     );
                 }
+                if let Some(state) = &result.request_state {
+                    println!("← requestState {state}");
+                }
                 let mut responses = rmcp::model::InputResponses::new();
                 for (key, request) in &requests {
                     let request = serde_json::to_value(request)?;
