@@ -209,7 +209,7 @@ name="saga inspect: a real token's header"
 cat >"$WORK/partial.json" <<'EOF'
 {"elicit-1": {"target": "production"}}
 EOF
-"$SAGA" call --answers "$WORK/partial.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+"$SAGA" call --show-state --answers "$WORK/partial.json" "$DEPLOY_URL" complex_tool initial_arg=x \
   >"$WORK/out.txt" 2>&1
 token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
 if [ -n "$token" ] &&

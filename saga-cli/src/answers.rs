@@ -13,7 +13,7 @@
 //! - an elicitation takes an `ElicitResult` (`{"action": …, "content": …}`), or just
 //!   `"accept"` / `"decline"` / `"cancel"`, or a bare object that is the accepted content;
 //! - a sampling request takes the model's answer as a string, or a whole
-//!   `CreateMessageResult`;
+//!   `CreateMessageResult` (with `role` and `content`);
 //! - a roots request needs no entry (the roots come from `--root`), or takes a
 //!   `ListRootsResult`.
 //!
@@ -57,7 +57,9 @@ impl Answers {
     pub fn sampling(&self, key: &str) -> Result<Value, String> {
         match self.require(key)? {
             Value::String(text) => Ok(sampling_result(text)),
-            Value::Object(object) if object.contains_key("content") => {
+            Value::Object(object)
+                if object.contains_key("content") && object.contains_key("role") =>
+            {
                 Ok(Value::Object(object.clone()))
             }
             _ => Err(format!(

@@ -398,6 +398,7 @@ pub async fn call(
     pairs: &[String],
     answers: Option<Answers>,
     roots: Vec<Value>,
+    show_state: bool,
 ) -> anyhow::Result<bool> {
     let responder = std::sync::Arc::new(Responder::new(answers, roots));
     let client = connect(target, responder.clone()).await?;
@@ -444,7 +445,7 @@ pub async fn call(
                     );
                 }
                 if let Some(state) = &result.request_state {
-                    println!("← requestState {state}");
+                    println!("← requestState {}", shown_state(state, show_state));
                 }
                 let mut responses = rmcp::model::InputResponses::new();
                 for (key, request) in &requests {
@@ -458,6 +459,20 @@ pub async fn call(
         }
     }
     unreachable!("the rounds never run out")
+}
+
+/// The token as printed: whole with `--show-state`, else its ends and its length.
+fn shown_state(state: &str, whole: bool) -> String {
+    let chars: Vec<char> = state.chars().collect();
+    if whole || chars.len() <= 24 {
+        return state.to_owned();
+    }
+    let head: String = chars[..12].iter().collect();
+    let tail: String = chars[chars.len() - 6..].iter().collect();
+    format!(
+        "{head}…{tail} ({} chars; --show-state prints it whole)",
+        chars.len()
+    )
 }
 
 fn print_result(result: &CallToolResult, rounds: usize) -> anyhow::Result<bool> {
@@ -488,6 +503,18 @@ fn print_result(result: &CallToolResult, rounds: usize) -> anyhow::Result<bool> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortens_the_token_unless_asked() {
+        let token = "A".repeat(12) + &"B".repeat(100) + "CCCCCC";
+        assert_eq!(shown_state(&token, true), token);
+        let short = shown_state(&token, false);
+        assert!(
+            short.starts_with("AAAAAAAAAAAA…CCCCCC (118 chars"),
+            "{short}"
+        );
+        assert_eq!(shown_state("abc", false), "abc");
+    }
 
     #[test]
     fn roots_are_file_uris() {
@@ -538,11 +565,11 @@ mod tests {
         let text = describe_tool(&tool);
         assert!(text.starts_with("complex_tool — Deploys.\n"), "{text}");
         assert!(
-            text.contains("initial_arg  string        required  first"),
+            text.contains("initial_arg  string          required  first"),
             "{text}"
         );
         assert!(
-            text.contains("replicas     integer|null  optional"),
+            text.contains("replicas     integer (>= 0)  optional"),
             "{text}"
         );
     }

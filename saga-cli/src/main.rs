@@ -64,6 +64,9 @@ enum Command {
         /// current directory.
         #[arg(long = "root", value_name = "PATH|URI")]
         roots: Vec<String>,
+        /// Print each round's requestState whole (for `saga inspect`), not shortened.
+        #[arg(long)]
+        show_state: bool,
         /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
         #[arg(value_name = "[URL] TOOL KEY=VALUE")]
@@ -181,6 +184,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             server,
             answers,
             roots,
+            show_state,
             rest,
         } => {
             let line = call_line(&server, &rest)?;
@@ -196,8 +200,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             let roots = call::roots(&roots)?;
-            let is_error =
-                call::call(&line.target, &line.tool, &line.pairs, answers, roots).await?;
+            let is_error = call::call(
+                &line.target,
+                &line.tool,
+                &line.pairs,
+                answers,
+                roots,
+                show_state,
+            )
+            .await?;
             Ok(if is_error {
                 ExitCode::from(1)
             } else {

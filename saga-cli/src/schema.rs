@@ -452,8 +452,12 @@ mod tests {
             "one of a|b"
         );
         assert_eq!(
-            describe_type(&json!({"type": ["integer", "null"]})),
-            "integer|null"
+            describe_type(&json!({"type": ["integer", "null"], "minimum": 0})),
+            "integer (>= 0)"
+        );
+        assert_eq!(
+            describe_type(&json!({"type": "string", "format": "email"})),
+            "string (email)"
         );
     }
 }
