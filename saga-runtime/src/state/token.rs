@@ -375,6 +375,26 @@ impl TokenHeader {
     }
 }
 
+fn associated_data(header: &[u8], binding: &Binding) -> [u8; HEADER_LEN + 32] {
+    let mut aad = [0u8; HEADER_LEN + 32];
+    aad[..HEADER_LEN].copy_from_slice(header);
+    aad[HEADER_LEN..].copy_from_slice(binding.digest());
+    aad
+}
+
+fn field<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[at..at + N]);
+    out
+}
+
+/// Seconds since the unix epoch; a clock before 1970 reads as 0.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
 #[cfg(test)]
 mod header_tests {
     use super::*;
@@ -399,24 +419,4 @@ mod header_tests {
             Err(OpenError::Truncated { .. })
         ));
     }
-}
-
-fn associated_data(header: &[u8], binding: &Binding) -> [u8; HEADER_LEN + 32] {
-    let mut aad = [0u8; HEADER_LEN + 32];
-    aad[..HEADER_LEN].copy_from_slice(header);
-    aad[HEADER_LEN..].copy_from_slice(binding.digest());
-    aad
-}
-
-fn field<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    out.copy_from_slice(&bytes[at..at + N]);
-    out
-}
-
-/// Seconds since the unix epoch; a clock before 1970 reads as 0.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }
