@@ -58,13 +58,16 @@ start_server() {
   exit 2
 }
 
-# In tmux: run CMD in a fresh window of a 120x50 terminal.
+# In tmux: run CMD in a new session (a 120x50 terminal) of its own; the sessions of
+# earlier scenarios stay until the end, so the tmux server never exits in between.
+RUN=0
 tmux_start() {
-  tmux -L "$SOCKET" kill-session -t cli >/dev/null 2>&1 || true
-  tmux -L "$SOCKET" new-session -d -s cli -x 120 -y 50 \
+  RUN=$((RUN + 1))
+  SESSION="cli$RUN"
+  tmux -L "$SOCKET" new-session -d -s "$SESSION" -x 120 -y 50 \
     "$1; echo \"EXIT=\$?\"; sleep 600"
 }
-screen() { tmux -L "$SOCKET" capture-pane -p -t cli -S -200; }
+screen() { tmux -L "$SOCKET" capture-pane -p -t "$SESSION" -S -200; }
 # wait_for TEXT [SECONDS]: until TEXT is on screen.
 wait_for() {
   local deadline=$((SECONDS + ${2:-20}))
@@ -75,10 +78,10 @@ wait_for() {
   return 1
 }
 type_line() {
-  tmux -L "$SOCKET" send-keys -t cli -l -- "$1"
-  tmux -L "$SOCKET" send-keys -t cli Enter
+  tmux -L "$SOCKET" send-keys -t "$SESSION" -l -- "$1"
+  tmux -L "$SOCKET" send-keys -t "$SESSION" Enter
 }
-key() { tmux -L "$SOCKET" send-keys -t cli "$1"; }
+key() { tmux -L "$SOCKET" send-keys -t "$SESSION" "$1"; }
 
 # step NAME: each wait either passes or ends the scenario with the screen shown.
 scenario_failed() {
@@ -224,6 +227,20 @@ else
   cat "$WORK/out.txt" >>"$WORK/inspect.txt" 2>/dev/null
   fail "$name" "$WORK/inspect.txt"
 fi
+
+# 10. The example's --inspect decodes the same token's state with the call's arguments,
+#     and refuses it with other arguments (the token is bound to them).
+name="deploy --inspect TOKEN --arguments JSON"
+if [ -n "$token" ] &&
+  SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"x"}' \
+    >"$WORK/state.txt" 2>&1 &&
+  grep -qF '"tool": "complex_tool"' "$WORK/state.txt" &&
+  grep -qF '"key": "sample-2"' "$WORK/state.txt" &&
+  grep -qF "Is deploying to 'production' safe right now?" "$WORK/state.txt" &&
+  ! SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"y"}' \
+    >/dev/null 2>&1; then
+  pass "$name"
+else fail "$name" "$WORK/state.txt"; fi
 
 if [ -f "$WORK/deploy-screen.txt" ]; then
   echo "== the screen of the deploy run"

@@ -12,4 +12,4 @@ pub mod wire;
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config};
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
-pub use tools::{BuildError, SagaTools};
+pub use tools::{BuildError, InspectError, InspectRequest, SagaTools};

@@ -129,6 +129,16 @@ impl SagaServer {
         &self.tools
     }
 
+    /// Decodes a token's saga state as JSON with the tool's own types; see
+    /// [`SagaTools::inspect`].
+    pub fn inspect(
+        &self,
+        token: &str,
+        request: &super::InspectRequest,
+    ) -> Result<serde_json::Value, super::InspectError> {
+        self.tools.inspect(token, request)
+    }
+
     /// The protocol versions this server speaks.
     pub fn protocol_versions() -> &'static [ProtocolVersion] {
         &[ProtocolVersion::V_2026_07_28]
