@@ -207,6 +207,19 @@ else
   fail "$name" "$WORK/err.txt"
 fi
 
+# 8b. A capability the client does not declare: the server's -32021 on one line.
+name="missing capability: the server's -32021 on one line"
+"$SAGA" call --without sampling --answers "$WORK/answers.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  >"$WORK/out.txt" 2>"$WORK/err.txt"
+status=$?
+if [ $status -eq 2 ] && [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] && grep -qF -- "-32021" "$WORK/err.txt" &&
+  grep -qF "sampling" "$WORK/err.txt"; then
+  pass "$name"
+else
+  echo "exit $status" >>"$WORK/err.txt"
+  fail "$name" "$WORK/err.txt"
+fi
+
 # 9. saga inspect on a real token from a round, with and without the right key.
 name="saga inspect: a real token's header"
 cat >"$WORK/partial.json" <<'EOF'

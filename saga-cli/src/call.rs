@@ -36,6 +36,21 @@ pub struct Responder {
     session_requests: AtomicUsize,
     /// One prompt at a time.
     asking: Mutex<()>,
+    /// Capabilities not to declare (`--without`).
+    without: Vec<Capability>,
+}
+
+/// A client capability `saga` declares unless told not to (`--without`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Capability {
+    /// `elicitation` (form and URL mode).
+    Elicitation,
+    /// URL-mode elicitation only.
+    Url,
+    /// `sampling`.
+    Sampling,
+    /// `roots`.
+    Roots,
 }
 
 impl Responder {
@@ -46,7 +61,14 @@ impl Responder {
             roots,
             session_requests: AtomicUsize::new(0),
             asking: Mutex::new(()),
+            without: Vec::new(),
         }
+    }
+
+    /// Leaves `without` out of the declared capabilities, to see how a server copes.
+    pub fn without(mut self, without: Vec<Capability>) -> Self {
+        self.without = without;
+        self
     }
 
     /// The answer to the input request `request` (`{"method": …, "params": …}`) keyed
@@ -159,13 +181,27 @@ fn content_text(content: Option<&Value>) -> String {
 /// requests of a 2025-11-25 session.
 struct Handler(std::sync::Arc<Responder>);
 
-fn capabilities() -> ClientCapabilities {
-    serde_json::from_value(json!({
+fn capabilities(without: &[Capability]) -> ClientCapabilities {
+    let mut declared = json!({
         "elicitation": {"form": {}, "url": {}},
         "sampling": {},
         "roots": {}
-    }))
-    .unwrap_or_default()
+    });
+    if let Some(declared) = declared.as_object_mut() {
+        for capability in without {
+            match capability {
+                Capability::Elicitation => drop(declared.remove("elicitation")),
+                Capability::Url => {
+                    if let Some(Value::Object(elicitation)) = declared.get_mut("elicitation") {
+                        elicitation.remove("url");
+                    }
+                }
+                Capability::Sampling => drop(declared.remove("sampling")),
+                Capability::Roots => drop(declared.remove("roots")),
+            }
+        }
+    }
+    serde_json::from_value(declared).unwrap_or_default()
 }
 
 fn internal(error: anyhow::Error) -> ErrorData {
@@ -191,7 +227,7 @@ impl Handler {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            capabilities(),
+            capabilities(&self.0.without),
             Implementation::new("saga-cli", env!("CARGO_PKG_VERSION")),
         )
     }
@@ -399,8 +435,9 @@ pub async fn call(
     answers: Option<Answers>,
     roots: Vec<Value>,
     show_state: bool,
+    without: Vec<Capability>,
 ) -> anyhow::Result<bool> {
-    let responder = std::sync::Arc::new(Responder::new(answers, roots));
+    let responder = std::sync::Arc::new(Responder::new(answers, roots).without(without));
     let client = connect(target, responder.clone()).await?;
     let tools = client
         .list_all_tools()
@@ -514,6 +551,19 @@ mod tests {
             "{short}"
         );
         assert_eq!(shown_state("abc", false), "abc");
+    }
+
+    #[test]
+    fn declares_capabilities_but_those_left_out() {
+        let all = serde_json::to_value(capabilities(&[])).unwrap();
+        assert!(all["sampling"].is_object() && all["roots"].is_object());
+        assert!(all["elicitation"]["url"].is_object());
+        let some =
+            serde_json::to_value(capabilities(&[Capability::Sampling, Capability::Url])).unwrap();
+        assert!(some.get("sampling").is_none());
+        assert!(some["elicitation"]["form"].is_object());
+        assert!(some["elicitation"].get("url").is_none());
+        assert!(some["roots"].is_object());
     }
 
     #[test]

@@ -67,6 +67,10 @@ enum Command {
         /// Print each round's requestState whole (for `saga inspect`), not shortened.
         #[arg(long)]
         show_state: bool,
+        /// Do not declare this client capability (repeatable), to see how the server
+        /// copes: a request needing it should fail with -32021.
+        #[arg(long, value_enum, value_name = "CAPABILITY")]
+        without: Vec<call::Capability>,
         /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
         #[arg(value_name = "[URL] TOOL KEY=VALUE")]
@@ -185,6 +189,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             answers,
             roots,
             show_state,
+            without,
             rest,
         } => {
             let line = call_line(&server, &rest)?;
@@ -207,6 +212,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 answers,
                 roots,
                 show_state,
+                without,
             )
             .await?;
             Ok(if is_error {
