@@ -114,6 +114,26 @@ else
   fi
 fi
 
+# 1b. The same by hand over --stdio, where the model says no.
+name="tmux: --stdio, the model says no"
+tmux_start "SAGA_KEYS=$KEY $SAGA call --stdio '$EXAMPLES/deploy --stdio' complex_tool initial_arg=x"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "target:"; then scenario_failed "$name" "target:"
+  else
+    type_line "eu-west"
+    if ! wait_for "Answer as the model:"; then scenario_failed "$name" "Answer as the model:"
+    else
+      type_line "No, it is Friday."
+      if wait_for "EXIT=0" && screen | grep -qF "Is deploying to 'eu-west' safe right now?" &&
+        screen | grep -qF "Deployment postponed."; then
+        pass "$name"
+      else scenario_failed "$name" "Deployment postponed. and EXIT=0"; fi
+    fi
+  fi
+fi
+
 # 2. weather: one round with two requests (a sampling request and a form).
 name="tmux: weather, two requests in one round"
 tmux_start "$SAGA call $WEATHER_URL get_weather location=Paris"
