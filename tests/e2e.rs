@@ -231,3 +231,55 @@ async fn the_hand_written_deploy_says_exactly_what_the_generated_one_says() {
     assert_eq!(generated.len(), 3, "{generated:#?}");
     assert_eq!(generated, by_hand);
 }
+
+/// A 2025-11-25 client opens a session with `initialize`; the same saga sends it
+/// `elicitation/create` and `sampling/createMessage` during the call, and completes.
+#[tokio::test]
+async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_http() {
+    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let client = counting_client(elicits.clone(), samples.clone())
+        .connect_http_session(&url)
+        .await
+        .unwrap();
+    let version = client
+        .peer_info()
+        .map(|info| info.protocol_version.to_string());
+    assert_eq!(version.as_deref(), Some("2025-11-25"));
+    let result = client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
+    assert_eq!(
+        elicits.load(Ordering::SeqCst),
+        1,
+        "one elicitation, sent by the server"
+    );
+    assert_eq!(
+        samples.load(Ordering::SeqCst),
+        1,
+        "one sampling request, sent by the server"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// The same over stdio.
+#[tokio::test]
+async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_stdio() {
+    let mut command = tokio::process::Command::new(example_binary("deploy"));
+    command.arg("--stdio").env("SAGA_KEYS", "11".repeat(32));
+    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let client = counting_client(elicits.clone(), samples.clone())
+        .connect_stdio_session(command)
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
+    assert_eq!(elicits.load(Ordering::SeqCst), 1);
+    assert_eq!(samples.load(Ordering::SeqCst), 1);
+    client.cancel().await.unwrap();
+}

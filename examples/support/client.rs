@@ -99,6 +99,29 @@ impl ScriptedClient {
         Ok(self.serve_with_lifecycle(transport, discover()).await?)
     }
 
+    /// Connects to a Streamable HTTP endpoint as a 2025-11-25 client: `initialize`, a
+    /// session, and the server's requests answered by this client's handlers.
+    pub async fn connect_http_session(
+        self,
+        url: &str,
+    ) -> anyhow::Result<RunningService<RoleClient, Self>> {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        Ok(self
+            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+            .await?)
+    }
+
+    /// Starts `command` and talks to it over stdio as a 2025-11-25 client.
+    pub async fn connect_stdio_session(
+        self,
+        command: tokio::process::Command,
+    ) -> anyhow::Result<RunningService<RoleClient, Self>> {
+        let transport = TokioChildProcess::new(command)?;
+        Ok(self
+            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+            .await?)
+    }
+
     /// Starts `command` and talks to it over stdio with `server/discover`.
     pub async fn connect_stdio(
         self,

@@ -60,11 +60,12 @@ macro_rules! join {
 /// Everything a tool author and a server operator use.
 pub mod prelude {
     pub use crate::engine::{
-        Answers, Contents, Elicit, Json, Prompt, Request, Root, SagaContext, SagaError, SagaTool,
-        Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, list_roots, sample,
+        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, Json, ListRoots, Prompt,
+        Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step, ToolOutput,
+        checkpoint, elicit, elicit_url, list_roots, sample,
     };
     pub use crate::join;
-    pub use crate::serve::{SagaServer, SagaTools};
+    pub use crate::serve::{HttpLimits, SagaServer, SagaTools};
     pub use crate::state::KeyRing;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
     pub use saga_macros::{Elicit, saga_prompt, saga_resource, saga_tool};

@@ -90,6 +90,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
     let mut deserialize_bounds = Vec::new();
     let mut variants = Vec::new();
     let mut arms = Vec::new();
+    let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
     for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
         let variant = &site.variant;
         let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
@@ -206,6 +207,10 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
 
                 fn fingerprint(&self) -> [u8; 8] {
                     #fingerprint
+                }
+
+                fn state_names(&self) -> &'static [&'static str] {
+                    &[#(#variant_names),*]
                 }
 
                 fn start(

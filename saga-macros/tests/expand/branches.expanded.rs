@@ -167,6 +167,14 @@ const _: () = {
         fn fingerprint(&self) -> [u8; 8] {
             [66u8, 29u8, 91u8, 242u8, 236u8, 50u8, 81u8, 103u8]
         }
+        fn state_names(&self) -> &'static [&'static str] {
+            &[
+                "AfterElicitReply",
+                "AfterSampleSampled",
+                "AfterCheckpoint",
+                "AfterListRootsRoots",
+            ]
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

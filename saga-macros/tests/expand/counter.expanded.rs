@@ -103,6 +103,9 @@ const _: () = {
         fn fingerprint(&self) -> [u8; 8] {
             [124u8, 232u8, 129u8, 123u8, 67u8, 142u8, 154u8, 213u8]
         }
+        fn state_names(&self) -> &'static [&'static str] {
+            &["AfterCheckpoint"]
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

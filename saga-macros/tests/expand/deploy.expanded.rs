@@ -135,6 +135,9 @@ const _: () = {
         fn fingerprint(&self) -> [u8; 8] {
             [28u8, 81u8, 213u8, 11u8, 98u8, 239u8, 90u8, 123u8]
         }
+        fn state_names(&self) -> &'static [&'static str] {
+            &["AfterElicitTarget", "AfterSampleVerdict"]
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

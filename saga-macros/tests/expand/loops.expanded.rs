@@ -158,6 +158,9 @@ const _: () = {
         fn fingerprint(&self) -> [u8; 8] {
             [168u8, 117u8, 168u8, 209u8, 16u8, 229u8, 60u8, 23u8]
         }
+        fn state_names(&self) -> &'static [&'static str] {
+            &["AfterElicitName", "AfterElicitKeep"]
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

@@ -137,6 +137,9 @@ const _: () = {
         fn fingerprint(&self) -> [u8; 8] {
             [104u8, 181u8, 127u8, 143u8, 183u8, 187u8, 8u8, 25u8]
         }
+        fn state_names(&self) -> &'static [&'static str] {
+            &["AfterJoinLoginCapital"]
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

@@ -1,10 +1,11 @@
 //! The per-request context a saga can read: who is calling and what their client can do.
 
 use rmcp::model::{
-    ClientCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
-    RequestMetaObject,
+    ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, RequestMetaObject,
 };
 use rmcp::service::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
 
 /// What the current request says about its sender.
 ///
@@ -31,6 +32,8 @@ pub struct SagaContext {
     client_info: Option<Implementation>,
     protocol_version: Option<ProtocolVersion>,
     meta: RequestMetaObject,
+    cancellation: Option<CancellationToken>,
+    min_log_level: Option<LoggingLevel>,
 }
 
 impl SagaContext {
@@ -70,6 +73,56 @@ impl SagaContext {
     pub fn with_peer(mut self, peer: Option<Peer<RoleServer>>) -> Self {
         self.peer = peer;
         self
+    }
+
+    /// Sets the token that is cancelled when the client cancels this request.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Sets the least severe log level the client wants as `notifications/message`
+    /// (`None`: none).
+    pub fn with_min_log_level(mut self, level: Option<LoggingLevel>) -> Self {
+        self.min_log_level = level;
+        self
+    }
+
+    /// The connection to the client, when the request came through one.
+    pub fn peer(&self) -> Option<&Peer<RoleServer>> {
+        self.peer.as_ref()
+    }
+
+    /// Whether the client cancelled this request (`notifications/cancelled`).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Completes when the client cancels this request; never, if it cannot.
+    pub async fn cancelled(&self) {
+        match &self.cancellation {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Sends a log message to the client (`notifications/message`) if it asked for
+    /// messages of this level: in a 2025-11-25 session, by `logging/setLevel` (all levels
+    /// until it does); in MCP 2026-07-28, by the request's `_meta` log level. Otherwise
+    /// does nothing. `data` is any JSON value, usually a string.
+    pub async fn log(&self, level: LoggingLevel, data: impl Into<serde_json::Value>) {
+        let (Some(peer), Some(min)) = (&self.peer, self.min_log_level) else {
+            return;
+        };
+        if severity(level) < severity(min) {
+            return;
+        }
+        let param = LoggingMessageNotificationParam::new(level, data.into());
+        if let Err(error) = peer.notify_logging_message(param).await {
+            tracing::debug!(%error, "a log notification could not be sent");
+        }
     }
 
     /// Reports progress on this request, if the client asked for it (a `progressToken`
@@ -136,5 +189,19 @@ impl SagaContext {
     /// Whether the client answers `roots/list`.
     pub fn can_list_roots(&self) -> bool {
         self.capabilities.roots.is_some()
+    }
+}
+
+/// RFC 5424 order, least severe first.
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }

@@ -18,6 +18,7 @@ mod requests;
 mod tool;
 mod transition;
 mod unwind;
+mod variant;
 
 pub use answers::{Answers, Root, Sampled, StepFailure};
 pub use context::SagaContext;

@@ -29,6 +29,8 @@ pub(crate) struct Head {
     pub(crate) next_key: u32,
     /// The requests of the last round, in the order the tool reads their answers.
     pub(crate) pending: Vec<Pending>,
+    /// How many transitions the saga has run, for the log.
+    pub(crate) round: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

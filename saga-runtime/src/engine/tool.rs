@@ -44,6 +44,13 @@ pub trait SagaTool: Send + Sync + 'static {
         answers: Answers,
         cx: &SagaContext,
     ) -> impl Future<Output = Step<Self::State>> + Send;
+
+    /// The names of the state's variants, by their encoded index, for the log; empty when
+    /// the state names itself through serde (an enum of named variants). `#[saga_tool]`
+    /// fills it with its suspension variants (`AfterElicitTarget`, …).
+    fn state_names(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// The outcome of one transition.

@@ -10,8 +10,10 @@ use super::context::SagaContext;
 use super::pending::{self, Collected, Head};
 use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
+use super::variant::variant_name;
 use crate::log::Escaped;
 use crate::state::{Binding, INVALID_STATE_MESSAGE, StateCodec};
+use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
 #[derive(Debug, Clone, Default)]
@@ -56,12 +58,73 @@ pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
     ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
 }
 
-/// Runs exactly one transition of `tool` for `call`.
+/// Runs exactly one transition of `tool` for `call`, inside a `saga.transition` span
+/// (target `saga_runtime`, level DEBUG) carrying the tool, the method (which names the
+/// wire format), the protocol version, the round, the state variant entered and left,
+/// the token bytes in and out, the outcome and the time taken.
 pub async fn transition<T: SagaTool>(
     tool: &T,
     codec: &StateCodec,
     call: Call,
     cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    let span = tracing::debug_span!(
+        "saga.transition",
+        tool = %Escaped(&call.name),
+        method = %Escaped(&call.method),
+        era = cx.protocol_version().map_or("unknown", |version| version.as_str()),
+        round = tracing::field::Empty,
+        entered = tracing::field::Empty,
+        left = tracing::field::Empty,
+        token_in = call.request_state.as_ref().map_or(0, String::len),
+        token_out = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        micros = tracing::field::Empty,
+    );
+    let started = std::time::Instant::now();
+    let outcome = run_transition(tool, codec, call, cx, &span)
+        .instrument(span.clone())
+        .await;
+    if !span.is_disabled() {
+        let label = match &outcome {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => "tool_error",
+            Ok(CallToolResponse::Complete(_)) => "complete",
+            Ok(CallToolResponse::InputRequired(required)) => {
+                span.record(
+                    "token_out",
+                    required.request_state.as_ref().map_or(0, String::len),
+                );
+                if required.input_requests.is_some() {
+                    "input_required"
+                } else {
+                    "checkpoint"
+                }
+            }
+            Ok(_) => "other",
+            Err(error) => error_label(error),
+        };
+        span.record("outcome", label);
+        span.record("micros", started.elapsed().as_micros() as u64);
+        span.in_scope(|| tracing::debug!("transition done"));
+    }
+    outcome
+}
+
+fn error_label(error: &ErrorData) -> &'static str {
+    match error.code.0 {
+        -32602 => "refused_invalid_params",
+        -32021 => "refused_missing_capability",
+        -32603 => "internal_error",
+        _ => "error",
+    }
+}
+
+async fn run_transition<T: SagaTool>(
+    tool: &T,
+    codec: &StateCodec,
+    call: Call,
+    cx: &SagaContext,
+    span: &tracing::Span,
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
     let bound_arguments = if call.unbound_arguments {
@@ -75,6 +138,9 @@ pub async fn transition<T: SagaTool>(
             let arguments = call.arguments.unwrap_or_default();
             let state = catch_panic_sync(|| tool.start(arguments))
                 .map_err(|payload| panicked(&call.name, payload.as_ref()))??;
+            if !span.is_disabled() {
+                span.record("entered", variant_name(&state, tool.state_names()).as_str());
+            }
             (Head::default(), state, Answers::none())
         }
         Some(token) => {
@@ -124,12 +190,17 @@ pub async fn transition<T: SagaTool>(
                     if !rest.is_empty() {
                         return Err(invalid_state(&call.name, &"trailing bytes after the state"));
                     }
+                    if !span.is_disabled() {
+                        span.record("entered", variant_name(&state, tool.state_names()).as_str());
+                    }
                     (head, state, Answers::new(answers))
                 }
             }
         }
     };
 
+    head.round = head.round.saturating_add(1);
+    span.record("round", head.round);
     let stepped = catch_panic(tool.step(state, answers, cx))
         .await
         .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
@@ -138,6 +209,9 @@ pub async fn transition<T: SagaTool>(
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
     };
+    if !span.is_disabled() {
+        span.record("left", variant_name(&state, tool.state_names()).as_str());
+    }
     let (pending, input_requests) = pending::assign(requests, &mut head.next_key, &call.name)?;
     head.pending = pending;
     pending::gate(&head.pending, cx)?;

@@ -1,15 +1,19 @@
 //! Serving saga tools: the [`SagaServer`] rmcp handler, its HTTP and stdio transports, and
 //! the [`SagaTools`] registry for use inside other rmcp servers.
 
+mod builder;
 mod catalog;
 mod http;
 mod principal;
 mod server;
+mod session;
 mod stdio;
 mod tools;
 pub mod wire;
 
+pub use builder::SagaToolsBuilder;
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config};
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
-pub use tools::{BuildError, InspectError, InspectRequest, SagaTools};
+pub use session::MAX_ASKS_AGAIN;
+pub use tools::{BuildError, InspectError, InspectRequest, MAX_REPLAYED_CHECKPOINTS, SagaTools};

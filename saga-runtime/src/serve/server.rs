@@ -7,17 +7,18 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
-use super::principal::PrincipalFn;
-use super::tools::{BuildError, Registry, SagaTools, default_principal};
+use super::builder::SagaToolsBuilder;
+use super::tools::{BuildError, SagaTools, SessionLogLevel};
 use crate::engine::SagaTool;
-use crate::state::{KeyRing, StateCodec};
+use crate::state::KeyRing;
 
 /// How long tokens live unless [`SagaServerBuilder::ttl`] says otherwise.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
@@ -59,44 +60,40 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 pub struct SagaServer {
     tools: SagaTools,
     info: Implementation,
-    /// `info` as the `_meta` value every result carries, encoded once.
-    info_meta: serde_json::Value,
     instructions: Option<String>,
     list_ttl: Duration,
     http_limits: super::HttpLimits,
+    session_idle_timeout: Duration,
+    /// What a session (MCP 2025-11-25) set: each session gets its own, see
+    /// [`SagaServer::for_session`].
+    session: Arc<SessionState>,
 }
+
+/// What one session opened with `initialize` chooses for itself.
+#[derive(Debug, Default)]
+struct SessionState {
+    log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    subscriptions: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+/// How long an idle session (MCP 2025-11-25) is kept unless
+/// [`SagaServerBuilder::session_idle_timeout`] says otherwise.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Builds a [`SagaServer`].
 #[must_use]
 pub struct SagaServerBuilder {
-    info: Implementation,
+    tools: SagaToolsBuilder,
     instructions: Option<String>,
-    keys: Option<KeyRing>,
-    ttl: Duration,
-    list_ttl: Duration,
-    max_token_len: Option<usize>,
-    leeway: Option<Duration>,
-    single_use: Option<Arc<dyn crate::state::TokenStore>>,
-    principal: PrincipalFn,
     http_limits: super::HttpLimits,
-    registry: Registry,
+    session_idle_timeout: Duration,
 }
 
 impl std::fmt::Debug for SagaServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SagaServerBuilder")
-            .field("info", &self.info)
-            .field("keys", &self.keys)
-            .field("ttl", &self.ttl)
-            .field(
-                "tools",
-                &self
-                    .registry
-                    .tools
-                    .iter()
-                    .map(|(tool, _)| &tool.name)
-                    .collect::<Vec<_>>(),
-            )
+            .field("tools", &self.tools)
+            .field("http_limits", &self.http_limits)
             .finish_non_exhaustive()
     }
 }
@@ -105,17 +102,10 @@ impl SagaServer {
     /// Starts a builder.
     pub fn builder() -> SagaServerBuilder {
         SagaServerBuilder {
-            info: Implementation::new("saga-server", env!("CARGO_PKG_VERSION")),
+            tools: SagaToolsBuilder::default(),
             instructions: None,
-            keys: None,
-            ttl: DEFAULT_TTL,
-            list_ttl: DEFAULT_LIST_TTL,
-            max_token_len: None,
-            leeway: None,
-            single_use: None,
-            principal: default_principal(),
             http_limits: super::HttpLimits::default(),
-            registry: Registry::default(),
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
         }
     }
 
@@ -139,78 +129,58 @@ impl SagaServer {
         self.tools.inspect(token, request)
     }
 
-    /// The protocol versions this server speaks.
+    /// The protocol versions this server speaks: MCP 2026-07-28 statelessly, and the
+    /// session era (2025-11-25, 2025-06-18) for clients that open a session with
+    /// `initialize`.
     pub fn protocol_versions() -> &'static [ProtocolVersion] {
-        &[ProtocolVersion::V_2026_07_28]
+        &[
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ]
+    }
+
+    /// How long an idle session is kept.
+    pub fn session_idle_timeout(&self) -> Duration {
+        self.session_idle_timeout
+    }
+
+    /// This server for one new session: the same tools and keys, with the session's own
+    /// choices (log level, resource subscriptions).
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Puts what the session chose where the registry reads it.
+    fn with_session(&self, mut context: RequestContext<RoleServer>) -> RequestContext<RoleServer> {
+        if let Ok(level) = self.session.log_level.lock()
+            && let Some(level) = *level
+        {
+            context.extensions.insert(SessionLogLevel(level));
+        }
+        context
+    }
+
+    fn is_session(context: &RequestContext<RoleServer>) -> bool {
+        context
+            .protocol_version()
+            .is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
     }
 }
 
 impl SagaServerBuilder {
-    /// The server's name and version, sent in `serverInfo`.
+    /// The server's name and version, sent in `serverInfo` and in every result's `_meta`.
     pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.info = Implementation::new(name, version);
+        self.tools = self.tools.info(name, version);
         self
     }
 
     /// Instructions for the client's model, sent by `server/discover`.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
-        self
-    }
-
-    /// The keys that seal and open tokens. Required.
-    pub fn keys(mut self, keys: KeyRing) -> Self {
-        self.keys = Some(keys);
-        self
-    }
-
-    /// How long a token stays valid after it is issued (default 10 minutes). Each round
-    /// issues a fresh token, so this bounds the time a user may take to answer one round.
-    pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
-        self
-    }
-
-    /// How long clients may cache `tools/list` and `server/discover` (default 5 minutes).
-    pub fn list_ttl(mut self, ttl: Duration) -> Self {
-        self.list_ttl = ttl;
-        self
-    }
-
-    /// The longest token accepted, in bytes (default 64 KiB); longer ones are refused
-    /// before any decoding.
-    pub fn max_token_len(mut self, max: usize) -> Self {
-        self.max_token_len = Some(max);
-        self
-    }
-
-    /// How long past its expiry a token is still accepted, for replicas whose clocks
-    /// disagree (default 60 s).
-    pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = Some(leeway);
-        self
-    }
-
-    /// Makes every token redeemable once, recorded in `store` (a [`MemoryStore`] for one
-    /// process, a `RedisStore` for replicas): a replayed token is refused like a forged
-    /// one. See SECURITY.md for the trade-off.
-    ///
-    /// [`MemoryStore`]: crate::state::MemoryStore
-    pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
-        self.single_use = Some(Arc::new(store));
-        self
-    }
-
-    /// Derives the principal from the named request headers; see
-    /// [`principal_from_headers`](super::principal_from_headers). For example
-    /// `.principal_headers(["cookie"])` for a deployment whose callers are identified by a
-    /// session cookie.
-    pub fn principal_headers<I, S>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.principal = super::principal::principal_from_headers(names);
         self
     }
 
@@ -221,93 +191,117 @@ impl SagaServerBuilder {
         self
     }
 
-    /// Derives the principal bound into every token from the HTTP request head.
-    ///
-    /// The default is a digest of the `Authorization` header and nothing else. **If your
-    /// deployment identifies callers another way** (a session cookie, an API-key header, a
-    /// header set by an authenticating proxy), set this or
-    /// [`principal_headers`](Self::principal_headers): otherwise every such caller is the
-    /// same principal, and one could resume a token issued to another.
+    /// How long a session opened with `initialize` (MCP 2025-11-25 and 2025-06-18) is kept
+    /// without requests before it is closed (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// The keys that seal and open tokens. Required. See [`SagaToolsBuilder::keys`].
+    pub fn keys(mut self, keys: KeyRing) -> Self {
+        self.tools = self.tools.keys(keys);
+        self
+    }
+
+    /// How long a token stays valid; see [`SagaToolsBuilder::ttl`].
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.tools = self.tools.ttl(ttl);
+        self
+    }
+
+    /// How long clients may cache lists; see [`SagaToolsBuilder::list_ttl`].
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.tools = self.tools.list_ttl(ttl);
+        self
+    }
+
+    /// The longest token accepted; see [`SagaToolsBuilder::max_token_len`].
+    pub fn max_token_len(mut self, max: usize) -> Self {
+        self.tools = self.tools.max_token_len(max);
+        self
+    }
+
+    /// Clock-skew allowance; see [`SagaToolsBuilder::leeway`].
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.tools = self.tools.leeway(leeway);
+        self
+    }
+
+    /// Single-use tokens; see [`SagaToolsBuilder::single_use`].
+    pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
+        self.tools = self.tools.single_use(store);
+        self
+    }
+
+    /// The principal from named headers; see [`SagaToolsBuilder::principal_headers`].
+    pub fn principal_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.tools = self.tools.principal_headers(names);
+        self
+    }
+
+    /// The principal bound into every token; see [`SagaToolsBuilder::principal`]. The
+    /// default digests the `Authorization` header and nothing else.
     pub fn principal<F>(mut self, principal: F) -> Self
     where
         F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
     {
-        self.principal = Arc::new(principal);
+        self.tools = self.tools.principal(principal);
         self
     }
 
-    /// Adds a tool.
+    /// Adds a tool; see [`SagaToolsBuilder::tool`].
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
-        let tool = Arc::new(tool);
-        self.registry.tools.push((tool.tool(), tool));
+        self.tools = self.tools.tool(tool);
         self
     }
 
-    /// Adds a prompt written as a saga (`#[saga_prompt]`, returning [`Prompt`]): its
-    /// function's name, doc comment and arguments (strings) describe the prompt, and
-    /// `prompts/get` runs it, with input-required rounds if it suspends.
-    ///
-    /// [`Prompt`]: crate::engine::Prompt
+    /// Adds a prompt written as a saga; see [`SagaToolsBuilder::prompt`].
     pub fn prompt<T: SagaTool>(mut self, prompt: T) -> Self {
-        let prompt = Arc::new(prompt);
-        let description = prompt.tool();
-        self.registry
-            .prompts
-            .push((super::catalog::prompt_of(&description), prompt));
+        self.tools = self.tools.prompt(prompt);
         self
     }
 
-    /// Adds a resource at `uri` read by a saga (`#[saga_resource]`, taking `uri: String`
-    /// and returning [`Contents`]).
-    ///
-    /// [`Contents`]: crate::engine::Contents
+    /// Adds a resource read by a saga; see [`SagaToolsBuilder::resource`].
     pub fn resource<T: SagaTool>(mut self, uri: impl Into<String>, resource: T) -> Self {
-        let resource = Arc::new(resource);
-        let description = resource.tool();
-        self.registry.resources.push((
-            super::catalog::resource_of(uri.into(), &description),
-            resource,
-        ));
+        self.tools = self.tools.resource(uri, resource);
         self
     }
 
-    /// Adds resources matching `uri_template` (e.g. `test://items/{id}`), read by a saga
-    /// that takes `uri: String` and one `String` argument per template variable.
+    /// Adds resources matching a template; see [`SagaToolsBuilder::resource_template`].
     pub fn resource_template<T: SagaTool>(
         mut self,
         uri_template: impl Into<String>,
         resource: T,
     ) -> Self {
-        let resource = Arc::new(resource);
-        let description = resource.tool();
-        self.registry.templates.push((
-            super::catalog::template_of(uri_template.into(), &description),
-            resource,
-        ));
+        self.tools = self.tools.resource_template(uri_template, resource);
         self
     }
 
     /// Builds the server.
     pub fn build(self) -> Result<SagaServer, BuildError> {
-        let keys = self.keys.ok_or(BuildError::NoKeys)?;
-        let mut codec = StateCodec::new(keys, self.ttl);
-        if let Some(max) = self.max_token_len {
-            codec = codec.with_max_token_len(max);
-        }
-        if let Some(leeway) = self.leeway {
-            codec = codec.with_leeway(leeway);
-        }
-        if let Some(store) = self.single_use {
-            codec = codec.with_single_use(store);
-        }
-        let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        let info = self
+            .tools
+            .info
+            .clone()
+            .unwrap_or_else(|| Implementation::new("saga-server", env!("CARGO_PKG_VERSION")));
+        let list_ttl = self.tools.list_ttl;
+        let tools = self
+            .tools
+            .info(info.name.clone(), info.version.clone())
+            .build()?;
         Ok(SagaServer {
-            tools: SagaTools::new(codec, self.registry, self.principal, list_ttl_ms)?,
-            info_meta: serde_json::to_value(&self.info).unwrap_or_default(),
-            info: self.info,
+            tools,
+            info,
             instructions: self.instructions,
             http_limits: self.http_limits,
-            list_ttl: self.list_ttl,
+            list_ttl,
+            session_idle_timeout: self.session_idle_timeout,
+            session: Arc::default(),
         })
     }
 }
@@ -399,7 +393,9 @@ impl ServerHandler for SagaServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.tools.get_prompt(request, &context).await
+        self.tools
+            .get_prompt(request, &self.with_session(context))
+            .await
     }
 
     async fn list_resources(
@@ -423,20 +419,64 @@ impl ServerHandler for SagaServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.tools.read_resource(request, &context).await
+        self.tools
+            .read_resource(request, &self.with_session(context))
+            .await
     }
 
     async fn set_level(
         &self,
-        _request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            "logging/setLevel",
-            None,
-        ))
+        if !Self::is_session(&context) {
+            // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "logging/setLevel",
+                None,
+            ));
+        }
+        if let Ok(mut level) = self.session.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !Self::is_session(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "resources/subscribe",
+                None,
+            ));
+        }
+        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
+            subscriptions.insert(request.uri.clone());
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !Self::is_session(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "resources/unsubscribe",
+                None,
+            ));
+        }
+        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
+            subscriptions.remove(&request.uri);
+        }
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -448,21 +488,9 @@ impl ServerHandler for SagaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut response = self.tools.call(request, &context).await?;
-        let meta = match &mut response {
-            CallToolResponse::Complete(result) => &mut result.meta,
-            CallToolResponse::InputRequired(result) => &mut result.meta,
-            _ => return Ok(response),
-        };
-        // MCP 2026-07-28: results SHOULD name the server that produced them.
-        meta.get_or_insert_with(MetaObject::default)
-            .0
-            .insert(SERVER_INFO_META_KEY.to_owned(), self.info_meta.clone());
-        Ok(response)
+        self.tools.call(request, &self.with_session(context)).await
     }
 }
-
-const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Client-to-server request methods of MCP 2026-07-28 (removed ones, such as
 /// `logging/setLevel`, are unknown methods whatever their params).

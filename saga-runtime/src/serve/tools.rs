@@ -6,16 +6,24 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
+use rmcp::ServerHandler;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, InputResponses, ListToolsResult, Resource,
-    ResourceTemplate, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InputResponses,
+    ListToolsResult, LoggingLevel, MetaObject, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use super::builder::SagaToolsBuilder;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
-use crate::state::StateCodec;
+use crate::state::{KeyRing, StateCodec};
+
+/// How long the in-process state of a session call stays valid between its rounds: as
+/// long as a person may take to answer, bounded by the session's own idle timeout.
+const SESSION_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -112,7 +120,7 @@ pub(crate) struct Registry {
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
 }
 
-/// The most checkpoints one replayed request runs through (see [`SagaTools::replay`]).
+/// The most checkpoints one replayed request runs through (see [`SagaTools::run`]).
 /// Rounds that consume an answer are bounded by the answers the request brings; this
 /// bounds the rest, which the server drives on its own.
 pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
@@ -145,6 +153,9 @@ pub struct SagaTools {
 
 pub(super) struct Inner {
     pub(super) codec: StateCodec,
+    /// Seals the state a session call keeps between its rounds in process: that state
+    /// never leaves the server, so it has a key of its own and no single-use record.
+    session_codec: StateCodec,
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
@@ -152,6 +163,8 @@ pub(super) struct Inner {
     pub(super) templates: Vec<(ResourceTemplate, Saga)>,
     principal: PrincipalFn,
     pub(super) list_ttl_ms: u64,
+    /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
+    info_meta: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for SagaTools {
@@ -194,6 +207,7 @@ impl SagaTools {
         registry: Registry,
         principal: PrincipalFn,
         list_ttl_ms: u64,
+        info: Option<Implementation>,
     ) -> Result<Self, BuildError> {
         let Registry {
             tools,
@@ -218,6 +232,7 @@ impl SagaTools {
         Ok(Self {
             inner: Arc::new(Inner {
                 codec,
+                session_codec: StateCodec::new(KeyRing::ephemeral(), SESSION_STATE_TTL),
                 entries,
                 by_name,
                 prompts,
@@ -225,8 +240,15 @@ impl SagaTools {
                 templates,
                 principal,
                 list_ttl_ms,
+                info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
             }),
         })
+    }
+
+    /// Starts a builder of the registry alone, for a server of your own; see
+    /// [`SagaTools::router`] to add the tools to an rmcp `#[tool_router]` server.
+    pub fn builder() -> SagaToolsBuilder {
+        SagaToolsBuilder::default()
     }
 
     /// The `tools/list` result: every tool, with caching hints (`ttlMs`, and
@@ -251,6 +273,11 @@ impl SagaTools {
     /// Whether a tool called `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.inner.by_name.contains_key(name)
+    }
+
+    /// The codec of the state a session call keeps between its rounds in process.
+    pub(super) fn session_codec(&self) -> &StateCodec {
+        &self.inner.session_codec
     }
 
     /// The codec sealing the tools' state.
@@ -298,8 +325,60 @@ impl SagaTools {
         Err(last)
     }
 
-    /// Handles a `tools/call`: one transition of the named saga.
+    /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with
+    /// rmcp's `#[tool_router]` and `#[tool_handler]`:
+    ///
+    /// ```ignore
+    /// Self { tool_router: Self::tool_router() + sagas.router() }
+    /// ```
+    ///
+    /// `tools/list` then lists them beside the server's own tools, and `tools/call` runs
+    /// them, with MRTR rounds; their results carry the host server's `serverInfo`.
+    pub fn router<S>(&self) -> ToolRouter<S>
+    where
+        S: ServerHandler + Send + Sync + 'static,
+    {
+        let mut router = ToolRouter::new();
+        for entry in &self.inner.entries {
+            let sagas = self.clone();
+            router.add_route(ToolRoute::new_dyn(
+                entry.tool.clone(),
+                move |context: ToolCallContext<'_, S>| {
+                    let sagas = sagas.clone();
+                    Box::pin(async move {
+                        let info = serde_json::to_value(context.service.get_info().server_info)
+                            .unwrap_or_default();
+                        let mut params = CallToolRequestParams::new(context.name);
+                        params.arguments = context.arguments;
+                        params.input_responses = context.input_responses;
+                        params.request_state = context.request_state;
+                        let mut response = sagas
+                            .call_unstamped(params, &context.request_context)
+                            .await?;
+                        stamp_server_info(&mut response, &info);
+                        Ok(response)
+                    })
+                },
+            ));
+        }
+        router
+    }
+
+    /// Handles a `tools/call`: one transition of the named saga. The result carries the
+    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`]) in its `_meta`.
     pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut response = self.call_unstamped(params, context).await?;
+        if let Some(info) = &self.inner.info_meta {
+            stamp_server_info(&mut response, info);
+        }
+        Ok(response)
+    }
+
+    async fn call_unstamped(
         &self,
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -333,8 +412,10 @@ impl SagaTools {
     /// Runs one transition for an already-decoded call and context; the entry point for
     /// other wire formats and for tests.
     ///
-    /// A first request (no `requestState`) that already carries answers is replayed:
-    /// see [`SagaTools::replay`].
+    /// A first request (no `requestState`) that already carries answers (or step
+    /// failures) is replayed in process from the start, each answer given once, until the
+    /// saga needs one the request does not bring; at most
+    /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         let saga = self.saga(&call.name)?.clone();
         self.run_saga(&saga, call, cx).await
@@ -365,6 +446,9 @@ impl SagaTools {
                 .as_ref()
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
+        if super::session::is_session(cx) {
+            return super::session::drive(self, saga, call, cx).await;
+        }
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();
             let failures = std::mem::take(&mut call.failures);
@@ -456,13 +540,50 @@ impl SagaTools {
                 |parts| (self.inner.principal)(parts),
             );
         let capabilities = context.client_capabilities();
+        let version = context.protocol_version();
+        let min_log_level = if version
+            .as_ref()
+            .is_some_and(|version| version.as_str() < "2026-07-28")
+        {
+            // A session: what `logging/setLevel` chose, everything until it does.
+            Some(
+                context
+                    .extensions
+                    .get::<SessionLogLevel>()
+                    .map_or(LoggingLevel::Debug, |level| level.0),
+            )
+        } else {
+            context.meta.log_level()
+        };
         SagaContext::new(principal)
+            .with_cancellation(context.ct.clone())
+            .with_min_log_level(min_log_level)
             .with_peer(Some(context.peer.clone()))
             .with_capabilities(capabilities.unwrap_or_default())
             .with_client_info(context.client_info())
-            .with_protocol_version(context.protocol_version())
+            .with_protocol_version(version)
             .with_meta(context.meta.clone())
     }
+}
+
+/// The log level a session chose with `logging/setLevel`, put in a request's extensions
+/// by the server that keeps it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SessionLogLevel(pub(super) LoggingLevel);
+
+/// The `_meta` key naming the server that produced a result.
+const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// MCP 2026-07-28: results SHOULD name the server that produced them.
+pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_json::Value) {
+    let meta = match response {
+        CallToolResponse::Complete(result) => &mut result.meta,
+        CallToolResponse::InputRequired(result) => &mut result.meta,
+        _ => return,
+    };
+    meta.get_or_insert_with(MetaObject::default)
+        .0
+        .insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
 }
 
 /// The default principal function.

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
+use tracing::Instrument as _;
 
 use super::json_check::{self, Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::{Format, WireCall};
@@ -35,6 +36,27 @@ pub(crate) struct Guard {
 
 impl Guard {
     pub(crate) async fn run(self, request: Request, next: Next) -> Response {
+        let span = tracing::debug_span!(
+            "saga.request",
+            http = %request.method(),
+            method = tracing::field::Empty,
+            format = tracing::field::Empty,
+            bytes_in = tracing::field::Empty,
+            status = tracing::field::Empty,
+            micros = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
+        let response = self
+            .guard(request, next, &span)
+            .instrument(span.clone())
+            .await;
+        span.record("status", response.status().as_u16());
+        span.record("micros", started.elapsed().as_micros() as u64);
+        span.in_scope(|| tracing::debug!("request done"));
+        response
+    }
+
+    async fn guard(self, request: Request, next: Next, span: &tracing::Span) -> Response {
         if request.method() != Method::POST || !is_json(request.headers()) {
             // No body to look at, and nothing to run: rmcp answers these (405, 415).
             return next.run(request).await;
@@ -43,7 +65,7 @@ impl Guard {
             tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
             return busy();
         };
-        let Ok(_slot) = slot else {
+        let Ok(slot) = slot else {
             return busy();
         };
         let (mut parts, body) = request.into_parts();
@@ -67,6 +89,21 @@ impl Guard {
                 return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why);
             }
         };
+        span.record("bytes_in", bytes.len());
+        if let Some(method) = &envelope.method {
+            span.record("method", crate::log::Escaped(method).to_string().as_str());
+        }
+        if parts.headers.contains_key("mcp-session-id") {
+            // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
+            // person to answer an elicitation: it must not hold a slot meanwhile, or the
+            // answers themselves could not get in. Its body is read and checked; the
+            // session's own channel bounds what it queues.
+            drop(slot);
+            return next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+        }
+        let _slot = slot;
         let format = match Format::from_headers(&parts.headers) {
             Ok(format) => format,
             Err(unknown) => {
@@ -77,6 +114,7 @@ impl Guard {
                 );
             }
         };
+        span.record("format", format!("{format:?}").as_str());
         let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
         if format == Format::Mrtr || !is_tool_call {
             let request = Request::from_parts(parts, Body::from(bytes));

@@ -9,7 +9,7 @@ mod listener;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
@@ -21,13 +21,15 @@ use super::SagaServer;
 /// The path the MCP endpoint is mounted at.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The rmcp transport settings saga serves with: no sessions (MCP 2026-07-28 has none),
-/// plain JSON responses, per-request protocol metadata required, and a 1 MiB body limit
-/// ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's defaults (loopback
-/// hosts only); a public deployment widens them with [`SagaServer::router_with`].
+/// The rmcp transport settings saga serves with: MCP 2026-07-28 statelessly with plain
+/// JSON responses and per-request protocol metadata required, sessions for clients that
+/// open one with `initialize` (2025-11-25, 2025-06-18; their calls stream as SSE), and a
+/// 1 MiB body limit ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's
+/// defaults (loopback hosts only); a public deployment widens them with
+/// [`SagaServer::router_with`].
 pub fn default_http_config() -> StreamableHttpServerConfig {
     StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
+        .with_legacy_session_mode(true)
         .with_json_response(true)
         .with_stateless_protocol_metadata_required(true)
         .with_sse_keep_alive(None)
@@ -59,9 +61,13 @@ impl SagaServer {
             budget: limits.json_budget(),
         };
         let server = self.clone();
+        // Each session gets its own server value (its log level, its subscriptions);
+        // stateless requests get a fresh one each time, which costs a few clones.
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(self.session_idle_timeout());
         let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(NeverSessionManager::default()),
+            move || Ok(server.for_session()),
+            Arc::new(sessions),
             config,
         );
         axum::Router::new()

@@ -1,0 +1,91 @@
+//! An rmcp server written with rmcp's own `#[tool_router]` and `#[tool_handler]` (in the
+//! style of rmcp's examples: the router kept in a field), that gains a saga tool. Besides
+//! the saga function itself, the lines marked `// saga` are all it takes: build the
+//! registry, and add its router to the server's.
+//!
+//! ```text
+//! cargo run --example rmcp_server                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! ```
+
+use std::sync::Arc;
+
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::handler::server::router::tool::ToolRouter;
+use saga_runtime::rmcp::handler::server::wrapper::Parameters;
+use saga_runtime::rmcp::transport::streamable_http_server::StreamableHttpService;
+use saga_runtime::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use saga_runtime::rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
+
+/// The arguments of the plain tool.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct GreetArgs {
+    /// Who to greet.
+    pub name: String,
+}
+
+/// An ordinary rmcp server with one plain tool.
+#[derive(Clone)]
+pub struct Greeter {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Greeter {
+    /// Greets someone.
+    #[tool(description = "Greets someone by name.")]
+    fn greet(&self, Parameters(GreetArgs { name }): Parameters<GreetArgs>) -> String {
+        format!("Hello, {name}!")
+    }
+}
+
+#[tool_handler(router = self.tool_router, name = "greeter", version = "1.0.0")]
+impl ServerHandler for Greeter {}
+
+/// Asks the user to confirm before greeting: the saga tool.
+#[saga_tool]
+pub async fn greet_politely(name: String) -> Result<String, SagaError> {
+    let go: bool = elicit(format!("Greet {name}?")).await?;
+    Ok(if go {
+        format!("Good day, {name}.")
+    } else {
+        "Not greeted.".into()
+    })
+}
+
+impl Greeter {
+    /// The server, with its saga tools sealed by `keys`.
+    pub fn new(keys: KeyRing) -> anyhow::Result<Self> {
+        let sagas = SagaTools::builder()
+            .keys(keys)
+            .tool(greet_politely)
+            .build()?; // saga
+        Ok(Self {
+            tool_router: Self::tool_router() + sagas.router(), // saga: `+ sagas.router()`
+        })
+    }
+}
+
+/// The server as an axum router at `/mcp`, stateless (MCP 2026-07-28).
+pub fn router(server: Greeter) -> axum::Router {
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        saga_runtime::serve::default_http_config(),
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+#[allow(dead_code)] // unused where a test includes this file
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    saga_examples::cli::init_logging();
+    let server = Greeter::new(saga_examples::cli::keys()?)?;
+    let addr = std::env::args()
+        .skip_while(|arg| arg != "--http")
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    axum::serve(listener, router(server)).await?;
+    Ok(())
+}

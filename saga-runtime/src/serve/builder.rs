@@ -1,0 +1,223 @@
+//! Building the registry of saga tools: the keys and token settings, who the caller is,
+//! and the tools, prompts and resources. [`SagaServerBuilder`](super::SagaServerBuilder)
+//! wraps it; [`SagaTools::builder`] gives it alone, for a server of your own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::Implementation;
+
+use super::principal::PrincipalFn;
+use super::tools::{BuildError, Registry, SagaTools, default_principal};
+use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
+use crate::engine::SagaTool;
+use crate::state::{KeyRing, StateCodec};
+
+/// Builds a [`SagaTools`] registry.
+///
+/// ```no_run
+/// # use saga_runtime::prelude::*;
+/// # #[saga_tool] async fn complex_tool() -> Result<String, SagaError> { Ok(String::new()) }
+/// # fn run() -> anyhow::Result<()> {
+/// let sagas = SagaTools::builder()
+///     .keys(KeyRing::from_env("SAGA_KEYS")?)
+///     .tool(complex_tool)
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[must_use]
+pub struct SagaToolsBuilder {
+    pub(super) info: Option<Implementation>,
+    keys: Option<KeyRing>,
+    ttl: Duration,
+    pub(super) list_ttl: Duration,
+    max_token_len: Option<usize>,
+    leeway: Option<Duration>,
+    single_use: Option<Arc<dyn crate::state::TokenStore>>,
+    principal: PrincipalFn,
+    registry: Registry,
+}
+
+impl std::fmt::Debug for SagaToolsBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SagaToolsBuilder")
+            .field("info", &self.info)
+            .field("keys", &self.keys)
+            .field("ttl", &self.ttl)
+            .field(
+                "tools",
+                &self
+                    .registry
+                    .tools
+                    .iter()
+                    .map(|(tool, _)| &tool.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SagaToolsBuilder {
+    fn default() -> Self {
+        Self {
+            info: None,
+            keys: None,
+            ttl: DEFAULT_TTL,
+            list_ttl: DEFAULT_LIST_TTL,
+            max_token_len: None,
+            leeway: None,
+            single_use: None,
+            principal: default_principal(),
+            registry: Registry::default(),
+        }
+    }
+}
+
+impl SagaToolsBuilder {
+    /// The server's name and version, sent in `serverInfo` and in every result's
+    /// `_meta`. Inside another rmcp server ([`SagaTools::router`]) that server's own
+    /// `serverInfo` is used instead.
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Some(Implementation::new(name, version));
+        self
+    }
+
+    /// The keys that seal and open tokens. Required.
+    pub fn keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// How long a token stays valid after it is issued (default 10 minutes). Each round
+    /// issues a fresh token, so this bounds the time a user may take to answer one round.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How long clients may cache `tools/list` and `server/discover` (default 5 minutes).
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// The longest token accepted, in bytes (default 64 KiB); longer ones are refused
+    /// before any decoding.
+    pub fn max_token_len(mut self, max: usize) -> Self {
+        self.max_token_len = Some(max);
+        self
+    }
+
+    /// How long past its expiry a token is still accepted, for replicas whose clocks
+    /// disagree (default 60 s).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = Some(leeway);
+        self
+    }
+
+    /// Makes every token redeemable once, recorded in `store` (a [`MemoryStore`] for one
+    /// process, a `RedisStore` for replicas): a replayed token is refused like a forged
+    /// one. See SECURITY.md for the trade-off.
+    ///
+    /// [`MemoryStore`]: crate::state::MemoryStore
+    pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
+        self.single_use = Some(Arc::new(store));
+        self
+    }
+
+    /// Derives the principal from the named request headers; see
+    /// [`principal_from_headers`](super::principal_from_headers). For example
+    /// `.principal_headers(["cookie"])` for a deployment whose callers are identified by a
+    /// session cookie.
+    pub fn principal_headers<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.principal = super::principal::principal_from_headers(names);
+        self
+    }
+
+    /// Derives the principal bound into every token from the HTTP request head.
+    ///
+    /// The default is a digest of the `Authorization` header and nothing else. **If your
+    /// deployment identifies callers another way** (a session cookie, an API-key header, a
+    /// header set by an authenticating proxy), set this or
+    /// [`principal_headers`](Self::principal_headers): otherwise every such caller is the
+    /// same principal, and one could resume a token issued to another.
+    pub fn principal<F>(mut self, principal: F) -> Self
+    where
+        F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
+    {
+        self.principal = Arc::new(principal);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
+        let tool = Arc::new(tool);
+        self.registry.tools.push((tool.tool(), tool));
+        self
+    }
+
+    /// Adds a prompt written as a saga (`#[saga_prompt]`, returning [`Prompt`]): its
+    /// function's name, doc comment and arguments (strings) describe the prompt, and
+    /// `prompts/get` runs it, with input-required rounds if it suspends.
+    ///
+    /// [`Prompt`]: crate::engine::Prompt
+    pub fn prompt<T: SagaTool>(mut self, prompt: T) -> Self {
+        let prompt = Arc::new(prompt);
+        let description = prompt.tool();
+        self.registry
+            .prompts
+            .push((super::catalog::prompt_of(&description), prompt));
+        self
+    }
+
+    /// Adds a resource at `uri` read by a saga (`#[saga_resource]`, taking `uri: String`
+    /// and returning [`Contents`]).
+    ///
+    /// [`Contents`]: crate::engine::Contents
+    pub fn resource<T: SagaTool>(mut self, uri: impl Into<String>, resource: T) -> Self {
+        let resource = Arc::new(resource);
+        let description = resource.tool();
+        self.registry.resources.push((
+            super::catalog::resource_of(uri.into(), &description),
+            resource,
+        ));
+        self
+    }
+
+    /// Adds resources matching `uri_template` (e.g. `test://items/{id}`), read by a saga
+    /// that takes `uri: String` and one `String` argument per template variable.
+    pub fn resource_template<T: SagaTool>(
+        mut self,
+        uri_template: impl Into<String>,
+        resource: T,
+    ) -> Self {
+        let resource = Arc::new(resource);
+        let description = resource.tool();
+        self.registry.templates.push((
+            super::catalog::template_of(uri_template.into(), &description),
+            resource,
+        ));
+        self
+    }
+
+    /// Builds the registry.
+    pub fn build(self) -> Result<SagaTools, BuildError> {
+        let keys = self.keys.ok_or(BuildError::NoKeys)?;
+        let mut codec = StateCodec::new(keys, self.ttl);
+        if let Some(max) = self.max_token_len {
+            codec = codec.with_max_token_len(max);
+        }
+        if let Some(leeway) = self.leeway {
+            codec = codec.with_leeway(leeway);
+        }
+        if let Some(store) = self.single_use {
+            codec = codec.with_single_use(store);
+        }
+        let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        SagaTools::new(codec, self.registry, self.principal, list_ttl_ms, self.info)
+    }
+}

@@ -1,0 +1,135 @@
+//! The session era (MCP 2025-11-25 and 2025-06-18): a client that opened a session with
+//! `initialize` expects the server to send it `elicitation/create`,
+//! `sampling/createMessage` and `roots/list` during the call. The same saga runs here in
+//! process: the same transitions as for MRTR (so answers pass the same checks: schema
+//! validation with asking again, capabilities, sampling and roots checks), with each
+//! round's requests sent to the client through the session's peer, concurrently, and
+//! their answers fed to the next transition. One engine, two drivers.
+
+use std::collections::BTreeMap;
+
+use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ServerRequest};
+use rmcp::service::ServiceError;
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::Value;
+
+use super::tools::{Saga, SagaTools};
+use crate::engine::{Call, SagaContext, StepFailure};
+use crate::log::Escaped;
+
+/// How many times in a row the same requests are sent again because the client's answers
+/// did not fit what was asked, before the call fails.
+pub const MAX_ASKS_AGAIN: usize = 3;
+
+/// Whether `cx` is a request of a session opened with `initialize`, at a protocol version
+/// before 2026-07-28, with a peer to send requests to.
+pub(super) fn is_session(cx: &SagaContext) -> bool {
+    cx.peer().is_some()
+        && cx
+            .protocol_version()
+            .is_some_and(|version| version.as_str() < "2026-07-28")
+}
+
+/// Runs `saga` to its end within this request, asking the client through the session.
+pub(super) async fn drive(
+    tools: &SagaTools,
+    saga: &Saga,
+    mut call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    let Some(peer) = cx.peer().cloned() else {
+        return Err(ErrorData::internal_error(
+            "a session call without a peer",
+            None,
+        ));
+    };
+    let codec = tools.session_codec();
+    let mut asked: Vec<String> = Vec::new();
+    let mut asks_again = 0;
+    loop {
+        if cx.is_cancelled() {
+            return Err(cancelled(&call.name));
+        }
+        let response = saga.run(codec, call.clone(), cx).await?;
+        let CallToolResponse::InputRequired(required) = response else {
+            return Ok(response);
+        };
+        let requests = required.input_requests.unwrap_or_default();
+        let keys: Vec<String> = requests.keys().cloned().collect();
+        if !keys.is_empty() && keys == asked {
+            asks_again += 1;
+            if asks_again >= MAX_ASKS_AGAIN {
+                tracing::info!(tool = %Escaped(&call.name), ?keys, "the client's answers kept failing their checks");
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "the client's answers to {keys:?} did not match what was asked, \
+                         {MAX_ASKS_AGAIN} times"
+                    ),
+                    None,
+                ));
+            }
+        } else {
+            asks_again = 0;
+        }
+        asked = keys;
+        let (answers, failures) = ask(&peer, requests, cx).await.map_err(|error| {
+            if cx.is_cancelled() {
+                cancelled(&call.name)
+            } else {
+                tracing::info!(tool = %Escaped(&call.name), %error, "the client did not answer");
+                ErrorData::internal_error(format!("the client did not answer: {error}"), None)
+            }
+        })?;
+        call.request_state = required.request_state;
+        call.input_responses = Some(answers);
+        call.failures = failures;
+        // A saga that checkpoints in a loop must not hold the worker.
+        tokio::task::yield_now().await;
+    }
+}
+
+fn cancelled(tool: &str) -> ErrorData {
+    tracing::info!(tool = %Escaped(tool), "the client cancelled the call");
+    ErrorData::internal_error("the call was cancelled", None)
+}
+
+/// Sends every request of a round to the client at once; an error the client answers
+/// with becomes that request's step failure.
+async fn ask(
+    peer: &Peer<RoleServer>,
+    requests: rmcp::model::InputRequests,
+    cx: &SagaContext,
+) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
+    let sends = requests.into_iter().map(|(key, request)| async move {
+        let request: ServerRequest = match request {
+            InputRequest::Elicitation(request) => request.into(),
+            InputRequest::CreateMessage(request) => request.into(),
+            InputRequest::ListRoots(request) => request.into(),
+            _ => return (key, Err(ServiceError::UnexpectedResponse)),
+        };
+        (key, peer.send_request(request).await)
+    });
+    let all = futures::future::join_all(sends);
+    let results = tokio::select! {
+        results = all => results,
+        () = cx.cancelled() => return Err(ServiceError::Cancelled { reason: None }),
+    };
+    let mut answers = InputResponses::new();
+    let mut failures = BTreeMap::new();
+    for (key, result) in results {
+        match result {
+            Ok(answer) => {
+                let value = serde_json::to_value(answer).unwrap_or(Value::Null);
+                answers.insert(key, value);
+            }
+            Err(ServiceError::McpError(error)) => {
+                failures.insert(
+                    key,
+                    StepFailure::from_client(i64::from(error.code.0), &error.message),
+                );
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    Ok((answers, failures))
+}

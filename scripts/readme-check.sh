@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the README's "Writing a tool" and "Serving" snippets as a user's own crate would:
+# a fresh package whose [dependencies] are the README's (with the path pointed at this
+# repository), whose main.rs is the tool, then the server. Fails if either no longer
+# compiles.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$ROOT/target/readme-check
+rm -rf "$WORK" && mkdir -p "$WORK/src"
+
+# The n-th fenced block of a language in the README.
+block() {
+  awk -v lang="$1" -v want="$2" '
+    /^```/ { if (inside) { inside = 0; next } if ($0 == "```" lang) { n++; if (n == want) { inside = 1; next } } }
+    inside { print }
+  ' "$ROOT/README.md"
+}
+
+{
+  printf '[package]\nname = "readme-check"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[workspace]\n\n'
+  block toml 1 | sed "s#path = \"../saga/saga-runtime\"#path = \"$ROOT/saga-runtime\"#"
+} >"$WORK/Cargo.toml"
+grep -q "path = \"$ROOT/saga-runtime\"" "$WORK/Cargo.toml" || { echo "readme-check: the README's [dependencies] lost its saga-runtime path" >&2; exit 1; }
+
+{
+  block rust 1            # the tool
+  echo
+  echo '#[tokio::main]'
+  echo 'async fn main() -> anyhow::Result<()> {'
+  block rust 4 | sed 's/^/    /'   # the server
+  echo '}'
+} >"$WORK/src/main.rs"
+grep -q "saga_tool" "$WORK/src/main.rs" && grep -q "SagaServer::builder" "$WORK/src/main.rs" || {
+  echo "readme-check: the README's snippets moved; update scripts/readme-check.sh" >&2; exit 1; }
+
+CARGO_TARGET_DIR=$ROOT/target cargo check --quiet --manifest-path "$WORK/Cargo.toml"
+echo "readme-check: the README's [dependencies], tool and server compile"

@@ -1,0 +1,94 @@
+//! The log a saga leaves at `RUST_LOG=saga_runtime=debug`: one `saga.request` span per
+//! HTTP request and one `saga.transition` span per transition, with their fields.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use saga_examples::client::ScriptedClient;
+use saga_examples::testing::serve_local;
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut buffer) = self.0.lock() {
+            buffer.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn each_transition_has_a_span_with_its_fields() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("saga_runtime=debug")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let running = serve_local(deploy::server(KeyRing::ephemeral()).expect("a server")).await;
+    let client = ScriptedClient::deploy()
+        .connect_http(&running.url())
+        .await
+        .expect("connected");
+    let arguments = json!({"initial_arg": "v"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments))
+        .await
+        .expect("the saga completes");
+    client.cancel().await.expect("closed");
+
+    let log = String::from_utf8(captured.0.lock().expect("the log").clone()).expect("UTF-8");
+    let transitions: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("transition done"))
+        .collect();
+    assert_eq!(transitions.len(), 3, "{log}");
+    for (round, outcome, entered, left) in [
+        (1, "input_required", "Start", Some("AfterElicitTarget")),
+        (
+            2,
+            "input_required",
+            "AfterElicitTarget",
+            Some("AfterSampleVerdict"),
+        ),
+        (3, "complete", "AfterSampleVerdict", None),
+    ] {
+        let line = transitions[round - 1];
+        for field in [
+            "saga.transition{".to_owned(),
+            "tool=complex_tool".to_owned(),
+            "method=tools/call".to_owned(),
+            "era=\"2026-07-28\"".to_owned(),
+            format!("round={round}"),
+            format!("outcome=\"{outcome}\""),
+            format!("entered=\"{entered}\""),
+            "token_in=".to_owned(),
+            "micros=".to_owned(),
+            "saga.request{".to_owned(),
+        ] {
+            assert!(line.contains(&field), "round {round}: no {field} in {line}");
+        }
+        if let Some(left) = left {
+            assert!(line.contains(&format!("left=\"{left}\"")), "{line}");
+            assert!(line.contains("token_out="), "{line}");
+        }
+    }
+}
