@@ -202,6 +202,18 @@ if SAGA_KEYS="$KEY" "$SAGA" call --answers "$WORK/answers.json" --stdio "$EXAMPL
   pass "$name"
 else fail "$name" "$WORK/out.txt"; fi
 
+# 6b. A 2025-11-25 session (--session): the server sends its requests during the call.
+name="--session (2025-11-25) with --answers"
+cat >"$WORK/session.json" <<'EOF2'
+{"elicitation-1": {"target": "qa"}, "sampling-2": "Yes."}
+EOF2
+if "$SAGA" call --session --answers "$WORK/session.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  </dev/null >"$WORK/out.txt" 2>&1 &&
+  grep -qF "Deployment to qa initiated successfully" "$WORK/out.txt" &&
+  grep -qF "result after 1 round(s)" "$WORK/out.txt"; then
+  pass "$name"
+else fail "$name" "$WORK/out.txt"; fi
+
 # 7. A server that is down: one line on stderr, exit 2, no panic.
 name="server down: one error line, exit 2"
 "$SAGA" call --answers "$WORK/answers.json" http://127.0.0.1:1/mcp complex_tool initial_arg=x \

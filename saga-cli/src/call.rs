@@ -38,6 +38,8 @@ pub struct Responder {
     asking: Mutex<()>,
     /// Capabilities not to declare (`--without`).
     without: Vec<Capability>,
+    /// Open a 2025-11-25 session with `initialize` instead of `server/discover`.
+    session: bool,
 }
 
 /// A client capability `saga` declares unless told not to (`--without`).
@@ -62,7 +64,15 @@ impl Responder {
             session_requests: AtomicUsize::new(0),
             asking: Mutex::new(()),
             without: Vec::new(),
+            session: false,
         }
+    }
+
+    /// Opens a 2025-11-25 session (`initialize`) instead of using `server/discover`
+    /// (`--session`): the server then sends its requests during the call.
+    pub fn session(mut self, session: bool) -> Self {
+        self.session = session;
+        self
     }
 
     /// Leaves `without` out of the declared capabilities, to see how a server copes.
@@ -226,10 +236,15 @@ impl Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let config = ClientConfig::new(
             capabilities(&self.0.without),
             Implementation::new("saga-cli", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        if self.0.session {
+            config.with_protocol_version(ProtocolVersion::V_2025_11_25)
+        } else {
+            config
+        }
     }
 
     async fn create_elicitation(
@@ -261,9 +276,13 @@ impl ClientHandler for Handler {
 type Client = RunningService<RoleClient, Handler>;
 
 async fn connect(target: &Target, responder: std::sync::Arc<Responder>) -> anyhow::Result<Client> {
-    let lifecycle = ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    let lifecycle = if responder.session {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        }
     };
     let handler = Handler(responder);
     match target {
@@ -436,8 +455,13 @@ pub async fn call(
     roots: Vec<Value>,
     show_state: bool,
     without: Vec<Capability>,
+    session: bool,
 ) -> anyhow::Result<bool> {
-    let responder = std::sync::Arc::new(Responder::new(answers, roots).without(without));
+    let responder = std::sync::Arc::new(
+        Responder::new(answers, roots)
+            .without(without)
+            .session(session),
+    );
     let client = connect(target, responder.clone()).await?;
     let tools = client
         .list_all_tools()

@@ -34,6 +34,9 @@ answering \"n\" to \"Answer this form?\" declines it (action \"decline\"), Ctrl-
 An elicitation takes an ElicitResult, \"accept\"/\"decline\"/\"cancel\", or a bare object
 (the accepted content); a sampling request takes the model's text; roots need no entry.
 
+With --session (a 2025-11-25 session) the server's requests have no keys: the answers
+file keys them elicitation-N, sampling-N, roots-N, numbered in the order they come.
+
 Exit status: 0 on a result, 1 on a result with isError, 2 on any error.";
 
 /// A terminal client for MCP tools (2026-07-28 multi round-trip requests) and a saga
@@ -71,6 +74,11 @@ enum Command {
         /// copes: a request needing it should fail with -32021.
         #[arg(long, value_enum, value_name = "CAPABILITY")]
         without: Vec<call::Capability>,
+        /// Open a 2025-11-25 session (`initialize`) instead of `server/discover`: the
+        /// server sends its requests during the call; --answers keys them
+        /// `elicitation-N`, `sampling-N`, `roots-N` in the order they come.
+        #[arg(long)]
+        session: bool,
         /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
         #[arg(value_name = "[URL] TOOL KEY=VALUE")]
@@ -190,6 +198,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             roots,
             show_state,
             without,
+            session,
             rest,
         } => {
             let line = call_line(&server, &rest)?;
@@ -213,6 +222,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 roots,
                 show_state,
                 without,
+                session,
             )
             .await?;
             Ok(if is_error {
