@@ -451,17 +451,10 @@ pub async fn call(
     target: &Target,
     tool: &str,
     pairs: &[String],
-    answers: Option<Answers>,
-    roots: Vec<Value>,
+    responder: Responder,
     show_state: bool,
-    without: Vec<Capability>,
-    session: bool,
 ) -> anyhow::Result<bool> {
-    let responder = std::sync::Arc::new(
-        Responder::new(answers, roots)
-            .without(without)
-            .session(session),
-    );
+    let responder = std::sync::Arc::new(responder);
     let client = connect(target, responder.clone()).await?;
     let tools = client
         .list_all_tools()

@@ -218,11 +218,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &line.target,
                 &line.tool,
                 &line.pairs,
-                answers,
-                roots,
+                call::Responder::new(answers, roots)
+                    .without(without)
+                    .session(session),
                 show_state,
-                without,
-                session,
             )
             .await?;
             Ok(if is_error {
