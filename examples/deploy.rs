@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! cargo run --example deploy -- --stdio      # stdio
+//! cargo run --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
 use saga_runtime::prelude::*;

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --example weather                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! cargo run --example weather -- --stdio      # stdio
+//! cargo run --example weather -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
 use saga_runtime::prelude::*;

@@ -1,5 +1,7 @@
 //! The command line of every serving example: `--http ADDR` (the default, on
-//! `127.0.0.1:8080`) or `--stdio`; keys from `SAGA_KEYS`.
+//! `127.0.0.1:8080`) or `--stdio`; keys from `SAGA_KEYS`. `--inspect TOKEN` (with the
+//! call's `--arguments JSON`, and `--tool`, `--principal` when needed) prints a token's
+//! saga state as JSON instead of serving.
 
 use saga_runtime::prelude::*;
 
@@ -60,8 +62,50 @@ pub fn init_logging() {
         .try_init();
 }
 
-/// Serves `server` as the command line says.
+/// `--inspect TOKEN [--arguments JSON] [--tool NAME] [--principal P]`: the token to
+/// decode and the request it is bound to, when the command line asks for it.
+fn inspect_request(
+    mut args: impl Iterator<Item = String>,
+) -> anyhow::Result<Option<(String, saga_runtime::serve::InspectRequest)>> {
+    let mut token = None;
+    let mut request = saga_runtime::serve::InspectRequest::default();
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .ok_or_else(|| anyhow::anyhow!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--inspect" => token = Some(value("--inspect")?),
+            "--arguments" => {
+                let text = value("--arguments")?;
+                let arguments: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("--arguments is not JSON: {e}"))?;
+                match arguments {
+                    serde_json::Value::Object(map) => request.arguments = Some(map),
+                    _ => anyhow::bail!("--arguments must be a JSON object"),
+                }
+            }
+            "--tool" => request.tool = Some(value("--tool")?),
+            "--principal" => request.principal = value("--principal")?,
+            _ => {}
+        }
+    }
+    Ok(token.map(|token| (token, request)))
+}
+
+/// Serves `server` as the command line says, or with `--inspect TOKEN` (and the
+/// `--arguments JSON` of the call) prints the token's saga state as JSON.
 pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
+    if let Some((token, request)) = inspect_request(std::env::args().skip(1))? {
+        match server.inspect(&token, &request) {
+            Ok(state) => println!("{}", serde_json::to_string_pretty(&state)?),
+            Err(error) => {
+                eprintln!("error: {error}");
+                std::process::exit(1);
+            }
+        }
+        return Ok(());
+    }
     match transport()? {
         Transport::Http(addr) => server.serve_http(addr).await,
         Transport::Stdio => server.serve_stdio().await,
@@ -91,5 +135,19 @@ mod tests {
         );
         assert_eq!(parse(args(&["--stdio"])).unwrap(), Transport::Stdio);
         assert!(parse(args(&["--bogus"])).is_err());
+    }
+
+    #[test]
+    fn parses_inspect() {
+        assert!(inspect_request(args(&["--http", "x"])).unwrap().is_none());
+        let (token, request) =
+            inspect_request(args(&["--inspect", "T", "--arguments", r#"{"a":1}"#]))
+                .unwrap()
+                .unwrap();
+        assert_eq!(token, "T");
+        assert_eq!(request.arguments.unwrap()["a"], 1);
+        assert_eq!(request.method, "tools/call");
+        assert!(inspect_request(args(&["--inspect"])).is_err());
+        assert!(inspect_request(args(&["--inspect", "T", "--arguments", "[]"])).is_err());
     }
 }

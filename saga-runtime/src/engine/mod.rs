@@ -31,5 +31,6 @@ pub use requests::{
     elicit, elicit_url, list_roots, sample,
 };
 pub use tool::{SagaTool, Step, invalid_arguments, parse_arguments};
+pub(crate) use transition::inspect_state;
 pub use transition::{Call, invalid_state, transition};
 pub use unwind::PANIC_MESSAGE;

@@ -242,3 +242,43 @@ fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u
     let plaintext = postcard::to_extend(head, Vec::with_capacity(128))?;
     postcard::to_extend(state, plaintext)
 }
+
+/// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved
+/// state with the tool's own types, as JSON: for `SagaServer::inspect`. A hand-written
+/// [`SagaTool`] shows its typed state; a `#[saga_tool]` one shows the generated state
+/// enum's postcard bytes (variant index first), whose field types exist only inside the
+/// generated `step`.
+pub(crate) fn inspect_state<T: SagaTool>(
+    tool: &T,
+    codec: &StateCodec,
+    token: &str,
+    binding: &Binding,
+) -> Result<serde_json::Value, crate::serve::InspectError> {
+    use crate::serve::InspectError;
+    let opened = codec
+        .open(token, tool.fingerprint(), binding)
+        .map_err(InspectError::Refused)?;
+    let undecodable =
+        |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
+    let (head, state_bytes) =
+        postcard::take_from_bytes::<Head>(&opened.plaintext).map_err(|e| undecodable(&e))?;
+    let (state, _) =
+        postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
+    let mut pending = serde_json::to_value(&head.pending).map_err(|e| undecodable(&e))?;
+    // Each pending request is kept as its JSON text: show it as JSON.
+    for entry in pending.as_array_mut().into_iter().flatten() {
+        if let Some(request) = entry.get_mut("request")
+            && let Some(parsed) = request
+                .as_str()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        {
+            *request = parsed;
+        }
+    }
+    Ok(serde_json::json!({
+        "expiresAt": opened.expires_at,
+        "nextKey": head.next_key,
+        "pending": pending,
+        "state": serde_json::to_value(&state).map_err(|e| undecodable(&e))?,
+    }))
+}

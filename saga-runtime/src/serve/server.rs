@@ -119,6 +119,16 @@ impl SagaServer {
         &self.tools
     }
 
+    /// Decodes a token's saga state as JSON with the tool's own types; see
+    /// [`SagaTools::inspect`].
+    pub fn inspect(
+        &self,
+        token: &str,
+        request: &super::InspectRequest,
+    ) -> Result<serde_json::Value, super::InspectError> {
+        self.tools.inspect(token, request)
+    }
+
     /// The protocol versions this server speaks: MCP 2026-07-28 statelessly, and the
     /// session era (2025-11-25, 2025-06-18) for clients that open a session with
     /// `initialize`.

@@ -35,6 +35,13 @@ pub(crate) trait DynTool: Send + Sync {
         call: Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
+
+    fn inspect(
+        &self,
+        codec: &StateCodec,
+        token: &str,
+        binding: &crate::state::Binding,
+    ) -> Result<serde_json::Value, InspectError>;
 }
 
 impl<T: SagaTool> DynTool for T {
@@ -46,6 +53,55 @@ impl<T: SagaTool> DynTool for T {
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
         Box::pin(transition(self, codec, call, cx))
     }
+
+    fn inspect(
+        &self,
+        codec: &StateCodec,
+        token: &str,
+        binding: &crate::state::Binding,
+    ) -> Result<serde_json::Value, InspectError> {
+        crate::engine::inspect_state(self, codec, token, binding)
+    }
+}
+
+/// The request a token is bound to, which [`SagaTools::inspect`] needs to open it: the
+/// token's tag covers the tool, the method, the principal and the arguments.
+#[derive(Debug, Clone)]
+pub struct InspectRequest {
+    /// The tool's name; `None` tries every tool of the registry.
+    pub tool: Option<String>,
+    /// The JSON-RPC method (`tools/call` by default).
+    pub method: String,
+    /// The caller's principal ([`ANONYMOUS`] by default: no `Authorization` header).
+    pub principal: String,
+    /// The call's arguments, exactly as sent.
+    pub arguments: Option<rmcp::model::JsonObject>,
+}
+
+impl Default for InspectRequest {
+    fn default() -> Self {
+        Self {
+            tool: None,
+            method: "tools/call".into(),
+            principal: ANONYMOUS.into(),
+            arguments: None,
+        }
+    }
+}
+
+/// Why [`SagaTools::inspect`] could not show a token's state.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InspectError {
+    /// No tool of this name.
+    #[error("no tool named {0:?}")]
+    UnknownTool(String),
+    /// The token does not open for this request (wrong key, binding, expiry or build).
+    #[error("the token does not open: {0}")]
+    Refused(crate::state::OpenError),
+    /// It opened, but the state does not decode into the tool's types.
+    #[error("the state does not decode: {0}")]
+    Undecodable(String),
 }
 
 pub(crate) type Saga = Arc<dyn DynTool>;
@@ -227,6 +283,46 @@ impl SagaTools {
     /// The codec sealing the tools' state.
     pub fn codec(&self) -> &StateCodec {
         &self.inner.codec
+    }
+
+    /// Opens `token` as a server would for `request` (without redeeming it) and decodes
+    /// the saga's state with the tool's own types: `{"tool", "expiresAt", "nextKey",
+    /// "pending", "state"}`. The token must be unexpired and sealed by a key of this
+    /// server for this build of the tool.
+    pub fn inspect(
+        &self,
+        token: &str,
+        request: &InspectRequest,
+    ) -> Result<serde_json::Value, InspectError> {
+        let candidates: Vec<&Entry> = match &request.tool {
+            Some(name) => {
+                let entry = self
+                    .inner
+                    .by_name
+                    .get(name)
+                    .and_then(|index| self.inner.entries.get(*index))
+                    .ok_or_else(|| InspectError::UnknownTool(name.clone()))?;
+                vec![entry]
+            }
+            None => self.inner.entries.iter().collect(),
+        };
+        let mut last = InspectError::UnknownTool(String::new());
+        for entry in candidates {
+            let binding = crate::state::Binding::new(
+                &entry.tool.name,
+                &request.method,
+                &request.principal,
+                request.arguments.as_ref(),
+            );
+            match entry.saga.inspect(&self.inner.codec, token, &binding) {
+                Ok(mut value) => {
+                    value["tool"] = serde_json::Value::String(entry.tool.name.to_string());
+                    return Ok(value);
+                }
+                Err(error) => last = error,
+            }
+        }
+        Err(last)
     }
 
     /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with

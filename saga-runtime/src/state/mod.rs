@@ -34,7 +34,7 @@ pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened, StateCodec,
-    TAG_LEN, VERSION, unix_now,
+    TAG_LEN, TokenHeader, VERSION, unix_now,
 };
 
 /// The one message every refused token gets, whatever the reason.

@@ -302,6 +302,79 @@ impl StateCodec {
     }
 }
 
+/// The clear part of a token, read without any key: what `saga inspect` shows.
+///
+/// Nothing here is authenticated until the token is opened with the right key and the
+/// request's binding (tool, method, principal, arguments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenHeader {
+    /// The format version byte ([`VERSION`] is the only one this build opens).
+    pub version: u8,
+    /// The id of the key that sealed it.
+    pub key_id: KeyId,
+    /// The fingerprint of the tool build that sealed it.
+    pub fingerprint: Fingerprint,
+    /// Expiry, unix seconds.
+    pub expires_at: u64,
+    /// The nonce.
+    pub nonce: [u8; 24],
+    /// Decoded bytes of the whole token.
+    pub total_len: usize,
+}
+
+impl TokenHeader {
+    /// Reads the header of `token` (unpadded base64url); fails only when the text is not
+    /// base64url or too short to hold a header and a tag. An unknown version is reported,
+    /// not refused.
+    pub fn parse(token: &str) -> Result<Self, OpenError> {
+        let bytes = URL_SAFE_NO_PAD
+            .decode(token.trim())
+            .map_err(|_| OpenError::Encoding)?;
+        if bytes.len() < HEADER_LEN + TAG_LEN {
+            return Err(OpenError::Truncated { len: bytes.len() });
+        }
+        Ok(Self {
+            version: bytes[0],
+            key_id: field(&bytes, 1),
+            fingerprint: field(&bytes, 5),
+            expires_at: u64::from_be_bytes(field(&bytes, 13)),
+            nonce: field(&bytes, 21),
+            total_len: bytes.len(),
+        })
+    }
+
+    /// Bytes of the clear header ([`HEADER_LEN`]).
+    pub fn header_len(&self) -> usize {
+        HEADER_LEN
+    }
+
+    /// Bytes of the ciphertext (the sealed state), between the header and the tag.
+    pub fn ciphertext_len(&self) -> usize {
+        self.total_len - HEADER_LEN - TAG_LEN
+    }
+
+    /// Bytes of the authentication tag ([`TAG_LEN`]).
+    pub fn tag_len(&self) -> usize {
+        TAG_LEN
+    }
+
+    /// The key id in hex.
+    pub fn key_id_hex(&self) -> String {
+        hex(&self.key_id)
+    }
+
+    /// The fingerprint in hex.
+    pub fn fingerprint_hex(&self) -> String {
+        hex(&self.fingerprint)
+    }
+
+    /// Whether `keys` holds the key this token names. The tag itself can only be checked
+    /// with the request's binding; see [`StateCodec::open`].
+    pub fn key_known(&self, keys: &KeyRing) -> bool {
+        keys.key_ids().any(|id| id == self.key_id)
+    }
+}
+
 fn associated_data(header: &[u8], binding: &Binding) -> [u8; HEADER_LEN + 32] {
     let mut aad = [0u8; HEADER_LEN + 32];
     aad[..HEADER_LEN].copy_from_slice(header);
@@ -320,4 +393,30 @@ pub fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_header_of_a_sealed_token() {
+        let hex_key = "11".repeat(32);
+        let keys = KeyRing::parse(&hex_key).unwrap();
+        let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = codec.seal_until(1_000, [7; 8], &binding, b"hello");
+        let header = TokenHeader::parse(&token).unwrap();
+        assert_eq!(header.version, VERSION);
+        assert_eq!(header.fingerprint, [7; 8]);
+        assert_eq!(header.expires_at, 1_000);
+        assert_eq!(header.ciphertext_len(), 5);
+        assert!(header.key_known(&keys));
+        assert!(!header.key_known(&KeyRing::ephemeral()));
+        assert_eq!(TokenHeader::parse("!!"), Err(OpenError::Encoding));
+        assert!(matches!(
+            TokenHeader::parse("AAAA"),
+            Err(OpenError::Truncated { .. })
+        ));
+    }
 }

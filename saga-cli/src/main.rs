@@ -1,0 +1,353 @@
+//! `saga`: try MCP tools by hand in a terminal, and look inside saga tokens.
+//!
+//! ```text
+//! saga tools URL                         # the tools and their arguments
+//! saga call URL TOOL key=value…          # drive a call to completion, asking you
+//! saga call --stdio "CMD ARGS" TOOL …    # the same with a server started as a child
+//! saga inspect TOKEN                     # a token's header, and whether SAGA_KEYS opens it
+//! ```
+
+mod answers;
+mod call;
+mod inspect;
+mod prompt;
+mod schema;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+const CALL_HELP: &str = "\
+Drives one tools/call to completion over MCP 2026-07-28 multi round-trip requests: each
+round is printed; forms are asked field by field; URL elicitations are shown and
+confirmed; sampling requests are shown and answered by the text you type; roots come
+from --root.
+
+Keys in forms: Enter accepts the default, Esc cancels the form (action \"cancel\"),
+answering \"n\" to \"Answer this form?\" declines it (action \"decline\"), Ctrl-C quits.
+
+--answers FILE answers without asking, from a JSON object keyed by inputRequests key:
+  {\"elicit-1\": {\"action\": \"accept\", \"content\": {\"target\": \"production\"}},
+   \"sample-2\": \"Yes, all systems are green.\",
+   \"other\": \"decline\"}
+An elicitation takes an ElicitResult, \"accept\"/\"decline\"/\"cancel\", or a bare object
+(the accepted content); a sampling request takes the model's text; roots need no entry.
+
+With --session (a 2025-11-25 session) the server's requests have no keys: the answers
+file keys them elicitation-N, sampling-N, roots-N, numbered in the order they come.
+
+Exit status: 0 on a result, 1 on a result with isError, 2 on any error.";
+
+/// A terminal client for MCP tools (2026-07-28 multi round-trip requests) and a saga
+/// token inspector.
+#[derive(Debug, Parser)]
+#[command(name = "saga", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lists a server's tools and their arguments (name, type, required, description).
+    Tools {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Calls a tool and drives it to completion, asking you (or --answers) for input.
+    #[command(after_long_help = CALL_HELP)]
+    Call {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Answers from a JSON file instead of prompts (see --help).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
+        /// A root to offer for roots/list (a path or a URI); repeatable. Default: the
+        /// current directory.
+        #[arg(long = "root", value_name = "PATH|URI")]
+        roots: Vec<String>,
+        /// Print each round's requestState whole (for `saga inspect`), not shortened.
+        #[arg(long)]
+        show_state: bool,
+        /// Do not declare this client capability (repeatable), to see how the server
+        /// copes: a request needing it should fail with -32021.
+        #[arg(long, value_enum, value_name = "CAPABILITY")]
+        without: Vec<call::Capability>,
+        /// Open a 2025-11-25 session (`initialize`) instead of `server/discover`: the
+        /// server sends its requests during the call; --answers keys them
+        /// `elicitation-N`, `sampling-N`, `roots-N` in the order they come.
+        #[arg(long)]
+        session: bool,
+        /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
+        /// JSON, else a string; a property the tool types as string stays a string.
+        #[arg(value_name = "[URL] TOOL KEY=VALUE")]
+        rest: Vec<String>,
+    },
+    /// Shows a saga token's header and whether the keys in SAGA_KEYS open it.
+    Inspect {
+        /// The token (a requestState).
+        token: String,
+    },
+}
+
+/// Where the server is: a URL, or a command to start with `--stdio`.
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// Start this command (split like a shell would) and talk MCP on its stdin/stdout.
+    #[arg(long, value_name = "CMD ARGS")]
+    stdio: Option<String>,
+    /// The Streamable HTTP endpoint (for `tools`; `call` takes it as its first word).
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A Streamable HTTP endpoint.
+    Http(String),
+    /// A command whose stdio speaks MCP.
+    Stdio(Vec<String>),
+}
+
+/// The target, tool and arguments of `saga call`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CallLine {
+    target: Target,
+    tool: String,
+    pairs: Vec<String>,
+}
+
+fn stdio_target(command: &str) -> anyhow::Result<Target> {
+    let words =
+        shell_words::split(command).map_err(|e| anyhow::anyhow!("--stdio {command:?}: {e}"))?;
+    if words.is_empty() {
+        anyhow::bail!("--stdio needs a command");
+    }
+    Ok(Target::Stdio(words))
+}
+
+fn target(server: &ServerArgs) -> anyhow::Result<Target> {
+    match (&server.stdio, &server.url) {
+        (Some(_), Some(url)) => anyhow::bail!("give either a URL ({url}) or --stdio, not both"),
+        (Some(command), None) => stdio_target(command),
+        (None, Some(url)) => Ok(Target::Http(url.clone())),
+        (None, None) => anyhow::bail!("give a URL or --stdio \"CMD ARGS\""),
+    }
+}
+
+/// `saga call`'s words: with --stdio `TOOL k=v…`, else `URL TOOL k=v…`.
+fn call_line(server: &ServerArgs, rest: &[String]) -> anyhow::Result<CallLine> {
+    let mut words: Vec<String> = server
+        .url
+        .iter()
+        .cloned()
+        .chain(rest.iter().cloned())
+        .collect();
+    let target = match &server.stdio {
+        Some(command) => stdio_target(command)?,
+        None => {
+            if words.is_empty() {
+                anyhow::bail!("give a URL or --stdio \"CMD ARGS\"");
+            }
+            Target::Http(words.remove(0))
+        }
+    };
+    if words.is_empty() {
+        anyhow::bail!("give the tool to call");
+    }
+    let tool = words.remove(0);
+    if tool.contains('=') {
+        anyhow::bail!("{tool:?} looks like an argument; the tool's name comes first");
+    }
+    Ok(CallLine {
+        target,
+        tool,
+        pairs: words,
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&anyhow::anyhow!("cannot start the runtime: {error}")),
+    };
+    let outcome = runtime.block_on(run(cli));
+    // Do not wait for a child server or a pending request to wind down.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(error) => fail(&error),
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Tools { server } => {
+            call::list_tools(&target(&server)?).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            server,
+            answers,
+            roots,
+            show_state,
+            without,
+            session,
+            rest,
+        } => {
+            let line = call_line(&server, &rest)?;
+            let answers = match answers {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                    Some(
+                        answers::Answers::parse(&text)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                    )
+                }
+                None => None,
+            };
+            let roots = call::roots(&roots)?;
+            let is_error = call::call(
+                &line.target,
+                &line.tool,
+                &line.pairs,
+                call::Responder::new(answers, roots)
+                    .without(without)
+                    .session(session),
+                show_state,
+            )
+            .await?;
+            Ok(if is_error {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Inspect { token } => {
+            inspect::inspect(&token)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// One line on stderr, exit status 2.
+fn fail(error: &anyhow::Error) -> ExitCode {
+    let line = format!("{error:#}").replace(['\n', '\r'], " ");
+    eprintln!("saga: error: {line}");
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("saga").chain(words.iter().copied()))
+    }
+
+    fn line(words: &[&str]) -> anyhow::Result<CallLine> {
+        match parse(words)?.command {
+            Command::Call { server, rest, .. } => call_line(&server, &rest),
+            other => anyhow::bail!("not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_a_call_over_http() {
+        let call = line(&[
+            "call",
+            "http://h/mcp",
+            "complex_tool",
+            "initial_arg=x",
+            "n=2",
+        ])
+        .unwrap();
+        assert_eq!(call.target, Target::Http("http://h/mcp".into()));
+        assert_eq!(call.tool, "complex_tool");
+        assert_eq!(call.pairs, vec!["initial_arg=x", "n=2"]);
+    }
+
+    #[test]
+    fn parses_a_call_over_stdio() {
+        let call = line(&[
+            "call",
+            "--stdio",
+            "cargo run --example 'de ploy'",
+            "t",
+            "a=1",
+        ])
+        .unwrap();
+        assert_eq!(
+            call.target,
+            Target::Stdio(vec![
+                "cargo".into(),
+                "run".into(),
+                "--example".into(),
+                "de ploy".into()
+            ])
+        );
+        assert_eq!(call.tool, "t");
+        assert_eq!(call.pairs, vec!["a=1"]);
+    }
+
+    #[test]
+    fn refuses_incomplete_calls() {
+        assert!(line(&["call", "http://h/mcp"]).is_err(), "no tool");
+        assert!(
+            line(&["call", "--stdio", "srv", "a=1"]).is_err(),
+            "argument as tool"
+        );
+        assert!(
+            line(&["call", "--stdio", "", "t"]).is_err(),
+            "empty command"
+        );
+        assert!(line(&["call"]).is_err());
+    }
+
+    #[test]
+    fn parses_call_options() {
+        let cli = parse(&[
+            "call",
+            "--answers",
+            "a.json",
+            "--root",
+            "/w",
+            "--root",
+            "file:///x",
+            "http://h",
+            "t",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Call { answers, roots, .. } => {
+                assert_eq!(answers, Some(PathBuf::from("a.json")));
+                assert_eq!(roots, vec!["/w", "file:///x"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn tools_takes_a_url_or_stdio() {
+        for words in [
+            &["tools", "http://h/mcp"][..],
+            &["tools", "--stdio", "srv --stdio"],
+        ] {
+            match parse(words).unwrap().command {
+                Command::Tools { server } => assert!(target(&server).is_ok()),
+                other => panic!("{other:?}"),
+            }
+        }
+        match parse(&["tools"]).unwrap().command {
+            Command::Tools { server } => assert!(target(&server).is_err()),
+            other => panic!("{other:?}"),
+        }
+    }
+}

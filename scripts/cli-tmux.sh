@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# Tests `saga` as a person uses it, in a real terminal: tmux runs `saga call` against the
+# deploy and weather examples, the answers are typed with send-keys, and the screen is
+# read with capture-pane. Also: --answers without a terminal, --stdio, an error line for a
+# server that is down, and `saga inspect` on a real token.
+#
+#   bash scripts/cli-tmux.sh          # needs tmux (apt-get install tmux)
+#
+# Prints `N passed, N failed` and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "cli-tmux: tmux is not installed (apt-get install tmux)" >&2
+  exit 2
+fi
+
+echo "== building saga and the examples"
+cargo build --quiet -p saga-cli || exit 2
+cargo build --quiet --example deploy --example weather || exit 2
+SAGA="$PWD/target/debug/saga"
+EXAMPLES="$PWD/target/debug/examples"
+
+WORK="$(mktemp -d)"
+SOCKET="saga-cli-test-$$"
+PIDS=()
+cleanup() {
+  tmux -L "$SOCKET" kill-server >/dev/null 2>&1 || true
+  for pid in "${PIDS[@]}"; do kill "$pid" >/dev/null 2>&1 || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PASSED=0
+FAILED=0
+pass() { echo "ok   $1"; PASSED=$((PASSED + 1)); }
+fail() {
+  echo "FAIL $1"
+  if [ -n "${2:-}" ]; then sed 's/^/     | /' "$2"; fi
+  FAILED=$((FAILED + 1))
+}
+
+KEY="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+
+# start_server NAME: starts an example on a free port; sets URL.
+start_server() {
+  local log="$WORK/$1.log"
+  SAGA_KEYS="$KEY" "$EXAMPLES/$1" --http 127.0.0.1:0 >"$log" 2>&1 &
+  PIDS+=($!)
+  URL=""
+  for _ in $(seq 1 100); do
+    URL="$(sed -n 's/^listening on \(http:.*\)$/\1/p' "$log" | head -n1)"
+    [ -n "$URL" ] && return 0
+    sleep 0.1
+  done
+  echo "cli-tmux: $1 did not start" >&2
+  cat "$log" >&2
+  exit 2
+}
+
+# In tmux: run CMD in a new session (a 120x50 terminal) of its own; the sessions of
+# earlier scenarios stay until the end, so the tmux server never exits in between.
+RUN=0
+tmux_start() {
+  RUN=$((RUN + 1))
+  SESSION="cli$RUN"
+  tmux -L "$SOCKET" new-session -d -s "$SESSION" -x 120 -y 50 \
+    "$1; echo \"EXIT=\$?\"; sleep 600"
+}
+screen() { tmux -L "$SOCKET" capture-pane -p -t "$SESSION" -S -200; }
+# wait_for TEXT [SECONDS]: until TEXT is on screen.
+wait_for() {
+  local deadline=$((SECONDS + ${2:-20}))
+  while [ $SECONDS -lt $deadline ]; do
+    screen | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+type_line() {
+  tmux -L "$SOCKET" send-keys -t "$SESSION" -l -- "$1"
+  tmux -L "$SOCKET" send-keys -t "$SESSION" Enter
+}
+key() { tmux -L "$SOCKET" send-keys -t "$SESSION" "$1"; }
+
+# step NAME: each wait either passes or ends the scenario with the screen shown.
+scenario_failed() {
+  screen >"$WORK/screen.txt"
+  fail "$1 (waiting for: $2)" "$WORK/screen.txt"
+}
+
+start_server deploy
+DEPLOY_URL="$URL"
+start_server weather
+WEATHER_URL="$URL"
+
+# 1. deploy: a form, then a sampling request, typed by hand.
+name="tmux: deploy, form and sampling typed by hand"
+tmux_start "$SAGA call $DEPLOY_URL complex_tool initial_arg=x"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "target:"; then scenario_failed "$name" "target:"
+  else
+    type_line "production"
+    if ! wait_for "Answer as the model:"; then scenario_failed "$name" "Answer as the model:"
+    else
+      type_line "Yes, all systems are green."
+      if wait_for "EXIT=0" && screen | grep -qF "Deployment to production initiated successfully based on confirmation."; then
+        pass "$name"
+        screen | sed '/^$/d' >"$WORK/deploy-screen.txt"
+      else scenario_failed "$name" "the final result and EXIT=0"; fi
+    fi
+  fi
+fi
+
+# 1b. The same by hand over --stdio, where the model says no.
+name="tmux: --stdio, the model says no"
+tmux_start "SAGA_KEYS=$KEY $SAGA call --stdio '$EXAMPLES/deploy --stdio' complex_tool initial_arg=x"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "target:"; then scenario_failed "$name" "target:"
+  else
+    type_line "eu-west"
+    if ! wait_for "Answer as the model:"; then scenario_failed "$name" "Answer as the model:"
+    else
+      type_line "No, it is Friday."
+      if wait_for "EXIT=0" && screen | grep -qF "Is deploying to 'eu-west' safe right now?" &&
+        screen | grep -qF "Deployment postponed."; then
+        pass "$name"
+      else scenario_failed "$name" "Deployment postponed. and EXIT=0"; fi
+    fi
+  fi
+fi
+
+# 2. weather: one round with two requests (a sampling request and a form).
+name="tmux: weather, two requests in one round"
+tmux_start "$SAGA call $WEATHER_URL get_weather location=Paris"
+if ! wait_for "input_required: 2 request(s)"; then scenario_failed "$name" "2 requests"
+elif ! wait_for "Answer as the model:"; then scenario_failed "$name" "Answer as the model:"
+else
+  type_line "Paris."
+  if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+  else
+    key Enter
+    if ! wait_for "name:"; then scenario_failed "$name" "name:"
+    else
+      type_line "octocat"
+      if wait_for "EXIT=0" && screen | grep -qF "Current weather in Paris:" &&
+        screen | grep -qF "result after 2 round(s)"; then
+        pass "$name"
+      else scenario_failed "$name" "the weather, after 2 rounds"; fi
+    fi
+  fi
+fi
+
+# 3. decline is one key: n at "Answer this form?".
+name="tmux: n declines the form"
+tmux_start "$SAGA call $DEPLOY_URL complex_tool initial_arg=x"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key n
+  key Enter
+  if wait_for "EXIT=1" && screen | grep -qF "isError: true" && screen | grep -qiF "declined"; then
+    pass "$name"
+  else scenario_failed "$name" "an isError result saying declined, EXIT=1"; fi
+fi
+
+# 4. cancel is one key: Esc in a field.
+name="tmux: Esc cancels the form"
+tmux_start "$SAGA call $DEPLOY_URL complex_tool initial_arg=x"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "target:"; then scenario_failed "$name" "target:"
+  else
+    key Escape
+    if wait_for "EXIT=1" && screen | grep -qF "(cancelled)" && screen | grep -qiF "cancel"; then
+      pass "$name"
+    else scenario_failed "$name" "(cancelled), an isError result, EXIT=1"; fi
+  fi
+fi
+
+# 5. --answers: no terminal, no prompts.
+name="--answers FILE, no terminal"
+cat >"$WORK/answers.json" <<'EOF'
+{"elicit-1": {"action": "accept", "content": {"target": "staging"}},
+ "sample-2": "Yes, go ahead."}
+EOF
+if "$SAGA" call --answers "$WORK/answers.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  </dev/null >"$WORK/out.txt" 2>&1 &&
+  grep -qF "Deployment to staging initiated successfully based on confirmation." "$WORK/out.txt"; then
+  pass "$name"
+else fail "$name" "$WORK/out.txt"; fi
+
+# 6. --stdio with --answers.
+name="--stdio with --answers"
+if SAGA_KEYS="$KEY" "$SAGA" call --answers "$WORK/answers.json" --stdio "$EXAMPLES/deploy --stdio" \
+  complex_tool initial_arg=x </dev/null >"$WORK/out.txt" 2>&1 &&
+  grep -qF "Deployment to staging initiated successfully" "$WORK/out.txt"; then
+  pass "$name"
+else fail "$name" "$WORK/out.txt"; fi
+
+# 6b. A 2025-11-25 session (--session): the server sends its requests during the call.
+name="--session (2025-11-25) with --answers"
+cat >"$WORK/session.json" <<'EOF2'
+{"elicitation-1": {"target": "qa"}, "sampling-2": "Yes."}
+EOF2
+if "$SAGA" call --session --answers "$WORK/session.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  </dev/null >"$WORK/out.txt" 2>&1 &&
+  grep -qF "Deployment to qa initiated successfully" "$WORK/out.txt" &&
+  grep -qF "result after 1 round(s)" "$WORK/out.txt"; then
+  pass "$name"
+else fail "$name" "$WORK/out.txt"; fi
+
+# 7. A server that is down: one line on stderr, exit 2, no panic.
+name="server down: one error line, exit 2"
+"$SAGA" call --answers "$WORK/answers.json" http://127.0.0.1:1/mcp complex_tool initial_arg=x \
+  >"$WORK/out.txt" 2>"$WORK/err.txt"
+status=$?
+if [ $status -eq 2 ] && [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] &&
+  grep -q "^saga: error: cannot connect to http://127.0.0.1:1/mcp" "$WORK/err.txt" &&
+  ! grep -qi "panick" "$WORK/err.txt"; then
+  pass "$name"
+else
+  echo "exit $status" >>"$WORK/err.txt"
+  fail "$name" "$WORK/err.txt"
+fi
+
+# 8. A -32602 (a required argument missing): one line, exit 2.
+name="invalid arguments: the server's -32602 on one line"
+"$SAGA" call --answers "$WORK/answers.json" "$DEPLOY_URL" complex_tool >"$WORK/out.txt" 2>"$WORK/err.txt"
+status=$?
+if [ $status -eq 2 ] && [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] && grep -qF -- "-32602" "$WORK/err.txt"; then
+  pass "$name"
+else
+  echo "exit $status" >>"$WORK/err.txt"
+  fail "$name" "$WORK/err.txt"
+fi
+
+# 8b. A capability the client does not declare: the server's -32021 on one line.
+name="missing capability: the server's -32021 on one line"
+"$SAGA" call --without sampling --answers "$WORK/answers.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  >"$WORK/out.txt" 2>"$WORK/err.txt"
+status=$?
+if [ $status -eq 2 ] && [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] && grep -qF -- "-32021" "$WORK/err.txt" &&
+  grep -qF "sampling" "$WORK/err.txt"; then
+  pass "$name"
+else
+  echo "exit $status" >>"$WORK/err.txt"
+  fail "$name" "$WORK/err.txt"
+fi
+
+# 9. saga inspect on a real token from a round, with and without the right key.
+name="saga inspect: a real token's header"
+cat >"$WORK/partial.json" <<'EOF'
+{"elicit-1": {"target": "production"}}
+EOF
+"$SAGA" call --show-state --answers "$WORK/partial.json" "$DEPLOY_URL" complex_tool initial_arg=x \
+  >"$WORK/out.txt" 2>&1
+token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
+if [ -n "$token" ] &&
+  SAGA_KEYS="$KEY" "$SAGA" inspect "$token" >"$WORK/inspect.txt" 2>&1 &&
+  grep -q "^version      0x01" "$WORK/inspect.txt" &&
+  grep -q "header 45, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
+  grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
+  SAGA_KEYS="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$SAGA" inspect "$token" |
+  grep -q "does not open"; then
+  pass "$name"
+else
+  cat "$WORK/out.txt" >>"$WORK/inspect.txt" 2>/dev/null
+  fail "$name" "$WORK/inspect.txt"
+fi
+
+# 10. The example's --inspect decodes the same token's state with the call's arguments,
+#     and refuses it with other arguments (the token is bound to them).
+name="deploy --inspect TOKEN --arguments JSON"
+if [ -n "$token" ] &&
+  SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"x"}' \
+    >"$WORK/state.txt" 2>&1 &&
+  grep -qF '"tool": "complex_tool"' "$WORK/state.txt" &&
+  grep -qF '"key": "sample-2"' "$WORK/state.txt" &&
+  grep -qF "Is deploying to 'production' safe right now?" "$WORK/state.txt" &&
+  ! SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"y"}' \
+    >/dev/null 2>&1; then
+  pass "$name"
+else fail "$name" "$WORK/state.txt"; fi
+
+if [ -f "$WORK/deploy-screen.txt" ]; then
+  echo "== the screen of the deploy run"
+  cat "$WORK/deploy-screen.txt"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

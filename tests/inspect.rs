@@ -1,0 +1,137 @@
+//! `SagaServer::inspect`: a token of a real round opens for its own request (tool,
+//! method, principal, arguments) and shows the saga's state with the tool's own types;
+//! for any other request, or an unknown tool, it is refused.
+
+#![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
+
+use saga_examples::deploy_by_hand::ComplexToolByHand;
+use saga_runtime::engine::{Call, SagaContext};
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::model::{CallToolResponse, ClientCapabilities};
+use saga_runtime::serve::{ANONYMOUS, InspectError, InspectRequest};
+use serde_json::{Value, json};
+
+fn server() -> SagaServer {
+    SagaServer::builder()
+        .info("inspect-test", "0")
+        .keys(KeyRing::parse(&"44".repeat(32)).expect("key"))
+        .tool(ComplexToolByHand)
+        .build()
+        .expect("server")
+}
+
+fn arguments() -> serde_json::Map<String, Value> {
+    json!({"initial_arg": "x"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn context(principal: &str) -> SagaContext {
+    SagaContext::new(principal).with_capabilities(
+        ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_sampling()
+            .build(),
+    )
+}
+
+/// Plays the first round and answers it; gives the token of the second round.
+async fn second_round_token(server: &SagaServer, principal: &str) -> String {
+    let cx = context(principal);
+    let mut call = Call::tool("complex_tool", Some(arguments()));
+    for round in 1..=2 {
+        let response = server.tools().run(call.clone(), &cx).await.expect("round");
+        let CallToolResponse::InputRequired(result) = response else {
+            panic!("round {round} completed early");
+        };
+        if round == 2 {
+            return result.request_state.expect("a token");
+        }
+        let requests = result.input_requests.expect("requests");
+        let answers = requests
+            .keys()
+            .map(|key| {
+                (
+                    key.clone(),
+                    json!({"action": "accept", "content": {"target": "production"}}),
+                )
+            })
+            .collect();
+        call.request_state = result.request_state;
+        call.input_responses = Some(answers);
+    }
+    unreachable!()
+}
+
+#[tokio::test]
+async fn shows_the_state_of_a_real_round_for_its_own_request_only() {
+    let server = server();
+    let token = second_round_token(&server, ANONYMOUS).await;
+    let request = InspectRequest {
+        arguments: Some(arguments()),
+        ..InspectRequest::default()
+    };
+    let shown = server.inspect(&token, &request).expect("opens");
+    assert_eq!(shown["tool"], "complex_tool");
+    assert_eq!(
+        shown["state"],
+        json!({"AfterSampleVerdict": {"target": {"target": "production"}}}),
+        "{shown:#}"
+    );
+    assert_eq!(
+        shown["pending"][0]["request"]["method"],
+        "sampling/createMessage"
+    );
+
+    // The same token, another request: refused.
+    let other_arguments = InspectRequest {
+        arguments: Some(
+            json!({"initial_arg": "y"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        ..InspectRequest::default()
+    };
+    let other_principal = InspectRequest {
+        principal: "mallory".into(),
+        ..request.clone()
+    };
+    for wrong in [other_arguments, other_principal] {
+        assert!(matches!(
+            server.inspect(&token, &wrong),
+            Err(InspectError::Refused(_))
+        ));
+    }
+    let unknown = InspectRequest {
+        tool: Some("nope".into()),
+        ..request.clone()
+    };
+    assert!(matches!(
+        server.inspect(&token, &unknown),
+        Err(InspectError::UnknownTool(_))
+    ));
+    // Inspecting does not redeem: the server still finishes the saga from the token.
+    let mut last = Call::tool("complex_tool", Some(arguments()));
+    last.request_state = Some(token);
+    last.input_responses = Some(
+        shown["pending"][0]["key"]
+            .as_str()
+            .map(|key| {
+                (
+                    key.to_owned(),
+                    json!({"role": "assistant", "content": {"type": "text", "text": "Yes."},
+                           "model": "m"}),
+                )
+            })
+            .into_iter()
+            .collect(),
+    );
+    let done = server
+        .tools()
+        .run(last, &context(ANONYMOUS))
+        .await
+        .expect("third round");
+    assert!(matches!(done, CallToolResponse::Complete(_)), "{done:?}");
+}
