@@ -1,12 +1,14 @@
 //! Where a suspension may not stand. A saga suspends by ending the current request, so a
 //! suspension must be reachable from the function body itself: not from a closure or an
-//! async block (which run later, or elsewhere), not from a match guard or the right of
-//! `&&`/`||` (which may not run at all). And a request must be awaited where it is made:
-//! the request value is not a future that could be stored and awaited later.
+//! async block (which run later, or elsewhere), not from a match guard (which runs while
+//! an arm is chosen), not from the arguments of a macro saga does not know. And a request
+//! must be awaited where it is made: the request value is not a future that could be
+//! stored and awaited later.
 
+use syn::Expr;
 use syn::visit::{self, Visit};
-use syn::{BinOp, Expr};
 
+use super::macro_args;
 use super::suspend::{classify, request_call};
 use crate::errors::Errors;
 
@@ -21,15 +23,15 @@ pub fn check(body: &syn::Block, errors: &mut Errors) {
 struct Checker<'a> {
     errors: &'a mut Errors,
     /// Why a suspension cannot be here, when it cannot.
-    context: Option<&'static str>,
+    context: Option<String>,
 }
 
 impl Checker<'_> {
-    fn within(&mut self, context: &'static str, f: impl FnOnce(&mut Self)) {
-        let outer = self.context.replace(context);
-        // The innermost reason is the clearest, but the first one found still stands.
-        if let Some(outer) = outer {
-            self.context = Some(outer);
+    fn within(&mut self, context: impl Into<String>, f: impl FnOnce(&mut Self)) {
+        // The first reason found stands.
+        let outer = self.context.clone();
+        if outer.is_none() {
+            self.context = Some(context.into());
         }
         f(self);
         self.context = outer;
@@ -61,7 +63,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             match suspension {
                 Err(error) => self.errors.push(error),
                 Ok(_) => {
-                    if let Some(context) = self.context {
+                    if let Some(context) = &self.context {
                         self.errors.at(expr, context);
                     }
                 }
@@ -99,14 +101,6 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                  the saga cannot save; await the request in the tool's own body",
                 |this| visit::visit_expr_async(this, block),
             ),
-            Expr::Binary(binary) if matches!(binary.op, BinOp::And(_) | BinOp::Or(_)) => {
-                self.visit_expr(&binary.left);
-                self.within(
-                    "a suspension cannot be on the right of `&&` or `||`: it would run only \
-                     sometimes; bind it first with `let answer = ….await;` and test the answer",
-                    |this| this.visit_expr(&binary.right),
-                );
-            }
             _ => visit::visit_expr(self, expr),
         }
     }
@@ -128,17 +122,32 @@ impl<'ast> Visit<'ast> for Checker<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        // Arguments that read as expressions (`format!`, `println!`, `vec!`, …) are
-        // checked; other macro bodies are not Rust syntax saga can read.
-        use syn::punctuated::Punctuated;
-        if let Ok(args) = mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        {
-            self.within(
-                "a suspension cannot be inside a macro's arguments: the macro decides when \
-                 its arguments run; bind it first with `let answer = ….await?;` and pass \
-                 `answer`",
-                |this| args.iter().for_each(|arg| this.visit_expr(arg)),
+        // The standard macros evaluate their arguments once each, in order, and saga
+        // takes them apart; other macros decide when (and how often) their arguments run.
+        if let Some(args) = macro_args::std_args(mac) {
+            args.values()
+                .into_iter()
+                .for_each(|value| self.visit_expr(value));
+        } else if let Some(args) = macro_args::any_args(mac) {
+            let name = mac
+                .path
+                .segments
+                .last()
+                .map(|segment| segment.ident.to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "a suspension cannot be inside the arguments of `{name}!`: saga only takes \
+                 apart the standard macros (`format!`, `println!`, `assert!`, `vec!`, …), \
+                 since another macro decides when and how often its arguments run; if \
+                 `{name}!` evaluates this argument exactly once, before anything else, bind \
+                 it first with `let answer = ….await?;` and pass `answer`, otherwise write \
+                 out what the macro does"
             );
+            self.within(message, |this| {
+                args.values()
+                    .into_iter()
+                    .for_each(|value| this.visit_expr(value))
+            });
         }
     }
 }

@@ -8,6 +8,7 @@ mod expand;
 mod fallback;
 mod lower;
 mod machine;
+mod macro_args;
 mod plain;
 mod rewrite;
 mod saved;

@@ -1,0 +1,308 @@
+//! Suspensions in every expression position (issue 9): operands, arguments, literals,
+//! indexes, casts, conditions, `&&`/`||`, `let … else`, the standard macros, `break` and
+//! `return` values. Side effects go to a log whose order the prompts and results show, so
+//! that a wrong evaluation order changes the transcript.
+
+use std::fmt::Write as _;
+
+use saga_runtime::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::harness::{Script, accept, differential};
+use super::sagas::by_prompt;
+
+fn text(value: &str) -> Value {
+    accept(json!({ "value": value }))
+}
+
+fn number(value: i64) -> Value {
+    accept(json!({ "value": value }))
+}
+
+fn flag(value: bool) -> Value {
+    accept(json!({ "value": value }))
+}
+
+/// Records `what` and gives its length: a side effect whose order shows in the log.
+fn note(log: &mut Vec<String>, what: &str) -> i64 {
+    log.push(what.to_owned());
+    what.len() as i64
+}
+
+fn add3(a: i64, b: i64, c: i64) -> i64 {
+    a * 100 + b * 10 + c
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Pair {
+    left: i64,
+    right: i64,
+}
+
+// ---------------------------------------------------------------------------------------
+// Operands, arguments and literals, in Rust's order.
+
+/// Every operand position, with side effects logged before and after each suspension.
+#[saga_tool]
+pub async fn operands(base: i64) -> Result<String, SagaError> {
+    let mut log: Vec<String> = Vec::new();
+    // Binary operands: the left is evaluated before the question is asked.
+    let n = base + elicit::<i64>("n?").await?;
+    let m =
+        note(&mut log, "left") + elicit::<i64>(format!("m after {} notes?", log.len())).await? * 2;
+    // A call's arguments: the first before, the last after the suspension.
+    let call = add3(
+        note(&mut log, "a"),
+        elicit::<i64>(format!("b after {:?}?", log)).await?,
+        note(&mut log, "ccc"),
+    );
+    // The receiver of a method call stays a place: `v` is pushed to, not copied.
+    let mut v = vec![n];
+    v.push(elicit::<i64>("push?").await?);
+    v.extend([m, elicit::<i64>("extend?").await?]);
+    // Struct, tuple and array literals.
+    let pair = Pair {
+        left: note(&mut log, "struct"),
+        right: elicit::<i64>(format!("right after {}?", log.len())).await?,
+    };
+    let tuple = (log.len(), elicit::<String>("tuple?").await?, log.len());
+    let array = [v[0], elicit::<i64>("array?").await?, v[1]];
+    // Index, cast, unary.
+    let picked = v[elicit::<i64>("index?").await? as usize];
+    let small = elicit::<i64>("cast?").await? as u8;
+    let negated = -elicit::<i64>("negate?").await?;
+    let inverted = !elicit::<bool>("invert?").await?;
+    // Compound assignment, to a local and to an indexed place.
+    let mut total = 1;
+    total += elicit::<i64>("add?").await?;
+    v[0] *= elicit::<i64>("times?").await?;
+    let slot = v.len() - 1;
+    v[slot] = elicit::<i64>(format!("slot {slot}?")).await? - total;
+    Ok(format!(
+        "{n} {m} {call} {v:?} {pair:?} {tuple:?} {array:?} {picked} {small} {negated} \
+         {inverted} {total} {log:?}"
+    ))
+}
+
+pub fn operands_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        "n?" => number(2),
+        "tuple?" => text("tee"),
+        "invert?" => flag(false),
+        "index?" => number(1),
+        "cast?" => number(300 - 256),
+        p if p.starts_with("m after") => number(p.len() as i64),
+        p if p.starts_with("b after") => number(p.len() as i64 % 10),
+        p if p.starts_with("right after") => number(p.len() as i64),
+        p if p.starts_with("slot") => number(1000),
+        p => number(p.len() as i64),
+    })
+}
+
+#[tokio::test]
+async fn operands_are_evaluated_in_rusts_order() {
+    let outcome = differential(
+        &operands,
+        plain!(operands),
+        json!({"base": 40}),
+        operands_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        r#"42 36 123 [252, 5, 36, 995] Pair { left: 6, right: 14 } (4, "tee", 4) [42, 6, 5] 5 44 -7 true 5 ["left", "a", "ccc", "struct"]"#
+    );
+    assert_eq!(outcome.rounds, 15);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conditions, scrutinees, arms, `break` and `return` values, short-circuits.
+
+/// Suspensions in conditions and in the operands of `&&` and `||`.
+#[saga_tool]
+pub async fn conditions(level: i64, items: Vec<String>) -> Result<String, SagaError> {
+    let mut seen = Vec::new();
+    // Asked only when `level > 0`, as Rust would.
+    if level > 0 && elicit::<bool>("sure?").await? {
+        seen.push("sure".to_owned());
+    }
+    // Asked only when `level <= 5`.
+    let skip = level > 5 || elicit::<bool>(format!("skip at {level}?")).await?;
+    // A condition that suspends on every iteration.
+    let mut asked = 0;
+    while asked < 3 && elicit::<bool>(format!("more after {asked}?")).await? {
+        asked += 1;
+    }
+    // A `let` chain that suspends after its `let`, with an `else` that suspends too.
+    let opener = if let Some(first) = items.first().cloned()
+        && elicit::<bool>(format!("open with {first}?")).await?
+    {
+        first
+    } else {
+        elicit::<String>("opener?").await?
+    };
+    // A scrutinee and arms that suspend.
+    let size = match elicit::<String>("size?").await?.as_str() {
+        "big" => elicit::<i64>("how big?").await? * 10,
+        "none" => 0,
+        other => other.len() as i64,
+    };
+    // `break` with a value that suspends.
+    let mut index = 0;
+    let chosen = loop {
+        if index == items.len() {
+            break String::from("none");
+        }
+        if items[index].starts_with('k') {
+            break format!("{}:{}", items[index], elicit::<String>("why?").await?);
+        }
+        index += 1;
+    };
+    if seen.is_empty() && !skip {
+        return Ok(format!(
+            "early {} {size} {chosen} {opener}",
+            elicit::<String>("early?").await?
+        ));
+    }
+    Ok(format!("{seen:?} {skip} {asked} {size} {chosen} {opener}"))
+}
+
+pub fn conditions_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        "sure?" => flag(true),
+        p if p.starts_with("skip") => flag(false),
+        p if p.starts_with("more after 2") => flag(false),
+        p if p.starts_with("more") => flag(true),
+        "size?" => text("big"),
+        "how big?" => number(4),
+        "why?" => text("because"),
+        "opener?" => text("hello"),
+        "open with a?" => flag(false),
+        p if p.starts_with("open with") => flag(true),
+        _ => text("bye"),
+    })
+}
+
+#[tokio::test]
+async fn conditions_suspend_exactly_when_rust_evaluates_them() {
+    let cases = [
+        (
+            json!({"level": 1, "items": ["a", "kb"]}),
+            r#"["sure"] false 2 40 kb:because hello"#,
+            10,
+        ),
+        // `level > 0` is false: "sure?" is never asked; `level > 5` is false: "skip?" is.
+        (
+            json!({"level": 0, "items": []}),
+            "early bye 40 none hello",
+            8,
+        ),
+        // `level > 5` is true: "skip?" is never asked.
+        (
+            json!({"level": 9, "items": ["x"]}),
+            r#"["sure"] true 2 40 none x"#,
+            7,
+        ),
+    ];
+    for (arguments, expected, rounds) in cases {
+        let outcome = differential(
+            &conditions,
+            plain!(conditions),
+            arguments.clone(),
+            conditions_script,
+        )
+        .await;
+        assert_eq!(outcome.text(), expected, "{arguments}");
+        assert_eq!(outcome.rounds, rounds, "{arguments}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// `let … else` and the standard macros.
+
+fn lookup(name: &str) -> Option<u32> {
+    name.strip_prefix("id")
+        .and_then(|digits| digits.parse().ok())
+}
+
+/// A `let … else` whose `else` asks, and suspensions in macro arguments.
+#[saga_tool]
+pub async fn lets_and_macros(name: String) -> Result<String, SagaError> {
+    let Some(id) = lookup(&name) else {
+        let reason: String = elicit(format!("no id in {name}: why?")).await?;
+        return Ok(format!("no id: {reason}"));
+    };
+    let (Some(first), mut rest) = (name.chars().next(), Vec::<String>::new()) else {
+        unreachable!("a name with an id is not empty")
+    };
+    let mut out = String::new();
+    write!(out, "{first}{id}:{}", elicit::<String>("write?").await?)
+        .map_err(|e| SagaError::Tool(e.to_string()))?;
+    writeln!(out, " {} {name}", elicit::<i64>("line?").await? + 1)
+        .map_err(|e| SagaError::Tool(e.to_string()))?;
+    assert!(elicit::<bool>("holds?").await?, "{name} must hold");
+    assert_eq!(
+        id as i64,
+        elicit::<i64>(format!("id of {name}?")).await?,
+        "the id of {}",
+        name
+    );
+    println!("asked {}", elicit::<String>("print?").await?);
+    let listed = vec![
+        elicit::<String>("one?").await?,
+        name.clone(),
+        elicit::<String>("two?").await?,
+    ];
+    let repeated = vec![elicit::<String>("repeat?").await?; 2];
+    rest.extend(listed);
+    rest.extend(repeated);
+    let named = format!(
+        "{label}={value}",
+        label = elicit::<String>("label?").await?,
+        value = rest.len()
+    );
+    Ok(format!(
+        "{out}{rest:?} {named} {}",
+        sample("sum up").await?.text()
+    ))
+}
+
+pub fn lets_and_macros_script() -> Script {
+    by_prompt(|method, prompt, _| {
+        if method == "sampling/createMessage" {
+            return super::harness::says("summed");
+        }
+        match prompt {
+            "holds?" => flag(true),
+            "line?" => number(6),
+            p if p.starts_with("id of") => number(42),
+            p => text(&p.replace('?', "!")),
+        }
+    })
+}
+
+#[tokio::test]
+async fn let_else_and_macro_arguments_suspend() {
+    let outcome = differential(
+        &lets_and_macros,
+        plain!(lets_and_macros),
+        json!({"name": "id42"}),
+        lets_and_macros_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "i42:write! 7 id42\n[\"one!\", \"id42\", \"two!\", \"repeat!\", \"repeat!\"] label!=5 summed"
+    );
+    assert_eq!(outcome.rounds, 10);
+    let outcome = differential(
+        &lets_and_macros,
+        plain!(lets_and_macros),
+        json!({"name": "bob"}),
+        lets_and_macros_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "no id: no id in bob: why!");
+    assert_eq!(outcome.rounds, 1);
+}
