@@ -306,3 +306,80 @@ async fn let_else_and_macro_arguments_suspend() {
     assert_eq!(outcome.text(), "no id: no id in bob: why!");
     assert_eq!(outcome.rounds, 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// Items declared in the body are visible everywhere in it, before and after suspensions.
+
+/// A body that declares what it uses: a `use`, consts, a static, a fn, a struct with an
+/// impl, an enum and a macro, each used after a suspension.
+#[saga_tool]
+pub async fn with_items(words: Vec<String>) -> Result<String, SagaError> {
+    use std::collections::BTreeMap;
+    const LIMIT: usize = 3;
+    static GREETING: &str = "hi";
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Tally {
+        counts: BTreeMap<String, usize>,
+    }
+
+    impl Tally {
+        fn add(&mut self, word: &str) {
+            *self.counts.entry(word.to_owned()).or_default() += 1;
+        }
+    }
+
+    #[derive(Debug, serde::Serialize, serde::Deserialize)]
+    enum Mood {
+        Glad,
+        Sad,
+    }
+
+    macro_rules! shout {
+        ($e:expr) => {
+            $e.to_uppercase()
+        };
+    }
+
+    let mut tally = Tally {
+        counts: BTreeMap::new(),
+    };
+    for word in words.into_iter().take(LIMIT) {
+        let kept: bool = elicit(format!("{GREETING}, keep {word}?")).await?;
+        if kept {
+            tally.add(&normalise(&word));
+        }
+    }
+    let mood = if elicit::<bool>("glad?").await? {
+        Mood::Glad
+    } else {
+        Mood::Sad
+    };
+    fn normalise(word: &str) -> String {
+        word.trim().to_lowercase()
+    }
+    let extra: String = elicit("extra word?").await?;
+    tally.add(&normalise(&extra));
+    Ok(format!("{} {:?} {mood:?}", shout!(GREETING), tally.counts))
+}
+
+pub fn with_items_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        "glad?" => flag(true),
+        "extra word?" => text(" Apple "),
+        p => flag(!p.contains("pear")),
+    })
+}
+
+#[tokio::test]
+async fn items_in_the_body_are_visible_everywhere() {
+    let outcome = differential(
+        &with_items,
+        plain!(with_items),
+        json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
+        with_items_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), r#"HI {"apple": 2, "fig": 1} Glad"#);
+    assert_eq!(outcome.rounds, 5);
+}

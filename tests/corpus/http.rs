@@ -93,6 +93,7 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(operands)
         .tool(conditions)
         .tool(lets_and_macros)
+        .tool(with_items)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -224,6 +225,12 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"name": "bob"}),
             lets_and_macros_script
         ),
+        same_over_http!(
+            client,
+            with_items,
+            json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
+            with_items_script
+        ),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -247,7 +254,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        27,
+        28,
         "every tool of the server was driven: {driven:?}"
     );
 

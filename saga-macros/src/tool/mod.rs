@@ -6,6 +6,7 @@ mod attr;
 mod check;
 mod expand;
 mod fallback;
+mod items;
 mod lower;
 mod machine;
 mod macro_args;
@@ -44,7 +45,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     // Lowering reports its own errors only once the checks passed, so that one mistake
     // is not diagnosed twice.
-    let (body, sites) = lower::lower((*item.block).clone(), &mut errors);
+    let mut body = (*item.block).clone();
+    let items = items::hoist(&mut body);
+    let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.0.take() {
         return fallback::expand(&original, error);
     }
@@ -71,6 +74,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         sites: &sites,
         machine,
         plain,
+        items,
     });
     if std::env::var_os("SAGA_MACROS_DEBUG").is_some_and(|v| v != "0") {
         eprintln!("{}", pretty(&tokens));
