@@ -75,6 +75,23 @@ impl Args {
         }
     }
 
+    /// The names of the `name = value` arguments.
+    pub fn named(&self) -> Vec<String> {
+        match self {
+            Args::List(list) => list
+                .iter()
+                .filter_map(|arg| match arg {
+                    Expr::Assign(assign) => match &*assign.left {
+                        Expr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect(),
+            Args::Repeat(..) => Vec::new(),
+        }
+    }
+
     pub fn tokens(&self) -> TokenStream {
         match self {
             Args::List(list) => quote!(#list),

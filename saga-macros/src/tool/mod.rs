@@ -11,6 +11,7 @@ mod lower;
 mod machine;
 mod macro_args;
 mod plain;
+mod rename;
 mod rewrite;
 mod saved;
 mod scope;
@@ -47,6 +48,8 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     // is not diagnosed twice.
     let mut body = (*item.block).clone();
     let items = items::hoist(&mut body);
+    let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
+    rename::alpha(&mut body, &param_names);
     let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.0.take() {
         return fallback::expand(&original, error);
@@ -62,7 +65,6 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         .collect();
     let machine = machine::build(&body, &sites, &params);
     saved::check(&body, &machine, &mut errors);
-    saved::check_shadowed(&machine, &mut errors);
     if let Some(error) = errors.into_error() {
         return fallback::expand(&original, error);
     }

@@ -1,7 +1,6 @@
 //! Locals that cannot be saved, reported by the macro at the local rather than by rustc
 //! in generated code: a borrow (the state enum rejects it too, but as a lifetime error,
-//! since `&str` is `Deserialize<'a>`), and an outer local that is shadowed where the saga
-//! suspends but used again after the inner scope (it cannot be named there to be saved).
+//! since `&str` is `Deserialize<'a>`).
 
 use std::collections::HashMap;
 
@@ -36,32 +35,6 @@ pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
     }
 }
 
-/// Two locals of one name saved at one suspension: the outer one is shadowed there.
-pub fn check_shadowed(machine: &Machine, errors: &mut Errors) {
-    let mut reported = Vec::new();
-    for (saved, _) in &machine.resumes {
-        for (index, local) in saved.iter().enumerate() {
-            let name = local.ident.to_string();
-            let shadowed = saved[..index]
-                .iter()
-                .find(|inner| inner.ident == local.ident);
-            if let Some(inner) = shadowed
-                && !reported.contains(&name)
-            {
-                reported.push(name.clone());
-                errors.at(
-                    &inner.ident,
-                    format!(
-                        "this `{name}` shadows another `{name}` that is used again after this \
-                         scope, across a suspension inside it; the saga cannot save the outer \
-                         one while it is hidden, so rename this one (e.g. `inner_{name}`)"
-                    ),
-                );
-            }
-        }
-    }
-}
-
 /// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`.
 #[derive(Default)]
 struct Borrows(HashMap<String, String>);
@@ -84,7 +57,7 @@ impl<'ast> Visit<'ast> for Borrows {
             && (annotated || initialised_by_borrow)
         {
             self.0
-                .insert(format!("{:?}", ident.span()), ident.to_string());
+                .insert(format!("{:?}", ident.span()), super::rename::written(ident));
         }
         syn::visit::visit_local(self, local);
     }

@@ -200,7 +200,7 @@ const _: () = {
                         )
                     };
                     let (login, capital) = __a0;
-                    let login = match login {
+                    let __login_2 = match login {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
                             return Self::__finish(
@@ -210,7 +210,7 @@ const _: () = {
                             );
                         }
                     };
-                    let capital = match capital {
+                    let __capital_2 = match capital {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
                             return Self::__finish(
@@ -224,7 +224,7 @@ const _: () = {
                         Ok(
                             format!(
                                 "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                login.name, capital.text()
+                                __login_2.name, __capital_2.text()
                             ),
                         ),
                     )
@@ -259,7 +259,7 @@ const _: () = {
                                 ),
                             );
                             let (login, capital) = __a0;
-                            let login = match login {
+                            let __login_2 = match login {
                                 ::core::result::Result::Ok(__value) => __value,
                                 ::core::result::Result::Err(__error) => {
                                     return Self::__finish(
@@ -269,7 +269,7 @@ const _: () = {
                                     );
                                 }
                             };
-                            let capital = match capital {
+                            let __capital_2 = match capital {
                                 ::core::result::Result::Ok(__value) => __value,
                                 ::core::result::Result::Err(__error) => {
                                     return Self::__finish(
@@ -283,7 +283,7 @@ const _: () = {
                                 Ok(
                                     format!(
                                         "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                        login.name, capital.text()
+                                        __login_2.name, __capital_2.text()
                                     ),
                                 ),
                             )
