@@ -488,11 +488,11 @@ impl Lower<'_> {
         let Some(last) = last else {
             return;
         };
-        for index in 0..=last {
-            let role = parts[index].1;
-            let taken = std::mem::replace(&mut parts[index].0, Expr::Verbatim(TokenStream::new()));
+        for (index, (expr, role)) in parts.iter_mut().enumerate().take(last + 1) {
+            let role = *role;
+            let taken = std::mem::replace(expr, Expr::Verbatim(TokenStream::new()));
             let lowered = self.head(taken, hint, out, depth);
-            parts[index].0 = if index < last {
+            *expr = if index < last {
                 match role {
                     Role::Value => self.value(lowered, out),
                     Role::Place => self.place(lowered, out),
