@@ -383,3 +383,90 @@ async fn items_in_the_body_are_visible_everywhere() {
     assert_eq!(outcome.text(), r#"HI {"apple": 2, "fig": 1} Glad"#);
     assert_eq!(outcome.rounds, 5);
 }
+
+// ---------------------------------------------------------------------------------------
+// `for` over a borrowed collection: the position is saved, the item borrowed again.
+
+/// Loops over borrowed saved collections, using the borrowed items after suspensions.
+#[saga_tool]
+pub async fn borrowed_loops(names: Vec<String>) -> Result<String, SagaError> {
+    let mut kept = Vec::new();
+    for name in &names {
+        let keep: bool = elicit(format!("keep {name}?")).await?;
+        if keep {
+            kept.push(name.clone());
+        }
+        if name.is_empty() {
+            break;
+        }
+    }
+    let mut numbered = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if i == 1 {
+            continue;
+        }
+        let title: String = elicit(format!("title for #{i} {name}?")).await?;
+        numbered.push(format!("{i}:{title} {name}"));
+    }
+    let mut ages = std::collections::BTreeMap::new();
+    ages.insert("bob".to_owned(), 40_i64);
+    ages.insert("ann".to_owned(), 30);
+    let mut report = Vec::new();
+    for (who, age) in &ages {
+        let delta: i64 = elicit(format!("delta for {who} ({age})?")).await?;
+        report.push(format!("{who}={}", age + delta));
+    }
+    for age in ages.values_mut() {
+        *age += elicit::<i64>(format!("bump {age}?")).await?;
+    }
+    let mut letters = String::new();
+    for c in names[0].chars().rev().skip(1) {
+        checkpoint().await;
+        letters.push(c.to_ascii_uppercase());
+    }
+    let mut scores = vec![1_i64, 2, 3];
+    for score in scores.iter_mut() {
+        let factor: i64 = elicit(format!("factor for {score}?")).await?;
+        *score *= factor;
+    }
+    Ok(format!(
+        "{kept:?} {numbered:?} {report:?} {ages:?} {letters} {scores:?}"
+    ))
+}
+
+pub fn borrowed_loops_script() -> Script {
+    by_prompt(|_, prompt, _| {
+        if let Some(name) = prompt.strip_prefix("keep ") {
+            return flag(!name.starts_with('b'));
+        }
+        if prompt.starts_with("title") {
+            return text(&format!("T{}", prompt.len()));
+        }
+        if prompt.starts_with("delta for ann") {
+            return number(1);
+        }
+        if let Some(n) = prompt.strip_prefix("bump ") {
+            return number(n.trim_end_matches('?').parse::<i64>().unwrap_or(0) / 10);
+        }
+        if let Some(n) = prompt.strip_prefix("factor for ") {
+            return number(n.trim_end_matches('?').parse::<i64>().unwrap_or(0) + 1);
+        }
+        number(-1)
+    })
+}
+
+#[tokio::test]
+async fn for_loops_over_borrowed_collections_resume_at_their_position() {
+    let outcome = differential(
+        &borrowed_loops,
+        plain!(borrowed_loops),
+        json!({"names": ["ann", "bob", "cy"]}),
+        borrowed_loops_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        r#"["ann", "cy"] ["0:T17 ann", "2:T16 cy"] ["ann=31", "bob=39"] {"ann": 33, "bob": 44} NA [2, 6, 12]"#
+    );
+    assert_eq!(outcome.rounds, 14);
+}

@@ -94,6 +94,7 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(conditions)
         .tool(lets_and_macros)
         .tool(with_items)
+        .tool(borrowed_loops)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -231,6 +232,12 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
             with_items_script
         ),
+        same_over_http!(
+            client,
+            borrowed_loops,
+            json!({"names": ["ann", "bob", "cy"]}),
+            borrowed_loops_script
+        ),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -254,7 +261,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        28,
+        29,
         "every tool of the server was driven: {driven:?}"
     );
 

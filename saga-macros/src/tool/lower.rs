@@ -31,6 +31,9 @@ pub struct Site {
     /// The statement as written, for the variant's doc comment.
     pub source: String,
     pub span: Span,
+    /// The bindings of `for` loops over saved items, checked by `for_items` rather than
+    /// one by one.
+    pub for_items: Vec<String>,
 }
 
 pub const SITE_MACRO: &str = "__saga_site";
@@ -52,9 +55,14 @@ pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
         hoisted: 0,
         variants: Vec::new(),
         source: String::new(),
+        for_items: Vec::new(),
     };
     let block = lower.block(body);
-    (block, lower.sites)
+    let mut sites = lower.sites;
+    for site in &mut sites {
+        site.for_items.clone_from(&lower.for_items);
+    }
+    (block, sites)
 }
 
 struct Lower<'a> {
@@ -64,6 +72,7 @@ struct Lower<'a> {
     variants: Vec<String>,
     /// The statement being lowered, as written.
     source: String,
+    for_items: Vec<String>,
 }
 
 impl Lower<'_> {
@@ -563,6 +572,86 @@ impl Lower<'_> {
         syn::parse_quote_spanned!(span=> #name)
     }
 
+    /// A `for` loop's collection that can be borrowed again at each iteration: `&v`,
+    /// `&mut v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, `s.chars()`, … of a place
+    /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
+    /// other expression.
+    fn reborrow(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Result<Expr, Expr> {
+        const BORROWING: &[&str] = &[
+            "iter",
+            "iter_mut",
+            "keys",
+            "values",
+            "values_mut",
+            "chars",
+            "char_indices",
+            "bytes",
+            "lines",
+            "split_whitespace",
+            "windows",
+            "chunks",
+            "chunks_exact",
+        ];
+        const ADAPTERS: &[&str] = &[
+            "enumerate",
+            "rev",
+            "skip",
+            "take",
+            "step_by",
+            "copied",
+            "cloned",
+        ];
+        let private = super::machine::private_path();
+        if let Expr::Reference(reference) = &expr
+            && is_place(&reference.expr)
+        {
+            let place = &reference.expr;
+            let span = expr.span();
+            return Ok(match reference.mutability {
+                Some(_) => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
+                None => syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
+            });
+        }
+        // The method calls, outermost first, down to the collection.
+        let mut calls: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut root = &expr;
+        while let Expr::MethodCall(call) = root {
+            calls.push(call);
+            root = &call.receiver;
+        }
+        let Some((first, adapters)) = calls.split_last() else {
+            return Err(expr);
+        };
+        let name = |call: &syn::ExprMethodCall| call.method.to_string();
+        if !is_place(root)
+            || !BORROWING.contains(&name(first).as_str())
+            || !adapters
+                .iter()
+                .all(|call| ADAPTERS.contains(&name(call).as_str()))
+        {
+            return Err(expr);
+        }
+        let span = root.span();
+        let mut items: Expr = if name(first).ends_with("_mut") {
+            syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #root))
+        } else {
+            syn::parse_quote_spanned!(span=> #private::ordered(&#root))
+        };
+        let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
+        for mut call in calls {
+            call.args = std::mem::take(&mut call.args)
+                .into_iter()
+                .map(|arg| match arg {
+                    Expr::Lit(_) => arg,
+                    other => self.temporary(other, out),
+                })
+                .collect();
+            *call.receiver = items;
+            items = Expr::MethodCall(call);
+        }
+        Ok(items)
+    }
+
     /// `for` over a suspension: a `loop` over a saved `Vec` of the remaining items.
     fn lower_for(
         &mut self,
@@ -580,14 +669,41 @@ impl Lower<'_> {
             ..
         } = expr_for;
         self.hoisted += 1;
-        let rest = format_ident!("__rest{}", self.hoisted);
         let span = expr.span();
+        let expr = match self.reborrow(*expr, out) {
+            // A borrowed collection: the loop saves its position, and borrows the
+            // collection again at each iteration (see `item_at`).
+            Ok(items) => {
+                let position = format_ident!("__pos{}", self.hoisted);
+                let item = format_ident!("__item{}", self.hoisted);
+                let private = super::machine::private_path();
+                out.push(syn::parse_quote_spanned! {span=>
+                    let mut #position: usize = 0;
+                });
+                let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+                    #(#attrs)* #label loop {
+                        let #item = #position;
+                        #position += 1;
+                        let ::core::option::Option::Some(#pat) = #private::item_at(#items, #item) else { break; };
+                        #body
+                    }
+                };
+                return self.head(Expr::Loop(desugared), hint, out, depth);
+            }
+            Err(expr) => expr,
+        };
+        let rest = Ident::new(&format!("__rest{}", self.hoisted), span);
         // The items still to visit, last first: a Vec survives a suspension where
         // an iterator could not.
         out.push(syn::parse_quote_spanned! {span=>
             let mut #rest: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(#expr).collect();
         });
         out.push(syn::parse_quote_spanned! {span=> #rest.reverse(); });
+        let private = super::machine::private_path();
+        out.push(syn::parse_quote_spanned! {span=> #private::for_items(&#rest); });
+        super::scope::pattern_bindings(&pat, &mut |ident, _| {
+            self.for_items.push(ident.to_string())
+        });
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
             #(#attrs)* #label loop {
                 let ::core::option::Option::Some(#pat) = #rest.pop() else { break; };
@@ -658,6 +774,7 @@ impl Lower<'_> {
             variant: Ident::new(&variant, span),
             source: self.source.clone(),
             span,
+            for_items: Vec::new(),
         });
         syn::parse2(quote_spanned!(span=> #answer)).unwrap_or_else(|_| syn::parse_quote!(#answer))
     }
@@ -749,6 +866,16 @@ fn is_compound_assign(op: &BinOp) -> bool {
             | BinOp::ShlAssign(_)
             | BinOp::ShrAssign(_)
     )
+}
+
+/// A local, or a field of one.
+fn is_place(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
+        Expr::Field(field) => is_place(&field.base),
+        Expr::Paren(paren) => is_place(&paren.expr),
+        _ => false,
+    }
 }
 
 /// The tests of a condition `a && b && c`, in order.

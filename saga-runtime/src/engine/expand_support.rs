@@ -196,6 +196,57 @@ impl<T: Serialize + DeserializeOwned> SagaLocal for T {}
 /// Asserts, at the local's own span, that it can be saved.
 pub fn saved<T: SagaLocal>(_local: &T) {}
 
+/// A collection a `for` loop may borrow across a suspension: the loop saves its position,
+/// and after the suspension borrows the collection read back from the state again and
+/// goes on at the same position. That needs the collection to iterate in the same order
+/// once serialized and deserialized.
+#[diagnostic::on_unimplemented(
+    message = "a `for` loop over a borrowed `{Self}` cannot resume after a suspension",
+    label = "the loop would resume at its position in this collection as read back from the state",
+    note = "saga saves the position of a `for` over a borrowed Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String and borrows it again after the suspension; a HashMap or HashSet read back from the state iterates in another order",
+    note = "to keep the behaviour, iterate over a saved list of what the loop visits, e.g. `let keys: Vec<_> = map.keys().cloned().collect(); for key in keys {{ let value = &map[&key]; … }}`, or over an owned copy: `for item in collection.clone()`"
+)]
+pub trait SavedOrder {}
+
+impl<T> SavedOrder for Vec<T> {}
+impl<T> SavedOrder for [T] {}
+impl<T, const N: usize> SavedOrder for [T; N] {}
+impl<T> SavedOrder for std::collections::VecDeque<T> {}
+impl<K, V> SavedOrder for std::collections::BTreeMap<K, V> {}
+impl<T> SavedOrder for std::collections::BTreeSet<T> {}
+impl SavedOrder for String {}
+impl SavedOrder for str {}
+impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {}
+
+/// The collection of a `for` loop that saves its position; see [`SavedOrder`].
+pub fn ordered<C: SavedOrder + ?Sized>(collection: &C) -> &C {
+    collection
+}
+
+/// [`ordered`], for a loop that borrows mutably.
+pub fn ordered_mut<C: SavedOrder + ?Sized>(collection: &mut C) -> &mut C {
+    collection
+}
+
+/// An item of a `for` loop, kept across a suspension in its body.
+#[diagnostic::on_unimplemented(
+    message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
+    label = "the loop's remaining items are saved at each suspension in its body",
+    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, and a `for` over `&v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, … of a local is the only borrowing loop saga resumes (by position)",
+    note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
+)]
+pub trait SagaForItem: Serialize + DeserializeOwned {}
+
+impl<T: Serialize + DeserializeOwned> SagaForItem for T {}
+
+/// Asserts, at the loop's collection, that its items can be saved.
+pub fn for_items<T: SagaForItem>(_items: &Vec<T>) {}
+
+/// The item at `position` of a `for` loop that saves its position.
+pub fn item_at<I: IntoIterator>(items: I, position: usize) -> Option<I::Item> {
+    items.into_iter().nth(position)
+}
+
 /// Where the answers of a plain (non-suspending) run come from: a scripted client.
 pub trait Script: Send {
     /// Answers a round's requests, as an MRTR client would.
