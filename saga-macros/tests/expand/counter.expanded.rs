@@ -135,6 +135,7 @@ const _: () = {
                         )
                         .collect();
                     __rest1.reverse();
+                    ::saga_runtime::__private::for_items(&__rest1);
                     loop {
                         let ::core::option::Option::Some(i) = __rest1.pop() else {
                             break;
@@ -144,7 +145,6 @@ const _: () = {
                             let __a0 = {
                                 ::saga_runtime::__private::saved(&n);
                                 ::saga_runtime::__private::saved(&total);
-                                ::saga_runtime::__private::saved(&__rest1);
                                 return ::saga_runtime::__private::suspend(
                                     &mut __slot,
                                     __State::AfterCheckpoint {
@@ -196,7 +196,6 @@ const _: () = {
                                         let __a0 = {
                                             ::saga_runtime::__private::saved(&n);
                                             ::saga_runtime::__private::saved(&total);
-                                            ::saga_runtime::__private::saved(&__rest1);
                                             return ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {

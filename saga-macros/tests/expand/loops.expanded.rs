@@ -236,6 +236,7 @@ const _: () = {
                         )
                         .collect();
                     __rest1.reverse();
+                    ::saga_runtime::__private::for_items(&__rest1);
                     'outer: loop {
                         let ::core::option::Option::Some(candidate) = __rest1.pop() else {
                             break;
@@ -246,6 +247,7 @@ const _: () = {
                                 )
                                 .collect();
                             __rest2.reverse();
+                            ::saga_runtime::__private::for_items(&__rest2);
                             loop {
                                 let ::core::option::Option::Some(attempt) = __rest2.pop()
                                 else {
@@ -259,10 +261,7 @@ const _: () = {
                                         let __mark0 = ::saga_runtime::__private::marker(
                                             &__request0,
                                         );
-                                        ::saga_runtime::__private::saved(&__rest2);
-                                        ::saga_runtime::__private::saved(&candidate);
                                         ::saga_runtime::__private::saved(&names);
-                                        ::saga_runtime::__private::saved(&__rest1);
                                         return ::saga_runtime::__private::suspend(
                                             &mut __slot,
                                             __State::AfterElicitKeep {
@@ -404,6 +403,7 @@ const _: () = {
                                 )
                                 .collect();
                             __rest1.reverse();
+                            ::saga_runtime::__private::for_items(&__rest1);
                             'outer: loop {
                                 let ::core::option::Option::Some(candidate) = __rest1.pop()
                                 else {
@@ -415,6 +415,7 @@ const _: () = {
                                         )
                                         .collect();
                                     __rest2.reverse();
+                                    ::saga_runtime::__private::for_items(&__rest2);
                                     loop {
                                         let ::core::option::Option::Some(attempt) = __rest2.pop()
                                         else {
@@ -428,10 +429,7 @@ const _: () = {
                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                     &__request0,
                                                 );
-                                                ::saga_runtime::__private::saved(&__rest2);
-                                                ::saga_runtime::__private::saved(&candidate);
                                                 ::saga_runtime::__private::saved(&names);
-                                                ::saga_runtime::__private::saved(&__rest1);
                                                 return ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterElicitKeep {
@@ -521,10 +519,7 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        ::saga_runtime::__private::saved(&__rest2);
-                                                        ::saga_runtime::__private::saved(&candidate);
                                                         ::saga_runtime::__private::saved(&names);
-                                                        ::saga_runtime::__private::saved(&__rest1);
                                                         return ::saga_runtime::__private::suspend(
                                                             &mut __slot,
                                                             __State::AfterElicitKeep {
@@ -574,6 +569,7 @@ const _: () = {
                                             )
                                             .collect();
                                         __rest2.reverse();
+                                        ::saga_runtime::__private::for_items(&__rest2);
                                         loop {
                                             let ::core::option::Option::Some(attempt) = __rest2.pop()
                                             else {
@@ -587,10 +583,7 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    ::saga_runtime::__private::saved(&__rest2);
-                                                    ::saga_runtime::__private::saved(&candidate);
                                                     ::saga_runtime::__private::saved(&names);
-                                                    ::saga_runtime::__private::saved(&__rest1);
                                                     return ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterElicitKeep {
