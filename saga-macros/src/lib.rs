@@ -2,6 +2,7 @@
 
 mod elicit;
 mod errors;
+mod shared;
 mod tool;
 
 use proc_macro::TokenStream;

@@ -19,6 +19,7 @@ use syn::{BinOp, Block, Expr, Ident, Pat, Stmt};
 use super::macro_args;
 use super::suspend::{Suspension, classify};
 use crate::errors::Errors;
+use crate::shared::pascal;
 
 /// One suspension point.
 pub struct Site {
@@ -904,20 +905,6 @@ fn without_cond(expr_if: &syn::ExprIf) -> syn::ExprIf {
     let mut copy = expr_if.clone();
     *copy.cond = syn::parse_quote!(true);
     copy
-}
-
-/// `snake_case` → `PascalCase`.
-pub fn pascal(text: &str) -> String {
-    text.split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|first| first.to_uppercase().chain(chars).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 /// The names a pattern binds, joined with `_`, for naming a variant.

@@ -399,9 +399,7 @@ pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
     }
 }
 
-pub fn private_path() -> TokenStream {
-    quote!(::saga_runtime::__private)
-}
+pub use crate::shared::private_path;
 
 fn replace_construct(stmt: &Stmt, with: Expr) -> Stmt {
     let mut stmt = stmt.clone();
