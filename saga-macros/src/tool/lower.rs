@@ -577,7 +577,7 @@ impl Lower<'_> {
     /// `&mut v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, `s.chars()`, … of a place
     /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
     /// other expression.
-    fn reborrow(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Result<Expr, Expr> {
+    fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Expr, Box<Expr>> {
         const BORROWING: &[&str] = &[
             "iter",
             "iter_mut",
@@ -603,7 +603,7 @@ impl Lower<'_> {
             "cloned",
         ];
         let private = super::machine::private_path();
-        if let Expr::Reference(reference) = &expr
+        if let Expr::Reference(reference) = &*expr
             && is_place(&reference.expr)
         {
             let place = &reference.expr;
@@ -615,7 +615,7 @@ impl Lower<'_> {
         }
         // The method calls, outermost first, down to the collection.
         let mut calls: Vec<&syn::ExprMethodCall> = Vec::new();
-        let mut root = &expr;
+        let mut root = &*expr;
         while let Expr::MethodCall(call) = root {
             calls.push(call);
             root = &call.receiver;
@@ -671,7 +671,7 @@ impl Lower<'_> {
         } = expr_for;
         self.hoisted += 1;
         let span = expr.span();
-        let expr = match self.reborrow(*expr, out) {
+        let expr = match self.reborrow(expr, out) {
             // A borrowed collection: the loop saves its position, and borrows the
             // collection again at each iteration (see `item_at`).
             Ok(items) => {
