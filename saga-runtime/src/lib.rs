@@ -60,7 +60,7 @@ macro_rules! join {
 pub mod prelude {
     pub use crate::engine::{
         Answers, Contents, Elicit, Json, Prompt, Request, Root, SagaContext, SagaError, SagaTool,
-        Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, list_roots, sample,
+        Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, join_all, list_roots, sample,
     };
     pub use crate::join;
     pub use crate::serve::{SagaServer, SagaTools};

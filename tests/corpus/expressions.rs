@@ -470,3 +470,71 @@ async fn for_loops_over_borrowed_collections_resume_at_their_position() {
     );
     assert_eq!(outcome.rounds, 14);
 }
+
+// ---------------------------------------------------------------------------------------
+// `join_all`: a dynamic number of requests of one kind in one round.
+
+/// Asks about every name at once, then samples a summary per kept name, keyed.
+#[saga_tool]
+pub async fn join_many(names: Vec<String>) -> Result<String, SagaError> {
+    let answers = join_all(
+        names
+            .iter()
+            .map(|name| elicit::<bool>(format!("keep {name}?"))),
+    )
+    .await;
+    let mut kept = Vec::new();
+    for (name, keep) in names.iter().zip(answers) {
+        if keep? {
+            kept.push(name.clone());
+        }
+    }
+    let summaries = join_all(
+        kept.iter()
+            .enumerate()
+            .map(|(i, name)| sample(format!("summarise {name}")).key(format!("summary-{i}"))),
+    )
+    .await;
+    let mut texts = Vec::new();
+    for summary in summaries {
+        texts.push(summary?.text().to_owned());
+    }
+    // Nothing to ask: a round that asks nothing, and no answers.
+    let none: Vec<Result<String, SagaError>> =
+        join_all(Vec::<String>::new().into_iter().map(elicit::<String>)).await;
+    Ok(format!("{kept:?} {texts:?} {}", none.len()))
+}
+
+pub fn join_many_script() -> Script {
+    Script::new(|key, request| {
+        let prompt = super::harness::prompt_of(request);
+        if let Some(name) = prompt.strip_prefix("keep ") {
+            return flag(!name.starts_with('b'));
+        }
+        super::harness::says(&format!("{key}: {}", prompt.to_uppercase()))
+    })
+}
+
+#[tokio::test]
+async fn join_all_sends_a_dynamic_number_of_requests_in_one_round() {
+    let outcome = differential(
+        &join_many,
+        plain!(join_many),
+        json!({"names": ["ann", "bob", "cy"]}),
+        join_many_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        r#"["ann", "cy"] ["summary-0: SUMMARISE ANN", "summary-1: SUMMARISE CY"] 0"#
+    );
+    assert_eq!(outcome.rounds, 3);
+    assert_eq!(
+        outcome.keys,
+        vec![
+            vec!["elicit-1", "elicit-2", "elicit-3"],
+            vec!["summary-0", "summary-1"],
+            vec![],
+        ]
+    );
+}

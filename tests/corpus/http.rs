@@ -95,6 +95,7 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(lets_and_macros)
         .tool(with_items)
         .tool(borrowed_loops)
+        .tool(join_many)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -238,6 +239,12 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"names": ["ann", "bob", "cy"]}),
             borrowed_loops_script
         ),
+        same_over_http!(
+            client,
+            join_many,
+            json!({"names": ["ann", "bob", "cy"]}),
+            join_many_script
+        ),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -261,7 +268,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        29,
+        30,
         "every tool of the server was driven: {driven:?}"
     );
 

@@ -9,13 +9,14 @@ use syn::Expr;
 use syn::visit::{self, Visit};
 
 use super::macro_args;
-use super::suspend::{classify, request_call};
+use super::suspend::{RequestKind, classify, request_call, request_kind};
 use crate::errors::Errors;
 
 pub fn check(body: &syn::Block, errors: &mut Errors) {
     let mut checker = Checker {
         errors,
         context: None,
+        in_join_all: false,
     };
     checker.visit_block(body);
 }
@@ -24,6 +25,8 @@ struct Checker<'a> {
     errors: &'a mut Errors,
     /// Why a suspension cannot be here, when it cannot.
     context: Option<String>,
+    /// Inside the arguments of `join_all(..)`, which are requests made to be sent.
+    in_join_all: bool,
 }
 
 impl Checker<'_> {
@@ -48,9 +51,12 @@ impl Checker<'_> {
             }
             Expr::Paren(paren) => self.visit_request_chain(&paren.expr),
             Expr::Call(call) => {
+                let join_all = matches!(request_kind(expr), Some((RequestKind::JoinAll, _)));
+                let outer = std::mem::replace(&mut self.in_join_all, join_all);
                 for arg in &call.args {
                     self.visit_expr(arg);
                 }
+                self.in_join_all = outer;
             }
             other => self.visit_expr(other),
         }
@@ -77,18 +83,29 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         }
         match expr {
             Expr::Call(call) => {
-                if let Some((name, span)) = request_call(expr) {
+                let kind = request_kind(expr).map(|(kind, _)| kind);
+                if let Some((name, span)) = request_call(expr)
+                    && !self.in_join_all
+                {
+                    let fix = if kind == Some(RequestKind::JoinAll) {
+                        String::new()
+                    } else {
+                        " (or put it in `join!(..)` to send several at once)".to_owned()
+                    };
                     self.errors.push(syn::Error::new(
                         span,
                         format!(
                             "`{name}(..)` is not awaited where it is made: a request is not a \
                              future that can be kept and awaited later; write \
-                             `{name}(..).await` (or put it in `join!(..)` to send several at \
-                             once)"
+                             `{name}(..).await`{fix}"
                         ),
                     ));
                 }
+                // The requests `join_all(..)` is given are made to be sent by it.
+                let outer = self.in_join_all;
+                self.in_join_all |= kind == Some(RequestKind::JoinAll);
                 visit::visit_expr_call(self, call);
+                self.in_join_all = outer;
             }
             Expr::Closure(closure) => self.within(
                 "a suspension cannot be inside a closure: the closure may run later or \

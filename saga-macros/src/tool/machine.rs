@@ -603,7 +603,11 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
         return #private::suspend(
             &mut __slot,
             __State::#variant { #(#fields,)* #(#mark_fields: #mark_names,)* },
-            ::std::vec![#(#private::Request::from(#request_names)),*],
+            {
+                let mut __round = ::std::vec::Vec::new();
+                #(#private::requests(&mut __round, #request_names);)*
+                __round
+            },
         );
         #answer
     }};

@@ -106,7 +106,9 @@ impl VisitMut for Plain {
                 let #names = #requests;
                 let #marks = #private::marker(&#names);
             )*
-            let mut __answers = __run.ask(__script, ::std::vec![#(#private::Request::from(#names)),*]);
+            let mut __round = ::std::vec::Vec::new();
+            #(#private::requests(&mut __round, #names);)*
+            let mut __answers = __run.ask(__script, __round);
             #value
         }};
     }

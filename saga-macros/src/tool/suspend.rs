@@ -17,6 +17,8 @@ pub enum RequestKind {
     ListRoots,
     /// Asks nothing: ends the round so that the state is saved.
     Checkpoint,
+    /// `join_all(requests)`: any number of requests of one kind, in a round of their own.
+    JoinAll,
 }
 
 impl RequestKind {
@@ -27,6 +29,7 @@ impl RequestKind {
         (RequestKind::Sample, "sample"),
         (RequestKind::ListRoots, "list_roots"),
         (RequestKind::Checkpoint, "checkpoint"),
+        (RequestKind::JoinAll, "join_all"),
     ];
 
     /// The kind made by the function `name`.
@@ -151,6 +154,14 @@ fn parse_join(mac: &syn::Macro) -> Result<Suspension, syn::Error> {
                 return Err(syn::Error::new(
                     span,
                     "a checkpoint asks nothing, so it cannot be joined; await it on its own",
+                ));
+            }
+            Some((RequestKind::JoinAll, span)) => {
+                return Err(syn::Error::new(
+                    span,
+                    "`join_all(..)` is a round of its own and cannot be in `join!`; await it \
+                     before or after the `join!` (two rounds), or put the other requests in \
+                     the `join_all` if they are of its kind",
                 ));
             }
             Some((kind, _)) => requests.push((request, kind)),

@@ -152,7 +152,10 @@ const _: () = {
                                         total: total,
                                         __rest1: __rest1,
                                     },
-                                    ::std::vec![],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        __round
+                                    },
                                 );
                                 ()
                             };
@@ -203,7 +206,10 @@ const _: () = {
                                                     total: total,
                                                     __rest1: __rest1,
                                                 },
-                                                ::std::vec![],
+                                                {
+                                                    let mut __round = ::std::vec::Vec::new();
+                                                    __round
+                                                },
                                             );
                                             ()
                                         };

@@ -82,13 +82,9 @@ const _: () = {
                     let name: String = {
                         let __request0 = elicit("Another name?");
                         let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        let mut __answers = __run
-                            .ask(
-                                __script,
-                                ::std::vec![
-                                    ::saga_runtime::__private::Request::from(__request0)
-                                ],
-                            );
+                        let mut __round = ::std::vec::Vec::new();
+                        ::saga_runtime::__private::requests(&mut __round, __request0);
+                        let mut __answers = __run.ask(__script, __round);
                         ::saga_runtime::__private::answer(
                             __mark0,
                             &mut __answers,
@@ -107,13 +103,12 @@ const _: () = {
                                 format!("Keep {candidate} (try {attempt})?"),
                             );
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __answers = __run
-                                .ask(
-                                    __script,
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
-                                );
+                            let mut __round = ::std::vec::Vec::new();
+                            ::saga_runtime::__private::requests(
+                                &mut __round,
+                                __request0,
+                            );
+                            let mut __answers = __run.ask(__script, __round);
                             ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -203,9 +198,14 @@ const _: () = {
                                         names: names,
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -271,9 +271,14 @@ const _: () = {
                                                 __rest1: __rest1,
                                                 __m0: __mark0,
                                             },
-                                            ::std::vec![
-                                                ::saga_runtime::__private::Request::from(__request0)
-                                            ],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                __round
+                                            },
                                         );
                                         ::saga_runtime::__private::answer(
                                             __mark0,
@@ -367,9 +372,14 @@ const _: () = {
                                                             names: names,
                                                             __m0: __mark0,
                                                         },
-                                                        ::std::vec![
-                                                            ::saga_runtime::__private::Request::from(__request0)
-                                                        ],
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            __round
+                                                        },
                                                     );
                                                     ::saga_runtime::__private::answer(
                                                         __mark0,
@@ -439,9 +449,14 @@ const _: () = {
                                                         __rest1: __rest1,
                                                         __m0: __mark0,
                                                     },
-                                                    ::std::vec![
-                                                        ::saga_runtime::__private::Request::from(__request0)
-                                                    ],
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        __round
+                                                    },
                                                 );
                                                 ::saga_runtime::__private::answer(
                                                     __mark0,
@@ -529,9 +544,14 @@ const _: () = {
                                                                 __rest1: __rest1,
                                                                 __m0: __mark0,
                                                             },
-                                                            ::std::vec![
-                                                                ::saga_runtime::__private::Request::from(__request0)
-                                                            ],
+                                                            {
+                                                                let mut __round = ::std::vec::Vec::new();
+                                                                ::saga_runtime::__private::requests(
+                                                                    &mut __round,
+                                                                    __request0,
+                                                                );
+                                                                __round
+                                                            },
                                                         );
                                                         ::saga_runtime::__private::answer(
                                                             __mark0,
@@ -593,9 +613,14 @@ const _: () = {
                                                             __rest1: __rest1,
                                                             __m0: __mark0,
                                                         },
-                                                        ::std::vec![
-                                                            ::saga_runtime::__private::Request::from(__request0)
-                                                        ],
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            __round
+                                                        },
                                                     );
                                                     ::saga_runtime::__private::answer(
                                                         __mark0,

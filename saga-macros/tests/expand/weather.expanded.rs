@@ -77,14 +77,10 @@ const _: () = {
                         .max_tokens(100)
                         .key("capital_of_france");
                     let __mark1 = ::saga_runtime::__private::marker(&__request1);
-                    let mut __answers = __run
-                        .ask(
-                            __script,
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0),
-                                ::saga_runtime::__private::Request::from(__request1)
-                            ],
-                        );
+                    let mut __round = ::std::vec::Vec::new();
+                    ::saga_runtime::__private::requests(&mut __round, __request0);
+                    ::saga_runtime::__private::requests(&mut __round, __request1);
+                    let mut __answers = __run.ask(__script, __round);
                     (
                         ::saga_runtime::__private::answer(
                             __mark0,
@@ -181,10 +177,18 @@ const _: () = {
                                 __m0: __mark0,
                                 __m1: __mark1,
                             },
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0),
-                                ::saga_runtime::__private::Request::from(__request1)
-                            ],
+                            {
+                                let mut __round = ::std::vec::Vec::new();
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request0,
+                                );
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request1,
+                                );
+                                __round
+                            },
                         );
                         (
                             ::saga_runtime::__private::answer(

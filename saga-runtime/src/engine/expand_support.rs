@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::error::SagaError;
+use super::join_all::JoinAll;
 use super::output::ToolOutput;
 use super::pending::{self, Collected};
 use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, Sample};
@@ -17,15 +18,41 @@ use super::tool::Step;
 use super::{Elicit, Root, Sampled};
 
 /// A request a saga can await, and the answer it gives back.
-pub trait Suspension: Into<Request> {
+pub trait Suspension {
     /// What `.await` on the request gives the tool.
     type Output;
+    /// The requests it sends, in order.
+    fn requests(self) -> Vec<Request>;
     /// Reads the answer at `index` of the round.
     fn take(answers: &mut Answers, index: usize) -> Self::Output;
 }
 
+/// The requests of a round, in order: those of each suspension of a `join!`.
+pub fn requests<R: Suspension>(round: &mut Vec<Request>, suspension: R) {
+    round.extend(suspension.requests());
+}
+
+impl<R: Suspension> Suspension for JoinAll<R> {
+    type Output = Vec<R::Output>;
+    fn requests(self) -> Vec<Request> {
+        self.requests
+            .into_iter()
+            .flat_map(Suspension::requests)
+            .collect()
+    }
+    /// `join_all` is a round of its own: every answer from `index` on is one of its.
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        (index..answers.len())
+            .map(|i| R::take(answers, i))
+            .collect()
+    }
+}
+
 impl<T: Elicit> Suspension for ElicitForm<T> {
     type Output = Result<T, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit::<T>(index)
     }
@@ -33,6 +60,9 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
 
 impl Suspension for ElicitUrl {
     type Output = Result<(), SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit_url(index)
     }
@@ -40,6 +70,9 @@ impl Suspension for ElicitUrl {
 
 impl Suspension for Sample {
     type Output = Result<Sampled, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.sampled(index)
     }
@@ -47,6 +80,9 @@ impl Suspension for Sample {
 
 impl Suspension for ListRoots {
     type Output = Result<Vec<Root>, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.roots(index)
     }
