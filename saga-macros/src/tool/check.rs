@@ -126,8 +126,11 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         self.visit_pat(&arm.pat);
         if let Some((_, guard)) = &arm.guard {
             self.within(
-                "a suspension cannot be in a match guard: guards run while choosing an arm; \
-                 await before the `match` and match on the answer",
+                "a suspension cannot be in a match guard: guards run while the arm is being \
+                 chosen, before the saga could save where it is; test in the arm instead, \
+                 `pattern => if ….await? { … } else { … }`, with the `else` doing what the \
+                 arms below would do for this value (asking before the `match` would ask \
+                 even when an earlier arm matches)",
                 |this| this.visit_expr(guard),
             );
         }
