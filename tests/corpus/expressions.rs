@@ -538,3 +538,100 @@ async fn join_all_sends_a_dynamic_number_of_requests_in_one_round() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// A user's saga with suspensions nested in each other and in every kind of place.
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Profile {
+    name: String,
+    age: i64,
+    tags: Vec<String>,
+    score: i64,
+}
+
+fn weigh(a: i64, b: i64) -> i64 {
+    a * 3 + b
+}
+
+/// Nested suspensions, answers used through method chains, field and entry assignments,
+/// struct update syntax, labelled blocks, `return Err(..)` with a suspension.
+#[saga_tool]
+pub async fn nested(seed: i64) -> Result<String, SagaError> {
+    let mut log = Vec::new();
+    let title = elicit::<String>("title?").await?.trim().to_uppercase();
+    let weighed = weigh(
+        elicit::<i64>("a?").await?,
+        weigh(note(&mut log, "inner"), elicit::<i64>("b?").await?),
+    );
+    let chosen = weigh(
+        if seed > 0 {
+            elicit::<i64>("positive?").await?
+        } else {
+            0
+        },
+        match seed % 3 {
+            0 => note(&mut log, "zero") + elicit::<i64>("zero?").await?,
+            r => r,
+        },
+    );
+    let mut profile = Profile {
+        name: elicit::<String>("name?").await?,
+        ..Default::default()
+    };
+    profile.age = elicit::<i64>(format!("age of {}?", profile.name)).await?;
+    profile.tags.push(elicit::<String>("tag?").await?);
+    let mut counts = std::collections::BTreeMap::new();
+    *counts.entry(profile.name.clone()).or_insert(0) += elicit::<i64>("count?").await?;
+    profile.score += elicit::<i64>("score?").await? * profile.age;
+    let greeting = String::from("hi ") + &elicit::<String>("who?").await?;
+    let verdict = 'decide: {
+        if elicit::<bool>("early?").await? {
+            break 'decide "early".to_owned();
+        }
+        "late".to_owned()
+    };
+    let mut x = seed;
+    loop {
+        // Shadows the outer `x`, which the loop then updates.
+        let y = x + elicit::<i64>(format!("step from {x}?")).await?;
+        let x_inner = y;
+        if x_inner > 10 {
+            log.push(format!("x={x_inner}"));
+            break;
+        }
+        x = y;
+    }
+    x += 1;
+    if profile.age < 0 {
+        return Err(SagaError::Tool(elicit::<String>("why negative?").await?));
+    }
+    Ok(format!(
+        "{title} {weighed} {chosen} {profile:?} {counts:?} {greeting} {verdict} {x} {log:?}"
+    ))
+}
+
+pub fn nested_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        "title?" => text("  hello "),
+        "name?" => text("ann"),
+        "tag?" => text("vip"),
+        "who?" => text("bob"),
+        "why negative?" => text("time travel"),
+        "early?" => flag(false),
+        "age of ann?" => number(30),
+        p if p.starts_with("step from") => number(4),
+        p => number(p.len() as i64),
+    })
+}
+
+#[tokio::test]
+async fn nested_suspensions_in_every_place() {
+    let outcome = differential(&nested, plain!(nested), json!({"seed": 3}), nested_script).await;
+    // title, a, b, positive, zero, name, age, tag, count, score, who, early, two steps.
+    assert_eq!(
+        outcome.text(),
+        r#"HELLO 23 36 Profile { name: "ann", age: 30, tags: ["vip"], score: 180 } {"ann": 6} hi bob late 8 ["inner", "zero", "x=11"]"#
+    );
+    assert_eq!(outcome.rounds, 14);
+}

@@ -96,6 +96,7 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(with_items)
         .tool(borrowed_loops)
         .tool(join_many)
+        .tool(nested)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -245,6 +246,8 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"names": ["ann", "bob", "cy"]}),
             join_many_script
         ),
+        same_over_http!(client, nested, json!({"seed": 3}), nested_script),
+        same_over_http!(client, nested, json!({"seed": -2}), nested_script),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -268,7 +271,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        30,
+        31,
         "every tool of the server was driven: {driven:?}"
     );
 

@@ -286,13 +286,20 @@ impl Lower<'_> {
                 };
                 self.head(lowered, hint, out, depth)
             }
-            Expr::Binary(mut e) => {
-                let left_role = if is_compound_assign(&e.op) {
-                    Role::Place
+            // `place += value` on primitives (numbers, the common case) evaluates the
+            // value first, then the place; the place's own parts stay after it.
+            Expr::Binary(mut e) if is_compound_assign(&e.op) => {
+                let right = self.head(*e.right, hint, out, next);
+                if contains_suspension(&e.left) {
+                    *e.right = self.value(right, out);
+                    *e.left = self.head(*e.left, hint, out, next);
                 } else {
-                    Role::Value
-                };
-                let mut parts = [(*e.left, left_role), (*e.right, Role::Value)];
+                    *e.right = right;
+                }
+                Expr::Binary(e)
+            }
+            Expr::Binary(mut e) => {
+                let mut parts = [(*e.left, Role::Value), (*e.right, Role::Value)];
                 self.sequence(&mut parts, hint, out, next);
                 let [(left, _), (right, _)] = parts;
                 *e.left = left;
