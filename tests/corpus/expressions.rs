@@ -585,6 +585,15 @@ pub async fn nested(seed: i64) -> Result<String, SagaError> {
     *counts.entry(profile.name.clone()).or_insert(0) += elicit::<i64>("count?").await?;
     profile.score += elicit::<i64>("score?").await? * profile.age;
     let greeting = String::from("hi ") + &elicit::<String>("who?").await?;
+    // A receiver that is not a place goes to a temporary the method may borrow mutably.
+    profile
+        .tags
+        .push(Vec::<String>::new().pop().unwrap_or_default() + &elicit::<String>("tag2?").await?);
+    let mut fresh = vec![1_i64, elicit::<i64>("chained?").await?];
+    fresh.push(
+        std::mem::take(&mut Vec::<i64>::new()).len() as i64 + elicit::<i64>("pushed?").await?,
+    );
+    log.push(format!("{fresh:?}"));
     let verdict = 'decide: {
         if elicit::<bool>("early?").await? {
             break 'decide "early".to_owned();
@@ -616,6 +625,7 @@ pub fn nested_script() -> Script {
         "title?" => text("  hello "),
         "name?" => text("ann"),
         "tag?" => text("vip"),
+        "tag2?" => text("new"),
         "who?" => text("bob"),
         "why negative?" => text("time travel"),
         "early?" => flag(false),
@@ -628,10 +638,11 @@ pub fn nested_script() -> Script {
 #[tokio::test]
 async fn nested_suspensions_in_every_place() {
     let outcome = differential(&nested, plain!(nested), json!({"seed": 3}), nested_script).await;
-    // title, a, b, positive, zero, name, age, tag, count, score, who, early, two steps.
+    // title, a, b, positive, zero, name, age, tag, count, score, who, tag2, chained, pushed,
+    // early, two steps.
     assert_eq!(
         outcome.text(),
-        r#"HELLO 23 36 Profile { name: "ann", age: 30, tags: ["vip"], score: 180 } {"ann": 6} hi bob late 8 ["inner", "zero", "x=11"]"#
+        r#"HELLO 23 36 Profile { name: "ann", age: 30, tags: ["vip", "new"], score: 180 } {"ann": 6} hi bob late 8 ["inner", "zero", "[1, 8, 7]", "x=11"]"#
     );
-    assert_eq!(outcome.rounds, 14);
+    assert_eq!(outcome.rounds, 17);
 }

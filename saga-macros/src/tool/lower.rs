@@ -568,7 +568,7 @@ impl Lower<'_> {
                 *e.expr = self.value(*e.expr, out);
                 Expr::Unary(e)
             }
-            other => self.temporary(other, out),
+            other => self.temporary_place(other, out),
         }
     }
 
@@ -577,6 +577,15 @@ impl Lower<'_> {
         let span = expr.span();
         let name = Ident::new(&format!("__t{}", self.hoisted), span);
         out.push(syn::parse_quote_spanned!(span=> let #name = #expr;));
+        syn::parse_quote_spanned!(span=> #name)
+    }
+
+    /// A temporary that is a place: a method may borrow it mutably (`make().push(..)`).
+    fn temporary_place(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        self.hoisted += 1;
+        let span = expr.span();
+        let name = Ident::new(&format!("__t{}", self.hoisted), span);
+        out.push(syn::parse_quote_spanned!(span=> let mut #name = #expr;));
         syn::parse_quote_spanned!(span=> #name)
     }
 
