@@ -11,6 +11,9 @@ mod harness;
 #[path = "corpus/sagas.rs"]
 mod sagas;
 
+#[path = "corpus/expressions.rs"]
+mod expressions;
+
 #[path = "corpus/http.rs"]
 mod http;
 

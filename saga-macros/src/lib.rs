@@ -2,6 +2,7 @@
 
 mod elicit;
 mod errors;
+mod shared;
 mod tool;
 
 use proc_macro::TokenStream;
@@ -17,11 +18,57 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
     elicit::derive(&input).into()
 }
 
-/// Compiles a straight-line `async fn` that awaits `elicit`, `elicit_url`, `sample`,
-/// `list_roots`, `checkpoint` or `join!` into a `SagaTool` state machine.
+/// Compiles an `async fn` that awaits `elicit`, `elicit_url`, `sample`, `list_roots`,
+/// `checkpoint`, `join!` or `join_all` into a `SagaTool` state machine.
 ///
 /// Arguments: `name = "…"`, `title = "…"`, `description = "…"` (the doc comment by
-/// default). See the `saga-runtime` README, "What you can write".
+/// default).
+///
+/// # What you can write
+///
+/// A suspension (`elicit(..).await`, `sample(..).await`, `list_roots().await`,
+/// `checkpoint().await`, `join!(..)`, `join_all(..).await`) may stand anywhere Rust
+/// evaluates an expression, and runs in Rust's evaluation order:
+///
+/// - operands of unary, binary and compound-assignment operators (`base + n.await?`,
+///   `total += n.await?`, `v[i] *= n.await?`), call and method-call arguments
+///   (`v.push(x.await?)`, `f(a, x.await?, b)`), struct, tuple and array literals, indexes,
+///   casts, ranges;
+/// - `if`, `while` and `while let` conditions, `match` scrutinees and arms, `let` chains,
+///   `break value`, `return value`, block tails;
+/// - the right of `&&` and `||`: asked exactly when Rust evaluates it;
+/// - the `else` of a `let … else`;
+/// - the arguments of the standard macros `format!`, `write!`, `writeln!`, `print!`,
+///   `println!`, `eprint!`, `eprintln!`, `format_args!`, `panic!`, `assert!`,
+///   `assert_eq!`, `assert_ne!` and `vec!` (inline captures such as `{name}` included);
+/// - loops of every kind, with labelled `break`/`continue`: a `for` over an owned
+///   collection saves the items still to visit; a `for` over `&v`, `v.iter()`,
+///   `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`, `s.chars()`, … of a
+///   `Vec`, slice, array, `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its
+///   position and borrows the item again after the suspension.
+///
+/// Operands evaluated before a suspension are kept in temporaries; places (the receiver
+/// of `v.push(..)`, `a[i]`) stay places. Items declared in the body (`fn`, `const`,
+/// `static`, `use`, `struct`, `enum`, `impl`, `macro_rules!`) are visible everywhere in
+/// it, and shadowing works as in Rust.
+///
+/// A local used after a suspension is saved in the state, so its type must be
+/// `Serialize + DeserializeOwned`. The refusals, each an error at your code with a fix
+/// that keeps the program's behaviour:
+///
+/// - a suspension inside a closure or an `async` block (it may run later or never);
+/// - a suspension in a match guard;
+/// - a suspension in the arguments of a macro other than the standard ones above;
+/// - a borrow (`let first = &names[0];`) used after a suspension;
+/// - an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension: its
+///   sharing would not survive the saved state;
+/// - a `for` over a borrowed `HashMap`/`HashSet` (read back from the state it iterates in
+///   another order) or over borrowed items saga cannot borrow again by position;
+/// - a request not awaited where it is made (`let r = elicit(..); r.await`);
+/// - `join_all(..)` inside `join!`.
+///
+/// Helpers that suspend (`#[saga_fn]`) are not available yet: a suspension must be in the
+/// tool's own body.
 #[proc_macro_attribute]
 pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::expand(args.into(), input.into()).into()

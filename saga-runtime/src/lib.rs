@@ -60,9 +60,9 @@ macro_rules! join {
 /// Everything a tool author and a server operator use.
 pub mod prelude {
     pub use crate::engine::{
-        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, Json, ListRoots, Prompt,
-        Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step, ToolOutput,
-        checkpoint, elicit, elicit_url, list_roots, sample,
+        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, JoinAll, Json, ListRoots,
+        Prompt, Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step,
+        ToolOutput, checkpoint, elicit, elicit_url, join_all, list_roots, sample,
     };
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};

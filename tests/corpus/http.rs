@@ -7,6 +7,7 @@ use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse};
 use saga_runtime::rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
+use super::expressions::*;
 use super::harness::{Script, all_capabilities, differential};
 use super::sagas::*;
 use super::{looper, looper_script};
@@ -89,6 +90,13 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(big_state)
         .tool(original_name)
         .tool(declines)
+        .tool(operands)
+        .tool(conditions)
+        .tool(lets_and_macros)
+        .tool(with_items)
+        .tool(borrowed_loops)
+        .tool(join_many)
+        .tool(nested)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -195,6 +203,51 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"fallback": "anon"}),
             declines_script(decline, || client_flag(false))
         ),
+        same_over_http!(client, operands, json!({"base": 40}), operands_script),
+        same_over_http!(
+            client,
+            conditions,
+            json!({"level": 0, "items": []}),
+            conditions_script
+        ),
+        same_over_http!(
+            client,
+            conditions,
+            json!({"level": 1, "items": ["a", "kb"]}),
+            conditions_script
+        ),
+        same_over_http!(
+            client,
+            lets_and_macros,
+            json!({"name": "id42"}),
+            lets_and_macros_script
+        ),
+        same_over_http!(
+            client,
+            lets_and_macros,
+            json!({"name": "bob"}),
+            lets_and_macros_script
+        ),
+        same_over_http!(
+            client,
+            with_items,
+            json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
+            with_items_script
+        ),
+        same_over_http!(
+            client,
+            borrowed_loops,
+            json!({"names": ["ann", "bob", "cy"]}),
+            borrowed_loops_script
+        ),
+        same_over_http!(
+            client,
+            join_many,
+            json!({"names": ["ann", "bob", "cy"]}),
+            join_many_script
+        ),
+        same_over_http!(client, nested, json!({"seed": 3}), nested_script),
+        same_over_http!(client, nested, json!({"seed": -2}), nested_script),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -218,7 +271,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        24,
+        31,
         "every tool of the server was driven: {driven:?}"
     );
 

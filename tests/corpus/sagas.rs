@@ -682,9 +682,22 @@ pub async fn shadowing(start: i64) -> Result<String, SagaError> {
         inner.push(v);
         inner.push(v * 2);
     }
-    // A suspension after the inner `let v` while the outer `v` is still needed would
-    // hide the outer one from the saga: that is a compile error that asks to rename
-    // (tests/ui/saga_tool_shadowed_outer_local.rs), never a wrong resume.
+    // The outer `v` is hidden where the saga suspends, and used again after the inner
+    // scope: both are saved.
+    {
+        let v = elicit::<i64>("hidden v?").await?;
+        checkpoint().await;
+        inner.push(v);
+        // Shadowed by a pattern, in a match arm and in a closure.
+        let (v, x) = (v + 1, x.len() as i64);
+        match Some(v * 10) {
+            Some(v) if v > x => inner.push(elicit::<i64>(format!("arm v {v}?")).await? + v),
+            Some(v) => inner.push(v),
+            None => {}
+        }
+        let add = |v: i64| v + x;
+        inner.push(add(v));
+    }
     checkpoint().await;
     let w = v + 100;
     let total: i64 = inner.iter().sum();
@@ -695,6 +708,8 @@ pub fn shadowing_script() -> Script {
     by_prompt(|_, prompt, _| match prompt {
         "after 5!?" => text("a"),
         "inner v?" => number(7),
+        "hidden v?" => number(3),
+        "arm v 40?" => number(1),
         other => panic!("unexpected prompt {other:?}"),
     })
 }
@@ -708,8 +723,11 @@ async fn shadowed_bindings_survive_suspensions() {
         shadowing_script,
     )
     .await;
-    assert_eq!(outcome.text(), "5!a v=1 w=101 inner=[7, 14] total=21");
-    assert_eq!(outcome.rounds, 4);
+    assert_eq!(
+        outcome.text(),
+        "5!a v=1 w=101 inner=[7, 14, 3, 41, 7] total=72"
+    );
+    assert_eq!(outcome.rounds, 7);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -329,24 +329,10 @@ fn count(key: &str, value: &Expr, errors: &mut Errors) -> Option<u64> {
 
 /// The doc comment: lines of a paragraph joined with spaces, paragraphs with a blank line.
 pub fn doc(attrs: &[Attribute]) -> Option<String> {
-    let mut lines = Vec::new();
-    for attr in attrs {
-        if !attr.path().is_ident("doc") {
-            continue;
-        }
-        if let syn::Meta::NameValue(nv) = &attr.meta
-            && let Expr::Lit(ExprLit {
-                lit: Lit::Str(lit), ..
-            }) = &nv.value
-        {
-            for line in lit.value().split('\n') {
-                lines.push(line.trim().to_owned());
-            }
-        }
-    }
+    let lines = crate::shared::doc_lines(attrs);
     let mut paragraphs: Vec<String> = Vec::new();
     let mut current = String::new();
-    for line in lines {
+    for line in lines.iter().map(|line| line.trim()) {
         if line.is_empty() {
             if !current.is_empty() {
                 paragraphs.push(std::mem::take(&mut current));
@@ -355,7 +341,7 @@ pub fn doc(attrs: &[Attribute]) -> Option<String> {
             if !current.is_empty() {
                 current.push(' ');
             }
-            current.push_str(&line);
+            current.push_str(line);
         }
     }
     if !current.is_empty() {

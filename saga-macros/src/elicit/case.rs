@@ -71,21 +71,7 @@ impl RenameRule {
         match self {
             RenameRule::Lower | RenameRule::Snake => field.to_owned(),
             RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
-            RenameRule::Pascal => {
-                let mut pascal = String::new();
-                let mut capitalize = true;
-                for ch in field.chars() {
-                    if ch == '_' {
-                        capitalize = true;
-                    } else if capitalize {
-                        pascal.push(ch.to_ascii_uppercase());
-                        capitalize = false;
-                    } else {
-                        pascal.push(ch);
-                    }
-                }
-                pascal
-            }
+            RenameRule::Pascal => crate::shared::pascal(field),
             RenameRule::Camel => {
                 let pascal = RenameRule::Pascal.apply_to_field(field);
                 let mut chars = pascal.chars();

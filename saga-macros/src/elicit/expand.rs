@@ -9,7 +9,7 @@ use super::ast::{Enum, Field, Input, Kind, Struct};
 use super::attr::{Num, parse_number};
 
 fn private() -> TokenStream {
-    quote!(::saga_runtime::__private)
+    crate::shared::private_path()
 }
 
 pub fn derive(input: &Input) -> TokenStream {

@@ -9,7 +9,7 @@ pub fn expand(input: &DeriveInput, error: syn::Error) -> TokenStream {
     let errors = error.into_compile_error();
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let p = quote!(::saga_runtime::__private);
+    let p = crate::shared::private_path();
     let map = quote!(#p::serde_json::Map<::std::string::String, #p::serde_json::Value>);
     let enum_impls = matches!(input.data, Data::Enum(_)).then(|| {
         quote! {

@@ -1,19 +1,22 @@
 //! Where a suspension may not stand. A saga suspends by ending the current request, so a
 //! suspension must be reachable from the function body itself: not from a closure or an
-//! async block (which run later, or elsewhere), not from a match guard or the right of
-//! `&&`/`||` (which may not run at all). And a request must be awaited where it is made:
-//! the request value is not a future that could be stored and awaited later.
+//! async block (which run later, or elsewhere), not from a match guard (which runs while
+//! an arm is chosen), not from the arguments of a macro saga does not know. And a request
+//! must be awaited where it is made: the request value is not a future that could be
+//! stored and awaited later.
 
+use syn::Expr;
 use syn::visit::{self, Visit};
-use syn::{BinOp, Expr};
 
-use super::suspend::{classify, request_call};
+use super::macro_args;
+use super::suspend::{RequestKind, classify, request_call, request_kind};
 use crate::errors::Errors;
 
 pub fn check(body: &syn::Block, errors: &mut Errors) {
     let mut checker = Checker {
         errors,
         context: None,
+        in_join_all: false,
     };
     checker.visit_block(body);
 }
@@ -21,15 +24,17 @@ pub fn check(body: &syn::Block, errors: &mut Errors) {
 struct Checker<'a> {
     errors: &'a mut Errors,
     /// Why a suspension cannot be here, when it cannot.
-    context: Option<&'static str>,
+    context: Option<String>,
+    /// Inside the arguments of `join_all(..)`, which are requests made to be sent.
+    in_join_all: bool,
 }
 
 impl Checker<'_> {
-    fn within(&mut self, context: &'static str, f: impl FnOnce(&mut Self)) {
-        let outer = self.context.replace(context);
-        // The innermost reason is the clearest, but the first one found still stands.
-        if let Some(outer) = outer {
-            self.context = Some(outer);
+    fn within(&mut self, context: impl Into<String>, f: impl FnOnce(&mut Self)) {
+        // The first reason found stands.
+        let outer = self.context.clone();
+        if outer.is_none() {
+            self.context = Some(context.into());
         }
         f(self);
         self.context = outer;
@@ -46,9 +51,12 @@ impl Checker<'_> {
             }
             Expr::Paren(paren) => self.visit_request_chain(&paren.expr),
             Expr::Call(call) => {
+                let join_all = matches!(request_kind(expr), Some((RequestKind::JoinAll, _)));
+                let outer = std::mem::replace(&mut self.in_join_all, join_all);
                 for arg in &call.args {
                     self.visit_expr(arg);
                 }
+                self.in_join_all = outer;
             }
             other => self.visit_expr(other),
         }
@@ -61,7 +69,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             match suspension {
                 Err(error) => self.errors.push(error),
                 Ok(_) => {
-                    if let Some(context) = self.context {
+                    if let Some(context) = &self.context {
                         self.errors.at(expr, context);
                     }
                 }
@@ -75,18 +83,29 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         }
         match expr {
             Expr::Call(call) => {
-                if let Some((name, span)) = request_call(expr) {
+                let kind = request_kind(expr).map(|(kind, _)| kind);
+                if let Some((name, span)) = request_call(expr)
+                    && !self.in_join_all
+                {
+                    let fix = if kind == Some(RequestKind::JoinAll) {
+                        String::new()
+                    } else {
+                        " (or put it in `join!(..)` to send several at once)".to_owned()
+                    };
                     self.errors.push(syn::Error::new(
                         span,
                         format!(
                             "`{name}(..)` is not awaited where it is made: a request is not a \
                              future that can be kept and awaited later; write \
-                             `{name}(..).await` (or put it in `join!(..)` to send several at \
-                             once)"
+                             `{name}(..).await`{fix}"
                         ),
                     ));
                 }
+                // The requests `join_all(..)` is given are made to be sent by it.
+                let outer = self.in_join_all;
+                self.in_join_all |= kind == Some(RequestKind::JoinAll);
                 visit::visit_expr_call(self, call);
+                self.in_join_all = outer;
             }
             Expr::Closure(closure) => self.within(
                 "a suspension cannot be inside a closure: the closure may run later or \
@@ -99,14 +118,6 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                  the saga cannot save; await the request in the tool's own body",
                 |this| visit::visit_expr_async(this, block),
             ),
-            Expr::Binary(binary) if matches!(binary.op, BinOp::And(_) | BinOp::Or(_)) => {
-                self.visit_expr(&binary.left);
-                self.within(
-                    "a suspension cannot be on the right of `&&` or `||`: it would run only \
-                     sometimes; bind it first with `let answer = ….await;` and test the answer",
-                    |this| this.visit_expr(&binary.right),
-                );
-            }
             _ => visit::visit_expr(self, expr),
         }
     }
@@ -115,8 +126,11 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         self.visit_pat(&arm.pat);
         if let Some((_, guard)) = &arm.guard {
             self.within(
-                "a suspension cannot be in a match guard: guards run while choosing an arm; \
-                 await before the `match` and match on the answer",
+                "a suspension cannot be in a match guard: guards run while the arm is being \
+                 chosen, before the saga could save where it is; test in the arm instead, \
+                 `pattern => if ….await? { … } else { … }`, with the `else` doing what the \
+                 arms below would do for this value (asking before the `match` would ask \
+                 even when an earlier arm matches)",
                 |this| this.visit_expr(guard),
             );
         }
@@ -128,17 +142,32 @@ impl<'ast> Visit<'ast> for Checker<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        // Arguments that read as expressions (`format!`, `println!`, `vec!`, …) are
-        // checked; other macro bodies are not Rust syntax saga can read.
-        use syn::punctuated::Punctuated;
-        if let Ok(args) = mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        {
-            self.within(
-                "a suspension cannot be inside a macro's arguments: the macro decides when \
-                 its arguments run; bind it first with `let answer = ….await?;` and pass \
-                 `answer`",
-                |this| args.iter().for_each(|arg| this.visit_expr(arg)),
+        // The standard macros evaluate their arguments once each, in order, and saga
+        // takes them apart; other macros decide when (and how often) their arguments run.
+        if let Some(args) = macro_args::std_args(mac) {
+            args.values()
+                .into_iter()
+                .for_each(|value| self.visit_expr(value));
+        } else if let Some(args) = macro_args::any_args(mac) {
+            let name = mac
+                .path
+                .segments
+                .last()
+                .map(|segment| segment.ident.to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "a suspension cannot be inside the arguments of `{name}!`: saga only takes \
+                 apart the standard macros (`format!`, `println!`, `assert!`, `vec!`, …), \
+                 since another macro decides when and how often its arguments run; if \
+                 `{name}!` evaluates this argument exactly once, before anything else, bind \
+                 it first with `let answer = ….await?;` and pass `answer`, otherwise write \
+                 out what the macro does"
             );
+            self.within(message, |this| {
+                args.values()
+                    .into_iter()
+                    .for_each(|value| this.visit_expr(value))
+            });
         }
     }
 }

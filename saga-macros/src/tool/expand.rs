@@ -17,6 +17,8 @@ pub struct Parts<'a> {
     pub sites: &'a [Site],
     pub machine: Machine,
     pub plain: Block,
+    /// The items declared in the body, visible in every arm of `step`.
+    pub items: Vec<syn::Item>,
 }
 
 pub fn tool(parts: Parts<'_>) -> TokenStream {
@@ -27,6 +29,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
         sites,
         machine,
         plain,
+        items,
     } = parts;
     let private = private_path();
     let vis = &item.vis;
@@ -234,6 +237,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                     mut __answers: #private::Answers,
                     __cx: &#private::SagaContext,
                 ) -> #private::Step<Self::State> {
+                    #(#items)*
                     #context
                     let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
                     match __state {

@@ -274,24 +274,49 @@ fn continuation(
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
 fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block {
-    let free: BTreeSet<String> = free_in_stmts(&code);
-    // The bindings visible at the path's statement, the latest of each name.
-    let mut visible: Vec<Binding> = level.entry.clone();
-    for stmt in &level.block.stmts[..level.index] {
+    let mut free: BTreeSet<String> = free_in_stmts(&code);
+    // The bindings visible at the path's statement, the latest of each name, with the
+    // index of the `let` that binds them when it borrows the item of a `for` loop: those
+    // are bound again by running that `let` (see `lower::reborrow`), not saved.
+    let mut visible: Vec<(Binding, Option<usize>)> =
+        level.entry.iter().cloned().map(|b| (b, None)).collect();
+    for (index, stmt) in level.block.stmts[..level.index].iter().enumerate() {
         if let Stmt::Local(local) = stmt {
+            let again = is_item_at(local).then_some(index);
             pattern_bindings(&local.pat, &mut |ident, mutable| {
-                visible.retain(|b| b.ident != *ident);
-                visible.push(Binding {
-                    ident: ident.clone(),
-                    mutable,
-                });
+                visible.retain(|(b, _)| b.ident != *ident);
+                visible.push((
+                    Binding {
+                        ident: ident.clone(),
+                        mutable,
+                    },
+                    again,
+                ));
             });
         }
     }
-    let mut prefix: Vec<Stmt> = Vec::new();
-    for binding in visible
+    let mut again: Vec<usize> = Vec::new();
+    for (binding, index) in &visible {
+        if let Some(index) = index
+            && free.contains(&binding.ident.to_string())
+            && !again.contains(index)
+        {
+            again.push(*index);
+        }
+    }
+    again.sort_unstable();
+    let again: Vec<Stmt> = again
         .into_iter()
-        .filter(|b| free.contains(&b.ident.to_string()))
+        .filter_map(|index| match &level.block.stmts[index] {
+            Stmt::Local(local) => Some(bind_item_again(local)),
+            _ => None,
+        })
+        .collect();
+    free.extend(free_in_stmts(&again));
+    let mut prefix: Vec<Stmt> = Vec::new();
+    for (binding, _) in visible
+        .into_iter()
+        .filter(|(b, again)| again.is_none() && free.contains(&b.ident.to_string()))
     {
         let field = unique_field(&binding.ident, site_saved);
         let local = &binding.ident;
@@ -304,11 +329,35 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block
             field,
         });
     }
+    prefix.extend(again);
     prefix.extend(code);
     Block {
         brace_token: level.block.brace_token,
         stmts: prefix,
     }
+}
+
+/// Whether `local` is a `for` loop's `let Some(pat) = item_at(items, position) else …`.
+fn is_item_at(local: &syn::Local) -> bool {
+    matches!(
+        local.init.as_ref().map(|init| &*init.expr),
+        Some(Expr::Call(call)) if matches!(&*call.func, Expr::Path(path)
+            if path.path.segments.last().is_some_and(|segment| segment.ident == "item_at"))
+    )
+}
+
+/// The item `let` of a `for` loop, run again after a suspension: the collection was
+/// borrowed for the whole loop, so the item is there.
+fn bind_item_again(local: &syn::Local) -> Stmt {
+    let mut local = local.clone();
+    if let Some(init) = &mut local.init
+        && let Some((_, diverge)) = &mut init.diverge
+    {
+        **diverge = syn::parse_quote!({
+            ::core::unreachable!("a `for` loop's collection changed while it was borrowed")
+        });
+    }
+    Stmt::Local(local)
 }
 
 fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
@@ -350,9 +399,7 @@ pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
     }
 }
 
-pub fn private_path() -> TokenStream {
-    quote!(::saga_runtime::__private)
-}
+pub use crate::shared::private_path;
 
 fn replace_construct(stmt: &Stmt, with: Expr) -> Stmt {
     let mut stmt = stmt.clone();
@@ -522,10 +569,17 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
     let mark_fields: Vec<Ident> = (0..requests.len())
         .map(|i| format_ident!("__m{}", i))
         .collect();
-    let checks = saved.iter().map(|s| {
-        let ident = &s.ident;
-        quote_spanned!(ident.span()=> #private::saved(&#ident);)
-    });
+    // A `for` loop's items are checked by `for_items`, with a message of their own.
+    let checks = saved
+        .iter()
+        .filter(|s| {
+            let name = s.ident.to_string();
+            !name.starts_with("__rest") && !site.for_items.contains(&name)
+        })
+        .map(|s| {
+            let ident = &s.ident;
+            quote_spanned!(ident.span()=> #private::saved(&#ident);)
+        });
     let fields = saved.iter().map(|s| {
         let field = &s.field;
         let ident = &s.ident;
@@ -549,7 +603,11 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
         return #private::suspend(
             &mut __slot,
             __State::#variant { #(#fields,)* #(#mark_fields: #mark_names,)* },
-            ::std::vec![#(#private::Request::from(#request_names)),*],
+            {
+                let mut __round = ::std::vec::Vec::new();
+                #(#private::requests(&mut __round, #request_names);)*
+                __round
+            },
         );
         #answer
     }};

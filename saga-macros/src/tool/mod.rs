@@ -6,9 +6,12 @@ mod attr;
 mod check;
 mod expand;
 mod fallback;
+mod items;
 mod lower;
 mod machine;
+mod macro_args;
 mod plain;
+mod rename;
 mod rewrite;
 mod saved;
 mod scope;
@@ -43,7 +46,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     // Lowering reports its own errors only once the checks passed, so that one mistake
     // is not diagnosed twice.
-    let (body, sites) = lower::lower((*item.block).clone(), &mut errors);
+    let mut body = (*item.block).clone();
+    let items = items::hoist(&mut body);
+    let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
+    rename::alpha(&mut body, &param_names);
+    let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.0.take() {
         return fallback::expand(&original, error);
     }
@@ -58,7 +65,6 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         .collect();
     let machine = machine::build(&body, &sites, &params);
     saved::check(&body, &machine, &mut errors);
-    saved::check_shadowed(&machine, &mut errors);
     if let Some(error) = errors.into_error() {
         return fallback::expand(&original, error);
     }
@@ -70,6 +76,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         sites: &sites,
         machine,
         plain,
+        items,
     });
     if std::env::var_os("SAGA_MACROS_DEBUG").is_some_and(|v| v != "0") {
         eprintln!("{}", pretty(&tokens));

@@ -7,6 +7,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Stmt};
 
 use super::machine::private_path;
+use super::macro_args;
 use super::suspend::{Suspension, classify, request_call};
 
 pub fn body(mut block: Block) -> Block {
@@ -105,21 +106,26 @@ impl VisitMut for Plain {
                 let #names = #requests;
                 let #marks = #private::marker(&#names);
             )*
-            let mut __answers = __run.ask(__script, ::std::vec![#(#private::Request::from(#names)),*]);
+            let mut __round = ::std::vec::Vec::new();
+            #(#private::requests(&mut __round, #names);)*
+            let mut __answers = __run.ask(__script, __round);
             #value
         }};
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
-        if !self.unexpanded {
-            return;
-        }
-        use syn::punctuated::Punctuated;
-        if let Ok(mut args) =
-            mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        {
-            args.iter_mut().for_each(|arg| self.visit_expr_mut(arg));
-            mac.tokens = quote::quote!(#args);
+        // The standard macros' arguments may suspend; in the kept copy of a failed
+        // expansion, any macro's may.
+        let args = if self.unexpanded {
+            macro_args::any_args(mac)
+        } else {
+            macro_args::std_args(mac)
+        };
+        if let Some(mut args) = args {
+            args.values_mut()
+                .into_iter()
+                .for_each(|value| self.visit_expr_mut(value));
+            mac.tokens = args.tokens();
         }
     }
 

@@ -7,6 +7,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Stmt};
 
 use super::lower::site_id;
+use super::macro_args;
 
 pub fn exits(mut body: Block) -> Block {
     Exits.visit_block_mut(&mut body);
@@ -69,16 +70,13 @@ impl VisitMut for Exits {
     /// Macro arguments that read as expressions (`format!`, `vec!`, `assert!`, …) are
     /// rewritten too, so that `?` inside them leaves the tool as it would the function.
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
-        use syn::punctuated::Punctuated;
-        let Ok(mut args) =
-            mac.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        else {
+        let Some(mut args) = macro_args::any_args(mac) else {
             return;
         };
-        for arg in args.iter_mut() {
-            self.visit_expr_mut(arg);
-        }
-        mac.tokens = quote::quote!(#args);
+        args.values_mut()
+            .into_iter()
+            .for_each(|value| self.visit_expr_mut(value));
+        mac.tokens = args.tokens();
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}

@@ -1,7 +1,8 @@
 //! Locals that cannot be saved, reported by the macro at the local rather than by rustc
 //! in generated code: a borrow (the state enum rejects it too, but as a lifetime error,
-//! since `&str` is `Deserialize<'a>`), and an outer local that is shadowed where the saga
-//! suspends but used again after the inner scope (it cannot be named there to be saved).
+//! since `&str` is `Deserialize<'a>`), and a sharing handle (`Rc`, `Arc`, `Cell`,
+//! `RefCell`, `Weak`), whose sharing would not survive serialization. Both are found
+//! syntactically: by the local's type annotation or by how it is initialised.
 
 use std::collections::HashMap;
 
@@ -14,6 +15,8 @@ use crate::errors::Errors;
 pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
     let mut borrows = Borrows::default();
     borrows.visit_block(body);
+    let mut sharing = Sharing::default();
+    sharing.visit_block(body);
     let mut reported = Vec::new();
     for (saved, _) in &machine.resumes {
         for local in saved {
@@ -21,7 +24,7 @@ pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
             if let Some(name) = borrows.0.get(&key)
                 && !reported.contains(&key)
             {
-                reported.push(key);
+                reported.push(key.clone());
                 errors.at(
                     &local.ident,
                     format!(
@@ -32,34 +35,113 @@ pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
                     ),
                 );
             }
-        }
-    }
-}
-
-/// Two locals of one name saved at one suspension: the outer one is shadowed there.
-pub fn check_shadowed(machine: &Machine, errors: &mut Errors) {
-    let mut reported = Vec::new();
-    for (saved, _) in &machine.resumes {
-        for (index, local) in saved.iter().enumerate() {
-            let name = local.ident.to_string();
-            let shadowed = saved[..index]
-                .iter()
-                .find(|inner| inner.ident == local.ident);
-            if let Some(inner) = shadowed
-                && !reported.contains(&name)
+            if let Some((name, handle)) = sharing.0.get(&key)
+                && !reported.contains(&key)
             {
-                reported.push(name.clone());
+                let article = if matches!(handle.as_str(), "Rc" | "Arc") {
+                    "an"
+                } else {
+                    "a"
+                };
+                reported.push(key);
                 errors.at(
-                    &inner.ident,
+                    &local.ident,
                     format!(
-                        "this `{name}` shadows another `{name}` that is used again after this \
-                         scope, across a suspension inside it; the saga cannot save the outer \
-                         one while it is hidden, so rename this one (e.g. `inner_{name}`)"
+                        "`{name}` holds {article} `{handle}`, a handle for sharing a value, and \
+                         is used after a suspension: the saga's state saves a copy of the \
+                         value, so whatever shares it with `{name}` would silently stop seeing \
+                         its changes after the suspension; hold the value itself in a `mut` \
+                         local (`let mut {name} = …;`, without `{handle}`), or finish with the \
+                         shared value before the suspension"
                     ),
                 );
             }
         }
     }
+}
+
+/// The handles whose sharing a saved state cannot keep.
+const SHARING: &[&str] = &["Rc", "Arc", "Cell", "RefCell", "Weak"];
+
+/// The sharing handle a type names, if any (`Rc<T>`, `Vec<Arc<T>>`, `std::rc::Rc<T>`).
+fn sharing_in_type(ty: &Type) -> Option<String> {
+    struct Find(Option<String>);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_path_segment(&mut self, segment: &'ast syn::PathSegment) {
+            let name = segment.ident.to_string();
+            if self.0.is_none() && SHARING.contains(&name.as_str()) {
+                self.0 = Some(name);
+            }
+            syn::visit::visit_path_segment(self, segment);
+        }
+    }
+    let mut find = Find(None);
+    find.visit_type(ty);
+    find.0
+}
+
+/// The sharing handle an initialiser makes: `Rc::new(..)`, `Arc::clone(&x)`,
+/// `RefCell::default()`, `x.clone()` of a local holding one.
+fn sharing_in_init(expr: &Expr, known: &HashMap<String, (String, String)>) -> Option<String> {
+    match expr {
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(path) => {
+                let segments: Vec<String> = path
+                    .path
+                    .segments
+                    .iter()
+                    .map(|segment| segment.ident.to_string())
+                    .collect();
+                let handle = segments.iter().rev().nth(1)?;
+                SHARING.contains(&handle.as_str()).then(|| handle.clone())
+            }
+            _ => None,
+        },
+        Expr::MethodCall(call) if call.method == "clone" => match &*call.receiver {
+            Expr::Path(path) => {
+                let ident = path.path.get_ident()?.to_string();
+                known
+                    .values()
+                    .find(|(name, _)| *name == ident)
+                    .map(|(_, handle)| handle.clone())
+            }
+            _ => None,
+        },
+        Expr::Paren(paren) => sharing_in_init(&paren.expr, known),
+        _ => None,
+    }
+}
+
+/// `let` bindings that visibly hold a sharing handle.
+#[derive(Default)]
+struct Sharing(HashMap<String, (String, String)>);
+
+impl<'ast> Visit<'ast> for Sharing {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let (ident, annotated) = match &local.pat {
+            Pat::Ident(pat) => (Some(&pat.ident), None),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(pat) => (Some(&pat.ident), sharing_in_type(&typed.ty)),
+                _ => (None, None),
+            },
+            _ => (None, None),
+        };
+        let handle = annotated.or_else(|| {
+            local
+                .init
+                .as_ref()
+                .and_then(|init| sharing_in_init(&init.expr, &self.0))
+        });
+        if let (Some(ident), Some(handle)) = (ident, handle) {
+            self.0.insert(
+                format!("{:?}", ident.span()),
+                (super::rename::written(ident), handle),
+            );
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 /// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`.
@@ -84,7 +166,7 @@ impl<'ast> Visit<'ast> for Borrows {
             && (annotated || initialised_by_borrow)
         {
             self.0
-                .insert(format!("{:?}", ident.span()), ident.to_string());
+                .insert(format!("{:?}", ident.span()), super::rename::written(ident));
         }
         syn::visit::visit_local(self, local);
     }

@@ -177,26 +177,7 @@ fn is_context(ty: &Type) -> bool {
 
 /// The doc comment, lines joined, trimmed; `None` when empty.
 pub fn docs(attrs: &[Attribute]) -> Option<String> {
-    let lines: Vec<String> = attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("doc"))
-        .filter_map(|attr| match &attr.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .map(|line| {
-            line.strip_prefix(' ')
-                .unwrap_or(&line)
-                .trim_end()
-                .to_owned()
-        })
-        .collect();
+    let lines = crate::shared::doc_lines(attrs);
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
 }

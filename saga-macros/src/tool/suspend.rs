@@ -7,59 +7,110 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
-/// The functions that make a request.
-pub const REQUEST_FNS: &[&str] = &["elicit", "elicit_url", "sample", "list_roots", "checkpoint"];
+/// The kinds of request, one per function of the runtime's prelude that makes one.
+/// Adding a kind: a variant here and its row in [`RequestKind::ALL`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RequestKind {
+    Elicit,
+    ElicitUrl,
+    Sample,
+    ListRoots,
+    /// Asks nothing: ends the round so that the state is saved.
+    Checkpoint,
+    /// `join_all(requests)`: any number of requests of one kind, in a round of their own.
+    JoinAll,
+}
+
+impl RequestKind {
+    /// Each kind with the function that makes it.
+    const ALL: &[(RequestKind, &str)] = &[
+        (RequestKind::Elicit, "elicit"),
+        (RequestKind::ElicitUrl, "elicit_url"),
+        (RequestKind::Sample, "sample"),
+        (RequestKind::ListRoots, "list_roots"),
+        (RequestKind::Checkpoint, "checkpoint"),
+        (RequestKind::JoinAll, "join_all"),
+    ];
+
+    /// The kind made by the function `name`.
+    pub fn from_fn(name: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .find(|(_, function)| *function == name)
+            .map(|(kind, _)| *kind)
+    }
+
+    /// The function that makes it: `elicit`, `sample`, …
+    pub fn function(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(kind, _)| *kind == self)
+            .map_or("", |(_, function)| function)
+    }
+}
 
 /// A suspension point as written.
 #[derive(Clone)]
 pub enum Suspension {
     /// `REQUEST.await`: one request (or a checkpoint) in its own round.
-    Await { request: Expr, kind: String },
+    Await { request: Expr, kind: RequestKind },
     /// `join!(REQUEST, …)`: several requests in one round.
-    Join { requests: Vec<(Expr, String)> },
+    Join { requests: Vec<(Expr, RequestKind)> },
 }
 
 impl Suspension {
     pub fn is_checkpoint(&self) -> bool {
-        matches!(self, Suspension::Await { kind, .. } if kind == "checkpoint")
+        matches!(
+            self,
+            Suspension::Await {
+                kind: RequestKind::Checkpoint,
+                ..
+            }
+        )
     }
 
-    /// The kinds, for naming: `Elicit`, `Sample`, …
-    pub fn kinds(&self) -> Vec<&str> {
+    /// The kinds' functions, for naming: `elicit`, `sample`, …
+    pub fn kinds(&self) -> Vec<&'static str> {
         match self {
-            Suspension::Await { kind, .. } => vec![kind.as_str()],
+            Suspension::Await { kind, .. } => vec![kind.function()],
             Suspension::Join { requests } => {
-                requests.iter().map(|(_, kind)| kind.as_str()).collect()
+                requests.iter().map(|(_, kind)| kind.function()).collect()
             }
         }
     }
 
     pub fn requests(&self) -> Vec<&Expr> {
         match self {
-            Suspension::Await { kind, .. } if kind == "checkpoint" => Vec::new(),
+            Suspension::Await {
+                kind: RequestKind::Checkpoint,
+                ..
+            } => Vec::new(),
             Suspension::Await { request, .. } => vec![request],
             Suspension::Join { requests } => requests.iter().map(|(request, _)| request).collect(),
         }
     }
 }
 
-/// The request function a builder chain starts with: `elicit::<T>("…").key("k")` → `elicit`.
-pub fn request_call(expr: &Expr) -> Option<(String, Span)> {
+/// The request a builder chain starts with: `elicit::<T>("…").key("k")` → `Elicit`.
+pub fn request_kind(expr: &Expr) -> Option<(RequestKind, Span)> {
     match expr {
-        Expr::MethodCall(call) => request_call(&call.receiver),
-        Expr::Paren(paren) => request_call(&paren.expr),
+        Expr::MethodCall(call) => request_kind(&call.receiver),
+        Expr::Paren(paren) => request_kind(&paren.expr),
         Expr::Call(call) => match &*call.func {
             Expr::Path(path) if path.qself.is_none() => {
                 let last = path.path.segments.last()?;
-                let name = last.ident.to_string();
-                REQUEST_FNS
-                    .contains(&name.as_str())
-                    .then(|| (name, last.ident.span()))
+                let kind = RequestKind::from_fn(&last.ident.to_string())?;
+                Some((kind, last.ident.span()))
             }
             _ => None,
         },
         _ => None,
     }
+}
+
+/// The request function a builder chain starts with: `elicit::<T>("…").key("k")` → `elicit`.
+pub fn request_call(expr: &Expr) -> Option<(&'static str, Span)> {
+    request_kind(expr).map(|(kind, span)| (kind.function(), span))
 }
 
 /// Whether `expr` is a `join!(..)` invocation.
@@ -71,7 +122,7 @@ pub fn is_join(expr: &Expr) -> bool {
 pub fn classify(expr: &Expr) -> Option<Result<Suspension, syn::Error>> {
     match expr {
         Expr::Await(awaited) => {
-            let (kind, _) = request_call(&awaited.base)?;
+            let (kind, _) = request_kind(&awaited.base)?;
             Some(Ok(Suspension::Await {
                 request: (*awaited.base).clone(),
                 kind,
@@ -98,11 +149,19 @@ fn parse_join(mac: &syn::Macro) -> Result<Suspension, syn::Error> {
             Expr::Await(awaited) => *awaited.base,
             other => other,
         };
-        match request_call(&request) {
-            Some((kind, span)) if kind == "checkpoint" => {
+        match request_kind(&request) {
+            Some((RequestKind::Checkpoint, span)) => {
                 return Err(syn::Error::new(
                     span,
                     "a checkpoint asks nothing, so it cannot be joined; await it on its own",
+                ));
+            }
+            Some((RequestKind::JoinAll, span)) => {
+                return Err(syn::Error::new(
+                    span,
+                    "`join_all(..)` is a round of its own and cannot be in `join!`; await it \
+                     before or after the `join!` (two rounds), or put the other requests in \
+                     the `join_all` if they are of its kind",
                 ));
             }
             Some((kind, _)) => requests.push((request, kind)),

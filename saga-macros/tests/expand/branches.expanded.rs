@@ -74,13 +74,12 @@ const _: () = {
                         let reply: String = {
                             let __request0 = elicit("Your answer?").key("reply");
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __answers = __run
-                                .ask(
-                                    __script,
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
-                                );
+                            let mut __round = ::std::vec::Vec::new();
+                            ::saga_runtime::__private::requests(
+                                &mut __round,
+                                __request0,
+                            );
+                            let mut __answers = __run.ask(__script, __round);
                             ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -93,13 +92,12 @@ const _: () = {
                         let sampled = {
                             let __request0 = sample("Answer for me");
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __answers = __run
-                                .ask(
-                                    __script,
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
-                                );
+                            let mut __round = ::std::vec::Vec::new();
+                            ::saga_runtime::__private::requests(
+                                &mut __round,
+                                __request0,
+                            );
+                            let mut __answers = __run.ask(__script, __round);
                             ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -119,13 +117,12 @@ const _: () = {
                         let roots = {
                             let __request0 = list_roots();
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __answers = __run
-                                .ask(
-                                    __script,
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
-                                );
+                            let mut __round = ::std::vec::Vec::new();
+                            ::saga_runtime::__private::requests(
+                                &mut __round,
+                                __request0,
+                            );
+                            let mut __answers = __run.ask(__script, __round);
                             ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -213,9 +210,14 @@ const _: () = {
                                     __State::AfterElicitReply {
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -246,9 +248,14 @@ const _: () = {
                                     __State::AfterSampleSampled {
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -279,7 +286,10 @@ const _: () = {
                                     __State::AfterCheckpoint {
                                         answer: answer,
                                     },
-                                    ::std::vec![],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        __round
+                                    },
                                 );
                                 ()
                             };
@@ -297,9 +307,14 @@ const _: () = {
                                         answer: answer,
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -363,7 +378,10 @@ const _: () = {
                                             __State::AfterCheckpoint {
                                                 answer: answer,
                                             },
-                                            ::std::vec![],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                __round
+                                            },
                                         );
                                         ()
                                     };
@@ -381,9 +399,14 @@ const _: () = {
                                                 answer: answer,
                                                 __m0: __mark0,
                                             },
-                                            ::std::vec![
-                                                ::saga_runtime::__private::Request::from(__request0)
-                                            ],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                __round
+                                            },
                                         );
                                         ::saga_runtime::__private::answer(
                                             __mark0,
@@ -436,7 +459,10 @@ const _: () = {
                                             __State::AfterCheckpoint {
                                                 answer: answer,
                                             },
-                                            ::std::vec![],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                __round
+                                            },
                                         );
                                         ()
                                     };
@@ -454,9 +480,14 @@ const _: () = {
                                                 answer: answer,
                                                 __m0: __mark0,
                                             },
-                                            ::std::vec![
-                                                ::saga_runtime::__private::Request::from(__request0)
-                                            ],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                __round
+                                            },
                                         );
                                         ::saga_runtime::__private::answer(
                                             __mark0,

@@ -138,6 +138,7 @@ const _: () = {
                         )
                         .collect();
                     __rest1.reverse();
+                    ::saga_runtime::__private::for_items(&__rest1);
                     loop {
                         let ::core::option::Option::Some(i) = __rest1.pop() else {
                             break;
@@ -147,7 +148,6 @@ const _: () = {
                             let __a0 = {
                                 ::saga_runtime::__private::saved(&n);
                                 ::saga_runtime::__private::saved(&total);
-                                ::saga_runtime::__private::saved(&__rest1);
                                 return ::saga_runtime::__private::suspend(
                                     &mut __slot,
                                     __State::AfterCheckpoint {
@@ -155,7 +155,10 @@ const _: () = {
                                         total: total,
                                         __rest1: __rest1,
                                     },
-                                    ::std::vec![],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        __round
+                                    },
                                 );
                                 ()
                             };
@@ -199,7 +202,6 @@ const _: () = {
                                         let __a0 = {
                                             ::saga_runtime::__private::saved(&n);
                                             ::saga_runtime::__private::saved(&total);
-                                            ::saga_runtime::__private::saved(&__rest1);
                                             return ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
@@ -207,7 +209,10 @@ const _: () = {
                                                     total: total,
                                                     __rest1: __rest1,
                                                 },
-                                                ::std::vec![],
+                                                {
+                                                    let mut __round = ::std::vec::Vec::new();
+                                                    __round
+                                                },
                                             );
                                             ()
                                         };

@@ -69,13 +69,9 @@ const _: () = {
                 let target: Target = {
                     let __request0 = elicit("Please provide the deployment target:");
                     let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                    let mut __answers = __run
-                        .ask(
-                            __script,
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0)
-                            ],
-                        );
+                    let mut __round = ::std::vec::Vec::new();
+                    ::saga_runtime::__private::requests(&mut __round, __request0);
+                    let mut __answers = __run.ask(__script, __round);
                     ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
                 }?;
                 let verdict = {
@@ -86,13 +82,9 @@ const _: () = {
                         )
                         .max_tokens(100);
                     let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                    let mut __answers = __run
-                        .ask(
-                            __script,
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0)
-                            ],
-                        );
+                    let mut __round = ::std::vec::Vec::new();
+                    ::saga_runtime::__private::requests(&mut __round, __request0);
+                    let mut __answers = __run.ask(__script, __round);
                     ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
                 }?;
                 if !verdict.text().starts_with("Yes") {
@@ -172,9 +164,14 @@ const _: () = {
                             __State::AfterElicitTarget {
                                 __m0: __mark0,
                             },
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0)
-                            ],
+                            {
+                                let mut __round = ::std::vec::Vec::new();
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request0,
+                                );
+                                __round
+                            },
                         );
                         ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
                     };
@@ -203,9 +200,14 @@ const _: () = {
                                 target: target,
                                 __m0: __mark0,
                             },
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0)
-                            ],
+                            {
+                                let mut __round = ::std::vec::Vec::new();
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request0,
+                                );
+                                __round
+                            },
                         );
                         ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
                     };
@@ -275,9 +277,14 @@ const _: () = {
                                         target: target,
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,

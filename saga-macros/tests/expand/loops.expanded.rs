@@ -82,13 +82,9 @@ const _: () = {
                     let name: String = {
                         let __request0 = elicit("Another name?");
                         let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        let mut __answers = __run
-                            .ask(
-                                __script,
-                                ::std::vec![
-                                    ::saga_runtime::__private::Request::from(__request0)
-                                ],
-                            );
+                        let mut __round = ::std::vec::Vec::new();
+                        ::saga_runtime::__private::requests(&mut __round, __request0);
+                        let mut __answers = __run.ask(__script, __round);
                         ::saga_runtime::__private::answer(
                             __mark0,
                             &mut __answers,
@@ -107,13 +103,12 @@ const _: () = {
                                 format!("Keep {candidate} (try {attempt})?"),
                             );
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __answers = __run
-                                .ask(
-                                    __script,
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
-                                );
+                            let mut __round = ::std::vec::Vec::new();
+                            ::saga_runtime::__private::requests(
+                                &mut __round,
+                                __request0,
+                            );
+                            let mut __answers = __run.ask(__script, __round);
                             ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -206,9 +201,14 @@ const _: () = {
                                         names: names,
                                         __m0: __mark0,
                                     },
-                                    ::std::vec![
-                                        ::saga_runtime::__private::Request::from(__request0)
-                                    ],
+                                    {
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        __round
+                                    },
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -239,6 +239,7 @@ const _: () = {
                         )
                         .collect();
                     __rest1.reverse();
+                    ::saga_runtime::__private::for_items(&__rest1);
                     'outer: loop {
                         let ::core::option::Option::Some(candidate) = __rest1.pop() else {
                             break;
@@ -249,6 +250,7 @@ const _: () = {
                                 )
                                 .collect();
                             __rest2.reverse();
+                            ::saga_runtime::__private::for_items(&__rest2);
                             loop {
                                 let ::core::option::Option::Some(attempt) = __rest2.pop()
                                 else {
@@ -262,10 +264,7 @@ const _: () = {
                                         let __mark0 = ::saga_runtime::__private::marker(
                                             &__request0,
                                         );
-                                        ::saga_runtime::__private::saved(&__rest2);
-                                        ::saga_runtime::__private::saved(&candidate);
                                         ::saga_runtime::__private::saved(&names);
-                                        ::saga_runtime::__private::saved(&__rest1);
                                         return ::saga_runtime::__private::suspend(
                                             &mut __slot,
                                             __State::AfterElicitKeep {
@@ -275,9 +274,14 @@ const _: () = {
                                                 __rest1: __rest1,
                                                 __m0: __mark0,
                                             },
-                                            ::std::vec![
-                                                ::saga_runtime::__private::Request::from(__request0)
-                                            ],
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                __round
+                                            },
                                         );
                                         ::saga_runtime::__private::answer(
                                             __mark0,
@@ -371,9 +375,14 @@ const _: () = {
                                                             names: names,
                                                             __m0: __mark0,
                                                         },
-                                                        ::std::vec![
-                                                            ::saga_runtime::__private::Request::from(__request0)
-                                                        ],
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            __round
+                                                        },
                                                     );
                                                     ::saga_runtime::__private::answer(
                                                         __mark0,
@@ -407,6 +416,7 @@ const _: () = {
                                 )
                                 .collect();
                             __rest1.reverse();
+                            ::saga_runtime::__private::for_items(&__rest1);
                             'outer: loop {
                                 let ::core::option::Option::Some(candidate) = __rest1.pop()
                                 else {
@@ -418,6 +428,7 @@ const _: () = {
                                         )
                                         .collect();
                                     __rest2.reverse();
+                                    ::saga_runtime::__private::for_items(&__rest2);
                                     loop {
                                         let ::core::option::Option::Some(attempt) = __rest2.pop()
                                         else {
@@ -431,10 +442,7 @@ const _: () = {
                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                     &__request0,
                                                 );
-                                                ::saga_runtime::__private::saved(&__rest2);
-                                                ::saga_runtime::__private::saved(&candidate);
                                                 ::saga_runtime::__private::saved(&names);
-                                                ::saga_runtime::__private::saved(&__rest1);
                                                 return ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterElicitKeep {
@@ -444,9 +452,14 @@ const _: () = {
                                                         __rest1: __rest1,
                                                         __m0: __mark0,
                                                     },
-                                                    ::std::vec![
-                                                        ::saga_runtime::__private::Request::from(__request0)
-                                                    ],
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        __round
+                                                    },
                                                 );
                                                 ::saga_runtime::__private::answer(
                                                     __mark0,
@@ -524,10 +537,7 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        ::saga_runtime::__private::saved(&__rest2);
-                                                        ::saga_runtime::__private::saved(&candidate);
                                                         ::saga_runtime::__private::saved(&names);
-                                                        ::saga_runtime::__private::saved(&__rest1);
                                                         return ::saga_runtime::__private::suspend(
                                                             &mut __slot,
                                                             __State::AfterElicitKeep {
@@ -537,9 +547,14 @@ const _: () = {
                                                                 __rest1: __rest1,
                                                                 __m0: __mark0,
                                                             },
-                                                            ::std::vec![
-                                                                ::saga_runtime::__private::Request::from(__request0)
-                                                            ],
+                                                            {
+                                                                let mut __round = ::std::vec::Vec::new();
+                                                                ::saga_runtime::__private::requests(
+                                                                    &mut __round,
+                                                                    __request0,
+                                                                );
+                                                                __round
+                                                            },
                                                         );
                                                         ::saga_runtime::__private::answer(
                                                             __mark0,
@@ -577,6 +592,7 @@ const _: () = {
                                             )
                                             .collect();
                                         __rest2.reverse();
+                                        ::saga_runtime::__private::for_items(&__rest2);
                                         loop {
                                             let ::core::option::Option::Some(attempt) = __rest2.pop()
                                             else {
@@ -590,10 +606,7 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    ::saga_runtime::__private::saved(&__rest2);
-                                                    ::saga_runtime::__private::saved(&candidate);
                                                     ::saga_runtime::__private::saved(&names);
-                                                    ::saga_runtime::__private::saved(&__rest1);
                                                     return ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterElicitKeep {
@@ -603,9 +616,14 @@ const _: () = {
                                                             __rest1: __rest1,
                                                             __m0: __mark0,
                                                         },
-                                                        ::std::vec![
-                                                            ::saga_runtime::__private::Request::from(__request0)
-                                                        ],
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            __round
+                                                        },
                                                     );
                                                     ::saga_runtime::__private::answer(
                                                         __mark0,

@@ -77,14 +77,10 @@ const _: () = {
                         .max_tokens(100)
                         .key("capital_of_france");
                     let __mark1 = ::saga_runtime::__private::marker(&__request1);
-                    let mut __answers = __run
-                        .ask(
-                            __script,
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0),
-                                ::saga_runtime::__private::Request::from(__request1)
-                            ],
-                        );
+                    let mut __round = ::std::vec::Vec::new();
+                    ::saga_runtime::__private::requests(&mut __round, __request0);
+                    ::saga_runtime::__private::requests(&mut __round, __request1);
+                    let mut __answers = __run.ask(__script, __round);
                     (
                         ::saga_runtime::__private::answer(
                             __mark0,
@@ -184,10 +180,18 @@ const _: () = {
                                 __m0: __mark0,
                                 __m1: __mark1,
                             },
-                            ::std::vec![
-                                ::saga_runtime::__private::Request::from(__request0),
-                                ::saga_runtime::__private::Request::from(__request1)
-                            ],
+                            {
+                                let mut __round = ::std::vec::Vec::new();
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request0,
+                                );
+                                ::saga_runtime::__private::requests(
+                                    &mut __round,
+                                    __request1,
+                                );
+                                __round
+                            },
                         );
                         (
                             ::saga_runtime::__private::answer(
@@ -203,7 +207,7 @@ const _: () = {
                         )
                     };
                     let (login, capital) = __a0;
-                    let login = match login {
+                    let __login_2 = match login {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
                             return Self::__finish(
@@ -213,7 +217,7 @@ const _: () = {
                             );
                         }
                     };
-                    let capital = match capital {
+                    let __capital_2 = match capital {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
                             return Self::__finish(
@@ -227,7 +231,7 @@ const _: () = {
                         Ok(
                             format!(
                                 "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                login.name, capital.text()
+                                __login_2.name, __capital_2.text()
                             ),
                         ),
                     )
@@ -262,7 +266,7 @@ const _: () = {
                                 ),
                             );
                             let (login, capital) = __a0;
-                            let login = match login {
+                            let __login_2 = match login {
                                 ::core::result::Result::Ok(__value) => __value,
                                 ::core::result::Result::Err(__error) => {
                                     return Self::__finish(
@@ -272,7 +276,7 @@ const _: () = {
                                     );
                                 }
                             };
-                            let capital = match capital {
+                            let __capital_2 = match capital {
                                 ::core::result::Result::Ok(__value) => __value,
                                 ::core::result::Result::Err(__error) => {
                                     return Self::__finish(
@@ -286,7 +290,7 @@ const _: () = {
                                 Ok(
                                     format!(
                                         "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                        login.name, capital.text()
+                                        __login_2.name, __capital_2.text()
                                     ),
                                 ),
                             )

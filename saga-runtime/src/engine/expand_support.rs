@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::error::SagaError;
+use super::join_all::JoinAll;
 use super::output::ToolOutput;
 use super::pending::{self, Collected};
 use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, Sample};
@@ -17,15 +18,41 @@ use super::tool::Step;
 use super::{Elicit, Root, Sampled};
 
 /// A request a saga can await, and the answer it gives back.
-pub trait Suspension: Into<Request> {
+pub trait Suspension {
     /// What `.await` on the request gives the tool.
     type Output;
+    /// The requests it sends, in order.
+    fn requests(self) -> Vec<Request>;
     /// Reads the answer at `index` of the round.
     fn take(answers: &mut Answers, index: usize) -> Self::Output;
 }
 
+/// The requests of a round, in order: those of each suspension of a `join!`.
+pub fn requests<R: Suspension>(round: &mut Vec<Request>, suspension: R) {
+    round.extend(suspension.requests());
+}
+
+impl<R: Suspension> Suspension for JoinAll<R> {
+    type Output = Vec<R::Output>;
+    fn requests(self) -> Vec<Request> {
+        self.requests
+            .into_iter()
+            .flat_map(Suspension::requests)
+            .collect()
+    }
+    /// `join_all` is a round of its own: every answer from `index` on is one of its.
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        (index..answers.len())
+            .map(|i| R::take(answers, i))
+            .collect()
+    }
+}
+
 impl<T: Elicit> Suspension for ElicitForm<T> {
     type Output = Result<T, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit::<T>(index)
     }
@@ -33,6 +60,9 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
 
 impl Suspension for ElicitUrl {
     type Output = Result<(), SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit_url(index)
     }
@@ -40,6 +70,9 @@ impl Suspension for ElicitUrl {
 
 impl Suspension for Sample {
     type Output = Result<Sampled, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.sampled(index)
     }
@@ -47,6 +80,9 @@ impl Suspension for Sample {
 
 impl Suspension for ListRoots {
     type Output = Result<Vec<Root>, SagaError>;
+    fn requests(self) -> Vec<Request> {
+        vec![self.into()]
+    }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.roots(index)
     }
@@ -195,6 +231,57 @@ impl<T: Serialize + DeserializeOwned> SagaLocal for T {}
 
 /// Asserts, at the local's own span, that it can be saved.
 pub fn saved<T: SagaLocal>(_local: &T) {}
+
+/// A collection a `for` loop may borrow across a suspension: the loop saves its position,
+/// and after the suspension borrows the collection read back from the state again and
+/// goes on at the same position. That needs the collection to iterate in the same order
+/// once serialized and deserialized.
+#[diagnostic::on_unimplemented(
+    message = "a `for` loop over a borrowed `{Self}` cannot resume after a suspension",
+    label = "the loop would resume at its position in this collection as read back from the state",
+    note = "saga saves the position of a `for` over a borrowed Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String and borrows it again after the suspension; a HashMap or HashSet read back from the state iterates in another order",
+    note = "to keep the behaviour, iterate over a saved list of what the loop visits, e.g. `let keys: Vec<_> = map.keys().cloned().collect(); for key in keys {{ let value = &map[&key]; … }}`, or over an owned copy: `for item in collection.clone()`"
+)]
+pub trait SavedOrder {}
+
+impl<T> SavedOrder for Vec<T> {}
+impl<T> SavedOrder for [T] {}
+impl<T, const N: usize> SavedOrder for [T; N] {}
+impl<T> SavedOrder for std::collections::VecDeque<T> {}
+impl<K, V> SavedOrder for std::collections::BTreeMap<K, V> {}
+impl<T> SavedOrder for std::collections::BTreeSet<T> {}
+impl SavedOrder for String {}
+impl SavedOrder for str {}
+impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {}
+
+/// The collection of a `for` loop that saves its position; see [`SavedOrder`].
+pub fn ordered<C: SavedOrder + ?Sized>(collection: &C) -> &C {
+    collection
+}
+
+/// [`ordered`], for a loop that borrows mutably.
+pub fn ordered_mut<C: SavedOrder + ?Sized>(collection: &mut C) -> &mut C {
+    collection
+}
+
+/// An item of a `for` loop, kept across a suspension in its body.
+#[diagnostic::on_unimplemented(
+    message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
+    label = "the loop's remaining items are saved at each suspension in its body",
+    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, and a `for` over `&v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, … of a local is the only borrowing loop saga resumes (by position)",
+    note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
+)]
+pub trait SagaForItem: Serialize + DeserializeOwned {}
+
+impl<T: Serialize + DeserializeOwned> SagaForItem for T {}
+
+/// Asserts, at the loop's collection, that its items can be saved.
+pub fn for_items<T: SagaForItem>(_items: &Vec<T>) {}
+
+/// The item at `position` of a `for` loop that saves its position.
+pub fn item_at<I: IntoIterator>(items: I, position: usize) -> Option<I::Item> {
+    items.into_iter().nth(position)
+}
 
 /// Where the answers of a plain (non-suspending) run come from: a scripted client.
 pub trait Script: Send {

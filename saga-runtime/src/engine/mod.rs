@@ -12,6 +12,7 @@ mod elicit;
 pub(crate) mod elicit_field;
 mod error;
 pub(crate) mod expand_support;
+mod join_all;
 mod output;
 mod pending;
 mod requests;
@@ -25,6 +26,7 @@ pub use context::SagaContext;
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
+pub use join_all::{JoinAll, join_all};
 pub use output::{Contents, Json, Prompt, ToolOutput};
 pub use requests::{
     Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,

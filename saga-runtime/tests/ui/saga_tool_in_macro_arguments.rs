@@ -1,8 +1,17 @@
 use saga_runtime::prelude::*;
 
+/// Evaluates its argument twice: saga cannot know when (or how often) a macro it does not
+/// know runs its arguments.
+macro_rules! both {
+    ($e:expr) => {
+        ($e, $e)
+    };
+}
+
 #[saga_tool]
 async fn greet() -> Result<String, SagaError> {
-    Ok(format!("Hello, {}!", elicit::<String>("Your name?").await?))
+    let (a, b) = both!(elicit::<String>("Your name?").await?);
+    Ok(format!("Hello, {a} and {b}!"))
 }
 
 fn main() {}

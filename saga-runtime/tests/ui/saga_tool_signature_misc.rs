@@ -27,7 +27,7 @@ async fn named_twice() -> Result<String, SagaError> {
     Ok(String::new())
 }
 
-// A suspension in the `else` of a `let … else`.
+// A suspension in the `else` of a `let … else`: accepted, no error here.
 #[saga_tool]
 async fn let_else(value: Option<String>) -> Result<String, SagaError> {
     let Some(found) = value else {

@@ -1,0 +1,48 @@
+//! What both macros need: the path to the runtime's support module, doc comments, and
+//! case conversion.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Attribute;
+
+/// The runtime's support module, which generated code refers to.
+pub fn private_path() -> TokenStream {
+    quote!(::saga_runtime::__private)
+}
+
+/// The lines of the doc comment (`///` and `#[doc = "…"]`), as written.
+pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|text| {
+            text.split('\n')
+                .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `snake_case` → `PascalCase`.
+pub fn pascal(text: &str) -> String {
+    text.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
