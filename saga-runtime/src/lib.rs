@@ -61,8 +61,8 @@ macro_rules! join {
 pub mod prelude {
     pub use crate::engine::{
         Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, JoinAll, Json, ListRoots,
-        Prompt, Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step,
-        ToolOutput, checkpoint, elicit, elicit_url, join_all, list_roots, sample,
+        Prompt, Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step, ToolOutput,
+        checkpoint, elicit, elicit_url, join_all, list_roots, sample,
     };
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};
