@@ -509,12 +509,30 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
         let requests: Vec<_> = (0..20)
             .map(|_| {
                 let (client, body, addr) = (client.clone(), body.clone(), server.addr);
-                tokio::spawn(async move { post(&client, addr, TOOL, &[], body).await })
+                tokio::spawn(async move {
+                    send(
+                        &client,
+                        reqwest::Method::POST,
+                        addr,
+                        "/mcp",
+                        TOOL,
+                        &[],
+                        body,
+                    )
+                    .await
+                })
             })
             .collect();
         for request in requests {
-            let (status, reply) = request.await.expect("joined");
-            assert_eq!(status.as_u16(), expected, "{label}: {reply:#}");
+            match request.await.expect("joined") {
+                Ok((status, reply)) => {
+                    assert_eq!(status.as_u16(), expected, "{label}: {reply:#}");
+                }
+                // The server answers 413 as soon as the limit is crossed and closes the
+                // connection: a client still writing the rest sees the pipe break.
+                Err(error) if expected == 413 && error.is_request() => {}
+                Err(error) => panic!("{label}: {error:?}"),
+            }
         }
         println!(
             "memory: after 20 × {label} at once: RSS {} KiB, peak {} KiB (before any: {before} KiB)",
