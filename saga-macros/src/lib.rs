@@ -24,6 +24,13 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// Arguments: `name = "…"`, `title = "…"`, `description = "…"` (the doc comment by
 /// default).
 ///
+/// # What it generates
+///
+/// A unit struct **with the function's own name** that implements `SagaTool`: for
+/// `async fn complex_tool(..)`, register it with `.tool(complex_tool)`. Its state enum has
+/// one variant per suspension (`AfterElicitTarget`, …), named after what is awaited; run
+/// with `SAGA_MACROS_DEBUG=1` to print the expansion.
+///
 /// # What you can write
 ///
 /// A suspension (`elicit(..).await`, `sample(..).await`, `list_roots().await`,
