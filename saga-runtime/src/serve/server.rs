@@ -165,9 +165,7 @@ impl SagaServer {
     }
 
     fn is_session(context: &RequestContext<RoleServer>) -> bool {
-        context
-            .protocol_version()
-            .is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+        super::session::is_session_era(context.protocol_version().as_ref())
     }
 }
 

@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ServerRequest};
+use rmcp::model::{
+    CallToolResponse, InputRequest, InputResponses, ProtocolVersion, ServerRequest,
+};
 use rmcp::service::ServiceError;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
@@ -21,13 +23,15 @@ use crate::log::Escaped;
 /// did not fit what was asked, before the call fails.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
-/// Whether `cx` is a request of a session opened with `initialize`, at a protocol version
-/// before 2026-07-28, with a peer to send requests to.
+/// Whether a request at `version` belongs to the session era: a version before 2026-07-28,
+/// negotiated with `initialize`. (Dates in ISO form compare as strings.)
+pub(super) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
+    version.is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Whether `cx` is a request of a session, with a peer to send requests to.
 pub(super) fn is_session(cx: &SagaContext) -> bool {
-    cx.peer().is_some()
-        && cx
-            .protocol_version()
-            .is_some_and(|version| version.as_str() < "2026-07-28")
+    cx.peer().is_some() && is_session_era(cx.protocol_version())
 }
 
 /// Runs `saga` to its end within this request, asking the client through the session.

@@ -389,11 +389,7 @@ impl SagaTools {
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<WireCall>())
-            .map_or_else(WireCall::default, |wire| WireCall {
-                format: wire.format,
-                failures: wire.failures.clone(),
-                error: wire.error.clone(),
-            });
+            .map_or_else(WireCall::default, WireCall::clone);
         if let Some(error) = wire.error {
             return Err(error);
         }
@@ -541,10 +537,7 @@ impl SagaTools {
             );
         let capabilities = context.client_capabilities();
         let version = context.protocol_version();
-        let min_log_level = if version
-            .as_ref()
-            .is_some_and(|version| version.as_str() < "2026-07-28")
-        {
+        let min_log_level = if super::session::is_session_era(version.as_ref()) {
             // A session: what `logging/setLevel` chose, everything until it does.
             Some(
                 context
