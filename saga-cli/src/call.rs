@@ -164,6 +164,8 @@ impl Responder {
     }
 }
 
+/// The most rounds one `saga call` goes through before it gives up.
+const MAX_ROUNDS: usize = 1_000;
 /// Runs a blocking prompt without stalling the runtime's other tasks.
 fn block<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
@@ -470,7 +472,7 @@ pub async fn call(
     let arguments =
         parse_arguments(pairs, Some(&found.input_schema)).map_err(anyhow::Error::msg)?;
     let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-    for round in 1.. {
+    for round in 1..=MAX_ROUNDS {
         println!("── round {round} ──");
         println!(
             "→ tools/call {tool} {}",
@@ -512,7 +514,9 @@ pub async fn call(
             other => anyhow::bail!("tools/call {tool}: unexpected response {other:?}"),
         }
     }
-    unreachable!("the rounds never run out")
+    // A server that keeps asking (say, again and again for an answer from `--answers` that
+    // fails its schema) must not hold a script forever.
+    anyhow::bail!("tools/call {tool}: still asking after {MAX_ROUNDS} rounds; giving up")
 }
 
 /// The token as printed: whole with `--show-state`, else its ends and its length.

@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{
-    CallToolResponse, InputRequest, InputResponses, ProtocolVersion, ServerRequest,
-};
+use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ProtocolVersion, ServerRequest};
 use rmcp::service::ServiceError;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
