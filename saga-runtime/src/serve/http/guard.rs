@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
-use super::json_check::{self, Envelope, JsonBudget, JsonProblem};
+use super::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::{Format, WireCall};
 
 /// JSON-RPC's codes for the refusals made here.
@@ -73,11 +73,8 @@ impl Guard {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
-        let envelope = match json_check::check(&bytes, self.budget) {
-            Ok(()) => match Envelope::read(&bytes) {
-                Ok(envelope) => envelope,
-                Err(why) => return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why),
-            },
+        let envelope = match Envelope::read(&bytes, self.budget) {
+            Ok(envelope) => envelope,
             Err(JsonProblem::Syntax(why)) => {
                 return refuse(
                     StatusCode::BAD_REQUEST,

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Why a body was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,22 +24,24 @@ pub(crate) struct JsonBudget {
     pub(crate) max_values: usize,
 }
 
-/// Checks `body` against `budget`.
-pub(crate) fn check(body: &[u8], budget: JsonBudget) -> Result<(), JsonProblem> {
+/// Checks `body` against `budget`, and reads the JSON-RPC envelope's shape on the way, so
+/// the body is walked once.
+fn walk(body: &[u8], budget: JsonBudget) -> Result<Envelope, JsonProblem> {
     let mut walk = Walk {
         budget,
         depth: 0,
         values: 0,
         refusal: None,
+        envelope: Envelope::default(),
     };
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     // serde_json's own recursion guard (128) stays on as a backstop.
-    let outcome = Node(&mut walk)
+    let outcome = Node(&mut walk, None)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end());
     match (outcome, walk.refusal) {
         (_, Some(refusal)) => Err(JsonProblem::Refused(refusal)),
-        (Ok(()), None) => Ok(()),
+        (Ok(()), None) => Ok(walk.envelope),
         (Err(error), None) if error.is_syntax() || error.is_eof() => {
             Err(JsonProblem::Syntax(error.to_string()))
         }
@@ -53,6 +55,26 @@ struct Walk {
     values: usize,
     /// Set when a limit is crossed; the walk then fails with a custom error.
     refusal: Option<String>,
+    /// What the top-level object says of itself.
+    envelope: Envelope,
+}
+
+/// A top-level field whose value the envelope records.
+#[derive(Clone, Copy)]
+enum Field {
+    Jsonrpc,
+    Id,
+    Method,
+}
+
+/// The kind of a recorded value, all the envelope needs of it.
+#[derive(Debug, Default, Clone, PartialEq)]
+enum Seen {
+    #[default]
+    Absent,
+    Text(String),
+    Integer,
+    Other,
 }
 
 impl Walk {
@@ -85,7 +107,31 @@ impl Walk {
     }
 }
 
-struct Node<'w>(&'w mut Walk);
+/// A value to walk; `Some(field)` when it is that top-level field of the message.
+struct Node<'w>(&'w mut Walk, Option<Field>);
+
+impl Node<'_> {
+    fn record(&mut self, seen: Seen) {
+        let envelope = &mut self.0.envelope;
+        match self.1 {
+            Some(Field::Jsonrpc) => envelope.jsonrpc = seen,
+            Some(Field::Id) => envelope.id = seen,
+            Some(Field::Method) => {
+                envelope.method = match seen {
+                    Seen::Text(method) => Some(method),
+                    _ => None,
+                };
+                envelope.method_seen = true;
+            }
+            None => {}
+        }
+    }
+
+    fn scalar<E: de::Error>(mut self, seen: Seen) -> Result<(), E> {
+        self.record(seen);
+        self.0.count().map_err(|why| self.0.refuse(why))
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for Node<'_> {
     type Value = ();
@@ -103,85 +149,120 @@ impl<'de> Visitor<'de> for Node<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+        self.scalar(Seen::Other)
     }
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+        self.scalar(Seen::Integer)
     }
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+        self.scalar(Seen::Integer)
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+        self.scalar(Seen::Other)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
+        // Only a top-level field's text is kept, and only the short ones it can be.
+        let seen = match self.1 {
+            Some(_) if text.len() <= 256 => Seen::Text(text.to_owned()),
+            _ => Seen::Other,
+        };
+        self.scalar(seen)
     }
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.0.count().map_err(|why| self.0.refuse(why))
+        self.scalar(Seen::Other)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.record(Seen::Other);
         let walk = self.0;
         if let Err(why) = walk.count().and_then(|()| walk.enter()) {
             return Err(walk.refuse(why));
         }
-        while seq.next_element_seed(Node(walk))?.is_some() {}
+        while seq.next_element_seed(Node(walk, None))?.is_some() {}
         walk.depth -= 1;
         Ok(())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.record(Seen::Other);
         let walk = self.0;
         if let Err(why) = walk.count().and_then(|()| walk.enter()) {
             return Err(walk.refuse(why));
+        }
+        let top = walk.depth == 1;
+        if top {
+            walk.envelope.object = true;
         }
         let mut keys = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
             if let Err(why) = walk.count() {
                 return Err(walk.refuse(why));
             }
-            if !keys.insert(key) {
+            if keys.contains(&key) {
                 let why = "an object in the request names the same key twice".to_owned();
                 return Err(walk.refuse(why));
             }
-            map.next_value_seed(Node(walk))?;
+            let field = if top {
+                match key.as_str() {
+                    "jsonrpc" => Some(Field::Jsonrpc),
+                    "id" => Some(Field::Id),
+                    "method" => Some(Field::Method),
+                    "result" => {
+                        walk.envelope.result = true;
+                        None
+                    }
+                    "error" => {
+                        walk.envelope.error = true;
+                        None
+                    }
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            map.next_value_seed(Node(walk, field))?;
+            keys.insert(key);
         }
         walk.depth -= 1;
         Ok(())
     }
 }
 
-/// Only the shape of a JSON-RPC message's envelope, read without building its params.
-#[derive(serde::Deserialize)]
+/// Only the shape of a JSON-RPC message's envelope, recorded during the walk.
+#[derive(Debug, Default)]
 pub(crate) struct Envelope {
-    jsonrpc: Option<serde_json::Value>,
-    id: Option<serde_json::Value>,
+    object: bool,
+    jsonrpc: Seen,
+    id: Seen,
+    method_seen: bool,
     pub(crate) method: Option<String>,
-    result: Option<IgnoredAny>,
-    error: Option<IgnoredAny>,
+    result: bool,
+    error: bool,
 }
 
 impl Envelope {
-    /// Reads the envelope of a body that passed [`check`]: a JSON-RPC 2.0 request,
-    /// notification or response, whose id (when present) is a string or an integer.
-    pub(crate) fn read(body: &[u8]) -> Result<Self, String> {
-        let envelope: Envelope = serde_json::from_slice(body)
-            .map_err(|_| "a JSON-RPC message must be a JSON object".to_owned())?;
-        if envelope.jsonrpc.as_ref().and_then(|v| v.as_str()) != Some("2.0") {
-            return Err("`jsonrpc` must be \"2.0\"".into());
+    /// Checks `body` against `budget` (see [`JsonProblem`]) and reads its envelope: a JSON-RPC 2.0 request,
+    /// notification or response, whose id (when present) is a string or an integer. A
+    /// sound body with another shape is `Refused`.
+    pub(crate) fn read(body: &[u8], budget: JsonBudget) -> Result<Self, JsonProblem> {
+        let envelope = walk(body, budget)?;
+        let refuse = |why: &str| Err(JsonProblem::Refused(why.to_owned()));
+        if !envelope.object {
+            return refuse("a JSON-RPC message must be a JSON object");
         }
-        match &envelope.id {
-            None => {}
-            Some(serde_json::Value::String(_)) => {}
-            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {}
-            Some(_) => return Err("`id` must be a string or an integer".into()),
+        if envelope.jsonrpc != Seen::Text("2.0".into()) {
+            return refuse("`jsonrpc` must be \"2.0\"");
         }
-        let is_response = envelope.result.is_some() || envelope.error.is_some();
-        if envelope.method.is_none() && !(is_response && envelope.id.is_some()) {
-            return Err(
-                "a JSON-RPC message needs a `method`, or an `id` with a `result` or an `error`"
-                    .into(),
+        if !matches!(envelope.id, Seen::Absent | Seen::Text(_) | Seen::Integer) {
+            return refuse("`id` must be a string or an integer");
+        }
+        if envelope.method_seen && envelope.method.is_none() {
+            return refuse("`method` must be a string");
+        }
+        let is_response = envelope.result || envelope.error;
+        if envelope.method.is_none() && !(is_response && envelope.has_id()) {
+            return refuse(
+                "a JSON-RPC message needs a `method`, or an `id` with a `result` or an `error`",
             );
         }
         Ok(envelope)
@@ -189,13 +270,18 @@ impl Envelope {
 
     /// Whether the message has an id: a request or a response, not a notification.
     pub(crate) fn has_id(&self) -> bool {
-        self.id.is_some()
+        self.id != Seen::Absent
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The walk alone, without the envelope's rules.
+    fn check(body: &[u8], budget: JsonBudget) -> Result<(), JsonProblem> {
+        walk(body, budget).map(|_| ())
+    }
 
     const BUDGET: JsonBudget = JsonBudget {
         max_depth: 8,
@@ -244,9 +330,9 @@ mod tests {
 
     #[test]
     fn envelopes_follow_json_rpc_2() {
-        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":"a","method":"m"}"#).is_ok());
-        assert!(Envelope::read(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_ok());
-        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).is_ok());
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":"a","method":"m"}"#, BUDGET).is_ok());
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#, BUDGET).is_ok());
+        assert!(Envelope::read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, BUDGET).is_ok());
         for bad in [
             &br#"{"jsonrpc":"1.0","id":1,"method":"m"}"#[..],
             br#"{"id":1,"method":"m"}"#,
@@ -257,7 +343,7 @@ mod tests {
             br#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
         ] {
             assert!(
-                Envelope::read(bad).is_err(),
+                Envelope::read(bad, BUDGET).is_err(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );
