@@ -283,3 +283,63 @@ async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_stdio()
     assert_eq!(samples.load(Ordering::SeqCst), 1);
     client.cancel().await.unwrap();
 }
+
+/// In a session, an answer that does not fit its form is asked again, as on the MRTR
+/// path; a client that keeps sending such answers gets `-32602` after
+/// `MAX_ASKS_AGAIN` tries, and one that corrects itself gets the result.
+#[tokio::test]
+async fn a_session_asks_again_for_an_answer_that_fails_its_schema() {
+    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let stubborn = ScriptedClient::new(
+        move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            accept(json!({"target": 12345}))
+        },
+        |_| llm_says("Yes"),
+    )
+    .connect_http_session(&url)
+    .await
+    .unwrap();
+    let error = stubborn
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("did not match what was asked"), "{error}");
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        saga_runtime::serve::MAX_ASKS_AGAIN,
+        "asked once, then again until the limit"
+    );
+    stubborn.cancel().await.unwrap();
+
+    let tries = Arc::new(AtomicUsize::new(0));
+    let counter = tries.clone();
+    let learner = ScriptedClient::new(
+        move |_| {
+            if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+                accept(json!({"target": 12345}))
+            } else {
+                accept(json!({"target": "production"}))
+            }
+        },
+        |_| llm_says("Yes, all systems are green."),
+    )
+    .connect_http_session(&url)
+    .await
+    .unwrap();
+    let result = learner
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
+    assert_eq!(
+        tries.load(Ordering::SeqCst),
+        2,
+        "the bad answer was asked again once"
+    );
+    learner.cancel().await.unwrap();
+}

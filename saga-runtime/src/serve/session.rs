@@ -17,8 +17,9 @@ use super::tools::{Saga, SagaTools};
 use crate::engine::{Call, SagaContext, StepFailure};
 use crate::log::Escaped;
 
-/// How many times in a row the same requests are sent again because the client's answers
-/// did not fit what was asked, before the call fails.
+/// How many times in a row a session sends the same requests (the first time included)
+/// while the client's answers do not fit what was asked, before the call fails with
+/// `-32602`.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
 /// Whether a request at `version` belongs to the session era: a version before 2026-07-28,
