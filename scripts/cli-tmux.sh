@@ -273,7 +273,8 @@ else
   fail "$name" "$WORK/inspect.txt"
 fi
 
-# 10. The example's --inspect decodes the same token's state with the call's arguments,
+# 10. The example's --inspect decodes the same token's state with the call's arguments
+#     (the suspension's variant and its saved locals, with the tool's own types),
 #     and refuses it with other arguments (the token is bound to them).
 name="deploy --inspect TOKEN --arguments JSON"
 if [ -n "$token" ] &&
@@ -282,6 +283,7 @@ if [ -n "$token" ] &&
   grep -qF '"tool": "complex_tool"' "$WORK/state.txt" &&
   grep -qF '"key": "sample-2"' "$WORK/state.txt" &&
   grep -qF "Is deploying to 'production' safe right now?" "$WORK/state.txt" &&
+  tr -d ' \n' <"$WORK/state.txt" | grep -qF '"state":{"AfterSampleVerdict":{"target":{"target":"production"}}}' &&
   ! SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"y"}' \
     >/dev/null 2>&1; then
   pass "$name"

@@ -135,3 +135,90 @@ async fn shows_the_state_of_a_real_round_for_its_own_request_only() {
         .expect("third round");
     assert!(matches!(done, CallToolResponse::Complete(_)), "{done:?}");
 }
+
+/// Counts the runs of `audit`'s code after its first suspension: inspecting must run none.
+static AUDIT_RESUMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[derive(Serialize, Deserialize, Elicit)]
+struct Reviewer {
+    /// Who reviews.
+    name: String,
+}
+
+/// Saves a Vec, a struct and an integer across its suspension.
+#[saga_tool]
+async fn audit(tables: Vec<String>, limit: u32) -> Result<String, SagaError> {
+    let counted = tables.len() as u64 * 10;
+    let reviewer: Reviewer = elicit("Who reviews?").await?;
+    AUDIT_RESUMED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let note = sample(format!("Summarize {counted} rows for {}", reviewer.name)).await?;
+    Ok(format!(
+        "{} {} {limit} {} by {}",
+        tables.join(","),
+        counted,
+        note.text(),
+        reviewer.name
+    ))
+}
+
+#[tokio::test]
+async fn a_macro_tool_shows_its_saved_locals_with_their_own_types_and_runs_no_code() {
+    let server = SagaServer::builder()
+        .info("inspect-test", "0")
+        .keys(KeyRing::parse(&"45".repeat(32)).expect("key"))
+        .tool(audit)
+        .build()
+        .expect("server");
+    let arguments = json!({"tables": ["users", "orders"], "limit": 7})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let cx = context(ANONYMOUS);
+    let call = Call::tool("audit", Some(arguments.clone()));
+    let CallToolResponse::InputRequired(first) =
+        server.tools().run(call, &cx).await.expect("round 1")
+    else {
+        panic!("round 1 completed");
+    };
+    let token = first.request_state.expect("a token");
+    let request = InspectRequest {
+        arguments: Some(arguments.clone()),
+        ..InspectRequest::default()
+    };
+    let shown = server.inspect(&token, &request).expect("opens");
+    assert_eq!(
+        shown["state"],
+        json!({"AfterElicitReviewer": {"tables": ["users", "orders"], "limit": 7, "counted": 20}}),
+        "{shown:#}"
+    );
+    assert_eq!(
+        AUDIT_RESUMED.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "inspecting ran the tool's code"
+    );
+
+    // The state after the second suspension carries the elicited struct as itself.
+    let key = first
+        .input_requests
+        .as_ref()
+        .and_then(|requests| requests.keys().next().cloned())
+        .expect("a request");
+    let mut second = Call::tool("audit", Some(arguments));
+    second.request_state = Some(token);
+    second.input_responses =
+        Some([(key, json!({"action": "accept", "content": {"name": "ada"}}))].into());
+    let CallToolResponse::InputRequired(next) =
+        server.tools().run(second, &cx).await.expect("round 2")
+    else {
+        panic!("round 2 completed");
+    };
+    assert_eq!(AUDIT_RESUMED.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let shown = server
+        .inspect(&next.request_state.expect("a token"), &request)
+        .expect("opens");
+    let state = &shown["state"]["AfterSampleNote"];
+    assert_eq!(state["reviewer"], json!({"name": "ada"}), "{shown:#}");
+    assert_eq!(state["counted"], 20);
+    // A later step on the same thread is not stopped by an inspection that came before.
+    assert_eq!(AUDIT_RESUMED.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

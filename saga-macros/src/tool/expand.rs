@@ -216,6 +216,13 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                     &[#(#variant_names),*]
                 }
 
+                fn state_json(
+                    &self,
+                    state: Self::State,
+                ) -> ::core::result::Result<#private::serde_json::Value, ::std::string::String> {
+                    #private::macro_state_json(self, state)
+                }
+
                 fn start(
                     &self,
                     arguments: #private::JsonObject,

@@ -156,6 +156,15 @@ const _: () = {
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterElicitName", "AfterElicitKeep"]
         }
+        fn state_json(
+            &self,
+            state: Self::State,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::serde_json::Value,
+            ::std::string::String,
+        > {
+            ::saga_runtime::__private::macro_state_json(self, state)
+        }
         fn start(
             &self,
             arguments: ::saga_runtime::__private::JsonObject,

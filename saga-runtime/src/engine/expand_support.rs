@@ -2,6 +2,7 @@
 //! kept small and readable, because a user reading the expansion
 //! (`SAGA_MACROS_DEBUG=1`) reads these.
 
+use std::future::Future;
 use std::marker::PhantomData;
 
 use rmcp::model::{InputRequests, InputResponses, JsonObject};
@@ -195,19 +196,108 @@ fn unsaveable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
-pub fn decode<S: DeserializeOwned>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
+///
+/// Under [`macro_state_json`] it renders the decoded state as JSON instead and stops the
+/// step there, before any of the tool's code runs.
+pub fn decode<S>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error>
+where
+    S: Serialize + DeserializeOwned,
+{
     let _ = slot;
     let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
-    if rest.is_empty() {
-        Ok(state)
-    } else {
+    if !rest.is_empty() {
+        return Err(postcard::Error::DeserializeBadEncoding);
+    }
+    let inspected = INSPECTION.with(|inspection| {
+        let mut inspection = inspection.borrow_mut();
+        if matches!(*inspection, Inspection::Armed) {
+            *inspection = Inspection::Rendered(
+                serde_json::to_value(&state).map_err(|error| error.to_string()),
+            );
+            true
+        } else {
+            false
+        }
+    });
+    if inspected {
+        // Any error ends the step at once; `undecodable` knows this one is no fault.
         Err(postcard::Error::DeserializeBadEncoding)
+    } else {
+        Ok(state)
+    }
+}
+
+/// Where [`decode`] leaves the state it rendered for [`macro_state_json`].
+enum Inspection {
+    Off,
+    Armed,
+    Rendered(Result<serde_json::Value, String>),
+}
+
+thread_local! {
+    static INSPECTION: std::cell::RefCell<Inspection> = const { std::cell::RefCell::new(Inspection::Off) };
+}
+
+/// Disarms the inspection however `macro_state_json` returns, so that no later step on
+/// this thread is stopped by it.
+struct Disarm;
+
+impl Drop for Disarm {
+    fn drop(&mut self) {
+        INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Off);
+    }
+}
+
+/// A `#[saga_tool]`'s state as JSON with the tool's own types: `{"Variant": {saved
+/// locals}}`. The types of the saved locals are inferred by rustc inside `step`, so this
+/// starts `step` on the state and polls it once: the resume arm decodes the state before
+/// anything else, and [`decode`] renders it and ends the step there. No code of the tool
+/// runs and no request is made.
+pub fn macro_state_json<T, A>(tool: &T, state: MacroState<A>) -> Result<serde_json::Value, String>
+where
+    T: super::SagaTool<State = MacroState<A>>,
+{
+    let MacroState::Resume(bytes) = state else {
+        return Err("a saga that has not started has no saved state".into());
+    };
+    let _disarm = Disarm;
+    INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Armed);
+    let cx = super::SagaContext::new("inspect");
+    let mut step = std::pin::pin!(tool.step(MacroState::Resume(bytes), Answers::default(), &cx));
+    let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let _ = step.as_mut().poll(&mut poll_cx);
+    let rendered = INSPECTION
+        .with(|inspection| std::mem::replace(&mut *inspection.borrow_mut(), Inspection::Off));
+    match rendered {
+        Inspection::Rendered(Ok(mut value)) => {
+            hide_markers(&mut value);
+            Ok(value)
+        }
+        Inspection::Rendered(Err(reason)) => Err(reason),
+        Inspection::Armed | Inspection::Off => Err("the state does not decode".into()),
+    }
+}
+
+/// Drops the generated `__mN` fields (which request each suspension awaits, a type-level
+/// marker with no content) from a rendered `{"Variant": {..}}`.
+fn hide_markers(value: &mut serde_json::Value) {
+    if let Some(variant) = value.as_object_mut() {
+        for fields in variant.values_mut() {
+            if let Some(fields) = fields.as_object_mut() {
+                fields.retain(|name, _| !name.starts_with("__m"));
+            }
+        }
     }
 }
 
 /// A sealed state that authenticated but does not decode: a build with the same
 /// fingerprint but another state layout, which the fingerprint is there to prevent.
 pub fn undecodable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
+    let inspected =
+        INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
+    if inspected {
+        return Step::done(Err::<String, _>(SagaError::msg("inspected")));
+    }
     tracing::error!(%error, "an authenticated saga state does not decode");
     Step::done(Err::<String, _>(SagaError::msg(
         "the saga's state could not be read",

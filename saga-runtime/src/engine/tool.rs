@@ -51,6 +51,14 @@ pub trait SagaTool: Send + Sync + 'static {
     fn state_names(&self) -> &'static [&'static str] {
         &[]
     }
+
+    /// `state` as JSON, for [`SagaServer::inspect`](crate::serve::SagaServer::inspect) and
+    /// the examples' `--inspect`: serde's own rendering unless the tool knows better.
+    /// `#[saga_tool]` overrides it to show the suspension's variant and its saved locals
+    /// with their own types, which exist only inside the generated `step`.
+    fn state_json(&self, state: Self::State) -> Result<serde_json::Value, String> {
+        serde_json::to_value(&state).map_err(|error| error.to_string())
+    }
 }
 
 /// The outcome of one transition.

@@ -244,10 +244,8 @@ fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u
 }
 
 /// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved
-/// state with the tool's own types, as JSON: for `SagaServer::inspect`. A hand-written
-/// [`SagaTool`] shows its typed state; a `#[saga_tool]` one shows the generated state
-/// enum's postcard bytes (variant index first), whose field types exist only inside the
-/// generated `step`.
+/// state with the tool's own types, as JSON ([`SagaTool::state_json`]): for
+/// `SagaServer::inspect`.
 pub(crate) fn inspect_state<T: SagaTool>(
     tool: &T,
     codec: &StateCodec,
@@ -279,6 +277,6 @@ pub(crate) fn inspect_state<T: SagaTool>(
         "expiresAt": opened.expires_at,
         "nextKey": head.next_key,
         "pending": pending,
-        "state": serde_json::to_value(&state).map_err(|e| undecodable(&e))?,
+        "state": tool.state_json(state).map_err(|e| undecodable(&e))?,
     }))
 }
