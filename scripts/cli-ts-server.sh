@@ -9,8 +9,8 @@
 # `saga call … --answers FILE` for a tool that elicits a form, one that asks for a sampling
 # and a plain one, and checks that the result printed on stdout carries the values of the
 # answers file. The calls run on 2026-07-28 (multi round-trip requests: the TS server
-# returns input_required) and, over stdio, also in a 2025-11-25 session (`--session`: the
-# TS server sends elicitation/create and sampling/createMessage during the call).
+# returns input_required) and in a 2025-11-25 session (`--session`: the TS server sends
+# elicitation/create and sampling/createMessage during the call).
 # A declined form must come back as a result with isError (exit status 1).
 #
 # Node and the SDK are installed into a cache outside the repository,
@@ -163,12 +163,10 @@ tools='echo — |order_pizza — |summarize — |topping  string  required'
 for transport in http stdio; do
     if [[ "$transport" == http ]]; then
         target=("$url")
-        tools_target=("$url")
     else
         target=(--stdio "$stdio_cmd")
-        tools_target=(--stdio "$stdio_cmd")
     fi
-    check "$transport tools" 0 "$tools" -- "$saga" tools "${tools_target[@]}"
+    check "$transport tools" 0 "$tools" -- "$saga" tools "${target[@]}"
     check "$transport 2026-07-28 order_pizza (form elicitation)" 0 \
         "[pizza_form] elicitation (form)|── result after 2 round(s) ──|$pizza" \
         -- "$saga" call "${target[@]}" order_pizza topping=mushroom --answers "$answers"
@@ -180,19 +178,18 @@ for transport in http stdio; do
     check "$transport 2026-07-28 order_pizza declined (isError, exit 1)" 1 \
         "── ERROR (isError: true) after 2 round(s) ──|error: order_pizza: the form was decline, no order" \
         -- "$saga" call "${target[@]}" order_pizza topping=mushroom --answers "$declined"
-done
 
-# A 2025-11-25 session: the TS SDK serves the legacy era over HTTP statelessly (a fresh
-# server per request, which never saw `initialize` and so knows no client capabilities),
-# so server-to-client requests during a call only work over stdio.
-check "stdio 2025-11-25 order_pizza (form elicitation)" 0 \
-    "[elicitation-1] elicitation (form)|── result after 1 round(s) ──|Order for Grace Hopper: a small olive pizza cut in 3 slices" \
-    -- "$saga" call --session --stdio "$stdio_cmd" order_pizza topping=olive --answers "$answers"
-check "stdio 2025-11-25 summarize (sampling)" 0 \
-    "[sampling-1] sampling (max 60 tokens)|── result after 1 round(s) ──|The model says: Sessions still carry samplings." \
-    -- "$saga" call --session --stdio "$stdio_cmd" summarize topic=C --answers "$answers"
-check "http 2025-11-25 echo (plain, stateless legacy)" 0 "echo: plain in a session" \
-    -- "$saga" call --session "$url" echo "text=plain in a session"
+    # A 2025-11-25 session (`initialize`): the server asks during the call, and saga
+    # keys its answers elicitation-N / sampling-N.
+    check "$transport 2025-11-25 order_pizza (form elicitation)" 0 \
+        "[elicitation-1] elicitation (form)|── result after 1 round(s) ──|Order for Grace Hopper: a small olive pizza cut in 3 slices" \
+        -- "$saga" call --session "${target[@]}" order_pizza topping=olive --answers "$answers"
+    check "$transport 2025-11-25 summarize (sampling)" 0 \
+        "[sampling-1] sampling (max 60 tokens)|── result after 1 round(s) ──|The model says: Sessions still carry samplings." \
+        -- "$saga" call --session "${target[@]}" summarize topic=C --answers "$answers"
+    check "$transport 2025-11-25 echo (plain)" 0 "echo: plain in a session" \
+        -- "$saga" call --session "${target[@]}" echo "text=plain in a session"
+done
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

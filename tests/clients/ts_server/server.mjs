@@ -14,19 +14,25 @@
 //
 // Both protocol eras are served from one factory: on 2026-07-28 the tools return
 // `inputRequired(...)` (multi round-trip requests) and read `ctx.mcpReq.inputResponses`
-// on the retry; on a 2025-11-25 connection (stdio after `initialize`) they send
-// `elicitation/create` / `sampling/createMessage` to the client during the call.
+// on the retry; in a 2025-11-25 session (opened with `initialize`) they send
+// `elicitation/create` / `sampling/createMessage` to the client during the call. Over
+// HTTP the 2025-11-25 traffic goes to sessionful Streamable HTTP transports (routed with
+// the SDK's `isLegacyRequest`), since the SDK's default stateless legacy fallback builds a
+// fresh server per request, which never saw `initialize` and so cannot ask the client.
 
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 
 import {
     McpServer,
     acceptedContent,
+    WebStandardStreamableHTTPServerTransport,
     createMcpHandler,
     fromJsonSchema,
     inputRequired,
-    inputResponse
+    inputResponse,
+    isLegacyRequest
 } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
@@ -157,7 +163,27 @@ if (process.argv[2] === '--stdio') {
     serveStdio(build, { onerror });
 } else {
     const port = Number(process.argv[2] ?? 0);
-    const handler = createMcpHandler(build, { onerror });
+    const modern = createMcpHandler(build, { legacy: 'reject', onerror });
+    const sessions = new Map();
+    const legacy = async request => {
+        const id = request.headers.get('mcp-session-id');
+        if (id) {
+            const transport = sessions.get(id);
+            return transport
+                ? transport.handleRequest(request)
+                : Response.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }, { status: 404 });
+        }
+        const transport = new WebStandardStreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: sessionId => void sessions.set(sessionId, transport),
+            onsessionclosed: sessionId => void sessions.delete(sessionId)
+        });
+        await build({ era: 'legacy' }).connect(transport);
+        return transport.handleRequest(request);
+    };
+    const handler = {
+        fetch: async request => ((await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request))
+    };
 
     // node:http in front of the web-standard handler (what @modelcontextprotocol/node's
     // toNodeHandler does, kept here so the test needs only the server package).
