@@ -37,6 +37,7 @@ pub struct Spawn {
     log: String,
     max_open_files: Option<u32>,
     capture_stderr: bool,
+    envs: Vec<(String, String)>,
 }
 
 impl Spawn {
@@ -48,7 +49,14 @@ impl Spawn {
             log: "error".to_owned(),
             max_open_files: None,
             capture_stderr: false,
+            envs: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable of the process.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.envs.push((key.to_owned(), value.to_owned()));
+        self
     }
 
     /// `RUST_LOG` for the process.
@@ -98,6 +106,7 @@ impl Spawn {
             .env_remove("SAGA_KEYS_FILE")
             .env("RUST_LOG", &self.log)
             .env("NO_COLOR", "1")
+            .envs(self.envs.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(if self.capture_stderr {

@@ -2,7 +2,7 @@
 
 use rmcp::model::{
     ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, RequestMetaObject,
+    ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,8 @@ pub struct SagaContext {
     meta: RequestMetaObject,
     cancellation: Option<CancellationToken>,
     min_log_level: Option<LoggingLevel>,
+    request_id: Option<RequestId>,
+    notices: Option<crate::serve::wire::resumable::CallNotices>,
 }
 
 impl SagaContext {
@@ -86,6 +88,31 @@ impl SagaContext {
     pub fn with_min_log_level(mut self, level: Option<LoggingLevel>) -> Self {
         self.min_log_level = level;
         self
+    }
+
+    /// Sets the JSON-RPC id of the request (for seed 002's resume tokens, which only the
+    /// request of the same id may redeem).
+    pub fn with_request_id(mut self, id: Option<RequestId>) -> Self {
+        self.request_id = id;
+        self
+    }
+
+    /// The JSON-RPC id of the request, when it came through a connection.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
+    }
+
+    pub(crate) fn with_notices(
+        mut self,
+        notices: Option<crate::serve::wire::resumable::CallNotices>,
+    ) -> Self {
+        self.notices = notices;
+        self
+    }
+
+    /// Where a notification of this request goes to ride the request's own HTTP stream.
+    pub(crate) fn notices(&self) -> Option<&crate::serve::wire::resumable::CallNotices> {
+        self.notices.as_ref()
     }
 
     /// The connection to the client, when the request came through one.

@@ -47,6 +47,18 @@ impl Call {
     }
 }
 
+impl Call {
+    /// What this call's tokens are bound to, for `principal`.
+    pub(crate) fn binding(&self, principal: &str) -> Binding {
+        let bound_arguments = if self.unbound_arguments {
+            None
+        } else {
+            self.arguments.as_ref()
+        };
+        Binding::new(&self.name, &self.method, principal, bound_arguments)
+    }
+}
+
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
 /// reason, so that a client learns nothing by probing. The reason goes to the log.
 pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
@@ -127,12 +139,7 @@ async fn run_transition<T: SagaTool>(
     span: &tracing::Span,
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
-    let bound_arguments = if call.unbound_arguments {
-        None
-    } else {
-        call.arguments.as_ref()
-    };
-    let binding = Binding::new(&call.name, &call.method, cx.principal(), bound_arguments);
+    let binding = call.binding(cx.principal());
     let (mut head, state, answers) = match call.request_state {
         None => {
             let arguments = call.arguments.unwrap_or_default();

@@ -17,6 +17,7 @@ use rmcp::{ErrorData, ServerHandler};
 
 use super::builder::SagaToolsBuilder;
 use super::tools::{BuildError, SagaTools, SessionLogLevel};
+use super::wire::resumable;
 use crate::engine::SagaTool;
 use crate::state::KeyRing;
 
@@ -304,6 +305,49 @@ impl SagaServerBuilder {
     }
 }
 
+impl SagaServer {
+    /// `requests/resume` (seed 002): continues the request its token was issued for, in
+    /// this session, on this replica or any other; the answer is that request's result.
+    async fn resume(
+        &self,
+        params: Option<serde_json::Value>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let cx = self.tools.context(&context);
+        let ticket = resumable::open(
+            self.tools.codec(),
+            params,
+            Some(&context.id),
+            cx.principal(),
+        )?;
+        if !super::session::is_session(&cx) {
+            return Err(ErrorData::invalid_request(
+                "requests/resume continues a request of a session: open one with initialize",
+                None,
+            ));
+        }
+        let method = ticket.method.clone();
+        let params = resumable::original_params(ticket);
+        let malformed =
+            |error: serde_json::Error| ErrorData::internal_error(error.to_string(), None);
+        let result = match method.as_str() {
+            "prompts/get" => serde_json::to_value(rmcp::model::ServerResult::from(
+                self.get_prompt(serde_json::from_value(params).map_err(malformed)?, context)
+                    .await?,
+            )),
+            "resources/read" => serde_json::to_value(rmcp::model::ServerResult::from(
+                self.read_resource(serde_json::from_value(params).map_err(malformed)?, context)
+                    .await?,
+            )),
+            _ => serde_json::to_value(rmcp::model::ServerResult::from(
+                self.call_tool(serde_json::from_value(params).map_err(malformed)?, context)
+                    .await?,
+            )),
+        };
+        result.map(CustomResult).map_err(malformed)
+    }
+}
+
 impl ServerHandler for SagaServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
@@ -374,6 +418,13 @@ impl ServerHandler for SagaServer {
                     super::wire::call_saga::resume_saga(&self.tools, request.params, &cx).await
                 };
                 return result.map(CustomResult);
+            }
+            resumable::RESUME => return self.resume(request.params, _context).await,
+            resumable::GET_STATUS => {
+                let cx = self.tools.context(&_context);
+                let ticket =
+                    resumable::open(self.tools.codec(), request.params, None, cx.principal())?;
+                return Ok(CustomResult(resumable::status(&ticket)));
             }
             _ => {}
         }

@@ -14,6 +14,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
 
 use super::tools::{Saga, SagaTools};
+use super::wire::resumable;
 use crate::engine::{Call, SagaContext, StepFailure};
 use crate::log::Escaped;
 
@@ -46,7 +47,14 @@ pub(super) async fn drive(
             None,
         ));
     };
-    let codec = tools.session_codec();
+    // A session's states stay in this process, under its own key and a day's expiry (a
+    // person may take long to answer). A call resumed from a token (seed 002) carries
+    // a state sealed under the server's keys, and goes on under them.
+    let codec = if call.request_state.is_some() {
+        tools.codec()
+    } else {
+        tools.session_codec()
+    };
     let mut asked: Vec<String> = Vec::new();
     let mut asks_again = 0;
     loop {
@@ -58,6 +66,10 @@ pub(super) async fn drive(
             return Ok(response);
         };
         let requests = required.input_requests.unwrap_or_default();
+        if let Some(state) = &required.request_state {
+            let asks = !requests.is_empty();
+            resumable::announce(tools.codec(), codec, &call, state, asks, cx).await;
+        }
         let keys: Vec<String> = requests.keys().cloned().collect();
         if !keys.is_empty() && keys == asked {
             asks_again += 1;

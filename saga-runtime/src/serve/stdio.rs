@@ -1,8 +1,10 @@
 //! stdio: newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.
 
 use rmcp::ServiceExt;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::SagaServer;
+use super::wire::resumable;
 
 impl SagaServer {
     /// Serves MCP on stdin/stdout until stdin closes.
@@ -11,13 +13,104 @@ impl SagaServer {
     }
 
     /// Serves MCP on any byte stream pair, until the reader reaches end of file.
+    ///
+    /// A line longer than [`HttpLimits::max_body_bytes`](super::HttpLimits) (the same
+    /// bound as an HTTP body) is dropped with a warning, rather than buffered whole.
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> anyhow::Result<()>
     where
-        R: tokio::io::AsyncRead + Send + Unpin + 'static,
-        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
     {
-        let running = self.serve((reader, writer)).await?;
+        let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
+        let max_line = self.http_limits().max_body_bytes;
+        let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));
+        let running = self.serve((lines_out, writer)).await?;
         running.waiting().await?;
+        forward.abort();
         Ok(())
+    }
+}
+
+/// Copies `reader` to `out` line by line, each bounded by `max_line` bytes, with a
+/// top-level `resumableRequests` capability of `initialize` moved where rmcp keeps it
+/// ([`resumable::promote_capability`]).
+async fn forward_lines<R, W>(reader: R, mut out: W, max_line: usize) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::new(reader);
+    let bound = u64::try_from(max_line)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if (&mut reader)
+            .take(bound)
+            .read_until(b'\n', &mut line)
+            .await?
+            == 0
+        {
+            return Ok(());
+        }
+        if line.len() > max_line && !line.ends_with(b"\n") {
+            tracing::warn!(max_line, "dropping a stdin line longer than the body limit");
+            loop {
+                line.clear();
+                let read = (&mut reader)
+                    .take(bound)
+                    .read_until(b'\n', &mut line)
+                    .await?;
+                if read == 0 || line.ends_with(b"\n") {
+                    break;
+                }
+            }
+            continue;
+        }
+        if let Some(mut promoted) = resumable::promote_in_bytes(&line) {
+            promoted.push(b'\n');
+            line = promoted;
+        }
+        out.write_all(&line).await?;
+        out.flush().await?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn forwarded(input: &[u8], max_line: usize) -> String {
+        let (mut write, read) = tokio::io::duplex(1 << 16);
+        let (out, mut collected) = tokio::io::duplex(1 << 16);
+        write.write_all(input).await.expect("written");
+        drop(write);
+        forward_lines(read, out, max_line).await.expect("forwarded");
+        let mut text = String::new();
+        collected.read_to_string(&mut text).await.expect("read");
+        text
+    }
+
+    #[tokio::test]
+    async fn lines_pass_and_an_over_long_one_is_dropped_whole() {
+        let long = format!("{}\n", "x".repeat(100));
+        let input = format!("{{\"a\":1}}\n{long}{{\"b\":2}}\n");
+        assert_eq!(
+            forwarded(input.as_bytes(), 50).await,
+            "{\"a\":1}\n{\"b\":2}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_top_level_resumable_requests_capability_moves_to_experimental() {
+        let input = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"resumableRequests":{}}}}
+"#;
+        let out: serde_json::Value =
+            serde_json::from_str(&forwarded(input, 1 << 20).await).expect("JSON");
+        assert_eq!(
+            out["params"]["capabilities"],
+            serde_json::json!({"experimental": {"resumableRequests": {}}})
+        );
     }
 }

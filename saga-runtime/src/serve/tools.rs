@@ -18,6 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::builder::SagaToolsBuilder;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
+use super::wire::resumable::CallNotices;
 use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
 use crate::state::{KeyRing, StateCodec};
 
@@ -556,6 +557,14 @@ impl SagaTools {
             .with_client_info(context.client_info())
             .with_protocol_version(version)
             .with_meta(context.meta.clone())
+            .with_request_id(Some(context.id.clone()))
+            .with_notices(
+                context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<CallNotices>())
+                    .cloned(),
+            )
     }
 }
 

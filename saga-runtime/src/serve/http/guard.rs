@@ -17,7 +17,16 @@ use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
+use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
+
+/// The requests of a session whose response stream may carry a resume policy (seed 002).
+const CALL_METHODS: [&str; 4] = [
+    "tools/call",
+    "prompts/get",
+    "resources/read",
+    resumable::RESUME,
+];
 
 /// JSON-RPC's codes for the refusals made here.
 const PARSE_ERROR: i32 = -32700;
@@ -96,10 +105,32 @@ impl Guard {
             // answers themselves could not get in. Its body is read and checked; the
             // session's own channel bounds what it queues.
             drop(slot);
-            return next
+            let notices = envelope
+                .method
+                .as_deref()
+                .is_some_and(|method| envelope.has_id() && CALL_METHODS.contains(&method))
+                .then(CallNotices::default);
+            if let Some(notices) = &notices {
+                parts.extensions.insert(notices.clone());
+            }
+            let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))
                 .await;
+            return match notices {
+                Some(notices) => stream_notices(response, notices),
+                None => response,
+            };
         }
+        let promoted = (envelope.method.as_deref() == Some("initialize"))
+            .then(|| resumable::promote_in_bytes(&bytes))
+            .flatten();
+        let bytes = match promoted {
+            Some(promoted) => {
+                parts.headers.remove(header::CONTENT_LENGTH);
+                Bytes::from(promoted)
+            }
+            None => bytes,
+        };
         let _slot = slot;
         let format = match Format::from_headers(&parts.headers) {
             Ok(format) => format,
@@ -192,6 +223,54 @@ impl Guard {
         };
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(parts, Body::from(rewritten))
+    }
+}
+
+/// A session call's SSE response with the call's own notifications merged in, each at an
+/// event boundary, ahead of what the call sends next. A JSON response passes as is.
+fn stream_notices(response: Response, notices: CallNotices) -> Response {
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_sse {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let merged = MergedNotices {
+        body: body.into_data_stream(),
+        notices,
+        at_boundary: true,
+    };
+    Response::from_parts(parts, Body::from_stream(merged))
+}
+
+struct MergedNotices {
+    body: axum::body::BodyDataStream,
+    notices: CallNotices,
+    /// Whether what went out so far ends with a whole SSE event.
+    at_boundary: bool,
+}
+
+impl futures::Stream for MergedNotices {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        if self.at_boundary
+            && let Some(message) = self.notices.poll_take(cx)
+        {
+            let event = format!("event: message\ndata: {message}\n\n");
+            return std::task::Poll::Ready(Some(Ok(Bytes::from(event))));
+        }
+        let polled = std::pin::Pin::new(&mut self.body).poll_next(cx);
+        if let std::task::Poll::Ready(Some(Ok(chunk))) = &polled {
+            self.at_boundary = chunk.ends_with(b"\n\n");
+        }
+        polled
     }
 }
 

@@ -9,6 +9,7 @@
 //! | `dependent_requests` (seed 001) | `Mcp-Result-Format: dependent-requests` | [`dependent`] |
 //! | `resumeToken` (seed 003) | `Mcp-Result-Format: resume-token` | [`resume_token`] |
 //! | `tools/callSaga` (seed 000) | its own methods | [`call_saga`] |
+//! | resumable requests (seed 002, SEP-975) | `resumableRequests` in a session's capabilities | [`resumable`] |
 //!
 //! A header-selected format only rewrites the JSON-RPC message on its way in (into an MRTR
 //! `tools/call`) and the response on its way out. In between, the request takes the one
@@ -19,6 +20,7 @@
 
 pub mod call_saga;
 pub mod dependent;
+pub mod resumable;
 pub mod resume_token;
 
 use std::collections::BTreeMap;

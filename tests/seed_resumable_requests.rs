@@ -1,0 +1,541 @@
+#![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
+
+//! Seed 002 (SEP-975, `reference/seeds/002_*.txt`): transport-agnostic resumable requests,
+//! played as the seed's own sequence diagram over raw Streamable HTTP sessions.
+//!
+//! A client that declares `resumableRequests` gets `notifications/requests/resumePolicy`
+//! (with the original request's id, a `resumeToken` and `maxWait`) on the call's stream
+//! before each round's requests; it disconnects, asks `requests/getStatus`, and sends
+//! `requests/resume` with the original id to another replica, which re-sends the pending
+//! request and completes the original call. Bad tokens and foreign ids are `-32602`.
+//! The fault test kills a server process with SIGKILL in the middle of a checkpointing
+//! call and resumes it on a fresh process.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+use std::time::Duration;
+
+use saga_examples::process::Spawn;
+use saga_examples::testing::serve_local;
+use saga_runtime::prelude::*;
+use serde_json::{Value, json};
+
+const KEY_HEX: &str = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4";
+const SESSION_VERSION: &str = "2025-11-25";
+
+fn replica() -> SagaServer {
+    deploy::server(KeyRing::parse(KEY_HEX).expect("a key")).expect("a server")
+}
+
+/// A 2025-11-25 session over raw HTTP.
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+}
+
+impl Session {
+    async fn open(url: &str, capabilities: Value) -> Session {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("an HTTP client");
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_VERSION,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "seed-002-test", "version": "0"}
+            }
+        });
+        let response = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize)
+            .send()
+            .await
+            .expect("initialize is answered");
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session id")
+            .to_owned();
+        let mut events = Events::new(response);
+        let result = events.next().await.expect("an initialize result");
+        assert_eq!(
+            result["result"]["protocolVersion"], SESSION_VERSION,
+            "{result}"
+        );
+        let session = Session {
+            http,
+            url: url.to_owned(),
+            id,
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let status = session.post(&initialized).await.status();
+        assert!(status.is_success(), "initialized: {status}");
+        session
+    }
+
+    async fn post(&self, message: &Value) -> reqwest::Response {
+        self.http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", SESSION_VERSION)
+            .json(message)
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
+    /// Sends a request and reads its response stream.
+    async fn request(&self, message: Value) -> Events {
+        Events::new(self.post(&message).await)
+    }
+
+    /// Answers a server-to-client request.
+    async fn answer(&self, request: &Value, result: Value) {
+        let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+        let status = self.post(&response).await.status();
+        assert!(status.is_success(), "the answer was refused: {status}");
+    }
+}
+
+/// The JSON-RPC messages of one response, JSON or SSE.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+    sse: bool,
+    done: bool,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Self {
+        let sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        Events {
+            response,
+            buffer: String::new(),
+            sse,
+            done: false,
+        }
+    }
+
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(serde_json::from_str(&data).expect("an event holds JSON"));
+            }
+            if self.done {
+                if self.sse || self.buffer.trim().is_empty() {
+                    return None;
+                }
+                let whole = std::mem::take(&mut self.buffer);
+                return Some(serde_json::from_str(&whole).expect("a JSON body"));
+            }
+            match tokio::time::timeout(Duration::from_secs(30), self.response.chunk()).await {
+                Ok(Ok(Some(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(Ok(None)) | Ok(Err(_)) => self.done = true,
+                Err(_) => panic!("no event within 30 s; so far: {:?}", self.buffer),
+            }
+        }
+    }
+
+    /// The next message that is not a resume policy, and the last policy's params before it.
+    async fn next_after_policy(&mut self) -> (Option<Value>, Value) {
+        let mut policy = None;
+        loop {
+            let message = self.next().await.expect("the stream goes on");
+            if message["method"] == "notifications/requests/resumePolicy" {
+                policy = Some(message["params"].clone());
+            } else {
+                return (policy, message);
+            }
+        }
+    }
+}
+
+fn resumable_capabilities() -> Value {
+    json!({"elicitation": {}, "sampling": {}, "resumableRequests": {}})
+}
+
+fn call(id: i64) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "complex_tool", "arguments": {"initial_arg": "x"}}
+    })
+}
+
+#[tokio::test]
+async fn the_seed_flow_resumes_a_disconnected_call_on_another_replica() {
+    let first = serve_local(replica()).await;
+    let second = serve_local(replica()).await;
+
+    // Client->>Server: tools/call {id: 123}; Server-->>Client: resumePolicy, then the
+    // round's request, on the call's own stream.
+    let session = Session::open(&first.url(), resumable_capabilities()).await;
+    let mut stream = session.request(call(123)).await;
+    let (policy, elicitation) = stream.next_after_policy().await;
+    let policy = policy.expect("a resume policy before the round's request");
+    assert_eq!(policy["requestId"], 123, "{policy}");
+    assert!(
+        policy["maxWait"].as_u64().is_some_and(|wait| wait > 0),
+        "{policy}"
+    );
+    let token = policy["resumeToken"].as_str().expect("a token").to_owned();
+    assert_eq!(elicitation["method"], "elicitation/create", "{elicitation}");
+
+    // Server--x Client: disconnection. The client drops the stream unanswered.
+    drop(stream);
+    drop(session);
+
+    // Client->>Server: requests/getStatus, on another replica, in a new session.
+    let session = Session::open(&second.url(), resumable_capabilities()).await;
+    let status = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": 900, "method": "requests/getStatus",
+            "params": {"requestId": 123, "resumeToken": token}
+        }))
+        .await
+        .next()
+        .await
+        .expect("a status");
+    assert_eq!(status["id"], 900);
+    assert_eq!(status["result"]["status"], "processing", "{status}");
+    assert_eq!(status["result"]["hasInputRequest"], true, "{status}");
+
+    // Client->>Server: requests/resume with the same id as the original request. The
+    // pending request comes again, word for word, then the call goes on.
+    let mut stream = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": 123, "method": "requests/resume",
+            "params": {"resumeToken": token}
+        }))
+        .await;
+    let (_, again) = stream.next_after_policy().await;
+    assert_eq!(again["method"], "elicitation/create", "{again}");
+    assert_eq!(
+        again["params"], elicitation["params"],
+        "re-sent word for word"
+    );
+    session
+        .answer(
+            &again,
+            json!({"action": "accept", "content": {"target": "production"}}),
+        )
+        .await;
+    let (policy, sampling) = stream.next_after_policy().await;
+    let policy = policy.expect("a fresh policy at the next suspension");
+    assert_eq!(policy["requestId"], 123);
+    assert_ne!(policy["resumeToken"], token, "a fresh token per suspension");
+    assert_eq!(sampling["method"], "sampling/createMessage", "{sampling}");
+    session
+        .answer(
+            &sampling,
+            json!({"role": "assistant", "content": {"type": "text", "text": "Yes, go."},
+                   "model": "test"}),
+        )
+        .await;
+    let (_, done) = stream.next_after_policy().await;
+    assert_eq!(done["id"], 123, "the original request completes: {done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "Deployment to production initiated successfully based on confirmation.",
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn bad_tokens_and_foreign_ids_are_invalid_params() {
+    let server = serve_local(replica()).await;
+    let session = Session::open(&server.url(), resumable_capabilities()).await;
+    let mut stream = session.request(call(7)).await;
+    let (policy, _) = stream.next_after_policy().await;
+    let token = policy.expect("a policy")["resumeToken"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    drop(stream);
+
+    let mut tampered = token.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).expect("ascii");
+    let refusals = [
+        json!({"jsonrpc": "2.0", "id": 7, "method": "requests/resume",
+               "params": {"resumeToken": "not-a-token"}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "requests/resume",
+               "params": {"resumeToken": tampered}}),
+        // The right token under another id.
+        json!({"jsonrpc": "2.0", "id": 8, "method": "requests/resume",
+               "params": {"resumeToken": token}}),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "requests/getStatus",
+               "params": {"requestId": 8, "resumeToken": token}}),
+        // A saga state is not a resume token.
+        json!({"jsonrpc": "2.0", "id": 7, "method": "requests/resume",
+               "params": {}}),
+    ];
+    for refusal in refusals {
+        let answer = session
+            .request(refusal.clone())
+            .await
+            .next()
+            .await
+            .expect("an answer");
+        assert_eq!(answer["error"]["code"], -32602, "{refusal} → {answer}");
+    }
+
+    // Another principal cannot use the token.
+    let other = SagaServer::builder()
+        .keys(KeyRing::parse(KEY_HEX).expect("a key"))
+        .tool(deploy::complex_tool)
+        .principal(|_| "mallory".to_owned())
+        .build()
+        .expect("a server");
+    let other = serve_local(other).await;
+    let session = Session::open(&other.url(), resumable_capabilities()).await;
+    let answer = session
+        .request(
+            json!({"jsonrpc": "2.0", "id": 7, "method": "requests/resume",
+                        "params": {"resumeToken": token}}),
+        )
+        .await
+        .next()
+        .await
+        .expect("an answer");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_declare_the_capability_gets_no_policy() {
+    let server = serve_local(replica()).await;
+    let session = Session::open(&server.url(), json!({"elicitation": {}, "sampling": {}})).await;
+    let mut stream = session.request(call(1)).await;
+    let (policy, elicitation) = stream.next_after_policy().await;
+    assert!(policy.is_none(), "{policy:?}");
+    assert_eq!(elicitation["method"], "elicitation/create");
+}
+
+/// `kill -9` in the middle of a call that checkpoints after each table; a fresh process
+/// with the same key resumes from the last token, the call completes, and only the work
+/// since the last checkpoint the client saw is done again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_killed_mid_checkpoints_completes_on_a_fresh_process() {
+    let dir = std::env::temp_dir().join(format!("saga-seed002-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let journal = dir.join("journal");
+    let _ = std::fs::remove_file(&journal);
+    let journal_path = journal.to_string_lossy().into_owned();
+    let tables = 8u32;
+
+    let mut first = Spawn::new("migrate", KEY_HEX)
+        .env("MIGRATE_JOURNAL", &journal_path)
+        .start();
+    let url = format!("http://{}/mcp", first.addr);
+    let session = Session::open(&url, json!({"resumableRequests": {}})).await;
+    let mut stream = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": "migration-1", "method": "tools/call",
+            "params": {"name": "migrate", "arguments": {"tables": tables, "millis_per_table": 150}}
+        }))
+        .await;
+    // Read policies until three checkpoints have passed, then kill the process.
+    let mut token = None;
+    let mut seen = 0;
+    while seen < 3 {
+        let message = stream.next().await.expect("the call streams");
+        assert_eq!(
+            message["method"], "notifications/requests/resumePolicy",
+            "{message}"
+        );
+        assert_eq!(message["params"]["requestId"], "migration-1");
+        token = message["params"]["resumeToken"].as_str().map(str::to_owned);
+        seen += 1;
+    }
+    first.kill_9();
+    drop(stream);
+    let token = token.expect("a token");
+    let before = std::fs::read_to_string(&journal).unwrap_or_default();
+    let done_before = before.lines().count();
+    assert!(done_before >= 3, "{before}");
+
+    let second = Spawn::new("migrate", KEY_HEX)
+        .env("MIGRATE_JOURNAL", &journal_path)
+        .start();
+    let url = format!("http://{}/mcp", second.addr);
+    let session = Session::open(&url, json!({"resumableRequests": {}})).await;
+    let mut stream = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": "migration-1", "method": "requests/resume",
+            "params": {"resumeToken": token}
+        }))
+        .await;
+    let (_, done) = stream.next_after_policy().await;
+    assert_eq!(done["id"], "migration-1", "{done}");
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text result");
+    assert_eq!(text, "migrated 8 tables: [0, 1, 2, 3, 4, 5, 6, 7]");
+
+    // Every table was done; none more than twice, and only those after the last
+    // checkpoint the client saw (at most the one in flight when the process died, plus
+    // any finished after the token it kept) ran again.
+    let journal_text = std::fs::read_to_string(&journal).expect("a journal");
+    let mut counts = vec![0u32; tables as usize];
+    for line in journal_text.lines() {
+        let table: usize = line
+            .strip_prefix("table ")
+            .and_then(|n| n.parse().ok())
+            .expect("a journal line");
+        counts[table] += 1;
+    }
+    assert!(counts.iter().all(|&n| n >= 1), "{journal_text}");
+    let repeated = counts.iter().filter(|&&n| n > 1).count();
+    let kept = 3; // the token of the third checkpoint: tables 0, 1 and 2 are in it
+    assert!(
+        counts[..kept].iter().all(|&n| n == 1),
+        "work before the kept checkpoint ran again: {journal_text}"
+    );
+    assert!(
+        repeated <= done_before - kept,
+        "more work redone than was done after the kept checkpoint: {journal_text}"
+    );
+    eprintln!(
+        "{done_before} tables done before the kill, {repeated} done again after it: {counts:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same flow over stdio, where every message shares one stream: a top-level
+/// `resumableRequests` declaration, the policy before the round's request, and a resume on
+/// a fresh process after the first is killed.
+#[tokio::test]
+async fn over_stdio_a_fresh_process_resumes_the_call() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    struct Stdio {
+        child: tokio::process::Child,
+        stdin: tokio::process::ChildStdin,
+        stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    }
+    impl Stdio {
+        fn start() -> Stdio {
+            let mut child =
+                tokio::process::Command::new(saga_examples::process::example_binary("deploy"))
+                    .arg("--stdio")
+                    .env("SAGA_KEYS", KEY_HEX)
+                    .env("RUST_LOG", "error")
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .expect("the example starts");
+            let stdin = child.stdin.take().expect("stdin");
+            let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+            Stdio {
+                child,
+                stdin,
+                stdout,
+            }
+        }
+        async fn send(&mut self, message: Value) {
+            let line = format!("{message}\n");
+            self.stdin.write_all(line.as_bytes()).await.expect("sent");
+        }
+        async fn next(&mut self) -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
+                .await
+                .expect("a message within 30 s")
+                .expect("readable")
+                .expect("the server is still there");
+            serde_json::from_str(&line).expect("a JSON line")
+        }
+        async fn open(&mut self) {
+            self.send(json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": SESSION_VERSION,
+                           "capabilities": resumable_capabilities(),
+                           "clientInfo": {"name": "seed-002-test", "version": "0"}}
+            }))
+            .await;
+            assert_eq!(self.next().await["id"], 0);
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await;
+        }
+    }
+
+    let mut first = Stdio::start();
+    first.open().await;
+    first.send(call(5)).await;
+    let policy = first.next().await;
+    assert_eq!(
+        policy["method"], "notifications/requests/resumePolicy",
+        "{policy}"
+    );
+    assert_eq!(policy["params"]["requestId"], 5);
+    let token = policy["params"]["resumeToken"].clone();
+    let elicitation = first.next().await;
+    assert_eq!(elicitation["method"], "elicitation/create", "{elicitation}");
+    first.child.kill().await.expect("killed");
+
+    let mut second = Stdio::start();
+    second.open().await;
+    second
+        .send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "requests/resume",
+                     "params": {"resumeToken": token}}),
+        )
+        .await;
+    let mut answered = 0;
+    loop {
+        let message = second.next().await;
+        match message["method"].as_str() {
+            Some("notifications/requests/resumePolicy") => {}
+            Some("elicitation/create") => {
+                assert_eq!(message["params"], elicitation["params"]);
+                answered += 1;
+                second
+                    .send(json!({"jsonrpc": "2.0", "id": message["id"], "result":
+                                 {"action": "accept", "content": {"target": "production"}}}))
+                    .await;
+            }
+            Some("sampling/createMessage") => {
+                answered += 1;
+                second
+                    .send(json!({"jsonrpc": "2.0", "id": message["id"], "result":
+                                 {"role": "assistant", "model": "test",
+                                  "content": {"type": "text", "text": "Yes."}}}))
+                    .await;
+            }
+            _ => {
+                assert_eq!(message["id"], 5, "{message}");
+                assert_eq!(
+                    message["result"]["content"][0]["text"],
+                    "Deployment to production initiated successfully based on confirmation.",
+                    "{message}"
+                );
+                break;
+            }
+        }
+    }
+    assert_eq!(answered, 2);
+}
