@@ -1,0 +1,62 @@
+//! The session era (2025-11-25) over raw Streamable HTTP, where the messages themselves
+//! are checked.
+
+#![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+#[path = "support/session.rs"]
+#[allow(dead_code)]
+mod session;
+
+use std::time::Duration;
+
+use saga_examples::testing::serve_local;
+use saga_runtime::prelude::*;
+use serde_json::json;
+use session::Session;
+
+/// `notifications/cancelled` for a call that waits on its client stops the saga: the
+/// answer to the pending request is not used, nothing more is asked, and the call does
+/// not complete.
+#[tokio::test]
+async fn a_cancelled_call_stops_its_saga() {
+    let server = deploy::server(KeyRing::ephemeral()).expect("a server");
+    let running = serve_local(server).await;
+    let session = Session::open(&running.url(), json!({"elicitation": {}, "sampling": {}})).await;
+    let mut stream = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": 11, "method": "tools/call",
+            "params": {"name": "complex_tool", "arguments": {"initial_arg": "x"}}
+        }))
+        .await;
+    let (_, elicitation) = stream.next_after_policy().await;
+    assert_eq!(elicitation["method"], "elicitation/create", "{elicitation}");
+
+    let cancel = json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 11, "reason": "the user gave up"}
+    });
+    assert!(session.post(&cancel).await.status().is_success());
+    // Answering now is too late: the saga must not go on to its sampling round.
+    let late = json!({"jsonrpc": "2.0", "id": elicitation["id"],
+                      "result": {"action": "accept", "content": {"target": "production"}}});
+    let _ = session.post(&late).await;
+
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Some(message) = stream.next().await {
+            seen.push(message);
+        }
+    })
+    .await;
+    let _ = read; // a stream that stays open after a cancel is allowed; it stays quiet
+    for message in &seen {
+        assert_ne!(message["method"], "sampling/createMessage", "{seen:?}");
+        assert!(
+            message.get("result").is_none(),
+            "the call completed: {seen:?}"
+        );
+    }
+}
