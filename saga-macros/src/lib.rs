@@ -83,16 +83,20 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 
 /// `#[saga_tool]` for a prompt: the function returns `Result<Prompt, E>` and is
 /// registered with `SagaServer::builder().prompt(..)`; its arguments (strings) are the
-/// prompt's arguments.
+/// prompt's arguments. Another return type is a compile error on it, and so is
+/// registering a `#[saga_tool]` as a prompt (the struct implements `SagaPrompt`, which
+/// `.prompt(..)` requires).
 #[proc_macro_attribute]
 pub fn saga_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    tool::expand(args.into(), input.into()).into()
+    tool::expand_as(tool::Kind::Prompt, args.into(), input.into()).into()
 }
 
 /// `#[saga_tool]` for a resource: the function takes `uri: String` (and, for a template,
 /// one `String` per template variable), returns `Result<Contents, E>`, and is registered
 /// with `SagaServer::builder().resource(uri, ..)` or `.resource_template(template, ..)`.
+/// Another return type is a compile error on it; the struct implements `SagaResource`,
+/// which those registrations require.
 #[proc_macro_attribute]
 pub fn saga_resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    tool::expand(args.into(), input.into()).into()
+    tool::expand_as(tool::Kind::Resource, args.into(), input.into()).into()
 }

@@ -34,8 +34,8 @@ pub mod __private {
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{
-        Answers, Elicit, ElicitEnum, ElicitField, Request, SagaContext, SagaTool, Step, ToolOutput,
-        parse_arguments,
+        Answers, Elicit, ElicitEnum, ElicitField, PromptOutput, Request, ResourceOutput,
+        SagaContext, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, parse_arguments,
     };
     pub use rmcp::ErrorData;
     pub use rmcp::handler::server::common::schema_for_type;
@@ -61,8 +61,8 @@ macro_rules! join {
 pub mod prelude {
     pub use crate::engine::{
         Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, JoinAll, Json, ListRoots,
-        Prompt, Request, Root, SagaContext, SagaError, SagaTool, Sample, Sampled, Step, ToolOutput,
-        checkpoint, elicit, elicit_url, join_all, list_roots, sample,
+        Prompt, Request, Root, SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Sample,
+        Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, join_all, list_roots, sample,
     };
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};

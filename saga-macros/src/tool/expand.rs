@@ -11,6 +11,7 @@ use super::machine::{Machine, private_path};
 use super::sig::Signature;
 
 pub struct Parts<'a> {
+    pub kind: super::Kind,
     pub attr: &'a ToolAttr,
     pub item: &'a ItemFn,
     pub sig: &'a Signature,
@@ -23,6 +24,7 @@ pub struct Parts<'a> {
 
 pub fn tool(parts: Parts<'_>) -> TokenStream {
     let Parts {
+        kind,
         attr,
         item,
         sig,
@@ -144,8 +146,13 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
     let schemars_crate = format!("{private}::schemars").replace(' ', "");
     let fingerprint = fingerprint(item);
     let start = &machine.start;
+    let marker = kind.marker_impl(name, &private);
+    let output_check = kind.output_check(output, &private);
 
     quote! {
+        #marker
+        #output_check
+
         #(#attrs)*
         #[allow(non_camel_case_types)]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]

@@ -9,7 +9,7 @@ use syn::ItemFn;
 
 use super::machine::private_path;
 
-pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
+pub fn expand(kind: super::Kind, item: &ItemFn, error: syn::Error) -> TokenStream {
     let mut item = item.clone();
     // `#[arg]` only means something to the macro; left on, rustc would add errors.
     for input in &mut item.sig.inputs {
@@ -34,6 +34,7 @@ pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
     kept.sig.variadic = None;
     kept.attrs.retain(|attr| attr.path().is_ident("doc"));
     *kept.block = super::plain::unexpanded((*kept.block).clone());
+    let marker = kind.marker_impl(name, &private);
     quote! {
         #errors
 
@@ -60,5 +61,7 @@ pub fn expand(item: &ItemFn, error: syn::Error) -> TokenStream {
                 #private::Step::done("this tool did not compile")
             }
         }
+
+        #marker
     }
 }

@@ -7,6 +7,7 @@ mod check;
 mod expand;
 mod fallback;
 mod items;
+mod kind;
 mod lower;
 mod machine;
 mod macro_args;
@@ -22,8 +23,15 @@ use proc_macro2::TokenStream;
 use syn::ItemFn;
 
 use crate::errors::Errors;
+pub use kind::Kind;
 
+/// `#[saga_tool]`.
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_as(Kind::Tool, args, input)
+}
+
+/// `#[saga_tool]`, `#[saga_prompt]` or `#[saga_resource]`, by `kind`.
+pub fn expand_as(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
@@ -42,7 +50,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let sig = sig::parse(&mut item, &mut errors);
     check::check(&item.block, &mut errors);
     if let Some(error) = errors.0.take() {
-        return fallback::expand(&original, error);
+        return fallback::expand(kind, &original, error);
     }
     // Lowering reports its own errors only once the checks passed, so that one mistake
     // is not diagnosed twice.
@@ -52,7 +60,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     rename::alpha(&mut body, &param_names);
     let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.0.take() {
-        return fallback::expand(&original, error);
+        return fallback::expand(kind, &original, error);
     }
     let body = rewrite::exits(body);
     let params: Vec<machine::Binding> = sig
@@ -66,10 +74,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let machine = machine::build(&body, &sites, &params);
     saved::check(&body, &machine, &mut errors);
     if let Some(error) = errors.into_error() {
-        return fallback::expand(&original, error);
+        return fallback::expand(kind, &original, error);
     }
     let plain = plain::body((*item.block).clone());
     let tokens = expand::tool(expand::Parts {
+        kind,
         attr: &attr,
         item: &item,
         sig: &sig,

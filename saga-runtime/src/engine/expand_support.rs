@@ -443,3 +443,10 @@ pub enum Flow<T> {
 pub fn unexpanded<R: Suspension>(_request: R) -> R::Output {
     unreachable!("a #[saga_tool] that failed to expand is never called")
 }
+
+/// Holds when a `#[saga_prompt]` returns what a prompt returns; the call is placed on the
+/// function's return type, where the error belongs.
+pub fn prompt_output<O: super::PromptOutput>() {}
+
+/// Holds when a `#[saga_resource]` returns what a resource returns.
+pub fn resource_output<O: super::ResourceOutput>() {}

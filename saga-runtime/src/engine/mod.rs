@@ -27,12 +27,12 @@ pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
 pub use join_all::{JoinAll, join_all};
-pub use output::{Contents, Json, Prompt, ToolOutput};
+pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
 pub use requests::{
     Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
     elicit, elicit_url, list_roots, sample,
 };
-pub use tool::{SagaTool, Step, invalid_arguments, parse_arguments};
+pub use tool::{SagaPrompt, SagaResource, SagaTool, Step, invalid_arguments, parse_arguments};
 pub(crate) use transition::inspect_state;
 pub use transition::{Call, invalid_state, transition};
 pub use unwind::PANIC_MESSAGE;

@@ -168,3 +168,25 @@ fn packed(value: &impl Serialize) -> CallToolResult {
         }
     }
 }
+
+/// What a `#[saga_prompt]` function may return: a [`Prompt`], or `Result<Prompt, E>`.
+#[diagnostic::on_unimplemented(
+    message = "a #[saga_prompt] function returns `Result<Prompt, E>`, not `{Self}`",
+    label = "a prompt's result is its messages",
+    note = "build the messages with `Prompt::new(vec![PromptMessage::new_text(Role::User, ..)])`; for a tool's result, use #[saga_tool]"
+)]
+pub trait PromptOutput: ToolOutput {}
+
+impl PromptOutput for Prompt {}
+impl<E: Display> PromptOutput for Result<Prompt, E> {}
+
+/// What a `#[saga_resource]` function may return: [`Contents`], or `Result<Contents, E>`.
+#[diagnostic::on_unimplemented(
+    message = "a #[saga_resource] function returns `Result<Contents, E>`, not `{Self}`",
+    label = "a resource's result is its contents",
+    note = "build them with `Contents::text(uri, mime_type, text)` or `Contents::blob(..)`; for a tool's result, use #[saga_tool]"
+)]
+pub trait ResourceOutput: ToolOutput {}
+
+impl ResourceOutput for Contents {}
+impl<E: Display> ResourceOutput for Result<Contents, E> {}

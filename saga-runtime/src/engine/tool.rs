@@ -61,6 +61,28 @@ pub trait SagaTool: Send + Sync + 'static {
     }
 }
 
+/// A saga served as a prompt (`prompts/get`), registered with `.prompt(..)`.
+/// `#[saga_prompt]` implements it, after checking that the function returns a
+/// [`Prompt`](super::Prompt) (or `Result<Prompt, E>`); a hand-written [`SagaTool`] whose
+/// output is a `Prompt` implements it with `impl SagaPrompt for MyPrompt {}`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a prompt",
+    label = "registered as a prompt here",
+    note = "write the function with #[saga_prompt] (it returns `Result<Prompt, E>`); a #[saga_tool] is registered with `.tool(..)`"
+)]
+pub trait SagaPrompt: SagaTool {}
+
+/// A saga served as a resource (`resources/read`), registered with `.resource(uri, ..)`
+/// or `.resource_template(template, ..)`. `#[saga_resource]` implements it, after
+/// checking that the function returns [`Contents`](super::Contents) (or
+/// `Result<Contents, E>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource",
+    label = "registered as a resource here",
+    note = "write the function with #[saga_resource] (it returns `Result<Contents, E>`); a #[saga_tool] is registered with `.tool(..)`"
+)]
+pub trait SagaResource: SagaTool {}
+
 /// The outcome of one transition.
 #[derive(Debug)]
 pub enum Step<S> {

@@ -10,7 +10,7 @@ use rmcp::model::Implementation;
 use super::principal::PrincipalFn;
 use super::tools::{BuildError, Registry, SagaTools, default_principal};
 use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
-use crate::engine::SagaTool;
+use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::{KeyRing, StateCodec};
 
 /// Builds a [`SagaTools`] registry.
@@ -165,7 +165,7 @@ impl SagaToolsBuilder {
     /// `prompts/get` runs it, with input-required rounds if it suspends.
     ///
     /// [`Prompt`]: crate::engine::Prompt
-    pub fn prompt<T: SagaTool>(mut self, prompt: T) -> Self {
+    pub fn prompt<T: SagaPrompt>(mut self, prompt: T) -> Self {
         let prompt = Arc::new(prompt);
         let description = prompt.tool();
         self.registry
@@ -178,7 +178,7 @@ impl SagaToolsBuilder {
     /// and returning [`Contents`]).
     ///
     /// [`Contents`]: crate::engine::Contents
-    pub fn resource<T: SagaTool>(mut self, uri: impl Into<String>, resource: T) -> Self {
+    pub fn resource<T: SagaResource>(mut self, uri: impl Into<String>, resource: T) -> Self {
         let resource = Arc::new(resource);
         let description = resource.tool();
         self.registry.resources.push((
@@ -190,7 +190,7 @@ impl SagaToolsBuilder {
 
     /// Adds resources matching `uri_template` (e.g. `test://items/{id}`), read by a saga
     /// that takes `uri: String` and one `String` argument per template variable.
-    pub fn resource_template<T: SagaTool>(
+    pub fn resource_template<T: SagaResource>(
         mut self,
         uri_template: impl Into<String>,
         resource: T,

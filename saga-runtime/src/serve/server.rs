@@ -18,7 +18,7 @@ use rmcp::{ErrorData, ServerHandler};
 use super::builder::SagaToolsBuilder;
 use super::tools::{BuildError, SagaTools, SessionLogLevel};
 use super::wire::resumable;
-use crate::engine::SagaTool;
+use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::KeyRing;
 
 /// How long tokens live unless [`SagaServerBuilder::ttl`] says otherwise.
@@ -260,19 +260,19 @@ impl SagaServerBuilder {
     }
 
     /// Adds a prompt written as a saga; see [`SagaToolsBuilder::prompt`].
-    pub fn prompt<T: SagaTool>(mut self, prompt: T) -> Self {
+    pub fn prompt<T: SagaPrompt>(mut self, prompt: T) -> Self {
         self.tools = self.tools.prompt(prompt);
         self
     }
 
     /// Adds a resource read by a saga; see [`SagaToolsBuilder::resource`].
-    pub fn resource<T: SagaTool>(mut self, uri: impl Into<String>, resource: T) -> Self {
+    pub fn resource<T: SagaResource>(mut self, uri: impl Into<String>, resource: T) -> Self {
         self.tools = self.tools.resource(uri, resource);
         self
     }
 
     /// Adds resources matching a template; see [`SagaToolsBuilder::resource_template`].
-    pub fn resource_template<T: SagaTool>(
+    pub fn resource_template<T: SagaResource>(
         mut self,
         uri_template: impl Into<String>,
         resource: T,

@@ -1,0 +1,12 @@
+use saga_runtime::prelude::*;
+
+/// Greets someone.
+#[saga_tool]
+async fn greeting(name: String) -> Result<String, SagaError> {
+    Ok(format!("Hello, {name}"))
+}
+
+fn main() {
+    let _ = SagaServer::builder().prompt(greeting);
+    let _ = SagaServer::builder().resource("file:///greeting", greeting);
+}
