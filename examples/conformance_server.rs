@@ -541,6 +541,93 @@ async fn template_data(uri: String, id: String) -> Result<Contents, SagaError> {
     Ok(Contents::text(uri, "application/json", data.to_string()))
 }
 
+// ── tasks (MCP tasks extension, SEP-2663) ───────────────────────────────────────────
+// A task tool becomes a task at its first checkpoint; what it asks before that is asked
+// over MRTR, synchronously.
+
+/// Greets someone (never a task).
+#[saga_tool]
+async fn greet(name: String) -> Result<String, SagaError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// Waits `seconds`, then answers: a task for a client that supports tasks.
+#[saga_tool(task)]
+async fn slow_compute(seconds: f64, label: String) -> Result<String, SagaError> {
+    checkpoint().await;
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(0.0, 600.0)
+    } else {
+        0.0
+    };
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    Ok(format!("{label}: done after {seconds} s"))
+}
+
+/// A job that fails as tools fail (a result with `isError`), after a second.
+#[saga_tool(task = "required")]
+async fn failing_job() -> Result<String, SagaError> {
+    checkpoint().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(SagaError::msg("the job failed"))
+}
+
+/// A job whose code panics: the task fails with a protocol error.
+#[saga_tool(task)]
+async fn protocol_error_job() -> Result<String, SagaError> {
+    checkpoint().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    panic!("the job hit a bug");
+}
+
+/// Whether to go ahead.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct Confirmation {
+    /// Go ahead?
+    confirm: bool,
+}
+
+/// Deletes a file once the user confirms, as a task.
+#[saga_tool(task)]
+async fn confirm_delete(filename: String) -> Result<String, SagaError> {
+    checkpoint().await;
+    let answer: Confirmation = elicit(format!("Delete {filename}?")).await?;
+    Ok(if answer.confirm {
+        format!("Deleted {filename}")
+    } else {
+        format!("Kept {filename}")
+    })
+}
+
+/// A named confirmation.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct NamedConfirmation {
+    /// A name.
+    name: String,
+    /// Go ahead?
+    confirm: bool,
+}
+
+/// Asks two questions at once, as a task.
+#[saga_tool(task)]
+async fn multi_input() -> Result<String, SagaError> {
+    checkpoint().await;
+    let (first, second) = join!(
+        elicit::<NamedConfirmation>("First input?"),
+        elicit::<NamedConfirmation>("Second input?"),
+    );
+    Ok(format!("Got {} and {}", first?.name, second?.name))
+}
+
+/// Asks the user's name synchronously (MRTR), then works on as a task.
+#[saga_tool(task = "required")]
+async fn test_tool_with_task() -> Result<String, SagaError> {
+    let user: UserName = elicit("What is your name?").await?;
+    checkpoint().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!("Hello, {}! The task is done.", user.name))
+}
+
 /// The conformance server, with the given keys.
 pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
     Ok(SagaServer::builder()
@@ -578,6 +665,14 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
             test_custom_header,
             custom_header_schema(),
         ))
+        .tool(greet)
+        .tool(slow_compute)
+        .tool(failing_job)
+        .tool(protocol_error_job)
+        .tool(confirm_delete)
+        .tool(multi_input)
+        .tool(test_tool_with_task)
+        .tasks(TaskStore::memory())
         .prompt(test_simple_prompt)
         .prompt(test_prompt_with_arguments)
         .prompt(test_prompt_with_embedded_resource)

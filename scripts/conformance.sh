@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the MCP conformance suite (@modelcontextprotocol/conformance) against
 # examples/conformance_server.rs: every server scenario of both protocol eras, 2026-07-28
-# (stateless, MRTR) and 2025-11-25 (sessions), on the same server.
+# (stateless, MRTR) and 2025-11-25 (sessions), and the extension scenarios (the tasks
+# extension, `tasks-*`, on 2026-07-28), on the same server.
 #
-#   scripts/conformance.sh                         # both sets, every server scenario
-#   SPEC_VERSIONS=2025-11-25 scripts/conformance.sh   # one set
+#   scripts/conformance.sh                         # every set, every server scenario
+#   SPEC_VERSIONS=2025-11-25 scripts/conformance.sh   # one set ("extensions" for the tasks-*)
 #   scripts/conformance.sh caching tools-list      # only these, in each set
 #
 # Node 22 and the suite are installed once into $SAGA_CONFORMANCE_CACHE (default
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 SUITE_VERSION=0.2.0-alpha.12
-SPEC_VERSIONS=${SPEC_VERSIONS:-${SPEC_VERSION:-2026-07-28 2025-11-25}}
+SPEC_VERSIONS=${SPEC_VERSIONS:-${SPEC_VERSION:-2026-07-28 2025-11-25 extensions}}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SAGA_CONFORMANCE_CACHE:-$HOME/.cache/saga-conformance}
@@ -100,8 +101,14 @@ for SPEC_VERSION in $SPEC_VERSIONS; do
 if (($# > 0)); then
     SCENARIOS=("$@")
 else
-    mapfile -t SCENARIOS < <("$NODE" "$CLI" list --server --spec-version "$SPEC_VERSION" |
-        sed -nE 's/^[[:space:]]*- ([^[:space:]]+).*/\1/p')
+    if [[ $SPEC_VERSION == extensions ]]; then
+        # Extension scenarios are on no spec's timeline: listed apart, run without a version.
+        mapfile -t SCENARIOS < <("$NODE" "$CLI" list --server |
+            sed -nE 's/^[[:space:]]*- ([^[:space:]]+) \[extension\].*/\1/p')
+    else
+        mapfile -t SCENARIOS < <("$NODE" "$CLI" list --server --spec-version "$SPEC_VERSION" |
+            sed -nE 's/^[[:space:]]*- ([^[:space:]]+).*/\1/p')
+    fi
     ((${#SCENARIOS[@]} > 0)) || { log "the suite listed no server scenario for $SPEC_VERSION"; exit 2; }
 fi
 printf '── %s: %s server scenarios\n' "$SPEC_VERSION" "${#SCENARIOS[@]}"
@@ -110,7 +117,9 @@ mkdir -p "$OUT/$SPEC_VERSION"
 for scenario in "${SCENARIOS[@]}"; do
     scenario_log=$OUT/$SPEC_VERSION/$scenario.log
     status=0
-    "$NODE" "$CLI" server --url "$URL" --scenario "$scenario" --spec-version "$SPEC_VERSION" \
+    version_args=(--spec-version "$SPEC_VERSION")
+    [[ $SPEC_VERSION == extensions ]] && version_args=()
+    "$NODE" "$CLI" server --url "$URL" --scenario "$scenario" "${version_args[@]}" \
         -o "$OUT/$SPEC_VERSION/reports" >"$scenario_log" 2>&1 || status=$?
     checks=$(sed -nE 's/^Passed: ([0-9]+)\/([0-9]+), [0-9]+ failed, ([0-9]+) warnings?.*/\1\/\2 checks, \3 warnings/p' \
         "$scenario_log" | tail -n 1)

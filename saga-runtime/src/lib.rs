@@ -10,6 +10,7 @@
 //! - [`state`]: the sealed token (XChaCha20-Poly1305 over postcard, bound to the request).
 //! - [`engine`]: the [`SagaTool`](engine::SagaTool) contract and the runner.
 //! - [`serve`]: [`SagaServer`](serve::SagaServer) over Streamable HTTP or stdio.
+//! - [`tasks`]: durable tasks (MCP tasks extension) in a [`TaskStore`](tasks::TaskStore).
 //!
 //! Most code needs only `use saga_runtime::prelude::*;`.
 
@@ -22,6 +23,7 @@ pub mod engine;
 mod log;
 pub mod serve;
 pub mod state;
+pub mod tasks;
 
 pub use rmcp;
 
@@ -37,6 +39,7 @@ pub mod __private {
         Answers, Elicit, ElicitEnum, ElicitField, PromptOutput, Request, ResourceOutput,
         SagaContext, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, parse_arguments,
     };
+    pub use crate::tasks::TaskSupport;
     pub use rmcp::ErrorData;
     pub use rmcp::handler::server::common::schema_for_type;
     pub use rmcp::model::{JsonObject, Tool};
@@ -67,6 +70,7 @@ pub mod prelude {
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};
     pub use crate::state::KeyRing;
+    pub use crate::tasks::TaskStore;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
     pub use saga_macros::{Elicit, saga_prompt, saga_resource, saga_tool};
     pub use serde::{Deserialize, Serialize};

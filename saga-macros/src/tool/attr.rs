@@ -1,4 +1,4 @@
-//! `#[saga_tool(name = "…", title = "…", description = "…")]`.
+//! `#[saga_tool(name = "…", title = "…", description = "…", task)]`.
 
 use proc_macro2::TokenStream;
 use syn::LitStr;
@@ -12,11 +12,41 @@ pub struct ToolAttr {
     pub name: Option<LitStr>,
     pub title: Option<LitStr>,
     pub description: Option<LitStr>,
+    /// `task` (optional) or `task = "optional" | "required"`.
+    pub task: Option<TaskAttr>,
+}
+
+/// How the tool may run as a task.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TaskAttr {
+    Optional,
+    Required,
 }
 
 pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("task") {
+            if attr.task.is_some() {
+                return Err(meta.error("`task` is given twice; keep one"));
+            }
+            if meta.input.is_empty() || meta.input.peek(syn::Token![,]) {
+                attr.task = Some(TaskAttr::Optional);
+                return Ok(());
+            }
+            let lit: LitStr = meta.value()?.parse()?;
+            attr.task = Some(match lit.value().as_str() {
+                "optional" => TaskAttr::Optional,
+                "required" => TaskAttr::Required,
+                _ => {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "a tool runs as a task when the client supports it (`task`, or                          `task = \"optional\"`) or only as a task (`task = \"required\"`)",
+                    ));
+                }
+            });
+            return Ok(());
+        }
         let slot = if meta.path.is_ident("name") {
             &mut attr.name
         } else if meta.path.is_ident("title") {
@@ -26,7 +56,8 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         } else {
             return Err(meta.error(
                 "unknown #[saga_tool] argument: the tool's metadata is set with \
-                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`",
+                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`, and \
+                 `task` lets it run as a task",
             ));
         };
         if slot.is_some() {

@@ -147,6 +147,19 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
     let fingerprint = fingerprint(item);
     let start = &machine.start;
     let marker = kind.marker_impl(name, &private);
+    let task_support = match attr.task {
+        None => quote!(),
+        Some(super::attr::TaskAttr::Optional) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Optional
+            }
+        },
+        Some(super::attr::TaskAttr::Required) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Required
+            }
+        },
+    };
     let output_check = kind.output_check(output, &private);
 
     quote! {
@@ -218,6 +231,8 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                 fn fingerprint(&self) -> [u8; 8] {
                     #fingerprint
                 }
+
+                #task_support
 
                 fn state_names(&self) -> &'static [&'static str] {
                     &[#(#variant_names),*]

@@ -52,6 +52,13 @@ pub trait SagaTool: Send + Sync + 'static {
         &[]
     }
 
+    /// Whether the tool may run as a task (MCP tasks extension); `#[saga_tool(task)]`
+    /// says so. A server without a [`TaskStore`](crate::tasks::TaskStore) runs every tool
+    /// as an ordinary call.
+    fn task_support(&self) -> crate::tasks::TaskSupport {
+        crate::tasks::TaskSupport::Forbidden
+    }
+
     /// `state` as JSON, for [`SagaServer::inspect`](crate::serve::SagaServer::inspect) and
     /// the examples' `--inspect`: serde's own rendering unless the tool knows better.
     /// `#[saga_tool]` overrides it to show the suspension's variant and its saved locals

@@ -36,6 +36,7 @@ pub struct SagaToolsBuilder {
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
     principal: PrincipalFn,
     registry: Registry,
+    tasks: Option<crate::tasks::TaskSettings>,
 }
 
 impl std::fmt::Debug for SagaToolsBuilder {
@@ -69,6 +70,7 @@ impl Default for SagaToolsBuilder {
             single_use: None,
             principal: default_principal(),
             registry: Registry::default(),
+            tasks: None,
         }
     }
 }
@@ -153,6 +155,22 @@ impl SagaToolsBuilder {
         self
     }
 
+    /// Runs the `#[saga_tool(task)]` tools as durable tasks (MCP tasks extension) for the
+    /// clients that declare it, their records in `store`: [`TaskStore::memory`] in this
+    /// process, `TaskStore::redis(url)` shared by replicas. See [`crate::tasks`].
+    ///
+    /// [`TaskStore::memory`]: crate::tasks::TaskStore::memory
+    pub fn tasks(self, store: crate::tasks::TaskStore) -> Self {
+        self.task_settings(crate::tasks::TaskSettings::new(store))
+    }
+
+    /// [`SagaToolsBuilder::tasks`] with settings of your own (record lifetime, poll
+    /// interval, lease).
+    pub fn task_settings(mut self, settings: crate::tasks::TaskSettings) -> Self {
+        self.tasks = Some(settings);
+        self
+    }
+
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
         let tool = Arc::new(tool);
@@ -218,6 +236,13 @@ impl SagaToolsBuilder {
             codec = codec.with_single_use(store);
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
-        SagaTools::new(codec, self.registry, self.principal, list_ttl_ms, self.info)
+        SagaTools::new(
+            codec,
+            self.registry,
+            self.principal,
+            list_ttl_ms,
+            self.info,
+            self.tasks,
+        )
     }
 }

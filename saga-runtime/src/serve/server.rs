@@ -253,6 +253,18 @@ impl SagaServerBuilder {
         self
     }
 
+    /// Runs `#[saga_tool(task)]` tools as durable tasks; see [`SagaToolsBuilder::tasks`].
+    pub fn tasks(mut self, store: crate::tasks::TaskStore) -> Self {
+        self.tools = self.tools.tasks(store);
+        self
+    }
+
+    /// Tasks with settings of your own; see [`SagaToolsBuilder::task_settings`].
+    pub fn task_settings(mut self, settings: crate::tasks::TaskSettings) -> Self {
+        self.tools = self.tools.task_settings(settings);
+        self
+    }
+
     /// Adds a tool; see [`SagaToolsBuilder::tool`].
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
         self.tools = self.tools.tool(tool);
@@ -348,6 +360,29 @@ impl SagaServer {
     }
 }
 
+impl SagaServer {
+    /// The tasks and the caller's principal, for `tasks/*`.
+    fn task_caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(&Arc<crate::tasks::Tasks>, String), ErrorData> {
+        let Some(tasks) = self.tools.tasks() else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this server runs no tasks",
+                None,
+            ));
+        };
+        if !context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+        {
+            return Err(crate::tasks::tasks_required());
+        }
+        Ok((tasks, self.tools.context(context).principal().to_owned()))
+    }
+}
+
 impl ServerHandler for SagaServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
@@ -357,6 +392,12 @@ impl ServerHandler for SagaServer {
         }
         if self.tools.has_resources() {
             capabilities.resources = Some(Default::default());
+        }
+        if self.tools.tasks().is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
         config.protocol_version = ProtocolVersion::V_2026_07_28;
@@ -542,6 +583,42 @@ impl ServerHandler for SagaServer {
             subscriptions.remove(&request.uri);
         }
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let (tasks, principal) = self.task_caller(&context)?;
+        tasks.get(&self.tools, &request.task_id, &principal).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (tasks, principal) = self.task_caller(&context)?;
+        tasks
+            .update(
+                &self.tools,
+                &request.task_id,
+                &principal,
+                request.input_responses,
+            )
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (tasks, principal) = self.task_caller(&context)?;
+        tasks
+            .cancel(&self.tools, &request.task_id, &principal)
+            .await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -43,6 +43,8 @@ pub(crate) trait DynTool: Send + Sync {
         token: &str,
         binding: &crate::state::Binding,
     ) -> Result<serde_json::Value, InspectError>;
+
+    fn task_support(&self) -> crate::tasks::TaskSupport;
 }
 
 impl<T: SagaTool> DynTool for T {
@@ -62,6 +64,10 @@ impl<T: SagaTool> DynTool for T {
         binding: &crate::state::Binding,
     ) -> Result<serde_json::Value, InspectError> {
         crate::engine::inspect_state(self, codec, token, binding)
+    }
+
+    fn task_support(&self) -> crate::tasks::TaskSupport {
+        SagaTool::task_support(self)
     }
 }
 
@@ -166,6 +172,8 @@ pub(super) struct Inner {
     pub(super) list_ttl_ms: u64,
     /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
     info_meta: Option<serde_json::Value>,
+    /// The tasks, when a store is configured.
+    pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
 }
 
 impl std::fmt::Debug for SagaTools {
@@ -209,6 +217,7 @@ impl SagaTools {
         principal: PrincipalFn,
         list_ttl_ms: u64,
         info: Option<Implementation>,
+        tasks: Option<crate::tasks::TaskSettings>,
     ) -> Result<Self, BuildError> {
         let Registry {
             tools,
@@ -216,6 +225,8 @@ impl SagaTools {
             resources,
             templates,
         } = registry;
+        let tasks = tasks
+            .map(|settings| Arc::new(crate::tasks::Tasks::new(settings, codec.keys().duplicate())));
         let mut entries = Vec::with_capacity(tools.len());
         let mut by_name = HashMap::new();
         for (tool, saga) in tools {
@@ -242,6 +253,7 @@ impl SagaTools {
                 principal,
                 list_ttl_ms,
                 info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
+                tasks,
             }),
         })
     }
@@ -403,7 +415,20 @@ impl SagaTools {
             failures: wire.failures,
             ..Call::default()
         };
+        if let Some(tasks) = &self.inner.tasks
+            && !super::session::is_session_era(cx.protocol_version())
+        {
+            let support = self.saga(&call.name)?.task_support();
+            if support != crate::tasks::TaskSupport::Forbidden {
+                return tasks.call(self, support, call, &cx).await;
+            }
+        }
         self.run(call, &cx).await
+    }
+
+    /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
+    pub(crate) fn tasks(&self) -> Option<&Arc<crate::tasks::Tasks>> {
+        self.inner.tasks.as_ref()
     }
 
     /// Runs one transition for an already-decoded call and context; the entry point for
@@ -418,7 +443,7 @@ impl SagaTools {
         self.run_saga(&saga, call, cx).await
     }
 
-    fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
+    pub(crate) fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
         match self.inner.by_name.get(name) {
             Some(&index) => Ok(&self.inner.entries[index].saga),
             None => {

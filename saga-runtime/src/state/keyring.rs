@@ -88,6 +88,21 @@ pub struct KeyRing {
 }
 
 impl KeyRing {
+    /// The same keys, for a second codec (the tasks' one, with its own token lifetime).
+    /// Not `Clone`: copies of key material are made only where the crate needs them.
+    pub(crate) fn duplicate(&self) -> Self {
+        Self {
+            keys: self
+                .keys
+                .iter()
+                .map(|key| Key {
+                    id: key.id,
+                    cipher: key.cipher.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// A ring with one random key, for development: tokens die with the process.
     pub fn ephemeral() -> Self {
         let mut key = Zeroizing::new([0u8; KEY_LEN]);
