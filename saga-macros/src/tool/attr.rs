@@ -41,7 +41,7 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
                 _ => {
                     return Err(syn::Error::new(
                         lit.span(),
-                        "a tool runs as a task when the client supports it (`task`, or                          `task = \"optional\"`) or only as a task (`task = \"required\"`)",
+                        "a tool runs as a task when the client supports it (`task`, or `task = \"optional\"`) or only as a task (`task = \"required\"`)",
                     ));
                 }
             });
