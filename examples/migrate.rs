@@ -1,13 +1,22 @@
 //! `migrate`: long-running work that checkpoints after each table, so that no finished
-//! table is done again when the call moves to another process. With a client that declares
-//! `resumableRequests` (seed 002, SEP-975) in a session, every checkpoint sends it a
-//! resume token; after a crash, `requests/resume` on a fresh process goes on from the last
-//! one.
+//! table is done again when the call moves to another process.
+//!
+//! - A client that declares the tasks extension (MCP 2026-07-28) gets a task: the call
+//!   answers at once with a task id, and a worker runs the migration, writing its state to
+//!   the task store at every checkpoint. With `SAGA_TASKS_REDIS` set, the store is Redis
+//!   and replicas share it: when one dies, another takes its tasks over when their lease
+//!   (`SAGA_TASK_LEASE_MS`, 10 s by default) runs out.
+//! - A client that declares `resumableRequests` (seed 002, SEP-975) in a session gets a
+//!   resume token at every checkpoint; after a crash, `requests/resume` on a fresh process
+//!   goes on from the last one.
+//! - `approve_migration` asks for an approval after its first checkpoint: as a task, it
+//!   waits `input_required` until `tasks/update` answers.
 //!
 //! ```text
 //! cargo run --example migrate                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! cargo run --example migrate -- --stdio      # stdio
-//! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # appends "table N" per table done
+//! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
+//! SAGA_TASKS_REDIS=redis://127.0.0.1/ cargo run --example migrate   # tasks shared by replicas
 //! ```
 
 use std::io::Write as _;
@@ -16,28 +25,53 @@ use std::time::Duration;
 use saga_runtime::prelude::*;
 
 /// Migrates `tables` tables, one after another, checkpointing after each.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn migrate(
     #[arg(description = "How many tables to migrate (at most 1,000).")] tables: u32,
     #[arg(description = "Milliseconds each table takes.")] millis_per_table: Option<u64>,
+    #[arg(description = "A name for the journal.")] label: Option<String>,
 ) -> Result<String, SagaError> {
     if tables > 1_000 {
         return Err(SagaError::msg("at most 1,000 tables"));
     }
+    let label = label.unwrap_or_else(|| "migration".to_owned());
     let pause = Duration::from_millis(millis_per_table.unwrap_or(100).min(10_000));
     let mut migrated: Vec<u32> = Vec::new();
+    // As a task, the call answers at its first checkpoint: here, before any work.
+    checkpoint().await;
     for table in 0..tables {
+        journal(&format!("{label} began table {table}"));
         tokio::time::sleep(pause).await;
-        journal(table);
+        journal(&format!("{label} table {table}"));
         migrated.push(table);
         checkpoint().await;
     }
+    journal(&format!("{label} done"));
     Ok(format!("migrated {} tables: {migrated:?}", migrated.len()))
 }
 
-/// Records a finished table in `MIGRATE_JOURNAL`, when set: what a test reads to see which
-/// work ran, and how often.
-fn journal(table: u32) {
+/// An approval.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+pub struct Approval {
+    /// Go ahead?
+    pub approve: bool,
+}
+
+/// Plans a migration, then waits for an approval before reporting it.
+#[saga_tool(task)]
+pub async fn approve_migration(tables: u32) -> Result<String, SagaError> {
+    checkpoint().await;
+    let answer: Approval = elicit(format!("Migrate {tables} tables?")).await?;
+    Ok(if answer.approve {
+        format!("{tables} tables approved")
+    } else {
+        "not approved".to_owned()
+    })
+}
+
+/// Appends `line` to `MIGRATE_JOURNAL`, when set: what a test reads to see which work ran,
+/// and how often.
+fn journal(line: &str) {
     let Some(path) = std::env::var_os("MIGRATE_JOURNAL") else {
         return;
     };
@@ -45,24 +79,41 @@ fn journal(table: u32) {
         .create(true)
         .append(true)
         .open(path)
-        .and_then(|mut file| writeln!(file, "table {table}"));
+        .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
     if let Err(error) = written {
         tracing::warn!(%error, "the journal could not be written");
     }
 }
 
-/// The server of this example, with the given keys.
-pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
+/// The server of this example, with the given keys and task store.
+pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Result<SagaServer> {
+    let mut settings = saga_runtime::tasks::TaskSettings::new(store);
+    settings.lease = lease;
     Ok(SagaServer::builder()
         .info("migrate-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)
         .tool(migrate)
+        .tool(approve_migration)
+        .task_settings(settings)
         .build()?)
+}
+
+/// The task store `SAGA_TASKS_REDIS` names, or one in memory.
+async fn store() -> anyhow::Result<TaskStore> {
+    Ok(match std::env::var("SAGA_TASKS_REDIS") {
+        Ok(url) => TaskStore::redis(&url).await?,
+        Err(_) => TaskStore::memory(),
+    })
 }
 
 #[allow(dead_code)] // unused where a test includes this file
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
-    saga_examples::cli::serve(server(saga_examples::cli::keys()?)?).await
+    let lease = std::env::var("SAGA_TASK_LEASE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(saga_runtime::tasks::DEFAULT_LEASE, Duration::from_millis);
+    let server = server(saga_examples::cli::keys()?, store().await?, lease)?;
+    saga_examples::cli::serve(server).await
 }

@@ -5,11 +5,12 @@
 #[path = "../examples/deploy.rs"]
 #[allow(dead_code)]
 mod deploy;
+#[path = "support/redis.rs"]
+mod redis;
 
 use std::net::SocketAddr;
-use std::process::Stdio;
-use std::time::Duration;
 
+use redis::start_redis;
 use saga_examples::testing::serve_local;
 use saga_runtime::prelude::*;
 use saga_runtime::state::{INVALID_STATE_MESSAGE, MemoryStore, RedisStore, TokenStore};
@@ -109,60 +110,6 @@ async fn a_full_store_refuses_new_tokens_and_keeps_the_old_ones() {
     let busy = call(running.addr, Some(&b), Some(target())).await;
     assert_eq!(busy["error"]["code"], -32603, "{busy:#}");
     refused(&call(running.addr, Some(&a), Some(target())).await);
-}
-
-/// A `redis-server` of our own on a free loopback port, stopped on drop.
-struct Redis {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn start_redis() -> Redis {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|error| {
-            panic!(
-                "redis-server could not start ({error}); install it: apt-get install redis-server"
-            )
-        });
-    // Owned by the guard at once, so that it is stopped and reaped on every path.
-    let redis = Redis {
-        child,
-        url: format!("redis://127.0.0.1:{port}/"),
-    };
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return redis;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("redis-server did not listen on {port}");
 }
 
 #[tokio::test]

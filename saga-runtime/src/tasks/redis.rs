@@ -100,9 +100,10 @@ impl TaskBackend for RedisTasks {
                 let Some(old_text) = self.read(id).await? else {
                     return Ok(None);
                 };
-                let mut record = decode(&old_text)?;
+                let current = decode(&old_text)?;
+                let mut record = current.clone();
                 if !change(&mut record) {
-                    return Ok(Some(record));
+                    return Ok(Some(current));
                 }
                 let new_text = serde_json::to_string(&record).map_err(unavailable)?;
                 let working = if record.status == TaskStatus::Working {

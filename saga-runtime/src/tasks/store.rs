@@ -66,6 +66,11 @@ impl TaskStore {
         Self::memory_with_capacity(10_000)
     }
 
+    /// The backend's own operations.
+    pub fn backend(&self) -> &dyn TaskBackend {
+        self.0.as_ref()
+    }
+
     /// A store of your own.
     pub fn custom(backend: impl TaskBackend) -> Self {
         Self(Arc::new(backend))

@@ -1,0 +1,437 @@
+//! Durable tasks (MCP tasks extension, SEP-2663) over real processes and a real
+//! `redis-server`: both stores keep records atomically; a thousand tasks survive a replica
+//! killed with SIGKILL part-way through, each completing once with the right result; and
+//! tasks waiting for input cost the server no memory with the Redis store.
+
+#[path = "support/redis.rs"]
+mod redis;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::start_redis;
+use saga_examples::process::{ServerProcess, Spawn};
+use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
+use saga_runtime::tasks::{TaskRecord, TaskStore};
+use serde_json::{Value, json};
+
+const KEY_HEX: &str = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
+const VERSION: &str = "2026-07-28";
+
+// ---------------------------------------------------------------------------------------
+// The stores
+// ---------------------------------------------------------------------------------------
+
+fn record(id: &str, lease_until_ms: u64) -> TaskRecord {
+    TaskRecord {
+        id: id.to_owned(),
+        principal: "alice".into(),
+        tool: "migrate".into(),
+        arguments: None,
+        capabilities: Default::default(),
+        status: TaskStatus::Working,
+        state: Some("state".into()),
+        pending: None,
+        answers: InputResponses::new(),
+        result: None,
+        error: None,
+        created_ms: now_ms(),
+        updated_ms: now_ms(),
+        ttl_ms: 60_000,
+        worker: Some("w1".into()),
+        lease_until_ms,
+        takeovers: 0,
+    }
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis(),
+    )
+    .expect("fits")
+}
+
+async fn exercise(store: TaskStore) {
+    let backend = store.backend();
+    let far = now_ms() + 60_000;
+    let a = record("a", far);
+    backend.insert(&a).await.expect("inserted");
+    backend.insert(&record("b", 1)).await.expect("inserted");
+    assert_eq!(backend.get("a").await.expect("read"), Some(a));
+    assert_eq!(backend.get("nope").await.expect("read"), None);
+
+    // Only the working task whose lease has ended is an orphan.
+    assert_eq!(
+        backend.orphans(now_ms()).await.expect("listed"),
+        vec!["b".to_owned()]
+    );
+    let done = |record: &mut TaskRecord| {
+        record.status = TaskStatus::Completed;
+        true
+    };
+    backend.update("b", &done).await.expect("updated");
+    assert!(backend.orphans(now_ms()).await.expect("listed").is_empty());
+
+    // Concurrent updates do not lose one another.
+    let store = Arc::new(store);
+    let mut handles = Vec::new();
+    for _ in 0..40 {
+        let store = Arc::clone(&store);
+        handles.push(tokio::spawn(async move {
+            let bump = |record: &mut TaskRecord| {
+                record.takeovers += 1;
+                true
+            };
+            store.backend().update("a", &bump).await.expect("updated");
+        }));
+    }
+    for handle in handles {
+        handle.await.expect("joined");
+    }
+    let a = store
+        .backend()
+        .get("a")
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(a.takeovers, 40, "an update was lost");
+    // A change that declines writes nothing.
+    let decline = |record: &mut TaskRecord| {
+        record.takeovers = 0;
+        false
+    };
+    let unchanged = store.backend().update("a", &decline).await.expect("read");
+    assert_eq!(unchanged.map(|record| record.takeovers), Some(40));
+}
+
+#[tokio::test]
+async fn both_stores_keep_records_atomically_and_find_orphans() {
+    exercise(TaskStore::memory()).await;
+    let redis = start_redis().await;
+    exercise(TaskStore::redis(&redis.url).await.expect("connected")).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// A client of the tasks extension, over raw HTTP
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+}
+
+impl Client {
+    fn new() -> Self {
+        Self {
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("an HTTP client"),
+        }
+    }
+
+    /// One request with the tasks extension declared; the whole JSON-RPC response.
+    async fn request(&self, server: &ServerProcess, method: &str, mut params: Value) -> Value {
+        let name = params
+            .get("name")
+            .or_else(|| params.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {},
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            }
+        });
+        let mut request = self
+            .http
+            .post(format!("http://{}/mcp", server.addr))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", VERSION)
+            .header("mcp-method", method);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        let response = request
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .send()
+            .await
+            .expect("the server answers");
+        response.json().await.expect("a JSON response")
+    }
+
+    async fn create(&self, server: &ServerProcess, tool: &str, arguments: Value) -> String {
+        let answer = self
+            .request(
+                server,
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+            )
+            .await;
+        assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+        answer["result"]["taskId"]
+            .as_str()
+            .expect("a task id")
+            .to_owned()
+    }
+
+    async fn status(&self, server: &ServerProcess, id: &str) -> Value {
+        let answer = self
+            .request(server, "tasks/get", json!({"taskId": id}))
+            .await;
+        answer["result"].clone()
+    }
+}
+
+fn terminal(task: &Value) -> bool {
+    matches!(
+        task["status"].as_str(),
+        Some("completed" | "failed" | "cancelled")
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// A replica killed part-way through a thousand tasks
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
+    const TASKS: usize = 1000;
+    let redis = start_redis().await;
+    let dir = std::env::temp_dir().join(format!("saga-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let journal = dir.join("journal");
+    let _ = std::fs::remove_file(&journal);
+    let journal_path = journal.to_string_lossy().into_owned();
+    let replica = || {
+        Spawn::new("migrate", KEY_HEX)
+            .env("SAGA_TASKS_REDIS", &redis.url)
+            .env("SAGA_TASK_LEASE_MS", "3000")
+            .env("MIGRATE_JOURNAL", &journal_path)
+            .log("saga_runtime::tasks=info")
+            .capture_stderr()
+            .start()
+    };
+    let mut replicas = vec![replica(), replica(), replica()];
+    let client = Client::new();
+
+    // Each task migrates 3 to 5 tables, 2 s each: longer than creating them all takes,
+    // so that the kill finds every task of its replica in flight; a checkpoint after every
+    // table.
+    let mut tasks: Vec<(String, usize, usize)> = Vec::new(); // (id, replica, tables)
+    let created = Instant::now();
+    for chunk in (0..TASKS).collect::<Vec<_>>().chunks(50) {
+        let mut creations = Vec::new();
+        for &index in chunk {
+            let client = client.clone();
+            let on = index % 3;
+            let tables = 3 + index % 3;
+            let server = &replicas[on];
+            creations.push(async move {
+                let arguments = json!({
+                    "tables": tables, "millis_per_table": 2000, "label": format!("t{index}")
+                });
+                (
+                    client.create(server, "migrate", arguments).await,
+                    on,
+                    tables,
+                )
+            });
+        }
+        tasks.extend(futures::future::join_all(creations).await);
+    }
+    let creation_time = created.elapsed();
+
+    // Part-way through: kill the first replica, its third of the tasks in flight, most
+    // with a table or two behind them and one under way.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let in_flight_at_kill = std::fs::read_to_string(&journal)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(" table ") && !line.contains(" began "))
+        .count();
+    replicas[0].kill_9();
+
+    // Every task completes, as seen from the surviving replicas.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let mut results: HashMap<String, Value> = HashMap::new();
+    while results.len() < TASKS {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {TASKS} tasks ended in 3 minutes",
+            results.len()
+        );
+        let open: Vec<_> = tasks
+            .iter()
+            .filter(|(id, _, _)| !results.contains_key(id))
+            .take(100)
+            .cloned()
+            .collect();
+        let polls = open.into_iter().enumerate().map(|(n, (id, _, _))| {
+            let client = client.clone();
+            let server = &replicas[1 + n % 2];
+            async move {
+                let task = client.status(server, &id).await;
+                (id, task)
+            }
+        });
+        for (id, task) in futures::future::join_all(polls).await {
+            if terminal(&task) {
+                results.insert(id, task);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Each completed with its own result.
+    for (id, _, tables) in &tasks {
+        let task = &results[id];
+        assert_eq!(task["status"], "completed", "{task}");
+        let expected: Vec<usize> = (0..*tables).collect();
+        assert_eq!(
+            task["result"]["content"][0]["text"],
+            format!("migrated {tables} tables: {expected:?}"),
+            "{task}"
+        );
+    }
+
+    // The journal: each task's final step ran once, except perhaps for tasks of the
+    // killed replica whose last step was cut off after it journaled; a table was done
+    // again only on the killed replica's tasks, and at most the one in flight.
+    let text = std::fs::read_to_string(&journal).expect("a journal");
+    let mut done: HashMap<&str, usize> = HashMap::new();
+    let mut tables_done: HashMap<&str, usize> = HashMap::new();
+    let mut tables_begun: HashMap<&str, usize> = HashMap::new();
+    for line in text.lines() {
+        let (label, rest) = line.split_once(' ').expect("a journal line");
+        let counter = if rest == "done" {
+            &mut done
+        } else if rest.starts_with("began ") {
+            &mut tables_begun
+        } else {
+            &mut tables_done
+        };
+        *counter.entry(label).or_default() += 1;
+    }
+    let mut redone_tables = 0;
+    let mut redone_final_steps = 0;
+    for (index, (_, on, tables)) in tasks.iter().enumerate() {
+        let label = format!("t{index}");
+        let finals = done.get(label.as_str()).copied().unwrap_or(0);
+        let worked = tables_done.get(label.as_str()).copied().unwrap_or(0);
+        let begun = tables_begun.get(label.as_str()).copied().unwrap_or(0);
+        if *on == 0 {
+            // The table under way when the replica died is begun again (and, had it
+            // finished but not yet checkpointed, done again): nothing before it.
+            assert!((1..=2).contains(&finals), "{label}: {finals} final steps");
+            assert!(
+                (*tables..=tables + 1).contains(&worked),
+                "{label}: {worked} tables done for {tables}"
+            );
+            assert!(
+                (*tables..=tables + 1).contains(&begun),
+                "{label}: {begun} tables begun for {tables}"
+            );
+        } else {
+            assert_eq!(finals, 1, "{label} of a surviving replica");
+            assert_eq!(worked, *tables, "{label} of a surviving replica");
+            assert_eq!(begun, *tables, "{label} of a surviving replica");
+        }
+        redone_tables += begun - tables;
+        redone_final_steps += finals - 1;
+    }
+    let taken_over: usize = replicas[1..]
+        .iter()
+        .map(|replica| replica.stderr().matches("task taken over").count())
+        .sum();
+    assert!(taken_over > 0, "no task was taken over");
+    assert!(taken_over <= TASKS / 3 + 1, "{taken_over} takeovers");
+    println!(
+        "{TASKS} tasks created in {creation_time:?} over 3 replicas; replica 1 killed with \
+         {in_flight_at_kill} tables done in all; {taken_over} tasks taken over by the others, \
+         {redone_tables} tables begun again and {redone_final_steps} final steps run again; every task \
+         completed once with its own result"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------------------
+
+/// The server's RSS (KiB) after a warm-up, with half of `count` tasks waiting for input,
+/// and with all of them.
+async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 3] {
+    let mut spawn = Spawn::new("migrate", KEY_HEX);
+    if let Some(url) = redis_url {
+        spawn = spawn.env("SAGA_TASKS_REDIS", url);
+    }
+    let server = spawn.start();
+    let client = Client::new();
+    let mut rss = [0; 3];
+    // A first batch warms the allocator and the connection pools up; the memory store's
+    // default capacity is 10,000 tasks, which it refuses to exceed.
+    let batches = [(0, 500), (500, count / 2), (count / 2, count)];
+    for (step, (from, to)) in batches.into_iter().enumerate() {
+        let mut ids = Vec::new();
+        for chunk in (from..to).collect::<Vec<_>>().chunks(100) {
+            let creations = chunk.iter().map(|&index| {
+                let client = client.clone();
+                let server = &server;
+                async move {
+                    client
+                        .create(server, "approve_migration", json!({"tables": index}))
+                        .await
+                }
+            });
+            ids.extend(futures::future::join_all(creations).await);
+        }
+        // Every one of them waits for its approval.
+        for id in &ids {
+            loop {
+                let task = client.status(&server, id).await;
+                if task["status"] == "input_required" {
+                    break;
+                }
+                assert_eq!(task["status"], "working", "{task}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        rss[step] = server.rss_kib();
+    }
+    rss
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_tasks_cost_no_server_memory_with_redis() {
+    const WAITING: usize = 10_000;
+    let memory = rss_with_waiting_tasks(None, WAITING).await;
+    let redis = start_redis().await;
+    let shared = rss_with_waiting_tasks(Some(&redis.url), WAITING).await;
+    let second_half = |rss: [u64; 3]| rss[2].saturating_sub(rss[1]);
+    println!(
+        "server RSS (KiB) after 500 / {} / {WAITING} tasks waiting for input: memory store \
+         {memory:?} (+{} for the last {}), Redis store {shared:?} (+{} for the last {})",
+        WAITING / 2,
+        second_half(memory),
+        WAITING / 2,
+        second_half(shared),
+        WAITING / 2,
+    );
+    // With the records in Redis, waiting tasks hold nothing in the server: its memory stays
+    // where the first thousands of requests left it.
+    assert!(
+        second_half(shared) * 4 < second_half(memory),
+        "the Redis store's server grew by {} KiB over the last {} tasks, the memory store's by {}",
+        second_half(shared),
+        WAITING / 2,
+        second_half(memory)
+    );
+}
