@@ -219,7 +219,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
             .capture_stderr()
             .start()
     };
-    let mut replicas = vec![replica(), replica(), replica()];
+    let mut replicas = [replica(), replica(), replica()];
     let client = Client::new();
 
     // Each task migrates 3 to 5 tables, 2 s each: longer than creating them all takes,
