@@ -74,6 +74,12 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - a request not awaited where it is made (`let r = elicit(..); r.await`);
 /// - `join_all(..)` inside `join!`.
 ///
+/// `#[saga_tool(task)]` lets the tool run as a durable task (MCP tasks extension) for a
+/// client that declares it, on a server with a `TaskStore`; the task begins at the
+/// function's first `checkpoint()`, and what it asks before that is asked over MRTR.
+/// `#[saga_tool(task = "required")]` runs it only as a task: a client without the
+/// extension gets `-32021`.
+///
 /// Helpers that suspend (`#[saga_fn]`) are not available yet: a suspension must be in the
 /// tool's own body.
 #[proc_macro_attribute]
