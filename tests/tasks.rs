@@ -3,8 +3,14 @@
 //! killed with SIGKILL part-way through, each completing once with the right result; and
 //! tasks waiting for input cost the server no memory with the Redis store.
 
+#[path = "../examples/migrate.rs"]
+#[allow(dead_code)]
+mod migrate;
 #[path = "support/redis.rs"]
 mod redis;
+#[path = "support/session.rs"]
+#[allow(dead_code)]
+mod session;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -433,5 +439,126 @@ async fn waiting_tasks_cost_no_server_memory_with_redis() {
         second_half(shared),
         WAITING / 2,
         second_half(memory)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Sessions (2025-11-25)
+// ---------------------------------------------------------------------------------------
+
+/// A session that declares the extension in `initialize` gets tasks too: the call answers
+/// with a task at its first checkpoint, and `tasks/get` in the session follows it; input a
+/// task asks is answered with `tasks/update`. A session without it gets the whole call.
+#[tokio::test]
+async fn a_session_that_declares_tasks_gets_them() {
+    use saga_runtime::prelude::KeyRing;
+    let keys = KeyRing::parse(KEY_HEX).expect("a key");
+    let server =
+        migrate::server(keys, TaskStore::memory(), Duration::from_secs(10)).expect("a server");
+    let running = saga_examples::testing::serve_local(server).await;
+    let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let session = session::Session::open(&running.url(), tasks).await;
+    let call = |id: i64, tool: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": arguments}})
+    };
+    let get = |id: i64, task: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task}});
+    let created = session
+        .request(call(
+            1,
+            "migrate",
+            json!({"tables": 2, "millis_per_table": 10}),
+        ))
+        .await
+        .next()
+        .await
+        .expect("an answer");
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let mut task = Value::Null;
+    for n in 0..200 {
+        task = session
+            .request(get(10 + n, &id))
+            .await
+            .next()
+            .await
+            .expect("a task");
+        if task["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        task["result"]["result"]["content"][0]["text"], "migrated 2 tables: [0, 1]",
+        "{task}"
+    );
+
+    // Input inside a task goes through tasks/update, not through the session.
+    let created = session
+        .request(call(2, "approve_migration", json!({"tables": 7})))
+        .await
+        .next()
+        .await
+        .expect("an answer");
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let mut key = None;
+    for n in 0..200 {
+        let task = session
+            .request(get(300 + n, &id))
+            .await
+            .next()
+            .await
+            .expect("a task");
+        if let Some(requests) = task["result"]["inputRequests"].as_object() {
+            key = requests.keys().next().cloned();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let key = key.expect("the task asks for its approval");
+    let update = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
+        "taskId": id, "inputResponses": {key: {"action": "accept", "content": {"approve": true}}}
+    }});
+    let ack = session.request(update).await.next().await.expect("an ack");
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let mut task = Value::Null;
+    for n in 0..200 {
+        task = session
+            .request(get(600 + n, &id))
+            .await
+            .next()
+            .await
+            .expect("a task");
+        if task["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        task["result"]["result"]["content"][0]["text"], "7 tables approved",
+        "{task}"
+    );
+
+    // Without the extension: the call runs to its end within the request.
+    let plain = session::Session::open(&running.url(), json!({"elicitation": {}})).await;
+    let done = plain
+        .request(call(
+            4,
+            "migrate",
+            json!({"tables": 2, "millis_per_table": 10}),
+        ))
+        .await
+        .next()
+        .await
+        .expect("an answer");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "migrated 2 tables: [0, 1]",
+        "{done}"
     );
 }

@@ -34,12 +34,24 @@ pub(super) fn is_session(cx: &SagaContext) -> bool {
     cx.peer().is_some() && is_session_era(cx.protocol_version())
 }
 
-/// Runs `saga` to its end within this request, asking the client through the session.
+/// How far [`drive`] runs a saga.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriveUntil {
+    /// Its end.
+    End,
+    /// Its first checkpoint, where a task begins: the checkpoint's response comes back,
+    /// its state sealed under the server's keys so that any replica's worker can open it.
+    Checkpoint,
+}
+
+/// Runs `saga` within this request, asking the client through the session, until
+/// `until`.
 pub(super) async fn drive(
     tools: &SagaTools,
     saga: &Saga,
     mut call: Call,
     cx: &SagaContext,
+    until: DriveUntil,
 ) -> Result<CallToolResponse, ErrorData> {
     let Some(peer) = cx.peer().cloned() else {
         return Err(ErrorData::internal_error(
@@ -65,6 +77,21 @@ pub(super) async fn drive(
         let CallToolResponse::InputRequired(required) = response else {
             return Ok(response);
         };
+        if until == DriveUntil::Checkpoint
+            && required
+                .input_requests
+                .as_ref()
+                .is_none_or(|r| r.is_empty())
+            && let Some(state) = &required.request_state
+        {
+            let portable = tools
+                .codec()
+                .reseal(codec, state, &call.binding(cx.principal()))
+                .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
+            let mut required = required;
+            required.request_state = Some(portable);
+            return Ok(CallToolResponse::InputRequired(required));
+        }
         let requests = required.input_requests.unwrap_or_default();
         if let Some(state) = &required.request_state {
             let asks = !requests.is_empty();

@@ -415,9 +415,7 @@ impl SagaTools {
             failures: wire.failures,
             ..Call::default()
         };
-        if let Some(tasks) = &self.inner.tasks
-            && !super::session::is_session_era(cx.protocol_version())
-        {
+        if let Some(tasks) = &self.inner.tasks {
             let support = self.saga(&call.name)?.task_support();
             if support != crate::tasks::TaskSupport::Forbidden {
                 return tasks.call(self, support, call, &cx).await;
@@ -459,8 +457,31 @@ impl SagaTools {
     pub(super) async fn run_saga(
         &self,
         saga: &Saga,
+        call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.run_saga_until(saga, call, cx, super::session::DriveUntil::End)
+            .await
+    }
+
+    /// [`SagaTools::run`], but a session call stops at its first checkpoint (where a task
+    /// begins) instead of running on in process.
+    pub(crate) async fn run_until_checkpoint(
+        &self,
+        call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let saga = self.saga(&call.name)?.clone();
+        self.run_saga_until(&saga, call, cx, super::session::DriveUntil::Checkpoint)
+            .await
+    }
+
+    async fn run_saga_until(
+        &self,
+        saga: &Saga,
         mut call: Call,
         cx: &SagaContext,
+        until: super::session::DriveUntil,
     ) -> Result<CallToolResponse, ErrorData> {
         let fresh_with_answers = call.request_state.is_none()
             && (call
@@ -469,7 +490,7 @@ impl SagaTools {
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
         if super::session::is_session(cx) {
-            return super::session::drive(self, saga, call, cx).await;
+            return super::session::drive(self, saga, call, cx, until).await;
         }
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();

@@ -224,6 +224,23 @@ impl StateCodec {
         URL_SAFE_NO_PAD.encode(&token)
     }
 
+    /// `token`, sealed by `sealed_with` for `binding`, sealed again under this codec's keys
+    /// and lifetime: a session's in-process state made portable, for a resume token or a
+    /// task that any replica may continue.
+    pub(crate) fn reseal(
+        &self,
+        sealed_with: &StateCodec,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<String, OpenError> {
+        if std::ptr::eq(self, sealed_with) {
+            return Ok(token.to_owned());
+        }
+        let header = TokenHeader::parse(token)?;
+        let opened = sealed_with.open(token, header.fingerprint, binding)?;
+        Ok(self.seal(header.fingerprint, binding, &opened.plaintext))
+    }
+
     /// Opens a token, checking in order: length, encoding, version, key id, tag (which
     /// covers the header and the binding), expiry, fingerprint.
     pub fn open(

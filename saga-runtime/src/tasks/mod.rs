@@ -189,7 +189,7 @@ impl Tasks {
                 }
             }
         }
-        let response = tools.run(call.clone(), cx).await?;
+        let response = tools.run_until_checkpoint(call.clone(), cx).await?;
         let CallToolResponse::InputRequired(required) = response else {
             return Ok(response);
         };

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::engine::{Call, SagaContext};
-use crate::state::{Binding, Fingerprint, StateCodec, TokenHeader};
+use crate::state::{Binding, Fingerprint, StateCodec};
 
 /// The capability a client declares to receive resume tokens.
 pub const CAPABILITY: &str = "resumableRequests";
@@ -160,7 +160,7 @@ pub(crate) async fn announce(
         return;
     };
     let binding = call.binding(cx.principal());
-    let portable = match reseal(codec, sealed_with, state, &binding) {
+    let portable = match codec.reseal(sealed_with, state, &binding) {
         Ok(portable) => portable,
         Err(error) => {
             tracing::warn!(%error, "a session state could not be sealed for resuming");
@@ -205,22 +205,6 @@ pub(crate) async fn announce(
             }
         }
     }
-}
-
-/// `state` sealed under `codec`'s keys. A session's own states live under a key of this
-/// process (see `SagaTools::session_codec`); a resume token must open on any replica.
-fn reseal(
-    codec: &StateCodec,
-    sealed_with: &StateCodec,
-    state: &str,
-    binding: &Binding,
-) -> Result<String, crate::state::OpenError> {
-    if std::ptr::eq(codec, sealed_with) {
-        return Ok(state.to_owned());
-    }
-    let header = TokenHeader::parse(state)?;
-    let opened = sealed_with.open(state, header.fingerprint, binding)?;
-    Ok(codec.seal(header.fingerprint, binding, &opened.plaintext))
 }
 
 fn ticket_binding(principal: &str) -> Binding {
