@@ -15,7 +15,8 @@
 # Environment: SAGAS (3000 per measurement for saga), PY_SAGAS (default SAGAS),
 # CONCURRENCY (16 virtual users), WARMUP (300 sagas before each measurement),
 # TRIALS (1; with more, the servers alternate and the ratio uses the medians),
-# PIN (1 when the machine has 2+ CPUs: server on CPU 0, driver on CPU 1), PYTHON (python3).
+# PIN (1 when the machine has 2+ CPUs: server on CPU 0, driver on CPU 1), PYTHON (python3),
+# UVICORN_PLAIN (1: the Python server on asyncio + h11 instead of uvloop + httptools).
 #
 # Exits non-zero only on errors (a failed saga, a server that does not start), never
 # because of the ratio.
@@ -70,6 +71,7 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; 
   echo "$WANT" >"$STAMP"
 fi
 PY="$VENV/bin/python"
+export UVICORN_PLAIN="${UVICORN_PLAIN:-0}"
 MCP_VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 UVICORN_VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')"
 PY_VERSION="$("$PY" -c 'import platform; print(platform.python_version())')"
@@ -150,7 +152,7 @@ print(name, report["sagas"], report["sagas_per_s"], round(cpu_us / report["sagas
 EOF
 }
 
-say "mcp $MCP_VERSION, uvicorn $UVICORN_VERSION, Python $PY_VERSION; SAGAS=$SAGAS PY_SAGAS=$PY_SAGAS CONCURRENCY=$CONCURRENCY WARMUP=$WARMUP TRIALS=$TRIALS PIN=$PIN"
+say "mcp $MCP_VERSION, uvicorn $UVICORN_VERSION (UVICORN_PLAIN=$UVICORN_PLAIN), Python $PY_VERSION, saga at $(git rev-parse --short HEAD); SAGAS=$SAGAS PY_SAGAS=$PY_SAGAS CONCURRENCY=$CONCURRENCY WARMUP=$WARMUP TRIALS=$TRIALS PIN=$PIN"
 RESULTS="$LOGS/results"
 : >"$RESULTS"
 for trial in $(seq 1 "$TRIALS"); do
@@ -160,9 +162,9 @@ for trial in $(seq 1 "$TRIALS"); do
   measure python "$PY_SAGAS" | tee -a "$RESULTS" >&2
 done
 
-"$PY" - "$RESULTS" "$MCP_VERSION" "$UVICORN_VERSION" "$PY_VERSION" "$CONCURRENCY" "$PIN" <<'EOF'
+"$PY" - "$RESULTS" "$MCP_VERSION" "$UVICORN_VERSION" "$PY_VERSION" "$CONCURRENCY" "$PIN" "$UVICORN_PLAIN" <<'EOF'
 import statistics, sys
-path, mcp_version, uvicorn_version, py_version, concurrency, pin = sys.argv[1:]
+path, mcp_version, uvicorn_version, py_version, concurrency, pin, plain = sys.argv[1:]
 rows = [line.split() for line in open(path) if line.strip()]
 by = {"saga": [], "python": []}
 for name, sagas, rate, cpu, keys in rows:
@@ -171,7 +173,7 @@ med = {k: (statistics.median(r[1] for r in v), statistics.median(r[2] for r in v
 ratio = med["python"][1] / med["saga"][1]
 labels = {
     "saga": "saga (`examples/deploy`, release)",
-    "python": f"Python SDK `mcp` {mcp_version} (`Resolve` + `RequestStateBoundary`, uvicorn {uvicorn_version}, 1 worker)",
+    "python": f"Python SDK `mcp` {mcp_version} (`Resolve` + `RequestStateBoundary`, uvicorn {uvicorn_version} {'asyncio + h11' if plain == '1' else 'uvloop + httptools'}, 1 worker)",
 }
 print()
 print(f"Concurrency {concurrency}, pinned server/driver CPUs: {'yes' if pin == '1' else 'no'}; Python {py_version}.")

@@ -20,10 +20,15 @@ every echo. Served as a stateless Streamable HTTP app with JSON responses by
 uvicorn, one worker process.
 
 Usage: server.py PORT [HOST]
+
+uvicorn picks uvloop and httptools when installed (requirements.txt pins them, as
+`uvicorn[standard]` would); with UVICORN_PLAIN=1 it runs on asyncio's loop and h11
+instead, as a bare `pip install uvicorn` would.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -85,7 +90,17 @@ def main() -> None:
     host = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
     print(f"listening on http://{host}:{port}/mcp", flush=True)
     # One worker process: uvicorn serves in this process (no supervisor, no reload).
-    uvicorn.run(app, host=host, port=port, workers=1, log_level="warning", access_log=False)
+    plain = os.environ.get("UVICORN_PLAIN") == "1"
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        workers=1,
+        log_level="warning",
+        access_log=False,
+        loop="asyncio" if plain else "auto",
+        http="h11" if plain else "auto",
+    )
 
 
 if __name__ == "__main__":
