@@ -157,9 +157,11 @@ RESULTS="$LOGS/results"
 : >"$RESULTS"
 for trial in $(seq 1 "$TRIALS"); do
   say "trial $trial/$TRIALS: saga"
-  measure saga "$SAGAS" | tee -a "$RESULTS" >&2
+  measure saga "$SAGAS" >>"$RESULTS"
+  tail -n 1 "$RESULTS" >&2
   say "trial $trial/$TRIALS: python"
-  measure python "$PY_SAGAS" | tee -a "$RESULTS" >&2
+  measure python "$PY_SAGAS" >>"$RESULTS"
+  tail -n 1 "$RESULTS" >&2
 done
 
 "$PY" - "$RESULTS" "$MCP_VERSION" "$UVICORN_VERSION" "$PY_VERSION" "$CONCURRENCY" "$PIN" "$UVICORN_PLAIN" <<'EOF'
