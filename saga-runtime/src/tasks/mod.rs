@@ -501,7 +501,9 @@ impl Tasks {
         };
         let run = saga.run(&self.codec, call, cx);
         tokio::pin!(run);
-        let mut renew = tokio::time::interval(self.settings.lease / 3);
+        // A zero period would panic: a lease of zero renews as often as a tenth of a second.
+        let mut renew =
+            tokio::time::interval((self.settings.lease / 3).max(Duration::from_millis(100)));
         renew.tick().await;
         loop {
             tokio::select! {
