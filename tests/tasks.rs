@@ -458,6 +458,7 @@ async fn a_session_that_declares_tasks_gets_them() {
     let running = saga_examples::testing::serve_local(server).await;
     let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
     let session = session::Session::open(&running.url(), tasks).await;
+    let mut notifications = session.listen().await;
     let call = |id: i64, tool: &str, arguments: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": tool, "arguments": arguments}})
@@ -495,6 +496,18 @@ async fn a_session_that_declares_tasks_gets_them() {
         task["result"]["result"]["content"][0]["text"], "migrated 2 tables: [0, 1]",
         "{task}"
     );
+    // The session was told, on its own stream.
+    loop {
+        let message = notifications.next().await.expect("the stream stays open");
+        if message["method"] == "notifications/tasks" && message["params"]["taskId"] == id {
+            assert_eq!(message["params"]["status"], "completed", "{message}");
+            assert_eq!(
+                message["params"]["result"]["content"][0]["text"],
+                "migrated 2 tables: [0, 1]"
+            );
+            break;
+        }
+    }
 
     // Input inside a task goes through tasks/update, not through the session.
     let created = session

@@ -75,6 +75,22 @@ impl Session {
             .expect("the server answers")
     }
 
+    /// Opens the session's standalone stream (`GET`), where notifications that belong to
+    /// no request arrive.
+    pub async fn listen(&self) -> Events {
+        let response = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", SESSION_VERSION)
+            .send()
+            .await
+            .expect("the server answers");
+        assert!(response.status().is_success(), "GET: {}", response.status());
+        Events::new(response)
+    }
+
     /// Sends a request and reads its response stream.
     pub async fn request(&self, message: Value) -> Events {
         Events::new(self.post(&message).await)

@@ -25,7 +25,7 @@ pub const MAX_ASKS_AGAIN: usize = 3;
 
 /// Whether a request at `version` belongs to the session era: a version before 2026-07-28,
 /// negotiated with `initialize`. (Dates in ISO form compare as strings.)
-pub(super) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
+pub(crate) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
     version.is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
 }
 

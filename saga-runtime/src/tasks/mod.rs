@@ -27,8 +27,9 @@ use std::time::Duration;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResponse, ClientCapabilities, CreateTaskResult, GetTaskResult, InputResponses,
-    TaskStatus,
+    Notification, ServerNotification, TaskStatus, TaskStatusNotificationParams,
 };
+use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 pub use record::TaskRecord;
@@ -102,6 +103,10 @@ pub(crate) struct Tasks {
     worker_id: String,
     /// The tasks this process is running, to stop them on `tasks/cancel`.
     running: Mutex<HashMap<String, CancellationToken>>,
+    /// The sessions (2025-11-25) that created tasks here, told of each status change with
+    /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
+    /// clients poll `tasks/get`.)
+    observers: Mutex<HashMap<String, Peer<RoleServer>>>,
     sweeper: OnceLock<()>,
 }
 
@@ -144,6 +149,7 @@ impl Tasks {
             codec,
             worker_id: random_hex(),
             running: Mutex::new(HashMap::new()),
+            observers: Mutex::new(HashMap::new()),
             sweeper: OnceLock::new(),
         }
     }
@@ -228,6 +234,12 @@ impl Tasks {
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
+        if crate::serve::is_session_era(cx.protocol_version())
+            && let Some(peer) = cx.peer()
+            && let Ok(mut observers) = self.observers.lock()
+        {
+            observers.insert(record.id.clone(), peer.clone());
+        }
         self.spawn_worker(tools, record.id.clone());
         Ok(CallToolResponse::Task(CreateTaskResult::new(
             record.task(self.poll_interval_ms()),
@@ -303,6 +315,7 @@ impl Tasks {
             && record.worker.as_deref() == Some(self.worker_id.as_str())
             && record.state.is_some()
         {
+            self.notify(&record.id).await;
             self.spawn_worker(tools, record.id);
         }
         Ok(())
@@ -342,7 +355,34 @@ impl Tasks {
             token.cancel();
         }
         tracing::info!(task = %Escaped(id), "task cancelled");
+        self.notify(id).await;
         Ok(())
+    }
+
+    /// Tells the session that created task `id`, if any, of its status; forgets the
+    /// session once the task has ended.
+    async fn notify(&self, id: &str) {
+        let Some(peer) = self
+            .observers
+            .lock()
+            .ok()
+            .and_then(|observers| observers.get(id).cloned())
+        else {
+            return;
+        };
+        let Ok(Some(record)) = self.settings.store.0.get(id).await else {
+            return;
+        };
+        if record.is_terminal()
+            && let Ok(mut observers) = self.observers.lock()
+        {
+            observers.remove(id);
+        }
+        let params = TaskStatusNotificationParams::from(record.detailed(self.poll_interval_ms()));
+        let notification = ServerNotification::TaskStatusNotification(Notification::new(params));
+        if let Err(error) = peer.send_notification(notification).await {
+            tracing::debug!(task = %Escaped(id), %error, "a task status notification could not be sent");
+        }
     }
 
     fn spawn_worker(self: &Arc<Self>, tools: &SagaTools, id: String) {
@@ -478,6 +518,7 @@ impl Tasks {
                 }
             };
             if !keep_going {
+                self.notify(id).await;
                 return;
             }
             tokio::task::yield_now().await;
