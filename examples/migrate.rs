@@ -17,6 +17,7 @@
 //! cargo run --example migrate -- --stdio      # stdio
 //! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
 //! SAGA_TASKS_REDIS=redis://127.0.0.1/ cargo run --example migrate   # tasks shared by replicas
+//! SAGA_TASKS_PER_CLIENT=20000 SAGA_TASK_WORKERS=1000 cargo run --example migrate   # raise the bounds
 //! ```
 
 use std::io::Write as _;
@@ -89,6 +90,13 @@ fn journal(line: &str) {
 pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Result<SagaServer> {
     let mut settings = saga_runtime::tasks::TaskSettings::new(store);
     settings.lease = lease;
+    let number = |name: &str| std::env::var(name).ok().and_then(|max| max.parse().ok());
+    if let Some(max) = number("SAGA_TASKS_PER_CLIENT") {
+        settings.max_per_principal = max;
+    }
+    if let Some(max) = number("SAGA_TASK_WORKERS") {
+        settings.max_workers = max;
+    }
     Ok(SagaServer::builder()
         .info("migrate-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use redis::start_redis;
 use saga_examples::process::{ServerProcess, Spawn};
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
-use saga_runtime::tasks::{TaskRecord, TaskStore};
+use saga_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError};
 use serde_json::{Value, json};
 
 const KEY_HEX: &str = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
@@ -65,8 +65,19 @@ async fn exercise(store: TaskStore) {
     let backend = store.backend();
     let far = now_ms() + 60_000;
     let a = record("a", far);
-    backend.insert(&a).await.expect("inserted");
-    backend.insert(&record("b", 1)).await.expect("inserted");
+    backend.insert(&a, 100).await.expect("inserted");
+    backend
+        .insert(&record("b", 1), 100)
+        .await
+        .expect("inserted");
+    // Alice holds two tasks: a quota of two refuses her a third, not someone else.
+    assert_eq!(
+        backend.insert(&record("c", far), 2).await,
+        Err(TaskStoreError::PrincipalQuota(2))
+    );
+    let mut bob = record("c", far);
+    bob.principal = "bob".into();
+    backend.insert(&bob, 2).await.expect("inserted");
     assert_eq!(backend.get("a").await.expect("read"), Some(a));
     assert_eq!(backend.get("nope").await.expect("read"), None);
 
@@ -218,6 +229,9 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
     let journal_path = journal.to_string_lossy().into_owned();
     let replica = || {
         Spawn::new("migrate", KEY_HEX)
+            .env("SAGA_TASKS_PER_CLIENT", "5000")
+            // Every task of a replica runs at once, so that only the kill moves tasks.
+            .env("SAGA_TASK_WORKERS", "1000")
             .env("SAGA_TASKS_REDIS", &redis.url)
             .env("SAGA_TASK_LEASE_MS", "3000")
             .env("MIGRATE_JOURNAL", &journal_path)
@@ -368,6 +382,50 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A replica that starts after another died takes its tasks over without being asked
+/// anything: its sweeper starts when it begins to serve, not at its first task request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_replica_takes_over_orphans_before_any_request() {
+    let redis = start_redis().await;
+    let replica = || {
+        Spawn::new("migrate", KEY_HEX)
+            .env("SAGA_TASKS_REDIS", &redis.url)
+            .env("SAGA_TASK_LEASE_MS", "600")
+            .log("saga_runtime::tasks=info")
+            .capture_stderr()
+            .start()
+    };
+    let mut first = replica();
+    let client = Client::new();
+    let id = client
+        .create(
+            &first,
+            "migrate",
+            json!({"tables": 3, "millis_per_table": 300, "label": "orphan"}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    first.kill_9();
+    let second = replica();
+    let store = TaskStore::redis(&redis.url).await.expect("connected");
+    let mut record = None;
+    for _ in 0..200 {
+        record = store.backend().get(&id).await.expect("read");
+        if record.as_ref().is_some_and(TaskRecord::is_terminal) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let record = record.expect("the task is kept");
+    assert_eq!(record.status, TaskStatus::Completed, "{record:?}");
+    assert_eq!(record.takeovers, 1, "{record:?}");
+    assert!(
+        second.stderr().contains("task taken over"),
+        "{}",
+        second.stderr()
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Memory
 // ---------------------------------------------------------------------------------------
@@ -375,7 +433,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
 /// The server's RSS (KiB) after a warm-up, with half of `count` tasks waiting for input,
 /// and with all of them.
 async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 3] {
-    let mut spawn = Spawn::new("migrate", KEY_HEX);
+    let mut spawn = Spawn::new("migrate", KEY_HEX).env("SAGA_TASKS_PER_CLIENT", "20000");
     if let Some(url) = redis_url {
         spawn = spawn.env("SAGA_TASKS_REDIS", url);
     }

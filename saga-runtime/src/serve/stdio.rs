@@ -21,6 +21,7 @@ impl SagaServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        self.tools().start_background();
         let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
         let max_line = self.http_limits().max_body_bytes;
         let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));

@@ -225,8 +225,7 @@ impl SagaTools {
             resources,
             templates,
         } = registry;
-        let tasks = tasks
-            .map(|settings| Arc::new(crate::tasks::Tasks::new(settings, codec.keys().duplicate())));
+        let tasks = tasks.map(|settings| Arc::new(crate::tasks::Tasks::new(settings, &codec)));
         let mut entries = Vec::with_capacity(tools.len());
         let mut by_name = HashMap::new();
         for (tool, saga) in tools {
@@ -427,6 +426,15 @@ impl SagaTools {
     /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
     pub(crate) fn tasks(&self) -> Option<&Arc<crate::tasks::Tasks>> {
         self.inner.tasks.as_ref()
+    }
+
+    /// Starts what runs beside requests (the takeover of orphaned tasks), once the server
+    /// serves, so that a replica restarted after a crash takes over tasks before any
+    /// client asks it about one.
+    pub(crate) fn start_background(&self) {
+        if let Some(tasks) = self.tasks() {
+            tasks.ensure_sweeper(self);
+        }
     }
 
     /// Runs one transition for an already-decoded call and context; the entry point for

@@ -162,6 +162,11 @@ impl StateCodec {
         self.ttl
     }
 
+    /// The clock-skew leeway applied to expiry.
+    pub fn leeway(&self) -> Duration {
+        self.leeway
+    }
+
     /// The cap on a token's length in bytes.
     pub fn max_token_len(&self) -> usize {
         self.max_token_len

@@ -21,6 +21,7 @@ mod redis;
 mod store;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -30,6 +31,7 @@ use rmcp::model::{
     Notification, ServerNotification, TaskStatus, TaskStatusNotificationParams,
 };
 use rmcp::{Peer, RoleServer};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use record::TaskRecord;
@@ -38,7 +40,7 @@ pub use store::{Change, TaskBackend, TaskStore, TaskStoreError};
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 use crate::serve::SagaTools;
-use crate::state::{KeyRing, StateCodec};
+use crate::state::StateCodec;
 
 /// Whether a tool may run as a task: `#[saga_tool(task)]` is [`TaskSupport::Optional`],
 /// `#[saga_tool(task = "required")]` [`TaskSupport::Required`].
@@ -61,9 +63,16 @@ pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// How long a worker's claim on a task holds without renewal.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+/// How many tasks one process runs at once unless [`TaskSettings::max_workers`] says
+/// otherwise.
+pub const DEFAULT_MAX_WORKERS: usize = 256;
+/// How many live tasks one principal may hold unless
+/// [`TaskSettings::max_per_principal`] says otherwise.
+pub const DEFAULT_MAX_PER_PRINCIPAL: usize = 1_000;
 
 /// The tasks of a server: a store and how tasks are kept.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TaskSettings {
     /// Where task records live.
     pub store: TaskStore,
@@ -74,6 +83,14 @@ pub struct TaskSettings {
     /// How long a worker's claim holds without renewal ([`DEFAULT_LEASE`]); a task whose
     /// worker died is taken over this long after its last renewal.
     pub lease: Duration,
+    /// How many tasks this process runs at once ([`DEFAULT_MAX_WORKERS`]). Tasks beyond it
+    /// wait, already stored, for a worker (of this replica or, once their lease ends,
+    /// another's): a burst of task calls costs store entries, not unbounded CPU.
+    pub max_workers: usize,
+    /// How many tasks one principal may have in the store at once, ended ones included
+    /// until their `ttl` ([`DEFAULT_MAX_PER_PRINCIPAL`]), so that one client cannot fill
+    /// the store for everyone. A call beyond it is refused.
+    pub max_per_principal: usize,
 }
 
 impl TaskSettings {
@@ -84,6 +101,8 @@ impl TaskSettings {
             ttl: DEFAULT_TASK_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
             lease: DEFAULT_LEASE,
+            max_workers: DEFAULT_MAX_WORKERS,
+            max_per_principal: DEFAULT_MAX_PER_PRINCIPAL,
         }
     }
 }
@@ -94,15 +113,30 @@ fn millis(duration: Duration) -> u64 {
         .max(1)
 }
 
+/// A worker of this process running one task.
+struct Running {
+    /// The claim it runs under: the record's `worker` while this run holds the task.
+    claim: String,
+    /// Stops it, on `tasks/cancel`.
+    token: CancellationToken,
+}
+
 /// The running side of a server's tasks.
+///
+/// Every claim on a task (its creation, the `tasks/update` that answers its last pending
+/// request, a takeover) writes a fresh random claim into the record's `worker`, and a
+/// worker writes only while the record still holds its own claim. Two runs of one task,
+/// in one process or in two, can therefore never both write: the one whose claim was
+/// replaced stops at its next write.
 pub(crate) struct Tasks {
     settings: TaskSettings,
     /// Seals a task's state for as long as the task lives (a person may take that long to
     /// answer).
     codec: StateCodec,
-    worker_id: String,
-    /// The tasks this process is running, to stop them on `tasks/cancel`.
-    running: Mutex<HashMap<String, CancellationToken>>,
+    /// The tasks this process is running, by task id.
+    running: Mutex<HashMap<String, Running>>,
+    /// Bounds how many tasks this process runs at once.
+    workers: Arc<Semaphore>,
     /// The sessions (2025-11-25) that created tasks here, told of each status change with
     /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
     /// clients poll `tasks/get`.)
@@ -113,7 +147,7 @@ pub(crate) struct Tasks {
 impl std::fmt::Debug for Tasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tasks")
-            .field("worker_id", &self.worker_id)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
@@ -130,8 +164,32 @@ fn unknown_task(id: &str) -> ErrorData {
 }
 
 fn store_failed(error: TaskStoreError) -> ErrorData {
+    if let TaskStoreError::PrincipalQuota(max) = error {
+        tracing::info!(max, "a principal's task quota is spent");
+        return ErrorData::invalid_request(
+            format!(
+                "too many tasks: at most {max} per client are kept at once; \
+                 wait for some to end and expire, or cancel them"
+            ),
+            None,
+        );
+    }
     tracing::error!(%error, "the task store failed");
     ErrorData::internal_error(error.to_string(), None)
+}
+
+/// What a task keeps of the creating request's capabilities: what the saga may ask for.
+/// Client-defined `experimental` and extension settings are dropped, so that a record
+/// costs what the saga needs, not what the client chose to send.
+fn kept_capabilities(capabilities: &ClientCapabilities) -> ClientCapabilities {
+    let mut kept = capabilities.clone();
+    kept.experimental = None;
+    kept.extensions = capabilities.supports_tasks().then(|| {
+        let mut extensions = rmcp::model::ExtensionCapabilities::new();
+        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+        extensions
+    });
+    kept
 }
 
 /// The `-32021` a client gets for a task-only tool without the extension.
@@ -142,12 +200,16 @@ pub(crate) fn tasks_required() -> ErrorData {
 }
 
 impl Tasks {
-    pub(crate) fn new(settings: TaskSettings, keys: KeyRing) -> Self {
-        let codec = StateCodec::new(keys, settings.ttl);
+    /// Tasks whose states are sealed like `server`'s (same keys, token cap and leeway),
+    /// for as long as a task lives.
+    pub(crate) fn new(settings: TaskSettings, server: &StateCodec) -> Self {
+        let codec = StateCodec::new(server.keys().duplicate(), settings.ttl)
+            .with_max_token_len(server.max_token_len())
+            .with_leeway(server.leeway());
         Self {
+            workers: Arc::new(Semaphore::new(settings.max_workers.max(1))),
             settings,
             codec,
-            worker_id: random_hex(),
             running: Mutex::new(HashMap::new()),
             observers: Mutex::new(HashMap::new()),
             sweeper: OnceLock::new(),
@@ -207,13 +269,19 @@ impl Tasks {
             // Input gathered over MRTR before the task begins.
             return Ok(CallToolResponse::InputRequired(required));
         };
+        // Sealed for the request's lifetime; the task keeps it for its own.
+        let state = self
+            .codec
+            .reseal(tools.codec(), &state, &call.binding(cx.principal()))
+            .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
+        let claim = random_hex();
         let record = TaskRecord {
             id: random_hex(),
             principal: cx.principal().to_owned(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
-            capabilities: cx.capabilities().clone(),
+            capabilities: kept_capabilities(cx.capabilities()),
             status: TaskStatus::Working,
             state: Some(state),
             pending: None,
@@ -223,14 +291,14 @@ impl Tasks {
             created_ms: now,
             updated_ms: now,
             ttl_ms: millis(self.settings.ttl),
-            worker: Some(self.worker_id.clone()),
+            worker: Some(claim.clone()),
             lease_until_ms: self.lease_until(),
             takeovers: 0,
         };
         self.settings
             .store
             .0
-            .insert(&record)
+            .insert(&record, self.settings.max_per_principal)
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
@@ -240,7 +308,7 @@ impl Tasks {
         {
             observers.insert(record.id.clone(), peer.clone());
         }
-        self.spawn_worker(tools, record.id.clone());
+        self.spawn_worker(tools, record.id.clone(), claim);
         Ok(CallToolResponse::Task(CreateTaskResult::new(
             record.task(self.poll_interval_ms()),
         )))
@@ -276,7 +344,8 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.ensure_sweeper(tools);
         self.own(id, principal).await?;
-        let worker = self.worker_id.clone();
+        let claim = random_hex();
+        let worker = claim.clone();
         let lease_until = self.lease_until();
         let change = move |record: &mut TaskRecord| {
             if record.status != TaskStatus::InputRequired {
@@ -310,13 +379,16 @@ impl Tasks {
             .update(id, &change)
             .await
             .map_err(store_failed)?;
+        // Only the update that answered the last pending request holds the new claim;
+        // any other (a retry, a racing update, one for a task already working) starts
+        // nothing.
         if let Some(record) = updated
             && record.status == TaskStatus::Working
-            && record.worker.as_deref() == Some(self.worker_id.as_str())
+            && record.worker.as_deref() == Some(claim.as_str())
             && record.state.is_some()
         {
             self.notify(&record.id).await;
-            self.spawn_worker(tools, record.id);
+            self.spawn_worker(tools, record.id, claim);
         }
         Ok(())
     }
@@ -350,7 +422,7 @@ impl Tasks {
             .running
             .lock()
             .ok()
-            .and_then(|running| running.get(id).cloned())
+            .and_then(|running| running.get(id).map(|run| run.token.clone()))
         {
             token.cancel();
         }
@@ -385,35 +457,68 @@ impl Tasks {
         }
     }
 
-    fn spawn_worker(self: &Arc<Self>, tools: &SagaTools, id: String) {
+    /// Runs task `id` under `claim`. A run of this process under an older claim is
+    /// stopped (its claim is no longer the record's, so it could not write anyway); a
+    /// second run under the same claim is not started.
+    fn spawn_worker(self: &Arc<Self>, tools: &SagaTools, id: String, claim: String) {
         let token = CancellationToken::new();
-        if let Ok(mut running) = self.running.lock() {
-            running.insert(id.clone(), token.clone());
+        {
+            let Ok(mut running) = self.running.lock() else {
+                return;
+            };
+            if let Some(previous) = running.get(&id) {
+                if previous.claim == claim {
+                    return;
+                }
+                previous.token.cancel();
+            }
+            running.insert(
+                id.clone(),
+                Running {
+                    claim: claim.clone(),
+                    token: token.clone(),
+                },
+            );
         }
         let tasks = Arc::clone(self);
         let tools = tools.clone();
         tokio::spawn(async move {
-            tasks.work(&tools, &id, token).await;
-            if let Ok(mut running) = tasks.running.lock() {
+            // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
+            // and another replica with a free worker may take the task over.
+            if let Ok(_permit) = Arc::clone(&tasks.workers).acquire_owned().await {
+                tasks.work(&tools, &id, &claim, token).await;
+            }
+            if let Ok(mut running) = tasks.running.lock()
+                && running.get(&id).is_some_and(|run| run.claim == claim)
+            {
                 running.remove(&id);
             }
         });
     }
 
-    /// Writes `change` to the task if this worker still holds it; `false` when it does not
-    /// (cancelled, ended, or taken over), and the work must stop.
-    async fn write(&self, id: &str, change: impl Fn(&mut TaskRecord) + Send + Sync) -> bool {
-        let worker = self.worker_id.as_str();
+    /// Writes `change` to the task if the record still holds `claim` and is working;
+    /// `false` when it did not (cancelled, ended, or taken over), and the work must stop.
+    async fn write(
+        &self,
+        id: &str,
+        claim: &str,
+        change: impl Fn(&mut TaskRecord) + Send + Sync,
+    ) -> bool {
+        let applied = AtomicBool::new(false);
         let guarded = |record: &mut TaskRecord| {
-            if record.status != TaskStatus::Working || record.worker.as_deref() != Some(worker) {
-                return false;
+            // A store may apply a change more than once (a compare-and-set retried): only
+            // the last application counts.
+            let holds =
+                record.status == TaskStatus::Working && record.worker.as_deref() == Some(claim);
+            applied.store(holds, Ordering::Relaxed);
+            if holds {
+                change(record);
+                record.updated_ms = clock::now_ms();
             }
-            change(record);
-            record.updated_ms = clock::now_ms();
-            true
+            holds
         };
         match self.settings.store.0.update(id, &guarded).await {
-            Ok(Some(record)) => record.worker.as_deref() == Some(worker) || record.is_terminal(),
+            Ok(Some(_)) => applied.load(Ordering::Relaxed),
             Ok(None) => false,
             Err(error) => {
                 tracing::error!(task = %Escaped(id), %error, "a task could not be written");
@@ -423,7 +528,17 @@ impl Tasks {
     }
 
     /// Drives a task from its last state until it ends, waits for input, or is lost.
-    async fn work(&self, tools: &SagaTools, id: &str, token: CancellationToken) {
+    async fn work(&self, tools: &SagaTools, id: &str, claim: &str, token: CancellationToken) {
+        // The claim's lease began when it was made, perhaps a while ago if this run waited
+        // for a worker: renew it before any work, so that no other replica takes the task
+        // over in the middle of the first step.
+        let lease_until = self.lease_until();
+        if !self
+            .write(id, claim, move |record| record.lease_until_ms = lease_until)
+            .await
+        {
+            return;
+        }
         loop {
             let record = match self.settings.store.0.get(id).await {
                 Ok(Some(record)) => record,
@@ -433,9 +548,7 @@ impl Tasks {
                     return;
                 }
             };
-            if record.status != TaskStatus::Working
-                || record.worker.as_deref() != Some(self.worker_id.as_str())
-            {
+            if record.status != TaskStatus::Working || record.worker.as_deref() != Some(claim) {
                 return;
             }
             let cx = SagaContext::new(record.principal.clone())
@@ -449,7 +562,7 @@ impl Tasks {
                 input_responses: (!record.answers.is_empty()).then(|| record.answers.clone()),
                 ..Call::default()
             };
-            let outcome = self.transition(tools, id, call, &cx, &token).await;
+            let outcome = self.transition(tools, id, claim, call, &cx, &token).await;
             let lease_until = self.lease_until();
             let keep_going = match outcome {
                 None => {
@@ -459,7 +572,7 @@ impl Tasks {
                 Some(Err(error)) => {
                     let code = error.code.0;
                     let message = error.message.to_string();
-                    self.write(id, move |record| {
+                    self.write(id, claim, move |record| {
                         record.status = TaskStatus::Failed;
                         record.error = Some(TaskRecord::error_object(code, &message));
                         record.worker = None;
@@ -472,7 +585,7 @@ impl Tasks {
                         .ok()
                         .and_then(|value| value.as_object().cloned())
                         .unwrap_or_default();
-                    self.write(id, move |record| {
+                    self.write(id, claim, move |record| {
                         record.status = TaskStatus::Completed;
                         record.result = Some(result.clone());
                         record.worker = None;
@@ -486,14 +599,14 @@ impl Tasks {
                     let state = required.request_state;
                     if requests.is_empty() {
                         // A checkpoint: the state is written, the work goes on.
-                        self.write(id, move |record| {
+                        self.write(id, claim, move |record| {
                             record.state = state.clone();
                             record.answers.clear();
                             record.lease_until_ms = lease_until;
                         })
                         .await
                     } else {
-                        self.write(id, move |record| {
+                        self.write(id, claim, move |record| {
                             record.status = TaskStatus::InputRequired;
                             record.state = state.clone();
                             record.pending = Some(requests.clone());
@@ -505,7 +618,7 @@ impl Tasks {
                     }
                 }
                 Some(Ok(_)) => {
-                    self.write(id, |record| {
+                    self.write(id, claim, |record| {
                         record.status = TaskStatus::Failed;
                         record.error = Some(TaskRecord::error_object(
                             -32603,
@@ -530,6 +643,7 @@ impl Tasks {
         &self,
         tools: &SagaTools,
         id: &str,
+        claim: &str,
         call: Call,
         cx: &SagaContext,
         token: &CancellationToken,
@@ -552,8 +666,9 @@ impl Tasks {
                 () = token.cancelled() => return None,
                 _ = renew.tick() => {
                     let lease_until = self.lease_until();
-                    if !self.write(id, move |record| record.lease_until_ms = lease_until).await {
-                        // Cancelled, or taken over: stop.
+                    if !self.write(id, claim, move |record| record.lease_until_ms = lease_until).await {
+                        // Cancelled (perhaps on another replica), ended, or taken over:
+                        // this run may not finish the step.
                         return None;
                     }
                 }
@@ -561,9 +676,12 @@ impl Tasks {
         }
     }
 
-    /// Starts, once, the loop that takes over tasks whose worker's lease ran out.
-    fn ensure_sweeper(self: &Arc<Self>, tools: &SagaTools) {
-        if self.sweeper.set(()).is_err() {
+    /// Starts, once, the loop that takes over tasks whose worker's lease ran out. Called
+    /// when the server starts serving, and again (a no-op) by every task request, so that
+    /// a server mounted some other way starts it too. Outside a Tokio runtime it waits for
+    /// the next call.
+    pub(crate) fn ensure_sweeper(self: &Arc<Self>, tools: &SagaTools) {
+        if tokio::runtime::Handle::try_current().is_err() || self.sweeper.set(()).is_err() {
             return;
         }
         let tasks = Arc::downgrade(self);
@@ -576,6 +694,7 @@ impl Tasks {
                     return;
                 };
                 tasks.take_over_orphans(&tools).await;
+                tasks.forget_observers().await;
             }
         });
     }
@@ -590,9 +709,19 @@ impl Tasks {
             }
         };
         for id in orphans {
-            let worker = self.worker_id.clone();
+            // A run of this very process is alive, only slow (its renewal could not tick):
+            // taking it over here would run its step twice.
+            if self
+                .running
+                .lock()
+                .map_or(true, |running| running.contains_key(&id))
+            {
+                continue;
+            }
+            let claim = random_hex();
+            let worker = claim.clone();
             let lease_until = self.lease_until();
-            let claim = move |record: &mut TaskRecord| {
+            let take = move |record: &mut TaskRecord| {
                 if record.status != TaskStatus::Working || record.lease_until_ms >= now {
                     return false;
                 }
@@ -601,13 +730,41 @@ impl Tasks {
                 record.takeovers += 1;
                 true
             };
-            match self.settings.store.0.update(&id, &claim).await {
-                Ok(Some(record)) if record.worker.as_deref() == Some(self.worker_id.as_str()) => {
+            match self.settings.store.0.update(&id, &take).await {
+                Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
-                    self.spawn_worker(tools, id);
+                    self.spawn_worker(tools, id, claim);
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(task = %id, %error, "a task could not be claimed"),
+            }
+        }
+    }
+
+    /// Drops the sessions watching tasks that ended elsewhere, expired, or whose session
+    /// is gone: a task need not end in this process for its observer to be forgotten.
+    async fn forget_observers(&self) {
+        let watched: Vec<(String, bool)> = match self.observers.lock() {
+            Ok(observers) => observers
+                .iter()
+                .map(|(id, peer)| (id.clone(), peer.is_transport_closed()))
+                .collect(),
+            Err(_) => return,
+        };
+        for (id, closed) in watched {
+            let forget = closed
+                || match self.settings.store.0.get(&id).await {
+                    // Ended on another replica: the session still hears how (and `notify`
+                    // forgets it).
+                    Ok(Some(record)) if record.is_terminal() => {
+                        self.notify(&id).await;
+                        false
+                    }
+                    Ok(record) => record.is_none(),
+                    Err(_) => false,
+                };
+            if forget && let Ok(mut observers) = self.observers.lock() {
+                observers.remove(&id);
             }
         }
     }

@@ -1,6 +1,8 @@
 //! Task records in Redis: `saga:task:<id>` holds the record as JSON and expires with the
-//! task; `saga:tasks:working` is the set of tasks that may need a worker. An update is a
-//! compare-and-set in a Lua script, retried when another replica wrote in between.
+//! task; `saga:tasks:working` is the set of tasks that may need a worker;
+//! `saga:tasks:principal:<principal>` scores each principal's task ids by expiry, for the
+//! per-principal quota. An update is a compare-and-set in a Lua script, retried when
+//! another replica wrote in between.
 
 use rmcp::model::TaskStatus;
 
@@ -11,6 +13,9 @@ type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 
 
 const RECORD_PREFIX: &str = "saga:task:";
 const WORKING_SET: &str = "saga:tasks:working";
+const PRINCIPAL_PREFIX: &str = "saga:tasks:principal:";
+/// How many records one sweep reads per round trip.
+const ORPHAN_BATCH: usize = 256;
 /// How often an update is retried when other writers keep winning.
 const MAX_CAS_ATTEMPTS: usize = 64;
 
@@ -23,9 +28,24 @@ if ARGV[4] == '1' then redis.call('SADD', KEYS[2], ARGV[5]) else redis.call('SRE
 return 1
 ";
 
+/// Inserts `KEYS[1]` (`ARGV[1]`, expiring at `ARGV[2]` unix ms; `ARGV[3]` 1 if working,
+/// then added to `KEYS[2]` as `ARGV[4]`) unless the principal's set `KEYS[3]` already
+/// holds `ARGV[6]` ids unexpired at `ARGV[5]`. Returns 0 when refused.
+const INSERT: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+if ARGV[3] == '1' then redis.call('SADD', KEYS[2], ARGV[4]) end
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[3], last[2])
+return 1
+";
+
 pub(crate) struct RedisTasks {
     connection: redis::aio::ConnectionManager,
     script: redis::Script,
+    insert: redis::Script,
 }
 
 impl std::fmt::Debug for RedisTasks {
@@ -47,6 +67,7 @@ impl RedisTasks {
         Ok(Self {
             connection,
             script: redis::Script::new(COMPARE_AND_SET),
+            insert: redis::Script::new(INSERT),
         })
     }
 
@@ -65,24 +86,38 @@ fn decode(text: &str) -> Result<TaskRecord, TaskStoreError> {
 }
 
 impl TaskBackend for RedisTasks {
-    fn insert<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+    fn insert<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        max_per_principal: usize,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let text = serde_json::to_string(record).map_err(unavailable)?;
             let mut connection = self.connection.clone();
-            let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("SET")
-                .arg(format!("{RECORD_PREFIX}{}", record.id))
+            let working = if record.status == TaskStatus::Working {
+                "1"
+            } else {
+                "0"
+            };
+            let inserted: i64 = self
+                .insert
+                .key(format!("{RECORD_PREFIX}{}", record.id))
+                .key(WORKING_SET)
+                .key(format!("{PRINCIPAL_PREFIX}{}", record.principal))
                 .arg(text)
-                .arg("PXAT")
                 .arg(record.expires_ms().max(1))
-                .ignore();
-            if record.status == TaskStatus::Working {
-                pipe.cmd("SADD").arg(WORKING_SET).arg(&record.id).ignore();
-            }
-            pipe.query_async::<()>(&mut connection)
+                .arg(working)
+                .arg(&record.id)
+                .arg(super::clock::now_ms())
+                .arg(u64::try_from(max_per_principal).unwrap_or(u64::MAX))
+                .invoke_async(&mut connection)
                 .await
-                .map_err(unavailable)
+                .map_err(unavailable)?;
+            if inserted == 1 {
+                Ok(())
+            } else {
+                Err(TaskStoreError::PrincipalQuota(max_per_principal))
+            }
         })
     }
 
@@ -143,23 +178,43 @@ impl TaskBackend for RedisTasks {
                 .await
                 .map_err(unavailable)?;
             let mut orphans = Vec::new();
-            for id in ids {
-                match self.read(&id).await? {
-                    Some(text) => {
-                        let record = decode(&text)?;
-                        if record.status == TaskStatus::Working && record.lease_until_ms < now_ms {
-                            orphans.push(id);
+            let mut expired = Vec::new();
+            for batch in ids.chunks(ORPHAN_BATCH) {
+                let keys: Vec<String> = batch
+                    .iter()
+                    .map(|id| format!("{RECORD_PREFIX}{id}"))
+                    .collect();
+                let texts: Vec<Option<String>> = redis::cmd("MGET")
+                    .arg(&keys)
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(unavailable)?;
+                for (id, text) in batch.iter().zip(texts) {
+                    let Some(text) = text else {
+                        expired.push(id.clone());
+                        continue;
+                    };
+                    // One record this build cannot read must not stop every takeover.
+                    match decode(&text) {
+                        Ok(record)
+                            if record.status == TaskStatus::Working
+                                && record.lease_until_ms < now_ms =>
+                        {
+                            orphans.push(id.clone());
+                        }
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(task = %id, %error, "a task record could not be read");
                         }
                     }
-                    None => {
-                        // Expired: drop it from the set.
-                        let _: Result<i64, _> = redis::cmd("SREM")
-                            .arg(WORKING_SET)
-                            .arg(&id)
-                            .query_async(&mut connection)
-                            .await;
-                    }
                 }
+            }
+            if !expired.is_empty() {
+                let _: Result<i64, _> = redis::cmd("SREM")
+                    .arg(WORKING_SET)
+                    .arg(&expired)
+                    .query_async(&mut connection)
+                    .await;
             }
             Ok(orphans)
         })

@@ -23,13 +23,21 @@ pub enum TaskStoreError {
     /// The store holds as many tasks as it may.
     #[error("the task store is full")]
     Full,
+    /// The record's principal already has this many tasks in the store.
+    #[error("the principal already has {0} tasks")]
+    PrincipalQuota(usize),
 }
 
 /// The operations a task store provides. Implement it for another backend and wrap it
 /// with [`TaskStore::custom`].
 pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
-    /// Stores a new record.
-    fn insert<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+    /// Stores a new record, unless its principal already has `max_per_principal`
+    /// unexpired records ([`TaskStoreError::PrincipalQuota`]).
+    fn insert<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        max_per_principal: usize,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>>;
 
     /// The record `id`, unless it is missing or expired.
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
@@ -103,15 +111,27 @@ impl MemoryTasks {
 }
 
 impl TaskBackend for MemoryTasks {
-    fn insert<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+    fn insert<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        max_per_principal: usize,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
+            let now = super::clock::now_ms();
             let mut records = self.lock()?;
             if records.len() >= self.capacity {
-                let now = super::clock::now_ms();
                 records.retain(|_, record| record.expires_ms() > now);
                 if records.len() >= self.capacity {
                     return Err(TaskStoreError::Full);
                 }
+            }
+            let held = records
+                .values()
+                .filter(|held| held.principal == record.principal && held.expires_ms() > now)
+                .take(max_per_principal)
+                .count();
+            if held >= max_per_principal {
+                return Err(TaskStoreError::PrincipalQuota(max_per_principal));
             }
             records.insert(record.id.clone(), record.clone());
             Ok(())

@@ -60,6 +60,7 @@ impl SagaServer {
             max_body_bytes: config.max_request_body_bytes,
             budget: limits.json_budget(),
         };
+        self.tools().start_background();
         let server = self.clone();
         // Each session gets its own server value (its log level, its subscriptions);
         // stateless requests get a fresh one each time, which costs a few clones.
