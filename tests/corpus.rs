@@ -17,6 +17,9 @@ mod expressions;
 #[path = "corpus/http.rs"]
 mod http;
 
+#[path = "corpus/helpers.rs"]
+mod helpers;
+
 use harness::{Script, accept, differential, prompt_of, says};
 use saga_runtime::prelude::*;
 use serde_json::json;

@@ -80,11 +80,70 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// `#[saga_tool(task = "required")]` runs it only as a task: a client without the
 /// extension gets `-32021`.
 ///
-/// Helpers that suspend (`#[saga_fn]`) are not available yet: a suspension must be in the
-/// tool's own body.
+/// A helper that suspends is a `#[saga_fn]`, awaited like any `async fn`:
+/// `confirm(&path).await?`. See [`macro@saga_fn`].
 #[proc_macro_attribute]
 pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::expand(args.into(), input.into()).into()
+}
+
+/// Makes an `async fn` a helper that suspends: it may await everything a `#[saga_tool]`
+/// may (`elicit`, `sample`, `list_roots`, `checkpoint`, `join!`, `join_all`, other
+/// helpers, ordinary futures), and a tool or another helper calls it with `.await`
+/// wherever a suspension may stand (loops, `?`, nested calls, any number of call sites).
+///
+/// ```ignore
+/// #[saga_fn]
+/// async fn confirm(what: &str) -> Result<bool, SagaError> {
+///     elicit::<bool>(format!("Confirm {what}?")).await
+/// }
+///
+/// #[saga_tool]
+/// async fn cleanup(paths: Vec<String>) -> Result<String, SagaError> {
+///     let mut removed = Vec::new();
+///     for p in &paths {
+///         if confirm(p).await? {
+///             removed.push(p.clone());
+///         }
+///     }
+///     Ok(format!("removed {}", removed.join(", ")))
+/// }
+/// ```
+///
+/// # How it works
+///
+/// The helper compiles, like a tool, to a state machine; the function keeps its name and
+/// parameters and returns a `SagaCall` of its arguments. The saga that awaits it runs the
+/// helper's first transition at once; when the helper suspends, the caller saves the
+/// helper's state inside its own and asks the helper's requests in its round. The helper's
+/// saved locals therefore nest inside the caller's state, and each call site has its own.
+///
+/// A call `f(..).await` in a saga may be a helper or an ordinary `async fn`; the types
+/// decide. An ordinary future is awaited in place and never suspends the saga. (Calls of
+/// functions of `std`, `tokio`, `futures`, `reqwest` and a few other crates that cannot
+/// define helpers are awaited as written.)
+///
+/// # Rules
+///
+/// - What a helper may contain is what a `#[saga_tool]` may: see its documentation
+///   ("What you can write"). Its locals used after a suspension are saved, so their types
+///   must be `Serialize + DeserializeOwned`.
+/// - Its parameters may borrow (`&str`, `&[T]`, `&mut Vec<T>`) when the borrow is not used
+///   after the helper's first suspension; a borrow used later is an error at the
+///   parameter: take an owned value instead. A `&SagaContext` parameter is the caller's
+///   context, usable throughout.
+/// - It may be a free function or an associated one, without `self`, and not generic.
+/// - It cannot call itself: that is an error at the call, since its state would contain
+///   itself. Indirect recursion (`a` awaits `b`, which awaits `a`) is refused by rustc
+///   as a recursive `async fn` ("recursion in an async fn requires boxing"): write it as a
+///   loop.
+/// - Only a `#[saga_tool]` or a `#[saga_fn]` can await a helper or a request. Awaiting
+///   one in a plain `async fn`, a closure or an `async` block is an error at the `.await`
+///   (rustc's "`SagaCall<..>` is not a future", "`ElicitForm<..>` is not a future"): add
+///   `#[saga_fn]` to that function, or await outside the closure or block.
+#[proc_macro_attribute]
+pub fn saga_fn(args: TokenStream, input: TokenStream) -> TokenStream {
+    tool::expand_helper(args.into(), input.into()).into()
 }
 
 /// `#[saga_tool]` for a prompt: the function returns `Result<Prompt, E>` and is

@@ -72,6 +72,6 @@ pub mod prelude {
     pub use crate::state::KeyRing;
     pub use crate::tasks::TaskStore;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
-    pub use saga_macros::{Elicit, saga_prompt, saga_resource, saga_tool};
+    pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
     pub use serde::{Deserialize, Serialize};
 }

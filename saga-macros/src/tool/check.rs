@@ -65,7 +65,10 @@ impl Checker<'_> {
 
 impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_expr(&mut self, expr: &'ast Expr) {
-        if let Some(suspension) = classify(expr) {
+        // `f(..).await` may be an ordinary future, fine anywhere; a helper awaited where
+        // it cannot suspend is refused by its type.
+        let suspension = classify(expr).filter(|s| !s.as_ref().is_ok_and(|s| s.is_call()));
+        if let Some(suspension) = suspension {
             match suspension {
                 Err(error) => self.errors.push(error),
                 Ok(_) => {

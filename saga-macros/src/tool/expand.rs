@@ -87,61 +87,12 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
         None => quote!(let _ = __cx;),
     };
 
-    // The state enum: one variant per suspension, one type parameter per saved local and
-    // per request marker, all inferred by rustc inside `step`.
-    let private_text = private.to_string().replace(' ', "");
-    let mut params: Vec<Ident> = Vec::new();
-    let mut serialize_bounds = Vec::new();
-    let mut deserialize_bounds = Vec::new();
-    let mut variants = Vec::new();
-    let mut arms = Vec::new();
+    let StateEnum {
+        definition,
+        slot_type,
+        arms,
+    } = state_enum(sites, &machine);
     let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
-    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
-        let variant = &site.variant;
-        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
-        let mut fields = Vec::new();
-        let mut pattern = Vec::new();
-        for local in saved {
-            let param = format_ident!("T{}", params.len());
-            serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
-            deserialize_bounds.push(format!(
-                "{param}: {private_text}::serde::de::DeserializeOwned"
-            ));
-            let field = &local.field;
-            fields.push(quote!(#field: #param));
-            let binding = format_ident!("__saved_{}", field);
-            pattern.push(quote!(#field: #binding));
-            params.push(param);
-        }
-        for i in 0..site.suspension.requests().len() {
-            let param = format_ident!("R{}", params.len());
-            let field = format_ident!("__m{}", i);
-            fields.push(quote!(#field: #private::Marker<#param>));
-            let mark = format_ident!("__mark{}", i);
-            pattern.push(quote!(#field: #mark));
-            params.push(param);
-        }
-        variants.push(quote! {
-            #[doc = #doc]
-            #variant { #(#fields),* }
-        });
-        arms.push(quote! {
-            __State::#variant { #(#pattern),* } => #cont
-        });
-    }
-    let generics = if params.is_empty() {
-        quote!()
-    } else {
-        quote!(<#(#params),*>)
-    };
-    let holes = params.iter().map(|_| quote!(_));
-    let slot_type = if params.is_empty() {
-        quote!(__State)
-    } else {
-        quote!(__State<#(#holes),*>)
-    };
-    let serialize_bound = serialize_bounds.join(", ");
-    let deserialize_bound = deserialize_bounds.join(", ");
     let serde_crate = format!("{private}::serde").replace(' ', "");
     let schemars_crate = format!("{private}::schemars").replace(' ', "");
     let fingerprint = fingerprint(item);
@@ -181,13 +132,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
         }
 
         const _: () = {
-            #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
-            #[serde(crate = #serde_crate)]
-            #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]
-            #[allow(non_camel_case_types, clippy::enum_variant_names)]
-            enum __State #generics {
-                #(#variants,)*
-            }
+            #definition
 
             impl #name {
                 #[doc(hidden)]
@@ -301,4 +246,92 @@ fn fingerprint(item: &ItemFn) -> TokenStream {
     }
     let bytes = hash.to_be_bytes();
     quote!([#(#bytes),*])
+}
+
+/// The state enum of a saga, the type of its `__slot`, and the `match` arms that resume
+/// at each variant.
+pub struct StateEnum {
+    pub definition: TokenStream,
+    pub slot_type: TokenStream,
+    pub arms: Vec<TokenStream>,
+}
+
+/// One variant per suspension, one type parameter per saved local and per request
+/// marker, all inferred by rustc inside `step`.
+pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
+    let private = private_path();
+    let private_text = private.to_string().replace(' ', "");
+    let mut params: Vec<Ident> = Vec::new();
+    let mut serialize_bounds = Vec::new();
+    let mut deserialize_bounds = Vec::new();
+    let mut variants = Vec::new();
+    let mut arms = Vec::new();
+    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
+        let variant = &site.variant;
+        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
+        let mut fields = Vec::new();
+        let mut pattern = Vec::new();
+        for local in saved {
+            let param = format_ident!("T{}", params.len());
+            serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
+            deserialize_bounds.push(format!(
+                "{param}: {private_text}::serde::de::DeserializeOwned"
+            ));
+            let field = &local.field;
+            fields.push(quote!(#field: #param));
+            let binding = format_ident!("__saved_{}", field);
+            pattern.push(quote!(#field: #binding));
+            params.push(param);
+        }
+        if site.suspension.is_call() {
+            let param = format_ident!("R{}", params.len());
+            let (call_fields, call_pattern) = super::call::fields(&param);
+            fields.extend(call_fields);
+            pattern.extend(call_pattern);
+            params.push(param);
+        }
+        for i in 0..site.suspension.requests().len() {
+            let param = format_ident!("R{}", params.len());
+            let field = format_ident!("__m{}", i);
+            fields.push(quote!(#field: #private::Marker<#param>));
+            let mark = format_ident!("__mark{}", i);
+            pattern.push(quote!(#field: #mark));
+            params.push(param);
+        }
+        variants.push(quote! {
+            #[doc = #doc]
+            #variant { #(#fields),* }
+        });
+        arms.push(quote! {
+            __State::#variant { #(#pattern),* } => #cont
+        });
+    }
+    let generics = if params.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#params),*>)
+    };
+    let holes = params.iter().map(|_| quote!(_));
+    let slot_type = if params.is_empty() {
+        quote!(__State)
+    } else {
+        quote!(__State<#(#holes),*>)
+    };
+    let serialize_bound = serialize_bounds.join(", ");
+    let deserialize_bound = deserialize_bounds.join(", ");
+    let serde_crate = format!("{private}::serde").replace(' ', "");
+    let definition = quote! {
+        #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]
+        #[allow(non_camel_case_types, clippy::enum_variant_names)]
+        enum __State #generics {
+            #(#variants,)*
+        }
+    };
+    StateEnum {
+        definition,
+        slot_type,
+        arms,
+    }
 }

@@ -229,7 +229,7 @@ fn continuation(
         // keeps it, for type inference; here the types are already known.
         let mut diverges = false;
         match inner.take() {
-            None => code.push(answer_stmt(site)),
+            None => code.push(answer_stmt(site, &saved[site.id])),
             Some((cont, inner_diverges)) => {
                 let stmt = &level.block.stmts[level.index];
                 let replaced = match &level.into {
@@ -258,22 +258,36 @@ fn continuation(
         if !diverges {
             for stmt in &level.block.stmts[level.index + 1..] {
                 code.push(exitify_stmt(stmt.clone(), sites, saved));
-                if construct_of(stmt).is_some_and(|expr| site_id(expr).is_some()) {
+                let suspends_here = construct_of(stmt)
+                    .and_then(site_id)
+                    .and_then(|id| sites.get(id))
+                    .is_some_and(|next| next.suspension.always_suspends());
+                if suspends_here || always_exits(stmt) {
                     diverges = true;
                     break;
                 }
             }
         }
-        let block = restore(level, code, &mut site_saved);
+        let block = restore(level, code, &mut site_saved, site.suspension.is_call());
         inner = Some((block, diverges));
     }
     let block = inner.map_or_else(|| syn::parse_quote!({}), |(block, _)| block);
     (block, site_saved)
 }
 
+/// Whether a statement always leaves its block: `return`, `break` or `continue` as the
+/// statement itself. What follows it is unreachable, and left out of a continuation: there
+/// its locals' types could not be inferred (a `let … else` resumed in its `else`).
+fn always_exits(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::Expr(Expr::Return(_) | Expr::Break(_) | Expr::Continue(_), _)
+    )
+}
+
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
-fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block {
+fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bool) -> Block {
     let mut free: BTreeSet<String> = free_in_stmts(&code);
     // The bindings visible at the path's statement, the latest of each name, with the
     // index of the `let` that binds them when it borrows the item of a `for` loop: those
@@ -322,7 +336,12 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>) -> Block
         let local = &binding.ident;
         let source = format_ident!("__saved_{}", field);
         let mutability = binding.mutable.then(|| quote!(mut));
-        prefix.push(syn::parse_quote!(let #mutability #local = #source;));
+        let value = if call {
+            super::call::restore(&source)
+        } else {
+            quote!(#source)
+        };
+        prefix.push(syn::parse_quote!(let #mutability #local = #value;));
         site_saved.push(Saved {
             ident: binding.ident.clone(),
             mutable: binding.mutable,
@@ -373,9 +392,12 @@ fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
 }
 
 /// `let __aN = <the answer>;`
-fn answer_stmt(site: &Site) -> Stmt {
+fn answer_stmt(site: &Site, saved: &[Saved]) -> Stmt {
     let answer = &site.answer;
-    let value = answer_expr(site, |i| format_ident!("__mark{}", i));
+    let value = match &site.suspension {
+        Suspension::Call { .. } => super::call::resume(site, saved),
+        _ => answer_expr(site, |i| format_ident!("__mark{}", i)),
+    };
     syn::parse_quote_spanned!(site.span=> let #answer = #value;)
 }
 
@@ -396,6 +418,8 @@ pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
             });
             quote_spanned!(span=> ( #(#items),* ))
         }
+        // What a call gives is the helper's value, read where it returns.
+        Suspension::Call { .. } => quote_spanned!(span=> ()),
     }
 }
 
@@ -556,6 +580,9 @@ fn exitify_expr(mut expr: Expr, sites: &[Site], saved: &[Vec<Saved>]) -> Expr {
 /// The answer that follows is never reached; it gives the suspension its type, so that
 /// rustc infers the code after it exactly as in the function as written.
 fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
+    if let Suspension::Call { call, .. } = &site.suspension {
+        return super::call::exit(site, call, saved);
+    }
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;

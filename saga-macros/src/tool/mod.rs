@@ -3,9 +3,11 @@
 //! the tool's exits, build the machine, expand; on error, the errors and a stub.
 
 mod attr;
+mod call;
 mod check;
 mod expand;
 mod fallback;
+mod helper;
 mod items;
 mod kind;
 mod lower;
@@ -32,51 +34,25 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
 
 /// `#[saga_tool]`, `#[saga_prompt]` or `#[saga_resource]`, by `kind`.
 pub fn expand_as(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut item: ItemFn = match syn::parse2(input.clone()) {
+    let item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
-        Err(error) => {
-            let error = syn::Error::new(
-                error.span(),
-                "#[saga_tool] goes on an `async fn`: the tool is written as one function",
-            );
-            let mut tokens = error.to_compile_error();
-            tokens.extend(input);
-            return tokens;
-        }
+        Err(error) => return not_a_fn(error, input, "#[saga_tool]"),
     };
     let original = item.clone();
     let mut errors = Errors::default();
     let attr = attr::parse(args, &mut errors);
-    let sig = sig::parse(&mut item, &mut errors);
-    check::check(&item.block, &mut errors);
-    if let Some(error) = errors.0.take() {
-        return fallback::expand(kind, &original, error);
-    }
-    // Lowering reports its own errors only once the checks passed, so that one mistake
-    // is not diagnosed twice.
-    let mut body = (*item.block).clone();
-    let items = items::hoist(&mut body);
-    let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
-    rename::alpha(&mut body, &param_names);
-    let (body, sites) = lower::lower(body, &mut errors);
-    if let Some(error) = errors.0.take() {
-        return fallback::expand(kind, &original, error);
-    }
-    let body = rewrite::exits(body);
-    let params: Vec<machine::Binding> = sig
-        .params
-        .iter()
-        .map(|param| machine::Binding {
-            ident: param.ident.clone(),
-            mutable: param.mutable,
-        })
-        .collect();
-    let machine = machine::build(&body, &sites, &params);
-    saved::check(&body, &machine, &mut errors);
-    if let Some(error) = errors.into_error() {
-        return fallback::expand(kind, &original, error);
-    }
-    let plain = plain::body((*item.block).clone());
+    let compiled = match compile(item, sig::Role::Tool, errors) {
+        Ok(compiled) => compiled,
+        Err(error) => return fallback::expand(kind, &original, error),
+    };
+    let Compiled {
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+        items,
+    } = compiled;
     let tokens = expand::tool(expand::Parts {
         kind,
         attr: &attr,
@@ -87,10 +63,109 @@ pub fn expand_as(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStre
         plain,
         items,
     });
-    if std::env::var_os("SAGA_MACROS_DEBUG").is_some_and(|v| v != "0") {
-        eprintln!("{}", pretty(&tokens));
-    }
+    debug_print(&tokens);
     tokens
+}
+
+/// `#[saga_fn]`.
+pub fn expand_helper(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(error) => return not_a_fn(error, input, "#[saga_fn]"),
+    };
+    let original = item.clone();
+    let mut errors = Errors::default();
+    if !args.is_empty() {
+        errors.at(
+            &args,
+            "#[saga_fn] takes no arguments: a helper is not registered, its caller is; \
+             remove them",
+        );
+    }
+    let recursive = helper::check_recursion(&item, &mut errors);
+    let compiled = match compile(item, sig::Role::Helper, errors) {
+        Ok(compiled) => compiled,
+        Err(error) => return helper::fallback(&original, error, recursive),
+    };
+    let mut errors = Errors::default();
+    helper::check_borrowed_params(&compiled, &mut errors);
+    if let Some(error) = errors.into_error() {
+        return helper::fallback(&original, error, recursive);
+    }
+    let tokens = helper::expand(compiled);
+    debug_print(&tokens);
+    tokens
+}
+
+fn not_a_fn(error: syn::Error, input: TokenStream, name: &str) -> TokenStream {
+    let error = syn::Error::new(
+        error.span(),
+        format!("{name} goes on an `async fn`: the saga is written as one function"),
+    );
+    let mut tokens = error.to_compile_error();
+    tokens.extend(input);
+    tokens
+}
+
+/// What the state machine of a saga (tool or helper) is made of.
+pub struct Compiled {
+    pub item: ItemFn,
+    pub sig: sig::Signature,
+    pub sites: Vec<lower::Site>,
+    pub machine: machine::Machine,
+    pub plain: syn::Block,
+    /// The items declared in the body, hoisted to the top of `step`.
+    pub items: Vec<syn::Item>,
+}
+
+/// Parse, check, lower, rewrite the exits, build the machine, check what it saves; every
+/// error found, collected.
+fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Compiled, syn::Error> {
+    let sig = sig::parse(&mut item, role, &mut errors);
+    check::check(&item.block, &mut errors);
+    if let Some(error) = errors.0.take() {
+        return Err(error);
+    }
+    // Lowering reports its own errors only once the checks passed, so that one mistake
+    // is not diagnosed twice.
+    let mut body = (*item.block).clone();
+    let items = items::hoist(&mut body);
+    let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
+    rename::alpha(&mut body, &param_names);
+    let (body, sites) = lower::lower(body, &mut errors);
+    if let Some(error) = errors.0.take() {
+        return Err(error);
+    }
+    let unit = matches!(&sig.output, syn::Type::Tuple(tuple) if tuple.elems.is_empty());
+    let body = rewrite::exits(body, unit);
+    let params: Vec<machine::Binding> = sig
+        .params
+        .iter()
+        .map(|param| machine::Binding {
+            ident: param.ident.clone(),
+            mutable: param.mutable,
+        })
+        .collect();
+    let machine = machine::build(&body, &sites, &params);
+    saved::check(&body, &machine, &sites, &mut errors);
+    if let Some(error) = errors.into_error() {
+        return Err(error);
+    }
+    let plain = plain::body((*item.block).clone());
+    Ok(Compiled {
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+        items,
+    })
+}
+
+fn debug_print(tokens: &TokenStream) {
+    if std::env::var_os("SAGA_MACROS_DEBUG").is_some_and(|v| v != "0") {
+        eprintln!("{}", pretty(tokens));
+    }
 }
 
 /// The expansion as formatted Rust, for `SAGA_MACROS_DEBUG=1` and the snapshot tests.

@@ -69,6 +69,12 @@ impl VisitMut for Plain {
         };
         let private = private_path();
         let span = expr.span();
+        if let Suspension::Call { call, .. } = &suspension {
+            if !self.unexpanded {
+                *expr = super::call::plain(span, call);
+            }
+            return;
+        }
         if self.unexpanded {
             let requests = suspension.requests();
             *expr = match suspension {
@@ -76,7 +82,7 @@ impl VisitMut for Plain {
                 Suspension::Join { .. } => {
                     syn::parse_quote_spanned!(span=> (#(#private::unexpanded(#requests)),*))
                 }
-                Suspension::Await { .. } => {
+                Suspension::Await { .. } | Suspension::Call { .. } => {
                     let request = requests[0];
                     syn::parse_quote_spanned!(span=> #private::unexpanded(#request))
                 }
@@ -99,7 +105,7 @@ impl VisitMut for Plain {
             quote_spanned!(span=> #(#private::answer(#marks, &mut __answers, #indices)),*);
         let value = match suspension {
             Suspension::Join { .. } => quote_spanned!(span=> (#answers)),
-            Suspension::Await { .. } => answers,
+            Suspension::Await { .. } | Suspension::Call { .. } => answers,
         };
         *expr = syn::parse_quote_spanned! {span=> {
             #(

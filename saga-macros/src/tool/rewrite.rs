@@ -9,8 +9,14 @@ use syn::{Block, Expr, Stmt};
 use super::lower::site_id;
 use super::macro_args;
 
-pub fn exits(mut body: Block) -> Block {
+/// `unit`: the function returns `()`, so a body without a final expression returns it.
+pub fn exits(mut body: Block, unit: bool) -> Block {
     Exits.visit_block_mut(&mut body);
+    if unit && !matches!(body.stmts.last(), Some(Stmt::Expr(_, None))) {
+        body.stmts
+            .push(Stmt::Expr(syn::parse_quote!(Self::__finish(())), None));
+        return body;
+    }
     if let Some(Stmt::Expr(tail, None)) = body.stmts.last_mut() {
         let span = tail.span();
         let value = std::mem::replace(tail, Expr::Verbatim(Default::default()));

@@ -9,16 +9,24 @@ use std::collections::HashMap;
 use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Type};
 
+use super::lower::Site;
 use super::machine::Machine;
 use crate::errors::Errors;
 
-pub fn check(body: &Block, machine: &Machine, errors: &mut Errors) {
+pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Errors) {
     let mut borrows = Borrows::default();
     borrows.visit_block(body);
     let mut sharing = Sharing::default();
     sharing.visit_block(body);
     let mut reported = Vec::new();
-    for (saved, _) in &machine.resumes {
+    // At a call, the types decide what is saved (nothing for an ordinary future), and a
+    // helper's saved locals are checked by rustc.
+    let resumes = machine
+        .resumes
+        .iter()
+        .zip(sites)
+        .filter(|(_, site)| site.suspension.always_suspends());
+    for ((saved, _), _) in resumes {
         for local in saved {
             let key = format!("{:?}", local.ident.span());
             if let Some(name) = borrows.0.get(&key)

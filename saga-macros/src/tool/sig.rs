@@ -21,20 +21,52 @@ pub struct Param {
     pub rename: Option<LitStr>,
 }
 
-pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
+/// What the function is compiled as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `#[saga_tool]` (and prompts, resources): its arguments come from the call's JSON.
+    Tool,
+    /// `#[saga_fn]`: its arguments come from its caller, and may borrow.
+    Helper,
+}
+
+impl Role {
+    fn attribute(self) -> &'static str {
+        match self {
+            Role::Tool => "#[saga_tool]",
+            Role::Helper => "#[saga_fn]",
+        }
+    }
+}
+
+pub fn parse(item: &mut ItemFn, role: Role, errors: &mut Errors) -> Signature {
     let sig = &item.sig;
+    let attribute = role.attribute();
     if sig.asyncness.is_none() {
         errors.at(
             sig.fn_token,
-            "#[saga_tool] needs an `async fn`: a saga awaits the client's answers; \
-             write `async fn`",
+            format!(
+                "{attribute} needs an `async fn`: a saga awaits the client's answers; \
+                 write `async fn`"
+            ),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        let why = match role {
+            Role::Tool => {
+                "the tool's schema and its saved state are fixed when the tool is registered"
+            }
+            Role::Helper => {
+                "its saved state nests in its caller's, whose layout is fixed when the caller is compiled"
+            }
+        };
+        let hint = match role {
+            Role::Tool => "",
+            Role::Helper => " (a borrowed parameter needs no lifetime parameter: `&str` works)",
+        };
         errors.at(
             &sig.generics,
-            "#[saga_tool] functions cannot be generic: the tool's schema and its saved state \
-             are fixed when the tool is registered; use concrete types",
+            format!("{attribute} functions cannot be generic: {why}; use concrete types{hint}"),
         );
     }
     if let Some(constness) = &sig.constness {
@@ -49,6 +81,7 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
     }
     let output = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default if role == Role::Helper => syn::parse_quote!(()),
         ReturnType::Default => {
             errors.at(
                 &sig.ident,
@@ -66,8 +99,11 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
             FnArg::Receiver(receiver) => {
                 errors.at(
                     &*receiver,
-                    "a saga tool is a free function: its state lives in the client's token, \
-                     not in `self`; remove the receiver",
+                    format!(
+                        "{attribute} goes on a function without `self`: a saga's state lives \
+                         in the client's token, not in `self`; remove the receiver (pass what \
+                         it needs as arguments)"
+                    ),
                 );
                 continue;
             }
@@ -101,7 +137,9 @@ pub fn parse(item: &mut ItemFn, errors: &mut Errors) -> Signature {
             context = Some(ident);
             continue;
         }
-        if let Type::Reference(reference) = &*typed.ty {
+        if let Type::Reference(reference) = &*typed.ty
+            && role == Role::Tool
+        {
             errors.at(
                 reference,
                 "tool arguments are owned: they are read from the call's JSON and may be saved \

@@ -56,9 +56,22 @@ pub enum Suspension {
     Await { request: Expr, kind: RequestKind },
     /// `join!(REQUEST, …)`: several requests in one round.
     Join { requests: Vec<(Expr, RequestKind)> },
+    /// `f(..).await`: a call that may be of a `#[saga_fn]` (which suspends as often as it
+    /// needs) or of an ordinary `async fn` (awaited in place). The types decide; see the
+    /// runtime's `saga_fn` module.
+    Call { call: Expr, name: String },
 }
 
 impl Suspension {
+    /// Whether reaching it always ends the transition. A call may return at once.
+    pub fn always_suspends(&self) -> bool {
+        !matches!(self, Suspension::Call { .. })
+    }
+
+    pub fn is_call(&self) -> bool {
+        matches!(self, Suspension::Call { .. })
+    }
+
     pub fn is_checkpoint(&self) -> bool {
         matches!(
             self,
@@ -69,13 +82,14 @@ impl Suspension {
         )
     }
 
-    /// The kinds' functions, for naming: `elicit`, `sample`, …
-    pub fn kinds(&self) -> Vec<&'static str> {
+    /// The kinds' functions (or the called function), for naming: `elicit`, `sample`, …
+    pub fn kinds(&self) -> Vec<&str> {
         match self {
             Suspension::Await { kind, .. } => vec![kind.function()],
             Suspension::Join { requests } => {
                 requests.iter().map(|(_, kind)| kind.function()).collect()
             }
+            Suspension::Call { name, .. } => vec![name.as_str()],
         }
     }
 
@@ -87,6 +101,7 @@ impl Suspension {
             } => Vec::new(),
             Suspension::Await { request, .. } => vec![request],
             Suspension::Join { requests } => requests.iter().map(|(request, _)| request).collect(),
+            Suspension::Call { .. } => Vec::new(),
         }
     }
 }
@@ -118,10 +133,52 @@ pub fn is_join(expr: &Expr) -> bool {
     matches!(expr, Expr::Macro(mac) if mac.mac.path.segments.last().is_some_and(|s| s.ident == "join"))
 }
 
+/// Crates that cannot define a `#[saga_fn]`: a call into them is awaited as written.
+const FOREIGN_CRATES: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "tokio",
+    "futures",
+    "reqwest",
+    "async_std",
+    "smol",
+    "hyper",
+    "sqlx",
+    "rmcp",
+    "tower",
+    "axum",
+];
+
+/// `f(..)` or `path::to::f(..)` that may call a `#[saga_fn]`: its function's name.
+pub fn helper_call(expr: &Expr) -> Option<String> {
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    if path.qself.is_some() || request_kind(expr).is_some() {
+        return None;
+    }
+    let segments = &path.path.segments;
+    let first = segments.first()?.ident.to_string();
+    if segments.len() > 1 && FOREIGN_CRATES.contains(&first.as_str()) {
+        return None;
+    }
+    Some(segments.last()?.ident.to_string())
+}
+
 /// Classifies `expr` as a suspension point, if it is one.
 pub fn classify(expr: &Expr) -> Option<Result<Suspension, syn::Error>> {
     match expr {
         Expr::Await(awaited) => {
+            if let Some(name) = helper_call(&awaited.base) {
+                return Some(Ok(Suspension::Call {
+                    call: (*awaited.base).clone(),
+                    name,
+                }));
+            }
             let (kind, _) = request_kind(&awaited.base)?;
             Some(Ok(Suspension::Await {
                 request: (*awaited.base).clone(),

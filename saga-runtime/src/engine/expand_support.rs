@@ -15,6 +15,10 @@ use super::join_all::JoinAll;
 use super::output::ToolOutput;
 use super::pending::{self, Collected};
 use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, Sample};
+pub use super::saga_fn::{
+    Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
+    ViaSagaFn, kind_marker, kind_of, probe,
+};
 use super::tool::Step;
 use super::{Elicit, Root, Sampled};
 
@@ -99,8 +103,12 @@ pub fn marker<R: Suspension>(_request: &R) -> Marker<R> {
 }
 
 /// The answer to the request at `index` of the round that just ended.
-pub fn answer<R: Suspension>(_marker: Marker<R>, answers: &mut Answers, index: usize) -> R::Output {
-    R::take(answers, index)
+pub fn answer<R: Suspension>(
+    _marker: Marker<R>,
+    answers: &mut impl std::borrow::BorrowMut<Answers>,
+    index: usize,
+) -> R::Output {
+    R::take(answers.borrow_mut(), index)
 }
 
 /// The state of a macro-generated saga as the runtime sees it: the arguments of the first
@@ -160,9 +168,10 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
 /// Ends the transition at a suspension: encodes `state` and asks `requests` (none for a
 /// checkpoint). `slot` only ties every variant to one state type, so that rustc infers
 /// the enum's type parameters across the whole step.
-pub fn suspend<S, A>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> Step<MacroState<A>>
+pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
 where
     S: Serialize + DeserializeOwned,
+    R: Exit,
 {
     let _ = slot;
     let bytes = match postcard::to_allocvec(&state) {
@@ -176,23 +185,36 @@ where
     {
         return unsaveable(&error);
     }
-    let state = MacroState::Resume(bytes);
-    if requests.is_empty() {
-        Step::Checkpoint(state)
-    } else {
-        Step::Suspend { state, requests }
+    R::suspended(bytes, requests)
+}
+
+impl<A> Exit for Step<MacroState<A>> {
+    fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self {
+        let state = MacroState::Resume(state);
+        if requests.is_empty() {
+            Step::Checkpoint(state)
+        } else {
+            Step::Suspend { state, requests }
+        }
+    }
+
+    fn failed(message: &'static str) -> Self {
+        Step::done(Err::<String, _>(SagaError::msg(message)))
     }
 }
 
-fn unsaveable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
+/// Ends the transition: a helper it awaited could not go on.
+pub fn failed<R: Exit>(message: &'static str) -> R {
+    R::failed(message)
+}
+
+fn unsaveable<R: Exit>(error: &postcard::Error) -> R {
     tracing::error!(
         %error,
         "the saga's saved locals do not round-trip through postcard; \
          avoid serde_json::Value, untagged enums and skip_serializing_if in saved locals"
     );
-    Step::done(Err::<String, _>(SagaError::msg(
-        "the tool's state could not be saved",
-    )))
+    R::failed("the tool's state could not be saved")
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
@@ -292,16 +314,14 @@ fn hide_markers(value: &mut serde_json::Value) {
 
 /// A sealed state that authenticated but does not decode: a build with the same
 /// fingerprint but another state layout, which the fingerprint is there to prevent.
-pub fn undecodable<A>(error: &postcard::Error) -> Step<MacroState<A>> {
+pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
     let inspected =
         INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
     if inspected {
-        return Step::done(Err::<String, _>(SagaError::msg("inspected")));
+        return R::failed("inspected");
     }
     tracing::error!(%error, "an authenticated saga state does not decode");
-    Step::done(Err::<String, _>(SagaError::msg(
-        "the saga's state could not be read",
-    )))
+    R::failed("the saga's state could not be read")
 }
 
 /// Finishes the transition with the tool's result.

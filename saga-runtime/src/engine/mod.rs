@@ -16,6 +16,7 @@ mod join_all;
 mod output;
 mod pending;
 mod requests;
+mod saga_fn;
 mod tool;
 mod transition;
 mod unwind;

@@ -1,0 +1,318 @@
+//! `#[saga_fn]`: a helper that suspends. It compiles like a tool, to a state machine, but
+//! its `step` is the runtime's `SagaFn::step`, run by the saga that awaits it. The
+//! function keeps its name and parameters and returns a `SagaCall` holding its
+//! arguments; everything else is declared inside it, so that the helper may be a free
+//! function or an associated one.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, FnArg, Ident, ItemFn, Lifetime, Type};
+
+use super::Compiled;
+use crate::errors::Errors;
+use crate::shared::private_path;
+
+/// The lifetime every borrowed parameter of a helper is given.
+const LIFETIME: &str = "'__saga";
+
+/// A helper that calls itself is refused (its state would hold its own state); whether
+/// it does.
+pub fn check_recursion(item: &ItemFn, errors: &mut Errors) -> bool {
+    struct Calls<'a> {
+        name: &'a Ident,
+        errors: &'a mut Errors,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let Expr::Path(path) = &*call.func {
+                let segments: Vec<&Ident> = path
+                    .path
+                    .segments
+                    .iter()
+                    .map(|segment| &segment.ident)
+                    .collect();
+                let names_self = match segments.as_slice() {
+                    [only] => *only == self.name,
+                    [first, last] => *first == "Self" && *last == self.name,
+                    _ => false,
+                };
+                if names_self {
+                    self.found = true;
+                    self.errors.at(
+                        call,
+                        format!(
+                            "`{name}` calls itself, but a #[saga_fn] cannot be recursive: its \
+                             saved state nests inside its caller's, so a recursive helper's \
+                             state would contain itself; write the recursion as a loop (with \
+                             a `Vec` as the stack of pending work)",
+                            name = self.name
+                        ),
+                    );
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut calls = Calls {
+        name: &item.sig.ident,
+        errors,
+        found: false,
+    };
+    calls.visit_block(&item.block);
+    calls.found
+}
+
+/// A borrowed parameter used after a suspension cannot be saved: an error at the
+/// parameter, as for a borrowed `let`.
+pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
+    let borrowed: Vec<&super::sig::Param> = compiled
+        .sig
+        .params
+        .iter()
+        .filter(|param| {
+            let mut ty = param.ty.clone();
+            with_lifetime(&mut ty) || matches!(param.ty, Type::Reference(_))
+        })
+        .collect();
+    let saved_at_suspensions = compiled
+        .machine
+        .resumes
+        .iter()
+        .zip(&compiled.sites)
+        .filter(|(_, site)| site.suspension.always_suspends())
+        .flat_map(|((saved, _), _)| saved);
+    let mut reported: Vec<String> = Vec::new();
+    for local in saved_at_suspensions {
+        let Some(param) = borrowed.iter().find(|param| {
+            param.ident == local.ident
+                && format!("{:?}", param.ident.span()) == format!("{:?}", local.ident.span())
+        }) else {
+            continue;
+        };
+        let name = param.ident.to_string();
+        if reported.contains(&name) {
+            continue;
+        }
+        reported.push(name.clone());
+        let ty = &param.ty;
+        errors.at(
+            &param.ident,
+            format!(
+                "`{name}` is borrowed (`{}`) and used after a suspension, but only owned values \
+                 can be saved in the saga's state; take an owned parameter (`String` for \
+                 `&str`, `Vec<T>` for `&[T]`) and pass `.to_owned()`, or finish using `{name}` \
+                 before the first suspension (e.g. `let {name} = {name}.to_owned();`)",
+                quote!(#ty)
+                    .to_string()
+                    .replace(" & ", "&")
+                    .replace("& ", "&")
+            ),
+        );
+    }
+}
+
+/// Gives every elided lifetime of `ty` (`&T`, `&mut T`, `'_`) the helper's lifetime;
+/// whether it had one.
+fn with_lifetime(ty: &mut Type) -> bool {
+    struct Name(bool);
+    impl VisitMut for Name {
+        fn visit_type_reference_mut(&mut self, reference: &mut syn::TypeReference) {
+            if reference.lifetime.is_none() {
+                reference.lifetime = Some(Lifetime::new(LIFETIME, proc_macro2::Span::call_site()));
+                self.0 = true;
+            }
+            syn::visit_mut::visit_type_reference_mut(self, reference);
+        }
+        fn visit_lifetime_mut(&mut self, lifetime: &mut Lifetime) {
+            if lifetime.ident == "_" {
+                *lifetime = Lifetime::new(LIFETIME, lifetime.apostrophe);
+                self.0 = true;
+            }
+        }
+    }
+    let mut name = Name(false);
+    name.visit_type_mut(ty);
+    name.0
+}
+
+pub fn expand(compiled: Compiled) -> TokenStream {
+    let Compiled {
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+        items,
+    } = compiled;
+    let private = private_path();
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let output = &sig.output;
+    let attrs = &item.attrs;
+    let lifetime = Lifetime::new(LIFETIME, proc_macro2::Span::call_site());
+
+    let mut borrows = false;
+    let mut inputs = Vec::new();
+    for input in &item.sig.inputs {
+        let FnArg::Typed(typed) = input else { continue };
+        let mut ty = (*typed.ty).clone();
+        borrows |= with_lifetime(&mut ty);
+        let pat = match &*typed.pat {
+            syn::Pat::Ident(pat) => {
+                let ident = &pat.ident;
+                quote!(#ident)
+            }
+            other => quote!(#other),
+        };
+        inputs.push(quote!(#pat: #ty));
+    }
+    let fields = sig.params.iter().map(|param| {
+        let ident = &param.ident;
+        let mut ty = param.ty.clone();
+        with_lifetime(&mut ty);
+        quote!(#ident: #ty)
+    });
+    let names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    let rebind_mut: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .filter(|param| param.mutable)
+        .map(|param| {
+            let ident = &param.ident;
+            quote!(let mut #ident = #ident;)
+        })
+        .collect();
+    let context = match &sig.context {
+        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
+        None => quote!(let _ = __cx;),
+    };
+    let ignored_context = match &sig.context {
+        Some(ident) => quote!(let _ = #ident;),
+        None => quote!(),
+    };
+    let (generics, captures) = if borrows {
+        (quote!(<#lifetime>), quote!(use<#lifetime>))
+    } else {
+        (quote!(), quote!(use<>))
+    };
+
+    let state = super::expand::state_enum(&sites, &machine);
+    let super::expand::StateEnum {
+        definition,
+        slot_type,
+        arms,
+    } = state;
+    let start = &machine.start;
+
+    quote! {
+        #(#attrs)*
+        #[allow(clippy::needless_lifetimes)]
+        #vis fn #name #generics (#(#inputs),*)
+            -> #private::SagaCall<impl #private::SagaFn<Output = #output> + #captures>
+        {
+            #ignored_context
+
+            #[allow(non_camel_case_types)]
+            struct __SagaFn<#lifetime> {
+                #(#fields,)*
+                __lifetime: ::core::marker::PhantomData<&#lifetime ()>,
+            }
+
+            impl<#lifetime> __SagaFn<#lifetime> {
+                fn __finish(output: #output) -> #private::FnStep<#output> {
+                    #private::FnStep::Done(output)
+                }
+            }
+
+            impl<#lifetime> #private::SagaFn for __SagaFn<#lifetime> {
+                type Output = #output;
+                type Resumed = __SagaFn<'static>;
+
+                #[allow(
+                    unreachable_code,
+                    unused_variables,
+                    unused_mut,
+                    unused_labels,
+                    unused_assignments,
+                    clippy::all
+                )]
+                async fn step<'__step>(
+                    __state: #private::FnState<Self>,
+                    mut __answers: &'__step mut #private::Answers,
+                    __cx: &'__step #private::SagaContext,
+                ) -> #private::FnStep<#output>
+                where
+                    Self: '__step,
+                {
+                    #(#items)*
+                    #context
+                    #definition
+                    let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+                    match __state {
+                        #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
+                            #(#rebind_mut)*
+                            #start
+                        }
+                        #private::FnState::Resume(__bytes) => {
+                            let __resumed = match #private::decode(&__slot, &__bytes) {
+                                ::core::result::Result::Ok(state) => state,
+                                ::core::result::Result::Err(error) => return #private::undecodable(&error),
+                            };
+                            match __resumed {
+                                #(#arms)*
+                            }
+                        }
+                    }
+                }
+
+                #[allow(unused_mut, unused_variables, clippy::all)]
+                async fn plain<'__step>(
+                    self,
+                    __cx: &'__step #private::SagaContext,
+                    __run: &'__step mut #private::PlainRun,
+                    __script: &'__step mut dyn #private::Script,
+                ) -> #output
+                where
+                    Self: '__step,
+                {
+                    let __SagaFn { #(#names,)* .. } = self;
+                    #(#rebind_mut)*
+                    #context
+                    let __output: #output = async move #plain.await;
+                    __output
+                }
+            }
+
+            #private::SagaCall::new(__SagaFn {
+                #(#names,)*
+                __lifetime: ::core::marker::PhantomData,
+            })
+        }
+    }
+}
+
+/// When the helper cannot be compiled: the errors, and the function as written (with its
+/// suspensions replaced by typed placeholders) under its own name, so that IDEs keep
+/// analysing it and its callers add no errors of their own.
+///
+/// A helper that calls itself keeps an empty body, so that rustc does not report the
+/// recursion a second time.
+pub fn fallback(original: &ItemFn, error: syn::Error, recursive: bool) -> TokenStream {
+    let errors = error.to_compile_error();
+    let mut kept = original.clone();
+    kept.sig.asyncness = Some(Default::default());
+    *kept.block = if recursive {
+        syn::parse_quote!({ ::core::unreachable!() })
+    } else {
+        super::plain::unexpanded((*kept.block).clone())
+    };
+    quote! {
+        #errors
+        #[allow(unused, unreachable_code, clippy::all)]
+        #kept
+    }
+}

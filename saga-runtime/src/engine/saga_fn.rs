@@ -1,0 +1,301 @@
+//! Helpers that suspend: what `#[saga_fn]` compiles to, and how a saga awaits one.
+//!
+//! A `#[saga_fn]` compiles, like a tool, to a state machine whose `step` runs one
+//! transition: from its arguments or from its saved state, until it returns or suspends.
+//! Calling it gives a [`SagaCall`] holding the arguments; the saga that awaits it runs the
+//! helper's first transition at once, and when the helper suspends, saves the helper's
+//! state (as bytes) in its own and ends its transition with the helper's requests. On the
+//! next round it runs the helper's next transition with the answers, and so on until the
+//! helper returns its value.
+//!
+//! The macro of the calling saga cannot tell, from the syntax `f(..).await`, whether `f`
+//! is a `#[saga_fn]` or an ordinary `async fn`. It lets types decide: [`probe`] followed
+//! by `kind()`, with the traits [`ViaSagaFn`] and [`ViaFuture`] in scope, picks
+//! [`SagaFnKind`] for a [`SagaCall`] and [`FutureKind`] for any other future (method
+//! resolution tries `&&Probe` before `&Probe`). A [`FutureKind`] awaits the future in
+//! place and never suspends; the state it would save is [`Unreachable`], which costs
+//! nothing and asks nothing of the locals' types.
+
+use std::borrow::BorrowMut;
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::answers::Answers;
+use super::context::SagaContext;
+use super::expand_support::{PlainRun, SagaLocal, Script};
+use super::requests::Request;
+
+/// A call of a `#[saga_fn]`: its arguments, run by the saga that awaits it.
+///
+/// Awaiting it is only meaningful inside a `#[saga_tool]` or another `#[saga_fn]`, whose
+/// macro turns the `.await` into a suspension.
+#[must_use = "a #[saga_fn] runs only when a saga awaits it: `helper(..).await`"]
+#[derive(Debug)]
+pub struct SagaCall<A>(A);
+
+impl<A: SagaFn> SagaCall<A> {
+    #[doc(hidden)]
+    pub fn new(arguments: A) -> Self {
+        Self(arguments)
+    }
+}
+
+/// Where a helper's transition starts.
+#[derive(Debug)]
+pub enum FnState<A> {
+    /// The call: the arguments.
+    Start(A),
+    /// A later round: the helper's saved state, encoded.
+    Resume(Vec<u8>),
+}
+
+/// How a helper's transition ended.
+#[derive(Debug)]
+pub enum FnStep<O> {
+    /// It returned.
+    Done(O),
+    /// It suspended (a checkpoint when `requests` is empty): the caller saves `state` and
+    /// ends its own transition with `requests`.
+    Suspend {
+        /// The helper's state, encoded.
+        state: Vec<u8>,
+        /// The requests of the round.
+        requests: Vec<Request>,
+    },
+    /// Its state could not be saved or read back; the message says why.
+    Failed(&'static str),
+}
+
+/// A `#[saga_fn]`'s arguments: the helper's state machine. Implemented by the macro.
+pub trait SagaFn: Sized + Send {
+    /// What the helper returns.
+    type Output;
+
+    /// The same helper with every borrow of its arguments `'static`: what the caller's
+    /// saved state names, so that the state does not hold the borrows of one call. It only
+    /// ever resumes, and a resumed helper has no arguments left.
+    type Resumed: SagaFn<Output = Self::Output> + 'static;
+
+    /// One transition of the helper.
+    fn step<'s>(
+        state: FnState<Self>,
+        answers: &'s mut Answers,
+        cx: &'s SagaContext,
+    ) -> impl Future<Output = FnStep<Self::Output>> + Send + 's
+    where
+        Self: 's;
+
+    /// The helper as one ordinary async function, asking `script` at each suspension.
+    fn plain<'s>(
+        self,
+        cx: &'s SagaContext,
+        run: &'s mut PlainRun,
+        script: &'s mut dyn Script,
+    ) -> impl Future<Output = Self::Output> + Send + 's
+    where
+        Self: 's;
+}
+
+/// What ends a transition, for a tool and a helper alike.
+pub trait Exit: Sized {
+    /// The transition suspends with `state` and `requests`.
+    fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self;
+    /// The saga cannot go on.
+    fn failed(message: &'static str) -> Self;
+}
+
+impl<O> Exit for FnStep<O> {
+    fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self {
+        FnStep::Suspend { state, requests }
+    }
+    fn failed(message: &'static str) -> Self {
+        FnStep::Failed(message)
+    }
+}
+
+/// What the generated code asks of a future awaited as `f(..).await`, to find out which
+/// kind it is.
+#[derive(Debug)]
+pub struct Probe<F>(PhantomData<fn() -> F>);
+
+/// The probe of `call`.
+pub fn probe<F>(_call: &F) -> Probe<F> {
+    Probe(PhantomData)
+}
+
+/// Picks [`SagaFnKind`] for a [`SagaCall`].
+pub trait ViaSagaFn {
+    /// The kind.
+    type Kind;
+    /// The kind.
+    fn kind(&self) -> Self::Kind;
+}
+
+impl<A: SagaFn> ViaSagaFn for &Probe<SagaCall<A>> {
+    type Kind = SagaFnKind<A::Resumed>;
+    fn kind(&self) -> SagaFnKind<A::Resumed> {
+        SagaFnKind(PhantomData)
+    }
+}
+
+/// Picks [`FutureKind`] for any other future.
+pub trait ViaFuture {
+    /// The kind.
+    type Kind;
+    /// The kind.
+    fn kind(&self) -> Self::Kind;
+}
+
+impl<F: IntoFuture> ViaFuture for Probe<F> {
+    type Kind = FutureKind<F::Output>;
+    fn kind(&self) -> FutureKind<F::Output> {
+        FutureKind(PhantomData)
+    }
+}
+
+/// A `#[saga_fn]` awaited by a saga; `R` is its [`SagaFn::Resumed`].
+pub struct SagaFnKind<R>(PhantomData<fn() -> R>);
+
+/// An ordinary future awaited by a saga: awaited in place, it never suspends. `O` is what
+/// it gives.
+pub struct FutureKind<O>(PhantomData<fn() -> O>);
+
+macro_rules! zero_sized_kind {
+    ($kind:ident) => {
+        impl<T> Clone for $kind<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $kind<T> {}
+        impl<T> Default for $kind<T> {
+            fn default() -> Self {
+                Self(PhantomData)
+            }
+        }
+        impl<T> std::fmt::Debug for $kind<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(stringify!($kind))
+            }
+        }
+    };
+}
+
+zero_sized_kind!(SagaFnKind);
+zero_sized_kind!(FutureKind);
+
+impl<R: SagaFn> SagaFnKind<R> {
+    /// Runs the helper's first transition.
+    pub async fn drive<A: SagaFn<Resumed = R, Output = R::Output>>(
+        self,
+        call: SagaCall<A>,
+        answers: &mut impl BorrowMut<Answers>,
+        cx: &SagaContext,
+    ) -> FnStep<R::Output> {
+        A::step(FnState::Start(call.0), answers.borrow_mut(), cx).await
+    }
+
+    /// Runs the helper's next transition from its saved state.
+    pub async fn resume(
+        self,
+        state: Vec<u8>,
+        answers: &mut impl BorrowMut<Answers>,
+        cx: &SagaContext,
+    ) -> FnStep<R::Output> {
+        R::step(FnState::Resume(state), answers.borrow_mut(), cx).await
+    }
+
+    /// A local of the caller, saved while the helper waits.
+    pub fn keep<T: SagaLocal>(self, local: T) -> T {
+        local
+    }
+
+    /// A local of the caller, read back.
+    pub fn restore<T>(self, saved: T) -> T {
+        saved
+    }
+
+    /// The helper as an ordinary async function.
+    pub async fn plain<A: SagaFn<Resumed = R, Output = R::Output>>(
+        self,
+        call: SagaCall<A>,
+        cx: &SagaContext,
+        run: &mut PlainRun,
+        script: &mut dyn Script,
+    ) -> R::Output {
+        call.0.plain(cx, run, script).await
+    }
+}
+
+impl<O> FutureKind<O> {
+    /// Awaits the future.
+    pub async fn drive<F: IntoFuture<Output = O>>(
+        self,
+        future: F,
+        _answers: &mut impl BorrowMut<Answers>,
+        _cx: &SagaContext,
+    ) -> FnStep<O> {
+        FnStep::Done(future.await)
+    }
+
+    /// Never reached: an ordinary future never suspends, so there is no state to resume.
+    pub async fn resume(
+        self,
+        _state: Vec<u8>,
+        _answers: &mut impl BorrowMut<Answers>,
+        _cx: &SagaContext,
+    ) -> FnStep<O> {
+        FnStep::Failed("the saga's state could not be read")
+    }
+
+    /// Never reached: nothing is saved at an ordinary future.
+    pub fn keep<T>(self, _local: T) -> Unreachable<T> {
+        Unreachable(PhantomData)
+    }
+
+    /// Never reached: nothing is saved at an ordinary future.
+    pub fn restore<T>(self, _saved: Unreachable<T>) -> T {
+        unreachable!("an ordinary future never suspends a saga")
+    }
+
+    /// Awaits the future.
+    pub async fn plain<F: IntoFuture<Output = O>>(
+        self,
+        future: F,
+        _cx: &SagaContext,
+        _run: &mut PlainRun,
+        _script: &mut dyn Script,
+    ) -> O {
+        future.await
+    }
+}
+
+/// The marker of a call's kind in the saved state. Costs no bytes.
+pub fn kind_marker<K>(_kind: &K) -> PhantomData<fn() -> K> {
+    PhantomData
+}
+
+/// The kind a marker stands for.
+pub fn kind_of<K: Default>(_marker: PhantomData<fn() -> K>) -> K {
+    K::default()
+}
+
+/// What an ordinary future's call site would save: nothing. It serializes to nothing and
+/// never deserializes, since such a state is never made.
+pub struct Unreachable<T>(PhantomData<fn() -> T>);
+
+impl<T> Serialize for Unreachable<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_unit()
+    }
+}
+
+impl<'de, T> Deserialize<'de> for Unreachable<T> {
+    fn deserialize<D: Deserializer<'de>>(_deserializer: D) -> Result<Self, D::Error> {
+        Err(serde::de::Error::custom(
+            "no state is saved where an ordinary future is awaited",
+        ))
+    }
+}
