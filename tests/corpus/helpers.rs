@@ -23,7 +23,7 @@ async fn confirm(what: &str) -> Result<bool, SagaError> {
 
 /// The API's example: a helper in a `for` over a borrowed `Vec`, with `?`.
 #[saga_tool]
-async fn cleanup(paths: Vec<String>) -> Result<String, SagaError> {
+pub async fn cleanup(paths: Vec<String>) -> Result<String, SagaError> {
     let mut removed = Vec::new();
     for p in &paths {
         if confirm(p).await? {
@@ -33,7 +33,7 @@ async fn cleanup(paths: Vec<String>) -> Result<String, SagaError> {
     Ok(format!("removed {}", removed.join(", ")))
 }
 
-fn yes_to_b() -> Script {
+pub fn yes_to_b() -> Script {
     Script::new(|_key, request| {
         let prompt = prompt_of(request);
         flag(prompt.contains(" b") || prompt.contains(" c"))
@@ -93,7 +93,7 @@ async fn tally(counts: &mut Vec<u32>, extra: u32) -> u32 {
 }
 
 #[saga_tool]
-async fn research(topics: Vec<String>) -> Result<String, SagaError> {
+pub async fn research(topics: Vec<String>) -> Result<String, SagaError> {
     let mut lines = Vec::new();
     let mut counts = vec![1];
     for (i, topic) in topics.iter().enumerate() {
@@ -107,7 +107,7 @@ async fn research(topics: Vec<String>) -> Result<String, SagaError> {
     Ok(format!("{} / {last} / {both}", lines.join(" ")))
 }
 
-fn research_script() -> Script {
+pub fn research_script() -> Script {
     Script::new(|_key, request| {
         let prompt = prompt_of(request);
         if request["method"] == "sampling/createMessage" {
@@ -263,7 +263,7 @@ async fn number(prompt: &str) -> Result<i64, SagaError> {
 
 /// Helpers wherever an expression is evaluated.
 #[saga_tool]
-async fn everywhere(cx: &SagaContext, options: Vec<String>) -> Result<String, SagaError> {
+pub async fn everywhere(cx: &SagaContext, options: Vec<String>) -> Result<String, SagaError> {
     let mut out = Vec::new();
     // A call argument and a method-call argument.
     out.push(format!("{}", number("a?").await? + number("b?").await?));
@@ -288,7 +288,7 @@ async fn everywhere(cx: &SagaContext, options: Vec<String>) -> Result<String, Sa
     Ok(out.join(" "))
 }
 
-fn everywhere_script() -> Script {
+pub fn everywhere_script() -> Script {
     let again = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(2));
     Script::new(move |_key, request| {
         let prompt = prompt_of(request);

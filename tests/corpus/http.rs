@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::expressions::*;
 use super::harness::{Script, all_capabilities, differential};
+use super::helpers::*;
 use super::sagas::*;
 use super::{looper, looper_script};
 
@@ -97,6 +98,9 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(borrowed_loops)
         .tool(join_many)
         .tool(nested)
+        .tool(cleanup)
+        .tool(research)
+        .tool(everywhere)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -248,6 +252,24 @@ async fn corpus_runs_end_to_end_over_http() {
         ),
         same_over_http!(client, nested, json!({"seed": 3}), nested_script),
         same_over_http!(client, nested, json!({"seed": -2}), nested_script),
+        same_over_http!(
+            client,
+            cleanup,
+            json!({"paths": ["a", "b", "c"]}),
+            yes_to_b
+        ),
+        same_over_http!(
+            client,
+            research,
+            json!({"topics": ["x", "y"]}),
+            research_script
+        ),
+        same_over_http!(
+            client,
+            everywhere,
+            json!({"options": ["x", "y", "z"]}),
+            everywhere_script
+        ),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -271,7 +293,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        31,
+        34,
         "every tool of the server was driven: {driven:?}"
     );
 

@@ -558,7 +558,6 @@ const _: () = {
                                     );
                                 }
                             }
-                            Self::__finish(Ok(answer))
                         }
                     }
                 }
