@@ -19,7 +19,7 @@
 //!   server computes them once per request. rmcp uses a key ring (`rs2`), so its tokens
 //!   carry a key id as saga's do.
 //! * **What differs by design.** saga encrypts (XChaCha20-Poly1305, random 24-byte nonce
-//!   from the OS) and carries a fingerprint; rmcp only authenticates (HMAC-SHA256: the
+//!   from a per-thread ChaCha12 stream seeded by the OS) and carries a fingerprint; rmcp only authenticates (HMAC-SHA256: the
 //!   payload is readable by the client). The "floors" table shows the bare primitives.
 //!
 //! # Method
@@ -256,6 +256,8 @@ fn main() {
     for (operation, [small, medium, large]) in &floors {
         println!("| {operation} | {small:.0} | {medium:.0} | {large:.0} |");
     }
-    println!("| 24-byte nonce from the OS (`getrandom`), any size | {nonce_ns:.0} | | |");
+    println!(
+        "| 24-byte nonce from the OS (`getrandom`, what a seal drew before its per-thread stream), any size | {nonce_ns:.0} | | |"
+    );
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
 }

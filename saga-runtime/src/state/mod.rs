@@ -23,6 +23,7 @@
 
 mod binding;
 mod keyring;
+mod nonce;
 mod single_use;
 mod token;
 

@@ -208,8 +208,7 @@ impl StateCodec {
         plaintext: &[u8],
     ) -> String {
         let key = self.keys.sealing();
-        let mut nonce = [0u8; 24];
-        getrandom::fill(&mut nonce).expect("the operating system's random source failed");
+        let nonce = super::nonce::fresh();
 
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
         token.push(VERSION);
