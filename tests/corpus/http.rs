@@ -252,12 +252,7 @@ async fn corpus_runs_end_to_end_over_http() {
         ),
         same_over_http!(client, nested, json!({"seed": 3}), nested_script),
         same_over_http!(client, nested, json!({"seed": -2}), nested_script),
-        same_over_http!(
-            client,
-            cleanup,
-            json!({"paths": ["a", "b", "c"]}),
-            yes_to_b
-        ),
+        same_over_http!(client, cleanup, json!({"paths": ["a", "b", "c"]}), yes_to_b),
         same_over_http!(
             client,
             research,
