@@ -20,6 +20,9 @@ mod http;
 #[path = "corpus/helpers.rs"]
 mod helpers;
 
+#[path = "corpus/writes.rs"]
+mod writes;
+
 use harness::{Script, accept, differential, prompt_of, says};
 use saga_runtime::prelude::*;
 use serde_json::json;

@@ -40,6 +40,7 @@ use chacha20poly1305::{KeyInit as _, XChaCha20Poly1305, XNonce};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
 use saga_runtime::engine::{Answers, Call, SagaContext, SagaTool, Step, elicit, transition};
+use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
 use saga_runtime::state::{Binding, Fingerprint, KeyRing, StateCodec};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -183,6 +184,62 @@ fn capabilities_cx() -> SagaContext {
     let caps: rmcp::model::ClientCapabilities =
         serde_json::from_value(json!({"elicitation": {}, "sampling": {}})).unwrap();
     SagaContext::new("alice").with_capabilities(caps)
+}
+
+/// A `#[saga_tool]` of `$n` checkpoints in a row, with a local kept across all of them.
+macro_rules! checkpoints {
+    ($name:ident, $($i:literal)*) => {
+        #[saga_tool]
+        async fn $name(start: u64) -> Result<String, SagaError> {
+            let mut total = start;
+            $(
+                total += $i;
+                checkpoint().await;
+            )*
+            Ok(format!("{total}"))
+        }
+    };
+}
+
+checkpoints!(two_checkpoints, 0 1);
+checkpoints!(
+    twenty_checkpoints,
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19
+);
+checkpoints!(
+    two_hundred_checkpoints,
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+    31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58
+    59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86
+    87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110
+    111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131
+    132 133 134 135 136 137 138 139 140 141 142 143 144 145 146 147 148 149 150 151 152
+    153 154 155 156 157 158 159 160 161 162 163 164 165 166 167 168 169 170 171 172 173
+    174 175 176 177 178 179 180 181 182 183 184 185 186 187 188 189 190 191 192 193 194
+    195 196 197 198 199
+);
+
+/// Median ns of one transition that resumes `tool` at its middle checkpoint and stops at
+/// the next (the same token each time: no single-use store here).
+fn middle_transition<T: SagaTool>(tool: &T, codec: &StateCodec, cx: &SagaContext, n: usize) -> f64 {
+    let arguments = json!({"start": 1}).as_object().cloned().unwrap();
+    let name = tool.tool().name.to_string();
+    let call = |token: Option<String>| Call {
+        request_state: token,
+        ..Call::tool(&name, Some(arguments.clone()))
+    };
+    let mut token = token_of(now(transition(tool, codec, call(None), cx)));
+    for _ in 1..n / 2 {
+        token = token_of(now(transition(tool, codec, call(Some(token)), cx)));
+    }
+    measure(|| {
+        black_box(token_of(now(transition(
+            tool,
+            codec,
+            black_box(call(Some(token.clone()))),
+            cx,
+        ))));
+    })
 }
 
 struct Row {
@@ -335,6 +392,22 @@ fn main() {
             row.checkpoint_ns / row.aead_ns,
             row.ask_ns / row.aead_ns,
         );
+    }
+
+    // ---- The same transition in sagas of 2, 20 and 200 suspensions.
+    println!("\n### A checkpoint transition as the saga grows (`#[saga_tool]`, 8-byte state)\n");
+    println!("| checkpoints in the saga | transition at the middle one (µs) | vs 2 |");
+    println!("|---:|---:|---:|");
+    let two = middle_transition(&two_checkpoints, &codec, &cx, 2);
+    for (n, ns) in [
+        (2, two),
+        (20, middle_transition(&twenty_checkpoints, &codec, &cx, 20)),
+        (
+            200,
+            middle_transition(&two_hundred_checkpoints, &codec, &cx, 200),
+        ),
+    ] {
+        println!("| {n} | {:.2} | {:.2}× |", ns / 1000.0, ns / two);
     }
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
 }

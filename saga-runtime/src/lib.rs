@@ -36,8 +36,9 @@ pub mod __private {
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{
-        Answers, Elicit, ElicitEnum, ElicitField, PromptOutput, Request, ResourceOutput,
-        SagaContext, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, parse_arguments,
+        Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, PromptOutput, Request,
+        ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput,
+        parse_arguments,
     };
     pub use crate::tasks::TaskSupport;
     pub use rmcp::ErrorData;

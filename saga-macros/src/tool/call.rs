@@ -110,6 +110,22 @@ pub fn plain(site_span: proc_macro2::Span, call: &Expr) -> Expr {
     }
 }
 
+/// A call site in the body kept beside a failed expansion: typed as the call's result
+/// (a helper's output, or the future's), without running it.
+pub fn placeholder(site_span: proc_macro2::Span, call: &Expr) -> Expr {
+    let private = private_path();
+    let span = site_span;
+    syn::parse_quote_spanned! {span=>
+        match #call {
+            __call => {
+                #[allow(unused_imports)]
+                use #private::{ViaFuture as _, ViaSagaFn as _};
+                (&&#private::probe(&__call)).kind().placeholder(__call)
+            }
+        }
+    }
+}
+
 /// The state variant's fields a call site adds to the saved locals: which kind the call
 /// was (no bytes), and the helper's state.
 pub fn fields(marker_param: &Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {

@@ -148,16 +148,34 @@ impl<'ast> Visit<'ast> for Checker<'_> {
         // The standard macros evaluate their arguments once each, in order, and saga
         // takes them apart; other macros decide when (and how often) their arguments run.
         if let Some(args) = macro_args::std_args(mac) {
-            args.values()
-                .into_iter()
-                .for_each(|value| self.visit_expr(value));
+            let name = macro_name(mac);
+            let values = args.values();
+            let always = macro_args::always_evaluated(&name).unwrap_or(values.len());
+            let (first, rest) = values.split_at(always.min(values.len()));
+            first.iter().for_each(|value| self.visit_expr(value));
+            if !rest.is_empty() {
+                let message = if name.starts_with("debug_") {
+                    format!(
+                        "a suspension cannot be inside `{name}!`: its arguments are evaluated \
+                         only in debug builds, so a release build would not ask; write \
+                         `if cfg!(debug_assertions) {{ let answer = ….await?; {}!(…); }}`, \
+                         asserting on `answer`",
+                        name.trim_start_matches("debug_")
+                    )
+                } else {
+                    format!(
+                        "a suspension cannot be in the message of `{name}!`: the message is \
+                         evaluated only when the assertion fails, and asking before it would \
+                         ask every time; write the check out: `if !(…) {{ panic!(\"…\", \
+                         ….await?) }}`"
+                    )
+                };
+                self.within(message, |this| {
+                    rest.iter().for_each(|value| this.visit_expr(value))
+                });
+            }
         } else if let Some(args) = macro_args::any_args(mac) {
-            let name = mac
-                .path
-                .segments
-                .last()
-                .map(|segment| segment.ident.to_string())
-                .unwrap_or_default();
+            let name = macro_name(mac);
             let message = format!(
                 "a suspension cannot be inside the arguments of `{name}!`: saga only takes \
                  apart the standard macros (`format!`, `println!`, `assert!`, `vec!`, …), \
@@ -173,4 +191,12 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             });
         }
     }
+}
+
+fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|segment| segment.ident.to_string())
+        .unwrap_or_default()
 }

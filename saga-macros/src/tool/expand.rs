@@ -143,7 +143,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                 /// Runs the tool as one ordinary async function, asking `script` at each
                 /// suspension; for tests that compare it with the state machine.
                 #[doc(hidden)]
-                #[allow(unused_mut, unused_variables, clippy::all)]
+                #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
                 pub async fn __plain(
                     &self,
                     __arguments: #private::JsonObject,
@@ -203,6 +203,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                     unused_mut,
                     unused_labels,
                     unused_assignments,
+                    non_shorthand_field_patterns,
                     clippy::all
                 )]
                 async fn step(

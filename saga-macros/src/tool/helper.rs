@@ -66,6 +66,35 @@ pub fn check_recursion(item: &ItemFn, errors: &mut Errors) -> bool {
     calls.found
 }
 
+/// `Self` in a helper would name the state machine the helper's body is compiled into,
+/// not the type the helper is declared on (which an attribute cannot see): an error at
+/// each `Self`, asking for the type's name.
+pub fn check_self(item: &ItemFn, errors: &mut Errors) {
+    struct Selfs<'a> {
+        errors: &'a mut Errors,
+    }
+    impl<'ast> Visit<'ast> for Selfs<'_> {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            if let Some(first) = path.segments.first()
+                && first.ident == "Self"
+            {
+                self.errors.at(
+                    &first.ident,
+                    "`Self` cannot be used in a #[saga_fn]: the helper's body is compiled \
+                     into a state machine of its own, where `Self` would name that machine, \
+                     not your type; write the type's name instead (`Wizard::ask(..)` for \
+                     `Self::ask(..)`)",
+                );
+            }
+            syn::visit::visit_path(self, path);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut selfs = Selfs { errors };
+    selfs.visit_signature(&item.sig);
+    selfs.visit_block(&item.block);
+}
+
 /// A borrowed parameter used after a suspension cannot be saved: an error at the
 /// parameter, as for a borrowed `let`.
 pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
@@ -99,19 +128,30 @@ pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
         }
         reported.push(name.clone());
         let ty = &param.ty;
-        errors.at(
-            &param.ident,
+        let written = quote!(#ty)
+            .to_string()
+            .replace(" & ", "&")
+            .replace("& ", "&");
+        let mutable =
+            matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_some());
+        let message = if mutable {
+            // A copy would drop the caller's changes: the fix must hand the value back.
             format!(
-                "`{name}` is borrowed (`{}`) and used after a suspension, but only owned values \
-                 can be saved in the saga's state; take an owned parameter (`String` for \
-                 `&str`, `Vec<T>` for `&[T]`) and pass `.to_owned()`, or finish using `{name}` \
-                 before the first suspension (e.g. `let {name} = {name}.to_owned();`)",
-                quote!(#ty)
-                    .to_string()
-                    .replace(" & ", "&")
-                    .replace("& ", "&")
-            ),
-        );
+                "`{name}` is a mutable borrow (`{written}`) used after a suspension, but only \
+                 owned values can be saved in the saga's state; take it by value and return \
+                 it, so the caller keeps the changes: `async fn …({name}: T, …) -> (T, …)` \
+                 and `let ({name}, …) = helper({name}, …).await;`, or finish changing \
+                 `{name}` before the first suspension"
+            )
+        } else {
+            format!(
+                "`{name}` is borrowed (`{written}`) and used after a suspension, but only owned \
+                 values can be saved in the saga's state; take an owned parameter (`String` \
+                 for `&str`, `Vec<T>` for `&[T]`) and pass `.to_owned()`, or finish using \
+                 `{name}` before the first suspension (e.g. `let {name} = {name}.to_owned();`)"
+            )
+        };
+        errors.at(&param.ident, message);
     }
 }
 
@@ -238,6 +278,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     unused_mut,
                     unused_labels,
                     unused_assignments,
+                    non_shorthand_field_patterns,
                     clippy::all
                 )]
                 async fn step<'__step>(
@@ -269,7 +310,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     }
                 }
 
-                #[allow(unused_mut, unused_variables, clippy::all)]
+                #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
                 async fn plain<'__step>(
                     self,
                     __cx: &'__step #private::SagaContext,

@@ -14,15 +14,13 @@
 //! on what the other suspensions reachable from here save, so the sets are computed to a
 //! fixed point.
 
-use std::collections::BTreeSet;
-
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Label, Lifetime, Stmt};
 
 use super::lower::{Site, site_id};
-use super::scope::{free_in_stmts, pattern_bindings};
+use super::scope::{pattern_bindings, read_before_written};
 use super::suspend::Suspension;
 
 /// A local the runtime saves at a suspension.
@@ -288,7 +286,7 @@ fn always_exits(stmt: &Stmt) -> bool {
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
 fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bool) -> Block {
-    let mut free: BTreeSet<String> = free_in_stmts(&code);
+    let (mut free, _) = read_before_written(&code);
     // The bindings visible at the path's statement, the latest of each name, with the
     // index of the `let` that binds them when it borrows the item of a `for` loop: those
     // are bound again by running that `let` (see `lower::reborrow`), not saved.
@@ -326,8 +324,22 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bo
             _ => None,
         })
         .collect();
-    free.extend(free_in_stmts(&again));
+    let mut sequence = again.clone();
+    sequence.extend(code.iter().cloned());
+    let (read, written) = read_before_written(&sequence);
+    free.extend(read);
     let mut prefix: Vec<Stmt> = Vec::new();
+    // A local the continuation overwrites before reading is declared, not saved: `let x;`
+    // (with the type it was declared with), assigned by the continuation.
+    for (binding, _) in visible.iter().filter(|(b, _)| {
+        let name = b.ident.to_string();
+        written.contains(&name) && !free.contains(&name)
+    }) {
+        let local = &binding.ident;
+        let mutability = binding.mutable.then(|| quote!(mut));
+        let ty = declared_type(level, local).map(|ty| quote!(: #ty));
+        prefix.push(syn::parse_quote!(let #mutability #local #ty;));
+    }
     for (binding, _) in visible
         .into_iter()
         .filter(|(b, again)| again.is_none() && free.contains(&b.ident.to_string()))
@@ -354,6 +366,23 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bo
         brace_token: level.block.brace_token,
         stmts: prefix,
     }
+}
+
+/// The type a local of this level was declared with, `let x: T …`, if written.
+fn declared_type<'a>(level: &'a Level, ident: &Ident) -> Option<&'a syn::Type> {
+    level.block.stmts[..level.index]
+        .iter()
+        .rev()
+        .find_map(|stmt| match stmt {
+            Stmt::Local(local) => match &local.pat {
+                syn::Pat::Type(typed) => match &*typed.pat {
+                    syn::Pat::Ident(pat) if pat.ident == *ident => Some(&*typed.ty),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
 }
 
 /// Whether `local` is a `for` loop's `let Some(pat) = item_at(items, position) else …`.
@@ -624,7 +653,17 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
                     let #mark = #private::marker(&#name);
                 )
             });
+    // A checkpoint asks nothing, but its expression is still evaluated, as written: the
+    // user's `checkpoint` import stays used, and a `checkpoint()` that is not saga's is a
+    // type error on it.
+    let checkpoint = match &site.suspension {
+        Suspension::Await { request, .. } if site.suspension.is_checkpoint() => {
+            Some(quote_spanned!(span=> let _: #private::Checkpoint = #request;))
+        }
+        _ => None,
+    };
     let exprs: Expr = syn::parse_quote_spanned! {span=> {
+        #checkpoint
         #(#builds)*
         #(#checks)*
         return #private::suspend(

@@ -33,6 +33,18 @@ pub const STD_MACROS: &[&str] = &[
     "dbg",
 ];
 
+/// How many leading arguments of the standard macro `name` are always evaluated, when
+/// not all are: an assertion's message only when it fails, a `debug_` assertion's
+/// arguments only in debug builds.
+pub fn always_evaluated(name: &str) -> Option<usize> {
+    match name {
+        "assert" => Some(1),
+        "assert_eq" | "assert_ne" => Some(2),
+        "debug_assert" | "debug_assert_eq" | "debug_assert_ne" => Some(0),
+        _ => None,
+    }
+}
+
 /// The arguments of a standard macro, as written.
 pub enum Args {
     /// `a, b, name = c`: a `name = c` argument is an `Expr::Assign` whose right side is

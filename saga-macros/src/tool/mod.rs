@@ -83,6 +83,7 @@ pub fn expand_helper(args: TokenStream, input: TokenStream) -> TokenStream {
         );
     }
     let recursive = helper::check_recursion(&item, &mut errors);
+    helper::check_self(&item, &mut errors);
     let compiled = match compile(item, sig::Role::Helper, errors) {
         Ok(compiled) => compiled,
         Err(error) => return helper::fallback(&original, error, recursive),
@@ -131,7 +132,12 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     let mut body = (*item.block).clone();
     let items = items::hoist(&mut body);
     let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
-    rename::alpha(&mut body, &param_names);
+    // A tool is also a unit struct of its function's name.
+    let reserved: Vec<syn::Ident> = match role {
+        sig::Role::Tool => vec![item.sig.ident.clone()],
+        sig::Role::Helper => Vec::new(),
+    };
+    rename::alpha(&mut body, &param_names, &reserved);
     let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.0.take() {
         return Err(error);
@@ -151,7 +157,9 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     if let Some(error) = errors.into_error() {
         return Err(error);
     }
-    let plain = plain::body((*item.block).clone());
+    let mut plain_block = (*item.block).clone();
+    rename::alpha(&mut plain_block, &param_names, &reserved);
+    let plain = plain::body(plain_block);
     Ok(Compiled {
         item,
         sig,

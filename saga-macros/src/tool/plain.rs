@@ -70,9 +70,11 @@ impl VisitMut for Plain {
         let private = private_path();
         let span = expr.span();
         if let Suspension::Call { call, .. } = &suspension {
-            if !self.unexpanded {
-                *expr = super::call::plain(span, call);
-            }
+            *expr = if self.unexpanded {
+                super::call::placeholder(span, call)
+            } else {
+                super::call::plain(span, call)
+            };
             return;
         }
         if self.unexpanded {

@@ -12,11 +12,17 @@ use syn::{Block, Expr, Ident, Lit, LitStr, Pat};
 
 use super::macro_args;
 
-/// Renames the shadowing bindings of `body`, whose parameters are `params`.
-pub fn alpha(body: &mut Block, params: &[Ident]) {
+/// Renames the shadowing bindings of `body`, whose parameters are `params`. A binding
+/// named like one of `reserved` is renamed too: the tool's own name is a unit struct in
+/// the body's scope, and `let summary = …` would be read as a pattern matching it.
+pub fn alpha(body: &mut Block, params: &[Ident], reserved: &[Ident]) {
     let mut renamer = Renamer {
         scopes: vec![params.iter().map(|p| (p.to_string(), p.clone())).collect()],
-        seen: params.iter().map(|p| (p.to_string(), 1)).collect(),
+        seen: params
+            .iter()
+            .chain(reserved)
+            .map(|p| (p.to_string(), 1))
+            .collect(),
     };
     renamer.visit_block_mut(body);
 }

@@ -46,6 +46,102 @@ pub fn free_in_stmts(stmts: &[Stmt]) -> BTreeSet<String> {
     free.found
 }
 
+/// What `stmts`, run in order, do with the locals declared before them: the names they
+/// may read (`.0`), and those they surely overwrite before any read (`.1`): `x = …;` at
+/// the top of the sequence (or of a block in it), with no `break` or `continue` before it
+/// that could reach code reading the old value. An overwritten local need not be saved
+/// at a suspension before it; saving it could even be wrong (it may have been moved
+/// from, or not be initialised yet).
+pub fn read_before_written(stmts: &[Stmt]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut flow = Flow::default();
+    flow.stmts(stmts);
+    (flow.read, flow.written)
+}
+
+#[derive(Default)]
+struct Flow {
+    read: BTreeSet<String>,
+    written: BTreeSet<String>,
+    /// A `break` or `continue` was passed: what follows may not run before a read.
+    stopped: bool,
+}
+
+impl Flow {
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Expr(expr, _) => self.expr(expr),
+                Stmt::Local(local) if local.init.as_ref().is_some_and(|i| i.diverge.is_none()) => {
+                    if let Some(init) = &local.init {
+                        self.expr(&init.expr);
+                    }
+                }
+                other => self.other(free_in_stmts(std::slice::from_ref(other)), false),
+            }
+        }
+    }
+
+    fn expr(&mut self, expr: &Expr) {
+        match expr {
+            Expr::Block(block) if block.attrs.is_empty() => self.stmts(&block.block.stmts),
+            Expr::Assign(assign) if matches!(&*assign.left, Expr::Path(p) if p.path.get_ident().is_some()) =>
+            {
+                self.other(free_in_expr(&assign.right), leaves(&assign.right));
+                if let Expr::Path(path) = &*assign.left
+                    && let Some(ident) = path.path.get_ident()
+                {
+                    let name = ident.to_string();
+                    if !self.stopped && !self.read.contains(&name) {
+                        self.written.insert(name);
+                    }
+                }
+            }
+            other => self.other(free_in_expr(other), leaves(other)),
+        }
+    }
+
+    fn other(&mut self, names: BTreeSet<String>, leaves: bool) {
+        for name in names {
+            if !self.written.contains(&name) {
+                self.read.insert(name);
+            }
+        }
+        self.stopped |= leaves;
+    }
+}
+
+fn free_in_expr(expr: &Expr) -> BTreeSet<String> {
+    free_in_stmts(&[Stmt::Expr(expr.clone(), None)])
+}
+
+/// Whether `expr` holds a `break` or `continue` (outside closures and async blocks).
+fn leaves(expr: &Expr) -> bool {
+    struct Leaves(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Leaves {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Break(_) | Expr::Continue(_) => self.0 = true,
+                Expr::Closure(_) | Expr::Async(_) => {}
+                other => syn::visit::visit_expr(self, other),
+            }
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            // A macro's tokens may hide a jump: assume the worst.
+            fn jumps(tokens: TokenStream) -> bool {
+                tokens.into_iter().any(|token| match token {
+                    TokenTree::Ident(ident) => ident == "break" || ident == "continue",
+                    TokenTree::Group(group) => jumps(group.stream()),
+                    _ => false,
+                })
+            }
+            self.0 |= jumps(mac.tokens.clone());
+        }
+    }
+    let mut leaves = Leaves(false);
+    syn::visit::Visit::visit_expr(&mut leaves, expr);
+    leaves.0
+}
+
 #[derive(Default)]
 struct Free {
     scopes: Vec<Vec<String>>,
@@ -224,6 +320,24 @@ pub fn format_captures(literal: &str) -> Vec<String> {
                     names.push(name);
                 }
             }
+            // The spec's width and precision may name locals too: `{x:>width$.prec$}`.
+            if bytes.get(end) == Some(&':') {
+                let mut at = end + 1;
+                while at < bytes.len() && bytes[at] != '}' {
+                    let word_start = at;
+                    while at < bytes.len() && (bytes[at].is_alphanumeric() || bytes[at] == '_') {
+                        at += 1;
+                    }
+                    if at > word_start && bytes.get(at) == Some(&'$') {
+                        let name: String = bytes[word_start..at].iter().collect();
+                        if !name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                            names.push(name);
+                        }
+                    }
+                    at = at.max(word_start + 1);
+                }
+                end = at;
+            }
             i = end.max(i + 1);
         } else {
             i += 1;
@@ -239,6 +353,16 @@ mod tests {
     fn free(code: &str) -> Vec<String> {
         let block: Block = syn::parse_str(&format!("{{ {code} }}")).unwrap();
         free_in_stmts(&block.stmts).into_iter().collect()
+    }
+
+    #[test]
+    fn format_specs_name_their_width_and_precision() {
+        assert_eq!(format_captures("[{name:>width$}]"), ["name", "width"]);
+        assert_eq!(
+            format_captures("{:.prec$} {:1$} {x:w$.p$}"),
+            ["prec", "x", "w", "p"]
+        );
+        assert_eq!(format_captures("{{not}} {:>8}"), Vec::<String>::new());
     }
 
     #[test]

@@ -53,7 +53,7 @@ const _: () = {
         /// Runs the tool as one ordinary async function, asking `script` at each
         /// suspension; for tests that compare it with the state machine.
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::all)]
+        #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
         pub async fn __plain(
             &self,
             __arguments: ::saga_runtime::__private::JsonObject,
@@ -193,6 +193,7 @@ const _: () = {
             unused_mut,
             unused_labels,
             unused_assignments,
+            non_shorthand_field_patterns,
             clippy::all
         )]
         async fn step(
@@ -289,6 +290,7 @@ const _: () = {
                     if let Some(first) = answer.chars().next() {
                         if first.is_uppercase() {
                             let __a2 = {
+                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                 ::saga_runtime::__private::saved(&answer);
                                 return ::saga_runtime::__private::suspend(
                                     &mut __slot,
@@ -381,6 +383,7 @@ const _: () = {
                             if let Some(first) = answer.chars().next() {
                                 if first.is_uppercase() {
                                     let __a2 = {
+                                        let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                         ::saga_runtime::__private::saved(&answer);
                                         return ::saga_runtime::__private::suspend(
                                             &mut __slot,
@@ -462,6 +465,7 @@ const _: () = {
                             if let Some(first) = answer.chars().next() {
                                 if first.is_uppercase() {
                                     let __a2 = {
+                                        let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                         ::saga_runtime::__private::saved(&answer);
                                         return ::saga_runtime::__private::suspend(
                                             &mut __slot,

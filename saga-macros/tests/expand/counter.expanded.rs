@@ -48,7 +48,7 @@ const _: () = {
         /// Runs the tool as one ordinary async function, asking `script` at each
         /// suspension; for tests that compare it with the state machine.
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::all)]
+        #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
         pub async fn __plain(
             &self,
             __arguments: ::saga_runtime::__private::JsonObject,
@@ -127,6 +127,7 @@ const _: () = {
             unused_mut,
             unused_labels,
             unused_assignments,
+            non_shorthand_field_patterns,
             clippy::all
         )]
         async fn step(
@@ -155,6 +156,7 @@ const _: () = {
                         {
                             total += u64::from(i);
                             let __a0 = {
+                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                 ::saga_runtime::__private::saved(&n);
                                 ::saga_runtime::__private::saved(&total);
                                 return ::saga_runtime::__private::suspend(
@@ -209,6 +211,7 @@ const _: () = {
                                     {
                                         total += u64::from(i);
                                         let __a0 = {
+                                            let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                             ::saga_runtime::__private::saved(&n);
                                             ::saga_runtime::__private::saved(&total);
                                             return ::saga_runtime::__private::suspend(

@@ -61,7 +61,7 @@ const _: () = {
         /// Runs the tool as one ordinary async function, asking `script` at each
         /// suspension; for tests that compare it with the state machine.
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::all)]
+        #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
         pub async fn __plain(
             &self,
             __arguments: ::saga_runtime::__private::JsonObject,
@@ -177,6 +177,7 @@ const _: () = {
             unused_mut,
             unused_labels,
             unused_assignments,
+            non_shorthand_field_patterns,
             clippy::all
         )]
         async fn step(

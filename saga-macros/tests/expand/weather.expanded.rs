@@ -51,7 +51,7 @@ const _: () = {
         /// Runs the tool as one ordinary async function, asking `script` at each
         /// suspension; for tests that compare it with the state machine.
         #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, clippy::all)]
+        #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
         pub async fn __plain(
             &self,
             __arguments: ::saga_runtime::__private::JsonObject,
@@ -94,12 +94,12 @@ const _: () = {
                         ),
                     )
                 };
-                let login = login?;
-                let capital = capital?;
+                let __login_2 = login?;
+                let __capital_2 = capital?;
                 Ok(
                     format!(
                         "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                        login.name, capital.text()
+                        __login_2.name, __capital_2.text()
                     ),
                 )
             }
@@ -157,6 +157,7 @@ const _: () = {
             unused_mut,
             unused_labels,
             unused_assignments,
+            non_shorthand_field_patterns,
             clippy::all
         )]
         async fn step(

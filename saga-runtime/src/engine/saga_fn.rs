@@ -227,6 +227,15 @@ impl<R: SagaFn> SagaFnKind<R> {
     ) -> R::Output {
         call.0.plain(cx, run, script).await
     }
+
+    /// The call's result type, in the body kept beside a failed expansion (never run):
+    /// IDEs see the right type, and rustc adds no errors of its own to the macro's.
+    pub fn placeholder<A: SagaFn<Resumed = R, Output = R::Output>>(
+        self,
+        _call: SagaCall<A>,
+    ) -> R::Output {
+        unreachable!("the placeholder of a saga that did not compile")
+    }
 }
 
 impl<O> FutureKind<O> {
@@ -269,6 +278,11 @@ impl<O> FutureKind<O> {
         _script: &mut dyn Script,
     ) -> O {
         future.await
+    }
+
+    /// See [`SagaFnKind::placeholder`].
+    pub fn placeholder<F: IntoFuture<Output = O>>(self, _future: F) -> O {
+        unreachable!("the placeholder of a saga that did not compile")
     }
 }
 

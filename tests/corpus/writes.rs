@@ -1,0 +1,121 @@
+//! What users write that the first transform got wrong: a local overwritten after a
+//! suspension (moved from, or declared without a value), a local named like the tool,
+//! format specs naming locals, shorthand field patterns, an explicit `checkpoint` import.
+
+use saga_runtime::prelude::{SagaError, checkpoint, elicit, saga_tool, sample};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::harness::{Script, accept, differential, prompt_of, says};
+
+fn text(value: &str) -> Value {
+    accept(json!({ "value": value }))
+}
+
+/// Asked prompts are answered with their own text, reversed; numbers with their length.
+fn echo() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if request["method"] == "sampling/createMessage" {
+            return says(&prompt.to_uppercase());
+        }
+        if prompt.starts_with('#') {
+            return accept(json!({ "value": prompt.len() as i64 }));
+        }
+        text(&prompt.chars().rev().collect::<String>())
+    })
+}
+
+/// `s` is moved from, then overwritten by an answer: only the new value is used after.
+#[saga_tool]
+async fn overwrite(start: String) -> Result<String, SagaError> {
+    let mut s = start;
+    let old = s;
+    s = elicit::<String>("s?").await?;
+    Ok(s + "|" + &old)
+}
+
+#[tokio::test]
+async fn a_moved_local_overwritten_by_an_answer() {
+    let outcome = differential(&overwrite, plain!(overwrite), json!({"start": "a"}), echo).await;
+    assert_eq!(outcome.text(), "?s|a");
+    assert_eq!(outcome.rounds, 1);
+}
+
+/// The accumulator moved into the next value each iteration.
+#[saga_tool]
+async fn accumulate(n: u32) -> Result<String, SagaError> {
+    let mut acc = String::new();
+    for i in 0..n {
+        let old = acc;
+        acc = old + &elicit::<String>(format!("{i}?")).await?;
+    }
+    Ok(acc)
+}
+
+#[tokio::test]
+async fn an_accumulator_moved_and_reassigned_in_a_loop() {
+    let outcome = differential(&accumulate, plain!(accumulate), json!({"n": 3}), echo).await;
+    assert_eq!(outcome.text(), "?0?1?2");
+    assert_eq!(outcome.rounds, 3);
+}
+
+/// Deferred initialisation, with the declared type the only annotation.
+#[saga_tool]
+async fn deferred(flag: bool) -> Result<String, SagaError> {
+    let x: i64;
+    if flag {
+        x = elicit("#x?").await?;
+    } else {
+        x = 0;
+    }
+    checkpoint().await;
+    Ok(x.to_string())
+}
+
+#[tokio::test]
+async fn a_local_declared_without_a_value_and_assigned_by_an_answer() {
+    let outcome = differential(&deferred, plain!(deferred), json!({"flag": true}), echo).await;
+    assert_eq!(outcome.text(), "3");
+    assert_eq!(outcome.rounds, 2);
+    let outcome = differential(&deferred, plain!(deferred), json!({"flag": false}), echo).await;
+    assert_eq!(outcome.text(), "0");
+    assert_eq!(outcome.rounds, 1);
+}
+
+/// A local named like the tool, which is also a unit struct of that name.
+#[saga_tool]
+async fn summary(topic: String) -> Result<String, SagaError> {
+    let summary = sample(format!("sum {topic}")).await?.text().to_owned();
+    Ok(summary)
+}
+
+#[tokio::test]
+async fn a_local_named_like_its_tool() {
+    let outcome = differential(&summary, plain!(summary), json!({"topic": "x"}), echo).await;
+    assert_eq!(outcome.text(), "SUM X");
+}
+
+#[derive(Serialize, Deserialize)]
+struct Point {
+    x: i64,
+    y: i64,
+}
+
+/// Width and precision named by locals; a shorthand field pattern.
+#[saga_tool]
+async fn layout(name: String) -> Result<String, SagaError> {
+    let width = 6;
+    let prec = 2;
+    let Point { x, y } = Point { x: 3, y: 4 };
+    checkpoint().await;
+    let ratio = elicit::<i64>("#ratio?").await? as f64 / 4.0;
+    Ok(format!("[{name:>width$}] {ratio:.prec$} {x},{y}"))
+}
+
+#[tokio::test]
+async fn format_specs_and_field_shorthand() {
+    let outcome = differential(&layout, plain!(layout), json!({"name": "ab"}), echo).await;
+    assert_eq!(outcome.text(), "[    ab] 1.75 3,4");
+    assert_eq!(outcome.rounds, 2);
+}
