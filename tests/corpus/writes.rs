@@ -119,3 +119,55 @@ async fn format_specs_and_field_shorthand() {
     assert_eq!(outcome.text(), "[    ab] 1.75 3,4");
     assert_eq!(outcome.rounds, 2);
 }
+
+#[derive(Serialize, Deserialize)]
+struct Named {
+    b: String,
+}
+
+/// A field moved into a struct and read through it inside `format!`; a named argument
+/// that shadows a moved local's name.
+#[saga_tool]
+async fn macro_names(b: String, name: String) -> Result<String, SagaError> {
+    let f = Named { b };
+    let owned = name;
+    checkpoint().await;
+    let tail: String = elicit("tail?").await?;
+    Ok(format!("{} {name} {tail}", f.b, name = owned))
+}
+
+#[tokio::test]
+async fn standard_macros_read_fields_and_named_arguments() {
+    let outcome = differential(
+        &macro_names,
+        plain!(macro_names),
+        json!({"b": "B", "name": "N"}),
+        echo,
+    )
+    .await;
+    assert_eq!(outcome.text(), "B N ?liat");
+}
+
+/// A helper returning `Option`, with `?` on options before and after a suspension.
+#[saga_runtime::prelude::saga_fn]
+async fn first_positive(v: Vec<i64>) -> Option<i64> {
+    let x = *v.first()?;
+    checkpoint().await;
+    let y = v.get(1).copied().filter(|y| *y > 0)?;
+    Some(x + y)
+}
+
+#[saga_tool]
+async fn options(v: Vec<i64>) -> Result<String, SagaError> {
+    let found = first_positive(v.clone()).await;
+    let none = first_positive(Vec::new()).await;
+    Ok(format!("{found:?} {none:?}"))
+}
+
+#[tokio::test]
+async fn question_mark_on_options_in_a_helper() {
+    let outcome = differential(&options, plain!(options), json!({"v": [2, 5]}), echo).await;
+    assert_eq!(outcome.text(), "Some(7) None");
+    let outcome = differential(&options, plain!(options), json!({"v": [2, -5]}), echo).await;
+    assert_eq!(outcome.text(), "None None");
+}

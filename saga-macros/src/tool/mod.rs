@@ -143,7 +143,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         return Err(error);
     }
     let unit = matches!(&sig.output, syn::Type::Tuple(tuple) if tuple.elems.is_empty());
-    let body = rewrite::exits(body, unit);
+    let body = rewrite::exits(body, unit, rewrite::Carrier::of(&sig.output));
     let params: Vec<machine::Binding> = sig
         .params
         .iter()

@@ -9,9 +9,36 @@ use syn::{Block, Expr, Stmt};
 use super::lower::site_id;
 use super::macro_args;
 
+/// What `?` unwraps in the function: the type its output is written with.
+#[derive(Clone, Copy)]
+pub enum Carrier {
+    Result,
+    Option,
+}
+
+impl Carrier {
+    /// `Option` when the output is written `Option<…>`; otherwise `Result` (`Result`,
+    /// an alias of it, a tool output): as in the function, `?` on the other kind is a
+    /// type error.
+    pub fn of(output: &syn::Type) -> Carrier {
+        match output {
+            syn::Type::Path(path)
+                if path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|segment| segment.ident == "Option") =>
+            {
+                Carrier::Option
+            }
+            _ => Carrier::Result,
+        }
+    }
+}
+
 /// `unit`: the function returns `()`, so a body without a final expression returns it.
-pub fn exits(mut body: Block, unit: bool) -> Block {
-    Exits.visit_block_mut(&mut body);
+pub fn exits(mut body: Block, unit: bool, carrier: Carrier) -> Block {
+    Exits { carrier }.visit_block_mut(&mut body);
     if unit && !matches!(body.stmts.last(), Some(Stmt::Expr(_, None))) {
         body.stmts
             .push(Stmt::Expr(syn::parse_quote!(Self::__finish(())), None));
@@ -36,7 +63,9 @@ pub fn exits(mut body: Block, unit: bool) -> Block {
     body
 }
 
-struct Exits;
+struct Exits {
+    carrier: Carrier,
+}
 
 impl VisitMut for Exits {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
@@ -57,15 +86,25 @@ impl VisitMut for Exits {
                 self.visit_expr_mut(&mut try_expr.expr);
                 let span = try_expr.question_token.span;
                 let inner = &try_expr.expr;
-                let tokens = quote_spanned! {span=>
-                    match #inner {
-                        ::core::result::Result::Ok(__value) => __value,
-                        ::core::result::Result::Err(__error) => {
-                            return Self::__finish(::core::result::Result::Err(
-                                ::core::convert::From::from(__error),
-                            ))
+                let tokens = match self.carrier {
+                    Carrier::Result => quote_spanned! {span=>
+                        match #inner {
+                            ::core::result::Result::Ok(__value) => __value,
+                            ::core::result::Result::Err(__error) => {
+                                return Self::__finish(::core::result::Result::Err(
+                                    ::core::convert::From::from(__error),
+                                ))
+                            }
                         }
-                    }
+                    },
+                    Carrier::Option => quote_spanned! {span=>
+                        match #inner {
+                            ::core::option::Option::Some(__value) => __value,
+                            ::core::option::Option::None => {
+                                return Self::__finish(::core::option::Option::None)
+                            }
+                        }
+                    },
                 };
                 *expr = syn::parse2(tokens).unwrap_or_else(|_| Expr::Verbatim(Default::default()));
             }

@@ -290,7 +290,27 @@ impl<'ast> Visit<'ast> for Free {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        self.tokens(mac.tokens.clone());
+        // The standard macros' arguments are expressions: `f.b` reads `f`, not `b`, and a
+        // format string's `{name}` is the `name = …` argument when there is one.
+        let Some(args) = super::macro_args::std_args(mac) else {
+            self.tokens(mac.tokens.clone());
+            return;
+        };
+        let named = args.named();
+        for value in args.values() {
+            if let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(literal),
+                ..
+            }) = value
+            {
+                for name in format_captures(&literal.value()) {
+                    if !named.contains(&name) {
+                        self.use_name(name);
+                    }
+                }
+            }
+            self.visit_expr(value);
+        }
     }
 
     fn visit_expr(&mut self, expr: &'ast Expr) {
@@ -363,6 +383,17 @@ mod tests {
             ["prec", "x", "w", "p"]
         );
         assert_eq!(format_captures("{{not}} {:>8}"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn standard_macros_read_expressions_not_tokens() {
+        assert_eq!(free(r#"format!("{}", f.b)"#), ["f"]);
+        assert_eq!(
+            free(r#"format!("{name} {x}", name = owned)"#),
+            ["owned", "x"]
+        );
+        assert_eq!(free("vec![item; n]"), ["item", "n"]);
+        assert_eq!(free("my_macro!(a.b)"), ["a", "b"]);
     }
 
     #[test]
