@@ -46,8 +46,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - the right of `&&` and `||`: asked exactly when Rust evaluates it;
 /// - the `else` of a `let … else`;
 /// - the arguments of the standard macros `format!`, `write!`, `writeln!`, `print!`,
-///   `println!`, `eprint!`, `eprintln!`, `format_args!`, `panic!`, `assert!`,
-///   `assert_eq!`, `assert_ne!` and `vec!` (inline captures such as `{name}` included);
+///   `println!`, `eprint!`, `eprintln!`, `format_args!`, `panic!`, `vec!` (inline
+///   captures such as `{name}` and `{x:width$}` included), and the compared values of
+///   `assert!`, `assert_eq!` and `assert_ne!`;
 /// - loops of every kind, with labelled `break`/`continue`: a `for` over an owned
 ///   collection saves the items still to visit; a `for` over `&v`, `v.iter()`,
 ///   `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`, `s.chars()`, … of a
@@ -57,7 +58,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// Operands evaluated before a suspension are kept in temporaries; places (the receiver
 /// of `v.push(..)`, `a[i]`) stay places. Items declared in the body (`fn`, `const`,
 /// `static`, `use`, `struct`, `enum`, `impl`, `macro_rules!`) are visible everywhere in
-/// it, and shadowing works as in Rust.
+/// it, and shadowing works as in Rust (a local may even share the tool's name). A local
+/// the code after a suspension overwrites before reading it (`let x: i64;` assigned
+/// later, or a value moved out and assigned again) is not saved, as in the function.
 ///
 /// A local used after a suspension is saved in the state, so its type must be
 /// `Serialize + DeserializeOwned`. The refusals, each an error at your code with a fix
@@ -65,7 +68,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///
 /// - a suspension inside a closure or an `async` block (it may run later or never);
 /// - a suspension in a match guard;
-/// - a suspension in the arguments of a macro other than the standard ones above;
+/// - a suspension in the arguments of a macro other than the standard ones above, in the
+///   message of an assertion (formatted only when it fails), or anywhere in a
+///   `debug_assert!` (evaluated only in debug builds);
 /// - a borrow (`let first = &names[0];`) used after a suspension;
 /// - an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension: its
 ///   sharing would not survive the saved state;
@@ -73,6 +78,17 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   another order) or over borrowed items saga cannot borrow again by position;
 /// - a request not awaited where it is made (`let r = elicit(..); r.await`);
 /// - `join_all(..)` inside `join!`.
+///
+/// Two cases rustc reports without pointing at the local, both borrowed values kept
+/// across a suspension: a `&'static str` local (`let mode = if fast { "fast" } else {
+/// "slow" };`), and a borrowing operand evaluated before a suspension in the same
+/// expression (`format!("{} {}", name.trim(), elicit(..).await?)`, whose `name.trim()`
+/// is kept in a temporary). Both read "implementation of `Deserialize` is not general
+/// enough" at the attribute. Own the value first: `let mode = String::from(..)`,
+/// `let trimmed = name.trim().to_owned();`. Likewise, a local partly moved before a
+/// suspension (`let a = pair.0;`) and partly used after it is saved whole, which rustc
+/// refuses as a use of a partially moved value: move the other part out before the
+/// suspension too (`let b = pair.1;`).
 ///
 /// `#[saga_tool(task)]` lets the tool run as a durable task (MCP tasks extension) for a
 /// client that declares it, on a server with a `TaskStore`; the task begins at the
@@ -133,6 +149,12 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 ///   parameter: take an owned value instead. A `&SagaContext` parameter is the caller's
 ///   context, usable throughout.
 /// - It may be a free function or an associated one, without `self`, and not generic.
+///   Inside an associated helper, name the type (`Wizard::ask(..)`), not `Self`: the
+///   body is compiled into a state machine of its own, where `Self` would name that.
+/// - It may return `Result`, `Option` (`?` works on either, as in the function), `()` or
+///   any other type.
+/// - A `&mut` parameter changed after the first suspension is refused (the change could
+///   not reach the caller): take the value and return it.
 /// - It cannot call itself: that is an error at the call, since its state would contain
 ///   itself. Indirect recursion (`a` awaits `b`, which awaits `a`) is refused by rustc
 ///   as a recursive `async fn` ("recursion in an async fn requires boxing"): write it as a
