@@ -20,7 +20,9 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Label, Lifetime, Stmt};
 
 use super::lower::{Site, site_id};
-use super::scope::{pattern_bindings, read_before_written};
+use std::collections::BTreeSet;
+
+use super::scope::{free_in_stmts, pattern_bindings, read_before_written};
 use super::suspend::Suspension;
 
 /// A local the runtime saves at a suspension.
@@ -47,8 +49,17 @@ pub struct Machine {
 }
 
 pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
+    // The cached exits hold this invocation's spans, which must not outlive it: emptied
+    // when the build ends, however it ends.
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            EXITS.with_borrow_mut(|exits| exits.clear());
+        }
+    }
+    let _forget = Forget;
     let mut saved: Vec<Vec<Saved>> = vec![Vec::new(); sites.len()];
-    let paths: Vec<Vec<Level>> = sites
+    let paths: Vec<Vec<Level<'_>>> = sites
         .iter()
         .map(|site| find(body, site.id, params.to_vec()).unwrap_or_default())
         .collect();
@@ -56,12 +67,28 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
     // set depends mostly on the sites after it, so visiting them last-first and using
     // each new set at once settles straight-line code in one pass.
     let mut conts: Vec<Option<Block>> = vec![None; sites.len()];
+    // A continuation reads the saved sets of its own site and of the sites it reaches;
+    // it is built again only when one of those changed since it was last built (building
+    // is most of the macro's time).
+    let reads: Vec<Vec<usize>> = sites
+        .iter()
+        .zip(&paths)
+        .map(|(site, path)| sites_reached(site.id, path))
+        .collect();
+    let mut versions: Vec<usize> = vec![0; sites.len()];
+    let mut built_at: Vec<Option<Vec<usize>>> = vec![None; sites.len()];
     loop {
         let mut changed = false;
         for (index, (site, path)) in sites.iter().zip(&paths).enumerate().rev() {
+            let inputs: Vec<usize> = reads[index].iter().map(|&j| versions[j]).collect();
+            if built_at[index].as_ref() == Some(&inputs) {
+                continue;
+            }
             let (cont, site_saved) = continuation(site, path, sites, &saved);
+            built_at[index] = Some(inputs);
             if site_saved != saved[index] {
                 saved[index] = site_saved;
+                versions[index] += 1;
                 changed = true;
             }
             conts[index] = Some(cont);
@@ -79,22 +106,49 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
     }
 }
 
+/// The sites whose saved sets the continuation of `site` may read: its own, and every
+/// site in the code that follows it on its path (a loop's whole body, for a loop it is
+/// in).
+fn sites_reached(site: usize, path: &[Level<'_>]) -> Vec<usize> {
+    struct Sites(Vec<usize>);
+    impl<'ast> syn::visit::Visit<'ast> for Sites {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match site_id(expr) {
+                Some(id) => self.0.push(id),
+                None => syn::visit::visit_expr(self, expr),
+            }
+        }
+    }
+    let mut found = Sites(vec![site]);
+    for level in path {
+        for stmt in &level.block.stmts[level.index..] {
+            syn::visit::Visit::visit_stmt(&mut found, stmt);
+        }
+        if let Some(Into::Loop(expr_loop)) = &level.into {
+            syn::visit::Visit::visit_expr_loop(&mut found, expr_loop);
+        }
+    }
+    found.0.sort_unstable();
+    found.0.dedup();
+    found.0
+}
+
 /// One block on the path from the body to a suspension.
 #[derive(Clone)]
-struct Level {
-    block: Block,
+struct Level<'a> {
+    block: &'a Block,
     /// The statement on the path.
     index: usize,
     /// Bindings made on entering the block (fn parameters, an arm's or `if let`'s pattern).
     entry: Vec<Binding>,
     /// How that statement leads into the next level.
-    into: Option<Into>,
+    into: Option<Into<'a>>,
 }
 
 #[derive(Clone)]
-enum Into {
+enum Into<'a> {
     Block(Option<Label>),
-    Loop(syn::ExprLoop),
+    Loop(&'a syn::ExprLoop),
 }
 
 /// The construct at the head of a statement.
@@ -106,24 +160,24 @@ fn construct_of(stmt: &Stmt) -> Option<&Expr> {
     }
 }
 
-fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
+fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level<'a>>> {
     for (index, stmt) in block.stmts.iter().enumerate() {
         let Some(expr) = construct_of(stmt) else {
             continue;
         };
         if site_id(expr) == Some(id) {
             return Some(vec![Level {
-                block: block.clone(),
+                block,
                 index,
                 entry,
                 into: None,
             }]);
         }
-        let here = |into: Into, mut rest: Vec<Level>| {
+        let here = |into: Into<'a>, mut rest: Vec<Level<'a>>| {
             rest.insert(
                 0,
                 Level {
-                    block: block.clone(),
+                    block,
                     index,
                     entry: entry.clone(),
                     into: Some(into),
@@ -160,7 +214,7 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
             }
             Expr::Loop(expr_loop) => {
                 if let Some(rest) = find(&expr_loop.body, id, Vec::new()) {
-                    return Some(here(Into::Loop(expr_loop.clone()), rest));
+                    return Some(here(Into::Loop(expr_loop), rest));
                 }
             }
             Expr::Block(expr_block) => {
@@ -181,7 +235,7 @@ fn find(block: &Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level>> {
 
 /// The path into an `else` block, or through an `else if` chain: in the continuation the
 /// whole `if` is replaced, whichever branch the suspension is in.
-fn find_in_else(expr_if: &syn::ExprIf, id: usize) -> Option<Vec<Level>> {
+fn find_in_else<'a>(expr_if: &'a syn::ExprIf, id: usize) -> Option<Vec<Level<'a>>> {
     let (_, else_branch) = expr_if.else_branch.as_ref()?;
     match &**else_branch {
         Expr::Block(else_block) => find(&else_block.block, id, Vec::new()),
@@ -214,7 +268,7 @@ fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
 /// The continuation of `site` and the locals it reads from the saved state.
 fn continuation(
     site: &Site,
-    path: &[Level],
+    path: &[Level<'_>],
     sites: &[Site],
     saved: &[Vec<Saved>],
 ) -> (Block, Vec<Saved>) {
@@ -232,7 +286,7 @@ fn continuation(
                 let stmt = &level.block.stmts[level.index];
                 let replaced = match &level.into {
                     Some(Into::Loop(expr_loop)) => {
-                        let full = exitify_expr(Expr::Loop(expr_loop.clone()), sites, saved);
+                        let full = exitify_expr(Expr::Loop((*expr_loop).clone()), sites, saved);
                         peel(cont, expr_loop.label.as_ref(), full, site.id, depth)
                     }
                     Some(Into::Block(label)) => {
@@ -285,8 +339,8 @@ fn always_exits(stmt: &Stmt) -> bool {
 
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
-fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bool) -> Block {
-    let (mut free, _) = read_before_written(&code);
+fn restore(level: &Level<'_>, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bool) -> Block {
+    let (mut free, written) = read_before_written(&code);
     // The bindings visible at the path's statement, the latest of each name, with the
     // index of the `let` that binds them when it borrows the item of a `for` loop: those
     // are bound again by running that `let` (see `lower::reborrow`), not saved.
@@ -324,10 +378,13 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bo
             _ => None,
         })
         .collect();
-    let mut sequence = again.clone();
-    sequence.extend(code.iter().cloned());
-    let (read, written) = read_before_written(&sequence);
-    free.extend(read);
+    // `again` runs first: what it reads is read before anything `code` overwrites.
+    let read_again = free_in_stmts(&again);
+    let written: BTreeSet<String> = written
+        .into_iter()
+        .filter(|name| !read_again.contains(name))
+        .collect();
+    free.extend(read_again);
     let mut prefix: Vec<Stmt> = Vec::new();
     // A local the continuation overwrites before reading is declared, not saved: `let x;`
     // (with the type it was declared with), assigned by the continuation.
@@ -369,7 +426,7 @@ fn restore(level: &Level, code: Vec<Stmt>, site_saved: &mut Vec<Saved>, call: bo
 }
 
 /// The type a local of this level was declared with, `let x: T …`, if written.
-fn declared_type<'a>(level: &'a Level, ident: &Ident) -> Option<&'a syn::Type> {
+fn declared_type<'a>(level: &Level<'a>, ident: &Ident) -> Option<&'a syn::Type> {
     level.block.stmts[..level.index]
         .iter()
         .rev()
@@ -609,6 +666,28 @@ fn exitify_expr(mut expr: Expr, sites: &[Site], saved: &[Vec<Saved>]) -> Expr {
 /// The answer that follows is never reached; it gives the suspension its type, so that
 /// rustc infers the code after it exactly as in the function as written.
 fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
+    // The same site's exit appears in the start and in the continuation before it, and
+    // again at each pass: built once per saved set.
+    EXITS.with_borrow_mut(|exits| {
+        if let Some((_, exit)) = exits
+            .get(&site.id)
+            .filter(|(built_for, _)| built_for.as_slice() == saved)
+        {
+            return exit.clone();
+        }
+        let exit = build_exit(site, saved);
+        exits.insert(site.id, (saved.to_vec(), exit.clone()));
+        exit
+    })
+}
+
+thread_local! {
+    /// Exits of the saga being built, by site; emptied when its build ends.
+    static EXITS: std::cell::RefCell<std::collections::HashMap<usize, (Vec<Saved>, Expr)>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn build_exit(site: &Site, saved: &[Saved]) -> Expr {
     if let Suspension::Call { call, .. } = &site.suspension {
         return super::call::exit(site, call, saved);
     }

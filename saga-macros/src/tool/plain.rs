@@ -109,7 +109,10 @@ impl VisitMut for Plain {
             Suspension::Join { .. } => quote_spanned!(span=> (#answers)),
             Suspension::Await { .. } | Suspension::Call { .. } => answers,
         };
-        *expr = syn::parse_quote_spanned! {span=> {
+        // Emitted as tokens, not parsed back (nothing reads the plain body afterwards, and
+        // parsing was a measurable part of the macro's time); parenthesised, so that it
+        // stays one expression wherever it stands.
+        *expr = Expr::Verbatim(quote_spanned! {span=> ({
             #(
                 let #names = #requests;
                 let #marks = #private::marker(&#names);
@@ -118,7 +121,7 @@ impl VisitMut for Plain {
             #(#private::requests(&mut __round, #names);)*
             let mut __answers = __run.ask(__script, __round);
             #value
-        }};
+        })});
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {

@@ -111,7 +111,10 @@ impl Flow {
 }
 
 fn free_in_expr(expr: &Expr) -> BTreeSet<String> {
-    free_in_stmts(&[Stmt::Expr(expr.clone(), None)])
+    let mut free = Free::default();
+    free.scopes.push(Vec::new());
+    free.visit_expr(expr);
+    free.found
 }
 
 /// Whether `expr` holds a `break` or `continue` (outside closures and async blocks).

@@ -71,7 +71,7 @@ const _: () = {
             let __output: Result<String, SagaError> = async move {
                 let answer = match kind.as_str() {
                     "ask" if cx.can_elicit() => {
-                        let reply: String = {
+                        let reply: String = ({
                             let __request0 = elicit("Your answer?").key("reply");
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
                             let mut __round = ::std::vec::Vec::new();
@@ -85,11 +85,11 @@ const _: () = {
                                 &mut __answers,
                                 0usize,
                             )
-                        }?;
+                        })?;
                         reply
                     }
                     "llm" => {
-                        let sampled = {
+                        let sampled = ({
                             let __request0 = sample("Answer for me");
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
                             let mut __round = ::std::vec::Vec::new();
@@ -103,7 +103,7 @@ const _: () = {
                                 &mut __answers,
                                 0usize,
                             )
-                        }?;
+                        })?;
                         sampled.text().to_owned()
                     }
                     _ => return Err(SagaError::msg("unknown kind")),
@@ -114,7 +114,7 @@ const _: () = {
                             __run.checkpoint();
                         };
                     } else if answer.len() > 3 {
-                        let roots = {
+                        let roots = ({
                             let __request0 = list_roots();
                             let __mark0 = ::saga_runtime::__private::marker(&__request0);
                             let mut __round = ::std::vec::Vec::new();
@@ -128,7 +128,7 @@ const _: () = {
                                 &mut __answers,
                                 0usize,
                             )
-                        }?;
+                        })?;
                         return Ok(format!("{answer} in {} roots", roots.len()));
                     }
                 }

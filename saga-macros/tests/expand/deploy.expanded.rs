@@ -66,15 +66,15 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<String, SagaError> = async move {
-                let target: Target = {
+                let target: Target = ({
                     let __request0 = elicit("Please provide the deployment target:");
                     let __mark0 = ::saga_runtime::__private::marker(&__request0);
                     let mut __round = ::std::vec::Vec::new();
                     ::saga_runtime::__private::requests(&mut __round, __request0);
                     let mut __answers = __run.ask(__script, __round);
                     ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
-                }?;
-                let verdict = {
+                })?;
+                let verdict = ({
                     let __request0 = sample(
                             format!(
                                 "Is deploying to '{}' safe right now?", target.target
@@ -86,7 +86,7 @@ const _: () = {
                     ::saga_runtime::__private::requests(&mut __round, __request0);
                     let mut __answers = __run.ask(__script, __round);
                     ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
-                }?;
+                })?;
                 if !verdict.text().starts_with("Yes") {
                     return Ok("Deployment postponed.".into());
                 }

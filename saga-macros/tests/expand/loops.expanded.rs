@@ -79,7 +79,7 @@ const _: () = {
             let __output: Result<Vec<String>, SagaError> = async move {
                 let mut names = Vec::new();
                 while names.len() < limit as usize {
-                    let name: String = {
+                    let name: String = ({
                         let __request0 = elicit("Another name?");
                         let __mark0 = ::saga_runtime::__private::marker(&__request0);
                         let mut __round = ::std::vec::Vec::new();
@@ -90,7 +90,7 @@ const _: () = {
                             &mut __answers,
                             0usize,
                         )
-                    }?;
+                    })?;
                     if name == "stop" {
                         break;
                     }
@@ -98,7 +98,7 @@ const _: () = {
                 }
                 'outer: for candidate in candidates {
                     for attempt in 0..2 {
-                        let keep: bool = {
+                        let keep: bool = ({
                             let __request0 = elicit(
                                 format!("Keep {candidate} (try {attempt})?"),
                             );
@@ -114,7 +114,7 @@ const _: () = {
                                 &mut __answers,
                                 0usize,
                             )
-                        }?;
+                        })?;
                         if !keep {
                             continue 'outer;
                         }

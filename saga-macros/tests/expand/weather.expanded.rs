@@ -67,7 +67,7 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<String, SagaError> = async move {
-                let (login, capital) = {
+                let (login, capital) = ({
                     let __request0 = elicit::<
                         GithubLogin,
                     >("Please provide your GitHub username")
@@ -93,7 +93,7 @@ const _: () = {
                             1usize,
                         ),
                     )
-                };
+                });
                 let __login_2 = login?;
                 let __capital_2 = capital?;
                 Ok(
