@@ -171,3 +171,72 @@ async fn question_mark_on_options_in_a_helper() {
     let outcome = differential(&options, plain!(options), json!({"v": [2, -5]}), echo).await;
     assert_eq!(outcome.text(), "None None");
 }
+
+async fn plus_one(n: i64) -> i64 {
+    n + 1
+}
+
+#[saga_runtime::prelude::saga_fn]
+async fn doubled(n: i64) -> Result<i64, SagaError> {
+    checkpoint().await;
+    Ok(n * 2)
+}
+
+#[saga_runtime::prelude::saga_fn]
+async fn asked(prompt: String) -> Result<i64, SagaError> {
+    elicit::<i64>(prompt).await
+}
+
+/// Suspensions inside the arguments of awaited calls, of ordinary async fns and of
+/// helpers; `?` inside such arguments; other crates' `join_all` and `join!` of ordinary
+/// futures beside saga's.
+#[saga_tool]
+async fn call_arguments(base: i64) -> Result<String, SagaError> {
+    let n = plus_one(elicit::<i64>("#n?").await?).await;
+    let m = doubled(elicit::<i64>("#m?").await?).await?;
+    let k = doubled(asked(format!("#k{base}?")).await?).await?;
+    let parsed = doubled("21".parse::<i64>().map_err(SagaError::msg)?).await?;
+    let ones: Vec<i64> = futures::future::join_all((0..3).map(plus_one)).await;
+    let (a, b) = tokio::join!(plus_one(10), plus_one(20));
+    Ok(format!("{n} {m} {k} {parsed} {ones:?} {a} {b}"))
+}
+
+#[tokio::test]
+async fn suspensions_in_the_arguments_of_awaited_calls() {
+    let outcome = differential(
+        &call_arguments,
+        plain!(call_arguments),
+        json!({"base": 7}),
+        echo,
+    )
+    .await;
+    // "#n?" has 3 characters, "#m?" 3, "#k7?" 4.
+    assert_eq!(outcome.text(), "4 6 8 42 [1, 2, 3] 11 21");
+    assert_eq!(outcome.rounds, 6);
+}
+
+/// `for` over ranges that suspend: an unbounded one left early, an inclusive one whose
+/// last item must come once.
+#[saga_tool]
+async fn ranges(limit: u32) -> Result<String, SagaError> {
+    let mut seen = Vec::new();
+    for i in 0..=limit {
+        checkpoint().await;
+        seen.push(i.to_string());
+    }
+    for attempt in 1u32.. {
+        let answer: String = elicit(format!("try {attempt}?")).await?;
+        if answer.starts_with("?3") {
+            return Ok(format!("{} after {attempt}", seen.join(",")));
+        }
+    }
+    Ok("never".into())
+}
+
+#[tokio::test]
+async fn ranges_are_saved_not_collected() {
+    let outcome = differential(&ranges, plain!(ranges), json!({"limit": 2}), echo).await;
+    // "try N?" comes back reversed: "?3 yrt" at the third attempt.
+    assert_eq!(outcome.text(), "0,1,2 after 3");
+    assert_eq!(outcome.rounds, 6);
+}

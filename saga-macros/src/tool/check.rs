@@ -17,6 +17,7 @@ pub fn check(body: &syn::Block, errors: &mut Errors) {
         errors,
         context: None,
         in_join_all: false,
+        in_guard: false,
     };
     checker.visit_block(body);
 }
@@ -27,6 +28,9 @@ struct Checker<'a> {
     context: Option<String>,
     /// Inside the arguments of `join_all(..)`, which are requests made to be sent.
     in_join_all: bool,
+    /// Inside a match guard, where even a call that may suspend (a helper) cannot be:
+    /// the machine cannot resume there.
+    in_guard: bool,
 }
 
 impl Checker<'_> {
@@ -67,7 +71,8 @@ impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_expr(&mut self, expr: &'ast Expr) {
         // `f(..).await` may be an ordinary future, fine anywhere; a helper awaited where
         // it cannot suspend is refused by its type.
-        let suspension = classify(expr).filter(|s| !s.as_ref().is_ok_and(|s| s.is_call()));
+        let suspension =
+            classify(expr).filter(|s| self.in_guard || !s.as_ref().is_ok_and(|s| s.is_call()));
         if let Some(suspension) = suspension {
             match suspension {
                 Err(error) => self.errors.push(error),
@@ -110,6 +115,12 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 visit::visit_expr_call(self, call);
                 self.in_join_all = outer;
             }
+            Expr::Closure(_) | Expr::Async(_) if self.in_guard => {
+                // Not run in the guard itself: an ordinary future in there is fine.
+                self.in_guard = false;
+                self.visit_expr(expr);
+                self.in_guard = true;
+            }
             Expr::Closure(closure) => self.within(
                 "a suspension cannot be inside a closure: the closure may run later or \
                  never, but a saga suspends by ending the current request; move the request \
@@ -134,7 +145,11 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                  `pattern => if ….await? { … } else { … }`, with the `else` doing what the \
                  arms below would do for this value (asking before the `match` would ask \
                  even when an earlier arm matches)",
-                |this| this.visit_expr(guard),
+                |this| {
+                    this.in_guard = true;
+                    this.visit_expr(guard);
+                    this.in_guard = false;
+                },
             );
         }
         self.visit_expr(&arm.body);

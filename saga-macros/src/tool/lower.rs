@@ -155,6 +155,13 @@ impl Lower<'_> {
     fn head(&mut self, expr: Expr, hint: &str, out: &mut Vec<Stmt>, depth: usize) -> Expr {
         if let Some(suspension) = classify(&expr) {
             return match suspension {
+                // `f(x.await?).await`: the arguments are evaluated, and may suspend,
+                // before the call is made.
+                Ok(Suspension::Call { call, name }) if contains_suspension(&call) => {
+                    let span = expr.span();
+                    let call = self.head(call, hint, out, depth + 1);
+                    self.site(Suspension::Call { call, name }, hint, span, out)
+                }
                 Ok(suspension) => self.site(suspension, hint, expr.span(), out),
                 // Reported by the checker.
                 Err(_) => expr,
@@ -710,6 +717,21 @@ impl Lower<'_> {
             Err(expr) => expr,
         };
         let rest = Ident::new(&format!("__rest{}", self.hoisted), span);
+        if let Some(range) = integer_range(&expr) {
+            // A range is its own small state (`1..` may not end, `0..n` may be large):
+            // saved as the range still to visit, not collected.
+            let private = super::machine::private_path();
+            out.push(syn::parse_quote_spanned! {span=>
+                let mut #rest = #private::RangeRest::from(#range);
+            });
+            let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+                #(#attrs)* #label loop {
+                    let ::core::option::Option::Some(#pat) = #rest.next() else { break; };
+                    #body
+                }
+            };
+            return self.head(Expr::Loop(desugared), hint, out, depth);
+        }
         // The items still to visit, last first: a Vec survives a suspension where
         // an iterator could not.
         out.push(syn::parse_quote_spanned! {span=>
@@ -861,6 +883,15 @@ fn let_else_as_match(local: syn::Local) -> syn::Local {
     }
 }
 
+/// `a..b`, `a..=b` or `a..` (parenthesised or not), iterated by a `for`.
+fn integer_range(expr: &Expr) -> Option<&Expr> {
+    match expr {
+        Expr::Paren(paren) => integer_range(&paren.expr),
+        Expr::Range(range) if range.start.is_some() => Some(expr),
+        _ => None,
+    }
+}
+
 /// How an operand is evaluated: for its value, or as a place (a method's receiver, the
 /// left of `+=`, the indexed collection), which must not be moved to a temporary.
 #[derive(Clone, Copy)]
@@ -995,12 +1026,10 @@ fn contains_suspension_block(block: &Block) -> bool {
 
 fn contains_suspension_stmt(stmt: &Stmt) -> bool {
     if let Stmt::Macro(stmt_macro) = stmt
-        && stmt_macro
-            .mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "join")
+        && super::suspend::is_join(&Expr::Macro(syn::ExprMacro {
+            attrs: Vec::new(),
+            mac: stmt_macro.mac.clone(),
+        }))
     {
         return true;
     }

@@ -143,7 +143,10 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         return Err(error);
     }
     let unit = matches!(&sig.output, syn::Type::Tuple(tuple) if tuple.elems.is_empty());
-    let body = rewrite::exits(body, unit, rewrite::Carrier::of(&sig.output));
+    let carrier = rewrite::Carrier::of(&sig.output);
+    let body = rewrite::exits(body, unit, carrier);
+    let mut sites = sites;
+    rewrite::exits_in_calls(&mut sites, carrier);
     let params: Vec<machine::Binding> = sig
         .params
         .iter()

@@ -70,10 +70,13 @@ impl VisitMut for Plain {
         let private = private_path();
         let span = expr.span();
         if let Suspension::Call { call, .. } = &suspension {
+            // Its arguments may suspend too: `f(x.await?).await`.
+            let mut call = call.clone();
+            visit_mut::visit_expr_mut(self, &mut call);
             *expr = if self.unexpanded {
-                super::call::placeholder(span, call)
+                super::call::placeholder(span, &call)
             } else {
-                super::call::plain(span, call)
+                super::call::plain(span, &call)
             };
             return;
         }

@@ -63,6 +63,16 @@ pub fn exits(mut body: Block, unit: bool, carrier: Carrier) -> Block {
     body
 }
 
+/// The exits inside a call that may suspend (`f(parse(s)?).await`): the call is kept
+/// with its site, outside the body that [`exits`] rewrites.
+pub fn exits_in_calls(sites: &mut [super::lower::Site], carrier: Carrier) {
+    for site in sites {
+        if let super::suspend::Suspension::Call { call, .. } = &mut site.suspension {
+            Exits { carrier }.visit_expr_mut(call);
+        }
+    }
+}
+
 struct Exits {
     carrier: Carrier,
 }

@@ -112,7 +112,7 @@ pub fn request_kind(expr: &Expr) -> Option<(RequestKind, Span)> {
         Expr::MethodCall(call) => request_kind(&call.receiver),
         Expr::Paren(paren) => request_kind(&paren.expr),
         Expr::Call(call) => match &*call.func {
-            Expr::Path(path) if path.qself.is_none() => {
+            Expr::Path(path) if path.qself.is_none() && !is_foreign(&path.path) => {
                 let last = path.path.segments.last()?;
                 let kind = RequestKind::from_fn(&last.ident.to_string())?;
                 Some((kind, last.ident.span()))
@@ -128,9 +128,22 @@ pub fn request_call(expr: &Expr) -> Option<(&'static str, Span)> {
     request_kind(expr).map(|(kind, span)| (kind.function(), span))
 }
 
-/// Whether `expr` is a `join!(..)` invocation.
+/// Whether `expr` is saga's `join!(..)` (not `tokio::join!` or `futures::join!`, which
+/// join ordinary futures).
 pub fn is_join(expr: &Expr) -> bool {
-    matches!(expr, Expr::Macro(mac) if mac.mac.path.segments.last().is_some_and(|s| s.ident == "join"))
+    matches!(expr, Expr::Macro(mac)
+        if mac.mac.path.segments.last().is_some_and(|s| s.ident == "join")
+            && !is_foreign(&mac.mac.path))
+}
+
+/// Whether `path` names an item of a crate that cannot hold saga's requests or helpers
+/// (`futures::future::join_all`, `tokio::join!`, `std::…`).
+fn is_foreign(path: &syn::Path) -> bool {
+    path.segments.len() > 1
+        && path
+            .segments
+            .first()
+            .is_some_and(|first| FOREIGN_CRATES.contains(&first.ident.to_string().as_str()))
 }
 
 /// Crates that cannot define a `#[saga_fn]`: a call into them is awaited as written.
@@ -161,12 +174,10 @@ pub fn helper_call(expr: &Expr) -> Option<String> {
     if path.qself.is_some() || request_kind(expr).is_some() {
         return None;
     }
-    let segments = &path.path.segments;
-    let first = segments.first()?.ident.to_string();
-    if segments.len() > 1 && FOREIGN_CRATES.contains(&first.as_str()) {
+    if is_foreign(&path.path) {
         return None;
     }
-    Some(segments.last()?.ident.to_string())
+    Some(path.path.segments.last()?.ident.to_string())
 }
 
 /// Classifies `expr` as a suspension point, if it is one.

@@ -143,14 +143,9 @@ const _: () = {
                     __saga_args_count_to { n },
                 ) => {
                     let mut total = 0u64;
-                    let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                            1..=n,
-                        )
-                        .collect();
-                    __rest1.reverse();
-                    ::saga_runtime::__private::for_items(&__rest1);
+                    let mut __rest1 = ::saga_runtime::__private::RangeRest::from(1..=n);
                     loop {
-                        let ::core::option::Option::Some(i) = __rest1.pop() else {
+                        let ::core::option::Option::Some(i) = __rest1.next() else {
                             break;
                         };
                         {
@@ -205,7 +200,7 @@ const _: () = {
                                     };
                                 }
                                 loop {
-                                    let ::core::option::Option::Some(i) = __rest1.pop() else {
+                                    let ::core::option::Option::Some(i) = __rest1.next() else {
                                         break;
                                     };
                                     {

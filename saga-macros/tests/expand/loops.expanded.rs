@@ -255,14 +255,11 @@ const _: () = {
                             break;
                         };
                         {
-                            let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                                    0..2,
-                                )
-                                .collect();
-                            __rest2.reverse();
-                            ::saga_runtime::__private::for_items(&__rest2);
+                            let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
+                                0..2,
+                            );
                             loop {
-                                let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                let ::core::option::Option::Some(attempt) = __rest2.next()
                                 else {
                                     break;
                                 };
@@ -433,14 +430,11 @@ const _: () = {
                                     break;
                                 };
                                 {
-                                    let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                                            0..2,
-                                        )
-                                        .collect();
-                                    __rest2.reverse();
-                                    ::saga_runtime::__private::for_items(&__rest2);
+                                    let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
+                                        0..2,
+                                    );
                                     loop {
-                                        let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                        let ::core::option::Option::Some(attempt) = __rest2.next()
                                         else {
                                             break;
                                         };
@@ -535,7 +529,7 @@ const _: () = {
                                                 };
                                             }
                                             loop {
-                                                let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                                let ::core::option::Option::Some(attempt) = __rest2.next()
                                                 else {
                                                     break;
                                                 };
@@ -597,14 +591,11 @@ const _: () = {
                                         break;
                                     };
                                     {
-                                        let mut __rest2: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                                                0..2,
-                                            )
-                                            .collect();
-                                        __rest2.reverse();
-                                        ::saga_runtime::__private::for_items(&__rest2);
+                                        let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
+                                            0..2,
+                                        );
                                         loop {
-                                            let ::core::option::Option::Some(attempt) = __rest2.pop()
+                                            let ::core::option::Option::Some(attempt) = __rest2.next()
                                             else {
                                                 break;
                                             };

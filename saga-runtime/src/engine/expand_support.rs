@@ -388,6 +388,111 @@ impl<T: Serialize + DeserializeOwned> SagaForItem for T {}
 /// Asserts, at the loop's collection, that its items can be saved.
 pub fn for_items<T: SagaForItem>(_items: &Vec<T>) {}
 
+/// What a `for` loop over a range (`a..b`, `a..=b`, `a..`) still has to visit, saved in
+/// place of the range: a `RangeInclusive` serializes without whether it is exhausted, so
+/// its last item would come again after a suspension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RangeRest<T> {
+    next: T,
+    end: Option<T>,
+    inclusive: bool,
+    done: bool,
+}
+
+/// What a range of a `for` loop counts: the integers and `char`.
+pub trait Counter: Copy + PartialOrd {
+    /// The next value; only called below a range's end, or for `a..` (which overflows
+    /// as the standard `RangeFrom` does).
+    fn succ(self) -> Self;
+}
+
+macro_rules! counters {
+    ($($t:ty)*) => {$(
+        impl Counter for $t {
+            fn succ(self) -> Self {
+                self + 1
+            }
+        }
+    )*};
+}
+counters!(u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize);
+
+impl Counter for char {
+    fn succ(self) -> Self {
+        match self {
+            '\u{D7FF}' => '\u{E000}',
+            c => char::from_u32(c as u32 + 1).unwrap_or(c),
+        }
+    }
+}
+
+impl<T: Counter> From<std::ops::Range<T>> for RangeRest<T> {
+    fn from(range: std::ops::Range<T>) -> Self {
+        RangeRest {
+            next: range.start,
+            end: Some(range.end),
+            inclusive: false,
+            done: false,
+        }
+    }
+}
+
+impl<T: Counter> From<std::ops::RangeInclusive<T>> for RangeRest<T> {
+    fn from(range: std::ops::RangeInclusive<T>) -> Self {
+        let (start, end) = range.into_inner();
+        RangeRest {
+            next: start,
+            end: Some(end),
+            inclusive: true,
+            done: false,
+        }
+    }
+}
+
+impl<T: Counter> From<std::ops::RangeFrom<T>> for RangeRest<T> {
+    fn from(range: std::ops::RangeFrom<T>) -> Self {
+        RangeRest {
+            next: range.start,
+            end: None,
+            inclusive: false,
+            done: false,
+        }
+    }
+}
+
+impl<T: Counter> Iterator for RangeRest<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        if self.done {
+            return None;
+        }
+        let value = self.next;
+        match self.end {
+            Some(end) if self.inclusive => {
+                if value > end {
+                    self.done = true;
+                    return None;
+                }
+                if value == end {
+                    self.done = true;
+                } else {
+                    self.next = value.succ();
+                }
+            }
+            Some(end) => {
+                if value >= end {
+                    self.done = true;
+                    return None;
+                }
+                self.next = value.succ();
+            }
+            None => self.next = value.succ(),
+        }
+        Some(value)
+    }
+}
+
 /// The item at `position` of a `for` loop that saves its position.
 pub fn item_at<I: IntoIterator>(items: I, position: usize) -> Option<I::Item> {
     items.into_iter().nth(position)
@@ -470,3 +575,55 @@ pub fn prompt_output<O: super::PromptOutput>() {}
 
 /// Holds when a `#[saga_resource]` returns what a resource returns.
 pub fn resource_output<O: super::ResourceOutput>() {}
+
+#[cfg(test)]
+mod range_tests {
+    use super::RangeRest;
+
+    /// Saves and restores the rest at every step, as a suspension in the loop would.
+    fn through_tokens<T>(mut rest: RangeRest<T>, limit: usize) -> Vec<T>
+    where
+        T: super::Counter + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut seen = Vec::new();
+        while let Some(item) = rest.next() {
+            seen.push(item);
+            let bytes = postcard::to_allocvec(&rest).expect("a range rest serializes");
+            rest = postcard::from_bytes(&bytes).expect("and reads back");
+            if seen.len() == limit {
+                break;
+            }
+        }
+        seen
+    }
+
+    #[test]
+    #[allow(clippy::reversed_empty_ranges)]
+    fn ranges_visit_each_item_once_across_saves() {
+        assert_eq!(
+            through_tokens(RangeRest::from(0..4u8), 10),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            through_tokens(RangeRest::from(0..=3u8), 10),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            through_tokens(RangeRest::from(250..=255u8), 10),
+            (250..=255).collect::<Vec<u8>>()
+        );
+        assert_eq!(
+            through_tokens(RangeRest::from(5..5i64), 10),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            through_tokens(RangeRest::from(5..=4i64), 10),
+            Vec::<i64>::new()
+        );
+        assert_eq!(through_tokens(RangeRest::from(7u64..), 3), vec![7, 8, 9]);
+        assert_eq!(
+            through_tokens(RangeRest::from('\u{D7FE}'..='\u{E001}'), 10),
+            ('\u{D7FE}'..='\u{E001}').collect::<Vec<char>>()
+        );
+    }
+}
