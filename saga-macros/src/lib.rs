@@ -49,8 +49,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   `println!`, `eprint!`, `eprintln!`, `format_args!`, `panic!`, `vec!` (inline
 ///   captures such as `{name}` and `{x:width$}` included), and the compared values of
 ///   `assert!`, `assert_eq!` and `assert_ne!`;
-/// - loops of every kind, with labelled `break`/`continue`: a `for` over an owned
-///   collection saves the items still to visit; a `for` over `&v`, `v.iter()`,
+/// - loops of every kind, with labelled `break`/`continue`: a `for` over a range
+///   (`0..n`, `1..=n`, `1..`) saves the range still to visit; a `for` over another owned
+///   iterator collects its items first (its adapters run before the loop, and it must
+///   end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
 ///   `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`, `s.chars()`, … of a
 ///   `Vec`, slice, array, `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its
 ///   position and borrows the item again after the suspension.
@@ -63,7 +65,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// later, or a value moved out and assigned again) is not saved, as in the function.
 ///
 /// A local used after a suspension is saved in the state, so its type must be
-/// `Serialize + DeserializeOwned`. The refusals, each an error at your code with a fix
+/// `Serialize + DeserializeOwned`, and round-trip through postcard (not
+/// `serde_json::Value`, untagged enums, `skip_serializing_if`, or rmcp's `Content` and
+/// other model types: build those after the last suspension). The refusals, each an error at your code with a fix
 /// that keeps the program's behaviour:
 ///
 /// - a suspension inside a closure or an `async` block (it may run later or never);
