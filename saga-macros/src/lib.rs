@@ -160,9 +160,10 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - A `&mut` parameter changed after the first suspension is refused (the change could
 ///   not reach the caller): take the value and return it.
 /// - It cannot call itself: that is an error at the call, since its state would contain
-///   itself. Indirect recursion (`a` awaits `b`, which awaits `a`) is refused by rustc
-///   as a recursive `async fn` ("recursion in an async fn requires boxing"): write it as a
-///   loop.
+///   itself. Indirect recursion (`a` awaits `b`, which awaits `a`), and an associated
+///   helper calling itself through its type's path (`Tree::walk` in `walk`), are
+///   refused by rustc as a recursive `async fn` ("recursion in an async fn requires
+///   boxing", whose `Box::pin` advice does not apply): write it as a loop.
 /// - Only a `#[saga_tool]` or a `#[saga_fn]` can await a helper or a request. Awaiting
 ///   one in a plain `async fn`, a closure or an `async` block is an error at the `.await`
 ///   (rustc's "`SagaCall<..>` is not a future", "`ElicitForm<..>` is not a future"): add
