@@ -22,7 +22,13 @@ use serde_json::Value;
 /// Answers requests from their JSON (`{"method": …, "params": …}`), as a client would.
 pub struct Script {
     answer: AnswerFn,
+    /// Requests answered so far: a saga that never ends fails its test instead of
+    /// hanging it.
+    answered: usize,
 }
+
+/// More answers than any corpus saga needs.
+const MAX_ANSWERS: usize = 10_000;
 
 /// Answers one request, given its key and JSON.
 type AnswerFn = Box<dyn FnMut(&str, &Value) -> Value + Send>;
@@ -32,10 +38,16 @@ impl Script {
     pub fn new(answer: impl FnMut(&str, &Value) -> Value + Send + 'static) -> Self {
         Self {
             answer: Box::new(answer),
+            answered: 0,
         }
     }
 
     pub fn respond(&mut self, requests: &InputRequests) -> InputResponses {
+        self.answered += requests.len();
+        assert!(
+            self.answered <= MAX_ANSWERS,
+            "the saga never finished: {MAX_ANSWERS} requests answered"
+        );
         requests
             .iter()
             .map(|(key, request)| {
