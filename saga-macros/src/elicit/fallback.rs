@@ -8,7 +8,13 @@ use syn::{Data, DeriveInput};
 pub fn expand(input: &DeriveInput, error: syn::Error) -> TokenStream {
     let errors = error.into_compile_error();
     let ident = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    // `Elicit` types are `'static` (the runtime keeps one schema per type): so is the
+    // stub's, so that a generic type's only error is the one above.
+    let mut generics = input.generics.clone();
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!('static));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let p = crate::shared::private_path();
     let map = quote!(#p::serde_json::Map<::std::string::String, #p::serde_json::Value>);
     let enum_impls = matches!(input.data, Data::Enum(_)).then(|| {

@@ -48,7 +48,10 @@ use serde_json::{Map, Value, json};
 /// assert_eq!(schema["properties"]["region"]["enum"], serde_json::json!(["eu_west", "us_east"]));
 /// assert_eq!(schema["required"], serde_json::json!(["region"]));
 /// ```
-pub trait Elicit: Sized {
+///
+/// An `Elicit` type is `'static` (an owned answer): the runtime builds its schema once
+/// per type and reuses it for every request that asks for it.
+pub trait Elicit: Sized + 'static {
     /// The `requestedSchema`: a flat object of primitive properties (MCP form mode).
     fn requested_schema() -> Map<String, Value>;
 

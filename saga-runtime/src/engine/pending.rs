@@ -59,11 +59,20 @@ impl Pending {
     }
 
     fn requested_schema(&self) -> Option<Map<String, Value>> {
-        let request: Value = serde_json::from_str(&self.request).ok()?;
-        request
-            .pointer("/params/requestedSchema")
-            .and_then(Value::as_object)
-            .cloned()
+        // Only the schema is built; the rest of the request is skipped over.
+        #[derive(Deserialize)]
+        struct Request {
+            params: Params,
+        }
+        #[derive(Deserialize)]
+        struct Params {
+            #[serde(rename = "requestedSchema")]
+            requested_schema: Option<Map<String, Value>>,
+        }
+        serde_json::from_str::<Request>(&self.request)
+            .ok()?
+            .params
+            .requested_schema
     }
 }
 
@@ -80,13 +89,7 @@ pub(crate) fn assign(
     for request in requests {
         let (kind, prefix, input) = match request.kind {
             RequestKind::Elicit { message, schema } => {
-                let requested_schema =
-                    serde_json::from_value(Value::Object(schema)).map_err(|error| {
-                        tool_bug(
-                            tool,
-                            format!("the requested schema is not a form-mode schema: {error}"),
-                        )
-                    })?;
+                let requested_schema = schema.map_err(|reason| tool_bug(tool, reason))?;
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,
                     message,

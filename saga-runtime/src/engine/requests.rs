@@ -4,10 +4,15 @@
 //! function, `.await` on it suspends the saga until the client answers; a hand-written
 //! [`SagaTool`](super::SagaTool) passes it to [`Step::suspend`](super::Step::suspend).
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::{OnceLock, PoisonError, RwLock};
 
-use rmcp::model::{CreateMessageRequestParams, ModelHint, ModelPreferences, SamplingMessage};
-use serde_json::{Map, Value};
+use rmcp::model::{
+    CreateMessageRequestParams, ElicitationSchema, ModelHint, ModelPreferences, SamplingMessage,
+};
+use serde_json::Value;
 
 use super::elicit::Elicit;
 
@@ -26,7 +31,9 @@ pub struct Request {
 pub(crate) enum RequestKind {
     Elicit {
         message: String,
-        schema: Map<String, Value>,
+        /// The form's schema, typed once per answer type (see [`form_schema`]); the error
+        /// says why a hand-written `Elicit` impl's schema is not a form-mode one.
+        schema: Result<ElicitationSchema, String>,
     },
     ElicitUrl {
         message: String,
@@ -82,10 +89,34 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
             key: form.key,
             kind: RequestKind::Elicit {
                 message: form.message,
-                schema: T::requested_schema(),
+                schema: form_schema::<T>(),
             },
         }
     }
+}
+
+/// `T`'s requested schema as rmcp's typed form-mode schema, built and checked once per
+/// type: a schema is a function of the type, and building and converting it were a
+/// measurable part of every round that asks (BENCHMARKS.md).
+fn form_schema<T: Elicit>() -> Result<ElicitationSchema, String> {
+    type Cache = HashMap<TypeId, Result<ElicitationSchema, String>>;
+    static SCHEMAS: OnceLock<RwLock<Cache>> = OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(schema) = schemas
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+    {
+        return schema.clone();
+    }
+    let schema = serde_json::from_value::<ElicitationSchema>(Value::Object(T::requested_schema()))
+        .map_err(|error| format!("the requested schema is not a form-mode schema: {error}"));
+    schemas
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id, schema.clone());
+    schema
 }
 
 /// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
@@ -294,3 +325,55 @@ pub fn checkpoint() -> Checkpoint {
 #[must_use = "a checkpoint does nothing until the saga awaits it"]
 #[derive(Debug, Clone, Copy)]
 pub struct Checkpoint;
+
+#[cfg(test)]
+mod schema_tests {
+    use serde_json::{Map, Value, json};
+
+    use super::{Elicit, ElicitForm, Request, RequestKind, elicit};
+
+    /// A hand-written `Elicit` whose schema is not a form-mode one.
+    struct NotAForm;
+
+    impl Elicit for NotAForm {
+        fn requested_schema() -> Map<String, Value> {
+            json!({"type": "array"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        }
+        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+            Ok(NotAForm)
+        }
+    }
+
+    fn schema_of<T: Elicit>(form: ElicitForm<T>) -> Result<Value, String> {
+        match Request::from(form).kind {
+            RequestKind::Elicit { schema, .. } => {
+                schema.map(|schema| serde_json::to_value(schema).unwrap_or(Value::Null))
+            }
+            other => panic!("not an elicitation: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_types_schema_is_typed_once_and_the_same_each_time() {
+        let first = schema_of(elicit::<bool>("a?")).expect("bool is a form");
+        let again = schema_of(elicit::<bool>("b?")).expect("bool is a form");
+        assert_eq!(first, again);
+        assert_eq!(first["properties"]["value"]["type"], "boolean");
+        assert_eq!(
+            first,
+            Value::Object(<bool as Elicit>::requested_schema()),
+            "the typed schema says what the type's schema says"
+        );
+    }
+
+    #[test]
+    fn a_schema_that_is_not_a_form_is_refused_every_time() {
+        for _ in 0..2 {
+            let error = schema_of(elicit::<NotAForm>("x?")).expect_err("not a form");
+            assert!(error.contains("not a form-mode schema"), "{error}");
+        }
+    }
+}
