@@ -57,6 +57,11 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   `Vec`, slice, array, `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its
 ///   position and borrows the item again after the suspension.
 ///
+/// A request is recognised by its name as the prelude brings it (`elicit(..)`,
+/// `checkpoint()`, `join!`), or by a path through `saga_runtime`; a function of your own
+/// module with such a name (`db::sample(..)`) and other crates' (`futures::future::join_all`,
+/// `tokio::join!`) are ordinary functions and macros.
+///
 /// Operands evaluated before a suspension are kept in temporaries; places (the receiver
 /// of `v.push(..)`, `a[i]`) stay places. Items declared in the body (`fn`, `const`,
 /// `static`, `use`, `struct`, `enum`, `impl`, `macro_rules!`) are visible everywhere in

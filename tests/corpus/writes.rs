@@ -240,3 +240,38 @@ async fn ranges_are_saved_not_collected() {
     assert_eq!(outcome.text(), "0,1,2 after 3");
     assert_eq!(outcome.rounds, 6);
 }
+
+/// The user's own functions, named like saga's requests.
+mod db {
+    pub async fn checkpoint(n: u32) -> u32 {
+        n * 10
+    }
+
+    pub async fn sample(rows: &[u32]) -> u32 {
+        rows.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// `db::checkpoint(..)` and `db::sample(..)` are ordinary async fns; saga's own
+/// requests may be named through `saga_runtime` too.
+#[saga_tool]
+async fn own_names(rows: Vec<u32>) -> Result<String, SagaError> {
+    let saved = db::checkpoint(3).await;
+    saga_runtime::prelude::checkpoint().await;
+    let largest = db::sample(&rows).await;
+    let note: String = saga_runtime::prelude::elicit("note?").await?;
+    Ok(format!("{saved} {largest} {note}"))
+}
+
+#[tokio::test]
+async fn functions_named_like_requests_in_other_modules() {
+    let outcome = differential(
+        &own_names,
+        plain!(own_names),
+        json!({"rows": [4, 9, 2]}),
+        echo,
+    )
+    .await;
+    assert_eq!(outcome.text(), "30 9 ?eton");
+    assert_eq!(outcome.rounds, 2);
+}

@@ -112,7 +112,7 @@ pub fn request_kind(expr: &Expr) -> Option<(RequestKind, Span)> {
         Expr::MethodCall(call) => request_kind(&call.receiver),
         Expr::Paren(paren) => request_kind(&paren.expr),
         Expr::Call(call) => match &*call.func {
-            Expr::Path(path) if path.qself.is_none() && !is_foreign(&path.path) => {
+            Expr::Path(path) if path.qself.is_none() && names_saga(&path.path) => {
                 let last = path.path.segments.last()?;
                 let kind = RequestKind::from_fn(&last.ident.to_string())?;
                 Some((kind, last.ident.span()))
@@ -133,7 +133,18 @@ pub fn request_call(expr: &Expr) -> Option<(&'static str, Span)> {
 pub fn is_join(expr: &Expr) -> bool {
     matches!(expr, Expr::Macro(mac)
         if mac.mac.path.segments.last().is_some_and(|s| s.ident == "join")
-            && !is_foreign(&mac.mac.path))
+            && names_saga(&mac.mac.path))
+}
+
+/// Whether `path` can name one of saga's requests or its `join!`: a bare name (as the
+/// prelude brings them), or a path through `saga_runtime`. `db::sample(..)` is the
+/// user's own function, and `tokio::join!` another crate's macro.
+fn names_saga(path: &syn::Path) -> bool {
+    path.segments.len() == 1
+        || path
+            .segments
+            .first()
+            .is_some_and(|first| first.ident == "saga_runtime")
 }
 
 /// Whether `path` names an item of a crate that cannot hold saga's requests or helpers
