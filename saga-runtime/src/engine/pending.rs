@@ -3,10 +3,10 @@
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, InputRequest,
-    InputRequests, InputResponses, ListRootsRequest, ListRootsResult, Role, RootsCapabilities,
-    SamplingCapability, SamplingMessageContentBlock, UrlElicitationCapability,
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    InputRequest, InputRequests, InputResponses, ListRootsRequest, ListRootsResult, Role,
+    RootsCapabilities, SamplingCapability, SamplingMessageContentBlock, UrlElicitationCapability,
 };
 use std::collections::BTreeMap;
 
@@ -41,8 +41,10 @@ pub(crate) enum Kind {
     Roots,
 }
 
-/// One outstanding request: its key, what kind it is, and the request itself as JSON, so
-/// that it can be sent again word for word if the answer is missing or unusable.
+/// One outstanding request: its key, what kind it is, and the request's params as JSON
+/// (the kind gives its method), so that it can be sent again word for word if the answer
+/// is missing or unusable. Tokens sealed before the params-only form hold the whole
+/// request; both are read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Pending {
     pub(crate) key: String,
@@ -51,28 +53,45 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    fn input_request(&self) -> Result<InputRequest, ErrorData> {
-        serde_json::from_str(&self.request).map_err(|error| {
-            tracing::error!(key = %self.key, %error, "a sealed request does not decode");
-            ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
-        })
+    pub(crate) fn input_request(&self) -> Result<InputRequest, ErrorData> {
+        let params = match self.kind {
+            Kind::Roots => return Ok(InputRequest::ListRoots(ListRootsRequest::default())),
+            Kind::Form | Kind::Url => serde_json::from_str::<ElicitRequestParams>(&self.request)
+                .map(|params| InputRequest::Elicitation(ElicitRequest::new(params))),
+            Kind::Sample => serde_json::from_str::<CreateMessageRequestParams>(&self.request)
+                .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params))),
+        };
+        params
+            .or_else(|error| serde_json::from_str::<InputRequest>(&self.request).map_err(|_| error))
+            .map_err(|error| {
+                tracing::error!(key = %self.key, %error, "a sealed request does not decode");
+                ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
+            })
     }
 
     fn requested_schema(&self) -> Option<Map<String, Value>> {
         // Only the schema is built; the rest of the request is skipped over.
         #[derive(Deserialize)]
-        struct Request {
-            params: Params,
-        }
-        #[derive(Deserialize)]
         struct Params {
             #[serde(rename = "requestedSchema")]
             requested_schema: Option<Map<String, Value>>,
+            /// A whole request, as tokens sealed before the params-only form hold it.
+            params: Option<Box<Params>>,
         }
-        serde_json::from_str::<Request>(&self.request)
-            .ok()?
-            .params
+        let params = serde_json::from_str::<Params>(&self.request).ok()?;
+        params
             .requested_schema
+            .or_else(|| params.params.and_then(|inner| inner.requested_schema))
+    }
+}
+
+/// The JSON kept in a token for `input`: its params (the method follows from the kind).
+fn params_json(input: &InputRequest) -> serde_json::Result<String> {
+    match input {
+        InputRequest::Elicitation(request) => serde_json::to_string(&request.params),
+        InputRequest::CreateMessage(request) => serde_json::to_string(&request.params),
+        InputRequest::ListRoots(_) => Ok(String::new()),
+        other => serde_json::to_string(other),
     }
 }
 
@@ -144,7 +163,7 @@ pub(crate) fn assign(
                 ),
             ));
         }
-        let request = serde_json::to_string(&input)
+        let request = params_json(&input)
             .map_err(|error| tool_bug(tool, format!("a request does not encode: {error}")))?;
         pending.push(Pending {
             key: key.clone(),
@@ -343,4 +362,59 @@ fn check_roots(key: &str, result: &ListRootsResult) -> Result<(), ErrorData> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Kind, Pending, assign};
+    use crate::engine::requests::{Request, elicit, list_roots, sample};
+
+    fn requests() -> Vec<Request> {
+        vec![
+            elicit::<bool>("Sure?").into(),
+            sample("Summarise").max_tokens(7).into(),
+            list_roots().into(),
+        ]
+    }
+
+    #[test]
+    fn pending_entries_keep_params_only_and_rebuild_the_same_requests() {
+        let mut next_key = 0;
+        let (pending, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
+        assert_eq!(pending.len(), 3);
+        for entry in &pending {
+            assert!(!entry.request.contains("\"method\""), "{}", entry.request);
+            let rebuilt = entry.input_request().expect("the entry rebuilds");
+            assert_eq!(
+                serde_json::to_value(&rebuilt).ok(),
+                serde_json::to_value(&asked[&entry.key]).ok(),
+                "{} is asked again word for word",
+                entry.key
+            );
+        }
+        let schema = pending[0].requested_schema().expect("a form has a schema");
+        assert_eq!(schema["properties"]["value"]["type"], "boolean");
+    }
+
+    #[test]
+    fn entries_sealed_with_the_whole_request_still_read() {
+        let mut next_key = 0;
+        let (_, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
+        let (key, form) = asked.iter().next().expect("a request");
+        let old = Pending {
+            key: key.clone(),
+            kind: Kind::Form,
+            request: serde_json::to_string(form).expect("a request serializes"),
+        };
+        assert_eq!(
+            serde_json::to_value(old.input_request().expect("the old form rebuilds")).ok(),
+            serde_json::to_value(form).ok()
+        );
+        assert_eq!(
+            old.requested_schema().map(|schema| schema["type"].clone()),
+            Some(json!("object"))
+        );
+    }
 }

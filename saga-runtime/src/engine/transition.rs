@@ -269,17 +269,20 @@ pub(crate) fn inspect_state<T: SagaTool>(
         postcard::take_from_bytes::<Head>(&opened.plaintext).map_err(|e| undecodable(&e))?;
     let (state, _) =
         postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
-    let mut pending = serde_json::to_value(&head.pending).map_err(|e| undecodable(&e))?;
-    // Each pending request is kept as its JSON text: show it as JSON.
-    for entry in pending.as_array_mut().into_iter().flatten() {
-        if let Some(request) = entry.get_mut("request")
-            && let Some(parsed) = request
-                .as_str()
-                .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
-        {
-            *request = parsed;
-        }
-    }
+    // Each pending request is kept as its params' JSON text: show the request it stands
+    // for, as it is asked.
+    let pending: Vec<serde_json::Value> = head
+        .pending
+        .iter()
+        .map(|entry| {
+            let request = entry
+                .input_request()
+                .ok()
+                .and_then(|request| serde_json::to_value(request).ok())
+                .unwrap_or_default();
+            serde_json::json!({"key": entry.key, "kind": entry.kind, "request": request})
+        })
+        .collect();
     Ok(serde_json::json!({
         "expiresAt": opened.expires_at,
         "nextKey": head.next_key,
