@@ -333,7 +333,7 @@ pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
     label = "this local is still used after a suspension",
-    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension"
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension; a borrow (`&T`, e.g. from `.first()`, `.get(..)`, `.as_str()`) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`)"
 )]
 pub trait SagaLocal: Serialize + DeserializeOwned {}
 
