@@ -13,14 +13,21 @@ use super::lower::Site;
 use super::machine::Saved;
 use crate::shared::private_path;
 
-/// The kind of the call `__call`, with the traits that pick it in scope.
-fn kind_of_call(site: &Site) -> TokenStream {
+/// `match call { __call => { let __kind = …; then } }`: the call's kind (a helper, or an
+/// ordinary future) chosen by its type, then `then`. A `match`, not a `let`: the call's
+/// temporaries (`&format!(..)`) live until it ends, as they would in
+/// `f(&format!(..)).await`.
+fn with_kind(span: proc_macro2::Span, call: &Expr, then: TokenStream) -> Expr {
     let private = private_path();
-    let span = site.span;
-    quote_spanned! {span=>
-        #[allow(unused_imports)]
-        use #private::{ViaFuture as _, ViaSagaFn as _};
-        let __kind = (&&#private::probe(&__call)).kind();
+    syn::parse_quote_spanned! {span=>
+        match #call {
+            __call => {
+                #[allow(unused_imports)]
+                use #private::{ViaFuture as _, ViaSagaFn as _};
+                let __kind = (&&#private::probe(&__call)).kind();
+                #then
+            }
+        }
     }
 }
 
@@ -56,21 +63,17 @@ fn suspend(site: &Site, saved: &[Saved]) -> TokenStream {
 pub fn exit(site: &Site, call: &Expr, saved: &[Saved]) -> Expr {
     let private = private_path();
     let span = site.span;
-    let kind = kind_of_call(site);
     let suspend = suspend(site, saved);
-    // A `match`, not a `let`: the call's temporaries (`&format!(..)`) live until it ends,
-    // as they would in `f(&format!(..)).await`.
-    syn::parse_quote_spanned! {span=>
-        match #call {
-            __call => {
-                #kind
-                match __kind.drive(__call, &mut __answers, __cx).await {
-                    #private::FnStep::Done(__value) => __value,
-                    #suspend
-                }
+    with_kind(
+        span,
+        call,
+        quote_spanned! {span=>
+            match __kind.drive(__call, &mut __answers, __cx).await {
+                #private::FnStep::Done(__value) => __value,
+                #suspend
             }
-        }
-    }
+        },
+    )
 }
 
 /// After a round: the helper's next transition with the answers; its value, or the end of
@@ -95,35 +98,18 @@ pub fn restore(source: &Ident) -> TokenStream {
 }
 
 /// The call in the plain run: the helper's plain body, or the future awaited.
-pub fn plain(site_span: proc_macro2::Span, call: &Expr) -> Expr {
-    let private = private_path();
-    let span = site_span;
-    syn::parse_quote_spanned! {span=>
-        match #call {
-            __call => {
-                #[allow(unused_imports)]
-                use #private::{ViaFuture as _, ViaSagaFn as _};
-                let __kind = (&&#private::probe(&__call)).kind();
-                __kind.plain(__call, __cx, __run, __script).await
-            }
-        }
-    }
+pub fn plain(span: proc_macro2::Span, call: &Expr) -> Expr {
+    with_kind(
+        span,
+        call,
+        quote_spanned!(span=> __kind.plain(__call, __cx, __run, __script).await),
+    )
 }
 
 /// A call site in the body kept beside a failed expansion: typed as the call's result
 /// (a helper's output, or the future's), without running it.
-pub fn placeholder(site_span: proc_macro2::Span, call: &Expr) -> Expr {
-    let private = private_path();
-    let span = site_span;
-    syn::parse_quote_spanned! {span=>
-        match #call {
-            __call => {
-                #[allow(unused_imports)]
-                use #private::{ViaFuture as _, ViaSagaFn as _};
-                (&&#private::probe(&__call)).kind().placeholder(__call)
-            }
-        }
-    }
+pub fn placeholder(span: proc_macro2::Span, call: &Expr) -> Expr {
+    with_kind(span, call, quote_spanned!(span=> __kind.placeholder(__call)))
 }
 
 /// The state variant's fields a call site adds to the saved locals: which kind the call

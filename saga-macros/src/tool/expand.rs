@@ -3,36 +3,46 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::{Block, Ident, ItemFn};
+use syn::{Ident, ItemFn};
 
+use super::Compiled;
 use super::attr::ToolAttr;
 use super::lower::Site;
 use super::machine::{Machine, private_path};
-use super::sig::Signature;
 
-pub struct Parts<'a> {
-    pub kind: super::Kind,
-    pub attr: &'a ToolAttr,
-    pub item: &'a ItemFn,
-    pub sig: &'a Signature,
-    pub sites: &'a [Site],
-    pub machine: Machine,
-    pub plain: Block,
-    /// The items declared in the body, visible in every arm of `step`.
-    pub items: Vec<syn::Item>,
+/// The lints silenced in a generated `step`: its code is the user's, rearranged, so what
+/// the rearrangement leaves unused or unreachable is not the user's to fix.
+pub fn step_lints() -> TokenStream {
+    quote! {
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            non_shorthand_field_patterns,
+            clippy::all
+        )]
+    }
 }
 
-pub fn tool(parts: Parts<'_>) -> TokenStream {
-    let Parts {
-        kind,
-        attr,
+/// The lints silenced in the generated plain run (kept for tests), which renames locals.
+pub fn plain_lints() -> TokenStream {
+    quote!(#[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)])
+}
+
+/// The tool (`kind`) compiled from its function, with its attribute's arguments.
+pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStream {
+    let Compiled {
         item,
         sig,
         sites,
         machine,
         plain,
         items,
-    } = parts;
+    } = compiled;
+    let (item, sig, sites) = (&item, &sig, &sites[..]);
+    let (step_lints, plain_lints) = (step_lints(), plain_lints());
     let private = private_path();
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -143,7 +153,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                 /// Runs the tool as one ordinary async function, asking `script` at each
                 /// suspension; for tests that compare it with the state machine.
                 #[doc(hidden)]
-                #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
+                #plain_lints
                 pub async fn __plain(
                     &self,
                     __arguments: #private::JsonObject,
@@ -197,15 +207,7 @@ pub fn tool(parts: Parts<'_>) -> TokenStream {
                     #private::start(arguments)
                 }
 
-                #[allow(
-                    unreachable_code,
-                    unused_variables,
-                    unused_mut,
-                    unused_labels,
-                    unused_assignments,
-                    non_shorthand_field_patterns,
-                    clippy::all
-                )]
+                #step_lints
                 async fn step(
                     &self,
                     __state: Self::State,

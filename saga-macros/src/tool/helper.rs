@@ -189,6 +189,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         items,
     } = compiled;
     let private = private_path();
+    let (step_lints, plain_lints) = (super::expand::step_lints(), super::expand::plain_lints());
     let vis = &item.vis;
     let name = &item.sig.ident;
     let output = &sig.output;
@@ -272,15 +273,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                 type Output = #output;
                 type Resumed = __SagaFn<'static>;
 
-                #[allow(
-                    unreachable_code,
-                    unused_variables,
-                    unused_mut,
-                    unused_labels,
-                    unused_assignments,
-                    non_shorthand_field_patterns,
-                    clippy::all
-                )]
+                #step_lints
                 async fn step<'__step>(
                     __state: #private::FnState<Self>,
                     mut __answers: &'__step mut #private::Answers,
@@ -310,7 +303,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     }
                 }
 
-                #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
+                #plain_lints
                 async fn plain<'__step>(
                     self,
                     __cx: &'__step #private::SagaContext,

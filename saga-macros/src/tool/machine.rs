@@ -20,7 +20,8 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Label, Lifetime, Stmt};
 
 use super::lower::{Site, site_id};
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use super::scope::{free_in_stmts, pattern_bindings, read_before_written};
 use super::suspend::Suspension;
@@ -49,15 +50,7 @@ pub struct Machine {
 }
 
 pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
-    // The cached exits hold this invocation's spans, which must not outlive it: emptied
-    // when the build ends, however it ends.
-    struct Forget;
-    impl Drop for Forget {
-        fn drop(&mut self) {
-            EXITS.with_borrow_mut(|exits| exits.clear());
-        }
-    }
-    let _forget = Forget;
+    let built = Built::default();
     let mut saved: Vec<Vec<Saved>> = vec![Vec::new(); sites.len()];
     let paths: Vec<Vec<Level<'_>>> = sites
         .iter()
@@ -84,7 +77,12 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
             if built_at[index].as_ref() == Some(&inputs) {
                 continue;
             }
-            let (cont, site_saved) = continuation(site, path, sites, &saved);
+            let exits = Exits {
+                sites,
+                saved: &saved,
+                built: &built,
+            };
+            let (cont, site_saved) = continuation(site, path, &exits);
             built_at[index] = Some(inputs);
             if site_saved != saved[index] {
                 saved[index] = site_saved;
@@ -94,7 +92,12 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
             conts[index] = Some(cont);
         }
         if !changed {
-            let start = exitify_block(body.clone(), sites, &saved);
+            let exits = Exits {
+                sites,
+                saved: &saved,
+                built: &built,
+            };
+            let start = exits.block(body.clone());
             let conts = conts
                 .into_iter()
                 .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
@@ -266,12 +269,8 @@ fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
 }
 
 /// The continuation of `site` and the locals it reads from the saved state.
-fn continuation(
-    site: &Site,
-    path: &[Level<'_>],
-    sites: &[Site],
-    saved: &[Vec<Saved>],
-) -> (Block, Vec<Saved>) {
+fn continuation(site: &Site, path: &[Level<'_>], exits: &Exits<'_>) -> (Block, Vec<Saved>) {
+    let (sites, saved) = (exits.sites, exits.saved);
     let mut site_saved: Vec<Saved> = Vec::new();
     let mut inner: Option<(Block, bool)> = None;
     for (depth, level) in path.iter().enumerate().rev() {
@@ -286,7 +285,7 @@ fn continuation(
                 let stmt = &level.block.stmts[level.index];
                 let replaced = match &level.into {
                     Some(Into::Loop(expr_loop)) => {
-                        let full = exitify_expr(Expr::Loop((*expr_loop).clone()), sites, saved);
+                        let full = exits.expr(Expr::Loop((*expr_loop).clone()));
                         peel(cont, expr_loop.label.as_ref(), full, site.id, depth)
                     }
                     Some(Into::Block(label)) => {
@@ -309,7 +308,7 @@ fn continuation(
         }
         if !diverges {
             for stmt in &level.block.stmts[level.index + 1..] {
-                code.push(exitify_stmt(stmt.clone(), sites, saved));
+                code.push(exits.stmt(stmt.clone()));
                 let suspends_here = construct_of(stmt)
                     .and_then(site_id)
                     .and_then(|id| sites.get(id))
@@ -626,18 +625,57 @@ impl VisitMut for LoopExits {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
+/// The exits already built, by site, with the saved set each was built for: the same
+/// site's exit appears in the start and in the continuation before it, and again at each
+/// pass of `build`.
+type Built = RefCell<HashMap<usize, (Vec<Saved>, Expr)>>;
+
 /// Replaces every `let __aN = __saga_site!(N);` with the code that ends the transition
-/// there.
-struct Exitify<'a> {
+/// there, given the saved sets of one pass of `build`.
+struct Exits<'a> {
     sites: &'a [Site],
     saved: &'a [Vec<Saved>],
+    built: &'a Built,
 }
 
-impl VisitMut for Exitify<'_> {
+impl Exits<'_> {
+    fn block(&self, mut block: Block) -> Block {
+        Exitify(self).visit_block_mut(&mut block);
+        block
+    }
+
+    fn stmt(&self, mut stmt: Stmt) -> Stmt {
+        Exitify(self).visit_stmt_mut(&mut stmt);
+        stmt
+    }
+
+    fn expr(&self, mut expr: Expr) -> Expr {
+        Exitify(self).visit_expr_mut(&mut expr);
+        expr
+    }
+
+    fn exit(&self, site: &Site) -> Expr {
+        let saved = &self.saved[site.id];
+        let mut built = self.built.borrow_mut();
+        if let Some((_, exit)) = built
+            .get(&site.id)
+            .filter(|(built_for, _)| built_for == saved)
+        {
+            return exit.clone();
+        }
+        let exit = exit_expr(site, saved);
+        built.insert(site.id, (saved.clone(), exit.clone()));
+        exit
+    }
+}
+
+struct Exitify<'a, 'b>(&'a Exits<'b>);
+
+impl VisitMut for Exitify<'_, '_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         if let Some(id) = site_id(expr) {
-            if let Some(site) = self.sites.get(id) {
-                *expr = exit_expr(site, &self.saved[id]);
+            if let Some(site) = self.0.sites.get(id) {
+                *expr = self.0.exit(site);
             }
             return;
         }
@@ -647,47 +685,10 @@ impl VisitMut for Exitify<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
-fn exitify_block(mut block: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
-    Exitify { sites, saved }.visit_block_mut(&mut block);
-    block
-}
-
-fn exitify_stmt(mut stmt: Stmt, sites: &[Site], saved: &[Vec<Saved>]) -> Stmt {
-    Exitify { sites, saved }.visit_stmt_mut(&mut stmt);
-    stmt
-}
-
-fn exitify_expr(mut expr: Expr, sites: &[Site], saved: &[Vec<Saved>]) -> Expr {
-    Exitify { sites, saved }.visit_expr_mut(&mut expr);
-    expr
-}
-
 /// Ends the transition at `site`: builds its requests, saves the live locals, returns.
 /// The answer that follows is never reached; it gives the suspension its type, so that
 /// rustc infers the code after it exactly as in the function as written.
 fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
-    // The same site's exit appears in the start and in the continuation before it, and
-    // again at each pass: built once per saved set.
-    EXITS.with_borrow_mut(|exits| {
-        if let Some((_, exit)) = exits
-            .get(&site.id)
-            .filter(|(built_for, _)| built_for.as_slice() == saved)
-        {
-            return exit.clone();
-        }
-        let exit = build_exit(site, saved);
-        exits.insert(site.id, (saved.to_vec(), exit.clone()));
-        exit
-    })
-}
-
-thread_local! {
-    /// Exits of the saga being built, by site; emptied when its build ends.
-    static EXITS: std::cell::RefCell<std::collections::HashMap<usize, (Vec<Saved>, Expr)>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
-
-fn build_exit(site: &Site, saved: &[Saved]) -> Expr {
     if let Suspension::Call { call, .. } = &site.suspension {
         return super::call::exit(site, call, saved);
     }

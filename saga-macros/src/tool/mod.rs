@@ -45,24 +45,7 @@ pub fn expand_as(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStre
         Ok(compiled) => compiled,
         Err(error) => return fallback::expand(kind, &original, error),
     };
-    let Compiled {
-        item,
-        sig,
-        sites,
-        machine,
-        plain,
-        items,
-    } = compiled;
-    let tokens = expand::tool(expand::Parts {
-        kind,
-        attr: &attr,
-        item: &item,
-        sig: &sig,
-        sites: &sites,
-        machine,
-        plain,
-        items,
-    });
+    let tokens = expand::tool(kind, &attr, compiled);
     debug_print(&tokens);
     tokens
 }
