@@ -1,6 +1,9 @@
 //! Checkpoints over raw HTTP: a saga that yields with only a `requestState` after each
 //! unit of work, and a client that retries with nothing but that token.
 
+#[path = "support/serving.rs"]
+mod serving;
+
 use std::net::SocketAddr;
 
 use reqwest::StatusCode;
@@ -12,7 +15,7 @@ use saga_runtime::serve::SagaServer;
 use saga_runtime::state::{Fingerprint, INVALID_STATE_MESSAGE, KeyRing};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use serving::Running;
 
 const PROTOCOL_VERSION: &str = "2026-07-28";
 const TOOL: &str = "count_to";
@@ -68,30 +71,15 @@ impl SagaTool for CountTo {
     }
 }
 
-/// A server running in this process; dropping it shuts the server down.
-struct Running {
-    addr: SocketAddr,
-    _shutdown: oneshot::Sender<()>,
-}
-
 async fn serve() -> Running {
-    let server = SagaServer::builder()
-        .keys(KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring"))
-        .tool(CountTo)
-        .build()
-        .expect("the server builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind an ephemeral port");
-    let addr = listener.local_addr().expect("the listener's address");
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_listener(listener, async move {
-        let _ = stopped.await;
-    }));
-    Running {
-        addr,
-        _shutdown: shutdown,
-    }
+    serving::serve(
+        SagaServer::builder()
+            .keys(KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring"))
+            .tool(CountTo)
+            .build()
+            .expect("the server builds"),
+    )
+    .await
 }
 
 /// One `tools/call` of `count_to` over raw HTTP; returns the status and the parsed body.

@@ -9,6 +9,9 @@
 #[allow(dead_code)]
 mod deploy;
 
+#[path = "support/serving.rs"]
+mod serving;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -19,7 +22,7 @@ use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::serve::SagaServer;
 use saga_runtime::state::{Fingerprint, INVALID_STATE_MESSAGE, KeyRing};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use serving::{Running, serve};
 
 const PROTOCOL_VERSION: &str = "2026-07-28";
 const TOOL: &str = "complex_tool";
@@ -28,27 +31,6 @@ const HAPPY_TEXT: &str = "Deployment to production initiated successfully based 
 // ---------------------------------------------------------------------------------------
 // Serving
 // ---------------------------------------------------------------------------------------
-
-/// A server running in this process; dropping it shuts the server down.
-struct Running {
-    addr: SocketAddr,
-    _shutdown: oneshot::Sender<()>,
-}
-
-async fn serve(server: SagaServer) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind an ephemeral port");
-    let addr = listener.local_addr().expect("the listener's address");
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_listener(listener, async move {
-        let _ = stopped.await;
-    }));
-    Running {
-        addr,
-        _shutdown: shutdown,
-    }
-}
 
 fn key_ring() -> KeyRing {
     KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring")

@@ -2,16 +2,19 @@
 //! the replica that runs the step, a slow run not taken over by its own process, and a
 //! per-client quota. Replicas here are two servers in one process sharing one store.
 
-use std::net::SocketAddr;
+#[path = "support/serving.rs"]
+mod serving;
+#[path = "support/task_client.rs"]
+mod task_client;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use saga_runtime::prelude::*;
 use saga_runtime::tasks::{TaskSettings, TaskStore};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
-
-const VERSION: &str = "2026-07-28";
+use serving::{Running, serve};
+use task_client::TaskClient;
 
 static SLOW_STEPS_BEGUN: AtomicUsize = AtomicUsize::new(0);
 static SLOW_STEPS_DONE: AtomicUsize = AtomicUsize::new(0);
@@ -63,10 +66,7 @@ async fn gauged_step(millis: u64) -> Result<String, SagaError> {
     Ok("measured".to_owned())
 }
 
-struct Replica {
-    addr: SocketAddr,
-    _shutdown: oneshot::Sender<()>,
-}
+type Replica = Running;
 
 async fn replica(store: TaskStore, lease: Duration, max_per_principal: usize) -> Replica {
     let mut settings = TaskSettings::new(store);
@@ -85,75 +85,12 @@ async fn replica_with(settings: TaskSettings) -> Replica {
         .task_settings(settings)
         .build()
         .expect("the server builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind an ephemeral port");
-    let addr = listener.local_addr().expect("the listener's address");
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_listener(listener, async move {
-        let _ = stopped.await;
-    }));
-    Replica {
-        addr,
-        _shutdown: shutdown,
-    }
-}
-
-async fn request(replica: &Replica, method: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {},
-            "extensions": {"io.modelcontextprotocol/tasks": {}}
-        }
-    });
-    let mut request = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("an HTTP client")
-        .post(format!("http://{}/mcp", replica.addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", VERSION)
-        .header("mcp-method", method);
-    if let Some(name) = params
-        .get("name")
-        .or_else(|| params.get("taskId"))
-        .and_then(Value::as_str)
-    {
-        request = request.header("mcp-name", name.to_owned());
-    }
-    request
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-        .send()
-        .await
-        .expect("the server answers")
-        .json()
-        .await
-        .expect("a JSON response")
-}
-
-async fn create(replica: &Replica, tool: &str, arguments: Value) -> String {
-    let answer = request(
-        replica,
-        "tools/call",
-        json!({"name": tool, "arguments": arguments}),
-    )
-    .await;
-    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
-    answer["result"]["taskId"]
-        .as_str()
-        .expect("a task id")
-        .to_owned()
-}
-
-async fn status(replica: &Replica, id: &str) -> Value {
-    request(replica, "tasks/get", json!({"taskId": id})).await["result"].clone()
+    serve(server).await
 }
 
 async fn wait_for(replica: &Replica, id: &str, wanted: &str) -> Value {
     for _ in 0..400 {
-        let task = status(replica, id).await;
+        let task = TaskClient::new().status(replica.addr, id).await;
         if task["status"] == wanted {
             return task;
         }
@@ -165,7 +102,9 @@ async fn wait_for(replica: &Replica, id: &str, wanted: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_updates_start_one_run_only() {
     let replica = replica(TaskStore::memory(), Duration::from_secs(10), 100).await;
-    let id = create(&replica, "ask_then_work", json!({"millis": 300})).await;
+    let id = TaskClient::new()
+        .create(replica.addr, "ask_then_work", json!({"millis": 300}))
+        .await;
     let task = wait_for(&replica, &id, "input_required").await;
     let key = task["inputRequests"]
         .as_object()
@@ -174,21 +113,23 @@ async fn racing_updates_start_one_run_only() {
     let answer = json!({key.clone(): {"action": "accept", "content": {"value": true}}});
     // The same answer five times at once, then more updates while the task works: only
     // the update that answered starts a run.
+    let client = TaskClient::new();
     let updates = (0..5).map(|_| {
-        request(
-            &replica,
+        client.request(
+            replica.addr,
             "tasks/update",
             json!({"taskId": id, "inputResponses": answer}),
         )
     });
     futures::future::join_all(updates).await;
     for _ in 0..3 {
-        request(
-            &replica,
-            "tasks/update",
-            json!({"taskId": id, "inputResponses": {}}),
-        )
-        .await;
+        TaskClient::new()
+            .request(
+                replica.addr,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": {}}),
+            )
+            .await;
     }
     let done = wait_for(&replica, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "go: true", "{done}");
@@ -207,7 +148,9 @@ async fn a_cancel_on_another_replica_stops_the_running_step() {
     let lease = Duration::from_millis(300);
     let runner = replica(store.clone(), lease, 100).await;
     let other = replica(store, lease, 100).await;
-    let id = create(&runner, "slow_step", json!({"millis": 2_000})).await;
+    let id = TaskClient::new()
+        .create(runner.addr, "slow_step", json!({"millis": 2_000}))
+        .await;
     for _ in 0..200 {
         if SLOW_STEPS_BEGUN.load(Ordering::SeqCst) == 1 {
             break;
@@ -215,7 +158,9 @@ async fn a_cancel_on_another_replica_stops_the_running_step() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(SLOW_STEPS_BEGUN.load(Ordering::SeqCst), 1);
-    let cancelled = request(&other, "tasks/cancel", json!({"taskId": id})).await;
+    let cancelled = TaskClient::new()
+        .request(other.addr, "tasks/cancel", json!({"taskId": id}))
+        .await;
     assert!(cancelled.get("error").is_none(), "{cancelled}");
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(
@@ -223,7 +168,10 @@ async fn a_cancel_on_another_replica_stops_the_running_step() {
         0,
         "the step ran to its end after the task was cancelled"
     );
-    assert_eq!(status(&runner, &id).await["status"], "cancelled");
+    assert_eq!(
+        TaskClient::new().status(runner.addr, &id).await["status"],
+        "cancelled"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
@@ -232,7 +180,9 @@ async fn a_slow_run_is_not_taken_over_by_its_own_process() {
     let replica = replica(TaskStore::memory(), lease, 100).await;
     // The step blocks its thread for five leases; the sweeper, on another thread, sees the
     // lease run out.
-    let id = create(&replica, "blocking_step", json!({"millis": 1_000})).await;
+    let id = TaskClient::new()
+        .create(replica.addr, "blocking_step", json!({"millis": 1_000}))
+        .await;
     let done = wait_for(&replica, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "blocked", "{done}");
     assert_eq!(
@@ -245,14 +195,19 @@ async fn a_slow_run_is_not_taken_over_by_its_own_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_cannot_hold_more_than_its_quota_of_tasks() {
     let replica = replica(TaskStore::memory(), Duration::from_secs(10), 2).await;
-    create(&replica, "ask_then_work", json!({"millis": 1})).await;
-    create(&replica, "ask_then_work", json!({"millis": 1})).await;
-    let refused = request(
-        &replica,
-        "tools/call",
-        json!({"name": "ask_then_work", "arguments": {"millis": 1}}),
-    )
-    .await;
+    TaskClient::new()
+        .create(replica.addr, "ask_then_work", json!({"millis": 1}))
+        .await;
+    TaskClient::new()
+        .create(replica.addr, "ask_then_work", json!({"millis": 1}))
+        .await;
+    let refused = TaskClient::new()
+        .request(
+            replica.addr,
+            "tools/call",
+            json!({"name": "ask_then_work", "arguments": {"millis": 1}}),
+        )
+        .await;
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("too many tasks"), "{refused}");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
@@ -265,7 +220,11 @@ async fn a_process_runs_at_most_its_workers_at_once_and_the_rest_wait() {
     let replica = replica_with(settings).await;
     let mut ids = Vec::new();
     for _ in 0..6 {
-        ids.push(create(&replica, "gauged_step", json!({"millis": 200})).await);
+        ids.push(
+            TaskClient::new()
+                .create(replica.addr, "gauged_step", json!({"millis": 200}))
+                .await,
+        );
     }
     for id in &ids {
         let done = wait_for(&replica, id, "completed").await;

@@ -11,19 +11,21 @@ mod redis;
 #[path = "support/session.rs"]
 #[allow(dead_code)]
 mod session;
+#[path = "support/task_client.rs"]
+mod task_client;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::start_redis;
-use saga_examples::process::{ServerProcess, Spawn};
+use saga_examples::process::Spawn;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
 use saga_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError};
 use serde_json::{Value, json};
+use task_client::TaskClient;
 
 const KEY_HEX: &str = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
-const VERSION: &str = "2026-07-28";
 
 // ---------------------------------------------------------------------------------------
 // The stores
@@ -136,77 +138,6 @@ async fn both_stores_keep_records_atomically_and_find_orphans() {
 // A client of the tasks extension, over raw HTTP
 // ---------------------------------------------------------------------------------------
 
-#[derive(Clone)]
-struct Client {
-    http: reqwest::Client,
-}
-
-impl Client {
-    fn new() -> Self {
-        Self {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .expect("an HTTP client"),
-        }
-    }
-
-    /// One request with the tasks extension declared; the whole JSON-RPC response.
-    async fn request(&self, server: &ServerProcess, method: &str, mut params: Value) -> Value {
-        let name = params
-            .get("name")
-            .or_else(|| params.get("taskId"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {
-                "elicitation": {},
-                "extensions": {"io.modelcontextprotocol/tasks": {}}
-            }
-        });
-        let mut request = self
-            .http
-            .post(format!("http://{}/mcp", server.addr))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", VERSION)
-            .header("mcp-method", method);
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        let response = request
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-            .send()
-            .await
-            .expect("the server answers");
-        response.json().await.expect("a JSON response")
-    }
-
-    async fn create(&self, server: &ServerProcess, tool: &str, arguments: Value) -> String {
-        let answer = self
-            .request(
-                server,
-                "tools/call",
-                json!({"name": tool, "arguments": arguments}),
-            )
-            .await;
-        assert_eq!(answer["result"]["resultType"], "task", "{answer}");
-        answer["result"]["taskId"]
-            .as_str()
-            .expect("a task id")
-            .to_owned()
-    }
-
-    async fn status(&self, server: &ServerProcess, id: &str) -> Value {
-        let answer = self
-            .request(server, "tasks/get", json!({"taskId": id}))
-            .await;
-        answer["result"].clone()
-    }
-}
-
 fn terminal(task: &Value) -> bool {
     matches!(
         task["status"].as_str(),
@@ -240,7 +171,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
             .start()
     };
     let mut replicas = [replica(), replica(), replica()];
-    let client = Client::new();
+    let client = TaskClient::new();
 
     // Each task migrates 3 to 5 tables, 2 s each: longer than creating them all takes,
     // so that the kill finds every task of its replica in flight; a checkpoint after every
@@ -259,7 +190,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
                     "tables": tables, "millis_per_table": 2000, "label": format!("t{index}")
                 });
                 (
-                    client.create(server, "migrate", arguments).await,
+                    client.create(server.addr, "migrate", arguments).await,
                     on,
                     tables,
                 )
@@ -298,7 +229,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
             let client = client.clone();
             let server = &replicas[1 + n % 2];
             async move {
-                let task = client.status(server, &id).await;
+                let task = client.status(server.addr, &id).await;
                 (id, task)
             }
         });
@@ -396,10 +327,10 @@ async fn a_fresh_replica_takes_over_orphans_before_any_request() {
             .start()
     };
     let mut first = replica();
-    let client = Client::new();
+    let client = TaskClient::new();
     let id = client
         .create(
-            &first,
+            first.addr,
             "migrate",
             json!({"tables": 3, "millis_per_table": 300, "label": "orphan"}),
         )
@@ -438,7 +369,7 @@ async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 
         spawn = spawn.env("SAGA_TASKS_REDIS", url);
     }
     let server = spawn.start();
-    let client = Client::new();
+    let client = TaskClient::new();
     let mut rss = [0; 3];
     // A first batch warms the allocator and the connection pools up; the memory store's
     // default capacity is 10,000 tasks, which it refuses to exceed.
@@ -451,7 +382,7 @@ async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 
                 let server = &server;
                 async move {
                     client
-                        .create(server, "approve_migration", json!({"tables": index}))
+                        .create(server.addr, "approve_migration", json!({"tables": index}))
                         .await
                 }
             });
@@ -460,7 +391,7 @@ async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 
         // Every one of them waits for its approval.
         for id in &ids {
             loop {
-                let task = client.status(&server, id).await;
+                let task = client.status(server.addr, id).await;
                 if task["status"] == "input_required" {
                     break;
                 }

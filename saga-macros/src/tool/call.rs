@@ -109,7 +109,11 @@ pub fn plain(span: proc_macro2::Span, call: &Expr) -> Expr {
 /// A call site in the body kept beside a failed expansion: typed as the call's result
 /// (a helper's output, or the future's), without running it.
 pub fn placeholder(span: proc_macro2::Span, call: &Expr) -> Expr {
-    with_kind(span, call, quote_spanned!(span=> __kind.placeholder(__call)))
+    with_kind(
+        span,
+        call,
+        quote_spanned!(span=> __kind.placeholder(__call)),
+    )
 }
 
 /// The state variant's fields a call site adds to the saved locals: which kind the call
