@@ -421,7 +421,9 @@ impl Counter for char {
     fn succ(self) -> Self {
         match self {
             '\u{D7FF}' => '\u{E000}',
-            c => char::from_u32(c as u32 + 1).unwrap_or(c),
+            // Past `char::MAX` the standard `RangeFrom<char>` panics too (the panic ends
+            // the call with an error); staying on `MAX` would loop forever.
+            c => char::from_u32(c as u32 + 1).expect("overflow in a `char` range"),
         }
     }
 }
@@ -595,6 +597,13 @@ mod range_tests {
             }
         }
         seen
+    }
+
+    #[test]
+    #[should_panic(expected = "overflow in a `char` range")]
+    fn an_unbounded_char_range_overflows_as_the_standard_one_does() {
+        let mut rest = RangeRest::from(char::MAX..);
+        let _ = rest.next();
     }
 
     #[test]
