@@ -129,7 +129,7 @@ pub(crate) fn assign(
                     meta: None,
                     message,
                     url,
-                    elicitation_id: elicitation_id.unwrap_or_else(random_id),
+                    elicitation_id: elicitation_id.unwrap_or_else(crate::state::random_id),
                 };
                 (
                     Kind::Url,
@@ -178,12 +178,6 @@ pub(crate) fn assign(
 fn tool_bug(tool: &str, reason: String) -> ErrorData {
     tracing::error!(tool, %reason, "the tool made an invalid request");
     ErrorData::internal_error(format!("tool {tool} made an invalid request"), None)
-}
-
-fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    crate::state::hex(&bytes)
 }
 
 /// Refuses the round with `-32021` if the request did not declare a capability that one of

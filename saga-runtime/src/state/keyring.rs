@@ -269,6 +269,14 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// 128 random bits in hex, from the OS: an identifier no one can guess (a task id, a
+/// worker's claim, a URL elicitation's id).
+pub(crate) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    hex(&bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,8 +28,8 @@ mod single_use;
 mod token;
 
 pub use binding::Binding;
-pub(crate) use keyring::hex;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
+pub(crate) use keyring::{hex, random_id};
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};

@@ -152,12 +152,6 @@ impl std::fmt::Debug for Tasks {
     }
 }
 
-fn random_hex() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    crate::state::hex(&bytes)
-}
-
 fn unknown_task(id: &str) -> ErrorData {
     tracing::info!(task = %Escaped(id), "an unknown task");
     ErrorData::invalid_params(format!("unknown task: {id}"), None)
@@ -275,9 +269,9 @@ impl Tasks {
             .reseal(tools.codec(), &state, &call.binding(cx.principal()))
             .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
-        let claim = random_hex();
+        let claim = crate::state::random_id();
         let record = TaskRecord {
-            id: random_hex(),
+            id: crate::state::random_id(),
             principal: cx.principal().to_owned(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
@@ -344,7 +338,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.ensure_sweeper(tools);
         self.own(id, principal).await?;
-        let claim = random_hex();
+        let claim = crate::state::random_id();
         let worker = claim.clone();
         let lease_until = self.lease_until();
         let change = move |record: &mut TaskRecord| {
@@ -718,7 +712,7 @@ impl Tasks {
             {
                 continue;
             }
-            let claim = random_hex();
+            let claim = crate::state::random_id();
             let worker = claim.clone();
             let lease_until = self.lease_until();
             let take = move |record: &mut TaskRecord| {
