@@ -140,9 +140,11 @@ impl Lower<'_> {
         for span in finder.found {
             self.errors.push(syn::Error::new(
                 span,
-                "saga cannot resume in the middle of this kind of expression; bind the answer \
-                 first with `let answer = ….await;` just before the statement, and use \
-                 `answer` where the suspension was",
+                "saga cannot resume in the middle of this kind of expression; if the \
+                 statement always evaluates this suspension, and before anything else it \
+                 does, bind the answer first with `let answer = ….await;` just before the \
+                 statement and use `answer` where the suspension was; otherwise write out \
+                 when it runs with an `if`",
             ));
         }
     }
