@@ -116,10 +116,9 @@ pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
         .flat_map(|((saved, _), _)| saved);
     let mut reported: Vec<String> = Vec::new();
     for local in saved_at_suspensions {
-        let Some(param) = borrowed.iter().find(|param| {
-            param.ident == local.ident
-                && format!("{:?}", param.ident.span()) == format!("{:?}", local.ident.span())
-        }) else {
+        // Bindings that shadow a parameter were renamed (`rename::alpha`): a saved local
+        // with a parameter's name is that parameter.
+        let Some(param) = borrowed.iter().find(|param| param.ident == local.ident) else {
             continue;
         };
         let name = param.ident.to_string();
