@@ -1,7 +1,7 @@
 //! `saga inspect TOKEN`: what a token's clear header says, and what the key ring in
 //! `SAGA_KEYS` can tell about it.
 
-use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, VERSION, unix_now};
+use saga_runtime::state::{KeyRing, KeyRingError, LEGACY_VERSION, TokenHeader, VERSION, unix_now};
 
 /// Prints the report for `token` to stdout.
 pub fn inspect(token: &str) -> anyhow::Result<()> {
@@ -20,6 +20,11 @@ pub fn report(header: &TokenHeader, keys: Option<&KeyRing>, now: u64) -> String 
     let version = if header.version == VERSION {
         format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
+            header.version
+        )
+    } else if header.version == LEGACY_VERSION {
+        format!(
+            "{:#04x} (XChaCha20-Poly1305, postcard state; the previous layout, still opened)",
             header.version
         )
     } else {
@@ -96,7 +101,7 @@ mod tests {
         let text = report(&header, Some(&keys), 700);
         assert!(text.contains("fingerprint  abababababababab"), "{text}");
         assert!(text.contains("1000 (in 5 min 0 s)"), "{text}");
-        assert!(text.contains("header 45, ciphertext 6, tag 16"), "{text}");
+        assert!(text.contains("header 41, ciphertext 6, tag 16"), "{text}");
         assert!(text.contains("is in SAGA_KEYS"), "{text}");
         let later = report(
             &header,

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
 use saga_runtime::state::{
     Binding, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, INVALID_STATE_MESSAGE,
-    KEY_LEN, KeyRing, KeyRingError, OpenError, StateCodec, TAG_LEN, VERSION,
+    KEY_LEN, KeyRing, KeyRingError, LEGACY_VERSION, OpenError, StateCodec, TAG_LEN, VERSION,
 };
 use serde_json::{Map, Value, json};
 
@@ -87,7 +87,8 @@ fn round_trips_plaintexts_of_every_size() {
         );
         assert_eq!(bytes[0], VERSION);
         assert_eq!(&bytes[5..13], &FP, "the fingerprint is in the clear");
-        assert_eq!(bytes[13..21], (NOW + TTL.as_secs()).to_be_bytes());
+        let expiry = u32::try_from(NOW + TTL.as_secs()).expect("before 2106");
+        assert_eq!(bytes[13..17], expiry.to_be_bytes());
         if len >= 16 {
             assert!(
                 !bytes.windows(16).any(|w| w == &state[..16]),
@@ -100,12 +101,12 @@ fn round_trips_plaintexts_of_every_size() {
             .unwrap_or_else(|err| panic!("{len}-byte state did not open: {err}"));
         assert_eq!(opened.plaintext, state, "{len}-byte state");
         assert_eq!(opened.expires_at, NOW + TTL.as_secs());
-        assert_eq!(opened.nonce[..], bytes[21..45]);
+        assert_eq!(opened.nonce[..], bytes[17..41]);
 
         // Sealing the same state twice gives two tokens with different nonces.
         let again = codec.seal_at(NOW, FP, &binding(), &state);
         assert_ne!(token, again);
-        assert_ne!(decode(&again)[21..45], bytes[21..45]);
+        assert_ne!(decode(&again)[17..41], bytes[17..41]);
     }
 }
 
@@ -132,11 +133,11 @@ fn expected_for_damaged_byte(index: usize, damaged: &[u8]) -> OpenError {
 #[test]
 fn every_single_bit_flip_is_rejected() {
     let codec = codec(&[KEY_A]);
-    // 45 + 240 + 16 = 301 bytes: 301 % 3 == 1, so the text ends in a character holding
+    // 41 + 241 + 16 = 298 bytes: 298 % 3 == 1, so the text ends in a character holding
     // four padding bits, which a strict decoder must refuse to see set.
-    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(240));
+    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(241));
     let bytes = decode(&token);
-    assert_eq!(bytes.len(), 301);
+    assert_eq!(bytes.len(), 298);
     assert!(codec.open_at(NOW, &token, FP, &binding()).is_ok());
 
     // Flips of the binary token, re-encoded so the change reaches the decoder's output.
@@ -155,7 +156,7 @@ fn every_single_bit_flip_is_rejected() {
             binary_flips += 1;
         }
     }
-    assert_eq!(binary_flips, 301 * 8);
+    assert_eq!(binary_flips, 298 * 8);
 
     // Flips of the text itself. Only the low seven bits: flipping the eighth turns an
     // ASCII character into a lone byte >= 0x80, which is not UTF-8 and so cannot be a
@@ -498,7 +499,7 @@ fn the_expiry_cannot_be_edited() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    bytes[13..21].copy_from_slice(&(NOW + 60).to_be_bytes());
+    bytes[13..17].copy_from_slice(&u32::try_from(NOW + 60).expect("u32").to_be_bytes());
     assert_eq!(
         codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
         Some(OpenError::Forged)
@@ -632,7 +633,13 @@ fn any_other_version_byte_is_refused() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    for version in (0..=u8::MAX).filter(|&v| v != VERSION) {
+    // The previous layout's byte reads the rest as that layout, whose tag then fails.
+    bytes[0] = LEGACY_VERSION;
+    assert_eq!(
+        codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
+        Some(OpenError::Forged)
+    );
+    for version in (0..=u8::MAX).filter(|&v| v != VERSION && v != LEGACY_VERSION) {
         bytes[0] = version;
         assert_eq!(
             codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),

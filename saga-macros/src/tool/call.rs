@@ -54,6 +54,7 @@ fn suspend(site: &Site, saved: &[Saved]) -> TokenStream {
                 __round,
             );
         }
+        #private::FnStep::AskAgain(__round) => return #private::ask_again(__round),
         #private::FnStep::Failed(__message) => return #private::failed(__message),
     }
 }

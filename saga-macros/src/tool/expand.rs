@@ -323,7 +323,12 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let serialize_bound = serialize_bounds.join(", ");
     let deserialize_bound = deserialize_bounds.join(", ");
     let serde_crate = format!("{private}::serde").replace(' ', "");
+    let restated = &machine.restated;
     let definition = quote! {
+        /// Per suspension: whether the step states its requests again when asked, so
+        /// that the token keeps none of them.
+        #[allow(dead_code)]
+        const __SAGA_RESTATED: &[bool] = &[#(#restated),*];
         #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
         #[serde(crate = #serde_crate)]
         #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]

@@ -47,6 +47,9 @@ pub struct Machine {
     pub start: Block,
     /// Per site: what it saves, and its continuation.
     pub resumes: Vec<(Vec<Saved>, Block)>,
+    /// Per site: whether its continuation can state its requests again (see `restate`),
+    /// so that its token keeps none of them.
+    pub restated: Vec<bool>,
 }
 
 pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
@@ -82,7 +85,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
                 saved: &saved,
                 built: &built,
             };
-            let (cont, site_saved) = continuation(site, path, &exits);
+            let (cont, site_saved) = continuation(site, path, &exits, false);
             built_at[index] = Some(inputs);
             if site_saved != saved[index] {
                 saved[index] = site_saved;
@@ -98,12 +101,26 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
                 built: &built,
             };
             let start = exits.block(body.clone());
+            let mut restated = vec![false; sites.len()];
+            for (index, (site, path)) in sites.iter().zip(&paths).enumerate() {
+                if !super::restate::restatable(site, &saved[index]) {
+                    continue;
+                }
+                // The guard reads only locals saved anyway, so the saved set stays as it
+                // is; should it not, the site keeps its requests in the token instead.
+                let (cont, site_saved) = continuation(site, path, &exits, true);
+                if site_saved == saved[index] {
+                    conts[index] = Some(cont);
+                    restated[index] = true;
+                }
+            }
             let conts = conts
                 .into_iter()
                 .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
             return Machine {
                 start,
                 resumes: saved.into_iter().zip(conts).collect(),
+                restated,
             };
         }
     }
@@ -269,7 +286,12 @@ fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
 }
 
 /// The continuation of `site` and the locals it reads from the saved state.
-fn continuation(site: &Site, path: &[Level<'_>], exits: &Exits<'_>) -> (Block, Vec<Saved>) {
+fn continuation(
+    site: &Site,
+    path: &[Level<'_>],
+    exits: &Exits<'_>,
+    restated: bool,
+) -> (Block, Vec<Saved>) {
     let (sites, saved) = (exits.sites, exits.saved);
     let mut site_saved: Vec<Saved> = Vec::new();
     let mut inner: Option<(Block, bool)> = None;
@@ -280,7 +302,12 @@ fn continuation(site: &Site, path: &[Level<'_>], exits: &Exits<'_>) -> (Block, V
         // keeps it, for type inference; here the types are already known.
         let mut diverges = false;
         match inner.take() {
-            None => code.push(answer_stmt(site, &saved[site.id])),
+            None => {
+                if restated {
+                    code.push(super::restate::guard(site));
+                }
+                code.push(answer_stmt(site, &saved[site.id]));
+            }
             Some((cont, inner_diverges)) => {
                 let stmt = &level.block.stmts[level.index];
                 let replaced = match &level.into {
@@ -695,6 +722,7 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;
+    let site_id = site.id;
     let requests = site.suspension.requests();
     let request_names: Vec<Ident> = (0..requests.len())
         .map(|i| format_ident!("__request{}", i))
@@ -752,6 +780,7 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
             {
                 let mut __round = ::std::vec::Vec::new();
                 #(#private::requests(&mut __round, #request_names);)*
+                #private::rebuilt(&mut __round, __SAGA_RESTATED[#site_id]);
                 __round
             },
         );

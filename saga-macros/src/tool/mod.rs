@@ -15,6 +15,7 @@ mod machine;
 mod macro_args;
 mod plain;
 mod rename;
+mod restate;
 mod rewrite;
 mod saved;
 mod scope;

@@ -110,7 +110,7 @@ impl Flow {
     }
 }
 
-fn free_in_expr(expr: &Expr) -> BTreeSet<String> {
+pub fn free_in_expr(expr: &Expr) -> BTreeSet<String> {
     let mut free = Free::default();
     free.scopes.push(Vec::new());
     free.visit_expr(expr);

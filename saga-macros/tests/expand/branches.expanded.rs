@@ -19,6 +19,10 @@ struct __saga_args_route {
     pub kind: String,
 }
 const _: () = {
+    /// Per suspension: whether the step states its requests again when asked, so
+    /// that the token keeps none of them.
+    #[allow(dead_code)]
+    const __SAGA_RESTATED: &[bool] = &[true, true, false, true];
     #[derive(
         ::saga_runtime::__private::serde::Serialize,
         ::saga_runtime::__private::serde::Deserialize
@@ -226,6 +230,10 @@ const _: () = {
                                             &mut __round,
                                             __request0,
                                         );
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[0usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -264,6 +272,10 @@ const _: () = {
                                             &mut __round,
                                             __request0,
                                         );
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[1usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -299,6 +311,10 @@ const _: () = {
                                     },
                                     {
                                         let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[2usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -323,6 +339,10 @@ const _: () = {
                                         ::saga_runtime::__private::requests(
                                             &mut __round,
                                             __request0,
+                                        );
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[3usize],
                                         );
                                         __round
                                     },
@@ -363,6 +383,27 @@ const _: () = {
                     match __resumed {
                         __State::AfterElicitReply { __m0: __mark0 } => {
                             let answer = {
+                                if ::saga_runtime::__private::asking_again(&__answers)
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark0,
+                                        &__answers,
+                                        0usize,
+                                    )
+                                {
+                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                        &__mark0,
+                                        elicit("Your answer?").key("reply"),
+                                    );
+                                    return ::saga_runtime::__private::ask_again({
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                        __round
+                                    });
+                                }
                                 let __a0 = ::saga_runtime::__private::answer(
                                     __mark0,
                                     &mut __answers,
@@ -392,6 +433,10 @@ const _: () = {
                                             },
                                             {
                                                 let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[2usize],
+                                                );
                                                 __round
                                             },
                                         );
@@ -416,6 +461,10 @@ const _: () = {
                                                 ::saga_runtime::__private::requests(
                                                     &mut __round,
                                                     __request0,
+                                                );
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[3usize],
                                                 );
                                                 __round
                                             },
@@ -445,6 +494,27 @@ const _: () = {
                         }
                         __State::AfterSampleSampled { __m0: __mark0 } => {
                             let answer = {
+                                if ::saga_runtime::__private::asking_again(&__answers)
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark0,
+                                        &__answers,
+                                        0usize,
+                                    )
+                                {
+                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                        &__mark0,
+                                        sample("Answer for me"),
+                                    );
+                                    return ::saga_runtime::__private::ask_again({
+                                        let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::requests(
+                                            &mut __round,
+                                            __request0,
+                                        );
+                                        ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                        __round
+                                    });
+                                }
                                 let __a1 = ::saga_runtime::__private::answer(
                                     __mark0,
                                     &mut __answers,
@@ -474,6 +544,10 @@ const _: () = {
                                             },
                                             {
                                                 let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[2usize],
+                                                );
                                                 __round
                                             },
                                         );
@@ -498,6 +572,10 @@ const _: () = {
                                                 ::saga_runtime::__private::requests(
                                                     &mut __round,
                                                     __request0,
+                                                );
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[3usize],
                                                 );
                                                 __round
                                             },
@@ -542,6 +620,27 @@ const _: () = {
                             let answer = __saved_answer;
                             {
                                 {
+                                    if ::saga_runtime::__private::asking_again(&__answers)
+                                        || !::saga_runtime::__private::fits(
+                                            &__mark0,
+                                            &__answers,
+                                            0usize,
+                                        )
+                                    {
+                                        let __request0 = ::saga_runtime::__private::as_marked(
+                                            &__mark0,
+                                            list_roots(),
+                                        );
+                                        return ::saga_runtime::__private::ask_again({
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            __round
+                                        });
+                                    }
                                     let __a3 = ::saga_runtime::__private::answer(
                                         __mark0,
                                         &mut __answers,

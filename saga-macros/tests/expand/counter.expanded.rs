@@ -20,6 +20,10 @@ struct __saga_args_count_to {
     pub n: u32,
 }
 const _: () = {
+    /// Per suspension: whether the step states its requests again when asked, so
+    /// that the token keeps none of them.
+    #[allow(dead_code)]
+    const __SAGA_RESTATED: &[bool] = &[false];
     #[derive(
         ::saga_runtime::__private::serde::Serialize,
         ::saga_runtime::__private::serde::Deserialize
@@ -163,6 +167,10 @@ const _: () = {
                                     },
                                     {
                                         let mut __round = ::std::vec::Vec::new();
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[0usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -218,6 +226,10 @@ const _: () = {
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
+                                                    ::saga_runtime::__private::rebuilt(
+                                                        &mut __round,
+                                                        __SAGA_RESTATED[0usize],
+                                                    );
                                                     __round
                                                 },
                                             );

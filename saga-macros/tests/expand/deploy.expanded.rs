@@ -20,6 +20,10 @@ struct __saga_args_complex_tool {
     pub replicas: Option<u32>,
 }
 const _: () = {
+    /// Per suspension: whether the step states its requests again when asked, so
+    /// that the token keeps none of them.
+    #[allow(dead_code)]
+    const __SAGA_RESTATED: &[bool] = &[true, true];
     #[derive(
         ::saga_runtime::__private::serde::Serialize,
         ::saga_runtime::__private::serde::Deserialize
@@ -180,6 +184,10 @@ const _: () = {
                                     &mut __round,
                                     __request0,
                                 );
+                                ::saga_runtime::__private::rebuilt(
+                                    &mut __round,
+                                    __SAGA_RESTATED[0usize],
+                                );
                                 __round
                             },
                         );
@@ -215,6 +223,10 @@ const _: () = {
                                 ::saga_runtime::__private::requests(
                                     &mut __round,
                                     __request0,
+                                );
+                                ::saga_runtime::__private::rebuilt(
+                                    &mut __round,
+                                    __SAGA_RESTATED[1usize],
                                 );
                                 __round
                             },
@@ -255,6 +267,27 @@ const _: () = {
                     };
                     match __resumed {
                         __State::AfterElicitTarget { __m0: __mark0 } => {
+                            if ::saga_runtime::__private::asking_again(&__answers)
+                                || !::saga_runtime::__private::fits(
+                                    &__mark0,
+                                    &__answers,
+                                    0usize,
+                                )
+                            {
+                                let __request0 = ::saga_runtime::__private::as_marked(
+                                    &__mark0,
+                                    elicit("Please provide the deployment target:"),
+                                );
+                                return ::saga_runtime::__private::ask_again({
+                                    let mut __round = ::std::vec::Vec::new();
+                                    ::saga_runtime::__private::requests(
+                                        &mut __round,
+                                        __request0,
+                                    );
+                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    __round
+                                });
+                            }
                             let __a0 = ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,
@@ -293,6 +326,10 @@ const _: () = {
                                             &mut __round,
                                             __request0,
                                         );
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[1usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -308,6 +345,32 @@ const _: () = {
                             __m0: __mark0,
                         } => {
                             let target = __saved_target;
+                            if ::saga_runtime::__private::asking_again(&__answers)
+                                || !::saga_runtime::__private::fits(
+                                    &__mark0,
+                                    &__answers,
+                                    0usize,
+                                )
+                            {
+                                let __request0 = ::saga_runtime::__private::as_marked(
+                                    &__mark0,
+                                    sample(
+                                            format!(
+                                                "Is deploying to '{}' safe right now?", target.target
+                                            ),
+                                        )
+                                        .max_tokens(100),
+                                );
+                                return ::saga_runtime::__private::ask_again({
+                                    let mut __round = ::std::vec::Vec::new();
+                                    ::saga_runtime::__private::requests(
+                                        &mut __round,
+                                        __request0,
+                                    );
+                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    __round
+                                });
+                            }
                             let __a1 = ::saga_runtime::__private::answer(
                                 __mark0,
                                 &mut __answers,

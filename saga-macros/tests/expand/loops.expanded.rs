@@ -20,6 +20,10 @@ struct __saga_args_collect {
     pub candidates: Vec<String>,
 }
 const _: () = {
+    /// Per suspension: whether the step states its requests again when asked, so
+    /// that the token keeps none of them.
+    #[allow(dead_code)]
+    const __SAGA_RESTATED: &[bool] = &[true, false];
     #[derive(
         ::saga_runtime::__private::serde::Serialize,
         ::saga_runtime::__private::serde::Deserialize
@@ -217,6 +221,10 @@ const _: () = {
                                             &mut __round,
                                             __request0,
                                         );
+                                        ::saga_runtime::__private::rebuilt(
+                                            &mut __round,
+                                            __SAGA_RESTATED[0usize],
+                                        );
                                         __round
                                     },
                                 );
@@ -287,6 +295,10 @@ const _: () = {
                                                     &mut __round,
                                                     __request0,
                                                 );
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[1usize],
+                                                );
                                                 __round
                                             },
                                         );
@@ -339,6 +351,27 @@ const _: () = {
                             {
                                 let __flow = '__peel0_0: {
                                     {
+                                        if ::saga_runtime::__private::asking_again(&__answers)
+                                            || !::saga_runtime::__private::fits(
+                                                &__mark0,
+                                                &__answers,
+                                                0usize,
+                                            )
+                                        {
+                                            let __request0 = ::saga_runtime::__private::as_marked(
+                                                &__mark0,
+                                                elicit("Another name?"),
+                                            );
+                                            return ::saga_runtime::__private::ask_again({
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                __round
+                                            });
+                                        }
                                         let __a0 = ::saga_runtime::__private::answer(
                                             __mark0,
                                             &mut __answers,
@@ -387,6 +420,10 @@ const _: () = {
                                                             ::saga_runtime::__private::requests(
                                                                 &mut __round,
                                                                 __request0,
+                                                            );
+                                                            ::saga_runtime::__private::rebuilt(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[0usize],
                                                             );
                                                             __round
                                                         },
@@ -461,6 +498,10 @@ const _: () = {
                                                         ::saga_runtime::__private::requests(
                                                             &mut __round,
                                                             __request0,
+                                                        );
+                                                        ::saga_runtime::__private::rebuilt(
+                                                            &mut __round,
+                                                            __SAGA_RESTATED[1usize],
                                                         );
                                                         __round
                                                     },
@@ -557,6 +598,10 @@ const _: () = {
                                                                     &mut __round,
                                                                     __request0,
                                                                 );
+                                                                ::saga_runtime::__private::rebuilt(
+                                                                    &mut __round,
+                                                                    __SAGA_RESTATED[1usize],
+                                                                );
                                                                 __round
                                                             },
                                                         );
@@ -622,6 +667,10 @@ const _: () = {
                                                             ::saga_runtime::__private::requests(
                                                                 &mut __round,
                                                                 __request0,
+                                                            );
+                                                            ::saga_runtime::__private::rebuilt(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[1usize],
                                                             );
                                                             __round
                                                         },

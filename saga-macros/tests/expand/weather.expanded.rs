@@ -19,6 +19,10 @@ struct __saga_args_get_weather {
     pub location: String,
 }
 const _: () = {
+    /// Per suspension: whether the step states its requests again when asked, so
+    /// that the token keeps none of them.
+    #[allow(dead_code)]
+    const __SAGA_RESTATED: &[bool] = &[true];
     #[derive(
         ::saga_runtime::__private::serde::Serialize,
         ::saga_runtime::__private::serde::Deserialize
@@ -200,6 +204,10 @@ const _: () = {
                                     &mut __round,
                                     __request1,
                                 );
+                                ::saga_runtime::__private::rebuilt(
+                                    &mut __round,
+                                    __SAGA_RESTATED[0usize],
+                                );
                                 __round
                             },
                         );
@@ -263,6 +271,43 @@ const _: () = {
                             __m1: __mark1,
                         } => {
                             let location = __saved_location;
+                            if ::saga_runtime::__private::asking_again(&__answers)
+                                || !::saga_runtime::__private::fits(
+                                    &__mark0,
+                                    &__answers,
+                                    0usize,
+                                )
+                                || !::saga_runtime::__private::fits(
+                                    &__mark1,
+                                    &__answers,
+                                    1usize,
+                                )
+                            {
+                                let __request0 = ::saga_runtime::__private::as_marked(
+                                    &__mark0,
+                                    elicit::<GithubLogin>("Please provide your GitHub username")
+                                        .key("github_login"),
+                                );
+                                let __request1 = ::saga_runtime::__private::as_marked(
+                                    &__mark1,
+                                    sample("What is the capital of France?")
+                                        .max_tokens(100)
+                                        .key("capital_of_france"),
+                                );
+                                return ::saga_runtime::__private::ask_again({
+                                    let mut __round = ::std::vec::Vec::new();
+                                    ::saga_runtime::__private::requests(
+                                        &mut __round,
+                                        __request0,
+                                    );
+                                    ::saga_runtime::__private::requests(
+                                        &mut __round,
+                                        __request1,
+                                    );
+                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    __round
+                                });
+                            }
                             let __a0 = (
                                 ::saga_runtime::__private::answer(
                                     __mark0,

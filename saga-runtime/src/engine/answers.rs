@@ -14,6 +14,9 @@ use super::error::SagaError;
 #[derive(Debug, Default)]
 pub struct Answers {
     items: Vec<Option<Answer>>,
+    /// Set when the runtime asks the tool for the requests of its last round again, to
+    /// resend them: see [`Answers::asking_again`].
+    again: bool,
 }
 
 /// One answer. The runtime has checked its shape (and, for a form, its content) already.
@@ -57,6 +60,41 @@ impl Answers {
     pub(crate) fn new(items: Vec<Answer>) -> Self {
         Self {
             items: items.into_iter().map(Some).collect(),
+            again: false,
+        }
+    }
+
+    /// No answers, and a request to state the last round's requests again.
+    pub(crate) fn again() -> Self {
+        Self {
+            items: Vec::new(),
+            again: true,
+        }
+    }
+
+    /// Whether the runtime is asking the tool to state the requests of its last round
+    /// again, instead of answering them: a request of that round had no answer, and the
+    /// token keeps no copy of them. The tool answers with
+    /// [`Step::AskAgain`](super::Step::AskAgain), built from its saved state exactly as
+    /// the first time; `#[saga_tool]` does this for every suspension whose requests it can
+    /// build again without running anything twice.
+    pub fn asking_again(&self) -> bool {
+        self.again
+    }
+
+    /// Whether the answer at `index`, if it accepts a form, fits `schema` (the answer to
+    /// a form the token keeps no schema of is checked here, before the tool reads it).
+    pub(crate) fn form_fits(
+        &self,
+        index: usize,
+        schema: &serde_json::Map<String, serde_json::Value>,
+    ) -> bool {
+        match self.items.get(index) {
+            Some(Some(Answer::Elicit(result))) if result.action == ElicitationAction::Accept => {
+                let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
+                super::elicit::check_content(schema, content).is_ok()
+            }
+            _ => true,
         }
     }
 

@@ -30,6 +30,46 @@ pub trait Suspension {
     fn requests(self) -> Vec<Request>;
     /// Reads the answer at `index` of the round.
     fn take(answers: &mut Answers, index: usize) -> Self::Output;
+    /// Whether the answer at `index` fits what was asked, where the runtime could not
+    /// check it (a form whose token keeps no schema). `false` asks again.
+    fn fits(_answers: &Answers, _index: usize) -> bool {
+        true
+    }
+}
+
+/// Whether the answer at `index` fits the request `marker` stands for; see
+/// [`Suspension::fits`].
+pub fn fits<R: Suspension>(
+    _marker: &Marker<R>,
+    answers: &impl std::borrow::Borrow<Answers>,
+    index: usize,
+) -> bool {
+    R::fits(answers.borrow(), index)
+}
+
+/// `request`, typed as the request `marker` stands for.
+pub fn as_marked<R>(_marker: &Marker<R>, request: R) -> R {
+    request
+}
+
+/// Whether the runtime asks for the last round's requests again; see
+/// [`Answers::asking_again`].
+pub fn asking_again(answers: &impl std::borrow::Borrow<Answers>) -> bool {
+    answers.borrow().asking_again()
+}
+
+/// Ends the transition with the requests of the last round stated again
+/// ([`Step::AskAgain`]).
+pub fn ask_again<R: Exit>(requests: Vec<Request>) -> R {
+    R::asked_again(requests)
+}
+
+/// Marks the requests of a round that its suspension can state again from the saved
+/// state (`rebuilt`), so that the token keeps none of their params.
+pub fn rebuilt(round: &mut [Request], rebuilt: bool) {
+    for request in round {
+        request.rebuilt = rebuilt;
+    }
 }
 
 /// The requests of a round, in order: those of each suspension of a `join!`.
@@ -51,6 +91,9 @@ impl<R: Suspension> Suspension for JoinAll<R> {
             .map(|i| R::take(answers, i))
             .collect()
     }
+    fn fits(answers: &Answers, index: usize) -> bool {
+        (index..answers.len()).all(|i| R::fits(answers, i))
+    }
 }
 
 impl<T: Elicit> Suspension for ElicitForm<T> {
@@ -60,6 +103,9 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit::<T>(index)
+    }
+    fn fits(answers: &Answers, index: usize) -> bool {
+        answers.form_fits(index, &super::requests::sent_schema::<T>())
     }
 }
 
@@ -196,6 +242,10 @@ impl<A> Exit for Step<MacroState<A>> {
         } else {
             Step::Suspend { state, requests }
         }
+    }
+
+    fn asked_again(requests: Vec<Request>) -> Self {
+        Step::AskAgain(requests)
     }
 
     fn failed(message: &'static str) -> Self {

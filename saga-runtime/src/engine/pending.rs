@@ -21,16 +21,16 @@ use crate::log::Escaped;
 
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
 /// type; the tool's state follows it.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct Head {
     /// The next number for a generated `inputRequests` key: keys stay unique over the
     /// whole saga, so a stale answer from an earlier round can never be mistaken for one
     /// of this round.
     pub(crate) next_key: u32,
-    /// The requests of the last round, in the order the tool reads their answers.
-    pub(crate) pending: Vec<Pending>,
     /// How many transitions the saga has run, for the log.
     pub(crate) round: u32,
+    /// The requests of the last round, in the order the tool reads their answers.
+    pub(crate) pending: Vec<Pending>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,28 +41,165 @@ pub(crate) enum Kind {
     Roots,
 }
 
-/// One outstanding request: its key, what kind it is, and the request's params as JSON
-/// (the kind gives its method), so that it can be sent again word for word if the answer
-/// is missing or unusable. Tokens sealed before the params-only form hold the whole
-/// request; both are read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+impl Kind {
+    /// The prefix of the keys generated for requests of this kind.
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Form | Kind::Url => "elicit",
+            Kind::Sample => "sample",
+            Kind::Roots => "roots",
+        }
+    }
+}
+
+/// One outstanding request: its key, its kind, and, unless the tool states it again from
+/// its saved state ([`Step::AskAgain`](super::Step::AskAgain)), its params as JSON (the
+/// kind gives its method), so that it can be sent again word for word if the answer is
+/// missing or unusable.
+#[derive(Debug, Clone)]
 pub(crate) struct Pending {
     pub(crate) key: String,
     pub(crate) kind: Kind,
-    pub(crate) request: String,
+    pub(crate) params: Option<String>,
+}
+
+/// A key as the token keeps it: most keys are generated (`elicit-3`), and only their
+/// number is kept.
+#[derive(Serialize, Deserialize)]
+enum SealedKey<'a> {
+    Numbered(u32),
+    Named(&'a str),
+}
+
+#[derive(Serialize, Deserialize)]
+struct SealedPending<'a> {
+    kind: Kind,
+    #[serde(borrow)]
+    key: SealedKey<'a>,
+    params: Option<&'a str>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SealedHead<'a> {
+    next_key: u32,
+    round: u32,
+    #[serde(borrow)]
+    pending: Vec<SealedPending<'a>>,
+}
+
+/// The head of a token of the previous layout (`LEGACY_VERSION`): each request whole.
+#[derive(Deserialize)]
+struct LegacyHead {
+    next_key: u32,
+    pending: Vec<LegacyPending>,
+    round: u32,
+}
+
+#[derive(Deserialize)]
+struct LegacyPending {
+    key: String,
+    kind: Kind,
+    request: String,
+}
+
+impl Head {
+    /// Appends the head to `out`; the tool's state follows it.
+    pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        let pending = self
+            .pending
+            .iter()
+            .map(|entry| SealedPending {
+                kind: entry.kind,
+                key: numbered(entry.kind, &entry.key)
+                    .map_or(SealedKey::Named(&entry.key), SealedKey::Numbered),
+                params: entry.params.as_deref(),
+            })
+            .collect();
+        let sealed = SealedHead {
+            next_key: self.next_key,
+            round: self.round,
+            pending,
+        };
+        postcard::to_extend(&sealed, out)
+    }
+
+    /// Reads the head at the start of a token's plaintext of format `version`; returns it
+    /// with the bytes of the state that follow.
+    pub(crate) fn decode(plaintext: &[u8], version: u8) -> postcard::Result<(Head, &[u8])> {
+        if version == crate::state::LEGACY_VERSION {
+            let (legacy, rest) = postcard::take_from_bytes::<LegacyHead>(plaintext)?;
+            let pending = legacy
+                .pending
+                .into_iter()
+                .map(|entry| Pending {
+                    key: entry.key,
+                    kind: entry.kind,
+                    params: Some(entry.request),
+                })
+                .collect();
+            let head = Head {
+                next_key: legacy.next_key,
+                round: legacy.round,
+                pending,
+            };
+            return Ok((head, rest));
+        }
+        let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
+        let pending = sealed
+            .pending
+            .into_iter()
+            .map(|entry| Pending {
+                key: match entry.key {
+                    SealedKey::Numbered(n) => generated_key(entry.kind, n),
+                    SealedKey::Named(name) => name.to_owned(),
+                },
+                kind: entry.kind,
+                params: entry.params.map(str::to_owned),
+            })
+            .collect();
+        let head = Head {
+            next_key: sealed.next_key,
+            round: sealed.round,
+            pending,
+        };
+        Ok((head, rest))
+    }
+
+    /// Whether the tool must state some of the round's requests again to resend them.
+    pub(crate) fn needs_restating(&self) -> bool {
+        self.pending.iter().any(|entry| entry.params.is_none())
+    }
+}
+
+fn generated_key(kind: Kind, n: u32) -> String {
+    format!("{}-{n}", kind.prefix())
+}
+
+/// The number of `key` if it is exactly the key generated for that number.
+fn numbered(kind: Kind, key: &str) -> Option<u32> {
+    let digits = key.strip_prefix(kind.prefix())?.strip_prefix('-')?;
+    let n = digits.parse::<u32>().ok()?;
+    (generated_key(kind, n) == key).then_some(n)
 }
 
 impl Pending {
     pub(crate) fn input_request(&self) -> Result<InputRequest, ErrorData> {
+        let Some(request) = &self.params else {
+            tracing::error!(key = %self.key, "a pending request was not kept");
+            return Err(ErrorData::internal_error(
+                "the saga's pending request could not be rebuilt",
+                None,
+            ));
+        };
         let params = match self.kind {
             Kind::Roots => return Ok(InputRequest::ListRoots(ListRootsRequest::default())),
-            Kind::Form | Kind::Url => serde_json::from_str::<ElicitRequestParams>(&self.request)
+            Kind::Form | Kind::Url => serde_json::from_str::<ElicitRequestParams>(request)
                 .map(|params| InputRequest::Elicitation(ElicitRequest::new(params))),
-            Kind::Sample => serde_json::from_str::<CreateMessageRequestParams>(&self.request)
+            Kind::Sample => serde_json::from_str::<CreateMessageRequestParams>(request)
                 .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params))),
         };
         params
-            .or_else(|error| serde_json::from_str::<InputRequest>(&self.request).map_err(|_| error))
+            .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
                 tracing::error!(key = %self.key, %error, "a sealed request does not decode");
                 ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
@@ -78,7 +215,7 @@ impl Pending {
             /// A whole request, as tokens sealed before the params-only form hold it.
             params: Option<Box<Params>>,
         }
-        let params = serde_json::from_str::<Params>(&self.request).ok()?;
+        let params = serde_json::from_str::<Params>(self.params.as_deref()?).ok()?;
         params
             .requested_schema
             .or_else(|| params.params.and_then(|inner| inner.requested_schema))
@@ -95,6 +232,48 @@ fn params_json(input: &InputRequest) -> serde_json::Result<String> {
     }
 }
 
+/// A request as it is sent: its kind and the rmcp request.
+fn input_of(request: RequestKind, tool: &str) -> Result<(Kind, InputRequest), ErrorData> {
+    Ok(match request {
+        RequestKind::Elicit { message, schema } => {
+            let requested_schema = schema.map_err(|reason| tool_bug(tool, reason))?;
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            };
+            (
+                Kind::Form,
+                InputRequest::Elicitation(ElicitRequest::new(params)),
+            )
+        }
+        RequestKind::ElicitUrl {
+            message,
+            url,
+            elicitation_id,
+        } => {
+            let params = ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message,
+                url,
+                elicitation_id: elicitation_id.unwrap_or_else(crate::state::random_id),
+            };
+            (
+                Kind::Url,
+                InputRequest::Elicitation(ElicitRequest::new(params)),
+            )
+        }
+        RequestKind::Sample(params) => (
+            Kind::Sample,
+            InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
+        ),
+        RequestKind::ListRoots => (
+            Kind::Roots,
+            InputRequest::ListRoots(ListRootsRequest::default()),
+        ),
+    })
+}
+
 /// Turns the tool's requests into pending entries, giving each its key; also returns
 /// them as the round's `inputRequests`, so that they need not be decoded back from the
 /// entries (which costs more than sealing the token).
@@ -106,53 +285,12 @@ pub(crate) fn assign(
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     let mut input_requests = InputRequests::new();
     for request in requests {
-        let (kind, prefix, input) = match request.kind {
-            RequestKind::Elicit { message, schema } => {
-                let requested_schema = schema.map_err(|reason| tool_bug(tool, reason))?;
-                let params = ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message,
-                    requested_schema,
-                };
-                (
-                    Kind::Form,
-                    "elicit",
-                    InputRequest::Elicitation(ElicitRequest::new(params)),
-                )
-            }
-            RequestKind::ElicitUrl {
-                message,
-                url,
-                elicitation_id,
-            } => {
-                let params = ElicitRequestParams::UrlElicitationParams {
-                    meta: None,
-                    message,
-                    url,
-                    elicitation_id: elicitation_id.unwrap_or_else(crate::state::random_id),
-                };
-                (
-                    Kind::Url,
-                    "elicit",
-                    InputRequest::Elicitation(ElicitRequest::new(params)),
-                )
-            }
-            RequestKind::Sample(params) => (
-                Kind::Sample,
-                "sample",
-                InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
-            ),
-            RequestKind::ListRoots => (
-                Kind::Roots,
-                "roots",
-                InputRequest::ListRoots(ListRootsRequest::default()),
-            ),
-        };
+        let (kind, input) = input_of(request.kind, tool)?;
         let key = match request.key {
             Some(key) => key,
             None => {
                 *next_key += 1;
-                format!("{prefix}-{next_key}")
+                generated_key(kind, *next_key)
             }
         };
         if pending.iter().any(|other| other.key == key) {
@@ -163,16 +301,69 @@ pub(crate) fn assign(
                 ),
             ));
         }
-        let request = params_json(&input)
-            .map_err(|error| tool_bug(tool, format!("a request does not encode: {error}")))?;
+        // A URL elicitation's id is drawn here, not by the tool, so it could not be stated
+        // again word for word: it is always kept.
+        let params =
+            if request.rebuilt && kind != Kind::Url {
+                None
+            } else {
+                Some(params_json(&input).map_err(|error| {
+                    tool_bug(tool, format!("a request does not encode: {error}"))
+                })?)
+            };
         pending.push(Pending {
             key: key.clone(),
             kind,
-            request,
+            params,
         });
         input_requests.insert(key, input);
     }
     Ok((pending, input_requests))
+}
+
+/// The `inputRequests` of a round asked again: each kept request as it was kept, each
+/// other one as the tool stated it again (`restated`, in the round's order).
+pub(crate) fn asked_again(
+    pending: &[Pending],
+    restated: Option<Vec<Request>>,
+    tool: &str,
+) -> Result<InputRequests, ErrorData> {
+    let mut restated = restated.map(Vec::into_iter);
+    if let Some(requests) = &restated
+        && requests.len() != pending.len()
+    {
+        return Err(tool_bug(
+            tool,
+            format!(
+                "it stated {} requests again where its last round made {}",
+                requests.len(),
+                pending.len()
+            ),
+        ));
+    }
+    let mut input_requests = InputRequests::new();
+    for entry in pending {
+        let again = restated.as_mut().and_then(Iterator::next);
+        let input = match (&entry.params, again) {
+            (Some(_), _) => entry.input_request()?,
+            (None, Some(request)) => {
+                let (kind, input) = input_of(request.kind, tool)?;
+                if kind != entry.kind {
+                    return Err(tool_bug(
+                        tool,
+                        format!(
+                            "the request {:?} was stated again as another kind",
+                            entry.key
+                        ),
+                    ));
+                }
+                input
+            }
+            (None, None) => entry.input_request()?,
+        };
+        input_requests.insert(entry.key.clone(), input);
+    }
+    Ok(input_requests)
 }
 
 fn tool_bug(tool: &str, reason: String) -> ErrorData {
@@ -222,14 +413,6 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
     Ok(())
 }
 
-/// The `inputRequests` of a round.
-pub(crate) fn input_requests(pending: &[Pending]) -> Result<InputRequests, ErrorData> {
-    pending
-        .iter()
-        .map(|entry| Ok((entry.key.clone(), entry.input_request()?)))
-        .collect()
-}
-
 /// What the client's `inputResponses` amount to.
 pub(crate) enum Collected {
     /// Every pending request has a usable answer, in pending order.
@@ -267,6 +450,11 @@ pub(crate) fn collect(
         if let (Kind::Form, Answer::Elicit(result)) = (entry.kind, answer)
             && result.action == ElicitationAction::Accept
         {
+            // A form the tool states again from its state is checked by the tool
+            // (`Suspension::fits`): the token keeps no schema for it.
+            if entry.params.is_none() {
+                continue;
+            }
             let schema = entry.requested_schema().unwrap_or_default();
             let content = result.content.as_ref().unwrap_or(&Value::Null);
             if let Err(why) = check_content(&schema, content) {
@@ -362,8 +550,9 @@ fn check_roots(key: &str, result: &ListRootsResult) -> Result<(), ErrorData> {
 mod tests {
     use serde_json::json;
 
-    use super::{Kind, Pending, assign};
+    use super::{Head, Kind, Pending, assign};
     use crate::engine::requests::{Request, elicit, list_roots, sample};
+    use crate::state::{LEGACY_VERSION, VERSION};
 
     fn requests() -> Vec<Request> {
         vec![
@@ -379,7 +568,8 @@ mod tests {
         let (pending, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
         assert_eq!(pending.len(), 3);
         for entry in &pending {
-            assert!(!entry.request.contains("\"method\""), "{}", entry.request);
+            let params = entry.params.as_deref().expect("kept");
+            assert!(!params.contains("\"method\""), "{params}");
             let rebuilt = entry.input_request().expect("the entry rebuilds");
             assert_eq!(
                 serde_json::to_value(&rebuilt).ok(),
@@ -393,15 +583,92 @@ mod tests {
     }
 
     #[test]
+    fn restated_requests_keep_no_params_except_a_url_elicitation() {
+        let mut round = requests();
+        round.push(crate::engine::requests::elicit_url("https://x.test", "Go").into());
+        for request in &mut round {
+            request.rebuilt = true;
+        }
+        let mut next_key = 0;
+        let (pending, _) = assign(round, &mut next_key, "t").expect("valid requests");
+        let kept: Vec<bool> = pending.iter().map(|entry| entry.params.is_some()).collect();
+        assert_eq!(kept, [false, false, false, true]);
+    }
+
+    #[test]
+    fn heads_round_trip_with_generated_and_named_keys() {
+        let head = Head {
+            next_key: 12,
+            round: 3,
+            pending: vec![
+                Pending {
+                    key: "elicit-11".into(),
+                    kind: Kind::Form,
+                    params: None,
+                },
+                Pending {
+                    key: "sample-12".into(),
+                    kind: Kind::Sample,
+                    params: Some("{}".into()),
+                },
+                // Looks generated but is not the canonical spelling: kept by name.
+                Pending {
+                    key: "elicit-012".into(),
+                    kind: Kind::Form,
+                    params: None,
+                },
+                Pending {
+                    key: "mine".into(),
+                    kind: Kind::Roots,
+                    params: None,
+                },
+            ],
+        };
+        let mut bytes = head.encode(Vec::new()).expect("encodes");
+        bytes.extend_from_slice(b"state");
+        let (read, rest) = Head::decode(&bytes, VERSION).expect("decodes");
+        assert_eq!(rest, b"state");
+        assert_eq!((read.next_key, read.round), (12, 3));
+        let keys: Vec<&str> = read
+            .pending
+            .iter()
+            .map(|entry| entry.key.as_str())
+            .collect();
+        assert_eq!(keys, ["elicit-11", "sample-12", "elicit-012", "mine"]);
+        assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
+        assert!(read.needs_restating());
+        // A generated key costs two bytes, not its text.
+        let short = Head {
+            pending: head.pending[..1].to_vec(),
+            ..Head::default()
+        };
+        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 7);
+    }
+
+    #[test]
     fn entries_sealed_with_the_whole_request_still_read() {
+        #[derive(serde::Serialize)]
+        struct LegacyHead {
+            next_key: u32,
+            pending: Vec<(String, Kind, String)>,
+            round: u32,
+        }
         let mut next_key = 0;
         let (_, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
         let (key, form) = asked.iter().next().expect("a request");
-        let old = Pending {
-            key: key.clone(),
-            kind: Kind::Form,
-            request: serde_json::to_string(form).expect("a request serializes"),
+        let legacy = LegacyHead {
+            next_key: 3,
+            pending: vec![(
+                key.clone(),
+                Kind::Form,
+                serde_json::to_string(form).expect("a request serializes"),
+            )],
+            round: 1,
         };
+        let bytes = postcard::to_allocvec(&legacy).expect("encodes");
+        let (head, rest) = Head::decode(&bytes, LEGACY_VERSION).expect("a legacy head reads");
+        assert!(rest.is_empty());
+        let old = &head.pending[0];
         assert_eq!(
             serde_json::to_value(old.input_request().expect("the old form rebuilds")).ok(),
             serde_json::to_value(form).ok()

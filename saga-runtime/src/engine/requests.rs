@@ -7,12 +7,12 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use rmcp::model::{
     CreateMessageRequestParams, ElicitationSchema, ModelHint, ModelPreferences, SamplingMessage,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::elicit::Elicit;
 
@@ -25,6 +25,10 @@ pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 pub struct Request {
     pub(crate) key: Option<String>,
     pub(crate) kind: RequestKind,
+    /// Whether the tool can state this request again from its saved state (see
+    /// [`Step::AskAgain`](super::Step::AskAgain)): the token then keeps only its kind and
+    /// key, not its params.
+    pub(crate) rebuilt: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +95,7 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
                 message: form.message,
                 schema: form_schema::<T>(),
             },
+            rebuilt: false,
         }
     }
 }
@@ -99,24 +104,42 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
 /// type: a schema is a function of the type, and building and converting it were a
 /// measurable part of every round that asks (BENCHMARKS.md).
 fn form_schema<T: Elicit>() -> Result<ElicitationSchema, String> {
-    type Cache = HashMap<TypeId, Result<ElicitationSchema, String>>;
+    cached_form::<T>().0.clone()
+}
+
+/// The schema of `T`'s form as it is sent, as JSON: what an answer to a form that the
+/// tool states again from its saved state is checked against (its token keeps no schema).
+pub(crate) fn sent_schema<T: Elicit>() -> Arc<Map<String, Value>> {
+    Arc::clone(&cached_form::<T>().1)
+}
+
+type CachedForm = Arc<(Result<ElicitationSchema, String>, Arc<Map<String, Value>>)>;
+
+fn cached_form<T: Elicit>() -> CachedForm {
+    type Cache = HashMap<TypeId, CachedForm>;
     static SCHEMAS: OnceLock<RwLock<Cache>> = OnceLock::new();
     let schemas = SCHEMAS.get_or_init(Default::default);
     let id = TypeId::of::<T>();
-    if let Some(schema) = schemas
+    if let Some(form) = schemas
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&id)
     {
-        return schema.clone();
+        return Arc::clone(form);
     }
-    let schema = serde_json::from_value::<ElicitationSchema>(Value::Object(T::requested_schema()))
+    let requested = T::requested_schema();
+    let typed = serde_json::from_value::<ElicitationSchema>(Value::Object(requested.clone()))
         .map_err(|error| format!("the requested schema is not a form-mode schema: {error}"));
+    let sent = match typed.as_ref().map(serde_json::to_value) {
+        Ok(Ok(Value::Object(sent))) => sent,
+        _ => requested,
+    };
+    let form: CachedForm = Arc::new((typed, Arc::new(sent)));
     schemas
         .write()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(id, schema.clone());
-    schema
+        .insert(id, Arc::clone(&form));
+    form
 }
 
 /// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
@@ -164,6 +187,7 @@ impl From<ElicitUrl> for Request {
                 url: url.url,
                 elicitation_id: url.elicitation_id,
             },
+            rebuilt: false,
         }
     }
 }
@@ -281,6 +305,7 @@ impl From<Sample> for Request {
         Request {
             key: sample.key,
             kind: RequestKind::Sample(Box::new(params)),
+            rebuilt: false,
         }
     }
 }
@@ -310,6 +335,7 @@ impl From<ListRoots> for Request {
         Request {
             key: roots.key,
             kind: RequestKind::ListRoots,
+            rebuilt: false,
         }
     }
 }

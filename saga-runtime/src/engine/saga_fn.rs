@@ -64,6 +64,9 @@ pub enum FnStep<O> {
         /// The requests of the round.
         requests: Vec<Request>,
     },
+    /// The requests of its last round again (see [`Step::AskAgain`](super::Step::AskAgain)):
+    /// the caller's transition ends with them, its state unchanged.
+    AskAgain(Vec<Request>),
     /// Its state could not be saved or read back; the message says why.
     Failed(&'static str),
 }
@@ -102,6 +105,8 @@ pub trait SagaFn: Sized + Send {
 pub trait Exit: Sized {
     /// The transition suspends with `state` and `requests`.
     fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self;
+    /// The transition states the last round's requests again.
+    fn asked_again(requests: Vec<Request>) -> Self;
     /// The saga cannot go on.
     fn failed(message: &'static str) -> Self;
 }
@@ -109,6 +114,9 @@ pub trait Exit: Sized {
 impl<O> Exit for FnStep<O> {
     fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self {
         FnStep::Suspend { state, requests }
+    }
+    fn asked_again(requests: Vec<Request>) -> Self {
+        FnStep::AskAgain(requests)
     }
     fn failed(message: &'static str) -> Self {
         FnStep::Failed(message)

@@ -102,6 +102,12 @@ pub enum Step<S> {
     },
     /// Yield with only a `requestState`; the client retries at once.
     Checkpoint(S),
+    /// The requests of the last round again, stated from the state they were made in:
+    /// the answer to
+    /// [`Answers::asking_again`](super::Answers::asking_again), or the tool's own verdict
+    /// that an answer does not fit what was asked. The runtime sends them under the same
+    /// keys, with the same state and expiry.
+    AskAgain(Vec<Request>),
     /// The tool finished.
     Done(CallToolResult),
 }

@@ -12,7 +12,7 @@ use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
 use crate::log::Escaped;
-use crate::state::{Binding, INVALID_STATE_MESSAGE, StateCodec};
+use crate::state::{Binding, INVALID_STATE_MESSAGE, Opened, StateCodec};
 use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
@@ -140,6 +140,7 @@ async fn run_transition<T: SagaTool>(
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
     let binding = call.binding(cx.principal());
+    let mut resumed: Option<Opened> = None;
     let (mut head, state, answers) = match call.request_state {
         None => {
             let arguments = call.arguments.unwrap_or_default();
@@ -150,9 +151,9 @@ async fn run_transition<T: SagaTool>(
             }
             (Head::default(), state, Answers::none())
         }
-        Some(token) => {
+        Some(ref token) => {
             let opened = codec
-                .open(&token, fingerprint, &binding)
+                .open(token, fingerprint, &binding)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             // Single use: recorded before the step runs, so a replay never runs it twice.
             match codec.redeem(&opened).await {
@@ -166,43 +167,37 @@ async fn run_transition<T: SagaTool>(
                     ));
                 }
             }
-            let (head, state_bytes) = postcard::take_from_bytes::<Head>(&opened.plaintext)
+            let (head, state_bytes) = Head::decode(&opened.plaintext, opened.version)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
-            match pending::collect(
+            let collected = pending::collect(
                 &head.pending,
                 call.input_responses.unwrap_or_default(),
                 &call.failures,
-            )? {
+            )?;
+            let answers = match collected {
                 Collected::Ask(reason) => {
                     tracing::debug!(
                         tool = %Escaped(&call.name),
                         reason = %Escaped(&reason),
                         "asking again"
                     );
-                    pending::gate(&head.pending, cx)?;
-                    let requests = pending::input_requests(&head.pending)?;
-                    // Same state and expiry, fresh token: only the nonce changes, so
-                    // resending without answers cannot stretch the round's lifetime.
-                    let token = codec.seal_until(
-                        opened.expires_at,
-                        fingerprint,
-                        &binding,
-                        &opened.plaintext,
-                    );
-                    return Ok(InputRequiredResult::new(Some(requests), Some(token)).into());
+                    let again = Again {
+                        tool,
+                        codec,
+                        name: &call.name,
+                        binding: &binding,
+                        cx,
+                    };
+                    return again.reissue(&opened, head, state_bytes, None).await;
                 }
-                Collected::All(answers) => {
-                    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
-                        .map_err(|reason| invalid_state(&call.name, &reason))?;
-                    if !rest.is_empty() {
-                        return Err(invalid_state(&call.name, &"trailing bytes after the state"));
-                    }
-                    if !span.is_disabled() {
-                        span.record("entered", variant_name(&state, tool.state_names()).as_str());
-                    }
-                    (head, state, Answers::new(answers))
-                }
+                Collected::All(answers) => answers,
+            };
+            let state = decode_state::<T>(&call.name, state_bytes)?;
+            if !span.is_disabled() {
+                span.record("entered", variant_name(&state, tool.state_names()).as_str());
             }
+            resumed = Some(opened);
+            (head, state, Answers::new(answers))
         }
     };
 
@@ -215,6 +210,29 @@ async fn run_transition<T: SagaTool>(
         Step::Done(result) => return Ok(CallToolResponse::Complete(result)),
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
+        Step::AskAgain(requests) => {
+            // An answer the runtime could not check does not fit: the same round again,
+            // from the state as it was sealed.
+            let Some(opened) = resumed else {
+                return Err(tool_bug(
+                    &call.name,
+                    "it asked again before asking anything",
+                ));
+            };
+            let (head, state_bytes) = Head::decode(&opened.plaintext, opened.version)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            tracing::debug!(tool = %Escaped(&call.name), "an answer does not fit: asking again");
+            let again = Again {
+                tool,
+                codec,
+                name: &call.name,
+                binding: &binding,
+                cx,
+            };
+            return again
+                .reissue(&opened, head, state_bytes, Some(requests))
+                .await;
+        }
     };
     if !span.is_disabled() {
         span.record("left", variant_name(&state, tool.state_names()).as_str());
@@ -245,8 +263,80 @@ async fn run_transition<T: SagaTool>(
     Ok(InputRequiredResult::new(input_requests, Some(token)).into())
 }
 
+fn decode_state<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State, ErrorData> {
+    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
+        .map_err(|reason| invalid_state(tool, &reason))?;
+    if !rest.is_empty() {
+        return Err(invalid_state(tool, &"trailing bytes after the state"));
+    }
+    Ok(state)
+}
+
+fn tool_bug(tool: &str, reason: &str) -> ErrorData {
+    tracing::error!(tool = %Escaped(tool), reason, "the tool broke the saga contract");
+    ErrorData::internal_error(format!("tool {tool} could not ask again"), None)
+}
+
+/// What asking a round again needs.
+struct Again<'a, T> {
+    tool: &'a T,
+    codec: &'a StateCodec,
+    name: &'a str,
+    binding: &'a Binding,
+    cx: &'a SagaContext,
+}
+
+impl<T: SagaTool> Again<'_, T> {
+    /// The round of `head` asked again: the same requests under the same keys, the same
+    /// state and expiry in a fresh token, so that resending without answers cannot
+    /// stretch the round's lifetime. Requests the token keeps no copy of are stated again
+    /// by the tool from its state (`restated`, if the tool already did).
+    async fn reissue(
+        &self,
+        opened: &Opened,
+        head: Head,
+        state_bytes: &[u8],
+        mut restated: Option<Vec<crate::engine::Request>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        pending::gate(&head.pending, self.cx)?;
+        if restated.is_none() && head.needs_restating() {
+            let state = decode_state::<T>(self.name, state_bytes)?;
+            let stepped = catch_panic(self.tool.step(state, Answers::again(), self.cx))
+                .await
+                .map_err(|payload| panicked(self.name, payload.as_ref()))?;
+            match stepped {
+                Step::AskAgain(requests) => restated = Some(requests),
+                _ => {
+                    return Err(tool_bug(
+                        self.name,
+                        "asked for its last round again, it went on instead",
+                    ));
+                }
+            }
+        }
+        let requests = pending::asked_again(&head.pending, restated, self.name)?;
+        let plaintext = head
+            .encode(Vec::with_capacity(16 + state_bytes.len()))
+            .map(|mut plaintext| {
+                plaintext.extend_from_slice(state_bytes);
+                plaintext
+            })
+            .map_err(|error| {
+                tracing::error!(tool = %Escaped(self.name), %error, "saga head does not serialize");
+                ErrorData::internal_error("the saga's state could not be saved", None)
+            })?;
+        let token = self.codec.seal_until(
+            opened.expires_at,
+            self.tool.fingerprint(),
+            self.binding,
+            &plaintext,
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
+    }
+}
+
 fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u8>> {
-    let plaintext = postcard::to_extend(head, Vec::with_capacity(128))?;
+    let plaintext = head.encode(Vec::with_capacity(128))?;
     postcard::to_extend(state, plaintext)
 }
 
@@ -266,7 +356,7 @@ pub(crate) fn inspect_state<T: SagaTool>(
     let undecodable =
         |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
     let (head, state_bytes) =
-        postcard::take_from_bytes::<Head>(&opened.plaintext).map_err(|e| undecodable(&e))?;
+        Head::decode(&opened.plaintext, opened.version).map_err(|e| undecodable(&e))?;
     let (state, _) =
         postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
     // Each pending request is kept as its params' JSON text: show the request it stands
@@ -275,9 +365,11 @@ pub(crate) fn inspect_state<T: SagaTool>(
         .pending
         .iter()
         .map(|entry| {
+            // A request the tool states again from its state is not in the token.
             let request = entry
-                .input_request()
-                .ok()
+                .params
+                .as_ref()
+                .and_then(|_| entry.input_request().ok())
                 .and_then(|request| serde_json::to_value(request).ok())
                 .unwrap_or_default();
             serde_json::json!({"key": entry.key, "kind": entry.kind, "request": request})

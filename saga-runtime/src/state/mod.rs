@@ -34,8 +34,8 @@ pub(crate) use keyring::{hex, random_id};
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
-    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, OpenError, Opened, StateCodec,
-    TAG_LEN, TokenHeader, VERSION, unix_now,
+    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, LEGACY_HEADER_LEN,
+    LEGACY_VERSION, OpenError, Opened, StateCodec, TAG_LEN, TokenHeader, VERSION, unix_now,
 };
 
 /// The one message every refused token gets, whatever the reason.

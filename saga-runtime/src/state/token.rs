@@ -3,18 +3,22 @@
 //!
 //! ```text
 //! offset size
-//! 0      1    version   0x01 = XChaCha20-Poly1305, postcard state, this layout
+//! 0      1    version   0x02 = XChaCha20-Poly1305, postcard state, this layout
 //! 1      4    kid       selects exactly one key of the ring
 //! 5      8    fp        the tool's fingerprint
-//! 13     8    exp       expiry, big-endian unix seconds
-//! 21     24   nonce     random
-//! 45     n+16 ciphertext and tag
-//! AAD = header (bytes 0..45) || binding digest
+//! 13     4    exp       expiry, big-endian unix seconds (u32: until 2106)
+//! 17     24   nonce     random
+//! 41     n+16 ciphertext and tag
+//! AAD = header (bytes 0..41) || binding digest
 //! ```
 //!
 //! The header is authenticated too, so neither the expiry nor the fingerprint can be
 //! edited; it stays in the clear so that a server can pick the key and log why it refused
 //! a token without decrypting anything.
+//!
+//! Version 0x01 tokens (an 8-byte expiry, so a 45-byte header, and a plaintext whose
+//! pending requests are kept whole) are still opened, so that a round in flight survives
+//! an upgrade; [`Opened::version`] tells the engine which plaintext layout follows.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,10 +33,14 @@ use super::binding::Binding;
 use super::keyring::{KeyId, KeyRing, hex};
 use super::single_use::{StoreError, TokenStore};
 
-/// The format version byte.
-pub const VERSION: u8 = 0x01;
+/// The format version byte of the tokens this build seals.
+pub const VERSION: u8 = 0x02;
+/// The version byte of the previous layout, still opened.
+pub const LEGACY_VERSION: u8 = 0x01;
 /// Bytes before the ciphertext.
-pub const HEADER_LEN: usize = 45;
+pub const HEADER_LEN: usize = 41;
+/// Bytes before the ciphertext in a [`LEGACY_VERSION`] token.
+pub const LEGACY_HEADER_LEN: usize = 45;
 /// Bytes of the Poly1305 tag.
 pub const TAG_LEN: usize = 16;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
@@ -112,6 +120,8 @@ pub struct Opened {
     pub nonce: [u8; 24],
     /// The token's expiry, unix seconds.
     pub expires_at: u64,
+    /// The token's format version: [`VERSION`] or [`LEGACY_VERSION`].
+    pub version: u8,
 }
 
 impl StateCodec {
@@ -210,6 +220,7 @@ impl StateCodec {
         let key = self.keys.sealing();
         let nonce = super::nonce::fresh();
 
+        let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
         token.push(VERSION);
         token.extend_from_slice(&key.id);
@@ -219,7 +230,7 @@ impl StateCodec {
         token.extend_from_slice(plaintext);
 
         let (header, body) = token.split_at_mut(HEADER_LEN);
-        let aad = associated_data(header, binding);
+        let aad = associated_data::<{ HEADER_LEN + 32 }>(header, binding);
         let tag = key
             .cipher
             .encrypt_inout_detached(&XNonce::from(nonce), &aad, body.into())
@@ -273,29 +284,32 @@ impl StateCodec {
         let mut bytes = URL_SAFE_NO_PAD
             .decode(token)
             .map_err(|_| OpenError::Encoding)?;
-        if bytes.len() < HEADER_LEN + TAG_LEN {
-            return Err(OpenError::Truncated { len: bytes.len() });
+        let header = TokenHeader::read(&bytes)?;
+        if header.version != VERSION && header.version != LEGACY_VERSION {
+            return Err(OpenError::Version(header.version));
         }
-        if bytes[0] != VERSION {
-            return Err(OpenError::Version(bytes[0]));
-        }
-        let kid: KeyId = field(&bytes, 1);
         let key = self
             .keys
-            .find(&kid)
-            .ok_or_else(|| OpenError::UnknownKey(hex(&kid)))?;
-        let token_fingerprint: Fingerprint = field(&bytes, 5);
-        let expires_at = u64::from_be_bytes(field(&bytes, 13));
-        let nonce: [u8; 24] = field(&bytes, 21);
+            .find(&header.key_id)
+            .ok_or_else(|| OpenError::UnknownKey(hex(&header.key_id)))?;
+        let (header_len, expires_at, nonce) =
+            (header.header_len(), header.expires_at, header.nonce);
+        let token_fingerprint = header.fingerprint;
 
         let tag_at = bytes.len() - TAG_LEN;
         let tag = Tag::try_from(&bytes[tag_at..]).map_err(|_| OpenError::Forged)?;
-        let (header, rest) = bytes.split_at_mut(HEADER_LEN);
-        let aad = associated_data(header, binding);
-        let body = &mut rest[..tag_at - HEADER_LEN];
-        key.cipher
-            .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
-            .map_err(|_| OpenError::Forged)?;
+        let (header_bytes, rest) = bytes.split_at_mut(header_len);
+        let body = &mut rest[..tag_at - header_len];
+        let decrypted = if header.version == VERSION {
+            let aad = associated_data::<{ HEADER_LEN + 32 }>(header_bytes, binding);
+            key.cipher
+                .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
+        } else {
+            let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header_bytes, binding);
+            key.cipher
+                .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
+        };
+        decrypted.map_err(|_| OpenError::Forged)?;
 
         let leeway = self.leeway.as_secs();
         if now > expires_at.saturating_add(leeway) {
@@ -314,11 +328,12 @@ impl StateCodec {
             });
         }
         bytes.truncate(tag_at);
-        bytes.drain(..HEADER_LEN);
+        bytes.drain(..header_len);
         Ok(Opened {
             plaintext: bytes,
             nonce,
             expires_at,
+            version: header.version,
         })
     }
 }
@@ -329,7 +344,8 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format version byte ([`VERSION`] is the only one this build opens).
+    /// The format version byte ([`VERSION`], or [`LEGACY_VERSION`]; any other is refused
+    /// when the token is opened).
     pub version: u8,
     /// The id of the key that sealed it.
     pub key_id: KeyId,
@@ -351,27 +367,49 @@ impl TokenHeader {
         let bytes = URL_SAFE_NO_PAD
             .decode(token.trim())
             .map_err(|_| OpenError::Encoding)?;
-        if bytes.len() < HEADER_LEN + TAG_LEN {
+        Self::read(&bytes)
+    }
+
+    /// Reads the header of the decoded bytes of a token: the layout of [`VERSION`], or of
+    /// [`LEGACY_VERSION`] when the version byte says so.
+    fn read(bytes: &[u8]) -> Result<Self, OpenError> {
+        let version = bytes.first().copied().unwrap_or_default();
+        let header_len = if version == LEGACY_VERSION {
+            LEGACY_HEADER_LEN
+        } else {
+            HEADER_LEN
+        };
+        if bytes.len() < header_len + TAG_LEN {
             return Err(OpenError::Truncated { len: bytes.len() });
         }
+        let (expires_at, nonce_at) = if version == LEGACY_VERSION {
+            (u64::from_be_bytes(field(bytes, 13)), 21)
+        } else {
+            (u64::from(u32::from_be_bytes(field(bytes, 13))), 17)
+        };
         Ok(Self {
-            version: bytes[0],
-            key_id: field(&bytes, 1),
-            fingerprint: field(&bytes, 5),
-            expires_at: u64::from_be_bytes(field(&bytes, 13)),
-            nonce: field(&bytes, 21),
+            version,
+            key_id: field(bytes, 1),
+            fingerprint: field(bytes, 5),
+            expires_at,
+            nonce: field(bytes, nonce_at),
             total_len: bytes.len(),
         })
     }
 
-    /// Bytes of the clear header ([`HEADER_LEN`]).
+    /// Bytes of the clear header ([`HEADER_LEN`], or [`LEGACY_HEADER_LEN`] for a
+    /// [`LEGACY_VERSION`] token).
     pub fn header_len(&self) -> usize {
-        HEADER_LEN
+        if self.version == LEGACY_VERSION {
+            LEGACY_HEADER_LEN
+        } else {
+            HEADER_LEN
+        }
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
     pub fn ciphertext_len(&self) -> usize {
-        self.total_len - HEADER_LEN - TAG_LEN
+        self.total_len - self.header_len() - TAG_LEN
     }
 
     /// Bytes of the authentication tag ([`TAG_LEN`]).
@@ -396,10 +434,12 @@ impl TokenHeader {
     }
 }
 
-fn associated_data(header: &[u8], binding: &Binding) -> [u8; HEADER_LEN + 32] {
-    let mut aad = [0u8; HEADER_LEN + 32];
-    aad[..HEADER_LEN].copy_from_slice(header);
-    aad[HEADER_LEN..].copy_from_slice(binding.digest());
+/// The header, then the binding's digest: `N` is the header's length plus 32.
+fn associated_data<const N: usize>(header: &[u8], binding: &Binding) -> [u8; N] {
+    let mut aad = [0u8; N];
+    let header_len = N - 32;
+    aad[..header_len].copy_from_slice(&header[..header_len]);
+    aad[header_len..].copy_from_slice(binding.digest());
     aad
 }
 
@@ -439,5 +479,73 @@ mod header_tests {
             TokenHeader::parse("AAAA"),
             Err(OpenError::Truncated { .. })
         ));
+    }
+
+    /// A token as the previous layout sealed it: an 8-byte expiry, a 45-byte header.
+    fn legacy_token(
+        keys: &KeyRing,
+        expires_at: u64,
+        binding: &Binding,
+        plaintext: &[u8],
+    ) -> String {
+        let key = keys.sealing();
+        let nonce = [9u8; 24];
+        let mut token = vec![LEGACY_VERSION];
+        token.extend_from_slice(&key.id);
+        token.extend_from_slice(&[7; 8]);
+        token.extend_from_slice(&expires_at.to_be_bytes());
+        token.extend_from_slice(&nonce);
+        token.extend_from_slice(plaintext);
+        let (header, body) = token.split_at_mut(LEGACY_HEADER_LEN);
+        let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header, binding);
+        let tag = key
+            .cipher
+            .encrypt_inout_detached(&XNonce::from(nonce), &aad, body.into())
+            .expect("seals");
+        token.extend_from_slice(tag.as_slice());
+        URL_SAFE_NO_PAD.encode(&token)
+    }
+
+    #[test]
+    fn tokens_of_the_previous_layout_still_open_and_stay_bound() {
+        let hex_key = "22".repeat(32);
+        let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = legacy_token(codec.keys(), 1_500, &binding, b"old state");
+        let header = TokenHeader::parse(&token).unwrap();
+        assert_eq!(
+            (header.version, header.header_len()),
+            (LEGACY_VERSION, LEGACY_HEADER_LEN)
+        );
+        assert_eq!(header.expires_at, 1_500);
+        assert_eq!(header.ciphertext_len(), 9);
+        let opened = codec.open_at(1_000, &token, [7; 8], &binding).unwrap();
+        assert_eq!(opened.plaintext, b"old state");
+        assert_eq!((opened.version, opened.expires_at), (LEGACY_VERSION, 1_500));
+        let other = Binding::new("tool", "tools/call", "q", None);
+        assert_eq!(
+            codec.open_at(1_000, &token, [7; 8], &other).err(),
+            Some(OpenError::Forged)
+        );
+        assert!(matches!(
+            codec.open_at(1_000, &token, [8; 8], &binding),
+            Err(OpenError::Fingerprint { .. })
+        ));
+        assert!(matches!(
+            codec.open_at(2_000, &token, [7; 8], &binding),
+            Err(OpenError::Expired(_))
+        ));
+    }
+
+    #[test]
+    fn expiries_past_2106_are_sealed_as_the_last_second_u32_holds() {
+        let hex_key = "33".repeat(32);
+        let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = codec.seal_until(u64::MAX, [1; 8], &binding, b"x");
+        assert_eq!(
+            TokenHeader::parse(&token).unwrap().expires_at,
+            u64::from(u32::MAX)
+        );
     }
 }
