@@ -41,7 +41,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
 use saga_runtime::engine::{Answers, Call, SagaContext, SagaTool, Step, elicit, transition};
 use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
-use saga_runtime::state::{Binding, Fingerprint, KeyRing, StateCodec};
+use saga_runtime::state::{Binding, Fingerprint, HEADER_LEN, KeyRing, StateCodec, TAG_LEN};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -219,6 +219,97 @@ checkpoints!(
     195 196 197 198 199
 );
 
+/// A `#[saga_tool]` that keeps a note of `len` bytes and asks one form per round, for
+/// ever: its rounds are stated again from the state, so its tokens keep no requests.
+#[saga_tool]
+async fn ask_forever(len: u64) -> Result<String, SagaError> {
+    let note = "n".repeat(len as usize);
+    loop {
+        let target: String = elicit("Target?").await?;
+        if target.len() > note.len() {
+            break;
+        }
+    }
+    Ok(note)
+}
+
+/// The same saga with a checkpoint where `ask_forever` asks.
+#[saga_tool]
+async fn checkpoint_forever(len: u64) -> Result<String, SagaError> {
+    let note = "n".repeat(len as usize);
+    loop {
+        checkpoint().await;
+        if note.is_empty() {
+            break;
+        }
+    }
+    Ok(note)
+}
+
+/// A form answer under `key`, if there is a key.
+fn answer_for_key(key: Option<&str>) -> Option<InputResponses> {
+    key.map(|key| {
+        let mut map = InputResponses::new();
+        map.insert(
+            key.to_owned(),
+            serde_json::from_value(json!({"action": "accept", "content": {"value": "production"}}))
+                .unwrap(),
+        );
+        map
+    })
+}
+
+/// Median ns of one transition of a `#[saga_tool]` looping on one suspension, each round
+/// answering the key the previous one asked (`answer` gives the answers for a key; none
+/// for a checkpoint).
+fn looping_transition<T: SagaTool>(
+    tool: &T,
+    codec: &StateCodec,
+    cx: &SagaContext,
+    len: usize,
+    answer: impl Fn(Option<&str>) -> Option<InputResponses>,
+) -> f64 {
+    let arguments = json!({"len": len}).as_object().cloned().unwrap();
+    let name = tool.tool().name.to_string();
+    let call = |token: Option<String>, key: Option<&str>| Call {
+        request_state: token,
+        input_responses: answer(key),
+        ..Call::tool(&name, Some(arguments.clone()))
+    };
+    let first = now(transition(tool, codec, call(None, None), cx));
+    let (mut token, mut key) = match first {
+        Ok(CallToolResponse::InputRequired(result)) => (
+            result.request_state.expect("a token"),
+            result
+                .input_requests
+                .and_then(|requests| requests.keys().next().cloned()),
+        ),
+        other => panic!("the saga did not suspend: {other:?}"),
+    };
+    let first_key = key.clone();
+    let ns = measure(|| {
+        let response = now(transition(
+            tool,
+            codec,
+            black_box(call(Some(std::mem::take(&mut token)), key.as_deref())),
+            cx,
+        ));
+        match response {
+            Ok(CallToolResponse::InputRequired(result)) => {
+                token = result.request_state.expect("a token");
+                key = result
+                    .input_requests
+                    .and_then(|requests| requests.keys().next().cloned());
+            }
+            other => panic!("the saga did not suspend: {other:?}"),
+        }
+    });
+    if first_key.is_some() {
+        assert_ne!(key, first_key, "every round collected its answer");
+    }
+    ns
+}
+
 /// Median ns of one transition that resumes `tool` at its middle checkpoint and stops at
 /// the next (the same token each time: no single-use store here).
 fn middle_transition<T: SagaTool>(tool: &T, codec: &StateCodec, cx: &SagaContext, n: usize) -> f64 {
@@ -262,6 +353,14 @@ fn main() {
         .as_object()
         .cloned()
         .unwrap();
+
+    // `PROFILE_ASK=1`: only the `#[saga_tool]` asking round, over and over, for a profiler.
+    if std::env::var_os("PROFILE_ASK").is_some() {
+        for _ in 0..20 {
+            looping_transition(&ask_forever, &codec, &cx, 100, answer_for_key);
+        }
+        return;
+    }
 
     let mut rows = Vec::new();
     for (len, size) in SIZES {
@@ -339,7 +438,7 @@ fn main() {
         });
 
         // ---- The floor: bare AEAD on as many bytes as the token's plaintext.
-        let plaintext = token_len * 3 / 4 - 45 - 16;
+        let plaintext = token_len * 3 / 4 - HEADER_LEN - TAG_LEN;
         let cipher = XChaCha20Poly1305::new(&key.into());
         let nonce = XNonce::from([7u8; 24]);
         let aad = [0x11u8; 77];
@@ -408,6 +507,23 @@ fn main() {
         ),
     ] {
         println!("| {n} | {:.2} | {:.2}× |", ns / 1000.0, ns / two);
+    }
+
+    // ---- The same comparison with `#[saga_tool]`s, whose asking rounds keep no requests.
+    println!(
+        "\n### `#[saga_tool]`: a round that asks and reads a form answer vs a checkpoint round\n"
+    );
+    println!("| state | checkpoint transition (µs) | suspend+answer transition (µs) | ratio |");
+    println!("|---|---:|---:|---:|");
+    for (len, size) in SIZES {
+        let checkpoint_ns = looping_transition(&checkpoint_forever, &codec, &cx, len, |_| None);
+        let ask_ns = looping_transition(&ask_forever, &codec, &cx, len, answer_for_key);
+        println!(
+            "| {size} | {:.2} | {:.2} | {:.2}× |",
+            checkpoint_ns / 1000.0,
+            ask_ns / 1000.0,
+            ask_ns / checkpoint_ns
+        );
     }
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
 }

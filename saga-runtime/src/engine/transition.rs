@@ -372,7 +372,12 @@ pub(crate) fn inspect_state<T: SagaTool>(
                 .and_then(|_| entry.input_request().ok())
                 .and_then(|request| serde_json::to_value(request).ok())
                 .unwrap_or_default();
-            serde_json::json!({"key": entry.key, "kind": entry.kind, "request": request})
+            serde_json::json!({
+                "key": entry.key,
+                "kind": entry.kind,
+                "request": request,
+                "restated": entry.params.is_none(),
+            })
         })
         .collect();
     Ok(serde_json::json!({

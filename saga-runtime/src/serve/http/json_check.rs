@@ -3,6 +3,7 @@
 //! with no object naming a key twice. This walks the text once and allocates only the
 //! keys of the object being read, so a hostile body costs its size and nothing more.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -193,8 +194,8 @@ impl<'de> Visitor<'de> for Node<'_> {
         if top {
             walk.envelope.object = true;
         }
-        let mut keys = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
+        let mut keys = Keys::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             if let Err(why) = walk.count() {
                 return Err(walk.refuse(why));
             }
@@ -203,7 +204,7 @@ impl<'de> Visitor<'de> for Node<'_> {
                 return Err(walk.refuse(why));
             }
             let field = if top {
-                match key.as_str() {
+                match &*key {
                     "jsonrpc" => Some(Field::Jsonrpc),
                     "id" => Some(Field::Id),
                     "method" => Some(Field::Method),
@@ -225,6 +226,56 @@ impl<'de> Visitor<'de> for Node<'_> {
         }
         walk.depth -= 1;
         Ok(())
+    }
+}
+
+/// An object's key, borrowed from the body unless it holds escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The keys an object has named so far. Most objects name a handful, compared in place;
+/// past [`Keys::SCANNED`] they move to a hash set, so a hostile object with many keys
+/// costs linear time, not quadratic.
+#[derive(Default)]
+struct Keys<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Keys<'de> {
+    const SCANNED: usize = 16;
+
+    fn contains(&self, key: &str) -> bool {
+        self.few.iter().any(|seen| seen == key) || self.many.contains(key)
+    }
+
+    fn insert(&mut self, key: Cow<'de, str>) {
+        if self.few.len() < Self::SCANNED {
+            self.few.push(key);
+        } else {
+            self.many.insert(key);
+        }
     }
 }
 
@@ -312,6 +363,25 @@ mod tests {
                 matches!(check(body, BUDGET), Err(JsonProblem::Refused(why)) if why.contains("twice"))
             );
         }
+    }
+
+    #[test]
+    fn duplicates_are_found_past_the_scanned_keys_and_through_escapes() {
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        let unique = format!("{{{}}}", many.join(","));
+        assert_eq!(check(unique.as_bytes(), BUDGET), Ok(()));
+        for repeated in ["k3", "k30"] {
+            let body = format!("{{{},\"{repeated}\":0}}", many.join(","));
+            assert!(
+                matches!(check(body.as_bytes(), BUDGET), Err(JsonProblem::Refused(why)) if why.contains("twice")),
+                "{repeated}"
+            );
+        }
+        // `\u0061` is `a`: the same key, spelled with an escape.
+        let escaped = br#"{"a":1,"\u0061":2}"#;
+        assert!(
+            matches!(check(escaped, BUDGET), Err(JsonProblem::Refused(why)) if why.contains("twice"))
+        );
     }
 
     #[test]
