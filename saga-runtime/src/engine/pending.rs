@@ -178,8 +178,10 @@ fn generated_key(kind: Kind, n: u32) -> String {
 /// The number of `key` if it is exactly the key generated for that number.
 fn numbered(kind: Kind, key: &str) -> Option<u32> {
     let digits = key.strip_prefix(kind.prefix())?.strip_prefix('-')?;
-    let n = digits.parse::<u32>().ok()?;
-    (generated_key(kind, n) == key).then_some(n)
+    // `parse` also takes `+7` and `007`, which the generated keys never spell.
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+        && !(digits.len() > 1 && digits.starts_with('0'));
+    canonical.then(|| digits.parse::<u32>().ok()).flatten()
 }
 
 impl Pending {
@@ -611,9 +613,19 @@ mod tests {
                     kind: Kind::Sample,
                     params: Some("{}".into()),
                 },
-                // Looks generated but is not the canonical spelling: kept by name.
+                // Look generated but are not the canonical spelling: kept by name.
                 Pending {
                     key: "elicit-012".into(),
+                    kind: Kind::Form,
+                    params: None,
+                },
+                Pending {
+                    key: "elicit-+5".into(),
+                    kind: Kind::Form,
+                    params: None,
+                },
+                Pending {
+                    key: "elicit-99999999999".into(),
                     kind: Kind::Form,
                     params: None,
                 },
@@ -634,7 +646,17 @@ mod tests {
             .iter()
             .map(|entry| entry.key.as_str())
             .collect();
-        assert_eq!(keys, ["elicit-11", "sample-12", "elicit-012", "mine"]);
+        assert_eq!(
+            keys,
+            [
+                "elicit-11",
+                "sample-12",
+                "elicit-012",
+                "elicit-+5",
+                "elicit-99999999999",
+                "mine"
+            ]
+        );
         assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
         assert!(read.needs_restating());
         // A generated key costs two bytes, not its text.

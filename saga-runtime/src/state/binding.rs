@@ -68,7 +68,7 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
             out.push(b']');
         }
         Value::String(text) => write_string(text, out),
-        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+        scalar => write_json(scalar, out),
     }
 }
 
@@ -88,7 +88,15 @@ fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
 }
 
 fn write_string(text: &str, out: &mut Vec<u8>) {
-    out.extend_from_slice(Value::from(text).to_string().as_bytes());
+    write_json(text, out);
+}
+
+/// `value` as compact JSON, written in place: the same text as its `Display`, without the
+/// intermediate `String`.
+fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    // Writing a string or a scalar into a `Vec` cannot fail: no I/O, and no map keys to
+    // reject.
+    let _ = serde_json::to_writer(out, value);
 }
 
 #[cfg(test)]
