@@ -89,6 +89,13 @@ async fn kept(topic: String) -> Result<String, SagaError> {
     Ok(format!("{topic}: {answer}"))
 }
 
+/// `{:?}` text is kept: a `HashMap`'s would change order once read back from the state.
+#[saga_tool]
+async fn debugged(items: Vec<String>) -> Result<String, SagaError> {
+    let pick: String = elicit(format!("Pick one of {items:?}")).await?;
+    Ok(format!("{pick} of {}", items.len()))
+}
+
 fn server() -> SagaServer {
     SagaServer::builder()
         .info("restated-test", "0")
@@ -98,6 +105,7 @@ fn server() -> SagaServer {
         .tool(joined)
         .tool(helped)
         .tool(kept)
+        .tool(debugged)
         .build()
         .expect("server")
 }
@@ -321,4 +329,18 @@ async fn a_request_built_by_the_users_function_is_kept_and_never_built_twice() {
         round(&server, &call).await.err().as_deref(),
         Some("owls: wise")
     );
+}
+
+#[tokio::test]
+async fn a_debug_formatted_message_is_kept() {
+    let server = server();
+    let call = Call::tool("debugged", Some(object(json!({"items": ["a", "b"]}))));
+    let first = asked_again_word_for_word(&server, &call, None).await;
+    let message = "Pick one of [\"a\", \"b\"]";
+    assert_eq!(
+        requests_json(&first)["elicit-1"]["params"]["message"],
+        message
+    );
+    let token = first.request_state.clone().expect("token");
+    assert!(payload_len(&token) > message.len(), "the message is kept");
 }

@@ -99,6 +99,33 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// refuses as a use of a partially moved value: move the other part out before the
 /// suspension too (`let b = pair.1;`).
 ///
+/// # What the token carries
+///
+/// At a suspension the token holds the saved locals and, for each request of the round,
+/// its kind and key. When the client sends the round back with an answer missing, or with
+/// a form answer that does not fit, the round is asked again word for word; the tool
+/// builds its requests again from the saved locals instead of the token keeping them, when
+///
+/// - each request expression is pure: literals, locals, field reads, borrows, operators,
+///   casts, `format!`/`concat!`/`vec!`, the request functions and their builder calls
+///   (`.key(..)`, `.max_tokens(..)`, `.system(..)`, …), and the read-only conversions
+///   `clone`, `to_string`, `to_owned`, `as_str`, `into`, `trim`, `to_uppercase`,
+///   `to_lowercase`; and
+/// - every local it reads is saved at that suspension anyway (used after it).
+///
+/// ```ignore
+/// let target: Target = elicit("Where to?").await?;                   // built again
+/// let ok = sample(format!("Is {} safe?", target.name)).await?;       // built again
+/// let x: String = elicit(prompt_for(&target)).await?;               // kept: your function
+/// ```
+///
+/// Nothing else of the tool runs when it builds them again. A request made by a function
+/// of yours, a URL elicitation (its id is drawn when it is sent), or one that reads a local
+/// not used after the suspension is kept in the token as JSON, as a hand-written tool's
+/// requests are, and so is one formatted with `{:?}` (a `HashMap` read back from the
+/// state prints in another order). The `Display` of what a `format!` reads must give the
+/// same text each time, as it does for strings, numbers and fields.
+///
 /// `#[saga_tool(task)]` lets the tool run as a durable task (MCP tasks extension) for a
 /// client that declares it, on a server with a `TaskStore`; the task begins at the
 /// function's first `checkpoint()`, and what it asks before that is asked over MRTR.
