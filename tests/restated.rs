@@ -96,6 +96,45 @@ async fn debugged(items: Vec<String>) -> Result<String, SagaError> {
     Ok(format!("{pick} of {}", items.len()))
 }
 
+/// A field the state leaves out: the message cannot be stated again as it was asked.
+#[derive(Debug, Serialize, Deserialize)]
+struct Job {
+    name: String,
+    #[serde(skip)]
+    owner: String,
+}
+
+#[saga_tool]
+async fn skipped(name: String) -> Result<String, SagaError> {
+    let job = Job {
+        name,
+        owner: "alice".into(),
+    };
+    let ok: bool = elicit(format!("{} asks to run {}", job.owner, job.name)).await?;
+    Ok(format!("{}: {ok}", job.name))
+}
+
+/// A method of the user's that shares a builder's name is the user's code: kept.
+#[derive(Debug, Serialize, Deserialize)]
+struct Room {
+    name: String,
+}
+
+static READINGS: AtomicUsize = AtomicUsize::new(0);
+
+impl Room {
+    fn temperature(&self) -> usize {
+        READINGS.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
+#[saga_tool]
+async fn vent(name: String) -> Result<String, SagaError> {
+    let room = Room { name };
+    let open: bool = elicit(format!("{} is at {}. Open?", room.name, room.temperature())).await?;
+    Ok(format!("{}: {open}", room.name))
+}
+
 fn server() -> SagaServer {
     SagaServer::builder()
         .info("restated-test", "0")
@@ -106,6 +145,8 @@ fn server() -> SagaServer {
         .tool(helped)
         .tool(kept)
         .tool(debugged)
+        .tool(skipped)
+        .tool(vent)
         .build()
         .expect("server")
 }
@@ -343,4 +384,32 @@ async fn a_debug_formatted_message_is_kept() {
     );
     let token = first.request_state.clone().expect("token");
     assert!(payload_len(&token) > message.len(), "the message is kept");
+}
+
+#[tokio::test]
+async fn a_round_that_cannot_be_stated_as_asked_is_an_error_not_another_question() {
+    let server = server();
+    let call = Call::tool("skipped", Some(object(json!({"name": "build"}))));
+    let first = round(&server, &call).await.expect("asks");
+    assert_eq!(
+        requests_json(&first)["elicit-1"]["params"]["message"],
+        "alice asks to run build"
+    );
+    let mut again = call.clone();
+    again.request_state = first.request_state.clone();
+    let error = server
+        .tools()
+        .run(again, &context())
+        .await
+        .expect_err("the owner is not in the state");
+    assert_eq!(error.code.0, -32603, "{error:?}");
+}
+
+#[tokio::test]
+async fn a_users_method_named_like_a_builder_is_not_run_again() {
+    let server = server();
+    let call = Call::tool("vent", Some(object(json!({"name": "lab"}))));
+    let before = READINGS.load(Ordering::SeqCst);
+    asked_again_word_for_word(&server, &call, None).await;
+    assert_eq!(READINGS.load(Ordering::SeqCst) - before, 1);
 }

@@ -586,7 +586,11 @@ impl PlainRun {
         script: &mut dyn Script,
         requests: Vec<Request>,
     ) -> Result<Answers, String> {
-        let (pending, input) = pending::assign(requests, &mut self.next_key, "plain run")
+        let pending::Assigned {
+            pending,
+            input_requests: input,
+            ..
+        } = pending::assign(requests, &mut self.next_key, "plain run")
             .map_err(|error| error.message.to_string())?;
         for _ in 0..8 {
             self.rounds += 1;

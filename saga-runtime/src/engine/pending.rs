@@ -31,6 +31,9 @@ pub(crate) struct Head {
     pub(crate) round: u32,
     /// The requests of the last round, in the order the tool reads their answers.
     pub(crate) pending: Vec<Pending>,
+    /// A digest of the requests the token keeps no params of, as they were asked: the
+    /// tool's statement of them again must match it word for word.
+    pub(crate) restated: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +88,7 @@ struct SealedHead<'a> {
     round: u32,
     #[serde(borrow)]
     pending: Vec<SealedPending<'a>>,
+    restated: Option<u32>,
 }
 
 /// The head of a token of the previous layout (`LEGACY_VERSION`): each request whole.
@@ -119,6 +123,7 @@ impl Head {
             next_key: self.next_key,
             round: self.round,
             pending,
+            restated: self.restated,
         };
         postcard::to_extend(&sealed, out)
     }
@@ -141,6 +146,7 @@ impl Head {
                 next_key: legacy.next_key,
                 round: legacy.round,
                 pending,
+                restated: None,
             };
             return Ok((head, rest));
         }
@@ -161,6 +167,7 @@ impl Head {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,
+            restated: sealed.restated,
         };
         Ok((head, rest))
     }
@@ -283,9 +290,10 @@ pub(crate) fn assign(
     requests: Vec<Request>,
     next_key: &mut u32,
     tool: &str,
-) -> Result<(Vec<Pending>, InputRequests), ErrorData> {
+) -> Result<Assigned, ErrorData> {
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     let mut input_requests = InputRequests::new();
+    let mut restated = Digest::default();
     for request in requests {
         let (kind, input) = input_of(request.kind, tool)?;
         let key = match request.key {
@@ -307,6 +315,7 @@ pub(crate) fn assign(
         // again word for word: it is always kept.
         let params =
             if request.rebuilt && kind != Kind::Url {
+                restated.add(&key, &input);
                 None
             } else {
                 Some(params_json(&input).map_err(|error| {
@@ -320,16 +329,70 @@ pub(crate) fn assign(
         });
         input_requests.insert(key, input);
     }
-    Ok((pending, input_requests))
+    Ok(Assigned {
+        pending,
+        input_requests,
+        restated: restated.finish(),
+    })
+}
+
+/// A round's requests, as the token keeps them and as they are sent.
+pub(crate) struct Assigned {
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) input_requests: InputRequests,
+    /// The digest of the requests kept without params, if any.
+    pub(crate) restated: Option<u32>,
+}
+
+/// FNV-1a over the keys and JSON of the requests a token keeps no params of. Not a
+/// security measure (the token is authenticated): it catches a tool that states a round
+/// differently, through code saga cannot see (a user's `Display` or `From` impl, a field
+/// the state leaves out).
+#[derive(Default)]
+struct Digest(Option<u64>);
+
+impl Digest {
+    fn add(&mut self, key: &str, input: &InputRequest) {
+        let mut hash = self.0.unwrap_or(0xcbf2_9ce4_8422_2325);
+        let mut write = |bytes: &[u8]| {
+            for byte in bytes {
+                hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        write(key.as_bytes());
+        write(&[0]);
+        // Writing into a hasher cannot fail; a request that does not serialize is
+        // refused when it is sent.
+        let _ = serde_json::to_writer(Fnv(&mut write), input);
+        self.0 = Some(hash);
+    }
+
+    fn finish(self) -> Option<u32> {
+        self.0.map(|hash| (hash ^ (hash >> 32)) as u32)
+    }
+}
+
+struct Fnv<'a, F: FnMut(&[u8])>(&'a mut F);
+
+impl<F: FnMut(&[u8])> std::io::Write for Fnv<'_, F> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        (self.0)(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The `inputRequests` of a round asked again: each kept request as it was kept, each
 /// other one as the tool stated it again (`restated`, in the round's order).
 pub(crate) fn asked_again(
-    pending: &[Pending],
+    head: &Head,
     restated: Option<Vec<Request>>,
     tool: &str,
 ) -> Result<InputRequests, ErrorData> {
+    let pending = &head.pending;
+    let mut digest = Digest::default();
     let mut restated = restated.map(Vec::into_iter);
     if let Some(requests) = &restated
         && requests.len() != pending.len()
@@ -359,11 +422,22 @@ pub(crate) fn asked_again(
                         ),
                     ));
                 }
+                digest.add(&entry.key, &input);
                 input
             }
             (None, None) => entry.input_request()?,
         };
         input_requests.insert(entry.key.clone(), input);
+    }
+    if digest.finish() != head.restated {
+        return Err(tool_bug(
+            tool,
+            "it stated its last round differently from how it asked it (a request reads \
+             something that changed: a Display or From impl of its own, or a field its \
+             saved state leaves out); keep such a request in the token by building it \
+             with a function of your own"
+                .to_owned(),
+        ));
     }
     Ok(input_requests)
 }
@@ -567,7 +641,11 @@ mod tests {
     #[test]
     fn pending_entries_keep_params_only_and_rebuild_the_same_requests() {
         let mut next_key = 0;
-        let (pending, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
+        let super::Assigned {
+            pending,
+            input_requests: asked,
+            ..
+        } = assign(requests(), &mut next_key, "t").expect("valid requests");
         assert_eq!(pending.len(), 3);
         for entry in &pending {
             let params = entry.params.as_deref().expect("kept");
@@ -592,7 +670,9 @@ mod tests {
             request.rebuilt = true;
         }
         let mut next_key = 0;
-        let (pending, _) = assign(round, &mut next_key, "t").expect("valid requests");
+        let assigned = assign(round, &mut next_key, "t").expect("valid requests");
+        assert!(assigned.restated.is_some(), "a digest of what is not kept");
+        let pending = assigned.pending;
         let kept: Vec<bool> = pending.iter().map(|entry| entry.params.is_some()).collect();
         assert_eq!(kept, [false, false, false, true]);
     }
@@ -602,6 +682,7 @@ mod tests {
         let head = Head {
             next_key: 12,
             round: 3,
+            restated: Some(0xdead_beef),
             pending: vec![
                 Pending {
                     key: "elicit-11".into(),
@@ -641,6 +722,7 @@ mod tests {
         let (read, rest) = Head::decode(&bytes, VERSION).expect("decodes");
         assert_eq!(rest, b"state");
         assert_eq!((read.next_key, read.round), (12, 3));
+        assert_eq!(read.restated, Some(0xdead_beef));
         let keys: Vec<&str> = read
             .pending
             .iter()
@@ -662,9 +744,10 @@ mod tests {
         // A generated key costs two bytes, not its text.
         let short = Head {
             pending: head.pending[..1].to_vec(),
+            restated: None,
             ..Head::default()
         };
-        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 7);
+        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 8);
     }
 
     #[test]
@@ -676,7 +759,9 @@ mod tests {
             round: u32,
         }
         let mut next_key = 0;
-        let (_, asked) = assign(requests(), &mut next_key, "t").expect("valid requests");
+        let asked = assign(requests(), &mut next_key, "t")
+            .expect("valid requests")
+            .input_requests;
         let (key, form) = asked.iter().next().expect("a request");
         let legacy = LegacyHead {
             next_key: 3,

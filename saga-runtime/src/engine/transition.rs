@@ -237,8 +237,10 @@ async fn run_transition<T: SagaTool>(
     if !span.is_disabled() {
         span.record("left", variant_name(&state, tool.state_names()).as_str());
     }
-    let (pending, input_requests) = pending::assign(requests, &mut head.next_key, &call.name)?;
-    head.pending = pending;
+    let assigned = pending::assign(requests, &mut head.next_key, &call.name)?;
+    let input_requests = assigned.input_requests;
+    head.pending = assigned.pending;
+    head.restated = assigned.restated;
     pending::gate(&head.pending, cx)?;
     let input_requests = (!input_requests.is_empty()).then_some(input_requests);
     let plaintext = encode(&head, &state).map_err(|error| {
@@ -314,7 +316,7 @@ impl<T: SagaTool> Again<'_, T> {
                 }
             }
         }
-        let requests = pending::asked_again(&head.pending, restated, self.name)?;
+        let requests = pending::asked_again(&head, restated, self.name)?;
         let plaintext = head
             .encode(Vec::with_capacity(16 + state_bytes.len()))
             .map(|mut plaintext| {

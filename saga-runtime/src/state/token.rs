@@ -253,6 +253,11 @@ impl StateCodec {
         }
         let header = TokenHeader::parse(token)?;
         let opened = sealed_with.open(token, header.fingerprint, binding)?;
+        // The plaintext's layout goes with the version: a token of the previous layout
+        // (never made in process, where this is used) is not relabelled as the current.
+        if opened.version != VERSION {
+            return Err(OpenError::Version(opened.version));
+        }
         Ok(self.seal(header.fingerprint, binding, &opened.plaintext))
     }
 
