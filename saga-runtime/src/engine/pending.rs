@@ -66,12 +66,20 @@ pub(crate) struct Pending {
     pub(crate) params: Option<String>,
 }
 
-/// A key as the token keeps it: most keys are generated (`elicit-3`), and only their
-/// number is kept.
+/// A key as the token keeps it. Most keys are generated (`elicit-3`), numbered in the
+/// order they were asked up to the head's `next_key`: such a key is kept as `Next`, the
+/// number after the previous generated one, and costs one byte.
 #[derive(Serialize, Deserialize)]
 enum SealedKey<'a> {
+    Next,
     Numbered(u32),
     Named(&'a str),
+}
+
+/// The number before a round's first generated key: the round's generated keys end at
+/// `next_key`.
+fn first_generated(next_key: u32, generated: usize) -> u32 {
+    next_key.wrapping_sub(u32::try_from(generated).unwrap_or(u32::MAX))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -88,7 +96,8 @@ struct SealedHead<'a> {
     round: u32,
     #[serde(borrow)]
     pending: Vec<SealedPending<'a>>,
-    restated: Option<u32>,
+    /// Four bytes, not a varint: a digest is as long as five as often as not.
+    restated: Option<[u8; 4]>,
 }
 
 /// The head of a token of the previous layout (`LEGACY_VERSION`): each request whole.
@@ -109,13 +118,31 @@ struct LegacyPending {
 impl Head {
     /// Appends the head to `out`; the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        let numbers: Vec<Option<u32>> = self
+            .pending
+            .iter()
+            .map(|entry| numbered(entry.kind, &entry.key))
+            .collect();
+        let generated = numbers.iter().filter(|n| n.is_some()).count();
+        let mut last = first_generated(self.next_key, generated);
         let pending = self
             .pending
             .iter()
-            .map(|entry| SealedPending {
+            .zip(numbers)
+            .map(|(entry, number)| SealedPending {
                 kind: entry.kind,
-                key: numbered(entry.kind, &entry.key)
-                    .map_or(SealedKey::Named(&entry.key), SealedKey::Numbered),
+                key: match number {
+                    None => SealedKey::Named(&entry.key),
+                    Some(n) => {
+                        let key = if n == last.wrapping_add(1) {
+                            SealedKey::Next
+                        } else {
+                            SealedKey::Numbered(n)
+                        };
+                        last = n;
+                        key
+                    }
+                },
                 params: entry.params.as_deref(),
             })
             .collect();
@@ -123,7 +150,7 @@ impl Head {
             next_key: self.next_key,
             round: self.round,
             pending,
-            restated: self.restated,
+            restated: self.restated.map(u32::to_be_bytes),
         };
         postcard::to_extend(&sealed, out)
     }
@@ -151,12 +178,25 @@ impl Head {
             return Ok((head, rest));
         }
         let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
+        let generated = sealed
+            .pending
+            .iter()
+            .filter(|entry| !matches!(entry.key, SealedKey::Named(_)))
+            .count();
+        let mut last = first_generated(sealed.next_key, generated);
         let pending = sealed
             .pending
             .into_iter()
             .map(|entry| Pending {
                 key: match entry.key {
-                    SealedKey::Numbered(n) => generated_key(entry.kind, n),
+                    SealedKey::Next => {
+                        last = last.wrapping_add(1);
+                        generated_key(entry.kind, last)
+                    }
+                    SealedKey::Numbered(n) => {
+                        last = n;
+                        generated_key(entry.kind, n)
+                    }
                     SealedKey::Named(name) => name.to_owned(),
                 },
                 kind: entry.kind,
@@ -167,7 +207,7 @@ impl Head {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,
-            restated: sealed.restated,
+            restated: sealed.restated.map(u32::from_be_bytes),
         };
         Ok((head, rest))
     }
@@ -741,13 +781,38 @@ mod tests {
         );
         assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
         assert!(read.needs_restating());
-        // A generated key costs two bytes, not its text.
+        // A generated key in sequence costs one byte, not its text.
         let short = Head {
+            next_key: 11,
             pending: head.pending[..1].to_vec(),
             restated: None,
             ..Head::default()
         };
-        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 8);
+        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 7);
+    }
+
+    #[test]
+    fn generated_keys_out_of_sequence_keep_their_numbers() {
+        let entry = |key: &str| Pending {
+            key: key.into(),
+            kind: Kind::Sample,
+            params: None,
+        };
+        for next_key in [0, 3, 7, u32::MAX] {
+            let head = Head {
+                next_key,
+                pending: vec![entry("sample-5"), entry("sample-6"), entry("sample-2")],
+                ..Head::default()
+            };
+            let bytes = head.encode(Vec::new()).expect("encodes");
+            let (read, _) = Head::decode(&bytes, VERSION).expect("decodes");
+            let keys: Vec<&str> = read.pending.iter().map(|e| e.key.as_str()).collect();
+            assert_eq!(
+                keys,
+                ["sample-5", "sample-6", "sample-2"],
+                "next_key {next_key}"
+            );
+        }
     }
 
     #[test]
