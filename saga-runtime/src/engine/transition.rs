@@ -140,6 +140,13 @@ async fn run_transition<T: SagaTool>(
 ) -> Result<CallToolResponse, ErrorData> {
     let fingerprint = tool.fingerprint();
     let binding = call.binding(cx.principal());
+    let again = Again {
+        tool,
+        codec,
+        name: &call.name,
+        binding: &binding,
+        cx,
+    };
     let mut resumed: Option<Opened> = None;
     let (mut head, state, answers) = match call.request_state {
         None => {
@@ -181,13 +188,6 @@ async fn run_transition<T: SagaTool>(
                         reason = %Escaped(&reason),
                         "asking again"
                     );
-                    let again = Again {
-                        tool,
-                        codec,
-                        name: &call.name,
-                        binding: &binding,
-                        cx,
-                    };
                     return again.reissue(&opened, head, state_bytes, None).await;
                 }
                 Collected::All(answers) => answers,
@@ -222,13 +222,6 @@ async fn run_transition<T: SagaTool>(
             let (head, state_bytes) = Head::decode(&opened.plaintext, opened.version)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             tracing::debug!(tool = %Escaped(&call.name), "an answer does not fit: asking again");
-            let again = Again {
-                tool,
-                codec,
-                name: &call.name,
-                binding: &binding,
-                cx,
-            };
             return again
                 .reissue(&opened, head, state_bytes, Some(requests))
                 .await;
