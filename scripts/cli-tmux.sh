@@ -262,8 +262,8 @@ EOF
 token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
 if [ -n "$token" ] &&
   SAGA_KEYS="$KEY" "$SAGA" inspect "$token" >"$WORK/inspect.txt" 2>&1 &&
-  grep -q "^version      0x01" "$WORK/inspect.txt" &&
-  grep -q "header 45, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
+  grep -q "^version      0x02" "$WORK/inspect.txt" &&
+  grep -q "header 41, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
   grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
   SAGA_KEYS="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$SAGA" inspect "$token" |
   grep -q "does not open"; then
@@ -283,6 +283,7 @@ if [ -n "$token" ] &&
   grep -qF '"tool": "complex_tool"' "$WORK/state.txt" &&
   grep -qF '"key": "sample-2"' "$WORK/state.txt" &&
   grep -qF "Is deploying to 'production' safe right now?" "$WORK/state.txt" &&
+  grep -qF '"restated": true' "$WORK/state.txt" &&
   tr -d ' \n' <"$WORK/state.txt" | grep -qF '"state":{"AfterSampleVerdict":{"target":{"target":"production"}}}' &&
   ! SAGA_KEYS="$KEY" "$EXAMPLES/deploy" --inspect "$token" --arguments '{"initial_arg":"y"}' \
     >/dev/null 2>&1; then

@@ -245,6 +245,22 @@ async fn the_deploy_shape_is_asked_again_word_for_word_from_a_token_without_its_
     assert_eq!(sampling["maxTokens"], 50);
     assert_eq!(sampling["systemPrompt"], "Answer yes or no.");
 
+    // Inspection shows the request the token does not keep, as the tool states it again.
+    let request = saga_runtime::serve::InspectRequest {
+        principal: "alice".into(),
+        arguments: Some(object(json!({"service": "api"}))),
+        ..saga_runtime::serve::InspectRequest::default()
+    };
+    let shown = server
+        .inspect(second.request_state.as_deref().expect("token"), &request)
+        .expect("opens");
+    assert_eq!(shown["pending"][0]["restated"], true, "{shown:#}");
+    assert_eq!(
+        shown["pending"][0]["request"],
+        requests_json(&second)["sample-2"],
+        "{shown:#}"
+    );
+
     let call = answered(
         &call,
         &second,

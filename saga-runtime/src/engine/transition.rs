@@ -335,6 +335,30 @@ fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u
     postcard::to_extend(state, plaintext)
 }
 
+/// The round's requests as the tool states them again from `state_bytes`, for
+/// inspection: the step is polled once (stating a round again never waits), and a panic
+/// or anything but [`Step::AskAgain`] shows no request.
+fn restated_for_inspection<T: SagaTool>(
+    tool: &T,
+    head: &Head,
+    state_bytes: &[u8],
+) -> Option<rmcp::model::InputRequests> {
+    let (state, _) = postcard::take_from_bytes::<T::State>(state_bytes).ok()?;
+    let cx = SagaContext::new("inspect");
+    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut step = std::pin::pin!(tool.step(state, Answers::again(), &cx));
+        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+        step.as_mut().poll(&mut poll_cx)
+    }))
+    .ok()?;
+    match stepped {
+        std::task::Poll::Ready(Step::AskAgain(requests)) => {
+            pending::asked_again(head, Some(requests), "inspect").ok()
+        }
+        _ => None,
+    }
+}
+
 /// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved
 /// state with the tool's own types, as JSON ([`SagaTool::state_json`]): for
 /// `SagaServer::inspect`.
@@ -354,17 +378,20 @@ pub(crate) fn inspect_state<T: SagaTool>(
         Head::decode(&opened.plaintext, opened.version).map_err(|e| undecodable(&e))?;
     let (state, _) =
         postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
-    // Each pending request is kept as its params' JSON text: show the request it stands
-    // for, as it is asked.
+    // Show each pending request as it is asked: from the token, or as the tool states it
+    // again from its state.
+    let asked = if head.needs_restating() {
+        restated_for_inspection(tool, &head, state_bytes)
+    } else {
+        pending::asked_again(&head, None, "inspect").ok()
+    };
     let pending: Vec<serde_json::Value> = head
         .pending
         .iter()
         .map(|entry| {
-            // A request the tool states again from its state is not in the token.
-            let request = entry
-                .params
+            let request = asked
                 .as_ref()
-                .and_then(|_| entry.input_request().ok())
+                .and_then(|asked| asked.get(&entry.key))
                 .and_then(|request| serde_json::to_value(request).ok())
                 .unwrap_or_default();
             serde_json::json!({
