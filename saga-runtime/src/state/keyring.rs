@@ -5,9 +5,10 @@ use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
-use chacha20poly1305::{KeyInit, XChaCha20Poly1305};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
+
+use super::aead::XChaCha20Poly1305;
 
 /// Length of a sealing key in bytes.
 pub const KEY_LEN: usize = 32;
@@ -180,12 +181,7 @@ impl KeyRing {
                     second: index + 1,
                 });
             }
-            let cipher = XChaCha20Poly1305::new(
-                bytes
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| KeyRingError::Malformed { index: index + 1 })?,
-            );
+            let cipher = XChaCha20Poly1305::new(bytes);
             keys.push(Key { id, cipher });
         }
         Ok(Self { keys })

@@ -21,6 +21,7 @@
 //! assert!(codec.open(&token, *b"fp-00001", &mallory).is_err());
 //! ```
 
+mod aead;
 mod binding;
 mod keyring;
 mod nonce;

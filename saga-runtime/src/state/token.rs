@@ -24,8 +24,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::AeadInOut;
-use chacha20poly1305::{Tag, XNonce};
 
 use std::sync::Arc;
 
@@ -231,11 +229,8 @@ impl StateCodec {
 
         let (header, body) = token.split_at_mut(HEADER_LEN);
         let aad = associated_data::<{ HEADER_LEN + 32 }>(header, binding);
-        let tag = key
-            .cipher
-            .encrypt_inout_detached(&XNonce::from(nonce), &aad, body.into())
-            .expect("XChaCha20-Poly1305 seals any message under 256 GiB");
-        token.extend_from_slice(tag.as_slice());
+        let tag = key.cipher.seal_in_place(&nonce, &aad, body);
+        token.extend_from_slice(&tag);
         URL_SAFE_NO_PAD.encode(&token)
     }
 
@@ -302,17 +297,15 @@ impl StateCodec {
         let token_fingerprint = header.fingerprint;
 
         let tag_at = bytes.len() - TAG_LEN;
-        let tag = Tag::try_from(&bytes[tag_at..]).map_err(|_| OpenError::Forged)?;
+        let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
         let (header_bytes, rest) = bytes.split_at_mut(header_len);
         let body = &mut rest[..tag_at - header_len];
         let decrypted = if header.version == VERSION {
             let aad = associated_data::<{ HEADER_LEN + 32 }>(header_bytes, binding);
-            key.cipher
-                .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
+            key.cipher.open_in_place(&nonce, &aad, body, &tag)
         } else {
             let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header_bytes, binding);
-            key.cipher
-                .decrypt_inout_detached(&XNonce::from(nonce), &aad, body.into(), &tag)
+            key.cipher.open_in_place(&nonce, &aad, body, &tag)
         };
         decrypted.map_err(|_| OpenError::Forged)?;
 
@@ -503,11 +496,8 @@ mod header_tests {
         token.extend_from_slice(plaintext);
         let (header, body) = token.split_at_mut(LEGACY_HEADER_LEN);
         let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header, binding);
-        let tag = key
-            .cipher
-            .encrypt_inout_detached(&XNonce::from(nonce), &aad, body.into())
-            .expect("seals");
-        token.extend_from_slice(tag.as_slice());
+        let tag = key.cipher.seal_in_place(&nonce, &aad, body);
+        token.extend_from_slice(&tag);
         URL_SAFE_NO_PAD.encode(&token)
     }
 
