@@ -8,6 +8,7 @@
 
 mod answers;
 mod context;
+mod digest;
 mod elicit;
 pub(crate) mod elicit_field;
 mod error;

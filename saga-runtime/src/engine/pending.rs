@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::answers::{Answer, StepFailure};
 use super::context::SagaContext;
+use super::digest::{PreviousDigest, RoundDigest};
 use super::elicit::check_content;
 use super::requests::{Request, RequestKind};
 use crate::log::Escaped;
@@ -219,7 +220,16 @@ impl Head {
 }
 
 fn generated_key(kind: Kind, n: u32) -> String {
-    format!("{}-{n}", kind.prefix())
+    // Two of these per round that asks (assigning, then reading the head back): without
+    // the formatting machinery they cost a third as much.
+    let prefix = kind.prefix();
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    let mut key = String::with_capacity(prefix.len() + 1 + digits.len());
+    key.push_str(prefix);
+    key.push('-');
+    key.push_str(digits);
+    key
 }
 
 /// The number of `key` if it is exactly the key generated for that number.
@@ -282,44 +292,46 @@ fn params_json(input: &InputRequest) -> serde_json::Result<String> {
 }
 
 /// A request as it is sent: its kind and the rmcp request.
-fn input_of(request: RequestKind, tool: &str) -> Result<(Kind, InputRequest), ErrorData> {
+fn kind_of(request: &RequestKind) -> Kind {
+    match request {
+        RequestKind::Elicit { .. } => Kind::Form,
+        RequestKind::ElicitUrl { .. } => Kind::Url,
+        RequestKind::Sample(_) => Kind::Sample,
+        RequestKind::ListRoots => Kind::Roots,
+    }
+}
+
+fn input_of(request: RequestKind, tool: &str) -> Result<InputRequest, ErrorData> {
     Ok(match request {
-        RequestKind::Elicit { message, schema } => {
-            let requested_schema = schema.map_err(|reason| tool_bug(tool, reason))?;
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema,
+        RequestKind::Elicit { message, form } => {
+            let requested_schema = match &form.typed {
+                Ok(schema) => schema.clone(),
+                Err(reason) => return Err(tool_bug(tool, reason.clone())),
             };
-            (
-                Kind::Form,
-                InputRequest::Elicitation(ElicitRequest::new(params)),
-            )
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message,
+                    requested_schema,
+                },
+            ))
         }
         RequestKind::ElicitUrl {
             message,
             url,
             elicitation_id,
-        } => {
-            let params = ElicitRequestParams::UrlElicitationParams {
+        } => InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::UrlElicitationParams {
                 meta: None,
                 message,
                 url,
                 elicitation_id: elicitation_id.unwrap_or_else(crate::state::random_id),
-            };
-            (
-                Kind::Url,
-                InputRequest::Elicitation(ElicitRequest::new(params)),
-            )
+            },
+        )),
+        RequestKind::Sample(params) => {
+            InputRequest::CreateMessage(CreateMessageRequest::new(*params))
         }
-        RequestKind::Sample(params) => (
-            Kind::Sample,
-            InputRequest::CreateMessage(CreateMessageRequest::new(*params)),
-        ),
-        RequestKind::ListRoots => (
-            Kind::Roots,
-            InputRequest::ListRoots(ListRootsRequest::default()),
-        ),
+        RequestKind::ListRoots => InputRequest::ListRoots(ListRootsRequest::default()),
     })
 }
 
@@ -333,9 +345,9 @@ pub(crate) fn assign(
 ) -> Result<Assigned, ErrorData> {
     let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
     let mut input_requests = InputRequests::new();
-    let mut restated = Digest::default();
+    let mut restated = RoundDigest::default();
     for request in requests {
-        let (kind, input) = input_of(request.kind, tool)?;
+        let kind = kind_of(&request.kind);
         let key = match request.key {
             Some(key) => key,
             None => {
@@ -353,9 +365,13 @@ pub(crate) fn assign(
         }
         // A URL elicitation's id is drawn here, not by the tool, so it could not be stated
         // again word for word: it is always kept.
+        let rebuilt = request.rebuilt && kind != Kind::Url;
+        if rebuilt {
+            restated.add(&key, &request.kind);
+        }
+        let input = input_of(request.kind, tool)?;
         let params =
-            if request.rebuilt && kind != Kind::Url {
-                restated.add(&key, &input);
+            if rebuilt {
                 None
             } else {
                 Some(params_json(&input).map_err(|error| {
@@ -384,46 +400,6 @@ pub(crate) struct Assigned {
     pub(crate) restated: Option<u32>,
 }
 
-/// FNV-1a over the keys and JSON of the requests a token keeps no params of. Not a
-/// security measure (the token is authenticated): it catches a tool that states a round
-/// differently, through code saga cannot see (a user's `Display` or `From` impl, a field
-/// the state leaves out).
-#[derive(Default)]
-struct Digest(Option<u64>);
-
-impl Digest {
-    fn add(&mut self, key: &str, input: &InputRequest) {
-        let mut hash = self.0.unwrap_or(0xcbf2_9ce4_8422_2325);
-        let mut write = |bytes: &[u8]| {
-            for byte in bytes {
-                hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-            }
-        };
-        write(key.as_bytes());
-        write(&[0]);
-        // Writing into a hasher cannot fail; a request that does not serialize is
-        // refused when it is sent.
-        let _ = serde_json::to_writer(Fnv(&mut write), input);
-        self.0 = Some(hash);
-    }
-
-    fn finish(self) -> Option<u32> {
-        self.0.map(|hash| (hash ^ (hash >> 32)) as u32)
-    }
-}
-
-struct Fnv<'a, F: FnMut(&[u8])>(&'a mut F);
-
-impl<F: FnMut(&[u8])> std::io::Write for Fnv<'_, F> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        (self.0)(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The `inputRequests` of a round asked again: each kept request as it was kept, each
 /// other one as the tool stated it again (`restated`, in the round's order).
 pub(crate) fn asked_again(
@@ -432,7 +408,7 @@ pub(crate) fn asked_again(
     tool: &str,
 ) -> Result<InputRequests, ErrorData> {
     let pending = &head.pending;
-    let mut digest = Digest::default();
+    let mut digest = RoundDigest::default();
     let mut restated = restated.map(Vec::into_iter);
     if let Some(requests) = &restated
         && requests.len() != pending.len()
@@ -452,8 +428,7 @@ pub(crate) fn asked_again(
         let input = match (&entry.params, again) {
             (Some(_), _) => entry.input_request()?,
             (None, Some(request)) => {
-                let (kind, input) = input_of(request.kind, tool)?;
-                if kind != entry.kind {
+                if kind_of(&request.kind) != entry.kind {
                     return Err(tool_bug(
                         tool,
                         format!(
@@ -462,14 +437,16 @@ pub(crate) fn asked_again(
                         ),
                     ));
                 }
-                digest.add(&entry.key, &input);
-                input
+                digest.add(&entry.key, &request.kind);
+                input_of(request.kind, tool)?
             }
             (None, None) => entry.input_request()?,
         };
         input_requests.insert(entry.key.clone(), input);
     }
-    if digest.finish() != head.restated {
+    if digest.finish() != head.restated
+        && previous_digest(pending, &input_requests) != head.restated
+    {
         return Err(tool_bug(
             tool,
             "it stated its last round differently from how it asked it (a request reads \
@@ -480,6 +457,17 @@ pub(crate) fn asked_again(
         ));
     }
     Ok(input_requests)
+}
+
+/// The digest the build before this one kept of the same round (see [`PreviousDigest`]).
+fn previous_digest(pending: &[Pending], input_requests: &InputRequests) -> Option<u32> {
+    let mut digest = PreviousDigest::default();
+    for entry in pending.iter().filter(|entry| entry.params.is_none()) {
+        if let Some(input) = input_requests.get(&entry.key) {
+            digest.add(&entry.key, input);
+        }
+    }
+    digest.finish()
 }
 
 fn tool_bug(tool: &str, reason: String) -> ErrorData {
@@ -715,6 +703,72 @@ mod tests {
         let pending = assigned.pending;
         let kept: Vec<bool> = pending.iter().map(|entry| entry.params.is_some()).collect();
         assert_eq!(kept, [false, false, false, true]);
+    }
+
+    fn restated(messages: [&str; 2]) -> Vec<Request> {
+        let mut round: Vec<Request> = vec![
+            elicit::<bool>(messages[0]).into(),
+            sample(messages[1]).max_tokens(7).into(),
+            list_roots().into(),
+        ];
+        for request in &mut round {
+            request.rebuilt = true;
+        }
+        round
+    }
+
+    fn asked(round: Vec<Request>) -> Head {
+        let mut next_key = 0;
+        let assigned = assign(round, &mut next_key, "t").expect("valid requests");
+        Head {
+            next_key,
+            round: 1,
+            pending: assigned.pending,
+            restated: assigned.restated,
+        }
+    }
+
+    #[test]
+    fn a_round_stated_again_must_match_its_digest_word_for_word() {
+        let head = asked(restated(["Sure?", "Summarise"]));
+        let again = super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t")
+            .expect("the same round");
+        assert_eq!(again.len(), 3);
+        for changed in [["Sure!", "Summarise"], ["Sure?", "Summarize"]] {
+            assert!(
+                super::asked_again(&head, Some(restated(changed)), "t").is_err(),
+                "{changed:?} is another round"
+            );
+        }
+        let mut other_form: Vec<Request> = restated(["Sure?", "Summarise"]);
+        other_form[0] = elicit::<String>("Sure?").into();
+        other_form[0].rebuilt = true;
+        assert!(
+            super::asked_again(&head, Some(other_form), "t").is_err(),
+            "a form of another answer type is another round"
+        );
+    }
+
+    /// The build before this one hashed each restated request's JSON; a round it sealed
+    /// can still be asked again.
+    #[test]
+    fn a_round_sealed_with_the_previous_digest_can_be_asked_again() {
+        let mut head = asked(restated(["Sure?", "Summarise"]));
+        let mut next_key = 0;
+        let inputs = assign(restated(["Sure?", "Summarise"]), &mut next_key, "t")
+            .expect("valid requests")
+            .input_requests;
+        let mut previous = crate::engine::digest::PreviousDigest::default();
+        for entry in &head.pending {
+            previous.add(&entry.key, &inputs[&entry.key]);
+        }
+        head.restated = previous.finish();
+        assert_ne!(
+            head.restated,
+            asked(restated(["Sure?", "Summarise"])).restated
+        );
+        assert!(super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t").is_ok());
+        assert!(super::asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t").is_err());
     }
 
     #[test]

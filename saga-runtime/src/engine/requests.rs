@@ -6,6 +6,7 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
@@ -14,6 +15,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
+use super::digest::Fnv;
 use super::elicit::Elicit;
 
 /// The default `maxTokens` of [`sample`] when the tool does not set one.
@@ -35,9 +37,8 @@ pub struct Request {
 pub(crate) enum RequestKind {
     Elicit {
         message: String,
-        /// The form's schema, typed once per answer type (see [`form_schema`]); the error
-        /// says why a hand-written `Elicit` impl's schema is not a form-mode one.
-        schema: Result<ElicitationSchema, String>,
+        /// The answer type's form, built once per type (see [`Form`]).
+        form: Arc<Form>,
     },
     ElicitUrl {
         message: String,
@@ -93,34 +94,39 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
             key: form.key,
             kind: RequestKind::Elicit {
                 message: form.message,
-                schema: form_schema::<T>(),
+                form: cached_form::<T>(),
             },
             rebuilt: false,
         }
     }
 }
 
-/// `T`'s requested schema as rmcp's typed form-mode schema, built and checked once per
-/// type: a schema is a function of the type, and building and converting it were a
-/// measurable part of every round that asks (BENCHMARKS.md).
-fn form_schema<T: Elicit>() -> Result<ElicitationSchema, String> {
-    cached_form::<T>().0.clone()
-}
-
 /// The schema of `T`'s form as it is sent, as JSON: what an answer to a form that the
 /// tool states again from its saved state is checked against (its token keeps no schema).
 pub(crate) fn sent_schema<T: Elicit>() -> Arc<Map<String, Value>> {
-    Arc::clone(&cached_form::<T>().1)
+    Arc::clone(&cached_form::<T>().sent)
 }
 
-type CachedForm = Arc<(Result<ElicitationSchema, String>, Arc<Map<String, Value>>)>;
+/// An answer type's form, built and checked once per type: a schema is a function of the
+/// type, and building, converting and hashing it were a measurable part of every round
+/// that asks (BENCHMARKS.md).
+#[derive(Debug)]
+pub(crate) struct Form {
+    /// The schema as rmcp's typed form-mode schema; the error says why a hand-written
+    /// `Elicit` impl's schema is not a form-mode one.
+    pub(crate) typed: Result<ElicitationSchema, String>,
+    /// The schema as it is sent.
+    pub(crate) sent: Arc<Map<String, Value>>,
+    /// The hash of `sent` as JSON text: how the schema enters a round's digest.
+    pub(crate) digest: u64,
+}
 
-fn cached_form<T: Elicit>() -> CachedForm {
-    type Cache = HashMap<TypeId, CachedForm>;
-    static SCHEMAS: OnceLock<RwLock<Cache>> = OnceLock::new();
-    let schemas = SCHEMAS.get_or_init(Default::default);
+fn cached_form<T: Elicit>() -> Arc<Form> {
+    type Cache = HashMap<TypeId, Arc<Form>, BuildHasherDefault<TypeIdHasher>>;
+    static FORMS: OnceLock<RwLock<Cache>> = OnceLock::new();
+    let forms = FORMS.get_or_init(Default::default);
     let id = TypeId::of::<T>();
-    if let Some(form) = schemas
+    if let Some(form) = forms
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&id)
@@ -134,12 +140,39 @@ fn cached_form<T: Elicit>() -> CachedForm {
         Ok(Ok(Value::Object(sent))) => sent,
         _ => requested,
     };
-    let form: CachedForm = Arc::new((typed, Arc::new(sent)));
-    schemas
+    let form = Arc::new(Form {
+        typed,
+        digest: Fnv::of_json(&sent),
+        sent: Arc::new(sent),
+    });
+    forms
         .write()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(id, Arc::clone(&form));
     form
+}
+
+/// A `TypeId` is already a hash; hashing it again with SipHash was most of a lookup that
+/// runs twice per round that asks.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // Not how `TypeId` hashes itself today (one `write_u64`), but correct whatever it
+        // writes.
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 ^= word;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
@@ -375,9 +408,10 @@ mod schema_tests {
 
     fn schema_of<T: Elicit>(form: ElicitForm<T>) -> Result<Value, String> {
         match Request::from(form).kind {
-            RequestKind::Elicit { schema, .. } => {
-                schema.map(|schema| serde_json::to_value(schema).unwrap_or(Value::Null))
-            }
+            RequestKind::Elicit { form, .. } => form
+                .typed
+                .clone()
+                .map(|schema| serde_json::to_value(schema).unwrap_or(Value::Null)),
             other => panic!("not an elicitation: {other:?}"),
         }
     }

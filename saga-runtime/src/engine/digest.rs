@@ -1,0 +1,126 @@
+//! The digest a token keeps of the requests it keeps no params of (DESIGN §5): when such a
+//! round is asked again, the tool's statement of it must match what was asked.
+//!
+//! Not a security measure (the token is authenticated): it catches a tool that states a
+//! round differently, through code saga cannot see (a user's `Display` or `From` impl, a
+//! field the state leaves out).
+//!
+//! A form's schema enters as the hash of its JSON, computed once per answer type
+//! ([`Fnv::of_json`] from the schema cache), not as the JSON written again each round:
+//! writing it cost a quarter of a round that asks (BENCHMARKS.md).
+
+use rmcp::model::InputRequest;
+
+use super::requests::RequestKind;
+
+/// 64-bit FNV-1a: small, stable across builds and platforms, and fast on the short
+/// inputs it sees here.
+#[derive(Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+
+    pub(crate) fn new() -> Self {
+        Self(Self::OFFSET)
+    }
+
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(Self::PRIME);
+        }
+    }
+
+    /// A string, length first, so that no two sequences of strings hash alike by moving
+    /// bytes from one to the next.
+    fn write_str(&mut self, text: &str) {
+        self.write(&(text.len() as u64).to_le_bytes());
+        self.write(text.as_bytes());
+    }
+
+    pub(crate) fn finish(self) -> u64 {
+        self.0
+    }
+
+    /// The hash of `value`'s JSON text.
+    pub(crate) fn of_json(value: &impl serde::Serialize) -> u64 {
+        let mut hash = Self::new();
+        // Writing into a hasher cannot fail; a value that does not serialize hashes as the
+        // bytes it wrote before it failed, and is refused where it is sent.
+        let _ = serde_json::to_writer(&mut hash, value);
+        hash.finish()
+    }
+}
+
+impl std::io::Write for Fnv {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        Fnv::write(self, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The digest of one round's restated requests, added in the round's order.
+#[derive(Default)]
+pub(crate) struct RoundDigest(Option<Fnv>);
+
+impl RoundDigest {
+    pub(crate) fn add(&mut self, key: &str, request: &RequestKind) {
+        let hash = self.0.get_or_insert_with(Fnv::new);
+        hash.write_str(key);
+        match request {
+            RequestKind::Elicit { message, form } => {
+                hash.write(b"F");
+                hash.write_str(message);
+                hash.write(&form.digest.to_le_bytes());
+            }
+            RequestKind::ElicitUrl {
+                message,
+                url,
+                elicitation_id,
+            } => {
+                hash.write(b"U");
+                hash.write_str(message);
+                hash.write_str(url);
+                hash.write_str(elicitation_id.as_deref().unwrap_or_default());
+            }
+            RequestKind::Sample(params) => {
+                hash.write(b"S");
+                hash.write(&Fnv::of_json(params).to_le_bytes());
+            }
+            RequestKind::ListRoots => hash.write(b"R"),
+        }
+    }
+
+    pub(crate) fn finish(self) -> Option<u32> {
+        self.0.map(|hash| fold(hash.finish()))
+    }
+}
+
+fn fold(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The digest the build before this one kept (FNV-1a over each key, a zero byte, and the
+/// request's JSON), recognised only when a round asked again does not match
+/// [`RoundDigest`], so that a round sealed by that build can still be asked again after
+/// an upgrade.
+#[derive(Default)]
+pub(crate) struct PreviousDigest(Option<Fnv>);
+
+impl PreviousDigest {
+    pub(crate) fn add(&mut self, key: &str, input: &InputRequest) {
+        let hash = self.0.get_or_insert_with(Fnv::new);
+        hash.write(key.as_bytes());
+        hash.write(&[0]);
+        let _ = serde_json::to_writer(&mut *hash, input);
+    }
+
+    pub(crate) fn finish(self) -> Option<u32> {
+        self.0.map(|hash| fold(hash.finish()))
+    }
+}
