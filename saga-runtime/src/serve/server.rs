@@ -453,14 +453,26 @@ impl ServerHandler for SagaServer {
         match request.method.as_str() {
             super::wire::call_saga::CALL_SAGA | super::wire::call_saga::RESUME_SAGA => {
                 let cx = super::wire::call_saga::context(&self.tools, &_context);
+                // Boxed: rmcp's per-request task holds the future of whichever handler
+                // is largest, so these (rarer) formats would size every `tools/call`'s.
                 let result = if request.method == super::wire::call_saga::CALL_SAGA {
-                    super::wire::call_saga::call_saga(&self.tools, request.params, &cx).await
+                    Box::pin(super::wire::call_saga::call_saga(
+                        &self.tools,
+                        request.params,
+                        &cx,
+                    ))
+                    .await
                 } else {
-                    super::wire::call_saga::resume_saga(&self.tools, request.params, &cx).await
+                    Box::pin(super::wire::call_saga::resume_saga(
+                        &self.tools,
+                        request.params,
+                        &cx,
+                    ))
+                    .await
                 };
                 return result.map(CustomResult);
             }
-            resumable::RESUME => return self.resume(request.params, _context).await,
+            resumable::RESUME => return Box::pin(self.resume(request.params, _context)).await,
             resumable::GET_STATUS => {
                 let cx = self.tools.context(&_context);
                 let ticket =
@@ -600,14 +612,14 @@ impl ServerHandler for SagaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (tasks, principal) = self.task_caller(&context)?;
-        tasks
-            .update(
-                &self.tools,
-                &request.task_id,
-                &principal,
-                request.input_responses,
-            )
-            .await
+        // Boxed, as the other large handlers: see `on_custom_request`.
+        Box::pin(tasks.update(
+            &self.tools,
+            &request.task_id,
+            &principal,
+            request.input_responses,
+        ))
+        .await
     }
 
     async fn cancel_task(
@@ -616,9 +628,7 @@ impl ServerHandler for SagaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (tasks, principal) = self.task_caller(&context)?;
-        tasks
-            .cancel(&self.tools, &request.task_id, &principal)
-            .await
+        Box::pin(tasks.cancel(&self.tools, &request.task_id, &principal)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -417,7 +417,10 @@ impl SagaTools {
         if let Some(tasks) = &self.inner.tasks {
             let support = self.saga(&call.name)?.task_support();
             if support != crate::tasks::TaskSupport::Forbidden {
-                return tasks.call(self, support, call, &cx).await;
+                // Boxed, as the session and replay paths below: rmcp spawns a task per
+                // request whose future holds this one, and the largest path would
+                // otherwise size (and copy) every request's task (BENCHMARKS.md).
+                return Box::pin(tasks.call(self, support, call, &cx)).await;
             }
         }
         self.run(call, &cx).await
@@ -498,12 +501,12 @@ impl SagaTools {
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
         if super::session::is_session(cx) {
-            return super::session::drive(self, saga, call, cx, until).await;
+            return Box::pin(super::session::drive(self, saga, call, cx, until)).await;
         }
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();
             let failures = std::mem::take(&mut call.failures);
-            return self.replay(saga, call, pool, failures, cx).await;
+            return Box::pin(self.replay(saga, call, pool, failures, cx)).await;
         }
         saga.run(&self.inner.codec, call, cx).await
     }

@@ -97,7 +97,11 @@ impl Guard {
         };
         span.record("bytes_in", bytes.len());
         if let Some(method) = &envelope.method {
-            span.record("method", crate::log::Escaped(method).to_string().as_str());
+            // Formatted only if the span is recorded: this runs on every request.
+            span.record(
+                "method",
+                tracing::field::display(crate::log::Escaped(method)),
+            );
         }
         if parts.headers.contains_key("mcp-session-id") {
             // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
@@ -142,7 +146,7 @@ impl Guard {
                 );
             }
         };
-        span.record("format", format!("{format:?}").as_str());
+        span.record("format", tracing::field::debug(format));
         let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
         if format == Format::Mrtr || !is_tool_call {
             let request = Request::from_parts(parts, Body::from(bytes));
