@@ -1146,3 +1146,46 @@ async fn asking_again_keeps_the_rounds_expiry() {
         "resending without answers must not extend the round's lifetime"
     );
 }
+
+/// A request outside any session whose `_meta` names a session-era version is answered at
+/// once. It used to be driven as a session call: the elicitation went out on the response
+/// stream, to a client with no session to answer through, and the call waited forever.
+#[tokio::test]
+async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held() {
+    let server = deploy_server().await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": TOOL,
+            "arguments": {"initial_arg": "x"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            },
+        },
+    });
+    let request = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", TOOL)
+        .body(body.to_string());
+    let answered = tokio::time::timeout(Duration::from_secs(20), async move {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON body");
+        (status, body)
+    })
+    .await;
+    let (status, body) = answered.expect("the request is answered, not held open");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("2026-07-28")),
+        "{body}"
+    );
+}

@@ -36,6 +36,9 @@ pub struct SagaContext {
     min_log_level: Option<LoggingLevel>,
     request_id: Option<RequestId>,
     notices: Option<crate::serve::wire::resumable::CallNotices>,
+    /// An HTTP request outside any session: whatever version its `_meta` names, it has
+    /// no session through which its client could answer requests sent during the call.
+    sessionless: bool,
 }
 
 impl SagaContext {
@@ -108,6 +111,16 @@ impl SagaContext {
     ) -> Self {
         self.notices = notices;
         self
+    }
+
+    pub(crate) fn with_sessionless(mut self, sessionless: bool) -> Self {
+        self.sessionless = sessionless;
+        self
+    }
+
+    /// Whether this is an HTTP request outside any session.
+    pub(crate) fn is_sessionless(&self) -> bool {
+        self.sessionless
     }
 
     /// Where a notification of this request goes to ride the request's own HTTP stream.

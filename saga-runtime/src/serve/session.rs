@@ -29,9 +29,15 @@ pub(crate) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
     version.is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// Whether `cx` is a request of a session, with a peer to send requests to.
-pub(super) fn is_session(cx: &SagaContext) -> bool {
-    cx.peer().is_some() && is_session_era(cx.protocol_version())
+/// The HTTP header that names the session a request belongs to.
+pub(crate) const SESSION_ID_HEADER: &str = "mcp-session-id";
+
+/// Whether `cx` is a request of a session, with a peer to send requests to. A stateless
+/// HTTP request whose `_meta` names a session-era version is not: its client has no
+/// session to answer through, so a call driven as a session's would wait for answers
+/// that cannot come.
+pub(crate) fn is_session(cx: &SagaContext) -> bool {
+    cx.peer().is_some() && is_session_era(cx.protocol_version()) && !cx.is_sessionless()
 }
 
 /// How far [`drive`] runs a saga.

@@ -296,7 +296,7 @@ impl Tasks {
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
-        if crate::serve::is_session_era(cx.protocol_version())
+        if crate::serve::is_session(cx)
             && let Some(peer) = cx.peer()
             && let Ok(mut observers) = self.observers.lock()
         {
