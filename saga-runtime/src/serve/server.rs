@@ -65,6 +65,7 @@ pub struct SagaServer {
     list_ttl: Duration,
     http_limits: super::HttpLimits,
     session_idle_timeout: Duration,
+    direct_calls: bool,
     /// What a session (MCP 2025-11-25) set: each session gets its own, see
     /// [`SagaServer::for_session`].
     session: Arc<SessionState>,
@@ -88,6 +89,7 @@ pub struct SagaServerBuilder {
     instructions: Option<String>,
     http_limits: super::HttpLimits,
     session_idle_timeout: Duration,
+    direct_calls: bool,
 }
 
 impl std::fmt::Debug for SagaServerBuilder {
@@ -107,6 +109,7 @@ impl SagaServer {
             instructions: None,
             http_limits: super::HttpLimits::default(),
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            direct_calls: true,
         }
     }
 
@@ -139,6 +142,12 @@ impl SagaServer {
             ProtocolVersion::V_2025_11_25,
             ProtocolVersion::V_2025_06_18,
         ]
+    }
+
+    /// Whether MRTR `tools/call`s run without rmcp's per-request service over HTTP; see
+    /// [`SagaServerBuilder::direct_calls`].
+    pub fn direct_calls(&self) -> bool {
+        self.direct_calls
     }
 
     /// How long an idle session is kept.
@@ -194,6 +203,22 @@ impl SagaServerBuilder {
     /// without requests before it is closed (default 5 minutes).
     pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
         self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Whether an MRTR `tools/call` over HTTP that rmcp's transport would accept exactly
+    /// as it is runs without rmcp's per-request service (default: `true`).
+    ///
+    /// rmcp still answers every other request and every refusal: a call is served
+    /// directly only after the checks rmcp makes (allowed `Host`, `Accept`, the JSON-RPC
+    /// message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` / `Mcp-Name`) are seen
+    /// to pass, and when it asks for neither progress nor log messages. The answers are
+    /// the same either way; the direct path costs less CPU per call (BENCHMARKS.md).
+    /// On it, [`SagaContext::peer`](crate::engine::SagaContext::peer) is `None`: a stateless call
+    /// that asked for no notifications has nothing to send through one. Turn it off to
+    /// serve every request through rmcp, for example to compare the two.
+    pub fn direct_calls(mut self, enabled: bool) -> Self {
+        self.direct_calls = enabled;
         self
     }
 
@@ -312,6 +337,7 @@ impl SagaServerBuilder {
             http_limits: self.http_limits,
             list_ttl,
             session_idle_timeout: self.session_idle_timeout,
+            direct_calls: self.direct_calls,
             session: Arc::default(),
         })
     }

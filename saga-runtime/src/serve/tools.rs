@@ -116,6 +116,8 @@ pub(crate) type Saga = Arc<dyn DynTool>;
 struct Entry {
     tool: Tool,
     saga: Saga,
+    /// See [`SagaTools::is_direct`].
+    direct: bool,
 }
 
 /// What a server serves: tools, and prompts and resources backed by sagas.
@@ -238,7 +240,8 @@ impl SagaTools {
             {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
-            entries.push(Entry { tool, saga });
+            let direct = !mentions_param_headers(&tool.input_schema);
+            entries.push(Entry { tool, saga, direct });
         }
         Ok(Self {
             inner: Arc::new(Inner {
@@ -402,6 +405,29 @@ impl SagaTools {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<WireCall>())
             .map_or_else(WireCall::default, WireCall::clone);
+        self.call_in(params, &cx, wire).await
+    }
+
+    /// A `tools/call` whose context is built already, stamped like [`SagaTools::call`]:
+    /// the entry of the HTTP direct path (`serve::http::direct`).
+    pub(crate) async fn call_stamped_in(
+        &self,
+        params: CallToolRequestParams,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut response = self.call_in(params, cx, WireCall::default()).await?;
+        if let Some(info) = &self.inner.info_meta {
+            stamp_server_info(&mut response, info);
+        }
+        Ok(response)
+    }
+
+    async fn call_in(
+        &self,
+        params: CallToolRequestParams,
+        cx: &SagaContext,
+        wire: WireCall,
+    ) -> Result<CallToolResponse, ErrorData> {
         if let Some(error) = wire.error {
             return Err(error);
         }
@@ -420,10 +446,10 @@ impl SagaTools {
                 // Boxed, as the session and replay paths below: rmcp spawns a task per
                 // request whose future holds this one, and the largest path would
                 // otherwise size (and copy) every request's task (BENCHMARKS.md).
-                return Box::pin(tasks.call(self, support, call, &cx)).await;
+                return Box::pin(tasks.call(self, support, call, cx)).await;
             }
         }
-        self.run(call, &cx).await
+        self.run(call, cx).await
     }
 
     /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
@@ -586,13 +612,6 @@ impl SagaTools {
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
     /// and what the request's `_meta` declares.
     pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
-        let principal = context
-            .extensions
-            .get::<http::request::Parts>()
-            .map_or_else(
-                || ANONYMOUS.to_owned(),
-                |parts| (self.inner.principal)(parts),
-            );
         let capabilities = context.client_capabilities();
         let version = context.protocol_version();
         let min_log_level = if super::session::is_session_era(version.as_ref()) {
@@ -606,7 +625,7 @@ impl SagaTools {
         } else {
             context.meta.log_level()
         };
-        SagaContext::new(principal)
+        self.head_context(context.extensions.get::<http::request::Parts>())
             .with_cancellation(context.ct.clone())
             .with_min_log_level(min_log_level)
             .with_peer(Some(context.peer.clone()))
@@ -615,14 +634,54 @@ impl SagaTools {
             .with_protocol_version(version)
             .with_meta(context.meta.clone())
             .with_request_id(Some(context.id.clone()))
-            .with_notices(
-                context
-                    .extensions
-                    .get::<http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<CallNotices>())
-                    .cloned(),
-            )
     }
+
+    /// What the HTTP head of a request gives its context (the principal, and where a
+    /// session call's notices go), whichever path built the rest.
+    pub(crate) fn head_context(&self, parts: Option<&http::request::Parts>) -> SagaContext {
+        let principal = parts.map_or_else(
+            || ANONYMOUS.to_owned(),
+            |parts| (self.inner.principal)(parts),
+        );
+        let sessionless = parts.is_some_and(|parts| {
+            !parts
+                .headers
+                .contains_key(super::session::SESSION_ID_HEADER)
+        });
+        SagaContext::new(principal)
+            .with_sessionless(sessionless)
+            .with_notices(parts.and_then(|parts| parts.extensions.get::<CallNotices>().cloned()))
+    }
+
+    /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only
+    /// through the body and the standard headers, so that the direct path may serve it:
+    /// a tool whose input schema marks arguments for `Mcp-Param-*` headers (SEP-2243)
+    /// has those headers checked against its arguments by rmcp, which the direct path
+    /// leaves to rmcp.
+    pub(crate) fn is_direct(&self, name: &str) -> bool {
+        self.inner
+            .by_name
+            .get(name)
+            .is_some_and(|&index| self.inner.entries[index].direct)
+    }
+}
+
+/// Whether a tool's input schema names `x-mcp-header` anywhere (SEP-2243's annotation
+/// that puts an argument in an `Mcp-Param-*` header): read broadly, so that any schema
+/// rmcp might check headers against is left to rmcp.
+fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
+    fn mentions(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Object(object) => object
+                .iter()
+                .any(|(key, value)| key == "x-mcp-header" || mentions(value)),
+            serde_json::Value::Array(items) => items.iter().any(mentions),
+            _ => false,
+        }
+    }
+    schema
+        .iter()
+        .any(|(key, value)| key == "x-mcp-header" || mentions(value))
 }
 
 /// The log level a session chose with `logging/setLevel`, put in a request's extensions

@@ -41,6 +41,9 @@ pub(crate) struct Guard {
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) budget: JsonBudget,
+    /// MRTR `tools/call`s that rmcp would accept as they are, run without rmcp's
+    /// per-request service; `None` sends every request through rmcp.
+    pub(crate) direct: Option<super::direct::Direct>,
 }
 
 impl Guard {
@@ -103,7 +106,10 @@ impl Guard {
                 tracing::field::display(crate::log::Escaped(method)),
             );
         }
-        if parts.headers.contains_key("mcp-session-id") {
+        if parts
+            .headers
+            .contains_key(crate::serve::session::SESSION_ID_HEADER)
+        {
             // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
             // person to answer an elicitation: it must not hold a slot meanwhile, or the
             // answers themselves could not get in. Its body is read and checked; the
@@ -148,6 +154,15 @@ impl Guard {
         };
         span.record("format", tracing::field::debug(format));
         let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
+        if format == Format::Mrtr
+            && is_tool_call
+            && let Some(direct) = &self.direct
+        {
+            match direct.serve(parts, &bytes).await {
+                Ok(response) => return response,
+                Err(untouched) => parts = untouched,
+            }
+        }
         if format == Format::Mrtr || !is_tool_call {
             let request = Request::from_parts(parts, Body::from(bytes));
             return next.run(request).await;

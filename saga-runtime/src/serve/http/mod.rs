@@ -1,6 +1,7 @@
 //! Streamable HTTP: one POST endpoint at `/mcp`, served statelessly through rmcp, behind
 //! the bounds of [`HttpLimits`].
 
+mod direct;
 mod guard;
 pub(crate) mod json_check;
 mod limits;
@@ -51,6 +52,11 @@ impl SagaServer {
     ///
     /// Every request, in every wire format, passes the same checks: the limits, then
     /// rmcp's validation of the transport and the JSON-RPC message, then the handler.
+    /// An MRTR `tools/call` that passes rmcp's checks as it is runs without rmcp's
+    /// per-request service (see [`SagaServerBuilder::direct_calls`]); anything else, and
+    /// every refusal, is rmcp's.
+    ///
+    /// [`SagaServerBuilder::direct_calls`]: super::SagaServerBuilder::direct_calls
     pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
         let limits = self.http_limits();
         let guard = guard::Guard {
@@ -59,6 +65,10 @@ impl SagaServer {
             body_read_timeout: limits.body_read_timeout,
             max_body_bytes: config.max_request_body_bytes,
             budget: limits.json_budget(),
+            direct: self
+                .direct_calls()
+                .then(|| direct::Direct::new(self.tools().clone(), &config))
+                .flatten(),
         };
         self.tools().start_background();
         let server = self.clone();

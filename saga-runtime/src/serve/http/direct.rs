@@ -1,0 +1,381 @@
+//! The direct path: an MRTR `tools/call` that rmcp's transport would accept exactly as it
+//! is, run by saga without rmcp's per-request service.
+//!
+//! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
+//! two tasks, and writes the message back into a JSON value to check its headers. On the
+//! deploy saga that machinery cost more than the whole saga transition, sealing included
+//! (BENCHMARKS.md, "The direct path").
+//!
+//! How it stays one validation path: this path never refuses anything. It serves a request
+//! only after finding that every check rmcp's transport makes would pass, and hands any
+//! other request to rmcp unchanged, which answers it as it answers any request. "Would
+//! pass" is read narrowly: a header this module does not need to understand (an `Origin`,
+//! an `Mcp-Param-*`, a Base64-wrapped `Mcp-Name`, a quoted `Accept` parameter) sends the
+//! request to rmcp rather than being interpreted here. What is checked, in rmcp's order:
+//!
+//! 1. the `Host` is one of the config's allowed hosts (rmcp's DNS-rebinding check), and
+//!    no `Origin` header is present;
+//! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
+//!    checked `Content-Type`);
+//! 3. the body is a JSON-RPC `tools/call` request, parsed with rmcp's own types;
+//! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
+//!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
+//!    session's);
+//! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body, and the tool's
+//!    schema names no `Mcp-Param-*` header;
+//! 6. `_meta` asks for neither progress nor log messages, so the call cannot send a
+//!    notification and its response is one JSON message.
+//!
+//! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
+//! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
+//! for a missing resource), and the response is the JSON message with rmcp's status.
+//! `tests/direct.rs` sends the same requests, valid and not, to a server with and without
+//! this path and requires the same answers.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderMap, StatusCode, header};
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode,
+    GetMeta as _, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::{ErrorData, model::CallToolRequestParams};
+
+use super::guard::refuse;
+use crate::engine::SagaContext;
+use crate::serve::SagaTools;
+
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+const PARAM_HEADER_PREFIX: &str = "mcp-param-";
+/// SEP-2243's wrapper of a header value that is not plain ASCII.
+const BASE64_PREFIX: &str = "=?base64?";
+const TOOLS_CALL: &str = "tools/call";
+
+/// The direct path of one router: its tools and what rmcp's config would check.
+#[derive(Clone)]
+pub(crate) struct Direct {
+    tools: SagaTools,
+    /// The config's allowed hosts, parsed once; empty allows any host, as in rmcp.
+    allowed_hosts: Arc<[Authority]>,
+}
+
+/// A host and port, normalized as rmcp normalizes them (brackets off, lower case).
+#[derive(Debug, PartialEq, Eq)]
+struct Authority {
+    host: String,
+    port: Option<u16>,
+}
+
+impl Authority {
+    fn new(host: &str, port: Option<u16>) -> Self {
+        Self {
+            host: host
+                .trim_matches('[')
+                .trim_matches(']')
+                .to_ascii_lowercase(),
+            port,
+        }
+    }
+
+    /// An entry of the allowed hosts: `host`, `host:port`, or anything else taken as a
+    /// host name, as rmcp reads it.
+    fn allowed(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            return None;
+        }
+        Some(match http::uri::Authority::try_from(entry) {
+            Ok(authority) => Self::new(authority.host(), authority.port_u16()),
+            Err(_) => Self::new(entry, None),
+        })
+    }
+
+    fn admits(&self, request: &Authority) -> bool {
+        self.host == request.host && self.port.is_none_or(|port| request.port == Some(port))
+    }
+}
+
+impl Direct {
+    /// The direct path for `tools` under `config`, or `None` when the config makes rmcp
+    /// answer in a way this path does not reproduce (SSE responses to plain calls).
+    pub(crate) fn new(tools: SagaTools, config: &StreamableHttpServerConfig) -> Option<Self> {
+        if !config.json_response {
+            return None;
+        }
+        let allowed_hosts = config
+            .allowed_hosts
+            .iter()
+            .filter_map(|entry| Authority::allowed(entry))
+            .collect();
+        // A list whose every entry is blank admits no host in rmcp; keep that.
+        if !config.allowed_hosts.is_empty()
+            && config.allowed_hosts.iter().all(|e| e.trim().is_empty())
+        {
+            return None;
+        }
+        Some(Self {
+            tools,
+            allowed_hosts,
+        })
+    }
+
+    /// Runs the call if rmcp would accept the request as it is; otherwise gives `parts`
+    /// back, untouched, for rmcp to answer.
+    pub(crate) async fn serve(&self, parts: Parts, body: &Bytes) -> Result<Response, Parts> {
+        let Some((id, params, cx)) = self.read(&parts, body) else {
+            return Err(parts);
+        };
+        let declared_tasks = cx.capabilities().supports_tasks();
+        let result = self.tools.call_stamped_in(params, &cx).await;
+        let message = match result {
+            Ok(CallToolResponse::Task(_)) if !declared_tasks => ServerJsonRpcMessage::error(
+                ErrorData::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                ),
+                Some(id),
+            ),
+            Ok(response) => {
+                let mut result = ServerResult::from(response);
+                result.fill_missing_cache_hints();
+                ServerJsonRpcMessage::response(result, id)
+            }
+            Err(mut error) => {
+                if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+                    error.code = ErrorCode::INVALID_PARAMS;
+                }
+                ServerJsonRpcMessage::error(error, Some(id))
+            }
+        };
+        Ok(respond(&message))
+    }
+
+    /// The request's id, params and context, when every check of the module docs passes.
+    fn read(
+        &self,
+        parts: &Parts,
+        body: &Bytes,
+    ) -> Option<(rmcp::model::RequestId, CallToolRequestParams, SagaContext)> {
+        let headers = &parts.headers;
+        if headers.contains_key(header::ORIGIN)
+            || !self.host_is_allowed(parts)
+            || !accepts_json_and_sse(headers)
+            || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
+            || sole(headers, METHOD_HEADER)? != TOOLS_CALL
+            || headers
+                .keys()
+                .any(|name| name.as_str().starts_with(PARAM_HEADER_PREFIX))
+        {
+            return None;
+        }
+        let name_header = sole(headers, NAME_HEADER)?;
+        if name_header.starts_with(BASE64_PREFIX) {
+            return None;
+        }
+        let ClientJsonRpcMessage::Request(JsonRpcRequest {
+            id, mut request, ..
+        }) = serde_json::from_slice::<ClientJsonRpcMessage>(body).ok()?
+        else {
+            return None;
+        };
+        let meta = request.get_meta();
+        if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28)
+            || !meta
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+            || meta.get_progress_token().is_some()
+            || meta.log_level().is_some()
+        {
+            return None;
+        }
+        // As rmcp's service loop does: the `_meta` moves from the request to the context.
+        let meta = std::mem::take(request.get_meta_mut());
+        let ClientRequest::CallToolRequest(request) = request else {
+            return None;
+        };
+        if request.params.name != name_header || !self.tools.is_direct(&request.params.name) {
+            return None;
+        }
+        // What rmcp's request context answers for a stateless request: the capabilities
+        // of `_meta` (required above), its client info or else an empty one, its version.
+        let cx = self
+            .tools
+            .head_context(Some(parts))
+            .with_capabilities(meta.client_capabilities().unwrap_or_default())
+            .with_client_info(Some(meta.client_info().unwrap_or_default()))
+            .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
+            .with_meta(meta)
+            .with_request_id(Some(id.clone()));
+        Some((id, request.params, cx))
+    }
+
+    /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's
+    /// authority) names an allowed host.
+    fn host_is_allowed(&self, parts: &Parts) -> bool {
+        let authority = match parts.headers.get(header::HOST) {
+            Some(host) => {
+                let Ok(host) = host.to_str() else {
+                    return false;
+                };
+                match http::uri::Authority::try_from(host) {
+                    Ok(authority) => Authority::new(authority.host(), authority.port_u16()),
+                    Err(_) => return false,
+                }
+            }
+            None => match parts.uri.authority() {
+                Some(authority) => Authority::new(authority.host(), authority.port_u16()),
+                None => return false,
+            },
+        };
+        self.allowed_hosts.is_empty()
+            || self
+                .allowed_hosts
+                .iter()
+                .any(|allowed| allowed.admits(&authority))
+    }
+}
+
+/// The only value of the header `name`, as text; `None` when it is absent, repeated or
+/// not visible ASCII.
+fn sole<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok()
+}
+
+/// Whether `Accept` admits both JSON and SSE, read as rmcp reads it; an `Accept` with a
+/// quoted string or bytes that are not text is left to rmcp.
+fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        if value.contains('"') {
+            return false;
+        }
+        for entry in value.split(',') {
+            let mut pieces = entry.split(';');
+            let essence = pieces.next().unwrap_or_default().trim();
+            let weighted_out = pieces.any(|parameter| {
+                parameter.split_once('=').is_some_and(|(name, value)| {
+                    name.trim().eq_ignore_ascii_case("q") && is_zero_weight(value.trim())
+                })
+            });
+            if weighted_out {
+                continue;
+            }
+            json |= essence.eq_ignore_ascii_case("application/json");
+            sse |= essence.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+/// A weight of zero (`0`, `0.0`, `0.000`): RFC 9110 allows three decimals. A weight
+/// outside that grammar does not exclude its media range, as in rmcp.
+fn is_zero_weight(weight: &str) -> bool {
+    let (whole, fraction) = weight.split_once('.').unwrap_or((weight, ""));
+    fraction.len() <= 3 && fraction.bytes().all(|digit| digit == b'0') && whole == "0"
+}
+
+/// The JSON response rmcp gives a stateless request's one message, with its status.
+fn respond(message: &ServerJsonRpcMessage) -> Response {
+    let status = match message {
+        ServerJsonRpcMessage::Error(error) => match error.error.code {
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    };
+    match serde_json::to_vec(message) {
+        Ok(body) => {
+            let mut response = Response::new(Body::from(body));
+            *response.status_mut() = status;
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(error) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            -32603,
+            &format!("the response could not be written: {error}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(header::ACCEPT, value.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn accept_is_read_as_rmcp_reads_it() {
+        assert!(accepts_json_and_sse(&accept(&[
+            "application/json, text/event-stream"
+        ])));
+        assert!(accepts_json_and_sse(&accept(&[
+            "application/json",
+            "TEXT/EVENT-STREAM;q=0.5"
+        ])));
+        assert!(accepts_json_and_sse(&accept(&[
+            "application/json;q=abc, text/event-stream;q=0.0001"
+        ])));
+        assert!(!accepts_json_and_sse(&accept(&["application/json"])));
+        assert!(!accepts_json_and_sse(&accept(&[
+            "application/json;q=0, text/event-stream"
+        ])));
+        assert!(!accepts_json_and_sse(&accept(&[
+            "application/json;q=0.000, text/event-stream"
+        ])));
+        assert!(!accepts_json_and_sse(&accept(&["*/*"])));
+        // Quoted parameters are left to rmcp.
+        assert!(!accepts_json_and_sse(&accept(&[
+            r#"application/json;profile="a,b", text/event-stream"#
+        ])));
+    }
+
+    #[test]
+    fn allowed_hosts_are_read_as_rmcp_reads_them() {
+        let any_port = Authority::allowed("LocalHost").unwrap();
+        assert!(any_port.admits(&Authority::new("localhost", Some(8080))));
+        assert!(any_port.admits(&Authority::new("localhost", None)));
+        let one_port = Authority::allowed("example.com:8443").unwrap();
+        assert!(one_port.admits(&Authority::new("example.com", Some(8443))));
+        assert!(!one_port.admits(&Authority::new("example.com", Some(443))));
+        assert!(!one_port.admits(&Authority::new("example.com", None)));
+        let v6 = Authority::allowed("[::1]").unwrap();
+        assert!(v6.admits(&Authority::new("[::1]", Some(3000))));
+        assert!(Authority::allowed("  ").is_none());
+    }
+
+    #[test]
+    fn a_header_given_twice_is_not_sole() {
+        let mut headers = HeaderMap::new();
+        headers.append(METHOD_HEADER, "tools/call".parse().unwrap());
+        assert_eq!(sole(&headers, "Mcp-Method"), Some("tools/call"));
+        headers.append(METHOD_HEADER, "tools/call".parse().unwrap());
+        assert_eq!(sole(&headers, METHOD_HEADER), None);
+        assert_eq!(sole(&headers, NAME_HEADER), None);
+    }
+}

@@ -1,0 +1,492 @@
+//! The direct path (`serve::http::direct`) answers exactly as rmcp's transport does.
+//!
+//! Two servers with the same tools and keys, one with the direct path (the default) and
+//! one without (`direct_calls(false)`: every request through rmcp), receive the same raw
+//! HTTP requests: valid rounds, and requests that are wrong in each way rmcp checks
+//! (headers, protocol metadata, the JSON-RPC message) or that saga refuses (tokens,
+//! answers, arguments). Status, content type and body must be the same, byte for byte
+//! once the fresh token of an `input_required` result is set aside.
+//!
+//! The comparison would pass vacuously if the direct path never ran, so a probe tool
+//! reports which path served it (`SagaContext::peer` is rmcp's, and the direct path has
+//! none): valid calls must take the direct path, and calls it must leave to rmcp must not.
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+#[path = "support/serving.rs"]
+mod serving;
+
+use std::net::SocketAddr;
+
+use saga_runtime::prelude::*;
+use saga_runtime::serve::SagaServer;
+use serde_json::{Value, json};
+use serving::{Running, serve};
+
+const VERSION: &str = "2026-07-28";
+const TOOL: &str = "complex_tool";
+
+/// Reports whether rmcp's per-request service ran it (a peer is rmcp's).
+#[saga_tool]
+async fn probe(cx: &SagaContext) -> Result<String, SagaError> {
+    Ok(if cx.peer().is_some() {
+        "rmcp"
+    } else {
+        "direct"
+    }
+    .into())
+}
+
+/// Panics in the middle of a call.
+#[saga_tool]
+async fn boom(fail: bool) -> Result<String, SagaError> {
+    if fail {
+        panic!("the tool broke");
+    }
+    let target: deploy::Target = elicit("Where to?").await?;
+    Ok(target.target)
+}
+
+/// Fails on purpose, with a message of its own.
+#[saga_tool]
+async fn refuse_politely() -> Result<String, SagaError> {
+    Err(SagaError::msg("not today"))
+}
+
+fn server(direct: bool) -> SagaServer {
+    SagaServer::builder()
+        .info("probe-server", "1.0.0")
+        .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+        .tool(deploy::complex_tool)
+        .tool(probe)
+        .tool(boom)
+        .tool(refuse_politely)
+        .direct_calls(direct)
+        .build()
+        .expect("the server builds")
+}
+
+struct Pair {
+    direct: Running,
+    rmcp: Running,
+}
+
+async fn pair() -> Pair {
+    Pair {
+        direct: serve(server(true)).await,
+        rmcp: serve(server(false)).await,
+    }
+}
+
+/// What a client sees of a response.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    status: u16,
+    content_type: Option<String>,
+    body: Value,
+}
+
+/// One raw request: headers as sent (repeats kept), and the body's bytes.
+#[derive(Clone)]
+struct Raw {
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "direct-test-client", "version": "1"},
+    })
+}
+
+fn deploy_params() -> Value {
+    json!({"name": TOOL, "arguments": {"initial_arg": "x", "replicas": 3}, "_meta": meta()})
+}
+
+fn message(params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+}
+
+fn standard_headers(name: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("content-type", "application/json".into()),
+        ("accept", "application/json, text/event-stream".into()),
+        ("mcp-protocol-version", VERSION.into()),
+        ("mcp-method", "tools/call".into()),
+        ("mcp-name", name.into()),
+    ]
+}
+
+fn raw(params: Value) -> Raw {
+    let name = params["name"].as_str().unwrap_or_default().to_owned();
+    Raw {
+        headers: standard_headers(&name),
+        body: serde_json::to_vec(&message(params)).expect("JSON"),
+    }
+}
+
+impl Raw {
+    fn without(mut self, name: &str) -> Self {
+        self.headers.retain(|(header, _)| *header != name);
+        self
+    }
+
+    fn with(mut self, name: &'static str, value: &str) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    fn replacing(self, name: &'static str, value: &str) -> Self {
+        self.without(name).with(name, value)
+    }
+}
+
+async fn send(addr: SocketAddr, raw: &Raw) -> Seen {
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(20))
+        .build()
+        .expect("a client");
+    let mut request = client.post(format!("http://{addr}/mcp"));
+    for (name, value) in &raw.headers {
+        request = request.header(*name, value);
+    }
+    let response = request
+        .body(raw.body.clone())
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("no answer to {:?}: {error}", raw.headers));
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let text = response
+        .text()
+        .await
+        .unwrap_or_else(|error| panic!("no whole body for {:?}: {error}", raw.headers));
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Seen {
+        status,
+        content_type,
+        body,
+    }
+}
+
+/// The body with a fresh token set aside (tokens are random per seal); the token itself
+/// is returned so a test can go on with it.
+fn without_token(seen: &mut Seen) -> Option<String> {
+    let state = seen.body.pointer_mut("/result/requestState")?;
+    let token = state.as_str().map(str::to_owned);
+    *state = json!("<token>");
+    token
+}
+
+/// Sends `raw` to both servers and requires the same answer; returns it (token set
+/// aside) and the rmcp server's token, if any.
+async fn same(pair: &Pair, case: &str, raw: &Raw) -> (Seen, Option<String>) {
+    let mut direct = send(pair.direct.addr, raw).await;
+    let mut rmcp = send(pair.rmcp.addr, raw).await;
+    without_token(&mut direct);
+    let token = without_token(&mut rmcp);
+    assert_eq!(direct, rmcp, "{case}: the two paths answer differently");
+    (rmcp, token)
+}
+
+async fn served_by(addr: SocketAddr, raw: &Raw) -> String {
+    let seen = send(addr, raw).await;
+    seen.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the probe did not complete: {seen:?}"))
+        .to_owned()
+}
+
+fn probe_call() -> Raw {
+    raw(json!({"name": "probe", "arguments": {}, "_meta": meta()}))
+}
+
+#[tokio::test]
+async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
+    let pair = pair().await;
+    assert_eq!(served_by(pair.direct.addr, &probe_call()).await, "direct");
+    assert_eq!(served_by(pair.rmcp.addr, &probe_call()).await, "rmcp");
+    // Header names are case-insensitive; the direct path still serves.
+    let shouting = probe_call()
+        .replacing("mcp-method", "tools/call")
+        .without("mcp-name")
+        .with("mcp-name", "probe");
+    assert_eq!(served_by(pair.direct.addr, &shouting).await, "direct");
+
+    let mut progress = meta();
+    progress["progressToken"] = json!("p-1");
+    let mut logging = meta();
+    logging["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let left_to_rmcp = [
+        (
+            "an Origin header",
+            probe_call().with("origin", "http://localhost:3000"),
+        ),
+        (
+            "a progress token",
+            raw(json!({"name": "probe", "arguments": {}, "_meta": progress})),
+        ),
+        (
+            "a log level",
+            raw(json!({"name": "probe", "arguments": {}, "_meta": logging})),
+        ),
+        (
+            "a Base64-wrapped Mcp-Name",
+            probe_call().replacing("mcp-name", "=?base64?cHJvYmU=?="),
+        ),
+        (
+            "an Mcp-Param header",
+            probe_call().with("mcp-param-region", "eu"),
+        ),
+    ];
+    for (case, raw) in left_to_rmcp {
+        let seen = send(pair.direct.addr, &raw).await;
+        // rmcp may answer as JSON or as an SSE stream (with notifications); either way
+        // the probe's text says who ran it.
+        let text = match &seen.body {
+            Value::String(sse) => sse.clone(),
+            json => json.to_string(),
+        };
+        assert!(
+            text.contains("rmcp") && !text.contains("direct"),
+            "{case}: expected rmcp to serve it, got {seen:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_whole_saga_and_its_wrong_turns_answer_the_same() {
+    let pair = pair().await;
+    let (first, token) = same(&pair, "round 1", &raw(deploy_params())).await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.body["result"]["resultType"], "input_required");
+    let token = token.expect("round 1 gives a token");
+
+    let round = |answers: Value, token: &str| {
+        let mut params = deploy_params();
+        params["requestState"] = json!(token);
+        params["inputResponses"] = answers;
+        raw(params)
+    };
+    let target = json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}});
+    let (second, token2) = same(&pair, "round 2", &round(target.clone(), &token)).await;
+    assert_eq!(second.body["result"]["resultType"], "input_required");
+    let token2 = token2.expect("round 2 gives a token");
+    let verdict = json!({"sample-2": {
+        "role": "assistant",
+        "content": {"type": "text", "text": "Yes, it is safe."},
+        "model": "m",
+        "stopReason": "endTurn"
+    }});
+    let (third, _) = same(&pair, "round 3", &round(verdict.clone(), &token2)).await;
+    assert_eq!(
+        third.body["result"]["content"][0]["text"],
+        "Deployment to production initiated successfully based on confirmation."
+    );
+
+    let mut other_arguments = round(target.clone(), &token);
+    other_arguments.body = serde_json::to_vec(&message(json!({
+        "name": TOOL,
+        "arguments": {"initial_arg": "y", "replicas": 3},
+        "requestState": token,
+        "inputResponses": target,
+        "_meta": meta(),
+    })))
+    .expect("JSON");
+    let mut string_id = raw(deploy_params());
+    string_id.body = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": "call-1", "method": "tools/call", "params": deploy_params()
+    }))
+    .expect("JSON");
+    let cases = [
+        ("the answer missing", round(json!({}), &token)),
+        (
+            "an answer off its schema",
+            round(
+                json!({"elicit-1": {"action": "accept", "content": {"target": 5}}}),
+                &token,
+            ),
+        ),
+        (
+            "a declined form",
+            round(json!({"elicit-1": {"action": "decline"}}), &token),
+        ),
+        ("an answer to another round", round(verdict.clone(), &token)),
+        ("a forged token", round(target.clone(), "AAAAnot-a-token")),
+        ("a token for other arguments", other_arguments),
+        ("a string id", string_id),
+        (
+            "arguments of the wrong type",
+            raw(json!({"name": TOOL, "arguments": {"initial_arg": 5}, "_meta": meta()})),
+        ),
+        ("no arguments", raw(json!({"name": TOOL, "_meta": meta()}))),
+        (
+            "an unknown tool",
+            raw(json!({"name": "nope", "arguments": {}, "_meta": meta()})),
+        ),
+        (
+            "a panicking tool",
+            raw(json!({"name": "boom", "arguments": {"fail": true}, "_meta": meta()})),
+        ),
+        (
+            "a tool returning an error",
+            raw(json!({"name": "refuse_politely", "arguments": {}, "_meta": meta()})),
+        ),
+        (
+            "a client that cannot elicit",
+            raw(
+                json!({"name": "boom", "arguments": {"fail": false}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }}),
+            ),
+        ),
+        (
+            "no client info",
+            raw(
+                json!({"name": "boom", "arguments": {"fail": false}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+                }}),
+            ),
+        ),
+        (
+            "an unknown params field",
+            raw(
+                json!({"name": TOOL, "arguments": {"initial_arg": "x"}, "extra": 1, "_meta": meta()}),
+            ),
+        ),
+    ];
+    for (case, raw) in &cases {
+        if std::env::var("ONLY_CASE").is_ok_and(|only| !case.contains(&only)) {
+            continue;
+        }
+        eprintln!("case {case}");
+        same(&pair, case, raw).await;
+    }
+}
+
+#[tokio::test]
+async fn transport_refusals_are_rmcps_on_both() {
+    let pair = pair().await;
+    let valid = raw(deploy_params());
+    let mut no_version_meta = deploy_params();
+    no_version_meta["_meta"]
+        .as_object_mut()
+        .expect("meta")
+        .remove("io.modelcontextprotocol/protocolVersion");
+    let mut no_capabilities = deploy_params();
+    no_capabilities["_meta"]
+        .as_object_mut()
+        .expect("meta")
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let mut old_meta = deploy_params();
+    old_meta["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let mut non_string_name = valid.clone();
+    non_string_name.body = serde_json::to_vec(&message(json!({
+        "name": 5, "arguments": {}, "_meta": meta()
+    })))
+    .expect("JSON");
+    let cases = [
+        (
+            "no MCP-Protocol-Version",
+            valid.clone().without("mcp-protocol-version"),
+        ),
+        (
+            "an unknown MCP-Protocol-Version",
+            valid
+                .clone()
+                .replacing("mcp-protocol-version", "2099-01-01"),
+        ),
+        (
+            "a header version other than _meta's",
+            valid
+                .clone()
+                .replacing("mcp-protocol-version", "2025-11-25"),
+        ),
+        ("_meta without a version", raw(no_version_meta)),
+        ("_meta without capabilities", raw(no_capabilities)),
+        (
+            "an older version in both",
+            raw(old_meta).replacing("mcp-protocol-version", "2025-11-25"),
+        ),
+        ("no Mcp-Method", valid.clone().without("mcp-method")),
+        (
+            "another Mcp-Method",
+            valid.clone().replacing("mcp-method", "tools/list"),
+        ),
+        ("no Mcp-Name", valid.clone().without("mcp-name")),
+        (
+            "another Mcp-Name",
+            valid.clone().replacing("mcp-name", "probe"),
+        ),
+        ("Mcp-Name twice", valid.clone().with("mcp-name", TOOL)),
+        (
+            "Mcp-Method twice",
+            valid.clone().with("mcp-method", "tools/call"),
+        ),
+        (
+            "MCP-Protocol-Version twice",
+            valid.clone().with("mcp-protocol-version", VERSION),
+        ),
+        (
+            "a Base64 Mcp-Name that matches",
+            valid
+                .clone()
+                .replacing("mcp-name", "=?base64?Y29tcGxleF90b29s?="),
+        ),
+        (
+            "a Base64 Mcp-Name that does not",
+            valid.clone().replacing("mcp-name", "=?base64?cHJvYmU=?="),
+        ),
+        (
+            "Accept without SSE",
+            valid.clone().replacing("accept", "application/json"),
+        ),
+        (
+            "Accept weighing SSE out",
+            valid
+                .clone()
+                .replacing("accept", "application/json, text/event-stream;q=0"),
+        ),
+        (
+            "Accept in two headers",
+            valid
+                .clone()
+                .replacing("accept", "application/json")
+                .with("accept", "text/event-stream"),
+        ),
+        (
+            "a Host that is not allowed",
+            valid.clone().with("host", "evil.example"),
+        ),
+        (
+            "an allowed Host on another port",
+            valid.clone().with("host", "localhost:9"),
+        ),
+        (
+            "an Origin",
+            valid.clone().with("origin", "http://localhost:3000"),
+        ),
+        (
+            "an Mcp-Param header",
+            valid.clone().with("mcp-param-region", "eu"),
+        ),
+        ("a params.name that is not a string", non_string_name),
+    ];
+    for (case, raw) in &cases {
+        if std::env::var("ONLY_CASE").is_ok_and(|only| !case.contains(&only)) {
+            continue;
+        }
+        eprintln!("case {case}");
+        same(&pair, case, raw).await;
+    }
+}
