@@ -483,6 +483,112 @@ async fn transport_refusals_are_rmcps_on_both() {
         ("a params.name that is not a string", non_string_name),
     ];
     for (case, raw) in &cases {
+        same(&pair, case, raw).await;
+    }
+}
+
+/// Bodies whose JSON-RPC shape is unusual: the direct path reads a message more strictly
+/// than rmcp does and leaves the rest to it, so both servers must still agree.
+#[tokio::test]
+async fn unusual_messages_answer_the_same() {
+    let pair = pair().await;
+    let params = deploy_params().to_string();
+    let meta = meta().to_string();
+    let body = |text: String| Raw {
+        headers: standard_headers(TOOL),
+        body: text.into_bytes(),
+    };
+    let cases = [
+        (
+            "members in another order",
+            body(format!(
+                r#"{{"params":{params},"method":"tools/call","id":3,"jsonrpc":"2.0"}}"#
+            )),
+        ),
+        (
+            "a stray result member",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params},"result":{{}}}}"#
+            )),
+        ),
+        (
+            "an extra top-level member",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params},"x":1}}"#
+            )),
+        ),
+        (
+            "jsonrpc 1.0",
+            body(format!(
+                r#"{{"jsonrpc":"1.0","id":3,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "a fractional id",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "a null id",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "an id past i64",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":18446744073709551615,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "a negative id",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":-4,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "the id twice",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/call","params":{params}}}"#
+            )),
+        ),
+        (
+            "no params",
+            body(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#.into()),
+        ),
+        (
+            "the tool name twice",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"probe","name":"{TOOL}","arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
+            )),
+        ),
+        (
+            "_meta twice",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","_meta":{{}},"arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
+            )),
+        ),
+        (
+            "an argument key twice",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"initial_arg":"x","initial_arg":"y"}},"_meta":{meta}}}}}"#
+            )),
+        ),
+        (
+            "escapes in the tool name",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"complex\u005ftool","arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
+            )),
+        ),
+        (
+            "a null requestState",
+            body(format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"initial_arg":"x"}},"requestState":null,"_meta":{meta}}}}}"#
+            )),
+        ),
+    ];
+    for (case, raw) in &cases {
         if std::env::var("ONLY_CASE").is_ok_and(|only| !case.contains(&only)) {
             continue;
         }

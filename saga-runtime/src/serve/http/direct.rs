@@ -17,7 +17,8 @@
 //!    no `Origin` header is present;
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
-//! 3. the body is a JSON-RPC `tools/call` request, parsed with rmcp's own types;
+//! 3. the body is a JSON-RPC `tools/call` request, read with rmcp's own types for each
+//!    member and more strictly than rmcp reads it ([`CallMessage`]);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
@@ -39,8 +40,8 @@ use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode,
-    GetMeta as _, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestMethod, CallToolResponse, ClientCapabilities, ErrorCode, JsonRpcVersion2_0,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
@@ -56,6 +57,25 @@ const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 /// SEP-2243's wrapper of a header value that is not plain ASCII.
 const BASE64_PREFIX: &str = "=?base64?";
 const TOOLS_CALL: &str = "tools/call";
+
+/// A JSON-RPC `tools/call` request, read with rmcp's own types for every field.
+///
+/// rmcp reads a message by buffering it, classifying its shape and dispatching on the
+/// method; that costs more than the rest of a round (BENCHMARKS.md). This reads the one
+/// shape served here, and only more strictly: exactly these four members, each once (so
+/// a stray `result` or `error`, which rmcp refuses, is refused here too), `jsonrpc`
+/// exactly `"2.0"`, `method` exactly `"tools/call"`. The values are those rmcp would
+/// build; anything this refuses goes to rmcp, which decides.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallMessage {
+    #[allow(dead_code)] // read to be checked
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    #[allow(dead_code)] // read to be checked
+    method: CallToolRequestMethod,
+    params: CallToolRequestParams,
+}
 
 /// The direct path of one router: its tools and what rmcp's config would check.
 #[derive(Clone)]
@@ -160,7 +180,7 @@ impl Direct {
         &self,
         parts: &Parts,
         body: &Bytes,
-    ) -> Option<(rmcp::model::RequestId, CallToolRequestParams, SagaContext)> {
+    ) -> Option<(RequestId, CallToolRequestParams, SagaContext)> {
         let headers = &parts.headers;
         if headers.contains_key(header::ORIGIN)
             || !self.host_is_allowed(parts)
@@ -177,28 +197,19 @@ impl Direct {
         if name_header.starts_with(BASE64_PREFIX) {
             return None;
         }
-        let ClientJsonRpcMessage::Request(JsonRpcRequest {
-            id, mut request, ..
-        }) = serde_json::from_slice::<ClientJsonRpcMessage>(body).ok()?
-        else {
-            return None;
-        };
-        let meta = request.get_meta();
+        let CallMessage { id, mut params, .. } = serde_json::from_slice(body).ok()?;
+        // rmcp keeps `_meta` beside the params, in the request's extensions, and its
+        // service loop moves it to the request's context: here it leaves the params too.
+        let meta = params.meta.take().unwrap_or_default();
         if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28)
             || !meta
                 .missing_required_keys(&ProtocolVersion::V_2026_07_28)
                 .is_empty()
             || meta.get_progress_token().is_some()
             || meta.log_level().is_some()
+            || params.name != name_header
+            || !self.tools.is_direct(&params.name)
         {
-            return None;
-        }
-        // As rmcp's service loop does: the `_meta` moves from the request to the context.
-        let meta = std::mem::take(request.get_meta_mut());
-        let ClientRequest::CallToolRequest(request) = request else {
-            return None;
-        };
-        if request.params.name != name_header || !self.tools.is_direct(&request.params.name) {
             return None;
         }
         // What rmcp's request context answers for a stateless request: the capabilities
@@ -211,7 +222,7 @@ impl Direct {
             .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
             .with_meta(meta)
             .with_request_id(Some(id.clone()));
-        Some((id, request.params, cx))
+        Some((id, params, cx))
     }
 
     /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's
