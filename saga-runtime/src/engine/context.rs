@@ -129,6 +129,11 @@ impl SagaContext {
     }
 
     /// The connection to the client, when the request came through one.
+    ///
+    /// `None` for an MRTR `tools/call` served over HTTP without rmcp's per-request service
+    /// (see `SagaServerBuilder::direct_calls`): such a call asked for neither progress nor
+    /// log messages, and a stateless request has no other use for a connection. Use
+    /// [`SagaContext::log`] and [`SagaContext::progress`], which work on every path.
     pub fn peer(&self) -> Option<&Peer<RoleServer>> {
         self.peer.as_ref()
     }

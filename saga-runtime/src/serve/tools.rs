@@ -386,11 +386,8 @@ impl SagaTools {
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut response = self.call_unstamped(params, context).await?;
-        if let Some(info) = &self.inner.info_meta {
-            stamp_server_info(&mut response, info);
-        }
-        Ok(response)
+        let response = self.call_unstamped(params, context).await?;
+        Ok(self.stamped(response))
     }
 
     async fn call_unstamped(
@@ -415,11 +412,16 @@ impl SagaTools {
         params: CallToolRequestParams,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut response = self.call_in(params, cx, WireCall::default()).await?;
+        let response = self.call_in(params, cx, WireCall::default()).await?;
+        Ok(self.stamped(response))
+    }
+
+    /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
+    fn stamped(&self, mut response: CallToolResponse) -> CallToolResponse {
         if let Some(info) = &self.inner.info_meta {
             stamp_server_info(&mut response, info);
         }
-        Ok(response)
+        response
     }
 
     async fn call_in(

@@ -16,7 +16,8 @@
 //! path every request takes: the HTTP guard's limits, then rmcp's transport validation
 //! (path, method, headers, protocol version, origin, JSON-RPC envelope), then the
 //! handler. A new format cannot skip a check, because it never sees the request before
-//! they run.
+//! they run. (An MRTR `tools/call` that passes rmcp's checks as it is may skip rmcp's
+//! per-request service, never its checks: `serve::http` has the direct path's rules.)
 
 pub mod call_saga;
 pub mod dependent;
