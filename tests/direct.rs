@@ -146,11 +146,15 @@ impl Raw {
 }
 
 async fn send(addr: SocketAddr, raw: &Raw) -> Seen {
+    send_to(addr, "/mcp", raw).await
+}
+
+async fn send_to(addr: SocketAddr, path: &str, raw: &Raw) -> Seen {
     let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(20))
         .build()
         .expect("a client");
-    let mut request = client.post(format!("http://{addr}/mcp"));
+    let mut request = client.post(format!("http://{addr}{path}"));
     for (name, value) in &raw.headers {
         request = request.header(*name, value);
     }
@@ -258,6 +262,22 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
         assert!(
             text.contains("rmcp") && !text.contains("direct"),
             "{case}: expected rmcp to serve it, got {seen:?}"
+        );
+    }
+}
+
+/// The guard wraps the router's fallback too: a valid call sent to another path is the
+/// router's 404 on both, never a call.
+#[tokio::test]
+async fn only_the_mcp_path_is_served() {
+    let pair = pair().await;
+    for path in ["/other", "/mcp/", "/mcp/x", "/"] {
+        let direct = send_to(pair.direct.addr, path, &probe_call()).await;
+        let rmcp = send_to(pair.rmcp.addr, path, &probe_call()).await;
+        assert_eq!(direct, rmcp, "{path}: the two paths answer differently");
+        assert!(
+            !direct.body.to_string().contains("direct"),
+            "{path}: the direct path ran the tool: {direct:?}"
         );
     }
 }

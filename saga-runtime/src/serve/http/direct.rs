@@ -13,7 +13,7 @@
 //! an `Mcp-Param-*`, a Base64-wrapped `Mcp-Name`, a quoted `Accept` parameter) sends the
 //! request to rmcp rather than being interpreted here. What is checked, in rmcp's order:
 //!
-//! 1. the `Host` is one of the config's allowed hosts (rmcp's DNS-rebinding check), and
+//! 1. the path is the MCP endpoint's, the `Host` is one of the config's allowed hosts (rmcp's DNS-rebinding check), and
 //!    no `Origin` header is present;
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
@@ -182,7 +182,10 @@ impl Direct {
         body: &Bytes,
     ) -> Option<(RequestId, CallToolRequestParams, SagaContext)> {
         let headers = &parts.headers;
-        if headers.contains_key(header::ORIGIN)
+        // The guard also wraps the router's other routes and its fallback (a 404): only
+        // the path rmcp is mounted at may reach rmcp's handler.
+        if parts.uri.path() != super::MCP_PATH
+            || headers.contains_key(header::ORIGIN)
             || !self.host_is_allowed(parts)
             || !accepts_json_and_sse(headers)
             || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
