@@ -1189,3 +1189,34 @@ async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held
         "{body}"
     );
 }
+
+/// `logging/setLevel` exists only in a session. A stateless request naming a session-era
+/// version in `_meta` is not one: it used to get `{}` back, setting a level on a server
+/// value that lived for that request alone.
+#[tokio::test]
+async fn a_sessionless_request_cannot_set_a_sessions_log_level() {
+    let server = deploy_server().await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
+        "params": {
+            "level": "debug",
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    });
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/mcp", server.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Method", "logging/setLevel")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    let body: Value = response.json().await.expect("a JSON body");
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    assert!(body.get("result").is_none(), "{body}");
+}

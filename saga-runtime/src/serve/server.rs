@@ -174,8 +174,11 @@ impl SagaServer {
         context
     }
 
+    /// As [`super::session::is_session`], for a request whose context is rmcp's: a
+    /// session-era version over a session, not a stateless HTTP request naming one.
     fn is_session(context: &RequestContext<RoleServer>) -> bool {
         super::session::is_session_era(context.protocol_version().as_ref())
+            && !super::session::is_sessionless(context.extensions.get::<http::request::Parts>())
     }
 }
 

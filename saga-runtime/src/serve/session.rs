@@ -32,6 +32,12 @@ pub(crate) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
 /// The HTTP header that names the session a request belongs to.
 pub(crate) const SESSION_ID_HEADER: &str = "mcp-session-id";
 
+/// Whether a request with this HTTP head (`None`: not HTTP) is outside any session: it
+/// names none with `Mcp-Session-Id`, whatever version its `_meta` names.
+pub(crate) fn is_sessionless(parts: Option<&http::request::Parts>) -> bool {
+    parts.is_some_and(|parts| !parts.headers.contains_key(SESSION_ID_HEADER))
+}
+
 /// Whether `cx` is a request of a session, with a peer to send requests to. A stateless
 /// HTTP request whose `_meta` names a session-era version is not: its client has no
 /// session to answer through, so a call driven as a session's would wait for answers

@@ -645,13 +645,8 @@ impl SagaTools {
             || ANONYMOUS.to_owned(),
             |parts| (self.inner.principal)(parts),
         );
-        let sessionless = parts.is_some_and(|parts| {
-            !parts
-                .headers
-                .contains_key(super::session::SESSION_ID_HEADER)
-        });
         SagaContext::new(principal)
-            .with_sessionless(sessionless)
+            .with_sessionless(super::session::is_sessionless(parts))
             .with_notices(parts.and_then(|parts| parts.extensions.get::<CallNotices>().cloned()))
     }
 
@@ -674,9 +669,7 @@ impl SagaTools {
 fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
     fn mentions(value: &serde_json::Value) -> bool {
         match value {
-            serde_json::Value::Object(object) => object
-                .iter()
-                .any(|(key, value)| key == "x-mcp-header" || mentions(value)),
+            serde_json::Value::Object(object) => mentions_param_headers(object),
             serde_json::Value::Array(items) => items.iter().any(mentions),
             _ => false,
         }
@@ -709,4 +702,32 @@ pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_js
 /// The default principal function.
 pub(crate) fn default_principal() -> PrincipalFn {
     Arc::new(authorization_digest)
+}
+
+#[cfg(test)]
+mod param_header_tests {
+    use super::mentions_param_headers;
+
+    fn schema(value: serde_json::Value) -> rmcp::model::JsonObject {
+        value.as_object().cloned().expect("an object")
+    }
+
+    #[test]
+    fn an_annotation_anywhere_in_the_schema_is_found() {
+        let plain = schema(serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "description": "x-mcp-header"}},
+        }));
+        assert!(!mentions_param_headers(&plain));
+        for annotated in [
+            serde_json::json!({"type": "object", "x-mcp-header": "Root"}),
+            serde_json::json!({"properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
+            serde_json::json!({"properties": {"a": {"anyOf": [[{"x-mcp-header": "Deep"}]]}}}),
+        ] {
+            assert!(
+                mentions_param_headers(&schema(annotated.clone())),
+                "{annotated}"
+            );
+        }
+    }
 }

@@ -128,15 +128,14 @@ impl Direct {
         if !config.json_response {
             return None;
         }
-        let allowed_hosts = config
+        let allowed_hosts: Arc<[Authority]> = config
             .allowed_hosts
             .iter()
             .filter_map(|entry| Authority::allowed(entry))
             .collect();
-        // A list whose every entry is blank admits no host in rmcp; keep that.
-        if !config.allowed_hosts.is_empty()
-            && config.allowed_hosts.iter().all(|e| e.trim().is_empty())
-        {
+        // rmcp admits any host only when the list is empty; a list of blank entries
+        // admits none, which an empty parsed list here would not keep.
+        if allowed_hosts.is_empty() && !config.allowed_hosts.is_empty() {
             return None;
         }
         Some(Self {
@@ -204,10 +203,10 @@ impl Direct {
         // rmcp keeps `_meta` beside the params, in the request's extensions, and its
         // service loop moves it to the request's context: here it leaves the params too.
         let meta = params.meta.take().unwrap_or_default();
+        // 2026-07-28's required `_meta` keys are the version, checked here, and the
+        // capabilities, read once: `missing_required_keys` would read them a second time.
+        let capabilities = meta.client_capabilities()?;
         if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28)
-            || !meta
-                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
-                .is_empty()
             || meta.get_progress_token().is_some()
             || meta.log_level().is_some()
             || params.name != name_header
@@ -216,11 +215,11 @@ impl Direct {
             return None;
         }
         // What rmcp's request context answers for a stateless request: the capabilities
-        // of `_meta` (required above), its client info or else an empty one, its version.
+        // of `_meta`, its client info or else an empty one, its version.
         let cx = self
             .tools
             .head_context(Some(parts))
-            .with_capabilities(meta.client_capabilities().unwrap_or_default())
+            .with_capabilities(capabilities)
             .with_client_info(Some(meta.client_info().unwrap_or_default()))
             .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
             .with_meta(meta)
