@@ -19,9 +19,11 @@ use chacha20::hchacha;
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 use zeroize::Zeroizing;
 
-use super::keyring::KEY_LEN;
-use super::nonce::NONCE_LEN;
-use super::token::TAG_LEN;
+/// Bytes of a key, of a nonce and of a tag: XChaCha20-Poly1305's own sizes, defined here
+/// so that this module stands alone (the benches measure it as it ships).
+pub(crate) const KEY_LEN: usize = 32;
+pub(crate) const NONCE_LEN: usize = 24;
+pub(crate) const TAG_LEN: usize = 16;
 
 /// The tag did not verify: the token was forged, altered, or sealed for something else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use zeroize::Zeroizing;
 use super::aead::XChaCha20Poly1305;
 
 /// Length of a sealing key in bytes.
-pub const KEY_LEN: usize = 32;
+pub const KEY_LEN: usize = super::aead::KEY_LEN;
 
 /// A key id: the first four bytes of a domain-separated SHA-256 of the key.
 ///

@@ -17,7 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 
 /// Bytes of an XChaCha20 nonce.
-pub const NONCE_LEN: usize = 24;
+pub const NONCE_LEN: usize = super::aead::NONCE_LEN;
 
 /// Bytes drawn from one seed before the stream is seeded again, so that no thread's
 /// stream is long-lived.

@@ -40,7 +40,7 @@ pub const HEADER_LEN: usize = 41;
 /// Bytes before the ciphertext in a [`LEGACY_VERSION`] token.
 pub const LEGACY_HEADER_LEN: usize = 45;
 /// Bytes of the Poly1305 tag.
-pub const TAG_LEN: usize = 16;
+pub const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
 /// decoding.
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
