@@ -514,98 +514,81 @@ async fn unusual_messages_answer_the_same() {
     let pair = pair().await;
     let params = deploy_params().to_string();
     let meta = meta().to_string();
-    let body = |text: String| Raw {
+    // A body of the given top-level members, written as they are (JSON text, so that
+    // order and repeats stay as written).
+    let members = |text: String| Raw {
         headers: standard_headers(TOOL),
-        body: text.into_bytes(),
+        body: format!("{{{text}}}").into_bytes(),
+    };
+    // A well-formed envelope around `params` written as they are.
+    let call = |params: String| {
+        members(format!(
+            r#""jsonrpc":"2.0","id":3,"method":"tools/call","params":{{{params}}}"#
+        ))
+    };
+    // The deploy call with this `jsonrpc` and `id`, and `extra` members after its params.
+    let envelope = |jsonrpc: &str, id: &str, extra: &str| {
+        members(format!(
+            r#""jsonrpc":"{jsonrpc}","id":{id},"method":"tools/call","params":{params}{extra}"#
+        ))
+    };
+    // The deploy call's params with `extra` members before `_meta`.
+    let deploy = |arguments: &str, extra: &str| {
+        call(format!(
+            r#""name":"{TOOL}","arguments":{{{arguments}}},{extra}"_meta":{meta}"#
+        ))
     };
     let cases = [
         (
             "members in another order",
-            body(format!(
-                r#"{{"params":{params},"method":"tools/call","id":3,"jsonrpc":"2.0"}}"#
+            members(format!(
+                r#""params":{params},"method":"tools/call","id":3,"jsonrpc":"2.0""#
             )),
         ),
         (
             "a stray result member",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params},"result":{{}}}}"#
-            )),
+            envelope("2.0", "3", r#","result":{}"#),
         ),
         (
             "an extra top-level member",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params},"x":1}}"#
-            )),
+            envelope("2.0", "3", r#","x":1"#),
         ),
-        (
-            "jsonrpc 1.0",
-            body(format!(
-                r#"{{"jsonrpc":"1.0","id":3,"method":"tools/call","params":{params}}}"#
-            )),
-        ),
-        (
-            "a fractional id",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{params}}}"#
-            )),
-        ),
-        (
-            "a null id",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{params}}}"#
-            )),
-        ),
+        ("jsonrpc 1.0", envelope("1.0", "3", "")),
+        ("a fractional id", envelope("2.0", "1.5", "")),
+        ("a null id", envelope("2.0", "null", "")),
         (
             "an id past i64",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":18446744073709551615,"method":"tools/call","params":{params}}}"#
-            )),
+            envelope("2.0", "18446744073709551615", ""),
         ),
-        (
-            "a negative id",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":-4,"method":"tools/call","params":{params}}}"#
-            )),
-        ),
-        (
-            "the id twice",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/call","params":{params}}}"#
-            )),
-        ),
+        ("a negative id", envelope("2.0", "-4", "")),
+        ("the id twice", envelope("2.0", r#"3,"id":4"#, "")),
         (
             "no params",
-            body(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#.into()),
+            members(r#""jsonrpc":"2.0","id":3,"method":"tools/call""#.into()),
         ),
         (
             "the tool name twice",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"probe","name":"{TOOL}","arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
+            call(format!(
+                r#""name":"probe","name":"{TOOL}","arguments":{{"initial_arg":"x"}},"_meta":{meta}"#
             )),
         ),
         (
             "_meta twice",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","_meta":{{}},"arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
-            )),
+            deploy(r#""initial_arg":"x""#, r#""_meta":{},"#),
         ),
         (
             "an argument key twice",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"initial_arg":"x","initial_arg":"y"}},"_meta":{meta}}}}}"#
-            )),
+            deploy(r#""initial_arg":"x","initial_arg":"y""#, ""),
         ),
         (
             "escapes in the tool name",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"complex\u005ftool","arguments":{{"initial_arg":"x"}},"_meta":{meta}}}}}"#
+            call(format!(
+                r#""name":"complex\u005ftool","arguments":{{"initial_arg":"x"}},"_meta":{meta}"#
             )),
         ),
         (
             "a null requestState",
-            body(format!(
-                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{"initial_arg":"x"}},"requestState":null,"_meta":{meta}}}}}"#
-            )),
+            deploy(r#""initial_arg":"x""#, r#""requestState":null,"#),
         ),
     ];
     for (case, raw) in &cases {

@@ -1147,31 +1147,32 @@ async fn asking_again_keeps_the_rounds_expiry() {
     );
 }
 
-/// A request outside any session whose `_meta` names a session-era version is answered at
-/// once. It used to be driven as a session call: the elicitation went out on the response
-/// stream, to a client with no session to answer through, and the call waited forever.
-#[tokio::test]
-async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held() {
-    let server = deploy_server().await;
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {
-            "name": TOOL,
-            "arguments": {"initial_arg": "x"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2025-11-25",
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-            },
-        },
+/// POSTs `body` outside any session, as a client naming MCP 2025-11-25 in its headers
+/// and in `_meta` (with `capabilities`) would; `name` is the `Mcp-Name`, when the method
+/// has one. Answered within 20 s or the test fails: a call held open is the bug these
+/// tests guard against.
+async fn post_sessionless_2025(
+    addr: SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+    capabilities: Value,
+) -> (StatusCode, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
-    let request = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", "2025-11-25")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .body(body.to_string());
+        .header("Mcp-Method", method);
+    if let Some(name) = name {
+        request = request.header("Mcp-Name", name);
+    }
+    let request = request.body(body.to_string());
     let answered = tokio::time::timeout(Duration::from_secs(20), async move {
         let response = request.send().await.expect("the server answers");
         let status = response.status();
@@ -1179,7 +1180,23 @@ async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held
         (status, body)
     })
     .await;
-    let (status, body) = answered.expect("the request is answered, not held open");
+    answered.expect("the request is answered, not held open")
+}
+
+/// A request outside any session whose `_meta` names a session-era version is answered at
+/// once. It used to be driven as a session call: the elicitation went out on the response
+/// stream, to a client with no session to answer through, and the call waited forever.
+#[tokio::test]
+async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held() {
+    let server = deploy_server().await;
+    let (status, body) = post_sessionless_2025(
+        server.addr,
+        "tools/call",
+        Some(TOOL),
+        json!({"name": TOOL, "arguments": {"initial_arg": "x"}}),
+        json!({"elicitation": {}}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["error"]["code"], -32600, "{body}");
     assert!(
@@ -1196,27 +1213,14 @@ async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held
 #[tokio::test]
 async fn a_sessionless_request_cannot_set_a_sessions_log_level() {
     let server = deploy_server().await;
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
-        "params": {
-            "level": "debug",
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2025-11-25",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    });
-    let response = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .header("Mcp-Method", "logging/setLevel")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("the server answers");
-    let body: Value = response.json().await.expect("a JSON body");
+    let (_, body) = post_sessionless_2025(
+        server.addr,
+        "logging/setLevel",
+        None,
+        json!({"level": "debug"}),
+        json!({}),
+    )
+    .await;
     assert_eq!(body["error"]["code"], -32601, "{body}");
     assert!(body.get("result").is_none(), "{body}");
 }
