@@ -160,6 +160,49 @@ fn measure(mut f: impl FnMut()) -> f64 {
     samples[BATCHES / 2]
 }
 
+/// Median nanoseconds per call of `a` and of `b`, and the median ratio `b / a`, from
+/// batches of each taken in turn (the order swapped every pair), so that a machine that
+/// slows down for a while slows both sides of a ratio alike.
+fn measure_pair(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
+    let iterations = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        let mut warm = 0u64;
+        while start.elapsed() < WARM_UP {
+            f();
+            warm += 1;
+        }
+        ((BATCH.as_secs_f64() / (WARM_UP.as_secs_f64() / warm as f64)) as u64).max(1)
+    };
+    let (a_iterations, b_iterations) = (iterations(&mut a), iterations(&mut b));
+    let batch = |f: &mut dyn FnMut(), iterations: u64| {
+        let started = Instant::now();
+        for _ in 0..iterations {
+            f();
+        }
+        started.elapsed().as_nanos() as f64 / iterations as f64
+    };
+    let mut a_samples = Vec::with_capacity(BATCHES);
+    let mut b_samples = Vec::with_capacity(BATCHES);
+    let mut ratios = Vec::with_capacity(BATCHES);
+    for pair in 0..BATCHES {
+        let (a_ns, b_ns) = if pair % 2 == 0 {
+            let a_ns = batch(&mut a, a_iterations);
+            (a_ns, batch(&mut b, b_iterations))
+        } else {
+            let b_ns = batch(&mut b, b_iterations);
+            (batch(&mut a, a_iterations), b_ns)
+        };
+        a_samples.push(a_ns);
+        b_samples.push(b_ns);
+        ratios.push(b_ns / a_ns);
+    }
+    let median = |mut samples: Vec<f64>| {
+        samples.sort_by(f64::total_cmp);
+        samples[BATCHES / 2]
+    };
+    (median(a_samples), median(b_samples), median(ratios))
+}
+
 fn token_of(response: Result<CallToolResponse, ErrorData>) -> String {
     match response {
         Ok(CallToolResponse::InputRequired(result)) => {
@@ -263,55 +306,72 @@ fn answer_for_key(key: Option<&str>) -> Option<InputResponses> {
     })
 }
 
-/// Median ns of one transition of a `#[saga_tool]` looping on one suspension, each round
-/// answering the key the previous one asked (`answer` gives the answers for a key; none
-/// for a checkpoint).
-fn looping_transition<T: SagaTool>(
-    tool: &T,
-    codec: &StateCodec,
-    cx: &SagaContext,
-    len: usize,
-    answer: impl Fn(Option<&str>) -> Option<InputResponses>,
-) -> f64 {
-    let arguments = json!({"len": len}).as_object().cloned().unwrap();
-    let name = tool.tool().name.to_string();
-    let call = |token: Option<String>, key: Option<&str>| Call {
-        request_state: token,
-        input_responses: answer(key),
-        ..Call::tool(&name, Some(arguments.clone()))
-    };
-    let first = now(transition(tool, codec, call(None, None), cx));
-    let (mut token, mut key) = match first {
-        Ok(CallToolResponse::InputRequired(result)) => (
-            result.request_state.expect("a token"),
-            result
-                .input_requests
-                .and_then(|requests| requests.keys().next().cloned()),
-        ),
-        other => panic!("the saga did not suspend: {other:?}"),
-    };
-    let first_key = key.clone();
-    let ns = measure(|| {
-        let response = now(transition(
+/// A `#[saga_tool]` looping on one suspension, driven one transition at a time: each
+/// takes the previous one's token and answers the key it asked (`answer` gives the
+/// answers for a key; none for a checkpoint).
+struct Looping<'a, T, A> {
+    tool: &'a T,
+    codec: &'a StateCodec,
+    cx: &'a SagaContext,
+    name: String,
+    arguments: JsonObject,
+    answer: A,
+    token: String,
+    key: Option<String>,
+    first_key: Option<String>,
+}
+
+impl<'a, T, A> Looping<'a, T, A>
+where
+    T: SagaTool,
+    A: Fn(Option<&str>) -> Option<InputResponses>,
+{
+    fn new(tool: &'a T, codec: &'a StateCodec, cx: &'a SagaContext, len: usize, answer: A) -> Self {
+        let mut looping = Self {
             tool,
             codec,
-            black_box(call(Some(std::mem::take(&mut token)), key.as_deref())),
             cx,
-        ));
-        match response {
+            name: tool.tool().name.to_string(),
+            arguments: json!({"len": len}).as_object().cloned().unwrap(),
+            answer,
+            token: String::new(),
+            key: None,
+            first_key: None,
+        };
+        looping.step(None);
+        looping.first_key = looping.key.clone();
+        looping
+    }
+
+    fn step(&mut self, token: Option<String>) {
+        let call = Call {
+            request_state: token,
+            input_responses: (self.answer)(self.key.as_deref()),
+            ..Call::tool(&self.name, Some(self.arguments.clone()))
+        };
+        match now(transition(self.tool, self.codec, black_box(call), self.cx)) {
             Ok(CallToolResponse::InputRequired(result)) => {
-                token = result.request_state.expect("a token");
-                key = result
+                self.token = result.request_state.expect("a token");
+                self.key = result
                     .input_requests
                     .and_then(|requests| requests.keys().next().cloned());
             }
             other => panic!("the saga did not suspend: {other:?}"),
         }
-    });
-    if first_key.is_some() {
-        assert_ne!(key, first_key, "every round collected its answer");
     }
-    ns
+
+    /// One transition from the last token.
+    fn round(&mut self) {
+        let token = std::mem::take(&mut self.token);
+        self.step(Some(token));
+    }
+
+    /// Every round collected its answer: the key moved on.
+    fn check(&self) {
+        if self.first_key.is_some() {
+            assert_ne!(self.key, self.first_key, "every round collected its answer");
+        }
+    }
 }
 
 /// Median ns of one transition that resumes `tool` at its middle checkpoint and stops at
@@ -359,10 +419,20 @@ fn main() {
         .cloned()
         .unwrap();
 
-    // `PROFILE_ASK=1`: only the `#[saga_tool]` asking round, over and over, for a profiler.
-    if std::env::var_os("PROFILE_ASK").is_some() {
-        for _ in 0..20 {
-            looping_transition(&ask_forever, &codec, &cx, 100, answer_for_key);
+    // `PROFILE_ASK=1`: only the `#[saga_tool]` asking round, over and over, for a profiler
+    // (`PROFILE_ASK=checkpoint`: its checkpoint twin).
+    if let Some(which) = std::env::var_os("PROFILE_ASK") {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        if which == "checkpoint" {
+            let mut looping = Looping::new(&checkpoint_forever, &codec, &cx, 100, |_| None);
+            while Instant::now() < deadline {
+                looping.round();
+            }
+        } else {
+            let mut looping = Looping::new(&ask_forever, &codec, &cx, 100, answer_for_key);
+            while Instant::now() < deadline {
+                looping.round();
+            }
         }
         return;
     }
@@ -390,13 +460,6 @@ fn main() {
             &cx,
         )));
         assert_ne!(next, token);
-        let checkpoint_ns = measure(|| {
-            let call = Call {
-                request_state: Some(std::mem::take(&mut token)),
-                ..Call::tool(TOOL, Some(arguments.clone()))
-            };
-            token = token_of(now(transition(&tool, &codec, black_box(call), &cx)));
-        });
 
         // ---- Suspend on one elicitation, answered each round.
         let asker = Asker(len);
@@ -410,14 +473,25 @@ fn main() {
         // The engine numbers keys over the whole saga (elicit-1, elicit-2, …), so each
         // round answers the key the previous round asked.
         let answer_for = |key: &str| answer_for_key(Some(key)).expect("a key");
-        let ask_ns = measure(|| {
-            let call = Call {
-                request_state: Some(std::mem::take(&mut ask_token)),
-                input_responses: Some(answer_for(&next_key)),
-                ..Call::tool(TOOL, Some(arguments.clone()))
-            };
-            (ask_token, next_key) = asked(now(transition(&asker, &codec, black_box(call), &cx)));
-        });
+        // Checkpoint and ask rounds measured in turn, so that drift affects both alike.
+        let (checkpoint_ns, ask_ns, _) = measure_pair(
+            || {
+                let call = Call {
+                    request_state: Some(std::mem::take(&mut token)),
+                    ..Call::tool(TOOL, Some(arguments.clone()))
+                };
+                token = token_of(now(transition(&tool, &codec, black_box(call), &cx)));
+            },
+            || {
+                let call = Call {
+                    request_state: Some(std::mem::take(&mut ask_token)),
+                    input_responses: Some(answer_for(&next_key)),
+                    ..Call::tool(TOOL, Some(arguments.clone()))
+                };
+                (ask_token, next_key) =
+                    asked(now(transition(&asker, &codec, black_box(call), &cx)));
+            },
+        );
         // Every round collected its answer and asked a new key (not the same one again).
         assert_ne!(next_key, first_key, "the answers were collected");
 
@@ -505,16 +579,19 @@ fn main() {
     println!(
         "\n### `#[saga_tool]`: a round that asks and reads a form answer vs a checkpoint round\n"
     );
-    println!("| state | checkpoint transition (µs) | suspend+answer transition (µs) | ratio |");
+    println!(
+        "| state | checkpoint transition (µs) | suspend+answer transition (µs) | ratio (median over paired batches) |"
+    );
     println!("|---|---:|---:|---:|");
     for (len, size) in SIZES {
-        let checkpoint_ns = looping_transition(&checkpoint_forever, &codec, &cx, len, |_| None);
-        let ask_ns = looping_transition(&ask_forever, &codec, &cx, len, answer_for_key);
+        let mut checkpoints = Looping::new(&checkpoint_forever, &codec, &cx, len, |_| None);
+        let mut asks = Looping::new(&ask_forever, &codec, &cx, len, answer_for_key);
+        let (checkpoint_ns, ask_ns, ratio) = measure_pair(|| checkpoints.round(), || asks.round());
+        asks.check();
         println!(
-            "| {size} | {:.2} | {:.2} | {:.2}× |",
+            "| {size} | {:.2} | {:.2} | {ratio:.2}× |",
             checkpoint_ns / 1000.0,
             ask_ns / 1000.0,
-            ask_ns / checkpoint_ns
         );
     }
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());

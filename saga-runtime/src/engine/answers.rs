@@ -82,17 +82,13 @@ impl Answers {
         self.again
     }
 
-    /// Whether the answer at `index`, if it accepts a form, fits `schema` (the answer to
+    /// Whether the answer at `index`, if it accepts a form, passes `check` (the answer to
     /// a form the token keeps no schema of is checked here, before the tool reads it).
-    pub(crate) fn form_fits(
-        &self,
-        index: usize,
-        schema: &serde_json::Map<String, serde_json::Value>,
-    ) -> bool {
+    pub(crate) fn form_fits(&self, index: usize, check: &super::elicit::ContentCheck<'_>) -> bool {
         match self.items.get(index) {
             Some(Some(Answer::Elicit(result))) if result.action == ElicitationAction::Accept => {
                 let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
-                super::elicit::check_content(schema, content).is_ok()
+                check.check(content).is_ok()
             }
             _ => true,
         }

@@ -1,6 +1,8 @@
 //! Form-mode elicitation: what a type asks for, and the check an answer must pass before
 //! the tool sees it.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 /// A type the user can be asked for with a form-mode elicitation.
@@ -142,117 +144,279 @@ pub fn as_integer(value: &Value) -> Option<i64> {
 /// `minimum`/`maximum`, array `minItems`/`maxItems`, and `required`. Properties the schema
 /// does not name are ignored, as JSON Schema allows.
 pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(), String> {
-    let content = content
-        .as_object()
-        .ok_or_else(|| "content is not an object".to_owned())?;
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if content.get(name).is_none_or(Value::is_null) {
+    ContentCheck::new(schema).check(content)
+}
+
+/// A form-mode schema read once into the checks [`check_content`] makes: an answer type's
+/// form is checked on every round that reads its answer, and walking the schema's JSON
+/// each time was most of the check.
+///
+/// It borrows the schema's text; [`ContentCheck::into_owned`] keeps it for good.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ContentCheck<'a> {
+    required: Vec<Cow<'a, str>>,
+    properties: Vec<(Cow<'a, str>, PropertyCheck<'a>)>,
+}
+
+#[derive(Debug, Clone)]
+enum PropertyCheck<'a> {
+    String {
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+        format: Option<Cow<'a, str>>,
+        allowed: Vec<Cow<'a, str>>,
+    },
+    Number {
+        integer: bool,
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+    },
+    Boolean,
+    Array {
+        min_items: Option<u64>,
+        max_items: Option<u64>,
+        allowed: Vec<Cow<'a, str>>,
+    },
+    /// A property type form mode does not define: nothing this server sent, so the schema
+    /// came from a tool author's hand-written Elicit impl; its parser is trusted.
+    Unchecked,
+}
+
+impl<'a> ContentCheck<'a> {
+    pub(crate) fn new(schema: &'a Map<String, Value>) -> Self {
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(Cow::Borrowed)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| {
+                        (Cow::Borrowed(name.as_str()), PropertyCheck::new(property))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            required,
+            properties,
+        }
+    }
+
+    /// The same checks, holding their own text.
+    pub(crate) fn into_owned(self) -> ContentCheck<'static> {
+        ContentCheck {
+            required: self.required.into_iter().map(owned).collect(),
+            properties: self
+                .properties
+                .into_iter()
+                .map(|(name, property)| (owned(name), property.into_owned()))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn check(&self, content: &Value) -> Result<(), String> {
+        let content = content
+            .as_object()
+            .ok_or_else(|| "content is not an object".to_owned())?;
+        for name in &self.required {
+            if content.get(name.as_ref()).is_none_or(Value::is_null) {
                 return Err(format!("required field `{name}` is missing"));
             }
         }
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Ok(());
-    };
-    for (name, property) in properties {
-        match content.get(name) {
-            None | Some(Value::Null) => {}
-            Some(value) => {
-                check_property(property, value).map_err(|why| format!("`{name}` {why}"))?
+        for (name, property) in &self.properties {
+            match content.get(name.as_ref()) {
+                None | Some(Value::Null) => {}
+                Some(value) => property
+                    .check(value)
+                    .map_err(|why| format!("`{name}` {why}"))?,
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
-fn check_property(property: &Value, value: &Value) -> Result<(), String> {
-    match property.get("type").and_then(Value::as_str) {
-        Some("string") => {
-            let text = value.as_str().ok_or("is not a string")?;
-            let chars = text.chars().count() as u64;
-            if let Some(min) = property.get("minLength").and_then(Value::as_u64)
-                && chars < min
-            {
-                return Err(format!("is shorter than {min} characters"));
-            }
-            if let Some(max) = property.get("maxLength").and_then(Value::as_u64)
-                && chars > max
-            {
-                return Err(format!("is longer than {max} characters"));
-            }
-            if let Some(format) = property.get("format").and_then(Value::as_str) {
-                check_format(format, text)?;
-            }
-            let allowed = allowed_constants(property);
-            if !allowed.is_empty() && !allowed.contains(&text) {
-                return Err(format!("is not one of {allowed:?}"));
-            }
-            Ok(())
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
+impl<'a> PropertyCheck<'a> {
+    fn new(property: &'a Value) -> Self {
+        let number = |keyword: &str| property.get(keyword).and_then(Value::as_f64);
+        let count = |keyword: &str| property.get(keyword).and_then(Value::as_u64);
+        match property.get("type").and_then(Value::as_str) {
+            Some("string") => PropertyCheck::String {
+                min_length: count("minLength"),
+                max_length: count("maxLength"),
+                format: property
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .map(Cow::Borrowed),
+                allowed: allowed_constants(property),
+            },
+            Some(kind @ ("number" | "integer")) => PropertyCheck::Number {
+                integer: kind == "integer",
+                minimum: number("minimum"),
+                maximum: number("maximum"),
+            },
+            Some("boolean") => PropertyCheck::Boolean,
+            Some("array") => PropertyCheck::Array {
+                min_items: count("minItems"),
+                max_items: count("maxItems"),
+                allowed: property
+                    .get("items")
+                    .map(allowed_constants)
+                    .unwrap_or_default(),
+            },
+            _ => PropertyCheck::Unchecked,
         }
-        Some(kind @ ("number" | "integer")) => {
-            let number = value.as_f64().ok_or("is not a number")?;
-            if kind == "integer" && as_integer(value).is_none() {
-                return Err("is not an integer".into());
-            }
-            if let Some(min) = property.get("minimum").and_then(Value::as_f64)
-                && number < min
-            {
-                return Err(format!("is below the minimum {min}"));
-            }
-            if let Some(max) = property.get("maximum").and_then(Value::as_f64)
-                && number > max
-            {
-                return Err(format!("is above the maximum {max}"));
-            }
-            Ok(())
+    }
+
+    fn into_owned(self) -> PropertyCheck<'static> {
+        match self {
+            PropertyCheck::String {
+                min_length,
+                max_length,
+                format,
+                allowed,
+            } => PropertyCheck::String {
+                min_length,
+                max_length,
+                format: format.map(owned),
+                allowed: allowed.into_iter().map(owned).collect(),
+            },
+            PropertyCheck::Number {
+                integer,
+                minimum,
+                maximum,
+            } => PropertyCheck::Number {
+                integer,
+                minimum,
+                maximum,
+            },
+            PropertyCheck::Boolean => PropertyCheck::Boolean,
+            PropertyCheck::Array {
+                min_items,
+                max_items,
+                allowed,
+            } => PropertyCheck::Array {
+                min_items,
+                max_items,
+                allowed: allowed.into_iter().map(owned).collect(),
+            },
+            PropertyCheck::Unchecked => PropertyCheck::Unchecked,
         }
-        Some("boolean") => value
-            .as_bool()
-            .map(drop)
-            .ok_or_else(|| "is not a boolean".into()),
-        Some("array") => {
-            let items = value.as_array().ok_or("is not an array")?;
-            let count = items.len() as u64;
-            if let Some(min) = property.get("minItems").and_then(Value::as_u64)
-                && count < min
-            {
-                return Err(format!("has fewer than {min} items"));
-            }
-            if let Some(max) = property.get("maxItems").and_then(Value::as_u64)
-                && count > max
-            {
-                return Err(format!("has more than {max} items"));
-            }
-            let allowed = property
-                .get("items")
-                .map(allowed_constants)
-                .unwrap_or_default();
-            for item in items {
-                let text = item.as_str().ok_or("has an item that is not a string")?;
-                if !allowed.is_empty() && !allowed.contains(&text) {
-                    return Err(format!("has an item not in {allowed:?}"));
+    }
+
+    fn check(&self, value: &Value) -> Result<(), String> {
+        match self {
+            PropertyCheck::String {
+                min_length,
+                max_length,
+                format,
+                allowed,
+            } => {
+                let text = value.as_str().ok_or("is not a string")?;
+                let chars = text.chars().count() as u64;
+                if let Some(min) = *min_length
+                    && chars < min
+                {
+                    return Err(format!("is shorter than {min} characters"));
                 }
+                if let Some(max) = *max_length
+                    && chars > max
+                {
+                    return Err(format!("is longer than {max} characters"));
+                }
+                if let Some(format) = format {
+                    check_format(format, text)?;
+                }
+                if !allowed.is_empty() && !allowed.iter().any(|option| option == text) {
+                    return Err(format!("is not one of {allowed:?}"));
+                }
+                Ok(())
             }
-            Ok(())
+            PropertyCheck::Number {
+                integer,
+                minimum,
+                maximum,
+            } => {
+                let number = value.as_f64().ok_or("is not a number")?;
+                if *integer && as_integer(value).is_none() {
+                    return Err("is not an integer".into());
+                }
+                if let Some(min) = *minimum
+                    && number < min
+                {
+                    return Err(format!("is below the minimum {min}"));
+                }
+                if let Some(max) = *maximum
+                    && number > max
+                {
+                    return Err(format!("is above the maximum {max}"));
+                }
+                Ok(())
+            }
+            PropertyCheck::Boolean => value
+                .as_bool()
+                .map(drop)
+                .ok_or_else(|| "is not a boolean".into()),
+            PropertyCheck::Array {
+                min_items,
+                max_items,
+                allowed,
+            } => {
+                let items = value.as_array().ok_or("is not an array")?;
+                let count = items.len() as u64;
+                if let Some(min) = *min_items
+                    && count < min
+                {
+                    return Err(format!("has fewer than {min} items"));
+                }
+                if let Some(max) = *max_items
+                    && count > max
+                {
+                    return Err(format!("has more than {max} items"));
+                }
+                for item in items {
+                    let text = item.as_str().ok_or("has an item that is not a string")?;
+                    if !allowed.is_empty() && !allowed.iter().any(|option| option == text) {
+                        return Err(format!("has an item not in {allowed:?}"));
+                    }
+                }
+                Ok(())
+            }
+            PropertyCheck::Unchecked => Ok(()),
         }
-        // A property type form mode does not define: nothing this server sent, so the
-        // schema came from a tool author's hand-written Elicit impl; trust its parser.
-        _ => Ok(()),
     }
 }
 
 /// The values a single- or multi-select accepts: `enum`, or the `const`s of
 /// `oneOf` / `anyOf`.
-fn allowed_constants(property: &Value) -> Vec<&str> {
+fn allowed_constants(property: &Value) -> Vec<Cow<'_, str>> {
     if let Some(values) = property.get("enum").and_then(Value::as_array) {
-        return values.iter().filter_map(Value::as_str).collect();
+        return values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(Cow::Borrowed)
+            .collect();
     }
     ["oneOf", "anyOf"]
         .iter()
         .filter_map(|keyword| property.get(*keyword).and_then(Value::as_array))
         .flatten()
         .filter_map(|option| option.get("const").and_then(Value::as_str))
+        .map(Cow::Borrowed)
         .collect()
 }
 
@@ -341,6 +505,43 @@ mod tests {
         assert!(check_content(&s, &json!({"tags": ["a", "b", "a"]})).is_err());
         assert!(check_content(&s, &json!({"mail": "nope"})).is_err());
         assert!(check_content(&s, &json!({"day": "28/07/2026"})).is_err());
+    }
+
+    /// A form's check is read once and kept; the kept one judges as the one read for a
+    /// single answer.
+    #[test]
+    fn a_kept_check_judges_as_a_fresh_one() {
+        let s = schema(json!({
+            "type": "object",
+            "properties": {
+                "color": {"type": "string", "enum": ["red", "green"], "minLength": 3},
+                "size": {"type": "string", "anyOf": [{"const": "s"}], "format": "email"},
+                "tags": {"type": "array", "items": {"oneOf": [{"const": "a"}]}, "minItems": 1},
+                "n": {"type": "integer", "minimum": 1, "maximum": 3},
+                "ok": {"type": "boolean"},
+                "other": {"type": "object"}
+            },
+            "required": ["color", "n"]
+        }));
+        let kept = ContentCheck::new(&s).into_owned();
+        for content in [
+            json!({"color": "red", "n": 2}),
+            json!({"color": "blue", "n": 2}),
+            json!({"color": "red", "n": 2.5}),
+            json!({"color": "red", "n": 4, "tags": []}),
+            json!({"color": "red", "n": 1, "tags": ["a", "b"]}),
+            json!({"color": "red", "n": 1, "size": "s"}),
+            json!({"color": "red", "n": 1, "ok": 1, "other": 2}),
+            json!({"n": 1}),
+            json!(7),
+        ] {
+            let fresh = check_content(&s, &content);
+            assert_eq!(kept.check(&content), fresh, "{content}");
+        }
+        assert_eq!(
+            kept.check(&json!({"color": "blue", "n": 2})),
+            Err(r#"`color` is not one of ["red", "green"]"#.to_owned())
+        );
     }
 
     #[test]

@@ -105,7 +105,7 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
         answers.elicit::<T>(index)
     }
     fn fits(answers: &Answers, index: usize) -> bool {
-        answers.form_fits(index, &super::requests::sent_schema::<T>())
+        answers.form_fits(index, &super::requests::cached_form::<T>().check)
     }
 }
 

@@ -588,10 +588,11 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
         )
     };
     Ok(match entry.kind {
-        Kind::Form | Kind::Url => Answer::Elicit(
-            serde_json::from_value::<ElicitResult>(value)
+        Kind::Form | Kind::Url => Answer::Elicit(match elicit_result(value) {
+            Ok(result) => result,
+            Err(value) => serde_json::from_value::<ElicitResult>(value)
                 .map_err(|e| malformed("ElicitResult", e))?,
-        ),
+        }),
         Kind::Sample => {
             let result = serde_json::from_value::<CreateMessageResult>(value)
                 .map_err(|e| malformed("CreateMessageResult", e))?;
@@ -605,6 +606,30 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
             Answer::Roots(result)
         }
     })
+}
+
+/// The `ElicitResult` serde would read from `value`, built by moving `content` instead of
+/// rebuilding it node by node; anything but the common shape (an object with a known
+/// `action` and no `_meta`) is handed back for serde to read, with serde's errors.
+fn elicit_result(value: Value) -> Result<ElicitResult, Value> {
+    let Value::Object(mut object) = value else {
+        return Err(value);
+    };
+    let action = match object.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitationAction::Accept,
+        Some("decline") => ElicitationAction::Decline,
+        Some("cancel") => ElicitationAction::Cancel,
+        _ => return Err(Value::Object(object)),
+    };
+    if object.contains_key("_meta") {
+        return Err(Value::Object(object));
+    }
+    let mut result = ElicitResult::new(action);
+    // serde reads `"content": null` as no content, as here.
+    result.content = object
+        .remove("content")
+        .filter(|content| !content.is_null());
+    Ok(result)
 }
 
 /// A sampling answer is the client's LLM speaking: role `assistant`, and text, since saga
@@ -769,6 +794,34 @@ mod tests {
         );
         assert!(super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t").is_ok());
         assert!(super::asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t").is_err());
+    }
+
+    /// The shortcut reads every elicitation answer exactly as serde does, or leaves it
+    /// to serde.
+    #[test]
+    fn elicitation_answers_read_as_serde_reads_them() {
+        let answers = [
+            json!({"action": "accept", "content": {"value": "prod", "n": [1, {"a": null}]}}),
+            json!({"action": "accept"}),
+            json!({"action": "accept", "content": null}),
+            json!({"action": "accept", "content": "not an object"}),
+            json!({"action": "decline"}),
+            json!({"action": "cancel", "extra": true}),
+            json!({"action": "accept", "_meta": {"k": 1}, "content": {}}),
+            json!({"action": "Accept"}),
+            json!({"action": 1}),
+            json!({"content": {}}),
+            json!({"action": "accept", "_meta": 3}),
+            json!(["accept"]),
+            json!(null),
+        ];
+        for answer in answers {
+            let by_serde = serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone());
+            match super::elicit_result(answer.clone()) {
+                Ok(read) => assert_eq!(Some(read), by_serde.ok(), "{answer}"),
+                Err(handed_back) => assert_eq!(handed_back, answer),
+            }
+        }
     }
 
     #[test]

@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use rmcp::model::{
     CreateMessageRequestParams, ElicitationSchema, ModelHint, ModelPreferences, SamplingMessage,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::digest::Fnv;
-use super::elicit::Elicit;
+use super::elicit::{ContentCheck, Elicit};
 
 /// The default `maxTokens` of [`sample`] when the tool does not set one.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -101,12 +101,6 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
     }
 }
 
-/// The schema of `T`'s form as it is sent, as JSON: what an answer to a form that the
-/// tool states again from its saved state is checked against (its token keeps no schema).
-pub(crate) fn sent_schema<T: Elicit>() -> Arc<Map<String, Value>> {
-    Arc::clone(&cached_form::<T>().sent)
-}
-
 /// An answer type's form, built and checked once per type: a schema is a function of the
 /// type, and building, converting and hashing it were a measurable part of every round
 /// that asks (BENCHMARKS.md).
@@ -115,13 +109,16 @@ pub(crate) struct Form {
     /// The schema as rmcp's typed form-mode schema; the error says why a hand-written
     /// `Elicit` impl's schema is not a form-mode one.
     pub(crate) typed: Result<ElicitationSchema, String>,
-    /// The schema as it is sent.
-    pub(crate) sent: Arc<Map<String, Value>>,
-    /// The hash of `sent` as JSON text: how the schema enters a round's digest.
+    /// The hash of the schema as it is sent, as JSON text: how the schema enters a round's
+    /// digest.
     pub(crate) digest: u64,
+    /// What an answer's content must pass, read from the schema as it is sent.
+    pub(crate) check: ContentCheck<'static>,
 }
 
-fn cached_form<T: Elicit>() -> Arc<Form> {
+/// `T`'s form. An answer to a form that the tool states again from its saved state is
+/// checked against its `check` (the token keeps no schema).
+pub(crate) fn cached_form<T: Elicit>() -> Arc<Form> {
     type Cache = HashMap<TypeId, Arc<Form>, BuildHasherDefault<TypeIdHasher>>;
     static FORMS: OnceLock<RwLock<Cache>> = OnceLock::new();
     let forms = FORMS.get_or_init(Default::default);
@@ -143,7 +140,7 @@ fn cached_form<T: Elicit>() -> Arc<Form> {
     let form = Arc::new(Form {
         typed,
         digest: Fnv::of_json(&sent),
-        sent: Arc::new(sent),
+        check: ContentCheck::new(&sent).into_owned(),
     });
     forms
         .write()
