@@ -423,7 +423,27 @@ fn main() {
     // (`PROFILE_ASK=checkpoint`: its checkpoint twin).
     if let Some(which) = std::env::var_os("PROFILE_ASK") {
         let deadline = Instant::now() + Duration::from_secs(5);
-        if which == "checkpoint" {
+        if which == "hand" {
+            let asker = Asker(100);
+            let arguments = json!({"initial_arg": "x", "replicas": 3})
+                .as_object()
+                .cloned()
+                .unwrap();
+            let (mut token, mut key) = asked(now(transition(
+                &asker,
+                &codec,
+                Call::tool(TOOL, Some(arguments.clone())),
+                &cx,
+            )));
+            while Instant::now() < deadline {
+                let call = Call {
+                    request_state: Some(std::mem::take(&mut token)),
+                    input_responses: answer_for_key(Some(&key)),
+                    ..Call::tool(TOOL, Some(arguments.clone()))
+                };
+                (token, key) = asked(now(transition(&asker, &codec, call, &cx)));
+            }
+        } else if which == "checkpoint" {
             let mut looping = Looping::new(&checkpoint_forever, &codec, &cx, 100, |_| None);
             while Instant::now() < deadline {
                 looping.round();

@@ -57,9 +57,9 @@ impl Answers {
         Self::default()
     }
 
-    pub(crate) fn new(items: Vec<Answer>) -> Self {
+    pub(crate) fn new(items: Vec<Option<Answer>>) -> Self {
         Self {
-            items: items.into_iter().map(Some).collect(),
+            items,
             again: false,
         }
     }

@@ -26,8 +26,8 @@ use super::{Elicit, Root, Sampled};
 pub trait Suspension {
     /// What `.await` on the request gives the tool.
     type Output;
-    /// The requests it sends, in order.
-    fn requests(self) -> Vec<Request>;
+    /// Appends the requests it sends to the round, in order.
+    fn requests(self, round: &mut Vec<Request>);
     /// Reads the answer at `index` of the round.
     fn take(answers: &mut Answers, index: usize) -> Self::Output;
     /// Whether the answer at `index` fits what was asked, where the runtime could not
@@ -74,16 +74,15 @@ pub fn rebuilt(round: &mut [Request], rebuilt: bool) {
 
 /// The requests of a round, in order: those of each suspension of a `join!`.
 pub fn requests<R: Suspension>(round: &mut Vec<Request>, suspension: R) {
-    round.extend(suspension.requests());
+    suspension.requests(round);
 }
 
 impl<R: Suspension> Suspension for JoinAll<R> {
     type Output = Vec<R::Output>;
-    fn requests(self) -> Vec<Request> {
-        self.requests
-            .into_iter()
-            .flat_map(Suspension::requests)
-            .collect()
+    fn requests(self, round: &mut Vec<Request>) {
+        for request in self.requests {
+            request.requests(round);
+        }
     }
     /// `join_all` is a round of its own: every answer from `index` on is one of its.
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
@@ -98,8 +97,8 @@ impl<R: Suspension> Suspension for JoinAll<R> {
 
 impl<T: Elicit> Suspension for ElicitForm<T> {
     type Output = Result<T, SagaError>;
-    fn requests(self) -> Vec<Request> {
-        vec![self.into()]
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit::<T>(index)
@@ -111,8 +110,8 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
 
 impl Suspension for ElicitUrl {
     type Output = Result<(), SagaError>;
-    fn requests(self) -> Vec<Request> {
-        vec![self.into()]
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.elicit_url(index)
@@ -121,8 +120,8 @@ impl Suspension for ElicitUrl {
 
 impl Suspension for Sample {
     type Output = Result<Sampled, SagaError>;
-    fn requests(self) -> Vec<Request> {
-        vec![self.into()]
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.sampled(index)
@@ -131,8 +130,8 @@ impl Suspension for Sample {
 
 impl Suspension for ListRoots {
     type Output = Result<Vec<Root>, SagaError>;
-    fn requests(self) -> Vec<Request> {
-        vec![self.into()]
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
         answers.roots(index)

@@ -17,7 +17,7 @@ use super::answers::{Answer, StepFailure};
 use super::context::SagaContext;
 use super::digest::{PreviousDigest, RoundDigest};
 use super::elicit::check_content;
-use super::requests::{Request, RequestKind};
+use super::requests::{Form, Request, RequestKind};
 use crate::log::Escaped;
 
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
@@ -62,9 +62,84 @@ impl Kind {
 /// missing or unusable.
 #[derive(Debug, Clone)]
 pub(crate) struct Pending {
-    pub(crate) key: String,
+    pub(crate) key: Key,
     pub(crate) kind: Kind,
     pub(crate) params: Option<String>,
+}
+
+/// A pending request's `inputRequests` key. A generated key is kept as its number and
+/// spelled (the kind's prefix, `-`, the number) only where it is sent or looked up:
+/// spelling it to keep it cost two allocations per round that asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    Generated(u32),
+    Named(String),
+}
+
+impl Key {
+    /// The key spelled `text` for a request of `kind`: generated if it is exactly the
+    /// spelling of a generated key.
+    pub(crate) fn from_text(kind: Kind, text: String) -> Key {
+        match numbered(kind, &text) {
+            Some(n) => Key::Generated(n),
+            None => Key::Named(text),
+        }
+    }
+}
+
+/// A key as text, spelled on the stack when it is generated.
+pub(crate) enum KeyText<'a> {
+    Named(&'a str),
+    Generated {
+        spelled: [u8; GENERATED_KEY_MAX],
+        len: usize,
+    },
+}
+
+/// The longest generated key: `elicit-` and ten digits.
+const GENERATED_KEY_MAX: usize = 17;
+
+impl std::ops::Deref for KeyText<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            KeyText::Named(text) => text,
+            // Spelled from an ASCII prefix and digits: always UTF-8.
+            KeyText::Generated { spelled, len } => {
+                std::str::from_utf8(&spelled[..*len]).unwrap_or_default()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for KeyText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::fmt::Debug for KeyText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+fn key_text(kind: Kind, key: &Key) -> KeyText<'_> {
+    match key {
+        Key::Named(text) => KeyText::Named(text),
+        Key::Generated(n) => {
+            let mut spelled = [0u8; GENERATED_KEY_MAX];
+            let mut digits = itoa::Buffer::new();
+            let parts = [kind.prefix().as_bytes(), b"-", digits.format(*n).as_bytes()];
+            let mut len = 0;
+            for part in parts {
+                spelled[len..len + part.len()].copy_from_slice(part);
+                len += part.len();
+            }
+            KeyText::Generated { spelled, len }
+        }
+    }
 }
 
 /// A key as the token keeps it. Most keys are generated (`elicit-3`), numbered in the
@@ -119,22 +194,20 @@ struct LegacyPending {
 impl Head {
     /// Appends the head to `out`; the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
-        let numbers: Vec<Option<u32>> = self
+        let generated = self
             .pending
             .iter()
-            .map(|entry| numbered(entry.kind, &entry.key))
-            .collect();
-        let generated = numbers.iter().filter(|n| n.is_some()).count();
+            .filter(|entry| matches!(entry.key, Key::Generated(_)))
+            .count();
         let mut last = first_generated(self.next_key, generated);
         let pending = self
             .pending
             .iter()
-            .zip(numbers)
-            .map(|(entry, number)| SealedPending {
+            .map(|entry| SealedPending {
                 kind: entry.kind,
-                key: match number {
-                    None => SealedKey::Named(&entry.key),
-                    Some(n) => {
+                key: match &entry.key {
+                    Key::Named(name) => SealedKey::Named(name),
+                    &Key::Generated(n) => {
                         let key = if n == last.wrapping_add(1) {
                             SealedKey::Next
                         } else {
@@ -165,7 +238,7 @@ impl Head {
                 .pending
                 .into_iter()
                 .map(|entry| Pending {
-                    key: entry.key,
+                    key: Key::from_text(entry.kind, entry.key),
                     kind: entry.kind,
                     params: Some(entry.request),
                 })
@@ -192,13 +265,13 @@ impl Head {
                 key: match entry.key {
                     SealedKey::Next => {
                         last = last.wrapping_add(1);
-                        generated_key(entry.kind, last)
+                        Key::Generated(last)
                     }
                     SealedKey::Numbered(n) => {
                         last = n;
-                        generated_key(entry.kind, n)
+                        Key::Generated(n)
                     }
-                    SealedKey::Named(name) => name.to_owned(),
+                    SealedKey::Named(name) => Key::Named(name.to_owned()),
                 },
                 kind: entry.kind,
                 params: entry.params.map(str::to_owned),
@@ -219,19 +292,6 @@ impl Head {
     }
 }
 
-fn generated_key(kind: Kind, n: u32) -> String {
-    // Two of these per round that asks (assigning, then reading the head back): without
-    // the formatting machinery they cost a third as much.
-    let prefix = kind.prefix();
-    let mut digits = itoa::Buffer::new();
-    let digits = digits.format(n);
-    let mut key = String::with_capacity(prefix.len() + 1 + digits.len());
-    key.push_str(prefix);
-    key.push('-');
-    key.push_str(digits);
-    key
-}
-
 /// The number of `key` if it is exactly the key generated for that number.
 fn numbered(kind: Kind, key: &str) -> Option<u32> {
     let digits = key.strip_prefix(kind.prefix())?.strip_prefix('-')?;
@@ -242,9 +302,14 @@ fn numbered(kind: Kind, key: &str) -> Option<u32> {
 }
 
 impl Pending {
+    /// The request's `inputRequests` key.
+    pub(crate) fn key(&self) -> KeyText<'_> {
+        key_text(self.kind, &self.key)
+    }
+
     pub(crate) fn input_request(&self) -> Result<InputRequest, ErrorData> {
         let Some(request) = &self.params else {
-            tracing::error!(key = %self.key, "a pending request was not kept");
+            tracing::error!(key = %self.key(), "a pending request was not kept");
             return Err(ErrorData::internal_error(
                 "the saga's pending request could not be rebuilt",
                 None,
@@ -260,7 +325,7 @@ impl Pending {
         params
             .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
-                tracing::error!(key = %self.key, %error, "a sealed request does not decode");
+                tracing::error!(key = %self.key(), %error, "a sealed request does not decode");
                 ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
             })
     }
@@ -349,17 +414,18 @@ pub(crate) fn assign(
     for request in requests {
         let kind = kind_of(&request.kind);
         let key = match request.key {
-            Some(key) => key,
+            Some(key) => Key::Named(key),
             None => {
                 *next_key += 1;
-                generated_key(kind, *next_key)
+                Key::Generated(*next_key)
             }
         };
-        if pending.iter().any(|other| other.key == key) {
+        let text = key_text(kind, &key);
+        if pending.iter().any(|other| *other.key() == *text) {
             return Err(tool_bug(
                 tool,
                 format!(
-                    "two requests of one round share the key {key:?}; give each a distinct .key(..)"
+                    "two requests of one round share the key {text:?}; give each a distinct .key(..)"
                 ),
             ));
         }
@@ -367,23 +433,23 @@ pub(crate) fn assign(
         // again word for word: it is always kept.
         let rebuilt = request.rebuilt && kind != Kind::Url;
         if rebuilt {
-            restated.add(&key, &request.kind);
+            restated.add(&text, &request.kind);
         }
+        let form_params = match &request.kind {
+            RequestKind::Elicit { message, form } if !rebuilt => form.params_json(message),
+            _ => None,
+        };
         let input = input_of(request.kind, tool)?;
         let params =
-            if rebuilt {
-                None
-            } else {
-                Some(params_json(&input).map_err(|error| {
+            match form_params {
+                Some(params) => Some(params),
+                None if rebuilt => None,
+                None => Some(params_json(&input).map_err(|error| {
                     tool_bug(tool, format!("a request does not encode: {error}"))
-                })?)
+                })?),
             };
-        pending.push(Pending {
-            key: key.clone(),
-            kind,
-            params,
-        });
-        input_requests.insert(key, input);
+        input_requests.insert(text.to_owned(), input);
+        pending.push(Pending { key, kind, params });
     }
     Ok(Assigned {
         pending,
@@ -433,16 +499,16 @@ pub(crate) fn asked_again(
                         tool,
                         format!(
                             "the request {:?} was stated again as another kind",
-                            entry.key
+                            entry.key()
                         ),
                     ));
                 }
-                digest.add(&entry.key, &request.kind);
+                digest.add(&entry.key(), &request.kind);
                 input_of(request.kind, tool)?
             }
             (None, None) => entry.input_request()?,
         };
-        input_requests.insert(entry.key.clone(), input);
+        input_requests.insert(entry.key().to_owned(), input);
     }
     if digest.finish() != head.restated
         && previous_digest(pending, &input_requests) != head.restated
@@ -463,8 +529,9 @@ pub(crate) fn asked_again(
 fn previous_digest(pending: &[Pending], input_requests: &InputRequests) -> Option<u32> {
     let mut digest = PreviousDigest::default();
     for entry in pending.iter().filter(|entry| entry.params.is_none()) {
-        if let Some(input) = input_requests.get(&entry.key) {
-            digest.add(&entry.key, input);
+        let key = entry.key();
+        if let Some(input) = input_requests.get(&*key) {
+            digest.add(&key, input);
         }
     }
     digest.finish()
@@ -519,8 +586,9 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
 
 /// What the client's `inputResponses` amount to.
 pub(crate) enum Collected {
-    /// Every pending request has a usable answer, in pending order.
-    All(Vec<Answer>),
+    /// Every pending request has a usable answer, in pending order (each `Some`, as
+    /// [`Answers`](super::Answers) keeps them until the tool takes them).
+    All(Vec<Option<Answer>>),
     /// Something is missing or unusable: ask the same requests again.
     Ask(String),
 }
@@ -537,34 +605,38 @@ pub(crate) fn collect(
     let mut answers = Vec::with_capacity(pending.len());
     let mut missing = Vec::new();
     for entry in pending {
-        if let Some(failure) = failures.get(&entry.key) {
-            answers.push(Answer::Failed(failure.clone()));
+        let key = entry.key();
+        if let Some(failure) = failures.get(&*key) {
+            answers.push(Some(Answer::Failed(failure.clone())));
             continue;
         }
-        let Some(value) = responses.remove(&entry.key) else {
-            missing.push(entry.key.as_str());
+        let Some(value) = responses.remove(&*key) else {
+            missing.push(key);
             continue;
         };
-        answers.push(parse(entry, value)?);
+        answers.push(Some(parse(entry, value)?));
     }
     if !missing.is_empty() {
         return Ok(Collected::Ask(format!("no answer for {missing:?}")));
     }
     for (entry, answer) in pending.iter().zip(&answers) {
-        if let (Kind::Form, Answer::Elicit(result)) = (entry.kind, answer)
+        if let (Kind::Form, Some(Answer::Elicit(result))) = (entry.kind, answer)
             && result.action == ElicitationAction::Accept
         {
             // A form the tool states again from its state is checked by the tool
             // (`Suspension::fits`): the token keeps no schema for it.
-            if entry.params.is_none() {
+            let Some(params) = &entry.params else {
                 continue;
-            }
-            let schema = entry.requested_schema().unwrap_or_default();
+            };
             let content = result.content.as_ref().unwrap_or(&Value::Null);
-            if let Err(why) = check_content(&schema, content) {
+            let verdict = match Form::of_params(params) {
+                Some(form) => form.check.check(content),
+                None => check_content(&entry.requested_schema().unwrap_or_default(), content),
+            };
+            if let Err(why) = verdict {
                 return Ok(Collected::Ask(format!(
                     "the answer to {:?} does not match its schema: {why}",
-                    entry.key
+                    entry.key()
                 )));
             }
         }
@@ -573,16 +645,17 @@ pub(crate) fn collect(
 }
 
 fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
+    let key = entry.key();
     let malformed = |expected: &str, error: serde_json::Error| {
         tracing::info!(
-            key = %Escaped(&entry.key),
+            key = %Escaped(&key),
             error = %Escaped(&error.to_string()),
             "malformed input response"
         );
         ErrorData::invalid_params(
             format!(
                 "inputResponses[{:?}] is not a valid {expected}: {error}",
-                entry.key
+                key
             ),
             None,
         )
@@ -596,13 +669,13 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
         Kind::Sample => {
             let result = serde_json::from_value::<CreateMessageResult>(value)
                 .map_err(|e| malformed("CreateMessageResult", e))?;
-            check_sampled(&entry.key, &result)?;
+            check_sampled(&key, &result)?;
             Answer::Sample(Box::new(result))
         }
         Kind::Roots => {
             let result = serde_json::from_value::<ListRootsResult>(value)
                 .map_err(|e| malformed("ListRootsResult", e))?;
-            check_roots(&entry.key, &result)?;
+            check_roots(&key, &result)?;
             Answer::Roots(result)
         }
     })
@@ -679,7 +752,7 @@ fn check_roots(key: &str, result: &ListRootsResult) -> Result<(), ErrorData> {
 mod tests {
     use serde_json::json;
 
-    use super::{Head, Kind, Pending, assign};
+    use super::{Head, Key, Kind, Pending, assign};
     use crate::engine::requests::{Request, elicit, list_roots, sample};
     use crate::state::{LEGACY_VERSION, VERSION};
 
@@ -706,9 +779,9 @@ mod tests {
             let rebuilt = entry.input_request().expect("the entry rebuilds");
             assert_eq!(
                 serde_json::to_value(&rebuilt).ok(),
-                serde_json::to_value(&asked[&entry.key]).ok(),
+                serde_json::to_value(&asked[&*entry.key()]).ok(),
                 "{} is asked again word for word",
-                entry.key
+                entry.key()
             );
         }
         let schema = pending[0].requested_schema().expect("a form has a schema");
@@ -785,7 +858,7 @@ mod tests {
             .input_requests;
         let mut previous = crate::engine::digest::PreviousDigest::default();
         for entry in &head.pending {
-            previous.add(&entry.key, &inputs[&entry.key]);
+            previous.add(&entry.key(), &inputs[&*entry.key()]);
         }
         head.restated = previous.finish();
         assert_ne!(
@@ -832,33 +905,33 @@ mod tests {
             restated: Some(0xdead_beef),
             pending: vec![
                 Pending {
-                    key: "elicit-11".into(),
+                    key: Key::from_text(Kind::Form, "elicit-11".into()),
                     kind: Kind::Form,
                     params: None,
                 },
                 Pending {
-                    key: "sample-12".into(),
+                    key: Key::from_text(Kind::Sample, "sample-12".into()),
                     kind: Kind::Sample,
                     params: Some("{}".into()),
                 },
                 // Look generated but are not the canonical spelling: kept by name.
                 Pending {
-                    key: "elicit-012".into(),
+                    key: Key::from_text(Kind::Form, "elicit-012".into()),
                     kind: Kind::Form,
                     params: None,
                 },
                 Pending {
-                    key: "elicit-+5".into(),
+                    key: Key::from_text(Kind::Form, "elicit-+5".into()),
                     kind: Kind::Form,
                     params: None,
                 },
                 Pending {
-                    key: "elicit-99999999999".into(),
+                    key: Key::from_text(Kind::Form, "elicit-99999999999".into()),
                     kind: Kind::Form,
                     params: None,
                 },
                 Pending {
-                    key: "mine".into(),
+                    key: Key::from_text(Kind::Roots, "mine".into()),
                     kind: Kind::Roots,
                     params: None,
                 },
@@ -870,10 +943,10 @@ mod tests {
         assert_eq!(rest, b"state");
         assert_eq!((read.next_key, read.round), (12, 3));
         assert_eq!(read.restated, Some(0xdead_beef));
-        let keys: Vec<&str> = read
+        let keys: Vec<String> = read
             .pending
             .iter()
-            .map(|entry| entry.key.as_str())
+            .map(|entry| entry.key().to_owned())
             .collect();
         assert_eq!(
             keys,
@@ -899,9 +972,33 @@ mod tests {
     }
 
     #[test]
+    fn generated_keys_are_spelled_whole_up_to_the_largest_number() {
+        for kind in [Kind::Form, Kind::Url, Kind::Sample, Kind::Roots] {
+            for n in [0, 7, 10, 4_294_967_295] {
+                let spelled = super::key_text(kind, &Key::Generated(n)).to_owned();
+                assert_eq!(spelled, format!("{}-{n}", kind.prefix()));
+                assert_eq!(Key::from_text(kind, spelled), Key::Generated(n));
+            }
+        }
+    }
+
+    #[test]
+    fn a_pinned_key_spelled_like_a_generated_one_is_the_same_key() {
+        let round: Vec<Request> = vec![
+            elicit::<bool>("First?").into(),
+            elicit::<bool>("Second?").key("elicit-1").into(),
+        ];
+        let mut next_key = 0;
+        assert!(
+            assign(round, &mut next_key, "t").is_err(),
+            "two requests under elicit-1"
+        );
+    }
+
+    #[test]
     fn generated_keys_out_of_sequence_keep_their_numbers() {
         let entry = |key: &str| Pending {
-            key: key.into(),
+            key: Key::from_text(Kind::Sample, key.into()),
             kind: Kind::Sample,
             params: None,
         };
@@ -913,7 +1010,7 @@ mod tests {
             };
             let bytes = head.encode(Vec::new()).expect("encodes");
             let (read, _) = Head::decode(&bytes, VERSION).expect("decodes");
-            let keys: Vec<&str> = read.pending.iter().map(|e| e.key.as_str()).collect();
+            let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
             assert_eq!(
                 keys,
                 ["sample-5", "sample-6", "sample-2"],

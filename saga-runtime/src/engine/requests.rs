@@ -5,10 +5,11 @@
 //! [`SagaTool`](super::SagaTool) passes it to [`Step::suspend`](super::Step::suspend).
 
 use std::any::TypeId;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use rmcp::model::{
     CreateMessageRequestParams, ElicitationSchema, ModelHint, ModelPreferences, SamplingMessage,
@@ -38,7 +39,7 @@ pub(crate) enum RequestKind {
     Elicit {
         message: String,
         /// The answer type's form, built once per type (see [`Form`]).
-        form: Arc<Form>,
+        form: &'static Form,
     },
     ElicitUrl {
         message: String,
@@ -114,22 +115,96 @@ pub(crate) struct Form {
     pub(crate) digest: u64,
     /// What an answer's content must pass, read from the schema as it is sent.
     pub(crate) check: ContentCheck<'static>,
+    /// The schema as JSON text, as it stands in a form's params (see
+    /// [`Form::params_json`]).
+    schema_json: String,
 }
+
+impl Form {
+    /// The params of a form-mode request for this form, as JSON text: what a token keeps
+    /// of a request it must be able to send again. Written around the schema's text,
+    /// which is written once per type (writing the whole params each round was most of a
+    /// hand-written tool's round that asks); the same bytes as serde writes, a test
+    /// checks. `None` if the schema is not a form-mode one.
+    pub(crate) fn params_json(&self, message: &str) -> Option<String> {
+        if self.typed.is_err() {
+            return None;
+        }
+        let mut params = String::with_capacity(64 + message.len() + self.schema_json.len());
+        params.push_str(r#"{"mode":"form","message":"#);
+        params.push_str(&serde_json::to_string(message).ok()?);
+        params.push_str(SCHEMA_FIELD);
+        params.push_str(&self.schema_json);
+        params.push('}');
+        Some(params)
+    }
+
+    /// The form whose params, as [`Form::params_json`] writes them, are `params`, if this
+    /// process has built it: its check is read already. Anything else (another layout, a
+    /// schema no type here has) is `None`, and the caller reads the schema from `params`.
+    pub(crate) fn of_params(params: &str) -> Option<&'static Form> {
+        // A JSON string cannot hold the field's name with bare quotes, so the first match
+        // follows the message.
+        let (_, rest) = params.split_once(SCHEMA_FIELD)?;
+        let schema_json = rest.strip_suffix('}')?;
+        let by_schema = BY_SCHEMA.get()?;
+        let form = by_schema
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&Fnv::of_str(schema_json))
+            .copied()?;
+        (form.schema_json == schema_json).then_some(form)
+    }
+}
+
+const SCHEMA_FIELD: &str = r#","requestedSchema":"#;
+
+/// Every form built so far, by the hash of its schema's JSON text.
+static BY_SCHEMA: OnceLock<RwLock<HashMap<u64, &'static Form>>> = OnceLock::new();
 
 /// `T`'s form. An answer to a form that the tool states again from its saved state is
 /// checked against its `check` (the token keeps no schema).
-pub(crate) fn cached_form<T: Elicit>() -> Arc<Form> {
-    type Cache = HashMap<TypeId, Arc<Form>, BuildHasherDefault<TypeIdHasher>>;
-    static FORMS: OnceLock<RwLock<Cache>> = OnceLock::new();
-    let forms = FORMS.get_or_init(Default::default);
+///
+/// Each answer type's form is built once and kept for the life of the process (one per
+/// `Elicit` type in the program, so bounded). A thread finds it in its own table first:
+/// the shared table's lock was a measurable part of a round that asks.
+pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
+    type Table = HashMap<TypeId, &'static Form, BuildHasherDefault<TypeIdHasher>>;
+    thread_local! {
+        static NEAR: RefCell<Table> = RefCell::default();
+    }
+    static SHARED: OnceLock<RwLock<Table>> = OnceLock::new();
     let id = TypeId::of::<T>();
-    if let Some(form) = forms
+    if let Some(form) = NEAR.with(|near| near.borrow().get(&id).copied()) {
+        return form;
+    }
+    let shared = SHARED.get_or_init(Default::default);
+    let found = shared
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&id)
-    {
-        return Arc::clone(form);
-    }
+        .copied();
+    let form = match found {
+        Some(form) => form,
+        None => {
+            let built = build_form::<T>();
+            let mut shared = shared.write().unwrap_or_else(PoisonError::into_inner);
+            *shared.entry(id).or_insert_with(|| {
+                let form: &'static Form = Box::leak(Box::new(built));
+                BY_SCHEMA
+                    .get_or_init(Default::default)
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(Fnv::of_str(&form.schema_json), form);
+                form
+            })
+        }
+    };
+    NEAR.with(|near| near.borrow_mut().insert(id, form));
+    form
+}
+
+fn build_form<T: Elicit>() -> Form {
     let requested = T::requested_schema();
     let typed = serde_json::from_value::<ElicitationSchema>(Value::Object(requested.clone()))
         .map_err(|error| format!("the requested schema is not a form-mode schema: {error}"));
@@ -137,16 +212,16 @@ pub(crate) fn cached_form<T: Elicit>() -> Arc<Form> {
         Ok(Ok(Value::Object(sent))) => sent,
         _ => requested,
     };
-    let form = Arc::new(Form {
+    let schema_json = match &typed {
+        Ok(schema) => serde_json::to_string(schema).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    Form {
         typed,
         digest: Fnv::of_json(&sent),
         check: ContentCheck::new(&sent).into_owned(),
-    });
-    forms
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(id, Arc::clone(&form));
-    form
+        schema_json,
+    }
 }
 
 /// A `TypeId` is already a hash; hashing it again with SipHash was most of a lookup that
@@ -400,6 +475,90 @@ mod schema_tests {
         }
         fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
             Ok(NotAForm)
+        }
+    }
+
+    /// A form of two constrained fields.
+    struct Target;
+
+    impl Elicit for Target {
+        fn requested_schema() -> Map<String, Value> {
+            json!({
+                "type": "object",
+                "properties": {
+                    "env": {"type": "string", "enum": ["dev", "prod"], "title": "Env \"quoted\""},
+                    "replicas": {"type": "integer", "minimum": 1, "maximum": 9}
+                },
+                "required": ["env"]
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+        }
+        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+            Ok(Target)
+        }
+    }
+
+    fn form_of<T: Elicit>() -> &'static super::Form {
+        super::cached_form::<T>()
+    }
+
+    fn serde_params<T: Elicit>(message: &str) -> String {
+        let form = form_of::<T>();
+        let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.to_owned(),
+            requested_schema: form.typed.clone().expect("a form"),
+        };
+        serde_json::to_string(&params).expect("params serialize")
+    }
+
+    /// The params a token keeps are written around the schema's cached text, and are the
+    /// very bytes serde writes.
+    #[test]
+    fn form_params_are_the_bytes_serde_writes() {
+        for message in ["Target?", "say \"hi\"\n\tnow", "é ✓ \u{1}", ""] {
+            assert_eq!(
+                form_of::<String>().params_json(message).as_deref(),
+                Some(serde_params::<String>(message).as_str())
+            );
+            assert_eq!(
+                form_of::<Target>().params_json(message).as_deref(),
+                Some(serde_params::<Target>(message).as_str())
+            );
+        }
+        assert_eq!(form_of::<NotAForm>().params_json("x"), None);
+    }
+
+    /// A kept form's answer is checked with its type's check only when the params are
+    /// exactly that type's; anything else is read from the params.
+    #[test]
+    fn kept_params_find_their_form_only_when_they_are_its_own() {
+        let params = form_of::<Target>()
+            .params_json("Deploy where?")
+            .expect("a form");
+        let found = super::Form::of_params(&params).expect("the form was built");
+        assert!(std::ptr::eq(found, form_of::<Target>()));
+        for content in [
+            json!({"env": "prod"}),
+            json!({"env": "qa"}),
+            json!({"replicas": 3}),
+        ] {
+            let fresh = super::super::elicit::check_content(&Target::requested_schema(), &content);
+            assert_eq!(found.check.check(&content), fresh, "{content}");
+        }
+        let whole_request = format!(r#"{{"method":"elicitation/create","params":{params}}}"#);
+        let other_schema = params.replace(r#""maximum":9"#, r#""maximum":8"#);
+        let trailing = params.replace(r#""required""#, r#""x":1,"required""#);
+        for params in [
+            whole_request,
+            other_schema,
+            trailing,
+            "{}".to_owned(),
+            String::new(),
+        ] {
+            assert!(super::Form::of_params(&params).is_none(), "{params}");
         }
     }
 

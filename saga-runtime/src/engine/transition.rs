@@ -389,13 +389,14 @@ pub(crate) fn inspect_state<T: SagaTool>(
         .pending
         .iter()
         .map(|entry| {
+            let key = entry.key();
             let request = asked
                 .as_ref()
-                .and_then(|asked| asked.get(&entry.key))
+                .and_then(|asked| asked.get(&*key))
                 .and_then(|request| serde_json::to_value(request).ok())
                 .unwrap_or_default();
             serde_json::json!({
-                "key": entry.key,
+                "key": &*key,
                 "kind": entry.kind,
                 "request": request,
                 "restated": entry.params.is_none(),
