@@ -216,10 +216,10 @@ fn token_of(response: Result<CallToolResponse, ErrorData>) -> String {
 fn asked(response: Result<CallToolResponse, ErrorData>) -> (String, String) {
     match response {
         Ok(CallToolResponse::InputRequired(result)) => {
+            // Moved out, not copied: the harness costs the transition nothing it would not.
             let key = result
                 .input_requests
-                .as_ref()
-                .and_then(|requests| requests.keys().next().cloned())
+                .and_then(|requests| requests.into_keys().next())
                 .expect("one request");
             (result.request_state.expect("a token"), key)
         }
@@ -354,7 +354,7 @@ where
                 self.token = result.request_state.expect("a token");
                 self.key = result
                     .input_requests
-                    .and_then(|requests| requests.keys().next().cloned());
+                    .and_then(|requests| requests.into_keys().next());
             }
             other => panic!("the saga did not suspend: {other:?}"),
         }

@@ -115,13 +115,14 @@ impl Answers {
     pub fn elicit<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
         match self.take(index)? {
             Answer::Elicit(result) => match result.action {
-                ElicitationAction::Accept => {
-                    let content = result.content.unwrap_or_default();
-                    let content = content.as_object().ok_or_else(|| {
-                        SagaError::InvalidAnswer("elicitation content is not an object".into())
-                    })?;
-                    T::from_content(content).map_err(SagaError::InvalidAnswer)
-                }
+                ElicitationAction::Accept => match result.content {
+                    Some(serde_json::Value::Object(content)) => {
+                        T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+                    }
+                    _ => Err(SagaError::InvalidAnswer(
+                        "elicitation content is not an object".into(),
+                    )),
+                },
                 ElicitationAction::Decline => Err(SagaError::Declined),
                 // `cancel`, and any action a later protocol adds: the user did not accept.
                 _ => Err(SagaError::Cancelled),

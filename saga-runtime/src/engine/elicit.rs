@@ -60,6 +60,12 @@ pub trait Elicit: Sized + 'static {
     /// Reads an accepted answer's `content`. The runtime has already checked the content
     /// against [`Elicit::requested_schema`]; this is the typed read.
     fn from_content(content: &Map<String, Value>) -> Result<Self, String>;
+
+    /// [`Elicit::from_content`] given the content to keep: the runtime calls this one.
+    /// The default borrows; an impl can move strings out instead of copying them.
+    fn from_owned_content(content: Map<String, Value>) -> Result<Self, String> {
+        Self::from_content(&content)
+    }
 }
 
 const VALUE_FIELD: &str = "value";
@@ -91,6 +97,16 @@ impl Elicit for String {
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| format!("`{VALUE_FIELD}` is not a string"))
+    }
+    fn from_owned_content(content: Map<String, Value>) -> Result<Self, String> {
+        match content
+            .into_iter()
+            .find_map(|(name, value)| (name == VALUE_FIELD).then_some(value))
+        {
+            Some(Value::String(text)) => Ok(text),
+            Some(_) => Err(format!("`{VALUE_FIELD}` is not a string")),
+            None => Err(format!("missing field `{VALUE_FIELD}`")),
+        }
     }
 }
 
@@ -551,6 +567,17 @@ mod tests {
         assert_eq!(f64::from_content(&content).unwrap(), 42.0);
         assert!(bool::from_content(&content).is_err());
         assert!(String::from_content(&content).is_err());
+        for content in [
+            json!({"value": "prod"}),
+            json!({"value": 4}),
+            json!({"other": "x"}),
+        ] {
+            let content = content.as_object().unwrap().clone();
+            assert_eq!(
+                String::from_owned_content(content.clone()),
+                String::from_content(&content)
+            );
+        }
         assert!(check_content(&i64::requested_schema(), &json!({"value": 42})).is_ok());
         assert!(check_content(&bool::requested_schema(), &json!({"value": 42})).is_err());
     }

@@ -166,7 +166,7 @@ struct SealedPending<'a> {
     params: Option<&'a str>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct SealedHead<'a> {
     next_key: u32,
     round: u32,
@@ -174,6 +174,46 @@ struct SealedHead<'a> {
     pending: Vec<SealedPending<'a>>,
     /// Four bytes, not a varint: a digest is as long as five as often as not.
     restated: Option<[u8; 4]>,
+}
+
+/// A [`SealedHead`] as it is written, straight from the [`Head`].
+#[derive(Serialize)]
+struct SealingHead<'a> {
+    next_key: u32,
+    round: u32,
+    pending: SealingPending<'a>,
+    restated: Option<[u8; 4]>,
+}
+
+/// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
+struct SealingPending<'a>(&'a Head);
+
+impl Serialize for SealingPending<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let head = self.0;
+        let generated = head
+            .pending
+            .iter()
+            .filter(|entry| matches!(entry.key, Key::Generated(_)))
+            .count();
+        let mut last = first_generated(head.next_key, generated);
+        serializer.collect_seq(head.pending.iter().map(|entry| SealedPending {
+            kind: entry.kind,
+            key: match &entry.key {
+                Key::Named(name) => SealedKey::Named(name),
+                &Key::Generated(n) => {
+                    let key = if n == last.wrapping_add(1) {
+                        SealedKey::Next
+                    } else {
+                        SealedKey::Numbered(n)
+                    };
+                    last = n;
+                    key
+                }
+            },
+            params: entry.params.as_deref(),
+        }))
+    }
 }
 
 /// The head of a token of the previous layout (`LEGACY_VERSION`): each request whole.
@@ -194,39 +234,13 @@ struct LegacyPending {
 impl Head {
     /// Appends the head to `out`; the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
-        let generated = self
-            .pending
-            .iter()
-            .filter(|entry| matches!(entry.key, Key::Generated(_)))
-            .count();
-        let mut last = first_generated(self.next_key, generated);
-        let pending = self
-            .pending
-            .iter()
-            .map(|entry| SealedPending {
-                kind: entry.kind,
-                key: match &entry.key {
-                    Key::Named(name) => SealedKey::Named(name),
-                    &Key::Generated(n) => {
-                        let key = if n == last.wrapping_add(1) {
-                            SealedKey::Next
-                        } else {
-                            SealedKey::Numbered(n)
-                        };
-                        last = n;
-                        key
-                    }
-                },
-                params: entry.params.as_deref(),
-            })
-            .collect();
-        let sealed = SealedHead {
+        let sealing = SealingHead {
             next_key: self.next_key,
             round: self.round,
-            pending,
+            pending: SealingPending(self),
             restated: self.restated.map(u32::to_be_bytes),
         };
-        postcard::to_extend(&sealed, out)
+        postcard::to_extend(&sealing, out)
     }
 
     /// Reads the head at the start of a token's plaintext of format `version`; returns it
@@ -685,7 +699,7 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
 /// rebuilding it node by node; anything but the common shape (an object with a known
 /// `action` and no `_meta`) is handed back for serde to read, with serde's errors.
 fn elicit_result(value: Value) -> Result<ElicitResult, Value> {
-    let Value::Object(mut object) = value else {
+    let Value::Object(object) = value else {
         return Err(value);
     };
     let action = match object.get("action").and_then(Value::as_str) {
@@ -698,9 +712,11 @@ fn elicit_result(value: Value) -> Result<ElicitResult, Value> {
         return Err(Value::Object(object));
     }
     let mut result = ElicitResult::new(action);
-    // serde reads `"content": null` as no content, as here.
+    // Taken by consuming the object: removing it from the map cost more. serde reads
+    // `"content": null` as no content, as here.
     result.content = object
-        .remove("content")
+        .into_iter()
+        .find_map(|(name, value)| (name == "content").then_some(value))
         .filter(|content| !content.is_null());
     Ok(result)
 }

@@ -207,6 +207,19 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
 fn build_form<T: Elicit>() -> Form {
     let requested = T::requested_schema();
     let typed = serde_json::from_value::<ElicitationSchema>(Value::Object(requested.clone()))
+        .map(|mut schema| {
+            // rmcp keeps the properties' wire order in `property_order`. Where it is the
+            // map's own sorted order it says nothing, and each round that asks clones the
+            // schema: two allocations per property.
+            if schema
+                .property_order
+                .as_ref()
+                .is_some_and(|order| order.iter().eq(schema.properties.keys()))
+            {
+                schema.property_order = None;
+            }
+            schema
+        })
         .map_err(|error| format!("the requested schema is not a form-mode schema: {error}"));
     let sent = match typed.as_ref().map(serde_json::to_value) {
         Ok(Ok(Value::Object(sent))) => sent,
@@ -529,6 +542,24 @@ mod schema_tests {
             );
         }
         assert_eq!(form_of::<NotAForm>().params_json("x"), None);
+    }
+
+    /// The kept schema leaves out rmcp's property order where it is the sorted order, and
+    /// is sent exactly as the schema read with it.
+    #[test]
+    fn a_form_is_sent_as_its_schema_reads() {
+        fn as_read<T: Elicit>() -> String {
+            let read: rmcp::model::ElicitationSchema =
+                serde_json::from_value(Value::Object(T::requested_schema())).expect("a form");
+            serde_json::to_string(&read).expect("serializes")
+        }
+        fn as_kept<T: Elicit>() -> String {
+            let kept = form_of::<T>().typed.as_ref().expect("a form");
+            assert_eq!(kept.property_order, None);
+            serde_json::to_string(kept).expect("serializes")
+        }
+        assert_eq!(as_kept::<Target>(), as_read::<Target>());
+        assert_eq!(as_kept::<String>(), as_read::<String>());
     }
 
     /// A kept form's answer is checked with its type's check only when the params are
