@@ -13,11 +13,15 @@ use super::error::SagaError;
 /// them. A `#[saga_tool]` reads them for you; a hand-written tool takes each by index.
 #[derive(Debug, Default)]
 pub struct Answers {
-    items: Vec<Option<Answer>>,
+    items: AnswerSlots,
     /// Set when the runtime asks the tool for the requests of its last round again, to
     /// resend them: see [`Answers::asking_again`].
     again: bool,
 }
+
+/// A round's answers, each until the tool takes it: most rounds have one, which needs no
+/// allocation.
+pub(crate) type AnswerSlots = smallvec::SmallVec<[Option<Answer>; 1]>;
 
 /// One answer. The runtime has checked its shape (and, for a form, its content) already.
 #[derive(Debug, Clone)]
@@ -57,7 +61,7 @@ impl Answers {
         Self::default()
     }
 
-    pub(crate) fn new(items: Vec<Option<Answer>>) -> Self {
+    pub(crate) fn new(items: AnswerSlots) -> Self {
         Self {
             items,
             again: false,
@@ -67,7 +71,7 @@ impl Answers {
     /// No answers, and a request to state the last round's requests again.
     pub(crate) fn again() -> Self {
         Self {
-            items: Vec::new(),
+            items: AnswerSlots::new(),
             again: true,
         }
     }

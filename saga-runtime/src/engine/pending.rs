@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
-use super::answers::{Answer, StepFailure};
+use super::answers::{Answer, AnswerSlots, StepFailure};
 use super::context::SagaContext;
 use super::digest::{PreviousDigest, RoundDigest};
 use super::elicit::check_content;
@@ -31,7 +32,7 @@ pub(crate) struct Head {
     /// How many transitions the saga has run, for the log.
     pub(crate) round: u32,
     /// The requests of the last round, in the order the tool reads their answers.
-    pub(crate) pending: Vec<Pending>,
+    pub(crate) pending: Pendings,
     /// A digest of the requests the token keeps no params of, as they were asked: the
     /// tool's statement of them again must match it word for word.
     pub(crate) restated: Option<u32>,
@@ -55,6 +56,9 @@ impl Kind {
         }
     }
 }
+
+/// A round's pending requests: most rounds ask one thing, which needs no allocation.
+pub(crate) type Pendings = SmallVec<[Pending; 1]>;
 
 /// One outstanding request: its key, its kind, and, unless the tool states it again from
 /// its saved state ([`Step::AskAgain`](super::Step::AskAgain)), its params as JSON (the
@@ -171,7 +175,7 @@ struct SealedHead<'a> {
     next_key: u32,
     round: u32,
     #[serde(borrow)]
-    pending: Vec<SealedPending<'a>>,
+    pending: SmallVec<[SealedPending<'a>; 1]>,
     /// Four bytes, not a varint: a digest is as long as five as often as not.
     restated: Option<[u8; 4]>,
 }
@@ -422,7 +426,7 @@ pub(crate) fn assign(
     next_key: &mut u32,
     tool: &str,
 ) -> Result<Assigned, ErrorData> {
-    let mut pending: Vec<Pending> = Vec::with_capacity(requests.len());
+    let mut pending = Pendings::with_capacity(requests.len());
     let mut input_requests = InputRequests::new();
     let mut restated = RoundDigest::default();
     for request in requests {
@@ -474,7 +478,7 @@ pub(crate) fn assign(
 
 /// A round's requests, as the token keeps them and as they are sent.
 pub(crate) struct Assigned {
-    pub(crate) pending: Vec<Pending>,
+    pub(crate) pending: Pendings,
     pub(crate) input_requests: InputRequests,
     /// The digest of the requests kept without params, if any.
     pub(crate) restated: Option<u32>,
@@ -602,7 +606,7 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
 pub(crate) enum Collected {
     /// Every pending request has a usable answer, in pending order (each `Some`, as
     /// [`Answers`](super::Answers) keeps them until the tool takes them).
-    All(Vec<Option<Answer>>),
+    All(AnswerSlots),
     /// Something is missing or unusable: ask the same requests again.
     Ask(String),
 }
@@ -616,7 +620,7 @@ pub(crate) fn collect(
     mut responses: InputResponses,
     failures: &BTreeMap<String, StepFailure>,
 ) -> Result<Collected, ErrorData> {
-    let mut answers = Vec::with_capacity(pending.len());
+    let mut answers = AnswerSlots::with_capacity(pending.len());
     let mut missing = Vec::new();
     for entry in pending {
         let key = entry.key();
@@ -919,7 +923,7 @@ mod tests {
             next_key: 12,
             round: 3,
             restated: Some(0xdead_beef),
-            pending: vec![
+            pending: smallvec::smallvec![
                 Pending {
                     key: Key::from_text(Kind::Form, "elicit-11".into()),
                     kind: Kind::Form,
@@ -980,7 +984,7 @@ mod tests {
         // A generated key in sequence costs one byte, not its text.
         let short = Head {
             next_key: 11,
-            pending: head.pending[..1].to_vec(),
+            pending: head.pending[..1].iter().cloned().collect(),
             restated: None,
             ..Head::default()
         };
@@ -1021,7 +1025,11 @@ mod tests {
         for next_key in [0, 3, 7, u32::MAX] {
             let head = Head {
                 next_key,
-                pending: vec![entry("sample-5"), entry("sample-6"), entry("sample-2")],
+                pending: smallvec::smallvec![
+                    entry("sample-5"),
+                    entry("sample-6"),
+                    entry("sample-2")
+                ],
                 ..Head::default()
             };
             let bytes = head.encode(Vec::new()).expect("encodes");
