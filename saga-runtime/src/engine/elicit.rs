@@ -343,16 +343,18 @@ impl<'a> PropertyCheck<'a> {
                 allowed,
             } => {
                 let text = value.as_str().ok_or("is not a string")?;
-                let chars = text.chars().count() as u64;
-                if let Some(min) = *min_length
-                    && chars < min
-                {
-                    return Err(format!("is shorter than {min} characters"));
-                }
-                if let Some(max) = *max_length
-                    && chars > max
-                {
-                    return Err(format!("is longer than {max} characters"));
+                if min_length.is_some() || max_length.is_some() {
+                    let chars = text.chars().count() as u64;
+                    if let Some(min) = *min_length
+                        && chars < min
+                    {
+                        return Err(format!("is shorter than {min} characters"));
+                    }
+                    if let Some(max) = *max_length
+                        && chars > max
+                    {
+                        return Err(format!("is longer than {max} characters"));
+                    }
                 }
                 if let Some(format) = format {
                     check_format(format, text)?;
