@@ -648,7 +648,7 @@ pub(crate) fn collect(
             };
             let content = result.content.as_ref().unwrap_or(&Value::Null);
             let verdict = match Form::of_params(params) {
-                Some(form) => form.check.check(content),
+                Some(form) => form.kept_check.check(content),
                 None => check_content(&entry.requested_schema().unwrap_or_default(), content),
             };
             if let Err(why) = verdict {

@@ -14,7 +14,7 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 use rmcp::model::{
     CreateMessageRequestParams, ElicitationSchema, ModelHint, ModelPreferences, SamplingMessage,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::digest::Fnv;
 use super::elicit::{ContentCheck, Elicit};
@@ -113,8 +113,13 @@ pub(crate) struct Form {
     /// The hash of the schema as it is sent, as JSON text: how the schema enters a round's
     /// digest.
     pub(crate) digest: u64,
-    /// What an answer's content must pass, read from the schema as it is sent.
+    /// What an answer's content must pass, read from the schema as it is sent: for a
+    /// form the tool states again from its saved state.
     pub(crate) check: ContentCheck<'static>,
+    /// The same, read back from `schema_json`, as a form the token keeps was always
+    /// checked: serde_json reads some floats' text one step off their value, so a number
+    /// bound at the edge of `f64` precision could judge otherwise.
+    pub(crate) kept_check: ContentCheck<'static>,
     /// The schema as JSON text, as it stands in a form's params (see
     /// [`Form::params_json`]).
     schema_json: String,
@@ -127,7 +132,7 @@ impl Form {
     /// hand-written tool's round that asks); the same bytes as serde writes, a test
     /// checks. `None` if the schema is not a form-mode one.
     pub(crate) fn params_json(&self, message: &str) -> Option<String> {
-        if self.typed.is_err() {
+        if self.typed.is_err() || self.schema_json.is_empty() {
             return None;
         }
         let mut params = String::with_capacity(64 + message.len() + self.schema_json.len());
@@ -175,7 +180,8 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
     }
     static SHARED: OnceLock<RwLock<Table>> = OnceLock::new();
     let id = TypeId::of::<T>();
-    if let Some(form) = NEAR.with(|near| near.borrow().get(&id).copied()) {
+    // `try_with`: a thread's table may be gone while its other thread-locals drop.
+    if let Ok(Some(form)) = NEAR.try_with(|near| near.borrow().get(&id).copied()) {
         return form;
     }
     let shared = SHARED.get_or_init(Default::default);
@@ -200,7 +206,7 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
             })
         }
     };
-    NEAR.with(|near| near.borrow_mut().insert(id, form));
+    let _ = NEAR.try_with(|near| near.borrow_mut().insert(id, form));
     form
 }
 
@@ -233,6 +239,9 @@ fn build_form<T: Elicit>() -> Form {
         typed,
         digest: Fnv::of_json(&sent),
         check: ContentCheck::new(&sent).into_owned(),
+        kept_check: serde_json::from_str::<Map<String, Value>>(&schema_json)
+            .map(|kept| ContentCheck::new(&kept).into_owned())
+            .unwrap_or_default(),
         schema_json,
     }
 }
@@ -544,6 +553,56 @@ mod schema_tests {
         assert_eq!(form_of::<NotAForm>().params_json("x"), None);
     }
 
+    /// How a kept form's answer was checked before forms were kept: against the schema
+    /// read from the token's params.
+    fn read_from_params(params: &str, content: &Value) -> Result<(), String> {
+        let params: Value = serde_json::from_str(params).expect("params are JSON");
+        let schema = params["requestedSchema"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        super::super::elicit::check_content(&schema, content)
+    }
+
+    /// A number bound at the edge of `f64` precision, whose text serde_json reads back one
+    /// step off.
+    struct Edge;
+
+    impl Elicit for Edge {
+        fn requested_schema() -> Map<String, Value> {
+            json!({
+                "type": "object",
+                "properties": {"x": {"type": "number", "maximum": 0.9999999999999999}}
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+        }
+        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+            Ok(Edge)
+        }
+    }
+
+    /// A kept form's answer is judged as it was when the check was read from the
+    /// token's params, even where reading the bound's text moves it.
+    #[test]
+    fn a_kept_forms_check_judges_as_the_schema_read_from_its_params() {
+        let params = form_of::<Edge>().params_json("How much?").expect("a form");
+        let found = super::Form::of_params(&params).expect("the form was built");
+        for content in [
+            json!({"x": 0.9999999999999999}),
+            json!({"x": 0.5}),
+            json!({"x": 1.5}),
+            json!({"x": 1}),
+        ] {
+            assert_eq!(
+                found.kept_check.check(&content),
+                read_from_params(&params, &content),
+                "{content}"
+            );
+        }
+    }
+
     /// The kept schema leaves out rmcp's property order where it is the sorted order, and
     /// is sent exactly as the schema read with it.
     #[test]
@@ -576,8 +635,11 @@ mod schema_tests {
             json!({"env": "qa"}),
             json!({"replicas": 3}),
         ] {
-            let fresh = super::super::elicit::check_content(&Target::requested_schema(), &content);
-            assert_eq!(found.check.check(&content), fresh, "{content}");
+            assert_eq!(
+                found.kept_check.check(&content),
+                read_from_params(&params, &content),
+                "{content}"
+            );
         }
         let whole_request = format!(r#"{{"method":"elicitation/create","params":{params}}}"#);
         let other_schema = params.replace(r#""maximum":9"#, r#""maximum":8"#);
