@@ -26,7 +26,13 @@
 //!
 //! # Method
 //!
-//! As in the codec bench: warm up 100 ms, size a batch to ~20 ms, 15 batches, median.
+//! As in the codec bench: warm up 100 ms, size a batch to ~20 ms, 15 batches, median. A
+//! checkpoint and an asking transition are measured in alternating batches (the order
+//! swapped every pair), and their ratio is the median of the per-pair ratios: this VM's
+//! speed drifts over seconds, which moved ratios measured one after the other by ±40 %.
+//!
+//! `PROFILE_ASK=1` runs only the `#[saga_tool]` asking round for 5 s, for a profiler;
+//! `PROFILE_ASK=checkpoint` its checkpoint twin, `PROFILE_ASK=hand` the hand-written one.
 //! The transition future never waits (no single-use store), so it is polled once with a
 //! no-op waker; a `Pending` would panic.
 
@@ -419,8 +425,7 @@ fn main() {
         .cloned()
         .unwrap();
 
-    // `PROFILE_ASK=1`: only the `#[saga_tool]` asking round, over and over, for a profiler
-    // (`PROFILE_ASK=checkpoint`: its checkpoint twin).
+    // `PROFILE_ASK`: one kind of round only, for a profiler (see the module docs).
     if let Some(which) = std::env::var_os("PROFILE_ASK") {
         let deadline = Instant::now() + Duration::from_secs(5);
         if which == "hand" {
