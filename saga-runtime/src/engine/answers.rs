@@ -88,7 +88,7 @@ impl Answers {
 
     /// Whether the answer at `index`, if it accepts a form, passes `check` (the answer to
     /// a form the token keeps no schema of is checked here, before the tool reads it).
-    pub(crate) fn form_fits(&self, index: usize, check: &super::elicit::ContentCheck<'_>) -> bool {
+    pub(crate) fn form_fits(&self, index: usize, check: &super::elicit::ContentCheck) -> bool {
         match self.items.get(index) {
             Some(Some(Answer::Elicit(result))) if result.action == ElicitationAction::Accept => {
                 let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);

@@ -1,8 +1,6 @@
 //! Form-mode elicitation: what a type asks for, and the check an answer must pass before
 //! the tool sees it.
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value, json};
 
 /// A type the user can be asked for with a form-mode elicitation.
@@ -166,50 +164,75 @@ pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(),
 /// A form-mode schema read once into the checks [`check_content`] makes: an answer type's
 /// form is checked on every round that reads its answer, and walking the schema's JSON
 /// each time was most of the check.
-///
-/// It borrows the schema's text; [`ContentCheck::into_owned`] keeps it for good.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ContentCheck<'a> {
-    required: Vec<Cow<'a, str>>,
-    properties: Vec<(Cow<'a, str>, PropertyCheck<'a>)>,
+pub(crate) struct ContentCheck {
+    required: Vec<String>,
+    properties: Vec<(String, PropertyCheck)>,
 }
 
 #[derive(Debug, Clone)]
-enum PropertyCheck<'a> {
+enum PropertyCheck {
     String {
-        min_length: Option<u64>,
-        max_length: Option<u64>,
-        format: Option<Cow<'a, str>>,
-        allowed: Vec<Cow<'a, str>>,
+        length: Bounds<u64>,
+        format: Option<String>,
+        allowed: Vec<String>,
     },
     Number {
         integer: bool,
-        minimum: Option<f64>,
-        maximum: Option<f64>,
+        range: Bounds<f64>,
     },
     Boolean,
     Array {
-        min_items: Option<u64>,
-        max_items: Option<u64>,
-        allowed: Vec<Cow<'a, str>>,
+        items: Bounds<u64>,
+        allowed: Vec<String>,
     },
     /// A property type form mode does not define: nothing this server sent, so the schema
     /// came from a tool author's hand-written Elicit impl; its parser is trusted.
     Unchecked,
 }
 
-impl<'a> ContentCheck<'a> {
-    pub(crate) fn new(schema: &'a Map<String, Value>) -> Self {
+/// A property's lower and upper bound, each optional, read from two schema keywords.
+#[derive(Debug, Clone, Copy)]
+struct Bounds<T> {
+    min: Option<T>,
+    max: Option<T>,
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
+    fn read(property: &Value, [min, max]: [&str; 2], number: fn(&Value) -> Option<T>) -> Self {
+        Self {
+            min: property.get(min).and_then(number),
+            max: property.get(max).and_then(number),
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.min.is_some() || self.max.is_some()
+    }
+
+    /// `Err("{below} {min}{unit}")` or `Err("{above} {max}{unit}")` where `value` falls
+    /// outside.
+    fn check(&self, value: T, [below, above]: [&str; 2], unit: &str) -> Result<(), String> {
+        if let Some(min) = self.min
+            && value < min
+        {
+            return Err(format!("{below} {min}{unit}"));
+        }
+        if let Some(max) = self.max
+            && value > max
+        {
+            return Err(format!("{above} {max}{unit}"));
+        }
+        Ok(())
+    }
+}
+
+impl ContentCheck {
+    pub(crate) fn new(schema: &Map<String, Value>) -> Self {
         let required = schema
             .get("required")
             .and_then(Value::as_array)
-            .map(|names| {
-                names
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(Cow::Borrowed)
-                    .collect()
-            })
+            .map(|names| strings(names.iter()))
             .unwrap_or_default();
         let properties = schema
             .get("properties")
@@ -217,9 +240,7 @@ impl<'a> ContentCheck<'a> {
             .map(|properties| {
                 properties
                     .iter()
-                    .map(|(name, property)| {
-                        (Cow::Borrowed(name.as_str()), PropertyCheck::new(property))
-                    })
+                    .map(|(name, property)| (name.clone(), PropertyCheck::new(property)))
                     .collect()
             })
             .unwrap_or_default();
@@ -229,29 +250,17 @@ impl<'a> ContentCheck<'a> {
         }
     }
 
-    /// The same checks, holding their own text.
-    pub(crate) fn into_owned(self) -> ContentCheck<'static> {
-        ContentCheck {
-            required: self.required.into_iter().map(owned).collect(),
-            properties: self
-                .properties
-                .into_iter()
-                .map(|(name, property)| (owned(name), property.into_owned()))
-                .collect(),
-        }
-    }
-
     pub(crate) fn check(&self, content: &Value) -> Result<(), String> {
         let content = content
             .as_object()
             .ok_or_else(|| "content is not an object".to_owned())?;
         for name in &self.required {
-            if content.get(name.as_ref()).is_none_or(Value::is_null) {
+            if content.get(name).is_none_or(Value::is_null) {
                 return Err(format!("required field `{name}` is missing"));
             }
         }
         for (name, property) in &self.properties {
-            match content.get(name.as_ref()) {
+            match content.get(name) {
                 None | Some(Value::Null) => {}
                 Some(value) => property
                     .check(value)
@@ -262,33 +271,24 @@ impl<'a> ContentCheck<'a> {
     }
 }
 
-fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
-    Cow::Owned(text.into_owned())
-}
-
-impl<'a> PropertyCheck<'a> {
-    fn new(property: &'a Value) -> Self {
-        let number = |keyword: &str| property.get(keyword).and_then(Value::as_f64);
-        let count = |keyword: &str| property.get(keyword).and_then(Value::as_u64);
+impl PropertyCheck {
+    fn new(property: &Value) -> Self {
         match property.get("type").and_then(Value::as_str) {
             Some("string") => PropertyCheck::String {
-                min_length: count("minLength"),
-                max_length: count("maxLength"),
+                length: Bounds::read(property, ["minLength", "maxLength"], Value::as_u64),
                 format: property
                     .get("format")
                     .and_then(Value::as_str)
-                    .map(Cow::Borrowed),
+                    .map(str::to_owned),
                 allowed: allowed_constants(property),
             },
             Some(kind @ ("number" | "integer")) => PropertyCheck::Number {
                 integer: kind == "integer",
-                minimum: number("minimum"),
-                maximum: number("maximum"),
+                range: Bounds::read(property, ["minimum", "maximum"], Value::as_f64),
             },
             Some("boolean") => PropertyCheck::Boolean,
             Some("array") => PropertyCheck::Array {
-                min_items: count("minItems"),
-                max_items: count("maxItems"),
+                items: Bounds::read(property, ["minItems", "maxItems"], Value::as_u64),
                 allowed: property
                     .get("items")
                     .map(allowed_constants)
@@ -298,63 +298,17 @@ impl<'a> PropertyCheck<'a> {
         }
     }
 
-    fn into_owned(self) -> PropertyCheck<'static> {
-        match self {
-            PropertyCheck::String {
-                min_length,
-                max_length,
-                format,
-                allowed,
-            } => PropertyCheck::String {
-                min_length,
-                max_length,
-                format: format.map(owned),
-                allowed: allowed.into_iter().map(owned).collect(),
-            },
-            PropertyCheck::Number {
-                integer,
-                minimum,
-                maximum,
-            } => PropertyCheck::Number {
-                integer,
-                minimum,
-                maximum,
-            },
-            PropertyCheck::Boolean => PropertyCheck::Boolean,
-            PropertyCheck::Array {
-                min_items,
-                max_items,
-                allowed,
-            } => PropertyCheck::Array {
-                min_items,
-                max_items,
-                allowed: allowed.into_iter().map(owned).collect(),
-            },
-            PropertyCheck::Unchecked => PropertyCheck::Unchecked,
-        }
-    }
-
     fn check(&self, value: &Value) -> Result<(), String> {
         match self {
             PropertyCheck::String {
-                min_length,
-                max_length,
+                length,
                 format,
                 allowed,
             } => {
                 let text = value.as_str().ok_or("is not a string")?;
-                if min_length.is_some() || max_length.is_some() {
+                if length.is_set() {
                     let chars = text.chars().count() as u64;
-                    if let Some(min) = *min_length
-                        && chars < min
-                    {
-                        return Err(format!("is shorter than {min} characters"));
-                    }
-                    if let Some(max) = *max_length
-                        && chars > max
-                    {
-                        return Err(format!("is longer than {max} characters"));
-                    }
+                    length.check(chars, ["is shorter than", "is longer than"], " characters")?;
                 }
                 if let Some(format) = format {
                     check_format(format, text)?;
@@ -364,49 +318,25 @@ impl<'a> PropertyCheck<'a> {
                 }
                 Ok(())
             }
-            PropertyCheck::Number {
-                integer,
-                minimum,
-                maximum,
-            } => {
+            PropertyCheck::Number { integer, range } => {
                 let number = value.as_f64().ok_or("is not a number")?;
                 if *integer && as_integer(value).is_none() {
                     return Err("is not an integer".into());
                 }
-                if let Some(min) = *minimum
-                    && number < min
-                {
-                    return Err(format!("is below the minimum {min}"));
-                }
-                if let Some(max) = *maximum
-                    && number > max
-                {
-                    return Err(format!("is above the maximum {max}"));
-                }
-                Ok(())
+                range.check(number, ["is below the minimum", "is above the maximum"], "")
             }
             PropertyCheck::Boolean => value
                 .as_bool()
                 .map(drop)
                 .ok_or_else(|| "is not a boolean".into()),
-            PropertyCheck::Array {
-                min_items,
-                max_items,
-                allowed,
-            } => {
-                let items = value.as_array().ok_or("is not an array")?;
-                let count = items.len() as u64;
-                if let Some(min) = *min_items
-                    && count < min
-                {
-                    return Err(format!("has fewer than {min} items"));
-                }
-                if let Some(max) = *max_items
-                    && count > max
-                {
-                    return Err(format!("has more than {max} items"));
-                }
-                for item in items {
+            PropertyCheck::Array { items, allowed } => {
+                let values = value.as_array().ok_or("is not an array")?;
+                items.check(
+                    values.len() as u64,
+                    ["has fewer than", "has more than"],
+                    " items",
+                )?;
+                for item in values {
                     let text = item.as_str().ok_or("has an item that is not a string")?;
                     if !allowed.is_empty() && !allowed.iter().any(|option| option == text) {
                         return Err(format!("has an item not in {allowed:?}"));
@@ -419,23 +349,26 @@ impl<'a> PropertyCheck<'a> {
     }
 }
 
+fn strings<'a>(values: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    values
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The values a single- or multi-select accepts: `enum`, or the `const`s of
 /// `oneOf` / `anyOf`.
-fn allowed_constants(property: &Value) -> Vec<Cow<'_, str>> {
+fn allowed_constants(property: &Value) -> Vec<String> {
     if let Some(values) = property.get("enum").and_then(Value::as_array) {
-        return values
-            .iter()
-            .filter_map(Value::as_str)
-            .map(Cow::Borrowed)
-            .collect();
+        return strings(values.iter());
     }
-    ["oneOf", "anyOf"]
-        .iter()
-        .filter_map(|keyword| property.get(*keyword).and_then(Value::as_array))
-        .flatten()
-        .filter_map(|option| option.get("const").and_then(Value::as_str))
-        .map(Cow::Borrowed)
-        .collect()
+    strings(
+        ["oneOf", "anyOf"]
+            .iter()
+            .filter_map(|keyword| property.get(*keyword).and_then(Value::as_array))
+            .flatten()
+            .filter_map(|option| option.get("const")),
+    )
 }
 
 fn check_format(format: &str, text: &str) -> Result<(), String> {
@@ -526,7 +459,7 @@ mod tests {
     }
 
     /// A form's check is read once and kept; the kept one judges as the one read for a
-    /// single answer.
+    /// single answer, with the same messages.
     #[test]
     fn a_kept_check_judges_as_a_fresh_one() {
         let s = schema(json!({
@@ -541,7 +474,7 @@ mod tests {
             },
             "required": ["color", "n"]
         }));
-        let kept = ContentCheck::new(&s).into_owned();
+        let kept = ContentCheck::new(&s);
         for content in [
             json!({"color": "red", "n": 2}),
             json!({"color": "blue", "n": 2}),

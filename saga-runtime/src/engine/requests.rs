@@ -5,7 +5,6 @@
 //! [`SagaTool`](super::SagaTool) passes it to [`Step::suspend`](super::Step::suspend).
 
 use std::any::TypeId;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
@@ -115,11 +114,11 @@ pub(crate) struct Form {
     pub(crate) digest: u64,
     /// What an answer's content must pass, read from the schema as it is sent: for a
     /// form the tool states again from its saved state.
-    pub(crate) check: ContentCheck<'static>,
+    pub(crate) check: ContentCheck,
     /// The same, read back from `schema_json`, as a form the token keeps was always
     /// checked: serde_json reads some floats' text one step off their value, so a number
     /// bound at the edge of `f64` precision could judge otherwise.
-    pub(crate) kept_check: ContentCheck<'static>,
+    pub(crate) kept_check: ContentCheck,
     /// The schema as JSON text, as it stands in a form's params (see
     /// [`Form::params_json`]).
     schema_json: String,
@@ -132,7 +131,8 @@ impl Form {
     /// hand-written tool's round that asks); the same bytes as serde writes, a test
     /// checks. `None` if the schema is not a form-mode one.
     pub(crate) fn params_json(&self, message: &str) -> Option<String> {
-        if self.typed.is_err() || self.schema_json.is_empty() {
+        // Empty exactly when the schema is not a form-mode one.
+        if self.schema_json.is_empty() {
             return None;
         }
         let mut params = String::with_capacity(64 + message.len() + self.schema_json.len());
@@ -171,42 +171,32 @@ static BY_SCHEMA: OnceLock<RwLock<HashMap<u64, &'static Form>>> = OnceLock::new(
 /// checked against its `check` (the token keeps no schema).
 ///
 /// Each answer type's form is built once and kept for the life of the process (one per
-/// `Elicit` type in the program, so bounded). A thread finds it in its own table first:
-/// the shared table's lock was a measurable part of a round that asks.
+/// `Elicit` type in the program, so bounded): a `&'static` costs a round nothing to share.
 pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
     type Table = HashMap<TypeId, &'static Form, BuildHasherDefault<TypeIdHasher>>;
-    thread_local! {
-        static NEAR: RefCell<Table> = RefCell::default();
-    }
-    static SHARED: OnceLock<RwLock<Table>> = OnceLock::new();
+    static BY_TYPE: OnceLock<RwLock<Table>> = OnceLock::new();
+    let by_type = BY_TYPE.get_or_init(Default::default);
     let id = TypeId::of::<T>();
-    // `try_with`: a thread's table may be gone while its other thread-locals drop.
-    if let Ok(Some(form)) = NEAR.try_with(|near| near.borrow().get(&id).copied()) {
-        return form;
-    }
-    let shared = SHARED.get_or_init(Default::default);
-    let found = shared
+    let found = by_type
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&id)
         .copied();
-    let form = match found {
-        Some(form) => form,
-        None => {
-            let built = build_form::<T>();
-            let mut shared = shared.write().unwrap_or_else(PoisonError::into_inner);
-            *shared.entry(id).or_insert_with(|| {
-                let form: &'static Form = Box::leak(Box::new(built));
-                BY_SCHEMA
-                    .get_or_init(Default::default)
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(Fnv::of_str(&form.schema_json), form);
-                form
-            })
-        }
-    };
-    let _ = NEAR.try_with(|near| near.borrow_mut().insert(id, form));
+    if let Some(form) = found {
+        return form;
+    }
+    // Built with no lock held: `requested_schema` is the tool author's code.
+    let built = build_form::<T>();
+    let mut by_type = by_type.write().unwrap_or_else(PoisonError::into_inner);
+    let form: &'static Form = by_type.entry(id).or_insert_with(|| {
+        let form: &'static Form = Box::leak(Box::new(built));
+        BY_SCHEMA
+            .get_or_init(Default::default)
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(Fnv::of_str(&form.schema_json), form);
+        form
+    });
     form
 }
 
@@ -238,9 +228,9 @@ fn build_form<T: Elicit>() -> Form {
     Form {
         typed,
         digest: Fnv::of_json(&sent),
-        check: ContentCheck::new(&sent).into_owned(),
+        check: ContentCheck::new(&sent),
         kept_check: serde_json::from_str::<Map<String, Value>>(&schema_json)
-            .map(|kept| ContentCheck::new(&kept).into_owned())
+            .map(|kept| ContentCheck::new(&kept))
             .unwrap_or_default(),
         schema_json,
     }
