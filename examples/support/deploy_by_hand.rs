@@ -71,21 +71,26 @@ impl SagaTool for ComplexToolByHand {
         mut answers: Answers,
         _cx: &SagaContext,
     ) -> Step<DeployState> {
+        // Each round's requests are built from the state by one function, so that they
+        // can be stated again word for word and the token need not carry them.
         match state {
-            DeployState::Start => Step::suspend(
-                DeployState::AfterElicitTarget,
-                [elicit::<Target>("Please provide the deployment target:")],
-            ),
+            DeployState::Start => {
+                Step::suspend_restatable(DeployState::AfterElicitTarget, [ask_target()])
+            }
+            DeployState::AfterElicitTarget if answers.asking_again() => {
+                Step::AskAgain(vec![ask_target()])
+            }
             DeployState::AfterElicitTarget => match answers.elicit::<Target>(0) {
                 Ok(target) => {
-                    let prompt = format!("Is deploying to '{}' safe right now?", target.target);
-                    Step::suspend(
-                        DeployState::AfterSampleVerdict { target },
-                        [sample(prompt).max_tokens(100)],
-                    )
+                    let verdict = ask_verdict(&target);
+                    Step::suspend_restatable(DeployState::AfterSampleVerdict { target }, [verdict])
                 }
+                Err(SagaError::DoesNotFit(_)) => Step::AskAgain(vec![ask_target()]),
                 Err(error) => Step::done(Err::<String, _>(error)),
             },
+            DeployState::AfterSampleVerdict { target } if answers.asking_again() => {
+                Step::AskAgain(vec![ask_verdict(&target)])
+            }
             DeployState::AfterSampleVerdict { target } => match answers.sampled(0) {
                 Ok(verdict) if !verdict.text().starts_with("Yes") => {
                     Step::done("Deployment postponed.")
@@ -98,4 +103,13 @@ impl SagaTool for ComplexToolByHand {
             },
         }
     }
+}
+
+fn ask_target() -> Request {
+    elicit::<Target>("Please provide the deployment target:").into()
+}
+
+fn ask_verdict(target: &Target) -> Request {
+    let prompt = format!("Is deploying to '{}' safe right now?", target.target);
+    sample(prompt).max_tokens(100).into()
 }

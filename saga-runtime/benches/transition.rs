@@ -10,14 +10,29 @@
 //! nothing but hand back the state it got, so the time is the runtime's, not the tool's:
 //!
 //! * `Checkpointer`: the step returns `Step::Checkpoint(state)` (no requests).
-//! * `Asker`: the step returns `Step::Suspend` with one form elicitation, and the next
-//!   request answers it, so the engine also collects and checks an answer, assigns a key
-//!   and renders `inputRequests`: the deploy saga's round 2 shape.
+//! * `Asker`: the step reads the answer to its last form and suspends on one form
+//!   elicitation again, and the next request answers it, so the engine also collects and
+//!   checks an answer, assigns a key and renders `inputRequests`: the deploy saga's round
+//!   2 shape. It suspends with `Step::suspend_restatable` (the token keeps no request,
+//!   as with `#[saga_tool]`), and in a second column with `Step::suspend` (the token
+//!   keeps the request's params).
 //!
 //! The saved state is `State { step, note }` with a 1 KiB (or 100 B, 4 KiB) ASCII `note`.
-//! Each transition takes the previous one's token, as a client's retry would; building
-//! the `Call` (cloning a small arguments object and the answers) is measured separately
-//! and reported as harness cost.
+//!
+//! Each pair of rounds is measured two ways:
+//!
+//! * **The transition alone** (the target's measure): the `Call`s are built from one
+//!   token (there is no single-use store here) before the clock starts, four at a time,
+//!   and the responses dropped after it stops. An asking round's `Call` carries an answer
+//!   and its response a schema: building the one and tearing down the other is the
+//!   transport's work (parsing and writing JSON), not the transition's. Four, not more:
+//!   with dozens of responses alive the asking side fell out of cache and grew with the
+//!   state's size, which a server that answers one request at a time does not see.
+//! * **Driven as a client drives it**: each transition takes the previous one's token,
+//!   and the harness builds each `Call` and drops each response on the clock.
+//!
+//! Building an asking `Call` (cloning a small arguments object and the answer) is also
+//! measured alone and reported as harness cost.
 //!
 //! The floor is a bare XChaCha20-Poly1305 encrypt + decrypt (built as saga builds it) of
 //! exactly as many bytes as the token's plaintext (the engine's head plus the postcard
@@ -105,10 +120,14 @@ impl SagaTool for Checkpointer {
     }
 }
 
-/// Asks the same one-field form every round, with the state it was started with.
-struct Asker(usize);
+/// Asks the same one-field form every round, with the state it was started with, and
+/// reads the answer. `KEEPS` chooses how: `false` suspends with
+/// `Step::suspend_restatable` and states the round again when asked (as `#[saga_tool]`
+/// does), so the token keeps no request; `true` suspends with `Step::suspend`, so the token
+/// keeps the request's params.
+struct Asker<const KEEPS: bool>(usize);
 
-impl SagaTool for Asker {
+impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
     type State = State;
 
     fn tool(&self) -> Tool {
@@ -126,8 +145,22 @@ impl SagaTool for Asker {
         })
     }
 
-    async fn step(&self, state: State, _answers: Answers, _cx: &SagaContext) -> Step<State> {
-        Step::suspend(state, [elicit::<String>("Target?")])
+    async fn step(&self, mut state: State, mut answers: Answers, _cx: &SagaContext) -> Step<State> {
+        let ask = || elicit::<String>("Target?");
+        if answers.asking_again() {
+            return Step::AskAgain(vec![ask().into()]);
+        }
+        if !answers.is_empty() {
+            match answers.elicit::<String>(0) {
+                Ok(target) => state.step += u32::from(black_box(target).len() as u8 & 1),
+                Err(_) => return Step::AskAgain(vec![ask().into()]),
+            }
+        }
+        if KEEPS {
+            Step::suspend(state, [ask()])
+        } else {
+            Step::suspend_restatable(state, [ask()])
+        }
     }
 }
 
@@ -166,37 +199,31 @@ fn measure(mut f: impl FnMut()) -> f64 {
     samples[BATCHES / 2]
 }
 
-/// Median nanoseconds per call of `a` and of `b`, and the median ratio `b / a`, from
+/// Median nanoseconds per operation of `a` and of `b`, and the median ratio `b / a`, from
 /// batches of each taken in turn (the order swapped every pair), so that a machine that
-/// slows down for a while slows both sides of a ratio alike.
-fn measure_pair(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
-    let iterations = |f: &mut dyn FnMut()| {
+/// slows down for a while slows both sides of a ratio alike. Each side runs a batch of
+/// `n` operations and says how many nanoseconds one took ([`chained`], [`engine_only`]).
+fn measure_pair(mut a: impl FnMut(u64) -> f64, mut b: impl FnMut(u64) -> f64) -> (f64, f64, f64) {
+    let iterations = |f: &mut dyn FnMut(u64) -> f64| {
         let start = Instant::now();
         let mut warm = 0u64;
         while start.elapsed() < WARM_UP {
-            f();
-            warm += 1;
+            f(16);
+            warm += 16;
         }
         ((BATCH.as_secs_f64() / (WARM_UP.as_secs_f64() / warm as f64)) as u64).max(1)
     };
     let (a_iterations, b_iterations) = (iterations(&mut a), iterations(&mut b));
-    let batch = |f: &mut dyn FnMut(), iterations: u64| {
-        let started = Instant::now();
-        for _ in 0..iterations {
-            f();
-        }
-        started.elapsed().as_nanos() as f64 / iterations as f64
-    };
     let mut a_samples = Vec::with_capacity(BATCHES);
     let mut b_samples = Vec::with_capacity(BATCHES);
     let mut ratios = Vec::with_capacity(BATCHES);
     for pair in 0..BATCHES {
         let (a_ns, b_ns) = if pair % 2 == 0 {
-            let a_ns = batch(&mut a, a_iterations);
-            (a_ns, batch(&mut b, b_iterations))
+            let a_ns = a(a_iterations);
+            (a_ns, b(b_iterations))
         } else {
-            let b_ns = batch(&mut b, b_iterations);
-            (batch(&mut a, a_iterations), b_ns)
+            let b_ns = b(b_iterations);
+            (a(a_iterations), b_ns)
         };
         a_samples.push(a_ns);
         b_samples.push(b_ns);
@@ -207,6 +234,65 @@ fn measure_pair(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
         samples[BATCHES / 2]
     };
     (median(a_samples), median(b_samples), median(ratios))
+}
+
+/// A side of [`measure_pair`] that times `f` whole: for rounds driven as a client drives
+/// them, each building its `Call` from the last response and dropping that response.
+fn chained(mut f: impl FnMut()) -> impl FnMut(u64) -> f64 {
+    move |n| {
+        let started = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        started.elapsed().as_nanos() as f64 / n as f64
+    }
+}
+
+/// How many `Call`s [`engine_only`] builds ahead of the clock: few enough that the
+/// allocator reuses the same memory batch after batch, as a server would.
+const PREPARED: usize = 4;
+
+/// A side of [`measure_pair`] that times the transition alone: each `Call` is built (from
+/// the same token: there is no single-use store here) before the clock starts, and each
+/// response checked and dropped after it stops, `PREPARED` at a time. What the two
+/// sides of a ratio then differ in is the engine's work, not the harness's answer
+/// building or the response's teardown (which the transport pays, for both, as parsing
+/// and writing JSON).
+fn engine_only<R>(
+    mut make: impl FnMut() -> Call,
+    mut run: impl FnMut(Call) -> R,
+    check: impl Fn(&R),
+) -> impl FnMut(u64) -> f64 {
+    let mut calls = Vec::with_capacity(PREPARED);
+    let mut responses = Vec::with_capacity(PREPARED);
+    move |n| {
+        let mut elapsed = Duration::ZERO;
+        let mut left = n as usize;
+        while left > 0 {
+            let now = left.min(PREPARED);
+            calls.extend((0..now).map(|_| make()));
+            let started = Instant::now();
+            for call in calls.drain(..) {
+                responses.push(run(black_box(call)));
+            }
+            elapsed += started.elapsed();
+            responses.iter().for_each(&check);
+            responses.clear();
+            left -= now;
+        }
+        elapsed.as_nanos() as f64 / n as f64
+    }
+}
+
+/// An `input_required` response with a token, and (if `asks`) requests.
+fn suspended(response: &Result<CallToolResponse, ErrorData>, asks: bool) {
+    match response {
+        Ok(CallToolResponse::InputRequired(result)) => {
+            assert!(result.request_state.is_some(), "a token");
+            assert_eq!(result.input_requests.is_some(), asks, "{result:?}");
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
 }
 
 fn token_of(response: Result<CallToolResponse, ErrorData>) -> String {
@@ -349,6 +435,21 @@ where
         looping
     }
 
+    /// The call that answers the last round, from its token (which it leaves in place:
+    /// there is no single-use store here).
+    fn call(&self) -> Call {
+        Call {
+            request_state: Some(self.token.clone()),
+            input_responses: (self.answer)(self.key.as_deref()),
+            ..Call::tool(&self.name, Some(self.arguments.clone()))
+        }
+    }
+
+    /// One transition, for [`engine_only`].
+    fn run(&self, call: Call) -> Result<CallToolResponse, ErrorData> {
+        now(transition(self.tool, self.codec, call, self.cx))
+    }
+
     fn step(&mut self, token: Option<String>) {
         let call = Call {
             request_state: token,
@@ -403,12 +504,75 @@ fn middle_transition<T: SagaTool>(tool: &T, codec: &StateCodec, cx: &SagaContext
     })
 }
 
+/// A checkpoint round of `checkpointer` against an asking round of `asker`, each as
+/// [`measure_pair`] gives it: first the transitions alone ([`engine_only`]), then rounds
+/// driven as a client drives them ([`chained`]).
+fn pair_with_asker<const KEEPS: bool>(
+    asker: &Asker<KEEPS>,
+    checkpointer: &Checkpointer,
+    token: &mut String,
+    (codec, cx, arguments): (&StateCodec, &SagaContext, &JsonObject),
+) -> [(f64, f64, f64); 2] {
+    let (mut ask_token, mut next_key) = asked(now(transition(
+        asker,
+        codec,
+        Call::tool(TOOL, Some(arguments.clone())),
+        cx,
+    )));
+    let first_key = next_key.clone();
+    let call = |token: &str, key: Option<&str>| Call {
+        request_state: Some(token.to_owned()),
+        input_responses: answer_for_key(key),
+        ..Call::tool(TOOL, Some(arguments.clone()))
+    };
+    let (fixed_checkpoint, fixed_ask) = (token.clone(), ask_token.clone());
+    let engine = measure_pair(
+        engine_only(
+            || call(&fixed_checkpoint, None),
+            |call| now(transition(checkpointer, codec, call, cx)),
+            |response| suspended(response, false),
+        ),
+        engine_only(
+            || call(&fixed_ask, Some(&first_key)),
+            |call| now(transition(asker, codec, call, cx)),
+            |response| suspended(response, true),
+        ),
+    );
+    let driven = measure_pair(
+        chained(|| {
+            let call = Call {
+                request_state: Some(std::mem::take(token)),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            };
+            *token = token_of(now(transition(checkpointer, codec, black_box(call), cx)));
+        }),
+        chained(|| {
+            // The engine numbers keys over the whole saga (elicit-1, elicit-2, …), so each
+            // round answers the key the previous round asked.
+            let call = Call {
+                request_state: Some(std::mem::take(&mut ask_token)),
+                input_responses: answer_for_key(Some(&next_key)),
+                ..Call::tool(TOOL, Some(arguments.clone()))
+            };
+            (ask_token, next_key) = asked(now(transition(asker, codec, black_box(call), cx)));
+        }),
+    );
+    // Every round collected its answer and asked a new key (not the same one again).
+    assert_ne!(next_key, first_key, "the answers were collected");
+    [engine, driven]
+}
+
 struct Row {
     size: &'static str,
     plaintext: usize,
     token: usize,
     checkpoint_ns: f64,
     ask_ns: f64,
+    ratio: f64,
+    kept_ask_ns: f64,
+    kept_ratio: f64,
+    driven_ratio: f64,
+    kept_driven_ratio: f64,
     harness_ns: f64,
     aead_ns: f64,
     codec_ns: f64,
@@ -429,7 +593,7 @@ fn main() {
     if let Some(which) = std::env::var_os("PROFILE_ASK") {
         let deadline = Instant::now() + Duration::from_secs(5);
         if which == "hand" {
-            let asker = Asker(100);
+            let asker = Asker::<false>(100);
             let arguments = json!({"initial_arg": "x", "replicas": 3})
                 .as_object()
                 .cloned()
@@ -486,46 +650,28 @@ fn main() {
         )));
         assert_ne!(next, token);
 
-        // ---- Suspend on one elicitation, answered each round.
-        let asker = Asker(len);
-        let (mut ask_token, mut next_key) = asked(now(transition(
-            &asker,
-            &codec,
-            Call::tool(TOOL, Some(arguments.clone())),
-            &cx,
-        )));
-        let first_key = next_key.clone();
-        // The engine numbers keys over the whole saga (elicit-1, elicit-2, …), so each
-        // round answers the key the previous round asked.
-        let answer_for = |key: &str| answer_for_key(Some(key)).expect("a key");
-        // Checkpoint and ask rounds measured in turn, so that drift affects both alike.
-        let (checkpoint_ns, ask_ns, _) = measure_pair(
-            || {
-                let call = Call {
-                    request_state: Some(std::mem::take(&mut token)),
-                    ..Call::tool(TOOL, Some(arguments.clone()))
-                };
-                token = token_of(now(transition(&tool, &codec, black_box(call), &cx)));
-            },
-            || {
-                let call = Call {
-                    request_state: Some(std::mem::take(&mut ask_token)),
-                    input_responses: Some(answer_for(&next_key)),
-                    ..Call::tool(TOOL, Some(arguments.clone()))
-                };
-                (ask_token, next_key) =
-                    asked(now(transition(&asker, &codec, black_box(call), &cx)));
-            },
+        // ---- Suspend on one elicitation, answered each round: the token keeping no
+        // request, then keeping it.
+        let [(checkpoint_ns, ask_ns, ratio), (_, _, driven_ratio)] = pair_with_asker(
+            &Asker::<false>(len),
+            &tool,
+            &mut token,
+            (&codec, &cx, &arguments),
         );
-        // Every round collected its answer and asked a new key (not the same one again).
-        assert_ne!(next_key, first_key, "the answers were collected");
+        let [(_, kept_ask_ns, kept_ratio), (_, _, kept_driven_ratio)] = pair_with_asker(
+            &Asker::<true>(len),
+            &tool,
+            &mut token,
+            (&codec, &cx, &arguments),
+        );
+        let next_key = "elicit-1".to_owned();
 
         // ---- What building a `Call` costs the harness (already inside both numbers).
         let mut spare = token.clone();
         let harness_ns = measure(|| {
             let call = Call {
                 request_state: Some(std::mem::take(&mut spare)),
-                input_responses: Some(answer_for(&next_key)),
+                input_responses: answer_for_key(Some(&next_key)),
                 ..Call::tool(TOOL, Some(arguments.clone()))
             };
             spare = black_box(call).request_state.unwrap();
@@ -557,25 +703,42 @@ fn main() {
             token: token_len,
             checkpoint_ns,
             ask_ns,
+            ratio,
+            kept_ask_ns,
+            kept_ratio,
+            driven_ratio,
+            kept_driven_ratio,
             harness_ns,
             aead_ns,
             codec_ns,
         });
     }
 
-    println!("\n### One transition (open, step, seal), driven directly\n");
+    println!("\n### One transition (open, step, seal), driven directly: hand-written tools\n");
     println!(
-        "| state | token plaintext (B) | token (chars) | checkpoint transition (µs) | suspend+answer transition (µs) | of which building the Call (µs) | StateCodec seal+open (µs) | AEAD floor: encrypt+decrypt (µs) | checkpoint / floor | suspend / floor |"
+        "Transitions alone (each `Call` built, and each response dropped, off the clock); the \
+         asking round reads the answer and suspends on one form, its token keeping no request \
+         (`Step::suspend_restatable`) or keeping it (`Step::suspend`). The last two ratios are \
+         of rounds driven as a client drives them, the harness's `Call` building and the \
+         response's teardown included.\n"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| state | token plaintext (B) | token (chars) | checkpoint (µs) | suspend+answer, restatable (µs) | vs checkpoint | suspend+answer, kept (µs) | vs checkpoint | driven: restatable | driven: kept | building an asking Call (µs) | StateCodec seal+open (µs) | AEAD floor: encrypt+decrypt (µs) | checkpoint / floor | suspend / floor |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         println!(
-            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2}× | {:.2} | {:.2}× | {:.2}× | {:.2}× | {:.2} | {:.2} | {:.2} | {:.1}× | {:.1}× |",
             row.size,
             row.plaintext,
             row.token,
             row.checkpoint_ns / 1000.0,
             row.ask_ns / 1000.0,
+            row.ratio,
+            row.kept_ask_ns / 1000.0,
+            row.kept_ratio,
+            row.driven_ratio,
+            row.kept_driven_ratio,
             row.harness_ns / 1000.0,
             row.codec_ns / 1000.0,
             row.aead_ns / 1000.0,
@@ -605,16 +768,29 @@ fn main() {
         "\n### `#[saga_tool]`: a round that asks and reads a form answer vs a checkpoint round\n"
     );
     println!(
-        "| state | checkpoint transition (µs) | suspend+answer transition (µs) | ratio (median over paired batches) |"
+        "| state | checkpoint transition (µs) | suspend+answer transition (µs) | ratio (median over paired batches) | driven as a client: ratio |"
     );
-    println!("|---|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|");
     for (len, size) in SIZES {
         let mut checkpoints = Looping::new(&checkpoint_forever, &codec, &cx, len, |_| None);
         let mut asks = Looping::new(&ask_forever, &codec, &cx, len, answer_for_key);
-        let (checkpoint_ns, ask_ns, ratio) = measure_pair(|| checkpoints.round(), || asks.round());
+        let (checkpoint_ns, ask_ns, ratio) = measure_pair(
+            engine_only(
+                || checkpoints.call(),
+                |call| checkpoints.run(call),
+                |response| suspended(response, false),
+            ),
+            engine_only(
+                || asks.call(),
+                |call| asks.run(call),
+                |response| suspended(response, true),
+            ),
+        );
+        let (_, _, driven) =
+            measure_pair(chained(|| checkpoints.round()), chained(|| asks.round()));
         asks.check();
         println!(
-            "| {size} | {:.2} | {:.2} | {ratio:.2}× |",
+            "| {size} | {:.2} | {:.2} | {ratio:.2}× | {driven:.2}× |",
             checkpoint_ns / 1000.0,
             ask_ns / 1000.0,
         );

@@ -27,6 +27,10 @@ pub(crate) type AnswerSlots = smallvec::SmallVec<[Option<Answer>; 1]>;
 #[derive(Debug, Clone)]
 pub(crate) enum Answer {
     Elicit(ElicitResult),
+    /// An answer to a form the token keeps no schema of (the tool states it again from its
+    /// state): the runtime could not check its content, so it is checked against the form
+    /// of the type it is read as.
+    FormUnchecked(ElicitResult),
     Sample(Box<CreateMessageResult>),
     Roots(ListRootsResult),
     /// The client reported that it could not perform the step (the `tools/resumeSaga`
@@ -90,7 +94,9 @@ impl Answers {
     /// a form the token keeps no schema of is checked here, before the tool reads it).
     pub(crate) fn form_fits(&self, index: usize, check: &super::elicit::ContentCheck) -> bool {
         match self.items.get(index) {
-            Some(Some(Answer::Elicit(result))) if result.action == ElicitationAction::Accept => {
+            Some(Some(Answer::Elicit(result) | Answer::FormUnchecked(result)))
+                if result.action == ElicitationAction::Accept =>
+            {
                 let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
                 check.check(content).is_ok()
             }
@@ -116,29 +122,58 @@ impl Answers {
     }
 
     /// The answer to an [`elicit`](super::elicit) at `index`.
+    ///
+    /// Accepted content that does not fit `T`'s form is
+    /// [`SagaError::DoesNotFit`]: the runtime checks it before the step when the token
+    /// keeps the form, and here when the tool states the form again from its state
+    /// ([`Step::suspend_restatable`](super::Step::suspend_restatable)). A tool answers
+    /// that error with [`Step::AskAgain`](super::Step::AskAgain), as MRTR asks.
     pub fn elicit<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
-        match self.take(index)? {
-            Answer::Elicit(result) => match result.action {
-                ElicitationAction::Accept => match result.content {
-                    Some(serde_json::Value::Object(content)) => {
-                        T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+        self.elicit_checked(index, |content| {
+            super::requests::cached_form::<T>()
+                .check
+                .check_object(content)
+        })
+    }
+
+    /// [`Answers::elicit`] where the answer already passed [`Answers::form_fits`] (a
+    /// `#[saga_tool]` checks a round's answers before it reads any).
+    pub(crate) fn elicit_fitted<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
+        self.elicit_checked(index, |_| Ok(()))
+    }
+
+    fn elicit_checked<T: Elicit>(
+        &mut self,
+        index: usize,
+        check_unchecked: impl FnOnce(&serde_json::Map<String, serde_json::Value>) -> Result<(), String>,
+    ) -> Result<T, SagaError> {
+        let (result, checked) = match self.take(index)? {
+            Answer::Elicit(result) => (result, true),
+            Answer::FormUnchecked(result) => (result, false),
+            other => return Err(mismatch("an elicitation", &other)),
+        };
+        match result.action {
+            ElicitationAction::Accept => match result.content {
+                Some(serde_json::Value::Object(content)) => {
+                    if !checked {
+                        check_unchecked(&content).map_err(SagaError::DoesNotFit)?;
                     }
-                    _ => Err(SagaError::InvalidAnswer(
-                        "elicitation content is not an object".into(),
-                    )),
-                },
-                ElicitationAction::Decline => Err(SagaError::Declined),
-                // `cancel`, and any action a later protocol adds: the user did not accept.
-                _ => Err(SagaError::Cancelled),
+                    T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+                }
+                _ => Err(SagaError::InvalidAnswer(
+                    "elicitation content is not an object".into(),
+                )),
             },
-            other => Err(mismatch("an elicitation", &other)),
+            ElicitationAction::Decline => Err(SagaError::Declined),
+            // `cancel`, and any action a later protocol adds: the user did not accept.
+            _ => Err(SagaError::Cancelled),
         }
     }
 
     /// The answer to an [`elicit_url`](super::elicit_url) at `index`.
     pub fn elicit_url(&mut self, index: usize) -> Result<(), SagaError> {
         match self.take(index)? {
-            Answer::Elicit(result) => match result.action {
+            Answer::Elicit(result) | Answer::FormUnchecked(result) => match result.action {
                 ElicitationAction::Accept => Ok(()),
                 ElicitationAction::Decline => Err(SagaError::Declined),
                 // `cancel`, and any action a later protocol adds: the user did not accept.

@@ -254,6 +254,10 @@ impl ContentCheck {
         let content = content
             .as_object()
             .ok_or_else(|| "content is not an object".to_owned())?;
+        self.check_object(content)
+    }
+
+    pub(crate) fn check_object(&self, content: &Map<String, Value>) -> Result<(), String> {
         for name in &self.required {
             if content.get(name).is_none_or(Value::is_null) {
                 return Err(format!("required field `{name}` is missing"));

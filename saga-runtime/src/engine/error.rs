@@ -29,6 +29,14 @@ pub enum SagaError {
     /// A failure raised by the tool itself.
     #[error("{0}")]
     Tool(String),
+    /// The user's answer to a form does not fit the form (a required field missing, a
+    /// value out of its bounds). The runtime checks answers to the forms a token keeps,
+    /// and asks again before the tool runs; a hand-written tool that states its forms
+    /// again ([`Step::suspend_restatable`](super::Step::suspend_restatable)) gets this
+    /// error when it reads such an answer, and answers it with
+    /// [`Step::AskAgain`](super::Step::AskAgain), as MRTR asks.
+    #[error("the answer does not fit the form: {0}")]
+    DoesNotFit(String),
 }
 
 impl SagaError {

@@ -101,7 +101,8 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
         round.push(self.into());
     }
     fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.elicit::<T>(index)
+        // The guard of a round the token keeps no form of called `fits` already.
+        answers.elicit_fitted::<T>(index)
     }
     fn fits(answers: &Answers, index: usize) -> bool {
         answers.form_fits(index, &super::requests::cached_form::<T>().check)

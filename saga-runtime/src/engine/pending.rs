@@ -641,8 +641,8 @@ pub(crate) fn collect(
         if let (Kind::Form, Some(Answer::Elicit(result))) = (entry.kind, answer)
             && result.action == ElicitationAction::Accept
         {
-            // A form the tool states again from its state is checked by the tool
-            // (`Suspension::fits`): the token keeps no schema for it.
+            // A form the tool states again from its state is an `Answer::FormUnchecked`,
+            // checked as the tool reads it: the token keeps no schema for it.
             let Some(params) = &entry.params else {
                 continue;
             };
@@ -679,11 +679,17 @@ fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
         )
     };
     Ok(match entry.kind {
-        Kind::Form | Kind::Url => Answer::Elicit(match elicit_result(value) {
-            Ok(result) => result,
-            Err(value) => serde_json::from_value::<ElicitResult>(value)
-                .map_err(|e| malformed("ElicitResult", e))?,
-        }),
+        Kind::Form | Kind::Url => {
+            let result = match elicit_result(value) {
+                Ok(result) => result,
+                Err(value) => serde_json::from_value::<ElicitResult>(value)
+                    .map_err(|e| malformed("ElicitResult", e))?,
+            };
+            match (entry.kind, &entry.params) {
+                (Kind::Form, None) => Answer::FormUnchecked(result),
+                _ => Answer::Elicit(result),
+            }
+        }
         Kind::Sample => {
             let result = serde_json::from_value::<CreateMessageResult>(value)
                 .map_err(|e| malformed("CreateMessageResult", e))?;

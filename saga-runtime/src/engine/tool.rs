@@ -121,6 +121,58 @@ impl<S> Step<S> {
         }
     }
 
+    /// Suspends on requests the tool can state again, word for word, from `state` alone:
+    /// the token then keeps only their keys and a digest, not their params, which makes
+    /// it shorter and each round cheaper. `#[saga_tool]` does this for every suspension
+    /// whose requests it can rebuild from the saved locals.
+    ///
+    /// In return the tool keeps two promises when it is next stepped from `state`:
+    ///
+    /// - When [`Answers::asking_again`] is set (a request had no answer), it returns
+    ///   [`Step::AskAgain`] with the same requests, built from `state` as the first time,
+    ///   and does nothing else: the runtime may run this step more than once. Requests
+    ///   stated differently are caught by the digest and end the call with an internal
+    ///   error.
+    /// - A form's answer is checked as the tool reads it (the token keeps no schema to
+    ///   check it against): [`Answers::elicit`] gives [`SagaError::DoesNotFit`] for
+    ///   content outside `T`'s form, and the tool asks again with [`Step::AskAgain`].
+    ///
+    /// A URL elicitation is always kept whole: its id is drawn by the runtime.
+    ///
+    /// ```
+    /// use saga_runtime::prelude::*;
+    /// # #[derive(serde::Serialize, serde::Deserialize)] enum State { Start, AfterName }
+    /// fn ask_name() -> Request {
+    ///     elicit::<String>("Your name?").into()
+    /// }
+    /// fn step(state: State, mut answers: Answers) -> Step<State> {
+    ///     match state {
+    ///         State::Start => Step::suspend_restatable(State::AfterName, [ask_name()]),
+    ///         State::AfterName if answers.asking_again() => Step::AskAgain(vec![ask_name()]),
+    ///         State::AfterName => match answers.elicit::<String>(0) {
+    ///             Ok(name) => Step::done(format!("Hello, {name}!")),
+    ///             Err(SagaError::DoesNotFit(_)) => Step::AskAgain(vec![ask_name()]),
+    ///             Err(error) => Step::done(Err::<String, _>(error)),
+    ///         },
+    ///     }
+    /// }
+    /// # let _ = step;
+    /// ```
+    ///
+    /// [`Answers::asking_again`]: super::Answers::asking_again
+    /// [`Answers::elicit`]: super::Answers::elicit
+    /// [`SagaError::DoesNotFit`]: super::SagaError::DoesNotFit
+    pub fn suspend_restatable<R: Into<Request>>(
+        state: S,
+        requests: impl IntoIterator<Item = R>,
+    ) -> Self {
+        let mut requests: Vec<Request> = requests.into_iter().map(Into::into).collect();
+        for request in &mut requests {
+            request.rebuilt = true;
+        }
+        Step::Suspend { state, requests }
+    }
+
     /// Yields with only a `requestState`.
     pub fn checkpoint(state: S) -> Self {
         Step::Checkpoint(state)

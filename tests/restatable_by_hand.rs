@@ -1,0 +1,315 @@
+//! A hand-written `SagaTool` that suspends with `Step::suspend_restatable`: its token keeps
+//! no requests, it states them again when asked, and it checks a form's answer as it reads
+//! it. Each promise it does not keep must end the call with an error, never send a
+//! different question or hand the tool content outside its form.
+
+#![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use saga_examples::deploy_by_hand::ComplexToolByHand;
+use saga_runtime::engine::{Call, SagaContext, SagaTool};
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::ErrorData;
+use saga_runtime::rmcp::model::{
+    CallToolResponse, ClientCapabilities, InputRequiredResult, JsonObject, Tool,
+};
+use saga_runtime::state::{Fingerprint, TokenHeader};
+use serde_json::{Value, json};
+
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct Count {
+    #[elicit(min = 1, max = 9)]
+    count: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+enum State {
+    Start { label: String },
+    AfterCount { label: String },
+}
+
+/// How the tool keeps (or breaks) its promises.
+#[derive(Clone, Copy, PartialEq)]
+enum Manners {
+    /// States the round again from its state, and asks again for an unfit answer.
+    Keeps,
+    /// Words the round differently each time it states it.
+    Rewords,
+    /// Goes on as if answered when asked for its round again.
+    IgnoresAskingAgain,
+    /// Hands any error, an unfit answer's too, back as the tool's result.
+    ReturnsEveryError,
+}
+
+struct Counter {
+    name: &'static str,
+    manners: Manners,
+}
+
+static STATED: AtomicUsize = AtomicUsize::new(0);
+
+impl Counter {
+    fn ask(&self, label: &str) -> Request {
+        let times = STATED.fetch_add(1, Ordering::SeqCst);
+        let message = match self.manners {
+            Manners::Rewords => format!("{label}: how many? ({times})"),
+            _ => format!("{label}: how many?"),
+        };
+        elicit::<Count>(message).key("count").into()
+    }
+}
+
+impl SagaTool for Counter {
+    type State = State;
+
+    fn tool(&self) -> Tool {
+        let schema = json!({"type": "object", "properties": {"label": {"type": "string"}}});
+        Tool::new(
+            self.name,
+            "counts",
+            schema.as_object().cloned().unwrap_or_default(),
+        )
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        *b"counter1"
+    }
+
+    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
+        let label = arguments
+            .get("label")
+            .and_then(Value::as_str)
+            .unwrap_or("items")
+            .to_owned();
+        Ok(State::Start { label })
+    }
+
+    async fn step(&self, state: State, mut answers: Answers, _cx: &SagaContext) -> Step<State> {
+        match state {
+            State::Start { label } => {
+                let ask = self.ask(&label);
+                Step::suspend_restatable(State::AfterCount { label }, [ask])
+            }
+            State::AfterCount { label }
+                if answers.asking_again() && self.manners != Manners::IgnoresAskingAgain =>
+            {
+                Step::AskAgain(vec![self.ask(&label)])
+            }
+            State::AfterCount { label } => match answers.elicit::<Count>(0) {
+                Ok(count) => Step::done(format!("{label}: {}", count.count)),
+                Err(SagaError::DoesNotFit(_)) if self.manners != Manners::ReturnsEveryError => {
+                    Step::AskAgain(vec![self.ask(&label)])
+                }
+                Err(error) => Step::done(Err::<String, _>(error)),
+            },
+        }
+    }
+}
+
+fn server() -> SagaServer {
+    let counter = |name, manners| Counter { name, manners };
+    SagaServer::builder()
+        .info("restatable-by-hand-test", "0")
+        .keys(KeyRing::parse(&"5b".repeat(32)).expect("key"))
+        .tool(counter("counts", Manners::Keeps))
+        .tool(counter("rewords", Manners::Rewords))
+        .tool(counter("ignores", Manners::IgnoresAskingAgain))
+        .tool(counter("returns", Manners::ReturnsEveryError))
+        .tool(ComplexToolByHand)
+        .build()
+        .expect("server")
+}
+
+fn context() -> SagaContext {
+    SagaContext::new("alice").with_capabilities(
+        ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_sampling()
+            .build(),
+    )
+}
+
+fn call(tool: &str, label: &str) -> Call {
+    Call::tool(
+        tool.to_owned(),
+        json!({"label": label}).as_object().cloned(),
+    )
+}
+
+enum Outcome {
+    Asks(InputRequiredResult),
+    Done { text: String, is_error: bool },
+    Error(ErrorData),
+}
+
+async fn round(server: &SagaServer, call: &Call) -> Outcome {
+    match server.tools().run(call.clone(), &context()).await {
+        Ok(CallToolResponse::InputRequired(result)) => Outcome::Asks(result),
+        Ok(CallToolResponse::Complete(result)) => Outcome::Done {
+            text: result.content[0]
+                .as_text()
+                .map(|text| text.text.clone())
+                .unwrap_or_default(),
+            is_error: result.is_error == Some(true),
+        },
+        Ok(other) => panic!("unexpected response: {other:?}"),
+        Err(error) => Outcome::Error(error),
+    }
+}
+
+async fn asks(server: &SagaServer, call: &Call) -> InputRequiredResult {
+    match round(server, call).await {
+        Outcome::Asks(result) => result,
+        Outcome::Done { text, .. } => panic!("finished: {text}"),
+        Outcome::Error(error) => panic!("failed: {error:?}"),
+    }
+}
+
+fn requests_json(result: &InputRequiredResult) -> Value {
+    serde_json::to_value(result.input_requests.as_ref().expect("requests")).expect("json")
+}
+
+fn answering(call: &Call, asked: &InputRequiredResult, answers: Option<Value>) -> Call {
+    let mut next = call.clone();
+    next.request_state = asked.request_state.clone();
+    next.input_responses =
+        answers.map(|answers| serde_json::from_value(answers).expect("responses"));
+    next
+}
+
+fn count(content: Value) -> Option<Value> {
+    Some(json!({"count": {"action": "accept", "content": content}}))
+}
+
+fn payload_len(result: &InputRequiredResult) -> usize {
+    let token = result.request_state.as_deref().expect("a token");
+    TokenHeader::parse(token).expect("a token").ciphertext_len()
+}
+
+#[tokio::test]
+async fn a_missing_or_unfit_answer_is_asked_again_word_for_word_from_a_token_without_requests() {
+    let server = server();
+    let start = call("counts", "crates");
+    let first = asks(&server, &start).await;
+    assert_eq!(
+        requests_json(&first)["count"]["params"]["message"],
+        "crates: how many?"
+    );
+    // The head, the variant and the label: no message, no schema.
+    assert!(payload_len(&first) < 30, "{} bytes", payload_len(&first));
+
+    for answers in [
+        None,
+        count(json!({"count": 12})),
+        count(json!({"count": "two"})),
+        count(json!({})),
+    ] {
+        let again = asks(&server, &answering(&start, &first, answers.clone())).await;
+        assert_eq!(requests_json(&again), requests_json(&first), "{answers:?}");
+        assert_ne!(again.request_state, first.request_state, "a fresh token");
+    }
+
+    let done = round(
+        &server,
+        &answering(&start, &first, count(json!({"count": 3}))),
+    )
+    .await;
+    assert!(
+        matches!(&done, Outcome::Done { text, is_error: false } if text == "crates: 3"),
+        "{:?}",
+        match done {
+            Outcome::Done { text, .. } => text,
+            _ => "not done".into(),
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_declined_form_is_not_a_misfit() {
+    let server = server();
+    let start = call("counts", "crates");
+    let first = asks(&server, &start).await;
+    let declined = Some(json!({"count": {"action": "decline"}}));
+    match round(&server, &answering(&start, &first, declined)).await {
+        Outcome::Done { text, is_error } => {
+            assert!(is_error, "{text}");
+            assert!(text.contains("declined"), "{text}");
+        }
+        _ => panic!("a decline ends the call"),
+    }
+}
+
+#[tokio::test]
+async fn a_round_stated_in_other_words_is_an_error_not_another_question() {
+    let server = server();
+    let start = call("rewords", "crates");
+    let first = asks(&server, &start).await;
+    for answers in [None, count(json!({"count": 12}))] {
+        match round(&server, &answering(&start, &first, answers)).await {
+            Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
+            _ => panic!("a reworded round must not be sent"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_goes_on_when_asked_for_its_round_again_is_an_error() {
+    let server = server();
+    let start = call("ignores", "crates");
+    let first = asks(&server, &start).await;
+    match round(&server, &answering(&start, &first, None)).await {
+        Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
+        _ => panic!("the tool broke its promise"),
+    }
+}
+
+#[tokio::test]
+async fn an_unfit_answer_never_reaches_the_tool_as_a_value() {
+    let server = server();
+    let start = call("returns", "crates");
+    let first = asks(&server, &start).await;
+    match round(
+        &server,
+        &answering(&start, &first, count(json!({"count": 12}))),
+    )
+    .await
+    {
+        Outcome::Done { text, is_error } => {
+            assert!(is_error, "{text}");
+            assert!(text.contains("does not fit"), "{text}");
+            assert!(text.contains("count"), "names the field: {text}");
+        }
+        _ => panic!("the tool returns the error"),
+    }
+}
+
+/// The example's hand-written deploy saga keeps no requests in its tokens, as the
+/// generated one does, and is asked again word for word at each round.
+#[tokio::test]
+async fn the_hand_written_deploy_keeps_no_requests_in_its_tokens() {
+    let server = server();
+    let start = Call::tool(
+        "complex_tool",
+        json!({"initial_arg": "x"}).as_object().cloned(),
+    );
+    let first = asks(&server, &start).await;
+    assert!(payload_len(&first) < 20, "{} bytes", payload_len(&first));
+    let again = asks(&server, &answering(&start, &first, None)).await;
+    assert_eq!(requests_json(&again), requests_json(&first));
+    let unfit = Some(json!({"elicit-1": {"action": "accept", "content": {}}}));
+    let again = asks(&server, &answering(&start, &first, unfit)).await;
+    assert_eq!(requests_json(&again), requests_json(&first));
+
+    let target = Some(json!({"elicit-1": {"action": "accept", "content": {"target": "prod"}}}));
+    let next = answering(&start, &first, target);
+    let second = asks(&server, &next).await;
+    // The head, the variant and the target's name: not the prompt.
+    assert!(payload_len(&second) < 24, "{} bytes", payload_len(&second));
+    assert_eq!(
+        requests_json(&second)["sample-2"]["params"]["messages"][0]["content"]["text"],
+        "Is deploying to 'prod' safe right now?"
+    );
+    let again = asks(&server, &answering(&next, &second, None)).await;
+    assert_eq!(requests_json(&again), requests_json(&second));
+}
