@@ -289,7 +289,27 @@ async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_stdio()
 /// `MAX_ASKS_AGAIN` tries, and one that corrects itself gets the result.
 #[tokio::test]
 async fn a_session_asks_again_for_an_answer_that_fails_its_schema() {
-    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    session_asks_again_for_an_answer_that_fails_its_schema(
+        deploy::server(KeyRing::ephemeral()).unwrap(),
+    )
+    .await;
+}
+
+/// The same with the tool written by hand: its tokens keep no form, so the answer is
+/// checked as it reads it, and it asks again itself.
+#[tokio::test]
+async fn a_session_asks_again_for_an_answer_that_fails_its_schema_written_by_hand() {
+    let server = SagaServer::builder()
+        .info("deploy-by-hand", "0")
+        .keys(KeyRing::ephemeral())
+        .tool(saga_examples::deploy_by_hand::ComplexToolByHand)
+        .build()
+        .unwrap();
+    session_asks_again_for_an_answer_that_fails_its_schema(server).await;
+}
+
+async fn session_asks_again_for_an_answer_that_fails_its_schema(server: SagaServer) {
+    let (url, _stop) = serve(server).await;
 
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = asked.clone();
