@@ -40,22 +40,27 @@ enum Manners {
     IgnoresAskingAgain,
     /// Hands any error, an unfit answer's too, back as the tool's result.
     ReturnsEveryError,
+    /// States the same message again, for another answer type.
+    SwapsType,
 }
 
 struct Counter {
     name: &'static str,
     manners: Manners,
+    /// How many times it stated its round.
+    stated: AtomicUsize,
 }
-
-static STATED: AtomicUsize = AtomicUsize::new(0);
 
 impl Counter {
     fn ask(&self, label: &str) -> Request {
-        let times = STATED.fetch_add(1, Ordering::SeqCst);
+        let times = self.stated.fetch_add(1, Ordering::SeqCst);
         let message = match self.manners {
             Manners::Rewords => format!("{label}: how many? ({times})"),
             _ => format!("{label}: how many?"),
         };
+        if self.manners == Manners::SwapsType && times > 0 {
+            return elicit::<String>(message).key("count").into();
+        }
         elicit::<Count>(message).key("count").into()
     }
 }
@@ -108,7 +113,11 @@ impl SagaTool for Counter {
 }
 
 fn server() -> SagaServer {
-    let counter = |name, manners| Counter { name, manners };
+    let counter = |name, manners| Counter {
+        name,
+        manners,
+        stated: AtomicUsize::new(0),
+    };
     SagaServer::builder()
         .info("restatable-by-hand-test", "0")
         .keys(KeyRing::parse(&"5b".repeat(32)).expect("key"))
@@ -116,6 +125,17 @@ fn server() -> SagaServer {
         .tool(counter("rewords", Manners::Rewords))
         .tool(counter("ignores", Manners::IgnoresAskingAgain))
         .tool(counter("returns", Manners::ReturnsEveryError))
+        .tool(Counter {
+            name: "swaps",
+            manners: Manners::SwapsType,
+            stated: AtomicUsize::new(0),
+        })
+        .tool(Pair {
+            restates_first: true,
+        })
+        .tool(Pair {
+            restates_first: false,
+        })
         .tool(ComplexToolByHand)
         .build()
         .expect("server")
@@ -204,6 +224,9 @@ async fn a_missing_or_unfit_answer_is_asked_again_word_for_word_from_a_token_wit
         count(json!({"count": 12})),
         count(json!({"count": "two"})),
         count(json!({})),
+        // Accepted with no content, or content that is not an object.
+        Some(json!({"count": {"action": "accept"}})),
+        count(json!("three")),
     ] {
         let again = asks(&server, &answering(&start, &first, answers.clone())).await;
         assert_eq!(requests_json(&again), requests_json(&first), "{answers:?}");
@@ -312,4 +335,120 @@ async fn the_hand_written_deploy_keeps_no_requests_in_its_tokens() {
     );
     let again = asks(&server, &answering(&next, &second, None)).await;
     assert_eq!(requests_json(&again), requests_json(&second));
+}
+
+#[tokio::test]
+async fn a_round_stated_again_for_another_answer_type_is_an_error() {
+    let server = server();
+    let start = call("swaps", "crates");
+    let first = asks(&server, &start).await;
+    match round(&server, &answering(&start, &first, None)).await {
+        Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
+        _ => panic!("the same message for another form must not be sent"),
+    }
+}
+
+/// Two forms in one round, the first restatable, the second kept: checked with
+/// `Answers::fits` before either is read, so nothing is done for the first when the
+/// second must be asked again.
+struct Pair {
+    /// Whether the first request is restatable (else both are kept).
+    restates_first: bool,
+}
+
+static PAIRS_DONE: AtomicUsize = AtomicUsize::new(0);
+
+fn pair_round(restates_first: bool) -> Vec<Request> {
+    let apples = Request::from(elicit::<Count>("How many apples?").key("apples"));
+    vec![
+        if restates_first {
+            apples.restatable()
+        } else {
+            apples
+        },
+        elicit::<Count>("How many pears?").key("pears").into(),
+    ]
+}
+
+impl SagaTool for Pair {
+    type State = u8;
+
+    fn tool(&self) -> Tool {
+        let schema = json!({"type": "object"});
+        let name = if self.restates_first {
+            "pair"
+        } else {
+            "pair_kept"
+        };
+        Tool::new(
+            name,
+            "pairs",
+            schema.as_object().cloned().unwrap_or_default(),
+        )
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        *b"pair0001"
+    }
+
+    fn start(&self, _arguments: JsonObject) -> Result<u8, ErrorData> {
+        Ok(0)
+    }
+
+    async fn step(&self, state: u8, mut answers: Answers, _cx: &SagaContext) -> Step<u8> {
+        if state == 0 {
+            return Step::suspend(1, pair_round(self.restates_first));
+        }
+        if answers.asking_again() || !(answers.fits::<Count>(0) && answers.fits::<Count>(1)) {
+            return Step::AskAgain(pair_round(self.restates_first));
+        }
+        let apples = answers.elicit::<Count>(0);
+        let pears = answers.elicit::<Count>(1);
+        PAIRS_DONE.fetch_add(1, Ordering::SeqCst);
+        match (apples, pears) {
+            (Ok(apples), Ok(pears)) => Step::done(format!("{}", apples.count + pears.count)),
+            (Err(error), _) | (_, Err(error)) => Step::done(Err::<String, _>(error)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_round_with_one_restatable_request_keeps_the_other_and_checks_both_first() {
+    let server = server();
+    let start = Call::tool("pair", Some(JsonObject::new()));
+    let first = asks(&server, &start).await;
+    // The restatable request's message and schema are not in the token; the kept one's are.
+    let both_kept = asks(&server, &Call::tool("pair_kept", Some(JsonObject::new()))).await;
+    assert_eq!(requests_json(&both_kept), requests_json(&first));
+    let (mixed, kept) = (payload_len(&first), payload_len(&both_kept));
+    assert!(mixed > 2 * "How many pears?".len(), "{mixed} bytes");
+    assert!(mixed * 2 < kept + 40, "{mixed} bytes against {kept}");
+
+    let before = PAIRS_DONE.load(Ordering::SeqCst);
+    let unfit_first = Some(json!({
+        "apples": {"action": "accept", "content": {"count": 40}},
+        "pears": {"action": "accept", "content": {"count": 2}},
+    }));
+    let again = asks(&server, &answering(&start, &first, unfit_first)).await;
+    assert_eq!(requests_json(&again), requests_json(&first));
+    let missing_one = Some(json!({"apples": {"action": "accept", "content": {"count": 1}}}));
+    let again = asks(&server, &answering(&start, &first, missing_one)).await;
+    assert_eq!(requests_json(&again), requests_json(&first));
+    assert_eq!(
+        PAIRS_DONE.load(Ordering::SeqCst),
+        before,
+        "nothing done yet"
+    );
+
+    let fit = Some(json!({
+        "apples": {"action": "accept", "content": {"count": 1}},
+        "pears": {"action": "accept", "content": {"count": 2}},
+    }));
+    match round(&server, &answering(&start, &first, fit)).await {
+        Outcome::Done { text, is_error } => {
+            assert!(!is_error, "{text}");
+            assert_eq!(text, "3");
+        }
+        _ => panic!("both fit"),
+    }
 }

@@ -41,8 +41,9 @@ pub enum DeployState {
 #[derive(Debug, Clone, Copy)]
 pub struct ComplexToolByHand;
 
-/// Bump when `DeployState` or the step changes, so tokens of the old build are refused.
-const FINGERPRINT: Fingerprint = *b"deploy01";
+/// Bump when `DeployState` or the step changes, so tokens of the old build are refused
+/// (`02`: its rounds are restatable, so its tokens keep no requests).
+const FINGERPRINT: Fingerprint = *b"deploy02";
 
 impl SagaTool for ComplexToolByHand {
     type State = DeployState;

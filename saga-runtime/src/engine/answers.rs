@@ -81,8 +81,9 @@ impl Answers {
     }
 
     /// Whether the runtime is asking the tool to state the requests of its last round
-    /// again, instead of answering them: a request of that round had no answer, and the
-    /// token keeps no copy of them. The tool answers with
+    /// again, instead of answering them: a request of that round had no answer (or a form
+    /// the token keeps got an answer outside it), and the token keeps no copy of some of
+    /// them. The tool answers with
     /// [`Step::AskAgain`](super::Step::AskAgain), built from its saved state exactly as
     /// the first time; `#[saga_tool]` does this for every suspension whose requests it can
     /// build again without running anything twice.
@@ -123,11 +124,14 @@ impl Answers {
 
     /// The answer to an [`elicit`](super::elicit) at `index`.
     ///
-    /// Accepted content that does not fit `T`'s form is
-    /// [`SagaError::DoesNotFit`]: the runtime checks it before the step when the token
-    /// keeps the form, and here when the tool states the form again from its state
-    /// ([`Step::suspend_restatable`](super::Step::suspend_restatable)). A tool answers
-    /// that error with [`Step::AskAgain`](super::Step::AskAgain), as MRTR asks.
+    /// When the token keeps the form, the runtime has checked the answer against the form
+    /// as it was sent, and asked again for a misfit, before the step. When the tool states
+    /// the form again from its state
+    /// ([`Step::suspend_restatable`](super::Step::suspend_restatable)), the answer is
+    /// checked here against `T`'s form: accepted content outside it is
+    /// [`SagaError::DoesNotFit`], which the tool answers with
+    /// [`Step::AskAgain`](super::Step::AskAgain), as MRTR asks (see [`Answers::fits`] to
+    /// check a round's forms before reading any).
     pub fn elicit<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
         self.elicit_checked(index, |content| {
             super::requests::cached_form::<T>()
@@ -160,6 +164,9 @@ impl Answers {
                     }
                     T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
                 }
+                // The runtime asks again for a kept form's answer like this one; the tool
+                // that checks its own must be told to do the same.
+                _ if !checked => Err(SagaError::DoesNotFit("content is not an object".into())),
                 _ => Err(SagaError::InvalidAnswer(
                     "elicitation content is not an object".into(),
                 )),
@@ -167,6 +174,19 @@ impl Answers {
             ElicitationAction::Decline => Err(SagaError::Declined),
             // `cancel`, and any action a later protocol adds: the user did not accept.
             _ => Err(SagaError::Cancelled),
+        }
+    }
+
+    /// Whether the answer at `index` can be read as a `T` without
+    /// [`SagaError::DoesNotFit`]: a declined or cancelled form, and any other kind of
+    /// answer, fits. A hand-written tool whose round asks several forms checks them all
+    /// before it reads any, so that it acts on none of them when it must ask again.
+    pub fn fits<T: Elicit>(&self, index: usize) -> bool {
+        match self.items.get(index) {
+            Some(Some(Answer::FormUnchecked(_))) => {
+                self.form_fits(index, &super::requests::cached_form::<T>().check)
+            }
+            _ => true,
         }
     }
 

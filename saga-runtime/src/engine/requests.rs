@@ -54,6 +54,15 @@ impl Request {
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
     }
+
+    /// Marks the request as one the tool states again, word for word, from the state it
+    /// suspends with, so that the token keeps only its key: the promise
+    /// [`Step::suspend_restatable`](super::Step::suspend_restatable) makes for a whole
+    /// round, made for this request alone (the others of its round are kept).
+    pub fn restatable(mut self) -> Self {
+        self.rebuilt = true;
+        self
+    }
 }
 
 /// Asks the user to fill in a form for a `T` (`elicitation/create`, form mode).

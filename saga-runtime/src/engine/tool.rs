@@ -129,15 +129,23 @@ impl<S> Step<S> {
     /// In return the tool keeps two promises when it is next stepped from `state`:
     ///
     /// - When [`Answers::asking_again`] is set (a request had no answer), it returns
-    ///   [`Step::AskAgain`] with the same requests, built from `state` as the first time,
-    ///   and does nothing else: the runtime may run this step more than once. Requests
-    ///   stated differently are caught by the digest and end the call with an internal
-    ///   error.
+    ///   [`Step::AskAgain`] with the whole round again, in the same order, built from
+    ///   `state` as the first time, and does nothing else: the runtime may run this step
+    ///   more than once, and polls it once without a waker to inspect a token, so it must
+    ///   not await. Requests stated differently are caught by the digest and end the call
+    ///   with an internal error.
     /// - A form's answer is checked as the tool reads it (the token keeps no schema to
     ///   check it against): [`Answers::elicit`] gives [`SagaError::DoesNotFit`] for
     ///   content outside `T`'s form, and the tool asks again with [`Step::AskAgain`].
+    ///   [`Answers::fits`] checks a round's forms before any is read.
     ///
-    /// A URL elicitation is always kept whole: its id is drawn by the runtime.
+    /// A URL elicitation is always kept whole (its id is drawn by the runtime), but is
+    /// still stated again in its place in the round. [`Request::restatable`] makes the
+    /// same promise for one request of a round.
+    ///
+    /// Switching an existing tool's suspension to this changes what its tokens hold:
+    /// change [`SagaTool::fingerprint`] with it, so that a server still on the old build
+    /// refuses the new tokens during a rolling upgrade.
     ///
     /// ```
     /// use saga_runtime::prelude::*;
@@ -161,16 +169,19 @@ impl<S> Step<S> {
     ///
     /// [`Answers::asking_again`]: super::Answers::asking_again
     /// [`Answers::elicit`]: super::Answers::elicit
+    /// [`Answers::fits`]: super::Answers::fits
     /// [`SagaError::DoesNotFit`]: super::SagaError::DoesNotFit
     pub fn suspend_restatable<R: Into<Request>>(
         state: S,
         requests: impl IntoIterator<Item = R>,
     ) -> Self {
-        let mut requests: Vec<Request> = requests.into_iter().map(Into::into).collect();
-        for request in &mut requests {
-            request.rebuilt = true;
+        Step::Suspend {
+            state,
+            requests: requests
+                .into_iter()
+                .map(|request| request.into().restatable())
+                .collect(),
         }
-        Step::Suspend { state, requests }
     }
 
     /// Yields with only a `requestState`.
