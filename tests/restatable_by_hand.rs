@@ -5,6 +5,11 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
+#[path = "support/serving.rs"]
+mod serving;
+#[path = "support/task_client.rs"]
+mod task_client;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::deploy_by_hand::ComplexToolByHand;
@@ -25,8 +30,16 @@ struct Count {
 
 #[derive(Debug, Serialize, Deserialize)]
 enum State {
-    Start { label: String },
-    AfterCount { label: String },
+    /// Before a checkpoint: where a task begins, so that it becomes a task.
+    Begin {
+        label: String,
+    },
+    Start {
+        label: String,
+    },
+    AfterCount {
+        label: String,
+    },
 }
 
 /// How the tool keeps (or breaks) its promises.
@@ -92,6 +105,7 @@ impl SagaTool for Counter {
 
     async fn step(&self, state: State, mut answers: Answers, _cx: &SagaContext) -> Step<State> {
         match state {
+            State::Begin { label } => Step::checkpoint(State::Start { label }),
             State::Start { label } => {
                 let ask = self.ask(&label);
                 Step::suspend_restatable(State::AfterCount { label }, [ask])
@@ -451,4 +465,105 @@ async fn a_round_with_one_restatable_request_keeps_the_other_and_checks_both_fir
         }
         _ => panic!("both fit"),
     }
+}
+
+/// The counter as a task (the tasks extension): its rounds are asked and answered through
+/// `tasks/get` and `tasks/update`.
+struct TaskCounter(Counter);
+
+impl SagaTool for TaskCounter {
+    type State = State;
+
+    fn tool(&self) -> Tool {
+        self.0.tool()
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        self.0.fingerprint()
+    }
+
+    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
+        match self.0.start(arguments)? {
+            State::Start { label } => Ok(State::Begin { label }),
+            other => Ok(other),
+        }
+    }
+
+    async fn step(&self, state: State, answers: Answers, cx: &SagaContext) -> Step<State> {
+        self.0.step(state, answers, cx).await
+    }
+
+    fn task_support(&self) -> saga_runtime::tasks::TaskSupport {
+        saga_runtime::tasks::TaskSupport::Required
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_asks_again_word_for_word_for_a_missing_or_unfit_answer() {
+    use saga_runtime::tasks::{TaskSettings, TaskStore};
+    use task_client::TaskClient;
+
+    let server = SagaServer::builder()
+        .keys(KeyRing::parse(&"5c".repeat(32)).expect("key"))
+        .tool(TaskCounter(Counter {
+            name: "task_counts",
+            manners: Manners::Keeps,
+            stated: AtomicUsize::new(0),
+        }))
+        .task_settings(TaskSettings::new(TaskStore::memory()))
+        .build()
+        .expect("server");
+    let running = serving::serve(server).await;
+    let client = TaskClient::new();
+    let id = client
+        .create(running.addr, "task_counts", json!({"label": "crates"}))
+        .await;
+    // An update that answers every pending request sets the task `working` before it
+    // returns, so the next `input_required` seen is the round that followed it.
+    let until_asking_or_done = || async {
+        for _ in 0..400 {
+            let task = client.status(running.addr, &id).await;
+            if task["status"] != "working" {
+                return task;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("task {id} kept working");
+    };
+    let first = until_asking_or_done().await;
+    let asked = first["inputRequests"].clone();
+    assert_eq!(
+        asked["count"]["params"]["message"], "crates: how many?",
+        "{first}"
+    );
+
+    // An update without the answer leaves the round as it is; one outside the form runs
+    // the tool, which asks again.
+    for answers in [
+        json!({}),
+        json!({"count": {"action": "accept", "content": {"count": 12}}}),
+    ] {
+        let update = client
+            .request(
+                running.addr,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": answers}),
+            )
+            .await;
+        assert!(update.get("error").is_none(), "{update}");
+        let task = until_asking_or_done().await;
+        assert_eq!(task["status"], "input_required", "{answers}: {task}");
+        assert_eq!(task["inputRequests"], asked, "{answers}: {task}");
+    }
+
+    client
+        .request(
+            running.addr,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses":
+                {"count": {"action": "accept", "content": {"count": 3}}}}),
+        )
+        .await;
+    let task = until_asking_or_done().await;
+    assert_eq!(task["result"]["content"][0]["text"], "crates: 3", "{task}");
 }
