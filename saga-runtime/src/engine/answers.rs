@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::elicit::Elicit;
 use super::error::SagaError;
+use super::requests::cached_form;
 
 /// The answers to the requests of the round that just ended, in the order the tool made
 /// them. A `#[saga_tool]` reads them for you; a hand-written tool takes each by index.
@@ -91,20 +92,6 @@ impl Answers {
         self.again
     }
 
-    /// Whether the answer at `index`, if it accepts a form, passes `check` (the answer to
-    /// a form the token keeps no schema of is checked here, before the tool reads it).
-    pub(crate) fn form_fits(&self, index: usize, check: &super::elicit::ContentCheck) -> bool {
-        match self.items.get(index) {
-            Some(Some(Answer::Elicit(result) | Answer::FormUnchecked(result)))
-                if result.action == ElicitationAction::Accept =>
-            {
-                let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
-                check.check(content).is_ok()
-            }
-            _ => true,
-        }
-    }
-
     /// How many answers there are.
     pub fn len(&self) -> usize {
         self.items.len()
@@ -133,34 +120,29 @@ impl Answers {
     /// [`Step::AskAgain`](super::Step::AskAgain), as MRTR asks (see [`Answers::fits`] to
     /// check a round's forms before reading any).
     pub fn elicit<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
-        self.elicit_checked(index, |content| {
-            super::requests::cached_form::<T>()
-                .check
-                .check_object(content)
-        })
+        self.read_elicit(index, false)
     }
 
-    /// [`Answers::elicit`] where the answer already passed [`Answers::form_fits`] (a
+    /// [`Answers::elicit`] where the answer already passed [`Answers::fits`] (a
     /// `#[saga_tool]` checks a round's answers before it reads any).
     pub(crate) fn elicit_fitted<T: Elicit>(&mut self, index: usize) -> Result<T, SagaError> {
-        self.elicit_checked(index, |_| Ok(()))
+        self.read_elicit(index, true)
     }
 
-    fn elicit_checked<T: Elicit>(
-        &mut self,
-        index: usize,
-        check_unchecked: impl FnOnce(&serde_json::Map<String, serde_json::Value>) -> Result<(), String>,
-    ) -> Result<T, SagaError> {
+    fn read_elicit<T: Elicit>(&mut self, index: usize, fitted: bool) -> Result<T, SagaError> {
         let (result, checked) = match self.take(index)? {
             Answer::Elicit(result) => (result, true),
-            Answer::FormUnchecked(result) => (result, false),
+            Answer::FormUnchecked(result) => (result, fitted),
             other => return Err(mismatch("an elicitation", &other)),
         };
         match result.action {
             ElicitationAction::Accept => match result.content {
                 Some(serde_json::Value::Object(content)) => {
                     if !checked {
-                        check_unchecked(&content).map_err(SagaError::DoesNotFit)?;
+                        cached_form::<T>()
+                            .check
+                            .check_object(&content)
+                            .map_err(SagaError::DoesNotFit)?;
                     }
                     T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
                 }
@@ -182,9 +164,14 @@ impl Answers {
     /// answer, fits. A hand-written tool whose round asks several forms checks them all
     /// before it reads any, so that it acts on none of them when it must ask again.
     pub fn fits<T: Elicit>(&self, index: usize) -> bool {
+        // Only an answer to a form the token keeps no schema of can misfit here: the
+        // runtime checked every other before the step.
         match self.items.get(index) {
-            Some(Some(Answer::FormUnchecked(_))) => {
-                self.form_fits(index, &super::requests::cached_form::<T>().check)
+            Some(Some(Answer::FormUnchecked(result)))
+                if result.action == ElicitationAction::Accept =>
+            {
+                let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
+                cached_form::<T>().check.check(content).is_ok()
             }
             _ => true,
         }

@@ -43,13 +43,6 @@ impl Fnv {
         self.0
     }
 
-    /// The hash of `text`'s bytes.
-    pub(crate) fn of_str(text: &str) -> u64 {
-        let mut hash = Self::new();
-        hash.write(text.as_bytes());
-        hash.finish()
-    }
-
     /// The hash of `value`'s JSON text.
     pub(crate) fn of_json(value: &impl serde::Serialize) -> u64 {
         let mut hash = Self::new();

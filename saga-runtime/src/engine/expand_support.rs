@@ -105,7 +105,7 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
         answers.elicit_fitted::<T>(index)
     }
     fn fits(answers: &Answers, index: usize) -> bool {
-        answers.form_fits(index, &super::requests::cached_form::<T>().check)
+        answers.fits::<T>(index)
     }
 }
 

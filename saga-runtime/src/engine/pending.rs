@@ -638,14 +638,12 @@ pub(crate) fn collect(
         return Ok(Collected::Ask(format!("no answer for {missing:?}")));
     }
     for (entry, answer) in pending.iter().zip(&answers) {
-        if let (Kind::Form, Some(Answer::Elicit(result))) = (entry.kind, answer)
+        // A form the token keeps no params of is an `Answer::FormUnchecked`, checked as
+        // the tool reads it: there is no schema here to check it against.
+        if let (Kind::Form, Some(params), Some(Answer::Elicit(result))) =
+            (entry.kind, &entry.params, answer)
             && result.action == ElicitationAction::Accept
         {
-            // A form the tool states again from its state is an `Answer::FormUnchecked`,
-            // checked as the tool reads it: the token keeps no schema for it.
-            let Some(params) = &entry.params else {
-                continue;
-            };
             let content = result.content.as_ref().unwrap_or(&Value::Null);
             let verdict = match Form::of_params(params) {
                 Some(form) => form.kept_check.check(content),

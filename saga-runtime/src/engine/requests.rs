@@ -161,20 +161,19 @@ impl Form {
         // follows the message.
         let (_, rest) = params.split_once(SCHEMA_FIELD)?;
         let schema_json = rest.strip_suffix('}')?;
-        let by_schema = BY_SCHEMA.get()?;
-        let form = by_schema
+        BY_SCHEMA
+            .get()?
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&Fnv::of_str(schema_json))
-            .copied()?;
-        (form.schema_json == schema_json).then_some(form)
+            .get(schema_json)
+            .copied()
     }
 }
 
 const SCHEMA_FIELD: &str = r#","requestedSchema":"#;
 
-/// Every form built so far, by the hash of its schema's JSON text.
-static BY_SCHEMA: OnceLock<RwLock<HashMap<u64, &'static Form>>> = OnceLock::new();
+/// Every form built so far, by its schema's JSON text.
+static BY_SCHEMA: OnceLock<RwLock<HashMap<&'static str, &'static Form>>> = OnceLock::new();
 
 /// `T`'s form. An answer to a form that the tool states again from its saved state is
 /// checked against its `check` (the token keeps no schema).
@@ -199,11 +198,14 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
     let mut by_type = by_type.write().unwrap_or_else(PoisonError::into_inner);
     let form: &'static Form = by_type.entry(id).or_insert_with(|| {
         let form: &'static Form = Box::leak(Box::new(built));
-        BY_SCHEMA
-            .get_or_init(Default::default)
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(Fnv::of_str(&form.schema_json), form);
+        // A schema that is not a form-mode one has no text: no params are written from it.
+        if !form.schema_json.is_empty() {
+            BY_SCHEMA
+                .get_or_init(Default::default)
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(&form.schema_json, form);
+        }
         form
     });
     form
