@@ -4,10 +4,13 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
+#[path = "support/context.rs"]
+mod support_context;
+
 use saga_examples::deploy_by_hand::ComplexToolByHand;
 use saga_runtime::engine::{Call, SagaContext};
 use saga_runtime::prelude::*;
-use saga_runtime::rmcp::model::{CallToolResponse, ClientCapabilities};
+use saga_runtime::rmcp::model::CallToolResponse;
 use saga_runtime::serve::{ANONYMOUS, InspectError, InspectRequest};
 use serde_json::{Value, json};
 
@@ -28,12 +31,7 @@ fn arguments() -> serde_json::Map<String, Value> {
 }
 
 fn context(principal: &str) -> SagaContext {
-    SagaContext::new(principal).with_capabilities(
-        ClientCapabilities::builder()
-            .enable_elicitation()
-            .enable_sampling()
-            .build(),
-    )
+    support_context::eliciting_and_sampling(principal)
 }
 
 /// Plays the first round and answers it; gives the token of the second round.

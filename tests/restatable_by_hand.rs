@@ -10,15 +10,16 @@ mod serving;
 #[path = "support/task_client.rs"]
 mod task_client;
 
+#[path = "support/context.rs"]
+mod support_context;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::deploy_by_hand::ComplexToolByHand;
 use saga_runtime::engine::{Call, SagaContext, SagaTool};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
-use saga_runtime::rmcp::model::{
-    CallToolResponse, ClientCapabilities, InputRequiredResult, JsonObject, Tool,
-};
+use saga_runtime::rmcp::model::{CallToolResponse, InputRequiredResult, JsonObject, Tool};
 use saga_runtime::state::{Fingerprint, TokenHeader};
 use serde_json::{Value, json};
 
@@ -156,12 +157,7 @@ fn server() -> SagaServer {
 }
 
 fn context() -> SagaContext {
-    SagaContext::new("alice").with_capabilities(
-        ClientCapabilities::builder()
-            .enable_elicitation()
-            .enable_sampling()
-            .build(),
-    )
+    support_context::eliciting_and_sampling("alice")
 }
 
 fn call(tool: &str, label: &str) -> Call {
@@ -197,6 +193,14 @@ async fn asks(server: &SagaServer, call: &Call) -> InputRequiredResult {
         Outcome::Asks(result) => result,
         Outcome::Done { text, .. } => panic!("finished: {text}"),
         Outcome::Error(error) => panic!("failed: {error:?}"),
+    }
+}
+
+/// The call ended as a broken saga contract does: an internal error, no question sent.
+fn a_tool_bug(outcome: Outcome, what: &str) {
+    match outcome {
+        Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{what}: {error:?}"),
+        _ => panic!("{what}: must end the call, not ask or finish"),
     }
 }
 
@@ -283,10 +287,8 @@ async fn a_round_stated_in_other_words_is_an_error_not_another_question() {
     let start = call("rewords", "crates");
     let first = asks(&server, &start).await;
     for answers in [None, count(json!({"count": 12}))] {
-        match round(&server, &answering(&start, &first, answers)).await {
-            Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
-            _ => panic!("a reworded round must not be sent"),
-        }
+        let outcome = round(&server, &answering(&start, &first, answers)).await;
+        a_tool_bug(outcome, "a reworded round must not be sent");
     }
 }
 
@@ -295,10 +297,8 @@ async fn a_tool_that_goes_on_when_asked_for_its_round_again_is_an_error() {
     let server = server();
     let start = call("ignores", "crates");
     let first = asks(&server, &start).await;
-    match round(&server, &answering(&start, &first, None)).await {
-        Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
-        _ => panic!("the tool broke its promise"),
-    }
+    let outcome = round(&server, &answering(&start, &first, None)).await;
+    a_tool_bug(outcome, "the tool broke its promise");
 }
 
 #[tokio::test]
@@ -356,10 +356,11 @@ async fn a_round_stated_again_for_another_answer_type_is_an_error() {
     let server = server();
     let start = call("swaps", "crates");
     let first = asks(&server, &start).await;
-    match round(&server, &answering(&start, &first, None)).await {
-        Outcome::Error(error) => assert_eq!(error.code.0, -32603, "{error:?}"),
-        _ => panic!("the same message for another form must not be sent"),
-    }
+    let outcome = round(&server, &answering(&start, &first, None)).await;
+    a_tool_bug(
+        outcome,
+        "the same message for another form must not be sent",
+    );
 }
 
 /// Two forms in one round, the first restatable, the second kept: checked with

@@ -6,11 +6,14 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
+#[path = "support/context.rs"]
+mod support_context;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_runtime::engine::{Call, SagaContext};
 use saga_runtime::prelude::*;
-use saga_runtime::rmcp::model::{CallToolResponse, ClientCapabilities, InputRequiredResult};
+use saga_runtime::rmcp::model::{CallToolResponse, InputRequiredResult};
 use saga_runtime::state::TokenHeader;
 use serde_json::{Map, Value, json};
 
@@ -152,12 +155,7 @@ fn server() -> SagaServer {
 }
 
 fn context() -> SagaContext {
-    SagaContext::new("alice").with_capabilities(
-        ClientCapabilities::builder()
-            .enable_elicitation()
-            .enable_sampling()
-            .build(),
-    )
+    support_context::eliciting_and_sampling("alice")
 }
 
 fn object(value: Value) -> Map<String, Value> {

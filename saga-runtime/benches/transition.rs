@@ -177,26 +177,26 @@ fn now<F: Future>(future: F) -> F::Output {
 }
 
 /// Median nanoseconds per call of `f`.
-fn measure(mut f: impl FnMut()) -> f64 {
+fn measure(f: impl FnMut()) -> f64 {
+    let mut side = chained(f);
+    let iterations = batch_size(&mut side);
+    median((0..BATCHES).map(|_| side(iterations)).collect())
+}
+
+/// How many operations of `side` make a batch of about `BATCH`, after a warm-up.
+fn batch_size(side: &mut dyn FnMut(u64) -> f64) -> u64 {
     let start = Instant::now();
     let mut warm = 0u64;
     while start.elapsed() < WARM_UP {
-        f();
-        warm += 1;
+        side(16);
+        warm += 16;
     }
-    let per_call = WARM_UP.as_secs_f64() / warm as f64;
-    let iterations = ((BATCH.as_secs_f64() / per_call) as u64).max(1);
-    let mut samples: Vec<f64> = (0..BATCHES)
-        .map(|_| {
-            let batch = Instant::now();
-            for _ in 0..iterations {
-                f();
-            }
-            batch.elapsed().as_nanos() as f64 / iterations as f64
-        })
-        .collect();
+    ((BATCH.as_secs_f64() / (WARM_UP.as_secs_f64() / warm as f64)) as u64).max(1)
+}
+
+fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
-    samples[BATCHES / 2]
+    samples[samples.len() / 2]
 }
 
 /// Median nanoseconds per operation of `a` and of `b`, and the median ratio `b / a`, from
@@ -204,16 +204,7 @@ fn measure(mut f: impl FnMut()) -> f64 {
 /// slows down for a while slows both sides of a ratio alike. Each side runs a batch of
 /// `n` operations and says how many nanoseconds one took ([`chained`], [`engine_only`]).
 fn measure_pair(mut a: impl FnMut(u64) -> f64, mut b: impl FnMut(u64) -> f64) -> (f64, f64, f64) {
-    let iterations = |f: &mut dyn FnMut(u64) -> f64| {
-        let start = Instant::now();
-        let mut warm = 0u64;
-        while start.elapsed() < WARM_UP {
-            f(16);
-            warm += 16;
-        }
-        ((BATCH.as_secs_f64() / (WARM_UP.as_secs_f64() / warm as f64)) as u64).max(1)
-    };
-    let (a_iterations, b_iterations) = (iterations(&mut a), iterations(&mut b));
+    let (a_iterations, b_iterations) = (batch_size(&mut a), batch_size(&mut b));
     let mut a_samples = Vec::with_capacity(BATCHES);
     let mut b_samples = Vec::with_capacity(BATCHES);
     let mut ratios = Vec::with_capacity(BATCHES);
@@ -229,10 +220,6 @@ fn measure_pair(mut a: impl FnMut(u64) -> f64, mut b: impl FnMut(u64) -> f64) ->
         b_samples.push(b_ns);
         ratios.push(b_ns / a_ns);
     }
-    let median = |mut samples: Vec<f64>| {
-        samples.sort_by(f64::total_cmp);
-        samples[BATCHES / 2]
-    };
     (median(a_samples), median(b_samples), median(ratios))
 }
 

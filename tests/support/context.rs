@@ -1,0 +1,14 @@
+//! The context of a direct call (`SagaTools::run`) from a client that can elicit and sample.
+
+use saga_runtime::engine::SagaContext;
+use saga_runtime::rmcp::model::ClientCapabilities;
+
+/// `principal`'s call, from a client that declared elicitation and sampling.
+pub fn eliciting_and_sampling(principal: &str) -> SagaContext {
+    SagaContext::new(principal).with_capabilities(
+        ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_sampling()
+            .build(),
+    )
+}
