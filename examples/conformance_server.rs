@@ -19,7 +19,6 @@ use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{
     JsonObject, LoggingLevel, PromptMessage, ResourceContents, Role, Tool,
 };
-use saga_runtime::state::Fingerprint;
 use serde_json::json;
 
 /// A 1×1 PNG.
@@ -401,8 +400,18 @@ impl<T: SagaTool> SagaTool for WithInputSchema<T> {
         tool
     }
 
-    fn fingerprint(&self) -> Fingerprint {
-        self.tool.fingerprint()
+    fn version(&self) -> u16 {
+        self.tool.version()
+    }
+
+    fn layout(
+        &self,
+    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
+        self.tool.layout()
+    }
+
+    fn build_tag(&self) -> u16 {
+        self.tool.build_tag()
     }
 
     fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {

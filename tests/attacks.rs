@@ -467,6 +467,32 @@ mod build_2 {
     }
 }
 
+/// Build 3 of the `release` tool: it saves another local at the same point.
+mod build_3 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "release")]
+    pub async fn release_v3(initial_arg: String) -> Result<String, SagaError> {
+        let asked_at = initial_arg.len() as u64;
+        let go: bool = elicit(format!("Release {initial_arg}?")).await?;
+        Ok(format!(
+            "{} after {asked_at}",
+            if go { "released" } else { "held" }
+        ))
+    }
+}
+
+/// Build 4 of the `release` tool: build 2's layout, another meaning (`version = 4`).
+mod build_4 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "release", version = 4)]
+    pub async fn release_v4(initial_arg: String) -> Result<String, SagaError> {
+        let go: bool = elicit(format!("Hold {initial_arg}?")).await?;
+        Ok(if go { "held" } else { "released" }.into())
+    }
+}
+
 fn key_ring(keys: &[[u8; 32]]) -> KeyRing {
     KeyRing::from_keys(keys.iter().copied()).expect("a valid key ring")
 }
@@ -555,18 +581,15 @@ async fn a_token_of_a_retired_key_is_refused() {
 }
 
 #[tokio::test]
-async fn a_token_of_an_older_build_is_refused() {
-    assert_ne!(
-        build_1::release_v1.fingerprint(),
-        build_2::release_v2.fingerprint(),
-        "other code, another fingerprint"
-    );
+async fn a_token_of_an_older_build_resumes_where_the_point_saves_the_same_and_is_refused_elsewhere()
+{
     assert_eq!(build_1::release_v1.tool().name, "release");
     assert_eq!(build_2::release_v2.tool().name, "release");
 
     let old = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
-    let old_replica = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
     let new = serve_tools(&[KEY], |b| b.tool(build_2::release_v2)).await;
+    let other_layout = serve_tools(&[KEY], |b| b.tool(build_3::release_v3)).await;
+    let other_version = serve_tools(&[KEY], |b| b.tool(build_4::release_v4)).await;
     let yes = json!({"elicit-1": {"action": "accept", "content": {"value": true}}});
 
     let start = Call::new().name("release");
@@ -576,15 +599,17 @@ async fn a_token_of_an_older_build_is_refused() {
     let new_token = asks(status, &body, &["elicit-1"]);
 
     let resume = |token: &str| start.clone().state(token).answers(yes.clone());
+    // Only a message and the result changed: each build resumes the other's token, on
+    // its own code (a rolling upgrade, in both directions).
     let (status, body) = resume(&old_token).send(new.addr).await;
-    refused(status, &body);
-    let (status, body) = resume(&new_token).send(old.addr).await;
-    refused(status, &body);
-    // Same key, same name, same arguments: only the fingerprint told them apart.
-    let (status, body) = resume(&old_token).send(old_replica.addr).await;
-    assert_eq!(completes(status, &body), "released");
-    let (status, body) = resume(&new_token).send(new.addr).await;
     assert_eq!(completes(status, &body), "released now");
+    let (status, body) = resume(&new_token).send(old.addr).await;
+    assert_eq!(completes(status, &body), "released");
+    // Another local saved at the point, or another version: refused before decoding.
+    for server in [&other_layout, &other_version] {
+        let (status, body) = resume(&old_token).send(server.addr).await;
+        refused(status, &body);
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::handler::server::common::schema_for_type;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::serve::SagaServer;
-use saga_runtime::state::{Fingerprint, INVALID_STATE_MESSAGE, KeyRing};
+use saga_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use serving::Running;
@@ -46,10 +46,6 @@ impl SagaTool for CountTo {
             "Counts to n, one step per round.",
             schema_for_type::<CountArgs>(),
         )
-    }
-
-    fn fingerprint(&self) -> Fingerprint {
-        *b"count001"
     }
 
     fn start(&self, arguments: JsonObject) -> Result<Count, ErrorData> {

@@ -20,7 +20,7 @@ use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step};
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::serve::SagaServer;
-use saga_runtime::state::{Fingerprint, INVALID_STATE_MESSAGE, KeyRing};
+use saga_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
 use serde_json::{Value, json};
 use serving::{Running, serve};
 
@@ -41,10 +41,10 @@ async fn deploy_server() -> Running {
     serve(deploy::server(key_ring()).expect("the deploy server builds")).await
 }
 
-/// The deploy tool under another name, or with another fingerprint (an "older build").
+/// The deploy tool under another name, or at another version (an "older build").
 struct Variant {
     name: &'static str,
-    fingerprint: Fingerprint,
+    version: u16,
 }
 
 impl SagaTool for Variant {
@@ -56,8 +56,14 @@ impl SagaTool for Variant {
         tool
     }
 
-    fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
+    fn version(&self) -> u16 {
+        self.version
+    }
+
+    fn layout(
+        &self,
+    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
+        deploy::complex_tool.layout()
     }
 
     fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
@@ -432,7 +438,7 @@ async fn token_for_another_tool_is_refused() {
             .tool(deploy::complex_tool)
             .tool(Variant {
                 name: "complex_tool_copy",
-                fingerprint: *b"deploy01",
+                version: 0,
             })
             .build()
             .expect("the server builds"),
@@ -504,14 +510,14 @@ async fn expired_token_is_refused() {
 }
 
 #[tokio::test]
-async fn token_of_an_older_build_is_refused() {
+async fn token_of_another_version_is_refused() {
     let old_build = deploy_server().await;
     let new_build = serve(
         SagaServer::builder()
             .keys(key_ring())
             .tool(Variant {
                 name: TOOL,
-                fingerprint: *b"deploy02",
+                version: 2,
             })
             .build()
             .expect("the server builds"),
@@ -526,7 +532,7 @@ async fn token_of_an_older_build_is_refused() {
     let (status, body) = resume.send(new_build.addr).await;
     refused(status, &body);
     // A replica of the same build with the same key takes the token: only the
-    // fingerprint told the new build apart.
+    // version told the new build apart.
     let (status, body) = resume.send(same_build.addr).await;
     asks(status, &body, &["sample-2"]);
 }

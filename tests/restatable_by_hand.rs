@@ -20,7 +20,7 @@ use saga_runtime::engine::{Call, SagaContext, SagaTool};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{CallToolResponse, InputRequiredResult, JsonObject, Tool};
-use saga_runtime::state::{Fingerprint, TokenHeader};
+use saga_runtime::state::TokenHeader;
 use serde_json::{Value, json};
 
 #[derive(Debug, Elicit, Serialize, Deserialize)]
@@ -89,10 +89,6 @@ impl SagaTool for Counter {
             "counts",
             schema.as_object().cloned().unwrap_or_default(),
         )
-    }
-
-    fn fingerprint(&self) -> Fingerprint {
-        *b"counter1"
     }
 
     fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
@@ -402,10 +398,6 @@ impl SagaTool for Pair {
         )
     }
 
-    fn fingerprint(&self) -> Fingerprint {
-        *b"pair0001"
-    }
-
     fn start(&self, _arguments: JsonObject) -> Result<u8, ErrorData> {
         Ok(0)
     }
@@ -477,10 +469,6 @@ impl SagaTool for TaskCounter {
 
     fn tool(&self) -> Tool {
         self.0.tool()
-    }
-
-    fn fingerprint(&self) -> Fingerprint {
-        self.0.fingerprint()
     }
 
     fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {

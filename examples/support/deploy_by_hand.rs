@@ -9,7 +9,6 @@ use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::handler::server::common::schema_for_type;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
-use saga_runtime::state::Fingerprint;
 
 /// The deployment target the user is asked for.
 #[derive(Debug, Elicit, Serialize, Deserialize)]
@@ -41,10 +40,6 @@ pub enum DeployState {
 #[derive(Debug, Clone, Copy)]
 pub struct ComplexToolByHand;
 
-/// Bump when `DeployState` or the step changes, so tokens of the old build are refused
-/// (`02`: its rounds are restatable, so its tokens keep no requests).
-const FINGERPRINT: Fingerprint = *b"deploy02";
-
 impl SagaTool for ComplexToolByHand {
     type State = DeployState;
 
@@ -56,8 +51,11 @@ impl SagaTool for ComplexToolByHand {
         )
     }
 
-    fn fingerprint(&self) -> Fingerprint {
-        FINGERPRINT
+    /// Tokens name the point (`DeployState`'s variant) and its layout, traced from the
+    /// type; a change of meaning that keeps the layout bumps this. (2: its rounds are
+    /// restatable, so its tokens keep no requests.)
+    fn version(&self) -> u16 {
+        2
     }
 
     fn start(&self, arguments: JsonObject) -> Result<DeployState, ErrorData> {

@@ -1,30 +1,47 @@
 //! `saga inspect TOKEN`: what a token's clear header says, and what the key ring in
 //! `SAGA_KEYS` can tell about it.
 
-use saga_runtime::state::{KeyRing, KeyRingError, LEGACY_VERSION, TokenHeader, VERSION, unix_now};
+use saga_runtime::deploy::LayoutFile;
+use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, VERSION, unix_now};
 
-/// Prints the report for `token` to stdout.
-pub fn inspect(token: &str) -> anyhow::Result<()> {
+/// The layout file `saga inspect` reads by default, from the current directory.
+pub const DEFAULT_LAYOUT: &str = "saga.layout";
+
+/// Prints the report for `token` to stdout. `layout` names the layout file that tells
+/// the token's tool and point (default: `saga.layout`, if there is one).
+pub fn inspect(token: &str, layout: Option<&std::path::Path>) -> anyhow::Result<()> {
     let header = TokenHeader::parse(token).map_err(|e| anyhow::anyhow!("not a saga token: {e}"))?;
     let keys = match KeyRing::from_env("SAGA_KEYS") {
         Ok(keys) => Some(keys),
         Err(KeyRingError::Missing { .. }) => None,
         Err(error) => return Err(anyhow::anyhow!("SAGA_KEYS: {error}")),
     };
-    print!("{}", report(&header, keys.as_ref(), unix_now()));
+    let path = layout.unwrap_or(std::path::Path::new(DEFAULT_LAYOUT));
+    let file = match std::fs::read_to_string(path) {
+        Ok(text) => Some((path, LayoutFile::parse(&text))),
+        Err(_) if layout.is_none() => None,
+        Err(error) => return Err(anyhow::anyhow!("{}: {error}", path.display())),
+    };
+    let layout = file.as_ref().map(|(path, file)| (*path, file));
+    print!("{}", report(&header, keys.as_ref(), layout, unix_now()));
     Ok(())
 }
 
-/// The report's text, as of `now` (unix seconds).
-pub fn report(header: &TokenHeader, keys: Option<&KeyRing>, now: u64) -> String {
+/// The report's text, as of `now` (unix seconds), naming the token's point from `layout`.
+pub fn report(
+    header: &TokenHeader,
+    keys: Option<&KeyRing>,
+    layout: Option<(&std::path::Path, &LayoutFile)>,
+    now: u64,
+) -> String {
     let version = if header.version == VERSION {
         format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         )
-    } else if header.version == LEGACY_VERSION {
+    } else if header.version == 0x01 || header.version == 0x02 {
         format!(
-            "{:#04x} (XChaCha20-Poly1305, postcard state; the previous layout, still opened)",
+            "{:#04x} (an earlier format, refused: it named no layout)",
             header.version
         )
     } else {
@@ -57,15 +74,35 @@ pub fn report(header: &TokenHeader, keys: Option<&KeyRing>, now: u64) -> String 
             keys.len()
         ),
     };
+    let point = header.point_hex();
+    let point_line = match layout {
+        None => format!(
+            "{point} (tool version {}; give --layout FILE, or run where {DEFAULT_LAYOUT} is, to name it)",
+            header.point_version()
+        ),
+        Some((path, file)) => match file.find(&point) {
+            Some(entry) => format!(
+                "{point}: tool {}, version {}, point {}\n             saves        {}",
+                crate::terminal::clean(&entry.tool),
+                entry.version,
+                crate::terminal::clean(&entry.point),
+                crate::terminal::clean(&entry.layout),
+            ),
+            None => format!(
+                "{point} (tool version {}): not in {}, so no build that wrote it resumes it",
+                header.point_version(),
+                path.display()
+            ),
+        },
+    };
     format!(
         "version      {version}\n\
          key id       {}\n\
-         fingerprint  {}\n\
+         point        {point_line}\n\
          expires      {expiry}\n\
          size         {} bytes: header {}, ciphertext {}, tag {}\n\
          opens        {keys_line}\n",
         header.key_id_hex(),
-        header.fingerprint_hex(),
         header.total_len,
         header.header_len(),
         header.ciphertext_len(),
@@ -90,7 +127,11 @@ mod tests {
     fn token(key: &str, expires_at: u64) -> String {
         let codec = StateCodec::new(KeyRing::parse(key).unwrap(), Duration::from_secs(600));
         let binding = Binding::new("t", "tools/call", "", None);
-        codec.seal_until(expires_at, [0xab; 8], &binding, b"state!")
+        let point = saga_runtime::state::PointKey {
+            header: [0xab, 0xab, 0xab, 0xab, 0, 3, 0xab, 0xab],
+            identity: [1; 32],
+        };
+        codec.seal_until(expires_at, &point, &binding, b"state!")
     }
 
     #[test]
@@ -98,18 +139,42 @@ mod tests {
         let key = "22".repeat(32);
         let header = TokenHeader::parse(&token(&key, 1_000)).unwrap();
         let keys = KeyRing::parse(&key).unwrap();
-        let text = report(&header, Some(&keys), 700);
-        assert!(text.contains("fingerprint  abababababababab"), "{text}");
+        let text = report(&header, Some(&keys), None, 700);
+        assert!(
+            text.contains("point        abababab0003abab (tool version 3"),
+            "{text}"
+        );
         assert!(text.contains("1000 (in 5 min 0 s)"), "{text}");
         assert!(text.contains("header 41, ciphertext 6, tag 16"), "{text}");
         assert!(text.contains("is in SAGA_KEYS"), "{text}");
         let later = report(
             &header,
             Some(&KeyRing::parse(&"33".repeat(32)).unwrap()),
+            None,
             1_010,
         );
         assert!(later.contains("expired 10 s ago"), "{later}");
         assert!(later.contains("does not open"), "{later}");
-        assert!(report(&header, None, 0).contains("SAGA_KEYS is not set"));
+        assert!(report(&header, None, None, 0).contains("SAGA_KEYS is not set"));
+    }
+
+    #[test]
+    fn names_the_tool_version_and_point_from_the_layout_file() {
+        let key = "22".repeat(32);
+        let header = TokenHeader::parse(&token(&key, 1_000)).unwrap();
+        let file = LayoutFile::parse(
+            "pay\tv3\tAfterConfirm\tabababab0003abab\t{ to: str }\n\
+             pay\tv3\tAfterOther\t0101010100030101\t{ }\n",
+        );
+        let path = std::path::Path::new("saga.layout");
+        let text = report(&header, None, Some((path, &file)), 700);
+        assert!(
+            text.contains("abababab0003abab: tool pay, version 3, point AfterConfirm"),
+            "{text}"
+        );
+        assert!(text.contains("saves        { to: str }"), "{text}");
+        let empty = LayoutFile::default();
+        let text = report(&header, None, Some((path, &empty)), 700);
+        assert!(text.contains("not in saga.layout"), "{text}");
     }
 }

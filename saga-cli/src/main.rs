@@ -4,7 +4,7 @@
 //! saga tools URL                         # the tools and their arguments
 //! saga call URL TOOL key=value…          # drive a call to completion, asking you
 //! saga call --stdio "CMD ARGS" TOOL …    # the same with a server started as a child
-//! saga inspect TOKEN                     # a token's header, and whether SAGA_KEYS opens it
+//! saga inspect TOKEN                     # a token's tool, version and point, and whether SAGA_KEYS opens it
 //! ```
 
 mod answers;
@@ -12,6 +12,7 @@ mod call;
 mod inspect;
 mod prompt;
 mod schema;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,6 +89,10 @@ enum Command {
     Inspect {
         /// The token (a requestState).
         token: String,
+        /// The layout file that names the token's tool and point (default: saga.layout in
+        /// the current directory, when there is one).
+        #[arg(long, value_name = "FILE")]
+        layout: Option<PathBuf>,
     },
 }
 
@@ -230,8 +235,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Inspect { token } => {
-            inspect::inspect(&token)?;
+        Command::Inspect { token, layout } => {
+            inspect::inspect(&token, layout.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -20,7 +20,7 @@
 //!   carry a key id as saga's do.
 //! * **What differs by design.** saga encrypts (XChaCha20-Poly1305: HChaCha20 and ring's
 //!   ChaCha20-Poly1305, a random 24-byte nonce from a per-thread ChaCha12 stream seeded by
-//!   the OS) and carries a fingerprint; rmcp only authenticates (HMAC-SHA256: the
+//!   the OS) and names its suspension point; rmcp only authenticates (HMAC-SHA256: the
 //!   payload is readable by the client). The "floors" table shows the bare primitives.
 //!
 //! # Method
@@ -38,14 +38,17 @@ use chacha20poly1305::aead::AeadInOut;
 use chacha20poly1305::{KeyInit as _, XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac as _};
 use rmcp::model::{RequestStateCodec, SealOptions};
-use saga_runtime::state::{Binding, Fingerprint, KeyRing, StateCodec};
+use saga_runtime::state::{Binding, KeyRing, PointKey, StateCodec};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 
 const SIZES: [(usize, &str); 3] = [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")];
 const TTL: Duration = Duration::from_secs(600);
-const FP: Fingerprint = *b"fp-bench";
+const FP: &PointKey = &PointKey {
+    header: *b"pt-bench",
+    identity: [7; 32],
+};
 const WARM_UP: Duration = Duration::from_millis(100);
 const BATCH: Duration = Duration::from_millis(20);
 const BATCHES: usize = 15;

@@ -19,6 +19,7 @@
 #![allow(deprecated)]
 #![warn(missing_docs)]
 
+pub mod deploy;
 pub mod engine;
 mod log;
 pub mod serve;
@@ -36,9 +37,9 @@ pub mod __private {
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{
-        Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, PromptOutput, Request,
-        ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput,
-        parse_arguments,
+        Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, LayoutError, PromptOutput, Request,
+        ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, StateLayout, Step,
+        ToolOutput, parse_arguments,
     };
     pub use crate::tasks::TaskSupport;
     pub use rmcp::ErrorData;

@@ -6,14 +6,17 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
 use saga_runtime::state::{
-    Binding, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, INVALID_STATE_MESSAGE,
-    KEY_LEN, KeyRing, KeyRingError, LEGACY_VERSION, OpenError, StateCodec, TAG_LEN, VERSION,
+    Binding, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, HEADER_LEN, INVALID_STATE_MESSAGE, KEY_LEN,
+    KeyRing, KeyRingError, OpenError, PointKey, StateCodec, TAG_LEN, VERSION,
 };
 use serde_json::{Map, Value, json};
 
 const KEY_A: [u8; KEY_LEN] = [0xA1; KEY_LEN];
 const KEY_B: [u8; KEY_LEN] = [0xB2; KEY_LEN];
-const FP: Fingerprint = *b"fp-00001";
+const FP: &PointKey = &PointKey {
+    header: *b"pt-00001",
+    identity: [0x11; 32],
+};
 const TTL: Duration = Duration::from_secs(600);
 /// A fixed clock so that expiry arithmetic is exact.
 const NOW: u64 = 1_800_000_000;
@@ -86,7 +89,7 @@ fn round_trips_plaintexts_of_every_size() {
             "layout for {len} bytes"
         );
         assert_eq!(bytes[0], VERSION);
-        assert_eq!(&bytes[5..13], &FP, "the fingerprint is in the clear");
+        assert_eq!(&bytes[5..13], &FP.header, "the point is in the clear");
         let expiry = u32::try_from(NOW + TTL.as_secs()).expect("before 2106");
         assert_eq!(bytes[13..17], expiry.to_be_bytes());
         if len >= 16 {
@@ -123,16 +126,24 @@ fn seal_and_open_use_the_real_clock() {
 
 /// The error a token whose decoded bytes differ from a good one in `index` must get.
 fn expected_for_damaged_byte(index: usize, damaged: &[u8], good: &[u8]) -> OpenError {
-    match index {
-        // The previous layout's version byte reads the rest as that layout: its key id
-        // (which a text flip may have changed too) is looked up, then its tag fails.
-        0 if damaged[0] == LEGACY_VERSION && damaged[1..5] != good[1..5] => {
-            OpenError::UnknownKey(hex(&damaged[1..5]))
+    // A text flip can change a neighbouring byte too: the first field checked decides,
+    // in the order the codec checks them (version, point, key, tag).
+    let _ = index;
+    match damaged[0] {
+        // The earlier formats named no layout: refused as such, before anything else.
+        0x01 | 0x02 if damaged[0] != good[0] => return OpenError::Outdated(damaged[0]),
+        version if version != good[0] => return OpenError::Version(version),
+        _ => {}
+    }
+    if damaged[5..13] != good[5..13] {
+        OpenError::Point {
+            expected: hex(&good[5..13]),
+            found: hex(&damaged[5..13]),
         }
-        0 if damaged[0] == LEGACY_VERSION => OpenError::Forged,
-        0 => OpenError::Version(damaged[0]),
-        1..5 => OpenError::UnknownKey(hex(&damaged[1..5])),
-        _ => OpenError::Forged,
+    } else if damaged[1..5] != good[1..5] {
+        OpenError::UnknownKey(hex(&damaged[1..5]))
+    } else {
+        OpenError::Forged
     }
 }
 
@@ -479,23 +490,37 @@ fn a_token_is_bound_to_its_request() {
 }
 
 #[test]
-fn another_fingerprint_is_refused_as_such() {
+fn another_point_is_refused_as_such() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
-    let newer: Fingerprint = *b"fp-00002";
+    let other = PointKey {
+        header: *b"pt-00002",
+        identity: [0x22; 32],
+    };
     assert_eq!(
-        codec.open_at(NOW, &token, newer, &binding()).err(),
-        Some(OpenError::Fingerprint {
-            expected: hex(&newer),
-            found: hex(&FP),
+        codec.open_at(NOW, &token, &other, &binding()).err(),
+        Some(OpenError::Point {
+            expected: hex(&other.header),
+            found: hex(&FP.header),
         })
     );
 
-    // Editing the fingerprint inside the token instead breaks the tag.
+    // Editing the point inside the token instead breaks the tag.
     let mut bytes = decode(&token);
-    bytes[5..13].copy_from_slice(&newer);
+    bytes[5..13].copy_from_slice(&other.header);
     assert_eq!(
-        codec.open_at(NOW, &encode(&bytes), newer, &binding()).err(),
+        codec
+            .open_at(NOW, &encode(&bytes), &other, &binding())
+            .err(),
+        Some(OpenError::Forged)
+    );
+    // And the same header with another identity (another layout) does not open either.
+    let same_header = PointKey {
+        header: FP.header,
+        identity: [0x33; 32],
+    };
+    assert_eq!(
+        codec.open_at(NOW, &token, &same_header, &binding()).err(),
         Some(OpenError::Forged)
     );
 }
@@ -639,13 +664,15 @@ fn any_other_version_byte_is_refused() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    // The previous layout's byte reads the rest as that layout, whose tag then fails.
-    bytes[0] = LEGACY_VERSION;
-    assert_eq!(
-        codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
-        Some(OpenError::Forged)
-    );
-    for version in (0..=u8::MAX).filter(|&v| v != VERSION && v != LEGACY_VERSION) {
+    // The earlier formats named no layout, so nothing of them is read.
+    for version in [0x01, 0x02] {
+        bytes[0] = version;
+        assert_eq!(
+            codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
+            Some(OpenError::Outdated(version))
+        );
+    }
+    for version in (0..=u8::MAX).filter(|&v| v != VERSION && v != 0x01 && v != 0x02) {
         bytes[0] = version;
         assert_eq!(
             codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),

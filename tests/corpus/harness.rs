@@ -209,13 +209,15 @@ pub async fn machine_in<T: SagaTool>(
     mut script: Script,
 ) -> Outcome {
     let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+    // Every saga's saved layout traces: a server could not be built otherwise.
+    let points = saga_runtime::engine::Points::of(tool).expect("the saga's points trace");
     let name = tool.tool().name.to_string();
     let mut call = Call::tool(name, Some(arguments));
     let mut rounds = 0;
     let mut longest_token = 0;
     let mut keys = Vec::new();
     loop {
-        match transition(tool, &codec, call.clone(), cx)
+        match transition(tool, &points, &codec, call.clone(), cx)
             .await
             .expect("every transition succeeds")
         {

@@ -1,4 +1,4 @@
-//! `#[saga_tool(name = "…", title = "…", description = "…", task)]`.
+//! `#[saga_tool(name = "…", title = "…", description = "…", task, version = N)]`.
 
 use proc_macro2::TokenStream;
 use syn::LitStr;
@@ -14,6 +14,8 @@ pub struct ToolAttr {
     pub description: Option<LitStr>,
     /// `task` (optional) or `task = "optional" | "required"`.
     pub task: Option<TaskAttr>,
+    /// `version = N`: a change of meaning that keeps the saved layout.
+    pub version: Option<syn::LitInt>,
 }
 
 /// How the tool may run as a task.
@@ -47,6 +49,22 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             });
             return Ok(());
         }
+        if meta.path.is_ident("version") {
+            if attr.version.is_some() {
+                return Err(meta.error("`version` is given twice; keep one"));
+            }
+            let lit: syn::LitInt = meta.value()?.parse().map_err(|error| {
+                syn::Error::new(error.span(), "expected a whole number, e.g. `version = 2`")
+            })?;
+            if lit.base10_parse::<u16>().is_err() {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "a tool's version is a whole number from 0 to 65535, e.g. `version = 2`",
+                ));
+            }
+            attr.version = Some(lit);
+            return Ok(());
+        }
         let slot = if meta.path.is_ident("name") {
             &mut attr.name
         } else if meta.path.is_ident("title") {
@@ -56,8 +74,9 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         } else {
             return Err(meta.error(
                 "unknown #[saga_tool] argument: the tool's metadata is set with \
-                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`, and \
-                 `task` lets it run as a task",
+                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`, \
+                 `task` lets it run as a task, and `version = N` declares a change of \
+                 meaning that keeps what it saves",
             ));
         };
         if slot.is_some() {

@@ -101,11 +101,19 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         definition,
         slot_type,
         arms,
+        trace,
     } = state_enum(sites, &machine);
     let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
     let serde_crate = format!("{private}::serde").replace(' ', "");
     let schemars_crate = format!("{private}::schemars").replace(' ', "");
-    let fingerprint = fingerprint(item);
+    let build_tag = build_tag(item);
+    let version = attr.version.as_ref().map(|version| {
+        quote! {
+            fn version(&self) -> u16 {
+                #version
+            }
+        }
+    });
     let start = &machine.start;
     let marker = kind.marker_impl(name, &private);
     let task_support = match attr.task {
@@ -183,8 +191,16 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                     tool
                 }
 
-                fn fingerprint(&self) -> [u8; 8] {
-                    #fingerprint
+                #version
+
+                fn build_tag(&self) -> u16 {
+                    #build_tag
+                }
+
+                fn layout(
+                    &self,
+                ) -> ::core::result::Result<#private::StateLayout, #private::LayoutError> {
+                    #private::macro_layout(self)
                 }
 
                 #task_support
@@ -223,6 +239,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                             #start
                         }
                         #private::MacroState::Resume(__bytes) => {
+                            #trace
                             let __resumed = match #private::decode(&__slot, &__bytes) {
                                 ::core::result::Result::Ok(state) => state,
                                 ::core::result::Result::Err(error) => return #private::undecodable(&error),
@@ -238,17 +255,18 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
     }
 }
 
-/// FNV-1a of the function as written: any change to its code changes it, so tokens of
-/// another build are refused.
-fn fingerprint(item: &ItemFn) -> TokenStream {
+/// FNV-1a of the function as written, folded to 16 bits: a round asked by a build of
+/// other code is asked again as this build states it (see `SagaTool::build_tag`). It
+/// decides nothing about resuming: the points' layouts do.
+fn build_tag(item: &ItemFn) -> TokenStream {
     let text = format!("saga-tool/v1\0{}", quote!(#item));
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    let bytes = hash.to_be_bytes();
-    quote!([#(#bytes),*])
+    let folded = (hash ^ (hash >> 16) ^ (hash >> 32) ^ (hash >> 48)) as u16;
+    quote!(#folded)
 }
 
 /// The state enum of a saga, the type of its `__slot`, and the `match` arms that resume
@@ -257,6 +275,9 @@ pub struct StateEnum {
     pub definition: TokenStream,
     pub slot_type: TokenStream,
     pub arms: Vec<TokenStream>,
+    /// At the top of the resume arm: when the step runs to trace its layout, records the
+    /// state enum and each called helper's, then ends the step.
+    pub trace: TokenStream,
 }
 
 /// One variant per suspension, one type parameter per saved local and per request
@@ -269,6 +290,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let mut deserialize_bounds = Vec::new();
     let mut variants = Vec::new();
     let mut arms = Vec::new();
+    let mut callees: Vec<(String, usize)> = Vec::new();
     for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
         let variant = &site.variant;
         let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
@@ -287,6 +309,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             params.push(param);
         }
         if site.suspension.is_call() {
+            callees.push((variant.to_string(), params.len()));
             let param = format_ident!("R{}", params.len());
             let (call_fields, call_pattern) = super::call::fields(&param);
             fields.extend(call_fields);
@@ -337,9 +360,31 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             #(#variants,)*
         }
     };
+    let callee_traces = callees.iter().map(|(variant, index)| {
+        let kind = &params[*index];
+        quote! {
+            {
+                #[allow(non_snake_case, clippy::type_complexity)]
+                fn __callee_kind #generics (
+                    _: &::core::option::Option<__State #generics>,
+                ) -> #private::KindMarker<#kind> {
+                    ::core::marker::PhantomData
+                }
+                #private::kind_of(__callee_kind(&__slot)).trace_callee(#variant);
+            }
+        }
+    });
+    let trace = quote! {
+        if #private::tracing_layout(&__bytes) {
+            #private::record_state(&__slot);
+            #(#callee_traces)*
+            return #private::traced();
+        }
+    };
     StateEnum {
         definition,
         slot_type,
         arms,
+        trace,
     }
 }

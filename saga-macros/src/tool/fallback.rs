@@ -51,9 +51,6 @@ pub fn expand(kind: super::Kind, item: &ItemFn, error: syn::Error) -> TokenStrea
             fn tool(&self) -> #private::Tool {
                 #private::Tool::new(stringify!(#name), "", ::std::sync::Arc::new(#private::JsonObject::new()))
             }
-            fn fingerprint(&self) -> [u8; 8] {
-                [0; 8]
-            }
             fn start(&self, _: #private::JsonObject) -> ::core::result::Result<(), #private::ErrorData> {
                 ::core::result::Result::Err(#private::ErrorData::internal_error("this tool did not compile", None))
             }

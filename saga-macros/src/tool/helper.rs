@@ -245,6 +245,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         definition,
         slot_type,
         arms,
+        trace,
     } = state;
     let start = &machine.start;
 
@@ -291,6 +292,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                             #start
                         }
                         #private::FnState::Resume(__bytes) => {
+                            #trace
                             let __resumed = match #private::decode(&__slot, &__bytes) {
                                 ::core::result::Result::Ok(state) => state,
                                 ::core::result::Result::Err(error) => return #private::undecodable(&error),

@@ -197,8 +197,14 @@ mod tests {
             let source = std::fs::read_to_string(&input).expect("readable input");
             let expanded = expand_str(&source);
             let snapshot = input.with_extension("expanded.rs");
-            if overwrite || !snapshot.exists() {
+            if overwrite {
                 std::fs::write(&snapshot, &expanded).expect("writable snapshot");
+            } else if !snapshot.exists() {
+                panic!(
+                    "{} has no snapshot: write it with SAGA_SNAPSHOTS=overwrite, review it, \
+                     and commit it",
+                    input.display()
+                );
             } else {
                 let expected = std::fs::read_to_string(&snapshot).expect("readable snapshot");
                 assert!(
@@ -218,24 +224,16 @@ mod tests {
     }
 
     #[test]
-    fn fingerprint_follows_the_code() {
+    fn build_tag_follows_the_code() {
         let a = "async fn t() -> Result<String, SagaError> { let x: String = elicit(\"a\").await?; Ok(x) }";
         let b = "async fn t() -> Result<String, SagaError> { let x: String = elicit(\"b\").await?; Ok(x) }";
-        let fingerprint = |source: &str| {
+        let tag = |source: &str| {
             let expanded = expand_str(source);
-            let start = expanded.find("fn fingerprint").expect("a fingerprint fn");
-            expanded[start..start + 200].to_owned()
+            let start = expanded.find("fn build_tag").expect("a build_tag fn");
+            expanded[start..start + 60].to_owned()
         };
-        assert_eq!(
-            fingerprint(a),
-            fingerprint(a),
-            "the same code, the same fingerprint"
-        );
-        assert_ne!(
-            fingerprint(a),
-            fingerprint(b),
-            "a changed literal changes the fingerprint"
-        );
+        assert_eq!(tag(a), tag(a), "the same code, the same tag");
+        assert_ne!(tag(a), tag(b), "a changed literal changes the tag");
     }
 
     /// The macro's own cost for a saga with 20 suspensions, printed (never asserted).

@@ -165,8 +165,16 @@ const _: () = {
             > as ::saga_runtime::__private::ToolOutput>::output_schema();
             tool
         }
-        fn fingerprint(&self) -> [u8; 8] {
-            [66u8, 29u8, 91u8, 242u8, 236u8, 50u8, 81u8, 103u8]
+        fn build_tag(&self) -> u16 {
+            42170u16
+        }
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::StateLayout,
+            ::saga_runtime::__private::LayoutError,
+        > {
+            ::saga_runtime::__private::macro_layout(self)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &[
@@ -371,6 +379,10 @@ const _: () = {
                     Self::__finish(Ok(answer))
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                        ::saga_runtime::__private::record_state(&__slot);
+                        return ::saga_runtime::__private::traced();
+                    }
                     let __resumed = match ::saga_runtime::__private::decode(
                         &__slot,
                         &__bytes,

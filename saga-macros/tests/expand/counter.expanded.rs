@@ -104,8 +104,16 @@ const _: () = {
             > as ::saga_runtime::__private::ToolOutput>::output_schema();
             tool
         }
-        fn fingerprint(&self) -> [u8; 8] {
-            [124u8, 232u8, 129u8, 123u8, 67u8, 142u8, 154u8, 213u8]
+        fn build_tag(&self) -> u16 {
+            9416u16
+        }
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::StateLayout,
+            ::saga_runtime::__private::LayoutError,
+        > {
+            ::saga_runtime::__private::macro_layout(self)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterCheckpoint"]
@@ -182,6 +190,10 @@ const _: () = {
                     Self::__finish(Ok(Json(Count { n, total })))
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                        ::saga_runtime::__private::record_state(&__slot);
+                        return ::saga_runtime::__private::traced();
+                    }
                     let __resumed = match ::saga_runtime::__private::decode(
                         &__slot,
                         &__bytes,

@@ -128,8 +128,16 @@ const _: () = {
             > as ::saga_runtime::__private::ToolOutput>::output_schema();
             tool
         }
-        fn fingerprint(&self) -> [u8; 8] {
-            [28u8, 81u8, 213u8, 11u8, 98u8, 239u8, 90u8, 123u8]
+        fn build_tag(&self) -> u16 {
+            61902u16
+        }
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::StateLayout,
+            ::saga_runtime::__private::LayoutError,
+        > {
+            ::saga_runtime::__private::macro_layout(self)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterElicitTarget", "AfterSampleVerdict"]
@@ -256,6 +264,10 @@ const _: () = {
                     )
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                        ::saga_runtime::__private::record_state(&__slot);
+                        return ::saga_runtime::__private::traced();
+                    }
                     let __resumed = match ::saga_runtime::__private::decode(
                         &__slot,
                         &__bytes,

@@ -154,8 +154,16 @@ const _: () = {
             > as ::saga_runtime::__private::ToolOutput>::output_schema();
             tool
         }
-        fn fingerprint(&self) -> [u8; 8] {
-            [168u8, 117u8, 168u8, 209u8, 16u8, 229u8, 60u8, 23u8]
+        fn build_tag(&self) -> u16 {
+            11350u16
+        }
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::StateLayout,
+            ::saga_runtime::__private::LayoutError,
+        > {
+            ::saga_runtime::__private::macro_layout(self)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterElicitName", "AfterElicitKeep"]
@@ -329,6 +337,10 @@ const _: () = {
                     Self::__finish(Ok(names))
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                        ::saga_runtime::__private::record_state(&__slot);
+                        return ::saga_runtime::__private::traced();
+                    }
                     let __resumed = match ::saga_runtime::__private::decode(
                         &__slot,
                         &__bytes,

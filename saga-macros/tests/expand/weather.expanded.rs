@@ -134,8 +134,16 @@ const _: () = {
             > as ::saga_runtime::__private::ToolOutput>::output_schema();
             tool
         }
-        fn fingerprint(&self) -> [u8; 8] {
-            [104u8, 181u8, 127u8, 143u8, 183u8, 187u8, 8u8, 25u8]
+        fn build_tag(&self) -> u16 {
+            43160u16
+        }
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<
+            ::saga_runtime::__private::StateLayout,
+            ::saga_runtime::__private::LayoutError,
+        > {
+            ::saga_runtime::__private::macro_layout(self)
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterJoinLoginCapital"]
@@ -255,6 +263,10 @@ const _: () = {
                     )
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                        ::saga_runtime::__private::record_state(&__slot);
+                        return ::saga_runtime::__private::traced();
+                    }
                     let __resumed = match ::saga_runtime::__private::decode(
                         &__slot,
                         &__bytes,

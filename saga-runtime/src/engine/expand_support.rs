@@ -200,8 +200,24 @@ impl<'de, A> Deserialize<'de> for MacroState<A> {
                 Ok(bytes)
             }
         }
+        // A newtype (transparent in postcard) so that a layout trace can tell a tool that
+        // traced this instead of its step: a wrapper that did not forward
+        // `SagaTool::layout`.
+        struct Named;
+        impl<'de> serde::de::Visitor<'de> for Named {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a saga state")
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Vec<u8>, D::Error> {
+                deserializer.deserialize_byte_buf(Bytes)
+            }
+        }
         deserializer
-            .deserialize_byte_buf(Bytes)
+            .deserialize_newtype_struct(super::layout::MACRO_STATE, Named)
             .map(MacroState::Resume)
     }
 }
@@ -362,8 +378,8 @@ fn hide_markers(value: &mut serde_json::Value) {
     }
 }
 
-/// A sealed state that authenticated but does not decode: a build with the same
-/// fingerprint but another state layout, which the fingerprint is there to prevent.
+/// A sealed state that authenticated but does not decode: a build with the same point
+/// identity but another state layout, which the identity is there to prevent.
 pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
     let inspected =
         INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
@@ -372,6 +388,47 @@ pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
     }
     tracing::error!(%error, "an authenticated saga state does not decode");
     R::failed("the saga's state could not be read")
+}
+
+/// Whether this step runs to trace its state's layout (see [`macro_layout`]): it was
+/// given no bytes (no sealed state is empty) while a trace runs on this thread.
+pub fn tracing_layout(bytes: &[u8]) -> bool {
+    bytes.is_empty() && super::layout::tracing()
+}
+
+/// Records the layout of the state enum `slot` is typed as, in the running trace.
+pub fn record_state<S: DeserializeOwned>(slot: &Option<S>) {
+    let _ = slot;
+    super::layout::record_state::<S>();
+}
+
+/// Ends a step that traced its layout; none of the tool's code ran.
+pub fn traced<R: Exit>() -> R {
+    R::failed("traced")
+}
+
+/// The marker of the kind at a call site, typed from the state enum by a function the
+/// macro writes per call site.
+pub type KindMarker<K> = PhantomData<fn() -> K>;
+
+/// A `#[saga_tool]`'s state layout, point by point: the types of its saved locals are
+/// inferred by rustc inside `step`, so this starts `step` with no bytes and polls it once;
+/// the resume arm records its state enum and each helper's (through the helper's own
+/// step) and ends the step there. No code of the tool runs and no request is made.
+pub fn macro_layout<T, A>(
+    tool: &T,
+) -> Result<super::points::StateLayout, super::layout::LayoutError>
+where
+    T: super::SagaTool<State = MacroState<A>>,
+{
+    let frame = super::layout::in_frame(|| {
+        let cx = super::SagaContext::new("layout");
+        let mut step =
+            std::pin::pin!(tool.step(MacroState::Resume(Vec::new()), Answers::default(), &cx));
+        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let _ = step.as_mut().poll(&mut poll_cx);
+    });
+    super::points::StateLayout::of_frame(frame)
 }
 
 /// Finishes the transition with the tool's result.

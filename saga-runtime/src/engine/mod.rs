@@ -14,8 +14,10 @@ pub(crate) mod elicit_field;
 mod error;
 pub(crate) mod expand_support;
 mod join_all;
+pub(crate) mod layout;
 mod output;
 mod pending;
+mod points;
 mod requests;
 mod saga_fn;
 mod tool;
@@ -29,7 +31,9 @@ pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
 pub use join_all::{JoinAll, join_all};
+pub use layout::LayoutError;
 pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
+pub use points::{Point, PointRefusal, Points, StateLayout};
 pub use requests::{
     Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
     elicit, elicit_url, list_roots, sample,

@@ -36,6 +36,11 @@ pub(crate) struct Head {
     /// A digest of the requests the token keeps no params of, as they were asked: the
     /// tool's statement of them again must match it word for word.
     pub(crate) restated: Option<u32>,
+    /// A tag of the code that asked (see [`SagaTool::build_tag`]): another build states
+    /// its requests its own way, so the digest only binds the build that made it.
+    ///
+    /// [`SagaTool::build_tag`]: crate::engine::SagaTool::build_tag
+    pub(crate) build: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +88,7 @@ pub(crate) enum Key {
 impl Key {
     /// The key spelled `text` for a request of `kind`: generated if it is exactly the
     /// spelling of a generated key.
+    #[cfg(test)]
     pub(crate) fn from_text(kind: Kind, text: String) -> Key {
         match numbered(kind, &text) {
             Some(n) => Key::Generated(n),
@@ -176,8 +182,9 @@ struct SealedHead<'a> {
     round: u32,
     #[serde(borrow)]
     pending: SmallVec<[SealedPending<'a>; 1]>,
-    /// Four bytes, not a varint: a digest is as long as five as often as not.
-    restated: Option<[u8; 4]>,
+    /// The digest's four bytes (not a varint: a digest is as long as five as often as
+    /// not), then the build tag's two.
+    restated: Option<[u8; 6]>,
 }
 
 /// A [`SealedHead`] as it is written, straight from the [`Head`].
@@ -186,7 +193,7 @@ struct SealingHead<'a> {
     next_key: u32,
     round: u32,
     pending: SealingPending<'a>,
-    restated: Option<[u8; 4]>,
+    restated: Option<[u8; 6]>,
 }
 
 /// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
@@ -220,21 +227,6 @@ impl Serialize for SealingPending<'_> {
     }
 }
 
-/// The head of a token of the previous layout (`LEGACY_VERSION`): each request whole.
-#[derive(Deserialize)]
-struct LegacyHead {
-    next_key: u32,
-    pending: Vec<LegacyPending>,
-    round: u32,
-}
-
-#[derive(Deserialize)]
-struct LegacyPending {
-    key: String,
-    kind: Kind,
-    request: String,
-}
-
 impl Head {
     /// Appends the head to `out`; the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
@@ -242,33 +234,18 @@ impl Head {
             next_key: self.next_key,
             round: self.round,
             pending: SealingPending(self),
-            restated: self.restated.map(u32::to_be_bytes),
+            restated: self.restated.map(|digest| {
+                let [a, b, c, d] = digest.to_be_bytes();
+                let [e, f] = self.build.to_be_bytes();
+                [a, b, c, d, e, f]
+            }),
         };
         postcard::to_extend(&sealing, out)
     }
 
-    /// Reads the head at the start of a token's plaintext of format `version`; returns it
-    /// with the bytes of the state that follow.
-    pub(crate) fn decode(plaintext: &[u8], version: u8) -> postcard::Result<(Head, &[u8])> {
-        if version == crate::state::LEGACY_VERSION {
-            let (legacy, rest) = postcard::take_from_bytes::<LegacyHead>(plaintext)?;
-            let pending = legacy
-                .pending
-                .into_iter()
-                .map(|entry| Pending {
-                    key: Key::from_text(entry.kind, entry.key),
-                    kind: entry.kind,
-                    params: Some(entry.request),
-                })
-                .collect();
-            let head = Head {
-                next_key: legacy.next_key,
-                round: legacy.round,
-                pending,
-                restated: None,
-            };
-            return Ok((head, rest));
-        }
+    /// Reads the head at the start of a token's plaintext; returns it with the bytes of
+    /// the state that follow.
+    pub(crate) fn decode(plaintext: &[u8]) -> postcard::Result<(Head, &[u8])> {
         let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
         let generated = sealed
             .pending
@@ -299,7 +276,12 @@ impl Head {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,
-            restated: sealed.restated.map(u32::from_be_bytes),
+            restated: sealed
+                .restated
+                .map(|[a, b, c, d, _, _]| u32::from_be_bytes([a, b, c, d])),
+            build: sealed
+                .restated
+                .map_or(0, |[_, _, _, _, e, f]| u16::from_be_bytes([e, f])),
         };
         Ok((head, rest))
     }
@@ -311,6 +293,7 @@ impl Head {
 }
 
 /// The number of `key` if it is exactly the key generated for that number.
+#[cfg(test)]
 fn numbered(kind: Kind, key: &str) -> Option<u32> {
     let digits = key.strip_prefix(kind.prefix())?.strip_prefix('-')?;
     // `parse` also takes `+7` and `007`, which the generated keys never spell.
@@ -490,7 +473,8 @@ pub(crate) fn asked_again(
     head: &Head,
     restated: Option<Vec<Request>>,
     tool: &str,
-) -> Result<InputRequests, ErrorData> {
+    build: u16,
+) -> Result<(InputRequests, Option<u32>), ErrorData> {
     let pending = &head.pending;
     let mut digest = RoundDigest::default();
     let mut restated = restated.map(Vec::into_iter);
@@ -528,8 +512,14 @@ pub(crate) fn asked_again(
         };
         input_requests.insert(entry.key().to_owned(), input);
     }
-    if digest.finish() != head.restated
-        && previous_digest(pending, &input_requests) != head.restated
+    let digest = digest.finish();
+    if head.build != build {
+        // Another build asked: after a deploy, the round is asked as this build states it.
+        tracing::info!(
+            tool = %crate::log::Escaped(tool),
+            "a round asked by another build is asked again as this build states it"
+        );
+    } else if digest != head.restated && previous_digest(pending, &input_requests) != head.restated
     {
         return Err(tool_bug(
             tool,
@@ -540,7 +530,7 @@ pub(crate) fn asked_again(
                 .to_owned(),
         ));
     }
-    Ok(input_requests)
+    Ok((input_requests, digest))
 }
 
 /// The digest the build before this one kept of the same round (see [`PreviousDigest`]).
@@ -778,7 +768,6 @@ mod tests {
 
     use super::{Head, Key, Kind, Pending, assign};
     use crate::engine::requests::{Request, elicit, list_roots, sample};
-    use crate::state::{LEGACY_VERSION, VERSION};
 
     fn requests() -> Vec<Request> {
         vec![
@@ -847,18 +836,19 @@ mod tests {
             round: 1,
             pending: assigned.pending,
             restated: assigned.restated,
+            build: 0,
         }
     }
 
     #[test]
     fn a_round_stated_again_must_match_its_digest_word_for_word() {
         let head = asked(restated(["Sure?", "Summarise"]));
-        let again = super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t")
+        let (again, _) = super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t", 0)
             .expect("the same round");
         assert_eq!(again.len(), 3);
         for changed in [["Sure!", "Summarise"], ["Sure?", "Summarize"]] {
             assert!(
-                super::asked_again(&head, Some(restated(changed)), "t").is_err(),
+                super::asked_again(&head, Some(restated(changed)), "t", 0).is_err(),
                 "{changed:?} is another round"
             );
         }
@@ -866,9 +856,13 @@ mod tests {
         other_form[0] = elicit::<String>("Sure?").into();
         other_form[0].rebuilt = true;
         assert!(
-            super::asked_again(&head, Some(other_form), "t").is_err(),
+            super::asked_again(&head, Some(other_form), "t", 0).is_err(),
             "a form of another answer type is another round"
         );
+        // After a deploy, the build that asks again states the round its own way.
+        let (again, _) = super::asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t", 1)
+            .expect("another build's statement of the round");
+        assert_eq!(again.len(), 3);
     }
 
     /// The build before this one hashed each restated request's JSON; a round it sealed
@@ -889,8 +883,8 @@ mod tests {
             head.restated,
             asked(restated(["Sure?", "Summarise"])).restated
         );
-        assert!(super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t").is_ok());
-        assert!(super::asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t").is_err());
+        assert!(super::asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t", 0).is_ok());
+        assert!(super::asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t", 0).is_err());
     }
 
     /// The shortcut reads every elicitation answer exactly as serde does, or leaves it
@@ -927,6 +921,7 @@ mod tests {
             next_key: 12,
             round: 3,
             restated: Some(0xdead_beef),
+            build: 0x0102,
             pending: smallvec::smallvec![
                 Pending {
                     key: Key::from_text(Kind::Form, "elicit-11".into()),
@@ -963,10 +958,10 @@ mod tests {
         };
         let mut bytes = head.encode(Vec::new()).expect("encodes");
         bytes.extend_from_slice(b"state");
-        let (read, rest) = Head::decode(&bytes, VERSION).expect("decodes");
+        let (read, rest) = Head::decode(&bytes).expect("decodes");
         assert_eq!(rest, b"state");
         assert_eq!((read.next_key, read.round), (12, 3));
-        assert_eq!(read.restated, Some(0xdead_beef));
+        assert_eq!((read.restated, read.build), (Some(0xdead_beef), 0x0102));
         let keys: Vec<String> = read
             .pending
             .iter()
@@ -1037,7 +1032,7 @@ mod tests {
                 ..Head::default()
             };
             let bytes = head.encode(Vec::new()).expect("encodes");
-            let (read, _) = Head::decode(&bytes, VERSION).expect("decodes");
+            let (read, _) = Head::decode(&bytes).expect("decodes");
             let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
             assert_eq!(
                 keys,
@@ -1045,41 +1040,5 @@ mod tests {
                 "next_key {next_key}"
             );
         }
-    }
-
-    #[test]
-    fn entries_sealed_with_the_whole_request_still_read() {
-        #[derive(serde::Serialize)]
-        struct LegacyHead {
-            next_key: u32,
-            pending: Vec<(String, Kind, String)>,
-            round: u32,
-        }
-        let mut next_key = 0;
-        let asked = assign(requests(), &mut next_key, "t")
-            .expect("valid requests")
-            .input_requests;
-        let (key, form) = asked.iter().next().expect("a request");
-        let legacy = LegacyHead {
-            next_key: 3,
-            pending: vec![(
-                key.clone(),
-                Kind::Form,
-                serde_json::to_string(form).expect("a request serializes"),
-            )],
-            round: 1,
-        };
-        let bytes = postcard::to_allocvec(&legacy).expect("encodes");
-        let (head, rest) = Head::decode(&bytes, LEGACY_VERSION).expect("a legacy head reads");
-        assert!(rest.is_empty());
-        let old = &head.pending[0];
-        assert_eq!(
-            serde_json::to_value(old.input_request().expect("the old form rebuilds")).ok(),
-            serde_json::to_value(form).ok()
-        );
-        assert_eq!(
-            old.requested_schema().map(|schema| schema["type"].clone()),
-            Some(json!("object"))
-        );
     }
 }

@@ -220,6 +220,20 @@ impl<R: SagaFn> SagaFnKind<R> {
         local
     }
 
+    /// Traces the helper's state, saved at the caller's variant `variant`, into the
+    /// caller's running layout trace: the helper's step is started with no bytes and
+    /// polled once, and records its own state enum (and its helpers') there.
+    pub fn trace_callee(self, variant: &'static str) {
+        let frame = super::layout::in_frame(|| {
+            let cx = SagaContext::new("layout");
+            let mut answers = Answers::default();
+            let mut step = std::pin::pin!(R::step(FnState::Resume(Vec::new()), &mut answers, &cx));
+            let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let _ = step.as_mut().poll(&mut poll_cx);
+        });
+        super::layout::record_callee(variant, frame);
+    }
+
     /// A local of the caller, read back.
     pub fn restore<T>(self, saved: T) -> T {
         saved
@@ -272,6 +286,11 @@ impl<O> FutureKind<O> {
         Unreachable(PhantomData)
     }
 
+    /// An ordinary future never suspends: the caller's variant `variant` is never sealed.
+    pub fn trace_callee(self, variant: &'static str) {
+        super::layout::record_unreachable(variant);
+    }
+
     /// Never reached: nothing is saved at an ordinary future.
     pub fn restore<T>(self, _saved: Unreachable<T>) -> T {
         unreachable!("an ordinary future never suspends a saga")
@@ -315,9 +334,25 @@ impl<T> Serialize for Unreachable<T> {
 }
 
 impl<'de, T> Deserialize<'de> for Unreachable<T> {
-    fn deserialize<D: Deserializer<'de>>(_deserializer: D) -> Result<Self, D::Error> {
-        Err(serde::de::Error::custom(
-            "no state is saved where an ordinary future is awaited",
-        ))
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Only a layout trace reads one, to mark its variant as never sealed.
+        struct Marked;
+        impl serde::de::Visitor<'_> for Marked {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("nothing: no state is saved where an ordinary future is awaited")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+                if super::layout::tracing() {
+                    Ok(())
+                } else {
+                    Err(E::custom(
+                        "no state is saved where an ordinary future is awaited",
+                    ))
+                }
+            }
+        }
+        deserializer.deserialize_unit_struct(super::layout::UNREACHABLE, Marked)?;
+        Ok(Unreachable(PhantomData))
     }
 }

@@ -9,9 +9,10 @@ use serde::de::DeserializeOwned;
 
 use super::answers::Answers;
 use super::context::SagaContext;
+use super::layout::LayoutError;
 use super::output::ToolOutput;
+use super::points::StateLayout;
 use super::requests::Request;
-use crate::state::Fingerprint;
 
 /// A tool written as a state machine. `#[saga_tool]` implements it from a straight-line
 /// async function; it can also be written by hand (see `examples/deploy.rs`).
@@ -29,9 +30,28 @@ pub trait SagaTool: Send + Sync + 'static {
     /// `outputSchema`.
     fn tool(&self) -> Tool;
 
-    /// Changes whenever the tool's code or state layout does, so that tokens sealed by
-    /// another build are refused rather than decoded into the wrong shape.
-    fn fingerprint(&self) -> Fingerprint;
+    /// A change of meaning that keeps the saved layout: tokens and tasks sealed at another
+    /// version are refused, even where the layout matches. `#[saga_tool(version = N)]`
+    /// sets it; 0 by default. See the crate's "Deploying changes" section.
+    fn version(&self) -> u16 {
+        0
+    }
+
+    /// The layout of [`SagaTool::State`], point by point: by default traced from the
+    /// type itself, each variant of an enum a suspension point (a state that is not an
+    /// enum is one point). `#[saga_tool]` traces the types rustc inferred inside its step.
+    #[doc(hidden)]
+    fn layout(&self) -> Result<StateLayout, LayoutError> {
+        StateLayout::of::<Self::State>()
+    }
+
+    /// A tag of the code that states requests again (see
+    /// [`Step::suspend_restatable`]): a round asked by a build with another tag is asked
+    /// again as this build states it, without comparing the two.
+    #[doc(hidden)]
+    fn build_tag(&self) -> u16 {
+        0
+    }
 
     /// The initial state, from the call's arguments. A refusal is a JSON-RPC error
     /// (`-32602`, see [`invalid_arguments`]).
@@ -144,7 +164,7 @@ impl<S> Step<S> {
     /// same promise for one request of a round.
     ///
     /// Switching an existing tool's suspension to this changes what its tokens hold:
-    /// change [`SagaTool::fingerprint`] with it, so that a server still on the old build
+    /// bump [`SagaTool::version`] with it, so that a server still on the old build
     /// refuses the new tokens during a rolling upgrade.
     ///
     /// ```

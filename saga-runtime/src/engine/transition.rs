@@ -8,11 +8,12 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 use super::answers::{Answers, StepFailure};
 use super::context::SagaContext;
 use super::pending::{self, Collected, Head};
+use super::points::{Point, Points};
 use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
 use crate::log::Escaped;
-use crate::state::{Binding, INVALID_STATE_MESSAGE, Opened, StateCodec};
+use crate::state::{Binding, INVALID_STATE_MESSAGE, Opened, StateCodec, TokenHeader};
 use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
@@ -74,8 +75,12 @@ pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
 /// (target `saga_runtime`, level DEBUG) carrying the tool, the method (which names the
 /// wire format), the protocol version, the round, the state variant entered and left,
 /// the token bytes in and out, the outcome and the time taken.
+///
+/// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
+/// a point of the same identity, and refused before any of it is decoded otherwise.
 pub async fn transition<T: SagaTool>(
     tool: &T,
+    points: &Points,
     codec: &StateCodec,
     call: Call,
     cx: &SagaContext,
@@ -94,7 +99,7 @@ pub async fn transition<T: SagaTool>(
         micros = tracing::field::Empty,
     );
     let started = std::time::Instant::now();
-    let outcome = run_transition(tool, codec, call, cx, &span)
+    let outcome = run_transition(tool, points, codec, call, cx, &span)
         .instrument(span.clone())
         .await;
     if !span.is_disabled() {
@@ -131,23 +136,37 @@ fn error_label(error: &ErrorData) -> &'static str {
     }
 }
 
+/// The point `token` stopped at, if this build has it; the refusal otherwise, before any
+/// other work.
+pub(crate) fn point_of<'p>(
+    points: &'p Points,
+    tool: &str,
+    token: &str,
+) -> Result<&'p Point, ErrorData> {
+    let header = TokenHeader::peek_point(token).map_err(|reason| invalid_state(tool, &reason))?;
+    points
+        .find(&header)
+        .ok_or_else(|| invalid_state(tool, &points.refusal(&header)))
+}
+
 async fn run_transition<T: SagaTool>(
     tool: &T,
+    points: &Points,
     codec: &StateCodec,
     call: Call,
     cx: &SagaContext,
     span: &tracing::Span,
 ) -> Result<CallToolResponse, ErrorData> {
-    let fingerprint = tool.fingerprint();
     let binding = call.binding(cx.principal());
     let again = Again {
         tool,
+        points,
         codec,
         name: &call.name,
         binding: &binding,
         cx,
     };
-    let mut resumed: Option<Opened> = None;
+    let mut resumed: Option<(Opened, &Point)> = None;
     let (mut head, state, answers) = match call.request_state {
         None => {
             let arguments = call.arguments.unwrap_or_default();
@@ -159,8 +178,9 @@ async fn run_transition<T: SagaTool>(
             (Head::default(), state, Answers::none())
         }
         Some(ref token) => {
+            let point = point_of(points, &call.name, token)?;
             let opened = codec
-                .open(token, fingerprint, &binding)
+                .open(token, &point.key, &binding)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             // Single use: recorded before the step runs, so a replay never runs it twice.
             match codec.redeem(&opened).await {
@@ -174,7 +194,7 @@ async fn run_transition<T: SagaTool>(
                     ));
                 }
             }
-            let (head, state_bytes) = Head::decode(&opened.plaintext, opened.version)
+            let (head, state_bytes) = Head::decode(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             let collected = pending::collect(
                 &head.pending,
@@ -188,15 +208,15 @@ async fn run_transition<T: SagaTool>(
                         reason = %Escaped(&reason),
                         "asking again"
                     );
-                    return again.reissue(&opened, head, state_bytes, None).await;
+                    return again.reissue(&opened, point, head, state_bytes, None).await;
                 }
                 Collected::All(answers) => answers,
             };
-            let state = decode_state::<T>(&call.name, state_bytes)?;
+            let state = decode_state::<T>(points, point, &call.name, state_bytes)?;
             if !span.is_disabled() {
                 span.record("entered", variant_name(&state, tool.state_names()).as_str());
             }
-            resumed = Some(opened);
+            resumed = Some((opened, point));
             (head, state, Answers::new(answers))
         }
     };
@@ -213,17 +233,17 @@ async fn run_transition<T: SagaTool>(
         Step::AskAgain(requests) => {
             // An answer the runtime could not check does not fit: the same round again,
             // from the state as it was sealed.
-            let Some(opened) = resumed else {
+            let Some((opened, point)) = resumed else {
                 return Err(tool_bug(
                     &call.name,
                     "it asked again before asking anything",
                 ));
             };
-            let (head, state_bytes) = Head::decode(&opened.plaintext, opened.version)
+            let (head, state_bytes) = Head::decode(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             tracing::debug!(tool = %Escaped(&call.name), "an answer does not fit: asking again");
             return again
-                .reissue(&opened, head, state_bytes, Some(requests))
+                .reissue(&opened, point, head, state_bytes, Some(requests))
                 .await;
         }
     };
@@ -234,13 +254,14 @@ async fn run_transition<T: SagaTool>(
     let input_requests = assigned.input_requests;
     head.pending = assigned.pending;
     head.restated = assigned.restated;
+    head.build = tool.build_tag();
     pending::gate(&head.pending, cx)?;
     let input_requests = (!input_requests.is_empty()).then_some(input_requests);
-    let plaintext = encode(&head, &state).map_err(|error| {
+    let (plaintext, point) = encode(points, &head, &state).map_err(|error| {
         tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
         ErrorData::internal_error("the saga's state could not be saved", None)
     })?;
-    let token = codec.seal(fingerprint, &binding, &plaintext);
+    let token = codec.seal(&point.key, &binding, &plaintext);
     if token.len() > codec.max_token_len() {
         // The server would refuse this token when it comes back (and a client could not
         // send it under the body limit): most likely a huge answer is being saved.
@@ -258,8 +279,15 @@ async fn run_transition<T: SagaTool>(
     Ok(InputRequiredResult::new(input_requests, Some(token)).into())
 }
 
-fn decode_state<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State, ErrorData> {
-    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
+/// The state sealed at `point`: its fields, behind this build's own variant index.
+fn decode_state<T: SagaTool>(
+    points: &Points,
+    point: &Point,
+    tool: &str,
+    fields: &[u8],
+) -> Result<T::State, ErrorData> {
+    let state_bytes = points.join(point, fields);
+    let (state, rest) = postcard::take_from_bytes::<T::State>(&state_bytes)
         .map_err(|reason| invalid_state(tool, &reason))?;
     if !rest.is_empty() {
         return Err(invalid_state(tool, &"trailing bytes after the state"));
@@ -275,6 +303,7 @@ fn tool_bug(tool: &str, reason: &str) -> ErrorData {
 /// What asking a round again needs.
 struct Again<'a, T> {
     tool: &'a T,
+    points: &'a Points,
     codec: &'a StateCodec,
     name: &'a str,
     binding: &'a Binding,
@@ -289,13 +318,14 @@ impl<T: SagaTool> Again<'_, T> {
     async fn reissue(
         &self,
         opened: &Opened,
-        head: Head,
+        point: &Point,
+        mut head: Head,
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::Request>>,
     ) -> Result<CallToolResponse, ErrorData> {
         pending::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
-            let state = decode_state::<T>(self.name, state_bytes)?;
+            let state = decode_state::<T>(self.points, point, self.name, state_bytes)?;
             let stepped = catch_panic(self.tool.step(state, Answers::again(), self.cx))
                 .await
                 .map_err(|payload| panicked(self.name, payload.as_ref()))?;
@@ -309,7 +339,13 @@ impl<T: SagaTool> Again<'_, T> {
                 }
             }
         }
-        let requests = pending::asked_again(&head, restated, self.name)?;
+        let build = self.tool.build_tag();
+        let (requests, digest) = pending::asked_again(&head, restated, self.name, build)?;
+        if head.build != build {
+            // This build stated the round: its digest is the one kept from now on.
+            head.restated = digest;
+            head.build = build;
+        }
         let plaintext = head
             .encode(Vec::with_capacity(16 + state_bytes.len()))
             .map(|mut plaintext| {
@@ -320,19 +356,27 @@ impl<T: SagaTool> Again<'_, T> {
                 tracing::error!(tool = %Escaped(self.name), %error, "saga head does not serialize");
                 ErrorData::internal_error("the saga's state could not be saved", None)
             })?;
-        let token = self.codec.seal_until(
-            opened.expires_at,
-            self.tool.fingerprint(),
-            self.binding,
-            &plaintext,
-        );
+        let token = self
+            .codec
+            .seal_until(opened.expires_at, &point.key, self.binding, &plaintext);
         Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
     }
 }
 
-fn encode<S: serde::Serialize>(head: &Head, state: &S) -> postcard::Result<Vec<u8>> {
-    let plaintext = head.encode(Vec::with_capacity(128))?;
-    postcard::to_extend(state, plaintext)
+/// The head, then the state's fields without its variant index; and the point that index
+/// names.
+fn encode<'p, S: serde::Serialize>(
+    points: &'p Points,
+    head: &Head,
+    state: &S,
+) -> Result<(Vec<u8>, &'p Point), String> {
+    let plaintext = head
+        .encode(Vec::with_capacity(128))
+        .map_err(|error| error.to_string())?;
+    let from = plaintext.len();
+    let mut plaintext = postcard::to_extend(state, plaintext).map_err(|error| error.to_string())?;
+    let point = points.split(&mut plaintext, from)?;
+    Ok((plaintext, point))
 }
 
 /// The round's requests as the tool states them again from `state_bytes`, for
@@ -353,7 +397,9 @@ fn restated_for_inspection<T: SagaTool>(
     .ok()?;
     match stepped {
         std::task::Poll::Ready(Step::AskAgain(requests)) => {
-            pending::asked_again(head, Some(requests), "inspect").ok()
+            pending::asked_again(head, Some(requests), "inspect", head.build)
+                .ok()
+                .map(|(asked, _)| asked)
         }
         _ => None,
     }
@@ -364,18 +410,24 @@ fn restated_for_inspection<T: SagaTool>(
 /// `SagaServer::inspect`.
 pub(crate) fn inspect_state<T: SagaTool>(
     tool: &T,
+    points: &Points,
     codec: &StateCodec,
     token: &str,
     binding: &Binding,
 ) -> Result<serde_json::Value, crate::serve::InspectError> {
     use crate::serve::InspectError;
+    let header = TokenHeader::peek_point(token).map_err(InspectError::Refused)?;
+    let point = points
+        .find(&header)
+        .ok_or_else(|| InspectError::OtherBuild(points.refusal(&header)))?;
     let opened = codec
-        .open(token, tool.fingerprint(), binding)
+        .open(token, &point.key, binding)
         .map_err(InspectError::Refused)?;
     let undecodable =
         |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
-    let (head, state_bytes) =
-        Head::decode(&opened.plaintext, opened.version).map_err(|e| undecodable(&e))?;
+    let (head, fields) = Head::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
+    let state_bytes = points.join(point, fields);
+    let state_bytes = state_bytes.as_slice();
     let (state, _) =
         postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
     // Show each pending request as it is asked: from the token, or as the tool states it
@@ -383,7 +435,9 @@ pub(crate) fn inspect_state<T: SagaTool>(
     let asked = if head.needs_restating() {
         restated_for_inspection(tool, &head, state_bytes)
     } else {
-        pending::asked_again(&head, None, "inspect").ok()
+        pending::asked_again(&head, None, "inspect", head.build)
+            .ok()
+            .map(|(asked, _)| asked)
     };
     let pending: Vec<serde_json::Value> = head
         .pending
@@ -404,6 +458,9 @@ pub(crate) fn inspect_state<T: SagaTool>(
         })
         .collect();
     Ok(serde_json::json!({
+        "tool": points.tool(),
+        "version": points.version(),
+        "point": &point.name,
         "expiresAt": opened.expires_at,
         "nextKey": head.next_key,
         "pending": pending,

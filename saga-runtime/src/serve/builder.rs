@@ -173,9 +173,64 @@ impl SagaToolsBuilder {
 
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
-        let tool = Arc::new(tool);
-        self.registry.tools.push((tool.tool(), tool));
+        let description = tool.tool();
+        if let Some(saga) = self.compile(tool, &description.name) {
+            self.registry.tools.push((description, saga));
+        }
         self
+    }
+
+    /// Keeps an earlier build of a tool to finish the calls and tasks it started: a copy of
+    /// the previous code under the current tool's name (`#[saga_tool(name = "pay")] async
+    /// fn pay_v1`). It is never listed and never starts a call; it resumes the tokens
+    /// whose suspension point (name, version and saved layout) it has and the current
+    /// build has not, and runs them to the end on its own code. Several may be kept.
+    ///
+    /// ```
+    /// use saga_runtime::prelude::*;
+    ///
+    /// /// Pays, asking for a confirmation with the amount in cents.
+    /// #[saga_tool(version = 2)]
+    /// async fn pay(to: String) -> Result<String, SagaError> {
+    ///     let cents: i64 = elicit("How much, in cents?").await?;
+    ///     Ok(format!("paid {cents} cents to {to}"))
+    /// }
+    ///
+    /// /// The build before: it asked in dollars.
+    /// #[saga_tool(name = "pay")]
+    /// async fn pay_v1(to: String) -> Result<String, SagaError> {
+    ///     let dollars: i64 = elicit("How much, in dollars?").await?;
+    ///     Ok(format!("paid {} cents to {to}", dollars * 100))
+    /// }
+    ///
+    /// let tools = SagaTools::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .tool(pay)
+    ///     .retired(pay_v1)
+    ///     .build()
+    ///     .expect("builds");
+    /// assert_eq!(tools.tools().count(), 1);
+    /// ```
+    pub fn retired<T: SagaTool>(mut self, tool: T) -> Self {
+        let description = tool.tool();
+        if let Some(saga) = self.compile(tool, &description.name) {
+            self.registry.retired.push((description, saga));
+        }
+        self
+    }
+
+    /// Traces `tool`'s points; an error is kept for `build()` to report.
+    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<super::tools::Saga> {
+        match super::family::Compiled::new(tool, name) {
+            Ok(compiled) => Some(Arc::new(compiled)),
+            Err(error) => {
+                self.registry.errors.push(BuildError::Layout {
+                    tool: name.to_owned(),
+                    error,
+                });
+                None
+            }
+        }
     }
 
     /// Adds a prompt written as a saga (`#[saga_prompt]`, returning [`Prompt`]): its
@@ -184,11 +239,12 @@ impl SagaToolsBuilder {
     ///
     /// [`Prompt`]: crate::engine::Prompt
     pub fn prompt<T: SagaPrompt>(mut self, prompt: T) -> Self {
-        let prompt = Arc::new(prompt);
         let description = prompt.tool();
-        self.registry
-            .prompts
-            .push((super::catalog::prompt_of(&description), prompt));
+        if let Some(saga) = self.compile(prompt, &description.name) {
+            self.registry
+                .prompts
+                .push((super::catalog::prompt_of(&description), saga));
+        }
         self
     }
 
@@ -197,12 +253,12 @@ impl SagaToolsBuilder {
     ///
     /// [`Contents`]: crate::engine::Contents
     pub fn resource<T: SagaResource>(mut self, uri: impl Into<String>, resource: T) -> Self {
-        let resource = Arc::new(resource);
         let description = resource.tool();
-        self.registry.resources.push((
-            super::catalog::resource_of(uri.into(), &description),
-            resource,
-        ));
+        if let Some(saga) = self.compile(resource, &description.name) {
+            self.registry
+                .resources
+                .push((super::catalog::resource_of(uri.into(), &description), saga));
+        }
         self
     }
 
@@ -213,12 +269,13 @@ impl SagaToolsBuilder {
         uri_template: impl Into<String>,
         resource: T,
     ) -> Self {
-        let resource = Arc::new(resource);
         let description = resource.tool();
-        self.registry.templates.push((
-            super::catalog::template_of(uri_template.into(), &description),
-            resource,
-        ));
+        if let Some(saga) = self.compile(resource, &description.name) {
+            self.registry.templates.push((
+                super::catalog::template_of(uri_template.into(), &description),
+                saga,
+            ));
+        }
         self
     }
 

@@ -3,6 +3,7 @@
 
 mod builder;
 mod catalog;
+mod family;
 mod http;
 mod principal;
 mod server;
@@ -16,5 +17,5 @@ pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
 pub use session::MAX_ASKS_AGAIN;
-pub(crate) use session::is_session;
+pub(crate) use session::{is_session, point_key};
 pub use tools::{BuildError, InspectError, InspectRequest, MAX_REPLAYED_CHECKPOINTS, SagaTools};

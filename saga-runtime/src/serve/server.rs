@@ -42,7 +42,6 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 /// #         let schema = serde_json::json!({"type": "object"}).as_object().cloned().unwrap();
 /// #         saga_runtime::rmcp::model::Tool::new("noop", "Does nothing.", std::sync::Arc::new(schema))
 /// #     }
-/// #     fn fingerprint(&self) -> [u8; 8] { [0; 8] }
 /// #     fn start(&self, _: saga_runtime::rmcp::model::JsonObject) -> Result<(), saga_runtime::rmcp::ErrorData> { Ok(()) }
 /// #     async fn step(&self, _: (), _: Answers, _: &SagaContext) -> Step<()> { Step::done("ok") }
 /// # }
@@ -296,6 +295,13 @@ impl SagaServerBuilder {
     /// Adds a tool; see [`SagaToolsBuilder::tool`].
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
         self.tools = self.tools.tool(tool);
+        self
+    }
+
+    /// Keeps an earlier build of a tool to finish its calls; see
+    /// [`SagaToolsBuilder::retired`].
+    pub fn retired<T: SagaTool>(mut self, tool: T) -> Self {
+        self.tools = self.tools.retired(tool);
         self
     }
 

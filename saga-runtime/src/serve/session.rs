@@ -96,9 +96,10 @@ pub(super) async fn drive(
                 .is_none_or(|r| r.is_empty())
             && let Some(state) = &required.request_state
         {
+            let point = point_key(saga, &call.name, state)?;
             let portable = tools
                 .codec()
-                .reseal(codec, state, &call.binding(cx.principal()))
+                .reseal(codec, state, &point, &call.binding(cx.principal()))
                 .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
             let mut required = required;
             required.request_state = Some(portable);
@@ -107,7 +108,8 @@ pub(super) async fn drive(
         let requests = required.input_requests.unwrap_or_default();
         if let Some(state) = &required.request_state {
             let asks = !requests.is_empty();
-            resumable::announce(tools.codec(), codec, &call, state, asks, cx).await;
+            let point = point_key(saga, &call.name, state)?;
+            resumable::announce(tools.codec(), codec, &call, (state, &point), asks, cx).await;
         }
         let keys: Vec<String> = requests.keys().cloned().collect();
         if !keys.is_empty() && keys == asked {
@@ -186,4 +188,16 @@ async fn ask(
         }
     }
     Ok((answers, failures))
+}
+
+/// The point a token this server just sealed names, to seal it again elsewhere.
+pub(crate) fn point_key(
+    saga: &super::tools::Saga,
+    name: &str,
+    token: &str,
+) -> Result<crate::state::PointKey, ErrorData> {
+    let header = crate::state::TokenHeader::peek_point(token)
+        .map_err(|error| crate::engine::invalid_state(name, &error))?;
+    saga.point_key(&header)
+        .ok_or_else(|| crate::engine::invalid_state(name, &saga.points().refusal(&header)))
 }

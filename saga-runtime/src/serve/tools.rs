@@ -1,8 +1,6 @@
 //! The registry of saga tools, usable on its own inside any rmcp `ServerHandler`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
@@ -16,60 +14,16 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::builder::SagaToolsBuilder;
+use super::family::DynTool;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
-use crate::engine::{Call, SagaContext, SagaTool, StepFailure, transition};
+use crate::engine::{Call, SagaContext, StepFailure};
 use crate::state::{KeyRing, StateCodec};
 
 /// How long the in-process state of a session call stays valid between its rounds: as
 /// long as a person may take to answer, bounded by the session's own idle timeout.
 const SESSION_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A [`SagaTool`] with its state type erased, so tools of different states share a map.
-pub(crate) trait DynTool: Send + Sync {
-    fn run<'a>(
-        &'a self,
-        codec: &'a StateCodec,
-        call: Call,
-        cx: &'a SagaContext,
-    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
-
-    fn inspect(
-        &self,
-        codec: &StateCodec,
-        token: &str,
-        binding: &crate::state::Binding,
-    ) -> Result<serde_json::Value, InspectError>;
-
-    fn task_support(&self) -> crate::tasks::TaskSupport;
-}
-
-impl<T: SagaTool> DynTool for T {
-    fn run<'a>(
-        &'a self,
-        codec: &'a StateCodec,
-        call: Call,
-        cx: &'a SagaContext,
-    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-        Box::pin(transition(self, codec, call, cx))
-    }
-
-    fn inspect(
-        &self,
-        codec: &StateCodec,
-        token: &str,
-        binding: &crate::state::Binding,
-    ) -> Result<serde_json::Value, InspectError> {
-        crate::engine::inspect_state(self, codec, token, binding)
-    }
-
-    fn task_support(&self) -> crate::tasks::TaskSupport {
-        SagaTool::task_support(self)
-    }
-}
 
 /// The request a token is bound to, which [`SagaTools::inspect`] needs to open it: the
 /// token's tag covers the tool, the method, the principal and the arguments.
@@ -109,6 +63,9 @@ pub enum InspectError {
     /// It opened, but the state does not decode into the tool's types.
     #[error("the state does not decode: {0}")]
     Undecodable(String),
+    /// It stopped at a suspension point no build of the tool here has.
+    #[error("no build of the tool here resumes it: {0}")]
+    OtherBuild(crate::engine::PointRefusal),
 }
 
 pub(crate) type Saga = Arc<dyn DynTool>;
@@ -118,12 +75,18 @@ struct Entry {
     saga: Saga,
     /// See [`SagaTools::is_direct`].
     direct: bool,
+    /// Listed and callable; false for a tool only retired builds finish the calls of.
+    listed: bool,
 }
 
 /// What a server serves: tools, and prompts and resources backed by sagas.
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(crate) tools: Vec<(Tool, Saga)>,
+    /// Earlier builds of tools, kept to finish their calls (see `.retired(..)`).
+    pub(crate) retired: Vec<(Tool, Saga)>,
+    /// What went wrong while tools were registered, reported by `build()`.
+    pub(crate) errors: Vec<BuildError>,
     pub(crate) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(crate) resources: Vec<(Resource, Saga)>,
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
@@ -210,6 +173,15 @@ pub enum BuildError {
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"
     )]
     NoKeys,
+    /// The layout of what a tool saves could not be traced, so its tokens could not be
+    /// told from another build's.
+    #[error("tool {tool:?}: {error}")]
+    Layout {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        error: crate::engine::LayoutError,
+    },
 }
 
 impl SagaTools {
@@ -223,10 +195,15 @@ impl SagaTools {
     ) -> Result<Self, BuildError> {
         let Registry {
             tools,
+            retired,
+            errors,
             prompts,
             resources,
             templates,
         } = registry;
+        if let Some(error) = errors.into_iter().next() {
+            return Err(error);
+        }
         let tasks = tasks.map(|settings| Arc::new(crate::tasks::Tasks::new(settings, &codec)));
         let mut entries = Vec::with_capacity(tools.len());
         let mut by_name = HashMap::new();
@@ -241,7 +218,42 @@ impl SagaTools {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
             let direct = !mentions_param_headers(&tool.input_schema);
-            entries.push(Entry { tool, saga, direct });
+            entries.push(Entry {
+                tool,
+                saga,
+                direct,
+                listed: true,
+            });
+        }
+        let mut families: Vec<(Tool, Vec<Saga>)> = Vec::new();
+        for (tool, saga) in retired {
+            match families
+                .iter_mut()
+                .find(|(known, _)| known.name == tool.name)
+            {
+                Some((_, builds)) => builds.push(saga),
+                None => families.push((tool, vec![saga])),
+            }
+        }
+        for (tool, builds) in families {
+            let current = by_name.get(tool.name.as_ref()).copied();
+            let family = super::family::Family::new(
+                current.map(|index| entries[index].saga.clone()),
+                builds,
+            );
+            let saga: Saga = Arc::new(family);
+            match current {
+                Some(index) => entries[index].saga = saga,
+                None => {
+                    by_name.insert(tool.name.to_string(), entries.len());
+                    entries.push(Entry {
+                        tool,
+                        saga,
+                        direct: true,
+                        listed: false,
+                    });
+                }
+            }
         }
         Ok(Self {
             inner: Arc::new(Inner {
@@ -274,20 +286,40 @@ impl SagaTools {
             .with_cache_scope(CacheScope::Public)
     }
 
-    /// The tools' definitions.
+    /// The tools' definitions (retired builds are not listed).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.inner.entries.iter().map(|entry| &entry.tool)
+        self.inner
+            .entries
+            .iter()
+            .filter(|entry| entry.listed)
+            .map(|entry| &entry.tool)
     }
 
     /// The definition of the tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         let index = *self.inner.by_name.get(name)?;
-        Some(&self.inner.entries[index].tool)
+        let entry = &self.inner.entries[index];
+        entry.listed.then_some(&entry.tool)
     }
 
-    /// Whether a tool called `name` is registered.
+    /// Whether a tool called `name` is registered (and not only retired).
     pub fn contains(&self, name: &str) -> bool {
-        self.inner.by_name.contains_key(name)
+        self.get(name).is_some()
+    }
+
+    /// Every suspension point this server can resume, by tool: the current build's and
+    /// every retired build's, with their layouts. What [`crate::deploy`]'s layout file
+    /// records.
+    pub fn points(&self) -> Vec<&crate::engine::Points> {
+        let sagas = self
+            .inner
+            .entries
+            .iter()
+            .map(|entry| &entry.saga)
+            .chain(self.inner.prompts.iter().map(|(_, saga)| saga))
+            .chain(self.inner.resources.iter().map(|(_, saga)| saga))
+            .chain(self.inner.templates.iter().map(|(_, saga)| saga));
+        sagas.flat_map(|saga| saga.every_points()).collect()
     }
 
     /// The codec of the state a session call keeps between its rounds in process.
@@ -354,7 +386,7 @@ impl SagaTools {
         S: ServerHandler + Send + Sync + 'static,
     {
         let mut router = ToolRouter::new();
-        for entry in &self.inner.entries {
+        for entry in self.inner.entries.iter().filter(|entry| entry.listed) {
             let sagas = self.clone();
             router.add_route(ToolRoute::new_dyn(
                 entry.tool.clone(),

@@ -3,22 +3,24 @@
 //! The state of a suspended saga is serialized with postcard and sealed with
 //! XChaCha20-Poly1305 under a key of a [`KeyRing`]. The token is bound (through the AEAD's
 //! associated data) to the tool, the method, the principal and the arguments, carries an
-//! expiry and the tool's fingerprint, and is refused whole if any of them differ. Clients
+//! expiry and the suspension point it stopped at, with the identity of that point's saved
+//! layout, and is refused whole if any of them differ. Clients
 //! learn nothing from a refusal: every failure is the same JSON-RPC `-32602` with
 //! [`INVALID_STATE_MESSAGE`]; the reason ([`OpenError`]) goes to the server's log.
 //!
 //! ```
 //! use std::time::Duration;
-//! use saga_runtime::state::{Binding, KeyRing, StateCodec};
+//! use saga_runtime::state::{Binding, KeyRing, PointKey, StateCodec};
 //!
 //! let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
 //! let binding = Binding::new("deploy", "tools/call", "alice", None);
-//! let token = codec.seal(*b"fp-00001", &binding, b"state");
-//! let opened = codec.open(&token, *b"fp-00001", &binding).unwrap();
+//! let point = PointKey { header: *b"point-01", identity: [1; 32] };
+//! let token = codec.seal(&point, &binding, b"state");
+//! let opened = codec.open(&token, &point, &binding).unwrap();
 //! assert_eq!(opened.plaintext, b"state");
 //!
 //! let mallory = Binding::new("deploy", "tools/call", "mallory", None);
-//! assert!(codec.open(&token, *b"fp-00001", &mallory).is_err());
+//! assert!(codec.open(&token, &point, &mallory).is_err());
 //! ```
 
 mod aead;
@@ -35,8 +37,8 @@ pub(crate) use keyring::{hex, random_id};
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
-    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, Fingerprint, HEADER_LEN, LEGACY_HEADER_LEN,
-    LEGACY_VERSION, OpenError, Opened, StateCodec, TAG_LEN, TokenHeader, VERSION, unix_now,
+    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, HEADER_LEN, OpenError, Opened, PointKey, StateCodec,
+    TAG_LEN, TokenHeader, VERSION, unix_now,
 };
 
 /// The one message every refused token gets, whatever the reason.

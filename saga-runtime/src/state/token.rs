@@ -3,22 +3,24 @@
 //!
 //! ```text
 //! offset size
-//! 0      1    version   0x02 = XChaCha20-Poly1305, postcard state, this layout
+//! 0      1    version   0x03 = XChaCha20-Poly1305, postcard state, this layout
 //! 1      4    kid       selects exactly one key of the ring
-//! 5      8    fp        the tool's fingerprint
+//! 5      8    point     the suspension point: name tag (4), version (2), identity tag (2)
 //! 13     4    exp       expiry, big-endian unix seconds (u32: until 2106)
 //! 17     24   nonce     random
 //! 41     n+16 ciphertext and tag
-//! AAD = header (bytes 0..41) || binding digest
+//! AAD = header (bytes 0..41) || binding digest || the point's whole identity (32)
 //! ```
 //!
-//! The header is authenticated too, so neither the expiry nor the fingerprint can be
-//! edited; it stays in the clear so that a server can pick the key and log why it refused
-//! a token without decrypting anything.
+//! The header is authenticated too, so neither the expiry nor the point can be edited; it
+//! stays in the clear so that a server can pick the key and the point, and log why it
+//! refused a token, without decrypting anything. The point's whole identity (a hash of
+//! the tool, its version, the point and the exact layout it saved) is in the associated
+//! data: a token opens only for the identity it was sealed with.
 //!
-//! Version 0x01 tokens (an 8-byte expiry, so a 45-byte header, and a plaintext whose
-//! pending requests are kept whole) are still opened, so that a round in flight survives
-//! an upgrade; [`Opened::version`] tells the engine which plaintext layout follows.
+//! Tokens of the earlier layouts (0x01, 0x02) named the tool's code, not the layout of
+//! what they saved, so no build can know what they hold: they are refused
+//! ([`OpenError::Outdated`]).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,13 +34,11 @@ use super::keyring::{KeyId, KeyRing, hex};
 use super::single_use::{StoreError, TokenStore};
 
 /// The format version byte of the tokens this build seals.
-pub const VERSION: u8 = 0x02;
-/// The version byte of the previous layout, still opened.
-pub const LEGACY_VERSION: u8 = 0x01;
+pub const VERSION: u8 = 0x03;
 /// Bytes before the ciphertext.
 pub const HEADER_LEN: usize = 41;
-/// Bytes before the ciphertext in a [`LEGACY_VERSION`] token.
-pub const LEGACY_HEADER_LEN: usize = 45;
+/// The associated data: the header, the binding's digest, the point's identity.
+const AAD_LEN: usize = HEADER_LEN + 32 + 32;
 /// Bytes of the Poly1305 tag.
 pub const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
@@ -47,9 +47,24 @@ pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 /// How far past its expiry a token is still accepted, for clocks that disagree.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
-/// A tool's fingerprint: changes whenever the tool's code does, so that tokens from an
-/// older build are refused instead of being decoded into the wrong shape.
-pub type Fingerprint = [u8; 8];
+/// What a token says of the suspension point it stopped at: 8 bytes in its header, and
+/// the point's whole identity in its associated data. See
+/// [`Points`](crate::engine::Points) for how both are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointKey {
+    /// The header's 8 bytes: a tag of the tool's and the point's names (4), the tool's
+    /// version (2, big-endian), a tag of the identity (2).
+    pub header: [u8; 8],
+    /// The whole identity: SHA-256 of the tool, version, point and saved layout.
+    pub identity: [u8; 32],
+}
+
+impl PointKey {
+    /// The version a point header names.
+    pub fn version_of(header: &[u8; 8]) -> u16 {
+        u16::from_be_bytes([header[4], header[5]])
+    }
+}
 
 /// Why a token was refused. The client never sees this (it gets one fixed message); the
 /// server logs it.
@@ -89,12 +104,16 @@ pub enum OpenError {
     /// Expires further in the future than any token this server seals.
     #[error("token expiry is {0} s beyond the maximum lifetime")]
     FromTheFuture(u64),
-    /// Sealed by a build of the tool with different code.
-    #[error("token fingerprint {found} does not match the tool's {expected}")]
-    Fingerprint {
-        /// The tool's current fingerprint.
+    /// Sealed by a build before point identities (format 0x01 or 0x02): what it saved
+    /// cannot be known, so it is never decoded.
+    #[error("token format {0:#04x} predates suspension-point identities")]
+    Outdated(u8),
+    /// Opened for another point than the one it names (a server fault, not a client's).
+    #[error("token names point {found}, opened as {expected}")]
+    Point {
+        /// The point it was opened as.
         expected: String,
-        /// The token's.
+        /// The point its header names.
         found: String,
     },
 }
@@ -118,8 +137,8 @@ pub struct Opened {
     pub nonce: [u8; 24],
     /// The token's expiry, unix seconds.
     pub expires_at: u64,
-    /// The token's format version: [`VERSION`] or [`LEGACY_VERSION`].
-    pub version: u8,
+    /// The suspension point its header names.
+    pub point: [u8; 8],
 }
 
 impl StateCodec {
@@ -186,21 +205,21 @@ impl StateCodec {
     }
 
     /// Seals `plaintext` for `binding`, expiring `ttl` from now.
-    pub fn seal(&self, fingerprint: Fingerprint, binding: &Binding, plaintext: &[u8]) -> String {
-        self.seal_at(unix_now(), fingerprint, binding, plaintext)
+    pub fn seal(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
+        self.seal_at(unix_now(), point, binding, plaintext)
     }
 
     /// Seals as if the clock read `now` (unix seconds).
     pub fn seal_at(
         &self,
         now: u64,
-        fingerprint: Fingerprint,
+        point: &PointKey,
         binding: &Binding,
         plaintext: &[u8],
     ) -> String {
         self.seal_until(
             now.saturating_add(self.ttl.as_secs()),
-            fingerprint,
+            point,
             binding,
             plaintext,
         )
@@ -211,7 +230,7 @@ impl StateCodec {
     pub fn seal_until(
         &self,
         expires_at: u64,
-        fingerprint: Fingerprint,
+        point: &PointKey,
         binding: &Binding,
         plaintext: &[u8],
     ) -> String {
@@ -222,13 +241,13 @@ impl StateCodec {
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
         token.push(VERSION);
         token.extend_from_slice(&key.id);
-        token.extend_from_slice(&fingerprint);
+        token.extend_from_slice(&point.header);
         token.extend_from_slice(&expires_at.to_be_bytes());
         token.extend_from_slice(&nonce);
         token.extend_from_slice(plaintext);
 
         let (header, body) = token.split_at_mut(HEADER_LEN);
-        let aad = associated_data::<{ HEADER_LEN + 32 }>(header, binding);
+        let aad = associated_data(header, binding, &point.identity);
         let tag = key.cipher.seal_in_place(&nonce, &aad, body);
         token.extend_from_slice(&tag);
         URL_SAFE_NO_PAD.encode(&token)
@@ -241,30 +260,25 @@ impl StateCodec {
         &self,
         sealed_with: &StateCodec,
         token: &str,
+        point: &PointKey,
         binding: &Binding,
     ) -> Result<String, OpenError> {
         if std::ptr::eq(self, sealed_with) {
             return Ok(token.to_owned());
         }
-        let header = TokenHeader::parse(token)?;
-        let opened = sealed_with.open(token, header.fingerprint, binding)?;
-        // The plaintext's layout goes with the version: a token of the previous layout
-        // (never made in process, where this is used) is not relabelled as the current.
-        if opened.version != VERSION {
-            return Err(OpenError::Version(opened.version));
-        }
-        Ok(self.seal(header.fingerprint, binding, &opened.plaintext))
+        let opened = sealed_with.open(token, point, binding)?;
+        Ok(self.seal(point, binding, &opened.plaintext))
     }
 
     /// Opens a token, checking in order: length, encoding, version, key id, tag (which
-    /// covers the header and the binding), expiry, fingerprint.
+    /// covers the header, the binding and the point's identity), expiry.
     pub fn open(
         &self,
         token: &str,
-        fingerprint: Fingerprint,
+        point: &PointKey,
         binding: &Binding,
     ) -> Result<Opened, OpenError> {
-        self.open_at(unix_now(), token, fingerprint, binding)
+        self.open_at(unix_now(), token, point, binding)
     }
 
     /// Opens as if the clock read `now` (unix seconds).
@@ -272,7 +286,7 @@ impl StateCodec {
         &self,
         now: u64,
         token: &str,
-        fingerprint: Fingerprint,
+        point: &PointKey,
         binding: &Binding,
     ) -> Result<Opened, OpenError> {
         if token.len() > self.max_token_len {
@@ -285,8 +299,16 @@ impl StateCodec {
             .decode(token)
             .map_err(|_| OpenError::Encoding)?;
         let header = TokenHeader::read(&bytes)?;
-        if header.version != VERSION && header.version != LEGACY_VERSION {
-            return Err(OpenError::Version(header.version));
+        match header.version {
+            VERSION => {}
+            0x01 | 0x02 => return Err(OpenError::Outdated(header.version)),
+            other => return Err(OpenError::Version(other)),
+        }
+        if header.point != point.header {
+            return Err(OpenError::Point {
+                expected: hex(&point.header),
+                found: hex(&header.point),
+            });
         }
         let key = self
             .keys
@@ -294,20 +316,15 @@ impl StateCodec {
             .ok_or_else(|| OpenError::UnknownKey(hex(&header.key_id)))?;
         let (header_len, expires_at, nonce) =
             (header.header_len(), header.expires_at, header.nonce);
-        let token_fingerprint = header.fingerprint;
 
         let tag_at = bytes.len() - TAG_LEN;
         let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
         let (header_bytes, rest) = bytes.split_at_mut(header_len);
         let body = &mut rest[..tag_at - header_len];
-        let decrypted = if header.version == VERSION {
-            let aad = associated_data::<{ HEADER_LEN + 32 }>(header_bytes, binding);
-            key.cipher.open_in_place(&nonce, &aad, body, &tag)
-        } else {
-            let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header_bytes, binding);
-            key.cipher.open_in_place(&nonce, &aad, body, &tag)
-        };
-        decrypted.map_err(|_| OpenError::Forged)?;
+        let aad = associated_data(header_bytes, binding, &point.identity);
+        key.cipher
+            .open_in_place(&nonce, &aad, body, &tag)
+            .map_err(|_| OpenError::Forged)?;
 
         let leeway = self.leeway.as_secs();
         if now > expires_at.saturating_add(leeway) {
@@ -319,19 +336,13 @@ impl StateCodec {
         if expires_at > latest {
             return Err(OpenError::FromTheFuture(expires_at - latest));
         }
-        if token_fingerprint != fingerprint {
-            return Err(OpenError::Fingerprint {
-                expected: hex(&fingerprint),
-                found: hex(&token_fingerprint),
-            });
-        }
         bytes.truncate(tag_at);
         bytes.drain(..header_len);
         Ok(Opened {
             plaintext: bytes,
             nonce,
             expires_at,
-            version: header.version,
+            point: header.point,
         })
     }
 }
@@ -342,13 +353,13 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format version byte ([`VERSION`], or [`LEGACY_VERSION`]; any other is refused
-    /// when the token is opened).
+    /// The format version byte ([`VERSION`]; any other is refused when the token is
+    /// opened).
     pub version: u8,
     /// The id of the key that sealed it.
     pub key_id: KeyId,
-    /// The fingerprint of the tool build that sealed it.
-    pub fingerprint: Fingerprint,
+    /// The suspension point it stopped at (see [`PointKey::header`]).
+    pub point: [u8; 8],
     /// Expiry, unix seconds.
     pub expires_at: u64,
     /// The nonce.
@@ -368,41 +379,37 @@ impl TokenHeader {
         Self::read(&bytes)
     }
 
-    /// Reads the header of the decoded bytes of a token: the layout of [`VERSION`], or of
-    /// [`LEGACY_VERSION`] when the version byte says so.
+    /// The point a token names, read from its first 20 characters alone: what a server
+    /// needs to choose the build of a tool that can open it, before any other work.
+    pub fn peek_point(token: &str) -> Result<[u8; 8], OpenError> {
+        let prefix = token
+            .get(..20)
+            .ok_or(OpenError::Truncated { len: token.len() })?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(prefix)
+            .map_err(|_| OpenError::Encoding)?;
+        Ok(field(&bytes, 5))
+    }
+
+    /// Reads the header of the decoded bytes of a token.
     fn read(bytes: &[u8]) -> Result<Self, OpenError> {
         let version = bytes.first().copied().unwrap_or_default();
-        let header_len = if version == LEGACY_VERSION {
-            LEGACY_HEADER_LEN
-        } else {
-            HEADER_LEN
-        };
-        if bytes.len() < header_len + TAG_LEN {
+        if bytes.len() < HEADER_LEN + TAG_LEN {
             return Err(OpenError::Truncated { len: bytes.len() });
         }
-        let (expires_at, nonce_at) = if version == LEGACY_VERSION {
-            (u64::from_be_bytes(field(bytes, 13)), 21)
-        } else {
-            (u64::from(u32::from_be_bytes(field(bytes, 13))), 17)
-        };
         Ok(Self {
             version,
             key_id: field(bytes, 1),
-            fingerprint: field(bytes, 5),
-            expires_at,
-            nonce: field(bytes, nonce_at),
+            point: field(bytes, 5),
+            expires_at: u64::from(u32::from_be_bytes(field(bytes, 13))),
+            nonce: field(bytes, 17),
             total_len: bytes.len(),
         })
     }
 
-    /// Bytes of the clear header ([`HEADER_LEN`], or [`LEGACY_HEADER_LEN`] for a
-    /// [`LEGACY_VERSION`] token).
+    /// Bytes of the clear header ([`HEADER_LEN`]).
     pub fn header_len(&self) -> usize {
-        if self.version == LEGACY_VERSION {
-            LEGACY_HEADER_LEN
-        } else {
-            HEADER_LEN
-        }
+        HEADER_LEN
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
@@ -420,9 +427,14 @@ impl TokenHeader {
         hex(&self.key_id)
     }
 
-    /// The fingerprint in hex.
-    pub fn fingerprint_hex(&self) -> String {
-        hex(&self.fingerprint)
+    /// The point in hex.
+    pub fn point_hex(&self) -> String {
+        hex(&self.point)
+    }
+
+    /// The tool version the point names.
+    pub fn point_version(&self) -> u16 {
+        PointKey::version_of(&self.point)
     }
 
     /// Whether `keys` holds the key this token names. The tag itself can only be checked
@@ -432,12 +444,12 @@ impl TokenHeader {
     }
 }
 
-/// The header, then the binding's digest: `N` is the header's length plus 32.
-fn associated_data<const N: usize>(header: &[u8], binding: &Binding) -> [u8; N] {
-    let mut aad = [0u8; N];
-    let header_len = N - 32;
-    aad[..header_len].copy_from_slice(&header[..header_len]);
-    aad[header_len..].copy_from_slice(binding.digest());
+/// The header, the binding's digest, the point's identity.
+fn associated_data(header: &[u8], binding: &Binding, identity: &[u8; 32]) -> [u8; AAD_LEN] {
+    let mut aad = [0u8; AAD_LEN];
+    aad[..HEADER_LEN].copy_from_slice(&header[..HEADER_LEN]);
+    aad[HEADER_LEN..HEADER_LEN + 32].copy_from_slice(binding.digest());
+    aad[HEADER_LEN + 32..].copy_from_slice(identity);
     aad
 }
 
@@ -458,16 +470,24 @@ pub fn unix_now() -> u64 {
 mod header_tests {
     use super::*;
 
+    fn point(byte: u8) -> PointKey {
+        PointKey {
+            header: [byte; 8],
+            identity: [byte; 32],
+        }
+    }
+
     #[test]
     fn parses_the_header_of_a_sealed_token() {
         let hex_key = "11".repeat(32);
         let keys = KeyRing::parse(&hex_key).unwrap();
         let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
-        let token = codec.seal_until(1_000, [7; 8], &binding, b"hello");
+        let token = codec.seal_until(1_000, &point(7), &binding, b"hello");
         let header = TokenHeader::parse(&token).unwrap();
         assert_eq!(header.version, VERSION);
-        assert_eq!(header.fingerprint, [7; 8]);
+        assert_eq!(header.point, [7; 8]);
+        assert_eq!(TokenHeader::peek_point(&token), Ok([7; 8]));
         assert_eq!(header.expires_at, 1_000);
         assert_eq!(header.ciphertext_len(), 5);
         assert!(header.key_known(&keys));
@@ -477,59 +497,54 @@ mod header_tests {
             TokenHeader::parse("AAAA"),
             Err(OpenError::Truncated { .. })
         ));
-    }
-
-    /// A token as the previous layout sealed it: an 8-byte expiry, a 45-byte header.
-    fn legacy_token(
-        keys: &KeyRing,
-        expires_at: u64,
-        binding: &Binding,
-        plaintext: &[u8],
-    ) -> String {
-        let key = keys.sealing();
-        let nonce = [9u8; 24];
-        let mut token = vec![LEGACY_VERSION];
-        token.extend_from_slice(&key.id);
-        token.extend_from_slice(&[7; 8]);
-        token.extend_from_slice(&expires_at.to_be_bytes());
-        token.extend_from_slice(&nonce);
-        token.extend_from_slice(plaintext);
-        let (header, body) = token.split_at_mut(LEGACY_HEADER_LEN);
-        let aad = associated_data::<{ LEGACY_HEADER_LEN + 32 }>(header, binding);
-        let tag = key.cipher.seal_in_place(&nonce, &aad, body);
-        token.extend_from_slice(&tag);
-        URL_SAFE_NO_PAD.encode(&token)
+        assert!(matches!(
+            TokenHeader::peek_point("AAAA"),
+            Err(OpenError::Truncated { .. })
+        ));
     }
 
     #[test]
-    fn tokens_of_the_previous_layout_still_open_and_stay_bound() {
-        let hex_key = "22".repeat(32);
-        let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
+    fn a_token_opens_only_for_the_identity_it_was_sealed_with() {
+        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
-        let token = legacy_token(codec.keys(), 1_500, &binding, b"old state");
-        let header = TokenHeader::parse(&token).unwrap();
+        let sealed = point(7);
+        let token = codec.seal_at(1_000, &sealed, &binding, b"state");
         assert_eq!(
-            (header.version, header.header_len()),
-            (LEGACY_VERSION, LEGACY_HEADER_LEN)
+            codec
+                .open_at(1_000, &token, &sealed, &binding)
+                .unwrap()
+                .plaintext,
+            b"state"
         );
-        assert_eq!(header.expires_at, 1_500);
-        assert_eq!(header.ciphertext_len(), 9);
-        let opened = codec.open_at(1_000, &token, [7; 8], &binding).unwrap();
-        assert_eq!(opened.plaintext, b"old state");
-        assert_eq!((opened.version, opened.expires_at), (LEGACY_VERSION, 1_500));
-        let other = Binding::new("tool", "tools/call", "q", None);
+        // The same header bytes, another identity: another layout behind a colliding tag.
+        let collided = PointKey {
+            header: sealed.header,
+            identity: [8; 32],
+        };
         assert_eq!(
-            codec.open_at(1_000, &token, [7; 8], &other).err(),
+            codec.open_at(1_000, &token, &collided, &binding).err(),
             Some(OpenError::Forged)
         );
         assert!(matches!(
-            codec.open_at(1_000, &token, [8; 8], &binding),
-            Err(OpenError::Fingerprint { .. })
+            codec.open_at(1_000, &token, &point(9), &binding),
+            Err(OpenError::Point { .. })
         ));
-        assert!(matches!(
-            codec.open_at(2_000, &token, [7; 8], &binding),
-            Err(OpenError::Expired(_))
-        ));
+    }
+
+    #[test]
+    fn tokens_of_the_earlier_formats_are_refused_before_anything_else() {
+        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = codec.seal_at(1_000, &point(7), &binding, b"state");
+        for version in [0x01u8, 0x02] {
+            let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+            bytes[0] = version;
+            let old = URL_SAFE_NO_PAD.encode(&bytes);
+            assert_eq!(
+                codec.open_at(1_000, &old, &point(7), &binding).err(),
+                Some(OpenError::Outdated(version))
+            );
+        }
     }
 
     #[test]
@@ -537,7 +552,7 @@ mod header_tests {
         let hex_key = "33".repeat(32);
         let codec = StateCodec::new(KeyRing::parse(&hex_key).unwrap(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
-        let token = codec.seal_until(u64::MAX, [1; 8], &binding, b"x");
+        let token = codec.seal_until(u64::MAX, &point(1), &binding, b"x");
         assert_eq!(
             TokenHeader::parse(&token).unwrap().expires_at,
             u64::from(u32::MAX)

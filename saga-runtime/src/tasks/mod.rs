@@ -264,9 +264,10 @@ impl Tasks {
             return Ok(CallToolResponse::InputRequired(required));
         };
         // Sealed for the request's lifetime; the task keeps it for its own.
+        let point = crate::serve::point_key(tools.saga(&call.name)?, &call.name, &state)?;
         let state = self
             .codec
-            .reseal(tools.codec(), &state, &call.binding(cx.principal()))
+            .reseal(tools.codec(), &state, &point, &call.binding(cx.principal()))
             .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
         let claim = crate::state::random_id();

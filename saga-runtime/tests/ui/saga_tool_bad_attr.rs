@@ -18,4 +18,16 @@ async fn greet_c() -> Result<String, SagaError> {
     Ok("hi".into())
 }
 
+/// A version that is not a whole number.
+#[saga_tool(version = "2")]
+async fn greet_d() -> Result<String, SagaError> {
+    Ok("hi".into())
+}
+
+/// A version out of range.
+#[saga_tool(version = 70000)]
+async fn greet_e() -> Result<String, SagaError> {
+    Ok("hi".into())
+}
+
 fn main() {}

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::engine::{Call, SagaContext};
-use crate::state::{Binding, Fingerprint, StateCodec};
+use crate::state::{Binding, PointKey, StateCodec};
 
 /// The capability a client declares to receive resume tokens.
 pub const CAPABILITY: &str = "resumableRequests";
@@ -39,7 +39,12 @@ pub const RESUME_POLICY: &str = "notifications/requests/resumePolicy";
 
 /// What the outer seal of a resume token binds to, besides the principal: resume tokens
 /// open only as resume tokens, never as a saga's state.
-const TICKET_FINGERPRINT: Fingerprint = *b"sep-975\0";
+/// What a resume ticket's header and associated data name: a ticket is JSON, read by
+/// name, so it has one point of its own.
+const TICKET_POINT: PointKey = PointKey {
+    header: *b"sep-975\0",
+    identity: *b"saga resume ticket, JSON, v1\0\0\0\0",
+};
 
 /// A resume token's content: the request it continues and the saga's sealed state.
 #[derive(Debug, Serialize, Deserialize)]
@@ -149,7 +154,7 @@ pub(crate) async fn announce(
     codec: &StateCodec,
     sealed_with: &StateCodec,
     call: &Call,
-    state: &str,
+    (state, point): (&str, &PointKey),
     asks: bool,
     cx: &SagaContext,
 ) {
@@ -160,7 +165,7 @@ pub(crate) async fn announce(
         return;
     };
     let binding = call.binding(cx.principal());
-    let portable = match codec.reseal(sealed_with, state, &binding) {
+    let portable = match codec.reseal(sealed_with, state, point, &binding) {
         Ok(portable) => portable,
         Err(error) => {
             tracing::warn!(%error, "a session state could not be sealed for resuming");
@@ -178,11 +183,7 @@ pub(crate) async fn announce(
     let Ok(plaintext) = serde_json::to_vec(&ticket) else {
         return;
     };
-    let token = codec.seal(
-        TICKET_FINGERPRINT,
-        &ticket_binding(cx.principal()),
-        &plaintext,
-    );
+    let token = codec.seal(&TICKET_POINT, &ticket_binding(cx.principal()), &plaintext);
     let params = json!({
         "requestId": id,
         "resumeToken": token,
@@ -238,7 +239,7 @@ pub(crate) fn open(
     let opened = codec
         .open(
             &params.resume_token,
-            TICKET_FINGERPRINT,
+            &TICKET_POINT,
             &ticket_binding(principal),
         )
         .map_err(|error| refused(&error))?;

@@ -1,0 +1,48 @@
+//! Text from a server, made safe to print: a server's strings are untrusted, and a
+//! terminal obeys the control sequences in what it prints (clipboard writes, screen
+//! clears, links, titles). Every control character, C1 included, and every
+//! bidirectional override is shown escaped instead.
+
+/// `text` with every control character and bidirectional control escaped as `\u{…}`
+/// (`\n` and `\t` as themselves only where `keep_lines` says).
+pub fn clean(text: &str) -> String {
+    clean_with(text, false)
+}
+
+/// [`clean`], keeping line breaks and tabs (for multi-line results).
+#[allow(dead_code)]
+pub fn clean_lines(text: &str) -> String {
+    clean_with(text, true)
+}
+
+fn clean_with(text: &str, keep_lines: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let layout = keep_lines && (c == '\n' || c == '\t');
+        if !layout && (c.is_control() || is_bidi_control(c)) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The Unicode characters that reorder text when displayed (Trojan Source).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_control_sequences() {
+        assert_eq!(clean("a\u{1b}]52;c;x\u{7}b"), "a\\u{1b}]52;c;x\\u{7}b");
+        assert_eq!(clean("\u{9b}2J"), "\\u{9b}2J");
+        assert_eq!(clean("abc\u{202e}def"), "abc\\u{202e}def");
+        assert_eq!(clean("x\ny"), "x\\u{a}y");
+        assert_eq!(clean_lines("x\ny\tz"), "x\ny\tz");
+    }
+}

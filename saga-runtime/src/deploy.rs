@@ -1,0 +1,395 @@
+//! A check before deploying: the layout file.
+//!
+//! A token, or a task record, is resumable by any build that has its suspension point
+//! with the same saved layout (see the crate's "Deploying changes"). A change that
+//! removes a point, or changes what a point saves, strands the calls in flight at that
+//! point. The layout file, committed in your crate, records every point your server can
+//! resume; one line in a test checks the build against it:
+//!
+//! ```no_run
+//! # fn my_server() -> saga_runtime::serve::SagaTools { unimplemented!() }
+//! #[test]
+//! fn deploys_keep_in_flight_sagas() {
+//!     saga_runtime::deploy::assert_layout(&my_server(), "saga.layout");
+//! }
+//! ```
+//!
+//! The test fails, naming the tool, the point and what changed in its layout, when a
+//! point of the file is no longer resumable and the tool's `version` was not bumped. Fix
+//! it by keeping the previous code as a `.retired(..)` copy, or by bumping
+//! `#[saga_tool(version = N)]` to say those calls may be refused. It also fails, more
+//! mildly, when the file is out of date (new points, or a bumped version). Rewrite the
+//! file with:
+//!
+//! ```text
+//! SAGA_LAYOUT=overwrite cargo test
+//! ```
+//!
+//! The file is text, one point per line, so a review shows what a change does to the
+//! points: `tool`, `version`, `point`, the point's 16 hex digits as a token's header
+//! shows them (`saga inspect` reads the file to name a token's point), and its layout.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::engine::Points;
+use crate::serve::SagaTools;
+
+/// The environment variable that makes [`assert_layout`] rewrite the file.
+pub const OVERWRITE_VAR: &str = "SAGA_LAYOUT";
+
+const HEADER: &str = "# saga layout file: the suspension points in-flight tokens and tasks may name.\n\
+# Checked by saga_runtime::deploy::assert_layout; rewrite with `SAGA_LAYOUT=overwrite cargo test`.\n\
+# tool\tversion\tpoint\theader\tlayout\n";
+
+/// One line of the file: a suspension point a build could resume.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's version.
+    pub version: u16,
+    /// The point's name.
+    pub point: String,
+    /// The point's 8 header bytes, in hex.
+    pub header: String,
+    /// What the point saves.
+    pub layout: String,
+}
+
+impl Entry {
+    fn line(&self) -> String {
+        format!(
+            "{}\tv{}\t{}\t{}\t{}\n",
+            self.tool, self.version, self.point, self.header, self.layout
+        )
+    }
+
+    fn parse(line: &str) -> Option<Entry> {
+        let mut fields = line.splitn(5, '\t');
+        let tool = fields.next()?.to_owned();
+        let version = fields.next()?.strip_prefix('v')?.parse().ok()?;
+        let point = fields.next()?.to_owned();
+        let header = fields.next()?.to_owned();
+        let layout = fields.next()?.to_owned();
+        Some(Entry {
+            tool,
+            version,
+            point,
+            header,
+            layout,
+        })
+    }
+
+    /// Whether `other` is the same point with the same identity.
+    fn same(&self, other: &Entry) -> bool {
+        (&self.tool, self.version, &self.point, &self.layout)
+            == (&other.tool, other.version, &other.point, &other.layout)
+    }
+}
+
+/// The layout file's entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LayoutFile {
+    /// One per point, sorted.
+    pub entries: Vec<Entry>,
+}
+
+impl LayoutFile {
+    /// Every point `tools` can resume: its tools' and their retired builds'.
+    pub fn of(tools: &SagaTools) -> Self {
+        Self::of_points(tools.points())
+    }
+
+    fn of_points<'a>(points: impl IntoIterator<Item = &'a Points>) -> Self {
+        let mut entries: BTreeSet<Entry> = BTreeSet::new();
+        for points in points {
+            for point in points.iter() {
+                entries.insert(Entry {
+                    tool: points.tool().to_owned(),
+                    version: points.version(),
+                    point: point.name.clone(),
+                    header: crate::state::hex(&point.key.header),
+                    layout: point.layout.clone(),
+                });
+            }
+        }
+        LayoutFile {
+            entries: entries.into_iter().collect(),
+        }
+    }
+
+    /// Reads a layout file's text; lines that are not entries (comments) are skipped.
+    pub fn parse(text: &str) -> Self {
+        LayoutFile {
+            entries: text
+                .lines()
+                .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+                .filter_map(Entry::parse)
+                .collect(),
+        }
+    }
+
+    /// The file's text.
+    pub fn render(&self) -> String {
+        let mut text = HEADER.to_owned();
+        for entry in &self.entries {
+            text.push_str(&entry.line());
+        }
+        text
+    }
+
+    /// The entry whose header is `header` (16 hex digits), for `saga inspect`.
+    pub fn find(&self, header: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|entry| entry.header.eq_ignore_ascii_case(header))
+    }
+
+    /// What this build (`self`) does to the calls in flight at the points `recorded`
+    /// records.
+    pub fn compare(&self, recorded: &LayoutFile) -> Comparison {
+        let mut comparison = Comparison::default();
+        for old in &recorded.entries {
+            if self.entries.iter().any(|new| new.same(old)) {
+                continue;
+            }
+            let now = self
+                .entries
+                .iter()
+                .find(|new| new.tool == old.tool && new.point == old.point);
+            let bumped = self
+                .entries
+                .iter()
+                .filter(|new| new.tool == old.tool)
+                .any(|new| new.version > old.version);
+            let change = match now {
+                Some(new) if new.version != old.version => {
+                    format!("its version went from {} to {}", old.version, new.version)
+                }
+                Some(new) => format!(
+                    "what it saves changed: {}",
+                    describe_change(&old.layout, &new.layout)
+                ),
+                None if self.entries.iter().any(|new| new.tool == old.tool) => {
+                    "this build has no such point".to_owned()
+                }
+                None => "this build has no such tool".to_owned(),
+            };
+            let dropped = Dropped {
+                tool: old.tool.clone(),
+                point: old.point.clone(),
+                version: old.version,
+                change,
+            };
+            if bumped {
+                comparison.acknowledged.push(dropped);
+            } else {
+                comparison.stranded.push(dropped);
+            }
+        }
+        comparison.added = self
+            .entries
+            .iter()
+            .filter(|new| !recorded.entries.iter().any(|old| old.same(new)))
+            .map(|new| format!("{} {} (v{})", new.tool, new.point, new.version))
+            .collect();
+        comparison
+    }
+}
+
+/// A point of the file this build cannot resume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// The tool.
+    pub tool: String,
+    /// The point.
+    pub point: String,
+    /// The version the file records.
+    pub version: u16,
+    /// What changed.
+    pub change: String,
+}
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool `{}`, point `{}` (version {}): {}",
+            self.tool, self.point, self.version, self.change
+        )
+    }
+}
+
+/// What a build does to the points of a layout file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Points whose calls would be refused, with no `version` bump to say so.
+    pub stranded: Vec<Dropped>,
+    /// Points dropped with a `version` bump of their tool.
+    pub acknowledged: Vec<Dropped>,
+    /// Points the file does not record yet.
+    pub added: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether the file records exactly this build's points.
+    pub fn up_to_date(&self) -> bool {
+        self.stranded.is_empty() && self.acknowledged.is_empty() && self.added.is_empty()
+    }
+}
+
+/// Says which fields of a layout changed, in words: the first difference of the two
+/// texts, with what is around it.
+fn describe_change(old: &str, new: &str) -> String {
+    let common = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((at, _), _)| at);
+    let start = old[..common]
+        .rfind(['{', ',', '(', '<', '['])
+        .map_or(0, |at| at + 1);
+    let excerpt = |text: &str| {
+        let end = text[common..]
+            .find([',', '}', ')', '>', ']'])
+            .map_or(text.len(), |at| common + at);
+        text.get(start..end).unwrap_or(text).trim().to_owned()
+    };
+    format!(
+        "`{}` became `{}` (was: {old}; now: {new})",
+        excerpt(old),
+        excerpt(new)
+    )
+}
+
+/// Checks the build's points against the layout file at `path`, for a test: panics,
+/// naming each tool and point whose in-flight calls the build would refuse and what
+/// changed, or when the file is out of date. With `SAGA_LAYOUT=overwrite` it writes the
+/// file instead (and still reports stranded points on stderr).
+///
+/// A relative `path` is read from the current directory, which `cargo test` sets to the
+/// package's root.
+#[track_caller]
+pub fn assert_layout(tools: &SagaTools, path: impl AsRef<Path>) {
+    if let Err(message) = check_layout(tools, path.as_ref()) {
+        panic!("{message}");
+    }
+}
+
+/// [`assert_layout`] without the panic: the failure's text.
+pub fn check_layout(tools: &SagaTools, path: &Path) -> Result<(), String> {
+    let built = LayoutFile::of(tools);
+    let overwrite = std::env::var(OVERWRITE_VAR).is_ok_and(|value| value == "overwrite");
+    let recorded = match std::fs::read_to_string(path) {
+        Ok(text) => Some(LayoutFile::parse(&text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(format!("cannot read {}: {error}", path.display())),
+    };
+    let comparison = recorded.as_ref().map(|recorded| built.compare(recorded));
+    if overwrite {
+        if let Some(comparison) = &comparison {
+            for dropped in &comparison.stranded {
+                eprintln!("saga layout: in-flight calls will be refused at {dropped}");
+            }
+        }
+        return std::fs::write(path, built.render())
+            .map_err(|error| format!("cannot write {}: {error}", path.display()));
+    }
+    let Some(comparison) = comparison else {
+        return Err(format!(
+            "no layout file at {}: write it with `{OVERWRITE_VAR}=overwrite cargo test`, and commit it",
+            path.display()
+        ));
+    };
+    if !comparison.stranded.is_empty() {
+        let mut message = format!(
+            "this build would refuse calls in flight at {} suspension point(s) of {}:\n",
+            comparison.stranded.len(),
+            path.display()
+        );
+        for dropped in &comparison.stranded {
+            let _ = writeln!(message, "  - {dropped}");
+        }
+        message.push_str(
+            "Keep the previous code of each tool as a retired copy (`#[saga_tool(name = \
+             \"…\")] async fn …_v1`, registered with `.retired(…_v1)`), or bump \
+             `#[saga_tool(version = N)]` to say those calls may be refused. Then rewrite the \
+             file: `SAGA_LAYOUT=overwrite cargo test`.",
+        );
+        return Err(message);
+    }
+    if !comparison.up_to_date() {
+        let mut message = format!("the layout file {} is out of date:\n", path.display());
+        for added in &comparison.added {
+            let _ = writeln!(message, "  + {added}");
+        }
+        for dropped in &comparison.acknowledged {
+            let _ = writeln!(message, "  - {dropped} (acknowledged by the version bump)");
+        }
+        message.push_str("Rewrite it with `SAGA_LAYOUT=overwrite cargo test`, and commit it.");
+        return Err(message);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(tool: &str, version: u16, point: &str, layout: &str) -> Entry {
+        Entry {
+            tool: tool.into(),
+            version,
+            point: point.into(),
+            header: "00".repeat(8),
+            layout: layout.into(),
+        }
+    }
+
+    #[test]
+    fn a_file_round_trips_through_its_text() {
+        let file = LayoutFile {
+            entries: vec![entry("pay", 1, "AfterConfirm", "{ to: str, cents: u64 }")],
+        };
+        assert_eq!(LayoutFile::parse(&file.render()), file);
+    }
+
+    #[test]
+    fn a_changed_layout_strands_and_names_the_field() {
+        let old = LayoutFile {
+            entries: vec![entry("pay", 0, "AfterConfirm", "{ from: str, to: str }")],
+        };
+        let new = LayoutFile {
+            entries: vec![entry("pay", 0, "AfterConfirm", "{ to: str, from: str }")],
+        };
+        let comparison = new.compare(&old);
+        assert_eq!(comparison.stranded.len(), 1);
+        let text = comparison.stranded[0].to_string();
+        assert!(text.contains("tool `pay`, point `AfterConfirm`"), "{text}");
+        assert!(text.contains("`from: str` became `to: str`"), "{text}");
+    }
+
+    #[test]
+    fn a_version_bump_acknowledges_and_a_retired_copy_keeps() {
+        let old = LayoutFile {
+            entries: vec![entry("pay", 0, "AfterConfirm", "{ a: str }")],
+        };
+        let bumped = LayoutFile {
+            entries: vec![entry("pay", 1, "AfterConfirm", "{ a: u8 }")],
+        };
+        let comparison = bumped.compare(&old);
+        assert!(comparison.stranded.is_empty());
+        assert_eq!(comparison.acknowledged.len(), 1);
+        let kept = LayoutFile {
+            entries: vec![
+                entry("pay", 0, "AfterConfirm", "{ a: str }"),
+                entry("pay", 0, "AfterConfirm2", "{ a: u8 }"),
+            ],
+        };
+        let comparison = kept.compare(&old);
+        assert!(comparison.stranded.is_empty() && comparison.acknowledged.is_empty());
+        assert_eq!(comparison.added.len(), 1);
+    }
+}

@@ -1,0 +1,381 @@
+//! Suspension points and their identities: what a token names, so that a build resumes
+//! it only where it saved the same thing.
+//!
+//! A tool's state is an enum with one variant per suspension point (for a hand-written
+//! tool whose state is not an enum, the whole state is one point). Each point's identity
+//! is a SHA-256 of the tool's name, its declared `version`, the point's name and the
+//! point's saved layout ([`super::layout`]). It is computed once, when the server is
+//! built.
+//!
+//! A token carries the point in its header, in 8 bytes: 4 of a hash of the tool and point
+//! names, the version, and 2 of the identity. That is enough to find the point and to say
+//! in the log why a token was refused (an unknown point, another version, another layout).
+//! The whole identity is in the token's associated data, so a token opens only for the
+//! exact identity it was sealed with, whatever the 8 bytes.
+//!
+//! The point's variant index is not sealed: the token's state is the variant's fields
+//! alone, and the build that opens it puts back its own index for that point. So a
+//! suspension added before the one in flight moves no token onto another variant.
+
+use sha2::{Digest, Sha256};
+
+use super::layout::{self, LayoutError, Traced};
+use crate::state::PointKey;
+
+/// How a tool's state is framed in postcard, which says where its variant index is.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// An enum: the index is the first varint.
+    Enum,
+    /// A byte string holding an enum (`#[saga_tool]`'s state): a length, then the index.
+    Bytes,
+    /// Not an enum: one point, no index.
+    Whole,
+}
+
+/// A tool state's layout, point by point.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct StateLayout {
+    pub(crate) framing: Framing,
+    /// Per variant, by index: its name and its layout, or `None` for a variant that is
+    /// never sealed (an ordinary future's call site).
+    pub(crate) variants: Vec<(String, Option<String>)>,
+}
+
+impl StateLayout {
+    /// The layout of a hand-written tool's state type.
+    pub(crate) fn of<S: serde::de::DeserializeOwned>() -> Result<Self, LayoutError> {
+        let traced = match layout::trace::<S>() {
+            Err(error) if error.0 == layout::EMPTY_ROOT => {
+                return Ok(StateLayout {
+                    framing: Framing::Enum,
+                    variants: Vec::new(),
+                });
+            }
+            traced => traced?,
+        };
+        Ok(Self::from_traced(&traced, Framing::Enum, Vec::new(), &[]))
+    }
+
+    fn from_traced(
+        traced: &Traced,
+        framing: Framing,
+        callees: Vec<(String, String)>,
+        unreachable: &[String],
+    ) -> Self {
+        match traced.root_variants() {
+            Some(variants) => StateLayout {
+                framing,
+                variants: variants
+                    .into_iter()
+                    .map(|(name, mut text)| {
+                        if text.contains(&format!("{:?}", layout::UNREACHABLE))
+                            || unreachable.contains(&name)
+                        {
+                            return (name, None);
+                        }
+                        for (variant, callee) in &callees {
+                            if *variant == name {
+                                text.push_str(" where __callee = [");
+                                text.push_str(callee);
+                                text.push(']');
+                            }
+                        }
+                        (name, Some(text))
+                    })
+                    .collect(),
+            },
+            None => StateLayout {
+                framing: Framing::Whole,
+                variants: vec![("State".to_owned(), Some(traced.render()))],
+            },
+        }
+    }
+
+    /// The layout of a `#[saga_tool]`'s state, traced in its step (see
+    /// [`super::expand_support::macro_layout`]).
+    pub(crate) fn of_frame(frame: layout::Frame) -> Result<Self, LayoutError> {
+        let traced = match frame.state {
+            Some(Ok(traced)) => traced,
+            Some(Err(error)) if error.0 == layout::EMPTY_ROOT => {
+                return Ok(StateLayout {
+                    framing: Framing::Bytes,
+                    variants: Vec::new(),
+                });
+            }
+            Some(Err(error)) => return Err(error),
+            None => return Err(LayoutError("the step did not trace its state".into())),
+        };
+        let callees = frame
+            .callees
+            .into_iter()
+            .map(|(variant, callee)| callee.render().map(|text| (variant, text)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::from_traced(
+            &traced,
+            Framing::Bytes,
+            callees,
+            &frame.unreachable,
+        ))
+    }
+}
+
+/// The key of point `point` of `tool` at `version` with layout `layout`.
+pub(crate) fn point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKey {
+    let identity: [u8; 32] = Sha256::new()
+        .chain_update(b"saga-point/v1\0")
+        .chain_update(tool.as_bytes())
+        .chain_update([0])
+        .chain_update(version.to_be_bytes())
+        .chain_update(point.as_bytes())
+        .chain_update([0])
+        .chain_update(layout.as_bytes())
+        .finalize()
+        .into();
+    let names = name_tag(tool, point);
+    let version = version.to_be_bytes();
+    let header = [
+        names[0],
+        names[1],
+        names[2],
+        names[3],
+        version[0],
+        version[1],
+        identity[0],
+        identity[1],
+    ];
+    PointKey { header, identity }
+}
+
+fn name_tag(tool: &str, point: &str) -> [u8; 4] {
+    let digest = Sha256::new()
+        .chain_update(b"saga-point-name/v1\0")
+        .chain_update(tool.as_bytes())
+        .chain_update([0])
+        .chain_update(point.as_bytes())
+        .finalize();
+    [digest[0], digest[1], digest[2], digest[3]]
+}
+
+/// One suspension point of a tool.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Its name: the state variant's (`AfterElicitTarget`, …).
+    pub name: String,
+    /// The variant's index in this build.
+    pub(crate) variant: u32,
+    /// Its identity.
+    pub key: PointKey,
+    /// What it saves, as text.
+    pub layout: String,
+}
+
+/// Why a token names no point of a tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointRefusal {
+    /// No point of that name in this build.
+    #[error("the token stopped at a suspension point this build does not have")]
+    Unknown,
+    /// The point exists, at another `version`.
+    #[error("the token's point {point} is of version {token}, this build's is {ours}")]
+    OtherVersion {
+        /// The point's name.
+        point: String,
+        /// The token's version.
+        token: u16,
+        /// This build's.
+        ours: u16,
+    },
+    /// The point exists and saves another layout.
+    #[error("the token's point {point} saved another layout than this build's")]
+    OtherLayout {
+        /// The point's name.
+        point: String,
+    },
+}
+
+/// The suspension points of one tool build.
+#[derive(Debug, Clone)]
+pub struct Points {
+    tool: String,
+    version: u16,
+    framing: Framing,
+    /// By variant index.
+    points: Vec<Option<Point>>,
+}
+
+impl Points {
+    /// The points of `tool`, traced from its state's types: what a server computes once
+    /// per tool when it is built, and [`transition`](super::transition) needs.
+    pub fn of<T: super::SagaTool>(tool: &T) -> Result<Self, LayoutError> {
+        Self::named(tool, &tool.tool().name)
+    }
+
+    /// [`Points::of`], for the tool registered as `name`.
+    pub(crate) fn named<T: super::SagaTool>(tool: &T, name: &str) -> Result<Self, LayoutError> {
+        let version = tool.version();
+        let layout = tool.layout()?;
+        let points = layout
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(index, (point, text))| {
+                text.as_ref().map(|text| Point {
+                    name: point.clone(),
+                    variant: index as u32,
+                    key: point_key(name, version, point, text),
+                    layout: text.clone(),
+                })
+            })
+            .collect();
+        Ok(Points {
+            tool: name.to_owned(),
+            version,
+            framing: layout.framing,
+            points,
+        })
+    }
+
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The tool's declared version.
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// Every point that can be sealed.
+    pub fn iter(&self) -> impl Iterator<Item = &Point> {
+        self.points.iter().flatten()
+    }
+
+    /// The point a token's header names, if this build has it with the same identity.
+    pub fn find(&self, header: &[u8; 8]) -> Option<&Point> {
+        self.iter().find(|point| point.key.header == *header)
+    }
+
+    /// Why `header` names none of these points.
+    pub fn refusal(&self, header: &[u8; 8]) -> PointRefusal {
+        let named = self
+            .iter()
+            .find(|point| point.key.header[..4] == header[..4]);
+        match named {
+            None => PointRefusal::Unknown,
+            Some(point) => {
+                let token = PointKey::version_of(header);
+                if token != self.version {
+                    PointRefusal::OtherVersion {
+                        point: point.name.clone(),
+                        token,
+                        ours: self.version,
+                    }
+                } else {
+                    PointRefusal::OtherLayout {
+                        point: point.name.clone(),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the variant index out of the state encoded at `encoded[from..]`, and gives
+    /// the point it names.
+    pub(crate) fn split(&self, encoded: &mut Vec<u8>, from: usize) -> Result<&Point, String> {
+        let (index, cut) = match self.framing {
+            Framing::Whole => (0, 0..0),
+            Framing::Enum => {
+                let (index, len) = varint(&encoded[from..]).ok_or("no variant index")?;
+                (index, from..from + len)
+            }
+            Framing::Bytes => {
+                let (_, prefix) = varint(&encoded[from..]).ok_or("no length")?;
+                let (index, len) = varint(&encoded[from + prefix..]).ok_or("no variant index")?;
+                (index, from..from + prefix + len)
+            }
+        };
+        let point = self
+            .points
+            .get(index as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| format!("variant {index} is no suspension point"))?;
+        encoded.drain(cut);
+        Ok(point)
+    }
+
+    /// The state's encoding for `point` from its sealed fields, as this build reads it.
+    pub(crate) fn join(&self, point: &Point, fields: &[u8]) -> Vec<u8> {
+        let mut index = [0u8; 5];
+        let index = put_varint(&mut index, point.variant);
+        match self.framing {
+            Framing::Whole => fields.to_vec(),
+            Framing::Enum => [index, fields].concat(),
+            Framing::Bytes => {
+                let mut len = [0u8; 5];
+                let len = put_varint(&mut len, (index.len() + fields.len()) as u32);
+                [len, index, fields].concat()
+            }
+        }
+    }
+}
+
+fn varint(bytes: &[u8]) -> Option<(u32, usize)> {
+    let mut value: u32 = 0;
+    for (i, byte) in bytes.iter().take(5).enumerate() {
+        value |= u32::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+fn put_varint(buffer: &mut [u8; 5], mut value: u32) -> &[u8] {
+    let mut len = 0;
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            buffer[len] = byte;
+            return &buffer[..=len];
+        }
+        buffer[len] = byte | 0x80;
+        len += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        for value in [0u32, 1, 127, 128, 300, 16_384, u32::MAX] {
+            let mut buffer = [0u8; 5];
+            let bytes = put_varint(&mut buffer, value).to_vec();
+            assert_eq!(bytes, postcard::to_allocvec(&value).expect("encodes"));
+            assert_eq!(varint(&bytes), Some((value, bytes.len())));
+        }
+    }
+
+    #[test]
+    fn keys_differ_by_every_part() {
+        let base = point_key("pay", 0, "AfterConfirm", "{ a: str }");
+        for other in [
+            point_key("pay2", 0, "AfterConfirm", "{ a: str }"),
+            point_key("pay", 1, "AfterConfirm", "{ a: str }"),
+            point_key("pay", 0, "AfterConfirm2", "{ a: str }"),
+            point_key("pay", 0, "AfterConfirm", "{ b: str }"),
+        ] {
+            assert_ne!(base.identity, other.identity);
+        }
+        assert_eq!(
+            PointKey::version_of(&point_key("pay", 7, "A", "").header),
+            7
+        );
+    }
+}
