@@ -612,6 +612,33 @@ async fn a_token_of_an_older_build_resumes_where_the_point_saves_the_same_and_is
     }
 }
 
+#[tokio::test]
+async fn a_removed_tool_kept_only_as_a_retired_copy_finishes_its_calls_and_starts_none() {
+    let old = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
+    let removed = serve_tools(&[KEY], |b| b.retired(build_1::release_v1)).await;
+    let yes = json!({"elicit-1": {"action": "accept", "content": {"value": true}}});
+    let start = Call::new().name("release");
+    let (status, body) = start.send(old.addr).await;
+    let token = asks(status, &body, &["elicit-1"]);
+    let (status, body) = start
+        .clone()
+        .state(&token)
+        .answers(yes)
+        .send(removed.addr)
+        .await;
+    assert_eq!(completes(status, &body), "released");
+    // A fresh call finds no tool.
+    let (status, body) = start.send(removed.addr).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("unknown tool")),
+        "{body}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Hostile inputResponses against the running process
 // ---------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ fn record(id: &str, lease_until_ms: u64) -> TaskRecord {
         worker: Some("w1".into()),
         lease_until_ms,
         takeovers: 0,
+        unresumable_since_ms: None,
     }
 }
 

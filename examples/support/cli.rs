@@ -52,6 +52,27 @@ pub fn keys() -> anyhow::Result<KeyRing> {
     }
 }
 
+/// The task store `SAGA_TASKS_REDIS` names, or one in memory.
+pub async fn task_store() -> anyhow::Result<TaskStore> {
+    Ok(match std::env::var("SAGA_TASKS_REDIS") {
+        Ok(url) => TaskStore::redis(&url).await?,
+        Err(_) => TaskStore::memory(),
+    })
+}
+
+/// Task settings with `store` and the lease `SAGA_TASK_LEASE_MS` gives (the default
+/// otherwise).
+pub fn task_settings(store: TaskStore) -> saga_runtime::tasks::TaskSettings {
+    let mut settings = saga_runtime::tasks::TaskSettings::new(store);
+    if let Some(lease) = std::env::var("SAGA_TASK_LEASE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+    {
+        settings.lease = std::time::Duration::from_millis(lease);
+    }
+    settings
+}
+
 /// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`.
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -93,9 +114,42 @@ fn inspect_request(
     Ok(token.map(|token| (token, request)))
 }
 
-/// Serves `server` as the command line says, or with `--inspect TOKEN` (and the
-/// `--arguments JSON` of the call) prints the token's saga state as JSON.
+/// `--check-layout FILE` or `--write-layout FILE`, when the command line asks for one.
+fn layout_request(mut args: impl Iterator<Item = String>) -> Option<(bool, String)> {
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--check-layout" => return args.next().map(|file| (false, file)),
+            "--write-layout" => return args.next().map(|file| (true, file)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Serves `server` as the command line says. Instead: with `--inspect TOKEN` (and the
+/// `--arguments JSON` of the call) prints the token's saga state as JSON; with
+/// `--check-layout FILE` checks that this build resumes every suspension point the
+/// layout file records (exit status 1 and the reason when not, see
+/// [`saga_runtime::deploy`]); with `--write-layout FILE` writes this build's file.
 pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
+    if let Some((write, file)) = layout_request(std::env::args().skip(1)) {
+        let path = std::path::Path::new(&file);
+        if write {
+            std::fs::write(
+                path,
+                saga_runtime::deploy::LayoutFile::of(server.tools()).render(),
+            )?;
+            return Ok(());
+        }
+        match saga_runtime::deploy::check_layout(server.tools(), path) {
+            Ok(()) => println!("{file}: every recorded suspension point resumes on this build"),
+            Err(message) => {
+                eprintln!("{message}");
+                std::process::exit(1);
+            }
+        }
+        return Ok(());
+    }
     if let Some((token, request)) = inspect_request(std::env::args().skip(1))? {
         match server.inspect(&token, &request) {
             Ok(state) => println!("{}", serde_json::to_string_pretty(&state)?),

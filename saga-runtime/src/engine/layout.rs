@@ -148,7 +148,11 @@ impl VariantFormat {
 #[derive(Debug, Clone)]
 pub(crate) struct Traced {
     pub(crate) root: Format,
+    /// By key: the serde name, and the Rust type at the position it was met (two
+    /// instances of one generic type share a serde name, not a layout).
     pub(crate) registry: BTreeMap<String, Container>,
+    /// Each key's serde name, which is what the layout text shows.
+    pub(crate) names: BTreeMap<String, String>,
 }
 
 /// Why a type's layout could not be traced.
@@ -225,6 +229,7 @@ fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, Layou
     let mut session = Session {
         profile,
         registry: BTreeMap::new(),
+        names: BTreeMap::new(),
         first_pick: BTreeMap::new(),
         active: Vec::new(),
         active_variants: Vec::new(),
@@ -238,12 +243,14 @@ fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, Layou
             session: &mut session,
             out: &mut format,
             depth: 0,
+            ty: std::any::type_name::<T>(),
         })?;
         root.merge(format).map_err(LayoutError)?;
         if session.unexplored().is_none() {
             return Ok(Traced {
                 root,
                 registry: session.registry,
+                names: session.names,
             });
         }
     }
@@ -253,6 +260,7 @@ fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, Layou
 struct Session {
     profile: Profile,
     registry: BTreeMap<String, Container>,
+    names: BTreeMap<String, String>,
     /// Per enum, the variant its first occurrence of this pass takes.
     first_pick: BTreeMap<String, u32>,
     /// Containers being traced, outermost first.
@@ -287,6 +295,57 @@ impl Session {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Whether `format` leads, through the containers known so far, to an enum variant
+    /// not yet explored: where a fully explored enum should go next.
+    fn reaches_unexplored(&self, format: &Format, seen: &mut Vec<String>) -> bool {
+        match format {
+            Format::Option(inner) | Format::Seq(inner) => self.reaches_unexplored(inner, seen),
+            Format::Map(key, value) => {
+                self.reaches_unexplored(key, seen) || self.reaches_unexplored(value, seen)
+            }
+            Format::Tuple(items) => items.iter().any(|item| self.reaches_unexplored(item, seen)),
+            Format::Named(key) => {
+                if seen.contains(key) {
+                    return false;
+                }
+                seen.push(key.clone());
+                match self.registry.get(key) {
+                    None => false,
+                    Some(Container::UnitStruct) => false,
+                    Some(Container::Newtype(inner)) => self.reaches_unexplored(inner, seen),
+                    Some(Container::TupleStruct(items)) => {
+                        items.iter().any(|item| self.reaches_unexplored(item, seen))
+                    }
+                    Some(Container::Struct(fields)) => fields
+                        .iter()
+                        .any(|(_, format)| self.reaches_unexplored(format, seen)),
+                    Some(Container::Enum(variants)) => variants.iter().any(|(_, variant)| {
+                        self.variant_reaches_unexplored(variant.as_ref(), seen)
+                    }),
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn variant_reaches_unexplored(
+        &self,
+        variant: Option<&VariantFormat>,
+        seen: &mut Vec<String>,
+    ) -> bool {
+        match variant {
+            None => true,
+            Some(VariantFormat::Unit) => false,
+            Some(VariantFormat::Newtype(inner)) => self.reaches_unexplored(inner, seen),
+            Some(VariantFormat::Tuple(items)) => {
+                items.iter().any(|item| self.reaches_unexplored(item, seen))
+            }
+            Some(VariantFormat::Struct(fields)) => fields
+                .iter()
+                .any(|(_, format)| self.reaches_unexplored(format, seen)),
+        }
     }
 
     fn record(&mut self, name: &str, container: Container) -> Result<(), LayoutError> {
@@ -343,10 +402,17 @@ struct Tracer<'a> {
     session: &'a mut Session,
     out: &'a mut Format,
     depth: usize,
+    /// The Rust type read at this position (its seed's), "" where unknown.
+    ty: &'static str,
 }
 
 impl<'a> Tracer<'a> {
-    fn child<'b>(&'b mut self, out: &'b mut Format) -> Result<Tracer<'b>, LayoutError> {
+    /// The tracer of a position inside this one, reading `ty`.
+    fn child<'b>(
+        &'b mut self,
+        out: &'b mut Format,
+        ty: &'static str,
+    ) -> Result<Tracer<'b>, LayoutError> {
         if self.depth >= MAX_DEPTH {
             return Err(LayoutError("the type nests too deeply to trace".into()));
         }
@@ -354,6 +420,7 @@ impl<'a> Tracer<'a> {
             session: self.session,
             out,
             depth: self.depth + 1,
+            ty,
         })
     }
 
@@ -399,14 +466,19 @@ impl<'a> Tracer<'a> {
         mut self,
         name: &'static str,
         visitor: V,
-        body: impl FnOnce(&mut Self, V) -> Result<(V::Value, Container), LayoutError>,
+        body: impl FnOnce(&mut Self, &str, V) -> Result<(V::Value, Container), LayoutError>,
     ) -> Result<V::Value, LayoutError> {
-        *self.out = Format::Named(name.to_owned());
-        let recursive = self.enter(name);
-        let result = body(&mut self, visitor);
+        let key = format!("{name}\u{0}{}", self.ty);
+        self.session
+            .names
+            .entry(key.clone())
+            .or_insert_with(|| name.to_owned());
+        *self.out = Format::Named(key.clone());
+        let recursive = self.enter(&key);
+        let result = body(&mut self, &key, visitor);
         self.leave(recursive);
         let (value, container) = result?;
-        self.session.record(name, container)?;
+        self.session.record(&key, container)?;
         Ok(value)
     }
 }
@@ -496,7 +568,8 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
             return visitor.visit_none();
         }
         let mut inner = Format::Unknown;
-        let value = visitor.visit_some(self.child(&mut inner)?)?;
+        let ty = self.ty;
+        let value = visitor.visit_some(self.child(&mut inner, ty)?)?;
         *self.out = Format::Option(Box::new(inner));
         Ok(value)
     }
@@ -511,7 +584,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        self.named(name, visitor, |_, visitor| {
+        self.named(name, visitor, |_, _, visitor| {
             Ok((visitor.visit_unit()?, Container::UnitStruct))
         })
     }
@@ -528,9 +601,10 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
                     .into(),
             ));
         }
-        self.named(name, visitor, |tracer, visitor| {
+        self.named(name, visitor, |tracer, _, visitor| {
             let mut inner = Format::Unknown;
-            let value = visitor.visit_newtype_struct(tracer.child(&mut inner)?)?;
+            let ty = tracer.ty;
+            let value = visitor.visit_newtype_struct(tracer.child(&mut inner, ty)?)?;
             Ok((value, Container::Newtype(inner)))
         })
     }
@@ -539,7 +613,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         let mut element = Format::Unknown;
         let one = self.session.terminating == 0;
         let value = visitor.visit_seq(Elements {
-            tracer: self.child(&mut element)?.reborrow_parts(),
+            tracer: self.child(&mut element, "")?.reborrow_parts(),
             remaining: usize::from(one),
         })?;
         *self.out = Format::Seq(Box::new(element));
@@ -562,7 +636,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        self.named(name, visitor, |tracer, visitor| {
+        self.named(name, visitor, |tracer, _, visitor| {
             let (value, formats) = tracer.fields(None, len, visitor)?;
             Ok((value, Container::TupleStruct(formats)))
         })
@@ -593,7 +667,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        self.named(name, visitor, |tracer, visitor| {
+        self.named(name, visitor, |tracer, _, visitor| {
             let (value, formats) = tracer.fields(Some(fields), fields.len(), visitor)?;
             let named = fields
                 .iter()
@@ -616,31 +690,41 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
             }
             return Err(LayoutError(format!("the enum `{name}` has no variant")));
         }
-        self.named(name, visitor, |tracer, visitor| {
+        self.named(name, visitor, |tracer, key, visitor| {
             let session = &mut *tracer.session;
             let active: Vec<u32> = session
                 .active_variants
                 .iter()
-                .filter(|(active, _)| active == name)
+                .filter(|(active, _)| active == key)
                 .map(|(_, index)| *index)
                 .collect();
             let planned = if active.is_empty() {
-                session.first_pick.remove(name)
+                session.first_pick.remove(key)
             } else {
                 None
             };
-            let explored = |index: u32| match session.registry.get(name) {
-                Some(Container::Enum(known)) => {
-                    known.get(index as usize).is_some_and(|(_, f)| f.is_some())
-                }
-                _ => false,
+            let known: Vec<Option<VariantFormat>> = match session.registry.get(key) {
+                Some(Container::Enum(known)) => known.iter().map(|(_, f)| f.clone()).collect(),
+                _ => Vec::new(),
             };
+            let explored = |index: u32| known.get(index as usize).is_some_and(Option::is_some);
             let free = |index: &u32| !active.contains(index);
             let count = variants.len() as u32;
+            // A fully explored enum goes where something is still unexplored, if it can.
+            let onward = (0..count).filter(free).find(|&i| {
+                explored(i)
+                    && session.variant_reaches_unexplored(
+                        known.get(i as usize).and_then(Option::as_ref),
+                        &mut vec![key.to_owned()],
+                    )
+            });
             let index = planned
+                .filter(|_| session.terminating == 0)
+                .or(onward.filter(|_| session.terminating == 0))
                 .or_else(|| (0..count).filter(free).find(|&i| explored(i)))
                 .or_else(|| (0..count).find(free))
                 .ok_or_else(|| LayoutError(format!("every variant of `{name}` contains itself")))?;
+            let name = key;
             session.active_variants.push((name.to_owned(), index));
             let mut format = None;
             let result = visitor.visit_enum(Variant {
@@ -648,6 +732,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
                     session: &mut *tracer.session,
                     out: &mut Format::Unknown,
                     depth: tracer.depth + 1,
+                    ty: "",
                 },
                 index,
                 format: &mut format,
@@ -714,6 +799,7 @@ impl<'de> de::SeqAccess<'de> for Elements<'_> {
             session: self.tracer.session,
             out: self.tracer.out,
             depth: self.tracer.depth,
+            ty: std::any::type_name::<T>(),
         })
         .map(Some)
     }
@@ -740,7 +826,8 @@ impl<'de> de::SeqAccess<'de> for Fields<'_, '_> {
             return Ok(None);
         };
         self.next += 1;
-        seed.deserialize(self.tracer.child(out)?).map(Some)
+        seed.deserialize(self.tracer.child(out, std::any::type_name::<T>())?)
+            .map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -771,6 +858,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_> {
             session: self.session,
             out: self.key,
             depth: self.depth,
+            ty: std::any::type_name::<K>(),
         })
         .map(Some)
     }
@@ -783,6 +871,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_> {
             session: self.session,
             out: self.value,
             depth: self.depth,
+            ty: std::any::type_name::<V>(),
         })
     }
 
@@ -823,7 +912,7 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         seed: T,
     ) -> Result<T::Value, LayoutError> {
         let mut inner = Format::Unknown;
-        let value = seed.deserialize(self.tracer.child(&mut inner)?)?;
+        let value = seed.deserialize(self.tracer.child(&mut inner, std::any::type_name::<T>())?)?;
         *self.format = Some(VariantFormat::Newtype(inner));
         Ok(value)
     }
@@ -961,8 +1050,10 @@ impl Traced {
         out.push_str(" }");
     }
 
-    fn write_named(&self, name: &str, stack: &mut Vec<String>, out: &mut String) {
+    fn write_named(&self, key: &str, stack: &mut Vec<String>, out: &mut String) {
+        let name = self.names.get(key).map_or(key, String::as_str);
         let _ = write!(out, "{name:?}");
+        let name = key;
         if stack.iter().any(|active| active == name) {
             return;
         }
@@ -1176,10 +1267,44 @@ mod tests {
 
     #[test]
     fn recursive_types_end() {
-        assert_eq!(text::<List>(), "\"List\" enum { Cons(u8, \"List\") | Nil }");
+        // A type met again through another Rust type (`Box<List>`) is written out once
+        // more before its recursion ends: deterministic, only longer.
+        let list = text::<List>();
+        assert!(
+            list.starts_with("\"List\" enum { Cons(u8, \"List\" enum { Cons(u8, \"List\""),
+            "{list}"
+        );
+        let tree = text::<Tree>();
+        assert!(
+            tree.starts_with("\"Tree\" { label: str, children: [\"Tree\""),
+            "{tree}"
+        );
+        assert!(tree.contains("index: Map<str, \"Tree\""), "{tree}");
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    enum Outer {
+        Plain,
+        Other(u8),
+        Holds { inner: Vec<Color> },
+    }
+
+    #[test]
+    fn two_instances_of_one_generic_type_keep_their_own_layouts() {
+        let text = text::<(Result<String, u8>, Result<Vec<u64>, u8>)>();
         assert_eq!(
-            text::<Tree>(),
-            "\"Tree\" { label: str, children: [\"Tree\"], parent: Option<\"Tree\">, index: Map<str, \"Tree\"> }"
+            text,
+            "(\"Result\" enum { Ok(str) | Err(u8) }, \"Result\" enum { Ok([u64]) | Err(u8) })"
+        );
+    }
+
+    #[test]
+    fn an_enum_reached_only_through_one_variant_is_explored_too() {
+        let text = text::<Vec<Outer>>();
+        assert!(
+            text.contains("Red | Custom { rgb: (u8, u8, u8) } | Named(str)"),
+            "{text}"
         );
     }
 

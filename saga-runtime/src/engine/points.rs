@@ -70,7 +70,8 @@ impl StateLayout {
                 framing,
                 variants: variants
                     .into_iter()
-                    .map(|(name, mut text)| {
+                    .map(|(name, text)| {
+                        let mut text = text.trim_start().to_owned();
                         if text.contains(&format!("{:?}", layout::UNREACHABLE))
                             || unreachable.contains(&name)
                         {

@@ -289,6 +289,7 @@ impl Tasks {
             worker: Some(claim.clone()),
             lease_until_ms: self.lease_until(),
             takeovers: 0,
+            unresumable_since_ms: None,
         };
         self.settings
             .store
@@ -546,6 +547,14 @@ impl Tasks {
             if record.status != TaskStatus::Working || record.worker.as_deref() != Some(claim) {
                 return;
             }
+            if let Some(reason) = unresumable(tools, &record) {
+                self.defer_unresumable(id, claim, &record, &reason).await;
+                return;
+            }
+            if record.unresumable_since_ms.is_some() {
+                self.write(id, claim, |record| record.unresumable_since_ms = None)
+                    .await;
+            }
             let cx = SagaContext::new(record.principal.clone())
                 .with_capabilities(record.capabilities.clone())
                 .with_cancellation(token.clone());
@@ -630,6 +639,37 @@ impl Tasks {
                 return;
             }
             tokio::task::yield_now().await;
+        }
+    }
+
+    /// A task this build cannot resume (its state stopped at a suspension point no build
+    /// here has): given back for another replica to claim, as during a rolling upgrade,
+    /// and failed with the reason once none has resumed it for three leases.
+    async fn defer_unresumable(&self, id: &str, claim: &str, record: &TaskRecord, reason: &str) {
+        let now = clock::now_ms();
+        let since = record.unresumable_since_ms.unwrap_or(now);
+        let grace = millis(self.settings.lease).saturating_mul(3);
+        if now.saturating_sub(since) >= grace {
+            tracing::warn!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task no build can continue failed");
+            let message = format!(
+                "no build of tool {} serving this task can continue it: {reason}",
+                record.tool
+            );
+            self.write(id, claim, move |record| {
+                record.status = TaskStatus::Failed;
+                record.error = Some(TaskRecord::error_object(-32602, &message));
+                record.worker = None;
+            })
+            .await;
+            self.notify(id).await;
+        } else {
+            tracing::info!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task this build cannot resume is left for another replica");
+            self.write(id, claim, move |record| {
+                record.unresumable_since_ms = Some(since);
+                record.worker = None;
+                record.lease_until_ms = 0;
+            })
+            .await;
         }
     }
 
@@ -762,5 +802,20 @@ impl Tasks {
                 observers.remove(&id);
             }
         }
+    }
+}
+
+/// Why this build cannot resume `record`'s saved state, if it cannot.
+fn unresumable(tools: &SagaTools, record: &TaskRecord) -> Option<String> {
+    let Ok(saga) = tools.saga(&record.tool) else {
+        return Some(format!("the tool {} is not served here", record.tool));
+    };
+    let state = record.state.as_deref()?;
+    match crate::state::TokenHeader::peek_point(state) {
+        Err(error) => Some(error.to_string()),
+        Ok(header) => saga
+            .point_key(&header)
+            .is_none()
+            .then(|| saga.points().refusal(&header).to_string()),
     }
 }

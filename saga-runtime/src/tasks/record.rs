@@ -46,6 +46,11 @@ pub struct TaskRecord {
     pub lease_until_ms: u64,
     /// How many times a worker took it over from another.
     pub takeovers: u32,
+    /// Since when (unix milliseconds) the replicas that claimed it could not resume its
+    /// state (another build's suspension point); it fails with the reason once no replica
+    /// has resumed it for three leases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unresumable_since_ms: Option<u64>,
 }
 
 impl TaskRecord {
