@@ -252,8 +252,9 @@ else
   fail "$name" "$WORK/err.txt"
 fi
 
-# 9. saga inspect on a real token from a round, with and without the right key.
-name="saga inspect: a real token's header"
+# 9. saga inspect on a real token from a round, with and without the right key, naming its
+#    tool, version and suspension point from the example's layout file.
+name="saga inspect: a real token's header and point"
 cat >"$WORK/partial.json" <<'EOF'
 {"elicit-1": {"target": "production"}}
 EOF
@@ -261,8 +262,9 @@ EOF
   >"$WORK/out.txt" 2>&1
 token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
 if [ -n "$token" ] &&
-  SAGA_KEYS="$KEY" "$SAGA" inspect "$token" >"$WORK/inspect.txt" 2>&1 &&
-  grep -q "^version      0x02" "$WORK/inspect.txt" &&
+  SAGA_KEYS="$KEY" "$SAGA" inspect --layout examples/layouts/deploy.layout "$token" >"$WORK/inspect.txt" 2>&1 &&
+  grep -q "^version      0x03" "$WORK/inspect.txt" &&
+  grep -q "^point        [0-9a-f]\{16\}: tool complex_tool, version 0, point AfterElicitTarget" "$WORK/inspect.txt" &&
   grep -q "header 41, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
   grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
   SAGA_KEYS="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$SAGA" inspect "$token" |

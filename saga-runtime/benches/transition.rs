@@ -803,5 +803,111 @@ fn main() {
             ask_ns / 1000.0,
         );
     }
+    identity_check(&codec, &cx);
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// What the suspension-point identity adds to a transition, against the fingerprint
+/// comparison it replaced, in alternating batches; and what tracing a tool's points costs
+/// once, when a server is built.
+fn identity_check(codec: &StateCodec, cx: &SagaContext) {
+    println!(
+        "\n### The suspension-point identity (the deploy issue) against the fingerprint check\n"
+    );
+    let looping = Looping::new(&ask_forever, codec, cx, 100, answer_for_key);
+    let token = looping.token.clone();
+    let points = Points::of(&ask_forever).expect("the tool's points trace");
+    let header: [u8; 8] = saga_runtime::state::TokenHeader::parse(&token)
+        .expect("a token")
+        .point;
+    // The previous build compared the header's 8 bytes with the tool's fingerprint.
+    let fingerprint = header;
+    let fields = vec![7u8; 110];
+    let (old_ns, new_ns, _) = measure_pair(
+        |batch| {
+            let started = Instant::now();
+            for _ in 0..batch {
+                black_box(black_box(&header) == black_box(&fingerprint));
+            }
+            started.elapsed().as_nanos() as f64 / batch as f64
+        },
+        |batch| {
+            let started = Instant::now();
+            for _ in 0..batch {
+                let found = saga_runtime::state::TokenHeader::peek_point(black_box(&token))
+                    .ok()
+                    .and_then(|header| points.find(&header));
+                black_box(found);
+            }
+            started.elapsed().as_nanos() as f64 / batch as f64
+        },
+    );
+    // The whole identity also rides in the associated data: 32 bytes more to authenticate.
+    let key = [0x42u8; 32];
+    let cipher = &aead::XChaCha20Poly1305::new(&key);
+    let nonce = [9u8; 24];
+    let plaintext = vec![5u8; 110];
+    let aead_with = |aad_len: usize| {
+        let aad = vec![1u8; aad_len];
+        let mut buffer = plaintext.clone();
+        move |batch: u64| {
+            let started = Instant::now();
+            for _ in 0..batch {
+                let tag = cipher.seal_in_place(&nonce, &aad, &mut buffer);
+                cipher
+                    .open_in_place(&nonce, &aad, &mut buffer, &tag)
+                    .expect("opens");
+                black_box(&buffer);
+            }
+            started.elapsed().as_nanos() as f64 / batch as f64
+        }
+    };
+    let (aad_73, aad_105, _) = measure_pair(aead_with(73), aead_with(105));
+    // Putting back this build's variant index before the state is decoded: one copy of
+    // the state's bytes behind a varint (what `Points::join` does).
+    let join_ns = measure(|| {
+        black_box([[1u8].as_slice(), black_box(&fields)].concat());
+    });
+    println!("| per transition | ns |");
+    println!("|---|---:|");
+    println!("| the fingerprint comparison (previous build) | {old_ns:.1} |");
+    println!(
+        "| the point's lookup: header read from the token, found among the tool's points | {new_ns:.1} |"
+    );
+    println!("| the variant index put back before decoding (110 B state) | {join_ns:.1} |");
+    println!(
+        "| seal + open of 110 B, AAD 73 B (previous) → 105 B (with the identity) | {aad_73:.0} → {aad_105:.0} |"
+    );
+    println!(
+        "| added per resumed transition | {:.0} |",
+        new_ns - old_ns + join_ns + (aad_105 - aad_73)
+    );
+
+    println!("\n| start-up, per tool (traced once when the server is built) | µs |");
+    println!("|---|---:|");
+    let once = |f: &mut dyn FnMut()| {
+        let started = Instant::now();
+        for _ in 0..20 {
+            f();
+        }
+        started.elapsed().as_secs_f64() * 1e6 / 20.0
+    };
+    println!(
+        "| `#[saga_tool]`, one point (`ask_forever`) | {:.0} |",
+        once(&mut || {
+            black_box(Points::of(&ask_forever).expect("traces"));
+        })
+    );
+    println!(
+        "| `#[saga_tool]`, 200 points (`two_hundred_checkpoints`) | {:.0} |",
+        once(&mut || {
+            black_box(Points::of(&two_hundred_checkpoints).expect("traces"));
+        })
+    );
+    println!(
+        "| hand-written, an enum state (`Asker`) | {:.0} |",
+        once(&mut || {
+            black_box(Points::of(&Asker::<false>(100)).expect("traces"));
+        })
+    );
 }

@@ -71,8 +71,10 @@ impl Entry {
         let tool = fields.next()?.to_owned();
         let version = fields.next()?.strip_prefix('v')?.parse().ok()?;
         let point = fields.next()?.to_owned();
-        let header = fields.next()?.to_owned();
-        let layout = fields.next()?.to_owned();
+        let header = fields.next()?.trim().to_owned();
+        // A point that saves nothing has an empty layout, which an editor may trim away
+        // with its tab.
+        let layout = fields.next().unwrap_or_default().to_owned();
         Some(Entry {
             tool,
             version,

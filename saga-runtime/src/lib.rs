@@ -11,6 +11,74 @@
 //! - [`engine`]: the [`SagaTool`](engine::SagaTool) contract and the runner.
 //! - [`serve`]: [`SagaServer`](serve::SagaServer) over Streamable HTTP or stdio.
 //! - [`tasks`]: durable tasks (MCP tasks extension) in a [`TaskStore`](tasks::TaskStore).
+//! - [`deploy`]: the layout file, a check before deploying changed code.
+//!
+//! ## Deploying changes
+//!
+//! A token (or a task record) names the suspension point it stopped at, and an identity
+//! of what that point saved: the exact serde layout of its saved locals, user types and
+//! `#[saga_fn]` helpers' nested state included (field names and order, types, enum
+//! variants), the tool's name and its declared version. Each tool's points are traced
+//! once, when the server is built. A build resumes a token on its own code wherever it has
+//! the point with the same identity, and refuses it with `-32602` before decoding a byte
+//! otherwise; the log says why (an unknown point, another layout, another version).
+//!
+//! - **Kept**: a changed result or message, other logic, a suspension added after the one
+//!   in flight, one added before it when the point saves the same locals. Calls go on, in
+//!   both directions of a rolling upgrade; a question asked again is worded by the build
+//!   that asks it.
+//! - **Refused**: a saved local added, removed, renamed or retyped at that point, a saved
+//!   struct's fields reordered, a variant added to a saved enum, a helper's saved locals
+//!   changed, a saved type or a helper renamed. Keep the previous code as a retired copy
+//!   to finish those calls.
+//! - **Refused on purpose**: `#[saga_tool(version = N)]` declares a change of meaning that
+//!   keeps the layout.
+//!
+//! A retired copy is the previous build's tool, with its helpers and saved types,
+//! unchanged, in a module of its own (so that every name stays as it was), registered with
+//! `.retired(..)`: never listed, it never starts a call, and finishes the calls and tasks
+//! whose points it has. Remove it once the old tokens have expired (the server's `ttl`)
+//! and the old tasks have ended. A task that no replica can continue ends `failed` with
+//! the reason, once none has resumed it for three leases.
+//!
+//! ```
+//! use saga_runtime::prelude::*;
+//!
+//! /// The new build: the amount is now saved in cents, as a `u64`.
+//! #[saga_tool]
+//! async fn pay(to: String, dollars: u32) -> Result<String, SagaError> {
+//!     let cents = u64::from(dollars) * 100;
+//!     let ok: bool = elicit(format!("Pay {cents} cents to {to}?")).await?;
+//!     Ok(if ok { format!("paid {cents} cents") } else { "not paid".into() })
+//! }
+//!
+//! /// The previous build, unchanged, kept to finish its calls.
+//! mod v1 {
+//!     use saga_runtime::prelude::*;
+//!
+//!     #[saga_tool]
+//!     pub async fn pay(to: String, dollars: u32) -> Result<String, SagaError> {
+//!         let ok: bool = elicit(format!("Pay {dollars} dollars to {to}?")).await?;
+//!         Ok(if ok { format!("paid {dollars} dollars") } else { "not paid".into() })
+//!     }
+//! }
+//!
+//! let tools = SagaTools::builder()
+//!     .keys(KeyRing::ephemeral())
+//!     .tool(pay)
+//!     .retired(v1::pay)
+//!     .build()?;
+//! assert_eq!(tools.tools().count(), 1, "a retired copy is never listed");
+//! // Both builds' points are resumable, and recorded in the layout file.
+//! let file = saga_runtime::deploy::LayoutFile::of(&tools);
+//! assert!(file.entries.iter().any(|entry| entry.layout.contains("cents: u64")));
+//! assert!(file.entries.iter().any(|entry| entry.layout.contains("dollars: u32")));
+//! # Ok::<(), saga_runtime::serve::BuildError>(())
+//! ```
+//!
+//! A test of one line checks each build against the committed layout file, and fails,
+//! naming the tool, the point and what changed, when a change would strand calls in
+//! flight without a retired copy or a version bump (see [`deploy`]).
 //!
 //! Most code needs only `use saga_runtime::prelude::*;`.
 

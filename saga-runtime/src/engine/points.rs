@@ -206,6 +206,9 @@ pub struct Points {
     framing: Framing,
     /// By variant index.
     points: Vec<Option<Point>>,
+    /// Header bytes and variant index, sorted: a token's point is found by binary search,
+    /// however many points the saga has.
+    by_header: Vec<([u8; 8], usize)>,
 }
 
 impl Points {
@@ -219,7 +222,7 @@ impl Points {
     pub(crate) fn named<T: super::SagaTool>(tool: &T, name: &str) -> Result<Self, LayoutError> {
         let version = tool.version();
         let layout = tool.layout()?;
-        let points = layout
+        let points: Vec<Option<Point>> = layout
             .variants
             .iter()
             .enumerate()
@@ -232,11 +235,18 @@ impl Points {
                 })
             })
             .collect();
+        let mut by_header: Vec<([u8; 8], usize)> = points
+            .iter()
+            .enumerate()
+            .filter_map(|(index, point)| point.as_ref().map(|point| (point.key.header, index)))
+            .collect();
+        by_header.sort_unstable();
         Ok(Points {
             tool: name.to_owned(),
             version,
             framing: layout.framing,
             points,
+            by_header,
         })
     }
 
@@ -257,7 +267,13 @@ impl Points {
 
     /// The point a token's header names, if this build has it with the same identity.
     pub fn find(&self, header: &[u8; 8]) -> Option<&Point> {
-        self.iter().find(|point| point.key.header == *header)
+        // Within one build, two points share a header only if 48 bits of two hashes
+        // collide; across the builds of a family, `SagaTools` refuses such a pair.
+        let at = self.by_header.partition_point(|(known, _)| known < header);
+        let (known, index) = self.by_header.get(at)?;
+        (known == header)
+            .then(|| self.points.get(*index).and_then(Option::as_ref))
+            .flatten()
     }
 
     /// Why `header` names none of these points.

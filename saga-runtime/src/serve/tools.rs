@@ -21,6 +21,27 @@ use super::wire::resumable::CallNotices;
 use crate::engine::{Call, SagaContext, StepFailure};
 use crate::state::{KeyRing, StateCodec};
 
+/// Refuses a family whose builds have two points with equal headers and other identities.
+fn check_headers(name: &str, family: &super::family::Family) -> Result<(), BuildError> {
+    let builds = family.every_points();
+    for (i, points) in builds.iter().enumerate() {
+        for point in points.iter() {
+            let clash = builds[..i].iter().any(|earlier| {
+                earlier
+                    .find(&point.key.header)
+                    .is_some_and(|other| other.key.identity != point.key.identity)
+            });
+            if clash {
+                return Err(BuildError::PointClash {
+                    tool: name.to_owned(),
+                    point: point.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// How long the in-process state of a session call stays valid between its rounds: as
 /// long as a person may take to answer, bounded by the session's own idle timeout.
 const SESSION_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -182,6 +203,19 @@ pub enum BuildError {
         /// Why.
         error: crate::engine::LayoutError,
     },
+    /// Two builds of one tool have points whose 8 header bytes are equal but whose
+    /// identities differ (a 1 in 65,536 chance per pair): a token could not say which
+    /// build it belongs to.
+    #[error(
+        "tool {tool:?}: point {point} of two builds shares its header with another identity; \
+         bump the current build's #[saga_tool(version = N)]"
+    )]
+    PointClash {
+        /// The tool's name.
+        tool: String,
+        /// The point.
+        point: String,
+    },
 }
 
 impl SagaTools {
@@ -241,6 +275,7 @@ impl SagaTools {
                 current.map(|index| entries[index].saga.clone()),
                 builds,
             );
+            check_headers(&tool.name, &family)?;
             let saga: Saga = Arc::new(family);
             match current {
                 Some(index) => entries[index].saga = saga,
