@@ -206,6 +206,16 @@ const PROFILES: &[Profile] = &[
         text: "0",
         bytes: 1,
     },
+    Profile {
+        int: 1,
+        text: "user@example.com",
+        bytes: 2,
+    },
+    Profile {
+        int: 1,
+        text: "https://example.com/a?b=c#d",
+        bytes: 20,
+    },
 ];
 
 /// Traces `T` as postcard would read it.
@@ -219,7 +229,12 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
         }
     }
     Err(LayoutError(format!(
-        "the saved type `{}` cannot be traced: {}",
+        "the saved state `{}` cannot be traced: {}. saga reads the layout of what a saga \
+         saves by deserializing sample values (empty and short strings, 0 and 1, a date, a \
+         URL, an email address) when the server is built, so that no token is ever read into \
+         another layout; a saved type must be postcard-compatible (no serde_json::Value, \
+         untagged or internally tagged enums, flatten) and accept one of those samples: \
+         save the plain data (a String) and check it after the suspension instead",
         std::any::type_name::<T>(),
         last.0
     )))

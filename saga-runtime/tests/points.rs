@@ -1,0 +1,66 @@
+//! What a tool's suspension points are traced as: every saved type's layout, or a clear
+//! error when the server is built.
+
+use saga_runtime::prelude::*;
+use saga_runtime::serve::BuildError;
+
+/// An address the type itself checks: it refuses most strings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Email(String);
+
+impl TryFrom<String> for Email {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        if text.contains('@') {
+            Ok(Email(text))
+        } else {
+            Err(format!("{text:?} is no email address"))
+        }
+    }
+}
+
+impl From<Email> for String {
+    fn from(email: Email) -> String {
+        email.0
+    }
+}
+
+#[saga_tool]
+async fn invite(address: String) -> Result<String, SagaError> {
+    let email = Email::try_from(address).map_err(SagaError::msg)?;
+    let ok: bool = elicit("Send the invitation?").await?;
+    Ok(format!("{}: {ok}", String::from(email)))
+}
+
+#[saga_tool]
+async fn keeps_json(raw: String) -> Result<String, SagaError> {
+    let value: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
+    let ok: bool = elicit("Keep it?").await?;
+    Ok(format!("{value} {ok}"))
+}
+
+#[test]
+fn a_type_that_validates_what_it_reads_is_traced() {
+    let points = saga_runtime::engine::Points::of(&invite).expect("traces");
+    let layouts: Vec<&str> = points.iter().map(|point| point.layout.as_str()).collect();
+    // `try_from = "String"`: postcard reads a string, and so does the trace.
+    assert_eq!(layouts, ["{ email: str, __m0: \"PhantomData\" }"]);
+}
+
+#[test]
+fn a_saved_type_postcard_cannot_read_fails_the_build_naming_the_tool() {
+    let error = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(invite)
+        .tool(keeps_json)
+        .build()
+        .expect_err("a serde_json::Value cannot be saved");
+    match &error {
+        BuildError::Layout { tool, .. } => assert_eq!(tool, "keeps_json"),
+        other => panic!("{other:?}"),
+    }
+    let message = error.to_string();
+    assert!(message.contains("self-describing format"), "{message}");
+    assert!(message.contains("save the plain data"), "{message}");
+}
