@@ -26,7 +26,11 @@
 //! - **Kept**: a changed result or message, other logic, a suspension added after the one
 //!   in flight, one added before it when the point saves the same locals. Calls go on, in
 //!   both directions of a rolling upgrade; a question asked again is worded by the build
-//!   that asks it.
+//!   that asks it. A point is named after what it asks and the binding it asks into
+//!   (`AfterElicitTarget`); points that share a name (every `checkpoint().await`, two
+//!   `let ok = elicit(..)`) are numbered in source order, so their identity also holds the
+//!   code of every site of that name, and any edit of those sites refuses their tokens.
+//!   Distinct bindings make points that survive edits.
 //! - **Refused**: a saved local added, removed, renamed or retyped at that point, a saved
 //!   struct's fields reordered, a variant added to a saved enum, a helper's saved locals
 //!   changed, a saved type or a helper renamed. Keep the previous code as a retired copy

@@ -258,7 +258,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
 /// FNV-1a of the function as written, folded to 16 bits: a round asked by a build of
 /// other code is asked again as this build states it (see `SagaTool::build_tag`). It
 /// decides nothing about resuming: the points' layouts do.
-fn build_tag(item: &ItemFn) -> TokenStream {
+pub fn build_tag(item: &ItemFn) -> TokenStream {
     let text = format!("saga-tool/v1\0{}", quote!(#item));
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
@@ -278,6 +278,39 @@ pub struct StateEnum {
     /// At the top of the resume arm: when the step runs to trace its layout, records the
     /// state enum and each called helper's, then ends the step.
     pub trace: TokenStream,
+}
+
+/// Per site, what tells it apart from the sites that share its name: a point is named by
+/// what it asks and binds (`AfterElicitTarget`), and sites that would share a name are
+/// numbered in source order (`AfterCheckpoint`, `AfterCheckpoint2`). A number says
+/// nothing of where a site is: inserting a checkpoint in front would move the numbers onto
+/// other code. So each such site's identity also holds a hash of the code of every site
+/// sharing its name, in order; any change to them refuses the tokens at those points.
+/// Uniquely named sites get nothing, and keep their tokens through edits of their code.
+fn site_tags(sites: &[Site]) -> Vec<String> {
+    sites
+        .iter()
+        .map(|site| {
+            let shared: Vec<&str> = sites
+                .iter()
+                .filter(|other| other.base == site.base)
+                .map(|other| other.source.as_str())
+                .collect();
+            if shared.len() < 2 {
+                return String::new();
+            }
+            let mut hash: u32 = 0x811c_9dc5;
+            for byte in shared.join("\n").bytes() {
+                hash ^= u32::from(byte);
+                hash = hash.wrapping_mul(0x0100_0193);
+            }
+            format!(
+                "one of {} sites named {}, code {hash:08x}",
+                shared.len(),
+                site.base
+            )
+        })
+        .collect()
 }
 
 /// One variant per suspension, one type parameter per saved local and per request
@@ -374,9 +407,10 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             }
         }
     });
+    let site_tags = site_tags(sites);
     let trace = quote! {
         if #private::tracing_layout(&__bytes) {
-            #private::record_state(&__slot);
+            #private::record_state(&__slot, &[#(#site_tags),*]);
             #(#callee_traces)*
             return #private::traced();
         }

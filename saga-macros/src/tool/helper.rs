@@ -248,6 +248,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         trace,
     } = state;
     let start = &machine.start;
+    let build_tag = super::expand::build_tag(&item);
 
     quote! {
         #(#attrs)*
@@ -272,6 +273,10 @@ pub fn expand(compiled: Compiled) -> TokenStream {
             impl<#lifetime> #private::SagaFn for __SagaFn<#lifetime> {
                 type Output = #output;
                 type Resumed = __SagaFn<'static>;
+
+                fn build_tag() -> u16 {
+                    #build_tag
+                }
 
                 #step_lints
                 async fn step<'__step>(

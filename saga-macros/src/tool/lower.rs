@@ -29,6 +29,9 @@ pub struct Site {
     pub suspension: Suspension,
     /// The state variant's name, e.g. `AfterElicitTarget`.
     pub variant: Ident,
+    /// The name before a number made it unique (`AfterCheckpoint` for `AfterCheckpoint2`):
+    /// sites that share it are told apart by their code (see `expand::state_enum`).
+    pub base: String,
     /// The statement as written, for the variant's doc comment.
     pub source: String,
     pub span: Span,
@@ -801,7 +804,7 @@ impl Lower<'_> {
     ) -> Expr {
         let id = self.sites.len();
         let answer = format_ident!("__a{}", id);
-        let variant = self.variant_name(&suspension, hint);
+        let (variant, base) = self.variant_name(&suspension, hint);
         let marker = Ident::new(SITE_MACRO, span);
         let number = proc_macro2::Literal::usize_unsuffixed(id);
         let marker_stmt: Stmt =
@@ -813,6 +816,7 @@ impl Lower<'_> {
             answer: answer.clone(),
             suspension,
             variant: Ident::new(&variant, span),
+            base,
             source: self.source.clone(),
             span,
             for_items: Vec::new(),
@@ -820,7 +824,7 @@ impl Lower<'_> {
         syn::parse2(quote_spanned!(span=> #answer)).unwrap_or_else(|_| syn::parse_quote!(#answer))
     }
 
-    fn variant_name(&mut self, suspension: &Suspension, hint: &str) -> String {
+    fn variant_name(&mut self, suspension: &Suspension, hint: &str) -> (String, String) {
         let kinds = suspension.kinds();
         let kind = if kinds.len() == 1 {
             pascal(kinds[0])
@@ -828,6 +832,9 @@ impl Lower<'_> {
             "Join".to_owned()
         };
         let base = format!("After{kind}{}", pascal(hint));
+        // The rename pass numbers a binding that repeats (`__ok_2`): the site is named
+        // after the binding as written, so that the sites sharing it are told apart.
+        let written = format!("After{kind}{}", pascal(written_binding(hint)));
         let mut name = base.clone();
         let mut n = 1;
         while self.variants.contains(&name) {
@@ -835,8 +842,16 @@ impl Lower<'_> {
             name = format!("{base}{n}");
         }
         self.variants.push(name.clone());
-        name
+        (name, written)
     }
+}
+
+/// A binding's name as the user wrote it, from the rename pass's `__{name}_{n}`.
+fn written_binding(hint: &str) -> &str {
+    hint.strip_prefix("__")
+        .and_then(|rest| rest.rsplit_once('_'))
+        .filter(|(_, number)| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(hint, |(name, _)| name)
 }
 
 /// `let P = e else { … };` whose `else` suspends, as

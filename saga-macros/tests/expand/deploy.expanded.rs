@@ -265,7 +265,7 @@ const _: () = {
                 }
                 ::saga_runtime::__private::MacroState::Resume(__bytes) => {
                     if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                        ::saga_runtime::__private::record_state(&__slot);
+                        ::saga_runtime::__private::record_state(&__slot, &["", ""]);
                         return ::saga_runtime::__private::traced();
                     }
                     let __resumed = match ::saga_runtime::__private::decode(

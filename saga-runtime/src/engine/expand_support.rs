@@ -396,10 +396,11 @@ pub fn tracing_layout(bytes: &[u8]) -> bool {
     bytes.is_empty() && super::layout::tracing()
 }
 
-/// Records the layout of the state enum `slot` is typed as, in the running trace.
-pub fn record_state<S: DeserializeOwned>(slot: &Option<S>) {
+/// Records the layout of the state enum `slot` is typed as, in the running trace, with
+/// what tells apart the variants that share a name (`site_tags`, one per variant).
+pub fn record_state<S: DeserializeOwned>(slot: &Option<S>, site_tags: &[&'static str]) {
     let _ = slot;
-    super::layout::record_state::<S>();
+    super::layout::record_state::<S>(site_tags);
 }
 
 /// Ends a step that traced its layout; none of the tool's code ran.
@@ -428,7 +429,10 @@ where
         let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
         let _ = step.as_mut().poll(&mut poll_cx);
     });
-    super::points::StateLayout::of_frame(frame)
+    let mut layout = super::points::StateLayout::of_frame(frame)?;
+    layout.state_type = std::any::type_name::<MacroState<A>>();
+    layout.version = Some(tool.version());
+    Ok(layout)
 }
 
 /// Finishes the transition with the tool's result.

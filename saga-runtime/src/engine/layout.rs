@@ -713,7 +713,8 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
                 .filter(|(active, _)| active == key)
                 .map(|(_, index)| *index)
                 .collect();
-            let planned = if active.is_empty() {
+            // A cut-off copy (inside a recursion) neither takes nor spends the plan.
+            let planned = if active.is_empty() && session.terminating == 0 {
                 session.first_pick.remove(key)
             } else {
                 None
@@ -1059,19 +1060,22 @@ impl Traced {
             if i > 0 {
                 out.push_str(", ");
             }
-            let _ = write!(out, "{field}: ");
+            let _ = write!(out, "{}: ", quoted_if_needed(field));
             self.write(format, stack, out);
         }
         out.push_str(" }");
     }
 
     fn write_named(&self, key: &str, stack: &mut Vec<String>, out: &mut String) {
-        let name = self.names.get(key).map_or(key, String::as_str);
-        let _ = write!(out, "{name:?}");
         let name = key;
         if stack.iter().any(|active| active == name) {
+            // A back-reference, told apart from a unit struct of the same name.
+            let shown = self.names.get(key).map_or(key, String::as_str);
+            let _ = write!(out, "^{shown:?}");
             return;
         }
+        let shown = self.names.get(key).map_or(key, String::as_str);
+        let _ = write!(out, "{shown:?}");
         let Some(container) = self.registry.get(name) else {
             return;
         };
@@ -1095,7 +1099,7 @@ impl Traced {
                     if i > 0 {
                         out.push_str(" | ");
                     }
-                    out.push_str(variant);
+                    out.push_str(&quoted_if_needed(variant));
                     self.write_variant(format.as_ref(), stack, out);
                 }
                 out.push_str(" }");
@@ -1128,6 +1132,17 @@ impl Traced {
     }
 }
 
+/// A field or variant name as written, quoted when it is not a plain identifier (a serde
+/// rename can hold any text), so that no name can read as layout syntax.
+fn quoted_if_needed(name: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(format!("{name:?}"))
+    }
+}
+
 // ---- helpers' states, traced through the generated step ----
 
 /// What a trace of a `#[saga_tool]` or `#[saga_fn]` state collects: the state enum, and
@@ -1135,6 +1150,10 @@ impl Traced {
 #[derive(Debug, Default)]
 pub(crate) struct Frame {
     pub(crate) state: Option<Result<Traced, LayoutError>>,
+    /// Per variant of the state: what tells it apart from variants sharing its name.
+    pub(crate) site_tags: Vec<&'static str>,
+    /// The helper's code tag (for a helper's frame).
+    pub(crate) build_tag: u16,
     pub(crate) callees: Vec<(String, Frame)>,
     /// Call sites of ordinary futures: their variants are never sealed.
     pub(crate) unreachable: Vec<String>,
@@ -1143,11 +1162,18 @@ pub(crate) struct Frame {
 impl Frame {
     /// The whole state as text: its enum, and each helper's state after it.
     pub(crate) fn render(&self) -> Result<String, LayoutError> {
-        let mut out = match &self.state {
-            Some(Ok(traced)) => traced.render(),
+        let traced = match &self.state {
+            Some(Ok(traced)) => traced,
             Some(Err(error)) => return Err(error.clone()),
             None => return Err(LayoutError("the state was not traced".into())),
         };
+        let mut out = traced.render();
+        let names = traced.root_variants().unwrap_or_default();
+        for ((variant, _), tag) in names.iter().zip(&self.site_tags) {
+            if !tag.is_empty() {
+                let _ = write!(out, " where {variant} is {tag}");
+            }
+        }
         for (variant, callee) in &self.callees {
             let _ = write!(out, " where {variant}.__callee = [{}]", callee.render()?);
         }
@@ -1186,14 +1212,26 @@ pub(crate) fn in_frame(run: impl FnOnce()) -> Frame {
         .unwrap_or_default()
 }
 
-/// Records `S`, the state enum of the step being traced, in the innermost frame.
-pub(crate) fn record_state<S: de::DeserializeOwned>() {
+/// Records `S`, the state enum of the step being traced, in the innermost frame, with
+/// its variants' site tags.
+pub(crate) fn record_state<S: de::DeserializeOwned>(site_tags: &[&'static str]) {
     let traced = trace::<S>();
     FRAMES.with(|frames| {
         if let Some(frame) = frames.borrow_mut().last_mut() {
             frame.state = Some(traced);
+            frame.site_tags = site_tags.to_vec();
         }
     });
+}
+
+impl Frame {
+    /// The code tags of every helper this frame calls, nested ones included.
+    pub(crate) fn callee_tags(&self, tags: &mut Vec<u16>) {
+        for (_, callee) in &self.callees {
+            tags.push(callee.build_tag);
+            callee.callee_tags(tags);
+        }
+    }
 }
 
 /// Marks the variant `variant` of the innermost frame as never sealed.
@@ -1286,7 +1324,7 @@ mod tests {
         // more before its recursion ends: deterministic, only longer.
         let list = text::<List>();
         assert!(
-            list.starts_with("\"List\" enum { Cons(u8, \"List\" enum { Cons(u8, \"List\""),
+            list.starts_with("\"List\" enum { Cons(u8, \"List\" enum { Cons(u8, ^\"List\""),
             "{list}"
         );
         let tree = text::<Tree>();
@@ -1321,6 +1359,72 @@ mod tests {
             text.contains("Red | Custom { rgb: (u8, u8, u8) } | Named(str)"),
             "{text}"
         );
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    enum Kind {
+        Leaf,
+        Branch(u8),
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Forest {
+        children: Vec<Forest>,
+        kind: Kind,
+    }
+
+    #[test]
+    fn an_enum_first_met_inside_a_recursion_is_still_explored() {
+        let text = text::<Forest>();
+        assert!(text.contains("Leaf | Branch(u8)"), "{text}");
+    }
+
+    mod unit {
+        #[derive(serde::Deserialize)]
+        pub struct Node;
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Node {
+        next: Option<Box<Node>>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    #[serde(rename = "Node")]
+    struct NodeToUnit {
+        next: Option<Box<NodeToUnit2>>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    #[serde(rename = "Node")]
+    struct NodeToUnit2 {
+        next: Option<Box<unit::Node>>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Renamed {
+        #[serde(rename = "a: u8, b")]
+        x: u8,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    #[serde(rename = "Renamed")]
+    struct TwoFields {
+        a: u8,
+        b: u8,
+    }
+
+    #[test]
+    fn a_back_reference_and_a_unit_struct_of_one_name_read_differently() {
+        assert_ne!(text::<Node>(), text::<NodeToUnit>());
+        assert_ne!(text::<Renamed>(), text::<TwoFields>());
     }
 
     #[test]

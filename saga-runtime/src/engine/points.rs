@@ -42,6 +42,14 @@ pub struct StateLayout {
     /// Per variant, by index: its name and its layout, or `None` for a variant that is
     /// never sealed (an ordinary future's call site).
     pub(crate) variants: Vec<(String, Option<String>)>,
+    /// The state type traced: a tool's layout must be of its own state (a wrapper that
+    /// forwards `layout` keeps the wrapped tool's state).
+    pub(crate) state_type: &'static str,
+    /// The version of the tool whose step was traced, when it was (a wrapper must forward
+    /// it too).
+    pub(crate) version: Option<u16>,
+    /// The code tags of the helpers the tool calls.
+    pub(crate) helper_tags: Vec<u16>,
 }
 
 impl StateLayout {
@@ -52,11 +60,16 @@ impl StateLayout {
                 return Ok(StateLayout {
                     framing: Framing::Enum,
                     variants: Vec::new(),
+                    state_type: std::any::type_name::<S>(),
+                    version: None,
+                    helper_tags: Vec::new(),
                 });
             }
             traced => traced?,
         };
-        Ok(Self::from_traced(&traced, Framing::Enum, Vec::new(), &[]))
+        let mut layout = Self::from_traced(&traced, Framing::Enum, Vec::new(), &[], &[]);
+        layout.state_type = std::any::type_name::<S>();
+        Ok(layout)
     }
 
     fn from_traced(
@@ -64,14 +77,23 @@ impl StateLayout {
         framing: Framing,
         callees: Vec<(String, String)>,
         unreachable: &[String],
+        site_tags: &[&str],
     ) -> Self {
         match traced.root_variants() {
             Some(variants) => StateLayout {
                 framing,
+                state_type: "",
+                version: None,
+                helper_tags: Vec::new(),
                 variants: variants
                     .into_iter()
-                    .map(|(name, text)| {
+                    .enumerate()
+                    .map(|(index, (name, text))| {
                         let mut text = text.trim_start().to_owned();
+                        if let Some(tag) = site_tags.get(index).filter(|tag| !tag.is_empty()) {
+                            text.push_str(" @ ");
+                            text.push_str(tag);
+                        }
                         if text.contains(&format!("{:?}", layout::UNREACHABLE))
                             || unreachable.contains(&name)
                         {
@@ -91,6 +113,9 @@ impl StateLayout {
             None => StateLayout {
                 framing: Framing::Whole,
                 variants: vec![("State".to_owned(), Some(traced.render()))],
+                state_type: "",
+                version: None,
+                helper_tags: Vec::new(),
             },
         }
     }
@@ -98,28 +123,36 @@ impl StateLayout {
     /// The layout of a `#[saga_tool]`'s state, traced in its step (see
     /// [`super::expand_support::macro_layout`]).
     pub(crate) fn of_frame(frame: layout::Frame) -> Result<Self, LayoutError> {
-        let traced = match frame.state {
-            Some(Ok(traced)) => traced,
+        let traced = match &frame.state {
+            Some(Ok(traced)) => traced.clone(),
             Some(Err(error)) if error.0 == layout::EMPTY_ROOT => {
                 return Ok(StateLayout {
                     framing: Framing::Bytes,
                     variants: Vec::new(),
+                    state_type: "",
+                    version: None,
+                    helper_tags: Vec::new(),
                 });
             }
-            Some(Err(error)) => return Err(error),
+            Some(Err(error)) => return Err(error.clone()),
             None => return Err(LayoutError("the step did not trace its state".into())),
         };
+        let mut helper_tags = Vec::new();
+        frame.callee_tags(&mut helper_tags);
         let callees = frame
             .callees
-            .into_iter()
-            .map(|(variant, callee)| callee.render().map(|text| (variant, text)))
+            .iter()
+            .map(|(variant, callee)| callee.render().map(|text| (variant.clone(), text)))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self::from_traced(
+        let mut layout = Self::from_traced(
             &traced,
             Framing::Bytes,
             callees,
             &frame.unreachable,
-        ))
+            &frame.site_tags,
+        );
+        layout.helper_tags = helper_tags;
+        Ok(layout)
     }
 }
 
@@ -171,6 +204,8 @@ pub struct Point {
     pub key: PointKey,
     /// What it saves, as text.
     pub layout: String,
+    /// Whether a state sealed here reads back as itself (checked at its first seal).
+    pub(crate) reads_back: std::sync::OnceLock<Result<(), String>>,
 }
 
 /// Why a token names no point of a tool.
@@ -206,6 +241,8 @@ pub struct Points {
     framing: Framing,
     /// By variant index.
     points: Vec<Option<Point>>,
+    /// The tool's code tag with its helpers' folded in (see `SagaTool::build_tag`).
+    build_tag: u16,
     /// Header bytes and variant index, sorted: a token's point is found by binary search,
     /// however many points the saga has.
     by_header: Vec<([u8; 8], usize)>,
@@ -222,6 +259,27 @@ impl Points {
     pub(crate) fn named<T: super::SagaTool>(tool: &T, name: &str) -> Result<Self, LayoutError> {
         let version = tool.version();
         let layout = tool.layout()?;
+        let state_type = std::any::type_name::<T::State>();
+        if layout.state_type != state_type {
+            return Err(LayoutError(format!(
+                "its layout was traced from `{}`, but its state is `{state_type}`: a tool \
+                 that wraps another keeps the wrapped tool's `State`, or traces its own",
+                layout.state_type
+            )));
+        }
+        if let Some(traced) = layout.version.filter(|traced| *traced > version) {
+            // A lower version would resume the tokens the wrapped tool's bump refuses.
+            return Err(LayoutError(format!(
+                "its layout is of a tool at version {traced}, but it says version {version}: \
+                 a tool that wraps another forwards `version` (and `build_tag`) with `layout`"
+            )));
+        }
+        let build_tag = layout
+            .helper_tags
+            .iter()
+            .fold(tool.build_tag(), |tag, helper| {
+                tag.rotate_left(5) ^ helper.wrapping_mul(0x9e37)
+            });
         let points: Vec<Option<Point>> = layout
             .variants
             .iter()
@@ -232,6 +290,7 @@ impl Points {
                     variant: index as u32,
                     key: point_key(name, version, point, text),
                     layout: text.clone(),
+                    reads_back: std::sync::OnceLock::new(),
                 })
             })
             .collect();
@@ -247,6 +306,7 @@ impl Points {
             framing: layout.framing,
             points,
             by_header,
+            build_tag,
         })
     }
 
@@ -258,6 +318,11 @@ impl Points {
     /// The tool's declared version.
     pub fn version(&self) -> u16 {
         self.version
+    }
+
+    /// The tool's code tag, its helpers' folded in.
+    pub(crate) fn build_tag(&self) -> u16 {
+        self.build_tag
     }
 
     /// Every point that can be sealed.
@@ -310,7 +375,10 @@ impl Points {
                 (index, from..from + len)
             }
             Framing::Bytes => {
-                let (_, prefix) = varint(&encoded[from..]).ok_or("no length")?;
+                let (length, prefix) = varint(&encoded[from..]).ok_or("no length")?;
+                if length as usize != encoded.len() - from - prefix {
+                    return Err("the state is not one byte string".to_owned());
+                }
                 let (index, len) = varint(&encoded[from + prefix..]).ok_or("no variant index")?;
                 (index, from..from + prefix + len)
             }
@@ -326,15 +394,49 @@ impl Points {
 
     /// The state's encoding for `point` from its sealed fields, as this build reads it.
     pub(crate) fn join(&self, point: &Point, fields: &[u8]) -> Vec<u8> {
+        let mut prefix = [0u8; 10];
+        let len = self.prefix(point, fields.len(), &mut prefix);
+        [&prefix[..len], fields].concat()
+    }
+
+    /// Runs `read` on the state's encoding for `point`, made in place from the sealed
+    /// fields at `plaintext[at..]` (its index put in front, then taken out again), so that
+    /// resuming costs no copy of the state.
+    pub(crate) fn read_in_place<R>(
+        &self,
+        point: &Point,
+        plaintext: &mut Vec<u8>,
+        at: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> R {
+        let mut prefix = [0u8; 10];
+        let len = self.prefix(point, plaintext.len().saturating_sub(at), &mut prefix);
+        let at = at.min(plaintext.len());
+        plaintext.splice(at..at, prefix[..len].iter().copied());
+        let result = read(&plaintext[at..]);
+        plaintext.drain(at..at + len);
+        result
+    }
+
+    /// What goes before a point's sealed fields of `fields` bytes for postcard to read
+    /// them as this build's state: its variant index (and, for a byte string, the length);
+    /// its length in `buffer`.
+    fn prefix(&self, point: &Point, fields: usize, buffer: &mut [u8; 10]) -> usize {
         let mut index = [0u8; 5];
         let index = put_varint(&mut index, point.variant);
         match self.framing {
-            Framing::Whole => fields.to_vec(),
-            Framing::Enum => [index, fields].concat(),
+            Framing::Whole => 0,
+            Framing::Enum => {
+                buffer[..index.len()].copy_from_slice(index);
+                index.len()
+            }
             Framing::Bytes => {
                 let mut len = [0u8; 5];
-                let len = put_varint(&mut len, (index.len() + fields.len()) as u32);
-                [len, index, fields].concat()
+                let total = u32::try_from(index.len() + fields).unwrap_or(u32::MAX);
+                let len = put_varint(&mut len, total);
+                buffer[..len.len()].copy_from_slice(len);
+                buffer[len.len()..len.len() + index.len()].copy_from_slice(index);
+                len.len() + index.len()
             }
         }
     }

@@ -90,6 +90,13 @@ pub trait SagaFn: Sized + Send {
     where
         Self: 's;
 
+    /// A tag of the helper's code (see [`SagaTool::build_tag`](super::SagaTool::build_tag)):
+    /// folded into the calling tool's, so that rewording a helper's question is another
+    /// build.
+    fn build_tag() -> u16 {
+        0
+    }
+
     /// The helper as one ordinary async function, asking `script` at each suspension.
     fn plain<'s>(
         self,
@@ -231,6 +238,8 @@ impl<R: SagaFn> SagaFnKind<R> {
             let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
             let _ = step.as_mut().poll(&mut poll_cx);
         });
+        let mut frame = frame;
+        frame.build_tag = R::build_tag();
         super::layout::record_callee(variant, frame);
     }
 

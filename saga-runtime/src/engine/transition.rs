@@ -179,7 +179,7 @@ async fn run_transition<T: SagaTool>(
         }
         Some(ref token) => {
             let point = point_of(points, &call.name, token)?;
-            let opened = codec
+            let mut opened = codec
                 .open(token, &point.key, &binding)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
             // Single use: recorded before the step runs, so a replay never runs it twice.
@@ -212,7 +212,10 @@ async fn run_transition<T: SagaTool>(
                 }
                 Collected::All(answers) => answers,
             };
-            let state = decode_state::<T>(points, point, &call.name, state_bytes)?;
+            let head_len = opened.plaintext.len() - state_bytes.len();
+            let state = points.read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
+                decode_bytes::<T>(&call.name, bytes)
+            })?;
             if !span.is_disabled() {
                 span.record("entered", variant_name(&state, tool.state_names()).as_str());
             }
@@ -254,13 +257,23 @@ async fn run_transition<T: SagaTool>(
     let input_requests = assigned.input_requests;
     head.pending = assigned.pending;
     head.restated = assigned.restated;
-    head.build = tool.build_tag();
+    head.build = points.build_tag();
     pending::gate(&head.pending, cx)?;
     let input_requests = (!input_requests.is_empty()).then_some(input_requests);
-    let (plaintext, point) = encode(points, &head, &state).map_err(|error| {
+    let (plaintext, point, fields_at) = encode(points, &head, &state).map_err(|error| {
         tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
         ErrorData::internal_error("the saga's state could not be saved", None)
     })?;
+    if let Err(error) = point
+        .reads_back
+        .get_or_init(|| reads_back::<T>(points, point, &plaintext[fields_at..]))
+    {
+        tracing::error!(tool = %Escaped(&call.name), point = %point.name, %error, "saga state does not read back as itself");
+        return Err(ErrorData::internal_error(
+            "the saga's state could not be saved",
+            None,
+        ));
+    }
     let token = codec.seal(&point.key, &binding, &plaintext);
     if token.len() > codec.max_token_len() {
         // The server would refuse this token when it comes back (and a client could not
@@ -286,8 +299,12 @@ fn decode_state<T: SagaTool>(
     tool: &str,
     fields: &[u8],
 ) -> Result<T::State, ErrorData> {
-    let state_bytes = points.join(point, fields);
-    let (state, rest) = postcard::take_from_bytes::<T::State>(&state_bytes)
+    decode_bytes::<T>(tool, &points.join(point, fields))
+}
+
+/// The state from its encoding as this build reads it, to the last byte.
+fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State, ErrorData> {
+    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
         .map_err(|reason| invalid_state(tool, &reason))?;
     if !rest.is_empty() {
         return Err(invalid_state(tool, &"trailing bytes after the state"));
@@ -339,7 +356,7 @@ impl<T: SagaTool> Again<'_, T> {
                 }
             }
         }
-        let build = self.tool.build_tag();
+        let build = self.points.build_tag();
         let (requests, digest) = pending::asked_again(&head, restated, self.name, build)?;
         if head.build != build {
             // This build stated the round: its digest is the one kept from now on.
@@ -369,14 +386,36 @@ fn encode<'p, S: serde::Serialize>(
     points: &'p Points,
     head: &Head,
     state: &S,
-) -> Result<(Vec<u8>, &'p Point), String> {
+) -> Result<(Vec<u8>, &'p Point, usize), String> {
     let plaintext = head
         .encode(Vec::with_capacity(128))
         .map_err(|error| error.to_string())?;
     let from = plaintext.len();
     let mut plaintext = postcard::to_extend(state, plaintext).map_err(|error| error.to_string())?;
     let point = points.split(&mut plaintext, from)?;
-    Ok((plaintext, point))
+    Ok((plaintext, point, from))
+}
+
+/// Whether `fields`, sealed at `point`, read back as the same state at the same point: a
+/// serde impl can write a variant index its reading does not count the same way (a
+/// `#[serde(skip)]` variant), and the point would then name another variant. Checked once
+/// per point, at its first seal.
+fn reads_back<T: SagaTool>(points: &Points, point: &Point, fields: &[u8]) -> Result<(), String> {
+    let joined = points.join(point, fields);
+    let (state, rest) =
+        postcard::take_from_bytes::<T::State>(&joined).map_err(|error| error.to_string())?;
+    if !rest.is_empty() {
+        return Err("trailing bytes".to_owned());
+    }
+    let mut again = postcard::to_allocvec(&state).map_err(|error| error.to_string())?;
+    let read_as = points.split(&mut again, 0)?;
+    if read_as.name != point.name || again != fields {
+        return Err(format!(
+            "sealed at {}, it reads back as {}: a #[serde(skip)] variant in the state?",
+            point.name, read_as.name
+        ));
+    }
+    Ok(())
 }
 
 /// The round's requests as the tool states them again from `state_bytes`, for
