@@ -733,3 +733,56 @@ fn each_build_matches_its_layout_file_and_build_2_names_what_it_strands() {
         assert!(!stderr.contains(kept), "{kept} keeps its calls: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn during_a_rolling_upgrade_a_task_an_old_replica_cannot_resume_waits_for_a_new_one() {
+    let redis = redis::start_redis().await;
+    let replica = |version: u8| {
+        Spawn::new(&format!("upgrade_v{version}"), KEY)
+            .env("SAGA_TASKS_REDIS", &redis.url)
+            .env("SAGA_TASK_LEASE_MS", "600")
+            .start()
+    };
+    let client = task_client::TaskClient::new();
+    // Build 2's `job_changed` saves what build 1 cannot read. Its creator dies; a replica
+    // of each build remains, and the old one must leave the task to the new one.
+    let mut creator = replica(2);
+    let old = replica(1);
+    let new = replica(2);
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(
+            client
+                .create(
+                    creator.addr,
+                    "job_changed",
+                    json!({"steps": 20, "millis": 100}),
+                )
+                .await,
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    creator.kill_9();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    for id in &ids {
+        loop {
+            let status = client.status(old.addr, id).await;
+            match status["status"].as_str() {
+                Some("completed") => {
+                    assert_eq!(
+                        status["result"]["content"][0]["text"].as_str(),
+                        Some("job of 20 steps done by build 2"),
+                        "{status}"
+                    );
+                    break;
+                }
+                Some("failed") => panic!("{id} failed although build 2 serves it: {status}"),
+                _ => {
+                    assert!(Instant::now() < deadline, "{id} never ended: {status}");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+    drop(new);
+}

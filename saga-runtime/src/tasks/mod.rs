@@ -142,6 +142,9 @@ pub(crate) struct Tasks {
     /// clients poll `tasks/get`.)
     observers: Mutex<HashMap<String, Peer<RoleServer>>>,
     sweeper: OnceLock<()>,
+    /// The tasks this build could not resume, and until when (unix ms) its sweeper leaves
+    /// them to the other replicas (a newer build may be among them).
+    deferred: Mutex<HashMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -207,6 +210,7 @@ impl Tasks {
             running: Mutex::new(HashMap::new()),
             observers: Mutex::new(HashMap::new()),
             sweeper: OnceLock::new(),
+            deferred: Mutex::new(HashMap::new()),
         }
     }
 
@@ -664,6 +668,11 @@ impl Tasks {
             self.notify(id).await;
         } else {
             tracing::info!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task this build cannot resume is left for another replica");
+            if let Ok(mut deferred) = self.deferred.lock() {
+                // Bounded: an entry lives for the grace, and each is a task of the store.
+                deferred.retain(|_, until| *until > now);
+                deferred.insert(id.to_owned(), since.saturating_add(grace));
+            }
             self.write(id, claim, move |record| {
                 record.unresumable_since_ms = Some(since);
                 record.worker = None;
@@ -744,6 +753,15 @@ impl Tasks {
             }
         };
         for id in orphans {
+            // A task this build could not resume waits for the other replicas until its
+            // grace ends; then this replica takes it again, to fail it with the reason.
+            if self
+                .deferred
+                .lock()
+                .is_ok_and(|deferred| deferred.get(&id).is_some_and(|until| *until > now))
+            {
+                continue;
+            }
             // A run of this very process is alive, only slow (its renewal could not tick):
             // taking it over here would run its step twice.
             if self
