@@ -157,33 +157,42 @@ impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
 }
 
 /// Polls a future that never waits.
-/// The engine's transition, with `tool`'s points traced once per tool (as a server does
-/// when it is built) and looked up by the tool's type and address (the tools of unit
-/// types share one address): the same few nanoseconds on every side of each ratio.
-fn transition<'a, T: SagaTool>(
+/// A bench tool's points, traced once (as a server does when it is built) and kept in a
+/// static of the tool's own type: what a server's registry holds, at the cost of one load.
+trait Traced: SagaTool + Sized {
+    fn points(&self) -> &'static Points;
+}
+
+macro_rules! traced {
+    ($($tool:ty),* $(,)?) => {$(
+        impl Traced for $tool {
+            fn points(&self) -> &'static Points {
+                static POINTS: std::sync::OnceLock<Points> = std::sync::OnceLock::new();
+                POINTS.get_or_init(|| Points::of(self).expect("the tool's points trace"))
+            }
+        }
+    )*};
+}
+
+traced!(
+    Checkpointer,
+    Asker<false>,
+    Asker<true>,
+    ask_forever,
+    checkpoint_forever,
+    two_checkpoints,
+    twenty_checkpoints,
+    two_hundred_checkpoints,
+);
+
+/// The engine's transition with `tool`'s points.
+fn transition<'a, T: Traced>(
     tool: &'a T,
     codec: &'a StateCodec,
     call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
-    thread_local! {
-        static POINTS: std::cell::RefCell<Vec<((std::any::TypeId, usize), &'static Points)>> =
-            const { std::cell::RefCell::new(Vec::new()) };
-    }
-    let address = (std::any::TypeId::of::<T>(), tool as *const T as usize);
-    let points = POINTS.with(|points| {
-        let mut points = points.borrow_mut();
-        match points.iter().find(|(known, _)| *known == address) {
-            Some((_, found)) => *found,
-            None => {
-                let traced: &'static Points =
-                    Box::leak(Box::new(Points::of(tool).expect("the tool's points trace")));
-                points.push((address, traced));
-                traced
-            }
-        }
-    });
-    saga_runtime::engine::transition(tool, points, codec, call, cx)
+    saga_runtime::engine::transition(tool, tool.points(), codec, call, cx)
 }
 
 fn now<F: Future>(future: F) -> F::Output {
@@ -423,7 +432,7 @@ struct Looping<'a, T, A> {
 
 impl<'a, T, A> Looping<'a, T, A>
 where
-    T: SagaTool,
+    T: Traced,
     A: Fn(Option<&str>) -> Option<InputResponses>,
 {
     fn new(tool: &'a T, codec: &'a StateCodec, cx: &'a SagaContext, len: usize, answer: A) -> Self {
@@ -491,7 +500,7 @@ where
 
 /// Median ns of one transition that resumes `tool` at its middle checkpoint and stops at
 /// the next (the same token each time: no single-use store here).
-fn middle_transition<T: SagaTool>(tool: &T, codec: &StateCodec, cx: &SagaContext, n: usize) -> f64 {
+fn middle_transition<T: Traced>(tool: &T, codec: &StateCodec, cx: &SagaContext, n: usize) -> f64 {
     let arguments = json!({"start": 1}).as_object().cloned().unwrap();
     let name = tool.tool().name.to_string();
     let call = |token: Option<String>| Call {
@@ -520,7 +529,10 @@ fn pair_with_asker<const KEEPS: bool>(
     checkpointer: &Checkpointer,
     token: &mut String,
     (codec, cx, arguments): (&StateCodec, &SagaContext, &JsonObject),
-) -> [(f64, f64, f64); 2] {
+) -> [(f64, f64, f64); 2]
+where
+    Asker<KEEPS>: Traced,
+{
     let (mut ask_token, mut next_key) = asked(now(transition(
         asker,
         codec,

@@ -412,9 +412,14 @@ impl Points {
         let mut prefix = [0u8; 10];
         let len = self.prefix(point, plaintext.len().saturating_sub(at), &mut prefix);
         let at = at.min(plaintext.len());
-        plaintext.splice(at..at, prefix[..len].iter().copied());
+        let end = plaintext.len();
+        // Within the spare capacity the tag left behind: no allocation, two short moves.
+        plaintext.resize(end + len, 0);
+        plaintext.copy_within(at..end, at + len);
+        plaintext[at..at + len].copy_from_slice(&prefix[..len]);
         let result = read(&plaintext[at..]);
-        plaintext.drain(at..at + len);
+        plaintext.copy_within(at + len.., at);
+        plaintext.truncate(end);
         result
     }
 
