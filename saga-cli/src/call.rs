@@ -96,7 +96,7 @@ impl Responder {
                     .iter()
                     .filter_map(|r| r.get("uri").and_then(Value::as_str))
                     .collect();
-                println!("[{key}] roots/list → {}", uris.join(", "));
+                say!("[{key}] roots/list → {}", uris.join(", "));
                 match self.answers.as_ref().and_then(|a| a.get(key)) {
                     Some(given) => Ok(given.clone()),
                     None => Ok(json!({"roots": self.roots})),
@@ -111,22 +111,23 @@ impl Responder {
         let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
         if mode == "url" {
             let url = params.get("url").and_then(Value::as_str).unwrap_or("");
-            println!("[{key}] elicitation (url)");
+            say!("[{key}] elicitation (url)");
             if let Some(answers) = &self.answers {
-                println!("  {message}\n  open: {url}");
+                say!("  {message}");
+                println!("  open: {}", crate::terminal::url(url));
                 return answers.elicitation(key).map_err(anyhow::Error::msg);
             }
             return block(|| crate::prompt::url(message, url));
         }
-        println!("[{key}] elicitation (form)");
+        say!("[{key}] elicitation (form)");
         let schema = params
             .get("requestedSchema")
             .cloned()
             .unwrap_or(Value::Null);
         if let Some(answers) = &self.answers {
-            println!("  {message}");
+            say!("  {message}");
             let answer = answers.elicitation(key).map_err(anyhow::Error::msg)?;
-            println!("  answered from file: {answer}");
+            say!("  answered from file: {answer}");
             return Ok(answer);
         }
         block(|| crate::prompt::form(message, &schema))
@@ -134,9 +135,9 @@ impl Responder {
 
     fn sample(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
         let max_tokens = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0);
-        println!("[{key}] sampling (max {max_tokens} tokens)");
+        say!("[{key}] sampling (max {max_tokens} tokens)");
         if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
-            println!("  system: {system}");
+            say!("  system: {system}");
         }
         for message in params
             .get("messages")
@@ -145,11 +146,11 @@ impl Responder {
             .flatten()
         {
             let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
-            println!("  {role}: {}", content_text(message.get("content")));
+            say!("  {role}: {}", content_text(message.get("content")));
         }
         if let Some(answers) = &self.answers {
             let answer = answers.sampling(key).map_err(anyhow::Error::msg)?;
-            println!(
+            say!(
                 "  answered from file: {}",
                 content_text(answer.get("content"))
             );
@@ -339,6 +340,46 @@ fn request_error(what: &str, error: ServiceError) -> anyhow::Error {
     }
 }
 
+/// The most `tools/list` pages followed: a server that always answers with a next cursor
+/// would otherwise be followed forever.
+const MAX_TOOL_PAGES: usize = 100;
+/// The most tools, and bytes of them, kept from a server's list.
+const MAX_TOOLS: usize = 10_000;
+const MAX_TOOL_BYTES: usize = 16 * 1024 * 1024;
+
+/// Every tool of the server, following `nextCursor` within the bounds above.
+async fn all_tools(
+    peer: &rmcp::service::Peer<rmcp::RoleClient>,
+) -> anyhow::Result<Vec<rmcp::model::Tool>> {
+    let mut tools = Vec::new();
+    let mut bytes = 0usize;
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let page = peer
+            .list_tools(Some(
+                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+            .await
+            .map_err(|e| request_error("tools/list", e))?;
+        bytes += serde_json::to_vec(&page.tools).map_or(0, |text| text.len());
+        tools.extend(page.tools);
+        if tools.len() > MAX_TOOLS || bytes > MAX_TOOL_BYTES {
+            anyhow::bail!(
+                "the server's tool list is over {MAX_TOOLS} tools or {} MiB; stopped reading it",
+                MAX_TOOL_BYTES / (1024 * 1024)
+            );
+        }
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
+    anyhow::bail!(
+        "the server's tool list went on past {MAX_TOOL_PAGES} pages (a nextCursor every time); \
+         stopped reading it"
+    )
+}
+
 /// `saga tools`: prints every tool and its arguments.
 pub async fn list_tools(target: &Target) -> anyhow::Result<()> {
     let client = connect(
@@ -346,18 +387,15 @@ pub async fn list_tools(target: &Target) -> anyhow::Result<()> {
         std::sync::Arc::new(Responder::new(None, Vec::new())),
     )
     .await?;
-    let tools = client
-        .list_all_tools()
-        .await
-        .map_err(|e| request_error("tools/list", e))?;
+    let tools = all_tools(&client).await?;
     for (i, tool) in tools.iter().enumerate() {
         if i > 0 {
             println!();
         }
-        print!("{}", describe_tool(tool));
+        print!("{}", crate::terminal::clean_lines(&describe_tool(tool)));
     }
     if tools.is_empty() {
-        println!("(no tools)");
+        say!("(no tools)");
     }
     let _ = client.cancel().await;
     Ok(())
@@ -458,10 +496,7 @@ pub async fn call(
 ) -> anyhow::Result<bool> {
     let responder = std::sync::Arc::new(responder);
     let client = connect(target, responder.clone()).await?;
-    let tools = client
-        .list_all_tools()
-        .await
-        .map_err(|e| request_error("tools/list", e))?;
+    let tools = all_tools(&client).await?;
     let Some(found) = tools.iter().find(|t| t.name == tool) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         anyhow::bail!(
@@ -473,8 +508,8 @@ pub async fn call(
         parse_arguments(pairs, Some(&found.input_schema)).map_err(anyhow::Error::msg)?;
     let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     for round in 1..=MAX_ROUNDS {
-        println!("── round {round} ──");
-        println!(
+        say!("── round {round} ──");
+        say!(
             "→ tools/call {tool} {}",
             Value::Object(params.arguments.clone().unwrap_or_default())
         );
@@ -492,16 +527,16 @@ pub async fn call(
                 let requests = result.input_requests.unwrap_or_default();
                 let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
                 if requests.is_empty() {
-                    println!("← input_required: no requests (checkpoint), retrying");
+                    say!("← input_required: no requests (checkpoint), retrying");
                 } else {
-                    println!(
+                    say!(
                         "← input_required: {} request(s): {}",
                         requests.len(),
                         keys.join(", ")
                     );
                 }
                 if let Some(state) = &result.request_state {
-                    println!("← requestState {}", shown_state(state, show_state));
+                    say!("← requestState {}", shown_state(state, show_state));
                 }
                 let mut responses = rmcp::model::InputResponses::new();
                 for (key, request) in &requests {
@@ -536,21 +571,21 @@ fn shown_state(state: &str, whole: bool) -> String {
 fn print_result(result: &CallToolResult, rounds: usize) -> anyhow::Result<bool> {
     let is_error = result.is_error.unwrap_or(false);
     if is_error {
-        println!("── ERROR (isError: true) after {rounds} round(s) ──");
+        say!("── ERROR (isError: true) after {rounds} round(s) ──");
     } else {
-        println!("── result after {rounds} round(s) ──");
+        say!("── result after {rounds} round(s) ──");
     }
     for block in &result.content {
         let value = serde_json::to_value(block)?;
         let text = content_text(Some(&value));
         if is_error {
-            println!("error: {text}");
+            say!("error: {text}");
         } else {
-            println!("{text}");
+            say!("{text}");
         }
     }
     if let Some(structured) = &result.structured_content {
-        println!(
+        say!(
             "structuredContent:\n{}",
             serde_json::to_string_pretty(structured)?
         );

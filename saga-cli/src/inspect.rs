@@ -23,7 +23,10 @@ pub fn inspect(token: &str, layout: Option<&std::path::Path>) -> anyhow::Result<
         Err(error) => return Err(anyhow::anyhow!("{}: {error}", path.display())),
     };
     let layout = file.as_ref().map(|(path, file)| (*path, file));
-    print!("{}", report(&header, keys.as_ref(), layout, unix_now()));
+    print!(
+        "{}",
+        crate::terminal::clean_lines(&report(&header, keys.as_ref(), layout, unix_now()))
+    );
     Ok(())
 }
 

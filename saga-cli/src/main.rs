@@ -7,6 +7,16 @@
 //! saga inspect TOKEN                     # a token's tool, version and point, and whether SAGA_KEYS opens it
 //! ```
 
+/// Prints a line that may hold a server's text, with every control character (C0, C1,
+/// DEL) and bidirectional override escaped: a server's strings are untrusted, and a
+/// terminal obeys the sequences it prints (clipboard writes, screen clears, links,
+/// titles, cursor moves).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::terminal::clean_lines(&format!($($arg)*)))
+    };
+}
+
 mod answers;
 mod call;
 mod inspect;
@@ -245,7 +255,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// One line on stderr, exit status 2.
 fn fail(error: &anyhow::Error) -> ExitCode {
     let line = format!("{error:#}").replace(['\n', '\r'], " ");
-    eprintln!("saga: error: {line}");
+    eprintln!("saga: error: {}", terminal::clean(&line));
     ExitCode::from(2)
 }
 

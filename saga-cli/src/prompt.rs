@@ -6,6 +6,8 @@
 use inquire::error::InquireError;
 use inquire::validator::Validation;
 use inquire::{Confirm, MultiSelect, Select, Text};
+
+use crate::terminal::clean;
 use serde_json::{Map, Value, json};
 
 use crate::schema::{Field, Kind, parse_input};
@@ -31,7 +33,7 @@ fn stop(error: InquireError) -> Stop {
 
 /// Asks a form-mode elicitation; gives the `ElicitResult` as JSON.
 pub fn form(message: &str, schema: &Value) -> anyhow::Result<Value> {
-    println!("  {message}");
+    say!("  {message}");
     let fields = crate::schema::fields(schema);
     let ask = Confirm::new("Answer this form?")
         .with_default(true)
@@ -58,7 +60,7 @@ pub fn form(message: &str, schema: &Value) -> anyhow::Result<Value> {
 fn stopped(why: Stop) -> anyhow::Result<Value> {
     match why {
         Stop::Cancel => {
-            println!("  (cancelled)");
+            say!("  (cancelled)");
             Ok(json!({"action": "cancel"}))
         }
         Stop::Quit(error) => Err(error),
@@ -104,8 +106,9 @@ fn help(field: &Field) -> String {
 }
 
 fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
-    let label = format!("{}:", field.label);
-    let help = help(field);
+    // Every text the server chose is shown escaped (see `terminal`).
+    let label = format!("{}:", clean(&field.label));
+    let help = clean(&help(field));
     match &field.kind {
         Kind::Boolean => {
             let default = field
@@ -121,7 +124,7 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
                 .map_err(stop)
         }
         Kind::Choice { values, titles } => {
-            let mut options = titles.clone();
+            let mut options: Vec<String> = titles.iter().map(|title| clean(title)).collect();
             if !field.required {
                 options.push("(skip)".into());
             }
@@ -145,7 +148,8 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
             max_items,
         } => {
             let (min, max) = (*min_items, *max_items);
-            let chosen = MultiSelect::new(&label, titles.clone())
+            let shown: Vec<String> = titles.iter().map(|title| clean(title)).collect();
+            let chosen = MultiSelect::new(&label, shown)
                 .with_help_message(&help)
                 .with_validator(move |list: &[inquire::list_option::ListOption<&String>]| {
                     let n = list.len() as u64;
@@ -171,8 +175,8 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
         Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. } => {
             let checked = field.clone();
             let default = field.default.as_ref().map(|d| match d {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+                Value::String(s) => clean(s),
+                other => clean(&other.to_string()),
             });
             let mut prompt =
                 Text::new(&label)
@@ -180,7 +184,7 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
                     .with_validator(move |text: &str| {
                         Ok(match parse_input(&checked, text) {
                             Ok(_) => Validation::Valid,
-                            Err(why) => Validation::Invalid(why.into()),
+                            Err(why) => Validation::Invalid(clean(&why).into()),
                         })
                     });
             if let Some(default) = &default {
@@ -194,8 +198,8 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
 
 /// Shows a URL-mode elicitation and asks whether the user completed it.
 pub fn url(message: &str, url: &str) -> anyhow::Result<Value> {
-    println!("  {message}");
-    println!("  open: {url}");
+    say!("  {message}");
+    println!("  open: {}", crate::terminal::url(url));
     match Confirm::new("Done (accept)?")
         .with_default(true)
         .with_help_message("Enter: accept · n: decline · Esc: cancel")

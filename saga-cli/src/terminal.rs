@@ -10,7 +10,6 @@ pub fn clean(text: &str) -> String {
 }
 
 /// [`clean`], keeping line breaks and tabs (for multi-line results).
-#[allow(dead_code)]
 pub fn clean_lines(text: &str) -> String {
     clean_with(text, true)
 }
@@ -26,6 +25,31 @@ fn clean_with(text: &str, keep_lines: bool) -> String {
         }
     }
     out
+}
+
+/// A URL a server asks the user to open, in a form the user can check: control and
+/// bidirectional characters, and any other character outside ASCII (which can make one
+/// host look like another), escaped; then the host it leads to, alone.
+pub fn url(url: &str) -> String {
+    let mut shown = String::with_capacity(url.len());
+    for c in url.chars() {
+        if c.is_ascii() && !c.is_ascii_control() {
+            shown.push(c);
+        } else {
+            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    let host = shown
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(&shown)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default()
+        .rsplit('@')
+        .next()
+        .unwrap_or_default();
+    format!("{shown}  (host: {host})")
 }
 
 /// The Unicode characters that reorder text when displayed (Trojan Source).
@@ -44,5 +68,18 @@ mod tests {
         assert_eq!(clean("abc\u{202e}def"), "abc\\u{202e}def");
         assert_eq!(clean("x\ny"), "x\\u{a}y");
         assert_eq!(clean_lines("x\ny\tz"), "x\ny\tz");
+        assert_eq!(clean_lines("a\rb"), "a\\u{d}b");
+    }
+
+    #[test]
+    fn shows_a_url_and_its_host() {
+        assert_eq!(
+            url("https://user@example.com/pay?x=1"),
+            "https://user@example.com/pay?x=1  (host: example.com)"
+        );
+        assert_eq!(
+            url("https://exаmple.com/\u{1b}]8;;x"),
+            "https://ex\\u{430}mple.com/\\u{1b}]8;;x  (host: ex\\u{430}mple.com)"
+        );
     }
 }
