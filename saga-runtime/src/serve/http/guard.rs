@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
+use super::owners::Ownership;
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
 
@@ -27,6 +28,12 @@ const CALL_METHODS: [&str; 4] = [
     "resources/read",
     resumable::RESUME,
 ];
+
+/// The answer to a request that names a session the caller did not open: the same as for
+/// a session that does not exist, so that an id tells a stranger nothing.
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
 
 /// JSON-RPC's codes for the refusals made here.
 const PARSE_ERROR: i32 = -32700;
@@ -44,6 +51,10 @@ pub(crate) struct Guard {
     /// MRTR `tools/call`s that rmcp would accept as they are, run without rmcp's
     /// per-request service; `None` sends every request through rmcp.
     pub(crate) direct: Option<super::direct::Direct>,
+    /// Who opened each session.
+    pub(crate) owners: super::owners::Owners,
+    /// The tools, for the caller's principal.
+    pub(crate) tools: crate::serve::SagaTools,
 }
 
 impl Guard {
@@ -69,9 +80,52 @@ impl Guard {
     }
 
     async fn guard(self, request: Request, next: Next, span: &tracing::Span) -> Response {
+        // A session answers only to the principal that opened it; only a live session of
+        // the caller's lets a request give back its slot below.
+        let session = request
+            .headers()
+            .get(crate::serve::session::SESSION_ID_HEADER)
+            .and_then(|id| id.to_str().ok())
+            .map(str::to_owned);
+        let ownership = match &session {
+            None => None,
+            Some(id) => {
+                let (parts, body) = request.into_parts();
+                let principal = self.tools.principal_of(&parts);
+                let ownership = self.owners.of(id, &principal).await;
+                if ownership == Ownership::Other {
+                    tracing::info!("a request named a session another principal opened");
+                    return session_not_found();
+                }
+                let request = Request::from_parts(parts, body);
+                return self
+                    .guard_owned(request, next, span, session, Some(ownership))
+                    .await;
+            }
+        };
+        self.guard_owned(request, next, span, session, ownership)
+            .await
+    }
+
+    async fn guard_owned(
+        self,
+        request: Request,
+        next: Next,
+        span: &tracing::Span,
+        session: Option<String>,
+        ownership: Option<Ownership>,
+    ) -> Response {
         if request.method() != Method::POST || !is_json(request.headers()) {
             // No body to look at, and nothing to run: rmcp answers these (405, 415).
-            return next.run(request).await;
+            let deletes = request.method() == Method::DELETE;
+            let response = next.run(request).await;
+            if deletes
+                && response.status().is_success()
+                && let Some(id) = &session
+            {
+                self.owners.closed(id);
+            }
+            return response;
         }
         let Ok(slot) = tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await else {
             tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
@@ -106,10 +160,7 @@ impl Guard {
                 tracing::field::display(crate::log::Escaped(method)),
             );
         }
-        if parts
-            .headers
-            .contains_key(crate::serve::session::SESSION_ID_HEADER)
-        {
+        if ownership == Some(Ownership::Owned) {
             // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
             // person to answer an elicitation: it must not hold a slot meanwhile, or the
             // answers themselves could not get in. Its body is read and checked; the
@@ -164,8 +215,19 @@ impl Guard {
             }
         }
         if format == Format::Mrtr || !is_tool_call {
+            let opens = envelope.method.as_deref() == Some("initialize");
+            let principal = opens.then(|| self.tools.principal_of(&parts));
             let request = Request::from_parts(parts, Body::from(bytes));
-            return next.run(request).await;
+            let response = next.run(request).await;
+            if let Some(principal) = principal
+                && let Some(id) = response
+                    .headers()
+                    .get(crate::serve::session::SESSION_ID_HEADER)
+                    .and_then(|id| id.to_str().ok())
+            {
+                self.owners.opened(id, principal).await;
+            }
+            return response;
         }
         // Only now, with the body known to be small and sound, is a value built from it.
         let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {

@@ -6,6 +6,7 @@ mod guard;
 pub(crate) mod json_check;
 mod limits;
 mod listener;
+mod owners;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -59,7 +60,14 @@ impl SagaServer {
     /// [`SagaServerBuilder::direct_calls`]: super::SagaServerBuilder::direct_calls
     pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
         let limits = self.http_limits();
+        // Each session gets its own server value (its log level, its subscriptions);
+        // stateless requests get a fresh one each time, which costs a few clones.
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(self.session_idle_timeout());
+        let sessions = Arc::new(sessions);
         let guard = guard::Guard {
+            owners: owners::Owners::new(sessions.clone()),
+            tools: self.tools().clone(),
             slots: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
             queue_timeout: limits.queue_timeout,
             body_read_timeout: limits.body_read_timeout,
@@ -72,15 +80,8 @@ impl SagaServer {
         };
         self.tools().start_background();
         let server = self.clone();
-        // Each session gets its own server value (its log level, its subscriptions);
-        // stateless requests get a fresh one each time, which costs a few clones.
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(self.session_idle_timeout());
-        let service = StreamableHttpService::new(
-            move || Ok(server.for_session()),
-            Arc::new(sessions),
-            config,
-        );
+        let service =
+            StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
         axum::Router::new()
             .nest_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn(move |request, next| {
