@@ -46,7 +46,7 @@ impl Owners {
         let sweep = self
             .owners
             .lock()
-            .map_or(false, |owners| owners.len() > SWEEP_ABOVE);
+            .is_ok_and(|owners| owners.len() > SWEEP_ABOVE);
         if sweep {
             let live = self.sessions.sessions.read().await;
             if let Ok(mut owners) = self.owners.lock() {
