@@ -610,15 +610,31 @@ async fn a_rolling_upgrade_of_three_replicas_keeps_300_sagas() {
 // Tasks across a deploy of three replicas, with Redis
 // ---------------------------------------------------------------------------------------
 
+/// A replica of build `version` keeping its tasks in `redis`, with a lease of 600 ms.
+fn task_replica(redis: &redis::Redis, version: u8) -> ServerProcess {
+    Spawn::new(&format!("upgrade_v{version}"), KEY)
+        .env("SAGA_TASKS_REDIS", &redis.url)
+        .env("SAGA_TASK_LEASE_MS", "600")
+        .start()
+}
+
+/// Task `id`'s `tasks/get` result once it has ended (`completed` or `failed`).
+async fn ended(client: &task_client::TaskClient, addr: SocketAddr, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let status = client.status(addr, id).await;
+        if matches!(status["status"].as_str(), Some("completed" | "failed")) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{id} never ended: {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_continue_across_a_deploy_of_three_replicas_or_fail_with_the_reason() {
     let redis = redis::start_redis().await;
-    let replica = |version: u8| {
-        Spawn::new(&format!("upgrade_v{version}"), KEY)
-            .env("SAGA_TASKS_REDIS", &redis.url)
-            .env("SAGA_TASK_LEASE_MS", "600")
-            .start()
-    };
+    let replica = |version: u8| task_replica(&redis, version);
     let client = task_client::TaskClient::new();
     let mut old = [replica(1), replica(1), replica(1)];
     let mut tasks: Vec<(String, &str)> = Vec::new();
@@ -641,39 +657,22 @@ async fn tasks_continue_across_a_deploy_of_three_replicas_or_fail_with_the_reaso
     }
     let new = [replica(2), replica(2), replica(2)];
 
-    let deadline = Instant::now() + Duration::from_secs(90);
     for (id, tool) in &tasks {
-        loop {
-            let status = client.status(new[0].addr, id).await;
-            match status["status"].as_str() {
-                Some("completed") => {
-                    assert_eq!(*tool, "job", "{id}: {status}");
-                    let text = status["result"]["content"][0]["text"].as_str();
-                    assert_eq!(
-                        text,
-                        Some("job of 30 steps done by build 2"),
-                        "{id}: finished by the new build: {status}"
-                    );
-                    break;
-                }
-                Some("failed") => {
-                    assert_eq!(*tool, "job_changed", "{id}: {status}");
-                    let message = status["error"]["message"].as_str().unwrap_or_default();
-                    assert!(
-                        message.contains("no build of tool job_changed")
-                            && message.contains("another layout"),
-                        "{id}: failed with the reason: {status}"
-                    );
-                    break;
-                }
-                _ => {
-                    assert!(
-                        Instant::now() < deadline,
-                        "{id} ({tool}) never ended: {status}"
-                    );
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-            }
+        let status = ended(&client, new[0].addr, id).await;
+        if *tool == "job" {
+            assert_eq!(
+                status["result"]["content"][0]["text"].as_str(),
+                Some("job of 30 steps done by build 2"),
+                "{id}: finished by the new build: {status}"
+            );
+        } else {
+            assert_eq!(status["status"], "failed", "{id}: {status}");
+            let message = status["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("no build of tool job_changed")
+                    && message.contains("another layout"),
+                "{id}: failed with the reason: {status}"
+            );
         }
     }
 }
@@ -737,12 +736,7 @@ fn each_build_matches_its_layout_file_and_build_2_names_what_it_strands() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn during_a_rolling_upgrade_a_task_an_old_replica_cannot_resume_waits_for_a_new_one() {
     let redis = redis::start_redis().await;
-    let replica = |version: u8| {
-        Spawn::new(&format!("upgrade_v{version}"), KEY)
-            .env("SAGA_TASKS_REDIS", &redis.url)
-            .env("SAGA_TASK_LEASE_MS", "600")
-            .start()
-    };
+    let replica = |version: u8| task_replica(&redis, version);
     let client = task_client::TaskClient::new();
     // Build 2's `job_changed` saves what build 1 cannot read. Its creator dies; a replica
     // of each build remains, and the old one must leave the task to the new one.
@@ -763,26 +757,13 @@ async fn during_a_rolling_upgrade_a_task_an_old_replica_cannot_resume_waits_for_
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     creator.kill_9();
-    let deadline = Instant::now() + Duration::from_secs(90);
     for id in &ids {
-        loop {
-            let status = client.status(old.addr, id).await;
-            match status["status"].as_str() {
-                Some("completed") => {
-                    assert_eq!(
-                        status["result"]["content"][0]["text"].as_str(),
-                        Some("job of 20 steps done by build 2"),
-                        "{status}"
-                    );
-                    break;
-                }
-                Some("failed") => panic!("{id} failed although build 2 serves it: {status}"),
-                _ => {
-                    assert!(Instant::now() < deadline, "{id} never ended: {status}");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-            }
-        }
+        let status = ended(&client, old.addr, id).await;
+        assert_eq!(
+            status["result"]["content"][0]["text"].as_str(),
+            Some("job of 20 steps done by build 2"),
+            "{id}: finished by build 2, never failed by build 1: {status}"
+        );
     }
     drop(new);
 }
