@@ -339,3 +339,42 @@ async fn a_state_that_does_not_read_back_as_itself_is_never_sealed() {
         "an internal error, not a token that reads as WaitB"
     );
 }
+
+mod greet_v1 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "greet")]
+    pub async fn greet() -> Result<String, SagaError> {
+        let name: String = elicit("Name?").await?;
+        Ok(format!("Hello, {name}."))
+    }
+}
+
+mod greet_v2 {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool(name = "greet")]
+    pub async fn greet() -> Result<String, SagaError> {
+        let name: String = elicit("Name?").await?;
+        Ok(format!("Hi {name}!"))
+    }
+}
+
+#[tokio::test]
+async fn a_point_both_builds_have_resumes_on_the_current_code_even_with_a_retired_copy() {
+    let old = tools(|b| b.tool(greet_v1::greet));
+    let new = tools(|b| b.tool(greet_v2::greet).retired(greet_v1::greet));
+    let (token, _, _) = round(&old, "greet", None, json!({})).await.expect("asks");
+    let (_, _, text) = round(
+        &new,
+        "greet",
+        token.as_deref(),
+        json!({"elicit-1": {"action": "accept", "content": {"value": "Ada"}}}),
+    )
+    .await
+    .expect("finishes");
+    assert_eq!(
+        text, "Hi Ada!",
+        "the newest code that has the point runs it"
+    );
+}
