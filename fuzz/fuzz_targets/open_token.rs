@@ -7,25 +7,35 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use saga_runtime::state::{Binding, KeyRing, StateCodec};
+use saga_runtime::state::{Binding, KeyRing, PointKey, StateCodec, TokenHeader};
 
 static CODEC: LazyLock<StateCodec> = LazyLock::new(|| {
     let keys = KeyRing::from_keys([[7u8; 32], [9u8; 32]]).expect("two distinct keys");
     StateCodec::new(keys, Duration::from_secs(600))
 });
 
+const POINT: PointKey = PointKey {
+    header: *b"fuzzpt01",
+    identity: [3; 32],
+};
+
 fuzz_target!(|data: &[u8]| {
     let binding = Binding::new("deploy", "tools/call", "alice", None);
     let Ok(text) = std::str::from_utf8(data) else {
         // Bytes that are not text become the plaintext of a real token instead.
-        let token = CODEC.seal(*b"fuzzfp01", &binding, data);
+        let token = CODEC.seal(&POINT, &binding, data);
+        assert_eq!(TokenHeader::peek_point(&token), Ok(POINT.header));
         let opened = CODEC
-            .open(&token, *b"fuzzfp01", &binding)
+            .open(&token, &POINT, &binding)
             .expect("a fresh token opens");
         assert_eq!(opened.plaintext, data);
         return;
     };
-    if let Ok(opened) = CODEC.open(text, *b"fuzzfp01", &binding) {
+    // The point is read from any text without a panic, and agrees with the header.
+    if let (Ok(point), Ok(header)) = (TokenHeader::peek_point(text), TokenHeader::parse(text)) {
+        assert_eq!(point, header.point);
+    }
+    if let Ok(opened) = CODEC.open(text, &POINT, &binding) {
         // Only a token sealed with our keys, for this binding, can get here: the fuzzer
         // cannot forge one, so this would be a bug (or a 2^-128 event).
         panic!("a fuzzed token opened: {:?}", opened.plaintext);
