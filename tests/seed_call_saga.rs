@@ -237,3 +237,46 @@ async fn a_saga_token_is_not_a_request_state_and_a_forged_one_is_refused() {
         .unwrap();
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
 }
+
+/// A tool removed from the build, kept only as a retired copy, still finishes the sagas of
+/// the build before in this format.
+#[tokio::test]
+async fn a_retired_only_tool_resumes_its_saga_tokens() {
+    let key = KeyRing::from_keys([[0x4d; 32]]).unwrap();
+    let before = serve_local(deploy::server(key).unwrap()).await;
+    let after = serve_local(
+        SagaServer::builder()
+            .keys(KeyRing::from_keys([[0x4d; 32]]).unwrap())
+            .retired(deploy::complex_tool)
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let started = send(
+        before.addr,
+        "1",
+        "tools/callSaga",
+        json!({"name": "complex_tool", "arguments": {"initial_arg": "x"}}),
+    )
+    .await;
+    let (token, steps) = suspended(&started, &["elicitation"]);
+    let step_id = steps[0]["stepId"].as_str().unwrap().to_owned();
+    let resumed = send(
+        after.addr,
+        "2",
+        "tools/resumeSaga",
+        json!({"sagaToken": token, "completedSteps": [{
+            "stepId": step_id,
+            "result": {"action": "accept", "content": {"target": "production"}}
+        }]}),
+    )
+    .await;
+    assert_eq!(resumed["state"], "suspended", "{resumed:#}");
+    let asks_next = resumed["steps"]
+        .as_array()
+        .is_some_and(|steps| steps.iter().any(|step| step["type"] == "sampling"));
+    assert!(
+        asks_next,
+        "the retired copy went on to the next round: {resumed:#}"
+    );
+}

@@ -667,7 +667,9 @@ impl ServerHandler for SagaServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.get(name).cloned()
+        // A retired-only tool is known here so that its tokens resume in every format;
+        // it is never listed, and a call without a token is refused by its family.
+        self.tools.definition(name).cloned()
     }
 
     async fn call_tool(

@@ -342,6 +342,13 @@ impl SagaTools {
         self.get(name).is_some()
     }
 
+    /// The definition of `name`, listed or only retired: what resuming one of its tokens
+    /// needs (a retired-only tool still finishes its calls; it starts none).
+    pub(crate) fn definition(&self, name: &str) -> Option<&Tool> {
+        let index = *self.inner.by_name.get(name)?;
+        Some(&self.inner.entries[index].tool)
+    }
+
     /// Every suspension point this server can resume, by tool: the current build's and
     /// every retired build's, with their layouts. What [`crate::deploy`]'s layout file
     /// records.

@@ -114,7 +114,7 @@ pub async fn resume_saga(
     let request: ResumeSagaParams = params(RESUME_SAGA, raw)?;
     let (name, token) = split_token(&request.saga_token)
         .ok_or_else(|| invalid_state(RESUME_SAGA, &"a sagaToken without its tool name"))?;
-    if !tools.contains(&name) {
+    if tools.definition(&name).is_none() {
         return Err(invalid_state(
             RESUME_SAGA,
             &format!("a sagaToken for unknown tool {name:?}"),
