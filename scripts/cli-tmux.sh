@@ -264,7 +264,7 @@ token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
 if [ -n "$token" ] &&
   SAGA_KEYS="$KEY" "$SAGA" inspect --layout examples/layouts/deploy.layout "$token" >"$WORK/inspect.txt" 2>&1 &&
   grep -q "^version      0x03" "$WORK/inspect.txt" &&
-  grep -q "^point        [0-9a-f]\{16\}: tool complex_tool, version 0, point AfterElicitTarget" "$WORK/inspect.txt" &&
+  grep -q "^point        [0-9a-f]\{16\}: tool complex_tool, version 0, point AfterSampleVerdict" "$WORK/inspect.txt" &&
   grep -q "header 41, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
   grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
   SAGA_KEYS="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "$SAGA" inspect "$token" |
