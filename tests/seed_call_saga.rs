@@ -280,3 +280,46 @@ async fn a_retired_only_tool_resumes_its_saga_tokens() {
         "the retired copy went on to the next round: {resumed:#}"
     );
 }
+
+/// A task-only tool, served with a task store.
+#[saga_tool(task = "required")]
+async fn long_job() -> Result<String, SagaError> {
+    checkpoint().await;
+    Ok("done".into())
+}
+
+/// `tools/callSaga` has no tasks: a task-only tool is refused with `-32021`, as
+/// `tools/call` refuses it for a client without the tasks extension.
+#[tokio::test]
+async fn a_task_only_tool_is_refused_in_this_format() {
+    let running = serve_local(
+        SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .tool(long_job)
+            .tasks(TaskStore::memory())
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let body = json!({"jsonrpc": "2.0", "id": "1", "method": "tools/callSaga", "params": {
+        "name": "long_job",
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }});
+    let reply: Value = reqwest::Client::new()
+        .post(format!("http://{}/mcp", running.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/callSaga")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["error"]["code"], -32021, "{reply:#}");
+}

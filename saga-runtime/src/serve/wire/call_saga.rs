@@ -95,6 +95,13 @@ pub async fn call_saga(
     cx: &SagaContext,
 ) -> Result<Value, ErrorData> {
     let request: CallSagaParams = params(CALL_SAGA, raw)?;
+    // This format has no tasks: a task-only tool is refused as `tools/call` refuses it
+    // for a client without the extension.
+    if tools.tasks().is_some()
+        && tools.saga(&request.name)?.task_support() == crate::tasks::TaskSupport::Required
+    {
+        return Err(crate::tasks::tasks_required());
+    }
     let call = Call {
         method: CALL_SAGA.into(),
         name: request.name,
