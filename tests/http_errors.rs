@@ -314,7 +314,7 @@ fn flip(token: &str, at: usize) -> String {
 async fn tampered_token_is_refused() {
     let server = deploy_server().await;
     let token = round1(server.addr).await;
-    // The version byte, the key id, the fingerprint, the expiry, the nonce, the
+    // The version byte, the key id, the point, the expiry, the nonce, the
     // ciphertext, the tag: a change anywhere is refused.
     for at in [
         0,

@@ -47,8 +47,11 @@ pub trait SagaTool: Send + Sync + 'static {
 
     /// A tag of the code that states requests again (see
     /// [`Step::suspend_restatable`]): a round asked by a build with another tag is asked
-    /// again as this build states it, without comparing the two.
-    #[doc(hidden)]
+    /// again as this build states it, without comparing the two; within one tag, a round
+    /// stated differently is the tool's bug (`-32603`). `#[saga_tool]` derives it from the
+    /// tool's and its helpers' code. A hand-written tool that rewords a request it
+    /// restates changes it with the wording, so that rounds asked by the build before are
+    /// asked again in the new words after a deploy.
     fn build_tag(&self) -> u16 {
         0
     }
