@@ -64,3 +64,22 @@ fn a_saved_type_postcard_cannot_read_fails_the_build_naming_the_tool() {
     assert!(message.contains("self-describing format"), "{message}");
     assert!(message.contains("save the plain data"), "{message}");
 }
+
+/// A helper that never suspends.
+#[saga_fn]
+async fn plain_helper(n: u32) -> Result<u32, SagaError> {
+    Ok(n + 1)
+}
+
+#[saga_tool]
+async fn calls_a_plain_helper(n: u32) -> Result<String, SagaError> {
+    let m = plain_helper(n).await?;
+    let ok: bool = elicit("Ok?").await?;
+    Ok(format!("{m} {ok}"))
+}
+
+#[test]
+fn a_tool_calling_a_helper_that_never_suspends_builds() {
+    let points = saga_runtime::engine::Points::of(&calls_a_plain_helper).expect("traces");
+    assert!(points.iter().count() >= 1);
+}

@@ -1164,6 +1164,8 @@ impl Frame {
     pub(crate) fn render(&self) -> Result<String, LayoutError> {
         let traced = match &self.state {
             Some(Ok(traced)) => traced,
+            // A helper that never suspends saves nothing of its own.
+            Some(Err(error)) if error.0 == EMPTY_ROOT => return Ok("no suspension".to_owned()),
             Some(Err(error)) => return Err(error.clone()),
             None => return Err(LayoutError("the state was not traced".into())),
         };
