@@ -18,7 +18,23 @@ async fn serve() -> Running {
 }
 
 /// Sends a JSON-RPC request with the 2026-07-28 envelope; returns the `result`.
-async fn send(addr: SocketAddr, id: &str, method: &str, mut params: Value) -> Value {
+async fn send(addr: SocketAddr, id: &str, method: &str, params: Value) -> Value {
+    let (status, reply) = send_raw(addr, id, method, params).await;
+    assert!(status.is_success(), "{status}: {reply:#}");
+    reply
+        .get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("no result: {reply:#}"))
+}
+
+/// Sends a JSON-RPC request with the 2026-07-28 envelope; returns the HTTP status and the
+/// whole reply.
+async fn send_raw(
+    addr: SocketAddr,
+    id: &str,
+    method: &str,
+    mut params: Value,
+) -> (reqwest::StatusCode, Value) {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
@@ -36,12 +52,8 @@ async fn send(addr: SocketAddr, id: &str, method: &str, mut params: Value) -> Va
         .unwrap();
     let status = response.status();
     let reply: Value = response.json().await.unwrap();
-    assert!(status.is_success(), "{status}: {reply:#}");
     assert_eq!(reply["id"], id, "{reply:#}");
-    reply
-        .get("result")
-        .cloned()
-        .unwrap_or_else(|| panic!("no result: {reply:#}"))
+    (status, reply)
 }
 
 /// A suspended result: the shape of the seed's, with `steps` of the given types; returns
@@ -301,25 +313,13 @@ async fn a_task_only_tool_is_refused_in_this_format() {
             .unwrap(),
     )
     .await;
-    let body = json!({"jsonrpc": "2.0", "id": "1", "method": "tools/callSaga", "params": {
-        "name": "long_job",
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }
-    }});
-    let reply: Value = reqwest::Client::new()
-        .post(format!("http://{}/mcp", running.addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/callSaga")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    // The client declares elicitation and sampling, not the tasks extension.
+    let (_, reply) = send_raw(
+        running.addr,
+        "1",
+        "tools/callSaga",
+        json!({"name": "long_job"}),
+    )
+    .await;
     assert_eq!(reply["error"]["code"], -32021, "{reply:#}");
 }

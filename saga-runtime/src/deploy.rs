@@ -7,7 +7,22 @@
 //! resume; one line in a test checks the build against it:
 //!
 //! ```no_run
-//! # fn my_server() -> saga_runtime::serve::SagaTools { unimplemented!() }
+//! use saga_runtime::prelude::*;
+//!
+//! #[saga_tool]
+//! async fn greet() -> Result<String, SagaError> {
+//!     let name: String = elicit("Your name?").await?;
+//!     Ok(format!("Hello, {name}!"))
+//! }
+//!
+//! fn my_server() -> SagaTools {
+//!     SagaTools::builder()
+//!         .keys(KeyRing::ephemeral())
+//!         .tool(greet)
+//!         .build()
+//!         .expect("the tools build")
+//! }
+//!
 //! #[test]
 //! fn deploys_keep_in_flight_sagas() {
 //!     saga_runtime::deploy::assert_layout(&my_server(), "saga.layout");

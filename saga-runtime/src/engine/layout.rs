@@ -261,7 +261,7 @@ fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, Layou
             ty: std::any::type_name::<T>(),
         })?;
         root.merge(format).map_err(LayoutError)?;
-        if session.unexplored().is_none() {
+        if session.plan().is_empty() {
             return Ok(Traced {
                 root,
                 registry: session.registry,
@@ -287,18 +287,7 @@ struct Session {
 }
 
 impl Session {
-    fn unexplored(&self) -> Option<(&str, u32)> {
-        self.registry
-            .iter()
-            .find_map(|(name, container)| match container {
-                Container::Enum(variants) => variants
-                    .iter()
-                    .position(|(_, format)| format.is_none())
-                    .map(|index| (name.as_str(), index as u32)),
-                _ => None,
-            })
-    }
-
+    /// Per enum with a variant not yet explored, the first such variant.
     fn plan(&self) -> BTreeMap<String, u32> {
         self.registry
             .iter()
@@ -463,7 +452,6 @@ impl<'a> Tracer<'a> {
 
     fn fields<'de, V: Visitor<'de>>(
         &mut self,
-        names: Option<&'static [&'static str]>,
         len: usize,
         visitor: V,
     ) -> Result<(V::Value, Vec<Format>), LayoutError> {
@@ -473,7 +461,6 @@ impl<'a> Tracer<'a> {
             formats: &mut formats,
             next: 0,
         })?;
-        let _ = names;
         Ok((value, formats))
     }
 
@@ -628,7 +615,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         let mut element = Format::Unknown;
         let one = self.session.terminating == 0;
         let value = visitor.visit_seq(Elements {
-            tracer: self.child(&mut element, "")?.reborrow_parts(),
+            tracer: self.child(&mut element, "")?,
             remaining: usize::from(one),
         })?;
         *self.out = Format::Seq(Box::new(element));
@@ -640,7 +627,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        let (value, formats) = self.fields(None, len, visitor)?;
+        let (value, formats) = self.fields(len, visitor)?;
         *self.out = Format::Tuple(formats);
         Ok(value)
     }
@@ -652,7 +639,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
         self.named(name, visitor, |tracer, _, visitor| {
-            let (value, formats) = tracer.fields(None, len, visitor)?;
+            let (value, formats) = tracer.fields(len, visitor)?;
             Ok((value, Container::TupleStruct(formats)))
         })
     }
@@ -683,7 +670,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
         self.named(name, visitor, |tracer, _, visitor| {
-            let (value, formats) = tracer.fields(Some(fields), fields.len(), visitor)?;
+            let (value, formats) = tracer.fields(fields.len(), visitor)?;
             let named = fields
                 .iter()
                 .map(|field| (*field).to_owned())
@@ -778,25 +765,8 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 }
 
-/// A `Tracer` whose lifetimes are its own, for the sequence access.
-struct Parts<'a> {
-    session: &'a mut Session,
-    out: &'a mut Format,
-    depth: usize,
-}
-
-impl<'a> Tracer<'a> {
-    fn reborrow_parts(self) -> Parts<'a> {
-        Parts {
-            session: self.session,
-            out: self.out,
-            depth: self.depth,
-        }
-    }
-}
-
 struct Elements<'a> {
-    tracer: Parts<'a>,
+    tracer: Tracer<'a>,
     remaining: usize,
 }
 
@@ -812,8 +782,8 @@ impl<'de> de::SeqAccess<'de> for Elements<'_> {
         }
         self.remaining -= 1;
         seed.deserialize(Tracer {
-            session: self.tracer.session,
-            out: self.tracer.out,
+            session: &mut *self.tracer.session,
+            out: &mut *self.tracer.out,
             depth: self.tracer.depth,
             ty: std::any::type_name::<T>(),
         })
@@ -938,7 +908,7 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        let (value, formats) = self.tracer.fields(None, len, visitor)?;
+        let (value, formats) = self.tracer.fields(len, visitor)?;
         *self.format = Some(VariantFormat::Tuple(formats));
         Ok(value)
     }
@@ -948,7 +918,7 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        let (value, formats) = self.tracer.fields(Some(fields), fields.len(), visitor)?;
+        let (value, formats) = self.tracer.fields(fields.len(), visitor)?;
         let named = fields
             .iter()
             .map(|field| (*field).to_owned())

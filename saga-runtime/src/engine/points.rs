@@ -53,17 +53,24 @@ pub struct StateLayout {
 }
 
 impl StateLayout {
+    /// These variants, framed so; the rest filled in by whoever traced them.
+    fn new(framing: Framing, variants: Vec<(String, Option<String>)>) -> Self {
+        StateLayout {
+            framing,
+            variants,
+            state_type: "",
+            version: None,
+            helper_tags: Vec::new(),
+        }
+    }
+
     /// The layout of a hand-written tool's state type.
     pub(crate) fn of<S: serde::de::DeserializeOwned>() -> Result<Self, LayoutError> {
         let traced = match layout::trace::<S>() {
             Err(error) if error.0 == layout::EMPTY_ROOT => {
-                return Ok(StateLayout {
-                    framing: Framing::Enum,
-                    variants: Vec::new(),
-                    state_type: std::any::type_name::<S>(),
-                    version: None,
-                    helper_tags: Vec::new(),
-                });
+                let mut layout = StateLayout::new(Framing::Enum, Vec::new());
+                layout.state_type = std::any::type_name::<S>();
+                return Ok(layout);
             }
             traced => traced?,
         };
@@ -80,12 +87,9 @@ impl StateLayout {
         site_tags: &[&str],
     ) -> Self {
         match traced.root_variants() {
-            Some(variants) => StateLayout {
+            Some(variants) => StateLayout::new(
                 framing,
-                state_type: "",
-                version: None,
-                helper_tags: Vec::new(),
-                variants: variants
+                variants
                     .into_iter()
                     .enumerate()
                     .map(|(index, (name, text))| {
@@ -109,14 +113,11 @@ impl StateLayout {
                         (name, Some(text))
                     })
                     .collect(),
-            },
-            None => StateLayout {
-                framing: Framing::Whole,
-                variants: vec![("State".to_owned(), Some(traced.render()))],
-                state_type: "",
-                version: None,
-                helper_tags: Vec::new(),
-            },
+            ),
+            None => StateLayout::new(
+                Framing::Whole,
+                vec![("State".to_owned(), Some(traced.render()))],
+            ),
         }
     }
 
@@ -126,13 +127,7 @@ impl StateLayout {
         let traced = match &frame.state {
             Some(Ok(traced)) => traced.clone(),
             Some(Err(error)) if error.0 == layout::EMPTY_ROOT => {
-                return Ok(StateLayout {
-                    framing: Framing::Bytes,
-                    variants: Vec::new(),
-                    state_type: "",
-                    version: None,
-                    helper_tags: Vec::new(),
-                });
+                return Ok(StateLayout::new(Framing::Bytes, Vec::new()));
             }
             Some(Err(error)) => return Err(error.clone()),
             None => return Err(LayoutError("the step did not trace its state".into())),

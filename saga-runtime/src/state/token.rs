@@ -382,14 +382,14 @@ impl TokenHeader {
     /// The point a token names, read from its first 20 characters alone: what a server
     /// needs to choose the build of a tool that can open it, before any other work.
     pub fn peek_point(token: &str) -> Result<[u8; 8], OpenError> {
-        // Characters 4..20 are bytes 3..15 (base64 maps 3 bytes to 4 characters), which
-        // hold the point's bytes 5..13: decoded by hand, on the stack (the engine's general
+        // Characters 0..20 are bytes 0..15 (base64 maps 3 bytes to 4 characters): the
+        // version, then the point's bytes 5..13, decoded by hand, on the stack (the engine's general
         // decoder cost more than the rest of finding the point, BENCHMARKS.md).
         let quads = token
             .as_bytes()
-            .get(4..20)
+            .get(..20)
             .ok_or(OpenError::Truncated { len: token.len() })?;
-        let mut bytes = [0u8; 12];
+        let mut bytes = [0u8; 15];
         for (group, chars) in quads.chunks_exact(4).enumerate() {
             let mut bits: u32 = 0;
             for &c in chars {
@@ -397,7 +397,13 @@ impl TokenHeader {
             }
             bytes[group * 3..group * 3 + 3].copy_from_slice(&bits.to_be_bytes()[1..]);
         }
-        Ok(field(&bytes, 2))
+        // The version comes first: an earlier format's bytes 5..13 are no point, and
+        // its refusal says so.
+        match bytes[0] {
+            VERSION => Ok(field(&bytes, 5)),
+            0x01 | 0x02 => Err(OpenError::Outdated(bytes[0])),
+            other => Err(OpenError::Version(other)),
+        }
     }
 
     /// Reads the header of the decoded bytes of a token.
@@ -522,6 +528,12 @@ mod header_tests {
         assert_eq!(
             TokenHeader::peek_point("AAAA****AAAAAAAAAAAAAAAA"),
             Err(OpenError::Encoding)
+        );
+        let mut earlier = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        earlier[0] = 0x02;
+        assert_eq!(
+            TokenHeader::peek_point(&URL_SAFE_NO_PAD.encode(&earlier)),
+            Err(OpenError::Outdated(0x02))
         );
         assert!(TokenHeader::peek_point("AAAAéAAAAAAAAAAAAAAAAAAA").is_err());
         assert_eq!(header.expires_at, 1_000);
