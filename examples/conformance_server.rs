@@ -537,6 +537,16 @@ async fn static_text(uri: String) -> Result<Contents, SagaError> {
     ))
 }
 
+/// The resource the conformance suite subscribes to.
+#[saga_resource]
+async fn watched(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(
+        uri,
+        "text/plain",
+        "Watched resource content.",
+    ))
+}
+
 /// A static binary resource (a PNG).
 #[saga_resource]
 async fn static_binary(uri: String) -> Result<Contents, SagaError> {
@@ -690,6 +700,7 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         // caching reads the first resource without answers: it must be this one.
         .resource("test://static-text", static_text)
         .resource("test://static-binary", static_binary)
+        .resource("test://watched-resource", watched)
         .resource_template("test://template/{id}/data", template_data)
         .build()?)
 }

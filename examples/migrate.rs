@@ -17,7 +17,8 @@
 //! cargo run --example migrate -- --stdio      # stdio
 //! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
 //! SAGA_TASKS_REDIS=redis://127.0.0.1/ cargo run --example migrate   # tasks shared by replicas
-//! SAGA_TASKS_PER_CLIENT=20000 SAGA_TASK_WORKERS=1000 cargo run --example migrate   # raise the bounds
+//! SAGA_TASKS_PER_CLIENT=20000 SAGA_TASK_WORKERS=1000 SAGA_TASK_WORKERS_PER_CLIENT=1000 \
+//!     cargo run --example migrate             # raise the bounds
 //! ```
 
 use std::io::Write as _;
@@ -90,12 +91,29 @@ fn journal(line: &str) {
 pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Result<SagaServer> {
     let mut settings = saga_runtime::tasks::TaskSettings::new(store);
     settings.lease = lease;
-    let number = |name: &str| std::env::var(name).ok().and_then(|max| max.parse().ok());
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|max| max.parse::<usize>().ok())
+    };
     if let Some(max) = number("SAGA_TASKS_PER_CLIENT") {
+        // One client may then hold `max` tasks of up to 64 KiB each: every bound that
+        // would stop it sooner is raised with it.
+        let bytes = max.saturating_mul(64 * 1024);
         settings.max_per_principal = max;
+        settings.max_bytes_per_principal = settings.max_bytes_per_principal.max(bytes);
+        settings.max_tasks = settings.max_tasks.max(max);
+        settings.max_store_bytes = settings.max_store_bytes.max(bytes);
+        settings.unverified_share = saga_runtime::tasks::Share {
+            tasks: settings.max_tasks,
+            bytes: settings.max_store_bytes,
+        };
     }
     if let Some(max) = number("SAGA_TASK_WORKERS") {
         settings.max_workers = max;
+    }
+    if let Some(max) = number("SAGA_TASK_WORKERS_PER_CLIENT") {
+        settings.max_workers_per_principal = max;
     }
     Ok(SagaServer::builder()
         .info("migrate-server", env!("CARGO_PKG_VERSION"))

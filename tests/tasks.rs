@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use redis::start_redis;
 use saga_examples::process::Spawn;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
-use saga_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError};
+use saga_runtime::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
 use serde_json::{Value, json};
 use task_client::TaskClient;
 
@@ -68,19 +68,77 @@ async fn exercise(store: TaskStore) {
     let backend = store.backend();
     let far = now_ms() + 60_000;
     let a = record("a", far);
-    backend.insert(&a, 100).await.expect("inserted");
     backend
-        .insert(&record("b", 1), 100)
+        .insert(&a, &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    backend
+        .insert(&record("b", 1), &Quota::per_principal(100))
         .await
         .expect("inserted");
     // Alice holds two tasks: a quota of two refuses her a third, not someone else.
     assert_eq!(
-        backend.insert(&record("c", far), 2).await,
+        backend
+            .insert(&record("c", far), &Quota::per_principal(2))
+            .await,
         Err(TaskStoreError::PrincipalQuota(2))
     );
     let mut bob = record("c", far);
     bob.principal = "bob".into();
-    backend.insert(&bob, 2).await.expect("inserted");
+    backend
+        .insert(&bob, &Quota::per_principal(2))
+        .await
+        .expect("inserted");
+
+    // Bytes count as well as tasks: a record larger than what is left is refused.
+    let with = |id: &str, principal: &str| {
+        let mut record = record(id, far);
+        record.principal = principal.into();
+        record
+    };
+    let mut big = with("d", "carol");
+    big.state = Some("x".repeat(10_000));
+    let tight = Quota::per_principal(100).with_bytes(5_000, usize::MAX);
+    assert_eq!(
+        backend.insert(&big, &tight).await,
+        Err(TaskStoreError::PrincipalBytes(5_000))
+    );
+    // A share spent by one principal refuses the others in it, not those outside it.
+    let share = Quota::per_principal(100).with_share(Share {
+        tasks: 1,
+        bytes: usize::MAX,
+    });
+    backend
+        .insert(&with("e", "dave"), &share)
+        .await
+        .expect("first in the share");
+    assert_eq!(
+        backend.insert(&with("f", "erin"), &share).await,
+        Err(TaskStoreError::SharedQuota)
+    );
+    backend
+        .insert(&with("f", "erin"), &Quota::per_principal(100))
+        .await
+        .expect("outside the share");
+    // And the store's own bounds: five records are held.
+    assert_eq!(
+        backend
+            .insert(
+                &with("g", "frank"),
+                &Quota::per_principal(100).with_tasks(5)
+            )
+            .await,
+        Err(TaskStoreError::Full)
+    );
+    assert_eq!(
+        backend
+            .insert(
+                &big,
+                &Quota::per_principal(100).with_bytes(usize::MAX, 8_000)
+            )
+            .await,
+        Err(TaskStoreError::Full)
+    );
     assert_eq!(backend.get("a").await.expect("read"), Some(a));
     assert_eq!(backend.get("nope").await.expect("read"), None);
 
@@ -164,6 +222,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
             .env("SAGA_TASKS_PER_CLIENT", "5000")
             // Every task of a replica runs at once, so that only the kill moves tasks.
             .env("SAGA_TASK_WORKERS", "1000")
+            .env("SAGA_TASK_WORKERS_PER_CLIENT", "1000")
             .env("SAGA_TASKS_REDIS", &redis.url)
             .env("SAGA_TASK_LEASE_MS", "3000")
             .env("MIGRATE_JOURNAL", &journal_path)

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::Implementation;
 
 use super::principal::PrincipalFn;
-use super::tools::{BuildError, Registry, SagaTools, default_principal};
+use super::tools::{BuildError, CallBounds, Registry, SagaTools, default_principal};
 use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
 use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::{KeyRing, StateCodec};
@@ -37,6 +37,8 @@ pub struct SagaToolsBuilder {
     principal: PrincipalFn,
     registry: Registry,
     tasks: Option<crate::tasks::TaskSettings>,
+    bounds: CallBounds,
+    principals_verified: bool,
 }
 
 impl std::fmt::Debug for SagaToolsBuilder {
@@ -71,6 +73,8 @@ impl Default for SagaToolsBuilder {
             principal: default_principal(),
             registry: Registry::default(),
             tasks: None,
+            bounds: CallBounds::default(),
+            principals_verified: false,
         }
     }
 }
@@ -152,6 +156,22 @@ impl SagaToolsBuilder {
         F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
     {
         self.principal = Arc::new(principal);
+        self
+    }
+
+    /// Says that the principals are verified identities: your
+    /// [`principal`](Self::principal) function, or a proxy or middleware in front of
+    /// saga, checks the credentials they are derived from. By default they are not: the
+    /// default principal digests whatever `Authorization` header a request brings, and a
+    /// client can make up as many as it likes. Each principal still owns its tokens,
+    /// sessions and tasks either way; what this changes is the share of the task store
+    /// such principals take together ([`TaskSettings::unverified_share`]), so that
+    /// made-up identities cannot multiply a quota. [`ANONYMOUS`] is never verified.
+    ///
+    /// [`TaskSettings::unverified_share`]: crate::tasks::TaskSettings::unverified_share
+    /// [`ANONYMOUS`]: super::ANONYMOUS
+    pub fn verified_principals(mut self, verified: bool) -> Self {
+        self.principals_verified = verified;
         self
     }
 
@@ -279,6 +299,31 @@ impl SagaToolsBuilder {
         self
     }
 
+    /// How long one request's run may take (default [`DEFAULT_MAX_RUN_TIME`], 60 s): a
+    /// call still running then is stopped at its next `.await` and answered with
+    /// `-32603`, so that no call holds a request slot for longer. Work that takes longer
+    /// belongs in a task (`#[saga_tool(task)]`), or in rounds: each MRTR round is a
+    /// request of its own. A call of a session (MCP 2025-11-25) is bounded by
+    /// [`client_request_timeout`](Self::client_request_timeout) instead while it waits
+    /// for its client.
+    ///
+    /// [`DEFAULT_MAX_RUN_TIME`]: super::DEFAULT_MAX_RUN_TIME
+    pub fn max_run_time(mut self, max: Duration) -> Self {
+        self.bounds.max_run_time = max;
+        self
+    }
+
+    /// How long a session (MCP 2025-11-25) waits for its client to answer one request it
+    /// sent (an elicitation, a sampling request, `roots/list`; default
+    /// [`DEFAULT_CLIENT_REQUEST_TIMEOUT`], 5 minutes). The call then fails with
+    /// `-32603`, and what it held is freed: a client that walks away cannot keep it.
+    ///
+    /// [`DEFAULT_CLIENT_REQUEST_TIMEOUT`]: super::DEFAULT_CLIENT_REQUEST_TIMEOUT
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.bounds.client_request_timeout = timeout;
+        self
+    }
+
     /// Builds the registry.
     pub fn build(self) -> Result<SagaTools, BuildError> {
         let keys = self.keys.ok_or(BuildError::NoKeys)?;
@@ -296,10 +341,11 @@ impl SagaToolsBuilder {
         SagaTools::new(
             codec,
             self.registry,
-            self.principal,
+            (self.principal, self.principals_verified),
             list_ttl_ms,
             self.info,
             self.tasks,
+            self.bounds,
         )
     }
 }

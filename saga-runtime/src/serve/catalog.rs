@@ -160,6 +160,19 @@ impl SagaTools {
         }
     }
 
+    /// Whether `uri` names a resource of the registry, or matches one of its templates.
+    pub fn has_resource(&self, uri: &str) -> bool {
+        self.inner
+            .resources
+            .iter()
+            .any(|(resource, _)| resource.uri == uri)
+            || self
+                .inner
+                .templates
+                .iter()
+                .any(|(template, _)| match_template(&template.uri_template, uri).is_some())
+    }
+
     /// Handles `resources/read`: one transition of the saga of the resource, or of the
     /// first template that matches the URI (its variables become arguments).
     pub async fn read_resource(

@@ -5,6 +5,7 @@ mod builder;
 mod catalog;
 mod family;
 mod http;
+mod in_flight;
 mod principal;
 mod server;
 mod session;
@@ -15,7 +16,13 @@ pub mod wire;
 pub use builder::SagaToolsBuilder;
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config};
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
-pub use server::{DEFAULT_LIST_TTL, DEFAULT_TTL, SagaServer, SagaServerBuilder};
+pub use server::{
+    DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServer,
+    SagaServerBuilder,
+};
 pub use session::MAX_ASKS_AGAIN;
 pub(crate) use session::{is_session, point_key};
-pub use tools::{BuildError, InspectError, InspectRequest, MAX_REPLAYED_CHECKPOINTS, SagaTools};
+pub use tools::{
+    BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectError, InspectRequest,
+    MAX_REPLAYED_CHECKPOINTS, SagaTools,
+};

@@ -77,6 +77,13 @@ struct SessionState {
     subscriptions: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
+/// How many resources one session (MCP 2025-11-25) may be subscribed to at once. Each
+/// names a resource of the server, so the set costs at most this many of its URIs.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// The longest URI a session may subscribe to (a template matches URIs of any length).
+pub const MAX_SUBSCRIBED_URI_LEN: usize = 2048;
+
 /// How long an idle session (MCP 2025-11-25) is kept unless
 /// [`SagaServerBuilder::session_idle_timeout`] says otherwise.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -254,9 +261,29 @@ impl SagaServerBuilder {
         self
     }
 
+    /// How long one request's run may take; see [`SagaToolsBuilder::max_run_time`].
+    pub fn max_run_time(mut self, max: Duration) -> Self {
+        self.tools = self.tools.max_run_time(max);
+        self
+    }
+
+    /// How long a session waits for its client's answer; see
+    /// [`SagaToolsBuilder::client_request_timeout`].
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.tools = self.tools.client_request_timeout(timeout);
+        self
+    }
+
     /// Single-use tokens; see [`SagaToolsBuilder::single_use`].
     pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
         self.tools = self.tools.single_use(store);
+        self
+    }
+
+    /// Whether the principals are verified identities; see
+    /// [`SagaToolsBuilder::verified_principals`].
+    pub fn verified_principals(mut self, verified: bool) -> Self {
+        self.tools = self.tools.verified_principals(verified);
         self
     }
 
@@ -519,7 +546,9 @@ impl ServerHandler for SagaServer {
         // rmcp hands over as "custom" any request whose params do not decode as the
         // method's type, e.g. a `tools/call` with a numeric `requestState`. For a method
         // MCP defines that is bad params, not an unknown method.
-        if MCP_METHODS.contains(&request.method.as_str()) {
+        let known = MCP_METHODS.contains(&request.method.as_str())
+            || (Self::is_session(&_context) && SESSION_METHODS.contains(&request.method.as_str()));
+        if known {
             tracing::info!(method = %crate::log::Escaped(&request.method), "request params do not match the method's schema");
             return Err(ErrorData::invalid_params(
                 format!("invalid params for {}", request.method),
@@ -608,9 +637,35 @@ impl ServerHandler for SagaServer {
                 None,
             ));
         }
-        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
-            subscriptions.insert(request.uri.clone());
+        if request.uri.len() > MAX_SUBSCRIBED_URI_LEN {
+            return Err(ErrorData::invalid_params(
+                format!("a subscribed URI may be at most {MAX_SUBSCRIBED_URI_LEN} bytes long"),
+                None,
+            ));
         }
+        if !self.tools.has_resource(&request.uri) {
+            tracing::info!(uri = %crate::log::Escaped(&request.uri), "a subscription to an unknown resource");
+            return Err(ErrorData::invalid_params(
+                "unknown resource: a subscription names a resource of this server",
+                Some(serde_json::json!({"uri": request.uri})),
+            ));
+        }
+        let Ok(mut subscriptions) = self.session.subscriptions.lock() else {
+            return Err(ErrorData::internal_error(
+                "the session's state is poisoned",
+                None,
+            ));
+        };
+        if subscriptions.len() >= MAX_SUBSCRIPTIONS && !subscriptions.contains(&request.uri) {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this session already holds {MAX_SUBSCRIPTIONS} subscriptions, the limit; \
+                     unsubscribe from one first"
+                ),
+                None,
+            ));
+        }
+        subscriptions.insert(request.uri);
         Ok(())
     }
 
@@ -680,6 +735,17 @@ impl ServerHandler for SagaServer {
         self.tools.call(request, &self.with_session(context)).await
     }
 }
+
+/// Client-to-server request methods a session (MCP 2025-11-25) has beside those of
+/// [`MCP_METHODS`]: with params that do not decode, they are bad params too.
+const SESSION_METHODS: &[&str] = &[
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
 
 /// Client-to-server request methods of MCP 2026-07-28 (removed ones, such as
 /// `logging/setLevel`, are unknown methods whatever their params).

@@ -81,6 +81,8 @@ pub(super) async fn drive(
     };
     let mut asked: Vec<String> = Vec::new();
     let mut asks_again = 0;
+    // The tokens this call hands out stay its own while it runs.
+    let mut handed_out = tools.in_flight().none();
     loop {
         if cx.is_cancelled() {
             return Err(cancelled(&call.name));
@@ -109,7 +111,11 @@ pub(super) async fn drive(
         if let Some(state) = &required.request_state {
             let asks = !requests.is_empty();
             let point = point_key(saga, &call.name, state)?;
-            resumable::announce(tools.codec(), codec, &call, (state, &point), asks, cx).await;
+            let announced =
+                resumable::announce(tools.codec(), codec, &call, (state, &point), asks, cx).await;
+            if let Some(announced) = announced {
+                tools.in_flight().add(&mut handed_out, &announced);
+            }
         }
         let keys: Vec<String> = requests.keys().cloned().collect();
         if !keys.is_empty() && keys == asked {
@@ -128,7 +134,8 @@ pub(super) async fn drive(
             asks_again = 0;
         }
         asked = keys;
-        let (answers, failures) = ask(&peer, requests, cx).await.map_err(|error| {
+        let timeout = tools.bounds().client_request_timeout;
+        let (answers, failures) = ask(&peer, requests, cx, timeout).await.map_err(|error| {
             if cx.is_cancelled() {
                 cancelled(&call.name)
             } else {
@@ -151,10 +158,14 @@ fn cancelled(tool: &str) -> ErrorData {
 
 /// Sends every request of a round to the client at once; an error the client answers
 /// with becomes that request's step failure.
+///
+/// Each request is given up after `timeout` (the call then fails): a client that never
+/// answers must not hold the call, and what it holds, for ever.
 async fn ask(
     peer: &Peer<RoleServer>,
     requests: rmcp::model::InputRequests,
     cx: &SagaContext,
+    timeout: std::time::Duration,
 ) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
     let sends = requests.into_iter().map(|(key, request)| async move {
         let request: ServerRequest = match request {
@@ -163,7 +174,13 @@ async fn ask(
             InputRequest::ListRoots(request) => request.into(),
             _ => return (key, Err(ServiceError::UnexpectedResponse)),
         };
-        (key, peer.send_request(request).await)
+        let mut options = rmcp::service::PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        let answer = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(error) => Err(error),
+        };
+        (key, answer)
     });
     let all = futures::future::join_all(sends);
     let results = tokio::select! {

@@ -160,6 +160,38 @@ pub(super) struct Inner {
     info_meta: Option<serde_json::Value>,
     /// The tasks, when a store is configured.
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
+    bounds: CallBounds,
+    /// Whether the principal function's identities are verified ones.
+    principals_verified: bool,
+    in_flight: super::in_flight::InFlight,
+}
+
+/// How long a call may run and wait, set with
+/// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) and
+/// [`SagaToolsBuilder::client_request_timeout`](super::SagaToolsBuilder::client_request_timeout).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallBounds {
+    pub(crate) max_run_time: std::time::Duration,
+    pub(crate) client_request_timeout: std::time::Duration,
+}
+
+/// How long one request's run may take unless
+/// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) says otherwise.
+pub const DEFAULT_MAX_RUN_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a session waits for its client to answer one request (an elicitation, a
+/// sampling request, `roots/list`) unless
+/// [`SagaToolsBuilder::client_request_timeout`](super::SagaToolsBuilder::client_request_timeout)
+/// says otherwise.
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+impl Default for CallBounds {
+    fn default() -> Self {
+        Self {
+            max_run_time: DEFAULT_MAX_RUN_TIME,
+            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        }
+    }
 }
 
 impl std::fmt::Debug for SagaTools {
@@ -222,10 +254,11 @@ impl SagaTools {
     pub(crate) fn new(
         codec: StateCodec,
         registry: Registry,
-        principal: PrincipalFn,
+        (principal, principals_verified): (PrincipalFn, bool),
         list_ttl_ms: u64,
         info: Option<Implementation>,
         tasks: Option<crate::tasks::TaskSettings>,
+        bounds: CallBounds,
     ) -> Result<Self, BuildError> {
         let Registry {
             tools,
@@ -303,6 +336,9 @@ impl SagaTools {
                 list_ttl_ms,
                 info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
                 tasks,
+                bounds,
+                principals_verified,
+                in_flight: super::in_flight::InFlight::default(),
             }),
         })
     }
@@ -516,6 +552,33 @@ impl SagaTools {
             failures: wire.failures,
             ..Call::default()
         };
+        if super::session::is_session(cx) {
+            // A session call waits for its client: each request it sends is bounded by
+            // the client request timeout, not by the run time.
+            return self.call_routed(call, cx).await;
+        }
+        let max = self.inner.bounds.max_run_time;
+        match tokio::time::timeout(max, self.call_routed(call, cx)).await {
+            Ok(response) => response,
+            Err(_) => {
+                tracing::warn!(?max, "a call ran longer than the run-time bound");
+                Err(ErrorData::internal_error(
+                    format!(
+                        "the call ran longer than this server allows one request                          ({} s) and was stopped",
+                        max.as_secs_f64()
+                    ),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// A call as a task (for a task tool) or an ordinary run.
+    async fn call_routed(
+        &self,
+        call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
         if let Some(tasks) = &self.inner.tasks {
             let support = self.saga(&call.name)?.task_support();
             if support != crate::tasks::TaskSupport::Forbidden {
@@ -526,6 +589,20 @@ impl SagaTools {
             }
         }
         self.run(call, cx).await
+    }
+
+    /// Whether the principals are verified identities; see
+    /// [`SagaToolsBuilder::verified_principals`](super::SagaToolsBuilder::verified_principals).
+    pub fn principals_verified(&self) -> bool {
+        self.inner.principals_verified
+    }
+
+    pub(crate) fn bounds(&self) -> CallBounds {
+        self.inner.bounds
+    }
+
+    pub(crate) fn in_flight(&self) -> &super::in_flight::InFlight {
+        &self.inner.in_flight
     }
 
     /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
@@ -596,6 +673,18 @@ impl SagaTools {
         cx: &SagaContext,
         until: super::session::DriveUntil,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Two requests resuming one token at once would run its work side by side.
+        let _marked = match &call.request_state {
+            Some(token) => Some(self.inner.in_flight.enter(token).ok_or_else(|| {
+                tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
+                ErrorData::invalid_request(
+                    "this requestState is already being resumed by a request that is still \
+                     running; wait for its answer, which carries the next state",
+                    None,
+                )
+            })?),
+            None => None,
+        };
         let fresh_with_answers = call.request_state.is_none()
             && (call
                 .input_responses

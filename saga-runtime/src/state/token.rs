@@ -266,8 +266,21 @@ impl StateCodec {
         if std::ptr::eq(self, sealed_with) {
             return Ok(token.to_owned());
         }
-        let opened = sealed_with.open(token, point, binding)?;
-        Ok(self.seal(point, binding, &opened.plaintext))
+        self.reseal_bound(sealed_with, token, point, binding, binding)
+    }
+
+    /// [`StateCodec::reseal`], binding the new token to `to` instead: a task's state is
+    /// bound to the task, not to the call that created it.
+    pub(crate) fn reseal_bound(
+        &self,
+        sealed_with: &StateCodec,
+        token: &str,
+        point: &PointKey,
+        from: &Binding,
+        to: &Binding,
+    ) -> Result<String, OpenError> {
+        let opened = sealed_with.open(token, point, from)?;
+        Ok(self.seal(point, to, &opened.plaintext))
     }
 
     /// Opens a token, checking in order: length, encoding, version, key id, tag (which

@@ -18,6 +18,7 @@ mod clock;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+mod shares;
 mod store;
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use record::TaskRecord;
-pub use store::{Change, TaskBackend, TaskStore, TaskStoreError};
+pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
@@ -68,7 +69,19 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_WORKERS: usize = 256;
 /// How many live tasks one principal may hold unless
 /// [`TaskSettings::max_per_principal`] says otherwise.
-pub const DEFAULT_MAX_PER_PRINCIPAL: usize = 1_000;
+pub const DEFAULT_MAX_PER_PRINCIPAL: usize = 100;
+/// How many tasks the store may hold unless [`TaskSettings::max_tasks`] says otherwise.
+pub const DEFAULT_MAX_TASKS: usize = 10_000;
+/// How many bytes the store's records may hold unless [`TaskSettings::max_store_bytes`]
+/// says otherwise: 256 MiB.
+pub const DEFAULT_MAX_STORE_BYTES: usize = 256 * 1024 * 1024;
+/// How many workers one principal's tasks may take unless
+/// [`TaskSettings::max_workers_per_principal`] says otherwise: an eighth of
+/// [`DEFAULT_MAX_WORKERS`].
+pub const DEFAULT_MAX_WORKERS_PER_PRINCIPAL: usize = DEFAULT_MAX_WORKERS / 8;
+/// How many bytes one principal's task records may hold unless
+/// [`TaskSettings::max_bytes_per_principal`] says otherwise: 8 MiB.
+pub const DEFAULT_MAX_BYTES_PER_PRINCIPAL: usize = 8 * 1024 * 1024;
 
 /// The tasks of a server: a store and how tasks are kept.
 #[derive(Debug, Clone)]
@@ -91,6 +104,38 @@ pub struct TaskSettings {
     /// until their `ttl` ([`DEFAULT_MAX_PER_PRINCIPAL`]), so that one client cannot fill
     /// the store for everyone. A call beyond it is refused.
     pub max_per_principal: usize,
+    /// How many of this process's workers one principal's tasks may take at once
+    /// ([`DEFAULT_MAX_WORKERS_PER_PRINCIPAL`]); its other tasks wait, so that one caller's
+    /// long tasks never starve everyone else's.
+    pub max_workers_per_principal: usize,
+    /// The most bytes one principal's task records may hold in the store at once
+    /// ([`DEFAULT_MAX_BYTES_PER_PRINCIPAL`]), measured when each task is created.
+    pub max_bytes_per_principal: usize,
+    /// How many tasks the store may hold ([`DEFAULT_MAX_TASKS`]).
+    pub max_tasks: usize,
+    /// How many bytes the store's task records may hold ([`DEFAULT_MAX_STORE_BYTES`]).
+    pub max_store_bytes: usize,
+    /// The part of the store that callers nobody verified share between them (half of
+    /// it by default): anonymous callers, and every caller unless
+    /// [`SagaToolsBuilder::verified_principals`](crate::serve::SagaToolsBuilder::verified_principals)
+    /// says the principals are verified. Each still has its own per-principal quota; the
+    /// share bounds what made-up identities can take together, so that they never fill
+    /// the store for verified callers.
+    pub unverified_share: Share,
+}
+
+impl TaskSettings {
+    /// The quota a new task of a caller counts against.
+    fn quota(&self, verified: bool) -> Quota {
+        let quota = Quota::per_principal(self.max_per_principal)
+            .with_bytes(self.max_bytes_per_principal, self.max_store_bytes)
+            .with_tasks(self.max_tasks);
+        if verified {
+            quota
+        } else {
+            quota.with_share(self.unverified_share)
+        }
+    }
 }
 
 impl TaskSettings {
@@ -103,6 +148,14 @@ impl TaskSettings {
             lease: DEFAULT_LEASE,
             max_workers: DEFAULT_MAX_WORKERS,
             max_per_principal: DEFAULT_MAX_PER_PRINCIPAL,
+            max_workers_per_principal: DEFAULT_MAX_WORKERS_PER_PRINCIPAL,
+            max_bytes_per_principal: DEFAULT_MAX_BYTES_PER_PRINCIPAL,
+            max_tasks: DEFAULT_MAX_TASKS,
+            max_store_bytes: DEFAULT_MAX_STORE_BYTES,
+            unverified_share: Share {
+                tasks: DEFAULT_MAX_TASKS / 2,
+                bytes: DEFAULT_MAX_STORE_BYTES / 2,
+            },
         }
     }
 }
@@ -137,6 +190,8 @@ pub(crate) struct Tasks {
     running: Mutex<HashMap<String, Running>>,
     /// Bounds how many tasks this process runs at once.
     workers: Arc<Semaphore>,
+    /// Bounds how many of them one principal's tasks take.
+    shares: shares::Shares,
     /// The sessions (2025-11-25) that created tasks here, told of each status change with
     /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
     /// clients poll `tasks/get`.)
@@ -161,15 +216,26 @@ fn unknown_task(id: &str) -> ErrorData {
 }
 
 fn store_failed(error: TaskStoreError) -> ErrorData {
-    if let TaskStoreError::PrincipalQuota(max) = error {
-        tracing::info!(max, "a principal's task quota is spent");
-        return ErrorData::invalid_request(
-            format!(
-                "too many tasks: at most {max} per client are kept at once; \
-                 wait for some to end and expire, or cancel them"
-            ),
-            None,
-        );
+    let refusal = match error {
+        TaskStoreError::PrincipalQuota(max) => Some(format!(
+            "too many tasks: at most {max} per client are kept at once; \
+             wait for some to end and expire, or cancel them"
+        )),
+        TaskStoreError::PrincipalBytes(max) => Some(format!(
+            "too many task bytes: this client's tasks may hold at most {max} bytes at once; \
+             wait for some to end and expire, or cancel them"
+        )),
+        TaskStoreError::SharedQuota => Some(
+            "the task store's share for unverified callers is spent; retry later, or call \
+             with credentials the server verifies"
+                .to_owned(),
+        ),
+        TaskStoreError::Full => Some("the task store is full; retry later".to_owned()),
+        TaskStoreError::Unavailable(_) => None,
+    };
+    if let Some(refusal) = refusal {
+        tracing::info!(%error, "a task quota is spent");
+        return ErrorData::invalid_request(refusal, None);
     }
     tracing::error!(%error, "the task store failed");
     ErrorData::internal_error(error.to_string(), None)
@@ -189,6 +255,23 @@ fn kept_capabilities(capabilities: &ClientCapabilities) -> ClientCapabilities {
     kept
 }
 
+/// The call a task's worker goes on with: its state is bound to the task's id (a record
+/// written before tasks stopped keeping their arguments names them, and its state is
+/// bound to them).
+fn task_call(tool: &str, id: &str, arguments: Option<rmcp::model::JsonObject>) -> Call {
+    let arguments = arguments.unwrap_or_else(|| {
+        let mut bound = rmcp::model::JsonObject::new();
+        bound.insert("task".into(), id.into());
+        bound
+    });
+    Call {
+        method: "tools/call".into(),
+        name: tool.to_owned(),
+        arguments: Some(arguments),
+        ..Call::default()
+    }
+}
+
 /// The `-32021` a client gets for a task-only tool without the extension.
 pub(crate) fn tasks_required() -> ErrorData {
     ErrorData::missing_required_client_capability(
@@ -205,6 +288,7 @@ impl Tasks {
             .with_leeway(server.leeway());
         Self {
             workers: Arc::new(Semaphore::new(settings.max_workers.max(1))),
+            shares: shares::Shares::new(settings.max_workers_per_principal.max(1)),
             settings,
             codec,
             running: Mutex::new(HashMap::new()),
@@ -236,7 +320,9 @@ impl Tasks {
             if support == TaskSupport::Required {
                 return Err(tasks_required());
             }
-            // An ordinary call: its checkpoints run within it.
+            // An ordinary call: its checkpoints run within it, as many as a request may
+            // pass; past them the client gets the state to go on from, as over MRTR.
+            let mut checkpoints = 0;
             loop {
                 let response = tools.run(call.clone(), cx).await?;
                 match response {
@@ -245,8 +331,10 @@ impl Tasks {
                             .input_requests
                             .as_ref()
                             .is_none_or(|r| r.is_empty())
-                            && required.request_state.is_some() =>
+                            && required.request_state.is_some()
+                            && checkpoints < crate::serve::MAX_REPLAYED_CHECKPOINTS =>
                     {
+                        checkpoints += 1;
                         call.request_state = required.request_state;
                         call.input_responses = None;
                         tokio::task::yield_now().await;
@@ -267,19 +355,27 @@ impl Tasks {
             // Input gathered over MRTR before the task begins.
             return Ok(CallToolResponse::InputRequired(required));
         };
-        // Sealed for the request's lifetime; the task keeps it for its own.
+        // Sealed for the request's lifetime; the task keeps it for its own, bound to the
+        // task. The arguments stay behind: the saga's state holds what it kept of them.
+        let id = crate::state::random_id();
         let point = crate::serve::point_key(tools.saga(&call.name)?, &call.name, &state)?;
         let state = self
             .codec
-            .reseal(tools.codec(), &state, &point, &call.binding(cx.principal()))
+            .reseal_bound(
+                tools.codec(),
+                &state,
+                &point,
+                &call.binding(cx.principal()),
+                &task_call(&call.name, &id, None).binding(cx.principal()),
+            )
             .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
         let claim = crate::state::random_id();
         let record = TaskRecord {
-            id: crate::state::random_id(),
+            id,
             principal: cx.principal().to_owned(),
             tool: call.name.clone(),
-            arguments: call.arguments.clone(),
+            arguments: None,
             capabilities: kept_capabilities(cx.capabilities()),
             status: TaskStatus::Working,
             state: Some(state),
@@ -295,10 +391,11 @@ impl Tasks {
             takeovers: 0,
             unresumable_since_ms: None,
         };
+        let verified = tools.principals_verified() && cx.principal() != crate::serve::ANONYMOUS;
         self.settings
             .store
             .0
-            .insert(&record, self.settings.max_per_principal)
+            .insert(&record, &self.settings.quota(verified))
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
@@ -308,7 +405,7 @@ impl Tasks {
         {
             observers.insert(record.id.clone(), peer.clone());
         }
-        self.spawn_worker(tools, record.id.clone(), claim);
+        self.spawn_worker(tools, record.id.clone(), &record.principal, claim);
         Ok(CallToolResponse::Task(CreateTaskResult::new(
             record.task(self.poll_interval_ms()),
         )))
@@ -388,7 +485,7 @@ impl Tasks {
             && record.state.is_some()
         {
             self.notify(&record.id).await;
-            self.spawn_worker(tools, record.id, claim);
+            self.spawn_worker(tools, record.id, &record.principal, claim);
         }
         Ok(())
     }
@@ -460,7 +557,13 @@ impl Tasks {
     /// Runs task `id` under `claim`. A run of this process under an older claim is
     /// stopped (its claim is no longer the record's, so it could not write anyway); a
     /// second run under the same claim is not started.
-    fn spawn_worker(self: &Arc<Self>, tools: &SagaTools, id: String, claim: String) {
+    fn spawn_worker(
+        self: &Arc<Self>,
+        tools: &SagaTools,
+        id: String,
+        principal: &str,
+        claim: String,
+    ) {
         let token = CancellationToken::new();
         {
             let Ok(mut running) = self.running.lock() else {
@@ -482,10 +585,15 @@ impl Tasks {
         }
         let tasks = Arc::clone(self);
         let tools = tools.clone();
+        let share = self.shares.of(principal);
         tokio::spawn(async move {
             // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
-            // and another replica with a free worker may take the task over.
-            if let Ok(_permit) = Arc::clone(&tasks.workers).acquire_owned().await {
+            // and another replica with a free worker may take the task over. A principal
+            // first waits for one of its own share of the workers, so that one caller's
+            // tasks never hold them all.
+            if let Ok(_share) = share.acquire().await
+                && let Ok(_permit) = Arc::clone(&tasks.workers).acquire_owned().await
+            {
                 tasks.work(&tools, &id, &claim, token).await;
             }
             if let Ok(mut running) = tasks.running.lock()
@@ -562,14 +670,9 @@ impl Tasks {
             let cx = SagaContext::new(record.principal.clone())
                 .with_capabilities(record.capabilities.clone())
                 .with_cancellation(token.clone());
-            let call = Call {
-                method: "tools/call".into(),
-                name: record.tool.clone(),
-                arguments: record.arguments.clone(),
-                request_state: record.state.clone(),
-                input_responses: (!record.answers.is_empty()).then(|| record.answers.clone()),
-                ..Call::default()
-            };
+            let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
+            call.request_state = record.state.clone();
+            call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
             let outcome = self.transition(tools, id, claim, call, &cx, &token).await;
             let lease_until = self.lease_until();
             let keep_going = match outcome {
@@ -786,7 +889,7 @@ impl Tasks {
             match self.settings.store.0.update(&id, &take).await {
                 Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
-                    self.spawn_worker(tools, id, claim);
+                    self.spawn_worker(tools, id, &record.principal, claim);
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(task = %id, %error, "a task could not be claimed"),

@@ -17,7 +17,9 @@ pub struct TaskRecord {
     pub principal: String,
     /// The tool it runs.
     pub tool: String,
-    /// The call's arguments (bound into the saga's sealed state).
+    /// `None`: a task keeps no arguments, only what its saga's state kept of them (its
+    /// state is bound to the task). Records written by earlier builds hold the call's
+    /// arguments, which their states are bound to.
     pub arguments: Option<JsonObject>,
     /// The capabilities the creating request declared: what the saga may ask for.
     pub capabilities: ClientCapabilities,

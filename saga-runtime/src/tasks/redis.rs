@@ -7,13 +7,15 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{Change, TaskBackend, TaskStoreError};
+use super::store::{Change, Quota, TaskBackend, TaskStoreError};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 const RECORD_PREFIX: &str = "saga:task:";
 const WORKING_SET: &str = "saga:tasks:working";
 const PRINCIPAL_PREFIX: &str = "saga:tasks:principal:";
+const GROUP_PREFIX: &str = "saga:tasks:group:";
+const STORE_BUCKET: &str = "saga:tasks:store";
 /// How many records one sweep reads per round trip.
 const ORPHAN_BATCH: usize = 256;
 /// How often an update is retried when other writers keep winning.
@@ -28,19 +30,47 @@ if ARGV[4] == '1' then redis.call('SADD', KEYS[2], ARGV[5]) else redis.call('SRE
 return 1
 ";
 
-/// Inserts `KEYS[1]` (`ARGV[1]`, expiring at `ARGV[2]` unix ms; `ARGV[3]` 1 if working,
-/// then added to `KEYS[2]` as `ARGV[4]`) unless the principal's set `KEYS[3]` already
-/// holds `ARGV[6]` ids unexpired at `ARGV[5]`. Returns 0 when refused.
+/// Inserts `KEYS[1]` (`ARGV[1]`, expiring at `ARGV[2]` unix ms, `ARGV[4]` bytes; `ARGV[3]`
+/// 1 if working, then added to the working set `KEYS[2]` as id `ARGV[5]`) unless a bucket
+/// it counts against is spent at `ARGV[6]` (now, unix ms). Each bucket is three keys from
+/// `KEYS[3]` on (a sorted set of ids by expiry, a hash of their bytes, a running byte
+/// total) and three arguments from `ARGV[7]` on (its task and byte bounds, and the code
+/// returned when it is spent). Returns 1 when inserted.
 const INSERT: &str = r"
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 0 end
+local now = tonumber(ARGV[6])
+local bytes = tonumber(ARGV[4])
+local buckets = (#KEYS - 2) / 3
+for b = 0, buckets - 1 do
+  local ids, sizes, total = KEYS[3 + 3 * b], KEYS[4 + 3 * b], KEYS[5 + 3 * b]
+  local gone = redis.call('ZRANGEBYSCORE', ids, '-inf', now, 'LIMIT', 0, 512)
+  for _, id in ipairs(gone) do
+    local size = redis.call('HGET', sizes, id)
+    if size then redis.call('DECRBY', total, size) end
+    redis.call('HDEL', sizes, id)
+    redis.call('ZREM', ids, id)
+  end
+  local max_tasks, max_bytes = tonumber(ARGV[7 + 3 * b]), tonumber(ARGV[8 + 3 * b])
+  if redis.call('ZCOUNT', ids, '(' .. now, '+inf') >= max_tasks then return tonumber(ARGV[9 + 3 * b]) end
+  if tonumber(redis.call('GET', total) or '0') + bytes > max_bytes then return tonumber(ARGV[9 + 3 * b]) - 1 end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
-if ARGV[3] == '1' then redis.call('SADD', KEYS[2], ARGV[4]) end
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
-local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[3], last[2])
+if ARGV[3] == '1' then redis.call('SADD', KEYS[2], ARGV[5]) end
+for b = 0, buckets - 1 do
+  local ids, sizes, total = KEYS[3 + 3 * b], KEYS[4 + 3 * b], KEYS[5 + 3 * b]
+  redis.call('ZADD', ids, ARGV[2], ARGV[5])
+  redis.call('HSET', sizes, ARGV[5], bytes)
+  redis.call('INCRBY', total, bytes)
+  local last = redis.call('ZRANGE', ids, -1, -1, 'WITHSCORES')
+  for _, key in ipairs({ids, sizes, total}) do redis.call('PEXPIREAT', key, last[2]) end
+end
 return 1
 ";
+
+/// The codes [`INSERT`] returns when a bucket is spent: its tasks, then (one less) its
+/// bytes.
+const SPENT_PRINCIPAL: i64 = -10;
+const SPENT_GROUP: i64 = -20;
+const SPENT_STORE: i64 = -30;
 
 pub(crate) struct RedisTasks {
     connection: redis::aio::ConnectionManager,
@@ -89,7 +119,7 @@ impl TaskBackend for RedisTasks {
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,
-        max_per_principal: usize,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let text = serde_json::to_string(record).map_err(unavailable)?;
@@ -99,24 +129,60 @@ impl TaskBackend for RedisTasks {
             } else {
                 "0"
             };
-            let inserted: i64 = self
-                .insert
+            let bound = |n: usize| u64::try_from(n).unwrap_or(u64::MAX).min(1 << 53);
+            let mut invocation = self.insert.prepare_invoke();
+            invocation
                 .key(format!("{RECORD_PREFIX}{}", record.id))
                 .key(WORKING_SET)
-                .key(format!("{PRINCIPAL_PREFIX}{}", record.principal))
-                .arg(text)
+                .arg(&text)
                 .arg(record.expires_ms().max(1))
                 .arg(working)
+                .arg(text.len())
                 .arg(&record.id)
-                .arg(super::clock::now_ms())
-                .arg(u64::try_from(max_per_principal).unwrap_or(u64::MAX))
+                .arg(super::clock::now_ms());
+            let mut bucket = |name: String, tasks: usize, bytes: usize, spent: i64| {
+                invocation
+                    .key(format!("{name}:ids"))
+                    .key(format!("{name}:bytes"))
+                    .key(format!("{name}:total"))
+                    .arg(bound(tasks))
+                    .arg(bound(bytes))
+                    .arg(spent);
+            };
+            bucket(
+                format!("{PRINCIPAL_PREFIX}{}", record.principal),
+                quota.tasks_per_principal,
+                quota.bytes_per_principal,
+                SPENT_PRINCIPAL,
+            );
+            if let Some((group, share)) = quota.group(record) {
+                bucket(
+                    format!("{GROUP_PREFIX}{group}"),
+                    share.tasks,
+                    share.bytes,
+                    SPENT_GROUP,
+                );
+            }
+            bucket(
+                STORE_BUCKET.to_owned(),
+                quota.tasks,
+                quota.bytes,
+                SPENT_STORE,
+            );
+            let inserted: i64 = invocation
                 .invoke_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
-            if inserted == 1 {
-                Ok(())
-            } else {
-                Err(TaskStoreError::PrincipalQuota(max_per_principal))
+            match inserted {
+                1 => Ok(()),
+                SPENT_PRINCIPAL => Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal)),
+                code if code == SPENT_PRINCIPAL - 1 => {
+                    Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal))
+                }
+                code if code == SPENT_GROUP || code == SPENT_GROUP - 1 => {
+                    Err(TaskStoreError::SharedQuota)
+                }
+                _ => Err(TaskStoreError::Full),
             }
         })
     }

@@ -26,17 +26,90 @@ pub enum TaskStoreError {
     /// The record's principal already has this many tasks in the store.
     #[error("the principal already has {0} tasks")]
     PrincipalQuota(usize),
+    /// The record's principal's tasks already hold this many bytes in the store.
+    #[error("the principal's tasks already hold {0} bytes")]
+    PrincipalBytes(usize),
+    /// The record counts against a share of the store (callers whose identity nobody
+    /// verified) that is spent.
+    #[error("the share of the task store for unverified callers is spent")]
+    SharedQuota,
+}
+
+/// What a new record may find in the store: counted over the records that have not
+/// expired, each measured in bytes (its JSON) when it is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Quota {
+    /// Records one principal may hold.
+    pub tasks_per_principal: usize,
+    /// Bytes one principal's records may hold.
+    pub bytes_per_principal: usize,
+    /// Records the store may hold.
+    pub tasks: usize,
+    /// Bytes the store's records may hold.
+    pub bytes: usize,
+    /// A share of the store this record counts against with others, beside its
+    /// principal's: callers whose identity nobody verified share one, so that made-up
+    /// identities cannot take more than it between them.
+    pub shared: Option<Share>,
+}
+
+/// A part of the store that a group of principals shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// Records the group may hold.
+    pub tasks: usize,
+    /// Bytes the group's records may hold.
+    pub bytes: usize,
+}
+
+impl Quota {
+    /// A quota of `tasks_per_principal` records per principal and nothing else.
+    pub fn per_principal(tasks_per_principal: usize) -> Self {
+        Self {
+            tasks_per_principal,
+            bytes_per_principal: usize::MAX,
+            tasks: usize::MAX,
+            bytes: usize::MAX,
+            shared: None,
+        }
+    }
+
+    /// This quota, counting the record against `share` as well.
+    pub fn with_share(mut self, share: Share) -> Self {
+        self.shared = Some(share);
+        self
+    }
+
+    /// The share the record counts against, with its name in the store.
+    pub(super) fn group(&self, _record: &TaskRecord) -> Option<(&'static str, Share)> {
+        self.shared.map(|share| ("unverified", share))
+    }
+
+    /// This quota with byte bounds: per principal and for the whole store.
+    pub fn with_bytes(mut self, per_principal: usize, store: usize) -> Self {
+        self.bytes_per_principal = per_principal;
+        self.bytes = store;
+        self
+    }
+
+    /// This quota with a bound on the store's records.
+    pub fn with_tasks(mut self, store: usize) -> Self {
+        self.tasks = store;
+        self
+    }
 }
 
 /// The operations a task store provides. Implement it for another backend and wrap it
 /// with [`TaskStore::custom`].
 pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
-    /// Stores a new record, unless its principal already has `max_per_principal`
-    /// unexpired records ([`TaskStoreError::PrincipalQuota`]).
+    /// Stores a new record, unless that would take its principal or the store past
+    /// `quota` ([`TaskStoreError::PrincipalQuota`], [`TaskStoreError::PrincipalBytes`],
+    /// [`TaskStoreError::Full`]).
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,
-        max_per_principal: usize,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>>;
 
     /// The record `id`, unless it is missing or expired.
@@ -96,14 +169,25 @@ impl TaskStore {
 
 #[derive(Debug)]
 struct MemoryTasks {
-    records: Mutex<HashMap<String, TaskRecord>>,
+    records: Mutex<HashMap<String, Kept>>,
     capacity: usize,
 }
 
+/// A record, its size when it was stored, and whether it counts against the shared part.
+#[derive(Debug)]
+struct Kept {
+    record: TaskRecord,
+    bytes: usize,
+    shared: bool,
+}
+
+/// A record's size in a store: its JSON.
+pub(super) fn record_bytes(record: &TaskRecord) -> usize {
+    serde_json::to_vec(record).map_or(usize::MAX, |json| json.len())
+}
+
 impl MemoryTasks {
-    fn lock(
-        &self,
-    ) -> Result<std::sync::MutexGuard<'_, HashMap<String, TaskRecord>>, TaskStoreError> {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<String, Kept>>, TaskStoreError> {
         self.records
             .lock()
             .map_err(|_| TaskStoreError::Unavailable("a poisoned lock".into()))
@@ -114,26 +198,51 @@ impl TaskBackend for MemoryTasks {
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,
-        max_per_principal: usize,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let now = super::clock::now_ms();
+            let bytes = record_bytes(record);
             let mut records = self.lock()?;
-            if records.len() >= self.capacity {
-                records.retain(|_, record| record.expires_ms() > now);
-                if records.len() >= self.capacity {
-                    return Err(TaskStoreError::Full);
+            records.retain(|_, kept| kept.record.expires_ms() > now);
+            if records.len() >= self.capacity.min(quota.tasks) {
+                return Err(TaskStoreError::Full);
+            }
+            let (mut held, mut held_bytes, mut store_bytes) = (0, 0usize, 0usize);
+            let (mut shared, mut shared_bytes) = (0, 0usize);
+            for kept in records.values() {
+                store_bytes = store_bytes.saturating_add(kept.bytes);
+                if kept.record.principal == record.principal {
+                    held += 1;
+                    held_bytes = held_bytes.saturating_add(kept.bytes);
+                }
+                if kept.shared {
+                    shared += 1;
+                    shared_bytes = shared_bytes.saturating_add(kept.bytes);
                 }
             }
-            let held = records
-                .values()
-                .filter(|held| held.principal == record.principal && held.expires_ms() > now)
-                .take(max_per_principal)
-                .count();
-            if held >= max_per_principal {
-                return Err(TaskStoreError::PrincipalQuota(max_per_principal));
+            if let Some(share) = quota.shared
+                && (shared >= share.tasks || shared_bytes.saturating_add(bytes) > share.bytes)
+            {
+                return Err(TaskStoreError::SharedQuota);
             }
-            records.insert(record.id.clone(), record.clone());
+            if held >= quota.tasks_per_principal {
+                return Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal));
+            }
+            if held_bytes.saturating_add(bytes) > quota.bytes_per_principal {
+                return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
+            }
+            if store_bytes.saturating_add(bytes) > quota.bytes {
+                return Err(TaskStoreError::Full);
+            }
+            records.insert(
+                record.id.clone(),
+                Kept {
+                    record: record.clone(),
+                    bytes,
+                    shared: quota.shared.is_some(),
+                },
+            );
             Ok(())
         })
     }
@@ -144,6 +253,7 @@ impl TaskBackend for MemoryTasks {
             Ok(self
                 .lock()?
                 .get(id)
+                .map(|kept| &kept.record)
                 .filter(|record| record.expires_ms() > now)
                 .cloned())
         })
@@ -159,6 +269,7 @@ impl TaskBackend for MemoryTasks {
             let mut records = self.lock()?;
             let Some(record) = records
                 .get_mut(id)
+                .map(|kept| &mut kept.record)
                 .filter(|record| record.expires_ms() > now)
             else {
                 return Ok(None);
@@ -176,6 +287,7 @@ impl TaskBackend for MemoryTasks {
             Ok(self
                 .lock()?
                 .values()
+                .map(|kept| &kept.record)
                 .filter(|record| {
                     record.status == rmcp::model::TaskStatus::Working
                         && record.lease_until_ms < now_ms

@@ -17,7 +17,8 @@ use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
-use super::owners::Ownership;
+use super::owners::{Ownership, Refusal};
+use super::streams;
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
 
@@ -51,8 +52,10 @@ pub(crate) struct Guard {
     /// MRTR `tools/call`s that rmcp would accept as they are, run without rmcp's
     /// per-request service; `None` sends every request through rmcp.
     pub(crate) direct: Option<super::direct::Direct>,
-    /// Who opened each session.
+    /// Who opened each session, and what each holds.
     pub(crate) owners: super::owners::Owners,
+    /// How long a standalone stream stays open without an event.
+    pub(crate) stream_idle_timeout: Duration,
     /// The tools, for the caller's principal.
     pub(crate) tools: crate::serve::SagaTools,
 }
@@ -115,6 +118,18 @@ impl Guard {
         session: Option<String>,
         ownership: Option<Ownership>,
     ) -> Response {
+        if request.method() == Method::GET
+            && ownership == Some(Ownership::Owned)
+            && let Some(id) = &session
+        {
+            // A standalone stream: counted while it is open, and ended when idle.
+            let held = match self.owners.hold(id, true) {
+                Ok(held) => held,
+                Err(refusal) => return over_limit(refusal),
+            };
+            let response = next.run(request).await;
+            return streams::held(response, held, Some(self.stream_idle_timeout));
+        }
         if request.method() != Method::POST || !is_json(request.headers()) {
             // No body to look at, and nothing to run: rmcp answers these (405, 415).
             let deletes = request.method() == Method::DELETE;
@@ -160,12 +175,26 @@ impl Guard {
                 tracing::field::display(crate::log::Escaped(method)),
             );
         }
-        if ownership == Some(Ownership::Owned) {
+        if ownership == Some(Ownership::Owned)
+            && let Some(id) = &session
+        {
             // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
             // person to answer an elicitation: it must not hold a slot meanwhile, or the
-            // answers themselves could not get in. Its body is read and checked; the
-            // session's own channel bounds what it queues.
+            // answers themselves could not get in. Its body is read and checked, and a
+            // request (not a notification or an answer) is counted against the session
+            // bounds until both its handler and its response are done.
             drop(slot);
+            let held = if envelope.method.is_some() && envelope.has_id() {
+                match self.owners.hold(id, false) {
+                    Ok(held) => {
+                        parts.extensions.insert(held.clone());
+                        Some(held)
+                    }
+                    Err(refusal) => return over_limit(refusal),
+                }
+            } else {
+                None
+            };
             let notices = envelope
                 .method
                 .as_deref()
@@ -177,8 +206,12 @@ impl Guard {
             let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))
                 .await;
-            return match notices {
+            let response = match notices {
                 Some(notices) => stream_notices(response, notices),
+                None => response,
+            };
+            return match held {
+                Some(held) => streams::held(response, held, None),
                 None => response,
             };
         }
@@ -215,17 +248,23 @@ impl Guard {
             }
         }
         if format == Format::Mrtr || !is_tool_call {
-            let opens = envelope.method.as_deref() == Some("initialize");
-            let principal = opens.then(|| self.tools.principal_of(&parts));
+            let opening = if envelope.method.as_deref() == Some("initialize") {
+                match self.owners.open(self.tools.principal_of(&parts)).await {
+                    Ok(opening) => Some(opening),
+                    Err(refusal) => return over_limit(refusal),
+                }
+            } else {
+                None
+            };
             let request = Request::from_parts(parts, Body::from(bytes));
             let response = next.run(request).await;
-            if let Some(principal) = principal
+            if let Some(opening) = opening
                 && let Some(id) = response
                     .headers()
                     .get(crate::serve::session::SESSION_ID_HEADER)
                     .and_then(|id| id.to_str().ok())
             {
-                self.owners.opened(id, principal).await;
+                opening.opened(id);
             }
             return response;
         }
@@ -378,6 +417,22 @@ pub(crate) fn refuse(status: StatusCode, code: i32, message: &str) -> Response {
         body.to_string(),
     )
         .into_response()
+}
+
+/// A request refused at one of the session bounds: 429 when the caller's own sessions
+/// or streams meet it, 503 when the whole server's do.
+fn over_limit(refusal: Refusal) -> Response {
+    tracing::info!(%refusal, "refused a session request at its bound");
+    let status = if refusal.is_the_callers() {
+        StatusCode::TOO_MANY_REQUESTS
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let mut response = refuse(status, SERVER_BUSY, &refusal.to_string());
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn busy() -> Response {

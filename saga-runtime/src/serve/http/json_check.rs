@@ -74,9 +74,14 @@ enum Seen {
     #[default]
     Absent,
     Text(String),
+    /// A string too long to keep (over [`KEPT_TEXT`] bytes).
+    LongText,
     Integer,
     Other,
 }
+
+/// The longest top-level string kept: every JSON-RPC version and MCP method is shorter.
+const KEPT_TEXT: usize = 256;
 
 impl Walk {
     fn count(&mut self) -> Result<(), String> {
@@ -118,6 +123,7 @@ impl Node<'_> {
             Some(Field::Jsonrpc) => envelope.jsonrpc = seen,
             Some(Field::Id) => envelope.id = seen,
             Some(Field::Method) => {
+                envelope.method_too_long = seen == Seen::LongText;
                 envelope.method = match seen {
                     Seen::Text(method) => Some(method),
                     _ => None,
@@ -164,8 +170,9 @@ impl<'de> Visitor<'de> for Node<'_> {
     fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
         // Only a top-level field's text is kept, and only the short ones it can be.
         let seen = match self.1 {
-            Some(_) if text.len() <= 256 => Seen::Text(text.to_owned()),
-            _ => Seen::Other,
+            Some(_) if text.len() <= KEPT_TEXT => Seen::Text(text.to_owned()),
+            Some(_) => Seen::LongText,
+            None => Seen::Other,
         };
         self.scalar(seen)
     }
@@ -286,6 +293,7 @@ pub(crate) struct Envelope {
     jsonrpc: Seen,
     id: Seen,
     method_seen: bool,
+    method_too_long: bool,
     pub(crate) method: Option<String>,
     result: bool,
     error: bool,
@@ -304,8 +312,16 @@ impl Envelope {
         if envelope.jsonrpc != Seen::Text("2.0".into()) {
             return refuse("`jsonrpc` must be \"2.0\"");
         }
-        if !matches!(envelope.id, Seen::Absent | Seen::Text(_) | Seen::Integer) {
+        if !matches!(
+            envelope.id,
+            Seen::Absent | Seen::Text(_) | Seen::LongText | Seen::Integer
+        ) {
             return refuse("`id` must be a string or an integer");
+        }
+        if envelope.method_too_long {
+            return refuse(&format!(
+                "`method` is longer than {KEPT_TEXT} bytes: no such method exists"
+            ));
         }
         if envelope.method_seen && envelope.method.is_none() {
             return refuse("`method` must be a string");
@@ -338,6 +354,19 @@ mod tests {
         max_depth: 8,
         max_values: 100,
     };
+
+    #[test]
+    fn a_long_string_id_is_an_id_and_a_long_method_is_named_as_such() {
+        let long = "x".repeat(300);
+        let body = format!(r#"{{"jsonrpc":"2.0","id":"{long}","method":"ping"}}"#);
+        let envelope = Envelope::read(body.as_bytes(), BUDGET).expect("a long string id is an id");
+        assert!(envelope.has_id());
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{long}"}}"#);
+        match Envelope::read(body.as_bytes(), BUDGET) {
+            Err(JsonProblem::Refused(why)) => assert!(why.contains("longer than"), "{why}"),
+            _ => panic!("a method of 300 bytes is refused"),
+        }
+    }
 
     #[test]
     fn ordinary_messages_pass() {

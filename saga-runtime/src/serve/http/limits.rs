@@ -16,7 +16,17 @@ use super::json_check::JsonBudget;
 /// | time to send a request's headers (also how long an idle keep-alive connection stays) | 10 s | connection closed |
 /// | time to send a request's body | 30 s | HTTP 408 |
 /// | open connections | 1,024 | new ones wait in the listen backlog |
+/// | sessions (MCP 2025-11-25) | 1,000 | `initialize` gets HTTP 503, `-32603` |
+/// | sessions one principal opened | 100 | `initialize` gets HTTP 429, `-32603` |
+/// | requests of sessions in flight (they wait for their client without a slot) | 128 | HTTP 503, `-32603` |
+/// | requests in flight in one session | 16 | HTTP 429, `-32603` |
+/// | open GET streams | 256 | HTTP 503 |
+/// | open GET streams of one session | 4 | HTTP 429 |
+/// | time a GET stream stays open without an event | 5 minutes | the stream ends; the client reconnects |
+/// | SSE keep-alive comment | every 15 s | |
 ///
+/// Session requests and GET streams together stay well under the connection limit, so
+/// that streams held open never lock a fresh client out.
 /// Bodies are read before a request waits for nothing else, and only while it holds one
 /// of the `max_concurrent_requests` slots, so the memory the server holds for requests
 /// is at most about `max_concurrent_requests × max_body_bytes` times a small factor.
@@ -31,6 +41,14 @@ pub struct HttpLimits {
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_principal: usize,
+    pub(crate) max_session_requests: usize,
+    pub(crate) max_requests_per_session: usize,
+    pub(crate) max_streams: usize,
+    pub(crate) max_streams_per_session: usize,
+    pub(crate) stream_idle_timeout: Duration,
+    pub(crate) sse_keep_alive: Duration,
 }
 
 /// The default largest request body: 1 MiB.
@@ -47,6 +65,14 @@ impl Default for HttpLimits {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            max_sessions: 1_000,
+            max_sessions_per_principal: 100,
+            max_session_requests: 128,
+            max_requests_per_session: 16,
+            max_streams: 256,
+            max_streams_per_session: 4,
+            stream_idle_timeout: Duration::from_secs(300),
+            sse_keep_alive: Duration::from_secs(15),
         }
     }
 }
@@ -98,6 +124,61 @@ impl HttpLimits {
     /// How many connections are open at once; more wait in the listen backlog.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.max(1);
+        self
+    }
+
+    /// How many sessions (MCP 2025-11-25) are open at once. A session costs about
+    /// 60 KiB while it lives; an idle one closes after
+    /// [`SagaServerBuilder::session_idle_timeout`](crate::serve::SagaServerBuilder::session_idle_timeout).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// How many sessions one principal may have open at once.
+    pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_principal = sessions.max(1);
+        self
+    }
+
+    /// How many requests of sessions may be in flight at once, across all sessions. Such
+    /// a request gives back its slot while it waits for its client (a person answering
+    /// an elicitation), so this bound, not `max_concurrent_requests`, is what caps the
+    /// memory they hold: at most about this many request bodies.
+    pub fn max_session_requests(mut self, requests: usize) -> Self {
+        self.max_session_requests = requests.max(1);
+        self
+    }
+
+    /// How many requests one session may have in flight at once.
+    pub fn max_requests_per_session(mut self, requests: usize) -> Self {
+        self.max_requests_per_session = requests.max(1);
+        self
+    }
+
+    /// How many standalone SSE streams (`GET /mcp`) are open at once.
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.max_streams = streams.max(1);
+        self
+    }
+
+    /// How many standalone SSE streams one session may hold open.
+    pub fn max_streams_per_session(mut self, streams: usize) -> Self {
+        self.max_streams_per_session = streams.max(1);
+        self
+    }
+
+    /// How long a standalone SSE stream stays open without sending an event (keep-alive
+    /// comments do not count); the client then opens another if it still wants one.
+    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_idle_timeout = timeout;
+        self
+    }
+
+    /// How often an SSE stream that sends nothing else sends a keep-alive comment, so
+    /// that proxies and clients can tell a quiet stream from a dead one.
+    pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
+        self.sse_keep_alive = interval.max(Duration::from_millis(100));
         self
     }
 

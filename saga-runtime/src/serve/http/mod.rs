@@ -7,6 +7,7 @@ pub(crate) mod json_check;
 mod limits;
 mod listener;
 mod owners;
+mod streams;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,8 +26,8 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// The rmcp transport settings saga serves with: MCP 2026-07-28 statelessly with plain
 /// JSON responses and per-request protocol metadata required, sessions for clients that
-/// open one with `initialize` (2025-11-25, 2025-06-18; their calls stream as SSE), and a
-/// 1 MiB body limit ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's
+/// open one with `initialize` (2025-11-25, 2025-06-18; their calls stream as SSE), SSE
+/// keep-alive comments every 15 s, and a 1 MiB body limit ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's
 /// defaults (loopback hosts only); a public deployment widens them with
 /// [`SagaServer::router_with`].
 pub fn default_http_config() -> StreamableHttpServerConfig {
@@ -34,7 +35,7 @@ pub fn default_http_config() -> StreamableHttpServerConfig {
         .with_legacy_session_mode(true)
         .with_json_response(true)
         .with_stateless_protocol_metadata_required(true)
-        .with_sse_keep_alive(None)
+        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
         .with_max_request_body_bytes(DEFAULT_MAX_BODY_BYTES)
 }
 
@@ -42,8 +43,10 @@ impl SagaServer {
     /// An `axum::Router` serving MCP at `/mcp`, to mount in an application or serve as is.
     /// Its body limit is [`HttpLimits::max_body_bytes`].
     pub fn router(&self) -> axum::Router {
-        let config =
-            default_http_config().with_max_request_body_bytes(self.http_limits().max_body_bytes);
+        let limits = self.http_limits();
+        let config = default_http_config()
+            .with_max_request_body_bytes(limits.max_body_bytes)
+            .with_sse_keep_alive(Some(limits.sse_keep_alive));
         self.router_with(config)
     }
 
@@ -66,7 +69,8 @@ impl SagaServer {
         sessions.session_config.keep_alive = Some(self.session_idle_timeout());
         let sessions = Arc::new(sessions);
         let guard = guard::Guard {
-            owners: owners::Owners::new(sessions.clone()),
+            owners: owners::Owners::new(sessions.clone(), limits),
+            stream_idle_timeout: limits.stream_idle_timeout,
             tools: self.tools().clone(),
             slots: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
             queue_timeout: limits.queue_timeout,

@@ -1,6 +1,8 @@
-//! Who opened each session (MCP 2025-11-25): a session answers only to the principal
-//! that opened it, and only a session that exists, and is the caller's, lets a request
-//! give back its slot while it waits for its client.
+//! Who opened each session (MCP 2025-11-25), and what each session may hold: a session
+//! answers only to the principal that opened it, only a session that exists, and is the
+//! caller's, lets a request give back its slot while it waits for its client, and the
+//! sessions, their waiting requests and their streams are counted against
+//! [`HttpLimits`](super::HttpLimits).
 //!
 //! rmcp's session manager keys sessions by id alone: anyone who learns an id could answer
 //! its elicitations, read its stream or delete it, and a made-up id would otherwise let a
@@ -11,9 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// More entries than this and the ones whose sessions ended are swept before the next.
-const SWEEP_ABOVE: usize = 4096;
+use super::HttpLimits;
 
 /// What a request's session id is to its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,63 +28,279 @@ pub(crate) enum Ownership {
     Unknown,
 }
 
-/// Session id → the principal that opened it.
-#[derive(Clone)]
-pub(crate) struct Owners {
-    owners: Arc<Mutex<HashMap<String, String>>>,
-    sessions: Arc<LocalSessionManager>,
+/// What a session holds, beside rmcp's own state.
+struct Entry {
+    principal: String,
+    /// Its requests in flight.
+    requests: Arc<Semaphore>,
+    /// Its open standalone streams.
+    streams: Arc<Semaphore>,
 }
 
-impl Owners {
-    pub(crate) fn new(sessions: Arc<LocalSessionManager>) -> Self {
-        Self {
-            owners: Arc::default(),
-            sessions,
+#[derive(Default)]
+struct Book {
+    sessions: HashMap<String, Entry>,
+    /// Live sessions (and `initialize`s under way) by principal.
+    per_principal: HashMap<String, usize>,
+    /// `initialize`s under way: counted against the caps before their session exists.
+    opening: usize,
+}
+
+impl Book {
+    fn forget(&mut self, id: &str) {
+        if let Some(entry) = self.sessions.remove(id) {
+            self.release(&entry.principal);
         }
     }
 
-    /// Records that `principal` opened session `id` (seen on `initialize`'s response).
-    pub(crate) async fn opened(&self, id: &str, principal: String) {
-        let sweep = self
-            .owners
-            .lock()
-            .is_ok_and(|owners| owners.len() > SWEEP_ABOVE);
-        if sweep {
-            let live = self.sessions.sessions.read().await;
-            if let Ok(mut owners) = self.owners.lock() {
-                owners.retain(|id, _| live.contains_key(id.as_str()));
+    fn release(&mut self, principal: &str) {
+        if let Some(count) = self.per_principal.get_mut(principal) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.per_principal.remove(principal);
             }
         }
-        if let Ok(mut owners) = self.owners.lock() {
-            owners.insert(id.to_owned(), principal);
+    }
+}
+
+/// Why a session or a request of one was refused: which bound it met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The server holds `max_sessions`.
+    Sessions(usize),
+    /// The principal holds `max_sessions_per_principal`.
+    PrincipalSessions(usize),
+    /// `max_session_requests` are in flight.
+    Requests(usize),
+    /// The session has `max_requests_per_session` in flight.
+    SessionRequests(usize),
+    /// `max_streams` are open.
+    Streams(usize),
+    /// The session holds `max_streams_per_session` open.
+    SessionStreams(usize),
+}
+
+impl Refusal {
+    /// Whether the caller itself holds what the bound counts (HTTP 429), rather than
+    /// the whole server (503).
+    pub(crate) fn is_the_callers(self) -> bool {
+        matches!(
+            self,
+            Self::PrincipalSessions(_) | Self::SessionRequests(_) | Self::SessionStreams(_)
+        )
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sessions(max) => write!(f, "the server has {max} sessions open, its limit"),
+            Self::PrincipalSessions(max) => write!(
+                f,
+                "this client has {max} sessions open, the limit per client; close one \
+                 (DELETE with its Mcp-Session-Id) or let it idle out"
+            ),
+            Self::Requests(max) => write!(
+                f,
+                "{max} requests of sessions are in flight, the server's limit"
+            ),
+            Self::SessionRequests(max) => write!(
+                f,
+                "this session has {max} requests in flight, the limit per session"
+            ),
+            Self::Streams(max) => write!(f, "{max} SSE streams are open, the server's limit"),
+            Self::SessionStreams(max) => write!(
+                f,
+                "this session holds {max} SSE streams open, the limit per session"
+            ),
+        }
+    }
+}
+
+/// An `initialize` counted against the session caps until its session exists (or it
+/// fails, and the count is given back).
+pub(crate) struct Opening {
+    owners: Owners,
+    principal: Option<String>,
+}
+
+impl Opening {
+    /// The session `id` was opened: it now counts as the principal's.
+    pub(crate) fn opened(mut self, id: &str) {
+        let Some(principal) = self.principal.take() else {
+            return;
+        };
+        let limits = &self.owners.limits;
+        let entry = Entry {
+            principal,
+            requests: Arc::new(Semaphore::new(limits.max_requests_per_session)),
+            streams: Arc::new(Semaphore::new(limits.max_streams_per_session)),
+        };
+        if let Ok(mut book) = self.owners.book.lock() {
+            book.opening = book.opening.saturating_sub(1);
+            // The principal's count was taken when the initialize began.
+            if let Some(old) = book.sessions.insert(id.to_owned(), entry) {
+                book.release(&old.principal);
+            }
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Some(principal) = self.principal.take()
+            && let Ok(mut book) = self.owners.book.lock()
+        {
+            book.opening = book.opening.saturating_sub(1);
+            book.release(&principal);
+        }
+    }
+}
+
+/// What a request of a session holds while it is in flight, or a GET stream while it is
+/// open: its place under the server's bound and under its session's. Shared by the
+/// request's handler (through the request's extensions) and its response body, so that
+/// it is given back when both are done: a call whose client went away still counts
+/// until it ends.
+#[derive(Clone)]
+pub(crate) struct Held(#[allow(dead_code)] Arc<(OwnedSemaphorePermit, OwnedSemaphorePermit)>);
+
+/// Session id → who opened it and what it holds.
+#[derive(Clone)]
+pub(crate) struct Owners {
+    book: Arc<Mutex<Book>>,
+    sessions: Arc<LocalSessionManager>,
+    limits: Arc<HttpLimits>,
+    requests: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+}
+
+impl Owners {
+    pub(crate) fn new(sessions: Arc<LocalSessionManager>, limits: &HttpLimits) -> Self {
+        Self {
+            book: Arc::default(),
+            sessions,
+            requests: Arc::new(Semaphore::new(limits.max_session_requests)),
+            streams: Arc::new(Semaphore::new(limits.max_streams)),
+            limits: Arc::new(limits.clone()),
+        }
+    }
+
+    /// Counts an `initialize` of `principal` against the caps, or says which it meets.
+    pub(crate) async fn open(&self, principal: String) -> Result<Opening, Refusal> {
+        let limits = &self.limits;
+        let over = |book: &Book| {
+            if book.sessions.len() + book.opening >= limits.max_sessions {
+                Some(Refusal::Sessions(limits.max_sessions))
+            } else if book.per_principal.get(&principal).copied().unwrap_or(0)
+                >= limits.max_sessions_per_principal
+            {
+                Some(Refusal::PrincipalSessions(
+                    limits.max_sessions_per_principal,
+                ))
+            } else {
+                None
+            }
+        };
+        let full = self.book.lock().map(|book| over(&book).is_some());
+        if full.unwrap_or(true) {
+            // Sessions that idled out are gone from rmcp's manager but not yet from the
+            // book: sweep them, then count again.
+            self.sweep().await;
+        }
+        let Ok(mut book) = self.book.lock() else {
+            return Err(Refusal::Sessions(limits.max_sessions));
+        };
+        if let Some(refusal) = over(&book) {
+            return Err(refusal);
+        }
+        book.opening += 1;
+        *book.per_principal.entry(principal.clone()).or_default() += 1;
+        Ok(Opening {
+            owners: self.clone(),
+            principal: Some(principal),
+        })
+    }
+
+    async fn sweep(&self) {
+        let live = self.sessions.sessions.read().await;
+        if let Ok(mut book) = self.book.lock() {
+            let ended: Vec<String> = book
+                .sessions
+                .keys()
+                .filter(|id| !live.contains_key(id.as_str()))
+                .cloned()
+                .collect();
+            for id in ended {
+                book.forget(&id);
+            }
         }
     }
 
     /// What session `id` is to `principal`.
     pub(crate) async fn of(&self, id: &str, principal: &str) -> Ownership {
-        let owner = self
-            .owners
-            .lock()
-            .ok()
-            .and_then(|owners| owners.get(id).cloned());
-        let Some(owner) = owner else {
+        let owner = self.book.lock().ok().and_then(|book| {
+            book.sessions
+                .get(id)
+                .map(|entry| entry.principal == principal)
+        });
+        let Some(is_callers) = owner else {
             return Ownership::Unknown;
         };
         if !self.sessions.sessions.read().await.contains_key(id) {
             self.closed(id);
             return Ownership::Unknown;
         }
-        if owner == principal {
+        if is_callers {
             Ownership::Owned
         } else {
             Ownership::Other
         }
     }
 
+    /// A place for a request of session `id` (`stream`: a GET stream's instead), or which
+    /// bound it meets.
+    pub(crate) fn hold(&self, id: &str, stream: bool) -> Result<Held, Refusal> {
+        let (server, per_session) = if stream {
+            (
+                &self.streams,
+                Refusal::SessionStreams(self.limits.max_streams_per_session),
+            )
+        } else {
+            (
+                &self.requests,
+                Refusal::SessionRequests(self.limits.max_requests_per_session),
+            )
+        };
+        let session = self
+            .book
+            .lock()
+            .ok()
+            .and_then(|book| {
+                book.sessions.get(id).map(|entry| {
+                    if stream {
+                        entry.streams.clone()
+                    } else {
+                        entry.requests.clone()
+                    }
+                })
+            })
+            .ok_or(per_session)?;
+        let session = session.try_acquire_owned().map_err(|_| per_session)?;
+        let server = server.clone().try_acquire_owned().map_err(|_| {
+            if stream {
+                Refusal::Streams(self.limits.max_streams)
+            } else {
+                Refusal::Requests(self.limits.max_session_requests)
+            }
+        })?;
+        Ok(Held(Arc::new((server, session))))
+    }
+
     /// Forgets session `id` (deleted).
     pub(crate) fn closed(&self, id: &str) {
-        if let Ok(mut owners) = self.owners.lock() {
-            owners.remove(id);
+        if let Ok(mut book) = self.book.lock() {
+            book.forget(id);
         }
     }
 }

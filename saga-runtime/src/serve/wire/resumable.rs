@@ -149,7 +149,9 @@ impl CallNotices {
 }
 
 /// After a transition that left `state` (asking the client something, or not), sends a
-/// client that declared `resumableRequests` the token to resume `call` from there.
+/// client that declared `resumableRequests` the token to resume `call` from there. The
+/// state that token resumes from, when one was sent: the call's work from there on is
+/// this run's while it lasts.
 pub(crate) async fn announce(
     codec: &StateCodec,
     sealed_with: &StateCodec,
@@ -157,19 +159,19 @@ pub(crate) async fn announce(
     (state, point): (&str, &PointKey),
     asks: bool,
     cx: &SagaContext,
-) {
+) -> Option<String> {
     if !declared(cx.capabilities()) {
-        return;
+        return None;
     }
     let (Some(id), Some(peer)) = (cx.request_id(), cx.peer()) else {
-        return;
+        return None;
     };
     let binding = call.binding(cx.principal());
     let portable = match codec.reseal(sealed_with, state, point, &binding) {
         Ok(portable) => portable,
         Err(error) => {
             tracing::warn!(%error, "a session state could not be sealed for resuming");
-            return;
+            return None;
         }
     };
     let ticket = Ticket {
@@ -181,7 +183,7 @@ pub(crate) async fn announce(
         asks,
     };
     let Ok(plaintext) = serde_json::to_vec(&ticket) else {
-        return;
+        return None;
     };
     let token = codec.seal(&TICKET_POINT, &ticket_binding(cx.principal()), &plaintext);
     let params = json!({
@@ -206,6 +208,7 @@ pub(crate) async fn announce(
             }
         }
     }
+    Some(ticket.state)
 }
 
 fn ticket_binding(principal: &str) -> Binding {

@@ -1,0 +1,84 @@
+//! A session's response bodies under their bounds: the body keeps the request's place
+//! ([`Held`]) until it is done or dropped, and a standalone GET stream ends after a
+//! while without an event, so that no stream a client forgot stays open for ever.
+
+use std::future::Future as _;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use futures::Stream;
+
+use super::owners::Held;
+
+/// `response` with its body holding `held`, and, given `idle`, ending once that long
+/// passes without an SSE event (keep-alive comments do not count).
+pub(crate) fn held(response: Response, held: Held, idle: Option<Duration>) -> Response {
+    let (parts, body) = response.into_parts();
+    let body = Watched {
+        body: body.into_data_stream(),
+        _held: held,
+        idle: idle.map(|after| (after, Box::pin(tokio::time::sleep(after)))),
+    };
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+struct Watched {
+    body: axum::body::BodyDataStream,
+    _held: Held,
+    idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+}
+
+/// Whether `chunk` carries only SSE comments (keep-alives) and blank lines.
+fn is_comment(chunk: &[u8]) -> bool {
+    chunk
+        .split(|&byte| byte == b'\n')
+        .all(|line| line.is_empty() || line == b"\r" || line.starts_with(b":"))
+}
+
+impl Stream for Watched {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = Pin::new(&mut self.body).poll_next(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(chunk))) => {
+                if !is_comment(chunk)
+                    && let Some((after, sleep)) = &mut self.idle
+                {
+                    let deadline = tokio::time::Instant::now() + *after;
+                    sleep.as_mut().reset(deadline);
+                }
+                polled
+            }
+            Poll::Pending => {
+                let idled = self
+                    .idle
+                    .as_mut()
+                    .is_some_and(|(_, sleep)| sleep.as_mut().poll(cx).is_ready());
+                if idled {
+                    tracing::debug!("closing an SSE stream that sent nothing for its idle time");
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                }
+            }
+            _ => polled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_comment;
+
+    #[test]
+    fn keep_alives_are_comments_and_events_are_not() {
+        assert!(is_comment(b":\n\n"));
+        assert!(is_comment(b": keep-alive\r\n\r\n"));
+        assert!(!is_comment(b"event: message\ndata: {}\n\n"));
+        assert!(!is_comment(b"data: x\n\n"));
+    }
+}

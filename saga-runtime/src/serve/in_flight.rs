@@ -1,0 +1,97 @@
+//! The tokens this process is working from right now: a token being resumed, and every
+//! token a call still running has handed out (seed 002 announces one at each
+//! checkpoint). A second resume of such a token while that work runs is refused, so that
+//! parallel replays of one token do not run its work side by side.
+//!
+//! This is per process; across replicas, and after the work ends, a single-use store
+//! ([`SagaToolsBuilder::single_use`](super::SagaToolsBuilder::single_use)) is what makes
+//! a token redeemable once.
+
+use std::collections::HashSet;
+use std::hash::BuildHasher as _;
+use std::sync::{Arc, Mutex};
+
+/// The set, shared by a registry's clones.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct InFlight {
+    tokens: Arc<Mutex<HashSet<u64>>>,
+    /// Keyed per process, so that nobody can make two tokens collide on purpose.
+    hasher: std::hash::RandomState,
+}
+
+/// A token marked as being worked from, until dropped.
+#[derive(Debug)]
+pub(crate) struct Marked {
+    tokens: Arc<Mutex<HashSet<u64>>>,
+    keys: Vec<u64>,
+}
+
+impl InFlight {
+    /// Marks `token`, unless it is marked already.
+    pub(crate) fn enter(&self, token: &str) -> Option<Marked> {
+        let mut marked = Marked {
+            tokens: self.tokens.clone(),
+            keys: Vec::new(),
+        };
+        self.add(&mut marked, token).then_some(marked)
+    }
+
+    /// Nothing marked yet: a run that may hand tokens out.
+    pub(crate) fn none(&self) -> Marked {
+        Marked {
+            tokens: self.tokens.clone(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Adds `token` to `marked`; `false` if it was marked already.
+    pub(crate) fn add(&self, marked: &mut Marked, token: &str) -> bool {
+        let key = self.hasher.hash_one(token);
+        let Ok(mut tokens) = self.tokens.lock() else {
+            return true;
+        };
+        if !tokens.insert(key) {
+            return false;
+        }
+        marked.keys.push(key);
+        true
+    }
+}
+
+impl Drop for Marked {
+    fn drop(&mut self) {
+        if self.keys.is_empty() {
+            return;
+        }
+        if let Ok(mut tokens) = self.tokens.lock() {
+            for key in &self.keys {
+                tokens.remove(key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InFlight;
+
+    #[test]
+    fn a_token_is_entered_once_until_its_run_ends() {
+        let in_flight = InFlight::default();
+        let first = in_flight.enter("token-a").expect("free");
+        assert!(in_flight.enter("token-a").is_none());
+        assert!(in_flight.enter("token-b").is_some());
+        drop(first);
+        assert!(in_flight.enter("token-a").is_some());
+    }
+
+    #[test]
+    fn tokens_handed_out_by_a_running_call_are_marked_with_it() {
+        let in_flight = InFlight::default();
+        let mut run = in_flight.none();
+        assert!(in_flight.add(&mut run, "announced"));
+        assert!(in_flight.enter("announced").is_none());
+        drop(run);
+        assert!(in_flight.enter("announced").is_some());
+    }
+}
