@@ -25,6 +25,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use saga_runtime::prelude::*;
+use saga_runtime::state::MemoryStore;
 
 /// Migrates `tables` tables, one after another, checkpointing after each.
 #[saga_tool(task)]
@@ -87,8 +88,20 @@ fn journal(line: &str) {
     }
 }
 
-/// The server of this example, with the given keys and task store.
+/// The server of this example, with the given keys and task store. Its tokens are
+/// single-use: a migration's work must not run again because a token was replayed (in
+/// one process; replicas share Redis for that, see [`single_use_store`]).
 pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Result<SagaServer> {
+    server_with(keys, store, lease, MemoryStore::new(100_000))
+}
+
+/// [`server`] with a single-use store of your own.
+pub fn server_with(
+    keys: KeyRing,
+    store: TaskStore,
+    lease: Duration,
+    single_use: impl saga_runtime::state::TokenStore,
+) -> anyhow::Result<SagaServer> {
     let mut settings = saga_runtime::tasks::TaskSettings::new(store);
     settings.lease = lease;
     let number = |name: &str| {
@@ -121,7 +134,17 @@ pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Resul
         .tool(migrate)
         .tool(approve_migration)
         .task_settings(settings)
+        .single_use(single_use)
         .build()?)
+}
+
+/// Where tokens are redeemed: Redis when `SAGA_TASKS_REDIS` names one (so that replicas
+/// refuse each other's replays too), this process otherwise.
+async fn single_use_store() -> anyhow::Result<Box<dyn saga_runtime::state::TokenStore>> {
+    Ok(match std::env::var("SAGA_TASKS_REDIS") {
+        Ok(url) => Box::new(saga_runtime::state::RedisStore::connect(&url).await?),
+        Err(_) => Box::new(MemoryStore::new(100_000)),
+    })
 }
 
 /// The task store `SAGA_TASKS_REDIS` names, or one in memory.
@@ -140,6 +163,11 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(saga_runtime::tasks::DEFAULT_LEASE, Duration::from_millis);
-    let server = server(saga_examples::cli::keys()?, store().await?, lease)?;
+    let server = server_with(
+        saga_examples::cli::keys()?,
+        store().await?,
+        lease,
+        single_use_store().await?,
+    )?;
     saga_examples::cli::serve(server).await
 }

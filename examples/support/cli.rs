@@ -73,10 +73,14 @@ pub fn task_settings(store: TaskStore) -> saga_runtime::tasks::TaskSettings {
     settings
 }
 
-/// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`.
+/// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`, never with a
+/// session's id ([`QUIET_SESSION_IDS`](saga_runtime::serve::QUIET_SESSION_IDS)).
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    if let Ok(directive) = saga_runtime::serve::QUIET_SESSION_IDS.parse() {
+        filter = filter.add_directive(directive);
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -14,7 +14,9 @@ mod tools;
 pub mod wire;
 
 pub use builder::SagaToolsBuilder;
-pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, default_http_config};
+pub use http::{
+    DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, QUIET_SESSION_IDS, default_http_config,
+};
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{
     DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServer,

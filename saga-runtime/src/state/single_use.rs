@@ -40,6 +40,17 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 
+/// A store chosen at run time (memory for one process, Redis for replicas).
+impl TokenStore for Box<dyn TokenStore> {
+    fn redeem<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.as_ref().redeem(id, keep_until)
+    }
+}
+
 /// An in-process store of at most `capacity` live tokens.
 ///
 /// When full, it first drops the entries whose tokens have expired, and if none has, it

@@ -21,6 +21,20 @@ pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
 
 use super::SagaServer;
 
+/// A `tracing` filter directive that keeps session ids out of the log: rmcp logs each new
+/// session's id at INFO (target `rmcp::transport::streamable_http_server::session::local`).
+/// saga never logs one; a session answers only to the principal that opened it, but its id
+/// is still the client's to keep. Add the directive to your filter, after the rest:
+///
+/// ```
+/// # use saga_runtime::serve::QUIET_SESSION_IDS;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let directive: tracing_subscriber::filter::Directive = QUIET_SESSION_IDS.parse()?;
+/// let filter = tracing_subscriber::EnvFilter::new("info").add_directive(directive);
+/// # Ok(()) }
+/// ```
+pub const QUIET_SESSION_IDS: &str = "rmcp::transport::streamable_http_server::session::local=warn";
+
 /// The path the MCP endpoint is mounted at.
 pub const MCP_PATH: &str = "/mcp";
 

@@ -1,0 +1,447 @@
+//! The attacks of the issue "Hardening the new surface", re-run against the example
+//! servers as their own processes with default settings: what one client can hold of
+//! sessions, streams, waiting calls, subscriptions, the task store and the task workers.
+//! The figures printed (RSS under each attack) are the ones SECURITY.md quotes; run with
+//! `cargo test --test attacks_sessions -- --nocapture --test-threads 1` to see them.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use saga_examples::process::{ServerProcess, Spawn};
+use serde_json::{Value, json};
+
+const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+const SESSION_VERSION: &str = "2025-11-25";
+const MRTR_VERSION: &str = "2026-07-28";
+const KB_900: usize = 900 * 1024;
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("an HTTP client")
+}
+
+fn url(addr: SocketAddr) -> String {
+    format!("http://{addr}/mcp")
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// `initialize` as `who` (an `Authorization` value, or none); the status and session id.
+async fn initialize(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    who: Option<&str>,
+) -> (StatusCode, Option<String>) {
+    let mut request = client
+        .post(url(addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(who) = who {
+        request = request.header("authorization", who);
+    }
+    let response = request
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_VERSION,
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "attacker", "version": "0"}
+            }
+        }))
+        .send()
+        .await
+        .expect("initialize is answered");
+    let status = response.status();
+    let id = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|id| id.to_str().ok())
+        .map(str::to_owned);
+    let _ = response.bytes().await;
+    if let Some(id) = &id {
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = in_session(client, addr, id, who)
+            .json(&initialized)
+            .send()
+            .await
+            .expect("initialized is answered");
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+    (status, id)
+}
+
+fn in_session(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    id: &str,
+    who: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let mut request = client
+        .post(url(addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", id)
+        .header("mcp-protocol-version", SESSION_VERSION);
+    if let Some(who) = who {
+        request = request.header("authorization", who);
+    }
+    request
+}
+
+/// An MRTR call of the deploy example's `complex_tool` by a fresh client: its first round
+/// must come back, whatever the attack holds.
+async fn fresh_call_is_served(addr: SocketAddr) {
+    let started = Instant::now();
+    let response = http()
+        .post(url(addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MRTR_VERSION)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "complex_tool")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "complex_tool",
+                "arguments": {"initial_arg": "x"},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
+                }
+            }
+        }))
+        .send()
+        .await
+        .expect("a fresh client is answered");
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body["result"]["resultType"], "input_required", "{body}");
+    println!(
+        "  a fresh client's call was answered in {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn one_client_cannot_open_sessions_without_end() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let addr = server.addr;
+    let before = server.rss_kib();
+    let client = http();
+    // One anonymous client: its first 100 sessions open, the rest are refused (429).
+    let mut opened = 0;
+    let mut refused = 0;
+    for _ in 0..150 {
+        match initialize(&client, addr, None).await {
+            (StatusCode::OK, Some(_)) => opened += 1,
+            (StatusCode::TOO_MANY_REQUESTS, None) => refused += 1,
+            (status, _) => panic!("an unexpected answer: {status}"),
+        }
+    }
+    assert_eq!((opened, refused), (100, 50));
+    // Made-up identities fill the server's own cap of 1,000 and no more.
+    let mut server_wide = opened;
+    let mut unavailable = 0;
+    for who in 0..12 {
+        let who = format!("Bearer made-up-{who}");
+        for _ in 0..100 {
+            match initialize(&client, addr, Some(&who)).await {
+                (StatusCode::OK, Some(_)) => server_wide += 1,
+                (StatusCode::SERVICE_UNAVAILABLE, None) => unavailable += 1,
+                (status, _) => panic!("an unexpected answer: {status}"),
+            }
+        }
+    }
+    assert_eq!(server_wide, 1_000);
+    assert_eq!(unavailable, 1_200 + 100 - 1_000);
+    let after = server.rss_kib();
+    println!(
+        "sessions: 1,350 initialize, 1,000 opened; RSS {:.1} → {:.1} MiB",
+        mib(before),
+        mib(after)
+    );
+    fresh_call_is_served(addr).await;
+}
+
+#[tokio::test]
+async fn abandoned_session_calls_are_bounded() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let addr = server.addr;
+    let before = server.rss_kib();
+    let client = http();
+    // 300 calls of 900 KB that wait for an elicitation nobody answers, spread over 20
+    // sessions of one client, each abandoned as soon as its stream starts.
+    let mut sessions = Vec::new();
+    for _ in 0..20 {
+        let (status, id) = initialize(&client, addr, None).await;
+        assert_eq!(status, StatusCode::OK);
+        sessions.push(id.expect("a session id"));
+    }
+    let padding = "p".repeat(KB_900);
+    let mut accepted = 0;
+    let mut refused = 0;
+    for call in 0..300 {
+        let id = &sessions[call % sessions.len()];
+        let response = in_session(&client, addr, id, None)
+            .json(&json!({
+                "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
+                "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
+            }))
+            .send()
+            .await
+            .expect("the call is answered");
+        match response.status() {
+            // The stream is dropped unread: the call waits for its answer regardless.
+            StatusCode::OK => accepted += 1,
+            StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => refused += 1,
+            status => panic!("an unexpected answer: {status}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = server.rss_kib();
+    println!(
+        "waiting calls: 300 of 900 KB, {accepted} held, {refused} refused; RSS {:.1} → {:.1} MiB",
+        mib(before),
+        mib(after)
+    );
+    assert!(accepted <= 128, "{accepted} calls held at once");
+    assert_eq!(accepted + refused, 300);
+    fresh_call_is_served(addr).await;
+}
+
+#[tokio::test]
+async fn idle_get_streams_are_bounded() {
+    let server = ServerProcess::deploy(KEY_HEX);
+    let addr = server.addr;
+    let client = http();
+    let (status, id) = initialize(&client, addr, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = id.expect("a session id");
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..200 {
+        let response = client
+            .get(url(addr))
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &id)
+            .header("mcp-protocol-version", SESSION_VERSION)
+            .send()
+            .await
+            .expect("the GET is answered");
+        match response.status() {
+            StatusCode::OK => held.push(response),
+            StatusCode::TOO_MANY_REQUESTS => refused += 1,
+            status => panic!("an unexpected answer: {status}"),
+        }
+    }
+    println!(
+        "GET streams in one session: 200 asked, {} open, {refused} refused",
+        held.len()
+    );
+    assert_eq!(held.len(), 4);
+    fresh_call_is_served(addr).await;
+}
+
+#[tokio::test]
+async fn subscriptions_must_name_resources() {
+    let server = Spawn::new("conformance_server", KEY_HEX).start();
+    let addr = server.addr;
+    let before = server.rss_kib();
+    let client = http();
+    let (status, id) = initialize(&client, addr, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = id.expect("a session id");
+    let made_up = format!("test://made-up/{}", "u".repeat(KB_900));
+    for n in 0..300 {
+        let response = in_session(&client, addr, &id, None)
+            .json(&json!({
+                "jsonrpc": "2.0", "id": n + 1, "method": "resources/subscribe",
+                "params": {"uri": format!("{made_up}{n}")}
+            }))
+            .send()
+            .await
+            .expect("subscribe is answered");
+        let text = response.text().await.expect("a body");
+        assert!(text.contains("-32602"), "{}", &text[..text.len().min(300)]);
+    }
+    let after = server.rss_kib();
+    println!(
+        "subscriptions: 300 to made-up URIs of 900 KB, all refused; RSS {:.1} → {:.1} MiB",
+        mib(before),
+        mib(after)
+    );
+    // A resource of the server can be subscribed to.
+    let response = in_session(&client, addr, &id, None)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 999, "method": "resources/subscribe",
+            "params": {"uri": "test://watched-resource"}
+        }))
+        .send()
+        .await
+        .expect("subscribe is answered");
+    let text = response.text().await.expect("a body");
+    assert!(text.contains("\"result\""), "{text}");
+}
+
+/// A `tools/call` of `migrate` with the tasks extension declared, as `who`; the response.
+async fn create_task(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    who: &str,
+    arguments: Value,
+) -> Value {
+    client
+        .post(url(addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MRTR_VERSION)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "migrate")
+        .header("authorization", who)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": "migrate",
+                "arguments": arguments,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"io.modelcontextprotocol/tasks": {}}
+                    }
+                }
+            }
+        }))
+        .send()
+        .await
+        .expect("the call is answered")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+async fn task_status(client: &reqwest::Client, addr: SocketAddr, who: &str, id: &str) -> Value {
+    let answer: Value = client
+        .post(url(addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MRTR_VERSION)
+        .header("mcp-method", "tasks/get")
+        .header("mcp-name", id)
+        .header("authorization", who)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+            "params": {
+                "taskId": id,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {
+                        "extensions": {"io.modelcontextprotocol/tasks": {}}
+                    }
+                }
+            }
+        }))
+        .send()
+        .await
+        .expect("tasks/get is answered")
+        .json()
+        .await
+        .expect("JSON");
+    answer["result"].clone()
+}
+
+#[tokio::test]
+async fn made_up_identities_cannot_fill_the_task_store() {
+    let server = Spawn::new("migrate", KEY_HEX).start();
+    let addr = server.addr;
+    let before = server.rss_kib();
+    let client = http();
+    // Tasks of 900 KB of arguments the tool ignores: a task keeps none of them.
+    let padding = "p".repeat(KB_900);
+    let mut created = 0;
+    let mut quota = 0;
+    for who in 0..11 {
+        let who = format!("Bearer made-up-{who}");
+        for n in 0..110 {
+            let arguments = if n < 5 {
+                json!({"tables": 0, "label": "x", "padding": padding})
+            } else {
+                json!({"tables": 0})
+            };
+            let answer = create_task(&client, addr, &who, arguments).await;
+            if answer["result"]["resultType"] == "task" {
+                created += 1;
+            } else {
+                let message = answer["error"]["message"].as_str().unwrap_or_default();
+                assert!(message.contains("too many tasks"), "{answer}");
+                quota += 1;
+            }
+        }
+    }
+    let after = server.rss_kib();
+    println!(
+        "tasks: 1,210 asked under 11 made-up identities (55 of 900 KB), {created} kept, \
+         {quota} refused at the per-client quota; RSS {:.1} → {:.1} MiB",
+        mib(before),
+        mib(after)
+    );
+    assert_eq!(created, 1_100);
+    // Someone else still gets a task.
+    let answer = create_task(&client, addr, "Bearer someone-else", json!({"tables": 0})).await;
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+}
+
+#[tokio::test]
+async fn one_callers_long_tasks_leave_workers_for_others() {
+    // 40 workers; one client's share is 32 of them (the default).
+    let server = Spawn::new("migrate", KEY_HEX)
+        .env("SAGA_TASK_WORKERS", "40")
+        .start();
+    let addr = server.addr;
+    let client = http();
+    // 100 tasks that each hold a worker for a minute: more than every worker.
+    for _ in 0..100 {
+        let answer = create_task(
+            &client,
+            addr,
+            "Bearer hog",
+            json!({"tables": 6, "millis_per_table": 10_000}),
+        )
+        .await;
+        assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    }
+    // Another client's short task runs now, not after the hog's.
+    let answer = create_task(
+        &client,
+        addr,
+        "Bearer other",
+        json!({"tables": 1, "millis_per_table": 1}),
+    )
+    .await;
+    let id = answer["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let started = Instant::now();
+    loop {
+        let status = task_status(&client, addr, "Bearer other", &id).await;
+        if status["status"] == "completed" {
+            println!(
+                "workers: another client's task completed in {:?} beside 100 long ones",
+                started.elapsed()
+            );
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the other client's task waited behind the hog's: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
