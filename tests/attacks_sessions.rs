@@ -445,3 +445,18 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn session_ids_stay_out_of_the_info_log() {
+    let server = Spawn::new("deploy", KEY_HEX)
+        .log("info")
+        .capture_stderr()
+        .start();
+    let (status, id) = initialize(&http(), server.addr, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = id.expect("a session id");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = server.stderr();
+    assert!(log.contains("INFO"), "the log is at INFO: {log}");
+    assert!(!log.contains(&id), "the session id is in the log: {log}");
+}
