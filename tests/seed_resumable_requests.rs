@@ -404,3 +404,43 @@ async fn over_stdio_a_fresh_process_resumes_the_call() {
     }
     assert_eq!(answered, 2);
 }
+
+/// A `requests/resume` of a token whose call is still running (here, in the same session,
+/// under the same id) would run the call's work twice: it is refused while that call runs.
+#[tokio::test]
+async fn a_resume_of_a_call_still_running_is_refused() {
+    let server = Spawn::new("migrate", KEY_HEX).start();
+    let url = format!("http://{}/mcp", server.addr);
+    let session = Session::open(&url, json!({"resumableRequests": {}})).await;
+    let mut stream = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": "running-1", "method": "tools/call",
+            "params": {"name": "migrate", "arguments": {"tables": 3, "millis_per_table": 2000}}
+        }))
+        .await;
+    let policy = stream.next().await.expect("the call streams");
+    assert_eq!(
+        policy["method"], "notifications/requests/resumePolicy",
+        "{policy}"
+    );
+    let token = policy["params"]["resumeToken"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let refused = session
+        .request(json!({
+            "jsonrpc": "2.0", "id": "running-1", "method": "requests/resume",
+            "params": {"resumeToken": token}
+        }))
+        .await
+        .next()
+        .await
+        .expect("an answer");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("already being resumed")),
+        "{refused}"
+    );
+}
