@@ -211,8 +211,39 @@ async fn abandoned_session_calls_are_bounded() {
         mib(before),
         mib(after)
     );
-    assert!(accepted <= 128, "{accepted} calls held at once");
+    assert_eq!(
+        accepted, 32,
+        "one client holds its own share of waiting calls"
+    );
     assert_eq!(accepted + refused, 300);
+    // Made-up identities take no more than the server's bound between them.
+    let mut spread = 0;
+    for who in 0..8 {
+        let who = format!("Bearer made-up-{who}");
+        let (status, id) = initialize(&client, addr, Some(&who)).await;
+        assert_eq!(status, StatusCode::OK);
+        let id = id.expect("a session id");
+        for call in 0..16 {
+            let response = in_session(&client, addr, &id, Some(&who))
+                .json(&json!({
+                    "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
+                    "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
+                }))
+                .send()
+                .await
+                .expect("the call is answered");
+            if response.status() == StatusCode::OK {
+                spread += 1;
+            }
+        }
+    }
+    let spread_rss = server.rss_kib();
+    println!(
+        "waiting calls under 8 more identities: {} held in all; RSS {:.1} MiB",
+        accepted + spread,
+        mib(spread_rss)
+    );
+    assert_eq!(accepted + spread, 128, "the server's bound");
     fresh_call_is_served(addr).await;
 }
 

@@ -147,7 +147,7 @@ impl SagaTools {
             ..Call::default()
         };
         let cx = self.context(context);
-        match self.run_saga(&saga, call, &cx).await? {
+        match self.bounded(&cx, self.run_saga(&saga, call, &cx)).await? {
             CallToolResponse::Complete(result) => {
                 Ok(GetPromptResponse::Complete(unpack::<GetPromptResult>(
                     result,
@@ -213,7 +213,7 @@ impl SagaTools {
             ..Call::default()
         };
         let cx = self.context(context);
-        match self.run_saga(&saga, call, &cx).await? {
+        match self.bounded(&cx, self.run_saga(&saga, call, &cx)).await? {
             CallToolResponse::Complete(result) => {
                 #[derive(serde::Deserialize)]
                 struct Packed {

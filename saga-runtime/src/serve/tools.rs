@@ -552,19 +552,30 @@ impl SagaTools {
             failures: wire.failures,
             ..Call::default()
         };
+        self.bounded(cx, self.call_routed(call, cx)).await
+    }
+
+    /// `run`, stopped with `-32603` once it has run longer than
+    /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) allows. A
+    /// session's request is not bounded so: it waits for its client, and each request it
+    /// sends is bounded by the client request timeout instead.
+    pub(crate) async fn bounded<T>(
+        &self,
+        cx: &SagaContext,
+        run: impl std::future::Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
         if super::session::is_session(cx) {
-            // A session call waits for its client: each request it sends is bounded by
-            // the client request timeout, not by the run time.
-            return self.call_routed(call, cx).await;
+            return run.await;
         }
         let max = self.inner.bounds.max_run_time;
-        match tokio::time::timeout(max, self.call_routed(call, cx)).await {
+        match tokio::time::timeout(max, run).await {
             Ok(response) => response,
             Err(_) => {
-                tracing::warn!(?max, "a call ran longer than the run-time bound");
+                tracing::warn!(?max, "a request ran longer than the run-time bound");
                 Err(ErrorData::internal_error(
                     format!(
-                        "the call ran longer than this server allows one request                          ({} s) and was stopped",
+                        "the request ran longer than this server allows one request ({} s) \
+                         and was stopped",
                         max.as_secs_f64()
                     ),
                     None,

@@ -1,8 +1,11 @@
 //! Task records in Redis: `saga:task:<id>` holds the record as JSON and expires with the
-//! task; `saga:tasks:working` is the set of tasks that may need a worker;
-//! `saga:tasks:principal:<principal>` scores each principal's task ids by expiry, for the
-//! per-principal quota. An update is a compare-and-set in a Lua script, retried when
-//! another replica wrote in between.
+//! task; `saga:tasks:working` is the set of tasks that may need a worker. The quotas
+//! count buckets, each three keys (`…:ids` scoring task ids by expiry, `…:bytes` their
+//! sizes, `…:total` the sum): `saga:tasks:principal:<principal>` per principal,
+//! `saga:tasks:shared` for unverified callers together, `saga:tasks:store` for the whole
+//! store. An insert checks and fills them in one Lua script, clearing expired ids as it
+//! goes. An update is a compare-and-set in a Lua script, retried when another replica
+//! wrote in between.
 
 use rmcp::model::TaskStatus;
 
@@ -14,7 +17,7 @@ type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 
 const RECORD_PREFIX: &str = "saga:task:";
 const WORKING_SET: &str = "saga:tasks:working";
 const PRINCIPAL_PREFIX: &str = "saga:tasks:principal:";
-const GROUP_PREFIX: &str = "saga:tasks:group:";
+const SHARED_BUCKET: &str = "saga:tasks:shared";
 const STORE_BUCKET: &str = "saga:tasks:store";
 /// How many records one sweep reads per round trip.
 const ORPHAN_BATCH: usize = 256;
@@ -155,9 +158,9 @@ impl TaskBackend for RedisTasks {
                 quota.bytes_per_principal,
                 SPENT_PRINCIPAL,
             );
-            if let Some((group, share)) = quota.group(record) {
+            if let Some(share) = quota.shared {
                 bucket(
-                    format!("{GROUP_PREFIX}{group}"),
+                    SHARED_BUCKET.to_owned(),
                     share.tasks,
                     share.bytes,
                     SPENT_GROUP,

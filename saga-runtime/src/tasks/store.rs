@@ -81,11 +81,6 @@ impl Quota {
         self
     }
 
-    /// The share the record counts against, with its name in the store.
-    pub(super) fn group(&self, _record: &TaskRecord) -> Option<(&'static str, Share)> {
-        self.shared.map(|share| ("unverified", share))
-    }
-
     /// This quota with byte bounds: per principal and for the whole store.
     pub fn with_bytes(mut self, per_principal: usize, store: usize) -> Self {
         self.bytes_per_principal = per_principal;

@@ -19,8 +19,10 @@ use super::json_check::JsonBudget;
 /// | sessions (MCP 2025-11-25) | 1,000 | `initialize` gets HTTP 503, `-32603` |
 /// | sessions one principal opened | 100 | `initialize` gets HTTP 429, `-32603` |
 /// | requests of sessions in flight (they wait for their client without a slot) | 128 | HTTP 503, `-32603` |
+/// | requests in flight in one principal's sessions | 32 | HTTP 429, `-32603` |
 /// | requests in flight in one session | 16 | HTTP 429, `-32603` |
 /// | open GET streams | 256 | HTTP 503 |
+/// | open GET streams of one principal's sessions | 64 | HTTP 429 |
 /// | open GET streams of one session | 4 | HTTP 429 |
 /// | time a GET stream stays open without an event | 5 minutes | the stream ends; the client reconnects |
 /// | SSE keep-alive comment | every 15 s | |
@@ -45,7 +47,9 @@ pub struct HttpLimits {
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) max_session_requests: usize,
     pub(crate) max_requests_per_session: usize,
+    pub(crate) max_session_requests_per_principal: usize,
     pub(crate) max_streams: usize,
+    pub(crate) max_streams_per_principal: usize,
     pub(crate) max_streams_per_session: usize,
     pub(crate) stream_idle_timeout: Duration,
     pub(crate) sse_keep_alive: Duration,
@@ -69,7 +73,9 @@ impl Default for HttpLimits {
             max_sessions_per_principal: 100,
             max_session_requests: 128,
             max_requests_per_session: 16,
+            max_session_requests_per_principal: 32,
             max_streams: 256,
+            max_streams_per_principal: 64,
             max_streams_per_session: 4,
             stream_idle_timeout: Duration::from_secs(300),
             sse_keep_alive: Duration::from_secs(15),
@@ -153,6 +159,19 @@ impl HttpLimits {
     /// How many requests one session may have in flight at once.
     pub fn max_requests_per_session(mut self, requests: usize) -> Self {
         self.max_requests_per_session = requests.max(1);
+        self
+    }
+
+    /// How many requests one principal's sessions may have in flight at once, so that
+    /// one client cannot take every place of [`max_session_requests`](Self::max_session_requests).
+    pub fn max_session_requests_per_principal(mut self, requests: usize) -> Self {
+        self.max_session_requests_per_principal = requests.max(1);
+        self
+    }
+
+    /// How many standalone SSE streams one principal's sessions may hold open.
+    pub fn max_streams_per_principal(mut self, streams: usize) -> Self {
+        self.max_streams_per_principal = streams.max(1);
         self
     }
 

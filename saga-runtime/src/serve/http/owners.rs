@@ -37,11 +37,20 @@ struct Entry {
     streams: Arc<Semaphore>,
 }
 
+/// What one principal's sessions hold together.
+struct Principal {
+    /// Its live sessions and `initialize`s under way.
+    sessions: usize,
+    /// Its sessions' requests in flight.
+    requests: Arc<Semaphore>,
+    /// Its sessions' open standalone streams.
+    streams: Arc<Semaphore>,
+}
+
 #[derive(Default)]
 struct Book {
     sessions: HashMap<String, Entry>,
-    /// Live sessions (and `initialize`s under way) by principal.
-    per_principal: HashMap<String, usize>,
+    per_principal: HashMap<String, Principal>,
     /// `initialize`s under way: counted against the caps before their session exists.
     opening: usize,
 }
@@ -54,9 +63,9 @@ impl Book {
     }
 
     fn release(&mut self, principal: &str) {
-        if let Some(count) = self.per_principal.get_mut(principal) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
+        if let Some(held) = self.per_principal.get_mut(principal) {
+            held.sessions = held.sessions.saturating_sub(1);
+            if held.sessions == 0 {
                 self.per_principal.remove(principal);
             }
         }
@@ -74,6 +83,10 @@ pub(crate) enum Refusal {
     Requests(usize),
     /// The session has `max_requests_per_session` in flight.
     SessionRequests(usize),
+    /// The principal's sessions have `max_session_requests_per_principal` in flight.
+    PrincipalRequests(usize),
+    /// The principal's sessions hold `max_streams_per_principal` open.
+    PrincipalStreams(usize),
     /// `max_streams` are open.
     Streams(usize),
     /// The session holds `max_streams_per_session` open.
@@ -86,7 +99,11 @@ impl Refusal {
     pub(crate) fn is_the_callers(self) -> bool {
         matches!(
             self,
-            Self::PrincipalSessions(_) | Self::SessionRequests(_) | Self::SessionStreams(_)
+            Self::PrincipalSessions(_)
+                | Self::SessionRequests(_)
+                | Self::SessionStreams(_)
+                | Self::PrincipalRequests(_)
+                | Self::PrincipalStreams(_)
         )
     }
 }
@@ -107,6 +124,14 @@ impl std::fmt::Display for Refusal {
             Self::SessionRequests(max) => write!(
                 f,
                 "this session has {max} requests in flight, the limit per session"
+            ),
+            Self::PrincipalRequests(max) => write!(
+                f,
+                "this client's sessions have {max} requests in flight, the limit per client"
+            ),
+            Self::PrincipalStreams(max) => write!(
+                f,
+                "this client's sessions hold {max} SSE streams open, the limit per client"
             ),
             Self::Streams(max) => write!(f, "{max} SSE streams are open, the server's limit"),
             Self::SessionStreams(max) => write!(
@@ -163,7 +188,7 @@ impl Drop for Opening {
 /// it is given back when both are done: a call whose client went away still counts
 /// until it ends.
 #[derive(Clone)]
-pub(crate) struct Held(#[allow(dead_code)] Arc<(OwnedSemaphorePermit, OwnedSemaphorePermit)>);
+pub(crate) struct Held(#[allow(dead_code)] Arc<[OwnedSemaphorePermit; 3]>);
 
 /// Session id → who opened it and what it holds.
 #[derive(Clone)]
@@ -192,7 +217,10 @@ impl Owners {
         let over = |book: &Book| {
             if book.sessions.len() + book.opening >= limits.max_sessions {
                 Some(Refusal::Sessions(limits.max_sessions))
-            } else if book.per_principal.get(&principal).copied().unwrap_or(0)
+            } else if book
+                .per_principal
+                .get(&principal)
+                .map_or(0, |held| held.sessions)
                 >= limits.max_sessions_per_principal
             {
                 Some(Refusal::PrincipalSessions(
@@ -215,7 +243,14 @@ impl Owners {
             return Err(refusal);
         }
         book.opening += 1;
-        *book.per_principal.entry(principal.clone()).or_default() += 1;
+        book.per_principal
+            .entry(principal.clone())
+            .or_insert_with(|| Principal {
+                sessions: 0,
+                requests: Arc::new(Semaphore::new(limits.max_session_requests_per_principal)),
+                streams: Arc::new(Semaphore::new(limits.max_streams_per_principal)),
+            })
+            .sessions += 1;
         Ok(Opening {
             owners: self.clone(),
             principal: Some(principal),
@@ -261,40 +296,47 @@ impl Owners {
     /// A place for a request of session `id` (`stream`: a GET stream's instead), or which
     /// bound it meets.
     pub(crate) fn hold(&self, id: &str, stream: bool) -> Result<Held, Refusal> {
-        let (server, per_session) = if stream {
+        let limits = &self.limits;
+        let (server, [per_session, per_principal, server_wide]) = if stream {
             (
                 &self.streams,
-                Refusal::SessionStreams(self.limits.max_streams_per_session),
+                [
+                    Refusal::SessionStreams(limits.max_streams_per_session),
+                    Refusal::PrincipalStreams(limits.max_streams_per_principal),
+                    Refusal::Streams(limits.max_streams),
+                ],
             )
         } else {
             (
                 &self.requests,
-                Refusal::SessionRequests(self.limits.max_requests_per_session),
+                [
+                    Refusal::SessionRequests(limits.max_requests_per_session),
+                    Refusal::PrincipalRequests(limits.max_session_requests_per_principal),
+                    Refusal::Requests(limits.max_session_requests),
+                ],
             )
         };
-        let session = self
+        let (session, principal) = self
             .book
             .lock()
             .ok()
             .and_then(|book| {
-                book.sessions.get(id).map(|entry| {
-                    if stream {
-                        entry.streams.clone()
-                    } else {
-                        entry.requests.clone()
-                    }
+                let entry = book.sessions.get(id)?;
+                let held = book.per_principal.get(&entry.principal)?;
+                Some(if stream {
+                    (entry.streams.clone(), held.streams.clone())
+                } else {
+                    (entry.requests.clone(), held.requests.clone())
                 })
             })
             .ok_or(per_session)?;
         let session = session.try_acquire_owned().map_err(|_| per_session)?;
-        let server = server.clone().try_acquire_owned().map_err(|_| {
-            if stream {
-                Refusal::Streams(self.limits.max_streams)
-            } else {
-                Refusal::Requests(self.limits.max_session_requests)
-            }
-        })?;
-        Ok(Held(Arc::new((server, session))))
+        let principal = principal.try_acquire_owned().map_err(|_| per_principal)?;
+        let server = server
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| server_wide)?;
+        Ok(Held(Arc::new([server, principal, session])))
     }
 
     /// Forgets session `id` (deleted).

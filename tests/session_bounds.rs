@@ -1,0 +1,879 @@
+//! The bounds of sessions (MCP 2025-11-25), of the requests and streams they hold, and of
+//! calls that wait or run long, over real HTTP against a server on a loopback port: each
+//! cap refuses the request beyond it with the right status, and gives its place back when
+//! what held it ends.
+
+#[path = "support/serving.rs"]
+mod serving;
+#[path = "support/session.rs"]
+#[allow(dead_code)]
+mod session;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use saga_runtime::prelude::*;
+use saga_runtime::serve::{
+    MAX_REPLAYED_CHECKPOINTS, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServerBuilder,
+};
+use serde_json::{Value, json};
+use serving::{Running, serve};
+use session::{Events, SESSION_VERSION};
+
+/// The stateless protocol version (MRTR).
+const MRTR_VERSION: &str = "2026-07-28";
+
+/// How long anything here may take before the test gives up on it.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------------------
+// Tools and resources
+// ---------------------------------------------------------------------------------------
+
+/// A name.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct Name {
+    /// Your name.
+    name: String,
+}
+
+/// Asks for a name, then greets: a call that waits for its client.
+#[saga_tool]
+async fn greet() -> Result<String, SagaError> {
+    let answer: Name = elicit("Your name?").await?;
+    Ok(format!("Hello, {}!", answer.name))
+}
+
+/// Sleeps far longer than the run-time bound of the tests that call it.
+#[saga_tool]
+async fn sleepy() -> Result<String, SagaError> {
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    Ok("slept".into())
+}
+
+/// Checkpoints once, then takes its time: a resume of its token runs for a while.
+#[saga_tool]
+async fn pause_then_sleep() -> Result<String, SagaError> {
+    checkpoint().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    Ok("woke".into())
+}
+
+/// How many steps of `steps` ran, in this process.
+static STEPS: AtomicU32 = AtomicU32::new(0);
+
+/// `n` units of work, checkpointing after each; may run as a task.
+#[saga_tool(task)]
+async fn steps(n: u32) -> Result<String, SagaError> {
+    for _ in 0..n {
+        STEPS.fetch_add(1, Ordering::SeqCst);
+        checkpoint().await;
+    }
+    Ok(format!("stepped {n} times"))
+}
+
+/// A fixed text.
+#[saga_resource]
+async fn static_text(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(uri, "text/plain", "static"))
+}
+
+/// An item by id.
+#[saga_resource]
+async fn item(uri: String, id: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(uri, "text/plain", id))
+}
+
+/// A server of the tools and resources above (not `steps`), under `limits`.
+fn builder(limits: HttpLimits) -> SagaServerBuilder {
+    SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .tool(sleepy)
+        .tool(pause_then_sleep)
+        .resource("test://static", static_text)
+        .resource_template("test://items/{id}", item)
+        .http_limits(limits)
+}
+
+async fn start(builder: SagaServerBuilder) -> (Running, String) {
+    let running = serve(builder.build().expect("the server builds")).await;
+    let url = format!("http://{}/mcp", running.addr);
+    (running, url)
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw HTTP
+// ---------------------------------------------------------------------------------------
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("an HTTP client")
+}
+
+/// An `initialize` as `who` (an `Authorization` header value).
+async fn initialize(url: &str, who: &str) -> reqwest::Response {
+    http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", who)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_VERSION,
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "session-bounds-test", "version": "0"}
+            }
+        }))
+        .send()
+        .await
+        .expect("initialize is answered")
+}
+
+/// A refusal at one of the session bounds: `status`, `Retry-After: 1` and a JSON-RPC
+/// error `-32603`.
+async fn assert_refused(response: reqwest::Response, status: StatusCode, what: &str) {
+    assert_eq!(response.status(), status, "{what}");
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("1"),
+        "{what}: Retry-After"
+    );
+    let body: Value = response.json().await.expect("a JSON-RPC error body");
+    assert_eq!(body["jsonrpc"], "2.0", "{what}: {body}");
+    assert_eq!(body["error"]["code"], -32603, "{what}: {body}");
+    assert!(body.get("result").is_none(), "{what}: {body}");
+}
+
+/// A session (MCP 2025-11-25) opened by `who`, over raw HTTP.
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+    who: String,
+}
+
+impl Client {
+    /// Opens a session as `who`; the client declares elicitation.
+    async fn open(url: &str, who: &str) -> Client {
+        let response = initialize(url, who).await;
+        assert_eq!(response.status(), StatusCode::OK, "initialize as {who}");
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+            .expect("a session id")
+            .to_owned();
+        let mut events = Events::new(response);
+        let result = events.next().await.expect("an initialize result");
+        assert_eq!(
+            result["result"]["protocolVersion"], SESSION_VERSION,
+            "{result}"
+        );
+        let client = Client {
+            http: http(),
+            url: url.to_owned(),
+            id,
+            who: who.to_owned(),
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let status = client.post(&initialized).await.status();
+        assert!(status.is_success(), "initialized: {status}");
+        client
+    }
+
+    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, &self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", SESSION_VERSION)
+            .header("authorization", &self.who)
+    }
+
+    async fn post(&self, message: &Value) -> reqwest::Response {
+        self.request(reqwest::Method::POST)
+            .header("content-type", "application/json")
+            .json(message)
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
+    /// Opens a standalone stream (`GET`); the response, whatever its status.
+    async fn listen(&self) -> reqwest::Response {
+        self.request(reqwest::Method::GET)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
+    async fn delete(&self) -> StatusCode {
+        self.request(reqwest::Method::DELETE)
+            .send()
+            .await
+            .expect("the server answers")
+            .status()
+    }
+
+    /// Starts a `tools/call` of `tool` with request id `id`; its response stream.
+    async fn call(&self, id: u64, tool: &str) -> Events {
+        let response = self.post(&call_message(id, tool)).await;
+        assert_eq!(response.status(), StatusCode::OK, "tools/call {id}");
+        Events::new(response)
+    }
+
+    /// A request and its response, read to the end of its stream.
+    async fn rpc(&self, id: Value, method: &str, params: Value) -> Value {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self.post(&message).await;
+        assert_eq!(response.status(), StatusCode::OK, "{method}");
+        let mut events = Events::new(response);
+        let reply = response_to(&mut events, &id).await;
+        drain(events).await;
+        reply
+    }
+
+    /// Answers a server-to-client request.
+    async fn answer(&self, request: &Value, result: Value) {
+        let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+        let status = self.post(&response).await.status();
+        assert!(status.is_success(), "the answer was refused: {status}");
+    }
+}
+
+fn call_message(id: u64, tool: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": {}}
+    })
+}
+
+/// The next `elicitation/create` on a call's stream.
+async fn elicitation(events: &mut Events) -> Value {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let message = events.next().await.expect("the call's stream goes on");
+            if message["method"] == "elicitation/create" {
+                return message;
+            }
+        }
+    })
+    .await
+    .expect("an elicitation within 10 s")
+}
+
+/// The response (result or error) to request `id` on a stream.
+async fn response_to(events: &mut Events, id: &Value) -> Value {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let message = events
+                .next()
+                .await
+                .unwrap_or_else(|| panic!("the stream ended without a response to {id}"));
+            if message.get("method").is_none() && message["id"] == *id {
+                return message;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no response to {id} within 10 s"))
+}
+
+/// Reads a response stream to its end, so that what it holds is given back.
+async fn drain(mut events: Events) {
+    tokio::time::timeout(PATIENCE, async { while events.next().await.is_some() {} })
+        .await
+        .expect("the response stream ends");
+}
+
+fn accept_name(name: &str) -> Value {
+    json!({"action": "accept", "content": {"name": name}})
+}
+
+/// An MRTR (MCP 2026-07-28) request outside any session, with the `_meta` and headers
+/// such a request carries: its status and body.
+async fn mrtr(
+    url: &str,
+    id: Value,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> (StatusCode, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "session-bounds-test", "version": "0"},
+    });
+    let mut request = http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MRTR_VERSION)
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    let response = request
+        .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        .send()
+        .await
+        .expect("the server answers");
+    let status = response.status();
+    let text = response.text().await.expect("a readable body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+/// An MRTR `tools/call` of `tool`, from `requestState` if given.
+async fn mrtr_call(
+    url: &str,
+    tool: &str,
+    arguments: Value,
+    request_state: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut params = json!({"name": tool, "arguments": arguments});
+    if let Some(token) = request_state {
+        params["requestState"] = json!(token);
+    }
+    mrtr(url, json!(1), "tools/call", Some(tool), params).await
+}
+
+// ---------------------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------------------
+
+/// Beyond `max_sessions`, `initialize` gets HTTP 503 whoever asks; a DELETE gives the
+/// place back.
+#[tokio::test]
+async fn sessions_beyond_the_servers_cap_are_refused_with_503() {
+    let (_running, url) = start(builder(HttpLimits::default().max_sessions(2))).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let _bob = Client::open(&url, "Bearer bob").await;
+    assert_refused(
+        initialize(&url, "Bearer carol").await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a third session on a server of two",
+    )
+    .await;
+    // Without an Authorization header: the anonymous principal, refused all the same.
+    let anonymous = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "session-bounds-test", "version": "0"}
+            }
+        }))
+        .send()
+        .await
+        .expect("initialize is answered");
+    assert_refused(
+        anonymous,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "an anonymous third session",
+    )
+    .await;
+    assert!(alice.delete().await.is_success());
+    let carol = Client::open(&url, "Bearer carol").await;
+    let list = carol.rpc(json!(1), "tools/list", json!({})).await;
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
+
+/// Beyond `max_sessions_per_principal`, that principal's `initialize` gets HTTP 429;
+/// another principal still opens one, and the first opens another once it closed one.
+#[tokio::test]
+async fn sessions_beyond_a_principals_cap_are_refused_with_429() {
+    let (_running, url) = start(builder(HttpLimits::default().max_sessions_per_principal(2))).await;
+    let first = Client::open(&url, "Bearer alice").await;
+    let _second = Client::open(&url, "Bearer alice").await;
+    assert_refused(
+        initialize(&url, "Bearer alice").await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "alice's third session",
+    )
+    .await;
+    // The principal is the Authorization header: another one is not counted with alice.
+    let _bob = Client::open(&url, "Bearer bob").await;
+    // A refused initialize took nothing: alice is still refused, not counted twice.
+    assert_refused(
+        initialize(&url, "Bearer alice").await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "alice's third session, again",
+    )
+    .await;
+    assert!(first.delete().await.is_success());
+    let third = Client::open(&url, "Bearer alice").await;
+    let list = third.rpc(json!(1), "tools/list", json!({})).await;
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests of sessions
+// ---------------------------------------------------------------------------------------
+
+/// With `max_requests_per_session(2)`, a third request of a session while two wait for
+/// their client gets HTTP 429; another session is not held back, and once one call ends
+/// the session may send another.
+#[tokio::test]
+async fn requests_beyond_a_sessions_cap_are_refused_with_429() {
+    let (_running, url) = start(builder(HttpLimits::default().max_requests_per_session(2))).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let mut first = alice.call(1, "greet").await;
+    let asked = elicitation(&mut first).await;
+    let mut second = alice.call(2, "greet").await;
+    let _asked_too = elicitation(&mut second).await;
+
+    assert_refused(
+        alice.post(&call_message(3, "greet")).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a third call while two wait",
+    )
+    .await;
+    // Any request counts, not only calls.
+    assert_refused(
+        alice
+            .post(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
+            .await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a tools/list while two calls wait",
+    )
+    .await;
+
+    // Another session of the same principal has its own count.
+    let other = Client::open(&url, "Bearer alice").await;
+    let mut elsewhere = other.call(1, "greet").await;
+    elicitation(&mut elsewhere).await;
+
+    // The answer is no request: it gets in, and its call ends.
+    alice.answer(&asked, accept_name("Ann")).await;
+    let done = response_to(&mut first, &json!(1)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ann!",
+        "{done}"
+    );
+    drain(first).await;
+    let mut third = alice.call(5, "greet").await;
+    elicitation(&mut third).await;
+}
+
+/// With `max_session_requests(2)`, a request of a third session while two of other
+/// sessions wait for their client gets HTTP 503; the answers those wait for still get in,
+/// and once a call ends the third session's request is served.
+#[tokio::test]
+async fn session_requests_beyond_the_servers_cap_are_refused_with_503() {
+    let (_running, url) = start(builder(HttpLimits::default().max_session_requests(2))).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let bob = Client::open(&url, "Bearer bob").await;
+    let carol = Client::open(&url, "Bearer carol").await;
+    let mut alices = alice.call(1, "greet").await;
+    let asked = elicitation(&mut alices).await;
+    let mut bobs = bob.call(1, "greet").await;
+    elicitation(&mut bobs).await;
+
+    assert_refused(
+        carol.post(&call_message(1, "greet")).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a third session's call while two wait",
+    )
+    .await;
+
+    alice.answer(&asked, accept_name("Ann")).await;
+    let done = response_to(&mut alices, &json!(1)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ann!",
+        "{done}"
+    );
+    drain(alices).await;
+    let mut carols = carol.call(2, "greet").await;
+    elicitation(&mut carols).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Standalone streams
+// ---------------------------------------------------------------------------------------
+
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"))
+}
+
+/// Beyond `max_streams_per_session`, a session's GET gets HTTP 429; another session's
+/// GET is served, and a stream the client closed gives its place back.
+#[tokio::test]
+async fn streams_beyond_a_sessions_cap_are_refused_with_429() {
+    let limits = HttpLimits::default()
+        .max_streams_per_session(2)
+        .sse_keep_alive(Duration::from_millis(200));
+    let (_running, url) = start(builder(limits)).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let first = alice.listen().await;
+    assert_eq!(first.status(), StatusCode::OK);
+    assert!(is_event_stream(&first));
+    let second = alice.listen().await;
+    assert_eq!(second.status(), StatusCode::OK);
+    assert_refused(
+        alice.listen().await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a third stream of one session",
+    )
+    .await;
+
+    let other = Client::open(&url, "Bearer alice").await;
+    let elsewhere = other.listen().await;
+    assert_eq!(
+        elsewhere.status(),
+        StatusCode::OK,
+        "another session's stream"
+    );
+
+    // The client closes one: the server learns it at its next keep-alive at the latest.
+    drop(first);
+    let deadline = Instant::now() + PATIENCE;
+    let reopened = loop {
+        let response = alice.listen().await;
+        if response.status() == StatusCode::OK {
+            break response;
+        }
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(
+            Instant::now() < deadline,
+            "a closed stream's place was not given back within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(is_event_stream(&reopened));
+}
+
+/// Beyond `max_streams`, any session's GET gets HTTP 503.
+#[tokio::test]
+async fn streams_beyond_the_servers_cap_are_refused_with_503() {
+    let (_running, url) = start(builder(HttpLimits::default().max_streams(2))).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let bob = Client::open(&url, "Bearer bob").await;
+    let carol = Client::open(&url, "Bearer carol").await;
+    let alices = alice.listen().await;
+    assert_eq!(alices.status(), StatusCode::OK);
+    let bobs = bob.listen().await;
+    assert_eq!(bobs.status(), StatusCode::OK);
+    assert_refused(
+        carol.listen().await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a third stream on a server of two",
+    )
+    .await;
+}
+
+/// A GET stream that sends no event for `stream_idle_timeout` ends by itself, although
+/// it sends keep-alive comments every `sse_keep_alive` meanwhile; its place is then free.
+#[tokio::test]
+async fn an_idle_stream_ends_by_itself_despite_its_keep_alives() {
+    let limits = HttpLimits::default()
+        .stream_idle_timeout(Duration::from_secs(1))
+        .sse_keep_alive(Duration::from_millis(200))
+        .max_streams_per_session(1);
+    let (_running, url) = start(builder(limits)).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let mut stream = alice.listen().await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert!(is_event_stream(&stream));
+    let opened = Instant::now();
+    let mut text = String::new();
+    loop {
+        let left = PATIENCE.saturating_sub(opened.elapsed());
+        match tokio::time::timeout(left, stream.chunk()).await {
+            Err(_) => panic!("the idle stream stayed open for 10 s; it sent {text:?}"),
+            Ok(Ok(Some(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+            Ok(Ok(None)) => break,
+            Ok(Err(error)) => panic!("the stream broke instead of ending: {error}; {text:?}"),
+        }
+    }
+    let comments = text.lines().filter(|line| line.starts_with(':')).count();
+    assert!(
+        comments >= 2,
+        "keep-alive comments every 200 ms for about 1 s: {text:?}"
+    );
+    // (rmcp opens a stream with a priming event whose data is empty.)
+    assert!(
+        !text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .any(|data| !data.trim().is_empty()),
+        "an idle stream carries no message: {text:?}"
+    );
+    // Its place is given back: the session may open a stream again.
+    let again = alice.listen().await;
+    assert_eq!(
+        again.status(),
+        StatusCode::OK,
+        "a stream after the idle one"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Calls that wait or run long
+// ---------------------------------------------------------------------------------------
+
+/// With `client_request_timeout(1 s)`, a session call whose client never answers its
+/// elicitation fails with `-32603` on its response stream instead of waiting for ever,
+/// and gives back its place in the session.
+#[tokio::test]
+async fn a_client_that_never_answers_fails_the_call_after_the_timeout() {
+    let builder = builder(HttpLimits::default().max_requests_per_session(1))
+        .client_request_timeout(Duration::from_secs(1));
+    let (_running, url) = start(builder).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let mut call = alice.call(1, "greet").await;
+    elicitation(&mut call).await;
+    // Not answered: the call gives up after about a second (`response_to` allows 10 s).
+    let reply = response_to(&mut call, &json!(1)).await;
+    assert!(reply.get("result").is_none(), "{reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    drain(call).await;
+    // The session's only request place is free again.
+    let mut next = alice.call(2, "greet").await;
+    elicitation(&mut next).await;
+}
+
+/// With `max_run_time(1 s)`, an MRTR call whose tool sleeps 20 s is stopped with a
+/// JSON-RPC error `-32603` that names the bound, long before the tool would end.
+#[tokio::test]
+async fn a_call_running_past_max_run_time_is_stopped_with_an_error() {
+    let builder = builder(HttpLimits::default()).max_run_time(Duration::from_secs(1));
+    let (_running, url) = start(builder).await;
+    let (status, body) = tokio::time::timeout(PATIENCE, mrtr_call(&url, "sleepy", json!({}), None))
+        .await
+        .expect("answered within 10 s of a 1 s bound");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.get("result").is_none(), "{body}");
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("1 s"),
+        "the message names the bound: {body}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Subscriptions
+// ---------------------------------------------------------------------------------------
+
+/// `method` (`resources/subscribe` or `resources/unsubscribe`) of `uri` in `client`'s
+/// session, with the next request id.
+async fn on_uri(client: &Client, ids: &mut u64, method: &str, uri: &str) -> Value {
+    *ids += 1;
+    client.rpc(json!(*ids), method, json!({"uri": uri})).await
+}
+
+/// `resources/subscribe` in a session: a URI of no resource or template of the server,
+/// or longer than `MAX_SUBSCRIBED_URI_LEN`, is `-32602`; at most `MAX_SUBSCRIPTIONS`
+/// are held, the next is `-32600`, and unsubscribing makes room.
+#[tokio::test]
+async fn subscriptions_are_to_known_resources_and_bounded() {
+    const SUBSCRIBE: &str = "resources/subscribe";
+    let (_running, url) = start(builder(HttpLimits::default())).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let ids = &mut 0;
+    let ok = on_uri(&alice, ids, SUBSCRIBE, "test://static").await;
+    assert!(ok.get("error").is_none(), "a resource: {ok}");
+    let ok = on_uri(&alice, ids, SUBSCRIBE, "test://items/0").await;
+    assert!(ok.get("error").is_none(), "a template's match: {ok}");
+
+    let unknown = on_uri(&alice, ids, SUBSCRIBE, "test://nowhere").await;
+    assert_eq!(
+        unknown["error"]["code"], -32602,
+        "an unknown URI: {unknown}"
+    );
+    // The template matches URIs of any length: the longest allowed is held, one byte
+    // more is refused for its length.
+    let prefix = "test://items/";
+    let longest = format!(
+        "{prefix}{}",
+        "x".repeat(MAX_SUBSCRIBED_URI_LEN - prefix.len())
+    );
+    let ok = on_uri(&alice, ids, SUBSCRIBE, &longest).await;
+    assert!(
+        ok.get("error").is_none(),
+        "a URI of the longest length: {ok}"
+    );
+    let refused = on_uri(&alice, ids, SUBSCRIBE, &format!("{longest}x")).await;
+    assert_eq!(refused["error"]["code"], -32602, "a long URI: {refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&MAX_SUBSCRIBED_URI_LEN.to_string()),
+        "refused for its length: {refused}"
+    );
+
+    // Three held; fill up to the bound.
+    for n in 1..MAX_SUBSCRIPTIONS - 2 {
+        let ok = on_uri(&alice, ids, SUBSCRIBE, &format!("test://items/{n}")).await;
+        assert!(ok.get("error").is_none(), "subscription {n}: {ok}");
+    }
+    let over = on_uri(&alice, ids, SUBSCRIBE, "test://items/one-too-many").await;
+    assert_eq!(
+        over["error"]["code"], -32600,
+        "one beyond the bound: {over}"
+    );
+    // Subscribing again to a URI already held takes no room.
+    let again = on_uri(&alice, ids, SUBSCRIBE, "test://items/7").await;
+    assert!(again.get("error").is_none(), "a held URI again: {again}");
+
+    let gone = on_uri(&alice, ids, "resources/unsubscribe", "test://items/7").await;
+    assert!(gone.get("error").is_none(), "{gone}");
+    let room = on_uri(&alice, ids, SUBSCRIBE, "test://items/one-too-many").await;
+    assert!(room.get("error").is_none(), "after an unsubscribe: {room}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Checkpoints and tokens
+// ---------------------------------------------------------------------------------------
+
+/// A task tool called by a client without the tasks extension runs as an ordinary call:
+/// one request passes at most `MAX_REPLAYED_CHECKPOINTS` checkpoints, then answers with a
+/// bare `input_required` and its `requestState`, from which the client goes on.
+#[tokio::test]
+async fn a_task_tool_called_without_tasks_passes_a_bounded_number_of_checkpoints() {
+    let builder = builder(HttpLimits::default())
+        .tool(steps)
+        .tasks(TaskStore::memory());
+    let (_running, url) = start(builder).await;
+    let n: u32 = 100;
+    let bound = u32::try_from(MAX_REPLAYED_CHECKPOINTS).expect("a small bound");
+    let mut token: Option<String> = None;
+    let mut rounds = 0;
+    let text = loop {
+        rounds += 1;
+        assert!(rounds <= 10, "more rounds than the checkpoints call for");
+        let before = STEPS.load(Ordering::SeqCst);
+        let (status, body) = tokio::time::timeout(
+            PATIENCE,
+            mrtr_call(&url, "steps", json!({"n": n}), token.as_deref()),
+        )
+        .await
+        .expect("each request answers within 10 s");
+        let ran = STEPS.load(Ordering::SeqCst) - before;
+        assert!(
+            ran <= bound + 1,
+            "one request ran {ran} steps, past {bound} checkpoints: {body}"
+        );
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.get("error").is_none(), "{body}");
+        let result = &body["result"];
+        assert!(result.get("task").is_none(), "not a task: {body}");
+        if result["resultType"] == "complete" {
+            break result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+        }
+        assert_eq!(result["resultType"], "input_required", "{body}");
+        assert!(
+            result
+                .get("inputRequests")
+                .is_none_or(|requests| requests.as_object().is_none_or(serde_json::Map::is_empty)),
+            "a checkpoint asks nothing: {body}"
+        );
+        let next = result["requestState"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a requestState to go on from: {body}"));
+        token = Some(next.to_owned());
+    };
+    assert_eq!(text, "stepped 100 times");
+    assert!(rounds >= 2, "100 checkpoints passed in one request");
+    assert_eq!(STEPS.load(Ordering::SeqCst), n, "no step ran twice");
+}
+
+/// A second request resuming a `requestState` while a first one resuming it still runs
+/// is refused with `-32600`; once the first has answered, the token resumes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_resumed_while_its_work_runs_is_refused() {
+    let (_running, url) = start(builder(HttpLimits::default())).await;
+    let (status, body) = mrtr_call(&url, "pause_then_sleep", json!({}), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["resultType"], "input_required", "{body}");
+    let token = body["result"]["requestState"]
+        .as_str()
+        .expect("a checkpoint's requestState")
+        .to_owned();
+
+    let first = tokio::spawn({
+        let (url, token) = (url.clone(), token.clone());
+        async move { mrtr_call(&url, "pause_then_sleep", json!({}), Some(&token)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (status, body) = mrtr_call(&url, "pause_then_sleep", json!({}), Some(&token)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.get("result").is_none(), "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("already being resumed"), "{body}");
+
+    let (status, body) = first.await.expect("the first resume joins");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["resultType"], "complete", "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "woke", "{body}");
+    // Its run is over: the token is no longer marked (no single-use store here).
+    let (status, body) = mrtr_call(&url, "pause_then_sleep", json!({}), Some(&token)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "woke", "{body}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------------------
+
+/// In a session, `logging/setLevel` with params that do not decode is `-32602` (it was
+/// `-32601`, as if the method did not exist); a level that decodes is accepted.
+#[tokio::test]
+async fn set_level_with_params_that_do_not_decode_is_invalid_params() {
+    let (_running, url) = start(builder(HttpLimits::default())).await;
+    let alice = Client::open(&url, "Bearer alice").await;
+    let bad = alice
+        .rpc(json!(1), "logging/setLevel", json!({"level": "loud"}))
+        .await;
+    assert!(bad.get("result").is_none(), "{bad}");
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let good = alice
+        .rpc(json!(2), "logging/setLevel", json!({"level": "info"}))
+        .await;
+    assert!(good.get("error").is_none(), "{good}");
+}
+
+/// A string `id` longer than 256 characters is an id like any other, in a session and
+/// outside one; a `method` longer than 256 bytes is HTTP 400 saying so.
+#[tokio::test]
+async fn a_long_string_id_is_served_and_a_long_method_is_refused_as_such() {
+    let (_running, url) = start(builder(HttpLimits::default())).await;
+    let long_id = json!("i".repeat(300));
+
+    let (status, body) = mrtr(&url, long_id.clone(), "tools/list", None, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["id"], long_id, "{body}");
+    assert!(body["result"]["tools"].is_array(), "{body}");
+
+    let alice = Client::open(&url, "Bearer alice").await;
+    let reply = alice.rpc(long_id.clone(), "tools/list", json!({})).await;
+    assert!(reply["result"]["tools"].is_array(), "{reply}");
+
+    let long_method = "m".repeat(300);
+    let (status, body) = mrtr(&url, json!(1), &long_method, None, json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("longer than"), "{body}");
+}
