@@ -196,10 +196,30 @@ async fn asked_again_word_for_word(
     if let Some(bad) = bad {
         again.input_responses = Some(serde_json::from_value(bad).expect("responses"));
         let refused = round(server, &again).await.expect("asks again");
-        assert_eq!(
+        // The same requests, each form whose answer did not fit saying why at the end of
+        // its message.
+        let mut expected = requests_json(&first);
+        for (key, request) in requests_json(&refused).as_object().expect("requests") {
+            let asked = expected[key]["params"]["message"]
+                .as_str()
+                .map(str::to_owned);
+            let again = request["params"]["message"].as_str().unwrap_or_default();
+            if let Some(asked) = asked
+                && again != asked
+            {
+                let reason = again
+                    .strip_prefix(asked.as_str())
+                    .and_then(|rest| rest.strip_prefix("\n\nYour last answer was not accepted: "))
+                    .expect("the message asked again ends with the reason");
+                assert!(reason.ends_with('.') && reason.len() > 10, "{reason}");
+                expected[key]["params"]["message"] = Value::from(again);
+            }
+        }
+        assert_eq!(requests_json(&refused), expected, "unfit answer");
+        assert_ne!(
             requests_json(&refused),
             requests_json(&first),
-            "unfit answer"
+            "a reason given"
         );
     }
     first

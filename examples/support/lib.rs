@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod client;
 pub mod deploy_by_hand;
+pub mod meeting;
 pub mod process;
 pub mod testing;

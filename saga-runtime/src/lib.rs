@@ -97,6 +97,7 @@ mod log;
 pub mod serve;
 pub mod state;
 pub mod tasks;
+pub mod testing;
 
 pub use rmcp;
 
@@ -137,9 +138,10 @@ macro_rules! join {
 /// Everything a tool author and a server operator use.
 pub mod prelude {
     pub use crate::engine::{
-        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, JoinAll, Json, ListRoots,
-        Prompt, Request, Root, SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Sample,
-        Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, join_all, list_roots, sample,
+        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, Elicited, JoinAll, Json,
+        ListRoots, Prompt, Request, Root, SagaContext, SagaError, SagaPrompt, SagaResource,
+        SagaTool, Sample, Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, join_all,
+        list_roots, sample,
     };
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};

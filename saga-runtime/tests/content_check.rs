@@ -64,6 +64,11 @@ fn verdicts_and_messages_match_the_golden_file() {
     for s in &schemas {
         for c in &contents {
             let r = check_content(s.as_object().unwrap(), c);
+            // Printed with sorted keys, as the file was written before serde_json kept
+            // insertion order: the verdicts are what the file pins.
+            let (mut s, mut c) = (s.clone(), c.clone());
+            s.sort_all_objects();
+            c.sort_all_objects();
             out.push_str(&format!("{s} {c} {r:?}\n"));
         }
     }

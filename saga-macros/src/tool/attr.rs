@@ -1,4 +1,5 @@
-//! `#[saga_tool(name = "…", title = "…", description = "…", task, version = N)]`.
+//! `#[saga_tool(name = "…", title = "…", description = "…", task, version = N,
+//! read_only, destructive, idempotent, open_world, icons = ["…"], meta = "{…}")]`.
 
 use proc_macro2::TokenStream;
 use syn::LitStr;
@@ -16,6 +17,47 @@ pub struct ToolAttr {
     pub task: Option<TaskAttr>,
     /// `version = N`: a change of meaning that keeps the saved layout.
     pub version: Option<syn::LitInt>,
+    /// The MCP tool annotations (hints to the client), each `name` or `name = bool`.
+    pub hints: Vec<(Hint, bool)>,
+    /// `icons = ["https://…", …]`: the icons' sources.
+    pub icons: Vec<LitStr>,
+    /// `meta = "{…}"`: the tool's `_meta`, a JSON object checked at compile time.
+    pub meta: Option<LitStr>,
+}
+
+/// A tool annotation: a hint to the client about what calling the tool does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    ReadOnly,
+    Destructive,
+    Idempotent,
+    OpenWorld,
+}
+
+impl Hint {
+    const ALL: [(Hint, &'static str); 4] = [
+        (Hint::ReadOnly, "read_only"),
+        (Hint::Destructive, "destructive"),
+        (Hint::Idempotent, "idempotent"),
+        (Hint::OpenWorld, "open_world"),
+    ];
+
+    fn named(path: &syn::Path) -> Option<Hint> {
+        Self::ALL
+            .iter()
+            .find(|(_, name)| path.is_ident(name))
+            .map(|(hint, _)| *hint)
+    }
+
+    /// The `ToolAnnotations` builder method that sets it.
+    pub fn setter(self) -> &'static str {
+        match self {
+            Hint::ReadOnly => "read_only",
+            Hint::Destructive => "destructive",
+            Hint::Idempotent => "idempotent",
+            Hint::OpenWorld => "open_world",
+        }
+    }
 }
 
 /// How the tool may run as a task.
@@ -65,6 +107,77 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             attr.version = Some(lit);
             return Ok(());
         }
+        if let Some(hint) = Hint::named(&meta.path) {
+            if attr.hints.iter().any(|(given, _)| *given == hint) {
+                return Err(meta.error("this annotation is given twice; keep one"));
+            }
+            let value = if meta.input.is_empty() || meta.input.peek(syn::Token![,]) {
+                true
+            } else {
+                let lit: syn::LitBool = meta.value()?.parse().map_err(|error| {
+                    syn::Error::new(
+                        error.span(),
+                        "an annotation is a flag (`read_only`) or a boolean (`destructive = false`)",
+                    )
+                })?;
+                lit.value
+            };
+            attr.hints.push((hint, value));
+            return Ok(());
+        }
+        if meta.path.is_ident("icons") {
+            if !attr.icons.is_empty() {
+                return Err(meta.error("`icons` is given twice; list them all in one"));
+            }
+            let list: syn::ExprArray = meta.value()?.parse().map_err(|error| {
+                syn::Error::new(
+                    error.span(),
+                    "expected a list of icon URLs, e.g. `icons = [\"https://example.com/icon.svg\"]`",
+                )
+            })?;
+            for element in list.elems {
+                match element {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(lit),
+                        ..
+                    }) if !lit.value().trim().is_empty() => attr.icons.push(lit),
+                    other => {
+                        return Err(syn::Error::new_spanned(
+                            other,
+                            "an icon is its URL as a non-empty string literal, e.g. \"https://example.com/icon.svg\" or a `data:` URI",
+                        ));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if meta.path.is_ident("meta") {
+            if attr.meta.is_some() {
+                return Err(meta.error("`meta` is given twice; keep one"));
+            }
+            let lit: LitStr = meta.value()?.parse().map_err(|error| {
+                syn::Error::new(
+                    error.span(),
+                    "expected the tool's `_meta` as a JSON object in a string, e.g. `meta = r#\"{\"team\": \"payments\"}\"#`",
+                )
+            })?;
+            match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+                Ok(serde_json::Value::Object(_)) => attr.meta = Some(lit),
+                Ok(_) => {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "a tool's `_meta` is a JSON object, e.g. `meta = r#\"{\"team\": \"payments\"}\"#`",
+                    ));
+                }
+                Err(error) => {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        format!("`meta` is not valid JSON: {error}"),
+                    ));
+                }
+            }
+            return Ok(());
+        }
         let slot = if meta.path.is_ident("name") {
             &mut attr.name
         } else if meta.path.is_ident("title") {
@@ -74,9 +187,11 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
         } else {
             return Err(meta.error(
                 "unknown #[saga_tool] argument: the tool's metadata is set with \
-                 `name = \"…\"`, `title = \"…\"` or `description = \"…\"`, \
-                 `task` lets it run as a task, and `version = N` declares a change of \
-                 meaning that keeps what it saves",
+                 `name = \"…\"`, `title = \"…\"`, `description = \"…\"`, \
+                 `icons = [\"…\"]` or `meta = \"{…}\"`; its annotations with \
+                 `read_only`, `destructive`, `idempotent` or `open_world` (each also \
+                 `= false`); `task` lets it run as a task, and `version = N` declares \
+                 a change of meaning that keeps what it saves",
             ));
         };
         if slot.is_some() {

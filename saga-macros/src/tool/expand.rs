@@ -67,6 +67,25 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         Some(lit) => quote!(tool.title = ::core::option::Option::Some(#lit.to_owned());),
         None => quote!(),
     };
+    let annotations = (!attr.hints.is_empty()).then(|| {
+        let setters = attr.hints.iter().map(|(hint, value)| {
+            let setter = quote::format_ident!("{}", hint.setter());
+            quote!(.#setter(#value))
+        });
+        quote! {
+            tool.annotations = ::core::option::Option::Some(
+                #private::ToolAnnotations::new() #(#setters)*
+            );
+        }
+    });
+    let icons = (!attr.icons.is_empty()).then(|| {
+        let icons = &attr.icons;
+        quote!(tool.icons = #private::tool_icons(&[#(#icons),*]);)
+    });
+    let meta = attr
+        .meta
+        .as_ref()
+        .map(|json| quote!(tool.meta = #private::tool_meta(#json);));
 
     // Arguments.
     let arg_fields = sig.params.iter().map(|param| {
@@ -187,6 +206,9 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                     tool.description = ::core::option::Option::None;
                     #description
                     #title
+                    #annotations
+                    #icons
+                    #meta
                     tool.output_schema = <#output as #private::ToolOutput>::output_schema();
                     tool
                 }

@@ -41,6 +41,7 @@ const BUILDER_METHODS: &[&str] = &[
     "speed_priority",
     "cost_priority",
     "messages",
+    "outcome",
 ];
 
 /// Conversions allowed inside a request's arguments: they only read their receiver (for
@@ -224,6 +225,7 @@ pub fn guard(site: &Site) -> Stmt {
                 let mut __round = ::std::vec::Vec::new();
                 #(#private::requests(&mut __round, #names);)*
                 #private::rebuilt(&mut __round, true);
+                #private::note_misfits(&mut __round, &__answers);
                 __round
             });
         }

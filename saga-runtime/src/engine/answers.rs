@@ -6,9 +6,9 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::elicit::Elicit;
+use super::elicit::{Elicit, Misfit};
 use super::error::SagaError;
-use super::requests::cached_form;
+use super::requests::{Form, cached_form};
 
 /// The answers to the requests of the round that just ended, in the order the tool made
 /// them. A `#[saga_tool]` reads them for you; a hand-written tool takes each by index.
@@ -142,7 +142,7 @@ impl Answers {
                         cached_form::<T>()
                             .check
                             .check_object(&content)
-                            .map_err(SagaError::DoesNotFit)?;
+                            .map_err(|misfit| SagaError::DoesNotFit(misfit.to_string()))?;
                     }
                     T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
                 }
@@ -174,6 +174,20 @@ impl Answers {
                 cached_form::<T>().check.check(content).is_ok()
             }
             _ => true,
+        }
+    }
+
+    /// Why the answer at `index` does not fit `form`, where the runtime could not check it
+    /// before the step (a form whose token keeps no schema): what a form asked again says.
+    pub(crate) fn misfit(&self, index: usize, form: &Form) -> Option<Misfit> {
+        match self.items.get(index) {
+            Some(Some(Answer::FormUnchecked(result)))
+                if result.action == ElicitationAction::Accept =>
+            {
+                let content = result.content.as_ref().unwrap_or(&serde_json::Value::Null);
+                form.check.check(content).err()
+            }
+            _ => None,
         }
     }
 

@@ -10,6 +10,7 @@
 //! writing it cost a quarter of a round that asks (BENCHMARKS.md).
 
 use rmcp::model::InputRequest;
+use serde_json::Value;
 
 use super::requests::RequestKind;
 
@@ -117,7 +118,21 @@ impl PreviousDigest {
         let hash = self.0.get_or_insert_with(Fnv::new);
         hash.write(key.as_bytes());
         hash.write(&[0]);
-        let _ = serde_json::to_writer(&mut *hash, input);
+        // That build wrote a form's properties sorted (serde_json without
+        // `preserve_order`); everything else in the order of rmcp's structs, as now.
+        match serde_json::to_value(input) {
+            Ok(mut value) => {
+                if let Some(Value::Object(properties)) =
+                    value.pointer_mut("/params/requestedSchema/properties")
+                {
+                    properties.sort_keys();
+                }
+                let _ = serde_json::to_writer(&mut *hash, &value);
+            }
+            Err(_) => {
+                let _ = serde_json::to_writer(&mut *hash, input);
+            }
+        }
     }
 
     pub(crate) fn finish(self) -> Option<u32> {

@@ -158,7 +158,51 @@ pub fn as_integer(value: &Value) -> Option<i64> {
 /// `minimum`/`maximum`, array `minItems`/`maxItems`, and `required`. Properties the schema
 /// does not name are ignored, as JSON Schema allows.
 pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(), String> {
-    ContentCheck::new(schema).check(content)
+    ContentCheck::new(schema)
+        .check(content)
+        .map_err(|misfit| misfit.to_string())
+}
+
+/// Why an answer does not fit its form: the field (none when the content is not an
+/// object) and the rule it breaks, in words a person reads ("is above the maximum 240").
+/// Never the value the client sent: the reason goes back into the question and the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Misfit {
+    pub(crate) field: Option<String>,
+    pub(crate) rule: String,
+}
+
+impl Misfit {
+    fn of_field(field: &str, rule: impl Into<String>) -> Self {
+        Self {
+            field: Some(field.to_owned()),
+            rule: rule.into(),
+        }
+    }
+
+    /// The sentence added to a question asked again: the field as its form names it,
+    /// or "the answer" for a one-field form (whose one field no person named).
+    pub(crate) fn asked_again_note(&self) -> String {
+        match self.field.as_deref() {
+            Some(VALUE_FIELD) | None => format!(
+                "\n\nYour last answer was not accepted: the answer {}.",
+                self.rule
+            ),
+            Some(field) => format!(
+                "\n\nYour last answer was not accepted: `{field}` {}.",
+                self.rule
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Misfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "`{field}` {}", self.rule),
+            None => f.write_str(&self.rule),
+        }
+    }
 }
 
 /// A form-mode schema read once into the checks [`check_content`] makes: an answer type's
@@ -250,17 +294,18 @@ impl ContentCheck {
         }
     }
 
-    pub(crate) fn check(&self, content: &Value) -> Result<(), String> {
-        let content = content
-            .as_object()
-            .ok_or_else(|| "content is not an object".to_owned())?;
+    pub(crate) fn check(&self, content: &Value) -> Result<(), Misfit> {
+        let content = content.as_object().ok_or_else(|| Misfit {
+            field: None,
+            rule: "content is not an object".to_owned(),
+        })?;
         self.check_object(content)
     }
 
-    pub(crate) fn check_object(&self, content: &Map<String, Value>) -> Result<(), String> {
+    pub(crate) fn check_object(&self, content: &Map<String, Value>) -> Result<(), Misfit> {
         for name in &self.required {
             if content.get(name).is_none_or(Value::is_null) {
-                return Err(format!("required field `{name}` is missing"));
+                return Err(Misfit::of_field(name, "is required and is missing"));
             }
         }
         for (name, property) in &self.properties {
@@ -268,7 +313,7 @@ impl ContentCheck {
                 None | Some(Value::Null) => {}
                 Some(value) => property
                     .check(value)
-                    .map_err(|why| format!("`{name}` {why}"))?,
+                    .map_err(|rule| Misfit::of_field(name, rule))?,
             }
         }
         Ok(())
@@ -491,10 +536,15 @@ mod tests {
             json!(7),
         ] {
             let fresh = check_content(&s, &content);
-            assert_eq!(kept.check(&content), fresh, "{content}");
+            assert_eq!(
+                kept.check(&content).map_err(|m| m.to_string()),
+                fresh,
+                "{content}"
+            );
         }
         assert_eq!(
-            kept.check(&json!({"color": "blue", "n": 2})),
+            kept.check(&json!({"color": "blue", "n": 2}))
+                .map_err(|m| m.to_string()),
             Err(r#"`color` is not one of ["red", "green"]"#.to_owned())
         );
     }

@@ -14,7 +14,7 @@ use super::error::SagaError;
 use super::join_all::JoinAll;
 use super::output::ToolOutput;
 use super::pending::{self, Collected};
-use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, Sample};
+use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, RequestKind, Sample};
 pub use super::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
@@ -69,6 +69,38 @@ pub fn ask_again<R: Exit>(requests: Vec<Request>) -> R {
 pub fn rebuilt(round: &mut [Request], rebuilt: bool) {
     for request in round {
         request.rebuilt = rebuilt;
+    }
+}
+
+/// The annotations `#[saga_tool(read_only, …)]` gives a tool, from rmcp's builder.
+pub use rmcp::model::ToolAnnotations;
+
+/// The icons of `#[saga_tool(icons = [..])]`.
+pub fn tool_icons(sources: &[&str]) -> Option<Vec<rmcp::model::Icon>> {
+    Some(
+        sources
+            .iter()
+            .map(|src| rmcp::model::Icon::new(*src))
+            .collect(),
+    )
+}
+
+/// The `_meta` of `#[saga_tool(meta = "{…}")]`; the macro checked that it is a JSON object.
+pub fn tool_meta(json: &str) -> Option<rmcp::model::MetaObject> {
+    match serde_json::from_str(json) {
+        Ok(serde_json::Value::Object(object)) => Some(rmcp::model::MetaObject(object)),
+        _ => None,
+    }
+}
+
+/// Notes in each form of a round asked again why its answer did not fit (the answers
+/// are the round's, in the same order), so that the question asked again says so.
+pub fn note_misfits(round: &mut [Request], answers: &impl std::borrow::Borrow<Answers>) {
+    let answers = answers.borrow();
+    for (index, request) in round.iter_mut().enumerate() {
+        if let RequestKind::Elicit { form, .. } = &request.kind {
+            request.misfit = answers.misfit(index, form);
+        }
     }
 }
 
@@ -657,7 +689,7 @@ impl PlainRun {
             self.rounds += 1;
             match pending::collect(&pending, script.respond(&input), &Default::default()) {
                 Ok(Collected::All(answers)) => return Ok(Answers::new(answers)),
-                Ok(Collected::Ask(_)) => continue,
+                Ok(Collected::Ask { .. }) => continue,
                 Err(error) => return Err(error.message.to_string()),
             }
         }

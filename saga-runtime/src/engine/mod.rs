@@ -15,6 +15,7 @@ mod error;
 pub(crate) mod expand_support;
 mod join_all;
 pub(crate) mod layout;
+mod outcome;
 mod output;
 mod pending;
 mod points;
@@ -32,6 +33,7 @@ pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;
 pub use join_all::{JoinAll, join_all};
 pub use layout::LayoutError;
+pub use outcome::{Elicited, Outcome};
 pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
 pub use points::{Point, PointRefusal, Points, StateLayout};
 pub use requests::{

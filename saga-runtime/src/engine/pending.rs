@@ -17,7 +17,7 @@ use smallvec::SmallVec;
 use super::answers::{Answer, AnswerSlots, StepFailure};
 use super::context::SagaContext;
 use super::digest::{PreviousDigest, RoundDigest};
-use super::elicit::check_content;
+use super::elicit::{ContentCheck, Misfit};
 use super::requests::{Form, Request, RequestKind};
 use crate::log::Escaped;
 
@@ -533,6 +533,38 @@ pub(crate) fn asked_again(
     Ok((input_requests, digest))
 }
 
+/// Says, in each question asked again because its answer did not fit its form, why
+/// (`misfits` by position in the round): the message of a form asked again ends with
+/// the reason. Both eras allow it: MRTR asks again with a new `inputRequests` entry
+/// under the same key, and a session sends a new `elicitation/create`; either way the
+/// client shows the message it gets, and the form itself is unchanged, so an answer is
+/// checked as before. The log line names the tool, the key, the field and the rule.
+pub(crate) fn explain_misfits(
+    pending: &[Pending],
+    requests: &mut InputRequests,
+    misfits: &[(usize, Misfit)],
+    tool: &str,
+) {
+    for (index, misfit) in misfits {
+        let Some(entry) = pending.get(*index) else {
+            continue;
+        };
+        let key = entry.key();
+        tracing::info!(
+            tool = %Escaped(tool),
+            key = %Escaped(&key),
+            field = %Escaped(misfit.field.as_deref().unwrap_or("")),
+            rule = %Escaped(&misfit.rule),
+            "an answer does not fit its form: asking again, with the reason"
+        );
+        if let Some(InputRequest::Elicitation(request)) = requests.get_mut(&*key)
+            && let ElicitRequestParams::FormElicitationParams { message, .. } = &mut request.params
+        {
+            message.push_str(&misfit.asked_again_note());
+        }
+    }
+}
+
 /// The digest the build before this one kept of the same round (see [`PreviousDigest`]).
 fn previous_digest(pending: &[Pending], input_requests: &InputRequests) -> Option<u32> {
     let mut digest = PreviousDigest::default();
@@ -597,8 +629,12 @@ pub(crate) enum Collected {
     /// Every pending request has a usable answer, in pending order (each `Some`, as
     /// [`Answers`](super::Answers) keeps them until the tool takes them).
     All(AnswerSlots),
-    /// Something is missing or unusable: ask the same requests again.
-    Ask(String),
+    /// Something is missing or unusable: ask the same requests again. `misfits` are the
+    /// answers outside their forms, by position in the round, to say why.
+    Ask {
+        reason: String,
+        misfits: Vec<(usize, Misfit)>,
+    },
 }
 
 /// Reads the answers to `pending` out of `responses`. A response that is not the result
@@ -625,9 +661,13 @@ pub(crate) fn collect(
         answers.push(Some(parse(entry, value)?));
     }
     if !missing.is_empty() {
-        return Ok(Collected::Ask(format!("no answer for {missing:?}")));
+        return Ok(Collected::Ask {
+            reason: format!("no answer for {missing:?}"),
+            misfits: Vec::new(),
+        });
     }
-    for (entry, answer) in pending.iter().zip(&answers) {
+    let mut misfits = Vec::new();
+    for (index, (entry, answer)) in pending.iter().zip(&answers).enumerate() {
         // A form the token keeps no params of is an `Answer::FormUnchecked`, checked as
         // the tool reads it: there is no schema here to check it against.
         if let (Kind::Form, Some(params), Some(Answer::Elicit(result))) =
@@ -637,15 +677,20 @@ pub(crate) fn collect(
             let content = result.content.as_ref().unwrap_or(&Value::Null);
             let verdict = match Form::of_params(params) {
                 Some(form) => form.kept_check.check(content),
-                None => check_content(&entry.requested_schema().unwrap_or_default(), content),
+                None => {
+                    ContentCheck::new(&entry.requested_schema().unwrap_or_default()).check(content)
+                }
             };
-            if let Err(why) = verdict {
-                return Ok(Collected::Ask(format!(
-                    "the answer to {:?} does not match its schema: {why}",
-                    entry.key()
-                )));
+            if let Err(misfit) = verdict {
+                misfits.push((index, misfit));
             }
         }
+    }
+    if !misfits.is_empty() {
+        return Ok(Collected::Ask {
+            reason: "an answer does not fit its form".to_owned(),
+            misfits,
+        });
     }
     Ok(Collected::All(answers))
 }

@@ -16,7 +16,7 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 use super::digest::Fnv;
-use super::elicit::{ContentCheck, Elicit};
+use super::elicit::{ContentCheck, Elicit, Misfit};
 
 /// The default `maxTokens` of [`sample`] when the tool does not set one.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
@@ -31,6 +31,9 @@ pub struct Request {
     /// [`Step::AskAgain`](super::Step::AskAgain)): the token then keeps only its kind and
     /// key, not its params.
     pub(crate) rebuilt: bool,
+    /// Why the answer to this request, asked again, did not fit its form (see
+    /// [`Misfit`]): said to the user in the question asked again.
+    pub(crate) misfit: Option<Misfit>,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +109,7 @@ impl<T: Elicit> From<ElicitForm<T>> for Request {
                 form: cached_form::<T>(),
             },
             rebuilt: false,
+            misfit: None,
         }
     }
 }
@@ -238,13 +242,22 @@ fn build_form<T: Elicit>() -> Form {
     };
     Form {
         typed,
-        digest: Fnv::of_json(&sent),
+        digest: Fnv::of_json(&sorted(&sent)),
         check: ContentCheck::new(&sent),
         kept_check: serde_json::from_str::<Map<String, Value>>(&schema_json)
             .map(|kept| ContentCheck::new(&kept))
             .unwrap_or_default(),
         schema_json,
     }
+}
+
+/// `schema` with every object's keys sorted: the form's digest is of this, so that it does
+/// not depend on the order the fields are sent in (declared order since serde_json's
+/// `preserve_order`; sorted before), and a round sealed by an earlier build still matches.
+fn sorted(schema: &Map<String, Value>) -> Value {
+    let mut sorted = Value::Object(schema.clone());
+    sorted.sort_all_objects();
+    sorted
 }
 
 /// A `TypeId` is already a hash; hashing it again with SipHash was most of a lookup that
@@ -316,6 +329,7 @@ impl From<ElicitUrl> for Request {
                 elicitation_id: url.elicitation_id,
             },
             rebuilt: false,
+            misfit: None,
         }
     }
 }
@@ -434,6 +448,7 @@ impl From<Sample> for Request {
             key: sample.key,
             kind: RequestKind::Sample(Box::new(params)),
             rebuilt: false,
+            misfit: None,
         }
     }
 }
@@ -464,6 +479,7 @@ impl From<ListRoots> for Request {
             key: roots.key,
             kind: RequestKind::ListRoots,
             rebuilt: false,
+            misfit: None,
         }
     }
 }
@@ -597,7 +613,7 @@ mod schema_tests {
             json!({"x": 1}),
         ] {
             assert_eq!(
-                found.kept_check.check(&content),
+                found.kept_check.check(&content).map_err(|m| m.to_string()),
                 read_from_params(&params, &content),
                 "{content}"
             );
@@ -637,7 +653,7 @@ mod schema_tests {
             json!({"replicas": 3}),
         ] {
             assert_eq!(
-                found.kept_check.check(&content),
+                found.kept_check.check(&content).map_err(|m| m.to_string()),
                 read_from_params(&params, &content),
                 "{content}"
             );

@@ -7,6 +7,7 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 
 use super::answers::{Answers, StepFailure};
 use super::context::SagaContext;
+use super::elicit::Misfit;
 use super::pending::{self, Collected, Head};
 use super::points::{Point, Points};
 use super::tool::{SagaTool, Step};
@@ -202,13 +203,15 @@ async fn run_transition<T: SagaTool>(
                 &call.failures,
             )?;
             let answers = match collected {
-                Collected::Ask(reason) => {
+                Collected::Ask { reason, misfits } => {
                     tracing::debug!(
                         tool = %Escaped(&call.name),
                         reason = %Escaped(&reason),
                         "asking again"
                     );
-                    return again.reissue(&opened, point, head, state_bytes, None).await;
+                    return again
+                        .reissue(&opened, point, head, state_bytes, None, &misfits)
+                        .await;
                 }
                 Collected::All(answers) => answers,
             };
@@ -233,7 +236,7 @@ async fn run_transition<T: SagaTool>(
         Step::Done(result) => return Ok(CallToolResponse::Complete(result)),
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
-        Step::AskAgain(requests) => {
+        Step::AskAgain(mut requests) => {
             // An answer the runtime could not check does not fit: the same round again,
             // from the state as it was sealed.
             let Some((opened, point)) = resumed else {
@@ -244,9 +247,13 @@ async fn run_transition<T: SagaTool>(
             };
             let (head, state_bytes) = Head::decode(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
-            tracing::debug!(tool = %Escaped(&call.name), "an answer does not fit: asking again");
+            let misfits: Vec<_> = requests
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
+                .collect();
             return again
-                .reissue(&opened, point, head, state_bytes, Some(requests))
+                .reissue(&opened, point, head, state_bytes, Some(requests), &misfits)
                 .await;
         }
     };
@@ -339,6 +346,7 @@ impl<T: SagaTool> Again<'_, T> {
         mut head: Head,
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::Request>>,
+        misfits: &[(usize, Misfit)],
     ) -> Result<CallToolResponse, ErrorData> {
         pending::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
@@ -357,7 +365,8 @@ impl<T: SagaTool> Again<'_, T> {
             }
         }
         let build = self.points.build_tag();
-        let (requests, digest) = pending::asked_again(&head, restated, self.name, build)?;
+        let (mut requests, digest) = pending::asked_again(&head, restated, self.name, build)?;
+        pending::explain_misfits(&head.pending, &mut requests, misfits, self.name);
         if head.build != build {
             // This build stated the round: its digest is the one kept from now on.
             head.restated = digest;

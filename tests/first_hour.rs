@@ -1,0 +1,342 @@
+//! What a newcomer meets in the first hour, tested as they would test it, with
+//! `saga_runtime::testing`: a form's fields in the order they are declared, an answer
+//! outside the form asked again with the reason, a decline that is an answer, and the
+//! tool's annotations in `tools/list`.
+
+use saga_examples::meeting::book_meeting;
+use saga_runtime::prelude::*;
+use saga_runtime::testing::{Answer, Failed, TestClient};
+use serde_json::json;
+
+fn meeting(duration: u32) -> Answer {
+    Answer::accept(json!({
+        "title": "Planning",
+        "duration": duration,
+        "room": "Cosmos",
+    }))
+}
+
+#[tokio::test]
+async fn a_forms_fields_are_sent_in_declared_order() {
+    let client = TestClient::new(book_meeting);
+    let run = client
+        .call("book_meeting", json!({"organiser": "Ada"}))
+        .answer("meeting", meeting(45))
+        .answer("confirm", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the booking completes");
+    let form = run.asked()[0];
+    assert_eq!(form.key(), "meeting");
+    assert_eq!(form.fields(), ["title", "duration", "room", "notes"]);
+    let required = &form.requested_schema().expect("a form")["required"];
+    assert_eq!(required, &json!(["title", "duration", "room"]));
+    // The text on the wire, not only the parsed map, is in that order.
+    let text = serde_json::to_string(form.as_json()).expect("serializes");
+    let at = |field: &str| text.find(&format!("\"{field}\":{{")).expect(field);
+    assert!(
+        at("title") < at("duration") && at("duration") < at("room") && at("room") < at("notes")
+    );
+    assert_eq!(run.text(), "Booked Planning (45 min) in Cosmos for Ada.");
+    assert_eq!(run.rounds().len(), 3);
+}
+
+#[tokio::test]
+async fn an_answer_outside_its_form_is_asked_again_with_the_reason() {
+    let client = TestClient::new(book_meeting);
+    let mut first = true;
+    let run = client
+        .call("book_meeting", json!({"organiser": "Ada"}))
+        .answer("confirm", Answer::accept(json!(true)))
+        .respond(move |asked| {
+            assert_eq!(asked.key(), "meeting");
+            let duration = if std::mem::take(&mut first) { 500 } else { 60 };
+            Some(meeting(duration))
+        })
+        .run()
+        .await
+        .expect("the booking completes once the duration fits");
+    let asked = run.asked();
+    assert_eq!(asked[0].message(), Some("Book a meeting for Ada"));
+    assert_eq!(asked[1].key(), "meeting", "the same key, asked again");
+    assert_eq!(
+        asked[1].message(),
+        Some(
+            "Book a meeting for Ada\n\nYour last answer was not accepted: `duration` is above \
+             the maximum 240."
+        )
+    );
+    assert_eq!(asked[1].requested_schema(), asked[0].requested_schema());
+    assert_eq!(run.text(), "Booked Planning (60 min) in Cosmos for Ada.");
+
+    // The same answer again gets the same reason again, never a longer message.
+    let failed = client
+        .call("book_meeting", json!({"organiser": "Ada"}))
+        .answer("meeting", meeting(5))
+        .max_rounds(4)
+        .run()
+        .await
+        .expect_err("a duration of 5 never fits");
+    assert!(matches!(failed, Failed::TooManyRounds { .. }), "{failed}");
+    let messages: Vec<_> = failed
+        .rounds()
+        .iter()
+        .skip(1)
+        .map(|round| round.asked()[0].message().expect("a form").to_owned())
+        .collect();
+    assert_eq!(messages.len(), 3);
+    assert!(messages.iter().all(|message| message
+        == "Book a meeting for Ada\n\nYour last answer was not accepted: `duration` is below \
+            the minimum 15."));
+}
+
+#[tokio::test]
+async fn a_one_field_forms_reason_names_the_answer() {
+    #[saga_tool]
+    async fn pick(max: i64) -> Result<String, SagaError> {
+        let n: String = elicit("A name?").key("name").await?;
+        Ok(format!("{n} {max}"))
+    }
+    let client = TestClient::new(pick);
+    let failed = client
+        .call("pick", json!({"max": 3}))
+        .answer("name", Answer::accept(json!(7)))
+        .max_rounds(2)
+        .run()
+        .await
+        .expect_err("a number is not a name");
+    let again = failed.rounds()[1].asked()[0].message().expect("a form");
+    assert_eq!(
+        again,
+        "A name?\n\nYour last answer was not accepted: the answer is not a string."
+    );
+}
+
+#[tokio::test]
+async fn a_decline_or_a_cancel_is_an_answer_not_an_error() {
+    let client = TestClient::new(book_meeting);
+    for (answer, expected) in [
+        (Answer::decline(), "No meeting booked."),
+        (Answer::cancel(), "Booking cancelled."),
+    ] {
+        let run = client
+            .call("book_meeting", json!({"organiser": "Ada"}))
+            .answer("meeting", answer)
+            .run()
+            .await
+            .expect("a decline ends the call with a result");
+        assert_eq!(run.text(), expected);
+        assert!(!run.is_error());
+        assert_eq!(run.rounds().len(), 2);
+    }
+    let run = client
+        .call("book_meeting", json!({"organiser": "Ada"}))
+        .answer("meeting", meeting(30))
+        .answer("confirm", Answer::decline())
+        .run()
+        .await
+        .expect("a declined confirmation ends the call with a result");
+    assert_eq!(run.text(), "No meeting booked.");
+}
+
+/// With `?` on the plain answer, a decline still fails the call, as documented: the
+/// outcome is opt-in.
+#[tokio::test]
+async fn a_decline_with_question_mark_fails_the_call() {
+    #[saga_tool]
+    async fn strict(name: String) -> Result<String, SagaError> {
+        let go: bool = elicit(format!("Greet {name}?")).key("go").await?;
+        Ok(format!("{go}"))
+    }
+    let run = TestClient::new(strict)
+        .call("strict", json!({"name": "Ada"}))
+        .answer("go", Answer::decline())
+        .run()
+        .await
+        .expect("a tool error is a result");
+    assert!(run.is_error());
+    assert!(run.text().contains("declined"), "{}", run.text());
+}
+
+/// The outcome of a URL elicitation, and of each request of a `join_all`, in one round.
+#[tokio::test]
+async fn outcomes_of_url_elicitations_and_join_all() {
+    #[saga_tool]
+    async fn consent(names: Vec<String>) -> Result<String, SagaError> {
+        let linked = elicit_url("https://example.com/link", "Link your account")
+            .key("link")
+            .outcome()
+            .await?;
+        let answers = join_all(
+            names
+                .iter()
+                .map(|name| elicit::<bool>(format!("Keep {name}?")).outcome()),
+        )
+        .await;
+        let mut kept = Vec::new();
+        for (name, answer) in names.iter().zip(answers) {
+            if answer?.accepted() == Some(true) {
+                kept.push(name.clone());
+            }
+        }
+        Ok(format!(
+            "linked: {}; kept: {}",
+            linked.is_accepted(),
+            kept.join(",")
+        ))
+    }
+    let run = TestClient::new(consent)
+        .call("consent", json!({"names": ["a", "b", "c"]}))
+        .answer("link", Answer::cancel())
+        .then(Answer::accept(json!(true)))
+        .then(Answer::decline())
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("completes");
+    assert_eq!(run.text(), "linked: false; kept: a,c");
+    assert_eq!(run.rounds().len(), 3);
+    assert_eq!(run.rounds()[1].asked().len(), 3);
+}
+
+#[tokio::test]
+async fn annotations_icons_and_meta_appear_in_the_tool_list() {
+    #[saga_tool(
+        read_only,
+        destructive = false,
+        idempotent,
+        open_world = false,
+        icons = ["https://example.com/icon.svg"],
+        meta = r#"{"team": "payments"}"#
+    )]
+    async fn lookup(id: String) -> Result<String, SagaError> {
+        Ok(id)
+    }
+    let client = TestClient::new(lookup);
+    let tool = client.tools().tools().next().expect("one tool");
+    let tool = serde_json::to_value(tool).expect("serializes");
+    assert_eq!(
+        tool["annotations"],
+        json!({
+            "readOnlyHint": true,
+            "destructiveHint": false,
+            "idempotentHint": true,
+            "openWorldHint": false,
+        })
+    );
+    assert_eq!(
+        tool["icons"],
+        json!([{"src": "https://example.com/icon.svg"}])
+    );
+    assert_eq!(tool["_meta"], json!({"team": "payments"}));
+
+    let plain = TestClient::new(book_meeting);
+    let tool =
+        serde_json::to_value(plain.tools().tools().next().expect("one tool")).expect("serializes");
+    assert_eq!(tool["title"], "Book a meeting");
+    assert_eq!(tool["annotations"], json!({"idempotentHint": true}));
+}
+
+/// A form the token keeps (its message comes from the tool's own function, so it cannot
+/// be stated again from the state): the runtime checks the answer, and the question asked
+/// again says why as well.
+#[tokio::test]
+async fn a_kept_forms_misfit_is_asked_again_with_the_reason() {
+    fn question(organiser: &str) -> String {
+        format!("Book a meeting for {organiser}")
+    }
+    #[saga_tool]
+    async fn book(organiser: String) -> Result<String, SagaError> {
+        let meeting: saga_examples::meeting::Meeting =
+            elicit(question(&organiser)).key("meeting").await?;
+        Ok(format!("{} for {organiser}", meeting.duration))
+    }
+    let failed = TestClient::new(book)
+        .call("book", json!({"organiser": "Ada"}))
+        .answer(
+            "meeting",
+            Answer::accept(json!({"title": "x", "duration": 60, "room": "Attic"})),
+        )
+        .max_rounds(2)
+        .run()
+        .await
+        .expect_err("the room is not one of the rooms");
+    let again = failed.rounds()[1].asked()[0].message().expect("a form");
+    assert_eq!(
+        again,
+        "Book a meeting for Ada\n\nYour last answer was not accepted: `room` is not one of \
+         [\"Aurora\", \"Borealis\", \"Cosmos\"]."
+    );
+    assert_eq!(
+        failed.rounds()[1].asked()[0].fields(),
+        ["title", "duration", "room", "notes"]
+    );
+}
+
+/// A 2025-11-25 client, in a session over HTTP: the same order and the same reason.
+#[tokio::test]
+async fn a_session_client_sees_declared_order_and_the_reason() {
+    use saga_examples::client::{ScriptedClient, accept, llm_says};
+    use saga_runtime::rmcp::model::{CallToolRequestParams, ElicitRequestParams};
+    use std::sync::{Arc, Mutex};
+
+    let running = saga_examples::testing::serve_local(
+        saga_examples::meeting::server(KeyRing::ephemeral()).expect("builds"),
+    )
+    .await;
+    let seen: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let log = seen.clone();
+    let client = ScriptedClient::new(
+        move |params| {
+            let ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } = params
+            else {
+                panic!("a form");
+            };
+            let wire = serde_json::to_value(requested_schema).expect("serializes");
+            let fields = wire["properties"]
+                .as_object()
+                .map(|properties| properties.keys().cloned().collect())
+                .unwrap_or_default();
+            let mut log = log.lock().expect("not poisoned");
+            log.push((message.clone(), fields));
+            match log.len() {
+                1 => accept(json!({"title": "Retro", "duration": 500, "room": "Aurora"})),
+                2 => accept(json!({"title": "Retro", "duration": 90, "room": "Aurora"})),
+                _ => accept(json!({"value": true})),
+            }
+        },
+        |_| llm_says("unused"),
+    )
+    .connect_http_session(&running.url())
+    .await
+    .expect("a session opens");
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("book_meeting").with_arguments(
+                json!({"organiser": "Grace"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await
+        .expect("the call completes");
+    assert_eq!(
+        result.content[0].as_text().expect("text").text,
+        "Booked Retro (90 min) in Aurora for Grace."
+    );
+    let seen = seen.lock().expect("not poisoned").clone();
+    assert_eq!(seen[0].0, "Book a meeting for Grace");
+    assert_eq!(seen[0].1, ["title", "duration", "room", "notes"]);
+    assert_eq!(
+        seen[1].0,
+        "Book a meeting for Grace\n\nYour last answer was not accepted: `duration` is above \
+         the maximum 240."
+    );
+    assert_eq!(seen[1].1, seen[0].1);
+    client.cancel().await.expect("closes");
+}
