@@ -13,7 +13,7 @@ use saga_runtime::prelude::*;
 use saga_runtime::rmcp::handler::server::router::tool::ToolRouter;
 use saga_runtime::rmcp::handler::server::wrapper::Parameters;
 use saga_runtime::rmcp::transport::streamable_http_server::StreamableHttpService;
-use saga_runtime::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use saga_runtime::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use saga_runtime::rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
 
 /// The arguments of the plain tool.
@@ -65,11 +65,15 @@ impl Greeter {
     }
 }
 
-/// The server as an axum router at `/mcp`, stateless (MCP 2026-07-28).
+/// The server as an axum router at `/mcp`: stateless for MCP 2026-07-28 clients, and a
+/// session for a 2025-11-25 client that opens one with `initialize` (its saga calls then
+/// ask their questions during the call). rmcp's `NeverSessionManager` would answer those
+/// clients HTTP 500 instead. rmcp's session store has no caps of its own; a public server
+/// bounds sessions in front of it (`SagaServer::router` does).
 pub fn router(server: Greeter) -> axum::Router {
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
+        Arc::new(LocalSessionManager::default()), // saga: sessions for 2025-11-25 clients
         saga_runtime::serve::default_http_config(),
     );
     axum::Router::new().nest_service("/mcp", service)

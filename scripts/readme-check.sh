@@ -2,7 +2,7 @@
 # Builds the README's "Writing a tool" and "Serving" snippets as a user's own crate would:
 # a fresh package whose [dependencies] are the README's (with the path pointed at this
 # repository), whose main.rs is the tool, then the server. Fails if either no longer
-# compiles.
+# compiles, or the first tool's test fails.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$ROOT/target/readme-check
@@ -34,4 +34,9 @@ grep -q "saga_tool" "$WORK/src/main.rs" && grep -q "SagaServer::builder" "$WORK/
   echo "readme-check: the README's snippets moved; update scripts/readme-check.sh" >&2; exit 1; }
 
 CARGO_TARGET_DIR=$ROOT/target cargo check --quiet --manifest-path "$WORK/Cargo.toml"
-echo "readme-check: the README's [dependencies], tool and server compile"
+grep -q "saga_runtime::testing" "$WORK/src/main.rs" || {
+  echo "readme-check: the README's first tool lost its test" >&2; exit 1; }
+# The tool's own test, written with saga_runtime::testing, runs as a user's `cargo test`.
+CARGO_TARGET_DIR=$ROOT/target cargo test --quiet --manifest-path "$WORK/Cargo.toml" 2>&1 | tail -n 3
+test "${PIPESTATUS[0]}" -eq 0 || { echo "readme-check: the README tool's test fails" >&2; exit 1; }
+echo "readme-check: the README's [dependencies], tool and server compile, and the tool's test passes"

@@ -80,3 +80,34 @@ async fn an_rmcp_server_serves_its_own_tool_and_the_saga_it_gained() {
     );
     client.cancel().await.expect("closed");
 }
+
+/// A 2025-11-25 client opens a session on the rmcp-mounted server (it used to get HTTP 500,
+/// "Session management is not supported") and answers the saga's question during the call.
+#[tokio::test]
+async fn a_2025_11_25_session_client_is_served_by_the_rmcp_mounted_saga() {
+    let url = serve().await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let client = ScriptedClient::new(
+        move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            accept(json!({"value": false}))
+        },
+        |_| llm_says("unused"),
+    )
+    .connect_http_session(&url)
+    .await
+    .expect("a session opens");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 2);
+    let saga = client
+        .call_tool(CallToolRequestParams::new("greet_politely").with_arguments(args("Ada")))
+        .await
+        .expect("the saga tool runs in the session");
+    assert_eq!(
+        saga.content[0].as_text().expect("text").text,
+        "Not greeted."
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "asked during the call");
+    client.cancel().await.expect("closes");
+}

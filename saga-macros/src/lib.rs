@@ -21,8 +21,77 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// Compiles an `async fn` that awaits `elicit`, `elicit_url`, `sample`, `list_roots`,
 /// `checkpoint`, `join!` or `join_all` into a `SagaTool` state machine.
 ///
-/// Arguments: `name = "…"`, `title = "…"`, `description = "…"` (the doc comment by
-/// default).
+/// # A complete tool
+///
+/// ```ignore
+/// use saga_runtime::prelude::*;
+///
+/// #[derive(Elicit, Serialize, Deserialize)]
+/// struct Meeting {
+///     /// What it is about.
+///     title: String,
+///     /// Minutes.
+///     #[elicit(min = 15, max = 240)]
+///     duration: u32,
+/// }
+///
+/// /// Books a meeting.                                  // the tool's description
+/// #[saga_tool(title = "Book a meeting", idempotent)]
+/// async fn book(
+///     #[arg(description = "Who organises it.")] organiser: String,
+///     #[arg(rename = "roomHint")] room: Option<String>,   // Option: not required
+///     cx: &SagaContext,                                  // never saved, never in the schema
+/// ) -> Result<Json<Booking>, SagaError> {
+///     cx.progress(0.0, Some(2.0), Some("asking".to_owned())).await;
+///     let meeting = match elicit::<Meeting>(format!("Book for {organiser}"))
+///         .key("meeting")
+///         .outcome()                                     // a decline is an answer
+///         .await?
+///     {
+///         Elicited::Accepted(meeting) => meeting,
+///         Elicited::Declined | Elicited::Cancelled => return Err(SagaError::msg("not booked")),
+///     };
+///     Ok(Json(Booking { title: meeting.title, minutes: meeting.duration, room }))
+/// }
+///
+/// #[derive(Serialize, Deserialize, schemars::JsonSchema)]
+/// struct Booking { title: String, minutes: u32, room: Option<String> }
+///
+/// // Registered with `.tool(book)`; tested with `saga_runtime::testing::TestClient`.
+/// ```
+///
+/// (This crate cannot compile examples that use `saga_runtime`; the same shapes compile in
+/// `saga_runtime`'s doctests, its `testing` module and `tests/first_hour.rs`.)
+///
+/// # Attribute arguments
+///
+/// - `name = "…"`, `title = "…"`, `description = "…"` (the doc comment by default).
+/// - The MCP tool annotations, hints shown in `tools/list`: `read_only`, `destructive`,
+///   `idempotent`, `open_world`, each a flag or `= true` / `= false`.
+/// - `icons = ["https://…/icon.svg", …]` and `meta = r#"{"team": "payments"}"#` (the
+///   tool's `_meta`, a JSON object, checked when the tool compiles).
+/// - `task` / `task = "required"`: run as a durable task (below); `version = N`: a change
+///   of meaning that keeps what the tool saves (see `saga_runtime::deploy`).
+///
+/// # The signature
+///
+/// - Each argument is a field of the input schema, deserialized from the call's
+///   `arguments`; an `Option<_>` one is not required. `#[arg(description = "…")]`
+///   documents it and `#[arg(rename = "…")]` gives it another name on the wire.
+///   Arguments are owned values (`String`, not `&str`).
+/// - A `&SagaContext` parameter (any name) gives the request's principal, the client's
+///   capabilities (`cx.can_elicit()`, …) and progress:
+///   `cx.progress(progress: f64, total: Option<f64>, message: Option<String>).await`, sent
+///   when the client asked for progress. It is never saved nor part of the schema.
+/// - The output is `String`, `&'static str`, `Vec<Content>`, `CallToolResult`, `Json<U>`
+///   (structured content, and `U`'s `outputSchema`; `U: Serialize + schemars::JsonSchema`),
+///   or a `Result` of one of these whose error is `Display` (`SagaError`, `anyhow::Error`,
+///   …): an `Err` becomes a tool error result (`isError: true`).
+/// - A question's answer: `elicit::<T>(..).await` gives `Result<T, SagaError>`, a decline
+///   or a cancel being an `Err`; `elicit::<T>(..).outcome().await` gives
+///   `Result<Elicited<T>, SagaError>`, to handle them. Pin `.key("…")` on requests that
+///   clients or tests refer to: generated keys count the saga's requests in the order
+///   asked, so they depend on the branch taken.
 ///
 /// # What it generates
 ///
@@ -103,8 +172,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///
 /// At a suspension the token holds the saved locals and, for each request of the round,
 /// its kind and key. When the client sends the round back with an answer missing, or with
-/// a form answer that does not fit, the round is asked again word for word; the tool
-/// builds its requests again from the saved locals instead of the token keeping them, when
+/// a form answer that does not fit, the round is asked again (a form whose answer did not
+/// fit ends its message with the reason: "Your last answer was not accepted: `duration`
+/// is above the maximum 240."); the tool builds its requests again from the saved locals instead of the token keeping them, when
 ///
 /// - each request expression is pure: literals, locals, field reads, borrows, operators,
 ///   casts, `format!`/`concat!`/`vec!`, the request functions and their builder calls

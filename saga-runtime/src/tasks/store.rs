@@ -123,6 +123,43 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// A task store: a cheap handle to a [`TaskBackend`].
+///
+/// A server with a store runs `#[saga_tool(task)]` tools as durable tasks for clients that
+/// declare the tasks extension; without one they run as ordinary calls.
+///
+/// ```no_run
+/// use saga_runtime::prelude::*;
+///
+/// /// Imports `rows` rows, checkpointing after each batch.
+/// #[saga_tool(task)]
+/// async fn import(rows: u32, cx: &SagaContext) -> Result<String, SagaError> {
+///     checkpoint().await; // as a task, the call answers here with the task's id
+///     for batch in 0..rows.div_ceil(100) {
+///         cx.progress(f64::from(batch), Some(f64::from(rows.div_ceil(100))), None).await;
+///         // … import the batch …
+///         checkpoint().await; // its state is written to the store: a new worker goes on here
+///     }
+///     Ok(format!("imported {rows} rows"))
+/// }
+///
+/// # async fn serve() -> anyhow::Result<()> {
+/// // One process: tasks survive a worker's failure, not the process's.
+/// let store = TaskStore::memory();
+/// // Replicas (feature `redis`): every replica sees every task, and takes over one whose
+/// // worker died when its lease ends.
+/// // let store = TaskStore::redis("redis://127.0.0.1/").await?;
+/// SagaServer::builder()
+///     .keys(KeyRing::from_env("SAGA_KEYS")?)
+///     .tasks(store)
+///     .tool(import)
+///     .build()?
+///     .serve_http("127.0.0.1:8080")
+///     .await
+/// # }
+/// ```
+///
+/// Clients create a task with `tools/call` and then poll `tasks/get`; `saga call --task`
+/// does both from a terminal (README, "Long-running work: tasks").
 #[derive(Debug, Clone)]
 pub struct TaskStore(pub(crate) Arc<dyn TaskBackend>);
 
