@@ -340,3 +340,52 @@ async fn a_session_client_sees_declared_order_and_the_reason() {
     assert_eq!(seen[1].1, seen[0].1);
     client.cancel().await.expect("closes");
 }
+
+/// `.outcome()` in a `join!` round and inside a `#[saga_fn]` helper, and an `Elicited`
+/// kept across a later suspension.
+#[tokio::test]
+async fn outcomes_in_join_and_in_helpers() {
+    #[saga_fn]
+    async fn consent(what: String) -> Result<bool, SagaError> {
+        let answer = elicit::<bool>(format!("Allow {what}?"))
+            .outcome()
+            .key(format!("allow-{what}"))
+            .await?;
+        Ok(answer == Elicited::Accepted(true))
+    }
+    #[saga_tool]
+    async fn setup(name: String) -> Result<String, SagaError> {
+        let (label, model) = join!(
+            elicit::<String>("A label?").key("label").outcome(),
+            sample("Suggest a name").key("model"),
+        );
+        let label = label?;
+        let model = model?;
+        let camera = consent("camera".to_owned()).await?;
+        let microphone = consent("microphone".to_owned()).await?;
+        checkpoint().await;
+        Ok(format!(
+            "{name}: label {:?}, model {}, camera {camera}, microphone {microphone}",
+            label.accepted(),
+            model.text()
+        ))
+    }
+    let run = TestClient::new(setup)
+        .call("setup", json!({"name": "kit"}))
+        .answer("label", Answer::decline())
+        .answer("model", Answer::sampled("Kestrel"))
+        .answer("allow-camera", Answer::accept(json!(true)))
+        .answer("allow-microphone", Answer::cancel())
+        .run()
+        .await
+        .expect("completes");
+    assert_eq!(
+        run.text(),
+        "kit: label None, model Kestrel, camera true, microphone false"
+    );
+    assert_eq!(
+        run.rounds().len(),
+        5,
+        "join, two helpers, checkpoint, result"
+    );
+}

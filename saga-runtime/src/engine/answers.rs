@@ -159,6 +159,16 @@ impl Answers {
         }
     }
 
+    /// The answer to an [`elicit`](super::elicit) at `index` as what the user chose: a
+    /// decline or a cancel is an [`Elicited`](super::Elicited), not an error (see
+    /// [`ElicitForm::outcome`](super::ElicitForm::outcome)).
+    pub fn elicit_outcome<T: Elicit>(
+        &mut self,
+        index: usize,
+    ) -> Result<super::Elicited<T>, SagaError> {
+        super::Elicited::from_answer(self.elicit(index))
+    }
+
     /// Whether the answer at `index` can be read as a `T` without
     /// [`SagaError::DoesNotFit`]: a declined or cancelled form, and any other kind of
     /// answer, fits. A hand-written tool whose round asks several forms checks them all
