@@ -4,6 +4,7 @@
 //! saga tools URL                         # the tools and their arguments
 //! saga call URL TOOL key=value…          # drive a call to completion, asking you
 //! saga call --stdio "CMD ARGS" TOOL …    # the same with a server started as a child
+//! saga call --task URL TOOL …            # as a task: tasks/get, tasks/update, tasks/cancel
 //! saga inspect TOKEN                     # a token's tool, version and point, and whether SAGA_KEYS opens it
 //! ```
 
@@ -20,8 +21,10 @@ macro_rules! say {
 mod answers;
 mod call;
 mod inspect;
+mod listing;
 mod prompt;
 mod schema;
+mod task;
 mod terminal;
 
 use std::path::PathBuf;
@@ -45,10 +48,25 @@ answering \"n\" to \"Answer this form?\" declines it (action \"decline\"), Ctrl-
 An elicitation takes an ElicitResult, \"accept\"/\"decline\"/\"cancel\", or a bare object
 (the accepted content); a sampling request takes the model's text; roots need no entry.
 
-With --session (a 2025-11-25 session) the server's requests have no keys: the answers
-file keys them elicitation-N, sampling-N, roots-N, numbered in the order they come.
+With --answers, a request the server asks again (the same key in the next round, or in a
+task's next input_required) means it did not accept the file's answer: saga stops there,
+prints the server's message for it (a saga server appends why), and exits 2.
 
-Exit status: 0 on a result, 1 on a result with isError, 2 on any error.";
+With --session (a 2025-11-25 session) the server's requests have no keys: the answers
+file keys them elicitation-N, sampling-N, roots-N, where N counts every request of the
+call so far, whatever its kind, from 1 (so an elicitation then a sampling request are
+elicitation-1 and sampling-2). A request the file already answered, asked again, or one
+with no entry, stops saga as above.
+
+--task declares the MCP tasks extension (io.modelcontextprotocol/tasks): a task tool's
+call becomes a task at its first checkpoint; saga polls tasks/get at the server's
+pollIntervalMs, shows each status, answers an input_required task's requests with
+tasks/update (prompts or --answers, keyed by the task's inputRequests keys), and prints
+the completed task's result. Ctrl-C sends tasks/cancel. A server that does not offer
+the extension (in the era used; --session for 2025-11-25) is refused.
+
+Exit status: 0 on a result, 1 on a result with isError, 2 on any error (a failed or
+cancelled task included), 130 on Ctrl-C with --task (after tasks/cancel).";
 
 /// A terminal client for MCP tools (2026-07-28 multi round-trip requests) and a saga
 /// token inspector.
@@ -90,6 +108,10 @@ enum Command {
         /// `elicitation-N`, `sampling-N`, `roots-N` in the order they come.
         #[arg(long)]
         session: bool,
+        /// Declare the MCP tasks extension and follow the task the call becomes: poll
+        /// tasks/get, answer input_required with tasks/update; Ctrl-C sends tasks/cancel.
+        #[arg(long)]
+        task: bool,
         /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
         #[arg(value_name = "[URL] TOOL KEY=VALUE")]
@@ -214,6 +236,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             show_state,
             without,
             session,
+            task,
             rest,
         } => {
             let line = call_line(&server, &rest)?;
@@ -229,20 +252,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             let roots = call::roots(&roots)?;
-            let is_error = call::call(
+            let outcome = call::call(
                 &line.target,
                 &line.tool,
                 &line.pairs,
                 call::Responder::new(answers, roots)
                     .without(without)
-                    .session(session),
+                    .session(session)
+                    .tasks(task),
                 show_state,
             )
             .await?;
-            Ok(if is_error {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
+            Ok(match outcome {
+                call::Outcome::Done(false) => ExitCode::SUCCESS,
+                call::Outcome::Done(true) => ExitCode::from(1),
+                call::Outcome::Interrupted => ExitCode::from(130),
             })
         }
         Command::Inspect { token, layout } => {

@@ -23,7 +23,7 @@ enum Stop {
 fn stop(error: InquireError) -> Stop {
     match error {
         InquireError::OperationCanceled => Stop::Cancel,
-        InquireError::OperationInterrupted => Stop::Quit(anyhow::anyhow!("interrupted")),
+        InquireError::OperationInterrupted => Stop::Quit(crate::call::Interrupted.into()),
         InquireError::NotTTY => Stop::Quit(anyhow::anyhow!(
             "cannot ask: stdin is not a terminal (use --answers FILE)"
         )),
@@ -33,7 +33,7 @@ fn stop(error: InquireError) -> Stop {
 
 /// Asks a form-mode elicitation; gives the `ElicitResult` as JSON.
 pub fn form(message: &str, schema: &Value) -> anyhow::Result<Value> {
-    say!("  {message}");
+    say!("  {}", crate::terminal::indent(message));
     let fields = crate::schema::fields(schema);
     let ask = Confirm::new("Answer this form?")
         .with_default(true)
@@ -198,7 +198,7 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
 
 /// Shows a URL-mode elicitation and asks whether the user completed it.
 pub fn url(message: &str, url: &str) -> anyhow::Result<Value> {
-    say!("  {message}");
+    say!("  {}", crate::terminal::indent(message));
     println!("  open: {}", crate::terminal::url(url));
     match Confirm::new("Done (accept)?")
         .with_default(true)

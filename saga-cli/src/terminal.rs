@@ -27,6 +27,12 @@ fn clean_with(text: &str, keep_lines: bool) -> String {
     out
 }
 
+/// `text` with its second and later lines indented by two spaces, as the first is where
+/// it is printed (a message that spans lines stays under its heading).
+pub fn indent(text: &str) -> String {
+    text.replace('\n', "\n  ")
+}
+
 /// A URL a server asks the user to open, in a form the user can check: control and
 /// bidirectional characters, and any other character outside ASCII (which can make one
 /// host look like another), escaped; then the host it leads to, alone.
@@ -69,6 +75,12 @@ mod tests {
         assert_eq!(clean("x\ny"), "x\\u{a}y");
         assert_eq!(clean_lines("x\ny\tz"), "x\ny\tz");
         assert_eq!(clean_lines("a\rb"), "a\\u{d}b");
+    }
+
+    #[test]
+    fn indents_every_line_after_the_first() {
+        assert_eq!(indent("a\n\nb"), "a\n  \n  b");
+        assert_eq!(indent("one line"), "one line");
     }
 
     #[test]

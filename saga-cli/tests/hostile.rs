@@ -44,6 +44,13 @@ fn an_endless_tool_list_is_not_followed_forever_and_nothing_raw_is_printed() {
 fn a_result_full_of_control_sequences_is_shown_escaped() {
     let (_, stdout, stderr) = saga(&["tools"], false);
     assert!(stdout.contains("Looks harmless\\u{1b}]52;c;"), "{stdout}");
+    // The title, output schema and task support, read off the wire, escaped as well.
+    assert!(stdout.contains("  title: Title\\u{1b}]52;c;"), "{stdout}");
+    assert!(stdout.contains("  output: {out\\u{1b}]52;c;"), "{stdout}");
+    assert!(
+        stdout.contains("  task support: optional\\u{1b}]52;c;"),
+        "{stdout}"
+    );
     assert!(!has_control(&stdout), "{stdout:?}");
     assert!(!has_control(&stderr), "{stderr:?}");
     let (_, stdout, stderr) = saga(&["call", "evil"], false);

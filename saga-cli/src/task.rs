@@ -1,0 +1,271 @@
+//! `saga call --task`: following the task a call becomes (MCP tasks extension,
+//! `io.modelcontextprotocol/tasks`).
+//!
+//! The `tools/call` answers with a `CreateTaskResult`; `saga` then polls `tasks/get` at
+//! the server's `pollIntervalMs`, shows each change of status (and status message),
+//! answers an `input_required` task's requests with `tasks/update` (the same prompts, or
+//! `--answers`, as an ordinary call), and prints the result of a `completed` task as an
+//! ordinary call prints its result. Ctrl-C sends `tasks/cancel`. rmcp's client puts the
+//! task id in each `tasks/*` request's `Mcp-Name` header.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams, InputResponses, TaskPayload,
+    TaskStatus, UpdateTaskParams,
+};
+use serde_json::Value;
+
+use crate::call::{
+    Client, Interrupted, MAX_ROUNDS, Outcome, Responder, asked_again, print_result, request_error,
+};
+use crate::terminal::clean;
+
+/// The poll interval when the server gives none.
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+/// The bounds on a server's poll interval: no busier than this…
+const MIN_POLL: Duration = Duration::from_millis(10);
+/// …and no sleepier than this.
+const MAX_POLL: Duration = Duration::from_secs(60);
+/// How long `tasks/cancel` may take before `saga` gives up on it.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The id of the task a call became, once it is one: what Ctrl-C cancels.
+#[derive(Debug, Default)]
+pub struct Slot(Mutex<Option<String>>);
+
+impl Slot {
+    fn set(&self, id: &str) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(id.to_owned());
+        }
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|slot| slot.clone())
+    }
+}
+
+/// The wait before the next `tasks/get`: the server's `pollIntervalMs` within
+/// [`MIN_POLL`]..=[`MAX_POLL`], or [`DEFAULT_POLL`].
+fn poll_interval(ms: Option<u64>) -> Duration {
+    ms.map_or(DEFAULT_POLL, |ms| {
+        Duration::from_millis(ms).clamp(MIN_POLL, MAX_POLL)
+    })
+}
+
+/// A status as the extension spells it.
+fn status_name(status: TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => "unknown",
+    }
+}
+
+/// One line for a task's status and its message, if any.
+fn status_line(id: &str, status: TaskStatus, message: Option<&str>) -> String {
+    match message {
+        Some(message) => format!("← task {id}: {} — {message}", status_name(status)),
+        None => format!("← task {id}: {}", status_name(status)),
+    }
+}
+
+/// `{code, message}` of a failed task, as one line.
+fn task_error(error: &serde_json::Map<String, Value>) -> String {
+    let code = error.get("code").map_or("?".to_owned(), Value::to_string);
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    format!("server error {code}: {message}")
+}
+
+/// Follows the task `created` to its end.
+pub(crate) async fn follow(
+    client: &Client,
+    responder: &Responder,
+    created: CreateTaskResult,
+    slot: &Slot,
+) -> anyhow::Result<Outcome> {
+    let id = created.task.task_id.clone();
+    slot.set(&id);
+    let mut interval = poll_interval(created.task.poll_interval_ms);
+    say!(
+        "← task {id} created: {} (polling tasks/get every {} ms)",
+        status_name(created.task.status),
+        interval.as_millis()
+    );
+    if let Some(message) = &created.task.status_message {
+        say!("  {}", crate::terminal::indent(message));
+    }
+    let mut shown = (created.task.status, created.task.status_message.clone());
+    // Keys answered with tasks/update; with --answers, one asked again is refused.
+    let mut answered: BTreeSet<String> = BTreeSet::new();
+    // The task's lastUpdatedAt when it was last answered: an input_required read with the
+    // same one is the state before the update (a store that answers from a stale read).
+    let mut answered_at: Option<String> = None;
+    let mut updates = 0usize;
+    loop {
+        tokio::time::sleep(interval).await;
+        let got = responder
+            .until_stopped(client.get_task(GetTaskParams::new(id.clone())))
+            .await?
+            .map_err(|e| request_error(&format!("tasks/get {id}"), e))?;
+        let detailed = got.task;
+        if detailed.task.poll_interval_ms.is_some() {
+            interval = poll_interval(detailed.task.poll_interval_ms);
+        }
+        let now = (detailed.task.status, detailed.task.status_message.clone());
+        let stale = detailed.task.status == TaskStatus::InputRequired
+            && answered_at.as_deref() == Some(detailed.task.last_updated_at.as_str());
+        if now != shown && !stale {
+            say!("{}", status_line(&id, now.0, now.1.as_deref()));
+            shown = now;
+        }
+        match detailed.payload {
+            TaskPayload::InputRequired { input_requests } if !stale => {
+                if input_requests.is_empty() {
+                    continue;
+                }
+                if updates >= MAX_ROUNDS {
+                    anyhow::bail!("task {id}: still asking after {MAX_ROUNDS} updates; giving up");
+                }
+                let keys: Vec<&str> = input_requests.keys().map(String::as_str).collect();
+                say!(
+                    "← task {id}: {} request(s): {}",
+                    input_requests.len(),
+                    keys.join(", ")
+                );
+                let mut responses = InputResponses::new();
+                for (key, request) in &input_requests {
+                    let request = serde_json::to_value(request)?;
+                    if responder.is_scripted() && answered.contains(key) {
+                        return Err(asked_again(key, &request));
+                    }
+                    responses.insert(key.clone(), responder.answer(key, &request)?);
+                }
+                let keys: Vec<String> = responses.keys().cloned().collect();
+                say!("→ tasks/update {id} {}", keys.join(", "));
+                responder
+                    .until_stopped(client.update_task(UpdateTaskParams::new(id.clone(), responses)))
+                    .await?
+                    .map_err(|e| request_error(&format!("tasks/update {id}"), e))?;
+                answered.extend(keys);
+                answered_at = Some(detailed.task.last_updated_at.clone());
+                updates += 1;
+            }
+            TaskPayload::Completed { result } => {
+                let result: CallToolResult = serde_json::from_value(Value::Object(result))
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "task {id} completed with a result that is not a tool's: {e}"
+                        )
+                    })?;
+                let is_error = print_result(&result, &format!("of task {id}"))?;
+                return Ok(Outcome::Done(is_error));
+            }
+            TaskPayload::Failed { error } => {
+                anyhow::bail!("task {id} failed: {}", task_error(&error))
+            }
+            TaskPayload::Cancelled => anyhow::bail!("task {id} was cancelled"),
+            _ => {}
+        }
+    }
+}
+
+/// Sends `tasks/cancel` for `id`; says why it could not.
+async fn cancel(client: &Client, id: &str) -> Result<(), String> {
+    match tokio::time::timeout(
+        CANCEL_TIMEOUT,
+        client.cancel_task(CancelTaskParams::new(id.to_owned())),
+    )
+    .await
+    {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(format!("{:#}", request_error("tasks/cancel", error))),
+        Err(_) => Err(format!(
+            "tasks/cancel had no answer within {} s",
+            CANCEL_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Runs `call` until it ends or Ctrl-C. On Ctrl-C (a signal, or at a prompt) the task the
+/// call became, if any, is cancelled with `tasks/cancel`, and the outcome is
+/// [`Outcome::Interrupted`]. On an error once the task exists, the task is cancelled too
+/// (`saga` leaves nothing running that nobody follows), and the error says so.
+pub(crate) async fn until_interrupted(
+    client: &Client,
+    slot: &Slot,
+    call: impl std::future::Future<Output = anyhow::Result<Outcome>>,
+) -> anyhow::Result<Outcome> {
+    tokio::select! {
+        outcome = call => match outcome {
+            Err(error) if error.is::<Interrupted>() => {}
+            Err(error) => {
+                let Some(id) = slot.get() else {
+                    return Err(error);
+                };
+                return Err(match cancel(client, &id).await {
+                    Ok(()) => error.context(format!("task {id} cancelled")),
+                    Err(why) => error.context(format!("task {id} may still run ({why})")),
+                });
+            }
+            other => return other,
+        },
+        signal = tokio::signal::ctrl_c() => {
+            signal.map_err(|e| anyhow::anyhow!("cannot wait for Ctrl-C: {e}"))?;
+        }
+    }
+    match slot.get() {
+        Some(id) => match cancel(client, &id).await {
+            Ok(()) => eprintln!(
+                "saga: interrupted: task {} cancelled (tasks/cancel sent)",
+                clean(&id)
+            ),
+            Err(why) => eprintln!(
+                "saga: interrupted: task {} may still run: {}",
+                clean(&id),
+                clean(&why)
+            ),
+        },
+        None => eprintln!("saga: interrupted"),
+    }
+    Ok(Outcome::Interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polls_at_the_servers_interval_within_bounds() {
+        assert_eq!(poll_interval(Some(500)), Duration::from_millis(500));
+        assert_eq!(poll_interval(Some(0)), MIN_POLL);
+        assert_eq!(poll_interval(Some(u64::MAX)), MAX_POLL);
+        assert_eq!(poll_interval(None), DEFAULT_POLL);
+    }
+
+    #[test]
+    fn status_lines_name_the_status_and_its_message() {
+        assert_eq!(
+            status_line("t1", TaskStatus::InputRequired, None),
+            "← task t1: input_required"
+        );
+        assert_eq!(
+            status_line("t1", TaskStatus::Working, Some("table 3 of 9")),
+            "← task t1: working — table 3 of 9"
+        );
+    }
+
+    #[test]
+    fn a_failed_tasks_error_is_one_line() {
+        let error = serde_json::json!({"code": -32603, "message": "boom"});
+        let error = error.as_object().cloned().unwrap_or_default();
+        assert_eq!(task_error(&error), "server error -32603: boom");
+        assert_eq!(task_error(&serde_json::Map::new()), "server error ?: ");
+    }
+}

@@ -1,0 +1,409 @@
+//! `saga call --task` and the `--answers` re-ask stop against real example servers: the
+//! `migrate` example's process (`target/debug/examples/migrate`, built with `cargo build
+//! --example migrate`) on a free port, driven by the `saga` binary.
+//!
+//! The examples are binaries of the workspace's root package, which `cargo test -p
+//! saga-cli` does not build: build them first (a test fails, saying so, when one is
+//! missing).
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "8f3c1b2a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8";
+
+/// A running example server, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn example(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let path = target.join("debug/examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build it first with `cargo build --example {name}`",
+        path.display()
+    );
+    path
+}
+
+/// Starts example `name` on a free port with `envs`; waits for its "listening on" line.
+fn serve(name: &str, envs: &[(&str, &str)]) -> Server {
+    let mut child = Command::new(example(name))
+        .args(["--http", "127.0.0.1:0"])
+        .env("SAGA_KEYS", KEY)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the example starts");
+    let stdout = child.stdout.take().expect("its stdout");
+    let (found, listening) = mpsc::channel();
+    std::thread::spawn(move || {
+        // Read to the end, so that the server never blocks on a full pipe.
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = found.send(url.to_owned());
+            }
+        }
+    });
+    let url = listening
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("{name} did not say where it listens"));
+    Server { child, url }
+}
+
+/// `saga ARGS`, run to its end (at most a minute): exit code, stdout, stderr.
+fn saga(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("saga runs");
+    let out = reader(child.stdout.take().expect("stdout"));
+    let err = reader(child.stderr.take().expect("stderr"));
+    let status = wait(&mut child, Duration::from_secs(60));
+    (
+        status,
+        out.join().expect("stdout read"),
+        err.join().expect("stderr read"),
+    )
+}
+
+fn reader(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// Waits for `child`, killing it past `limit`; its exit code.
+fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("a status") {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("saga did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn answers(dir: &Path, name: &str, json: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, json).expect("the answers file is written");
+    path.display().to_string()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("saga-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// Where `needle` is in `text`, failing with the text when it is not there.
+fn at(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} is not in:\n{text}"))
+}
+
+#[test]
+fn a_task_goes_from_creation_through_input_required_to_its_result() {
+    let server = serve("migrate", &[]);
+    let dir = temp_dir("task");
+    let file = answers(&dir, "a.json", r#"{"elicit-1": {"approve": true}}"#);
+    let (code, out, err) = saga(&[
+        "call",
+        "--task",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=5",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    // In this order: the task, its question, the answer sent, its end, the result.
+    let created = at(&out, "created: working (polling tasks/get every 500 ms)");
+    let asked = at(&out, ": input_required\n");
+    let request = at(&out, "1 request(s): elicit-1");
+    let message = at(&out, "Migrate 5 tables?");
+    let update = at(&out, "→ tasks/update ");
+    let completed = at(&out, ": completed\n");
+    let result = at(&out, "── result of task ");
+    let text = at(&out, "\n5 tables approved\n");
+    let order = [
+        created, asked, request, message, update, completed, result, text,
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{out}");
+    // The task id printed at creation is the one answered and completed.
+    let id = out[..created]
+        .rsplit("← task ")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("a task id");
+    assert_eq!(id.len(), 32, "{out}");
+    assert!(
+        out.contains(&format!("→ tasks/update {id} elicit-1")),
+        "{out}"
+    );
+    assert!(out.contains(&format!("← task {id}: completed")), "{out}");
+    assert!(err.is_empty(), "{err}");
+
+    // Declined: the task still completes, with the tool's own answer.
+    let file = answers(&dir, "no.json", r#"{"elicit-1": {"approve": false}}"#);
+    let (code, out, err) = saga(&[
+        "call",
+        "--task",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=2",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("\nnot approved\n"), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_task_in_a_session_and_over_stdio() {
+    let server = serve("migrate", &[]);
+    let dir = temp_dir("session");
+    let file = answers(&dir, "a.json", r#"{"elicit-1": {"approve": true}}"#);
+    let (code, out, err) = saga(&[
+        "call",
+        "--session",
+        "--task",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=3",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("\n3 tables approved\n"), "{out}");
+    assert!(out.contains("1 request(s): elicit-1"), "{out}");
+
+    let command = format!("{} --stdio", example("migrate").display());
+    let (code, out, err) = saga(&[
+        "call",
+        "--task",
+        "--answers",
+        &file,
+        "--stdio",
+        &command,
+        "migrate",
+        "tables=3",
+        "millis_per_table=50",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("\nmigrated 3 tables: [0, 1, 2]\n"), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn task_is_refused_where_tasks_are_not_offered() {
+    let server = serve("deploy", &[]);
+    for session in [false, true] {
+        let mut args = vec!["call", "--task"];
+        if session {
+            args.push("--session");
+        }
+        args.extend([server.url.as_str(), "complex_tool", "initial_arg=x"]);
+        let (code, out, err) = saga(&args);
+        assert_eq!(code, Some(2), "{out}\n{err}");
+        assert!(err.contains("the server does not offer tasks"), "{err}");
+        assert!(err.contains("io.modelcontextprotocol/tasks"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!out.contains("tools/call"), "nothing was called: {out}");
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_the_task() {
+    let dir = temp_dir("cancel");
+    let journal = dir.join("journal");
+    let journal_path = journal.display().to_string();
+    let server = serve("migrate", &[("MIGRATE_JOURNAL", journal_path.as_str())]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
+        .args([
+            "call",
+            "--task",
+            &server.url,
+            "migrate",
+            "tables=300",
+            "millis_per_table=50",
+            "label=cancelled",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("saga runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (created, seen) = mpsc::channel();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.contains(" created: ") {
+                let _ = created.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let err = reader(child.stderr.take().expect("stderr"));
+    seen.recv_timeout(Duration::from_secs(30))
+        .expect("the task is created");
+    // Some tables done, then Ctrl-C.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&journal)
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+        < 4
+    {
+        assert!(Instant::now() < deadline, "the migration never began");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let code = wait(&mut child, Duration::from_secs(30));
+    let (out, err) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(err.contains("saga: interrupted: task "), "{err}");
+    assert!(err.contains(" cancelled (tasks/cancel sent)"), "{err}");
+    // The server stopped the work: the journal stops growing, and never says done.
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = std::fs::read_to_string(&journal).expect("the journal");
+    std::thread::sleep(Duration::from_millis(500));
+    let later = std::fs::read_to_string(&journal).expect("the journal");
+    assert_eq!(stopped, later, "the migration went on after tasks/cancel");
+    assert!(!later.contains("cancelled done"), "{later}");
+    assert!(later.lines().count() < 600, "{later}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn answers_asked_again_stop_at_once_with_the_servers_reason() {
+    let server = serve("migrate", &[]);
+    let dir = temp_dir("reask");
+    // `approve` must be a boolean: the server asks again, saying why.
+    let file = answers(&dir, "bad.json", r#"{"elicit-1": {"approve": "maybe"}}"#);
+
+    // MRTR: the same key in the next round.
+    let (code, out, err) = saga(&[
+        "call",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=3",
+    ]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(out.contains("── round 2 ──"), "{out}");
+    assert!(
+        !out.contains("── round 3 ──"),
+        "stopped at the first re-ask: {out}"
+    );
+    assert!(
+        out.contains("[elicit-1] asked again: the server did not accept the answer"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Your last answer was not accepted:") && out.contains("approve"),
+        "the server's reason is shown: {out}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("saga: error: the server asked \"elicit-1\" again"),
+        "{err}"
+    );
+    assert!(err.contains("Your last answer was not accepted:"), "{err}");
+
+    // A task: the same key in its next input_required; the task is cancelled.
+    let (code, out, err) = saga(&[
+        "call",
+        "--task",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=3",
+    ]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert_eq!(out.matches("→ tasks/update").count(), 1, "{out}");
+    assert!(out.contains("[elicit-1] asked again"), "{out}");
+    assert!(
+        err.contains(" cancelled: the server asked \"elicit-1\" again"),
+        "{err}"
+    );
+    assert!(err.contains("Your last answer was not accepted:"), "{err}");
+
+    // A session: the identical request asked again under the next counter.
+    let file = answers(
+        &dir,
+        "session.json",
+        r#"{"elicitation-1": {"approve": "maybe"}, "elicitation-2": {"approve": "maybe"}}"#,
+    );
+    let (code, out, err) = saga(&[
+        "call",
+        "--session",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=3",
+    ]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert_eq!(out.matches("answered from file").count(), 1, "{out}");
+    assert!(out.contains("[elicitation-2] asked again"), "{out}");
+    assert!(
+        err.starts_with("saga: error: the server asked \"elicitation-2\" again"),
+        "{err}"
+    );
+    assert!(err.contains("Your last answer was not accepted:"), "{err}");
+
+    // A session whose file has no entry for the next counter: the same stop.
+    let file = answers(
+        &dir,
+        "one.json",
+        r#"{"elicitation-1": {"approve": "maybe"}}"#,
+    );
+    let (code, out, err) = saga(&[
+        "call",
+        "--session",
+        "--answers",
+        &file,
+        &server.url,
+        "approve_migration",
+        "tables=3",
+    ]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(err.contains("\"elicitation-2\""), "{err}");
+    assert!(err.contains("Your last answer was not accepted:"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
