@@ -416,6 +416,10 @@ const _: () = {
                                             __request0,
                                         );
                                         ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                        ::saga_runtime::__private::note_misfits(
+                                            &mut __round,
+                                            &__answers,
+                                        );
                                         __round
                                     });
                                 }
@@ -527,6 +531,10 @@ const _: () = {
                                             __request0,
                                         );
                                         ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                        ::saga_runtime::__private::note_misfits(
+                                            &mut __round,
+                                            &__answers,
+                                        );
                                         __round
                                     });
                                 }
@@ -653,6 +661,10 @@ const _: () = {
                                                 __request0,
                                             );
                                             ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::note_misfits(
+                                                &mut __round,
+                                                &__answers,
+                                            );
                                             __round
                                         });
                                     }

@@ -297,6 +297,10 @@ const _: () = {
                                         __request0,
                                     );
                                     ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    ::saga_runtime::__private::note_misfits(
+                                        &mut __round,
+                                        &__answers,
+                                    );
                                     __round
                                 });
                             }
@@ -380,6 +384,10 @@ const _: () = {
                                         __request0,
                                     );
                                     ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    ::saga_runtime::__private::note_misfits(
+                                        &mut __round,
+                                        &__answers,
+                                    );
                                     __round
                                 });
                             }

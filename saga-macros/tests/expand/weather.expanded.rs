@@ -317,6 +317,10 @@ const _: () = {
                                         __request1,
                                     );
                                     ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                    ::saga_runtime::__private::note_misfits(
+                                        &mut __round,
+                                        &__answers,
+                                    );
                                     __round
                                 });
                             }
