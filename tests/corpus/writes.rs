@@ -148,6 +148,34 @@ async fn standard_macros_read_fields_and_named_arguments() {
     assert_eq!(outcome.text(), "B N ?liat");
 }
 
+/// Locals named only in the spec of a positional argument (`{:0width$}`, `{:.prec$}`,
+/// `{:>pad$}`), one of them shadowed after the suspension: each is saved and renamed.
+#[saga_tool]
+async fn positional_specs(n: u32) -> Result<String, SagaError> {
+    let width = 5;
+    let prec = 3;
+    let pad = 4;
+    let x = 1.5f64;
+    let tail: String = elicit("tail?").await?;
+    let first = format!("{:0width$} {:.prec$} {:>pad$}", n, x, tail);
+    let width = width + 2;
+    checkpoint().await;
+    Ok(format!("{first} [{:0width$}] [{x:width$}]", n))
+}
+
+#[tokio::test]
+async fn width_and_precision_of_positional_arguments() {
+    let outcome = differential(
+        &positional_specs,
+        plain!(positional_specs),
+        json!({"n": 42}),
+        echo,
+    )
+    .await;
+    assert_eq!(outcome.text(), "00042 1.500 ?liat [0000042] [    1.5]");
+    assert_eq!(outcome.rounds, 2);
+}
+
 /// A helper returning `Option`, with `?` on options before and after a suspension.
 #[saga_runtime::prelude::saga_fn]
 async fn first_positive(v: Vec<i64>) -> Option<i64> {

@@ -197,24 +197,16 @@ impl Renamer {
         }
     }
 
-    /// `>width$.prec$`: the names before a `$` are captures too.
+    /// `>width$.prec$`, `0width$`: the names before a `$` are captures too.
     fn rename_spec(&self, spec: &str, named: &[String]) -> String {
         let mut out = String::new();
-        let mut word = String::new();
-        for c in spec.chars() {
-            if c.is_alphanumeric() || c == '_' {
-                word.push(c);
-                continue;
-            }
-            if c == '$' {
-                out.push_str(&self.rename_name(&word, named));
-            } else {
-                out.push_str(&word);
-            }
-            word.clear();
-            out.push(c);
+        let mut done = 0;
+        for range in super::scope::spec_parameters(spec) {
+            out.push_str(&spec[done..range.start]);
+            out.push_str(&self.rename_name(&spec[range.clone()], named));
+            done = range.end;
         }
-        out.push_str(&word);
+        out.push_str(&spec[done..]);
         out
     }
 }

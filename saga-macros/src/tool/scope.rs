@@ -321,52 +321,105 @@ impl<'ast> Visit<'ast> for Free {
     }
 }
 
-/// The names a format string captures inline: `"{name}"`, `"{name:?}"`, `"{name:>8}"`.
+/// The names a format string captures inline: `"{name}"`, `"{name:?}"`, `"{name:>8}"`,
+/// and the width and precision parameters of every spec, positional arguments' included
+/// (`"{:0width$}"`, `"{:.prec$}"`, `"{x:>w$.p$}"`).
 pub fn format_captures(literal: &str) -> Vec<String> {
     let mut names = Vec::new();
-    let bytes: Vec<char> = literal.chars().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == '{' {
-            if bytes.get(i + 1) == Some(&'{') {
-                i += 2;
-                continue;
+    for (argument, spec) in placeholders(literal) {
+        if is_identifier(argument) {
+            names.push(argument.to_owned());
+        }
+        if let Some(spec) = spec {
+            for range in spec_parameters(spec) {
+                names.push(spec[range].to_owned());
             }
-            let start = i + 1;
-            let mut end = start;
-            while end < bytes.len() && (bytes[end].is_alphanumeric() || bytes[end] == '_') {
-                end += 1;
-            }
-            if end > start && matches!(bytes.get(end), Some('}') | Some(':')) {
-                let name: String = bytes[start..end].iter().collect();
-                if !name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-                    names.push(name);
-                }
-            }
-            // The spec's width and precision may name locals too: `{x:>width$.prec$}`.
-            if bytes.get(end) == Some(&':') {
-                let mut at = end + 1;
-                while at < bytes.len() && bytes[at] != '}' {
-                    let word_start = at;
-                    while at < bytes.len() && (bytes[at].is_alphanumeric() || bytes[at] == '_') {
-                        at += 1;
-                    }
-                    if at > word_start && bytes.get(at) == Some(&'$') {
-                        let name: String = bytes[word_start..at].iter().collect();
-                        if !name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-                            names.push(name);
-                        }
-                    }
-                    at = at.max(word_start + 1);
-                }
-                end = at;
-            }
-            i = end.max(i + 1);
-        } else {
-            i += 1;
         }
     }
     names
+}
+
+/// The `{argument:spec}` placeholders of a format string, as `(argument, spec)`; `{{`
+/// and `}}` are text.
+pub fn placeholders(literal: &str) -> Vec<(&str, Option<&str>)> {
+    let mut found = Vec::new();
+    let mut rest = literal;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        if let Some(escaped) = after.strip_prefix('{') {
+            rest = escaped;
+            continue;
+        }
+        let Some(close) = after.find('}') else { break };
+        let inside = &after[..close];
+        found.push(match inside.split_once(':') {
+            Some((argument, spec)) => (argument.trim(), Some(spec)),
+            None => (inside.trim(), None),
+        });
+        rest = &after[close + 1..];
+    }
+    found
+}
+
+/// Whether `text` names an argument (not a position): `name`, `_x`, `été`.
+pub fn is_identifier(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && text != "_"
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Where a format spec names arguments as its width or precision (`name$`), as byte
+/// ranges of `spec`. The spec's grammar: `[[fill]align][sign]['#']['0'][width]['.'
+/// precision][type]`, where width and precision are `count` (`12`, `1$`, `name$`) and
+/// precision may be `*`. The `0` flag comes before the width, so `0width$` is the flag
+/// and `width$`.
+pub fn spec_parameters(spec: &str) -> Vec<std::ops::Range<usize>> {
+    let chars: Vec<(usize, char)> = spec.char_indices().collect();
+    let at = |i: usize| chars.get(i).map(|&(_, c)| c);
+    let offset = |i: usize| chars.get(i).map_or(spec.len(), |&(offset, _)| offset);
+    let aligns = |c: Option<char>| matches!(c, Some('<' | '^' | '>'));
+    let mut i = 0;
+    if aligns(at(1)) {
+        i = 2;
+    } else if aligns(at(0)) {
+        i = 1;
+    }
+    if matches!(at(i), Some('+' | '-')) {
+        i += 1;
+    }
+    if at(i) == Some('#') {
+        i += 1;
+    }
+    if at(i) == Some('0') && at(i + 1) != Some('$') {
+        i += 1;
+    }
+    let mut found = Vec::new();
+    // A count: digits (a width, or a position before `$`) or a name before `$`. A word
+    // that is neither is the spec's type (`x`, `e`, `x?`), which ends it.
+    let mut count = |i: &mut usize| {
+        let start = *i;
+        let mut end = start;
+        while at(end).is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            end += 1;
+        }
+        let word = &spec[offset(start)..offset(end)];
+        if at(end) == Some('$') {
+            if is_identifier(word) {
+                found.push(offset(start)..offset(end));
+            }
+            *i = end + 1;
+        } else if !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
+            *i = end;
+        }
+    };
+    count(&mut i);
+    if at(i) == Some('.') {
+        i += 1;
+        if at(i) != Some('*') {
+            count(&mut i);
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -386,6 +439,24 @@ mod tests {
             ["prec", "x", "w", "p"]
         );
         assert_eq!(format_captures("{{not}} {:>8}"), Vec::<String>::new());
+    }
+
+    /// The `0` flag before a width is not part of its name, and every form of spec names
+    /// its parameters, for positional arguments too.
+    #[test]
+    fn width_and_precision_parameters_of_positional_arguments() {
+        assert_eq!(format_captures("{:0width$}"), ["width"]);
+        assert_eq!(format_captures("{:.prec$}"), ["prec"]);
+        assert_eq!(format_captures("{:>width$}"), ["width"]);
+        assert_eq!(format_captures("{x:width$}"), ["x", "width"]);
+        assert_eq!(format_captures("{:+#0w$.p$e}"), ["w", "p"]);
+        assert_eq!(format_captures("{:*^w$?}"), ["w"]);
+        assert_eq!(
+            format_captures("{:0$} {:1$.2$} {:.*}"),
+            Vec::<String>::new()
+        );
+        assert_eq!(format_captures("{:x} {:e} {:08.3}"), Vec::<String>::new());
+        assert_eq!(format_captures("{:_<w$}"), ["w"]);
     }
 
     #[test]
