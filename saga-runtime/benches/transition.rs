@@ -1,6 +1,7 @@
 //! One full transition (open, step, seal) at 1 KiB of state, against the physical floor.
 //!
-//! Run with `cargo bench -p saga-runtime --bench transition`. It prints markdown tables;
+//! Run with `cargo bench -p saga-runtime --bench transition`. It prints markdown tables
+//! (the last one: what saga's metrics cost, with and without a recorder);
 //! it asserts nothing about timings (only that every transition yields a fresh token).
 //!
 //! # What is measured
@@ -816,7 +817,59 @@ fn main() {
         );
     }
     identity_check(&codec, &cx);
+    metrics_cost(&codec, &cx);
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// What saga's metrics cost a transition: the calls alone with no recorder installed (what
+/// every transition pays when nobody collects them), and a checkpoint transition without a
+/// recorder against the same with a Prometheus recorder, in alternating batches (the
+/// recorder installed for this thread only, around each batch).
+fn metrics_cost(codec: &StateCodec, cx: &SagaContext) {
+    println!("\n### Metrics (`saga_runtime::metrics`)\n");
+    let tool = String::from("checkpoint_forever");
+    // The calls one transition makes: a counter with three labels, a histogram with one,
+    // and the two token-size histograms.
+    let calls_ns = measure(|| {
+        metrics::counter!(
+            "saga_transitions_total",
+            "tool" => black_box(&tool).clone(),
+            "outcome" => "checkpoint",
+            "era" => "2026-07-28"
+        )
+        .increment(1);
+        metrics::histogram!("saga_transition_seconds", "tool" => black_box(&tool).clone())
+            .record(0.000_01);
+        metrics::histogram!("saga_token_bytes", "direction" => "in").record(1400.0);
+        metrics::histogram!("saga_token_bytes", "direction" => "out").record(1400.0);
+    });
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let plain = Looping::new(&checkpoint_forever, codec, cx, 1024, |_| None);
+    let recorded = Looping::new(&checkpoint_forever, codec, cx, 1024, |_| None);
+    let (off_ns, on_ns, ratio) = measure_pair(
+        engine_only(
+            || plain.call(),
+            |call| plain.run(call),
+            |response| suspended(response, false),
+        ),
+        |n| {
+            metrics::with_local_recorder(&recorder, || {
+                engine_only(
+                    || recorded.call(),
+                    |call| recorded.run(call),
+                    |response| suspended(response, false),
+                )(n)
+            })
+        },
+    );
+    println!("| what | ns | of a checkpoint transition (1 KiB) |");
+    println!("|---|---:|---:|");
+    println!(
+        "| a transition's metrics calls, no recorder installed | {calls_ns:.0} | {:.2} % |",
+        100.0 * calls_ns / off_ns
+    );
+    println!("| checkpoint transition, no recorder | {off_ns:.0} | 1.00× |");
+    println!("| checkpoint transition, Prometheus recorder | {on_ns:.0} | {ratio:.2}× |");
 }
 
 /// What the suspension-point identity adds to a transition, against the fingerprint

@@ -94,6 +94,7 @@
 pub mod deploy;
 pub mod engine;
 mod log;
+pub mod metrics;
 pub mod serve;
 pub mod state;
 pub mod tasks;

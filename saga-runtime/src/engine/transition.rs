@@ -14,6 +14,7 @@ use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
 use crate::log::Escaped;
+use crate::metrics::{AsRefusal, Outcome, Refusal};
 use crate::state::{Binding, INVALID_STATE_MESSAGE, Opened, StateCodec, TokenHeader};
 use tracing::Instrument as _;
 
@@ -63,9 +64,12 @@ impl Call {
 
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
 /// reason, so that a client learns nothing by probing. The reason goes to the log.
-pub fn invalid_state(tool: &str, reason: &dyn std::fmt::Display) -> ErrorData {
+pub fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
+    let refusal = reason.refusal();
+    crate::metrics::refused(&refusal);
     tracing::warn!(
         tool = %Escaped(tool),
+        refusal = refusal.as_str(),
         reason = %Escaped(&reason.to_string()),
         "refused requestState"
     );
@@ -100,40 +104,47 @@ pub async fn transition<T: SagaTool>(
         micros = tracing::field::Empty,
     );
     let started = std::time::Instant::now();
+    let token_in = call.request_state.as_ref().map_or(0, String::len);
+    let name = call.name.clone();
     let outcome = run_transition(tool, points, codec, call, cx, &span)
         .instrument(span.clone())
         .await;
+    let elapsed = started.elapsed();
+    let (label, token_out) = match &outcome {
+        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+            (Outcome::ToolError, None)
+        }
+        Ok(CallToolResponse::Complete(_)) => (Outcome::Complete, None),
+        Ok(CallToolResponse::InputRequired(required)) => (
+            if required.input_requests.is_some() {
+                Outcome::InputRequired
+            } else {
+                Outcome::Checkpoint
+            },
+            required.request_state.as_ref().map(String::len),
+        ),
+        Ok(_) => (Outcome::Other, None),
+        Err(error) => (error_outcome(error), None),
+    };
+    let era = crate::metrics::era(cx.protocol_version().map(|version| version.as_str()));
+    crate::metrics::transition(&name, label, era, elapsed, token_in, token_out);
     if !span.is_disabled() {
-        let label = match &outcome {
-            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => "tool_error",
-            Ok(CallToolResponse::Complete(_)) => "complete",
-            Ok(CallToolResponse::InputRequired(required)) => {
-                span.record(
-                    "token_out",
-                    required.request_state.as_ref().map_or(0, String::len),
-                );
-                if required.input_requests.is_some() {
-                    "input_required"
-                } else {
-                    "checkpoint"
-                }
-            }
-            Ok(_) => "other",
-            Err(error) => error_label(error),
-        };
-        span.record("outcome", label);
-        span.record("micros", started.elapsed().as_micros() as u64);
+        if let Some(bytes) = token_out {
+            span.record("token_out", bytes);
+        }
+        span.record("outcome", label.as_str());
+        span.record("micros", elapsed.as_micros() as u64);
         span.in_scope(|| tracing::debug!("transition done"));
     }
     outcome
 }
 
-fn error_label(error: &ErrorData) -> &'static str {
+fn error_outcome(error: &ErrorData) -> Outcome {
     match error.code.0 {
-        -32602 => "refused_invalid_params",
-        -32021 => "refused_missing_capability",
-        -32603 => "internal_error",
-        _ => "error",
+        -32602 => Outcome::RefusedInvalidParams,
+        -32021 => Outcome::RefusedMissingCapability,
+        -32603 => Outcome::InternalError,
+        _ => Outcome::Other,
     }
 }
 
@@ -186,7 +197,7 @@ async fn run_transition<T: SagaTool>(
             // Single use: recorded before the step runs, so a replay never runs it twice.
             match codec.redeem(&opened).await {
                 Ok(true) => {}
-                Ok(false) => return Err(invalid_state(&call.name, &"token already redeemed")),
+                Ok(false) => return Err(invalid_state(&call.name, &Refusal::Redeemed)),
                 Err(error) => {
                     tracing::error!(tool = %Escaped(&call.name), %error, "cannot record a redeemed token");
                     return Err(ErrorData::internal_error(
@@ -233,7 +244,10 @@ async fn run_transition<T: SagaTool>(
         .await
         .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
     let (state, requests) = match stepped {
-        Step::Done(result) => return Ok(CallToolResponse::Complete(result)),
+        Step::Done(result) => {
+            crate::metrics::completed(&call.name, head.round);
+            return Ok(CallToolResponse::Complete(result));
+        }
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
         Step::AskAgain(mut requests) => {

@@ -65,6 +65,8 @@ pub struct SagaServer {
     http_limits: super::HttpLimits,
     session_idle_timeout: Duration,
     direct_calls: bool,
+    /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`].
+    routes: Option<axum::Router>,
     /// What a session (MCP 2025-11-25) set: each session gets its own, see
     /// [`SagaServer::for_session`].
     session: Arc<SessionState>,
@@ -96,6 +98,7 @@ pub struct SagaServerBuilder {
     http_limits: super::HttpLimits,
     session_idle_timeout: Duration,
     direct_calls: bool,
+    routes: Option<axum::Router>,
 }
 
 impl std::fmt::Debug for SagaServerBuilder {
@@ -116,7 +119,13 @@ impl SagaServer {
             http_limits: super::HttpLimits::default(),
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             direct_calls: true,
+            routes: None,
         }
+    }
+
+    /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`]), if any.
+    pub(crate) fn extra_routes(&self) -> Option<&axum::Router> {
+        self.routes.as_ref()
     }
 
     /// The HTTP bounds this server applies.
@@ -354,6 +363,30 @@ impl SagaServerBuilder {
         self
     }
 
+    /// Routes of your own served beside `/mcp` by [`SagaServer::router`] and
+    /// [`SagaServer::serve_http`], outside MCP's checks and limits (the connection bounds
+    /// of [`HttpLimits`](super::HttpLimits) still apply): a health check, or metrics.
+    ///
+    /// ```no_run
+    /// # use saga_runtime::prelude::*;
+    /// # async fn serve() -> anyhow::Result<()> {
+    /// let health = axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    /// SagaServer::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .routes(health)
+    ///     .build()?
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await
+    /// # }
+    /// ```
+    pub fn routes(mut self, routes: axum::Router) -> Self {
+        self.routes = Some(match self.routes.take() {
+            Some(earlier) => earlier.merge(routes),
+            None => routes,
+        });
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Result<SagaServer, BuildError> {
         let info = self
@@ -374,6 +407,7 @@ impl SagaServerBuilder {
             list_ttl,
             session_idle_timeout: self.session_idle_timeout,
             direct_calls: self.direct_calls,
+            routes: self.routes,
             session: Arc::default(),
         })
     }

@@ -399,6 +399,7 @@ impl Tasks {
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
+        crate::metrics::task_status("working");
         if crate::serve::is_session(cx)
             && let Some(peer) = cx.peer()
             && let Ok(mut observers) = self.observers.lock()
@@ -484,6 +485,7 @@ impl Tasks {
             && record.worker.as_deref() == Some(claim.as_str())
             && record.state.is_some()
         {
+            crate::metrics::task_status("working");
             self.notify(&record.id).await;
             self.spawn_worker(tools, record.id, &record.principal, claim);
         }
@@ -499,10 +501,12 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.ensure_sweeper(tools);
         self.own(id, principal).await?;
+        let cancelled = std::sync::atomic::AtomicBool::new(false);
         let change = |record: &mut TaskRecord| {
             if record.is_terminal() {
                 return false;
             }
+            cancelled.store(true, std::sync::atomic::Ordering::Relaxed);
             record.status = TaskStatus::Cancelled;
             record.pending = None;
             record.worker = None;
@@ -515,6 +519,9 @@ impl Tasks {
             .update(id, &change)
             .await
             .map_err(store_failed)?;
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::metrics::task_status("cancelled");
+        }
         if let Some(token) = self
             .running
             .lock()
@@ -689,6 +696,7 @@ impl Tasks {
                         record.worker = None;
                     })
                     .await;
+                    crate::metrics::task_status("failed");
                     false
                 }
                 Some(Ok(CallToolResponse::Complete(result))) => {
@@ -703,6 +711,7 @@ impl Tasks {
                         record.state = None;
                     })
                     .await;
+                    crate::metrics::task_status("completed");
                     false
                 }
                 Some(Ok(CallToolResponse::InputRequired(required))) => {
@@ -725,6 +734,7 @@ impl Tasks {
                             record.worker = None;
                         })
                         .await;
+                        crate::metrics::task_status("input_required");
                         false
                     }
                 }
@@ -738,6 +748,7 @@ impl Tasks {
                         record.worker = None;
                     })
                     .await;
+                    crate::metrics::task_status("failed");
                     false
                 }
             };
@@ -768,6 +779,7 @@ impl Tasks {
                 record.worker = None;
             })
             .await;
+            crate::metrics::task_status("failed");
             self.notify(id).await;
         } else {
             tracing::info!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task this build cannot resume is left for another replica");
@@ -842,6 +854,9 @@ impl Tasks {
                 };
                 tasks.take_over_orphans(&tools).await;
                 tasks.forget_observers().await;
+                if let Ok(Some(depth)) = tasks.settings.store.0.depth(clock::now_ms()).await {
+                    crate::metrics::task_store_depth(depth);
+                }
             }
         });
     }
@@ -889,6 +904,7 @@ impl Tasks {
             match self.settings.store.0.update(&id, &take).await {
                 Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
+                    crate::metrics::lease_takeover();
                     self.spawn_worker(tools, id, &record.principal, claim);
                 }
                 Ok(_) => {}

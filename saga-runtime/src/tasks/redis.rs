@@ -238,6 +238,21 @@ impl TaskBackend for RedisTasks {
         })
     }
 
+    fn depth(&self, now_ms: u64) -> BoxFuture<'_, Result<Option<usize>, TaskStoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            // The store bucket scores each id by its expiry: those after now are kept.
+            let depth: usize = redis::cmd("ZCOUNT")
+                .arg(format!("{STORE_BUCKET}:ids"))
+                .arg(format!("({now_ms}"))
+                .arg("+inf")
+                .query_async(&mut connection)
+                .await
+                .map_err(unavailable)?;
+            Ok(Some(depth))
+        })
+    }
+
     fn orphans(&self, now_ms: u64) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
         Box::pin(async move {
             let mut connection = self.connection.clone();

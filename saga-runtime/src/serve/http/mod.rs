@@ -100,11 +100,16 @@ impl SagaServer {
         let server = self.clone();
         let service =
             StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
-        axum::Router::new()
-            .nest_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn(move |request, next| {
-                guard.clone().run(request, next)
-            }))
+        let mcp =
+            axum::Router::new()
+                .nest_service(MCP_PATH, service)
+                .layer(axum::middleware::from_fn(move |request, next| {
+                    guard.clone().run(request, next)
+                }));
+        match self.extra_routes() {
+            Some(routes) => mcp.merge(routes.clone()),
+            None => mcp,
+        }
     }
 
     /// Serves Streamable HTTP on `addr` until Ctrl-C. Prints `listening on

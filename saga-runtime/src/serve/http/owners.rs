@@ -59,6 +59,7 @@ impl Book {
     fn forget(&mut self, id: &str) {
         if let Some(entry) = self.sessions.remove(id) {
             self.release(&entry.principal);
+            crate::metrics::sessions(self.sessions.len());
         }
     }
 
@@ -167,6 +168,7 @@ impl Opening {
             if let Some(old) = book.sessions.insert(id.to_owned(), entry) {
                 book.release(&old.principal);
             }
+            crate::metrics::sessions(book.sessions.len());
         }
     }
 }

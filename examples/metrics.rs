@@ -1,0 +1,41 @@
+//! The deploy saga with metrics for operators: Prometheus text on `/metrics`, beside the
+//! MCP endpoint on `/mcp`. saga reports through the `metrics` facade
+//! (`saga_runtime::metrics` lists every name and label); this example installs
+//! `metrics-exporter-prometheus` as the recorder.
+//!
+//! ```text
+//! cargo run --example metrics                 # MCP on 127.0.0.1:8080/mcp, metrics on /metrics
+//! curl http://127.0.0.1:8080/metrics
+//! ```
+
+use metrics_exporter_prometheus::PrometheusBuilder;
+use saga_runtime::prelude::*;
+
+#[path = "deploy.rs"]
+#[allow(dead_code)] // its `main` is the deploy example's
+mod deploy;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    saga_examples::cli::init_logging();
+    let prometheus = PrometheusBuilder::new().install_recorder()?;
+    let metrics = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let prometheus = prometheus.clone();
+            async move { prometheus.render() }
+        }),
+    );
+    let addr = std::env::args()
+        .skip_while(|arg| arg != "--http")
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+    SagaServer::builder()
+        .info("deploy-server", env!("CARGO_PKG_VERSION"))
+        .keys(saga_examples::cli::keys()?)
+        .tool(deploy::complex_tool)
+        .routes(metrics)
+        .build()?
+        .serve_http(addr)
+        .await
+}

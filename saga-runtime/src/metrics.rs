@@ -1,0 +1,326 @@
+//! What saga reports through the [`metrics`] facade, for operators: install any recorder
+//! (`metrics-exporter-prometheus`, for example) and these appear; without one they cost a
+//! lookup of the absent recorder each (the transition bench measures it).
+//!
+//! | name | kind | labels |
+//! |---|---|---|
+//! | `saga_transitions_total` | counter | `tool`, `outcome`, `era` |
+//! | `saga_transition_seconds` | histogram | `tool` |
+//! | `saga_refusals_total` | counter | `reason` |
+//! | `saga_token_bytes` | histogram | `direction` (`in`, `out`) |
+//! | `saga_rounds` | histogram, at each completed saga | `tool` |
+//! | `saga_tasks_total` | counter, at each change of status | `status` |
+//! | `saga_task_lease_takeovers_total` | counter | |
+//! | `saga_task_store_depth` | gauge, tasks kept in the store | |
+//! | `saga_sessions` | gauge, live 2025-11-25 sessions | |
+//!
+//! Every label value comes from a closed set: a registered tool's name, an [`Outcome`],
+//! an era [`era`] names, a [`Refusal`], a task status. Nothing a client writes becomes a
+//! label: a call of an unknown tool is refused before it reaches a transition, and an
+//! unknown protocol version counts as `other`.
+//!
+//! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`.
+
+use std::fmt;
+use std::time::Duration;
+
+use metrics::{counter, gauge, histogram};
+
+/// `saga_transitions_total`.
+pub const TRANSITIONS: &str = "saga_transitions_total";
+/// `saga_transition_seconds`.
+pub const TRANSITION_SECONDS: &str = "saga_transition_seconds";
+/// `saga_refusals_total`.
+pub const REFUSALS: &str = "saga_refusals_total";
+/// `saga_token_bytes`.
+pub const TOKEN_BYTES: &str = "saga_token_bytes";
+/// `saga_rounds`.
+pub const ROUNDS: &str = "saga_rounds";
+/// `saga_tasks_total`.
+pub const TASKS: &str = "saga_tasks_total";
+/// `saga_task_lease_takeovers_total`.
+pub const LEASE_TAKEOVERS: &str = "saga_task_lease_takeovers_total";
+/// `saga_task_store_depth`.
+pub const TASK_STORE_DEPTH: &str = "saga_task_store_depth";
+/// `saga_sessions`.
+pub const SESSIONS: &str = "saga_sessions";
+
+/// How a transition ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The saga completed with a result.
+    Complete,
+    /// The saga completed with a tool error (`isError: true`).
+    ToolError,
+    /// It asks the client (`input_required` with requests).
+    InputRequired,
+    /// It saved its state at a `checkpoint()`.
+    Checkpoint,
+    /// The request was refused with `-32602` (a bad token, bad arguments, bad answers).
+    RefusedInvalidParams,
+    /// The request lacked a capability a request needs (`-32021`).
+    RefusedMissingCapability,
+    /// The server failed (`-32603`).
+    InternalError,
+    /// Any other JSON-RPC error, or any other result.
+    Other,
+}
+
+impl Outcome {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::ToolError => "tool_error",
+            Outcome::InputRequired => "input_required",
+            Outcome::Checkpoint => "checkpoint",
+            Outcome::RefusedInvalidParams => "refused_invalid_params",
+            Outcome::RefusedMissingCapability => "refused_missing_capability",
+            Outcome::InternalError => "internal_error",
+            Outcome::Other => "other",
+        }
+    }
+}
+
+/// The protocol eras a label can name; anything else is `other`, and no version `unknown`.
+pub fn era(version: Option<&str>) -> &'static str {
+    const KNOWN: [&str; 5] = [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ];
+    match version {
+        None => "unknown",
+        Some(version) => KNOWN
+            .into_iter()
+            .find(|known| *known == version)
+            .unwrap_or("other"),
+    }
+}
+
+/// Why a token (or what it carried) was refused: the `reason` of `saga_refusals_total`,
+/// and the reason in the log. The client only ever sees the one fixed message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Over the server's cap on token length.
+    TooLong,
+    /// Not a token at all (encoding, length, version byte).
+    Malformed,
+    /// Sealed with a key this server does not have.
+    UnknownKey,
+    /// Its tag does not verify: tampered, or bound to another tool, method, principal or
+    /// arguments.
+    Tampered,
+    /// Past its expiry.
+    Expired,
+    /// Expires further ahead than this server ever seals.
+    FromTheFuture,
+    /// Sealed by a build before suspension-point identities.
+    Outdated,
+    /// Stopped at a suspension point this build does not have.
+    UnknownPoint,
+    /// Stopped at a point this build has at another version.
+    OtherVersion,
+    /// Stopped at a point this build has with another saved layout.
+    OtherLayout,
+    /// Already redeemed (single use).
+    Redeemed,
+    /// Opened, but what it holds does not read as this build's state.
+    Undecodable(String),
+    /// Anything else, with the reason for the log.
+    Other(String),
+}
+
+impl Refusal {
+    /// The label value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Refusal::TooLong => "too_long",
+            Refusal::Malformed => "malformed",
+            Refusal::UnknownKey => "unknown_key",
+            Refusal::Tampered => "tampered",
+            Refusal::Expired => "expired",
+            Refusal::FromTheFuture => "from_the_future",
+            Refusal::Outdated => "outdated",
+            Refusal::UnknownPoint => "unknown_point",
+            Refusal::OtherVersion => "other_version",
+            Refusal::OtherLayout => "other_layout",
+            Refusal::Redeemed => "redeemed",
+            Refusal::Undecodable(_) => "undecodable",
+            Refusal::Other(_) => "other",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Undecodable(reason) => write!(f, "the state does not decode: {reason}"),
+            Refusal::Other(reason) => f.write_str(reason),
+            Refusal::Redeemed => f.write_str("token already redeemed"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+/// What can be said of a refused token: its [`Refusal`]. Implemented for the errors the
+/// runtime meets while opening one, and for a plain reason (`Refusal::Other`).
+pub trait AsRefusal: fmt::Display {
+    /// The refusal.
+    fn refusal(&self) -> Refusal;
+}
+
+impl AsRefusal for Refusal {
+    fn refusal(&self) -> Refusal {
+        self.clone()
+    }
+}
+
+impl AsRefusal for crate::state::OpenError {
+    fn refusal(&self) -> Refusal {
+        Refusal::from(self)
+    }
+}
+
+impl AsRefusal for crate::engine::PointRefusal {
+    fn refusal(&self) -> Refusal {
+        Refusal::from(self)
+    }
+}
+
+impl AsRefusal for postcard::Error {
+    fn refusal(&self) -> Refusal {
+        Refusal::Undecodable(self.to_string())
+    }
+}
+
+impl AsRefusal for serde_json::Error {
+    fn refusal(&self) -> Refusal {
+        Refusal::Undecodable(self.to_string())
+    }
+}
+
+impl AsRefusal for &str {
+    fn refusal(&self) -> Refusal {
+        Refusal::Other((*self).to_owned())
+    }
+}
+
+impl AsRefusal for String {
+    fn refusal(&self) -> Refusal {
+        Refusal::Other(self.clone())
+    }
+}
+
+impl From<&crate::state::OpenError> for Refusal {
+    fn from(error: &crate::state::OpenError) -> Self {
+        use crate::state::OpenError;
+        match error {
+            OpenError::TooLong { .. } => Refusal::TooLong,
+            OpenError::Encoding | OpenError::Truncated { .. } | OpenError::Version(_) => {
+                Refusal::Malformed
+            }
+            OpenError::UnknownKey(_) => Refusal::UnknownKey,
+            OpenError::Forged => Refusal::Tampered,
+            OpenError::Expired(_) => Refusal::Expired,
+            OpenError::FromTheFuture(_) => Refusal::FromTheFuture,
+            OpenError::Outdated(_) => Refusal::Outdated,
+            other => Refusal::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<&crate::engine::PointRefusal> for Refusal {
+    fn from(refusal: &crate::engine::PointRefusal) -> Self {
+        use crate::engine::PointRefusal;
+        match refusal {
+            PointRefusal::Unknown => Refusal::UnknownPoint,
+            PointRefusal::OtherVersion { .. } => Refusal::OtherVersion,
+            PointRefusal::OtherLayout { .. } => Refusal::OtherLayout,
+        }
+    }
+}
+
+/// One transition's figures.
+pub(crate) fn transition(
+    tool: &str,
+    outcome: Outcome,
+    era: &'static str,
+    elapsed: Duration,
+    token_in: usize,
+    token_out: Option<usize>,
+) {
+    counter!(
+        TRANSITIONS,
+        "tool" => tool.to_owned(),
+        "outcome" => outcome.as_str(),
+        "era" => era
+    )
+    .increment(1);
+    histogram!(TRANSITION_SECONDS, "tool" => tool.to_owned()).record(elapsed.as_secs_f64());
+    if token_in > 0 {
+        histogram!(TOKEN_BYTES, "direction" => "in").record(token_in as f64);
+    }
+    if let Some(bytes) = token_out {
+        histogram!(TOKEN_BYTES, "direction" => "out").record(bytes as f64);
+    }
+}
+
+/// A saga of `tool` completed after `rounds` rounds.
+pub(crate) fn completed(tool: &str, rounds: u32) {
+    histogram!(ROUNDS, "tool" => tool.to_owned()).record(f64::from(rounds));
+}
+
+/// A refused token.
+pub(crate) fn refused(refusal: &Refusal) {
+    counter!(REFUSALS, "reason" => refusal.as_str()).increment(1);
+}
+
+/// A task entered `status` (`working`, `input_required`, `completed`, `failed`,
+/// `cancelled`).
+pub(crate) fn task_status(status: &'static str) {
+    counter!(TASKS, "status" => status).increment(1);
+}
+
+/// A replica took over a task whose worker's lease had ended.
+pub(crate) fn lease_takeover() {
+    counter!(LEASE_TAKEOVERS).increment(1);
+}
+
+/// The number of tasks the store keeps.
+pub(crate) fn task_store_depth(depth: usize) {
+    gauge!(TASK_STORE_DEPTH).set(depth as f64);
+}
+
+/// The number of live sessions.
+pub(crate) fn sessions(live: usize) {
+    gauge!(SESSIONS).set(live as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eras_are_a_closed_set() {
+        assert_eq!(era(Some("2026-07-28")), "2026-07-28");
+        assert_eq!(era(Some("2025-11-25")), "2025-11-25");
+        assert_eq!(era(Some("1999-01-01\u{1b}[2J")), "other");
+        assert_eq!(era(None), "unknown");
+    }
+
+    #[test]
+    fn every_open_error_has_its_refusal() {
+        use crate::state::OpenError;
+        assert_eq!(Refusal::from(&OpenError::Forged).as_str(), "tampered");
+        assert_eq!(Refusal::from(&OpenError::Expired(3)).as_str(), "expired");
+        assert_eq!(Refusal::from(&OpenError::Encoding).as_str(), "malformed");
+        assert_eq!(
+            Refusal::from(&OpenError::UnknownKey("k".into())).as_str(),
+            "unknown_key"
+        );
+    }
+}
