@@ -713,7 +713,21 @@ async fn off_schema_elicitation_is_asked_again() {
             .answers(json!({"elicit-1": answer}))
             .send(server.addr)
             .await;
-        let (again, again_requests) = input_required(status, &body);
+        let (again, mut again_requests) = input_required(status, &body);
+        // The same request, its message ending with why the answer did not fit.
+        let asked = requests["elicit-1"]["params"]["message"]
+            .as_str()
+            .expect("a message");
+        let message = again_requests["elicit-1"]["params"]["message"]
+            .as_str()
+            .expect("a message")
+            .to_owned();
+        let reason = message
+            .strip_prefix(asked)
+            .and_then(|rest| rest.strip_prefix("\n\nYour last answer was not accepted: "))
+            .unwrap_or_else(|| panic!("{content:?}: {message}"));
+        assert!(!reason.is_empty(), "{content:?}");
+        again_requests["elicit-1"]["params"]["message"] = json!(asked);
         assert_eq!(
             again_requests, requests,
             "{content:?} is asked again: {body:#}"

@@ -10,6 +10,7 @@ mod principal;
 mod server;
 mod session;
 mod stdio;
+mod streamed;
 mod tools;
 pub mod wire;
 

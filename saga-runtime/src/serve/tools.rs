@@ -527,7 +527,7 @@ impl SagaTools {
     }
 
     /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
-    fn stamped(&self, mut response: CallToolResponse) -> CallToolResponse {
+    pub(crate) fn stamped(&self, mut response: CallToolResponse) -> CallToolResponse {
         if let Some(info) = &self.inner.info_meta {
             stamp_server_info(&mut response, info);
         }

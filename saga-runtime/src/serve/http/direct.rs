@@ -49,6 +49,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 use super::guard::refuse;
 use crate::engine::SagaContext;
 use crate::serve::SagaTools;
+use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
@@ -147,9 +148,41 @@ impl Direct {
     /// Runs the call if rmcp would accept the request as it is; otherwise gives `parts`
     /// back, untouched, for rmcp to answer.
     pub(crate) async fn serve(&self, parts: Parts, body: &Bytes) -> Result<Response, Parts> {
+        if let Some(response) = self.serve_resumable(&parts, body) {
+            return Ok(response);
+        }
         let Some((id, params, cx)) = self.read(&parts, body) else {
             return Err(parts);
         };
+        if crate::serve::streamed::wanted(&self.tools, &params.name, &cx) {
+            let call = crate::engine::Call {
+                method: TOOLS_CALL.to_owned(),
+                name: params.name.into_owned(),
+                arguments: params.arguments,
+                request_state: params.request_state,
+                input_responses: params.input_responses,
+                ..crate::engine::Call::default()
+            };
+            let marked = match &call.request_state {
+                Some(token) => match self.tools.in_flight().enter(token) {
+                    Some(marked) => Some(marked),
+                    None => {
+                        return Ok(respond(&ServerJsonRpcMessage::error(
+                            already_resumed(),
+                            Some(id),
+                        )));
+                    }
+                },
+                None => None,
+            };
+            return Ok(crate::serve::streamed::respond(
+                self.tools.clone(),
+                id,
+                call,
+                cx,
+                marked,
+            ));
+        }
         let declared_tasks = cx.capabilities().supports_tasks();
         let result = self.tools.call_stamped_in(params, &cx).await;
         let message = match result {
@@ -172,6 +205,99 @@ impl Direct {
             }
         };
         Ok(respond(&message))
+    }
+
+    /// A stateless `requests/resume` or `requests/getStatus` (seed 002 in the 2026-07-28
+    /// era, see `serve::streamed`), when every transport check of the module docs passes;
+    /// `None` hands the request to rmcp.
+    fn serve_resumable(&self, parts: &Parts, body: &Bytes) -> Option<Response> {
+        let headers = &parts.headers;
+        let method = sole(headers, METHOD_HEADER)?;
+        if method != RESUME && method != GET_STATUS {
+            return None;
+        }
+        if !self.transport_admits(parts)
+            || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
+        {
+            return None;
+        }
+        let message: ResumeMessage = serde_json::from_slice(body).ok()?;
+        if message.method != method {
+            return None;
+        }
+        let mut params = message.params?;
+        let meta = params.as_object_mut()?.remove("_meta")?;
+        let meta: rmcp::model::RequestMetaObject = serde_json::from_value(meta).ok()?;
+        let capabilities = resumable::capabilities_of(&meta)?;
+        if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28) {
+            return None;
+        }
+        let id = message.id;
+        let cx = self
+            .tools
+            .head_context(Some(parts))
+            .with_capabilities(capabilities)
+            .with_client_info(Some(meta.client_info().unwrap_or_default()))
+            .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
+            .with_meta(meta)
+            .with_request_id(Some(id.clone()));
+        let codec = self.tools.codec();
+        if method == GET_STATUS {
+            let message = match resumable::open(codec, Some(params), None, cx.principal()) {
+                Ok(ticket) => custom_result(resumable::status(&ticket), id),
+                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            };
+            return Some(respond(&message));
+        }
+        let ticket = match resumable::open(codec, Some(params), Some(&id), cx.principal()) {
+            Ok(ticket) => ticket,
+            Err(error) => return Some(respond(&ServerJsonRpcMessage::error(error, Some(id)))),
+        };
+        if ticket.method != TOOLS_CALL {
+            let error = ErrorData::invalid_request(
+                "requests/resume without a session continues a tools/call; a prompt or a \
+                 resource continues in a session",
+                None,
+            );
+            return Some(respond(&ServerJsonRpcMessage::error(error, Some(id))));
+        }
+        let Some(marked) = self.tools.in_flight().enter(&ticket.state) else {
+            return Some(respond(&ServerJsonRpcMessage::error(
+                already_resumed(),
+                Some(id),
+            )));
+        };
+        let call = crate::engine::Call {
+            method: TOOLS_CALL.to_owned(),
+            name: ticket.name,
+            arguments: ticket.arguments,
+            request_state: Some(ticket.state),
+            ..crate::engine::Call::default()
+        };
+        if self.tools.saga(&call.name).is_err() {
+            let error = ErrorData::invalid_params(format!("unknown tool: {}", call.name), None);
+            return Some(respond(&ServerJsonRpcMessage::error(error, Some(id))));
+        }
+        Some(crate::serve::streamed::respond(
+            self.tools.clone(),
+            id,
+            call,
+            cx,
+            Some(marked),
+        ))
+    }
+
+    /// The checks every request this path serves passes first: the MCP endpoint's path, no
+    /// `Origin`, an allowed `Host`, an `Accept` of both JSON and SSE, no `Mcp-Param-*`.
+    fn transport_admits(&self, parts: &Parts) -> bool {
+        let headers = &parts.headers;
+        parts.uri.path() == super::MCP_PATH
+            && !headers.contains_key(header::ORIGIN)
+            && self.host_is_allowed(parts)
+            && accepts_json_and_sse(headers)
+            && !headers
+                .keys()
+                .any(|name| name.as_str().starts_with(PARAM_HEADER_PREFIX))
     }
 
     /// The request's id, params and context, when every check of the module docs passes.
@@ -205,7 +331,7 @@ impl Direct {
         let meta = params.meta.take().unwrap_or_default();
         // 2026-07-28's required `_meta` keys are the version, checked here, and the
         // capabilities, read once: `missing_required_keys` would read them a second time.
-        let capabilities = meta.client_capabilities()?;
+        let capabilities = resumable::capabilities_of(&meta)?;
         if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28)
             || meta.get_progress_token().is_some()
             || meta.log_level().is_some()
@@ -251,6 +377,34 @@ impl Direct {
                 .iter()
                 .any(|allowed| allowed.admits(&authority))
     }
+}
+
+/// A JSON-RPC `requests/resume` or `requests/getStatus` request: exactly these members.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResumeMessage {
+    #[allow(dead_code)] // read to be checked
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    method: String,
+    params: Option<serde_json::Value>,
+}
+
+/// A result that is a JSON object of its own (`requests/getStatus`).
+fn custom_result(result: serde_json::Value, id: RequestId) -> ServerJsonRpcMessage {
+    ServerJsonRpcMessage::response(
+        ServerResult::CustomResult(rmcp::model::CustomResult(result)),
+        id,
+    )
+}
+
+/// What a second request from a token still being worked from gets.
+fn already_resumed() -> ErrorData {
+    ErrorData::invalid_request(
+        "this requestState is already being resumed by a request that is still running; \
+         wait for its answer, which carries the next state",
+        None,
+    )
 }
 
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or

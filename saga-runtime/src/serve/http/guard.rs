@@ -142,7 +142,9 @@ impl Guard {
             }
             return response;
         }
-        let Ok(slot) = tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await else {
+        let Ok(slot) =
+            tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await
+        else {
             tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
             return busy();
         };
@@ -225,7 +227,7 @@ impl Guard {
             }
             None => bytes,
         };
-        let _slot = slot;
+        let slot = slot;
         let format = match Format::from_headers(&parts.headers) {
             Ok(format) => format,
             Err(unknown) => {
@@ -238,15 +240,22 @@ impl Guard {
         };
         span.record("format", tracing::field::debug(format));
         let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
+        let resumes = matches!(
+            envelope.method.as_deref(),
+            Some(resumable::RESUME | resumable::GET_STATUS)
+        ) && envelope.has_id();
         if format == Format::Mrtr
-            && is_tool_call
+            && (is_tool_call || (resumes && session.is_none()))
             && let Some(direct) = &self.direct
         {
             match direct.serve(parts, &bytes).await {
-                Ok(response) => return response,
+                // A streamed response (seed 002 without a session) runs as its body is
+                // read: the body keeps the request's slot until it ends.
+                Ok(response) => return super::streams::keeping(response, slot),
                 Err(untouched) => parts = untouched,
             }
         }
+        let _slot = slot;
         if format == Format::Mrtr || !is_tool_call {
             let opening = if envelope.method.as_deref() == Some("initialize") {
                 match self.owners.open(self.tools.principal_of(&parts)).await {

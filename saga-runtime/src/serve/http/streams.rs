@@ -25,6 +25,30 @@ pub(crate) fn held(response: Response, held: Held, idle: Option<Duration>) -> Re
     Response::from_parts(parts, Body::from_stream(body))
 }
 
+/// `response` with its body keeping `kept` (a request's slot) until the body is done or
+/// dropped.
+pub(crate) fn keeping<T: Send + Sync + Unpin + 'static>(response: Response, kept: T) -> Response {
+    let (parts, body) = response.into_parts();
+    let body = Keeping {
+        body: body.into_data_stream(),
+        _kept: kept,
+    };
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+struct Keeping<T> {
+    body: axum::body::BodyDataStream,
+    _kept: T,
+}
+
+impl<T: Unpin> Stream for Keeping<T> {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.body).poll_next(cx)
+    }
+}
+
 struct Watched {
     body: axum::body::BodyDataStream,
     _held: Held,

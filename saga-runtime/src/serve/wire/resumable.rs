@@ -77,6 +77,27 @@ pub(crate) fn declared(capabilities: &ClientCapabilities) -> bool {
             .is_some_and(|extensions| extensions.contains_key(CAPABILITY))
 }
 
+/// The client capabilities a stateless request's `_meta` declares, with a top-level
+/// `resumableRequests` (where seed 002 puts it) moved where rmcp keeps it, as
+/// [`promote_capability`] does for `initialize`.
+pub(crate) fn capabilities_of(meta: &rmcp::model::RequestMetaObject) -> Option<ClientCapabilities> {
+    let mut capabilities = meta.client_capabilities()?;
+    let top_level = (meta.0)
+        .0
+        .get("io.modelcontextprotocol/clientCapabilities")
+        .and_then(|declared| declared.get(CAPABILITY));
+    if let Some(declared) = top_level {
+        capabilities
+            .experimental
+            .get_or_insert_with(Default::default)
+            .insert(
+                CAPABILITY.to_owned(),
+                declared.as_object().cloned().unwrap_or_default(),
+            );
+    }
+    Some(capabilities)
+}
+
 /// Moves a top-level `capabilities.resumableRequests` of an `initialize` message into
 /// `capabilities.experimental`, where rmcp's typed capabilities keep it. Returns whether
 /// it changed the message.
@@ -160,12 +181,42 @@ pub(crate) async fn announce(
     asks: bool,
     cx: &SagaContext,
 ) -> Option<String> {
+    let peer = cx.peer()?;
+    let (params, announced) = policy(codec, sealed_with, call, (state, point), asks, cx)?;
+    match cx.notices() {
+        Some(notices) => notices.put(json!({
+            "jsonrpc": "2.0",
+            "method": RESUME_POLICY,
+            "params": params,
+        })),
+        None => {
+            let notification = CustomNotification::new(RESUME_POLICY, Some(params));
+            if let Err(error) = peer
+                .send_notification(ServerNotification::CustomNotification(notification))
+                .await
+            {
+                tracing::debug!(%error, "a resume policy could not be sent");
+            }
+        }
+    }
+    Some(announced)
+}
+
+/// The params of the `notifications/requests/resumePolicy` that lets the client resume
+/// `call` from `state`, and the state its token resumes from; `None` for a client that did
+/// not declare `resumableRequests`, or a call without a request id.
+pub(crate) fn policy(
+    codec: &StateCodec,
+    sealed_with: &StateCodec,
+    call: &Call,
+    (state, point): (&str, &PointKey),
+    asks: bool,
+    cx: &SagaContext,
+) -> Option<(Value, String)> {
     if !declared(cx.capabilities()) {
         return None;
     }
-    let (Some(id), Some(peer)) = (cx.request_id(), cx.peer()) else {
-        return None;
-    };
+    let id = cx.request_id()?;
     let binding = call.binding(cx.principal());
     let portable = match codec.reseal(sealed_with, state, point, &binding) {
         Ok(portable) => portable,
@@ -192,23 +243,7 @@ pub(crate) async fn announce(
         "maxWait": codec.ttl().as_secs(),
     });
     tracing::debug!(request_id = %id, bytes = token.len(), "resume policy issued");
-    match cx.notices() {
-        Some(notices) => notices.put(json!({
-            "jsonrpc": "2.0",
-            "method": RESUME_POLICY,
-            "params": params,
-        })),
-        None => {
-            let notification = CustomNotification::new(RESUME_POLICY, Some(params));
-            if let Err(error) = peer
-                .send_notification(ServerNotification::CustomNotification(notification))
-                .await
-            {
-                tracing::debug!(%error, "a resume policy could not be sent");
-            }
-        }
-    }
-    Some(ticket.state)
+    Some((params, ticket.state))
 }
 
 fn ticket_binding(principal: &str) -> Binding {
