@@ -184,7 +184,8 @@ impl Misfit {
     /// or "the answer" for a one-field form (whose one field no person named).
     pub(crate) fn asked_again_note(&self) -> String {
         match self.field.as_deref() {
-            Some(VALUE_FIELD) | None => format!(
+            None => format!("\n\nYour last answer was not accepted: {}.", self.rule),
+            Some(VALUE_FIELD) => format!(
                 "\n\nYour last answer was not accepted: the answer {}.",
                 self.rule
             ),
