@@ -228,7 +228,7 @@ async fn annotations_icons_and_meta_appear_in_the_tool_list() {
         tool["icons"],
         json!([{"src": "https://example.com/icon.svg"}])
     );
-    assert_eq!(tool["_meta"], json!({"team": "payments"}));
+    assert_eq!(tool["_meta"]["team"], "payments");
 
     let plain = TestClient::new(book_meeting);
     let tool =
