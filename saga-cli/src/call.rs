@@ -712,9 +712,12 @@ fn describe_tool(tool: &Tool, task_support: Option<&str>) -> String {
     if let Some(output) = &tool.output_schema {
         out.push_str(&format!("  output: {}\n", describe_output(output)));
     }
+    // Absent, the extension's default is "forbidden"; but servers that run tasks do not
+    // all say so per tool (saga's own do not send `execution` yet), so absent is shown
+    // as absent.
     out.push_str(&format!(
         "  task support: {}\n",
-        task_support.unwrap_or("forbidden (not declared)")
+        task_support.unwrap_or("not declared")
     ));
     out
 }
@@ -1150,10 +1153,7 @@ mod tests {
         .unwrap();
         let text = describe_tool(&tool, None);
         assert!(text.starts_with("complex_tool — Deploys.\n"), "{text}");
-        assert!(
-            text.ends_with("  task support: forbidden (not declared)\n"),
-            "{text}"
-        );
+        assert!(text.ends_with("  task support: not declared\n"), "{text}");
         assert!(
             !text.contains("title:") && !text.contains("output:"),
             "{text}"

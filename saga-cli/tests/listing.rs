@@ -63,7 +63,7 @@ fn tools_shows_title_output_and_task_support_from_json_and_sse_lists() {
         let expected = "\
 plain
   (no arguments)
-  task support: forbidden (not declared)
+  task support: not declared
 
 batch — Runs long.
   title: Batch job
