@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tests `saga` as a person uses it, in a real terminal: tmux runs `saga call` against the
-# deploy and weather examples, the answers are typed with send-keys, and the screen is
-# read with capture-pane. Also: --answers without a terminal, --stdio, an error line for a
-# server that is down, and `saga inspect` on a real token.
+# deploy, weather, migrate and meeting examples, the answers are typed with send-keys, and
+# the screen is read with capture-pane. Also: --answers without a terminal, --stdio, an
+# error line for a server that is down, `saga inspect` on a real token, a task followed
+# with --task (answered by hand, and cancelled with Ctrl-C), a re-asked --answers entry
+# stopped with the server's reason, and a form's fields asked in their declared order.
 #
 #   bash scripts/cli-tmux.sh          # needs tmux (apt-get install tmux)
 #
@@ -17,7 +19,7 @@ fi
 
 echo "== building saga and the examples"
 cargo build --quiet -p saga-cli || exit 2
-cargo build --quiet --example deploy --example weather || exit 2
+cargo build --quiet --example deploy --example weather --example migrate --example meeting || exit 2
 SAGA="$PWD/target/debug/saga"
 EXAMPLES="$PWD/target/debug/examples"
 
@@ -93,6 +95,10 @@ start_server deploy
 DEPLOY_URL="$URL"
 start_server weather
 WEATHER_URL="$URL"
+start_server migrate
+MIGRATE_URL="$URL"
+start_server meeting
+MEETING_URL="$URL"
 
 # 1. deploy: a form, then a sampling request, typed by hand.
 name="tmux: deploy, form and sampling typed by hand"
@@ -292,9 +298,107 @@ if [ -n "$token" ] &&
   pass "$name"
 else fail "$name" "$WORK/state.txt"; fi
 
+# 11. --task: approve_migration becomes a task, asks its approval (input_required) after
+#     its first checkpoint, and is answered by typing; tasks/update, then the result.
+name="tmux: --task, a task's form typed by hand"
+tmux_start "$SAGA call --task $MIGRATE_URL approve_migration tables=3"
+if ! wait_for " created: working (polling tasks/get every 500 ms)"; then scenario_failed "$name" "the task created"
+elif ! wait_for ": input_required"; then scenario_failed "$name" "input_required"
+elif ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "approve:"; then scenario_failed "$name" "approve:"
+  else
+    type_line "y"
+    if wait_for "EXIT=0" && screen | grep -qF "Migrate 3 tables?" &&
+      screen | grep -q "^→ tasks/update [0-9a-f]\{32\} elicit-1" &&
+      screen | grep -q "^← task [0-9a-f]\{32\}: completed" &&
+      screen | grep -qF "── result of task " && screen | grep -qx "3 tables approved"; then
+      pass "$name"
+      screen | sed '/^$/d' >"$WORK/task-screen.txt"
+    else scenario_failed "$name" "tasks/update, completed, the result and EXIT=0"; fi
+  fi
+fi
+
+# 11b. Ctrl-C while a long task works: tasks/cancel, exit 130.
+name="tmux: --task, Ctrl-C cancels the task"
+tmux_start "$SAGA call --task $MIGRATE_URL migrate tables=600 millis_per_table=100"
+if ! wait_for " created: working"; then scenario_failed "$name" "the task created"
+else
+  sleep 0.5
+  tmux -L "$SOCKET" send-keys -t "$SESSION" C-c
+  if wait_for "EXIT=130" && screen | grep -q "saga: interrupted: task [0-9a-f]\{32\} cancelled (tasks/cancel sent)$" &&
+    ! screen | grep -qF "migrated 600 tables"; then
+    pass "$name"
+  else scenario_failed "$name" "cancelled (tasks/cancel sent), EXIT=130"; fi
+fi
+
+# 12. --answers with an answer outside its form (a duration above 240): the server asks
+#     again with the reason, and saga stops at once, showing it, instead of answering the
+#     same thing a thousand times.
+name="tmux: --answers re-asked, stopped with the server's reason"
+cat >"$WORK/meeting.json" <<'EOF3'
+{"meeting": {"title": "Planning", "duration": 300, "room": "Aurora"}, "confirm": true}
+EOF3
+tmux_start "$SAGA call --answers $WORK/meeting.json $MEETING_URL book_meeting organiser=Ada"
+if wait_for "EXIT=2" && screen | grep -qF "[meeting] asked again: the server did not accept the answer from the answers file" &&
+  screen | grep -qF "Your last answer was not accepted: \`duration\` is above the maximum 240." &&
+  screen | grep -qF 'saga: error: the server asked "meeting" again' &&
+  [ "$(screen | grep -c '^── round ')" -eq 2 ]; then
+  pass "$name"
+else scenario_failed "$name" "the reason, two rounds, EXIT=2"; fi
+
+# 13. The form's fields are asked in the order the tool declares them (title, duration,
+#     room, notes), not sorted; an answer above the maximum is refused on the spot.
+name="tmux: a form's fields in declared order"
+tmux_start "$SAGA call $MEETING_URL book_meeting organiser=Ada"
+if ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
+else
+  key Enter
+  if ! wait_for "? title:"; then scenario_failed "$name" "title: first"
+  elif screen | grep -qE "duration:|room:|notes:"; then scenario_failed "$name" "title: alone, before the others"
+  else
+    type_line "Planning"
+    if ! wait_for "? duration:"; then scenario_failed "$name" "duration: second"
+    else
+      type_line "300"
+      if ! wait_for "at most 240"; then scenario_failed "$name" "300 refused: at most 240"
+      else
+        key BSpace; key BSpace; key BSpace
+        type_line "45"
+        if ! wait_for "? room:"; then scenario_failed "$name" "room: third"
+        else
+          key Enter
+          if ! wait_for "? notes:"; then scenario_failed "$name" "notes: fourth"
+          else
+            key Enter
+            if ! wait_for "Book Planning (45 min) in Aurora for Ada?"; then scenario_failed "$name" "the confirmation"
+            else
+              key Enter
+              if ! wait_for "value:"; then scenario_failed "$name" "value:"
+              else
+                type_line "y"
+                order="$(screen | grep -nE '^> (title|duration|room|notes):' | cut -d: -f2- | sed 's/^> \([a-z]*\):.*/\1/' | tr '\n' ' ')"
+                if wait_for "EXIT=0" && screen | grep -qx "Booked Planning (45 min) in Aurora for Ada." &&
+                  [ "$order" = "title duration room notes " ]; then
+                  pass "$name"
+                else scenario_failed "$name" "fields in the order title duration room notes (got: $order), the booking, EXIT=0"; fi
+              fi
+            fi
+          fi
+        fi
+      fi
+    fi
+  fi
+fi
+
 if [ -f "$WORK/deploy-screen.txt" ]; then
   echo "== the screen of the deploy run"
   cat "$WORK/deploy-screen.txt"
+fi
+if [ -f "$WORK/task-screen.txt" ]; then
+  echo "== the screen of the --task run"
+  cat "$WORK/task-screen.txt"
 fi
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
