@@ -79,7 +79,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Lists a server's tools and their arguments (name, type, required, description).
+    /// Lists a server's tools: title, arguments (name, type, required, description),
+    /// output schema and task support (`execution.taskSupport`).
     Tools {
         #[command(flatten)]
         server: ServerArgs,
@@ -105,7 +106,7 @@ enum Command {
         without: Vec<call::Capability>,
         /// Open a 2025-11-25 session (`initialize`) instead of `server/discover`: the
         /// server sends its requests during the call; --answers keys them
-        /// `elicitation-N`, `sampling-N`, `roots-N` in the order they come.
+        /// `elicitation-N`, `sampling-N`, `roots-N`, N one counter across kinds, from 1.
         #[arg(long)]
         session: bool,
         /// Declare the MCP tasks extension and follow the task the call becomes: poll
