@@ -205,9 +205,16 @@ impl Guard {
             if let Some(notices) = &notices {
                 parts.extensions.insert(notices.clone());
             }
+            let lists_tools = envelope.method.as_deref() == Some("tools/list");
             let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))
                 .await;
+            let response = if lists_tools {
+                super::tool_list::with_task_support(response, &self.tools, self.response_limit())
+                    .await
+            } else {
+                response
+            };
             let response = match notices {
                 Some(notices) => stream_notices(response, notices),
                 None => response,
@@ -265,8 +272,15 @@ impl Guard {
             } else {
                 None
             };
+            let lists_tools = envelope.method.as_deref() == Some("tools/list");
             let request = Request::from_parts(parts, Body::from(bytes));
             let response = next.run(request).await;
+            let response = if lists_tools {
+                super::tool_list::with_task_support(response, &self.tools, self.response_limit())
+                    .await
+            } else {
+                response
+            };
             if let Some(opening) = opening
                 && let Some(id) = response
                     .headers()
@@ -288,6 +302,11 @@ impl Guard {
         parts.headers.remove(header::CONTENT_LENGTH);
         let response = next.run(Request::from_parts(parts, body)).await;
         self.encode(format, response).await
+    }
+
+    /// How much of rmcp's own response is read when the guard rewrites one.
+    fn response_limit(&self) -> usize {
+        64 * self.max_body_bytes.max(1 << 20)
     }
 
     async fn read_body(&self, body: Body) -> Result<Bytes, Response> {
@@ -321,8 +340,7 @@ impl Guard {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         // rmcp's own response: small, but bounded all the same.
-        let Ok(bytes) = axum::body::to_bytes(body, 64 * self.max_body_bytes.max(1 << 20)).await
-        else {
+        let Ok(bytes) = axum::body::to_bytes(body, self.response_limit()).await else {
             return refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 SERVER_BUSY,

@@ -8,6 +8,7 @@ mod limits;
 mod listener;
 mod owners;
 mod streams;
+mod tool_list;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
