@@ -24,7 +24,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use metrics::{counter, gauge, histogram};
+use metrics::{Key, Label, Metadata, counter, gauge, histogram};
 
 /// `saga_transitions_total`.
 pub const TRANSITIONS: &str = "saga_transitions_total";
@@ -84,18 +84,12 @@ impl Outcome {
 
 /// The protocol eras a label can name; anything else is `other`, and no version `unknown`.
 pub fn era(version: Option<&str>) -> &'static str {
-    const KNOWN: [&str; 5] = [
-        "2026-07-28",
-        "2025-11-25",
-        "2025-06-18",
-        "2025-03-26",
-        "2024-11-05",
-    ];
     match version {
         None => "unknown",
-        Some(version) => KNOWN
-            .into_iter()
-            .find(|known| *known == version)
+        Some(version) => ERAS[..ERAS.len() - 2]
+            .iter()
+            .find(|known| **known == version)
+            .copied()
             .unwrap_or("other"),
     }
 }
@@ -244,23 +238,92 @@ impl From<&crate::engine::PointRefusal> for Refusal {
     }
 }
 
+/// The eras a label names: the protocol versions, then `other` and `unknown`.
+const ERAS: [&str; 7] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+    "other",
+    "unknown",
+];
+
+const OUTCOMES: [Outcome; 8] = [
+    Outcome::Complete,
+    Outcome::ToolError,
+    Outcome::InputRequired,
+    Outcome::Checkpoint,
+    Outcome::RefusedInvalidParams,
+    Outcome::RefusedMissingCapability,
+    Outcome::InternalError,
+    Outcome::Other,
+];
+
+/// One tool's metric keys, built when the tool is registered, so that a transition
+/// reports through the recorder without building a label or hashing a key: with no
+/// recorder installed, what it costs is a look for the recorder.
+#[derive(Debug)]
+pub(crate) struct ToolKeys {
+    /// By outcome, then era.
+    transitions: Vec<Key>,
+    seconds: Key,
+    rounds: Key,
+}
+
+impl ToolKeys {
+    pub(crate) fn new(tool: &str) -> Self {
+        let tool = tool.to_owned();
+        let transitions = OUTCOMES
+            .iter()
+            .flat_map(|outcome| {
+                let tool = tool.clone();
+                ERAS.iter().map(move |era| {
+                    Key::from_parts(
+                        TRANSITIONS,
+                        vec![
+                            Label::new("tool", tool.clone()),
+                            Label::new("outcome", outcome.as_str()),
+                            Label::new("era", *era),
+                        ],
+                    )
+                })
+            })
+            .collect();
+        Self {
+            transitions,
+            seconds: Key::from_parts(TRANSITION_SECONDS, vec![Label::new("tool", tool.clone())]),
+            rounds: Key::from_parts(ROUNDS, vec![Label::new("tool", tool)]),
+        }
+    }
+
+    fn transitions(&self, outcome: Outcome, era: &str) -> Option<&Key> {
+        let outcome = OUTCOMES.iter().position(|known| *known == outcome)?;
+        let era = ERAS.iter().position(|known| *known == era)?;
+        self.transitions.get(outcome * ERAS.len() + era)
+    }
+}
+
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
 /// One transition's figures.
 pub(crate) fn transition(
-    tool: &str,
+    keys: &ToolKeys,
     outcome: Outcome,
     era: &'static str,
     elapsed: Duration,
     token_in: usize,
     token_out: Option<usize>,
 ) {
-    counter!(
-        TRANSITIONS,
-        "tool" => tool.to_owned(),
-        "outcome" => outcome.as_str(),
-        "era" => era
-    )
-    .increment(1);
-    histogram!(TRANSITION_SECONDS, "tool" => tool.to_owned()).record(elapsed.as_secs_f64());
+    metrics::with_recorder(|recorder| {
+        if let Some(key) = keys.transitions(outcome, era) {
+            recorder.register_counter(key, &METADATA).increment(1);
+        }
+        recorder
+            .register_histogram(&keys.seconds, &METADATA)
+            .record(elapsed.as_secs_f64());
+    });
     if token_in > 0 {
         histogram!(TOKEN_BYTES, "direction" => "in").record(token_in as f64);
     }
@@ -269,9 +332,13 @@ pub(crate) fn transition(
     }
 }
 
-/// A saga of `tool` completed after `rounds` rounds.
-pub(crate) fn completed(tool: &str, rounds: u32) {
-    histogram!(ROUNDS, "tool" => tool.to_owned()).record(f64::from(rounds));
+/// A saga completed after `rounds` rounds.
+pub(crate) fn completed(keys: &ToolKeys, rounds: u32) {
+    metrics::with_recorder(|recorder| {
+        recorder
+            .register_histogram(&keys.rounds, &METADATA)
+            .record(f64::from(rounds));
+    });
 }
 
 /// A refused token.

@@ -241,6 +241,9 @@ pub struct Points {
     /// Header bytes and variant index, sorted: a token's point is found by binary search,
     /// however many points the saga has.
     by_header: Vec<([u8; 8], usize)>,
+    /// The tool's metric keys, built once: a transition then reports without building a
+    /// label (see [`crate::metrics`]).
+    metric_keys: std::sync::Arc<crate::metrics::ToolKeys>,
 }
 
 impl Points {
@@ -302,7 +305,13 @@ impl Points {
             points,
             by_header,
             build_tag,
+            metric_keys: std::sync::Arc::new(crate::metrics::ToolKeys::new(name)),
         })
+    }
+
+    /// The tool's metric keys.
+    pub(crate) fn metric_keys(&self) -> &crate::metrics::ToolKeys {
+        &self.metric_keys
     }
 
     /// The tool's name.

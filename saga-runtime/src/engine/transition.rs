@@ -105,7 +105,6 @@ pub async fn transition<T: SagaTool>(
     );
     let started = std::time::Instant::now();
     let token_in = call.request_state.as_ref().map_or(0, String::len);
-    let name = call.name.clone();
     let outcome = run_transition(tool, points, codec, call, cx, &span)
         .instrument(span.clone())
         .await;
@@ -127,7 +126,14 @@ pub async fn transition<T: SagaTool>(
         Err(error) => (error_outcome(error), None),
     };
     let era = crate::metrics::era(cx.protocol_version().map(|version| version.as_str()));
-    crate::metrics::transition(&name, label, era, elapsed, token_in, token_out);
+    crate::metrics::transition(
+        points.metric_keys(),
+        label,
+        era,
+        elapsed,
+        token_in,
+        token_out,
+    );
     if !span.is_disabled() {
         if let Some(bytes) = token_out {
             span.record("token_out", bytes);
@@ -245,7 +251,7 @@ async fn run_transition<T: SagaTool>(
         .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
     let (state, requests) = match stepped {
         Step::Done(result) => {
-            crate::metrics::completed(&call.name, head.round);
+            crate::metrics::completed(points.metric_keys(), head.round);
             return Ok(CallToolResponse::Complete(result));
         }
         Step::Checkpoint(state) => (state, Vec::new()),
