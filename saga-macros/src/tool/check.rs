@@ -9,7 +9,7 @@ use syn::Expr;
 use syn::visit::{self, Visit};
 
 use super::macro_args;
-use super::suspend::{RequestKind, classify, request_call, request_kind};
+use super::suspend::{RequestKind, Suspension, classify, request_call, request_kind};
 use crate::errors::Errors;
 
 pub fn check(body: &syn::Block, errors: &mut Errors) {
@@ -121,6 +121,12 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 self.visit_expr(expr);
                 self.in_guard = true;
             }
+            Expr::Try(try_expr) => {
+                if let Some(message) = question_mark_on_a_round(&try_expr.expr) {
+                    self.errors.at(try_expr.question_token, message);
+                }
+                visit::visit_expr_try(self, try_expr);
+            }
             Expr::Closure(closure) => self.within(
                 "a suspension cannot be inside a closure: the closure may run later or \
                  never, but a saga suspends by ending the current request; move the request \
@@ -205,6 +211,28 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     .for_each(|value| this.visit_expr(value))
             });
         }
+    }
+}
+
+/// Why `?` cannot apply to what `expr` gives, when it is a whole round's answers:
+/// `join_all(..).await` gives a `Vec` of them, `join!(..)` a tuple.
+pub fn question_mark_on_a_round(expr: &Expr) -> Option<&'static str> {
+    match classify(expr)? {
+        Ok(Suspension::Await {
+            kind: RequestKind::JoinAll,
+            ..
+        }) => Some(
+            "`?` cannot apply here: `join_all(..).await` gives a `Vec` with each request's \
+             answer (`Vec<Result<T, SagaError>>`), not one `Result`; to stop at the first \
+             error, as `?` would, collect the answers into one `Result` first: \
+             `join_all(..).await.into_iter().collect::<Result<Vec<_>, _>>()?`",
+        ),
+        Ok(Suspension::Join { .. }) => Some(
+            "`?` cannot apply here: `join!(..)` gives a tuple with each request's answer, \
+             not one `Result`; take the tuple apart and use `?` on each answer: \
+             `let (a, b) = join!(..); let (a, b) = (a?, b?);`",
+        ),
+        _ => None,
     }
 }
 

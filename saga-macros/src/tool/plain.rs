@@ -43,6 +43,28 @@ impl VisitMut for Plain {
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         if self.unexpanded
+            && let Expr::Try(try_expr) = &*expr
+            && super::check::question_mark_on_a_round(&try_expr.expr).is_some()
+            && let Some(Ok(suspension)) = classify(&try_expr.expr)
+        {
+            // `?` on a round's answers, already reported: the fix the error suggests, so
+            // that the code after it is typed as it will be.
+            let private = private_path();
+            let span = try_expr.question_token.span;
+            let requests = suspension.requests();
+            *expr = match suspension {
+                Suspension::Join { .. } => syn::parse_quote_spanned!(span=>
+                    (#(#private::unexpanded(#requests)?,)*)
+                ),
+                _ => syn::parse_quote_spanned!(span=>
+                    ::core::iter::Iterator::collect::<::core::result::Result<::std::vec::Vec<_>, _>>(
+                        ::core::iter::IntoIterator::into_iter(#private::unexpanded(#(#requests)*))
+                    )?
+                ),
+            };
+            return;
+        }
+        if self.unexpanded
             && matches!(classify(expr), Some(Err(_)))
             && let Expr::Macro(mac) = &*expr
         {
