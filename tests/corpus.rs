@@ -23,6 +23,9 @@ mod helpers;
 #[path = "corpus/writes.rs"]
 mod writes;
 
+#[path = "corpus/exits.rs"]
+mod exits;
+
 use harness::{Script, accept, differential, prompt_of, says};
 use saga_runtime::prelude::*;
 use serde_json::json;

@@ -149,24 +149,34 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - a suspension in the arguments of a macro other than the standard ones above, in the
 ///   message of an assertion (formatted only when it fails), or anywhere in a
 ///   `debug_assert!` (evaluated only in debug builds);
-/// - a borrow (`let first = &names[0];`) used after a suspension;
+/// - a borrow used after a suspension: `let first = &names[0];`, and, by its type, a
+///   `&str` made by a method (`name.as_str()`, `name.trim()`), a `&'static str`
+///   (`let mode = if fast { "fast" } else { "slow" };`: own it, `String::from(..)`), an
+///   `Option` or `Vec` of them, or a borrowing operand evaluated before a suspension in
+///   the same expression (`format!("{} {}", name.trim(), elicit(..).await?)`, whose
+///   `name.trim()` is kept in a temporary: `let trimmed = name.trim().to_owned();`);
 /// - an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension: its
 ///   sharing would not survive the saved state;
 /// - a `for` over a borrowed `HashMap`/`HashSet` (read back from the state it iterates in
 ///   another order) or over borrowed items saga cannot borrow again by position;
-/// - a request not awaited where it is made (`let r = elicit(..); r.await`);
-/// - `join_all(..)` inside `join!`.
+/// - a request not awaited where it is made (`let r = elicit(..); r.await`), or made by
+///   a function of yours and awaited at its call (`fn ask(..) -> ElicitForm<bool>`,
+///   `ask(..).await`): make that function a `#[saga_fn]` that awaits the request;
+/// - `join_all(..)` inside `join!`;
+/// - `?` on a whole round's answers: `join_all(..).await?` (a `Vec` of results: collect
+///   them first, `join_all(..).await.into_iter().collect::<Result<Vec<_>, _>>()?`) and
+///   `join!(..)?` (a tuple: `?` each answer).
 ///
-/// Two cases rustc reports without pointing at the local, both borrowed values kept
-/// across a suspension: a `&'static str` local (`let mode = if fast { "fast" } else {
-/// "slow" };`), and a borrowing operand evaluated before a suspension in the same
-/// expression (`format!("{} {}", name.trim(), elicit(..).await?)`, whose `name.trim()`
-/// is kept in a temporary). Both read "implementation of `Deserialize` is not general
-/// enough" at the attribute. Own the value first: `let mode = String::from(..)`,
-/// `let trimmed = name.trim().to_owned();`. Likewise, a local partly moved before a
-/// suspension (`let a = pair.0;`) and partly used after it is saved whole, which rustc
-/// refuses as a use of a partially moved value: move the other part out before the
-/// suspension too (`let b = pair.1;`).
+/// A `return` or `?` that the macro cannot see, inside another crate's macro
+/// (`anyhow::bail!(..)`, `anyhow::ensure!(..)`) or a `macro_rules!` of yours, ends the
+/// saga with its error, before or after a suspension and in loops, as it leaves the
+/// function; for that the output is written `Result<..>` (any path ending in `Result`,
+/// `anyhow::Result<T>` included) or `Option<..>`. Such a hidden `return` may only give an
+/// error (`Err(..)`, `None`): one that gives a value (`return Ok(..)`) is a type error.
+///
+/// A local partly moved before a suspension (`let a = pair.0;`) and partly used after it
+/// is saved whole, which rustc refuses as a use of a partially moved value: move the
+/// other part out before the suspension too (`let b = pair.1;`).
 ///
 /// # What the token carries
 ///
@@ -269,7 +279,9 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - Only a `#[saga_tool]` or a `#[saga_fn]` can await a helper or a request. Awaiting
 ///   one in a plain `async fn`, a closure or an `async` block is an error at the `.await`
 ///   (rustc's "`SagaCall<..>` is not a future", "`ElicitForm<..>` is not a future"): add
-///   `#[saga_fn]` to that function, or await outside the closure or block.
+///   `#[saga_fn]` to that function, or await outside the closure or block. rustc also
+///   suggests removing the `.await`, which would ask nothing: that error is in a function
+///   saga does not compile, so saga cannot reword it.
 #[proc_macro_attribute]
 pub fn saga_fn(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::expand_helper(args.into(), input.into()).into()

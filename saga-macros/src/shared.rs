@@ -10,6 +10,13 @@ pub fn private_path() -> TokenStream {
     quote!(::saga_runtime::__private)
 }
 
+/// [`private_path`] located at `span`: generated code whose error belongs at the user's
+/// token is spanned there from its first token on (rustc reports an expression whose
+/// tokens' spans cannot be joined at its first token).
+pub fn private_path_at(span: proc_macro2::Span) -> TokenStream {
+    quote::quote_spanned!(span=> ::saga_runtime::__private)
+}
+
 /// The lines of the doc comment (`///` and `#[doc = "…"]`), as written.
 pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
     attrs

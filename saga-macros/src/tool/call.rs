@@ -11,6 +11,7 @@ use syn::{Expr, Ident};
 
 use super::lower::Site;
 use super::machine::Saved;
+use super::rewrite::Carrier;
 use crate::shared::private_path;
 
 /// `match call { __call => { let __kind = …; then } }`: the call's kind (a helper, or an
@@ -33,7 +34,7 @@ fn with_kind(span: proc_macro2::Span, call: &Expr, then: TokenStream) -> Expr {
 
 /// Ends the transition while the helper waits: the caller's locals and the helper's state
 /// are saved, and the helper's requests are the round's.
-fn suspend(site: &Site, saved: &[Saved]) -> TokenStream {
+fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;
@@ -42,29 +43,34 @@ fn suspend(site: &Site, saved: &[Saved]) -> TokenStream {
         let ident = &s.ident;
         quote_spanned!(ident.span()=> #field: __kind.keep(#ident))
     });
+    let suspend = carrier.wrap(quote_spanned! {span=>
+        #private::suspend(
+            &mut __slot,
+            __State::#variant {
+                #(#fields,)*
+                __m0: #private::kind_marker(&__kind),
+                __callee,
+            },
+            __round,
+        )
+    });
+    let ask_again = carrier.wrap(quote_spanned!(span=> #private::ask_again(__round)));
+    let failed = carrier.wrap(quote_spanned!(span=> #private::failed(__message)));
     quote_spanned! {span=>
         #private::FnStep::Suspend { state: __callee, requests: __round } => {
-            return #private::suspend(
-                &mut __slot,
-                __State::#variant {
-                    #(#fields,)*
-                    __m0: #private::kind_marker(&__kind),
-                    __callee,
-                },
-                __round,
-            );
+            return #suspend;
         }
-        #private::FnStep::AskAgain(__round) => return #private::ask_again(__round),
-        #private::FnStep::Failed(__message) => return #private::failed(__message),
+        #private::FnStep::AskAgain(__round) => return #ask_again,
+        #private::FnStep::Failed(__message) => return #failed,
     }
 }
 
 /// At the call: runs the helper's first transition (or awaits the future); its value, or
 /// the end of the transition.
-pub fn exit(site: &Site, call: &Expr, saved: &[Saved]) -> Expr {
+pub fn exit(site: &Site, call: &Expr, saved: &[Saved], carrier: Carrier) -> Expr {
     let private = private_path();
     let span = site.span;
-    let suspend = suspend(site, saved);
+    let suspend = suspend(site, saved, carrier);
     with_kind(
         span,
         call,
@@ -79,10 +85,10 @@ pub fn exit(site: &Site, call: &Expr, saved: &[Saved]) -> Expr {
 
 /// After a round: the helper's next transition with the answers; its value, or the end of
 /// the transition again.
-pub fn resume(site: &Site, saved: &[Saved]) -> TokenStream {
+pub fn resume(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
-    let suspend = suspend(site, saved);
+    let suspend = suspend(site, saved, carrier);
     quote_spanned! {span=> {
         let __kind = #private::kind_of(__mark0);
         match __kind.resume(__callee, &mut __answers, __cx).await {
@@ -129,4 +135,94 @@ pub fn fields(marker_param: &Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
         ],
         vec![quote!(__m0: #mark), quote!(__callee: __callee)],
     )
+}
+
+/// Items for a step whose saga awaits calls: the kind of a call that returns a request
+/// (`fn ask(..) -> ElicitForm<bool>`, awaited as `ask(..).await`). Such a request was made
+/// by the function, where saga cannot suspend, so it is refused, at the call, with an
+/// error that says what to write instead; rustc alone would say that `ElicitForm<bool>`
+/// is not a future and suggest removing the `.await`, which is wrong. Method resolution
+/// tries this kind (on `&&&Probe<R>`) after a helper's (`&&Probe<SagaCall<..>>`) and
+/// before an ordinary future's (`&Probe<F>`), for a request type only.
+pub fn request_kind_items() -> Vec<syn::Item> {
+    let private = private_path();
+    let file: syn::File = syn::parse_quote! {
+        #[diagnostic::on_unimplemented(
+            message = "`{Self}` is a request returned by a function, and a saga cannot suspend at it: a saga suspends where a request is made and awaited (`elicit(..).await`), or at a `#[saga_fn]` helper",
+            label = "this call returns a request made outside the saga",
+            note = "make the function a helper that awaits the request, and keep this call as it is: `#[saga_fn] async fn ask(..) -> Result<bool, SagaError> { elicit::<bool>(..).await }`",
+            note = "or make the request here, `elicit::<bool>(question(..)).await`, keeping in the function only what builds its message"
+        )]
+        #[allow(non_camel_case_types)]
+        trait __SagaRequestMadeElsewhere {}
+
+        // An impl no request has, so that rustc does not suggest adding one.
+        #[diagnostic::do_not_recommend]
+        impl __SagaRequestMadeElsewhere for () {}
+
+        #[allow(non_camel_case_types)]
+        trait __SagaViaRequest {
+            type Kind;
+            fn kind(&self) -> Self::Kind;
+        }
+
+        impl<R: #private::Suspension> __SagaViaRequest for &&#private::Probe<R> {
+            type Kind = __SagaRequestKind<R::Output>;
+            fn kind(&self) -> Self::Kind {
+                __SagaRequestKind(::core::marker::PhantomData)
+            }
+        }
+
+        /// Never run: every use of it is refused by `drive`.
+        #[allow(non_camel_case_types, dead_code)]
+        struct __SagaRequestKind<O>(::core::marker::PhantomData<fn() -> O>);
+
+        impl<O> ::core::default::Default for __SagaRequestKind<O> {
+            fn default() -> Self {
+                __SagaRequestKind(::core::marker::PhantomData)
+            }
+        }
+
+        #[allow(dead_code, clippy::all)]
+        impl<O> __SagaRequestKind<O> {
+            async fn drive<F: __SagaRequestMadeElsewhere>(
+                self,
+                _call: F,
+                _answers: &mut impl ::core::borrow::BorrowMut<#private::Answers>,
+                _cx: &#private::SagaContext,
+            ) -> #private::FnStep<O> {
+                ::core::unreachable!()
+            }
+            async fn resume(
+                self,
+                _state: ::std::vec::Vec<u8>,
+                _answers: &mut impl ::core::borrow::BorrowMut<#private::Answers>,
+                _cx: &#private::SagaContext,
+            ) -> #private::FnStep<O> {
+                ::core::unreachable!()
+            }
+            fn keep<T>(self, local: T) -> #private::Unreachable<T> {
+                <#private::FutureKind<O> as ::core::default::Default>::default().keep(local)
+            }
+            fn restore<T>(self, saved: #private::Unreachable<T>) -> T {
+                <#private::FutureKind<O> as ::core::default::Default>::default().restore(saved)
+            }
+            fn trace_callee(self, variant: &'static str) {
+                <#private::FutureKind<O> as ::core::default::Default>::default().trace_callee(variant)
+            }
+            async fn plain<F>(
+                self,
+                _call: F,
+                _cx: &#private::SagaContext,
+                _run: &mut #private::PlainRun,
+                _script: &mut dyn #private::Script,
+            ) -> O {
+                ::core::unreachable!()
+            }
+            fn placeholder<F>(self, _call: F) -> O {
+                ::core::unreachable!()
+            }
+        }
+    };
+    file.items
 }

@@ -149,6 +149,30 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         },
     };
     let output_check = kind.output_check(output, &private);
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    let step_body = super::rewrite::enclose(
+        quote! {
+            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            match __state {
+                #private::MacroState::Start(#args { #(#arg_names),* }) => {
+                    #(#rebind_mut)*
+                    #start
+                }
+                #private::MacroState::Resume(__bytes) => {
+                    #trace
+                    let __resumed = match #private::decode(&__slot, &__bytes) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => return #undecodable,
+                    };
+                    match __resumed {
+                        #(#arms)*
+                    }
+                }
+            }
+        },
+        machine.carrier,
+    );
 
     quote! {
         #marker
@@ -254,23 +278,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                 ) -> #private::Step<Self::State> {
                     #(#items)*
                     #context
-                    let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
-                    match __state {
-                        #private::MacroState::Start(#args { #(#arg_names),* }) => {
-                            #(#rebind_mut)*
-                            #start
-                        }
-                        #private::MacroState::Resume(__bytes) => {
-                            #trace
-                            let __resumed = match #private::decode(&__slot, &__bytes) {
-                                ::core::result::Result::Ok(state) => state,
-                                ::core::result::Result::Err(error) => return #private::undecodable(&error),
-                            };
-                            match __resumed {
-                                #(#arms)*
-                            }
-                        }
-                    }
+                    #step_body
                 }
             }
         };
@@ -430,11 +438,12 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         }
     });
     let site_tags = site_tags(sites);
+    let traced = machine.carrier.wrap(quote!(#private::traced()));
     let trace = quote! {
         if #private::tracing_layout(&__bytes) {
             #private::record_state(&__slot, &[#(#site_tags),*]);
             #(#callee_traces)*
-            return #private::traced();
+            return #traced;
         }
     };
     StateEnum {

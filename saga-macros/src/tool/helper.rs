@@ -249,6 +249,30 @@ pub fn expand(compiled: Compiled) -> TokenStream {
     } = state;
     let start = &machine.start;
     let build_tag = super::expand::build_tag(&item);
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    let step_body = super::rewrite::enclose(
+        quote! {
+            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            match __state {
+                #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
+                    #(#rebind_mut)*
+                    #start
+                }
+                #private::FnState::Resume(__bytes) => {
+                    #trace
+                    let __resumed = match #private::decode(&__slot, &__bytes) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => return #undecodable,
+                    };
+                    match __resumed {
+                        #(#arms)*
+                    }
+                }
+            }
+        },
+        machine.carrier,
+    );
 
     quote! {
         #(#attrs)*
@@ -290,23 +314,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     #(#items)*
                     #context
                     #definition
-                    let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
-                    match __state {
-                        #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
-                            #(#rebind_mut)*
-                            #start
-                        }
-                        #private::FnState::Resume(__bytes) => {
-                            #trace
-                            let __resumed = match #private::decode(&__slot, &__bytes) {
-                                ::core::result::Result::Ok(state) => state,
-                                ::core::result::Result::Err(error) => return #private::undecodable(&error),
-                            };
-                            match __resumed {
-                                #(#arms)*
-                            }
-                        }
-                    }
+                    #step_body
                 }
 
                 #plain_lints

@@ -803,7 +803,9 @@ impl Lower<'_> {
         out: &mut Vec<Stmt>,
     ) -> Expr {
         let id = self.sites.len();
-        let answer = format_ident!("__a{}", id);
+        // At the suspension (with the call site's hygiene), so that what rustc reports
+        // about the answer (`?` on it) points at the user's code.
+        let answer = Ident::new(&format!("__a{id}"), Span::call_site().located_at(span));
         let (variant, base) = self.variant_name(&suspension, hint);
         let marker = Ident::new(SITE_MACRO, span);
         let number = proc_macro2::Literal::usize_unsuffixed(id);

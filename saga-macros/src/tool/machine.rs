@@ -20,6 +20,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Label, Lifetime, Stmt};
 
 use super::lower::{Site, site_id};
+use super::rewrite::{Carrier, wrap_returns};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
@@ -50,9 +51,13 @@ pub struct Machine {
     /// Per site: whether its continuation can state its requests again (see `restate`),
     /// so that its token keeps none of them.
     pub restated: Vec<bool>,
+    /// How the step's code is enclosed (`rewrite::enclose`), and so how its exits return.
+    pub carrier: Carrier,
 }
 
-pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
+/// `carrier`: how the step's code is enclosed (see `rewrite::enclose`), and so how its
+/// exits return.
+pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier) -> Machine {
     let built = Built::default();
     let mut saved: Vec<Vec<Saved>> = vec![Vec::new(); sites.len()];
     let paths: Vec<Vec<Level<'_>>> = sites
@@ -84,6 +89,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
                 sites,
                 saved: &saved,
                 built: &built,
+                carrier,
             };
             let (cont, site_saved) = continuation(site, path, &exits, false);
             built_at[index] = Some(inputs);
@@ -99,6 +105,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
                 sites,
                 saved: &saved,
                 built: &built,
+                carrier,
             };
             let start = exits.block(body.clone());
             let mut restated = vec![false; sites.len()];
@@ -117,13 +124,121 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding]) -> Machine {
             let conts = conts
                 .into_iter()
                 .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
+            let start = with_borrow_check(start, sites, &saved);
             return Machine {
+                carrier,
                 start,
                 resumes: saved.into_iter().zip(conts).collect(),
                 restated,
             };
         }
     }
+}
+
+/// The start, followed by a check that no saved local is a borrow (`let first =
+/// name.as_str();`, `let mode = "fast";`), which the macro cannot always see: the state
+/// enum would refuse it too, but as a lifetime error ("implementation of `Deserialize` is
+/// not general enough") at the attribute. The check never runs (the slot stays empty); it
+/// is placed after the start's code, where rustc knows every local's type, and picks by
+/// type (autoref: `&Probe<&T>` before `&&Probe<T>`) a marker that fails a trait bound with
+/// the error at the local. A type error stops rustc before its lifetime checks, so the
+/// other errors are not reported.
+fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
+    let mut seen: Vec<String> = Vec::new();
+    let mut arms = Vec::new();
+    for (site, saved) in sites.iter().zip(saved) {
+        let variant = &site.variant;
+        let checked: Vec<&Saved> = saved
+            .iter()
+            .filter(|s| {
+                let name = s.ident.to_string();
+                !name.starts_with("__rest") && !site.for_items.contains(&name)
+            })
+            .filter(|s| {
+                // The same local saved at several sites: checked once.
+                let key = format!("{} {:?}", s.ident, s.ident.span());
+                let first = !seen.contains(&key);
+                seen.push(key);
+                first
+            })
+            .collect();
+        let checks: Vec<TokenStream> = checked
+            .iter()
+            .map(|s| {
+                let field = &s.field;
+                let span = s.ident.span();
+                quote_spanned! {span=>
+                    __saga_owned(#field, (&__SagaProbe::of(#field)).__saga_kind());
+                }
+            })
+            .collect();
+        if checks.is_empty() {
+            continue;
+        }
+        let fields = checked.iter().map(|s| &s.field);
+        arms.push(quote! {
+            __State::#variant { #(#fields,)* .. } => { #(#checks)* }
+        });
+    }
+    if arms.is_empty() {
+        return start;
+    }
+    let private = private_path();
+    syn::parse_quote! {{
+        let __step = #start;
+        if let ::core::option::Option::Some(__state) = &__slot {
+            struct __SagaProbe<T: ?::core::marker::Sized>(::core::marker::PhantomData<T>);
+            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
+                fn of(_: &T) -> Self {
+                    __SagaProbe(::core::marker::PhantomData)
+                }
+            }
+            struct __SagaBorrowed;
+            struct __SagaOwned;
+            trait __SagaViaBorrow {
+                fn __saga_kind(&self) -> __SagaBorrowed {
+                    __SagaBorrowed
+                }
+            }
+            // Only borrows that deserialize for one lifetime (`&str`, `&[u8]`, `&Path`,
+            // and options and vectors of them): what fails to deserialize at all
+            // (`&String`) is reported at the local by `saved` already.
+            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow for __SagaProbe<&'a T>
+            where
+                &'a T: #private::serde::Deserialize<'a>,
+            {}
+            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow for __SagaProbe<::core::option::Option<&'a T>>
+            where
+                &'a T: #private::serde::Deserialize<'a>,
+            {}
+            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow for __SagaProbe<::std::vec::Vec<&'a T>>
+            where
+                &'a T: #private::serde::Deserialize<'a>,
+            {}
+            trait __SagaViaOwned {
+                fn __saga_kind(&self) -> __SagaOwned {
+                    __SagaOwned
+                }
+            }
+            impl<T: ?::core::marker::Sized> __SagaViaOwned for &__SagaProbe<T> {}
+            #[diagnostic::on_unimplemented(
+                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                label = "this borrow is used after a suspension",
+                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+            )]
+            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+            #[diagnostic::do_not_recommend]
+            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L> for __SagaOwned {}
+            fn __saga_owned<L: ?::core::marker::Sized, K: __SagaOwnedLocal<L>>(_: &L, _: K) {}
+            match __state {
+                #(#arms)*
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        }
+        __step
+    }}
 }
 
 /// The sites whose saved sets the continuation of `site` may read: its own, and every
@@ -304,9 +419,11 @@ fn continuation(
         match inner.take() {
             None => {
                 if restated {
-                    code.push(super::restate::guard(site));
+                    let mut guard = super::restate::guard(site);
+                    wrap_returns(&mut guard, exits.carrier);
+                    code.push(guard);
                 }
-                code.push(answer_stmt(site, &saved[site.id]));
+                code.push(answer_stmt(site, &saved[site.id], exits.carrier));
             }
             Some((cont, inner_diverges)) => {
                 let stmt = &level.block.stmts[level.index];
@@ -504,10 +621,10 @@ fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
 }
 
 /// `let __aN = <the answer>;`
-fn answer_stmt(site: &Site, saved: &[Saved]) -> Stmt {
+fn answer_stmt(site: &Site, saved: &[Saved], carrier: Carrier) -> Stmt {
     let answer = &site.answer;
     let value = match &site.suspension {
-        Suspension::Call { .. } => super::call::resume(site, saved),
+        Suspension::Call { .. } => super::call::resume(site, saved, carrier),
         _ => answer_expr(site, |i| format_ident!("__mark{}", i)),
     };
     syn::parse_quote_spanned!(site.span=> let #answer = #value;)
@@ -663,6 +780,7 @@ struct Exits<'a> {
     sites: &'a [Site],
     saved: &'a [Vec<Saved>],
     built: &'a Built,
+    carrier: Carrier,
 }
 
 impl Exits<'_> {
@@ -690,7 +808,7 @@ impl Exits<'_> {
         {
             return exit.clone();
         }
-        let exit = exit_expr(site, saved);
+        let exit = exit_expr(site, saved, self.carrier);
         built.insert(site.id, (saved.clone(), exit.clone()));
         exit
     }
@@ -715,9 +833,9 @@ impl VisitMut for Exitify<'_, '_> {
 /// Ends the transition at `site`: builds its requests, saves the live locals, returns.
 /// The answer that follows is never reached; it gives the suspension its type, so that
 /// rustc infers the code after it exactly as in the function as written.
-fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
+fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
     if let Suspension::Call { call, .. } = &site.suspension {
-        return super::call::exit(site, call, saved);
+        return super::call::exit(site, call, saved, carrier);
     }
     let private = private_path();
     let span = site.span;
@@ -742,6 +860,7 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
         })
         .map(|s| {
             let ident = &s.ident;
+            let private = crate::shared::private_path_at(ident.span());
             quote_spanned!(ident.span()=> #private::saved(&#ident);)
         });
     let fields = saved.iter().map(|s| {
@@ -770,11 +889,8 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
         }
         _ => None,
     };
-    let exprs: Expr = syn::parse_quote_spanned! {span=> {
-        #checkpoint
-        #(#builds)*
-        #(#checks)*
-        return #private::suspend(
+    let suspend = carrier.wrap(quote_spanned! {span=>
+        #private::suspend(
             &mut __slot,
             __State::#variant { #(#fields,)* #(#mark_fields: #mark_names,)* },
             {
@@ -783,7 +899,13 @@ fn exit_expr(site: &Site, saved: &[Saved]) -> Expr {
                 #private::rebuilt(&mut __round, __SAGA_RESTATED[#site_id]);
                 __round
             },
-        );
+        )
+    });
+    let exprs: Expr = syn::parse_quote_spanned! {span=> {
+        #checkpoint
+        #(#builds)*
+        #(#checks)*
+        return #suspend;
         #answer
     }};
     exprs

@@ -114,7 +114,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     // Lowering reports its own errors only once the checks passed, so that one mistake
     // is not diagnosed twice.
     let mut body = (*item.block).clone();
-    let items = items::hoist(&mut body);
+    let mut items = items::hoist(&mut body);
     let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
     // A tool is also a unit struct of its function's name.
     let reserved: Vec<syn::Ident> = match role {
@@ -139,14 +139,26 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
             mutable: param.mutable,
         })
         .collect();
-    let machine = machine::build(&body, &sites, &params);
+    if sites.iter().any(|site| site.suspension.is_call()) {
+        items.extend(call::request_kind_items());
+    }
+    let machine = machine::build(&body, &sites, &params, carrier);
     saved::check(&body, &machine, &sites, &mut errors);
     if let Some(error) = errors.into_error() {
         return Err(error);
     }
-    let mut plain_block = (*item.block).clone();
-    rename::alpha(&mut plain_block, &param_names, &reserved);
-    let plain = plain::body(plain_block);
+    let plain = if plain_run() {
+        let mut plain_block = (*item.block).clone();
+        rename::alpha(&mut plain_block, &param_names, &reserved);
+        plain::body(plain_block)
+    } else {
+        syn::parse_quote!({
+            ::core::panic!(
+                "the plain run of a saga is compiled only when its crate is built with \
+                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
+            )
+        })
+    };
     Ok(Compiled {
         item,
         sig,
@@ -155,6 +167,18 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         plain,
         items,
     })
+}
+
+/// Whether to compile the plain run of each saga (`__plain`, and a helper's `plain`): the
+/// body as one ordinary async function, which the differential tests compare with the
+/// state machine. It is a second copy of the user's code for rustc to check, so an error
+/// in the body would be reported once per copy, sometimes differently (the copy infers its
+/// return type from its first `return`); a crate gets it only when built with
+/// `SAGA_PLAIN_RUN=1` in the environment, as this repository's root package is (its
+/// `build.rs`). A variable rather than a Cargo feature: features are unified across a
+/// workspace, and the compile-fail tests must see what a user sees.
+fn plain_run() -> bool {
+    std::env::var_os("SAGA_PLAIN_RUN").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 fn debug_print(tokens: &TokenStream) {

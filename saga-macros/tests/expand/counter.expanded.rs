@@ -68,14 +68,10 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<Json<Count>, SagaError> = async move {
-                let mut total = 0u64;
-                for i in 1..=n {
-                    total += u64::from(i);
-                    {
-                        __run.checkpoint();
-                    };
-                }
-                Ok(Json(Count { n, total }))
+                ::core::panic!(
+                    "the plain run of a saga is compiled only when its crate is built with \
+                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
+                )
             }
                 .await;
             ::core::result::Result::Ok(__output)
@@ -149,87 +145,29 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
-            match __state {
-                ::saga_runtime::__private::MacroState::Start(
-                    __saga_args_count_to { n },
-                ) => {
-                    let mut total = 0u64;
-                    let mut __rest1 = ::saga_runtime::__private::RangeRest::from(1..=n);
-                    loop {
-                        let ::core::option::Option::Some(i) = __rest1.next() else {
-                            break;
-                        };
-                        {
-                            total += u64::from(i);
-                            let __a0 = {
-                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                ::saga_runtime::__private::saved(&n);
-                                ::saga_runtime::__private::saved(&total);
-                                return ::saga_runtime::__private::suspend(
-                                    &mut __slot,
-                                    __State::AfterCheckpoint {
-                                        n: n,
-                                        total: total,
-                                        __rest1: __rest1,
-                                    },
-                                    {
-                                        let mut __round = ::std::vec::Vec::new();
-                                        ::saga_runtime::__private::rebuilt(
-                                            &mut __round,
-                                            __SAGA_RESTATED[0usize],
-                                        );
-                                        __round
-                                    },
-                                );
-                                ()
-                            };
-                            __a0;
-                        }
-                    }
-                    Self::__finish(Ok(Json(Count { n, total })))
-                }
-                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
-                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                        ::saga_runtime::__private::record_state(&__slot, &[""]);
-                        return ::saga_runtime::__private::traced();
-                    }
-                    let __resumed = match ::saga_runtime::__private::decode(
-                        &__slot,
-                        &__bytes,
-                    ) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => {
-                            return ::saga_runtime::__private::undecodable(&error);
-                        }
-                    };
-                    match __resumed {
-                        __State::AfterCheckpoint {
-                            n: __saved_n,
-                            total: __saved_total,
-                            __rest1: __saved___rest1,
-                        } => {
-                            let n = __saved_n;
-                            let mut total = __saved_total;
-                            let mut __rest1 = __saved___rest1;
-                            {
-                                '__peel0_0: {
-                                    {
-                                        let __a0 = ();
-                                        __a0;
-                                    };
-                                }
-                                loop {
-                                    let ::core::option::Option::Some(i) = __rest1.next() else {
-                                        break;
-                                    };
-                                    {
-                                        total += u64::from(i);
-                                        let __a0 = {
-                                            let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                            ::saga_runtime::__private::saved(&n);
-                                            ::saga_runtime::__private::saved(&total);
-                                            return ::saga_runtime::__private::suspend(
+            let __exit = async move {
+                let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                match __state {
+                    ::saga_runtime::__private::MacroState::Start(
+                        __saga_args_count_to { n },
+                    ) => {
+                        let __step = {
+                            let mut total = 0u64;
+                            let mut __rest1 = ::saga_runtime::__private::RangeRest::from(
+                                1..=n,
+                            );
+                            loop {
+                                let ::core::option::Option::Some(i) = __rest1.next() else {
+                                    break;
+                                };
+                                {
+                                    total += u64::from(i);
+                                    let __a0 = {
+                                        let _: ::saga_runtime::__private::Checkpoint = checkpoint();
+                                        ::saga_runtime::__private::saved(&n);
+                                        ::saga_runtime::__private::saved(&total);
+                                        return ::core::result::Result::Ok(
+                                            ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
                                                     n: n,
@@ -244,16 +182,164 @@ const _: () = {
                                                     );
                                                     __round
                                                 },
-                                            );
-                                            ()
-                                        };
-                                        __a0;
-                                    }
+                                            ),
+                                        );
+                                        ()
+                                    };
+                                    __a0;
                                 }
                             }
-                            Self::__finish(Ok(Json(Count { n, total })))
+                            ::core::result::Result::Ok(
+                                Self::__finish(Ok(Json(Count { n, total }))),
+                            )
+                        };
+                        if let ::core::option::Option::Some(__state) = &__slot {
+                            struct __SagaProbe<T: ?::core::marker::Sized>(
+                                ::core::marker::PhantomData<T>,
+                            );
+                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
+                                fn of(_: &T) -> Self {
+                                    __SagaProbe(::core::marker::PhantomData)
+                                }
+                            }
+                            struct __SagaBorrowed;
+                            struct __SagaOwned;
+                            trait __SagaViaBorrow {
+                                fn __saga_kind(&self) -> __SagaBorrowed {
+                                    __SagaBorrowed
+                                }
+                            }
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<&'a T>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::core::option::Option<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::std::vec::Vec<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            trait __SagaViaOwned {
+                                fn __saga_kind(&self) -> __SagaOwned {
+                                    __SagaOwned
+                                }
+                            }
+                            impl<T: ?::core::marker::Sized> __SagaViaOwned
+                            for &__SagaProbe<T> {}
+                            #[diagnostic::on_unimplemented(
+                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                label = "this borrow is used after a suspension",
+                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                            )]
+                            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+                            #[diagnostic::do_not_recommend]
+                            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L>
+                            for __SagaOwned {}
+                            fn __saga_owned<
+                                L: ?::core::marker::Sized,
+                                K: __SagaOwnedLocal<L>,
+                            >(_: &L, _: K) {}
+                            match __state {
+                                __State::AfterCheckpoint { n, total, .. } => {
+                                    __saga_owned(n, (&__SagaProbe::of(n)).__saga_kind());
+                                    __saga_owned(
+                                        total,
+                                        (&__SagaProbe::of(total)).__saga_kind(),
+                                    );
+                                }
+                                #[allow(unreachable_patterns)]
+                                _ => {}
+                            }
+                        }
+                        __step
+                    }
+                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                        if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                            ::saga_runtime::__private::record_state(&__slot, &[""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        let __resumed = match ::saga_runtime::__private::decode(
+                            &__slot,
+                            &__bytes,
+                        ) {
+                            ::core::result::Result::Ok(state) => state,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::undecodable(&error),
+                                );
+                            }
+                        };
+                        match __resumed {
+                            __State::AfterCheckpoint {
+                                n: __saved_n,
+                                total: __saved_total,
+                                __rest1: __saved___rest1,
+                            } => {
+                                let n = __saved_n;
+                                let mut total = __saved_total;
+                                let mut __rest1 = __saved___rest1;
+                                {
+                                    '__peel0_0: {
+                                        {
+                                            let __a0 = ();
+                                            __a0;
+                                        };
+                                    }
+                                    loop {
+                                        let ::core::option::Option::Some(i) = __rest1.next() else {
+                                            break;
+                                        };
+                                        {
+                                            total += u64::from(i);
+                                            let __a0 = {
+                                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
+                                                ::saga_runtime::__private::saved(&n);
+                                                ::saga_runtime::__private::saved(&total);
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterCheckpoint {
+                                                            n: n,
+                                                            total: total,
+                                                            __rest1: __rest1,
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::rebuilt(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[0usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
+                                                );
+                                                ()
+                                            };
+                                            __a0;
+                                        }
+                                    }
+                                }
+                                ::core::result::Result::Ok(
+                                    Self::__finish(Ok(Json(Count { n, total }))),
+                                )
+                            }
                         }
                     }
+                }
+            }
+                .await;
+            match __exit {
+                ::core::result::Result::Ok(__step) => __step,
+                ::core::result::Result::Err(__error) => {
+                    Self::__finish(::core::result::Result::Err(__error))
                 }
             }
         }

@@ -70,35 +70,9 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<String, SagaError> = async move {
-                let target: Target = ({
-                    let __request0 = elicit("Please provide the deployment target:");
-                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                    let mut __round = ::std::vec::Vec::new();
-                    ::saga_runtime::__private::requests(&mut __round, __request0);
-                    let mut __answers = __run.ask(__script, __round);
-                    ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
-                })?;
-                let verdict = ({
-                    let __request0 = sample(
-                            format!(
-                                "Is deploying to '{}' safe right now?", target.target
-                            ),
-                        )
-                        .max_tokens(100);
-                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                    let mut __round = ::std::vec::Vec::new();
-                    ::saga_runtime::__private::requests(&mut __round, __request0);
-                    let mut __answers = __run.ask(__script, __round);
-                    ::saga_runtime::__private::answer(__mark0, &mut __answers, 0usize)
-                })?;
-                if !verdict.text().starts_with("Yes") {
-                    return Ok("Deployment postponed.".into());
-                }
-                Ok(
-                    format!(
-                        "Deployment to {} initiated successfully based on confirmation.",
-                        target.target
-                    ),
+                ::core::panic!(
+                    "the plain run of a saga is compiled only when its crate is built with \
+                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
                 )
             }
                 .await;
@@ -173,152 +147,47 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
-            match __state {
-                ::saga_runtime::__private::MacroState::Start(
-                    __saga_args_complex_tool { initial_arg, replicas },
-                ) => {
-                    let __a0 = {
-                        let __request0 = elicit("Please provide the deployment target:");
-                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        return ::saga_runtime::__private::suspend(
-                            &mut __slot,
-                            __State::AfterElicitTarget {
-                                __m0: __mark0,
-                            },
-                            {
-                                let mut __round = ::std::vec::Vec::new();
-                                ::saga_runtime::__private::requests(
-                                    &mut __round,
-                                    __request0,
+            let __exit = async move {
+                let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                match __state {
+                    ::saga_runtime::__private::MacroState::Start(
+                        __saga_args_complex_tool { initial_arg, replicas },
+                    ) => {
+                        let __step = {
+                            let __a0 = {
+                                let __request0 = elicit(
+                                    "Please provide the deployment target:",
                                 );
-                                ::saga_runtime::__private::rebuilt(
-                                    &mut __round,
-                                    __SAGA_RESTATED[0usize],
+                                let __mark0 = ::saga_runtime::__private::marker(
+                                    &__request0,
                                 );
-                                __round
-                            },
-                        );
-                        ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
-                    };
-                    let target: Target = match __a0 {
-                        ::core::result::Result::Ok(__value) => __value,
-                        ::core::result::Result::Err(__error) => {
-                            return Self::__finish(
-                                ::core::result::Result::Err(
-                                    ::core::convert::From::from(__error),
-                                ),
-                            );
-                        }
-                    };
-                    let __a1 = {
-                        let __request0 = sample(
-                                format!(
-                                    "Is deploying to '{}' safe right now?", target.target
-                                ),
-                            )
-                            .max_tokens(100);
-                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        ::saga_runtime::__private::saved(&target);
-                        return ::saga_runtime::__private::suspend(
-                            &mut __slot,
-                            __State::AfterSampleVerdict {
-                                target: target,
-                                __m0: __mark0,
-                            },
-                            {
-                                let mut __round = ::std::vec::Vec::new();
-                                ::saga_runtime::__private::requests(
-                                    &mut __round,
-                                    __request0,
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::suspend(
+                                        &mut __slot,
+                                        __State::AfterElicitTarget {
+                                            __m0: __mark0,
+                                        },
+                                        {
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(
+                                                &mut __round,
+                                                __SAGA_RESTATED[0usize],
+                                            );
+                                            __round
+                                        },
+                                    ),
                                 );
-                                ::saga_runtime::__private::rebuilt(
-                                    &mut __round,
-                                    __SAGA_RESTATED[1usize],
-                                );
-                                __round
-                            },
-                        );
-                        ::saga_runtime::__private::answer(__mark0, &mut __answers, 0)
-                    };
-                    let verdict = match __a1 {
-                        ::core::result::Result::Ok(__value) => __value,
-                        ::core::result::Result::Err(__error) => {
-                            return Self::__finish(
-                                ::core::result::Result::Err(
-                                    ::core::convert::From::from(__error),
-                                ),
-                            );
-                        }
-                    };
-                    if !verdict.text().starts_with("Yes") {
-                        return Self::__finish(Ok("Deployment postponed.".into()));
-                    }
-                    Self::__finish(
-                        Ok(
-                            format!(
-                                "Deployment to {} initiated successfully based on confirmation.",
-                                target.target
-                            ),
-                        ),
-                    )
-                }
-                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
-                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                        ::saga_runtime::__private::record_state(&__slot, &["", ""]);
-                        return ::saga_runtime::__private::traced();
-                    }
-                    let __resumed = match ::saga_runtime::__private::decode(
-                        &__slot,
-                        &__bytes,
-                    ) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => {
-                            return ::saga_runtime::__private::undecodable(&error);
-                        }
-                    };
-                    match __resumed {
-                        __State::AfterElicitTarget { __m0: __mark0 } => {
-                            if ::saga_runtime::__private::asking_again(&__answers)
-                                || !::saga_runtime::__private::fits(
-                                    &__mark0,
-                                    &__answers,
-                                    0usize,
+                                ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
                                 )
-                            {
-                                let __request0 = ::saga_runtime::__private::as_marked(
-                                    &__mark0,
-                                    elicit("Please provide the deployment target:"),
-                                );
-                                return ::saga_runtime::__private::ask_again({
-                                    let mut __round = ::std::vec::Vec::new();
-                                    ::saga_runtime::__private::requests(
-                                        &mut __round,
-                                        __request0,
-                                    );
-                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
-                                    ::saga_runtime::__private::note_misfits(
-                                        &mut __round,
-                                        &__answers,
-                                    );
-                                    __round
-                                });
-                            }
-                            let __a0 = ::saga_runtime::__private::answer(
-                                __mark0,
-                                &mut __answers,
-                                0,
-                            );
-                            let target: Target = match __a0 {
-                                ::core::result::Result::Ok(__value) => __value,
-                                ::core::result::Result::Err(__error) => {
-                                    return Self::__finish(
-                                        ::core::result::Result::Err(
-                                            ::core::convert::From::from(__error),
-                                        ),
-                                    );
-                                }
                             };
+                            let target: Target = __a0?;
                             let __a1 = {
                                 let __request0 = sample(
                                         format!(
@@ -330,24 +199,26 @@ const _: () = {
                                     &__request0,
                                 );
                                 ::saga_runtime::__private::saved(&target);
-                                return ::saga_runtime::__private::suspend(
-                                    &mut __slot,
-                                    __State::AfterSampleVerdict {
-                                        target: target,
-                                        __m0: __mark0,
-                                    },
-                                    {
-                                        let mut __round = ::std::vec::Vec::new();
-                                        ::saga_runtime::__private::requests(
-                                            &mut __round,
-                                            __request0,
-                                        );
-                                        ::saga_runtime::__private::rebuilt(
-                                            &mut __round,
-                                            __SAGA_RESTATED[1usize],
-                                        );
-                                        __round
-                                    },
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::suspend(
+                                        &mut __slot,
+                                        __State::AfterSampleVerdict {
+                                            target: target,
+                                            __m0: __mark0,
+                                        },
+                                        {
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(
+                                                &mut __round,
+                                                __SAGA_RESTATED[1usize],
+                                            );
+                                            __round
+                                        },
+                                    ),
                                 );
                                 ::saga_runtime::__private::answer(
                                     __mark0,
@@ -355,70 +226,248 @@ const _: () = {
                                     0,
                                 )
                             };
+                            let verdict = __a1?;
+                            if !verdict.text().starts_with("Yes") {
+                                return ::core::result::Result::Ok(
+                                    Self::__finish(Ok("Deployment postponed.".into())),
+                                );
+                            }
+                            ::core::result::Result::Ok(
+                                Self::__finish(
+                                    Ok(
+                                        format!(
+                                            "Deployment to {} initiated successfully based on confirmation.",
+                                            target.target
+                                        ),
+                                    ),
+                                ),
+                            )
+                        };
+                        if let ::core::option::Option::Some(__state) = &__slot {
+                            struct __SagaProbe<T: ?::core::marker::Sized>(
+                                ::core::marker::PhantomData<T>,
+                            );
+                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
+                                fn of(_: &T) -> Self {
+                                    __SagaProbe(::core::marker::PhantomData)
+                                }
+                            }
+                            struct __SagaBorrowed;
+                            struct __SagaOwned;
+                            trait __SagaViaBorrow {
+                                fn __saga_kind(&self) -> __SagaBorrowed {
+                                    __SagaBorrowed
+                                }
+                            }
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<&'a T>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::core::option::Option<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::std::vec::Vec<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            trait __SagaViaOwned {
+                                fn __saga_kind(&self) -> __SagaOwned {
+                                    __SagaOwned
+                                }
+                            }
+                            impl<T: ?::core::marker::Sized> __SagaViaOwned
+                            for &__SagaProbe<T> {}
+                            #[diagnostic::on_unimplemented(
+                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                label = "this borrow is used after a suspension",
+                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                            )]
+                            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+                            #[diagnostic::do_not_recommend]
+                            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L>
+                            for __SagaOwned {}
+                            fn __saga_owned<
+                                L: ?::core::marker::Sized,
+                                K: __SagaOwnedLocal<L>,
+                            >(_: &L, _: K) {}
+                            match __state {
+                                __State::AfterSampleVerdict { target, .. } => {
+                                    __saga_owned(
+                                        target,
+                                        (&__SagaProbe::of(target)).__saga_kind(),
+                                    );
+                                }
+                                #[allow(unreachable_patterns)]
+                                _ => {}
+                            }
                         }
-                        __State::AfterSampleVerdict {
-                            target: __saved_target,
-                            __m0: __mark0,
-                        } => {
-                            let target = __saved_target;
-                            if ::saga_runtime::__private::asking_again(&__answers)
-                                || !::saga_runtime::__private::fits(
-                                    &__mark0,
-                                    &__answers,
-                                    0usize,
-                                )
-                            {
-                                let __request0 = ::saga_runtime::__private::as_marked(
-                                    &__mark0,
-                                    sample(
+                        __step
+                    }
+                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                        if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                            ::saga_runtime::__private::record_state(&__slot, &["", ""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        let __resumed = match ::saga_runtime::__private::decode(
+                            &__slot,
+                            &__bytes,
+                        ) {
+                            ::core::result::Result::Ok(state) => state,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::undecodable(&error),
+                                );
+                            }
+                        };
+                        match __resumed {
+                            __State::AfterElicitTarget { __m0: __mark0 } => {
+                                if ::saga_runtime::__private::asking_again(&__answers)
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark0,
+                                        &__answers,
+                                        0usize,
+                                    )
+                                {
+                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                        &__mark0,
+                                        elicit("Please provide the deployment target:"),
+                                    );
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::ask_again({
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::note_misfits(
+                                                &mut __round,
+                                                &__answers,
+                                            );
+                                            __round
+                                        }),
+                                    );
+                                }
+                                let __a0 = ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
+                                );
+                                let target: Target = __a0?;
+                                let __a1 = {
+                                    let __request0 = sample(
                                             format!(
                                                 "Is deploying to '{}' safe right now?", target.target
                                             ),
                                         )
-                                        .max_tokens(100),
-                                );
-                                return ::saga_runtime::__private::ask_again({
-                                    let mut __round = ::std::vec::Vec::new();
-                                    ::saga_runtime::__private::requests(
-                                        &mut __round,
-                                        __request0,
+                                        .max_tokens(100);
+                                    let __mark0 = ::saga_runtime::__private::marker(
+                                        &__request0,
                                     );
-                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
-                                    ::saga_runtime::__private::note_misfits(
-                                        &mut __round,
-                                        &__answers,
-                                    );
-                                    __round
-                                });
-                            }
-                            let __a1 = ::saga_runtime::__private::answer(
-                                __mark0,
-                                &mut __answers,
-                                0,
-                            );
-                            let verdict = match __a1 {
-                                ::core::result::Result::Ok(__value) => __value,
-                                ::core::result::Result::Err(__error) => {
-                                    return Self::__finish(
-                                        ::core::result::Result::Err(
-                                            ::core::convert::From::from(__error),
+                                    ::saga_runtime::__private::saved(&target);
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::suspend(
+                                            &mut __slot,
+                                            __State::AfterSampleVerdict {
+                                                target: target,
+                                                __m0: __mark0,
+                                            },
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                ::saga_runtime::__private::rebuilt(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[1usize],
+                                                );
+                                                __round
+                                            },
                                         ),
                                     );
-                                }
-                            };
-                            if !verdict.text().starts_with("Yes") {
-                                return Self::__finish(Ok("Deployment postponed.".into()));
+                                    ::saga_runtime::__private::answer(
+                                        __mark0,
+                                        &mut __answers,
+                                        0,
+                                    )
+                                };
                             }
-                            Self::__finish(
-                                Ok(
-                                    format!(
-                                        "Deployment to {} initiated successfully based on confirmation.",
-                                        target.target
+                            __State::AfterSampleVerdict {
+                                target: __saved_target,
+                                __m0: __mark0,
+                            } => {
+                                let target = __saved_target;
+                                if ::saga_runtime::__private::asking_again(&__answers)
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark0,
+                                        &__answers,
+                                        0usize,
+                                    )
+                                {
+                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                        &__mark0,
+                                        sample(
+                                                format!(
+                                                    "Is deploying to '{}' safe right now?", target.target
+                                                ),
+                                            )
+                                            .max_tokens(100),
+                                    );
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::ask_again({
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::note_misfits(
+                                                &mut __round,
+                                                &__answers,
+                                            );
+                                            __round
+                                        }),
+                                    );
+                                }
+                                let __a1 = ::saga_runtime::__private::answer(
+                                    __mark0,
+                                    &mut __answers,
+                                    0,
+                                );
+                                let verdict = __a1?;
+                                if !verdict.text().starts_with("Yes") {
+                                    return ::core::result::Result::Ok(
+                                        Self::__finish(Ok("Deployment postponed.".into())),
+                                    );
+                                }
+                                ::core::result::Result::Ok(
+                                    Self::__finish(
+                                        Ok(
+                                            format!(
+                                                "Deployment to {} initiated successfully based on confirmation.",
+                                                target.target
+                                            ),
+                                        ),
                                     ),
-                                ),
-                            )
+                                )
+                            }
                         }
                     }
+                }
+            }
+                .await;
+            match __exit {
+                ::core::result::Result::Ok(__step) => __step,
+                ::core::result::Result::Err(__error) => {
+                    Self::__finish(::core::result::Result::Err(__error))
                 }
             }
         }

@@ -81,51 +81,10 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<Vec<String>, SagaError> = async move {
-                let mut names = Vec::new();
-                while names.len() < limit as usize {
-                    let name: String = ({
-                        let __request0 = elicit("Another name?");
-                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        let mut __round = ::std::vec::Vec::new();
-                        ::saga_runtime::__private::requests(&mut __round, __request0);
-                        let mut __answers = __run.ask(__script, __round);
-                        ::saga_runtime::__private::answer(
-                            __mark0,
-                            &mut __answers,
-                            0usize,
-                        )
-                    })?;
-                    if name == "stop" {
-                        break;
-                    }
-                    names.push(name);
-                }
-                'outer: for candidate in candidates {
-                    for attempt in 0..2 {
-                        let keep: bool = ({
-                            let __request0 = elicit(
-                                format!("Keep {candidate} (try {attempt})?"),
-                            );
-                            let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                            let mut __round = ::std::vec::Vec::new();
-                            ::saga_runtime::__private::requests(
-                                &mut __round,
-                                __request0,
-                            );
-                            let mut __answers = __run.ask(__script, __round);
-                            ::saga_runtime::__private::answer(
-                                __mark0,
-                                &mut __answers,
-                                0usize,
-                            )
-                        })?;
-                        if !keep {
-                            continue 'outer;
-                        }
-                    }
-                    names.push(candidate);
-                }
-                Ok(names)
+                ::core::panic!(
+                    "the plain run of a saga is compiled only when its crate is built with \
+                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
+                )
             }
                 .await;
             ::core::result::Result::Ok(__output)
@@ -199,116 +158,48 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let mut __slot: ::core::option::Option<__State<_, _, _, _, _, _, _, _, _>> = ::core::option::Option::None;
-            match __state {
-                ::saga_runtime::__private::MacroState::Start(
-                    __saga_args_collect { limit, candidates },
-                ) => {
-                    let mut names = Vec::new();
-                    loop {
-                        if names.len() < limit as usize {
-                            let __a0 = {
-                                let __request0 = elicit("Another name?");
-                                let __mark0 = ::saga_runtime::__private::marker(
-                                    &__request0,
-                                );
-                                ::saga_runtime::__private::saved(&limit);
-                                ::saga_runtime::__private::saved(&candidates);
-                                ::saga_runtime::__private::saved(&names);
-                                return ::saga_runtime::__private::suspend(
-                                    &mut __slot,
-                                    __State::AfterElicitName {
-                                        limit: limit,
-                                        candidates: candidates,
-                                        names: names,
-                                        __m0: __mark0,
-                                    },
-                                    {
-                                        let mut __round = ::std::vec::Vec::new();
-                                        ::saga_runtime::__private::requests(
-                                            &mut __round,
-                                            __request0,
-                                        );
-                                        ::saga_runtime::__private::rebuilt(
-                                            &mut __round,
-                                            __SAGA_RESTATED[0usize],
-                                        );
-                                        __round
-                                    },
-                                );
-                                ::saga_runtime::__private::answer(
-                                    __mark0,
-                                    &mut __answers,
-                                    0,
-                                )
-                            };
-                            let name: String = match __a0 {
-                                ::core::result::Result::Ok(__value) => __value,
-                                ::core::result::Result::Err(__error) => {
-                                    return Self::__finish(
-                                        ::core::result::Result::Err(
-                                            ::core::convert::From::from(__error),
-                                        ),
-                                    );
-                                }
-                            };
-                            if name == "stop" {
-                                break;
-                            }
-                            names.push(name);
-                        } else {
-                            break;
-                        }
-                    }
-                    let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                            candidates,
-                        )
-                        .collect();
-                    __rest1.reverse();
-                    ::saga_runtime::__private::for_items(&__rest1);
-                    'outer: loop {
-                        let ::core::option::Option::Some(candidate) = __rest1.pop() else {
-                            break;
-                        };
-                        {
-                            let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
-                                0..2,
-                            );
+            let __exit = async move {
+                let mut __slot: ::core::option::Option<
+                    __State<_, _, _, _, _, _, _, _, _>,
+                > = ::core::option::Option::None;
+                match __state {
+                    ::saga_runtime::__private::MacroState::Start(
+                        __saga_args_collect { limit, candidates },
+                    ) => {
+                        let __step = {
+                            let mut names = Vec::new();
                             loop {
-                                let ::core::option::Option::Some(attempt) = __rest2.next()
-                                else {
-                                    break;
-                                };
-                                {
-                                    let __a1 = {
-                                        let __request0 = elicit(
-                                            format!("Keep {candidate} (try {attempt})?"),
-                                        );
+                                if names.len() < limit as usize {
+                                    let __a0 = {
+                                        let __request0 = elicit("Another name?");
                                         let __mark0 = ::saga_runtime::__private::marker(
                                             &__request0,
                                         );
+                                        ::saga_runtime::__private::saved(&limit);
+                                        ::saga_runtime::__private::saved(&candidates);
                                         ::saga_runtime::__private::saved(&names);
-                                        return ::saga_runtime::__private::suspend(
-                                            &mut __slot,
-                                            __State::AfterElicitKeep {
-                                                __rest2: __rest2,
-                                                candidate: candidate,
-                                                names: names,
-                                                __rest1: __rest1,
-                                                __m0: __mark0,
-                                            },
-                                            {
-                                                let mut __round = ::std::vec::Vec::new();
-                                                ::saga_runtime::__private::requests(
-                                                    &mut __round,
-                                                    __request0,
-                                                );
-                                                ::saga_runtime::__private::rebuilt(
-                                                    &mut __round,
-                                                    __SAGA_RESTATED[1usize],
-                                                );
-                                                __round
-                                            },
+                                        return ::core::result::Result::Ok(
+                                            ::saga_runtime::__private::suspend(
+                                                &mut __slot,
+                                                __State::AfterElicitName {
+                                                    limit: limit,
+                                                    candidates: candidates,
+                                                    names: names,
+                                                    __m0: __mark0,
+                                                },
+                                                {
+                                                    let mut __round = ::std::vec::Vec::new();
+                                                    ::saga_runtime::__private::requests(
+                                                        &mut __round,
+                                                        __request0,
+                                                    );
+                                                    ::saga_runtime::__private::rebuilt(
+                                                        &mut __round,
+                                                        __SAGA_RESTATED[0usize],
+                                                    );
+                                                    __round
+                                                },
+                                            ),
                                         );
                                         ::saga_runtime::__private::answer(
                                             __mark0,
@@ -316,159 +207,13 @@ const _: () = {
                                             0,
                                         )
                                     };
-                                    let keep: bool = match __a1 {
-                                        ::core::result::Result::Ok(__value) => __value,
-                                        ::core::result::Result::Err(__error) => {
-                                            return Self::__finish(
-                                                ::core::result::Result::Err(
-                                                    ::core::convert::From::from(__error),
-                                                ),
-                                            );
-                                        }
-                                    };
-                                    if !keep {
-                                        continue 'outer;
+                                    let name: String = __a0?;
+                                    if name == "stop" {
+                                        break;
                                     }
-                                }
-                            }
-                            names.push(candidate);
-                        }
-                    }
-                    Self::__finish(Ok(names))
-                }
-                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
-                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                        ::saga_runtime::__private::record_state(&__slot, &["", ""]);
-                        return ::saga_runtime::__private::traced();
-                    }
-                    let __resumed = match ::saga_runtime::__private::decode(
-                        &__slot,
-                        &__bytes,
-                    ) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => {
-                            return ::saga_runtime::__private::undecodable(&error);
-                        }
-                    };
-                    match __resumed {
-                        __State::AfterElicitName {
-                            limit: __saved_limit,
-                            candidates: __saved_candidates,
-                            names: __saved_names,
-                            __m0: __mark0,
-                        } => {
-                            let limit = __saved_limit;
-                            let candidates = __saved_candidates;
-                            let mut names = __saved_names;
-                            {
-                                let __flow = '__peel0_0: {
-                                    {
-                                        if ::saga_runtime::__private::asking_again(&__answers)
-                                            || !::saga_runtime::__private::fits(
-                                                &__mark0,
-                                                &__answers,
-                                                0usize,
-                                            )
-                                        {
-                                            let __request0 = ::saga_runtime::__private::as_marked(
-                                                &__mark0,
-                                                elicit("Another name?"),
-                                            );
-                                            return ::saga_runtime::__private::ask_again({
-                                                let mut __round = ::std::vec::Vec::new();
-                                                ::saga_runtime::__private::requests(
-                                                    &mut __round,
-                                                    __request0,
-                                                );
-                                                ::saga_runtime::__private::rebuilt(&mut __round, true);
-                                                ::saga_runtime::__private::note_misfits(
-                                                    &mut __round,
-                                                    &__answers,
-                                                );
-                                                __round
-                                            });
-                                        }
-                                        let __a0 = ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        );
-                                        let name: String = match __a0 {
-                                            ::core::result::Result::Ok(__value) => __value,
-                                            ::core::result::Result::Err(__error) => {
-                                                return Self::__finish(
-                                                    ::core::result::Result::Err(
-                                                        ::core::convert::From::from(__error),
-                                                    ),
-                                                );
-                                            }
-                                        };
-                                        if name == "stop" {
-                                            break '__peel0_0 (::saga_runtime::__private::Flow::Break(()));
-                                        }
-                                        names.push(name);
-                                    };
-                                    ::saga_runtime::__private::Flow::Continue
-                                };
-                                match __flow {
-                                    ::saga_runtime::__private::Flow::Break(__value) => __value,
-                                    ::saga_runtime::__private::Flow::Continue => {
-                                        loop {
-                                            if names.len() < limit as usize {
-                                                let __a0 = {
-                                                    let __request0 = elicit("Another name?");
-                                                    let __mark0 = ::saga_runtime::__private::marker(
-                                                        &__request0,
-                                                    );
-                                                    ::saga_runtime::__private::saved(&limit);
-                                                    ::saga_runtime::__private::saved(&candidates);
-                                                    ::saga_runtime::__private::saved(&names);
-                                                    return ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
-                                                        __State::AfterElicitName {
-                                                            limit: limit,
-                                                            candidates: candidates,
-                                                            names: names,
-                                                            __m0: __mark0,
-                                                        },
-                                                        {
-                                                            let mut __round = ::std::vec::Vec::new();
-                                                            ::saga_runtime::__private::requests(
-                                                                &mut __round,
-                                                                __request0,
-                                                            );
-                                                            ::saga_runtime::__private::rebuilt(
-                                                                &mut __round,
-                                                                __SAGA_RESTATED[0usize],
-                                                            );
-                                                            __round
-                                                        },
-                                                    );
-                                                    ::saga_runtime::__private::answer(
-                                                        __mark0,
-                                                        &mut __answers,
-                                                        0,
-                                                    )
-                                                };
-                                                let name: String = match __a0 {
-                                                    ::core::result::Result::Ok(__value) => __value,
-                                                    ::core::result::Result::Err(__error) => {
-                                                        return Self::__finish(
-                                                            ::core::result::Result::Err(
-                                                                ::core::convert::From::from(__error),
-                                                            ),
-                                                        );
-                                                    }
-                                                };
-                                                if name == "stop" {
-                                                    break;
-                                                }
-                                                names.push(name);
-                                            } else {
-                                                break;
-                                            }
-                                        }
-                                    }
+                                    names.push(name);
+                                } else {
+                                    break;
                                 }
                             }
                             let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
@@ -500,27 +245,29 @@ const _: () = {
                                                     &__request0,
                                                 );
                                                 ::saga_runtime::__private::saved(&names);
-                                                return ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
-                                                    __State::AfterElicitKeep {
-                                                        __rest2: __rest2,
-                                                        candidate: candidate,
-                                                        names: names,
-                                                        __rest1: __rest1,
-                                                        __m0: __mark0,
-                                                    },
-                                                    {
-                                                        let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::requests(
-                                                            &mut __round,
-                                                            __request0,
-                                                        );
-                                                        ::saga_runtime::__private::rebuilt(
-                                                            &mut __round,
-                                                            __SAGA_RESTATED[1usize],
-                                                        );
-                                                        __round
-                                                    },
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterElicitKeep {
+                                                            __rest2: __rest2,
+                                                            candidate: candidate,
+                                                            names: names,
+                                                            __rest1: __rest1,
+                                                            __m0: __mark0,
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            ::saga_runtime::__private::rebuilt(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[1usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
                                                 );
                                                 ::saga_runtime::__private::answer(
                                                     __mark0,
@@ -528,16 +275,7 @@ const _: () = {
                                                     0,
                                                 )
                                             };
-                                            let keep: bool = match __a1 {
-                                                ::core::result::Result::Ok(__value) => __value,
-                                                ::core::result::Result::Err(__error) => {
-                                                    return Self::__finish(
-                                                        ::core::result::Result::Err(
-                                                            ::core::convert::From::from(__error),
-                                                        ),
-                                                    );
-                                                }
-                                            };
+                                            let keep: bool = __a1?;
                                             if !keep {
                                                 continue 'outer;
                                             }
@@ -546,80 +284,192 @@ const _: () = {
                                     names.push(candidate);
                                 }
                             }
-                            Self::__finish(Ok(names))
+                            ::core::result::Result::Ok(Self::__finish(Ok(names)))
+                        };
+                        if let ::core::option::Option::Some(__state) = &__slot {
+                            struct __SagaProbe<T: ?::core::marker::Sized>(
+                                ::core::marker::PhantomData<T>,
+                            );
+                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
+                                fn of(_: &T) -> Self {
+                                    __SagaProbe(::core::marker::PhantomData)
+                                }
+                            }
+                            struct __SagaBorrowed;
+                            struct __SagaOwned;
+                            trait __SagaViaBorrow {
+                                fn __saga_kind(&self) -> __SagaBorrowed {
+                                    __SagaBorrowed
+                                }
+                            }
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<&'a T>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::core::option::Option<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::std::vec::Vec<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            trait __SagaViaOwned {
+                                fn __saga_kind(&self) -> __SagaOwned {
+                                    __SagaOwned
+                                }
+                            }
+                            impl<T: ?::core::marker::Sized> __SagaViaOwned
+                            for &__SagaProbe<T> {}
+                            #[diagnostic::on_unimplemented(
+                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                label = "this borrow is used after a suspension",
+                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                            )]
+                            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+                            #[diagnostic::do_not_recommend]
+                            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L>
+                            for __SagaOwned {}
+                            fn __saga_owned<
+                                L: ?::core::marker::Sized,
+                                K: __SagaOwnedLocal<L>,
+                            >(_: &L, _: K) {}
+                            match __state {
+                                __State::AfterElicitName {
+                                    limit,
+                                    candidates,
+                                    names,
+                                    ..
+                                } => {
+                                    __saga_owned(
+                                        limit,
+                                        (&__SagaProbe::of(limit)).__saga_kind(),
+                                    );
+                                    __saga_owned(
+                                        candidates,
+                                        (&__SagaProbe::of(candidates)).__saga_kind(),
+                                    );
+                                    __saga_owned(
+                                        names,
+                                        (&__SagaProbe::of(names)).__saga_kind(),
+                                    );
+                                }
+                                #[allow(unreachable_patterns)]
+                                _ => {}
+                            }
                         }
-                        __State::AfterElicitKeep {
-                            __rest2: __saved___rest2,
-                            candidate: __saved_candidate,
-                            names: __saved_names,
-                            __rest1: __saved___rest1,
-                            __m0: __mark0,
-                        } => {
-                            let mut names = __saved_names;
-                            let mut __rest1 = __saved___rest1;
-                            {
-                                '__peel1_0: {
-                                    let candidate = __saved_candidate;
-                                    {
-                                        let mut __rest2 = __saved___rest2;
+                        __step
+                    }
+                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                        if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                            ::saga_runtime::__private::record_state(&__slot, &["", ""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        let __resumed = match ::saga_runtime::__private::decode(
+                            &__slot,
+                            &__bytes,
+                        ) {
+                            ::core::result::Result::Ok(state) => state,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::undecodable(&error),
+                                );
+                            }
+                        };
+                        match __resumed {
+                            __State::AfterElicitName {
+                                limit: __saved_limit,
+                                candidates: __saved_candidates,
+                                names: __saved_names,
+                                __m0: __mark0,
+                            } => {
+                                let limit = __saved_limit;
+                                let candidates = __saved_candidates;
+                                let mut names = __saved_names;
+                                {
+                                    let __flow = '__peel0_0: {
                                         {
-                                            '__peel1_2: {
-                                                {
-                                                    let __a1 = ::saga_runtime::__private::answer(
-                                                        __mark0,
-                                                        &mut __answers,
-                                                        0,
-                                                    );
-                                                    let keep: bool = match __a1 {
-                                                        ::core::result::Result::Ok(__value) => __value,
-                                                        ::core::result::Result::Err(__error) => {
-                                                            return Self::__finish(
-                                                                ::core::result::Result::Err(
-                                                                    ::core::convert::From::from(__error),
-                                                                ),
-                                                            );
-                                                        }
-                                                    };
-                                                    if !keep {
-                                                        break '__peel1_0;
-                                                    }
-                                                };
-                                            }
-                                            loop {
-                                                let ::core::option::Option::Some(attempt) = __rest2.next()
-                                                else {
-                                                    break;
-                                                };
-                                                {
-                                                    let __a1 = {
-                                                        let __request0 = elicit(
-                                                            format!("Keep {candidate} (try {attempt})?"),
+                                            if ::saga_runtime::__private::asking_again(&__answers)
+                                                || !::saga_runtime::__private::fits(
+                                                    &__mark0,
+                                                    &__answers,
+                                                    0usize,
+                                                )
+                                            {
+                                                let __request0 = ::saga_runtime::__private::as_marked(
+                                                    &__mark0,
+                                                    elicit("Another name?"),
+                                                );
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::ask_again({
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
                                                         );
+                                                        ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                        ::saga_runtime::__private::note_misfits(
+                                                            &mut __round,
+                                                            &__answers,
+                                                        );
+                                                        __round
+                                                    }),
+                                                );
+                                            }
+                                            let __a0 = ::saga_runtime::__private::answer(
+                                                __mark0,
+                                                &mut __answers,
+                                                0,
+                                            );
+                                            let name: String = __a0?;
+                                            if name == "stop" {
+                                                break '__peel0_0 (::saga_runtime::__private::Flow::Break(()));
+                                            }
+                                            names.push(name);
+                                        };
+                                        ::saga_runtime::__private::Flow::Continue
+                                    };
+                                    match __flow {
+                                        ::saga_runtime::__private::Flow::Break(__value) => __value,
+                                        ::saga_runtime::__private::Flow::Continue => {
+                                            loop {
+                                                if names.len() < limit as usize {
+                                                    let __a0 = {
+                                                        let __request0 = elicit("Another name?");
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
+                                                        ::saga_runtime::__private::saved(&limit);
+                                                        ::saga_runtime::__private::saved(&candidates);
                                                         ::saga_runtime::__private::saved(&names);
-                                                        return ::saga_runtime::__private::suspend(
-                                                            &mut __slot,
-                                                            __State::AfterElicitKeep {
-                                                                __rest2: __rest2,
-                                                                candidate: candidate,
-                                                                names: names,
-                                                                __rest1: __rest1,
-                                                                __m0: __mark0,
-                                                            },
-                                                            {
-                                                                let mut __round = ::std::vec::Vec::new();
-                                                                ::saga_runtime::__private::requests(
-                                                                    &mut __round,
-                                                                    __request0,
-                                                                );
-                                                                ::saga_runtime::__private::rebuilt(
-                                                                    &mut __round,
-                                                                    __SAGA_RESTATED[1usize],
-                                                                );
-                                                                __round
-                                                            },
+                                                        return ::core::result::Result::Ok(
+                                                            ::saga_runtime::__private::suspend(
+                                                                &mut __slot,
+                                                                __State::AfterElicitName {
+                                                                    limit: limit,
+                                                                    candidates: candidates,
+                                                                    names: names,
+                                                                    __m0: __mark0,
+                                                                },
+                                                                {
+                                                                    let mut __round = ::std::vec::Vec::new();
+                                                                    ::saga_runtime::__private::requests(
+                                                                        &mut __round,
+                                                                        __request0,
+                                                                    );
+                                                                    ::saga_runtime::__private::rebuilt(
+                                                                        &mut __round,
+                                                                        __SAGA_RESTATED[0usize],
+                                                                    );
+                                                                    __round
+                                                                },
+                                                            ),
                                                         );
                                                         ::saga_runtime::__private::answer(
                                                             __mark0,
@@ -627,25 +477,24 @@ const _: () = {
                                                             0,
                                                         )
                                                     };
-                                                    let keep: bool = match __a1 {
-                                                        ::core::result::Result::Ok(__value) => __value,
-                                                        ::core::result::Result::Err(__error) => {
-                                                            return Self::__finish(
-                                                                ::core::result::Result::Err(
-                                                                    ::core::convert::From::from(__error),
-                                                                ),
-                                                            );
-                                                        }
-                                                    };
-                                                    if !keep {
-                                                        break '__peel1_0;
+                                                    let name: String = __a0?;
+                                                    if name == "stop" {
+                                                        break;
                                                     }
+                                                    names.push(name);
+                                                } else {
+                                                    break;
                                                 }
                                             }
                                         }
-                                        names.push(candidate);
-                                    };
+                                    }
                                 }
+                                let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                        candidates,
+                                    )
+                                    .collect();
+                                __rest1.reverse();
+                                ::saga_runtime::__private::for_items(&__rest1);
                                 'outer: loop {
                                     let ::core::option::Option::Some(candidate) = __rest1.pop()
                                     else {
@@ -669,27 +518,29 @@ const _: () = {
                                                         &__request0,
                                                     );
                                                     ::saga_runtime::__private::saved(&names);
-                                                    return ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
-                                                        __State::AfterElicitKeep {
-                                                            __rest2: __rest2,
-                                                            candidate: candidate,
-                                                            names: names,
-                                                            __rest1: __rest1,
-                                                            __m0: __mark0,
-                                                        },
-                                                        {
-                                                            let mut __round = ::std::vec::Vec::new();
-                                                            ::saga_runtime::__private::requests(
-                                                                &mut __round,
-                                                                __request0,
-                                                            );
-                                                            ::saga_runtime::__private::rebuilt(
-                                                                &mut __round,
-                                                                __SAGA_RESTATED[1usize],
-                                                            );
-                                                            __round
-                                                        },
+                                                    return ::core::result::Result::Ok(
+                                                        ::saga_runtime::__private::suspend(
+                                                            &mut __slot,
+                                                            __State::AfterElicitKeep {
+                                                                __rest2: __rest2,
+                                                                candidate: candidate,
+                                                                names: names,
+                                                                __rest1: __rest1,
+                                                                __m0: __mark0,
+                                                            },
+                                                            {
+                                                                let mut __round = ::std::vec::Vec::new();
+                                                                ::saga_runtime::__private::requests(
+                                                                    &mut __round,
+                                                                    __request0,
+                                                                );
+                                                                ::saga_runtime::__private::rebuilt(
+                                                                    &mut __round,
+                                                                    __SAGA_RESTATED[1usize],
+                                                                );
+                                                                __round
+                                                            },
+                                                        ),
                                                     );
                                                     ::saga_runtime::__private::answer(
                                                         __mark0,
@@ -697,16 +548,7 @@ const _: () = {
                                                         0,
                                                     )
                                                 };
-                                                let keep: bool = match __a1 {
-                                                    ::core::result::Result::Ok(__value) => __value,
-                                                    ::core::result::Result::Err(__error) => {
-                                                        return Self::__finish(
-                                                            ::core::result::Result::Err(
-                                                                ::core::convert::From::from(__error),
-                                                            ),
-                                                        );
-                                                    }
-                                                };
+                                                let keep: bool = __a1?;
                                                 if !keep {
                                                     continue 'outer;
                                                 }
@@ -715,10 +557,164 @@ const _: () = {
                                         names.push(candidate);
                                     }
                                 }
+                                ::core::result::Result::Ok(Self::__finish(Ok(names)))
                             }
-                            Self::__finish(Ok(names))
+                            __State::AfterElicitKeep {
+                                __rest2: __saved___rest2,
+                                candidate: __saved_candidate,
+                                names: __saved_names,
+                                __rest1: __saved___rest1,
+                                __m0: __mark0,
+                            } => {
+                                let mut names = __saved_names;
+                                let mut __rest1 = __saved___rest1;
+                                {
+                                    '__peel1_0: {
+                                        let candidate = __saved_candidate;
+                                        {
+                                            let mut __rest2 = __saved___rest2;
+                                            {
+                                                '__peel1_2: {
+                                                    {
+                                                        let __a1 = ::saga_runtime::__private::answer(
+                                                            __mark0,
+                                                            &mut __answers,
+                                                            0,
+                                                        );
+                                                        let keep: bool = __a1?;
+                                                        if !keep {
+                                                            break '__peel1_0;
+                                                        }
+                                                    };
+                                                }
+                                                loop {
+                                                    let ::core::option::Option::Some(attempt) = __rest2.next()
+                                                    else {
+                                                        break;
+                                                    };
+                                                    {
+                                                        let __a1 = {
+                                                            let __request0 = elicit(
+                                                                format!("Keep {candidate} (try {attempt})?"),
+                                                            );
+                                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                                &__request0,
+                                                            );
+                                                            ::saga_runtime::__private::saved(&names);
+                                                            return ::core::result::Result::Ok(
+                                                                ::saga_runtime::__private::suspend(
+                                                                    &mut __slot,
+                                                                    __State::AfterElicitKeep {
+                                                                        __rest2: __rest2,
+                                                                        candidate: candidate,
+                                                                        names: names,
+                                                                        __rest1: __rest1,
+                                                                        __m0: __mark0,
+                                                                    },
+                                                                    {
+                                                                        let mut __round = ::std::vec::Vec::new();
+                                                                        ::saga_runtime::__private::requests(
+                                                                            &mut __round,
+                                                                            __request0,
+                                                                        );
+                                                                        ::saga_runtime::__private::rebuilt(
+                                                                            &mut __round,
+                                                                            __SAGA_RESTATED[1usize],
+                                                                        );
+                                                                        __round
+                                                                    },
+                                                                ),
+                                                            );
+                                                            ::saga_runtime::__private::answer(
+                                                                __mark0,
+                                                                &mut __answers,
+                                                                0,
+                                                            )
+                                                        };
+                                                        let keep: bool = __a1?;
+                                                        if !keep {
+                                                            break '__peel1_0;
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                            names.push(candidate);
+                                        };
+                                    }
+                                    'outer: loop {
+                                        let ::core::option::Option::Some(candidate) = __rest1.pop()
+                                        else {
+                                            break;
+                                        };
+                                        {
+                                            let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
+                                                0..2,
+                                            );
+                                            loop {
+                                                let ::core::option::Option::Some(attempt) = __rest2.next()
+                                                else {
+                                                    break;
+                                                };
+                                                {
+                                                    let __a1 = {
+                                                        let __request0 = elicit(
+                                                            format!("Keep {candidate} (try {attempt})?"),
+                                                        );
+                                                        let __mark0 = ::saga_runtime::__private::marker(
+                                                            &__request0,
+                                                        );
+                                                        ::saga_runtime::__private::saved(&names);
+                                                        return ::core::result::Result::Ok(
+                                                            ::saga_runtime::__private::suspend(
+                                                                &mut __slot,
+                                                                __State::AfterElicitKeep {
+                                                                    __rest2: __rest2,
+                                                                    candidate: candidate,
+                                                                    names: names,
+                                                                    __rest1: __rest1,
+                                                                    __m0: __mark0,
+                                                                },
+                                                                {
+                                                                    let mut __round = ::std::vec::Vec::new();
+                                                                    ::saga_runtime::__private::requests(
+                                                                        &mut __round,
+                                                                        __request0,
+                                                                    );
+                                                                    ::saga_runtime::__private::rebuilt(
+                                                                        &mut __round,
+                                                                        __SAGA_RESTATED[1usize],
+                                                                    );
+                                                                    __round
+                                                                },
+                                                            ),
+                                                        );
+                                                        ::saga_runtime::__private::answer(
+                                                            __mark0,
+                                                            &mut __answers,
+                                                            0,
+                                                        )
+                                                    };
+                                                    let keep: bool = __a1?;
+                                                    if !keep {
+                                                        continue 'outer;
+                                                    }
+                                                }
+                                            }
+                                            names.push(candidate);
+                                        }
+                                    }
+                                }
+                                ::core::result::Result::Ok(Self::__finish(Ok(names)))
+                            }
                         }
                     }
+                }
+            }
+                .await;
+            match __exit {
+                ::core::result::Result::Ok(__step) => __step,
+                ::core::result::Result::Err(__error) => {
+                    Self::__finish(::core::result::Result::Err(__error))
                 }
             }
         }

@@ -71,40 +71,9 @@ const _: () = {
             )?;
             let _ = __cx;
             let __output: Result<String, SagaError> = async move {
-                let (login, capital) = ({
-                    let __request0 = elicit::<
-                        GithubLogin,
-                    >("Please provide your GitHub username")
-                        .key("github_login");
-                    let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                    let __request1 = sample("What is the capital of France?")
-                        .max_tokens(100)
-                        .key("capital_of_france");
-                    let __mark1 = ::saga_runtime::__private::marker(&__request1);
-                    let mut __round = ::std::vec::Vec::new();
-                    ::saga_runtime::__private::requests(&mut __round, __request0);
-                    ::saga_runtime::__private::requests(&mut __round, __request1);
-                    let mut __answers = __run.ask(__script, __round);
-                    (
-                        ::saga_runtime::__private::answer(
-                            __mark0,
-                            &mut __answers,
-                            0usize,
-                        ),
-                        ::saga_runtime::__private::answer(
-                            __mark1,
-                            &mut __answers,
-                            1usize,
-                        ),
-                    )
-                });
-                let __login_2 = login?;
-                let __capital_2 = capital?;
-                Ok(
-                    format!(
-                        "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                        __login_2.name, __capital_2.text()
-                    ),
+                ::core::panic!(
+                    "the plain run of a saga is compiled only when its crate is built with \
+                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
                 )
             }
                 .await;
@@ -179,194 +148,249 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
-            match __state {
-                ::saga_runtime::__private::MacroState::Start(
-                    __saga_args_get_weather { location },
-                ) => {
-                    let __a0 = {
-                        let __request0 = elicit::<
-                            GithubLogin,
-                        >("Please provide your GitHub username")
-                            .key("github_login");
-                        let __mark0 = ::saga_runtime::__private::marker(&__request0);
-                        let __request1 = sample("What is the capital of France?")
-                            .max_tokens(100)
-                            .key("capital_of_france");
-                        let __mark1 = ::saga_runtime::__private::marker(&__request1);
-                        ::saga_runtime::__private::saved(&location);
-                        return ::saga_runtime::__private::suspend(
-                            &mut __slot,
-                            __State::AfterJoinLoginCapital {
-                                location: location,
-                                __m0: __mark0,
-                                __m1: __mark1,
-                            },
-                            {
-                                let mut __round = ::std::vec::Vec::new();
-                                ::saga_runtime::__private::requests(
-                                    &mut __round,
-                                    __request0,
+            let __exit = async move {
+                let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                match __state {
+                    ::saga_runtime::__private::MacroState::Start(
+                        __saga_args_get_weather { location },
+                    ) => {
+                        let __step = {
+                            let __a0 = {
+                                let __request0 = elicit::<
+                                    GithubLogin,
+                                >("Please provide your GitHub username")
+                                    .key("github_login");
+                                let __mark0 = ::saga_runtime::__private::marker(
+                                    &__request0,
                                 );
-                                ::saga_runtime::__private::requests(
-                                    &mut __round,
-                                    __request1,
+                                let __request1 = sample("What is the capital of France?")
+                                    .max_tokens(100)
+                                    .key("capital_of_france");
+                                let __mark1 = ::saga_runtime::__private::marker(
+                                    &__request1,
                                 );
-                                ::saga_runtime::__private::rebuilt(
-                                    &mut __round,
-                                    __SAGA_RESTATED[0usize],
+                                ::saga_runtime::__private::saved(&location);
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::suspend(
+                                        &mut __slot,
+                                        __State::AfterJoinLoginCapital {
+                                            location: location,
+                                            __m0: __mark0,
+                                            __m1: __mark1,
+                                        },
+                                        {
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request1,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(
+                                                &mut __round,
+                                                __SAGA_RESTATED[0usize],
+                                            );
+                                            __round
+                                        },
+                                    ),
                                 );
-                                __round
-                            },
-                        );
-                        (
-                            ::saga_runtime::__private::answer(
-                                __mark0,
-                                &mut __answers,
-                                0usize,
-                            ),
-                            ::saga_runtime::__private::answer(
-                                __mark1,
-                                &mut __answers,
-                                1usize,
-                            ),
-                        )
-                    };
-                    let (login, capital) = __a0;
-                    let __login_2 = match login {
-                        ::core::result::Result::Ok(__value) => __value,
-                        ::core::result::Result::Err(__error) => {
-                            return Self::__finish(
-                                ::core::result::Result::Err(
-                                    ::core::convert::From::from(__error),
-                                ),
-                            );
-                        }
-                    };
-                    let __capital_2 = match capital {
-                        ::core::result::Result::Ok(__value) => __value,
-                        ::core::result::Result::Err(__error) => {
-                            return Self::__finish(
-                                ::core::result::Result::Err(
-                                    ::core::convert::From::from(__error),
-                                ),
-                            );
-                        }
-                    };
-                    Self::__finish(
-                        Ok(
-                            format!(
-                                "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                __login_2.name, __capital_2.text()
-                            ),
-                        ),
-                    )
-                }
-                ::saga_runtime::__private::MacroState::Resume(__bytes) => {
-                    if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                        ::saga_runtime::__private::record_state(&__slot, &[""]);
-                        return ::saga_runtime::__private::traced();
-                    }
-                    let __resumed = match ::saga_runtime::__private::decode(
-                        &__slot,
-                        &__bytes,
-                    ) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => {
-                            return ::saga_runtime::__private::undecodable(&error);
-                        }
-                    };
-                    match __resumed {
-                        __State::AfterJoinLoginCapital {
-                            location: __saved_location,
-                            __m0: __mark0,
-                            __m1: __mark1,
-                        } => {
-                            let location = __saved_location;
-                            if ::saga_runtime::__private::asking_again(&__answers)
-                                || !::saga_runtime::__private::fits(
-                                    &__mark0,
-                                    &__answers,
-                                    0usize,
+                                (
+                                    ::saga_runtime::__private::answer(
+                                        __mark0,
+                                        &mut __answers,
+                                        0usize,
+                                    ),
+                                    ::saga_runtime::__private::answer(
+                                        __mark1,
+                                        &mut __answers,
+                                        1usize,
+                                    ),
                                 )
-                                || !::saga_runtime::__private::fits(
-                                    &__mark1,
-                                    &__answers,
-                                    1usize,
-                                )
-                            {
-                                let __request0 = ::saga_runtime::__private::as_marked(
-                                    &__mark0,
-                                    elicit::<GithubLogin>("Please provide your GitHub username")
-                                        .key("github_login"),
-                                );
-                                let __request1 = ::saga_runtime::__private::as_marked(
-                                    &__mark1,
-                                    sample("What is the capital of France?")
-                                        .max_tokens(100)
-                                        .key("capital_of_france"),
-                                );
-                                return ::saga_runtime::__private::ask_again({
-                                    let mut __round = ::std::vec::Vec::new();
-                                    ::saga_runtime::__private::requests(
-                                        &mut __round,
-                                        __request0,
-                                    );
-                                    ::saga_runtime::__private::requests(
-                                        &mut __round,
-                                        __request1,
-                                    );
-                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
-                                    ::saga_runtime::__private::note_misfits(
-                                        &mut __round,
-                                        &__answers,
-                                    );
-                                    __round
-                                });
-                            }
-                            let __a0 = (
-                                ::saga_runtime::__private::answer(
-                                    __mark0,
-                                    &mut __answers,
-                                    0usize,
-                                ),
-                                ::saga_runtime::__private::answer(
-                                    __mark1,
-                                    &mut __answers,
-                                    1usize,
-                                ),
-                            );
+                            };
                             let (login, capital) = __a0;
-                            let __login_2 = match login {
-                                ::core::result::Result::Ok(__value) => __value,
-                                ::core::result::Result::Err(__error) => {
-                                    return Self::__finish(
-                                        ::core::result::Result::Err(
-                                            ::core::convert::From::from(__error),
+                            let __login_2 = login?;
+                            let __capital_2 = capital?;
+                            ::core::result::Result::Ok(
+                                Self::__finish(
+                                    Ok(
+                                        format!(
+                                            "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                                            __login_2.name, __capital_2.text()
                                         ),
-                                    );
-                                }
-                            };
-                            let __capital_2 = match capital {
-                                ::core::result::Result::Ok(__value) => __value,
-                                ::core::result::Result::Err(__error) => {
-                                    return Self::__finish(
-                                        ::core::result::Result::Err(
-                                            ::core::convert::From::from(__error),
-                                        ),
-                                    );
-                                }
-                            };
-                            Self::__finish(
-                                Ok(
-                                    format!(
-                                        "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                        __login_2.name, __capital_2.text()
                                     ),
                                 ),
                             )
+                        };
+                        if let ::core::option::Option::Some(__state) = &__slot {
+                            struct __SagaProbe<T: ?::core::marker::Sized>(
+                                ::core::marker::PhantomData<T>,
+                            );
+                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
+                                fn of(_: &T) -> Self {
+                                    __SagaProbe(::core::marker::PhantomData)
+                                }
+                            }
+                            struct __SagaBorrowed;
+                            struct __SagaOwned;
+                            trait __SagaViaBorrow {
+                                fn __saga_kind(&self) -> __SagaBorrowed {
+                                    __SagaBorrowed
+                                }
+                            }
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<&'a T>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::core::option::Option<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                            for __SagaProbe<::std::vec::Vec<&'a T>>
+                            where
+                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                            {}
+                            trait __SagaViaOwned {
+                                fn __saga_kind(&self) -> __SagaOwned {
+                                    __SagaOwned
+                                }
+                            }
+                            impl<T: ?::core::marker::Sized> __SagaViaOwned
+                            for &__SagaProbe<T> {}
+                            #[diagnostic::on_unimplemented(
+                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                label = "this borrow is used after a suspension",
+                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                            )]
+                            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+                            #[diagnostic::do_not_recommend]
+                            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L>
+                            for __SagaOwned {}
+                            fn __saga_owned<
+                                L: ?::core::marker::Sized,
+                                K: __SagaOwnedLocal<L>,
+                            >(_: &L, _: K) {}
+                            match __state {
+                                __State::AfterJoinLoginCapital { location, .. } => {
+                                    __saga_owned(
+                                        location,
+                                        (&__SagaProbe::of(location)).__saga_kind(),
+                                    );
+                                }
+                                #[allow(unreachable_patterns)]
+                                _ => {}
+                            }
+                        }
+                        __step
+                    }
+                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                        if ::saga_runtime::__private::tracing_layout(&__bytes) {
+                            ::saga_runtime::__private::record_state(&__slot, &[""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        let __resumed = match ::saga_runtime::__private::decode(
+                            &__slot,
+                            &__bytes,
+                        ) {
+                            ::core::result::Result::Ok(state) => state,
+                            ::core::result::Result::Err(error) => {
+                                return ::core::result::Result::Ok(
+                                    ::saga_runtime::__private::undecodable(&error),
+                                );
+                            }
+                        };
+                        match __resumed {
+                            __State::AfterJoinLoginCapital {
+                                location: __saved_location,
+                                __m0: __mark0,
+                                __m1: __mark1,
+                            } => {
+                                let location = __saved_location;
+                                if ::saga_runtime::__private::asking_again(&__answers)
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark0,
+                                        &__answers,
+                                        0usize,
+                                    )
+                                    || !::saga_runtime::__private::fits(
+                                        &__mark1,
+                                        &__answers,
+                                        1usize,
+                                    )
+                                {
+                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                        &__mark0,
+                                        elicit::<GithubLogin>("Please provide your GitHub username")
+                                            .key("github_login"),
+                                    );
+                                    let __request1 = ::saga_runtime::__private::as_marked(
+                                        &__mark1,
+                                        sample("What is the capital of France?")
+                                            .max_tokens(100)
+                                            .key("capital_of_france"),
+                                    );
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::ask_again({
+                                            let mut __round = ::std::vec::Vec::new();
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request0,
+                                            );
+                                            ::saga_runtime::__private::requests(
+                                                &mut __round,
+                                                __request1,
+                                            );
+                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::note_misfits(
+                                                &mut __round,
+                                                &__answers,
+                                            );
+                                            __round
+                                        }),
+                                    );
+                                }
+                                let __a0 = (
+                                    ::saga_runtime::__private::answer(
+                                        __mark0,
+                                        &mut __answers,
+                                        0usize,
+                                    ),
+                                    ::saga_runtime::__private::answer(
+                                        __mark1,
+                                        &mut __answers,
+                                        1usize,
+                                    ),
+                                );
+                                let (login, capital) = __a0;
+                                let __login_2 = login?;
+                                let __capital_2 = capital?;
+                                ::core::result::Result::Ok(
+                                    Self::__finish(
+                                        Ok(
+                                            format!(
+                                                "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                                                __login_2.name, __capital_2.text()
+                                            ),
+                                        ),
+                                    ),
+                                )
+                            }
                         }
                     }
+                }
+            }
+                .await;
+            match __exit {
+                ::core::result::Result::Ok(__step) => __step,
+                ::core::result::Result::Err(__error) => {
+                    Self::__finish(::core::result::Result::Err(__error))
                 }
             }
         }
