@@ -23,6 +23,12 @@ mod helpers;
 #[path = "corpus/writes.rs"]
 mod writes;
 
+#[path = "corpus/diagrams.rs"]
+mod diagrams;
+
+#[path = "support/diagram_snapshots.rs"]
+mod snapshots;
+
 #[path = "corpus/exits.rs"]
 mod exits;
 

@@ -105,6 +105,7 @@ pub use rmcp;
 /// What `#[derive(Elicit)]` expands to refers to; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::engine::diagram::with_diagram;
     pub use crate::engine::elicit_field::{
         contains, field_error, one_field_from_content, one_field_schema, parse_select, read_field,
         select_property,

@@ -42,6 +42,8 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         items,
     } = compiled;
     let (item, sig, sites) = (&item, &sig, &sites[..]);
+    let diagram = super::diagram::tool(item, sig, sites);
+    let (diagram_doc, diagram_meta, diagram_method) = (diagram.doc, diagram.meta, diagram.method);
     let (step_lints, plain_lints) = (step_lints(), plain_lints());
     let private = private_path();
     let vis = &item.vis;
@@ -179,6 +181,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         #output_check
 
         #(#attrs)*
+        #diagram_doc
         #[allow(non_camel_case_types)]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
         #vis struct #name;
@@ -233,6 +236,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                     #annotations
                     #icons
                     #meta
+                    #diagram_meta
                     tool.output_schema = <#output as #private::ToolOutput>::output_schema();
                     tool
                 }
@@ -254,6 +258,8 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                 fn state_names(&self) -> &'static [&'static str] {
                     &[#(#variant_names),*]
                 }
+
+                #diagram_method
 
                 fn state_json(
                     &self,

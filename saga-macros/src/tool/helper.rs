@@ -249,6 +249,8 @@ pub fn expand(compiled: Compiled) -> TokenStream {
     } = state;
     let start = &machine.start;
     let build_tag = super::expand::build_tag(&item);
+    let diagram = super::diagram::helper(&item, &sig, &sites);
+    let (diagram_doc, diagram_method) = (diagram.doc, diagram.method);
     let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
     let step_body = super::rewrite::enclose(
@@ -276,6 +278,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
 
     quote! {
         #(#attrs)*
+        #diagram_doc
         #[allow(clippy::needless_lifetimes)]
         #vis fn #name #generics (#(#inputs),*)
             -> #private::SagaCall<impl #private::SagaFn<Output = #output> + #captures>
@@ -301,6 +304,8 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                 fn build_tag() -> u16 {
                     #build_tag
                 }
+
+                #diagram_method
 
                 #step_lints
                 async fn step<'__step>(

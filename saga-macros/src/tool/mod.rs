@@ -5,6 +5,7 @@
 mod attr;
 mod call;
 mod check;
+mod diagram;
 mod expand;
 mod fallback;
 mod helper;

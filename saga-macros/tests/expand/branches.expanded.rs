@@ -1,4 +1,53 @@
 /// Routes a request by kind.
+/**
+
+# Diagram
+
+Where this saga suspends and how it gets there, as `#[saga_tool]` compiled it (Mermaid; `SagaTool::diagram()` gives the text):
+
+<pre class="mermaid saga-diagram">
+stateDiagram-v2
+    Start : route(kind)
+    AfterElicitReply : elicit String
+    AfterElicitReply : "Your answer?"
+    AfterElicitReply : key "reply"
+    AfterSampleSampled : sample
+    AfterSampleSampled : "Answer for me"
+    Return1 : return Err(SagaError∶∶msg("unknown kind"))
+    state Choice1 &lt;&lt;choice&gt;&gt;
+    AfterCheckpoint : checkpoint
+    AfterListRootsRoots : list_roots
+    Return2 : return Ok(format!("{answer} in {} roots", roots.len()))
+    Done : result
+    Done : Ok(answer)
+    Failed : error from ?
+    [*] --&gt; Start
+    Start --&gt; AfterElicitReply : match kind.as_str() { "ask" if cx.can_elicit() }
+    AfterElicitReply --&gt; Failed : ?
+    Start --&gt; AfterSampleSampled : match kind.as_str() { "llm" }
+    AfterSampleSampled --&gt; Failed : ?
+    Start --&gt; Return1 : match kind.as_str() { _ }
+    AfterElicitReply --&gt; Choice1
+    AfterSampleSampled --&gt; Choice1
+    Choice1 --&gt; AfterCheckpoint : if let Some(first) = answer.chars().next(), if first.is_uppercase()
+    Choice1 --&gt; AfterListRootsRoots : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if answer.len() &gt; 3
+    AfterListRootsRoots --&gt; Failed : ?
+    AfterListRootsRoots --&gt; Return2
+    AfterCheckpoint --&gt; Done
+    Choice1 --&gt; Done : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if !(answer.len() &gt; 3) or if !(let Some(first) = answer.chars().next())
+    Return1 --&gt; [*]
+    Return2 --&gt; [*]
+    Done --&gt; [*]
+    Failed --&gt; [*]
+</pre>
+
+<script type="module">
+const dark = ["dark", "ayu"].includes(document.documentElement.dataset.theme);
+const { default: mermaid } = await import("https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.esm.min.mjs");
+mermaid.initialize({ startOnLoad: false, theme: dark ? "dark" : "default" });
+await mermaid.run({ querySelector: "pre.saga-diagram" });
+</script>
+*/
 #[allow(non_camel_case_types)]
 #[derive(
     ::core::clone::Clone,
@@ -99,6 +148,10 @@ const _: () = {
             tool.description = ::core::option::Option::Some(
                 "Routes a request by kind.".into(),
             );
+            tool.meta = ::saga_runtime::__private::with_diagram(
+                tool.meta.take(),
+                "stateDiagram-v2\n    Start : route(kind)\n    AfterElicitReply : elicit String\n    AfterElicitReply : \"Your answer?\"\n    AfterElicitReply : key \"reply\"\n    AfterSampleSampled : sample\n    AfterSampleSampled : \"Answer for me\"\n    Return1 : return Err(SagaError∶∶msg(\"unknown kind\"))\n    state Choice1 <<choice>>\n    AfterCheckpoint : checkpoint\n    AfterListRootsRoots : list_roots\n    Return2 : return Ok(format!(\"{answer} in {} roots\", roots.len()))\n    Done : result\n    Done : Ok(answer)\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitReply : match kind.as_str() { \"ask\" if cx.can_elicit() }\n    AfterElicitReply --> Failed : ?\n    Start --> AfterSampleSampled : match kind.as_str() { \"llm\" }\n    AfterSampleSampled --> Failed : ?\n    Start --> Return1 : match kind.as_str() { _ }\n    AfterElicitReply --> Choice1\n    AfterSampleSampled --> Choice1\n    Choice1 --> AfterCheckpoint : if let Some(first) = answer.chars().next(), if first.is_uppercase()\n    Choice1 --> AfterListRootsRoots : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if answer.len() > 3\n    AfterListRootsRoots --> Failed : ?\n    AfterListRootsRoots --> Return2\n    AfterCheckpoint --> Done\n    Choice1 --> Done : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if !(answer.len() > 3) or if !(let Some(first) = answer.chars().next())\n    Return1 --> [*]\n    Return2 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+            );
             tool.output_schema = <Result<
                 String,
                 SagaError,
@@ -123,6 +176,11 @@ const _: () = {
                 "AfterCheckpoint",
                 "AfterListRootsRoots",
             ]
+        }
+        fn diagram(&self) -> ::std::string::String {
+            ::std::string::String::from(
+                "stateDiagram-v2\n    Start : route(kind)\n    AfterElicitReply : elicit String\n    AfterElicitReply : \"Your answer?\"\n    AfterElicitReply : key \"reply\"\n    AfterSampleSampled : sample\n    AfterSampleSampled : \"Answer for me\"\n    Return1 : return Err(SagaError∶∶msg(\"unknown kind\"))\n    state Choice1 <<choice>>\n    AfterCheckpoint : checkpoint\n    AfterListRootsRoots : list_roots\n    Return2 : return Ok(format!(\"{answer} in {} roots\", roots.len()))\n    Done : result\n    Done : Ok(answer)\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitReply : match kind.as_str() { \"ask\" if cx.can_elicit() }\n    AfterElicitReply --> Failed : ?\n    Start --> AfterSampleSampled : match kind.as_str() { \"llm\" }\n    AfterSampleSampled --> Failed : ?\n    Start --> Return1 : match kind.as_str() { _ }\n    AfterElicitReply --> Choice1\n    AfterSampleSampled --> Choice1\n    Choice1 --> AfterCheckpoint : if let Some(first) = answer.chars().next(), if first.is_uppercase()\n    Choice1 --> AfterListRootsRoots : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if answer.len() > 3\n    AfterListRootsRoots --> Failed : ?\n    AfterListRootsRoots --> Return2\n    AfterCheckpoint --> Done\n    Choice1 --> Done : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if !(answer.len() > 3) or if !(let Some(first) = answer.chars().next())\n    Return1 --> [*]\n    Return2 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+            )
         }
         fn state_json(
             &self,

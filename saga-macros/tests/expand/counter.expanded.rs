@@ -1,4 +1,32 @@
 /// Counts to `n`, one checkpoint at a time.
+/**
+
+# Diagram
+
+Where this saga suspends and how it gets there, as `#[saga_tool]` compiled it (Mermaid; `SagaTool::diagram()` gives the text):
+
+<pre class="mermaid saga-diagram">
+stateDiagram-v2
+    Start : count_to(n)
+    state Loop1 &lt;&lt;choice&gt;&gt;
+    AfterCheckpoint : checkpoint
+    Done : result
+    Done : Ok(Json(Count { n, total }))
+    [*] --&gt; Start
+    Start --&gt; Loop1
+    Loop1 --&gt; AfterCheckpoint : for i in 1..=n
+    AfterCheckpoint --&gt; Loop1 : next
+    Loop1 --&gt; Done : done
+    Done --&gt; [*]
+</pre>
+
+<script type="module">
+const dark = ["dark", "ayu"].includes(document.documentElement.dataset.theme);
+const { default: mermaid } = await import("https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.esm.min.mjs");
+mermaid.initialize({ startOnLoad: false, theme: dark ? "dark" : "default" });
+await mermaid.run({ querySelector: "pre.saga-diagram" });
+</script>
+*/
 #[allow(non_camel_case_types)]
 #[derive(
     ::core::clone::Clone,
@@ -94,6 +122,10 @@ const _: () = {
             tool.description = ::core::option::Option::Some(
                 "Counts to `n`, one checkpoint at a time.".into(),
             );
+            tool.meta = ::saga_runtime::__private::with_diagram(
+                tool.meta.take(),
+                "stateDiagram-v2\n    Start : count_to(n)\n    state Loop1 <<choice>>\n    AfterCheckpoint : checkpoint\n    Done : result\n    Done : Ok(Json(Count { n, total }))\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterCheckpoint : for i in 1..=n\n    AfterCheckpoint --> Loop1 : next\n    Loop1 --> Done : done\n    Done --> [*]\n",
+            );
             tool.output_schema = <Result<
                 Json<Count>,
                 SagaError,
@@ -113,6 +145,11 @@ const _: () = {
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterCheckpoint"]
+        }
+        fn diagram(&self) -> ::std::string::String {
+            ::std::string::String::from(
+                "stateDiagram-v2\n    Start : count_to(n)\n    state Loop1 <<choice>>\n    AfterCheckpoint : checkpoint\n    Done : result\n    Done : Ok(Json(Count { n, total }))\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterCheckpoint : for i in 1..=n\n    AfterCheckpoint --> Loop1 : next\n    Loop1 --> Done : done\n    Done --> [*]\n",
+            )
         }
         fn state_json(
             &self,

@@ -1,4 +1,40 @@
 /// Deploys a service after confirming with the user and an LLM.
+/**
+
+# Diagram
+
+Where this saga suspends and how it gets there, as `#[saga_tool]` compiled it (Mermaid; `SagaTool::diagram()` gives the text):
+
+<pre class="mermaid saga-diagram">
+stateDiagram-v2
+    Start : complex_tool(initial_arg, replicas)
+    AfterElicitTarget : elicit Target
+    AfterElicitTarget : "Please provide the deployment target:"
+    AfterSampleVerdict : sample
+    AfterSampleVerdict : format!("Is deploying to '{}' safe right now?", target.target)
+    Return1 : return Ok("Deployment postponed.".into())
+    Done : result
+    Done : Ok(format!("Deployment to {} initiated successfully based on confirmation.", ta…
+    Failed : error from ?
+    [*] --&gt; Start
+    Start --&gt; AfterElicitTarget
+    AfterElicitTarget --&gt; Failed : ?
+    AfterElicitTarget --&gt; AfterSampleVerdict
+    AfterSampleVerdict --&gt; Failed : ?
+    AfterSampleVerdict --&gt; Return1 : if !verdict.text().starts_with("Yes")
+    AfterSampleVerdict --&gt; Done : if verdict.text().starts_with("Yes")
+    Return1 --&gt; [*]
+    Done --&gt; [*]
+    Failed --&gt; [*]
+</pre>
+
+<script type="module">
+const dark = ["dark", "ayu"].includes(document.documentElement.dataset.theme);
+const { default: mermaid } = await import("https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.esm.min.mjs");
+mermaid.initialize({ startOnLoad: false, theme: dark ? "dark" : "default" });
+await mermaid.run({ querySelector: "pre.saga-diagram" });
+</script>
+*/
 #[allow(non_camel_case_types)]
 #[derive(
     ::core::clone::Clone,
@@ -96,6 +132,10 @@ const _: () = {
             tool.description = ::core::option::Option::Some(
                 "Deploys a service after confirming with the user and an LLM.".into(),
             );
+            tool.meta = ::saga_runtime::__private::with_diagram(
+                tool.meta.take(),
+                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+            );
             tool.output_schema = <Result<
                 String,
                 SagaError,
@@ -115,6 +155,11 @@ const _: () = {
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterElicitTarget", "AfterSampleVerdict"]
+        }
+        fn diagram(&self) -> ::std::string::String {
+            ::std::string::String::from(
+                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+            )
         }
         fn state_json(
             &self,

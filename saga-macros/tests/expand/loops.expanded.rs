@@ -1,4 +1,48 @@
 /// Collects names until the user says stop, then confirms each.
+/**
+
+# Diagram
+
+Where this saga suspends and how it gets there, as `#[saga_tool]` compiled it (Mermaid; `SagaTool::diagram()` gives the text):
+
+<pre class="mermaid saga-diagram">
+stateDiagram-v2
+    Start : collect(limit, candidates)
+    state Loop1 &lt;&lt;choice&gt;&gt;
+    AfterElicitName : elicit String
+    AfterElicitName : "Another name?"
+    state Loop2 &lt;&lt;choice&gt;&gt;
+    state Loop3 &lt;&lt;choice&gt;&gt;
+    AfterElicitKeep : elicit bool
+    AfterElicitKeep : format!("Keep {candidate} (try {attempt})?")
+    Done : result
+    Done : Ok(names)
+    Failed : error from ?
+    [*] --&gt; Start
+    Start --&gt; Loop1
+    Loop1 --&gt; AfterElicitName : while names.len() &lt; limit as usize
+    AfterElicitName --&gt; Failed : ?
+    AfterElicitName --&gt; Loop1 : if name != "stop", next
+    AfterElicitName --&gt; Loop2 : if name == "stop"
+    Loop1 --&gt; Loop2 : !(names.len() &lt; limit as usize)
+    Loop2 --&gt; Loop3 : for candidate in candidates
+    Loop3 --&gt; AfterElicitKeep : for attempt in 0..2
+    AfterElicitKeep --&gt; Failed : ?
+    AfterElicitKeep --&gt; Loop2 : if !keep, continue
+    AfterElicitKeep --&gt; Loop3 : if keep, next
+    Loop3 --&gt; Loop2 : done, next
+    Loop2 --&gt; Done : done
+    Done --&gt; [*]
+    Failed --&gt; [*]
+</pre>
+
+<script type="module">
+const dark = ["dark", "ayu"].includes(document.documentElement.dataset.theme);
+const { default: mermaid } = await import("https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.esm.min.mjs");
+mermaid.initialize({ startOnLoad: false, theme: dark ? "dark" : "default" });
+await mermaid.run({ querySelector: "pre.saga-diagram" });
+</script>
+*/
 #[allow(non_camel_case_types)]
 #[derive(
     ::core::clone::Clone,
@@ -107,6 +151,10 @@ const _: () = {
             tool.description = ::core::option::Option::Some(
                 "Collects names until the user says stop, then confirms each.".into(),
             );
+            tool.meta = ::saga_runtime::__private::with_diagram(
+                tool.meta.take(),
+                "stateDiagram-v2\n    Start : collect(limit, candidates)\n    state Loop1 <<choice>>\n    AfterElicitName : elicit String\n    AfterElicitName : \"Another name?\"\n    state Loop2 <<choice>>\n    state Loop3 <<choice>>\n    AfterElicitKeep : elicit bool\n    AfterElicitKeep : format!(\"Keep {candidate} (try {attempt})?\")\n    Done : result\n    Done : Ok(names)\n    Failed : error from ?\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterElicitName : while names.len() < limit as usize\n    AfterElicitName --> Failed : ?\n    AfterElicitName --> Loop1 : if name != \"stop\", next\n    AfterElicitName --> Loop2 : if name == \"stop\"\n    Loop1 --> Loop2 : !(names.len() < limit as usize)\n    Loop2 --> Loop3 : for candidate in candidates\n    Loop3 --> AfterElicitKeep : for attempt in 0..2\n    AfterElicitKeep --> Failed : ?\n    AfterElicitKeep --> Loop2 : if !keep, continue\n    AfterElicitKeep --> Loop3 : if keep, next\n    Loop3 --> Loop2 : done, next\n    Loop2 --> Done : done\n    Done --> [*]\n    Failed --> [*]\n",
+            );
             tool.output_schema = <Result<
                 Vec<String>,
                 SagaError,
@@ -126,6 +174,11 @@ const _: () = {
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterElicitName", "AfterElicitKeep"]
+        }
+        fn diagram(&self) -> ::std::string::String {
+            ::std::string::String::from(
+                "stateDiagram-v2\n    Start : collect(limit, candidates)\n    state Loop1 <<choice>>\n    AfterElicitName : elicit String\n    AfterElicitName : \"Another name?\"\n    state Loop2 <<choice>>\n    state Loop3 <<choice>>\n    AfterElicitKeep : elicit bool\n    AfterElicitKeep : format!(\"Keep {candidate} (try {attempt})?\")\n    Done : result\n    Done : Ok(names)\n    Failed : error from ?\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterElicitName : while names.len() < limit as usize\n    AfterElicitName --> Failed : ?\n    AfterElicitName --> Loop1 : if name != \"stop\", next\n    AfterElicitName --> Loop2 : if name == \"stop\"\n    Loop1 --> Loop2 : !(names.len() < limit as usize)\n    Loop2 --> Loop3 : for candidate in candidates\n    Loop3 --> AfterElicitKeep : for attempt in 0..2\n    AfterElicitKeep --> Failed : ?\n    AfterElicitKeep --> Loop2 : if !keep, continue\n    AfterElicitKeep --> Loop3 : if keep, next\n    Loop3 --> Loop2 : done, next\n    Loop2 --> Done : done\n    Done --> [*]\n    Failed --> [*]\n",
+            )
         }
         fn state_json(
             &self,

@@ -1,4 +1,34 @@
 /// Gets the weather for a location, after checking who asks.
+/**
+
+# Diagram
+
+Where this saga suspends and how it gets there, as `#[saga_tool]` compiled it (Mermaid; `SagaTool::diagram()` gives the text):
+
+<pre class="mermaid saga-diagram">
+stateDiagram-v2
+    Start : get_weather(location)
+    AfterJoinLoginCapital : join!: 2 requests in one round
+    AfterJoinLoginCapital : elicit GithubLogin "Please provide your GitHub username" key "github_login"
+    AfterJoinLoginCapital : sample "What is the capital of France?" key "capital_of_france"
+    Done : result
+    Done : Ok(format!("Weather for {location}: sunny. Asked by {} (capital check: {})", lo…
+    Failed : error from ?
+    [*] --&gt; Start
+    Start --&gt; AfterJoinLoginCapital
+    AfterJoinLoginCapital --&gt; Failed : login? or capital?
+    AfterJoinLoginCapital --&gt; Done
+    Done --&gt; [*]
+    Failed --&gt; [*]
+</pre>
+
+<script type="module">
+const dark = ["dark", "ayu"].includes(document.documentElement.dataset.theme);
+const { default: mermaid } = await import("https://cdn.jsdelivr.net/npm/mermaid@12.3.0/dist/mermaid.esm.min.mjs");
+mermaid.initialize({ startOnLoad: false, theme: dark ? "dark" : "default" });
+await mermaid.run({ querySelector: "pre.saga-diagram" });
+</script>
+*/
 #[allow(non_camel_case_types)]
 #[derive(
     ::core::clone::Clone,
@@ -97,6 +127,10 @@ const _: () = {
             tool.description = ::core::option::Option::Some(
                 "Gets the weather for a location, after checking who asks.".into(),
             );
+            tool.meta = ::saga_runtime::__private::with_diagram(
+                tool.meta.take(),
+                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
+            );
             tool.output_schema = <Result<
                 String,
                 SagaError,
@@ -116,6 +150,11 @@ const _: () = {
         }
         fn state_names(&self) -> &'static [&'static str] {
             &["AfterJoinLoginCapital"]
+        }
+        fn diagram(&self) -> ::std::string::String {
+            ::std::string::String::from(
+                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
+            )
         }
         fn state_json(
             &self,

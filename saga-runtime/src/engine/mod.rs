@@ -8,6 +8,7 @@
 
 mod answers;
 mod context;
+pub(crate) mod diagram;
 mod digest;
 mod elicit;
 pub(crate) mod elicit_field;
@@ -28,6 +29,7 @@ mod variant;
 
 pub use answers::{Answers, Root, Sampled, StepFailure};
 pub use context::SagaContext;
+pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use error::SagaError;

@@ -40,6 +40,13 @@ impl<A: SagaFn> SagaCall<A> {
     pub fn new(arguments: A) -> Self {
         Self(arguments)
     }
+
+    /// The helper's diagram (see [`SagaFn::diagram`]): `confirm("").diagram()` for a
+    /// `#[saga_fn] async fn confirm(what: &str)`. Making the call runs nothing; the
+    /// diagram is also in the helper's rustdoc.
+    pub fn diagram(&self) -> &'static str {
+        A::diagram()
+    }
 }
 
 /// Where a helper's transition starts.
@@ -95,6 +102,13 @@ pub trait SagaFn: Sized + Send {
     /// build.
     fn build_tag() -> u16 {
         0
+    }
+
+    /// The helper's diagram: Mermaid `stateDiagram-v2` text, as for a tool
+    /// ([`SagaTool::diagram`](super::SagaTool::diagram)); `#[saga_fn]` builds it, and the
+    /// tools that call the helper name it at the call. Empty for a helper written by hand.
+    fn diagram() -> &'static str {
+        ""
     }
 
     /// The helper as one ordinary async function, asking `script` at each suspension.

@@ -75,6 +75,52 @@ pub trait SagaTool: Send + Sync + 'static {
         &[]
     }
 
+    /// The tool's diagram: Mermaid `stateDiagram-v2` text. `#[saga_tool]` builds it from
+    /// the function as written; a tool written by hand shows its start and its
+    /// [`state_names`](SagaTool::state_names) only, by default
+    /// ([`minimal_diagram`](crate::engine::minimal_diagram)).
+    ///
+    /// Its nodes: the start (the call, with its arguments); one per suspension point,
+    /// named by its state variant as in [`state_names`](SagaTool::state_names) and the
+    /// log (`AfterElicitTarget`), with what it asks (the kind, the message as written, the
+    /// key when `.key("…")` pins it); one per `checkpoint()`; one per helper call, naming
+    /// the helper, whose own diagram is its `#[saga_fn]`'s (`helper(..).diagram()`); and
+    /// the exits: the result (`Done`), the error a `?` returns (`Failed`) and each
+    /// `return`. Its edges carry their conditions as written (`if …`, `match … { arm }`,
+    /// `for … in …`; a request's answer in a condition reads `answer`). A loop that
+    /// suspends is a choice node with its back edges (`next`, `continue`); paths from
+    /// several places meet at a choice node before a branch; a `join!` or `join_all` is
+    /// one node, one round.
+    ///
+    /// Where else it shows: in the tool's rustdoc (the generated struct's docs, drawn by
+    /// Mermaid in the browser), and in `tools/list`, where a `#[saga_tool]`'s `_meta`
+    /// carries it under [`DIAGRAM_META_KEY`](crate::engine::DIAGRAM_META_KEY) for
+    /// `saga graph URL TOOL`. It shows the conditions and messages as the code states
+    /// them to whoever lists the tools.
+    ///
+    /// Text from the code is made safe for Mermaid: `;` is shown as `⁏`, a `:` Mermaid
+    /// would refuse as `∶`, the `<`/`>` of generics as `‹`/`›`, and lines are cut at 80
+    /// characters.
+    ///
+    /// ```
+    /// use saga_runtime::prelude::*;
+    ///
+    /// #[saga_tool]
+    /// async fn greet() -> Result<String, SagaError> {
+    ///     let name: String = elicit("Your name?").key("name").await?;
+    ///     Ok(format!("Hello, {name}!"))
+    /// }
+    ///
+    /// let diagram = greet.diagram();
+    /// assert!(diagram.starts_with("stateDiagram-v2\n"));
+    /// assert!(diagram.contains("    AfterElicitName : elicit String\n"));
+    /// assert!(diagram.contains("    AfterElicitName : key \"name\"\n"));
+    /// assert!(diagram.contains("    AfterElicitName --> Failed : ?\n"));
+    /// ```
+    fn diagram(&self) -> String {
+        super::diagram::minimal_diagram(&self.tool().name, self.state_names())
+    }
+
     /// Whether the tool may run as a task (MCP tasks extension); `#[saga_tool(task)]`
     /// says so. A server without a [`TaskStore`](crate::tasks::TaskStore) runs every tool
     /// as an ordinary call.

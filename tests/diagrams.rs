@@ -1,0 +1,115 @@
+//! The examples' diagrams (`SagaTool::diagram`, issue 26) against their snapshots in
+//! `tests/diagrams/examples/`, each suspension point exactly once; the diagram in
+//! `tools/list`'s `_meta` next to a declared `meta`; and a hand-written tool's default.
+
+#![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
+
+#[path = "../examples/deploy.rs"]
+#[allow(dead_code)]
+mod deploy;
+
+#[path = "../examples/weather.rs"]
+#[allow(dead_code)]
+mod weather;
+
+#[path = "../examples/migrate.rs"]
+#[allow(dead_code)]
+mod migrate;
+
+#[path = "support/diagram_snapshots.rs"]
+mod snapshots;
+
+use saga_runtime::engine::{DIAGRAM_META_KEY, SagaTool, diagram_of};
+use saga_runtime::prelude::*;
+
+fn check(tool: &impl SagaTool) {
+    let name = tool.tool().name.to_string();
+    snapshots::check("examples", &name, &tool.diagram(), tool.state_names());
+}
+
+#[test]
+fn the_examples_diagrams_match_their_snapshots() {
+    check(&deploy::complex_tool);
+    check(&weather::get_weather);
+    check(&migrate::migrate);
+    check(&migrate::approve_migration);
+    check(&saga_examples::meeting::book_meeting);
+}
+
+#[test]
+fn tools_list_carries_the_diagram() {
+    let tool = deploy::complex_tool.tool();
+    assert_eq!(
+        diagram_of(&tool),
+        Some(deploy::complex_tool.diagram().as_str())
+    );
+    let listed = serde_json::to_value(&tool).expect("serializes");
+    assert_eq!(
+        listed["_meta"][DIAGRAM_META_KEY],
+        deploy::complex_tool.diagram()
+    );
+}
+
+/// `meta = "…"` and the diagram share the tool's `_meta`.
+#[saga_tool(meta = r#"{"team": "payments"}"#)]
+async fn with_meta() -> Result<String, SagaError> {
+    let name: String = elicit("Name?").key("name").await?;
+    Ok(name)
+}
+
+#[test]
+fn a_declared_meta_keeps_its_keys() {
+    let tool = with_meta.tool();
+    let meta = &tool.meta.as_ref().expect("a _meta").0;
+    assert_eq!(meta["team"], "payments");
+    assert_eq!(meta[DIAGRAM_META_KEY], with_meta.diagram());
+    assert!(
+        with_meta
+            .diagram()
+            .contains("AfterElicitName : key \"name\"")
+    );
+}
+
+/// A helper's diagram is its own, reachable from a call of it; its callers name it.
+#[saga_fn]
+async fn confirm(what: &str) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("Delete {what}?")).await
+}
+
+#[saga_tool]
+async fn cleanup(paths: Vec<String>) -> Result<String, SagaError> {
+    let mut removed = Vec::new();
+    for p in &paths {
+        if confirm(p).await? {
+            removed.push(p.clone());
+        }
+    }
+    Ok(removed.join(", "))
+}
+
+#[test]
+fn a_helper_has_its_own_diagram() {
+    let helper = confirm("").diagram();
+    assert!(helper.starts_with("stateDiagram-v2\n"), "{helper}");
+    assert!(helper.contains("#[saga_fn] confirm(what)"), "{helper}");
+    assert!(helper.contains("elicit bool"), "{helper}");
+    let caller = cleanup.diagram();
+    assert!(
+        caller.contains("helper confirm: see its own diagram"),
+        "{caller}"
+    );
+    snapshots::check("examples", "cleanup", &caller, cleanup.state_names());
+    snapshots::check("examples", "confirm", helper, &["AfterElicit"]);
+}
+
+/// The deploy example written by hand: the default diagram, its start alone.
+#[test]
+fn a_hand_written_tool_has_a_minimal_diagram() {
+    let diagram = saga_examples::deploy_by_hand::ComplexToolByHand.diagram();
+    assert!(diagram.starts_with("stateDiagram-v2\n"), "{diagram}");
+    assert!(diagram.contains("written by hand"), "{diagram}");
+    assert_eq!(
+        diagram_of(&saga_examples::deploy_by_hand::ComplexToolByHand.tool()),
+        None
+    );
+}
