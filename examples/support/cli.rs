@@ -1,7 +1,8 @@
 //! The command line of every serving example: `--http ADDR` (the default, on
 //! `127.0.0.1:8080`) or `--stdio`; keys from `SAGA_KEYS`. `--inspect TOKEN` (with the
 //! call's `--arguments JSON`, and `--tool`, `--principal` when needed) prints a token's
-//! saga state as JSON instead of serving.
+//! saga state as JSON instead of serving; `--graph TOOL` prints a tool's diagram (Mermaid,
+//! see `SagaTool::diagram`) instead of serving.
 
 use saga_runtime::prelude::*;
 
@@ -118,6 +119,33 @@ fn inspect_request(
     Ok(token.map(|token| (token, request)))
 }
 
+/// `--graph TOOL`: the tool whose diagram to print, when the command line asks for one.
+fn graph_request(mut args: impl Iterator<Item = String>) -> anyhow::Result<Option<String>> {
+    while let Some(arg) = args.next() {
+        if arg == "--graph" {
+            return match args.next() {
+                Some(tool) => Ok(Some(tool)),
+                None => anyhow::bail!("--graph needs the name of a tool"),
+            };
+        }
+    }
+    Ok(None)
+}
+
+/// The diagram of the tool `name` of `server` (from its `tools/list` entry, as a client
+/// reads it), or why there is none.
+pub fn diagram(server: &SagaServer, name: &str) -> anyhow::Result<String> {
+    let tools = server.tools();
+    let Some(tool) = tools.get(name) else {
+        let names: Vec<&str> = tools.tools().map(|tool| tool.name.as_ref()).collect();
+        anyhow::bail!("no tool {name:?} here; the tools are: {}", names.join(", "));
+    };
+    match saga_runtime::engine::diagram_of(tool) {
+        Some(diagram) => Ok(diagram.to_owned()),
+        None => anyhow::bail!("the tool {name:?} has no diagram (it is not a #[saga_tool])"),
+    }
+}
+
 /// `--check-layout FILE` or `--write-layout FILE`, when the command line asks for one.
 fn layout_request(mut args: impl Iterator<Item = String>) -> Option<(bool, String)> {
     while let Some(arg) = args.next() {
@@ -130,12 +158,17 @@ fn layout_request(mut args: impl Iterator<Item = String>) -> Option<(bool, Strin
     None
 }
 
-/// Serves `server` as the command line says. Instead: with `--inspect TOKEN` (and the
+/// Serves `server` as the command line says. Instead: with `--graph TOOL` prints the
+/// tool's diagram (Mermaid `stateDiagram-v2` text); with `--inspect TOKEN` (and the
 /// `--arguments JSON` of the call) prints the token's saga state as JSON; with
 /// `--check-layout FILE` checks that this build resumes every suspension point the
 /// layout file records (exit status 1 and the reason when not, see
 /// [`saga_runtime::deploy`]); with `--write-layout FILE` writes this build's file.
 pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
+    if let Some(tool) = graph_request(std::env::args().skip(1))? {
+        print!("{}", diagram(&server, &tool)?);
+        return Ok(());
+    }
     if let Some((write, file)) = layout_request(std::env::args().skip(1)) {
         let path = std::path::Path::new(&file);
         if write {
@@ -193,6 +226,16 @@ mod tests {
         );
         assert_eq!(parse(args(&["--stdio"])).unwrap(), Transport::Stdio);
         assert!(parse(args(&["--bogus"])).is_err());
+    }
+
+    #[test]
+    fn parses_graph() {
+        assert_eq!(graph_request(args(&["--http", "x"])).unwrap(), None);
+        assert_eq!(
+            graph_request(args(&["--graph", "complex_tool"])).unwrap(),
+            Some("complex_tool".to_owned())
+        );
+        assert!(graph_request(args(&["--graph"])).is_err());
     }
 
     #[test]

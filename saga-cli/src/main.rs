@@ -6,6 +6,7 @@
 //! saga call --stdio "CMD ARGS" TOOL …    # the same with a server started as a child
 //! saga call --task URL TOOL …            # as a task: tasks/get, tasks/update, tasks/cancel
 //! saga inspect TOKEN                     # a token's tool, version and point, and whether SAGA_KEYS opens it
+//! saga graph URL TOOL                    # a tool's diagram (Mermaid); --example NAME TOOL from an example
 //! ```
 
 /// Prints a line that may hold a server's text, with every control character (C0, C1,
@@ -20,6 +21,7 @@ macro_rules! say {
 
 mod answers;
 mod call;
+mod graph;
 mod inspect;
 mod listing;
 mod prompt;
@@ -116,6 +118,20 @@ enum Command {
         /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
         #[arg(value_name = "[URL] TOOL KEY=VALUE")]
+        rest: Vec<String>,
+    },
+    /// Prints a tool's diagram (Mermaid stateDiagram-v2 text): from a server's tools/list,
+    /// or with --example NAME from `cargo run --example NAME -- --graph TOOL`.
+    Graph {
+        /// Ask this example of the current Cargo project instead of a server.
+        #[arg(long, value_name = "NAME")]
+        example: Option<String>,
+        /// Write the diagram for FILE instead of printing it: as FILE.mmd (Mermaid text),
+        /// since no Rust renderer draws state diagrams faithfully.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// `URL TOOL`, or `TOOL` with --example.
+        #[arg(value_name = "[URL] TOOL", required = true, num_args = 1..=2)]
         rest: Vec<String>,
     },
     /// Shows a saga token's header and whether the keys in SAGA_KEYS open it.
@@ -269,6 +285,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 call::Outcome::Done(true) => ExitCode::from(1),
                 call::Outcome::Interrupted => ExitCode::from(130),
             })
+        }
+        Command::Graph { example, svg, rest } => {
+            let (source, tool) = graph::source(example, &rest)?;
+            graph::graph(&source, &tool, svg.as_deref()).await?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { token, layout } => {
             inspect::inspect(&token, layout.as_deref())?;

@@ -1,0 +1,252 @@
+//! `saga graph`: prints a tool's diagram (Mermaid `stateDiagram-v2` text, see
+//! `SagaTool::diagram`), read from the tool's `_meta` in a server's `tools/list`
+//! (`saga/diagram`), or from an example of the current Cargo project
+//! (`cargo run --quiet --example NAME -- --graph TOOL`).
+//!
+//! `--svg FILE`: no Rust renderer of Mermaid state diagrams was found faithful enough
+//! (the ones on crates.io drop the quotes of messages, overlap labels, or need a newer
+//! Rust than saga), so the text is written to `FILE` with the extension `.mmd`, and
+//! stderr says how to render it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use rmcp::model::{PaginatedRequestParams, ProtocolVersion, Tool};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use saga_runtime::engine::{DIAGRAM_META_KEY, diagram_of};
+
+/// The most `tools/list` pages followed (a server that always gives a next cursor).
+const MAX_PAGES: usize = 100;
+/// The most bytes of tools read from a server.
+const MAX_BYTES: usize = 16 * 1024 * 1024;
+/// The most characters of a diagram printed.
+const MAX_DIAGRAM_CHARS: usize = 1024 * 1024;
+/// How long a server has to connect and list its tools.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where the diagram comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A server's `tools/list`, at this Streamable HTTP URL.
+    Url(String),
+    /// `cargo run --example NAME -- --graph TOOL` in the current directory.
+    Example(String),
+}
+
+/// The source and the tool of `saga graph [--example NAME] [URL] TOOL`.
+pub fn source(example: Option<String>, words: &[String]) -> anyhow::Result<(Source, String)> {
+    match (example, words) {
+        (Some(name), [tool]) => Ok((Source::Example(name), tool.clone())),
+        (Some(_), _) => anyhow::bail!(
+            "with --example NAME, give the tool alone: saga graph --example NAME TOOL"
+        ),
+        (None, [url, tool]) => Ok((Source::Url(url.clone()), tool.clone())),
+        (None, _) => {
+            anyhow::bail!("give a URL and a tool (saga graph URL TOOL), or --example NAME TOOL")
+        }
+    }
+}
+
+/// `saga graph`: prints the diagram of `tool`, or writes it next to `svg`.
+pub async fn graph(source: &Source, tool: &str, svg: Option<&Path>) -> anyhow::Result<()> {
+    let diagram = match source {
+        Source::Url(url) => {
+            let text = tokio::time::timeout(TIMEOUT, from_server(url, tool))
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!("{url} did not list its tools within {TIMEOUT:?}")
+                })??;
+            // A server's text: every control character escaped before it reaches the
+            // terminal or a file.
+            crate::terminal::clean_lines(&text)
+        }
+        Source::Example(name) => crate::terminal::clean_lines(&from_example(name, tool)?),
+    };
+    match svg {
+        None => print!("{diagram}"),
+        Some(file) => {
+            let path = mmd_path(file);
+            std::fs::write(&path, &diagram)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!(
+                "saga: no Rust renderer draws Mermaid state diagrams faithfully, so the \
+                 diagram is written as Mermaid text to {} (not {}); render it with \
+                 `npx @mermaid-js/mermaid-cli -i {} -o {}`, or paste it into a ```mermaid \
+                 block on GitHub",
+                path.display(),
+                file.display(),
+                path.display(),
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `FILE` with the extension `.mmd`: `deploy.svg` → `deploy.mmd`.
+pub fn mmd_path(file: &Path) -> PathBuf {
+    file.with_extension("mmd")
+}
+
+/// The diagram in the `_meta` of the server's tool `name`.
+async fn from_server(url: &str, name: &str) -> anyhow::Result<String> {
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    };
+    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    let client = ()
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot connect to {url}: {e}"))?;
+    let found = find_tool(&client, name).await;
+    let _ = client.cancel().await;
+    let tool = found?;
+    let Some(diagram) = diagram_of(&tool) else {
+        anyhow::bail!(
+            "the tool {name:?} has no diagram: its tools/list entry has no _meta \
+             {DIAGRAM_META_KEY:?} (only saga's #[saga_tool] tools carry one)"
+        );
+    };
+    if diagram.chars().count() > MAX_DIAGRAM_CHARS {
+        anyhow::bail!("the diagram of {name:?} is over {MAX_DIAGRAM_CHARS} characters");
+    }
+    Ok(diagram.to_owned())
+}
+
+/// The tool `name` of the server's list, following `nextCursor` within bounds.
+async fn find_tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &str,
+) -> anyhow::Result<Tool> {
+    let mut cursor = None;
+    let mut bytes = 0usize;
+    let mut names: Vec<String> = Vec::new();
+    for _ in 0..MAX_PAGES {
+        let page = client
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(|e| anyhow::anyhow!("tools/list: {e}"))?;
+        bytes += serde_json::to_vec(&page.tools).map_or(0, |text| text.len());
+        if bytes > MAX_BYTES {
+            anyhow::bail!(
+                "the server's tool list is over {} MiB",
+                MAX_BYTES / (1024 * 1024)
+            );
+        }
+        for tool in page.tools {
+            if tool.name == name {
+                return Ok(tool);
+            }
+            if names.len() < 50 {
+                names.push(tool.name.to_string());
+            }
+        }
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            anyhow::bail!(
+                "the server has no tool {name:?}; its tools: {}",
+                if names.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
+    anyhow::bail!("the server's tool list went on past {MAX_PAGES} pages")
+}
+
+/// The diagram the example `name` prints with `--graph TOOL`.
+fn from_example(name: &str, tool: &str) -> anyhow::Result<String> {
+    for (what, word) in [("example", name), ("tool", tool)] {
+        if word.is_empty() || word.starts_with('-') {
+            anyhow::bail!("{word:?} is not the name of an {what}");
+        }
+    }
+    let output = std::process::Command::new(std::env::var_os("CARGO").unwrap_or("cargo".into()))
+        .args(["run", "--quiet", "--example", name, "--", "--graph", tool])
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("cannot run cargo")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        anyhow::bail!(
+            "`cargo run --example {name} -- --graph {tool}` failed ({}): {}",
+            output.status,
+            failure(&stderr)
+        );
+    }
+    let text = String::from_utf8(output.stdout)
+        .map_err(|_| anyhow::anyhow!("the example printed a diagram that is not UTF-8"))?;
+    if !text.starts_with("stateDiagram-v2") {
+        anyhow::bail!(
+            "`cargo run --example {name} -- --graph {tool}` printed no diagram (does the \
+             example serve through saga's example CLI, which reads --graph?)"
+        );
+    }
+    Ok(text)
+}
+
+/// What a failed `cargo run` says: its first error line (cargo's, or the example's
+/// `Error: …`), else its last lines.
+fn failure(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).collect();
+    if let Some(line) = lines
+        .iter()
+        .find(|line| line.starts_with("error:") || line.starts_with("Error:"))
+    {
+        return (*line).to_owned();
+    }
+    let start = lines.len().saturating_sub(3);
+    lines[start..].join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_svg_file_becomes_a_mermaid_file() {
+        assert_eq!(
+            mmd_path(Path::new("out/deploy.svg")),
+            PathBuf::from("out/deploy.mmd")
+        );
+        assert_eq!(mmd_path(Path::new("deploy")), PathBuf::from("deploy.mmd"));
+    }
+
+    #[test]
+    fn reads_its_words() {
+        let words = |list: &[&str]| list.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            source(None, &words(&["http://h/mcp", "complex_tool"])).unwrap(),
+            (Source::Url("http://h/mcp".into()), "complex_tool".into())
+        );
+        assert_eq!(
+            source(Some("deploy".into()), &words(&["complex_tool"])).unwrap(),
+            (Source::Example("deploy".into()), "complex_tool".into())
+        );
+        assert!(source(None, &words(&["complex_tool"])).is_err());
+        assert!(source(Some("deploy".into()), &words(&["http://h", "t"])).is_err());
+    }
+
+    #[test]
+    fn names_what_failed() {
+        assert_eq!(
+            failure("warning: x\nError: no tool \"nope\" here\n\nStack backtrace:\n  0: a\n"),
+            "Error: no tool \"nope\" here"
+        );
+        assert_eq!(failure("a\nb\nc\nd\n"), "b / c / d");
+    }
+
+    #[test]
+    fn refuses_flags_as_names() {
+        assert!(from_example("--release", "t").is_err());
+        assert!(from_example("deploy", "-x").is_err());
+        assert!(from_example("", "t").is_err());
+    }
+}
