@@ -389,3 +389,34 @@ async fn outcomes_in_join_and_in_helpers() {
         "join, two helpers, checkpoint, result"
     );
 }
+
+/// A tool's diagram is in `tools/list` by default (for `saga graph URL TOOL`), beside the
+/// tool's own `_meta`, and a server may leave it out.
+#[tokio::test]
+async fn diagrams_are_listed_unless_the_server_leaves_them_out() {
+    #[saga_tool(meta = r#"{"team": "payments"}"#)]
+    async fn ask(name: String) -> Result<String, SagaError> {
+        let go: bool = elicit(format!("Go, {name}?")).key("go").await?;
+        Ok(format!("{go}"))
+    }
+    let listed = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(ask)
+        .build()
+        .expect("builds");
+    let tool = serde_json::to_value(listed.tools().next().expect("one")).expect("json");
+    assert!(
+        tool["_meta"]["saga/diagram"]
+            .as_str()
+            .is_some_and(|diagram| diagram.starts_with("stateDiagram-v2")),
+        "{tool}"
+    );
+    let unlisted = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(ask)
+        .diagrams_in_tool_list(false)
+        .build()
+        .expect("builds");
+    let tool = serde_json::to_value(unlisted.tools().next().expect("one")).expect("json");
+    assert_eq!(tool["_meta"], json!({"team": "payments"}));
+}

@@ -38,21 +38,30 @@ impl TaskClient {
                 "extensions": {"io.modelcontextprotocol/tasks": {}}
             }
         });
-        let mut request = self
-            .http
-            .post(format!("http://{addr}/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", VERSION)
-            .header("mcp-method", method);
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        let response = request
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-            .send()
-            .await
-            .expect("the server answers");
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut attempt = 0;
+        let response = loop {
+            let mut request = self
+                .http
+                .post(format!("http://{addr}/mcp"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", VERSION)
+                .header("mcp-method", method);
+            if let Some(name) = &name {
+                request = request.header("mcp-name", name.as_str());
+            }
+            match request.json(&body).send().await {
+                Ok(response) => break response,
+                // A pooled keep-alive connection the server closed while it idled (its
+                // header read timeout) fails before the request reaches it: the client's
+                // race, not the server's answer. Once more, on a fresh connection.
+                Err(error) if attempt < 2 && (error.is_request() || error.is_connect()) => {
+                    attempt += 1;
+                }
+                Err(error) => panic!("the server answers: {error:?}"),
+            }
+        };
         response.json().await.expect("a JSON response")
     }
 

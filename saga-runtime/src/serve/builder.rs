@@ -39,6 +39,7 @@ pub struct SagaToolsBuilder {
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
     principals_verified: bool,
+    diagrams_listed: bool,
 }
 
 impl std::fmt::Debug for SagaToolsBuilder {
@@ -75,6 +76,7 @@ impl Default for SagaToolsBuilder {
             tasks: None,
             bounds: CallBounds::default(),
             principals_verified: false,
+            diagrams_listed: true,
         }
     }
 }
@@ -172,6 +174,16 @@ impl SagaToolsBuilder {
     /// [`ANONYMOUS`]: super::ANONYMOUS
     pub fn verified_principals(mut self, verified: bool) -> Self {
         self.principals_verified = verified;
+        self
+    }
+
+    /// Whether `tools/list` carries each tool's workflow diagram in its `_meta` (under
+    /// `saga/diagram`, which `saga graph URL TOOL` reads); on by default. A diagram shows
+    /// the tool's conditions and questions as written: a server whose tool list is public
+    /// and whose code is not may leave them out. `SagaTool::diagram()` and the rustdoc
+    /// keep them either way.
+    pub fn diagrams_in_tool_list(mut self, listed: bool) -> Self {
+        self.diagrams_listed = listed;
         self
     }
 
@@ -338,9 +350,20 @@ impl SagaToolsBuilder {
             codec = codec.with_single_use(store);
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        let mut registry = self.registry;
+        if !self.diagrams_listed {
+            for (tool, _) in &mut registry.tools {
+                if let Some(meta) = tool.meta.as_mut() {
+                    meta.0.remove(crate::engine::DIAGRAM_META_KEY);
+                    if meta.0.is_empty() {
+                        tool.meta = None;
+                    }
+                }
+            }
+        }
         SagaTools::new(
             codec,
-            self.registry,
+            registry,
             (self.principal, self.principals_verified),
             list_ttl_ms,
             self.info,

@@ -316,6 +316,13 @@ impl SagaServerBuilder {
         self
     }
 
+    /// Whether `tools/list` carries each tool's diagram; see
+    /// [`SagaToolsBuilder::diagrams_in_tool_list`].
+    pub fn diagrams_in_tool_list(mut self, listed: bool) -> Self {
+        self.tools = self.tools.diagrams_in_tool_list(listed);
+        self
+    }
+
     /// Runs `#[saga_tool(task)]` tools as durable tasks; see [`SagaToolsBuilder::tasks`].
     pub fn tasks(mut self, store: crate::tasks::TaskStore) -> Self {
         self.tools = self.tools.tasks(store);
