@@ -284,7 +284,9 @@ async fn a_session_client_sees_declared_order_and_the_reason() {
         saga_examples::meeting::server(KeyRing::ephemeral()).expect("builds"),
     )
     .await;
-    let seen: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    /// Each form asked: its message and its fields in wire order.
+    type Asked = Vec<(String, Vec<String>)>;
+    let seen: Arc<Mutex<Asked>> = Arc::default();
     let log = seen.clone();
     let client = ScriptedClient::new(
         move |params| {

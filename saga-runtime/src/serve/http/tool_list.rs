@@ -2,7 +2,7 @@
 //! which rmcp's `Tool` has no field for. A server that runs tasks adds it to each task
 //! tool of the list on its way out, in a JSON body or in the SSE event that carries it.
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::response::Response;
 use http::header;
 use serde_json::{Value, json};
@@ -85,6 +85,6 @@ pub(super) async fn with_task_support(
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Body::from(text))
         }
-        None => Response::from_parts(parts, Body::from(Bytes::from(bytes))),
+        None => Response::from_parts(parts, Body::from(bytes)),
     }
 }
