@@ -27,7 +27,7 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, RequestId, ServerJsonRpcMessage, ServerResult};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::SagaTools;
@@ -144,12 +144,7 @@ async fn drive(
             resumable::policy(tools.codec(), codec, &call, (&state, &point), false, cx)
         {
             tools.in_flight().add(&mut handed_out, &announced);
-            let notification = json!({
-                "jsonrpc": "2.0",
-                "method": resumable::RESUME_POLICY,
-                "params": params,
-            });
-            if out.send(event(&notification)).is_err() {
+            if out.send(event(&resumable::policy_message(params))).is_err() {
                 return Err(ErrorData::internal_error("the client went away", None));
             }
         }

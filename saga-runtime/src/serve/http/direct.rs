@@ -233,14 +233,7 @@ impl Direct {
             return None;
         }
         let id = message.id;
-        let cx = self
-            .tools
-            .head_context(Some(parts))
-            .with_capabilities(capabilities)
-            .with_client_info(Some(meta.client_info().unwrap_or_default()))
-            .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
-            .with_meta(meta)
-            .with_request_id(Some(id.clone()));
+        let cx = self.stateless_context(parts, meta, capabilities, &id);
         let codec = self.tools.codec();
         if method == GET_STATUS {
             let message = match resumable::open(codec, Some(params), None, cx.principal()) {
@@ -340,17 +333,26 @@ impl Direct {
         {
             return None;
         }
-        // What rmcp's request context answers for a stateless request: the capabilities
-        // of `_meta`, its client info or else an empty one, its version.
-        let cx = self
-            .tools
+        let cx = self.stateless_context(parts, meta, capabilities, &id);
+        Some((id, params, cx))
+    }
+
+    /// What rmcp's request context answers for a stateless request: the capabilities of
+    /// `_meta`, its client info or else an empty one, its version, the request's id.
+    fn stateless_context(
+        &self,
+        parts: &Parts,
+        meta: rmcp::model::RequestMetaObject,
+        capabilities: ClientCapabilities,
+        id: &RequestId,
+    ) -> SagaContext {
+        self.tools
             .head_context(Some(parts))
             .with_capabilities(capabilities)
             .with_client_info(Some(meta.client_info().unwrap_or_default()))
             .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
             .with_meta(meta)
-            .with_request_id(Some(id.clone()));
-        Some((id, params, cx))
+            .with_request_id(Some(id.clone()))
     }
 
     /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's

@@ -334,11 +334,7 @@ impl Guard {
     /// or log notifications first).
     async fn encode(&self, format: Format, response: Response) -> Response {
         let (mut parts, body) = response.into_parts();
-        let is_sse = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let is_sse = streams::is_event_stream(&parts.headers);
         // rmcp's own response: small, but bounded all the same.
         let Ok(bytes) = axum::body::to_bytes(body, self.response_limit()).await else {
             return refuse(
@@ -376,12 +372,7 @@ impl Guard {
 /// A session call's SSE response with the call's own notifications merged in, each at an
 /// event boundary, ahead of what the call sends next. A JSON response passes as is.
 fn stream_notices(response: Response, notices: CallNotices) -> Response {
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse {
+    if !streams::is_event_stream(response.headers()) {
         return response;
     }
     let (parts, body) = response.into_parts();

@@ -25,6 +25,14 @@ pub(crate) fn held(response: Response, held: Held, idle: Option<Duration>) -> Re
     Response::from_parts(parts, Body::from_stream(body))
 }
 
+/// Whether `headers` say the body is an SSE stream.
+pub(crate) fn is_event_stream(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"))
+}
+
 /// `response` with its body keeping `kept` (a request's slot) until the body is done or
 /// dropped.
 pub(crate) fn keeping<T: Send + Sync + Unpin + 'static>(response: Response, kept: T) -> Response {

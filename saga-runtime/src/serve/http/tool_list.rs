@@ -22,11 +22,7 @@ pub(super) async fn with_task_support(
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let is_sse = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/event-stream"));
+    let is_sse = super::streams::is_event_stream(&parts.headers);
     // rmcp's own response: small, but read within a bound all the same.
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
         return Response::from_parts(parts, Body::empty());

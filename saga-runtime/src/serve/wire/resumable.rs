@@ -184,11 +184,7 @@ pub(crate) async fn announce(
     let peer = cx.peer()?;
     let (params, announced) = policy(codec, sealed_with, call, (state, point), asks, cx)?;
     match cx.notices() {
-        Some(notices) => notices.put(json!({
-            "jsonrpc": "2.0",
-            "method": RESUME_POLICY,
-            "params": params,
-        })),
+        Some(notices) => notices.put(policy_message(params)),
         None => {
             let notification = CustomNotification::new(RESUME_POLICY, Some(params));
             if let Err(error) = peer
@@ -200,6 +196,15 @@ pub(crate) async fn announce(
         }
     }
     Some(announced)
+}
+
+/// The JSON-RPC notification `notifications/requests/resumePolicy` with `params`.
+pub(crate) fn policy_message(params: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": RESUME_POLICY,
+        "params": params,
+    })
 }
 
 /// The params of the `notifications/requests/resumePolicy` that lets the client resume
