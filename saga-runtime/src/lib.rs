@@ -153,3 +153,5 @@ pub mod prelude {
     pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
     pub use serde::{Deserialize, Serialize};
 }
+#[cfg(doctest)]
+mod guide;

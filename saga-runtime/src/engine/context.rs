@@ -1,11 +1,15 @@
 //! The per-request context a saga can read: who is calling and what their client can do.
 
+use std::sync::Arc;
+
 use rmcp::model::{
     ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
     ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
+
+use super::era::Era;
 
 /// What the current request says about its sender.
 ///
@@ -35,7 +39,7 @@ pub struct SagaContext {
     cancellation: Option<CancellationToken>,
     min_log_level: Option<LoggingLevel>,
     request_id: Option<RequestId>,
-    notices: Option<crate::serve::wire::resumable::CallNotices>,
+    notices: Option<Arc<dyn Notices>>,
     /// An HTTP request outside any session: whatever version its `_meta` names, it has
     /// no session through which its client could answer requests sent during the call.
     sessionless: bool,
@@ -105,10 +109,7 @@ impl SagaContext {
         self.request_id.as_ref()
     }
 
-    pub(crate) fn with_notices(
-        mut self,
-        notices: Option<crate::serve::wire::resumable::CallNotices>,
-    ) -> Self {
+    pub(crate) fn with_notices(mut self, notices: Option<Arc<dyn Notices>>) -> Self {
         self.notices = notices;
         self
     }
@@ -118,14 +119,22 @@ impl SagaContext {
         self
     }
 
-    /// Whether this is an HTTP request outside any session.
-    pub(crate) fn is_sessionless(&self) -> bool {
-        self.sessionless
+    /// Where a notification of this request goes to ride the request's own HTTP stream.
+    pub(crate) fn notices(&self) -> Option<&dyn Notices> {
+        self.notices.as_deref()
     }
 
-    /// Where a notification of this request goes to ride the request's own HTTP stream.
-    pub(crate) fn notices(&self) -> Option<&crate::serve::wire::resumable::CallNotices> {
-        self.notices.as_ref()
+    /// The request's era, by the protocol version it names.
+    pub fn era(&self) -> Option<Era> {
+        self.protocol_version.as_ref().map(Era::of)
+    }
+
+    /// Whether this is a request of a session, with a peer to send requests to. A
+    /// stateless HTTP request whose `_meta` names a session-era version is not: its client
+    /// has no session to answer through, so a call driven as a session's would wait for
+    /// answers that cannot come.
+    pub(crate) fn is_session(&self) -> bool {
+        self.peer.is_some() && self.era() == Some(Era::Session) && !self.sessionless
     }
 
     /// The connection to the client, when the request came through one.
@@ -249,4 +258,12 @@ fn severity(level: LoggingLevel) -> u8 {
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
     }
+}
+
+/// Where a call's notifications go when its transport carries them on the call's own
+/// response stream (the HTTP layer's, for a resume policy), rather than the session's.
+/// The engine only puts; the transport that set the hook takes.
+pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
+    /// Keeps `message` for the stream; a later message replaces one not yet taken.
+    fn put(&self, message: serde_json::Value);
 }

@@ -12,8 +12,10 @@ pub(crate) mod diagram;
 mod digest;
 mod elicit;
 pub(crate) mod elicit_field;
+mod era;
 mod error;
 pub(crate) mod expand_support;
+pub(crate) mod family;
 mod join_all;
 pub(crate) mod layout;
 mod outcome;
@@ -28,11 +30,13 @@ mod unwind;
 mod variant;
 
 pub use answers::{Answers, Root, Sampled, StepFailure};
+pub(crate) use context::Notices;
 pub use context::SagaContext;
 pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
-pub use error::SagaError;
+pub use era::Era;
+pub use error::{InspectError, SagaError, invalid_state};
 pub use join_all::{JoinAll, join_all};
 pub use layout::LayoutError;
 pub use outcome::{Elicited, Outcome};
@@ -42,7 +46,8 @@ pub use requests::{
     Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
     elicit, elicit_url, list_roots, sample,
 };
-pub use tool::{SagaPrompt, SagaResource, SagaTool, Step, invalid_arguments, parse_arguments};
-pub(crate) use transition::inspect_state;
-pub use transition::{Call, invalid_state, transition};
+pub use tool::{
+    SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
+};
+pub use transition::{Call, MAX_REPLAYED_CHECKPOINTS, transition};
 pub use unwind::PANIC_MESSAGE;

@@ -18,6 +18,7 @@ use super::answers::{Answer, AnswerSlots, StepFailure};
 use super::context::SagaContext;
 use super::digest::{PreviousDigest, RoundDigest};
 use super::elicit::{ContentCheck, Misfit};
+use super::error::tool_bug;
 use super::requests::{Form, Request, RequestKind};
 use crate::log::Escaped;
 
@@ -372,7 +373,7 @@ fn input_of(request: RequestKind, tool: &str) -> Result<InputRequest, ErrorData>
         RequestKind::Elicit { message, form } => {
             let requested_schema = match &form.typed {
                 Ok(schema) => schema.clone(),
-                Err(reason) => return Err(tool_bug(tool, reason.clone())),
+                Err(reason) => return Err(tool_bug(tool, reason)),
             };
             InputRequest::Elicitation(ElicitRequest::new(
                 ElicitRequestParams::FormElicitationParams {
@@ -425,7 +426,7 @@ pub(crate) fn assign(
         if pending.iter().any(|other| *other.key() == *text) {
             return Err(tool_bug(
                 tool,
-                format!(
+                &format!(
                     "two requests of one round share the key {text:?}; give each a distinct .key(..)"
                 ),
             ));
@@ -446,7 +447,7 @@ pub(crate) fn assign(
                 Some(params) => Some(params),
                 None if rebuilt => None,
                 None => Some(params_json(&input).map_err(|error| {
-                    tool_bug(tool, format!("a request does not encode: {error}"))
+                    tool_bug(tool, &format!("a request does not encode: {error}"))
                 })?),
             };
         input_requests.insert(text.to_owned(), input);
@@ -483,7 +484,7 @@ pub(crate) fn asked_again(
     {
         return Err(tool_bug(
             tool,
-            format!(
+            &format!(
                 "it stated {} requests again where its last round made {}",
                 requests.len(),
                 pending.len()
@@ -499,7 +500,7 @@ pub(crate) fn asked_again(
                 if kind_of(&request.kind) != entry.kind {
                     return Err(tool_bug(
                         tool,
-                        format!(
+                        &format!(
                             "the request {:?} was stated again as another kind",
                             entry.key()
                         ),
@@ -526,8 +527,7 @@ pub(crate) fn asked_again(
             "it stated its last round differently from how it asked it (a request reads \
              something that changed: a Display or From impl of its own, or a field its \
              saved state leaves out); keep such a request in the token by building it \
-             with a function of your own"
-                .to_owned(),
+             with a function of your own",
         ));
     }
     Ok((input_requests, digest))
@@ -575,11 +575,6 @@ fn previous_digest(pending: &[Pending], input_requests: &InputRequests) -> Optio
         }
     }
     digest.finish()
-}
-
-fn tool_bug(tool: &str, reason: String) -> ErrorData {
-    tracing::error!(tool, %reason, "the tool made an invalid request");
-    ErrorData::internal_error(format!("tool {tool} made an invalid request"), None)
 }
 
 /// Refuses the round with `-32021` if the request did not declare a capability that one of

@@ -124,8 +124,8 @@ pub trait SagaTool: Send + Sync + 'static {
     /// Whether the tool may run as a task (MCP tasks extension); `#[saga_tool(task)]`
     /// says so. A server without a [`TaskStore`](crate::tasks::TaskStore) runs every tool
     /// as an ordinary call.
-    fn task_support(&self) -> crate::tasks::TaskSupport {
-        crate::tasks::TaskSupport::Forbidden
+    fn task_support(&self) -> TaskSupport {
+        TaskSupport::Forbidden
     }
 
     /// `state` as JSON, for [`SagaServer::inspect`](crate::serve::SagaServer::inspect) and
@@ -282,4 +282,19 @@ pub fn parse_arguments<A: DeserializeOwned>(arguments: JsonObject) -> Result<A, 
 /// The `-32602` error for arguments that do not fit the tool's input schema.
 pub fn invalid_arguments(reason: impl std::fmt::Display) -> ErrorData {
     ErrorData::invalid_params(format!("invalid arguments: {reason}"), None)
+}
+
+/// Whether a tool may run as a task: `#[saga_tool(task)]` is [`TaskSupport::Optional`],
+/// `#[saga_tool(task = "required")]` [`TaskSupport::Required`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Always an ordinary call.
+    #[default]
+    Forbidden,
+    /// A task for a client that declares the extension, an ordinary call otherwise (its
+    /// checkpoints then run within the call).
+    Optional,
+    /// Only as a task: a client without the extension gets `-32021`.
+    Required,
 }

@@ -8,14 +8,15 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 use super::answers::{Answers, StepFailure};
 use super::context::SagaContext;
 use super::elicit::Misfit;
+use super::error::{InspectError, invalid_state, tool_bug};
 use super::pending::{self, Collected, Head};
 use super::points::{Point, Points};
 use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
 use crate::log::Escaped;
-use crate::metrics::{AsRefusal, Outcome, Refusal};
-use crate::state::{Binding, INVALID_STATE_MESSAGE, Opened, StateCodec, TokenHeader};
+use crate::metrics::{Outcome, Refusal};
+use crate::state::{Binding, Opened, StateCodec, TokenHeader};
 use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
@@ -62,19 +63,10 @@ impl Call {
     }
 }
 
-/// The error every refused token gets: `-32602` with one fixed message, whatever the
-/// reason, so that a client learns nothing by probing. The reason goes to the log.
-pub fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
-    let refusal = reason.refusal();
-    crate::metrics::refused(&refusal);
-    tracing::warn!(
-        tool = %Escaped(tool),
-        refusal = refusal.as_str(),
-        reason = %Escaped(&reason.to_string()),
-        "refused requestState"
-    );
-    ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
-}
+/// The most checkpoints one replayed request runs through (see [`SagaTools::run`](crate::serve::SagaTools::run)).
+/// Rounds that consume an answer are bounded by the answers the request brings; this
+/// bounds the rest, which the server drives on its own.
+pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 
 /// Runs exactly one transition of `tool` for `call`, inside a `saga.transition` span
 /// (target `saga_runtime`, level DEBUG) carrying the tool, the method (which names the
@@ -339,11 +331,6 @@ fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State,
     Ok(state)
 }
 
-fn tool_bug(tool: &str, reason: &str) -> ErrorData {
-    tracing::error!(tool = %Escaped(tool), reason, "the tool broke the saga contract");
-    ErrorData::internal_error(format!("tool {tool} could not ask again"), None)
-}
-
 /// What asking a round again needs.
 struct Again<'a, T> {
     tool: &'a T,
@@ -482,8 +469,7 @@ pub(crate) fn inspect_state<T: SagaTool>(
     codec: &StateCodec,
     token: &str,
     binding: &Binding,
-) -> Result<serde_json::Value, crate::serve::InspectError> {
-    use crate::serve::InspectError;
+) -> Result<serde_json::Value, InspectError> {
     let header = TokenHeader::peek_point(token).map_err(InspectError::Refused)?;
     let point = points
         .find(&header)

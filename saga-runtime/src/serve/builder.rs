@@ -252,8 +252,8 @@ impl SagaToolsBuilder {
     }
 
     /// Traces `tool`'s points; an error is kept for `build()` to report.
-    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<super::tools::Saga> {
-        match super::family::Compiled::new(tool, name) {
+    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<crate::engine::family::Saga> {
+        match crate::engine::family::Compiled::new(tool, name) {
             Ok(compiled) => Some(Arc::new(compiled)),
             Err(error) => {
                 self.registry.errors.push(BuildError::Layout {

@@ -3,7 +3,6 @@
 
 mod builder;
 mod catalog;
-mod family;
 mod http;
 mod in_flight;
 mod principal;
@@ -14,6 +13,7 @@ mod streamed;
 mod tools;
 pub mod wire;
 
+pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::SagaToolsBuilder;
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, QUIET_SESSION_IDS, default_http_config,
@@ -24,8 +24,6 @@ pub use server::{
     SagaServerBuilder,
 };
 pub use session::MAX_ASKS_AGAIN;
-pub(crate) use session::{is_session, point_key};
 pub use tools::{
-    BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectError, InspectRequest,
-    MAX_REPLAYED_CHECKPOINTS, SagaTools,
+    BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectRequest, SagaTools,
 };

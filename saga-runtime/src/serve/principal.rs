@@ -7,9 +7,7 @@ use sha2::{Digest, Sha256};
 /// Derives the principal from an HTTP request's head.
 pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> String + Send + Sync>;
 
-/// The principal of a request that carries no identity (stdio, or HTTP without an
-/// `Authorization` header).
-pub const ANONYMOUS: &str = "anonymous";
+pub use crate::state::ANONYMOUS;
 
 /// The default principal: a SHA-256 digest of the `Authorization` header, so that a token
 /// issued to one bearer is refused for another, and the credential itself is never kept.

@@ -189,10 +189,10 @@ impl SagaServer {
         context
     }
 
-    /// As [`super::session::is_session`], for a request whose context is rmcp's: a
+    /// As `SagaContext::is_session`, for a request whose context is rmcp's: a
     /// session-era version over a session, not a stateless HTTP request naming one.
     fn is_session(context: &RequestContext<RoleServer>) -> bool {
-        super::session::is_session_era(context.protocol_version().as_ref())
+        crate::engine::Era::is_session(context.protocol_version().as_ref())
             && !super::session::is_sessionless(context.extensions.get::<http::request::Parts>())
     }
 }
@@ -435,7 +435,7 @@ impl SagaServer {
             Some(&context.id),
             cx.principal(),
         )?;
-        if !super::session::is_session(&cx) {
+        if !cx.is_session() {
             return Err(ErrorData::invalid_request(
                 "requests/resume continues a request of a session: open one with initialize",
                 None,

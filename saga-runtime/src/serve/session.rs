@@ -6,15 +6,17 @@
 //! round's requests sent to the client through the session's peer, concurrently, and
 //! their answers fed to the next transition. One engine, two drivers.
 
+use crate::engine::family::point_key;
 use std::collections::BTreeMap;
 
-use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ProtocolVersion, ServerRequest};
+use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ServerRequest};
 use rmcp::service::ServiceError;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
 
-use super::tools::{Saga, SagaTools};
+use super::tools::SagaTools;
 use super::wire::resumable;
+use crate::engine::family::Saga;
 use crate::engine::{Call, SagaContext, StepFailure};
 use crate::log::Escaped;
 
@@ -23,12 +25,6 @@ use crate::log::Escaped;
 /// `-32602`.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
-/// Whether a request at `version` belongs to the session era: a version before 2026-07-28,
-/// negotiated with `initialize`. (Dates in ISO form compare as strings.)
-pub(crate) fn is_session_era(version: Option<&ProtocolVersion>) -> bool {
-    version.is_some_and(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
-}
-
 /// The HTTP header that names the session a request belongs to.
 pub(crate) const SESSION_ID_HEADER: &str = "mcp-session-id";
 
@@ -36,14 +32,6 @@ pub(crate) const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// names none with `Mcp-Session-Id`, whatever version its `_meta` names.
 pub(crate) fn is_sessionless(parts: Option<&http::request::Parts>) -> bool {
     parts.is_some_and(|parts| !parts.headers.contains_key(SESSION_ID_HEADER))
-}
-
-/// Whether `cx` is a request of a session, with a peer to send requests to. A stateless
-/// HTTP request whose `_meta` names a session-era version is not: its client has no
-/// session to answer through, so a call driven as a session's would wait for answers
-/// that cannot come.
-pub(crate) fn is_session(cx: &SagaContext) -> bool {
-    cx.peer().is_some() && is_session_era(cx.protocol_version()) && !cx.is_sessionless()
 }
 
 /// How far [`drive`] runs a saga.
@@ -205,16 +193,4 @@ async fn ask(
         }
     }
     Ok((answers, failures))
-}
-
-/// The point a token this server just sealed names, to seal it again elsewhere.
-pub(crate) fn point_key(
-    saga: &super::tools::Saga,
-    name: &str,
-    token: &str,
-) -> Result<crate::state::PointKey, ErrorData> {
-    let header = crate::state::TokenHeader::peek_point(token)
-        .map_err(|error| crate::engine::invalid_state(name, &error))?;
-    saga.point_key(&header)
-        .ok_or_else(|| crate::engine::invalid_state(name, &saga.points().refusal(&header)))
 }

@@ -32,8 +32,8 @@ use tokio::sync::mpsc;
 
 use super::SagaTools;
 use super::in_flight::Marked;
-use super::session::point_key;
 use super::wire::resumable;
+use crate::engine::family::point_key;
 use crate::engine::{Call, SagaContext};
 
 /// Whether `name`'s call by this client is streamed: it declared `resumableRequests`, and

@@ -14,15 +14,16 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::builder::SagaToolsBuilder;
-use super::family::DynTool;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
+use crate::engine::family::{DynTool, Family, Saga};
 use crate::engine::{Call, SagaContext, StepFailure};
+use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.
-fn check_headers(name: &str, family: &super::family::Family) -> Result<(), BuildError> {
+fn check_headers(name: &str, family: &Family) -> Result<(), BuildError> {
     let builds = family.every_points();
     for (i, points) in builds.iter().enumerate() {
         for point in points.iter() {
@@ -71,26 +72,6 @@ impl Default for InspectRequest {
     }
 }
 
-/// Why [`SagaTools::inspect`] could not show a token's state.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum InspectError {
-    /// No tool of this name.
-    #[error("no tool named {0:?}")]
-    UnknownTool(String),
-    /// The token does not open for this request (wrong key, binding, expiry or build).
-    #[error("the token does not open: {0}")]
-    Refused(crate::state::OpenError),
-    /// It opened, but the state does not decode into the tool's types.
-    #[error("the state does not decode: {0}")]
-    Undecodable(String),
-    /// It stopped at a suspension point no build of the tool here has.
-    #[error("no build of the tool here resumes it: {0}")]
-    OtherBuild(crate::engine::PointRefusal),
-}
-
-pub(crate) type Saga = Arc<dyn DynTool>;
-
 struct Entry {
     tool: Tool,
     saga: Saga,
@@ -112,11 +93,6 @@ pub(crate) struct Registry {
     pub(crate) resources: Vec<(Resource, Saga)>,
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
 }
-
-/// The most checkpoints one replayed request runs through (see [`SagaTools::run`]).
-/// Rounds that consume an answer are bounded by the answers the request brings; this
-/// bounds the rest, which the server drives on its own.
-pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 
 /// The saga tools of a server and the codec that seals their state.
 ///
@@ -304,10 +280,7 @@ impl SagaTools {
         }
         for (tool, builds) in families {
             let current = by_name.get(tool.name.as_ref()).copied();
-            let family = super::family::Family::new(
-                current.map(|index| entries[index].saga.clone()),
-                builds,
-            );
+            let family = Family::new(current.map(|index| entries[index].saga.clone()), builds);
             check_headers(&tool.name, &family)?;
             let saga: Saga = Arc::new(family);
             match current {
@@ -564,7 +537,7 @@ impl SagaTools {
         cx: &SagaContext,
         run: impl std::future::Future<Output = Result<T, ErrorData>>,
     ) -> Result<T, ErrorData> {
-        if super::session::is_session(cx) {
+        if cx.is_session() {
             return run.await;
         }
         let max = self.inner.bounds.max_run_time;
@@ -702,7 +675,7 @@ impl SagaTools {
                 .as_ref()
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
-        if super::session::is_session(cx) {
+        if cx.is_session() {
             return Box::pin(super::session::drive(self, saga, call, cx, until)).await;
         }
         if fresh_with_answers {
@@ -790,7 +763,7 @@ impl SagaTools {
     pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
         let capabilities = context.client_capabilities();
         let version = context.protocol_version();
-        let min_log_level = if super::session::is_session_era(version.as_ref()) {
+        let min_log_level = if crate::engine::Era::is_session(version.as_ref()) {
             // A session: what `logging/setLevel` chose, everything until it does.
             Some(
                 context
@@ -821,7 +794,10 @@ impl SagaTools {
         );
         SagaContext::new(principal)
             .with_sessionless(super::session::is_sessionless(parts))
-            .with_notices(parts.and_then(|parts| parts.extensions.get::<CallNotices>().cloned()))
+            .with_notices(parts.and_then(|parts| {
+                let notices = parts.extensions.get::<CallNotices>()?.clone();
+                Some(Arc::new(notices) as Arc<dyn crate::engine::Notices>)
+            }))
     }
 
     /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only
@@ -903,5 +879,35 @@ mod param_header_tests {
                 "{annotated}"
             );
         }
+    }
+}
+
+impl crate::tasks::Host for SagaTools {
+    fn run(
+        &self,
+        call: Call,
+        cx: &SagaContext,
+    ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send {
+        SagaTools::run(self, call, cx)
+    }
+
+    fn run_until_checkpoint(
+        &self,
+        call: Call,
+        cx: &SagaContext,
+    ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send {
+        SagaTools::run_until_checkpoint(self, call, cx)
+    }
+
+    fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
+        SagaTools::saga(self, name)
+    }
+
+    fn codec(&self) -> &StateCodec {
+        SagaTools::codec(self)
+    }
+
+    fn principals_verified(&self) -> bool {
+        SagaTools::principals_verified(self)
     }
 }

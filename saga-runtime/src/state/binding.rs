@@ -147,3 +147,7 @@ mod tests {
         );
     }
 }
+
+/// The principal of a request that carries no identity (stdio, or HTTP without an
+/// `Authorization` header).
+pub const ANONYMOUS: &str = "anonymous";

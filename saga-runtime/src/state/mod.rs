@@ -30,7 +30,7 @@ mod nonce;
 mod single_use;
 mod token;
 
-pub use binding::Binding;
+pub use binding::{ANONYMOUS, Binding};
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[cfg(feature = "redis")]

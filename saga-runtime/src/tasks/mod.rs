@@ -15,6 +15,7 @@
 //! and the client sees one result.
 
 mod clock;
+mod host;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
@@ -35,28 +36,14 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::engine::TaskSupport;
+pub(crate) use host::Host;
 pub use record::TaskRecord;
 pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
-use crate::serve::SagaTools;
 use crate::state::StateCodec;
-
-/// Whether a tool may run as a task: `#[saga_tool(task)]` is [`TaskSupport::Optional`],
-/// `#[saga_tool(task = "required")]` [`TaskSupport::Required`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Always an ordinary call.
-    #[default]
-    Forbidden,
-    /// A task for a client that declares the extension, an ordinary call otherwise (its
-    /// checkpoints then run within the call).
-    Optional,
-    /// Only as a task: a client without the extension gets `-32021`.
-    Required,
-}
 
 /// How long a task's record is kept unless [`TaskSettings::ttl`] says otherwise.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
@@ -307,9 +294,9 @@ impl Tasks {
     }
 
     /// A `tools/call` of a tool that may run as a task.
-    pub(crate) async fn call(
+    pub(crate) async fn call<H: Host>(
         self: &Arc<Self>,
-        tools: &SagaTools,
+        tools: &H,
         support: TaskSupport,
         mut call: Call,
         cx: &SagaContext,
@@ -332,7 +319,7 @@ impl Tasks {
                             .as_ref()
                             .is_none_or(|r| r.is_empty())
                             && required.request_state.is_some()
-                            && checkpoints < crate::serve::MAX_REPLAYED_CHECKPOINTS =>
+                            && checkpoints < crate::engine::MAX_REPLAYED_CHECKPOINTS =>
                     {
                         checkpoints += 1;
                         call.request_state = required.request_state;
@@ -358,7 +345,7 @@ impl Tasks {
         // Sealed for the request's lifetime; the task keeps it for its own, bound to the
         // task. The arguments stay behind: the saga's state holds what it kept of them.
         let id = crate::state::random_id();
-        let point = crate::serve::point_key(tools.saga(&call.name)?, &call.name, &state)?;
+        let point = crate::engine::family::point_key(tools.saga(&call.name)?, &call.name, &state)?;
         let state = self
             .codec
             .reseal_bound(
@@ -391,7 +378,7 @@ impl Tasks {
             takeovers: 0,
             unresumable_since_ms: None,
         };
-        let verified = tools.principals_verified() && cx.principal() != crate::serve::ANONYMOUS;
+        let verified = tools.principals_verified() && cx.principal() != crate::state::ANONYMOUS;
         self.settings
             .store
             .0
@@ -400,7 +387,7 @@ impl Tasks {
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
         crate::metrics::task_status("working");
-        if crate::serve::is_session(cx)
+        if cx.is_session()
             && let Some(peer) = cx.peer()
             && let Ok(mut observers) = self.observers.lock()
         {
@@ -420,9 +407,9 @@ impl Tasks {
     }
 
     /// `tasks/get`.
-    pub(crate) async fn get(
+    pub(crate) async fn get<H: Host>(
         self: &Arc<Self>,
-        tools: &SagaTools,
+        tools: &H,
         id: &str,
         principal: &str,
     ) -> Result<GetTaskResult, ErrorData> {
@@ -433,9 +420,9 @@ impl Tasks {
 
     /// `tasks/update`: answers to the pending requests. Unknown keys are ignored; the task
     /// goes on once every pending request has its answer.
-    pub(crate) async fn update(
+    pub(crate) async fn update<H: Host>(
         self: &Arc<Self>,
-        tools: &SagaTools,
+        tools: &H,
         id: &str,
         principal: &str,
         responses: InputResponses,
@@ -493,9 +480,9 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: idempotent; a task that has not ended ends `cancelled`.
-    pub(crate) async fn cancel(
+    pub(crate) async fn cancel<H: Host>(
         self: &Arc<Self>,
-        tools: &SagaTools,
+        tools: &H,
         id: &str,
         principal: &str,
     ) -> Result<(), ErrorData> {
@@ -564,9 +551,9 @@ impl Tasks {
     /// Runs task `id` under `claim`. A run of this process under an older claim is
     /// stopped (its claim is no longer the record's, so it could not write anyway); a
     /// second run under the same claim is not started.
-    fn spawn_worker(
+    fn spawn_worker<H: Host>(
         self: &Arc<Self>,
-        tools: &SagaTools,
+        tools: &H,
         id: String,
         principal: &str,
         claim: String,
@@ -643,7 +630,7 @@ impl Tasks {
     }
 
     /// Drives a task from its last state until it ends, waits for input, or is lost.
-    async fn work(&self, tools: &SagaTools, id: &str, claim: &str, token: CancellationToken) {
+    async fn work<H: Host>(&self, tools: &H, id: &str, claim: &str, token: CancellationToken) {
         // The claim's lease began when it was made, perhaps a while ago if this run waited
         // for a worker: renew it before any work, so that no other replica takes the task
         // over in the middle of the first step.
@@ -798,9 +785,9 @@ impl Tasks {
     }
 
     /// One transition, renewing the lease while it runs; `None` if the task was cancelled.
-    async fn transition(
+    async fn transition<H: Host>(
         &self,
-        tools: &SagaTools,
+        tools: &H,
         id: &str,
         claim: &str,
         call: Call,
@@ -839,7 +826,7 @@ impl Tasks {
     /// when the server starts serving, and again (a no-op) by every task request, so that
     /// a server mounted some other way starts it too. Outside a Tokio runtime it waits for
     /// the next call.
-    pub(crate) fn ensure_sweeper(self: &Arc<Self>, tools: &SagaTools) {
+    pub(crate) fn ensure_sweeper<H: Host>(self: &Arc<Self>, tools: &H) {
         if tokio::runtime::Handle::try_current().is_err() || self.sweeper.set(()).is_err() {
             return;
         }
@@ -861,7 +848,7 @@ impl Tasks {
         });
     }
 
-    async fn take_over_orphans(self: &Arc<Self>, tools: &SagaTools) {
+    async fn take_over_orphans<H: Host>(self: &Arc<Self>, tools: &H) {
         let now = clock::now_ms();
         let orphans = match self.settings.store.0.orphans(now).await {
             Ok(orphans) => orphans,
@@ -943,7 +930,7 @@ impl Tasks {
 }
 
 /// Why this build cannot resume `record`'s saved state, if it cannot.
-fn unresumable(tools: &SagaTools, record: &TaskRecord) -> Option<String> {
+fn unresumable<H: Host>(tools: &H, record: &TaskRecord) -> Option<String> {
     let Ok(saga) = tools.saga(&record.tool) else {
         return Some(format!("the tool {} is not served here", record.tool));
     };

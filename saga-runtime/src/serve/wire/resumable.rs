@@ -150,14 +150,16 @@ struct NoticeSlot {
     waker: AtomicWaker,
 }
 
-impl CallNotices {
+impl crate::engine::Notices for CallNotices {
     fn put(&self, message: Value) {
         if let Ok(mut latest) = self.0.latest.lock() {
             *latest = Some(message);
         }
         self.0.waker.wake();
     }
+}
 
+impl CallNotices {
     /// The waiting message, if any; otherwise wakes `cx` when one arrives.
     pub(crate) fn poll_take(&self, cx: &mut std::task::Context<'_>) -> Option<Value> {
         self.0.waker.register(cx.waker());

@@ -13,11 +13,15 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 
-use super::tools::InspectError;
-use crate::engine::{Call, LayoutError, Points, SagaContext, SagaTool, transition};
+use super::error::{InspectError, invalid_state};
+use super::tool::TaskSupport;
+use super::{Call, LayoutError, Points, SagaContext, SagaTool, transition};
 use crate::state::{Binding, PointKey, StateCodec, TokenHeader};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool as a server holds it: its builds behind one name, their state types erased.
+pub(crate) type Saga = Arc<dyn DynTool>;
 
 /// One build of a tool, its state type erased, with its points.
 pub(crate) trait DynTool: Send + Sync {
@@ -35,7 +39,7 @@ pub(crate) trait DynTool: Send + Sync {
         binding: &Binding,
     ) -> Result<serde_json::Value, InspectError>;
 
-    fn task_support(&self) -> crate::tasks::TaskSupport;
+    fn task_support(&self) -> TaskSupport;
 
     /// The build's points; for a family, the current build's.
     fn points(&self) -> &Points;
@@ -78,10 +82,10 @@ impl<T: SagaTool> DynTool for Compiled<T> {
         token: &str,
         binding: &Binding,
     ) -> Result<serde_json::Value, InspectError> {
-        crate::engine::inspect_state(&self.tool, &self.points, codec, token, binding)
+        super::transition::inspect_state(&self.tool, &self.points, codec, token, binding)
     }
 
-    fn task_support(&self) -> crate::tasks::TaskSupport {
+    fn task_support(&self) -> TaskSupport {
         SagaTool::task_support(&self.tool)
     }
 
@@ -167,7 +171,7 @@ impl DynTool for Family {
         self.for_token(token).inspect(codec, token, binding)
     }
 
-    fn task_support(&self) -> crate::tasks::TaskSupport {
+    fn task_support(&self) -> TaskSupport {
         self.default_build().task_support()
     }
 
@@ -182,4 +186,11 @@ impl DynTool for Family {
     fn every_points(&self) -> Vec<&Points> {
         self.builds().map(|build| build.points()).collect()
     }
+}
+
+/// The point a token this server just sealed names, to seal it again elsewhere.
+pub(crate) fn point_key(saga: &Saga, name: &str, token: &str) -> Result<PointKey, ErrorData> {
+    let header = TokenHeader::peek_point(token).map_err(|error| invalid_state(name, &error))?;
+    saga.point_key(&header)
+        .ok_or_else(|| invalid_state(name, &saga.points().refusal(&header)))
 }

@@ -1,0 +1,39 @@
+//! The guide's chapters (`docs/guide/src/*.md`), so that their Rust code blocks compile
+//! and run as doctests: `cargo test -p saga-runtime --doc guide`. Only built by rustdoc's
+//! test runner.
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/introduction.md")]
+pub struct Introduction;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/writing-tools.md")]
+pub struct WritingTools;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/transform.md")]
+pub struct Transform;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/serving.md")]
+pub struct Serving;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/eras-and-formats.md")]
+pub struct ErasAndFormats;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/tasks.md")]
+pub struct Tasks;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/deploying.md")]
+pub struct Deploying;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/security.md")]
+pub struct Security;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/cli.md")]
+pub struct Cli;

@@ -1,0 +1,546 @@
+//! The crates' structure, read from their sources: the runtime's layers only point down
+//! (`state` ← `engine` ← `tasks` ← `serve`), and no two files import each other, directly
+//! or through others. A newcomer then finds where a change goes by its layer, and a
+//! file can be read knowing only the files below it.
+//!
+//! Every path a file names (`use` trees and paths in code, `crate::`, `self::` and
+//! `super::` alike, tests included) is resolved to the file that defines the item,
+//! following `use` re-exports through `mod.rs` facades. A facade's own `pub use` is
+//! structure, not a dependency, so it draws no edge.
+//!
+//! `cargo test -p saga-runtime --test layers -- --nocapture` prints the graph's figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+/// The runtime's layers, lowest first. A file may use its own layer and those below.
+/// `log` is a leaf every layer may use; `metrics` is the engine's instrumentation;
+/// `deploy` and `testing` sit on the server; the crate root re-exports everything.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("state", &["state", "log"]),
+    ("engine", &["engine", "metrics"]),
+    ("tasks", &["tasks"]),
+    ("serve", &["serve"]),
+    ("tools around the server", &["deploy", "testing", "guide"]),
+];
+
+#[test]
+fn runtime_layers_only_point_down() {
+    let graph = Graph::read(&crate_dir("saga-runtime"));
+    let layer_of = |file: &Module| -> usize {
+        let top = file.path.first().map(String::as_str).unwrap_or("");
+        if top.is_empty() {
+            return LAYERS.len();
+        }
+        LAYERS
+            .iter()
+            .position(|(_, tops)| tops.contains(&top))
+            .unwrap_or_else(|| panic!("`{top}` has no layer: add it to LAYERS in {}", file!()))
+    };
+    let mut upward = Vec::new();
+    for (from, targets) in &graph.edges {
+        for (to, at) in targets {
+            let (low, high) = (layer_of(&graph.modules[to]), layer_of(&graph.modules[from]));
+            if low > high {
+                upward.push(format!(
+                    "{} (layer `{}`) uses {} (layer `{}`): {at}",
+                    graph.modules[from].file, LAYERS[high].0, graph.modules[to].file, LAYERS[low].0,
+                ));
+            }
+        }
+    }
+    graph.print("saga-runtime");
+    assert!(
+        upward.is_empty(),
+        "uses that point up a layer (move what crosses to the layer that owns it):\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_import_cycle_between_the_runtimes_files() {
+    let graph = Graph::read(&crate_dir("saga-runtime"));
+    let cycles = graph.cycles();
+    assert!(
+        cycles.is_empty(),
+        "files that import each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn no_import_cycle_between_the_macros_files() {
+    let graph = Graph::read(&crate_dir("saga-macros"));
+    graph.print("saga-macros");
+    let cycles = graph.cycles();
+    assert!(
+        cycles.is_empty(),
+        "files that import each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn the_macro_crate_never_names_the_runtimes_modules() {
+    // The macros expand to `::saga_runtime::__private::…` only: any other path into the
+    // runtime would tie the two crates' internals together.
+    let mut stray = Vec::new();
+    for file in rust_files(&crate_dir("saga-macros").join("src")) {
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let mut rest = line;
+            while let Some(at) = rest.find("saga_runtime") {
+                let after = &rest[at + "saga_runtime".len()..];
+                let after = after.trim_start();
+                let ok = !after.starts_with("::")
+                    || after
+                        .trim_start_matches("::")
+                        .trim_start()
+                        .starts_with("__private")
+                    || after
+                        .trim_start_matches("::")
+                        .trim_start()
+                        .starts_with("prelude")
+                    || after
+                        .trim_start_matches("::")
+                        .trim_start()
+                        .starts_with("join");
+                if !ok {
+                    stray.push(format!(
+                        "{}:{}: {}",
+                        file.display(),
+                        number + 1,
+                        line.trim()
+                    ));
+                }
+                rest = &rest[at + "saga_runtime".len()..];
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "the macros name the runtime's modules:\n{}",
+        stray.join("\n")
+    );
+}
+
+fn crate_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable directory") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// One source file, as the module it defines.
+struct Module {
+    file: String,
+    path: Vec<String>,
+    lines: usize,
+    /// Names this file brings into scope with `use`, to the absolute path they stand for.
+    imports: BTreeMap<String, Vec<String>>,
+    /// Absolute paths this file names, with the line, except its own facade re-exports.
+    named: Vec<(Vec<String>, usize)>,
+}
+
+struct Graph {
+    modules: BTreeMap<Vec<String>, Module>,
+    /// From a file to the files it uses, with where (`file:line`) it first does.
+    edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>,
+}
+
+impl Graph {
+    fn read(crate_dir: &Path) -> Graph {
+        let src = crate_dir.join("src");
+        let mut modules = BTreeMap::new();
+        for file in rust_files(&src) {
+            let relative = file.strip_prefix(&src).expect("under src");
+            let mut path: Vec<String> = relative
+                .with_extension("")
+                .iter()
+                .map(|part| part.to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                path.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                path.pop();
+            }
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            let syntax = syn::parse_file(&text)
+                .unwrap_or_else(|error| panic!("{} does not parse: {error}", file.display()));
+            let mut reader = Reader {
+                here: path.clone(),
+                inline: Vec::new(),
+                imports: BTreeMap::new(),
+                named: Vec::new(),
+                in_pub_use: false,
+                is_facade: relative.ends_with("mod.rs") || relative.ends_with("lib.rs"),
+            };
+            reader.visit_file(&syntax);
+            let module = Module {
+                file: format!(
+                    "{}/src/{}",
+                    crate_dir.file_name().expect("named").to_string_lossy(),
+                    relative.display()
+                ),
+                path: path.clone(),
+                lines: text.lines().count(),
+                imports: reader.imports,
+                named: reader.named,
+            };
+            modules.insert(path, module);
+        }
+        let mut edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
+        for module in modules.values() {
+            let targets = edges.entry(module.path.clone()).or_default();
+            for (named, line) in &module.named {
+                let Some(target) = resolve(&modules, named, 0) else {
+                    continue;
+                };
+                if target != module.path {
+                    targets.entry(target).or_insert_with(|| {
+                        format!("{}:{line} `{}`", module.file, named.join("::"))
+                    });
+                }
+            }
+        }
+        Graph { modules, edges }
+    }
+
+    /// Every strongly connected set of two or more files (Tarjan's algorithm), with one
+    /// edge of each pair that closes it.
+    fn cycles(&self) -> Vec<String> {
+        let names: Vec<&Vec<String>> = self.modules.keys().collect();
+        let index_of: BTreeMap<&Vec<String>, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (*name, i))
+            .collect();
+        let successors: Vec<Vec<usize>> = names
+            .iter()
+            .map(|name| {
+                self.edges.get(*name).map_or_else(Vec::new, |targets| {
+                    targets
+                        .keys()
+                        .filter_map(|t| index_of.get(t).copied())
+                        .collect()
+                })
+            })
+            .collect();
+        let components = strongly_connected(&successors);
+        components
+            .into_iter()
+            .filter(|component| component.len() > 1)
+            .map(|component| {
+                let members: BTreeSet<usize> = component.iter().copied().collect();
+                let mut lines = vec![format!(
+                    "cycle: {}",
+                    component
+                        .iter()
+                        .map(|&i| self.modules[names[i]].file.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )];
+                for &from in &component {
+                    for (to, at) in &self.edges[names[from]] {
+                        if index_of.get(to).is_some_and(|i| members.contains(i)) {
+                            lines.push(format!("  {at}"));
+                        }
+                    }
+                }
+                lines.join("\n")
+            })
+            .collect()
+    }
+
+    fn print(&self, name: &str) {
+        let mut per_top: BTreeMap<String, usize> = BTreeMap::new();
+        for module in self.modules.values() {
+            let top = module
+                .path
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "(root)".into());
+            *per_top.entry(top).or_default() += 1;
+        }
+        println!("{name}: files per top module: {per_top:?}");
+        let mut largest: Vec<_> = self.modules.values().map(|m| (m.lines, &m.file)).collect();
+        largest.sort_by(|a, b| b.cmp(a));
+        for (lines, file) in largest.iter().take(10) {
+            println!("{name}: {lines:>5} {file}");
+        }
+        let cycles = self.cycles();
+        println!("{name}: {} cycles", cycles.len());
+        for cycle in cycles {
+            println!("{cycle}");
+        }
+    }
+}
+
+/// The file that defines what `path` names: the longest prefix that is a file, then
+/// through a facade's `use` of the next name, a few hops at most.
+fn resolve(
+    modules: &BTreeMap<Vec<String>, Module>,
+    path: &[String],
+    hops: usize,
+) -> Option<Vec<String>> {
+    let mut length = path.len();
+    while length > 0 && !modules.contains_key(&path[..length]) {
+        length -= 1;
+    }
+    let module = &modules[&path[..length].to_vec()];
+    if hops < 8
+        && let Some(next) = path.get(length)
+        && let Some(target) = module.imports.get(next)
+    {
+        let mut through = target.clone();
+        through.extend_from_slice(&path[length + 1..]);
+        if through != path {
+            return resolve(modules, &through, hops + 1).or(Some(module.path.clone()));
+        }
+    }
+    Some(module.path.clone())
+}
+
+fn strongly_connected(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct State<'a> {
+        successors: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        components: Vec<Vec<usize>>,
+    }
+    fn visit(state: &mut State<'_>, node: usize) {
+        state.index[node] = Some(state.next);
+        state.low[node] = state.next;
+        state.next += 1;
+        state.stack.push(node);
+        state.on_stack[node] = true;
+        for &next in &state.successors[node] {
+            match state.index[next] {
+                None => {
+                    visit(state, next);
+                    state.low[node] = state.low[node].min(state.low[next]);
+                }
+                Some(index) if state.on_stack[next] => {
+                    state.low[node] = state.low[node].min(index);
+                }
+                Some(_) => {}
+            }
+        }
+        if Some(state.low[node]) == state.index[node] {
+            let mut component = Vec::new();
+            while let Some(member) = state.stack.pop() {
+                state.on_stack[member] = false;
+                component.push(member);
+                if member == node {
+                    break;
+                }
+            }
+            component.sort();
+            state.components.push(component);
+        }
+    }
+    let count = successors.len();
+    let mut state = State {
+        successors,
+        index: vec![None; count],
+        low: vec![0; count],
+        on_stack: vec![false; count],
+        stack: Vec::new(),
+        next: 0,
+        components: Vec::new(),
+    };
+    for node in 0..count {
+        if state.index[node].is_none() {
+            visit(&mut state, node);
+        }
+    }
+    state.components
+}
+
+/// Collects the absolute paths one file names.
+struct Reader {
+    /// The file's module path.
+    here: Vec<String>,
+    /// Inline modules (`mod tests { … }`) around the current item.
+    inline: Vec<String>,
+    imports: BTreeMap<String, Vec<String>>,
+    named: Vec<(Vec<String>, usize)>,
+    in_pub_use: bool,
+    is_facade: bool,
+}
+
+impl Reader {
+    /// `crate::a`, `self::a`, `super::a` as an absolute path; `None` for other crates
+    /// and for names in scope (those are found through `imports`).
+    fn absolute(&self, segments: &[String]) -> Option<Vec<String>> {
+        let mut scope: Vec<String> = self.here.iter().chain(&self.inline).cloned().collect();
+        let mut rest = segments;
+        match rest.first().map(String::as_str) {
+            Some("crate") => {
+                scope.clear();
+                rest = &rest[1..];
+            }
+            Some("self") => rest = &rest[1..],
+            Some("super") => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    scope.pop();
+                    rest = &rest[1..];
+                }
+            }
+            Some(first) => {
+                // A name brought in by `use`, or a child module of this file.
+                if let Some(target) = self.imports.get(first) {
+                    let mut path = target.clone();
+                    path.extend_from_slice(&rest[1..]);
+                    return Some(path);
+                }
+                return None;
+            }
+            None => return None,
+        }
+        scope.extend_from_slice(rest);
+        Some(scope)
+    }
+
+    fn name(&mut self, segments: Vec<String>, line: usize) {
+        if let Some(path) = self.absolute(&segments) {
+            self.named.push((path, line));
+        }
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(path) => {
+                prefix.push(path.ident.to_string());
+                self.use_tree(prefix, &path.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(name) => self.use_leaf(prefix, &name.ident, &name.ident),
+            syn::UseTree::Rename(rename) => self.use_leaf(prefix, &rename.ident, &rename.rename),
+            syn::UseTree::Glob(glob) => {
+                let line = glob.star_token.spans[0].start().line;
+                if !(self.in_pub_use && self.is_facade) {
+                    self.name(prefix.clone(), line);
+                }
+            }
+            syn::UseTree::Group(group) => {
+                for tree in &group.items {
+                    self.use_tree(prefix, tree);
+                }
+            }
+        }
+    }
+
+    fn use_leaf(&mut self, prefix: &[String], ident: &syn::Ident, alias: &syn::Ident) {
+        let mut segments = prefix.to_vec();
+        if ident != "self" {
+            segments.push(ident.to_string());
+        }
+        let line = ident.span().start().line;
+        if let Some(path) = self.absolute(&segments) {
+            if self.inline.is_empty() {
+                let alias = if ident == "self" {
+                    segments.last().cloned().unwrap_or_default()
+                } else {
+                    alias.to_string()
+                };
+                self.imports.insert(alias, path.clone());
+            }
+            if !(self.in_pub_use && self.is_facade) {
+                self.named.push((path, line));
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Reader {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        self.in_pub_use = !matches!(item.vis, syn::Visibility::Inherited);
+        let mut prefix = Vec::new();
+        if item.leading_colon.is_none() {
+            self.use_tree(&mut prefix, &item.tree);
+        }
+        self.in_pub_use = false;
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if let Some((_, items)) = &item.content {
+            self.inline.push(item.ident.to_string());
+            for item in items {
+                self.visit_item(item);
+            }
+            self.inline.pop();
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none() && path.segments.len() > 1 {
+            let segments: Vec<String> = path
+                .segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect();
+            let line = path.segments[0].ident.span().start().line;
+            self.name(segments, line);
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        // Paths inside macro calls (`format!`, `quote!`) are tokens, not syntax: read the
+        // ones that start at `crate`.
+        let tokens: Vec<proc_macro2::TokenTree> = mac.tokens.clone().into_iter().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            if let proc_macro2::TokenTree::Ident(ident) = &tokens[i]
+                && ident == "crate"
+            {
+                let mut segments = vec!["crate".to_string()];
+                let mut j = i + 1;
+                while j + 2 < tokens.len() + 1 {
+                    let is_colons = matches!(
+                        (&tokens.get(j), &tokens.get(j + 1)),
+                        (Some(proc_macro2::TokenTree::Punct(a)), Some(proc_macro2::TokenTree::Punct(b)))
+                            if a.as_char() == ':' && b.as_char() == ':'
+                    );
+                    match (is_colons, tokens.get(j + 2)) {
+                        (true, Some(proc_macro2::TokenTree::Ident(next))) => {
+                            segments.push(next.to_string());
+                            j += 3;
+                        }
+                        _ => break,
+                    }
+                }
+                let line = ident.span().start().line;
+                self.name(segments, line);
+                i = j;
+            } else {
+                i += 1;
+            }
+        }
+        syn::visit::visit_macro(self, mac);
+    }
+}
