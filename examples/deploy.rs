@@ -1,6 +1,7 @@
-//! The seed's `complex_tool`: elicit the deployment target, ask the client's LLM whether
-//! deploying there is safe, then finish. One straight-line async function; `#[saga_tool]`
-//! turns it into a state machine whose state travels in the client's token.
+//! The seed's `complex_tool` (`saga_examples::deploy`, in `examples/support/deploy.rs`):
+//! elicit the deployment target, ask the client's LLM whether deploying there is safe, then
+//! finish. One straight-line async function; `#[saga_tool]` turns it into a state machine
+//! whose state travels in the client's token.
 //!
 //! ```text
 //! cargo run --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp
@@ -8,46 +9,9 @@
 //! cargo run --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
-use saga_runtime::prelude::*;
-
-/// The deployment target the user is asked for.
-#[derive(Debug, Elicit, Serialize, Deserialize)]
-pub struct Target {
-    pub target: String,
-}
-
-/// Deploys a service after confirming with the user and an LLM.
-#[saga_tool]
-pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
-    let target: Target = elicit("Please provide the deployment target:").await?;
-    let verdict = sample(format!(
-        "Is deploying to '{}' safe right now?",
-        target.target
-    ))
-    .max_tokens(100)
-    .await?;
-    if !verdict.text().starts_with("Yes") {
-        return Ok("Deployment postponed.".into());
-    }
-    Ok(format!(
-        "Deployment to {} initiated successfully based on confirmation.",
-        target.target
-    ))
-}
-
-/// The server of this example, with the given keys.
-pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
-    Ok(SagaServer::builder()
-        .info("deploy-server", env!("CARGO_PKG_VERSION"))
-        .keys(keys)
-        .ttl(std::time::Duration::from_secs(600))
-        .tool(complex_tool)
-        .build()?)
-}
-
-#[allow(dead_code)] // unused where another example or a test includes this file
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
-    saga_examples::cli::serve(server(saga_examples::cli::keys()?)?).await
+    let keys = saga_examples::cli::keys()?;
+    saga_examples::cli::serve(saga_examples::deploy::server(keys)?).await
 }

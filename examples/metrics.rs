@@ -9,11 +9,8 @@
 //! ```
 
 use metrics_exporter_prometheus::PrometheusBuilder;
+use saga_examples::deploy;
 use saga_runtime::prelude::*;
-
-#[path = "deploy.rs"]
-#[allow(dead_code)] // its `main` is the deploy example's
-mod deploy;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -10,15 +10,12 @@
 //! one with the same key: the new process has never seen the saga, and finishes it from
 //! the token alone. Each round is printed as it travels on the wire.
 
-#[path = "deploy.rs"]
-#[allow(dead_code)] // its `main` is for `cargo run --example deploy`
-mod deploy;
-
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use saga_examples::client::ScriptedClient;
+use saga_examples::deploy;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};

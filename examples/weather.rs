@@ -1,6 +1,7 @@
-//! `get_weather`: one round with two requests at once, keyed `github_login` (who is
-//! asking) and `capital_of_france` (a check of the client's LLM), then the weather for
-//! the location. The example of the "dependent requests" proposal, as a saga.
+//! `get_weather` (`saga_examples::weather`, in `examples/support/weather.rs`): one round
+//! with two requests at once, keyed `github_login` (who is asking) and `capital_of_france`
+//! (a check of the client's LLM), then the weather for the location. The example of the
+//! "dependent requests" proposal, as a saga.
 //!
 //! ```text
 //! cargo run --example weather                 # Streamable HTTP on 127.0.0.1:8080/mcp
@@ -8,47 +9,9 @@
 //! cargo run --example weather -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
-use saga_runtime::prelude::*;
-
-/// Who is asking.
-#[derive(Debug, Elicit, Serialize, Deserialize)]
-pub struct GithubLogin {
-    pub name: String,
-}
-
-/// Gets the current weather for a location.
-#[saga_tool]
-pub async fn get_weather(location: String) -> Result<String, SagaError> {
-    let (login, capital) = join!(
-        elicit::<GithubLogin>("Please provide your GitHub username").key("github_login"),
-        sample("What is the capital of France?")
-            .system("You are a helpful assistant.")
-            .model_hint("claude-3-sonnet")
-            .intelligence_priority(0.8)
-            .speed_priority(0.5)
-            .max_tokens(100)
-            .key("capital_of_france"),
-    );
-    let login = login?;
-    let capital = capital?;
-    tracing::info!(user = %login.name, llm_says = capital.text(), "weather requested");
-    Ok(format!(
-        "Current weather in {location}:\nTemperature: 72°F\nConditions: Partly cloudy"
-    ))
-}
-
-/// The server of this example, with the given keys.
-pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
-    Ok(SagaServer::builder()
-        .info("weather-server", env!("CARGO_PKG_VERSION"))
-        .keys(keys)
-        .tool(get_weather)
-        .build()?)
-}
-
-#[allow(dead_code)] // unused where a test includes this file
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
-    saga_examples::cli::serve(server(saga_examples::cli::keys()?)?).await
+    let keys = saga_examples::cli::keys()?;
+    saga_examples::cli::serve(saga_examples::weather::server(keys)?).await
 }

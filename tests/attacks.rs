@@ -7,10 +7,6 @@
 //! and serving afterwards. Attacks that need a second tool, a second key or a second
 //! build use in-process servers sharing one key.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +15,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::StatusCode;
+use saga_examples::deploy;
 use saga_examples::process::ServerProcess;
 use saga_examples::testing::{Running, serve_local};
 use saga_runtime::engine::SagaTool as _;

@@ -4,21 +4,12 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
-#[path = "../examples/weather.rs"]
-#[allow(dead_code)]
-mod weather;
-
-#[path = "../examples/migrate.rs"]
-#[allow(dead_code)]
-mod migrate;
-
 #[path = "support/diagram_snapshots.rs"]
 mod snapshots;
 
+use saga_examples::deploy;
+use saga_examples::migrate;
+use saga_examples::weather;
 use saga_runtime::engine::{DIAGRAM_META_KEY, SagaTool, diagram_of};
 use saga_runtime::prelude::*;
 

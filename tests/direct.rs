@@ -11,15 +11,12 @@
 //! reports which path served it (`SagaContext::peer` is rmcp's, and the direct path has
 //! none): valid calls must take the direct path, and calls it must leave to rmcp must not.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 #[path = "support/serving.rs"]
 mod serving;
 
 use std::net::SocketAddr;
 
+use saga_examples::deploy;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::SagaServer;
 use serde_json::{Value, json};

@@ -3,16 +3,13 @@
 //! The deploy saga driven end to end by rmcp's client, which fulfils MRTR rounds itself,
 //! over Streamable HTTP and over stdio.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::client::{ScriptedClient, accept, llm_says};
 use saga_examples::process::example_binary;
 use saga_examples::testing::{Running, serve_local};
+use saga_examples::{deploy, weather};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
 use serde_json::json;
@@ -140,10 +137,6 @@ async fn rmcp_client_completes_the_deploy_saga_over_stdio() {
     assert_eq!(samples.load(Ordering::SeqCst), 1);
     client.cancel().await.unwrap();
 }
-
-#[path = "../examples/weather.rs"]
-#[allow(dead_code)]
-mod weather;
 
 #[tokio::test]
 async fn weather_asks_both_requests_in_one_round_with_their_keys() {

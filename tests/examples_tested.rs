@@ -3,18 +3,9 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
-#[path = "../examples/weather.rs"]
-#[allow(dead_code)]
-mod weather;
-
-#[path = "../examples/migrate.rs"]
-#[allow(dead_code)]
-mod migrate;
-
+use saga_examples::deploy;
+use saga_examples::migrate;
+use saga_examples::weather;
 use saga_runtime::testing::{Answer, TestClient};
 use serde_json::json;
 

@@ -7,14 +7,11 @@
 //! peak RSS, time to serve under slow connections) are the ones SECURITY.md quotes; run
 //! with `cargo test --test hardening -- --nocapture --test-threads 1` to see them.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
+use saga_examples::deploy;
 use saga_examples::process::{ServerProcess, Spawn};
 use saga_examples::testing::{PROTOCOL_VERSION, Running, serve_local};
 use saga_runtime::engine::PANIC_MESSAGE;

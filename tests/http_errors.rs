@@ -5,10 +5,6 @@
 //! Each test starts its own in-process server on an ephemeral port and speaks plain
 //! JSON-RPC to it with reqwest, so what is asserted is exactly what a client sees.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 #[path = "support/serving.rs"]
 mod serving;
 
@@ -16,6 +12,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use reqwest::StatusCode;
+use saga_examples::deploy;
 use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step};
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{JsonObject, Tool};

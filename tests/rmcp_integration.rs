@@ -3,14 +3,11 @@
 //! `examples/rmcp_server.rs`: a server written with rmcp's own macros lists and runs its
 //! plain tool and the saga tool it gained, driven end to end by rmcp's client over HTTP.
 
-#[path = "../examples/rmcp_server.rs"]
-#[allow(dead_code)]
-mod rmcp_server;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::client::{ScriptedClient, accept, llm_says};
+use saga_examples::rmcp_server;
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::CallToolRequestParams;
 use serde_json::json;

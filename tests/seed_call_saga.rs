@@ -3,12 +3,9 @@
 //! server chooses them); everything else must match the seed. The messages travel with
 //! the envelope MCP 2026-07-28 requires of every request (`_meta`, headers).
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 use std::net::SocketAddr;
 
+use saga_examples::deploy;
 use saga_examples::testing::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};

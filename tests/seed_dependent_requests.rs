@@ -2,13 +2,10 @@
 //! replayed against `examples/weather.rs`. A client selects the format with the header
 //! `Mcp-Result-Format: dependent-requests`.
 
-#[path = "../examples/weather.rs"]
-#[allow(dead_code)]
-mod weather;
-
 use std::net::SocketAddr;
 
 use saga_examples::testing::{Running, as_2026_request, serve_local};
+use saga_examples::weather;
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 

@@ -11,15 +11,13 @@
 //! The fault test kills a server process with SIGKILL in the middle of a checkpointing
 //! call and resumes it on a fresh process.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
 #[path = "support/session.rs"]
 #[allow(dead_code)]
 mod session;
 
 use std::time::Duration;
 
+use saga_examples::deploy;
 use saga_examples::process::Spawn;
 use saga_examples::testing::serve_local;
 use saga_runtime::prelude::*;

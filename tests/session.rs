@@ -3,15 +3,13 @@
 
 #![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
 #[path = "support/session.rs"]
 #[allow(dead_code)]
 mod session;
 
 use std::time::Duration;
 
+use saga_examples::deploy;
 use saga_examples::testing::serve_local;
 use saga_runtime::prelude::*;
 use serde_json::json;

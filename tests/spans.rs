@@ -1,14 +1,11 @@
 //! The log a saga leaves at `RUST_LOG=saga_runtime=debug`: one `saga.request` span per
 //! HTTP request and one `saga.transition` span per transition, with their fields.
 
-#[path = "../examples/deploy.rs"]
-#[allow(dead_code)]
-mod deploy;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use saga_examples::client::ScriptedClient;
+use saga_examples::deploy;
 use saga_examples::testing::serve_local;
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::CallToolRequestParams;

@@ -3,9 +3,6 @@
 //! killed with SIGKILL part-way through, each completing once with the right result; and
 //! tasks waiting for input cost the server no memory with the Redis store.
 
-#[path = "../examples/migrate.rs"]
-#[allow(dead_code)]
-mod migrate;
 #[path = "support/redis.rs"]
 mod redis;
 #[path = "support/session.rs"]
@@ -19,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::start_redis;
+use saga_examples::migrate;
 use saga_examples::process::Spawn;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
 use saga_runtime::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};

@@ -1,5 +1,5 @@
 //! The seed's `complex_tool` written by hand against `SagaTool`: what `#[saga_tool]`
-//! generates from `examples/deploy.rs`, in the form a person would write it. It shows what
+//! generates from `examples/support/deploy.rs`, in the form a person would write it. It shows what
 //! the runtime needs from a saga (a serializable state with one variant per suspension,
 //! and a step that runs from one suspension to the next), and the tests run it next to
 //! the generated one.

@@ -1,0 +1,122 @@
+//! `migrate`: long-running work that checkpoints after each table, so that no finished
+//! table is done again when the call moves to another process; `approve_migration`, which
+//! asks for an approval after its first checkpoint. Served by `examples/migrate.rs`, whose
+//! documentation says how each kind of client meets them.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use saga_runtime::prelude::*;
+use saga_runtime::state::MemoryStore;
+
+/// Migrates `tables` tables, one after another, checkpointing after each.
+#[saga_tool(task)]
+pub async fn migrate(
+    #[arg(description = "How many tables to migrate (at most 1,000).")] tables: u32,
+    #[arg(description = "Milliseconds each table takes.")] millis_per_table: Option<u64>,
+    #[arg(description = "A name for the journal.")] label: Option<String>,
+) -> Result<String, SagaError> {
+    if tables > 1_000 {
+        return Err(SagaError::msg("at most 1,000 tables"));
+    }
+    let label = label.unwrap_or_else(|| "migration".to_owned());
+    let pause = Duration::from_millis(millis_per_table.unwrap_or(100).min(10_000));
+    let mut migrated: Vec<u32> = Vec::new();
+    // As a task, the call answers at its first checkpoint: here, before any work.
+    checkpoint().await;
+    for table in 0..tables {
+        journal(&format!("{label} began table {table}"));
+        tokio::time::sleep(pause).await;
+        journal(&format!("{label} table {table}"));
+        migrated.push(table);
+        checkpoint().await;
+    }
+    journal(&format!("{label} done"));
+    Ok(format!("migrated {} tables: {migrated:?}", migrated.len()))
+}
+
+/// An approval.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+pub struct Approval {
+    /// Go ahead?
+    pub approve: bool,
+}
+
+/// Plans a migration, then waits for an approval before reporting it.
+#[saga_tool(task)]
+pub async fn approve_migration(tables: u32) -> Result<String, SagaError> {
+    checkpoint().await;
+    let answer: Approval = elicit(format!("Migrate {tables} tables?")).await?;
+    Ok(if answer.approve {
+        format!("{tables} tables approved")
+    } else {
+        "not approved".to_owned()
+    })
+}
+
+/// Appends `line` to `MIGRATE_JOURNAL`, when set: what a test reads to see which work ran,
+/// and how often.
+fn journal(line: &str) {
+    let Some(path) = std::env::var_os("MIGRATE_JOURNAL") else {
+        return;
+    };
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(format!("{line}\n").as_bytes()));
+    if let Err(error) = written {
+        tracing::warn!(%error, "the journal could not be written");
+    }
+}
+
+/// The server of this example, with the given keys and task store. Its tokens are
+/// single-use: a migration's work must not run again because a token was replayed (in
+/// one process; replicas share Redis for that, as `examples/migrate.rs` does with
+/// `SAGA_TASKS_REDIS`).
+pub fn server(keys: KeyRing, store: TaskStore, lease: Duration) -> anyhow::Result<SagaServer> {
+    server_with(keys, store, lease, MemoryStore::new(100_000))
+}
+
+/// [`server`] with a single-use store of your own.
+pub fn server_with(
+    keys: KeyRing,
+    store: TaskStore,
+    lease: Duration,
+    single_use: impl saga_runtime::state::TokenStore,
+) -> anyhow::Result<SagaServer> {
+    let mut settings = saga_runtime::tasks::TaskSettings::new(store);
+    settings.lease = lease;
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|max| max.parse::<usize>().ok())
+    };
+    if let Some(max) = number("SAGA_TASKS_PER_CLIENT") {
+        // One client may then hold `max` tasks of up to 64 KiB each: every bound that
+        // would stop it sooner is raised with it.
+        let bytes = max.saturating_mul(64 * 1024);
+        settings.max_per_principal = max;
+        settings.max_bytes_per_principal = settings.max_bytes_per_principal.max(bytes);
+        settings.max_tasks = settings.max_tasks.max(max);
+        settings.max_store_bytes = settings.max_store_bytes.max(bytes);
+        settings.unverified_share = saga_runtime::tasks::Share {
+            tasks: settings.max_tasks,
+            bytes: settings.max_store_bytes,
+        };
+    }
+    if let Some(max) = number("SAGA_TASK_WORKERS") {
+        settings.max_workers = max;
+    }
+    if let Some(max) = number("SAGA_TASK_WORKERS_PER_CLIENT") {
+        settings.max_workers_per_principal = max;
+    }
+    Ok(SagaServer::builder()
+        .info("migrate-server", env!("CARGO_PKG_VERSION"))
+        .keys(keys)
+        .tool(migrate)
+        .tool(approve_migration)
+        .task_settings(settings)
+        .single_use(single_use)
+        .build()?)
+}
