@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
-use saga_examples::process::{ServerProcess, Spawn};
+use saga_examples::harness::process::{ServerProcess, Spawn};
 use serde_json::{Value, json};
 
 const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";

@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use saga_examples::testing::{Running, serve_local};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{PromptMessage, Role};
 use serde_json::{Value, json};

@@ -1,8 +1,7 @@
 //! Checkpoints over raw HTTP: a saga that yields with only a `requestState` after each
 //! unit of work, and a client that retries with nothing but that token.
 
-#[path = "support/serving.rs"]
-mod serving;
+use saga_examples::harness::serving;
 
 use std::net::SocketAddr;
 
@@ -68,7 +67,7 @@ impl SagaTool for CountTo {
 }
 
 async fn serve() -> Running {
-    serving::serve(
+    serving::serve_local(
         SagaServer::builder()
             .keys(KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring"))
             .tool(CountTo)

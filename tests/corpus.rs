@@ -26,8 +26,7 @@ mod writes;
 #[path = "corpus/diagrams.rs"]
 mod diagrams;
 
-#[path = "support/diagram_snapshots.rs"]
-mod snapshots;
+use saga_examples::harness::snapshots;
 
 #[path = "corpus/exits.rs"]
 mod exits;

@@ -6,15 +6,13 @@
 //! unless a retired copy of the old code finishes it. Tasks follow the same rules through
 //! a Redis store across a deploy of three replicas.
 
-#[path = "support/redis.rs"]
-mod redis;
-#[path = "support/task_client.rs"]
-mod task_client;
+use saga_examples::harness::redis;
+use saga_examples::harness::tasks;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use saga_examples::process::{ServerProcess, Spawn, example_binary};
+use saga_examples::harness::process::{ServerProcess, Spawn, example_binary};
 use serde_json::{Value, json};
 
 const KEY: &str = "d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7";
@@ -479,7 +477,7 @@ async fn retired_copies_finish_the_calls_of_the_build_before() {
             .refused();
     }
     // The retired copies are never listed and never start a call.
-    let listed = task_client::TaskClient::new()
+    let listed = tasks::TaskClient::new()
         .request(v2.addr, "tools/list", json!({}))
         .await;
     let names: Vec<&str> = listed["result"]["tools"]
@@ -619,7 +617,7 @@ fn task_replica(redis: &redis::Redis, version: u8) -> ServerProcess {
 }
 
 /// Task `id`'s `tasks/get` result once it has ended (`completed` or `failed`).
-async fn ended(client: &task_client::TaskClient, addr: SocketAddr, id: &str) -> Value {
+async fn ended(client: &tasks::TaskClient, addr: SocketAddr, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let status = client.status(addr, id).await;
@@ -635,7 +633,7 @@ async fn ended(client: &task_client::TaskClient, addr: SocketAddr, id: &str) -> 
 async fn tasks_continue_across_a_deploy_of_three_replicas_or_fail_with_the_reason() {
     let redis = redis::start_redis().await;
     let replica = |version: u8| task_replica(&redis, version);
-    let client = task_client::TaskClient::new();
+    let client = tasks::TaskClient::new();
     let mut old = [replica(1), replica(1), replica(1)];
     let mut tasks: Vec<(String, &str)> = Vec::new();
     for index in 0..12 {
@@ -737,7 +735,7 @@ fn each_build_matches_its_layout_file_and_build_2_names_what_it_strands() {
 async fn during_a_rolling_upgrade_a_task_an_old_replica_cannot_resume_waits_for_a_new_one() {
     let redis = redis::start_redis().await;
     let replica = |version: u8| task_replica(&redis, version);
-    let client = task_client::TaskClient::new();
+    let client = tasks::TaskClient::new();
     // Build 2's `job_changed` saves what build 1 cannot read. Its creator dies; a replica
     // of each build remains, and the old one must leave the task to the new one.
     let mut creator = replica(2);

@@ -4,8 +4,7 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "support/diagram_snapshots.rs"]
-mod snapshots;
+use saga_examples::harness::snapshots;
 
 use saga_examples::deploy;
 use saga_examples::migrate;

@@ -11,8 +11,7 @@
 //! reports which path served it (`SagaContext::peer` is rmcp's, and the direct path has
 //! none): valid calls must take the direct path, and calls it must leave to rmcp must not.
 
-#[path = "support/serving.rs"]
-mod serving;
+use saga_examples::harness::serving;
 
 use std::net::SocketAddr;
 
@@ -20,7 +19,7 @@ use saga_examples::deploy;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::SagaServer;
 use serde_json::{Value, json};
-use serving::{Running, serve};
+use serving::{Running, serve_local};
 
 const VERSION: &str = "2026-07-28";
 const TOOL: &str = "complex_tool";
@@ -72,8 +71,8 @@ struct Pair {
 
 async fn pair() -> Pair {
     Pair {
-        direct: serve(server(true)).await,
-        rmcp: serve(server(false)).await,
+        direct: serve_local(server(true)).await,
+        rmcp: serve_local(server(false)).await,
     }
 }
 

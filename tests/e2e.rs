@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::client::{ScriptedClient, accept, llm_says};
-use saga_examples::process::example_binary;
-use saga_examples::testing::{Running, serve_local};
+use saga_examples::harness::process::example_binary;
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_examples::{deploy, weather};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};

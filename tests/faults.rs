@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use saga_examples::process::ServerProcess;
+use saga_examples::harness::process::ServerProcess;
 use serde_json::{Value, json};
 
 const PROTOCOL_VERSION: &str = "2026-07-28";

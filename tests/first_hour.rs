@@ -280,7 +280,7 @@ async fn a_session_client_sees_declared_order_and_the_reason() {
     use saga_runtime::rmcp::model::{CallToolRequestParams, ElicitRequestParams};
     use std::sync::{Arc, Mutex};
 
-    let running = saga_examples::testing::serve_local(
+    let running = saga_examples::harness::serving::serve_local(
         saga_examples::meeting::server(KeyRing::ephemeral()).expect("builds"),
     )
     .await;

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use saga_examples::deploy;
-use saga_examples::process::{ServerProcess, Spawn};
-use saga_examples::testing::{PROTOCOL_VERSION, Running, serve_local};
+use saga_examples::harness::process::{ServerProcess, Spawn};
+use saga_examples::harness::serving::{PROTOCOL_VERSION, Running, serve_local};
 use saga_runtime::engine::PANIC_MESSAGE;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::default_http_config;

@@ -5,8 +5,7 @@
 //! Each test starts its own in-process server on an ephemeral port and speaks plain
 //! JSON-RPC to it with reqwest, so what is asserted is exactly what a client sees.
 
-#[path = "support/serving.rs"]
-mod serving;
+use saga_examples::harness::serving;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -19,7 +18,7 @@ use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::serve::SagaServer;
 use saga_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
 use serde_json::{Value, json};
-use serving::{Running, serve};
+use serving::{Running, serve_local};
 
 const PROTOCOL_VERSION: &str = "2026-07-28";
 const TOOL: &str = "complex_tool";
@@ -35,7 +34,7 @@ fn key_ring() -> KeyRing {
 
 /// The deploy example's server, with the fixed test key.
 async fn deploy_server() -> Running {
-    serve(deploy::server(key_ring()).expect("the deploy server builds")).await
+    serve_local(deploy::server(key_ring()).expect("the deploy server builds")).await
 }
 
 /// The deploy tool under another name, or at another version (an "older build").
@@ -391,7 +390,7 @@ async fn empty_token_is_refused() {
 async fn token_of_another_key_is_refused() {
     let ours = deploy_server().await;
     let theirs =
-        serve(deploy::server(KeyRing::ephemeral()).expect("the deploy server builds")).await;
+        serve_local(deploy::server(KeyRing::ephemeral()).expect("the deploy server builds")).await;
     let token = round1(theirs.addr).await;
     let (status, body) = Call::new()
         .state(token)
@@ -429,7 +428,7 @@ async fn token_of_another_principal_is_refused() {
 
 #[tokio::test]
 async fn token_for_another_tool_is_refused() {
-    let server = serve(
+    let server = serve_local(
         SagaServer::builder()
             .keys(key_ring())
             .tool(deploy::complex_tool)
@@ -486,7 +485,7 @@ async fn token_with_changed_arguments_is_refused() {
 
 #[tokio::test]
 async fn expired_token_is_refused() {
-    let server = serve(
+    let server = serve_local(
         SagaServer::builder()
             .keys(key_ring())
             .ttl(Duration::ZERO)
@@ -509,7 +508,7 @@ async fn expired_token_is_refused() {
 #[tokio::test]
 async fn token_of_another_version_is_refused() {
     let old_build = deploy_server().await;
-    let new_build = serve(
+    let new_build = serve_local(
         SagaServer::builder()
             .keys(key_ring())
             .tool(Variant {
@@ -1079,7 +1078,7 @@ async fn null_request_state_starts_afresh_using_the_answers_it_carries() {
 async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
     // Same key, same build, but this replica never seals tokens living past 10 s (+ 0 s
     // leeway): a token from the 10-minute deploy server expires too far in the future.
-    let short = serve(
+    let short = serve_local(
         SagaServer::builder()
             .keys(key_ring())
             .ttl(Duration::from_secs(10))
@@ -1110,12 +1109,12 @@ async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
 #[tokio::test]
 async fn token_of_a_rotated_key_opens_while_the_key_is_in_the_ring() {
     let old = deploy_server().await;
-    let rotated = serve(
+    let rotated = serve_local(
         deploy::server(KeyRing::from_keys([[9u8; 32], [7u8; 32]]).expect("a valid ring"))
             .expect("the deploy server builds"),
     )
     .await;
-    let retired = serve(
+    let retired = serve_local(
         deploy::server(KeyRing::from_keys([[9u8; 32]]).expect("a valid ring"))
             .expect("the deploy server builds"),
     )

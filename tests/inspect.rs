@@ -4,8 +4,7 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "support/context.rs"]
-mod support_context;
+use saga_examples::harness::context as support_context;
 
 use saga_examples::deploy_by_hand::ComplexToolByHand;
 use saga_runtime::engine::{Call, SagaContext};

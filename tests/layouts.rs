@@ -4,7 +4,7 @@
 //! rewritten (`SAGA_LAYOUT=overwrite cargo test --test layouts`, and the binaries'
 //! `--write-layout FILE`).
 
-use saga_examples::process::example_binary;
+use saga_examples::harness::process::example_binary;
 
 const KEY: &str = "d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7";
 

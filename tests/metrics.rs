@@ -3,7 +3,7 @@
 //! `/metrics` must count exactly that.
 
 use saga_examples::client::ScriptedClient;
-use saga_examples::process::Spawn;
+use saga_examples::harness::process::Spawn;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::json;
 

@@ -5,13 +5,10 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "support/serving.rs"]
-mod serving;
-#[path = "support/task_client.rs"]
-mod task_client;
+use saga_examples::harness::serving;
+use saga_examples::harness::tasks;
 
-#[path = "support/context.rs"]
-mod support_context;
+use saga_examples::harness::context as support_context;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -490,7 +487,7 @@ impl SagaTool for TaskCounter {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_asks_again_word_for_word_for_a_missing_or_unfit_answer() {
     use saga_runtime::tasks::{TaskSettings, TaskStore};
-    use task_client::TaskClient;
+    use tasks::TaskClient;
 
     let server = SagaServer::builder()
         .keys(KeyRing::parse(&"5c".repeat(32)).expect("key"))
@@ -502,7 +499,7 @@ async fn a_task_asks_again_word_for_word_for_a_missing_or_unfit_answer() {
         .task_settings(TaskSettings::new(TaskStore::memory()))
         .build()
         .expect("server");
-    let running = serving::serve(server).await;
+    let running = serving::serve_local(server).await;
     let client = TaskClient::new();
     let id = client
         .create(running.addr, "task_counts", json!({"label": "crates"}))

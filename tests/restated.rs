@@ -6,8 +6,7 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-#[path = "support/context.rs"]
-mod support_context;
+use saga_examples::harness::context as support_context;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

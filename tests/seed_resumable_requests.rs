@@ -11,15 +11,13 @@
 //! The fault test kills a server process with SIGKILL in the middle of a checkpointing
 //! call and resumes it on a fresh process.
 
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
+use saga_examples::harness::session;
 
 use std::time::Duration;
 
 use saga_examples::deploy;
-use saga_examples::process::Spawn;
-use saga_examples::testing::serve_local;
+use saga_examples::harness::process::Spawn;
+use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 use session::{SESSION_VERSION, Session};
@@ -302,16 +300,17 @@ async fn over_stdio_a_fresh_process_resumes_the_call() {
     }
     impl Stdio {
         fn start() -> Stdio {
-            let mut child =
-                tokio::process::Command::new(saga_examples::process::example_binary("deploy"))
-                    .arg("--stdio")
-                    .env("SAGA_KEYS", KEY_HEX)
-                    .env("RUST_LOG", "error")
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .expect("the example starts");
+            let mut child = tokio::process::Command::new(
+                saga_examples::harness::process::example_binary("deploy"),
+            )
+            .arg("--stdio")
+            .env("SAGA_KEYS", KEY_HEX)
+            .env("RUST_LOG", "error")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the example starts");
             let stdin = child.stdin.take().expect("stdin");
             let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
             Stdio {

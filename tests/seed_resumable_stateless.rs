@@ -3,11 +3,9 @@
 //! checkpoint, then the result), and after a `kill -9` a fresh process continues it from
 //! the last token with `requests/resume`; `requests/getStatus` answers from the token.
 
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
+use saga_examples::harness::session;
 
-use saga_examples::process::Spawn;
+use saga_examples::harness::process::Spawn;
 use serde_json::{Value, json};
 use session::Events;
 

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use saga_examples::testing::{Running, as_2026_request, serve_local};
+use saga_examples::harness::serving::{Running, as_2026_request, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,14 +3,12 @@
 
 #![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
 
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
+use saga_examples::harness::session;
 
 use std::time::Duration;
 
 use saga_examples::deploy;
-use saga_examples::testing::serve_local;
+use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use serde_json::json;
 use session::Session;

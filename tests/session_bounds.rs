@@ -3,11 +3,8 @@
 //! cap refuses the request beyond it with the right status, and gives its place back when
 //! what held it ends.
 
-#[path = "support/serving.rs"]
-mod serving;
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
+use saga_examples::harness::serving;
+use saga_examples::harness::session;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -18,7 +15,7 @@ use saga_runtime::serve::{
     MAX_REPLAYED_CHECKPOINTS, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServerBuilder,
 };
 use serde_json::{Value, json};
-use serving::{Running, serve};
+use serving::{Running, serve_local};
 use session::{Events, SESSION_VERSION};
 
 /// The stateless protocol version (MRTR).
@@ -98,7 +95,7 @@ fn builder(limits: HttpLimits) -> SagaServerBuilder {
 }
 
 async fn start(builder: SagaServerBuilder) -> (Running, String) {
-    let running = serve(builder.build().expect("the server builds")).await;
+    let running = serve_local(builder.build().expect("the server builds")).await;
     let url = format!("http://{}/mcp", running.addr);
     (running, url)
 }

@@ -2,14 +2,13 @@
 //! session of the caller's lets a request give back its slot while it waits: over real
 //! HTTP, against a server on a loopback port.
 
-#[path = "support/serving.rs"]
-mod serving;
+use saga_examples::harness::serving;
 
 use std::time::Duration;
 
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
-use serving::serve;
+use serving::serve_local;
 
 /// Takes its time, with no suspension: a request that holds its slot throughout.
 #[saga_tool]
@@ -103,7 +102,7 @@ fn method_is_get(response: &reqwest::Response) -> bool {
 
 #[tokio::test]
 async fn a_session_answers_only_to_the_principal_that_opened_it() {
-    let running = serve(server(HttpLimits::default())).await;
+    let running = serve_local(server(HttpLimits::default())).await;
     let url = format!("http://{}/mcp", running.addr);
     let id = open(&url, "Bearer alice").await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
@@ -148,7 +147,7 @@ async fn a_made_up_session_id_does_not_skip_the_request_slots() {
     let limits = HttpLimits::default()
         .max_concurrent_requests(1)
         .queue_timeout(Duration::from_millis(300));
-    let running = serve(server(limits)).await;
+    let running = serve_local(server(limits)).await;
     let url = format!("http://{}/mcp", running.addr);
     let call = |session: Option<&'static str>| {
         let url = url.clone();

@@ -2,14 +2,13 @@
 //! (`MemoryStore`) or by every replica sharing a Redis (`RedisStore`, against a real
 //! `redis-server`, which `.ci/run` installs).
 
-#[path = "support/redis.rs"]
-mod redis;
+use saga_examples::harness::redis;
 
 use std::net::SocketAddr;
 
 use redis::start_redis;
 use saga_examples::deploy;
-use saga_examples::testing::serve_local;
+use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use saga_runtime::state::{INVALID_STATE_MESSAGE, MemoryStore, RedisStore, TokenStore};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use saga_examples::client::ScriptedClient;
 use saga_examples::deploy;
-use saga_examples::testing::serve_local;
+use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::CallToolRequestParams;
 use serde_json::json;

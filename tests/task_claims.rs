@@ -2,10 +2,8 @@
 //! the replica that runs the step, a slow run not taken over by its own process, and a
 //! per-client quota. Replicas here are two servers in one process sharing one store.
 
-#[path = "support/serving.rs"]
-mod serving;
-#[path = "support/task_client.rs"]
-mod task_client;
+use saga_examples::harness::serving;
+use saga_examples::harness::tasks;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -13,8 +11,8 @@ use std::time::Duration;
 use saga_runtime::prelude::*;
 use saga_runtime::tasks::{TaskSettings, TaskStore};
 use serde_json::{Value, json};
-use serving::{Running, serve};
-use task_client::TaskClient;
+use serving::{Running, serve_local};
+use tasks::TaskClient;
 
 static SLOW_STEPS_BEGUN: AtomicUsize = AtomicUsize::new(0);
 static SLOW_STEPS_DONE: AtomicUsize = AtomicUsize::new(0);
@@ -85,7 +83,7 @@ async fn replica_with(settings: TaskSettings) -> Replica {
         .task_settings(settings)
         .build()
         .expect("the server builds");
-    serve(server).await
+    serve_local(server).await
 }
 
 async fn wait_for(replica: &Replica, id: &str, wanted: &str) -> Value {

@@ -2,11 +2,9 @@
 //! per-tool field, which rmcp's `Tool` cannot carry), statelessly and in a session, and
 //! declares nothing on a server that runs no tasks.
 
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
+use saga_examples::harness::session;
 
-use saga_examples::testing::serve_local;
+use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,25 +3,21 @@
 //! killed with SIGKILL part-way through, each completing once with the right result; and
 //! tasks waiting for input cost the server no memory with the Redis store.
 
-#[path = "support/redis.rs"]
-mod redis;
-#[path = "support/session.rs"]
-#[allow(dead_code)]
-mod session;
-#[path = "support/task_client.rs"]
-mod task_client;
+use saga_examples::harness::redis;
+use saga_examples::harness::session;
+use saga_examples::harness::tasks;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::start_redis;
+use saga_examples::harness::process::Spawn;
 use saga_examples::migrate;
-use saga_examples::process::Spawn;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
 use saga_runtime::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
 use serde_json::{Value, json};
-use task_client::TaskClient;
+use tasks::TaskClient;
 
 const KEY_HEX: &str = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
 
@@ -502,7 +498,7 @@ async fn a_session_that_declares_tasks_gets_them() {
     let keys = KeyRing::parse(KEY_HEX).expect("a key");
     let server =
         migrate::server(keys, TaskStore::memory(), Duration::from_secs(10)).expect("a server");
-    let running = saga_examples::testing::serve_local(server).await;
+    let running = saga_examples::harness::serving::serve_local(server).await;
     let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
     let session = session::Session::open(&running.url(), tasks).await;
     let mut notifications = session.listen().await;

@@ -13,6 +13,12 @@ pub struct TaskClient {
     http: reqwest::Client,
 }
 
+impl Default for TaskClient {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TaskClient {
     pub fn new() -> Self {
         Self {
