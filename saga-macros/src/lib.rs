@@ -97,14 +97,26 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///
 /// A unit struct **with the function's own name** that implements `SagaTool`: for
 /// `async fn complex_tool(..)`, register it with `.tool(complex_tool)`. Its state enum has
-/// one variant per suspension (`AfterElicitTarget`, …), named after what is awaited; run
-/// with `SAGA_MACROS_DEBUG=1` to print the expansion.
+/// one variant per suspension (`AfterElicitTarget`, …), named after what is awaited and
+/// holding exactly the locals still needed after it, and one `step` runs from one
+/// suspension to the next. Lints are silenced inside the generated `step`.
+///
+/// - Run with `SAGA_MACROS_DEBUG=1` to print the expansion. The files
+///   `saga-macros/tests/expand/*.expanded.rs` of the repository are examples, and
+///   `examples/support/deploy_by_hand.rs` is the deploy tool written by hand.
+/// - The struct's rustdoc has the tool's diagram (its suspension points and the conditions
+///   between them, in Mermaid); `SagaTool::diagram()` gives its text, `tools/list` carries
+///   it in the tool's `_meta` (`"saga/diagram"`), and `saga graph` prints it.
 ///
 /// # What you can write
 ///
-/// A suspension (`elicit(..).await`, `sample(..).await`, `list_roots().await`,
-/// `checkpoint().await`, `join!(..)`, `join_all(..).await`) may stand anywhere Rust
-/// evaluates an expression, and runs in Rust's evaluation order:
+/// A suspension may stand anywhere Rust evaluates an expression, and runs in Rust's
+/// evaluation order. The suspensions are `elicit::<T>(message).await` (form mode),
+/// `elicit_url(url, message).await`, `sample(prompt).await`, `list_roots().await`,
+/// `checkpoint().await` (a round that asks nothing; the client retries at once),
+/// `join!(a, b, …)` (several requests in one round, a tuple of their answers),
+/// `join_all(iter).await` (any number of requests of one kind in one round, a `Vec` of
+/// their answers) and the call of a `#[saga_fn]` helper. A suspension may stand in:
 ///
 /// - operands of unary, binary and compound-assignment operators (`base + n.await?`,
 ///   `total += n.await?`, `v[i] *= n.await?`), call and method-call arguments
@@ -138,34 +150,48 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// the code after a suspension overwrites before reading it (`let x: i64;` assigned
 /// later, or a value moved out and assigned again) is not saved, as in the function.
 ///
-/// A local used after a suspension is saved in the state, so its type must be
-/// `Serialize + DeserializeOwned`, and round-trip through postcard (not
-/// `serde_json::Value`, untagged enums, `skip_serializing_if`, or rmcp's `Content` and
-/// other model types: build those after the last suspension). The refusals, each an error at your code with a fix
-/// that keeps the program's behaviour:
+/// # Saved locals and their types
 ///
-/// - a suspension inside a closure or an `async` block (it may run later or never);
-/// - a suspension in a match guard;
-/// - a suspension in the arguments of a macro other than the standard ones above, in the
-///   message of an assertion (formatted only when it fails), or anywhere in a
-///   `debug_assert!` (evaluated only in debug builds);
-/// - a borrow used after a suspension: `let first = &names[0];`, and, by its type, a
-///   `&str` made by a method (`name.as_str()`, `name.trim()`), a `&'static str`
-///   (`let mode = if fast { "fast" } else { "slow" };`: own it, `String::from(..)`), an
-///   `Option` or `Vec` of them, or a borrowing operand evaluated before a suspension in
-///   the same expression (`format!("{} {}", name.trim(), elicit(..).await?)`, whose
-///   `name.trim()` is kept in a temporary: `let trimmed = name.trim().to_owned();`);
-/// - an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension: its
-///   sharing would not survive the saved state;
-/// - a `for` over a borrowed `HashMap`/`HashSet` (read back from the state it iterates in
-///   another order) or over borrowed items saga cannot borrow again by position;
-/// - a request not awaited where it is made (`let r = elicit(..); r.await`), or made by
-///   a function of yours and awaited at its call (`fn ask(..) -> ElicitForm<bool>`,
-///   `ask(..).await`): make that function a `#[saga_fn]` that awaits the request;
-/// - `join_all(..)` inside `join!`;
-/// - `?` on a whole round's answers: `join_all(..).await?` (a `Vec` of results: collect
-///   them first, `join_all(..).await.into_iter().collect::<Result<Vec<_>, _>>()?`) and
-///   `join!(..)?` (a tuple: `?` each answer).
+/// A local used after a suspension is saved in the state, so its type must be
+/// `Serialize + DeserializeOwned`, and round-trip through postcard: not
+/// `serde_json::Value`, untagged enums, `skip_serializing_if`, or rmcp's model types
+/// (`Content`, `PromptMessage`, `CallToolResult`), whose serde is JSON-shaped. Build those
+/// after the last suspension. Debug builds report such a local when the tool suspends,
+/// and the call then ends with a tool error.
+///
+/// No type annotations are needed where rustc can infer the type: the state enum's field
+/// types are inferred by rustc. Where it cannot (`let t = elicit("…").await?;` with `t`
+/// used only through a method call), rustc asks for an annotation at the binding: write
+/// `let t: Target = …` or `elicit::<Target>(…)`.
+///
+/// # Compile errors
+///
+/// Each refusal is an error at your code, with a fix that keeps the program's behaviour.
+///
+/// | you write | the error | the fix |
+/// |---|---|---|
+/// | a local of a type without `Serialize`/`Deserialize` used after a suspension | `` `File` is kept across a suspension point, so it must be saved in the saga's state `` at the local | derive serde for it, or stop using it before the suspension (reopen it after) |
+/// | `let first = &names[0];` used after a suspension | `` `first` is a borrow used after a suspension, but only owned values can be saved `` | `let first = names[0].clone();` |
+/// | a borrowing operand before a suspension in one expression (`format!("{} {}", name.trim(), ….await?)`), a `&str` from a method (`name.as_str()`, `name.trim()`), a `&'static str` local (`let mode = if fast { "fast" } else { "slow" };`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let trimmed = name.trim().to_owned();` / `String::from("fast")` |
+/// | an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension (its sharing would not survive the saved state) | `` `count` holds an `Rc`, a handle for sharing a value… `` at the local | hold the value itself in a `mut` local, or finish with the shared value before the suspension |
+/// | a `for` over a borrowed `HashMap` or `HashSet` with a suspension inside (read back from the state, it would iterate in another order) | `` a `for` loop over a borrowed `HashMap<…>` cannot resume after a suspension `` | iterate a saved key list: `let keys: Vec<_> = map.keys().cloned().collect(); for key in keys { … }` |
+/// | a `for` over other borrowed items, which saga cannot borrow again by position (`names.iter().filter(..)`) | `` the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `&String` cannot be `` | loop by position and borrow inside (`for i in 0..v.len() { let item = &v[i]; … }`), or over owned items (`….cloned().collect::<Vec<_>>()`) |
+/// | a suspension inside a macro other than the standard ones (`my_macro!(….await)`) | `` a suspension cannot be inside the arguments of `my_macro!` `` | if the macro evaluates it once, first: `let answer = ….await?;` before it; otherwise write out what the macro does |
+/// | a suspension inside a closure or an `async` block | `a suspension cannot be inside a closure: the closure may run later or never…` | await in the function body, e.g. in a `for` loop |
+/// | a suspension in a match guard | `a suspension cannot be in a match guard…` | `pattern => if ….await? { … } else { … }`, the `else` doing what the later arms would |
+/// | a suspension in an assertion's message (`assert!(ok, "{}", ….await?)`) or anywhere in `debug_assert!` | `` a suspension cannot be in the message of `assert!`: the message is evaluated only when the assertion fails… `` | `if !ok { panic!("{}", ….await?) }`; `if cfg!(debug_assertions) { … }` |
+/// | `let r = elicit::<String>("x"); r.await` | `` `elicit(..)` is not awaited where it is made `` | `elicit::<String>("x").await` (or `join!` / `join_all` for several) |
+/// | `ask(..).await?` where `fn ask(..) -> ElicitForm<bool>` is a plain function | `` … is a request returned by a function, and a saga cannot suspend at it `` at the call | make `ask` a `#[saga_fn]` that awaits the request, or make the request in the tool |
+/// | `join_all(..)` inside `join!` | `` `join_all(..)` is a round of its own and cannot be in `join!` `` | await it before or after the `join!` (two rounds) |
+/// | `join_all(..).await?` (a `Vec` of answers) or `join!(..)?` (a tuple) | one error at the `?` | `join_all(..).await.into_iter().collect::<Result<Vec<_>, _>>()?`; `?` each answer of a `join!` |
+/// | `elicit(..).await` inside a plain `async fn` | rustc: `` `ElicitForm<bool>` is not a future `` at the `.await` | mark that function `#[saga_fn]` |
+/// | a `#[saga_fn]` that calls itself, directly or through another | `` `walk` calls itself, but a #[saga_fn] cannot be recursive… `` at the call (indirect cycles are rustc's E0733, "recursion in an async fn requires boxing") | loop instead: keep a `Vec` of work to do in a local |
+/// | a `#[saga_fn]` that uses a borrowed parameter after its first suspension | `` `what` is borrowed (`&str`) and used after a suspension… `` at the parameter | take it owned (`String`, `Vec<T>`), or copy what you need before the first suspension |
+/// | `Self::ask(..)` inside an associated `#[saga_fn]` | `` `Self` cannot be used in a #[saga_fn]… `` | name the type: `Wizard::ask(..)` |
+/// | a non-`async`, generic, `self`-taking or destructuring function | ``#[saga_tool] needs an `async fn` `` / `#[saga_tool] functions cannot be generic…` / ``#[saga_tool] goes on a function without `self`…`` / `a tool argument is a plain name…` / `tool arguments are owned…` | a free `async fn` of named, owned arguments |
+/// | `#[saga_tool(nam = "x")]` | `unknown #[saga_tool] argument…` (lists them) | `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `icons`, `meta`, `task`, `version` |
+/// | a field of an unsupported type in `#[derive(Elicit)]` | `` `Vec<String>` cannot be a field of an elicitation form `` with the allowed types | a primitive, a unit enum, `Vec` of a unit enum, or `Option` of these |
+/// | `anyhow::bail!`, `ensure!` or any macro that expands to `return Err(..)` / `?` | no error: it works when the output is written `Result<..>` (`anyhow::Result<T>` included) or `Option<..>`, and the saga ends with that error (below) | — (an output named by an alias that does not end in `Result` is not covered) |
 ///
 /// A `return` or `?` that the macro cannot see, inside another crate's macro
 /// (`anyhow::bail!(..)`, `anyhow::ensure!(..)`) or a `macro_rules!` of yours, ends the
