@@ -194,7 +194,7 @@ fn elicit_list(
                 ),
             ));
         }
-        if let Some(error) = local.0 {
+        if let Some(error) = local.into_error() {
             found.push(error);
         }
         Ok(())

@@ -17,7 +17,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     if let Some(parsed) = &parsed {
         valid::check(parsed, &mut errors);
     }
-    match (errors.0, parsed) {
+    match (errors.into_error(), parsed) {
         (None, Some(parsed)) => expand::derive(&parsed),
         (Some(error), _) => fallback::expand(input, error),
         (None, None) => fallback::expand(

@@ -9,8 +9,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
+use super::local::Saved;
 use super::lower::Site;
-use super::machine::Saved;
 use super::rewrite::Carrier;
 use crate::shared::private_path;
 
@@ -146,6 +146,19 @@ pub fn fields(marker_param: &Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
 /// before an ordinary future's (`&Probe<F>`), for a request type only.
 pub fn request_kind_items() -> Vec<syn::Item> {
     let private = private_path();
+    let plain_method = super::plain_run().then(|| {
+        quote! {
+            async fn plain<F>(
+                self,
+                _call: F,
+                _cx: &#private::SagaContext,
+                _run: &mut #private::PlainRun,
+                _script: &mut dyn #private::Script,
+            ) -> O {
+                ::core::unreachable!()
+            }
+        }
+    });
     let file: syn::File = syn::parse_quote! {
         #[diagnostic::on_unimplemented(
             message = "`{Self}` is a request returned by a function, and a saga cannot suspend at it: a saga suspends where a request is made and awaited (`elicit(..).await`), or at a `#[saga_fn]` helper",
@@ -210,15 +223,7 @@ pub fn request_kind_items() -> Vec<syn::Item> {
             fn trace_callee(self, variant: &'static str) {
                 <#private::FutureKind<O> as ::core::default::Default>::default().trace_callee(variant)
             }
-            async fn plain<F>(
-                self,
-                _call: F,
-                _cx: &#private::SagaContext,
-                _run: &mut #private::PlainRun,
-                _script: &mut dyn #private::Script,
-            ) -> O {
-                ::core::unreachable!()
-            }
+            #plain_method
             fn placeholder<F>(self, _call: F) -> O {
                 ::core::unreachable!()
             }

@@ -118,6 +118,29 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
         None => quote!(let _ = __cx;),
     };
 
+    // The plain run, for saga's differential tests only (see `plain_run`).
+    let plain_fn = plain.map(|plain| {
+        quote! {
+            /// Runs the tool as one ordinary async function, asking `script` at each
+            /// suspension; for tests that compare it with the state machine.
+            #[doc(hidden)]
+            #plain_lints
+            pub async fn __plain(
+                &self,
+                __arguments: #private::JsonObject,
+                __cx: &#private::SagaContext,
+                __run: &mut #private::PlainRun,
+                __script: &mut dyn #private::Script,
+            ) -> ::core::result::Result<#output, #private::ErrorData> {
+                let #args { #(#arg_names),* } = #private::parse_arguments(__arguments)?;
+                #(#rebind_mut_plain)*
+                #context
+                let __output: #output = async move #plain.await;
+                ::core::result::Result::Ok(__output)
+            }
+        }
+    });
+
     let StateEnum {
         definition,
         slot_type,
@@ -204,23 +227,7 @@ pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStre
                     #private::done(output)
                 }
 
-                /// Runs the tool as one ordinary async function, asking `script` at each
-                /// suspension; for tests that compare it with the state machine.
-                #[doc(hidden)]
-                #plain_lints
-                pub async fn __plain(
-                    &self,
-                    __arguments: #private::JsonObject,
-                    __cx: &#private::SagaContext,
-                    __run: &mut #private::PlainRun,
-                    __script: &mut dyn #private::Script,
-                ) -> ::core::result::Result<#output, #private::ErrorData> {
-                    let #args { #(#arg_names),* } = #private::parse_arguments(__arguments)?;
-                    #(#rebind_mut_plain)*
-                    #context
-                    let __output: #output = async move #plain.await;
-                    ::core::result::Result::Ok(__output)
-                }
+                #plain_fn
             }
 
             impl #private::SagaTool for #name {

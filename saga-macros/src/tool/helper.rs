@@ -230,6 +230,27 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
         None => quote!(let _ = __cx;),
     };
+    // The plain run, for saga's differential tests only (see `plain_run`).
+    let plain_fn = plain.map(|plain| {
+        quote! {
+            #plain_lints
+            async fn plain<'__step>(
+                self,
+                __cx: &'__step #private::SagaContext,
+                __run: &'__step mut #private::PlainRun,
+                __script: &'__step mut dyn #private::Script,
+            ) -> #output
+            where
+                Self: '__step,
+            {
+                let __SagaFn { #(#names,)* .. } = self;
+                #(#rebind_mut)*
+                #context
+                let __output: #output = async move #plain.await;
+                __output
+            }
+        }
+    });
     let ignored_context = match &sig.context {
         Some(ident) => quote!(let _ = #ident;),
         None => quote!(),
@@ -322,22 +343,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     #step_body
                 }
 
-                #plain_lints
-                async fn plain<'__step>(
-                    self,
-                    __cx: &'__step #private::SagaContext,
-                    __run: &'__step mut #private::PlainRun,
-                    __script: &'__step mut dyn #private::Script,
-                ) -> #output
-                where
-                    Self: '__step,
-                {
-                    let __SagaFn { #(#names,)* .. } = self;
-                    #(#rebind_mut)*
-                    #context
-                    let __output: #output = async move #plain.await;
-                    __output
-                }
+                #plain_fn
             }
 
             #private::SagaCall::new(__SagaFn {

@@ -24,24 +24,9 @@ use super::rewrite::{Carrier, wrap_returns};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
+use super::local::{Binding, Saved};
 use super::scope::{free_in_stmts, pattern_bindings, read_before_written};
 use super::suspend::Suspension;
-
-/// A local the runtime saves at a suspension.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Saved {
-    pub ident: Ident,
-    pub mutable: bool,
-    /// The state variant's field holding it: the local's name, made unique.
-    pub field: Ident,
-}
-
-/// A local in scope: its name and whether it was declared `mut`.
-#[derive(Clone)]
-pub struct Binding {
-    pub ident: Ident,
-    pub mutable: bool,
-}
 
 pub struct Machine {
     /// The body with every suspension ending the transition.

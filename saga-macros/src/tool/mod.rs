@@ -11,6 +11,7 @@ mod fallback;
 mod helper;
 mod items;
 mod kind;
+mod local;
 mod lower;
 mod machine;
 mod macro_args;
@@ -99,7 +100,7 @@ pub struct Compiled {
     pub sig: sig::Signature,
     pub sites: Vec<lower::Site>,
     pub machine: machine::Machine,
-    pub plain: syn::Block,
+    pub plain: Option<syn::Block>,
     /// The items declared in the body, hoisted to the top of `step`.
     pub items: Vec<syn::Item>,
 }
@@ -109,7 +110,7 @@ pub struct Compiled {
 fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Compiled, syn::Error> {
     let sig = sig::parse(&mut item, role, &mut errors);
     check::check(&item.block, &mut errors);
-    if let Some(error) = errors.0.take() {
+    if let Some(error) = errors.take() {
         return Err(error);
     }
     // Lowering reports its own errors only once the checks passed, so that one mistake
@@ -124,7 +125,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     };
     rename::alpha(&mut body, &param_names, &reserved);
     let (body, sites) = lower::lower(body, &mut errors);
-    if let Some(error) = errors.0.take() {
+    if let Some(error) = errors.take() {
         return Err(error);
     }
     let unit = matches!(&sig.output, syn::Type::Tuple(tuple) if tuple.elems.is_empty());
@@ -132,10 +133,10 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     let body = rewrite::exits(body, unit, carrier);
     let mut sites = sites;
     rewrite::exits_in_calls(&mut sites, carrier);
-    let params: Vec<machine::Binding> = sig
+    let params: Vec<local::Binding> = sig
         .params
         .iter()
-        .map(|param| machine::Binding {
+        .map(|param| local::Binding {
             ident: param.ident.clone(),
             mutable: param.mutable,
         })
@@ -148,18 +149,11 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     if let Some(error) = errors.into_error() {
         return Err(error);
     }
-    let plain = if plain_run() {
+    let plain = plain_run().then(|| {
         let mut plain_block = (*item.block).clone();
         rename::alpha(&mut plain_block, &param_names, &reserved);
         plain::body(plain_block)
-    } else {
-        syn::parse_quote!({
-            ::core::panic!(
-                "the plain run of a saga is compiled only when its crate is built with \
-                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
-            )
-        })
-    };
+    });
     Ok(Compiled {
         item,
         sig,
@@ -176,9 +170,11 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
 /// in the body would be reported once per copy, sometimes differently (the copy infers its
 /// return type from its first `return`); a crate gets it only when built with
 /// `SAGA_PLAIN_RUN=1` in the environment, as this repository's root package is (its
-/// `build.rs`). A variable rather than a Cargo feature: features are unified across a
-/// workspace, and the compile-fail tests must see what a user sees.
-fn plain_run() -> bool {
+/// `build.rs`), which also enables the runtime's `plain-run` feature that the plain run
+/// needs. A variable rather than a Cargo feature of this crate: features are unified
+/// across a workspace, and the compile-fail tests must see what a user sees. Without it,
+/// nothing of the plain run is emitted.
+pub(super) fn plain_run() -> bool {
     std::env::var_os("SAGA_PLAIN_RUN").is_some_and(|v| !v.is_empty() && v != "0")
 }
 

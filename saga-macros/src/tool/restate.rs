@@ -24,8 +24,8 @@
 use quote::{format_ident, quote_spanned};
 use syn::{Expr, Stmt};
 
+use super::local::Saved;
 use super::lower::Site;
-use super::machine::Saved;
 use super::suspend::{RequestKind, Suspension, request_kind};
 use crate::shared::private_path;
 

@@ -87,33 +87,6 @@ const _: () = {
         > {
             ::saga_runtime::__private::done(output)
         }
-        /// Runs the tool as one ordinary async function, asking `script` at each
-        /// suspension; for tests that compare it with the state machine.
-        #[doc(hidden)]
-        #[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)]
-        pub async fn __plain(
-            &self,
-            __arguments: ::saga_runtime::__private::JsonObject,
-            __cx: &::saga_runtime::__private::SagaContext,
-            __run: &mut ::saga_runtime::__private::PlainRun,
-            __script: &mut dyn ::saga_runtime::__private::Script,
-        ) -> ::core::result::Result<
-            Result<String, SagaError>,
-            ::saga_runtime::__private::ErrorData,
-        > {
-            let __saga_args_complex_tool { initial_arg, replicas } = ::saga_runtime::__private::parse_arguments(
-                __arguments,
-            )?;
-            let _ = __cx;
-            let __output: Result<String, SagaError> = async move {
-                ::core::panic!(
-                    "the plain run of a saga is compiled only when its crate is built with \
-                 SAGA_PLAIN_RUN=1 in the environment (as saga's differential tests are)"
-                )
-            }
-                .await;
-            ::core::result::Result::Ok(__output)
-        }
     }
     impl ::saga_runtime::__private::SagaTool for complex_tool {
         type State = ::saga_runtime::__private::MacroState<__saga_args_complex_tool>;

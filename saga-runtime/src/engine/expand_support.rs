@@ -5,15 +5,15 @@
 use std::future::Future;
 use std::marker::PhantomData;
 
-use rmcp::model::{InputRequests, InputResponses, JsonObject};
+use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::error::SagaError;
 use super::join_all::JoinAll;
+pub use super::local::{SagaLocal, saved};
 use super::output::ToolOutput;
-use super::pending::{self, Collected};
 use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, RequestKind, Sample};
 pub use super::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
@@ -472,19 +472,6 @@ pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
     Step::done(output)
 }
 
-/// A local kept across a suspension.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
-    label = "this local is still used after a suspension",
-    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension; a borrow (`&T`, e.g. from `.first()`, `.get(..)`, `.as_str()`) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`)"
-)]
-pub trait SagaLocal: Serialize + DeserializeOwned {}
-
-impl<T: Serialize + DeserializeOwned> SagaLocal for T {}
-
-/// Asserts, at the local's own span, that it can be saved.
-pub fn saved<T: SagaLocal>(_local: &T) {}
-
 /// A collection a `for` loop may borrow across a suspension: the loop saves its position,
 /// and after the suspension borrows the collection read back from the state again and
 /// goes on at the same position. That needs the collection to iterate in the same order
@@ -641,65 +628,6 @@ impl<T: Counter> Iterator for RangeRest<T> {
 /// The item at `position` of a `for` loop that saves its position.
 pub fn item_at<I: IntoIterator>(items: I, position: usize) -> Option<I::Item> {
     items.into_iter().nth(position)
-}
-
-/// Where the answers of a plain (non-suspending) run come from: a scripted client.
-pub trait Script: Send {
-    /// Answers a round's requests, as an MRTR client would.
-    fn respond(&mut self, requests: &InputRequests) -> InputResponses;
-}
-
-/// Runs a tool's body as one ordinary async function, asking a [`Script`] at each
-/// suspension. The requests, their keys, and the checks on answers are those of the state
-/// machine: only the suspending differs. The differential tests compare the two.
-#[derive(Debug, Default)]
-pub struct PlainRun {
-    next_key: u32,
-    /// How many rounds the run asked for, answers asked again included.
-    pub rounds: u32,
-    /// Why the script's answers could not be used, if they could not; the tool then saw
-    /// [`SagaError::InvalidAnswer`].
-    pub failure: Option<String>,
-}
-
-impl PlainRun {
-    /// Asks `requests` of `script` until it answers them all usably (at most 8 tries).
-    pub fn ask(&mut self, script: &mut dyn Script, requests: Vec<Request>) -> Answers {
-        match self.try_ask(script, requests) {
-            Ok(answers) => answers,
-            Err(reason) => {
-                self.failure.get_or_insert(reason);
-                Answers::none()
-            }
-        }
-    }
-
-    fn try_ask(
-        &mut self,
-        script: &mut dyn Script,
-        requests: Vec<Request>,
-    ) -> Result<Answers, String> {
-        let pending::Assigned {
-            pending,
-            input_requests: input,
-            ..
-        } = pending::assign(requests, &mut self.next_key, "plain run")
-            .map_err(|error| error.message.to_string())?;
-        for _ in 0..8 {
-            self.rounds += 1;
-            match pending::collect(&pending, script.respond(&input), &Default::default()) {
-                Ok(Collected::All(answers)) => return Ok(Answers::new(answers)),
-                Ok(Collected::Ask { .. }) => continue,
-                Err(error) => return Err(error.message.to_string()),
-            }
-        }
-        Err("the script was asked 8 times without a usable answer".into())
-    }
-
-    /// A checkpoint: in a plain run, only a counted round.
-    pub fn checkpoint(&mut self) {
-        self.rounds += 1;
-    }
 }
 
 /// How the peeled rest of a loop iteration ended: by leaving the loop (with its value),

@@ -16,11 +16,15 @@ mod era;
 mod error;
 pub(crate) mod expand_support;
 pub(crate) mod family;
+mod fnv;
 mod join_all;
 pub(crate) mod layout;
+mod local;
 mod outcome;
 mod output;
 mod pending;
+#[cfg(feature = "plain-run")]
+pub(crate) mod plain;
 mod points;
 mod requests;
 mod saga_fn;

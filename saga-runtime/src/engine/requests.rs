@@ -15,8 +15,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::digest::Fnv;
 use super::elicit::{ContentCheck, Elicit, Misfit};
+use super::fnv::Fnv;
 
 /// The default `maxTokens` of [`sample`] when the tool does not set one.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;

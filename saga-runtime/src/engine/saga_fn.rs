@@ -24,7 +24,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::context::SagaContext;
-use super::expand_support::{PlainRun, SagaLocal, Script};
+use super::local::SagaLocal;
+#[cfg(feature = "plain-run")]
+use super::plain::{PlainRun, Script};
 use super::requests::Request;
 
 /// A call of a `#[saga_fn]`: its arguments, run by the saga that awaits it.
@@ -112,6 +114,10 @@ pub trait SagaFn: Sized + Send {
     }
 
     /// The helper as one ordinary async function, asking `script` at each suspension.
+    /// `#[saga_fn]` writes it in a crate built with `SAGA_PLAIN_RUN=1`; elsewhere (the
+    /// feature is on for a whole workspace at once) the plain run of a tool that calls the
+    /// helper stops here.
+    #[cfg(feature = "plain-run")]
     fn plain<'s>(
         self,
         cx: &'s SagaContext,
@@ -119,7 +125,11 @@ pub trait SagaFn: Sized + Send {
         script: &'s mut dyn Script,
     ) -> impl Future<Output = Self::Output> + Send + 's
     where
-        Self: 's;
+        Self: 's,
+    {
+        let _ = (self, cx, run, script);
+        async { panic!("this #[saga_fn] has no plain run: build its crate with SAGA_PLAIN_RUN=1") }
+    }
 }
 
 /// What ends a transition, for a tool and a helper alike.
@@ -263,6 +273,7 @@ impl<R: SagaFn> SagaFnKind<R> {
     }
 
     /// The helper as an ordinary async function.
+    #[cfg(feature = "plain-run")]
     pub async fn plain<A: SagaFn<Resumed = R, Output = R::Output>>(
         self,
         call: SagaCall<A>,
@@ -320,6 +331,7 @@ impl<O> FutureKind<O> {
     }
 
     /// Awaits the future.
+    #[cfg(feature = "plain-run")]
     pub async fn plain<F: IntoFuture<Output = O>>(
         self,
         future: F,

@@ -372,3 +372,11 @@ impl SagaToolsBuilder {
         )
     }
 }
+
+impl SagaTools {
+    /// Starts a builder of the registry alone, for a server of your own; see
+    /// [`SagaTools::router`] to add the tools to an rmcp `#[tool_router]` server.
+    pub fn builder() -> SagaToolsBuilder {
+        SagaToolsBuilder::default()
+    }
+}

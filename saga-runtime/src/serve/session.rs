@@ -6,19 +6,20 @@
 //! round's requests sent to the client through the session's peer, concurrently, and
 //! their answers fed to the next transition. One engine, two drivers.
 
-use crate::engine::family::point_key;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ServerRequest};
 use rmcp::service::ServiceError;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
 
-use super::tools::SagaTools;
+use super::in_flight::InFlight;
 use super::wire::resumable;
-use crate::engine::family::Saga;
+use crate::engine::family::{Saga, point_key};
 use crate::engine::{Call, SagaContext, StepFailure};
 use crate::log::Escaped;
+use crate::state::StateCodec;
 
 /// How many times in a row a session sends the same requests (the first time included)
 /// while the client's answers do not fit what was asked, before the call fails with
@@ -44,10 +45,22 @@ pub(crate) enum DriveUntil {
     Checkpoint,
 }
 
+/// What a session call runs with, from the server's registry.
+pub(super) struct Driver<'a> {
+    /// The server's codec: what tokens handed to the client (resume tokens) and tokens
+    /// resumed from the client are sealed with.
+    pub(super) codec: &'a StateCodec,
+    /// The codec of states that stay in this process.
+    pub(super) session_codec: &'a StateCodec,
+    pub(super) in_flight: &'a InFlight,
+    /// How long the client may take to answer one round.
+    pub(super) client_request_timeout: Duration,
+}
+
 /// Runs `saga` within this request, asking the client through the session, until
 /// `until`.
 pub(super) async fn drive(
-    tools: &SagaTools,
+    tools: Driver<'_>,
     saga: &Saga,
     mut call: Call,
     cx: &SagaContext,
@@ -63,14 +76,14 @@ pub(super) async fn drive(
     // person may take long to answer). A call resumed from a token (seed 002) carries
     // a state sealed under the server's keys, and goes on under them.
     let codec = if call.request_state.is_some() {
-        tools.codec()
+        tools.codec
     } else {
-        tools.session_codec()
+        tools.session_codec
     };
     let mut asked: Vec<String> = Vec::new();
     let mut asks_again = 0;
     // The tokens this call hands out stay its own while it runs.
-    let mut handed_out = tools.in_flight().none();
+    let mut handed_out = tools.in_flight.none();
     loop {
         if cx.is_cancelled() {
             return Err(cancelled(&call.name));
@@ -88,7 +101,7 @@ pub(super) async fn drive(
         {
             let point = point_key(saga, &call.name, state)?;
             let portable = tools
-                .codec()
+                .codec
                 .reseal(codec, state, &point, &call.binding(cx.principal()))
                 .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
             let mut required = required;
@@ -100,9 +113,9 @@ pub(super) async fn drive(
             let asks = !requests.is_empty();
             let point = point_key(saga, &call.name, state)?;
             let announced =
-                resumable::announce(tools.codec(), codec, &call, (state, &point), asks, cx).await;
+                resumable::announce(tools.codec, codec, &call, (state, &point), asks, cx).await;
             if let Some(announced) = announced {
-                tools.in_flight().add(&mut handed_out, &announced);
+                tools.in_flight.add(&mut handed_out, &announced);
             }
         }
         let keys: Vec<String> = requests.keys().cloned().collect();
@@ -122,7 +135,7 @@ pub(super) async fn drive(
             asks_again = 0;
         }
         asked = keys;
-        let timeout = tools.bounds().client_request_timeout;
+        let timeout = tools.client_request_timeout;
         let (answers, failures) = ask(&peer, requests, cx, timeout).await.map_err(|error| {
             if cx.is_cancelled() {
                 cancelled(&call.name)

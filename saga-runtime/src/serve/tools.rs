@@ -13,7 +13,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::builder::SagaToolsBuilder;
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
@@ -314,12 +313,6 @@ impl SagaTools {
                 in_flight: super::in_flight::InFlight::default(),
             }),
         })
-    }
-
-    /// Starts a builder of the registry alone, for a server of your own; see
-    /// [`SagaTools::router`] to add the tools to an rmcp `#[tool_router]` server.
-    pub fn builder() -> SagaToolsBuilder {
-        SagaToolsBuilder::default()
     }
 
     /// The `tools/list` result: every tool, with caching hints (`ttlMs`, and
@@ -676,7 +669,13 @@ impl SagaTools {
                 .is_some_and(|answers| !answers.is_empty())
                 || !call.failures.is_empty());
         if cx.is_session() {
-            return Box::pin(super::session::drive(self, saga, call, cx, until)).await;
+            let driver = super::session::Driver {
+                codec: self.codec(),
+                session_codec: self.session_codec(),
+                in_flight: self.in_flight(),
+                client_request_timeout: self.bounds().client_request_timeout,
+            };
+            return Box::pin(super::session::drive(driver, saga, call, cx, until)).await;
         }
         if fresh_with_answers {
             let pool = call.input_responses.take().unwrap_or_default();

@@ -25,12 +25,14 @@
 
 mod aead;
 mod binding;
+mod clock;
 mod keyring;
 mod nonce;
 mod single_use;
 mod token;
 
 pub use binding::{ANONYMOUS, Binding};
+pub use clock::unix_now;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[cfg(feature = "redis")]
@@ -38,7 +40,7 @@ pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, HEADER_LEN, OpenError, Opened, PointKey, StateCodec,
-    TAG_LEN, TokenHeader, VERSION, unix_now,
+    TAG_LEN, TokenHeader, VERSION,
 };
 
 /// The one message every refused token gets, whatever the reason.

@@ -22,7 +22,7 @@
 //! what they saved, so no build can know what they hold: they are refused
 //! ([`OpenError::Outdated`]).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -30,6 +30,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::sync::Arc;
 
 use super::binding::Binding;
+use super::clock::unix_now;
 use super::keyring::{KeyId, KeyRing, hex};
 use super::single_use::{StoreError, TokenStore};
 
@@ -497,13 +498,6 @@ fn field<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
     let mut out = [0u8; N];
     out.copy_from_slice(&bytes[at..at + N]);
     out
-}
-
-/// Seconds since the unix epoch; a clock before 1970 reads as 0.
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{Change, Quota, TaskBackend, TaskStoreError};
+use super::store::{Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
@@ -302,5 +302,13 @@ impl TaskBackend for RedisTasks {
             }
             Ok(orphans)
         })
+    }
+}
+
+impl TaskStore {
+    /// Tasks in Redis at `url` (e.g. `redis://127.0.0.1/`), shared by every replica: a
+    /// task whose worker dies is taken over by another replica when its lease ends.
+    pub async fn redis(url: &str) -> Result<Self, TaskStoreError> {
+        Ok(Self(std::sync::Arc::new(RedisTasks::connect(url).await?)))
     }
 }

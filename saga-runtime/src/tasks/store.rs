@@ -195,15 +195,6 @@ impl TaskStore {
     pub fn custom(backend: impl TaskBackend) -> Self {
         Self(Arc::new(backend))
     }
-
-    /// Tasks in Redis at `url` (e.g. `redis://127.0.0.1/`), shared by every replica: a
-    /// task whose worker dies is taken over by another replica when its lease ends.
-    #[cfg(feature = "redis")]
-    pub async fn redis(url: &str) -> Result<Self, TaskStoreError> {
-        Ok(Self(Arc::new(
-            super::redis::RedisTasks::connect(url).await?,
-        )))
-    }
 }
 
 #[derive(Debug)]

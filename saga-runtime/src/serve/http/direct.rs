@@ -46,7 +46,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
-use super::guard::refuse;
+use super::refuse::refuse;
 use crate::engine::SagaContext;
 use crate::serve::SagaTools;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};

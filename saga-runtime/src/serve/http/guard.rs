@@ -12,12 +12,13 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
 use super::owners::{Ownership, Refusal};
+use super::refuse::refuse;
 use super::streams;
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
@@ -423,18 +424,6 @@ fn is_json(headers: &http::HeaderMap) -> bool {
                 .trim()
                 .eq_ignore_ascii_case("application/json")
         })
-}
-
-/// An HTTP error status with a JSON-RPC error body (id `null`: the request could not be
-/// read far enough to answer its id).
-pub(crate) fn refuse(status: StatusCode, code: i32, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 /// A request refused at one of the session bounds: 429 when the caller's own sessions

@@ -7,6 +7,7 @@ pub(crate) mod json_check;
 mod limits;
 mod listener;
 mod owners;
+mod refuse;
 mod streams;
 mod tool_list;
 

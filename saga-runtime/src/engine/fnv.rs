@@ -1,0 +1,52 @@
+//! A small, stable hash for digests that must agree across builds and platforms.
+
+/// 64-bit FNV-1a: small, stable across builds and platforms, and fast on the short
+/// inputs it sees here.
+#[derive(Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+
+    pub(crate) fn new() -> Self {
+        Self(Self::OFFSET)
+    }
+
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(Self::PRIME);
+        }
+    }
+
+    /// A string, length first, so that no two sequences of strings hash alike by moving
+    /// bytes from one to the next.
+    pub(crate) fn write_str(&mut self, text: &str) {
+        self.write(&(text.len() as u64).to_le_bytes());
+        self.write(text.as_bytes());
+    }
+
+    pub(crate) fn finish(self) -> u64 {
+        self.0
+    }
+
+    /// The hash of `value`'s JSON text.
+    pub(crate) fn of_json(value: &impl serde::Serialize) -> u64 {
+        let mut hash = Self::new();
+        // Writing into a hasher cannot fail; a value that does not serialize hashes as the
+        // bytes it wrote before it failed, and is refused where it is sent.
+        let _ = serde_json::to_writer(&mut hash, value);
+        hash.finish()
+    }
+}
+
+impl std::io::Write for Fnv {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        Fnv::write(self, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,17 @@
+//! A request refused before it reached a handler: an HTTP status with a JSON-RPC error.
+
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+use serde_json::json;
+
+/// An HTTP error status with a JSON-RPC error body (id `null`: the request could not be
+/// read far enough to answer its id).
+pub(crate) fn refuse(status: StatusCode, code: i32, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
