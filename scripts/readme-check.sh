@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the README's "Writing a tool" and "Serving" snippets as a user's own crate would:
-# a fresh package whose [dependencies] are the README's (with the path pointed at this
-# repository), whose main.rs is the tool, then the server. Fails if either no longer
-# compiles, or the first tool's test fails.
+# Builds the README's "One tool" snippets as a user's own crate would: a fresh package
+# whose [dependencies] are the README's (its `saga-runtime = "0.1"` pointed at this
+# repository's crate), whose main.rs is the tool, then the server. Fails if either no
+# longer compiles, or the first tool's test fails.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$ROOT/target/readme-check
@@ -18,16 +18,20 @@ block() {
 
 {
   printf '[package]\nname = "readme-check"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[workspace]\n\n'
-  block toml 1 | sed "s#path = \"../saga/saga-runtime\"#path = \"$ROOT/saga-runtime\"#"
+  # What a user writes once the crate is published, pointed at this repository's crate.
+  block toml 1 | sed "s#^saga-runtime = \"0\\.1\"#saga-runtime = { path = \"$ROOT/saga-runtime\" }#"
 } >"$WORK/Cargo.toml"
-grep -q "path = \"$ROOT/saga-runtime\"" "$WORK/Cargo.toml" || { echo "readme-check: the README's [dependencies] lost its saga-runtime path" >&2; exit 1; }
+grep -q "^saga-runtime = { path = \"$ROOT/saga-runtime\" }" "$WORK/Cargo.toml" || {
+  echo "readme-check: the README's [dependencies] lost its line saga-runtime = \"0.1\"" >&2; exit 1; }
+! grep -q "saga-macros" "$WORK/Cargo.toml" || {
+  echo "readme-check: the README's [dependencies] names saga-macros; saga-runtime re-exports the macros" >&2; exit 1; }
 
 {
   block rust 1            # the tool
   echo
   echo '#[tokio::main]'
   echo 'async fn main() -> anyhow::Result<()> {'
-  block rust 4 | sed 's/^/    /'   # the server
+  block rust 2 | sed 's/^/    /'   # the server
   echo '}'
 } >"$WORK/src/main.rs"
 grep -q "saga_tool" "$WORK/src/main.rs" && grep -q "SagaServer::builder" "$WORK/src/main.rs" || {
