@@ -101,6 +101,9 @@ pub mod tasks;
 pub mod testing;
 
 pub use rmcp;
+/// The macros, so that a crate depends on `saga-runtime` alone (`saga-macros` is never a
+/// dependency of its own); most code brings them in with the [`prelude`].
+pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
 
 /// What `#[derive(Elicit)]` expands to refers to; not a public API.
 #[doc(hidden)]

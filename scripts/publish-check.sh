@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The three published crates package and build as crates.io would build them: each from
+# its packaged files alone, saga-runtime against the packaged saga-macros, saga-cli against
+# the packaged saga-runtime (`cargo publish --dry-run` of the workspace's crates at once).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo publish --dry-run --allow-dirty --quiet -p saga-macros -p saga-runtime -p saga-cli
+for crate in saga-macros saga-runtime saga-cli; do
+  files=$(cargo package --list --allow-dirty --quiet -p "$crate")
+  for needed in LICENSE-MIT LICENSE-APACHE README.md Cargo.toml; do
+    grep -qx "$needed" <<<"$files" || { echo "publish-check: $crate's package lacks $needed" >&2; exit 1; }
+  done
+done
+echo "publish-check: saga-macros, saga-runtime and saga-cli package and build"
