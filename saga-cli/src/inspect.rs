@@ -2,7 +2,7 @@
 //! `SAGA_KEYS` can tell about it.
 
 use saga_runtime::deploy::LayoutFile;
-use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, VERSION, unix_now};
+use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, unix_now};
 
 /// The layout file `saga inspect` reads by default, from the current directory.
 pub const DEFAULT_LAYOUT: &str = "saga.layout";
@@ -37,7 +37,7 @@ pub fn report(
     layout: Option<(&std::path::Path, &LayoutFile)>,
     now: u64,
 ) -> String {
-    let version = if header.version == VERSION {
+    let version = if header.version == TokenHeader::CURRENT_VERSION {
         format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version

@@ -90,6 +90,7 @@
 // saga serves them; the warnings would only repeat that on every use.
 #![allow(deprecated)]
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod deploy;
 pub mod engine;

@@ -1355,7 +1355,7 @@ mod tests {
 
     mod unit {
         #[derive(serde::Deserialize)]
-        pub struct Node;
+        pub(super) struct Node;
     }
 
     #[derive(Deserialize)]

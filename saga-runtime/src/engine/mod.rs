@@ -40,7 +40,11 @@ pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use era::Era;
-pub use error::{InspectError, SagaError, invalid_state};
+pub use error::{InspectError, SagaError};
+// The engine driven without a server: for saga's own benches and tests, not the contract
+// (a server or an rmcp server of your own calls tools through `SagaTools::call`).
+#[doc(hidden)]
+pub use error::invalid_state;
 pub use join_all::{JoinAll, join_all};
 pub use layout::LayoutError;
 pub use outcome::{Elicited, Outcome};
@@ -53,5 +57,7 @@ pub use requests::{
 pub use tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
-pub use transition::{Call, MAX_REPLAYED_CHECKPOINTS, transition};
+pub use transition::MAX_REPLAYED_CHECKPOINTS;
+#[doc(hidden)]
+pub use transition::{Call, transition};
 pub use unwind::PANIC_MESSAGE;

@@ -23,7 +23,7 @@ pub struct PlainRun {
     /// How many rounds the run asked for, answers asked again included.
     pub rounds: u32,
     /// Why the script's answers could not be used, if they could not; the tool then saw
-    /// [`SagaError::InvalidAnswer`].
+    /// [`SagaError::InvalidAnswer`](super::SagaError::InvalidAnswer).
     pub failure: Option<String>,
 }
 

@@ -25,7 +25,7 @@ use crate::state::PointKey;
 /// How a tool's state is framed in postcard, which says where its variant index is.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
+pub(crate) enum Framing {
     /// An enum: the index is the first varint.
     Enum,
     /// A byte string holding an enum (`#[saga_tool]`'s state): a length, then the index.
@@ -248,7 +248,7 @@ pub struct Points {
 
 impl Points {
     /// The points of `tool`, traced from its state's types: what a server computes once
-    /// per tool when it is built, and [`transition`](super::transition) needs.
+    /// per tool when it is built, and the transition needs.
     pub fn of<T: super::SagaTool>(tool: &T) -> Result<Self, LayoutError> {
         Self::named(tool, &tool.tool().name)
     }

@@ -74,7 +74,10 @@ mod tests {
         #[derive(Serialize)]
         struct Bytes(#[serde(with = "serde_bytes_as_seq")] Vec<u8>);
         mod serde_bytes_as_seq {
-            pub fn serialize<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+            pub(crate) fn serialize<S: serde::Serializer>(
+                b: &[u8],
+                s: S,
+            ) -> Result<S::Ok, S::Error> {
                 s.serialize_bytes(b)
             }
         }

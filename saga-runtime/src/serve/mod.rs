@@ -11,7 +11,7 @@ mod session;
 mod stdio;
 mod streamed;
 mod tools;
-pub mod wire;
+pub(crate) mod wire;
 
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::SagaToolsBuilder;

@@ -88,7 +88,7 @@ pub const MAX_SUBSCRIBED_URI_LEN: usize = 2048;
 
 /// How long an idle session (MCP 2025-11-25) is kept unless
 /// [`SagaServerBuilder::session_idle_timeout`] says otherwise.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+pub(super) const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Builds a [`SagaServer`].
 #[must_use]

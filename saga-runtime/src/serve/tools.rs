@@ -456,7 +456,7 @@ impl SagaTools {
     }
 
     /// Handles a `tools/call`: one transition of the named saga. The result carries the
-    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`]) in its `_meta`.
+    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`](super::SagaToolsBuilder::info)) in its `_meta`.
     pub async fn call(
         &self,
         params: CallToolRequestParams,
@@ -603,6 +603,7 @@ impl SagaTools {
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
     /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
+    #[doc(hidden)]
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         let saga = self.saga(&call.name)?.clone();
         self.run_saga(&saga, call, cx).await

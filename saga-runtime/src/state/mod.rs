@@ -38,10 +38,7 @@ pub(crate) use keyring::{hex, random_id};
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
-pub use token::{
-    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, HEADER_LEN, OpenError, Opened, PointKey, StateCodec,
-    TAG_LEN, TokenHeader, VERSION,
-};
+pub use token::{DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader};
 
 /// The one message every refused token gets, whatever the reason.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

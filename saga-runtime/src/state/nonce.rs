@@ -17,7 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 
 /// Bytes of an XChaCha20 nonce.
-pub const NONCE_LEN: usize = super::aead::NONCE_LEN;
+pub(super) const NONCE_LEN: usize = super::aead::NONCE_LEN;
 
 /// Bytes drawn from one seed before the stream is seeded again, so that no thread's
 /// stream is long-lived.
@@ -38,7 +38,7 @@ thread_local! {
 }
 
 /// A fresh nonce.
-pub fn fresh() -> [u8; NONCE_LEN] {
+pub(super) fn fresh() -> [u8; NONCE_LEN] {
     watch_forks();
     let mut nonce = [0u8; NONCE_LEN];
     STREAM.with_borrow_mut(|slot| {

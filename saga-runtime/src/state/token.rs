@@ -35,18 +35,18 @@ use super::keyring::{KeyId, KeyRing, hex};
 use super::single_use::{StoreError, TokenStore};
 
 /// The format version byte of the tokens this build seals.
-pub const VERSION: u8 = 0x03;
+pub(crate) const VERSION: u8 = 0x03;
 /// Bytes before the ciphertext.
-pub const HEADER_LEN: usize = 41;
+pub(crate) const HEADER_LEN: usize = 41;
 /// The associated data: the header, the binding's digest, the point's identity.
 const AAD_LEN: usize = HEADER_LEN + 32 + 32;
 /// Bytes of the Poly1305 tag.
-pub const TAG_LEN: usize = super::aead::TAG_LEN;
+pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
 /// decoding.
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 /// How far past its expiry a token is still accepted, for clocks that disagree.
-pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
 /// What a token says of the suspension point it stopped at: 8 bytes in its header, and
 /// the point's whole identity in its associated data. See
@@ -367,7 +367,7 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format version byte ([`VERSION`]; any other is refused when the token is
+    /// The format version byte (3 in this build; any other is refused when the token is
     /// opened).
     pub version: u8,
     /// The id of the key that sealed it.
@@ -383,6 +383,8 @@ pub struct TokenHeader {
 }
 
 impl TokenHeader {
+    /// The format version this build seals and opens.
+    pub const CURRENT_VERSION: u8 = VERSION;
     /// Reads the header of `token` (unpadded base64url); fails only when the text is not
     /// base64url or too short to hold a header and a tag. An unknown version is reported,
     /// not refused.
@@ -436,7 +438,7 @@ impl TokenHeader {
         })
     }
 
-    /// Bytes of the clear header ([`HEADER_LEN`]).
+    /// Bytes of the clear header (41).
     pub fn header_len(&self) -> usize {
         HEADER_LEN
     }
@@ -446,7 +448,7 @@ impl TokenHeader {
         self.total_len - self.header_len() - TAG_LEN
     }
 
-    /// Bytes of the authentication tag ([`TAG_LEN`]).
+    /// Bytes of the authentication tag (16).
     pub fn tag_len(&self) -> usize {
         TAG_LEN
     }

@@ -166,7 +166,7 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
 /// ```
 ///
 /// Clients create a task with `tools/call` and then poll `tasks/get`; `saga call --task`
-/// does both from a terminal (README, "Long-running work: tasks").
+/// does both from a terminal (the guide's Tasks chapter, `docs/guide/src/tasks.md`).
 #[derive(Debug, Clone)]
 pub struct TaskStore(pub(crate) Arc<dyn TaskBackend>);
 

@@ -27,9 +27,9 @@ use crate::engine::{Call, SagaContext, StepFailure, invalid_state};
 use crate::serve::SagaTools;
 
 /// The method that starts a saga.
-pub const CALL_SAGA: &str = "tools/callSaga";
+pub(crate) const CALL_SAGA: &str = "tools/callSaga";
 /// The method that resumes one.
-pub const RESUME_SAGA: &str = "tools/resumeSaga";
+pub(crate) const RESUME_SAGA: &str = "tools/resumeSaga";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +80,7 @@ fn params<T: for<'de> Deserialize<'de>>(
 
 /// The context of a round: as for MRTR, except that a client declaring no capabilities
 /// gets those the proposal assumes (it predates declaring them).
-pub fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaContext {
+pub(crate) fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaContext {
     let cx = tools.context(context);
     if context.meta.client_capabilities().is_some() {
         return cx;
@@ -89,7 +89,7 @@ pub fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaC
 }
 
 /// Handles `tools/callSaga`.
-pub async fn call_saga(
+pub(crate) async fn call_saga(
     tools: &SagaTools,
     raw: Option<Value>,
     cx: &SagaContext,
@@ -113,7 +113,7 @@ pub async fn call_saga(
 }
 
 /// Handles `tools/resumeSaga`.
-pub async fn resume_saga(
+pub(crate) async fn resume_saga(
     tools: &SagaTools,
     raw: Option<Value>,
     cx: &SagaContext,

@@ -19,10 +19,10 @@
 //! they run. (An MRTR `tools/call` that passes rmcp's checks as it is may skip rmcp's
 //! per-request service, never its checks: `serve::http` has the direct path's rules.)
 
-pub mod call_saga;
-pub mod dependent;
-pub mod resumable;
-pub mod resume_token;
+pub(crate) mod call_saga;
+pub(crate) mod dependent;
+pub(crate) mod resumable;
+pub(crate) mod resume_token;
 
 use std::collections::BTreeMap;
 
@@ -33,12 +33,12 @@ use serde_json::Value;
 use crate::engine::StepFailure;
 
 /// The header that selects a format other than MRTR.
-pub const FORMAT_HEADER: &str = "mcp-result-format";
+pub(crate) const FORMAT_HEADER: &str = "mcp-result-format";
 
 /// A format a `tools/call` can be answered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum Format {
+pub(crate) enum Format {
     /// MCP 2026-07-28 multi round-trip requests.
     #[default]
     Mrtr,
@@ -51,11 +51,11 @@ pub enum Format {
 /// A header value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown Mcp-Result-Format {0:?}: expected \"dependent-requests\" or \"resume-token\"")]
-pub struct UnknownFormat(pub String);
+pub(crate) struct UnknownFormat(pub String);
 
 impl Format {
     /// The format a request selects with [`FORMAT_HEADER`]; MRTR without it.
-    pub fn from_headers(headers: &http::HeaderMap) -> Result<Self, UnknownFormat> {
+    pub(crate) fn from_headers(headers: &http::HeaderMap) -> Result<Self, UnknownFormat> {
         let mut values = headers.get_all(FORMAT_HEADER).iter();
         let Some(value) = values.next() else {
             return Ok(Format::Mrtr);

@@ -29,13 +29,13 @@ use crate::engine::{Call, SagaContext};
 use crate::state::{Binding, PointKey, StateCodec};
 
 /// The capability a client declares to receive resume tokens.
-pub const CAPABILITY: &str = "resumableRequests";
+pub(crate) const CAPABILITY: &str = "resumableRequests";
 /// Continues a request after a disconnect.
-pub const RESUME: &str = "requests/resume";
+pub(crate) const RESUME: &str = "requests/resume";
 /// Reports a request's status without continuing it.
-pub const GET_STATUS: &str = "requests/getStatus";
+pub(crate) const GET_STATUS: &str = "requests/getStatus";
 /// Carries the resume token of a request.
-pub const RESUME_POLICY: &str = "notifications/requests/resumePolicy";
+pub(crate) const RESUME_POLICY: &str = "notifications/requests/resumePolicy";
 
 /// What the outer seal of a resume token binds to, besides the principal: resume tokens
 /// open only as resume tokens, never as a saga's state.

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{error_envelope, input_required};
 
 /// The parameter that carries the token back.
-pub const RESUME_TOKEN: &str = "resumeToken";
+pub(crate) const RESUME_TOKEN: &str = "resumeToken";
 
 /// Moves `resumeToken` (from `params` or `params.arguments`) to `params.requestState`.
 pub(super) fn decode(message: &mut Value) -> Result<(), ErrorData> {
