@@ -62,7 +62,11 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
 use saga_runtime::engine::{Answers, Call, Points, SagaContext, SagaTool, Step, elicit};
 use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
-use saga_runtime::state::{Binding, HEADER_LEN, KeyRing, StateCodec, TAG_LEN};
+use saga_runtime::state::{Binding, KeyRing, StateCodec};
+
+/// The token's clear header and tag, around the ciphertext (see `tests/sealing.rs`).
+const HEADER_LEN: usize = 41;
+const TAG_LEN: usize = 16;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

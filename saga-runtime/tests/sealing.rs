@@ -6,10 +6,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
 use saga_runtime::state::{
-    Binding, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, HEADER_LEN, INVALID_STATE_MESSAGE, KEY_LEN,
-    KeyRing, KeyRingError, OpenError, PointKey, StateCodec, TAG_LEN, VERSION,
+    Binding, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, INVALID_STATE_MESSAGE, KEY_LEN, KeyRing,
+    KeyRingError, OpenError, PointKey, StateCodec, TokenHeader,
 };
 use serde_json::{Map, Value, json};
+
+/// The token format these tests pin: a clear header, the ciphertext, the tag. The crate
+/// keeps its own constants private; a change of layout must change these too.
+const HEADER_LEN: usize = 41;
+const TAG_LEN: usize = 16;
+const VERSION: u8 = TokenHeader::CURRENT_VERSION;
 
 const KEY_A: [u8; KEY_LEN] = [0xA1; KEY_LEN];
 const KEY_B: [u8; KEY_LEN] = [0xB2; KEY_LEN];
@@ -83,6 +89,11 @@ fn round_trips_plaintexts_of_every_size() {
         let token = codec.seal_at(NOW, FP, &binding(), &state);
 
         let bytes = decode(&token);
+        let header = TokenHeader::parse(&token).expect("a token's header");
+        assert_eq!(
+            (header.header_len(), header.tag_len()),
+            (HEADER_LEN, TAG_LEN)
+        );
         assert_eq!(
             bytes.len(),
             HEADER_LEN + len + TAG_LEN,

@@ -38,7 +38,9 @@ pub(crate) use keyring::{hex, random_id};
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
-pub use token::{DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader};
+pub use token::{
+    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader,
+};
 
 /// The one message every refused token gets, whatever the reason.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

@@ -46,7 +46,7 @@ pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 /// decoding.
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 /// How far past its expiry a token is still accepted, for clocks that disagree.
-pub(crate) const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
 /// What a token says of the suspension point it stopped at: 8 bytes in its header, and
 /// the point's whole identity in its associated data. See
