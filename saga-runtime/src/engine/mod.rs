@@ -7,6 +7,7 @@
 //! requests.
 
 mod answers;
+mod collect;
 mod context;
 pub(crate) mod diagram;
 mod digest;
@@ -27,6 +28,7 @@ mod pending;
 pub(crate) mod plain;
 mod points;
 mod requests;
+mod round;
 mod saga_fn;
 mod tool;
 mod transition;

@@ -5,8 +5,9 @@
 use rmcp::model::{InputRequests, InputResponses};
 
 use super::answers::Answers;
-use super::pending::{self, Collected};
+use super::collect::{Collected, collect};
 use super::requests::Request;
+use super::round::{self, assign};
 
 /// Where the answers of a plain (non-suspending) run come from: a scripted client.
 pub trait Script: Send {
@@ -44,15 +45,15 @@ impl PlainRun {
         script: &mut dyn Script,
         requests: Vec<Request>,
     ) -> Result<Answers, String> {
-        let pending::Assigned {
+        let round::Assigned {
             pending,
             input_requests: input,
             ..
-        } = pending::assign(requests, &mut self.next_key, "plain run")
+        } = assign(requests, &mut self.next_key, "plain run")
             .map_err(|error| error.message.to_string())?;
         for _ in 0..8 {
             self.rounds += 1;
-            match pending::collect(&pending, script.respond(&input), &Default::default()) {
+            match collect(&pending, script.respond(&input), &Default::default()) {
                 Ok(Collected::All(answers)) => return Ok(Answers::new(answers)),
                 Ok(Collected::Ask { .. }) => continue,
                 Err(error) => return Err(error.message.to_string()),

@@ -6,11 +6,13 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
 use super::answers::{Answers, StepFailure};
+use super::collect::{self, Collected};
 use super::context::SagaContext;
 use super::elicit::Misfit;
 use super::error::{InspectError, invalid_state, tool_bug};
-use super::pending::{self, Collected, Head};
+use super::pending::Head;
 use super::points::{Point, Points};
+use super::round;
 use super::tool::{SagaTool, Step};
 use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
@@ -206,7 +208,7 @@ async fn run_transition<T: SagaTool>(
             }
             let (head, state_bytes) = Head::decode(&opened.plaintext)
                 .map_err(|reason| invalid_state(&call.name, &reason))?;
-            let collected = pending::collect(
+            let collected = collect::collect(
                 &head.pending,
                 call.input_responses.unwrap_or_default(),
                 &call.failures,
@@ -272,12 +274,12 @@ async fn run_transition<T: SagaTool>(
     if !span.is_disabled() {
         span.record("left", variant_name(&state, tool.state_names()).as_str());
     }
-    let assigned = pending::assign(requests, &mut head.next_key, &call.name)?;
+    let assigned = round::assign(requests, &mut head.next_key, &call.name)?;
     let input_requests = assigned.input_requests;
     head.pending = assigned.pending;
     head.restated = assigned.restated;
     head.build = points.build_tag();
-    pending::gate(&head.pending, cx)?;
+    round::gate(&head.pending, cx)?;
     let input_requests = (!input_requests.is_empty()).then_some(input_requests);
     let (plaintext, point, fields_at) = encode(points, &head, &state).map_err(|error| {
         tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
@@ -355,7 +357,7 @@ impl<T: SagaTool> Again<'_, T> {
         mut restated: Option<Vec<crate::engine::Request>>,
         misfits: &[(usize, Misfit)],
     ) -> Result<CallToolResponse, ErrorData> {
-        pending::gate(&head.pending, self.cx)?;
+        round::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
             let state = decode_state::<T>(self.points, point, self.name, state_bytes)?;
             let stepped = catch_panic(self.tool.step(state, Answers::again(), self.cx))
@@ -372,8 +374,8 @@ impl<T: SagaTool> Again<'_, T> {
             }
         }
         let build = self.points.build_tag();
-        let (mut requests, digest) = pending::asked_again(&head, restated, self.name, build)?;
-        pending::explain_misfits(&head.pending, &mut requests, misfits, self.name);
+        let (mut requests, digest) = round::asked_again(&head, restated, self.name, build)?;
+        round::explain_misfits(&head.pending, &mut requests, misfits, self.name);
         if head.build != build {
             // This build stated the round: its digest is the one kept from now on.
             head.restated = digest;
@@ -452,7 +454,7 @@ fn restated_for_inspection<T: SagaTool>(
     .ok()?;
     match stepped {
         std::task::Poll::Ready(Step::AskAgain(requests)) => {
-            pending::asked_again(head, Some(requests), "inspect", head.build)
+            round::asked_again(head, Some(requests), "inspect", head.build)
                 .ok()
                 .map(|(asked, _)| asked)
         }
@@ -489,7 +491,7 @@ pub(crate) fn inspect_state<T: SagaTool>(
     let asked = if head.needs_restating() {
         restated_for_inspection(tool, &head, state_bytes)
     } else {
-        pending::asked_again(&head, None, "inspect", head.build)
+        round::asked_again(&head, None, "inspect", head.build)
             .ok()
             .map(|(asked, _)| asked)
     };
