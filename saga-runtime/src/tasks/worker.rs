@@ -1,0 +1,423 @@
+//! The workers: each runs one task under a lease it renews, writes the task's sealed state
+//! at every suspension and checkpoint, and a sweeper takes over the tasks whose worker died.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, TaskStatus};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::engine::{Call, SagaContext};
+use crate::log::Escaped;
+
+impl Tasks {
+    /// Runs task `id` under `claim`. A run of this process under an older claim is
+    /// stopped (its claim is no longer the record's, so it could not write anyway); a
+    /// second run under the same claim is not started.
+    pub(super) fn spawn_worker<H: Host>(
+        self: &Arc<Self>,
+        tools: &H,
+        id: String,
+        principal: &str,
+        claim: String,
+    ) {
+        let token = CancellationToken::new();
+        {
+            let Ok(mut running) = self.running.lock() else {
+                return;
+            };
+            if let Some(previous) = running.get(&id) {
+                if previous.claim == claim {
+                    return;
+                }
+                previous.token.cancel();
+            }
+            running.insert(
+                id.clone(),
+                Running {
+                    claim: claim.clone(),
+                    token: token.clone(),
+                },
+            );
+        }
+        let tasks = Arc::clone(self);
+        let tools = tools.clone();
+        let share = self.shares.of(principal);
+        tokio::spawn(async move {
+            // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
+            // and another replica with a free worker may take the task over. A principal
+            // first waits for one of its own share of the workers, so that one caller's
+            // tasks never hold them all.
+            if let Ok(_share) = share.acquire().await
+                && let Ok(_permit) = Arc::clone(&tasks.workers).acquire_owned().await
+            {
+                tasks.work(&tools, &id, &claim, token).await;
+            }
+            if let Ok(mut running) = tasks.running.lock()
+                && running.get(&id).is_some_and(|run| run.claim == claim)
+            {
+                running.remove(&id);
+            }
+        });
+    }
+
+    /// Writes `change` to the task if the record still holds `claim` and is working;
+    /// `false` when it did not (cancelled, ended, or taken over), and the work must stop.
+    pub(super) async fn write(
+        &self,
+        id: &str,
+        claim: &str,
+        change: impl Fn(&mut TaskRecord) + Send + Sync,
+    ) -> bool {
+        let applied = AtomicBool::new(false);
+        let guarded = |record: &mut TaskRecord| {
+            // A store may apply a change more than once (a compare-and-set retried): only
+            // the last application counts.
+            let holds =
+                record.status == TaskStatus::Working && record.worker.as_deref() == Some(claim);
+            applied.store(holds, Ordering::Relaxed);
+            if holds {
+                change(record);
+                record.updated_ms = clock::now_ms();
+            }
+            holds
+        };
+        match self.settings.store.0.update(id, &guarded).await {
+            Ok(Some(_)) => applied.load(Ordering::Relaxed),
+            Ok(None) => false,
+            Err(error) => {
+                tracing::error!(task = %Escaped(id), %error, "a task could not be written");
+                false
+            }
+        }
+    }
+
+    /// Drives a task from its last state until it ends, waits for input, or is lost.
+    pub(super) async fn work<H: Host>(
+        &self,
+        tools: &H,
+        id: &str,
+        claim: &str,
+        token: CancellationToken,
+    ) {
+        // The claim's lease began when it was made, perhaps a while ago if this run waited
+        // for a worker: renew it before any work, so that no other replica takes the task
+        // over in the middle of the first step.
+        let lease_until = self.lease_until();
+        if !self
+            .write(id, claim, move |record| record.lease_until_ms = lease_until)
+            .await
+        {
+            return;
+        }
+        loop {
+            let record = match self.settings.store.0.get(id).await {
+                Ok(Some(record)) => record,
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::error!(task = %Escaped(id), %error, "a task could not be read");
+                    return;
+                }
+            };
+            if record.status != TaskStatus::Working || record.worker.as_deref() != Some(claim) {
+                return;
+            }
+            if let Some(reason) = unresumable(tools, &record) {
+                self.defer_unresumable(id, claim, &record, &reason).await;
+                return;
+            }
+            if record.unresumable_since_ms.is_some() {
+                self.write(id, claim, |record| record.unresumable_since_ms = None)
+                    .await;
+            }
+            let cx = SagaContext::new(record.principal.clone())
+                .with_capabilities(record.capabilities.clone())
+                .with_cancellation(token.clone());
+            let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
+            call.request_state = record.state.clone();
+            call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
+            let outcome = self.transition(tools, id, claim, call, &cx, &token).await;
+            let lease_until = self.lease_until();
+            let keep_going = match outcome {
+                None => {
+                    // Cancelled while it ran: `tasks/cancel` wrote the status.
+                    return;
+                }
+                Some(Err(error)) => {
+                    let code = error.code.0;
+                    let message = error.message.to_string();
+                    self.write(id, claim, move |record| {
+                        record.status = TaskStatus::Failed;
+                        record.error = Some(TaskRecord::error_object(code, &message));
+                        record.worker = None;
+                    })
+                    .await;
+                    crate::metrics::task_status("failed");
+                    false
+                }
+                Some(Ok(CallToolResponse::Complete(result))) => {
+                    let result = serde_json::to_value(&result)
+                        .ok()
+                        .and_then(|value| value.as_object().cloned())
+                        .unwrap_or_default();
+                    self.write(id, claim, move |record| {
+                        record.status = TaskStatus::Completed;
+                        record.result = Some(result.clone());
+                        record.worker = None;
+                        record.state = None;
+                    })
+                    .await;
+                    crate::metrics::task_status("completed");
+                    false
+                }
+                Some(Ok(CallToolResponse::InputRequired(required))) => {
+                    let requests = required.input_requests.unwrap_or_default();
+                    let state = required.request_state;
+                    if requests.is_empty() {
+                        // A checkpoint: the state is written, the work goes on.
+                        self.write(id, claim, move |record| {
+                            record.state = state.clone();
+                            record.answers.clear();
+                            record.lease_until_ms = lease_until;
+                        })
+                        .await
+                    } else {
+                        self.write(id, claim, move |record| {
+                            record.status = TaskStatus::InputRequired;
+                            record.state = state.clone();
+                            record.pending = Some(requests.clone());
+                            record.answers.clear();
+                            record.worker = None;
+                        })
+                        .await;
+                        crate::metrics::task_status("input_required");
+                        false
+                    }
+                }
+                Some(Ok(_)) => {
+                    self.write(id, claim, |record| {
+                        record.status = TaskStatus::Failed;
+                        record.error = Some(TaskRecord::error_object(
+                            -32603,
+                            "a task step answered with a task",
+                        ));
+                        record.worker = None;
+                    })
+                    .await;
+                    crate::metrics::task_status("failed");
+                    false
+                }
+            };
+            if !keep_going {
+                self.notify(id).await;
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// A task this build cannot resume (its state stopped at a suspension point no build
+    /// here has): given back for another replica to claim, as during a rolling upgrade,
+    /// and failed with the reason once none has resumed it for three leases.
+    pub(super) async fn defer_unresumable(
+        &self,
+        id: &str,
+        claim: &str,
+        record: &TaskRecord,
+        reason: &str,
+    ) {
+        let now = clock::now_ms();
+        let since = record.unresumable_since_ms.unwrap_or(now);
+        let grace = millis(self.settings.lease).saturating_mul(3);
+        if now.saturating_sub(since) >= grace {
+            tracing::warn!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task no build can continue failed");
+            let message = format!(
+                "no build of tool {} serving this task can continue it: {reason}",
+                record.tool
+            );
+            self.write(id, claim, move |record| {
+                record.status = TaskStatus::Failed;
+                record.error = Some(TaskRecord::error_object(-32602, &message));
+                record.worker = None;
+            })
+            .await;
+            crate::metrics::task_status("failed");
+            self.notify(id).await;
+        } else {
+            tracing::info!(task = %Escaped(id), tool = %Escaped(&record.tool), reason, "a task this build cannot resume is left for another replica");
+            if let Ok(mut deferred) = self.deferred.lock() {
+                // Bounded: an entry lives for the grace, and each is a task of the store.
+                deferred.retain(|_, until| *until > now);
+                deferred.insert(id.to_owned(), since.saturating_add(grace));
+            }
+            self.write(id, claim, move |record| {
+                record.unresumable_since_ms = Some(since);
+                record.worker = None;
+                record.lease_until_ms = 0;
+            })
+            .await;
+        }
+    }
+
+    /// One transition, renewing the lease while it runs; `None` if the task was cancelled.
+    pub(super) async fn transition<H: Host>(
+        &self,
+        tools: &H,
+        id: &str,
+        claim: &str,
+        call: Call,
+        cx: &SagaContext,
+        token: &CancellationToken,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let Ok(saga) = tools.saga(&call.name).cloned() else {
+            return Some(Err(ErrorData::internal_error(
+                format!("the task's tool {} is not served here", call.name),
+                None,
+            )));
+        };
+        let run = saga.run(&self.codec, call, cx);
+        tokio::pin!(run);
+        // A zero period would panic: a lease of zero renews as often as a tenth of a second.
+        let mut renew =
+            tokio::time::interval((self.settings.lease / 3).max(Duration::from_millis(100)));
+        renew.tick().await;
+        loop {
+            tokio::select! {
+                outcome = &mut run => return Some(outcome),
+                () = token.cancelled() => return None,
+                _ = renew.tick() => {
+                    let lease_until = self.lease_until();
+                    if !self.write(id, claim, move |record| record.lease_until_ms = lease_until).await {
+                        // Cancelled (perhaps on another replica), ended, or taken over:
+                        // this run may not finish the step.
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts, once, the loop that takes over tasks whose worker's lease ran out. Called
+    /// when the server starts serving, and again (a no-op) by every task request, so that
+    /// a server mounted some other way starts it too. Outside a Tokio runtime it waits for
+    /// the next call.
+    pub(crate) fn ensure_sweeper<H: Host>(self: &Arc<Self>, tools: &H) {
+        if tokio::runtime::Handle::try_current().is_err() || self.sweeper.set(()).is_err() {
+            return;
+        }
+        let tasks = Arc::downgrade(self);
+        let tools = tools.clone();
+        let period = (self.settings.lease / 2).max(Duration::from_millis(50));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(tasks) = tasks.upgrade() else {
+                    return;
+                };
+                tasks.take_over_orphans(&tools).await;
+                tasks.forget_observers().await;
+                if let Ok(Some(depth)) = tasks.settings.store.0.depth(clock::now_ms()).await {
+                    crate::metrics::task_store_depth(depth);
+                }
+            }
+        });
+    }
+
+    pub(super) async fn take_over_orphans<H: Host>(self: &Arc<Self>, tools: &H) {
+        let now = clock::now_ms();
+        let orphans = match self.settings.store.0.orphans(now).await {
+            Ok(orphans) => orphans,
+            Err(error) => {
+                tracing::warn!(%error, "orphaned tasks could not be listed");
+                return;
+            }
+        };
+        for id in orphans {
+            // A task this build could not resume waits for the other replicas until its
+            // grace ends; then this replica takes it again, to fail it with the reason.
+            if self
+                .deferred
+                .lock()
+                .is_ok_and(|deferred| deferred.get(&id).is_some_and(|until| *until > now))
+            {
+                continue;
+            }
+            // A run of this very process is alive, only slow (its renewal could not tick):
+            // taking it over here would run its step twice.
+            if self
+                .running
+                .lock()
+                .map_or(true, |running| running.contains_key(&id))
+            {
+                continue;
+            }
+            let claim = crate::state::random_id();
+            let worker = claim.clone();
+            let lease_until = self.lease_until();
+            let take = move |record: &mut TaskRecord| {
+                if record.status != TaskStatus::Working || record.lease_until_ms >= now {
+                    return false;
+                }
+                record.worker = Some(worker.clone());
+                record.lease_until_ms = lease_until;
+                record.takeovers += 1;
+                true
+            };
+            match self.settings.store.0.update(&id, &take).await {
+                Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
+                    tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
+                    crate::metrics::lease_takeover();
+                    self.spawn_worker(tools, id, &record.principal, claim);
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(task = %id, %error, "a task could not be claimed"),
+            }
+        }
+    }
+
+    /// Drops the sessions watching tasks that ended elsewhere, expired, or whose session
+    /// is gone: a task need not end in this process for its observer to be forgotten.
+    pub(super) async fn forget_observers(&self) {
+        let watched: Vec<(String, bool)> = match self.observers.lock() {
+            Ok(observers) => observers
+                .iter()
+                .map(|(id, peer)| (id.clone(), peer.is_transport_closed()))
+                .collect(),
+            Err(_) => return,
+        };
+        for (id, closed) in watched {
+            let forget = closed
+                || match self.settings.store.0.get(&id).await {
+                    // Ended on another replica: the session still hears how (and `notify`
+                    // forgets it).
+                    Ok(Some(record)) if record.is_terminal() => {
+                        self.notify(&id).await;
+                        false
+                    }
+                    Ok(record) => record.is_none(),
+                    Err(_) => false,
+                };
+            if forget && let Ok(mut observers) = self.observers.lock() {
+                observers.remove(&id);
+            }
+        }
+    }
+}
+
+/// Why this build cannot resume `record`'s saved state, if it cannot.
+fn unresumable<H: Host>(tools: &H, record: &TaskRecord) -> Option<String> {
+    let Ok(saga) = tools.saga(&record.tool) else {
+        return Some(format!("the tool {} is not served here", record.tool));
+    };
+    let state = record.state.as_deref()?;
+    match crate::state::TokenHeader::peek_point(state) {
+        Err(error) => Some(error.to_string()),
+        Ok(header) => saga
+            .point_key(&header)
+            .is_none()
+            .then(|| saga.points().refusal(&header).to_string()),
+    }
+}
