@@ -854,34 +854,6 @@ pub(crate) fn default_principal() -> PrincipalFn {
     Arc::new(authorization_digest)
 }
 
-#[cfg(test)]
-mod param_header_tests {
-    use super::mentions_param_headers;
-
-    fn schema(value: serde_json::Value) -> rmcp::model::JsonObject {
-        value.as_object().cloned().expect("an object")
-    }
-
-    #[test]
-    fn an_annotation_anywhere_in_the_schema_is_found() {
-        let plain = schema(serde_json::json!({
-            "type": "object",
-            "properties": {"region": {"type": "string", "description": "x-mcp-header"}},
-        }));
-        assert!(!mentions_param_headers(&plain));
-        for annotated in [
-            serde_json::json!({"type": "object", "x-mcp-header": "Root"}),
-            serde_json::json!({"properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
-            serde_json::json!({"properties": {"a": {"anyOf": [[{"x-mcp-header": "Deep"}]]}}}),
-        ] {
-            assert!(
-                mentions_param_headers(&schema(annotated.clone())),
-                "{annotated}"
-            );
-        }
-    }
-}
-
 impl crate::tasks::Host for SagaTools {
     fn run(
         &self,
@@ -909,5 +881,33 @@ impl crate::tasks::Host for SagaTools {
 
     fn principals_verified(&self) -> bool {
         SagaTools::principals_verified(self)
+    }
+}
+
+#[cfg(test)]
+mod param_header_tests {
+    use super::mentions_param_headers;
+
+    fn schema(value: serde_json::Value) -> rmcp::model::JsonObject {
+        value.as_object().cloned().expect("an object")
+    }
+
+    #[test]
+    fn an_annotation_anywhere_in_the_schema_is_found() {
+        let plain = schema(serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "description": "x-mcp-header"}},
+        }));
+        assert!(!mentions_param_headers(&plain));
+        for annotated in [
+            serde_json::json!({"type": "object", "x-mcp-header": "Root"}),
+            serde_json::json!({"properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
+            serde_json::json!({"properties": {"a": {"anyOf": [[{"x-mcp-header": "Deep"}]]}}}),
+        ] {
+            assert!(
+                mentions_param_headers(&schema(annotated.clone())),
+                "{annotated}"
+            );
+        }
     }
 }

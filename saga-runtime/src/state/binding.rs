@@ -99,6 +99,10 @@ fn write_json<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(out, value);
 }
 
+/// The principal of a request that carries no identity (stdio, or HTTP without an
+/// `Authorization` header).
+pub const ANONYMOUS: &str = "anonymous";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,7 +151,3 @@ mod tests {
         );
     }
 }
-
-/// The principal of a request that carries no identity (stdio, or HTTP without an
-/// `Authorization` header).
-pub const ANONYMOUS: &str = "anonymous";
