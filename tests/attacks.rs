@@ -14,267 +14,28 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use reqwest::StatusCode;
 use saga_examples::deploy;
+use saga_examples::harness::http::{
+    Call, DEPLOY, DEPLOYED, Post, StatusCode, accept_target, asks, client, complete, deploy_round1,
+    deploy_round2, deploy_to_the_end, one_shot_client, refusal_problem, refused, verdict,
+};
 use saga_examples::harness::process::ServerProcess;
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::engine::SagaTool as _;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::SagaServerBuilder;
-use saga_runtime::state::{DEFAULT_MAX_TOKEN_LEN, INVALID_STATE_MESSAGE};
+use saga_runtime::state::DEFAULT_MAX_TOKEN_LEN;
 use serde_json::{Value, json};
 
-const PROTOCOL_VERSION: &str = "2026-07-28";
-const TOOL: &str = "complex_tool";
-const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
 /// The fixed key of the spawned processes (hex), and the same key as bytes.
 const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 const KEY: [u8; 32] = [0x5a; 32];
 /// Requests in flight at once in the bulk attacks.
 const IN_FLIGHT: usize = 16;
 
-// ---------------------------------------------------------------------------------------
-// The example server process
-// ---------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------
-// Raw HTTP
-// ---------------------------------------------------------------------------------------
-
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("an HTTP client")
-}
-
-/// A client that keeps no idle connection: for bodies over the limit, after which the
-/// server closes the connection (a pooled one would fail the next request).
-fn one_shot_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .pool_max_idle_per_host(0)
-        .build()
-        .expect("an HTTP client")
-}
-
-/// POSTs one raw JSON-RPC body to `/mcp`; returns the status and the body (JSON, or a
-/// JSON string holding the text when it is not JSON).
-async fn post_raw(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    name: &str,
-    authorization: Option<&str>,
-    body: String,
-) -> (StatusCode, Value) {
-    try_post_raw(client, addr, name, authorization, body)
-        .await
-        .expect("the server answers")
-}
-
-/// [`post_raw`], with transport-level failures returned.
-async fn try_post_raw(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    name: &str,
-    authorization: Option<&str>,
-    body: String,
-) -> Result<(StatusCode, Value), reqwest::Error> {
-    let mut request = client
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", name);
-    if let Some(authorization) = authorization {
-        request = request.header("Authorization", authorization);
-    }
-    let response = request.body(body).send().await?;
-    let status = response.status();
-    let text = response.text().await?;
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok((status, body))
-}
-
-/// One `tools/call` round.
-#[derive(Debug, Clone)]
-struct Call {
-    name: String,
-    arguments: Value,
-    authorization: Option<String>,
-    request_state: Option<String>,
-    input_responses: Option<Value>,
-}
-
-impl Call {
-    fn new() -> Self {
-        Self {
-            name: TOOL.into(),
-            arguments: json!({"initial_arg": "x"}),
-            authorization: None,
-            request_state: None,
-            input_responses: None,
-        }
-    }
-
-    fn name(mut self, name: &str) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    fn arguments(mut self, arguments: Value) -> Self {
-        self.arguments = arguments;
-        self
-    }
-
-    fn authorization(mut self, authorization: &str) -> Self {
-        self.authorization = Some(authorization.into());
-        self
-    }
-
-    fn state(mut self, token: impl Into<String>) -> Self {
-        self.request_state = Some(token.into());
-        self
-    }
-
-    fn answers(mut self, responses: Value) -> Self {
-        self.input_responses = Some(responses);
-        self
-    }
-
-    fn body(&self) -> Value {
-        let mut params = json!({
-            "name": self.name,
-            "arguments": self.arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
-            },
-        });
-        if let Some(token) = &self.request_state {
-            params["requestState"] = json!(token);
-        }
-        if let Some(responses) = &self.input_responses {
-            params["inputResponses"] = responses.clone();
-        }
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-    }
-
-    async fn send_with(&self, client: &reqwest::Client, addr: SocketAddr) -> (StatusCode, Value) {
-        let body = serde_json::to_string(&self.body()).expect("a JSON body");
-        post_raw(
-            client,
-            addr,
-            &self.name,
-            self.authorization.as_deref(),
-            body,
-        )
-        .await
-    }
-
-    async fn send(&self, addr: SocketAddr) -> (StatusCode, Value) {
-        self.send_with(&http_client(), addr).await
-    }
-}
-
-fn accept_target(target: &str) -> Value {
-    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
-}
-
-fn verdict(text: &str) -> Value {
-    json!({"sample-2": {
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": "test-model",
-        "stopReason": "endTurn"
-    }})
-}
-
-// ---------------------------------------------------------------------------------------
-// Assertions
-// ---------------------------------------------------------------------------------------
-
-/// Why `(status, body)` is not the refusal every bad token gets, if it is not.
-fn refusal_problem(status: StatusCode, body: &Value) -> Option<String> {
-    let ok = status == StatusCode::OK
-        && body.get("result").is_none()
-        && body["error"]["code"] == -32602
-        && body["error"]["message"] == INVALID_STATE_MESSAGE
-        && body["error"].get("data").is_none_or(Value::is_null);
-    (!ok).then(|| format!("HTTP {status}: {body}"))
-}
-
-#[track_caller]
-fn refused(status: StatusCode, body: &Value) {
-    if let Some(problem) = refusal_problem(status, body) {
-        panic!("expected -32602 {INVALID_STATE_MESSAGE:?}, got {problem}");
-    }
-}
-
-/// An `input_required` result asking for exactly `keys`; returns its token.
-#[track_caller]
-fn asks(status: StatusCode, body: &Value, keys: &[&str]) -> String {
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert!(body.get("error").is_none(), "expected a result: {body:#}");
-    let result = &body["result"];
-    assert_eq!(result["resultType"], "input_required", "{body:#}");
-    let found: Vec<&str> = result["inputRequests"]
-        .as_object()
-        .unwrap_or_else(|| panic!("no inputRequests: {body:#}"))
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(found, keys, "{body:#}");
-    result["requestState"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no requestState: {body:#}"))
-        .to_owned()
-}
-
-/// A `complete` result; returns its text.
-#[track_caller]
-fn completes(status: StatusCode, body: &Value) -> String {
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert_eq!(body["result"]["resultType"], "complete", "{body:#}");
-    body["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text: {body:#}"))
-        .to_owned()
-}
-
-/// Round 1 of the deploy saga; returns the token asking for `elicit-1`.
-async fn round1(addr: SocketAddr, authorization: Option<&str>) -> String {
-    let mut call = Call::new();
-    if let Some(authorization) = authorization {
-        call = call.authorization(authorization);
-    }
-    let (status, body) = call.send(addr).await;
-    asks(status, &body, &["elicit-1"])
-}
-
-/// Rounds 1 and 2; returns the token asking for `sample-2`.
-async fn round2(addr: SocketAddr, authorization: Option<&str>) -> String {
-    let token = round1(addr, authorization).await;
-    let mut call = Call::new()
-        .state(token)
-        .answers(accept_target("production"));
-    if let Some(authorization) = authorization {
-        call = call.authorization(authorization);
-    }
-    let (status, body) = call.send(addr).await;
-    asks(status, &body, &["sample-2"])
-}
-
 /// A whole deploy saga on `addr`: the server is alive and serving.
 async fn full_saga(addr: SocketAddr) {
-    let token = round2(addr, None).await;
-    let (status, body) = Call::new()
-        .state(token)
-        .answers(verdict("Yes"))
-        .send(addr)
-        .await;
-    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    assert_eq!(deploy_to_the_end(addr, &Call::deploy()).await, DEPLOYED);
 }
 
 /// Sends round 3 of the saga with each of `tokens` (and a valid answer, so that a token
@@ -282,7 +43,7 @@ async fn full_saga(addr: SocketAddr) {
 async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
     let tokens = Arc::new(tokens);
     let next = Arc::new(AtomicUsize::new(0));
-    let client = http_client();
+    let client = client();
     let mut workers = Vec::new();
     for _ in 0..IN_FLIGHT {
         let (tokens, next, client) = (tokens.clone(), next.clone(), client.clone());
@@ -293,7 +54,7 @@ async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
                 let Some(token) = tokens.get(index) else {
                     break failures;
                 };
-                let (status, body) = Call::new()
+                let (status, body) = Call::deploy()
                     .state(token.clone())
                     .answers(verdict("Yes"))
                     .send_with(&client, addr)
@@ -318,7 +79,7 @@ async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
     let mut server = ServerProcess::deploy(KEY_HEX);
-    let token = round2(server.addr, None).await;
+    let token = deploy_round2(server.addr, &Call::deploy()).await;
     let bytes = URL_SAFE_NO_PAD
         .decode(&token)
         .expect("tokens are base64url without padding");
@@ -361,12 +122,12 @@ async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
 
     // Still alive, and the untouched token still finishes its saga.
     server.assert_alive();
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(verdict("Yes"))
         .send(server.addr)
         .await;
-    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    assert_eq!(complete(status, &body).0, DEPLOYED);
     full_saga(server.addr).await;
     server.assert_alive();
 }
@@ -374,8 +135,8 @@ async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
 #[tokio::test]
 async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running_server() {
     let mut server = ServerProcess::deploy(KEY_HEX);
-    let alice = round2(server.addr, Some("Bearer alice")).await;
-    let resume = Call::new().state(alice.clone()).answers(verdict("Yes"));
+    let alice = deploy_round2(server.addr, &Call::deploy().authorization("Bearer alice")).await;
+    let resume = Call::deploy().state(alice.clone()).answers(verdict("Yes"));
 
     // The principal is a digest of the header's bytes, so any other spelling is another
     // principal. (A trailing space is not: HTTP strips it before the server sees it.)
@@ -395,7 +156,7 @@ async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running
         }
     }
 
-    let theirs = round2(server.addr, None).await;
+    let theirs = deploy_round2(server.addr, &Call::deploy()).await;
     for arguments in [
         json!({"initial_arg": "y"}),
         json!({"initial_arg": "x", "replicas": 3}),
@@ -403,7 +164,7 @@ async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running
         json!({"initial_arg": "X"}),
         json!({"initial_arg": ""}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .arguments(arguments.clone())
             .state(theirs.clone())
             .answers(verdict("Yes"))
@@ -417,13 +178,13 @@ async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running
     server.assert_alive();
     // The rightful holders finish.
     let (status, body) = resume.authorization("Bearer alice").send(server.addr).await;
-    assert_eq!(completes(status, &body), HAPPY_TEXT);
-    let (status, body) = Call::new()
+    assert_eq!(complete(status, &body).0, DEPLOYED);
+    let (status, body) = Call::deploy()
         .state(theirs)
         .answers(verdict("Yes"))
         .send(server.addr)
         .await;
-    assert_eq!(completes(status, &body), HAPPY_TEXT);
+    assert_eq!(complete(status, &body).0, DEPLOYED);
     server.assert_alive();
 }
 
@@ -506,15 +267,15 @@ async fn serve_tools(
 async fn a_token_of_one_tool_is_refused_by_another() {
     let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool).tool(rollback_tool)).await;
     let addr = server.addr;
-    let deploy_token = round1(addr, None).await;
-    let (status, body) = Call::new().name("rollback_tool").send(addr).await;
+    let deploy_token = deploy_round1(addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy().name("rollback_tool").send(addr).await;
     let rollback_token = asks(status, &body, &["elicit-1"]);
 
     for (name, token) in [
         ("rollback_tool", deploy_token.clone()),
-        (TOOL, rollback_token.clone()),
+        (DEPLOY, rollback_token.clone()),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .name(name)
             .state(token)
             .answers(accept_target("production"))
@@ -523,20 +284,20 @@ async fn a_token_of_one_tool_is_refused_by_another() {
         refused(status, &body);
     }
     // Each token still works for its own tool.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(deploy_token)
         .answers(accept_target("production"))
         .send(addr)
         .await;
     asks(status, &body, &["sample-2"]);
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .name("rollback_tool")
         .state(rollback_token)
         .answers(accept_target("production"))
         .send(addr)
         .await;
     assert_eq!(
-        completes(status, &body),
+        complete(status, &body).0,
         "Rolled x back on production (1 replicas)."
     );
 }
@@ -549,9 +310,9 @@ async fn an_expired_token_is_refused() {
             .tool(deploy::complex_tool)
     })
     .await;
-    let token = round1(server.addr, None).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -566,8 +327,8 @@ async fn a_token_of_a_retired_key_is_refused() {
     let before = serve_tools(&[old], |b| b.tool(deploy::complex_tool)).await;
     let after = serve_tools(&[new], |b| b.tool(deploy::complex_tool)).await;
     let during = serve_tools(&[new, old], |b| b.tool(deploy::complex_tool)).await;
-    let token = round1(before.addr, None).await;
-    let resume = Call::new()
+    let token = deploy_round1(before.addr, &Call::deploy()).await;
+    let resume = Call::deploy()
         .state(token)
         .answers(accept_target("production"));
     let (status, body) = resume.send(after.addr).await;
@@ -589,7 +350,7 @@ async fn a_token_of_an_older_build_resumes_where_the_point_saves_the_same_and_is
     let other_version = serve_tools(&[KEY], |b| b.tool(build_4::release_v4)).await;
     let yes = json!({"elicit-1": {"action": "accept", "content": {"value": true}}});
 
-    let start = Call::new().name("release");
+    let start = Call::deploy().name("release");
     let (status, body) = start.send(old.addr).await;
     let old_token = asks(status, &body, &["elicit-1"]);
     let (status, body) = start.send(new.addr).await;
@@ -599,9 +360,9 @@ async fn a_token_of_an_older_build_resumes_where_the_point_saves_the_same_and_is
     // Only a message and the result changed: each build resumes the other's token, on
     // its own code (a rolling upgrade, in both directions).
     let (status, body) = resume(&old_token).send(new.addr).await;
-    assert_eq!(completes(status, &body), "released now");
+    assert_eq!(complete(status, &body).0, "released now");
     let (status, body) = resume(&new_token).send(old.addr).await;
-    assert_eq!(completes(status, &body), "released");
+    assert_eq!(complete(status, &body).0, "released");
     // Another local saved at the point, or another version: refused before decoding.
     for server in [&other_layout, &other_version] {
         let (status, body) = resume(&old_token).send(server.addr).await;
@@ -614,7 +375,7 @@ async fn a_removed_tool_kept_only_as_a_retired_copy_finishes_its_calls_and_start
     let old = serve_tools(&[KEY], |b| b.tool(build_1::release_v1)).await;
     let removed = serve_tools(&[KEY], |b| b.retired(build_1::release_v1)).await;
     let yes = json!({"elicit-1": {"action": "accept", "content": {"value": true}}});
-    let start = Call::new().name("release");
+    let start = Call::deploy().name("release");
     let (status, body) = start.send(old.addr).await;
     let token = asks(status, &body, &["elicit-1"]);
     let (status, body) = start
@@ -623,7 +384,7 @@ async fn a_removed_tool_kept_only_as_a_retired_copy_finishes_its_calls_and_start
         .answers(yes)
         .send(removed.addr)
         .await;
-    assert_eq!(completes(status, &body), "released");
+    assert_eq!(complete(status, &body).0, "released");
     // A fresh call finds no tool.
     let (status, body) = start.send(removed.addr).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -697,11 +458,16 @@ fn over_the_limit(sent: Result<(StatusCode, Value), reqwest::Error>) -> String {
 /// A `tools/call` body resuming `token` whose `inputResponses` is the raw JSON text
 /// `responses` (so that it can be nested deeper than a `Value` should be).
 fn raw_resume(token: &str, responses: &str) -> String {
-    let mut body = Call::new().state(token).body();
+    let mut body = Call::deploy().state(token).message();
     body["params"]["inputResponses"] = json!("@RESPONSES@");
     serde_json::to_string(&body)
         .expect("a JSON body")
         .replace("\"@RESPONSES@\"", responses)
+}
+
+/// The round that sends `body` (a `tools/call` of the deploy tool) as it is.
+fn raw_round(addr: SocketAddr, client: &reqwest::Client, body: String) -> Post {
+    Call::deploy().post(addr).with_client(client).body(body)
 }
 
 #[tokio::test]
@@ -709,8 +475,8 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     const MIB: usize = 1024 * 1024;
     let mut server = ServerProcess::deploy(KEY_HEX);
     let addr = server.addr;
-    let client = http_client();
-    let token = round1(addr, None).await;
+    let client = client();
+    let token = deploy_round1(addr, &Call::deploy()).await;
     let rss_before = server.rss_kib();
 
     // Just under the default 1 MiB body limit, so that the request reaches the saga.
@@ -794,7 +560,8 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     for (label, responses) in &cases {
         let body = raw_resume(&token, responses);
         let size = body.len();
-        let (status, body) = try_post_raw(&client, addr, TOOL, None, body)
+        let (status, body) = raw_round(addr, &client, body)
+            .try_send()
             .await
             .unwrap_or_else(|error| panic!("{label}: {error:?}"));
         let got = outcome(label, status, &body);
@@ -816,7 +583,7 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
         &format!(r#"{{"elicit-1": {{"action": "accept", "content": {{"target": "{huge}"}}}}}}"#),
     );
     let size = body.len();
-    let (status, body) = post_raw(&client, addr, TOOL, None, body).await;
+    let (status, body) = raw_round(addr, &client, body).send().await;
     let got = outcome("1 MiB target", status, &body);
     let next_token_len = body["result"]["requestState"].as_str().map(str::len);
     report.push(format!(
@@ -826,10 +593,10 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     ));
     if let Some(next) = body["result"]["requestState"].as_str() {
         // Whatever it issued must be refused or go on; never a 5xx.
-        let body = serde_json::to_string(&Call::new().state(next).answers(verdict("No")).body())
-            .expect("a JSON body");
+        let body = Call::deploy().state(next).answers(verdict("No")).message();
+        let body = serde_json::to_string(&body).expect("a JSON body");
         let size = body.len();
-        let got = over_the_limit(try_post_raw(&one_shot_client(), addr, TOOL, None, body).await);
+        let got = over_the_limit(raw_round(addr, &one_shot_client(), body).try_send().await);
         report.push(format!("  its next round ({size} bytes): {got}"));
     }
     server.assert_alive();
@@ -841,7 +608,7 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
         &format!(r#"{{"elicit-1": {{"action": "accept", "content": {{"target": "{over}"}}}}}}"#),
     );
     let size = body.len();
-    let got = over_the_limit(try_post_raw(&one_shot_client(), addr, TOOL, None, body).await);
+    let got = over_the_limit(raw_round(addr, &one_shot_client(), body).try_send().await);
     report.push(format!("5 MiB content ({size} bytes): {got}"));
     server.assert_alive();
 
@@ -856,7 +623,7 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     assert!(rss_after < 1024 * 1024, "RSS {rss_after} KiB is over 1 GiB");
 
     // Still serving: the original token and a fresh saga both finish.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send_with(&client, addr)
@@ -874,10 +641,10 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
 #[tokio::test]
 async fn the_server_never_issues_a_token_over_its_own_cap() {
     let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool)).await;
-    let token = round1(server.addr, None).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token)
-        .answers(accept_target(&"x".repeat(900 * 1024)))
+        .answers(accept_target("x".repeat(900 * 1024)))
         .send(server.addr)
         .await;
     assert!(!status.is_server_error(), "HTTP {status}");

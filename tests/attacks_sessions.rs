@@ -7,22 +7,17 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use saga_examples::harness::http::{Call, Method, Post, StatusCode, one_shot_client};
 use saga_examples::harness::process::{ServerProcess, Spawn};
+use saga_examples::harness::session::{self, session_id};
+use saga_examples::harness::tasks::TaskClient;
 use serde_json::{Value, json};
 
 const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
-const SESSION_VERSION: &str = "2025-11-25";
-const MRTR_VERSION: &str = "2026-07-28";
 const KB_900: usize = 900 * 1024;
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .pool_max_idle_per_host(0)
-        .build()
-        .expect("an HTTP client")
+    one_shot_client()
 }
 
 fn url(addr: SocketAddr) -> String {
@@ -39,89 +34,35 @@ async fn initialize(
     addr: SocketAddr,
     who: Option<&str>,
 ) -> (StatusCode, Option<String>) {
-    let mut request = client
-        .post(url(addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(who) = who {
-        request = request.header("authorization", who);
-    }
-    let response = request
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION_VERSION,
-                "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "attacker", "version": "0"}
-            }
-        }))
-        .send()
-        .await
-        .expect("initialize is answered");
+    let response = session::initialize(&url(addr), json!({"elicitation": {}}))
+        .header("authorization", who.unwrap_or_default())
+        .with_client(client)
+        .response()
+        .await;
     let status = response.status();
-    let id = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|id| id.to_str().ok())
-        .map(str::to_owned);
+    let id = session_id(&response);
     let _ = response.bytes().await;
     if let Some(id) = &id {
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let response = in_session(client, addr, id, who)
             .json(&initialized)
-            .send()
-            .await
-            .expect("initialized is answered");
+            .response()
+            .await;
         assert!(response.status().is_success(), "{}", response.status());
     }
     (status, id)
 }
 
-fn in_session(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    id: &str,
-    who: Option<&str>,
-) -> reqwest::RequestBuilder {
-    let mut request = client
-        .post(url(addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", id)
-        .header("mcp-protocol-version", SESSION_VERSION);
-    if let Some(who) = who {
-        request = request.header("authorization", who);
-    }
-    request
+fn in_session(client: &reqwest::Client, addr: SocketAddr, id: &str, who: Option<&str>) -> Post {
+    session::in_session(&url(addr), id, who).with_client(client)
 }
 
 /// An MRTR call of the deploy example's `complex_tool` by a fresh client: its first round
 /// must come back, whatever the attack holds.
 async fn fresh_call_is_served(addr: SocketAddr) {
     let started = Instant::now();
-    let response = http()
-        .post(url(addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MRTR_VERSION)
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "complex_tool")
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {
-                "name": "complex_tool",
-                "arguments": {"initial_arg": "x"},
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
-                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
-                }
-            }
-        }))
-        .send()
-        .await
-        .expect("a fresh client is answered");
-    assert_eq!(response.status(), StatusCode::OK);
-    let body: Value = response.json().await.expect("JSON");
+    let (status, body) = Call::deploy().send_with(&http(), addr).await;
+    assert_eq!(status, StatusCode::OK);
     assert_eq!(body["result"]["resultType"], "input_required", "{body}");
     println!(
         "  a fresh client's call was answered in {:?}",
@@ -194,9 +135,8 @@ async fn abandoned_session_calls_are_bounded() {
                 "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
                 "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
             }))
-            .send()
-            .await
-            .expect("the call is answered");
+            .response()
+            .await;
         match response.status() {
             // The stream is dropped unread: the call waits for its answer regardless.
             StatusCode::OK => accepted += 1,
@@ -229,9 +169,8 @@ async fn abandoned_session_calls_are_bounded() {
                     "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
                     "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
                 }))
-                .send()
-                .await
-                .expect("the call is answered");
+                .response()
+                .await;
             if response.status() == StatusCode::OK {
                 spread += 1;
             }
@@ -258,14 +197,12 @@ async fn idle_get_streams_are_bounded() {
     let mut held = Vec::new();
     let mut refused = 0;
     for _ in 0..200 {
-        let response = client
-            .get(url(addr))
+        let response = in_session(&client, addr, &id, None)
+            .method(Method::GET)
+            .without("content-type")
             .header("accept", "text/event-stream")
-            .header("mcp-session-id", &id)
-            .header("mcp-protocol-version", SESSION_VERSION)
-            .send()
-            .await
-            .expect("the GET is answered");
+            .response()
+            .await;
         match response.status() {
             StatusCode::OK => held.push(response),
             StatusCode::TOO_MANY_REQUESTS => refused += 1,
@@ -296,9 +233,8 @@ async fn subscriptions_must_name_resources() {
                 "jsonrpc": "2.0", "id": n + 1, "method": "resources/subscribe",
                 "params": {"uri": format!("{made_up}{n}")}
             }))
-            .send()
-            .await
-            .expect("subscribe is answered");
+            .response()
+            .await;
         let text = response.text().await.expect("a body");
         assert!(text.contains("-32602"), "{}", &text[..text.len().min(300)]);
     }
@@ -314,77 +250,20 @@ async fn subscriptions_must_name_resources() {
             "jsonrpc": "2.0", "id": 999, "method": "resources/subscribe",
             "params": {"uri": "test://watched-resource"}
         }))
-        .send()
-        .await
-        .expect("subscribe is answered");
+        .response()
+        .await;
     let text = response.text().await.expect("a body");
     assert!(text.contains("\"result\""), "{text}");
 }
 
 /// A `tools/call` of `migrate` with the tasks extension declared, as `who`; the response.
-async fn create_task(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    who: &str,
-    arguments: Value,
-) -> Value {
-    client
-        .post(url(addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MRTR_VERSION)
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "migrate")
-        .header("authorization", who)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {
-                "name": "migrate",
-                "arguments": arguments,
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
-                    "io.modelcontextprotocol/clientCapabilities": {
-                        "extensions": {"io.modelcontextprotocol/tasks": {}}
-                    }
-                }
-            }
-        }))
-        .send()
+async fn create_task(tasks: &TaskClient, addr: SocketAddr, who: &str, arguments: Value) -> Value {
+    let params = json!({"name": "migrate", "arguments": arguments});
+    tasks
+        .clone()
+        .authorization(who)
+        .request(addr, "tools/call", params)
         .await
-        .expect("the call is answered")
-        .json()
-        .await
-        .expect("JSON")
-}
-
-async fn task_status(client: &reqwest::Client, addr: SocketAddr, who: &str, id: &str) -> Value {
-    let answer: Value = client
-        .post(url(addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MRTR_VERSION)
-        .header("mcp-method", "tasks/get")
-        .header("mcp-name", id)
-        .header("authorization", who)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 2, "method": "tasks/get",
-            "params": {
-                "taskId": id,
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
-                    "io.modelcontextprotocol/clientCapabilities": {
-                        "extensions": {"io.modelcontextprotocol/tasks": {}}
-                    }
-                }
-            }
-        }))
-        .send()
-        .await
-        .expect("tasks/get is answered")
-        .json()
-        .await
-        .expect("JSON");
-    answer["result"].clone()
 }
 
 #[tokio::test]
@@ -392,7 +271,7 @@ async fn made_up_identities_cannot_fill_the_task_store() {
     let server = Spawn::new("migrate", KEY_HEX).start();
     let addr = server.addr;
     let before = server.rss_kib();
-    let client = http();
+    let tasks = TaskClient::new();
     // Tasks of 900 KB of arguments the tool ignores: a task keeps none of them.
     let padding = "p".repeat(KB_900);
     let mut created = 0;
@@ -405,7 +284,7 @@ async fn made_up_identities_cannot_fill_the_task_store() {
             } else {
                 json!({"tables": 0})
             };
-            let answer = create_task(&client, addr, &who, arguments).await;
+            let answer = create_task(&tasks, addr, &who, arguments).await;
             if answer["result"]["resultType"] == "task" {
                 created += 1;
             } else {
@@ -424,7 +303,7 @@ async fn made_up_identities_cannot_fill_the_task_store() {
     );
     assert_eq!(created, 1_100);
     // Someone else still gets a task.
-    let answer = create_task(&client, addr, "Bearer someone-else", json!({"tables": 0})).await;
+    let answer = create_task(&tasks, addr, "Bearer someone-else", json!({"tables": 0})).await;
     assert_eq!(answer["result"]["resultType"], "task", "{answer}");
 }
 
@@ -435,11 +314,11 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
         .env("SAGA_TASK_WORKERS", "40")
         .start();
     let addr = server.addr;
-    let client = http();
+    let tasks = TaskClient::new();
     // 100 tasks that each hold a worker for a minute: more than every worker.
     for _ in 0..100 {
         let answer = create_task(
-            &client,
+            &tasks,
             addr,
             "Bearer hog",
             json!({"tables": 6, "millis_per_table": 10_000}),
@@ -449,7 +328,7 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
     }
     // Another client's short task runs now, not after the hog's.
     let answer = create_task(
-        &client,
+        &tasks,
         addr,
         "Bearer other",
         json!({"tables": 1, "millis_per_table": 1}),
@@ -461,7 +340,11 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
         .to_owned();
     let started = Instant::now();
     loop {
-        let status = task_status(&client, addr, "Bearer other", &id).await;
+        let status = tasks
+            .clone()
+            .authorization("Bearer other")
+            .status(addr, &id)
+            .await;
         if status["status"] == "completed" {
             println!(
                 "workers: another client's task completed in {:?} beside 100 long ones",

@@ -6,6 +6,7 @@
 
 use std::net::SocketAddr;
 
+use saga_examples::harness::http::{Post, StatusCode, meta, request};
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{PromptMessage, Role};
@@ -75,34 +76,19 @@ async fn serve() -> (SocketAddr, Running) {
     (running.addr, running)
 }
 
-async fn rpc(
-    addr: SocketAddr,
-    method: &str,
-    name: Option<&str>,
-    mut params: Value,
-) -> (u16, Value) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
-    });
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", method);
-    if let Some(name) = name {
-        request = request.header("Mcp-Name", name);
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let response = request.json(&body).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+/// A 2026-07-28 request from a client that declares elicitation.
+async fn rpc(addr: SocketAddr, method: &str, mut params: Value) -> (StatusCode, Value) {
+    params["_meta"] = meta(json!({"elicitation": {}}));
+    Post::mcp(addr)
+        .rpc(&request(1, method, params))
+        .send()
+        .await
 }
 
 #[tokio::test]
 async fn discover_declares_prompts_and_resources() {
     let (addr, _stop) = serve().await;
-    let (_, reply) = rpc(addr, "server/discover", None, json!({})).await;
+    let (_, reply) = rpc(addr, "server/discover", json!({})).await;
     let capabilities = &reply["result"]["capabilities"];
     assert!(capabilities["prompts"].is_object(), "{reply:#}");
     assert!(capabilities["resources"].is_object(), "{reply:#}");
@@ -112,7 +98,7 @@ async fn discover_declares_prompts_and_resources() {
 #[tokio::test]
 async fn prompts_are_listed_with_their_arguments_and_get_runs_the_saga() {
     let (addr, _stop) = serve().await;
-    let (_, reply) = rpc(addr, "prompts/list", None, json!({})).await;
+    let (_, reply) = rpc(addr, "prompts/list", json!({})).await;
     let prompts = reply["result"]["prompts"].as_array().unwrap();
     let names: Vec<&str> = prompts
         .iter()
@@ -129,20 +115,14 @@ async fn prompts_are_listed_with_their_arguments_and_get_runs_the_saga() {
     );
     assert!(reply["result"]["ttlMs"].is_u64() && reply["result"]["cacheScope"].is_string());
 
-    let (_, reply) = rpc(
-        addr,
-        "prompts/get",
-        Some("simple"),
-        json!({"name": "simple"}),
-    )
-    .await;
+    let (_, reply) = rpc(addr, "prompts/get", json!({"name": "simple"})).await;
     assert_eq!(
         reply["result"]["messages"][0]["content"]["text"], "Hello",
         "{reply:#}"
     );
 
     let get = json!({"name": "contextual", "arguments": {"topic": "sagas"}});
-    let (_, reply) = rpc(addr, "prompts/get", Some("contextual"), get.clone()).await;
+    let (_, reply) = rpc(addr, "prompts/get", get.clone()).await;
     let result = &reply["result"];
     assert_eq!(result["resultType"], "input_required", "{reply:#}");
     assert_eq!(
@@ -153,38 +133,32 @@ async fn prompts_are_listed_with_their_arguments_and_get_runs_the_saga() {
     retry["requestState"] = result["requestState"].clone();
     retry["inputResponses"] =
         json!({"user_context": {"action": "accept", "content": {"context": "beginners"}}});
-    let (_, reply) = rpc(addr, "prompts/get", Some("contextual"), retry).await;
+    let (_, reply) = rpc(addr, "prompts/get", retry).await;
     assert_eq!(reply["result"]["resultType"], "complete", "{reply:#}");
     assert_eq!(
         reply["result"]["messages"][0]["content"]["text"],
         "Explain sagas for beginners"
     );
 
-    let (_, reply) = rpc(addr, "prompts/get", Some("nope"), json!({"name": "nope"})).await;
+    let (_, reply) = rpc(addr, "prompts/get", json!({"name": "nope"})).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
 }
 
 #[tokio::test]
 async fn resources_and_templates_are_read_through_their_sagas() {
     let (addr, _stop) = serve().await;
-    let (_, reply) = rpc(addr, "resources/list", None, json!({})).await;
+    let (_, reply) = rpc(addr, "resources/list", json!({})).await;
     assert_eq!(
         reply["result"]["resources"][0]["uri"], "test://static",
         "{reply:#}"
     );
-    let (_, reply) = rpc(addr, "resources/templates/list", None, json!({})).await;
+    let (_, reply) = rpc(addr, "resources/templates/list", json!({})).await;
     assert_eq!(
         reply["result"]["resourceTemplates"][0]["uriTemplate"], "test://items/{id}",
         "{reply:#}"
     );
 
-    let (_, reply) = rpc(
-        addr,
-        "resources/read",
-        Some("test://static"),
-        json!({"uri": "test://static"}),
-    )
-    .await;
+    let (_, reply) = rpc(addr, "resources/read", json!({"uri": "test://static"})).await;
     let result = &reply["result"];
     assert_eq!(
         result["contents"],
@@ -197,13 +171,7 @@ async fn resources_and_templates_are_read_through_their_sagas() {
     );
 
     let read = json!({"uri": "test://items/42"});
-    let (_, reply) = rpc(
-        addr,
-        "resources/read",
-        Some("test://items/42"),
-        read.clone(),
-    )
-    .await;
+    let (_, reply) = rpc(addr, "resources/read", read.clone()).await;
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
     assert_eq!(
         reply["result"]["inputRequests"]["confirm"]["params"]["message"],
@@ -212,7 +180,7 @@ async fn resources_and_templates_are_read_through_their_sagas() {
     let mut retry = read;
     retry["requestState"] = reply["result"]["requestState"].clone();
     retry["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"value": true}}});
-    let (_, reply) = rpc(addr, "resources/read", Some("test://items/42"), retry).await;
+    let (_, reply) = rpc(addr, "resources/read", retry).await;
     let text = reply["result"]["contents"][0]["text"]
         .as_str()
         .unwrap_or_default();
@@ -222,13 +190,7 @@ async fn resources_and_templates_are_read_through_their_sagas() {
         "{reply:#}"
     );
 
-    let (_, reply) = rpc(
-        addr,
-        "resources/read",
-        Some("test://nothing"),
-        json!({"uri": "test://nothing"}),
-    )
-    .await;
+    let (_, reply) = rpc(addr, "resources/read", json!({"uri": "test://nothing"})).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
     assert_eq!(reply["error"]["data"]["uri"], "test://nothing");
 }
@@ -243,14 +205,14 @@ async fn a_first_call_that_already_has_its_answers_completes() {
             "unknown_extra_key": {"action": "accept", "content": {}}
         }
     });
-    let (_, reply) = rpc(addr, "tools/call", Some("greet"), call).await;
+    let (_, reply) = rpc(addr, "tools/call", call).await;
     assert_eq!(
         reply["result"]["content"][0]["text"], "Hello, Alice!",
         "{reply:#}"
     );
 
     let wrong = json!({"name": "greet", "inputResponses": {"wrong_key": {"action": "accept", "content": {"data": "x"}}}});
-    let (_, reply) = rpc(addr, "tools/call", Some("greet"), wrong).await;
+    let (_, reply) = rpc(addr, "tools/call", wrong).await;
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
     assert!(reply["result"]["inputRequests"]["user_name"].is_object());
 }
@@ -258,6 +220,6 @@ async fn a_first_call_that_already_has_its_answers_completes() {
 #[tokio::test]
 async fn removed_logging_set_level_is_method_not_found() {
     let (addr, _stop) = serve().await;
-    let (status, reply) = rpc(addr, "logging/setLevel", None, json!({"level": "info"})).await;
+    let (status, reply) = rpc(addr, "logging/setLevel", json!({"level": "info"})).await;
     assert_eq!(reply["error"]["code"], -32601, "{status} {reply:#}");
 }

@@ -1,11 +1,10 @@
 //! Checkpoints over raw HTTP: a saga that yields with only a `requestState` after each
 //! unit of work, and a client that retries with nothing but that token.
 
-use saga_examples::harness::serving;
-
 use std::net::SocketAddr;
 
-use reqwest::StatusCode;
+use saga_examples::harness::http::{Call, StatusCode};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step, parse_arguments};
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::handler::server::common::schema_for_type;
@@ -14,9 +13,7 @@ use saga_runtime::serve::SagaServer;
 use saga_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use serving::Running;
 
-const PROTOCOL_VERSION: &str = "2026-07-28";
 const TOOL: &str = "count_to";
 
 /// `count_to`'s arguments.
@@ -67,7 +64,7 @@ impl SagaTool for CountTo {
 }
 
 async fn serve() -> Running {
-    serving::serve_local(
+    serve_local(
         SagaServer::builder()
             .keys(KeyRing::from_keys([[7u8; 32]]).expect("one fixed key is a valid ring"))
             .tool(CountTo)
@@ -84,33 +81,11 @@ async fn call(
     capabilities: Value,
     request_state: Option<&str>,
 ) -> (StatusCode, Value) {
-    let mut params = json!({
-        "name": TOOL,
-        "arguments": {"n": n},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": capabilities,
-        },
-    });
+    let mut call = Call::new(TOOL, json!({"n": n})).capabilities(capabilities);
     if let Some(token) = request_state {
-        params["requestState"] = json!(token);
+        call = call.state(token);
     }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let response = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
-    let status = response.status();
-    let text = response.text().await.expect("a readable body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
+    call.send(addr).await
 }
 
 /// A checkpoint: `{"resultType": "input_required", "requestState": ...}` and nothing else
@@ -215,26 +190,11 @@ async fn checkpoint_token_is_bound_to_the_arguments() {
 #[tokio::test]
 async fn bad_arguments_are_invalid_params() {
     let server = serve().await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": TOOL,
-        "arguments": {"n": "five"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-    }});
-    let response = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .json(&body)
-        .send()
-        .await
-        .expect("the server answers");
-    assert!(!response.status().is_server_error());
-    let body: Value = response.json().await.expect("a JSON body");
+    let (status, body) = Call::new(TOOL, json!({"n": "five"}))
+        .capabilities(json!({}))
+        .send(server.addr)
+        .await;
+    assert!(!status.is_server_error());
     assert!(body.get("result").is_none(), "{body:#}");
     assert_eq!(body["error"]["code"], -32602, "{body:#}");
 }

@@ -6,17 +6,15 @@
 //! unless a retired copy of the old code finishes it. Tasks follow the same rules through
 //! a Redis store across a deploy of three replicas.
 
-use saga_examples::harness::redis;
-use saga_examples::harness::tasks;
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use saga_examples::harness::http::{Call, client};
 use saga_examples::harness::process::{ServerProcess, Spawn, example_binary};
+use saga_examples::harness::{redis, tasks};
 use serde_json::{Value, json};
 
 const KEY: &str = "d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7";
-const VERSION: &str = "2026-07-28";
 const REFUSED: &str = "Invalid or expired requestState";
 
 fn build(version: u8) -> ServerProcess {
@@ -84,13 +82,7 @@ struct Client {
 
 impl Client {
     fn new() -> Self {
-        Self {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .expect("an HTTP client"),
-        }
+        Self { http: client() }
     }
 
     /// One `tools/call` (MRTR) of `tool` with `arguments`, resuming `token` with `answers`.
@@ -102,32 +94,11 @@ impl Client {
         token: Option<&str>,
         answers: Value,
     ) -> Outcome {
-        let mut params = json!({
-            "name": tool,
-            "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-            },
-        });
+        let mut call = Call::new(tool, arguments.clone()).capabilities(json!({"elicitation": {}}));
         if let Some(token) = token {
-            params["requestState"] = json!(token);
-            params["inputResponses"] = answers;
+            call = call.state(token).answers(answers);
         }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-        let response = self
-            .http
-            .post(format!("http://{addr}/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", VERSION)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .json(&body)
-            .send()
-            .await
-            .expect("the server answers");
-        let body: Value = response.json().await.expect("a JSON-RPC response");
+        let (_, body) = call.send_with(&self.http, addr).await;
         if let Some(error) = body.get("error") {
             return Outcome::Error(
                 error["code"].as_i64().unwrap_or_default(),

@@ -11,15 +11,14 @@
 //! reports which path served it (`SagaContext::peer` is rmcp's, and the direct path has
 //! none): valid calls must take the direct path, and calls it must leave to rmcp must not.
 
-use saga_examples::harness::serving;
-
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use saga_examples::deploy;
+use saga_examples::harness::http::{Post, Reply};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::serve::SagaServer;
 use serde_json::{Value, json};
-use serving::{Running, serve_local};
 
 const VERSION: &str = "2026-07-28";
 const TOOL: &str = "complex_tool";
@@ -76,20 +75,8 @@ async fn pair() -> Pair {
     }
 }
 
-/// What a client sees of a response.
-#[derive(Debug, PartialEq)]
-struct Seen {
-    status: u16,
-    content_type: Option<String>,
-    body: Value,
-}
-
-/// One raw request: headers as sent (repeats kept), and the body's bytes.
-#[derive(Clone)]
-struct Raw {
-    headers: Vec<(&'static str, String)>,
-    body: Vec<u8>,
-}
+/// Where a request is written before [`same`] sends it to both servers.
+const UNSENT: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 fn meta() -> Value {
     json!({
@@ -107,79 +94,22 @@ fn message(params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
 }
 
-fn standard_headers(name: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("content-type", "application/json".into()),
-        ("accept", "application/json, text/event-stream".into()),
-        ("mcp-protocol-version", VERSION.into()),
-        ("mcp-method", "tools/call".into()),
-        ("mcp-name", name.into()),
-    ]
+/// One raw request (headers as sent, repeats kept, and the body's bytes) of `params`.
+fn raw(params: Value) -> Post {
+    Post::mcp(UNSENT).rpc(&message(params))
 }
 
-fn raw(params: Value) -> Raw {
-    let name = params["name"].as_str().unwrap_or_default().to_owned();
-    Raw {
-        headers: standard_headers(&name),
-        body: serde_json::to_vec(&message(params)).expect("JSON"),
-    }
+async fn send(addr: SocketAddr, raw: &Post) -> Reply {
+    raw.clone().at(addr).reply().await
 }
 
-impl Raw {
-    fn without(mut self, name: &str) -> Self {
-        self.headers.retain(|(header, _)| *header != name);
-        self
-    }
-
-    fn with(mut self, name: &'static str, value: &str) -> Self {
-        self.headers.push((name, value.into()));
-        self
-    }
-
-    fn replacing(self, name: &'static str, value: &str) -> Self {
-        self.without(name).with(name, value)
-    }
-}
-
-async fn send(addr: SocketAddr, raw: &Raw) -> Seen {
-    send_to(addr, "/mcp", raw).await
-}
-
-async fn send_to(addr: SocketAddr, path: &str, raw: &Raw) -> Seen {
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(20))
-        .build()
-        .expect("a client");
-    let mut request = client.post(format!("http://{addr}{path}"));
-    for (name, value) in &raw.headers {
-        request = request.header(*name, value);
-    }
-    let response = request
-        .body(raw.body.clone())
-        .send()
-        .await
-        .unwrap_or_else(|error| panic!("no answer to {:?}: {error}", raw.headers));
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    let text = response
-        .text()
-        .await
-        .unwrap_or_else(|error| panic!("no whole body for {:?}: {error}", raw.headers));
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Seen {
-        status,
-        content_type,
-        body,
-    }
+async fn send_to(addr: SocketAddr, path: &str, raw: &Post) -> Reply {
+    raw.clone().at(addr).path(path).reply().await
 }
 
 /// The body with a fresh token set aside (tokens are random per seal); the token itself
 /// is returned so a test can go on with it.
-fn without_token(seen: &mut Seen) -> Option<String> {
+fn without_token(seen: &mut Reply) -> Option<String> {
     let state = seen.body.pointer_mut("/result/requestState")?;
     let token = state.as_str().map(str::to_owned);
     *state = json!("<token>");
@@ -188,7 +118,7 @@ fn without_token(seen: &mut Seen) -> Option<String> {
 
 /// Sends `raw` to both servers and requires the same answer; returns it (token set
 /// aside) and the rmcp server's token, if any.
-async fn same(pair: &Pair, case: &str, raw: &Raw) -> (Seen, Option<String>) {
+async fn same(pair: &Pair, case: &str, raw: &Post) -> (Reply, Option<String>) {
     let mut direct = send(pair.direct.addr, raw).await;
     let mut rmcp = send(pair.rmcp.addr, raw).await;
     without_token(&mut direct);
@@ -197,7 +127,7 @@ async fn same(pair: &Pair, case: &str, raw: &Raw) -> (Seen, Option<String>) {
     (rmcp, token)
 }
 
-async fn served_by(addr: SocketAddr, raw: &Raw) -> String {
+async fn served_by(addr: SocketAddr, raw: &Post) -> String {
     let seen = send(addr, raw).await;
     seen.body["result"]["content"][0]["text"]
         .as_str()
@@ -205,7 +135,7 @@ async fn served_by(addr: SocketAddr, raw: &Raw) -> String {
         .to_owned()
 }
 
-fn probe_call() -> Raw {
+fn probe_call() -> Post {
     raw(json!({"name": "probe", "arguments": {}, "_meta": meta()}))
 }
 
@@ -216,9 +146,9 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
     assert_eq!(served_by(pair.rmcp.addr, &probe_call()).await, "rmcp");
     // Header names are case-insensitive; the direct path still serves.
     let shouting = probe_call()
-        .replacing("mcp-method", "tools/call")
+        .header("mcp-method", "tools/call")
         .without("mcp-name")
-        .with("mcp-name", "probe");
+        .repeat_header("mcp-name", "probe");
     assert_eq!(served_by(pair.direct.addr, &shouting).await, "direct");
 
     let mut progress = meta();
@@ -228,7 +158,7 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
     let left_to_rmcp = [
         (
             "an Origin header",
-            probe_call().with("origin", "http://localhost:3000"),
+            probe_call().repeat_header("origin", "http://localhost:3000"),
         ),
         (
             "a progress token",
@@ -240,11 +170,11 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
         ),
         (
             "a Base64-wrapped Mcp-Name",
-            probe_call().replacing("mcp-name", "=?base64?cHJvYmU=?="),
+            probe_call().header("mcp-name", "=?base64?cHJvYmU=?="),
         ),
         (
             "an Mcp-Param header",
-            probe_call().with("mcp-param-region", "eu"),
+            probe_call().repeat_header("mcp-param-region", "eu"),
         ),
     ];
     for (case, raw) in left_to_rmcp {
@@ -308,20 +238,16 @@ async fn a_whole_saga_and_its_wrong_turns_answer_the_same() {
         "Deployment to production initiated successfully based on confirmation."
     );
 
-    let mut other_arguments = round(target.clone(), &token);
-    other_arguments.body = serde_json::to_vec(&message(json!({
+    let other_arguments = round(target.clone(), &token).json(&message(json!({
         "name": TOOL,
         "arguments": {"initial_arg": "y", "replicas": 3},
         "requestState": token,
         "inputResponses": target,
         "_meta": meta(),
-    })))
-    .expect("JSON");
-    let mut string_id = raw(deploy_params());
-    string_id.body = serde_json::to_vec(&json!({
+    })));
+    let string_id = raw(deploy_params()).json(&json!({
         "jsonrpc": "2.0", "id": "call-1", "method": "tools/call", "params": deploy_params()
-    }))
-    .expect("JSON");
+    }));
     let cases = [
         ("the answer missing", round(json!({}), &token)),
         (
@@ -406,11 +332,9 @@ async fn transport_refusals_are_rmcps_on_both() {
         .remove("io.modelcontextprotocol/clientCapabilities");
     let mut old_meta = deploy_params();
     old_meta["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
-    let mut non_string_name = valid.clone();
-    non_string_name.body = serde_json::to_vec(&message(json!({
+    let non_string_name = valid.clone().json(&message(json!({
         "name": 5, "arguments": {}, "_meta": meta()
-    })))
-    .expect("JSON");
+    })));
     let cases = [
         (
             "no MCP-Protocol-Version",
@@ -418,83 +342,84 @@ async fn transport_refusals_are_rmcps_on_both() {
         ),
         (
             "an unknown MCP-Protocol-Version",
-            valid
-                .clone()
-                .replacing("mcp-protocol-version", "2099-01-01"),
+            valid.clone().header("mcp-protocol-version", "2099-01-01"),
         ),
         (
             "a header version other than _meta's",
-            valid
-                .clone()
-                .replacing("mcp-protocol-version", "2025-11-25"),
+            valid.clone().header("mcp-protocol-version", "2025-11-25"),
         ),
         ("_meta without a version", raw(no_version_meta)),
         ("_meta without capabilities", raw(no_capabilities)),
         (
             "an older version in both",
-            raw(old_meta).replacing("mcp-protocol-version", "2025-11-25"),
+            raw(old_meta).header("mcp-protocol-version", "2025-11-25"),
         ),
         ("no Mcp-Method", valid.clone().without("mcp-method")),
         (
             "another Mcp-Method",
-            valid.clone().replacing("mcp-method", "tools/list"),
+            valid.clone().header("mcp-method", "tools/list"),
         ),
         ("no Mcp-Name", valid.clone().without("mcp-name")),
         (
             "another Mcp-Name",
-            valid.clone().replacing("mcp-name", "probe"),
+            valid.clone().header("mcp-name", "probe"),
         ),
-        ("Mcp-Name twice", valid.clone().with("mcp-name", TOOL)),
+        (
+            "Mcp-Name twice",
+            valid.clone().repeat_header("mcp-name", TOOL),
+        ),
         (
             "Mcp-Method twice",
-            valid.clone().with("mcp-method", "tools/call"),
+            valid.clone().repeat_header("mcp-method", "tools/call"),
         ),
         (
             "MCP-Protocol-Version twice",
-            valid.clone().with("mcp-protocol-version", VERSION),
+            valid.clone().repeat_header("mcp-protocol-version", VERSION),
         ),
         (
             "a Base64 Mcp-Name that matches",
             valid
                 .clone()
-                .replacing("mcp-name", "=?base64?Y29tcGxleF90b29s?="),
+                .header("mcp-name", "=?base64?Y29tcGxleF90b29s?="),
         ),
         (
             "a Base64 Mcp-Name that does not",
-            valid.clone().replacing("mcp-name", "=?base64?cHJvYmU=?="),
+            valid.clone().header("mcp-name", "=?base64?cHJvYmU=?="),
         ),
         (
             "Accept without SSE",
-            valid.clone().replacing("accept", "application/json"),
+            valid.clone().header("accept", "application/json"),
         ),
         (
             "Accept weighing SSE out",
             valid
                 .clone()
-                .replacing("accept", "application/json, text/event-stream;q=0"),
+                .header("accept", "application/json, text/event-stream;q=0"),
         ),
         (
             "Accept in two headers",
             valid
                 .clone()
-                .replacing("accept", "application/json")
-                .with("accept", "text/event-stream"),
+                .header("accept", "application/json")
+                .repeat_header("accept", "text/event-stream"),
         ),
         (
             "a Host that is not allowed",
-            valid.clone().with("host", "evil.example"),
+            valid.clone().repeat_header("host", "evil.example"),
         ),
         (
             "an allowed Host on another port",
-            valid.clone().with("host", "localhost:9"),
+            valid.clone().repeat_header("host", "localhost:9"),
         ),
         (
             "an Origin",
-            valid.clone().with("origin", "http://localhost:3000"),
+            valid
+                .clone()
+                .repeat_header("origin", "http://localhost:3000"),
         ),
         (
             "an Mcp-Param header",
-            valid.clone().with("mcp-param-region", "eu"),
+            valid.clone().repeat_header("mcp-param-region", "eu"),
         ),
         ("a params.name that is not a string", non_string_name),
     ];
@@ -512,9 +437,11 @@ async fn unusual_messages_answer_the_same() {
     let meta = meta().to_string();
     // A body of the given top-level members, written as they are (JSON text, so that
     // order and repeats stay as written).
-    let members = |text: String| Raw {
-        headers: standard_headers(TOOL),
-        body: format!("{{{text}}}").into_bytes(),
+    let members = |text: String| {
+        Post::mcp(UNSENT)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", TOOL)
+            .body(format!("{{{text}}}"))
     };
     // A well-formed envelope around `params` written as they are.
     let call = |params: String| {

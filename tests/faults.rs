@@ -8,86 +8,38 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use saga_examples::harness::http::{Call, DEPLOYED, StatusCode, accept_target, client, verdict};
 use saga_examples::harness::process::ServerProcess;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-const PROTOCOL_VERSION: &str = "2026-07-28";
-const TOOL: &str = "complex_tool";
-const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
 const KEY_HEX: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
-
-// ---------------------------------------------------------------------------------------
-// The example server process
-// ---------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------
 // The deploy saga over raw HTTP
 // ---------------------------------------------------------------------------------------
 
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("an HTTP client")
-}
-
-/// The body of round `round` (0, 1, 2) of the deploy saga, resuming `token`.
-fn round_body(round: usize, token: Option<&str>) -> Value {
-    let mut params = json!({
-        "name": TOOL,
-        "arguments": {"initial_arg": "x"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
-        },
-    });
+/// Round `round` (0, 1, 2) of the deploy saga, resuming `token`.
+fn round_call(round: usize, token: Option<&str>) -> Call {
+    let mut call = Call::deploy().id(round + 1);
     if let Some(token) = token {
-        params["requestState"] = json!(token);
+        call = call.state(token);
     }
     match round {
-        0 => {}
-        1 => {
-            params["inputResponses"] =
-                json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}});
-        }
-        _ => {
-            params["inputResponses"] = json!({"sample-2": {
-                "role": "assistant",
-                "content": {"type": "text", "text": "Yes, all systems are green."},
-                "model": "test-model",
-                "stopReason": "endTurn"
-            }});
-        }
+        0 => call,
+        1 => call.answers(accept_target("production")),
+        _ => call.answers(verdict("Yes, all systems are green.")),
     }
-    json!({"jsonrpc": "2.0", "id": round + 1, "method": "tools/call", "params": params})
 }
 
-/// POSTs `body`; `Err` only for a transport-level failure (connection refused or reset,
-/// or the response cut off).
+/// Sends `call` to `addr`; `Err` only for a transport-level failure (connection refused or
+/// reset, or the response cut off).
 async fn post(
     client: &reqwest::Client,
     addr: SocketAddr,
-    body: &Value,
-) -> Result<(u16, Value), reqwest::Error> {
-    let response = client
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .json(body)
-        .send()
-        .await?;
-    let status = response.status().as_u16();
-    let text = response.text().await?;
-    Ok((
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    ))
+    call: &Call,
+) -> Result<(StatusCode, Value), reqwest::Error> {
+    call.post(addr).with_client(client).try_send().await
 }
 
 /// What a round answered: the next token, or the final text.
@@ -99,9 +51,9 @@ enum Answer {
 
 /// Checks round `round`'s answer: rounds 0 and 1 ask for `elicit-1` and `sample-2`, round
 /// 2 completes.
-fn answer(round: usize, status: u16, body: &Value) -> Result<Answer, String> {
+fn answer(round: usize, status: StatusCode, body: &Value) -> Result<Answer, String> {
     let result = &body["result"];
-    if status != 200 || body.get("error").is_some() {
+    if status != StatusCode::OK || body.get("error").is_some() {
         return Err(format!("round {round}: HTTP {status}: {body}"));
     }
     let expected = ["elicit-1", "sample-2"];
@@ -133,9 +85,9 @@ fn answer(round: usize, status: u16, body: &Value) -> Result<Answer, String> {
 
 #[tokio::test]
 async fn a_saga_survives_kill_9_between_rounds() {
-    let client = http_client();
+    let client = client();
     let mut first = ServerProcess::deploy(KEY_HEX);
-    let (status, body) = post(&client, first.addr, &round_body(0, None))
+    let (status, body) = post(&client, first.addr, &round_call(0, None))
         .await
         .expect("the first process answers");
     let Answer::Next(token) = answer(0, status, &body).unwrap() else {
@@ -144,7 +96,7 @@ async fn a_saga_survives_kill_9_between_rounds() {
     let first_addr = first.addr;
     first.kill_9();
     assert!(
-        post(&client, first_addr, &round_body(1, Some(&token)))
+        post(&client, first_addr, &round_call(1, Some(&token)))
             .await
             .is_err(),
         "the killed process cannot answer"
@@ -152,7 +104,7 @@ async fn a_saga_survives_kill_9_between_rounds() {
 
     let mut second = ServerProcess::deploy(KEY_HEX);
     assert_ne!(second.addr, first_addr);
-    let (status, body) = post(&client, second.addr, &round_body(1, Some(&token)))
+    let (status, body) = post(&client, second.addr, &round_call(1, Some(&token)))
         .await
         .expect("the fresh process answers");
     let Answer::Next(token) = answer(1, status, &body).unwrap() else {
@@ -161,13 +113,13 @@ async fn a_saga_survives_kill_9_between_rounds() {
     // And once more, for the last round.
     second.kill_9();
     let mut third = ServerProcess::deploy(KEY_HEX);
-    let (status, body) = post(&client, third.addr, &round_body(2, Some(&token)))
+    let (status, body) = post(&client, third.addr, &round_call(2, Some(&token)))
         .await
         .expect("the fresh process answers");
     let Answer::Done(text) = answer(2, status, &body).unwrap() else {
         unreachable!()
     };
-    assert_eq!(text, HAPPY_TEXT);
+    assert_eq!(text, DEPLOYED);
     third.assert_alive();
 }
 
@@ -246,12 +198,12 @@ impl Cluster {
         let mut rng = XorShift::new(SEED ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut token: Option<String> = None;
         for round in 0..3 {
-            let body = round_body(round, token.as_deref());
+            let call = round_call(round, token.as_deref());
             let mut replica = self.pick(&mut rng, None);
             let mut attempts = 0;
             let (status, response) = loop {
                 attempts += 1;
-                match post(client, self.addrs[replica], &body).await {
+                match post(client, self.addrs[replica], &call).await {
                     Ok(answered) => break answered,
                     Err(_) if attempts < 10 => {
                         // The same body, the same token, on another live replica.
@@ -292,7 +244,7 @@ async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
         served: (0..REPLICAS).map(|_| AtomicUsize::new(0)).collect(),
         killed_at: AtomicUsize::new(0),
     });
-    let client = http_client();
+    let client = client();
 
     let mut workers = Vec::new();
     for _ in 0..IN_FLIGHT {
@@ -305,7 +257,7 @@ async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
                     break errors;
                 }
                 match cluster.saga(&client, id).await {
-                    Ok(text) if text == HAPPY_TEXT => {}
+                    Ok(text) if text == DEPLOYED => {}
                     Ok(text) => errors.push(format!("saga {id}: final text {text:?}")),
                     Err(error) => errors.push(error),
                 }

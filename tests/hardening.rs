@@ -10,137 +10,61 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
 use saga_examples::deploy;
+use saga_examples::harness::http::{
+    Call, DEPLOY, DEPLOYED, Method, Post, accept_target, client, deploy_to_the_end,
+    every_capability, meta, verdict_as,
+};
 use saga_examples::harness::process::{ServerProcess, Spawn};
-use saga_examples::harness::serving::{PROTOCOL_VERSION, Running, serve_local};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::engine::PANIC_MESSAGE;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::default_http_config;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt as _;
 
-const TOOL: &str = "complex_tool";
 const KEY_HEX: &str = "7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e";
-const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
 const MIB: usize = 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------
 // Raw HTTP
 // ---------------------------------------------------------------------------------------
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("an HTTP client")
-}
-
 /// A POST to `addr` with MCP 2026-07-28's headers for a `tools/call` of `name`, plus
-/// `extra` (which replace any of the same name; an empty value removes it).
-async fn post(
+/// `extra` (which replace any of the same name; an empty value removes it), through
+/// `client`.
+fn post(
     client: &reqwest::Client,
     addr: SocketAddr,
     name: &str,
     extra: &[(&str, &str)],
-    body: impl Into<reqwest::Body>,
-) -> (StatusCode, Value) {
-    send(
-        client,
-        reqwest::Method::POST,
-        addr,
-        "/mcp",
-        name,
-        extra,
-        body,
-    )
-    .await
-    .expect("the server answers")
+    body: impl Into<Vec<u8>>,
+) -> Post {
+    Post::mcp(addr)
+        .with_client(client)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .headers(extra)
+        .body(body)
 }
 
-async fn send(
-    client: &reqwest::Client,
-    method: reqwest::Method,
-    addr: SocketAddr,
-    path: &str,
-    name: &str,
-    extra: &[(&str, &str)],
-    body: impl Into<reqwest::Body>,
-) -> Result<(StatusCode, Value), reqwest::Error> {
-    let mut headers = vec![
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", PROTOCOL_VERSION),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", name),
-    ];
-    for (key, value) in extra {
-        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(key));
-        headers.push((key, value));
-    }
-    let mut request = client.request(method, format!("http://{addr}{path}"));
-    for (key, value) in headers.iter().filter(|(_, v)| !v.is_empty()) {
-        request = request.header(*key, *value);
-    }
-    let response = request.body(body).send().await?;
-    let status = response.status();
-    let text = response.text().await?;
-    Ok((
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    ))
-}
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
-    })
-}
-
+/// A `tools/call` of `name` from a client of every capability, with `extra_params`.
 fn call_body(name: &str, arguments: Value, extra_params: Value) -> Value {
-    let mut params = json!({"name": name, "arguments": arguments, "_meta": meta()});
-    if let (Some(params), Some(extra)) = (params.as_object_mut(), extra_params.as_object()) {
-        params.extend(extra.clone());
-    }
-    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    let call = Call::new(name, arguments).capabilities(every_capability());
+    let extra = extra_params.as_object().cloned().unwrap_or_default();
+    extra
+        .into_iter()
+        .fold(call, |call, (key, value)| call.param(&key, value))
+        .message()
 }
 
 fn deploy_args() -> Value {
     json!({"initial_arg": "x"})
 }
 
-fn accept(target: Value) -> Value {
-    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
-}
-
-fn verdict_as(role: &str, content: Value) -> Value {
-    json!({"sample-2": {"role": role, "content": content, "model": "m", "stopReason": "endTurn"}})
-}
-
 /// Runs the deploy saga to its end; returns the final text.
-async fn full_saga(client: &reqwest::Client, addr: SocketAddr) -> String {
-    let body = call_body(TOOL, deploy_args(), json!({}));
-    let (status, first) = post(client, addr, TOOL, &[], body.to_string()).await;
-    assert_eq!(status, 200, "{first:#}");
-    let token = first["result"]["requestState"].as_str().expect("a token");
-    let body = call_body(
-        TOOL,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
-    );
-    let (_, second) = post(client, addr, TOOL, &[], body.to_string()).await;
-    let token = second["result"]["requestState"].as_str().expect("a token");
-    let body = call_body(
-        TOOL,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": verdict_as("assistant", json!({"type": "text", "text": "Yes"}))}),
-    );
-    let (_, third) = post(client, addr, TOOL, &[], body.to_string()).await;
-    third["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a final text: {third:#}"))
-        .to_owned()
+async fn full_saga(addr: SocketAddr) -> String {
+    deploy_to_the_end(addr, &Call::deploy()).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -163,22 +87,24 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
         let before = server.cpu_time();
         async move {
             for _ in 0..times {
-                let (status, _) = post(&client, addr, TOOL, &[], body.clone()).await;
+                let (status, _) = post(&client, addr, DEPLOY, &[], body.clone()).send().await;
                 assert_eq!(status, 200);
             }
             before
         }
     };
-    let small = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let small = call_body(DEPLOY, deploy_args(), json!({})).to_string();
     let before = per_call(client.clone(), small, 400).await;
     let normal = (server.cpu_time() - before) / 400;
-    let body = call_body(TOOL, big.clone(), json!({})).to_string();
+    let body = call_body(DEPLOY, big.clone(), json!({})).to_string();
     let before = per_call(client.clone(), body, 20).await;
     let normal_big = (server.cpu_time() - before) / 20;
 
     // MRTR: inputResponses without requestState, with an answer that fails its schema.
-    let body = call_body(TOOL, big.clone(), json!({"inputResponses": wrong})).to_string();
-    let (status, reply) = post(&client, server.addr, TOOL, &[], body.clone()).await;
+    let body = call_body(DEPLOY, big.clone(), json!({"inputResponses": wrong})).to_string();
+    let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.clone())
+        .send()
+        .await;
     assert_eq!(status, 200, "{reply:#}");
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
     assert!(
@@ -187,21 +113,24 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     );
     let cpu = server.cpu_time();
     for _ in 0..20 {
-        post(&client, server.addr, TOOL, &[], body.clone()).await;
+        post(&client, server.addr, DEPLOY, &[], body.clone())
+            .send()
+            .await;
     }
     let attack = (server.cpu_time() - cpu) / 20;
 
     // dependent-requests: the same answer as a dependent response.
-    let mut dependent = call_body(TOOL, big.clone(), json!({}));
+    let mut dependent = call_body(DEPLOY, big.clone(), json!({}));
     dependent["dependent_responses"] =
         json!({"elicit-1": {"result": {"action": "accept", "content": {"target": 12345}}}});
     let (status, reply) = post(
         &client,
         server.addr,
-        TOOL,
+        DEPLOY,
         &[("mcp-result-format", "dependent-requests")],
         dependent.to_string(),
     )
+    .send()
     .await;
     assert_eq!(status, 200, "{reply:#}");
     assert!(
@@ -214,10 +143,10 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     let attacks: Vec<_> = (0..2)
         .map(|_| {
             let (client, body, addr) = (client.clone(), body.clone(), server.addr);
-            tokio::spawn(async move { post(&client, addr, TOOL, &[], body).await })
+            tokio::spawn(async move { post(&client, addr, DEPLOY, &[], body).send().await })
         })
         .collect();
-    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    assert_eq!(full_saga(server.addr).await, DEPLOYED);
     let unrelated = started.elapsed();
     for attack in attacks {
         assert_eq!(attack.await.expect("joined").0, 200);
@@ -248,78 +177,67 @@ fn ran(reply: &Value) -> bool {
 async fn every_format_gets_the_default_paths_checks() {
     let server = ServerProcess::deploy(KEY_HEX);
     let client = client();
-    let good = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let good = call_body(DEPLOY, deploy_args(), json!({})).to_string();
     let raw = |s: &str| s.to_owned();
-    let with_good_meta = |envelope: &str| envelope.replace("META", &meta().to_string());
-    type Case<'a> = (
-        &'a str,
-        reqwest::Method,
-        &'a str,
-        Vec<(&'a str, &'a str)>,
-        String,
-    );
+    let with_good_meta =
+        |envelope: &str| envelope.replace("META", &meta(every_capability()).to_string());
+    type Case<'a> = (&'a str, Method, &'a str, Vec<(&'a str, &'a str)>, String);
     let cases: Vec<Case> = vec![
-        (
-            "another path",
-            reqwest::Method::POST,
-            "/other",
-            vec![],
-            good.clone(),
-        ),
-        ("PUT", reqwest::Method::PUT, "/mcp", vec![], good.clone()),
-        ("GET", reqwest::Method::GET, "/mcp", vec![], String::new()),
+        ("another path", Method::POST, "/other", vec![], good.clone()),
+        ("PUT", Method::PUT, "/mcp", vec![], good.clone()),
+        ("GET", Method::GET, "/mcp", vec![], String::new()),
         (
             "a mismatched Mcp-Name",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-name", "other")],
             good.clone(),
         ),
         (
             "no Mcp-Name",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-name", "")],
             good.clone(),
         ),
         (
             "a mismatched Mcp-Method",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-method", "tools/list")],
             good.clone(),
         ),
         (
             "no Mcp-Method",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-method", "")],
             good.clone(),
         ),
         (
             "a bogus MCP-Protocol-Version",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-protocol-version", "1999-01-01")],
             good.clone(),
         ),
         (
             "no MCP-Protocol-Version",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("mcp-protocol-version", "")],
             good.clone(),
         ),
         (
             "text/plain",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![("content-type", "text/plain")],
             good.clone(),
         ),
         (
             "a duplicate key",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             with_good_meta(
@@ -328,7 +246,7 @@ async fn every_format_gets_the_default_paths_checks() {
         ),
         (
             "jsonrpc 1.0",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             with_good_meta(
@@ -337,7 +255,7 @@ async fn every_format_gets_the_default_paths_checks() {
         ),
         (
             "an object id",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             with_good_meta(
@@ -346,7 +264,7 @@ async fn every_format_gets_the_default_paths_checks() {
         ),
         (
             "an array id",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             with_good_meta(
@@ -355,7 +273,7 @@ async fn every_format_gets_the_default_paths_checks() {
         ),
         (
             "a notification",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             with_good_meta(
@@ -364,7 +282,7 @@ async fn every_format_gets_the_default_paths_checks() {
         ),
         (
             "no _meta",
-            reqwest::Method::POST,
+            Method::POST,
             "/mcp",
             vec![],
             raw(
@@ -374,30 +292,19 @@ async fn every_format_gets_the_default_paths_checks() {
     ];
     for format in ["dependent-requests", "resume-token"] {
         for (label, method, path, headers, body) in &cases {
-            let (default_status, default_reply) = send(
-                &client,
-                method.clone(),
-                server.addr,
-                path,
-                TOOL,
-                headers,
-                body.clone(),
-            )
-            .await
-            .expect("answered");
+            let (default_status, default_reply) =
+                post(&client, server.addr, DEPLOY, headers, body.clone())
+                    .method(method.clone())
+                    .path(path)
+                    .send()
+                    .await;
             let mut with_format = headers.clone();
             with_format.push(("mcp-result-format", format));
-            let (status, reply) = send(
-                &client,
-                method.clone(),
-                server.addr,
-                path,
-                TOOL,
-                &with_format,
-                body.clone(),
-            )
-            .await
-            .expect("answered");
+            let (status, reply) = post(&client, server.addr, DEPLOY, &with_format, body.clone())
+                .method(method.clone())
+                .path(path)
+                .send()
+                .await;
             assert!(
                 !ran(&default_reply),
                 "{label}: the default path ran the tool: {default_reply:#}"
@@ -412,10 +319,11 @@ async fn every_format_gets_the_default_paths_checks() {
         let (status, reply) = post(
             &client,
             server.addr,
-            TOOL,
+            DEPLOY,
             &[("mcp-result-format", format)],
             good.clone(),
         )
+        .send()
         .await;
         assert_eq!(status, 200, "{format}: {reply:#}");
     }
@@ -439,9 +347,9 @@ async fn every_format_gets_the_configured_origins_and_body_limit() {
     let addr = listener.local_addr().expect("an address");
     tokio::spawn(async move { axum::serve(listener, router).await });
     let client = client();
-    let good = call_body(TOOL, deploy_args(), json!({})).to_string();
+    let good = call_body(DEPLOY, deploy_args(), json!({})).to_string();
     let big = call_body(
-        TOOL,
+        DEPLOY,
         json!({"initial_arg": "x".repeat(32 * 1024)}),
         json!({}),
     )
@@ -451,22 +359,26 @@ async fn every_format_gets_the_configured_origins_and_body_limit() {
         let (status, reply) = post(
             &client,
             addr,
-            TOOL,
+            DEPLOY,
             &[select[0], ("origin", "http://evil.example")],
             good.clone(),
         )
+        .send()
         .await;
         assert_eq!(status, 403, "{format}: {reply:#}");
         assert!(!ran(&reply));
-        let (status, reply) = post(&client, addr, TOOL, &select, big.clone()).await;
+        let (status, reply) = post(&client, addr, DEPLOY, &select, big.clone())
+            .send()
+            .await;
         assert_eq!(status, 413, "{format}: {reply:#}");
         let (status, reply) = post(
             &client,
             addr,
-            TOOL,
+            DEPLOY,
             &[select[0], ("origin", "http://good.example")],
             good.clone(),
         )
+        .send()
         .await;
         assert_eq!(status, 200, "{format}: {reply:#}");
     }
@@ -482,7 +394,6 @@ async fn every_format_gets_the_configured_origins_and_body_limit() {
 #[tokio::test]
 async fn twenty_huge_requests_at_once_stay_under_200_mib() {
     let mut server = ServerProcess::deploy(KEY_HEX);
-    let client = client();
     let before = server.rss_kib();
     let zeros = {
         let mut body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x","x":["#.to_vec();
@@ -493,7 +404,7 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
         body
     };
     let string = call_body(
-        TOOL,
+        DEPLOY,
         json!({"initial_arg": "x".repeat(MIB - 2048)}),
         json!({}),
     )
@@ -506,22 +417,11 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
         // A client of its own per round: the server closes a connection it answered 413
         // on, and a pooled one reused from that round could break mid-write (a race of
         // the client's pool, not of the server).
-        let client = self::client();
+        let client = client();
         let requests: Vec<_> = (0..20)
             .map(|_| {
                 let (client, body, addr) = (client.clone(), body.clone(), server.addr);
-                tokio::spawn(async move {
-                    send(
-                        &client,
-                        reqwest::Method::POST,
-                        addr,
-                        "/mcp",
-                        TOOL,
-                        &[],
-                        body,
-                    )
-                    .await
-                })
+                tokio::spawn(async move { post(&client, addr, DEPLOY, &[], body).try_send().await })
             })
             .collect();
         for request in requests {
@@ -543,7 +443,7 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
     }
     let peak = server.memory_kib("VmHWM");
     assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
-    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    assert_eq!(full_saga(server.addr).await, DEPLOYED);
     server.assert_alive();
 }
 
@@ -574,8 +474,7 @@ async fn a_real_client_gets_through_300_slow_connections() {
         slow.push(stream);
     }
     let started = Instant::now();
-    let client = client();
-    assert_eq!(full_saga(&client, server.addr).await, HAPPY_TEXT);
+    assert_eq!(full_saga(server.addr).await, DEPLOYED);
     println!(
         "slowloris: {} stalled connections held; a full saga completed in {:?}",
         slow.len(),
@@ -638,6 +537,7 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
         &[],
         call_body("pick", items.clone(), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["requestState"].as_str().expect("a token");
     let body = call_body(
@@ -645,7 +545,9 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
         items.clone(),
         json!({"requestState": token, "inputResponses": answer}),
     );
-    let (status, reply) = post(&client, addr, "pick", &[], body.to_string()).await;
+    let (status, reply) = post(&client, addr, "pick", &[], body.to_string())
+        .send()
+        .await;
     assert_eq!(status, 200);
     is_panic_error(&reply);
 
@@ -659,6 +561,7 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
         &[("mcp-result-format", "dependent-requests")],
         body.to_string(),
     )
+    .send()
     .await;
     is_panic_error(&reply);
 
@@ -672,18 +575,23 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
         &select,
         call_body("count_then_panic", args.clone(), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["nextResumeToken"]
         .as_str()
         .expect("a resume token");
     let body = call_body("count_then_panic", args, json!({"resumeToken": token}));
-    let (_, reply) = post(&client, addr, "count_then_panic", &select, body.to_string()).await;
+    let (_, reply) = post(&client, addr, "count_then_panic", &select, body.to_string())
+        .send()
+        .await;
     is_panic_error(&reply);
 
     // tools/callSaga, then tools/resumeSaga with the answer.
     let headers = [("mcp-method", "tools/callSaga"), ("mcp-name", "")];
-    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/callSaga", "params": {"name": "pick", "arguments": items, "_meta": meta()}});
-    let (_, started) = post(&client, addr, "pick", &headers, body.to_string()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/callSaga", "params": {"name": "pick", "arguments": items, "_meta": meta(every_capability())}});
+    let (_, started) = post(&client, addr, "pick", &headers, body.to_string())
+        .send()
+        .await;
     let saga_token = started["result"]["sagaToken"]
         .as_str()
         .unwrap_or_else(|| panic!("{started:#}"));
@@ -693,14 +601,16 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
     let body = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/resumeSaga", "params": {
         "sagaToken": saga_token,
         "completedSteps": [{"stepId": step_id, "result": answer["elicit-1"]}],
-        "_meta": meta(),
+        "_meta": meta(every_capability()),
     }});
     let headers = [("mcp-method", "tools/resumeSaga"), ("mcp-name", "")];
-    let (_, reply) = post(&client, addr, "pick", &headers, body.to_string()).await;
+    let (_, reply) = post(&client, addr, "pick", &headers, body.to_string())
+        .send()
+        .await;
     is_panic_error(&reply);
 
     // The same server serves the next call.
-    assert_eq!(full_saga(&client, addr).await, HAPPY_TEXT);
+    assert_eq!(full_saga(addr).await, DEPLOYED);
 }
 
 /// The same over stdio: the panicking call gets its error line, and the next call works.
@@ -766,13 +676,17 @@ async fn malformed_json_is_a_parse_error() {
     let server = ServerProcess::deploy(KEY_HEX);
     let client = client();
     for body in [r#"{"jsonrpc": "2.0", "id": 1,"#, "not json", "{\"a\":}", ""] {
-        let (status, reply) = post(&client, server.addr, TOOL, &[], body.to_owned()).await;
+        let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.to_owned())
+            .send()
+            .await;
         assert_eq!(status, 400, "{body:?}: {reply:#}");
         assert_eq!(reply["error"]["code"], -32700, "{body:?}: {reply:#}");
         assert_eq!(reply["id"], Value::Null);
     }
     for body in ["[1, 2]", "42", r#"{"jsonrpc": "2.0"}"#] {
-        let (status, reply) = post(&client, server.addr, TOOL, &[], body.to_owned()).await;
+        let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.to_owned())
+            .send()
+            .await;
         assert_eq!(status, 400, "{body:?}: {reply:#}");
         assert_eq!(reply["error"]["code"], -32600, "{body:?}: {reply:#}");
     }
@@ -793,19 +707,22 @@ async fn client_strings_are_escaped_in_the_log() {
     let (_, first) = post(
         &client,
         server.addr,
-        TOOL,
+        DEPLOY,
         &[],
-        call_body(TOOL, deploy_args(), json!({})).to_string(),
+        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["requestState"].as_str().expect("a token");
     let evil = "accept\nFORGED-LINE level=ERROR \u{1b}[31mred\u{1b}[0m";
     let body = call_body(
-        TOOL,
+        DEPLOY,
         deploy_args(),
         json!({"requestState": token, "inputResponses": {"elicit-1": {"action": evil}}}),
     );
-    let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+    let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
+        .send()
+        .await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
     // Give the log a moment to reach the pipe.
     let mut log = String::new();
@@ -839,18 +756,21 @@ async fn sampling_answers_must_be_the_assistants_text() {
     let (_, first) = post(
         &client,
         server.addr,
-        TOOL,
+        DEPLOY,
         &[],
-        call_body(TOOL, deploy_args(), json!({})).to_string(),
+        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["requestState"].as_str().expect("a token");
     let body = call_body(
-        TOOL,
+        DEPLOY,
         deploy_args(),
-        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
+        json!({"requestState": token, "inputResponses": accept_target("production")}),
     );
-    let (_, second) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+    let (_, second) = post(&client, server.addr, DEPLOY, &[], body.to_string())
+        .send()
+        .await;
     let token = second["result"]["requestState"].as_str().expect("a token");
     for (label, answer) in [
         (
@@ -873,23 +793,24 @@ async fn sampling_answers_must_be_the_assistants_text() {
         ),
     ] {
         let body = call_body(
-            TOOL,
+            DEPLOY,
             deploy_args(),
             json!({"requestState": token, "inputResponses": answer}),
         );
-        let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
+        let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
+            .send()
+            .await;
         assert_eq!(reply["error"]["code"], -32602, "{label}: {reply:#}");
     }
     let body = call_body(
-        TOOL,
+        DEPLOY,
         deploy_args(),
         json!({"requestState": token, "inputResponses": verdict_as("assistant", json!({"type": "text", "text": "Yes"}))}),
     );
-    let (_, reply) = post(&client, server.addr, TOOL, &[], body.to_string()).await;
-    assert_eq!(
-        reply["result"]["content"][0]["text"], HAPPY_TEXT,
-        "{reply:#}"
-    );
+    let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
+        .send()
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], DEPLOYED, "{reply:#}");
 }
 
 /// Lists the client's roots.
@@ -920,6 +841,7 @@ async fn roots_must_be_file_uris() {
         &[],
         call_body("client_roots", json!({}), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["requestState"]
         .as_str()
@@ -937,7 +859,9 @@ async fn roots_must_be_file_uris() {
             json!({}),
             json!({"requestState": token, "inputResponses": answer(uri)}),
         );
-        let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string()).await;
+        let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string())
+            .send()
+            .await;
         assert_eq!(reply["error"]["code"], -32602, "{uri:?}: {reply:#}");
     }
     let body = call_body(
@@ -945,7 +869,9 @@ async fn roots_must_be_file_uris() {
         json!({}),
         json!({"requestState": token, "inputResponses": answer("file:///srv")}),
     );
-    let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string()).await;
+    let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string())
+        .send()
+        .await;
     assert_eq!(
         reply["result"]["content"][0]["text"], "file:///home/a file:///srv",
         "{reply:#}"
@@ -957,16 +883,17 @@ async fn roots_must_be_file_uris() {
 async fn a_clients_step_error_is_escaped_in_the_result() {
     let server = ServerProcess::deploy(KEY_HEX);
     let client = client();
-    let mut body = call_body(TOOL, deploy_args(), json!({}));
+    let mut body = call_body(DEPLOY, deploy_args(), json!({}));
     body["dependent_responses"] =
         json!({"elicit-1": {"error": {"code": -1, "message": "bad\nFORGED\u{1b}[31mred"}}});
     let (_, reply) = post(
         &client,
         server.addr,
-        TOOL,
+        DEPLOY,
         &[("mcp-result-format", "dependent-requests")],
         body.to_string(),
     )
+    .send()
     .await;
     let text = reply["result"]["content"][0]["text"]
         .as_str()
@@ -996,30 +923,36 @@ async fn principal_headers_bind_tokens_to_the_named_headers() {
     let (_, first) = post(
         &client,
         running.addr,
-        TOOL,
+        DEPLOY,
         &alice,
-        call_body(TOOL, deploy_args(), json!({})).to_string(),
+        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
     )
+    .send()
     .await;
     let token = first["result"]["requestState"].as_str().expect("a token");
     let body = call_body(
-        TOOL,
+        DEPLOY,
         deploy_args(),
-        json!({"requestState": token, "inputResponses": accept(json!("production"))}),
+        json!({"requestState": token, "inputResponses": accept_target("production")}),
     )
     .to_string();
     let (_, reply) = post(
         &client,
         running.addr,
-        TOOL,
+        DEPLOY,
         &[("x-api-key", "bob")],
         body.clone(),
     )
+    .send()
     .await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
-    let (_, reply) = post(&client, running.addr, TOOL, &[], body.clone()).await;
+    let (_, reply) = post(&client, running.addr, DEPLOY, &[], body.clone())
+        .send()
+        .await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
-    let (_, reply) = post(&client, running.addr, TOOL, &alice, body).await;
+    let (_, reply) = post(&client, running.addr, DEPLOY, &alice, body)
+        .send()
+        .await;
     assert!(
         reply["result"]["inputRequests"]["sample-2"].is_object(),
         "{reply:#}"

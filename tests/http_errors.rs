@@ -3,26 +3,24 @@
 //! capability gating, declines, token freshness, unknown tools, discovery and listing.
 //!
 //! Each test starts its own in-process server on an ephemeral port and speaks plain
-//! JSON-RPC to it with reqwest, so what is asserted is exactly what a client sees.
-
-use saga_examples::harness::serving;
+//! JSON-RPC to it with the harness's raw-HTTP client (`saga_examples::harness::http`), so
+//! what is asserted is exactly what a client sees.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use reqwest::StatusCode;
 use saga_examples::deploy;
+use saga_examples::harness::http::{
+    Call, DEPLOY, DEPLOYED, PROTOCOL_VERSION, Post, StatusCode, accept_target, asks, complete,
+    deploy_round1, deploy_round2, input_required, jsonrpc_error, meta, refused, request, verdict,
+};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step};
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
 use saga_runtime::serve::SagaServer;
-use saga_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
+use saga_runtime::state::KeyRing;
 use serde_json::{Value, json};
-use serving::{Running, serve_local};
-
-const PROTOCOL_VERSION: &str = "2026-07-28";
-const TOOL: &str = "complex_tool";
-const HAPPY_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
 
 // ---------------------------------------------------------------------------------------
 // Serving
@@ -76,225 +74,6 @@ impl SagaTool for Variant {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Raw HTTP
-// ---------------------------------------------------------------------------------------
-
-fn all_capabilities() -> Value {
-    json!({"elicitation": {}, "sampling": {}})
-}
-
-fn meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
-}
-
-/// POSTs one JSON-RPC message to `/mcp`; returns the HTTP status and the body (parsed as
-/// JSON, or as a JSON string holding the raw text when it is not JSON).
-async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> (StatusCode, Value) {
-    let client = reqwest::Client::new();
-    let mut request = client
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request
-        .body(serde_json::to_vec(body).expect("a JSON body"))
-        .send()
-        .await
-        .expect("the server answers");
-    let status = response.status();
-    let text = response.text().await.expect("a readable body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
-}
-
-/// One `tools/call` round, built up field by field.
-#[derive(Debug, Clone)]
-struct Call {
-    name: &'static str,
-    arguments: Value,
-    capabilities: Value,
-    authorization: Option<&'static str>,
-    request_state: Option<String>,
-    input_responses: Option<Value>,
-    with_meta: bool,
-}
-
-impl Call {
-    fn new() -> Self {
-        Self {
-            name: TOOL,
-            arguments: json!({"initial_arg": "x"}),
-            capabilities: all_capabilities(),
-            authorization: None,
-            request_state: None,
-            input_responses: None,
-            with_meta: true,
-        }
-    }
-
-    fn name(mut self, name: &'static str) -> Self {
-        self.name = name;
-        self
-    }
-
-    fn arguments(mut self, arguments: Value) -> Self {
-        self.arguments = arguments;
-        self
-    }
-
-    fn capabilities(mut self, capabilities: Value) -> Self {
-        self.capabilities = capabilities;
-        self
-    }
-
-    fn authorization(mut self, authorization: &'static str) -> Self {
-        self.authorization = Some(authorization);
-        self
-    }
-
-    fn state(mut self, token: impl Into<String>) -> Self {
-        self.request_state = Some(token.into());
-        self
-    }
-
-    fn answers(mut self, responses: Value) -> Self {
-        self.input_responses = Some(responses);
-        self
-    }
-
-    fn without_meta(mut self) -> Self {
-        self.with_meta = false;
-        self
-    }
-
-    fn body(&self) -> Value {
-        let mut params = json!({"name": self.name, "arguments": self.arguments});
-        if self.with_meta {
-            params["_meta"] = meta(self.capabilities.clone());
-        }
-        if let Some(token) = &self.request_state {
-            params["requestState"] = json!(token);
-        }
-        if let Some(responses) = &self.input_responses {
-            params["inputResponses"] = responses.clone();
-        }
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-    }
-
-    async fn send(&self, addr: SocketAddr) -> (StatusCode, Value) {
-        let mut headers = vec![("Mcp-Method", "tools/call"), ("Mcp-Name", self.name)];
-        if let Some(authorization) = self.authorization {
-            headers.push(("Authorization", authorization));
-        }
-        post(addr, &headers, &self.body()).await
-    }
-}
-
-fn accept_target(target: &str) -> Value {
-    json!({"elicit-1": {"action": "accept", "content": {"target": target}}})
-}
-
-fn verdict(text: &str) -> Value {
-    json!({"sample-2": {
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": "test-model",
-        "stopReason": "endTurn"
-    }})
-}
-
-// ---------------------------------------------------------------------------------------
-// Assertions
-// ---------------------------------------------------------------------------------------
-
-/// An `input_required` result: returns its `requestState` and its `inputRequests`.
-#[track_caller]
-fn input_required(status: StatusCode, body: &Value) -> (String, Value) {
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert!(body.get("error").is_none(), "expected a result: {body:#}");
-    let result = &body["result"];
-    assert_eq!(result["resultType"], "input_required", "{body:#}");
-    let token = result["requestState"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no requestState: {body:#}"))
-        .to_owned();
-    assert!(!token.is_empty());
-    (token, result["inputRequests"].clone())
-}
-
-/// An `input_required` result asking for exactly the keys `keys`; returns its token.
-#[track_caller]
-fn asks(status: StatusCode, body: &Value, keys: &[&str]) -> String {
-    let (token, requests) = input_required(status, body);
-    let requests = requests
-        .as_object()
-        .unwrap_or_else(|| panic!("no inputRequests: {body:#}"));
-    let found: Vec<&str> = requests.keys().map(String::as_str).collect();
-    assert_eq!(found, keys, "{body:#}");
-    token
-}
-
-/// A `complete` result; returns its text.
-#[track_caller]
-fn complete(status: StatusCode, body: &Value) -> (String, bool) {
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert!(body.get("error").is_none(), "expected a result: {body:#}");
-    let result = &body["result"];
-    assert_eq!(result["resultType"], "complete", "{body:#}");
-    assert!(result.get("requestState").is_none(), "{body:#}");
-    let text = result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text content: {body:#}"))
-        .to_owned();
-    let is_error = result["isError"].as_bool().unwrap_or(false);
-    (text, is_error)
-}
-
-/// A JSON-RPC error (never a result, never HTTP 5xx); returns it.
-#[track_caller]
-fn jsonrpc_error(status: StatusCode, body: &Value) -> Value {
-    assert!(!status.is_server_error(), "HTTP {status}: {body:#}");
-    assert!(body.get("result").is_none(), "expected an error: {body:#}");
-    assert_eq!(body["jsonrpc"], "2.0", "{body:#}");
-    body.get("error")
-        .unwrap_or_else(|| panic!("HTTP {status}, no JSON-RPC error: {body:#}"))
-        .clone()
-}
-
-/// The one refusal every bad token gets.
-#[track_caller]
-fn refused(status: StatusCode, body: &Value) {
-    let error = jsonrpc_error(status, body);
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert_eq!(error["code"], -32602, "{body:#}");
-    assert_eq!(error["message"], INVALID_STATE_MESSAGE, "{body:#}");
-    assert!(error.get("data").is_none_or(Value::is_null), "{body:#}");
-}
-
-/// Round 1 of the deploy saga on `addr`; returns the token asking for `elicit-1`.
-async fn round1(addr: SocketAddr) -> String {
-    let (status, body) = Call::new().send(addr).await;
-    asks(status, &body, &["elicit-1"])
-}
-
-/// Rounds 1 and 2; returns the token asking for `sample-2`.
-async fn round2(addr: SocketAddr) -> String {
-    let token = round1(addr).await;
-    let (status, body) = Call::new()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(addr)
-        .await;
-    asks(status, &body, &["sample-2"])
-}
-
 /// Changes one character in the middle of a base64url token to another base64url one.
 fn flip(token: &str, at: usize) -> String {
     let mut chars: Vec<char> = token.chars().collect();
@@ -309,7 +88,7 @@ fn flip(token: &str, at: usize) -> String {
 #[tokio::test]
 async fn tampered_token_is_refused() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     // The version byte, the key id, the point, the expiry, the nonce, the
     // ciphertext, the tag: a change anywhere is refused.
     for at in [
@@ -324,7 +103,7 @@ async fn tampered_token_is_refused() {
     ] {
         let tampered = flip(&token, at);
         assert_ne!(tampered, token);
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(tampered)
             .answers(accept_target("production"))
             .send(server.addr)
@@ -332,7 +111,7 @@ async fn tampered_token_is_refused() {
         refused(status, &body);
     }
     // The untouched token still works.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -343,9 +122,9 @@ async fn tampered_token_is_refused() {
 #[tokio::test]
 async fn truncated_token_is_refused() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     for keep in [token.len() - 1, token.len() - 4, token.len() / 2, 60, 10, 1] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(&token[..keep])
             .answers(accept_target("production"))
             .send(server.addr)
@@ -364,7 +143,7 @@ async fn garbage_token_is_refused() {
         "AAAAAAAAAAAAAAAA",
         "eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo",
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(garbage)
             .answers(accept_target("production"))
             .send(server.addr)
@@ -376,13 +155,13 @@ async fn garbage_token_is_refused() {
 #[tokio::test]
 async fn empty_token_is_refused() {
     let server = deploy_server().await;
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state("")
         .answers(accept_target("production"))
         .send(server.addr)
         .await;
     refused(status, &body);
-    let (status, body) = Call::new().state("").send(server.addr).await;
+    let (status, body) = Call::deploy().state("").send(server.addr).await;
     refused(status, &body);
 }
 
@@ -391,8 +170,8 @@ async fn token_of_another_key_is_refused() {
     let ours = deploy_server().await;
     let theirs =
         serve_local(deploy::server(KeyRing::ephemeral()).expect("the deploy server builds")).await;
-    let token = round1(theirs.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(theirs.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(ours.addr)
@@ -403,13 +182,13 @@ async fn token_of_another_key_is_refused() {
 #[tokio::test]
 async fn token_of_another_principal_is_refused() {
     let server = deploy_server().await;
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .authorization("Bearer alice")
         .send(server.addr)
         .await;
     let token = asks(status, &body, &["elicit-1"]);
 
-    let resume = Call::new()
+    let resume = Call::deploy()
         .state(token.clone())
         .answers(accept_target("production"));
     let (status, body) = resume
@@ -440,8 +219,8 @@ async fn token_for_another_tool_is_refused() {
             .expect("the server builds"),
     )
     .await;
-    let token = round1(server.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .name("complex_tool_copy")
         .state(token.clone())
         .answers(accept_target("production"))
@@ -450,12 +229,12 @@ async fn token_for_another_tool_is_refused() {
     refused(status, &body);
 
     // And the other way round: the copy's token does not open the original.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .name("complex_tool_copy")
         .send(server.addr)
         .await;
     let copy_token = asks(status, &body, &["elicit-1"]);
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(copy_token)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -466,14 +245,14 @@ async fn token_for_another_tool_is_refused() {
 #[tokio::test]
 async fn token_with_changed_arguments_is_refused() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     for arguments in [
         json!({"initial_arg": "y"}),
         json!({"initial_arg": "x", "replicas": 3}),
         json!({"initial_arg": "x "}),
         json!({}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .arguments(arguments)
             .state(token.clone())
             .answers(accept_target("production"))
@@ -495,9 +274,9 @@ async fn expired_token_is_refused() {
             .expect("the server builds"),
     )
     .await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -512,7 +291,7 @@ async fn token_of_another_version_is_refused() {
         SagaServer::builder()
             .keys(key_ring())
             .tool(Variant {
-                name: TOOL,
+                name: DEPLOY,
                 version: 2,
             })
             .build()
@@ -521,8 +300,8 @@ async fn token_of_another_version_is_refused() {
     .await;
     let same_build = deploy_server().await;
 
-    let token = round1(old_build.addr).await;
-    let resume = Call::new()
+    let token = deploy_round1(old_build.addr, &Call::deploy()).await;
+    let resume = Call::deploy()
         .state(token)
         .answers(accept_target("production"));
     let (status, body) = resume.send(new_build.addr).await;
@@ -538,7 +317,7 @@ async fn one_mebibyte_token_is_refused() {
     let server = deploy_server().await;
     // Over saga's 64 KiB token cap, under the 1 MiB body limit: refused by saga.
     let huge = "A".repeat(512 * 1024);
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(huge)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -550,7 +329,7 @@ async fn one_mebibyte_token_is_refused() {
 async fn token_over_the_body_limit_is_refused_by_http() {
     let server = deploy_server().await;
     let huge = "A".repeat(5 * 1024 * 1024);
-    let (status, body) = Call::new().state(huge).send(server.addr).await;
+    let (status, body) = Call::deploy().state(huge).send(server.addr).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body:#}");
     assert!(body.get("result").is_none(), "{body:#}");
 }
@@ -562,11 +341,11 @@ async fn token_over_the_body_limit_is_refused_by_http() {
 #[tokio::test]
 async fn missing_answers_are_asked_again_with_a_new_token() {
     let server = deploy_server().await;
-    let (status, first) = Call::new().send(server.addr).await;
+    let (status, first) = Call::deploy().send(server.addr).await;
     let (token, requests) = input_required(status, &first);
 
     for responses in [None, Some(json!({}))] {
-        let mut call = Call::new().state(token.clone());
+        let mut call = Call::deploy().state(token.clone());
         if let Some(responses) = responses {
             call = call.answers(responses);
         }
@@ -576,34 +355,34 @@ async fn missing_answers_are_asked_again_with_a_new_token() {
         assert_ne!(new_token, token, "a re-ask issues a new token");
 
         // The new token finishes the saga.
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(new_token)
             .answers(accept_target("production"))
             .send(server.addr)
             .await;
         let token = asks(status, &body, &["sample-2"]);
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(token)
             .answers(verdict("Yes"))
             .send(server.addr)
             .await;
-        assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+        assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
     }
 }
 
 #[tokio::test]
 async fn missing_sampling_answer_is_asked_again() {
     let server = deploy_server().await;
-    let (status, body) = Call::new().send(server.addr).await;
+    let (status, body) = Call::deploy().send(server.addr).await;
     let token = asks(status, &body, &["elicit-1"]);
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(server.addr)
         .await;
     let (token, requests) = input_required(status, &body);
     // The answer to the previous round is stale now: it counts as no answer.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token.clone())
         .answers(accept_target("production"))
         .send(server.addr)
@@ -611,22 +390,22 @@ async fn missing_sampling_answer_is_asked_again() {
     let (again, again_requests) = input_required(status, &body);
     assert_eq!(again_requests, requests);
     assert_ne!(again, token);
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(again)
         .answers(verdict("Yes"))
         .send(server.addr)
         .await;
-    assert_eq!(complete(status, &body).0, HAPPY_TEXT);
+    assert_eq!(complete(status, &body).0, DEPLOYED);
 }
 
 #[tokio::test]
 async fn unknown_extra_answers_are_ignored() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     let mut answers = accept_target("production");
     answers["bogus"] = json!({"action": "accept", "content": {"anything": true}});
     answers["sample-2"] = json!("not yet asked");
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(answers)
         .send(server.addr)
@@ -636,18 +415,18 @@ async fn unknown_extra_answers_are_ignored() {
     let mut answers = verdict("Yes");
     answers["bogus"] = json!(42);
     answers["elicit-1"] = json!({"action": "decline"});
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(answers)
         .send(server.addr)
         .await;
-    assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+    assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
 }
 
 #[tokio::test]
 async fn malformed_answers_are_invalid_params() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     for answers in [
         json!({"elicit-1": {"action": "maybe"}}),
         json!({"elicit-1": 42}),
@@ -655,7 +434,7 @@ async fn malformed_answers_are_invalid_params() {
         json!({"elicit-1": null}),
         json!({"elicit-1": {"content": {"target": "production"}}}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(token.clone())
             .answers(answers.clone())
             .send(server.addr)
@@ -668,13 +447,13 @@ async fn malformed_answers_are_invalid_params() {
         assert!(message.contains("elicit-1"), "{answers}: {message}");
     }
 
-    let token = round2(server.addr).await;
+    let token = deploy_round2(server.addr, &Call::deploy()).await;
     for answers in [
         json!({"sample-2": {"action": "accept", "content": {"target": "production"}}}),
         json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "Yes"}}}),
         json!({"sample-2": []}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(token.clone())
             .answers(answers.clone())
             .send(server.addr)
@@ -690,7 +469,7 @@ async fn malformed_answers_are_invalid_params() {
 #[tokio::test]
 async fn off_schema_elicitation_is_asked_again() {
     let server = deploy_server().await;
-    let (status, body) = Call::new().send(server.addr).await;
+    let (status, body) = Call::deploy().send(server.addr).await;
     let (token, requests) = input_required(status, &body);
     for content in [
         Some(json!({"target": 5})),
@@ -704,7 +483,7 @@ async fn off_schema_elicitation_is_asked_again() {
         if let Some(content) = &content {
             answer["content"] = content.clone();
         }
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .state(token.clone())
             .answers(json!({"elicit-1": answer}))
             .send(server.addr)
@@ -735,8 +514,8 @@ async fn off_schema_elicitation_is_asked_again() {
 #[tokio::test]
 async fn declined_elicitation_completes_with_an_error() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token.clone())
         .answers(json!({"elicit-1": {"action": "decline"}}))
         .send(server.addr)
@@ -745,7 +524,7 @@ async fn declined_elicitation_completes_with_an_error() {
     assert!(is_error, "{body:#}");
     assert!(text.contains("declined"), "{text}");
 
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(json!({"elicit-1": {"action": "cancel"}}))
         .send(server.addr)
@@ -775,7 +554,7 @@ async fn elicitation_needs_the_elicitation_capability() {
         json!({"sampling": {}}),
         json!({"elicitation": {"url": {}}}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .capabilities(capabilities.clone())
             .send(server.addr)
             .await;
@@ -794,7 +573,7 @@ async fn elicitation_needs_the_elicitation_capability() {
         json!({"elicitation": {"form": {}}}),
         json!({"elicitation": {"form": {}, "url": {}}}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .capabilities(capabilities)
             .send(server.addr)
             .await;
@@ -805,8 +584,8 @@ async fn elicitation_needs_the_elicitation_capability() {
 #[tokio::test]
 async fn sampling_needs_the_sampling_capability() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
-    let resume = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let resume = Call::deploy()
         .state(token)
         .answers(accept_target("production"));
     let (status, body) = resume
@@ -830,8 +609,8 @@ async fn sampling_needs_the_sampling_capability() {
 #[tokio::test]
 async fn asking_again_needs_the_capability_too() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .capabilities(json!({}))
         .state(token)
         .send(server.addr)
@@ -847,8 +626,8 @@ async fn asking_again_needs_the_capability_too() {
 #[tokio::test]
 async fn every_round_issues_a_new_token() {
     let server = deploy_server().await;
-    let first = round1(server.addr).await;
-    let again = round1(server.addr).await;
+    let first = deploy_round1(server.addr, &Call::deploy()).await;
+    let again = deploy_round1(server.addr, &Call::deploy()).await;
     assert_ne!(
         first, again,
         "two sagas with the same arguments get different tokens"
@@ -856,12 +635,12 @@ async fn every_round_issues_a_new_token() {
 
     let mut seen = vec![first.clone(), again];
     for _ in 0..3 {
-        let (status, body) = Call::new().state(first.clone()).send(server.addr).await;
+        let (status, body) = Call::deploy().state(first.clone()).send(server.addr).await;
         let token = asks(status, &body, &["elicit-1"]);
         assert!(!seen.contains(&token), "re-asks issue new tokens");
         seen.push(token);
     }
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(first)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -877,7 +656,7 @@ async fn every_round_issues_a_new_token() {
 #[tokio::test]
 async fn unknown_tool_is_invalid_params() {
     let server = deploy_server().await;
-    let (status, body) = Call::new().name("no_such_tool").send(server.addr).await;
+    let (status, body) = Call::deploy().name("no_such_tool").send(server.addr).await;
     let error = jsonrpc_error(status, &body);
     assert_eq!(error["code"], -32602, "{body:#}");
     assert!(
@@ -889,8 +668,8 @@ async fn unknown_tool_is_invalid_params() {
     );
 
     // With a token, too: the tool is looked up before the token is opened.
-    let token = round1(server.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .name("no_such_tool")
         .state(token)
         .send(server.addr)
@@ -906,7 +685,7 @@ async fn invalid_arguments_are_invalid_params() {
         json!({"initial_arg": 5}),
         json!({"initial_arg": "x", "replicas": -1}),
     ] {
-        let (status, body) = Call::new()
+        let (status, body) = Call::deploy()
             .arguments(arguments.clone())
             .send(server.addr)
             .await;
@@ -918,7 +697,7 @@ async fn invalid_arguments_are_invalid_params() {
 #[tokio::test]
 async fn missing_meta_is_refused() {
     let server = deploy_server().await;
-    let (status, body) = Call::new().without_meta().send(server.addr).await;
+    let (status, body) = Call::deploy().without_meta().send(server.addr).await;
     let error = jsonrpc_error(status, &body);
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body:#}");
     assert_eq!(error["code"], -32602, "{body:#}");
@@ -938,7 +717,7 @@ async fn missing_meta_is_refused() {
 #[tokio::test]
 async fn happy_path_over_raw_http() {
     let server = deploy_server().await;
-    let (status, body) = Call::new().send(server.addr).await;
+    let (status, body) = Call::deploy().send(server.addr).await;
     let (token, requests) = input_required(status, &body);
     let elicit = &requests["elicit-1"];
     assert_eq!(elicit["method"], "elicitation/create");
@@ -951,7 +730,7 @@ async fn happy_path_over_raw_http() {
         json!(["target"])
     );
 
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(server.addr)
@@ -966,19 +745,19 @@ async fn happy_path_over_raw_http() {
         "{body:#}"
     );
 
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(verdict("Yes, go ahead."))
         .send(server.addr)
         .await;
-    assert_eq!(complete(status, &body), (HAPPY_TEXT.to_owned(), false));
+    assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
 }
 
 #[tokio::test]
 async fn a_no_verdict_postpones() {
     let server = deploy_server().await;
-    let token = round2(server.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round2(server.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(verdict("No, not now."))
         .send(server.addr)
@@ -992,16 +771,17 @@ async fn a_no_verdict_postpones() {
 #[tokio::test]
 async fn tools_list_has_the_tool_and_caching_hints() {
     let server = deploy_server().await;
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta(all_capabilities())}});
-    let (status, body) = post(server.addr, &[("Mcp-Method", "tools/list")], &body).await;
+    let capabilities = json!({"elicitation": {}, "sampling": {}});
+    let body = request(7, "tools/list", json!({"_meta": meta(capabilities)}));
+    let (status, body) = Post::mcp(server.addr).rpc(&body).send().await;
     assert_eq!(status, StatusCode::OK, "{body:#}");
     assert_eq!(body["id"], 7);
     let result = &body["result"];
     let tools = result["tools"].as_array().expect("a tools array");
     let tool = tools
         .iter()
-        .find(|tool| tool["name"] == TOOL)
-        .unwrap_or_else(|| panic!("no {TOOL}: {body:#}"));
+        .find(|tool| tool["name"] == DEPLOY)
+        .unwrap_or_else(|| panic!("no {DEPLOY}: {body:#}"));
     assert_eq!(tool["inputSchema"]["type"], "object", "{body:#}");
     assert!(
         tool["inputSchema"]["properties"]["initial_arg"].is_object(),
@@ -1014,8 +794,8 @@ async fn tools_list_has_the_tool_and_caching_hints() {
 #[tokio::test]
 async fn server_discover_has_the_version_and_caching_hints() {
     let server = deploy_server().await;
-    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "server/discover", "params": {"_meta": meta(json!({}))}});
-    let (status, body) = post(server.addr, &[("Mcp-Method", "server/discover")], &body).await;
+    let body = request(8, "server/discover", json!({"_meta": meta(json!({}))}));
+    let (status, body) = Post::mcp(server.addr).rpc(&body).send().await;
     assert_eq!(status, StatusCode::OK, "{body:#}");
     let result = &body["result"];
     let versions = result["supportedVersions"]
@@ -1037,18 +817,18 @@ async fn server_discover_has_the_version_and_caching_hints() {
 #[tokio::test]
 async fn mistyped_mrtr_params_are_invalid_params() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     for (request_state, input_responses) in [
         (json!(token), json!("nope")),
         (json!(token), json!([1, 2])),
         (json!(5), json!({})),
         (json!({"token": token}), json!(accept_target("production"))),
     ] {
-        let mut body = Call::new().body();
-        body["params"]["requestState"] = request_state.clone();
-        body["params"]["inputResponses"] = input_responses.clone();
-        let headers = [("Mcp-Method", "tools/call"), ("Mcp-Name", TOOL)];
-        let (status, body) = post(server.addr, &headers, &body).await;
+        let (status, body) = Call::deploy()
+            .param("requestState", request_state.clone())
+            .param("inputResponses", input_responses.clone())
+            .send(server.addr)
+            .await;
         let error = jsonrpc_error(status, &body);
         // rmcp cannot decode the params as a `tools/call` and hands the request over as a
         // custom method; saga answers it as what it is, bad params of a known method.
@@ -1067,10 +847,11 @@ async fn mistyped_mrtr_params_are_invalid_params() {
 #[tokio::test]
 async fn null_request_state_starts_afresh_using_the_answers_it_carries() {
     let server = deploy_server().await;
-    let mut body = Call::new().answers(accept_target("production")).body();
-    body["params"]["requestState"] = Value::Null;
-    let headers = [("Mcp-Method", "tools/call"), ("Mcp-Name", TOOL)];
-    let (status, body) = post(server.addr, &headers, &body).await;
+    let (status, body) = Call::deploy()
+        .answers(accept_target("production"))
+        .param("requestState", Value::Null)
+        .send(server.addr)
+        .await;
     asks(status, &body, &["sample-2"]);
 }
 
@@ -1089,16 +870,16 @@ async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
     )
     .await;
     let long = deploy_server().await;
-    let token = round1(long.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(long.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(short.addr)
         .await;
     refused(status, &body);
     // The other way round is fine.
-    let token = round1(short.addr).await;
-    let (status, body) = Call::new()
+    let token = deploy_round1(short.addr, &Call::deploy()).await;
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(accept_target("production"))
         .send(long.addr)
@@ -1119,8 +900,8 @@ async fn token_of_a_rotated_key_opens_while_the_key_is_in_the_ring() {
             .expect("the deploy server builds"),
     )
     .await;
-    let token = round1(old.addr).await;
-    let resume = Call::new()
+    let token = deploy_round1(old.addr, &Call::deploy()).await;
+    let resume = Call::deploy()
         .state(token)
         .answers(accept_target("production"));
     let (status, body) = resume.send(retired.addr).await;
@@ -1128,7 +909,7 @@ async fn token_of_a_rotated_key_opens_while_the_key_is_in_the_ring() {
     let (status, body) = resume.send(rotated.addr).await;
     let token = asks(status, &body, &["sample-2"]);
     // The rotated server seals with its new key, which the old server does not know.
-    let (status, body) = Call::new()
+    let (status, body) = Call::deploy()
         .state(token)
         .answers(verdict("Yes"))
         .send(old.addr)
@@ -1150,10 +931,10 @@ fn expiry_of(token: &str) -> u64 {
 #[tokio::test]
 async fn asking_again_keeps_the_rounds_expiry() {
     let server = deploy_server().await;
-    let token = round1(server.addr).await;
+    let token = deploy_round1(server.addr, &Call::deploy()).await;
     // Cross a second boundary, so that a fresh expiry would differ from the original.
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let (status, body) = Call::new().state(token.clone()).send(server.addr).await;
+    let (status, body) = Call::deploy().state(token.clone()).send(server.addr).await;
     let again = asks(status, &body, &["elicit-1"]);
     assert_ne!(again, token, "a new token every round");
     assert_eq!(
@@ -1163,14 +944,12 @@ async fn asking_again_keeps_the_rounds_expiry() {
     );
 }
 
-/// POSTs `body` outside any session, as a client naming MCP 2025-11-25 in its headers
-/// and in `_meta` (with `capabilities`) would; `name` is the `Mcp-Name`, when the method
-/// has one. Answered within 20 s or the test fails: a call held open is the bug these
-/// tests guard against.
+/// POSTs a request outside any session, as a client naming MCP 2025-11-25 in its headers
+/// and in `_meta` (with `capabilities`) would. Answered within 20 s or the test fails: a
+/// call held open is the bug these tests guard against.
 async fn post_sessionless_2025(
     addr: SocketAddr,
     method: &str,
-    name: Option<&str>,
     mut params: Value,
     capabilities: Value,
 ) -> (StatusCode, Value) {
@@ -1178,25 +957,12 @@ async fn post_sessionless_2025(
         "io.modelcontextprotocol/protocolVersion": "2025-11-25",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .header("Mcp-Method", method);
-    if let Some(name) = name {
-        request = request.header("Mcp-Name", name);
-    }
-    let request = request.body(body.to_string());
-    let answered = tokio::time::timeout(Duration::from_secs(20), async move {
-        let response = request.send().await.expect("the server answers");
-        let status = response.status();
-        let body: Value = response.json().await.expect("a JSON body");
-        (status, body)
-    })
-    .await;
-    answered.expect("the request is answered, not held open")
+    let post = Post::mcp(addr)
+        .header("mcp-protocol-version", "2025-11-25")
+        .rpc(&request(1, method, params));
+    tokio::time::timeout(Duration::from_secs(20), post.send())
+        .await
+        .expect("the request is answered, not held open")
 }
 
 /// A request outside any session whose `_meta` names a session-era version is answered at
@@ -1208,8 +974,7 @@ async fn a_sessionless_request_naming_a_session_era_version_is_answered_not_held
     let (status, body) = post_sessionless_2025(
         server.addr,
         "tools/call",
-        Some(TOOL),
-        json!({"name": TOOL, "arguments": {"initial_arg": "x"}}),
+        json!({"name": DEPLOY, "arguments": {"initial_arg": "x"}}),
         json!({"elicitation": {}}),
     )
     .await;
@@ -1232,7 +997,6 @@ async fn a_sessionless_request_cannot_set_a_sessions_log_level() {
     let (_, body) = post_sessionless_2025(
         server.addr,
         "logging/setLevel",
-        None,
         json!({"level": "debug"}),
         json!({}),
     )

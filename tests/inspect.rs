@@ -4,9 +4,8 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-use saga_examples::harness::context as support_context;
-
 use saga_examples::deploy_by_hand::ComplexToolByHand;
+use saga_examples::harness::context;
 use saga_runtime::engine::{Call, SagaContext};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::CallToolResponse;
@@ -30,7 +29,7 @@ fn arguments() -> serde_json::Map<String, Value> {
 }
 
 fn context(principal: &str) -> SagaContext {
-    support_context::eliciting_and_sampling(principal)
+    context::eliciting_and_sampling(principal)
 }
 
 /// Plays the first round and answers it; gives the token of the second round.

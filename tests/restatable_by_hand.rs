@@ -5,14 +5,12 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-use saga_examples::harness::serving;
-use saga_examples::harness::tasks;
-
-use saga_examples::harness::context as support_context;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use saga_examples::deploy_by_hand::ComplexToolByHand;
+use saga_examples::harness::context;
+use saga_examples::harness::serving;
+use saga_examples::harness::tasks;
 use saga_runtime::engine::{Call, SagaContext, SagaTool};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
@@ -150,7 +148,7 @@ fn server() -> SagaServer {
 }
 
 fn context() -> SagaContext {
-    support_context::eliciting_and_sampling("alice")
+    context::eliciting_and_sampling("alice")
 }
 
 fn call(tool: &str, label: &str) -> Call {

@@ -6,10 +6,9 @@
 
 #![allow(deprecated)] // sampling: deprecated in 2026-07-28, still served
 
-use saga_examples::harness::context as support_context;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use saga_examples::harness::context;
 use saga_runtime::engine::{Call, SagaContext};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolResponse, InputRequiredResult};
@@ -154,7 +153,7 @@ fn server() -> SagaServer {
 }
 
 fn context() -> SagaContext {
-    support_context::eliciting_and_sampling("alice")
+    context::eliciting_and_sampling("alice")
 }
 
 fn object(value: Value) -> Map<String, Value> {

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 
 use saga_examples::deploy;
+use saga_examples::harness::http::{Call, Post, StatusCode, meta, request};
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
@@ -31,24 +32,12 @@ async fn send_raw(
     id: &str,
     method: &str,
     mut params: Value,
-) -> (reqwest::StatusCode, Value) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
-    });
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    let response = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", method)
-        .json(&body)
+) -> (StatusCode, Value) {
+    params["_meta"] = meta(json!({"elicitation": {}, "sampling": {}}));
+    let (status, reply) = Post::mcp(addr)
+        .rpc(&request(id, method, params))
         .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    let reply: Value = response.json().await.unwrap();
+        .await;
     assert_eq!(reply["id"], id, "{reply:#}");
     (status, reply)
 }
@@ -197,25 +186,11 @@ async fn a_saga_token_is_not_a_request_state_and_a_forged_one_is_refused() {
         "bm9wZQ.abc".to_owned(),
         String::new(),
     ] {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 9, "method": "tools/resumeSaga",
-            "params": {"sagaToken": bad, "completedSteps": [], "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }}
-        });
-        let reply: Value = reqwest::Client::new()
-            .post(format!("http://{}/mcp", server.addr))
-            .header("accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "tools/resumeSaga")
-            .json(&body)
+        let params = json!({"sagaToken": bad, "completedSteps": [], "_meta": meta(json!({}))});
+        let (_, reply) = Post::mcp(server.addr)
+            .rpc(&request(9, "tools/resumeSaga", params))
             .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .await;
         assert_eq!(reply["error"]["code"], -32602, "{bad}: {reply:#}");
         assert_eq!(
             reply["error"]["message"],
@@ -225,25 +200,11 @@ async fn a_saga_token_is_not_a_request_state_and_a_forged_one_is_refused() {
     // The same sealed state is not accepted as an MRTR requestState of tools/call: the
     // binding differs (method, and the arguments bound by tools/call).
     let (_, raw) = token.split_once('.').unwrap();
-    let body = json!({
-        "jsonrpc": "2.0", "id": 10, "method": "tools/call",
-        "params": {"name": "complex_tool", "arguments": {"initial_arg": "value"}, "requestState": raw,
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}}}
-    });
-    let reply: Value = reqwest::Client::new()
-        .post(format!("http://{}/mcp", server.addr))
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "complex_tool")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, reply) = Call::new("complex_tool", json!({"initial_arg": "value"}))
+        .id(10)
+        .state(raw)
+        .send(server.addr)
+        .await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
 }
 

@@ -4,7 +4,8 @@
 
 use std::net::SocketAddr;
 
-use saga_examples::harness::serving::{Running, as_2026_request, serve_local};
+use saga_examples::harness::http::{Post, StatusCode, with_meta};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_examples::weather;
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
@@ -14,21 +15,14 @@ async fn serve() -> (SocketAddr, Running) {
     (running.addr, running)
 }
 
-async fn post(addr: SocketAddr, body: &Value, select: bool) -> (u16, Value) {
-    let mut body = body.clone();
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in as_2026_request(&mut body) {
-        request = request.header(name, value);
-    }
-    if select {
-        request = request.header("Mcp-Result-Format", "dependent-requests");
-    }
-    let response = request.json(&body).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+/// Sends `body` as a 2026-07-28 client would, selecting the format when `select`.
+async fn post(addr: SocketAddr, body: &Value, select: bool) -> (StatusCode, Value) {
+    let format = if select { "dependent-requests" } else { "" };
+    Post::mcp(addr)
+        .rpc(&with_meta(body.clone()))
+        .header("mcp-result-format", format)
+        .send()
+        .await
 }
 
 fn close(a: &Value, b: f64) -> bool {
@@ -162,17 +156,12 @@ async fn the_format_passes_the_transports_checks() {
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "get_weather", "arguments": {"location": "New York"}}
     });
-    let response = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("Mcp-Result-Format", "dependent-requests")
+    let (status, reply) = Post::mcp(addr)
+        .without("mcp-protocol-version")
+        .header("mcp-result-format", "dependent-requests")
         .json(&call)
         .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let reply: Value = response.json().await.unwrap_or(Value::Null);
-    assert!(status >= 400, "{status} {reply:#}");
+        .await;
+    assert!(status.as_u16() >= 400, "{status} {reply:#}");
     assert!(reply.get("dependent_requests").is_none(), "{reply:#}");
 }

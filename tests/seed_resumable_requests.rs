@@ -11,16 +11,14 @@
 //! The fault test kills a server process with SIGKILL in the middle of a checkpointing
 //! call and resumes it on a fresh process.
 
-use saga_examples::harness::session;
-
 use std::time::Duration;
 
 use saga_examples::deploy;
 use saga_examples::harness::process::Spawn;
 use saga_examples::harness::serving::serve_local;
+use saga_examples::harness::session::{SESSION_VERSION, Session};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
-use session::{SESSION_VERSION, Session};
 
 const KEY_HEX: &str = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4";
 

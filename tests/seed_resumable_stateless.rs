@@ -3,35 +3,17 @@
 //! checkpoint, then the result), and after a `kill -9` a fresh process continues it from
 //! the last token with `requests/resume`; `requests/getStatus` answers from the token.
 
-use saga_examples::harness::session;
-
+use saga_examples::harness::http::{Post, meta};
 use saga_examples::harness::process::Spawn;
+use saga_examples::harness::session::Events;
 use serde_json::{Value, json};
-use session::Events;
 
 const KEY_HEX: &str = "7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c";
 
 /// A stateless 2026-07-28 request declaring `capabilities` in its `_meta`.
 async fn post(url: &str, mut message: Value, capabilities: Value) -> reqwest::Response {
-    let method = message["method"].as_str().unwrap_or_default().to_owned();
-    message["params"]["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", &method);
-    if let Some(name) = message["params"]["name"].as_str() {
-        request = request.header("Mcp-Name", name);
-    }
-    request
-        .body(message.to_string())
-        .send()
-        .await
-        .expect("the server answers")
+    message["params"]["_meta"] = meta(capabilities);
+    Post::to(url).rpc(&message).response().await
 }
 
 fn migrate(id: &str, tables: u32) -> Value {

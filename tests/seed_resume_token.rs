@@ -4,7 +4,8 @@
 
 use std::net::SocketAddr;
 
-use saga_examples::harness::serving::{Running, as_2026_request, serve_local};
+use saga_examples::harness::http::{Post, request, with_meta};
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -39,23 +40,15 @@ async fn serve() -> (SocketAddr, Running) {
     (running.addr, running)
 }
 
+/// A `tools/call` of a 2026-07-28 client that selects the `resume-token` format.
 async fn call(addr: SocketAddr, id: u64, params: Value) -> Value {
-    let mut body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("Mcp-Result-Format", "resume-token");
-    for (name, value) in as_2026_request(&mut body) {
-        request = request.header(name, value);
-    }
-    request
-        .json(&body)
+    let message = with_meta(request(id, "tools/call", params));
+    let (_, reply) = Post::mcp(addr)
+        .rpc(&message)
+        .header("mcp-result-format", "resume-token")
         .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+        .await;
+    reply
 }
 
 #[tokio::test]

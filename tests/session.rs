@@ -3,15 +3,13 @@
 
 #![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
 
-use saga_examples::harness::session;
-
 use std::time::Duration;
 
 use saga_examples::deploy;
 use saga_examples::harness::serving::serve_local;
+use saga_examples::harness::session::Session;
 use saga_runtime::prelude::*;
 use serde_json::json;
-use session::Session;
 
 /// `notifications/cancelled` for a call that waits on its client stops the saga: the
 /// answer to the pending request is not used, nothing more is asked, and the call does

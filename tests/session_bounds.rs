@@ -3,23 +3,17 @@
 //! cap refuses the request beyond it with the right status, and gives its place back when
 //! what held it ends.
 
-use saga_examples::harness::serving;
-use saga_examples::harness::session;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use saga_examples::harness::http::{Post, StatusCode, is_event_stream, meta, request};
+use saga_examples::harness::serving::{Running, serve_local};
+use saga_examples::harness::session::{Events, Session, initialize};
 use saga_runtime::prelude::*;
 use saga_runtime::serve::{
     MAX_REPLAYED_CHECKPOINTS, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServerBuilder,
 };
 use serde_json::{Value, json};
-use serving::{Running, serve_local};
-use session::{Events, SESSION_VERSION};
-
-/// The stateless protocol version (MRTR).
-const MRTR_VERSION: &str = "2026-07-28";
 
 /// How long anything here may take before the test gives up on it.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -104,32 +98,12 @@ async fn start(builder: SagaServerBuilder) -> (Running, String) {
 // Raw HTTP
 // ---------------------------------------------------------------------------------------
 
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("an HTTP client")
-}
-
 /// An `initialize` as `who` (an `Authorization` header value).
-async fn initialize(url: &str, who: &str) -> reqwest::Response {
-    http()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
+async fn initialize_as(url: &str, who: &str) -> reqwest::Response {
+    initialize(url, json!({"elicitation": {}}))
         .header("authorization", who)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION_VERSION,
-                "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "session-bounds-test", "version": "0"}
-            }
-        }))
-        .send()
+        .response()
         .await
-        .expect("initialize is answered")
 }
 
 /// A refusal at one of the session bounds: `status`, `Retry-After: 1` and a JSON-RPC
@@ -150,102 +124,26 @@ async fn assert_refused(response: reqwest::Response, status: StatusCode, what: &
     assert!(body.get("result").is_none(), "{what}: {body}");
 }
 
-/// A session (MCP 2025-11-25) opened by `who`, over raw HTTP.
-struct Client {
-    http: reqwest::Client,
-    url: String,
-    id: String,
-    who: String,
+/// Opens a session as `who`; the client declares elicitation.
+async fn open(url: &str, who: &str) -> Session {
+    Session::open_as(url, Some(who), json!({"elicitation": {}})).await
 }
 
-impl Client {
-    /// Opens a session as `who`; the client declares elicitation.
-    async fn open(url: &str, who: &str) -> Client {
-        let response = initialize(url, who).await;
-        assert_eq!(response.status(), StatusCode::OK, "initialize as {who}");
-        let id = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|id| id.to_str().ok())
-            .expect("a session id")
-            .to_owned();
-        let mut events = Events::new(response);
-        let result = events.next().await.expect("an initialize result");
-        assert_eq!(
-            result["result"]["protocolVersion"], SESSION_VERSION,
-            "{result}"
-        );
-        let client = Client {
-            http: http(),
-            url: url.to_owned(),
-            id,
-            who: who.to_owned(),
-        };
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let status = client.post(&initialized).await.status();
-        assert!(status.is_success(), "initialized: {status}");
-        client
-    }
+/// Starts a `tools/call` of `tool` with request id `id` in `session`; its response stream.
+async fn start_call(session: &Session, id: u64, tool: &str) -> Events {
+    let response = session.post(&call_message(id, tool)).await;
+    assert_eq!(response.status(), StatusCode::OK, "tools/call {id}");
+    Events::new(response)
+}
 
-    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, &self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &self.id)
-            .header("mcp-protocol-version", SESSION_VERSION)
-            .header("authorization", &self.who)
-    }
-
-    async fn post(&self, message: &Value) -> reqwest::Response {
-        self.request(reqwest::Method::POST)
-            .header("content-type", "application/json")
-            .json(message)
-            .send()
-            .await
-            .expect("the server answers")
-    }
-
-    /// Opens a standalone stream (`GET`); the response, whatever its status.
-    async fn listen(&self) -> reqwest::Response {
-        self.request(reqwest::Method::GET)
-            .header("accept", "text/event-stream")
-            .send()
-            .await
-            .expect("the server answers")
-    }
-
-    async fn delete(&self) -> StatusCode {
-        self.request(reqwest::Method::DELETE)
-            .send()
-            .await
-            .expect("the server answers")
-            .status()
-    }
-
-    /// Starts a `tools/call` of `tool` with request id `id`; its response stream.
-    async fn call(&self, id: u64, tool: &str) -> Events {
-        let response = self.post(&call_message(id, tool)).await;
-        assert_eq!(response.status(), StatusCode::OK, "tools/call {id}");
-        Events::new(response)
-    }
-
-    /// A request and its response, read to the end of its stream.
-    async fn rpc(&self, id: Value, method: &str, params: Value) -> Value {
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let response = self.post(&message).await;
-        assert_eq!(response.status(), StatusCode::OK, "{method}");
-        let mut events = Events::new(response);
-        let reply = response_to(&mut events, &id).await;
-        drain(events).await;
-        reply
-    }
-
-    /// Answers a server-to-client request.
-    async fn answer(&self, request: &Value, result: Value) {
-        let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
-        let status = self.post(&response).await.status();
-        assert!(status.is_success(), "the answer was refused: {status}");
-    }
+/// A request in `session` and its response, read to the end of its stream.
+async fn rpc(session: &Session, id: Value, method: &str, params: Value) -> Value {
+    let response = session.post(&request(id.clone(), method, params)).await;
+    assert_eq!(response.status(), StatusCode::OK, "{method}");
+    let mut events = Events::new(response);
+    let reply = response_to(&mut events, &id).await;
+    drain(events).await;
+    reply
 }
 
 fn call_message(id: u64, tool: &str) -> Value {
@@ -299,36 +197,11 @@ fn accept_name(name: &str) -> Value {
 
 /// An MRTR (MCP 2026-07-28) request outside any session, with the `_meta` and headers
 /// such a request carries: its status and body.
-async fn mrtr(
-    url: &str,
-    id: Value,
-    method: &str,
-    name: Option<&str>,
-    mut params: Value,
-) -> (StatusCode, Value) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": MRTR_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "session-bounds-test", "version": "0"},
-    });
-    let mut request = http()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MRTR_VERSION)
-        .header("mcp-method", method);
-    if let Some(name) = name {
-        request = request.header("mcp-name", name);
-    }
-    let response = request
-        .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-        .send()
-        .await
-        .expect("the server answers");
-    let status = response.status();
-    let text = response.text().await.expect("a readable body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
+async fn mrtr(url: &str, id: Value, method: &str, mut params: Value) -> (StatusCode, Value) {
+    params["_meta"] = meta(json!({}));
+    params["_meta"]["io.modelcontextprotocol/clientInfo"] =
+        json!({"name": "session-bounds-test", "version": "0"});
+    Post::to(url).rpc(&request(id, method, params)).send().await
 }
 
 /// An MRTR `tools/call` of `tool`, from `requestState` if given.
@@ -342,7 +215,7 @@ async fn mrtr_call(
     if let Some(token) = request_state {
         params["requestState"] = json!(token);
     }
-    mrtr(url, json!(1), "tools/call", Some(tool), params).await
+    mrtr(url, json!(1), "tools/call", params).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -354,30 +227,16 @@ async fn mrtr_call(
 #[tokio::test]
 async fn sessions_beyond_the_servers_cap_are_refused_with_503() {
     let (_running, url) = start(builder(HttpLimits::default().max_sessions(2))).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let _bob = Client::open(&url, "Bearer bob").await;
+    let alice = open(&url, "Bearer alice").await;
+    let _bob = open(&url, "Bearer bob").await;
     assert_refused(
-        initialize(&url, "Bearer carol").await,
+        initialize_as(&url, "Bearer carol").await,
         StatusCode::SERVICE_UNAVAILABLE,
         "a third session on a server of two",
     )
     .await;
     // Without an Authorization header: the anonymous principal, refused all the same.
-    let anonymous = http()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "session-bounds-test", "version": "0"}
-            }
-        }))
-        .send()
-        .await
-        .expect("initialize is answered");
+    let anonymous = initialize(&url, json!({})).response().await;
     assert_refused(
         anonymous,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -385,8 +244,8 @@ async fn sessions_beyond_the_servers_cap_are_refused_with_503() {
     )
     .await;
     assert!(alice.delete().await.is_success());
-    let carol = Client::open(&url, "Bearer carol").await;
-    let list = carol.rpc(json!(1), "tools/list", json!({})).await;
+    let carol = open(&url, "Bearer carol").await;
+    let list = rpc(&carol, json!(1), "tools/list", json!({})).await;
     assert!(list["result"]["tools"].is_array(), "{list}");
 }
 
@@ -395,26 +254,26 @@ async fn sessions_beyond_the_servers_cap_are_refused_with_503() {
 #[tokio::test]
 async fn sessions_beyond_a_principals_cap_are_refused_with_429() {
     let (_running, url) = start(builder(HttpLimits::default().max_sessions_per_principal(2))).await;
-    let first = Client::open(&url, "Bearer alice").await;
-    let _second = Client::open(&url, "Bearer alice").await;
+    let first = open(&url, "Bearer alice").await;
+    let _second = open(&url, "Bearer alice").await;
     assert_refused(
-        initialize(&url, "Bearer alice").await,
+        initialize_as(&url, "Bearer alice").await,
         StatusCode::TOO_MANY_REQUESTS,
         "alice's third session",
     )
     .await;
     // The principal is the Authorization header: another one is not counted with alice.
-    let _bob = Client::open(&url, "Bearer bob").await;
+    let _bob = open(&url, "Bearer bob").await;
     // A refused initialize took nothing: alice is still refused, not counted twice.
     assert_refused(
-        initialize(&url, "Bearer alice").await,
+        initialize_as(&url, "Bearer alice").await,
         StatusCode::TOO_MANY_REQUESTS,
         "alice's third session, again",
     )
     .await;
     assert!(first.delete().await.is_success());
-    let third = Client::open(&url, "Bearer alice").await;
-    let list = third.rpc(json!(1), "tools/list", json!({})).await;
+    let third = open(&url, "Bearer alice").await;
+    let list = rpc(&third, json!(1), "tools/list", json!({})).await;
     assert!(list["result"]["tools"].is_array(), "{list}");
 }
 
@@ -428,10 +287,10 @@ async fn sessions_beyond_a_principals_cap_are_refused_with_429() {
 #[tokio::test]
 async fn requests_beyond_a_sessions_cap_are_refused_with_429() {
     let (_running, url) = start(builder(HttpLimits::default().max_requests_per_session(2))).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let mut first = alice.call(1, "greet").await;
+    let alice = open(&url, "Bearer alice").await;
+    let mut first = start_call(&alice, 1, "greet").await;
     let asked = elicitation(&mut first).await;
-    let mut second = alice.call(2, "greet").await;
+    let mut second = start_call(&alice, 2, "greet").await;
     let _asked_too = elicitation(&mut second).await;
 
     assert_refused(
@@ -451,8 +310,8 @@ async fn requests_beyond_a_sessions_cap_are_refused_with_429() {
     .await;
 
     // Another session of the same principal has its own count.
-    let other = Client::open(&url, "Bearer alice").await;
-    let mut elsewhere = other.call(1, "greet").await;
+    let other = open(&url, "Bearer alice").await;
+    let mut elsewhere = start_call(&other, 1, "greet").await;
     elicitation(&mut elsewhere).await;
 
     // The answer is no request: it gets in, and its call ends.
@@ -463,7 +322,7 @@ async fn requests_beyond_a_sessions_cap_are_refused_with_429() {
         "{done}"
     );
     drain(first).await;
-    let mut third = alice.call(5, "greet").await;
+    let mut third = start_call(&alice, 5, "greet").await;
     elicitation(&mut third).await;
 }
 
@@ -473,12 +332,12 @@ async fn requests_beyond_a_sessions_cap_are_refused_with_429() {
 #[tokio::test]
 async fn session_requests_beyond_the_servers_cap_are_refused_with_503() {
     let (_running, url) = start(builder(HttpLimits::default().max_session_requests(2))).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let bob = Client::open(&url, "Bearer bob").await;
-    let carol = Client::open(&url, "Bearer carol").await;
-    let mut alices = alice.call(1, "greet").await;
+    let alice = open(&url, "Bearer alice").await;
+    let bob = open(&url, "Bearer bob").await;
+    let carol = open(&url, "Bearer carol").await;
+    let mut alices = start_call(&alice, 1, "greet").await;
     let asked = elicitation(&mut alices).await;
-    let mut bobs = bob.call(1, "greet").await;
+    let mut bobs = start_call(&bob, 1, "greet").await;
     elicitation(&mut bobs).await;
 
     assert_refused(
@@ -495,21 +354,13 @@ async fn session_requests_beyond_the_servers_cap_are_refused_with_503() {
         "{done}"
     );
     drain(alices).await;
-    let mut carols = carol.call(2, "greet").await;
+    let mut carols = start_call(&carol, 2, "greet").await;
     elicitation(&mut carols).await;
 }
 
 // ---------------------------------------------------------------------------------------
 // Standalone streams
 // ---------------------------------------------------------------------------------------
-
-fn is_event_stream(response: &reqwest::Response) -> bool {
-    response
-        .headers()
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/event-stream"))
-}
 
 /// Beyond `max_streams_per_session`, a session's GET gets HTTP 429; another session's
 /// GET is served, and a stream the client closed gives its place back.
@@ -519,21 +370,21 @@ async fn streams_beyond_a_sessions_cap_are_refused_with_429() {
         .max_streams_per_session(2)
         .sse_keep_alive(Duration::from_millis(200));
     let (_running, url) = start(builder(limits)).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let first = alice.listen().await;
+    let alice = open(&url, "Bearer alice").await;
+    let first = alice.get().await;
     assert_eq!(first.status(), StatusCode::OK);
     assert!(is_event_stream(&first));
-    let second = alice.listen().await;
+    let second = alice.get().await;
     assert_eq!(second.status(), StatusCode::OK);
     assert_refused(
-        alice.listen().await,
+        alice.get().await,
         StatusCode::TOO_MANY_REQUESTS,
         "a third stream of one session",
     )
     .await;
 
-    let other = Client::open(&url, "Bearer alice").await;
-    let elsewhere = other.listen().await;
+    let other = open(&url, "Bearer alice").await;
+    let elsewhere = other.get().await;
     assert_eq!(
         elsewhere.status(),
         StatusCode::OK,
@@ -544,7 +395,7 @@ async fn streams_beyond_a_sessions_cap_are_refused_with_429() {
     drop(first);
     let deadline = Instant::now() + PATIENCE;
     let reopened = loop {
-        let response = alice.listen().await;
+        let response = alice.get().await;
         if response.status() == StatusCode::OK {
             break response;
         }
@@ -562,15 +413,15 @@ async fn streams_beyond_a_sessions_cap_are_refused_with_429() {
 #[tokio::test]
 async fn streams_beyond_the_servers_cap_are_refused_with_503() {
     let (_running, url) = start(builder(HttpLimits::default().max_streams(2))).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let bob = Client::open(&url, "Bearer bob").await;
-    let carol = Client::open(&url, "Bearer carol").await;
-    let alices = alice.listen().await;
+    let alice = open(&url, "Bearer alice").await;
+    let bob = open(&url, "Bearer bob").await;
+    let carol = open(&url, "Bearer carol").await;
+    let alices = alice.get().await;
     assert_eq!(alices.status(), StatusCode::OK);
-    let bobs = bob.listen().await;
+    let bobs = bob.get().await;
     assert_eq!(bobs.status(), StatusCode::OK);
     assert_refused(
-        carol.listen().await,
+        carol.get().await,
         StatusCode::SERVICE_UNAVAILABLE,
         "a third stream on a server of two",
     )
@@ -586,8 +437,8 @@ async fn an_idle_stream_ends_by_itself_despite_its_keep_alives() {
         .sse_keep_alive(Duration::from_millis(200))
         .max_streams_per_session(1);
     let (_running, url) = start(builder(limits)).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let mut stream = alice.listen().await;
+    let alice = open(&url, "Bearer alice").await;
+    let mut stream = alice.get().await;
     assert_eq!(stream.status(), StatusCode::OK);
     assert!(is_event_stream(&stream));
     let opened = Instant::now();
@@ -615,7 +466,7 @@ async fn an_idle_stream_ends_by_itself_despite_its_keep_alives() {
         "an idle stream carries no message: {text:?}"
     );
     // Its place is given back: the session may open a stream again.
-    let again = alice.listen().await;
+    let again = alice.get().await;
     assert_eq!(
         again.status(),
         StatusCode::OK,
@@ -635,8 +486,8 @@ async fn a_client_that_never_answers_fails_the_call_after_the_timeout() {
     let builder = builder(HttpLimits::default().max_requests_per_session(1))
         .client_request_timeout(Duration::from_secs(1));
     let (_running, url) = start(builder).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let mut call = alice.call(1, "greet").await;
+    let alice = open(&url, "Bearer alice").await;
+    let mut call = start_call(&alice, 1, "greet").await;
     elicitation(&mut call).await;
     // Not answered: the call gives up after about a second (`response_to` allows 10 s).
     let reply = response_to(&mut call, &json!(1)).await;
@@ -644,7 +495,7 @@ async fn a_client_that_never_answers_fails_the_call_after_the_timeout() {
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
     drain(call).await;
     // The session's only request place is free again.
-    let mut next = alice.call(2, "greet").await;
+    let mut next = start_call(&alice, 2, "greet").await;
     elicitation(&mut next).await;
 }
 
@@ -673,9 +524,9 @@ async fn a_call_running_past_max_run_time_is_stopped_with_an_error() {
 
 /// `method` (`resources/subscribe` or `resources/unsubscribe`) of `uri` in `client`'s
 /// session, with the next request id.
-async fn on_uri(client: &Client, ids: &mut u64, method: &str, uri: &str) -> Value {
+async fn on_uri(client: &Session, ids: &mut u64, method: &str, uri: &str) -> Value {
     *ids += 1;
-    client.rpc(json!(*ids), method, json!({"uri": uri})).await
+    rpc(client, json!(*ids), method, json!({"uri": uri})).await
 }
 
 /// `resources/subscribe` in a session: a URI of no resource or template of the server,
@@ -685,7 +536,7 @@ async fn on_uri(client: &Client, ids: &mut u64, method: &str, uri: &str) -> Valu
 async fn subscriptions_are_to_known_resources_and_bounded() {
     const SUBSCRIBE: &str = "resources/subscribe";
     let (_running, url) = start(builder(HttpLimits::default())).await;
-    let alice = Client::open(&url, "Bearer alice").await;
+    let alice = open(&url, "Bearer alice").await;
     let ids = &mut 0;
     let ok = on_uri(&alice, ids, SUBSCRIBE, "test://static").await;
     assert!(ok.get("error").is_none(), "a resource: {ok}");
@@ -840,15 +691,23 @@ async fn a_token_resumed_while_its_work_runs_is_refused() {
 #[tokio::test]
 async fn set_level_with_params_that_do_not_decode_is_invalid_params() {
     let (_running, url) = start(builder(HttpLimits::default())).await;
-    let alice = Client::open(&url, "Bearer alice").await;
-    let bad = alice
-        .rpc(json!(1), "logging/setLevel", json!({"level": "loud"}))
-        .await;
+    let alice = open(&url, "Bearer alice").await;
+    let bad = rpc(
+        &alice,
+        json!(1),
+        "logging/setLevel",
+        json!({"level": "loud"}),
+    )
+    .await;
     assert!(bad.get("result").is_none(), "{bad}");
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
-    let good = alice
-        .rpc(json!(2), "logging/setLevel", json!({"level": "info"}))
-        .await;
+    let good = rpc(
+        &alice,
+        json!(2),
+        "logging/setLevel",
+        json!({"level": "info"}),
+    )
+    .await;
     assert!(good.get("error").is_none(), "{good}");
 }
 
@@ -859,17 +718,17 @@ async fn a_long_string_id_is_served_and_a_long_method_is_refused_as_such() {
     let (_running, url) = start(builder(HttpLimits::default())).await;
     let long_id = json!("i".repeat(300));
 
-    let (status, body) = mrtr(&url, long_id.clone(), "tools/list", None, json!({})).await;
+    let (status, body) = mrtr(&url, long_id.clone(), "tools/list", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["id"], long_id, "{body}");
     assert!(body["result"]["tools"].is_array(), "{body}");
 
-    let alice = Client::open(&url, "Bearer alice").await;
-    let reply = alice.rpc(long_id.clone(), "tools/list", json!({})).await;
+    let alice = open(&url, "Bearer alice").await;
+    let reply = rpc(&alice, long_id.clone(), "tools/list", json!({})).await;
     assert!(reply["result"]["tools"].is_array(), "{reply}");
 
     let long_method = "m".repeat(300);
-    let (status, body) = mrtr(&url, json!(1), &long_method, None, json!({})).await;
+    let (status, body) = mrtr(&url, json!(1), &long_method, json!({})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("longer than"), "{body}");

@@ -2,12 +2,11 @@
 //! (`MemoryStore`) or by every replica sharing a Redis (`RedisStore`, against a real
 //! `redis-server`, which `.ci/run` installs).
 
-use saga_examples::harness::redis;
-
 use std::net::SocketAddr;
 
-use redis::start_redis;
 use saga_examples::deploy;
+use saga_examples::harness::http::{Call, DEPLOY, accept_target};
+use saga_examples::harness::redis::start_redis;
 use saga_examples::harness::serving::serve_local;
 use saga_runtime::prelude::*;
 use saga_runtime::state::{INVALID_STATE_MESSAGE, MemoryStore, RedisStore, TokenStore};
@@ -24,38 +23,20 @@ fn server(store: impl TokenStore) -> SagaServer {
         .unwrap()
 }
 
+/// A round of the deploy tool, resuming `state` with `answers`; the reply.
 async fn call(addr: SocketAddr, state: Option<&str>, answers: Option<Value>) -> Value {
-    let mut params = json!({
-        "name": "complex_tool",
-        "arguments": {"initial_arg": "value"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}
-        }
-    });
+    let mut call = Call::new(DEPLOY, json!({"initial_arg": "value"}));
     if let Some(state) = state {
-        params["requestState"] = json!(state);
+        call = call.state(state);
     }
     if let Some(answers) = answers {
-        params["inputResponses"] = answers;
+        call = call.answers(answers);
     }
-    reqwest::Client::new()
-        .post(format!("http://{addr}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "complex_tool")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    call.send(addr).await.1
 }
 
 fn target() -> Value {
-    json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}})
+    accept_target("production")
 }
 
 fn token(reply: &Value) -> String {

@@ -2,17 +2,14 @@
 //! the replica that runs the step, a slow run not taken over by its own process, and a
 //! per-client quota. Replicas here are two servers in one process sharing one store.
 
-use saga_examples::harness::serving;
-use saga_examples::harness::tasks;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use saga_examples::harness::serving::{Running, serve_local};
+use saga_examples::harness::tasks::TaskClient;
 use saga_runtime::prelude::*;
 use saga_runtime::tasks::{TaskSettings, TaskStore};
 use serde_json::{Value, json};
-use serving::{Running, serve_local};
-use tasks::TaskClient;
 
 static SLOW_STEPS_BEGUN: AtomicUsize = AtomicUsize::new(0);
 static SLOW_STEPS_DONE: AtomicUsize = AtomicUsize::new(0);

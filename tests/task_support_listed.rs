@@ -2,9 +2,9 @@
 //! per-tool field, which rmcp's `Tool` cannot carry), statelessly and in a session, and
 //! declares nothing on a server that runs no tasks.
 
-use saga_examples::harness::session;
-
+use saga_examples::harness::http::{Post, meta, request};
 use saga_examples::harness::serving::serve_local;
+use saga_examples::harness::session;
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -39,26 +39,10 @@ fn server(tasks: bool) -> SagaServer {
     builder.build().expect("builds")
 }
 
+/// `tools/list` of a 2026-07-28 client, outside any session.
 async fn stateless_list(url: &str) -> Value {
-    reqwest::Client::new()
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/list")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON")
+    let list = request(1, "tools/list", json!({"_meta": meta(json!({}))}));
+    Post::to(url).rpc(&list).send().await.1
 }
 
 fn support(list: &Value, name: &str) -> Value {

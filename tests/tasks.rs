@@ -3,21 +3,18 @@
 //! killed with SIGKILL part-way through, each completing once with the right result; and
 //! tasks waiting for input cost the server no memory with the Redis store.
 
-use saga_examples::harness::redis;
-use saga_examples::harness::session;
-use saga_examples::harness::tasks;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redis::start_redis;
 use saga_examples::harness::process::Spawn;
+use saga_examples::harness::redis::start_redis;
+use saga_examples::harness::session;
+use saga_examples::harness::tasks::TaskClient;
 use saga_examples::migrate;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
 use saga_runtime::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
 use serde_json::{Value, json};
-use tasks::TaskClient;
 
 const KEY_HEX: &str = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
 

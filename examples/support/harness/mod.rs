@@ -4,6 +4,7 @@
 //! the diagrams' snapshots.
 
 pub mod context;
+pub mod http;
 pub mod process;
 pub mod redis;
 pub mod serving;

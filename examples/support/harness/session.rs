@@ -1,50 +1,76 @@
 //! A 2025-11-25 session over raw Streamable HTTP, for tests that check the messages
 //! themselves: `initialize`, requests whose responses stream as SSE, and answers to the
-//! server's own requests.
+//! server's own requests. Requests go through [`Post`], the tests' one raw-HTTP client.
 
 use std::time::Duration;
 
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+
+use super::http::{Post, client, is_event_stream, request};
 
 /// The session-era protocol version these sessions negotiate.
 pub const SESSION_VERSION: &str = "2025-11-25";
+
+/// The `initialize` request that opens a session, from a client that declares
+/// `capabilities` (the version is negotiated in the body: no `MCP-Protocol-Version`).
+pub fn initialize(url: &str, capabilities: Value) -> Post {
+    Post::to(url).without("mcp-protocol-version").json(&request(
+        0,
+        "initialize",
+        json!({
+            "protocolVersion": SESSION_VERSION,
+            "capabilities": capabilities,
+            "clientInfo": {"name": "saga-tests", "version": "0"}
+        }),
+    ))
+}
+
+/// A request in the session `id` (its `Mcp-Session-Id` and version), sent with
+/// `Authorization: who` when there is one.
+pub fn in_session(url: &str, id: &str, who: Option<&str>) -> Post {
+    let post = Post::to(url)
+        .header("mcp-session-id", id)
+        .header("mcp-protocol-version", SESSION_VERSION);
+    match who {
+        Some(who) => post.header("authorization", who),
+        None => post,
+    }
+}
+
+/// The session id an `initialize` response carries.
+pub fn session_id(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
 
 /// A 2025-11-25 session over raw HTTP.
 pub struct Session {
     http: reqwest::Client,
     url: String,
     id: String,
+    who: Option<String>,
 }
 
 impl Session {
+    /// Opens a session at `url`, as the anonymous principal.
     pub async fn open(url: &str, capabilities: Value) -> Session {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(60))
-            .build()
-            .expect("an HTTP client");
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": SESSION_VERSION,
-                "capabilities": capabilities,
-                "clientInfo": {"name": "seed-002-test", "version": "0"}
-            }
-        });
-        let response = http
-            .post(url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .json(&initialize)
-            .send()
-            .await
-            .expect("initialize is answered");
-        let id = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session id")
-            .to_owned();
+        Self::open_as(url, None, capabilities).await
+    }
+
+    /// Opens a session at `url` with `Authorization: who` (on every request of it).
+    pub async fn open_as(url: &str, who: Option<&str>, capabilities: Value) -> Session {
+        let http = client();
+        let mut initialize = initialize(url, capabilities).with_client(&http);
+        if let Some(who) = who {
+            initialize = initialize.header("authorization", who);
+        }
+        let response = initialize.response().await;
+        assert_eq!(response.status(), StatusCode::OK, "initialize");
+        let id = session_id(&response).expect("a session id");
         let mut events = Events::new(response);
         let result = events.next().await.expect("an initialize result");
         assert_eq!(
@@ -55,6 +81,7 @@ impl Session {
             http,
             url: url.to_owned(),
             id,
+            who: who.map(str::to_owned),
         };
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let status = session.post(&initialized).await.status();
@@ -62,33 +89,45 @@ impl Session {
         session
     }
 
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn in_session(&self) -> Post {
+        in_session(&self.url, &self.id, self.who.as_deref()).with_client(&self.http)
+    }
+
     pub async fn post(&self, message: &Value) -> reqwest::Response {
-        self.http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &self.id)
-            .header("mcp-protocol-version", SESSION_VERSION)
-            .json(message)
-            .send()
+        self.in_session().json(message).response().await
+    }
+
+    /// Opens a standalone stream (`GET`); the response, whatever its status.
+    pub async fn get(&self) -> reqwest::Response {
+        self.in_session()
+            .method(Method::GET)
+            .without("content-type")
+            .header("accept", "text/event-stream")
+            .response()
             .await
-            .expect("the server answers")
     }
 
     /// Opens the session's standalone stream (`GET`), where notifications that belong to
     /// no request arrive.
     pub async fn listen(&self) -> Events {
-        let response = self
-            .http
-            .get(&self.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &self.id)
-            .header("mcp-protocol-version", SESSION_VERSION)
-            .send()
-            .await
-            .expect("the server answers");
+        let response = self.get().await;
         assert!(response.status().is_success(), "GET: {}", response.status());
         Events::new(response)
+    }
+
+    /// Ends the session (`DELETE`); the status.
+    pub async fn delete(&self) -> StatusCode {
+        self.in_session()
+            .method(Method::DELETE)
+            .without("content-type")
+            .response()
+            .await
+            .status()
     }
 
     /// Sends a request and reads its response stream.
@@ -114,11 +153,7 @@ pub struct Events {
 
 impl Events {
     pub fn new(response: reqwest::Response) -> Self {
-        let sse = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let sse = is_event_stream(&response);
         Events {
             response,
             buffer: String::new(),

@@ -1,16 +1,16 @@
 //! A client of the MCP tasks extension over raw HTTP (2026-07-28, the extension declared
-//! in each request's `_meta`).
+//! in each request's `_meta`), sending through [`Post`].
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-const VERSION: &str = "2026-07-28";
+use super::http::{PROTOCOL_VERSION, Post, client, request};
 
 #[derive(Clone)]
 pub struct TaskClient {
     http: reqwest::Client,
+    authorization: Option<String>,
 }
 
 impl Default for TaskClient {
@@ -22,42 +22,34 @@ impl Default for TaskClient {
 impl TaskClient {
     pub fn new() -> Self {
         Self {
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .expect("an HTTP client"),
+            http: client(),
+            authorization: None,
         }
+    }
+
+    /// The same client, sending `Authorization: who`: another principal.
+    pub fn authorization(mut self, who: &str) -> Self {
+        self.authorization = Some(who.to_owned());
+        self
     }
 
     /// One request with the tasks extension declared; the whole JSON-RPC response.
     pub async fn request(&self, addr: SocketAddr, method: &str, mut params: Value) -> Value {
-        let name = params
-            .get("name")
-            .or_else(|| params.get("taskId"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
         params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
             "io.modelcontextprotocol/clientCapabilities": {
                 "elicitation": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}}
             }
         });
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let message = request(1, method, params);
         let mut attempt = 0;
         let response = loop {
-            let mut request = self
-                .http
-                .post(format!("http://{addr}/mcp"))
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", VERSION)
-                .header("mcp-method", method);
-            if let Some(name) = &name {
-                request = request.header("mcp-name", name.as_str());
+            let mut post = Post::mcp(addr).rpc(&message).with_client(&self.http);
+            if let Some(who) = &self.authorization {
+                post = post.header("authorization", who);
             }
-            match request.json(&body).send().await {
+            match post.try_response().await {
                 Ok(response) => break response,
                 // A pooled keep-alive connection the server closed while it idled (its
                 // header read timeout) fails before the request reaches it: the client's
