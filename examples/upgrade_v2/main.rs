@@ -1,6 +1,6 @@
 //! Build 2 of the service `upgrade_v1` serves, deployed over it: together, the two show
 //! which edits keep the calls in flight across a deploy, and the tests run them as two
-//! real server processes sharing a key (`tests/deploys.rs`).
+//! real server processes sharing a key (`tests/deploys/deploys.rs`).
 //!
 //! ```text
 //! cargo run --example upgrade_v2                      # Streamable HTTP on 127.0.0.1:8080/mcp

@@ -40,7 +40,7 @@ fn the_corpus_diagrams_match_their_snapshots() {
     check(&big_state);
     check(&original_name);
     check(&declines);
-    // tests/corpus.rs
+    // tests/corpus/main.rs
     check(&looper);
     // tests/corpus/expressions.rs
     check(&operands);

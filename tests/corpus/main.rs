@@ -1,37 +1,22 @@
 //! The corpus: sagas covering every construct `#[saga_tool]` accepts, each run through the
 //! differential harness (plain async function vs state machine with a seal/open round
-//! trip at every step).
+//! trip at every step). One binary: `cargo test --test corpus`.
 
 #![allow(deprecated)]
 
-#[path = "corpus/harness.rs"]
 #[macro_use]
 mod harness;
 
-#[path = "corpus/sagas.rs"]
-mod sagas;
-
-#[path = "corpus/expressions.rs"]
+mod diagrams;
+mod exits;
 mod expressions;
-
-#[path = "corpus/http.rs"]
-mod http;
-
-#[path = "corpus/helpers.rs"]
 mod helpers;
-
-#[path = "corpus/writes.rs"]
+mod http;
+mod sagas;
 mod writes;
 
-#[path = "corpus/diagrams.rs"]
-mod diagrams;
-
-use saga_examples::harness::snapshots;
-
-#[path = "corpus/exits.rs"]
-mod exits;
-
 use harness::{Script, accept, differential, prompt_of, says};
+use saga_examples::harness::snapshots;
 use saga_runtime::prelude::*;
 use serde_json::json;
 

@@ -1,7 +1,8 @@
 #![allow(deprecated)] // sampling is deprecated in MCP 2026-07-28, still served
 
-//! `examples/rmcp_server.rs`: a server written with rmcp's own macros lists and runs its
-//! plain tool and the saga tool it gained, driven end to end by rmcp's client over HTTP.
+//! `saga_examples::rmcp_server` (`examples/rmcp_server.rs`): a server written with rmcp's
+//! own macros lists and runs its plain tool and the saga tool it gained, driven end to end
+//! by rmcp's client over HTTP.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,8 @@
 //! Seed 000, `tools/callSaga` / `tools/resumeSaga`: the proposal's six-message example,
-//! replayed against `examples/deploy.rs`. Tokens and step ids are compared by shape (the
-//! server chooses them); everything else must match the seed. The messages travel with
-//! the envelope MCP 2026-07-28 requires of every request (`_meta`, headers).
+//! replayed against the deploy example (`saga_examples::deploy`). Tokens and step ids are
+//! compared by shape (the server chooses them); everything else must match the seed. The
+//! messages travel with the envelope MCP 2026-07-28 requires of every request (`_meta`,
+//! headers).
 
 use std::net::SocketAddr;
 

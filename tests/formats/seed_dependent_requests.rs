@@ -1,6 +1,6 @@
 //! Seed 001, `dependent_requests` / `dependent_responses`: the proposal's example,
-//! replayed against `examples/weather.rs`. A client selects the format with the header
-//! `Mcp-Result-Format: dependent-requests`.
+//! replayed against the weather example (`saga_examples::weather`). A client selects the
+//! format with the header `Mcp-Result-Format: dependent-requests`.
 
 use std::net::SocketAddr;
 

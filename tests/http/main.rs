@@ -1,0 +1,19 @@
+//! HTTP: the Streamable HTTP transport and what it must withstand, over raw HTTP against
+//! servers in this process or examples run as their own processes: refused tokens and
+//! answers, attacks and their bounds, the direct path against rmcp's, sessions (MCP
+//! 2025-11-25) and their caps, processes killed mid-saga, and single-use tokens.
+//!
+//! One binary: `cargo test --test http`, or one file of it with `cargo test --test http
+//! attacks::`. The helpers are `saga_examples::harness` (`examples/support/harness/`); the
+//! raw-HTTP client is its `http` module.
+
+mod attacks;
+mod attacks_sessions;
+mod direct;
+mod faults;
+mod hardening;
+mod http_errors;
+mod session;
+mod session_bounds;
+mod session_owners;
+mod single_use;

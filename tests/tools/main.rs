@@ -1,0 +1,12 @@
+//! Tools: what an author of tools meets: the examples' tools and a newcomer's first hour
+//! tested with `saga_runtime::testing`, the diagrams against their snapshots, the spans a
+//! saga logs, and the metrics it reports.
+//!
+//! One binary: `cargo test --test tools`, or one file of it with `cargo test --test tools
+//! diagrams::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
+
+mod diagrams;
+mod examples_tested;
+mod first_hour;
+mod metrics;
+mod spans;
