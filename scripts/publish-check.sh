@@ -4,11 +4,18 @@
 # the packaged saga-runtime (`cargo publish --dry-run` of the workspace's crates at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo publish --dry-run --allow-dirty --quiet -p saga-macros -p saga-runtime -p saga-cli
+# Cargo treats a registry crate of one version as never changing: it reuses an earlier
+# run's unpacked copy and its build. Both go, and the check builds in a target directory
+# of its own, so that what is verified is this tree's code.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/saga-{macros,runtime,cli}-* \
+  "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*/saga-{macros,runtime,cli}-* \
+  target/package target/publish-check
+CARGO_TARGET_DIR=target/publish-check cargo publish --dry-run --allow-dirty --quiet -p saga-macros -p saga-runtime -p saga-cli
 for crate in saga-macros saga-runtime saga-cli; do
   files=$(cargo package --list --allow-dirty --quiet -p "$crate")
   for needed in LICENSE-MIT LICENSE-APACHE README.md Cargo.toml; do
     grep -qx "$needed" <<<"$files" || { echo "publish-check: $crate's package lacks $needed" >&2; exit 1; }
   done
 done
+rm -rf target/publish-check
 echo "publish-check: saga-macros, saga-runtime and saga-cli package and build"
