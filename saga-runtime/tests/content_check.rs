@@ -1,7 +1,8 @@
 //! `check_content`'s verdicts and messages, pinned: every schema below against every
 //! content, compared line by line with `golden/content_check.txt` (written by the
 //! implementation that walked the schema's JSON on each check, before the check was read
-//! once per form). `GOLDEN_WRITE=1` writes the file anew.
+//! once per form). A missing or different file fails; `SAGA_SNAPSHOTS=overwrite` writes it
+//! anew (read the diff, then commit it), as it does every snapshot of the workspace.
 
 use saga_runtime::engine::check_content;
 use serde_json::json;
@@ -76,11 +77,16 @@ fn verdicts_and_messages_match_the_golden_file() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/golden/content_check.txt"
     );
-    if std::env::var_os("GOLDEN_WRITE").is_some() {
+    if std::env::var_os("SAGA_SNAPSHOTS").is_some_and(|v| v == "overwrite") {
         std::fs::write(golden, &out).expect("the golden file is writable");
         return;
     }
-    let expected = std::fs::read_to_string(golden).expect("the golden file");
+    let expected = std::fs::read_to_string(golden).unwrap_or_else(|error| {
+        panic!(
+            "no golden file at {golden} ({error}); write it with SAGA_SNAPSHOTS=overwrite, \
+             read it, and commit it"
+        )
+    });
     assert_eq!(out.lines().count(), expected.lines().count());
     for (got, want) in out.lines().zip(expected.lines()) {
         assert_eq!(got, want);
