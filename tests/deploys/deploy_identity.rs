@@ -3,6 +3,7 @@
 //! question is another build's, a wrapper cannot lower a version, and a state whose serde
 //! does not read back as itself is never sealed.
 
+use saga_examples::harness::variant::Variant;
 use saga_runtime::engine::{Call, SagaContext};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolResponse, JsonObject};
@@ -245,41 +246,12 @@ mod versioned {
     }
 }
 
-/// A wrapper that forwards the layout but forgets the version.
-struct Forgetful;
-
-impl SagaTool for Forgetful {
-    type State = <versioned::versioned as SagaTool>::State;
-
-    fn tool(&self) -> saga_runtime::rmcp::model::Tool {
-        versioned::versioned.tool()
-    }
-
-    fn layout(
-        &self,
-    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
-        versioned::versioned.layout()
-    }
-
-    fn start(&self, arguments: JsonObject) -> Result<Self::State, saga_runtime::rmcp::ErrorData> {
-        versioned::versioned.start(arguments)
-    }
-
-    async fn step(
-        &self,
-        state: Self::State,
-        answers: Answers,
-        cx: &SagaContext,
-    ) -> Step<Self::State> {
-        versioned::versioned.step(state, answers, cx).await
-    }
-}
-
 #[test]
 fn a_wrapper_cannot_lower_the_wrapped_tools_version() {
     let error = SagaTools::builder()
         .keys(KeyRing::ephemeral())
-        .tool(Forgetful)
+        // A wrapper that forwards the layout but forgets the version.
+        .tool(Variant::of(versioned::versioned))
         .build()
         .expect_err("the version is not forwarded");
     assert!(

@@ -12,6 +12,7 @@ use saga_examples::harness::serving::{Running, serve_local};
 use saga_examples::{deploy, weather};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
+use saga_runtime::rmcp::service::{RoleClient, RunningService};
 use serde_json::json;
 
 const DONE: &str = "Deployment to production initiated successfully based on confirmation.";
@@ -29,7 +30,16 @@ async fn serve(server: SagaServer) -> (String, Running) {
     (running.url(), running)
 }
 
-fn counting_client(elicits: Arc<AtomicUsize>, samples: Arc<AtomicUsize>) -> ScriptedClient {
+/// How many elicitations and sampling requests a [`counting_client`] answered.
+#[derive(Default)]
+struct Counts {
+    elicits: Arc<AtomicUsize>,
+    samples: Arc<AtomicUsize>,
+}
+
+/// A client that answers the deploy saga's requests and counts them in `counts`.
+fn counting_client(counts: &Counts) -> ScriptedClient {
+    let (elicits, samples) = (counts.elicits.clone(), counts.samples.clone());
     ScriptedClient::new(
         move |_| {
             elicits.fetch_add(1, Ordering::SeqCst);
@@ -47,24 +57,33 @@ fn counting_client(elicits: Arc<AtomicUsize>, samples: Arc<AtomicUsize>) -> Scri
     )
 }
 
-#[tokio::test]
-async fn rmcp_client_completes_the_deploy_saga_over_http() {
-    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
-    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let client = counting_client(elicits.clone(), samples.clone())
-        .connect_http(&url)
-        .await
-        .unwrap();
-
+/// Calls the deploy tool through `client` (a [`counting_client`] counting in `counts`)
+/// until it completes: rmcp fulfils the rounds, or the session's requests, itself. One
+/// elicitation and one sampling request are answered on the way.
+async fn completes_the_deploy_saga(
+    client: &RunningService<RoleClient, ScriptedClient>,
+    counts: &Counts,
+) {
     let result = client
         .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
         .await
         .unwrap();
-
     assert_eq!(result.content[0].as_text().unwrap().text, DONE);
     assert_eq!(result.is_error, Some(false));
-    assert_eq!(elicits.load(Ordering::SeqCst), 1, "one elicitation round");
-    assert_eq!(samples.load(Ordering::SeqCst), 1, "one sampling round");
+    assert_eq!(counts.elicits.load(Ordering::SeqCst), 1, "one elicitation");
+    assert_eq!(
+        counts.samples.load(Ordering::SeqCst),
+        1,
+        "one sampling request"
+    );
+}
+
+#[tokio::test]
+async fn rmcp_client_completes_the_deploy_saga_over_http() {
+    let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
+    let counts = Counts::default();
+    let client = counting_client(&counts).connect_http(&url).await.unwrap();
+    completes_the_deploy_saga(&client, &counts).await;
     client.cancel().await.unwrap();
 }
 
@@ -119,22 +138,14 @@ async fn a_replica_with_other_keys_refuses_the_token() {
 async fn rmcp_client_completes_the_deploy_saga_over_stdio() {
     let mut command = tokio::process::Command::new(example_binary("deploy"));
     command.arg("--stdio").env("SAGA_KEYS", "11".repeat(32));
-    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let client = counting_client(elicits.clone(), samples.clone())
+    let counts = Counts::default();
+    let client = counting_client(&counts)
         .connect_stdio(command)
         .await
         .unwrap();
-
     let tools = client.list_tools(None).await.unwrap();
     assert!(tools.tools.iter().any(|tool| tool.name == "complex_tool"));
-    let result = client
-        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
-        .await
-        .unwrap();
-
-    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
-    assert_eq!(elicits.load(Ordering::SeqCst), 1);
-    assert_eq!(samples.load(Ordering::SeqCst), 1);
+    completes_the_deploy_saga(&client, &counts).await;
     client.cancel().await.unwrap();
 }
 
@@ -230,8 +241,8 @@ async fn the_hand_written_deploy_says_exactly_what_the_generated_one_says() {
 #[tokio::test]
 async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_http() {
     let (url, _stop) = serve(deploy::server(KeyRing::ephemeral()).unwrap()).await;
-    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let client = counting_client(elicits.clone(), samples.clone())
+    let counts = Counts::default();
+    let client = counting_client(&counts)
         .connect_http_session(&url)
         .await
         .unwrap();
@@ -239,21 +250,8 @@ async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_http() 
         .peer_info()
         .map(|info| info.protocol_version.to_string());
     assert_eq!(version.as_deref(), Some("2025-11-25"));
-    let result = client
-        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
-        .await
-        .unwrap();
-    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
-    assert_eq!(
-        elicits.load(Ordering::SeqCst),
-        1,
-        "one elicitation, sent by the server"
-    );
-    assert_eq!(
-        samples.load(Ordering::SeqCst),
-        1,
-        "one sampling request, sent by the server"
-    );
+    // The elicitation and the sampling request are sent by the server, during the call.
+    completes_the_deploy_saga(&client, &counts).await;
     client.cancel().await.unwrap();
 }
 
@@ -262,18 +260,12 @@ async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_http() 
 async fn a_2025_11_25_client_completes_the_deploy_saga_in_a_session_over_stdio() {
     let mut command = tokio::process::Command::new(example_binary("deploy"));
     command.arg("--stdio").env("SAGA_KEYS", "11".repeat(32));
-    let (elicits, samples) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let client = counting_client(elicits.clone(), samples.clone())
+    let counts = Counts::default();
+    let client = counting_client(&counts)
         .connect_stdio_session(command)
         .await
         .unwrap();
-    let result = client
-        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments()))
-        .await
-        .unwrap();
-    assert_eq!(result.content[0].as_text().unwrap().text, DONE);
-    assert_eq!(elicits.load(Ordering::SeqCst), 1);
-    assert_eq!(samples.load(Ordering::SeqCst), 1);
+    completes_the_deploy_saga(&client, &counts).await;
     client.cancel().await.unwrap();
 }
 

@@ -68,19 +68,20 @@ fn suspended(result: &Value, types: &[&str]) -> (String, Vec<Value>) {
     (token, steps)
 }
 
+/// `tools/callSaga` of the deploy tool as request `id`: the token and the steps of its
+/// first suspension, which asks for the target.
+async fn call_deploy(addr: SocketAddr, id: &str) -> (String, Vec<Value>) {
+    let arguments = json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}});
+    let result = send(addr, id, "tools/callSaga", arguments).await;
+    suspended(&result, &["elicitation"])
+}
+
 #[tokio::test]
 async fn the_seed_example_replays_against_deploy() {
     let server = serve().await;
 
     // 1 → 2: the call suspends for the elicitation of the seed.
-    let result = send(
-        server.addr,
-        "client-req-1",
-        "tools/callSaga",
-        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
-    )
-    .await;
-    let (token_v1, steps) = suspended(&result, &["elicitation"]);
+    let (token_v1, steps) = call_deploy(server.addr, "client-req-1").await;
     assert_eq!(
         steps[0]["params"],
         json!({
@@ -145,14 +146,7 @@ async fn the_seed_example_replays_against_deploy() {
 #[tokio::test]
 async fn a_failed_step_reaches_the_tool_as_step_failed() {
     let server = serve().await;
-    let result = send(
-        server.addr,
-        "1",
-        "tools/callSaga",
-        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
-    )
-    .await;
-    let (token, steps) = suspended(&result, &["elicitation"]);
+    let (token, steps) = call_deploy(server.addr, "1").await;
     let failed =
         json!({"stepId": steps[0]["stepId"], "error": {"code": -1, "message": "user rejected"}});
     let result = send(
@@ -173,14 +167,7 @@ async fn a_failed_step_reaches_the_tool_as_step_failed() {
 #[tokio::test]
 async fn a_saga_token_is_not_a_request_state_and_a_forged_one_is_refused() {
     let server = serve().await;
-    let result = send(
-        server.addr,
-        "1",
-        "tools/callSaga",
-        json!({"name": "complex_tool", "arguments": {"initial_arg": "value"}}),
-    )
-    .await;
-    let (token, _) = suspended(&result, &["elicitation"]);
+    let (token, _) = call_deploy(server.addr, "1").await;
     for bad in [
         format!("{token}x"),
         token.replacen('.', "", 1),

@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use saga_examples::deploy;
+use saga_examples::harness::journal::Journal;
 use saga_examples::harness::process::Spawn;
 use saga_examples::harness::serving::serve_local;
 use saga_examples::harness::session::{SESSION_VERSION, Session};
@@ -147,12 +148,7 @@ async fn bad_tokens_and_foreign_ids_are_invalid_params() {
                "params": {}}),
     ];
     for refusal in refusals {
-        let answer = session
-            .request(refusal.clone())
-            .await
-            .next()
-            .await
-            .expect("an answer");
+        let answer = session.ask(refusal.clone()).await;
         assert_eq!(answer["error"]["code"], -32602, "{refusal} → {answer}");
     }
 
@@ -192,16 +188,10 @@ async fn a_client_that_does_not_declare_the_capability_gets_no_policy() {
 /// since the last checkpoint the client saw is done again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_killed_mid_checkpoints_completes_on_a_fresh_process() {
-    let dir = std::env::temp_dir().join(format!("saga-seed002-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let journal = dir.join("journal");
-    let _ = std::fs::remove_file(&journal);
-    let journal_path = journal.to_string_lossy().into_owned();
+    let journal = Journal::new("seed002");
     let tables = 8u32;
 
-    let mut first = Spawn::new("migrate", KEY_HEX)
-        .env("MIGRATE_JOURNAL", &journal_path)
-        .start();
+    let mut first = journal.migrate(KEY_HEX).start();
     let url = format!("http://{}/mcp", first.addr);
     let session = Session::open(&url, json!({"resumableRequests": {}})).await;
     let mut stream = session
@@ -212,31 +202,12 @@ async fn a_call_killed_mid_checkpoints_completes_on_a_fresh_process() {
         .await;
     // Read policies until three tables have passed (the first checkpoint comes before
     // any table), then kill the process.
-    let mut token = None;
-    let mut seen = 0;
-    while seen < 4 {
-        let message = stream.next().await.expect("the call streams");
-        assert_eq!(
-            message["method"], "notifications/requests/resumePolicy",
-            "{message}"
-        );
-        assert_eq!(message["params"]["requestId"], "migration-1");
-        token = message["params"]["resumeToken"].as_str().map(str::to_owned);
-        seen += 1;
-    }
+    let token = stream.policies(4, "migration-1").await;
     first.kill_9();
     drop(stream);
-    let token = token.expect("a token");
-    let before = std::fs::read_to_string(&journal).unwrap_or_default();
-    let done_before = before
-        .lines()
-        .filter(|line| line.starts_with("migration table "))
-        .count();
-    assert!(done_before >= 3, "{before}");
+    let done_before = journal.tables_done_at_least("migration", 3);
 
-    let second = Spawn::new("migrate", KEY_HEX)
-        .env("MIGRATE_JOURNAL", &journal_path)
-        .start();
+    let second = journal.migrate(KEY_HEX).start();
     let url = format!("http://{}/mcp", second.addr);
     let session = Session::open(&url, json!({"resumableRequests": {}})).await;
     let mut stream = session
@@ -252,36 +223,11 @@ async fn a_call_killed_mid_checkpoints_completes_on_a_fresh_process() {
         .expect("a text result");
     assert_eq!(text, "migrated 8 tables: [0, 1, 2, 3, 4, 5, 6, 7]");
 
-    // Every table was done; none more than twice, and only those after the last
-    // checkpoint the client saw (at most the one in flight when the process died, plus
-    // any finished after the token it kept) ran again.
-    let journal_text = std::fs::read_to_string(&journal).expect("a journal");
-    let mut counts = vec![0u32; tables as usize];
-    for line in journal_text
-        .lines()
-        .filter(|line| line.starts_with("migration table "))
-    {
-        let table: usize = line
-            .strip_prefix("migration table ")
-            .and_then(|n| n.parse().ok())
-            .expect("a journal line");
-        counts[table] += 1;
-    }
-    assert!(counts.iter().all(|&n| n >= 1), "{journal_text}");
-    let repeated = counts.iter().filter(|&&n| n > 1).count();
+    // Every table was done; only those after the last checkpoint the client saw (at most
+    // the one in flight when the process died, plus any finished after the token it kept)
+    // ran again.
     let kept = 3; // the token of the third checkpoint: tables 0, 1 and 2 are in it
-    assert!(
-        counts[..kept].iter().all(|&n| n == 1),
-        "work before the kept checkpoint ran again: {journal_text}"
-    );
-    assert!(
-        repeated <= done_before - kept,
-        "more work redone than was done after the kept checkpoint: {journal_text}"
-    );
-    eprintln!(
-        "{done_before} tables done before the kill, {repeated} done again after it: {counts:?}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    journal.assert_resumed("migration", tables, kept, done_before);
 }
 
 /// The same flow over stdio, where every message shares one stream: a top-level

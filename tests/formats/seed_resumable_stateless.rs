@@ -4,6 +4,7 @@
 //! the last token with `requests/resume`; `requests/getStatus` answers from the token.
 
 use saga_examples::harness::http::{Post, meta};
+use saga_examples::harness::journal::Journal;
 use saga_examples::harness::process::Spawn;
 use saga_examples::harness::session::Events;
 use serde_json::{Value, json};
@@ -25,18 +26,12 @@ fn migrate(id: &str, tables: u32) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_call_killed_mid_checkpoints_completes_on_a_fresh_process() {
-    let dir = std::env::temp_dir().join(format!("saga-seed002-stateless-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let journal = dir.join("journal");
-    let _ = std::fs::remove_file(&journal);
-    let journal_path = journal.to_string_lossy().into_owned();
+    let journal = Journal::new("seed002-stateless");
     let tables = 8u32;
     // Declared at the top level of the capabilities, as seed 002 writes it.
     let capabilities = json!({"resumableRequests": {}});
 
-    let mut first = Spawn::new("migrate", KEY_HEX)
-        .env("MIGRATE_JOURNAL", &journal_path)
-        .start();
+    let mut first = journal.migrate(KEY_HEX).start();
     let url = format!("http://{}/mcp", first.addr);
     let response = post(&url, migrate("m-1", tables), capabilities.clone()).await;
     assert_eq!(
@@ -45,34 +40,12 @@ async fn a_stateless_call_killed_mid_checkpoints_completes_on_a_fresh_process() 
         "one streamed response"
     );
     let mut stream = Events::new(response);
-    let mut token = None;
-    for _ in 0..4 {
-        let message = stream.next().await.expect("the call streams");
-        assert_eq!(
-            message["method"], "notifications/requests/resumePolicy",
-            "{message}"
-        );
-        assert_eq!(message["params"]["requestId"], "m-1");
-        assert!(
-            message["params"]["maxWait"]
-                .as_u64()
-                .is_some_and(|wait| wait > 0)
-        );
-        token = message["params"]["resumeToken"].as_str().map(str::to_owned);
-    }
+    let token = stream.policies(4, "m-1").await;
     first.kill_9();
     drop(stream);
-    let token = token.expect("a token");
-    let before = std::fs::read_to_string(&journal).unwrap_or_default();
-    let done_before = before
-        .lines()
-        .filter(|l| l.starts_with("migration table "))
-        .count();
-    assert!(done_before >= 3, "{before}");
+    let done_before = journal.tables_done_at_least("migration", 3);
 
-    let second = Spawn::new("migrate", KEY_HEX)
-        .env("MIGRATE_JOURNAL", &journal_path)
-        .start();
+    let second = journal.migrate(KEY_HEX).start();
     let url = format!("http://{}/mcp", second.addr);
 
     // The status, from the token alone.
@@ -122,30 +95,8 @@ async fn a_stateless_call_killed_mid_checkpoints_completes_on_a_fresh_process() 
         "{done}"
     );
 
-    let journal_text = std::fs::read_to_string(&journal).expect("a journal");
-    let mut counts = vec![0u32; tables as usize];
-    for line in journal_text
-        .lines()
-        .filter(|l| l.starts_with("migration table "))
-    {
-        let table: usize = line
-            .strip_prefix("migration table ")
-            .and_then(|n| n.parse().ok())
-            .expect("a journal line");
-        counts[table] += 1;
-    }
     let kept = 3; // the fourth policy comes after the third table's checkpoint
-    assert!(counts.iter().all(|&n| n >= 1), "{journal_text}");
-    assert!(
-        counts[..kept].iter().all(|&n| n == 1),
-        "work before the kept checkpoint ran again: {journal_text}"
-    );
-    let repeated = counts.iter().filter(|&&n| n > 1).count();
-    assert!(
-        repeated <= done_before - kept,
-        "more work redone than was done after the kept checkpoint: {journal_text}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    journal.assert_resumed("migration", tables, kept, done_before);
 }
 
 /// A client that does not declare the capability gets one JSON message as before, and a call

@@ -17,7 +17,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use saga_examples::deploy;
 use saga_examples::harness::http::{
     Call, DEPLOY, DEPLOYED, Post, StatusCode, accept_target, asks, client, complete, deploy_round1,
-    deploy_round2, deploy_to_the_end, one_shot_client, refusal_problem, refused, verdict,
+    deploy_round2, deploy_to_the_end, deploy_token_refused_after, deploy_token_refused_then_taken,
+    one_shot_client, refusal_problem, refused, verdict,
 };
 use saga_examples::harness::process::ServerProcess;
 use saga_examples::harness::serving::{Running, serve_local};
@@ -54,9 +55,7 @@ async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
                 let Some(token) = tokens.get(index) else {
                     break failures;
                 };
-                let (status, body) = Call::deploy()
-                    .state(token.clone())
-                    .answers(verdict("Yes"))
+                let (status, body) = Call::deploy_verdict(token.clone(), "Yes")
                     .send_with(&client, addr)
                     .await;
                 if let Some(problem) = refusal_problem(status, &body) {
@@ -70,6 +69,17 @@ async fn all_refused(addr: SocketAddr, tokens: Vec<String>) -> Vec<String> {
         failures.extend(worker.await.expect("a worker finishes"));
     }
     failures
+}
+
+/// Reports how many of `what` were not refused (`failures`), and fails on any.
+#[track_caller]
+fn none_got_through(what: &str, failures: Vec<String>) {
+    eprintln!("{what}, {} not refused", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{:#?}",
+        &failures[..failures.len().min(5)]
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -90,43 +100,27 @@ async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
         forged[bit / 8] ^= 1 << (bit % 8);
         flipped.push(URL_SAFE_NO_PAD.encode(&forged));
     }
-    let flips = flipped.len();
-    let failures = all_refused(server.addr, flipped).await;
-    eprintln!(
-        "bit flips: {flips} attempts on a {}-byte ({}-char) round-2 token, {} not refused",
+    let what = format!(
+        "bit flips: {} attempts on a {}-byte ({}-char) round-2 token",
+        flipped.len(),
         bytes.len(),
-        token.len(),
-        failures.len()
+        token.len()
     );
-    assert!(
-        failures.is_empty(),
-        "{:#?}",
-        &failures[..failures.len().min(5)]
-    );
+    none_got_through(&what, all_refused(server.addr, flipped).await);
 
     let truncated: Vec<String> = (0..token.len())
         .map(|keep| token[..keep].to_owned())
         .collect();
-    let truncations = truncated.len();
-    let failures = all_refused(server.addr, truncated).await;
-    eprintln!(
-        "truncations: {truncations} attempts (every prefix, 0..{} chars), {} not refused",
-        token.len(),
-        failures.len()
+    let what = format!(
+        "truncations: {} attempts (every prefix, 0..{} chars)",
+        truncated.len(),
+        token.len()
     );
-    assert!(
-        failures.is_empty(),
-        "{:#?}",
-        &failures[..failures.len().min(5)]
-    );
+    none_got_through(&what, all_refused(server.addr, truncated).await);
 
     // Still alive, and the untouched token still finishes its saga.
     server.assert_alive();
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(verdict("Yes"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_verdict(token, "Yes").send(server.addr).await;
     assert_eq!(complete(status, &body).0, DEPLOYED);
     full_saga(server.addr).await;
     server.assert_alive();
@@ -136,7 +130,7 @@ async fn every_bit_flip_and_every_truncation_is_refused_by_a_running_server() {
 async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running_server() {
     let mut server = ServerProcess::deploy(KEY_HEX);
     let alice = deploy_round2(server.addr, &Call::deploy().authorization("Bearer alice")).await;
-    let resume = Call::deploy().state(alice.clone()).answers(verdict("Yes"));
+    let resume = Call::deploy_verdict(alice.clone(), "Yes");
 
     // The principal is a digest of the header's bytes, so any other spelling is another
     // principal. (A trailing space is not: HTTP strips it before the server sees it.)
@@ -179,11 +173,7 @@ async fn a_token_of_another_principal_or_other_arguments_is_refused_by_a_running
     // The rightful holders finish.
     let (status, body) = resume.authorization("Bearer alice").send(server.addr).await;
     assert_eq!(complete(status, &body).0, DEPLOYED);
-    let (status, body) = Call::deploy()
-        .state(theirs)
-        .answers(verdict("Yes"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_verdict(theirs, "Yes").send(server.addr).await;
     assert_eq!(complete(status, &body).0, DEPLOYED);
     server.assert_alive();
 }
@@ -284,11 +274,7 @@ async fn a_token_of_one_tool_is_refused_by_another() {
         refused(status, &body);
     }
     // Each token still works for its own tool.
-    let (status, body) = Call::deploy()
-        .state(deploy_token)
-        .answers(accept_target("production"))
-        .send(addr)
-        .await;
+    let (status, body) = Call::deploy_target(deploy_token).send(addr).await;
     asks(status, &body, &["sample-2"]);
     let (status, body) = Call::deploy()
         .name("rollback_tool")
@@ -310,14 +296,7 @@ async fn an_expired_token_is_refused() {
             .tool(deploy::complex_tool)
     })
     .await;
-    let token = deploy_round1(server.addr, &Call::deploy()).await;
-    tokio::time::sleep(Duration::from_millis(2100)).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
-    refused(status, &body);
+    deploy_token_refused_after(server.addr, Duration::from_millis(2100)).await;
 }
 
 #[tokio::test]
@@ -328,14 +307,8 @@ async fn a_token_of_a_retired_key_is_refused() {
     let after = serve_tools(&[new], |b| b.tool(deploy::complex_tool)).await;
     let during = serve_tools(&[new, old], |b| b.tool(deploy::complex_tool)).await;
     let token = deploy_round1(before.addr, &Call::deploy()).await;
-    let resume = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"));
-    let (status, body) = resume.send(after.addr).await;
-    refused(status, &body);
     // While the old key was still in the ring, the same token opened.
-    let (status, body) = resume.send(during.addr).await;
-    asks(status, &body, &["sample-2"]);
+    deploy_token_refused_then_taken(token, after.addr, during.addr).await;
 }
 
 #[tokio::test]
@@ -593,7 +566,7 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     ));
     if let Some(next) = body["result"]["requestState"].as_str() {
         // Whatever it issued must be refused or go on; never a 5xx.
-        let body = Call::deploy().state(next).answers(verdict("No")).message();
+        let body = Call::deploy_verdict(next, "No").message();
         let body = serde_json::to_string(&body).expect("a JSON body");
         let size = body.len();
         let got = over_the_limit(raw_round(addr, &one_shot_client(), body).try_send().await);
@@ -623,11 +596,7 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
     assert!(rss_after < 1024 * 1024, "RSS {rss_after} KiB is over 1 GiB");
 
     // Still serving: the original token and a fresh saga both finish.
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send_with(&client, addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send_with(&client, addr).await;
     asks(status, &body, &["sample-2"]);
     full_saga(addr).await;
     server.assert_alive();

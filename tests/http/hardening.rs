@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use saga_examples::deploy;
 use saga_examples::harness::http::{
-    Call, DEPLOY, DEPLOYED, Method, Post, accept_target, client, deploy_to_the_end,
-    every_capability, meta, verdict_as,
+    Call, DEPLOYED, Method, Post, client, deploy_to_the_end, every_capability, meta, request,
+    verdict_as,
 };
 use saga_examples::harness::process::{ServerProcess, Spawn};
 use saga_examples::harness::serving::{Running, serve_local};
@@ -30,36 +30,9 @@ const MIB: usize = 1024 * 1024;
 // Raw HTTP
 // ---------------------------------------------------------------------------------------
 
-/// A POST to `addr` with MCP 2026-07-28's headers for a `tools/call` of `name`, plus
-/// `extra` (which replace any of the same name; an empty value removes it), through
-/// `client`.
-fn post(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    name: &str,
-    extra: &[(&str, &str)],
-    body: impl Into<Vec<u8>>,
-) -> Post {
-    Post::mcp(addr)
-        .with_client(client)
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .headers(extra)
-        .body(body)
-}
-
-/// A `tools/call` of `name` from a client of every capability, with `extra_params`.
-fn call_body(name: &str, arguments: Value, extra_params: Value) -> Value {
-    let call = Call::new(name, arguments).capabilities(every_capability());
-    let extra = extra_params.as_object().cloned().unwrap_or_default();
-    extra
-        .into_iter()
-        .fold(call, |call, (key, value)| call.param(&key, value))
-        .message()
-}
-
-fn deploy_args() -> Value {
-    json!({"initial_arg": "x"})
+/// A `tools/call` of `name` from a client of every capability (roots too).
+fn call(name: &str, arguments: Value) -> Call {
+    Call::new(name, arguments).capabilities(every_capability())
 }
 
 /// Runs the deploy saga to its end; returns the final text.
@@ -81,30 +54,26 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     let big = json!({"initial_arg": "x".repeat(600 * 1024)});
     let wrong = json!({"elicit-1": {"action": "accept", "content": {"target": 12345}}});
 
+    let round = |call: Call| call.post(server.addr).with_client(&client);
     // For scale: an ordinary first round, and one whose arguments are as big.
-    let per_call = |client: reqwest::Client, body: String, times: u32| {
-        let addr = server.addr;
+    let per_call = |request: Post, times: u32| {
         let before = server.cpu_time();
         async move {
             for _ in 0..times {
-                let (status, _) = post(&client, addr, DEPLOY, &[], body.clone()).send().await;
+                let (status, _) = request.clone().send().await;
                 assert_eq!(status, 200);
             }
             before
         }
     };
-    let small = call_body(DEPLOY, deploy_args(), json!({})).to_string();
-    let before = per_call(client.clone(), small, 400).await;
+    let before = per_call(round(Call::deploy()), 400).await;
     let normal = (server.cpu_time() - before) / 400;
-    let body = call_body(DEPLOY, big.clone(), json!({})).to_string();
-    let before = per_call(client.clone(), body, 20).await;
+    let before = per_call(round(Call::deploy().arguments(big.clone())), 20).await;
     let normal_big = (server.cpu_time() - before) / 20;
 
     // MRTR: inputResponses without requestState, with an answer that fails its schema.
-    let body = call_body(DEPLOY, big.clone(), json!({"inputResponses": wrong})).to_string();
-    let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.clone())
-        .send()
-        .await;
+    let attack = round(Call::deploy().arguments(big.clone()).answers(wrong));
+    let (status, reply) = attack.clone().send().await;
     assert_eq!(status, 200, "{reply:#}");
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply:#}");
     assert!(
@@ -113,25 +82,19 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     );
     let cpu = server.cpu_time();
     for _ in 0..20 {
-        post(&client, server.addr, DEPLOY, &[], body.clone())
-            .send()
-            .await;
+        attack.clone().send().await;
     }
-    let attack = (server.cpu_time() - cpu) / 20;
+    let attack_cpu = (server.cpu_time() - cpu) / 20;
 
     // dependent-requests: the same answer as a dependent response.
-    let mut dependent = call_body(DEPLOY, big.clone(), json!({}));
+    let mut dependent = Call::deploy().arguments(big.clone()).message();
     dependent["dependent_responses"] =
         json!({"elicit-1": {"result": {"action": "accept", "content": {"target": 12345}}}});
-    let (status, reply) = post(
-        &client,
-        server.addr,
-        DEPLOY,
-        &[("mcp-result-format", "dependent-requests")],
-        dependent.to_string(),
-    )
-    .send()
-    .await;
+    let (status, reply) = round(Call::deploy())
+        .json(&dependent)
+        .header("mcp-result-format", "dependent-requests")
+        .send()
+        .await;
     assert_eq!(status, 200, "{reply:#}");
     assert!(
         reply["dependent_requests"]["elicit-1"].is_object(),
@@ -141,10 +104,7 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     // Two such requests at once leave an unrelated call served as usual.
     let started = Instant::now();
     let attacks: Vec<_> = (0..2)
-        .map(|_| {
-            let (client, body, addr) = (client.clone(), body.clone(), server.addr);
-            tokio::spawn(async move { post(&client, addr, DEPLOY, &[], body).send().await })
-        })
+        .map(|_| tokio::spawn(attack.clone().send()))
         .collect();
     assert_eq!(full_saga(server.addr).await, DEPLOYED);
     let unrelated = started.elapsed();
@@ -153,11 +113,11 @@ async fn an_answer_that_fails_its_schema_ends_the_replay_at_once() {
     }
     println!(
         "replay: server CPU per request: an ordinary first round {normal:?}; one with 600 KB of \
-         arguments {normal_big:?}; the same with an answer failing its schema {attack:?} \
+         arguments {normal_big:?}; the same with an answer failing its schema {attack_cpu:?} \
          ({:.1}x the ordinary round, {:.1}x the same-size round); a full saga beside two such \
          requests took {unrelated:?}",
-        attack.as_secs_f64() / normal.as_secs_f64().max(1e-9),
-        attack.as_secs_f64() / normal_big.as_secs_f64().max(1e-9),
+        attack_cpu.as_secs_f64() / normal.as_secs_f64().max(1e-9),
+        attack_cpu.as_secs_f64() / normal_big.as_secs_f64().max(1e-9),
     );
     server.assert_alive();
 }
@@ -177,132 +137,79 @@ fn ran(reply: &Value) -> bool {
 async fn every_format_gets_the_default_paths_checks() {
     let server = ServerProcess::deploy(KEY_HEX);
     let client = client();
-    let good = call_body(DEPLOY, deploy_args(), json!({})).to_string();
-    let raw = |s: &str| s.to_owned();
+    let good = Call::deploy().post(server.addr).with_client(&client);
+    let request = |body: &str| good.clone().body(body);
     let with_good_meta =
-        |envelope: &str| envelope.replace("META", &meta(every_capability()).to_string());
-    type Case<'a> = (&'a str, Method, &'a str, Vec<(&'a str, &'a str)>, String);
-    let cases: Vec<Case> = vec![
-        ("another path", Method::POST, "/other", vec![], good.clone()),
-        ("PUT", Method::PUT, "/mcp", vec![], good.clone()),
-        ("GET", Method::GET, "/mcp", vec![], String::new()),
+        |envelope: &str| request(&envelope.replace("META", &meta(every_capability()).to_string()));
+    let cases = [
+        ("another path", good.clone().path("/other")),
+        ("PUT", good.clone().method(Method::PUT)),
+        ("GET", request("").method(Method::GET)),
         (
             "a mismatched Mcp-Name",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-name", "other")],
-            good.clone(),
+            good.clone().header("mcp-name", "other"),
         ),
-        (
-            "no Mcp-Name",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-name", "")],
-            good.clone(),
-        ),
+        ("no Mcp-Name", good.clone().without("mcp-name")),
         (
             "a mismatched Mcp-Method",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-method", "tools/list")],
-            good.clone(),
+            good.clone().header("mcp-method", "tools/list"),
         ),
-        (
-            "no Mcp-Method",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-method", "")],
-            good.clone(),
-        ),
+        ("no Mcp-Method", good.clone().without("mcp-method")),
         (
             "a bogus MCP-Protocol-Version",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-protocol-version", "1999-01-01")],
-            good.clone(),
+            good.clone().header("mcp-protocol-version", "1999-01-01"),
         ),
         (
             "no MCP-Protocol-Version",
-            Method::POST,
-            "/mcp",
-            vec![("mcp-protocol-version", "")],
-            good.clone(),
+            good.clone().without("mcp-protocol-version"),
         ),
         (
             "text/plain",
-            Method::POST,
-            "/mcp",
-            vec![("content-type", "text/plain")],
-            good.clone(),
+            good.clone().header("content-type", "text/plain"),
         ),
         (
             "a duplicate key",
-            Method::POST,
-            "/mcp",
-            vec![],
             with_good_meta(
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
             ),
         ),
         (
             "jsonrpc 1.0",
-            Method::POST,
-            "/mcp",
-            vec![],
             with_good_meta(
                 r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
             ),
         ),
         (
             "an object id",
-            Method::POST,
-            "/mcp",
-            vec![],
             with_good_meta(
                 r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
             ),
         ),
         (
             "an array id",
-            Method::POST,
-            "/mcp",
-            vec![],
             with_good_meta(
                 r#"{"jsonrpc":"2.0","id":[1],"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
             ),
         ),
         (
             "a notification",
-            Method::POST,
-            "/mcp",
-            vec![],
             with_good_meta(
                 r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"},"_meta":META}}"#,
             ),
         ),
         (
             "no _meta",
-            Method::POST,
-            "/mcp",
-            vec![],
-            raw(
+            request(
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"complex_tool","arguments":{"initial_arg":"x"}}}"#,
             ),
         ),
     ];
     for format in ["dependent-requests", "resume-token"] {
-        for (label, method, path, headers, body) in &cases {
-            let (default_status, default_reply) =
-                post(&client, server.addr, DEPLOY, headers, body.clone())
-                    .method(method.clone())
-                    .path(path)
-                    .send()
-                    .await;
-            let mut with_format = headers.clone();
-            with_format.push(("mcp-result-format", format));
-            let (status, reply) = post(&client, server.addr, DEPLOY, &with_format, body.clone())
-                .method(method.clone())
-                .path(path)
+        for (label, request) in &cases {
+            let (default_status, default_reply) = request.clone().send().await;
+            let (status, reply) = request
+                .clone()
+                .header("mcp-result-format", format)
                 .send()
                 .await;
             assert!(
@@ -316,15 +223,11 @@ async fn every_format_gets_the_default_paths_checks() {
             );
         }
         // And a sound request in the format is served.
-        let (status, reply) = post(
-            &client,
-            server.addr,
-            DEPLOY,
-            &[("mcp-result-format", format)],
-            good.clone(),
-        )
-        .send()
-        .await;
+        let (status, reply) = good
+            .clone()
+            .header("mcp-result-format", format)
+            .send()
+            .await;
         assert_eq!(status, 200, "{format}: {reply:#}");
     }
 }
@@ -347,39 +250,27 @@ async fn every_format_gets_the_configured_origins_and_body_limit() {
     let addr = listener.local_addr().expect("an address");
     tokio::spawn(async move { axum::serve(listener, router).await });
     let client = client();
-    let good = call_body(DEPLOY, deploy_args(), json!({})).to_string();
-    let big = call_body(
-        DEPLOY,
-        json!({"initial_arg": "x".repeat(32 * 1024)}),
-        json!({}),
-    )
-    .to_string();
+    let big = json!({"initial_arg": "x".repeat(32 * 1024)});
     for format in ["", "dependent-requests", "resume-token"] {
-        let select = [("mcp-result-format", format)];
-        let (status, reply) = post(
-            &client,
-            addr,
-            DEPLOY,
-            &[select[0], ("origin", "http://evil.example")],
-            good.clone(),
-        )
-        .send()
-        .await;
-        assert_eq!(status, 403, "{format}: {reply:#}");
-        assert!(!ran(&reply));
-        let (status, reply) = post(&client, addr, DEPLOY, &select, big.clone())
+        let good = Call::deploy()
+            .post(addr)
+            .with_client(&client)
+            .header("mcp-result-format", format);
+        let big = Call::deploy()
+            .arguments(big.clone())
+            .post(addr)
+            .with_client(&client)
+            .header("mcp-result-format", format);
+        let (status, reply) = good
+            .clone()
+            .header("origin", "http://evil.example")
             .send()
             .await;
+        assert_eq!(status, 403, "{format}: {reply:#}");
+        assert!(!ran(&reply));
+        let (status, reply) = big.send().await;
         assert_eq!(status, 413, "{format}: {reply:#}");
-        let (status, reply) = post(
-            &client,
-            addr,
-            DEPLOY,
-            &[select[0], ("origin", "http://good.example")],
-            good.clone(),
-        )
-        .send()
-        .await;
+        let (status, reply) = good.header("origin", "http://good.example").send().await;
         assert_eq!(status, 200, "{format}: {reply:#}");
     }
 }
@@ -403,13 +294,11 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
         body.extend_from_slice(b"0]}}}");
         body
     };
-    let string = call_body(
-        DEPLOY,
-        json!({"initial_arg": "x".repeat(MIB - 2048)}),
-        json!({}),
-    )
-    .to_string()
-    .into_bytes();
+    let string = Call::deploy()
+        .arguments(json!({"initial_arg": "x".repeat(MIB - 2048)}))
+        .message()
+        .to_string()
+        .into_bytes();
     for (label, body, expected) in [
         ("4 MiB of zeros", zeros, 413u16),
         ("1 MiB string", string, 200),
@@ -417,12 +306,12 @@ async fn twenty_huge_requests_at_once_stay_under_200_mib() {
         // A client of its own per round: the server closes a connection it answered 413
         // on, and a pooled one reused from that round could break mid-write (a race of
         // the client's pool, not of the server).
-        let client = client();
+        let request = Call::deploy()
+            .post(server.addr)
+            .with_client(&client())
+            .body(body);
         let requests: Vec<_> = (0..20)
-            .map(|_| {
-                let (client, body, addr) = (client.clone(), body.clone(), server.addr);
-                tokio::spawn(async move { post(&client, addr, DEPLOY, &[], body).try_send().await })
-            })
+            .map(|_| tokio::spawn(request.clone().try_send()))
             .collect();
         for request in requests {
             match request.await.expect("joined") {
@@ -525,71 +414,49 @@ fn is_panic_error(reply: &Value) {
 async fn a_panic_after_a_suspension_ends_that_call_alone() {
     let running = fragile_server().await;
     let addr = running.addr;
-    let client = client();
     let items = json!({"items": ["a", "b"]});
     let answer = json!({"elicit-1": {"action": "accept", "content": {"value": 99}}});
 
     // MRTR: round 1, then the answer that makes the tool index out of bounds.
-    let (_, first) = post(
-        &client,
-        addr,
-        "pick",
-        &[],
-        call_body("pick", items.clone(), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let picking = call("pick", items.clone());
+    let (_, first) = picking.send(addr).await;
     let token = first["result"]["requestState"].as_str().expect("a token");
-    let body = call_body(
-        "pick",
-        items.clone(),
-        json!({"requestState": token, "inputResponses": answer}),
-    );
-    let (status, reply) = post(&client, addr, "pick", &[], body.to_string())
-        .send()
+    let (status, reply) = picking
+        .clone()
+        .state(token)
+        .answers(answer.clone())
+        .send(addr)
         .await;
     assert_eq!(status, 200);
     is_panic_error(&reply);
 
     // dependent-requests.
-    let mut body = call_body("pick", items.clone(), json!({}));
+    let mut body = picking.message();
     body["dependent_responses"] = json!({"elicit-1": {"result": answer["elicit-1"]}});
-    let (_, reply) = post(
-        &client,
-        addr,
-        "pick",
-        &[("mcp-result-format", "dependent-requests")],
-        body.to_string(),
-    )
-    .send()
-    .await;
+    let (_, reply) = picking
+        .post(addr)
+        .json(&body)
+        .header("mcp-result-format", "dependent-requests")
+        .send()
+        .await;
     is_panic_error(&reply);
 
     // resume-token, after a checkpoint.
-    let select = [("mcp-result-format", "resume-token")];
-    let args = json!({"limit": 3});
-    let (_, first) = post(
-        &client,
-        addr,
-        "count_then_panic",
-        &select,
-        call_body("count_then_panic", args.clone(), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let count = call("count_then_panic", json!({"limit": 3}));
+    let resume_token = |call: &Call| call.post(addr).header("mcp-result-format", "resume-token");
+    let (_, first) = resume_token(&count).send().await;
     let token = first["result"]["nextResumeToken"]
         .as_str()
         .expect("a resume token");
-    let body = call_body("count_then_panic", args, json!({"resumeToken": token}));
-    let (_, reply) = post(&client, addr, "count_then_panic", &select, body.to_string())
+    let (_, reply) = resume_token(&count.param("resumeToken", json!(token)))
         .send()
         .await;
     is_panic_error(&reply);
 
     // tools/callSaga, then tools/resumeSaga with the answer.
-    let headers = [("mcp-method", "tools/callSaga"), ("mcp-name", "")];
-    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/callSaga", "params": {"name": "pick", "arguments": items, "_meta": meta(every_capability())}});
-    let (_, started) = post(&client, addr, "pick", &headers, body.to_string())
+    let params = json!({"name": "pick", "arguments": items, "_meta": meta(every_capability())});
+    let (_, started) = Post::mcp(addr)
+        .rpc(&request(5, "tools/callSaga", params))
         .send()
         .await;
     let saga_token = started["result"]["sagaToken"]
@@ -598,13 +465,13 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
     let step_id = started["result"]["steps"][0]["stepId"]
         .as_str()
         .expect("a step id");
-    let body = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/resumeSaga", "params": {
+    let params = json!({
         "sagaToken": saga_token,
         "completedSteps": [{"stepId": step_id, "result": answer["elicit-1"]}],
         "_meta": meta(every_capability()),
-    }});
-    let headers = [("mcp-method", "tools/resumeSaga"), ("mcp-name", "")];
-    let (_, reply) = post(&client, addr, "pick", &headers, body.to_string())
+    });
+    let (_, reply) = Post::mcp(addr)
+        .rpc(&request(6, "tools/resumeSaga", params))
         .send()
         .await;
     is_panic_error(&reply);
@@ -639,29 +506,15 @@ async fn a_panic_over_stdio_ends_that_call_alone() {
             .expect("a line");
         serde_json::from_str(&line).expect("JSON")
     };
-    let first = exchange(call_body(
-        "count_then_panic",
-        json!({"limit": 2}),
-        json!({}),
-    ))
-    .await;
+    let count = call("count_then_panic", json!({"limit": 2}));
+    let first = exchange(count.message()).await;
     let token = first["result"]["requestState"]
         .as_str()
         .unwrap_or_else(|| panic!("{first:#}"))
         .to_owned();
-    let reply = exchange(call_body(
-        "count_then_panic",
-        json!({"limit": 2}),
-        json!({"requestState": token}),
-    ))
-    .await;
+    let reply = exchange(count.clone().state(token).message()).await;
     is_panic_error(&reply);
-    let again = exchange(call_body(
-        "count_then_panic",
-        json!({"limit": 2}),
-        json!({}),
-    ))
-    .await;
+    let again = exchange(count.message()).await;
     assert!(again["result"]["requestState"].is_string(), "{again:#}");
 }
 
@@ -674,19 +527,15 @@ async fn a_panic_over_stdio_ends_that_call_alone() {
 #[tokio::test]
 async fn malformed_json_is_a_parse_error() {
     let server = ServerProcess::deploy(KEY_HEX);
-    let client = client();
+    let request = Call::deploy().post(server.addr).with_client(&client());
     for body in [r#"{"jsonrpc": "2.0", "id": 1,"#, "not json", "{\"a\":}", ""] {
-        let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.to_owned())
-            .send()
-            .await;
+        let (status, reply) = request.clone().body(body).send().await;
         assert_eq!(status, 400, "{body:?}: {reply:#}");
         assert_eq!(reply["error"]["code"], -32700, "{body:?}: {reply:#}");
         assert_eq!(reply["id"], Value::Null);
     }
     for body in ["[1, 2]", "42", r#"{"jsonrpc": "2.0"}"#] {
-        let (status, reply) = post(&client, server.addr, DEPLOY, &[], body.to_owned())
-            .send()
-            .await;
+        let (status, reply) = request.clone().body(body).send().await;
         assert_eq!(status, 400, "{body:?}: {reply:#}");
         assert_eq!(reply["error"]["code"], -32600, "{body:?}: {reply:#}");
     }
@@ -703,25 +552,13 @@ async fn client_strings_are_escaped_in_the_log() {
         .log("info")
         .capture_stderr()
         .start();
-    let client = client();
-    let (_, first) = post(
-        &client,
-        server.addr,
-        DEPLOY,
-        &[],
-        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let (_, first) = Call::deploy().send(server.addr).await;
     let token = first["result"]["requestState"].as_str().expect("a token");
     let evil = "accept\nFORGED-LINE level=ERROR \u{1b}[31mred\u{1b}[0m";
-    let body = call_body(
-        DEPLOY,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": {"elicit-1": {"action": evil}}}),
-    );
-    let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
-        .send()
+    let (_, reply) = Call::deploy()
+        .state(token)
+        .answers(json!({"elicit-1": {"action": evil}}))
+        .send(server.addr)
         .await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
     // Give the log a moment to reach the pipe.
@@ -752,25 +589,9 @@ async fn client_strings_are_escaped_in_the_log() {
 #[tokio::test]
 async fn sampling_answers_must_be_the_assistants_text() {
     let server = ServerProcess::deploy(KEY_HEX);
-    let client = client();
-    let (_, first) = post(
-        &client,
-        server.addr,
-        DEPLOY,
-        &[],
-        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let (_, first) = Call::deploy().send(server.addr).await;
     let token = first["result"]["requestState"].as_str().expect("a token");
-    let body = call_body(
-        DEPLOY,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": accept_target("production")}),
-    );
-    let (_, second) = post(&client, server.addr, DEPLOY, &[], body.to_string())
-        .send()
-        .await;
+    let (_, second) = Call::deploy_target(token).send(server.addr).await;
     let token = second["result"]["requestState"].as_str().expect("a token");
     for (label, answer) in [
         (
@@ -792,24 +613,14 @@ async fn sampling_answers_must_be_the_assistants_text() {
             ),
         ),
     ] {
-        let body = call_body(
-            DEPLOY,
-            deploy_args(),
-            json!({"requestState": token, "inputResponses": answer}),
-        );
-        let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
-            .send()
+        let (_, reply) = Call::deploy()
+            .state(token)
+            .answers(answer)
+            .send(server.addr)
             .await;
         assert_eq!(reply["error"]["code"], -32602, "{label}: {reply:#}");
     }
-    let body = call_body(
-        DEPLOY,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": verdict_as("assistant", json!({"type": "text", "text": "Yes"}))}),
-    );
-    let (_, reply) = post(&client, server.addr, DEPLOY, &[], body.to_string())
-        .send()
-        .await;
+    let (_, reply) = Call::deploy_verdict(token, "Yes").send(server.addr).await;
     assert_eq!(reply["result"]["content"][0]["text"], DEPLOYED, "{reply:#}");
 }
 
@@ -833,16 +644,8 @@ async fn roots_must_be_file_uris() {
         .build()
         .expect("a server");
     let running = serve_local(server).await;
-    let client = client();
-    let (_, first) = post(
-        &client,
-        running.addr,
-        "client_roots",
-        &[],
-        call_body("client_roots", json!({}), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let roots = call("client_roots", json!({}));
+    let (_, first) = roots.send(running.addr).await;
     let token = first["result"]["requestState"]
         .as_str()
         .unwrap_or_else(|| panic!("{first:#}"));
@@ -854,23 +657,18 @@ async fn roots_must_be_file_uris() {
         "/etc/passwd",
         "",
     ] {
-        let body = call_body(
-            "client_roots",
-            json!({}),
-            json!({"requestState": token, "inputResponses": answer(uri)}),
-        );
-        let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string())
-            .send()
+        let (_, reply) = roots
+            .clone()
+            .state(token)
+            .answers(answer(uri))
+            .send(running.addr)
             .await;
         assert_eq!(reply["error"]["code"], -32602, "{uri:?}: {reply:#}");
     }
-    let body = call_body(
-        "client_roots",
-        json!({}),
-        json!({"requestState": token, "inputResponses": answer("file:///srv")}),
-    );
-    let (_, reply) = post(&client, running.addr, "client_roots", &[], body.to_string())
-        .send()
+    let (_, reply) = roots
+        .state(token)
+        .answers(answer("file:///srv"))
+        .send(running.addr)
         .await;
     assert_eq!(
         reply["result"]["content"][0]["text"], "file:///home/a file:///srv",
@@ -882,19 +680,15 @@ async fn roots_must_be_file_uris() {
 #[tokio::test]
 async fn a_clients_step_error_is_escaped_in_the_result() {
     let server = ServerProcess::deploy(KEY_HEX);
-    let client = client();
-    let mut body = call_body(DEPLOY, deploy_args(), json!({}));
+    let mut body = Call::deploy().message();
     body["dependent_responses"] =
         json!({"elicit-1": {"error": {"code": -1, "message": "bad\nFORGED\u{1b}[31mred"}}});
-    let (_, reply) = post(
-        &client,
-        server.addr,
-        DEPLOY,
-        &[("mcp-result-format", "dependent-requests")],
-        body.to_string(),
-    )
-    .send()
-    .await;
+    let (_, reply) = Call::deploy()
+        .post(server.addr)
+        .json(&body)
+        .header("mcp-result-format", "dependent-requests")
+        .send()
+        .await;
     let text = reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("{reply:#}"));
@@ -918,41 +712,15 @@ async fn principal_headers_bind_tokens_to_the_named_headers() {
         .build()
         .expect("a server");
     let running = serve_local(server).await;
-    let client = client();
-    let alice = [("x-api-key", "alice")];
-    let (_, first) = post(
-        &client,
-        running.addr,
-        DEPLOY,
-        &alice,
-        call_body(DEPLOY, deploy_args(), json!({})).to_string(),
-    )
-    .send()
-    .await;
+    let as_key = |call: &Call, key: &str| call.post(running.addr).header("x-api-key", key);
+    let (_, first) = as_key(&Call::deploy(), "alice").send().await;
     let token = first["result"]["requestState"].as_str().expect("a token");
-    let body = call_body(
-        DEPLOY,
-        deploy_args(),
-        json!({"requestState": token, "inputResponses": accept_target("production")}),
-    )
-    .to_string();
-    let (_, reply) = post(
-        &client,
-        running.addr,
-        DEPLOY,
-        &[("x-api-key", "bob")],
-        body.clone(),
-    )
-    .send()
-    .await;
+    let resume = Call::deploy_target(token);
+    let (_, reply) = as_key(&resume, "bob").send().await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
-    let (_, reply) = post(&client, running.addr, DEPLOY, &[], body.clone())
-        .send()
-        .await;
+    let (_, reply) = resume.send(running.addr).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
-    let (_, reply) = post(&client, running.addr, DEPLOY, &alice, body)
-        .send()
-        .await;
+    let (_, reply) = as_key(&resume, "alice").send().await;
     assert!(
         reply["result"]["inputRequests"]["sample-2"].is_object(),
         "{reply:#}"

@@ -12,12 +12,11 @@ use std::time::Duration;
 use saga_examples::deploy;
 use saga_examples::harness::http::{
     Call, DEPLOY, DEPLOYED, PROTOCOL_VERSION, Post, StatusCode, accept_target, asks, complete,
-    deploy_round1, deploy_round2, input_required, jsonrpc_error, meta, refused, request, verdict,
+    deploy_round1, deploy_round2, deploy_token_refused_after, deploy_token_refused_then_taken,
+    input_required, jsonrpc_error, meta, refused, request, verdict,
 };
 use saga_examples::harness::serving::{Running, serve_local};
-use saga_runtime::engine::{Answers, SagaContext, SagaTool, Step};
-use saga_runtime::rmcp::ErrorData;
-use saga_runtime::rmcp::model::{JsonObject, Tool};
+use saga_examples::harness::variant::Variant;
 use saga_runtime::serve::SagaServer;
 use saga_runtime::state::KeyRing;
 use serde_json::{Value, json};
@@ -33,45 +32,6 @@ fn key_ring() -> KeyRing {
 /// The deploy example's server, with the fixed test key.
 async fn deploy_server() -> Running {
     serve_local(deploy::server(key_ring()).expect("the deploy server builds")).await
-}
-
-/// The deploy tool under another name, or at another version (an "older build").
-struct Variant {
-    name: &'static str,
-    version: u16,
-}
-
-impl SagaTool for Variant {
-    type State = <deploy::complex_tool as SagaTool>::State;
-
-    fn tool(&self) -> Tool {
-        let mut tool = deploy::complex_tool.tool();
-        tool.name = self.name.into();
-        tool
-    }
-
-    fn version(&self) -> u16 {
-        self.version
-    }
-
-    fn layout(
-        &self,
-    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
-        deploy::complex_tool.layout()
-    }
-
-    fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
-        deploy::complex_tool.start(arguments)
-    }
-
-    async fn step(
-        &self,
-        state: Self::State,
-        answers: Answers,
-        cx: &SagaContext,
-    ) -> Step<Self::State> {
-        deploy::complex_tool.step(state, answers, cx).await
-    }
 }
 
 /// Changes one character in the middle of a base64url token to another base64url one.
@@ -103,19 +63,11 @@ async fn tampered_token_is_refused() {
     ] {
         let tampered = flip(&token, at);
         assert_ne!(tampered, token);
-        let (status, body) = Call::deploy()
-            .state(tampered)
-            .answers(accept_target("production"))
-            .send(server.addr)
-            .await;
+        let (status, body) = Call::deploy_target(tampered).send(server.addr).await;
         refused(status, &body);
     }
     // The untouched token still works.
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(server.addr).await;
     asks(status, &body, &["sample-2"]);
 }
 
@@ -124,11 +76,7 @@ async fn truncated_token_is_refused() {
     let server = deploy_server().await;
     let token = deploy_round1(server.addr, &Call::deploy()).await;
     for keep in [token.len() - 1, token.len() - 4, token.len() / 2, 60, 10, 1] {
-        let (status, body) = Call::deploy()
-            .state(&token[..keep])
-            .answers(accept_target("production"))
-            .send(server.addr)
-            .await;
+        let (status, body) = Call::deploy_target(&token[..keep]).send(server.addr).await;
         refused(status, &body);
     }
 }
@@ -143,11 +91,7 @@ async fn garbage_token_is_refused() {
         "AAAAAAAAAAAAAAAA",
         "eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo",
     ] {
-        let (status, body) = Call::deploy()
-            .state(garbage)
-            .answers(accept_target("production"))
-            .send(server.addr)
-            .await;
+        let (status, body) = Call::deploy_target(garbage).send(server.addr).await;
         refused(status, &body);
     }
 }
@@ -155,11 +99,7 @@ async fn garbage_token_is_refused() {
 #[tokio::test]
 async fn empty_token_is_refused() {
     let server = deploy_server().await;
-    let (status, body) = Call::deploy()
-        .state("")
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target("").send(server.addr).await;
     refused(status, &body);
     let (status, body) = Call::deploy().state("").send(server.addr).await;
     refused(status, &body);
@@ -171,11 +111,7 @@ async fn token_of_another_key_is_refused() {
     let theirs =
         serve_local(deploy::server(KeyRing::ephemeral()).expect("the deploy server builds")).await;
     let token = deploy_round1(theirs.addr, &Call::deploy()).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(ours.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(ours.addr).await;
     refused(status, &body);
 }
 
@@ -188,9 +124,7 @@ async fn token_of_another_principal_is_refused() {
         .await;
     let token = asks(status, &body, &["elicit-1"]);
 
-    let resume = Call::deploy()
-        .state(token.clone())
-        .answers(accept_target("production"));
+    let resume = Call::deploy_target(token.clone());
     let (status, body) = resume
         .clone()
         .authorization("Bearer bob")
@@ -211,10 +145,7 @@ async fn token_for_another_tool_is_refused() {
         SagaServer::builder()
             .keys(key_ring())
             .tool(deploy::complex_tool)
-            .tool(Variant {
-                name: "complex_tool_copy",
-                version: 0,
-            })
+            .tool(Variant::of(deploy::complex_tool).named("complex_tool_copy"))
             .build()
             .expect("the server builds"),
     )
@@ -234,11 +165,7 @@ async fn token_for_another_tool_is_refused() {
         .send(server.addr)
         .await;
     let copy_token = asks(status, &body, &["elicit-1"]);
-    let (status, body) = Call::deploy()
-        .state(copy_token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(copy_token).send(server.addr).await;
     refused(status, &body);
 }
 
@@ -274,14 +201,7 @@ async fn expired_token_is_refused() {
             .expect("the server builds"),
     )
     .await;
-    let token = deploy_round1(server.addr, &Call::deploy()).await;
-    tokio::time::sleep(Duration::from_millis(2100)).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
-    refused(status, &body);
+    deploy_token_refused_after(server.addr, Duration::from_millis(2100)).await;
 }
 
 #[tokio::test]
@@ -290,10 +210,7 @@ async fn token_of_another_version_is_refused() {
     let new_build = serve_local(
         SagaServer::builder()
             .keys(key_ring())
-            .tool(Variant {
-                name: DEPLOY,
-                version: 2,
-            })
+            .tool(Variant::of(deploy::complex_tool).at_version(2))
             .build()
             .expect("the server builds"),
     )
@@ -301,15 +218,9 @@ async fn token_of_another_version_is_refused() {
     let same_build = deploy_server().await;
 
     let token = deploy_round1(old_build.addr, &Call::deploy()).await;
-    let resume = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"));
-    let (status, body) = resume.send(new_build.addr).await;
-    refused(status, &body);
     // A replica of the same build with the same key takes the token: only the
     // version told the new build apart.
-    let (status, body) = resume.send(same_build.addr).await;
-    asks(status, &body, &["sample-2"]);
+    deploy_token_refused_then_taken(token, new_build.addr, same_build.addr).await;
 }
 
 #[tokio::test]
@@ -317,11 +228,7 @@ async fn one_mebibyte_token_is_refused() {
     let server = deploy_server().await;
     // Over saga's 64 KiB token cap, under the 1 MiB body limit: refused by saga.
     let huge = "A".repeat(512 * 1024);
-    let (status, body) = Call::deploy()
-        .state(huge)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(huge).send(server.addr).await;
     refused(status, &body);
 }
 
@@ -355,17 +262,9 @@ async fn missing_answers_are_asked_again_with_a_new_token() {
         assert_ne!(new_token, token, "a re-ask issues a new token");
 
         // The new token finishes the saga.
-        let (status, body) = Call::deploy()
-            .state(new_token)
-            .answers(accept_target("production"))
-            .send(server.addr)
-            .await;
+        let (status, body) = Call::deploy_target(new_token).send(server.addr).await;
         let token = asks(status, &body, &["sample-2"]);
-        let (status, body) = Call::deploy()
-            .state(token)
-            .answers(verdict("Yes"))
-            .send(server.addr)
-            .await;
+        let (status, body) = Call::deploy_verdict(token, "Yes").send(server.addr).await;
         assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
     }
 }
@@ -375,26 +274,14 @@ async fn missing_sampling_answer_is_asked_again() {
     let server = deploy_server().await;
     let (status, body) = Call::deploy().send(server.addr).await;
     let token = asks(status, &body, &["elicit-1"]);
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(server.addr).await;
     let (token, requests) = input_required(status, &body);
     // The answer to the previous round is stale now: it counts as no answer.
-    let (status, body) = Call::deploy()
-        .state(token.clone())
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token.clone()).send(server.addr).await;
     let (again, again_requests) = input_required(status, &body);
     assert_eq!(again_requests, requests);
     assert_ne!(again, token);
-    let (status, body) = Call::deploy()
-        .state(again)
-        .answers(verdict("Yes"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_verdict(again, "Yes").send(server.addr).await;
     assert_eq!(complete(status, &body).0, DEPLOYED);
 }
 
@@ -423,6 +310,21 @@ async fn unknown_extra_answers_are_ignored() {
     assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
 }
 
+/// `answers` to the round `token` asked for `key`: refused as bad params that name
+/// `inputResponses` and `key`.
+async fn malformed(addr: SocketAddr, token: &str, key: &str, answers: Value) {
+    let (status, body) = Call::deploy()
+        .resume(token, answers.clone())
+        .send(addr)
+        .await;
+    let error = jsonrpc_error(status, &body);
+    assert_eq!(status, StatusCode::OK, "{body:#}");
+    assert_eq!(error["code"], -32602, "{answers}: {body:#}");
+    let message = error["message"].as_str().expect("a message");
+    assert!(message.contains("inputResponses"), "{answers}: {message}");
+    assert!(message.contains(key), "{answers}: {message}");
+}
+
 #[tokio::test]
 async fn malformed_answers_are_invalid_params() {
     let server = deploy_server().await;
@@ -434,17 +336,7 @@ async fn malformed_answers_are_invalid_params() {
         json!({"elicit-1": null}),
         json!({"elicit-1": {"content": {"target": "production"}}}),
     ] {
-        let (status, body) = Call::deploy()
-            .state(token.clone())
-            .answers(answers.clone())
-            .send(server.addr)
-            .await;
-        let error = jsonrpc_error(status, &body);
-        assert_eq!(status, StatusCode::OK, "{body:#}");
-        assert_eq!(error["code"], -32602, "{answers}: {body:#}");
-        let message = error["message"].as_str().expect("a message");
-        assert!(message.contains("inputResponses"), "{answers}: {message}");
-        assert!(message.contains("elicit-1"), "{answers}: {message}");
+        malformed(server.addr, &token, "elicit-1", answers).await;
     }
 
     let token = deploy_round2(server.addr, &Call::deploy()).await;
@@ -453,16 +345,7 @@ async fn malformed_answers_are_invalid_params() {
         json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "Yes"}}}),
         json!({"sample-2": []}),
     ] {
-        let (status, body) = Call::deploy()
-            .state(token.clone())
-            .answers(answers.clone())
-            .send(server.addr)
-            .await;
-        let error = jsonrpc_error(status, &body);
-        assert_eq!(error["code"], -32602, "{answers}: {body:#}");
-        let message = error["message"].as_str().expect("a message");
-        assert!(message.contains("inputResponses"), "{answers}: {message}");
-        assert!(message.contains("sample-2"), "{answers}: {message}");
+        malformed(server.addr, &token, "sample-2", answers).await;
     }
 }
 
@@ -585,9 +468,7 @@ async fn elicitation_needs_the_elicitation_capability() {
 async fn sampling_needs_the_sampling_capability() {
     let server = deploy_server().await;
     let token = deploy_round1(server.addr, &Call::deploy()).await;
-    let resume = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"));
+    let resume = Call::deploy_target(token);
     let (status, body) = resume
         .clone()
         .capabilities(json!({"elicitation": {}}))
@@ -640,11 +521,7 @@ async fn every_round_issues_a_new_token() {
         assert!(!seen.contains(&token), "re-asks issue new tokens");
         seen.push(token);
     }
-    let (status, body) = Call::deploy()
-        .state(first)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(first).send(server.addr).await;
     let second = asks(status, &body, &["sample-2"]);
     assert!(!seen.contains(&second), "round 2 issues a new token");
 }
@@ -730,11 +607,7 @@ async fn happy_path_over_raw_http() {
         json!(["target"])
     );
 
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(server.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(server.addr).await;
     let (token, requests) = input_required(status, &body);
     let sample = &requests["sample-2"];
     assert_eq!(sample["method"], "sampling/createMessage", "{body:#}");
@@ -745,9 +618,7 @@ async fn happy_path_over_raw_http() {
         "{body:#}"
     );
 
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(verdict("Yes, go ahead."))
+    let (status, body) = Call::deploy_verdict(token, "Yes, go ahead.")
         .send(server.addr)
         .await;
     assert_eq!(complete(status, &body), (DEPLOYED.to_owned(), false));
@@ -757,9 +628,7 @@ async fn happy_path_over_raw_http() {
 async fn a_no_verdict_postpones() {
     let server = deploy_server().await;
     let token = deploy_round2(server.addr, &Call::deploy()).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(verdict("No, not now."))
+    let (status, body) = Call::deploy_verdict(token, "No, not now.")
         .send(server.addr)
         .await;
     assert_eq!(
@@ -871,19 +740,11 @@ async fn token_of_a_replica_with_a_longer_ttl_is_refused() {
     .await;
     let long = deploy_server().await;
     let token = deploy_round1(long.addr, &Call::deploy()).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(short.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(short.addr).await;
     refused(status, &body);
     // The other way round is fine.
     let token = deploy_round1(short.addr, &Call::deploy()).await;
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(long.addr)
-        .await;
+    let (status, body) = Call::deploy_target(token).send(long.addr).await;
     asks(status, &body, &["sample-2"]);
 }
 
@@ -901,19 +762,9 @@ async fn token_of_a_rotated_key_opens_while_the_key_is_in_the_ring() {
     )
     .await;
     let token = deploy_round1(old.addr, &Call::deploy()).await;
-    let resume = Call::deploy()
-        .state(token)
-        .answers(accept_target("production"));
-    let (status, body) = resume.send(retired.addr).await;
-    refused(status, &body);
-    let (status, body) = resume.send(rotated.addr).await;
-    let token = asks(status, &body, &["sample-2"]);
+    let token = deploy_token_refused_then_taken(token, retired.addr, rotated.addr).await;
     // The rotated server seals with its new key, which the old server does not know.
-    let (status, body) = Call::deploy()
-        .state(token)
-        .answers(verdict("Yes"))
-        .send(old.addr)
-        .await;
+    let (status, body) = Call::deploy_verdict(token, "Yes").send(old.addr).await;
     refused(status, &body);
 }
 

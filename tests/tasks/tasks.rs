@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use saga_examples::harness::journal::Journal;
 use saga_examples::harness::process::Spawn;
 use saga_examples::harness::redis::start_redis;
-use saga_examples::harness::session;
+use saga_examples::harness::session::Session;
 use saga_examples::harness::tasks::TaskClient;
 use saga_examples::migrate;
 use saga_runtime::rmcp::model::{InputResponses, TaskStatus};
@@ -203,20 +204,16 @@ fn terminal(task: &Value) -> bool {
 async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
     const TASKS: usize = 1000;
     let redis = start_redis().await;
-    let dir = std::env::temp_dir().join(format!("saga-tasks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let journal = dir.join("journal");
-    let _ = std::fs::remove_file(&journal);
-    let journal_path = journal.to_string_lossy().into_owned();
+    let journal = Journal::new("tasks");
     let replica = || {
-        Spawn::new("migrate", KEY_HEX)
+        journal
+            .migrate(KEY_HEX)
             .env("SAGA_TASKS_PER_CLIENT", "5000")
             // Every task of a replica runs at once, so that only the kill moves tasks.
             .env("SAGA_TASK_WORKERS", "1000")
             .env("SAGA_TASK_WORKERS_PER_CLIENT", "1000")
             .env("SAGA_TASKS_REDIS", &redis.url)
             .env("SAGA_TASK_LEASE_MS", "3000")
-            .env("MIGRATE_JOURNAL", &journal_path)
             .log("saga_runtime::tasks=info")
             .capture_stderr()
             .start()
@@ -254,8 +251,8 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
     // Part-way through: kill the first replica, its third of the tasks in flight, most
     // with a table or two behind them and one under way.
     tokio::time::sleep(Duration::from_millis(3000)).await;
-    let in_flight_at_kill = std::fs::read_to_string(&journal)
-        .unwrap_or_default()
+    let in_flight_at_kill = journal
+        .text()
         .lines()
         .filter(|line| line.contains(" table ") && !line.contains(" began "))
         .count();
@@ -307,7 +304,7 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
     // The journal: each task's final step ran once, except perhaps for tasks of the
     // killed replica whose last step was cut off after it journaled; a table was done
     // again only on the killed replica's tasks, and at most the one in flight.
-    let text = std::fs::read_to_string(&journal).expect("a journal");
+    let text = journal.text();
     let mut done: HashMap<&str, usize> = HashMap::new();
     let mut tables_done: HashMap<&str, usize> = HashMap::new();
     let mut tables_begun: HashMap<&str, usize> = HashMap::new();
@@ -361,7 +358,6 @@ async fn a_thousand_tasks_survive_a_replica_killed_part_way() {
          {redone_tables} tables begun again and {redone_final_steps} final steps run again; every task \
          completed once with its own result"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A replica that starts after another died takes its tasks over without being asked
@@ -486,6 +482,21 @@ async fn waiting_tasks_cost_no_server_memory_with_redis() {
 // Sessions (2025-11-25)
 // ---------------------------------------------------------------------------------------
 
+/// `tasks/get` of the task `id` in `session` (request ids from `first` on) until `done`
+/// holds of the answer, 200 times at the most, 20 ms apart; the last answer.
+async fn poll(session: &Session, first: i64, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let mut task = Value::Null;
+    for n in 0..200 {
+        let get = json!({"jsonrpc": "2.0", "id": first + n, "method": "tasks/get", "params": {"taskId": id}});
+        task = session.ask(get).await;
+        if done(&task) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task
+}
+
 /// A session that declares the extension in `initialize` gets tasks too: the call answers
 /// with a task at its first checkpoint, and `tasks/get` in the session follows it; input a
 /// task asks is answered with `tasks/update`. A session without it gets the whole call.
@@ -497,41 +508,26 @@ async fn a_session_that_declares_tasks_gets_them() {
         migrate::server(keys, TaskStore::memory(), Duration::from_secs(10)).expect("a server");
     let running = saga_examples::harness::serving::serve_local(server).await;
     let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let session = session::Session::open(&running.url(), tasks).await;
+    let session = Session::open(&running.url(), tasks).await;
     let mut notifications = session.listen().await;
     let call = |id: i64, tool: &str, arguments: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": tool, "arguments": arguments}})
     };
-    let get = |id: i64, task: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task}});
+    let completed = |task: &Value| task["result"]["status"] == "completed";
     let created = session
-        .request(call(
+        .ask(call(
             1,
             "migrate",
             json!({"tables": 2, "millis_per_table": 10}),
         ))
-        .await
-        .next()
-        .await
-        .expect("an answer");
+        .await;
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"]
         .as_str()
         .expect("an id")
         .to_owned();
-    let mut task = Value::Null;
-    for n in 0..200 {
-        task = session
-            .request(get(10 + n, &id))
-            .await
-            .next()
-            .await
-            .expect("a task");
-        if task["result"]["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let task = poll(&session, 10, &id, completed).await;
     assert_eq!(
         task["result"]["result"]["content"][0]["text"], "migrated 2 tables: [0, 1]",
         "{task}"
@@ -551,65 +547,40 @@ async fn a_session_that_declares_tasks_gets_them() {
 
     // Input inside a task goes through tasks/update, not through the session.
     let created = session
-        .request(call(2, "approve_migration", json!({"tables": 7})))
-        .await
-        .next()
-        .await
-        .expect("an answer");
+        .ask(call(2, "approve_migration", json!({"tables": 7})))
+        .await;
     let id = created["result"]["taskId"]
         .as_str()
         .expect("an id")
         .to_owned();
-    let mut key = None;
-    for n in 0..200 {
-        let task = session
-            .request(get(300 + n, &id))
-            .await
-            .next()
-            .await
-            .expect("a task");
-        if let Some(requests) = task["result"]["inputRequests"].as_object() {
-            key = requests.keys().next().cloned();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let key = key.expect("the task asks for its approval");
+    let task = poll(&session, 300, &id, |task| {
+        task["result"]["inputRequests"].is_object()
+    })
+    .await;
+    let key = task["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .expect("the task asks for its approval");
     let update = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
         "taskId": id, "inputResponses": {key: {"action": "accept", "content": {"approve": true}}}
     }});
-    let ack = session.request(update).await.next().await.expect("an ack");
+    let ack = session.ask(update).await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-    let mut task = Value::Null;
-    for n in 0..200 {
-        task = session
-            .request(get(600 + n, &id))
-            .await
-            .next()
-            .await
-            .expect("a task");
-        if task["result"]["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let task = poll(&session, 600, &id, completed).await;
     assert_eq!(
         task["result"]["result"]["content"][0]["text"], "7 tables approved",
         "{task}"
     );
 
     // Without the extension: the call runs to its end within the request.
-    let plain = session::Session::open(&running.url(), json!({"elicitation": {}})).await;
+    let plain = Session::open(&running.url(), json!({"elicitation": {}})).await;
     let done = plain
-        .request(call(
+        .ask(call(
             4,
             "migrate",
             json!({"tables": 2, "millis_per_table": 10}),
         ))
-        .await
-        .next()
-        .await
-        .expect("an answer");
+        .await;
     assert_eq!(
         done["result"]["content"][0]["text"], "migrated 2 tables: [0, 1]",
         "{done}"

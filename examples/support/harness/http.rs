@@ -308,6 +308,21 @@ impl Call {
         Self::new(DEPLOY, json!({"initial_arg": "x"}))
     }
 
+    /// Round 2 of the deploy saga: round 1's `token` resumed with the target `production`.
+    pub fn deploy_target(token: impl Into<String>) -> Self {
+        Self::deploy().resume(token, accept_target("production"))
+    }
+
+    /// Round 3 of the deploy saga: round 2's `token` resumed with the LLM saying `text`.
+    pub fn deploy_verdict(token: impl Into<String>, text: &str) -> Self {
+        Self::deploy().resume(token, verdict(text))
+    }
+
+    /// The next round of the same call: resuming `token` with `answers`.
+    pub fn resume(&self, token: impl Into<String>, answers: Value) -> Self {
+        self.clone().state(token).answers(answers)
+    }
+
     /// The request id.
     pub fn id(mut self, id: impl Into<Value>) -> Self {
         self.id = id.into();
@@ -436,24 +451,39 @@ pub async fn deploy_round1(addr: SocketAddr, call: &Call) -> String {
 /// Rounds 1 and 2, the target `production`; the token asking for `sample-2`.
 pub async fn deploy_round2(addr: SocketAddr, call: &Call) -> String {
     let token = deploy_round1(addr, call).await;
-    let (status, body) = call
-        .clone()
-        .state(token)
-        .answers(accept_target("production"))
-        .send(addr)
-        .await;
+    let target = accept_target("production");
+    let (status, body) = call.resume(token, target).send(addr).await;
     asks(status, &body, &["sample-2"])
+}
+
+/// Round 2 of the deploy saga, resuming round 1's `token` (issued by another server) on
+/// two servers: the one at `refusing` must refuse it, the one at `taking` take it and ask
+/// for `sample-2`. The token of that round.
+pub async fn deploy_token_refused_then_taken(
+    token: String,
+    refusing: SocketAddr,
+    taking: SocketAddr,
+) -> String {
+    let resume = Call::deploy_target(token);
+    let (status, body) = resume.send(refusing).await;
+    refused(status, &body);
+    let (status, body) = resume.send(taking).await;
+    asks(status, &body, &["sample-2"])
+}
+
+/// Round 1 of the deploy saga at `addr`; round 2, sent `later`, must be refused (the
+/// token has expired by then).
+pub async fn deploy_token_refused_after(addr: SocketAddr, later: Duration) {
+    let token = deploy_round1(addr, &Call::deploy()).await;
+    tokio::time::sleep(later).await;
+    let (status, body) = Call::deploy_target(token).send(addr).await;
+    refused(status, &body);
 }
 
 /// The whole saga, the LLM saying yes; the final text.
 pub async fn deploy_to_the_end(addr: SocketAddr, call: &Call) -> String {
     let token = deploy_round2(addr, call).await;
-    let (status, body) = call
-        .clone()
-        .state(token)
-        .answers(verdict("Yes"))
-        .send(addr)
-        .await;
+    let (status, body) = call.resume(token, verdict("Yes")).send(addr).await;
     complete(status, &body).0
 }
 
@@ -461,13 +491,20 @@ pub async fn deploy_to_the_end(addr: SocketAddr, call: &Call) -> String {
 // What a round answered
 // ---------------------------------------------------------------------------------------
 
-/// An `input_required` result: its `requestState` and its `inputRequests`.
+/// The `result` of an answer (HTTP 200, no error) whose `resultType` is `result_type`.
 #[track_caller]
-pub fn input_required(status: StatusCode, body: &Value) -> (String, Value) {
+fn result_of<'a>(status: StatusCode, body: &'a Value, result_type: &str) -> &'a Value {
     assert_eq!(status, StatusCode::OK, "{body:#}");
     assert!(body.get("error").is_none(), "expected a result: {body:#}");
     let result = &body["result"];
-    assert_eq!(result["resultType"], "input_required", "{body:#}");
+    assert_eq!(result["resultType"], result_type, "{body:#}");
+    result
+}
+
+/// An `input_required` result: its `requestState` and its `inputRequests`.
+#[track_caller]
+pub fn input_required(status: StatusCode, body: &Value) -> (String, Value) {
+    let result = result_of(status, body, "input_required");
     let token = result["requestState"]
         .as_str()
         .unwrap_or_else(|| panic!("no requestState: {body:#}"))
@@ -491,10 +528,7 @@ pub fn asks(status: StatusCode, body: &Value, keys: &[&str]) -> String {
 /// A `complete` result; its text and whether it is an error.
 #[track_caller]
 pub fn complete(status: StatusCode, body: &Value) -> (String, bool) {
-    assert_eq!(status, StatusCode::OK, "{body:#}");
-    assert!(body.get("error").is_none(), "expected a result: {body:#}");
-    let result = &body["result"];
-    assert_eq!(result["resultType"], "complete", "{body:#}");
+    let result = result_of(status, body, "complete");
     assert!(result.get("requestState").is_none(), "{body:#}");
     let text = result["content"][0]["text"]
         .as_str()

@@ -5,9 +5,11 @@
 
 pub mod context;
 pub mod http;
+pub mod journal;
 pub mod process;
 pub mod redis;
 pub mod serving;
 pub mod session;
 pub mod snapshots;
 pub mod tasks;
+pub mod variant;

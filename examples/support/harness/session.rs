@@ -135,6 +135,12 @@ impl Session {
         Events::new(self.post(&message).await)
     }
 
+    /// Sends a request; the first message of its response (its answer, unless the server
+    /// sends something else first).
+    pub async fn ask(&self, message: Value) -> Value {
+        self.request(message).await.next().await.expect("an answer")
+    }
+
     /// Answers a server-to-client request.
     pub async fn answer(&self, request: &Value, result: Value) {
         let response = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
@@ -189,6 +195,27 @@ impl Events {
                 Err(_) => panic!("no event within 30 s; so far: {:?}", self.buffer),
             }
         }
+    }
+
+    /// The next `count` messages, each a resume policy (with a `maxWait`) of the request
+    /// `id`; the last one's `resumeToken`.
+    pub async fn policies(&mut self, count: usize, id: &str) -> String {
+        let mut token = None;
+        for _ in 0..count {
+            let message = self.next().await.expect("the call streams");
+            assert_eq!(
+                message["method"], "notifications/requests/resumePolicy",
+                "{message}"
+            );
+            let policy = &message["params"];
+            assert_eq!(policy["requestId"], id, "{message}");
+            assert!(
+                policy["maxWait"].as_u64().is_some_and(|wait| wait > 0),
+                "{message}"
+            );
+            token = policy["resumeToken"].as_str().map(str::to_owned);
+        }
+        token.expect("a token")
     }
 
     /// The next message that is not a resume policy, and the last policy's params before it.
