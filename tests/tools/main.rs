@@ -1,6 +1,5 @@
 //! Tools: what an author of tools meets: the examples' tools and a newcomer's first hour
-//! tested with `saga_runtime::testing`, the diagrams against their snapshots, the spans a
-//! saga logs, and the metrics it reports.
+//! tested with `saga_runtime::testing`, and the diagrams against their snapshots.
 //!
 //! One binary: `cargo test --test tools`, or one file of it with `cargo test --test tools
 //! diagrams::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
@@ -8,5 +7,3 @@
 mod diagrams;
 mod examples_tested;
 mod first_hour;
-mod metrics;
-mod spans;

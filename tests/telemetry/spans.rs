@@ -36,6 +36,8 @@ async fn each_transition_has_a_span_with_its_fields() {
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Callsites first hit before this subscriber existed are asked again.
+    tracing::callsite::rebuild_interest_cache();
 
     let running = serve_local(deploy::server(KeyRing::ephemeral()).expect("a server")).await;
     let client = ScriptedClient::deploy()
