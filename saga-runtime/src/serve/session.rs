@@ -112,11 +112,10 @@ pub(super) async fn drive(
         if let Some(state) = &required.request_state {
             let asks = !requests.is_empty();
             let point = point_key(saga, &call.name, state)?;
-            let announced =
-                resumable::announce(tools.codec, codec, &call, (state, &point), asks, cx).await;
-            if let Some(announced) = announced {
-                tools.in_flight.add(&mut handed_out, &announced);
-            }
+            let keep = |announced: &str| {
+                tools.in_flight.add(&mut handed_out, announced);
+            };
+            resumable::announce(tools.codec, codec, &call, (state, &point), asks, cx, keep).await;
         }
         let keys: Vec<String> = requests.keys().cloned().collect();
         if !keys.is_empty() && keys == asked {

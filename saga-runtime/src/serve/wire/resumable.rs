@@ -172,9 +172,9 @@ impl CallNotices {
 }
 
 /// After a transition that left `state` (asking the client something, or not), sends a
-/// client that declared `resumableRequests` the token to resume `call` from there. The
-/// state that token resumes from, when one was sent: the call's work from there on is
-/// this run's while it lasts.
+/// client that declared `resumableRequests` the token to resume `call` from there.
+/// `keep` gets that token before the client does: the call's work from there on is this
+/// run's while it lasts.
 pub(crate) async fn announce(
     codec: &StateCodec,
     sealed_with: &StateCodec,
@@ -182,9 +182,16 @@ pub(crate) async fn announce(
     (state, point): (&str, &PointKey),
     asks: bool,
     cx: &SagaContext,
-) -> Option<String> {
-    let peer = cx.peer()?;
-    let (params, announced) = policy(codec, sealed_with, call, (state, point), asks, cx)?;
+    keep: impl FnOnce(&str),
+) {
+    let Some(peer) = cx.peer() else { return };
+    let Some((params, announced)) = policy(codec, sealed_with, call, (state, point), asks, cx)
+    else {
+        return;
+    };
+    // The token is the call's own before the client can see it: a client that resumes
+    // the moment the notification arrives must find the call still running.
+    keep(&announced);
     match cx.notices() {
         Some(notices) => notices.put(policy_message(params)),
         None => {
@@ -197,7 +204,6 @@ pub(crate) async fn announce(
             }
         }
     }
-    Some(announced)
 }
 
 /// The JSON-RPC notification `notifications/requests/resumePolicy` with `params`.
