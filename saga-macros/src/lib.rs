@@ -61,7 +61,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// (This crate cannot compile examples that use `saga_runtime`; the same shapes compile in
-/// `saga_runtime`'s doctests, its `testing` module and `tests/first_hour.rs`.)
+/// `saga_runtime`'s doctests, its `testing` module and `tests/tools/first_hour.rs`.)
 ///
 /// # Attribute arguments
 ///

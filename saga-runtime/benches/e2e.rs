@@ -7,7 +7,7 @@
 //!
 //! # The two servers
 //!
-//! * **saga**: the `complex_tool` of `examples/deploy.rs` (copied verbatim below: the
+//! * **saga**: the `complex_tool` of `examples/support/deploy.rs` (copied verbatim below: the
 //!   example's `main` needs the root package), served by `SagaServer::serve_listener`,
 //!   i.e. `SagaServer::router()` on axum: rmcp's `StreamableHttpService` with
 //!   `default_http_config()` (no legacy sessions, JSON responses, per-request metadata).
@@ -61,7 +61,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 // ---------------------------------------------------------------------------------------
-// The saga: examples/deploy.rs, verbatim.
+// The saga: examples/support/deploy.rs, verbatim.
 // ---------------------------------------------------------------------------------------
 
 /// The deployment target the user is asked for.

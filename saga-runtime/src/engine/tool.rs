@@ -15,7 +15,7 @@ use super::points::StateLayout;
 use super::requests::Request;
 
 /// A tool written as a state machine. `#[saga_tool]` implements it from a straight-line
-/// async function; it can also be written by hand (see `examples/deploy.rs`).
+/// async function; it can also be written by hand (see `examples/support/deploy.rs`).
 ///
 /// The runtime drives it one transition per request: it rebuilds the state from the
 /// arguments ([`SagaTool::start`]) or from the sealed token, hands it the answers to the

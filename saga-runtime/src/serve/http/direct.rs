@@ -30,7 +30,7 @@
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
 //! for a missing resource), and the response is the JSON message with rmcp's status.
-//! `tests/direct.rs` sends the same requests, valid and not, to a server with and without
+//! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
 
 use std::sync::Arc;
