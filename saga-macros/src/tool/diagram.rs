@@ -489,7 +489,7 @@ impl<'a> Walker<'a> {
                 let skipped = with_all(&before, &labels[1]);
                 self.frontier = join(&before, &labels, vec![evaluated, skipped], None);
             }
-            Expr::Binary(binary) if is_compound_assign(&binary.op) => {
+            Expr::Binary(binary) if super::restate::assigns(&binary.op) => {
                 self.expr(&binary.right);
                 self.expr(&binary.left);
             }
@@ -564,8 +564,11 @@ impl<'a> Walker<'a> {
     }
 
     fn expr_if(&mut self, expr_if: &syn::ExprIf) {
-        let terms = chain(&expr_if.cond);
-        if has_let(&expr_if.cond) && terms.len() > 1 && contains_suspension(&expr_if.cond) {
+        let terms = super::lower::chain(&expr_if.cond);
+        if super::lower::has_let(&expr_if.cond)
+            && terms.len() > 1
+            && contains_suspension(&expr_if.cond)
+        {
             // As lowering does: `if let P = e && c { A } else { B }` is
             // `if let P = e { if c { A } else { B } } else { B }`, `B` twice.
             let first = terms[0];
@@ -864,45 +867,6 @@ fn is_suspension(expr: &Expr) -> bool {
     match expr {
         Expr::Paren(paren) => is_suspension(&paren.expr),
         other => matches!(classify(other), Some(Ok(_))),
-    }
-}
-
-fn is_compound_assign(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
-}
-
-/// The tests of a condition `a && b && c`, in order.
-fn chain(cond: &Expr) -> Vec<&Expr> {
-    match cond {
-        Expr::Binary(binary) if matches!(binary.op, syn::BinOp::And(_)) => {
-            let mut terms = chain(&binary.left);
-            terms.extend(chain(&binary.right));
-            terms
-        }
-        other => vec![other],
-    }
-}
-
-/// Whether a condition holds a `let` (a `let` chain), outside nested blocks.
-fn has_let(expr: &Expr) -> bool {
-    match expr {
-        Expr::Let(_) => true,
-        Expr::Binary(binary) => has_let(&binary.left) || has_let(&binary.right),
-        Expr::Paren(paren) => has_let(&paren.expr),
-        _ => false,
     }
 }
 

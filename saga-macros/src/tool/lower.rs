@@ -946,7 +946,7 @@ fn is_place(expr: &Expr) -> bool {
 }
 
 /// The tests of a condition `a && b && c`, in order.
-fn chain(cond: &Expr) -> Vec<&Expr> {
+pub(super) fn chain(cond: &Expr) -> Vec<&Expr> {
     match cond {
         Expr::Binary(binary) if matches!(binary.op, BinOp::And(_)) => {
             let mut terms = chain(&binary.left);
@@ -958,7 +958,7 @@ fn chain(cond: &Expr) -> Vec<&Expr> {
 }
 
 /// Whether a condition holds a `let` (a `let` chain), outside nested blocks.
-fn has_let(expr: &Expr) -> bool {
+pub(super) fn has_let(expr: &Expr) -> bool {
     match expr {
         Expr::Let(_) => true,
         Expr::Binary(binary) => has_let(&binary.left) || has_let(&binary.right),

@@ -182,7 +182,7 @@ fn same_text_each_time(format: &str) -> bool {
     true
 }
 
-fn assigns(op: &syn::BinOp) -> bool {
+pub(super) fn assigns(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
     matches!(
         op,
