@@ -794,10 +794,9 @@ impl SagaTools {
         );
         SagaContext::new(principal)
             .with_sessionless(super::session::is_sessionless(parts))
-            .with_notices(parts.and_then(|parts| {
-                let notices = parts.extensions.get::<CallNotices>()?.clone();
-                Some(Arc::new(notices) as Arc<dyn crate::engine::Notices>)
-            }))
+            .with_notices(
+                parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
+            )
     }
 
     /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only

@@ -150,16 +150,21 @@ struct NoticeSlot {
     waker: AtomicWaker,
 }
 
-impl crate::engine::Notices for CallNotices {
+impl crate::engine::Notices for NoticeSlot {
     fn put(&self, message: Value) {
-        if let Ok(mut latest) = self.0.latest.lock() {
+        if let Ok(mut latest) = self.latest.lock() {
             *latest = Some(message);
         }
-        self.0.waker.wake();
+        self.waker.wake();
     }
 }
 
 impl CallNotices {
+    /// The engine's side of the slot: the same allocation, seen as the hook it puts into.
+    pub(crate) fn hook(&self) -> Arc<dyn crate::engine::Notices> {
+        self.0.clone()
+    }
+
     /// The waiting message, if any; otherwise wakes `cx` when one arrives.
     pub(crate) fn poll_take(&self, cx: &mut std::task::Context<'_>) -> Option<Value> {
         self.0.waker.register(cx.waker());
