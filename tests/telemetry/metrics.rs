@@ -50,9 +50,16 @@ async fn metrics_count_transitions_refusals_rounds_and_tokens() {
     let CallToolResponse::InputRequired(required) = first else {
         panic!("the first round asks: {first:?}");
     };
+    // A character inside the tag, not the last one: the last may carry padding bits, and
+    // changing those makes the token malformed base64 rather than a tampered seal.
     let mut token = required.request_state.expect("a token");
-    let last = token.pop().expect("not empty");
-    token.push(if last == 'A' { 'B' } else { 'A' });
+    let at = token.len() - 8;
+    let flipped = if token.as_bytes()[at] == b'A' {
+        "B"
+    } else {
+        "A"
+    };
+    token.replace_range(at..=at, flipped);
     let mut tampered = CallToolRequestParams::new("complex_tool").with_arguments(arguments.clone());
     tampered.request_state = Some(token);
     assert!(client.call_tool_once(tampered).await.is_err(), "refused");
