@@ -27,7 +27,7 @@ use syn::{Block, Expr, ItemFn, Pat, Stmt};
 use super::lower::{Site, contains_suspension};
 use super::macro_args;
 use super::sig::Signature;
-use super::suspend::{RequestKind, Suspension, classify};
+use super::suspend::{Args, RequestKind, Suspension, classify};
 use crate::shared::private_path;
 
 /// Whose diagram it is: the wording of its start.
@@ -948,8 +948,9 @@ fn builder_chain(request: &Expr) -> Option<(&syn::ExprCall, Vec<&syn::ExprMethod
 /// `elicit Target`, `sample`, `checkpoint`, …
 fn request_title(request: &Expr, kind: RequestKind, let_type: Option<String>) -> String {
     let function = kind.function();
-    match kind {
-        RequestKind::Elicit => {
+    match kind.args() {
+        _ if kind == RequestKind::JoinAll => format!("{function}, in one round"),
+        Args::Message { typed: true } => {
             let turbofish = builder_chain(request).and_then(|(call, _)| match &*call.func {
                 Expr::Path(path) => {
                     path.path
@@ -972,7 +973,6 @@ fn request_title(request: &Expr, kind: RequestKind, let_type: Option<String>) ->
                 None => function.to_owned(),
             }
         }
-        RequestKind::JoinAll => format!("{function}, in one round"),
         _ => function.to_owned(),
     }
 }
@@ -985,8 +985,8 @@ fn request_details(request: &Expr, kind: RequestKind) -> Vec<String> {
     };
     let args: Vec<&Expr> = call.args.iter().collect();
     let mut lines = Vec::new();
-    match kind {
-        RequestKind::ElicitUrl => {
+    match kind.args() {
+        Args::UrlThenMessage => {
             if let Some(message) = args.get(1) {
                 lines.push(code(message));
             }
@@ -994,8 +994,8 @@ fn request_details(request: &Expr, kind: RequestKind) -> Vec<String> {
                 lines.push(format!("url {}", code(url)));
             }
         }
-        RequestKind::Checkpoint | RequestKind::ListRoots => {}
-        _ => {
+        Args::None => {}
+        Args::Message { .. } => {
             if let Some(message) = args.first() {
                 lines.push(code(message));
             }

@@ -63,10 +63,8 @@ const PURE_MACROS: &[&str] = &["format", "vec"];
 /// Whether the requests of `site` can be stated again from what it saves.
 pub fn restatable(site: &Site, saved: &[Saved]) -> bool {
     let requests: Vec<&Expr> = match &site.suspension {
-        Suspension::Await { request, kind } if restatable_kind(*kind) => vec![request],
-        Suspension::Join { requests }
-            if requests.iter().all(|(_, kind)| restatable_kind(*kind)) =>
-        {
+        Suspension::Await { request, kind } if kind.restatable() => vec![request],
+        Suspension::Join { requests } if requests.iter().all(|(_, kind)| kind.restatable()) => {
             requests.iter().map(|(request, _)| request).collect()
         }
         _ => return false,
@@ -79,15 +77,8 @@ pub fn restatable(site: &Site, saved: &[Saved]) -> bool {
     })
 }
 
-fn restatable_kind(kind: RequestKind) -> bool {
-    matches!(
-        kind,
-        RequestKind::Elicit | RequestKind::Sample | RequestKind::ListRoots
-    )
-}
-
 fn is_request_fn(name: &str) -> bool {
-    RequestKind::from_fn(name).is_some_and(restatable_kind)
+    RequestKind::from_fn(name).is_some_and(RequestKind::restatable)
 }
 
 /// Whether `expr` is a request built purely: a request function called with pure

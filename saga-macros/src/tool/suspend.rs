@@ -8,7 +8,8 @@ use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
 /// The kinds of request, one per function of the runtime's prelude that makes one.
-/// Adding a kind: a variant here and its row in [`RequestKind::ALL`].
+/// Adding a kind: a variant here and its row in [`RequestKind::ALL`], which says all the
+/// macros need to know of it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum RequestKind {
     Elicit,
@@ -21,31 +22,95 @@ pub enum RequestKind {
     JoinAll,
 }
 
+/// What the macros know of a kind.
+struct KindRow {
+    kind: RequestKind,
+    /// The prelude function that makes it.
+    function: &'static str,
+    /// Whether the runtime lets the tool state it again from its saved state (see
+    /// `restate.rs`): not when the runtime draws part of it (a URL elicitation's id).
+    restatable: bool,
+    /// Where its arguments say what it asks, for the diagram.
+    args: Args,
+}
+
+/// A request function's arguments, as the diagram reads them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Args {
+    /// Nothing worth showing.
+    None,
+    /// The message first; the answer's type, when named, in the turbofish
+    /// (`elicit::<T>(message)`).
+    Message { typed: bool },
+    /// `(url, message)`.
+    UrlThenMessage,
+}
+
 impl RequestKind {
-    /// Each kind with the function that makes it.
-    const ALL: &[(RequestKind, &str)] = &[
-        (RequestKind::Elicit, "elicit"),
-        (RequestKind::ElicitUrl, "elicit_url"),
-        (RequestKind::Sample, "sample"),
-        (RequestKind::ListRoots, "list_roots"),
-        (RequestKind::Checkpoint, "checkpoint"),
-        (RequestKind::JoinAll, "join_all"),
+    const ALL: &[KindRow] = &[
+        KindRow {
+            kind: RequestKind::Elicit,
+            function: "elicit",
+            restatable: true,
+            args: Args::Message { typed: true },
+        },
+        KindRow {
+            kind: RequestKind::ElicitUrl,
+            function: "elicit_url",
+            restatable: false,
+            args: Args::UrlThenMessage,
+        },
+        KindRow {
+            kind: RequestKind::Sample,
+            function: "sample",
+            restatable: true,
+            args: Args::Message { typed: false },
+        },
+        KindRow {
+            kind: RequestKind::ListRoots,
+            function: "list_roots",
+            restatable: true,
+            args: Args::None,
+        },
+        KindRow {
+            kind: RequestKind::Checkpoint,
+            function: "checkpoint",
+            restatable: false,
+            args: Args::None,
+        },
+        KindRow {
+            kind: RequestKind::JoinAll,
+            function: "join_all",
+            restatable: false,
+            args: Args::Message { typed: false },
+        },
     ];
+
+    fn row(self) -> Option<&'static KindRow> {
+        Self::ALL.iter().find(|row| row.kind == self)
+    }
 
     /// The kind made by the function `name`.
     pub fn from_fn(name: &str) -> Option<Self> {
         Self::ALL
             .iter()
-            .find(|(_, function)| *function == name)
-            .map(|(kind, _)| *kind)
+            .find(|row| row.function == name)
+            .map(|row| row.kind)
     }
 
     /// The function that makes it: `elicit`, `sample`, …
     pub fn function(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(kind, _)| *kind == self)
-            .map_or("", |(_, function)| function)
+        self.row().map_or("", |row| row.function)
+    }
+
+    /// Whether the tool may state it again from its saved state.
+    pub fn restatable(self) -> bool {
+        self.row().is_some_and(|row| row.restatable)
+    }
+
+    /// How the diagram reads its arguments.
+    pub fn args(self) -> Args {
+        self.row().map_or(Args::None, |row| row.args)
     }
 }
 

@@ -2,19 +2,17 @@
 //! the tool sees it.
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    CreateMessageResult, ElicitResult, ElicitationAction, InputResponses, ListRootsResult, Role,
-    SamplingMessageContentBlock,
-};
+use rmcp::model::{ElicitationAction, InputResponses};
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::answers::{Answer, AnswerSlots, StepFailure};
+use super::answers::{Answer, AnswerSlots};
 use super::elicit::{ContentCheck, Misfit};
-use super::pending::{Kind, Pending};
-use super::requests::Form;
-use crate::log::Escaped;
+use super::form::Form;
+use super::kinds::FormAnswer;
+use super::kinds::StepFailure;
+use super::pending::Pending;
 
 /// What the client's `inputResponses` amount to.
 pub(crate) enum Collected {
@@ -62,8 +60,8 @@ pub(crate) fn collect(
     for (index, (entry, answer)) in pending.iter().zip(&answers).enumerate() {
         // A form the token keeps no params of is an `Answer::FormUnchecked`, checked as
         // the tool reads it: there is no schema here to check it against.
-        if let (Kind::Form, Some(params), Some(Answer::Elicit(result))) =
-            (entry.kind, &entry.params, answer)
+        if let (Some(params), Some(Answer::Form(FormAnswer { result, kept: true }))) =
+            (&entry.params, answer)
             && result.action == ElicitationAction::Accept
         {
             let content = result.content.as_ref().unwrap_or(&Value::Null);
@@ -88,113 +86,7 @@ pub(crate) fn collect(
 }
 
 fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
-    let key = entry.key();
-    let malformed = |expected: &str, error: serde_json::Error| {
-        tracing::info!(
-            key = %Escaped(&key),
-            error = %Escaped(&error.to_string()),
-            "malformed input response"
-        );
-        ErrorData::invalid_params(
-            format!(
-                "inputResponses[{:?}] is not a valid {expected}: {error}",
-                key
-            ),
-            None,
-        )
-    };
-    Ok(match entry.kind {
-        Kind::Form | Kind::Url => {
-            let result = match elicit_result(value) {
-                Ok(result) => result,
-                Err(value) => serde_json::from_value::<ElicitResult>(value)
-                    .map_err(|e| malformed("ElicitResult", e))?,
-            };
-            match (entry.kind, &entry.params) {
-                (Kind::Form, None) => Answer::FormUnchecked(result),
-                _ => Answer::Elicit(result),
-            }
-        }
-        Kind::Sample => {
-            let result = serde_json::from_value::<CreateMessageResult>(value)
-                .map_err(|e| malformed("CreateMessageResult", e))?;
-            check_sampled(&key, &result)?;
-            Answer::Sample(Box::new(result))
-        }
-        Kind::Roots => {
-            let result = serde_json::from_value::<ListRootsResult>(value)
-                .map_err(|e| malformed("ListRootsResult", e))?;
-            check_roots(&key, &result)?;
-            Answer::Roots(result)
-        }
-    })
-}
-
-/// The `ElicitResult` serde would read from `value`, built by moving `content` instead of
-/// rebuilding it node by node; anything but the common shape (an object with a known
-/// `action` and no `_meta`) is handed back for serde to read, with serde's errors.
-pub(crate) fn elicit_result(value: Value) -> Result<ElicitResult, Value> {
-    let Value::Object(object) = value else {
-        return Err(value);
-    };
-    let action = match object.get("action").and_then(Value::as_str) {
-        Some("accept") => ElicitationAction::Accept,
-        Some("decline") => ElicitationAction::Decline,
-        Some("cancel") => ElicitationAction::Cancel,
-        _ => return Err(Value::Object(object)),
-    };
-    if object.contains_key("_meta") {
-        return Err(Value::Object(object));
-    }
-    let mut result = ElicitResult::new(action);
-    // Taken by consuming the object: removing it from the map cost more. serde reads
-    // `"content": null` as no content, as here.
-    result.content = object
-        .into_iter()
-        .find_map(|(name, value)| (name == "content").then_some(value))
-        .filter(|content| !content.is_null());
-    Ok(result)
-}
-
-/// A sampling answer is the client's LLM speaking: role `assistant`, and text, since saga
-/// asks only for text (MCP 2026-07-28 `CreateMessageResult`).
-fn check_sampled(key: &str, result: &CreateMessageResult) -> Result<(), ErrorData> {
-    let refuse = |why: &str| {
-        tracing::info!(key = %Escaped(key), why, "refused sampling answer");
-        Err(ErrorData::invalid_params(
-            format!("inputResponses[{:?}] {why}", Escaped(key)),
-            None,
-        ))
-    };
-    if result.message.role != Role::Assistant {
-        return refuse("must have role \"assistant\"");
-    }
-    if !result
-        .message
-        .content
-        .iter()
-        .all(|block| matches!(block, SamplingMessageContentBlock::Text(_)))
-    {
-        return refuse("must hold text content only: the request asked for text");
-    }
-    Ok(())
-}
-
-/// Roots are `file://` URIs (MCP 2026-07-28 `Root.uri`).
-fn check_roots(key: &str, result: &ListRootsResult) -> Result<(), ErrorData> {
-    if let Some(root) = result
-        .roots
-        .iter()
-        .find(|root| !root.uri.starts_with("file://"))
-    {
-        tracing::info!(key = %Escaped(key), uri = %Escaped(&root.uri), "refused roots answer");
-        return Err(ErrorData::invalid_params(
-            format!(
-                "inputResponses[{:?}] has a root whose URI is not a file:// URI",
-                Escaped(key)
-            ),
-            None,
-        ));
-    }
-    Ok(())
+    entry
+        .kind
+        .parse(value, entry.params.is_some(), &entry.key())
 }

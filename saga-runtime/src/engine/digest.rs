@@ -13,38 +13,17 @@ use rmcp::model::InputRequest;
 use serde_json::Value;
 
 use super::fnv::Fnv;
-use super::requests::RequestKind;
+use super::kinds::Asked;
 
 /// The digest of one round's restated requests, added in the round's order.
 #[derive(Default)]
 pub(crate) struct RoundDigest(Option<Fnv>);
 
 impl RoundDigest {
-    pub(crate) fn add(&mut self, key: &str, request: &RequestKind) {
+    pub(crate) fn add(&mut self, key: &str, request: &Asked) {
         let hash = self.0.get_or_insert_with(Fnv::new);
         hash.write_str(key);
-        match request {
-            RequestKind::Elicit { message, form } => {
-                hash.write(b"F");
-                hash.write_str(message);
-                hash.write(&form.digest.to_le_bytes());
-            }
-            RequestKind::ElicitUrl {
-                message,
-                url,
-                elicitation_id,
-            } => {
-                hash.write(b"U");
-                hash.write_str(message);
-                hash.write_str(url);
-                hash.write_str(elicitation_id.as_deref().unwrap_or_default());
-            }
-            RequestKind::Sample(params) => {
-                hash.write(b"S");
-                hash.write(&Fnv::of_json(params).to_le_bytes());
-            }
-            RequestKind::ListRoots => hash.write(b"R"),
-        }
+        request.digest(hash);
     }
 
     pub(crate) fn finish(self) -> Option<u32> {

@@ -12,30 +12,16 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::answers::Answers;
 use super::error::SagaError;
 use super::join_all::JoinAll;
+use super::kinds::Asked;
 pub use super::local::{SagaLocal, saved};
 use super::output::ToolOutput;
-use super::requests::{ElicitForm, ElicitUrl, ListRoots, Request, RequestKind, Sample};
+use super::requests::Request;
+pub use super::requests::Suspension;
 pub use super::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
 };
 use super::tool::Step;
-use super::{Elicit, Root, Sampled};
-
-/// A request a saga can await, and the answer it gives back.
-pub trait Suspension {
-    /// What `.await` on the request gives the tool.
-    type Output;
-    /// Appends the requests it sends to the round, in order.
-    fn requests(self, round: &mut Vec<Request>);
-    /// Reads the answer at `index` of the round.
-    fn take(answers: &mut Answers, index: usize) -> Self::Output;
-    /// Whether the answer at `index` fits what was asked, where the runtime could not
-    /// check it (a form whose token keeps no schema). `false` asks again.
-    fn fits(_answers: &Answers, _index: usize) -> bool {
-        true
-    }
-}
 
 /// Whether the answer at `index` fits the request `marker` stands for; see
 /// [`Suspension::fits`].
@@ -98,8 +84,8 @@ pub fn tool_meta(json: &str) -> Option<rmcp::model::MetaObject> {
 pub fn note_misfits(round: &mut [Request], answers: &impl std::borrow::Borrow<Answers>) {
     let answers = answers.borrow();
     for (index, request) in round.iter_mut().enumerate() {
-        if let RequestKind::Elicit { form, .. } = &request.kind {
-            request.misfit = answers.misfit(index, form);
+        if let Asked::Form(asked) = &request.asked {
+            request.misfit = answers.misfit(index, asked.form);
         }
     }
 }
@@ -124,50 +110,6 @@ impl<R: Suspension> Suspension for JoinAll<R> {
     }
     fn fits(answers: &Answers, index: usize) -> bool {
         (index..answers.len()).all(|i| R::fits(answers, i))
-    }
-}
-
-impl<T: Elicit> Suspension for ElicitForm<T> {
-    type Output = Result<T, SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        // The guard of a round the token keeps no form of called `fits` already.
-        answers.elicit_fitted::<T>(index)
-    }
-    fn fits(answers: &Answers, index: usize) -> bool {
-        answers.fits::<T>(index)
-    }
-}
-
-impl Suspension for ElicitUrl {
-    type Output = Result<(), SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.elicit_url(index)
-    }
-}
-
-impl Suspension for Sample {
-    type Output = Result<Sampled, SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.sampled(index)
-    }
-}
-
-impl Suspension for ListRoots {
-    type Output = Result<Vec<Root>, SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.roots(index)
     }
 }
 

@@ -18,7 +18,9 @@ mod error;
 pub(crate) mod expand_support;
 pub(crate) mod family;
 mod fnv;
+mod form;
 mod join_all;
+mod kinds;
 pub(crate) mod layout;
 mod local;
 mod outcome;
@@ -35,7 +37,7 @@ mod transition;
 mod unwind;
 mod variant;
 
-pub use answers::{Answers, Root, Sampled, StepFailure};
+pub use answers::Answers;
 pub(crate) use context::Notices;
 pub use context::SagaContext;
 pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
@@ -48,14 +50,15 @@ pub use error::{InspectError, SagaError};
 #[doc(hidden)]
 pub use error::invalid_state;
 pub use join_all::{JoinAll, join_all};
+pub use kinds::{
+    DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Root, Sample, Sampled, StepFailure,
+    elicit, elicit_url, list_roots, sample,
+};
 pub use layout::LayoutError;
 pub use outcome::{Elicited, Outcome};
 pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
 pub use points::{Point, PointRefusal, Points, StateLayout};
-pub use requests::{
-    Checkpoint, DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Request, Sample, checkpoint,
-    elicit, elicit_url, list_roots, sample,
-};
+pub use requests::{Checkpoint, Request, checkpoint};
 pub use tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::answers::Answers;
 use super::elicit::Elicit;
 use super::error::SagaError;
-use super::expand_support::Suspension;
-use super::requests::{ElicitForm, ElicitUrl, Request};
+use super::kinds::{ElicitForm, ElicitUrl};
+use super::requests::{Request, Suspension};
 
 /// What the user did with a question: the three actions of an MCP elicitation result.
 ///

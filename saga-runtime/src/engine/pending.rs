@@ -2,17 +2,13 @@
 //! answer must pass before the tool sees it.
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
-    InputRequest, ListRootsRequest,
-};
+use rmcp::model::InputRequest;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::error::tool_bug;
-use super::requests::RequestKind;
+pub(crate) use super::kinds::Kind;
 
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
 /// type; the tool's state follows it.
@@ -34,25 +30,6 @@ pub(crate) struct Head {
     ///
     /// [`SagaTool::build_tag`]: crate::engine::SagaTool::build_tag
     pub(crate) build: u16,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum Kind {
-    Form,
-    Url,
-    Sample,
-    Roots,
-}
-
-impl Kind {
-    /// The prefix of the keys generated for requests of this kind.
-    pub(crate) fn prefix(self) -> &'static str {
-        match self {
-            Kind::Form | Kind::Url => "elicit",
-            Kind::Sample => "sample",
-            Kind::Roots => "roots",
-        }
-    }
 }
 
 /// A round's pending requests: most rounds ask one thing, which needs no allocation.
@@ -309,13 +286,7 @@ impl Pending {
                 None,
             ));
         };
-        let params = match self.kind {
-            Kind::Roots => return Ok(InputRequest::ListRoots(ListRootsRequest::default())),
-            Kind::Form | Kind::Url => serde_json::from_str::<ElicitRequestParams>(request)
-                .map(|params| InputRequest::Elicitation(ElicitRequest::new(params))),
-            Kind::Sample => serde_json::from_str::<CreateMessageRequestParams>(request)
-                .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params))),
-        };
+        let params = self.kind.resend(request);
         params
             .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
@@ -348,48 +319,4 @@ pub(crate) fn params_json(input: &InputRequest) -> serde_json::Result<String> {
         InputRequest::ListRoots(_) => Ok(String::new()),
         other => serde_json::to_string(other),
     }
-}
-
-/// A request as it is sent: its kind and the rmcp request.
-pub(crate) fn kind_of(request: &RequestKind) -> Kind {
-    match request {
-        RequestKind::Elicit { .. } => Kind::Form,
-        RequestKind::ElicitUrl { .. } => Kind::Url,
-        RequestKind::Sample(_) => Kind::Sample,
-        RequestKind::ListRoots => Kind::Roots,
-    }
-}
-
-pub(crate) fn input_of(request: RequestKind, tool: &str) -> Result<InputRequest, ErrorData> {
-    Ok(match request {
-        RequestKind::Elicit { message, form } => {
-            let requested_schema = match &form.typed {
-                Ok(schema) => schema.clone(),
-                Err(reason) => return Err(tool_bug(tool, reason)),
-            };
-            InputRequest::Elicitation(ElicitRequest::new(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message,
-                    requested_schema,
-                },
-            ))
-        }
-        RequestKind::ElicitUrl {
-            message,
-            url,
-            elicitation_id,
-        } => InputRequest::Elicitation(ElicitRequest::new(
-            ElicitRequestParams::UrlElicitationParams {
-                meta: None,
-                message,
-                url,
-                elicitation_id: elicitation_id.unwrap_or_else(crate::state::random_id),
-            },
-        )),
-        RequestKind::Sample(params) => {
-            InputRequest::CreateMessage(CreateMessageRequest::new(*params))
-        }
-        RequestKind::ListRoots => InputRequest::ListRoots(ListRootsRequest::default()),
-    })
 }

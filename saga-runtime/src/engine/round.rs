@@ -2,19 +2,14 @@
 //! asked again word for word (or as this build states them) when an answer does not fit.
 
 use rmcp::ErrorData;
-use rmcp::model::{
-    ClientCapabilities, ElicitRequestParams, ElicitationCapability, InputRequest, InputRequests,
-    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
-};
+use rmcp::model::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRequests};
 
 use super::context::SagaContext;
 use super::digest::{PreviousDigest, RoundDigest};
 use super::elicit::Misfit;
 use super::error::tool_bug;
-use super::pending::{
-    Head, Key, Kind, Pending, Pendings, input_of, key_text, kind_of, params_json,
-};
-use super::requests::{Request, RequestKind};
+use super::pending::{Head, Key, Pending, Pendings, key_text, params_json};
+use super::requests::Request;
 use crate::log::Escaped;
 
 /// Turns the tool's requests into pending entries, giving each its key; also returns
@@ -29,7 +24,7 @@ pub(crate) fn assign(
     let mut input_requests = InputRequests::new();
     let mut restated = RoundDigest::default();
     for request in requests {
-        let kind = kind_of(&request.kind);
+        let kind = request.asked.kind();
         let key = match request.key {
             Some(key) => Key::Named(key),
             None => {
@@ -46,19 +41,18 @@ pub(crate) fn assign(
                 ),
             ));
         }
-        // A URL elicitation's id is drawn here, not by the tool, so it could not be stated
-        // again word for word: it is always kept.
-        let rebuilt = request.rebuilt && kind != Kind::Url;
+        let rebuilt = request.rebuilt && kind.restatable();
         if rebuilt {
-            restated.add(&text, &request.kind);
+            restated.add(&text, &request.asked);
         }
-        let form_params = match &request.kind {
-            RequestKind::Elicit { message, form } if !rebuilt => form.params_json(message),
-            _ => None,
+        let fast_params = if rebuilt {
+            None
+        } else {
+            request.asked.kept_params()
         };
-        let input = input_of(request.kind, tool)?;
+        let input = request.asked.input(tool)?;
         let params =
-            match form_params {
+            match fast_params {
                 Some(params) => Some(params),
                 None if rebuilt => None,
                 None => Some(params_json(&input).map_err(|error| {
@@ -112,7 +106,7 @@ pub(crate) fn asked_again(
         let input = match (&entry.params, again) {
             (Some(_), _) => entry.input_request()?,
             (None, Some(request)) => {
-                if kind_of(&request.kind) != entry.kind {
+                if request.asked.kind() != entry.kind {
                     return Err(tool_bug(
                         tool,
                         &format!(
@@ -121,8 +115,8 @@ pub(crate) fn asked_again(
                         ),
                     ));
                 }
-                digest.add(&entry.key(), &request.kind);
-                input_of(request.kind, tool)?
+                digest.add(&entry.key(), &request.asked);
+                request.asked.input(tool)?
             }
             (None, None) => entry.input_request()?,
         };
@@ -199,30 +193,7 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
     let mut required = ClientCapabilities::default();
     let mut missing = false;
     for entry in pending {
-        match entry.kind {
-            Kind::Form if !cx.can_elicit() => {
-                required
-                    .elicitation
-                    .get_or_insert_with(ElicitationCapability::default);
-                missing = true;
-            }
-            Kind::Url if !cx.can_elicit_url() => {
-                let elicitation = required
-                    .elicitation
-                    .get_or_insert_with(ElicitationCapability::default);
-                elicitation.url = Some(UrlElicitationCapability::default());
-                missing = true;
-            }
-            Kind::Sample if !cx.can_sample() => {
-                required.sampling = Some(SamplingCapability::default());
-                missing = true;
-            }
-            Kind::Roots if !cx.can_list_roots() => {
-                required.roots = Some(RootsCapabilities::default());
-                missing = true;
-            }
-            _ => {}
-        }
+        missing |= entry.kind.lacks(cx, &mut required);
     }
     if missing {
         tracing::info!(
@@ -239,9 +210,10 @@ mod tests {
     use serde_json::json;
 
     use super::{Assigned, asked_again, assign};
-    use crate::engine::collect::elicit_result;
+    use crate::engine::kinds::elicit_result;
+    use crate::engine::kinds::{elicit, elicit_url, list_roots, sample};
     use crate::engine::pending::{Head, Key, Kind, Pending};
-    use crate::engine::requests::{Request, elicit, list_roots, sample};
+    use crate::engine::requests::Request;
 
     fn requests() -> Vec<Request> {
         vec![
@@ -278,7 +250,7 @@ mod tests {
     #[test]
     fn restated_requests_keep_no_params_except_a_url_elicitation() {
         let mut round = requests();
-        round.push(crate::engine::requests::elicit_url("https://x.test", "Go").into());
+        round.push(elicit_url("https://x.test", "Go").into());
         for request in &mut round {
             request.rebuilt = true;
         }
@@ -466,7 +438,7 @@ mod tests {
 
     #[test]
     fn generated_keys_are_spelled_whole_up_to_the_largest_number() {
-        for kind in [Kind::Form, Kind::Url, Kind::Sample, Kind::Roots] {
+        for &kind in Kind::ALL {
             for n in [0, 7, 10, 4_294_967_295] {
                 let spelled = super::key_text(kind, &Key::Generated(n)).to_owned();
                 assert_eq!(spelled, format!("{}-{n}", kind.prefix()));

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
-use super::answers::{Answers, StepFailure};
+use super::answers::Answers;
 use super::collect::{self, Collected};
 use super::context::SagaContext;
 use super::elicit::Misfit;
 use super::error::{InspectError, invalid_state, tool_bug};
+use super::kinds::StepFailure;
 use super::pending::Head;
 use super::points::{Point, Points};
 use super::round;
