@@ -145,11 +145,11 @@ macro_rules! join {
 
 /// Everything a tool author and a server operator use.
 pub mod prelude {
+    pub use crate::engine::kinds::prelude::*;
     pub use crate::engine::{
-        Answers, Checkpoint, Contents, Elicit, ElicitForm, ElicitUrl, Elicited, JoinAll, Json,
-        ListRoots, Prompt, Request, Root, SagaContext, SagaError, SagaPrompt, SagaResource,
-        SagaTool, Sample, Sampled, Step, ToolOutput, checkpoint, elicit, elicit_url, join_all,
-        list_roots, sample,
+        Answers, Checkpoint, Contents, Elicit, Elicited, JoinAll, Json, Prompt, Request,
+        SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, checkpoint,
+        join_all,
     };
     pub use crate::join;
     pub use crate::serve::{HttpLimits, SagaServer, SagaTools};

@@ -218,32 +218,6 @@ impl SagaContext {
     pub fn meta(&self) -> &RequestMetaObject {
         &self.meta
     }
-
-    /// Whether the client accepts form-mode elicitation (`elicitation: {}` means form).
-    pub fn can_elicit(&self) -> bool {
-        self.capabilities
-            .elicitation
-            .as_ref()
-            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
-    }
-
-    /// Whether the client accepts URL-mode elicitation.
-    pub fn can_elicit_url(&self) -> bool {
-        self.capabilities
-            .elicitation
-            .as_ref()
-            .is_some_and(|elicitation| elicitation.url.is_some())
-    }
-
-    /// Whether the client accepts `sampling/createMessage`.
-    pub fn can_sample(&self) -> bool {
-        self.capabilities.sampling.is_some()
-    }
-
-    /// Whether the client answers `roots/list`.
-    pub fn can_list_roots(&self) -> bool {
-        self.capabilities.roots.is_some()
-    }
 }
 
 /// RFC 5424 order, least severe first.

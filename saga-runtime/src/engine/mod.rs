@@ -20,7 +20,7 @@ pub(crate) mod family;
 mod fnv;
 mod form;
 mod join_all;
-mod kinds;
+pub(crate) mod kinds;
 pub(crate) mod layout;
 mod local;
 mod outcome;
@@ -50,10 +50,8 @@ pub use error::{InspectError, SagaError};
 #[doc(hidden)]
 pub use error::invalid_state;
 pub use join_all::{JoinAll, join_all};
-pub use kinds::{
-    DEFAULT_MAX_TOKENS, ElicitForm, ElicitUrl, ListRoots, Root, Sample, Sampled, StepFailure,
-    elicit, elicit_url, list_roots, sample,
-};
+pub use kinds::prelude::*;
+pub use kinds::{DEFAULT_MAX_TOKENS, StepFailure};
 pub use layout::LayoutError;
 pub use outcome::{Elicited, Outcome};
 pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};

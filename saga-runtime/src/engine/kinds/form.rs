@@ -155,6 +155,16 @@ impl<T: Elicit> Suspension for ElicitForm<T> {
     }
 }
 
+impl SagaContext {
+    /// Whether the client accepts form-mode elicitation (`elicitation: {}` means form).
+    pub fn can_elicit(&self) -> bool {
+        self.capabilities()
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+    }
+}
+
 impl Answers {
     /// The answer to an [`elicit`] at `index`.
     ///

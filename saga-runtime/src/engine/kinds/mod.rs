@@ -4,9 +4,10 @@
 //! the key prefix, the capability it needs, how it is sent and sent again, what enters a
 //! round's digest, how its answer is read and checked, and how the tool reads it.
 //!
-//! Adding a kind is a module here and its row in the [`kinds!`] registration below (and,
-//! for `#[saga_tool]` to recognise its function, its row in the macro crate's
-//! `tool/suspend.rs`).
+//! Adding a kind is a module here and its registration in this file: its `mod` line, its
+//! public names in [`prelude`], and its row in the `kinds!` table below. For
+//! `#[saga_tool]` to recognise its function, it also gets its row in the macro crate's
+//! `tool/suspend.rs`.
 
 mod form;
 mod roots;
@@ -23,10 +24,17 @@ use super::fnv::Fnv;
 use crate::log::Escaped;
 
 pub(crate) use form::FormAnswer;
-pub use form::{ElicitForm, elicit};
-pub use roots::{ListRoots, Root, list_roots};
-pub use sample::{DEFAULT_MAX_TOKENS, Sample, Sampled, sample};
-pub use url::{ElicitUrl, elicit_url};
+pub(crate) use prelude::*;
+pub use sample::DEFAULT_MAX_TOKENS;
+
+/// Each kind's public side: the function a tool calls, its builder, and what its answer
+/// reads as. The crate's prelude exports all of it.
+pub(crate) mod prelude {
+    pub use super::form::{ElicitForm, elicit};
+    pub use super::roots::{ListRoots, Root, list_roots};
+    pub use super::sample::{Sample, Sampled, sample};
+    pub use super::url::{ElicitUrl, elicit_url};
+}
 
 /// One kind of request: everything the runtime does that depends on the kind.
 pub(crate) trait AskKind {

@@ -108,6 +108,13 @@ impl Suspension for ListRoots {
     }
 }
 
+impl SagaContext {
+    /// Whether the client answers `roots/list`.
+    pub fn can_list_roots(&self) -> bool {
+        self.capabilities().roots.is_some()
+    }
+}
+
 impl Answers {
     /// The answer to a [`list_roots`] at `index`.
     pub fn roots(&mut self, index: usize) -> Result<Vec<Root>, SagaError> {

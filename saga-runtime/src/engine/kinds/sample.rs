@@ -199,6 +199,13 @@ impl Suspension for Sample {
     }
 }
 
+impl SagaContext {
+    /// Whether the client accepts `sampling/createMessage`.
+    pub fn can_sample(&self) -> bool {
+        self.capabilities().sampling.is_some()
+    }
+}
+
 impl Answers {
     /// The answer to a [`sample`] at `index`.
     pub fn sampled(&mut self, index: usize) -> Result<Sampled, SagaError> {

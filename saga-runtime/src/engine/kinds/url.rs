@@ -134,6 +134,16 @@ impl Suspension for ElicitUrl {
     }
 }
 
+impl SagaContext {
+    /// Whether the client accepts URL-mode elicitation.
+    pub fn can_elicit_url(&self) -> bool {
+        self.capabilities()
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.url.is_some())
+    }
+}
+
 impl Answers {
     /// The answer to an [`elicit_url`] at `index`.
     pub fn elicit_url(&mut self, index: usize) -> Result<(), SagaError> {
