@@ -15,11 +15,26 @@
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 
-use super::{WireCall, input_required};
+use super::{ResultFormat, WireCall, input_required};
 use crate::engine::StepFailure;
 
+pub(crate) struct DependentRequests;
+
+impl ResultFormat for DependentRequests {
+    const HEADER_VALUE: &'static str = "dependent-requests";
+    const BOUND_METHOD: &'static str = "tools/call#dependent-requests";
+
+    fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
+        decode(message, call)
+    }
+
+    fn encode(response: Value) -> Value {
+        encode(response)
+    }
+}
+
 /// Moves `dependent_responses` into `params.inputResponses` and the failures aside.
-pub(super) fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
+fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
     let Some(envelope) = message.as_object_mut() else {
         return Ok(());
     };
@@ -65,7 +80,7 @@ pub(super) fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), Err
 }
 
 /// An `input_required` result becomes `dependent_requests` at the envelope.
-pub(super) fn encode(mut response: Value) -> Value {
+fn encode(mut response: Value) -> Value {
     let Some(requests) = input_required(&response).map(|result| {
         result
             .get("inputRequests")

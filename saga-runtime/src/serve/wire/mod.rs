@@ -35,23 +35,98 @@ use crate::engine::StepFailure;
 /// The header that selects a format other than MRTR.
 pub(crate) const FORMAT_HEADER: &str = "mcp-result-format";
 
-/// A format a `tools/call` can be answered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub(crate) enum Format {
-    /// MCP 2026-07-28 multi round-trip requests.
-    #[default]
-    Mrtr,
+/// A format selected by [`FORMAT_HEADER`]: a translation of an MRTR `tools/call` and its
+/// response. Adding one is a file implementing this and its row in the `formats!` table
+/// below.
+pub(crate) trait ResultFormat {
+    /// The header value that selects it (compared without case or surrounding spaces).
+    const HEADER_VALUE: &'static str;
+
+    /// The method bound into its tokens, so that a token issued in one format is refused
+    /// in another.
+    const BOUND_METHOD: &'static str;
+
+    /// Rewrites an incoming `tools/call` into MRTR form; what MRTR cannot say goes into
+    /// `call`.
+    fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData>;
+
+    /// Rewrites the MRTR response to a `tools/call` into this format.
+    fn encode(response: Value) -> Value;
+}
+
+/// The registration: each header-selected format's variant in [`Format`], and the
+/// dispatch to its [`ResultFormat`] impl.
+macro_rules! formats {
+    ($($(#[$doc:meta])* $name:ident => $format:ty,)*) => {
+        /// A format a `tools/call` can be answered in.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub(crate) enum Format {
+            /// MCP 2026-07-28 multi round-trip requests.
+            #[default]
+            Mrtr,
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Format {
+            /// Every format a header can select, with its header value.
+            const SELECTED: &[(Format, &'static str)] =
+                &[$((Format::$name, <$format as ResultFormat>::HEADER_VALUE),)*];
+
+            /// The method bound into this format's tokens, so that a token issued in one
+            /// format is refused in another.
+            pub(crate) fn bound_method(self) -> &'static str {
+                match self {
+                    Format::Mrtr => "tools/call",
+                    $(Format::$name => <$format as ResultFormat>::BOUND_METHOD,)*
+                }
+            }
+
+            fn decode_as(self, message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
+                match self {
+                    Format::Mrtr => Ok(()),
+                    $(Format::$name => <$format as ResultFormat>::decode(message, call),)*
+                }
+            }
+
+            /// Rewrites the MRTR response to a `tools/call` into this format.
+            pub(crate) fn encode(self, response: Value) -> Value {
+                match self {
+                    Format::Mrtr => response,
+                    $(Format::$name => <$format as ResultFormat>::encode(response),)*
+                }
+            }
+        }
+    };
+}
+
+formats! {
     /// `dependent-requests`: seed 001.
-    DependentRequests,
+    DependentRequests => dependent::DependentRequests,
     /// `resume-token`: seed 003.
-    ResumeToken,
+    ResumeToken => resume_token::ResumeToken,
 }
 
 /// A header value that names no format.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown Mcp-Result-Format {0:?}: expected \"dependent-requests\" or \"resume-token\"")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UnknownFormat(pub String);
+
+impl std::fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown Mcp-Result-Format {:?}: expected ", self.0)?;
+        let names = Format::SELECTED;
+        for (index, (_, name)) in names.iter().enumerate() {
+            let separator = match index {
+                0 => "",
+                _ if index + 1 == names.len() => " or ",
+                _ => ", ",
+            };
+            write!(f, "{separator}{name:?}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
 
 impl Format {
     /// The format a request selects with [`FORMAT_HEADER`]; MRTR without it.
@@ -67,21 +142,12 @@ impl Format {
                 crate::log::sanitized(text)
             )));
         }
-        match text.trim().to_ascii_lowercase().as_str() {
-            "dependent-requests" => Ok(Format::DependentRequests),
-            "resume-token" => Ok(Format::ResumeToken),
-            _ => Err(UnknownFormat(crate::log::sanitized(text))),
-        }
-    }
-
-    /// The method bound into this format's tokens, so that a token issued in one format is
-    /// refused in another.
-    pub(crate) fn bound_method(self) -> &'static str {
-        match self {
-            Format::Mrtr => "tools/call",
-            Format::DependentRequests => "tools/call#dependent-requests",
-            Format::ResumeToken => "tools/call#resume-token",
-        }
+        let wanted = text.trim();
+        Format::SELECTED
+            .iter()
+            .find(|(_, name)| name.eq_ignore_ascii_case(wanted))
+            .map(|(format, _)| *format)
+            .ok_or_else(|| UnknownFormat(crate::log::sanitized(text)))
     }
 
     /// Rewrites an incoming `tools/call` message into MRTR form. What MRTR cannot say (a
@@ -93,24 +159,10 @@ impl Format {
             format: self,
             ..WireCall::default()
         };
-        let decoded = match self {
-            Format::Mrtr => Ok(()),
-            Format::DependentRequests => dependent::decode(message, &mut call),
-            Format::ResumeToken => resume_token::decode(message),
-        };
-        if let Err(error) = decoded {
+        if let Err(error) = self.decode_as(message, &mut call) {
             call.error = Some(error);
         }
         call
-    }
-
-    /// Rewrites the MRTR response to a `tools/call` into this format.
-    pub(crate) fn encode(self, response: Value) -> Value {
-        match self {
-            Format::Mrtr => response,
-            Format::DependentRequests => dependent::encode(response),
-            Format::ResumeToken => resume_token::encode(response),
-        }
     }
 }
 
@@ -147,4 +199,43 @@ fn error_envelope(response: &Value, error: ErrorData) -> Value {
         "id": response.get("id").cloned().unwrap_or(Value::Null),
         "error": error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn selected(values: &[&str]) -> Result<Format, UnknownFormat> {
+        let mut headers = http::HeaderMap::new();
+        for value in values {
+            headers.append(
+                FORMAT_HEADER,
+                http::HeaderValue::from_str(value).expect("a value"),
+            );
+        }
+        Format::from_headers(&headers)
+    }
+
+    #[test]
+    fn each_registered_format_is_selected_by_its_header_value_in_any_case() {
+        assert_eq!(selected(&[]), Ok(Format::Mrtr));
+        for &(format, name) in Format::SELECTED {
+            assert_eq!(selected(&[name]), Ok(format));
+            assert_eq!(
+                selected(&[&format!(" {} ", name.to_uppercase())]),
+                Ok(format)
+            );
+            assert_ne!(format.bound_method(), Format::Mrtr.bound_method());
+        }
+    }
+
+    #[test]
+    fn an_unknown_or_repeated_value_names_every_format() {
+        let unknown = selected(&["mrtr-v2"]).expect_err("unknown");
+        assert_eq!(
+            unknown.to_string(),
+            r#"unknown Mcp-Result-Format "mrtr-v2": expected "dependent-requests" or "resume-token""#
+        );
+        assert!(selected(&["resume-token", "resume-token"]).is_err());
+    }
 }

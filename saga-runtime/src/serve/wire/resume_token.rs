@@ -10,13 +10,28 @@
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use super::{error_envelope, input_required};
+use super::{ResultFormat, WireCall, error_envelope, input_required};
 
 /// The parameter that carries the token back.
 pub(crate) const RESUME_TOKEN: &str = "resumeToken";
 
+pub(crate) struct ResumeToken;
+
+impl ResultFormat for ResumeToken {
+    const HEADER_VALUE: &'static str = "resume-token";
+    const BOUND_METHOD: &'static str = "tools/call#resume-token";
+
+    fn decode(message: &mut Value, _call: &mut WireCall) -> Result<(), ErrorData> {
+        decode(message)
+    }
+
+    fn encode(response: Value) -> Value {
+        encode(response)
+    }
+}
+
 /// Moves `resumeToken` (from `params` or `params.arguments`) to `params.requestState`.
-pub(super) fn decode(message: &mut Value) -> Result<(), ErrorData> {
+fn decode(message: &mut Value) -> Result<(), ErrorData> {
     let Some(Value::Object(params)) = message.get_mut("params") else {
         return Ok(());
     };
@@ -40,7 +55,7 @@ pub(super) fn decode(message: &mut Value) -> Result<(), ErrorData> {
 
 /// A checkpoint's `input_required` result becomes a result with `nextResumeToken`; one
 /// that asks the client something cannot be said in this format.
-pub(super) fn encode(mut response: Value) -> Value {
+fn encode(mut response: Value) -> Value {
     let Some(result) = input_required(&response) else {
         return response;
     };
