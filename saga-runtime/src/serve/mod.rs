@@ -2,6 +2,7 @@
 //! the [`SagaTools`] registry for use inside other rmcp servers.
 
 mod builder;
+mod call;
 mod catalog;
 mod http;
 mod in_flight;

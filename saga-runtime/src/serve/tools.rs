@@ -1,6 +1,6 @@
 //! The registry of saga tools, usable on its own inside any rmcp `ServerHandler`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
@@ -8,17 +8,16 @@ use rmcp::ServerHandler;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InputResponses,
-    ListToolsResult, LoggingLevel, MetaObject, Resource, ResourceTemplate, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    LoggingLevel, MetaObject, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
-use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
+use crate::engine::InspectError;
 use crate::engine::family::{DynTool, Family, Saga};
-use crate::engine::{Call, SagaContext, StepFailure};
-use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
+use crate::engine::{Call, SagaContext};
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.
@@ -71,13 +70,13 @@ impl Default for InspectRequest {
     }
 }
 
-struct Entry {
-    tool: Tool,
-    saga: Saga,
+pub(super) struct Entry {
+    pub(super) tool: Tool,
+    pub(super) saga: Saga,
     /// See [`SagaTools::is_direct`].
-    direct: bool,
+    pub(super) direct: bool,
     /// Listed and callable; false for a tool only retired builds finish the calls of.
-    listed: bool,
+    pub(super) listed: bool,
 }
 
 /// What a server serves: tools, and prompts and resources backed by sagas.
@@ -123,22 +122,22 @@ pub(super) struct Inner {
     pub(super) codec: StateCodec,
     /// Seals the state a session call keeps between its rounds in process: that state
     /// never leaves the server, so it has a key of its own and no single-use record.
-    session_codec: StateCodec,
-    entries: Vec<Entry>,
-    by_name: HashMap<String, usize>,
+    pub(super) session_codec: StateCodec,
+    pub(super) entries: Vec<Entry>,
+    pub(super) by_name: HashMap<String, usize>,
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(super) resources: Vec<(Resource, Saga)>,
     pub(super) templates: Vec<(ResourceTemplate, Saga)>,
-    principal: PrincipalFn,
+    pub(super) principal: PrincipalFn,
     pub(super) list_ttl_ms: u64,
     /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
-    info_meta: Option<serde_json::Value>,
+    pub(super) info_meta: Option<serde_json::Value>,
     /// The tasks, when a store is configured.
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
-    bounds: CallBounds,
+    pub(super) bounds: CallBounds,
     /// Whether the principal function's identities are verified ones.
-    principals_verified: bool,
-    in_flight: super::in_flight::InFlight,
+    pub(super) principals_verified: bool,
+    pub(super) in_flight: super::in_flight::InFlight,
 }
 
 /// How long a call may run and wait, set with
@@ -453,304 +452,6 @@ impl SagaTools {
             ));
         }
         router
-    }
-
-    /// Handles a `tools/call`: one transition of the named saga. The result carries the
-    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`](super::SagaToolsBuilder::info)) in its `_meta`.
-    pub async fn call(
-        &self,
-        params: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let response = self.call_unstamped(params, context).await?;
-        Ok(self.stamped(response))
-    }
-
-    async fn call_unstamped(
-        &self,
-        params: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let cx = self.context(context);
-        // A header-selected wire format left its decoding beside the request.
-        let wire = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<WireCall>())
-            .map_or_else(WireCall::default, WireCall::clone);
-        self.call_in(params, &cx, wire).await
-    }
-
-    /// A `tools/call` whose context is built already, stamped like [`SagaTools::call`]:
-    /// the entry of the HTTP direct path (`serve::http::direct`).
-    pub(crate) async fn call_stamped_in(
-        &self,
-        params: CallToolRequestParams,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let response = self.call_in(params, cx, WireCall::default()).await?;
-        Ok(self.stamped(response))
-    }
-
-    /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
-    pub(crate) fn stamped(&self, mut response: CallToolResponse) -> CallToolResponse {
-        if let Some(info) = &self.inner.info_meta {
-            stamp_server_info(&mut response, info);
-        }
-        response
-    }
-
-    async fn call_in(
-        &self,
-        params: CallToolRequestParams,
-        cx: &SagaContext,
-        wire: WireCall,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(error) = wire.error {
-            return Err(error);
-        }
-        let call = Call {
-            method: wire.format.bound_method().into(),
-            name: params.name.into_owned(),
-            arguments: params.arguments,
-            request_state: params.request_state,
-            input_responses: params.input_responses,
-            failures: wire.failures,
-            ..Call::default()
-        };
-        self.bounded(cx, self.call_routed(call, cx)).await
-    }
-
-    /// `run`, stopped with `-32603` once it has run longer than
-    /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) allows. A
-    /// session's request is not bounded so: it waits for its client, and each request it
-    /// sends is bounded by the client request timeout instead.
-    pub(crate) async fn bounded<T>(
-        &self,
-        cx: &SagaContext,
-        run: impl std::future::Future<Output = Result<T, ErrorData>>,
-    ) -> Result<T, ErrorData> {
-        if cx.is_session() {
-            return run.await;
-        }
-        let max = self.inner.bounds.max_run_time;
-        match tokio::time::timeout(max, run).await {
-            Ok(response) => response,
-            Err(_) => {
-                tracing::warn!(?max, "a request ran longer than the run-time bound");
-                Err(ErrorData::internal_error(
-                    format!(
-                        "the request ran longer than this server allows one request ({} s) \
-                         and was stopped",
-                        max.as_secs_f64()
-                    ),
-                    None,
-                ))
-            }
-        }
-    }
-
-    /// A call as a task (for a task tool) or an ordinary run.
-    async fn call_routed(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(tasks) = &self.inner.tasks {
-            let support = self.saga(&call.name)?.task_support();
-            if support != crate::tasks::TaskSupport::Forbidden {
-                // Boxed, as the session and replay paths below: rmcp spawns a task per
-                // request whose future holds this one, and the largest path would
-                // otherwise size (and copy) every request's task (BENCHMARKS.md).
-                return Box::pin(tasks.call(self, support, call, cx)).await;
-            }
-        }
-        self.run(call, cx).await
-    }
-
-    /// Whether the principals are verified identities; see
-    /// [`SagaToolsBuilder::verified_principals`](super::SagaToolsBuilder::verified_principals).
-    pub fn principals_verified(&self) -> bool {
-        self.inner.principals_verified
-    }
-
-    pub(crate) fn bounds(&self) -> CallBounds {
-        self.inner.bounds
-    }
-
-    pub(crate) fn in_flight(&self) -> &super::in_flight::InFlight {
-        &self.inner.in_flight
-    }
-
-    /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
-    pub(crate) fn tasks(&self) -> Option<&Arc<crate::tasks::Tasks>> {
-        self.inner.tasks.as_ref()
-    }
-
-    /// Starts what runs beside requests (the takeover of orphaned tasks), once the server
-    /// serves, so that a replica restarted after a crash takes over tasks before any
-    /// client asks it about one.
-    pub(crate) fn start_background(&self) {
-        if let Some(tasks) = self.tasks() {
-            tasks.ensure_sweeper(self);
-        }
-    }
-
-    /// Runs one transition for an already-decoded call and context; the entry point for
-    /// other wire formats and for tests.
-    ///
-    /// A first request (no `requestState`) that already carries answers (or step
-    /// failures) is replayed in process from the start, each answer given once, until the
-    /// saga needs one the request does not bring; at most
-    /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
-    #[doc(hidden)]
-    pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
-        let saga = self.saga(&call.name)?.clone();
-        self.run_saga(&saga, call, cx).await
-    }
-
-    pub(crate) fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
-        match self.inner.by_name.get(name) {
-            Some(&index) => Ok(&self.inner.entries[index].saga),
-            None => {
-                tracing::info!(tool = %crate::log::Escaped(name), "call of an unknown tool");
-                Err(ErrorData::invalid_params(
-                    format!("unknown tool: {name}"),
-                    None,
-                ))
-            }
-        }
-    }
-
-    pub(super) async fn run_saga(
-        &self,
-        saga: &Saga,
-        call: Call,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.run_saga_until(saga, call, cx, super::session::DriveUntil::End)
-            .await
-    }
-
-    /// [`SagaTools::run`], but a session call stops at its first checkpoint (where a task
-    /// begins) instead of running on in process.
-    pub(crate) async fn run_until_checkpoint(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let saga = self.saga(&call.name)?.clone();
-        self.run_saga_until(&saga, call, cx, super::session::DriveUntil::Checkpoint)
-            .await
-    }
-
-    async fn run_saga_until(
-        &self,
-        saga: &Saga,
-        mut call: Call,
-        cx: &SagaContext,
-        until: super::session::DriveUntil,
-    ) -> Result<CallToolResponse, ErrorData> {
-        // Two requests resuming one token at once would run its work side by side.
-        let _marked = match &call.request_state {
-            Some(token) => Some(self.inner.in_flight.enter(token).ok_or_else(|| {
-                tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
-                ErrorData::invalid_request(
-                    "this requestState is already being resumed by a request that is still \
-                     running; wait for its answer, which carries the next state",
-                    None,
-                )
-            })?),
-            None => None,
-        };
-        let fresh_with_answers = call.request_state.is_none()
-            && (call
-                .input_responses
-                .as_ref()
-                .is_some_and(|answers| !answers.is_empty())
-                || !call.failures.is_empty());
-        if cx.is_session() {
-            let driver = super::session::Driver {
-                codec: self.codec(),
-                session_codec: self.session_codec(),
-                in_flight: self.in_flight(),
-                client_request_timeout: self.bounds().client_request_timeout,
-            };
-            return Box::pin(super::session::drive(driver, saga, call, cx, until)).await;
-        }
-        if fresh_with_answers {
-            let pool = call.input_responses.take().unwrap_or_default();
-            let failures = std::mem::take(&mut call.failures);
-            return Box::pin(self.replay(saga, call, pool, failures, cx)).await;
-        }
-        saga.run(&self.inner.codec, call, cx).await
-    }
-
-    /// Runs a saga from its start in process, one transition at a time, feeding each
-    /// round the answers `pool` (and `failures`) hold for its keys, until it completes or
-    /// asks for something the pool does not answer; that last response is returned.
-    ///
-    /// For requests that bring answers but no state: the dependent-requests format, and
-    /// a first MRTR call whose answers are already known (the conformance suite sends
-    /// such calls). Code between suspensions runs again on each replay.
-    ///
-    /// The work is bounded by what the request brings: each answer is given once (a round
-    /// that asks for a key again, as when an answer failed its schema, ends the replay
-    /// with that request), and at most [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
-    /// Between rounds the task yields, so a long replay does not hold up other requests.
-    pub(super) async fn replay(
-        &self,
-        saga: &Saga,
-        mut call: Call,
-        mut pool: InputResponses,
-        mut failures: BTreeMap<String, StepFailure>,
-        cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut checkpoints = 0;
-        loop {
-            let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
-            let CallToolResponse::InputRequired(required) = &response else {
-                return Ok(response);
-            };
-            let keys: Vec<&String> = required
-                .input_requests
-                .as_ref()
-                .map(|requests| requests.keys().collect())
-                .unwrap_or_default();
-            if keys.is_empty() {
-                checkpoints += 1;
-                if checkpoints > MAX_REPLAYED_CHECKPOINTS {
-                    return Err(ErrorData::invalid_request(
-                        format!(
-                            "the saga checkpoints more than {MAX_REPLAYED_CHECKPOINTS} times, \
-                             more than one request without a requestState may run; \
-                             call it with MRTR (MCP 2026-07-28), which carries its state"
-                        ),
-                        None,
-                    ));
-                }
-            } else if !keys
-                .iter()
-                .all(|key| pool.contains_key(*key) || failures.contains_key(*key))
-            {
-                return Ok(response);
-            }
-            call.input_responses = Some(
-                keys.iter()
-                    .filter_map(|key| pool.remove(*key).map(|answer| ((*key).clone(), answer)))
-                    .collect(),
-            );
-            call.failures = keys
-                .iter()
-                .filter_map(|key| {
-                    failures
-                        .remove(*key)
-                        .map(|failure| ((*key).clone(), failure))
-                })
-                .collect();
-            call.request_state = required.request_state.clone();
-            tokio::task::yield_now().await;
-        }
     }
 
     /// The principal of an HTTP request, by the server's principal function.
