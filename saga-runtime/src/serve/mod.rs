@@ -8,6 +8,7 @@ mod http;
 mod in_flight;
 mod principal;
 mod server;
+mod server_builder;
 mod session;
 mod stdio;
 mod streamed;
@@ -22,8 +23,8 @@ pub use http::{
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{
     DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServer,
-    SagaServerBuilder,
 };
+pub use server_builder::SagaServerBuilder;
 pub use session::MAX_ASKS_AGAIN;
 pub use tools::{
     BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectRequest, SagaTools,
