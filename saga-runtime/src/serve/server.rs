@@ -16,13 +16,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
-// Named by the docs of the builder's defaults here.
-#[cfg(doc)]
-use super::server_builder::SagaServerBuilder;
 use super::tools::{SagaTools, SessionLogLevel};
 use super::wire::resumable;
 
-/// How long tokens live unless [`SagaServerBuilder::ttl`] says otherwise.
+/// How long tokens live unless [`SagaServerBuilder::ttl`](super::SagaServerBuilder::ttl) says otherwise.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
 /// How long clients may cache `tools/list` and `server/discover`.
 pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
@@ -66,7 +63,7 @@ pub struct SagaServer {
     pub(super) http_limits: super::HttpLimits,
     pub(super) session_idle_timeout: Duration,
     pub(super) direct_calls: bool,
-    /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`].
+    /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
     pub(super) routes: Option<axum::Router>,
     /// What a session (MCP 2025-11-25) set: each session gets its own, see
     /// [`SagaServer::for_session`].
@@ -88,11 +85,11 @@ pub const MAX_SUBSCRIPTIONS: usize = 256;
 pub const MAX_SUBSCRIBED_URI_LEN: usize = 2048;
 
 /// How long an idle session (MCP 2025-11-25) is kept unless
-/// [`SagaServerBuilder::session_idle_timeout`] says otherwise.
+/// [`SagaServerBuilder::session_idle_timeout`](super::SagaServerBuilder::session_idle_timeout) says otherwise.
 pub(super) const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl SagaServer {
-    /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`]), if any.
+    /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`](super::SagaServerBuilder::routes)), if any.
     pub(crate) fn extra_routes(&self) -> Option<&axum::Router> {
         self.routes.as_ref()
     }
@@ -129,7 +126,7 @@ impl SagaServer {
     }
 
     /// Whether MRTR `tools/call`s run without rmcp's per-request service over HTTP; see
-    /// [`SagaServerBuilder::direct_calls`].
+    /// [`SagaServerBuilder::direct_calls`](super::SagaServerBuilder::direct_calls).
     pub fn direct_calls(&self) -> bool {
         self.direct_calls
     }
