@@ -23,6 +23,7 @@ mod join_all;
 pub(crate) mod kinds;
 pub(crate) mod layout;
 mod local;
+mod macro_state;
 mod outcome;
 mod output;
 mod pending;
