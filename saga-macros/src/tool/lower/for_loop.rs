@@ -1,0 +1,188 @@
+//! `for` over a suspension: a `loop` whose iteration state is saved, since an iterator
+//! cannot be. A borrowed collection keeps its position and is borrowed again after each
+//! suspension, a range keeps what is left of it, and anything else is collected into a
+//! `Vec` of the items still to visit. Apart from the expressions because it is the one
+//! lowering that adds state of its own (a position, a range, the items), which the
+//! machine saves and the check of saved locals treats apart (`Site::for_items`).
+
+use quote::format_ident;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Stmt};
+
+use super::Lower;
+use crate::shared::private_path;
+use crate::tool::scope::pattern_bindings;
+
+impl Lower<'_> {
+    /// A `for` loop's collection that can be borrowed again at each iteration: `&v`,
+    /// `&mut v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, `s.chars()`, … of a place
+    /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
+    /// other expression.
+    fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Expr, Box<Expr>> {
+        const BORROWING: &[&str] = &[
+            "iter",
+            "iter_mut",
+            "keys",
+            "values",
+            "values_mut",
+            "chars",
+            "char_indices",
+            "bytes",
+            "lines",
+            "split_whitespace",
+            "windows",
+            "chunks",
+            "chunks_exact",
+        ];
+        const ADAPTERS: &[&str] = &[
+            "enumerate",
+            "rev",
+            "skip",
+            "take",
+            "step_by",
+            "copied",
+            "cloned",
+        ];
+        let private = private_path();
+        if let Expr::Reference(reference) = &*expr
+            && is_place(&reference.expr)
+        {
+            let place = &reference.expr;
+            let span = expr.span();
+            return Ok(match reference.mutability {
+                Some(_) => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
+                None => syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
+            });
+        }
+        // The method calls, outermost first, down to the collection.
+        let mut calls: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut root = &*expr;
+        while let Expr::MethodCall(call) = root {
+            calls.push(call);
+            root = &call.receiver;
+        }
+        let Some((first, adapters)) = calls.split_last() else {
+            return Err(expr);
+        };
+        let name = |call: &syn::ExprMethodCall| call.method.to_string();
+        if !is_place(root)
+            || !BORROWING.contains(&name(first).as_str())
+            || !adapters
+                .iter()
+                .all(|call| ADAPTERS.contains(&name(call).as_str()))
+        {
+            return Err(expr);
+        }
+        let span = root.span();
+        let mut items: Expr = if name(first).ends_with("_mut") {
+            syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #root))
+        } else {
+            syn::parse_quote_spanned!(span=> #private::ordered(&#root))
+        };
+        let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
+        for mut call in calls {
+            call.args = std::mem::take(&mut call.args)
+                .into_iter()
+                .map(|arg| match arg {
+                    Expr::Lit(_) => arg,
+                    other => self.temporary(other, out),
+                })
+                .collect();
+            *call.receiver = items;
+            items = Expr::MethodCall(call);
+        }
+        Ok(items)
+    }
+    /// `for` over a suspension: a `loop` over a saved `Vec` of the remaining items.
+    pub(super) fn lower_for(
+        &mut self,
+        expr_for: syn::ExprForLoop,
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        depth: usize,
+    ) -> Expr {
+        let syn::ExprForLoop {
+            attrs,
+            label,
+            pat,
+            expr,
+            body,
+            ..
+        } = expr_for;
+        self.hoisted += 1;
+        let span = expr.span();
+        let expr = match self.reborrow(expr, out) {
+            // A borrowed collection: the loop saves its position, and borrows the
+            // collection again at each iteration (see `item_at`).
+            Ok(items) => {
+                let position = format_ident!("__pos{}", self.hoisted);
+                let item = format_ident!("__item{}", self.hoisted);
+                let private = private_path();
+                out.push(syn::parse_quote_spanned! {span=>
+                    let mut #position: usize = 0;
+                });
+                let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+                    #(#attrs)* #label loop {
+                        let #item = #position;
+                        #position += 1;
+                        let ::core::option::Option::Some(#pat) = #private::item_at(#items, #item) else { break; };
+                        #body
+                    }
+                };
+                return self.head(Expr::Loop(desugared), hint, out, depth);
+            }
+            Err(expr) => expr,
+        };
+        let rest = Ident::new(&format!("__rest{}", self.hoisted), span);
+        if let Some(range) = integer_range(&expr) {
+            // A range is its own small state (`1..` may not end, `0..n` may be large):
+            // saved as the range still to visit, not collected.
+            let private = private_path();
+            out.push(syn::parse_quote_spanned! {span=>
+                let mut #rest = #private::RangeRest::from(#range);
+            });
+            let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+                #(#attrs)* #label loop {
+                    let ::core::option::Option::Some(#pat) = #rest.next() else { break; };
+                    #body
+                }
+            };
+            return self.head(Expr::Loop(desugared), hint, out, depth);
+        }
+        // The items still to visit, last first: a Vec survives a suspension where
+        // an iterator could not.
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #rest: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(#expr).collect();
+        });
+        out.push(syn::parse_quote_spanned! {span=> #rest.reverse(); });
+        let private = private_path();
+        out.push(syn::parse_quote_spanned! {span=> #private::for_items(&#rest); });
+        pattern_bindings(&pat, &mut |ident, _| self.for_items.push(ident.to_string()));
+        let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+            #(#attrs)* #label loop {
+                let ::core::option::Option::Some(#pat) = #rest.pop() else { break; };
+                #body
+            }
+        };
+        self.head(Expr::Loop(desugared), hint, out, depth)
+    }
+}
+
+/// `a..b`, `a..=b` or `a..` (parenthesised or not), iterated by a `for`.
+fn integer_range(expr: &Expr) -> Option<&Expr> {
+    match expr {
+        Expr::Paren(paren) => integer_range(&paren.expr),
+        Expr::Range(range) if range.start.is_some() => Some(expr),
+        _ => None,
+    }
+}
+
+/// A local, or a field of one.
+fn is_place(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
+        Expr::Field(field) => is_place(&field.base),
+        Expr::Paren(paren) => is_place(&paren.expr),
+        _ => false,
+    }
+}

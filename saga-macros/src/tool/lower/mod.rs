@@ -1,0 +1,244 @@
+//! Normalisation, before the state machine is built. Afterwards:
+//!
+//! - every suspension is a statement of its own, `let __aN = __saga_site!(N);`, followed
+//!   by the user's statement reading `__aN` where the suspension was;
+//! - an `if`, `match`, `loop` or block that contains a suspension is a whole statement or
+//!   a whole `let` initialiser;
+//! - `while` and `for` loops that contain a suspension are `loop`s (a `for` walks a saved
+//!   `Vec` of its items, since an iterator cannot be saved).
+//!
+//! A suspension may be moved ahead of the rest of its statement only if it is what the
+//! statement evaluates first; anything else is an error that says how to rewrite it.
+//!
+//! The lowering is one recursive descent, statements holding expressions holding blocks
+//! of statements, so its steps are methods of one `Lower`: the entry and the statements
+//! here, the rest in the files below (expressions, their operands, `for` loops, the
+//! sites). They reach each other through `self` only, so that no file imports one that
+//! imports it back.
+
+mod expr;
+mod for_loop;
+mod operands;
+mod site;
+mod suspends;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Block, Expr, Ident, Pat, Stmt};
+
+use self::suspends::{Finder, contains_suspension_stmt};
+use super::suspend::Suspension;
+use crate::errors::Errors;
+
+pub(super) use self::expr::{chain, has_let};
+pub use self::suspends::contains_suspension;
+
+/// One suspension point.
+pub struct Site {
+    pub id: usize,
+    /// The local holding the answer in the continuation: `__aN`.
+    pub answer: Ident,
+    pub suspension: Suspension,
+    /// The state variant's name, e.g. `AfterElicitTarget`.
+    pub variant: Ident,
+    /// The name before a number made it unique (`AfterCheckpoint` for `AfterCheckpoint2`):
+    /// sites that share it are told apart by their code (see `expand::state_enum`).
+    pub base: String,
+    /// The statement as written, for the variant's doc comment.
+    pub source: String,
+    pub span: Span,
+    /// The bindings of `for` loops over saved items, checked by `for_items` rather than
+    /// one by one.
+    pub for_items: Vec<String>,
+}
+
+pub const SITE_MACRO: &str = "__saga_site";
+
+/// The site number of a `__saga_site!(N)` marker.
+pub fn site_id(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => {
+            mac.mac.tokens.to_string().parse().ok()
+        }
+        _ => None,
+    }
+}
+
+pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
+    let mut lower = Lower {
+        sites: Vec::new(),
+        errors,
+        hoisted: 0,
+        variants: Vec::new(),
+        source: String::new(),
+        for_items: Vec::new(),
+    };
+    let block = lower.block(body);
+    let mut sites = lower.sites;
+    for site in &mut sites {
+        site.for_items.clone_from(&lower.for_items);
+    }
+    (block, sites)
+}
+
+struct Lower<'a> {
+    sites: Vec<Site>,
+    errors: &'a mut Errors,
+    hoisted: usize,
+    variants: Vec<String>,
+    /// The statement being lowered, as written.
+    source: String,
+    for_items: Vec<String>,
+}
+
+impl Lower<'_> {
+    fn block(&mut self, block: Block) -> Block {
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        for stmt in block.stmts {
+            self.stmt(stmt, &mut stmts);
+        }
+        Block {
+            brace_token: block.brace_token,
+            stmts,
+        }
+    }
+
+    fn stmt(&mut self, stmt: Stmt, out: &mut Vec<Stmt>) {
+        if !contains_suspension_stmt(&stmt) {
+            out.push(stmt);
+            return;
+        }
+        self.source = source_of(&stmt);
+        match stmt {
+            Stmt::Local(local)
+                if local
+                    .init
+                    .as_ref()
+                    .and_then(|init| init.diverge.as_ref())
+                    .is_some_and(|(_, diverge)| contains_suspension(diverge)) =>
+            {
+                let local = let_else_as_match(local);
+                self.stmt(Stmt::Local(local), out);
+            }
+            Stmt::Local(mut local) => {
+                let hint = pattern_names(&local.pat);
+                if let Some(init) = &mut local.init {
+                    let expr =
+                        std::mem::replace(&mut *init.expr, Expr::Verbatim(TokenStream::new()));
+                    let expr = self.head(expr, &hint, out, 0);
+                    self.reject_rest(&expr);
+                    *init.expr = expr;
+                }
+                out.push(Stmt::Local(local));
+            }
+            Stmt::Expr(expr, semi) => {
+                let expr = self.head(expr, "", out, 0);
+                self.reject_rest(&expr);
+                out.push(Stmt::Expr(expr, semi));
+            }
+            Stmt::Macro(stmt_macro) => {
+                let expr = Expr::Macro(syn::ExprMacro {
+                    attrs: stmt_macro.attrs,
+                    mac: stmt_macro.mac,
+                });
+                let expr = self.head(expr, "", out, 0);
+                out.push(Stmt::Expr(expr, stmt_macro.semi_token));
+            }
+            item @ Stmt::Item(_) => out.push(item),
+        }
+    }
+
+    /// A suspension left after lowering: in an expression saga does not take apart.
+    fn reject_rest(&mut self, expr: &Expr) {
+        let mut finder = Finder::default();
+        finder.visit_expr(expr);
+        for span in finder.found {
+            self.errors.push(syn::Error::new(
+                span,
+                "saga cannot resume in the middle of this kind of expression; if the \
+                 statement always evaluates this suspension, and before anything else it \
+                 does, bind the answer first with `let answer = ….await;` just before the \
+                 statement and use `answer` where the suspension was; otherwise write out \
+                 when it runs with an `if`",
+            ));
+        }
+    }
+}
+
+/// `let P = e else { … };` whose `else` suspends, as
+/// `let (a, b) = match e { P => (a, b), _ => { … } };`, which the machine can resume in.
+fn let_else_as_match(local: syn::Local) -> syn::Local {
+    let original = local.clone();
+    let Some(init) = local.init else {
+        return original;
+    };
+    let Some((_, diverge)) = init.diverge else {
+        return original;
+    };
+    let span = local.pat.span();
+    let (pat, ty) = match local.pat {
+        Pat::Type(typed) => (*typed.pat, Some(typed.ty)),
+        other => (other, None),
+    };
+    let mut names: Vec<(Ident, bool)> = Vec::new();
+    crate::tool::scope::pattern_bindings(&pat, &mut |ident, mutable| {
+        names.push((ident.clone(), mutable))
+    });
+    let idents = names.iter().map(|(ident, _)| ident);
+    let outer = names.iter().map(|(ident, mutable)| {
+        let mutability = mutable.then(|| quote!(mut));
+        quote!(#mutability #ident)
+    });
+    let (value, outer): (TokenStream, TokenStream) = if names.len() == 1 {
+        (quote!(#(#idents)*), quote!(#(#outer)*))
+    } else {
+        (quote!((#(#idents,)*)), quote!((#(#outer,)*)))
+    };
+    let scrutinee = &init.expr;
+    let scrutinee = match ty {
+        Some(ty) => quote_spanned!(span=> { let __value: #ty = #scrutinee; __value }),
+        None => quote!(#scrutinee),
+    };
+    let tokens = quote_spanned! {span=>
+        let #outer = match #scrutinee {
+            #pat => #value,
+            _ => #diverge,
+        };
+    };
+    match syn::parse2::<Stmt>(tokens) {
+        Ok(Stmt::Local(rewritten)) => rewritten,
+        _ => original,
+    }
+}
+
+/// The names a pattern binds, joined with `_`, for naming a variant.
+fn pattern_names(pat: &Pat) -> String {
+    let mut names = Vec::new();
+    crate::tool::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
+    names.join("_")
+}
+
+/// The statement as a user would read it, on one line, for the variant's doc comment.
+fn source_of(stmt: &Stmt) -> String {
+    let file: Result<syn::File, _> = syn::parse2(quote!(fn __saga_source() { #stmt }));
+    let text = match file {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => quote!(#stmt).to_string(),
+    };
+    let body = text
+        .lines()
+        .skip(1)
+        .take_while(|line| *line != "}")
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    const MAX: usize = 120;
+    if body.chars().count() > MAX {
+        let cut: String = body.chars().take(MAX).collect();
+        format!("{cut}…")
+    } else {
+        body
+    }
+}

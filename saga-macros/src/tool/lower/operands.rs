@@ -1,0 +1,121 @@
+//! The operands evaluated before a suspension: Rust evaluates them first, so they are
+//! kept in temporaries ahead of the suspension's own statement, except places (a
+//! method's receiver, the left of `+=`, the indexed collection), which must stay places
+//! for the borrow or the assignment to mean what it did.
+
+use proc_macro2::TokenStream;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Stmt};
+
+use super::Lower;
+use super::suspends::contains_suspension;
+
+/// How an operand is evaluated: for its value, or as a place (a method's receiver, the
+/// left of `+=`, the indexed collection), which must not be moved to a temporary.
+#[derive(Clone, Copy)]
+pub(super) enum Role {
+    Value,
+    Place,
+}
+
+impl Lower<'_> {
+    /// Lowers operands evaluated left to right. Those evaluated before the last one that
+    /// suspends are kept in temporaries (a place stays a place, with only the values it
+    /// reads kept), so that they are evaluated before the suspension, as in Rust.
+    pub(super) fn sequence(
+        &mut self,
+        parts: &mut [(Expr, Role)],
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        depth: usize,
+    ) {
+        let last = parts
+            .iter()
+            .rposition(|(expr, _)| contains_suspension(expr));
+        let Some(last) = last else {
+            return;
+        };
+        for (index, (expr, role)) in parts.iter_mut().enumerate().take(last + 1) {
+            let role = *role;
+            let taken = std::mem::replace(expr, Expr::Verbatim(TokenStream::new()));
+            let lowered = self.head(taken, hint, out, depth);
+            *expr = if index < last {
+                match role {
+                    Role::Value => self.value(lowered, out),
+                    Role::Place => self.place(lowered, out),
+                }
+            } else {
+                lowered
+            };
+        }
+    }
+
+    /// `expr`, evaluated now for its value: a literal or a local stays (nothing to
+    /// evaluate), a place stays a place, anything else goes to a temporary.
+    pub(super) fn value(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        match expr {
+            Expr::Lit(_) | Expr::Path(_) => expr,
+            Expr::Field(_)
+            | Expr::Index(_)
+            | Expr::Reference(_)
+            | Expr::Paren(_)
+            | Expr::Group(_)
+            | Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                ..
+            }) => self.place(expr, out),
+            other => self.temporary(other, out),
+        }
+    }
+
+    /// `expr` as a place evaluated now: what the place reads (an index, a pointer) is
+    /// evaluated into temporaries; the place itself is not moved.
+    fn place(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        match expr {
+            Expr::Lit(_) | Expr::Path(_) => expr,
+            Expr::Field(mut e) => {
+                *e.base = self.place(*e.base, out);
+                Expr::Field(e)
+            }
+            Expr::Index(mut e) => {
+                *e.expr = self.place(*e.expr, out);
+                *e.index = self.value(*e.index, out);
+                Expr::Index(e)
+            }
+            Expr::Paren(mut e) => {
+                *e.expr = self.place(*e.expr, out);
+                Expr::Paren(e)
+            }
+            Expr::Group(mut e) => {
+                *e.expr = self.place(*e.expr, out);
+                Expr::Group(e)
+            }
+            Expr::Reference(mut e) => {
+                *e.expr = self.place(*e.expr, out);
+                Expr::Reference(e)
+            }
+            Expr::Unary(mut e) if matches!(e.op, syn::UnOp::Deref(_)) => {
+                *e.expr = self.value(*e.expr, out);
+                Expr::Unary(e)
+            }
+            other => self.temporary_place(other, out),
+        }
+    }
+
+    pub(super) fn temporary(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        self.hoisted += 1;
+        let span = expr.span();
+        let name = Ident::new(&format!("__t{}", self.hoisted), span);
+        out.push(syn::parse_quote_spanned!(span=> let #name = #expr;));
+        syn::parse_quote_spanned!(span=> #name)
+    }
+
+    /// A temporary that is a place: a method may borrow it mutably (`make().push(..)`).
+    fn temporary_place(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        self.hoisted += 1;
+        let span = expr.span();
+        let name = Ident::new(&format!("__t{}", self.hoisted), span);
+        out.push(syn::parse_quote_spanned!(span=> let mut #name = #expr;));
+        syn::parse_quote_spanned!(span=> #name)
+    }
+}
