@@ -9,6 +9,7 @@ use syn::Block;
 use crate::shared::private_path;
 use crate::tool::local::Saved;
 use crate::tool::lower::Site;
+
 /// The start, followed by a check that no saved local is a borrow (`let first =
 /// name.as_str();`, `let mode = "fast";`), which the macro cannot always see: the state
 /// enum would refuse it too, but as a lifetime error ("implementation of `Deserialize` is

@@ -13,6 +13,7 @@ use super::restore::restore;
 use crate::tool::local::Saved;
 use crate::tool::lower::{Site, site_id};
 use crate::tool::rewrite::wrap_returns;
+
 /// The continuation of `site` and the locals it reads from the saved state.
 pub(super) fn continuation(
     site: &Site,

@@ -17,6 +17,7 @@ use crate::tool::local::Saved;
 use crate::tool::lower::{Site, site_id};
 use crate::tool::rewrite::Carrier;
 use crate::tool::suspend::Suspension;
+
 /// `let __aN = <the answer>;`
 pub(super) fn answer_stmt(site: &Site, saved: &[Saved], carrier: Carrier) -> Stmt {
     let answer = &site.answer;

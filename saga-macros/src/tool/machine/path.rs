@@ -8,6 +8,7 @@ use syn::{Block, Expr, Label, Stmt};
 use crate::tool::local::Binding;
 use crate::tool::lower::site_id;
 use crate::tool::scope::pattern_bindings;
+
 /// One block on the path from the body to a suspension.
 #[derive(Clone)]
 pub(super) struct Level<'a> {

@@ -8,6 +8,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Label, Lifetime, Stmt};
 
 use crate::shared::private_path;
+
 /// The rest of a loop's current iteration, then the loop.
 pub(super) fn peel(
     rest: Block,

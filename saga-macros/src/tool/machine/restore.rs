@@ -13,6 +13,7 @@ use syn::{Block, Expr, Ident, Stmt};
 use super::path::Level;
 use crate::tool::local::{Binding, Saved};
 use crate::tool::scope::{free_in_stmts, pattern_bindings, read_before_written};
+
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
 pub(super) fn restore(
