@@ -1,6 +1,6 @@
 //! One full transition (open, step, seal) at 1 KiB of state, against the physical floor.
 //!
-//! Run with `cargo bench -p saga-runtime --bench transition`. It prints markdown tables
+//! Run with `cargo bench -p saga-runtime --features internals --bench transition`. It prints markdown tables
 //! (the last one: what saga's metrics cost, with and without a recorder);
 //! it asserts nothing about timings (only that every transition yields a fresh token).
 //!

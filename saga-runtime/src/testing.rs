@@ -235,7 +235,7 @@ impl<'a> TestCall<'a> {
             };
             let cx = SagaContext::new(self.client.principal.clone())
                 .with_capabilities(self.client.capabilities.clone());
-            let response = match self.client.tools.run(call, &cx).await {
+            let response = match self.client.tools.run_call(call, &cx).await {
                 Ok(response) => response,
                 Err(error) => return Err(Failed::Server { error, rounds }),
             };

@@ -46,10 +46,13 @@ pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};
 pub use era::Era;
 pub use error::{InspectError, SagaError};
-// The engine driven without a server: for saga's own benches and tests, not the contract
-// (a server or an rmcp server of your own calls tools through `SagaTools::call`).
-#[doc(hidden)]
+// The engine driven without a server, for saga's own tests, benches and fuzzing, behind
+// the `internals` feature: not the contract (a server, or an rmcp server of your own,
+// calls tools through `SagaTools::call`).
+#[cfg(feature = "internals")]
 pub use error::invalid_state;
+#[cfg(not(feature = "internals"))]
+pub(crate) use error::invalid_state;
 pub use join_all::{JoinAll, join_all};
 pub use kinds::prelude::*;
 pub use kinds::{DEFAULT_MAX_TOKENS, StepFailure};
@@ -62,6 +65,8 @@ pub use tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
 pub use transition::MAX_REPLAYED_CHECKPOINTS;
-#[doc(hidden)]
+#[cfg(feature = "internals")]
 pub use transition::{Call, transition};
+#[cfg(not(feature = "internals"))]
+pub(crate) use transition::{Call, transition};
 pub use unwind::PANIC_MESSAGE;

@@ -24,6 +24,7 @@ use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct Call {
     /// The JSON-RPC method the saga was started with; bound into the token.
     pub method: String,
@@ -42,6 +43,7 @@ pub struct Call {
     pub unbound_arguments: bool,
 }
 
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl Call {
     /// A `tools/call` of `name`.
     pub fn tool(name: impl Into<String>, arguments: Option<JsonObject>) -> Self {
@@ -78,6 +80,7 @@ pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 ///
 /// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
 /// a point of the same identity, and refused before any of it is decoded otherwise.
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub async fn transition<T: SagaTool>(
     tool: &T,
     points: &Points,

@@ -127,7 +127,7 @@ impl SagaTools {
                 return Box::pin(tasks.call(self, support, call, cx)).await;
             }
         }
-        self.run(call, cx).await
+        self.run_call(call, cx).await
     }
 
     /// Whether the principals are verified identities; see
@@ -165,8 +165,17 @@ impl SagaTools {
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
     /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
-    #[doc(hidden)]
+    #[cfg(feature = "internals")]
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
+        self.run_call(call, cx).await
+    }
+
+    /// See `run` (feature `internals`).
+    pub(crate) async fn run_call(
+        &self,
+        call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
         let saga = self.saga(&call.name)?.clone();
         self.run_saga(&saga, call, cx).await
     }

@@ -560,7 +560,7 @@ impl crate::tasks::Host for SagaTools {
         call: Call,
         cx: &SagaContext,
     ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send {
-        SagaTools::run(self, call, cx)
+        SagaTools::run_call(self, call, cx)
     }
 
     fn run_until_checkpoint(

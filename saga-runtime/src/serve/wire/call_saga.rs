@@ -165,7 +165,7 @@ pub(crate) async fn resume_saga(
 
 async fn respond(tools: &SagaTools, call: Call, cx: &SagaContext) -> Result<Value, ErrorData> {
     let name = call.name.clone();
-    match tools.bounded(cx, tools.run(call, cx)).await? {
+    match tools.bounded(cx, tools.run_call(call, cx)).await? {
         CallToolResponse::Complete(result) => to_value(&result),
         CallToolResponse::InputRequired(required) => {
             let token = required.request_state.unwrap_or_default();
