@@ -2,7 +2,7 @@
 //! `SAGA_KEYS` can tell about it.
 
 use saga_runtime::deploy::LayoutFile;
-use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, unix_now};
+use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, TokenKey, unix_now};
 
 /// The layout file `saga inspect` reads by default, from the current directory.
 pub const DEFAULT_LAYOUT: &str = "saga.layout";
@@ -42,6 +42,12 @@ pub fn report(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         )
+    } else if header.version == 0x03 {
+        format!(
+            "{:#04x} (the format before {:#04x}, still opened)",
+            header.version,
+            TokenHeader::CURRENT_VERSION
+        )
     } else if header.version == 0x01 || header.version == 0x02 {
         format!(
             "{:#04x} (an earlier format, refused: it named no layout)",
@@ -63,17 +69,22 @@ pub fn report(
             span(now - header.expires_at)
         )
     };
+    // Format 0x40 names the sealing key by its tag (the low four bits of its id); 0x03
+    // by its whole id.
+    let key = match header.key {
+        TokenKey::Tag(tag) => format!("tag {tag:x}"),
+        TokenKey::Id(_) => format!("id {}", header.key_id_hex()),
+    };
     let keys_line = match keys {
         None => "SAGA_KEYS is not set: cannot say whether it opens".to_owned(),
         Some(keys) if header.key_known(keys) => format!(
-            "key {} is in SAGA_KEYS ({} key(s)); the tag cannot be verified without the \
-             request binding (tool, method, principal, arguments): a server opens it",
-            header.key_id_hex(),
+            "a key with {key} is in SAGA_KEYS ({} key(s)); the tag cannot be verified \
+             without the request binding (tool, method, principal, arguments): a server \
+             opens it",
             keys.len()
         ),
         Some(keys) => format!(
-            "does not open: no key with id {} among the {} key(s) in SAGA_KEYS",
-            header.key_id_hex(),
+            "does not open: no key with {key} among the {} key(s) in SAGA_KEYS",
             keys.len()
         ),
     };
@@ -100,12 +111,11 @@ pub fn report(
     };
     format!(
         "version      {version}\n\
-         key id       {}\n\
+         key          {key}\n\
          point        {point_line}\n\
          expires      {expiry}\n\
          size         {} bytes: header {}, ciphertext {}, tag {}\n\
          opens        {keys_line}\n",
-        header.key_id_hex(),
         header.total_len,
         header.header_len(),
         header.ciphertext_len(),
@@ -148,7 +158,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("1000 (in 5 min 0 s)"), "{text}");
-        assert!(text.contains("header 41, ciphertext 6, tag 16"), "{text}");
+        assert!(text.contains("header 37, ciphertext 6, tag 16"), "{text}");
         assert!(text.contains("is in SAGA_KEYS"), "{text}");
         let later = report(
             &header,

@@ -11,11 +11,15 @@ use saga_runtime::state::{
 };
 use serde_json::{Map, Value, json};
 
-/// The token format these tests pin: a clear header, the ciphertext, the tag. The crate
-/// keeps its own constants private; a change of layout must change these too.
-const HEADER_LEN: usize = 41;
+/// The token format these tests pin: a clear header (the format and the key's tag in one
+/// byte, the point 1..9, the expiry 9..13, the nonce 13..37), the ciphertext, the tag. The
+/// crate keeps its own constants private; a change of layout must change these too.
+const HEADER_LEN: usize = 37;
 const TAG_LEN: usize = 16;
 const VERSION: u8 = TokenHeader::CURRENT_VERSION;
+const POINT: std::ops::Range<usize> = 1..9;
+const EXPIRY: std::ops::Range<usize> = 9..13;
+const NONCE: std::ops::Range<usize> = 13..37;
 
 const KEY_A: [u8; KEY_LEN] = [0xA1; KEY_LEN];
 const KEY_B: [u8; KEY_LEN] = [0xB2; KEY_LEN];
@@ -72,8 +76,19 @@ fn plaintext(len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn kid_of(token: &str) -> [u8; 4] {
-    decode(token)[1..5].try_into().unwrap()
+/// The key tag a token's first byte carries.
+fn tag_of(token: &str) -> u8 {
+    decode(token)[0] & 0x0f
+}
+
+/// A key's tag: the low four bits of its id.
+fn key_tag(id: [u8; 4]) -> u8 {
+    id[0] & 0x0f
+}
+
+/// The tag of the ring's sealing key.
+fn sealing_tag(codec: &StateCodec) -> u8 {
+    key_tag(codec.keys().key_ids().next().expect("a ring has a key"))
 }
 
 #[test]
@@ -99,10 +114,11 @@ fn round_trips_plaintexts_of_every_size() {
             HEADER_LEN + len + TAG_LEN,
             "layout for {len} bytes"
         );
-        assert_eq!(bytes[0], VERSION);
-        assert_eq!(&bytes[5..13], &FP.header, "the point is in the clear");
+        assert_eq!(bytes[0] & 0xf0, VERSION);
+        assert_eq!(bytes[0] & 0x0f, sealing_tag(&codec));
+        assert_eq!(&bytes[POINT], &FP.header, "the point is in the clear");
         let expiry = u32::try_from(NOW + TTL.as_secs()).expect("before 2106");
-        assert_eq!(bytes[13..17], expiry.to_be_bytes());
+        assert_eq!(bytes[EXPIRY], expiry.to_be_bytes());
         if len >= 16 {
             assert!(
                 !bytes.windows(16).any(|w| w == &state[..16]),
@@ -115,12 +131,12 @@ fn round_trips_plaintexts_of_every_size() {
             .unwrap_or_else(|err| panic!("{len}-byte state did not open: {err}"));
         assert_eq!(opened.plaintext, state, "{len}-byte state");
         assert_eq!(opened.expires_at, NOW + TTL.as_secs());
-        assert_eq!(opened.nonce[..], bytes[17..41]);
+        assert_eq!(opened.nonce[..], bytes[NONCE]);
 
         // Sealing the same state twice gives two tokens with different nonces.
         let again = codec.seal_at(NOW, FP, &binding(), &state);
         assert_ne!(token, again);
-        assert_ne!(decode(&again)[17..41], bytes[17..41]);
+        assert_ne!(decode(&again)[NONCE], bytes[NONCE]);
     }
 }
 
@@ -135,24 +151,35 @@ fn seal_and_open_use_the_real_clock() {
     assert!(opened.expires_at + 5 >= now + TTL.as_secs());
 }
 
-/// The error a token whose decoded bytes differ from a good one in `index` must get.
-fn expected_for_damaged_byte(index: usize, damaged: &[u8], good: &[u8]) -> OpenError {
+/// The error a token whose decoded bytes differ from a good one must get, opened by a ring
+/// of one key.
+fn expected_for_damaged_byte(damaged: &[u8], good: &[u8]) -> OpenError {
     // A text flip can change a neighbouring byte too: the first field checked decides,
-    // in the order the codec checks them (version, point, key, tag).
-    let _ = index;
-    match damaged[0] {
-        // The earlier formats named no layout: refused as such, before anything else.
-        0x01 | 0x02 if damaged[0] != good[0] => return OpenError::Outdated(damaged[0]),
-        version if version != good[0] => return OpenError::Version(version),
-        _ => {}
-    }
-    if damaged[5..13] != good[5..13] {
-        OpenError::Point {
-            expected: hex(&good[5..13]),
-            found: hex(&damaged[5..13]),
+    // in the order the codec checks them (format, point, key, tag).
+    let first = damaged[0];
+    if first != good[0] {
+        match first {
+            // The earlier formats named no layout: refused as such, before anything else.
+            0x01 | 0x02 => return OpenError::Outdated(first),
+            // Format 3 is read with its own layout: its point is bytes 5..13.
+            0x03 if damaged[5..13] != FP.header => {
+                return OpenError::Point {
+                    expected: hex(&FP.header),
+                    found: hex(&damaged[5..13]),
+                };
+            }
+            0x03 => return OpenError::UnknownKey(hex(&damaged[1..5])),
+            _ if first & 0xf0 != VERSION => return OpenError::Version(first),
+            _ => {}
         }
-    } else if damaged[1..5] != good[1..5] {
-        OpenError::UnknownKey(hex(&damaged[1..5]))
+    }
+    if damaged[POINT] != good[POINT] {
+        OpenError::Point {
+            expected: hex(&good[POINT]),
+            found: hex(&damaged[POINT]),
+        }
+    } else if first != good[0] {
+        OpenError::UnknownKey(format!("{:x}", first & 0x0f))
     } else {
         OpenError::Forged
     }
@@ -161,9 +188,9 @@ fn expected_for_damaged_byte(index: usize, damaged: &[u8], good: &[u8]) -> OpenE
 #[test]
 fn every_single_bit_flip_is_rejected() {
     let codec = codec(&[KEY_A]);
-    // 41 + 241 + 16 = 298 bytes: 298 % 3 == 1, so the text ends in a character holding
+    // 37 + 245 + 16 = 298 bytes: 298 % 3 == 1, so the text ends in a character holding
     // four padding bits, which a strict decoder must refuse to see set.
-    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(241));
+    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(245));
     let bytes = decode(&token);
     assert_eq!(bytes.len(), 298);
     assert!(codec.open_at(NOW, &token, FP, &binding()).is_ok());
@@ -175,7 +202,7 @@ fn every_single_bit_flip_is_rejected() {
             let mut damaged = bytes.clone();
             damaged[index] ^= 1 << bit;
             let result = codec.open_at(NOW, &encode(&damaged), FP, &binding());
-            let expected = expected_for_damaged_byte(index, &damaged, &bytes);
+            let expected = expected_for_damaged_byte(&damaged, &bytes);
             assert_eq!(
                 result.as_ref().err(),
                 Some(&expected),
@@ -211,12 +238,13 @@ fn every_single_bit_flip_is_rejected() {
                     );
                 }
                 Ok(decoded) => {
-                    let changed = (0..bytes.len())
-                        .find(|&i| decoded[i] != bytes[i])
-                        .expect("a valid flipped character changes the decoded bytes");
+                    assert_ne!(
+                        decoded, bytes,
+                        "a valid flipped character changes the bytes"
+                    );
                     assert_eq!(
                         result.as_ref().err(),
-                        Some(&expected_for_damaged_byte(changed, &decoded, &bytes)),
+                        Some(&expected_for_damaged_byte(&decoded, &bytes)),
                         "text flip of bit {bit} of char {index} gave {result:?}"
                     );
                 }
@@ -318,9 +346,14 @@ fn another_rings_token_is_an_unknown_key() {
     let token = a.seal_at(NOW, FP, &binding(), b"state");
     let a_id = a.keys().key_ids().next().unwrap();
     assert_ne!(Some(a_id), b.keys().key_ids().next());
+    assert_ne!(
+        sealing_tag(&a),
+        sealing_tag(&b),
+        "the test keys' tags differ"
+    );
     assert_eq!(
         b.open_at(NOW, &token, FP, &binding()).err(),
-        Some(OpenError::UnknownKey(hex(&a_id)))
+        Some(OpenError::UnknownKey(format!("{:x}", key_tag(a_id))))
     );
     assert!(a.open_at(NOW, &token, FP, &binding()).is_ok());
 }
@@ -343,10 +376,11 @@ fn an_unknown_key_id_is_rejected() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    bytes[1..5].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+    let other = sealing_tag(&codec) ^ 0x05;
+    bytes[0] = VERSION | other;
     assert_eq!(
         codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
-        Some(OpenError::UnknownKey("deadbeef".to_owned()))
+        Some(OpenError::UnknownKey(format!("{other:x}")))
     );
 }
 
@@ -518,7 +552,7 @@ fn another_point_is_refused_as_such() {
 
     // Editing the point inside the token instead breaks the tag.
     let mut bytes = decode(&token);
-    bytes[5..13].copy_from_slice(&other.header);
+    bytes[POINT].copy_from_slice(&other.header);
     assert_eq!(
         codec
             .open_at(NOW, &encode(&bytes), &other, &binding())
@@ -541,7 +575,7 @@ fn the_expiry_cannot_be_edited() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    bytes[13..17].copy_from_slice(&u32::try_from(NOW + 60).expect("u32").to_be_bytes());
+    bytes[EXPIRY].copy_from_slice(&u32::try_from(NOW + 60).expect("u32").to_be_bytes());
     assert_eq!(
         codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
         Some(OpenError::Forged)
@@ -564,10 +598,15 @@ fn rotation_opens_old_and_new_tokens_and_seals_with_the_new_key() {
 
     let old_token = before.seal_at(NOW, FP, &binding(), b"old");
     let new_token = during.seal_at(NOW, FP, &binding(), b"new");
-    assert_eq!(kid_of(&old_token), old_id);
+    assert_ne!(
+        key_tag(old_id),
+        key_tag(new_id),
+        "the test keys' tags differ"
+    );
+    assert_eq!(tag_of(&old_token), key_tag(old_id));
     assert_eq!(
-        kid_of(&new_token),
-        new_id,
+        tag_of(&new_token),
+        key_tag(new_id),
         "the first key of the ring seals"
     );
 
@@ -596,12 +635,12 @@ fn rotation_opens_old_and_new_tokens_and_seals_with_the_new_key() {
     // The old ring alone does not know the new key.
     assert_eq!(
         before.open_at(NOW, &new_token, FP, &binding()).err(),
-        Some(OpenError::UnknownKey(hex(&new_id)))
+        Some(OpenError::UnknownKey(format!("{:x}", key_tag(new_id))))
     );
     // Once the old key is retired its tokens are unknown.
     assert_eq!(
         after.open_at(NOW, &old_token, FP, &binding()).err(),
-        Some(OpenError::UnknownKey(hex(&old_id)))
+        Some(OpenError::UnknownKey(format!("{:x}", key_tag(old_id))))
     );
 }
 
@@ -643,7 +682,8 @@ fn overlong_tokens_are_refused_before_decoding() {
 #[test]
 fn text_that_is_not_unpadded_base64url_is_an_encoding_error() {
     let codec = codec(&[KEY_A]);
-    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(100));
+    // 37 + 101 + 16 = 154 bytes, not a multiple of 3: padded base64 would end in `=`.
+    let token = codec.seal_at(NOW, FP, &binding(), &plaintext(101));
     let bytes = decode(&token);
 
     let padded = URL_SAFE.encode(&bytes);
@@ -683,13 +723,28 @@ fn any_other_version_byte_is_refused() {
             Some(OpenError::Outdated(version))
         );
     }
-    for version in (0..=u8::MAX).filter(|&v| v != VERSION && v != 0x01 && v != 0x02) {
+    for version in (0..=u8::MAX).filter(|&v| v & 0xf0 != VERSION && !(0x01..=0x03).contains(&v)) {
         bytes[0] = version;
         assert_eq!(
             codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
             Some(OpenError::Version(version))
         );
     }
-    bytes[0] = VERSION;
+    // Format 3 is still opened, read with its own layout: these bytes name another point.
+    bytes[0] = 0x03;
+    assert!(matches!(
+        codec.open_at(NOW, &encode(&bytes), FP, &binding()),
+        Err(OpenError::Point { .. })
+    ));
+    // Format 4 with another key's tag names no key of this ring.
+    let tag = sealing_tag(&codec);
+    for other in (0..16).filter(|&other| other != tag) {
+        bytes[0] = VERSION | other;
+        assert_eq!(
+            codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
+            Some(OpenError::UnknownKey(format!("{other:x}")))
+        );
+    }
+    bytes[0] = VERSION | tag;
     assert!(codec.open_at(NOW, &encode(&bytes), FP, &binding()).is_ok());
 }

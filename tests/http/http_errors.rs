@@ -49,8 +49,8 @@ fn flip(token: &str, at: usize) -> String {
 async fn tampered_token_is_refused() {
     let server = deploy_server().await;
     let token = deploy_round1(server.addr, &Call::deploy()).await;
-    // The version byte, the key id, the point, the expiry, the nonce, the
-    // ciphertext, the tag: a change anywhere is refused.
+    // The format and key tag, the point, the expiry, the nonce, the ciphertext, the
+    // tag: a change anywhere is refused.
     for at in [
         0,
         3,

@@ -206,8 +206,9 @@ impl KeyRing {
         &self.keys[0]
     }
 
-    pub(crate) fn find(&self, id: &KeyId) -> Option<&Key> {
-        self.keys.iter().find(|key| &key.id == id)
+    /// The keys whose ids pass `names`, the sealing key first.
+    pub(crate) fn matching(&self, names: impl Fn(&KeyId) -> bool) -> impl Iterator<Item = &Key> {
+        self.keys.iter().filter(move |key| names(&key.id))
     }
 }
 

@@ -40,6 +40,7 @@ pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader,
+    TokenKey,
 };
 
 /// The one message every refused token gets, whatever the reason.

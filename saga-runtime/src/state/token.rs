@@ -3,14 +3,23 @@
 //!
 //! ```text
 //! offset size
-//! 0      1    version   0x03 = XChaCha20-Poly1305, postcard state, this layout
-//! 1      4    kid       selects exactly one key of the ring
-//! 5      8    point     the suspension point: name tag (4), version (2), identity tag (2)
-//! 13     4    exp       expiry, big-endian unix seconds (u32: until 2106)
-//! 17     24   nonce     random
-//! 41     n+16 ciphertext and tag
-//! AAD = header (bytes 0..41) || binding digest || the point's whole identity (32)
+//! 0      1    format    0x4k: format 0x40 (XChaCha20-Poly1305, postcard state, this
+//!                       layout), k the sealing key's tag (the low 4 bits of its id)
+//! 1      8    point     the suspension point: name tag (4), version (2), identity tag (2)
+//! 9      4    exp       expiry, big-endian unix seconds (u32: until 2106)
+//! 13     24   nonce     random
+//! 37     n+16 ciphertext and tag
+//! AAD = header (bytes 0..37) || binding digest || the point's whole identity (32)
 //! ```
+//!
+//! The key's tag does not always select one key: a ring whose keys share a tag tries
+//! each (the tag verifies for one key only). That costs an extra AEAD attempt, and only
+//! when a ring happens to hold such keys; a whole key id would cost three bytes in every
+//! token, which for a short state is a tenth of its length.
+//!
+//! Tokens of format 3 (first byte 0x03: the same fields, with the key's whole four-byte id
+//! after the format byte, a 41-byte header) are still opened, so that the sagas in flight
+//! when a server upgrades finish.
 //!
 //! The header is authenticated too, so neither the expiry nor the point can be edited; it
 //! stays in the clear so that a server can pick the key and the point, and log why it
@@ -34,12 +43,17 @@ use super::clock::unix_now;
 use super::keyring::{KeyId, KeyRing, hex};
 use super::single_use::{StoreError, TokenStore};
 
-/// The format version byte of the tokens this build seals.
-pub(crate) const VERSION: u8 = 0x03;
+/// The format of the tokens this build seals: their first byte with the key's tag (its
+/// low four bits) masked out.
+pub(crate) const VERSION: u8 = 0x40;
+/// The format before it, still opened: a first byte of its own, the key's whole id.
+const VERSION_3: u8 = 0x03;
 /// Bytes before the ciphertext.
-pub(crate) const HEADER_LEN: usize = 41;
-/// The associated data: the header, the binding's digest, the point's identity.
-const AAD_LEN: usize = HEADER_LEN + 32 + 32;
+pub(crate) const HEADER_LEN: usize = 37;
+/// Bytes before the ciphertext in a format-3 token.
+const HEADER_LEN_3: usize = 41;
+/// The longest associated data: a header, the binding's digest, the point's identity.
+const AAD_MAX: usize = HEADER_LEN_3 + 32 + 32;
 /// Bytes of the Poly1305 tag.
 pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
@@ -89,8 +103,8 @@ pub enum OpenError {
         /// The decoded length.
         len: usize,
     },
-    /// A version byte this build does not know.
-    #[error("unknown token version {0:#04x}")]
+    /// A first byte that names no format this build knows.
+    #[error("unknown token format (first byte {0:#04x})")]
     Version(u8),
     /// No key of the ring has this id (a retired key, or another deployment's).
     #[error("no key with id {0}")]
@@ -240,16 +254,16 @@ impl StateCodec {
 
         let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
-        token.push(VERSION);
-        token.extend_from_slice(&key.id);
+        token.push(VERSION | key_tag(&key.id));
         token.extend_from_slice(&point.header);
         token.extend_from_slice(&expires_at.to_be_bytes());
         token.extend_from_slice(&nonce);
         token.extend_from_slice(plaintext);
 
         let (header, body) = token.split_at_mut(HEADER_LEN);
-        let aad = associated_data(header, binding, &point.identity);
-        let tag = key.cipher.seal_in_place(&nonce, &aad, body);
+        let mut aad = [0u8; AAD_MAX];
+        let aad = associated_data(&mut aad, header, binding, &point.identity);
+        let tag = key.cipher.seal_in_place(&nonce, aad, body);
         token.extend_from_slice(&tag);
         URL_SAFE_NO_PAD.encode(&token)
     }
@@ -314,7 +328,7 @@ impl StateCodec {
             .map_err(|_| OpenError::Encoding)?;
         let header = TokenHeader::read(&bytes)?;
         match header.version {
-            VERSION => {}
+            VERSION | VERSION_3 => {}
             0x01 | 0x02 => return Err(OpenError::Outdated(header.version)),
             other => return Err(OpenError::Version(other)),
         }
@@ -324,10 +338,10 @@ impl StateCodec {
                 found: hex(&header.point),
             });
         }
-        let key = self
-            .keys
-            .find(&header.key_id)
-            .ok_or_else(|| OpenError::UnknownKey(hex(&header.key_id)))?;
+        let mut keys = self.keys.matching(|id| header.key.names(id));
+        let key = keys
+            .next()
+            .ok_or_else(|| OpenError::UnknownKey(header.key_id_hex()))?;
         let (header_len, expires_at, nonce) =
             (header.header_len(), header.expires_at, header.nonce);
 
@@ -335,10 +349,25 @@ impl StateCodec {
         let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
         let (header_bytes, rest) = bytes.split_at_mut(header_len);
         let body = &mut rest[..tag_at - header_len];
-        let aad = associated_data(header_bytes, binding, &point.identity);
-        key.cipher
-            .open_in_place(&nonce, &aad, body, &tag)
-            .map_err(|_| OpenError::Forged)?;
+        let mut aad = [0u8; AAD_MAX];
+        let aad = associated_data(&mut aad, header_bytes, binding, &point.identity);
+        // A failed open leaves the body unspecified, so each further key that shares the
+        // tag opens a copy; with one key of that tag (nearly always) nothing is copied.
+        let others: Vec<_> = keys.collect();
+        let sealed = (!others.is_empty()).then(|| body.to_vec());
+        let mut opened = key.cipher.open_in_place(&nonce, aad, body, &tag).is_ok();
+        if let Some(sealed) = sealed {
+            for other in others {
+                if opened {
+                    break;
+                }
+                body.copy_from_slice(&sealed);
+                opened = other.cipher.open_in_place(&nonce, aad, body, &tag).is_ok();
+            }
+        }
+        if !opened {
+            return Err(OpenError::Forged);
+        }
 
         let leeway = self.leeway.as_secs();
         if now > expires_at.saturating_add(leeway) {
@@ -367,11 +396,12 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format version byte (3 in this build; any other is refused when the token is
-    /// opened).
+    /// The format: 0x40 for the tokens this build seals (the first byte, its key tag masked
+    /// out), 0x03 for the format before it (both opened); for any other first byte, that
+    /// byte (refused when the token is opened).
     pub version: u8,
-    /// The id of the key that sealed it.
-    pub key_id: KeyId,
+    /// What the token says of the key that sealed it.
+    pub key: TokenKey,
     /// The suspension point it stopped at (see [`PointKey::header`]).
     pub point: [u8; 8],
     /// Expiry, unix seconds.
@@ -399,8 +429,9 @@ impl TokenHeader {
     /// needs to choose the build of a tool that can open it, before any other work.
     pub fn peek_point(token: &str) -> Result<[u8; 8], OpenError> {
         // Characters 0..20 are bytes 0..15 (base64 maps 3 bytes to 4 characters): the
-        // version, then the point's bytes 5..13, decoded by hand, on the stack (the engine's general
-        // decoder cost more than the rest of finding the point, BENCHMARKS.md).
+        // format, then the point (bytes 1..9, or 5..13 in format 3), decoded by hand, on
+        // the stack (the engine's general decoder cost more than the rest of finding the
+        // point, BENCHMARKS.md).
         let quads = token
             .as_bytes()
             .get(..20)
@@ -415,32 +446,41 @@ impl TokenHeader {
         }
         // The version comes first: an earlier format's bytes 5..13 are no point, and
         // its refusal says so.
-        match bytes[0] {
-            VERSION => Ok(field(&bytes, 5)),
-            0x01 | 0x02 => Err(OpenError::Outdated(bytes[0])),
-            other => Err(OpenError::Version(other)),
+        match Layout::of(bytes[0]) {
+            Some(layout) => Ok(field(&bytes, layout.point_at)),
+            None => Err(refused_format(bytes[0])),
         }
     }
 
     /// Reads the header of the decoded bytes of a token.
     fn read(bytes: &[u8]) -> Result<Self, OpenError> {
-        let version = bytes.first().copied().unwrap_or_default();
-        if bytes.len() < HEADER_LEN + TAG_LEN {
+        let first = bytes.first().copied().unwrap_or_default();
+        // An unknown format is read as format 3 was, for `saga inspect` to show.
+        let layout = Layout::of(first).unwrap_or(Layout::FORMAT_3);
+        if bytes.len() < layout.header_len + TAG_LEN {
             return Err(OpenError::Truncated { len: bytes.len() });
         }
+        let (version, key) = match layout.key_at {
+            None => (VERSION, TokenKey::Tag(first & 0x0f)),
+            Some(at) => (first, TokenKey::Id(field(bytes, at))),
+        };
+        let at = layout.point_at;
         Ok(Self {
             version,
-            key_id: field(bytes, 1),
-            point: field(bytes, 5),
-            expires_at: u64::from(u32::from_be_bytes(field(bytes, 13))),
-            nonce: field(bytes, 17),
+            key,
+            point: field(bytes, at),
+            expires_at: u64::from(u32::from_be_bytes(field(bytes, at + 8))),
+            nonce: field(bytes, at + 12),
             total_len: bytes.len(),
         })
     }
 
-    /// Bytes of the clear header (41).
+    /// Bytes of the clear header (37; 41 in format 3).
     pub fn header_len(&self) -> usize {
-        HEADER_LEN
+        match self.key {
+            TokenKey::Tag(_) => HEADER_LEN,
+            TokenKey::Id(_) => HEADER_LEN_3,
+        }
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
@@ -453,9 +493,13 @@ impl TokenHeader {
         TAG_LEN
     }
 
-    /// The key id in hex.
+    /// What the token names of its key, in hex: the tag's one digit, or a format-3
+    /// token's whole id.
     pub fn key_id_hex(&self) -> String {
-        hex(&self.key_id)
+        match self.key {
+            TokenKey::Tag(tag) => format!("{tag:x}"),
+            TokenKey::Id(id) => hex(&id),
+        }
     }
 
     /// The point in hex.
@@ -471,17 +515,87 @@ impl TokenHeader {
     /// Whether `keys` holds the key this token names. The tag itself can only be checked
     /// with the request's binding; see [`StateCodec::open`].
     pub fn key_known(&self, keys: &KeyRing) -> bool {
-        keys.key_ids().any(|id| id == self.key_id)
+        keys.matching(|id| self.key.names(id)).next().is_some()
     }
 }
 
-/// The header, the binding's digest, the point's identity.
-fn associated_data(header: &[u8], binding: &Binding, identity: &[u8; 32]) -> [u8; AAD_LEN] {
-    let mut aad = [0u8; AAD_LEN];
-    aad[..HEADER_LEN].copy_from_slice(&header[..HEADER_LEN]);
-    aad[HEADER_LEN..HEADER_LEN + 32].copy_from_slice(binding.digest());
-    aad[HEADER_LEN + 32..].copy_from_slice(identity);
-    aad
+/// What a token says of the key that sealed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKey {
+    /// The key's tag: the low four bits of its id (format 4). Keys of one ring may share
+    /// it; the token opens with the one that sealed it.
+    Tag(u8),
+    /// The key's whole id (format 3).
+    Id(KeyId),
+}
+
+impl TokenKey {
+    /// Whether the key with `id` may be the one named.
+    pub(crate) fn names(self, id: &KeyId) -> bool {
+        match self {
+            TokenKey::Tag(tag) => key_tag(id) == tag,
+            TokenKey::Id(named) => named == *id,
+        }
+    }
+}
+
+/// A key's tag in a format-4 token.
+fn key_tag(id: &KeyId) -> u8 {
+    id[0] & 0x0f
+}
+
+/// Where a format puts the header's fields.
+#[derive(Clone, Copy)]
+struct Layout {
+    header_len: usize,
+    /// The whole key id's offset; `None` where the first byte carries the key's tag.
+    key_at: Option<usize>,
+    /// The point's offset; the expiry and the nonce follow it.
+    point_at: usize,
+}
+
+impl Layout {
+    const FORMAT_4: Layout = Layout {
+        header_len: HEADER_LEN,
+        key_at: None,
+        point_at: 1,
+    };
+    const FORMAT_3: Layout = Layout {
+        header_len: HEADER_LEN_3,
+        key_at: Some(1),
+        point_at: 5,
+    };
+
+    /// The layout of a token whose first byte is `first`, if this build opens it.
+    fn of(first: u8) -> Option<Layout> {
+        match first {
+            VERSION_3 => Some(Layout::FORMAT_3),
+            _ if first & 0xf0 == VERSION => Some(Layout::FORMAT_4),
+            _ => None,
+        }
+    }
+}
+
+/// The refusal of a token whose first byte names no format this build opens.
+fn refused_format(first: u8) -> OpenError {
+    match first {
+        0x01 | 0x02 => OpenError::Outdated(first),
+        other => OpenError::Version(other),
+    }
+}
+
+/// The header, the binding's digest, the point's identity, written into `buffer`.
+fn associated_data<'a>(
+    buffer: &'a mut [u8; AAD_MAX],
+    header: &[u8],
+    binding: &Binding,
+    identity: &[u8; 32],
+) -> &'a [u8] {
+    let len = header.len();
+    buffer[..len].copy_from_slice(header);
+    buffer[len..len + 32].copy_from_slice(binding.digest());
+    buffer[len + 32..len + 64].copy_from_slice(identity);
+    &buffer[..len + 64]
 }
 
 /// The value of one base64url character.
@@ -602,6 +716,112 @@ mod header_tests {
                 Some(OpenError::Outdated(version))
             );
         }
+    }
+
+    /// A token as the build before format 4 sealed it: the format byte 0x03, the key's
+    /// whole id, a 41-byte header, and that header in the associated data.
+    fn seal_format_3(
+        codec: &StateCodec,
+        point: &PointKey,
+        binding: &Binding,
+        state: &[u8],
+    ) -> String {
+        let key = codec.keys.sealing();
+        let nonce = [9u8; 24];
+        let mut token = vec![VERSION_3];
+        token.extend_from_slice(&key.id);
+        token.extend_from_slice(&point.header);
+        token.extend_from_slice(&2_000u32.to_be_bytes());
+        token.extend_from_slice(&nonce);
+        token.extend_from_slice(state);
+        let (header, body) = token.split_at_mut(HEADER_LEN_3);
+        let mut aad = [0u8; AAD_MAX];
+        let aad = associated_data(&mut aad, header, binding, &point.identity);
+        let tag = key.cipher.seal_in_place(&nonce, aad, body);
+        token.extend_from_slice(&tag);
+        URL_SAFE_NO_PAD.encode(&token)
+    }
+
+    /// The sagas in flight when a server upgrades to format 4 finish: their format-3
+    /// tokens open, bound and checked as before.
+    #[test]
+    fn format_3_tokens_still_open() {
+        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = seal_format_3(&codec, &point(7), &binding, b"in flight");
+        assert_eq!(TokenHeader::peek_point(&token), Ok([7; 8]));
+        let header = TokenHeader::parse(&token).unwrap();
+        assert_eq!((header.version, header.header_len()), (VERSION_3, 41));
+        assert!(header.key_known(&codec.keys));
+        let opened = codec.open_at(1_500, &token, &point(7), &binding).unwrap();
+        assert_eq!(opened.plaintext, b"in flight");
+        assert_eq!(opened.expires_at, 2_000);
+        // Still bound: to the point's identity, the binding, and the clock.
+        let other = Binding::new("tool", "tools/call", "q", None);
+        assert_eq!(
+            codec.open_at(1_500, &token, &point(7), &other).err(),
+            Some(OpenError::Forged)
+        );
+        assert!(matches!(
+            codec.open_at(2_100, &token, &point(7), &binding),
+            Err(OpenError::Expired(_))
+        ));
+        // Any edit of its header breaks the tag.
+        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        bytes[14] ^= 1;
+        assert_eq!(
+            codec
+                .open_at(1_500, &URL_SAFE_NO_PAD.encode(&bytes), &point(7), &binding)
+                .err(),
+            Some(OpenError::Forged)
+        );
+        // And format 4 is shorter by the three bytes of the key id and one of format.
+        let current = codec.seal_until(2_000, &point(7), &binding, b"in flight");
+        assert_eq!(token.len() - current.len(), 5);
+    }
+
+    /// Two keys of a ring may share a tag: a token opens with the one that sealed it,
+    /// whichever comes first in the ring, and with no other.
+    #[test]
+    fn keys_sharing_a_tag_each_open_their_own_tokens() {
+        let keys: Vec<[u8; 32]> = (0..=255u8).map(|byte| [byte; 32]).collect();
+        let tag = |key: &[u8; 32]| {
+            let ring = KeyRing::from_keys([*key]).unwrap();
+            key_tag(&ring.key_ids().next().unwrap())
+        };
+        let first = keys[0];
+        let second = *keys[1..]
+            .iter()
+            .find(|key| tag(key) == tag(&first))
+            .expect("two of 256 keys share a 4-bit tag");
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let codec = |ring: &[[u8; 32]]| {
+            StateCodec::new(
+                KeyRing::from_keys(ring.iter().copied()).unwrap(),
+                Duration::from_secs(600),
+            )
+        };
+        let by_second = codec(&[second]).seal_until(2_000, &point(3), &binding, b"second");
+        let by_first = codec(&[first]).seal_until(2_000, &point(3), &binding, b"first");
+        let both = codec(&[first, second]);
+        assert_eq!(
+            both.open_at(1_500, &by_second, &point(3), &binding)
+                .unwrap()
+                .plaintext,
+            b"second"
+        );
+        assert_eq!(
+            both.open_at(1_500, &by_first, &point(3), &binding)
+                .unwrap()
+                .plaintext,
+            b"first"
+        );
+        assert_eq!(
+            codec(&[first])
+                .open_at(1_500, &by_second, &point(3), &binding)
+                .err(),
+            Some(OpenError::Forged)
+        );
     }
 
     #[test]
