@@ -19,6 +19,12 @@
 //!   `sample-2` message as saga (checked at start-up, JSON against JSON), checks the
 //!   answers, and completes with the same text.
 //!
+//! * **the floor**: a bare hyper HTTP/1 server that reads each body, parses it as JSON,
+//!   picks the round from `requestState` and `inputResponses`, and answers the response
+//!   saga gave for that round, recorded at start-up (with the request's `id`). No MCP
+//!   checks, no state, no crypto: what any server of this exchange must at least do, so
+//!   saga's CPU over the floor's is what saga adds.
+//!
 //! # The load generator
 //!
 //! `VUS` virtual users (tokio tasks, one reqwest client with keep-alive connections each)
@@ -292,6 +298,68 @@ fn hand_router() -> axum::Router {
         default_http_config(),
     );
     axum::Router::new().nest_service("/mcp", service)
+}
+
+// ---------------------------------------------------------------------------------------
+// The floor: HTTP, a JSON parse of each body, canned answers.
+// ---------------------------------------------------------------------------------------
+
+/// The results saga gave for each round, as JSON text, answered by the floor.
+struct Canned {
+    rounds: [String; 3],
+}
+
+impl Canned {
+    /// The response to the request `body`: its round's result, under its `id`.
+    fn answer(&self, body: &[u8]) -> Vec<u8> {
+        let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let params = &request["params"];
+        let round = match (
+            params.get("requestState"),
+            params["inputResponses"].get("elicit-1"),
+        ) {
+            (None, _) => 0,
+            (Some(_), Some(_)) => 1,
+            (Some(_), None) => 2,
+        };
+        let id = serde_json::to_string(&request["id"]).unwrap_or_default();
+        let result = &self.rounds[round];
+        let mut response = Vec::with_capacity(40 + id.len() + result.len());
+        response.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        response.extend_from_slice(id.as_bytes());
+        response.extend_from_slice(br#","result":"#);
+        response.extend_from_slice(result.as_bytes());
+        response.push(b'}');
+        response
+    }
+}
+
+async fn serve_floor(listener: tokio::net::TcpListener, canned: Arc<Canned>) {
+    use http_body_util::{BodyExt as _, Full};
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let canned = canned.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(
+                move |request: hyper::Request<hyper::body::Incoming>| {
+                    let canned = canned.clone();
+                    async move {
+                        let body = request.into_body().collect().await?.to_bytes();
+                        let response = hyper::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(hyper::body::Bytes::from(canned.answer(&body))))
+                            .unwrap_or_default();
+                        Ok::<_, hyper::Error>(response)
+                    }
+                },
+            );
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -615,22 +683,43 @@ fn main() {
         println!("round {} result (rmcp): {}", round + 1, hand_rounds[round]);
     }
 
+    // The floor answers what saga answered, round by round.
+    let canned = Arc::new(Canned {
+        rounds: saga_rounds.clone().map(|round| round.to_string()),
+    });
+    let floor_addr: SocketAddr = server_rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve_floor(listener, canned));
+        addr
+    });
+    let floor_url = format!("http://{floor_addr}/mcp");
+    let floor_rounds = client_rt.block_on(one_saga(&new_client(), &floor_url, &mut 0));
+    assert_eq!(
+        floor_rounds, saga_rounds,
+        "the floor answers what saga answered"
+    );
+
     let mut saga_trials = Vec::new();
     let mut hand_trials = Vec::new();
+    let mut floor_trials = Vec::new();
     let only = std::env::var("ONLY").unwrap_or_default();
     for _ in 0..trials {
-        if only != "rmcp" {
+        if only.is_empty() || only == "saga" {
             saga_trials.push(client_rt.block_on(run_load(saga_url.clone(), vus, seconds, &tids)));
         }
-        if only != "saga" {
+        if only.is_empty() || only == "rmcp" {
             hand_trials.push(client_rt.block_on(run_load(hand_url.clone(), vus, seconds, &tids)));
+        }
+        if only.is_empty() || only == "floor" {
+            floor_trials.push(client_rt.block_on(run_load(floor_url.clone(), vus, seconds, &tids)));
         }
     }
     if !only.is_empty() {
-        let trials = if only == "saga" {
-            &saga_trials
-        } else {
-            &hand_trials
+        let trials = match only.as_str() {
+            "saga" => &saga_trials,
+            "floor" => &floor_trials,
+            _ => &hand_trials,
         };
         for trial in trials {
             println!(
@@ -650,18 +739,26 @@ fn main() {
         "\n### Deploy saga end to end over Streamable HTTP (loopback; {vus} virtual users; {seconds} s per trial; server {server_threads} thread(s) on CPUs {server_cpus:?}, client {client_threads} thread(s) on CPUs {client_cpus:?})\n"
     );
     println!(
-        "| trial | saga sagas/s | rmcp by hand sagas/s | saga/rmcp | saga server CPU µs/saga | rmcp server CPU µs/saga | saga p50 / p99 ms | rmcp p50 / p99 ms |"
+        "| trial | saga sagas/s | rmcp by hand sagas/s | floor sagas/s | saga server CPU µs/saga | rmcp server CPU µs/saga | floor server CPU µs/saga | saga/rmcp CPU | saga/floor CPU | saga p50 / p99 ms | rmcp p50 / p99 ms |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (index, (saga, hand)) in saga_trials.iter().zip(&hand_trials).enumerate() {
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (index, ((saga, hand), floor)) in saga_trials
+        .iter()
+        .zip(&hand_trials)
+        .zip(&floor_trials)
+        .enumerate()
+    {
         println!(
-            "| {} | {:.0} | {:.0} | {:.3} | {:.0} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.3} | {:.3} | {:.2} / {:.2} | {:.2} / {:.2} |",
             index + 1,
             saga.sagas_per_s,
             hand.sagas_per_s,
-            saga.sagas_per_s / hand.sagas_per_s,
+            floor.sagas_per_s,
             saga.server_cpu_us_per_saga,
             hand.server_cpu_us_per_saga,
+            floor.server_cpu_us_per_saga,
+            saga.server_cpu_us_per_saga / hand.server_cpu_us_per_saga,
+            saga.server_cpu_us_per_saga / floor.server_cpu_us_per_saga,
             saga.p50_ms,
             saga.p99_ms,
             hand.p50_ms,
@@ -672,19 +769,26 @@ fn main() {
         median(&saga_trials, |t| t.sagas_per_s),
         median(&hand_trials, |t| t.sagas_per_s),
     );
-    let (saga_cpu, hand_cpu) = (
+    let floor_rate = median(&floor_trials, |t| t.sagas_per_s);
+    let (saga_cpu, hand_cpu, floor_cpu) = (
         median(&saga_trials, |t| t.server_cpu_us_per_saga),
         median(&hand_trials, |t| t.server_cpu_us_per_saga),
+        median(&floor_trials, |t| t.server_cpu_us_per_saga),
     );
     println!(
-        "| **median** | **{saga_rate:.0}** | **{hand_rate:.0}** | **{:.3}** | **{saga_cpu:.0}** | **{hand_cpu:.0}** | | |",
-        saga_rate / hand_rate
-    );
-    println!(
-        "\nServer CPU per saga, saga/rmcp: {:.3}. Tokens (chars), rounds 1 and 2: saga {:?}, rmcp {:?}.",
+        "| **median** | **{saga_rate:.0}** | **{hand_rate:.0}** | **{floor_rate:.0}** | **{saga_cpu:.0}** | **{hand_cpu:.0}** | **{floor_cpu:.0}** | **{:.3}** | **{:.3}** | | |",
         saga_cpu / hand_cpu,
+        saga_cpu / floor_cpu,
+    );
+    println!(
+        "\nServer CPU per saga (medians): saga/rmcp {:.3}, saga/floor {:.3}. Tokens (chars), rounds 2 and 3: saga {:?} = {}, rmcp {:?} = {}: saga/rmcp {:.3}.",
+        saga_cpu / hand_cpu,
+        saga_cpu / floor_cpu,
         saga_tokens,
-        hand_tokens
+        saga_tokens.iter().sum::<usize>(),
+        hand_tokens,
+        hand_tokens.iter().sum::<usize>(),
+        saga_tokens.iter().sum::<usize>() as f64 / hand_tokens.iter().sum::<usize>() as f64,
     );
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
     drop(client_rt);
