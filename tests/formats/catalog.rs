@@ -95,6 +95,28 @@ async fn discover_declares_prompts_and_resources() {
     assert!(capabilities["tools"].is_object(), "{reply:#}");
 }
 
+/// A server with tools alone advertises neither prompts nor resources, and their list
+/// methods do not exist there (`-32601`), as with rmcp's own handlers.
+#[tokio::test]
+async fn lists_of_capabilities_not_advertised_are_method_not_found() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .build()
+        .unwrap();
+    let running = serve_local(server).await;
+    let (_, reply) = rpc(running.addr, "server/discover", json!({})).await;
+    let capabilities = &reply["result"]["capabilities"];
+    assert!(capabilities.get("prompts").is_none(), "{reply:#}");
+    assert!(capabilities.get("resources").is_none(), "{reply:#}");
+    for method in ["prompts/list", "resources/list", "resources/templates/list"] {
+        let (_, reply) = rpc(running.addr, method, json!({})).await;
+        assert_eq!(reply["error"]["code"], -32601, "{method}: {reply:#}");
+    }
+    let (_, reply) = rpc(running.addr, "tools/list", json!({})).await;
+    assert!(reply["result"]["tools"].is_array(), "{reply:#}");
+}
+
 #[tokio::test]
 async fn prompts_are_listed_with_their_arguments_and_get_runs_the_saga() {
     let (addr, _stop) = serve().await;

@@ -54,3 +54,58 @@ async fn a_cancelled_call_stops_its_saga() {
         );
     }
 }
+
+/// Ten numbers, as structured output that is not an object.
+#[saga_tool]
+async fn first_ten() -> Result<Json<Vec<u32>>, SagaError> {
+    Ok(Json((1..=10).collect()))
+}
+
+/// A 2025-11-25 peer gets no non-object structured output (SEP-2106, as rmcp 3.11 sends
+/// it): the tool's output schema is left out of its list and the numbers come as text; a
+/// 2026-07-28 peer gets them structured.
+#[tokio::test]
+async fn non_object_output_reaches_a_legacy_peer_as_text() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(first_ten)
+        .build()
+        .expect("a server");
+    let running = serve_local(server).await;
+    let session = Session::open(&running.url(), json!({})).await;
+    let listed = session
+        .ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .await;
+    let tool = &listed["result"]["tools"][0];
+    assert_eq!(tool["name"], "first_ten", "{listed}");
+    assert!(tool.get("outputSchema").is_none(), "{listed}");
+    let called = session
+        .ask(json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "first_ten", "arguments": {}}
+        }))
+        .await;
+    let result = &called["result"];
+    assert!(result.get("structuredContent").is_none(), "{called}");
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(text).ok(),
+        Some(json!([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])),
+        "{called}"
+    );
+
+    let (_, reply) = saga_examples::harness::http::Post::mcp(running.addr)
+        .rpc(&saga_examples::harness::http::request(
+            3,
+            "tools/call",
+            json!({"name": "first_ten", "arguments": {},
+                   "_meta": saga_examples::harness::http::meta(json!({}))}),
+        ))
+        .send()
+        .await;
+    assert_eq!(
+        reply["result"]["structuredContent"],
+        json!([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+        "{reply}"
+    );
+}

@@ -8,8 +8,9 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    InitializeResult, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
@@ -351,6 +352,11 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        // As rmcp's own handlers since 3.10: a method of a capability the server did not
+        // advertise does not exist.
+        if !self.tools.has_prompts() {
+            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+        }
         Ok(self.tools.list_prompts())
     }
 
@@ -369,6 +375,9 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.tools.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
         Ok(self.tools.list_resources())
     }
 
@@ -377,6 +386,11 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.tools.has_resources() {
+            return Err(ErrorData::method_not_found::<
+                ListResourceTemplatesRequestMethod,
+            >());
+        }
         Ok(self.tools.list_resource_templates())
     }
 
