@@ -512,8 +512,10 @@ impl TokenHeader {
         PointKey::version_of(&self.point)
     }
 
-    /// Whether `keys` holds the key this token names. The tag itself can only be checked
-    /// with the request's binding; see [`StateCodec::open`].
+    /// Whether `keys` holds a key this token may have been sealed by: one with the key id
+    /// (format 3), or with the key tag (format 0x40; another key may share a tag). Which
+    /// key sealed it is only settled by opening it with the request's binding; see
+    /// [`StateCodec::open`].
     pub fn key_known(&self, keys: &KeyRing) -> bool {
         keys.matching(|id| self.key.names(id)).next().is_some()
     }
@@ -662,7 +664,14 @@ mod header_tests {
         assert_eq!(header.expires_at, 1_000);
         assert_eq!(header.ciphertext_len(), 5);
         assert!(header.key_known(&keys));
-        assert!(!header.key_known(&KeyRing::ephemeral()));
+        // A ring whose key has another tag (5; this token's key has tag 2). A random key
+        // would share the tag one time in sixteen.
+        let other = KeyRing::parse(&"33".repeat(32)).unwrap();
+        assert_ne!(
+            key_tag(&other.key_ids().next().unwrap()),
+            key_tag(&keys.key_ids().next().unwrap())
+        );
+        assert!(!header.key_known(&other));
         assert_eq!(TokenHeader::parse("!!"), Err(OpenError::Encoding));
         assert!(matches!(
             TokenHeader::parse("AAAA"),
