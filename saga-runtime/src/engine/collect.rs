@@ -48,7 +48,12 @@ pub(crate) fn collect(
             missing.push(key);
             continue;
         };
-        answers.push(Some(parse(entry, value)?));
+        // A kept request's answer is checked against it below; the kind reads the shape.
+        answers.push(Some(entry.kind.parse(
+            value,
+            entry.params.is_some(),
+            &key,
+        )?));
     }
     if !missing.is_empty() {
         return Ok(Collected::Ask {
@@ -83,10 +88,4 @@ pub(crate) fn collect(
         });
     }
     Ok(Collected::All(answers))
-}
-
-fn parse(entry: &Pending, value: Value) -> Result<Answer, ErrorData> {
-    entry
-        .kind
-        .parse(value, entry.params.is_some(), &entry.key())
 }
