@@ -24,74 +24,66 @@ impl ResultFormat for DependentRequests {
     const HEADER_VALUE: &'static str = "dependent-requests";
     const BOUND_METHOD: &'static str = "tools/call#dependent-requests";
 
+    /// Moves `dependent_responses` into `params.inputResponses` and the failures aside.
     fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
-        decode(message, call)
-    }
-
-    fn encode(response: Value) -> Value {
-        encode(response)
-    }
-}
-
-/// Moves `dependent_responses` into `params.inputResponses` and the failures aside.
-fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
-    let Some(envelope) = message.as_object_mut() else {
-        return Ok(());
-    };
-    let responses = match envelope.remove("dependent_responses") {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Object(responses)) => responses,
-        Some(_) => {
-            return Err(ErrorData::invalid_params(
-                "`dependent_responses` must be an object",
-                None,
-            ));
+        let Some(envelope) = message.as_object_mut() else {
+            return Ok(());
+        };
+        let responses = match envelope.remove("dependent_responses") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Object(responses)) => responses,
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`dependent_responses` must be an object",
+                    None,
+                ));
+            }
+        };
+        let mut answers = Map::new();
+        for (key, response) in responses {
+            if let Some(result) = response.get("result") {
+                answers.insert(key, result.clone());
+            } else if let Some(error) = response.get("error") {
+                let failure = StepFailure::from_client(
+                    error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                );
+                call.failures.insert(key, failure);
+            } else {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "dependent_responses[{:?}] has neither `result` nor `error`",
+                        crate::log::Escaped(&key)
+                    ),
+                    None,
+                ));
+            }
         }
-    };
-    let mut answers = Map::new();
-    for (key, response) in responses {
-        if let Some(result) = response.get("result") {
-            answers.insert(key, result.clone());
-        } else if let Some(error) = response.get("error") {
-            let failure = StepFailure::from_client(
-                error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            );
-            call.failures.insert(key, failure);
-        } else {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "dependent_responses[{:?}] has neither `result` nor `error`",
-                    crate::log::Escaped(&key)
-                ),
-                None,
-            ));
+        if let Some(Value::Object(params)) = envelope.get_mut("params")
+            && !answers.is_empty()
+        {
+            params.insert("inputResponses".into(), Value::Object(answers));
         }
+        Ok(())
     }
-    if let Some(Value::Object(params)) = envelope.get_mut("params")
-        && !answers.is_empty()
-    {
-        params.insert("inputResponses".into(), Value::Object(answers));
-    }
-    Ok(())
-}
 
-/// An `input_required` result becomes `dependent_requests` at the envelope.
-fn encode(mut response: Value) -> Value {
-    let Some(requests) = input_required(&response).map(|result| {
-        result
-            .get("inputRequests")
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()))
-    }) else {
-        return response;
-    };
-    if let Some(envelope) = response.as_object_mut() {
-        envelope.remove("result");
-        envelope.insert("dependent_requests".into(), requests);
+    /// An `input_required` result becomes `dependent_requests` at the envelope.
+    fn encode(mut response: Value) -> Value {
+        let Some(requests) = input_required(&response).map(|result| {
+            result
+                .get("inputRequests")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()))
+        }) else {
+            return response;
+        };
+        if let Some(envelope) = response.as_object_mut() {
+            envelope.remove("result");
+            envelope.insert("dependent_requests".into(), requests);
+        }
+        response
     }
-    response
 }

@@ -21,55 +21,47 @@ impl ResultFormat for ResumeToken {
     const HEADER_VALUE: &'static str = "resume-token";
     const BOUND_METHOD: &'static str = "tools/call#resume-token";
 
+    /// Moves `resumeToken` (from `params` or `params.arguments`) to `params.requestState`.
     fn decode(message: &mut Value, _call: &mut WireCall) -> Result<(), ErrorData> {
-        decode(message)
-    }
-
-    fn encode(response: Value) -> Value {
-        encode(response)
-    }
-}
-
-/// Moves `resumeToken` (from `params` or `params.arguments`) to `params.requestState`.
-fn decode(message: &mut Value) -> Result<(), ErrorData> {
-    let Some(Value::Object(params)) = message.get_mut("params") else {
-        return Ok(());
-    };
-    let from_arguments = match params.get_mut("arguments") {
-        Some(Value::Object(arguments)) => arguments.remove(RESUME_TOKEN),
-        _ => None,
-    };
-    let token = params.remove(RESUME_TOKEN).or(from_arguments);
-    match token {
-        None | Some(Value::Null) => Ok(()),
-        Some(token @ Value::String(_)) => {
-            params.insert("requestState".into(), token);
-            Ok(())
-        }
-        Some(_) => Err(ErrorData::invalid_params(
-            "`resumeToken` must be a string",
-            None,
-        )),
-    }
-}
-
-/// A checkpoint's `input_required` result becomes a result with `nextResumeToken`; one
-/// that asks the client something cannot be said in this format.
-fn encode(mut response: Value) -> Value {
-    let Some(result) = input_required(&response) else {
-        return response;
-    };
-    if result.get("inputRequests").is_some() {
-        return error_envelope(
-            &response,
-            ErrorData::invalid_request(
-                "this tool asks the client for input, which the resume-token format cannot \
-                 carry; call it with MRTR (MCP 2026-07-28) instead",
+        let Some(Value::Object(params)) = message.get_mut("params") else {
+            return Ok(());
+        };
+        let from_arguments = match params.get_mut("arguments") {
+            Some(Value::Object(arguments)) => arguments.remove(RESUME_TOKEN),
+            _ => None,
+        };
+        let token = params.remove(RESUME_TOKEN).or(from_arguments);
+        match token {
+            None | Some(Value::Null) => Ok(()),
+            Some(token @ Value::String(_)) => {
+                params.insert("requestState".into(), token);
+                Ok(())
+            }
+            Some(_) => Err(ErrorData::invalid_params(
+                "`resumeToken` must be a string",
                 None,
-            ),
-        );
+            )),
+        }
     }
-    let token = result.get("requestState").cloned().unwrap_or(Value::Null);
-    response["result"] = json!({"content": [], "nextResumeToken": token});
-    response
+
+    /// A checkpoint's `input_required` result becomes a result with `nextResumeToken`; one
+    /// that asks the client something cannot be said in this format.
+    fn encode(mut response: Value) -> Value {
+        let Some(result) = input_required(&response) else {
+            return response;
+        };
+        if result.get("inputRequests").is_some() {
+            return error_envelope(
+                &response,
+                ErrorData::invalid_request(
+                    "this tool asks the client for input, which the resume-token format cannot \
+                     carry; call it with MRTR (MCP 2026-07-28) instead",
+                    None,
+                ),
+            );
+        }
+        let token = result.get("requestState").cloned().unwrap_or(Value::Null);
+        response["result"] = json!({"content": [], "nextResumeToken": token});
+        response
+    }
 }
