@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use futures::FutureExt as _;
+use futures::future::Either;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
@@ -87,18 +89,20 @@ impl SagaTools {
     /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) allows. A
     /// session's request is not bounded so: it waits for its client, and each request it
     /// sends is bounded by the client request timeout instead.
-    pub(crate) async fn bounded<T>(
+    pub(crate) fn bounded<T>(
         &self,
         cx: &SagaContext,
-        run: impl std::future::Future<Output = Result<T, ErrorData>>,
-    ) -> Result<T, ErrorData> {
+        run: impl Future<Output = Result<T, ErrorData>>,
+    ) -> impl Future<Output = Result<T, ErrorData>> {
+        // A combinator, not an `async fn`: an `async fn` would keep `run` as an argument
+        // and again inside the timeout it awaits, doubling the size of every request's
+        // future (and the bytes copied to build it).
         if cx.is_session() {
-            return run.await;
+            return Either::Left(run);
         }
         let max = self.inner.bounds.max_run_time;
-        match tokio::time::timeout(max, run).await {
-            Ok(response) => response,
-            Err(_) => {
+        Either::Right(tokio::time::timeout(max, run).map(move |outcome| {
+            outcome.unwrap_or_else(|_| {
                 tracing::warn!(?max, "a request ran longer than the run-time bound");
                 Err(ErrorData::internal_error(
                     format!(
@@ -108,8 +112,8 @@ impl SagaTools {
                     ),
                     None,
                 ))
-            }
-        }
+            })
+        }))
     }
 
     /// A call as a task (for a task tool) or an ordinary run.

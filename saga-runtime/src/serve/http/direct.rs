@@ -120,6 +120,36 @@ impl Authority {
     fn admits(&self, request: &Authority) -> bool {
         self.host == request.host && self.port.is_none_or(|port| request.port == Some(port))
     }
+
+    /// [`Authority::admits`] for a host read by [`plain_authority`], in any case.
+    fn admits_plain(&self, host: &str, port: Option<u16>) -> bool {
+        self.host.eq_ignore_ascii_case(host) && self.port.is_none_or(|own| port == Some(own))
+    }
+}
+
+/// A `Host` value of the plainest shape, a DNS name or IPv4 address with an optional
+/// decimal port (`localhost`, `127.0.0.1:8080`), split without allocating. Anything else
+/// (IPv6 brackets, user info, an empty or overlong port) is `None`, for
+/// `http::uri::Authority` to read as rmcp reads it.
+fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
+    let (host, port) = match value.iter().position(|&byte| byte == b':') {
+        Some(colon) => (&value[..colon], Some(&value[colon + 1..])),
+        None => (value, None),
+    };
+    let is_name = |byte: &u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-');
+    if host.is_empty() || !host.iter().all(is_name) {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(digits)
+            if (1..=5).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) =>
+        {
+            Some(std::str::from_utf8(digits).ok()?.parse::<u16>().ok()?)
+        }
+        Some(_) => return None,
+    };
+    Some((std::str::from_utf8(host).ok()?, port))
 }
 
 impl Direct {
@@ -358,7 +388,18 @@ impl Direct {
     /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's
     /// authority) names an allowed host.
     fn host_is_allowed(&self, parts: &Parts) -> bool {
-        let authority = match parts.headers.get(header::HOST) {
+        if self.allowed_hosts.is_empty() {
+            return true;
+        }
+        let host = parts.headers.get(header::HOST);
+        // Every request names its host, so the usual one is read without allocating.
+        if let Some((name, port)) = host.and_then(|host| plain_authority(host.as_bytes())) {
+            return self
+                .allowed_hosts
+                .iter()
+                .any(|allowed| allowed.admits_plain(name, port));
+        }
+        let authority = match host {
             Some(host) => {
                 let Ok(host) = host.to_str() else {
                     return false;
@@ -468,8 +509,11 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
         },
         _ => StatusCode::OK,
     };
-    match serde_json::to_vec(message) {
-        Ok(body) => {
+    // Sized for a typical answer up front: growing from serde_json's default of 128
+    // bytes copied the body three times.
+    let mut body = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut body, message) {
+        Ok(()) => {
             let mut response = Response::new(Body::from(body));
             *response.status_mut() = status;
             response.headers_mut().insert(
@@ -536,6 +580,39 @@ mod tests {
         let v6 = Authority::allowed("[::1]").unwrap();
         assert!(v6.admits(&Authority::new("[::1]", Some(3000))));
         assert!(Authority::allowed("  ").is_none());
+    }
+
+    #[test]
+    fn a_plain_host_is_read_as_http_reads_it() {
+        for host in [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1:3000",
+            "example.com:080",
+            "a-b.example:65535",
+        ] {
+            let parsed = http::uri::Authority::try_from(host).unwrap();
+            let (name, port) = plain_authority(host.as_bytes()).unwrap();
+            assert_eq!((name, port), (parsed.host(), parsed.port_u16()), "{host}");
+        }
+        for host in [
+            "",
+            ":80",
+            "[::1]:80",
+            "host:",
+            "host:65536",
+            "host:123456",
+            "user@host",
+            "host:80:80",
+            "ho st",
+            "host/x",
+        ] {
+            assert_eq!(plain_authority(host.as_bytes()), None, "{host}");
+        }
+        let allowed = Authority::allowed("localhost:8080").unwrap();
+        assert!(allowed.admits_plain("LOCALHOST", Some(8080)));
+        assert!(!allowed.admits_plain("localhost", Some(8081)));
+        assert!(!allowed.admits_plain("localhost", None));
     }
 
     #[test]

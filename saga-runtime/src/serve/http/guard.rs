@@ -72,6 +72,10 @@ impl Guard {
             status = tracing::field::Empty,
             micros = tracing::field::Empty,
         );
+        if span.is_disabled() {
+            // No subscriber records the span: neither the clock nor the wrapper is needed.
+            return self.guard(request, next, &span).await;
+        }
         let started = std::time::Instant::now();
         let response = self
             .guard(request, next, &span)
@@ -256,7 +260,9 @@ impl Guard {
             && (is_tool_call || (resumes && session.is_none()))
             && let Some(direct) = &self.direct
         {
-            match direct.serve(parts, &bytes).await {
+            // Boxed: the call's future is most of a request's, and every future around
+            // it (this one, axum's, hyper's) would otherwise hold and copy it.
+            match Box::pin(direct.serve(parts, &bytes)).await {
                 // A streamed response (seed 002 without a session) runs as its body is
                 // read: the body keeps the request's slot until it ends.
                 Ok(response) => return super::streams::keeping(response, slot),

@@ -7,6 +7,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Why a body was refused.
@@ -261,12 +263,13 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// The keys an object has named so far. Most objects name a handful, compared in place;
-/// past [`Keys::SCANNED`] they move to a hash set, so a hostile object with many keys
-/// costs linear time, not quadratic.
+/// The keys an object has named so far. Most objects name a handful, compared in place
+/// and the first eight kept inline (every object of a request would otherwise allocate); past
+/// [`Keys::SCANNED`] they move to a hash set, so a hostile object with many keys costs
+/// linear time, not quadratic.
 #[derive(Default)]
 struct Keys<'de> {
-    few: Vec<Cow<'de, str>>,
+    few: SmallVec<[Cow<'de, str>; 8]>,
     many: HashSet<Cow<'de, str>>,
 }
 
