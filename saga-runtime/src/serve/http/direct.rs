@@ -330,8 +330,8 @@ impl Direct {
         body: &Bytes,
     ) -> Option<(RequestId, CallToolRequestParams, SagaContext)> {
         let headers = &parts.headers;
-        // The guard also wraps the router's other routes and its fallback (a 404): only
-        // the path rmcp is mounted at may reach rmcp's handler.
+        // The guard also answers below the MCP path (`/mcp/…`), which rmcp's transport
+        // serves as it serves any path: only the MCP path itself is served here.
         if parts.uri.path() != super::MCP_PATH
             || headers.contains_key(header::ORIGIN)
             || !self.host_is_allowed(parts)

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tower::ServiceExt as _;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
@@ -59,10 +59,13 @@ pub(crate) struct Guard {
     pub(crate) stream_idle_timeout: Duration,
     /// The tools, for the caller's principal.
     pub(crate) tools: crate::serve::SagaTools,
+    /// rmcp's transport, mounted at the MCP path: what answers every request the guard
+    /// lets through and the direct path does not serve.
+    pub(crate) rmcp: axum::Router,
 }
 
 impl Guard {
-    pub(crate) async fn run(self, request: Request, next: Next) -> Response {
+    pub(crate) async fn run(self, request: Request) -> Response {
         let span = tracing::debug_span!(
             "saga.request",
             http = %request.method(),
@@ -74,20 +77,17 @@ impl Guard {
         );
         if span.is_disabled() {
             // No subscriber records the span: neither the clock nor the wrapper is needed.
-            return self.guard(request, next, &span).await;
+            return self.guard(request, &span).await;
         }
         let started = std::time::Instant::now();
-        let response = self
-            .guard(request, next, &span)
-            .instrument(span.clone())
-            .await;
+        let response = self.guard(request, &span).instrument(span.clone()).await;
         span.record("status", response.status().as_u16());
         span.record("micros", started.elapsed().as_micros() as u64);
         span.in_scope(|| tracing::debug!("request done"));
         response
     }
 
-    async fn guard(self, request: Request, next: Next, span: &tracing::Span) -> Response {
+    async fn guard(self, request: Request, span: &tracing::Span) -> Response {
         // A session answers only to the principal that opened it; only a live session of
         // the caller's lets a request give back its slot below.
         let session = request
@@ -107,18 +107,16 @@ impl Guard {
                 }
                 let request = Request::from_parts(parts, body);
                 return self
-                    .guard_owned(request, next, span, session, Some(ownership))
+                    .guard_owned(request, span, session, Some(ownership))
                     .await;
             }
         };
-        self.guard_owned(request, next, span, session, ownership)
-            .await
+        self.guard_owned(request, span, session, ownership).await
     }
 
     async fn guard_owned(
         self,
         request: Request,
-        next: Next,
         span: &tracing::Span,
         session: Option<String>,
         ownership: Option<Ownership>,
@@ -132,13 +130,13 @@ impl Guard {
                 Ok(held) => held,
                 Err(refusal) => return over_limit(refusal),
             };
-            let response = next.run(request).await;
+            let response = self.forward(request).await;
             return streams::held(response, held, Some(self.stream_idle_timeout));
         }
         if request.method() != Method::POST || !is_json(request.headers()) {
             // No body to look at, and nothing to run: rmcp answers these (405, 415).
             let deletes = request.method() == Method::DELETE;
-            let response = next.run(request).await;
+            let response = self.forward(request).await;
             if deletes
                 && response.status().is_success()
                 && let Some(id) = &session
@@ -211,8 +209,8 @@ impl Guard {
                 parts.extensions.insert(notices.clone());
             }
             let lists_tools = envelope.method.as_deref() == Some("tools/list");
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
+            let response = self
+                .forward(Request::from_parts(parts, Body::from(bytes)))
                 .await;
             let response = if lists_tools {
                 super::tool_list::with_task_support(response, &self.tools, self.response_limit())
@@ -281,7 +279,7 @@ impl Guard {
             };
             let lists_tools = envelope.method.as_deref() == Some("tools/list");
             let request = Request::from_parts(parts, Body::from(bytes));
-            let response = next.run(request).await;
+            let response = self.forward(request).await;
             let response = if lists_tools {
                 super::tool_list::with_task_support(response, &self.tools, self.response_limit())
                     .await
@@ -307,8 +305,21 @@ impl Guard {
         parts.extensions.insert(wire);
         let body = Body::from(message.to_string());
         parts.headers.remove(header::CONTENT_LENGTH);
-        let response = next.run(Request::from_parts(parts, body)).await;
+        let response = self.forward(Request::from_parts(parts, body)).await;
         self.encode(format, response).await
+    }
+
+    /// Hands `request` to rmcp's transport.
+    async fn forward(&self, mut request: Request) -> Response {
+        // The path the guard was matched at: rmcp's router matches the request again and
+        // records its own (axum asserts it finds none there).
+        request
+            .extensions_mut()
+            .remove::<axum::extract::MatchedPath>();
+        match self.rmcp.clone().oneshot(request).await {
+            Ok(response) => response,
+            Err(infallible) => match infallible {},
+        }
     }
 
     /// How much of rmcp's own response is read when the guard rewrites one.
@@ -373,6 +384,29 @@ impl Guard {
         };
         parts.headers.remove(header::CONTENT_LENGTH);
         Response::from_parts(parts, Body::from(rewritten))
+    }
+}
+
+/// The guard as the service mounted at the MCP path: an axum middleware would also clone
+/// the route behind it and box a `Next` for every request.
+impl tower::Service<Request> for Guard {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::Map<
+        futures::future::BoxFuture<'static, Response>,
+        fn(Response) -> Result<Response, std::convert::Infallible>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        use futures::FutureExt as _;
+        self.clone().run(request).boxed().map(Ok)
     }
 }
 

@@ -84,30 +84,39 @@ impl SagaServer {
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(self.session_idle_timeout());
         let sessions = Arc::new(sessions);
+        let direct = self
+            .direct_calls()
+            .then(|| direct::Direct::new(self.tools().clone(), &config))
+            .flatten();
+        let max_body_bytes = config.max_request_body_bytes;
+        self.tools().start_background();
+        let server = self.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
         let guard = guard::Guard {
-            owners: owners::Owners::new(sessions.clone(), limits),
+            owners: owners::Owners::new(sessions, limits),
             stream_idle_timeout: limits.stream_idle_timeout,
             tools: self.tools().clone(),
             slots: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
             queue_timeout: limits.queue_timeout,
             body_read_timeout: limits.body_read_timeout,
-            max_body_bytes: config.max_request_body_bytes,
+            max_body_bytes,
             budget: limits.json_budget(),
-            direct: self
-                .direct_calls()
-                .then(|| direct::Direct::new(self.tools().clone(), &config))
-                .flatten(),
+            direct,
+            rmcp: axum::Router::new().nest_service(MCP_PATH, service),
         };
-        self.tools().start_background();
-        let server = self.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
-        let mcp =
-            axum::Router::new()
-                .nest_service(MCP_PATH, service)
-                .layer(axum::middleware::from_fn(move |request, next| {
-                    guard.clone().run(request, next)
-                }));
+        // The guard answers at every path `nest_service` gives rmcp's transport (the path,
+        // with a slash, and below it) and hands rmcp what it does not serve itself; any
+        // other path is a plain 404.
+        let mcp = [
+            MCP_PATH.to_owned(),
+            format!("{MCP_PATH}/"),
+            format!("{MCP_PATH}/{{*rest}}"),
+        ]
+        .iter()
+        .fold(axum::Router::new(), |router, path| {
+            router.route_service(path, guard.clone())
+        });
         match self.extra_routes() {
             Some(routes) => mcp.merge(routes.clone()),
             None => mcp,
