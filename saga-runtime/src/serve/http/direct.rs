@@ -512,7 +512,7 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
     // Sized for a typical answer up front: growing from serde_json's default of 128
     // bytes copied the body three times.
     let mut body = Vec::with_capacity(1024);
-    match serde_json::to_writer(&mut body, message) {
+    match super::reply::write(message, &mut body) {
         Ok(()) => {
             let mut response = Response::new(Body::from(body));
             *response.status_mut() = status;

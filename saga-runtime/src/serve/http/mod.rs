@@ -8,6 +8,7 @@ mod limits;
 mod listener;
 mod owners;
 mod refuse;
+mod reply;
 mod streams;
 mod tool_list;
 
