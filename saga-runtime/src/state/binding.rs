@@ -1,7 +1,7 @@
 //! What a token is bound to: the request that started the saga and who sent it.
 
+use ring::digest::{Context, SHA256, digest};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The request a token belongs to. Its digest goes into the AEAD's associated data, so a
 /// token presented for another tool, method, principal or set of arguments fails to open.
@@ -35,16 +35,18 @@ impl Binding {
             Some(map) => write_object(map, &mut canonical),
             None => canonical.extend_from_slice(b"{}"),
         }
-        let mut hasher = Sha256::new();
+        // ring's SHA-256: every request computes this, and ring has vector code for CPUs
+        // without the SHA extensions, where `sha2` falls back to scalar code.
+        let mut hasher = Context::new(&SHA256);
         hasher.update(b"saga/binding/v1\0");
         for part in [name.as_bytes(), method.as_bytes(), principal.as_bytes()] {
-            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(&(part.len() as u64).to_be_bytes());
             hasher.update(part);
         }
-        hasher.update(Sha256::digest(&canonical));
-        Self {
-            digest: hasher.finalize().into(),
-        }
+        hasher.update(digest(&SHA256, &canonical).as_ref());
+        let mut digest = [0; 32];
+        digest.copy_from_slice(hasher.finish().as_ref());
+        Self { digest }
     }
 
     pub(crate) fn digest(&self) -> &[u8; 32] {
@@ -107,6 +109,31 @@ pub const ANONYMOUS: &str = "anonymous";
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A binding is sealed into every token: its bytes must not change with the code that
+    /// computes them. This is the definition, written with another SHA-256.
+    #[test]
+    fn the_digest_is_the_one_tokens_were_sealed_with() {
+        use sha2::{Digest as _, Sha256};
+        let arguments =
+            json!({"replicas": 3, "initial_arg": "x", "nested": {"b": 1.5, "a": [true, null]}});
+        let mut canonical = Vec::new();
+        write_object(arguments.as_object().unwrap(), &mut canonical);
+        let mut expected = Sha256::new();
+        expected.update(b"saga/binding/v1\0");
+        for part in ["deploy", "tools/call", "alice"] {
+            expected.update((part.len() as u64).to_be_bytes());
+            expected.update(part);
+        }
+        expected.update(Sha256::digest(&canonical));
+        let expected: [u8; 32] = expected.finalize().into();
+        let binding = Binding::new("deploy", "tools/call", "alice", arguments.as_object());
+        assert_eq!(binding.digest(), &expected);
+        assert_eq!(
+            canonical,
+            br#"{"initial_arg":"x","nested":{"a":[true,null],"b":1.5},"replicas":3}"#
+        );
+    }
 
     #[test]
     fn nested_key_order_is_irrelevant() {
