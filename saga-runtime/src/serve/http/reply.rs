@@ -220,6 +220,15 @@ macro_rules! forward {
     };
 }
 
+/// The methods that open a compound value: `S`'s, its compound serializer wrapped.
+macro_rules! open {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $compound:ident;)*) => {
+        $(fn $method(self, $($arg: $ty),*) -> Result<Self::$compound, Self::Error> {
+            self.0.$method($($arg),*).map(Compound)
+        })*
+    };
+}
+
 impl<S: Serializer> Serializer for Widen<S> {
     type Ok = S::Ok;
     type Error = S::Error;
@@ -280,56 +289,24 @@ impl<S: Serializer> Serializer for Widen<S> {
             .serialize_newtype_variant(name, index, variant, &Widened(value))
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        self.0.serialize_seq(len).map(Compound)
-    }
-
-    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
-        self.0.serialize_tuple(len).map(Compound)
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        self.0.serialize_tuple_struct(name, len).map(Compound)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        self.0
-            .serialize_tuple_variant(name, index, variant, len)
-            .map(Compound)
-    }
-
-    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        self.0.serialize_map(len).map(Compound)
-    }
-
-    fn serialize_struct(
-        self,
-        name: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStruct, S::Error> {
-        self.0.serialize_struct(name, len).map(Compound)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        name: &'static str,
-        index: u32,
-        variant: &'static str,
-        len: usize,
-    ) -> Result<Self::SerializeStructVariant, S::Error> {
-        self.0
-            .serialize_struct_variant(name, index, variant, len)
-            .map(Compound)
+    open! {
+        serialize_seq(len: Option<usize>) -> SerializeSeq;
+        serialize_tuple(len: usize) -> SerializeTuple;
+        serialize_tuple_struct(name: &'static str, len: usize) -> SerializeTupleStruct;
+        serialize_tuple_variant(
+            name: &'static str,
+            index: u32,
+            variant: &'static str,
+            len: usize
+        ) -> SerializeTupleVariant;
+        serialize_map(len: Option<usize>) -> SerializeMap;
+        serialize_struct(name: &'static str, len: usize) -> SerializeStruct;
+        serialize_struct_variant(
+            name: &'static str,
+            index: u32,
+            variant: &'static str,
+            len: usize
+        ) -> SerializeStructVariant;
     }
 
     fn is_human_readable(&self) -> bool {
@@ -379,47 +356,33 @@ impl<C: ser::SerializeMap> ser::SerializeMap for Compound<C> {
     }
 }
 
-impl<C: ser::SerializeStruct> ser::SerializeStruct for Compound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
+/// The two struct serializers, whose fields are named and may be skipped.
+macro_rules! compound_struct {
+    ($($trait:ident),*) => {
+        $(impl<C: ser::$trait> ser::$trait for Compound<C> {
+            type Ok = C::Ok;
+            type Error = C::Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.0.serialize_field(key, &Widened(value))
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), C::Error> {
+                self.0.serialize_field(key, &Widened(value))
+            }
 
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.0.skip_field(key)
-    }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
+                self.0.skip_field(key)
+            }
 
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
+            fn end(self) -> Result<C::Ok, C::Error> {
+                self.0.end()
+            }
+        })*
+    };
 }
 
-impl<C: ser::SerializeStructVariant> ser::SerializeStructVariant for Compound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.0.serialize_field(key, &Widened(value))
-    }
-
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.0.skip_field(key)
-    }
-
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
-}
+compound_struct!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
