@@ -73,12 +73,12 @@ impl AskKind for RootsKind {
     /// Roots are `file://` URIs (MCP 2026-07-28 `Root.uri`).
     fn parse(value: Value, _kept: bool, key: &str) -> Result<ListRootsResult, ErrorData> {
         let result: ListRootsResult = read_answer(value, key, "ListRootsResult")?;
-        if let Some(root) = result
+        // `refused` logs the refusal, once.
+        if result
             .roots
             .iter()
-            .find(|root| !root.uri.starts_with("file://"))
+            .any(|root| !root.uri.starts_with("file://"))
         {
-            tracing::info!(uri = %crate::log::Escaped(&root.uri), "a root is not a file:// URI");
             return Err(refused(
                 key,
                 "roots",
