@@ -71,8 +71,9 @@ impl SagaServer {
     /// origins, body size limit, …). The body limit is the config's
     /// `max_request_body_bytes`; the other bounds come from [`HttpLimits`].
     ///
-    /// Every request, in every wire format, passes the same checks: the limits, then
-    /// rmcp's validation of the transport and the JSON-RPC message, then the handler.
+    /// Every request to the MCP path (and below it), in every wire format, passes the same
+    /// checks: the limits, then rmcp's validation of the transport and the JSON-RPC
+    /// message, then the handler. Any other path not among the builder's routes is a 404.
     /// An MRTR `tools/call` that passes rmcp's checks as it is runs without rmcp's
     /// per-request service (see [`SagaServerBuilder::direct_calls`]); anything else, and
     /// every refusal, is rmcp's.
