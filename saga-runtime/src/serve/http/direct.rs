@@ -388,38 +388,35 @@ impl Direct {
     /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's
     /// authority) names an allowed host.
     fn host_is_allowed(&self, parts: &Parts) -> bool {
-        if self.allowed_hosts.is_empty() {
-            return true;
-        }
-        let host = parts.headers.get(header::HOST);
-        // Every request names its host, so the usual one is read without allocating.
-        if let Some((name, port)) = host.and_then(|host| plain_authority(host.as_bytes())) {
-            return self
-                .allowed_hosts
-                .iter()
-                .any(|allowed| allowed.admits_plain(name, port));
-        }
-        let authority = match host {
-            Some(host) => {
-                let Ok(host) = host.to_str() else {
-                    return false;
-                };
-                match http::uri::Authority::try_from(host) {
-                    Ok(authority) => Authority::new(authority.host(), authority.port_u16()),
-                    Err(_) => return false,
-                }
-            }
-            None => match parts.uri.authority() {
-                Some(authority) => Authority::new(authority.host(), authority.port_u16()),
-                None => return false,
-            },
-        };
-        self.allowed_hosts.is_empty()
-            || self
-                .allowed_hosts
-                .iter()
-                .any(|allowed| allowed.admits(&authority))
+        host_admitted(&self.allowed_hosts, parts)
     }
+}
+
+/// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's authority)
+/// names a host in `allowed`, or any host when `allowed` is empty. A host that does not
+/// parse is refused even then, as rmcp refuses it (400).
+fn host_admitted(allowed: &[Authority], parts: &Parts) -> bool {
+    let host = parts.headers.get(header::HOST);
+    // Every request names its host, so the usual one is read without allocating.
+    if let Some((name, port)) = host.and_then(|host| plain_authority(host.as_bytes())) {
+        return allowed.is_empty() || allowed.iter().any(|entry| entry.admits_plain(name, port));
+    }
+    let authority = match host {
+        Some(host) => {
+            let Ok(host) = host.to_str() else {
+                return false;
+            };
+            match http::uri::Authority::try_from(host) {
+                Ok(authority) => Authority::new(authority.host(), authority.port_u16()),
+                Err(_) => return false,
+            }
+        }
+        None => match parts.uri.authority() {
+            Some(authority) => Authority::new(authority.host(), authority.port_u16()),
+            None => return false,
+        },
+    };
+    allowed.is_empty() || allowed.iter().any(|entry| entry.admits(&authority))
 }
 
 /// A JSON-RPC `requests/resume` or `requests/getStatus` request: exactly these members.
@@ -613,6 +610,33 @@ mod tests {
         assert!(allowed.admits_plain("LOCALHOST", Some(8080)));
         assert!(!allowed.admits_plain("localhost", Some(8081)));
         assert!(!allowed.admits_plain("localhost", None));
+    }
+
+    fn parts(host: Option<&str>) -> Parts {
+        let mut request = http::Request::builder().uri("/mcp");
+        if let Some(host) = host {
+            request = request.header(header::HOST, host);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_host_that_does_not_parse_is_refused_even_when_any_host_is_allowed() {
+        let any: [Authority; 0] = [];
+        assert!(host_admitted(&any, &parts(Some("localhost:3000"))));
+        assert!(host_admitted(&any, &parts(Some("[::1]:3000"))));
+        for host in [
+            Some("a b"),
+            Some("localhost:80:80"),
+            Some("ex%41mple"),
+            None,
+        ] {
+            assert!(!host_admitted(&any, &parts(host)), "{host:?}");
+        }
+        let local = [Authority::allowed("localhost").unwrap()];
+        assert!(host_admitted(&local, &parts(Some("LOCALHOST:1"))));
+        assert!(!host_admitted(&local, &parts(Some("example.com"))));
+        assert!(!host_admitted(&local, &parts(Some("a b"))));
     }
 
     #[test]
