@@ -20,18 +20,22 @@ use serde::ser::{self, Serialize, SerializeMap, SerializeStruct, Serializer};
 
 /// Writes `message` as `serde_json::to_writer` would.
 pub(super) fn write(message: &ServerJsonRpcMessage, out: &mut Vec<u8>) -> serde_json::Result<()> {
-    let writer = *WRITER;
+    let widen = match *WRITER {
+        Writer::Direct => false,
+        Writer::Widened => true,
+        Writer::Rmcp => return serde_json::to_writer(out, message),
+    };
     match message {
         JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc,
             id,
             result: ServerResult::InputRequiredResult(result),
-        }) if writer != Writer::Rmcp => {
+        }) => {
             let mut serializer = serde_json::Serializer::new(out);
             let mut envelope = serializer.serialize_struct("JsonRpcResponse", 3)?;
             envelope.serialize_field("jsonrpc", jsonrpc)?;
             envelope.serialize_field("id", id)?;
-            envelope.serialize_field("result", &InputRequired { result, writer })?;
+            envelope.serialize_field("result", &InputRequired { result, widen })?;
             SerializeStruct::end(envelope)
         }
         _ => serde_json::to_writer(out, message),
@@ -89,7 +93,8 @@ impl Writer {
 /// An `InputRequiredResult`, field for field as its derived `Serialize` writes it.
 struct InputRequired<'a> {
     result: &'a InputRequiredResult,
-    writer: Writer,
+    /// Whether params are written with every `f32` widened ([`Writer::Widened`]).
+    widen: bool,
 }
 
 impl Serialize for InputRequired<'_> {
@@ -102,7 +107,7 @@ impl Serialize for InputRequired<'_> {
                 "inputRequests",
                 &Requests {
                     requests,
-                    writer: self.writer,
+                    widen: self.widen,
                 },
             )?,
             None => fields.skip_field("inputRequests")?,
@@ -121,7 +126,7 @@ impl Serialize for InputRequired<'_> {
 
 struct Requests<'a> {
     requests: &'a rmcp::model::InputRequests,
-    writer: Writer,
+    widen: bool,
 }
 
 impl Serialize for Requests<'_> {
@@ -132,7 +137,7 @@ impl Serialize for Requests<'_> {
                 key,
                 &Request {
                     request,
-                    writer: self.writer,
+                    widen: self.widen,
                 },
             )?;
         }
@@ -144,7 +149,7 @@ impl Serialize for Requests<'_> {
 /// merged into its params, else as rmcp writes it.
 struct Request<'a> {
     request: &'a InputRequest,
-    writer: Writer,
+    widen: bool,
 }
 
 impl Serialize for Request<'_> {
@@ -174,9 +179,10 @@ impl Request<'_> {
     ) -> Result<S::Ok, S::Error> {
         let mut fields = serializer.serialize_struct("Proxy", 2)?;
         fields.serialize_field("method", method)?;
-        match self.writer {
-            Writer::Widened => fields.serialize_field("params", &Widened(params))?,
-            Writer::Direct | Writer::Rmcp => fields.serialize_field("params", params)?,
+        if self.widen {
+            fields.serialize_field("params", &Widened(params))?;
+        } else {
+            fields.serialize_field("params", params)?;
         }
         fields.end()
     }
