@@ -316,7 +316,7 @@ impl Direct {
         let headers = &parts.headers;
         parts.uri.path() == super::MCP_PATH
             && !headers.contains_key(header::ORIGIN)
-            && self.host_is_allowed(parts)
+            && host_admitted(&self.allowed_hosts, parts)
             && accepts_json_and_sse(headers)
             && !headers
                 .keys()
@@ -334,7 +334,7 @@ impl Direct {
         // serves as it serves any path: only the MCP path itself is served here.
         if parts.uri.path() != super::MCP_PATH
             || headers.contains_key(header::ORIGIN)
-            || !self.host_is_allowed(parts)
+            || !host_admitted(&self.allowed_hosts, parts)
             || !accepts_json_and_sse(headers)
             || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
             || sole(headers, METHOD_HEADER)? != TOOLS_CALL
@@ -383,12 +383,6 @@ impl Direct {
             .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
             .with_meta(meta)
             .with_request_id(Some(id.clone()))
-    }
-
-    /// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's
-    /// authority) names an allowed host.
-    fn host_is_allowed(&self, parts: &Parts) -> bool {
-        host_admitted(&self.allowed_hosts, parts)
     }
 }
 
