@@ -91,3 +91,53 @@ async fn each_transition_has_a_span_with_its_fields() {
         }
     }
 }
+
+/// A subscriber that keeps events but no spans still gets each request's `request done`
+/// event: the guard skips the span's clock and wrapper only when nothing would record
+/// either.
+#[tokio::test]
+async fn request_events_reach_a_subscriber_that_records_no_spans() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::{Layer as _, filter};
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let events_only = filter::filter_fn(|metadata| {
+        metadata.is_event()
+            && metadata.target().starts_with("saga_runtime")
+            && *metadata.level() <= tracing::Level::DEBUG
+    });
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .with_filter(events_only),
+    );
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+
+    let running = serve_local(deploy::server(KeyRing::ephemeral()).expect("a server")).await;
+    let client = ScriptedClient::deploy()
+        .connect_http(&running.url())
+        .await
+        .expect("connected");
+    let arguments = json!({"initial_arg": "v"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new("complex_tool").with_arguments(arguments))
+        .await
+        .expect("the saga completes");
+    client.cancel().await.expect("closed");
+
+    let log = String::from_utf8(captured.0.lock().expect("the log").clone()).expect("UTF-8");
+    let done = log
+        .lines()
+        .filter(|line| line.contains("request done"))
+        .count();
+    assert!(done >= 3, "one per request, three rounds at least: {log}");
+    assert!(
+        !log.contains("saga.request{"),
+        "no span was recorded: {log}"
+    );
+}

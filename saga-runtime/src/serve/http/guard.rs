@@ -75,8 +75,9 @@ impl Guard {
             status = tracing::field::Empty,
             micros = tracing::field::Empty,
         );
-        if span.is_disabled() {
-            // No subscriber records the span: neither the clock nor the wrapper is needed.
+        if span.is_disabled() && !tracing::event_enabled!(tracing::Level::DEBUG) {
+            // Nothing records the span or the event below: neither the clock nor the
+            // wrapper is needed.
             return self.guard(request, &span).await;
         }
         let started = std::time::Instant::now();
