@@ -17,7 +17,7 @@ use saga_examples::deploy;
 use saga_examples::harness::http::{Post, Reply};
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
-use saga_runtime::serve::SagaServer;
+use saga_runtime::serve::{HttpLimits, SagaServer};
 use serde_json::{Value, json};
 
 const VERSION: &str = "2026-07-28";
@@ -51,8 +51,13 @@ async fn refuse_politely() -> Result<String, SagaError> {
 }
 
 fn server(direct: bool) -> SagaServer {
+    server_within(direct, HttpLimits::default())
+}
+
+fn server_within(direct: bool, limits: HttpLimits) -> SagaServer {
     SagaServer::builder()
         .info("probe-server", "1.0.0")
+        .http_limits(limits)
         .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
         .tool(deploy::complex_tool)
         .tool(probe)
@@ -478,6 +483,8 @@ async fn unusual_messages_answer_the_same() {
         ),
         ("jsonrpc 1.0", envelope("1.0", "3", "")),
         ("a fractional id", envelope("2.0", "1.5", "")),
+        ("an integer id in float form", envelope("2.0", "3.0", "")),
+        ("an id in exponent form", envelope("2.0", "3e0", "")),
         ("a null id", envelope("2.0", "null", "")),
         (
             "an id past i64",
@@ -504,6 +511,50 @@ async fn unusual_messages_answer_the_same() {
             deploy(r#""initial_arg":"x","initial_arg":"y""#, ""),
         ),
         (
+            "an argument key twice, once through an escape",
+            deploy(r#""initial_arg":"x","initial\u005farg":"y""#, ""),
+        ),
+        (
+            "a _meta key twice",
+            deploy(r#""initial_arg":"x""#, r#""_meta":{"a":1,"a":2},"#),
+        ),
+        (
+            "the message inside an array",
+            Post::mcp(UNSENT)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", TOOL)
+                .body(format!(
+                    r#"[{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params}}}]"#
+                )),
+        ),
+        (
+            "the message as an array of its members",
+            Post::mcp(UNSENT)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", TOOL)
+                .body(format!(r#"["2.0",3,"tools/call",{params}]"#)),
+        ),
+        (
+            "an argument that is not UTF-8",
+            Post::mcp(UNSENT)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", TOOL)
+                .body(
+                    [
+                        &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":""#[..],
+                        TOOL.as_bytes(),
+                        b"\",\"arguments\":{\"initial_arg\":\"\xff\"},\"_meta\":",
+                        meta.as_bytes(),
+                        b"}}",
+                    ]
+                    .concat(),
+                ),
+        ),
+        (
+            "a lone surrogate in an argument",
+            deploy(r#""initial_arg":"\ud800""#, ""),
+        ),
+        (
             "escapes in the tool name",
             call(format!(
                 r#""name":"complex\u005ftool","arguments":{{"initial_arg":"x"}},"_meta":{meta}"#
@@ -520,5 +571,70 @@ async fn unusual_messages_answer_the_same() {
         }
         eprintln!("case {case}");
         same(&pair, case, raw).await;
+    }
+}
+
+/// Counts what the guard's JSON check counts: each scalar, array, object and key.
+fn values_in(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(values_in).sum::<usize>(),
+        Value::Object(map) => {
+            1 + map
+                .values()
+                .map(|value| 1 + values_in(value))
+                .sum::<usize>()
+        }
+        _ => 1,
+    }
+}
+
+/// How many arrays and objects deep `value` nests.
+fn depth_of(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth_of).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth_of).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The direct path checks a call's JSON bounds in the same pass that reads it: a call at
+/// each bound runs there, and one past it is refused as rmcp's path refuses it.
+#[tokio::test]
+async fn a_call_at_the_json_bounds_runs_directly_and_one_past_them_is_refused_alike() {
+    let padded = |pad: Value| {
+        let mut meta = meta();
+        meta["x-pad"] = pad;
+        message(json!({"name": "probe", "arguments": {}, "_meta": meta}))
+    };
+    let deepest = padded(json!([[[[["deep"]]]]]));
+    let largest = padded(json!([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
+    let (max_depth, max_values) = (depth_of(&deepest), values_in(&largest));
+    assert!(values_in(&deepest) <= max_values && depth_of(&largest) <= max_depth);
+    let limits = HttpLimits::default()
+        .max_json_depth(max_depth)
+        .max_json_values(max_values);
+    let pair = Pair {
+        direct: serve_local(server_within(true, limits.clone())).await,
+        rmcp: serve_local(server_within(false, limits)).await,
+    };
+    for (case, at_bound) in [
+        ("at the depth bound", &deepest),
+        ("at the value bound", &largest),
+    ] {
+        let raw = Post::mcp(UNSENT).rpc(at_bound);
+        assert_eq!(served_by(pair.direct.addr, &raw).await, "direct", "{case}");
+        assert_eq!(served_by(pair.rmcp.addr, &raw).await, "rmcp", "{case}");
+    }
+    for (case, past) in [
+        ("one level deeper", padded(json!([[[[[["deep"]]]]]]))),
+        (
+            "one value more",
+            padded(json!([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])),
+        ),
+    ] {
+        let raw = Post::mcp(UNSENT).rpc(&past);
+        let (reply, _) = same(&pair, case, &raw).await;
+        assert_eq!(reply.status, 400, "{case}: {reply:?}");
+        assert_eq!(reply.body["error"]["code"], -32600, "{case}: {reply:?}");
     }
 }

@@ -46,6 +46,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
+use super::json_check::{self, JsonBudget};
 use super::refuse::refuse;
 use crate::engine::SagaContext;
 use crate::serve::SagaTools;
@@ -72,10 +73,47 @@ const TOOLS_CALL: &str = "tools/call";
 struct CallMessage {
     #[allow(dead_code)] // read to be checked
     jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
+    id: CallId,
     #[allow(dead_code)] // read to be checked
     method: CallToolRequestMethod,
     params: CallToolRequestParams,
+}
+
+/// A request id as the guard's envelope check admits one: an integer or a string, by its
+/// JSON token. rmcp also reads a number in float form (`1.0`) as an integer id, but the
+/// check refuses it, and a body read in one pass ([`Direct::read_within`]) has not been
+/// through the check.
+struct CallId(RequestId);
+
+impl<'de> serde::Deserialize<'de> for CallId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = CallId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: serde::de::Error>(self, id: i64) -> Result<CallId, E> {
+                Ok(CallId(RequestId::Number(id)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, id: u64) -> Result<CallId, E> {
+                // Past `i64::MAX` rmcp refuses the id, and so the request.
+                let id = i64::try_from(id).map_err(E::custom)?;
+                Ok(CallId(RequestId::Number(id)))
+            }
+            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<CallId, E> {
+                Ok(CallId(RequestId::String(id.into())))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// A `tools/call` the direct path serves: read, and found to pass every check.
+pub(crate) struct DirectCall {
+    id: RequestId,
+    params: CallToolRequestParams,
+    cx: SagaContext,
 }
 
 /// The direct path of one router: its tools and what rmcp's config would check.
@@ -181,9 +219,35 @@ impl Direct {
         if let Some(response) = self.serve_resumable(&parts, body) {
             return Ok(response);
         }
-        let Some((id, params, cx)) = self.read(&parts, body) else {
-            return Err(parts);
-        };
+        match self.read(&parts, || serde_json::from_slice(body).ok()) {
+            Some(call) => Ok(self.run(call).await),
+            None => Err(parts),
+        }
+    }
+
+    /// A `tools/call` this path serves, read from a body that has not been through the
+    /// guard's JSON checks: they are made in the same pass
+    /// ([`json_check::read_within`]), and a body they would refuse is `None`, as is any
+    /// body `serve` would not serve.
+    pub(crate) fn read_within(
+        &self,
+        parts: &Parts,
+        body: &[u8],
+        budget: JsonBudget,
+    ) -> Option<DirectCall> {
+        self.read(parts, || {
+            // The walk also requires a JSON-RPC message to be an object, where a struct
+            // may be read from an array.
+            if body.trim_ascii_start().first() != Some(&b'{') {
+                return None;
+            }
+            json_check::read_within(body, budget)
+        })
+    }
+
+    /// Runs a call read by [`Direct::read_within`] or `serve`.
+    pub(crate) async fn run(&self, call: DirectCall) -> Response {
+        let DirectCall { id, params, cx } = call;
         if crate::serve::streamed::wanted(&self.tools, &params.name, &cx) {
             let call = crate::engine::Call {
                 method: TOOLS_CALL.to_owned(),
@@ -197,21 +261,12 @@ impl Direct {
                 Some(token) => match self.tools.in_flight().enter(token) {
                     Some(marked) => Some(marked),
                     None => {
-                        return Ok(respond(&ServerJsonRpcMessage::error(
-                            already_resumed(),
-                            Some(id),
-                        )));
+                        return respond(&ServerJsonRpcMessage::error(already_resumed(), Some(id)));
                     }
                 },
                 None => None,
             };
-            return Ok(crate::serve::streamed::respond(
-                self.tools.clone(),
-                id,
-                call,
-                cx,
-                marked,
-            ));
+            return crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked);
         }
         let declared_tasks = cx.capabilities().supports_tasks();
         let result = self.tools.call_stamped_in(params, &cx).await;
@@ -234,7 +289,7 @@ impl Direct {
                 ServerJsonRpcMessage::error(error, Some(id))
             }
         };
-        Ok(respond(&message))
+        respond(&message)
     }
 
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002 in the 2026-07-28
@@ -327,8 +382,8 @@ impl Direct {
     fn read(
         &self,
         parts: &Parts,
-        body: &Bytes,
-    ) -> Option<(RequestId, CallToolRequestParams, SagaContext)> {
+        message: impl FnOnce() -> Option<CallMessage>,
+    ) -> Option<DirectCall> {
         let headers = &parts.headers;
         // The guard also answers below the MCP path (`/mcp/…`), which rmcp's transport
         // serves as it serves any path: only the MCP path itself is served here.
@@ -348,7 +403,11 @@ impl Direct {
         if name_header.starts_with(BASE64_PREFIX) {
             return None;
         }
-        let CallMessage { id, mut params, .. } = serde_json::from_slice(body).ok()?;
+        let CallMessage {
+            id: CallId(id),
+            mut params,
+            ..
+        } = message()?;
         // rmcp keeps `_meta` beside the params, in the request's extensions, and its
         // service loop moves it to the request's context: here it leaves the params too.
         let meta = params.meta.take().unwrap_or_default();
@@ -364,7 +423,7 @@ impl Direct {
             return None;
         }
         let cx = self.stateless_context(parts, meta, capabilities, &id);
-        Some((id, params, cx))
+        Some(DirectCall { id, params, cx })
     }
 
     /// What rmcp's request context answers for a stateless request: the capabilities of
@@ -524,6 +583,57 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BUDGET: JsonBudget = JsonBudget {
+        max_depth: 64,
+        max_values: 100_000,
+    };
+
+    /// The guard reads the usual call in one pass: the message is one that pass reads,
+    /// and it reads the values that rmcp's types read from it.
+    #[test]
+    fn the_usual_call_is_read_in_one_pass_as_it_is_read_in_two() {
+        let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
+            "name":"deploy","arguments":{"initial_arg":"x","replicas":3},
+            "requestState":"abc","inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}}},
+            "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                     "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}"#;
+        let once: CallMessage = json_check::read_within(body, BUDGET).expect("read in one pass");
+        let twice: CallMessage = serde_json::from_slice(body).expect("read in two");
+        assert_eq!(once.id.0, twice.id.0);
+        assert_eq!(once.id.0, RequestId::Number(7));
+        assert_eq!(once.params, twice.params);
+        assert!(once.params.meta.is_some() && once.params.input_responses.is_some());
+    }
+
+    /// An id is what its JSON token is: rmcp reads `3.0` as the integer 3, where the
+    /// guard's envelope check refuses it, so neither read takes it.
+    #[test]
+    fn an_id_is_an_integer_or_a_string_by_its_token() {
+        let with_id = |id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
+            )
+        };
+        for (id, read) in [
+            ("3", Some(RequestId::Number(3))),
+            ("-3", Some(RequestId::Number(-3))),
+            (r#""x""#, Some(RequestId::String("x".into()))),
+            (r#""x""#, Some(RequestId::String("x".into()))),
+            ("9223372036854775807", Some(RequestId::Number(i64::MAX))),
+            ("9223372036854775808", None),
+            ("3.0", None),
+            ("3e0", None),
+            ("null", None),
+            ("[3]", None),
+        ] {
+            let body = with_id(id);
+            let once = json_check::read_within::<CallMessage>(body.as_bytes(), BUDGET);
+            assert_eq!(once.map(|message| message.id.0), read, "{id}");
+            let twice = serde_json::from_slice::<CallMessage>(body.as_bytes()).ok();
+            assert_eq!(twice.map(|message| message.id.0), read, "{id}");
+        }
+    }
 
     fn accept(values: &[&str]) -> HeaderMap {
         let mut headers = HeaderMap::new();

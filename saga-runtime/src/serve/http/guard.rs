@@ -1,6 +1,7 @@
 //! The one path every HTTP request takes before rmcp's transport sees it: a slot among
 //! the requests served at once, the body read under its size and time limits, the JSON
-//! checked ([`super::json_check`]) and, for a header-selected wire format, the message
+//! checked ([`super::json_check`]; for the usual MRTR call, in the pass that reads it
+//! for the direct path) and, for a header-selected wire format, the message
 //! rewritten into MRTR form ([`crate::serve::wire`]). rmcp then validates the request
 //! exactly as it validates any other, and the response is rewritten back.
 
@@ -160,6 +161,20 @@ impl Guard {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        if ownership != Some(Ownership::Owned)
+            && let Some(direct) = &self.direct
+            && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr))
+            && let Some(call) = direct.read_within(&parts, &bytes, self.budget)
+        {
+            // The usual MRTR call, checked and read in one pass: what follows would find
+            // its envelope sound, its method `tools/call` and its format MRTR, and hand it
+            // to the direct path.
+            span.record("bytes_in", bytes.len());
+            span.record("method", "tools/call");
+            span.record("format", tracing::field::debug(Format::Mrtr));
+            let response = Box::pin(direct.run(call)).await;
+            return super::streams::keeping(response, slot);
+        }
         let envelope = match Envelope::read(&bytes, self.budget) {
             Ok(envelope) => envelope,
             Err(JsonProblem::Syntax(why)) => {

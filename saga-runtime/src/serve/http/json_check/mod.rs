@@ -2,6 +2,9 @@
 //! one JSON value, nested no deeper and holding no more values than the limits allow,
 //! with no object naming a key twice. This walks the text once and allocates only the
 //! keys of the object being read, so a hostile body costs its size and nothing more.
+//!
+//! The usual MRTR `tools/call` is checked while it is read instead ([`read_within`], in
+//! `typed.rs`): the same counts in the same pass that builds its params.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -10,6 +13,10 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+mod typed;
+
+pub(crate) use typed::read_within;
 
 /// Why a body was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,13 +37,7 @@ pub(crate) struct JsonBudget {
 /// Checks `body` against `budget`, and reads the JSON-RPC envelope's shape on the way, so
 /// the body is walked once.
 fn walk(body: &[u8], budget: JsonBudget) -> Result<Envelope, JsonProblem> {
-    let mut walk = Walk {
-        budget,
-        depth: 0,
-        values: 0,
-        refusal: None,
-        envelope: Envelope::default(),
-    };
+    let mut walk = Walk::new(budget);
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     // serde_json's own recursion guard (128) stays on as a backstop.
     let outcome = Node(&mut walk, None)
@@ -86,6 +87,16 @@ enum Seen {
 const KEPT_TEXT: usize = 256;
 
 impl Walk {
+    fn new(budget: JsonBudget) -> Self {
+        Self {
+            budget,
+            depth: 0,
+            values: 0,
+            refusal: None,
+            envelope: Envelope::default(),
+        }
+    }
+
     fn count(&mut self) -> Result<(), String> {
         self.values += 1;
         if self.values > self.budget.max_values {
