@@ -11,7 +11,7 @@
 # here than on the machine.
 #
 # Usage: bash scripts/bench-instructions.sh   (needs valgrind and python3; about 3 minutes
-# once the bench is built)
+# once the bench is built). SERVERS="saga" counts only the servers named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +66,7 @@ EOF
 
 printf '| server | instructions per request | runs (instructions / responses) |\n|---|---:|---|\n'
 declare -A per_request
-for server in saga rmcp floor; do
+for server in ${SERVERS:-saga rmcp floor}; do
     runs=()
     for seconds in 2 5; do
         out="$work/$server-$seconds"
@@ -87,5 +87,7 @@ for server in saga rmcp floor; do
     printf '| %s | %d | %d / %d, %d / %d |\n' "$server" "$per" \
         "$short_total" "$short_responses" "$long_total" "$long_responses"
 done
-python3 -c "import sys; s, r, f = map(int, sys.argv[1:]); print(f'\nsaga/rmcp {s / r:.3f}, saga/floor {s / f:.3f} (user-space instructions per request)')" \
-    "${per_request[saga]}" "${per_request[rmcp]}" "${per_request[floor]}"
+if [ -n "${per_request[saga]:-}" ] && [ -n "${per_request[rmcp]:-}" ] && [ -n "${per_request[floor]:-}" ]; then
+    python3 -c "import sys; s, r, f = map(int, sys.argv[1:]); print(f'\nsaga/rmcp {s / r:.3f}, saga/floor {s / f:.3f} (user-space instructions per request)')" \
+        "${per_request[saga]}" "${per_request[rmcp]}" "${per_request[floor]}"
+fi

@@ -638,3 +638,22 @@ async fn a_call_at_the_json_bounds_runs_directly_and_one_past_them_is_refused_al
         assert_eq!(reply.body["error"]["code"], -32600, "{case}: {reply:?}");
     }
 }
+
+/// A call's answer is framed as rmcp frames it: one JSON body of a stated length, not a
+/// chunked stream (which costs a chunk header and trailer on every answer).
+#[tokio::test]
+async fn an_answer_states_its_length_as_rmcps_does() {
+    let pair = pair().await;
+    for (server, addr) in [("direct", pair.direct.addr), ("rmcp", pair.rmcp.addr)] {
+        let response = probe_call().at(addr).response().await;
+        let headers = response.headers();
+        let length = headers
+            .get("content-length")
+            .and_then(|length| length.to_str().ok())
+            .and_then(|length| length.parse::<usize>().ok());
+        let chunked = headers.get("transfer-encoding").cloned();
+        let body = response.bytes().await.expect("a body");
+        assert_eq!(length, Some(body.len()), "{server}: chunked {chunked:?}");
+        assert_eq!(chunked, None, "{server}");
+    }
+}

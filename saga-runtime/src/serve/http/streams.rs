@@ -10,17 +10,22 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures::Stream;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
 use super::owners::Held;
 
 /// `response` with its body holding `held`, and, given `idle`, ending once that long
 /// passes without an SSE event (keep-alive comments do not count).
 pub(crate) fn held(response: Response, held: Held, idle: Option<Duration>) -> Response {
+    let Some(idle) = idle else {
+        return keeping(response, held);
+    };
     let (parts, body) = response.into_parts();
     let body = Watched {
         body: body.into_data_stream(),
         _held: held,
-        idle: idle.map(|after| (after, Box::pin(tokio::time::sleep(after)))),
+        idle,
+        sleep: Box::pin(tokio::time::sleep(idle)),
     };
     Response::from_parts(parts, Body::from_stream(body))
 }
@@ -34,33 +39,43 @@ pub(crate) fn is_event_stream(headers: &http::HeaderMap) -> bool {
 }
 
 /// `response` with its body keeping `kept` (a request's slot) until the body is done or
-/// dropped.
-pub(crate) fn keeping<T: Send + Sync + Unpin + 'static>(response: Response, kept: T) -> Response {
+/// dropped. The body is otherwise the same, its length included: a JSON answer keeps its
+/// `Content-Length` rather than becoming a chunked stream.
+pub(crate) fn keeping<T: Send + Unpin + 'static>(response: Response, kept: T) -> Response {
     let (parts, body) = response.into_parts();
-    let body = Keeping {
-        body: body.into_data_stream(),
-        _kept: kept,
-    };
-    Response::from_parts(parts, Body::from_stream(body))
+    Response::from_parts(parts, Body::new(Keeping { body, _kept: kept }))
 }
 
 struct Keeping<T> {
-    body: axum::body::BodyDataStream,
+    body: Body,
     _kept: T,
 }
 
-impl<T: Unpin> Stream for Keeping<T> {
-    type Item = Result<Bytes, axum::Error>;
+impl<T: Unpin> HttpBody for Keeping<T> {
+    type Data = Bytes;
+    type Error = axum::Error;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.body).poll_next(cx)
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
 struct Watched {
     body: axum::body::BodyDataStream,
     _held: Held,
-    idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    idle: Duration,
+    sleep: Pin<Box<tokio::time::Sleep>>,
 }
 
 /// Whether `chunk` carries only SSE comments (keep-alives) and blank lines.
@@ -77,20 +92,14 @@ impl Stream for Watched {
         let polled = Pin::new(&mut self.body).poll_next(cx);
         match &polled {
             Poll::Ready(Some(Ok(chunk))) => {
-                if !is_comment(chunk)
-                    && let Some((after, sleep)) = &mut self.idle
-                {
-                    let deadline = tokio::time::Instant::now() + *after;
-                    sleep.as_mut().reset(deadline);
+                if !is_comment(chunk) {
+                    let deadline = tokio::time::Instant::now() + self.idle;
+                    self.sleep.as_mut().reset(deadline);
                 }
                 polled
             }
             Poll::Pending => {
-                let idled = self
-                    .idle
-                    .as_mut()
-                    .is_some_and(|(_, sleep)| sleep.as_mut().poll(cx).is_ready());
-                if idled {
+                if self.sleep.as_mut().poll(cx).is_ready() {
                     tracing::debug!("closing an SSE stream that sent nothing for its idle time");
                     Poll::Ready(None)
                 } else {
