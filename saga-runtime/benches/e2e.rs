@@ -463,6 +463,8 @@ fn new_client() -> reqwest::Client {
 struct Trial {
     sagas_per_s: f64,
     server_cpu_us_per_saga: f64,
+    /// The part of it spent in the kernel (stime).
+    server_system_us_per_saga: f64,
     p50_ms: f64,
     p99_ms: f64,
 }
@@ -509,13 +511,15 @@ async fn run_load(url: String, vus: usize, seconds: f64, server_tids: &Mutex<Vec
         task.await.unwrap();
     }
     let completed = done.load(Ordering::Relaxed) as f64;
+    let per_saga = |ticks: u64| ticks as f64 / ticks_per_second() * 1e6 / completed;
+    let (user, system) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
     let mut latencies = std::mem::take(&mut *latencies.lock().unwrap());
     latencies.sort_by(f64::total_cmp);
     let pick = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q) as usize];
     Trial {
         sagas_per_s: completed / elapsed,
-        server_cpu_us_per_saga: (cpu_after - cpu_before) as f64 / ticks_per_second() * 1e6
-            / completed,
+        server_cpu_us_per_saga: per_saga(user + system),
+        server_system_us_per_saga: per_saga(system),
         p50_ms: pick(0.5),
         p99_ms: pick(0.99),
     }
@@ -546,8 +550,8 @@ fn ticks_per_second() -> f64 {
     unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
 }
 
-/// utime + stime of the given threads of this process, in clock ticks.
-fn cpu_ticks(tids: &[i32]) -> u64 {
+/// utime and stime of the given threads of this process, in clock ticks.
+fn cpu_ticks(tids: &[i32]) -> (u64, u64) {
     tids.iter()
         .map(|tid| {
             let stat =
@@ -556,9 +560,9 @@ fn cpu_ticks(tids: &[i32]) -> u64 {
             let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
             let fields: Vec<&str> = rest.split_whitespace().collect();
             let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
-            field(14).unwrap_or(0) + field(15).unwrap_or(0)
+            (field(14).unwrap_or(0), field(15).unwrap_or(0))
         })
-        .sum()
+        .fold((0, 0), |(user, system), (u, s)| (user + u, system + s))
 }
 
 fn runtime(
@@ -723,8 +727,8 @@ fn main() {
         };
         for trial in trials {
             println!(
-                "{only}: {:.0} sagas/s, server CPU {:.0} µs/saga",
-                trial.sagas_per_s, trial.server_cpu_us_per_saga
+                "{only}: {:.0} sagas/s, server CPU {:.0} µs/saga ({:.0} of it in the kernel)",
+                trial.sagas_per_s, trial.server_cpu_us_per_saga, trial.server_system_us_per_saga
             );
         }
         return;
@@ -789,6 +793,12 @@ fn main() {
         hand_tokens,
         hand_tokens.iter().sum::<usize>(),
         saga_tokens.iter().sum::<usize>() as f64 / hand_tokens.iter().sum::<usize>() as f64,
+    );
+    println!(
+        "Of it in the kernel (stime, medians): saga {:.0}, rmcp {:.0}, floor {:.0} µs/saga.",
+        median(&saga_trials, |t| t.server_system_us_per_saga),
+        median(&hand_trials, |t| t.server_system_us_per_saga),
+        median(&floor_trials, |t| t.server_system_us_per_saga),
     );
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
     drop(client_rt);

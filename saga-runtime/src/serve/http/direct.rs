@@ -38,7 +38,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::request::Parts;
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, HeaderName, StatusCode, header};
 use rmcp::model::{
     CallToolRequestMethod, CallToolResponse, ClientCapabilities, ErrorCode, JsonRpcVersion2_0,
     ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
@@ -52,9 +52,10 @@ use crate::engine::SagaContext;
 use crate::serve::SagaTools;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+// Header names, not strings: a string is parsed into a name at every lookup.
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 /// SEP-2243's wrapper of a header value that is not plain ASCII.
 const BASE64_PREFIX: &str = "=?base64?";
@@ -502,7 +503,7 @@ fn already_resumed() -> ErrorData {
 
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or
 /// not visible ASCII.
-fn sole<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn sole(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -746,8 +747,9 @@ mod tests {
     #[test]
     fn a_header_given_twice_is_not_sole() {
         let mut headers = HeaderMap::new();
-        headers.append(METHOD_HEADER, "tools/call".parse().unwrap());
-        assert_eq!(sole(&headers, "Mcp-Method"), Some("tools/call"));
+        // As a client may spell it: header names are case-insensitive.
+        headers.append("Mcp-Method", "tools/call".parse().unwrap());
+        assert_eq!(sole(&headers, METHOD_HEADER), Some("tools/call"));
         headers.append(METHOD_HEADER, "tools/call".parse().unwrap());
         assert_eq!(sole(&headers, METHOD_HEADER), None);
         assert_eq!(sole(&headers, NAME_HEADER), None);
