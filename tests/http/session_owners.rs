@@ -103,3 +103,23 @@ async fn a_made_up_session_id_does_not_skip_the_request_slots() {
     assert_eq!(second, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(first.await.expect("joins"), StatusCode::OK);
 }
+
+/// A request that finds every slot busy waits for one, and runs once it is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waits_for_a_busy_slot_and_then_runs() {
+    let limits = HttpLimits::default()
+        .max_concurrent_requests(1)
+        .queue_timeout(Duration::from_secs(30));
+    let running = serve_local(server(limits)).await;
+    let addr = running.addr;
+    let call = || async move {
+        let call = Call::new("slow", json!({})).capabilities(json!({}));
+        call.post(addr).response().await.status()
+    };
+    // The first holds the only slot for its whole run (1.5 s); the second comes in
+    // meanwhile, so it is served only by waiting for the slot.
+    let first = tokio::spawn(call());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(call().await, StatusCode::OK);
+    assert_eq!(first.await.expect("joins"), StatusCode::OK);
+}

@@ -147,14 +147,24 @@ impl Guard {
             }
             return response;
         }
-        let Ok(slot) =
-            tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await
-        else {
-            tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
-            return busy();
-        };
-        let Ok(slot) = slot else {
-            return busy();
+        // A free slot is taken at once, without arming the queue's timer.
+        let slot = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                let Ok(slot) =
+                    tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned())
+                        .await
+                else {
+                    tracing::warn!(
+                        "shedding a request: every slot stayed busy for the queue timeout"
+                    );
+                    return busy();
+                };
+                let Ok(slot) = slot else {
+                    return busy();
+                };
+                slot
+            }
         };
         let (mut parts, body) = request.into_parts();
         let bytes = match self.read_body(body).await {
