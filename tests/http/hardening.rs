@@ -232,6 +232,50 @@ async fn every_format_gets_the_default_paths_checks() {
     }
 }
 
+/// serde_json, reading a `Value`, parses the string under its reserved key
+/// `$serde_json::private::RawValue` as a document of its own: past the depth, value and
+/// duplicate-key checks, and, nested in itself (each level 120 deep, under serde_json's
+/// 128 per document), deep enough to overflow the stack and abort the server. Such a key
+/// is refused before anything reads a value, on every path.
+#[tokio::test]
+async fn json_hidden_under_a_key_the_parser_reserves_is_refused() {
+    let mut hidden = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    for _ in 0..50 {
+        let escaped = hidden.replace('\\', "\\u005c").replace('"', "\\u0022");
+        hidden = format!(r#"{{"$serde_json::private::RawValue":"{escaped}"}}"#);
+    }
+    assert!(hidden.len() < 64 * 1024, "{}", hidden.len());
+    let server = ServerProcess::deploy(KEY_HEX);
+    let client = client();
+    let good = Call::deploy().post(server.addr).with_client(&client);
+    let meta = meta(every_capability()).to_string();
+    let bodies = [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"complex_tool","arguments":{{"initial_arg":"x","extra":{hidden}}},"_meta":{meta}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"complex_tool","arguments":{{"initial_arg":"x"}},"_meta":{hidden}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"complex_tool","arguments":{{"initial_arg":"x"}},"inputResponses":{{"elicit-1":{hidden}}},"_meta":{meta}}}}}"#
+        ),
+    ];
+    for format in [None, Some("dependent-requests"), Some("resume-token")] {
+        for body in &bodies {
+            let request = good.clone().body(body.as_str());
+            let request = match format {
+                Some(format) => request.header("mcp-result-format", format),
+                None => request,
+            };
+            let (status, reply) = request.send().await;
+            assert_eq!(status, 400, "{format:?}: {reply:#}");
+            assert_eq!(reply["error"]["code"], -32600, "{format:?}: {reply:#}");
+        }
+    }
+    // And the server is still there.
+    assert!(full_saga(server.addr).await.contains(DEPLOYED));
+}
+
 /// The configured allowed origins and body limit hold with a format selected too.
 #[tokio::test]
 async fn every_format_gets_the_configured_origins_and_body_limit() {

@@ -4,6 +4,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::SagaServer;
+use super::http::json_check::names_reserved_key;
 use super::wire::resumable;
 
 impl SagaServer {
@@ -69,6 +70,12 @@ where
             }
             continue;
         }
+        if names_reserved_key(&line) {
+            // rmcp would read the string under such a key as a document of its own, past
+            // serde_json's depth limit (see `json_check`).
+            tracing::warn!("dropping a stdin line with an object key the JSON parser reserves");
+            continue;
+        }
         if let Some(mut promoted) = resumable::promote_in_bytes(&line) {
             promoted.push(b'\n');
             line = promoted;
@@ -100,6 +107,22 @@ mod tests {
         assert_eq!(
             forwarded(input.as_bytes(), 50).await,
             "{\"a\":1}\n{\"b\":2}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_naming_a_key_the_json_parser_reserves_is_dropped() {
+        let input = concat!(
+            "{\"a\":1}\n",
+            "{\"x\":{\"$serde_json::private::RawValue\":\"[[]]\"}}\n",
+            "{\"$serde_json::private::Raw\\u0056alue\":\"1\"}\n",
+            // Behind a key named twice, which serde_json lets through.
+            "{\"k\":1,\"k\":2,\"x\":{\"$serde_json::private::RawValue\":\"1\"}}\n",
+            "{\"b\":\"$serde_json::private::RawValue\"}\n",
+        );
+        assert_eq!(
+            forwarded(input.as_bytes(), 1 << 10).await,
+            "{\"a\":1}\n{\"b\":\"$serde_json::private::RawValue\"}\n"
         );
     }
 

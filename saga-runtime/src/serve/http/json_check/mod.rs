@@ -37,7 +37,10 @@ pub(crate) struct JsonBudget {
 /// Checks `body` against `budget`, and reads the JSON-RPC envelope's shape on the way, so
 /// the body is walked once.
 fn walk(body: &[u8], budget: JsonBudget) -> Result<Envelope, JsonProblem> {
-    let mut walk = Walk::new(budget);
+    walk_with(body, Walk::new(budget))
+}
+
+fn walk_with(body: &[u8], mut walk: Walk) -> Result<Envelope, JsonProblem> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     // serde_json's own recursion guard (128) stays on as a backstop.
     let outcome = Node(&mut walk, None)
@@ -59,6 +62,8 @@ struct Walk {
     values: usize,
     /// Set when a limit is crossed; the walk then fails with a custom error.
     refusal: Option<String>,
+    /// Whether an object may name a key twice (a walk that looks for reserved keys only).
+    repeats_allowed: bool,
     /// What the top-level object says of itself.
     envelope: Envelope,
 }
@@ -93,6 +98,7 @@ impl Walk {
             depth: 0,
             values: 0,
             refusal: None,
+            repeats_allowed: false,
             envelope: Envelope::default(),
         }
     }
@@ -219,9 +225,12 @@ impl<'de> Visitor<'de> for Node<'_> {
             if let Err(why) = walk.count() {
                 return Err(walk.refuse(why));
             }
-            if keys.contains(&key) {
+            if !walk.repeats_allowed && keys.contains(&key) {
                 let why = "an object in the request names the same key twice".to_owned();
                 return Err(walk.refuse(why));
+            }
+            if is_reserved(&key) {
+                return Err(walk.refuse(RESERVED_KEY.to_owned()));
             }
             let field = if top {
                 match &*key {
@@ -247,6 +256,33 @@ impl<'de> Visitor<'de> for Node<'_> {
         walk.depth -= 1;
         Ok(())
     }
+}
+
+/// The prefix of the object keys serde_json gives a meaning of its own: an object whose
+/// first key is `$serde_json::private::RawValue` is read into a `Value` by parsing that
+/// key's string as another JSON document, which no limit here would see (its depth, its
+/// values, its keys), and which can nest the same way again until the stack overflows.
+const RESERVED_PREFIX: &str = "$serde_json::private::";
+
+const RESERVED_KEY: &str = "an object key in the request starts with `$serde_json::private::`, which the JSON parser reserves";
+
+/// Whether some object in `body` names a key serde_json reserves ([`RESERVED_PREFIX`]),
+/// whatever its size: for stdio, whose lines have no budget but must not hide documents.
+pub(crate) fn names_reserved_key(body: &[u8]) -> bool {
+    let unbounded = JsonBudget {
+        max_depth: usize::MAX,
+        max_values: usize::MAX,
+    };
+    let walk = Walk {
+        repeats_allowed: true,
+        ..Walk::new(unbounded)
+    };
+    matches!(walk_with(body, walk), Err(JsonProblem::Refused(why)) if why == RESERVED_KEY)
+}
+
+/// Whether `key` is one serde_json reserves ([`RESERVED_PREFIX`]).
+fn is_reserved(key: &str) -> bool {
+    key.starts_with(RESERVED_PREFIX)
 }
 
 /// An object's key, borrowed from the body unless it holds escapes.
@@ -406,6 +442,50 @@ mod tests {
                 matches!(check(body, BUDGET), Err(JsonProblem::Refused(why)) if why.contains("twice"))
             );
         }
+    }
+
+    /// A JSON document hidden in a string under serde_json's raw-value key, `levels` deep,
+    /// the innermost an array nested `depth` deep.
+    pub(super) fn hidden(levels: usize, depth: usize) -> String {
+        let mut text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        for _ in 0..levels {
+            let escaped = text.replace('\\', "\\u005c").replace('"', "\\u0022");
+            text = format!(r#"{{"$serde_json::private::RawValue":"{escaped}"}}"#);
+        }
+        text
+    }
+
+    fn nesting(value: &serde_json::Value) -> usize {
+        match value {
+            serde_json::Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+            serde_json::Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// serde_json parses a string under its raw-value key as a document of its own when
+    /// it reads a `Value`, past every limit the walk sees; the walk refuses the key.
+    #[test]
+    fn keys_the_json_parser_reserves_are_refused() {
+        let body = format!(r#"{{"a":{}}}"#, hidden(2, 120));
+        // What the walk stands between: a string two objects deep to it, 121 levels to a
+        // `Value`.
+        let value: serde_json::Value = serde_json::from_str(&body).expect("serde_json reads it");
+        assert!(nesting(&value) > 100, "{}", nesting(&value));
+        for body in [
+            body.clone(),
+            r#"{"$serde_json::private::RawValue":"1"}"#.to_owned(),
+            r#"{"a":1,"$serde_json::private::Number":"1"}"#.to_owned(),
+            r#"[{"$serde_json::private::Raw\u0056alue":"[]"}]"#.to_owned(),
+        ] {
+            assert!(
+                matches!(check(body.as_bytes(), BUDGET), Err(JsonProblem::Refused(why)) if why.contains("reserves")),
+                "{body}"
+            );
+        }
+        // A string value, or a key that only contains the prefix, is ordinary.
+        let body = br#"{"a":"$serde_json::private::RawValue","x$serde_json::private::":1}"#;
+        assert_eq!(check(body, BUDGET), Ok(()));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{JsonBudget, Keys, Node, Walk};
+use super::{JsonBudget, Keys, Node, RESERVED_KEY, Walk, is_reserved};
 
 /// `body` read as a `T`, when it is one JSON value within `budget` that names no key
 /// twice in any object; `None` for every body the walk would refuse, and for some it
@@ -311,6 +311,11 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CountedMap<'_, 'de, A> {
         if self.keys.contains(&name) {
             return Err(de::Error::custom("an object names the same key twice"));
         }
+        // Refused before the type reads the value: serde_json's `Value` would parse it
+        // as a document of its own (see `RESERVED_PREFIX`).
+        if is_reserved(&name) {
+            return Err(de::Error::custom(RESERVED_KEY));
+        }
         self.keys.insert(name);
         Ok(Some(key))
     }
@@ -565,6 +570,20 @@ mod tests {
             assert!(serde_json::from_slice::<Partial>(body).is_ok());
             assert!(read_within::<Partial>(body, BUDGET).is_none());
         }
+    }
+
+    /// A key serde_json reserves is refused before the type reads its value, wherever
+    /// the type would read it into a `Value`.
+    #[test]
+    fn keys_the_json_parser_reserves_are_refused_before_their_value_is_read() {
+        let body = format!(r#"{{"a":{}}}"#, super::super::tests::hidden(3, 50));
+        let budget = JsonBudget {
+            max_depth: 64,
+            max_values: 100_000,
+        };
+        assert!(serde_json::from_str::<Value>(&body).is_ok());
+        assert!(read_within::<Value>(body.as_bytes(), budget).is_none());
+        assert!(read_within::<Partial>(body.as_bytes(), budget).is_none());
     }
 
     #[test]
