@@ -528,6 +528,19 @@ async fn unusual_messages_answer_the_same() {
                 )),
         ),
         (
+            "params as an array of their members",
+            members(format!(
+                r#""jsonrpc":"2.0","id":3,"method":"tools/call","params":[{meta},"{TOOL}",{{"initial_arg":"x"}},null,null]"#
+            )),
+        ),
+        (
+            "an argument under a key the JSON parser reserves",
+            deploy(
+                r#""initial_arg":"x","extra":{"$serde_json::private::RawValue":"[1]"}"#,
+                "",
+            ),
+        ),
+        (
             "the message as an array of its members",
             Post::mcp(UNSENT)
                 .header("mcp-method", "tools/call")

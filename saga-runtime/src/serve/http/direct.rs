@@ -77,7 +77,30 @@ struct CallMessage {
     id: CallId,
     #[allow(dead_code)] // read to be checked
     method: CallToolRequestMethod,
+    #[serde(deserialize_with = "params_object")]
     params: CallToolRequestParams,
+}
+
+/// The params, from a JSON object only. The derived reader of `CallToolRequestParams`
+/// also takes an array of the members in order, which rmcp (reading params beside a
+/// flattened `_meta`) refuses.
+fn params_object<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<CallToolRequestParams, D::Error> {
+    struct ObjectVisitor;
+    impl<'de> serde::de::Visitor<'de> for ObjectVisitor {
+        type Value = CallToolRequestParams;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the params object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            map: A,
+        ) -> Result<CallToolRequestParams, A::Error> {
+            serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(ObjectVisitor)
 }
 
 /// A request id as the guard's envelope check admits one: an integer or a string, by its
@@ -605,6 +628,17 @@ mod tests {
         assert_eq!(once.id.0, RequestId::Number(7));
         assert_eq!(once.params, twice.params);
         assert!(once.params.meta.is_some() && once.params.input_responses.is_some());
+    }
+
+    /// rmcp reads params from an object only; so do both reads here.
+    #[test]
+    fn params_are_an_object() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"t",{"a":1},null,null]}"#;
+        assert!(json_check::read_within::<CallMessage>(body, BUDGET).is_none());
+        assert!(serde_json::from_slice::<CallMessage>(body).is_err());
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}"#;
+        let read: CallMessage = json_check::read_within(body, BUDGET).expect("an object");
+        assert_eq!(read.params.name, "t");
     }
 
     /// An id is what its JSON token is: rmcp reads `3.0` as the integer 3, where the
