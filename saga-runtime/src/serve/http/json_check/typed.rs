@@ -16,6 +16,11 @@
 //!
 //! A value the type skips (`IgnoredAny`, an unknown field) is read by the walk's own
 //! visitor, because serde_json skips it without checking its strings.
+//!
+//! What a refused body costs: the read builds values until it fails (never more than the
+//! budget's count of them), and then the two passes run. So a hostile body that looks
+//! like a call costs about one parse more than the walk alone would, bounded by the
+//! same budget and body size.
 
 use std::borrow::Cow;
 use std::fmt;
