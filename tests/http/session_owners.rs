@@ -2,10 +2,12 @@
 //! session of the caller's lets a request give back its slot while it waits: over real
 //! HTTP, against a server on a loopback port.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use saga_examples::harness::http::{Call, Method, StatusCode, is_event_stream};
-use saga_examples::harness::serving::serve_local;
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_examples::harness::session::{self, Session};
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
@@ -80,21 +82,33 @@ async fn a_session_answers_only_to_the_principal_that_opened_it() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_made_up_session_id_does_not_skip_the_request_slots() {
+/// A request's status, once it is answered.
+type Status = Pin<Box<dyn Future<Output = StatusCode> + Send>>;
+
+/// A server of one request slot, waiting `queue_timeout` for it; and a call of the slow
+/// tool there, naming `session` if given.
+async fn one_slot(queue_timeout: Duration) -> (Running, impl Fn(Option<&'static str>) -> Status) {
     let limits = HttpLimits::default()
         .max_concurrent_requests(1)
-        .queue_timeout(Duration::from_millis(300));
+        .queue_timeout(queue_timeout);
     let running = serve_local(server(limits)).await;
     let addr = running.addr;
-    let call = |session: Option<&'static str>| async move {
-        let call = Call::new("slow", json!({})).capabilities(json!({}));
-        let mut request = call.post(addr);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request.response().await.status()
+    let call = move |session: Option<&'static str>| -> Status {
+        Box::pin(async move {
+            let call = Call::new("slow", json!({})).capabilities(json!({}));
+            let mut request = call.post(addr);
+            if let Some(session) = session {
+                request = request.header("mcp-session-id", session);
+            }
+            request.response().await.status()
+        })
     };
+    (running, call)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_session_id_does_not_skip_the_request_slots() {
+    let (_running, call) = one_slot(Duration::from_millis(300)).await;
     // Both name a session nobody opened: each holds its slot while it runs, as any
     // request does, so the second waits for the only slot and is shed.
     let first = tokio::spawn(call(Some("made-up-session")));
@@ -107,19 +121,11 @@ async fn a_made_up_session_id_does_not_skip_the_request_slots() {
 /// A request that finds every slot busy waits for one, and runs once it is free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_waits_for_a_busy_slot_and_then_runs() {
-    let limits = HttpLimits::default()
-        .max_concurrent_requests(1)
-        .queue_timeout(Duration::from_secs(30));
-    let running = serve_local(server(limits)).await;
-    let addr = running.addr;
-    let call = || async move {
-        let call = Call::new("slow", json!({})).capabilities(json!({}));
-        call.post(addr).response().await.status()
-    };
+    let (_running, call) = one_slot(Duration::from_secs(30)).await;
     // The first holds the only slot for its whole run (1.5 s); the second comes in
     // meanwhile, so it is served only by waiting for the slot.
-    let first = tokio::spawn(call());
+    let first = tokio::spawn(call(None));
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(call().await, StatusCode::OK);
+    assert_eq!(call(None).await, StatusCode::OK);
     assert_eq!(first.await.expect("joins"), StatusCode::OK);
 }
