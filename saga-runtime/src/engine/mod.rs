@@ -39,8 +39,8 @@ mod unwind;
 mod variant;
 
 pub use answers::Answers;
-pub(crate) use context::Notices;
 pub use context::SagaContext;
+pub(crate) use context::{Head, Notices, Stateless};
 pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};

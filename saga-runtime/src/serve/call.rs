@@ -45,15 +45,15 @@ impl SagaTools {
         self.call_in(params, &cx, wire).await
     }
 
-    /// A `tools/call` whose context is built already, stamped like [`SagaTools::call`]:
-    /// the entry of the HTTP direct path (`serve::http::direct`).
-    pub(crate) async fn call_stamped_in(
+    /// A `tools/call` whose context is built already, not yet stamped: the entry of the
+    /// HTTP direct path (`serve::http::direct`), which stamps it or has its reply writer
+    /// write the stamp.
+    pub(crate) async fn call_unstamped_in(
         &self,
         params: CallToolRequestParams,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        let response = self.call_in(params, cx, WireCall::default()).await?;
-        Ok(self.stamped(response))
+        self.call_in(params, cx, WireCall::default()).await
     }
 
     /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
@@ -62,6 +62,11 @@ impl SagaTools {
             stamp_server_info(&mut response, info);
         }
         response
+    }
+
+    /// The `serverInfo` that [`SagaTools::stamped`] puts in a result's `_meta`.
+    pub(crate) fn server_info_meta(&self) -> Option<&serde_json::Value> {
+        self.inner.info_meta.as_ref()
     }
 
     async fn call_in(

@@ -26,8 +26,10 @@ use crate::state::StateCodec;
 /// `-32602`.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
-/// The HTTP header that names the session a request belongs to.
-pub(crate) const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// The HTTP header that names the session a request belongs to (a `HeaderName`: a
+/// string would be parsed into a name at every lookup).
+pub(crate) const SESSION_ID_HEADER: http::HeaderName =
+    http::HeaderName::from_static("mcp-session-id");
 
 /// Whether a request with this HTTP head (`None`: not HTTP) is outside any session: it
 /// names none with `Mcp-Session-Id`, whatever version its `_meta` names.

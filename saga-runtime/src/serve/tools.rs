@@ -17,7 +17,7 @@ use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
 use super::wire::resumable::CallNotices;
 use crate::engine::InspectError;
 use crate::engine::family::{DynTool, Family, Saga};
-use crate::engine::{Call, SagaContext};
+use crate::engine::{Call, Head, SagaContext};
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.
@@ -489,15 +489,26 @@ impl SagaTools {
     /// What the HTTP head of a request gives its context (the principal, and where a
     /// session call's notices go), whichever path built the rest.
     pub(crate) fn head_context(&self, parts: Option<&http::request::Parts>) -> SagaContext {
-        let principal = parts.map_or_else(
-            || ANONYMOUS.to_owned(),
-            |parts| (self.inner.principal)(parts),
-        );
+        let Head {
+            principal,
+            sessionless,
+            notices,
+        } = self.head(parts);
         SagaContext::new(principal)
-            .with_sessionless(super::session::is_sessionless(parts))
-            .with_notices(
-                parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
-            )
+            .with_sessionless(sessionless)
+            .with_notices(notices)
+    }
+
+    /// [`SagaTools::head_context`]'s parts, for a context built in one piece.
+    pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> Head {
+        Head {
+            principal: parts.map_or_else(
+                || ANONYMOUS.to_owned(),
+                |parts| (self.inner.principal)(parts),
+            ),
+            sessionless: super::session::is_sessionless(parts),
+            notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
+        }
     }
 
     /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only
@@ -535,7 +546,7 @@ fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
 pub(super) struct SessionLogLevel(pub(super) LoggingLevel);
 
 /// The `_meta` key naming the server that produced a result.
-const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// MCP 2026-07-28: results SHOULD name the server that produced them.
 pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_json::Value) {

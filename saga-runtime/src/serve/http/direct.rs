@@ -49,6 +49,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 use super::json_check::{self, JsonBudget};
 use super::refuse::refuse;
 use crate::engine::SagaContext;
+use crate::engine::Stateless;
 use crate::serve::SagaTools;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
@@ -293,7 +294,19 @@ impl Direct {
             return crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked);
         }
         let declared_tasks = cx.capabilities().supports_tasks();
-        let result = self.tools.call_stamped_in(params, &cx).await;
+        let result = self.tools.call_unstamped_in(params, &cx).await;
+        // The usual result asks for input and carries no `_meta` of its own: the reply
+        // writer writes its stamp.
+        let mut server_info = None;
+        let result = result.map(|response| match response {
+            CallToolResponse::InputRequired(result)
+                if result.meta.is_none() && super::reply::stamps_unstamped() =>
+            {
+                server_info = self.tools.server_info_meta();
+                CallToolResponse::InputRequired(result)
+            }
+            other => self.tools.stamped(other),
+        });
         let message = match result {
             Ok(CallToolResponse::Task(_)) if !declared_tasks => ServerJsonRpcMessage::error(
                 ErrorData::missing_required_client_capability(
@@ -313,7 +326,7 @@ impl Direct {
                 ServerJsonRpcMessage::error(error, Some(id))
             }
         };
-        respond(&message)
+        respond_stamped(&message, server_info)
     }
 
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002 in the 2026-07-28
@@ -459,13 +472,14 @@ impl Direct {
         capabilities: ClientCapabilities,
         id: &RequestId,
     ) -> SagaContext {
-        self.tools
-            .head_context(Some(parts))
-            .with_capabilities(capabilities)
-            .with_client_info(Some(meta.client_info().unwrap_or_default()))
-            .with_protocol_version(Some(ProtocolVersion::V_2026_07_28))
-            .with_meta(meta)
-            .with_request_id(Some(id.clone()))
+        let request = Stateless {
+            capabilities,
+            client_info: meta.client_info().unwrap_or_default(),
+            protocol_version: ProtocolVersion::V_2026_07_28,
+            meta,
+            request_id: id.clone(),
+        };
+        SagaContext::stateless(self.tools.head(Some(parts)), request)
     }
 }
 
@@ -573,6 +587,15 @@ fn is_zero_weight(weight: &str) -> bool {
 
 /// The JSON response rmcp gives a stateless request's one message, with its status.
 fn respond(message: &ServerJsonRpcMessage) -> Response {
+    respond_stamped(message, None)
+}
+
+/// [`respond`], with the `serverInfo` stamp of an unstamped input-required result
+/// written by the reply writer (see `reply::write`).
+fn respond_stamped(
+    message: &ServerJsonRpcMessage,
+    server_info: Option<&serde_json::Value>,
+) -> Response {
     let status = match message {
         ServerJsonRpcMessage::Error(error) => match error.error.code {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
@@ -586,7 +609,7 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
     // Sized for a typical answer up front: growing from serde_json's default of 128
     // bytes copied the body three times.
     let mut body = Vec::with_capacity(1024);
-    match super::reply::write(message, &mut body) {
+    match super::reply::write(message, server_info, &mut body) {
         Ok(()) => {
             let mut response = Response::new(Body::from(body));
             *response.status_mut() = status;

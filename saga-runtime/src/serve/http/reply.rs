@@ -19,11 +19,24 @@ use rmcp::model::{
 use serde::ser::{self, Serialize, SerializeMap, SerializeStruct, Serializer};
 
 /// Writes `message` as `serde_json::to_writer` would.
-pub(super) fn write(message: &ServerJsonRpcMessage, out: &mut Vec<u8>) -> serde_json::Result<()> {
+///
+/// `server_info` is the `serverInfo` stamp of an input-required result that has no
+/// `_meta` of its own: it is written as the `_meta` that stamping the result would have
+/// given it (`{"io.modelcontextprotocol/serverInfo": ..}`), so the result need not be
+/// stamped, which cloned the server info into new maps for every reply. Only a writer
+/// that writes results directly takes it ([`stamps_unstamped`]).
+pub(super) fn write(
+    message: &ServerJsonRpcMessage,
+    server_info: Option<&serde_json::Value>,
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
     let widen = match *WRITER {
         Writer::Direct => false,
         Writer::Widened => true,
-        Writer::Rmcp => return serde_json::to_writer(out, message),
+        Writer::Rmcp => {
+            debug_assert!(server_info.is_none(), "rmcp's writer stamps nothing");
+            return serde_json::to_writer(out, message);
+        }
     };
     match message {
         JsonRpcMessage::Response(JsonRpcResponse {
@@ -35,11 +48,29 @@ pub(super) fn write(message: &ServerJsonRpcMessage, out: &mut Vec<u8>) -> serde_
             let mut envelope = serializer.serialize_struct("JsonRpcResponse", 3)?;
             envelope.serialize_field("jsonrpc", jsonrpc)?;
             envelope.serialize_field("id", id)?;
-            envelope.serialize_field("result", &InputRequired { result, widen })?;
+            envelope.serialize_field(
+                "result",
+                &InputRequired {
+                    result,
+                    widen,
+                    server_info,
+                },
+            )?;
             SerializeStruct::end(envelope)
         }
-        _ => serde_json::to_writer(out, message),
+        _ => {
+            debug_assert!(
+                server_info.is_none(),
+                "only an input-required result is stamped"
+            );
+            serde_json::to_writer(out, message)
+        }
     }
+}
+
+/// Whether [`write`] writes an input-required result's `serverInfo` stamp itself.
+pub(super) fn stamps_unstamped() -> bool {
+    *WRITER != Writer::Rmcp
 }
 
 /// How params are written so that the bytes are rmcp's.
@@ -95,6 +126,8 @@ struct InputRequired<'a> {
     result: &'a InputRequiredResult,
     /// Whether params are written with every `f32` widened ([`Writer::Widened`]).
     widen: bool,
+    /// Written as the `_meta` of a result that has none (see [`write`]).
+    server_info: Option<&'a serde_json::Value>,
 }
 
 impl Serialize for InputRequired<'_> {
@@ -116,11 +149,23 @@ impl Serialize for InputRequired<'_> {
             Some(state) => fields.serialize_field("requestState", state)?,
             None => fields.skip_field("requestState")?,
         }
-        match &result.meta {
-            Some(meta) => fields.serialize_field("_meta", meta)?,
-            None => fields.skip_field("_meta")?,
+        match (&result.meta, self.server_info) {
+            (Some(meta), _) => fields.serialize_field("_meta", meta)?,
+            (None, Some(info)) => fields.serialize_field("_meta", &ServerInfoMeta(info))?,
+            (None, None) => fields.skip_field("_meta")?,
         }
         fields.end()
+    }
+}
+
+/// The `_meta` that stamping a result without one gives it: one key, the server info.
+struct ServerInfoMeta<'a>(&'a serde_json::Value);
+
+impl Serialize for ServerInfoMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(crate::serve::tools::SERVER_INFO_META_KEY, self.0)?;
+        map.end()
     }
 }
 
@@ -413,7 +458,7 @@ mod tests {
 
     fn same_bytes_as_rmcp(message: &ServerJsonRpcMessage) {
         let mut ours = Vec::new();
-        write(message, &mut ours).unwrap();
+        write(message, None, &mut ours).unwrap();
         let rmcp = serde_json::to_vec(message).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&ours),
@@ -438,6 +483,41 @@ mod tests {
                 requested_schema: schema,
             },
         ))
+    }
+
+    /// The stamp the writer writes is the one stamping the result gives, as rmcp writes it.
+    #[test]
+    fn a_stamp_written_by_the_writer_is_the_stamped_results() {
+        let info = serde_json::json!({"name": "deploy \"server\"", "version": "0.1.0"});
+        let unstamped = |state: &str| {
+            let mut result = InputRequiredResult::from_request_state(state);
+            let mut requests = InputRequests::new();
+            requests.insert("elicit-1".to_owned(), form("Where to?"));
+            result.input_requests = Some(requests);
+            result
+        };
+        let mut stamped = rmcp::model::CallToolResponse::InputRequired(unstamped("s"));
+        crate::serve::tools::stamp_server_info(&mut stamped, &info);
+        let rmcp::model::CallToolResponse::InputRequired(stamped) = stamped else {
+            unreachable!("stamping keeps the kind of result");
+        };
+        let message = |result| {
+            ServerJsonRpcMessage::response(
+                ServerResult::InputRequiredResult(result),
+                RequestId::Number(7),
+            )
+        };
+        let mut ours = Vec::new();
+        write(&message(unstamped("s")), Some(&info), &mut ours).unwrap();
+        let rmcp = serde_json::to_vec(&message(stamped)).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&rmcp)
+        );
+        assert!(
+            String::from_utf8_lossy(&ours)
+                .contains(r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name""#)
+        );
     }
 
     #[test]
