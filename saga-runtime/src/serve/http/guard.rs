@@ -44,7 +44,6 @@ const INVALID_REQUEST: i32 = -32600;
 const SERVER_BUSY: i32 = -32603;
 
 /// The guard's settings and its shared slots.
-#[derive(Clone)]
 pub(crate) struct Guard {
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) queue_timeout: Duration,
@@ -66,7 +65,7 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) async fn run(self, request: Request) -> Response {
+    pub(crate) async fn run(self: Arc<Self>, request: Request) -> Response {
         let span = tracing::debug_span!(
             "saga.request",
             http = %request.method(),
@@ -89,7 +88,7 @@ impl Guard {
         response
     }
 
-    async fn guard(self, request: Request, span: &tracing::Span) -> Response {
+    async fn guard(self: Arc<Self>, request: Request, span: &tracing::Span) -> Response {
         // A session answers only to the principal that opened it; only a live session of
         // the caller's lets a request give back its slot below.
         let session = request
@@ -117,7 +116,7 @@ impl Guard {
     }
 
     async fn guard_owned(
-        self,
+        self: Arc<Self>,
         request: Request,
         span: &tracing::Span,
         session: Option<String>,
@@ -414,8 +413,13 @@ impl Guard {
 }
 
 /// The guard as the service mounted at the MCP path: an axum middleware would also clone
-/// the route behind it and box a `Next` for every request.
-impl tower::Service<Request> for Guard {
+/// the route behind it and box a `Next` for every request. axum clones a route's service
+/// for each request, and the request's future owns one more: a clone is one shared
+/// pointer, not each of the guard's handles.
+#[derive(Clone)]
+pub(crate) struct GuardService(pub(crate) Arc<Guard>);
+
+impl tower::Service<Request> for GuardService {
     type Response = Response;
     type Error = std::convert::Infallible;
     type Future = futures::future::Map<
@@ -432,7 +436,7 @@ impl tower::Service<Request> for Guard {
 
     fn call(&mut self, request: Request) -> Self::Future {
         use futures::FutureExt as _;
-        self.clone().run(request).boxed().map(Ok)
+        Arc::clone(&self.0).run(request).boxed().map(Ok)
     }
 }
 

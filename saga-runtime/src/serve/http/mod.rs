@@ -95,7 +95,7 @@ impl SagaServer {
         let server = self.clone();
         let service =
             StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
-        let guard = guard::Guard {
+        let guard = guard::GuardService(Arc::new(guard::Guard {
             owners: owners::Owners::new(sessions, limits),
             stream_idle_timeout: limits.stream_idle_timeout,
             tools: self.tools().clone(),
@@ -106,7 +106,7 @@ impl SagaServer {
             budget: limits.json_budget(),
             direct,
             rmcp: axum::Router::new().nest_service(MCP_PATH, service),
-        };
+        }));
         // The guard answers at every path `nest_service` gives rmcp's transport (the path,
         // with a slash, and below it) and hands rmcp what it does not serve itself; any
         // other path is a plain 404.
