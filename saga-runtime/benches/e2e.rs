@@ -638,7 +638,10 @@ fn main() {
             hand_listener.local_addr().unwrap(),
         );
         tokio::spawn(async move {
-            axum::serve(saga_listener, saga_server().router())
+            // As users serve it (`serve_http`): saga's own HTTP/1 listener, with its
+            // connection bounds.
+            saga_server()
+                .serve_listener(saga_listener, std::future::pending())
                 .await
                 .unwrap();
         });
