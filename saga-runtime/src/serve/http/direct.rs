@@ -48,8 +48,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::json_check::{self, JsonBudget};
 use super::refuse::refuse;
-use crate::engine::SagaContext;
-use crate::engine::Stateless;
+use crate::engine::{SagaContext, Stateless};
 use crate::serve::SagaTools;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
