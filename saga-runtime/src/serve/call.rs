@@ -48,12 +48,12 @@ impl SagaTools {
     /// A `tools/call` whose context is built already, not yet stamped: the entry of the
     /// HTTP direct path (`serve::http::direct`), which stamps it or has its reply writer
     /// write the stamp.
-    pub(crate) async fn call_unstamped_in(
+    pub(crate) fn call_unstamped_in(
         &self,
         params: CallToolRequestParams,
         cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.call_in(params, cx, WireCall::default()).await
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
+        self.call_in(params, cx, WireCall::default())
     }
 
     /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
@@ -69,14 +69,17 @@ impl SagaTools {
         self.inner.info_meta.as_ref()
     }
 
-    async fn call_in(
+    // `call_in`, `call_routed` and `run_call` return the future of the layer they pick,
+    // not an `async fn`'s own: each `async fn` layer kept the call (208 bytes) and moved
+    // it, and the future beneath it, once more for every request (BENCHMARKS.md).
+    fn call_in(
         &self,
         params: CallToolRequestParams,
         cx: &SagaContext,
         wire: WireCall,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
         if let Some(error) = wire.error {
-            return Err(error);
+            return Either::Left(std::future::ready(Err(error)));
         }
         let call = Call {
             method: wire.format.bound_method().into(),
@@ -87,7 +90,7 @@ impl SagaTools {
             failures: wire.failures,
             ..Call::default()
         };
-        self.bounded(cx, self.call_routed(call, cx)).await
+        Either::Right(self.bounded(cx, self.call_routed(call, cx)))
     }
 
     /// `run`, stopped with `-32603` once it has run longer than
@@ -122,21 +125,24 @@ impl SagaTools {
     }
 
     /// A call as a task (for a task tool) or an ordinary run.
-    async fn call_routed(
+    fn call_routed(
         &self,
         call: Call,
         cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
         if let Some(tasks) = &self.inner.tasks {
-            let support = self.saga(&call.name)?.task_support();
+            let support = match self.saga(&call.name) {
+                Ok(saga) => saga.task_support(),
+                Err(error) => return Either::Left(Either::Left(std::future::ready(Err(error)))),
+            };
             if support != crate::tasks::TaskSupport::Forbidden {
                 // Boxed, as the session and replay paths below: rmcp spawns a task per
                 // request whose future holds this one, and the largest path would
                 // otherwise size (and copy) every request's task (BENCHMARKS.md).
-                return Box::pin(tasks.call(self, support, call, cx)).await;
+                return Either::Left(Either::Right(Box::pin(tasks.call(self, support, call, cx))));
             }
         }
-        self.run_call(call, cx).await
+        Either::Right(self.run_call(call, cx))
     }
 
     /// Whether the principals are verified identities; see
@@ -180,13 +186,17 @@ impl SagaTools {
     }
 
     /// See `run` (feature `internals`).
-    pub(crate) async fn run_call(
+    pub(crate) fn run_call(
         &self,
         call: Call,
         cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let saga = self.saga(&call.name)?.clone();
-        self.run_saga(&saga, call, cx).await
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
+        match self.saga(&call.name) {
+            Ok(saga) => {
+                Either::Left(self.run_saga_until(saga, call, cx, super::session::DriveUntil::End))
+            }
+            Err(error) => Either::Right(std::future::ready(Err(error))),
+        }
     }
 
     pub(crate) fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
@@ -202,14 +212,13 @@ impl SagaTools {
         }
     }
 
-    pub(super) async fn run_saga(
+    pub(super) fn run_saga(
         &self,
         saga: &Saga,
         call: Call,
         cx: &SagaContext,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
         self.run_saga_until(saga, call, cx, super::session::DriveUntil::End)
-            .await
     }
 
     /// [`SagaTools::run`], but a session call stops at its first checkpoint (where a task
