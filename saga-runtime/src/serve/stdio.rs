@@ -116,6 +116,8 @@ mod tests {
             "{\"a\":1}\n",
             "{\"x\":{\"$serde_json::private::RawValue\":\"[[]]\"}}\n",
             "{\"$serde_json::private::Raw\\u0056alue\":\"1\"}\n",
+            // The `$` itself escaped.
+            "{\"\\u0024serde_json::private::RawValue\":\"1\"}\n",
             // Behind a key named twice, which serde_json lets through.
             "{\"k\":1,\"k\":2,\"x\":{\"$serde_json::private::RawValue\":\"1\"}}\n",
             "{\"b\":\"$serde_json::private::RawValue\"}\n",

@@ -269,6 +269,12 @@ const RESERVED_KEY: &str = "an object key in the request starts with `$serde_jso
 /// Whether some object in `body` names a key serde_json reserves ([`RESERVED_PREFIX`]),
 /// whatever its size: for stdio, whose lines have no budget but must not hide documents.
 pub(crate) fn names_reserved_key(body: &[u8]) -> bool {
+    // A key can start with `$` only where the text holds a `$` or a `\u` escape; a line
+    // with neither is not parsed a second time.
+    let may_hold_dollar = body.contains(&b'$') || body.windows(2).any(|pair| pair == b"\\u");
+    if !may_hold_dollar {
+        return false;
+    }
     let unbounded = JsonBudget {
         max_depth: usize::MAX,
         max_values: usize::MAX,
