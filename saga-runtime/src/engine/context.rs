@@ -61,21 +61,29 @@ pub(crate) struct Stateless {
     pub(crate) request_id: RequestId,
 }
 
+impl From<Head> for SagaContext {
+    fn from(head: Head) -> Self {
+        Self {
+            principal: head.principal,
+            sessionless: head.sessionless,
+            notices: head.notices,
+            ..Self::default()
+        }
+    }
+}
+
 impl SagaContext {
     /// The context of a stateless request, built in one piece: each builder method moves
     /// the whole context (over 600 bytes), and the HTTP direct path builds one for every
     /// request.
     pub(crate) fn stateless(head: Head, request: Stateless) -> Self {
         Self {
-            principal: head.principal,
-            sessionless: head.sessionless,
-            notices: head.notices,
             capabilities: request.capabilities,
             client_info: Some(request.client_info),
             protocol_version: Some(request.protocol_version),
             meta: request.meta,
             request_id: Some(request.request_id),
-            ..Self::default()
+            ..Self::from(head)
         }
     }
 }
@@ -142,16 +150,6 @@ impl SagaContext {
     /// The JSON-RPC id of the request, when it came through a connection.
     pub fn request_id(&self) -> Option<&RequestId> {
         self.request_id.as_ref()
-    }
-
-    pub(crate) fn with_notices(mut self, notices: Option<Arc<dyn Notices>>) -> Self {
-        self.notices = notices;
-        self
-    }
-
-    pub(crate) fn with_sessionless(mut self, sessionless: bool) -> Self {
-        self.sessionless = sessionless;
-        self
     }
 
     /// Where a notification of this request goes to ride the request's own HTTP stream.

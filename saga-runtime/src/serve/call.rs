@@ -69,9 +69,10 @@ impl SagaTools {
         self.inner.info_meta.as_ref()
     }
 
-    // `call_in`, `call_routed` and `run_call` return the future of the layer they pick,
-    // not an `async fn`'s own: each `async fn` layer kept the call (208 bytes) and moved
-    // it, and the future beneath it, once more for every request (BENCHMARKS.md).
+    // `call_in`, `call_routed`, `run_call` and `run_saga` return the future of the layer
+    // they pick, not an `async fn`'s own: each `async fn` layer kept the call (208 bytes)
+    // and moved it, and the future beneath it, once more for every request
+    // (BENCHMARKS.md).
     fn call_in(
         &self,
         params: CallToolRequestParams,
@@ -192,9 +193,7 @@ impl SagaTools {
         cx: &SagaContext,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> {
         match self.saga(&call.name) {
-            Ok(saga) => {
-                Either::Left(self.run_saga_until(saga, call, cx, super::session::DriveUntil::End))
-            }
+            Ok(saga) => Either::Left(self.run_saga(saga, call, cx)),
             Err(error) => Either::Right(std::future::ready(Err(error))),
         }
     }

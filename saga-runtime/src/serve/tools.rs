@@ -489,14 +489,7 @@ impl SagaTools {
     /// What the HTTP head of a request gives its context (the principal, and where a
     /// session call's notices go), whichever path built the rest.
     pub(crate) fn head_context(&self, parts: Option<&http::request::Parts>) -> SagaContext {
-        let Head {
-            principal,
-            sessionless,
-            notices,
-        } = self.head(parts);
-        SagaContext::new(principal)
-            .with_sessionless(sessionless)
-            .with_notices(notices)
+        SagaContext::from(self.head(parts))
     }
 
     /// [`SagaTools::head_context`]'s parts, for a context built in one piece.

@@ -293,19 +293,17 @@ impl Direct {
             return crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked);
         }
         let declared_tasks = cx.capabilities().supports_tasks();
-        let result = self.tools.call_unstamped_in(params, &cx).await;
         // The usual result asks for input and carries no `_meta` of its own: the reply
-        // writer writes its stamp.
-        let mut server_info = None;
-        let result = result.map(|response| match response {
-            CallToolResponse::InputRequired(result)
+        // writer writes its stamp. Any other result is stamped here.
+        let (result, server_info) = match self.tools.call_unstamped_in(params, &cx).await {
+            Ok(CallToolResponse::InputRequired(result))
                 if result.meta.is_none() && super::reply::stamps_unstamped() =>
             {
-                server_info = self.tools.server_info_meta();
-                CallToolResponse::InputRequired(result)
+                let server_info = self.tools.server_info_meta();
+                (Ok(CallToolResponse::InputRequired(result)), server_info)
             }
-            other => self.tools.stamped(other),
-        });
+            other => (other.map(|response| self.tools.stamped(response)), None),
+        };
         let message = match result {
             Ok(CallToolResponse::Task(_)) if !declared_tasks => ServerJsonRpcMessage::error(
                 ErrorData::missing_required_client_capability(

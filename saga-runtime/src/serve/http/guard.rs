@@ -147,22 +147,18 @@ impl Guard {
             return response;
         }
         // A free slot is taken at once, without arming the queue's timer.
-        let slot = match self.slots.clone().try_acquire_owned() {
-            Ok(slot) => slot,
+        let waited = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => Ok(Ok(slot)),
             Err(_) => {
-                let Ok(slot) =
-                    tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned())
-                        .await
-                else {
-                    tracing::warn!(
-                        "shedding a request: every slot stayed busy for the queue timeout"
-                    );
-                    return busy();
-                };
-                let Ok(slot) = slot else {
-                    return busy();
-                };
-                slot
+                tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await
+            }
+        };
+        let slot = match waited {
+            Ok(Ok(slot)) => slot,
+            Ok(Err(_closed)) => return busy(),
+            Err(_elapsed) => {
+                tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
+                return busy();
             }
         };
         let (mut parts, body) = request.into_parts();

@@ -146,7 +146,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Budgeted<'_, D> {
     ) -> Result<V::Value, D::Error> {
         // serde_json's raw value asks for a newtype of this name and keeps the text
         // unread.
-        if name.starts_with("$serde_json::private::") {
+        if is_reserved(name) {
             return Err(two_passes());
         }
         let (inner, visitor) = self.wrap(visitor);
