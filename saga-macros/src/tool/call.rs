@@ -41,7 +41,7 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let fields = saved.iter().map(|s| {
         let field = &s.field;
         let ident = &s.ident;
-        quote_spanned!(ident.span()=> #field: __kind.keep(#ident))
+        quote_spanned!(ident.span()=> #field: #private::Slot(__kind.keep(#ident)))
     });
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(

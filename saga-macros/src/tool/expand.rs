@@ -381,7 +381,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             let field = &local.field;
             fields.push(quote!(#field: #param));
             let binding = format_ident!("__saved_{}", field);
-            pattern.push(quote!(#field: #binding));
+            pattern.push(quote!(#field: #private::Slot(#binding)));
             params.push(param);
         }
         if site.suspension.is_call() {
@@ -422,6 +422,24 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let serialize_bound = serialize_bounds.join(", ");
     let deserialize_bound = deserialize_bounds.join(", ");
     let serde_crate = format!("{private}::serde").replace(' ', "");
+    // The layout is traced from the same enum with each saved local's trace in its place
+    // (`SlotTrace`): a local kept as JSON is traced without a value of its type.
+    let traced_args = params.iter().map(|param| {
+        if param.to_string().starts_with('T') {
+            quote!(<#param as #private::SlotField>::Traced)
+        } else {
+            quote!(#param)
+        }
+    });
+    let slot_bounds = params
+        .iter()
+        .filter(|param| param.to_string().starts_with('T'))
+        .map(|param| quote!(#param: #private::SlotField));
+    let traced_type = if params.is_empty() {
+        quote!(__State)
+    } else {
+        quote!(__State<#(#traced_args),*>)
+    };
     let restated = &machine.restated;
     let definition = quote! {
         /// Per suspension: whether the step states its requests again when asked, so
@@ -434,6 +452,12 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         enum __State #generics {
             #(#variants,)*
+        }
+        impl #generics #private::SlotState for __State #generics
+        where
+            #(#slot_bounds,)*
+        {
+            type Traced = #traced_type;
         }
     };
     let callee_traces = callees.iter().map(|(variant, index)| {

@@ -94,6 +94,20 @@ const _: () = {
         /// Suspended at `let roots = list_roots().await?;`
         AfterListRootsRoots { answer: T3, __m0: ::saga_runtime::__private::Marker<R4> },
     }
+    impl<R0, R1, T2, T3, R4> ::saga_runtime::__private::SlotState
+    for __State<R0, R1, T2, T3, R4>
+    where
+        T2: ::saga_runtime::__private::SlotField,
+        T3: ::saga_runtime::__private::SlotField,
+    {
+        type Traced = __State<
+            R0,
+            R1,
+            <T2 as ::saga_runtime::__private::SlotField>::Traced,
+            <T3 as ::saga_runtime::__private::SlotField>::Traced,
+            R4,
+        >;
+    }
     impl route {
         #[doc(hidden)]
         fn __finish(
@@ -279,7 +293,7 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
-                                                    answer: answer,
+                                                    answer: ::saga_runtime::__private::Slot(answer),
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
@@ -305,7 +319,7 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterListRootsRoots {
-                                                    answer: answer,
+                                                    answer: ::saga_runtime::__private::Slot(answer),
                                                     __m0: __mark0,
                                                 },
                                                 {
@@ -391,7 +405,10 @@ const _: () = {
                                 K: __SagaOwnedLocal<L>,
                             >(_: &L, _: K) {}
                             match __state {
-                                __State::AfterCheckpoint { answer, .. } => {
+                                __State::AfterCheckpoint {
+                                    answer: ::saga_runtime::__private::Slot(answer),
+                                    ..
+                                } => {
                                     __saga_owned(
                                         answer,
                                         (&__SagaProbe::of(answer)).__saga_kind(),
@@ -471,7 +488,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: answer,
+                                                        answer: ::saga_runtime::__private::Slot(answer),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -497,7 +514,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: answer,
+                                                        answer: ::saga_runtime::__private::Slot(answer),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -576,7 +593,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: answer,
+                                                        answer: ::saga_runtime::__private::Slot(answer),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -602,7 +619,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: answer,
+                                                        answer: ::saga_runtime::__private::Slot(answer),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -635,7 +652,9 @@ const _: () = {
                                 }
                                 ::core::result::Result::Ok(Self::__finish(Ok(answer)))
                             }
-                            __State::AfterCheckpoint { answer: __saved_answer } => {
+                            __State::AfterCheckpoint {
+                                answer: ::saga_runtime::__private::Slot(__saved_answer),
+                            } => {
                                 let answer = __saved_answer;
                                 {
                                     {
@@ -646,7 +665,7 @@ const _: () = {
                                 ::core::result::Result::Ok(Self::__finish(Ok(answer)))
                             }
                             __State::AfterListRootsRoots {
-                                answer: __saved_answer,
+                                answer: ::saga_runtime::__private::Slot(__saved_answer),
                                 __m0: __mark0,
                             } => {
                                 let answer = __saved_answer;

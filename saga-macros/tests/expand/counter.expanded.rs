@@ -68,6 +68,18 @@ const _: () = {
         /// Suspended at `checkpoint().await;`
         AfterCheckpoint { n: T0, total: T1, __rest1: T2 },
     }
+    impl<T0, T1, T2> ::saga_runtime::__private::SlotState for __State<T0, T1, T2>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+        T1: ::saga_runtime::__private::SlotField,
+        T2: ::saga_runtime::__private::SlotField,
+    {
+        type Traced = __State<
+            <T0 as ::saga_runtime::__private::SlotField>::Traced,
+            <T1 as ::saga_runtime::__private::SlotField>::Traced,
+            <T2 as ::saga_runtime::__private::SlotField>::Traced,
+        >;
+    }
     impl count_to {
         #[doc(hidden)]
         fn __finish(
@@ -180,9 +192,9 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
-                                                    n: n,
-                                                    total: total,
-                                                    __rest1: __rest1,
+                                                    n: ::saga_runtime::__private::Slot(n),
+                                                    total: ::saga_runtime::__private::Slot(total),
+                                                    __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
@@ -256,7 +268,11 @@ const _: () = {
                                 K: __SagaOwnedLocal<L>,
                             >(_: &L, _: K) {}
                             match __state {
-                                __State::AfterCheckpoint { n, total, .. } => {
+                                __State::AfterCheckpoint {
+                                    n: ::saga_runtime::__private::Slot(n),
+                                    total: ::saga_runtime::__private::Slot(total),
+                                    ..
+                                } => {
                                     __saga_owned(n, (&__SagaProbe::of(n)).__saga_kind());
                                     __saga_owned(
                                         total,
@@ -289,9 +305,9 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterCheckpoint {
-                                n: __saved_n,
-                                total: __saved_total,
-                                __rest1: __saved___rest1,
+                                n: ::saga_runtime::__private::Slot(__saved_n),
+                                total: ::saga_runtime::__private::Slot(__saved_total),
+                                __rest1: ::saga_runtime::__private::Slot(__saved___rest1),
                             } => {
                                 let n = __saved_n;
                                 let mut total = __saved_total;
@@ -317,9 +333,9 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterCheckpoint {
-                                                            n: n,
-                                                            total: total,
-                                                            __rest1: __rest1,
+                                                            n: ::saga_runtime::__private::Slot(n),
+                                                            total: ::saga_runtime::__private::Slot(total),
+                                                            __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();

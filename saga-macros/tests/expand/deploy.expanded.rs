@@ -78,6 +78,16 @@ const _: () = {
         /// Suspended at `let verdict = sample(format!("Is deploying to '{}' safe right now?", target.target)) .max_tokens(100) .await?;`
         AfterSampleVerdict { target: T1, __m0: ::saga_runtime::__private::Marker<R2> },
     }
+    impl<R0, T1, R2> ::saga_runtime::__private::SlotState for __State<R0, T1, R2>
+    where
+        T1: ::saga_runtime::__private::SlotField,
+    {
+        type Traced = __State<
+            R0,
+            <T1 as ::saga_runtime::__private::SlotField>::Traced,
+            R2,
+        >;
+    }
     impl complex_tool {
         #[doc(hidden)]
         fn __finish(
@@ -221,7 +231,7 @@ const _: () = {
                                     ::saga_runtime::__private::suspend(
                                         &mut __slot,
                                         __State::AfterSampleVerdict {
-                                            target: target,
+                                            target: ::saga_runtime::__private::Slot(target),
                                             __m0: __mark0,
                                         },
                                         {
@@ -314,7 +324,10 @@ const _: () = {
                                 K: __SagaOwnedLocal<L>,
                             >(_: &L, _: K) {}
                             match __state {
-                                __State::AfterSampleVerdict { target, .. } => {
+                                __State::AfterSampleVerdict {
+                                    target: ::saga_runtime::__private::Slot(target),
+                                    ..
+                                } => {
                                     __saga_owned(
                                         target,
                                         (&__SagaProbe::of(target)).__saga_kind(),
@@ -394,7 +407,7 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &mut __slot,
                                             __State::AfterSampleVerdict {
-                                                target: target,
+                                                target: ::saga_runtime::__private::Slot(target),
                                                 __m0: __mark0,
                                             },
                                             {
@@ -419,7 +432,7 @@ const _: () = {
                                 };
                             }
                             __State::AfterSampleVerdict {
-                                target: __saved_target,
+                                target: ::saga_runtime::__private::Slot(__saved_target),
                                 __m0: __mark0,
                             } => {
                                 let target = __saved_target;

@@ -97,6 +97,29 @@ const _: () = {
             __m0: ::saga_runtime::__private::Marker<R8>,
         },
     }
+    impl<T0, T1, T2, R3, T4, T5, T6, T7, R8> ::saga_runtime::__private::SlotState
+    for __State<T0, T1, T2, R3, T4, T5, T6, T7, R8>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+        T1: ::saga_runtime::__private::SlotField,
+        T2: ::saga_runtime::__private::SlotField,
+        T4: ::saga_runtime::__private::SlotField,
+        T5: ::saga_runtime::__private::SlotField,
+        T6: ::saga_runtime::__private::SlotField,
+        T7: ::saga_runtime::__private::SlotField,
+    {
+        type Traced = __State<
+            <T0 as ::saga_runtime::__private::SlotField>::Traced,
+            <T1 as ::saga_runtime::__private::SlotField>::Traced,
+            <T2 as ::saga_runtime::__private::SlotField>::Traced,
+            R3,
+            <T4 as ::saga_runtime::__private::SlotField>::Traced,
+            <T5 as ::saga_runtime::__private::SlotField>::Traced,
+            <T6 as ::saga_runtime::__private::SlotField>::Traced,
+            <T7 as ::saga_runtime::__private::SlotField>::Traced,
+            R8,
+        >;
+    }
     impl collect {
         #[doc(hidden)]
         fn __finish(
@@ -208,9 +231,9 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterElicitName {
-                                                    limit: limit,
-                                                    candidates: candidates,
-                                                    names: names,
+                                                    limit: ::saga_runtime::__private::Slot(limit),
+                                                    candidates: ::saga_runtime::__private::Slot(candidates),
+                                                    names: ::saga_runtime::__private::Slot(names),
                                                     __m0: __mark0,
                                                 },
                                                 {
@@ -275,10 +298,10 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterElicitKeep {
-                                                            __rest2: __rest2,
-                                                            candidate: candidate,
-                                                            names: names,
-                                                            __rest1: __rest1,
+                                                            __rest2: ::saga_runtime::__private::Slot(__rest2),
+                                                            candidate: ::saga_runtime::__private::Slot(candidate),
+                                                            names: ::saga_runtime::__private::Slot(names),
+                                                            __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -366,9 +389,9 @@ const _: () = {
                             >(_: &L, _: K) {}
                             match __state {
                                 __State::AfterElicitName {
-                                    limit,
-                                    candidates,
-                                    names,
+                                    limit: ::saga_runtime::__private::Slot(limit),
+                                    candidates: ::saga_runtime::__private::Slot(candidates),
+                                    names: ::saga_runtime::__private::Slot(names),
                                     ..
                                 } => {
                                     __saga_owned(
@@ -410,9 +433,11 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterElicitName {
-                                limit: __saved_limit,
-                                candidates: __saved_candidates,
-                                names: __saved_names,
+                                limit: ::saga_runtime::__private::Slot(__saved_limit),
+                                candidates: ::saga_runtime::__private::Slot(
+                                    __saved_candidates,
+                                ),
+                                names: ::saga_runtime::__private::Slot(__saved_names),
                                 __m0: __mark0,
                             } => {
                                 let limit = __saved_limit;
@@ -478,9 +503,9 @@ const _: () = {
                                                             ::saga_runtime::__private::suspend(
                                                                 &mut __slot,
                                                                 __State::AfterElicitName {
-                                                                    limit: limit,
-                                                                    candidates: candidates,
-                                                                    names: names,
+                                                                    limit: ::saga_runtime::__private::Slot(limit),
+                                                                    candidates: ::saga_runtime::__private::Slot(candidates),
+                                                                    names: ::saga_runtime::__private::Slot(names),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {
@@ -548,10 +573,10 @@ const _: () = {
                                                         ::saga_runtime::__private::suspend(
                                                             &mut __slot,
                                                             __State::AfterElicitKeep {
-                                                                __rest2: __rest2,
-                                                                candidate: candidate,
-                                                                names: names,
-                                                                __rest1: __rest1,
+                                                                __rest2: ::saga_runtime::__private::Slot(__rest2),
+                                                                candidate: ::saga_runtime::__private::Slot(candidate),
+                                                                names: ::saga_runtime::__private::Slot(names),
+                                                                __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                                 __m0: __mark0,
                                                             },
                                                             {
@@ -586,10 +611,12 @@ const _: () = {
                                 ::core::result::Result::Ok(Self::__finish(Ok(names)))
                             }
                             __State::AfterElicitKeep {
-                                __rest2: __saved___rest2,
-                                candidate: __saved_candidate,
-                                names: __saved_names,
-                                __rest1: __saved___rest1,
+                                __rest2: ::saga_runtime::__private::Slot(__saved___rest2),
+                                candidate: ::saga_runtime::__private::Slot(
+                                    __saved_candidate,
+                                ),
+                                names: ::saga_runtime::__private::Slot(__saved_names),
+                                __rest1: ::saga_runtime::__private::Slot(__saved___rest1),
                                 __m0: __mark0,
                             } => {
                                 let mut names = __saved_names;
@@ -631,10 +658,10 @@ const _: () = {
                                                                 ::saga_runtime::__private::suspend(
                                                                     &mut __slot,
                                                                     __State::AfterElicitKeep {
-                                                                        __rest2: __rest2,
-                                                                        candidate: candidate,
-                                                                        names: names,
-                                                                        __rest1: __rest1,
+                                                                        __rest2: ::saga_runtime::__private::Slot(__rest2),
+                                                                        candidate: ::saga_runtime::__private::Slot(candidate),
+                                                                        names: ::saga_runtime::__private::Slot(names),
+                                                                        __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -694,10 +721,10 @@ const _: () = {
                                                             ::saga_runtime::__private::suspend(
                                                                 &mut __slot,
                                                                 __State::AfterElicitKeep {
-                                                                    __rest2: __rest2,
-                                                                    candidate: candidate,
-                                                                    names: names,
-                                                                    __rest1: __rest1,
+                                                                    __rest2: ::saga_runtime::__private::Slot(__rest2),
+                                                                    candidate: ::saga_runtime::__private::Slot(candidate),
+                                                                    names: ::saga_runtime::__private::Slot(names),
+                                                                    __rest1: ::saga_runtime::__private::Slot(__rest1),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {

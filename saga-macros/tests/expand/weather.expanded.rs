@@ -73,6 +73,16 @@ const _: () = {
             __m1: ::saga_runtime::__private::Marker<R2>,
         },
     }
+    impl<T0, R1, R2> ::saga_runtime::__private::SlotState for __State<T0, R1, R2>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+    {
+        type Traced = __State<
+            <T0 as ::saga_runtime::__private::SlotField>::Traced,
+            R1,
+            R2,
+        >;
+    }
     impl get_weather {
         #[doc(hidden)]
         fn __finish(
@@ -186,7 +196,7 @@ const _: () = {
                                     ::saga_runtime::__private::suspend(
                                         &mut __slot,
                                         __State::AfterJoinLoginCapital {
-                                            location: location,
+                                            location: ::saga_runtime::__private::Slot(location),
                                             __m0: __mark0,
                                             __m1: __mark1,
                                         },
@@ -288,7 +298,10 @@ const _: () = {
                                 K: __SagaOwnedLocal<L>,
                             >(_: &L, _: K) {}
                             match __state {
-                                __State::AfterJoinLoginCapital { location, .. } => {
+                                __State::AfterJoinLoginCapital {
+                                    location: ::saga_runtime::__private::Slot(location),
+                                    ..
+                                } => {
                                     __saga_owned(
                                         location,
                                         (&__SagaProbe::of(location)).__saga_kind(),
@@ -320,7 +333,7 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterJoinLoginCapital {
-                                location: __saved_location,
+                                location: ::saga_runtime::__private::Slot(__saved_location),
                                 __m0: __mark0,
                                 __m1: __mark1,
                             } => {

@@ -22,6 +22,7 @@ pub use super::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
 };
+pub use super::slot::{Slot, SlotField, SlotState, SlotTrace};
 use super::tool::Step;
 
 /// Whether the answer at `index` fits the request `marker` stands for; see

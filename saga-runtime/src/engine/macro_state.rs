@@ -11,8 +11,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::error::SagaError;
+use super::layout;
+use super::points::{tag, untag};
 use super::requests::Request;
 use super::saga_fn::Exit;
+use super::slot;
 use super::tool::Step;
 
 /// The state of a macro-generated saga as the runtime sees it: the arguments of the first
@@ -94,18 +97,36 @@ where
     R: Exit,
 {
     let _ = slot;
-    let bytes = match postcard::to_allocvec(&state) {
-        Ok(bytes) => bytes,
-        Err(error) => return unsaveable(&error),
-    };
-    // A type can serialize with postcard and still fail to read back (serde_json::Value,
-    // untagged enums, skip_serializing_if). Catch it where it is made, in development.
-    if cfg!(debug_assertions)
-        && let Err(error) = postcard::from_bytes::<S>(&bytes)
-    {
-        return unsaveable(&error);
+    match encode(&state) {
+        Ok(bytes) => R::suspended(bytes, requests),
+        Err(error) => unsaveable(&error),
     }
-    R::suspended(bytes, requests)
+}
+
+/// The state's bytes: postcard, each saved local in its slot's encoding; or, if that
+/// does not read back as the same state (a `skip_serializing_if` no sample showed), the
+/// tagged form, where each local says its own encoding (see [`super::slot`]).
+fn encode<S: Serialize + DeserializeOwned>(state: &S) -> Result<Vec<u8>, String> {
+    if !slot::tags_always::<S>() {
+        let bytes = postcard::to_allocvec(state).map_err(|error| error.to_string())?;
+        match layout::reads_back_as(state, &bytes) {
+            Ok(()) => return Ok(bytes),
+            Err(reason) => {
+                tracing::info!(
+                    r#type = std::any::type_name::<S>(),
+                    %reason,
+                    "a saga's state does not read back with postcard; it is sealed in the \
+                     tagged form from now on"
+                );
+                slot::remember_tagging::<S>();
+            }
+        }
+    }
+    let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
+        .map_err(|error| error.to_string())?;
+    let tagged = tag(&bytes).ok_or("a state without a variant index")?;
+    slot::with_tagging(true, || layout::reads_back_as(state, &bytes))?;
+    Ok(tagged)
 }
 
 impl<A> Exit for Step<MacroState<A>> {
@@ -132,11 +153,11 @@ pub fn failed<R: Exit>(message: &'static str) -> R {
     R::failed(message)
 }
 
-fn unsaveable<R: Exit>(error: &postcard::Error) -> R {
+fn unsaveable<R: Exit>(error: &str) -> R {
     tracing::error!(
         %error,
-        "the saga's saved locals do not round-trip through postcard; \
-         avoid serde_json::Value, untagged enums and skip_serializing_if in saved locals"
+        "the saga's saved locals cannot be written, or do not read back as themselves, \
+         as postcard or as JSON"
     );
     R::failed("the tool's state could not be saved")
 }
@@ -150,10 +171,18 @@ where
     S: Serialize + DeserializeOwned,
 {
     let _ = slot;
-    let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
-    if !rest.is_empty() {
-        return Err(postcard::Error::DeserializeBadEncoding);
-    }
+    let read = |bytes: &[u8]| {
+        let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
+        if rest.is_empty() {
+            Ok(state)
+        } else {
+            Err(postcard::Error::DeserializeBadEncoding)
+        }
+    };
+    let state = match untag(bytes) {
+        Some(untagged) => slot::with_tagging(true, || read(&untagged))?,
+        None => read(bytes)?,
+    };
     let inspected = INSPECTION.with(|inspection| {
         let mut inspection = inspection.borrow_mut();
         if matches!(*inspection, Inspection::Armed) {
@@ -256,9 +285,13 @@ pub fn tracing_layout(bytes: &[u8]) -> bool {
 
 /// Records the layout of the state enum `slot` is typed as, in the running trace, with
 /// what tells apart the variants that share a name (`site_tags`, one per variant).
-pub fn record_state<S: DeserializeOwned>(slot: &Option<S>, site_tags: &[&'static str]) {
+pub fn record_state<S>(slot: &Option<S>, site_tags: &[&'static str])
+where
+    S: slot::SlotState,
+    S::Traced: DeserializeOwned,
+{
     let _ = slot;
-    super::layout::record_state::<S>(site_tags);
+    super::layout::record_state::<S::Traced>(site_tags);
 }
 
 /// Ends a step that traced its layout; none of the tool's code ran.

@@ -33,6 +33,7 @@ mod points;
 mod requests;
 mod round;
 mod saga_fn;
+pub(crate) mod slot;
 mod tool;
 mod transition;
 mod unwind;

@@ -16,11 +16,40 @@
 //! The point's variant index is not sealed: the token's state is the variant's fields
 //! alone, and the build that opens it puts back its own index for that point. So a
 //! suspension added before the one in flight moves no token onto another variant.
+//!
+//! A `#[saga_tool]`'s point has a *tagged twin*: the same point, for a state sealed in the
+//! tagged form (every saved local tagged with its encoding; see [`super::slot`]). Its
+//! identity hashes the layout with a suffix no layout text can hold, and the variant index
+//! the build puts back for it is offset by [`TAGGED`], which tells the state's decoder.
 
 use sha2::{Digest, Sha256};
 
 use super::layout::{self, LayoutError, Traced};
 use crate::state::PointKey;
+
+/// The offset of a tagged state's variant index (see the module docs). Far above any
+/// state's variant count, so that no untagged state reads as tagged.
+pub(crate) const TAGGED: u32 = 1 << 20;
+
+/// Whether `bytes`, a state enum's encoding, are in the tagged form; if so, the same
+/// state with its untagged variant index.
+pub(crate) fn untag(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (index, len) = varint(bytes)?;
+    let index = index.checked_sub(TAGGED)?;
+    let mut buffer = [0u8; 5];
+    let mut untagged = put_varint(&mut buffer, index).to_vec();
+    untagged.extend_from_slice(&bytes[len..]);
+    Some(untagged)
+}
+
+/// `bytes`, a state enum's encoding, with its variant index moved into the tagged range.
+pub(crate) fn tag(bytes: &[u8]) -> Option<Vec<u8>> {
+    let (index, len) = varint(bytes)?;
+    let mut buffer = [0u8; 5];
+    let mut tagged = put_varint(&mut buffer, index.checked_add(TAGGED)?).to_vec();
+    tagged.extend_from_slice(&bytes[len..]);
+    Some(tagged)
+}
 
 /// How a tool's state is framed in postcard, which says where its variant index is.
 #[doc(hidden)]
@@ -236,6 +265,8 @@ pub struct Points {
     framing: Framing,
     /// By variant index.
     points: Vec<Option<Point>>,
+    /// By variant index, each point's tagged twin (a `#[saga_tool]`'s state only).
+    tagged: Vec<Option<Point>>,
     /// The tool's code tag with its helpers' folded in (see `SagaTool::build_tag`).
     build_tag: u16,
     /// Header bytes and variant index, sorted: a token's point is found by binary search,
@@ -292,10 +323,33 @@ impl Points {
                 })
             })
             .collect();
+        let tagged: Vec<Option<Point>> = if layout.framing == Framing::Bytes {
+            points
+                .iter()
+                .map(|point| {
+                    point.as_ref().map(|point| Point {
+                        name: point.name.clone(),
+                        variant: point.variant + TAGGED,
+                        // `\0` is quoted in any name a layout shows: no layout ends so.
+                        key: point_key(
+                            name,
+                            version,
+                            &point.name,
+                            &format!("{}\0tagged", point.layout),
+                        ),
+                        layout: point.layout.clone(),
+                        reads_back: std::sync::OnceLock::new(),
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut by_header: Vec<([u8; 8], usize)> = points
             .iter()
-            .enumerate()
-            .filter_map(|(index, point)| point.as_ref().map(|point| (point.key.header, index)))
+            .chain(&tagged)
+            .flatten()
+            .map(|point| (point.key.header, point.variant as usize))
             .collect();
         by_header.sort_unstable();
         Ok(Points {
@@ -303,6 +357,7 @@ impl Points {
             version,
             framing: layout.framing,
             points,
+            tagged,
             by_header,
             build_tag,
             metric_keys: std::sync::Arc::new(crate::metrics::ToolKeys::new(name)),
@@ -340,9 +395,16 @@ impl Points {
         // collide; across the builds of a family, `SagaTools` refuses such a pair.
         let at = self.by_header.partition_point(|(known, _)| known < header);
         let (known, index) = self.by_header.get(at)?;
-        (known == header)
-            .then(|| self.points.get(*index).and_then(Option::as_ref))
-            .flatten()
+        (known == header).then(|| self.at(*index as u32)).flatten()
+    }
+
+    /// The point (or tagged twin) this build puts back as variant `index`.
+    fn at(&self, index: u32) -> Option<&Point> {
+        match index.checked_sub(TAGGED) {
+            Some(index) => self.tagged.get(index as usize),
+            None => self.points.get(index as usize),
+        }
+        .and_then(Option::as_ref)
     }
 
     /// Why `header` names none of these points.
@@ -387,11 +449,13 @@ impl Points {
                 (index, from..from + prefix + len)
             }
         };
-        let point = self
-            .points
-            .get(index as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| format!("variant {index} is no suspension point"))?;
+        let point = match self.framing {
+            Framing::Bytes => self.at(index),
+            Framing::Enum | Framing::Whole => {
+                self.points.get(index as usize).and_then(Option::as_ref)
+            }
+        }
+        .ok_or_else(|| format!("variant {index} is no suspension point"))?;
         encoded.drain(cut);
         Ok(point)
     }
@@ -451,7 +515,7 @@ impl Points {
     }
 }
 
-fn varint(bytes: &[u8]) -> Option<(u32, usize)> {
+pub(crate) fn varint(bytes: &[u8]) -> Option<(u32, usize)> {
     let mut value: u32 = 0;
     for (i, byte) in bytes.iter().take(5).enumerate() {
         value |= u32::from(byte & 0x7f) << (7 * i);
@@ -462,7 +526,7 @@ fn varint(bytes: &[u8]) -> Option<(u32, usize)> {
     None
 }
 
-fn put_varint(buffer: &mut [u8; 5], mut value: u32) -> &[u8] {
+pub(crate) fn put_varint(buffer: &mut [u8; 5], mut value: u32) -> &[u8] {
     let mut len = 0;
     loop {
         let byte = (value & 0x7f) as u8;
@@ -488,6 +552,15 @@ mod tests {
             assert_eq!(bytes, postcard::to_allocvec(&value).expect("encodes"));
             assert_eq!(varint(&bytes), Some((value, bytes.len())));
         }
+    }
+
+    #[test]
+    fn tagging_moves_the_index_and_back() {
+        let bytes = [3u8, 9, 9];
+        let tagged = tag(&bytes).expect("tags");
+        assert_ne!(tagged, bytes);
+        assert_eq!(untag(&tagged).expect("tagged"), bytes);
+        assert_eq!(untag(&bytes), None);
     }
 
     #[test]

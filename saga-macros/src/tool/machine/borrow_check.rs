@@ -50,7 +50,11 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
         if checks.is_empty() {
             continue;
         }
-        let fields = checked.iter().map(|s| &s.field);
+        let private = private_path();
+        let fields = checked.iter().map(|s| {
+            let field = &s.field;
+            quote!(#field: #private::Slot(#field))
+        });
         arms.push(quote! {
             __State::#variant { #(#fields,)* .. } => { #(#checks)* }
         });

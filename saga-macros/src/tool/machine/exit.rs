@@ -144,10 +144,11 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
             let private = crate::shared::private_path_at(ident.span());
             quote_spanned!(ident.span()=> #private::saved(&#ident);)
         });
+    let slot = quote!(#private::Slot);
     let fields = saved.iter().map(|s| {
         let field = &s.field;
         let ident = &s.ident;
-        quote!(#field: #ident)
+        quote!(#field: #slot(#ident))
     });
     let answer = answer_expr(site, |i| format_ident!("__mark{}", i));
     let builds =

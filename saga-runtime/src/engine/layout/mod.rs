@@ -29,12 +29,10 @@ mod profile;
 mod shape;
 mod tracer;
 
-use std::collections::BTreeMap;
-
 use serde::de;
 
 pub(crate) use frame::{Frame, in_frame, record_callee, record_state, record_unreachable, tracing};
-pub(crate) use profile::{EMPTY_ROOT, MACRO_STATE, UNREACHABLE};
+pub(crate) use profile::{EMPTY_ROOT, MACRO_STATE, SELF_DESCRIBED, UNREACHABLE};
 use shape::Format;
 pub use shape::LayoutError;
 pub(crate) use shape::Traced;
@@ -46,45 +44,111 @@ use tracer::{Session, Tracer};
 pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for profile in PROFILES {
-        match trace_with::<T>(*profile) {
+        match trace_with::<T>(*profile, &mut |_| Ok(())) {
             Ok(traced) => return Ok(traced),
-            Err(error) if error.0 == EMPTY_ROOT => return Err(error),
-            Err(error) => last = error,
+            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Err(error),
+            Err(Failure::Trace(error) | Failure::Value(error)) => last = error,
         }
     }
     Err(LayoutError(format!(
         "the saved state `{}` cannot be traced: {}. saga reads the layout of what a saga \
          saves by deserializing sample values (empty and short strings, 0 and 1, a date, a \
          URL, an email address) when the server is built, so that no token is ever read into \
-         another layout; a saved type must be postcard-compatible (no serde_json::Value, \
-         untagged or internally tagged enums, flatten) and accept one of those samples: \
-         save the plain data (a String) and check it after the suspension instead",
+         another layout; a hand-written tool's state must be postcard-compatible (no \
+         serde_json::Value, untagged or internally tagged enums, flatten) and accept one of \
+         those samples. A #[saga_tool] keeps such values itself (as JSON): write the tool \
+         with the macro, or keep the value as a String in the hand-written state",
         std::any::type_name::<T>(),
         last.0
     )))
 }
 
-fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, LayoutError> {
-    let mut session = Session {
-        profile,
-        registry: BTreeMap::new(),
-        names: BTreeMap::new(),
-        first_pick: BTreeMap::new(),
-        active: Vec::new(),
-        active_variants: Vec::new(),
-        terminating: 0,
+/// Whether postcard reads back what `T` writes: `T` traces, and sample values of each
+/// of its variants, filled and minimal (options `None`, sequences and maps empty), read
+/// back as themselves. Why not, otherwise. This decides whether a saved local is kept
+/// as postcard or as JSON ([`super::slot`]).
+pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>() -> Result<(), LayoutError>
+{
+    let mut check = |value: T| reads_back(&value);
+    let mut last = LayoutError("no profile".into());
+    for profile in PROFILES {
+        match trace_with::<T>(*profile, &mut check) {
+            Ok(_) => {
+                // The minimal sample, where `skip_serializing_if` predicates most often
+                // hold; a type that refuses it (a non-empty list) has no such value.
+                for empty in [false, true] {
+                    if let Some(value) = minimal::<T>(*profile, empty) {
+                        reads_back(&value)?;
+                    }
+                }
+                return Ok(());
+            }
+            // No value of an enum without variants exists: postcard never meets one.
+            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Ok(()),
+            Err(Failure::Value(error)) => return Err(error),
+            Err(Failure::Trace(error)) => last = error,
+        }
+    }
+    Err(last)
+}
+
+/// Whether postcard reads `value` back as itself.
+fn reads_back<T: serde::Serialize + de::DeserializeOwned>(value: &T) -> Result<(), LayoutError> {
+    let failed = |reason: &dyn std::fmt::Display| {
+        LayoutError(format!(
+            "a sample value does not read back with postcard: {reason}"
+        ))
     };
+    let bytes = postcard::to_allocvec(value).map_err(|e| failed(&e))?;
+    reads_back_as(value, &bytes).map_err(|e| failed(&e))
+}
+
+/// Whether `bytes`, postcard of `value`, read back to the last byte as `value`: as a value
+/// that writes the same bytes, or (a map whose order is its hasher's) the same JSON.
+pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
+    value: &T,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let (again, rest) = postcard::take_from_bytes::<T>(bytes).map_err(|error| error.to_string())?;
+    if !rest.is_empty() {
+        return Err("bytes are left over".into());
+    }
+    if postcard::to_allocvec(&again).is_ok_and(|written| written == bytes) {
+        return Ok(());
+    }
+    match (serde_json::to_value(value), serde_json::to_value(&again)) {
+        (Ok(before), Ok(after)) if before == after => Ok(()),
+        // Not shown as JSON (a map with other than string keys): it decoded to the end.
+        (Err(_), Err(_)) => Ok(()),
+        _ => Err("it reads back as another value".into()),
+    }
+}
+
+/// What stopped a trace: the type, or a sample value the caller refused.
+enum Failure {
+    Trace(LayoutError),
+    Value(LayoutError),
+}
+
+fn trace_with<T: de::DeserializeOwned>(
+    profile: Profile,
+    each: &mut dyn FnMut(T) -> Result<(), LayoutError>,
+) -> Result<Traced, Failure> {
+    let mut session = Session::new(profile);
     let mut root = Format::Unknown;
     for _ in 0..MAX_PASSES {
         session.first_pick = session.plan();
         let mut format = Format::Unknown;
-        T::deserialize(Tracer {
+        let value = T::deserialize(Tracer {
             session: &mut session,
             out: &mut format,
             depth: 0,
             ty: std::any::type_name::<T>(),
-        })?;
-        root.merge(format).map_err(LayoutError)?;
+        })
+        .map_err(Failure::Trace)?;
+        each(value).map_err(Failure::Value)?;
+        root.merge(format)
+            .map_err(|reason| Failure::Trace(LayoutError(reason)))?;
         if session.plan().is_empty() {
             return Ok(Traced {
                 root,
@@ -93,7 +157,27 @@ fn trace_with<T: de::DeserializeOwned>(profile: Profile) -> Result<Traced, Layou
             });
         }
     }
-    Err(LayoutError("too many enum variants to explore".into()))
+    Err(Failure::Trace(LayoutError(
+        "too many enum variants to explore".into(),
+    )))
+}
+
+/// A minimal sample of `T`: every option `None`, and (if `empty`) every sequence and map
+/// empty and the first variant that does not contain itself; `None` if `T` refuses it.
+fn minimal<T: de::DeserializeOwned>(profile: Profile, empty: bool) -> Option<T> {
+    let mut session = Session::new(profile);
+    session.no_options = true;
+    if empty {
+        // The way out of a recursion, from the start: sequences and maps empty too.
+        session.terminating = 1;
+    }
+    T::deserialize(Tracer {
+        session: &mut session,
+        out: &mut Format::Unknown,
+        depth: 0,
+        ty: std::any::type_name::<T>(),
+    })
+    .ok()
 }
 
 #[cfg(test)]
@@ -281,6 +365,52 @@ mod tests {
     #[test]
     fn self_describing_types_are_refused() {
         assert!(trace::<serde_json::Value>().is_err());
+    }
+
+    #[derive(Deserialize, serde::Serialize)]
+    #[allow(dead_code)]
+    struct Skips {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        id: u32,
+    }
+
+    #[derive(Deserialize, serde::Serialize)]
+    #[allow(dead_code)]
+    struct SkipsEmpty {
+        id: u32,
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        tags: Vec<String>,
+    }
+
+    #[derive(Deserialize, serde::Serialize)]
+    #[allow(dead_code)]
+    enum SkipsInAVariant {
+        Plain(u8),
+        Later {
+            #[serde(skip_serializing_if = "String::is_empty")]
+            name: String,
+        },
+    }
+
+    #[test]
+    fn what_postcard_cannot_read_back_is_found_by_samples() {
+        assert!(postcard_reads::<Transfer2>().is_ok());
+        assert!(postcard_reads::<std::collections::HashMap<String, String>>().is_ok());
+        assert!(postcard_reads::<serde_json::Value>().is_err());
+        assert!(postcard_reads::<Skips>().is_err());
+        assert!(postcard_reads::<SkipsEmpty>().is_err());
+        assert!(postcard_reads::<SkipsInAVariant>().is_err());
+        assert!(postcard_reads::<Vec<Skips>>().is_err());
+    }
+
+    #[derive(Deserialize, serde::Serialize)]
+    #[allow(dead_code)]
+    struct Transfer2 {
+        from: String,
+        cents: Option<u64>,
+        #[serde(default)]
+        memo: String,
     }
 
     #[test]

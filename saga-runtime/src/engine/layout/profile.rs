@@ -10,6 +10,10 @@ pub(crate) const UNREACHABLE: &str = "saga::Unreachable";
 /// through its step, never from this type.
 pub(crate) const MACRO_STATE: &str = "saga::MacroState";
 
+/// The newtype name a `SlotTrace` of a MessagePack slot reads as; the tracer then reads
+/// the type's name as a unit struct inside it.
+pub(crate) const SELF_DESCRIBED: &str = "saga::MessagePack";
+
 /// The error of a state enum without variants: a saga that never suspends.
 pub(crate) const EMPTY_ROOT: &str = "the state has no suspension point";
 

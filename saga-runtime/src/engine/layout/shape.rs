@@ -34,6 +34,8 @@ pub(crate) enum Format {
     Tuple(Vec<Format>),
     /// A named container, described once in the registry.
     Named(String),
+    /// A saved local kept as MessagePack, by its type's short name (see `engine::slot`).
+    MessagePack(String),
 }
 
 impl Format {
@@ -210,6 +212,10 @@ impl Traced {
                 self.write_named(name, stack, out);
                 return;
             }
+            Format::MessagePack(name) => {
+                let _ = write!(out, "msgpack {name:?}");
+                return;
+            }
         };
         out.push_str(simple);
     }
@@ -313,3 +319,46 @@ fn quoted_if_needed(name: &str) -> std::borrow::Cow<'_, str> {
 }
 
 // ---- helpers' states, traced through the generated step ----
+
+/// A type's name as a MessagePack slot's layout shows it: without module paths
+/// (`Vec<serde_json::value::Value>` is `Vec<Value>`), so that moving a type between
+/// modules, or a compiler that spells `alloc::` otherwise, keeps the identity.
+pub(super) fn short_type_name(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            segment.clear();
+        } else if c.is_alphanumeric() || c == '_' {
+            segment.push(c);
+        } else {
+            out.push_str(&segment);
+            segment.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&segment);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_drop_module_paths() {
+        assert_eq!(
+            short_type_name("alloc::vec::Vec<serde_json::value::Value>"),
+            "Vec<Value>"
+        );
+        assert_eq!(
+            short_type_name(
+                "std::collections::hash::map::HashMap<alloc::string::String, my::Api<u8>>"
+            ),
+            "HashMap<String, Api<u8>>"
+        );
+        assert_eq!(short_type_name("(u8, [a::B; 3])"), "(u8, [B; 3])");
+    }
+}

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, Visitor};
 
-use super::profile::{EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, Profile};
-use super::shape::{Container, Format, LayoutError, VariantFormat};
+use super::profile::{EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, Profile, SELF_DESCRIBED};
+use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
 
 pub(super) struct Session {
     pub(super) profile: Profile,
@@ -20,9 +20,24 @@ pub(super) struct Session {
     pub(super) active_variants: Vec<(String, u32)>,
     /// Above zero inside a container that re-entered itself: take the shortest way out.
     pub(super) terminating: usize,
+    /// Every option `None`, for a sample of what `skip_serializing_if` most often skips.
+    pub(super) no_options: bool,
 }
 
 impl Session {
+    pub(super) fn new(profile: Profile) -> Self {
+        Session {
+            profile,
+            registry: BTreeMap::new(),
+            names: BTreeMap::new(),
+            first_pick: BTreeMap::new(),
+            active: Vec::new(),
+            active_variants: Vec::new(),
+            terminating: 0,
+            no_options: false,
+        }
+    }
+
     /// Per enum with a variant not yet explored, the first such variant.
     pub(super) fn plan(&self) -> BTreeMap<String, u32> {
         self.registry
@@ -301,7 +316,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, LayoutError> {
-        if self.session.terminating > 0 {
+        if self.session.terminating > 0 || self.session.no_options {
             *self.out = Format::Option(Box::new(Format::Unknown));
             return visitor.visit_none();
         }
@@ -332,6 +347,10 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
+        if name == SELF_DESCRIBED {
+            // A saved local kept as MessagePack (see `engine::slot`): its type's name follows.
+            return visitor.visit_newtype_struct(TypeName { out: self.out });
+        }
         if name == MACRO_STATE {
             return Err(LayoutError(
                 "a #[saga_tool]'s state is traced through its own step: a tool that wraps \
@@ -498,6 +517,36 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         _visitor: V,
     ) -> Result<V::Value, LayoutError> {
         Err(LayoutError("a saved type ignores part of its input".into()))
+    }
+}
+
+/// Reads the type name a MessagePack slot's marker gives, as a unit struct's name.
+struct TypeName<'a> {
+    out: &'a mut Format,
+}
+
+impl<'de> Deserializer<'de> for TypeName<'_> {
+    type Error = LayoutError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, LayoutError> {
+        Err(LayoutError(
+            "a MessagePack slot's marker without its type".into(),
+        ))
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, LayoutError> {
+        *self.out = Format::MessagePack(short_type_name(name));
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
     }
 }
 

@@ -1,0 +1,360 @@
+//! A saved local's encoding: postcard where postcard reads the value back, MessagePack
+//! where it cannot.
+//!
+//! # How a slot's encoding is chosen
+//!
+//! Every local a `#[saga_tool]` or `#[saga_fn]` keeps across a suspension is a *slot* of
+//! its state enum: the macro wraps it in [`Slot`], and the slot chooses its encoding by
+//! its Rust type, once per type and process:
+//!
+//! 1. **Postcard**, the default, when postcard reads back what the type writes. The slot
+//!    is then transparent: its bytes, and the layout its point's identity hashes, are
+//!    those of the bare type, so tools whose locals postcard reads keep their tokens byte
+//!    for byte.
+//! 2. **MessagePack** (`rmp-serde`, structs as maps), self-describing, when postcard
+//!    cannot read the type:
+//!    - its `Deserialize` asks for a self-describing format (`deserialize_any`:
+//!      `serde_json::Value`, untagged and internally tagged enums, `flatten`), or no
+//!      sample satisfies it, so the layout tracer ([`super::layout`]) cannot trace it;
+//!    - or its `Serialize` writes what its `Deserialize` does not read
+//!      (`skip_serializing_if`): sample values of every variant, with options `None`
+//!      and sequences empty as well as filled, are written and read back with postcard
+//!      when the type is first met, and a type whose samples do not read back as
+//!      themselves is MessagePack.
+//!
+//!    Such a slot is a byte string holding a one-byte marker of the encoding and the
+//!    value's MessagePack, structs as maps of field names. Its layout is
+//!    `msgpack "Type"`, the Rust type's name without its module paths: a renamed type,
+//!    or a slot that changes encoding, changes the point's identity, and the token is
+//!    refused, never misread. What such a slot holds is read by field and variant name,
+//!    so a struct that gains a field with a default (or an `Option`) reads old tokens
+//!    correctly, and one that gains a required field, or changes a field's type, refuses
+//!    them when they are decoded. MessagePack was measured against JSON and CBOR
+//!    (BENCHMARKS.md): the fastest and about as small as CBOR, and unlike JSON it keeps
+//!    NaN and maps whose keys are not strings.
+//! 3. **Per value, at the seal**, as a last resort. Samples cannot show every value's
+//!    serialization (a `skip_serializing_if` predicate on a value no sample takes), so
+//!    every seal reads its state back with postcard ([`super::macro_state::suspend`]). A
+//!    state that does not read back as itself is sealed again in the *tagged* form:
+//!    each slot carries a one-byte tag, postcard for a value that reads back,
+//!    MessagePack for one that does not. The tagged form is marked by the state's variant index, offset
+//!    by [`TAGGED`](super::points::TAGGED); at the top of a tool's state the index is not sealed, so a tagged
+//!    state is sealed under its point's tagged twin, another identity
+//!    ([`super::points`]). The state type is remembered, and its later seals go to the
+//!    tagged form directly.
+//!
+//! The decision depends on the type alone, so every replica of a build makes the same
+//! one, and the layout a token's identity hashes names it.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::RwLock;
+
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::ser::{self, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::layout::{self, SELF_DESCRIBED};
+
+/// A saved local in a state enum: encoded as postcard or MessagePack, as its type requires (see
+/// the [module docs](self)). Transparent in a human-readable format (`saga inspect`
+/// shows the value as it is).
+#[derive(Debug)]
+pub struct Slot<T>(pub T);
+
+/// A slot in the layout trace: reads as its value's layout, or as a MessagePack slot's marker,
+/// and holds nothing, so that a trace never needs a value of a type it cannot trace
+/// (a `serde_json::Value` has no layout to trace).
+#[derive(Debug)]
+pub struct SlotTrace<T>(PhantomData<fn() -> T>);
+
+/// A field of a state enum that the layout trace reads through another type.
+pub trait SlotField {
+    /// What the trace reads in its place.
+    type Traced: DeserializeOwned;
+}
+
+impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
+    type Traced = SlotTrace<T>;
+}
+
+/// A state enum whose saved locals are [`Slot`]s: its layout is traced as `Traced`, the
+/// same enum with each slot's [`SlotTrace`] in its place. Implemented by the macros.
+pub trait SlotState {
+    /// The enum the trace reads.
+    type Traced;
+}
+
+/// How one slot is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    Postcard,
+    MessagePack,
+}
+
+/// The first byte of a MessagePack slot's bytes (and a tagged slot's tag): a marker of the
+/// encoding, checked when the slot is read.
+const MSGPACK_MARK: u8 = b'M';
+/// A tagged slot's tag for an inline postcard value.
+const POSTCARD_MARK: u8 = b'P';
+
+/// Each type's encoding, by its name, its size and its alignment (two types that share
+/// all three and a name, say one crate at two versions, would share a decision: the seal's
+/// read-back then catches a wrong one). Decided once per type and process.
+type Key = (&'static str, usize, usize);
+static ENCODINGS: RwLock<Option<HashMap<Key, Encoding>>> = RwLock::new(None);
+
+/// The encoding of `T`'s slots, decided at its first use.
+pub(crate) fn encoding<T: Serialize + DeserializeOwned>() -> Encoding {
+    let key = (
+        std::any::type_name::<T>(),
+        std::mem::size_of::<T>(),
+        std::mem::align_of::<T>(),
+    );
+    if let Ok(known) = ENCODINGS.read()
+        && let Some(encoding) = known.as_ref().and_then(|known| known.get(&key))
+    {
+        return *encoding;
+    }
+    // Decided without the lock held: deciding traces the type, which may meet slots.
+    let decided = match layout::postcard_reads::<T>() {
+        Ok(()) => Encoding::Postcard,
+        Err(reason) => {
+            tracing::debug!(
+                r#type = std::any::type_name::<T>(),
+                %reason,
+                "a saved local is kept as MessagePack"
+            );
+            Encoding::MessagePack
+        }
+    };
+    if let Ok(mut known) = ENCODINGS.write() {
+        known.get_or_insert_with(HashMap::new).insert(key, decided);
+    }
+    decided
+}
+
+thread_local! {
+    /// Whether the state being encoded or decoded on this thread is in the tagged form.
+    static TAGGING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `run` with every slot it encodes or decodes in the tagged form (or not).
+pub(crate) fn with_tagging<R>(tagged: bool, run: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TAGGING.with(|tagging| tagging.set(self.0));
+        }
+    }
+    let _restore = Restore(TAGGING.with(|tagging| tagging.replace(tagged)));
+    run()
+}
+
+fn tagging() -> bool {
+    TAGGING.with(std::cell::Cell::get)
+}
+
+/// State types sealed in the tagged form from their first seal on, by name.
+static TAGGED_STATES: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
+
+/// Whether `S` is sealed in the tagged form at once: one of its states did not read back.
+pub(crate) fn tags_always<S>() -> bool {
+    let name = std::any::type_name::<S>();
+    TAGGED_STATES
+        .read()
+        .is_ok_and(|states| !states.is_empty() && states.contains(&name))
+}
+
+/// Remembers that `S` is sealed in the tagged form.
+pub(crate) fn remember_tagging<S>() {
+    let name = std::any::type_name::<S>();
+    if let Ok(mut states) = TAGGED_STATES.write()
+        && !states.contains(&name)
+    {
+        states.push(name);
+    }
+}
+
+/// Postcard of `value`, if it reads back as itself.
+fn postcard_of<T: Serialize + DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
+    let bytes = postcard::to_allocvec(value).ok()?;
+    layout::reads_back_as(value, &bytes)
+        .is_ok()
+        .then_some(bytes)
+}
+
+/// `value` as a MessagePack slot's bytes: the marker, then structs as maps of field names
+/// (never `rmp_serde::to_vec`, which writes them as arrays and so reads them by position).
+fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
+    let mut bytes = vec![MSGPACK_MARK];
+    let mut serializer = rmp_serde::Serializer::new(&mut bytes).with_struct_map();
+    value.serialize(&mut serializer).map_err(E::custom)?;
+    Ok(bytes)
+}
+
+/// A MessagePack slot's value, read to its last byte.
+fn from_msgpack<T: DeserializeOwned>(mut bytes: &[u8]) -> Result<T, String> {
+    let mut deserializer = rmp_serde::Deserializer::new(&mut bytes);
+    let value = T::deserialize(&mut deserializer).map_err(|error| error.to_string())?;
+    if bytes.is_empty() {
+        Ok(value)
+    } else {
+        Err("trailing bytes in a saved local".into())
+    }
+}
+
+impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            return self.0.serialize(serializer);
+        }
+        if tagging() {
+            // The tagged form: postcard for a value that reads back, MessagePack otherwise.
+            let bytes = match postcard_of(&self.0) {
+                Some(mut postcard) => {
+                    postcard.insert(0, POSTCARD_MARK);
+                    postcard
+                }
+                None => msgpack_bytes(&self.0)?,
+            };
+            return serializer.serialize_bytes(&bytes);
+        }
+        match encoding::<T>() {
+            Encoding::Postcard => self.0.serialize(serializer),
+            Encoding::MessagePack => {
+                serializer.serialize_bytes(&msgpack_bytes::<T, S::Error>(&self.0)?)
+            }
+        }
+    }
+}
+
+impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            return T::deserialize(deserializer).map(Slot);
+        }
+        if tagging() {
+            return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, true));
+        }
+        match encoding::<T>() {
+            Encoding::Postcard => T::deserialize(deserializer).map(Slot),
+            Encoding::MessagePack => {
+                deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
+            }
+        }
+    }
+}
+
+/// Reads a slot's byte string: MessagePack behind its marker, or (tagged) postcard behind
+/// its tag.
+struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
+
+impl<T: DeserializeOwned> SlotBytes<T> {
+    fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
+        match bytes.split_first() {
+            Some((&MSGPACK_MARK, msgpack)) => from_msgpack(msgpack).map(Slot).map_err(E::custom),
+            Some((&POSTCARD_MARK, postcard)) if self.1 => {
+                match postcard::take_from_bytes::<T>(postcard) {
+                    Ok((value, [])) => Ok(Slot(value)),
+                    Ok(_) => Err(E::custom("trailing bytes in a saved local")),
+                    Err(error) => Err(E::custom(error)),
+                }
+            }
+            _ => Err(E::custom("a saved local is not marked with its encoding")),
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Visitor<'_> for SlotBytes<T> {
+    type Value = Slot<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a saved local's bytes")
+    }
+
+    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Slot<T>, E> {
+        self.read(bytes)
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, bytes: Vec<u8>) -> Result<Slot<T>, E> {
+        self.read(&bytes)
+    }
+}
+
+impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match encoding::<T>() {
+            // The bare type's layout, exactly as before slots were chosen.
+            Encoding::Postcard => T::deserialize(deserializer).map(|_| SlotTrace(PhantomData)),
+            Encoding::MessagePack => deserializer
+                .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
+        }
+    }
+}
+
+/// Tells the tracer a MessagePack slot's type: a unit struct named after it.
+struct TypeMarker<T>(PhantomData<fn() -> T>);
+
+impl<'de, T> Visitor<'de> for TypeMarker<T> {
+    type Value = SlotTrace<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a MessagePack slot")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        struct Unit;
+        impl Visitor<'_> for Unit {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a unit")
+            }
+            fn visit_unit<E>(self) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        inner.deserialize_unit_struct(std::any::type_name::<T>(), Unit)?;
+        Ok(SlotTrace(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum Before {
+        First(u8),
+        Second { name: String },
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum After {
+        Added,
+        Second {
+            name: String,
+            #[serde(default)]
+            extra: u8,
+        },
+        First(u8),
+    }
+
+    #[test]
+    fn messagepack_slots_are_read_by_name() {
+        let bytes = msgpack_bytes::<_, serde_json::Error>(&Before::Second { name: "x".into() })
+            .expect("writes");
+        assert_eq!(bytes[0], MSGPACK_MARK);
+        let read: After = from_msgpack(&bytes[1..]).expect("reads by name");
+        assert_eq!(
+            read,
+            After::Second {
+                name: "x".into(),
+                extra: 0
+            }
+        );
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        assert!(from_msgpack::<After>(&trailing[1..]).is_err());
+    }
+}
