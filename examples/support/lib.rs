@@ -7,6 +7,7 @@ pub mod client;
 pub mod deploy;
 pub mod deploy_by_hand;
 pub mod harness;
+pub mod keeps_json;
 pub mod meeting;
 pub mod migrate;
 pub mod rmcp_server;

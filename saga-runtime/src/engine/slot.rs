@@ -54,7 +54,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::layout::{self, SELF_DESCRIBED};
+use super::layout::{self, SELF_DESCRIBED, SLOT_PROFILES};
 
 /// A saved local in a state enum: encoded as postcard or MessagePack, as its type requires (see
 /// the [module docs](self)). Transparent in a human-readable format (`saga inspect`
@@ -88,7 +88,8 @@ pub trait SlotState {
 /// How one slot is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Encoding {
-    Postcard,
+    /// Postcard; the index of the sample profile the type traced with.
+    Postcard(usize),
     MessagePack,
 }
 
@@ -118,7 +119,7 @@ pub(crate) fn encoding<T: Serialize + DeserializeOwned>() -> Encoding {
     }
     // Decided without the lock held: deciding traces the type, which may meet slots.
     let decided = match layout::postcard_reads::<T>() {
-        Ok(()) => Encoding::Postcard,
+        Ok(profile) => Encoding::Postcard(profile),
         Err(reason) => {
             tracing::debug!(
                 r#type = std::any::type_name::<T>(),
@@ -221,7 +222,7 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
             return serializer.serialize_bytes(&bytes);
         }
         match encoding::<T>() {
-            Encoding::Postcard => self.0.serialize(serializer),
+            Encoding::Postcard(_) => self.0.serialize(serializer),
             Encoding::MessagePack => {
                 serializer.serialize_bytes(&msgpack_bytes::<T, S::Error>(&self.0)?)
             }
@@ -238,7 +239,7 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
             return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, true));
         }
         match encoding::<T>() {
-            Encoding::Postcard => T::deserialize(deserializer).map(Slot),
+            Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
             Encoding::MessagePack => {
                 deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
             }
@@ -285,11 +286,30 @@ impl<T: DeserializeOwned> Visitor<'_> for SlotBytes<T> {
 impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match encoding::<T>() {
-            // The bare type's layout, exactly as before slots were chosen.
-            Encoding::Postcard => T::deserialize(deserializer).map(|_| SlotTrace(PhantomData)),
+            // The bare type's layout, exactly as before slots were chosen, traced with the
+            // samples the type takes.
+            Encoding::Postcard(profile) => deserializer.deserialize_newtype_struct(
+                SLOT_PROFILES.get(profile).copied().unwrap_or(SLOT_PROFILES[0]),
+                Traced::<T>(PhantomData),
+            ),
             Encoding::MessagePack => deserializer
                 .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
         }
+    }
+}
+
+/// Reads a postcard slot's value inside the tracer's newtype, and drops it.
+struct Traced<T>(PhantomData<fn() -> T>);
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for Traced<T> {
+    type Value = SlotTrace<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a saved local")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        T::deserialize(inner).map(|_| SlotTrace(PhantomData))
     }
 }
 

@@ -32,7 +32,7 @@ mod tracer;
 use serde::de;
 
 pub(crate) use frame::{Frame, in_frame, record_callee, record_state, record_unreachable, tracing};
-pub(crate) use profile::{EMPTY_ROOT, MACRO_STATE, SELF_DESCRIBED, UNREACHABLE};
+pub(crate) use profile::{EMPTY_ROOT, MACRO_STATE, SELF_DESCRIBED, SLOT_PROFILES, UNREACHABLE};
 use shape::Format;
 pub use shape::LayoutError;
 pub(crate) use shape::Traced;
@@ -56,7 +56,7 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
          URL, an email address) when the server is built, so that no token is ever read into \
          another layout; a hand-written tool's state must be postcard-compatible (no \
          serde_json::Value, untagged or internally tagged enums, flatten) and accept one of \
-         those samples. A #[saga_tool] keeps such values itself (as JSON): write the tool \
+         those samples. A #[saga_tool] keeps such values itself (as MessagePack): write the tool \
          with the macro, or keep the value as a String in the hand-written state",
         std::any::type_name::<T>(),
         last.0
@@ -65,13 +65,13 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
 
 /// Whether postcard reads back what `T` writes: `T` traces, and sample values of each
 /// of its variants, filled and minimal (options `None`, sequences and maps empty), read
-/// back as themselves. Why not, otherwise. This decides whether a saved local is kept
-/// as postcard or as JSON ([`super::slot`]).
-pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>() -> Result<(), LayoutError>
-{
+/// back as themselves: the index of the profile it traced with. Why not, otherwise. This
+/// decides whether a saved local is kept as postcard or as MessagePack ([`super::slot`]).
+pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>()
+-> Result<usize, LayoutError> {
     let mut check = |value: T| reads_back(&value);
     let mut last = LayoutError("no profile".into());
-    for profile in PROFILES {
+    for (index, profile) in PROFILES.iter().enumerate() {
         match trace_with::<T>(*profile, &mut check) {
             Ok(_) => {
                 // The minimal sample, where `skip_serializing_if` predicates most often
@@ -81,10 +81,10 @@ pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>() -> Re
                         reads_back(&value)?;
                     }
                 }
-                return Ok(());
+                return Ok(index);
             }
             // No value of an enum without variants exists: postcard never meets one.
-            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Ok(()),
+            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Ok(0),
             Err(Failure::Value(error)) => return Err(error),
             Err(Failure::Trace(error)) => last = error,
         }
@@ -144,6 +144,7 @@ fn trace_with<T: de::DeserializeOwned>(
             out: &mut format,
             depth: 0,
             ty: std::any::type_name::<T>(),
+            field: false,
         })
         .map_err(Failure::Trace)?;
         each(value).map_err(Failure::Value)?;
@@ -176,6 +177,7 @@ fn minimal<T: de::DeserializeOwned>(profile: Profile, empty: bool) -> Option<T> 
         out: &mut Format::Unknown,
         depth: 0,
         ty: std::any::type_name::<T>(),
+        field: false,
     })
     .ok()
 }

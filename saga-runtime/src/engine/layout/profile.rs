@@ -73,3 +73,20 @@ pub(super) const PROFILES: &[Profile] = &[
         bytes: 20,
     },
 ];
+
+/// The newtype names a postcard slot's trace reads as, by the index of the profile its
+/// type traced with alone: the tracer takes that profile inside the slot, so that a state
+/// holding a URL, a date and a UUID traces although no one profile satisfies all three.
+/// One per profile.
+pub(crate) const SLOT_PROFILES: [&str; 8] = [
+    "saga::Slot0",
+    "saga::Slot1",
+    "saga::Slot2",
+    "saga::Slot3",
+    "saga::Slot4",
+    "saga::Slot5",
+    "saga::Slot6",
+    "saga::Slot7",
+];
+
+const _: () = assert!(SLOT_PROFILES.len() == PROFILES.len());

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, Visitor};
 
-use super::profile::{EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, Profile, SELF_DESCRIBED};
+use super::profile::{
+    EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile, SELF_DESCRIBED, SLOT_PROFILES,
+};
 use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
 
 pub(super) struct Session {
@@ -20,7 +22,8 @@ pub(super) struct Session {
     pub(super) active_variants: Vec<(String, u32)>,
     /// Above zero inside a container that re-entered itself: take the shortest way out.
     pub(super) terminating: usize,
-    /// Every option `None`, for a sample of what `skip_serializing_if` most often skips.
+    /// Every option that is a field `None`, for a sample of what `skip_serializing_if`
+    /// most often skips.
     pub(super) no_options: bool,
 }
 
@@ -159,6 +162,9 @@ pub(super) struct Tracer<'a> {
     pub(super) depth: usize,
     /// The Rust type read at this position (its seed's), "" where unknown.
     pub(super) ty: &'static str,
+    /// Whether this position is a field of a struct or tuple, which `skip_serializing_if`
+    /// may skip: in a minimal sample, an option there is `None`.
+    pub(super) field: bool,
 }
 
 impl<'a> Tracer<'a> {
@@ -176,6 +182,7 @@ impl<'a> Tracer<'a> {
             out,
             depth: self.depth + 1,
             ty,
+            field: false,
         })
     }
 
@@ -316,7 +323,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, LayoutError> {
-        if self.session.terminating > 0 || self.session.no_options {
+        if self.session.terminating > 0 || (self.session.no_options && self.field) {
             *self.out = Format::Option(Box::new(Format::Unknown));
             return visitor.visit_none();
         }
@@ -347,6 +354,19 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
+        if let Some(profile) = SLOT_PROFILES.iter().position(|slot| *slot == name) {
+            // A saved local: transparent, traced with the samples its type takes.
+            let saved = std::mem::replace(&mut self.session.profile, PROFILES[profile]);
+            let value = visitor.visit_newtype_struct(Tracer {
+                session: &mut *self.session,
+                out: &mut *self.out,
+                depth: self.depth,
+                ty: self.ty,
+                field: self.field,
+            });
+            self.session.profile = saved;
+            return value;
+        }
         if name == SELF_DESCRIBED {
             // A saved local kept as MessagePack (see `engine::slot`): its type's name follows.
             return visitor.visit_newtype_struct(TypeName { out: self.out });
@@ -491,6 +511,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
                     out: &mut Format::Unknown,
                     depth: tracer.depth + 1,
                     ty: "",
+                    field: false,
                 },
                 index,
                 format: &mut format,
@@ -571,6 +592,7 @@ impl<'de> de::SeqAccess<'de> for Elements<'_> {
             out: &mut *self.tracer.out,
             depth: self.tracer.depth,
             ty: std::any::type_name::<T>(),
+            field: false,
         })
         .map(Some)
     }
@@ -597,8 +619,9 @@ impl<'de> de::SeqAccess<'de> for Fields<'_, '_> {
             return Ok(None);
         };
         self.next += 1;
-        seed.deserialize(self.tracer.child(out, std::any::type_name::<T>())?)
-            .map(Some)
+        let mut tracer = self.tracer.child(out, std::any::type_name::<T>())?;
+        tracer.field = true;
+        seed.deserialize(tracer).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -630,6 +653,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_> {
             out: self.key,
             depth: self.depth,
             ty: std::any::type_name::<K>(),
+            field: false,
         })
         .map(Some)
     }
@@ -643,6 +667,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_> {
             out: self.value,
             depth: self.depth,
             ty: std::any::type_name::<V>(),
+            field: false,
         })
     }
 
