@@ -20,10 +20,11 @@ const CONFIRM: &str = "Go on with this?";
 
 /// Takes a free-form JSON document, asks before acting on it, then uses it: the example
 /// of the guide and of `#[saga_tool]`'s docs.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn value_argument(
     #[arg(description = "Any JSON document")] payload: Value,
 ) -> Result<String, SagaError> {
+    checkpoint().await;
     let ok: bool = elicit(format!("Apply {payload}?")).key("ok").await?;
     if !ok {
         return Ok("nothing applied".into());
@@ -33,8 +34,9 @@ pub async fn value_argument(
 }
 
 /// A `json!` local, kept across the question.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn value_local(name: String) -> Result<String, SagaError> {
+    checkpoint().await;
     let document = json!({
         "name": name,
         "tags": ["a", "b"],
@@ -57,8 +59,9 @@ pub struct Draft {
 }
 
 /// A struct with `skip_serializing_if`, kept across the question.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn skipping_struct(id: u32, note: Option<String>) -> Result<String, SagaError> {
+    checkpoint().await;
     let draft = Draft {
         id,
         note,
@@ -78,8 +81,9 @@ pub enum Action {
 }
 
 /// An internally tagged enum, kept across the question.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn tagged_enum(kind: String) -> Result<String, SagaError> {
+    checkpoint().await;
     let action = match kind.as_str() {
         "delete" => Action::Delete { id: 7 },
         "rename" => Action::Rename {
@@ -101,16 +105,18 @@ pub struct Record {
 }
 
 /// A struct with `#[serde(flatten)]`, kept across the question.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn flattened(name: String, extra: Map<String, Value>) -> Result<String, SagaError> {
+    checkpoint().await;
     let record = Record { name, extra };
     let ok: bool = elicit(CONFIRM).key("ok").await?;
     Ok(json!({"ok": ok, "record": record}).to_string())
 }
 
 /// A `HashMap<String, String>`, which postcard reads: it stays postcard.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn string_map(entries: HashMap<String, String>) -> Result<String, SagaError> {
+    checkpoint().await;
     let ok: bool = elicit(CONFIRM).key("ok").await?;
     let sorted: BTreeMap<String, String> = entries.into_iter().collect();
     Ok(json!({"ok": ok, "entries": sorted}).to_string())
@@ -148,8 +154,9 @@ fn default_region() -> String {
 /// Every other JSON-shaped kind at once: untagged and adjacently tagged enums, defaults,
 /// `Vec`, `Option` and maps of them, rmcp's `Content` and `CallToolResult`, and chrono,
 /// uuid and url values.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn every_shape(text: String) -> Result<String, SagaError> {
+    checkpoint().await;
     let loose = vec![Loose::Number(3), Loose::Text(text.clone())];
     let adjacent = Adjacent::Point { x: 1, y: -2 };
     let labelled = Some(Adjacent::Label(text.clone()));
@@ -163,9 +170,8 @@ pub async fn every_shape(text: String) -> Result<String, SagaError> {
     let by_name: BTreeMap<String, Value> = [("k".to_owned(), json!({"v": 2}))].into();
     let content = Content::text(format!("kept {text}"));
     let result = CallToolResult::success(vec![Content::text("inner")]);
-    let when: chrono::DateTime<chrono::Utc> = "2026-07-28T12:30:00Z"
-        .parse()
-        .map_err(SagaError::msg)?;
+    let when: chrono::DateTime<chrono::Utc> =
+        "2026-07-28T12:30:00Z".parse().map_err(SagaError::msg)?;
     let id = uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
     let link = url::Url::parse("https://example.com/a?b=c#d").map_err(SagaError::msg)?;
     let ok: bool = elicit(CONFIRM).key("ok").await?;
@@ -195,40 +201,48 @@ pub async fn confirmed(document: Value) -> Result<Value, SagaError> {
 }
 
 /// A tool whose JSON is kept in a `#[saga_fn]` helper's state, and in its own.
-#[saga_tool]
+#[saga_tool(task)]
 pub async fn helper_keeps_json(payload: Value) -> Result<String, SagaError> {
+    checkpoint().await;
     let before = json!({"seen": payload.clone()});
     let answer = confirmed(payload).await?;
     Ok(json!({"before": before, "answer": answer}).to_string())
 }
 
-fn is_seven(n: &u32) -> bool {
-    *n == 7
+fn unlimited() -> u32 {
+    u32::MAX
+}
+
+fn is_unlimited(n: &u32) -> bool {
+    *n == u32::MAX
 }
 
 /// A `skip_serializing_if` no sample value takes (the samples are 0 and 1): postcard is
-/// chosen for it, and the seal finds out, with 7, that it does not read back.
+/// chosen for it, and the seal finds out, at `u32::MAX`, that it does not read back.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Counter {
-    #[serde(default, skip_serializing_if = "is_seven")]
-    pub n: u32,
+pub struct Limit {
+    #[serde(default = "unlimited", skip_serializing_if = "is_unlimited")]
+    pub max: u32,
     pub label: String,
 }
 
-/// Keeps a [`Counter`]: with `n = 7` its state is sealed in the tagged form.
-#[saga_tool]
-pub async fn rare_skip(n: u32) -> Result<String, SagaError> {
-    let counter = Counter {
-        n,
-        label: format!("n is {n}"),
+/// Keeps a [`Limit`]: without `max`, its state is sealed in the tagged form.
+#[saga_tool(task)]
+pub async fn rare_skip(max: Option<u32>) -> Result<String, SagaError> {
+    checkpoint().await;
+    let limit = Limit {
+        max: max.unwrap_or_else(unlimited),
+        label: format!("max {max:?}"),
     };
     let ok: bool = elicit(CONFIRM).key("ok").await?;
-    Ok(json!({"ok": ok, "counter": counter}).to_string())
+    let unlimited = limit.max == u32::MAX;
+    Ok(json!({"ok": ok, "limit": limit, "unlimited": unlimited}).to_string())
 }
 
 /// The same as [`value_argument`], run as a task.
 #[saga_tool(task)]
 pub async fn task_keeps_json(payload: Value) -> Result<String, SagaError> {
+    checkpoint().await;
     let draft = Draft {
         id: 2,
         note: None,

@@ -10,6 +10,7 @@
 mod catalog;
 mod checkpoint;
 mod e2e;
+mod keeps_json;
 mod rmcp_integration;
 mod seed_call_saga;
 mod seed_dependent_requests;

@@ -289,7 +289,10 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
             // The bare type's layout, exactly as before slots were chosen, traced with the
             // samples the type takes.
             Encoding::Postcard(profile) => deserializer.deserialize_newtype_struct(
-                SLOT_PROFILES.get(profile).copied().unwrap_or(SLOT_PROFILES[0]),
+                SLOT_PROFILES
+                    .get(profile)
+                    .copied()
+                    .unwrap_or(SLOT_PROFILES[0]),
                 Traced::<T>(PhantomData),
             ),
             Encoding::MessagePack => deserializer
