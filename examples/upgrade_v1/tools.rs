@@ -152,6 +152,40 @@ pub async fn job_changed(steps: u32, millis: u64) -> Result<String, SagaError> {
     Ok(format!("job of {} steps done by build 1", done.len()))
 }
 
+/// A JSON-shaped API type, kept as MessagePack (`skip_serializing_if`); build 2 adds a
+/// field with a default, read by name from build 1's calls.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Ticket {
+    pub id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Keeps a [`Ticket`] across a question; build 2 adds a field with a default to it.
+#[saga_tool]
+pub async fn ticket(id: u32) -> Result<String, SagaError> {
+    let filed = Ticket { id, note: None };
+    let ok: bool = elicit("File it?").key("ok").await?;
+    Ok(serde_json::json!({"ok": ok, "ticket": filed}).to_string())
+}
+
+/// Another JSON-shaped type; build 2 adds a required field, which build 1's state lacks.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Assignment {
+    pub id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Keeps an [`Assignment`]; build 2 adds a required field: build 1's calls cannot be read
+/// there and end with an error, never with a made-up value.
+#[saga_tool]
+pub async fn assignment(id: u32) -> Result<String, SagaError> {
+    let assigned = Assignment { id, note: None };
+    let ok: bool = elicit("Assign it?").key("ok").await?;
+    Ok(serde_json::json!({"ok": ok, "assignment": assigned}).to_string())
+}
+
 /// The server of build 1.
 pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
     Ok(SagaServer::builder()
@@ -169,6 +203,8 @@ pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
         .tool(subscribe)
         .tool(subscribe_kept)
         .tool(meaning)
+        .tool(ticket)
+        .tool(assignment)
         .tool(job)
         .tool(job_changed)
         .task_settings(saga_examples::cli::task_settings(store))

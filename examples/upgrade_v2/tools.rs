@@ -160,6 +160,54 @@ pub async fn job_changed(steps: u32, millis: u64) -> Result<String, SagaError> {
     Ok(format!("job of {} steps done by build 2", done.len()))
 }
 
+/// A JSON-shaped API type, kept as MessagePack (`skip_serializing_if`), with a field build
+/// 1 did not have: build 1's calls read it by name, with its default.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Ticket {
+    pub id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default = "normal")]
+    pub priority: String,
+}
+
+fn normal() -> String {
+    "normal".into()
+}
+
+/// Keeps a [`Ticket`] across a question; the field `priority` is new in this build.
+#[saga_tool]
+pub async fn ticket(id: u32) -> Result<String, SagaError> {
+    let filed = Ticket {
+        id,
+        note: None,
+        priority: "high".into(),
+    };
+    let ok: bool = elicit("File it?").key("ok").await?;
+    Ok(serde_json::json!({"ok": ok, "ticket": filed}).to_string())
+}
+
+/// Another JSON-shaped type, with a required field build 1 did not have.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Assignment {
+    pub id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub owner: String,
+}
+
+/// Keeps an [`Assignment`]: a call build 1 started cannot be read here (no `owner`).
+#[saga_tool]
+pub async fn assignment(id: u32) -> Result<String, SagaError> {
+    let assigned = Assignment {
+        id,
+        note: None,
+        owner: "ops".into(),
+    };
+    let ok: bool = elicit("Assign it?").key("ok").await?;
+    Ok(serde_json::json!({"ok": ok, "assignment": assigned}).to_string())
+}
+
 /// The server of build 2.
 pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
     Ok(SagaServer::builder()
@@ -181,6 +229,8 @@ pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
         .tool(subscribe_kept)
         .retired(super::retired::subscribe_kept)
         .tool(meaning)
+        .tool(ticket)
+        .tool(assignment)
         .tool(job)
         .tool(job_changed)
         .task_settings(saga_examples::cli::task_settings(store))

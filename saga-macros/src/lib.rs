@@ -153,11 +153,49 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// # Saved locals and their types
 ///
 /// A local used after a suspension is saved in the state, so its type must be
-/// `Serialize + DeserializeOwned`, and round-trip through postcard: not
-/// `serde_json::Value`, untagged enums, `skip_serializing_if`, or rmcp's model types
-/// (`Content`, `PromptMessage`, `CallToolResult`), whose serde is JSON-shaped. Build those
-/// after the last suspension. Debug builds report such a local when the tool suspends,
-/// and the call then ends with a tool error.
+/// `Serialize + DeserializeOwned`. Any such type can be saved: arguments, locals, fields
+/// of your structs, `Vec`s, `Option`s and maps, in tools, `#[saga_fn]` helpers and tasks.
+/// JSON-shaped data is kept as it is: a free-form `serde_json::Value` argument, a `json!`
+/// local, an API response with the usual serde attributes (`skip_serializing_if`,
+/// `flatten`, `default`, untagged, internally and adjacently tagged enums), rmcp's model
+/// types (`Content`, `CallToolResult`), and types from crates such as chrono, uuid and
+/// url.
+///
+/// Each saved local is encoded as postcard where postcard reads it back, and as
+/// MessagePack (fields by name) where it cannot: the runtime decides once per type, when
+/// the server is built, and the layout names such a local `msgpack "Type"`. Tools whose
+/// locals postcard reads keep their tokens byte for byte.
+///
+/// The same tool runs, with its test, as a doctest of the guide (*Writing tools*):
+///
+/// ```ignore
+/// use saga_runtime::prelude::*;
+/// use serde_json::{Value, json};
+///
+/// /// Applies a free-form JSON patch once the user confirms it.
+/// #[saga_tool]
+/// async fn apply_patch(patch: Value) -> Result<String, SagaError> {
+///     let ok: bool = elicit(format!("Apply {patch}?")).await?;
+///     if !ok {
+///         return Ok("nothing applied".into());
+///     }
+///     let fields = patch.as_object().map_or(0, |object| object.len());
+///     Ok(json!({"applied": patch, "fields": fields}).to_string())
+/// }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use saga_runtime::testing::{Answer, TestClient};
+///
+/// let patch = json!({"title": "Deploy", "labels": [{"name": "ops", "color": null}]});
+/// let run = TestClient::new(apply_patch)
+///     .call("apply_patch", json!({"patch": patch}))
+///     .then(Answer::accept(json!({"value": true})))
+///     .run()
+///     .await
+///     .unwrap();
+/// assert_eq!(run.text(), json!({"applied": patch, "fields": 2}).to_string());
+/// # }
+/// ```
 ///
 /// No type annotations are needed where rustc can infer the type: the state enum's field
 /// types are inferred by rustc. Where it cannot (`let t = elicit("…").await?;` with `t`

@@ -272,6 +272,39 @@ async fn harmless_edits_keep_in_flight_calls_in_both_directions() {
 // Edits that change the layout or the meaning: refused before decoding
 // ---------------------------------------------------------------------------------------
 
+/// A struct kept as MessagePack (`skip_serializing_if`), changed between the builds:
+/// its layout is its name, and its fields are read by name. A field with a default is
+/// filled in, an unknown one is ignored, and a new required field makes the old state
+/// unreadable: that call ends with an error, never with a made-up value.
+#[tokio::test]
+async fn a_json_shaped_struct_changed_between_builds_is_read_by_name_or_not_at_all() {
+    let (v1, v2) = (build(1), build(2));
+    let client = Client::new();
+    let id = json!({"id": 5});
+    let ok = || json!({"ok": {"action": "accept", "content": {"value": true}}});
+
+    // Build 2 added `priority` with a default: build 1's call reads it so.
+    let token = client.call(v1.addr, "ticket", &id, None, json!({})).await.token();
+    let done = client.call(v2.addr, "ticket", &id, Some(&token), ok()).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.done()).expect("JSON"),
+        json!({"ok": true, "ticket": {"id": 5, "priority": "normal"}})
+    );
+    // A rollback: build 1 ignores the field it does not know.
+    let token = client.call(v2.addr, "ticket", &id, None, json!({})).await.token();
+    let done = client.call(v1.addr, "ticket", &id, Some(&token), ok()).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.done()).expect("JSON"),
+        json!({"ok": true, "ticket": {"id": 5}})
+    );
+
+    // Build 2 added a required `owner`: build 1's state has none, and the call ends with
+    // the tool error that says its state could not be read.
+    let token = client.call(v1.addr, "assignment", &id, None, json!({})).await.token();
+    let done = client.call(v2.addr, "assignment", &id, Some(&token), ok()).await;
+    assert_eq!(done.done(), "the saga's state could not be read");
+}
+
 #[tokio::test]
 async fn layout_and_version_changes_are_refused_before_decoding() {
     let v1 = build(1);

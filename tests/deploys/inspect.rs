@@ -218,3 +218,54 @@ async fn a_macro_tool_shows_its_saved_locals_with_their_own_types_and_runs_no_co
     // A later step on the same thread is not stopped by an inspection that came before.
     assert_eq!(AUDIT_RESUMED.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// Saved locals kept as MessagePack (a `serde_json::Value`, an internally tagged enum)
+/// show as the JSON they hold, in either form a state is sealed in.
+#[tokio::test]
+async fn shows_values_kept_as_messagepack_as_their_json() {
+    let server = saga_examples::keeps_json::server(
+        KeyRing::parse(&"44".repeat(32)).expect("key"),
+        TaskStore::memory(),
+    )
+    .expect("server");
+    let cx = context(ANONYMOUS);
+    for (tool, arguments, expected) in [
+        (
+            "value_argument",
+            json!({"payload": {"a": [1, null, {"b": 2.5}]}}),
+            json!({"AfterElicitOk": {"payload": {"a": [1, null, {"b": 2.5}]}}}),
+        ),
+        (
+            "tagged_enum",
+            json!({"kind": "delete"}),
+            json!({"AfterElicitOk": {"action": {"kind": "delete", "id": 7}}}),
+        ),
+        // Sealed in the tagged form: `max` is skipped by a predicate no sample takes.
+        (
+            "rare_skip",
+            json!({}),
+            json!({"AfterElicitOk": {"limit": {"label": "max None"}}}),
+        ),
+    ] {
+        let arguments = arguments.as_object().cloned();
+        let mut call = Call::tool(tool, arguments.clone());
+        let token = loop {
+            let response = server.tools().run(call.clone(), &cx).await.expect("round");
+            let CallToolResponse::InputRequired(result) = response else {
+                panic!("{tool} completed early");
+            };
+            if result.input_requests.is_some() {
+                break result.request_state.expect("a token");
+            }
+            // A checkpoint: go on.
+            call.request_state = result.request_state;
+        };
+        let request = InspectRequest {
+            tool: Some(tool.to_owned()),
+            arguments,
+            ..InspectRequest::default()
+        };
+        let shown = server.inspect(&token, &request).expect("opens");
+        assert_eq!(shown["state"], expected, "{tool}: {shown:#}");
+    }
+}
