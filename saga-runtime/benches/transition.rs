@@ -188,6 +188,8 @@ traced!(
     two_checkpoints,
     twenty_checkpoints,
     two_hundred_checkpoints,
+    keeps_text,
+    keeps_value,
 );
 
 /// The engine's transition with `tool`'s points.
@@ -405,6 +407,45 @@ async fn checkpoint_forever(len: u64) -> Result<String, SagaError> {
         }
     }
     Ok(note)
+}
+
+/// A JSON document of about `len` bytes of text: an API response's shape.
+fn document(len: u64) -> serde_json::Value {
+    let mut items = Vec::new();
+    let mut text = 12;
+    while text < len as usize {
+        let i = items.len();
+        let item = json!({"id": i, "name": format!("item {i}"), "done": i % 2 == 0});
+        text += item.to_string().len() + 1;
+        items.push(item);
+    }
+    json!({"items": items})
+}
+
+/// A checkpoint loop keeping a document as its JSON text (a `String`: postcard).
+#[saga_tool]
+async fn keeps_text(len: u64) -> Result<String, SagaError> {
+    let note = document(len).to_string();
+    loop {
+        checkpoint().await;
+        if note.is_empty() {
+            break;
+        }
+    }
+    Ok(note)
+}
+
+/// The same loop keeping the document itself (a `serde_json::Value`: MessagePack).
+#[saga_tool]
+async fn keeps_value(len: u64) -> Result<String, SagaError> {
+    let note = document(len);
+    loop {
+        checkpoint().await;
+        if note.is_null() {
+            break;
+        }
+    }
+    Ok(note.to_string())
 }
 
 /// A form answer under `key`, if there is a key. The answer's JSON is built once and
@@ -820,9 +861,45 @@ fn main() {
             ask_ns / 1000.0,
         );
     }
+    value_slot_cost(&codec, &cx);
     identity_check(&codec, &cx);
     metrics_cost(&codec, &cx);
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// What a saved `serde_json::Value` costs against a `String` of the same JSON text: a
+/// checkpoint transition of each (alternating batches), and the tokens' lengths.
+fn value_slot_cost(codec: &StateCodec, cx: &SagaContext) {
+    println!(
+        "\n### A saved `serde_json::Value` (MessagePack) vs a `String` of the same JSON text (postcard)\n"
+    );
+    println!(
+        "| JSON text | `String` transition (µs) | `Value` transition (µs) | ratio (median over paired batches) | token chars `String` | token chars `Value` |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (len, size) in SIZES {
+        let text = Looping::new(&keeps_text, codec, cx, len, |_| None);
+        let value = Looping::new(&keeps_value, codec, cx, len, |_| None);
+        let (text_ns, value_ns, ratio) = measure_pair(
+            engine_only(
+                || text.call(),
+                |call| text.run(call),
+                |response| suspended(response, false),
+            ),
+            engine_only(
+                || value.call(),
+                |call| value.run(call),
+                |response| suspended(response, false),
+            ),
+        );
+        println!(
+            "| {size} | {:.2} | {:.2} | {ratio:.2}× | {} | {} |",
+            text_ns / 1000.0,
+            value_ns / 1000.0,
+            text.token.len(),
+            value.token.len(),
+        );
+    }
 }
 
 /// What saga's metrics cost a transition: the calls alone with no recorder installed (what

@@ -49,6 +49,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::engine::Points;
+use crate::engine::tagged_point_key;
 use crate::serve::SagaTools;
 
 /// The environment variable that makes [`assert_layout`] rewrite the file.
@@ -157,11 +158,18 @@ impl LayoutFile {
         text
     }
 
-    /// The entry whose header is `header` (16 hex digits), for `saga inspect`.
+    /// The entry whose header is `header` (16 hex digits), for `saga inspect`: a point's,
+    /// or its tagged twin's (a state whose saved locals each say their encoding, which
+    /// the runtime seals when one did not read back as postcard).
     pub fn find(&self, header: &str) -> Option<&Entry> {
-        self.entries
-            .iter()
-            .find(|entry| entry.header.eq_ignore_ascii_case(header))
+        self.entries.iter().find(|entry| {
+            entry.header.eq_ignore_ascii_case(header)
+                || crate::state::hex(
+                    &tagged_point_key(&entry.tool, entry.version, &entry.point, &entry.layout)
+                        .header,
+                )
+                .eq_ignore_ascii_case(header)
+        })
     }
 
     /// What this build (`self`) does to the calls in flight at the points `recorded`
@@ -354,6 +362,23 @@ pub fn check_layout(tools: &SagaTools, path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tagged_twins_header_names_its_point() {
+        let point = crate::engine::point_key("pay", 3, "AfterConfirm", "{ a: str }");
+        let file = LayoutFile::parse(&format!(
+            "pay\tv3\tAfterConfirm\t{}\t{{ a: str }}\n",
+            crate::state::hex(&point.header)
+        ));
+        let twin =
+            crate::state::hex(&tagged_point_key("pay", 3, "AfterConfirm", "{ a: str }").header);
+        assert_ne!(twin, crate::state::hex(&point.header));
+        assert_eq!(
+            file.find(&twin).map(|e| e.point.as_str()),
+            Some("AfterConfirm")
+        );
+        assert!(file.find("0000000000000000").is_none());
+    }
 
     fn entry(tool: &str, version: u16, point: &str, layout: &str) -> Entry {
         Entry {

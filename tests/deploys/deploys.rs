@@ -284,15 +284,25 @@ async fn a_json_shaped_struct_changed_between_builds_is_read_by_name_or_not_at_a
     let ok = || json!({"ok": {"action": "accept", "content": {"value": true}}});
 
     // Build 2 added `priority` with a default: build 1's call reads it so.
-    let token = client.call(v1.addr, "ticket", &id, None, json!({})).await.token();
-    let done = client.call(v2.addr, "ticket", &id, Some(&token), ok()).await;
+    let token = client
+        .call(v1.addr, "ticket", &id, None, json!({}))
+        .await
+        .token();
+    let done = client
+        .call(v2.addr, "ticket", &id, Some(&token), ok())
+        .await;
     assert_eq!(
         serde_json::from_str::<Value>(&done.done()).expect("JSON"),
         json!({"ok": true, "ticket": {"id": 5, "priority": "normal"}})
     );
     // A rollback: build 1 ignores the field it does not know.
-    let token = client.call(v2.addr, "ticket", &id, None, json!({})).await.token();
-    let done = client.call(v1.addr, "ticket", &id, Some(&token), ok()).await;
+    let token = client
+        .call(v2.addr, "ticket", &id, None, json!({}))
+        .await
+        .token();
+    let done = client
+        .call(v1.addr, "ticket", &id, Some(&token), ok())
+        .await;
     assert_eq!(
         serde_json::from_str::<Value>(&done.done()).expect("JSON"),
         json!({"ok": true, "ticket": {"id": 5}})
@@ -300,8 +310,13 @@ async fn a_json_shaped_struct_changed_between_builds_is_read_by_name_or_not_at_a
 
     // Build 2 added a required `owner`: build 1's state has none, and the call ends with
     // the tool error that says its state could not be read.
-    let token = client.call(v1.addr, "assignment", &id, None, json!({})).await.token();
-    let done = client.call(v2.addr, "assignment", &id, Some(&token), ok()).await;
+    let token = client
+        .call(v1.addr, "assignment", &id, None, json!({}))
+        .await
+        .token();
+    let done = client
+        .call(v2.addr, "assignment", &id, Some(&token), ok())
+        .await;
     assert_eq!(done.done(), "the saga's state could not be read");
 }
 

@@ -11,7 +11,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::answers::Answers;
 use super::error::SagaError;
-use super::layout;
 use super::points::{tag, untag};
 use super::requests::Request;
 use super::saga_fn::Exit;
@@ -103,30 +102,24 @@ where
     }
 }
 
-/// The state's bytes: postcard, each saved local in its slot's encoding; or, if that
-/// does not read back as the same state (a `skip_serializing_if` no sample showed), the
-/// tagged form, where each local says its own encoding (see [`super::slot`]).
+/// The state's bytes: postcard, each saved local in its slot's encoding; or, if a
+/// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
+/// showed), the tagged form, where each local says its own encoding (see [`super::slot`]).
 fn encode<S: Serialize + DeserializeOwned>(state: &S) -> Result<Vec<u8>, String> {
     if !slot::tags_always::<S>() {
-        let bytes = postcard::to_allocvec(state).map_err(|error| error.to_string())?;
-        match layout::reads_back_as(state, &bytes) {
-            Ok(()) => return Ok(bytes),
-            Err(reason) => {
-                tracing::info!(
-                    r#type = std::any::type_name::<S>(),
-                    %reason,
-                    "a saga's state does not read back with postcard; it is sealed in the \
-                     tagged form from now on"
-                );
-                slot::remember_tagging::<S>();
-            }
+        if let Some(bytes) = slot::write_untagged(state)? {
+            return Ok(bytes);
         }
+        tracing::info!(
+            r#type = std::any::type_name::<S>(),
+            "a saved local of a saga does not read back with postcard; its state is sealed \
+             in the tagged form from now on"
+        );
+        slot::remember_tagging::<S>();
     }
     let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
         .map_err(|error| error.to_string())?;
-    let tagged = tag(&bytes).ok_or("a state without a variant index")?;
-    slot::with_tagging(true, || layout::reads_back_as(state, &bytes))?;
-    Ok(tagged)
+    tag(&bytes).ok_or_else(|| "a state without a variant index".to_owned())
 }
 
 impl<A> Exit for Step<MacroState<A>> {

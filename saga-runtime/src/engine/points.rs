@@ -207,6 +207,12 @@ pub(crate) fn point_key(tool: &str, version: u16, point: &str, layout: &str) -> 
     PointKey { header, identity }
 }
 
+/// The key of the tagged twin of the point [`point_key`] gives (see the module docs).
+pub(crate) fn tagged_point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKey {
+    // `\0` is quoted in any name a layout shows: no layout text ends so.
+    point_key(tool, version, point, &format!("{layout}\0tagged"))
+}
+
 fn name_tag(tool: &str, point: &str) -> [u8; 4] {
     let digest = Sha256::new()
         .chain_update(b"saga-point-name/v1\0")
@@ -330,13 +336,7 @@ impl Points {
                     point.as_ref().map(|point| Point {
                         name: point.name.clone(),
                         variant: point.variant + TAGGED,
-                        // `\0` is quoted in any name a layout shows: no layout ends so.
-                        key: point_key(
-                            name,
-                            version,
-                            &point.name,
-                            &format!("{}\0tagged", point.layout),
-                        ),
+                        key: tagged_point_key(name, version, &point.name, &point.layout),
                         layout: point.layout.clone(),
                         reads_back: std::sync::OnceLock::new(),
                     })

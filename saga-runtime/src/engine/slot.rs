@@ -34,8 +34,11 @@
 //!    NaN and maps whose keys are not strings.
 //! 3. **Per value, at the seal**, as a last resort. Samples cannot show every value's
 //!    serialization (a `skip_serializing_if` predicate on a value no sample takes), so
-//!    every seal reads its state back with postcard ([`super::macro_state::suspend`]). A
-//!    state that does not read back as itself is sealed again in the *tagged* form:
+//!    every postcard slot reads its value back when it is written: postcard reads by
+//!    position, and a skipped field would shift the rest. (A MessagePack slot reads by
+//!    name; what it holds is what the type's serde writes, as JSON would hold it.) A
+//!    state with a slot that does not read back as itself is sealed again in the *tagged*
+//!    form:
 //!    each slot carries a one-byte tag, postcard for a value that reads back,
 //!    MessagePack for one that does not. The tagged form is marked by the state's variant index, offset
 //!    by [`TAGGED`](super::points::TAGGED); at the top of a tool's state the index is not sealed, so a tagged
@@ -152,6 +155,22 @@ pub(crate) fn with_tagging<R>(tagged: bool, run: impl FnOnce() -> R) -> R {
     run()
 }
 
+thread_local! {
+    /// Set when a postcard slot did not read back as itself while its state was written.
+    static NOT_READ_BACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Writes `state` with postcard, each slot in its own encoding: `Ok(None)` if a postcard
+/// slot's value does not read back as itself (the state is then sealed tagged).
+pub(crate) fn write_untagged<S: Serialize>(state: &S) -> Result<Option<Vec<u8>>, String> {
+    NOT_READ_BACK.with(|flag| flag.set(false));
+    match postcard::to_allocvec(state) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(_) if NOT_READ_BACK.with(|flag| flag.replace(false)) => Ok(None),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 fn tagging() -> bool {
     TAGGING.with(std::cell::Cell::get)
 }
@@ -222,7 +241,16 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
             return serializer.serialize_bytes(&bytes);
         }
         match encoding::<T>() {
-            Encoding::Postcard(_) => self.0.serialize(serializer),
+            Encoding::Postcard(_) => {
+                // Postcard reads by position: a value its type writes otherwise than it
+                // reads (a `skip_serializing_if` no sample showed) must not be sealed so.
+                let written = postcard::to_allocvec(&self.0).map_err(ser::Error::custom)?;
+                if layout::reads_back_as(&self.0, &written).is_err() {
+                    NOT_READ_BACK.with(|flag| flag.set(true));
+                    return Err(ser::Error::custom("a saved local does not read back"));
+                }
+                self.0.serialize(serializer)
+            }
             Encoding::MessagePack => {
                 serializer.serialize_bytes(&msgpack_bytes::<T, S::Error>(&self.0)?)
             }
@@ -379,5 +407,65 @@ mod tests {
         let mut trailing = bytes.clone();
         trailing.push(0);
         assert!(from_msgpack::<After>(&trailing[1..]).is_err());
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Transfer {
+        from: String,
+        cents: u64,
+        memo: Option<String>,
+        tags: Vec<String>,
+    }
+
+    /// A postcard slot writes the bare value's bytes: the tokens of tools whose locals
+    /// postcard reads did not change when slots came.
+    #[test]
+    fn a_postcard_slot_is_the_bare_value_byte_for_byte() {
+        let transfer = Transfer {
+            from: "a".into(),
+            cents: 1234,
+            memo: None,
+            tags: vec!["x".into()],
+        };
+        let map: HashMap<String, String> = [("k".to_owned(), "v".to_owned())].into();
+        assert!(matches!(encoding::<Transfer>(), Encoding::Postcard(_)));
+        assert_eq!(
+            postcard::to_allocvec(&Slot(transfer.clone())).expect("writes"),
+            postcard::to_allocvec(&transfer).expect("writes")
+        );
+        assert_eq!(
+            postcard::to_allocvec(&Slot(map.clone())).expect("writes"),
+            postcard::to_allocvec(&map).expect("writes")
+        );
+        assert_eq!(
+            postcard::to_allocvec(&Slot(7u64)).expect("writes"),
+            postcard::to_allocvec(&7u64).expect("writes")
+        );
+        let read: Slot<Transfer> =
+            postcard::from_bytes(&postcard::to_allocvec(&transfer).expect("writes"))
+                .expect("reads");
+        assert_eq!(read.0, transfer);
+    }
+
+    /// A `Value` slot is MessagePack behind its marker, and reads back; a slot whose marker
+    /// is not MessagePack's is refused, not read.
+    #[test]
+    fn a_value_slot_is_marked_messagepack_and_refuses_other_marks() {
+        let value = serde_json::json!({"a": [1, null, {"b": 2.5}], "c": "d"});
+        assert_eq!(encoding::<serde_json::Value>(), Encoding::MessagePack);
+        let bytes = postcard::to_allocvec(&Slot(value.clone())).expect("writes");
+        let read: Slot<serde_json::Value> = postcard::from_bytes(&bytes).expect("reads");
+        assert_eq!(read.0, value);
+        let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
+        assert_eq!(inner[0], MSGPACK_MARK);
+        let mut other = inner.clone();
+        other[0] = POSTCARD_MARK;
+        let forged = postcard::to_allocvec(&other).expect("writes");
+        assert!(postcard::from_bytes::<Slot<serde_json::Value>>(&forged).is_err());
+        // Shown as itself in a human-readable format (inspection).
+        assert_eq!(
+            serde_json::to_value(Slot(value.clone())).expect("renders"),
+            value
+        );
     }
 }
