@@ -7,3 +7,4 @@
 mod diagrams;
 mod examples_tested;
 mod first_hour;
+mod json_values;
