@@ -164,7 +164,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// Each saved local is encoded as postcard where postcard reads it back, and as
 /// MessagePack (fields by name) where it cannot: the runtime decides once per type, when
 /// the server is built, and the layout names such a local `msgpack "Type"`. Tools whose
-/// locals postcard reads keep their tokens byte for byte.
+/// locals postcard reads keep their tokens byte for byte. A type whose serde does not
+/// read back what it writes (a field skipped without a default) is reported in debug
+/// builds when the tool suspends, and the call then ends with a tool error.
 ///
 /// The same tool runs, with its test, as a doctest of the guide (*Writing tools*):
 ///

@@ -133,3 +133,128 @@ async fn a_stack_of_json_nodes_is_kept_across_checkpoints() {
         .expect("runs");
     assert_eq!(run.text(), "a,c,d,b");
 }
+
+fn unlimited() -> u32 {
+    u32::MAX
+}
+
+fn is_unlimited(n: &u32) -> bool {
+    *n == u32::MAX
+}
+
+/// Skipped only at a value no sample takes: postcard is chosen, and a state holding that
+/// value is sealed in the tagged form.
+#[derive(Debug, Serialize, Deserialize)]
+struct Cap {
+    #[serde(default = "unlimited", skip_serializing_if = "is_unlimited")]
+    max: u32,
+}
+
+/// Keeps a [`Cap`].
+#[saga_tool]
+async fn keeps_cap_a(max: u32) -> Result<String, SagaError> {
+    let cap = Cap { max };
+    let ok: bool = elicit("Ok?").await?;
+    Ok(format!("{} {ok}", cap.max))
+}
+
+/// The same, another tool of the same module and the same saved types.
+#[saga_tool]
+async fn keeps_cap_b(max: u32) -> Result<String, SagaError> {
+    let cap = Cap { max };
+    let ok: bool = elicit("Ok?").await?;
+    Ok(format!("{} {ok}", cap.max))
+}
+
+async fn cap_token_len(client: &TestClient, tool: &str, max: u32) -> usize {
+    let run = client
+        .call(tool, json!({"max": max}))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("runs");
+    assert_eq!(run.text(), format!("{max} true"));
+    run.rounds()[0].token_len().expect("a round with a token")
+}
+
+#[tokio::test]
+async fn one_tools_tagged_state_leaves_another_tools_tokens_as_they_were() {
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(keeps_cap_a)
+        .tool(keeps_cap_b)
+        .build()
+        .expect("builds");
+    let client = TestClient::with_tools(tools);
+    let plain = cap_token_len(&client, "keeps_cap_b", 3).await;
+    // `keeps_cap_a` at the skipped value: sealed tagged, and finishes.
+    let tagged = cap_token_len(&client, "keeps_cap_a", u32::MAX).await;
+    assert!(tagged > plain, "{tagged} <= {plain}");
+    // Its later seals stay tagged; `keeps_cap_b`'s do not.
+    assert!(cap_token_len(&client, "keeps_cap_a", 3).await > plain);
+    assert_eq!(cap_token_len(&client, "keeps_cap_b", 3).await, plain);
+}
+
+/// A field written with a length postcard cannot tell (an iterator's `collect_seq`).
+#[derive(Debug, Serialize, Deserialize)]
+struct Unsized {
+    #[serde(serialize_with = "as_filtered")]
+    items: Vec<u32>,
+}
+
+fn as_filtered<S: serde::Serializer>(items: &[u32], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(items.iter().filter(|_| true))
+}
+
+/// Keeps an [`Unsized`]: postcard cannot write it, and the state is sealed tagged.
+#[saga_tool]
+async fn keeps_unsized(items: Vec<u32>) -> Result<String, SagaError> {
+    let kept = Unsized { items };
+    let ok: bool = elicit("Ok?").await?;
+    Ok(format!("{:?} {ok}", kept.items))
+}
+
+#[tokio::test]
+async fn a_value_postcard_cannot_write_is_sealed_tagged_not_refused() {
+    let run = TestClient::new(keeps_unsized)
+        .call("keeps_unsized", json!({"items": [1, 2, 3]}))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("runs");
+    assert_eq!(run.text(), "[1, 2, 3] true");
+}
+
+/// A helper that keeps a [`Cap`] across its question.
+#[saga_fn]
+async fn capped(max: u32) -> Result<u32, SagaError> {
+    let cap = Cap { max };
+    let ok: bool = elicit("Ok?").await?;
+    Ok(if ok { cap.max } else { 0 })
+}
+
+/// Calls [`capped`], keeping a JSON value of its own across it.
+#[saga_tool]
+async fn calls_capped(max: u32) -> Result<String, SagaError> {
+    let seen = json!({"asked": max});
+    let got = capped(max).await?;
+    Ok(format!("{} {}", seen["asked"], got))
+}
+
+#[tokio::test]
+async fn a_helpers_tagged_state_is_sealed_in_a_tagged_caller() {
+    let client = TestClient::new(calls_capped);
+    let mut lengths = Vec::new();
+    for max in [3, u32::MAX] {
+        let run = client
+            .call("calls_capped", json!({"max": max}))
+            .then(Answer::accept(json!({"value": true})))
+            .run()
+            .await
+            .expect("runs");
+        assert_eq!(run.text(), format!("{max} {max}"));
+        lengths.push(run.rounds()[0].token_len().expect("a token"));
+    }
+    // The caller's state is tagged too (each of its slots carries its encoding).
+    assert!(lengths[1] > lengths[0], "{lengths:?}");
+}

@@ -458,6 +458,12 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             #(#slot_bounds,)*
         {
             type Traced = #traced_type;
+
+            fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+                static TAGGED: ::core::sync::atomic::AtomicBool =
+                    ::core::sync::atomic::AtomicBool::new(false);
+                &TAGGED
+            }
         }
     };
     let callee_traces = callees.iter().map(|(variant, index)| {

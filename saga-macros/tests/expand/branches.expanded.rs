@@ -107,6 +107,12 @@ const _: () = {
             <T3 as ::saga_runtime::__private::SlotField>::Traced,
             R4,
         >;
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
     }
     impl route {
         #[doc(hidden)]

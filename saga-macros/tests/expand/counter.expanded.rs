@@ -79,6 +79,12 @@ const _: () = {
             <T1 as ::saga_runtime::__private::SlotField>::Traced,
             <T2 as ::saga_runtime::__private::SlotField>::Traced,
         >;
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
     }
     impl count_to {
         #[doc(hidden)]

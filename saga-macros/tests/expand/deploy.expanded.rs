@@ -87,6 +87,12 @@ const _: () = {
             <T1 as ::saga_runtime::__private::SlotField>::Traced,
             R2,
         >;
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
     }
     impl complex_tool {
         #[doc(hidden)]

@@ -119,6 +119,12 @@ const _: () = {
             <T7 as ::saga_runtime::__private::SlotField>::Traced,
             R8,
         >;
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
     }
     impl collect {
         #[doc(hidden)]

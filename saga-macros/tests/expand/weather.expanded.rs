@@ -82,6 +82,12 @@ const _: () = {
             R1,
             R2,
         >;
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
     }
     impl get_weather {
         #[doc(hidden)]

@@ -92,11 +92,11 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
 /// the enum's type parameters across the whole step.
 pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
 where
-    S: Serialize + DeserializeOwned,
+    S: Serialize + DeserializeOwned + slot::SlotState,
     R: Exit,
 {
     let _ = slot;
-    match encode(&state) {
+    match encode(&state, R::NESTED) {
         Ok(bytes) => R::suspended(bytes, requests),
         Err(error) => unsaveable(&error),
     }
@@ -105,8 +105,12 @@ where
 /// The state's bytes: postcard, each saved local in its slot's encoding; or, if a
 /// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
 /// showed), the tagged form, where each local says its own encoding (see [`super::slot`]).
-fn encode<S: Serialize + DeserializeOwned>(state: &S) -> Result<Vec<u8>, String> {
-    if !slot::tags_always::<S>() {
+fn encode<S: Serialize + slot::SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
+    // A helper's state sealed tagged makes its caller's tagged too: the caller's point is
+    // then its tagged twin, which a build that reads no tagged state refuses before
+    // decoding, instead of failing on the helper's bytes.
+    let helper_tagged = slot::take_helper_tagged();
+    if !helper_tagged && !slot::tags_always::<S>() {
         if let Some(bytes) = slot::write_untagged(state)? {
             return Ok(bytes);
         }
@@ -119,6 +123,9 @@ fn encode<S: Serialize + DeserializeOwned>(state: &S) -> Result<Vec<u8>, String>
     }
     let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
         .map_err(|error| error.to_string())?;
+    if nested {
+        slot::note_helper_tagged();
+    }
     tag(&bytes).ok_or_else(|| "a state without a variant index".to_owned())
 }
 

@@ -389,6 +389,11 @@ impl Points {
         self.points.iter().flatten()
     }
 
+    /// Every point and tagged twin a token may name.
+    pub(crate) fn with_twins(&self) -> impl Iterator<Item = &Point> {
+        self.points.iter().chain(&self.tagged).flatten()
+    }
+
     /// The point a token's header names, if this build has it with the same identity.
     pub fn find(&self, header: &[u8; 8]) -> Option<&Point> {
         // Within one build, two points share a header only if 48 bits of two hashes

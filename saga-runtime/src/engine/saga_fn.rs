@@ -140,9 +140,13 @@ pub trait Exit: Sized {
     fn asked_again(requests: Vec<Request>) -> Self;
     /// The saga cannot go on.
     fn failed(message: &'static str) -> Self;
+    /// Whether the state is a helper's, which its caller saves in its own.
+    const NESTED: bool = false;
 }
 
 impl<O> Exit for FnStep<O> {
+    const NESTED: bool = true;
+
     fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self {
         FnStep::Suspend { state, requests }
     }

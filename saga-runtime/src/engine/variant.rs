@@ -24,6 +24,12 @@ pub(crate) fn variant_name<S: Serialize>(state: &S, names: &[&'static str]) -> S
                     let acc = acc | ((b & 0x7f) << (7 * i));
                     if b & 0x80 == 0 { Err(acc) } else { Ok(acc) }
                 });
+            // A state sealed in the tagged form has its index offset (see `slot`).
+            let index = index.map_err(|index| {
+                index
+                    .checked_sub(u64::from(super::points::TAGGED))
+                    .unwrap_or(index)
+            });
             match index {
                 Err(index) => names
                     .get(index as usize)

@@ -24,7 +24,7 @@ use crate::state::{KeyRing, StateCodec};
 fn check_headers(name: &str, family: &Family) -> Result<(), BuildError> {
     let builds = family.every_points();
     for (i, points) in builds.iter().enumerate() {
-        for point in points.iter() {
+        for point in points.with_twins() {
             let clash = builds[..i].iter().any(|earlier| {
                 earlier
                     .find(&point.key.header)

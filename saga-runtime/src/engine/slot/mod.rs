@@ -26,10 +26,14 @@
 //!    value's MessagePack, structs as maps of field names. Its layout is
 //!    `msgpack "Type"`, the Rust type's name without its module paths: a renamed type,
 //!    or a slot that changes encoding, changes the point's identity, and the token is
-//!    refused, never misread. What such a slot holds is read by field and variant name,
-//!    so a struct that gains a field with a default (or an `Option`) reads old tokens
-//!    correctly, and one that gains a required field, or changes a field's type, refuses
-//!    them when they are decoded. MessagePack was measured against JSON and CBOR
+//!    refused, never misread. What such a slot holds is read as serde reads it from
+//!    MessagePack: struct fields and enum variants by name (a field gained with a default
+//!    or as an `Option` is filled in, one removed is ignored, a required one gained makes
+//!    the old state unreadable, and that call ends with an error), tuples and tuple
+//!    structs by position, a number as any numeric type that holds it. A change of
+//!    meaning the names do not show (a field's unit, a tuple's order) needs a new
+//!    `version`, as for postcard slots. In the tagged form (below), a value of a
+//!    MessagePack type is always MessagePack. MessagePack was measured against JSON and CBOR
 //!    (BENCHMARKS.md): the fastest and about as small as CBOR, and unlike JSON it keeps
 //!    NaN and maps whose keys are not strings.
 //! 3. **Per value, at the seal**, as a last resort. Samples cannot show every value's
@@ -54,6 +58,7 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::RwLock;
+use std::sync::atomic::Ordering;
 
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serializer};
@@ -90,6 +95,11 @@ impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
 pub trait SlotState {
     /// The enum the trace reads.
     type Traced;
+
+    /// Set once a state of this enum was sealed in the tagged form: its later seals go
+    /// there at once. One flag per expansion (the macro declares it), so that no other
+    /// tool's state is tagged for this one's values.
+    fn tagged() -> &'static std::sync::atomic::AtomicBool;
 }
 
 /// How one slot is encoded.
@@ -175,29 +185,34 @@ pub(crate) fn write_untagged<S: Serialize>(state: &S) -> Result<Option<Vec<u8>>,
     }
 }
 
+thread_local! {
+    /// Set when a helper's state was sealed in the tagged form, until its caller, which
+    /// seals next on this thread in the same step, takes it.
+    static HELPER_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that a helper's state was just sealed in the tagged form.
+pub(crate) fn note_helper_tagged() {
+    HELPER_TAGGED.with(|flag| flag.set(true));
+}
+
+/// Whether a helper's state was just sealed in the tagged form; clears it.
+pub(crate) fn take_helper_tagged() -> bool {
+    HELPER_TAGGED.with(|flag| flag.replace(false))
+}
+
+/// Whether states of `S` are sealed in the tagged form at once.
+pub(crate) fn tags_always<S: SlotState>() -> bool {
+    S::tagged().load(Ordering::Relaxed)
+}
+
+/// Remembers that states of `S` are sealed in the tagged form.
+pub(crate) fn remember_tagging<S: SlotState>() {
+    S::tagged().store(true, Ordering::Relaxed);
+}
+
 fn tagging() -> bool {
     TAGGING.with(std::cell::Cell::get)
-}
-
-/// State types sealed in the tagged form from their first seal on, by name.
-static TAGGED_STATES: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
-
-/// Whether `S` is sealed in the tagged form at once: one of its states did not read back.
-pub(crate) fn tags_always<S>() -> bool {
-    let name = std::any::type_name::<S>();
-    TAGGED_STATES
-        .read()
-        .is_ok_and(|states| !states.is_empty() && states.contains(&name))
-}
-
-/// Remembers that `S` is sealed in the tagged form.
-pub(crate) fn remember_tagging<S>() {
-    let name = std::any::type_name::<S>();
-    if let Ok(mut states) = TAGGED_STATES.write()
-        && !states.contains(&name)
-    {
-        states.push(name);
-    }
 }
 
 /// Postcard of `value`, if it reads back as itself.
@@ -233,35 +248,62 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
         if serializer.is_human_readable() {
             return self.0.serialize(serializer);
         }
+        let encoding = encoding::<T>();
         if tagging() {
-            // The tagged form: postcard for a value that reads back, MessagePack otherwise.
-            let bytes = match postcard_of(&self.0) {
+            // The tagged form: postcard for a value of a postcard type that reads back,
+            // MessagePack otherwise. A MessagePack type is never written as postcard: a
+            // build that changed it (as MessagePack allows) would read it by position.
+            let postcard = match encoding {
+                Encoding::Postcard(_) if !skips::skips(&self.0) => postcard_of(&self.0),
+                _ => None,
+            };
+            let bytes = match postcard {
                 Some(mut postcard) => {
                     postcard.insert(0, POSTCARD_MARK);
                     postcard
                 }
-                None => msgpack_bytes(&self.0)?,
+                None => msgpack_checked::<T, S::Error>(&self.0)?,
             };
             return serializer.serialize_bytes(&bytes);
         }
-        match encoding::<T>() {
+        match encoding {
             Encoding::Postcard(_) => {
                 // Postcard reads by position: a value that skips a field (a
                 // `skip_serializing_if` no sample showed) must not be sealed so. Debug
-                // builds also read every such value back.
+                // builds also read every such value back. Either way, and for a value
+                // postcard cannot write, the state is sealed again in the tagged form.
                 if skips::skips(&self.0)
                     || (cfg!(debug_assertions) && postcard_of(&self.0).is_none())
                 {
                     NOT_READ_BACK.with(|flag| flag.set(true));
                     return Err(ser::Error::custom("a saved local does not read back"));
                 }
-                self.0.serialize(serializer)
+                self.0.serialize(serializer).inspect_err(|_| {
+                    NOT_READ_BACK.with(|flag| flag.set(true));
+                })
             }
             Encoding::MessagePack => {
-                serializer.serialize_bytes(&msgpack_bytes::<T, S::Error>(&self.0)?)
+                serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)
             }
         }
     }
+}
+
+/// [`msgpack_bytes`], read back in debug builds: a type whose serde does not read back
+/// what it writes (a skipped field without a default) is reported where it is saved.
+fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
+    value: &T,
+) -> Result<Vec<u8>, E> {
+    let bytes = msgpack_bytes::<T, E>(value)?;
+    if cfg!(debug_assertions) {
+        let again: T = from_msgpack(&bytes[1..]).map_err(E::custom)?;
+        if !layout::same_value(value, &again) {
+            return Err(E::custom(
+                "a saved local does not read back as itself from MessagePack",
+            ));
+        }
+    }
+    Ok(bytes)
 }
 
 impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
@@ -269,10 +311,12 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
         if deserializer.is_human_readable() {
             return T::deserialize(deserializer).map(Slot);
         }
+        let encoding = encoding::<T>();
         if tagging() {
-            return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, true));
+            let postcard = matches!(encoding, Encoding::Postcard(_));
+            return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, postcard));
         }
-        match encoding::<T>() {
+        match encoding {
             Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
             Encoding::MessagePack => {
                 deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
@@ -281,8 +325,8 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
     }
 }
 
-/// Reads a slot's byte string: MessagePack behind its marker, or (tagged) postcard behind
-/// its tag.
+/// Reads a slot's byte string: MessagePack behind its marker, or postcard behind its tag
+/// where the slot may hold postcard (a tagged slot of a postcard type).
 struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
 
 impl<T: DeserializeOwned> SlotBytes<T> {
@@ -473,5 +517,44 @@ mod tests {
             serde_json::to_value(Slot(value.clone())).expect("renders"),
             value
         );
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Memo {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memo: Option<String>,
+        from: String,
+    }
+
+    /// In the tagged form, a value of a MessagePack type is MessagePack even where postcard
+    /// would read it back: a build that reorders its fields reads it by name.
+    #[test]
+    fn a_tagged_messagepack_type_is_never_written_as_postcard() {
+        assert_eq!(encoding::<Memo>(), Encoding::MessagePack);
+        let memo = Memo {
+            memo: Some("m".into()),
+            from: "a".into(),
+        };
+        let bytes = with_tagging(true, || postcard::to_allocvec(&Slot(memo))).expect("writes");
+        let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
+        assert_eq!(inner[0], MSGPACK_MARK);
+        // And a `P` tag is refused for it.
+        let mut forged = vec![POSTCARD_MARK];
+        forged.extend(postcard::to_allocvec(&(Some("m"), "a")).expect("writes"));
+        let forged = postcard::to_allocvec(&forged).expect("writes");
+        assert!(with_tagging(true, || postcard::from_bytes::<Slot<Memo>>(&forged)).is_err());
+    }
+
+    /// A `HashSet` of many elements is written in its hasher's order: it reads back as
+    /// itself, and is never taken for a value that skips a field.
+    #[test]
+    fn a_hash_set_reads_back_as_itself_in_any_order() {
+        let set: std::collections::HashSet<String> = (0..50).map(|i| format!("s{i}")).collect();
+        assert!(!skips::skips(&set));
+        assert!(postcard_of(&set).is_some());
+        assert!(matches!(
+            encoding::<std::collections::HashSet<String>>(),
+            Encoding::Postcard(_)
+        ));
     }
 }
