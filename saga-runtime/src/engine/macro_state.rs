@@ -14,7 +14,7 @@ use super::error::SagaError;
 use super::points::{tag, untag};
 use super::requests::Request;
 use super::saga_fn::Exit;
-use super::slot;
+use super::slot::{self, SlotState};
 use super::tool::Step;
 
 /// The state of a macro-generated saga as the runtime sees it: the arguments of the first
@@ -92,7 +92,7 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
 /// the enum's type parameters across the whole step.
 pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
 where
-    S: Serialize + DeserializeOwned + slot::SlotState,
+    S: Serialize + DeserializeOwned + SlotState,
     R: Exit,
 {
     let _ = slot;
@@ -105,7 +105,7 @@ where
 /// The state's bytes: postcard, each saved local in its slot's encoding; or, if a
 /// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
 /// showed), the tagged form, where each local says its own encoding (see [`super::slot`]).
-fn encode<S: Serialize + slot::SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
+fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
     // A helper's state sealed tagged makes its caller's tagged too: the caller's point is
     // then its tagged twin, which a build that reads no tagged state refuses before
     // decoding, instead of failing on the helper's bytes.
@@ -287,7 +287,7 @@ pub fn tracing_layout(bytes: &[u8]) -> bool {
 /// what tells apart the variants that share a name (`site_tags`, one per variant).
 pub fn record_state<S>(slot: &Option<S>, site_tags: &[&'static str])
 where
-    S: slot::SlotState,
+    S: SlotState,
     S::Traced: DeserializeOwned,
 {
     let _ = slot;
