@@ -166,7 +166,10 @@ fn trace_with<T: de::DeserializeOwned>(
             session: &mut session,
             out: &mut format,
             depth: 0,
-            ty: std::any::type_name::<T>(),
+            // The root is one position: its key needs no type to tell it from another
+            // instance of its generic type, and a state enum's type name runs to kilobytes
+            // (one parameter per saved local), which every pass would copy and compare.
+            ty: "",
             field: false,
         })
         .map_err(Failure::Trace)?;
@@ -199,7 +202,7 @@ fn minimal<T: de::DeserializeOwned>(profile: Profile, empty: bool) -> Option<T> 
         session: &mut session,
         out: &mut Format::Unknown,
         depth: 0,
-        ty: std::any::type_name::<T>(),
+        ty: "",
         field: false,
     })
     .ok()
