@@ -286,5 +286,87 @@ fn main() {
     println!(
         "| 24-byte nonce from the OS (`getrandom`, what a seal drew before its per-thread stream), any size | {nonce_ns:.0} | | |"
     );
+    self_described();
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// An API response's shape, of about `len` bytes of JSON text.
+fn api_response(len: usize) -> serde_json::Value {
+    let mut items = Vec::new();
+    let mut text = 40;
+    while text < len {
+        let i = items.len();
+        let item = serde_json::json!({
+            "id": 1000 + i, "title": format!("issue {i}"), "open": i % 3 != 0,
+            "labels": [{"name": "ops", "color": null}], "score": i as f64 / 7.0,
+        });
+        text += item.to_string().len() + 1;
+        items.push(item);
+    }
+    serde_json::json!({"total": items.len(), "next": null, "items": items})
+}
+
+/// How a saved local postcard cannot read is kept (`engine::slot`): MessagePack (structs
+/// as maps), as saga keeps it, against JSON, encoded and decoded as a `serde_json::Value`.
+fn self_described() {
+    println!("\n### A saved local postcard cannot read: MessagePack (what saga keeps) vs JSON\n");
+    println!(
+        "| `serde_json::Value` | MessagePack (B) | JSON (B) | size MessagePack/JSON | MessagePack encode+decode (ns) | JSON encode+decode (ns) | time MessagePack/JSON |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (len, size) in [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")] {
+        let value = api_response(len);
+        let msgpack = |value: &serde_json::Value| {
+            let mut bytes = Vec::new();
+            value
+                .serialize(&mut rmp_serde::Serializer::new(&mut bytes).with_struct_map())
+                .unwrap();
+            bytes
+        };
+        let packed = msgpack(&value);
+        let json = serde_json::to_vec(&value).unwrap();
+        assert_eq!(
+            rmp_serde::from_slice::<serde_json::Value>(&packed).unwrap(),
+            value
+        );
+        let msgpack_ns = measure(|| {
+            let bytes = msgpack(black_box(&value));
+            black_box(rmp_serde::from_slice::<serde_json::Value>(&bytes).unwrap());
+        });
+        let json_ns = measure(|| {
+            let bytes = serde_json::to_vec(black_box(&value)).unwrap();
+            black_box(serde_json::from_slice::<serde_json::Value>(&bytes).unwrap());
+        });
+        println!(
+            "| {size} | {} | {} | {:.2}× | {msgpack_ns:.0} | {json_ns:.0} | {:.2}× |",
+            packed.len(),
+            json.len(),
+            packed.len() as f64 / json.len() as f64,
+            msgpack_ns / json_ns,
+        );
+    }
+    // What JSON cannot keep at all, and MessagePack keeps.
+    let nan = f64::NAN;
+    let json_nan = serde_json::to_vec(&nan)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<f64>(&bytes).ok());
+    let mut packed = Vec::new();
+    nan.serialize(&mut rmp_serde::Serializer::new(&mut packed))
+        .unwrap();
+    let msgpack_nan: f64 = rmp_serde::from_slice(&packed).unwrap();
+    let keys: std::collections::BTreeMap<(u8, u8), String> = [((1, 2), "x".to_owned())].into();
+    println!(
+        "\nNaN: MessagePack reads it back ({}); JSON {}. A map keyed by `(u8, u8)`: JSON {}.",
+        msgpack_nan.is_nan(),
+        if json_nan.is_some() {
+            "too"
+        } else {
+            "does not (it writes null)"
+        },
+        if serde_json::to_vec(&keys).is_ok() {
+            "writes it"
+        } else {
+            "cannot write it"
+        },
+    );
 }
