@@ -283,41 +283,33 @@ async fn a_json_shaped_struct_changed_between_builds_is_read_by_name_or_not_at_a
     let id = json!({"id": 5});
     let ok = || json!({"ok": {"action": "accept", "content": {"value": true}}});
 
+    // Started on one build, answered on the other: its result, and the text of a tool error.
+    let across = |tool: &'static str, from: SocketAddr, to: SocketAddr| {
+        let (client, id) = (client.clone(), id.clone());
+        async move {
+            let token = client.call(from, tool, &id, None, json!({})).await.token();
+            client.call(to, tool, &id, Some(&token), ok()).await.done()
+        }
+    };
+    let parsed = |text: String| serde_json::from_str::<Value>(&text).expect("JSON");
+
     // Build 2 added `priority` with a default: build 1's call reads it so.
-    let token = client
-        .call(v1.addr, "ticket", &id, None, json!({}))
-        .await
-        .token();
-    let done = client
-        .call(v2.addr, "ticket", &id, Some(&token), ok())
-        .await;
     assert_eq!(
-        serde_json::from_str::<Value>(&done.done()).expect("JSON"),
+        parsed(across("ticket", v1.addr, v2.addr).await),
         json!({"ok": true, "ticket": {"id": 5, "priority": "normal"}})
     );
     // A rollback: build 1 ignores the field it does not know.
-    let token = client
-        .call(v2.addr, "ticket", &id, None, json!({}))
-        .await
-        .token();
-    let done = client
-        .call(v1.addr, "ticket", &id, Some(&token), ok())
-        .await;
     assert_eq!(
-        serde_json::from_str::<Value>(&done.done()).expect("JSON"),
+        parsed(across("ticket", v2.addr, v1.addr).await),
         json!({"ok": true, "ticket": {"id": 5}})
     );
 
     // Build 2 added a required `owner`: build 1's state has none, and the call ends with
     // the tool error that says its state could not be read.
-    let token = client
-        .call(v1.addr, "assignment", &id, None, json!({}))
-        .await
-        .token();
-    let done = client
-        .call(v2.addr, "assignment", &id, Some(&token), ok())
-        .await;
-    assert_eq!(done.done(), "the saga's state could not be read");
+    assert_eq!(
+        across("assignment", v1.addr, v2.addr).await,
+        "the saga's state could not be read"
+    );
 }
 
 #[tokio::test]
