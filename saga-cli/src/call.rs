@@ -31,6 +31,7 @@ use crate::Target;
 use crate::answers::Answers;
 use crate::listing::{Recording, Seen, Tee};
 use crate::schema::{describe_type, parse_arguments};
+use crate::terminal::one_line;
 
 /// Answers input requests: from a file, or by asking the person at the terminal.
 #[derive(Debug)]
@@ -166,7 +167,11 @@ impl Responder {
             return Some(asked_again(key, request));
         }
         if method != "roots/list" && answers.get(key).is_none() {
-            say!("[{key}] {method}: no answer in the answers file");
+            say!(
+                "[{}] {}: no answer in the answers file",
+                one_line(key),
+                one_line(method)
+            );
             say!("  {}", crate::terminal::indent(&request_message(request)));
             return Some(anyhow::anyhow!(
                 "the answers file has no answer for {key:?} (the server asked: {})",
@@ -213,7 +218,8 @@ impl Responder {
                     .iter()
                     .filter_map(|r| r.get("uri").and_then(Value::as_str))
                     .collect();
-                say!("[{key}] roots/list → {}", uris.join(", "));
+                let uris: Vec<String> = uris.into_iter().map(one_line).collect();
+                say!("[{}] roots/list → {}", one_line(key), uris.join(", "));
                 match self.answers.as_ref().and_then(|a| a.get(key)) {
                     Some(given) => Ok(given.clone()),
                     None => Ok(json!({"roots": self.roots})),
@@ -228,7 +234,7 @@ impl Responder {
         let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
         if mode == "url" {
             let url = params.get("url").and_then(Value::as_str).unwrap_or("");
-            say!("[{key}] elicitation (url)");
+            say!("[{}] elicitation (url)", one_line(key));
             if let Some(answers) = &self.answers {
                 say!("  {}", crate::terminal::indent(message));
                 println!("  open: {}", crate::terminal::url(url));
@@ -236,7 +242,7 @@ impl Responder {
             }
             return block(|| crate::prompt::url(message, url));
         }
-        say!("[{key}] elicitation (form)");
+        say!("[{}] elicitation (form)", one_line(key));
         let schema = params
             .get("requestedSchema")
             .cloned()
@@ -252,9 +258,9 @@ impl Responder {
 
     fn sample(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
         let max_tokens = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0);
-        say!("[{key}] sampling (max {max_tokens} tokens)");
+        say!("[{}] sampling (max {max_tokens} tokens)", one_line(key));
         if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
-            say!("  system: {system}");
+            say!("  system: {}", crate::terminal::indent(system));
         }
         for message in params
             .get("messages")
@@ -263,7 +269,11 @@ impl Responder {
             .flatten()
         {
             let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
-            say!("  {role}: {}", content_text(message.get("content")));
+            say!(
+                "  {}: {}",
+                one_line(role),
+                crate::terminal::indent(&content_text(message.get("content")))
+            );
         }
         if let Some(answers) = &self.answers {
             let answer = answers.sampling(key).map_err(anyhow::Error::msg)?;
@@ -336,7 +346,10 @@ pub(crate) fn request_message(request: &Value) -> String {
 /// says why, from a saga server) and gives the error that ends the call.
 pub(crate) fn asked_again(key: &str, request: &Value) -> anyhow::Error {
     let message = request_message(request);
-    say!("[{key}] asked again: the server did not accept the answer from the answers file");
+    say!(
+        "[{}] asked again: the server did not accept the answer from the answers file",
+        one_line(key)
+    );
     say!("  {}", crate::terminal::indent(&message));
     anyhow::anyhow!(
         "the server asked {key:?} again: it did not accept the answer from the answers file. \
@@ -373,7 +386,7 @@ fn progress_line(params: &rmcp::model::ProgressNotificationParam) -> String {
         line.push_str(&format!("/{total}"));
     }
     if let Some(message) = &params.message {
-        line.push_str(&format!(" {message}"));
+        line.push_str(&format!(" {}", one_line(message)));
     }
     line
 }
@@ -518,10 +531,12 @@ async fn connect(
                 Recording::new(seen.clone())?,
                 StreamableHttpClientTransportConfig::with_uri(url.clone()),
             );
-            let client = handler
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| root_cause(&format!("cannot connect to {url}"), e))?;
+            let client = crate::deadline::answer(
+                &format!("connecting to {url}"),
+                handler.serve_with_lifecycle(transport, lifecycle),
+            )
+            .await?
+            .map_err(|e| root_cause(&format!("cannot connect to {url}"), e))?;
             Ok(Connection {
                 client,
                 seen,
@@ -546,12 +561,12 @@ async fn connect(
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 anyhow::bail!("cannot talk to {program:?}: no pipes to it");
             };
-            let client = handler
-                .serve_with_lifecycle((Tee::new(stdout, seen.clone()), stdin), lifecycle)
-                .await
-                .map_err(|e| {
-                    root_cause(&format!("cannot talk MCP with {:?}", words.join(" ")), e)
-                })?;
+            let client = crate::deadline::answer(
+                "initialize",
+                handler.serve_with_lifecycle((Tee::new(stdout, seen.clone()), stdin), lifecycle),
+            )
+            .await?
+            .map_err(|e| root_cause(&format!("cannot talk MCP with {:?}", words.join(" ")), e))?;
             Ok(Connection {
                 client,
                 seen,
@@ -604,12 +619,14 @@ async fn all_tools(
     let mut bytes = 0usize;
     let mut cursor = None;
     for _ in 0..MAX_TOOL_PAGES {
-        let page = peer
-            .list_tools(Some(
+        let page = crate::deadline::answer(
+            "tools/list",
+            peer.list_tools(Some(
                 rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
-            ))
-            .await
-            .map_err(|e| request_error("tools/list", e))?;
+            )),
+        )
+        .await?
+        .map_err(|e| request_error("tools/list", e))?;
         bytes += serde_json::to_vec(&page.tools).map_or(0, |text| text.len());
         tools.extend(page.tools);
         if tools.len() > MAX_TOOLS || bytes > MAX_TOOL_BYTES {
@@ -658,9 +675,13 @@ pub async fn list_tools(target: &Target) -> anyhow::Result<()> {
 /// whether it runs as a task (`task_support`: its `execution.taskSupport`, if declared).
 fn describe_tool(tool: &Tool, task_support: Option<&str>) -> String {
     let mut out = String::new();
-    out.push_str(&tool.name);
+    out.push_str(&one_line(&tool.name));
     if let Some(description) = &tool.description {
-        out.push_str(&format!(" — {}", description.trim()));
+        // A description may run over lines; they go deeper than the tool's own fields.
+        out.push_str(&format!(
+            " — {}",
+            description.trim().replace('\n', "\n    ")
+        ));
     }
     out.push('\n');
     let title = tool
@@ -668,7 +689,7 @@ fn describe_tool(tool: &Tool, task_support: Option<&str>) -> String {
         .as_deref()
         .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
     if let Some(title) = title {
-        out.push_str(&format!("  title: {}\n", title.trim()));
+        out.push_str(&format!("  title: {}\n", one_line(title.trim())));
     }
     let schema: &Map<String, Value> = &tool.input_schema;
     let required: Vec<&str> = schema
@@ -682,18 +703,19 @@ fn describe_tool(tool: &Tool, task_support: Option<&str>) -> String {
         .flatten()
         .map(|(name, property)| {
             (
-                name.clone(),
-                describe_type(property),
+                one_line(name),
+                one_line(&describe_type(property)),
                 if required.contains(&name.as_str()) {
                     "required"
                 } else {
                     "optional"
                 },
-                property
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
+                one_line(
+                    property
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                ),
             )
         })
         .collect();
@@ -710,14 +732,17 @@ fn describe_tool(tool: &Tool, task_support: Option<&str>) -> String {
         out.push('\n');
     }
     if let Some(output) = &tool.output_schema {
-        out.push_str(&format!("  output: {}\n", describe_output(output)));
+        out.push_str(&format!(
+            "  output: {}\n",
+            one_line(&describe_output(output))
+        ));
     }
     // Absent, the extension's default is "forbidden"; but servers that run tasks do not
     // all say so per tool (saga's own do not send `execution` yet), so absent is shown
     // as absent.
     out.push_str(&format!(
         "  task support: {}\n",
-        task_support.unwrap_or("not declared")
+        one_line(task_support.unwrap_or("not declared"))
     ));
     out
 }
@@ -873,8 +898,11 @@ async fn drive(
             }
         );
         let response = responder
-            .until_stopped(client.call_tool_once(params.clone()))
-            .await?
+            .until_stopped(crate::deadline::answer(
+                &format!("tools/call {tool}"),
+                client.call_tool_once(params.clone()),
+            ))
+            .await??
             .map_err(|e| request_error(&format!("tools/call {tool}"), e))?;
         match response {
             CallToolResponse::Complete(result) => {
@@ -890,6 +918,7 @@ async fn drive(
                 if requests.is_empty() {
                     say!("← input_required: no requests (checkpoint), retrying");
                 } else {
+                    let keys: Vec<String> = keys.into_iter().map(one_line).collect();
                     say!(
                         "← input_required: {} request(s): {}",
                         requests.len(),
@@ -1138,6 +1167,50 @@ mod tests {
         );
         assert!(responder.answer("missing", &sample).is_err());
         assert!(responder.answer("e", &json!({"method": "x/y"})).is_err());
+    }
+
+    #[test]
+    fn a_servers_line_breaks_forge_no_line_of_a_tool_listing() {
+        let tool: Tool = serde_json::from_value(json!({
+            "name": "t\nforged_tool — Looks real.",
+            "title": "T\n  title: forged",
+            "description": "Line one.\nforged_tool_2 — Also real?",
+            "inputSchema": {"type": "object", "properties": {
+                "a\n  forged_arg  string  required": {
+                    "type": "string",
+                    "enum": ["x\n  forged_enum  string  required"],
+                    "description": "d\n  forged_description"
+                }
+            }}
+        }))
+        .unwrap();
+        let text = describe_tool(&tool, Some("optional\n  task support: forged"));
+        // Every line the listing prints is its own: a tool's line, a deeper description
+        // line, or one of the tool's two-space fields; no server text starts a line.
+        for line in text.lines() {
+            assert!(
+                line.starts_with("t\\u{a}forged_tool")
+                    || line.starts_with("    forged_tool_2")
+                    || line.starts_with("  title: T\\u{a}")
+                    || line.starts_with("  a\\u{a}")
+                    || line.starts_with("  task support: optional\\u{a}"),
+                "a forged line: {line:?}\n{text}"
+            );
+        }
+        assert_eq!(text.lines().count(), 5, "{text}");
+    }
+
+    #[test]
+    fn progress_messages_stay_on_their_line() {
+        let params: rmcp::model::ProgressNotificationParam = serde_json::from_value(json!({
+            "progressToken": 1, "progress": 1.0, "total": 3.0,
+            "message": "step\n← task x: completed"
+        }))
+        .unwrap();
+        assert_eq!(
+            progress_line(&params),
+            "… progress 1/3 step\\u{a}← task x: completed"
+        );
     }
 
     #[test]

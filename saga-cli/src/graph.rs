@@ -125,10 +125,12 @@ async fn find_tool(
     let mut bytes = 0usize;
     let mut names: Vec<String> = Vec::new();
     for _ in 0..MAX_PAGES {
-        let page = client
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await
-            .map_err(|e| anyhow::anyhow!("tools/list: {e}"))?;
+        let page = crate::deadline::answer(
+            "tools/list",
+            client.list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor))),
+        )
+        .await?
+        .map_err(|e| anyhow::anyhow!("tools/list: {e}"))?;
         bytes += serde_json::to_vec(&page.tools).map_or(0, |text| text.len());
         if bytes > MAX_BYTES {
             anyhow::bail!(

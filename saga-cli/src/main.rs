@@ -21,6 +21,7 @@ macro_rules! say {
 
 mod answers;
 mod call;
+mod deadline;
 mod graph;
 mod inspect;
 mod listing;
@@ -66,6 +67,11 @@ pollIntervalMs, shows each status, answers an input_required task's requests wit
 tasks/update (prompts or --answers, keyed by the task's inputRequests keys), and prints
 the completed task's result. Ctrl-C sends tasks/cancel. A server that does not offer
 the extension (in the era used; --session for 2025-11-25) is refused.
+
+SAGA_REQUEST_TIMEOUT=SECONDS (default 120) bounds how long saga waits for any one answer
+of the server's: connecting, each tools/list page, each round over MRTR, each tasks/get
+and tasks/update. A call in a --session waits for its answer as long as you take to
+answer its questions.
 
 Exit status: 0 on a result, 1 on a result with isError, 2 on any error (a failed or
 cancelled task included), 130 on Ctrl-C with --task (after tasks/cancel).";

@@ -8,6 +8,7 @@
 //! ordinary call prints its result. Ctrl-C sends `tasks/cancel`. rmcp's client puts the
 //! task id in each `tasks/*` request's `Mcp-Name` header.
 
+use crate::terminal::one_line;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -70,8 +71,13 @@ fn status_name(status: TaskStatus) -> &'static str {
 
 /// One line for a task's status and its message, if any.
 fn status_line(id: &str, status: TaskStatus, message: Option<&str>) -> String {
+    let id = one_line(id);
     match message {
-        Some(message) => format!("← task {id}: {} — {message}", status_name(status)),
+        Some(message) => format!(
+            "← task {id}: {} — {}",
+            status_name(status),
+            one_line(message)
+        ),
         None => format!("← task {id}: {}", status_name(status)),
     }
 }
@@ -94,12 +100,13 @@ pub(crate) async fn follow(
     slot.set(&id);
     let mut interval = poll_interval(created.task.poll_interval_ms);
     say!(
-        "← task {id} created: {} (polling tasks/get every {} ms)",
+        "← task {} created: {} (polling tasks/get every {} ms)",
+        one_line(&id),
         status_name(created.task.status),
         interval.as_millis()
     );
     if let Some(message) = &created.task.status_message {
-        say!("  {}", crate::terminal::indent(message));
+        say!("  {}", one_line(message));
     }
     let mut shown = (created.task.status, created.task.status_message.clone());
     // Keys answered with tasks/update; with --answers, one asked again is refused.
@@ -111,8 +118,11 @@ pub(crate) async fn follow(
     loop {
         tokio::time::sleep(interval).await;
         let got = responder
-            .until_stopped(client.get_task(GetTaskParams::new(id.clone())))
-            .await?
+            .until_stopped(crate::deadline::answer(
+                "tasks/get",
+                client.get_task(GetTaskParams::new(id.clone())),
+            ))
+            .await??
             .map_err(|e| request_error(&format!("tasks/get {id}"), e))?;
         let detailed = got.task;
         if detailed.task.poll_interval_ms.is_some() {
@@ -133,9 +143,10 @@ pub(crate) async fn follow(
                 if updates >= MAX_ROUNDS {
                     anyhow::bail!("task {id}: still asking after {MAX_ROUNDS} updates; giving up");
                 }
-                let keys: Vec<&str> = input_requests.keys().map(String::as_str).collect();
+                let keys: Vec<String> = input_requests.keys().map(|key| one_line(key)).collect();
                 say!(
-                    "← task {id}: {} request(s): {}",
+                    "← task {}: {} request(s): {}",
+                    one_line(&id),
                     input_requests.len(),
                     keys.join(", ")
                 );
@@ -148,10 +159,14 @@ pub(crate) async fn follow(
                     responses.insert(key.clone(), responder.answer(key, &request)?);
                 }
                 let keys: Vec<String> = responses.keys().cloned().collect();
-                say!("→ tasks/update {id} {}", keys.join(", "));
+                let shown: Vec<String> = keys.iter().map(|key| one_line(key)).collect();
+                say!("→ tasks/update {} {}", one_line(&id), shown.join(", "));
                 responder
-                    .until_stopped(client.update_task(UpdateTaskParams::new(id.clone(), responses)))
-                    .await?
+                    .until_stopped(crate::deadline::answer(
+                        "tasks/update",
+                        client.update_task(UpdateTaskParams::new(id.clone(), responses)),
+                    ))
+                    .await??
                     .map_err(|e| request_error(&format!("tasks/update {id}"), e))?;
                 answered.extend(keys);
                 answered_at = Some(detailed.task.last_updated_at.clone());
@@ -258,6 +273,20 @@ mod tests {
         assert_eq!(
             status_line("t1", TaskStatus::Working, Some("table 3 of 9")),
             "← task t1: working — table 3 of 9"
+        );
+    }
+
+    #[test]
+    fn a_task_id_and_status_message_cannot_forge_lines() {
+        let line = status_line(
+            "t1\n← task t1: completed",
+            TaskStatus::Working,
+            Some("3 of 9\r\n── result ──"),
+        );
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert_eq!(
+            line,
+            "← task t1\\u{a}← task t1: completed: working — 3 of 9\\u{d}\\u{a}── result ──"
         );
     }
 

@@ -9,6 +9,13 @@ pub fn clean(text: &str) -> String {
     clean_with(text, false)
 }
 
+/// A field printed on one line of its own (a name, a key, a status, a progress message):
+/// [`clean`], which escapes its line breaks too, so that a server cannot forge the lines
+/// around it.
+pub fn one_line(text: &str) -> String {
+    clean(text)
+}
+
 /// [`clean`], keeping line breaks and tabs (for multi-line results).
 pub fn clean_lines(text: &str) -> String {
     clean_with(text, true)
@@ -45,16 +52,17 @@ pub fn url(url: &str) -> String {
             shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         }
     }
-    let host = shown
-        .split_once("://")
-        .map(|(_, rest)| rest)
-        .unwrap_or(&shown)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default()
-        .rsplit('@')
-        .next()
-        .unwrap_or_default();
+    // The host a browser goes to, as the WHATWG URL standard parses the URL (the `url`
+    // crate): a browser reads `https://evil.example\@good.example/` as evil.example, where
+    // cutting the text at `@` finds good.example. An internationalized host is shown as
+    // its ASCII (punycode) form.
+    let host = match url::Url::parse(url) {
+        Ok(parsed) => match parsed.host_str() {
+            Some(host) => clean(host),
+            None => "none".to_owned(),
+        },
+        Err(_) => "none: not a URL".to_owned(),
+    };
     format!("{shown}  (host: {host})")
 }
 
@@ -91,7 +99,23 @@ mod tests {
         );
         assert_eq!(
             url("https://exаmple.com/\u{1b}]8;;x"),
-            "https://ex\\u{430}mple.com/\\u{1b}]8;;x  (host: ex\\u{430}mple.com)"
+            "https://ex\\u{430}mple.com/\\u{1b}]8;;x  (host: xn--exmple-4nf.com)"
         );
+    }
+
+    #[test]
+    fn a_url_names_the_host_a_browser_goes_to() {
+        assert!(
+            url("https://evil.example\\@good.example/login").ends_with("(host: evil.example)"),
+            "{}",
+            url("https://evil.example\\@good.example/login")
+        );
+        assert!(url("https://a:b@good.example:8443/x").ends_with("(host: good.example)"));
+        assert!(url("not a url").ends_with("(host: none: not a URL)"));
+    }
+
+    #[test]
+    fn one_line_fields_escape_their_line_breaks() {
+        assert_eq!(one_line("a\nb\r\nc"), "a\\u{a}b\\u{d}\\u{a}c");
     }
 }

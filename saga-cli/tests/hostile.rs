@@ -5,6 +5,11 @@
 use std::process::Command;
 
 fn saga(args: &[&str], endless: bool) -> (bool, String, String) {
+    saga_with(args, &[("HOSTILE_ENDLESS", if endless { "1" } else { "" })])
+}
+
+/// `saga` with `env` set (an empty value: unset).
+fn saga_with(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let server = format!(
         "python3 {}/tests/hostile_server.py",
         env!("CARGO_MANIFEST_DIR")
@@ -12,8 +17,12 @@ fn saga(args: &[&str], endless: bool) -> (bool, String, String) {
     let mut full = vec![args[0], "--stdio", server.as_str()];
     full.extend_from_slice(&args[1..]);
     let mut command = Command::new(env!("CARGO_BIN_EXE_saga"));
-    if endless {
-        command.env("HOSTILE_ENDLESS", "1");
+    for (key, value) in env {
+        if value.is_empty() {
+            command.env_remove(key);
+        } else {
+            command.env(key, value);
+        }
     }
     let output = command.args(&full).output().expect("saga runs");
     (
@@ -38,6 +47,21 @@ fn an_endless_tool_list_is_not_followed_forever_and_nothing_raw_is_printed() {
     assert!(stderr.contains("past 100 pages"), "{stderr}");
     assert!(!has_control(&stdout), "{stdout:?}");
     assert!(!has_control(&stderr), "{stderr:?}");
+}
+
+#[test]
+fn a_server_that_never_answers_a_page_is_given_up_on() {
+    let started = std::time::Instant::now();
+    let (ok, stdout, stderr) = saga_with(
+        &["tools"],
+        &[("HOSTILE_SILENT", "1"), ("SAGA_REQUEST_TIMEOUT", "1")],
+    );
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains("tools/list: the server did not answer within 1 s"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 """A hostile MCP server over stdio (2025-11-25, with initialize), for saga-cli's tests:
 its tool list (names, title, descriptions, output schema, task support) and results
 carry terminal control sequences, and its
-tools/list answers with another nextCursor every time when HOSTILE_ENDLESS is set."""
+tools/list answers with another nextCursor every time when HOSTILE_ENDLESS is set, and
+never answers at all when HOSTILE_SILENT is set."""
 import json
 import os
 import sys
@@ -37,6 +38,8 @@ for line in sys.stdin:
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "hostile" + HOSTILE, "version": "1"},
         }})
+    elif method == "tools/list" and os.environ.get("HOSTILE_SILENT"):
+        continue
     elif method == "tools/list":
         cursor = (request.get("params") or {}).get("cursor") or ""
         send({"jsonrpc": "2.0", "id": rid, "result": {
