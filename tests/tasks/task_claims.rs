@@ -47,6 +47,14 @@ async fn ask_then_work(millis: u64) -> Result<String, SagaError> {
     Ok(format!("go: {go}"))
 }
 
+/// Asks once: for the byte-quota tests (not counted with `ask_then_work`'s steps).
+#[saga_tool(task)]
+async fn ask_once() -> Result<String, SagaError> {
+    checkpoint().await;
+    let go: bool = elicit("Go on?").await?;
+    Ok(format!("go: {go}"))
+}
+
 static GAUGE_NOW: AtomicUsize = AtomicUsize::new(0);
 static GAUGE_MAX: AtomicUsize = AtomicUsize::new(0);
 
@@ -76,6 +84,7 @@ async fn replica_with(settings: TaskSettings) -> Replica {
         .tool(slow_step)
         .tool(blocking_step)
         .tool(ask_then_work)
+        .tool(ask_once)
         .tool(gauged_step)
         .task_settings(settings)
         .build()
@@ -230,4 +239,72 @@ async fn a_process_runs_at_most_its_workers_at_once_and_the_rest_wait() {
         2,
         "the steps did not run two at a time"
     );
+}
+
+/// An answer to a task counts against its client's bytes, as the task's record holds it
+/// (finding 2 of the second hardening pass: answers were measured nowhere). Each answer
+/// here is 48 KiB, and the client may hold 96 KiB: one task takes one such answer, a
+/// second task's is refused and leaves that task as it was.
+async fn answers_count_against_the_clients_bytes(store: TaskStore) {
+    let mut settings = TaskSettings::new(store);
+    settings.max_bytes_per_principal = 96 * 1024;
+    let replica = replica_with(settings).await;
+    let client = TaskClient::new().authorization("bytes-client");
+    let big = "x".repeat(48 * 1024);
+    let mut results = Vec::new();
+    for _ in 0..2 {
+        let id = client.create(replica.addr, "ask_once", json!({})).await;
+        let mut task = client.status(replica.addr, &id).await;
+        for _ in 0..400 {
+            if task["status"] == "input_required" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            task = client.status(replica.addr, &id).await;
+        }
+        let key = task["inputRequests"]
+            .as_object()
+            .and_then(|requests| requests.keys().next().cloned())
+            .expect("one pending request");
+        // An answer the form refuses still reaches the record first: a string where a
+        // boolean is asked, of 48 KiB.
+        let answer = json!({key: {"action": "accept", "content": {"value": true, "note": big}}});
+        let reply = client
+            .request(
+                replica.addr,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": answer}),
+            )
+            .await;
+        results.push((id, reply));
+    }
+    let (first, first_reply) = &results[0];
+    assert!(first_reply.get("error").is_none(), "{first_reply}");
+    let (second, second_reply) = &results[1];
+    let message = second_reply["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("too many task bytes"), "{second_reply}");
+    assert_eq!(second_reply["error"]["code"], -32600, "{second_reply}");
+    // The refused answer left its task waiting for one; the first went on.
+    assert_eq!(
+        client.status(replica.addr, second).await["status"],
+        "input_required"
+    );
+    assert_ne!(
+        client.status(replica.addr, first).await["status"],
+        "input_required"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_count_against_the_clients_bytes_in_memory() {
+    answers_count_against_the_clients_bytes(TaskStore::memory()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_count_against_the_clients_bytes_in_redis() {
+    let redis = saga_examples::harness::redis::start_redis().await;
+    answers_count_against_the_clients_bytes(TaskStore::redis(&redis.url).await.expect("connected"))
+        .await;
 }

@@ -143,7 +143,8 @@ async fn exercise(store: TaskStore) {
         record.status = TaskStatus::Completed;
         true
     };
-    backend.update("b", &done).await.expect("updated");
+    let any = Quota::per_principal(100);
+    backend.update("b", &done, &any).await.expect("updated");
     assert!(backend.orphans(now_ms()).await.expect("listed").is_empty());
 
     // Concurrent updates do not lose one another.
@@ -156,7 +157,11 @@ async fn exercise(store: TaskStore) {
                 record.takeovers += 1;
                 true
             };
-            store.backend().update("a", &bump).await.expect("updated");
+            store
+                .backend()
+                .update("a", &bump, &Quota::per_principal(100))
+                .await
+                .expect("updated");
         }));
     }
     for handle in handles {
@@ -174,8 +179,73 @@ async fn exercise(store: TaskStore) {
         record.takeovers = 0;
         false
     };
-    let unchanged = store.backend().update("a", &decline).await.expect("read");
+    let unchanged = store
+        .backend()
+        .update("a", &decline, &Quota::per_principal(100))
+        .await
+        .expect("read");
     assert_eq!(unchanged.map(|record| record.takeovers), Some(40));
+
+    // What a record holds after a change counts, not only what it held when stored: a
+    // change that grows it past its principal's bytes is not written, and one within them
+    // is counted against the next insert.
+    let backend = store.backend();
+    let mut z = record("z", far);
+    z.principal = "zed".into();
+    backend
+        .insert(&z, &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    let grow = |record: &mut TaskRecord| {
+        record.answers.insert(
+            "k".into(),
+            json!({"action": "accept", "content": {"note": "x".repeat(10_000)}}),
+        );
+        true
+    };
+    let tight = Quota::per_principal(100).with_bytes(5_000, usize::MAX);
+    assert_eq!(
+        backend.update("z", &grow, &tight).await,
+        Err(TaskStoreError::PrincipalBytes(5_000))
+    );
+    let kept = backend.get("z").await.expect("read").expect("there");
+    assert!(kept.answers.is_empty(), "a refused change was written");
+    let roomy = Quota::per_principal(100).with_bytes(20_000, usize::MAX);
+    backend
+        .update("z", &grow, &roomy)
+        .await
+        .expect("within the bound");
+    let mut z2 = record("z2", far);
+    z2.principal = "zed".into();
+    // A bound z2 alone fits, but not beside z as it has grown.
+    let grown = backend.get("z").await.expect("read").expect("there");
+    let size = |record: &TaskRecord| serde_json::to_vec(record).expect("JSON").len();
+    let between = size(&grown) + size(&z2) - 1;
+    assert_eq!(
+        backend
+            .insert(
+                &z2,
+                &Quota::per_principal(100).with_bytes(between, usize::MAX)
+            )
+            .await,
+        Err(TaskStoreError::PrincipalBytes(between))
+    );
+    // And shrinking is always written.
+    let shrink = |record: &mut TaskRecord| {
+        record.answers.clear();
+        true
+    };
+    backend
+        .update("z", &shrink, &tight)
+        .await
+        .expect("a smaller record is written");
+    backend
+        .insert(
+            &z2,
+            &Quota::per_principal(100).with_bytes(11_000, usize::MAX),
+        )
+        .await
+        .expect("room again");
 }
 
 #[tokio::test]

@@ -112,6 +112,12 @@ pub struct TaskSettings {
 }
 
 impl TaskSettings {
+    /// The bounds a task's record counts against when it changes: the same as at
+    /// insert; the shared part's counts only a record the insert counted in it.
+    pub(crate) fn updates_quota(&self) -> Quota {
+        self.quota(false)
+    }
+
     /// The quota a new task of a caller counts against.
     fn quota(&self, verified: bool) -> Quota {
         let quota = Quota::per_principal(self.max_per_principal)
@@ -461,7 +467,7 @@ impl Tasks {
             .settings
             .store
             .0
-            .update(id, &change)
+            .update(id, &change, &self.settings.updates_quota())
             .await
             .map_err(store_failed)?;
         // Only the update that answered the last pending request holds the new claim;
@@ -503,7 +509,7 @@ impl Tasks {
         self.settings
             .store
             .0
-            .update(id, &change)
+            .update(id, &change, &self.settings.updates_quota())
             .await
             .map_err(store_failed)?;
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {

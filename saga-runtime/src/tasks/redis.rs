@@ -25,11 +25,36 @@ const ORPHAN_BATCH: usize = 256;
 const MAX_CAS_ATTEMPTS: usize = 64;
 
 /// Sets `KEYS[1]` to `ARGV[2]` (expiring at `ARGV[3]` unix ms) only if it still holds
-/// `ARGV[1]`; keeps the working set in step (`ARGV[4]`: 1 to add, 0 to remove).
+/// `ARGV[1]`; keeps the working set in step (`ARGV[4]`: 1 to add, 0 to remove, for id
+/// `ARGV[5]`). The record's new size is `ARGV[6]` bytes: in each bucket that counts it
+/// (two keys from `KEYS[3]` on: the hash of sizes and the running total; two arguments
+/// from `ARGV[7]` on: the byte bound and the code returned when it would be passed), a
+/// record that grows past the bound is not written. Returns 1 when written, 0 when the
+/// record changed in between.
 const COMPARE_AND_SET: &str = r"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local bytes = tonumber(ARGV[6])
+local buckets = (#KEYS - 2) / 2
+local before = {}
+for b = 0, buckets - 1 do
+  local sizes, total = KEYS[3 + 2 * b], KEYS[4 + 2 * b]
+  local size = redis.call('HGET', sizes, ARGV[5])
+  if size then
+    before[b] = tonumber(size)
+    local grown = bytes - before[b]
+    if grown > 0 and tonumber(redis.call('GET', total) or '0') + grown > tonumber(ARGV[7 + 2 * b]) then
+      return tonumber(ARGV[8 + 2 * b])
+    end
+  end
+end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 if ARGV[4] == '1' then redis.call('SADD', KEYS[2], ARGV[5]) else redis.call('SREM', KEYS[2], ARGV[5]) end
+for b = 0, buckets - 1 do
+  if before[b] then
+    redis.call('HSET', KEYS[3 + 2 * b], ARGV[5], bytes)
+    redis.call('INCRBY', KEYS[4 + 2 * b], bytes - before[b])
+  end
+end
 return 1
 ";
 
@@ -114,6 +139,11 @@ impl RedisTasks {
     }
 }
 
+/// A bound as Lua reads it exactly (a double holds integers up to 2^53).
+fn bound(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX).min(1 << 53)
+}
+
 fn decode(text: &str) -> Result<TaskRecord, TaskStoreError> {
     serde_json::from_str(text).map_err(unavailable)
 }
@@ -132,7 +162,6 @@ impl TaskBackend for RedisTasks {
             } else {
                 "0"
             };
-            let bound = |n: usize| u64::try_from(n).unwrap_or(u64::MAX).min(1 << 53);
             let mut invocation = self.insert.prepare_invoke();
             invocation
                 .key(format!("{RECORD_PREFIX}{}", record.id))
@@ -198,6 +227,7 @@ impl TaskBackend for RedisTasks {
         &'a self,
         id: &'a str,
         change: Change<'a>,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         Box::pin(async move {
             for _ in 0..MAX_CAS_ATTEMPTS {
@@ -216,8 +246,8 @@ impl TaskBackend for RedisTasks {
                     "0"
                 };
                 let mut connection = self.connection.clone();
-                let written: i64 = self
-                    .script
+                let mut invocation = self.script.prepare_invoke();
+                invocation
                     .key(format!("{RECORD_PREFIX}{id}"))
                     .key(WORKING_SET)
                     .arg(&old_text)
@@ -225,11 +255,39 @@ impl TaskBackend for RedisTasks {
                     .arg(record.expires_ms().max(1))
                     .arg(working)
                     .arg(id)
+                    .arg(new_text.len());
+                // Every bucket the insert counted it in (the script skips one that does
+                // not hold the id: the shared one, for a verified principal's task).
+                let mut bucket = |name: String, bytes: usize, spent: i64| {
+                    invocation
+                        .key(format!("{name}:bytes"))
+                        .key(format!("{name}:total"))
+                        .arg(bound(bytes))
+                        .arg(spent);
+                };
+                bucket(
+                    format!("{PRINCIPAL_PREFIX}{}", current.principal),
+                    quota.bytes_per_principal,
+                    SPENT_PRINCIPAL - 1,
+                );
+                bucket(
+                    SHARED_BUCKET.to_owned(),
+                    quota.shared.map_or(usize::MAX, |share| share.bytes),
+                    SPENT_GROUP - 1,
+                );
+                bucket(STORE_BUCKET.to_owned(), quota.bytes, SPENT_STORE - 1);
+                let written: i64 = invocation
                     .invoke_async(&mut connection)
                     .await
                     .map_err(unavailable)?;
-                if written == 1 {
-                    return Ok(Some(record));
+                match written {
+                    1 => return Ok(Some(record)),
+                    0 => {}
+                    code if code == SPENT_PRINCIPAL - 1 => {
+                        return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
+                    }
+                    code if code == SPENT_GROUP - 1 => return Err(TaskStoreError::SharedQuota),
+                    _ => return Err(TaskStoreError::Full),
                 }
             }
             Err(TaskStoreError::Unavailable(format!(

@@ -112,10 +112,18 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
 
     /// Applies `change` to the record `id` atomically (no other update interleaves) and
     /// returns the record as it is afterwards; `None` if it is missing.
+    ///
+    /// The changed record is measured again (its JSON) and counts against the byte bounds
+    /// of `quota` as at insert: its principal's, the shared part's when it counts against
+    /// it, and the store's. A change that grows it past one is not written
+    /// ([`TaskStoreError::PrincipalBytes`], [`TaskStoreError::SharedQuota`],
+    /// [`TaskStoreError::Full`]): answers, states and results are counted as the record
+    /// holds them, not only what it held when it was created.
     fn update<'a>(
         &'a self,
         id: &'a str,
         change: Change<'a>,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
     /// The ids of tasks that are `working` and whose worker's lease ended before `now_ms`.
@@ -293,22 +301,56 @@ impl TaskBackend for MemoryTasks {
         &'a self,
         id: &'a str,
         change: Change<'a>,
+        quota: &'a Quota,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         Box::pin(async move {
             let now = super::clock::now_ms();
             let mut records = self.lock()?;
-            let Some(record) = records
-                .get_mut(id)
-                .map(|kept| &mut kept.record)
-                .filter(|record| record.expires_ms() > now)
+            let Some(kept) = records
+                .get(id)
+                .filter(|kept| kept.record.expires_ms() > now)
             else {
                 return Ok(None);
             };
-            let mut changed = record.clone();
-            if change(&mut changed) {
-                *record = changed;
+            let mut changed = kept.record.clone();
+            if !change(&mut changed) {
+                return Ok(Some(kept.record.clone()));
             }
-            Ok(Some(record.clone()))
+            let bytes = record_bytes(&changed);
+            if let Some(grown) = bytes.checked_sub(kept.bytes).filter(|grown| *grown > 0) {
+                let (principal, shared) = (&kept.record.principal, kept.shared);
+                let (mut held, mut group, mut store) = (0usize, 0usize, 0usize);
+                for other in records
+                    .values()
+                    .filter(|other| other.record.expires_ms() > now)
+                {
+                    store = store.saturating_add(other.bytes);
+                    if other.record.principal == *principal {
+                        held = held.saturating_add(other.bytes);
+                    }
+                    if other.shared {
+                        group = group.saturating_add(other.bytes);
+                    }
+                }
+                if held.saturating_add(grown) > quota.bytes_per_principal {
+                    return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
+                }
+                if shared
+                    && let Some(share) = quota.shared
+                    && group.saturating_add(grown) > share.bytes
+                {
+                    return Err(TaskStoreError::SharedQuota);
+                }
+                if store.saturating_add(grown) > quota.bytes {
+                    return Err(TaskStoreError::Full);
+                }
+            }
+            let Some(kept) = records.get_mut(id) else {
+                return Ok(None);
+            };
+            kept.record = changed;
+            kept.bytes = bytes;
+            Ok(Some(kept.record.clone()))
         })
     }
 

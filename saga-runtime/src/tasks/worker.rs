@@ -85,9 +85,44 @@ impl Tasks {
             }
             holds
         };
-        match self.settings.store.0.update(id, &guarded).await {
+        let quota = self.settings.updates_quota();
+        match self.settings.store.0.update(id, &guarded, &quota).await {
             Ok(Some(_)) => applied.load(Ordering::Relaxed),
             Ok(None) => false,
+            Err(
+                error @ (TaskStoreError::PrincipalBytes(_)
+                | TaskStoreError::SharedQuota
+                | TaskStoreError::Full),
+            ) => {
+                // The step's state or result would take the task past its bytes: the
+                // task fails, and gives back what it held.
+                tracing::warn!(task = %Escaped(id), %error, "a task outgrew its byte quota; it fails");
+                let fail = |record: &mut TaskRecord| {
+                    if record.status != TaskStatus::Working
+                        || record.worker.as_deref() != Some(claim)
+                    {
+                        return false;
+                    }
+                    record.status = TaskStatus::Failed;
+                    record.error = Some(TaskRecord::error_object(
+                        -32603,
+                        "the task's state or result outgrew the bytes its client's tasks may hold",
+                    ));
+                    record.state = None;
+                    record.result = None;
+                    record.pending = None;
+                    record.answers.clear();
+                    record.worker = None;
+                    record.updated_ms = clock::now_ms();
+                    true
+                };
+                if let Err(error) = self.settings.store.0.update(id, &fail, &quota).await {
+                    tracing::error!(task = %Escaped(id), %error, "a task could not be written");
+                } else {
+                    crate::metrics::task_status("failed");
+                }
+                false
+            }
             Err(error) => {
                 tracing::error!(task = %Escaped(id), %error, "a task could not be written");
                 false
@@ -366,7 +401,13 @@ impl Tasks {
                 record.takeovers += 1;
                 true
             };
-            match self.settings.store.0.update(&id, &take).await {
+            match self
+                .settings
+                .store
+                .0
+                .update(&id, &take, &self.settings.updates_quota())
+                .await
+            {
                 Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
                     crate::metrics::lease_takeover();
