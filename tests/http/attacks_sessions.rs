@@ -256,6 +256,49 @@ async fn subscriptions_must_name_resources() {
     assert!(text.contains("\"result\""), "{text}");
 }
 
+/// Template URIs of the longest kind (finding 6 of the second hardening pass: 256 of them
+/// held about 700 KiB in every session): a session's subscriptions hold at most
+/// `MAX_SUBSCRIBED_BYTES` of URIs, and the one past it is refused with `-32600`.
+#[tokio::test]
+async fn a_sessions_subscriptions_are_bounded_in_bytes() {
+    let server = Spawn::new("conformance_server", KEY_HEX).start();
+    let addr = server.addr;
+    let client = http();
+    let (_, id) = initialize(&client, addr, None).await;
+    let id = id.expect("a session id");
+    let long = "i".repeat(1_900);
+    let mut taken = 0usize;
+    let mut refused = None;
+    for n in 0..256 {
+        let uri = format!("test://template/{long}{n}/data");
+        let response = in_session(&client, addr, &id, None)
+            .json(&json!({
+                "jsonrpc": "2.0", "id": n + 1, "method": "resources/subscribe",
+                "params": {"uri": uri}
+            }))
+            .response()
+            .await;
+        let text = response.text().await.expect("a body");
+        if text.contains("\"result\"") {
+            taken += uri.len();
+        } else {
+            refused = Some(text);
+            break;
+        }
+    }
+    let refused = refused.expect("a subscription past the bytes is refused");
+    assert!(refused.contains("-32600"), "{refused}");
+    assert!(refused.contains("bytes of URIs"), "{refused}");
+    assert!(
+        taken <= saga_runtime::serve::MAX_SUBSCRIBED_BYTES,
+        "{taken} bytes held"
+    );
+    assert!(
+        taken > saga_runtime::serve::MAX_SUBSCRIBED_BYTES - 2_000,
+        "{taken}"
+    );
+}
+
 /// A `tools/call` of `migrate` with the tasks extension declared, as `who`; the response.
 async fn create_task(tasks: &TaskClient, addr: SocketAddr, who: &str, arguments: Value) -> Value {
     let params = json!({"name": "migrate", "arguments": arguments});

@@ -22,7 +22,8 @@ pub use http::{
 };
 pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
 pub use server::{
-    DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS, SagaServer,
+    DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_BYTES, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS,
+    SagaServer,
 };
 pub use server_builder::SagaServerBuilder;
 pub use session::MAX_ASKS_AGAIN;

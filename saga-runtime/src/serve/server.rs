@@ -85,6 +85,11 @@ pub const MAX_SUBSCRIPTIONS: usize = 256;
 /// The longest URI a session may subscribe to (a template matches URIs of any length).
 pub const MAX_SUBSCRIBED_URI_LEN: usize = 2048;
 
+/// The most bytes of URIs one session's subscriptions hold together: 256 URIs of the
+/// longest kind would hold 512 KiB (about 700 KiB with the set around them) in every
+/// session; this keeps a session's subscriptions to a few dozen KiB.
+pub const MAX_SUBSCRIBED_BYTES: usize = 16 * 1024;
+
 /// How long an idle session (MCP 2025-11-25) is kept unless
 /// [`SagaServerBuilder::session_idle_timeout`](super::SagaServerBuilder::session_idle_timeout) says otherwise.
 pub(super) const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -454,11 +459,24 @@ impl ServerHandler for SagaServer {
                 None,
             ));
         };
-        if subscriptions.len() >= MAX_SUBSCRIPTIONS && !subscriptions.contains(&request.uri) {
+        if subscriptions.contains(&request.uri) {
+            return Ok(());
+        }
+        if subscriptions.len() >= MAX_SUBSCRIPTIONS {
             return Err(ErrorData::invalid_request(
                 format!(
                     "this session already holds {MAX_SUBSCRIPTIONS} subscriptions, the limit; \
                      unsubscribe from one first"
+                ),
+                None,
+            ));
+        }
+        let held: usize = subscriptions.iter().map(String::len).sum();
+        if held.saturating_add(request.uri.len()) > MAX_SUBSCRIBED_BYTES {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this session's subscriptions already hold {held} bytes of URIs, and may \
+                     hold {MAX_SUBSCRIBED_BYTES}; unsubscribe from one first"
                 ),
                 None,
             ));
