@@ -64,6 +64,15 @@ async fn steps(n: u32) -> Result<String, SagaError> {
     Ok(format!("stepped {n} times"))
 }
 
+/// `n` checkpoints and nothing else (not counted with `steps`).
+#[saga_tool]
+async fn checkpoints(n: u32) -> Result<String, SagaError> {
+    for _ in 0..n {
+        checkpoint().await;
+    }
+    Ok(format!("stepped {n} times"))
+}
+
 /// A fixed text.
 #[saga_resource]
 async fn static_text(uri: String) -> Result<Contents, SagaError> {
@@ -516,6 +525,50 @@ async fn a_call_running_past_max_run_time_is_stopped_with_an_error() {
         message.contains("1 s"),
         "the message names the bound: {body}"
     );
+}
+
+/// The same bound in a session (finding 4 of the second hardening pass: a session call
+/// ran 75 s where a stateless one stops at 60): the call whose tool sleeps 20 s is
+/// stopped with `-32603` naming the bound.
+#[tokio::test]
+async fn a_session_call_running_past_max_run_time_is_stopped_with_an_error() {
+    let builder = builder(HttpLimits::default()).max_run_time(Duration::from_secs(1));
+    let (_running, url) = start(builder).await;
+    let session = open(&url, "Bearer run-time").await;
+    let answer = tokio::time::timeout(PATIENCE, session.ask(call_message(1, "sleepy")))
+        .await
+        .expect("answered within 10 s of a 1 s bound");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("1 s"),
+        "the message names the bound: {answer}"
+    );
+}
+
+/// And the checkpoint bound (a session call passed 1,000 checkpoints where a stateless
+/// request passes 64): past `MAX_REPLAYED_CHECKPOINTS` checkpoints without asking, the
+/// call ends with `-32600` saying how to run it; below it, it runs to its end.
+#[tokio::test]
+async fn a_session_call_passes_no_more_checkpoints_than_a_request() {
+    let (_running, url) = start(builder(HttpLimits::default()).tool(checkpoints)).await;
+    let session = open(&url, "Bearer checkpoints").await;
+    let within = MAX_REPLAYED_CHECKPOINTS as u32;
+    let done = session.ask(steps_message(1, within)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        format!("stepped {within} times"),
+        "{done}"
+    );
+    let past = session.ask(steps_message(2, within * 4)).await;
+    assert_eq!(past["error"]["code"], -32600, "{past}");
+    let message = past["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("as a task"), "{past}");
+}
+
+fn steps_message(id: u64, n: u32) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "checkpoints", "arguments": {"n": n}}})
 }
 
 // ---------------------------------------------------------------------------------------

@@ -97,7 +97,8 @@ impl SagaTools {
     /// `run`, stopped with `-32603` once it has run longer than
     /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) allows. A
     /// session's request is not bounded so: it waits for its client, and each request it
-    /// sends is bounded by the client request timeout instead.
+    /// sends is bounded by the client request timeout instead; the session driver bounds
+    /// each run between two of the client's answers by the same limit.
     pub(crate) fn bounded<T>(
         &self,
         cx: &SagaContext,
@@ -263,6 +264,7 @@ impl SagaTools {
                 session_codec: self.session_codec(),
                 in_flight: self.in_flight(),
                 client_request_timeout: self.bounds().client_request_timeout,
+                max_run_time: self.bounds().max_run_time,
             };
             return Box::pin(super::session::drive(driver, saga, call, cx, until)).await;
         }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::in_flight::InFlight;
 use super::wire::resumable;
 use crate::engine::family::{Saga, point_key};
-use crate::engine::{Call, SagaContext, StepFailure};
+use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};
 use crate::log::Escaped;
 use crate::state::StateCodec;
 
@@ -57,6 +57,9 @@ pub(super) struct Driver<'a> {
     pub(super) in_flight: &'a InFlight,
     /// How long the client may take to answer one round.
     pub(super) client_request_timeout: Duration,
+    /// How long the saga may run between two rounds of its client's (as one stateless
+    /// request may): [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
+    pub(super) max_run_time: Duration,
 }
 
 /// Runs `saga` within this request, asking the client through the session, until
@@ -86,14 +89,43 @@ pub(super) async fn drive(
     let mut asks_again = 0;
     // The tokens this call hands out stay its own while it runs.
     let mut handed_out = tools.in_flight.none();
+    // The stateless era's bounds, between two rounds of the client's (what one stateless
+    // request runs): the run time, and the checkpoints passed without asking.
+    let mut run_started = tokio::time::Instant::now();
+    let mut checkpoints = 0usize;
     loop {
         if cx.is_cancelled() {
             return Err(cancelled(&call.name));
         }
-        let response = saga.run(codec, call.clone(), cx).await?;
+        let left = tools.max_run_time.saturating_sub(run_started.elapsed());
+        // A client that cancels the call (`notifications/cancelled`) stops the run.
+        let response = tokio::select! {
+            outcome = tokio::time::timeout(left, saga.run(codec, call.clone(), cx)) => {
+                outcome.map_err(|_| ran_too_long(&call.name, tools.max_run_time))??
+            }
+            () = cx.cancelled() => return Err(cancelled(&call.name)),
+        };
         let CallToolResponse::InputRequired(required) = response else {
             return Ok(response);
         };
+        let checkpoint = required
+            .input_requests
+            .as_ref()
+            .is_none_or(|requests| requests.is_empty());
+        if checkpoint && until == DriveUntil::End {
+            checkpoints += 1;
+            if checkpoints > MAX_REPLAYED_CHECKPOINTS {
+                tracing::info!(tool = %Escaped(&call.name), "a session call passed the checkpoint bound");
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "the saga checkpoints more than {MAX_REPLAYED_CHECKPOINTS} times without \
+                         asking its client, more than one request may run; call it as a task \
+                         (the tasks extension) or over MRTR (MCP 2026-07-28), which carry its state"
+                    ),
+                    None,
+                ));
+            }
+        }
         if until == DriveUntil::Checkpoint
             && required
                 .input_requests
@@ -137,6 +169,7 @@ pub(super) async fn drive(
         }
         asked = keys;
         let timeout = tools.client_request_timeout;
+        let asking = !requests.is_empty();
         let (answers, failures) = ask(&peer, requests, cx, timeout).await.map_err(|error| {
             if cx.is_cancelled() {
                 cancelled(&call.name)
@@ -145,12 +178,29 @@ pub(super) async fn drive(
                 ErrorData::internal_error(format!("the client did not answer: {error}"), None)
             }
         })?;
+        if asking {
+            // The client answered: a new run begins, as a new stateless request would.
+            run_started = tokio::time::Instant::now();
+            checkpoints = 0;
+        }
         call.request_state = required.request_state;
         call.input_responses = Some(answers);
         call.failures = failures;
         // A saga that checkpoints in a loop must not hold the worker.
         tokio::task::yield_now().await;
     }
+}
+
+fn ran_too_long(tool: &str, max: Duration) -> ErrorData {
+    tracing::warn!(tool = %Escaped(tool), ?max, "a session call ran longer than the run-time bound");
+    ErrorData::internal_error(
+        format!(
+            "the call ran longer than this server allows one run between its client's answers \
+             ({} s) and was stopped",
+            max.as_secs_f64()
+        ),
+        None,
+    )
 }
 
 fn cancelled(tool: &str) -> ErrorData {
