@@ -53,6 +53,46 @@ pub fn keys() -> anyhow::Result<KeyRing> {
     }
 }
 
+/// An authenticator for [`SagaServerBuilder::authenticate`]: a request whose
+/// `Authorization` is `Bearer KEY`, for one of the comma-separated keys in `SAGA_API_KEYS`,
+/// is the verified principal `key-N` (N: the key's place in the list); any other caller
+/// is unverified, and shares its address's pool of the server's bounds (SECURITY.md).
+/// With `SAGA_API_KEYS` unset, nobody is verified.
+///
+/// [`SagaServerBuilder::authenticate`]: saga_runtime::serve::SagaServerBuilder::authenticate
+pub fn api_keys()
+-> impl Fn(&saga_runtime::http::request::Parts) -> Option<String> + Send + Sync + 'static {
+    let keys: Vec<String> = std::env::var("SAGA_API_KEYS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|key| !key.is_empty())
+        .map(str::to_owned)
+        .collect();
+    move |parts| {
+        let presented = parts
+            .headers
+            .get(saga_runtime::http::header::AUTHORIZATION)?
+            .to_str()
+            .ok()?
+            .strip_prefix("Bearer ")?;
+        // Every key is compared in full, so the time taken tells nothing of a key.
+        let mut found = None;
+        for (index, key) in keys.iter().enumerate() {
+            let same = key.len() == presented.len()
+                && key
+                    .bytes()
+                    .zip(presented.bytes())
+                    .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+                    == 0;
+            if same {
+                found = Some(format!("key-{index}"));
+            }
+        }
+        found
+    }
+}
+
 /// The task store `SAGA_TASKS_REDIS` names, or one in memory.
 pub async fn task_store() -> anyhow::Result<TaskStore> {
     Ok(match std::env::var("SAGA_TASKS_REDIS") {

@@ -37,5 +37,6 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         .keys(keys)
         .ttl(std::time::Duration::from_secs(600))
         .tool(complex_tool)
+        .authenticate(crate::cli::api_keys())
         .build()?)
 }

@@ -117,6 +117,7 @@ pub fn server_with(
         .tool(migrate)
         .tool(approve_migration)
         .task_settings(settings)
+        .authenticate(crate::cli::api_keys())
         .single_use(single_use)
         .build()?)
 }

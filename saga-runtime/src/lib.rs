@@ -101,6 +101,10 @@ pub mod state;
 pub mod tasks;
 pub mod testing;
 
+/// The `http` crate, whose request head (`http::request::Parts`) the principal and
+/// authenticator functions read, so that they can be written without a dependency of
+/// their own.
+pub use http;
 pub use rmcp;
 /// The macros, so that a crate depends on `saga-runtime` alone (`saga-macros` is never a
 /// dependency of its own); most code brings them in with the [`prelude`].

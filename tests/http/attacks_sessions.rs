@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use saga_examples::harness::http::{Call, Method, Post, StatusCode, one_shot_client};
+use saga_examples::harness::http::{Call, Method, Post, StatusCode, client_at, one_shot_client};
 use saga_examples::harness::process::{ServerProcess, Spawn};
 use saga_examples::harness::session::{self, session_id};
 use saga_examples::harness::tasks::TaskClient;
@@ -15,6 +15,16 @@ use serde_json::{Value, json};
 
 const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 const KB_900: usize = 900 * 1024;
+/// The API keys the example servers verify (`SAGA_API_KEYS`): `Bearer k-0` … `Bearer k-3`
+/// are verified principals; every other caller is unverified.
+const API_KEYS: &str = "k-0,k-1,k-2,k-3";
+
+/// The deploy example with [`API_KEYS`].
+fn deploy() -> ServerProcess {
+    Spawn::new("deploy", KEY_HEX)
+        .env("SAGA_API_KEYS", API_KEYS)
+        .start()
+}
 
 fn http() -> reqwest::Client {
     one_shot_client()
@@ -72,7 +82,7 @@ async fn fresh_call_is_served(addr: SocketAddr) {
 
 #[tokio::test]
 async fn one_client_cannot_open_sessions_without_end() {
-    let server = ServerProcess::deploy(KEY_HEX);
+    let server = deploy();
     let addr = server.addr;
     let before = server.rss_kib();
     let client = http();
@@ -87,11 +97,31 @@ async fn one_client_cannot_open_sessions_without_end() {
         }
     }
     assert_eq!((opened, refused), (100, 50));
-    // Made-up identities fill the server's own cap of 1,000 and no more.
+    // Identities made up at the same address share its pool: none gets another session.
+    for who in 0..10 {
+        let who = format!("Bearer made-up-{who}");
+        let (status, _) = initialize(&client, addr, Some(&who)).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{who}");
+    }
+    // Unverified callers at other addresses take their part of the server's cap (750 of
+    // 1,000) and no more.
     let mut server_wide = opened;
     let mut unavailable = 0;
-    for who in 0..12 {
-        let who = format!("Bearer made-up-{who}");
+    for address in 2..10 {
+        let client = client_at(&format!("127.0.0.{address}"));
+        for n in 0..100 {
+            let who = format!("Bearer made-up-{address}-{n}");
+            match initialize(&client, addr, Some(&who)).await {
+                (StatusCode::OK, Some(_)) => server_wide += 1,
+                (StatusCode::SERVICE_UNAVAILABLE, None) => unavailable += 1,
+                (status, _) => panic!("an unexpected answer: {status}"),
+            }
+        }
+    }
+    assert_eq!((server_wide, unavailable), (750, 800 - 650));
+    // The rest is kept for verified principals, each with its own share of 100.
+    for key in 0..3 {
+        let who = format!("Bearer k-{key}");
         for _ in 0..100 {
             match initialize(&client, addr, Some(&who)).await {
                 (StatusCode::OK, Some(_)) => server_wide += 1,
@@ -101,10 +131,11 @@ async fn one_client_cannot_open_sessions_without_end() {
         }
     }
     assert_eq!(server_wide, 1_000);
-    assert_eq!(unavailable, 1_200 + 100 - 1_000);
+    assert_eq!(unavailable, 150 + 50);
     let after = server.rss_kib();
     println!(
-        "sessions: 1,350 initialize, 1,000 opened; RSS {:.1} → {:.1} MiB",
+        "sessions: 1,390 initialize from 9 addresses and 3 verified keys, 1,000 opened; \
+         RSS {:.1} → {:.1} MiB",
         mib(before),
         mib(after)
     );
@@ -113,7 +144,7 @@ async fn one_client_cannot_open_sessions_without_end() {
 
 #[tokio::test]
 async fn abandoned_session_calls_are_bounded() {
-    let server = ServerProcess::deploy(KEY_HEX);
+    let server = deploy();
     let addr = server.addr;
     let before = server.rss_kib();
     let client = http();
@@ -156,33 +187,58 @@ async fn abandoned_session_calls_are_bounded() {
         "one client holds its own share of waiting calls"
     );
     assert_eq!(accepted + refused, 300);
-    // Made-up identities take no more than the server's bound between them.
-    let mut spread = 0;
-    for who in 0..8 {
-        let who = format!("Bearer made-up-{who}");
-        let (status, id) = initialize(&client, addr, Some(&who)).await;
-        assert_eq!(status, StatusCode::OK);
-        let id = id.expect("a session id");
-        for call in 0..16 {
-            let response = in_session(&client, addr, &id, Some(&who))
-                .json(&json!({
-                    "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
-                    "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
-                }))
-                .response()
-                .await;
-            if response.status() == StatusCode::OK {
-                spread += 1;
+    // Identities made up at the same address share its pool: not one more call.
+    let calls_as = |client: reqwest::Client, who: String, sessions: usize| {
+        let padding = padding.clone();
+        async move {
+            let mut held = 0;
+            for _ in 0..sessions {
+                let (status, id) = initialize(&client, addr, Some(&who)).await;
+                if status != StatusCode::OK {
+                    continue;
+                }
+                let id = id.expect("a session id");
+                for call in 0..16 {
+                    let response = in_session(&client, addr, &id, Some(&who))
+                        .json(&json!({
+                            "jsonrpc": "2.0", "id": call + 1, "method": "tools/call",
+                            "params": {"name": "complex_tool", "arguments": {"initial_arg": padding}}
+                        }))
+                        .response()
+                        .await;
+                    if response.status() == StatusCode::OK {
+                        held += 1;
+                    }
+                }
             }
+            held
         }
+    };
+    let mut same_address = 0;
+    for who in 0..4 {
+        same_address += calls_as(client.clone(), format!("Bearer made-up-{who}"), 1).await;
+    }
+    assert_eq!(same_address, 0, "the address's pool holds its share");
+    // Unverified callers at four more addresses take their part of the server's bound
+    // (96 of 128) between them.
+    let mut unverified = accepted;
+    for address in 2..6 {
+        let client = client_at(&format!("127.0.0.{address}"));
+        unverified += calls_as(client, format!("Bearer made-up-{address}"), 2).await;
+    }
+    assert_eq!(unverified, 96, "the unverified callers' part");
+    // Verified principals still get the rest.
+    let mut verified = 0;
+    for key in 0..2 {
+        verified += calls_as(client.clone(), format!("Bearer k-{key}"), 1).await;
     }
     let spread_rss = server.rss_kib();
     println!(
-        "waiting calls under 8 more identities: {} held in all; RSS {:.1} MiB",
-        accepted + spread,
+        "waiting calls from 4 more addresses and 2 verified keys: {} held in all; RSS {:.1} MiB",
+        unverified + verified,
         mib(spread_rss)
     );
-    assert_eq!(accepted + spread, 128, "the server's bound");
+    assert_eq!(unverified + verified, 128, "the server's bound");
     fresh_call_is_served(addr).await;
 }
 
@@ -311,7 +367,9 @@ async fn create_task(tasks: &TaskClient, addr: SocketAddr, who: &str, arguments:
 
 #[tokio::test]
 async fn made_up_identities_cannot_fill_the_task_store() {
-    let server = Spawn::new("migrate", KEY_HEX).start();
+    let server = Spawn::new("migrate", KEY_HEX)
+        .env("SAGA_API_KEYS", API_KEYS)
+        .start();
     let addr = server.addr;
     let before = server.rss_kib();
     let tasks = TaskClient::new();
@@ -339,41 +397,55 @@ async fn made_up_identities_cannot_fill_the_task_store() {
     }
     let after = server.rss_kib();
     println!(
-        "tasks: 1,210 asked under 11 made-up identities (55 of 900 KB), {created} kept, \
-         {quota} refused at the per-client quota; RSS {:.1} → {:.1} MiB",
+        "tasks: 1,210 asked under 11 identities made up at one address (55 of 900 KB), \
+         {created} kept, {quota} refused at the address's quota; RSS {:.1} → {:.1} MiB",
         mib(before),
         mib(after)
     );
-    assert_eq!(created, 1_100);
-    // Someone else still gets a task.
-    let answer = create_task(&tasks, addr, "Bearer someone-else", json!({"tables": 0})).await;
+    assert_eq!(
+        created, 100,
+        "identities made up at one address share its quota"
+    );
+    // A caller at another address, and a verified one, still get a task.
+    let answer = create_task(
+        &tasks.clone().from_address("127.0.0.2"),
+        addr,
+        "Bearer someone-else",
+        json!({"tables": 0}),
+    )
+    .await;
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    let answer = create_task(&tasks, addr, "Bearer k-0", json!({"tables": 0})).await;
     assert_eq!(answer["result"]["resultType"], "task", "{answer}");
 }
 
 #[tokio::test]
 async fn one_callers_long_tasks_leave_workers_for_others() {
-    // 40 workers; one client's share is 32 of them (the default).
+    // 40 workers; one pool's share is 32 of them (the default), and unverified callers
+    // take 30 (75 %) together.
     let server = Spawn::new("migrate", KEY_HEX)
         .env("SAGA_TASK_WORKERS", "40")
+        .env("SAGA_API_KEYS", API_KEYS)
         .start();
     let addr = server.addr;
     let tasks = TaskClient::new();
-    // 100 tasks that each hold a worker for a minute: more than every worker.
-    for _ in 0..100 {
+    // 100 tasks that each hold a worker for a minute, under made-up identities at one
+    // address: more than every worker.
+    for n in 0..100 {
         let answer = create_task(
             &tasks,
             addr,
-            "Bearer hog",
+            &format!("Bearer hog-{n}"),
             json!({"tables": 6, "millis_per_table": 10_000}),
         )
         .await;
         assert_eq!(answer["result"]["resultType"], "task", "{answer}");
     }
-    // Another client's short task runs now, not after the hog's.
+    // A verified client's short task runs now, not after the hog's.
     let answer = create_task(
         &tasks,
         addr,
-        "Bearer other",
+        "Bearer k-1",
         json!({"tables": 1, "millis_per_table": 1}),
     )
     .await;
@@ -385,7 +457,7 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
     loop {
         let status = tasks
             .clone()
-            .authorization("Bearer other")
+            .authorization("Bearer k-1")
             .status(addr, &id)
             .await;
         if status["status"] == "completed" {

@@ -13,6 +13,7 @@ mod direct;
 mod faults;
 mod hardening;
 mod http_errors;
+mod pools;
 mod session;
 mod session_bounds;
 mod session_owners;

@@ -85,10 +85,14 @@ async fn item(uri: String, id: String) -> Result<Contents, SagaError> {
     Ok(Contents::text(uri, "text/plain", id))
 }
 
-/// A server of the tools and resources above (not `steps`), under `limits`.
+/// A server of the tools and resources above (not `steps`), under `limits`. Its
+/// principals (`Bearer alice`, `Bearer bob`, …) are verified, so that each bound's share
+/// per principal is what the tests below meet; the pool of unverified callers is
+/// `tests/http/pools.rs`'s.
 fn builder(limits: HttpLimits) -> SagaServerBuilder {
     SagaServer::builder()
         .keys(KeyRing::ephemeral())
+        .verified_principals(true)
         .tool(greet)
         .tool(sleepy)
         .tool(pause_then_sleep)

@@ -27,6 +27,7 @@ fn record(id: &str, lease_until_ms: u64) -> TaskRecord {
     TaskRecord {
         id: id.to_owned(),
         principal: "alice".into(),
+        counted_as: None,
         tool: "migrate".into(),
         arguments: None,
         capabilities: Default::default(),

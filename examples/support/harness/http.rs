@@ -36,6 +36,16 @@ pub fn one_shot_client() -> reqwest::Client {
         .expect("an HTTP client")
 }
 
+/// A [`one_shot_client`] whose connections come from `address` (any of 127.0.0.0/8 on
+/// Linux): another machine, as the server's per-address pools see it.
+pub fn client_at(address: &str) -> reqwest::Client {
+    builder()
+        .pool_max_idle_per_host(0)
+        .local_address(address.parse::<std::net::IpAddr>().expect("an IP address"))
+        .build()
+        .expect("an HTTP client")
+}
+
 fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .no_proxy()

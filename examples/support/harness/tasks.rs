@@ -27,6 +27,12 @@ impl TaskClient {
         }
     }
 
+    /// The same client, connecting from `address` (see [`super::http::client_at`]).
+    pub fn from_address(mut self, address: &str) -> Self {
+        self.http = super::http::client_at(address);
+        self
+    }
+
     /// The same client, sending `Authorization: who`: another principal.
     pub fn authorization(mut self, who: &str) -> Self {
         self.authorization = Some(who.to_owned());

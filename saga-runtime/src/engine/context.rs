@@ -32,6 +32,9 @@ use super::era::Era;
 pub struct SagaContext {
     peer: Option<Peer<RoleServer>>,
     principal: String,
+    /// The pool the bounds count this request against (see `serve::pool`); `None` for
+    /// a context built by hand.
+    pool: Option<crate::engine::pool::Pool>,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
     protocol_version: Option<ProtocolVersion>,
@@ -48,6 +51,7 @@ pub struct SagaContext {
 /// What an HTTP request's head gives its context, whichever path reads the rest.
 pub(crate) struct Head {
     pub(crate) principal: String,
+    pub(crate) pool: Option<crate::engine::pool::Pool>,
     pub(crate) sessionless: bool,
     pub(crate) notices: Option<Arc<dyn Notices>>,
 }
@@ -65,6 +69,7 @@ impl From<Head> for SagaContext {
     fn from(head: Head) -> Self {
         Self {
             principal: head.principal,
+            pool: head.pool,
             sessionless: head.sessionless,
             notices: head.notices,
             ..Self::default()
@@ -230,6 +235,18 @@ impl SagaContext {
     /// The authenticated identity every token of this request is bound to.
     pub fn principal(&self) -> &str {
         &self.principal
+    }
+
+    /// The pool the bounds count this request against: the one its server resolved, or
+    /// for a context built by hand, the principal as the server's flag says.
+    pub(crate) fn pool(&self, verified: bool) -> crate::engine::pool::Pool {
+        self.pool.clone().unwrap_or_else(|| {
+            crate::engine::pool::Pool::of(
+                &self.principal,
+                verified && self.principal != crate::state::ANONYMOUS,
+                None,
+            )
+        })
     }
 
     /// The capabilities declared by this request.

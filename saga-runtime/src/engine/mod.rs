@@ -30,6 +30,7 @@ mod pending;
 #[cfg(feature = "plain-run")]
 pub(crate) mod plain;
 mod points;
+pub(crate) mod pool;
 mod requests;
 mod round;
 mod saga_fn;

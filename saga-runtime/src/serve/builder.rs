@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use rmcp::model::Implementation;
 
-use super::principal::PrincipalFn;
-use super::tools::{BuildError, CallBounds, Registry, SagaTools, default_principal};
+use super::principal::Identity;
+use super::tools::{BuildError, CallBounds, Registry, SagaTools};
 use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
 use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::{KeyRing, StateCodec};
@@ -34,11 +34,10 @@ pub struct SagaToolsBuilder {
     max_token_len: Option<usize>,
     leeway: Option<Duration>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
-    principal: PrincipalFn,
+    identity: Identity,
     registry: Registry,
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
-    principals_verified: bool,
     diagrams_listed: bool,
 }
 
@@ -71,11 +70,10 @@ impl Default for SagaToolsBuilder {
             max_token_len: None,
             leeway: None,
             single_use: None,
-            principal: default_principal(),
+            identity: Identity::default(),
             registry: Registry::default(),
             tasks: None,
             bounds: CallBounds::default(),
-            principals_verified: false,
             diagrams_listed: true,
         }
     }
@@ -142,7 +140,7 @@ impl SagaToolsBuilder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        self.principal = super::principal::principal_from_headers(names);
+        self.identity.principal = super::principal::principal_from_headers(names);
         self
     }
 
@@ -157,23 +155,53 @@ impl SagaToolsBuilder {
     where
         F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
     {
-        self.principal = Arc::new(principal);
+        self.identity.principal = Arc::new(principal);
         self
     }
 
     /// Says that the principals are verified identities: your
     /// [`principal`](Self::principal) function, or a proxy or middleware in front of
-    /// saga, checks the credentials they are derived from. By default they are not: the
-    /// default principal digests whatever `Authorization` header a request brings, and a
-    /// client can make up as many as it likes. Each principal still owns its tokens,
-    /// sessions and tasks either way; what this changes is the share of the task store
-    /// such principals take together ([`TaskSettings::unverified_share`]), so that
-    /// made-up identities cannot multiply a quota. [`ANONYMOUS`] is never verified.
+    /// saga, checks the credentials they are derived from (a proxy that refuses every
+    /// request without a valid token). By default they are not: the default principal
+    /// digests whatever `Authorization` header a request brings, and a client can make
+    /// up as many as it likes. Each principal owns its tokens, sessions and tasks either
+    /// way; what this changes is whom the bounds count a request against: a verified
+    /// principal gets a share of its own of each bound, and everyone else shares the
+    /// pool of unverified callers at their address (see [`authenticate`](Self::authenticate)
+    /// and SECURITY.md). [`ANONYMOUS`] is never verified.
     ///
-    /// [`TaskSettings::unverified_share`]: crate::tasks::TaskSettings::unverified_share
     /// [`ANONYMOUS`]: super::ANONYMOUS
     pub fn verified_principals(mut self, verified: bool) -> Self {
-        self.principals_verified = verified;
+        self.identity.verified = verified;
+        self
+    }
+
+    /// Authenticates requests: `check` returns the name of the principal whose
+    /// credentials a request carries, once your code has checked them (an API key looked
+    /// up, an OAuth token's signature and audience verified), or `None` for a caller
+    /// nobody verified. A verified request's principal is `verified:NAME` (bound into its
+    /// tokens), and it counts against a share of its own of every bound; the others keep
+    /// the [`principal`](Self::principal) function's principal and share the pool of
+    /// unverified callers at their address, which takes at most
+    /// [`UNVERIFIED_PART`](super::UNVERIFIED_PART) % of each global bound, so that made-up
+    /// identities never lock verified principals out.
+    ///
+    /// A layer in front of [`SagaServer::router`](super::SagaServer::router) may instead
+    /// put a [`VerifiedPrincipal`](super::VerifiedPrincipal) in the request's extensions.
+    ///
+    /// ```
+    /// # use saga_runtime::serve::SagaToolsBuilder;
+    /// let keys = ["k-7f3a9c".to_owned()];
+    /// let tools = SagaToolsBuilder::default().authenticate(move |parts| {
+    ///     let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+    ///     keys.iter().any(|known| known == key).then(|| format!("key-{}", &key[..4]))
+    /// });
+    /// ```
+    pub fn authenticate<F>(mut self, check: F) -> Self
+    where
+        F: Fn(&http::request::Parts) -> Option<String> + Send + Sync + 'static,
+    {
+        self.identity.authenticate = Some(Arc::new(check));
         self
     }
 
@@ -364,7 +392,7 @@ impl SagaToolsBuilder {
         SagaTools::new(
             codec,
             registry,
-            (self.principal, self.principals_verified),
+            self.identity,
             list_ttl_ms,
             self.info,
             self.tasks,

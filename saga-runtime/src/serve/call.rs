@@ -150,7 +150,7 @@ impl SagaTools {
     /// Whether the principals are verified identities; see
     /// [`SagaToolsBuilder::verified_principals`](super::SagaToolsBuilder::verified_principals).
     pub fn principals_verified(&self) -> bool {
-        self.inner.principals_verified
+        self.inner.identity.verified
     }
 
     pub(crate) fn bounds(&self) -> CallBounds {

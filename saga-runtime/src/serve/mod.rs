@@ -6,6 +6,7 @@ mod call;
 mod catalog;
 mod http;
 mod in_flight;
+
 mod principal;
 mod server;
 mod server_builder;
@@ -15,12 +16,15 @@ mod streamed;
 mod tools;
 pub(crate) mod wire;
 
+pub use crate::engine::pool::{UNVERIFIED_PART, VerifiedPrincipal};
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::SagaToolsBuilder;
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, QUIET_SESSION_IDS, default_http_config,
 };
-pub use principal::{ANONYMOUS, PrincipalFn, authorization_digest, principal_from_headers};
+pub use principal::{
+    ANONYMOUS, AuthenticateFn, PrincipalFn, authorization_digest, principal_from_headers,
+};
 pub use server::{
     DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_BYTES, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS,
     SagaServer,

@@ -4,8 +4,70 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use crate::engine::pool::{Caller, Pool};
+
 /// Derives the principal from an HTTP request's head.
 pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> String + Send + Sync>;
+
+/// Authenticates an HTTP request: the name of the principal whose credentials the
+/// request carries and your code checked, or `None` for a caller nobody verified. Set
+/// with [`SagaServerBuilder::authenticate`](super::SagaServerBuilder::authenticate).
+pub type AuthenticateFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+
+/// How a server tells who is calling, and whether anyone verified it.
+#[derive(Clone)]
+pub(crate) struct Identity {
+    pub(crate) principal: PrincipalFn,
+    pub(crate) authenticate: Option<AuthenticateFn>,
+    /// Whether the principal function's own identities are verified ones.
+    pub(crate) verified: bool,
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            principal: Arc::new(authorization_digest),
+            authenticate: None,
+            verified: false,
+        }
+    }
+}
+
+impl Identity {
+    /// The principal of a request, and whether it is verified: a
+    /// [`VerifiedPrincipal`](super::VerifiedPrincipal) a layer in front put in the
+    /// request, then the authenticator's, then the principal function's (verified if the
+    /// server says its principals are, and never when [`ANONYMOUS`]).
+    pub(crate) fn resolve(&self, parts: &http::request::Parts) -> (String, bool) {
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return (caller.principal.clone(), caller.pool.is_verified());
+        }
+        let verified = parts
+            .extensions
+            .get::<super::VerifiedPrincipal>()
+            .map(|verified| verified.0.clone())
+            .or_else(|| self.authenticate.as_ref().and_then(|check| check(parts)));
+        if let Some(name) = verified {
+            return (
+                format!("{}{name}", crate::engine::pool::VERIFIED_PREFIX),
+                true,
+            );
+        }
+        let principal = (self.principal)(parts);
+        let verified = self.verified && principal != ANONYMOUS;
+        (principal, verified)
+    }
+
+    /// The caller of a request: its principal and the pool the bounds count it against.
+    pub(crate) fn caller(&self, parts: &http::request::Parts) -> Caller {
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return caller.clone();
+        }
+        let (principal, verified) = self.resolve(parts);
+        let pool = Pool::of(&principal, verified, crate::engine::pool::peer_of(parts));
+        Caller { principal, pool }
+    }
+}
 
 pub use crate::state::ANONYMOUS;
 

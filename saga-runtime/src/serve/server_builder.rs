@@ -145,6 +145,16 @@ impl SagaServerBuilder {
         self
     }
 
+    /// Authenticates requests, so that verified principals get a share of their own of
+    /// every bound; see [`SagaToolsBuilder::authenticate`].
+    pub fn authenticate<F>(mut self, check: F) -> Self
+    where
+        F: Fn(&http::request::Parts) -> Option<String> + Send + Sync + 'static,
+    {
+        self.tools = self.tools.authenticate(check);
+        self
+    }
+
     /// The principal from named headers; see [`SagaToolsBuilder::principal_headers`].
     pub fn principal_headers<I, S>(mut self, names: I) -> Self
     where

@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::principal::{ANONYMOUS, PrincipalFn, authorization_digest};
+use super::principal::{ANONYMOUS, Identity};
 use super::wire::resumable::CallNotices;
 use crate::engine::InspectError;
 use crate::engine::family::{DynTool, Family, Saga};
@@ -128,15 +128,14 @@ pub(super) struct Inner {
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(super) resources: Vec<(Resource, Saga)>,
     pub(super) templates: Vec<(ResourceTemplate, Saga)>,
-    pub(super) principal: PrincipalFn,
+    /// Who is calling, and whether anyone verified it.
+    pub(super) identity: Identity,
     pub(super) list_ttl_ms: u64,
     /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
     pub(super) info_meta: Option<serde_json::Value>,
     /// The tasks, when a store is configured.
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
     pub(super) bounds: CallBounds,
-    /// Whether the principal function's identities are verified ones.
-    pub(super) principals_verified: bool,
     pub(super) in_flight: super::in_flight::InFlight,
 }
 
@@ -228,7 +227,7 @@ impl SagaTools {
     pub(crate) fn new(
         codec: StateCodec,
         registry: Registry,
-        (principal, principals_verified): (PrincipalFn, bool),
+        identity: Identity,
         list_ttl_ms: u64,
         info: Option<Implementation>,
         tasks: Option<crate::tasks::TaskSettings>,
@@ -303,12 +302,11 @@ impl SagaTools {
                 prompts,
                 resources,
                 templates,
-                principal,
+                identity,
                 list_ttl_ms,
                 info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
                 tasks,
                 bounds,
-                principals_verified,
                 in_flight: super::in_flight::InFlight::default(),
             }),
         })
@@ -454,9 +452,16 @@ impl SagaTools {
         router
     }
 
-    /// The principal of an HTTP request, by the server's principal function.
+    /// The principal of an HTTP request: a verified one (see
+    /// [`SagaServerBuilder::authenticate`](super::SagaServerBuilder::authenticate)) or the
+    /// server's principal function's.
     pub fn principal_of(&self, parts: &http::request::Parts) -> String {
-        (self.inner.principal)(parts)
+        self.inner.identity.resolve(parts).0
+    }
+
+    /// The principal of an HTTP request and the pool its bounds count it against.
+    pub(crate) fn caller_of(&self, parts: &http::request::Parts) -> crate::engine::pool::Caller {
+        self.inner.identity.caller(parts)
     }
 
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
@@ -494,11 +499,16 @@ impl SagaTools {
 
     /// [`SagaTools::head_context`]'s parts, for a context built in one piece.
     pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> Head {
+        let caller = match parts {
+            Some(parts) => self.inner.identity.caller(parts),
+            None => crate::engine::pool::Caller {
+                principal: ANONYMOUS.to_owned(),
+                pool: crate::engine::pool::Pool::Unverified(None),
+            },
+        };
         Head {
-            principal: parts.map_or_else(
-                || ANONYMOUS.to_owned(),
-                |parts| (self.inner.principal)(parts),
-            ),
+            principal: caller.principal,
+            pool: Some(caller.pool),
             sessionless: super::session::is_sessionless(parts),
             notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
         }
@@ -551,11 +561,6 @@ pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_js
     meta.get_or_insert_with(MetaObject::default)
         .0
         .insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
-}
-
-/// The default principal function.
-pub(crate) fn default_principal() -> PrincipalFn {
-    Arc::new(authorization_digest)
 }
 
 impl crate::tasks::Host for SagaTools {

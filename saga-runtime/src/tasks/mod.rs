@@ -19,7 +19,6 @@ mod host;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
-mod shares;
 mod store;
 mod worker;
 
@@ -33,7 +32,6 @@ use rmcp::model::{
     Notification, ServerNotification, TaskStatus, TaskStatusNotificationParams,
 };
 use rmcp::{Peer, RoleServer};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::engine::TaskSupport;
@@ -181,10 +179,10 @@ pub(crate) struct Tasks {
     codec: StateCodec,
     /// The tasks this process is running, by task id.
     running: Mutex<HashMap<String, Running>>,
-    /// Bounds how many tasks this process runs at once.
-    workers: Arc<Semaphore>,
-    /// Bounds how many of them one principal's tasks take.
-    shares: shares::Shares,
+    /// Bounds how many tasks this process runs at once, how many of them one verified
+    /// principal's or one address's unverified callers' tasks take, and how many all
+    /// unverified callers' take together.
+    workers: Arc<crate::engine::pool::Shares>,
     /// The sessions (2025-11-25) that created tasks here, told of each status change with
     /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
     /// clients poll `tasks/get`.)
@@ -280,8 +278,10 @@ impl Tasks {
             .with_max_token_len(server.max_token_len())
             .with_leeway(server.leeway());
         Self {
-            workers: Arc::new(Semaphore::new(settings.max_workers.max(1))),
-            shares: shares::Shares::new(settings.max_workers_per_principal.max(1)),
+            workers: crate::engine::pool::Shares::new(
+                settings.max_workers,
+                settings.max_workers_per_principal,
+            ),
             settings,
             codec,
             running: Mutex::new(HashMap::new()),
@@ -364,9 +364,11 @@ impl Tasks {
             .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
         let claim = crate::state::random_id();
+        let pool = cx.pool(tools.principals_verified());
         let record = TaskRecord {
             id,
             principal: cx.principal().to_owned(),
+            counted_as: (!pool.is_verified()).then(|| pool.key()),
             tool: call.name.clone(),
             arguments: None,
             capabilities: kept_capabilities(cx.capabilities()),
@@ -384,11 +386,10 @@ impl Tasks {
             takeovers: 0,
             unresumable_since_ms: None,
         };
-        let verified = tools.principals_verified() && cx.principal() != crate::state::ANONYMOUS;
         self.settings
             .store
             .0
-            .insert(&record, &self.settings.quota(verified))
+            .insert(&record, &self.settings.quota(pool.is_verified()))
             .await
             .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
@@ -399,7 +400,7 @@ impl Tasks {
         {
             observers.insert(record.id.clone(), peer.clone());
         }
-        self.spawn_worker(tools, record.id.clone(), &record.principal, claim);
+        self.spawn_worker(tools, record.id.clone(), record.quota_owner(), claim);
         Ok(CallToolResponse::Task(CreateTaskResult::new(
             record.task(self.poll_interval_ms()),
         )))
@@ -480,7 +481,8 @@ impl Tasks {
         {
             crate::metrics::task_status("working");
             self.notify(&record.id).await;
-            self.spawn_worker(tools, record.id, &record.principal, claim);
+            let owner = record.quota_owner().to_owned();
+            self.spawn_worker(tools, record.id, &owner, claim);
         }
         Ok(())
     }

@@ -15,6 +15,12 @@ pub struct TaskRecord {
     pub id: String,
     /// Who created it; only they can see or change it.
     pub principal: String,
+    /// What its quota counts it under, when not its principal: the pool of unverified
+    /// callers at the creator's address (`unverified:ADDRESS`), so that identities made
+    /// up at one address share one quota. Records of earlier builds count under their
+    /// principal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_as: Option<String>,
     /// The tool it runs.
     pub tool: String,
     /// `None`: a task keeps no arguments, only what its saga's state kept of them (its
@@ -56,6 +62,11 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// The name the store's per-principal quota counts this record under.
+    pub fn quota_owner(&self) -> &str {
+        self.counted_as.as_deref().unwrap_or(&self.principal)
+    }
+
     /// The task as MCP shows it, in `CreateTaskResult` and `tasks/get`.
     pub(crate) fn task(&self, poll_interval_ms: u64) -> Task {
         Task::new(

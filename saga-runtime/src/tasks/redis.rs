@@ -182,7 +182,7 @@ impl TaskBackend for RedisTasks {
                     .arg(spent);
             };
             bucket(
-                format!("{PRINCIPAL_PREFIX}{}", record.principal),
+                format!("{PRINCIPAL_PREFIX}{}", record.quota_owner()),
                 quota.tasks_per_principal,
                 quota.bytes_per_principal,
                 SPENT_PRINCIPAL,
@@ -266,7 +266,7 @@ impl TaskBackend for RedisTasks {
                         .arg(spent);
                 };
                 bucket(
-                    format!("{PRINCIPAL_PREFIX}{}", current.principal),
+                    format!("{PRINCIPAL_PREFIX}{}", current.quota_owner()),
                     quota.bytes_per_principal,
                     SPENT_PRINCIPAL - 1,
                 );

@@ -250,7 +250,7 @@ impl TaskBackend for MemoryTasks {
             let (mut shared, mut shared_bytes) = (0, 0usize);
             for kept in records.values() {
                 store_bytes = store_bytes.saturating_add(kept.bytes);
-                if kept.record.principal == record.principal {
+                if kept.record.quota_owner() == record.quota_owner() {
                     held += 1;
                     held_bytes = held_bytes.saturating_add(kept.bytes);
                 }
@@ -318,14 +318,14 @@ impl TaskBackend for MemoryTasks {
             }
             let bytes = record_bytes(&changed);
             if let Some(grown) = bytes.checked_sub(kept.bytes).filter(|grown| *grown > 0) {
-                let (principal, shared) = (&kept.record.principal, kept.shared);
+                let (owner, shared) = (kept.record.quota_owner(), kept.shared);
                 let (mut held, mut group, mut store) = (0usize, 0usize, 0usize);
                 for other in records
                     .values()
                     .filter(|other| other.record.expires_ms() > now)
                 {
                     store = store.saturating_add(other.bytes);
-                    if other.record.principal == *principal {
+                    if other.record.quota_owner() == owner {
                         held = held.saturating_add(other.bytes);
                     }
                     if other.shared {

@@ -21,7 +21,7 @@ impl Tasks {
         self: &Arc<Self>,
         tools: &H,
         id: String,
-        principal: &str,
+        owner: &str,
         claim: String,
     ) {
         let token = CancellationToken::new();
@@ -45,15 +45,13 @@ impl Tasks {
         }
         let tasks = Arc::clone(self);
         let tools = tools.clone();
-        let share = self.shares.of(principal);
+        let pool = crate::engine::pool::Pool::from_key(owner);
         tokio::spawn(async move {
             // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
-            // and another replica with a free worker may take the task over. A principal
-            // first waits for one of its own share of the workers, so that one caller's
-            // tasks never hold them all.
-            if let Ok(_share) = share.acquire().await
-                && let Ok(_permit) = Arc::clone(&tasks.workers).acquire_owned().await
-            {
+            // and another replica with a free worker may take the task over. A task
+            // first waits for one of its pool's share of the workers, so that one
+            // caller's tasks, or one address's made-up callers', never hold them all.
+            if let Some(_worker) = tasks.workers.take(&pool).await {
                 tasks.work(&tools, &id, &claim, token).await;
             }
             if let Ok(mut running) = tasks.running.lock()
@@ -411,7 +409,7 @@ impl Tasks {
                 Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
                     crate::metrics::lease_takeover();
-                    self.spawn_worker(tools, id, &record.principal, claim);
+                    self.spawn_worker(tools, id, record.quota_owner(), claim);
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(task = %id, %error, "a task could not be claimed"),

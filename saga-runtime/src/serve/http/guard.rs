@@ -13,14 +13,14 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
-use tokio::sync::Semaphore;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
-use super::owners::{Ownership, Refusal};
+use super::owners::{Counted, Ownership, Refusal};
 use super::refuse::refuse;
 use super::streams;
+use crate::engine::pool::{Caller, Shares};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
 
@@ -45,7 +45,8 @@ const SERVER_BUSY: i32 = -32603;
 
 /// The guard's settings and its shared slots.
 pub(crate) struct Guard {
-    pub(crate) slots: Arc<Semaphore>,
+    /// The requests served at once, split by pool.
+    pub(crate) slots: Arc<Shares>,
     pub(crate) queue_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
@@ -89,6 +90,12 @@ impl Guard {
     }
 
     async fn guard(self: Arc<Self>, request: Request, span: &tracing::Span) -> Response {
+        // Who is calling, resolved once: the principal a session answers to and every
+        // token is bound to, and the pool every bound counts the request against.
+        let (mut parts, body) = request.into_parts();
+        let caller = self.tools.caller_of(&parts);
+        parts.extensions.insert(caller.clone());
+        let request = Request::from_parts(parts, body);
         // A session answers only to the principal that opened it; only a live session of
         // the caller's lets a request give back its slot below.
         let session = request
@@ -99,20 +106,16 @@ impl Guard {
         let ownership = match &session {
             None => None,
             Some(id) => {
-                let (parts, body) = request.into_parts();
-                let principal = self.tools.principal_of(&parts);
-                let ownership = self.owners.of(id, &principal).await;
+                let ownership = self.owners.of(id, &caller.principal).await;
                 if ownership == Ownership::Other {
                     tracing::info!("a request named a session another principal opened");
                     return session_not_found();
                 }
-                let request = Request::from_parts(parts, body);
-                return self
-                    .guard_owned(request, span, session, Some(ownership))
-                    .await;
+                Some(ownership)
             }
         };
-        self.guard_owned(request, span, session, ownership).await
+        self.guard_owned(request, span, session, ownership, caller)
+            .await
     }
 
     async fn guard_owned(
@@ -121,6 +124,7 @@ impl Guard {
         span: &tracing::Span,
         session: Option<String>,
         ownership: Option<Ownership>,
+        caller: Caller,
     ) -> Response {
         if request.method() == Method::GET
             && ownership == Some(Ownership::Owned)
@@ -146,17 +150,19 @@ impl Guard {
             }
             return response;
         }
-        // A free slot is taken at once, without arming the queue's timer.
-        let waited = match self.slots.clone().try_acquire_owned() {
-            Ok(slot) => Ok(Ok(slot)),
-            Err(_) => {
-                tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await
+        // A slot of the caller's pool's share (a free one is taken at once, without
+        // arming the queue's timer).
+        let slot = match self
+            .slots
+            .take_within(&caller.pool, self.queue_timeout)
+            .await
+        {
+            Ok(slot) => slot,
+            Err(spent) if spent.is_the_callers() => {
+                tracing::info!("refusing a request: its caller holds its share of the slots");
+                return over_limit(Refusal::Shared(Counted::Slots, spent));
             }
-        };
-        let slot = match waited {
-            Ok(Ok(slot)) => slot,
-            Ok(Err(_closed)) => return busy(),
-            Err(_elapsed) => {
+            Err(_) => {
                 tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
                 return busy();
             }
@@ -291,7 +297,11 @@ impl Guard {
         let _slot = slot;
         if format == Format::Mrtr || !is_tool_call {
             let opening = if envelope.method.as_deref() == Some("initialize") {
-                match self.owners.open(self.tools.principal_of(&parts)).await {
+                match self
+                    .owners
+                    .open(caller.principal.clone(), caller.pool.clone())
+                    .await
+                {
                     Ok(opening) => Some(opening),
                     Err(refusal) => return over_limit(refusal),
                 }

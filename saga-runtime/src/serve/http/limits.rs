@@ -12,20 +12,27 @@ use super::json_check::JsonBudget;
 /// | request body | 1 MiB | HTTP 413, `-32600` |
 /// | JSON nesting | 64 levels | HTTP 400, `-32600` |
 /// | JSON values in one request | 100,000 | HTTP 400, `-32600` |
-/// | requests being served at once | 64 | waits up to `queue_timeout` (5 s), then HTTP 503 |
+/// | requests being served at once | 64; one verified principal's, or the unverified callers' of one address: 16; all unverified callers': 48 | waits up to `queue_timeout` (5 s), then HTTP 429 (its own share) or 503 |
 /// | time to send a request's headers (also how long an idle keep-alive connection stays) | 10 s | connection closed |
 /// | time to send a request's body | 30 s | HTTP 408 |
+/// | time a response write waits for the client to read | 30 s | connection closed, its request ended |
 /// | open connections | 1,024 | new ones wait in the listen backlog |
 /// | sessions (MCP 2025-11-25) | 1,000 | `initialize` gets HTTP 503, `-32603` |
-/// | sessions one principal opened | 100 | `initialize` gets HTTP 429, `-32603` |
+/// | sessions one pool opened | 100 | `initialize` gets HTTP 429, `-32603` |
 /// | requests of sessions in flight (they wait for their client without a slot) | 128 | HTTP 503, `-32603` |
-/// | requests in flight in one principal's sessions | 32 | HTTP 429, `-32603` |
+/// | requests in flight in one pool's sessions | 32 | HTTP 429, `-32603` |
 /// | requests in flight in one session | 16 | HTTP 429, `-32603` |
 /// | open GET streams | 256 | HTTP 503 |
-/// | open GET streams of one principal's sessions | 64 | HTTP 429 |
+/// | open GET streams of one pool's sessions | 64 | HTTP 429 |
 /// | open GET streams of one session | 4 | HTTP 429 |
 /// | time a GET stream stays open without an event | 5 minutes | the stream ends; the client reconnects |
 /// | SSE keep-alive comment | every 15 s | |
+///
+/// A *pool* is one verified principal, or the callers nobody verified at one address
+/// (see [`SagaServerBuilder::authenticate`](crate::serve::SagaServerBuilder::authenticate));
+/// the unverified pools together take at most [`UNVERIFIED_PART`](crate::serve::UNVERIFIED_PART)
+/// % of each global bound they share (requests at once, sessions, session requests,
+/// streams), so that made-up identities never lock verified principals out.
 ///
 /// Session requests and GET streams together stay well under the connection limit, so
 /// that streams held open never lock a fresh client out.
@@ -39,9 +46,11 @@ pub struct HttpLimits {
     pub(crate) max_json_depth: usize,
     pub(crate) max_json_values: usize,
     pub(crate) max_concurrent_requests: usize,
+    pub(crate) max_requests_per_principal: usize,
     pub(crate) queue_timeout: Duration,
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
+    pub(crate) write_timeout: Duration,
     pub(crate) max_connections: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_sessions_per_principal: usize,
@@ -65,9 +74,11 @@ impl Default for HttpLimits {
             max_json_depth: 64,
             max_json_values: 100_000,
             max_concurrent_requests: 64,
+            max_requests_per_principal: 16,
             queue_timeout: Duration::from_secs(5),
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             max_connections: 1024,
             max_sessions: 1_000,
             max_sessions_per_principal: 100,
@@ -108,6 +119,15 @@ impl HttpLimits {
         self
     }
 
+    /// How many of the [`max_concurrent_requests`](Self::max_concurrent_requests) one
+    /// verified principal, or the unverified callers at one address, may take at once
+    /// (16 of 64 by default): a caller past its share waits for one of its own slots
+    /// (up to the queue timeout), then gets HTTP 429.
+    pub fn max_requests_per_principal(mut self, requests: usize) -> Self {
+        self.max_requests_per_principal = requests.max(1);
+        self
+    }
+
     /// How long a request waits for a slot before it is shed with HTTP 503.
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.queue_timeout = timeout;
@@ -127,6 +147,16 @@ impl HttpLimits {
         self
     }
 
+    /// How long a connection's write may wait for its client to take the bytes (30 s by
+    /// default): a client that stops reading a response, or an SSE stream, has its
+    /// connection closed after this, and the request it held ends, so that clients that
+    /// never read cannot hold the request slots. Applies to `serve_http` and
+    /// `serve_listener`; a server of your own that mounts `router()` needs its own.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout.max(Duration::from_millis(100));
+        self
+    }
+
     /// How many connections are open at once; more wait in the listen backlog.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.max(1);
@@ -141,7 +171,8 @@ impl HttpLimits {
         self
     }
 
-    /// How many sessions one principal may have open at once.
+    /// How many sessions one pool (a verified principal, or the unverified callers at one
+    /// address) may have open at once.
     pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
         self.max_sessions_per_principal = sessions.max(1);
         self
@@ -162,14 +193,15 @@ impl HttpLimits {
         self
     }
 
-    /// How many requests one principal's sessions may have in flight at once, so that
+    /// How many requests one pool's sessions (a verified principal's, or those of the
+    /// unverified callers at one address) may have in flight at once, so that
     /// one client cannot take every place of [`max_session_requests`](Self::max_session_requests).
     pub fn max_session_requests_per_principal(mut self, requests: usize) -> Self {
         self.max_session_requests_per_principal = requests.max(1);
         self
     }
 
-    /// How many standalone SSE streams one principal's sessions may hold open.
+    /// How many standalone SSE streams one pool's sessions may hold open.
     pub fn max_streams_per_principal(mut self, streams: usize) -> Self {
         self.max_streams_per_principal = streams.max(1);
         self

@@ -1,18 +1,28 @@
 //! Accepting connections with bounds: a connection must send its request headers within
-//! the header read timeout (which also ends idle keep-alive connections), and at most
-//! `max_connections` are open at once. Without these, connections that send half their
-//! headers and stall (slowloris) would hold sockets forever and lock out real clients.
+//! the header read timeout (which also ends idle keep-alive connections), must take what
+//! the server writes within the write timeout, and at most `max_connections` are open at
+//! once. Without these, connections that send half their headers and stall (slowloris),
+//! or that stop reading their responses, would hold sockets, request slots and response
+//! buffers forever and lock out real clients. Each request learns its peer's address
+//! ([`PeerAddr`]), which pools the bounds of callers nobody verified.
 
+use std::future::Future as _;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tower::ServiceExt as _;
 
 use super::limits::HttpLimits;
+use crate::engine::pool::PeerAddr;
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets the connections in
 /// flight finish their current request.
@@ -29,7 +39,6 @@ pub(crate) async fn serve(
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let service = TowerToHyperService::new(router);
     tokio::pin!(shutdown);
     loop {
         // A slot first: at the limit, new connections wait in the kernel's backlog.
@@ -42,8 +51,8 @@ pub(crate) async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
-        let stream = match stream {
-            Ok((stream, _peer)) => stream,
+        let (stream, peer) = match stream {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors or a connection reset before accept: wait a
                 // little instead of spinning, as the slow connections time out.
@@ -53,7 +62,15 @@ pub(crate) async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let connection = builder.serve_connection(TokioIo::new(stream), service.clone());
+        let peer = PeerAddr(peer.ip());
+        let service = TowerToHyperService::new(router.clone().map_request(
+            move |mut request: http::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(peer);
+                request
+            },
+        ));
+        let stream = WriteDeadline::new(stream, limits.write_timeout);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
@@ -65,4 +82,139 @@ pub(crate) async fn serve(
     drop(listener);
     graceful.shutdown().await;
     Ok(())
+}
+
+/// A connection whose writes must make progress: a write (or flush) that stays pending
+/// for `timeout` fails, and hyper then closes the connection, which drops the response
+/// and everything it holds (its request slot, its run). hyper's own timeouts cover only
+/// reading; a client that stops reading would otherwise hold its response for ever,
+/// since nothing polls a response whose socket takes no more bytes.
+struct WriteDeadline<T> {
+    io: T,
+    timeout: Duration,
+    /// Armed while a write is pending.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> WriteDeadline<T> {
+    fn new(io: T, timeout: Duration) -> Self {
+        Self {
+            io,
+            timeout,
+            stalled: None,
+        }
+    }
+
+    /// `polled` as is if it is ready (the write made progress); if it is pending, the
+    /// stall's deadline armed, and an error once it has passed.
+    fn watch<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let timeout = self.timeout;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            tracing::info!(
+                "closing a connection whose client stopped reading for the write timeout"
+            );
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client took nothing for the write timeout",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for WriteDeadline<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_flush(cx);
+        self.watch(cx, polled)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_shutdown(cx);
+        self.watch(cx, polled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt as _;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_the_peer_never_takes_fails_at_the_write_timeout() {
+        // A pipe whose reader never reads: its buffer fills, then writes stay pending.
+        let (_reader, writer) = tokio::io::duplex(64);
+        let mut writer = WriteDeadline::new(writer, Duration::from_secs(30));
+        let started = tokio::time::Instant::now();
+        let error = writer
+            .write_all(&[0; 4096])
+            .await
+            .expect_err("nothing reads the pipe");
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_reader_that_keeps_taking_is_not_cut_off() {
+        let (mut reader, writer) = tokio::io::duplex(64);
+        let mut writer = WriteDeadline::new(writer, Duration::from_secs(30));
+        let reading = tokio::spawn(async move {
+            let mut buf = [0; 64];
+            let mut total = 0;
+            while total < 4096 {
+                // Slower than the write timeout in all, never stalled for that long.
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                total += tokio::io::AsyncReadExt::read(&mut reader, &mut buf)
+                    .await
+                    .expect("reads");
+            }
+        });
+        writer
+            .write_all(&[0; 4096])
+            .await
+            .expect("the reader takes every byte");
+        reading.await.expect("joined");
+    }
 }

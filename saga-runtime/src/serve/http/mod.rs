@@ -18,7 +18,6 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
-use tokio::sync::Semaphore;
 
 pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
 
@@ -99,7 +98,10 @@ impl SagaServer {
             owners: owners::Owners::new(sessions, limits),
             stream_idle_timeout: limits.stream_idle_timeout,
             tools: self.tools().clone(),
-            slots: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
+            slots: crate::engine::pool::Shares::new(
+                limits.max_concurrent_requests,
+                limits.max_requests_per_principal,
+            ),
             queue_timeout: limits.queue_timeout,
             body_read_timeout: limits.body_read_timeout,
             max_body_bytes,

@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::engine::pool::{Pool, Share, Shares, Spent};
+
 use super::HttpLimits;
 
 /// What a request's session id is to its caller.
@@ -31,65 +33,46 @@ pub(crate) enum Ownership {
 /// What a session holds, beside rmcp's own state.
 struct Entry {
     principal: String,
+    /// The pool its bounds count against.
+    pool: Pool,
+    /// Its place among the sessions.
+    _place: Share,
     /// Its requests in flight.
     requests: Arc<Semaphore>,
     /// Its open standalone streams.
     streams: Arc<Semaphore>,
 }
 
-/// What one principal's sessions hold together.
-struct Principal {
-    /// Its live sessions and `initialize`s under way.
-    sessions: usize,
-    /// Its sessions' requests in flight.
-    requests: Arc<Semaphore>,
-    /// Its sessions' open standalone streams.
-    streams: Arc<Semaphore>,
-}
-
 #[derive(Default)]
 struct Book {
     sessions: HashMap<String, Entry>,
-    per_principal: HashMap<String, Principal>,
-    /// `initialize`s under way: counted against the caps before their session exists.
-    opening: usize,
 }
 
 impl Book {
     fn forget(&mut self, id: &str) {
-        if let Some(entry) = self.sessions.remove(id) {
-            self.release(&entry.principal);
+        if self.sessions.remove(id).is_some() {
             crate::metrics::sessions(self.sessions.len());
         }
     }
+}
 
-    fn release(&mut self, principal: &str) {
-        if let Some(held) = self.per_principal.get_mut(principal) {
-            held.sessions = held.sessions.saturating_sub(1);
-            if held.sessions == 0 {
-                self.per_principal.remove(principal);
-            }
-        }
-    }
+/// What a session bound counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// The requests served at once (not of a session).
+    Slots,
+    Sessions,
+    Requests,
+    Streams,
 }
 
 /// Why a session or a request of one was refused: which bound it met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
-    /// The server holds `max_sessions`.
-    Sessions(usize),
-    /// The principal holds `max_sessions_per_principal`.
-    PrincipalSessions(usize),
-    /// `max_session_requests` are in flight.
-    Requests(usize),
+    /// A bound shared by pools (see [`crate::engine::pool`]) is spent.
+    Shared(Counted, Spent),
     /// The session has `max_requests_per_session` in flight.
     SessionRequests(usize),
-    /// The principal's sessions have `max_session_requests_per_principal` in flight.
-    PrincipalRequests(usize),
-    /// The principal's sessions hold `max_streams_per_principal` open.
-    PrincipalStreams(usize),
-    /// `max_streams` are open.
-    Streams(usize),
     /// The session holds `max_streams_per_session` open.
     SessionStreams(usize),
 }
@@ -98,43 +81,46 @@ impl Refusal {
     /// Whether the caller itself holds what the bound counts (HTTP 429), rather than
     /// the whole server (503).
     pub(crate) fn is_the_callers(self) -> bool {
-        matches!(
-            self,
-            Self::PrincipalSessions(_)
-                | Self::SessionRequests(_)
-                | Self::SessionStreams(_)
-                | Self::PrincipalRequests(_)
-                | Self::PrincipalStreams(_)
-        )
+        match self {
+            Self::Shared(_, spent) => spent.is_the_callers(),
+            Self::SessionRequests(_) | Self::SessionStreams(_) => true,
+        }
     }
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = |counted: &Counted| match counted {
+            Counted::Slots => "requests being served",
+            Counted::Sessions => "sessions open",
+            Counted::Requests => "requests of sessions in flight",
+            Counted::Streams => "SSE streams open",
+        };
         match self {
-            Self::Sessions(max) => write!(f, "the server has {max} sessions open, its limit"),
-            Self::PrincipalSessions(max) => write!(
+            Self::Shared(counted, Spent::Pool(max)) => {
+                write!(
+                    f,
+                    "this client has {max} {}, the limit per client",
+                    what(counted)
+                )?;
+                if *counted == Counted::Sessions {
+                    f.write_str("; close one (DELETE with its Mcp-Session-Id) or let it idle out")?;
+                }
+                Ok(())
+            }
+            Self::Shared(counted, Spent::Unverified(max)) => write!(
                 f,
-                "this client has {max} sessions open, the limit per client; close one \
-                 (DELETE with its Mcp-Session-Id) or let it idle out"
+                "callers the server has not verified have {max} {} together, their part of \
+                 the server's limit; retry later, or call with credentials the server verifies",
+                what(counted)
             ),
-            Self::Requests(max) => write!(
-                f,
-                "{max} requests of sessions are in flight, the server's limit"
-            ),
+            Self::Shared(counted, Spent::Total(max)) => {
+                write!(f, "the server has {max} {}, its limit", what(counted))
+            }
             Self::SessionRequests(max) => write!(
                 f,
                 "this session has {max} requests in flight, the limit per session"
             ),
-            Self::PrincipalRequests(max) => write!(
-                f,
-                "this client's sessions have {max} requests in flight, the limit per client"
-            ),
-            Self::PrincipalStreams(max) => write!(
-                f,
-                "this client's sessions hold {max} SSE streams open, the limit per client"
-            ),
-            Self::Streams(max) => write!(f, "{max} SSE streams are open, the server's limit"),
             Self::SessionStreams(max) => write!(
                 f,
                 "this session holds {max} SSE streams open, the limit per session"
@@ -144,42 +130,28 @@ impl std::fmt::Display for Refusal {
 }
 
 /// An `initialize` counted against the session caps until its session exists (or it
-/// fails, and the count is given back).
+/// fails, and its place is given back).
 pub(crate) struct Opening {
     owners: Owners,
-    principal: Option<String>,
+    principal: String,
+    pool: Pool,
+    place: Share,
 }
 
 impl Opening {
     /// The session `id` was opened: it now counts as the principal's.
-    pub(crate) fn opened(mut self, id: &str) {
-        let Some(principal) = self.principal.take() else {
-            return;
-        };
+    pub(crate) fn opened(self, id: &str) {
         let limits = &self.owners.limits;
         let entry = Entry {
-            principal,
+            principal: self.principal,
+            pool: self.pool,
+            _place: self.place,
             requests: Arc::new(Semaphore::new(limits.max_requests_per_session)),
             streams: Arc::new(Semaphore::new(limits.max_streams_per_session)),
         };
         if let Ok(mut book) = self.owners.book.lock() {
-            book.opening = book.opening.saturating_sub(1);
-            // The principal's count was taken when the initialize began.
-            if let Some(old) = book.sessions.insert(id.to_owned(), entry) {
-                book.release(&old.principal);
-            }
+            book.sessions.insert(id.to_owned(), entry);
             crate::metrics::sessions(book.sessions.len());
-        }
-    }
-}
-
-impl Drop for Opening {
-    fn drop(&mut self) {
-        if let Some(principal) = self.principal.take()
-            && let Ok(mut book) = self.owners.book.lock()
-        {
-            book.opening = book.opening.saturating_sub(1);
-            book.release(&principal);
         }
     }
 }
@@ -190,7 +162,7 @@ impl Drop for Opening {
 /// it is given back when both are done: a call whose client went away still counts
 /// until it ends.
 #[derive(Clone)]
-pub(crate) struct Held(#[allow(dead_code)] Arc<[OwnedSemaphorePermit; 3]>);
+pub(crate) struct Held(#[allow(dead_code)] Arc<(Share, OwnedSemaphorePermit)>);
 
 /// Session id → who opened it and what it holds.
 #[derive(Clone)]
@@ -198,8 +170,11 @@ pub(crate) struct Owners {
     book: Arc<Mutex<Book>>,
     sessions: Arc<LocalSessionManager>,
     limits: Arc<HttpLimits>,
-    requests: Arc<Semaphore>,
-    streams: Arc<Semaphore>,
+    /// Places among the sessions, the session requests in flight, and the open streams,
+    /// each split by pool.
+    places: Arc<Shares>,
+    requests: Arc<Shares>,
+    streams: Arc<Shares>,
 }
 
 impl Owners {
@@ -207,55 +182,34 @@ impl Owners {
         Self {
             book: Arc::default(),
             sessions,
-            requests: Arc::new(Semaphore::new(limits.max_session_requests)),
-            streams: Arc::new(Semaphore::new(limits.max_streams)),
+            places: Shares::new(limits.max_sessions, limits.max_sessions_per_principal),
+            requests: Shares::new(
+                limits.max_session_requests,
+                limits.max_session_requests_per_principal,
+            ),
+            streams: Shares::new(limits.max_streams, limits.max_streams_per_principal),
             limits: Arc::new(limits.clone()),
         }
     }
 
     /// Counts an `initialize` of `principal` against the caps, or says which it meets.
-    pub(crate) async fn open(&self, principal: String) -> Result<Opening, Refusal> {
-        let limits = &self.limits;
-        let over = |book: &Book| {
-            if book.sessions.len() + book.opening >= limits.max_sessions {
-                Some(Refusal::Sessions(limits.max_sessions))
-            } else if book
-                .per_principal
-                .get(&principal)
-                .map_or(0, |held| held.sessions)
-                >= limits.max_sessions_per_principal
-            {
-                Some(Refusal::PrincipalSessions(
-                    limits.max_sessions_per_principal,
-                ))
-            } else {
-                None
+    pub(crate) async fn open(&self, principal: String, pool: Pool) -> Result<Opening, Refusal> {
+        let place = match self.places.try_take(&pool) {
+            Ok(place) => place,
+            Err(_) => {
+                // Sessions that idled out are gone from rmcp's manager but not yet from
+                // the book: sweep them, then count again.
+                self.sweep().await;
+                self.places
+                    .try_take(&pool)
+                    .map_err(|spent| Refusal::Shared(Counted::Sessions, spent))?
             }
         };
-        let full = self.book.lock().map(|book| over(&book).is_some());
-        if full.unwrap_or(true) {
-            // Sessions that idled out are gone from rmcp's manager but not yet from the
-            // book: sweep them, then count again.
-            self.sweep().await;
-        }
-        let Ok(mut book) = self.book.lock() else {
-            return Err(Refusal::Sessions(limits.max_sessions));
-        };
-        if let Some(refusal) = over(&book) {
-            return Err(refusal);
-        }
-        book.opening += 1;
-        book.per_principal
-            .entry(principal.clone())
-            .or_insert_with(|| Principal {
-                sessions: 0,
-                requests: Arc::new(Semaphore::new(limits.max_session_requests_per_principal)),
-                streams: Arc::new(Semaphore::new(limits.max_streams_per_principal)),
-            })
-            .sessions += 1;
         Ok(Opening {
             owners: self.clone(),
-            principal: Some(principal),
+            principal,
+            pool,
+            place,
         })
     }
 
@@ -299,46 +253,38 @@ impl Owners {
     /// bound it meets.
     pub(crate) fn hold(&self, id: &str, stream: bool) -> Result<Held, Refusal> {
         let limits = &self.limits;
-        let (server, [per_session, per_principal, server_wide]) = if stream {
+        let (shares, counted, per_session) = if stream {
             (
                 &self.streams,
-                [
-                    Refusal::SessionStreams(limits.max_streams_per_session),
-                    Refusal::PrincipalStreams(limits.max_streams_per_principal),
-                    Refusal::Streams(limits.max_streams),
-                ],
+                Counted::Streams,
+                Refusal::SessionStreams(limits.max_streams_per_session),
             )
         } else {
             (
                 &self.requests,
-                [
-                    Refusal::SessionRequests(limits.max_requests_per_session),
-                    Refusal::PrincipalRequests(limits.max_session_requests_per_principal),
-                    Refusal::Requests(limits.max_session_requests),
-                ],
+                Counted::Requests,
+                Refusal::SessionRequests(limits.max_requests_per_session),
             )
         };
-        let (session, principal) = self
+        let (session, pool) = self
             .book
             .lock()
             .ok()
             .and_then(|book| {
                 let entry = book.sessions.get(id)?;
-                let held = book.per_principal.get(&entry.principal)?;
-                Some(if stream {
-                    (entry.streams.clone(), held.streams.clone())
+                let session = if stream {
+                    entry.streams.clone()
                 } else {
-                    (entry.requests.clone(), held.requests.clone())
-                })
+                    entry.requests.clone()
+                };
+                Some((session, entry.pool.clone()))
             })
             .ok_or(per_session)?;
         let session = session.try_acquire_owned().map_err(|_| per_session)?;
-        let principal = principal.try_acquire_owned().map_err(|_| per_principal)?;
-        let server = server
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| server_wide)?;
-        Ok(Held(Arc::new([server, principal, session])))
+        let place = shares
+            .try_take(&pool)
+            .map_err(|spent| Refusal::Shared(counted, spent))?;
+        Ok(Held(Arc::new((place, session))))
     }
 
     /// Forgets session `id` (deleted).
