@@ -105,3 +105,112 @@ async fn replicas_sharing_redis_redeem_each_token_once() {
     refused(&call(one.addr, Some(&t1), Some(target())).await);
     refused(&call(two.addr, Some(&t1), Some(target())).await);
 }
+
+/// A stateless request of seed 002 (`resumableRequests` declared in its `_meta`).
+async fn streamed(url: &str, mut message: Value) -> reqwest::Response {
+    message["params"]["_meta"] =
+        saga_examples::harness::http::meta(json!({"resumableRequests": {}}));
+    saga_examples::harness::http::Post::to(url)
+        .rpc(&message)
+        .response()
+        .await
+}
+
+/// `requests/resume` of request `id` from `token`: the stream's final message.
+async fn resume(url: &str, id: &str, token: &str) -> Value {
+    let response = streamed(
+        url,
+        json!({"jsonrpc": "2.0", "id": id, "method": "requests/resume",
+               "params": {"resumeToken": token}}),
+    )
+    .await;
+    let mut events = saga_examples::harness::session::Events::new(response);
+    events.next_after_policy().await.1
+}
+
+/// Finding 5 of the second hardening pass: with the Redis single-use store, a streamed
+/// call that had returned its result could have each token it handed out resumed once
+/// more, and its work ran again (tables ran 3×). A call's tokens now die as it hands out
+/// a newer one, and all of them when it ends, on every replica.
+#[tokio::test]
+async fn a_calls_earlier_tokens_die_as_it_moves_on_across_replicas() {
+    use saga_examples::harness::journal::Journal;
+    use saga_examples::harness::session::Events;
+    const KEY_HEX: &str = "3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d";
+    let redis = start_redis().await;
+    let journal = Journal::new("single-use-siblings");
+    let spawn = || {
+        journal
+            .migrate(KEY_HEX)
+            .env("SAGA_TASKS_REDIS", &redis.url)
+            .start()
+    };
+    let (first, second) = (spawn(), spawn());
+    let (url_a, url_b) = (
+        format!("http://{}/mcp", first.addr),
+        format!("http://{}/mcp", second.addr),
+    );
+    let migrate = |id: &str, tables: u32, label: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "migrate",
+                          "arguments": {"tables": tables, "millis_per_table": 20, "label": label}}})
+    };
+
+    // A call streamed to its end on replica A: every token it handed out dies with it.
+    let mut events = Events::new(streamed(&url_a, migrate("done-1", 3, "done")).await);
+    let mut tokens = Vec::new();
+    let result = loop {
+        let message = events.next().await.expect("the call streams");
+        match message["params"]["resumeToken"].as_str() {
+            Some(token) => tokens.push(token.to_owned()),
+            None => break message,
+        }
+    };
+    assert!(
+        result["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("migrated 3")),
+        "{result}"
+    );
+    assert!(tokens.len() >= 3, "a policy at each checkpoint: {tokens:?}");
+    for token in &tokens {
+        let replay = resume(&url_b, "done-1", token).await;
+        assert_eq!(
+            replay["error"]["code"], -32602,
+            "a finished call's token ran: {replay}"
+        );
+    }
+    assert_eq!(journal.tables_done("done"), 3, "{}", journal.text());
+
+    // A call whose client went away after its second checkpoint: the first token died
+    // when the second was handed out; the second continues it once, on replica B.
+    let mut events = Events::new(streamed(&url_a, migrate("cut-1", 4, "cut")).await);
+    let older = events.policies(1, "cut-1").await;
+    let newer = events.policies(1, "cut-1").await;
+    drop(events);
+    // The run stops with its stream; give it a moment to notice.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let stale = resume(&url_b, "cut-1", &older).await;
+    assert_eq!(
+        stale["error"]["code"], -32602,
+        "an earlier sibling ran: {stale}"
+    );
+    let resumed = resume(&url_b, "cut-1", &newer).await;
+    assert!(
+        resumed["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("migrated 4")),
+        "{resumed}"
+    );
+    let again = resume(&url_a, "cut-1", &newer).await;
+    assert_eq!(
+        again["error"]["code"], -32602,
+        "a used token ran again: {again}"
+    );
+    let done = journal.tables_done("cut");
+    assert!(
+        done <= 4 + 1,
+        "at most the table cut off ran twice: {}",
+        journal.text()
+    );
+}

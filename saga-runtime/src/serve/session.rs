@@ -106,6 +106,7 @@ pub(super) async fn drive(
             () = cx.cancelled() => return Err(cancelled(&call.name)),
         };
         let CallToolResponse::InputRequired(required) = response else {
+            super::wire::resumable::ended(tools.codec, call.request_state.as_deref()).await;
             return Ok(response);
         };
         let checkpoint = required

@@ -118,6 +118,7 @@ async fn drive(
         }
         let response = saga.run(codec, call.clone(), cx).await?;
         let CallToolResponse::InputRequired(mut required) = response else {
+            resumable::ended(tools.codec(), call.request_state.as_deref()).await;
             return Ok(response);
         };
         let Some(state) = required.request_state.clone() else {
@@ -141,7 +142,7 @@ async fn drive(
             return Ok(CallToolResponse::InputRequired(required));
         }
         if let Some((params, announced)) =
-            resumable::policy(tools.codec(), codec, &call, (&state, &point), false, cx)
+            resumable::policy(tools.codec(), codec, &call, (&state, &point), false, cx).await
         {
             tools.in_flight().add(&mut handed_out, &announced);
             if out.send(event(&resumable::policy_message(params))).is_err() {

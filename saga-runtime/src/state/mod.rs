@@ -27,6 +27,7 @@ mod aead;
 mod binding;
 mod clock;
 mod keyring;
+mod link;
 mod nonce;
 mod single_use;
 mod token;
@@ -35,6 +36,7 @@ pub use binding::{ANONYMOUS, Binding};
 pub use clock::unix_now;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
+pub use link::Link;
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};

@@ -37,6 +37,16 @@ thread_local! {
     static STREAM: RefCell<Option<Stream>> = const { RefCell::new(None) };
 }
 
+/// A nonce of the chain `chain` at `seq` (see [`Link`](super::Link)): those twelve bytes,
+/// then twelve fresh random ones, so that two tokens of one link (a token and its
+/// reseal, or a round replayed without single use) still never share a nonce.
+pub(super) fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
+    let mut nonce = fresh();
+    nonce[..8].copy_from_slice(&chain);
+    nonce[8..12].copy_from_slice(&seq.to_be_bytes());
+    nonce
+}
+
 /// A fresh nonce.
 pub(super) fn fresh() -> [u8; NONCE_LEN] {
     watch_forks();

@@ -41,6 +41,7 @@ use std::sync::Arc;
 use super::binding::Binding;
 use super::clock::unix_now;
 use super::keyring::{KeyId, KeyRing, hex};
+use super::link::Link;
 use super::single_use::{StoreError, TokenStore};
 
 /// The format of the tokens this build seals: their first byte with the key's tag (its
@@ -156,6 +157,13 @@ pub struct Opened {
     pub point: [u8; 8],
 }
 
+impl Opened {
+    /// Its place in its call's chain of tokens.
+    pub fn link(&self) -> Link {
+        Link::of_nonce(&self.nonce)
+    }
+}
+
 impl StateCodec {
     /// A codec sealing with `keys`, issuing tokens that live for `ttl`.
     pub fn new(keys: KeyRing, ttl: Duration) -> Self {
@@ -249,8 +257,31 @@ impl StateCodec {
         binding: &Binding,
         plaintext: &[u8],
     ) -> String {
+        self.seal_nonce(expires_at, point, binding, plaintext, super::nonce::fresh())
+    }
+
+    /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
+    pub fn seal_linked(
+        &self,
+        expires_at: u64,
+        point: &PointKey,
+        binding: &Binding,
+        plaintext: &[u8],
+        link: Link,
+    ) -> String {
+        let nonce = super::nonce::linked(link.chain, link.seq);
+        self.seal_nonce(expires_at, point, binding, plaintext, nonce)
+    }
+
+    fn seal_nonce(
+        &self,
+        expires_at: u64,
+        point: &PointKey,
+        binding: &Binding,
+        plaintext: &[u8],
+        nonce: [u8; super::nonce::NONCE_LEN],
+    ) -> String {
         let key = self.keys.sealing();
-        let nonce = super::nonce::fresh();
 
         let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
         let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
@@ -295,7 +326,40 @@ impl StateCodec {
         to: &Binding,
     ) -> Result<String, OpenError> {
         let opened = sealed_with.open(token, point, from)?;
-        Ok(self.seal(point, to, &opened.plaintext))
+        // The same link of the same chain: the token handed out is the state it reseals,
+        // and retiring one retires the other.
+        let expires_at = unix_now().saturating_add(self.ttl.as_secs());
+        Ok(self.seal_linked(expires_at, point, to, &opened.plaintext, opened.link()))
+    }
+
+    /// [`StateCodec::retire`] for the link `token` names (a token of this codec's
+    /// format; one whose header does not read retires nothing).
+    pub async fn retire_token(&self, token: &str, inclusive: bool) -> Result<(), StoreError> {
+        if self.single_use.is_none() {
+            return Ok(());
+        }
+        match TokenHeader::parse(token) {
+            Ok(header) => self.retire(header.link(), inclusive).await,
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Retires every token of `link`'s chain before `link` (`inclusive`: and `link`
+    /// itself), if tokens are single use: the call has handed out a newer one, or ended.
+    pub async fn retire(&self, link: Link, inclusive: bool) -> Result<(), StoreError> {
+        let Some(store) = &self.single_use else {
+            return Ok(());
+        };
+        let floor = if inclusive {
+            link.past()
+        } else {
+            u64::from(link.seq)
+        };
+        // Every token of the chain that floor retires expires before a token sealed now.
+        let keep_until = unix_now()
+            .saturating_add(self.ttl.as_secs())
+            .saturating_add(self.leeway.as_secs());
+        store.retire(&link.chain, floor, keep_until).await
     }
 
     /// Opens a token, checking in order: length, encoding, version, key id, tag (which
@@ -415,6 +479,11 @@ pub struct TokenHeader {
 impl TokenHeader {
     /// The format version this build seals and opens.
     pub const CURRENT_VERSION: u8 = VERSION;
+
+    /// The token's place in its call's chain of tokens (see [`Link`]).
+    pub fn link(&self) -> Link {
+        Link::of_nonce(&self.nonce)
+    }
     /// Reads the header of `token` (unpadded base64url); fails only when the text is not
     /// base64url or too short to hold a header and a tag. An unknown version is reported,
     /// not refused.

@@ -190,7 +190,8 @@ pub(crate) async fn announce(
     keep: impl FnOnce(&str),
 ) {
     let Some(peer) = cx.peer() else { return };
-    let Some((params, announced)) = policy(codec, sealed_with, call, (state, point), asks, cx)
+    let Some((params, announced)) =
+        policy(codec, sealed_with, call, (state, point), asks, cx).await
     else {
         return;
     };
@@ -223,7 +224,7 @@ pub(crate) fn policy_message(params: Value) -> Value {
 /// The params of the `notifications/requests/resumePolicy` that lets the client resume
 /// `call` from `state`, and the state its token resumes from; `None` for a client that did
 /// not declare `resumableRequests`, or a call without a request id.
-pub(crate) fn policy(
+pub(crate) async fn policy(
     codec: &StateCodec,
     sealed_with: &StateCodec,
     call: &Call,
@@ -243,6 +244,12 @@ pub(crate) fn policy(
             return None;
         }
     };
+    // With single use, the call's earlier tokens die as this one is handed out: the
+    // client resumes from the newest only. Unrecorded, no newer token is handed out.
+    if let Err(error) = codec.retire_token(&portable, false).await {
+        tracing::error!(%error, "cannot retire a call's earlier tokens; no resume policy is sent");
+        return None;
+    }
     let ticket = Ticket {
         id: id.clone(),
         method: call.method.clone(),
@@ -328,5 +335,16 @@ pub(crate) fn original_params(ticket: Ticket) -> Value {
             "arguments": ticket.arguments,
             "requestState": ticket.state,
         }),
+    }
+}
+
+/// A call that runs in this process (a session's, or seed 002's streamed) has ended with
+/// its result: with single use, every token it handed out dies, so none can run its work
+/// again. `last` is the state it last ran from, whose link is at or past every one handed
+/// out.
+pub(crate) async fn ended(codec: &StateCodec, last: Option<&str>) {
+    let Some(last) = last else { return };
+    if let Err(error) = codec.retire_token(last, true).await {
+        tracing::error!(%error, "cannot retire the tokens of a call that ended");
     }
 }
