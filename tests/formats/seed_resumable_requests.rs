@@ -128,6 +128,9 @@ async fn bad_tokens_and_foreign_ids_are_invalid_params() {
         .expect("a token")
         .to_owned();
     drop(stream);
+    // The client resumes from a new session: in the first, request 7 is still in flight
+    // (waiting for its answer), and a request under its id would be refused as such.
+    let session = Session::open(&server.url(), resumable_capabilities()).await;
 
     let mut tampered = token.clone().into_bytes();
     let last = tampered.len() - 1;
@@ -346,8 +349,10 @@ async fn over_stdio_a_fresh_process_resumes_the_call() {
     assert_eq!(answered, 2);
 }
 
-/// A `requests/resume` of a token whose call is still running (here, in the same session,
-/// under the same id) would run the call's work twice: it is refused while that call runs.
+/// A `requests/resume` of a token whose call is still running would run the call's work
+/// twice: it is refused while that call runs. Under the running call's own id, in its
+/// session, it is refused before rmcp sees it (JSON-RPC ids are unique among a session's
+/// requests in flight), so that the original call still delivers its result.
 #[tokio::test]
 async fn a_resume_of_a_call_still_running_is_refused() {
     let server = Spawn::new("migrate", KEY_HEX).start();
@@ -356,7 +361,7 @@ async fn a_resume_of_a_call_still_running_is_refused() {
     let mut stream = session
         .request(json!({
             "jsonrpc": "2.0", "id": "running-1", "method": "tools/call",
-            "params": {"name": "migrate", "arguments": {"tables": 3, "millis_per_table": 2000}}
+            "params": {"name": "migrate", "arguments": {"tables": 3, "millis_per_table": 700}}
         }))
         .await;
     let policy = stream.next().await.expect("the call streams");
@@ -368,20 +373,44 @@ async fn a_resume_of_a_call_still_running_is_refused() {
         .as_str()
         .expect("a token")
         .to_owned();
-    let refused = session
-        .request(json!({
-            "jsonrpc": "2.0", "id": "running-1", "method": "requests/resume",
+    let resume = |id: &str| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "requests/resume",
             "params": {"resumeToken": token}
-        }))
-        .await
-        .next()
-        .await
-        .expect("an answer");
+        })
+    };
+    // Under the running call's id, twice: the id is in flight.
+    for _ in 0..2 {
+        let response = session.post(&resume("running-1")).await;
+        assert_eq!(response.status(), 409);
+        let refused: Value = response.json().await.expect("a JSON-RPC error");
+        assert_eq!(refused["id"], "running-1", "{refused}");
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("same id is still in flight")),
+            "{refused}"
+        );
+    }
+    // In another session of the same client, under the same id: the token is being
+    // worked from.
+    let other = Session::open(&url, json!({"resumableRequests": {}})).await;
+    let refused = other.ask(resume("running-1")).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert!(
         refused["error"]["message"]
             .as_str()
             .is_some_and(|message| message.contains("already being resumed")),
         "{refused}"
+    );
+    // The refusals took nothing from the original call: its stream still ends with its
+    // result (before, a second `requests/resume` under its id took its place in the
+    // session, and the final answer never came).
+    let (_, done) = stream.next_after_policy().await;
+    assert_eq!(done["id"], "running-1", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "migrated 3 tables: [0, 1, 2]",
+        "{done}"
     );
 }

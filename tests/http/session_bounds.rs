@@ -43,6 +43,21 @@ async fn sleepy() -> Result<String, SagaError> {
     Ok("slept".into())
 }
 
+/// How many ticks [`ticking`] has counted, in every test of this binary.
+static TICKS: AtomicU32 = AtomicU32::new(0);
+
+/// Counts a tick every 100 ms, 100 times, checkpointing after each: a long session call
+/// whose progress the test can watch.
+#[saga_tool]
+async fn ticking() -> Result<String, SagaError> {
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        TICKS.fetch_add(1, Ordering::SeqCst);
+        checkpoint().await;
+    }
+    Ok("ticked".into())
+}
+
 /// Checkpoints once, then takes its time: a resume of its token runs for a while.
 #[saga_tool]
 async fn pause_then_sleep() -> Result<String, SagaError> {
@@ -568,6 +583,26 @@ async fn a_session_call_passes_no_more_checkpoints_than_a_request() {
     assert_eq!(past["error"]["code"], -32600, "{past}");
     let message = past["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("as a task"), "{past}");
+}
+
+/// The rest of finding 4: a call whose session is gone (deleted here; expired sessions
+/// are swept every few seconds) stops, rather than run to its end for nobody.
+#[tokio::test]
+async fn a_call_whose_session_is_deleted_stops() {
+    let (_running, url) = start(builder(HttpLimits::default()).tool(ticking)).await;
+    let session = open(&url, "Bearer deleted").await;
+    let _stream = start_call(&session, 1, "ticking").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(TICKS.load(Ordering::SeqCst) >= 2, "the call runs");
+    assert!(session.delete().await.is_success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped_at = TICKS.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        TICKS.load(Ordering::SeqCst),
+        stopped_at,
+        "the call went on after its session was deleted"
+    );
 }
 
 fn steps_message(id: u64, n: u32) -> Value {

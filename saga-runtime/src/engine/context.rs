@@ -40,6 +40,9 @@ pub struct SagaContext {
     protocol_version: Option<ProtocolVersion>,
     meta: RequestMetaObject,
     cancellation: Option<CancellationToken>,
+    /// Cancelled when the request's session ends (deleted or expired): a session call
+    /// stops, as its client can no longer take its answers.
+    session_gone: Option<CancellationToken>,
     min_log_level: Option<LoggingLevel>,
     request_id: Option<RequestId>,
     notices: Option<Arc<dyn Notices>>,
@@ -53,6 +56,7 @@ pub(crate) struct Head {
     pub(crate) principal: String,
     pub(crate) pool: Option<crate::engine::pool::Pool>,
     pub(crate) sessionless: bool,
+    pub(crate) session_gone: Option<CancellationToken>,
     pub(crate) notices: Option<Arc<dyn Notices>>,
 }
 
@@ -71,6 +75,7 @@ impl From<Head> for SagaContext {
             principal: head.principal,
             pool: head.pool,
             sessionless: head.sessionless,
+            session_gone: head.session_gone,
             notices: head.notices,
             ..Self::default()
         }
@@ -185,18 +190,30 @@ impl SagaContext {
         self.peer.as_ref()
     }
 
-    /// Whether the client cancelled this request (`notifications/cancelled`).
+    /// Whether the client cancelled this request (`notifications/cancelled`), or its
+    /// session ended (deleted, or expired).
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation
-            .as_ref()
-            .is_some_and(CancellationToken::is_cancelled)
+        [&self.cancellation, &self.session_gone]
+            .into_iter()
+            .flatten()
+            .any(CancellationToken::is_cancelled)
     }
 
-    /// Completes when the client cancels this request; never, if it cannot.
+    /// Completes when the client cancels this request or its session ends; never, if
+    /// neither can happen.
     pub async fn cancelled(&self) {
-        match &self.cancellation {
-            Some(token) => token.cancelled().await,
-            None => std::future::pending().await,
+        let wait = |token: &Option<CancellationToken>| {
+            let token = token.clone();
+            async move {
+                match token {
+                    Some(token) => token.cancelled_owned().await,
+                    None => std::future::pending().await,
+                }
+            }
+        };
+        tokio::select! {
+            () = wait(&self.cancellation) => {}
+            () = wait(&self.session_gone) => {}
         }
     }
 

@@ -510,6 +510,15 @@ impl SagaTools {
             principal: caller.principal,
             pool: Some(caller.pool),
             sessionless: super::session::is_sessionless(parts),
+            session_gone: parts.and_then(|parts| {
+                Some(
+                    parts
+                        .extensions
+                        .get::<super::http::SessionGone>()?
+                        .0
+                        .clone(),
+                )
+            }),
             notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
         }
     }

@@ -18,7 +18,7 @@ use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
 use super::owners::{Counted, Ownership, Refusal};
-use super::refuse::refuse;
+use super::refuse::{refuse, refuse_id};
 use super::streams;
 use crate::engine::pool::{Caller, Shares};
 use crate::serve::wire::resumable::{self, CallNotices};
@@ -131,7 +131,7 @@ impl Guard {
             && let Some(id) = &session
         {
             // A standalone stream: counted while it is open, and ended when idle.
-            let held = match self.owners.hold(id, true) {
+            let held = match self.owners.hold(id, true, None) {
                 Ok(held) => held,
                 Err(refusal) => return over_limit(refusal),
             };
@@ -217,10 +217,22 @@ impl Guard {
             // bounds until both its handler and its response are done.
             drop(slot);
             let held = if envelope.method.is_some() && envelope.has_id() {
-                match self.owners.hold(id, false) {
+                let request = request_id(&bytes);
+                let text = request.as_ref().map(Value::to_string);
+                match self.owners.hold(id, false, text) {
                     Ok(held) => {
+                        parts.extensions.insert(held.session_gone());
                         parts.extensions.insert(held.clone());
                         Some(held)
+                    }
+                    Err(Refusal::DuplicateId) => {
+                        tracing::info!("refused a session request whose id is in flight");
+                        return refuse_id(
+                            StatusCode::CONFLICT,
+                            request.as_ref().unwrap_or(&Value::Null),
+                            INVALID_REQUEST,
+                            &Refusal::DuplicateId.to_string(),
+                        );
                     }
                     Err(refusal) => return over_limit(refusal),
                 }
@@ -487,6 +499,16 @@ impl futures::Stream for MergedNotices {
         }
         polled
     }
+}
+
+/// The JSON-RPC id of a sound request body (its envelope was read): a string or an
+/// integer, as the envelope check requires.
+fn request_id(bytes: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<IdOnly>(bytes).ok()?.id
 }
 
 fn is_json(headers: &http::HeaderMap) -> bool {

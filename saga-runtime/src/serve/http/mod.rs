@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
+pub(crate) use owners::SessionGone;
 
 use super::SagaServer;
 

@@ -9,7 +9,7 @@
 //! request skip the slots (rmcp serves a 2026-07-28 request statelessly whatever the
 //! header says). MCP's security guidance binds a session to the user who opened it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -18,6 +18,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::engine::pool::{Pool, Share, Shares, Spent};
 
 use super::HttpLimits;
+use tokio_util::sync::CancellationToken;
+
+/// How often sessions rmcp let expire are swept from the book.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a request's session id is to its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +45,11 @@ struct Entry {
     requests: Arc<Semaphore>,
     /// Its open standalone streams.
     streams: Arc<Semaphore>,
+    /// The JSON-RPC ids of its requests in flight.
+    ids: Arc<Mutex<HashSet<String>>>,
+    /// Cancelled when the session ends (deleted, or gone from rmcp's manager): its calls
+    /// still running stop, since no one can take their answers.
+    gone: CancellationToken,
 }
 
 #[derive(Default)]
@@ -50,7 +59,8 @@ struct Book {
 
 impl Book {
     fn forget(&mut self, id: &str) {
-        if self.sessions.remove(id).is_some() {
+        if let Some(entry) = self.sessions.remove(id) {
+            entry.gone.cancel();
             crate::metrics::sessions(self.sessions.len());
         }
     }
@@ -75,6 +85,10 @@ pub(crate) enum Refusal {
     SessionRequests(usize),
     /// The session holds `max_streams_per_session` open.
     SessionStreams(usize),
+    /// A request of the session with this id is in flight: JSON-RPC ids must be unique
+    /// among a session's requests in flight, and rmcp would route the original's answer
+    /// to the newcomer.
+    DuplicateId,
 }
 
 impl Refusal {
@@ -83,7 +97,7 @@ impl Refusal {
     pub(crate) fn is_the_callers(self) -> bool {
         match self {
             Self::Shared(_, spent) => spent.is_the_callers(),
-            Self::SessionRequests(_) | Self::SessionStreams(_) => true,
+            Self::SessionRequests(_) | Self::SessionStreams(_) | Self::DuplicateId => true,
         }
     }
 }
@@ -125,6 +139,10 @@ impl std::fmt::Display for Refusal {
                 f,
                 "this session holds {max} SSE streams open, the limit per session"
             ),
+            Self::DuplicateId => f.write_str(
+                "a request of this session with the same id is still in flight; \
+                 JSON-RPC ids must be unique among a session's requests in flight",
+            ),
         }
     }
 }
@@ -148,6 +166,8 @@ impl Opening {
             _place: self.place,
             requests: Arc::new(Semaphore::new(limits.max_requests_per_session)),
             streams: Arc::new(Semaphore::new(limits.max_streams_per_session)),
+            ids: Arc::default(),
+            gone: CancellationToken::new(),
         };
         if let Ok(mut book) = self.owners.book.lock() {
             book.sessions.insert(id.to_owned(), entry);
@@ -162,7 +182,41 @@ impl Opening {
 /// it is given back when both are done: a call whose client went away still counts
 /// until it ends.
 #[derive(Clone)]
-pub(crate) struct Held(#[allow(dead_code)] Arc<(Share, OwnedSemaphorePermit)>);
+pub(crate) struct Held(
+    Arc<(
+        Share,
+        OwnedSemaphorePermit,
+        Option<InFlightId>,
+        CancellationToken,
+    )>,
+);
+
+impl Held {
+    /// Cancelled when the request's session ends.
+    pub(crate) fn session_gone(&self) -> SessionGone {
+        SessionGone(self.0.3.clone())
+    }
+}
+
+/// Cancelled when a request's session ends: put in the request's extensions, read into
+/// its [`SagaContext`](crate::engine::SagaContext), so that a call of a deleted or
+/// expired session stops.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionGone(pub(crate) CancellationToken);
+
+/// A request id in flight in its session, forgotten when dropped.
+pub(crate) struct InFlightId {
+    ids: Arc<Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for InFlightId {
+    fn drop(&mut self) {
+        if let Ok(mut ids) = self.ids.lock() {
+            ids.remove(&self.id);
+        }
+    }
+}
 
 /// Session id → who opened it and what it holds.
 #[derive(Clone)]
@@ -179,7 +233,7 @@ pub(crate) struct Owners {
 
 impl Owners {
     pub(crate) fn new(sessions: Arc<LocalSessionManager>, limits: &HttpLimits) -> Self {
-        Self {
+        let owners = Self {
             book: Arc::default(),
             sessions,
             places: Shares::new(limits.max_sessions, limits.max_sessions_per_principal),
@@ -189,7 +243,45 @@ impl Owners {
             ),
             streams: Shares::new(limits.max_streams, limits.max_streams_per_principal),
             limits: Arc::new(limits.clone()),
-        }
+        };
+        owners.watch_expiry();
+        owners
+    }
+
+    /// Sweeps the sessions rmcp's manager let expire every few seconds, so that their
+    /// calls stop and their places free up without waiting for the next `initialize`.
+    /// Ends once the router is dropped. Without a runtime (a router built outside one),
+    /// sessions are swept when an `initialize` finds the caps full, as before.
+    fn watch_expiry(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (book, sessions) = (Arc::downgrade(&self.book), Arc::downgrade(&self.sessions));
+        let (places, requests, streams, limits) = (
+            self.places.clone(),
+            self.requests.clone(),
+            self.streams.clone(),
+            self.limits.clone(),
+        );
+        runtime.spawn(async move {
+            let mut every = tokio::time::interval(SWEEP_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                let (Some(book), Some(sessions)) = (book.upgrade(), sessions.upgrade()) else {
+                    return;
+                };
+                let owners = Owners {
+                    book,
+                    sessions,
+                    limits: limits.clone(),
+                    places: places.clone(),
+                    requests: requests.clone(),
+                    streams: streams.clone(),
+                };
+                owners.sweep().await;
+            }
+        });
     }
 
     /// Counts an `initialize` of `principal` against the caps, or says which it meets.
@@ -249,9 +341,14 @@ impl Owners {
         }
     }
 
-    /// A place for a request of session `id` (`stream`: a GET stream's instead), or which
-    /// bound it meets.
-    pub(crate) fn hold(&self, id: &str, stream: bool) -> Result<Held, Refusal> {
+    /// A place for a request of session `id` (`stream`: a GET stream's instead) whose
+    /// JSON-RPC id (as JSON text) is `request`, or which bound it meets.
+    pub(crate) fn hold(
+        &self,
+        id: &str,
+        stream: bool,
+        request: Option<String>,
+    ) -> Result<Held, Refusal> {
         let limits = &self.limits;
         let (shares, counted, per_session) = if stream {
             (
@@ -266,7 +363,7 @@ impl Owners {
                 Refusal::SessionRequests(limits.max_requests_per_session),
             )
         };
-        let (session, pool) = self
+        let (session, pool, ids, gone) = self
             .book
             .lock()
             .ok()
@@ -277,14 +374,32 @@ impl Owners {
                 } else {
                     entry.requests.clone()
                 };
-                Some((session, entry.pool.clone()))
+                Some((
+                    session,
+                    entry.pool.clone(),
+                    entry.ids.clone(),
+                    entry.gone.clone(),
+                ))
             })
             .ok_or(per_session)?;
         let session = session.try_acquire_owned().map_err(|_| per_session)?;
         let place = shares
             .try_take(&pool)
             .map_err(|spent| Refusal::Shared(counted, spent))?;
-        Ok(Held(Arc::new((place, session))))
+        let in_flight = match request {
+            Some(request) => {
+                let Ok(mut held) = ids.lock() else {
+                    return Err(Refusal::DuplicateId);
+                };
+                if !held.insert(request.clone()) {
+                    return Err(Refusal::DuplicateId);
+                }
+                drop(held);
+                Some(InFlightId { ids, id: request })
+            }
+            None => None,
+        };
+        Ok(Held(Arc::new((place, session, in_flight, gone))))
     }
 
     /// Forgets session `id` (deleted).

@@ -7,7 +7,17 @@ use serde_json::json;
 /// An HTTP error status with a JSON-RPC error body (id `null`: the request could not be
 /// read far enough to answer its id).
 pub(crate) fn refuse(status: StatusCode, code: i32, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    refuse_id(status, &serde_json::Value::Null, code, message)
+}
+
+/// [`refuse`] answering the request `id`.
+pub(crate) fn refuse_id(
+    status: StatusCode,
+    id: &serde_json::Value,
+    code: i32,
+    message: &str,
+) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
