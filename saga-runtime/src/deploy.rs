@@ -268,25 +268,43 @@ impl Comparison {
 /// Says which fields of a layout changed, in words: the first difference of the two
 /// texts, with what is around it.
 fn describe_change(old: &str, new: &str) -> String {
-    let common = old
+    // What lies between the common start and the common end: a field added or removed
+    // leaves one side empty there, and is named as such (the first differing character
+    // alone would show the field before it on both sides).
+    let prefix = old
         .char_indices()
         .zip(new.chars())
         .find(|((_, a), b)| a != b)
         .map_or(old.len().min(new.len()), |((at, _), _)| at);
-    let start = old[..common]
-        .rfind(['{', ',', '(', '<', '['])
-        .map_or(0, |at| at + 1);
-    let excerpt = |text: &str| {
-        let end = text[common..]
-            .find([',', '}', ')', '>', ']'])
-            .map_or(text.len(), |at| common + at);
-        text.get(start..end).unwrap_or(text).trim().to_owned()
+    let suffix = old[prefix..]
+        .chars()
+        .rev()
+        .zip(new[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let (old_mid, new_mid) = (
+        &old[prefix..old.len() - suffix],
+        &new[prefix..new.len() - suffix],
+    );
+    let trimmed = |text: &str| text.trim_matches([',', ' ']).to_owned();
+    let what = if old_mid.trim_matches([',', ' ']).is_empty() {
+        format!("`{}` was added", trimmed(new_mid))
+    } else if new_mid.trim_matches([',', ' ']).is_empty() {
+        format!("`{}` was removed", trimmed(old_mid))
+    } else {
+        let start = old[..prefix]
+            .rfind(['{', ',', '(', '<', '['])
+            .map_or(0, |at| at + 1);
+        let excerpt = |text: &str| {
+            let end = text[prefix..]
+                .find([',', '}', ')', '>', ']'])
+                .map_or(text.len(), |at| prefix + at);
+            text.get(start..end).unwrap_or(text).trim().to_owned()
+        };
+        format!("`{}` became `{}`", excerpt(old), excerpt(new))
     };
-    format!(
-        "`{}` became `{}` (was: {old}; now: {new})",
-        excerpt(old),
-        excerpt(new)
-    )
+    format!("{what} (was: {old}; now: {new})")
 }
 
 /// Checks the build's points against the layout file at `path`, for a test: panics,
@@ -337,12 +355,7 @@ pub fn check_layout(tools: &SagaTools, path: &Path) -> Result<(), String> {
         for dropped in &comparison.stranded {
             let _ = writeln!(message, "  - {dropped}");
         }
-        message.push_str(
-            "Keep the previous code of each tool as a retired copy (`#[saga_tool(name = \
-             \"…\")] async fn …_v1`, registered with `.retired(…_v1)`), or bump \
-             `#[saga_tool(version = N)]` to say those calls may be refused. Then rewrite the \
-             file: `SAGA_LAYOUT=overwrite cargo test`.",
-        );
+        message.push_str(&retired_copy_advice(&comparison.stranded));
         return Err(message);
     }
     if !comparison.up_to_date() {
@@ -359,9 +372,94 @@ pub fn check_layout(tools: &SagaTools, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// What to write to keep the calls of `stranded`'s tools: for each tool, the module that
+/// holds its previous code unchanged (every name as it was: a renamed copy of a saved type
+/// is another layout) and the line that registers it; or the version bump.
+fn retired_copy_advice(stranded: &[Dropped]) -> String {
+    let mut tools: Vec<(&str, u16)> = stranded
+        .iter()
+        .map(|dropped| (dropped.tool.as_str(), dropped.version))
+        .collect();
+    tools.dedup();
+    let mut advice = String::from(
+        "To finish those calls, keep the previous code as a retired copy: copy the old tool, \
+         the types it saves and its #[saga_fn] helpers, unchanged, into a module of their own \
+         (every name stays as it was; a saved type renamed is another layout), and register \
+         it with `.retired(..)`:\n",
+    );
+    for (tool, version) in tools {
+        let function = rust_ident(tool);
+        let module = format!("{function}_v{version}");
+        let _ = write!(
+            advice,
+            "\n    mod {module} {{\n        use saga_runtime::prelude::*;\n"
+        );
+        let _ = writeln!(
+            advice,
+            "        // the previous build's `{tool}` (its #[saga_tool] fn, made `pub`) and \
+             the types it saves, unchanged\n    }}\n"
+        );
+        let _ = write!(advice, "    .retired({module}::{function})");
+        if function != tool {
+            let _ = write!(advice, "   // its fn's name, if not `{function}`");
+        }
+        advice.push('\n');
+    }
+    advice.push_str(
+        "\nOr bump `#[saga_tool(version = N)]` to say those calls may be refused. Then rewrite \
+         the file: `SAGA_LAYOUT=overwrite cargo test`.",
+    );
+    advice
+}
+
+/// `name` as a Rust identifier: a tool's name, which may hold `-` or `.`, as the fn of
+/// its code is likely named.
+fn rust_ident(name: &str) -> String {
+    let mut ident: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if ident.is_empty() || ident.starts_with(|c: char| c.is_ascii_digit()) {
+        ident.insert(0, '_');
+    }
+    ident
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_advice_names_a_module_and_the_line_for_each_tool() {
+        let dropped = |tool: &str| Dropped {
+            tool: tool.into(),
+            point: "AfterAsk".into(),
+            version: 1,
+            change: "x".into(),
+        };
+        let advice = retired_copy_advice(&[dropped("review_expense"), dropped("review_expense")]);
+        assert_eq!(
+            advice.matches("mod review_expense_v1 {").count(),
+            1,
+            "{advice}"
+        );
+        assert!(
+            advice.contains(".retired(review_expense_v1::review_expense)"),
+            "{advice}"
+        );
+        let advice = retired_copy_advice(&[dropped("book-trip")]);
+        assert!(
+            advice.contains(".retired(book_trip_v1::book_trip)"),
+            "{advice}"
+        );
+        assert!(advice.contains("if not `book_trip`"), "{advice}");
+    }
 
     #[test]
     fn a_tagged_twins_header_names_its_point() {
@@ -411,6 +509,13 @@ mod tests {
         let text = comparison.stranded[0].to_string();
         assert!(text.contains("tool `pay`, point `AfterConfirm`"), "{text}");
         assert!(text.contains("`from: str` became `to: str`"), "{text}");
+        let added = describe_change(
+            "{ review: \"R\" { amount: u64, note: str }, n: u8 }",
+            "{ review: \"R\" { amount: u64, note: str, category: str }, n: u8 }",
+        );
+        assert!(added.starts_with("`category: str` was added"), "{added}");
+        let removed = describe_change("{ a: u8, b: u8 }", "{ a: u8 }");
+        assert!(removed.starts_with("`b: u8` was removed"), "{removed}");
     }
 
     #[test]

@@ -73,3 +73,112 @@ fn a_stale_file_fails_the_check() {
         "{stderr}"
     );
 }
+
+/// The build before: `review_expense` saves an `ExpenseReview` of two fields.
+mod before {
+    use saga_runtime::prelude::*;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    pub struct ExpenseReview {
+        pub amount: u64,
+        pub note: String,
+    }
+
+    #[saga_tool]
+    pub async fn review_expense(amount: u64) -> Result<String, SagaError> {
+        let review = ExpenseReview {
+            amount,
+            note: "draft".into(),
+        };
+        let ok: bool = elicit(format!("Approve {}?", review.amount)).await?;
+        Ok(format!("{} {ok}", review.note))
+    }
+}
+
+/// The build after: the saved struct gained a field.
+mod after {
+    use saga_runtime::prelude::*;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    pub struct ExpenseReview {
+        pub amount: u64,
+        pub note: String,
+        pub category: String,
+    }
+
+    #[saga_tool]
+    pub async fn review_expense(amount: u64) -> Result<String, SagaError> {
+        let review = ExpenseReview {
+            amount,
+            note: "draft".into(),
+            category: "travel".into(),
+        };
+        let ok: bool = elicit(format!("Approve {}?", review.amount)).await?;
+        Ok(format!("{} {} {ok}", review.note, review.category))
+    }
+}
+
+/// What the failure says to write, written as it says: the previous code in
+/// `mod review_expense_v0`, unchanged, registered with `.retired(..)`.
+mod review_expense_v0 {
+    use saga_runtime::prelude::*;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    pub struct ExpenseReview {
+        pub amount: u64,
+        pub note: String,
+    }
+
+    #[saga_tool]
+    pub async fn review_expense(amount: u64) -> Result<String, SagaError> {
+        let review = ExpenseReview {
+            amount,
+            note: "draft".into(),
+        };
+        let ok: bool = elicit(format!("Approve {}?", review.amount)).await?;
+        Ok(format!("{} {ok}", review.note))
+    }
+}
+
+/// Point 1 of "a newcomer's second hour": the failure for a changed saved struct gave
+/// advice (a renamed `…_v1` fn) that failed again, since the copy's struct had to be
+/// renamed too. It now spells out the module for the tool at hand, and doing exactly
+/// that keeps the calls in flight.
+#[test]
+fn the_advice_for_a_changed_saved_struct_works_as_written() {
+    use saga_runtime::deploy::{LayoutFile, check_layout};
+    use saga_runtime::serve::SagaTools;
+    use saga_runtime::state::KeyRing;
+    let build = |tools: saga_runtime::serve::SagaToolsBuilder| {
+        tools
+            .keys(KeyRing::ephemeral())
+            .build()
+            .expect("the tools build")
+    };
+    let dir = std::env::temp_dir().join(format!("saga-advice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join("saga.layout");
+    let first = build(SagaTools::builder().tool(before::review_expense));
+    std::fs::write(&file, LayoutFile::of(&first).render()).expect("written");
+
+    let changed = build(SagaTools::builder().tool(after::review_expense));
+    let failure = check_layout(&changed, &file).expect_err("the change strands calls");
+    assert!(failure.contains("mod review_expense_v0 {"), "{failure}");
+    assert!(
+        failure.contains(".retired(review_expense_v0::review_expense)"),
+        "{failure}"
+    );
+
+    let kept = build(
+        SagaTools::builder()
+            .tool(after::review_expense)
+            .retired(review_expense_v0::review_expense),
+    );
+    let failure = check_layout(&kept, &file).expect_err("the file lacks the new points");
+    assert!(
+        failure.contains("is out of date"),
+        "no call is stranded: {failure}"
+    );
+    std::fs::write(&file, LayoutFile::of(&kept).render()).expect("rewritten");
+    assert_eq!(check_layout(&kept, &file), Ok(()));
+}

@@ -240,33 +240,50 @@ impl SagaToolsBuilder {
         self
     }
 
-    /// Keeps an earlier build of a tool to finish the calls and tasks it started: a copy of
-    /// the previous code under the current tool's name (`#[saga_tool(name = "pay")] async
-    /// fn pay_v1`). It is never listed and never starts a call; it resumes the tokens
-    /// whose suspension point (name, version and saved layout) it has and the current
-    /// build has not, and runs them to the end on its own code. Several may be kept.
+    /// Keeps an earlier build of a tool to finish the calls and tasks it started: the
+    /// previous code, with the types it saves and its `#[saga_fn]` helpers, copied
+    /// unchanged into a module of its own, so that every name stays as it was (a saved
+    /// type renamed is another layout). It is never listed and never starts a call; it
+    /// resumes the tokens whose suspension point (name, version and saved layout) it has
+    /// and the current build has not, and runs them to the end on its own code. Several
+    /// may be kept. [`deploy::check_layout`](crate::deploy::check_layout) spells out the
+    /// module for each tool whose calls a build would refuse.
     ///
     /// ```
     /// use saga_runtime::prelude::*;
     ///
-    /// /// Pays, asking for a confirmation with the amount in cents.
-    /// #[saga_tool(version = 2)]
+    /// #[derive(Debug, Serialize, Deserialize)]
+    /// struct Payment { to: String, cents: i64 }
+    ///
+    /// /// Pays, saving the amount in cents.
+    /// #[saga_tool]
     /// async fn pay(to: String) -> Result<String, SagaError> {
     ///     let cents: i64 = elicit("How much, in cents?").await?;
-    ///     Ok(format!("paid {cents} cents to {to}"))
+    ///     let payment = Payment { to, cents };
+    ///     let ok: bool = elicit(format!("Pay {} cents?", payment.cents)).await?;
+    ///     Ok(format!("paid {ok} to {}", payment.to))
     /// }
     ///
-    /// /// The build before: it asked in dollars.
-    /// #[saga_tool(name = "pay")]
-    /// async fn pay_v1(to: String) -> Result<String, SagaError> {
-    ///     let dollars: i64 = elicit("How much, in dollars?").await?;
-    ///     Ok(format!("paid {} cents to {to}", dollars * 100))
+    /// /// The build before, unchanged: its `Payment` saved dollars.
+    /// mod pay_v0 {
+    ///     use saga_runtime::prelude::*;
+    ///
+    ///     #[derive(Debug, Serialize, Deserialize)]
+    ///     pub struct Payment { pub to: String, pub dollars: i64 }
+    ///
+    ///     #[saga_tool]
+    ///     pub async fn pay(to: String) -> Result<String, SagaError> {
+    ///         let dollars: i64 = elicit("How much, in dollars?").await?;
+    ///         let payment = Payment { to, dollars };
+    ///         let ok: bool = elicit(format!("Pay {} dollars?", payment.dollars)).await?;
+    ///         Ok(format!("paid {ok} to {}", payment.to))
+    ///     }
     /// }
     ///
     /// let tools = SagaTools::builder()
     ///     .keys(KeyRing::ephemeral())
     ///     .tool(pay)
-    ///     .retired(pay_v1)
+    ///     .retired(pay_v0::pay)
     ///     .build()
     ///     .expect("builds");
     /// assert_eq!(tools.tools().count(), 1);
