@@ -378,8 +378,9 @@ else
             key Enter
             if ! wait_for "Book Planning (45 min) in Aurora for Ada?"; then scenario_failed "$name" "the confirmation"
             else
-              key Enter
+              # A one-field yes-or-no form is asked once: its value, no "Answer this form?".
               if ! wait_for "value:"; then scenario_failed "$name" "value:"
+              elif [ "$(screen | grep -c 'Answer this form?')" != 1 ]; then scenario_failed "$name" "no second \"Answer this form?\" for the yes-or-no confirmation"
               else
                 type_line "y"
                 order="$(screen | grep -nE '^> (title|duration|room|notes):' | cut -d: -f2- | sed 's/^> \([a-z]*\):.*/\1/' | tr '\n' ' ')"

@@ -1,7 +1,8 @@
 //! Asking a person, with `inquire`: forms field by field, URL elicitations, sampling.
 //!
 //! Esc cancels a form (action `cancel`); answering `n` to "Answer this form?" declines it;
-//! Ctrl-C quits `saga`.
+//! Ctrl-C quits `saga`. A form of one required yes-or-no field is asked as that question
+//! alone.
 
 use inquire::error::InquireError;
 use inquire::validator::Validation;
@@ -35,6 +36,20 @@ fn stop(error: InquireError) -> Stop {
 pub fn form(message: &str, schema: &Value) -> anyhow::Result<Value> {
     say!("  {}", crate::terminal::indent(message));
     let fields = crate::schema::fields(schema);
+    if let [field] = fields.as_slice()
+        && matches!(field.kind, Kind::Boolean)
+        && field.required
+    {
+        // A yes-or-no question: its one answer is the form's, asked once (not "Answer
+        // this form?" and then the value).
+        return match ask_field(field) {
+            Ok(Some(value)) => {
+                Ok(json!({"action": "accept", "content": {field.name.clone(): value}}))
+            }
+            Ok(None) => Ok(json!({"action": "accept", "content": {}})),
+            Err(why) => stopped(why),
+        };
+    }
     let ask = Confirm::new("Answer this form?")
         .with_default(true)
         .with_help_message("Enter: yes · n: decline · Esc: cancel")

@@ -218,7 +218,29 @@ impl LayoutFile {
             .entries
             .iter()
             .filter(|new| !recorded.entries.iter().any(|old| old.same(new)))
-            .map(|new| format!("{} {} (v{})", new.tool, new.point, new.version))
+            .map(|new| {
+                // Said as a change, not as a line of the file: a point whose name the file
+                // already has (with another layout) would otherwise read as that line.
+                let recorded_as = recorded
+                    .entries
+                    .iter()
+                    .find(|old| old.tool == new.tool && old.point == new.point);
+                let what = match recorded_as {
+                    Some(old) if old.version != new.version => format!(
+                        "recorded at version {}, now version {}",
+                        old.version, new.version
+                    ),
+                    Some(old) => format!(
+                        "recorded with another layout: {}",
+                        describe_change(&old.layout, &new.layout)
+                    ),
+                    None => format!("not recorded yet; saves {}", new.layout),
+                };
+                format!(
+                    "tool `{}`, point `{}` (version {}): {what}",
+                    new.tool, new.point, new.version
+                )
+            })
             .collect();
         comparison
     }
@@ -516,6 +538,15 @@ mod tests {
         assert!(added.starts_with("`category: str` was added"), "{added}");
         let removed = describe_change("{ a: u8, b: u8 }", "{ a: u8 }");
         assert!(removed.starts_with("`b: u8` was removed"), "{removed}");
+        // The point the file lacks is said as a change, not as a line like the file's.
+        assert_eq!(comparison.added.len(), 1);
+        let added = &comparison.added[0];
+        assert!(
+            added.starts_with(
+                "tool `pay`, point `AfterConfirm` (version 0): recorded with another layout"
+            ),
+            "{added}"
+        );
     }
 
     #[test]

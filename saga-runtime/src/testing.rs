@@ -88,9 +88,12 @@ impl TestClient {
     /// If the tool does not register (its saved state cannot be traced, for example):
     /// the test fails with the reason, as `SagaTools::builder().build()` would report it.
     pub fn new(tool: impl SagaTool) -> Self {
+        // A task store in memory, as a server that runs task tools has: a task tool
+        // called without the tasks extension then runs as it would over HTTP.
         let tools = SagaTools::builder()
             .keys(KeyRing::ephemeral())
             .tool(tool)
+            .tasks(crate::tasks::TaskStore::memory())
             .build()
             .unwrap_or_else(|error| panic!("the tool does not register: {error}"));
         Self::with_tools(tools)
@@ -235,7 +238,9 @@ impl<'a> TestCall<'a> {
             };
             let cx = SagaContext::new(self.client.principal.clone())
                 .with_capabilities(self.client.capabilities.clone());
-            let response = match self.client.tools.run_call(call, &cx).await {
+            // The route a server's `tools/call` takes: a task tool called without the
+            // tasks extension passes its checkpoints within one request, as over HTTP.
+            let response = match self.client.tools.call_routed(call, &cx).await {
                 Ok(response) => response,
                 Err(error) => return Err(Failed::Server { error, rounds }),
             };

@@ -422,3 +422,65 @@ async fn diagrams_are_listed_unless_the_server_leaves_them_out() {
     let tool = serde_json::to_value(unlisted.tools().next().expect("one")).expect("json");
     assert_eq!(tool["_meta"], json!({"team": "payments"}));
 }
+
+/// Imports three batches, checkpointing after each, then asks for a confirmation.
+#[saga_tool(task)]
+async fn import_batches() -> Result<String, SagaError> {
+    let mut imported = 0u32;
+    for _ in 0..3 {
+        imported += 1;
+        checkpoint().await;
+    }
+    let ok: bool = elicit(format!("Keep the {imported} batches?"))
+        .key("keep")
+        .await?;
+    Ok(format!("{imported} batches, kept: {ok}"))
+}
+
+/// Point 7 of "a newcomer's second hour": `TestClient` counted each checkpoint of a
+/// task tool as a round (5 here), where a client over HTTP without the tasks extension
+/// takes 2 (the checkpoints pass within its first request). Both now take the same
+/// route, and the same rounds.
+#[tokio::test]
+async fn a_test_client_takes_the_rounds_a_client_over_http_takes() {
+    use saga_examples::harness::http::Call;
+    use saga_examples::harness::serving::serve_local;
+    let run = TestClient::new(import_batches)
+        .call("import_batches", json!({}))
+        .answer("keep", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the import completes");
+    assert_eq!(run.text(), "3 batches, kept: true");
+
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(import_batches)
+        .tasks(TaskStore::memory())
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let mut over_http = 0;
+    let mut call = Call::new("import_batches", json!({}));
+    let done = loop {
+        over_http += 1;
+        let (_, body) = call.send(running.addr).await;
+        let result = &body["result"];
+        if result["resultType"] == "complete" {
+            break result["content"][0]["text"].clone();
+        }
+        let state = result["requestState"].as_str().expect("a state").to_owned();
+        call = call.clone().state(&state);
+        if result["inputRequests"].get("keep").is_some() {
+            call = call.answers(json!({"keep": {"action": "accept", "content": {"value": true}}}));
+        }
+        assert!(over_http < 10, "{body}");
+    };
+    assert_eq!(done, "3 batches, kept: true");
+    assert_eq!(
+        run.rounds().len(),
+        over_http,
+        "the rounds over HTTP: {over_http}"
+    );
+    assert_eq!(over_http, 2);
+}

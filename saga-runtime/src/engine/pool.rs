@@ -160,9 +160,6 @@ pub(crate) struct Shares {
 /// A place under a [`Shares`] bound, given back when dropped.
 pub(crate) struct Share {
     permits: Option<[Option<OwnedSemaphorePermit>; 3]>,
-    pool: Pool,
-    semaphore: Arc<Semaphore>,
-    shares: Arc<Shares>,
 }
 
 impl Shares {
@@ -180,28 +177,38 @@ impl Shares {
 
     fn pool_semaphore(&self, pool: &Pool) -> Arc<Semaphore> {
         match self.pools.lock() {
-            Ok(mut pools) => pools
-                .entry(pool.clone())
-                .or_insert_with(|| Arc::new(Semaphore::new(self.per_pool)))
-                .clone(),
+            Ok(mut pools) => {
+                if let Some(semaphore) = pools.get(pool) {
+                    return semaphore.clone();
+                }
+                // Pools that hold nothing stay in the map (most requests come from pools
+                // seen before, and a lookup is cheaper than an insert and a removal), until
+                // the map holds more pools than the bound has places: then they go.
+                if pools.len() >= self.sizes.0 {
+                    let per_pool = self.per_pool;
+                    pools.retain(|_, held| {
+                        Arc::strong_count(held) > 1 || held.available_permits() < per_pool
+                    });
+                }
+                let semaphore = Arc::new(Semaphore::new(self.per_pool));
+                pools.insert(pool.clone(), semaphore.clone());
+                semaphore
+            }
             // A poisoned map: a share of its own, so the bound still holds globally.
             Err(_) => Arc::new(Semaphore::new(self.per_pool)),
         }
     }
 
-    fn share(self: &Arc<Self>, pool: &Pool, semaphore: Arc<Semaphore>) -> Share {
+    fn share() -> Share {
         Share {
             permits: Some([None, None, None]),
-            pool: pool.clone(),
-            semaphore,
-            shares: self.clone(),
         }
     }
 
     /// A place for `pool` now, or which part is spent.
     pub(crate) fn try_take(self: &Arc<Self>, pool: &Pool) -> Result<Share, Spent> {
         let semaphore = self.pool_semaphore(pool);
-        let mut share = self.share(pool, semaphore.clone());
+        let mut share = Self::share();
         let own = semaphore
             .try_acquire_owned()
             .map_err(|_| Spent::Pool(self.per_pool))?;
@@ -236,7 +243,7 @@ impl Shares {
         }
         let deadline = tokio::time::Instant::now() + wait;
         let semaphore = self.pool_semaphore(pool);
-        let mut share = self.share(pool, semaphore.clone());
+        let mut share = Self::share();
         let steps: [(Option<&Arc<Semaphore>>, Spent); 3] = [
             (Some(&semaphore), Spent::Pool(self.per_pool)),
             (
@@ -258,7 +265,7 @@ impl Shares {
     /// A place for `pool`, however long it takes.
     pub(crate) async fn take(self: &Arc<Self>, pool: &Pool) -> Option<Share> {
         let semaphore = self.pool_semaphore(pool);
-        let mut share = self.share(pool, semaphore.clone());
+        let mut share = Self::share();
         share.set(0, semaphore.clone().acquire_owned().await.ok()?);
         if !pool.is_verified() {
             share.set(1, self.unverified.clone().acquire_owned().await.ok()?);
@@ -283,18 +290,9 @@ impl Share {
 
 impl Drop for Share {
     fn drop(&mut self) {
+        // The permits go back; the pool's entry stays for its next request (see
+        // `Shares::pool_semaphore`, which forgets idle pools once there are many).
         drop(self.permits.take());
-        // The map's handle and this one: nobody else waits on or holds this pool's share,
-        // so the map forgets it (it holds only pools with places taken or awaited).
-        if Arc::strong_count(&self.semaphore) == 2
-            && let Ok(mut pools) = self.shares.pools.lock()
-            && pools
-                .get(&self.pool)
-                .is_some_and(|held| Arc::ptr_eq(held, &self.semaphore))
-            && Arc::strong_count(&self.semaphore) == 2
-        {
-            pools.remove(&self.pool);
-        }
     }
 }
 
@@ -358,8 +356,12 @@ mod tests {
         held.push(shares.try_take(&alice).expect("kept for verified"));
         assert_eq!(shares.try_take(&alice).err(), Some(Spent::Total(8)));
         drop(held);
-        assert_eq!(shares.pools(), 0, "the map forgets pools that hold nothing");
         assert!(shares.try_take(&at("10.0.0.3")).is_ok());
+        // Past as many pools as places, the idle ones are forgotten.
+        for n in 0..20 {
+            drop(shares.try_take(&at(&format!("10.0.1.{n}"))));
+        }
+        assert!(shares.pools() <= 8, "{}", shares.pools());
     }
 
     #[tokio::test(start_paused = true)]

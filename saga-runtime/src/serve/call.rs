@@ -126,8 +126,9 @@ impl SagaTools {
         }))
     }
 
-    /// A call as a task (for a task tool) or an ordinary run.
-    fn call_routed(
+    /// A call as a task (for a task tool) or an ordinary run: what a `tools/call` runs,
+    /// and what [`TestClient`](crate::testing::TestClient) runs for each round.
+    pub(crate) fn call_routed(
         &self,
         call: Call,
         cx: &SagaContext,

@@ -20,7 +20,7 @@ use super::json_check::{Envelope, JsonBudget, JsonProblem};
 use super::owners::{Counted, Ownership, Refusal};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::pool::{Caller, Shares};
+use crate::engine::pool::{Pool, Shares};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
 
@@ -94,12 +94,11 @@ impl Guard {
         // token is bound to, and the pool every bound counts the request against.
         let (mut parts, body) = request.into_parts();
         let caller = self.tools.caller_of(&parts);
-        parts.extensions.insert(caller.clone());
-        let request = Request::from_parts(parts, body);
+        let pool = caller.pool.clone();
         // A session answers only to the principal that opened it; only a live session of
         // the caller's lets a request give back its slot below.
-        let session = request
-            .headers()
+        let session = parts
+            .headers
             .get(crate::serve::session::SESSION_ID_HEADER)
             .and_then(|id| id.to_str().ok())
             .map(str::to_owned);
@@ -114,7 +113,10 @@ impl Guard {
                 Some(ownership)
             }
         };
-        self.guard_owned(request, span, session, ownership, caller)
+        // Moved, not copied: what follows reads the caller from the request.
+        parts.extensions.insert(caller);
+        let request = Request::from_parts(parts, body);
+        self.guard_owned(request, span, session, ownership, pool)
             .await
     }
 
@@ -124,7 +126,7 @@ impl Guard {
         span: &tracing::Span,
         session: Option<String>,
         ownership: Option<Ownership>,
-        caller: Caller,
+        pool: Pool,
     ) -> Response {
         if request.method() == Method::GET
             && ownership == Some(Ownership::Owned)
@@ -152,11 +154,7 @@ impl Guard {
         }
         // A slot of the caller's pool's share (a free one is taken at once, without
         // arming the queue's timer).
-        let slot = match self
-            .slots
-            .take_within(&caller.pool, self.queue_timeout)
-            .await
-        {
+        let slot = match self.slots.take_within(&pool, self.queue_timeout).await {
             Ok(slot) => slot,
             Err(spent) if spent.is_the_callers() => {
                 tracing::info!("refusing a request: its caller holds its share of the slots");
@@ -309,11 +307,8 @@ impl Guard {
         let _slot = slot;
         if format == Format::Mrtr || !is_tool_call {
             let opening = if envelope.method.as_deref() == Some("initialize") {
-                match self
-                    .owners
-                    .open(caller.principal.clone(), caller.pool.clone())
-                    .await
-                {
+                let principal = self.tools.principal_of(&parts);
+                match self.owners.open(principal, pool.clone()).await {
                     Ok(opening) => Some(opening),
                     Err(refusal) => return over_limit(refusal),
                 }
