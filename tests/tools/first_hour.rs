@@ -484,3 +484,75 @@ async fn a_test_client_takes_the_rounds_a_client_over_http_takes() {
     );
     assert_eq!(over_http, 2);
 }
+
+/// A form whose fields have defaults.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+struct Expense {
+    /// What it was for.
+    what: String,
+    /// Reimburse it now?
+    #[elicit(default = true)]
+    now: bool,
+    /// Where it was spent.
+    #[elicit(default = "eu-west")]
+    region: Region,
+    /// How many receipts.
+    #[elicit(default = 1)]
+    receipts: Option<i64>,
+}
+
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Region {
+    EuWest,
+    UsEast,
+}
+
+#[saga_tool]
+async fn file_expense() -> Result<String, SagaError> {
+    let expense: Expense = elicit("Which expense?").key("expense").await?;
+    Ok(format!(
+        "{} now={} region={:?} receipts={:?}",
+        expense.what, expense.now, expense.region, expense.receipts
+    ))
+}
+
+/// Point 3 of "a newcomer's second hour": a default was only a hint. A field the answer
+/// leaves out (or sends as `null`) now gets its default on the server, as serde's
+/// `#[serde(default)]` would, for a `bool`, an enum and an `Option`; a field the answer
+/// gives keeps its value.
+#[tokio::test]
+async fn a_field_left_out_gets_its_default() {
+    let client = TestClient::new(file_expense);
+    let run = |content: serde_json::Value| {
+        client
+            .call("file_expense", json!({}))
+            .answer("expense", Answer::accept(content))
+            .run()
+    };
+    let left_out = run(json!({"what": "taxi"}))
+        .await
+        .expect("defaults fill it");
+    assert_eq!(
+        left_out.text(),
+        "taxi now=true region=EuWest receipts=Some(1)"
+    );
+    assert_eq!(left_out.rounds().len(), 2, "not asked again");
+    let nulls = run(json!({"what": "taxi", "now": null, "region": null}))
+        .await
+        .expect("null is left out");
+    assert_eq!(nulls.text(), "taxi now=true region=EuWest receipts=Some(1)");
+    let given = run(json!({"what": "hotel", "now": false, "region": "us-east", "receipts": 3}))
+        .await
+        .expect("the answer's own values");
+    assert_eq!(
+        given.text(),
+        "hotel now=false region=UsEast receipts=Some(3)"
+    );
+    // A field without a default is still required.
+    let missing = run(json!({"now": true})).await;
+    assert!(
+        missing.is_err(),
+        "`what` has no default: asked again, and unscripted"
+    );
+}

@@ -62,20 +62,24 @@ pub(crate) fn collect(
         });
     }
     let mut misfits = Vec::new();
-    for (index, (entry, answer)) in pending.iter().zip(&answers).enumerate() {
+    for (index, (entry, answer)) in pending.iter().zip(answers.iter_mut()).enumerate() {
         // A form the token keeps no params of is an `Answer::FormUnchecked`, checked as
         // the tool reads it: there is no schema here to check it against.
         if let (Some(params), Some(Answer::Form(FormAnswer { result, kept: true }))) =
             (&entry.params, answer)
             && result.action == ElicitationAction::Accept
         {
-            let content = result.content.as_ref().unwrap_or(&Value::Null);
-            let verdict = match Form::of_params(params) {
-                Some(form) => form.kept_check.check(content),
+            let read;
+            let check = match Form::of_params(params) {
+                Some(form) => &form.kept_check,
                 None => {
-                    ContentCheck::new(&entry.requested_schema().unwrap_or_default()).check(content)
+                    read = ContentCheck::new(&entry.requested_schema().unwrap_or_default());
+                    &read
                 }
             };
+            // A field left out gets its default before the check, as the tool reads it.
+            check.fill_defaults(&mut result.content);
+            let verdict = check.check(result.content.as_ref().unwrap_or(&Value::Null));
             if let Err(misfit) = verdict {
                 misfits.push((index, misfit));
             }

@@ -213,6 +213,10 @@ impl std::fmt::Display for Misfit {
 pub(crate) struct ContentCheck {
     required: Vec<String>,
     properties: Vec<(String, PropertyCheck)>,
+    /// The fields whose schema gives a `default` (`#[elicit(default = …)]`), with it: an
+    /// answer that leaves one out (or sends `null`) gets the default, as serde's
+    /// `#[serde(default)]` would give it, whatever the client showed.
+    defaults: Vec<(String, Value)>,
 }
 
 #[derive(Debug, Clone)]
@@ -289,9 +293,45 @@ impl ContentCheck {
                     .collect()
             })
             .unwrap_or_default();
+        let defaults = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .filter_map(|(name, property)| {
+                        Some((name.clone(), property.get("default")?.clone()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             required,
             properties,
+            defaults,
+        }
+    }
+
+    /// Whether a field of the form has a default.
+    pub(crate) fn has_defaults(&self) -> bool {
+        !self.defaults.is_empty()
+    }
+
+    /// Gives each field of `content` that is missing or `null` its default, if it has
+    /// one. An accepted answer without content is the empty object here, when the form
+    /// has defaults.
+    pub(crate) fn fill_defaults(&self, content: &mut Option<Value>) {
+        if self.defaults.is_empty() {
+            return;
+        }
+        let content = content.get_or_insert_with(|| Value::Object(Map::new()));
+        let Some(object) = content.as_object_mut() else {
+            return;
+        };
+        for (name, default) in &self.defaults {
+            if object.get(name).is_none_or(Value::is_null) {
+                object.insert(name.clone(), default.clone());
+            }
         }
     }
 

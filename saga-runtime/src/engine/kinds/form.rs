@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{Answer, AskKind, Asked, read_elicit_result};
 use crate::engine::answers::{Answers, mismatch};
 use crate::engine::context::SagaContext;
-use crate::engine::elicit::{Elicit, Misfit};
+use crate::engine::elicit::{ContentCheck, Elicit, Misfit};
 use crate::engine::error::{SagaError, tool_bug};
 use crate::engine::expand_support::Suspension;
 use crate::engine::fnv::Fnv;
@@ -165,6 +165,17 @@ impl SagaContext {
     }
 }
 
+/// `judge` of `content` as the tool reads it: with the form's defaults given (a copy,
+/// only when the form has defaults).
+fn with_defaults<R>(check: &ContentCheck, content: &Value, judge: impl FnOnce(&Value) -> R) -> R {
+    if !check.has_defaults() {
+        return judge(content);
+    }
+    let mut filled = Some(content.clone()).filter(|content| !content.is_null());
+    check.fill_defaults(&mut filled);
+    judge(filled.as_ref().unwrap_or(&Value::Null))
+}
+
 impl Answers {
     /// The answer to an [`elicit`] at `index`.
     ///
@@ -188,7 +199,14 @@ impl Answers {
 
     fn read_elicit<T: Elicit>(&mut self, index: usize, fitted: bool) -> Result<T, SagaError> {
         let (result, checked) = match self.take(index)? {
-            Answer::Form(FormAnswer { result, kept }) => (result, kept || fitted),
+            Answer::Form(FormAnswer { mut result, kept }) => {
+                if !kept {
+                    // A kept form's defaults were given before the check; this form's
+                    // are given here, before `T` reads the content.
+                    cached_form::<T>().check.fill_defaults(&mut result.content);
+                }
+                (result, kept || fitted)
+            }
             Answer::Url(result) => (result, true),
             other => return Err(mismatch("an elicitation", &other)),
         };
@@ -233,14 +251,17 @@ impl Answers {
     pub fn fits<T: Elicit>(&self, index: usize) -> bool {
         // Only an answer to a form the token keeps no schema of can misfit here: the
         // runtime checked every other before the step.
-        self.unchecked_content(index)
-            .is_none_or(|content| cached_form::<T>().check.check(content).is_ok())
+        let check = &cached_form::<T>().check;
+        self.unchecked_content(index).is_none_or(|content| {
+            with_defaults(check, content, |content| check.check(content)).is_ok()
+        })
     }
 
     /// Why the answer at `index` does not fit `form`, where the runtime could not check it
     /// before the step (a form whose token keeps no schema): what a form asked again says.
     pub(crate) fn misfit(&self, index: usize, form: &Form) -> Option<Misfit> {
-        form.check.check(self.unchecked_content(index)?).err()
+        let content = self.unchecked_content(index)?;
+        with_defaults(&form.check, content, |content| form.check.check(content)).err()
     }
 
     /// The accepted content at `index` of a form the token kept no schema of.
