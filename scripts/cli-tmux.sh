@@ -308,10 +308,10 @@ name="tmux: --task, a task's form typed by hand"
 tmux_start "$SAGA call --task $MIGRATE_URL approve_migration tables=3"
 if ! wait_for " created: working (polling tasks/get every 500 ms)"; then scenario_failed "$name" "the task created"
 elif ! wait_for ": input_required"; then scenario_failed "$name" "input_required"
-elif ! wait_for "Answer this form?"; then scenario_failed "$name" "Answer this form?"
 else
-  key Enter
+  # A yes-or-no form (one required bool) is asked as its one question.
   if ! wait_for "approve:"; then scenario_failed "$name" "approve:"
+  elif screen | grep -qF "Answer this form?"; then scenario_failed "$name" "approve: alone, no \"Answer this form?\""
   else
     type_line "y"
     if wait_for "EXIT=0" && screen | grep -qF "Migrate 3 tables?" &&
@@ -336,6 +336,16 @@ else
     pass "$name"
   else scenario_failed "$name" "cancelled (tasks/cancel sent), EXIT=130"; fi
 fi
+
+# 11c. A task's progress (cx.progress) is its status message: shown as the task works.
+name="tmux: --task, a task's progress shown as it works"
+tmux_start "$SAGA call --task $MIGRATE_URL migrate tables=3 millis_per_table=700"
+if ! wait_for " created: working"; then scenario_failed "$name" "the task created"
+elif wait_for "working — 1/3 table 0" && wait_for "working — 2/3 table 1" &&
+  wait_for "EXIT=0" && screen | grep -q "^← task [0-9a-f]\{32\}: completed" &&
+  screen | grep -qx "migrated 3 tables: \[0, 1, 2\]"; then
+  pass "$name"
+else scenario_failed "$name" "working — 1/3 table 0, working — 2/3 table 1, completed, EXIT=0"; fi
 
 # 12. --answers with an answer outside its form (a duration above 240): the server asks
 #     again with the reason, and saga stops at once, showing it, instead of answering the

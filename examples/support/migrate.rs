@@ -12,6 +12,7 @@ use saga_runtime::state::MemoryStore;
 /// Migrates `tables` tables, one after another, checkpointing after each.
 #[saga_tool(task)]
 pub async fn migrate(
+    cx: &SagaContext,
     #[arg(description = "How many tables to migrate (at most 1,000).")] tables: u32,
     #[arg(description = "Milliseconds each table takes.")] millis_per_table: Option<u64>,
     #[arg(description = "A name for the journal.")] label: Option<String>,
@@ -29,6 +30,14 @@ pub async fn migrate(
         tokio::time::sleep(pause).await;
         journal(&format!("{label} table {table}"));
         migrated.push(table);
+        // A task shows it as its status message; a call, as progress notifications when
+        // its client asked for them.
+        cx.progress(
+            f64::from(table + 1),
+            Some(f64::from(tables)),
+            Some(format!("table {table}")),
+        )
+        .await;
         checkpoint().await;
     }
     journal(&format!("{label} done"));

@@ -310,3 +310,47 @@ async fn answers_count_against_the_clients_bytes_in_redis() {
     answers_count_against_the_clients_bytes(TaskStore::redis(&redis.url).await.expect("connected"))
         .await;
 }
+
+/// Point 2 of "a newcomer's second hour": `cx.progress(..)` in a task tool was lost (a
+/// task runs in no request whose client could take notifications). It is now the task's
+/// `statusMessage` while it works, as `tasks/get` shows it.
+#[tokio::test]
+async fn a_task_tools_progress_is_its_status_message() {
+    let server = saga_examples::harness::process::Spawn::new(
+        "migrate",
+        "1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e",
+    )
+    .start();
+    let tasks = TaskClient::new();
+    let id = tasks
+        .create(
+            server.addr,
+            "migrate",
+            json!({"tables": 3, "millis_per_table": 400}),
+        )
+        .await;
+    let mut seen = Vec::new();
+    let done = loop {
+        let task = tasks.status(server.addr, &id).await;
+        if let Some(message) = task["statusMessage"].as_str()
+            && seen.last().map(String::as_str) != Some(message)
+        {
+            assert_eq!(task["status"], "working", "{task}");
+            seen.push(message.to_owned());
+        }
+        if task["status"] != "working" {
+            break task;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(
+        done.get("statusMessage").is_none(),
+        "only while it works: {done}"
+    );
+    assert!(
+        seen.iter().any(|message| message == "1/3 table 0")
+            && seen.iter().any(|message| message == "2/3 table 1"),
+        "{seen:?}"
+    );
+}

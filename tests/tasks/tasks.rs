@@ -44,6 +44,7 @@ fn record(id: &str, lease_until_ms: u64) -> TaskRecord {
         lease_until_ms,
         takeovers: 0,
         unresumable_since_ms: None,
+        status_message: None,
     }
 }
 

@@ -43,6 +43,9 @@ pub struct SagaContext {
     /// Cancelled when the request's session ends (deleted or expired): a session call
     /// stops, as its client can no longer take its answers.
     session_gone: Option<CancellationToken>,
+    /// Where a task's progress goes (its `statusMessage`): a task runs in no request
+    /// whose client could take notifications.
+    progress_sink: Option<Arc<dyn ProgressSink>>,
     min_log_level: Option<LoggingLevel>,
     request_id: Option<RequestId>,
     notices: Option<Arc<dyn Notices>>,
@@ -238,6 +241,18 @@ impl SagaContext {
     /// in `_meta`); otherwise does nothing. Over HTTP the response becomes an SSE stream
     /// that carries the notifications before the result.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(sink) = &self.progress_sink {
+            let mut text = match total {
+                Some(total) => format!("{progress}/{total}"),
+                None => format!("{progress}"),
+            };
+            if let Some(message) = message {
+                text.push(' ');
+                text.push_str(&message);
+            }
+            sink.report(text);
+            return;
+        }
         let (Some(peer), Some(token)) = (&self.peer, self.meta.get_progress_token()) else {
             return;
         };
@@ -304,6 +319,21 @@ fn severity(level: LoggingLevel) -> u8 {
 /// Where a call's notifications go when its transport carries them on the call's own
 /// response stream (the HTTP layer's, for a resume policy), rather than the session's.
 /// The engine only puts; the transport that set the hook takes.
+/// Where a task's progress goes: the worker keeps the latest and writes it to the task's
+/// record as its `statusMessage`.
+pub(crate) trait ProgressSink: Send + Sync + std::fmt::Debug {
+    /// Keeps `text` (`2/5 table 1`); a later report replaces one not yet written.
+    fn report(&self, text: String);
+}
+
+impl SagaContext {
+    /// Sends this context's progress to `sink` instead of a request's client.
+    pub(crate) fn with_progress_sink(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress_sink = Some(sink);
+        self
+    }
+}
+
 pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
     /// Keeps `message` for the stream; a later message replaces one not yet taken.
     fn put(&self, message: serde_json::Value);

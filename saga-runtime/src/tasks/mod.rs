@@ -385,6 +385,7 @@ impl Tasks {
             lease_until_ms: self.lease_until(),
             takeovers: 0,
             unresumable_since_ms: None,
+            status_message: None,
         };
         self.settings
             .store

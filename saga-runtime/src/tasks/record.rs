@@ -59,6 +59,10 @@ pub struct TaskRecord {
     /// has resumed it for three leases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresumable_since_ms: Option<u64>,
+    /// The latest progress its tool reported (`cx.progress(..)`: `2/5 table 1`), shown
+    /// as the task's `statusMessage` while it works.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
 }
 
 impl TaskRecord {
@@ -69,14 +73,20 @@ impl TaskRecord {
 
     /// The task as MCP shows it, in `CreateTaskResult` and `tasks/get`.
     pub(crate) fn task(&self, poll_interval_ms: u64) -> Task {
-        Task::new(
+        let task = Task::new(
             self.id.clone(),
             self.status,
             super::clock::iso8601(self.created_ms),
             super::clock::iso8601(self.updated_ms),
         )
         .with_ttl_ms(self.ttl_ms)
-        .with_poll_interval_ms(poll_interval_ms)
+        .with_poll_interval_ms(poll_interval_ms);
+        match &self.status_message {
+            Some(message) if self.status == TaskStatus::Working => {
+                task.with_status_message(message)
+            }
+            _ => task,
+        }
     }
 
     /// The task with what its status carries: the pending requests, the result or the

@@ -13,6 +13,31 @@ use super::*;
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 
+/// How often a task's progress is written to its record at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// The progress a task's step reported and the worker has not written yet.
+#[derive(Debug, Default)]
+struct Progress {
+    latest: std::sync::Mutex<Option<String>>,
+    reported: tokio::sync::Notify,
+}
+
+impl Progress {
+    fn take(&self) -> Option<String> {
+        self.latest.lock().ok()?.take()
+    }
+}
+
+impl crate::engine::ProgressSink for Progress {
+    fn report(&self, text: String) {
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Some(text);
+        }
+        self.reported.notify_one();
+    }
+}
+
 impl Tasks {
     /// Runs task `id` under `claim`. A run of this process under an older claim is
     /// stopped (its claim is no longer the record's, so it could not write anyway); a
@@ -60,6 +85,26 @@ impl Tasks {
                 running.remove(&id);
             }
         });
+    }
+
+    /// Writes the progress a task's step reports as its `statusMessage`, the latest at
+    /// most every [`PROGRESS_EVERY`], for as long as the step runs (it never returns).
+    async fn write_progress(
+        &self,
+        id: &str,
+        claim: &str,
+        progress: &Progress,
+    ) -> std::convert::Infallible {
+        loop {
+            progress.reported.notified().await;
+            if let Some(text) = progress.take() {
+                self.write(id, claim, move |record| {
+                    record.status_message = Some(text.clone())
+                })
+                .await;
+            }
+            tokio::time::sleep(PROGRESS_EVERY).await;
+        }
     }
 
     /// Writes `change` to the task if the record still holds `claim` and is working;
@@ -166,13 +211,26 @@ impl Tasks {
                 self.write(id, claim, |record| record.unresumable_since_ms = None)
                     .await;
             }
+            let progress = Arc::new(Progress::default());
             let cx = SagaContext::new(record.principal.clone())
                 .with_capabilities(record.capabilities.clone())
-                .with_cancellation(token.clone());
+                .with_cancellation(token.clone())
+                .with_progress_sink(progress.clone());
             let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
             call.request_state = record.state.clone();
             call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
-            let outcome = self.transition(tools, id, claim, call, &cx, &token).await;
+            // The step, and beside it the writes of the progress it reports.
+            let outcome = tokio::select! {
+                outcome = self.transition(tools, id, claim, call, &cx, &token) => outcome,
+                never = self.write_progress(id, claim, &progress) => match never {},
+            };
+            if let Some(text) = progress.take() {
+                // Reported at the end of the step: written before what follows.
+                self.write(id, claim, move |record| {
+                    record.status_message = Some(text.clone())
+                })
+                .await;
+            }
             let lease_until = self.lease_until();
             let keep_going = match outcome {
                 None => {
