@@ -307,6 +307,96 @@ async fn let_else_and_macro_arguments_suspend() {
     assert_eq!(outcome.rounds, 1);
 }
 
+/// `matches!` (its scrutinee, as a `match`'s), `assert_ne!` and `dbg!` take their operands
+/// apart like the other standard macros (issue 39, point 8: `matches!` was refused as
+/// "another macro").
+#[saga_tool]
+pub async fn more_macros(name: String) -> Result<String, SagaError> {
+    let page = matches!(
+        elicit::<bool>(format!("page {name}?")).outcome().await?,
+        Elicited::Accepted(true)
+    );
+    let big = matches!(elicit::<i64>("size?").await?, n if n > 10);
+    let small = matches!(elicit::<i64>("other size?").await?, 0..=3 | 7);
+    assert_ne!(elicit::<String>("other name?").await?, name, "a new name");
+    let shown = dbg!(elicit::<i64>("dbg?").await?) + 1;
+    // A suspension in a guard is refused, with this advice, written out as it says.
+    let guarded = match elicit::<i64>("guarded?").await? {
+        1..=9 => elicit::<bool>("single digit ok?").await?,
+        _ => false,
+    };
+    Ok(format!("{page} {big} {small} {shown} {guarded}"))
+}
+
+pub fn more_macros_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        p if p.starts_with("page") => flag(true),
+        "size?" => number(12),
+        "other size?" => number(7),
+        "dbg?" => number(4),
+        "guarded?" => number(3),
+        "single digit ok?" => flag(true),
+        p => text(&p.replace('?', "!")),
+    })
+}
+
+#[tokio::test]
+async fn matches_assert_ne_and_dbg_suspend() {
+    let outcome = differential(
+        &more_macros,
+        plain!(more_macros),
+        json!({"name": "ada"}),
+        more_macros_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true true true 5 true");
+    assert_eq!(outcome.rounds, 7);
+}
+
+/// A table's name: a `&'static str` a function returns.
+fn name_of(c: u8) -> &'static str {
+    if c == 0 { "zero" } else { "other" }
+}
+
+/// `&str` operands of formatting macros evaluated before a suspension in the same call
+/// (issue 39, point 8: a function's `&'static str` was refused as a borrow): kept as
+/// their `String`, and formatted as they would be, whatever the spec.
+#[saga_tool]
+pub async fn static_operands(c: u8, name: String) -> Result<String, SagaError> {
+    let mut sql = String::new();
+    write!(sql, "{} {}", name_of(c), elicit::<i64>("n?").await?)
+        .map_err(|e| SagaError::Tool(e.to_string()))?;
+    let line = format!(
+        "[{:>7}|{:<6}|{:?}|{:.2}] {}",
+        name_of(c),
+        name.trim(),
+        name_of(c),
+        name.trim(),
+        elicit::<String>("tail?").await?
+    );
+    Ok(format!("{sql} {line}"))
+}
+
+pub fn static_operands_script() -> Script {
+    by_prompt(|_, prompt, _| match prompt {
+        "n?" => number(7),
+        p => text(&p.replace('?', "!")),
+    })
+}
+
+#[tokio::test]
+async fn a_str_operand_before_a_suspension_is_kept_as_its_text() {
+    let outcome = differential(
+        &static_operands,
+        plain!(static_operands),
+        json!({"c": 0, "name": "  ada  "}),
+        static_operands_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "zero 7 [   zero|ada   |\"zero\"|ad] tail!");
+    assert_eq!(outcome.rounds, 2);
+}
+
 // ---------------------------------------------------------------------------------------
 // Items declared in the body are visible everywhere in it, before and after suspensions.
 

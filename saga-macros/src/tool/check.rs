@@ -175,7 +175,13 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             let (first, rest) = values.split_at(always.min(values.len()));
             first.iter().for_each(|value| self.visit_expr(value));
             if !rest.is_empty() {
-                let message = if name.starts_with("debug_") {
+                let message = if name == "matches" {
+                    "a suspension cannot be in the guard of `matches!`: the guard runs only \
+                     when the pattern matches, before the saga could save where it is; write \
+                     the `match` out, `match … { pattern => ….await?, _ => false }`, which \
+                     asks only when the pattern matches, as the guard would"
+                        .to_owned()
+                } else if name.starts_with("debug_") {
                     format!(
                         "a suspension cannot be inside `{name}!`: its arguments are evaluated \
                          only in debug builds, so a release build would not ask; write \

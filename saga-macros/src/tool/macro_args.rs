@@ -31,6 +31,7 @@ pub const STD_MACROS: &[&str] = &[
     "unimplemented",
     "unreachable",
     "dbg",
+    "matches",
 ];
 
 /// How many leading arguments of the standard macro `name` are always evaluated, when
@@ -41,6 +42,20 @@ pub fn always_evaluated(name: &str) -> Option<usize> {
         "assert" => Some(1),
         "assert_eq" | "assert_ne" => Some(2),
         "debug_assert" | "debug_assert_eq" | "debug_assert_ne" => Some(0),
+        // The scrutinee; the guard runs only when the pattern matches.
+        "matches" => Some(1),
+        _ => None,
+    }
+}
+
+/// The index of the first argument a formatting macro formats (after its format string,
+/// and `write!`'s destination); `None` for the others, whose values are used as values.
+pub fn formatted_from(mac: &Macro) -> Option<usize> {
+    let name = mac.path.segments.last()?.ident.to_string();
+    match name.as_str() {
+        "format" | "print" | "println" | "eprint" | "eprintln" | "format_args" | "panic"
+        | "todo" | "unimplemented" | "unreachable" => Some(1),
+        "write" | "writeln" => Some(2),
         _ => None,
     }
 }
@@ -52,6 +67,16 @@ pub enum Args {
     List(Punctuated<Expr, Token![,]>),
     /// `vec![value; count]`.
     Repeat(Box<Expr>, Token![;], Box<Expr>),
+    /// `matches!(scrutinee, pattern)` or `matches!(scrutinee, pattern if guard)`: the
+    /// scrutinee is evaluated once, first, as a `match`'s; the guard only when the pattern
+    /// matches.
+    Matches {
+        scrutinee: Box<Expr>,
+        comma: Token![,],
+        pattern: Box<syn::Pat>,
+        guard: Option<(Token![if], Box<Expr>)>,
+        trailing: Option<Token![,]>,
+    },
 }
 
 impl Args {
@@ -70,6 +95,11 @@ impl Args {
                 })
                 .collect(),
             Args::Repeat(value, _, count) => vec![&mut **value, &mut **count],
+            Args::Matches {
+                scrutinee, guard, ..
+            } => std::iter::once(&mut **scrutinee)
+                .chain(guard.iter_mut().map(|(_, guard)| &mut **guard))
+                .collect(),
         }
     }
 
@@ -84,6 +114,11 @@ impl Args {
                 })
                 .collect(),
             Args::Repeat(value, _, count) => vec![&**value, &**count],
+            Args::Matches {
+                scrutinee, guard, ..
+            } => std::iter::once(&**scrutinee)
+                .chain(guard.iter().map(|(_, guard)| &**guard))
+                .collect(),
         }
     }
 
@@ -100,7 +135,7 @@ impl Args {
                     _ => None,
                 })
                 .collect(),
-            Args::Repeat(..) => Vec::new(),
+            Args::Repeat(..) | Args::Matches { .. } => Vec::new(),
         }
     }
 
@@ -108,6 +143,18 @@ impl Args {
         match self {
             Args::List(list) => quote!(#list),
             Args::Repeat(value, semi, count) => quote!(#value #semi #count),
+            Args::Matches {
+                scrutinee,
+                comma,
+                pattern,
+                guard,
+                trailing,
+            } => {
+                let guard = guard
+                    .as_ref()
+                    .map(|(if_token, guard)| quote!(#if_token #guard));
+                quote!(#scrutinee #comma #pattern #guard #trailing)
+            }
         }
     }
 }
@@ -129,7 +176,40 @@ pub fn std_args(mac: &Macro) -> Option<Args> {
     if !is_std(mac) {
         return None;
     }
+    if mac
+        .path
+        .segments
+        .last()
+        .is_some_and(|last| last.ident == "matches")
+    {
+        return matches_args(mac);
+    }
     any_args(mac)
+}
+
+/// `matches!`'s arguments: an expression, then a pattern (not an expression) with an
+/// optional guard.
+pub fn matches_args(mac: &Macro) -> Option<Args> {
+    let parse = |input: syn::parse::ParseStream| -> syn::Result<Args> {
+        let scrutinee: Expr = input.parse()?;
+        let comma: Token![,] = input.parse()?;
+        let pattern = syn::Pat::parse_multi_with_leading_vert(input)?;
+        let guard = if input.peek(Token![if]) {
+            let if_token: Token![if] = input.parse()?;
+            Some((if_token, Box::new(input.parse::<Expr>()?)))
+        } else {
+            None
+        };
+        let trailing: Option<Token![,]> = input.parse()?;
+        Ok(Args::Matches {
+            scrutinee: Box::new(scrutinee),
+            comma,
+            pattern: Box::new(pattern),
+            guard,
+            trailing,
+        })
+    };
+    parse.parse2(mac.tokens.clone()).ok()
 }
 
 /// The arguments of any macro whose body reads as expressions separated by commas.

@@ -5,6 +5,7 @@
 mod attr;
 mod call;
 mod check;
+mod desugar;
 mod diagram;
 mod expand;
 mod fallback;
@@ -116,6 +117,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     // Lowering reports its own errors only once the checks passed, so that one mistake
     // is not diagnosed twice.
     let mut body = (*item.block).clone();
+    desugar::matches(&mut body);
     let mut items = items::hoist(&mut body);
     let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
     // A tool is also a unit struct of its function's name.
@@ -151,6 +153,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     }
     let plain = plain_run().then(|| {
         let mut plain_block = (*item.block).clone();
+        desugar::matches(&mut plain_block);
         rename::alpha(&mut plain_block, &param_names, &reserved);
         plain::body(plain_block)
     });

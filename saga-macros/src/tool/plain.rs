@@ -153,7 +153,9 @@ impl VisitMut for Plain {
         // The standard macros' arguments may suspend; in the kept copy of a failed
         // expansion, any macro's may.
         let args = if self.unexpanded {
-            macro_args::any_args(mac)
+            // A standard macro as saga reads it (`matches!`'s pattern is no expression),
+            // any other as expressions if they read so.
+            macro_args::std_args(mac).or_else(|| macro_args::any_args(mac))
         } else {
             macro_args::std_args(mac)
         };

@@ -323,6 +323,35 @@ pub fn prompt_output<O: super::PromptOutput>() {}
 /// Holds when a `#[saga_resource]` returns what a resource returns.
 pub fn resource_output<O: super::ResourceOutput>() {}
 
+/// An operand of a formatting macro (`format!`, `write!`, `println!`, …) evaluated before
+/// a suspension in the same call and kept across it: `Formatted(operand).keep()` keeps a
+/// `&str` as the `String` it points to (a borrow cannot be saved; a `String` formats
+/// exactly as the `&str` did, for every format spec), and any other operand as it is.
+pub struct Formatted<T>(pub T);
+
+impl Formatted<&str> {
+    /// The text, owned: chosen over [`KeepFormatted::keep`] for a `&str`, since method
+    /// resolution tries inherent methods first.
+    pub fn keep(self) -> String {
+        self.0.to_owned()
+    }
+}
+
+/// [`Formatted::keep`] for any operand other than a `&str`: the operand itself.
+pub trait KeepFormatted {
+    /// The operand's type.
+    type Kept;
+    /// The operand.
+    fn keep(self) -> Self::Kept;
+}
+
+impl<T> KeepFormatted for Formatted<T> {
+    type Kept = T;
+    fn keep(self) -> T {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod range_tests {
     use super::RangeRest;

@@ -1,10 +1,15 @@
 use saga_runtime::prelude::*;
 
+fn greeting(name: &str, word: String) -> String {
+    format!("{word}, {name}")
+}
+
 // A borrowing operand evaluated before a suspension in the same expression is kept in a
-// temporary across it: one error, at the operand.
+// temporary across it: one error, at the operand. (A formatting macro's `&str` operand
+// is kept as its `String`, which formats the same; a function's argument is not.)
 #[saga_tool]
 async fn greet(name: String) -> Result<String, SagaError> {
-    Ok(format!("{} {}", name.trim(), elicit::<String>("Greeting?").await?))
+    Ok(greeting(name.trim(), elicit::<String>("Greeting?").await?))
 }
 
 fn main() {}

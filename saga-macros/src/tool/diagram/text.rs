@@ -94,6 +94,18 @@ fn macro_text(mac: &syn::Macro) -> Option<String> {
     let inner = match &args {
         macro_args::Args::List(list) => list.iter().map(code).collect::<Vec<_>>().join(", "),
         macro_args::Args::Repeat(value, _, count) => format!("{}; {}", code(value), code(count)),
+        macro_args::Args::Matches {
+            scrutinee,
+            pattern,
+            guard,
+            ..
+        } => {
+            let mut text = format!("{}, {}", code(scrutinee), code_pat(pattern));
+            if let Some((_, guard)) = guard {
+                text.push_str(&format!(" if {}", code(guard)));
+            }
+            text
+        }
     };
     let (open, close) = match mac.delimiter {
         syn::MacroDelimiter::Paren(_) => ("(", ")"),

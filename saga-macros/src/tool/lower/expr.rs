@@ -305,10 +305,19 @@ impl Lower<'_> {
             }
             Expr::Macro(mut e) => {
                 if let Some(mut args) = macro_args::std_args(&e.mac) {
+                    let formatted_from = macro_args::formatted_from(&e.mac);
                     let mut values: Vec<(Expr, Role)> = args
                         .values()
                         .into_iter()
-                        .map(|value| (value.clone(), Role::Value))
+                        .enumerate()
+                        .map(|(index, value)| {
+                            let role = if formatted_from.is_some_and(|from| index >= from) {
+                                Role::Formatted
+                            } else {
+                                Role::Value
+                            };
+                            (value.clone(), role)
+                        })
                         .collect();
                     self.sequence(&mut values, hint, out, next);
                     for (slot, (value, _)) in args.values_mut().into_iter().zip(values) {

@@ -16,6 +16,9 @@ use super::suspends::contains_suspension;
 pub(super) enum Role {
     Value,
     Place,
+    /// An operand a formatting macro formats (not its format string, nor `write!`'s
+    /// destination): a `&str` is kept as its `String` (see the runtime's `Formatted`).
+    Formatted,
 }
 
 impl Lower<'_> {
@@ -43,6 +46,7 @@ impl Lower<'_> {
                 match role {
                     Role::Value => self.value(lowered, out),
                     Role::Place => self.place(lowered, out),
+                    Role::Formatted => self.formatted(lowered, out),
                 }
             } else {
                 lowered
@@ -65,6 +69,36 @@ impl Lower<'_> {
                 ..
             }) => self.place(expr, out),
             other => self.temporary(other, out),
+        }
+    }
+
+    /// A formatted operand evaluated now: as [`Lower::value`], but a temporary holds a
+    /// `&str` as the `String` it points to, which formats the same and can be saved
+    /// across the suspension (`name_of(c)` giving a `&'static str`, `name.trim()`).
+    fn formatted(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
+        match expr {
+            // What `value` keeps as it is, or as a place, stays so.
+            Expr::Lit(_)
+            | Expr::Path(_)
+            | Expr::Field(_)
+            | Expr::Index(_)
+            | Expr::Reference(_)
+            | Expr::Paren(_)
+            | Expr::Group(_)
+            | Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                ..
+            }) => self.value(expr, out),
+            other => {
+                let span = other.span();
+                let private = crate::shared::private_path();
+                let kept: Expr = syn::parse_quote_spanned! {span=> {
+                    #[allow(unused_imports)]
+                    use #private::KeepFormatted as _;
+                    #private::Formatted(#other).keep()
+                }};
+                self.temporary(kept, out)
+            }
         }
     }
 
