@@ -103,3 +103,63 @@ fn a_hand_written_tool_has_a_minimal_diagram() {
         None
     );
 }
+
+/// An ordinary async fn: awaited in place, it never suspends.
+async fn import_batch(batch: u32) -> u32 {
+    batch * 10
+}
+
+/// A helper that asks: a suspension with a diagram of its own.
+#[saga_fn]
+async fn confirm_batch(batch: u32) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("Keep batch {batch}?")).await
+}
+
+/// Imports two batches, confirming each with a helper.
+#[saga_tool]
+async fn import_two() -> Result<String, SagaError> {
+    let first = import_batch(1).await;
+    let kept = confirm_batch(first).await?;
+    let second = import_batch(2).await;
+    Ok(format!("{first} {second} {kept}"))
+}
+
+/// Point 4 of "a newcomer's second hour": `saga graph` drew a plain `async fn`'s call as
+/// a helper's suspension ("helper import_batch: see its own diagram"), although no such
+/// point or diagram exists. The diagram a client reads draws only the `#[saga_fn]`'s.
+#[test]
+fn a_plain_async_fns_call_is_no_suspension_in_the_listed_diagram() {
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(import_two)
+        .build()
+        .expect("the tools build");
+    let tool = tools.get("import_two").expect("listed");
+    let listed = diagram_of(tool).expect("a diagram");
+    assert!(!listed.contains("helper import_batch"), "{listed}");
+    assert!(!listed.contains("import_batch(1).await"), "{listed}");
+    assert!(
+        listed.contains("helper confirm_batch: see its own diagram"),
+        "{listed}"
+    );
+    // Every state left is a point the tool has (or the diagram's start and ends), and
+    // the flow still reaches the end.
+    assert!(listed.contains("[*] -->"), "{listed}");
+    assert!(listed.contains("--> [*]"), "{listed}");
+    let points: Vec<String> = tools
+        .points()
+        .into_iter()
+        .filter(|points| points.tool() == "import_two")
+        .flat_map(|points| points.iter().map(|point| point.name.clone()))
+        .collect();
+    for line in listed.lines().skip(1) {
+        let id = line.trim().split([' ', ':']).next().unwrap_or_default();
+        let own = ["Start", "Done", "Failed"].contains(&id);
+        if !own && !line.contains("-->") && !line.contains("<<choice>>") {
+            assert!(
+                points.iter().any(|point| point == id),
+                "{id} is no point: {listed}"
+            );
+        }
+    }
+}

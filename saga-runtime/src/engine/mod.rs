@@ -43,6 +43,7 @@ mod variant;
 pub use answers::Answers;
 pub use context::SagaContext;
 pub(crate) use context::{Head, Notices, ProgressSink, Stateless};
+pub(crate) use diagram::drop_states;
 pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub use elicit::{Elicit, as_integer, check_content};
 pub use elicit_field::{ElicitEnum, ElicitField};

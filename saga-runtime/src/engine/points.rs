@@ -281,6 +281,9 @@ pub struct Points {
     /// The tool's metric keys, built once: a transition then reports without building a
     /// label (see [`crate::metrics`]).
     metric_keys: std::sync::Arc<crate::metrics::ToolKeys>,
+    /// The variants no state is ever sealed at: the call sites of ordinary `async fn`s
+    /// (a `#[saga_fn]`'s would suspend), which the types, not the syntax, tell apart.
+    never: Vec<String>,
 }
 
 impl Points {
@@ -361,7 +364,18 @@ impl Points {
             by_header,
             build_tag,
             metric_keys: std::sync::Arc::new(crate::metrics::ToolKeys::new(name)),
+            never: layout
+                .variants
+                .iter()
+                .filter(|(_, text)| text.is_none())
+                .map(|(point, _)| point.clone())
+                .collect(),
         })
+    }
+
+    /// The variants no state is ever sealed at (see the field).
+    pub(crate) fn never(&self) -> &[String] {
+        &self.never
     }
 
     /// The tool's metric keys.

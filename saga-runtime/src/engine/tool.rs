@@ -98,6 +98,12 @@ pub trait SagaTool: Send + Sync + 'static {
     /// `saga graph URL TOOL`. It shows the conditions and messages as the code states
     /// them to whoever lists the tools.
     ///
+    /// The syntax cannot tell a `#[saga_fn]` from an ordinary `async fn` (the types do,
+    /// when the tool is built), so this text, and the rustdoc, draw every `f(..).await`
+    /// as a possible helper call. The diagram in `tools/list` (what `saga graph` shows)
+    /// is this one with each ordinary `async fn`'s call joined around: only calls that
+    /// can suspend are nodes there.
+    ///
     /// Text from the code is made safe for Mermaid: `;` is shown as `⁏`, a `:` Mermaid
     /// would refuse as `∶`, the `<`/`>` of generics as `‹`/`›`, and lines are cut at 80
     /// characters.

@@ -233,8 +233,23 @@ impl SagaToolsBuilder {
 
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
-        let description = tool.tool();
+        let mut description = tool.tool();
         if let Some(saga) = self.compile(tool, &description.name) {
+            // The diagram the client sees draws no ordinary `async fn`'s call as a
+            // suspension: the types (its point saves nothing) say it never suspends.
+            let never = saga.points().never();
+            if !never.is_empty()
+                && let Some(diagram) = crate::engine::diagram_of(&description)
+            {
+                let never: Vec<&str> = never.iter().map(String::as_str).collect();
+                let fixed = crate::engine::drop_states(diagram, &never);
+                if let Some(meta) = description.meta.as_mut() {
+                    meta.0.insert(
+                        crate::engine::DIAGRAM_META_KEY.to_owned(),
+                        serde_json::Value::String(fixed),
+                    );
+                }
+            }
             self.registry.tools.push((description, saga));
         }
         self
