@@ -260,11 +260,11 @@ const _: () = {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
-                            struct __SagaBorrowed;
+                            struct BorrowAcrossSuspension;
                             struct __SagaOwned;
                             trait __SagaViaBorrow {
-                                fn __saga_kind(&self) -> __SagaBorrowed {
-                                    __SagaBorrowed
+                                fn __saga_kind(&self) -> BorrowAcrossSuspension {
+                                    BorrowAcrossSuspension
                                 }
                             }
                             impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
@@ -295,13 +295,13 @@ const _: () = {
                                 note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                                 note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
                             )]
-                            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+                            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
                             #[diagnostic::do_not_recommend]
-                            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L>
+                            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
                             for __SagaOwned {}
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
-                                K: __SagaOwnedLocal<L>,
+                                K: OwnedAcrossSuspension<L>,
                             >(_: &L, _: K) {}
                             match __state {
                                 __State::AfterJoinLoginCapital {

@@ -92,13 +92,33 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
 /// the enum's type parameters across the whole step.
 pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
 where
-    S: Serialize + DeserializeOwned + SlotState,
+    S: SagaState,
     R: Exit,
 {
     let _ = slot;
-    match encode(&state, R::NESTED) {
+    match state.encode_state(R::NESTED) {
         Ok(bytes) => R::suspended(bytes, requests),
         Err(error) => unsaveable(&error),
+    }
+}
+
+/// A saga's state enum, as the macro generates it: what a suspension seals.
+#[diagnostic::on_unimplemented(
+    message = "the saga's state cannot be saved: a local kept across one of its suspension points cannot be",
+    label = "the locals of this saga that live across a suspension must be `Serialize` and `Deserialize`",
+    note = "the error at that local says which, and how to keep it; with none, a saved local's type implements `Deserialize` but not `Serialize`: derive both"
+)]
+pub trait SagaState {
+    /// The state's bytes (see `encode`).
+    fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String>;
+}
+
+// Not recommended: a state that cannot be saved is reported once, as `SagaState`, not once
+// per serde trait a local lacks (the local's own error says which).
+#[diagnostic::do_not_recommend]
+impl<S: Serialize + DeserializeOwned + SlotState> SagaState for S {
+    fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String> {
+        encode(self, nested)
     }
 }
 

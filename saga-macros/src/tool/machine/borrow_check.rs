@@ -72,11 +72,11 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                     __SagaProbe(::core::marker::PhantomData)
                 }
             }
-            struct __SagaBorrowed;
+            struct BorrowAcrossSuspension;
             struct __SagaOwned;
             trait __SagaViaBorrow {
-                fn __saga_kind(&self) -> __SagaBorrowed {
-                    __SagaBorrowed
+                fn __saga_kind(&self) -> BorrowAcrossSuspension {
+                    BorrowAcrossSuspension
                 }
             }
             // Only borrows that deserialize for one lifetime (`&str`, `&[u8]`, `&Path`,
@@ -106,10 +106,10 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                 note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                 note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
             )]
-            trait __SagaOwnedLocal<L: ?::core::marker::Sized> {}
+            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
             #[diagnostic::do_not_recommend]
-            impl<L: ?::core::marker::Sized> __SagaOwnedLocal<L> for __SagaOwned {}
-            fn __saga_owned<L: ?::core::marker::Sized, K: __SagaOwnedLocal<L>>(_: &L, _: K) {}
+            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L> for __SagaOwned {}
+            fn __saga_owned<L: ?::core::marker::Sized, K: OwnedAcrossSuspension<L>>(_: &L, _: K) {}
             match __state {
                 #(#arms)*
                 #[allow(unreachable_patterns)]
