@@ -437,16 +437,7 @@ fn retired_copy_advice(stranded: &[Dropped]) -> String {
 /// `name` as a Rust identifier: a tool's name, which may hold `-` or `.`, as the fn of
 /// its code is likely named.
 fn rust_ident(name: &str) -> String {
-    let mut ident: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut ident = crate::engine::identifier_chars(name);
     if ident.is_empty() || ident.starts_with(|c: char| c.is_ascii_digit()) {
         ident.insert(0, '_');
     }

@@ -74,27 +74,6 @@ fn a_stale_file_fails_the_check() {
     );
 }
 
-/// The build before: `review_expense` saves an `ExpenseReview` of two fields.
-mod before {
-    use saga_runtime::prelude::*;
-
-    #[derive(Debug, Serialize, Deserialize)]
-    pub struct ExpenseReview {
-        pub amount: u64,
-        pub note: String,
-    }
-
-    #[saga_tool]
-    pub async fn review_expense(amount: u64) -> Result<String, SagaError> {
-        let review = ExpenseReview {
-            amount,
-            note: "draft".into(),
-        };
-        let ok: bool = elicit(format!("Approve {}?", review.amount)).await?;
-        Ok(format!("{} {ok}", review.note))
-    }
-}
-
 /// The build after: the saved struct gained a field.
 mod after {
     use saga_runtime::prelude::*;
@@ -118,8 +97,9 @@ mod after {
     }
 }
 
-/// What the failure says to write, written as it says: the previous code in
-/// `mod review_expense_v0`, unchanged, registered with `.retired(..)`.
+/// The build before, where `review_expense` saves an `ExpenseReview` of two fields; and
+/// what the failure says to write, written as it says: that code, moved unchanged into
+/// `mod review_expense_v0`, registered with `.retired(..)`.
 mod review_expense_v0 {
     use saga_runtime::prelude::*;
 
@@ -158,7 +138,7 @@ fn the_advice_for_a_changed_saved_struct_works_as_written() {
     let dir = std::env::temp_dir().join(format!("saga-advice-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let file = dir.join("saga.layout");
-    let first = build(SagaTools::builder().tool(before::review_expense));
+    let first = build(SagaTools::builder().tool(review_expense_v0::review_expense));
     std::fs::write(&file, LayoutFile::of(&first).render()).expect("written");
 
     let changed = build(SagaTools::builder().tool(after::review_expense));

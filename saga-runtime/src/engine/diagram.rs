@@ -143,6 +143,20 @@ pub(crate) fn drop_states(diagram: &str, dropped: &[&str]) -> String {
     out
 }
 
+/// `text` with every character an identifier cannot hold (`-`, `.`, spaces, …) made `_`:
+/// a state's id in a diagram, a tool's name as the fn of its code is likely named.
+pub(crate) fn identifier_chars(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// The diagram of a tool written by hand: its start, and its state names (when it gives
 /// them) as states; no flow between them, which only the macro knows.
 ///
@@ -168,16 +182,7 @@ pub fn minimal_diagram(name: &str, states: &[&str]) -> String {
         "    Start : {name} (written by hand: its flow is not known)\n"
     ));
     for state in states {
-        let id: String = state
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let id = identifier_chars(state);
         if !id.is_empty() {
             text.push_str(&format!("    {id}\n"));
         }
@@ -201,13 +206,16 @@ mod drop_tests {
         assert_eq!(drop_states(diagram, &[]), diagram);
         // The first state dropped: the start joins what follows it.
         let first = drop_states(
-            "stateDiagram-v2\n    B : x\n    A : y\n    [*] --> B\n    B --> A\n    A --> [*]\n",
+            "stateDiagram-v2\n    B : helper x: see its own diagram\n    A : y\n    [*] --> B\n    B --> A\n    A --> [*]\n",
             &["B"],
         );
         assert_eq!(
             first,
             "stateDiagram-v2\n    A : y\n    [*] --> A\n    A --> [*]\n"
         );
+        // A state that is not a call's keeps its place, whatever its name.
+        let kept = "stateDiagram-v2\n    B : ask\n    [*] --> B\n    B --> [*]\n";
+        assert_eq!(drop_states(kept, &["B"]), kept);
     }
 }
 

@@ -21,6 +21,25 @@ pub(super) enum Role {
     Formatted,
 }
 
+/// Whether [`Lower::value`] keeps `expr` in a temporary: it is neither a literal, a local
+/// nor a place (a field, an index, a reference, a dereference, parentheses).
+fn needs_temporary(expr: &Expr) -> bool {
+    !matches!(
+        expr,
+        Expr::Lit(_)
+            | Expr::Path(_)
+            | Expr::Field(_)
+            | Expr::Index(_)
+            | Expr::Reference(_)
+            | Expr::Paren(_)
+            | Expr::Group(_)
+            | Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                ..
+            })
+    )
+}
+
 impl Lower<'_> {
     /// Lowers operands evaluated left to right. Those evaluated before the last one that
     /// suspends are kept in temporaries (a place stays a place, with only the values it
@@ -59,16 +78,8 @@ impl Lower<'_> {
     pub(super) fn value(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
         match expr {
             Expr::Lit(_) | Expr::Path(_) => expr,
-            Expr::Field(_)
-            | Expr::Index(_)
-            | Expr::Reference(_)
-            | Expr::Paren(_)
-            | Expr::Group(_)
-            | Expr::Unary(syn::ExprUnary {
-                op: syn::UnOp::Deref(_),
-                ..
-            }) => self.place(expr, out),
-            other => self.temporary(other, out),
+            expr if needs_temporary(&expr) => self.temporary(expr, out),
+            place => self.place(place, out),
         }
     }
 
@@ -78,17 +89,7 @@ impl Lower<'_> {
     fn formatted(&mut self, expr: Expr, out: &mut Vec<Stmt>) -> Expr {
         match expr {
             // What `value` keeps as it is, or as a place, stays so.
-            Expr::Lit(_)
-            | Expr::Path(_)
-            | Expr::Field(_)
-            | Expr::Index(_)
-            | Expr::Reference(_)
-            | Expr::Paren(_)
-            | Expr::Group(_)
-            | Expr::Unary(syn::ExprUnary {
-                op: syn::UnOp::Deref(_),
-                ..
-            }) => self.value(expr, out),
+            expr if !needs_temporary(&expr) => self.value(expr, out),
             other => {
                 let span = other.span();
                 let private = crate::shared::private_path();
