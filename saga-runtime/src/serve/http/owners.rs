@@ -229,11 +229,13 @@ pub(crate) struct Owners {
     places: Arc<Shares>,
     requests: Arc<Shares>,
     streams: Arc<Shares>,
+    /// Set once the expiry sweeper runs.
+    watching: Arc<std::sync::OnceLock<()>>,
 }
 
 impl Owners {
     pub(crate) fn new(sessions: Arc<LocalSessionManager>, limits: &HttpLimits) -> Self {
-        let owners = Self {
+        Self {
             book: Arc::default(),
             sessions,
             places: Shares::new(limits.max_sessions, limits.max_sessions_per_principal),
@@ -243,16 +245,18 @@ impl Owners {
             ),
             streams: Shares::new(limits.max_streams, limits.max_streams_per_principal),
             limits: Arc::new(limits.clone()),
-        };
-        owners.watch_expiry();
-        owners
+            watching: Arc::default(),
+        }
     }
 
     /// Sweeps the sessions rmcp's manager let expire every few seconds, so that their
     /// calls stop and their places free up without waiting for the next `initialize`.
-    /// Ends once the router is dropped. Without a runtime (a router built outside one),
-    /// sessions are swept when an `initialize` finds the caps full, as before.
+    /// Started by the first session (a router that serves none runs no task), and ended
+    /// once the router is dropped.
     fn watch_expiry(&self) {
+        if self.watching.set(()).is_err() {
+            return;
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -278,6 +282,7 @@ impl Owners {
                     places: places.clone(),
                     requests: requests.clone(),
                     streams: streams.clone(),
+                    watching: Arc::default(),
                 };
                 owners.sweep().await;
             }
@@ -286,6 +291,7 @@ impl Owners {
 
     /// Counts an `initialize` of `principal` against the caps, or says which it meets.
     pub(crate) async fn open(&self, principal: String, pool: Pool) -> Result<Opening, Refusal> {
+        self.watch_expiry();
         let place = match self.places.try_take(&pool) {
             Ok(place) => place,
             Err(_) => {
