@@ -353,3 +353,40 @@ async fn a_fresh_client_is_served_under_every_attack_at_once() {
     );
     drop(stalled);
 }
+
+/// What the guide tells an application that serves `router()` itself: axum's
+/// `into_make_service_with_connect_info::<SocketAddr>()` gives saga each caller's
+/// address, and identities made up at one address then share one share.
+#[tokio::test]
+async fn a_router_served_with_connect_info_pools_by_address() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(hold)
+        .tool(quick)
+        .http_limits(
+            HttpLimits::default()
+                .max_concurrent_requests(8)
+                .max_requests_per_principal(2)
+                .queue_timeout(Duration::from_millis(300)),
+        )
+        .build()
+        .expect("the server builds");
+    let app = server.router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+    });
+    // Six identities made up at one address: two slots held, four refused (429).
+    assert_eq!(
+        hold_slots(addr, "127.0.0.1", 6, Duration::from_millis(1000)).await,
+        4
+    );
+    assert_eq!(fresh(addr, "127.0.0.9", &[]).await, StatusCode::OK);
+}

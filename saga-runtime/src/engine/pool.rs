@@ -7,7 +7,9 @@
 //!   layer in front that put a [`VerifiedPrincipal`] in the request, or every principal
 //!   after [`SagaServerBuilder::verified_principals`]) has a share of its own;
 //! - everyone else shares the **unverified** pool, split by the peer's address (an IPv6
-//!   peer by its /64), so that identities made up at one address share one share;
+//!   peer by its /64), so that identities made up at one address share one share; where
+//!   the server is not told the address (a router mounted without axum's `ConnectInfo`),
+//!   by principal, as before pools;
 //! - and the unverified pools together take at most a part of each global bound
 //!   ([`UNVERIFIED_PART`]), so that the rest stays free for verified principals.
 //!
@@ -83,9 +85,13 @@ pub(crate) fn unverified_part(total: usize) -> usize {
 pub(crate) enum Pool {
     /// A verified principal: a share of its own.
     Verified(Arc<str>),
-    /// The callers nobody verified at one address (an IPv6 address's /64), or at an
-    /// address the server was not told.
-    Unverified(Option<IpAddr>),
+    /// The callers nobody verified at one address (an IPv6 address's /64).
+    Unverified(IpAddr),
+    /// A caller nobody verified at an address the server was not told (a router mounted
+    /// without `ConnectInfo`, a call in process): its principal, as before pools, so that
+    /// such callers do not all share one share; made-up identities then multiply the
+    /// per-pool bounds, within the unverified callers' part of each global bound.
+    UnverifiedCaller(Arc<str>),
 }
 
 impl Pool {
@@ -96,20 +102,27 @@ impl Pool {
         } else {
             // An IPv6 client usually holds a whole /64: counting it by address would let
             // it make up addresses as it makes up identities.
-            Self::Unverified(peer.map(|ip| match ip {
-                IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            match peer {
+                Some(IpAddr::V6(v6)) => Self::Unverified(match v6.to_ipv4_mapped() {
                     Some(v4) => IpAddr::V4(v4),
                     None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
-                },
-                v4 => v4,
-            }))
+                }),
+                Some(v4) => Self::Unverified(v4),
+                None => Self::UnverifiedCaller(principal.into()),
+            }
         }
     }
 
     /// The pool [`Pool::key`] names.
     pub(crate) fn from_key(key: &str) -> Self {
-        match key.strip_prefix("unverified:") {
-            Some(address) => Self::Unverified(address.parse().ok()),
+        if let Some(principal) = key.strip_prefix(CALLER_PREFIX) {
+            return Self::UnverifiedCaller(principal.into());
+        }
+        match key
+            .strip_prefix("unverified:")
+            .and_then(|address| address.parse().ok())
+        {
+            Some(address) => Self::Unverified(address),
             None => Self::Verified(key.into()),
         }
     }
@@ -123,11 +136,14 @@ impl Pool {
     pub(crate) fn key(&self) -> String {
         match self {
             Self::Verified(principal) => principal.to_string(),
-            Self::Unverified(Some(ip)) => format!("unverified:{ip}"),
-            Self::Unverified(None) => "unverified:unknown".to_owned(),
+            Self::Unverified(ip) => format!("unverified:{ip}"),
+            Self::UnverifiedCaller(principal) => format!("{CALLER_PREFIX}{principal}"),
         }
     }
 }
+
+/// The key prefix of an [`Pool::UnverifiedCaller`]'s records.
+const CALLER_PREFIX: &str = "unverified-caller:";
 
 /// Which part of a [`Shares`] bound was spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,9 +340,15 @@ mod tests {
             Pool::of("authz:b", true, None)
         );
         assert_eq!(a.key(), "unverified:10.0.0.1");
+        // Without an address, each caller is its own pool, as before pools.
+        assert_ne!(
+            Pool::of("authz:a", false, None),
+            Pool::of("authz:b", false, None)
+        );
+        assert!(!Pool::of("authz:a", false, None).is_verified());
         for pool in [
             a,
-            Pool::Unverified(None),
+            Pool::of("authz:a", false, None),
             at("2001:db8::1"),
             Pool::of("x", true, None),
         ] {

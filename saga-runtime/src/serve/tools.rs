@@ -503,7 +503,7 @@ impl SagaTools {
             Some(parts) => self.inner.identity.caller(parts),
             None => crate::engine::pool::Caller {
                 principal: ANONYMOUS.to_owned(),
-                pool: crate::engine::pool::Pool::Unverified(None),
+                pool: crate::engine::pool::Pool::of(ANONYMOUS, false, None),
             },
         };
         Head {
