@@ -215,7 +215,8 @@ impl Guard {
             // bounds until both its handler and its response are done.
             drop(slot);
             let held = if envelope.method.is_some() && envelope.has_id() {
-                let request = request_id(&bytes);
+                // The id as the envelope's walk kept it; a long one is read again.
+                let request = envelope.id().or_else(|| request_id(&bytes));
                 let text = request.as_ref().map(Value::to_string);
                 match self.owners.hold(id, false, text) {
                     Ok(held) => {

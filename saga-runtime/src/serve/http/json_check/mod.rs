@@ -84,7 +84,8 @@ enum Seen {
     Text(String),
     /// A string too long to keep (over [`KEPT_TEXT`] bytes).
     LongText,
-    Integer,
+    /// An integer, kept: a request's id is one.
+    Integer(i128),
     Other,
 }
 
@@ -177,11 +178,11 @@ impl<'de> Visitor<'de> for Node<'_> {
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
         self.scalar(Seen::Other)
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.scalar(Seen::Integer)
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        self.scalar(Seen::Integer(n.into()))
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.scalar(Seen::Integer)
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        self.scalar(Seen::Integer(n.into()))
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
         self.scalar(Seen::Other)
@@ -370,7 +371,7 @@ impl Envelope {
         }
         if !matches!(
             envelope.id,
-            Seen::Absent | Seen::Text(_) | Seen::LongText | Seen::Integer
+            Seen::Absent | Seen::Text(_) | Seen::LongText | Seen::Integer(_)
         ) {
             return refuse("`id` must be a string or an integer");
         }
@@ -395,6 +396,16 @@ impl Envelope {
     pub(crate) fn has_id(&self) -> bool {
         self.id != Seen::Absent
     }
+
+    /// The message's id as the walk kept it: a string of at most 256 bytes or an
+    /// integer; `None` for none, or a longer string (which the walk does not keep).
+    pub(crate) fn id(&self) -> Option<serde_json::Value> {
+        match &self.id {
+            Seen::Text(text) => Some(serde_json::Value::String(text.clone())),
+            Seen::Integer(n) => serde_json::Number::from_i128(*n).map(serde_json::Value::Number),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -410,6 +421,17 @@ mod tests {
         max_depth: 8,
         max_values: 100,
     };
+
+    #[test]
+    fn the_envelope_keeps_a_requests_id() {
+        let id = |body: &str| Envelope::read(body.as_bytes(), BUDGET).ok()?.id();
+        let request = |id: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        assert_eq!(id(&request("7")), Some(serde_json::json!(7)));
+        assert_eq!(id(&request("-7")), Some(serde_json::json!(-7)));
+        assert_eq!(id(&request(r#""r-1""#)), Some(serde_json::json!("r-1")));
+        assert_eq!(id(&request(&format!("\"{}\"", "x".repeat(300)))), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","method":"ping"}"#), None);
+    }
 
     #[test]
     fn a_long_string_id_is_an_id_and_a_long_method_is_named_as_such() {
