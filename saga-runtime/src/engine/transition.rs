@@ -19,7 +19,7 @@ use super::unwind::{catch_panic, catch_panic_sync, panicked};
 use super::variant::variant_name;
 use crate::log::Escaped;
 use crate::metrics::{Outcome, Refusal};
-use crate::state::{Binding, Link, Opened, StateCodec, TokenHeader};
+use crate::state::{Binding, Opened, StateCodec, TokenHeader};
 use tracing::Instrument as _;
 
 /// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
@@ -242,10 +242,9 @@ async fn run_transition<T: SagaTool>(
         }
     };
 
-    // The token this round hands out is the next link of the call's chain.
-    let link = resumed
-        .as_ref()
-        .map_or_else(Link::fresh, |(opened, _)| opened.link().next());
+    // The token this round hands out is the next link of the call's chain; a first
+    // round's starts one (its nonce is all random: a chain at a random number).
+    let link = resumed.as_ref().map(|(opened, _)| opened.link().next());
     head.round = head.round.saturating_add(1);
     span.record("round", head.round);
     let stepped = catch_panic(tool.step(state, answers, cx))
@@ -303,8 +302,13 @@ async fn run_transition<T: SagaTool>(
             None,
         ));
     }
-    let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
-    let token = codec.seal_linked(expires_at, &point.key, &binding, &plaintext, link);
+    let token = match link {
+        Some(link) => {
+            let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
+            codec.seal_linked(expires_at, &point.key, &binding, &plaintext, link)
+        }
+        None => codec.seal(&point.key, &binding, &plaintext),
+    };
     if token.len() > codec.max_token_len() {
         // The server would refuse this token when it comes back (and a client could not
         // send it under the body limit): most likely a huge answer is being saved.
