@@ -53,7 +53,13 @@ impl Identity {
                 true,
             );
         }
-        let principal = (self.principal)(parts);
+        let mut principal = (self.principal)(parts);
+        if principal.starts_with(crate::engine::pool::VERIFIED_PREFIX) {
+            // Only an authenticated name may read `verified:NAME`: a principal function
+            // that passes a header's value through would otherwise let a caller name
+            // itself `verified:alice` and resume alice's tokens.
+            principal.insert_str(0, "claimed:");
+        }
         let verified = self.verified && principal != ANONYMOUS;
         (principal, verified)
     }
@@ -138,6 +144,34 @@ mod tests {
             builder = builder.header("authorization", value);
         }
         builder.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_principal_function_cannot_name_a_verified_principal() {
+        let identity = Identity {
+            principal: Arc::new(|parts: &http::request::Parts| {
+                parts.headers["x-user"]
+                    .to_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            }),
+            authenticate: Some(Arc::new(|parts: &http::request::Parts| {
+                (parts.headers.get("x-key")?.as_bytes() == b"k").then(|| "alice".to_owned())
+            })),
+            verified: false,
+        };
+        let request = |headers: &[(&str, &str)]| {
+            let mut builder = http::Request::builder();
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            builder.body(()).unwrap().into_parts().0
+        };
+        let alice = identity.resolve(&request(&[("x-user", "x"), ("x-key", "k")]));
+        assert_eq!(alice, ("verified:alice".to_owned(), true));
+        let forged = identity.resolve(&request(&[("x-user", "verified:alice")]));
+        assert_ne!(forged.0, alice.0);
+        assert!(!forged.1);
     }
 
     #[test]
