@@ -263,7 +263,8 @@ else
 fi
 
 # 9. saga inspect on a real token from a round, with and without the right key, naming its
-#    tool, version and suspension point from the example's layout file.
+#    tool, version and suspension point from the example's layout file, and what it
+#    saves as the code names it (no name the macro keeps for itself).
 name="saga inspect: a real token's header and point"
 cat >"$WORK/partial.json" <<'EOF'
 {"elicit-1": {"target": "production"}}
@@ -275,6 +276,7 @@ if [ -n "$token" ] &&
   SAGA_KEYS="$KEY" "$SAGA" inspect --layout examples/layouts/deploy.layout "$token" >"$WORK/inspect.txt" 2>&1 &&
   grep -q "^version      0x40" "$WORK/inspect.txt" &&
   grep -q "^point        [0-9a-f]\{16\}: tool complex_tool, version 0, point AfterSampleVerdict" "$WORK/inspect.txt" &&
+  grep -q '^             saves        { target: "Target" { target: str } }$' "$WORK/inspect.txt" &&
   grep -q "header 37, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
   grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
   SAGA_KEYS="$OTHER_KEY" "$SAGA" inspect "$token" |

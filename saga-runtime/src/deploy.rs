@@ -42,22 +42,30 @@
 //!
 //! The file is text, one point per line, so a review shows what a change does to the
 //! points: `tool`, `version`, `point`, the point's 16 hex digits as a token's header
-//! shows them (`saga inspect` reads the file to name a token's point), and its layout.
+//! shows them and its tagged twin's (`saga inspect` reads the file to name a token's
+//! point), its `identity` (what a token must match), and its layout: the locals it saves,
+//! named as the code names them.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::engine::Points;
-use crate::engine::tagged_point_key;
+use crate::engine::{point_key, tagged_point_key};
 use crate::serve::SagaTools;
+
+mod shown;
 
 /// The environment variable that makes [`assert_layout`] rewrite the file.
 pub const OVERWRITE_VAR: &str = "SAGA_LAYOUT";
 
 const HEADER: &str = "# saga layout file: the suspension points in-flight tokens and tasks may name.\n\
 # Checked by saga_runtime::deploy::assert_layout; rewrite with `SAGA_LAYOUT=overwrite cargo test`.\n\
-# tool\tversion\tpoint\theader\tlayout\n";
+# tool\tversion\tpoint\theader\ttagged\tidentity\tlayout\n";
+
+/// What the `tagged` column holds for a point that has no tagged twin (a hand-written
+/// tool's).
+const NO_TWIN: &str = "-";
 
 /// One line of the file: a suspension point a build could resume.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,40 +78,87 @@ pub struct Entry {
     pub point: String,
     /// The point's 8 header bytes, in hex.
     pub header: String,
-    /// What the point saves.
+    /// The header of the point's tagged twin (a state sealed with each local's encoding
+    /// named), in hex; `-` for a point that has none.
+    pub tagged: String,
+    /// The first 8 bytes of the point's identity, in hex: two entries are the same point
+    /// exactly when these (and the tool, version and point) are equal.
+    pub identity: String,
+    /// What the point saves, as a person reads it: the locals named as the code names
+    /// them. Not compared: `identity` is.
     pub layout: String,
 }
 
 impl Entry {
+    /// The entry of a point whose layout, as traced, is `traced`.
+    fn traced(tool: &str, version: u16, point: &str, traced: &str, twin: bool) -> Entry {
+        let key = point_key(tool, version, point, traced);
+        Entry {
+            tool: tool.to_owned(),
+            version,
+            point: point.to_owned(),
+            header: crate::state::hex(&key.header),
+            tagged: if twin {
+                crate::state::hex(&tagged_point_key(tool, version, point, traced).header)
+            } else {
+                NO_TWIN.to_owned()
+            },
+            identity: crate::state::hex(&key.identity[..8]),
+            layout: shown::shown(traced),
+        }
+    }
+
     fn line(&self) -> String {
         format!(
-            "{}\tv{}\t{}\t{}\t{}\n",
-            self.tool, self.version, self.point, self.header, self.layout
+            "{}\tv{}\t{}\t{}\t{}\t{}\t{}\n",
+            self.tool,
+            self.version,
+            self.point,
+            self.header,
+            self.tagged,
+            self.identity,
+            self.layout
         )
     }
 
     fn parse(line: &str) -> Option<Entry> {
-        let mut fields = line.splitn(5, '\t');
+        let mut fields = line.splitn(7, '\t');
         let tool = fields.next()?.to_owned();
         let version = fields.next()?.strip_prefix('v')?.parse().ok()?;
         let point = fields.next()?.to_owned();
         let header = fields.next()?.trim().to_owned();
-        // A point that saves nothing has an empty layout, which an editor may trim away
-        // with its tab.
-        let layout = fields.next().unwrap_or_default().to_owned();
-        Some(Entry {
-            tool,
-            version,
-            point,
-            header,
-            layout,
-        })
+        let rest: Vec<&str> = fields.collect();
+        let hex16 = |text: &str| text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        match rest.as_slice() {
+            [tagged, identity, layout @ ..]
+                if (hex16(tagged) || *tagged == NO_TWIN) && hex16(identity.trim()) =>
+            {
+                Some(Entry {
+                    tool,
+                    version,
+                    point,
+                    header,
+                    tagged: (*tagged).to_owned(),
+                    identity: identity.trim().to_owned(),
+                    // A point that saves nothing shows `{}`, or nothing when an editor
+                    // trimmed the line's last tab.
+                    layout: layout.first().copied().unwrap_or_default().to_owned(),
+                })
+            }
+            // The file's first form, five columns, whose last was the layout as traced:
+            // the identity is computed from it, so an older file compares as it did.
+            _ => {
+                let traced = rest.join("\t");
+                let entry = Entry::traced(&tool, version, &point, &traced, true);
+                Some(Entry { header, ..entry })
+            }
+        }
     }
 
     /// Whether `other` is the same point with the same identity.
     fn same(&self, other: &Entry) -> bool {
-        (&self.tool, self.version, &self.point, &self.layout)
-            == (&other.tool, other.version, &other.point, &other.layout)
+        (&self.tool, self.version, &self.point, &self.identity)
+            == (&other.tool, other.version, &other.point, &other.identity)
     }
 }
 
@@ -124,13 +179,13 @@ impl LayoutFile {
         let mut entries: BTreeSet<Entry> = BTreeSet::new();
         for points in points {
             for point in points.iter() {
-                entries.insert(Entry {
-                    tool: points.tool().to_owned(),
-                    version: points.version(),
-                    point: point.name.clone(),
-                    header: crate::state::hex(&point.key.header),
-                    layout: point.layout.clone(),
-                });
+                entries.insert(Entry::traced(
+                    points.tool(),
+                    points.version(),
+                    &point.name,
+                    &point.layout,
+                    points.has_twins(),
+                ));
             }
         }
         LayoutFile {
@@ -163,12 +218,7 @@ impl LayoutFile {
     /// the runtime seals when one did not read back as postcard).
     pub fn find(&self, header: &str) -> Option<&Entry> {
         self.entries.iter().find(|entry| {
-            entry.header.eq_ignore_ascii_case(header)
-                || crate::state::hex(
-                    &tagged_point_key(&entry.tool, entry.version, &entry.point, &entry.layout)
-                        .header,
-                )
-                .eq_ignore_ascii_case(header)
+            entry.header.eq_ignore_ascii_case(header) || entry.tagged.eq_ignore_ascii_case(header)
         })
     }
 
@@ -290,6 +340,12 @@ impl Comparison {
 /// Says which fields of a layout changed, in words: the first difference of the two
 /// texts, with what is around it.
 fn describe_change(old: &str, new: &str) -> String {
+    if old == new {
+        return format!(
+            "something the macro keeps for itself changed (a shadowed local, a `for` loop, a \
+             #[saga_fn]'s call), though what it shows is the same: {new}"
+        );
+    }
     // What lies between the common start and the common end: a field added or removed
     // leaves one side empty there, and is named as such (the first differing character
     // alone would show the field before it on both sides).
@@ -492,13 +548,7 @@ mod tests {
     }
 
     fn entry(tool: &str, version: u16, point: &str, layout: &str) -> Entry {
-        Entry {
-            tool: tool.into(),
-            version,
-            point: point.into(),
-            header: "00".repeat(8),
-            layout: layout.into(),
-        }
+        Entry::traced(tool, version, point, layout, true)
     }
 
     #[test]
@@ -507,6 +557,36 @@ mod tests {
             entries: vec![entry("pay", 1, "AfterConfirm", "{ to: str, cents: u64 }")],
         };
         assert_eq!(LayoutFile::parse(&file.render()), file);
+    }
+
+    #[test]
+    fn the_file_names_locals_as_written_and_compares_identities() {
+        let traced = "{ __label_2: str, __m0: \"PhantomData\" }";
+        let file = LayoutFile {
+            entries: vec![entry("pay", 0, "AfterAsk", traced)],
+        };
+        let text = file.render();
+        assert!(text.contains("\t{ label: str }\n"), "{text}");
+        assert!(!text.contains("__"), "{text}");
+        assert_eq!(LayoutFile::parse(&text), file);
+        // The file's first form (the layout as traced) is the same point.
+        let older = LayoutFile::parse(&format!(
+            "pay\tv0\tAfterAsk\t{}\t{traced}\n",
+            file.entries[0].header
+        ));
+        assert_eq!(older, file);
+        assert!(file.compare(&older).up_to_date());
+        // Two layouts shown alike are still two identities: `__label_3` is another local.
+        let other = LayoutFile {
+            entries: vec![entry(
+                "pay",
+                0,
+                "AfterAsk",
+                "{ __label_3: str, __m0: \"PhantomData\" }",
+            )],
+        };
+        assert_eq!(other.entries[0].layout, file.entries[0].layout);
+        assert_eq!(other.compare(&file).stranded.len(), 1);
     }
 
     #[test]

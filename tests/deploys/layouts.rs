@@ -56,7 +56,23 @@ fn a_stale_file_fails_the_check() {
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let file = dir.join("deploy.layout");
     let text = std::fs::read_to_string("examples/layouts/deploy.layout").expect("the file");
-    std::fs::write(&file, text.replace("target: str", "target: u64")).expect("written");
+    // The previous build's line: another identity, and what it showed then.
+    let stale: String = text
+        .lines()
+        .map(|line| {
+            let mut fields: Vec<String> = line.split('\t').map(str::to_owned).collect();
+            if fields
+                .get(2)
+                .is_some_and(|point| point == "AfterSampleVerdict")
+            {
+                fields[5] = "0123456789abcdef".to_owned();
+                fields[6] = fields[6].replace("target: str", "target: u64");
+            }
+            fields.join("\t") + "\n"
+        })
+        .collect();
+    assert_ne!(stale, text);
+    std::fs::write(&file, stale).expect("written");
     let output = std::process::Command::new(example_binary("deploy"))
         .args(["--check-layout", &file.to_string_lossy()])
         .env("SAGA_KEYS", KEY)

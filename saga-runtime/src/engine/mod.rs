@@ -62,10 +62,8 @@ pub use kinds::{DEFAULT_MAX_TOKENS, StepFailure};
 pub use layout::LayoutError;
 pub use outcome::{Elicited, Outcome};
 pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
-#[cfg(test)]
-pub(crate) use points::point_key;
-pub(crate) use points::tagged_point_key;
 pub use points::{Point, PointRefusal, Points, StateLayout};
+pub(crate) use points::{point_key, tagged_point_key};
 pub use requests::{Checkpoint, Request, checkpoint};
 pub use tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,

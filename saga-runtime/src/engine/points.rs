@@ -403,6 +403,11 @@ impl Points {
         self.points.iter().flatten()
     }
 
+    /// Whether each point has a tagged twin (a `#[saga_tool]`'s state).
+    pub(crate) fn has_twins(&self) -> bool {
+        self.framing == Framing::Bytes
+    }
+
     /// Every point and tagged twin a token may name.
     pub(crate) fn with_twins(&self) -> impl Iterator<Item = &Point> {
         self.points.iter().chain(&self.tagged).flatten()
