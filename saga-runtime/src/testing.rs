@@ -54,6 +54,8 @@
 //! answers ends the run with [`Failed::Unscripted`]. Keys the runtime generates depend on
 //! the branch the tool took; a test that pins `.key(..)` in the tool does not.
 
+pub mod stores;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 

@@ -29,7 +29,11 @@ mod clock;
 mod keyring;
 mod link;
 mod nonce;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 mod single_use;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite;
 mod token;
 
 pub use binding::{ANONYMOUS, Binding};
@@ -37,13 +41,24 @@ pub use clock::unix_now;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 pub use link::Link;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader,
     TokenKey,
 };
+
+/// A count or a unix time as a database's signed 64-bit integer: the far future
+/// saturates.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn to_sql(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
 
 /// The one message every refused token gets, whatever the reason.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

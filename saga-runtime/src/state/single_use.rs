@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use super::clock::unix_now;
 use super::link::Link;
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a store could not record a token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +72,17 @@ impl TokenStore for Box<dyn TokenStore> {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.as_ref().retire(chain, floor, keep_until)
     }
+}
+
+/// How many redeems pass between two sweeps, in a database store, of the rows no token
+/// can use any more.
+const SWEEP_EVERY: u64 = 1024;
+
+/// Whether this redeem also sweeps: one in [`SWEEP_EVERY`], counted per process.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(super) fn sweep_due() -> bool {
+    static REDEEMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    REDEEMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1
 }
 
 /// An in-process store of at most `capacity` live tokens and chain floors together.

@@ -16,9 +16,15 @@
 
 mod clock;
 mod host;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod store;
 mod worker;
 

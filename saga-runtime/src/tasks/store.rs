@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::TaskRecord;
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A change to a record: applied to the current record, it returns whether to write it.
 pub type Change<'a> = &'a (dyn Fn(&mut TaskRecord) -> bool + Send + Sync);
@@ -219,6 +219,87 @@ struct Kept {
     shared: bool,
 }
 
+/// What a store holds where a new or grown record would count: each a number of records
+/// and their bytes. Every backend checks a [`Quota`] through it, so that they refuse
+/// alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Held {
+    /// The whole store's unexpired records.
+    pub(super) store: (usize, usize),
+    /// The record's quota owner's.
+    pub(super) owner: (usize, usize),
+    /// Those counted against the shared part.
+    pub(super) shared: (usize, usize),
+}
+
+impl Held {
+    /// Counts `record` (of `bytes`, `shared` if it counts against the share) for a record
+    /// of `owner`.
+    fn count(&mut self, record: &TaskRecord, bytes: usize, shared: bool, owner: &str) {
+        let add = |(tasks, held): &mut (usize, usize)| {
+            *tasks += 1;
+            *held = held.saturating_add(bytes);
+        };
+        add(&mut self.store);
+        if record.quota_owner() == owner {
+            add(&mut self.owner);
+        }
+        if shared {
+            add(&mut self.shared);
+        }
+    }
+
+    /// Whether a new record of `bytes` fits `quota` (and a backend's own `capacity`).
+    pub(super) fn admit(
+        &self,
+        quota: &Quota,
+        bytes: usize,
+        capacity: usize,
+    ) -> Result<(), TaskStoreError> {
+        if self.store.0 >= capacity.min(quota.tasks) {
+            return Err(TaskStoreError::Full);
+        }
+        if let Some(share) = quota.shared
+            && (self.shared.0 >= share.tasks || self.shared.1.saturating_add(bytes) > share.bytes)
+        {
+            return Err(TaskStoreError::SharedQuota);
+        }
+        if self.owner.0 >= quota.tasks_per_principal {
+            return Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal));
+        }
+        if self.owner.1.saturating_add(bytes) > quota.bytes_per_principal {
+            return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
+        }
+        if self.store.1.saturating_add(bytes) > quota.bytes {
+            return Err(TaskStoreError::Full);
+        }
+        Ok(())
+    }
+
+    /// Whether a record (counted against the share if `shared`) may grow by `grown`
+    /// bytes.
+    pub(super) fn admit_growth(
+        &self,
+        quota: &Quota,
+        grown: usize,
+        shared: bool,
+    ) -> Result<(), TaskStoreError> {
+        if self.owner.1.saturating_add(grown) > quota.bytes_per_principal {
+            return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
+        }
+        if shared
+            && let Some(share) = quota.shared
+            && self.shared.1.saturating_add(grown) > share.bytes
+        {
+            return Err(TaskStoreError::SharedQuota);
+        }
+        if self.store.1.saturating_add(grown) > quota.bytes {
+            return Err(TaskStoreError::Full);
+        }
+        Ok(())
+    }
+}
+
 /// A record's size in a store: its JSON.
 pub(super) fn record_bytes(record: &TaskRecord) -> usize {
     serde_json::to_vec(record).map_or(usize::MAX, |json| json.len())
@@ -243,36 +324,11 @@ impl TaskBackend for MemoryTasks {
             let bytes = record_bytes(record);
             let mut records = self.lock()?;
             records.retain(|_, kept| kept.record.expires_ms() > now);
-            if records.len() >= self.capacity.min(quota.tasks) {
-                return Err(TaskStoreError::Full);
-            }
-            let (mut held, mut held_bytes, mut store_bytes) = (0, 0usize, 0usize);
-            let (mut shared, mut shared_bytes) = (0, 0usize);
+            let mut held = Held::default();
             for kept in records.values() {
-                store_bytes = store_bytes.saturating_add(kept.bytes);
-                if kept.record.quota_owner() == record.quota_owner() {
-                    held += 1;
-                    held_bytes = held_bytes.saturating_add(kept.bytes);
-                }
-                if kept.shared {
-                    shared += 1;
-                    shared_bytes = shared_bytes.saturating_add(kept.bytes);
-                }
+                held.count(&kept.record, kept.bytes, kept.shared, record.quota_owner());
             }
-            if let Some(share) = quota.shared
-                && (shared >= share.tasks || shared_bytes.saturating_add(bytes) > share.bytes)
-            {
-                return Err(TaskStoreError::SharedQuota);
-            }
-            if held >= quota.tasks_per_principal {
-                return Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal));
-            }
-            if held_bytes.saturating_add(bytes) > quota.bytes_per_principal {
-                return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
-            }
-            if store_bytes.saturating_add(bytes) > quota.bytes {
-                return Err(TaskStoreError::Full);
-            }
+            held.admit(quota, bytes, self.capacity)?;
             records.insert(
                 record.id.clone(),
                 Kept {
@@ -319,31 +375,14 @@ impl TaskBackend for MemoryTasks {
             let bytes = record_bytes(&changed);
             if let Some(grown) = bytes.checked_sub(kept.bytes).filter(|grown| *grown > 0) {
                 let (owner, shared) = (kept.record.quota_owner(), kept.shared);
-                let (mut held, mut group, mut store) = (0usize, 0usize, 0usize);
+                let mut held = Held::default();
                 for other in records
                     .values()
                     .filter(|other| other.record.expires_ms() > now)
                 {
-                    store = store.saturating_add(other.bytes);
-                    if other.record.quota_owner() == owner {
-                        held = held.saturating_add(other.bytes);
-                    }
-                    if other.shared {
-                        group = group.saturating_add(other.bytes);
-                    }
+                    held.count(&other.record, other.bytes, other.shared, owner);
                 }
-                if held.saturating_add(grown) > quota.bytes_per_principal {
-                    return Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal));
-                }
-                if shared
-                    && let Some(share) = quota.shared
-                    && group.saturating_add(grown) > share.bytes
-                {
-                    return Err(TaskStoreError::SharedQuota);
-                }
-                if store.saturating_add(grown) > quota.bytes {
-                    return Err(TaskStoreError::Full);
-                }
+                held.admit_growth(quota, grown, shared)?;
             }
             let Some(kept) = records.get_mut(id) else {
                 return Ok(None);

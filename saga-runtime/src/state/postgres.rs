@@ -1,0 +1,229 @@
+//! Postgres (feature `postgres`): the database the single-use store ([`PostgresStore`])
+//! and the task store (`TaskStore::postgres`) share across a fleet of replicas.
+//!
+//! Each store holds a small pool of connections ([`POOL_SIZE`]). A connection the server
+//! closed (a restart, a failover) is dropped at its next use and a new one is made, so
+//! that a database that goes away and comes back costs the calls made while it is gone
+//! (each fails whole, as `-32603`) and nothing after. Connecting waits at most
+//! [`CONNECT_TIMEOUT`], and a statement runs at most [`STATEMENT_TIMEOUT`]: an
+//! unreachable or stuck database fails a call, never hangs it.
+//!
+//! The connection is not encrypted (`NoTls`): run Postgres on a private network, or put a
+//! TLS proxy beside each replica.
+
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use super::clock::unix_now;
+use super::link::Link;
+use super::single_use::{BoxFuture, StoreError, TokenStore, sweep_due};
+use super::to_sql;
+
+/// Connections per store.
+pub(crate) const POOL_SIZE: usize = 16;
+/// How long making a connection, or waiting for a free one, may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one statement may run.
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The layout of the tables this build reads and writes. A database of another schema is
+/// refused, never misread.
+const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory lock that serializes schema creation between replicas starting at once.
+const SCHEMA_LOCK: i64 = 0x5a6a_0001;
+
+/// A pool of connections to one database, its tables created.
+#[derive(Clone)]
+pub(crate) struct Db {
+    pub(crate) pool: Pool,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Connects to `url` (`postgres://user:password@host/dbname`) and creates the tables
+    /// if they are missing.
+    pub(crate) async fn connect(url: &str) -> Result<Db, String> {
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|error| format!("the Postgres URL: {error}"))?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        config.options(format!(
+            "-c statement_timeout={}",
+            STATEMENT_TIMEOUT.as_millis()
+        ));
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|error| error.to_string())?;
+        let db = Db { pool };
+        let client = db.client().await?;
+        client
+            .batch_execute(&format!(
+                "BEGIN;
+                 SELECT pg_advisory_xact_lock({SCHEMA_LOCK});
+                 CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+                 INSERT INTO saga_meta (key, value) VALUES ('schema', {SCHEMA_VERSION}) ON CONFLICT DO NOTHING;
+                 CREATE TABLE IF NOT EXISTS saga_tasks (
+                     id TEXT PRIMARY KEY,
+                     owner TEXT NOT NULL,
+                     shared BOOLEAN NOT NULL,
+                     bytes BIGINT NOT NULL,
+                     expires_ms BIGINT NOT NULL,
+                     working BOOLEAN NOT NULL,
+                     lease_until_ms BIGINT NOT NULL,
+                     version BIGINT NOT NULL,
+                     record TEXT NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS saga_tasks_owner ON saga_tasks (owner, expires_ms);
+                 CREATE INDEX IF NOT EXISTS saga_tasks_expiry ON saga_tasks (expires_ms);
+                 CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
+                 CREATE TABLE IF NOT EXISTS saga_used (nonce BYTEA PRIMARY KEY, keep_until BIGINT NOT NULL);
+                 CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
+                 CREATE TABLE IF NOT EXISTS saga_chains (
+                     chain BYTEA PRIMARY KEY, floor BIGINT NOT NULL, keep_until BIGINT NOT NULL
+                 );
+                 COMMIT;"
+            ))
+            .await
+            .map_err(describe)?;
+        let schema: i64 = client
+            .query_one("SELECT value FROM saga_meta WHERE key = 'schema'", &[])
+            .await
+            .map_err(describe)?
+            .get(0);
+        if schema != SCHEMA_VERSION {
+            return Err(format!(
+                "its tables are of schema {schema}, and this build reads schema \
+                 {SCHEMA_VERSION}: use it with the build that wrote it"
+            ));
+        }
+        Ok(db)
+    }
+
+    /// A connection from the pool.
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, String> {
+        self.pool.get().await.map_err(|error| error.to_string())
+    }
+}
+
+/// A Postgres error in words: the server's message when it sent one.
+pub(crate) fn describe(error: tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => error.to_string(),
+    }
+}
+
+/// A single-use store in Postgres, shared by every replica: a redeemed token is a row of
+/// `saga_used`, a chain's floor one of `saga_chains`. A redeem checks the floor and marks
+/// the token in one statement.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), saga_runtime::state::StoreError> {
+/// let store =
+///     saga_runtime::state::PostgresStore::connect("postgres://saga@127.0.0.1/saga").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    db: Db,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user:password@host/dbname`), creating the tables if
+    /// they are missing. The task store may use the same database (`TaskStore::postgres`).
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Ok(Self {
+            db: Db::connect(url).await.map_err(StoreError::Unavailable)?,
+        })
+    }
+}
+
+impl TokenStore for PostgresStore {
+    fn redeem<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            let link = Link::of_nonce(id);
+            let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+            // One statement: the floor's check and the mark are atomic. A row whose token
+            // expired may be taken again: that token is refused before it is redeemed.
+            let redeemed = client
+                .execute(
+                    "INSERT INTO saga_used (nonce, keep_until)
+                     SELECT $1, $2
+                     WHERE NOT EXISTS (
+                         SELECT 1 FROM saga_chains
+                         WHERE chain = $3 AND keep_until >= $4 AND floor > $5
+                     )
+                     ON CONFLICT (nonce) DO UPDATE SET keep_until = EXCLUDED.keep_until
+                     WHERE saga_used.keep_until < $4",
+                    &[
+                        &&id[..],
+                        &to_sql(keep_until),
+                        &&link.chain[..],
+                        &now,
+                        &i64::from(link.seq),
+                    ],
+                )
+                .await
+                .map_err(|error| StoreError::Unavailable(describe(error)))?;
+            if sweep_due() {
+                // Best effort: a failed sweep is retried at the next one.
+                let _ = client
+                    .batch_execute(&format!(
+                        "DELETE FROM saga_used WHERE keep_until < {now};
+                         DELETE FROM saga_chains WHERE keep_until < {now};"
+                    ))
+                    .await;
+            }
+            Ok(redeemed == 1)
+        })
+    }
+
+    fn retire<'a>(
+        &'a self,
+        chain: &'a [u8; 8],
+        floor: u64,
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+            client
+                .execute(
+                    "INSERT INTO saga_chains (chain, floor, keep_until) VALUES ($1, $2, $3)
+                     ON CONFLICT (chain) DO UPDATE SET
+                       floor = CASE WHEN saga_chains.keep_until < $4 THEN EXCLUDED.floor
+                                    ELSE GREATEST(saga_chains.floor, EXCLUDED.floor) END,
+                       keep_until = GREATEST(saga_chains.keep_until, EXCLUDED.keep_until)",
+                    &[&&chain[..], &to_sql(floor), &to_sql(keep_until), &now],
+                )
+                .await
+                .map_err(|error| StoreError::Unavailable(describe(error)))?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! One local SQLite file (feature `sqlite`): the database both the single-use store
+//! ([`SqliteStore`]) and the task store (`TaskStore::sqlite`) keep their rows in.
+//!
+//! The file is opened in WAL mode with `synchronous = FULL`: a write is on disk when the
+//! call that made it returns, so neither `kill -9` of the server nor a power cut loses a
+//! redeemed token or a task's step that was acknowledged. (`NORMAL` would survive the
+//! process being killed, not the machine losing power; a task store is where a user puts
+//! work they cannot lose, so the safer mode is the default, and the cost is measured in
+//! BENCHMARKS.md.) Several processes may share one file: a writer waits up to
+//! [`BUSY_TIMEOUT`] for another's transaction.
+//!
+//! rusqlite is synchronous: each use runs on tokio's blocking pool, one at a time per
+//! opened file, so that no request's database work holds a runtime thread.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::clock::unix_now;
+use super::link::Link;
+use super::single_use::{BoxFuture, StoreError, TokenStore, sweep_due};
+use super::to_sql;
+
+/// How long a write waits for another connection's transaction on the same file.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The layout of the tables this build reads and writes. A file written by a build of
+/// another schema is refused, never misread.
+const SCHEMA_VERSION: i64 = 1;
+
+/// An opened SQLite file, shared by the stores of one process.
+#[derive(Clone)]
+pub(crate) struct Db {
+    connection: Arc<Mutex<Connection>>,
+    path: Arc<str>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.path).finish()
+    }
+}
+
+impl Db {
+    /// Opens (creating if needed) the file at `path`, in WAL mode, with every table of
+    /// saga's stores.
+    pub(crate) async fn open(path: &Path) -> Result<Db, String> {
+        let path_text: Arc<str> = path.display().to_string().into();
+        let path = path.to_owned();
+        let connection = tokio::task::spawn_blocking(move || -> Result<Connection, String> {
+            let connection = Connection::open(&path).map_err(|e| e.to_string())?;
+            connection
+                .busy_timeout(BUSY_TIMEOUT)
+                .map_err(|e| e.to_string())?;
+            let mode: String = connection
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+                .map_err(|e| e.to_string())?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(format!("the file cannot be put in WAL mode (it is {mode})"));
+            }
+            connection
+                .execute_batch(
+                    "PRAGMA synchronous = FULL;
+                     BEGIN IMMEDIATE;
+                     CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                     INSERT OR IGNORE INTO saga_meta (key, value) VALUES ('schema', 1);
+                     CREATE TABLE IF NOT EXISTS saga_tasks (
+                         id TEXT PRIMARY KEY,
+                         owner TEXT NOT NULL,
+                         shared INTEGER NOT NULL,
+                         bytes INTEGER NOT NULL,
+                         expires_ms INTEGER NOT NULL,
+                         working INTEGER NOT NULL,
+                         lease_until_ms INTEGER NOT NULL,
+                         version INTEGER NOT NULL,
+                         record TEXT NOT NULL
+                     );
+                     CREATE INDEX IF NOT EXISTS saga_tasks_owner ON saga_tasks (owner, expires_ms);
+                     CREATE INDEX IF NOT EXISTS saga_tasks_expiry ON saga_tasks (expires_ms);
+                     CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
+                     CREATE TABLE IF NOT EXISTS saga_used (nonce BLOB PRIMARY KEY, keep_until INTEGER NOT NULL);
+                     CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
+                     CREATE TABLE IF NOT EXISTS saga_chains (
+                         chain BLOB PRIMARY KEY, floor INTEGER NOT NULL, keep_until INTEGER NOT NULL
+                     );
+                     COMMIT;",
+                )
+                .map_err(|e| e.to_string())?;
+            let schema: i64 = connection
+                .query_row("SELECT value FROM saga_meta WHERE key = 'schema'", [], |row| {
+                    row.get(0)
+                })
+                .map_err(|e| e.to_string())?;
+            if schema != SCHEMA_VERSION {
+                return Err(format!(
+                    "its tables are of schema {schema}, and this build reads schema \
+                     {SCHEMA_VERSION}: open it with the build that wrote it"
+                ));
+            }
+            Ok(connection)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|error| format!("{path_text}: {error}"))?;
+        Ok(Db {
+            connection: Arc::new(Mutex::new(connection)),
+            path: path_text,
+        })
+    }
+
+    /// Runs `work` on the connection, on the blocking pool.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let connection = Arc::clone(&self.connection);
+        let path = Arc::clone(&self.path);
+        tokio::task::spawn_blocking(move || {
+            // A poisoned lock means a panic mid-use: SQLite rolled back the transaction
+            // it was in when its statement was dropped, so the connection is usable.
+            let mut connection = connection
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut connection)
+        })
+        .await
+        .map_err(|error| format!("{path}: {error}"))?
+        .map_err(|error| format!("{path}: {error}"))
+    }
+}
+
+/// A single-use store in a local SQLite file: durable across restarts of the one server
+/// that uses it, so a token redeemed before a restart stays redeemed after it. A
+/// redeemed token is a row of `saga_used`, a chain's floor one of `saga_chains`; each is
+/// deleted once no token it guards can be presented.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), saga_runtime::state::StoreError> {
+/// let store = saga_runtime::state::SqliteStore::open("saga.db").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    db: Db,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the SQLite file at `path`. The task store may use the
+    /// same file (`TaskStore::sqlite`).
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Ok(Self {
+            db: Db::open(path.as_ref())
+                .await
+                .map_err(StoreError::Unavailable)?,
+        })
+    }
+}
+
+impl TokenStore for SqliteStore {
+    fn redeem<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let id = *id;
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            let link = Link::of_nonce(&id);
+            self.db
+                .run(move |connection| {
+                    let tx = connection
+                        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                    let floor: Option<i64> = tx
+                        .query_row(
+                            "SELECT floor FROM saga_chains WHERE chain = ?1 AND keep_until >= ?2",
+                            params![&link.chain[..], now],
+                            |row| row.get(0),
+                        )
+                        .optional()?;
+                    if floor.is_some_and(|floor| i64::from(link.seq) < floor) {
+                        return Ok(false);
+                    }
+                    // A row whose token expired may be taken again: that token is refused
+                    // before it is redeemed, so the nonce is free.
+                    let inserted = tx.execute(
+                        "INSERT INTO saga_used (nonce, keep_until) VALUES (?1, ?2)
+                         ON CONFLICT (nonce) DO UPDATE SET keep_until = excluded.keep_until
+                         WHERE saga_used.keep_until < ?3",
+                        params![&id[..], to_sql(keep_until), now],
+                    )?;
+                    if sweep_due() {
+                        tx.execute("DELETE FROM saga_used WHERE keep_until < ?1", [now])?;
+                        tx.execute("DELETE FROM saga_chains WHERE keep_until < ?1", [now])?;
+                    }
+                    tx.commit()?;
+                    Ok(inserted == 1)
+                })
+                .await
+                .map_err(StoreError::Unavailable)
+        })
+    }
+
+    fn retire<'a>(
+        &'a self,
+        chain: &'a [u8; 8],
+        floor: u64,
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let chain = *chain;
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            self.db
+                .run(move |connection| {
+                    // A floor whose time is over guards nothing: it is replaced, not raised.
+                    connection.execute(
+                        "INSERT INTO saga_chains (chain, floor, keep_until) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (chain) DO UPDATE SET
+                           floor = CASE WHEN saga_chains.keep_until < ?4 THEN excluded.floor
+                                        ELSE max(saga_chains.floor, excluded.floor) END,
+                           keep_until = max(saga_chains.keep_until, excluded.keep_until)",
+                        params![&chain[..], to_sql(floor), to_sql(keep_until), now],
+                    )?;
+                    Ok(())
+                })
+                .await
+                .map_err(StoreError::Unavailable)
+        })
+    }
+}

@@ -1,0 +1,486 @@
+//! The contract every store keeps, as a test suite a backend runs against itself: saga's
+//! own (memory, SQLite, Redis, Postgres) in `tests/tasks/stores.rs`, and yours.
+//!
+//! Each function panics, naming the broken promise, when the store breaks one. Give each
+//! a fresh, empty store (a new file, database or key space): the suite counts what the
+//! store holds.
+//!
+//! ```no_run
+//! # #[derive(Debug)] struct MyBackend;
+//! # impl MyBackend { async fn connect() -> Self { MyBackend } }
+//! # impl saga_runtime::tasks::TaskBackend for MyBackend {
+//! #     fn insert<'a>(&'a self, _: &'a saga_runtime::tasks::TaskRecord, _: &'a saga_runtime::tasks::Quota) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
+//! #     fn get<'a>(&'a self, _: &'a str) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<saga_runtime::tasks::TaskRecord>, saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
+//! #     fn update<'a>(&'a self, _: &'a str, _: saga_runtime::tasks::Change<'a>, _: &'a saga_runtime::tasks::Quota) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<saga_runtime::tasks::TaskRecord>, saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
+//! #     fn orphans(&self, _: u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<String>, saga_runtime::tasks::TaskStoreError>> + Send + '_>> { todo!() }
+//! # }
+//! use saga_runtime::tasks::TaskStore;
+//!
+//! #[tokio::test]
+//! async fn my_backend_keeps_the_task_store_contract() {
+//!     let store = TaskStore::custom(MyBackend::connect().await);
+//!     saga_runtime::testing::stores::task_store_contract(store).await;
+//! }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{InputResponses, TaskStatus};
+use serde_json::json;
+
+use crate::state::{Link, TokenStore, unix_now};
+use crate::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_millis()),
+    )
+    .unwrap_or(u64::MAX)
+}
+
+/// A working task of `principal`, whose worker's lease holds until `lease_until_ms`.
+fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
+    TaskRecord {
+        id: id.to_owned(),
+        principal: principal.into(),
+        counted_as: None,
+        tool: "migrate".into(),
+        arguments: None,
+        capabilities: Default::default(),
+        status: TaskStatus::Working,
+        state: Some("state".into()),
+        pending: None,
+        answers: InputResponses::new(),
+        result: None,
+        error: None,
+        created_ms: now_ms(),
+        updated_ms: now_ms(),
+        ttl_ms: 60_000,
+        worker: Some("w1".into()),
+        lease_until_ms,
+        takeovers: 0,
+        unresumable_since_ms: None,
+        status_message: None,
+    }
+}
+
+/// Runs every check of the task store contract against `store`, which must be empty:
+///
+/// - a record reads back as written, with every field; a missing one is `None`;
+/// - updates are atomic (40 concurrent ones lose none), a declined change writes
+///   nothing, a cancel is an update like any other;
+/// - exactly one of several workers racing to take over an orphan wins it, and only
+///   working tasks whose lease ended are orphans;
+/// - the per-principal bounds (tasks and bytes), the shared part's and the store's are
+///   kept at insert, and at an update that grows a record;
+/// - an expired record is gone: not read, not an orphan, not updated, not counted.
+pub async fn task_store_contract(store: TaskStore) {
+    creates_reads_and_bounds(&store).await;
+    updates_are_atomic(&store).await;
+    one_worker_takes_an_orphan_over(&store).await;
+    growth_counts(&store).await;
+    expired_records_are_gone(&store).await;
+}
+
+async fn creates_reads_and_bounds(store: &TaskStore) {
+    let backend = store.backend();
+    let far = now_ms() + 60_000;
+    let mut a = record("a", "alice", far);
+    // Every field reads back, the optional ones included.
+    a.status_message = Some("1/3 table 0".into());
+    backend
+        .insert(&a, &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    backend
+        .insert(&record("b", "alice", 1), &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    assert_eq!(
+        backend.get("a").await.expect("read"),
+        Some(a.clone()),
+        "a record reads back as written"
+    );
+    assert_eq!(backend.get("nope").await.expect("read"), None);
+    // Alice holds two tasks: a quota of two refuses her a third, not someone else.
+    assert_eq!(
+        backend
+            .insert(&record("c", "alice", far), &Quota::per_principal(2))
+            .await,
+        Err(TaskStoreError::PrincipalQuota(2)),
+        "the per-principal task bound"
+    );
+    backend
+        .insert(&record("c", "bob", far), &Quota::per_principal(2))
+        .await
+        .expect("another principal is not refused");
+    // A record counted under a pool counts there, not under its principal.
+    let mut pooled = record("p", "alice", far);
+    pooled.counted_as = Some("unverified:10.0.0.1".into());
+    backend
+        .insert(&pooled, &Quota::per_principal(1))
+        .await
+        .expect("counted under its pool, which holds none");
+    // Bytes count as well as tasks.
+    let mut big = record("d", "carol", far);
+    big.state = Some("x".repeat(10_000));
+    assert_eq!(
+        backend
+            .insert(
+                &big,
+                &Quota::per_principal(100).with_bytes(5_000, usize::MAX)
+            )
+            .await,
+        Err(TaskStoreError::PrincipalBytes(5_000)),
+        "the per-principal byte bound"
+    );
+    // A share spent by one principal refuses the others in it, not those outside it.
+    let share = Quota::per_principal(100).with_share(Share {
+        tasks: 1,
+        bytes: usize::MAX,
+    });
+    backend
+        .insert(&record("e", "dave", far), &share)
+        .await
+        .expect("first in the share");
+    assert_eq!(
+        backend.insert(&record("f", "erin", far), &share).await,
+        Err(TaskStoreError::SharedQuota),
+        "the shared part's bound"
+    );
+    backend
+        .insert(&record("f", "erin", far), &Quota::per_principal(100))
+        .await
+        .expect("outside the share");
+    // The store's own bounds: six records are held.
+    assert_eq!(
+        backend
+            .insert(
+                &record("g", "frank", far),
+                &Quota::per_principal(100).with_tasks(6)
+            )
+            .await,
+        Err(TaskStoreError::Full),
+        "the store's task bound"
+    );
+    assert_eq!(
+        backend
+            .insert(
+                &big,
+                &Quota::per_principal(100).with_bytes(usize::MAX, 8_000)
+            )
+            .await,
+        Err(TaskStoreError::Full),
+        "the store's byte bound"
+    );
+    if let Some(depth) = backend.depth(now_ms()).await.expect("depth") {
+        assert_eq!(depth, 6, "the depth counts the records held");
+    }
+    // A cancel is an update; the record then is no orphan.
+    let cancel = |record: &mut TaskRecord| {
+        record.status = TaskStatus::Cancelled;
+        true
+    };
+    let cancelled = backend
+        .update("f", &cancel, &Quota::per_principal(100))
+        .await
+        .expect("updated")
+        .expect("there");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert_eq!(
+        backend.get("f").await.expect("read").map(|r| r.status),
+        Some(TaskStatus::Cancelled)
+    );
+    assert_eq!(
+        backend
+            .update("nope", &cancel, &Quota::per_principal(100))
+            .await,
+        Ok(None),
+        "an update of a missing record"
+    );
+}
+
+async fn updates_are_atomic(store: &TaskStore) {
+    let mut handles = Vec::new();
+    for _ in 0..40 {
+        let store = store.clone();
+        handles.push(tokio::spawn(async move {
+            let bump = |record: &mut TaskRecord| {
+                record.takeovers += 1;
+                true
+            };
+            store
+                .backend()
+                .update("a", &bump, &Quota::per_principal(100))
+                .await
+                .expect("updated");
+        }));
+    }
+    for handle in handles {
+        handle.await.expect("joined");
+    }
+    let backend = store.backend();
+    let a = backend.get("a").await.expect("read").expect("there");
+    assert_eq!(a.takeovers, 40, "an update was lost");
+    let decline = |record: &mut TaskRecord| {
+        record.takeovers = 0;
+        false
+    };
+    let unchanged = backend
+        .update("a", &decline, &Quota::per_principal(100))
+        .await
+        .expect("read");
+    assert_eq!(
+        unchanged.map(|record| record.takeovers),
+        Some(40),
+        "a declined change"
+    );
+    assert_eq!(
+        backend.get("a").await.expect("read").map(|r| r.takeovers),
+        Some(40),
+        "a declined change was written"
+    );
+}
+
+async fn one_worker_takes_an_orphan_over(store: &TaskStore) {
+    // `b` is working and its lease ended: the only orphan.
+    assert_eq!(
+        store.backend().orphans(now_ms()).await.expect("listed"),
+        vec!["b".to_owned()],
+        "only working tasks whose lease ended are orphans"
+    );
+    let winners = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for worker in 0..8 {
+        let (store, winners) = (store.clone(), Arc::clone(&winners));
+        handles.push(tokio::spawn(async move {
+            let now = now_ms();
+            let name = format!("w{worker}");
+            // The takeover a worker makes: only while the lease is over.
+            let claim = |record: &mut TaskRecord| {
+                if record.lease_until_ms >= now {
+                    return false;
+                }
+                record.worker = Some(name.clone());
+                record.lease_until_ms = now + 60_000;
+                record.takeovers += 1;
+                true
+            };
+            let after = store
+                .backend()
+                .update("b", &claim, &Quota::per_principal(100))
+                .await
+                .expect("updated")
+                .expect("there");
+            if after.worker.as_deref() == Some(name.as_str()) {
+                winners.lock().expect("lock").push(name);
+            }
+        }));
+    }
+    for handle in handles {
+        handle.await.expect("joined");
+    }
+    let winners = winners.lock().expect("lock").clone();
+    assert_eq!(winners.len(), 1, "takeovers: {winners:?}");
+    let b = store.backend().get("b").await.expect("read").expect("b");
+    assert_eq!(b.takeovers, 1, "one takeover");
+    assert!(
+        store
+            .backend()
+            .orphans(now_ms())
+            .await
+            .expect("listed")
+            .is_empty(),
+        "a task taken over is no orphan"
+    );
+    let done = |record: &mut TaskRecord| {
+        record.status = TaskStatus::Completed;
+        record.lease_until_ms = 0;
+        true
+    };
+    store
+        .backend()
+        .update("b", &done, &Quota::per_principal(100))
+        .await
+        .expect("updated");
+    assert!(
+        store
+            .backend()
+            .orphans(now_ms())
+            .await
+            .expect("listed")
+            .is_empty(),
+        "a completed task is no orphan"
+    );
+}
+
+async fn growth_counts(store: &TaskStore) {
+    // What a record holds after a change counts, not only what it held when stored.
+    let backend = store.backend();
+    let far = now_ms() + 60_000;
+    backend
+        .insert(&record("z", "zed", far), &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    let grow = |record: &mut TaskRecord| {
+        record.answers.insert(
+            "k".into(),
+            json!({"action": "accept", "content": {"note": "x".repeat(10_000)}}),
+        );
+        true
+    };
+    let tight = Quota::per_principal(100).with_bytes(5_000, usize::MAX);
+    assert_eq!(
+        backend.update("z", &grow, &tight).await,
+        Err(TaskStoreError::PrincipalBytes(5_000)),
+        "a change that grows a record past its principal's bytes"
+    );
+    let kept = backend.get("z").await.expect("read").expect("there");
+    assert!(kept.answers.is_empty(), "a refused change was written");
+    let roomy = Quota::per_principal(100).with_bytes(20_000, usize::MAX);
+    backend
+        .update("z", &grow, &roomy)
+        .await
+        .expect("within the bound");
+    let z2 = record("z2", "zed", far);
+    let grown = backend.get("z").await.expect("read").expect("there");
+    let size = |record: &TaskRecord| serde_json::to_vec(record).map_or(0, |json| json.len());
+    let between = size(&grown) + size(&z2) - 1;
+    assert_eq!(
+        backend
+            .insert(
+                &z2,
+                &Quota::per_principal(100).with_bytes(between, usize::MAX)
+            )
+            .await,
+        Err(TaskStoreError::PrincipalBytes(between)),
+        "a grown record counts against the next insert"
+    );
+    let shrink = |record: &mut TaskRecord| {
+        record.answers.clear();
+        true
+    };
+    backend
+        .update("z", &shrink, &tight)
+        .await
+        .expect("a smaller record is written");
+    backend
+        .insert(
+            &z2,
+            &Quota::per_principal(100).with_bytes(11_000, usize::MAX),
+        )
+        .await
+        .expect("room again");
+}
+
+async fn expired_records_are_gone(store: &TaskStore) {
+    let backend = store.backend();
+    let mut brief = record("brief", "yann", 1);
+    brief.created_ms = now_ms().saturating_sub(59_700);
+    backend
+        .insert(&brief, &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    assert!(backend.get("brief").await.expect("read").is_some());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        backend.get("brief").await.expect("read"),
+        None,
+        "an expired record is read"
+    );
+    assert!(
+        !backend
+            .orphans(now_ms())
+            .await
+            .expect("listed")
+            .contains(&"brief".to_owned()),
+        "an expired record is an orphan"
+    );
+    let touch = |record: &mut TaskRecord| {
+        record.takeovers += 1;
+        true
+    };
+    assert_eq!(
+        backend
+            .update("brief", &touch, &Quota::per_principal(100))
+            .await,
+        Ok(None),
+        "an expired record is updated"
+    );
+    backend
+        .insert(
+            &record("again", "yann", now_ms() + 60_000),
+            &Quota::per_principal(1),
+        )
+        .await
+        .expect("an expired record still counts against its principal");
+}
+
+/// Runs every check of the single-use contract against `store`, which must be empty:
+///
+/// - a token is redeemed once; of many concurrent redeems of one token exactly one wins;
+/// - a chain's floor refuses its lower tokens, only rises, and touches no other chain;
+/// - a floor whose time is over refuses nothing.
+pub async fn token_store_contract(store: impl TokenStore) {
+    let store = Arc::new(store);
+    let far = unix_now() + 600;
+    let token = |chain: u8, seq: u32, salt: u8| {
+        let mut nonce = [salt; 24];
+        nonce[..8].copy_from_slice(&[chain; 8]);
+        nonce[8..12].copy_from_slice(&seq.to_be_bytes());
+        nonce
+    };
+    assert_eq!(store.redeem(&token(1, 0, 1), far).await, Ok(true));
+    assert_eq!(
+        store.redeem(&token(1, 0, 1), far).await,
+        Ok(false),
+        "a token redeemed twice"
+    );
+    let mut handles = Vec::new();
+    for _ in 0..16 {
+        let store = Arc::clone(&store);
+        handles.push(tokio::spawn(async move {
+            store.redeem(&token(2, 0, 2), far).await
+        }));
+    }
+    let mut won = 0;
+    for handle in handles {
+        if handle.await.expect("joined") == Ok(true) {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 1, "concurrent redeems of one token");
+
+    let chain = [3u8; 8];
+    assert_eq!(Link::of_nonce(&token(3, 5, 3)).chain, chain);
+    store.retire(&chain, 3, far).await.expect("retired");
+    assert_eq!(
+        store.redeem(&token(3, 2, 3), far).await,
+        Ok(false),
+        "a token below its chain's floor"
+    );
+    assert_eq!(store.redeem(&token(3, 3, 3), far).await, Ok(true));
+    store.retire(&chain, 1, far).await.expect("retired");
+    assert_eq!(
+        store.redeem(&token(3, 2, 4), far).await,
+        Ok(false),
+        "a floor went down"
+    );
+    assert_eq!(store.redeem(&token(3, 4, 3), far).await, Ok(true));
+    assert_eq!(
+        store.redeem(&token(4, 0, 4), far).await,
+        Ok(true),
+        "another chain"
+    );
+    // A floor kept until a time now past guards nothing.
+    let past = unix_now().saturating_sub(10);
+    store.retire(&[5u8; 8], 9, past).await.expect("retired");
+    assert_eq!(
+        store.redeem(&token(5, 1, 5), far).await,
+        Ok(true),
+        "a floor whose time is over"
+    );
+}

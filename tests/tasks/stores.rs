@@ -1,0 +1,193 @@
+//! The stores' contract (`saga_runtime::testing::stores`), run against every backend saga
+//! ships: in memory, a SQLite file, a real `redis-server` and a real `postgres`, each
+//! fresh; and what only a durable store promises: a SQLite file reopened keeps every
+//! record and every redeemed token, and a Postgres that goes away fails calls cleanly and
+//! serves again when it returns.
+
+use saga_examples::harness::postgres::start_postgres;
+use saga_examples::harness::redis::start_redis;
+use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore, TokenStore};
+use saga_runtime::tasks::{Quota, TaskRecord, TaskStore, TaskStoreError};
+use saga_runtime::testing::stores::{task_store_contract, token_store_contract};
+
+/// A path for a fresh SQLite file, removed (with its WAL) on drop.
+struct TempDb(std::path::PathBuf);
+
+impl TempDb {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "saga-{name}-{}-{}.db",
+            std::process::id(),
+            rand_suffix()
+        ));
+        Self(path)
+    }
+}
+
+fn rand_suffix() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.0.display()));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_keeps_the_contract() {
+    task_store_contract(TaskStore::memory()).await;
+    token_store_contract(MemoryStore::new(1000)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_keeps_the_contract() {
+    let file = TempDb::new("contract");
+    task_store_contract(TaskStore::sqlite(&file.0).await.expect("opened")).await;
+    // The single-use store on the same file.
+    token_store_contract(SqliteStore::open(&file.0).await.expect("opened")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_keeps_the_contract() {
+    let redis = start_redis().await;
+    task_store_contract(TaskStore::redis(&redis.url).await.expect("connected")).await;
+    token_store_contract(RedisStore::connect(&redis.url).await.expect("connected")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keeps_the_contract() {
+    let postgres = start_postgres().await;
+    task_store_contract(TaskStore::postgres(&postgres.url).await.expect("connected")).await;
+    token_store_contract(
+        PostgresStore::connect(&postgres.url)
+            .await
+            .expect("connected"),
+    )
+    .await;
+}
+
+fn a_record(id: &str) -> TaskRecord {
+    let now = saga_runtime::state::unix_now() * 1000;
+    TaskRecord {
+        id: id.into(),
+        principal: "alice".into(),
+        counted_as: None,
+        tool: "migrate".into(),
+        arguments: None,
+        capabilities: Default::default(),
+        status: saga_runtime::rmcp::model::TaskStatus::Working,
+        state: Some("sealed".into()),
+        pending: None,
+        answers: Default::default(),
+        result: None,
+        error: None,
+        created_ms: now,
+        updated_ms: now,
+        ttl_ms: 600_000,
+        worker: Some("w".into()),
+        lease_until_ms: now + 60_000,
+        takeovers: 0,
+        unresumable_since_ms: None,
+        status_message: None,
+    }
+}
+
+/// What a SQLite file held is there when it is opened again (the next process).
+#[tokio::test]
+async fn a_sqlite_file_keeps_tasks_and_redeemed_tokens_across_opens() {
+    let file = TempDb::new("reopen");
+    let record = a_record("t1");
+    let far = saga_runtime::state::unix_now() + 600;
+    {
+        let tasks = TaskStore::sqlite(&file.0).await.expect("opened");
+        tasks
+            .backend()
+            .insert(&record, &Quota::per_principal(10))
+            .await
+            .expect("inserted");
+        let used = SqliteStore::open(&file.0).await.expect("opened");
+        assert_eq!(used.redeem(&[7; 24], far).await, Ok(true));
+    }
+    let tasks = TaskStore::sqlite(&file.0).await.expect("opened again");
+    assert_eq!(tasks.backend().get("t1").await.expect("read"), Some(record));
+    let used = SqliteStore::open(&file.0).await.expect("opened again");
+    assert_eq!(
+        used.redeem(&[7; 24], far).await,
+        Ok(false),
+        "a token redeemed before the restart replays after it"
+    );
+}
+
+/// A file written by a build of another schema is refused, not misread.
+#[tokio::test]
+async fn a_sqlite_file_of_another_schema_is_refused() {
+    let file = TempDb::new("schema");
+    drop(TaskStore::sqlite(&file.0).await.expect("opened"));
+    // As a later build would leave it.
+    rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .execute("UPDATE saga_meta SET value = 2 WHERE key = 'schema'", [])
+        .expect("updated");
+    let error = TaskStore::sqlite(&file.0).await.expect_err("refused");
+    assert!(
+        matches!(&error, TaskStoreError::Unavailable(why) if why.contains("schema 2")),
+        "{error}"
+    );
+    assert!(SqliteStore::open(&file.0).await.is_err());
+}
+
+/// A Postgres that goes away fails each call whole (`Unavailable`), hangs none, and
+/// serves again once it is back, with what it held before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_that_goes_away_fails_calls_and_serves_when_back() {
+    let mut postgres = start_postgres().await;
+    let tasks = TaskStore::postgres(&postgres.url).await.expect("connected");
+    let used = PostgresStore::connect(&postgres.url)
+        .await
+        .expect("connected");
+    tasks
+        .backend()
+        .insert(&a_record("before"), &Quota::per_principal(10))
+        .await
+        .expect("inserted");
+    postgres.stop();
+    let started = std::time::Instant::now();
+    let far = saga_runtime::state::unix_now() + 600;
+    assert!(matches!(
+        tasks.backend().get("before").await,
+        Err(TaskStoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        tasks
+            .backend()
+            .insert(&a_record("during"), &Quota::per_principal(10))
+            .await,
+        Err(TaskStoreError::Unavailable(_))
+    ));
+    assert!(used.redeem(&[9; 24], far).await.is_err());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "calls hung while the database was gone: {:?}",
+        started.elapsed()
+    );
+    postgres.start().await;
+    assert!(
+        tasks.backend().get("before").await.expect("read").is_some(),
+        "what it held before"
+    );
+    assert_eq!(
+        tasks.backend().get("during").await.expect("read"),
+        None,
+        "nothing half-written"
+    );
+    tasks
+        .backend()
+        .insert(&a_record("after"), &Quota::per_principal(10))
+        .await
+        .expect("serves again");
+    assert_eq!(used.redeem(&[9; 24], far).await, Ok(true));
+}
