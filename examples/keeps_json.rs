@@ -9,7 +9,8 @@
 //! cargo run --example keeps_json -- --stdio           # stdio
 //! ```
 //!
-//! `SAGA_TASKS_REDIS=redis://…` keeps its tasks in Redis (in memory otherwise).
+//! `SAGA_TASKS` says where its tasks are kept (the SQLite file `saga-tasks.db` unless it names
+//! another, or Redis, Postgres, `memory`).
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

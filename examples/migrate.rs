@@ -4,9 +4,11 @@
 //!
 //! - A client that declares the tasks extension (MCP 2026-07-28) gets a task: the call
 //!   answers at once with a task id, and a worker runs the migration, writing its state to
-//!   the task store at every checkpoint. With `SAGA_TASKS_REDIS` set, the store is Redis
-//!   and replicas share it: when one dies, another takes its tasks over when their lease
-//!   (`SAGA_TASK_LEASE_MS`, 10 s by default) runs out.
+//!   the task store at every checkpoint. The store is the SQLite file `saga-tasks.db`
+//!   (a restart, even after `kill -9`, goes on with every task), or what `SAGA_TASKS`
+//!   names: with `SAGA_TASKS=redis://…` or `postgres://…` replicas share it, and when one
+//!   dies another takes its tasks over when their lease (`SAGA_TASK_LEASE_MS`, 10 s by
+//!   default) runs out.
 //! - A client that declares `resumableRequests` (seed 002, SEP-975) in a session gets a
 //!   resume token at every checkpoint; after a crash, `requests/resume` on a fresh process
 //!   goes on from the last one.
@@ -17,36 +19,29 @@
 //! cargo run --example migrate                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! cargo run --example migrate -- --stdio      # stdio
 //! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
-//! SAGA_TASKS_REDIS=redis://127.0.0.1/ cargo run --example migrate   # tasks shared by replicas
+//! SAGA_TASKS=sqlite:/var/lib/migrate.db cargo run --example migrate   # another file
+//! SAGA_TASKS=redis://127.0.0.1/ cargo run --example migrate            # shared by replicas
+//! SAGA_TASKS=postgres://saga@127.0.0.1/saga cargo run --example migrate # shared by replicas
 //! SAGA_TASKS_PER_CLIENT=20000 SAGA_TASK_WORKERS=1000 SAGA_TASK_WORKERS_PER_CLIENT=1000 \
 //!     cargo run --example migrate             # raise the bounds
 //! ```
 
 use std::time::Duration;
 
-use saga_runtime::state::MemoryStore;
-
-/// Where tokens are redeemed: Redis when `SAGA_TASKS_REDIS` names one (so that replicas
-/// refuse each other's replays too), this process otherwise.
-async fn single_use_store() -> anyhow::Result<Box<dyn saga_runtime::state::TokenStore>> {
-    Ok(match std::env::var("SAGA_TASKS_REDIS") {
-        Ok(url) => Box::new(saga_runtime::state::RedisStore::connect(&url).await?),
-        Err(_) => Box::new(MemoryStore::new(100_000)),
-    })
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
+    // Tasks and redeemed tokens on one backend: a SQLite file unless `SAGA_TASKS` says.
+    let stores = saga_examples::cli::Stores::from_env()?;
     let lease = std::env::var("SAGA_TASK_LEASE_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(saga_runtime::tasks::DEFAULT_LEASE, Duration::from_millis);
     let server = saga_examples::migrate::server_with(
         saga_examples::cli::keys()?,
-        saga_examples::cli::task_store().await?,
+        stores.tasks().await?,
         lease,
-        single_use_store().await?,
+        stores.single_use().await?,
     )?;
     saga_examples::cli::serve(server).await
 }

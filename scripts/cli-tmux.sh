@@ -32,6 +32,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# The examples keep tasks in a SQLite file: this run's own, not one a previous run left.
+export SAGA_TASKS="sqlite:$WORK/tasks.db"
 
 PASSED=0
 FAILED=0

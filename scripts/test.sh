@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # The test command: everything `cargo test --workspace` needs besides Rust, then the tests.
-# The single-use store's tests run against a real redis-server; it is installed here when
-# missing (Debian's package, as root or through sudo).
+# The stores' tests run against a real redis-server and a real postgres; they are
+# installed here when missing (Debian's packages, as root or through sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "test.sh: installing redis-server (for the single-use store's tests)" >&2
+# Debian's packages for the servers the store tests start: redis-server, and postgres
+# (initdb and the server, in /usr/lib/postgresql/*/bin).
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  need+=(postgresql)
+fi
+if [[ ${#need[@]} -gt 0 ]]; then
+  echo "test.sh: installing ${need[*]} (for the stores' tests)" >&2
   sudo_=""
   if [[ $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null 2>&1 || {
-      echo "test.sh: redis-server is missing and this user cannot install it; run: apt-get install redis-server" >&2
+      echo "test.sh: ${need[*]} missing and this user cannot install them; run: apt-get install ${need[*]}" >&2
       exit 2
     }
     sudo_="sudo"
   fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo_ apt-get update -qq >/dev/null
-  $sudo_ apt-get install -y -qq redis-server >/dev/null
+  # The package's own cluster is not needed: the tests start clusters of their own.
+  $sudo_ apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
 exec cargo test --workspace "$@"

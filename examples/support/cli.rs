@@ -93,12 +93,80 @@ pub fn api_keys()
     }
 }
 
-/// The task store `SAGA_TASKS_REDIS` names, or one in memory.
+/// Where the examples keep tasks and redeemed tokens, from `SAGA_TASKS`:
+///
+/// | `SAGA_TASKS` | stores |
+/// |---|---|
+/// | unset | the SQLite file `saga-tasks.db` in the current directory: durable on this machine |
+/// | `sqlite:PATH` | the SQLite file at `PATH` |
+/// | `redis://…` | Redis, shared by replicas (also `SAGA_TASKS_REDIS=redis://…`) |
+/// | `postgres://…` | Postgres, shared by replicas |
+/// | `memory` | this process's memory: gone at a restart |
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stores {
+    /// A SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// Redis at this URL.
+    Redis(String),
+    /// Postgres at this URL.
+    Postgres(String),
+    /// In memory.
+    Memory,
+}
+
+/// The SQLite file the examples use when `SAGA_TASKS` names none.
+pub const DEFAULT_TASKS_FILE: &str = "saga-tasks.db";
+
+impl Stores {
+    /// What the environment asks for.
+    pub fn from_env() -> anyhow::Result<Self> {
+        if let Ok(url) = std::env::var("SAGA_TASKS_REDIS") {
+            return Ok(Stores::Redis(url));
+        }
+        let Ok(value) = std::env::var("SAGA_TASKS") else {
+            return Ok(Stores::Sqlite(DEFAULT_TASKS_FILE.into()));
+        };
+        Ok(if let Some(path) = value.strip_prefix("sqlite:") {
+            Stores::Sqlite(path.into())
+        } else if value.starts_with("redis://") || value.starts_with("rediss://") {
+            Stores::Redis(value)
+        } else if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            Stores::Postgres(value)
+        } else if value == "memory" {
+            Stores::Memory
+        } else {
+            anyhow::bail!(
+                "SAGA_TASKS={value:?}: expected sqlite:PATH, redis://…, postgres://… or memory"
+            )
+        })
+    }
+
+    /// The task store.
+    pub async fn tasks(&self) -> anyhow::Result<TaskStore> {
+        Ok(match self {
+            Stores::Sqlite(path) => TaskStore::sqlite(path).await?,
+            Stores::Redis(url) => TaskStore::redis(url).await?,
+            Stores::Postgres(url) => TaskStore::postgres(url).await?,
+            Stores::Memory => TaskStore::memory(),
+        })
+    }
+
+    /// The single-use store, on the same backend: replicas sharing Redis or Postgres
+    /// refuse each other's replays too, and a SQLite file keeps them across restarts.
+    pub async fn single_use(&self) -> anyhow::Result<Box<dyn saga_runtime::state::TokenStore>> {
+        use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore};
+        Ok(match self {
+            Stores::Sqlite(path) => Box::new(SqliteStore::open(path).await?),
+            Stores::Redis(url) => Box::new(RedisStore::connect(url).await?),
+            Stores::Postgres(url) => Box::new(PostgresStore::connect(url).await?),
+            Stores::Memory => Box::new(MemoryStore::new(100_000)),
+        })
+    }
+}
+
+/// The task store `SAGA_TASKS` names ([`Stores`]).
 pub async fn task_store() -> anyhow::Result<TaskStore> {
-    Ok(match std::env::var("SAGA_TASKS_REDIS") {
-        Ok(url) => TaskStore::redis(&url).await?,
-        Err(_) => TaskStore::memory(),
-    })
+    Stores::from_env()?.tasks().await
 }
 
 /// Task settings with `store` and the lease `SAGA_TASK_LEASE_MS` gives (the default

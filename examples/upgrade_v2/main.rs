@@ -8,7 +8,8 @@
 //! cargo run --example upgrade_v2 -- --check-layout examples/upgrade_v1/saga.layout  # fails: names what build 2 strands
 //! ```
 //!
-//! `SAGA_TASKS_REDIS=redis://…` keeps its tasks in Redis (in memory otherwise), and
+//! `SAGA_TASKS` says where its tasks are kept (the SQLite file `saga-tasks.db` unless it names
+//! another, or Redis, Postgres, `memory`), and
 //! `SAGA_TASK_LEASE_MS` sets their lease.
 
 mod retired;

@@ -692,6 +692,7 @@ async fn tasks_continue_across_a_deploy_of_three_replicas_or_fail_with_the_reaso
 
 fn check_layout(version: u8, file: &str) -> (bool, String) {
     let output = std::process::Command::new(example_binary(&format!("upgrade_v{version}")))
+        .env("SAGA_TASKS", "memory")
         .args(["--check-layout", file])
         .env("SAGA_KEYS", KEY)
         .env_remove("SAGA_LAYOUT")

@@ -36,6 +36,7 @@ fn every_example_matches_its_layout_file() {
         ("upgrade_v2", "examples/upgrade_v2/saga.layout"),
     ] {
         let output = std::process::Command::new(example_binary(example))
+            .env("SAGA_TASKS", "memory")
             .args(["--check-layout", &format!("{root}/{file}")])
             .env("SAGA_KEYS", KEY)
             .output()
@@ -74,6 +75,7 @@ fn a_stale_file_fails_the_check() {
     assert_ne!(stale, text);
     std::fs::write(&file, stale).expect("written");
     let output = std::process::Command::new(example_binary("deploy"))
+        .env("SAGA_TASKS", "memory")
         .args(["--check-layout", &file.to_string_lossy()])
         .env("SAGA_KEYS", KEY)
         .output()

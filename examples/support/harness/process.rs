@@ -101,6 +101,23 @@ impl Spawn {
                 direct
             }
         };
+        // Each process its own SQLite file of tasks (the examples' default store), unless
+        // the test names a store: processes of other tests never share one.
+        let chose_store = self
+            .envs
+            .iter()
+            .any(|(key, _)| key == "SAGA_TASKS" || key == "SAGA_TASKS_REDIS");
+        let own_tasks_file = (!chose_store).then(|| {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            std::env::temp_dir().join(format!(
+                "saga-tasks-{}-{}.db",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ))
+        });
+        if let Some(file) = &own_tasks_file {
+            command.env("SAGA_TASKS", format!("sqlite:{}", file.display()));
+        }
         let child = command
             .env("SAGA_KEYS", &self.keys)
             .env_remove("SAGA_KEYS_FILE")
@@ -121,6 +138,7 @@ impl Spawn {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             stderr: Arc::new(Mutex::new(Vec::new())),
+            own_tasks_file,
         };
         if let Some(mut stderr) = process.child.stderr.take() {
             let sink = process.stderr.clone();
@@ -165,12 +183,19 @@ pub struct ServerProcess {
     /// Where it listens.
     pub addr: SocketAddr,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The SQLite file of tasks the harness gave it, removed with it.
+    own_tasks_file: Option<std::path::PathBuf>,
 }
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(file) = &self.own_tasks_file {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+            }
+        }
     }
 }
 

@@ -1,0 +1,197 @@
+//! The task stores, in one run: tasks created, polled and checkpointed per second, with
+//! the median and p99 latency of each, against memory, a SQLite file (WAL,
+//! `synchronous = FULL`, in the temporary directory), a `redis-server` and a `postgres`
+//! of the bench's own on loopback. What a server does per task: an insert when a task is
+//! created, a read per `tasks/get`, an update (compare-and-set) per checkpoint.
+//!
+//! ```text
+//! cargo bench --bench stores        # OPS=2000 CONCURRENCY=16 by default
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use saga_examples::harness::postgres::start_postgres;
+use saga_examples::harness::redis::start_redis;
+use saga_runtime::rmcp::model::TaskStatus;
+use saga_runtime::tasks::{Quota, TaskRecord, TaskStore};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn now_ms() -> u64 {
+    saga_runtime::state::unix_now() * 1000
+}
+
+fn record(id: usize) -> TaskRecord {
+    TaskRecord {
+        id: format!("{id:032x}"),
+        principal: format!("client-{}", id % 16),
+        counted_as: None,
+        tool: "migrate".into(),
+        arguments: None,
+        capabilities: Default::default(),
+        status: TaskStatus::Working,
+        // About what a checkpointing saga's sealed state weighs.
+        state: Some("A".repeat(160)),
+        pending: None,
+        answers: Default::default(),
+        result: None,
+        error: None,
+        created_ms: now_ms(),
+        updated_ms: now_ms(),
+        ttl_ms: 3_600_000,
+        worker: Some("worker".into()),
+        lease_until_ms: now_ms() + 10_000,
+        takeovers: 0,
+        unresumable_since_ms: None,
+        status_message: None,
+    }
+}
+
+/// What one operation measured: its rate and latencies.
+struct Measured {
+    per_second: f64,
+    median: Duration,
+    p99: Duration,
+}
+
+/// Runs `op(i)` for `i` in `0..ops`, `concurrency` at a time.
+async fn measure<F, Fut>(ops: usize, concurrency: usize, op: F) -> Measured
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let op = Arc::new(op);
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (op, next) = (Arc::clone(&op), Arc::clone(&next));
+        workers.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= ops {
+                    break latencies;
+                }
+                let began = Instant::now();
+                op(i).await;
+                latencies.push(began.elapsed());
+            }
+        }));
+    }
+    let mut latencies = Vec::new();
+    for worker in workers {
+        latencies.extend(worker.await.expect("a worker"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    Measured {
+        per_second: ops as f64 / elapsed.as_secs_f64(),
+        median: at(0.5),
+        p99: at(0.99),
+    }
+}
+
+async fn bench(store: TaskStore, ops: usize, concurrency: usize) -> [Measured; 3] {
+    let quota = Quota::per_principal(1_000_000);
+    let create = {
+        let store = store.clone();
+        measure(ops, concurrency, move |i| {
+            let store = store.clone();
+            async move {
+                store
+                    .backend()
+                    .insert(&record(i), &quota)
+                    .await
+                    .expect("inserted");
+            }
+        })
+        .await
+    };
+    let poll = {
+        let store = store.clone();
+        measure(ops, concurrency, move |i| {
+            let store = store.clone();
+            async move {
+                let id = format!("{i:032x}");
+                assert!(store.backend().get(&id).await.expect("read").is_some());
+            }
+        })
+        .await
+    };
+    let checkpoint = {
+        let store = store.clone();
+        measure(ops, concurrency, move |i| {
+            let store = store.clone();
+            async move {
+                let id = format!("{i:032x}");
+                let step = |record: &mut TaskRecord| {
+                    record.state = Some("B".repeat(160));
+                    record.updated_ms = now_ms();
+                    true
+                };
+                store
+                    .backend()
+                    .update(&id, &step, &quota)
+                    .await
+                    .expect("updated");
+            }
+        })
+        .await
+    };
+    [create, poll, checkpoint]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let ops = env("OPS", 2000);
+    let concurrency = env("CONCURRENCY", 16);
+    let redis = start_redis().await;
+    let postgres = start_postgres().await;
+    let file = std::env::temp_dir().join(format!("saga-bench-stores-{}.db", std::process::id()));
+    let stores = [
+        ("memory", TaskStore::memory()),
+        (
+            "SQLite (WAL, synchronous=FULL)",
+            TaskStore::sqlite(&file).await.expect("opened"),
+        ),
+        (
+            "Redis",
+            TaskStore::redis(&redis.url).await.expect("connected"),
+        ),
+        (
+            "Postgres",
+            TaskStore::postgres(&postgres.url).await.expect("connected"),
+        ),
+    ];
+    println!("{ops} tasks, {concurrency} at a time; per second, median / p99 latency\n");
+    println!("| store | create | poll (`tasks/get`) | checkpoint (update) |");
+    println!("|---|---|---|---|");
+    let cell = |m: &Measured| {
+        format!(
+            "{:.0}/s, {:.2} / {:.2} ms",
+            m.per_second,
+            m.median.as_secs_f64() * 1e3,
+            m.p99.as_secs_f64() * 1e3
+        )
+    };
+    for (name, store) in stores {
+        let [create, poll, checkpoint] = bench(store, ops, concurrency).await;
+        println!(
+            "| {name} | {} | {} | {} |",
+            cell(&create),
+            cell(&poll),
+            cell(&checkpoint)
+        );
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
