@@ -66,12 +66,11 @@ async fn a_fresh_replica_takes_over_orphans_before_any_request() {
 
 /// The server's RSS (KiB) after a warm-up, with half of `count` tasks waiting for input,
 /// and with all of them.
-async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 3] {
-    let mut spawn = Spawn::new("migrate", KEY_HEX).env("SAGA_TASKS_PER_CLIENT", "20000");
-    if let Some(url) = redis_url {
-        spawn = spawn.env("SAGA_TASKS_REDIS", url);
-    }
-    let server = spawn.start();
+async fn rss_with_waiting_tasks(store: &str, count: usize) -> [u64; 3] {
+    let server = Spawn::new("migrate", KEY_HEX)
+        .env("SAGA_TASKS_PER_CLIENT", "20000")
+        .env("SAGA_TASKS", store)
+        .start();
     let client = TaskClient::new();
     let mut rss = [0; 3];
     // A first batch warms the allocator and the connection pools up; the memory store's
@@ -110,9 +109,9 @@ async fn rss_with_waiting_tasks(redis_url: Option<&str>, count: usize) -> [u64; 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_tasks_cost_no_server_memory_with_redis() {
     const WAITING: usize = 10_000;
-    let memory = rss_with_waiting_tasks(None, WAITING).await;
+    let memory = rss_with_waiting_tasks("memory", WAITING).await;
     let redis = start_redis().await;
-    let shared = rss_with_waiting_tasks(Some(&redis.url), WAITING).await;
+    let shared = rss_with_waiting_tasks(&redis.url, WAITING).await;
     let second_half = |rss: [u64; 3]| rss[2].saturating_sub(rss[1]);
     println!(
         "server RSS (KiB) after 500 / {} / {WAITING} tasks waiting for input: memory store \
