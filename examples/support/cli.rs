@@ -164,6 +164,21 @@ impl Stores {
     }
 }
 
+/// The server-side model `SAGA_MODEL_URL` names (an OpenAI-compatible API's base URL,
+/// `https://api.openai.com/v1`), with the key `SAGA_MODEL_KEY` and the model `SAGA_MODEL`
+/// (`gpt-4o-mini` unless set): it answers `sample()` for clients that cannot
+/// (`saga_runtime::model`). `None` when `SAGA_MODEL_URL` is not set.
+pub fn model() -> anyhow::Result<Option<saga_runtime::model::OpenAiCompatible>> {
+    let Ok(url) = std::env::var("SAGA_MODEL_URL") else {
+        return Ok(None);
+    };
+    let key = std::env::var("SAGA_MODEL_KEY").unwrap_or_default();
+    let model = std::env::var("SAGA_MODEL").unwrap_or_else(|_| "gpt-4o-mini".to_owned());
+    Ok(Some(saga_runtime::model::OpenAiCompatible::new(
+        url, key, model,
+    )?))
+}
+
 /// The task store `SAGA_TASKS` names ([`Stores`]).
 pub async fn task_store() -> anyhow::Result<TaskStore> {
     Stores::from_env()?.tasks().await

@@ -30,13 +30,18 @@ pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<
     ))
 }
 
-/// The server of this example, with the given keys.
+/// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
+/// server-side model answers the tool's `sample()` for clients that cannot sample
+/// ([`crate::cli::model`]).
 pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
-    Ok(SagaServer::builder()
+    let mut builder = SagaServer::builder()
         .info("deploy-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)
         .ttl(std::time::Duration::from_secs(600))
         .tool(complex_tool)
-        .authenticate(crate::cli::api_keys())
-        .build()?)
+        .authenticate(crate::cli::api_keys());
+    if let Some(model) = crate::cli::model()? {
+        builder = builder.model(model);
+    }
+    Ok(builder.build()?)
 }

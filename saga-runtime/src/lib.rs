@@ -96,6 +96,7 @@ pub mod deploy;
 pub mod engine;
 mod log;
 pub mod metrics;
+pub use engine::model;
 pub mod serve;
 pub mod state;
 pub mod tasks;

@@ -13,6 +13,9 @@
 //! | `saga_task_lease_takeovers_total` | counter | |
 //! | `saga_task_store_depth` | gauge, tasks kept in the store | |
 //! | `saga_sessions` | gauge, live 2025-11-25 sessions | |
+//! | `saga_samples_total` | counter, at each `sample()` answered | `answered_by` (`client`, `server`), `outcome` (`ok`, `failed`) |
+//! | `saga_model_seconds` | histogram, each call of the server's model | |
+//! | `saga_model_tokens_total` | counter, tokens the server's model reported | |
 //!
 //! Every label value comes from a closed set: a registered tool's name, an [`Outcome`],
 //! an era [`era`] names, a [`Refusal`], a task status. Nothing a client writes becomes a
@@ -44,6 +47,13 @@ pub const LEASE_TAKEOVERS: &str = "saga_task_lease_takeovers_total";
 pub const TASK_STORE_DEPTH: &str = "saga_task_store_depth";
 /// `saga_sessions`.
 pub const SESSIONS: &str = "saga_sessions";
+
+/// `saga_samples_total`.
+pub const SAMPLES: &str = "saga_samples_total";
+/// `saga_model_seconds`.
+pub const MODEL_SECONDS: &str = "saga_model_seconds";
+/// `saga_model_tokens_total`.
+pub const MODEL_TOKENS: &str = "saga_model_tokens_total";
 
 /// How a transition ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,6 +370,21 @@ pub(crate) fn lease_takeover() {
 /// The number of tasks the store keeps.
 pub(crate) fn task_store_depth(depth: usize) {
     gauge!(TASK_STORE_DEPTH).set(depth as f64);
+}
+
+/// A `sample()` answered by the server's model (`server`) or sent to the client
+/// (`client`), and whether the server's answer came (`ok`) or not (`failed`).
+pub(crate) fn sample(answered_by: &'static str, ok: bool) {
+    counter!(SAMPLES, "answered_by" => answered_by, "outcome" => if ok { "ok" } else { "failed" })
+        .increment(1);
+}
+
+/// A call of the server's model: how long it took, and the tokens it reported.
+pub(crate) fn model_call(elapsed: Duration, tokens: Option<u64>) {
+    histogram!(MODEL_SECONDS).record(elapsed.as_secs_f64());
+    if let Some(tokens) = tokens {
+        counter!(MODEL_TOKENS).increment(tokens);
+    }
 }
 
 /// The number of live sessions.

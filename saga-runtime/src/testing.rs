@@ -239,7 +239,8 @@ impl<'a> TestCall<'a> {
                 ..Call::tool(self.name.clone(), arguments.clone())
             };
             let cx = SagaContext::new(self.client.principal.clone())
-                .with_capabilities(self.client.capabilities.clone());
+                .with_capabilities(self.client.capabilities.clone())
+                .with_model(self.client.tools.server_model());
             // The route a server's `tools/call` takes: a task tool called without the
             // tasks extension passes its checkpoints within one request, as over HTTP.
             let response = match self.client.tools.call_routed(call, &cx).await {

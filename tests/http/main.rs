@@ -14,6 +14,7 @@ mod faults;
 mod hardening;
 mod http_errors;
 mod pools;
+mod server_model;
 mod session;
 mod session_bounds;
 mod session_owners;

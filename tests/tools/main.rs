@@ -8,3 +8,4 @@ mod diagrams;
 mod examples_tested;
 mod first_hour;
 mod json_values;
+mod server_model;

@@ -52,6 +52,8 @@ pub struct SagaContext {
     /// An HTTP request outside any session: whatever version its `_meta` names, it has
     /// no session through which its client could answer requests sent during the call.
     sessionless: bool,
+    /// The server's model, which answers a `sample()` when its policy says so.
+    model: Option<Arc<crate::engine::model::ServerModel>>,
 }
 
 /// What an HTTP request's head gives its context, whichever path reads the rest.
@@ -61,6 +63,7 @@ pub(crate) struct Head {
     pub(crate) sessionless: bool,
     pub(crate) session_gone: Option<CancellationToken>,
     pub(crate) notices: Option<Arc<dyn Notices>>,
+    pub(crate) model: Option<Arc<crate::engine::model::ServerModel>>,
 }
 
 /// What a stateless request's `_meta` and id give its context.
@@ -80,6 +83,7 @@ impl From<Head> for SagaContext {
             sessionless: head.sessionless,
             session_gone: head.session_gone,
             notices: head.notices,
+            model: head.model,
             ..Self::default()
         }
     }
@@ -108,6 +112,23 @@ impl SagaContext {
             principal: principal.into(),
             ..Self::default()
         }
+    }
+
+    /// Sets the server's model (see [`crate::model`]).
+    pub(crate) fn with_model(
+        mut self,
+        model: Option<Arc<crate::engine::model::ServerModel>>,
+    ) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// The server's model, when it answers this request's samples: there is one, and its
+    /// policy says so for a client that can (or cannot) sample.
+    pub(crate) fn server_model(&self) -> Option<&crate::engine::model::ServerModel> {
+        self.model
+            .as_deref()
+            .filter(|model| model.policy.server_answers(self.can_sample()))
     }
 
     /// Sets the capabilities the request declared.

@@ -24,6 +24,7 @@ pub(crate) mod kinds;
 pub(crate) mod layout;
 mod local;
 mod macro_state;
+pub mod model;
 mod outcome;
 mod output;
 mod pending;

@@ -39,6 +39,9 @@ pub struct SagaToolsBuilder {
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
     diagrams_listed: bool,
+    model: Option<Arc<dyn crate::model::Model>>,
+    sampling_policy: Option<crate::model::SamplingPolicy>,
+    sampling_limits: crate::model::SamplingLimits,
 }
 
 impl std::fmt::Debug for SagaToolsBuilder {
@@ -75,6 +78,9 @@ impl Default for SagaToolsBuilder {
             tasks: None,
             bounds: CallBounds::default(),
             diagrams_listed: true,
+            model: None,
+            sampling_policy: None,
+            sampling_limits: crate::model::SamplingLimits::default(),
         }
     }
 }
@@ -396,8 +402,43 @@ impl SagaToolsBuilder {
         self
     }
 
+    /// A model the server calls to answer a tool's `sample()` when the client does not
+    /// ([`crate::model`]): by default ([`SamplingPolicy::ClientFirst`]) for each request
+    /// whose client did not declare sampling, in the same request, with no round trip.
+    ///
+    /// [`SamplingPolicy::ClientFirst`]: crate::model::SamplingPolicy::ClientFirst
+    pub fn model(mut self, model: impl crate::model::Model) -> Self {
+        self.model = Some(Arc::new(model));
+        self
+    }
+
+    /// Who answers a `sample()` ([`SamplingPolicy`](crate::model::SamplingPolicy)):
+    /// client first by default with a model, the client only without one. A policy that
+    /// asks the server's model needs [`SagaToolsBuilder::model`].
+    pub fn sampling_policy(mut self, policy: crate::model::SamplingPolicy) -> Self {
+        self.sampling_policy = Some(policy);
+        self
+    }
+
+    /// The bounds on the server's model ([`SamplingLimits`](crate::model::SamplingLimits)).
+    pub fn sampling_limits(mut self, limits: crate::model::SamplingLimits) -> Self {
+        self.sampling_limits = limits;
+        self
+    }
+
     /// Builds the registry.
     pub fn build(self) -> Result<SagaTools, BuildError> {
+        use crate::model::SamplingPolicy;
+        let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
+        let model = match self.model {
+            Some(model) => Some(Arc::new(crate::model::ServerModel::new(
+                model,
+                policy,
+                self.sampling_limits,
+            ))),
+            None if policy == SamplingPolicy::ClientOnly || self.sampling_policy.is_none() => None,
+            None => return Err(BuildError::NoModel(policy)),
+        };
         let keys = self.keys.ok_or(BuildError::NoKeys)?;
         let mut codec = StateCodec::new(keys, self.ttl);
         if let Some(max) = self.max_token_len {
@@ -430,6 +471,7 @@ impl SagaToolsBuilder {
             self.tasks,
             self.bounds,
         )
+        .map(|tools| tools.with_model(model))
     }
 }
 

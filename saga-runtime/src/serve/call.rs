@@ -274,7 +274,70 @@ impl SagaTools {
             let failures = std::mem::take(&mut call.failures);
             return Box::pin(self.replay(saga, call, pool, failures, cx)).await;
         }
+        if crate::engine::model::takes_samples(cx) {
+            return Box::pin(self.run_serving_samples(saga, call, cx)).await;
+        }
         saga.run(&self.inner.codec, call, cx).await
+    }
+
+    /// A run in which the server's model answers the samples it takes
+    /// ([`crate::model`]): each round that asks only such samples is answered here, and
+    /// the saga goes on in this request. A round that also asks the client is sent to it
+    /// without the samples; when its answers come back (the same round, asked again for
+    /// the samples), the model answers them and the round is given both.
+    async fn run_serving_samples(
+        &self,
+        saga: &Saga,
+        mut call: Call,
+        cx: &SagaContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use crate::engine::model::{is_sample, serve_round};
+        // What the client answered in this request, for the round its token asked.
+        let mut client_answers = call.input_responses.clone().unwrap_or_default();
+        let mut client_failures = call.failures.clone();
+        for _ in 0..=MAX_REPLAYED_CHECKPOINTS {
+            let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
+            let CallToolResponse::InputRequired(mut required) = response else {
+                return Ok(response);
+            };
+            let Some(requests) = required.input_requests.as_mut() else {
+                return Ok(CallToolResponse::InputRequired(required));
+            };
+            if !requests.values().any(is_sample) {
+                return Ok(CallToolResponse::InputRequired(required));
+            }
+            let answered_by_client = requests
+                .iter()
+                .filter(|(_, request)| !is_sample(request))
+                .all(|(key, _)| {
+                    client_answers.contains_key(key) || client_failures.contains_key(key)
+                });
+            if !answered_by_client {
+                // The client answers its part first; the model is asked once that is in.
+                requests.retain(|_, request| !is_sample(request));
+                return Ok(CallToolResponse::InputRequired(required));
+            }
+            let served = serve_round(requests, cx).await;
+            if requests.values().any(is_sample) {
+                // Left to the client (the model failed under `ServerFirst`).
+                return Ok(CallToolResponse::InputRequired(required));
+            }
+            let mut answers = std::mem::take(&mut client_answers);
+            answers.extend(served.answers);
+            let mut failures = std::mem::take(&mut client_failures);
+            failures.extend(served.failures);
+            call.request_state = required.request_state;
+            call.input_responses = Some(answers);
+            call.failures = failures;
+            tokio::task::yield_now().await;
+        }
+        Err(ErrorData::invalid_request(
+            format!(
+                "the saga asked the server's model more than {MAX_REPLAYED_CHECKPOINTS} times \
+                 in one request"
+            ),
+            None,
+        ))
     }
 
     /// Runs a saga from its start in process, one transition at a time, feeding each
@@ -299,7 +362,27 @@ impl SagaTools {
     ) -> Result<CallToolResponse, ErrorData> {
         let mut checkpoints = 0;
         loop {
-            let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
+            let mut response = saga.run(&self.inner.codec, call.clone(), cx).await?;
+            let mut served = crate::engine::model::Served::default();
+            if let CallToolResponse::InputRequired(required) = &mut response
+                && let Some(requests) = required.input_requests.as_mut()
+                && crate::engine::model::takes_samples(cx)
+                && requests.values().any(crate::engine::model::is_sample)
+            {
+                use crate::engine::model::{is_sample, serve_round};
+                let pooled = requests
+                    .iter()
+                    .filter(|(_, request)| !is_sample(request))
+                    .all(|(key, _)| pool.contains_key(key) || failures.contains_key(key));
+                if pooled {
+                    // The server's model answers the samples beside the pool's answers.
+                    served = serve_round(requests, cx).await;
+                } else {
+                    // The client answers its part first (see `run_serving_samples`).
+                    requests.retain(|_, request| !is_sample(request));
+                    return Ok(response);
+                }
+            }
             let CallToolResponse::InputRequired(required) = &response else {
                 return Ok(response);
             };
@@ -339,6 +422,10 @@ impl SagaTools {
                         .map(|failure| ((*key).clone(), failure))
                 })
                 .collect();
+            if let Some(answers) = call.input_responses.as_mut() {
+                answers.extend(served.answers);
+            }
+            call.failures.extend(served.failures);
             call.request_state = required.request_state.clone();
             tokio::task::yield_now().await;
         }

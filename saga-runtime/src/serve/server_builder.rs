@@ -182,6 +182,25 @@ impl SagaServerBuilder {
         self
     }
 
+    /// A model that answers `sample()` when the client does not; see
+    /// [`SagaToolsBuilder::model`].
+    pub fn model(mut self, model: impl crate::model::Model) -> Self {
+        self.tools = self.tools.model(model);
+        self
+    }
+
+    /// Who answers a `sample()`; see [`SagaToolsBuilder::sampling_policy`].
+    pub fn sampling_policy(mut self, policy: crate::model::SamplingPolicy) -> Self {
+        self.tools = self.tools.sampling_policy(policy);
+        self
+    }
+
+    /// The bounds on the server's model; see [`SagaToolsBuilder::sampling_limits`].
+    pub fn sampling_limits(mut self, limits: crate::model::SamplingLimits) -> Self {
+        self.tools = self.tools.sampling_limits(limits);
+        self
+    }
+
     /// Runs `#[saga_tool(task)]` tools as durable tasks; see [`SagaToolsBuilder::tasks`].
     pub fn tasks(mut self, store: crate::tasks::TaskStore) -> Self {
         self.tools = self.tools.tasks(store);

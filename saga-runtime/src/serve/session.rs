@@ -216,10 +216,13 @@ fn cancelled(tool: &str) -> ErrorData {
 /// answers must not hold the call, and what it holds, for ever.
 async fn ask(
     peer: &Peer<RoleServer>,
-    requests: rmcp::model::InputRequests,
+    mut requests: rmcp::model::InputRequests,
     cx: &SagaContext,
     timeout: std::time::Duration,
 ) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
+    // The samples the server's model takes are answered here; the rest goes to the
+    // client (`crate::model`).
+    let served = crate::engine::model::serve_round(&mut requests, cx).await;
     let sends = requests.into_iter().map(|(key, request)| async move {
         let request: ServerRequest = match request {
             InputRequest::Elicitation(request) => request.into(),
@@ -240,8 +243,8 @@ async fn ask(
         results = all => results,
         () = cx.cancelled() => return Err(ServiceError::Cancelled { reason: None }),
     };
-    let mut answers = InputResponses::new();
-    let mut failures = BTreeMap::new();
+    let mut answers = served.answers;
+    let mut failures = served.failures;
     for (key, result) in results {
         match result {
             Ok(answer) => {

@@ -137,6 +137,8 @@ pub(super) struct Inner {
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
     pub(super) bounds: CallBounds,
     pub(super) in_flight: super::in_flight::InFlight,
+    /// The server's model, which answers `sample()` where its policy says.
+    pub(super) model: Option<Arc<crate::engine::model::ServerModel>>,
 }
 
 /// How long a call may run and wait, set with
@@ -194,6 +196,9 @@ pub enum BuildError {
     /// A tool's input schema is not a JSON object schema.
     #[error("tool {0:?} has an input schema whose root is not `type: \"object\"`")]
     InputSchema(String),
+    /// A sampling policy asks the server's model, and none was given.
+    #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
+    NoModel(crate::model::SamplingPolicy),
     /// No key ring was given.
     #[error(
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"
@@ -308,6 +313,7 @@ impl SagaTools {
                 tasks,
                 bounds,
                 in_flight: super::in_flight::InFlight::default(),
+                model: None,
             }),
         })
     }
@@ -497,6 +503,23 @@ impl SagaTools {
         SagaContext::from(self.head(parts))
     }
 
+    /// These tools, with the server's model: right after [`SagaTools::new`], while the
+    /// registry is not shared yet.
+    pub(crate) fn with_model(
+        mut self,
+        model: Option<Arc<crate::engine::model::ServerModel>>,
+    ) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.model = model;
+        }
+        self
+    }
+
+    /// The server's model, if one is configured.
+    pub(crate) fn server_model(&self) -> Option<Arc<crate::engine::model::ServerModel>> {
+        self.inner.model.clone()
+    }
+
     /// [`SagaTools::head_context`]'s parts, for a context built in one piece.
     pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> Head {
         let caller = match parts {
@@ -520,6 +543,7 @@ impl SagaTools {
                 )
             }),
             notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
+            model: self.inner.model.clone(),
         }
     }
 
@@ -599,6 +623,10 @@ impl crate::tasks::Host for SagaTools {
 
     fn principals_verified(&self) -> bool {
         SagaTools::principals_verified(self)
+    }
+
+    fn model(&self) -> Option<Arc<crate::engine::model::ServerModel>> {
+        self.server_model()
     }
 }
 

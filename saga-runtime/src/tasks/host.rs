@@ -35,4 +35,7 @@ pub(crate) trait Host: Clone + Send + Sync + 'static {
 
     /// Whether principals are verified (a quota per principal is then meaningful).
     fn principals_verified(&self) -> bool;
+
+    /// The server's model, which answers a task's samples where its policy says.
+    fn model(&self) -> Option<std::sync::Arc<crate::engine::model::ServerModel>>;
 }

@@ -191,6 +191,9 @@ impl Tasks {
         {
             return;
         }
+        // The model's failures for the round just answered, given with its answers to the
+        // next step (a record keeps answers, not failures).
+        let mut model_failures = std::collections::BTreeMap::new();
         loop {
             let record = match self.settings.store.0.get(id).await {
                 Ok(Some(record)) => record,
@@ -215,10 +218,12 @@ impl Tasks {
             let cx = SagaContext::new(record.principal.clone())
                 .with_capabilities(record.capabilities.clone())
                 .with_cancellation(token.clone())
-                .with_progress_sink(progress.clone());
+                .with_progress_sink(progress.clone())
+                .with_model(tools.model());
             let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
             call.request_state = record.state.clone();
             call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
+            call.failures = std::mem::take(&mut model_failures);
             // The step, and beside it the writes of the progress it reports.
             let outcome = tokio::select! {
                 outcome = self.transition(tools, id, claim, call, &cx, &token) => outcome,
@@ -265,9 +270,36 @@ impl Tasks {
                     false
                 }
                 Some(Ok(CallToolResponse::InputRequired(required))) => {
-                    let requests = required.input_requests.unwrap_or_default();
+                    let mut requests = required.input_requests.unwrap_or_default();
                     let state = required.request_state;
-                    if requests.is_empty() {
+                    // The samples the server's model takes are answered now: with nothing
+                    // left for the client, the task goes on; otherwise their answers wait
+                    // beside the client's (`crate::model`).
+                    let served = crate::engine::model::serve_round(&mut requests, &cx).await;
+                    let asked_model = !served.answers.is_empty() || !served.failures.is_empty();
+                    if asked_model && requests.is_empty() {
+                        let answers = served.answers;
+                        model_failures = served.failures;
+                        self.write(id, claim, move |record| {
+                            record.state = state.clone();
+                            record.answers = answers.clone();
+                            record.lease_until_ms = lease_until;
+                        })
+                        .await
+                    } else if let Some((key, failure)) = served.failures.into_iter().next() {
+                        // A round that also waits for the client cannot keep a failure
+                        // until it answers: the task fails with the model's reason.
+                        let message = format!("{key}: {}", failure.message);
+                        self.write(id, claim, move |record| {
+                            record.status = TaskStatus::Failed;
+                            record.error =
+                                Some(TaskRecord::error_object(failure.code as i32, &message));
+                            record.worker = None;
+                        })
+                        .await;
+                        crate::metrics::task_status("failed");
+                        false
+                    } else if requests.is_empty() {
                         // A checkpoint: the state is written, the work goes on.
                         self.write(id, claim, move |record| {
                             record.state = state.clone();
@@ -276,11 +308,12 @@ impl Tasks {
                         })
                         .await
                     } else {
+                        let answers = served.answers;
                         self.write(id, claim, move |record| {
                             record.status = TaskStatus::InputRequired;
                             record.state = state.clone();
                             record.pending = Some(requests.clone());
-                            record.answers.clear();
+                            record.answers = answers.clone();
                             record.worker = None;
                         })
                         .await;

@@ -143,7 +143,8 @@ impl AskKind for SampleKind {
     const PREFIX: &'static str = "sample";
 
     fn lacks(cx: &SagaContext, required: &mut ClientCapabilities) -> bool {
-        if cx.can_sample() {
+        // The server's model answers where the client cannot (`crate::model`).
+        if cx.can_sample() || cx.server_model().is_some() {
             return false;
         }
         required.sampling = Some(SamplingCapability::default());

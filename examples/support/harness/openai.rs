@@ -1,0 +1,146 @@
+//! A local server of the OpenAI chat completions API, as OpenAI documents it: `POST
+//! /v1/chat/completions` with a bearer key (checked: a wrong one is `401`), a JSON body of
+//! `model`, `messages`, `max_tokens` and `temperature`, and a reply of `choices[0].message`.
+//! It answers `"echo: <the last user message>"` and keeps every request it was sent, so
+//! that a test sees what saga mapped. What it does can be changed: answer slowly, with an
+//! error status, with malformed JSON, or with a refusal.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// How the server answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Behaviour {
+    /// `echo: <last user message>`.
+    Echo,
+    /// This text.
+    Say(String),
+    /// After this long.
+    Slow(Duration),
+    /// With this status and a body naming a secret of the provider's.
+    Status(u16),
+    /// With a body that is not JSON.
+    Malformed,
+    /// With a refusal.
+    Refuse,
+}
+
+/// The server: its address, and what it was sent.
+pub struct FakeOpenAi {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    state: Arc<Shared>,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+struct Shared {
+    key: String,
+    behaviour: Mutex<Behaviour>,
+    requests: Mutex<Vec<Value>>,
+}
+
+/// The text the provider puts in its error bodies: a test checks it never reaches a client.
+pub const PROVIDER_SECRET: &str = "provider-internal-detail-7f3a";
+
+impl FakeOpenAi {
+    /// Starts one that accepts the bearer key `key`.
+    pub async fn start(key: &str) -> Self {
+        let state = Arc::new(Shared {
+            key: key.to_owned(),
+            behaviour: Mutex::new(Behaviour::Echo),
+            requests: Mutex::new(Vec::new()),
+        });
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(complete))
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let addr: SocketAddr = listener.local_addr().expect("an address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            base_url: format!("http://{addr}/v1"),
+            state,
+            _server: server,
+        }
+    }
+
+    /// Answers from now on as `behaviour` says.
+    pub fn behave(&self, behaviour: Behaviour) {
+        *self.state.behaviour.lock().expect("lock") = behaviour;
+    }
+
+    /// Every request body it was sent with the right key, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.requests.lock().expect("lock").clone()
+    }
+}
+
+async fn complete(
+    State(state): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let authorized = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value == format!("Bearer {}", state.key));
+    if !authorized {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})),
+        )
+            .into_response();
+    }
+    state.requests.lock().expect("lock").push(body.clone());
+    let behaviour = state.behaviour.lock().expect("lock").clone();
+    let last_user = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    let reply = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": body["model"],
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": format!("echo: {last_user}")},
+            "finish_reason": "stop"
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
+    });
+    match behaviour {
+        Behaviour::Echo => Json(reply).into_response(),
+        Behaviour::Say(text) => {
+            let mut reply = reply;
+            reply["choices"][0]["message"]["content"] = json!(text);
+            Json(reply).into_response()
+        }
+        Behaviour::Slow(delay) => {
+            tokio::time::sleep(delay).await;
+            Json(reply).into_response()
+        }
+        Behaviour::Status(status) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            Json(json!({"error": {"message": PROVIDER_SECRET}})),
+        )
+            .into_response(),
+        Behaviour::Malformed => (StatusCode::OK, "{\"choices\": [oops").into_response(),
+        Behaviour::Refuse => Json(json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": PROVIDER_SECRET}, "finish_reason": "stop"}]
+        }))
+        .into_response(),
+    }
+}

@@ -1,0 +1,309 @@
+//! `sample()` answered by a server-side model (`saga_runtime::model`), against a local
+//! server of the OpenAI chat completions API that checks its key
+//! (`saga_examples::harness::openai`): the same tool, for a client that cannot sample and
+//! one that can, under each policy; a provider that is slow, fails or answers malformed
+//! JSON; and the bounds, which one caller cannot spend for another.
+
+// Sampling is deprecated by MCP 2026-07-28 (SEP-2577); it is what this file tests.
+#![allow(deprecated)]
+
+use std::time::Duration;
+
+use saga_examples::harness::openai::{Behaviour, FakeOpenAi, PROVIDER_SECRET};
+use saga_runtime::model::{OpenAiCompatible, SamplingLimits, SamplingPolicy};
+use saga_runtime::prelude::*;
+use saga_runtime::rmcp::model::ClientCapabilities;
+use saga_runtime::serve::SagaTools;
+use saga_runtime::testing::{Answer, Failed, TestClient};
+use serde_json::json;
+
+const KEY: &str = "sk-test-0123456789";
+
+/// Asks who to greet, then has an LLM write the greeting.
+#[saga_tool]
+async fn greet(style: String) -> Result<String, SagaError> {
+    let name: String = elicit("Who should be greeted?").await?;
+    let greeting = sample(format!("Greet {name}"))
+        .system(format!("You write {style} greetings."))
+        .max_tokens(64)
+        .temperature(0.5)
+        .await?;
+    Ok(greeting.text().to_owned())
+}
+
+/// Asks a question and samples in one round.
+#[saga_tool]
+async fn both() -> Result<String, SagaError> {
+    let (name, line) = join!(elicit::<String>("Your name?"), sample("Say hi"));
+    let (name, line) = (name?, line?);
+    Ok(format!("{name}: {}", line.text()))
+}
+
+fn tools(provider: &FakeOpenAi, key: &str, policy: Option<SamplingPolicy>) -> SagaTools {
+    let model = OpenAiCompatible::new(&provider.base_url, key, "fake-model").expect("a client");
+    let mut builder = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .tool(both)
+        .model(model)
+        .sampling_limits(SamplingLimits {
+            timeout: Duration::from_millis(800),
+            ..SamplingLimits::default()
+        });
+    if let Some(policy) = policy {
+        builder = builder.sampling_policy(policy);
+    }
+    builder.build().expect("the tools build")
+}
+
+fn without_sampling() -> ClientCapabilities {
+    ClientCapabilities::builder().enable_elicitation().build()
+}
+
+fn with_sampling() -> ClientCapabilities {
+    ClientCapabilities::builder()
+        .enable_elicitation()
+        .enable_sampling()
+        .build()
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_sample_gets_the_servers_model_in_the_same_round() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client =
+        TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+    let run = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "echo: Greet Ada");
+    // One round asked the client (the name); the sample cost it none.
+    assert_eq!(run.rounds().len(), 2, "{:?}", run.rounds());
+    assert!(
+        run.rounds()
+            .iter()
+            .flat_map(|round| round.asked())
+            .all(|asked| asked.method() != "sampling/createMessage"),
+        "the client was sent a sample"
+    );
+    // What the provider was sent: the system prompt first, the message, the bounds.
+    let sent = provider.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["model"], "fake-model");
+    assert_eq!(sent[0]["max_tokens"], 64);
+    assert_eq!(sent[0]["temperature"], 0.5);
+    assert_eq!(
+        sent[0]["messages"],
+        json!([
+            {"role": "system", "content": "You write warm greetings."},
+            {"role": "user", "content": "Greet Ada"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_can_sample_is_asked_first_unless_the_server_goes_first() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ClientFirst)))
+        .capabilities(with_sampling());
+    let run = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .then(Answer::sampled("Hello from the client"))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "Hello from the client");
+    assert!(provider.requests().is_empty(), "the model was asked");
+
+    for policy in [SamplingPolicy::ServerFirst, SamplingPolicy::ServerOnly] {
+        let client = TestClient::with_tools(tools(&provider, KEY, Some(policy)))
+            .capabilities(with_sampling());
+        let run = client
+            .call("greet", json!({"style": "dry"}))
+            .then(Answer::accept(json!({"value": "Bob"})))
+            .run()
+            .await
+            .expect("the call completes");
+        assert_eq!(run.text(), "echo: Greet Bob", "{policy:?}");
+    }
+}
+
+#[tokio::test]
+async fn client_only_refuses_a_client_that_cannot_sample() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ClientOnly)))
+        .capabilities(without_sampling());
+    let failed = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&failed, Failed::Server { error, .. } if error.code.0 == -32021),
+        "{failed:?}"
+    );
+    assert!(provider.requests().is_empty());
+    // And no model at all is the same.
+    let plain = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .build()
+        .expect("builds");
+    let failed = TestClient::with_tools(plain)
+        .capabilities(without_sampling())
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect_err("refused");
+    assert!(matches!(&failed, Failed::Server { error, .. } if error.code.0 == -32021));
+    // A policy that needs a model, without one, is refused when the server is built.
+    let Err(error) = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .sampling_policy(SamplingPolicy::ServerOnly)
+        .build()
+    else {
+        panic!("a policy that needs a model was built without one");
+    };
+    assert!(error.to_string().contains(".model("), "{error}");
+}
+
+#[tokio::test]
+async fn a_round_that_asks_the_client_and_samples_sends_the_client_its_part_only() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client =
+        TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+    let run = client
+        .call("both", json!({}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "Ada: echo: Say hi");
+    let asked: Vec<String> = run
+        .rounds()
+        .iter()
+        .flat_map(|round| round.asked())
+        .map(|asked| asked.method().to_owned())
+        .collect();
+    assert_eq!(asked, ["elicitation/create"]);
+    assert_eq!(provider.requests().len(), 1, "the model is asked once");
+}
+
+#[tokio::test]
+async fn a_provider_that_fails_is_the_tools_error_and_leaks_nothing() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let cases = [
+        (
+            Behaviour::Slow(Duration::from_secs(3)),
+            "did not answer in time",
+        ),
+        (Behaviour::Status(500), "HTTP status 500"),
+        (Behaviour::Status(429), "HTTP status 429"),
+        (Behaviour::Malformed, "unexpected format"),
+        (Behaviour::Refuse, "declined"),
+    ];
+    for (behaviour, reason) in cases {
+        provider.behave(behaviour.clone());
+        let client =
+            TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+        let run = client
+            .call("greet", json!({"style": "warm"}))
+            .then(Answer::accept(json!({"value": "Ada"})))
+            .run()
+            .await
+            .expect("the tool's error is a result");
+        assert!(run.is_error(), "{behaviour:?}: {}", run.text());
+        assert!(run.text().contains(reason), "{behaviour:?}: {}", run.text());
+        assert!(!run.text().contains(PROVIDER_SECRET), "{}", run.text());
+        assert!(!run.text().contains(KEY), "{}", run.text());
+    }
+    // A wrong key is the provider's 401, said as a status.
+    provider.behave(Behaviour::Echo);
+    let client =
+        TestClient::with_tools(tools(&provider, "sk-wrong", None)).capabilities(without_sampling());
+    let run = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("a result");
+    assert!(run.text().contains("HTTP status 401"), "{}", run.text());
+    assert!(!run.text().contains("sk-wrong"));
+}
+
+#[tokio::test]
+async fn one_caller_cannot_spend_anothers_share() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .model(model)
+        .sampling_limits(SamplingLimits {
+            requests_per_minute: 2,
+            ..SamplingLimits::default()
+        })
+        .build()
+        .expect("builds");
+    let run_as = |principal: &str| {
+        TestClient::with_tools(tools.clone())
+            .principal(principal)
+            .capabilities(without_sampling())
+    };
+    let mallory = run_as("mallory");
+    for _ in 0..2 {
+        let run = mallory
+            .call("greet", json!({"style": "warm"}))
+            .then(Answer::accept(json!({"value": "x"})))
+            .run()
+            .await
+            .expect("a result");
+        assert!(!run.is_error(), "{}", run.text());
+    }
+    let spent = mallory
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "x"})))
+        .run()
+        .await
+        .expect("a result");
+    assert!(spent.is_error());
+    assert!(
+        spent.text().contains("for this minute are spent"),
+        "{}",
+        spent.text()
+    );
+    let alice = run_as("alice")
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Alice"})))
+        .run()
+        .await
+        .expect("a result");
+    assert_eq!(alice.text(), "echo: Greet Alice", "another caller's share");
+    // A prompt larger than the server takes is never sent.
+    let small = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
+        .sampling_limits(SamplingLimits {
+            max_prompt_bytes: 100,
+            ..SamplingLimits::default()
+        })
+        .build()
+        .expect("builds");
+    let before = provider.requests().len();
+    let run = TestClient::with_tools(small)
+        .capabilities(without_sampling())
+        .call("greet", json!({"style": "x".repeat(200)}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("a result");
+    assert!(run.text().contains("prompt is larger"), "{}", run.text());
+    assert_eq!(provider.requests().len(), before);
+}
