@@ -904,6 +904,7 @@ async fn drive(
             ))
             .await??
             .map_err(|e| request_error(&format!("tools/call {tool}"), e))?;
+        say_served_samples(&response);
         match response {
             CallToolResponse::Complete(result) => {
                 if responder.tasks {
@@ -953,6 +954,32 @@ async fn drive(
     }
     // A server that keeps asking must not hold a script forever.
     anyhow::bail!("tools/call {tool}: still asking after {MAX_ROUNDS} rounds; giving up")
+}
+
+/// Says which samples the server's own model answered in this request (its `_meta`
+/// `saga/samples`): the client never saw them.
+fn say_served_samples(response: &CallToolResponse) {
+    let meta = match response {
+        CallToolResponse::Complete(result) => result.meta.as_ref(),
+        CallToolResponse::InputRequired(result) => result.meta.as_ref(),
+        _ => None,
+    };
+    let Some(served) = meta
+        .and_then(|meta| meta.0.get("saga/samples"))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    for sample in served {
+        let key = one_line(sample["key"].as_str().unwrap_or("?"));
+        match sample["model"].as_str() {
+            Some(model) if sample["outcome"] != "failed" => say!(
+                "← [{key}] sampling answered by the server's model ({})",
+                one_line(model)
+            ),
+            _ => say!("← [{key}] sampling: the server's model did not answer"),
+        }
+    }
 }
 
 /// The token as printed: whole with `--show-state`, else its ends and its length.

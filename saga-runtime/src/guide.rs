@@ -28,6 +28,12 @@ pub struct ErasAndFormats;
 #[doc = include_str!("../../docs/guide/src/tasks.md")]
 pub struct Tasks;
 
+// Its example configures the OpenAI-compatible model (feature `openai`, which the examples'
+// crate asks for).
+#[cfg(all(doctest, feature = "openai"))]
+#[doc = include_str!("../../docs/guide/src/sampling.md")]
+pub struct Sampling;
+
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/deploying.md")]
 pub struct Deploying;

@@ -45,6 +45,12 @@ async fn an_mrtr_client_without_sampling_completes_the_deploy_saga() {
         .await;
     assert_eq!(second["result"]["resultType"], "complete", "{second}");
     assert_eq!(second["result"]["content"][0]["text"], DEPLOYED);
+    // The result says who answered the sample.
+    assert_eq!(
+        second["result"]["_meta"]["saga/samples"],
+        json!([{"key": "sample-2", "answeredBy": "server", "model": "local-model"}]),
+        "{second}"
+    );
     let sent = provider.requests();
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["model"], "local-model");
@@ -101,4 +107,42 @@ async fn a_client_that_samples_is_still_asked_itself() {
     let requests = &second["result"]["inputRequests"];
     assert!(requests.get("sample-2").is_some(), "{second}");
     assert!(provider.requests().is_empty());
+}
+
+/// `saga call`, declaring no sampling, says that the server's model answered the sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saga_call_shows_which_side_answered_each_sample() {
+    let provider = FakeOpenAi::start(MODEL_KEY).await;
+    provider.behave(Behaviour::Say("Yes.".into()));
+    let server = deploy_with_model(&provider);
+    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
+    assert!(
+        saga.exists(),
+        "{} is missing: build it with `cargo build -p saga-cli`",
+        saga.display()
+    );
+    let answers =
+        std::env::temp_dir().join(format!("saga-model-answers-{}.json", std::process::id()));
+    std::fs::write(&answers, r#"{"elicit-1": {"target": "production"}}"#).expect("written");
+    let output = tokio::process::Command::new(&saga)
+        .args(["call", "--without", "sampling", "--answers"])
+        .arg(&answers)
+        .arg(format!("http://{}/mcp", server.addr))
+        .args(["complex_tool", "initial_arg=x"])
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .expect("saga runs");
+    let _ = std::fs::remove_file(&answers);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("[sample-2] sampling answered by the server's model (local-model)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(DEPLOYED), "{stdout}");
 }

@@ -295,16 +295,28 @@ impl SagaTools {
         // What the client answered in this request, for the round its token asked.
         let mut client_answers = call.input_responses.clone().unwrap_or_default();
         let mut client_failures = call.failures.clone();
+        // The samples served in this request, said in the response's `_meta`.
+        let mut log: Vec<serde_json::Value> = Vec::new();
+        let said = |mut response: CallToolResponse, log: Vec<serde_json::Value>| {
+            if !log.is_empty() {
+                super::tools::stamp_meta(
+                    &mut response,
+                    crate::engine::model::SAMPLES_META_KEY,
+                    serde_json::Value::Array(log),
+                );
+            }
+            Ok(response)
+        };
         for _ in 0..=MAX_REPLAYED_CHECKPOINTS {
             let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
             let CallToolResponse::InputRequired(mut required) = response else {
-                return Ok(response);
+                return said(response, log);
             };
             let Some(requests) = required.input_requests.as_mut() else {
-                return Ok(CallToolResponse::InputRequired(required));
+                return said(CallToolResponse::InputRequired(required), log);
             };
             if !requests.values().any(is_sample) {
-                return Ok(CallToolResponse::InputRequired(required));
+                return said(CallToolResponse::InputRequired(required), log);
             }
             let answered_by_client = requests
                 .iter()
@@ -315,12 +327,13 @@ impl SagaTools {
             if !answered_by_client {
                 // The client answers its part first; the model is asked once that is in.
                 requests.retain(|_, request| !is_sample(request));
-                return Ok(CallToolResponse::InputRequired(required));
+                return said(CallToolResponse::InputRequired(required), log);
             }
             let served = serve_round(requests, cx).await;
+            log.extend(served.log);
             if requests.values().any(is_sample) {
                 // Left to the client (the model failed under `ServerFirst`).
-                return Ok(CallToolResponse::InputRequired(required));
+                return said(CallToolResponse::InputRequired(required), log);
             }
             let mut answers = std::mem::take(&mut client_answers);
             answers.extend(served.answers);

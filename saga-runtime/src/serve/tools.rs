@@ -586,6 +586,11 @@ pub(crate) const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInf
 
 /// MCP 2026-07-28: results SHOULD name the server that produced them.
 pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_json::Value) {
+    stamp_meta(response, SERVER_INFO_META_KEY, info.clone());
+}
+
+/// Puts `value` under `key` in a result's `_meta`.
+pub(super) fn stamp_meta(response: &mut CallToolResponse, key: &str, value: serde_json::Value) {
     let meta = match response {
         CallToolResponse::Complete(result) => &mut result.meta,
         CallToolResponse::InputRequired(result) => &mut result.meta,
@@ -593,7 +598,7 @@ pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_js
     };
     meta.get_or_insert_with(MetaObject::default)
         .0
-        .insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
+        .insert(key.to_owned(), value);
 }
 
 impl crate::tasks::Host for SagaTools {

@@ -6,6 +6,7 @@
 //
 //   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
 //   node drive.mjs --stdio /path/to/binary --tool deploy|weather [--era …]
+//   … --no-sampling: declare no sampling (a server with a model of its own answers it)
 //
 // Exits 0 when the final text is exactly the expected one, non-zero otherwise.
 
@@ -42,7 +43,9 @@ function parseArgs(argv) {
     const out = {};
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
-        if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era') {
+        if (a === '--no-sampling') {
+            out.noSampling = true;
+        } else if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era') {
             if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
             out[a.slice(2)] = argv[++i];
         } else {
@@ -147,14 +150,26 @@ function textOf(content) {
 
 async function main() {
     const opts = parseArgs(process.argv.slice(2));
-    const scenario = SCENARIOS[opts.tool];
+    let scenario = SCENARIOS[opts.tool];
+    if (opts.noSampling) {
+        // The server's model answers every sample: the client is asked only the rest.
+        scenario = {
+            ...scenario,
+            rounds: scenario.rounds
+                .map(round => round.filter(method => method !== 'sampling/createMessage'))
+                .filter(round => round.length > 0),
+            keys: null,
+        };
+    }
     const seen = { elicitations: [], samplings: [] };
     const wire = { calls: [], inputRequired: [], results: [] };
 
     const client = new Client(
         { name: 'saga-ts-driver', version: '0.0.0' },
         {
-            capabilities: { elicitation: { form: {} }, sampling: {} },
+            capabilities: opts.noSampling
+                ? { elicitation: { form: {} } }
+                : { elicitation: { form: {} }, sampling: {} },
             versionNegotiation: { mode: opts.era === '2025-11-25' ? 'legacy' : { pin: opts.era } },
             inputRequired: { autoFulfill: true, maxRounds: 10 },
         },
@@ -174,22 +189,25 @@ async function main() {
         return { action: 'accept', content };
     });
 
-    client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
-        const params = request.params;
-        seen.samplings.push({ key: ctx.mcpReq.id, params });
-        console.error(`[ts] sampling ${ctx.mcpReq.id}: ${JSON.stringify(params)}`);
-        const last = params.messages.at(-1);
-        const contents = Array.isArray(last.content) ? last.content : [last.content];
-        const prompt = textOf(contents);
-        const answer = SAMPLE_ANSWERS[prompt];
-        if (answer === undefined) throw new Error(`unexpected sampling prompt ${JSON.stringify(prompt)}`);
-        return {
-            model: 'scripted-model',
-            role: 'assistant',
-            content: { type: 'text', text: answer },
-            stopReason: 'endTurn',
-        };
-    });
+    // The SDK refuses a handler for a capability the client does not declare.
+    if (!opts.noSampling) {
+        client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
+            const params = request.params;
+            seen.samplings.push({ key: ctx.mcpReq.id, params });
+            console.error(`[ts] sampling ${ctx.mcpReq.id}: ${JSON.stringify(params)}`);
+            const last = params.messages.at(-1);
+            const contents = Array.isArray(last.content) ? last.content : [last.content];
+            const prompt = textOf(contents);
+            const answer = SAMPLE_ANSWERS[prompt];
+            if (answer === undefined) throw new Error(`unexpected sampling prompt ${JSON.stringify(prompt)}`);
+            return {
+                model: 'scripted-model',
+                role: 'assistant',
+                content: { type: 'text', text: answer },
+                stopReason: 'endTurn',
+            };
+        });
+    }
 
     let transport;
     if (opts.http) {

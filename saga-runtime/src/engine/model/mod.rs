@@ -300,12 +300,19 @@ impl ServerModel {
     }
 }
 
+/// The `_meta` key under which a response lists the samples the server's model answered
+/// in its request (`[{"key": "sample-2", "answeredBy": "server", "model": "…"}]`, or
+/// `"outcome": "failed"`), so that a client, `saga call` among them, can say who answered.
+pub const SAMPLES_META_KEY: &str = "saga/samples";
+
 /// What the server's model gave a round: answers, and failures (which the tool reads as a
 /// `SagaError` with the reason), by key.
 #[derive(Debug, Default)]
 pub(crate) struct Served {
     pub(crate) answers: InputResponses,
     pub(crate) failures: BTreeMap<String, StepFailure>,
+    /// What each served sample was, for [`SAMPLES_META_KEY`].
+    pub(crate) log: Vec<serde_json::Value>,
 }
 
 /// Whether `request` is a sample.
@@ -350,6 +357,9 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
         match answer {
             Ok(result) => {
                 crate::metrics::sample("server", true);
+                served.log.push(serde_json::json!({
+                    "key": key, "answeredBy": "server", "model": result.model
+                }));
                 requests.remove(&key);
                 served.answers.insert(
                     key,
@@ -363,6 +373,9 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
                     crate::metrics::sample("client", true);
                     continue;
                 }
+                served.log.push(serde_json::json!({
+                    "key": key, "answeredBy": "server", "outcome": "failed"
+                }));
                 requests.remove(&key);
                 served.failures.insert(
                     key,
