@@ -39,9 +39,9 @@ pub struct SagaToolsBuilder {
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
     diagrams_listed: bool,
-    model: Option<Arc<dyn crate::model::Model>>,
-    sampling_policy: Option<crate::model::SamplingPolicy>,
-    sampling_limits: crate::model::SamplingLimits,
+    model: Option<Arc<dyn crate::engine::model::Model>>,
+    sampling_policy: Option<crate::engine::model::SamplingPolicy>,
+    sampling_limits: crate::engine::model::SamplingLimits,
 }
 
 impl std::fmt::Debug for SagaToolsBuilder {
@@ -80,7 +80,7 @@ impl Default for SagaToolsBuilder {
             diagrams_listed: true,
             model: None,
             sampling_policy: None,
-            sampling_limits: crate::model::SamplingLimits::default(),
+            sampling_limits: crate::engine::model::SamplingLimits::default(),
         }
     }
 }
@@ -406,32 +406,32 @@ impl SagaToolsBuilder {
     /// ([`crate::model`]): by default ([`SamplingPolicy::ClientFirst`]) for each request
     /// whose client did not declare sampling, in the same request, with no round trip.
     ///
-    /// [`SamplingPolicy::ClientFirst`]: crate::model::SamplingPolicy::ClientFirst
-    pub fn model(mut self, model: impl crate::model::Model) -> Self {
+    /// [`SamplingPolicy::ClientFirst`]: crate::engine::model::SamplingPolicy::ClientFirst
+    pub fn model(mut self, model: impl crate::engine::model::Model) -> Self {
         self.model = Some(Arc::new(model));
         self
     }
 
-    /// Who answers a `sample()` ([`SamplingPolicy`](crate::model::SamplingPolicy)):
+    /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::model::SamplingPolicy)):
     /// client first by default with a model, the client only without one. A policy that
     /// asks the server's model needs [`SagaToolsBuilder::model`].
-    pub fn sampling_policy(mut self, policy: crate::model::SamplingPolicy) -> Self {
+    pub fn sampling_policy(mut self, policy: crate::engine::model::SamplingPolicy) -> Self {
         self.sampling_policy = Some(policy);
         self
     }
 
-    /// The bounds on the server's model ([`SamplingLimits`](crate::model::SamplingLimits)).
-    pub fn sampling_limits(mut self, limits: crate::model::SamplingLimits) -> Self {
+    /// The bounds on the server's model ([`SamplingLimits`](crate::engine::model::SamplingLimits)).
+    pub fn sampling_limits(mut self, limits: crate::engine::model::SamplingLimits) -> Self {
         self.sampling_limits = limits;
         self
     }
 
     /// Builds the registry.
     pub fn build(self) -> Result<SagaTools, BuildError> {
-        use crate::model::SamplingPolicy;
+        use crate::engine::model::SamplingPolicy;
         let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
         let model = match self.model {
-            Some(model) => Some(Arc::new(crate::model::ServerModel::new(
+            Some(model) => Some(Arc::new(crate::engine::model::ServerModel::new(
                 model,
                 policy,
                 self.sampling_limits,

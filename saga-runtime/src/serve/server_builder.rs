@@ -184,19 +184,19 @@ impl SagaServerBuilder {
 
     /// A model that answers `sample()` when the client does not; see
     /// [`SagaToolsBuilder::model`].
-    pub fn model(mut self, model: impl crate::model::Model) -> Self {
+    pub fn model(mut self, model: impl crate::engine::model::Model) -> Self {
         self.tools = self.tools.model(model);
         self
     }
 
     /// Who answers a `sample()`; see [`SagaToolsBuilder::sampling_policy`].
-    pub fn sampling_policy(mut self, policy: crate::model::SamplingPolicy) -> Self {
+    pub fn sampling_policy(mut self, policy: crate::engine::model::SamplingPolicy) -> Self {
         self.tools = self.tools.sampling_policy(policy);
         self
     }
 
     /// The bounds on the server's model; see [`SagaToolsBuilder::sampling_limits`].
-    pub fn sampling_limits(mut self, limits: crate::model::SamplingLimits) -> Self {
+    pub fn sampling_limits(mut self, limits: crate::engine::model::SamplingLimits) -> Self {
         self.tools = self.tools.sampling_limits(limits);
         self
     }

@@ -198,7 +198,7 @@ pub enum BuildError {
     InputSchema(String),
     /// A sampling policy asks the server's model, and none was given.
     #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
-    NoModel(crate::model::SamplingPolicy),
+    NoModel(crate::engine::model::SamplingPolicy),
     /// No key ring was given.
     #[error(
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"

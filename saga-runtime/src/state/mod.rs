@@ -60,5 +60,49 @@ pub(crate) fn to_sql(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// The layout of the tables [`sql_tables`] makes. A database written by a build of another
+/// schema is refused, never misread.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const SQL_SCHEMA: i64 = 1;
+
+/// Why a database of schema `found` is refused.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn other_schema(found: i64) -> String {
+    format!(
+        "its tables are of schema {found}, and this build reads schema {SQL_SCHEMA}: use it \
+         with the build that wrote it"
+    )
+}
+
+/// The tables of saga's SQL stores, of schema [`SQL_SCHEMA`], in a database's own types
+/// for an integer, bytes and a boolean: written once, so that both databases hold the
+/// same rows.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value {int} NOT NULL);
+         INSERT INTO saga_meta (key, value) VALUES ('schema', {SQL_SCHEMA}) ON CONFLICT DO NOTHING;
+         CREATE TABLE IF NOT EXISTS saga_tasks (
+             id TEXT PRIMARY KEY,
+             owner TEXT NOT NULL,
+             shared {boolean} NOT NULL,
+             bytes {int} NOT NULL,
+             expires_ms {int} NOT NULL,
+             working {boolean} NOT NULL,
+             lease_until_ms {int} NOT NULL,
+             version {int} NOT NULL,
+             record TEXT NOT NULL
+         );
+         CREATE INDEX IF NOT EXISTS saga_tasks_owner ON saga_tasks (owner, expires_ms);
+         CREATE INDEX IF NOT EXISTS saga_tasks_expiry ON saga_tasks (expires_ms);
+         CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
+         CREATE TABLE IF NOT EXISTS saga_used (nonce {bytes} PRIMARY KEY, keep_until {int} NOT NULL);
+         CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
+         CREATE TABLE IF NOT EXISTS saga_chains (
+             chain {bytes} PRIMARY KEY, floor {int} NOT NULL, keep_until {int} NOT NULL
+         );"
+    )
+}
+
 /// The one message every refused token gets, whatever the reason.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

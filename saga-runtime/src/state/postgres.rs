@@ -28,10 +28,6 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one statement may run.
 pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The layout of the tables this build reads and writes. A database of another schema is
-/// refused, never misread.
-const SCHEMA_VERSION: i64 = 1;
-
 /// The advisory lock that serializes schema creation between replicas starting at once.
 const SCHEMA_LOCK: i64 = 0x5a6a_0001;
 
@@ -80,28 +76,9 @@ impl Db {
             .batch_execute(&format!(
                 "BEGIN;
                  SELECT pg_advisory_xact_lock({SCHEMA_LOCK});
-                 CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
-                 INSERT INTO saga_meta (key, value) VALUES ('schema', {SCHEMA_VERSION}) ON CONFLICT DO NOTHING;
-                 CREATE TABLE IF NOT EXISTS saga_tasks (
-                     id TEXT PRIMARY KEY,
-                     owner TEXT NOT NULL,
-                     shared BOOLEAN NOT NULL,
-                     bytes BIGINT NOT NULL,
-                     expires_ms BIGINT NOT NULL,
-                     working BOOLEAN NOT NULL,
-                     lease_until_ms BIGINT NOT NULL,
-                     version BIGINT NOT NULL,
-                     record TEXT NOT NULL
-                 );
-                 CREATE INDEX IF NOT EXISTS saga_tasks_owner ON saga_tasks (owner, expires_ms);
-                 CREATE INDEX IF NOT EXISTS saga_tasks_expiry ON saga_tasks (expires_ms);
-                 CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
-                 CREATE TABLE IF NOT EXISTS saga_used (nonce BYTEA PRIMARY KEY, keep_until BIGINT NOT NULL);
-                 CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
-                 CREATE TABLE IF NOT EXISTS saga_chains (
-                     chain BYTEA PRIMARY KEY, floor BIGINT NOT NULL, keep_until BIGINT NOT NULL
-                 );
-                 COMMIT;"
+                 {}
+                 COMMIT;",
+                super::sql_tables("BIGINT", "BYTEA", "BOOLEAN")
             ))
             .await
             .map_err(describe)?;
@@ -110,11 +87,8 @@ impl Db {
             .await
             .map_err(describe)?
             .get(0);
-        if schema != SCHEMA_VERSION {
-            return Err(format!(
-                "its tables are of schema {schema}, and this build reads schema \
-                 {SCHEMA_VERSION}: use it with the build that wrote it"
-            ));
+        if schema != super::SQL_SCHEMA {
+            return Err(super::other_schema(schema));
         }
         Ok(db)
     }

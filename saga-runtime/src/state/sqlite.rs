@@ -26,10 +26,6 @@ use super::to_sql;
 /// How long a write waits for another connection's transaction on the same file.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The layout of the tables this build reads and writes. A file written by a build of
-/// another schema is refused, never misread.
-const SCHEMA_VERSION: i64 = 1;
-
 /// An opened SQLite file, shared by the stores of one process.
 #[derive(Clone)]
 pub(crate) struct Db {
@@ -61,43 +57,20 @@ impl Db {
                 return Err(format!("the file cannot be put in WAL mode (it is {mode})"));
             }
             connection
-                .execute_batch(
-                    "PRAGMA synchronous = FULL;
-                     BEGIN IMMEDIATE;
-                     CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                     INSERT OR IGNORE INTO saga_meta (key, value) VALUES ('schema', 1);
-                     CREATE TABLE IF NOT EXISTS saga_tasks (
-                         id TEXT PRIMARY KEY,
-                         owner TEXT NOT NULL,
-                         shared INTEGER NOT NULL,
-                         bytes INTEGER NOT NULL,
-                         expires_ms INTEGER NOT NULL,
-                         working INTEGER NOT NULL,
-                         lease_until_ms INTEGER NOT NULL,
-                         version INTEGER NOT NULL,
-                         record TEXT NOT NULL
-                     );
-                     CREATE INDEX IF NOT EXISTS saga_tasks_owner ON saga_tasks (owner, expires_ms);
-                     CREATE INDEX IF NOT EXISTS saga_tasks_expiry ON saga_tasks (expires_ms);
-                     CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
-                     CREATE TABLE IF NOT EXISTS saga_used (nonce BLOB PRIMARY KEY, keep_until INTEGER NOT NULL);
-                     CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
-                     CREATE TABLE IF NOT EXISTS saga_chains (
-                         chain BLOB PRIMARY KEY, floor INTEGER NOT NULL, keep_until INTEGER NOT NULL
-                     );
-                     COMMIT;",
-                )
+                .execute_batch(&format!(
+                    "PRAGMA synchronous = FULL; BEGIN IMMEDIATE; {} COMMIT;",
+                    super::sql_tables("INTEGER", "BLOB", "INTEGER")
+                ))
                 .map_err(|e| e.to_string())?;
             let schema: i64 = connection
-                .query_row("SELECT value FROM saga_meta WHERE key = 'schema'", [], |row| {
-                    row.get(0)
-                })
+                .query_row(
+                    "SELECT value FROM saga_meta WHERE key = 'schema'",
+                    [],
+                    |row| row.get(0),
+                )
                 .map_err(|e| e.to_string())?;
-            if schema != SCHEMA_VERSION {
-                return Err(format!(
-                    "its tables are of schema {schema}, and this build reads schema \
-                     {SCHEMA_VERSION}: open it with the build that wrote it"
-                ));
+            if schema != super::SQL_SCHEMA {
+                return Err(super::other_schema(schema));
             }
             Ok(connection)
         })

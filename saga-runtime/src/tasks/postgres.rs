@@ -87,11 +87,7 @@ impl TaskBackend for PostgresTasks {
     }
 
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        Box::pin(async move {
-            let row = self.read_row(id).await?;
-            row.map(|row| serde_json::from_str(&row.text).map_err(unavailable))
-                .transpose()
-        })
+        Box::pin(sql::get(self, id))
     }
 
     fn update<'a>(

@@ -108,6 +108,14 @@ pub(super) trait Rows: Sync {
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
 }
 
+/// The record `id`, unless missing or expired.
+pub(super) async fn get(rows: &impl Rows, id: &str) -> Result<Option<TaskRecord>, TaskStoreError> {
+    rows.read(id)
+        .await?
+        .map(|row| serde_json::from_str(&row.text).map_err(unavailable))
+        .transpose()
+}
+
 /// The update every SQL store makes: read the row, apply `change`, and write it at the
 /// version read; read again when another writer moved it on.
 pub(super) async fn update(
