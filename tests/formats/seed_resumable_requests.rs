@@ -361,7 +361,8 @@ async fn a_resume_of_a_call_still_running_is_refused() {
     let mut stream = session
         .request(json!({
             "jsonrpc": "2.0", "id": "running-1", "method": "tools/call",
-            "params": {"name": "migrate", "arguments": {"tables": 3, "millis_per_table": 700}}
+            // Longer than two refusals, each after a duplicate waited 2 s for it to leave.
+            "params": {"name": "migrate", "arguments": {"tables": 3, "millis_per_table": 2000}}
         }))
         .await;
     let policy = stream.next().await.expect("the call streams");
@@ -413,4 +414,38 @@ async fn a_resume_of_a_call_still_running_is_refused() {
         done["result"]["content"][0]["text"], "migrated 3 tables: [0, 1, 2]",
         "{done}"
     );
+}
+
+/// An HTTP client that resends a request under the same id (its connection dropped while
+/// the answer was written) is not refused for the first try still leaving: the retry waits
+/// for it to be done, then runs. (`saga call --session` met this as a flaky `-32600`.)
+#[tokio::test]
+async fn a_retry_under_the_id_of_a_request_about_to_end_waits_for_it() {
+    let server = Spawn::new("migrate", KEY_HEX).start();
+    let url = format!("http://{}/mcp", server.addr);
+    let session = Session::open(&url, json!({})).await;
+    let call = json!({
+        "jsonrpc": "2.0", "id": "retried-1", "method": "tools/call",
+        "params": {"name": "migrate", "arguments": {"tables": 1, "millis_per_table": 400}}
+    });
+    let mut first = session.request(call.clone()).await;
+    let started = std::time::Instant::now();
+    let retry = session.post(&call).await;
+    assert_eq!(retry.status(), 200, "the retry was refused");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(200),
+        "the retry ran beside the first try"
+    );
+    let mut retried = saga_examples::harness::session::Events::new(retry);
+    let done = loop {
+        let message = retried.next().await.expect("the retry's answer");
+        if message["id"] == "retried-1" {
+            break message;
+        }
+    };
+    assert_eq!(
+        done["result"]["content"][0]["text"], "migrated 1 tables: [0]",
+        "{done}"
+    );
+    drop(first.next().await);
 }

@@ -34,6 +34,10 @@ const CALL_METHODS: [&str; 4] = [
 
 /// The answer to a request that names a session the caller did not open: the same as for
 /// a session that does not exist, so that an id tells a stranger nothing.
+/// How long a session request whose id is still in flight waits for that request to
+/// leave before it is refused (see `guard_owned`).
+const DUPLICATE_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
@@ -218,7 +222,19 @@ impl Guard {
                 // The id as the envelope's walk kept it; a long one is read again.
                 let request = envelope.id().or_else(|| request_id(&bytes));
                 let text = request.as_ref().map(Value::to_string);
-                match self.owners.hold(id, false, text) {
+                let mut held = self.owners.hold(id, false, text.clone());
+                // A client's retry of a request whose first try is still leaving (its
+                // connection dropped while the answer was being written: an HTTP client
+                // resends then, under the same id) gets in once that one is gone. Ids
+                // stay unique among the requests in flight; only the race is waited out.
+                let deadline = tokio::time::Instant::now() + DUPLICATE_ID_WAIT;
+                while matches!(held, Err(Refusal::DuplicateId))
+                    && tokio::time::Instant::now() < deadline
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    held = self.owners.hold(id, false, text.clone());
+                }
+                match held {
                     Ok(held) => {
                         parts.extensions.insert(held.session_gone());
                         parts.extensions.insert(held.clone());
