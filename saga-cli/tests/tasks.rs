@@ -45,6 +45,9 @@ fn serve(name: &str, envs: &[(&str, &str)]) -> Server {
     let mut child = Command::new(example(name))
         .args(["--http", "127.0.0.1:0"])
         .env("SAGA_KEYS", KEY)
+        // Tasks in this process's memory: the examples' default, a SQLite file in the
+        // working directory, would outlive the test and be shared by the next run.
+        .env("SAGA_TASKS", "memory")
         .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

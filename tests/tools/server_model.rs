@@ -307,3 +307,47 @@ async fn one_caller_cannot_spend_anothers_share() {
     assert!(run.text().contains("prompt is larger"), "{}", run.text());
     assert_eq!(provider.requests().len(), before);
 }
+
+/// A task whose client did not declare sampling: the worker has the server's model answer
+/// its sample, and the task completes without waiting for `tasks/update`.
+#[saga_tool(task)]
+async fn summarise(topic: String) -> Result<String, SagaError> {
+    checkpoint().await;
+    let summary = sample(format!("Summarise {topic}")).max_tokens(50).await?;
+    Ok(summary.text().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_sample_is_answered_by_the_servers_model() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(summarise)
+        .tasks(saga_runtime::tasks::TaskStore::memory())
+        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
+        .build()
+        .expect("builds");
+    let running = saga_examples::harness::serving::serve_local(server).await;
+    let client = saga_examples::harness::tasks::TaskClient::new();
+    let id = client
+        .create(running.addr, "summarise", json!({"topic": "tides"}))
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let task = loop {
+        let task = client.status(running.addr, &id).await;
+        if task["status"] != "working" {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still working: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "echo: Summarise tides",
+        "{task}"
+    );
+    assert_eq!(provider.requests().len(), 1);
+}

@@ -10,7 +10,7 @@ stateDiagram-v2
     Start : complex_tool(initial_arg, replicas)
     AfterElicitTarget : elicit Target
     AfterElicitTarget : "Please provide the deployment target:"
-    AfterSampleVerdict : sample
+    AfterSampleVerdict : sample (client or server model)
     AfterSampleVerdict : format!("Is deploying to '{}' safe right now?", target.target)
     Return1 : return Ok("Deployment postponed.".into())
     Done : result
@@ -123,7 +123,7 @@ const _: () = {
             );
             tool.meta = ::saga_runtime::__private::with_diagram(
                 tool.meta.take(),
-                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample (client or server model)\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
             );
             tool.output_schema = <Result<
                 String,
@@ -147,7 +147,7 @@ const _: () = {
         }
         fn diagram(&self) -> ::std::string::String {
             ::std::string::String::from(
-                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
+                "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample (client or server model)\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
         fn state_json(

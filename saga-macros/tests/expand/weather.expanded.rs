@@ -11,6 +11,7 @@ stateDiagram-v2
     AfterJoinLoginCapital : join!: 2 requests in one round
     AfterJoinLoginCapital : elicit GithubLogin "Please provide your GitHub username" key "github_login"
     AfterJoinLoginCapital : sample "What is the capital of France?" key "capital_of_france"
+    AfterJoinLoginCapital : sample (client or server model)
     Done : result
     Done : Ok(format!("Weather for {location}: sunny. Asked by {} (capital check: {})", lo…
     Failed : error from ?
@@ -118,7 +119,7 @@ const _: () = {
             );
             tool.meta = ::saga_runtime::__private::with_diagram(
                 tool.meta.take(),
-                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
+                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    AfterJoinLoginCapital : sample (client or server model)\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
             );
             tool.output_schema = <Result<
                 String,
@@ -142,7 +143,7 @@ const _: () = {
         }
         fn diagram(&self) -> ::std::string::String {
             ::std::string::String::from(
-                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
+                "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    AfterJoinLoginCapital : sample (client or server model)\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
         fn state_json(

@@ -7,11 +7,19 @@ use syn::Expr;
 use super::text::{code, code_type, short};
 use crate::tool::suspend::{Args, RequestKind, Suspension};
 
+/// What a sample's node adds: who answers is the server's choice at run time (its own
+/// model, or the client's LLM; the runtime's `model` module).
+const WHO_SAMPLES: &str = " (client or server model)";
+
 /// The lines of a suspension's node: what it asks, its message as written, its key.
 pub(super) fn site_lines(suspension: &Suspension, let_type: Option<String>) -> Vec<String> {
     match suspension {
         Suspension::Await { request, kind } => {
-            let mut lines = vec![request_title(request, *kind, let_type)];
+            let mut title = request_title(request, *kind, let_type);
+            if *kind == RequestKind::Sample {
+                title.push_str(WHO_SAMPLES);
+            }
+            let mut lines = vec![title];
             lines.extend(request_details(request, *kind));
             lines.into_iter().map(|line| short(&line)).collect()
         }
@@ -24,6 +32,10 @@ pub(super) fn site_lines(suspension: &Suspension, let_type: Option<String>) -> V
                     line.push_str(&detail);
                 }
                 lines.push(short(&line));
+                if *kind == RequestKind::Sample {
+                    // Its own line: the request's line is cut at the node's width.
+                    lines.push(format!("sample{WHO_SAMPLES}"));
+                }
             }
             lines
         }
