@@ -74,6 +74,8 @@ fn serve(name: &str, envs: &[(&str, &str)]) -> Server {
 fn saga(args: &[&str]) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
         .args(args)
+        // An example the CLI starts (`--stdio`) keeps its tasks in memory, as `serve`'s.
+        .env("SAGA_TASKS", "memory")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
