@@ -165,3 +165,61 @@ async fn the_format_passes_the_transports_checks() {
     assert!(status.as_u16() >= 400, "{status} {reply:#}");
     assert!(reply.get("dependent_requests").is_none(), "{reply:#}");
 }
+
+/// A seed-format client that cannot sample, against a server with a model of its own: it is
+/// asked only for the form, and the retry that answers it completes, the model having
+/// answered the sample (`saga_runtime::model`).
+#[tokio::test]
+async fn a_client_that_cannot_sample_is_asked_only_its_part() {
+    use saga_examples::harness::http::meta;
+    use saga_examples::harness::openai::FakeOpenAi;
+    let provider = FakeOpenAi::start("sk-seed").await;
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(weather::get_weather)
+        .model(
+            saga_runtime::model::OpenAiCompatible::new(&provider.base_url, "sk-seed", "m")
+                .expect("a client"),
+        )
+        .build()
+        .expect("builds");
+    let running = serve_local(server).await;
+    let with_form_only = |mut body: Value| {
+        body["params"]["_meta"] = meta(json!({"elicitation": {}}));
+        body
+    };
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}}
+    });
+    let (_, reply) = post(running.addr, &with_form_only(call), true).await;
+    let requests = reply["dependent_requests"].as_object().expect("requests");
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        ["github_login"],
+        "{reply:#}"
+    );
+    assert!(
+        provider.requests().is_empty(),
+        "asked before the client answered"
+    );
+    let retry = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"location": "New York"}},
+        "dependent_responses": {
+            "github_login": {"result": {"action": "accept", "content": {"name": "octocat"}}}
+        }
+    });
+    let (_, reply) = post(running.addr, &with_form_only(retry), true).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy",
+        "{reply:#}"
+    );
+    let sent = provider.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0]["messages"][0]["content"],
+        "You are a helpful assistant."
+    );
+}

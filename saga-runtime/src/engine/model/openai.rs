@@ -177,6 +177,18 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
     let message = choice.get("message").ok_or(ModelError::Malformed)?;
     let text = match message.get("content") {
         Some(Value::String(text)) => text.clone(),
+        // Some servers answer with content parts: their text, in order.
+        Some(Value::Array(parts))
+            if !parts.is_empty()
+                && parts
+                    .iter()
+                    .all(|part| part.get("text").is_some_and(Value::is_string)) =>
+        {
+            parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect()
+        }
         _ if message
             .get("refusal")
             .is_some_and(|refusal| refusal.is_string()) =>
