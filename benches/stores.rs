@@ -160,7 +160,7 @@ async fn main() {
         ("memory", TaskStore::memory()),
         (
             "SQLite (WAL, synchronous=FULL)",
-            TaskStore::sqlite(&file).await.expect("opened"),
+            TaskStore::sqlite(&file).expect("opened"),
         ),
         (
             "Redis",

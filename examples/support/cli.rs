@@ -144,7 +144,7 @@ impl Stores {
     /// The task store.
     pub async fn tasks(&self) -> anyhow::Result<TaskStore> {
         Ok(match self {
-            Stores::Sqlite(path) => TaskStore::sqlite(path).await?,
+            Stores::Sqlite(path) => TaskStore::sqlite(path)?,
             Stores::Redis(url) => TaskStore::redis(url).await?,
             Stores::Postgres(url) => TaskStore::postgres(url).await?,
             Stores::Memory => TaskStore::memory(),
@@ -156,7 +156,7 @@ impl Stores {
     pub async fn single_use(&self) -> anyhow::Result<Box<dyn saga_runtime::state::TokenStore>> {
         use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore};
         Ok(match self {
-            Stores::Sqlite(path) => Box::new(SqliteStore::open(path).await?),
+            Stores::Sqlite(path) => Box::new(SqliteStore::open(path)?),
             Stores::Redis(url) => Box::new(RedisStore::connect(url).await?),
             Stores::Postgres(url) => Box::new(PostgresStore::connect(url).await?),
             Stores::Memory => Box::new(MemoryStore::new(100_000)),

@@ -46,9 +46,9 @@ async fn memory_keeps_the_contract() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_keeps_the_contract() {
     let file = TempDb::new("contract");
-    task_store_contract(TaskStore::sqlite(&file.0).await.expect("opened")).await;
+    task_store_contract(TaskStore::sqlite(&file.0).expect("opened")).await;
     // The single-use store on the same file.
-    token_store_contract(SqliteStore::open(&file.0).await.expect("opened")).await;
+    token_store_contract(SqliteStore::open(&file.0).expect("opened")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,18 +103,18 @@ async fn a_sqlite_file_keeps_tasks_and_redeemed_tokens_across_opens() {
     let record = a_record("t1");
     let far = saga_runtime::state::unix_now() + 600;
     {
-        let tasks = TaskStore::sqlite(&file.0).await.expect("opened");
+        let tasks = TaskStore::sqlite(&file.0).expect("opened");
         tasks
             .backend()
             .insert(&record, &Quota::per_principal(10))
             .await
             .expect("inserted");
-        let used = SqliteStore::open(&file.0).await.expect("opened");
+        let used = SqliteStore::open(&file.0).expect("opened");
         assert_eq!(used.redeem(&[7; 24], far).await, Ok(true));
     }
-    let tasks = TaskStore::sqlite(&file.0).await.expect("opened again");
+    let tasks = TaskStore::sqlite(&file.0).expect("opened again");
     assert_eq!(tasks.backend().get("t1").await.expect("read"), Some(record));
-    let used = SqliteStore::open(&file.0).await.expect("opened again");
+    let used = SqliteStore::open(&file.0).expect("opened again");
     assert_eq!(
         used.redeem(&[7; 24], far).await,
         Ok(false),
@@ -126,18 +126,18 @@ async fn a_sqlite_file_keeps_tasks_and_redeemed_tokens_across_opens() {
 #[tokio::test]
 async fn a_sqlite_file_of_another_schema_is_refused() {
     let file = TempDb::new("schema");
-    drop(TaskStore::sqlite(&file.0).await.expect("opened"));
+    drop(TaskStore::sqlite(&file.0).expect("opened"));
     // As a later build would leave it.
     rusqlite::Connection::open(&file.0)
         .expect("opened")
         .execute("UPDATE saga_meta SET value = 2 WHERE key = 'schema'", [])
         .expect("updated");
-    let error = TaskStore::sqlite(&file.0).await.expect_err("refused");
+    let error = TaskStore::sqlite(&file.0).expect_err("refused");
     assert!(
         matches!(&error, TaskStoreError::Unavailable(why) if why.contains("schema 2")),
         "{error}"
     );
-    assert!(SqliteStore::open(&file.0).await.is_err());
+    assert!(SqliteStore::open(&file.0).is_err());
 }
 
 /// A Postgres that goes away fails each call whole (`Unavailable`), hangs none, and

@@ -41,12 +41,12 @@ impl std::fmt::Debug for Db {
 
 impl Db {
     /// Opens (creating if needed) the file at `path`, in WAL mode, with every table of
-    /// saga's stores.
-    pub(crate) async fn open(path: &Path) -> Result<Db, String> {
+    /// saga's stores. Synchronous: a server opens its file once, when it is built, and the
+    /// open takes milliseconds.
+    pub(crate) fn open(path: &Path) -> Result<Db, String> {
         let path_text: Arc<str> = path.display().to_string().into();
-        let path = path.to_owned();
-        let connection = tokio::task::spawn_blocking(move || -> Result<Connection, String> {
-            let connection = Connection::open(&path).map_err(|e| e.to_string())?;
+        let open = || -> Result<Connection, String> {
+            let connection = Connection::open(path).map_err(|e| e.to_string())?;
             connection
                 .busy_timeout(BUSY_TIMEOUT)
                 .map_err(|e| e.to_string())?;
@@ -73,10 +73,8 @@ impl Db {
                 return Err(super::other_schema(schema));
             }
             Ok(connection)
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|error| format!("{path_text}: {error}"))?;
+        };
+        let connection = open().map_err(|error| format!("{path_text}: {error}"))?;
         Ok(Db {
             connection: Arc::new(Mutex::new(connection)),
             path: path_text,
@@ -111,7 +109,7 @@ impl Db {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), saga_runtime::state::StoreError> {
-/// let store = saga_runtime::state::SqliteStore::open("saga.db").await?;
+/// let store = saga_runtime::state::SqliteStore::open("saga.db")?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -122,11 +120,9 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the SQLite file at `path`. The task store may use the
     /// same file (`TaskStore::sqlite`).
-    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Ok(Self {
-            db: Db::open(path.as_ref())
-                .await
-                .map_err(StoreError::Unavailable)?,
+            db: Db::open(path.as_ref()).map_err(StoreError::Unavailable)?,
         })
     }
 }

@@ -203,10 +203,10 @@ impl TaskStore {
     /// as its last acknowledged step left it, and its workers take over those that were
     /// working once their lease ends. The single-use store may share the file
     /// ([`SqliteStore`](crate::state::SqliteStore)).
-    pub async fn sqlite(path: impl AsRef<Path>) -> Result<Self, TaskStoreError> {
-        let db = Db::open(path.as_ref())
-            .await
-            .map_err(TaskStoreError::Unavailable)?;
+    ///
+    /// The file is opened (and its tables made) now, before the server serves.
+    pub fn sqlite(path: impl AsRef<Path>) -> Result<Self, TaskStoreError> {
+        let db = Db::open(path.as_ref()).map_err(TaskStoreError::Unavailable)?;
         Ok(Self::custom(SqliteTasks { db }))
     }
 }
