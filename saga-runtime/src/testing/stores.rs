@@ -5,22 +5,43 @@
 //! a fresh, empty store (a new file, database or key space): the suite counts what the
 //! store holds.
 //!
-//! ```no_run
-//! # #[derive(Debug)] struct MyBackend;
-//! # impl MyBackend { async fn connect() -> Self { MyBackend } }
-//! # impl saga_runtime::tasks::TaskBackend for MyBackend {
-//! #     fn insert<'a>(&'a self, _: &'a saga_runtime::tasks::TaskRecord, _: &'a saga_runtime::tasks::Quota) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
-//! #     fn get<'a>(&'a self, _: &'a str) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<saga_runtime::tasks::TaskRecord>, saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
-//! #     fn update<'a>(&'a self, _: &'a str, _: saga_runtime::tasks::Change<'a>, _: &'a saga_runtime::tasks::Quota) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<saga_runtime::tasks::TaskRecord>, saga_runtime::tasks::TaskStoreError>> + Send + 'a>> { todo!() }
-//! #     fn orphans(&self, _: u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<String>, saga_runtime::tasks::TaskStoreError>> + Send + '_>> { todo!() }
-//! # }
-//! use saga_runtime::tasks::TaskStore;
+//! ```
+//! use std::future::Future;
+//! use std::pin::Pin;
 //!
-//! #[tokio::test]
-//! async fn my_backend_keeps_the_task_store_contract() {
-//!     let store = TaskStore::custom(MyBackend::connect().await);
-//!     saga_runtime::testing::stores::task_store_contract(store).await;
+//! use saga_runtime::tasks::{Change, Quota, TaskBackend, TaskRecord, TaskStore, TaskStoreError};
+//!
+//! type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, TaskStoreError>> + Send + 'a>>;
+//!
+//! /// A backend of your own: here, one that forwards to the memory store.
+//! #[derive(Debug)]
+//! struct MyBackend(TaskStore);
+//!
+//! impl TaskBackend for MyBackend {
+//!     fn insert<'a>(&'a self, record: &'a TaskRecord, quota: &'a Quota) -> Answer<'a, ()> {
+//!         self.0.backend().insert(record, quota)
+//!     }
+//!     fn get<'a>(&'a self, id: &'a str) -> Answer<'a, Option<TaskRecord>> {
+//!         self.0.backend().get(id)
+//!     }
+//!     fn update<'a>(
+//!         &'a self,
+//!         id: &'a str,
+//!         change: Change<'a>,
+//!         quota: &'a Quota,
+//!     ) -> Answer<'a, Option<TaskRecord>> {
+//!         self.0.backend().update(id, change, quota)
+//!     }
+//!     fn orphans(&self, now_ms: u64) -> Answer<'_, Vec<String>> {
+//!         self.0.backend().orphans(now_ms)
+//!     }
 //! }
+//!
+//! // In a test of yours: `#[tokio::test] async fn …() { … .await }`.
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let store = TaskStore::custom(MyBackend(TaskStore::memory()));
+//! saga_runtime::testing::stores::task_store_contract(store).await;
+//! # });
 //! ```
 
 use std::sync::Arc;
