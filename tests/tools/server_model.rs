@@ -351,3 +351,61 @@ async fn a_tasks_sample_is_answered_by_the_servers_model() {
     );
     assert_eq!(provider.requests().len(), 1);
 }
+
+/// Identities a client makes up share its address's budget: over MRTR, and in tasks,
+/// whose samples the worker asks long after the request that created them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_identities_share_one_budget() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(summarise)
+        .tasks(saga_runtime::tasks::TaskStore::memory())
+        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
+        .sampling_limits(SamplingLimits {
+            requests_per_minute: 1,
+            ..SamplingLimits::default()
+        })
+        .build()
+        .expect("builds");
+    let running = saga_examples::harness::serving::serve_local(server).await;
+    let finished = |who: &'static str| {
+        let client = saga_examples::harness::tasks::TaskClient::new().authorization(who);
+        let addr = running.addr;
+        async move {
+            let id = client
+                .create(addr, "summarise", json!({"topic": who}))
+                .await;
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                let task = client.status(addr, &id).await;
+                if task["status"] != "working" {
+                    break task;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "still working: {task}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let first = finished("Bearer made-up-1").await;
+    assert_eq!(
+        first["result"]["content"][0]["text"], "echo: Summarise Bearer made-up-1",
+        "{first}"
+    );
+    let second = finished("Bearer made-up-2").await;
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    assert!(
+        second["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("for this minute are spent")),
+        "{second}"
+    );
+    assert_eq!(
+        provider.requests().len(),
+        1,
+        "a made-up identity got a budget of its own"
+    );
+}

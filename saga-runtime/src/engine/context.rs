@@ -114,6 +114,14 @@ impl SagaContext {
         }
     }
 
+    /// Sets the pool the bounds count this request against: for a task's run, the pool of
+    /// the request that created it (its record's quota owner), so that identities made up
+    /// at one address share its budgets there too.
+    pub(crate) fn with_pool(mut self, pool: crate::engine::pool::Pool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
     /// Sets the server's model (see [`crate::model`]).
     pub(crate) fn with_model(
         mut self,

@@ -219,6 +219,7 @@ impl Tasks {
                 .with_capabilities(record.capabilities.clone())
                 .with_cancellation(token.clone())
                 .with_progress_sink(progress.clone())
+                .with_pool(crate::engine::pool::Pool::from_key(record.quota_owner()))
                 .with_model(tools.model());
             let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
             call.request_state = record.state.clone();
@@ -292,8 +293,10 @@ impl Tasks {
                         let message = format!("{key}: {}", failure.message);
                         self.write(id, claim, move |record| {
                             record.status = TaskStatus::Failed;
-                            record.error =
-                                Some(TaskRecord::error_object(failure.code as i32, &message));
+                            record.error = Some(TaskRecord::error_object(
+                                i32::try_from(failure.code).unwrap_or(-32603),
+                                &message,
+                            ));
                             record.worker = None;
                         })
                         .await;
