@@ -409,3 +409,31 @@ async fn made_up_identities_share_one_budget() {
         "a made-up identity got a budget of its own"
     );
 }
+
+/// A `maxTokens` larger than `SamplingLimits::max_tokens` is cut to it before it is sent.
+#[tokio::test]
+async fn a_larger_max_tokens_is_cut_to_the_limit() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(greet)
+        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
+        .sampling_limits(SamplingLimits {
+            max_tokens: 10,
+            ..SamplingLimits::default()
+        })
+        .build()
+        .expect("builds");
+    TestClient::with_tools(tools)
+        .capabilities(without_sampling())
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(
+        provider.requests()[0]["max_tokens"],
+        10,
+        "the tool asked 64"
+    );
+}

@@ -262,6 +262,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_hint_picks_only_an_allowed_model() {
+        let provider = OpenAiCompatible::new("http://127.0.0.1:1/v1", "k", "default")
+            .expect("a client")
+            .allow_hinted(["gpt-4o"]);
+        let asked = |hint: &str| {
+            let request: crate::engine::Request = crate::engine::sample("hi")
+                .model_hint(hint)
+                .system("be brief")
+                .into();
+            let crate::engine::kinds::Asked::Sample(params) = request.asked else {
+                panic!("a sample");
+            };
+            provider.body(&params).expect("a body")
+        };
+        assert_eq!(asked("gpt-4o")["model"], "gpt-4o");
+        assert_eq!(
+            asked("4o")["model"],
+            "gpt-4o",
+            "a hint is a part of the name"
+        );
+        assert_eq!(
+            asked("claude")["model"],
+            "default",
+            "a hint not allowed is ignored"
+        );
+        assert_eq!(
+            asked("x")["messages"][0],
+            json!({"role": "system", "content": "be brief"})
+        );
+    }
+
+    #[test]
     fn replies_read_as_documented() {
         let reply = br#"{"id":"c","object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"Yes"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
         let completion = read_reply(reply).expect("read");
