@@ -13,7 +13,7 @@
 //! | `saga_task_lease_takeovers_total` | counter | |
 //! | `saga_task_store_depth` | gauge, tasks kept in the store | |
 //! | `saga_sessions` | gauge, live 2025-11-25 sessions | |
-//! | `saga_samples_total` | counter, at each `sample()` answered | `answered_by` (`client`, `server`), `outcome` (`ok`, `failed`) |
+//! | `saga_samples_total` | counter, only with a server model: each `sample()` it answers (`server`), or, failing under `ServerFirst`, leaves to the client (`client`) | `answered_by` (`client`, `server`), `outcome` (`ok`, `failed`) |
 //! | `saga_model_seconds` | histogram, each call of the server's model | |
 //! | `saga_model_tokens_total` | counter, tokens the server's model reported | |
 //!

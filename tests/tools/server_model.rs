@@ -437,3 +437,35 @@ async fn a_larger_max_tokens_is_cut_to_the_limit() {
         "the tool asked 64"
     );
 }
+
+/// Under `ServerFirst`, a client that can sample is asked when the model fails.
+#[tokio::test]
+async fn server_first_falls_back_to_a_client_that_samples() {
+    let provider = FakeOpenAi::start(KEY).await;
+    provider.behave(Behaviour::Status(503));
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerFirst)))
+        .capabilities(with_sampling());
+    let run = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .then(Answer::sampled("Hello from the client"))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "Hello from the client");
+    assert_eq!(provider.requests().len(), 1, "the model was asked first");
+    // ServerOnly does not fall back: the failure is the tool's.
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerOnly)))
+        .capabilities(with_sampling());
+    let run = client
+        .call("greet", json!({"style": "warm"}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .run()
+        .await
+        .expect("a result");
+    assert!(
+        run.is_error() && run.text().contains("HTTP status 503"),
+        "{}",
+        run.text()
+    );
+}

@@ -36,12 +36,9 @@ pub(crate) fn takes_samples(cx: &SagaContext) -> bool {
 /// [`SamplingPolicy::ServerFirst`] for a client that can sample, which is asked instead.
 pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) -> Served {
     let mut served = Served::default();
+    // Without a model taking them, the samples are the client's, as before models: no
+    // scan of the round (the stateless path would not make one either).
     let Some(model) = cx.server_model() else {
-        let asked = requests
-            .values()
-            .filter(|request| is_sample(request))
-            .count();
-        (0..asked).for_each(|_| crate::metrics::sample("client", true));
         return served;
     };
     let taken: Vec<(String, CreateMessageRequestParams)> = requests
