@@ -27,8 +27,11 @@ mod inspect;
 mod listing;
 mod prompt;
 mod schema;
+mod target;
 mod task;
 mod terminal;
+
+use target::Target;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -160,15 +163,6 @@ struct ServerArgs {
     /// The Streamable HTTP endpoint (for `tools`; `call` takes it as its first word).
     #[arg(value_name = "URL")]
     url: Option<String>,
-}
-
-/// How to reach a server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A Streamable HTTP endpoint.
-    Http(String),
-    /// A command whose stdio speaks MCP.
-    Stdio(Vec<String>),
 }
 
 /// The target, tool and arguments of `saga call`.

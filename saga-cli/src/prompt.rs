@@ -13,6 +13,18 @@ use serde_json::{Map, Value, json};
 
 use crate::schema::{Field, Kind, parse_input};
 
+/// Ctrl-C at a prompt: `saga` quits (and, with `--task`, cancels its task first).
+#[derive(Debug, Clone, Copy)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Why a prompt ended without an answer.
 enum Stop {
     /// Esc: the form is cancelled.
@@ -24,7 +36,7 @@ enum Stop {
 fn stop(error: InquireError) -> Stop {
     match error {
         InquireError::OperationCanceled => Stop::Cancel,
-        InquireError::OperationInterrupted => Stop::Quit(crate::call::Interrupted.into()),
+        InquireError::OperationInterrupted => Stop::Quit(Interrupted.into()),
         InquireError::NotTTY => Stop::Quit(anyhow::anyhow!(
             "cannot ask: stdin is not a terminal (use --answers FILE)"
         )),

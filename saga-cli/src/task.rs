@@ -19,9 +19,10 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use crate::call::{
-    Client, Interrupted, MAX_ROUNDS, Outcome, Responder, asked_again, print_result, request_error,
-};
+use crate::call::print::print_result;
+use crate::call::respond::{Outcome, Responder, asked_again};
+use crate::call::session::{Client, MAX_ROUNDS, request_error};
+use crate::prompt::Interrupted;
 use crate::terminal::clean;
 
 /// The poll interval when the server gives none.

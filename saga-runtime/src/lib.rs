@@ -150,7 +150,7 @@ macro_rules! join {
 
 /// Everything a tool author and a server operator use.
 pub mod prelude {
-    pub use crate::engine::kinds::prelude::*;
+    pub use crate::engine::prelude::*;
     pub use crate::engine::{
         Answers, Checkpoint, Contents, Elicit, Elicited, JoinAll, Json, Prompt, Request,
         SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, checkpoint,

@@ -189,12 +189,6 @@ impl AsRefusal for crate::state::OpenError {
     }
 }
 
-impl AsRefusal for crate::engine::PointRefusal {
-    fn refusal(&self) -> Refusal {
-        Refusal::from(self)
-    }
-}
-
 impl AsRefusal for postcard::Error {
     fn refusal(&self) -> Refusal {
         Refusal::Undecodable(self.to_string())
@@ -233,17 +227,6 @@ impl From<&crate::state::OpenError> for Refusal {
             OpenError::FromTheFuture(_) => Refusal::FromTheFuture,
             OpenError::Outdated(_) => Refusal::Outdated,
             other => Refusal::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<&crate::engine::PointRefusal> for Refusal {
-    fn from(refusal: &crate::engine::PointRefusal) -> Self {
-        use crate::engine::PointRefusal;
-        match refusal {
-            PointRefusal::Unknown => Refusal::UnknownPoint,
-            PointRefusal::OtherVersion { .. } => Refusal::OtherVersion,
-            PointRefusal::OtherLayout { .. } => Refusal::OtherLayout,
         }
     }
 }

@@ -3,10 +3,16 @@
 //! or through others. A newcomer then finds where a change goes by its layer, and a
 //! file can be read knowing only the files below it.
 //!
-//! Every path a file names (`use` trees and paths in code, `crate::`, `self::` and
-//! `super::` alike, tests included) is resolved to the file that defines the item,
-//! following `use` re-exports through `mod.rs` facades. A facade's own `pub use` is
-//! structure, not a dependency, so it draws no edge.
+//! Inside the runtime, the engine's groups (its folders) are layers of their own, and no
+//! file of the engine names an item through a file that does not define it. The CLI's
+//! files are checked the same way.
+//!
+//! Every path a file names (`use` trees, paths in code and in macro calls such as a
+//! `kinds!` table; `crate::`, `self::`, `super::` and a child module's name alike) is
+//! resolved to the file that defines the item, following `use` re-exports through
+//! `mod.rs` facades. A facade's own `pub use` is structure, not a dependency, so it draws
+//! no edge. Unit-test modules (`#[cfg(test)] mod …`) are left out: a test is a client of
+//! its file, and may build its inputs with what sits above it.
 //!
 //! `cargo test -p saga-runtime --test layers -- --nocapture` prints the graph's figures.
 
@@ -66,6 +72,104 @@ fn runtime_layers_only_point_down() {
     );
 }
 
+/// The engine's groups, lowest first: a file may use its own group and those below. Each
+/// group's `mod.rs` says what it owns and what it may use.
+const ENGINE_GROUPS: &[&str] = &[
+    "identity", "forms", "call", "kinds", "round", "asks", "contract", "expand", "runner",
+];
+
+#[test]
+fn the_engines_groups_only_point_down() {
+    let graph = Graph::read(&crate_dir("saga-runtime"));
+    let group_of = |path: &[String]| -> Option<usize> {
+        if path.first().map(String::as_str) != Some("engine") || path.len() < 2 {
+            return None;
+        }
+        Some(
+            ENGINE_GROUPS
+                .iter()
+                .position(|group| *group == path[1])
+                .unwrap_or_else(|| {
+                    panic!("`engine/{}` has no group: add it to ENGINE_GROUPS", path[1])
+                }),
+        )
+    };
+    let mut upward = Vec::new();
+    let mut arrows = 0;
+    let mut files: BTreeMap<&str, usize> = BTreeMap::new();
+    for module in graph.modules.values() {
+        if let Some(group) = group_of(&module.path) {
+            *files.entry(ENGINE_GROUPS[group]).or_default() += 1;
+        }
+    }
+    for (from, targets) in &graph.edges {
+        let Some(high) = group_of(from) else { continue };
+        for (to, at) in targets {
+            let Some(low) = group_of(to) else { continue };
+            arrows += 1;
+            if low > high {
+                upward.push(format!(
+                    "{} (group `{}`) uses {} (group `{}`): {at}",
+                    graph.modules[from].file,
+                    ENGINE_GROUPS[high],
+                    graph.modules[to].file,
+                    ENGINE_GROUPS[low],
+                ));
+            }
+        }
+    }
+    println!("engine: files per group: {files:?}");
+    println!(
+        "engine: {arrows} import arrows between its files, {} up a group",
+        upward.len()
+    );
+    assert!(
+        upward.is_empty(),
+        "uses that point up a group of the engine (move what crosses to the group that \
+         owns it):\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_engine_file_imports_a_name_through_a_file_that_does_not_define_it() {
+    let graph = Graph::read(&crate_dir("saga-runtime"));
+    let mut through = Vec::new();
+    for module in graph.modules.values() {
+        if module.path.first().map(String::as_str) != Some("engine") || module.path.len() < 2 {
+            continue;
+        }
+        // Another layer's facade (`crate::state::…`) is that layer's interface to the
+        // engine; inside the engine, each name comes from its file.
+        for (named, line) in &module.named {
+            if named.first().map(String::as_str) != Some("engine") {
+                continue;
+            }
+            if let Some(passer) = passed_through(&graph.modules, named, 0) {
+                through.push(format!(
+                    "{}:{line} `{}` passes through {}",
+                    module.file,
+                    named.join("::"),
+                    graph.modules[&passer].file
+                ));
+            }
+        }
+    }
+    assert!(
+        through.is_empty(),
+        "names imported through a file that only passes them on (import each from the \
+         file that defines it):\n{}",
+        through.join("\n")
+    );
+}
+
+#[test]
+fn no_import_cycle_between_the_clis_files() {
+    let graph = Graph::read(&crate_dir("saga-cli"));
+    graph.print("saga-cli");
+    assert_no_cycle(&graph);
+}
+
 #[test]
 fn no_import_cycle_between_the_runtimes_files() {
     assert_no_cycle(&Graph::read(&crate_dir("saga-runtime")));
@@ -78,12 +182,74 @@ fn no_import_cycle_between_the_macros_files() {
     assert_no_cycle(&graph);
 }
 
+/// Cycles the stricter reading of paths (a child module's name, a path in a macro call)
+/// found between a `mod.rs` and its children outside the engine, each with the issue that
+/// removes it. A cycle outside these files, or one that takes in another file, fails.
+/// The engine and the CLI have none.
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[
+    (
+        "the seed formats' `formats!` table and the trait its rows implement share \
+         `serve/wire/mod.rs`",
+        &[
+            "saga-runtime/src/serve/wire/mod.rs",
+            "saga-runtime/src/serve/wire/dependent.rs",
+            "saga-runtime/src/serve/wire/resume_token.rs",
+        ],
+    ),
+    (
+        "`serve/http/mod.rs` wires its children and holds the path they serve",
+        &[
+            "saga-runtime/src/serve/http/mod.rs",
+            "saga-runtime/src/serve/http/direct.rs",
+            "saga-runtime/src/serve/http/guard.rs",
+        ],
+    ),
+    (
+        "the derive's stages share helpers of `elicit/mod.rs` (issue 44: stages in folders)",
+        &[
+            "saga-macros/src/elicit/mod.rs",
+            "saga-macros/src/elicit/expand.rs",
+            "saga-macros/src/elicit/valid.rs",
+        ],
+    ),
+    (
+        "the tool macro's IR lives in the stages that make it (issue 44: an IR in one place)",
+        &[
+            "saga-macros/src/tool/mod.rs",
+            "saga-macros/src/tool/call.rs",
+            "saga-macros/src/tool/diagram/mod.rs",
+            "saga-macros/src/tool/diagram/generated.rs",
+            "saga-macros/src/tool/diagram/walk.rs",
+            "saga-macros/src/tool/expand.rs",
+            "saga-macros/src/tool/fallback.rs",
+            "saga-macros/src/tool/helper.rs",
+            "saga-macros/src/tool/lower/expr.rs",
+            "saga-macros/src/tool/machine/mod.rs",
+            "saga-macros/src/tool/machine/continuation.rs",
+            "saga-macros/src/tool/machine/exit.rs",
+            "saga-macros/src/tool/machine/restore.rs",
+            "saga-macros/src/tool/plain.rs",
+            "saga-macros/src/tool/saved.rs",
+        ],
+    ),
+];
+
 fn assert_no_cycle(graph: &Graph) {
-    let cycles = graph.cycles();
+    let (known, new): (Vec<_>, Vec<_>) = graph.cycles().into_iter().partition(|(files, _)| {
+        KNOWN_CYCLES
+            .iter()
+            .any(|(_, known)| files.iter().all(|file| known.contains(&file.as_str())))
+    });
+    for (files, _) in &known {
+        println!("known cycle, left for its issue: {}", files.join(", "));
+    }
     assert!(
-        cycles.is_empty(),
+        new.is_empty(),
         "files that import each other:\n{}",
-        cycles.join("\n")
+        new.into_iter()
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -164,6 +330,9 @@ struct Module {
     imports: BTreeMap<String, Vec<String>>,
     /// Absolute paths this file names, with the line, except its own facade re-exports.
     named: Vec<(Vec<String>, usize)>,
+    /// Paths whose first name is not in scope by `use`: a child module's path
+    /// (`form::FormKind` in `kinds/mod.rs`) when such a child exists, else another crate's.
+    relative: Vec<(Vec<String>, usize)>,
 }
 
 struct Graph {
@@ -197,7 +366,9 @@ impl Graph {
                 inline: Vec::new(),
                 imports: BTreeMap::new(),
                 named: Vec::new(),
+                relative: Vec::new(),
                 in_pub_use: false,
+                in_tests: 0,
                 is_facade: relative.ends_with("mod.rs") || relative.ends_with("lib.rs"),
             };
             reader.visit_file(&syntax);
@@ -211,13 +382,18 @@ impl Graph {
                 lines: text.lines().count(),
                 imports: reader.imports,
                 named: reader.named,
+                relative: reader.relative,
             };
             modules.insert(path, module);
         }
         let mut edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
         for module in modules.values() {
             let targets = edges.entry(module.path.clone()).or_default();
-            for (named, line) in &module.named {
+            let children = module.relative.iter().filter(|(path, _)| {
+                modules.contains_key(&path[..(module.path.len() + 1).min(path.len())])
+                    && path.len() > module.path.len()
+            });
+            for (named, line) in module.named.iter().chain(children) {
                 let Some(target) = resolve(&modules, named, 0) else {
                     continue;
                 };
@@ -233,7 +409,7 @@ impl Graph {
 
     /// Every strongly connected set of two or more files (Tarjan's algorithm), with one
     /// edge of each pair that closes it.
-    fn cycles(&self) -> Vec<String> {
+    fn cycles(&self) -> Vec<(Vec<String>, String)> {
         let names: Vec<&Vec<String>> = self.modules.keys().collect();
         let index_of: BTreeMap<&Vec<String>, usize> = names
             .iter()
@@ -257,6 +433,10 @@ impl Graph {
             .filter(|component| component.len() > 1)
             .map(|component| {
                 let members: BTreeSet<usize> = component.iter().copied().collect();
+                let files: Vec<String> = component
+                    .iter()
+                    .map(|&i| self.modules[names[i]].file.clone())
+                    .collect();
                 let mut lines = vec![format!(
                     "cycle: {}",
                     component
@@ -272,7 +452,7 @@ impl Graph {
                         }
                     }
                 }
-                lines.join("\n")
+                (files, lines.join("\n"))
             })
             .collect()
     }
@@ -295,7 +475,7 @@ impl Graph {
         }
         let cycles = self.cycles();
         println!("{name}: {} cycles", cycles.len());
-        for cycle in cycles {
+        for (_, cycle) in cycles {
             println!("{cycle}");
         }
     }
@@ -324,6 +504,28 @@ fn resolve(
         }
     }
     Some(module.path.clone())
+}
+
+/// The first file `path` is resolved through by a `use` of another file's item: a file
+/// that passes the name on without defining it.
+fn passed_through(
+    modules: &BTreeMap<Vec<String>, Module>,
+    path: &[String],
+    hops: usize,
+) -> Option<Vec<String>> {
+    let mut length = path.len();
+    while length > 0 && !modules.contains_key(&path[..length]) {
+        length -= 1;
+    }
+    let module = &modules[&path[..length].to_vec()];
+    let next = path.get(length)?;
+    let target = module.imports.get(next)?;
+    let mut onward = target.clone();
+    onward.extend_from_slice(&path[length + 1..]);
+    // An import of a module (`use super::kinds;`) names the module itself, not an item
+    // it passes on.
+    let module_import = modules.contains_key(target);
+    (onward != path && hops < 8 && !module_import).then(|| module.path.clone())
 }
 
 fn strongly_connected(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
@@ -393,8 +595,11 @@ struct Reader {
     inline: Vec<String>,
     imports: BTreeMap<String, Vec<String>>,
     named: Vec<(Vec<String>, usize)>,
+    relative: Vec<(Vec<String>, usize)>,
     in_pub_use: bool,
     is_facade: bool,
+    /// How deep the reader is in `#[cfg(test)]` modules, whose paths are left out.
+    in_tests: usize,
 }
 
 impl Reader {
@@ -431,8 +636,15 @@ impl Reader {
     }
 
     fn name(&mut self, segments: Vec<String>, line: usize) {
+        if self.in_tests > 0 {
+            return;
+        }
         if let Some(path) = self.absolute(&segments) {
             self.named.push((path, line));
+        } else if segments.len() > 1 && self.inline.is_empty() {
+            let mut path = self.here.clone();
+            path.extend(segments);
+            self.relative.push((path, line));
         }
     }
 
@@ -465,7 +677,15 @@ impl Reader {
             segments.push(ident.to_string());
         }
         let line = ident.span().start().line;
-        if let Some(path) = self.absolute(&segments) {
+        // A path that starts at neither `crate`, `self`, `super` nor a name in scope is
+        // a child module's (`use form::FormKind;`) or another crate's: kept as a child's,
+        // which resolves to this file when no such child exists.
+        let child = || {
+            let mut path: Vec<String> = self.here.iter().chain(&self.inline).cloned().collect();
+            path.extend(segments.iter().cloned());
+            path
+        };
+        if let Some(path) = self.absolute(&segments).or_else(|| Some(child())) {
             if self.inline.is_empty() {
                 let alias = if ident == "self" {
                     segments.last().cloned().unwrap_or_default()
@@ -474,8 +694,51 @@ impl Reader {
                 };
                 self.imports.insert(alias, path.clone());
             }
-            if !(self.in_pub_use && self.is_facade) {
+            if !(self.in_pub_use && self.is_facade) && self.in_tests == 0 {
                 self.named.push((path, line));
+            }
+        }
+    }
+}
+
+impl Reader {
+    /// Reads every `a::b…` path in a token stream, nested groups included, except the
+    /// global ones (`::std::…`).
+    fn token_paths(&mut self, tokens: proc_macro2::TokenStream) {
+        use proc_macro2::TokenTree;
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let colons = |at: usize| {
+            matches!(
+                (tokens.get(at), tokens.get(at + 1)),
+                (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                    if a.as_char() == ':' && b.as_char() == ':'
+            )
+        };
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i] {
+                TokenTree::Group(group) => {
+                    self.token_paths(group.stream());
+                    i += 1;
+                }
+                TokenTree::Ident(first) if !(i >= 2 && colons(i - 2)) => {
+                    let mut segments = vec![first.to_string()];
+                    let mut j = i + 1;
+                    while colons(j) {
+                        match tokens.get(j + 2) {
+                            Some(TokenTree::Ident(next)) => {
+                                segments.push(next.to_string());
+                                j += 3;
+                            }
+                            _ => break,
+                        }
+                    }
+                    if segments.len() > 1 {
+                        self.name(segments, first.span().start().line);
+                    }
+                    i = j;
+                }
+                _ => i += 1,
             }
         }
     }
@@ -493,11 +756,20 @@ impl<'ast> Visit<'ast> for Reader {
 
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         if let Some((_, items)) = &item.content {
+            let test = item.attrs.iter().any(|attr| {
+                attr.path().is_ident("cfg")
+                    && attr
+                        .meta
+                        .require_list()
+                        .is_ok_and(|list| list.tokens.to_string() == "test")
+            });
+            self.in_tests += usize::from(test);
             self.inline.push(item.ident.to_string());
             for item in items {
                 self.visit_item(item);
             }
             self.inline.pop();
+            self.in_tests -= usize::from(test);
         }
     }
 
@@ -515,36 +787,20 @@ impl<'ast> Visit<'ast> for Reader {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        // Paths inside macro calls (`format!`, `quote!`) are tokens, not syntax: read the
-        // ones that start at `crate`.
-        let tokens: Vec<proc_macro2::TokenTree> = mac.tokens.clone().into_iter().collect();
-        let mut i = 0;
-        while i < tokens.len() {
-            if let proc_macro2::TokenTree::Ident(ident) = &tokens[i]
-                && ident == "crate"
-            {
-                let mut segments = vec!["crate".to_string()];
-                let mut j = i + 1;
-                while j + 2 < tokens.len() + 1 {
-                    let is_colons = matches!(
-                        (&tokens.get(j), &tokens.get(j + 1)),
-                        (Some(proc_macro2::TokenTree::Punct(a)), Some(proc_macro2::TokenTree::Punct(b)))
-                            if a.as_char() == ':' && b.as_char() == ':'
-                    );
-                    match (is_colons, tokens.get(j + 2)) {
-                        (true, Some(proc_macro2::TokenTree::Ident(next))) => {
-                            segments.push(next.to_string());
-                            j += 3;
-                        }
-                        _ => break,
-                    }
-                }
-                let line = ident.span().start().line;
-                self.name(segments, line);
-                i = j;
-            } else {
-                i += 1;
-            }
+        // Paths inside macro calls are tokens, not syntax. Code that a `quote!` writes
+        // names the user's crate, not this one; in every other macro (`format!`, a
+        // `macro_rules!` table) a path is this crate's.
+        let quoting = mac.path.segments.last().is_some_and(|last| {
+            [
+                "quote",
+                "quote_spanned",
+                "parse_quote",
+                "parse_quote_spanned",
+            ]
+            .contains(&last.ident.to_string().as_str())
+        });
+        if !quoting {
+            self.token_paths(mac.tokens.clone());
         }
         syn::visit::visit_macro(self, mac);
     }

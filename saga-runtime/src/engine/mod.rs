@@ -6,72 +6,60 @@
 //! once, and seals what the step leaves into a new token. Nothing is kept between
 //! requests.
 
-mod answers;
-mod collect;
-mod context;
-pub(crate) mod diagram;
-mod digest;
-mod elicit;
-pub(crate) mod elicit_field;
-mod era;
-mod error;
-pub(crate) mod expand_support;
-pub(crate) mod family;
-mod fnv;
-mod form;
-mod join_all;
-pub(crate) mod kinds;
-pub(crate) mod layout;
-mod local;
-mod macro_state;
-pub mod model;
-mod outcome;
-mod output;
-mod pending;
-#[cfg(feature = "plain-run")]
-pub(crate) mod plain;
-mod points;
-pub(crate) mod pool;
-mod requests;
+mod asks;
+mod call;
+mod contract;
+mod expand;
+mod forms;
+mod identity;
+mod kinds;
 mod round;
-mod saga_fn;
-pub(crate) mod slot;
-mod tool;
-mod transition;
-mod unwind;
-mod variant;
+mod runner;
 
-pub use answers::Answers;
-pub use context::SagaContext;
-pub(crate) use context::{Head, Notices, ProgressSink, Stateless};
-pub use diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
-pub(crate) use diagram::{drop_states, identifier_chars};
-pub use elicit::{Elicit, as_integer, check_content};
-pub use elicit_field::{ElicitEnum, ElicitField};
-pub use era::Era;
-pub use error::{InspectError, SagaError};
+// The groups' files the rest of the crate reaches by their old names.
+pub(crate) use asks::prelude;
+pub use call::model;
+pub(crate) use call::pool;
+pub(crate) use contract::diagram;
+pub(crate) use expand::expand_support;
+#[cfg(feature = "plain-run")]
+pub(crate) use expand::plain;
+pub(crate) use forms::elicit_field;
+pub(crate) use runner::family;
+pub(crate) use runner::sampling;
+
+pub use call::context::SagaContext;
+pub(crate) use call::context::{Head, Notices, ProgressSink, Stateless};
+pub use call::era::Era;
+pub use call::error::{InspectError, SagaError};
+pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
+pub(crate) use contract::diagram::{drop_states, identifier_chars};
+pub use forms::elicit::{Elicit, as_integer, check_content};
+pub use forms::elicit_field::{ElicitEnum, ElicitField};
+pub use round::answers::Answers;
 // The engine driven without a server, for saga's own tests, benches and fuzzing, behind
 // the `internals` feature: not the contract (a server, or an rmcp server of your own,
 // calls tools through `SagaTools::call`).
+pub use asks::join_all::{JoinAll, join_all};
+pub use asks::outcome::{Elicited, Outcome};
+pub use asks::prelude::*;
+pub use asks::sample::DEFAULT_MAX_TOKENS;
 #[cfg(feature = "internals")]
-pub use error::invalid_state;
+pub use call::error::invalid_state;
 #[cfg(not(feature = "internals"))]
-pub(crate) use error::invalid_state;
-pub use join_all::{JoinAll, join_all};
-pub use kinds::prelude::*;
-pub use kinds::{DEFAULT_MAX_TOKENS, StepFailure};
-pub use layout::LayoutError;
-pub use outcome::{Elicited, Outcome};
-pub use output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
-pub use points::{Point, PointRefusal, Points, StateLayout};
-pub(crate) use points::{point_key, tagged_point_key};
-pub use requests::{Checkpoint, Request, checkpoint};
-pub use tool::{
+pub(crate) use call::error::invalid_state;
+pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
+pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
-pub use transition::MAX_REPLAYED_CHECKPOINTS;
-#[cfg(feature = "internals")]
-pub use transition::{Call, transition};
+pub use identity::layout::LayoutError;
+pub use identity::points::{Point, PointRefusal, Points, StateLayout};
+pub(crate) use identity::points::{point_key, tagged_point_key};
+pub use kinds::kind::StepFailure;
+pub use round::requests::{Checkpoint, Request, checkpoint};
 #[cfg(not(feature = "internals"))]
-pub(crate) use transition::{Call, transition};
-pub use unwind::PANIC_MESSAGE;
+pub(crate) use runner::transition::Call;
+pub use runner::transition::MAX_REPLAYED_CHECKPOINTS;
+#[cfg(feature = "internals")]
+pub use runner::transition::{Call, transition};
+pub use runner::unwind::PANIC_MESSAGE;

@@ -274,7 +274,7 @@ impl SagaTools {
             let failures = std::mem::take(&mut call.failures);
             return Box::pin(self.replay(saga, call, pool, failures, cx)).await;
         }
-        if crate::engine::model::serve::takes_samples(cx) {
+        if crate::engine::sampling::takes_samples(cx) {
             return Box::pin(self.run_serving_samples(saga, call, cx)).await;
         }
         saga.run(&self.inner.codec, call, cx).await
@@ -291,7 +291,7 @@ impl SagaTools {
         mut call: Call,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::engine::model::serve::{is_sample, serve_round};
+        use crate::engine::sampling::{is_sample, serve_round};
         // What the client answered in this request, for the round its token asked.
         let mut client_answers = call.input_responses.clone().unwrap_or_default();
         let mut client_failures = call.failures.clone();
@@ -376,15 +376,13 @@ impl SagaTools {
         let mut checkpoints = 0;
         loop {
             let mut response = saga.run(&self.inner.codec, call.clone(), cx).await?;
-            let mut served = crate::engine::model::serve::Served::default();
+            let mut served = crate::engine::sampling::Served::default();
             if let CallToolResponse::InputRequired(required) = &mut response
                 && let Some(requests) = required.input_requests.as_mut()
-                && crate::engine::model::serve::takes_samples(cx)
-                && requests
-                    .values()
-                    .any(crate::engine::model::serve::is_sample)
+                && crate::engine::sampling::takes_samples(cx)
+                && requests.values().any(crate::engine::sampling::is_sample)
             {
-                use crate::engine::model::serve::{is_sample, serve_round};
+                use crate::engine::sampling::{is_sample, serve_round};
                 let pooled = requests
                     .iter()
                     .filter(|(_, request)| !is_sample(request))

@@ -222,7 +222,7 @@ async fn ask(
 ) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
     // The samples the server's model takes are answered here; the rest goes to the
     // client (`crate::model`).
-    let served = crate::engine::model::serve::serve_round(&mut requests, cx).await;
+    let served = crate::engine::sampling::serve_round(&mut requests, cx).await;
     let sends = requests.into_iter().map(|(key, request)| async move {
         let request: ServerRequest = match request {
             InputRequest::Elicitation(request) => request.into(),

@@ -276,7 +276,7 @@ impl Tasks {
                     // The samples the server's model takes are answered now: with nothing
                     // left for the client, the task goes on; otherwise their answers wait
                     // beside the client's (`crate::model`).
-                    let served = crate::engine::model::serve::serve_round(&mut requests, &cx).await;
+                    let served = crate::engine::sampling::serve_round(&mut requests, &cx).await;
                     let asked_model = !served.answers.is_empty() || !served.failures.is_empty();
                     if asked_model && requests.is_empty() {
                         let answers = served.answers;

@@ -1,45 +1,15 @@
-//! The client's roots (`roots/list`): [`list_roots`].
+//! The protocol of the client's roots (`roots/list`); a tool asks with
+//! [`list_roots`](crate::engine::list_roots).
 
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, InputRequest, ListRootsRequest, ListRootsResult, RootsCapabilities,
 };
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Answer, AskKind, Asked, read_answer, refused};
-use crate::engine::answers::{Answers, mismatch};
-use crate::engine::context::SagaContext;
-use crate::engine::error::SagaError;
-use crate::engine::expand_support::Suspension;
-use crate::engine::fnv::Fnv;
-use crate::engine::requests::Request;
-
-/// Asks the client for its roots (`roots/list`).
-pub fn list_roots() -> ListRoots {
-    ListRoots { key: None }
-}
-
-/// A pending `roots/list`; see [`list_roots`].
-#[must_use = "a request does nothing until the saga awaits it"]
-#[derive(Debug)]
-pub struct ListRoots {
-    key: Option<String>,
-}
-
-impl ListRoots {
-    /// Pins the `inputRequests` key.
-    pub fn key(mut self, key: impl Into<String>) -> Self {
-        self.key = Some(key.into());
-        self
-    }
-}
-
-impl From<ListRoots> for Request {
-    fn from(roots: ListRoots) -> Self {
-        Request::new(roots.key, Asked::Roots(()))
-    }
-}
+use super::kind::{AskKind, read_answer, refused};
+use crate::engine::call::context::SagaContext;
+use crate::engine::identity::fnv::Fnv;
 
 pub(crate) struct RootsKind;
 
@@ -89,45 +59,9 @@ impl AskKind for RootsKind {
     }
 }
 
-/// A root the client exposes: a `file://` URI and an optional name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Root {
-    /// The root's URI.
-    pub uri: String,
-    /// A human-readable name.
-    pub name: Option<String>,
-}
-
-impl Suspension for ListRoots {
-    type Output = Result<Vec<Root>, SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.roots(index)
-    }
-}
-
 impl SagaContext {
     /// Whether the client answers `roots/list`.
     pub fn can_list_roots(&self) -> bool {
         self.capabilities().roots.is_some()
-    }
-}
-
-impl Answers {
-    /// The answer to a [`list_roots`] at `index`.
-    pub fn roots(&mut self, index: usize) -> Result<Vec<Root>, SagaError> {
-        match self.take(index)? {
-            Answer::Roots(result) => Ok(result
-                .roots
-                .into_iter()
-                .map(|root| Root {
-                    uri: root.uri,
-                    name: root.name,
-                })
-                .collect()),
-            other => Err(mismatch("a roots list", &other)),
-        }
     }
 }

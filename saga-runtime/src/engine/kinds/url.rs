@@ -1,76 +1,24 @@
-//! URL-mode elicitation (`elicitation/create` with a `url`): [`elicit_url`].
+//! URL-mode elicitation's protocol (`elicitation/create` with a `url`); a tool asks with
+//! [`elicit_url`](crate::engine::elicit_url).
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, InputRequest, UrlElicitationCapability,
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    InputRequest, UrlElicitationCapability,
 };
 use serde_json::Value;
 
-use super::form::{FormAnswer, resend_elicitation};
-use super::{Answer, AskKind, Asked, read_elicit_result};
-use crate::engine::answers::{Answers, mismatch};
-use crate::engine::context::SagaContext;
-use crate::engine::error::SagaError;
-use crate::engine::expand_support::Suspension;
-use crate::engine::fnv::Fnv;
-use crate::engine::requests::Request;
-
-/// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
-/// through the client, such as entering a secret or completing an OAuth flow. The answer
-/// only says the user went; the tool decides whether the outside step is done.
-pub fn elicit_url(url: impl Into<String>, message: impl Into<String>) -> ElicitUrl {
-    ElicitUrl {
-        url: url.into(),
-        message: message.into(),
-        key: None,
-        elicitation_id: None,
-    }
-}
-
-/// A pending URL-mode elicitation; see [`elicit_url`].
-#[must_use = "a request does nothing until the saga awaits it"]
-#[derive(Debug)]
-pub struct ElicitUrl {
-    url: String,
-    message: String,
-    key: Option<String>,
-    elicitation_id: Option<String>,
-}
-
-impl ElicitUrl {
-    /// Pins the `inputRequests` key.
-    pub fn key(mut self, key: impl Into<String>) -> Self {
-        self.key = Some(key.into());
-        self
-    }
-
-    /// Sets the `elicitationId` (a random one is generated otherwise).
-    pub fn elicitation_id(mut self, id: impl Into<String>) -> Self {
-        self.elicitation_id = Some(id.into());
-        self
-    }
-}
-
-impl From<ElicitUrl> for Request {
-    fn from(url: ElicitUrl) -> Self {
-        Request::new(
-            url.key,
-            Asked::Url(UrlAsked {
-                message: url.message,
-                url: url.url,
-                elicitation_id: url.elicitation_id,
-            }),
-        )
-    }
-}
+use super::form::resend_elicitation;
+use super::kind::{AskKind, read_elicit_result};
+use crate::engine::call::context::SagaContext;
+use crate::engine::identity::fnv::Fnv;
 
 /// A URL elicitation as the tool asked it.
 #[derive(Debug, Clone)]
 pub(crate) struct UrlAsked {
-    message: String,
-    url: String,
-    elicitation_id: Option<String>,
+    pub(crate) message: String,
+    pub(crate) url: String,
+    pub(crate) elicitation_id: Option<String>,
 }
 
 pub(crate) struct UrlKind;
@@ -124,16 +72,6 @@ impl AskKind for UrlKind {
     }
 }
 
-impl Suspension for ElicitUrl {
-    type Output = Result<(), SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.elicit_url(index)
-    }
-}
-
 impl SagaContext {
     /// Whether the client accepts URL-mode elicitation.
     pub fn can_elicit_url(&self) -> bool {
@@ -141,20 +79,5 @@ impl SagaContext {
             .elicitation
             .as_ref()
             .is_some_and(|elicitation| elicitation.url.is_some())
-    }
-}
-
-impl Answers {
-    /// The answer to an [`elicit_url`] at `index`.
-    pub fn elicit_url(&mut self, index: usize) -> Result<(), SagaError> {
-        match self.take(index)? {
-            Answer::Url(result) | Answer::Form(FormAnswer { result, .. }) => match result.action {
-                ElicitationAction::Accept => Ok(()),
-                ElicitationAction::Decline => Err(SagaError::Declined),
-                // `cancel`, and any action a later protocol adds: the user did not accept.
-                _ => Err(SagaError::Cancelled),
-            },
-            other => Err(mismatch("an elicitation", &other)),
-        }
     }
 }

@@ -1,0 +1,24 @@
+//! What a tool awaits: each kind's function and builder ([`elicit`], [`elicit_url`],
+//! [`sample`], [`list_roots`]), how its answer reads, a question's answer as what the
+//! user chose ([`Elicited`]), and a dynamic number of requests in one round
+//! ([`join_all`]).
+//!
+//! Each file here is a kind's public side; its protocol (what is sent, kept, digested and
+//! read) is its file of the same name in `kinds`. Uses `round`, `kinds`, `forms`, `call`
+//! and `identity`.
+
+pub(crate) mod form;
+pub(crate) mod join_all;
+pub(crate) mod outcome;
+pub(crate) mod roots;
+pub(crate) mod sample;
+pub(crate) mod url;
+
+/// Each kind's public side: the function a tool calls, its builder, and what its answer
+/// reads as. The crate's prelude exports all of it.
+pub(crate) mod prelude {
+    pub use super::form::{ElicitForm, elicit};
+    pub use super::roots::{ListRoots, Root, list_roots};
+    pub use super::sample::{Sample, Sampled, sample};
+    pub use super::url::{ElicitUrl, elicit_url};
+}

@@ -1,0 +1,369 @@
+//! The per-request context a saga can read: who is calling and what their client can do.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject,
+};
+use rmcp::service::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::call::era::Era;
+
+/// What the current request says about its sender.
+///
+/// A tool receives it as a `&SagaContext` parameter. It is rebuilt on every request from
+/// that request alone (MRTR servers never infer capabilities from an earlier request) and
+/// is never saved in a token.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+/// use saga_runtime::rmcp::model::{ClientCapabilities, ElicitationCapability};
+///
+/// let mut caps = ClientCapabilities::default();
+/// caps.elicitation = Some(ElicitationCapability::default());
+/// let cx = SagaContext::new("alice").with_capabilities(caps);
+/// assert!(cx.can_elicit());
+/// assert!(!cx.can_elicit_url());
+/// assert!(!cx.can_sample());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct SagaContext {
+    peer: Option<Peer<RoleServer>>,
+    principal: String,
+    /// The pool the bounds count this request against (see `serve::pool`); `None` for
+    /// a context built by hand.
+    pool: Option<crate::engine::call::pool::Pool>,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    protocol_version: Option<ProtocolVersion>,
+    meta: RequestMetaObject,
+    cancellation: Option<CancellationToken>,
+    /// Cancelled when the request's session ends (deleted or expired): a session call
+    /// stops, as its client can no longer take its answers.
+    session_gone: Option<CancellationToken>,
+    /// Where a task's progress goes (its `statusMessage`): a task runs in no request
+    /// whose client could take notifications.
+    progress_sink: Option<Arc<dyn ProgressSink>>,
+    min_log_level: Option<LoggingLevel>,
+    request_id: Option<RequestId>,
+    notices: Option<Arc<dyn Notices>>,
+    /// An HTTP request outside any session: whatever version its `_meta` names, it has
+    /// no session through which its client could answer requests sent during the call.
+    sessionless: bool,
+    /// The server's model, which answers a `sample()` when its policy says so.
+    model: Option<Arc<crate::engine::call::model::ServerModel>>,
+}
+
+/// What an HTTP request's head gives its context, whichever path reads the rest.
+pub(crate) struct Head {
+    pub(crate) principal: String,
+    pub(crate) pool: Option<crate::engine::call::pool::Pool>,
+    pub(crate) sessionless: bool,
+    pub(crate) session_gone: Option<CancellationToken>,
+    pub(crate) notices: Option<Arc<dyn Notices>>,
+    pub(crate) model: Option<Arc<crate::engine::call::model::ServerModel>>,
+}
+
+/// What a stateless request's `_meta` and id give its context.
+pub(crate) struct Stateless {
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Implementation,
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) meta: RequestMetaObject,
+    pub(crate) request_id: RequestId,
+}
+
+impl From<Head> for SagaContext {
+    fn from(head: Head) -> Self {
+        Self {
+            principal: head.principal,
+            pool: head.pool,
+            sessionless: head.sessionless,
+            session_gone: head.session_gone,
+            notices: head.notices,
+            model: head.model,
+            ..Self::default()
+        }
+    }
+}
+
+impl SagaContext {
+    /// The context of a stateless request, built in one piece: each builder method moves
+    /// the whole context (over 600 bytes), and the HTTP direct path builds one for every
+    /// request.
+    pub(crate) fn stateless(head: Head, request: Stateless) -> Self {
+        Self {
+            capabilities: request.capabilities,
+            client_info: Some(request.client_info),
+            protocol_version: Some(request.protocol_version),
+            meta: request.meta,
+            request_id: Some(request.request_id),
+            ..Self::from(head)
+        }
+    }
+}
+
+impl SagaContext {
+    /// A context for `principal` with no declared capabilities.
+    pub fn new(principal: impl Into<String>) -> Self {
+        Self {
+            principal: principal.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the pool the bounds count this request against: for a task's run, the pool of
+    /// the request that created it (its record's quota owner), so that identities made up
+    /// at one address share its budgets there too.
+    pub(crate) fn with_pool(mut self, pool: crate::engine::call::pool::Pool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// Sets the server's model (see [`crate::model`]).
+    pub(crate) fn with_model(
+        mut self,
+        model: Option<Arc<crate::engine::call::model::ServerModel>>,
+    ) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// The server's model, when it answers this request's samples: there is one, and its
+    /// policy says so for a client that can (or cannot) sample.
+    pub(crate) fn server_model(&self) -> Option<&crate::engine::call::model::ServerModel> {
+        self.model
+            .as_deref()
+            .filter(|model| model.policy.server_answers(self.can_sample()))
+    }
+
+    /// Sets the capabilities the request declared.
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Sets the client's self-description.
+    pub fn with_client_info(mut self, info: Option<Implementation>) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Sets the protocol version the request declared.
+    pub fn with_protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// Sets the request's `_meta`.
+    pub fn with_meta(mut self, meta: RequestMetaObject) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// Sets the connection that notifications of this request go to.
+    pub fn with_peer(mut self, peer: Option<Peer<RoleServer>>) -> Self {
+        self.peer = peer;
+        self
+    }
+
+    /// Sets the token that is cancelled when the client cancels this request.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Sets the least severe log level the client wants as `notifications/message`
+    /// (`None`: none).
+    pub fn with_min_log_level(mut self, level: Option<LoggingLevel>) -> Self {
+        self.min_log_level = level;
+        self
+    }
+
+    /// Sets the JSON-RPC id of the request (for seed 002's resume tokens, which only the
+    /// request of the same id may redeem).
+    pub fn with_request_id(mut self, id: Option<RequestId>) -> Self {
+        self.request_id = id;
+        self
+    }
+
+    /// The JSON-RPC id of the request, when it came through a connection.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
+    }
+
+    /// Where a notification of this request goes to ride the request's own HTTP stream.
+    pub(crate) fn notices(&self) -> Option<&dyn Notices> {
+        self.notices.as_deref()
+    }
+
+    /// The request's era, by the protocol version it names.
+    pub fn era(&self) -> Option<Era> {
+        self.protocol_version.as_ref().map(Era::of)
+    }
+
+    /// Whether this is a request of a session, with a peer to send requests to. A
+    /// stateless HTTP request whose `_meta` names a session-era version is not: its client
+    /// has no session to answer through, so a call driven as a session's would wait for
+    /// answers that cannot come.
+    pub(crate) fn is_session(&self) -> bool {
+        self.peer.is_some() && self.era() == Some(Era::Session) && !self.sessionless
+    }
+
+    /// The connection to the client, when the request came through one.
+    ///
+    /// `None` for an MRTR `tools/call` served over HTTP without rmcp's per-request service
+    /// (see `SagaServerBuilder::direct_calls`): such a call asked for neither progress nor
+    /// log messages, and a stateless request has no other use for a connection. Use
+    /// [`SagaContext::log`] and [`SagaContext::progress`], which work on every path.
+    pub fn peer(&self) -> Option<&Peer<RoleServer>> {
+        self.peer.as_ref()
+    }
+
+    /// Whether the client cancelled this request (`notifications/cancelled`), or its
+    /// session ended (deleted, or expired).
+    pub fn is_cancelled(&self) -> bool {
+        [&self.cancellation, &self.session_gone]
+            .into_iter()
+            .flatten()
+            .any(CancellationToken::is_cancelled)
+    }
+
+    /// Completes when the client cancels this request or its session ends; never, if
+    /// neither can happen.
+    pub async fn cancelled(&self) {
+        let wait = |token: &Option<CancellationToken>| {
+            let token = token.clone();
+            async move {
+                match token {
+                    Some(token) => token.cancelled_owned().await,
+                    None => std::future::pending().await,
+                }
+            }
+        };
+        tokio::select! {
+            () = wait(&self.cancellation) => {}
+            () = wait(&self.session_gone) => {}
+        }
+    }
+
+    /// Sends a log message to the client (`notifications/message`) if it asked for
+    /// messages of this level: in a 2025-11-25 session, by `logging/setLevel` (all levels
+    /// until it does); in MCP 2026-07-28, by the request's `_meta` log level. Otherwise
+    /// does nothing. `data` is any JSON value, usually a string.
+    pub async fn log(&self, level: LoggingLevel, data: impl Into<serde_json::Value>) {
+        let (Some(peer), Some(min)) = (&self.peer, self.min_log_level) else {
+            return;
+        };
+        if severity(level) < severity(min) {
+            return;
+        }
+        let param = LoggingMessageNotificationParam::new(level, data.into());
+        if let Err(error) = peer.notify_logging_message(param).await {
+            tracing::debug!(%error, "a log notification could not be sent");
+        }
+    }
+
+    /// Reports progress on this request, if the client asked for it (a `progressToken`
+    /// in `_meta`); otherwise does nothing. Over HTTP the response becomes an SSE stream
+    /// that carries the notifications before the result.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(sink) = &self.progress_sink {
+            let mut text = match total {
+                Some(total) => format!("{progress}/{total}"),
+                None => format!("{progress}"),
+            };
+            if let Some(message) = message {
+                text.push(' ');
+                text.push_str(&message);
+            }
+            sink.report(text);
+            return;
+        }
+        let (Some(peer), Some(token)) = (&self.peer, self.meta.get_progress_token()) else {
+            return;
+        };
+        let mut param = ProgressNotificationParam::new(token, progress);
+        param.total = total;
+        param.message = message;
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "a progress notification could not be sent");
+        }
+    }
+
+    /// The authenticated identity every token of this request is bound to.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    /// The pool the bounds count this request against: the one its server resolved, or
+    /// for a context built by hand, the principal as the server's flag says.
+    pub(crate) fn pool(&self, verified: bool) -> crate::engine::call::pool::Pool {
+        self.pool.clone().unwrap_or_else(|| {
+            crate::engine::call::pool::Pool::of(
+                &self.principal,
+                verified && self.principal != crate::state::ANONYMOUS,
+                None,
+            )
+        })
+    }
+
+    /// The capabilities declared by this request.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// The client's name and version, when it sent them.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.client_info.as_ref()
+    }
+
+    /// The protocol version of this request.
+    pub fn protocol_version(&self) -> Option<&ProtocolVersion> {
+        self.protocol_version.as_ref()
+    }
+
+    /// The request's `_meta` object.
+    pub fn meta(&self) -> &RequestMetaObject {
+        &self.meta
+    }
+}
+
+/// RFC 5424 order, least severe first.
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// Where a call's notifications go when its transport carries them on the call's own
+/// response stream (the HTTP layer's, for a resume policy), rather than the session's.
+/// The engine only puts; the transport that set the hook takes.
+/// Where a task's progress goes: the worker keeps the latest and writes it to the task's
+/// record as its `statusMessage`.
+pub(crate) trait ProgressSink: Send + Sync + std::fmt::Debug {
+    /// Keeps `text` (`2/5 table 1`); a later report replaces one not yet written.
+    fn report(&self, text: String);
+}
+
+impl SagaContext {
+    /// Sends this context's progress to `sink` instead of a request's client.
+    pub(crate) fn with_progress_sink(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress_sink = Some(sink);
+        self
+    }
+}
+
+pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
+    /// Keeps `message` for the stream; a later message replaces one not yet taken.
+    fn put(&self, message: serde_json::Value);
+}

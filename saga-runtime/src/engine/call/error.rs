@@ -1,0 +1,102 @@
+//! Errors: what a suspension point gives back to the tool ([`SagaError`]), and the
+//! protocol errors the engine answers a request with. Every layer builds its refusals
+//! here, so that one refused token reads the same in the log and on the wire whichever
+//! path refused it.
+
+use rmcp::ErrorData;
+use serde::{Deserialize, Serialize};
+
+use crate::log::Escaped;
+use crate::metrics::AsRefusal;
+use crate::state::INVALID_STATE_MESSAGE;
+
+/// Why a suspension point did not give the tool its answer.
+///
+/// Serializable, so a saga may keep one in a local across a later suspension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[non_exhaustive]
+pub enum SagaError {
+    /// The user declined the elicitation.
+    #[error("the user declined the request")]
+    Declined,
+    /// The user dismissed the elicitation without choosing.
+    #[error("the user cancelled the request")]
+    Cancelled,
+    /// The client reported that it could not perform the step.
+    #[error("the client could not perform the step ({code}): {message}")]
+    StepFailed {
+        /// The client's error code.
+        code: i64,
+        /// The client's message.
+        message: String,
+    },
+    /// The client's answer was well-formed but unusable, e.g. a sampling result with no
+    /// text where the tool asked for text.
+    #[error("unusable answer: {0}")]
+    InvalidAnswer(String),
+    /// A failure raised by the tool itself.
+    #[error("{0}")]
+    Tool(String),
+    /// The user's answer to a form does not fit the form (a required field missing, a
+    /// value out of its bounds). The runtime checks answers to the forms a token keeps,
+    /// and asks again before the tool runs; a hand-written tool that states its forms
+    /// again ([`Step::suspend_restatable`](crate::engine::Step::suspend_restatable)) gets this
+    /// error when it reads such an answer, and answers it with
+    /// [`Step::AskAgain`](crate::engine::Step::AskAgain), as MRTR asks.
+    #[error("the answer does not fit the form: {0}")]
+    DoesNotFit(String),
+}
+
+impl SagaError {
+    /// A tool-defined failure with a message for the user.
+    ///
+    /// ```
+    /// use saga_runtime::prelude::*;
+    /// let err = SagaError::msg("nothing to deploy");
+    /// assert_eq!(err.to_string(), "nothing to deploy");
+    /// ```
+    pub fn msg(message: impl std::fmt::Display) -> Self {
+        Self::Tool(message.to_string())
+    }
+}
+
+/// The error every refused token gets: `-32602` with one fixed message, whatever the
+/// reason, so that a client learns nothing by probing. The reason goes to the log.
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
+    let refusal = reason.refusal();
+    crate::metrics::refused(&refusal);
+    tracing::warn!(
+        tool = %Escaped(tool),
+        refusal = refusal.as_str(),
+        reason = %Escaped(&reason.to_string()),
+        "refused requestState"
+    );
+    ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
+}
+
+/// A tool that broke the saga contract (a request it cannot make, a round it cannot ask
+/// again): a bug in the tool, not in the request. The reason goes to the log; the client
+/// learns only that the tool failed.
+pub(crate) fn tool_bug(tool: &str, reason: &str) -> ErrorData {
+    tracing::error!(tool = %Escaped(tool), reason, "the tool broke the saga contract");
+    ErrorData::internal_error(format!("tool {tool} broke the saga contract"), None)
+}
+
+/// Why [`SagaTools::inspect`](crate::serve::SagaTools::inspect) could not show a token's state.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InspectError {
+    /// No tool of this name.
+    #[error("no tool named {0:?}")]
+    UnknownTool(String),
+    /// The token does not open for this request (wrong key, binding, expiry or build).
+    #[error("the token does not open: {0}")]
+    Refused(crate::state::OpenError),
+    /// It opened, but the state does not decode into the tool's types.
+    #[error("the state does not decode: {0}")]
+    Undecodable(String),
+    /// It stopped at a suspension point no build of the tool here has.
+    #[error("no build of the tool here resumes it: {0}")]
+    OtherBuild(crate::engine::identity::points::PointRefusal),
+}

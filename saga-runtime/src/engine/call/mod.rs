@@ -1,0 +1,11 @@
+//! The call as a tool sees it: who calls and what their client can do ([`context`]), the
+//! generation of MCP they speak ([`era`]), whom a bound protects ([`pool`]), the model the
+//! server may sample with ([`model`]), and what a call can fail with ([`error`]).
+//!
+//! Uses `identity` only (an error names the point a token was refused at).
+
+pub(crate) mod context;
+pub(crate) mod era;
+pub(crate) mod error;
+pub mod model;
+pub(crate) mod pool;

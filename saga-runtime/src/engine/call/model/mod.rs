@@ -1,0 +1,246 @@
+//! Who answers a `sample()`: the client's LLM, or a model the server calls.
+//!
+//! Most MCP clients cannot sample (MCP 2026-07-28 deprecates sampling, SEP-2577, though it
+//! stays in the protocol until 2027-07-28 at the earliest). A server configured with a
+//! [`Model`] answers a tool's `sample()` itself when its [`SamplingPolicy`] says so, and
+//! the tool's code does not change: the answer reads as a client's would, and the saga
+//! goes on in the same request, with no round trip.
+//!
+//! ```no_run
+//! # #[cfg(feature = "openai")]
+//! # fn build(greet: impl saga_runtime::engine::SagaTool) -> anyhow::Result<()> {
+//! use saga_runtime::model::{OpenAiCompatible, SamplingPolicy};
+//! use saga_runtime::prelude::*;
+//!
+//! let model = OpenAiCompatible::new(
+//!     "https://api.openai.com/v1",
+//!     std::env::var("OPENAI_API_KEY")?,
+//!     "gpt-4o-mini",
+//! )?;
+//! let server = SagaServer::builder()
+//!     .keys(KeyRing::from_env("SAGA_KEYS")?)
+//!     .model(model) // answers when the client cannot sample
+//!     .sampling_policy(SamplingPolicy::ClientFirst)
+//!     .tool(greet)
+//!     .build()?;
+//! # let _ = server; Ok(()) }
+//! ```
+//!
+//! A model costs the server money, so its use is bounded ([`SamplingLimits`]): requests and
+//! tokens per minute per caller's pool (a verified principal, or the unverified callers at
+//! one address), a prompt size, a timeout, and a global number of samples at once of which
+//! the unverified callers together hold at most a part.
+
+mod budget;
+#[cfg(feature = "openai")]
+mod openai;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, Role, SamplingMessage,
+    SamplingMessageContentBlock,
+};
+
+pub(crate) use budget::Budgets;
+pub use budget::{Limited, SamplingLimits};
+#[cfg(feature = "openai")]
+pub use openai::OpenAiCompatible;
+
+/// A boxed future, as [`Model`] returns it.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A model the server calls to answer a `sample()`. Implement it for a provider of your
+/// own; [`OpenAiCompatible`] (feature `openai`) speaks the chat completions API that
+/// OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio and most hosted providers serve.
+pub trait Model: Send + Sync + std::fmt::Debug + 'static {
+    /// Answers one sampling request: its system prompt, messages, `maxTokens`,
+    /// temperature and model hints, as the tool made it. The runtime has already checked
+    /// [`SamplingLimits`] and bounds the call by their timeout.
+    fn complete<'a>(
+        &'a self,
+        request: &'a CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<Completion, ModelError>>;
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Completion {
+    /// The text it wrote.
+    pub text: String,
+    /// The model that wrote it, as the provider names it.
+    pub model: String,
+    /// Why it stopped, as MCP says it (`endTurn`, `maxTokens`, `stopSequence`), if known.
+    pub stop_reason: Option<String>,
+    /// Tokens the provider counted (prompt and completion), if it said.
+    pub tokens: Option<u64>,
+}
+
+impl Completion {
+    /// A completion of `text` by `model`.
+    pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            model: model.into(),
+            stop_reason: None,
+            tokens: None,
+        }
+    }
+
+    /// This completion, saying why it stopped.
+    pub fn with_stop_reason(mut self, reason: impl Into<String>) -> Self {
+        self.stop_reason = Some(reason.into());
+        self
+    }
+
+    /// This completion, with the tokens it cost.
+    pub fn with_tokens(mut self, tokens: u64) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// The answer as a client's LLM gives it.
+    pub(crate) fn into_result(self) -> CreateMessageResult {
+        let result = CreateMessageResult::new(
+            SamplingMessage::new(
+                Role::Assistant,
+                SamplingMessageContentBlock::text(self.text),
+            ),
+            self.model,
+        );
+        match self.stop_reason {
+            Some(reason) => result.with_stop_reason(reason),
+            None => result,
+        }
+    }
+}
+
+/// Why the server's model gave no answer. The tool sees it as a [`SagaError`] with this
+/// reason; the client sees only that the sample failed, never a key or the provider's own
+/// words.
+///
+/// [`SagaError`]: crate::engine::SagaError
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// No answer within [`SamplingLimits::timeout`].
+    #[error("the model did not answer in time")]
+    Timeout,
+    /// The provider answered with an HTTP error status.
+    #[error("the model's provider answered with HTTP status {0}")]
+    Status(u16),
+    /// The provider could not be reached.
+    #[error("the model's provider could not be reached")]
+    Unreachable,
+    /// The model declined to answer.
+    #[error("the model declined to answer")]
+    Refused,
+    /// The provider's answer is not the documented format.
+    #[error("the model's provider answered in an unexpected format")]
+    Malformed,
+    /// The request holds what the provider cannot take (an image, a tool result).
+    #[error("the model cannot take this request: {0}")]
+    Unsupported(String),
+    /// A bound of [`SamplingLimits`] refused the sample.
+    #[error("{0}")]
+    Limited(Limited),
+}
+
+/// Who answers a `sample()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SamplingPolicy {
+    /// The client when its request declares sampling, the server's model otherwise (the
+    /// default with a model).
+    #[default]
+    ClientFirst,
+    /// The server's model, always: no client is asked.
+    ServerFirst,
+    /// The client only: a client that cannot sample gets `-32021` (the behaviour, and
+    /// the default, without a model).
+    ClientOnly,
+    /// The server's model only.
+    ServerOnly,
+}
+
+impl SamplingPolicy {
+    /// Whether the server answers, for a client that can (or cannot) sample.
+    pub(crate) fn server_answers(self, client_can_sample: bool) -> bool {
+        match self {
+            Self::ClientFirst => !client_can_sample,
+            Self::ServerFirst | Self::ServerOnly => true,
+            Self::ClientOnly => false,
+        }
+    }
+}
+
+/// A server's model, its policy and its bounds: what a request's context carries.
+#[derive(Clone)]
+pub(crate) struct ServerModel {
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) policy: SamplingPolicy,
+    pub(crate) limits: SamplingLimits,
+    pub(crate) budgets: Arc<Budgets>,
+}
+
+impl std::fmt::Debug for ServerModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerModel")
+            .field("model", &self.model)
+            .field("policy", &self.policy)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerModel {
+    pub(crate) fn new(
+        model: Arc<dyn Model>,
+        policy: SamplingPolicy,
+        limits: SamplingLimits,
+    ) -> Self {
+        Self {
+            model,
+            policy,
+            budgets: Budgets::new(&limits),
+            limits,
+        }
+    }
+
+    /// Answers `request` for a caller of `pool`, within the bounds: the caller's budget
+    /// and a place among the samples running are taken first, the prompt measured, then
+    /// the model called within the timeout.
+    pub(crate) async fn answer(
+        &self,
+        mut request: CreateMessageRequestParams,
+        pool: &crate::engine::call::pool::Pool,
+    ) -> Result<CreateMessageResult, ModelError> {
+        request.max_tokens = request.max_tokens.min(self.limits.max_tokens);
+        let prompt = serde_json::to_vec(&(&request.system_prompt, &request.messages))
+            .map_or(usize::MAX, |json| json.len());
+        if prompt > self.limits.max_prompt_bytes {
+            return Err(ModelError::Limited(Limited::PromptSize));
+        }
+        let _place = self
+            .budgets
+            .admit(pool, u64::from(request.max_tokens))
+            .map_err(ModelError::Limited)?;
+        let started = std::time::Instant::now();
+        let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request))
+            .await
+            .unwrap_or(Err(ModelError::Timeout));
+        crate::metrics::model_call(
+            started.elapsed(),
+            answered.as_ref().ok().and_then(|c| c.tokens),
+        );
+        answered.map(Completion::into_result)
+    }
+}
+
+/// The `_meta` key under which a response lists the samples the server's model answered
+/// in its request (`[{"key": "sample-2", "answeredBy": "server", "model": "…"}]`, or
+/// `"outcome": "failed"`), so that a client, `saga call` among them, can say who answered.
+pub const SAMPLES_META_KEY: &str = "saga/samples";

@@ -1,0 +1,316 @@
+//! The OpenAI-compatible chat completions API (feature `openai`): `POST
+//! {base}/chat/completions` with a bearer key, as OpenAI documents it and vLLM, llama.cpp's
+//! server, Ollama, LM Studio and most hosted providers serve it.
+//!
+//! The HTTP client is hyper's (hyper-util's pooled client, the stack the server already
+//! builds) over rustls with *ring*, the crypto saga already links for its tokens, and the
+//! system's root certificates: no OpenSSL, no second crypto library. The TLS provider is
+//! given to the connector, never installed process-wide, so an application's own rustls
+//! setup is left as it is.
+
+use std::time::Duration;
+
+use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessageContentBlock};
+use serde_json::{Value, json};
+
+use super::{BoxFuture, Completion, Model, ModelError};
+
+/// The largest reply read from the provider: a reply larger than any completion of the
+/// largest `maxTokens` is refused, not buffered.
+const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A provider of the chat completions API.
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use saga_runtime::model::OpenAiCompatible;
+/// // A local Ollama, whose key is not checked:
+/// let ollama = OpenAiCompatible::new("http://127.0.0.1:11434/v1", "ollama", "llama3.2")?;
+/// // A hosted provider; a tool's model hint picks among the allowed models:
+/// let openai = OpenAiCompatible::new(
+///     "https://api.openai.com/v1",
+///     std::env::var("OPENAI_API_KEY")?,
+///     "gpt-4o-mini",
+/// )?
+/// .allow_hinted(["gpt-4o"]);
+/// # let _ = (ollama, openai); Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OpenAiCompatible {
+    endpoint: http::Uri,
+    key: String,
+    model: String,
+    hinted: Vec<String>,
+    client: Client,
+}
+
+type Client = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    http_body_util::Full<hyper::body::Bytes>,
+>;
+
+impl std::fmt::Debug for OpenAiCompatible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("OpenAiCompatible")
+            .field("endpoint", &self.endpoint)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiCompatible {
+    /// The API at `base_url` (`https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`),
+    /// with the bearer key `key`, answering with `model` unless a tool's hint names an
+    /// allowed one ([`OpenAiCompatible::allow_hinted`]).
+    pub fn new(
+        base_url: impl AsRef<str>,
+        key: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        let endpoint: http::Uri = format!(
+            "{}/chat/completions",
+            base_url.as_ref().trim_end_matches('/')
+        )
+        .parse()
+        .map_err(|_| ModelError::Unsupported("the base URL is not a URL".into()))?;
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.set_connect_timeout(Some(Duration::from_secs(10)));
+        http.enforce_http(false);
+        let builder = match hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(provider.clone())
+        {
+            Ok(builder) => builder,
+            Err(error) => {
+                // No system certificates (a minimal container): `http://` still works,
+                // and an `https://` provider is refused when it is called.
+                tracing::warn!(%error, "no root certificates for the server's model");
+                let config = rustls::ClientConfig::builder_with_provider(provider)
+                    .with_safe_default_protocol_versions()
+                    .map_err(|_| ModelError::Unreachable)?
+                    .with_root_certificates(rustls::RootCertStore::empty())
+                    .with_no_client_auth();
+                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
+            }
+        };
+        let connector = builder.https_or_http().enable_http1().wrap_connector(http);
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build(connector);
+        Ok(Self {
+            endpoint,
+            key: key.into(),
+            model: model.into(),
+            hinted: Vec::new(),
+            client,
+        })
+    }
+
+    /// Models a tool's `model_hint(..)` may pick, besides the default; a hint names one
+    /// when it is a part of its name (as MCP's hints are read). Other hints are ignored.
+    pub fn allow_hinted<S: Into<String>>(mut self, models: impl IntoIterator<Item = S>) -> Self {
+        self.hinted = models.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The model for `request`: the first hint an allowed model contains, or the default.
+    fn model_for(&self, request: &CreateMessageRequestParams) -> &str {
+        let hints = request
+            .model_preferences
+            .as_ref()
+            .and_then(|preferences| preferences.hints.as_ref());
+        hints
+            .into_iter()
+            .flatten()
+            .filter_map(|hint| hint.name.as_deref())
+            .find_map(|hint| self.hinted.iter().find(|model| model.contains(hint)))
+            .map_or(&self.model, |model| model)
+    }
+
+    /// The request body: the system prompt first, then each message's text.
+    fn body(&self, request: &CreateMessageRequestParams) -> Result<Value, ModelError> {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = &request.system_prompt {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for message in &request.messages {
+            let mut text = String::new();
+            for block in message.content.iter() {
+                match block {
+                    SamplingMessageContentBlock::Text(part) => text.push_str(&part.text),
+                    _ => {
+                        return Err(ModelError::Unsupported(
+                            "only text messages are sent to the server's model".into(),
+                        ));
+                    }
+                }
+            }
+            let role = match message.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            messages.push(json!({"role": role, "content": text}));
+        }
+        let mut body = json!({
+            "model": self.model_for(request),
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+        });
+        if let Some(temperature) = request.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(stop) = &request.stop_sequences {
+            body["stop"] = json!(stop);
+        }
+        Ok(body)
+    }
+}
+
+/// A chat completion reply read as the documented format: the first choice's message.
+pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
+    let reply: Value = serde_json::from_slice(reply).map_err(|_| ModelError::Malformed)?;
+    let choice = reply
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .ok_or(ModelError::Malformed)?;
+    let message = choice.get("message").ok_or(ModelError::Malformed)?;
+    let text = match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        // Some servers answer with content parts: their text, in order.
+        Some(Value::Array(parts))
+            if !parts.is_empty()
+                && parts
+                    .iter()
+                    .all(|part| part.get("text").is_some_and(Value::is_string)) =>
+        {
+            parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect()
+        }
+        _ if message
+            .get("refusal")
+            .is_some_and(|refusal| refusal.is_string()) =>
+        {
+            return Err(ModelError::Refused);
+        }
+        _ => return Err(ModelError::Malformed),
+    };
+    let model = reply
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_owned();
+    let mut completion = Completion::new(text, model);
+    match choice.get("finish_reason").and_then(Value::as_str) {
+        Some("stop") => completion = completion.with_stop_reason("endTurn"),
+        Some("length") => completion = completion.with_stop_reason("maxTokens"),
+        Some("content_filter") => return Err(ModelError::Refused),
+        Some(other) => completion = completion.with_stop_reason(other),
+        None => {}
+    }
+    if let Some(tokens) = reply
+        .get("usage")
+        .and_then(|usage| usage.get("total_tokens"))
+        .and_then(Value::as_u64)
+    {
+        completion = completion.with_tokens(tokens);
+    }
+    Ok(completion)
+}
+
+impl Model for OpenAiCompatible {
+    fn complete<'a>(
+        &'a self,
+        request: &'a CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<Completion, ModelError>> {
+        Box::pin(async move {
+            let body =
+                serde_json::to_vec(&self.body(request)?).map_err(|_| ModelError::Malformed)?;
+            let post = http::Request::post(self.endpoint.clone())
+                .header(http::header::AUTHORIZATION, format!("Bearer {}", self.key))
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
+                .map_err(|_| ModelError::Malformed)?;
+            let response = self.client.request(post).await.map_err(|error| {
+                tracing::warn!(%error, "the server's model could not be reached");
+                ModelError::Unreachable
+            })?;
+            let status = response.status();
+            let limited = http_body_util::Limited::new(response.into_body(), MAX_REPLY_BYTES);
+            let reply = http_body_util::BodyExt::collect(limited)
+                .await
+                .map_err(|_| ModelError::Malformed)?
+                .to_bytes();
+            if !status.is_success() {
+                // The provider's words stay in the server's log.
+                tracing::warn!(
+                    status = status.as_u16(),
+                    reply = %crate::log::Escaped(&String::from_utf8_lossy(&reply[..reply.len().min(512)])),
+                    "the server's model answered with an error"
+                );
+                return Err(ModelError::Status(status.as_u16()));
+            }
+            read_reply(&reply)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hint_picks_only_an_allowed_model() {
+        let provider = OpenAiCompatible::new("http://127.0.0.1:1/v1", "k", "default")
+            .expect("a client")
+            .allow_hinted(["gpt-4o"]);
+        let asked = |hint: &str| {
+            let request: crate::engine::Request = crate::engine::sample("hi")
+                .model_hint(hint)
+                .system("be brief")
+                .into();
+            let crate::engine::kinds::table::Asked::Sample(params) = request.asked else {
+                panic!("a sample");
+            };
+            provider.body(&params).expect("a body")
+        };
+        assert_eq!(asked("gpt-4o")["model"], "gpt-4o");
+        assert_eq!(
+            asked("4o")["model"],
+            "gpt-4o",
+            "a hint is a part of the name"
+        );
+        assert_eq!(
+            asked("claude")["model"],
+            "default",
+            "a hint not allowed is ignored"
+        );
+        assert_eq!(
+            asked("x")["messages"][0],
+            json!({"role": "system", "content": "be brief"})
+        );
+    }
+
+    #[test]
+    fn replies_read_as_documented() {
+        let reply = br#"{"id":"c","object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"Yes"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
+        let completion = read_reply(reply).expect("read");
+        assert_eq!(completion.text, "Yes");
+        assert_eq!(completion.model, "m-1");
+        assert_eq!(completion.stop_reason.as_deref(), Some("endTurn"));
+        assert_eq!(completion.tokens, Some(6));
+        let refused =
+            br#"{"choices":[{"message":{"role":"assistant","content":null,"refusal":"no"}}]}"#;
+        assert_eq!(read_reply(refused), Err(ModelError::Refused));
+        for malformed in [
+            &b"not json"[..],
+            br#"{"choices":[]}"#,
+            br#"{"choices":[{"message":{"content":7}}]}"#,
+            br#"[]"#,
+        ] {
+            assert_eq!(read_reply(malformed), Err(ModelError::Malformed));
+        }
+    }
+}

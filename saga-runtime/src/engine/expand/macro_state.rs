@@ -1,0 +1,349 @@
+//! A `#[saga_tool]`'s state as the runtime handles it: encoded at each suspension,
+//! decoded at each resume, and read without running the tool's code (rendered as JSON
+//! for `saga inspect`, or traced for the state layout a deploy compares). Part of what
+//! the macro's expansion calls, apart from the requests and loops in `expand_support`.
+
+use std::future::Future;
+
+use rmcp::model::JsonObject;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::engine::call::error::SagaError;
+use crate::engine::contract::tool::Step;
+use crate::engine::expand::saga_fn::Exit;
+use crate::engine::identity::points::{tag, untag};
+use crate::engine::identity::slot::{self, SlotState};
+use crate::engine::round::answers::Answers;
+use crate::engine::round::requests::Request;
+
+/// The state of a macro-generated saga as the runtime sees it: the arguments of the first
+/// request, or the saga's own state enum, postcard-encoded. The enum's field types are
+/// inferred by rustc inside the tool's step, so they cannot be named here; only bytes
+/// cross this boundary.
+#[derive(Debug)]
+pub enum MacroState<A> {
+    /// The first round: the call's arguments.
+    Start(A),
+    /// A later round: the encoded state enum.
+    Resume(Vec<u8>),
+}
+
+impl<A> Serialize for MacroState<A> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MacroState::Resume(bytes) => serde_bytes_like(bytes, serializer),
+            // A saga suspends only after it has started, so the runtime never seals this.
+            MacroState::Start(_) => Err(serde::ser::Error::custom(
+                "a saga's arguments are never sealed",
+            )),
+        }
+    }
+}
+
+fn serde_bytes_like<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_bytes(bytes)
+}
+
+impl<'de, A> Deserialize<'de> for MacroState<A> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a saga state")
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(bytes.to_vec())
+            }
+            fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(bytes)
+            }
+        }
+        // A newtype (transparent in postcard) so that a layout trace can tell a tool that
+        // traced this instead of its step: a wrapper that did not forward
+        // `SagaTool::layout`.
+        struct Named;
+        impl<'de> serde::de::Visitor<'de> for Named {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a saga state")
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Vec<u8>, D::Error> {
+                deserializer.deserialize_byte_buf(Bytes)
+            }
+        }
+        deserializer
+            .deserialize_newtype_struct(
+                crate::engine::identity::layout::profile::MACRO_STATE,
+                Named,
+            )
+            .map(MacroState::Resume)
+    }
+}
+
+/// Reads the call's arguments into the tool's generated argument struct.
+pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>, rmcp::ErrorData> {
+    crate::engine::contract::tool::parse_arguments(arguments).map(MacroState::Start)
+}
+
+/// Ends the transition at a suspension: encodes `state` and asks `requests` (none for a
+/// checkpoint). `slot` only ties every variant to one state type, so that rustc infers
+/// the enum's type parameters across the whole step.
+pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
+where
+    S: SagaState,
+    R: Exit,
+{
+    let _ = slot;
+    match state.encode_state(R::NESTED) {
+        Ok(bytes) => R::suspended(bytes, requests),
+        Err(error) => unsaveable(&error),
+    }
+}
+
+/// A saga's state enum, as the macro generates it: what a suspension seals.
+#[diagnostic::on_unimplemented(
+    message = "the saga's state cannot be saved: a local kept across one of its suspension points cannot be",
+    label = "the locals of this saga that live across a suspension must be `Serialize` and `Deserialize`",
+    note = "the error at that local says which, and how to keep it; with none, a saved local's type implements `Deserialize` but not `Serialize`: derive both"
+)]
+pub trait SagaState {
+    /// The state's bytes (see `encode`).
+    fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String>;
+}
+
+// Not recommended: a state that cannot be saved is reported once, as `SagaState`, not once
+// per serde trait a local lacks (the local's own error says which).
+#[diagnostic::do_not_recommend]
+impl<S: Serialize + DeserializeOwned + SlotState> SagaState for S {
+    fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String> {
+        encode(self, nested)
+    }
+}
+
+/// The state's bytes: postcard, each saved local in its slot's encoding; or, if a
+/// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
+/// showed), the tagged form, where each local says its own encoding (see [`crate::engine::identity::slot`]).
+fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
+    // A helper's state sealed tagged makes its caller's tagged too: the caller's point is
+    // then its tagged twin, which a build that reads no tagged state refuses before
+    // decoding, instead of failing on the helper's bytes.
+    let helper_tagged = slot::take_helper_tagged();
+    if !helper_tagged && !slot::tags_always::<S>() {
+        if let Some(bytes) = slot::write_untagged(state)? {
+            return Ok(bytes);
+        }
+        tracing::info!(
+            r#type = std::any::type_name::<S>(),
+            "a saved local of a saga does not read back with postcard; its state is sealed \
+             in the tagged form from now on"
+        );
+        slot::remember_tagging::<S>();
+    }
+    let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
+        .map_err(|error| error.to_string())?;
+    if nested {
+        slot::note_helper_tagged();
+    }
+    tag(&bytes).ok_or_else(|| "a state without a variant index".to_owned())
+}
+
+impl<A> Exit for Step<MacroState<A>> {
+    fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self {
+        let state = MacroState::Resume(state);
+        if requests.is_empty() {
+            Step::Checkpoint(state)
+        } else {
+            Step::Suspend { state, requests }
+        }
+    }
+
+    fn asked_again(requests: Vec<Request>) -> Self {
+        Step::AskAgain(requests)
+    }
+
+    fn failed(message: &'static str) -> Self {
+        Step::done(Err::<String, _>(SagaError::msg(message)))
+    }
+}
+
+/// Ends the transition: a helper it awaited could not go on.
+pub fn failed<R: Exit>(message: &'static str) -> R {
+    R::failed(message)
+}
+
+fn unsaveable<R: Exit>(error: &str) -> R {
+    tracing::error!(
+        %error,
+        "the saga's saved locals cannot be written, or do not read back as themselves, \
+         as postcard or as JSON"
+    );
+    R::failed("the tool's state could not be saved")
+}
+
+/// Decodes the state enum of a later round; `slot` fixes its type.
+///
+/// Under [`macro_state_json`] it renders the decoded state as JSON instead and stops the
+/// step there, before any of the tool's code runs.
+pub fn decode<S>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error>
+where
+    S: Serialize + DeserializeOwned,
+{
+    let _ = slot;
+    let read = |bytes: &[u8]| {
+        let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
+        if rest.is_empty() {
+            Ok(state)
+        } else {
+            Err(postcard::Error::DeserializeBadEncoding)
+        }
+    };
+    let state = match untag(bytes) {
+        Some(untagged) => slot::with_tagging(true, || read(&untagged))?,
+        None => read(bytes)?,
+    };
+    let inspected = INSPECTION.with(|inspection| {
+        let mut inspection = inspection.borrow_mut();
+        if matches!(*inspection, Inspection::Armed) {
+            *inspection = Inspection::Rendered(
+                serde_json::to_value(&state).map_err(|error| error.to_string()),
+            );
+            true
+        } else {
+            false
+        }
+    });
+    if inspected {
+        // Any error ends the step at once; `undecodable` knows this one is no fault.
+        Err(postcard::Error::DeserializeBadEncoding)
+    } else {
+        Ok(state)
+    }
+}
+
+/// Where [`decode`] leaves the state it rendered for [`macro_state_json`].
+enum Inspection {
+    Off,
+    Armed,
+    Rendered(Result<serde_json::Value, String>),
+}
+
+thread_local! {
+    static INSPECTION: std::cell::RefCell<Inspection> = const { std::cell::RefCell::new(Inspection::Off) };
+}
+
+/// Disarms the inspection however `macro_state_json` returns, so that no later step on
+/// this thread is stopped by it.
+struct Disarm;
+
+impl Drop for Disarm {
+    fn drop(&mut self) {
+        INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Off);
+    }
+}
+
+/// A `#[saga_tool]`'s state as JSON with the tool's own types: `{"Variant": {saved
+/// locals}}`. The types of the saved locals are inferred by rustc inside `step`, so this
+/// starts `step` on the state and polls it once: the resume arm decodes the state before
+/// anything else, and [`decode`] renders it and ends the step there. No code of the tool
+/// runs and no request is made.
+pub fn macro_state_json<T, A>(tool: &T, state: MacroState<A>) -> Result<serde_json::Value, String>
+where
+    T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
+{
+    let MacroState::Resume(bytes) = state else {
+        return Err("a saga that has not started has no saved state".into());
+    };
+    let _disarm = Disarm;
+    INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Armed);
+    let cx = crate::engine::call::context::SagaContext::new("inspect");
+    let mut step = std::pin::pin!(tool.step(MacroState::Resume(bytes), Answers::default(), &cx));
+    let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let _ = step.as_mut().poll(&mut poll_cx);
+    let rendered = INSPECTION
+        .with(|inspection| std::mem::replace(&mut *inspection.borrow_mut(), Inspection::Off));
+    match rendered {
+        Inspection::Rendered(Ok(mut value)) => {
+            hide_markers(&mut value);
+            Ok(value)
+        }
+        Inspection::Rendered(Err(reason)) => Err(reason),
+        Inspection::Armed | Inspection::Off => Err("the state does not decode".into()),
+    }
+}
+
+/// Drops the generated `__mN` fields (which request each suspension awaits, a type-level
+/// marker with no content) from a rendered `{"Variant": {..}}`.
+fn hide_markers(value: &mut serde_json::Value) {
+    if let Some(variant) = value.as_object_mut() {
+        for fields in variant.values_mut() {
+            if let Some(fields) = fields.as_object_mut() {
+                fields.retain(|name, _| !name.starts_with("__m"));
+            }
+        }
+    }
+}
+
+/// A sealed state that authenticated but does not decode: a build with the same point
+/// identity but another state layout, which the identity is there to prevent.
+pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
+    let inspected =
+        INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
+    if inspected {
+        return R::failed("inspected");
+    }
+    tracing::error!(%error, "an authenticated saga state does not decode");
+    R::failed("the saga's state could not be read")
+}
+
+/// Whether this step runs to trace its state's layout (see [`macro_layout`]): it was
+/// given no bytes (no sealed state is empty) while a trace runs on this thread.
+pub fn tracing_layout(bytes: &[u8]) -> bool {
+    bytes.is_empty() && crate::engine::identity::layout::frame::tracing()
+}
+
+/// Records the layout of the state enum `slot` is typed as, in the running trace, with
+/// what tells apart the variants that share a name (`site_tags`, one per variant).
+pub fn record_state<S>(slot: &Option<S>, site_tags: &[&'static str])
+where
+    S: SlotState,
+    S::Traced: DeserializeOwned,
+{
+    let _ = slot;
+    crate::engine::identity::layout::frame::record_state::<S::Traced>(site_tags);
+}
+
+/// Ends a step that traced its layout; none of the tool's code ran.
+pub fn traced<R: Exit>() -> R {
+    R::failed("traced")
+}
+
+/// A `#[saga_tool]`'s state layout, point by point: the types of its saved locals are
+/// inferred by rustc inside `step`, so this starts `step` with no bytes and polls it once;
+/// the resume arm records its state enum and each helper's (through the helper's own
+/// step) and ends the step there. No code of the tool runs and no request is made.
+pub fn macro_layout<T, A>(
+    tool: &T,
+) -> Result<
+    crate::engine::identity::points::StateLayout,
+    crate::engine::identity::layout::shape::LayoutError,
+>
+where
+    T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
+{
+    let frame = crate::engine::identity::layout::frame::in_frame(|| {
+        let cx = crate::engine::call::context::SagaContext::new("layout");
+        let mut step =
+            std::pin::pin!(tool.step(MacroState::Resume(Vec::new()), Answers::default(), &cx));
+        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let _ = step.as_mut().poll(&mut poll_cx);
+    });
+    let mut layout = crate::engine::identity::points::StateLayout::of_frame(frame)?;
+    layout.state_type = std::any::type_name::<MacroState<A>>();
+    layout.version = Some(tool.version());
+    Ok(layout)
+}

@@ -1,0 +1,335 @@
+//! The field types a form-mode elicitation can hold, and how each one is asked for and
+//! read back. `#[derive(Elicit)]` builds a form from these.
+
+use serde_json::{Map, Value};
+
+use crate::engine::forms::elicit::as_integer;
+
+/// A type that can be one property of a form-mode elicitation.
+///
+/// Implemented for `String`, `bool`, the integer and float types, unit-only enums that
+/// derive `Elicit` (single select), `Vec` of such an enum (multi select), and `Option` of
+/// any of these (not required).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a field of an elicitation form",
+    label = "not a form field type",
+    note = "MCP form mode is a flat object of primitives: use String, bool, an integer or float type, a unit-only enum deriving Elicit, Vec of such an enum (multi-select), or Option of any of these"
+)]
+pub trait ElicitField: Sized {
+    /// Whether the property goes in the form's `required` list.
+    const REQUIRED: bool = true;
+
+    /// The wire values a select accepts (empty for other fields); the derive checks a
+    /// select's `default` against them at compile time.
+    #[doc(hidden)]
+    const OPTIONS: &'static [&'static str] = &[];
+
+    /// The property's schema: `type` and what the type itself implies (an enum's values,
+    /// an integer type's range). The derive adds `title`, `description` and the rest.
+    fn property() -> Map<String, Value>;
+
+    /// Reads the property's value from an accepted answer; `None` when it is absent.
+    /// An error says what is wrong with the value, without naming the field
+    /// (e.g. "is not a string").
+    fn parse(value: Option<&Value>) -> Result<Self, String>;
+}
+
+/// A unit-only enum whose variants are the options of a single or multi select.
+///
+/// `#[derive(Elicit)]` implements it, with serde's `rename` and `rename_all` honoured.
+///
+/// `Vec<E>` is a form field (a multi select) only for such an `E`, so a `Vec` of anything
+/// else ends up here: the message speaks of the field.
+#[diagnostic::on_unimplemented(
+    message = "`Vec<{Self}>` cannot be a field of an elicitation form",
+    label = "not a form field type",
+    note = "a Vec field is a multi select: its items must be a unit-only enum deriving Elicit",
+    note = "MCP form mode is a flat object of primitives: use String, bool, an integer or float type, a unit-only enum deriving Elicit, Vec of such an enum (multi-select), or Option of any of these"
+)]
+pub trait ElicitEnum: Sized {
+    /// The wire value of each variant, in declaration order.
+    const WIRE_NAMES: &'static [&'static str];
+    /// The display title of each variant, in declaration order; empty when no variant
+    /// has one (the select is then sent as a plain `enum`).
+    const TITLES: &'static [&'static str];
+
+    /// The variant whose wire value is `wire`.
+    fn from_wire(wire: &str) -> Option<Self>;
+
+    /// The wire value of this variant.
+    fn to_wire(&self) -> &'static str;
+}
+
+fn object(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Map<String, Value> {
+    pairs
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
+}
+
+fn missing(value: Option<&Value>) -> Result<&Value, String> {
+    match value {
+        None | Some(Value::Null) => Err("is missing".to_owned()),
+        Some(value) => Ok(value),
+    }
+}
+
+impl ElicitField for String {
+    fn property() -> Map<String, Value> {
+        object([("type", Value::from("string"))])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        missing(value)?
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| "is not a string".to_owned())
+    }
+}
+
+impl ElicitField for bool {
+    fn property() -> Map<String, Value> {
+        object([("type", Value::from("boolean"))])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        missing(value)?
+            .as_bool()
+            .ok_or_else(|| "is not a boolean".to_owned())
+    }
+}
+
+macro_rules! small_integers {
+    ($($ty:ty),*) => {$(
+        impl ElicitField for $ty {
+            fn property() -> Map<String, Value> {
+                object([
+                    ("type", Value::from("integer")),
+                    ("minimum", Value::from(<$ty>::MIN)),
+                    ("maximum", Value::from(<$ty>::MAX)),
+                ])
+            }
+            fn parse(value: Option<&Value>) -> Result<Self, String> {
+                parse_integer(value)
+            }
+        }
+    )*};
+}
+
+small_integers!(i8, i16, i32, u8, u16, u32);
+
+impl ElicitField for i64 {
+    fn property() -> Map<String, Value> {
+        object([("type", Value::from("integer"))])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        parse_integer(value)
+    }
+}
+
+impl ElicitField for isize {
+    fn property() -> Map<String, Value> {
+        <i64 as ElicitField>::property()
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        parse_integer(value)
+    }
+}
+
+impl ElicitField for u64 {
+    fn property() -> Map<String, Value> {
+        object([
+            ("type", Value::from("integer")),
+            ("minimum", Value::from(0)),
+        ])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        let value = missing(value)?;
+        // Above i64::MAX, as_integer gives up; serde_json still reads a u64 exactly.
+        if let Some(unsigned) = value.as_u64() {
+            return Ok(unsigned);
+        }
+        parse_integer(Some(value))
+    }
+}
+
+impl ElicitField for usize {
+    fn property() -> Map<String, Value> {
+        <u64 as ElicitField>::property()
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        let wide = <u64 as ElicitField>::parse(value)?;
+        Self::try_from(wide).map_err(|_| format!("is out of range for {}", stringify!(usize)))
+    }
+}
+
+fn parse_integer<T: TryFrom<i64>>(value: Option<&Value>) -> Result<T, String> {
+    let value = missing(value)?;
+    let wide = as_integer(value).ok_or_else(|| "is not an integer".to_owned())?;
+    T::try_from(wide).map_err(|_| format!("is out of range: {wide}"))
+}
+
+impl ElicitField for f64 {
+    fn property() -> Map<String, Value> {
+        object([("type", Value::from("number"))])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        missing(value)?
+            .as_f64()
+            .ok_or_else(|| "is not a number".to_owned())
+    }
+}
+
+impl ElicitField for f32 {
+    fn property() -> Map<String, Value> {
+        <f64 as ElicitField>::property()
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        let wide = <f64 as ElicitField>::parse(value)?;
+        let narrow = wide as f32;
+        if narrow.is_finite() {
+            Ok(narrow)
+        } else {
+            Err(format!("is out of range: {wide}"))
+        }
+    }
+}
+
+impl<T: ElicitField> ElicitField for Option<T> {
+    const REQUIRED: bool = false;
+    const OPTIONS: &'static [&'static str] = T::OPTIONS;
+    fn property() -> Map<String, Value> {
+        T::property()
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => T::parse(value).map(Some),
+        }
+    }
+}
+
+impl<E: ElicitEnum> ElicitField for Vec<E> {
+    const OPTIONS: &'static [&'static str] = E::WIRE_NAMES;
+    fn property() -> Map<String, Value> {
+        let items = if E::TITLES.is_empty() {
+            object([
+                ("type", Value::from("string")),
+                ("enum", Value::from(E::WIRE_NAMES.to_vec())),
+            ])
+        } else {
+            object([("anyOf", titled_options::<E>())])
+        };
+        object([
+            ("type", Value::from("array")),
+            ("items", Value::Object(items)),
+        ])
+    }
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        missing(value)?
+            .as_array()
+            .ok_or_else(|| "is not an array".to_owned())?
+            .iter()
+            .map(|item| {
+                let wire = item
+                    .as_str()
+                    .ok_or_else(|| "has an item that is not a string".to_owned())?;
+                E::from_wire(wire).ok_or_else(|| format!("has an item not in {:?}", E::WIRE_NAMES))
+            })
+            .collect()
+    }
+}
+
+fn titled_options<E: ElicitEnum>() -> Value {
+    E::WIRE_NAMES
+        .iter()
+        .zip(E::TITLES)
+        .map(|(wire, title)| {
+            Value::Object(object([
+                ("const", Value::from(*wire)),
+                ("title", Value::from(*title)),
+            ]))
+        })
+        .collect()
+}
+
+/// The single-select property of an [`ElicitEnum`]: `enum`, or `oneOf` when titled.
+#[doc(hidden)]
+pub fn select_property<E: ElicitEnum>() -> Map<String, Value> {
+    if E::TITLES.is_empty() {
+        object([
+            ("type", Value::from("string")),
+            ("enum", Value::from(E::WIRE_NAMES.to_vec())),
+        ])
+    } else {
+        object([
+            ("type", Value::from("string")),
+            ("oneOf", titled_options::<E>()),
+        ])
+    }
+}
+
+/// Reads a single-select answer.
+#[doc(hidden)]
+pub fn parse_select<E: ElicitEnum>(value: Option<&Value>) -> Result<E, String> {
+    let wire = missing(value)?
+        .as_str()
+        .ok_or_else(|| "is not a string".to_owned())?;
+    E::from_wire(wire).ok_or_else(|| format!("is not one of {:?}", E::WIRE_NAMES))
+}
+
+/// The field name of a one-field form.
+const VALUE_FIELD: &str = "value";
+
+/// The schema of a one-field form whose field, `value`, is a `T`.
+#[doc(hidden)]
+pub fn one_field_schema<T: ElicitField>() -> Map<String, Value> {
+    let mut schema = object([
+        ("type", Value::from("object")),
+        (
+            "properties",
+            Value::Object(object([(VALUE_FIELD, Value::Object(T::property()))])),
+        ),
+    ]);
+    if T::REQUIRED {
+        schema.insert("required".to_owned(), Value::from(vec![VALUE_FIELD]));
+    }
+    schema
+}
+
+/// Reads a one-field form whose field, `value`, is a `T`.
+#[doc(hidden)]
+pub fn one_field_from_content<T: ElicitField>(content: &Map<String, Value>) -> Result<T, String> {
+    read_field(content, VALUE_FIELD)
+}
+
+/// Reads the property `name` of an answer, with an error that names it.
+#[doc(hidden)]
+pub fn read_field<T: ElicitField>(content: &Map<String, Value>, name: &str) -> Result<T, String> {
+    T::parse(content.get(name)).map_err(|why| field_error(name, &why))
+}
+
+/// An error about the property `name`.
+#[doc(hidden)]
+pub fn field_error(name: &str, why: &str) -> String {
+    format!("`{name}` {why}")
+}
+
+/// Whether `list` holds `wire`; usable in constants, to check a select's default.
+#[doc(hidden)]
+pub const fn contains(list: &[&str], wire: &str) -> bool {
+    let mut index = 0;
+    while index < list.len() {
+        let candidate = list[index].as_bytes();
+        let wire = wire.as_bytes();
+        if candidate.len() == wire.len() {
+            let mut byte = 0;
+            while byte < wire.len() && candidate[byte] == wire[byte] {
+                byte += 1;
+            }
+            if byte == wire.len() {
+                return true;
+            }
+        }
+        index += 1;
+    }
+    false
+}

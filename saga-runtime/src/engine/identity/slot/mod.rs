@@ -1,0 +1,561 @@
+//! A saved local's encoding: postcard where postcard reads the value back, MessagePack
+//! where it cannot.
+//!
+//! # How a slot's encoding is chosen
+//!
+//! Every local a `#[saga_tool]` or `#[saga_fn]` keeps across a suspension is a *slot* of
+//! its state enum: the macro wraps it in [`Slot`], and the slot chooses its encoding by
+//! its Rust type, once per type and process:
+//!
+//! 1. **Postcard**, the default, when postcard reads back what the type writes. The slot
+//!    is then transparent: its bytes, and the layout its point's identity hashes, are
+//!    those of the bare type, so tools whose locals postcard reads keep their tokens byte
+//!    for byte.
+//! 2. **MessagePack** (`rmp-serde`, structs as maps), self-describing, when postcard
+//!    cannot read the type:
+//!    - its `Deserialize` asks for a self-describing format (`deserialize_any`:
+//!      `serde_json::Value`, untagged and internally tagged enums, `flatten`), or no
+//!      sample satisfies it, so the layout tracer ([`super::layout`]) cannot trace it;
+//!    - or its `Serialize` writes what its `Deserialize` does not read
+//!      (`skip_serializing_if`): sample values of every variant, with options `None`
+//!      and sequences empty as well as filled, are written and read back with postcard
+//!      when the type is first met, and a type whose samples do not read back as
+//!      themselves is MessagePack.
+//!
+//!    Such a slot is a byte string holding a one-byte marker of the encoding and the
+//!    value's MessagePack, structs as maps of field names. Its layout is
+//!    `msgpack "Type"`, the Rust type's name without its module paths: a renamed type,
+//!    or a slot that changes encoding, changes the point's identity, and the token is
+//!    refused, never misread. What such a slot holds is read as serde reads it from
+//!    MessagePack: struct fields and enum variants by name (a field gained with a default
+//!    or as an `Option` is filled in, one removed is ignored, a required one gained makes
+//!    the old state unreadable, and that call ends with an error), tuples and tuple
+//!    structs by position, a number as any numeric type that holds it. A change of
+//!    meaning the names do not show (a field's unit, a tuple's order) needs a new
+//!    `version`, as for postcard slots. In the tagged form (below), a value of a
+//!    MessagePack type is always MessagePack. MessagePack was measured against JSON and CBOR
+//!    (BENCHMARKS.md): the fastest and about as small as CBOR, and unlike JSON it keeps
+//!    NaN and maps whose keys are not strings.
+//! 3. **Per value, at the seal**, as a last resort. Samples cannot show every value's
+//!    serialization (a `skip_serializing_if` predicate on a value no sample takes), so
+//!    every postcard slot's value is walked when it is written, for a field it skips
+//!    (serde_derive reports each one) or a length it cannot tell ([`skips`]): postcard
+//!    reads by position, and a skipped field would shift the rest. Debug builds also read
+//!    every such value back. (A MessagePack slot reads by
+//!    name; what it holds is what the type's serde writes, as JSON would hold it.) A
+//!    state with a slot that does not read back as itself is sealed again in the *tagged*
+//!    form:
+//!    each slot carries a one-byte tag, postcard for a value that reads back,
+//!    MessagePack for one that does not. The tagged form is marked by the state's variant index, offset
+//!    by [`TAGGED`](super::points::TAGGED); at the top of a tool's state the index is not sealed, so a tagged
+//!    state is sealed under its point's tagged twin, another identity
+//!    ([`super::points`]). The state type is remembered, and its later seals go to the
+//!    tagged form directly.
+//!
+//! The decision depends on the type alone, so every replica of a build makes the same
+//! one, and the layout a token's identity hashes names it.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::RwLock;
+use std::sync::atomic::Ordering;
+
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::ser::{self, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::layout::profile::{SELF_DESCRIBED, SLOT_PROFILES};
+use super::layout::{self};
+
+mod skips;
+
+/// A saved local in a state enum: encoded as postcard where postcard reads its type back,
+/// as MessagePack (fields by name) where it cannot, decided once per type. Transparent in
+/// a human-readable format (`saga inspect` shows the value as it is).
+#[derive(Debug)]
+pub struct Slot<T>(pub T);
+
+/// A slot in the layout trace: reads as its value's layout, or as a MessagePack slot's marker,
+/// and holds nothing, so that a trace never needs a value of a type it cannot trace
+/// (a `serde_json::Value` has no layout to trace).
+#[derive(Debug)]
+pub struct SlotTrace<T>(PhantomData<fn() -> T>);
+
+/// A field of a state enum that the layout trace reads through another type.
+pub trait SlotField {
+    /// What the trace reads in its place.
+    type Traced: DeserializeOwned;
+}
+
+impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
+    type Traced = SlotTrace<T>;
+}
+
+/// A state enum whose saved locals are [`Slot`]s: its layout is traced as `Traced`, the
+/// same enum with each slot's [`SlotTrace`] in its place. Implemented by the macros.
+pub trait SlotState {
+    /// The enum the trace reads.
+    type Traced;
+
+    /// Set once a state of this enum was sealed in the tagged form: its later seals go
+    /// there at once. One flag per expansion (the macro declares it), so that no other
+    /// tool's state is tagged for this one's values.
+    fn tagged() -> &'static std::sync::atomic::AtomicBool;
+}
+
+/// How one slot is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// Postcard; the index of the sample profile the type traced with.
+    Postcard(usize),
+    MessagePack,
+}
+
+/// The first byte of a MessagePack slot's bytes (and a tagged slot's tag): a marker of the
+/// encoding, checked when the slot is read.
+const MSGPACK_MARK: u8 = b'M';
+/// A tagged slot's tag for an inline postcard value.
+const POSTCARD_MARK: u8 = b'P';
+
+/// Each type's encoding, by its name, its size and its alignment (two types that share
+/// all three and a name, say one crate at two versions, would share a decision: the seal's
+/// read-back then catches a wrong one). Decided once per type and process.
+type Key = (&'static str, usize, usize);
+static ENCODINGS: RwLock<Option<HashMap<Key, Encoding>>> = RwLock::new(None);
+
+/// The encoding of `T`'s slots, decided at its first use.
+pub(crate) fn encoding<T: Serialize + DeserializeOwned>() -> Encoding {
+    let key = (
+        std::any::type_name::<T>(),
+        std::mem::size_of::<T>(),
+        std::mem::align_of::<T>(),
+    );
+    if let Ok(known) = ENCODINGS.read()
+        && let Some(encoding) = known.as_ref().and_then(|known| known.get(&key))
+    {
+        return *encoding;
+    }
+    // Decided without the lock held: deciding traces the type, which may meet slots.
+    let decided = match layout::postcard_reads::<T>() {
+        Ok(profile) => Encoding::Postcard(profile),
+        Err(reason) => {
+            tracing::debug!(
+                r#type = std::any::type_name::<T>(),
+                %reason,
+                "a saved local is kept as MessagePack"
+            );
+            Encoding::MessagePack
+        }
+    };
+    if let Ok(mut known) = ENCODINGS.write() {
+        known.get_or_insert_with(HashMap::new).insert(key, decided);
+    }
+    decided
+}
+
+thread_local! {
+    /// Whether the state being encoded or decoded on this thread is in the tagged form.
+    static TAGGING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `run` with every slot it encodes or decodes in the tagged form (or not).
+pub(crate) fn with_tagging<R>(tagged: bool, run: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TAGGING.with(|tagging| tagging.set(self.0));
+        }
+    }
+    let _restore = Restore(TAGGING.with(|tagging| tagging.replace(tagged)));
+    run()
+}
+
+thread_local! {
+    /// Set when a postcard slot did not read back as itself while its state was written.
+    static NOT_READ_BACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Writes `state` with postcard, each slot in its own encoding: `Ok(None)` if a postcard
+/// slot's value does not read back as itself (the state is then sealed tagged).
+pub(crate) fn write_untagged<S: Serialize>(state: &S) -> Result<Option<Vec<u8>>, String> {
+    NOT_READ_BACK.with(|flag| flag.set(false));
+    match postcard::to_allocvec(state) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(_) if NOT_READ_BACK.with(|flag| flag.replace(false)) => Ok(None),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+thread_local! {
+    /// Set when a helper's state was sealed in the tagged form, until its caller, which
+    /// seals next on this thread in the same step, takes it.
+    static HELPER_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that a helper's state was just sealed in the tagged form.
+pub(crate) fn note_helper_tagged() {
+    HELPER_TAGGED.with(|flag| flag.set(true));
+}
+
+/// Whether a helper's state was just sealed in the tagged form; clears it.
+pub(crate) fn take_helper_tagged() -> bool {
+    HELPER_TAGGED.with(|flag| flag.replace(false))
+}
+
+/// Whether states of `S` are sealed in the tagged form at once.
+pub(crate) fn tags_always<S: SlotState>() -> bool {
+    S::tagged().load(Ordering::Relaxed)
+}
+
+/// Remembers that states of `S` are sealed in the tagged form.
+pub(crate) fn remember_tagging<S: SlotState>() {
+    S::tagged().store(true, Ordering::Relaxed);
+}
+
+fn tagging() -> bool {
+    TAGGING.with(std::cell::Cell::get)
+}
+
+/// Postcard of `value`, if it reads back as itself.
+fn postcard_of<T: Serialize + DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
+    let bytes = postcard::to_allocvec(value).ok()?;
+    layout::reads_back_as(value, &bytes)
+        .is_ok()
+        .then_some(bytes)
+}
+
+/// `value` as a MessagePack slot's bytes: the marker, then structs as maps of field names
+/// (never `rmp_serde::to_vec`, which writes them as arrays and so reads them by position).
+fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
+    let mut bytes = vec![MSGPACK_MARK];
+    let mut serializer = rmp_serde::Serializer::new(&mut bytes).with_struct_map();
+    value.serialize(&mut serializer).map_err(E::custom)?;
+    Ok(bytes)
+}
+
+/// A MessagePack slot's value, read to its last byte.
+fn from_msgpack<T: DeserializeOwned>(mut bytes: &[u8]) -> Result<T, String> {
+    let mut deserializer = rmp_serde::Deserializer::new(&mut bytes);
+    let value = T::deserialize(&mut deserializer).map_err(|error| error.to_string())?;
+    if bytes.is_empty() {
+        Ok(value)
+    } else {
+        Err("trailing bytes in a saved local".into())
+    }
+}
+
+impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            return self.0.serialize(serializer);
+        }
+        let encoding = encoding::<T>();
+        if tagging() {
+            // The tagged form: postcard for a value of a postcard type that reads back,
+            // MessagePack otherwise. A MessagePack type is never written as postcard: a
+            // build that changed it (as MessagePack allows) would read it by position.
+            let postcard = match encoding {
+                Encoding::Postcard(_) if !skips::skips(&self.0) => postcard_of(&self.0),
+                _ => None,
+            };
+            let bytes = match postcard {
+                Some(mut postcard) => {
+                    postcard.insert(0, POSTCARD_MARK);
+                    postcard
+                }
+                None => msgpack_checked::<T, S::Error>(&self.0)?,
+            };
+            return serializer.serialize_bytes(&bytes);
+        }
+        match encoding {
+            Encoding::Postcard(_) => {
+                // Postcard reads by position: a value that skips a field (a
+                // `skip_serializing_if` no sample showed) must not be sealed so. Debug
+                // builds also read every such value back. Either way, and for a value
+                // postcard cannot write, the state is sealed again in the tagged form.
+                if skips::skips(&self.0)
+                    || (cfg!(debug_assertions) && postcard_of(&self.0).is_none())
+                {
+                    NOT_READ_BACK.with(|flag| flag.set(true));
+                    return Err(ser::Error::custom("a saved local does not read back"));
+                }
+                self.0.serialize(serializer).inspect_err(|_| {
+                    NOT_READ_BACK.with(|flag| flag.set(true));
+                })
+            }
+            Encoding::MessagePack => {
+                serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)
+            }
+        }
+    }
+}
+
+/// [`msgpack_bytes`], read back in debug builds: a type whose serde does not read back
+/// what it writes (a skipped field without a default) is reported where it is saved.
+fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
+    value: &T,
+) -> Result<Vec<u8>, E> {
+    let bytes = msgpack_bytes::<T, E>(value)?;
+    if cfg!(debug_assertions) {
+        let again: T = from_msgpack(&bytes[1..]).map_err(E::custom)?;
+        if !layout::same_value(value, &again) {
+            return Err(E::custom(
+                "a saved local does not read back as itself from MessagePack",
+            ));
+        }
+    }
+    Ok(bytes)
+}
+
+impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            return T::deserialize(deserializer).map(Slot);
+        }
+        let encoding = encoding::<T>();
+        if tagging() {
+            let postcard = matches!(encoding, Encoding::Postcard(_));
+            return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, postcard));
+        }
+        match encoding {
+            Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
+            Encoding::MessagePack => {
+                deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
+            }
+        }
+    }
+}
+
+/// Reads a slot's byte string: MessagePack behind its marker, or postcard behind its tag
+/// where the slot may hold postcard (a tagged slot of a postcard type).
+struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
+
+impl<T: DeserializeOwned> SlotBytes<T> {
+    fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
+        match bytes.split_first() {
+            Some((&MSGPACK_MARK, msgpack)) => from_msgpack(msgpack).map(Slot).map_err(E::custom),
+            Some((&POSTCARD_MARK, postcard)) if self.1 => {
+                match postcard::take_from_bytes::<T>(postcard) {
+                    Ok((value, [])) => Ok(Slot(value)),
+                    Ok(_) => Err(E::custom("trailing bytes in a saved local")),
+                    Err(error) => Err(E::custom(error)),
+                }
+            }
+            _ => Err(E::custom("a saved local is not marked with its encoding")),
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Visitor<'_> for SlotBytes<T> {
+    type Value = Slot<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a saved local's bytes")
+    }
+
+    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Slot<T>, E> {
+        self.read(bytes)
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, bytes: Vec<u8>) -> Result<Slot<T>, E> {
+        self.read(&bytes)
+    }
+}
+
+impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match encoding::<T>() {
+            // The bare type's layout, exactly as before slots were chosen, traced with the
+            // samples the type takes.
+            Encoding::Postcard(profile) => deserializer.deserialize_newtype_struct(
+                SLOT_PROFILES
+                    .get(profile)
+                    .copied()
+                    .unwrap_or(SLOT_PROFILES[0]),
+                Traced::<T>(PhantomData),
+            ),
+            Encoding::MessagePack => deserializer
+                .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
+        }
+    }
+}
+
+/// Reads a postcard slot's value inside the tracer's newtype, and drops it.
+struct Traced<T>(PhantomData<fn() -> T>);
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for Traced<T> {
+    type Value = SlotTrace<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a saved local")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        T::deserialize(inner).map(|_| SlotTrace(PhantomData))
+    }
+}
+
+/// Tells the tracer a MessagePack slot's type: a unit struct named after it.
+struct TypeMarker<T>(PhantomData<fn() -> T>);
+
+impl<'de, T> Visitor<'de> for TypeMarker<T> {
+    type Value = SlotTrace<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a MessagePack slot")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        struct Unit;
+        impl Visitor<'_> for Unit {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a unit")
+            }
+            fn visit_unit<E>(self) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        inner.deserialize_unit_struct(std::any::type_name::<T>(), Unit)?;
+        Ok(SlotTrace(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum Before {
+        First(u8),
+        Second { name: String },
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum After {
+        Added,
+        Second {
+            name: String,
+            #[serde(default)]
+            extra: u8,
+        },
+        First(u8),
+    }
+
+    #[test]
+    fn messagepack_slots_are_read_by_name() {
+        let bytes = msgpack_bytes::<_, serde_json::Error>(&Before::Second { name: "x".into() })
+            .expect("writes");
+        assert_eq!(bytes[0], MSGPACK_MARK);
+        let read: After = from_msgpack(&bytes[1..]).expect("reads by name");
+        assert_eq!(
+            read,
+            After::Second {
+                name: "x".into(),
+                extra: 0
+            }
+        );
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        assert!(from_msgpack::<After>(&trailing[1..]).is_err());
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Transfer {
+        from: String,
+        cents: u64,
+        memo: Option<String>,
+        tags: Vec<String>,
+    }
+
+    /// A postcard slot writes the bare value's bytes: the tokens of tools whose locals
+    /// postcard reads did not change when slots came.
+    #[test]
+    fn a_postcard_slot_is_the_bare_value_byte_for_byte() {
+        let transfer = Transfer {
+            from: "a".into(),
+            cents: 1234,
+            memo: None,
+            tags: vec!["x".into()],
+        };
+        let map: HashMap<String, String> = [("k".to_owned(), "v".to_owned())].into();
+        assert!(matches!(encoding::<Transfer>(), Encoding::Postcard(_)));
+        assert_eq!(
+            postcard::to_allocvec(&Slot(transfer.clone())).expect("writes"),
+            postcard::to_allocvec(&transfer).expect("writes")
+        );
+        assert_eq!(
+            postcard::to_allocvec(&Slot(map.clone())).expect("writes"),
+            postcard::to_allocvec(&map).expect("writes")
+        );
+        assert_eq!(
+            postcard::to_allocvec(&Slot(7u64)).expect("writes"),
+            postcard::to_allocvec(&7u64).expect("writes")
+        );
+        let read: Slot<Transfer> =
+            postcard::from_bytes(&postcard::to_allocvec(&transfer).expect("writes"))
+                .expect("reads");
+        assert_eq!(read.0, transfer);
+    }
+
+    /// A `Value` slot is MessagePack behind its marker, and reads back; a slot whose marker
+    /// is not MessagePack's is refused, not read.
+    #[test]
+    fn a_value_slot_is_marked_messagepack_and_refuses_other_marks() {
+        let value = serde_json::json!({"a": [1, null, {"b": 2.5}], "c": "d"});
+        assert_eq!(encoding::<serde_json::Value>(), Encoding::MessagePack);
+        let bytes = postcard::to_allocvec(&Slot(value.clone())).expect("writes");
+        let read: Slot<serde_json::Value> = postcard::from_bytes(&bytes).expect("reads");
+        assert_eq!(read.0, value);
+        let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
+        assert_eq!(inner[0], MSGPACK_MARK);
+        let mut other = inner.clone();
+        other[0] = POSTCARD_MARK;
+        let forged = postcard::to_allocvec(&other).expect("writes");
+        assert!(postcard::from_bytes::<Slot<serde_json::Value>>(&forged).is_err());
+        // Shown as itself in a human-readable format (inspection).
+        assert_eq!(
+            serde_json::to_value(Slot(value.clone())).expect("renders"),
+            value
+        );
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Memo {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memo: Option<String>,
+        from: String,
+    }
+
+    /// In the tagged form, a value of a MessagePack type is MessagePack even where postcard
+    /// would read it back: a build that reorders its fields reads it by name.
+    #[test]
+    fn a_tagged_messagepack_type_is_never_written_as_postcard() {
+        assert_eq!(encoding::<Memo>(), Encoding::MessagePack);
+        let memo = Memo {
+            memo: Some("m".into()),
+            from: "a".into(),
+        };
+        let bytes = with_tagging(true, || postcard::to_allocvec(&Slot(memo))).expect("writes");
+        let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
+        assert_eq!(inner[0], MSGPACK_MARK);
+        // And a `P` tag is refused for it.
+        let mut forged = vec![POSTCARD_MARK];
+        forged.extend(postcard::to_allocvec(&(Some("m"), "a")).expect("writes"));
+        let forged = postcard::to_allocvec(&forged).expect("writes");
+        assert!(with_tagging(true, || postcard::from_bytes::<Slot<Memo>>(&forged)).is_err());
+    }
+
+    /// A `HashSet` of many elements is written in its hasher's order: it reads back as
+    /// itself, and is never taken for a value that skips a field.
+    #[test]
+    fn a_hash_set_reads_back_as_itself_in_any_order() {
+        let set: std::collections::HashSet<String> = (0..50).map(|i| format!("s{i}")).collect();
+        assert!(!skips::skips(&set));
+        assert!(postcard_of(&set).is_some());
+        assert!(matches!(
+            encoding::<std::collections::HashSet<String>>(),
+            Encoding::Postcard(_)
+        ));
+    }
+}

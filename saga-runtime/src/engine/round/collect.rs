@@ -1,0 +1,96 @@
+//! Reading the client's answers to a round: each checked against what was asked before
+//! the tool sees it.
+
+use rmcp::ErrorData;
+use rmcp::model::{ElicitationAction, InputResponses};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::engine::forms::elicit::{ContentCheck, Misfit};
+use crate::engine::forms::form::Form;
+use crate::engine::kinds::form::FormAnswer;
+use crate::engine::kinds::kind::StepFailure;
+use crate::engine::kinds::table::Answer;
+use crate::engine::round::answers::AnswerSlots;
+use crate::engine::round::pending::Pending;
+
+/// What the client's `inputResponses` amount to.
+pub(crate) enum Collected {
+    /// Every pending request has a usable answer, in pending order (each `Some`, as
+    /// [`Answers`](crate::engine::Answers) keeps them until the tool takes them).
+    All(AnswerSlots),
+    /// Something is missing or unusable: ask the same requests again. `misfits` are the
+    /// answers outside their forms, by position in the round, to say why.
+    Ask {
+        reason: String,
+        misfits: Vec<(usize, Misfit)>,
+    },
+}
+
+/// Reads the answers to `pending` out of `responses`. A response that is not the result
+/// type its request calls for is a malformed request (`-32602`); a missing response, or a
+/// form whose content does not match the schema that was sent, means asking again.
+/// Responses to keys that are not pending are ignored.
+pub(crate) fn collect(
+    pending: &[Pending],
+    mut responses: InputResponses,
+    failures: &BTreeMap<String, StepFailure>,
+) -> Result<Collected, ErrorData> {
+    let mut answers = AnswerSlots::with_capacity(pending.len());
+    let mut missing = Vec::new();
+    for entry in pending {
+        let key = entry.key();
+        if let Some(failure) = failures.get(&*key) {
+            answers.push(Some(Answer::Failed(failure.clone())));
+            continue;
+        }
+        let Some(value) = responses.remove(&*key) else {
+            missing.push(key);
+            continue;
+        };
+        // A kept request's answer is checked against it below; the kind reads the shape.
+        answers.push(Some(entry.kind.parse(
+            value,
+            entry.params.is_some(),
+            &key,
+        )?));
+    }
+    if !missing.is_empty() {
+        return Ok(Collected::Ask {
+            reason: format!("no answer for {missing:?}"),
+            misfits: Vec::new(),
+        });
+    }
+    let mut misfits = Vec::new();
+    for (index, (entry, answer)) in pending.iter().zip(answers.iter_mut()).enumerate() {
+        // A form the token keeps no params of is an `Answer::FormUnchecked`, checked as
+        // the tool reads it: there is no schema here to check it against.
+        if let (Some(params), Some(Answer::Form(FormAnswer { result, kept: true }))) =
+            (&entry.params, answer)
+            && result.action == ElicitationAction::Accept
+        {
+            let read;
+            let check = match Form::of_params(params) {
+                Some(form) => &form.kept_check,
+                None => {
+                    read = ContentCheck::new(&entry.requested_schema().unwrap_or_default());
+                    &read
+                }
+            };
+            // A field left out gets its default before the check, as the tool reads it.
+            check.fill_defaults(&mut result.content);
+            let verdict = check.check(result.content.as_ref().unwrap_or(&Value::Null));
+            if let Err(misfit) = verdict {
+                misfits.push((index, misfit));
+            }
+        }
+    }
+    if !misfits.is_empty() {
+        return Ok(Collected::Ask {
+            reason: "an answer does not fit its form".to_owned(),
+            misfits,
+        });
+    }
+    Ok(Collected::All(answers))
+}

@@ -1,0 +1,70 @@
+//! The digest a token keeps of the requests it keeps no params of (DESIGN §5): when such a
+//! round is asked again, the tool's statement of it must match what was asked.
+//!
+//! Not a security measure (the token is authenticated): it catches a tool that states a
+//! round differently, through code saga cannot see (a user's `Display` or `From` impl, a
+//! field the state leaves out).
+//!
+//! A form's schema enters as the hash of its JSON, computed once per answer type
+//! ([`Fnv::of_json`] from the schema cache), not as the JSON written again each round:
+//! writing it cost a quarter of a round that asks (BENCHMARKS.md).
+
+use rmcp::model::InputRequest;
+use serde_json::Value;
+
+use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::table::Asked;
+
+/// The digest of one round's restated requests, added in the round's order.
+#[derive(Default)]
+pub(crate) struct RoundDigest(Option<Fnv>);
+
+impl RoundDigest {
+    pub(crate) fn add(&mut self, key: &str, request: &Asked) {
+        let hash = self.0.get_or_insert_with(Fnv::new);
+        hash.write_str(key);
+        request.digest(hash);
+    }
+
+    pub(crate) fn finish(self) -> Option<u32> {
+        self.0.map(|hash| fold(hash.finish()))
+    }
+}
+
+fn fold(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The digest the build before this one kept (FNV-1a over each key, a zero byte, and the
+/// request's JSON), recognised only when a round asked again does not match
+/// [`RoundDigest`], so that a round sealed by that build can still be asked again after
+/// an upgrade.
+#[derive(Default)]
+pub(crate) struct PreviousDigest(Option<Fnv>);
+
+impl PreviousDigest {
+    pub(crate) fn add(&mut self, key: &str, input: &InputRequest) {
+        let hash = self.0.get_or_insert_with(Fnv::new);
+        hash.write(key.as_bytes());
+        hash.write(&[0]);
+        // That build wrote a form's properties sorted (serde_json without
+        // `preserve_order`); everything else in the order of rmcp's structs, as now.
+        match serde_json::to_value(input) {
+            Ok(mut value) => {
+                if let Some(Value::Object(properties)) =
+                    value.pointer_mut("/params/requestedSchema/properties")
+                {
+                    properties.sort_keys();
+                }
+                let _ = serde_json::to_writer(&mut *hash, &value);
+            }
+            Err(_) => {
+                let _ = serde_json::to_writer(&mut *hash, input);
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> Option<u32> {
+        self.0.map(|hash| fold(hash.finish()))
+    }
+}

@@ -1,0 +1,322 @@
+//! The requests a suspended saga is waiting on, kept inside its token, and the checks an
+//! answer must pass before the tool sees it.
+
+use rmcp::ErrorData;
+use rmcp::model::InputRequest;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use smallvec::SmallVec;
+
+use crate::engine::kinds::table::Kind;
+
+/// The part of a token's plaintext the runtime reads without knowing the tool's state
+/// type; the tool's state follows it.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    /// The next number for a generated `inputRequests` key: keys stay unique over the
+    /// whole saga, so a stale answer from an earlier round can never be mistaken for one
+    /// of this round.
+    pub(crate) next_key: u32,
+    /// How many transitions the saga has run, for the log.
+    pub(crate) round: u32,
+    /// The requests of the last round, in the order the tool reads their answers.
+    pub(crate) pending: Pendings,
+    /// A digest of the requests the token keeps no params of, as they were asked: the
+    /// tool's statement of them again must match it word for word.
+    pub(crate) restated: Option<u32>,
+    /// A tag of the code that asked (see [`SagaTool::build_tag`]): another build states
+    /// its requests its own way, so the digest only binds the build that made it.
+    ///
+    /// [`SagaTool::build_tag`]: crate::engine::SagaTool::build_tag
+    pub(crate) build: u16,
+}
+
+/// A round's pending requests: most rounds ask one thing, which needs no allocation.
+pub(crate) type Pendings = SmallVec<[Pending; 1]>;
+
+/// One outstanding request: its key, its kind, and, unless the tool states it again from
+/// its saved state ([`Step::AskAgain`](crate::engine::Step::AskAgain)), its params as JSON (the
+/// kind gives its method), so that it can be sent again word for word if the answer is
+/// missing or unusable.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub(crate) key: Key,
+    pub(crate) kind: Kind,
+    pub(crate) params: Option<String>,
+}
+
+/// A pending request's `inputRequests` key. A generated key is kept as its number and
+/// spelled (the kind's prefix, `-`, the number) only where it is sent or looked up:
+/// spelling it to keep it cost two allocations per round that asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    Generated(u32),
+    Named(String),
+}
+
+impl Key {
+    /// The key spelled `text` for a request of `kind`: generated if it is exactly the
+    /// spelling of a generated key.
+    #[cfg(test)]
+    pub(crate) fn from_text(kind: Kind, text: String) -> Key {
+        match numbered(kind, &text) {
+            Some(n) => Key::Generated(n),
+            None => Key::Named(text),
+        }
+    }
+}
+
+/// A key as text, spelled on the stack when it is generated.
+pub(crate) enum KeyText<'a> {
+    Named(&'a str),
+    Generated {
+        spelled: [u8; GENERATED_KEY_MAX],
+        len: usize,
+    },
+}
+
+/// The longest generated key: `elicit-` and ten digits.
+const GENERATED_KEY_MAX: usize = 17;
+
+impl std::ops::Deref for KeyText<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            KeyText::Named(text) => text,
+            // Spelled from an ASCII prefix and digits: always UTF-8.
+            KeyText::Generated { spelled, len } => {
+                std::str::from_utf8(&spelled[..*len]).unwrap_or_default()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for KeyText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::fmt::Debug for KeyText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+pub(crate) fn key_text(kind: Kind, key: &Key) -> KeyText<'_> {
+    match key {
+        Key::Named(text) => KeyText::Named(text),
+        Key::Generated(n) => {
+            let mut spelled = [0u8; GENERATED_KEY_MAX];
+            let mut digits = itoa::Buffer::new();
+            let parts = [kind.prefix().as_bytes(), b"-", digits.format(*n).as_bytes()];
+            let mut len = 0;
+            for part in parts {
+                spelled[len..len + part.len()].copy_from_slice(part);
+                len += part.len();
+            }
+            KeyText::Generated { spelled, len }
+        }
+    }
+}
+
+/// A key as the token keeps it. Most keys are generated (`elicit-3`), numbered in the
+/// order they were asked up to the head's `next_key`: such a key is kept as `Next`, the
+/// number after the previous generated one, and costs one byte.
+#[derive(Serialize, Deserialize)]
+enum SealedKey<'a> {
+    Next,
+    Numbered(u32),
+    Named(&'a str),
+}
+
+/// The number before a round's first generated key: the round's generated keys end at
+/// `next_key`.
+fn first_generated(next_key: u32, generated: usize) -> u32 {
+    next_key.wrapping_sub(u32::try_from(generated).unwrap_or(u32::MAX))
+}
+
+#[derive(Serialize, Deserialize)]
+struct SealedPending<'a> {
+    kind: Kind,
+    #[serde(borrow)]
+    key: SealedKey<'a>,
+    params: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct SealedHead<'a> {
+    next_key: u32,
+    round: u32,
+    #[serde(borrow)]
+    pending: SmallVec<[SealedPending<'a>; 1]>,
+    /// The digest's four bytes (not a varint: a digest is as long as five as often as
+    /// not), then the build tag's two.
+    restated: Option<[u8; 6]>,
+}
+
+/// A [`SealedHead`] as it is written, straight from the [`Head`].
+#[derive(Serialize)]
+struct SealingHead<'a> {
+    next_key: u32,
+    round: u32,
+    pending: SealingPending<'a>,
+    restated: Option<[u8; 6]>,
+}
+
+/// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
+struct SealingPending<'a>(&'a Head);
+
+impl Serialize for SealingPending<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let head = self.0;
+        let generated = head
+            .pending
+            .iter()
+            .filter(|entry| matches!(entry.key, Key::Generated(_)))
+            .count();
+        let mut last = first_generated(head.next_key, generated);
+        serializer.collect_seq(head.pending.iter().map(|entry| SealedPending {
+            kind: entry.kind,
+            key: match &entry.key {
+                Key::Named(name) => SealedKey::Named(name),
+                &Key::Generated(n) => {
+                    let key = if n == last.wrapping_add(1) {
+                        SealedKey::Next
+                    } else {
+                        SealedKey::Numbered(n)
+                    };
+                    last = n;
+                    key
+                }
+            },
+            params: entry.params.as_deref(),
+        }))
+    }
+}
+
+impl Head {
+    /// Appends the head to `out`; the tool's state follows it.
+    pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        let sealing = SealingHead {
+            next_key: self.next_key,
+            round: self.round,
+            pending: SealingPending(self),
+            restated: self.restated.map(|digest| {
+                let [a, b, c, d] = digest.to_be_bytes();
+                let [e, f] = self.build.to_be_bytes();
+                [a, b, c, d, e, f]
+            }),
+        };
+        postcard::to_extend(&sealing, out)
+    }
+
+    /// Reads the head at the start of a token's plaintext; returns it with the bytes of
+    /// the state that follow.
+    pub(crate) fn decode(plaintext: &[u8]) -> postcard::Result<(Head, &[u8])> {
+        let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
+        let generated = sealed
+            .pending
+            .iter()
+            .filter(|entry| !matches!(entry.key, SealedKey::Named(_)))
+            .count();
+        let mut last = first_generated(sealed.next_key, generated);
+        let pending = sealed
+            .pending
+            .into_iter()
+            .map(|entry| Pending {
+                key: match entry.key {
+                    SealedKey::Next => {
+                        last = last.wrapping_add(1);
+                        Key::Generated(last)
+                    }
+                    SealedKey::Numbered(n) => {
+                        last = n;
+                        Key::Generated(n)
+                    }
+                    SealedKey::Named(name) => Key::Named(name.to_owned()),
+                },
+                kind: entry.kind,
+                params: entry.params.map(str::to_owned),
+            })
+            .collect();
+        let head = Head {
+            next_key: sealed.next_key,
+            round: sealed.round,
+            pending,
+            restated: sealed
+                .restated
+                .map(|[a, b, c, d, _, _]| u32::from_be_bytes([a, b, c, d])),
+            build: sealed
+                .restated
+                .map_or(0, |[_, _, _, _, e, f]| u16::from_be_bytes([e, f])),
+        };
+        Ok((head, rest))
+    }
+
+    /// Whether the tool must state some of the round's requests again to resend them.
+    pub(crate) fn needs_restating(&self) -> bool {
+        self.pending.iter().any(|entry| entry.params.is_none())
+    }
+}
+
+/// The number of `key` if it is exactly the key generated for that number.
+#[cfg(test)]
+fn numbered(kind: Kind, key: &str) -> Option<u32> {
+    let digits = key.strip_prefix(kind.prefix())?.strip_prefix('-')?;
+    // `parse` also takes `+7` and `007`, which the generated keys never spell.
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+        && !(digits.len() > 1 && digits.starts_with('0'));
+    canonical.then(|| digits.parse::<u32>().ok()).flatten()
+}
+
+impl Pending {
+    /// The request's `inputRequests` key.
+    pub(crate) fn key(&self) -> KeyText<'_> {
+        key_text(self.kind, &self.key)
+    }
+
+    pub(crate) fn input_request(&self) -> Result<InputRequest, ErrorData> {
+        let Some(request) = &self.params else {
+            tracing::error!(key = %self.key(), "a pending request was not kept");
+            return Err(ErrorData::internal_error(
+                "the saga's pending request could not be rebuilt",
+                None,
+            ));
+        };
+        let params = self.kind.resend(request);
+        params
+            .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
+            .map_err(|error| {
+                tracing::error!(key = %self.key(), %error, "a sealed request does not decode");
+                ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
+            })
+    }
+
+    pub(crate) fn requested_schema(&self) -> Option<Map<String, Value>> {
+        // Only the schema is built; the rest of the request is skipped over.
+        #[derive(Deserialize)]
+        struct Params {
+            #[serde(rename = "requestedSchema")]
+            requested_schema: Option<Map<String, Value>>,
+            /// A whole request, as tokens sealed before the params-only form hold it.
+            params: Option<Box<Params>>,
+        }
+        let params = serde_json::from_str::<Params>(self.params.as_deref()?).ok()?;
+        params
+            .requested_schema
+            .or_else(|| params.params.and_then(|inner| inner.requested_schema))
+    }
+}
+
+/// The JSON kept in a token for `input`: its params (the method follows from the kind).
+pub(crate) fn params_json(input: &InputRequest) -> serde_json::Result<String> {
+    match input {
+        InputRequest::Elicitation(request) => serde_json::to_string(&request.params),
+        InputRequest::CreateMessage(request) => serde_json::to_string(&request.params),
+        InputRequest::ListRoots(_) => Ok(String::new()),
+        other => serde_json::to_string(other),
+    }
+}

@@ -1,0 +1,206 @@
+//! A tool and its retired builds, behind one name: what a server resumes a token with.
+//!
+//! Every build of a tool served here (the current one, and the `.retired(..)` copies kept
+//! to finish their in-flight calls) has its suspension points, traced when the server is
+//! built. A token goes to the first build that has the point it names, with the same
+//! identity: the current build first, so that a point that did not change resumes on the
+//! newest code. A token no build knows is refused, with the current build's reason.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::CallToolResponse;
+
+use crate::engine::call::context::SagaContext;
+use crate::engine::call::error::{InspectError, invalid_state};
+use crate::engine::contract::tool::SagaTool;
+use crate::engine::contract::tool::TaskSupport;
+use crate::engine::identity::layout::shape::LayoutError;
+use crate::engine::identity::points::Points;
+use crate::engine::runner::transition::{Call, transition};
+use crate::state::{Binding, PointKey, StateCodec, TokenHeader};
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool as a server holds it: its builds behind one name, their state types erased.
+pub(crate) type Saga = Arc<dyn DynTool>;
+
+/// One build of a tool, its state type erased, with its points.
+pub(crate) trait DynTool: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        codec: &'a StateCodec,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
+
+    fn inspect(
+        &self,
+        codec: &StateCodec,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<serde_json::Value, InspectError>;
+
+    fn task_support(&self) -> TaskSupport;
+
+    /// The build's points; for a family, the current build's.
+    fn points(&self) -> &Points;
+
+    /// The point `header` names, in whichever build has it.
+    fn point_key(&self, header: &[u8; 8]) -> Option<PointKey>;
+
+    /// Every build's points, the current build's first.
+    fn every_points(&self) -> Vec<&Points> {
+        vec![self.points()]
+    }
+}
+
+/// A tool with the points traced from its state.
+pub(crate) struct Compiled<T> {
+    tool: T,
+    points: Points,
+}
+
+impl<T: SagaTool> Compiled<T> {
+    pub(crate) fn new(tool: T, name: &str) -> Result<Self, LayoutError> {
+        let points = Points::named(&tool, name)?;
+        Ok(Self { tool, points })
+    }
+}
+
+impl<T: SagaTool> DynTool for Compiled<T> {
+    fn run<'a>(
+        &'a self,
+        codec: &'a StateCodec,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+        Box::pin(transition(&self.tool, &self.points, codec, call, cx))
+    }
+
+    fn inspect(
+        &self,
+        codec: &StateCodec,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<serde_json::Value, InspectError> {
+        crate::engine::runner::transition::inspect_state(
+            &self.tool,
+            &self.points,
+            codec,
+            token,
+            binding,
+        )
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        SagaTool::task_support(&self.tool)
+    }
+
+    fn points(&self) -> &Points {
+        &self.points
+    }
+
+    fn point_key(&self, header: &[u8; 8]) -> Option<PointKey> {
+        self.points.find(header).map(|point| point.key)
+    }
+}
+
+/// The builds of one tool: the current one (absent when the tool was removed and only
+/// its retired builds finish their calls), then the retired ones in registration order.
+pub(crate) struct Family {
+    current: Option<Arc<dyn DynTool>>,
+    retired: Vec<Arc<dyn DynTool>>,
+}
+
+impl Family {
+    pub(crate) fn new(current: Option<Arc<dyn DynTool>>, retired: Vec<Arc<dyn DynTool>>) -> Self {
+        Self { current, retired }
+    }
+
+    fn builds(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
+        self.current.iter().chain(&self.retired)
+    }
+
+    /// The build that resumes `token`; the current one (which refuses it) when none has
+    /// its point.
+    fn for_token(&self, token: &str) -> &Arc<dyn DynTool> {
+        if let Ok(header) = TokenHeader::peek_point(token)
+            && let Some(build) = self
+                .builds()
+                .find(|build| build.points().find(&header).is_some())
+        {
+            return build;
+        }
+        self.default_build()
+    }
+
+    fn default_build(&self) -> &Arc<dyn DynTool> {
+        match &self.current {
+            Some(current) => current,
+            // `SagaTools::new` builds a family only with at least one build.
+            None => &self.retired[0],
+        }
+    }
+}
+
+impl DynTool for Family {
+    fn run<'a>(
+        &'a self,
+        codec: &'a StateCodec,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+        let build = match &call.request_state {
+            Some(token) => self.for_token(token),
+            None => match &self.current {
+                Some(current) => current,
+                None => {
+                    let name = call.name.clone();
+                    return Box::pin(async move {
+                        tracing::info!(tool = %crate::log::Escaped(&name), "a call of a retired tool");
+                        Err(ErrorData::invalid_params(
+                            format!("unknown tool: {name}"),
+                            None,
+                        ))
+                    });
+                }
+            },
+        };
+        build.run(codec, call, cx)
+    }
+
+    fn inspect(
+        &self,
+        codec: &StateCodec,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<serde_json::Value, InspectError> {
+        self.for_token(token).inspect(codec, token, binding)
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        self.default_build().task_support()
+    }
+
+    fn points(&self) -> &Points {
+        self.default_build().points()
+    }
+
+    fn point_key(&self, header: &[u8; 8]) -> Option<PointKey> {
+        self.builds().find_map(|build| build.point_key(header))
+    }
+
+    fn every_points(&self) -> Vec<&Points> {
+        self.builds().map(|build| build.points()).collect()
+    }
+}
+
+/// The point a token this server just sealed names, to seal it again elsewhere.
+pub(crate) fn point_key(saga: &Saga, name: &str, token: &str) -> Result<PointKey, ErrorData> {
+    let header = TokenHeader::peek_point(token).map_err(|error| invalid_state(name, &error))?;
+    saga.point_key(&header)
+        .ok_or_else(|| invalid_state(name, &saga.points().refusal(&header)))
+}

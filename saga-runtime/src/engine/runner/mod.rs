@@ -1,0 +1,10 @@
+//! The runner: one request, one transition ([`transition`]), a tool and its retired
+//! builds behind one name ([`family`]), a panic in tool code kept to its call
+//! ([`unwind`]), and a round's samples answered by the server's model ([`sampling`]).
+//!
+//! The top of the engine: it may use every group but `expand`.
+
+pub(crate) mod family;
+pub(crate) mod sampling;
+pub(crate) mod transition;
+pub(crate) mod unwind;

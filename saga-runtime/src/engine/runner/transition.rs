@@ -1,0 +1,542 @@
+//! One request, one transition: open the token, run the saga to its next suspension, seal.
+
+use std::collections::BTreeMap;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
+
+use crate::engine::call::context::SagaContext;
+use crate::engine::call::error::{InspectError, invalid_state, tool_bug};
+use crate::engine::contract::tool::{SagaTool, Step};
+use crate::engine::forms::elicit::Misfit;
+use crate::engine::identity::points::{Point, Points};
+use crate::engine::identity::variant::variant_name;
+use crate::engine::kinds::kind::StepFailure;
+use crate::engine::round::answers::Answers;
+use crate::engine::round::asking;
+use crate::engine::round::collect::{self, Collected};
+use crate::engine::round::pending::Head;
+use crate::engine::runner::unwind::{catch_panic, catch_panic_sync, panicked};
+use crate::log::Escaped;
+use crate::metrics::{Outcome, Refusal};
+use crate::state::{Binding, Opened, StateCodec, TokenHeader};
+use tracing::Instrument as _;
+
+/// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub struct Call {
+    /// The JSON-RPC method the saga was started with; bound into the token.
+    pub method: String,
+    /// The tool's name.
+    pub name: String,
+    /// The call's arguments, identical on every round.
+    pub arguments: Option<JsonObject>,
+    /// The token of the previous round, absent on the first.
+    pub request_state: Option<String>,
+    /// The answers to the previous round's requests.
+    pub input_responses: Option<InputResponses>,
+    /// Requests of the previous round the client reports it could not perform.
+    pub failures: BTreeMap<String, StepFailure>,
+    /// Leave the arguments out of the token's binding: for wire formats whose later
+    /// rounds do not repeat them (`tools/resumeSaga`); they live in the saved state.
+    pub unbound_arguments: bool,
+}
+
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+impl Call {
+    /// A `tools/call` of `name`.
+    pub fn tool(name: impl Into<String>, arguments: Option<JsonObject>) -> Self {
+        Self {
+            method: "tools/call".into(),
+            name: name.into(),
+            arguments,
+            ..Self::default()
+        }
+    }
+}
+
+impl Call {
+    /// What this call's tokens are bound to, for `principal`.
+    pub(crate) fn binding(&self, principal: &str) -> Binding {
+        let bound_arguments = if self.unbound_arguments {
+            None
+        } else {
+            self.arguments.as_ref()
+        };
+        Binding::new(&self.name, &self.method, principal, bound_arguments)
+    }
+}
+
+/// The most checkpoints one replayed request runs through (see [`SagaTools::run`](crate::serve::SagaTools::run)).
+/// Rounds that consume an answer are bounded by the answers the request brings; this
+/// bounds the rest, which the server drives on its own.
+pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
+
+/// Runs exactly one transition of `tool` for `call`, inside a `saga.transition` span
+/// (target `saga_runtime`, level DEBUG) carrying the tool, the method (which names the
+/// wire format), the protocol version, the round, the state variant entered and left,
+/// the token bytes in and out, the outcome and the time taken.
+///
+/// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
+/// a point of the same identity, and refused before any of it is decoded otherwise.
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
+pub async fn transition<T: SagaTool>(
+    tool: &T,
+    points: &Points,
+    codec: &StateCodec,
+    call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    let span = tracing::debug_span!(
+        "saga.transition",
+        tool = %Escaped(&call.name),
+        method = %Escaped(&call.method),
+        era = cx.protocol_version().map_or("unknown", |version| version.as_str()),
+        round = tracing::field::Empty,
+        entered = tracing::field::Empty,
+        left = tracing::field::Empty,
+        token_in = call.request_state.as_ref().map_or(0, String::len),
+        token_out = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        micros = tracing::field::Empty,
+    );
+    let started = std::time::Instant::now();
+    let token_in = call.request_state.as_ref().map_or(0, String::len);
+    let outcome = run_transition(tool, points, codec, call, cx, &span)
+        .instrument(span.clone())
+        .await;
+    let elapsed = started.elapsed();
+    let (label, token_out) = match &outcome {
+        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+            (Outcome::ToolError, None)
+        }
+        Ok(CallToolResponse::Complete(_)) => (Outcome::Complete, None),
+        Ok(CallToolResponse::InputRequired(required)) => (
+            if required.input_requests.is_some() {
+                Outcome::InputRequired
+            } else {
+                Outcome::Checkpoint
+            },
+            required.request_state.as_ref().map(String::len),
+        ),
+        Ok(_) => (Outcome::Other, None),
+        Err(error) => (error_outcome(error), None),
+    };
+    let era = crate::metrics::era(cx.protocol_version().map(|version| version.as_str()));
+    crate::metrics::transition(
+        points.metric_keys(),
+        label,
+        era,
+        elapsed,
+        token_in,
+        token_out,
+    );
+    if !span.is_disabled() {
+        if let Some(bytes) = token_out {
+            span.record("token_out", bytes);
+        }
+        span.record("outcome", label.as_str());
+        span.record("micros", elapsed.as_micros() as u64);
+        span.in_scope(|| tracing::debug!("transition done"));
+    }
+    outcome
+}
+
+fn error_outcome(error: &ErrorData) -> Outcome {
+    match error.code.0 {
+        -32602 => Outcome::RefusedInvalidParams,
+        -32021 => Outcome::RefusedMissingCapability,
+        -32603 => Outcome::InternalError,
+        _ => Outcome::Other,
+    }
+}
+
+/// The point `token` stopped at, if this build has it; the refusal otherwise, before any
+/// other work.
+pub(crate) fn point_of<'p>(
+    points: &'p Points,
+    tool: &str,
+    token: &str,
+) -> Result<&'p Point, ErrorData> {
+    let header = TokenHeader::peek_point(token).map_err(|reason| invalid_state(tool, &reason))?;
+    points
+        .find(&header)
+        .ok_or_else(|| invalid_state(tool, &points.refusal(&header)))
+}
+
+async fn run_transition<T: SagaTool>(
+    tool: &T,
+    points: &Points,
+    codec: &StateCodec,
+    call: Call,
+    cx: &SagaContext,
+    span: &tracing::Span,
+) -> Result<CallToolResponse, ErrorData> {
+    let binding = call.binding(cx.principal());
+    let again = Again {
+        tool,
+        points,
+        codec,
+        name: &call.name,
+        binding: &binding,
+        cx,
+    };
+    let mut resumed: Option<(Opened, &Point)> = None;
+    let (mut head, state, answers) = match call.request_state {
+        None => {
+            let arguments = call.arguments.unwrap_or_default();
+            let state = catch_panic_sync(|| tool.start(arguments))
+                .map_err(|payload| panicked(&call.name, payload.as_ref()))??;
+            if !span.is_disabled() {
+                span.record("entered", variant_name(&state, tool.state_names()).as_str());
+            }
+            (Head::default(), state, Answers::none())
+        }
+        Some(ref token) => {
+            let point = point_of(points, &call.name, token)?;
+            let mut opened = codec
+                .open(token, &point.key, &binding)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            // Single use: recorded before the step runs, so a replay never runs it twice.
+            match codec.redeem(&opened).await {
+                Ok(true) => {}
+                Ok(false) => return Err(invalid_state(&call.name, &Refusal::Redeemed)),
+                Err(error) => {
+                    tracing::error!(tool = %Escaped(&call.name), %error, "cannot record a redeemed token");
+                    return Err(ErrorData::internal_error(
+                        "the server cannot accept this round now; retry later",
+                        None,
+                    ));
+                }
+            }
+            let (head, state_bytes) = Head::decode(&opened.plaintext)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            let collected = collect::collect(
+                &head.pending,
+                call.input_responses.unwrap_or_default(),
+                &call.failures,
+            )?;
+            let answers = match collected {
+                Collected::Ask { reason, misfits } => {
+                    tracing::debug!(
+                        tool = %Escaped(&call.name),
+                        reason = %Escaped(&reason),
+                        "asking again"
+                    );
+                    return again
+                        .reissue(&opened, point, head, state_bytes, None, &misfits)
+                        .await;
+                }
+                Collected::All(answers) => answers,
+            };
+            let head_len = opened.plaintext.len() - state_bytes.len();
+            let state = points.read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
+                decode_bytes::<T>(&call.name, bytes)
+            })?;
+            if !span.is_disabled() {
+                span.record("entered", variant_name(&state, tool.state_names()).as_str());
+            }
+            resumed = Some((opened, point));
+            (head, state, Answers::new(answers))
+        }
+    };
+
+    // The token this round hands out is the next link of the call's chain; a first
+    // round's starts one (its nonce is all random: a chain at a random number).
+    let link = resumed.as_ref().map(|(opened, _)| opened.link().next());
+    head.round = head.round.saturating_add(1);
+    span.record("round", head.round);
+    let stepped = catch_panic(tool.step(state, answers, cx))
+        .await
+        .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
+    let (state, requests) = match stepped {
+        Step::Done(result) => {
+            crate::metrics::completed(points.metric_keys(), head.round);
+            return Ok(CallToolResponse::Complete(result));
+        }
+        Step::Checkpoint(state) => (state, Vec::new()),
+        Step::Suspend { state, requests } => (state, requests),
+        Step::AskAgain(mut requests) => {
+            // An answer the runtime could not check does not fit: the same round again,
+            // from the state as it was sealed.
+            let Some((opened, point)) = resumed else {
+                return Err(tool_bug(
+                    &call.name,
+                    "it asked again before asking anything",
+                ));
+            };
+            let (head, state_bytes) = Head::decode(&opened.plaintext)
+                .map_err(|reason| invalid_state(&call.name, &reason))?;
+            let misfits: Vec<_> = requests
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
+                .collect();
+            return again
+                .reissue(&opened, point, head, state_bytes, Some(requests), &misfits)
+                .await;
+        }
+    };
+    if !span.is_disabled() {
+        span.record("left", variant_name(&state, tool.state_names()).as_str());
+    }
+    let assigned = asking::assign(requests, &mut head.next_key, &call.name)?;
+    let input_requests = assigned.input_requests;
+    head.pending = assigned.pending;
+    head.restated = assigned.restated;
+    head.build = points.build_tag();
+    asking::gate(&head.pending, cx)?;
+    let input_requests = (!input_requests.is_empty()).then_some(input_requests);
+    let (plaintext, point, fields_at) = encode(points, &head, &state).map_err(|error| {
+        tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
+        ErrorData::internal_error("the saga's state could not be saved", None)
+    })?;
+    if let Err(error) = point
+        .reads_back
+        .get_or_init(|| reads_back::<T>(points, point, &plaintext[fields_at..]))
+    {
+        tracing::error!(tool = %Escaped(&call.name), point = %point.name, %error, "saga state does not read back as itself");
+        return Err(ErrorData::internal_error(
+            "the saga's state could not be saved",
+            None,
+        ));
+    }
+    let token = match link {
+        Some(link) => {
+            let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
+            codec.seal_linked(expires_at, &point.key, &binding, &plaintext, link)
+        }
+        None => codec.seal(&point.key, &binding, &plaintext),
+    };
+    if token.len() > codec.max_token_len() {
+        // The server would refuse this token when it comes back (and a client could not
+        // send it under the body limit): most likely a huge answer is being saved.
+        tracing::warn!(
+            tool = %Escaped(&call.name),
+            len = token.len(),
+            max = codec.max_token_len(),
+            "the saga's state outgrew the token cap"
+        );
+        return Err(ErrorData::invalid_params(
+            "the saga's state would exceed the size this server accepts back; send smaller answers",
+            None,
+        ));
+    }
+    Ok(InputRequiredResult::new(input_requests, Some(token)).into())
+}
+
+/// The state sealed at `point`: its fields, behind this build's own variant index.
+fn decode_state<T: SagaTool>(
+    points: &Points,
+    point: &Point,
+    tool: &str,
+    fields: &[u8],
+) -> Result<T::State, ErrorData> {
+    decode_bytes::<T>(tool, &points.join(point, fields))
+}
+
+/// The state from its encoding as this build reads it, to the last byte.
+fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State, ErrorData> {
+    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
+        .map_err(|reason| invalid_state(tool, &reason))?;
+    if !rest.is_empty() {
+        return Err(invalid_state(tool, &"trailing bytes after the state"));
+    }
+    Ok(state)
+}
+
+/// What asking a round again needs.
+struct Again<'a, T> {
+    tool: &'a T,
+    points: &'a Points,
+    codec: &'a StateCodec,
+    name: &'a str,
+    binding: &'a Binding,
+    cx: &'a SagaContext,
+}
+
+impl<T: SagaTool> Again<'_, T> {
+    /// The round of `head` asked again: the same requests under the same keys, the same
+    /// state and expiry in a fresh token, so that resending without answers cannot
+    /// stretch the round's lifetime. Requests the token keeps no copy of are stated again
+    /// by the tool from its state (`restated`, if the tool already did).
+    async fn reissue(
+        &self,
+        opened: &Opened,
+        point: &Point,
+        mut head: Head,
+        state_bytes: &[u8],
+        mut restated: Option<Vec<crate::engine::round::requests::Request>>,
+        misfits: &[(usize, Misfit)],
+    ) -> Result<CallToolResponse, ErrorData> {
+        asking::gate(&head.pending, self.cx)?;
+        if restated.is_none() && head.needs_restating() {
+            let state = decode_state::<T>(self.points, point, self.name, state_bytes)?;
+            let stepped = catch_panic(self.tool.step(state, Answers::again(), self.cx))
+                .await
+                .map_err(|payload| panicked(self.name, payload.as_ref()))?;
+            match stepped {
+                Step::AskAgain(requests) => restated = Some(requests),
+                _ => {
+                    return Err(tool_bug(
+                        self.name,
+                        "asked for its last round again, it went on instead",
+                    ));
+                }
+            }
+        }
+        let build = self.points.build_tag();
+        let (mut requests, digest) = asking::asked_again(&head, restated, self.name, build)?;
+        asking::explain_misfits(&head.pending, &mut requests, misfits, self.name);
+        if head.build != build {
+            // This build stated the round: its digest is the one kept from now on.
+            head.restated = digest;
+            head.build = build;
+        }
+        let plaintext = head
+            .encode(Vec::with_capacity(16 + state_bytes.len()))
+            .map(|mut plaintext| {
+                plaintext.extend_from_slice(state_bytes);
+                plaintext
+            })
+            .map_err(|error| {
+                tracing::error!(tool = %Escaped(self.name), %error, "saga head does not serialize");
+                ErrorData::internal_error("the saga's state could not be saved", None)
+            })?;
+        let token = self.codec.seal_linked(
+            opened.expires_at,
+            &point.key,
+            self.binding,
+            &plaintext,
+            opened.link().next(),
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
+    }
+}
+
+/// The head, then the state's fields without its variant index; and the point that index
+/// names.
+fn encode<'p, S: serde::Serialize>(
+    points: &'p Points,
+    head: &Head,
+    state: &S,
+) -> Result<(Vec<u8>, &'p Point, usize), String> {
+    let plaintext = head
+        .encode(Vec::with_capacity(128))
+        .map_err(|error| error.to_string())?;
+    let from = plaintext.len();
+    let mut plaintext = postcard::to_extend(state, plaintext).map_err(|error| error.to_string())?;
+    let point = points.split(&mut plaintext, from)?;
+    Ok((plaintext, point, from))
+}
+
+/// Whether `fields`, sealed at `point`, read back as the same state at the same point: a
+/// serde impl can write a variant index its reading does not count the same way (a
+/// `#[serde(skip)]` variant), and the point would then name another variant. Checked once
+/// per point, at its first seal.
+fn reads_back<T: SagaTool>(points: &Points, point: &Point, fields: &[u8]) -> Result<(), String> {
+    let joined = points.join(point, fields);
+    let (state, rest) =
+        postcard::take_from_bytes::<T::State>(&joined).map_err(|error| error.to_string())?;
+    if !rest.is_empty() {
+        return Err("trailing bytes".to_owned());
+    }
+    let mut again = postcard::to_allocvec(&state).map_err(|error| error.to_string())?;
+    let read_as = points.split(&mut again, 0)?;
+    if read_as.name != point.name || again != fields {
+        return Err(format!(
+            "sealed at {}, it reads back as {}: a #[serde(skip)] variant in the state?",
+            point.name, read_as.name
+        ));
+    }
+    Ok(())
+}
+
+/// The round's requests as the tool states them again from `state_bytes`, for
+/// inspection: the step is polled once (stating a round again never waits), and a panic
+/// or anything but [`Step::AskAgain`] shows no request.
+fn restated_for_inspection<T: SagaTool>(
+    tool: &T,
+    head: &Head,
+    state_bytes: &[u8],
+) -> Option<rmcp::model::InputRequests> {
+    let (state, _) = postcard::take_from_bytes::<T::State>(state_bytes).ok()?;
+    let cx = SagaContext::new("inspect");
+    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut step = std::pin::pin!(tool.step(state, Answers::again(), &cx));
+        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+        step.as_mut().poll(&mut poll_cx)
+    }))
+    .ok()?;
+    match stepped {
+        std::task::Poll::Ready(Step::AskAgain(requests)) => {
+            asking::asked_again(head, Some(requests), "inspect", head.build)
+                .ok()
+                .map(|(asked, _)| asked)
+        }
+        _ => None,
+    }
+}
+
+/// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved
+/// state with the tool's own types, as JSON ([`SagaTool::state_json`]): for
+/// `SagaServer::inspect`.
+pub(crate) fn inspect_state<T: SagaTool>(
+    tool: &T,
+    points: &Points,
+    codec: &StateCodec,
+    token: &str,
+    binding: &Binding,
+) -> Result<serde_json::Value, InspectError> {
+    let header = TokenHeader::peek_point(token).map_err(InspectError::Refused)?;
+    let point = points
+        .find(&header)
+        .ok_or_else(|| InspectError::OtherBuild(points.refusal(&header)))?;
+    let opened = codec
+        .open(token, &point.key, binding)
+        .map_err(InspectError::Refused)?;
+    let undecodable =
+        |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
+    let (head, fields) = Head::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
+    let state_bytes = points.join(point, fields);
+    let state_bytes = state_bytes.as_slice();
+    let (state, _) =
+        postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
+    // Show each pending request as it is asked: from the token, or as the tool states it
+    // again from its state.
+    let asked = if head.needs_restating() {
+        restated_for_inspection(tool, &head, state_bytes)
+    } else {
+        asking::asked_again(&head, None, "inspect", head.build)
+            .ok()
+            .map(|(asked, _)| asked)
+    };
+    let pending: Vec<serde_json::Value> = head
+        .pending
+        .iter()
+        .map(|entry| {
+            let key = entry.key();
+            let request = asked
+                .as_ref()
+                .and_then(|asked| asked.get(&*key))
+                .and_then(|request| serde_json::to_value(request).ok())
+                .unwrap_or_default();
+            serde_json::json!({
+                "key": &*key,
+                "kind": entry.kind,
+                "request": request,
+                "restated": entry.params.is_none(),
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "tool": points.tool(),
+        "version": points.version(),
+        "point": &point.name,
+        "expiresAt": opened.expires_at,
+        "nextKey": head.next_key,
+        "pending": pending,
+        "state": tool.state_json(state).map_err(|e| undecodable(&e))?,
+    }))
+}
