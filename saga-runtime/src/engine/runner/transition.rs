@@ -165,6 +165,8 @@ pub(crate) fn point_of<'p>(
         .ok_or_else(|| invalid_state(tool, &points.refusal(&header)))
 }
 
+/// The story of one request: open (start the tool, or open its token and read the
+/// answers), step once, and answer (a result, or the next round sealed in a token).
 async fn run_transition<T: SagaTool>(
     tool: &T,
     points: &Points,
@@ -174,7 +176,7 @@ async fn run_transition<T: SagaTool>(
     span: &tracing::Span,
 ) -> Result<CallToolResponse, ErrorData> {
     let binding = call.binding(cx.principal());
-    let again = Again {
+    let run = Run {
         tool,
         points,
         codec,
@@ -182,148 +184,88 @@ async fn run_transition<T: SagaTool>(
         binding: &binding,
         cx,
     };
-    let mut resumed: Option<(Opened, &Point)> = None;
-    let (mut head, state, answers) = match call.request_state {
+    // Open: a first round starts the tool from its arguments; a later one opens its token,
+    // spends it, and reads the answers, or asks the same round again without a step.
+    let (mut head, state, answers, resumed) = match call.request_state {
         None => {
-            let arguments = call.arguments.unwrap_or_default();
-            let state = catch_panic_sync(|| tool.start(arguments))
-                .map_err(|payload| panicked(&call.name, payload.as_ref()))??;
-            if !span.is_disabled() {
-                span.record("entered", variant_name(&state, tool.state_names()).as_str());
-            }
-            (Head::default(), state, Answers::none())
+            let state = run.start(call.arguments.unwrap_or_default())?;
+            (Head::default(), state, Answers::none(), None)
         }
         Some(ref token) => {
-            let point = point_of(points, &call.name, token)?;
-            let mut opened = codec
-                .open(token, &point.key, &binding)
-                .map_err(|reason| invalid_state(&call.name, &reason))?;
-            // Single use: recorded before the step runs, so a replay never runs it twice.
-            match codec.redeem(&opened).await {
-                Ok(true) => {}
-                Ok(false) => return Err(invalid_state(&call.name, &Refusal::Redeemed)),
-                Err(error) => {
-                    tracing::error!(tool = %Escaped(&call.name), %error, "cannot record a redeemed token");
-                    return Err(ErrorData::internal_error(
-                        "the server cannot accept this round now; retry later",
-                        None,
-                    ));
-                }
-            }
-            let (head, state_bytes) = Head::decode(&opened.plaintext)
-                .map_err(|reason| invalid_state(&call.name, &reason))?;
-            let collected = collect::collect(
-                &head.pending,
-                call.input_responses.unwrap_or_default(),
-                &call.failures,
-            )?;
-            let answers = match collected {
-                Collected::Ask { reason, misfits } => {
-                    tracing::debug!(
-                        tool = %Escaped(&call.name),
-                        reason = %Escaped(&reason),
-                        "asking again"
-                    );
-                    return again
-                        .reissue(&opened, point, head, state_bytes, None, &misfits)
+            let responses = call.input_responses.unwrap_or_default();
+            match run.open(token, responses, &call.failures).await? {
+                Opening::Answered(answered) => (
+                    answered.head,
+                    answered.state,
+                    answered.answers,
+                    Some((answered.opened, answered.point)),
+                ),
+                Opening::AskAgain(ask) => {
+                    let state_bytes = &ask.opened.plaintext[ask.head_len..];
+                    return run
+                        .reissue(
+                            &ask.opened,
+                            ask.point,
+                            ask.head,
+                            state_bytes,
+                            None,
+                            &ask.misfits,
+                        )
                         .await;
                 }
-                Collected::All(answers) => answers,
-            };
-            let head_len = opened.plaintext.len() - state_bytes.len();
-            let state = points.read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
-                decode_bytes::<T>(&call.name, bytes)
-            })?;
-            if !span.is_disabled() {
-                span.record("entered", variant_name(&state, tool.state_names()).as_str());
             }
-            resumed = Some((opened, point));
-            (head, state, Answers::new(answers))
         }
     };
+    if !span.is_disabled() {
+        span.record("entered", variant_name(&state, tool.state_names()).as_str());
+    }
 
-    // The token this round hands out is the next link of the call's chain; a first
-    // round's starts one (its nonce is all random: a chain at a random number).
+    // Step: the tool runs once, to its next suspension. The token this round hands out is
+    // the next link of the call's chain; a first round's starts one (its nonce is all
+    // random: a chain at a random number).
     let link = resumed.as_ref().map(|(opened, _)| opened.link().next());
     head.round = head.round.saturating_add(1);
     span.record("round", head.round);
-    let stepped = catch_panic(tool.step(state, answers, cx))
-        .await
-        .map_err(|payload| panicked(&call.name, payload.as_ref()))?;
-    let (state, requests) = match stepped {
+    let (state, requests) = match run.step(state, answers).await? {
         Step::Done(result) => {
             crate::metrics::completed(points.metric_keys(), head.round);
             return Ok(CallToolResponse::Complete(result));
         }
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
-        Step::AskAgain(mut requests) => {
-            // An answer the runtime could not check does not fit: the same round again,
-            // from the state as it was sealed.
-            let Some((opened, point)) = resumed else {
-                return Err(tool_bug(
-                    &call.name,
-                    "it asked again before asking anything",
-                ));
-            };
-            let (head, state_bytes) = Head::decode(&opened.plaintext)
-                .map_err(|reason| invalid_state(&call.name, &reason))?;
-            let misfits: Vec<_> = requests
-                .iter_mut()
-                .enumerate()
-                .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
-                .collect();
-            return again
-                .reissue(&opened, point, head, state_bytes, Some(requests), &misfits)
-                .await;
-        }
+        Step::AskAgain(requests) => return run.ask_again(resumed, requests).await,
     };
     if !span.is_disabled() {
         span.record("left", variant_name(&state, tool.state_names()).as_str());
     }
-    let assigned = asking::assign(requests, &mut head.next_key, &call.name)?;
-    let input_requests = assigned.input_requests;
-    head.pending = assigned.pending;
-    head.restated = assigned.restated;
-    head.build = points.build_tag();
-    asking::gate(&head.pending, cx)?;
-    let input_requests = (!input_requests.is_empty()).then_some(input_requests);
-    let (plaintext, point, fields_at) = encode(points, &head, &state).map_err(|error| {
-        tracing::error!(tool = %Escaped(&call.name), %error, "saga state does not serialize");
-        ErrorData::internal_error("the saga's state could not be saved", None)
-    })?;
-    if let Err(error) = point
-        .reads_back
-        .get_or_init(|| reads_back::<T>(points, point, &plaintext[fields_at..]))
-    {
-        tracing::error!(tool = %Escaped(&call.name), point = %point.name, %error, "saga state does not read back as itself");
-        return Err(ErrorData::internal_error(
-            "the saga's state could not be saved",
-            None,
-        ));
-    }
-    let token = match link {
-        Some(link) => {
-            let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
-            codec.seal_linked(expires_at, &point.key, &binding, &plaintext, link)
-        }
-        None => codec.seal(&point.key, &binding, &plaintext),
-    };
-    if token.len() > codec.max_token_len() {
-        // The server would refuse this token when it comes back (and a client could not
-        // send it under the body limit): most likely a huge answer is being saved.
-        tracing::warn!(
-            tool = %Escaped(&call.name),
-            len = token.len(),
-            max = codec.max_token_len(),
-            "the saga's state outgrew the token cap"
-        );
-        return Err(ErrorData::invalid_params(
-            "the saga's state would exceed the size this server accepts back; send smaller answers",
-            None,
-        ));
-    }
-    Ok(InputRequiredResult::new(input_requests, Some(token)).into())
+
+    // Answer: the next round's requests, and the state the step left sealed beside them.
+    run.seal(head, &state, requests, link)
+}
+
+/// A later round's token, opened: its answers all in, or the round to ask again.
+enum Opening<'a, S> {
+    Answered(Answered<'a, S>),
+    AskAgain(AskAgain<'a>),
+}
+
+/// What the step resumes from: the token's head and state, and the answers read.
+struct Answered<'a, S> {
+    opened: Opened,
+    point: &'a Point,
+    head: Head,
+    state: S,
+    answers: Answers,
+}
+
+/// A round whose answers are missing or do not fit: asked again, unstepped.
+struct AskAgain<'a> {
+    opened: Opened,
+    point: &'a Point,
+    head: Head,
+    /// Where the state's bytes start in the opened plaintext.
+    head_len: usize,
+    misfits: Vec<(usize, Misfit)>,
 }
 
 /// The state sealed at `point`: its fields, behind this build's own variant index.
@@ -346,8 +288,9 @@ fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State,
     Ok(state)
 }
 
-/// What asking a round again needs.
-struct Again<'a, T> {
+/// One request's transition: the tool, its points and codec, and who calls. Each method
+/// is one part of the story [`run_transition`] tells.
+struct Run<'a, T> {
     tool: &'a T,
     points: &'a Points,
     codec: &'a StateCodec,
@@ -356,7 +299,155 @@ struct Again<'a, T> {
     cx: &'a SagaContext,
 }
 
-impl<T: SagaTool> Again<'_, T> {
+impl<'a, T: SagaTool> Run<'a, T> {
+    /// A first round: the tool's state from its arguments.
+    fn start(&self, arguments: JsonObject) -> Result<T::State, ErrorData> {
+        catch_panic_sync(|| self.tool.start(arguments))
+            .map_err(|payload| panicked(self.name, payload.as_ref()))?
+    }
+
+    /// A later round: the token opened and spent, and the answers read and checked.
+    async fn open(
+        &self,
+        token: &str,
+        responses: InputResponses,
+        failures: &BTreeMap<String, StepFailure>,
+    ) -> Result<Opening<'a, T::State>, ErrorData> {
+        let point = point_of(self.points, self.name, token)?;
+        let mut opened = self
+            .codec
+            .open(token, &point.key, self.binding)
+            .map_err(|reason| invalid_state(self.name, &reason))?;
+        // Single use: recorded before the step runs, so a replay never runs it twice.
+        match self.codec.redeem(&opened).await {
+            Ok(true) => {}
+            Ok(false) => return Err(invalid_state(self.name, &Refusal::Redeemed)),
+            Err(error) => {
+                tracing::error!(tool = %Escaped(self.name), %error, "cannot record a redeemed token");
+                return Err(ErrorData::internal_error(
+                    "the server cannot accept this round now; retry later",
+                    None,
+                ));
+            }
+        }
+        let (head, state_bytes) =
+            Head::decode(&opened.plaintext).map_err(|reason| invalid_state(self.name, &reason))?;
+        let head_len = opened.plaintext.len() - state_bytes.len();
+        let answers = match collect::collect(&head.pending, responses, failures)? {
+            Collected::Ask { reason, misfits } => {
+                tracing::debug!(
+                    tool = %Escaped(self.name),
+                    reason = %Escaped(&reason),
+                    "asking again"
+                );
+                return Ok(Opening::AskAgain(AskAgain {
+                    opened,
+                    point,
+                    head,
+                    head_len,
+                    misfits,
+                }));
+            }
+            Collected::All(answers) => answers,
+        };
+        let name = self.name;
+        let state = self
+            .points
+            .read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
+                decode_bytes::<T>(name, bytes)
+            })?;
+        Ok(Opening::Answered(Answered {
+            opened,
+            point,
+            head,
+            state,
+            answers: Answers::new(answers),
+        }))
+    }
+
+    /// The tool's step, once; a panic in it is this call's error.
+    async fn step(&self, state: T::State, answers: Answers) -> Result<Step<T::State>, ErrorData> {
+        catch_panic(self.tool.step(state, answers, self.cx))
+            .await
+            .map_err(|payload| panicked(self.name, payload.as_ref()))
+    }
+
+    /// The step found an answer the runtime could not check does not fit: the same round
+    /// again, from the state as it was sealed.
+    async fn ask_again(
+        &self,
+        resumed: Option<(Opened, &Point)>,
+        mut requests: Vec<crate::engine::round::requests::Request>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some((opened, point)) = resumed else {
+            return Err(tool_bug(self.name, "it asked again before asking anything"));
+        };
+        let (head, state_bytes) =
+            Head::decode(&opened.plaintext).map_err(|reason| invalid_state(self.name, &reason))?;
+        let misfits: Vec<_> = requests
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
+            .collect();
+        self.reissue(&opened, point, head, state_bytes, Some(requests), &misfits)
+            .await
+    }
+
+    /// The next round: its requests keyed and gated, and the state the step left sealed
+    /// with the head into the token the client sends back (linked to the last one).
+    fn seal(
+        &self,
+        mut head: Head,
+        state: &T::State,
+        requests: Vec<crate::engine::round::requests::Request>,
+        link: Option<crate::state::Link>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (points, codec) = (self.points, self.codec);
+        let assigned = asking::assign(requests, &mut head.next_key, self.name)?;
+        let input_requests = assigned.input_requests;
+        head.pending = assigned.pending;
+        head.restated = assigned.restated;
+        head.build = points.build_tag();
+        asking::gate(&head.pending, self.cx)?;
+        let input_requests = (!input_requests.is_empty()).then_some(input_requests);
+        let (plaintext, point, fields_at) = encode(points, &head, state).map_err(|error| {
+            tracing::error!(tool = %Escaped(self.name), %error, "saga state does not serialize");
+            ErrorData::internal_error("the saga's state could not be saved", None)
+        })?;
+        if let Err(error) = point
+            .reads_back
+            .get_or_init(|| reads_back::<T>(points, point, &plaintext[fields_at..]))
+        {
+            tracing::error!(tool = %Escaped(self.name), point = %point.name, %error, "saga state does not read back as itself");
+            return Err(ErrorData::internal_error(
+                "the saga's state could not be saved",
+                None,
+            ));
+        }
+        let token = match link {
+            Some(link) => {
+                let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
+                codec.seal_linked(expires_at, &point.key, self.binding, &plaintext, link)
+            }
+            None => codec.seal(&point.key, self.binding, &plaintext),
+        };
+        if token.len() > codec.max_token_len() {
+            // The server would refuse this token when it comes back (and a client could
+            // not send it under the body limit): most likely a huge answer is being saved.
+            tracing::warn!(
+                tool = %Escaped(self.name),
+                len = token.len(),
+                max = codec.max_token_len(),
+                "the saga's state outgrew the token cap"
+            );
+            return Err(ErrorData::invalid_params(
+                "the saga's state would exceed the size this server accepts back; send smaller answers",
+                None,
+            ));
+        }
+        Ok(InputRequiredResult::new(input_requests, Some(token)).into())
+    }
+
     /// The round of `head` asked again: the same requests under the same keys, the same
     /// state and expiry in a fresh token, so that resending without answers cannot
     /// stretch the round's lifetime. Requests the token keeps no copy of are stated again
