@@ -145,7 +145,7 @@ fn no_engine_file_imports_a_name_through_a_file_that_does_not_define_it() {
             if named.first().map(String::as_str) != Some("engine") {
                 continue;
             }
-            if let Some(passer) = passed_through(&graph.modules, named, 0) {
+            if let Some(passer) = passed_through(&graph.modules, named) {
                 through.push(format!(
                     "{}:{line} `{}` passes through {}",
                     module.file,
@@ -481,6 +481,31 @@ impl Graph {
     }
 }
 
+/// What a file imports under a name, and the path resolved through it.
+type Onward<'m> = Option<(&'m Vec<String>, Vec<String>)>;
+
+/// The file holding the longest prefix of `path` that is a file, and, when that file
+/// imports the next name, what it imports (`target`) with the rest of the path after it.
+fn hop<'m>(
+    modules: &'m BTreeMap<Vec<String>, Module>,
+    path: &[String],
+) -> (&'m Module, Onward<'m>) {
+    let mut length = path.len();
+    while length > 0 && !modules.contains_key(&path[..length]) {
+        length -= 1;
+    }
+    let module = &modules[&path[..length].to_vec()];
+    let onward = path
+        .get(length)
+        .and_then(|next| module.imports.get(next))
+        .map(|target| {
+            let mut onward = target.clone();
+            onward.extend_from_slice(&path[length + 1..]);
+            (target, onward)
+        });
+    (module, onward)
+}
+
 /// The file that defines what `path` names: the longest prefix that is a file, then
 /// through a facade's `use` of the next name, a few hops at most.
 fn resolve(
@@ -488,44 +513,25 @@ fn resolve(
     path: &[String],
     hops: usize,
 ) -> Option<Vec<String>> {
-    let mut length = path.len();
-    while length > 0 && !modules.contains_key(&path[..length]) {
-        length -= 1;
-    }
-    let module = &modules[&path[..length].to_vec()];
+    let (module, onward) = hop(modules, path);
     if hops < 8
-        && let Some(next) = path.get(length)
-        && let Some(target) = module.imports.get(next)
+        && let Some((_, through)) = onward
+        && through != path
     {
-        let mut through = target.clone();
-        through.extend_from_slice(&path[length + 1..]);
-        if through != path {
-            return resolve(modules, &through, hops + 1).or(Some(module.path.clone()));
-        }
+        return resolve(modules, &through, hops + 1).or(Some(module.path.clone()));
     }
     Some(module.path.clone())
 }
 
-/// The first file `path` is resolved through by a `use` of another file's item: a file
-/// that passes the name on without defining it.
-fn passed_through(
-    modules: &BTreeMap<Vec<String>, Module>,
-    path: &[String],
-    hops: usize,
-) -> Option<Vec<String>> {
-    let mut length = path.len();
-    while length > 0 && !modules.contains_key(&path[..length]) {
-        length -= 1;
-    }
-    let module = &modules[&path[..length].to_vec()];
-    let next = path.get(length)?;
-    let target = module.imports.get(next)?;
-    let mut onward = target.clone();
-    onward.extend_from_slice(&path[length + 1..]);
+/// The file `path` is resolved through by a `use` of another file's item: a file that
+/// passes the name on without defining it.
+fn passed_through(modules: &BTreeMap<Vec<String>, Module>, path: &[String]) -> Option<Vec<String>> {
+    let (module, onward) = hop(modules, path);
+    let (target, onward) = onward?;
     // An import of a module (`use super::kinds;`) names the module itself, not an item
     // it passes on.
     let module_import = modules.contains_key(target);
-    (onward != path && hops < 8 && !module_import).then(|| module.path.clone())
+    (onward != path && !module_import).then(|| module.path.clone())
 }
 
 fn strongly_connected(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
