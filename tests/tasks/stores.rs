@@ -140,6 +140,56 @@ async fn a_sqlite_file_of_another_schema_is_refused() {
     assert!(SqliteStore::open(&file.0).is_err());
 }
 
+/// What a later build, whose tables differ, leaves in a database.
+const LATER_BUILDS_TABLES: &str =
+    "CREATE TABLE saga_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+     INSERT INTO saga_meta (key, value) VALUES ('schema', 2);
+     CREATE TABLE saga_tasks (id TEXT PRIMARY KEY, payload TEXT NOT NULL);";
+
+/// A later build's tables are refused by their schema row before this build creates or
+/// reads anything: not a raw "no such column", and no table of this build's beside them.
+#[tokio::test]
+async fn a_sqlite_file_of_a_later_builds_tables_is_refused_untouched() {
+    let file = TempDb::new("later");
+    rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .execute_batch(LATER_BUILDS_TABLES)
+        .expect("a later build's tables");
+    let error = TaskStore::sqlite(&file.0).expect_err("refused");
+    assert!(
+        matches!(&error, TaskStoreError::Unavailable(why) if why.contains("schema 2")),
+        "{error}"
+    );
+    let tables: i64 = rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'saga_%'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("counted");
+    assert_eq!(tables, 2, "only the later build's two tables are there");
+}
+
+/// The same on Postgres.
+#[tokio::test]
+async fn a_postgres_database_of_a_later_builds_tables_is_refused() {
+    let postgres = start_postgres().await;
+    let url = postgres.database("later").await;
+    postgres.psql("later", LATER_BUILDS_TABLES);
+    let error = TaskStore::postgres(&url).await.expect_err("refused");
+    assert!(
+        matches!(&error, TaskStoreError::Unavailable(why) if why.contains("schema 2")),
+        "{error}"
+    );
+    assert!(PostgresStore::connect(&url).await.is_err());
+    // Nothing of this build's was created beside the later build's tables.
+    postgres.psql(
+        "later",
+        "DO $$ BEGIN IF to_regclass('saga_used') IS NOT NULL THEN RAISE 'created'; END IF; END $$;",
+    );
+}
+
 /// A Postgres that goes away fails each call whole (`Unavailable`), hangs none, and
 /// serves again once it is back, with what it held before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -164,6 +164,32 @@ impl Postgres {
         assert!(status.success(), "createdb {name}");
         format!("postgres://saga@127.0.0.1:{}/{name}", self.port)
     }
+
+    /// Runs `sql` in database `name` with `psql`, stopping at the first error.
+    pub fn psql(&self, name: &str, sql: &str) {
+        let status = command(
+            &self.bin,
+            "psql",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "saga",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-d",
+                name,
+                "-c",
+                sql,
+            ],
+        )
+        .status()
+        .expect("psql runs");
+        assert!(status.success(), "psql {sql}");
+    }
 }
 
 impl Drop for Postgres {

@@ -74,15 +74,28 @@ pub(crate) fn other_schema(found: i64) -> String {
     )
 }
 
+/// The row that names a database's schema, made first (by a new database, as
+/// [`SQL_SCHEMA`]) and read before any other table is touched: a database of another
+/// schema is refused before this build creates or reads anything in it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn sql_meta(int: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value {int} NOT NULL);
+         INSERT INTO saga_meta (key, value) VALUES ('schema', {SQL_SCHEMA}) ON CONFLICT DO NOTHING;"
+    )
+}
+
+/// Reads the schema [`sql_meta`] names.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const SQL_SCHEMA_QUERY: &str = "SELECT value FROM saga_meta WHERE key = 'schema'";
+
 /// The tables of saga's SQL stores, of schema [`SQL_SCHEMA`], in a database's own types
 /// for an integer, bytes and a boolean: written once, so that both databases hold the
-/// same rows.
+/// same rows. Made only once [`sql_meta`]'s row says the schema is this build's.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
     format!(
-        "CREATE TABLE IF NOT EXISTS saga_meta (key TEXT PRIMARY KEY, value {int} NOT NULL);
-         INSERT INTO saga_meta (key, value) VALUES ('schema', {SQL_SCHEMA}) ON CONFLICT DO NOTHING;
-         CREATE TABLE IF NOT EXISTS saga_tasks (
+        "CREATE TABLE IF NOT EXISTS saga_tasks (
              id TEXT PRIMARY KEY,
              owner TEXT NOT NULL,
              shared {boolean} NOT NULL,
@@ -100,7 +113,8 @@ pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
          CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
          CREATE TABLE IF NOT EXISTS saga_chains (
              chain {bytes} PRIMARY KEY, floor {int} NOT NULL, keep_until {int} NOT NULL
-         );"
+         );
+         CREATE INDEX IF NOT EXISTS saga_chains_expiry ON saga_chains (keep_until);"
     )
 }
 

@@ -71,25 +71,28 @@ impl Db {
             .build()
             .map_err(|error| error.to_string())?;
         let db = Db { pool };
-        let client = db.client().await?;
-        client
-            .batch_execute(&format!(
-                "BEGIN;
-                 SELECT pg_advisory_xact_lock({SCHEMA_LOCK});
-                 {}
-                 COMMIT;",
-                super::sql_tables("BIGINT", "BYTEA", "BOOLEAN")
-            ))
-            .await
-            .map_err(describe)?;
-        let schema: i64 = client
-            .query_one("SELECT value FROM saga_meta WHERE key = 'schema'", &[])
+        let mut client = db.client().await?;
+        let tx = client.transaction().await.map_err(describe)?;
+        tx.batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {}",
+            super::sql_meta("BIGINT")
+        ))
+        .await
+        .map_err(describe)?;
+        let schema: i64 = tx
+            .query_one(super::SQL_SCHEMA_QUERY, &[])
             .await
             .map_err(describe)?
-            .get(0);
+            .try_get(0)
+            .map_err(describe)?;
         if schema != super::SQL_SCHEMA {
+            // Dropping the transaction rolls it back: nothing is created.
             return Err(super::other_schema(schema));
         }
+        tx.batch_execute(&super::sql_tables("BIGINT", "BYTEA", "BOOLEAN"))
+            .await
+            .map_err(describe)?;
+        tx.commit().await.map_err(describe)?;
         Ok(db)
     }
 

@@ -46,7 +46,7 @@ impl Db {
     pub(crate) fn open(path: &Path) -> Result<Db, String> {
         let path_text: Arc<str> = path.display().to_string().into();
         let open = || -> Result<Connection, String> {
-            let connection = Connection::open(path).map_err(|e| e.to_string())?;
+            let mut connection = Connection::open(path).map_err(|e| e.to_string())?;
             connection
                 .busy_timeout(BUSY_TIMEOUT)
                 .map_err(|e| e.to_string())?;
@@ -57,21 +57,23 @@ impl Db {
                 return Err(format!("the file cannot be put in WAL mode (it is {mode})"));
             }
             connection
-                .execute_batch(&format!(
-                    "PRAGMA synchronous = FULL; BEGIN IMMEDIATE; {} COMMIT;",
-                    super::sql_tables("INTEGER", "BLOB", "INTEGER")
-                ))
+                .execute_batch("PRAGMA synchronous = FULL;")
                 .map_err(|e| e.to_string())?;
-            let schema: i64 = connection
-                .query_row(
-                    "SELECT value FROM saga_meta WHERE key = 'schema'",
-                    [],
-                    |row| row.get(0),
-                )
+            let tx = connection
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| e.to_string())?;
+            tx.execute_batch(&super::sql_meta("INTEGER"))
+                .map_err(|e| e.to_string())?;
+            let schema: i64 = tx
+                .query_row(super::SQL_SCHEMA_QUERY, [], |row| row.get(0))
                 .map_err(|e| e.to_string())?;
             if schema != super::SQL_SCHEMA {
+                // Dropping the transaction rolls it back: nothing is created.
                 return Err(super::other_schema(schema));
             }
+            tx.execute_batch(&super::sql_tables("INTEGER", "BLOB", "INTEGER"))
+                .map_err(|e| e.to_string())?;
+            tx.commit().map_err(|e| e.to_string())?;
             Ok(connection)
         };
         let connection = open().map_err(|error| format!("{path_text}: {error}"))?;
