@@ -140,6 +140,29 @@ async fn a_sqlite_file_of_another_schema_is_refused() {
     assert!(SqliteStore::open(&file.0).is_err());
 }
 
+/// A record a later build wrote with a field this build does not know is refused, not
+/// read: reading it would drop the field when the record is written back.
+#[tokio::test]
+async fn a_record_with_a_field_this_build_does_not_know_is_refused() {
+    let file = TempDb::new("field");
+    let tasks = TaskStore::sqlite(&file.0).expect("opened");
+    let record = a_record("t1");
+    tasks
+        .backend()
+        .insert(&record, &Quota::per_principal(10))
+        .await
+        .expect("inserted");
+    rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .execute(
+            "UPDATE saga_tasks SET record = replace(record, '{', '{\"later_field\":1,')",
+            [],
+        )
+        .expect("a later build's field");
+    let error = tasks.backend().get("t1").await.expect_err("refused");
+    assert!(error.to_string().contains("later_field"), "{error}");
+}
+
 /// What a later build, whose tables differ, leaves in a database.
 const LATER_BUILDS_TABLES: &str =
     "CREATE TABLE saga_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);

@@ -9,7 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One task. Serialized as JSON in the store.
+///
+/// A record holding a field this build does not know is refused, not read: a build that
+/// read it would drop the field when it writes the record back. Fields are only ever
+/// added (with `#[serde(default)]`, so that earlier builds' records still read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TaskRecord {
     /// The task id: 128 random bits, hex.
     pub id: String,
