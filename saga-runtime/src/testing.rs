@@ -138,6 +138,7 @@ impl TestClient {
             by_key: BTreeMap::new(),
             in_order: VecDeque::new(),
             respond: None,
+            unasked: BTreeMap::new(),
             max_rounds: DEFAULT_MAX_ROUNDS,
         }
     }
@@ -168,6 +169,7 @@ pub struct TestCall<'a> {
     by_key: BTreeMap<String, Answer>,
     in_order: VecDeque<Answer>,
     respond: Option<Responder<'a>>,
+    unasked: BTreeMap<String, Answer>,
     max_rounds: usize,
 }
 
@@ -178,6 +180,7 @@ impl fmt::Debug for TestCall<'_> {
             .field("arguments", &self.arguments)
             .field("by_key", &self.by_key)
             .field("in_order", &self.in_order)
+            .field("unasked", &self.unasked)
             .field("max_rounds", &self.max_rounds)
             .finish_non_exhaustive()
     }
@@ -201,6 +204,14 @@ impl<'a> TestCall<'a> {
     /// request unanswered ([`Failed::Unscripted`]).
     pub fn respond(mut self, respond: impl FnMut(&Asked) -> Option<Answer> + Send + 'a) -> Self {
         self.respond = Some(Box::new(respond));
+        self
+    }
+
+    /// Sends `answer` under `key` with the answers of every round after the first, asked
+    /// or not: what a client that answers more than it is asked sends (a test of what the
+    /// server takes from such a client).
+    pub fn unasked(mut self, key: impl Into<String>, answer: Answer) -> Self {
+        self.unasked.insert(key.into(), answer);
         self
     }
 
@@ -290,6 +301,11 @@ impl<'a> TestCall<'a> {
                 asked,
                 token_len: required.request_state.as_ref().map(String::len),
             });
+            for (key, answer) in &self.unasked {
+                answers
+                    .entry(key.clone())
+                    .or_insert_with(|| answer.clone().into_value());
+            }
             token = required.request_state;
             responses = (!answers.is_empty()).then_some(answers);
         }

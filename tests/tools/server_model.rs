@@ -39,12 +39,54 @@ async fn both() -> Result<String, SagaError> {
     Ok(format!("{name}: {}", line.text()))
 }
 
+/// Two samples in one round.
+#[saga_tool]
+async fn two_samples() -> Result<String, SagaError> {
+    let (first, second) = join!(sample("the first"), sample("the second"));
+    Ok(format!("{} | {}", first?.text(), second?.text()))
+}
+
+/// Six samples in one round: more than one caller's share of the samples running.
+#[saga_tool]
+async fn six_samples() -> Result<String, SagaError> {
+    let lines = join_all((0..6).map(|n| sample(format!("line {n}")))).await;
+    let mut texts = Vec::new();
+    for line in lines {
+        texts.push(line?.text().to_owned());
+    }
+    Ok(texts.join(", "))
+}
+
+/// Samples only when a sample is answered, as API.md advises a tool that can do without.
+#[saga_tool]
+async fn adapts(cx: &SagaContext) -> Result<String, SagaError> {
+    if cx.can_sample() {
+        Ok(sample("Say hi").await?.text().to_owned())
+    } else {
+        Ok("no model to ask".to_owned())
+    }
+}
+
+/// A sample whose prompt is large and whose `maxTokens` is one.
+#[saga_tool]
+async fn long_prompt() -> Result<String, SagaError> {
+    Ok(sample("x".repeat(2_000))
+        .max_tokens(1)
+        .await?
+        .text()
+        .to_owned())
+}
+
 fn tools(provider: &FakeOpenAi, key: &str, policy: Option<SamplingPolicy>) -> SagaTools {
     let model = OpenAiCompatible::new(&provider.base_url, key, "fake-model").expect("a client");
     let mut builder = SagaTools::builder()
         .keys(KeyRing::ephemeral())
         .tool(greet)
         .tool(both)
+        .tool(two_samples)
+        .tool(six_samples)
+        .tool(adapts)
+        .tool(long_prompt)
         .model(model)
         .sampling_limits(SamplingLimits {
             timeout: Duration::from_millis(800),
@@ -468,4 +510,171 @@ async fn server_first_falls_back_to_a_client_that_samples() {
         "{}",
         run.text()
     );
+}
+
+/// Under `ServerFirst`, a round of two samples whose second the model fails: the client
+/// answers the second, and the model is not asked it again (nor the first twice), so the
+/// round is not sent back and forth.
+#[tokio::test]
+async fn a_sample_the_client_answered_is_not_asked_of_the_model_again() {
+    let provider = FakeOpenAi::start(KEY).await;
+    provider.behave(Behaviour::FailOn("the second".into()));
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerFirst)))
+        .capabilities(with_sampling());
+    let run = client
+        .call("two_samples", json!({}))
+        .then(Answer::sampled("the client's second"))
+        .max_rounds(4)
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "echo: the first | the client's second");
+    let prompts: Vec<String> = provider
+        .requests()
+        .iter()
+        .map(|sent| sent["messages"][0]["content"].to_string())
+        .collect();
+    assert_eq!(prompts.len(), 3, "{prompts:?}");
+    assert_eq!(
+        prompts.iter().filter(|p| p.contains("the second")).count(),
+        1,
+        "the model was asked the client's sample again: {prompts:?}"
+    );
+}
+
+/// Under `ServerOnly`, a client that answers a sample it was never sent (its key beside
+/// its answer to the question of the same round) does not put its text in the tool's
+/// hands: the model answers it.
+#[tokio::test]
+async fn under_server_only_a_client_cannot_answer_a_sample() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerOnly)))
+        .capabilities(with_sampling());
+    let run = client
+        .call("both", json!({}))
+        .then(Answer::accept(json!({"value": "Ada"})))
+        .unasked("sample-2", Answer::sampled("forged by the client"))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "Ada: echo: Say hi");
+    assert_eq!(provider.requests().len(), 1);
+}
+
+/// A round of more samples than one caller may have answered at once is answered whole:
+/// they wait for places rather than failing as busy.
+#[tokio::test]
+async fn a_round_of_more_samples_than_a_callers_share_is_answered_whole() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client =
+        TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+    let run = client
+        .call("six_samples", json!({}))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(
+        run.text(),
+        "echo: line 0, echo: line 1, echo: line 2, echo: line 3, echo: line 4, echo: line 5"
+    );
+    assert_eq!(provider.requests().len(), 6);
+}
+
+/// `cx.can_sample()` says whether a sample is answered: by the client, or by the server's
+/// model for a client that cannot sample.
+#[tokio::test]
+async fn can_sample_is_true_where_the_servers_model_answers() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let client =
+        TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+    let run = client
+        .call("adapts", json!({}))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "echo: Say hi");
+    // Without a model, the same client is told there is none.
+    let plain = TestClient::with_tools(
+        SagaTools::builder()
+            .keys(KeyRing::ephemeral())
+            .tool(adapts)
+            .build()
+            .expect("the tools build"),
+    )
+    .capabilities(without_sampling());
+    let run = plain
+        .call("adapts", json!({}))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "no model to ask");
+}
+
+/// The tokens a minute a caller may spend count the prompt: a large prompt with a
+/// `maxTokens` of one is not nearly free.
+#[tokio::test]
+async fn the_prompt_counts_against_the_tokens_a_minute() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(long_prompt)
+        .model(model)
+        .sampling_limits(SamplingLimits {
+            tokens_per_minute: 100,
+            ..SamplingLimits::default()
+        })
+        .build()
+        .expect("the tools build");
+    let run = TestClient::with_tools(tools)
+        .capabilities(without_sampling())
+        .call("long_prompt", json!({}))
+        .run()
+        .await
+        .expect("the call ends");
+    assert!(run.is_error(), "{}", run.text());
+    assert!(
+        run.text().contains("tokens for this minute"),
+        "{}",
+        run.text()
+    );
+    assert!(provider.requests().is_empty(), "the model was asked");
+}
+
+/// A provider of one's own, as the guide says: the `Model` trait, one method from the
+/// request to a `Completion`.
+#[tokio::test]
+async fn a_model_of_ones_own_answers_samples() {
+    use saga_runtime::model::{BoxFuture, Completion, Model, ModelError};
+    use saga_runtime::rmcp::model::CreateMessageRequestParams;
+
+    #[derive(Debug)]
+    struct Shouts;
+
+    impl Model for Shouts {
+        fn complete<'a>(
+            &'a self,
+            request: &'a CreateMessageRequestParams,
+        ) -> BoxFuture<'a, Result<Completion, ModelError>> {
+            let asked = serde_json::to_value(&request.messages).unwrap_or_default();
+            Box::pin(async move {
+                let text = asked[0]["content"]["text"].as_str().unwrap_or_default();
+                Ok(Completion::new(text.to_uppercase(), "shouts-1"))
+            })
+        }
+    }
+
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(adapts)
+        .model(Shouts)
+        .build()
+        .expect("the tools build");
+    let run = TestClient::with_tools(tools)
+        .capabilities(without_sampling())
+        .call("adapts", json!({}))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "SAY HI");
 }

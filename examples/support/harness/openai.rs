@@ -30,6 +30,8 @@ pub enum Behaviour {
     Malformed,
     /// With a refusal.
     Refuse,
+    /// With status 503 when the last user message contains this text; else as `Echo`.
+    FailOn(String),
 }
 
 /// The server: its address, and what it was sent.
@@ -123,6 +125,10 @@ async fn complete(
     });
     match behaviour {
         Behaviour::Echo => Json(reply).into_response(),
+        Behaviour::FailOn(text) if last_user.contains(&text) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "overloaded").into_response()
+        }
+        Behaviour::FailOn(_) => Json(reply).into_response(),
         Behaviour::Say(text) => {
             let mut reply = reply;
             reply["choices"][0]["message"]["content"] = json!(text);

@@ -291,7 +291,10 @@ impl SagaTools {
         mut call: Call,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::engine::sampling::{is_sample, serve_round};
+        use crate::engine::sampling::{drop_client_samples, is_sample, serve_when_answered};
+        if let Some(answers) = call.input_responses.as_mut() {
+            drop_client_samples(answers, cx);
+        }
         // What the client answered in this request, for the round its token asked.
         let mut client_answers = call.input_responses.clone().unwrap_or_default();
         let mut client_failures = call.failures.clone();
@@ -318,18 +321,12 @@ impl SagaTools {
             if !requests.values().any(is_sample) {
                 return said(CallToolResponse::InputRequired(required), log);
             }
-            let answered_by_client = requests
-                .iter()
-                .filter(|(_, request)| !is_sample(request))
-                .all(|(key, _)| {
-                    client_answers.contains_key(key) || client_failures.contains_key(key)
-                });
-            if !answered_by_client {
+            let answered =
+                |key: &str| client_answers.contains_key(key) || client_failures.contains_key(key);
+            let Some(served) = serve_when_answered(requests, cx, answered).await else {
                 // The client answers its part first; the model is asked once that is in.
-                requests.retain(|_, request| !is_sample(request));
                 return said(CallToolResponse::InputRequired(required), log);
-            }
-            let served = serve_round(requests, cx).await;
+            };
             log.extend(served.log);
             if requests.values().any(is_sample) {
                 // Left to the client (the model failed under `ServerFirst`).
@@ -373,6 +370,7 @@ impl SagaTools {
         mut failures: BTreeMap<String, StepFailure>,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
+        crate::engine::sampling::drop_client_samples(&mut pool, cx);
         let mut checkpoints = 0;
         loop {
             let mut response = saga.run(&self.inner.codec, call.clone(), cx).await?;
@@ -382,18 +380,12 @@ impl SagaTools {
                 && crate::engine::sampling::takes_samples(cx)
                 && requests.values().any(crate::engine::sampling::is_sample)
             {
-                use crate::engine::sampling::{is_sample, serve_round};
-                let pooled = requests
-                    .iter()
-                    .filter(|(_, request)| !is_sample(request))
-                    .all(|(key, _)| pool.contains_key(key) || failures.contains_key(key));
-                if pooled {
+                let pooled = |key: &str| pool.contains_key(key) || failures.contains_key(key);
+                match crate::engine::sampling::serve_when_answered(requests, cx, pooled).await {
                     // The server's model answers the samples beside the pool's answers.
-                    served = serve_round(requests, cx).await;
-                } else {
+                    Some(answered) => served = answered,
                     // The client answers its part first (see `run_serving_samples`).
-                    requests.retain(|_, request| !is_sample(request));
-                    return Ok(response);
+                    None => return Ok(response),
                 }
             }
             let CallToolResponse::InputRequired(required) = &response else {

@@ -222,7 +222,11 @@ async fn ask(
 ) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
     // The samples the server's model takes are answered here; the rest goes to the
     // client (`crate::model`).
-    let served = crate::engine::sampling::serve_round(&mut requests, cx).await;
+    let served = tokio::select! {
+        served = crate::engine::sampling::serve_round(&mut requests, cx) => served,
+        // A call cancelled while the model answers gives its places back now.
+        () = cx.cancelled() => return Err(ServiceError::Cancelled { reason: None }),
+    };
     let sends = requests.into_iter().map(|(key, request)| async move {
         let request: ServerRequest = match request {
             InputRequest::Elicitation(request) => request.into(),

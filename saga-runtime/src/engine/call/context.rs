@@ -136,7 +136,7 @@ impl SagaContext {
     pub(crate) fn server_model(&self) -> Option<&crate::engine::call::model::ServerModel> {
         self.model
             .as_deref()
-            .filter(|model| model.policy.server_answers(self.can_sample()))
+            .filter(|model| model.policy.server_answers(self.client_can_sample()))
     }
 
     /// Sets the capabilities the request declared.

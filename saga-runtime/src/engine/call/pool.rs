@@ -226,6 +226,11 @@ impl Shares {
         }
     }
 
+    /// The most places one pool holds at once.
+    pub(crate) fn per_pool(&self) -> usize {
+        self.per_pool
+    }
+
     /// A place for `pool` now, or which part is spent.
     pub(crate) fn try_take(self: &Arc<Self>, pool: &Pool) -> Result<Share, Spent> {
         let semaphore = self.pool_semaphore(pool);

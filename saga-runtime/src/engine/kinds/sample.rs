@@ -22,7 +22,7 @@ impl AskKind for SampleKind {
 
     fn lacks(cx: &SagaContext, required: &mut ClientCapabilities) -> bool {
         // The server's model answers where the client cannot (`crate::model`).
-        if cx.can_sample() || cx.server_model().is_some() {
+        if cx.can_sample() {
             return false;
         }
         required.sampling = Some(SamplingCapability::default());
@@ -69,8 +69,16 @@ impl AskKind for SampleKind {
 }
 
 impl SagaContext {
-    /// Whether the client accepts `sampling/createMessage`.
+    /// Whether a [`sample`](crate::engine::sample) is answered in this request: the
+    /// client accepts `sampling/createMessage`, or the server's model answers it (see
+    /// [`crate::model`]). A tool that can do without a sample checks this first.
     pub fn can_sample(&self) -> bool {
+        self.client_can_sample() || self.server_model().is_some()
+    }
+
+    /// Whether the client itself accepts `sampling/createMessage`, whatever the server's
+    /// model does.
+    pub fn client_can_sample(&self) -> bool {
         self.capabilities().sampling.is_some()
     }
 }

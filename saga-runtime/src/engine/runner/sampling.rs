@@ -16,7 +16,7 @@ use crate::engine::kinds::kind::StepFailure;
 pub(crate) struct Served {
     pub(crate) answers: InputResponses,
     pub(crate) failures: BTreeMap<String, StepFailure>,
-    /// What each served sample was, for [`SAMPLES_META_KEY`](super::SAMPLES_META_KEY).
+    /// What each served sample was, for [`SAMPLES_META_KEY`](crate::engine::call::model::SAMPLES_META_KEY).
     pub(crate) log: Vec<serde_json::Value>,
 }
 
@@ -30,11 +30,53 @@ pub(crate) fn takes_samples(cx: &SagaContext) -> bool {
     cx.server_model().is_some()
 }
 
-/// Answers the samples of a round that the server's model takes for `cx`, all at once,
-/// and takes them out of `requests`: what is left goes to the client. A failure is that
-/// sample's answer (the tool reads a `SagaError` with the reason), except under
+/// Under [`SamplingPolicy::ServerOnly`], takes out of a client's `answers` those that
+/// read as a sample's (a `CreateMessageResult`: a `role` and a `model`): the samples are
+/// the server's model's, so a client cannot answer one with a text of its own. Its round
+/// then lacks the sample, which the model answers.
+pub(crate) fn drop_client_samples(answers: &mut InputResponses, cx: &SagaContext) {
+    if cx
+        .server_model()
+        .is_some_and(|model| model.policy == SamplingPolicy::ServerOnly)
+    {
+        answers
+            .retain(|_, answer| !(answer.get("role").is_some() && answer.get("model").is_some()));
+    }
+}
+
+/// A stateless request's round that holds samples the server's model takes: once the
+/// client has answered its part (each request that is not a sample is in `answered`),
+/// the model answers the samples the client has not, and they are taken out of
+/// `requests` (see [`serve_round`]). Until then, `requests` keeps only the client's part,
+/// which is sent to it, and `None` is returned: the model is asked once the client's
+/// answers are in, so that it is not asked again for a round asked again.
+pub(crate) async fn serve_when_answered(
+    requests: &mut InputRequests,
+    cx: &SagaContext,
+    answered: impl Fn(&str) -> bool,
+) -> Option<Served> {
+    let clients_part_in = requests
+        .iter()
+        .filter(|(_, request)| !is_sample(request))
+        .all(|(key, _)| answered(key));
+    if !clients_part_in {
+        requests.retain(|_, request| !is_sample(request));
+        return None;
+    }
+    // A sample the client answered (sent to it under `ClientFirst`, or after the model
+    // failed under `ServerFirst`) is its: the model is not asked it again.
+    requests.retain(|key, request| !(is_sample(request) && answered(key)));
+    Some(serve_round(requests, cx).await)
+}
+
+/// Answers the samples of a round that the server's model takes for `cx`, and takes them
+/// out of `requests`: what is left goes to the client. A failure is that sample's answer
+/// (the tool reads a `SagaError` with the reason), except under
 /// [`SamplingPolicy::ServerFirst`] for a client that can sample, which is asked instead.
+/// At most as many run at once as one pool may hold, so that a round of many samples
+/// waits for places rather than failing on its own share.
 pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) -> Served {
+    use futures::StreamExt as _;
     let mut served = Served::default();
     // Without a model taking them, the samples are the client's, as before models: no
     // scan of the round (the stateless path would not make one either).
@@ -49,12 +91,14 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
         })
         .collect();
     let pool = cx.pool(false);
-    let answered = futures::future::join_all(
-        taken
-            .into_iter()
-            .map(|(key, params)| async { (key, model.answer(params, &pool).await) }),
-    )
-    .await;
+    let answered: Vec<_> = futures::stream::iter(taken)
+        .map(|(key, params)| {
+            let pool = &pool;
+            async move { (key, model.answer(params, pool).await) }
+        })
+        .buffered(model.budgets.per_pool())
+        .collect()
+        .await;
     for (key, answer) in answered {
         match answer {
             Ok(result) => {
@@ -71,7 +115,7 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
             Err(error) => {
                 crate::metrics::sample("server", false);
                 tracing::info!(key = %crate::log::Escaped(&key), %error, "the server's model did not answer a sample");
-                if model.policy == SamplingPolicy::ServerFirst && cx.can_sample() {
+                if model.policy == SamplingPolicy::ServerFirst && cx.client_can_sample() {
                     crate::metrics::sample("client", true);
                     continue;
                 }

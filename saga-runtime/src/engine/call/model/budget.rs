@@ -34,8 +34,9 @@ pub struct SamplingLimits {
     /// Samples per minute per pool (a verified principal, or the unverified callers at
     /// one address): one caller cannot spend another's. Default 30.
     pub requests_per_minute: u32,
-    /// Tokens per minute per pool, counted as each request's `maxTokens` when it is
-    /// admitted (what it may cost, before the provider says what it did). Default 50,000.
+    /// Tokens per minute per pool, counted when each request is admitted as what it may
+    /// cost: its `maxTokens`, and its prompt at one token per four bytes (before the
+    /// provider says what it did). Default 50,000.
     pub tokens_per_minute: u64,
     /// The largest prompt (system prompt and messages, as JSON) the server sends, in
     /// bytes: protects the server's bill from one huge request. Default 64 KiB.
@@ -99,6 +100,11 @@ impl Budgets {
             windows: Mutex::default(),
             running: Shares::new(total, total.div_ceil(4)),
         })
+    }
+
+    /// The most samples one pool has answered at once.
+    pub(crate) fn per_pool(&self) -> usize {
+        self.running.per_pool()
     }
 
     /// Takes one request and `tokens` from `pool`'s window, and a place among the samples

@@ -224,9 +224,11 @@ impl ServerModel {
         if prompt > self.limits.max_prompt_bytes {
             return Err(ModelError::Limited(Limited::PromptSize));
         }
+        // The prompt costs too: a large one with a small `maxTokens` is not nearly free.
+        let cost = u64::from(request.max_tokens).saturating_add(prompt.div_ceil(4) as u64);
         let _place = self
             .budgets
-            .admit(pool, u64::from(request.max_tokens))
+            .admit(pool, cost)
             .map_err(ModelError::Limited)?;
         let started = std::time::Instant::now();
         let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request))
