@@ -105,6 +105,16 @@ fn the_engines_groups_only_point_down() {
     for (from, targets) in &graph.edges {
         let Some(high) = group_of(from) else { continue };
         for (to, at) in targets {
+            if to.len() == 1 && to[0] == "engine" {
+                // The engine's facade re-exports every group, some of it by glob (the
+                // prelude), which the reader cannot follow: a name reached through it
+                // could come from any group.
+                upward.push(format!(
+                    "{} (group `{}`) names an item through the engine's facade: {at}",
+                    graph.modules[from].file, ENGINE_GROUPS[high],
+                ));
+                continue;
+            }
             let Some(low) = group_of(to) else { continue };
             arrows += 1;
             if low > high {
@@ -167,19 +177,19 @@ fn no_engine_file_imports_a_name_through_a_file_that_does_not_define_it() {
 fn no_import_cycle_between_the_clis_files() {
     let graph = Graph::read(&crate_dir("saga-cli"));
     graph.print("saga-cli");
-    assert_no_cycle(&graph);
+    assert_no_cycle(&graph, "saga-cli");
 }
 
 #[test]
 fn no_import_cycle_between_the_runtimes_files() {
-    assert_no_cycle(&Graph::read(&crate_dir("saga-runtime")));
+    assert_no_cycle(&Graph::read(&crate_dir("saga-runtime")), "saga-runtime");
 }
 
 #[test]
 fn no_import_cycle_between_the_macros_files() {
     let graph = Graph::read(&crate_dir("saga-macros"));
     graph.print("saga-macros");
-    assert_no_cycle(&graph);
+    assert_no_cycle(&graph, "saga-macros");
 }
 
 /// Cycles the stricter reading of paths (a child module's name, a path in a macro call)
@@ -234,23 +244,42 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn assert_no_cycle(graph: &Graph) {
-    let (known, new): (Vec<_>, Vec<_>) = graph.cycles().into_iter().partition(|(files, _)| {
-        KNOWN_CYCLES
-            .iter()
-            .any(|(_, known)| files.iter().all(|file| known.contains(&file.as_str())))
-    });
-    for (files, _) in &known {
-        println!("known cycle, left for its issue: {}", files.join(", "));
+/// No cycle in `krate`'s graph but its [`KNOWN_CYCLES`], each exactly as listed: a known
+/// cycle that takes in another file, or that is gone, fails too (take it off the list).
+fn assert_no_cycle(graph: &Graph, krate: &str) {
+    let expected: Vec<BTreeSet<&str>> = KNOWN_CYCLES
+        .iter()
+        .map(|(_, files)| files.iter().copied().collect::<BTreeSet<&str>>())
+        .filter(|files| files.iter().all(|file| file.starts_with(krate)))
+        .collect();
+    let mut unexpected = Vec::new();
+    let mut seen = Vec::new();
+    for (files, text) in graph.cycles() {
+        let files: BTreeSet<&str> = files.iter().map(String::as_str).collect();
+        if expected.contains(&files) {
+            println!("known cycle, left for its issue: {files:?}");
+            seen.push(
+                files
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect::<BTreeSet<String>>(),
+            );
+        } else {
+            unexpected.push(text);
+        }
     }
     assert!(
-        new.is_empty(),
+        unexpected.is_empty(),
         "files that import each other:\n{}",
-        new.into_iter()
-            .map(|(_, text)| text)
-            .collect::<Vec<_>>()
-            .join("\n")
+        unexpected.join("\n")
     );
+    for files in &expected {
+        assert!(
+            seen.iter()
+                .any(|seen| seen.iter().map(String::as_str).collect::<BTreeSet<_>>() == *files),
+            "a known cycle is gone, take it off KNOWN_CYCLES: {files:?}"
+        );
+    }
 }
 
 #[test]
@@ -394,9 +423,7 @@ impl Graph {
                     && path.len() > module.path.len()
             });
             for (named, line) in module.named.iter().chain(children) {
-                let Some(target) = resolve(&modules, named, 0) else {
-                    continue;
-                };
+                let target = resolve(&modules, named, 0);
                 if target != module.path {
                     targets.entry(target).or_insert_with(|| {
                         format!("{}:{line} `{}`", module.file, named.join("::"))
@@ -508,19 +535,12 @@ fn hop<'m>(
 
 /// The file that defines what `path` names: the longest prefix that is a file, then
 /// through a facade's `use` of the next name, a few hops at most.
-fn resolve(
-    modules: &BTreeMap<Vec<String>, Module>,
-    path: &[String],
-    hops: usize,
-) -> Option<Vec<String>> {
+fn resolve(modules: &BTreeMap<Vec<String>, Module>, path: &[String], hops: usize) -> Vec<String> {
     let (module, onward) = hop(modules, path);
-    if hops < 8
-        && let Some((_, through)) = onward
-        && through != path
-    {
-        return resolve(modules, &through, hops + 1).or(Some(module.path.clone()));
+    match onward {
+        Some((_, through)) if hops < 8 && through != path => resolve(modules, &through, hops + 1),
+        _ => module.path.clone(),
     }
-    Some(module.path.clone())
 }
 
 /// The file `path` is resolved through by a `use` of another file's item: a file that
@@ -528,10 +548,11 @@ fn resolve(
 fn passed_through(modules: &BTreeMap<Vec<String>, Module>, path: &[String]) -> Option<Vec<String>> {
     let (module, onward) = hop(modules, path);
     let (target, onward) = onward?;
-    // An import of a module (`use super::kinds;`) names the module itself, not an item
-    // it passes on.
-    let module_import = modules.contains_key(target);
-    (onward != path && !module_import).then(|| module.path.clone())
+    // A path that names a module imported as a whole (`use super::kinds;`, then
+    // `kinds`) names that module, not an item passed on; a path through it to an item
+    // (`kinds::Asked`) goes on to the file that defines the item.
+    let the_module_itself = modules.contains_key(target) && onward.len() == target.len();
+    (onward != path && !the_module_itself).then(|| module.path.clone())
 }
 
 fn strongly_connected(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {

@@ -10,9 +10,9 @@
 
 pub(crate) mod print;
 pub(crate) mod respond;
-pub(crate) mod run;
+mod run;
 pub(crate) mod session;
-pub(crate) mod tools;
+mod tools;
 
 pub use respond::{Capability, Outcome, Responder, roots};
 pub use run::call;

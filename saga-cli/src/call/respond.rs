@@ -16,10 +16,10 @@ use crate::terminal::one_line;
 /// Answers input requests: from a file, or by asking the person at the terminal.
 #[derive(Debug)]
 pub struct Responder {
-    pub(super) answers: Option<Answers>,
-    pub(super) roots: Vec<Value>,
+    answers: Option<Answers>,
+    roots: Vec<Value>,
     /// Counts the requests of a 2025-11-25 session, which have no keys of their own.
-    pub(super) session_requests: AtomicUsize,
+    session_requests: AtomicUsize,
     /// One prompt at a time.
     pub(super) asking: Mutex<()>,
     /// Capabilities not to declare (`--without`).
@@ -29,12 +29,12 @@ pub struct Responder {
     /// Declare the MCP tasks extension and follow the task a call becomes (`--task`).
     pub(super) tasks: bool,
     /// The session requests answered from the file, as [`same_request`] compares them.
-    pub(super) answered: Mutex<Vec<Value>>,
+    answered: Mutex<Vec<Value>>,
     /// Why the call must stop: set when a session request could not be answered (the
     /// server only hears an error; the person must hear why).
-    pub(super) stop: Mutex<Option<anyhow::Error>>,
+    stop: Mutex<Option<anyhow::Error>>,
     /// Wakes the call when [`Responder::stop`] is set.
-    pub(super) stopped: tokio::sync::Notify,
+    stopped: tokio::sync::Notify,
 }
 
 /// How `saga call` ended, when it did not fail.
@@ -98,7 +98,7 @@ impl Responder {
     }
 
     /// The error the call was stopped with, if it was.
-    pub(super) fn take_stop(&self) -> Option<anyhow::Error> {
+    fn take_stop(&self) -> Option<anyhow::Error> {
         self.stop.lock().ok().and_then(|mut stop| stop.take())
     }
 
@@ -197,7 +197,7 @@ impl Responder {
         }
     }
 
-    pub(super) fn elicit(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
+    fn elicit(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
         let message = params.get("message").and_then(Value::as_str).unwrap_or("");
         let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
         if mode == "url" {
@@ -224,7 +224,7 @@ impl Responder {
         block(|| crate::prompt::form(message, &schema))
     }
 
-    pub(super) fn sample(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
+    fn sample(&self, key: &str, params: &Value) -> anyhow::Result<Value> {
         let max_tokens = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0);
         say!("[{}] sampling (max {max_tokens} tokens)", one_line(key));
         if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
@@ -262,7 +262,7 @@ impl Responder {
 
 /// What a server appends to the message of a request it asks again because it did not
 /// accept the answer (saga's servers do).
-pub(super) const NOT_ACCEPTED: &str = "\n\nYour last answer was not accepted";
+const NOT_ACCEPTED: &str = "\n\nYour last answer was not accepted";
 
 /// Whether `a` and `b` ask the same thing: the same method and parameters, the message
 /// compared without the reason a server appends when it asks again.
@@ -281,7 +281,7 @@ pub(super) fn same_request(a: &Value, b: &Value) -> bool {
 
 /// What an input request says to the person: an elicitation's message, a sampling
 /// request's messages, or its method.
-pub(crate) fn request_message(request: &Value) -> String {
+fn request_message(request: &Value) -> String {
     let params = request.get("params");
     if let Some(message) = params
         .and_then(|p| p.get("message"))
@@ -322,7 +322,7 @@ pub(crate) fn asked_again(key: &str, request: &Value) -> anyhow::Error {
     )
 }
 /// Runs a blocking prompt without stalling the runtime's other tasks.
-pub(super) fn block<T>(f: impl FnOnce() -> T) -> T {
+fn block<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
 }
 
@@ -360,7 +360,7 @@ pub fn roots(given: &[String]) -> anyhow::Result<Vec<Value>> {
     given.into_iter().map(root).collect()
 }
 
-pub(super) fn root(text: &str) -> anyhow::Result<Value> {
+fn root(text: &str) -> anyhow::Result<Value> {
     if text.contains("://") {
         return Ok(json!({"uri": text}));
     }

@@ -74,7 +74,7 @@ pub async fn call(
 
 /// The rounds of a call: MRTR rounds until a result, or (with `--task`) the task the call
 /// becomes, followed to its end.
-pub(super) async fn drive(
+async fn drive(
     client: &Client,
     responder: &Responder,
     tool: &str,

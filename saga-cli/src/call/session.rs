@@ -66,7 +66,7 @@ pub(super) fn capabilities(without: &[Capability], tasks: bool) -> ClientCapabil
     serde_json::from_value(declared).unwrap_or_default()
 }
 
-pub(super) fn internal(error: anyhow::Error) -> ErrorData {
+fn internal(error: anyhow::Error) -> ErrorData {
     ErrorData::internal_error(format!("{error:#}"), None)
 }
 
@@ -220,10 +220,7 @@ pub(super) async fn connect(
 }
 
 /// `what` and the innermost cause of `error` (rmcp's outer messages name its internals).
-pub(super) fn root_cause(
-    what: &str,
-    error: impl std::error::Error + Send + Sync + 'static,
-) -> anyhow::Error {
+fn root_cause(what: &str, error: impl std::error::Error + Send + Sync + 'static) -> anyhow::Error {
     let error = anyhow::Error::from(error);
     let text = error.root_cause().to_string();
     // rmcp flattens its causes into one message: keep the innermost part.

@@ -13,10 +13,10 @@ use crate::terminal::one_line;
 
 /// The most `tools/list` pages followed: a server that always answers with a next cursor
 /// would otherwise be followed forever.
-pub(super) const MAX_TOOL_PAGES: usize = 100;
+const MAX_TOOL_PAGES: usize = 100;
 /// The most tools, and bytes of them, kept from a server's list.
-pub(super) const MAX_TOOLS: usize = 10_000;
-pub(super) const MAX_TOOL_BYTES: usize = 16 * 1024 * 1024;
+const MAX_TOOLS: usize = 10_000;
+const MAX_TOOL_BYTES: usize = 16 * 1024 * 1024;
 
 /// Every tool of the server, following `nextCursor` within the bounds above.
 pub(super) async fn all_tools(

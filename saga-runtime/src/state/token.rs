@@ -177,7 +177,7 @@ impl StateCodec {
     }
 
     /// Makes every token redeemable once, recorded in `store`; see
-    /// [`TokenStore`](super::TokenStore).
+    /// [`TokenStore`].
     pub fn with_single_use(mut self, store: Arc<dyn TokenStore>) -> Self {
         self.single_use = Some(store);
         self

@@ -1,11 +1,12 @@
-//! What a tool awaits: each kind's function and builder ([`elicit`], [`elicit_url`],
-//! [`sample`], [`list_roots`]), how its answer reads, a question's answer as what the
-//! user chose ([`Elicited`]), and a dynamic number of requests in one round
-//! ([`join_all`]).
+//! What a tool awaits: each kind's function and builder ([`elicit`](form::elicit),
+//! [`elicit_url`](url::elicit_url), [`sample`](sample::sample),
+//! [`list_roots`](roots::list_roots)), how its answer reads, a question's answer as what
+//! the user chose ([`Elicited`](outcome::Elicited)), and a dynamic number of requests in
+//! one round ([`join_all`](join_all::join_all)).
 //!
 //! Each file here is a kind's public side; its protocol (what is sent, kept, digested and
-//! read) is its file of the same name in `kinds`. Uses `round`, `kinds`, `forms`, `call`
-//! and `identity`.
+//! read) is its file of the same name in `kinds`. Uses `round`, `kinds`, `forms` and
+//! `call`.
 
 pub(crate) mod form;
 pub(crate) mod join_all;

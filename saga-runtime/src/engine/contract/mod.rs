@@ -1,8 +1,8 @@
 //! The contract between a saga and the runtime: [`tool`] (`SagaTool`, `Step`, prompts and
 //! resources), what a tool returns ([`output`]), and its diagram ([`diagram`]).
 //!
-//! Uses `asks`, `round`, `call` and `identity`: a step suspends with a round's requests
-//! and reads its answers.
+//! Uses `round`, `call` and `identity`: a step suspends with a round's requests and
+//! reads its answers.
 
 pub(crate) mod diagram;
 pub(crate) mod output;

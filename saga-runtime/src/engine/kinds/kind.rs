@@ -30,7 +30,7 @@ pub(crate) trait AskKind {
     /// is added to `required`, which the refusal names.
     fn lacks(cx: &SagaContext, required: &mut ClientCapabilities) -> bool;
 
-    /// Writes the request into a round's digest (see `digest.rs`), a tag byte of its own
+    /// Writes the request into a round's digest (see `round/digest.rs`), a tag byte of its own
     /// first. Sealed: a token's digest binds exactly these bytes.
     fn digest(asked: &Self::Asked, hash: &mut Fnv);
 

@@ -2,7 +2,7 @@
 //! answers only to the principal that opened it, only a session that exists, and is the
 //! caller's, lets a request give back its slot while it waits for its client, and the
 //! sessions, their waiting requests and their streams are counted against
-//! [`HttpLimits`](super::HttpLimits).
+//! [`HttpLimits`].
 //!
 //! rmcp's session manager keys sessions by id alone: anyone who learns an id could answer
 //! its elicitations, read its stream or delete it, and a made-up id would otherwise let a

@@ -68,7 +68,7 @@ pub(super) fn write(
     }
 }
 
-/// Whether [`write`] writes an input-required result's `serverInfo` stamp itself.
+/// Whether [`write()`] writes an input-required result's `serverInfo` stamp itself.
 pub(super) fn stamps_unstamped() -> bool {
     *WRITER != Writer::Rmcp
 }
@@ -126,7 +126,7 @@ struct InputRequired<'a> {
     result: &'a InputRequiredResult,
     /// Whether params are written with every `f32` widened ([`Writer::Widened`]).
     widen: bool,
-    /// Written as the `_meta` of a result that has none (see [`write`]).
+    /// Written as the `_meta` of a result that has none (see [`write()`]).
     server_info: Option<&'a serde_json::Value>,
 }
 

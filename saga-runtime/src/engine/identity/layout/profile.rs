@@ -2,7 +2,7 @@
 //! refuses one profile's samples (`NonZeroU32` refuses zero, a URL the empty string) is
 //! traced again with the next.
 
-/// The unit struct name that [`Unreachable`](super::saga_fn::Unreachable) asks for: a
+/// The unit struct name that [`Unreachable`](crate::engine::expand::saga_fn::Unreachable) asks for: a
 /// variant holding it is a call site of an ordinary future, which never suspends.
 pub(crate) const UNREACHABLE: &str = "saga::Unreachable";
 
