@@ -14,7 +14,7 @@
 //! over from the last state written: only the work since the last checkpoint runs again,
 //! and the client sees one result.
 
-mod clock;
+pub(crate) mod clock;
 mod host;
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -10,7 +10,7 @@
 use tokio_postgres::types::ToSql;
 
 use super::TaskRecord;
-use super::sql::{self, Columns, Row, Rows, from_sql, to_sql, unavailable};
+use super::sql::{self, At, Columns, Row, Rows, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
 
@@ -26,8 +26,13 @@ fn failed(error: tokio_postgres::Error) -> TaskStoreError {
     TaskStoreError::Unavailable(describe(error))
 }
 
-fn now() -> i64 {
-    to_sql(super::clock::now_ms())
+/// Column `at` of `row`: a column of another type (a table some other program made) is
+/// the store's error, not a panic.
+fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a tokio_postgres::Row,
+    at: usize,
+) -> Result<T, TaskStoreError> {
+    row.try_get(at).map_err(failed)
 }
 
 /// What the store holds for a record of `owner`, at `now`.
@@ -40,11 +45,13 @@ async fn held(
         .query_one(sql::HELD, &[&owner, &now])
         .await
         .map_err(failed)?;
-    let pair = |at: usize| (from_sql(row.get(at)), from_sql(row.get(at + 1)));
+    let pair = |at: usize| -> Result<(usize, usize), TaskStoreError> {
+        Ok((from_sql(column(&row, at)?), from_sql(column(&row, at + 1)?)))
+    };
     Ok(Held {
-        store: pair(0),
-        owner: pair(2),
-        shared: pair(4),
+        store: pair(0)?,
+        owner: pair(2)?,
+        shared: pair(4)?,
     })
 }
 
@@ -106,7 +113,7 @@ impl TaskBackend for PostgresTasks {
                 .query(sql::ORPHANS, &[&to_sql(now_ms)])
                 .await
                 .map_err(failed)?;
-            Ok(rows.iter().map(|row| row.get(0)).collect())
+            rows.iter().map(|row| column(row, 0)).collect()
         })
     }
 
@@ -117,7 +124,7 @@ impl TaskBackend for PostgresTasks {
                 .query_one(sql::DEPTH, &[&to_sql(now_ms)])
                 .await
                 .map_err(failed)?;
-            Ok(Some(from_sql(row.get(0))))
+            Ok(Some(from_sql(column(&row, 0)?)))
         })
     }
 }
@@ -130,11 +137,11 @@ impl Rows for PostgresTasks {
     fn write<'a>(
         &'a self,
         id: &'a str,
-        version: i64,
+        at: At,
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
-        Box::pin(async move { self.write_row(id, version, &columns, quota).await })
+        Box::pin(async move { self.write_row(id, &at, &columns, quota).await })
     }
 }
 
@@ -145,39 +152,39 @@ impl PostgresTasks {
             .query_opt(sql::GET, &[&id, &now()])
             .await
             .map_err(failed)?;
-        Ok(row.map(|row| Row {
-            text: row.get(0),
-            version: row.get(1),
-        }))
+        row.map(|row| {
+            Ok(Row {
+                text: column(&row, 0)?,
+                at: At {
+                    version: column(&row, 1)?,
+                    bytes: column(&row, 2)?,
+                    owner: column(&row, 3)?,
+                    shared: column(&row, 4)?,
+                },
+            })
+        })
+        .transpose()
     }
 
-    /// Writes `columns` to row `id` if it is still at `version`: `Ok(false)` if not.
+    /// Writes `columns` to row `id` if it is still at `at.version`: `Ok(false)` if not.
     async fn write_row(
         &self,
         id: &str,
-        version: i64,
+        at: &At,
         columns: &Columns,
         quota: &Quota,
     ) -> Result<bool, TaskStoreError> {
         let mut client = self.db.client().await.map_err(unavailable)?;
         let values: [&(dyn ToSql + Sync); 7] = [
             &id,
-            &version,
+            &at.version,
             &columns.text,
             &columns.bytes,
             &columns.working,
             &columns.lease_until_ms,
             &columns.expires_ms,
         ];
-        let at = client
-            .query_opt(sql::AT_VERSION, &[&id, &version])
-            .await
-            .map_err(failed)?;
-        let Some(at) = at else {
-            return Ok(false);
-        };
-        let (bytes, owner, shared): (i64, String, bool) = (at.get(0), at.get(1), at.get(2));
-        if columns.bytes <= bytes {
+        if columns.bytes <= at.bytes {
             // No growth: no quota to check, and the version decides.
             let written = client.execute(sql::WRITE, &values).await.map_err(failed)?;
             return Ok(written == 1);
@@ -186,10 +193,10 @@ impl PostgresTasks {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&QUOTA_LOCK])
             .await
             .map_err(failed)?;
-        held(&tx, &owner, now()).await?.admit_growth(
+        held(&tx, &at.owner, now()).await?.admit_growth(
             quota,
-            from_sql(columns.bytes - bytes),
-            shared,
+            from_sql(columns.bytes - at.bytes),
+            at.shared,
         )?;
         let written = tx.execute(sql::WRITE, &values).await.map_err(failed)?;
         tx.commit().await.map_err(failed)?;

@@ -10,9 +10,7 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{Change, Quota, TaskBackend, TaskStore, TaskStoreError};
-
-type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable};
 
 const RECORD_PREFIX: &str = "saga:task:";
 const WORKING_SET: &str = "saga:tasks:working";
@@ -110,10 +108,6 @@ impl std::fmt::Debug for RedisTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisTasks").finish_non_exhaustive()
     }
-}
-
-fn unavailable(error: impl std::fmt::Display) -> TaskStoreError {
-    TaskStoreError::Unavailable(error.to_string())
 }
 
 impl RedisTasks {

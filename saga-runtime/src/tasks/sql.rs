@@ -29,13 +29,10 @@ pub(super) const INSERT: &str = "INSERT INTO saga_tasks
     (id, owner, shared, bytes, expires_ms, working, lease_until_ms, version, record)
     VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8)";
 
-/// The record `$1` and its version, unless expired at `$2`.
-pub(super) const GET: &str =
-    "SELECT record, version FROM saga_tasks WHERE id = $1 AND expires_ms > $2";
-
-/// The size, owner and share of row `$1` at version `$2`.
-pub(super) const AT_VERSION: &str =
-    "SELECT bytes, owner, shared FROM saga_tasks WHERE id = $1 AND version = $2";
+/// The record `$1`, its version, and its size, quota owner and share, unless expired at
+/// `$2`.
+pub(super) const GET: &str = "SELECT record, version, bytes, owner, shared FROM saga_tasks
+    WHERE id = $1 AND expires_ms > $2";
 
 /// Writes row `$1` at version `$2`: record, bytes, working, lease, expires.
 pub(super) const WRITE: &str = "UPDATE saga_tasks SET record = $3, bytes = $4, working = $5,
@@ -49,10 +46,20 @@ pub(super) const ORPHANS: &str = "SELECT id FROM saga_tasks
 /// The unexpired rows at `$1`.
 pub(super) const DEPTH: &str = "SELECT count(*) FROM saga_tasks WHERE expires_ms > $1";
 
-/// A row as read: the record's JSON and its version.
+/// A row as read: the record's JSON, and what writing it back checks.
 pub(super) struct Row {
     pub(super) text: String,
+    pub(super) at: At,
+}
+
+/// A row's version when read, and the size, quota owner and share its quota counted
+/// then: a write at that version grows the record from these (a write after another
+/// writer's finds the version moved on, and writes nothing).
+pub(super) struct At {
     pub(super) version: i64,
+    pub(super) bytes: i64,
+    pub(super) owner: String,
+    pub(super) shared: bool,
 }
 
 /// A record as written: its JSON and the columns the queries read.
@@ -79,12 +86,13 @@ impl Columns {
     }
 }
 
-pub(super) fn unavailable(error: impl std::fmt::Display) -> TaskStoreError {
-    TaskStoreError::Unavailable(error.to_string())
-}
+pub(super) use super::store::unavailable;
 
-pub(super) fn to_sql(value: u64) -> i64 {
-    crate::state::to_sql(value)
+pub(super) use crate::state::to_sql;
+
+/// Now, in unix milliseconds, as a column holds it.
+pub(super) fn now() -> i64 {
+    to_sql(super::clock::now_ms())
 }
 
 /// A count or a size read back from a row.
@@ -97,12 +105,12 @@ pub(super) trait Rows: Sync {
     /// The row `id`, unless missing or expired.
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Row>, TaskStoreError>>;
 
-    /// Writes `columns` to row `id` if it is still at `version` (`Ok(false)` if another
-    /// writer moved it on), within `quota`'s byte bounds when it grows.
+    /// Writes `columns` to row `id` if it is still at `at.version` (`Ok(false)` if
+    /// another writer moved it on), within `quota`'s byte bounds when it grows.
     fn write<'a>(
         &'a self,
         id: &'a str,
-        version: i64,
+        at: At,
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
@@ -133,10 +141,7 @@ pub(super) async fn update(
         if !change(&mut record) {
             return Ok(Some(current));
         }
-        if rows
-            .write(id, row.version, Columns::of(&record)?, quota)
-            .await?
-        {
+        if rows.write(id, row.at, Columns::of(&record)?, quota).await? {
             return Ok(Some(record));
         }
     }

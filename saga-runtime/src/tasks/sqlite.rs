@@ -8,7 +8,7 @@ use std::path::Path;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::TaskRecord;
-use super::sql::{self, Columns, Row, Rows, from_sql, to_sql, unavailable};
+use super::sql::{self, At, Columns, Row, Rows, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
 
@@ -35,10 +35,6 @@ fn held(tx: &Transaction<'_>, owner: &str, now: i64) -> rusqlite::Result<Held> {
 /// name, numbered where it first appears).
 fn lite(statement: &str) -> String {
     statement.replace('$', "?")
-}
-
-fn now() -> i64 {
-    to_sql(super::clock::now_ms())
 }
 
 impl TaskBackend for SqliteTasks {
@@ -130,7 +126,7 @@ impl Rows for SqliteTasks {
     fn write<'a>(
         &'a self,
         id: &'a str,
-        version: i64,
+        at: At,
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
@@ -142,22 +138,15 @@ impl Rows for SqliteTasks {
                 .run(move |connection| {
                     let tx =
                         connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                    let at: Option<(i64, String, bool)> = tx
-                        .query_row(&lite(sql::AT_VERSION), params![id, version], |row| {
-                            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                        })
-                        .optional()?;
-                    let Some((bytes, owner, shared)) = at else {
-                        return Ok(Ok(false));
-                    };
-                    let grown = from_sql(columns.bytes.saturating_sub(bytes));
+                    let grown = from_sql(columns.bytes.saturating_sub(at.bytes));
                     if grown > 0
                         && let Err(refused) =
-                            held(&tx, &owner, now)?.admit_growth(&quota, grown, shared)
+                            held(&tx, &at.owner, now)?.admit_growth(&quota, grown, at.shared)
                     {
                         return Ok(Err(refused));
                     }
-                    tx.execute(
+                    let version = at.version;
+                    let written = tx.execute(
                         &lite(sql::WRITE),
                         params![
                             id,
@@ -170,7 +159,7 @@ impl Rows for SqliteTasks {
                         ],
                     )?;
                     tx.commit()?;
-                    Ok(Ok(true))
+                    Ok(Ok(written == 1))
                 })
                 .await
                 .map_err(unavailable)?
@@ -187,7 +176,12 @@ impl SqliteTasks {
                     .query_row(&lite(sql::GET), params![id, now], |row| {
                         Ok(Row {
                             text: row.get(0)?,
-                            version: row.get(1)?,
+                            at: At {
+                                version: row.get(1)?,
+                                bytes: row.get(2)?,
+                                owner: row.get(3)?,
+                                shared: row.get(4)?,
+                            },
                         })
                     })
                     .optional()

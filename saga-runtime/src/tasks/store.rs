@@ -1,5 +1,6 @@
-//! Where task records live: in this process ([`TaskStore::memory`]) or in Redis, shared by
-//! replicas ([`TaskStore::redis`], feature `redis`).
+//! Where task records live: in this process ([`TaskStore::memory`]), in a SQLite file
+//! (`TaskStore::sqlite`, feature `sqlite`), or shared by replicas in Redis or Postgres
+//! (`TaskStore::redis`, `TaskStore::postgres`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,6 +10,12 @@ use std::sync::{Arc, Mutex};
 use super::TaskRecord;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A backend's failure as the store's: the backend is unavailable, for this reason.
+#[cfg(any(feature = "redis", feature = "sqlite", feature = "postgres"))]
+pub(super) fn unavailable(error: impl std::fmt::Display) -> TaskStoreError {
+    TaskStoreError::Unavailable(error.to_string())
+}
 
 /// A change to a record: applied to the current record, it returns whether to write it.
 pub type Change<'a> = &'a (dyn Fn(&mut TaskRecord) -> bool + Send + Sync);

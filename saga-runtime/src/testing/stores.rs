@@ -51,16 +51,8 @@ use rmcp::model::{InputResponses, TaskStatus};
 use serde_json::json;
 
 use crate::state::{Link, TokenStore, unix_now};
+use crate::tasks::clock::now_ms;
 use crate::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_millis()),
-    )
-    .unwrap_or(u64::MAX)
-}
 
 /// A working task of `principal`, whose worker's lease holds until `lease_until_ms`.
 fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
