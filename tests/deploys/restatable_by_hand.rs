@@ -504,16 +504,8 @@ async fn a_task_asks_again_word_for_word_for_a_missing_or_unfit_answer() {
         .await;
     // An update that answers every pending request sets the task `working` before it
     // returns, so the next `input_required` seen is the round that followed it.
-    let until_asking_or_done = || async {
-        for _ in 0..400 {
-            let task = client.status(running.addr, &id).await;
-            if task["status"] != "working" {
-                return task;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
-        panic!("task {id} kept working");
-    };
+    let until_asking_or_done =
+        || client.settled(running.addr, &id, std::time::Duration::from_secs(10));
     let first = until_asking_or_done().await;
     let asked = first["inputRequests"].clone();
     assert_eq!(

@@ -14,7 +14,7 @@ use saga_runtime::model::{OpenAiCompatible, SamplingLimits, SamplingPolicy};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::ClientCapabilities;
 use saga_runtime::serve::SagaTools;
-use saga_runtime::testing::{Answer, Failed, TestClient};
+use saga_runtime::testing::{Answer, Failed, TestCall, TestClient};
 use serde_json::json;
 
 const KEY: &str = "sk-test-0123456789";
@@ -78,6 +78,20 @@ async fn long_prompt() -> Result<String, SagaError> {
 }
 
 fn tools(provider: &FakeOpenAi, key: &str, policy: Option<SamplingPolicy>) -> SagaTools {
+    let limits = SamplingLimits {
+        timeout: Duration::from_millis(800),
+        ..SamplingLimits::default()
+    };
+    tools_limited(provider, key, policy, limits)
+}
+
+/// Every tool of this file, with the provider's model under `policy` and `limits`.
+fn tools_limited(
+    provider: &FakeOpenAi,
+    key: &str,
+    policy: Option<SamplingPolicy>,
+    limits: SamplingLimits,
+) -> SagaTools {
     let model = OpenAiCompatible::new(&provider.base_url, key, "fake-model").expect("a client");
     let mut builder = SagaTools::builder()
         .keys(KeyRing::ephemeral())
@@ -88,14 +102,18 @@ fn tools(provider: &FakeOpenAi, key: &str, policy: Option<SamplingPolicy>) -> Sa
         .tool(adapts)
         .tool(long_prompt)
         .model(model)
-        .sampling_limits(SamplingLimits {
-            timeout: Duration::from_millis(800),
-            ..SamplingLimits::default()
-        });
+        .sampling_limits(limits);
     if let Some(policy) = policy {
         builder = builder.sampling_policy(policy);
     }
     builder.build().expect("the tools build")
+}
+
+/// `greet`, in `style`, answered "Ada" when it asks who.
+fn greet_ada<'a>(client: &'a TestClient, style: &str) -> TestCall<'a> {
+    client
+        .call("greet", json!({"style": style}))
+        .then(Answer::accept(json!({"value": "Ada"})))
 }
 
 fn without_sampling() -> ClientCapabilities {
@@ -114,9 +132,7 @@ async fn a_client_that_cannot_sample_gets_the_servers_model_in_the_same_round() 
     let provider = FakeOpenAi::start(KEY).await;
     let client =
         TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
-    let run = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
+    let run = greet_ada(&client, "warm")
         .run()
         .await
         .expect("the call completes");
@@ -150,9 +166,7 @@ async fn a_client_that_can_sample_is_asked_first_unless_the_server_goes_first() 
     let provider = FakeOpenAi::start(KEY).await;
     let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ClientFirst)))
         .capabilities(with_sampling());
-    let run = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
+    let run = greet_ada(&client, "warm")
         .then(Answer::sampled("Hello from the client"))
         .run()
         .await
@@ -178,12 +192,7 @@ async fn client_only_refuses_a_client_that_cannot_sample() {
     let provider = FakeOpenAi::start(KEY).await;
     let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ClientOnly)))
         .capabilities(without_sampling());
-    let failed = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
-        .run()
-        .await
-        .expect_err("refused");
+    let failed = greet_ada(&client, "warm").run().await.expect_err("refused");
     assert!(
         matches!(&failed, Failed::Server { error, .. } if error.code.0 == -32021),
         "{failed:?}"
@@ -254,9 +263,7 @@ async fn a_provider_that_fails_is_the_tools_error_and_leaks_nothing() {
         provider.behave(behaviour.clone());
         let client =
             TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
-        let run = client
-            .call("greet", json!({"style": "warm"}))
-            .then(Answer::accept(json!({"value": "Ada"})))
+        let run = greet_ada(&client, "warm")
             .run()
             .await
             .expect("the tool's error is a result");
@@ -269,12 +276,7 @@ async fn a_provider_that_fails_is_the_tools_error_and_leaks_nothing() {
     provider.behave(Behaviour::Echo);
     let client =
         TestClient::with_tools(tools(&provider, "sk-wrong", None)).capabilities(without_sampling());
-    let run = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
-        .run()
-        .await
-        .expect("a result");
+    let run = greet_ada(&client, "warm").run().await.expect("a result");
     assert!(run.text().contains("HTTP status 401"), "{}", run.text());
     assert!(!run.text().contains("sk-wrong"));
 }
@@ -282,17 +284,15 @@ async fn a_provider_that_fails_is_the_tools_error_and_leaks_nothing() {
 #[tokio::test]
 async fn one_caller_cannot_spend_anothers_share() {
     let provider = FakeOpenAi::start(KEY).await;
-    let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .tool(greet)
-        .model(model)
-        .sampling_limits(SamplingLimits {
+    let tools = tools_limited(
+        &provider,
+        KEY,
+        None,
+        SamplingLimits {
             requests_per_minute: 2,
             ..SamplingLimits::default()
-        })
-        .build()
-        .expect("builds");
+        },
+    );
     let run_as = |principal: &str| {
         TestClient::with_tools(tools.clone())
             .principal(principal)
@@ -328,16 +328,15 @@ async fn one_caller_cannot_spend_anothers_share() {
         .expect("a result");
     assert_eq!(alice.text(), "echo: Greet Alice", "another caller's share");
     // A prompt larger than the server takes is never sent.
-    let small = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .tool(greet)
-        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
-        .sampling_limits(SamplingLimits {
+    let small = tools_limited(
+        &provider,
+        KEY,
+        None,
+        SamplingLimits {
             max_prompt_bytes: 100,
             ..SamplingLimits::default()
-        })
-        .build()
-        .expect("builds");
+        },
+    );
     let before = provider.requests().len();
     let run = TestClient::with_tools(small)
         .capabilities(without_sampling())
@@ -374,18 +373,9 @@ async fn a_tasks_sample_is_answered_by_the_servers_model() {
     let id = client
         .create(running.addr, "summarise", json!({"topic": "tides"}))
         .await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let task = loop {
-        let task = client.status(running.addr, &id).await;
-        if task["status"] != "working" {
-            break task;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "still working: {task}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let task = client
+        .settled(running.addr, &id, Duration::from_secs(20))
+        .await;
     assert_eq!(task["status"], "completed", "{task}");
     assert_eq!(
         task["result"]["content"][0]["text"], "echo: Summarise tides",
@@ -418,18 +408,7 @@ async fn made_up_identities_share_one_budget() {
             let id = client
                 .create(addr, "summarise", json!({"topic": who}))
                 .await;
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                let task = client.status(addr, &id).await;
-                if task["status"] != "working" {
-                    break task;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "still working: {task}"
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            client.settled(addr, &id, Duration::from_secs(20)).await
         }
     };
     let first = finished("Bearer made-up-1").await;
@@ -456,16 +435,15 @@ async fn made_up_identities_share_one_budget() {
 #[tokio::test]
 async fn a_larger_max_tokens_is_cut_to_the_limit() {
     let provider = FakeOpenAi::start(KEY).await;
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .tool(greet)
-        .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
-        .sampling_limits(SamplingLimits {
+    let tools = tools_limited(
+        &provider,
+        KEY,
+        None,
+        SamplingLimits {
             max_tokens: 10,
             ..SamplingLimits::default()
-        })
-        .build()
-        .expect("builds");
+        },
+    );
     TestClient::with_tools(tools)
         .capabilities(without_sampling())
         .call("greet", json!({"style": "warm"}))
@@ -487,9 +465,7 @@ async fn server_first_falls_back_to_a_client_that_samples() {
     provider.behave(Behaviour::Status(503));
     let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerFirst)))
         .capabilities(with_sampling());
-    let run = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
+    let run = greet_ada(&client, "warm")
         .then(Answer::sampled("Hello from the client"))
         .run()
         .await
@@ -499,12 +475,7 @@ async fn server_first_falls_back_to_a_client_that_samples() {
     // ServerOnly does not fall back: the failure is the tool's.
     let client = TestClient::with_tools(tools(&provider, KEY, Some(SamplingPolicy::ServerOnly)))
         .capabilities(with_sampling());
-    let run = client
-        .call("greet", json!({"style": "warm"}))
-        .then(Answer::accept(json!({"value": "Ada"})))
-        .run()
-        .await
-        .expect("a result");
+    let run = greet_ada(&client, "warm").run().await.expect("a result");
     assert!(
         run.is_error() && run.text().contains("HTTP status 503"),
         "{}",
@@ -615,17 +586,11 @@ async fn can_sample_is_true_where_the_servers_model_answers() {
 #[tokio::test]
 async fn the_prompt_counts_against_the_tokens_a_minute() {
     let provider = FakeOpenAi::start(KEY).await;
-    let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .tool(long_prompt)
-        .model(model)
-        .sampling_limits(SamplingLimits {
-            tokens_per_minute: 100,
-            ..SamplingLimits::default()
-        })
-        .build()
-        .expect("the tools build");
+    let limits = SamplingLimits {
+        tokens_per_minute: 100,
+        ..SamplingLimits::default()
+    };
+    let tools = tools_limited(&provider, KEY, None, limits);
     let run = TestClient::with_tools(tools)
         .capabilities(without_sampling())
         .call("long_prompt", json!({}))

@@ -89,4 +89,21 @@ impl TaskClient {
     pub async fn status(&self, addr: SocketAddr, id: &str) -> Value {
         self.request(addr, "tasks/get", json!({"taskId": id})).await["result"].clone()
     }
+
+    /// The task once it is no longer `working` (done, failed, or asking), polled every
+    /// 50 ms; panics when it still works after `within`.
+    pub async fn settled(&self, addr: SocketAddr, id: &str, within: std::time::Duration) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let task = self.status(addr, id).await;
+            if task["status"] != "working" {
+                return task;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still working: {task}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
