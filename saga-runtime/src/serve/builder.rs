@@ -452,6 +452,7 @@ impl SagaToolsBuilder {
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         let mut registry = self.registry;
+        registry.model = model;
         if !self.diagrams_listed {
             for (tool, _) in &mut registry.tools {
                 if let Some(meta) = tool.meta.as_mut() {
@@ -471,7 +472,6 @@ impl SagaToolsBuilder {
             self.tasks,
             self.bounds,
         )
-        .map(|tools| tools.with_model(model))
     }
 }
 

@@ -90,6 +90,8 @@ pub(crate) struct Registry {
     pub(crate) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(crate) resources: Vec<(Resource, Saga)>,
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
+    /// The server's model, which answers their `sample()`s where its policy says.
+    pub(crate) model: Option<Arc<crate::engine::model::ServerModel>>,
 }
 
 /// The saga tools of a server and the codec that seals their state.
@@ -245,6 +247,7 @@ impl SagaTools {
             prompts,
             resources,
             templates,
+            model,
         } = registry;
         if let Some(error) = errors.into_iter().next() {
             return Err(error);
@@ -313,7 +316,7 @@ impl SagaTools {
                 tasks,
                 bounds,
                 in_flight: super::in_flight::InFlight::default(),
-                model: None,
+                model,
             }),
         })
     }
@@ -501,18 +504,6 @@ impl SagaTools {
     /// session call's notices go), whichever path built the rest.
     pub(crate) fn head_context(&self, parts: Option<&http::request::Parts>) -> SagaContext {
         SagaContext::from(self.head(parts))
-    }
-
-    /// These tools, with the server's model: right after [`SagaTools::new`], while the
-    /// registry is not shared yet.
-    pub(crate) fn with_model(
-        mut self,
-        model: Option<Arc<crate::engine::model::ServerModel>>,
-    ) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.model = model;
-        }
-        self
     }
 
     /// The server's model, if one is configured.

@@ -66,6 +66,16 @@ impl Default for SamplingLimits {
 
 const WINDOW: Duration = Duration::from_secs(60);
 
+/// The pools' windows, and the size at which the ended ones are next forgotten.
+#[derive(Default)]
+struct Windows {
+    by_pool: HashMap<Pool, Window>,
+    sweep_at: usize,
+}
+
+/// Windows are forgotten once they end and there are at least this many.
+const SWEEP_AT: usize = 4096;
+
 /// One pool's use in its current window.
 #[derive(Debug, Clone, Copy)]
 struct Window {
@@ -77,7 +87,7 @@ struct Window {
 /// The bounds' state, shared by every request of a server.
 pub(crate) struct Budgets {
     limits: SamplingLimits,
-    windows: Mutex<HashMap<Pool, Window>>,
+    windows: Mutex<Windows>,
     running: Arc<Shares>,
 }
 
@@ -117,11 +127,15 @@ impl Budgets {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         // Windows that ended are forgotten once there are many: the map holds the pools
-        // of the last minute, not every pool ever seen.
-        if windows.len() >= 4096 {
-            windows.retain(|_, window| now.duration_since(window.began) < WINDOW);
+        // of the last minute, not every pool ever seen. The next sweep waits until the
+        // map has doubled, so that many live pools do not cost a scan per sample.
+        if windows.by_pool.len() >= windows.sweep_at.max(SWEEP_AT) {
+            windows
+                .by_pool
+                .retain(|_, window| now.duration_since(window.began) < WINDOW);
+            windows.sweep_at = windows.by_pool.len().saturating_mul(2);
         }
-        let window = windows.entry(pool.clone()).or_insert(Window {
+        let window = windows.by_pool.entry(pool.clone()).or_insert(Window {
             began: now,
             requests: 0,
             tokens: 0,

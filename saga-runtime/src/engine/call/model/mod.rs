@@ -242,7 +242,9 @@ impl ServerModel {
     }
 }
 
-/// The `_meta` key under which a response lists the samples the server's model answered
-/// in its request (`[{"key": "sample-2", "answeredBy": "server", "model": "…"}]`, or
-/// `"outcome": "failed"`), so that a client, `saga call` among them, can say who answered.
+/// The `_meta` key under which an MRTR response (MCP 2026-07-28) lists the samples the
+/// server's model answered in its request (`[{"key": "sample-2", "answeredBy": "server",
+/// "model": "…"}]`, or `"outcome": "failed"`), so that a client, `saga call` among them,
+/// can say who answered. A session's, a task's and a replayed call's results do not
+/// carry it: the server's log says who answered there.
 pub const SAMPLES_META_KEY: &str = "saga/samples";
