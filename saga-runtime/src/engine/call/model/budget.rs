@@ -1,12 +1,13 @@
-//! The server model's bounds, per pool and global: requests and tokens per minute per
-//! pool (a fixed one-minute window each), and the samples running at once (a
-//! [`Shares`] bound: per pool, the unverified callers' part, the whole).
+//! The server model's bounds, per pool and global: requests and tokens per minute (a
+//! fixed one-minute window each) per pool, for the unverified callers together and for
+//! the whole server; and the samples running at once (a [`Shares`] bound: per pool, the
+//! unverified callers' part, the whole).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::engine::call::pool::{Pool, Share, Shares};
+use crate::engine::call::pool::{Pool, Share, Shares, unverified_part};
 
 /// Which bound of [`SamplingLimits`] refused a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +19,14 @@ pub enum Limited {
     /// The caller's pool asked for its tokens for this minute.
     #[error("this caller's server-side sampling tokens for this minute are spent")]
     Tokens,
+    /// The whole server's samples for this minute are made (or the unverified callers'
+    /// part of them).
+    #[error("the server's samples for this minute are spent")]
+    ServerRequests,
+    /// The whole server's tokens for this minute are asked for (or the unverified
+    /// callers' part of them).
+    #[error("the server's sampling tokens for this minute are spent")]
+    ServerTokens,
     /// The prompt is larger than the server takes.
     #[error("the prompt is larger than the server's model takes")]
     PromptSize,
@@ -38,6 +47,16 @@ pub struct SamplingLimits {
     /// cost: its `maxTokens`, and its prompt at one token per four bytes (before the
     /// provider says what it did). Default 50,000.
     pub tokens_per_minute: u64,
+    /// Samples per minute for the whole server (global): your bill, whoever calls. The
+    /// unverified callers together make at most three quarters of them
+    /// ([`UNVERIFIED_PART`](crate::engine::call::pool::UNVERIFIED_PART)), so that
+    /// identities made up where the server is not told a caller's address still share
+    /// one budget. Default 300.
+    pub total_requests_per_minute: u32,
+    /// Tokens per minute for the whole server (global), counted as
+    /// [`tokens_per_minute`](Self::tokens_per_minute) counts them; the unverified callers
+    /// together ask for at most three quarters. Default 500,000.
+    pub total_tokens_per_minute: u64,
     /// The largest prompt (system prompt and messages, as JSON) the server sends, in
     /// bytes: protects the server's bill from one huge request. Default 64 KiB.
     pub max_prompt_bytes: usize,
@@ -56,6 +75,8 @@ impl Default for SamplingLimits {
         Self {
             requests_per_minute: 30,
             tokens_per_minute: 50_000,
+            total_requests_per_minute: 300,
+            total_tokens_per_minute: 500_000,
             max_prompt_bytes: 64 * 1024,
             max_tokens: 4096,
             max_concurrent: 16,
@@ -66,22 +87,60 @@ impl Default for SamplingLimits {
 
 const WINDOW: Duration = Duration::from_secs(60);
 
-/// The pools' windows, and the size at which the ended ones are next forgotten.
-#[derive(Default)]
+/// The windows: each pool's, the unverified callers' together, the whole server's; and
+/// the size at which the pools' ended ones are next forgotten.
 struct Windows {
     by_pool: HashMap<Pool, Window>,
+    unverified: Window,
+    all: Window,
     sweep_at: usize,
 }
 
 /// Windows are forgotten once they end and there are at least this many.
 const SWEEP_AT: usize = 4096;
 
-/// One pool's use in its current window.
+/// One window's use: a pool's, or a group's.
 #[derive(Debug, Clone, Copy)]
 struct Window {
     began: Instant,
     requests: u32,
     tokens: u64,
+}
+
+impl Window {
+    fn new(now: Instant) -> Self {
+        Window {
+            began: now,
+            requests: 0,
+            tokens: 0,
+        }
+    }
+
+    /// Whether one more request of `tokens` fits `requests` and `max_tokens` in this
+    /// window as of `now` (an ended window starts again); `refused` says which is spent.
+    fn fits(
+        &mut self,
+        now: Instant,
+        (requests, max_tokens): (u32, u64),
+        tokens: u64,
+        refused: (Limited, Limited),
+    ) -> Result<(), Limited> {
+        if now.duration_since(self.began) >= WINDOW {
+            *self = Window::new(now);
+        }
+        if self.requests >= requests {
+            return Err(refused.0);
+        }
+        if self.tokens.saturating_add(tokens) > max_tokens {
+            return Err(refused.1);
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, tokens: u64) {
+        self.requests = self.requests.saturating_add(1);
+        self.tokens = self.tokens.saturating_add(tokens);
+    }
 }
 
 /// The bounds' state, shared by every request of a server.
@@ -107,7 +166,12 @@ impl Budgets {
         let total = limits.max_concurrent.max(1);
         Arc::new(Self {
             limits: *limits,
-            windows: Mutex::default(),
+            windows: Mutex::new(Windows {
+                by_pool: HashMap::new(),
+                unverified: Window::new(Instant::now()),
+                all: Window::new(Instant::now()),
+                sweep_at: 0,
+            }),
             running: Shares::new(total, total.div_ceil(4)),
         })
     }
@@ -135,26 +199,39 @@ impl Budgets {
                 .retain(|_, window| now.duration_since(window.began) < WINDOW);
             windows.sweep_at = windows.by_pool.len().saturating_mul(2);
         }
-        let window = windows.by_pool.entry(pool.clone()).or_insert(Window {
-            began: now,
-            requests: 0,
-            tokens: 0,
-        });
-        if now.duration_since(window.began) >= WINDOW {
-            *window = Window {
-                began: now,
-                requests: 0,
-                tokens: 0,
-            };
+        let limits = &self.limits;
+        let caller = (Limited::Requests, Limited::Tokens);
+        let server = (Limited::ServerRequests, Limited::ServerTokens);
+        let whole = (
+            limits.total_requests_per_minute,
+            limits.total_tokens_per_minute,
+        );
+        windows.all.fits(now, whole, tokens, server)?;
+        let verified = pool.is_verified();
+        if !verified {
+            let part = (
+                u32::try_from(unverified_part(whole.0 as usize)).unwrap_or(u32::MAX),
+                u64::try_from(unverified_part(
+                    usize::try_from(whole.1).unwrap_or(usize::MAX),
+                ))
+                .unwrap_or(u64::MAX),
+            );
+            windows.unverified.fits(now, part, tokens, server)?;
         }
-        if window.requests >= self.limits.requests_per_minute {
-            return Err(Limited::Requests);
+        let own = (limits.requests_per_minute, limits.tokens_per_minute);
+        windows
+            .by_pool
+            .entry(pool.clone())
+            .or_insert_with(|| Window::new(now))
+            .fits(now, own, tokens, caller)?;
+        // Every window has room: the request is taken from each.
+        windows.all.take(tokens);
+        if !verified {
+            windows.unverified.take(tokens);
         }
-        if window.tokens.saturating_add(tokens) > self.limits.tokens_per_minute {
-            return Err(Limited::Tokens);
+        if let Some(window) = windows.by_pool.get_mut(pool) {
+            window.take(tokens);
         }
-        window.requests += 1;
-        window.tokens = window.tokens.saturating_add(tokens);
         Ok(Admitted { _place: place })
     }
 }
@@ -182,6 +259,33 @@ mod tests {
         assert!(budgets.admit(&b, 10).is_ok(), "another pool's budget");
         assert_eq!(budgets.admit(&b, 991).err(), Some(Limited::Tokens));
         assert!(budgets.admit(&b, 990).is_ok());
+    }
+
+    /// Made-up identities pooled apart (no address known) still share the unverified
+    /// callers' part of the server's minute, and a verified principal keeps the rest.
+    #[test]
+    fn the_unverified_callers_together_take_a_part_of_the_servers_minute() {
+        let limits = SamplingLimits {
+            total_requests_per_minute: 8,
+            ..SamplingLimits::default()
+        };
+        let budgets = Budgets::new(&limits);
+        let made_up = |n: usize| Pool::of(&format!("made-up-{n}"), false, None);
+        for n in 0..6 {
+            assert!(budgets.admit(&made_up(n), 1).is_ok(), "identity {n}");
+        }
+        // Three quarters of 8: the seventh identity finds the part spent.
+        assert_eq!(
+            budgets.admit(&made_up(6), 1).err(),
+            Some(Limited::ServerRequests)
+        );
+        let verified = Pool::of("alice", true, None);
+        assert!(budgets.admit(&verified, 1).is_ok());
+        assert!(budgets.admit(&verified, 1).is_ok());
+        assert_eq!(
+            budgets.admit(&verified, 1).err(),
+            Some(Limited::ServerRequests)
+        );
     }
 
     #[test]
