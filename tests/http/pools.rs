@@ -390,3 +390,41 @@ async fn a_router_served_with_connect_info_pools_by_address() {
     );
     assert_eq!(fresh(addr, "127.0.0.9", &[]).await, StatusCode::OK);
 }
+
+/// Requests that resend the id of a session request still in flight wait for it holding
+/// a slot each, so that a client cannot park any number of them (each with its body)
+/// beside its share: beyond it they are refused at once, as any request would be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resends_of_an_id_in_flight_wait_within_the_callers_share() {
+    use saga_examples::harness::session::Session;
+    let running = start(
+        HttpLimits::default()
+            .max_concurrent_requests(8)
+            .max_requests_per_principal(2)
+            .queue_timeout(Duration::from_millis(200)),
+    )
+    .await;
+    let url = format!("http://{}/mcp", running.addr);
+    let session = Session::open(&url, json!({})).await;
+    let call = json!({
+        "jsonrpc": "2.0", "id": "dup", "method": "tools/call",
+        "params": {"name": "hold", "arguments": {"seconds": 4}}
+    });
+    let _first = session.request(call.clone()).await;
+    let started = Instant::now();
+    let resends = futures::future::join_all((0..6).map(|_| async {
+        let response = session.post(&call).await;
+        (response.status(), started.elapsed())
+    }))
+    .await;
+    let refused_at_once = resends
+        .iter()
+        .filter(|(status, took)| {
+            *status == StatusCode::TOO_MANY_REQUESTS && *took < Duration::from_millis(1500)
+        })
+        .count();
+    assert!(
+        refused_at_once >= 4,
+        "resends beyond the share waited instead: {resends:?}"
+    );
+}

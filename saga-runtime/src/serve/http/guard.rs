@@ -32,12 +32,13 @@ const CALL_METHODS: [&str; 4] = [
     resumable::RESUME,
 ];
 
-/// The answer to a request that names a session the caller did not open: the same as for
-/// a session that does not exist, so that an id tells a stranger nothing.
 /// How long a session request whose id is still in flight waits for that request to
-/// leave before it is refused (see `guard_owned`).
+/// leave before it is refused (see `guard_owned`). It waits holding its slot, so that
+/// waiters count against the slots (and their bodies against the memory they bound).
 const DUPLICATE_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The answer to a request that names a session the caller did not open: the same as for
+/// a session that does not exist, so that an id tells a stranger nothing.
 fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
@@ -216,8 +217,8 @@ impl Guard {
             // person to answer an elicitation: it must not hold a slot meanwhile, or the
             // answers themselves could not get in. Its body is read and checked, and a
             // request (not a notification or an answer) is counted against the session
-            // bounds until both its handler and its response are done.
-            drop(slot);
+            // bounds until both its handler and its response are done. Its slot is given
+            // back once it is counted, after any wait for its id (below).
             let held = if envelope.method.is_some() && envelope.has_id() {
                 // The id as the envelope's walk kept it; a long one is read again.
                 let request = envelope.id().or_else(|| request_id(&bytes));
@@ -254,6 +255,7 @@ impl Guard {
             } else {
                 None
             };
+            drop(slot);
             let notices = envelope
                 .method
                 .as_deref()
