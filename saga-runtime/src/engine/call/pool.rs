@@ -118,11 +118,13 @@ impl Pool {
         if let Some(principal) = key.strip_prefix(CALLER_PREFIX) {
             return Self::UnverifiedCaller(principal.into());
         }
-        match key
-            .strip_prefix("unverified:")
-            .and_then(|address| address.parse().ok())
-        {
-            Some(address) => Self::Unverified(address),
+        match key.strip_prefix("unverified:") {
+            Some(address) => match address.parse() {
+                Ok(address) => Self::Unverified(address),
+                // Records of earlier builds name callers of no known address
+                // `unverified:unknown`: still unverified, never a verified principal.
+                Err(_) => Self::UnverifiedCaller(key.into()),
+            },
             None => Self::Verified(key.into()),
         }
     }
@@ -170,7 +172,14 @@ pub(crate) struct Shares {
     unverified: Arc<Semaphore>,
     per_pool: usize,
     sizes: (usize, usize),
-    pools: Mutex<HashMap<Pool, Arc<Semaphore>>>,
+    pools: Mutex<PoolMap>,
+}
+
+/// The pools' semaphores, and the size at which idle ones are next forgotten.
+#[derive(Default)]
+struct PoolMap {
+    by_pool: HashMap<Pool, Arc<Semaphore>>,
+    sweep_at: usize,
 }
 
 /// A place under a [`Shares`] bound, given back when dropped.
@@ -198,21 +207,23 @@ impl Shares {
     fn pool_semaphore(&self, pool: &Pool) -> Arc<Semaphore> {
         match self.pools.lock() {
             Ok(mut pools) => {
-                if let Some(semaphore) = pools.get(pool) {
+                if let Some(semaphore) = pools.by_pool.get(pool) {
                     return semaphore.clone();
                 }
                 // Pools that hold nothing stay in the map (most requests come from pools
                 // seen before, and a lookup is cheaper than an insert and a removal), until
-                // the map holds twice as many pools as the bound has places: then they go,
-                // at most once per that many new pools (no pass per request).
-                if pools.len() >= self.sizes.0.saturating_mul(2) {
+                // the map holds twice as many pools as the bound has places: then they go.
+                // The next pass waits until the map has doubled again, so that pools kept
+                // by their waiting requests do not cost a pass per new pool.
+                if pools.by_pool.len() >= pools.sweep_at.max(self.sizes.0.saturating_mul(2)) {
                     let per_pool = self.per_pool;
-                    pools.retain(|_, held| {
+                    pools.by_pool.retain(|_, held| {
                         Arc::strong_count(held) > 1 || held.available_permits() < per_pool
                     });
+                    pools.sweep_at = pools.by_pool.len().saturating_mul(2);
                 }
                 let semaphore = Arc::new(Semaphore::new(self.per_pool));
-                pools.insert(pool.clone(), semaphore.clone());
+                pools.by_pool.insert(pool.clone(), semaphore.clone());
                 semaphore
             }
             // A poisoned map: a share of its own, so the bound still holds globally.
@@ -302,7 +313,7 @@ impl Shares {
 
     #[cfg(test)]
     fn pools(&self) -> usize {
-        self.pools.lock().map_or(0, |pools| pools.len())
+        self.pools.lock().map_or(0, |pools| pools.by_pool.len())
     }
 }
 
@@ -354,6 +365,8 @@ mod tests {
         ] {
             assert_eq!(Pool::from_key(&pool.key()), pool);
         }
+        // What earlier builds wrote for a caller of no known address is not verified.
+        assert!(!Pool::from_key("unverified:unknown").is_verified());
     }
 
     #[test]
