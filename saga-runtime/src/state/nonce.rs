@@ -47,6 +47,16 @@ pub(super) fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
     nonce
 }
 
+/// The nonce of a new chain's first link: fresh, its sequence number zero, so that the
+/// chain has room for every round of its call (from a random number it could run out,
+/// and go on as another chain that retiring the call would miss). One draw, as
+/// [`fresh`].
+pub(super) fn first_link() -> [u8; NONCE_LEN] {
+    let mut nonce = fresh();
+    nonce[8..12].fill(0);
+    nonce
+}
+
 /// A fresh nonce.
 pub(super) fn fresh() -> [u8; NONCE_LEN] {
     watch_forks();

@@ -260,6 +260,14 @@ impl StateCodec {
         self.seal_nonce(expires_at, point, binding, plaintext, super::nonce::fresh())
     }
 
+    /// [`StateCodec::seal`] as the first link of a new chain (see [`Link`]): a call's first
+    /// round.
+    pub fn seal_first(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
+        let expires_at = unix_now().saturating_add(self.ttl.as_secs());
+        let nonce = super::nonce::first_link();
+        self.seal_nonce(expires_at, point, binding, plaintext, nonce)
+    }
+
     /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
     pub fn seal_linked(
         &self,
@@ -806,6 +814,25 @@ mod header_tests {
             codec.open_at(1_000, &token, &point(9), &binding),
             Err(OpenError::Point { .. })
         ));
+    }
+
+    /// A call's first token starts its chain at zero, so that the chain outlasts every
+    /// round of the call (a chain that ran out would go on as another, which retiring
+    /// the call would miss); each first token is a chain of its own.
+    #[test]
+    fn a_first_round_starts_a_chain_of_its_own_at_zero() {
+        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let first = codec.seal_first(&point(7), &binding, b"state");
+        let again = codec.seal_first(&point(7), &binding, b"state");
+        let (a, b) = (
+            TokenHeader::peek_link(&first).expect("a link"),
+            TokenHeader::peek_link(&again).expect("a link"),
+        );
+        assert_eq!((a.seq, b.seq), (0, 0));
+        assert_ne!(a.chain, b.chain);
+        let opened = codec.open(&first, &point(7), &binding).expect("opens");
+        assert_eq!(opened.link(), a);
     }
 
     #[test]

@@ -221,8 +221,7 @@ async fn run_transition<T: SagaTool>(
     }
 
     // Step: the tool runs once, to its next suspension. The token this round hands out is
-    // the next link of the call's chain; a first round's starts one (its nonce is all
-    // random: a chain at a random number).
+    // the next link of the call's chain; a first round's starts one (at number zero).
     let link = resumed.as_ref().map(|(opened, _)| opened.link().next());
     head.round = head.round.saturating_add(1);
     span.record("round", head.round);
@@ -429,7 +428,7 @@ impl<'a, T: SagaTool> Run<'a, T> {
                 let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
                 codec.seal_linked(expires_at, &point.key, self.binding, &plaintext, link)
             }
-            None => codec.seal(&point.key, self.binding, &plaintext),
+            None => codec.seal_first(&point.key, self.binding, &plaintext),
         };
         if token.len() > codec.max_token_len() {
             // The server would refuse this token when it comes back (and a client could
