@@ -107,7 +107,7 @@ where
 
 /// A saga's state enum, as the macro generates it: what a suspension seals.
 #[diagnostic::on_unimplemented(
-    message = "the saga's state cannot be saved: a local kept across one of its suspension points cannot be",
+    message = "the saga's state cannot be saved: a local kept across one of its suspension points cannot be saved",
     label = "the locals of this saga that live across a suspension must be `Serialize` and `Deserialize`",
     note = "the error at that local says which, and how to keep it; with none, a saved local's type implements `Deserialize` but not `Serialize`: derive both"
 )]
