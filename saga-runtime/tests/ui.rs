@@ -1,5 +1,6 @@
-//! Compile-fail tests for `#[derive(Elicit)]`: each case's error must land on the user's
-//! token and say what is wrong, why, and how to fix it.
+//! Compile-fail tests for `#[saga_tool]`, `#[saga_fn]` and `#[derive(Elicit)]`: each
+//! case's error must land on the user's token, say what is wrong, why, and how to fix it,
+//! and be the only error for its mistake.
 
 #[test]
 fn ui() {

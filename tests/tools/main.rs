@@ -4,6 +4,7 @@
 //! One binary: `cargo test --test tools`, or one file of it with `cargo test --test tools
 //! diagrams::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
 
+mod advice;
 mod diagrams;
 mod examples_tested;
 mod first_hour;

@@ -38,11 +38,7 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;
-    let fields = saved.iter().map(|s| {
-        let field = &s.field;
-        let ident = &s.ident;
-        quote_spanned!(ident.span()=> #field: #private::Slot(__kind.keep(#ident)))
-    });
+    let (keeps, fields) = super::keep::fields(site, saved, super::keep::Keeper::CallKind);
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(
             &mut __slot,
@@ -58,6 +54,7 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let failed = carrier.wrap(quote_spanned!(span=> #private::failed(__message)));
     quote_spanned! {span=>
         #private::FnStep::Suspend { state: __callee, requests: __round } => {
+            #(#keeps)*
             return #suspend;
         }
         #private::FnStep::AskAgain(__round) => return #ask_again,
@@ -214,10 +211,19 @@ pub fn request_kind_items() -> Vec<syn::Item> {
             ) -> #private::FnStep<O> {
                 ::core::unreachable!()
             }
-            fn keep<T>(self, local: T) -> #private::Unreachable<T> {
+            fn keep<T>(self, local: T) -> #private::Slot<#private::Unreachable<T>> {
                 <#private::FutureKind<O> as ::core::default::Default>::default().keep(local)
             }
-            fn restore<T>(self, saved: #private::Unreachable<T>) -> T {
+            fn for_items<T>(self, items: &::std::vec::Vec<T>) -> #private::Items<()> {
+                <#private::FutureKind<O> as ::core::default::Default>::default().for_items(items)
+            }
+            fn keep_item<I, M>(self, item: I, items: #private::Items<M>) -> #private::Slot<#private::Unreachable<I>> {
+                <#private::FutureKind<O> as ::core::default::Default>::default().keep_item(item, items)
+            }
+            fn keep_rest<T>(self, items: ::std::vec::Vec<T>) -> #private::Slot<#private::Unreachable<::std::vec::Vec<T>>> {
+                <#private::FutureKind<O> as ::core::default::Default>::default().keep_rest(items)
+            }
+            fn restore<T>(self, saved: #private::Slot<#private::Unreachable<T>>) -> T {
                 <#private::FutureKind<O> as ::core::default::Default>::default().restore(saved)
             }
             fn trace_callee(self, variant: &'static str) {

@@ -381,7 +381,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             let field = &local.field;
             fields.push(quote!(#field: #param));
             let binding = format_ident!("__saved_{}", field);
-            pattern.push(quote!(#field: #private::Slot(#binding)));
+            pattern.push(quote!(#field: #binding));
             params.push(param);
         }
         if site.suspension.is_call() {

@@ -11,6 +11,7 @@ mod expand;
 mod fallback;
 mod helper;
 mod items;
+mod keep;
 mod kind;
 mod local;
 mod lower;

@@ -294,12 +294,11 @@ const _: () = {
                                 if first.is_uppercase() {
                                     let __a2 = {
                                         let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                        ::saga_runtime::__private::saved(&answer);
                                         return ::core::result::Result::Ok(
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
-                                                    answer: ::saga_runtime::__private::Slot(answer),
+                                                    answer: ::saga_runtime::__private::keep(answer),
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
@@ -320,12 +319,11 @@ const _: () = {
                                         let __mark0 = ::saga_runtime::__private::marker(
                                             &__request0,
                                         );
-                                        ::saga_runtime::__private::saved(&answer);
                                         return ::core::result::Result::Ok(
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterListRootsRoots {
-                                                    answer: ::saga_runtime::__private::Slot(answer),
+                                                    answer: ::saga_runtime::__private::keep(answer),
                                                     __m0: __mark0,
                                                 },
                                                 {
@@ -362,8 +360,14 @@ const _: () = {
                             struct __SagaProbe<T: ?::core::marker::Sized>(
                                 ::core::marker::PhantomData<T>,
                             );
-                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                                fn of(_: &T) -> Self {
+                            trait __SagaProbeOf {
+                                type Probe;
+                                fn __saga_probe(&self) -> Self::Probe;
+                            }
+                            impl<T> __SagaProbeOf
+                            for ::saga_runtime::__private::Slot<T> {
+                                type Probe = __SagaProbe<T>;
+                                fn __saga_probe(&self) -> __SagaProbe<T> {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
@@ -409,16 +413,12 @@ const _: () = {
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
                                 K: OwnedAcrossSuspension<L>,
-                            >(_: &L, _: K) {}
+                            >(_: &__SagaProbe<L>, _: K) {}
                             match __state {
-                                __State::AfterCheckpoint {
-                                    answer: ::saga_runtime::__private::Slot(answer),
-                                    ..
-                                } => {
-                                    __saga_owned(
-                                        answer,
-                                        (&__SagaProbe::of(answer)).__saga_kind(),
-                                    );
+                                __State::AfterCheckpoint { answer: answer, .. } => {
+                                    let __probe = __SagaProbeOf::__saga_probe(answer);
+                                    let __kind = (&__probe).__saga_kind();
+                                    __saga_owned(&__probe, __kind);
                                 }
                                 #[allow(unreachable_patterns)]
                                 _ => {}
@@ -489,12 +489,11 @@ const _: () = {
                                     if first.is_uppercase() {
                                         let __a2 = {
                                             let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                            ::saga_runtime::__private::saved(&answer);
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: ::saga_runtime::__private::Slot(answer),
+                                                        answer: ::saga_runtime::__private::keep(answer),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -515,12 +514,11 @@ const _: () = {
                                             let __mark0 = ::saga_runtime::__private::marker(
                                                 &__request0,
                                             );
-                                            ::saga_runtime::__private::saved(&answer);
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: ::saga_runtime::__private::Slot(answer),
+                                                        answer: ::saga_runtime::__private::keep(answer),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -594,12 +592,11 @@ const _: () = {
                                     if first.is_uppercase() {
                                         let __a2 = {
                                             let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                            ::saga_runtime::__private::saved(&answer);
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: ::saga_runtime::__private::Slot(answer),
+                                                        answer: ::saga_runtime::__private::keep(answer),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -620,12 +617,11 @@ const _: () = {
                                             let __mark0 = ::saga_runtime::__private::marker(
                                                 &__request0,
                                             );
-                                            ::saga_runtime::__private::saved(&answer);
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
                                                     &mut __slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: ::saga_runtime::__private::Slot(answer),
+                                                        answer: ::saga_runtime::__private::keep(answer),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -658,10 +654,10 @@ const _: () = {
                                 }
                                 ::core::result::Result::Ok(Self::__finish(Ok(answer)))
                             }
-                            __State::AfterCheckpoint {
-                                answer: ::saga_runtime::__private::Slot(__saved_answer),
-                            } => {
-                                let answer = __saved_answer;
+                            __State::AfterCheckpoint { answer: __saved_answer } => {
+                                let answer = ::saga_runtime::__private::restore(
+                                    __saved_answer,
+                                );
                                 {
                                     {
                                         let __a2 = ();
@@ -671,10 +667,12 @@ const _: () = {
                                 ::core::result::Result::Ok(Self::__finish(Ok(answer)))
                             }
                             __State::AfterListRootsRoots {
-                                answer: ::saga_runtime::__private::Slot(__saved_answer),
+                                answer: __saved_answer,
                                 __m0: __mark0,
                             } => {
-                                let answer = __saved_answer;
+                                let answer = ::saga_runtime::__private::restore(
+                                    __saved_answer,
+                                );
                                 {
                                     {
                                         if ::saga_runtime::__private::asking_again(&__answers)

@@ -192,15 +192,13 @@ const _: () = {
                                     total += u64::from(i);
                                     let __a0 = {
                                         let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                        ::saga_runtime::__private::saved(&n);
-                                        ::saga_runtime::__private::saved(&total);
                                         return ::core::result::Result::Ok(
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterCheckpoint {
-                                                    n: ::saga_runtime::__private::Slot(n),
-                                                    total: ::saga_runtime::__private::Slot(total),
-                                                    __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                    n: ::saga_runtime::__private::keep(n),
+                                                    total: ::saga_runtime::__private::keep(total),
+                                                    __rest1: ::saga_runtime::__private::keep(__rest1),
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
@@ -225,8 +223,14 @@ const _: () = {
                             struct __SagaProbe<T: ?::core::marker::Sized>(
                                 ::core::marker::PhantomData<T>,
                             );
-                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                                fn of(_: &T) -> Self {
+                            trait __SagaProbeOf {
+                                type Probe;
+                                fn __saga_probe(&self) -> Self::Probe;
+                            }
+                            impl<T> __SagaProbeOf
+                            for ::saga_runtime::__private::Slot<T> {
+                                type Probe = __SagaProbe<T>;
+                                fn __saga_probe(&self) -> __SagaProbe<T> {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
@@ -272,18 +276,19 @@ const _: () = {
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
                                 K: OwnedAcrossSuspension<L>,
-                            >(_: &L, _: K) {}
+                            >(_: &__SagaProbe<L>, _: K) {}
                             match __state {
-                                __State::AfterCheckpoint {
-                                    n: ::saga_runtime::__private::Slot(n),
-                                    total: ::saga_runtime::__private::Slot(total),
-                                    ..
-                                } => {
-                                    __saga_owned(n, (&__SagaProbe::of(n)).__saga_kind());
-                                    __saga_owned(
-                                        total,
-                                        (&__SagaProbe::of(total)).__saga_kind(),
-                                    );
+                                __State::AfterCheckpoint { n: n, total: total, .. } => {
+                                    {
+                                        let __probe = __SagaProbeOf::__saga_probe(n);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
+                                    {
+                                        let __probe = __SagaProbeOf::__saga_probe(total);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
                                 }
                                 #[allow(unreachable_patterns)]
                                 _ => {}
@@ -311,13 +316,17 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterCheckpoint {
-                                n: ::saga_runtime::__private::Slot(__saved_n),
-                                total: ::saga_runtime::__private::Slot(__saved_total),
-                                __rest1: ::saga_runtime::__private::Slot(__saved___rest1),
+                                n: __saved_n,
+                                total: __saved_total,
+                                __rest1: __saved___rest1,
                             } => {
-                                let n = __saved_n;
-                                let mut total = __saved_total;
-                                let mut __rest1 = __saved___rest1;
+                                let n = ::saga_runtime::__private::restore(__saved_n);
+                                let mut total = ::saga_runtime::__private::restore(
+                                    __saved_total,
+                                );
+                                let mut __rest1 = ::saga_runtime::__private::restore(
+                                    __saved___rest1,
+                                );
                                 {
                                     '__peel0_0: {
                                         {
@@ -333,15 +342,13 @@ const _: () = {
                                             total += u64::from(i);
                                             let __a0 = {
                                                 let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                                ::saga_runtime::__private::saved(&n);
-                                                ::saga_runtime::__private::saved(&total);
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterCheckpoint {
-                                                            n: ::saga_runtime::__private::Slot(n),
-                                                            total: ::saga_runtime::__private::Slot(total),
-                                                            __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                            n: ::saga_runtime::__private::keep(n),
+                                                            total: ::saga_runtime::__private::keep(total),
+                                                            __rest1: ::saga_runtime::__private::keep(__rest1),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();

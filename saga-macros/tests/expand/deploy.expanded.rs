@@ -232,12 +232,11 @@ const _: () = {
                                 let __mark0 = ::saga_runtime::__private::marker(
                                     &__request0,
                                 );
-                                ::saga_runtime::__private::saved(&target);
                                 return ::core::result::Result::Ok(
                                     ::saga_runtime::__private::suspend(
                                         &mut __slot,
                                         __State::AfterSampleVerdict {
-                                            target: ::saga_runtime::__private::Slot(target),
+                                            target: ::saga_runtime::__private::keep(target),
                                             __m0: __mark0,
                                         },
                                         {
@@ -281,8 +280,14 @@ const _: () = {
                             struct __SagaProbe<T: ?::core::marker::Sized>(
                                 ::core::marker::PhantomData<T>,
                             );
-                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                                fn of(_: &T) -> Self {
+                            trait __SagaProbeOf {
+                                type Probe;
+                                fn __saga_probe(&self) -> Self::Probe;
+                            }
+                            impl<T> __SagaProbeOf
+                            for ::saga_runtime::__private::Slot<T> {
+                                type Probe = __SagaProbe<T>;
+                                fn __saga_probe(&self) -> __SagaProbe<T> {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
@@ -328,16 +333,12 @@ const _: () = {
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
                                 K: OwnedAcrossSuspension<L>,
-                            >(_: &L, _: K) {}
+                            >(_: &__SagaProbe<L>, _: K) {}
                             match __state {
-                                __State::AfterSampleVerdict {
-                                    target: ::saga_runtime::__private::Slot(target),
-                                    ..
-                                } => {
-                                    __saga_owned(
-                                        target,
-                                        (&__SagaProbe::of(target)).__saga_kind(),
-                                    );
+                                __State::AfterSampleVerdict { target: target, .. } => {
+                                    let __probe = __SagaProbeOf::__saga_probe(target);
+                                    let __kind = (&__probe).__saga_kind();
+                                    __saga_owned(&__probe, __kind);
                                 }
                                 #[allow(unreachable_patterns)]
                                 _ => {}
@@ -408,12 +409,11 @@ const _: () = {
                                     let __mark0 = ::saga_runtime::__private::marker(
                                         &__request0,
                                     );
-                                    ::saga_runtime::__private::saved(&target);
                                     return ::core::result::Result::Ok(
                                         ::saga_runtime::__private::suspend(
                                             &mut __slot,
                                             __State::AfterSampleVerdict {
-                                                target: ::saga_runtime::__private::Slot(target),
+                                                target: ::saga_runtime::__private::keep(target),
                                                 __m0: __mark0,
                                             },
                                             {
@@ -438,10 +438,12 @@ const _: () = {
                                 };
                             }
                             __State::AfterSampleVerdict {
-                                target: ::saga_runtime::__private::Slot(__saved_target),
+                                target: __saved_target,
                                 __m0: __mark0,
                             } => {
-                                let target = __saved_target;
+                                let target = ::saga_runtime::__private::restore(
+                                    __saved_target,
+                                );
                                 if ::saga_runtime::__private::asking_again(&__answers)
                                     || !::saga_runtime::__private::fits(
                                         &__mark0,

@@ -230,16 +230,13 @@ const _: () = {
                                         let __mark0 = ::saga_runtime::__private::marker(
                                             &__request0,
                                         );
-                                        ::saga_runtime::__private::saved(&limit);
-                                        ::saga_runtime::__private::saved(&candidates);
-                                        ::saga_runtime::__private::saved(&names);
                                         return ::core::result::Result::Ok(
                                             ::saga_runtime::__private::suspend(
                                                 &mut __slot,
                                                 __State::AfterElicitName {
-                                                    limit: ::saga_runtime::__private::Slot(limit),
-                                                    candidates: ::saga_runtime::__private::Slot(candidates),
-                                                    names: ::saga_runtime::__private::Slot(names),
+                                                    limit: ::saga_runtime::__private::keep(limit),
+                                                    candidates: ::saga_runtime::__private::keep(candidates),
+                                                    names: ::saga_runtime::__private::keep(names),
                                                     __m0: __mark0,
                                                 },
                                                 {
@@ -299,15 +296,20 @@ const _: () = {
                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                     &__request0,
                                                 );
-                                                ::saga_runtime::__private::saved(&names);
+                                                let __items1 = ::saga_runtime::__private::for_items(
+                                                    &__rest1,
+                                                );
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
                                                         &mut __slot,
                                                         __State::AfterElicitKeep {
-                                                            __rest2: ::saga_runtime::__private::Slot(__rest2),
-                                                            candidate: ::saga_runtime::__private::Slot(candidate),
-                                                            names: ::saga_runtime::__private::Slot(names),
-                                                            __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                            __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                            candidate: ::saga_runtime::__private::keep_item(
+                                                                candidate,
+                                                                __items1,
+                                                            ),
+                                                            names: ::saga_runtime::__private::keep(names),
+                                                            __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -345,8 +347,14 @@ const _: () = {
                             struct __SagaProbe<T: ?::core::marker::Sized>(
                                 ::core::marker::PhantomData<T>,
                             );
-                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                                fn of(_: &T) -> Self {
+                            trait __SagaProbeOf {
+                                type Probe;
+                                fn __saga_probe(&self) -> Self::Probe;
+                            }
+                            impl<T> __SagaProbeOf
+                            for ::saga_runtime::__private::Slot<T> {
+                                type Probe = __SagaProbe<T>;
+                                fn __saga_probe(&self) -> __SagaProbe<T> {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
@@ -392,26 +400,29 @@ const _: () = {
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
                                 K: OwnedAcrossSuspension<L>,
-                            >(_: &L, _: K) {}
+                            >(_: &__SagaProbe<L>, _: K) {}
                             match __state {
                                 __State::AfterElicitName {
-                                    limit: ::saga_runtime::__private::Slot(limit),
-                                    candidates: ::saga_runtime::__private::Slot(candidates),
-                                    names: ::saga_runtime::__private::Slot(names),
+                                    limit: limit,
+                                    candidates: candidates,
+                                    names: names,
                                     ..
                                 } => {
-                                    __saga_owned(
-                                        limit,
-                                        (&__SagaProbe::of(limit)).__saga_kind(),
-                                    );
-                                    __saga_owned(
-                                        candidates,
-                                        (&__SagaProbe::of(candidates)).__saga_kind(),
-                                    );
-                                    __saga_owned(
-                                        names,
-                                        (&__SagaProbe::of(names)).__saga_kind(),
-                                    );
+                                    {
+                                        let __probe = __SagaProbeOf::__saga_probe(limit);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
+                                    {
+                                        let __probe = __SagaProbeOf::__saga_probe(candidates);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
+                                    {
+                                        let __probe = __SagaProbeOf::__saga_probe(names);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
                                 }
                                 #[allow(unreachable_patterns)]
                                 _ => {}
@@ -439,16 +450,20 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterElicitName {
-                                limit: ::saga_runtime::__private::Slot(__saved_limit),
-                                candidates: ::saga_runtime::__private::Slot(
-                                    __saved_candidates,
-                                ),
-                                names: ::saga_runtime::__private::Slot(__saved_names),
+                                limit: __saved_limit,
+                                candidates: __saved_candidates,
+                                names: __saved_names,
                                 __m0: __mark0,
                             } => {
-                                let limit = __saved_limit;
-                                let candidates = __saved_candidates;
-                                let mut names = __saved_names;
+                                let limit = ::saga_runtime::__private::restore(
+                                    __saved_limit,
+                                );
+                                let candidates = ::saga_runtime::__private::restore(
+                                    __saved_candidates,
+                                );
+                                let mut names = ::saga_runtime::__private::restore(
+                                    __saved_names,
+                                );
                                 {
                                     let __flow = '__peel0_0: {
                                         {
@@ -502,16 +517,13 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        ::saga_runtime::__private::saved(&limit);
-                                                        ::saga_runtime::__private::saved(&candidates);
-                                                        ::saga_runtime::__private::saved(&names);
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &mut __slot,
                                                                 __State::AfterElicitName {
-                                                                    limit: ::saga_runtime::__private::Slot(limit),
-                                                                    candidates: ::saga_runtime::__private::Slot(candidates),
-                                                                    names: ::saga_runtime::__private::Slot(names),
+                                                                    limit: ::saga_runtime::__private::keep(limit),
+                                                                    candidates: ::saga_runtime::__private::keep(candidates),
+                                                                    names: ::saga_runtime::__private::keep(names),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {
@@ -574,15 +586,20 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    ::saga_runtime::__private::saved(&names);
+                                                    let __items1 = ::saga_runtime::__private::for_items(
+                                                        &__rest1,
+                                                    );
                                                     return ::core::result::Result::Ok(
                                                         ::saga_runtime::__private::suspend(
                                                             &mut __slot,
                                                             __State::AfterElicitKeep {
-                                                                __rest2: ::saga_runtime::__private::Slot(__rest2),
-                                                                candidate: ::saga_runtime::__private::Slot(candidate),
-                                                                names: ::saga_runtime::__private::Slot(names),
-                                                                __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                                __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                candidate: ::saga_runtime::__private::keep_item(
+                                                                    candidate,
+                                                                    __items1,
+                                                                ),
+                                                                names: ::saga_runtime::__private::keep(names),
+                                                                __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                 __m0: __mark0,
                                                             },
                                                             {
@@ -617,21 +634,27 @@ const _: () = {
                                 ::core::result::Result::Ok(Self::__finish(Ok(names)))
                             }
                             __State::AfterElicitKeep {
-                                __rest2: ::saga_runtime::__private::Slot(__saved___rest2),
-                                candidate: ::saga_runtime::__private::Slot(
-                                    __saved_candidate,
-                                ),
-                                names: ::saga_runtime::__private::Slot(__saved_names),
-                                __rest1: ::saga_runtime::__private::Slot(__saved___rest1),
+                                __rest2: __saved___rest2,
+                                candidate: __saved_candidate,
+                                names: __saved_names,
+                                __rest1: __saved___rest1,
                                 __m0: __mark0,
                             } => {
-                                let mut names = __saved_names;
-                                let mut __rest1 = __saved___rest1;
+                                let mut names = ::saga_runtime::__private::restore(
+                                    __saved_names,
+                                );
+                                let mut __rest1 = ::saga_runtime::__private::restore(
+                                    __saved___rest1,
+                                );
                                 {
                                     '__peel1_0: {
-                                        let candidate = __saved_candidate;
+                                        let candidate = ::saga_runtime::__private::restore(
+                                            __saved_candidate,
+                                        );
                                         {
-                                            let mut __rest2 = __saved___rest2;
+                                            let mut __rest2 = ::saga_runtime::__private::restore(
+                                                __saved___rest2,
+                                            );
                                             {
                                                 '__peel1_2: {
                                                     {
@@ -659,15 +682,20 @@ const _: () = {
                                                             let __mark0 = ::saga_runtime::__private::marker(
                                                                 &__request0,
                                                             );
-                                                            ::saga_runtime::__private::saved(&names);
+                                                            let __items1 = ::saga_runtime::__private::for_items(
+                                                                &__rest1,
+                                                            );
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
                                                                     &mut __slot,
                                                                     __State::AfterElicitKeep {
-                                                                        __rest2: ::saga_runtime::__private::Slot(__rest2),
-                                                                        candidate: ::saga_runtime::__private::Slot(candidate),
-                                                                        names: ::saga_runtime::__private::Slot(names),
-                                                                        __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                                        __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                        candidate: ::saga_runtime::__private::keep_item(
+                                                                            candidate,
+                                                                            __items1,
+                                                                        ),
+                                                                        names: ::saga_runtime::__private::keep(names),
+                                                                        __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -722,15 +750,20 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        ::saga_runtime::__private::saved(&names);
+                                                        let __items1 = ::saga_runtime::__private::for_items(
+                                                            &__rest1,
+                                                        );
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &mut __slot,
                                                                 __State::AfterElicitKeep {
-                                                                    __rest2: ::saga_runtime::__private::Slot(__rest2),
-                                                                    candidate: ::saga_runtime::__private::Slot(candidate),
-                                                                    names: ::saga_runtime::__private::Slot(names),
-                                                                    __rest1: ::saga_runtime::__private::Slot(__rest1),
+                                                                    __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                    candidate: ::saga_runtime::__private::keep_item(
+                                                                        candidate,
+                                                                        __items1,
+                                                                    ),
+                                                                    names: ::saga_runtime::__private::keep(names),
+                                                                    __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {

@@ -198,12 +198,11 @@ const _: () = {
                                 let __mark1 = ::saga_runtime::__private::marker(
                                     &__request1,
                                 );
-                                ::saga_runtime::__private::saved(&location);
                                 return ::core::result::Result::Ok(
                                     ::saga_runtime::__private::suspend(
                                         &mut __slot,
                                         __State::AfterJoinLoginCapital {
-                                            location: ::saga_runtime::__private::Slot(location),
+                                            location: ::saga_runtime::__private::keep(location),
                                             __m0: __mark0,
                                             __m1: __mark1,
                                         },
@@ -256,8 +255,14 @@ const _: () = {
                             struct __SagaProbe<T: ?::core::marker::Sized>(
                                 ::core::marker::PhantomData<T>,
                             );
-                            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                                fn of(_: &T) -> Self {
+                            trait __SagaProbeOf {
+                                type Probe;
+                                fn __saga_probe(&self) -> Self::Probe;
+                            }
+                            impl<T> __SagaProbeOf
+                            for ::saga_runtime::__private::Slot<T> {
+                                type Probe = __SagaProbe<T>;
+                                fn __saga_probe(&self) -> __SagaProbe<T> {
                                     __SagaProbe(::core::marker::PhantomData)
                                 }
                             }
@@ -303,16 +308,15 @@ const _: () = {
                             fn __saga_owned<
                                 L: ?::core::marker::Sized,
                                 K: OwnedAcrossSuspension<L>,
-                            >(_: &L, _: K) {}
+                            >(_: &__SagaProbe<L>, _: K) {}
                             match __state {
                                 __State::AfterJoinLoginCapital {
-                                    location: ::saga_runtime::__private::Slot(location),
+                                    location: location,
                                     ..
                                 } => {
-                                    __saga_owned(
-                                        location,
-                                        (&__SagaProbe::of(location)).__saga_kind(),
-                                    );
+                                    let __probe = __SagaProbeOf::__saga_probe(location);
+                                    let __kind = (&__probe).__saga_kind();
+                                    __saga_owned(&__probe, __kind);
                                 }
                                 #[allow(unreachable_patterns)]
                                 _ => {}
@@ -340,11 +344,13 @@ const _: () = {
                         };
                         match __resumed {
                             __State::AfterJoinLoginCapital {
-                                location: ::saga_runtime::__private::Slot(__saved_location),
+                                location: __saved_location,
                                 __m0: __mark0,
                                 __m1: __mark1,
                             } => {
-                                let location = __saved_location;
+                                let location = ::saga_runtime::__private::restore(
+                                    __saved_location,
+                                );
                                 if ::saga_runtime::__private::asking_again(&__answers)
                                     || !::saga_runtime::__private::fits(
                                         &__mark0,

@@ -3,7 +3,7 @@
 //! suspension, a range keeps what is left of it, and anything else is collected into a
 //! `Vec` of the items still to visit. Apart from the expressions because it is the one
 //! lowering that adds state of its own (a position, a range, the items), which the
-//! machine saves and the check of saved locals treats apart (`Site::for_items`).
+//! machine saves and the check of saved locals treats apart (`Site::for_loops`).
 
 use quote::format_ident;
 use syn::spanned::Spanned;
@@ -157,7 +157,12 @@ impl Lower<'_> {
         out.push(syn::parse_quote_spanned! {span=> #rest.reverse(); });
         let private = private_path();
         out.push(syn::parse_quote_spanned! {span=> #private::for_items(&#rest); });
-        pattern_bindings(&pat, &mut |ident, _| self.for_items.push(ident.to_string()));
+        let mut bindings = Vec::new();
+        pattern_bindings(&pat, &mut |ident, _| bindings.push(ident.to_string()));
+        self.for_loops.push(super::ForLoop {
+            rest: rest.clone(),
+            bindings,
+        });
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
             #(#attrs)* #label loop {
                 let ::core::option::Option::Some(#pat) = #rest.pop() else { break; };

@@ -49,9 +49,38 @@ pub struct Site {
     /// The statement as written, for the variant's doc comment.
     pub source: String,
     pub span: Span,
-    /// The bindings of `for` loops over saved items, checked by `for_items` rather than
-    /// one by one.
-    pub for_items: Vec<String>,
+    /// The `for` loops whose items are saved: checked by `for_items` at the loop's
+    /// collection rather than one by one.
+    pub for_loops: Vec<ForLoop>,
+}
+
+/// A `for` loop that saves the items it has still to visit, collected in a local.
+#[derive(Clone)]
+pub struct ForLoop {
+    /// The local holding them (`__restN`), spanned at the loop's collection.
+    pub rest: Ident,
+    /// The bindings of the item the loop is at.
+    pub bindings: Vec<String>,
+}
+
+impl Site {
+    /// Whether `name` is a `for` loop's item binding.
+    pub fn is_for_item(&self, name: &str) -> bool {
+        self.rest_of_binding(name).is_some()
+    }
+
+    /// Whether `name` holds a `for` loop's collected remaining items.
+    pub fn is_rest_of_items(&self, name: &str) -> bool {
+        self.for_loops.iter().any(|each| each.rest == name)
+    }
+
+    /// The loop's remaining items, if `name` is an item binding of it.
+    pub fn rest_of_binding(&self, name: &str) -> Option<&Ident> {
+        self.for_loops
+            .iter()
+            .find(|each| each.bindings.iter().any(|binding| binding == name))
+            .map(|each| &each.rest)
+    }
 }
 
 pub const SITE_MACRO: &str = "__saga_site";
@@ -73,12 +102,12 @@ pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
         hoisted: 0,
         variants: Vec::new(),
         source: String::new(),
-        for_items: Vec::new(),
+        for_loops: Vec::new(),
     };
     let block = lower.block(body);
     let mut sites = lower.sites;
     for site in &mut sites {
-        site.for_items.clone_from(&lower.for_items);
+        site.for_loops.clone_from(&lower.for_loops);
     }
     (block, sites)
 }
@@ -90,7 +119,7 @@ struct Lower<'a> {
     variants: Vec<String>,
     /// The statement being lowered, as written.
     source: String,
-    for_items: Vec<String>,
+    for_loops: Vec<ForLoop>,
 }
 
 impl Lower<'_> {

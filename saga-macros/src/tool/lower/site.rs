@@ -38,7 +38,7 @@ impl Lower<'_> {
             base,
             source: self.source.clone(),
             span,
-            for_items: Vec::new(),
+            for_loops: Vec::new(),
         });
         syn::parse2(quote_spanned!(span=> #answer)).unwrap_or_else(|_| syn::parse_quote!(#answer))
     }

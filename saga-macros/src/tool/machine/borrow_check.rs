@@ -27,7 +27,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
             .iter()
             .filter(|s| {
                 let name = s.ident.to_string();
-                !name.starts_with("__rest") && !site.for_items.contains(&name)
+                !name.starts_with("__rest") && !site.is_for_item(&name)
             })
             .filter(|s| {
                 // The same local saved at several sites: checked once.
@@ -42,18 +42,22 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
             .map(|s| {
                 let field = &s.field;
                 let span = s.ident.span();
-                quote_spanned! {span=>
-                    __saga_owned(#field, (&__SagaProbe::of(#field)).__saga_kind());
-                }
+                // The kind is found before the probe is passed on: a local that cannot be
+                // saved leaves the field's type unknown (see the runtime's `keep`), and the
+                // method call on it then says nothing more.
+                quote_spanned! {span=> {
+                    let __probe = __SagaProbeOf::__saga_probe(#field);
+                    let __kind = (&__probe).__saga_kind();
+                    __saga_owned(&__probe, __kind);
+                }}
             })
             .collect();
         if checks.is_empty() {
             continue;
         }
-        let private = private_path();
         let fields = checked.iter().map(|s| {
             let field = &s.field;
-            quote!(#field: #private::Slot(#field))
+            quote!(#field: #field)
         });
         arms.push(quote! {
             __State::#variant { #(#fields,)* .. } => { #(#checks)* }
@@ -67,8 +71,13 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
         let __step = #start;
         if let ::core::option::Option::Some(__state) = &__slot {
             struct __SagaProbe<T: ?::core::marker::Sized>(::core::marker::PhantomData<T>);
-            impl<T: ?::core::marker::Sized> __SagaProbe<T> {
-                fn of(_: &T) -> Self {
+            trait __SagaProbeOf {
+                type Probe;
+                fn __saga_probe(&self) -> Self::Probe;
+            }
+            impl<T> __SagaProbeOf for #private::Slot<T> {
+                type Probe = __SagaProbe<T>;
+                fn __saga_probe(&self) -> __SagaProbe<T> {
                     __SagaProbe(::core::marker::PhantomData)
                 }
             }
@@ -81,7 +90,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
             }
             // Only borrows that deserialize for one lifetime (`&str`, `&[u8]`, `&Path`,
             // and options and vectors of them): what fails to deserialize at all
-            // (`&String`) is reported at the local by `saved` already.
+            // (`&String`) is reported at the local by `keep` already.
             impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow for __SagaProbe<&'a T>
             where
                 &'a T: #private::serde::Deserialize<'a>,
@@ -109,7 +118,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
             trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
             #[diagnostic::do_not_recommend]
             impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L> for __SagaOwned {}
-            fn __saga_owned<L: ?::core::marker::Sized, K: OwnedAcrossSuspension<L>>(_: &L, _: K) {}
+            fn __saga_owned<L: ?::core::marker::Sized, K: OwnedAcrossSuspension<L>>(_: &__SagaProbe<L>, _: K) {}
             match __state {
                 #(#arms)*
                 #[allow(unreachable_patterns)]

@@ -8,11 +8,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote_spanned};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Stmt};
 
 use crate::shared::private_path;
+use crate::tool::keep::Keeper;
 use crate::tool::local::Saved;
 use crate::tool::lower::{Site, site_id};
 use crate::tool::rewrite::Carrier;
@@ -132,24 +133,7 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
     let mark_fields: Vec<Ident> = (0..requests.len())
         .map(|i| format_ident!("__m{}", i))
         .collect();
-    // A `for` loop's items are checked by `for_items`, with a message of their own.
-    let checks = saved
-        .iter()
-        .filter(|s| {
-            let name = s.ident.to_string();
-            !name.starts_with("__rest") && !site.for_items.contains(&name)
-        })
-        .map(|s| {
-            let ident = &s.ident;
-            let private = crate::shared::private_path_at(ident.span());
-            quote_spanned!(ident.span()=> #private::saved(&#ident);)
-        });
-    let slot = quote!(#private::Slot);
-    let fields = saved.iter().map(|s| {
-        let field = &s.field;
-        let ident = &s.ident;
-        quote!(#field: #slot(#ident))
-    });
+    let (keeps, fields) = crate::tool::keep::fields(site, saved, Keeper::Runtime);
     let answer = answer_expr(site, |i| format_ident!("__mark{}", i));
     let builds =
         requests
@@ -186,7 +170,7 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
     let exprs: Expr = syn::parse_quote_spanned! {span=> {
         #checkpoint
         #(#builds)*
-        #(#checks)*
+        #(#keeps)*
         return #suspend;
         #answer
     }};

@@ -91,7 +91,8 @@ pub(super) fn restore(
         let value = if call {
             crate::tool::call::restore(&source)
         } else {
-            quote!(#source)
+            let private = crate::shared::private_path();
+            quote!(#private::restore(#source))
         };
         prefix.push(syn::parse_quote!(let #mutability #local = #value;));
         site_saved.push(Saved {

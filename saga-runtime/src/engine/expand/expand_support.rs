@@ -4,13 +4,15 @@
 
 use std::marker::PhantomData;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::asks::join_all::JoinAll;
 use crate::engine::contract::output::{PromptOutput, ResourceOutput, ToolOutput};
 use crate::engine::contract::tool::Step;
-pub use crate::engine::expand::local::{SagaLocal, saved};
+pub use crate::engine::expand::local::{
+    Items, ItemsSaved, Restore, SagaForItem, SagaLocal, for_items, keep, keep_item, keep_rest,
+    restore,
+};
 pub use crate::engine::expand::macro_state::{
     MacroState, decode, failed, macro_layout, macro_state_json, record_state, start, suspend,
     traced, tracing_layout, undecodable,
@@ -173,20 +175,6 @@ pub fn ordered<C: SavedOrder + ?Sized>(collection: &C) -> &C {
 pub fn ordered_mut<C: SavedOrder + ?Sized>(collection: &mut C) -> &mut C {
     collection
 }
-
-/// An item of a `for` loop, kept across a suspension in its body.
-#[diagnostic::on_unimplemented(
-    message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
-    label = "the loop's remaining items are saved at each suspension in its body",
-    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, and a `for` over `&v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, … of a local is the only borrowing loop saga resumes (by position)",
-    note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
-)]
-pub trait SagaForItem: Serialize + DeserializeOwned {}
-
-impl<T: Serialize + DeserializeOwned> SagaForItem for T {}
-
-/// Asserts, at the loop's collection, that its items can be saved.
-pub fn for_items<T: SagaForItem>(_items: &Vec<T>) {}
 
 /// What a `for` loop over a range (`a..b`, `a..=b`, `a..`) still has to visit, saved in
 /// place of the range: a `RangeInclusive` serializes without whether it is exhausted, so

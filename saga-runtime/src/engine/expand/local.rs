@@ -1,6 +1,36 @@
 //! What a saga keeps across a suspension: its locals, saved into the token.
+//!
+//! A local that cannot be saved must be one error, at the local. The state enum's field
+//! is therefore what [`keep`] returns, `<T as SagaLocal<M>>::Kept`: for a type that can
+//! be saved, exactly one impl applies and the field is a [`Slot`]; for one that cannot,
+//! neither impl applies, so the local's error is reported and the field's type is never
+//! found, and rustc, having reported it, says nothing more about the state enum. With a
+//! single blanket impl rustc would still pick it, name the field `Slot<T>`, and report
+//! the state as unsaveable too (two errors for one mistake).
 
+use std::marker::PhantomData;
+
+use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use crate::engine::identity::slot::Slot;
+
+/// The marker of the impl a saved local uses; the only one that can apply.
+#[doc(hidden)]
+pub struct Saved;
+
+/// The marker of the impl no type takes: it exists so that a local that cannot be saved
+/// matches no impl at all instead of one whose bounds fail (see the module's docs).
+#[doc(hidden)]
+pub struct NeverSaved;
+
+/// No type implements it, and none can: it is sealed.
+#[doc(hidden)]
+pub trait Unsaveable: sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
 
 /// A local kept across a suspension.
 #[diagnostic::on_unimplemented(
@@ -8,12 +38,165 @@ use serde::de::DeserializeOwned;
     label = "this local is still used after a suspension",
     note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension; a borrow (`&T`, e.g. from `.first()`, `.get(..)`, `.as_str()`) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`)"
 )]
-// One serde trait only, so that a type that has neither is one error at the local (a
-// type that can be read back nearly always can be written too; the state's own check,
-// `SagaState`, covers one that cannot).
-pub trait SagaLocal: DeserializeOwned {}
+pub trait SagaLocal<M> {
+    /// The state enum's field that holds it.
+    type Kept;
 
-impl<T: DeserializeOwned> SagaLocal for T {}
+    /// The local in its field.
+    fn kept(self) -> Self::Kept;
+}
 
-/// Asserts, at the local's own span, that it can be saved.
-pub fn saved<T: SagaLocal>(_local: &T) {}
+impl<T: Serialize + DeserializeOwned> SagaLocal<Saved> for T {
+    type Kept = Slot<T>;
+
+    fn kept(self) -> Slot<T> {
+        Slot(self)
+    }
+}
+
+impl<T: Unsaveable> SagaLocal<NeverSaved> for T {
+    type Kept = Slot<T>;
+
+    fn kept(self) -> Slot<T> {
+        Slot(self)
+    }
+}
+
+/// The state enum's field for a local, checked at the local's own span.
+#[inline]
+pub fn keep<T: SagaLocal<M>, M>(local: T) -> <T as SagaLocal<M>>::Kept {
+    local.kept()
+}
+
+/// An item of a `for` loop, kept across a suspension in its body: the items the loop has
+/// still to visit, and the bindings of the one it is at, are saved. Two impls, as for
+/// [`SagaLocal`], so that an item that cannot be saved is one error, at the loop.
+#[diagnostic::on_unimplemented(
+    message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
+    label = "the loop's remaining items are saved at each suspension in its body",
+    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, and a `for` over `&v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, … of a local is the only borrowing loop saga resumes (by position)",
+    note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
+)]
+pub trait SagaForItem<M>: Sized {
+    /// The state enum's field that holds the items still to visit.
+    type Rest;
+
+    /// The items still to visit in their field.
+    fn rest(items: Vec<Self>) -> Self::Rest;
+}
+
+impl<T: Serialize + DeserializeOwned> SagaForItem<Saved> for T {
+    type Rest = Slot<Vec<T>>;
+
+    fn rest(items: Vec<T>) -> Slot<Vec<T>> {
+        Slot(items)
+    }
+}
+
+impl<T: Unsaveable> SagaForItem<NeverSaved> for T {
+    type Rest = Slot<Vec<T>>;
+
+    fn rest(items: Vec<T>) -> Slot<Vec<T>> {
+        Slot(items)
+    }
+}
+
+/// That a loop's items can be saved, as [`for_items`] found: the fields of the item's
+/// bindings take their type from it, so that when the items cannot be saved, the bindings
+/// (a part of an item each) add no error of their own.
+pub struct Items<M>(PhantomData<fn() -> M>);
+
+impl<M> Clone for Items<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Items<M> {}
+
+impl<M> Items<M> {
+    /// Items that are never saved: an ordinary future's (see `FutureKind`).
+    pub fn unchecked() -> Self {
+        Items(PhantomData)
+    }
+}
+
+/// The field of a binding of type `I` of a loop's item, when the items can be saved
+/// (`Self` is then [`Saved`]; when they cannot, it is unknown, and so is the field). Two
+/// impls, told apart by `N`, as for [`SagaLocal`].
+#[diagnostic::on_unimplemented(
+    message = "`{I}`, a part of this `for` loop's item, is kept across a suspension, so it must be saved in the saga's state",
+    label = "this binding is still used after a suspension",
+    note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default; or stop using the binding before the suspension"
+)]
+pub trait ItemsSaved<I, N> {
+    /// The binding's field.
+    type Kept;
+
+    /// The binding in its field.
+    fn kept(item: I) -> Self::Kept;
+}
+
+// Not listed in the error: the note says what to do.
+#[diagnostic::do_not_recommend]
+impl<I: Serialize + DeserializeOwned> ItemsSaved<I, Saved> for Saved {
+    type Kept = Slot<I>;
+
+    fn kept(item: I) -> Slot<I> {
+        Slot(item)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<I: Unsaveable> ItemsSaved<I, NeverSaved> for Saved {
+    type Kept = Slot<I>;
+
+    fn kept(item: I) -> Slot<I> {
+        Slot(item)
+    }
+}
+
+/// Asserts, at the loop's collection, that its items can be saved.
+#[inline]
+pub fn for_items<T: SagaForItem<M>, M>(_items: &Vec<T>) -> Items<M> {
+    Items(PhantomData)
+}
+
+/// The state enum's field for a binding of a loop's item: a part of an item, saved as
+/// the items are (checked by [`for_items`] once, at the loop's collection).
+#[inline]
+pub fn keep_item<I, M: ItemsSaved<I, N>, N>(item: I, _items: Items<M>) -> M::Kept {
+    M::kept(item)
+}
+
+/// The state enum's field for the items a loop has still to visit.
+#[inline]
+pub fn keep_rest<T: SagaForItem<M>, M>(items: Vec<T>) -> <T as SagaForItem<M>>::Rest {
+    T::rest(items)
+}
+
+/// A state enum's field, read back as its local.
+pub trait Restore {
+    /// The local it holds.
+    type Local;
+
+    /// The local.
+    fn restored(self) -> Self::Local;
+}
+
+impl<T> Restore for Slot<T> {
+    type Local = T;
+
+    fn restored(self) -> T {
+        self.0
+    }
+}
+
+/// A saved local, read back from its field.
+///
+/// A projection, not a `Slot(x)` pattern, so that the uses of a local that cannot be
+/// saved never name the field's type (which would make the state's check fail again).
+#[inline]
+pub fn restore<K: Restore>(field: K) -> K::Local {
+    field.restored()
+}

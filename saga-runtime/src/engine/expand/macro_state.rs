@@ -109,7 +109,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "the saga's state cannot be saved: a local kept across one of its suspension points cannot be saved",
     label = "the locals of this saga that live across a suspension must be `Serialize` and `Deserialize`",
-    note = "the error at that local says which, and how to keep it; with none, a saved local's type implements `Deserialize` but not `Serialize`: derive both"
+    note = "each local kept across a suspension is checked where it is declared, and the error there says which cannot be saved and how to keep it"
 )]
 pub trait SagaState {
     /// The state's bytes (see `encode`).
@@ -117,7 +117,9 @@ pub trait SagaState {
 }
 
 // Not recommended: a state that cannot be saved is reported once, as `SagaState`, not once
-// per serde trait a local lacks (the local's own error says which).
+// per serde trait a local lacks. In practice it is never reported: each saved local is
+// checked at its declaration, and one that fails leaves the state's type unknown (see
+// `expand::local`), which rustc does not report again.
 #[diagnostic::do_not_recommend]
 impl<S: Serialize + DeserializeOwned + SlotState> SagaState for S {
     fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String> {

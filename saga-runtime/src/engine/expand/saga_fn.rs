@@ -23,9 +23,10 @@ use std::marker::PhantomData;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::call::context::SagaContext;
-use crate::engine::expand::local::SagaLocal;
+use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
 #[cfg(feature = "plain-run")]
 use crate::engine::expand::plain::{PlainRun, Script};
+use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
 
@@ -251,8 +252,23 @@ impl<R: SagaFn> SagaFnKind<R> {
     }
 
     /// A local of the caller, saved while the helper waits.
-    pub fn keep<T: SagaLocal>(self, local: T) -> T {
-        local
+    pub fn keep<T: SagaLocal<M>, M>(self, local: T) -> <T as SagaLocal<M>>::Kept {
+        local.kept()
+    }
+
+    /// That the items of a loop of the caller can be saved; see [`local::for_items`].
+    pub fn for_items<T: SagaForItem<M>, M>(self, items: &Vec<T>) -> Items<M> {
+        local::for_items(items)
+    }
+
+    /// A binding of a loop's item of the caller, saved while the helper waits.
+    pub fn keep_item<I, M: ItemsSaved<I, N>, N>(self, item: I, items: Items<M>) -> M::Kept {
+        local::keep_item(item, items)
+    }
+
+    /// The items a loop of the caller has still to visit, saved while the helper waits.
+    pub fn keep_rest<T: SagaForItem<M>, M>(self, items: Vec<T>) -> <T as SagaForItem<M>>::Rest {
+        local::keep_rest(items)
     }
 
     /// Traces the helper's state, saved at the caller's variant `variant`, into the
@@ -272,8 +288,8 @@ impl<R: SagaFn> SagaFnKind<R> {
     }
 
     /// A local of the caller, read back.
-    pub fn restore<T>(self, saved: T) -> T {
-        saved
+    pub fn restore<K: Restore>(self, saved: K) -> K::Local {
+        saved.restored()
     }
 
     /// The helper as an ordinary async function.
@@ -320,8 +336,23 @@ impl<O> FutureKind<O> {
     }
 
     /// Never reached: nothing is saved at an ordinary future.
-    pub fn keep<T>(self, _local: T) -> Unreachable<T> {
-        Unreachable(PhantomData)
+    pub fn keep<T>(self, _local: T) -> Slot<Unreachable<T>> {
+        Slot(Unreachable(PhantomData))
+    }
+
+    /// Never saved: no items are checked at an ordinary future.
+    pub fn for_items<T>(self, _items: &Vec<T>) -> Items<()> {
+        Items::unchecked()
+    }
+
+    /// Never reached: nothing is saved at an ordinary future.
+    pub fn keep_item<I, M>(self, _item: I, _items: Items<M>) -> Slot<Unreachable<I>> {
+        Slot(Unreachable(PhantomData))
+    }
+
+    /// Never reached: nothing is saved at an ordinary future.
+    pub fn keep_rest<T>(self, _items: Vec<T>) -> Slot<Unreachable<Vec<T>>> {
+        Slot(Unreachable(PhantomData))
     }
 
     /// An ordinary future never suspends: the caller's variant `variant` is never sealed.
@@ -330,7 +361,7 @@ impl<O> FutureKind<O> {
     }
 
     /// Never reached: nothing is saved at an ordinary future.
-    pub fn restore<T>(self, _saved: Unreachable<T>) -> T {
+    pub fn restore<T>(self, _saved: Slot<Unreachable<T>>) -> T {
         unreachable!("an ordinary future never suspends a saga")
     }
 

@@ -1,0 +1,100 @@
+//! How an exit puts its saved locals into the state's fields. Each field is made by a
+//! runtime function that checks, at the user's token, that the local can be saved, and
+//! whose result leaves the field's type unknown when it cannot: rustc then reports the
+//! local once, and nothing about the state enum (see the runtime's `expand::local`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote_spanned};
+use syn::Ident;
+
+use super::local::Saved;
+use super::lower::Site;
+use crate::shared::private_path_at;
+
+/// What makes the fields: the runtime's functions, or, at a helper's call, the methods of
+/// the call's kind (which save nothing at an ordinary future).
+#[derive(Clone, Copy)]
+pub enum Keeper {
+    Runtime,
+    CallKind,
+}
+
+impl Keeper {
+    fn call(self, span: Span, function: &str, args: TokenStream) -> TokenStream {
+        let function = Ident::new(function, span);
+        match self {
+            Keeper::Runtime => {
+                let private = private_path_at(span);
+                quote_spanned!(span=> #private::#function(#args))
+            }
+            Keeper::CallKind => quote_spanned!(span=> __kind.#function(#args)),
+        }
+    }
+}
+
+/// The statements to run before the state is built, and its fields for `saved`.
+pub fn fields(
+    site: &Site,
+    saved: &[Saved],
+    keeper: Keeper,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let is_saved = |name: &Ident| saved.iter().any(|s| s.ident == *name);
+    // A loop's items are checked once, at its collection; its item's bindings take their
+    // fields' type from that check.
+    let mut before = Vec::new();
+    for each in &site.for_loops {
+        let binds = each
+            .bindings
+            .iter()
+            .any(|b| saved.iter().any(|s| s.ident == b));
+        if is_saved(&each.rest) && binds {
+            let rest = &each.rest;
+            let items = items_name(rest);
+            let check = keeper.call(
+                rest.span(),
+                "for_items",
+                quote_spanned!(rest.span()=> &#rest),
+            );
+            before.push(quote_spanned!(rest.span()=> let #items = #check;));
+        }
+    }
+    let fields = saved
+        .iter()
+        .map(|s| {
+            let field = &s.field;
+            let name = s.ident.to_string();
+            let value = match site.rest_of_binding(&name) {
+                // Checked only when the loop's items can be saved (see `keep_item`): a
+                // part of an item that cannot be saved, though the item can.
+                Some(rest) if is_saved(rest) => {
+                    let ident = &s.ident;
+                    let span = ident.span();
+                    let mut items = items_name(rest);
+                    items.set_span(span);
+                    keeper.call(span, "keep_item", quote_spanned!(span=> #ident, #items))
+                }
+                _ if site.is_rest_of_items(&name) => {
+                    let ident = &s.ident;
+                    keeper.call(
+                        ident.span(),
+                        "keep_rest",
+                        quote_spanned!(ident.span()=> #ident),
+                    )
+                }
+                _ => {
+                    let ident = &s.ident;
+                    keeper.call(ident.span(), "keep", quote_spanned!(ident.span()=> #ident))
+                }
+            };
+            quote_spanned!(s.ident.span()=> #field: #value)
+        })
+        .collect();
+    (before, fields)
+}
+
+/// The local holding what `for_items` found for the loop whose items `rest` holds:
+/// `__items1` for `__rest1` (snake case, or the user's build warns).
+fn items_name(rest: &Ident) -> Ident {
+    let name = rest.to_string();
+    format_ident!("__items{}", name.trim_start_matches("__rest"))
+}
