@@ -104,12 +104,25 @@ impl Answers {
     }
 
     fn read_elicit<T: Elicit>(&mut self, index: usize, fitted: bool) -> Result<T, SagaError> {
+        // Only the form and the read are `T`'s: the rest is compiled once.
+        let content = self.elicited_content(index, fitted, cached_form::<T>)?;
+        T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+    }
+
+    /// The accepted content of the elicitation answered at `index`, its defaults given
+    /// and checked against `form` (unless `fitted` or kept, checked already).
+    fn elicited_content(
+        &mut self,
+        index: usize,
+        fitted: bool,
+        form: fn() -> &'static Form,
+    ) -> Result<serde_json::Map<String, Value>, SagaError> {
         let (result, checked) = match self.take(index)? {
             Answer::Form(FormAnswer { mut result, kept }) => {
                 if !kept {
                     // A kept form's defaults were given before the check; this form's
                     // are given here, before `T` reads the content.
-                    cached_form::<T>().check.fill_defaults(&mut result.content);
+                    form().check.fill_defaults(&mut result.content);
                 }
                 (result, kept || fitted)
             }
@@ -120,12 +133,12 @@ impl Answers {
             ElicitationAction::Accept => match result.content {
                 Some(Value::Object(content)) => {
                     if !checked {
-                        cached_form::<T>()
+                        form()
                             .check
                             .check_object(&content)
                             .map_err(|misfit| SagaError::DoesNotFit(misfit.to_string()))?;
                     }
-                    T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+                    Ok(content)
                 }
                 // The runtime asks again for a kept form's answer like this one; the tool
                 // that checks its own must be told to do the same.

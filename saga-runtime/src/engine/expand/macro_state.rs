@@ -139,11 +139,7 @@ fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, 
         if let Some(bytes) = slot::write_untagged(state)? {
             return Ok(bytes);
         }
-        tracing::info!(
-            r#type = std::any::type_name::<S>(),
-            "a saved local of a saga does not read back with postcard; its state is sealed \
-             in the tagged form from now on"
-        );
+        sealed_tagged_from_now_on(std::any::type_name::<S>());
         slot::remember_tagging::<S>();
     }
     let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
@@ -152,6 +148,16 @@ fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, 
         slot::note_helper_tagged();
     }
     tag(&bytes).ok_or_else(|| "a state without a variant index".to_owned())
+}
+
+/// Logs that states of `state_type` are sealed tagged from now on. Apart from [`encode`]
+/// (a log call is large) so that it is compiled once, not once per tool.
+fn sealed_tagged_from_now_on(state_type: &str) {
+    tracing::info!(
+        r#type = state_type,
+        "a saved local of a saga does not read back with postcard; its state is sealed \
+         in the tagged form from now on"
+    );
 }
 
 impl<A> Exit for Step<MacroState<A>> {
@@ -179,12 +185,16 @@ pub fn failed<R: Exit>(message: &'static str) -> R {
 }
 
 fn unsaveable<R: Exit>(error: &str) -> R {
+    log_unsaveable(error);
+    R::failed("the tool's state could not be saved")
+}
+
+fn log_unsaveable(error: &str) {
     tracing::error!(
         %error,
         "the saga's saved locals cannot be written, or do not read back as themselves, \
          as postcard or as JSON"
     );
-    R::failed("the tool's state could not be saved")
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
@@ -208,18 +218,8 @@ where
         Some(untagged) => slot::with_tagging(true, || read(&untagged))?,
         None => read(bytes)?,
     };
-    let inspected = INSPECTION.with(|inspection| {
-        let mut inspection = inspection.borrow_mut();
-        if matches!(*inspection, Inspection::Armed) {
-            *inspection = Inspection::Rendered(
-                serde_json::to_value(&state).map_err(|error| error.to_string()),
-            );
-            true
-        } else {
-            false
-        }
-    });
-    if inspected {
+    if inspection_armed() {
+        render(serde_json::to_value(&state).map_err(|error| error.to_string()));
         // Any error ends the step at once; `undecodable` knows this one is no fault.
         Err(postcard::Error::DeserializeBadEncoding)
     } else {
@@ -238,13 +238,31 @@ thread_local! {
     static INSPECTION: std::cell::RefCell<Inspection> = const { std::cell::RefCell::new(Inspection::Off) };
 }
 
+// The inspection is touched by these functions only, never from generic code: each
+// `with` in a generic function would be compiled again for every tool.
+
+/// Whether [`macro_state_json`] waits for this thread's next decoded state.
+fn inspection_armed() -> bool {
+    INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Armed))
+}
+
+/// Leaves the decoded state, rendered, for [`macro_state_json`].
+fn render(rendered: Result<serde_json::Value, String>) {
+    INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Rendered(rendered));
+}
+
+/// Sets this thread's inspection to `to`; what it was.
+fn set_inspection(to: Inspection) -> Inspection {
+    INSPECTION.with(|inspection| std::mem::replace(&mut *inspection.borrow_mut(), to))
+}
+
 /// Disarms the inspection however `macro_state_json` returns, so that no later step on
 /// this thread is stopped by it.
 struct Disarm;
 
 impl Drop for Disarm {
     fn drop(&mut self) {
-        INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Off);
+        set_inspection(Inspection::Off);
     }
 }
 
@@ -261,13 +279,12 @@ where
         return Err("a saga that has not started has no saved state".into());
     };
     let _disarm = Disarm;
-    INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Armed);
+    set_inspection(Inspection::Armed);
     let cx = crate::engine::call::context::SagaContext::new("inspect");
     let mut step = std::pin::pin!(tool.step(MacroState::Resume(bytes), Answers::default(), &cx));
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
     let _ = step.as_mut().poll(&mut poll_cx);
-    let rendered = INSPECTION
-        .with(|inspection| std::mem::replace(&mut *inspection.borrow_mut(), Inspection::Off));
+    let rendered = set_inspection(Inspection::Off);
     match rendered {
         Inspection::Rendered(Ok(mut value)) => {
             hide_markers(&mut value);
@@ -293,13 +310,19 @@ fn hide_markers(value: &mut serde_json::Value) {
 /// A sealed state that authenticated but does not decode: a build with the same point
 /// identity but another state layout, which the identity is there to prevent.
 pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
+    R::failed(undecodable_reason(error))
+}
+
+/// Why the step ends at a state that does not decode: [`macro_state_json`] rendered it,
+/// or it is a fault, logged.
+fn undecodable_reason(error: &postcard::Error) -> &'static str {
     let inspected =
         INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
     if inspected {
-        return R::failed("inspected");
+        return "inspected";
     }
     tracing::error!(%error, "an authenticated saga state does not decode");
-    R::failed("the saga's state could not be read")
+    "the saga's state could not be read"
 }
 
 /// Whether this step runs to trace its state's layout (see [`macro_layout`]): it was

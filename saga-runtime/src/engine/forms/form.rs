@@ -83,10 +83,14 @@ static BY_SCHEMA: OnceLock<RwLock<HashMap<&'static str, &'static Form>>> = OnceL
 /// Each answer type's form is built once and kept for the life of the process (one per
 /// `Elicit` type in the program, so bounded): a `&'static` costs a round nothing to share.
 pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
+    // Only the type's id and schema are `T`'s: the cache is compiled once for every form.
+    cached_form_of(TypeId::of::<T>(), T::requested_schema)
+}
+
+fn cached_form_of(id: TypeId, requested_schema: fn() -> Map<String, Value>) -> &'static Form {
     type Table = HashMap<TypeId, &'static Form, BuildHasherDefault<TypeIdHasher>>;
     static BY_TYPE: OnceLock<RwLock<Table>> = OnceLock::new();
     let by_type = BY_TYPE.get_or_init(Default::default);
-    let id = TypeId::of::<T>();
     let found = by_type
         .read()
         .unwrap_or_else(PoisonError::into_inner)
@@ -96,7 +100,7 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
         return form;
     }
     // Built with no lock held: `requested_schema` is the tool author's code.
-    let built = build_form::<T>();
+    let built = build_form(requested_schema());
     let mut by_type = by_type.write().unwrap_or_else(PoisonError::into_inner);
     let form: &'static Form = by_type.entry(id).or_insert_with(|| {
         let form: &'static Form = Box::leak(Box::new(built));
@@ -113,8 +117,7 @@ pub(crate) fn cached_form<T: Elicit>() -> &'static Form {
     form
 }
 
-fn build_form<T: Elicit>() -> Form {
-    let requested = T::requested_schema();
+fn build_form(requested: Map<String, Value>) -> Form {
     let typed = serde_json::from_value::<ElicitationSchema>(Value::Object(requested.clone()))
         .map(|mut schema| {
             // rmcp keeps the properties' wire order in `property_order`. Where it is the

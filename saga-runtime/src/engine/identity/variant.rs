@@ -7,7 +7,20 @@ use serde::Serialize;
 /// for a hand-written state enum, its variant; otherwise its type's short name. Only
 /// computed when a span will record it.
 pub(crate) fn variant_name<S: Serialize>(state: &S, names: &[&'static str]) -> String {
-    match serde_json::to_value(state) {
+    // Only the rendering is `S`'s: the reading is compiled once.
+    name_of(
+        serde_json::to_value(state),
+        names,
+        std::any::type_name::<S>(),
+    )
+}
+
+fn name_of(
+    rendered: Result<serde_json::Value, serde_json::Error>,
+    names: &[&'static str],
+    type_name: &'static str,
+) -> String {
+    match rendered {
         Ok(serde_json::Value::String(unit)) => unit,
         Ok(serde_json::Value::Object(map)) if map.len() == 1 => {
             map.keys().next().cloned().unwrap_or_default()
@@ -39,11 +52,7 @@ pub(crate) fn variant_name<S: Serialize>(state: &S, names: &[&'static str]) -> S
         }
         // A macro saga's first state (its arguments) is never serialized.
         Err(_) => "Start".to_owned(),
-        _ => std::any::type_name::<S>()
-            .rsplit("::")
-            .next()
-            .unwrap_or_default()
-            .to_owned(),
+        _ => type_name.rsplit("::").next().unwrap_or_default().to_owned(),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::engine::contract::tool::SagaTool;
 use crate::engine::contract::tool::TaskSupport;
 use crate::engine::identity::layout::shape::LayoutError;
 use crate::engine::identity::points::Points;
-use crate::engine::runner::transition::{Call, transition};
+use crate::engine::runner::transition::{Call, typed_transition};
 use crate::state::{Binding, PointKey, StateCodec, TokenHeader};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -77,7 +77,7 @@ impl<T: SagaTool> DynTool for Compiled<T> {
         call: Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-        Box::pin(transition(&self.tool, &self.points, codec, call, cx))
+        Box::pin(typed_transition(&self.tool, &self.points, codec, call, cx))
     }
 
     fn inspect(

@@ -7,4 +7,5 @@
 pub(crate) mod family;
 pub(crate) mod sampling;
 pub(crate) mod transition;
+pub(crate) mod typed;
 pub(crate) mod unwind;

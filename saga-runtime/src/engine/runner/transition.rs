@@ -7,16 +7,16 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::{InspectError, invalid_state, tool_bug};
-use crate::engine::contract::tool::{SagaTool, Step};
+use crate::engine::contract::tool::Step;
 use crate::engine::forms::elicit::Misfit;
 use crate::engine::identity::points::{Point, Points};
-use crate::engine::identity::variant::variant_name;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected};
 use crate::engine::round::pending::Head;
-use crate::engine::runner::unwind::{catch_panic, catch_panic_sync, panicked};
+use crate::engine::runner::typed::{State, Typed};
+use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
 use crate::metrics::{Outcome, Refusal};
 use crate::state::{Binding, Opened, StateCodec, TokenHeader};
@@ -80,9 +80,21 @@ pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 ///
 /// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
 /// a point of the same identity, and refused before any of it is decoded otherwise.
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
-pub async fn transition<T: SagaTool>(
+#[cfg(feature = "internals")]
+pub async fn transition<T: crate::engine::contract::tool::SagaTool>(
     tool: &T,
+    points: &Points,
+    codec: &StateCodec,
+    call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    // Generic only to erase the tool: the transition is compiled once for every tool.
+    typed_transition(tool, points, codec, call, cx).await
+}
+
+/// [`transition`], for a tool behind [`Typed`].
+pub(crate) async fn typed_transition(
+    tool: &dyn Typed,
     points: &Points,
     codec: &StateCodec,
     call: Call,
@@ -167,8 +179,8 @@ pub(crate) fn point_of<'p>(
 
 /// The story of one request: open (start the tool, or open its token and read the
 /// answers), step once, and answer (a result, or the next round sealed in a token).
-async fn run_transition<T: SagaTool>(
-    tool: &T,
+async fn run_transition(
+    tool: &dyn Typed,
     points: &Points,
     codec: &StateCodec,
     call: Call,
@@ -217,7 +229,7 @@ async fn run_transition<T: SagaTool>(
         }
     };
     if !span.is_disabled() {
-        span.record("entered", variant_name(&state, tool.state_names()).as_str());
+        span.record("entered", tool.variant_name(&state).as_str());
     }
 
     // Step: the tool runs once, to its next suspension. The token this round hands out is
@@ -235,7 +247,7 @@ async fn run_transition<T: SagaTool>(
         Step::AskAgain(requests) => return run.ask_again(resumed, requests).await,
     };
     if !span.is_disabled() {
-        span.record("left", variant_name(&state, tool.state_names()).as_str());
+        span.record("left", tool.variant_name(&state).as_str());
     }
 
     // Answer: the next round's requests, and the state the step left sealed beside them.
@@ -243,17 +255,17 @@ async fn run_transition<T: SagaTool>(
 }
 
 /// A later round's token, opened: its answers all in, or the round to ask again.
-enum Opening<'a, S> {
-    Answered(Answered<'a, S>),
+enum Opening<'a> {
+    Answered(Answered<'a>),
     AskAgain(AskAgain<'a>),
 }
 
 /// What the step resumes from: the token's head and state, and the answers read.
-struct Answered<'a, S> {
+struct Answered<'a> {
     opened: Opened,
     point: &'a Point,
     head: Head,
-    state: S,
+    state: State,
     answers: Answers,
 }
 
@@ -268,20 +280,22 @@ struct AskAgain<'a> {
 }
 
 /// The state sealed at `point`: its fields, behind this build's own variant index.
-fn decode_state<T: SagaTool>(
+fn decode_state(
+    typed: &dyn Typed,
     points: &Points,
     point: &Point,
     tool: &str,
     fields: &[u8],
-) -> Result<T::State, ErrorData> {
-    decode_bytes::<T>(tool, &points.join(point, fields))
+) -> Result<State, ErrorData> {
+    decode_bytes(typed, tool, &points.join(point, fields))
 }
 
 /// The state from its encoding as this build reads it, to the last byte.
-fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State, ErrorData> {
-    let (state, rest) = postcard::take_from_bytes::<T::State>(state_bytes)
+fn decode_bytes(typed: &dyn Typed, tool: &str, state_bytes: &[u8]) -> Result<State, ErrorData> {
+    let (state, rest) = typed
+        .decode(state_bytes)
         .map_err(|reason| invalid_state(tool, &reason))?;
-    if !rest.is_empty() {
+    if rest != 0 {
         return Err(invalid_state(tool, &"trailing bytes after the state"));
     }
     Ok(state)
@@ -289,8 +303,8 @@ fn decode_bytes<T: SagaTool>(tool: &str, state_bytes: &[u8]) -> Result<T::State,
 
 /// One request's transition: the tool, its points and codec, and who calls. Each method
 /// is one part of the story [`run_transition`] tells.
-struct Run<'a, T> {
-    tool: &'a T,
+struct Run<'a> {
+    tool: &'a dyn Typed,
     points: &'a Points,
     codec: &'a StateCodec,
     name: &'a str,
@@ -298,9 +312,9 @@ struct Run<'a, T> {
     cx: &'a SagaContext,
 }
 
-impl<'a, T: SagaTool> Run<'a, T> {
+impl<'a> Run<'a> {
     /// A first round: the tool's state from its arguments.
-    fn start(&self, arguments: JsonObject) -> Result<T::State, ErrorData> {
+    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
         catch_panic_sync(|| self.tool.start(arguments))
             .map_err(|payload| panicked(self.name, payload.as_ref()))?
     }
@@ -311,7 +325,7 @@ impl<'a, T: SagaTool> Run<'a, T> {
         token: &str,
         responses: InputResponses,
         failures: &BTreeMap<String, StepFailure>,
-    ) -> Result<Opening<'a, T::State>, ErrorData> {
+    ) -> Result<Opening<'a>, ErrorData> {
         let point = point_of(self.points, self.name, token)?;
         let mut opened = self
             .codec
@@ -349,11 +363,11 @@ impl<'a, T: SagaTool> Run<'a, T> {
             }
             Collected::All(answers) => answers,
         };
-        let name = self.name;
+        let (name, typed) = (self.name, self.tool);
         let state = self
             .points
             .read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
-                decode_bytes::<T>(name, bytes)
+                decode_bytes(typed, name, bytes)
             })?;
         Ok(Opening::Answered(Answered {
             opened,
@@ -365,8 +379,8 @@ impl<'a, T: SagaTool> Run<'a, T> {
     }
 
     /// The tool's step, once; a panic in it is this call's error.
-    async fn step(&self, state: T::State, answers: Answers) -> Result<Step<T::State>, ErrorData> {
-        catch_panic(self.tool.step(state, answers, self.cx))
+    async fn step(&self, state: State, answers: Answers) -> Result<Step<State>, ErrorData> {
+        catch_panic_pinned(self.tool.step(state, answers, self.cx))
             .await
             .map_err(|payload| panicked(self.name, payload.as_ref()))
     }
@@ -397,7 +411,7 @@ impl<'a, T: SagaTool> Run<'a, T> {
     fn seal(
         &self,
         mut head: Head,
-        state: &T::State,
+        state: &State,
         requests: Vec<crate::engine::round::requests::Request>,
         link: Option<crate::state::Link>,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -409,13 +423,13 @@ impl<'a, T: SagaTool> Run<'a, T> {
         head.build = points.build_tag();
         asking::gate(&head.pending, self.cx)?;
         let input_requests = (!input_requests.is_empty()).then_some(input_requests);
-        let (plaintext, point, fields_at) = encode(points, &head, state).map_err(|error| {
+        let (plaintext, point, fields_at) = encode(self.tool, points, &head, state).map_err(|error| {
             tracing::error!(tool = %Escaped(self.name), %error, "saga state does not serialize");
             ErrorData::internal_error("the saga's state could not be saved", None)
         })?;
         if let Err(error) = point
             .reads_back
-            .get_or_init(|| reads_back::<T>(points, point, &plaintext[fields_at..]))
+            .get_or_init(|| reads_back(self.tool, points, point, &plaintext[fields_at..]))
         {
             tracing::error!(tool = %Escaped(self.name), point = %point.name, %error, "saga state does not read back as itself");
             return Err(ErrorData::internal_error(
@@ -462,8 +476,8 @@ impl<'a, T: SagaTool> Run<'a, T> {
     ) -> Result<CallToolResponse, ErrorData> {
         asking::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
-            let state = decode_state::<T>(self.points, point, self.name, state_bytes)?;
-            let stepped = catch_panic(self.tool.step(state, Answers::again(), self.cx))
+            let state = decode_state(self.tool, self.points, point, self.name, state_bytes)?;
+            let stepped = catch_panic_pinned(self.tool.step(state, Answers::again(), self.cx))
                 .await
                 .map_err(|payload| panicked(self.name, payload.as_ref()))?;
             match stepped {
@@ -507,16 +521,17 @@ impl<'a, T: SagaTool> Run<'a, T> {
 
 /// The head, then the state's fields without its variant index; and the point that index
 /// names.
-fn encode<'p, S: serde::Serialize>(
+fn encode<'p>(
+    typed: &dyn Typed,
     points: &'p Points,
     head: &Head,
-    state: &S,
+    state: &State,
 ) -> Result<(Vec<u8>, &'p Point, usize), String> {
     let plaintext = head
         .encode(Vec::with_capacity(128))
         .map_err(|error| error.to_string())?;
     let from = plaintext.len();
-    let mut plaintext = postcard::to_extend(state, plaintext).map_err(|error| error.to_string())?;
+    let mut plaintext = typed.encode(state, plaintext)?;
     let point = points.split(&mut plaintext, from)?;
     Ok((plaintext, point, from))
 }
@@ -525,14 +540,18 @@ fn encode<'p, S: serde::Serialize>(
 /// serde impl can write a variant index its reading does not count the same way (a
 /// `#[serde(skip)]` variant), and the point would then name another variant. Checked once
 /// per point, at its first seal.
-fn reads_back<T: SagaTool>(points: &Points, point: &Point, fields: &[u8]) -> Result<(), String> {
+fn reads_back(
+    typed: &dyn Typed,
+    points: &Points,
+    point: &Point,
+    fields: &[u8],
+) -> Result<(), String> {
     let joined = points.join(point, fields);
-    let (state, rest) =
-        postcard::take_from_bytes::<T::State>(&joined).map_err(|error| error.to_string())?;
-    if !rest.is_empty() {
+    let (state, rest) = typed.decode(&joined).map_err(|error| error.to_string())?;
+    if rest != 0 {
         return Err("trailing bytes".to_owned());
     }
-    let mut again = postcard::to_allocvec(&state).map_err(|error| error.to_string())?;
+    let mut again = typed.encode(&state, Vec::new())?;
     let read_as = points.split(&mut again, 0)?;
     if read_as.name != point.name || again != fields {
         return Err(format!(
@@ -546,15 +565,15 @@ fn reads_back<T: SagaTool>(points: &Points, point: &Point, fields: &[u8]) -> Res
 /// The round's requests as the tool states them again from `state_bytes`, for
 /// inspection: the step is polled once (stating a round again never waits), and a panic
 /// or anything but [`Step::AskAgain`] shows no request.
-fn restated_for_inspection<T: SagaTool>(
-    tool: &T,
+fn restated_for_inspection(
+    tool: &dyn Typed,
     head: &Head,
     state_bytes: &[u8],
 ) -> Option<rmcp::model::InputRequests> {
-    let (state, _) = postcard::take_from_bytes::<T::State>(state_bytes).ok()?;
+    let (state, _) = tool.decode(state_bytes).ok()?;
     let cx = SagaContext::new("inspect");
     let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut step = std::pin::pin!(tool.step(state, Answers::again(), &cx));
+        let mut step = tool.step(state, Answers::again(), &cx);
         let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
         step.as_mut().poll(&mut poll_cx)
     }))
@@ -570,10 +589,11 @@ fn restated_for_inspection<T: SagaTool>(
 }
 
 /// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved
-/// state with the tool's own types, as JSON ([`SagaTool::state_json`]): for
+/// state with the tool's own types, as JSON
+/// ([`SagaTool::state_json`](crate::engine::contract::tool::SagaTool::state_json)): for
 /// `SagaServer::inspect`.
-pub(crate) fn inspect_state<T: SagaTool>(
-    tool: &T,
+pub(crate) fn inspect_state(
+    tool: &dyn Typed,
     points: &Points,
     codec: &StateCodec,
     token: &str,
@@ -591,8 +611,7 @@ pub(crate) fn inspect_state<T: SagaTool>(
     let (head, fields) = Head::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
     let state_bytes = points.join(point, fields);
     let state_bytes = state_bytes.as_slice();
-    let (state, _) =
-        postcard::take_from_bytes::<T::State>(state_bytes).map_err(|e| undecodable(&e))?;
+    let (state, _) = tool.decode(state_bytes).map_err(|e| undecodable(&e))?;
     // Show each pending request as it is asked: from the token, or as the tool states it
     // again from its state.
     let asked = if head.needs_restating() {

@@ -21,17 +21,17 @@ pub const PANIC_MESSAGE: &str = "the tool failed unexpectedly (it panicked); see
 /// nothing it borrowed is observed again by this request; other requests share only
 /// immutable registry data and the codec, whose state is never left half-updated by tool
 /// code.
-pub(crate) struct CatchUnwind<F> {
+pub(crate) struct CatchUnwind<F: ?Sized> {
     future: Pin<Box<F>>,
 }
 
-pub(crate) fn catch_panic<F: Future>(future: F) -> CatchUnwind<F> {
-    CatchUnwind {
-        future: Box::pin(future),
-    }
+/// Catches a panic in a future already boxed: a tool's step behind
+/// [`Typed`](crate::engine::runner::typed::Typed).
+pub(crate) fn catch_panic_pinned<F: Future + ?Sized>(future: Pin<Box<F>>) -> CatchUnwind<F> {
+    CatchUnwind { future }
 }
 
-impl<F: Future> Future for CatchUnwind<F> {
+impl<F: Future + ?Sized> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -64,7 +64,7 @@ pub(crate) fn tracing() -> bool {
 
 /// Runs `run` with a new frame on this thread's stack, and gives that frame back.
 pub(crate) fn in_frame(run: impl FnOnce()) -> Frame {
-    FRAMES.with(|frames| frames.borrow_mut().push(Frame::default()));
+    push_frame();
     struct Pop;
     impl Drop for Pop {
         fn drop(&mut self) {
@@ -75,6 +75,17 @@ pub(crate) fn in_frame(run: impl FnOnce()) -> Frame {
     let pop = Pop;
     run();
     std::mem::forget(pop);
+    pop_frame()
+}
+
+// The frames are touched by these functions only, never from generic code: each `with`
+// in a generic function would be compiled again for every state type.
+
+fn push_frame() {
+    FRAMES.with(|frames| frames.borrow_mut().push(Frame::default()));
+}
+
+fn pop_frame() -> Frame {
     FRAMES
         .with(|frames| frames.borrow_mut().pop())
         .unwrap_or_default()
@@ -83,7 +94,10 @@ pub(crate) fn in_frame(run: impl FnOnce()) -> Frame {
 /// Records `S`, the state enum of the step being traced, in the innermost frame, with
 /// its variants' site tags.
 pub(crate) fn record_state<S: de::DeserializeOwned>(site_tags: &[&'static str]) {
-    let traced = trace::<S>();
+    record_traced(trace::<S>(), site_tags);
+}
+
+fn record_traced(traced: Result<Traced, LayoutError>, site_tags: &[&'static str]) {
     FRAMES.with(|frames| {
         if let Some(frame) = frames.borrow_mut().last_mut() {
             frame.state = Some(traced);

@@ -156,14 +156,11 @@ fn trace_with<T: de::DeserializeOwned>(
     profile: Profile,
     each: &mut dyn FnMut(T) -> Result<(), LayoutError>,
 ) -> Result<Traced, Failure> {
-    let mut session = Session::new(profile);
-    let mut root = Format::Unknown;
-    for _ in 0..MAX_PASSES {
-        session.first_pick = session.plan();
-        let mut format = Format::Unknown;
+    // Only the pass itself has `T`'s type: the passes are compiled once for every type.
+    trace_passes(profile, &mut |session, format| {
         let value = T::deserialize(Tracer {
-            session: &mut session,
-            out: &mut format,
+            session,
+            out: format,
             depth: 0,
             // The root is one position: its key needs no type to tell it from another
             // instance of its generic type, and a state enum's type name runs to kilobytes
@@ -172,7 +169,21 @@ fn trace_with<T: de::DeserializeOwned>(
             field: false,
         })
         .map_err(Failure::Trace)?;
-        each(value).map_err(Failure::Value)?;
+        each(value).map_err(Failure::Value)
+    })
+}
+
+/// [`trace_with`]'s passes, each running `pass` once, until every variant is explored.
+fn trace_passes(
+    profile: Profile,
+    pass: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), Failure>,
+) -> Result<Traced, Failure> {
+    let mut session = Session::new(profile);
+    let mut root = Format::Unknown;
+    for _ in 0..MAX_PASSES {
+        session.first_pick = session.plan();
+        let mut format = Format::Unknown;
+        pass(&mut session, &mut format)?;
         root.merge(format)
             .map_err(|reason| Failure::Trace(LayoutError(reason)))?;
         if session.plan().is_empty() {

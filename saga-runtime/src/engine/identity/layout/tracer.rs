@@ -228,6 +228,18 @@ impl<'a> Tracer<'a> {
         visitor: V,
         body: impl FnOnce(&mut Self, &str, V) -> Result<(V::Value, Container), LayoutError>,
     ) -> Result<V::Value, LayoutError> {
+        // Only the visit has the visitor's type; the rest is compiled once.
+        let (key, recursive) = self.enter_named(name);
+        let result = body(&mut self, &key, visitor);
+        self.leave(recursive);
+        let (value, container) = result?;
+        self.session.record(&key, container)?;
+        Ok(value)
+    }
+
+    /// Enters the named container `name` at this position: its key (the name and the
+    /// position's type), and whether it re-enters itself.
+    fn enter_named(&mut self, name: &'static str) -> (String, bool) {
         let key = format!("{name}\u{0}{}", self.ty);
         self.session
             .names
@@ -235,11 +247,7 @@ impl<'a> Tracer<'a> {
             .or_insert_with(|| name.to_owned());
         *self.out = Format::Named(key.clone());
         let recursive = self.enter(&key);
-        let result = body(&mut self, &key, visitor);
-        self.leave(recursive);
-        let (value, container) = result?;
-        self.session.record(&key, container)?;
-        Ok(value)
+        (key, recursive)
     }
 }
 
@@ -446,12 +454,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     ) -> Result<V::Value, LayoutError> {
         self.named(name, visitor, |tracer, _, visitor| {
             let (value, formats) = tracer.fields(fields.len(), visitor)?;
-            let named = fields
-                .iter()
-                .map(|field| (*field).to_owned())
-                .zip(formats)
-                .collect();
-            Ok((value, Container::Struct(named)))
+            Ok((value, Container::Struct(named_fields(fields, formats))))
         })
     }
 
@@ -468,42 +471,8 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
             return Err(LayoutError(format!("the enum `{name}` has no variant")));
         }
         self.named(name, visitor, |tracer, key, visitor| {
-            let session = &mut *tracer.session;
-            let active: Vec<u32> = session
-                .active_variants
-                .iter()
-                .filter(|(active, _)| active == key)
-                .map(|(_, index)| *index)
-                .collect();
-            // A cut-off copy (inside a recursion) neither takes nor spends the plan.
-            let planned = if active.is_empty() && session.terminating == 0 {
-                session.first_pick.remove(key)
-            } else {
-                None
-            };
-            let known: Vec<Option<VariantFormat>> = match session.registry.get(key) {
-                Some(Container::Enum(known)) => known.iter().map(|(_, f)| f.clone()).collect(),
-                _ => Vec::new(),
-            };
-            let explored = |index: u32| known.get(index as usize).is_some_and(Option::is_some);
-            let free = |index: &u32| !active.contains(index);
-            let count = variants.len() as u32;
-            // A fully explored enum goes where something is still unexplored, if it can.
-            let onward = (0..count).filter(free).find(|&i| {
-                explored(i)
-                    && session.variant_reaches_unexplored(
-                        known.get(i as usize).and_then(Option::as_ref),
-                        &mut vec![key.to_owned()],
-                    )
-            });
-            let index = planned
-                .filter(|_| session.terminating == 0)
-                .or(onward.filter(|_| session.terminating == 0))
-                .or_else(|| (0..count).filter(free).find(|&i| explored(i)))
-                .or_else(|| (0..count).find(free))
-                .ok_or_else(|| LayoutError(format!("every variant of `{name}` contains itself")))?;
-            let name = key;
-            session.active_variants.push((name.to_owned(), index));
+            let index = pick_variant(tracer.session, key, name, variants.len() as u32)?;
+            tracer.session.active_variants.push((key.to_owned(), index));
             let mut format = None;
             let result = visitor.visit_enum(Variant {
                 tracer: Tracer {
@@ -518,12 +487,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
             });
             tracer.session.active_variants.pop();
             let value = result?;
-            let mut described: Vec<(String, Option<VariantFormat>)> = variants
-                .iter()
-                .map(|variant| ((*variant).to_owned(), None))
-                .collect();
-            described[index as usize].1 = format;
-            Ok((value, Container::Enum(described)))
+            Ok((value, described(variants, index, format)))
         })
     }
 
@@ -729,14 +693,77 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
         let (value, formats) = self.tracer.fields(fields.len(), visitor)?;
-        let named = fields
-            .iter()
-            .map(|field| (*field).to_owned())
-            .zip(formats)
-            .collect();
-        *self.format = Some(VariantFormat::Struct(named));
+        *self.format = Some(VariantFormat::Struct(named_fields(fields, formats)));
         Ok(value)
     }
 }
 
 // ---- rendering ----
+
+/// The variant of the enum `key` (`name` as written, of `count` variants) a pass takes:
+/// the plan's, or one that reaches what is still unexplored, or an explored one, or any
+/// that does not re-enter itself. Apart from `deserialize_enum` so that it is compiled
+/// once, not once per enum traced.
+fn pick_variant(
+    session: &mut Session,
+    key: &str,
+    name: &str,
+    count: u32,
+) -> Result<u32, LayoutError> {
+    let active: Vec<u32> = session
+        .active_variants
+        .iter()
+        .filter(|(active, _)| active == key)
+        .map(|(_, index)| *index)
+        .collect();
+    // A cut-off copy (inside a recursion) neither takes nor spends the plan.
+    let planned = if active.is_empty() && session.terminating == 0 {
+        session.first_pick.remove(key)
+    } else {
+        None
+    };
+    let known: Vec<Option<VariantFormat>> = match session.registry.get(key) {
+        Some(Container::Enum(known)) => known.iter().map(|(_, f)| f.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let explored = |index: u32| known.get(index as usize).is_some_and(Option::is_some);
+    let free = |index: &u32| !active.contains(index);
+    // A fully explored enum goes where something is still unexplored, if it can.
+    let onward = (0..count).filter(free).find(|&i| {
+        explored(i)
+            && session.variant_reaches_unexplored(
+                known.get(i as usize).and_then(Option::as_ref),
+                &mut vec![key.to_owned()],
+            )
+    });
+    planned
+        .filter(|_| session.terminating == 0)
+        .or(onward.filter(|_| session.terminating == 0))
+        .or_else(|| (0..count).filter(free).find(|&i| explored(i)))
+        .or_else(|| (0..count).find(free))
+        .ok_or_else(|| LayoutError(format!("every variant of `{name}` contains itself")))
+}
+
+/// An enum as a pass found it: its variants, the one it took described.
+fn described(
+    variants: &'static [&'static str],
+    index: u32,
+    format: Option<VariantFormat>,
+) -> Container {
+    let mut described: Vec<(String, Option<VariantFormat>)> = variants
+        .iter()
+        .map(|variant| ((*variant).to_owned(), None))
+        .collect();
+    described[index as usize].1 = format;
+    Container::Enum(described)
+}
+
+/// A struct's fields by name, each with the format traced for it. Apart from the
+/// visitors' code so that it is compiled once.
+fn named_fields(fields: &'static [&'static str], formats: Vec<Format>) -> Vec<(String, Format)> {
+    fields
+        .iter()
+        .map(|field| (*field).to_owned())
+        .zip(formats)
+        .collect()
+}

@@ -130,17 +130,25 @@ pub(crate) fn encoding<T: Serialize + DeserializeOwned>() -> Encoding {
         std::mem::size_of::<T>(),
         std::mem::align_of::<T>(),
     );
+    // Only the trace is `T`'s: the table is compiled once.
+    encoding_of(key, layout::postcard_reads::<T>)
+}
+
+fn encoding_of(
+    key: Key,
+    postcard_reads: fn() -> Result<usize, layout::shape::LayoutError>,
+) -> Encoding {
     if let Ok(known) = ENCODINGS.read()
         && let Some(encoding) = known.as_ref().and_then(|known| known.get(&key))
     {
         return *encoding;
     }
     // Decided without the lock held: deciding traces the type, which may meet slots.
-    let decided = match layout::postcard_reads::<T>() {
+    let decided = match postcard_reads() {
         Ok(profile) => Encoding::Postcard(profile),
         Err(reason) => {
             tracing::debug!(
-                r#type = std::any::type_name::<T>(),
+                r#type = key.0,
                 %reason,
                 "a saved local is kept as MessagePack"
             );
@@ -163,11 +171,19 @@ pub(crate) fn with_tagging<R>(tagged: bool, run: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            TAGGING.with(|tagging| tagging.set(self.0));
+            set_tagging(self.0);
         }
     }
-    let _restore = Restore(TAGGING.with(|tagging| tagging.replace(tagged)));
+    let _restore = Restore(set_tagging(tagged));
     run()
+}
+
+// The thread-locals are read and written by these functions only, never from generic
+// code: each `with` in a generic function would be compiled again for every type.
+
+/// Sets whether slots are in the tagged form on this thread; what it was.
+fn set_tagging(tagged: bool) -> bool {
+    TAGGING.with(|tagging| tagging.replace(tagged))
 }
 
 thread_local! {
@@ -178,12 +194,22 @@ thread_local! {
 /// Writes `state` with postcard, each slot in its own encoding: `Ok(None)` if a postcard
 /// slot's value does not read back as itself (the state is then sealed tagged).
 pub(crate) fn write_untagged<S: Serialize>(state: &S) -> Result<Option<Vec<u8>>, String> {
-    NOT_READ_BACK.with(|flag| flag.set(false));
+    take_not_read_back();
     match postcard::to_allocvec(state) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(_) if NOT_READ_BACK.with(|flag| flag.replace(false)) => Ok(None),
+        Err(_) if take_not_read_back() => Ok(None),
         Err(error) => Err(error.to_string()),
     }
+}
+
+/// Notes that a postcard slot did not read back as itself.
+fn note_not_read_back() {
+    NOT_READ_BACK.with(|flag| flag.set(true));
+}
+
+/// Whether a postcard slot did not read back as itself; clears it.
+fn take_not_read_back() -> bool {
+    NOT_READ_BACK.with(|flag| flag.replace(false))
 }
 
 thread_local! {
@@ -276,12 +302,12 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
                 if skips::skips(&self.0)
                     || (cfg!(debug_assertions) && postcard_of(&self.0).is_none())
                 {
-                    NOT_READ_BACK.with(|flag| flag.set(true));
+                    note_not_read_back();
                     return Err(ser::Error::custom("a saved local does not read back"));
                 }
-                self.0.serialize(serializer).inspect_err(|_| {
-                    NOT_READ_BACK.with(|flag| flag.set(true));
-                })
+                self.0
+                    .serialize(serializer)
+                    .inspect_err(|_| note_not_read_back())
             }
             Encoding::MessagePack => {
                 serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)

@@ -1,0 +1,100 @@
+//! The part of a transition that has the tool's types, behind an object: its state read,
+//! started, stepped once, written and shown. Everything else a transition does (open and
+//! spend the token, read the answers, seal the next round) works on bytes and is compiled
+//! once for every tool, not once per tool: a server of fifty tools pays for fifty states
+//! and steps, not fifty copies of the runtime (`scripts/bench-compile.sh`).
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+
+use rmcp::ErrorData;
+use rmcp::model::JsonObject;
+
+use crate::engine::call::context::SagaContext;
+use crate::engine::call::error::SagaError;
+use crate::engine::contract::tool::{SagaTool, Step};
+use crate::engine::identity::variant::variant_name;
+use crate::engine::round::answers::Answers;
+
+/// A tool's state, its type erased. Only [`Typed`]'s own impl makes one, and reads it
+/// back as the same tool's state.
+pub(crate) type State = Box<dyn Any + Send>;
+
+/// A step of a tool, its state type erased.
+pub(crate) type StepFuture<'a> = Pin<Box<dyn Future<Output = Step<State>> + Send + 'a>>;
+
+/// What a transition asks of a tool's types.
+pub(crate) trait Typed: Send + Sync {
+    /// [`SagaTool::start`].
+    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData>;
+
+    /// [`SagaTool::step`], once.
+    fn step<'a>(&'a self, state: State, answers: Answers, cx: &'a SagaContext) -> StepFuture<'a>;
+
+    /// The state postcard reads from the front of `bytes`, and how many bytes are left.
+    fn decode(&self, bytes: &[u8]) -> Result<(State, usize), postcard::Error>;
+
+    /// `state` written with postcard after `into`.
+    fn encode(&self, state: &State, into: Vec<u8>) -> Result<Vec<u8>, String>;
+
+    /// [`SagaTool::state_json`].
+    fn state_json(&self, state: State) -> Result<serde_json::Value, String>;
+
+    /// The name of the state's variant, for the log (see `variant_name`).
+    fn variant_name(&self, state: &State) -> String;
+}
+
+/// Why a state did not read back as the tool's: a state made by another tool. Never
+/// seen, since each tool reads only what it made, but a bug to report, not a panic.
+const NOT_ITS_STATE: &str = "a state of another tool (a bug in saga)";
+
+impl<T: SagaTool> Typed for T {
+    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
+        SagaTool::start(self, arguments).map(|state| Box::new(state) as State)
+    }
+
+    fn step<'a>(&'a self, state: State, answers: Answers, cx: &'a SagaContext) -> StepFuture<'a> {
+        Box::pin(async move {
+            match state.downcast::<T::State>() {
+                Ok(state) => erase(SagaTool::step(self, *state, answers, cx).await),
+                Err(_) => Step::done(Err::<String, _>(SagaError::msg(NOT_ITS_STATE))),
+            }
+        })
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<(State, usize), postcard::Error> {
+        let (state, rest) = postcard::take_from_bytes::<T::State>(bytes)?;
+        Ok((Box::new(state), rest.len()))
+    }
+
+    fn encode(&self, state: &State, into: Vec<u8>) -> Result<Vec<u8>, String> {
+        let state = state.downcast_ref::<T::State>().ok_or(NOT_ITS_STATE)?;
+        postcard::to_extend(state, into).map_err(|error| error.to_string())
+    }
+
+    fn state_json(&self, state: State) -> Result<serde_json::Value, String> {
+        let state = state.downcast::<T::State>().map_err(|_| NOT_ITS_STATE)?;
+        SagaTool::state_json(self, *state)
+    }
+
+    fn variant_name(&self, state: &State) -> String {
+        match state.downcast_ref::<T::State>() {
+            Some(state) => variant_name(state, self.state_names()),
+            None => "?".to_owned(),
+        }
+    }
+}
+
+/// A step's outcome with its state erased.
+fn erase<S: Send + 'static>(step: Step<S>) -> Step<State> {
+    match step {
+        Step::Suspend { state, requests } => Step::Suspend {
+            state: Box::new(state),
+            requests,
+        },
+        Step::Checkpoint(state) => Step::Checkpoint(Box::new(state)),
+        Step::AskAgain(requests) => Step::AskAgain(requests),
+        Step::Done(result) => Step::Done(result),
+    }
+}
