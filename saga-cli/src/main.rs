@@ -132,7 +132,10 @@ enum Command {
     /// Prints a tool's diagram (Mermaid stateDiagram-v2 text): from a server's tools/list,
     /// or with --example NAME from `cargo run --example NAME -- --graph TOOL`.
     Graph {
-        /// Ask this example of the current Cargo project instead of a server.
+        /// Ask this example of the current Cargo project instead of a server: it runs
+        /// `cargo run --example NAME -- --graph TOOL`, which works where the example prints
+        /// the tool's `SagaTool::diagram()` for `--graph TOOL`, as saga's own examples do;
+        /// for any other server, run it and use `saga graph URL TOOL`.
         #[arg(long, value_name = "NAME")]
         example: Option<String>,
         /// Write the diagram for FILE instead of printing it: as FILE.mmd (Mermaid text),

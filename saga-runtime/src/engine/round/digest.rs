@@ -1,4 +1,4 @@
-//! The digest a token keeps of the requests it keeps no params of (DESIGN §5): when such a
+//! The digest a token keeps of the requests it keeps no params of (see `asking`): when such a
 //! round is asked again, the tool's statement of it must match what was asked.
 //!
 //! Not a security measure (the token is authenticated): it catches a tool that states a

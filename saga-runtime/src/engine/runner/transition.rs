@@ -210,7 +210,11 @@ async fn run_transition(
                     answered.head,
                     answered.state,
                     answered.answers,
-                    Some((answered.opened, answered.point)),
+                    Some(Resumed {
+                        opened: answered.opened,
+                        point: answered.point,
+                        head_len: answered.head_len,
+                    }),
                 ),
                 Opening::AskAgain(ask) => {
                     let state_bytes = &ask.opened.plaintext[ask.head_len..];
@@ -234,7 +238,8 @@ async fn run_transition(
 
     // Step: the tool runs once, to its next suspension. The token this round hands out is
     // the next link of the call's chain; a first round's starts one (at number zero).
-    let link = resumed.as_ref().map(|(opened, _)| opened.link().next());
+    let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
+    let entered_round = head.round;
     head.round = head.round.saturating_add(1);
     span.record("round", head.round);
     let (state, requests) = match run.step(state, answers).await? {
@@ -244,7 +249,11 @@ async fn run_transition(
         }
         Step::Checkpoint(state) => (state, Vec::new()),
         Step::Suspend { state, requests } => (state, requests),
-        Step::AskAgain(requests) => return run.ask_again(resumed, requests).await,
+        Step::AskAgain(requests) => {
+            // The same round again: its head as it was sealed.
+            head.round = entered_round;
+            return run.ask_again(resumed, head, requests).await;
+        }
     };
     if !span.is_disabled() {
         span.record("left", tool.variant_name(&state).as_str());
@@ -265,8 +274,19 @@ struct Answered<'a> {
     opened: Opened,
     point: &'a Point,
     head: Head,
+    /// Where the state's bytes start in the opened plaintext.
+    head_len: usize,
     state: State,
     answers: Answers,
+}
+
+/// The token a later round was resumed from, kept for the step's outcome: to link the
+/// next token to it, or to ask its round again.
+struct Resumed<'a> {
+    opened: Opened,
+    point: &'a Point,
+    /// Where the state's bytes start in the opened plaintext.
+    head_len: usize,
 }
 
 /// A round whose answers are missing or do not fit: asked again, unstepped.
@@ -373,6 +393,7 @@ impl<'a> Run<'a> {
             opened,
             point,
             head,
+            head_len,
             state,
             answers: Answers::new(answers),
         }))
@@ -389,14 +410,20 @@ impl<'a> Run<'a> {
     /// again, from the state as it was sealed.
     async fn ask_again(
         &self,
-        resumed: Option<(Opened, &Point)>,
+        resumed: Option<Resumed<'_>>,
+        head: Head,
         mut requests: Vec<crate::engine::round::requests::Request>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some((opened, point)) = resumed else {
+        let Some(Resumed {
+            opened,
+            point,
+            head_len,
+        }) = resumed
+        else {
             return Err(tool_bug(self.name, "it asked again before asking anything"));
         };
-        let (head, state_bytes) =
-            Head::decode(&opened.plaintext).map_err(|reason| invalid_state(self.name, &reason))?;
+        // The head the round was opened with (not decoded again); the state as sealed.
+        let state_bytes = &opened.plaintext[head_len..];
         let misfits: Vec<_> = requests
             .iter_mut()
             .enumerate()
