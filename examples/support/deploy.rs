@@ -39,6 +39,8 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         .keys(keys)
         .ttl(std::time::Duration::from_secs(600))
         .tool(complex_tool)
+        // For `saga graph URL complex_tool` (off by default: a diagram shows the code).
+        .diagrams_in_tool_list(true)
         .authenticate(crate::cli::api_keys());
     if let Some(model) = crate::cli::model()? {
         builder = builder.model(model);

@@ -107,7 +107,9 @@ async fn from_server(url: &str, name: &str) -> anyhow::Result<String> {
     let Some(diagram) = diagram_of(&tool) else {
         anyhow::bail!(
             "the tool {name:?} has no diagram: its tools/list entry has no _meta \
-             {DIAGRAM_META_KEY:?} (only saga's #[saga_tool] tools carry one)"
+             {DIAGRAM_META_KEY:?} (a saga server lists its #[saga_tool] diagrams only when \
+             built with `.diagrams_in_tool_list(true)`; `saga graph --example NAME TOOL` reads \
+             one from an example instead)"
         );
     };
     if diagram.chars().count() > MAX_DIAGRAM_CHARS {

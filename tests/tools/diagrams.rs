@@ -132,6 +132,7 @@ fn a_plain_async_fns_call_is_no_suspension_in_the_listed_diagram() {
     let tools = SagaTools::builder()
         .keys(KeyRing::ephemeral())
         .tool(import_two)
+        .diagrams_in_tool_list(true)
         .build()
         .expect("the tools build");
     let tool = tools.get("import_two").expect("listed");

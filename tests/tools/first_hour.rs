@@ -392,10 +392,11 @@ async fn outcomes_in_join_and_in_helpers() {
     );
 }
 
-/// A tool's diagram is in `tools/list` by default (for `saga graph URL TOOL`), beside the
-/// tool's own `_meta`, and a server may leave it out.
+/// A tool's diagram is in `tools/list` only when the server lists them (for `saga graph
+/// URL TOOL`), beside the tool's own `_meta`; by default, the tool's own `_meta` alone: a
+/// diagram shows the tool's code to every client.
 #[tokio::test]
-async fn diagrams_are_listed_unless_the_server_leaves_them_out() {
+async fn diagrams_are_listed_only_when_the_server_says_so() {
     #[saga_tool(meta = r#"{"team": "payments"}"#)]
     async fn ask(name: String) -> Result<String, SagaError> {
         let go: bool = elicit(format!("Go, {name}?")).key("go").await?;
@@ -404,6 +405,7 @@ async fn diagrams_are_listed_unless_the_server_leaves_them_out() {
     let listed = SagaTools::builder()
         .keys(KeyRing::ephemeral())
         .tool(ask)
+        .diagrams_in_tool_list(true)
         .build()
         .expect("builds");
     let tool = serde_json::to_value(listed.tools().next().expect("one")).expect("json");
@@ -416,7 +418,6 @@ async fn diagrams_are_listed_unless_the_server_leaves_them_out() {
     let unlisted = SagaTools::builder()
         .keys(KeyRing::ephemeral())
         .tool(ask)
-        .diagrams_in_tool_list(false)
         .build()
         .expect("builds");
     let tool = serde_json::to_value(unlisted.tools().next().expect("one")).expect("json");

@@ -77,7 +77,7 @@ impl Default for SagaToolsBuilder {
             registry: Registry::default(),
             tasks: None,
             bounds: CallBounds::default(),
-            diagrams_listed: true,
+            diagrams_listed: false,
             model: None,
             sampling_policy: None,
             sampling_limits: crate::engine::model::SamplingLimits::default(),
@@ -212,10 +212,11 @@ impl SagaToolsBuilder {
     }
 
     /// Whether `tools/list` carries each tool's workflow diagram in its `_meta` (under
-    /// `saga/diagram`, which `saga graph URL TOOL` reads); on by default. A diagram shows
-    /// the tool's conditions and questions as written: a server whose tool list is public
-    /// and whose code is not may leave them out. `SagaTool::diagram()` and the rustdoc
-    /// keep them either way.
+    /// `saga/diagram`, which `saga graph URL TOOL` reads); off by default. A diagram shows
+    /// the tool's conditions, questions and format strings as written, to every client
+    /// that lists the tools, so a server lists them only when it says so (a development
+    /// server, or one whose code is public). `SagaTool::diagram()` and the rustdoc keep
+    /// them either way.
     pub fn diagrams_in_tool_list(mut self, listed: bool) -> Self {
         self.diagrams_listed = listed;
         self
