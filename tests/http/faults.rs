@@ -325,3 +325,22 @@ async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
         "every round answered exactly once"
     );
 }
+
+/// A server that cannot serve says why: `serve_http` on an address another listener
+/// holds stops at once, with the I/O error under the `anyhow::Error` the API's `main`
+/// returns.
+#[tokio::test]
+async fn serving_on_a_taken_address_is_an_io_error() {
+    use saga_runtime::prelude::*;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let addr = taken.local_addr().expect("its address");
+    let server = saga_examples::deploy::server(KeyRing::ephemeral()).expect("the server builds");
+    let error = server
+        .serve_http(addr)
+        .await
+        .expect_err("the address is taken");
+    let io = error
+        .downcast_ref::<std::io::Error>()
+        .expect("an I/O error");
+    assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse, "{error:?}");
+}
