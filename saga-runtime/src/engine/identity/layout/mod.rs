@@ -41,9 +41,20 @@ use tracer::{Session, Tracer};
 
 /// Traces `T` as postcard would read it.
 pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
+    // Only the trace with a profile is `T`'s: trying the profiles is compiled once.
+    trace_profiles(std::any::type_name::<T>(), &mut |profile| {
+        trace_with::<T>(profile, &mut |_| Ok(()))
+    })
+}
+
+/// [`trace`], each profile tried with `attempt` until one traces.
+fn trace_profiles(
+    type_name: &str,
+    attempt: &mut dyn FnMut(Profile) -> Result<Traced, Failure>,
+) -> Result<Traced, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for profile in PROFILES {
-        match trace_with::<T>(*profile, &mut |_| Ok(())) {
+        match attempt(*profile) {
             Ok(traced) => return Ok(traced),
             Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Err(error),
             Err(Failure::Trace(error) | Failure::Value(error)) => last = error,
@@ -57,8 +68,7 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
          serde_json::Value, untagged or internally tagged enums, flatten) and accept one of \
          those samples. A #[saga_tool] keeps such values itself (as MessagePack): write the tool \
          with the macro, or keep the value as a String in the hand-written state",
-        std::any::type_name::<T>(),
-        last.0
+        type_name, last.0
     )))
 }
 
@@ -68,17 +78,30 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
 /// decides whether a saved local is kept as postcard or as MessagePack ([`super::slot`]).
 pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>()
 -> Result<usize, LayoutError> {
-    let mut check = |value: T| reads_back(&value);
+    // Only the samples are `T`'s: trying the profiles is compiled once.
+    postcard_reads_with(
+        &mut |profile| trace_with::<T>(profile, &mut |value: T| reads_back(&value)).map(drop),
+        &mut |profile, empty| match minimal::<T>(profile, empty) {
+            Some(value) => reads_back(&value),
+            None => Ok(()),
+        },
+    )
+}
+
+/// [`postcard_reads`]: `samples` traces with a profile, reading each sample back, and
+/// `minimal` reads back a minimal sample, if the type has one.
+fn postcard_reads_with(
+    samples: &mut dyn FnMut(Profile) -> Result<(), Failure>,
+    minimal: &mut dyn FnMut(Profile, bool) -> Result<(), LayoutError>,
+) -> Result<usize, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for (index, profile) in PROFILES.iter().enumerate() {
-        match trace_with::<T>(*profile, &mut check) {
-            Ok(_) => {
+        match samples(*profile) {
+            Ok(()) => {
                 // The minimal sample, where `skip_serializing_if` predicates most often
                 // hold; a type that refuses it (a non-empty list) has no such value.
                 for empty in [false, true] {
-                    if let Some(value) = minimal::<T>(*profile, empty) {
-                        reads_back(&value)?;
-                    }
+                    minimal(*profile, empty)?;
                 }
                 return Ok(index);
             }
