@@ -111,7 +111,9 @@ pub use rmcp;
 /// dependency of its own); most code brings them in with the [`prelude`].
 pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
 
-/// What `#[derive(Elicit)]` expands to refers to; not a public API.
+/// What the macros' expansions refer to (`#[saga_tool]`, `#[saga_fn]`, `#[derive(Elicit)]`,
+/// …); not a public API. `saga-runtime` requires exactly its own `saga-macros` version,
+/// so an expansion always meets the items it was written against.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::engine::diagram::with_diagram;

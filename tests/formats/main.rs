@@ -4,16 +4,16 @@
 //! 003: `tools/callSaga`, dependent requests, resumable requests, resume tokens).
 //!
 //! One binary: `cargo test --test formats`, or one file of it with `cargo test --test
-//! formats seed_call_saga::`. The helpers are `saga_examples::harness`
+//! formats tools_call_saga::`. The helpers are `saga_examples::harness`
 //! (`examples/support/harness/`).
 
 mod catalog;
 mod checkpoint;
+mod dependent_requests;
 mod e2e;
 mod keeps_json;
+mod resumable_requests;
+mod resumable_requests_stateless;
+mod resume_token;
 mod rmcp_integration;
-mod seed_call_saga;
-mod seed_dependent_requests;
-mod seed_resumable_requests;
-mod seed_resumable_stateless;
-mod seed_resume_token;
+mod tools_call_saga;

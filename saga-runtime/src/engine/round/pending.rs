@@ -1,5 +1,6 @@
-//! The requests a suspended saga is waiting on, kept inside its token, and the checks an
-//! answer must pass before the tool sees it.
+//! The head of a token's plaintext: the requests a suspended saga is waiting on (their
+//! keys, kinds and, where the token keeps them, params), the round, the next generated
+//! key and the build that sealed it. The checks an answer must pass are `collect`'s.
 
 use rmcp::ErrorData;
 use rmcp::model::InputRequest;

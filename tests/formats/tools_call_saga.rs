@@ -77,7 +77,7 @@ async fn call_deploy(addr: SocketAddr, id: &str) -> (String, Vec<Value>) {
 }
 
 #[tokio::test]
-async fn the_seed_example_replays_against_deploy() {
+async fn the_proposals_example_replays_against_deploy() {
     let server = serve().await;
 
     // 1 → 2: the call suspends for the elicitation of the seed.

@@ -39,7 +39,7 @@ fn call(id: i64) -> Value {
 }
 
 #[tokio::test]
-async fn the_seed_flow_resumes_a_disconnected_call_on_another_replica() {
+async fn the_proposals_flow_resumes_a_disconnected_call_on_another_replica() {
     let first = serve_local(replica()).await;
     let second = serve_local(replica()).await;
 

@@ -30,7 +30,7 @@ fn close(a: &Value, b: f64) -> bool {
 }
 
 #[tokio::test]
-async fn the_seed_example_replays_against_weather() {
+async fn the_proposals_example_replays_against_weather() {
     let (addr, _stop) = serve().await;
 
     // The seed's first message, as written.
