@@ -101,8 +101,10 @@ RS
 write_crate() { # kind n
     local kind=$1 n=$2 dir="$work/$1-$2"
     mkdir -p "$dir/src"
-    if [ "$kind" = saga ]; then
-        cat >"$dir/Cargo.toml" <<TOML
+    # Both kinds share serde and tokio; saga's adds saga-runtime, the plain one serde_json.
+    local extra='serde_json = "1"'
+    [ "$kind" = saga ] && extra="saga-runtime = { path = \"$root/saga-runtime\" }"
+    cat >"$dir/Cargo.toml" <<TOML
 [package]
 name = "bench-$kind-$n"
 version = "0.1.0"
@@ -110,12 +112,13 @@ edition = "2024"
 publish = false
 
 [dependencies]
-saga-runtime = { path = "$root/saga-runtime" }
+$extra
 serde = { version = "1", features = ["derive"] }
 tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 
 [workspace]
 TOML
+    if [ "$kind" = saga ]; then
         {
             echo "use saga_runtime::prelude::*;"
             echo
@@ -131,20 +134,6 @@ TOML
             echo "}"
         } >"$dir/src/main.rs"
     else
-        cat >"$dir/Cargo.toml" <<TOML
-[package]
-name = "bench-$kind-$n"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[dependencies]
-serde = { version = "1", features = ["derive"] }
-serde_json = "1"
-tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
-
-[workspace]
-TOML
         {
             echo "use serde::{Deserialize, Serialize};"
             echo "use std::future::Future;"
