@@ -255,15 +255,15 @@ fn graph_request(mut args: impl Iterator<Item = String>) -> anyhow::Result<Optio
     Ok(None)
 }
 
-/// The diagram of the tool `name` of `server` (from its `tools/list` entry, as a client
-/// reads it), or why there is none.
+/// The diagram of the tool `name` of `server` (as a client reads it in `tools/list`,
+/// whether the server lists diagrams there or not), or why there is none.
 pub fn diagram(server: &SagaServer, name: &str) -> anyhow::Result<String> {
     let tools = server.tools();
-    let Some(tool) = tools.get(name) else {
+    if !tools.contains(name) {
         let names: Vec<&str> = tools.tools().map(|tool| tool.name.as_ref()).collect();
         anyhow::bail!("no tool {name:?} here; the tools are: {}", names.join(", "));
-    };
-    match saga_runtime::engine::diagram_of(tool) {
+    }
+    match tools.diagram(name) {
         Some(diagram) => Ok(diagram.to_owned()),
         None => anyhow::bail!("the tool {name:?} has no diagram (it is not a #[saga_tool])"),
     }

@@ -106,7 +106,8 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   `examples/support/deploy_by_hand.rs` is the deploy tool written by hand.
 /// - The struct's rustdoc has the tool's diagram (its suspension points and the conditions
 ///   between them, in Mermaid); `SagaTool::diagram()` gives its text, `tools/list` carries
-///   it in the tool's `_meta` (`"saga/diagram"`), and `saga graph` prints it.
+///   it in the tool's `_meta` (`"saga/diagram"`) when the server lists diagrams
+///   (`.diagrams_in_tool_list(true)`, off by default), and `saga graph` prints it.
 ///
 /// # What you can write
 ///

@@ -27,7 +27,7 @@ fn the_examples_diagrams_match_their_snapshots() {
 }
 
 #[test]
-fn tools_list_carries_the_diagram() {
+fn a_tools_description_carries_the_diagram() {
     let tool = deploy::complex_tool.tool();
     assert_eq!(
         diagram_of(&tool),
@@ -163,4 +163,22 @@ fn a_plain_async_fns_call_is_no_suspension_in_the_listed_diagram() {
             );
         }
     }
+}
+
+/// An example's `--graph TOOL` (what `saga graph --example NAME TOOL` runs) prints the
+/// diagram whether its server lists diagrams in `tools/list` or not: the weather example
+/// does not list them, the deploy example does.
+#[test]
+fn an_examples_graph_needs_no_listed_diagram() {
+    let weather = saga_examples::weather::server(KeyRing::ephemeral()).expect("builds");
+    let listed =
+        serde_json::to_value(weather.tools().get("get_weather").expect("listed")).expect("json");
+    assert!(listed["_meta"].get(DIAGRAM_META_KEY).is_none(), "{listed}");
+    let printed = saga_examples::cli::diagram(&weather, "get_weather").expect("a diagram");
+    assert_eq!(printed, weather::get_weather.diagram());
+    let deploy = saga_examples::deploy::server(KeyRing::ephemeral()).expect("builds");
+    assert_eq!(
+        saga_examples::cli::diagram(&deploy, "complex_tool").expect("a diagram"),
+        diagram_of(deploy.tools().get("complex_tool").expect("listed")).expect("listed")
+    );
 }

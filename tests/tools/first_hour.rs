@@ -422,6 +422,15 @@ async fn diagrams_are_listed_only_when_the_server_says_so() {
         .expect("builds");
     let tool = serde_json::to_value(unlisted.tools().next().expect("one")).expect("json");
     assert_eq!(tool["_meta"], json!({"team": "payments"}));
+    // The server itself still has it, as a client of a listing server would read it.
+    assert_eq!(
+        unlisted.diagram("ask"),
+        listed
+            .tools()
+            .next()
+            .and_then(saga_runtime::engine::diagram_of)
+    );
+    assert!(unlisted.diagram("ask").is_some());
 }
 
 /// Imports three batches, checkpointing after each, then asks for a confirmation.
@@ -556,4 +565,39 @@ async fn a_field_left_out_gets_its_default() {
         missing.is_err(),
         "`what` has no default: asked again, and unscripted"
     );
+}
+
+// A tool a `macro_rules!` writes, its loop's binding given by the macro's caller: the
+// binding and what the expansion declares for the loop resolve in their own contexts.
+macro_rules! confirming_tool {
+    ($name:ident, $item:ident) => {
+        #[saga_tool]
+        async fn $name(items: Vec<String>) -> Result<String, SagaError> {
+            let mut kept = Vec::new();
+            for $item in items {
+                if elicit::<bool>(format!("keep {}?", $item))
+                    .key($item.clone())
+                    .await?
+                {
+                    kept.push($item);
+                }
+            }
+            Ok(kept.join(", "))
+        }
+    };
+}
+
+confirming_tool!(confirm_each, item);
+
+#[tokio::test]
+async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding() {
+    let run = TestClient::new(confirm_each)
+        .call("confirm_each", json!({"items": ["a", "b", "c"]}))
+        .answer("a", Answer::accept(json!(true)))
+        .answer("b", Answer::accept(json!(false)))
+        .answer("c", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "a, c");
 }

@@ -4,7 +4,7 @@
 //! local once, and nothing about the state enum (see the runtime's `expand::local`).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote_spanned};
+use quote::quote_spanned;
 use syn::Ident;
 
 use super::local::Saved;
@@ -49,7 +49,7 @@ pub fn fields(
             .any(|b| saved.iter().any(|s| s.ident == b));
         if is_saved(&each.rest) && binds {
             let rest = &each.rest;
-            let items = items_name(rest);
+            let items = items_name(rest, rest.span());
             let check = keeper.call(
                 rest.span(),
                 "for_items",
@@ -63,14 +63,22 @@ pub fn fields(
         .map(|s| {
             let field = &s.field;
             let name = s.ident.to_string();
-            let value = match site.rest_of_binding(&name) {
+            // The innermost loop with this binding whose items are saved here: two loops
+            // may bind the same name, and only the one the suspension is in keeps its items.
+            let of_loop = site
+                .for_loops
+                .iter()
+                .rev()
+                .find(|each| is_saved(&each.rest) && each.bindings.contains(&name));
+            let value = match of_loop {
                 // Checked only when the loop's items can be saved (see `keep_item`): a
                 // part of an item that cannot be saved, though the item can.
-                Some(rest) if is_saved(rest) => {
+                Some(each) => {
                     let ident = &s.ident;
                     let span = ident.span();
-                    let mut items = items_name(rest);
-                    items.set_span(span);
+                    // Resolved as the declaration is (at the loop's collection), shown at
+                    // the binding.
+                    let items = items_name(&each.rest, each.rest.span().located_at(span));
                     keeper.call(span, "keep_item", quote_spanned!(span=> #ident, #items))
                 }
                 _ if site.is_rest_of_items(&name) => {
@@ -94,7 +102,10 @@ pub fn fields(
 
 /// The local holding what `for_items` found for the loop whose items `rest` holds:
 /// `__items1` for `__rest1` (snake case, or the user's build warns).
-fn items_name(rest: &Ident) -> Ident {
+fn items_name(rest: &Ident, span: Span) -> Ident {
     let name = rest.to_string();
-    format_ident!("__items{}", name.trim_start_matches("__rest"))
+    Ident::new(
+        &format!("__items{}", name.trim_start_matches("__rest")),
+        span,
+    )
 }

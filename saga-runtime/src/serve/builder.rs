@@ -457,7 +457,13 @@ impl SagaToolsBuilder {
         if !self.diagrams_listed {
             for (tool, _) in &mut registry.tools {
                 if let Some(meta) = tool.meta.as_mut() {
-                    meta.0.remove(crate::engine::DIAGRAM_META_KEY);
+                    if let Some(serde_json::Value::String(diagram)) =
+                        meta.0.remove(crate::engine::DIAGRAM_META_KEY)
+                    {
+                        registry
+                            .unlisted_diagrams
+                            .insert(tool.name.to_string(), diagram);
+                    }
                     if meta.0.is_empty() {
                         tool.meta = None;
                     }

@@ -77,6 +77,8 @@ pub(super) struct Entry {
     pub(super) direct: bool,
     /// Listed and callable; false for a tool only retired builds finish the calls of.
     pub(super) listed: bool,
+    /// The tool's diagram as a client would read it, listed in `tools/list` or not.
+    pub(super) diagram: Option<String>,
 }
 
 /// What a server serves: tools, and prompts and resources backed by sagas.
@@ -92,6 +94,8 @@ pub(crate) struct Registry {
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
     /// The server's model, which answers their `sample()`s where its policy says.
     pub(crate) model: Option<Arc<crate::engine::model::ServerModel>>,
+    /// The diagrams left out of `tools/list`, by tool, for [`SagaTools::diagram`].
+    pub(crate) unlisted_diagrams: HashMap<String, String>,
 }
 
 /// The saga tools of a server and the codec that seals their state.
@@ -248,6 +252,7 @@ impl SagaTools {
             resources,
             templates,
             model,
+            mut unlisted_diagrams,
         } = registry;
         if let Some(error) = errors.into_iter().next() {
             return Err(error);
@@ -266,11 +271,15 @@ impl SagaTools {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
             let direct = !mentions_param_headers(&tool.input_schema);
+            let diagram = unlisted_diagrams
+                .remove(tool.name.as_ref())
+                .or_else(|| crate::engine::diagram_of(&tool).map(str::to_owned));
             entries.push(Entry {
                 tool,
                 saga,
                 direct,
                 listed: true,
+                diagram,
             });
         }
         let mut families: Vec<(Tool, Vec<Saga>)> = Vec::new();
@@ -297,6 +306,7 @@ impl SagaTools {
                         saga,
                         direct: true,
                         listed: false,
+                        diagram: None,
                     });
                 }
             }
@@ -343,6 +353,17 @@ impl SagaTools {
         let index = *self.inner.by_name.get(name)?;
         let entry = &self.inner.entries[index];
         entry.listed.then_some(&entry.tool)
+    }
+
+    /// The diagram of the tool `name` (Mermaid `stateDiagram-v2` text) as a client would
+    /// read it in `tools/list`, whether the server lists diagrams there or not
+    /// ([`SagaToolsBuilder::diagrams_in_tool_list`](super::SagaToolsBuilder::diagrams_in_tool_list)):
+    /// for a server's own `--graph`, a test, or an admin route. `None` for a tool that is
+    /// not a `#[saga_tool]`, or not registered.
+    pub fn diagram(&self, name: &str) -> Option<&str> {
+        let index = *self.inner.by_name.get(name)?;
+        let entry = &self.inner.entries[index];
+        entry.listed.then_some(entry.diagram.as_deref()).flatten()
     }
 
     /// Whether a tool called `name` is registered (and not only retired).

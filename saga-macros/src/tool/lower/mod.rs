@@ -66,20 +66,14 @@ pub struct ForLoop {
 impl Site {
     /// Whether `name` is a `for` loop's item binding.
     pub fn is_for_item(&self, name: &str) -> bool {
-        self.rest_of_binding(name).is_some()
+        self.for_loops
+            .iter()
+            .any(|each| each.bindings.iter().any(|binding| binding == name))
     }
 
     /// Whether `name` holds a `for` loop's collected remaining items.
     pub fn is_rest_of_items(&self, name: &str) -> bool {
         self.for_loops.iter().any(|each| each.rest == name)
-    }
-
-    /// The loop's remaining items, if `name` is an item binding of it.
-    pub fn rest_of_binding(&self, name: &str) -> Option<&Ident> {
-        self.for_loops
-            .iter()
-            .find(|each| each.bindings.iter().any(|binding| binding == name))
-            .map(|each| &each.rest)
     }
 }
 

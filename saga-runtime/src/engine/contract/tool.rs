@@ -27,7 +27,9 @@ pub trait SagaTool: Send + Sync + 'static {
     type State: Serialize + DeserializeOwned + Send + 'static;
 
     /// The tool's `tools/list` entry: name, title, description, `inputSchema`,
-    /// `outputSchema`.
+    /// `outputSchema`. A `#[saga_tool]`'s `_meta` also carries its diagram, which a
+    /// [`SagaTools`](crate::serve::SagaTools) lists only when built to
+    /// ([`SagaToolsBuilder::diagrams_in_tool_list`](crate::serve::SagaToolsBuilder::diagrams_in_tool_list)).
     fn tool(&self) -> Tool;
 
     /// A change of meaning that keeps the saved layout: tokens and tasks sealed at another
@@ -93,10 +95,13 @@ pub trait SagaTool: Send + Sync + 'static {
     /// one node, one round.
     ///
     /// Where else it shows: in the tool's rustdoc (the generated struct's docs, drawn by
-    /// Mermaid in the browser), and in `tools/list`, where a `#[saga_tool]`'s `_meta`
-    /// carries it under [`DIAGRAM_META_KEY`](crate::engine::DIAGRAM_META_KEY) for
-    /// `saga graph URL TOOL`. It shows the conditions and messages as the code states
-    /// them to whoever lists the tools.
+    /// Mermaid in the browser), in the `_meta` of [`SagaTool::tool`] under
+    /// [`DIAGRAM_META_KEY`](crate::engine::DIAGRAM_META_KEY), and in `tools/list` for
+    /// `saga graph URL TOOL` when the server lists diagrams
+    /// ([`SagaToolsBuilder::diagrams_in_tool_list`](crate::serve::SagaToolsBuilder::diagrams_in_tool_list),
+    /// off by default: a listed diagram shows the conditions and messages as the code
+    /// states them to whoever lists the tools). A server of your own that lists
+    /// [`SagaTool::tool`] as it is shows it too.
     ///
     /// The syntax cannot tell a `#[saga_fn]` from an ordinary `async fn` (the types do,
     /// when the tool is built), so this text, and the rustdoc, draw every `f(..).await`

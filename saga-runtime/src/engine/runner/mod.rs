@@ -1,4 +1,5 @@
-//! The runner: one request, one transition ([`transition`]), a tool and its retired
+//! The runner: one request, one transition ([`transition`]; the tool's types behind
+//! [`typed`]), a tool and its retired
 //! builds behind one name ([`family`]), a panic in tool code kept to its call
 //! ([`unwind`]), and a round's samples answered by the server's model ([`sampling`]).
 //!

@@ -92,7 +92,8 @@ pub async fn transition<T: crate::engine::contract::tool::SagaTool>(
     typed_transition(tool, points, codec, call, cx).await
 }
 
-/// [`transition`], for a tool behind [`Typed`].
+/// The transition of `transition` (behind the `internals` feature), for a tool behind
+/// [`Typed`]: compiled once for every tool.
 pub(crate) async fn typed_transition(
     tool: &dyn Typed,
     points: &Points,

@@ -17,8 +17,8 @@ use crate::engine::contract::tool::{SagaTool, Step};
 use crate::engine::identity::variant::variant_name;
 use crate::engine::round::answers::Answers;
 
-/// A tool's state, its type erased. Only [`Typed`]'s own impl makes one, and reads it
-/// back as the same tool's state.
+/// A tool's state, its type erased (a box of `Option<T::State>`). Only [`Typed`]'s own
+/// impl makes one, and reads it back as the same tool's state.
 pub(crate) type State = Box<dyn Any + Send>;
 
 /// A step of a tool, its state type erased.
@@ -49,52 +49,75 @@ pub(crate) trait Typed: Send + Sync {
 /// seen, since each tool reads only what it made, but a bug to report, not a panic.
 const NOT_ITS_STATE: &str = "a state of another tool (a bug in saga)";
 
+/// The step's outcome for a state that is not this tool's (see [`NOT_ITS_STATE`]).
+fn not_its_state<S>() -> Step<S> {
+    tracing::error!("{NOT_ITS_STATE}");
+    Step::done(Err::<String, _>(SagaError::msg(NOT_ITS_STATE)))
+}
+
+// The state lives in a box of `Option<T::State>`: a step takes it out and puts the next
+// state back in the same box, so a round costs one allocation for the state, not two.
+
 impl<T: SagaTool> Typed for T {
     fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
-        SagaTool::start(self, arguments).map(|state| Box::new(state) as State)
+        SagaTool::start(self, arguments).map(|state| Box::new(Some(state)) as State)
     }
 
     fn step<'a>(&'a self, state: State, answers: Answers, cx: &'a SagaContext) -> StepFuture<'a> {
         Box::pin(async move {
-            match state.downcast::<T::State>() {
-                Ok(state) => erase(SagaTool::step(self, *state, answers, cx).await),
-                Err(_) => Step::done(Err::<String, _>(SagaError::msg(NOT_ITS_STATE))),
+            let Ok(mut slot) = state.downcast::<Option<T::State>>() else {
+                return not_its_state::<State>();
+            };
+            let Some(state) = slot.take() else {
+                return not_its_state();
+            };
+            match SagaTool::step(self, state, answers, cx).await {
+                Step::Suspend { state, requests } => {
+                    *slot = Some(state);
+                    Step::Suspend {
+                        state: slot as State,
+                        requests,
+                    }
+                }
+                Step::Checkpoint(state) => {
+                    *slot = Some(state);
+                    Step::Checkpoint(slot as State)
+                }
+                Step::AskAgain(requests) => Step::AskAgain(requests),
+                Step::Done(result) => Step::Done(result),
             }
         })
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<(State, usize), postcard::Error> {
         let (state, rest) = postcard::take_from_bytes::<T::State>(bytes)?;
-        Ok((Box::new(state), rest.len()))
+        Ok((Box::new(Some(state)), rest.len()))
     }
 
     fn encode(&self, state: &State, into: Vec<u8>) -> Result<Vec<u8>, String> {
-        let state = state.downcast_ref::<T::State>().ok_or(NOT_ITS_STATE)?;
+        let state = state
+            .downcast_ref::<Option<T::State>>()
+            .and_then(Option::as_ref)
+            .ok_or(NOT_ITS_STATE)?;
         postcard::to_extend(state, into).map_err(|error| error.to_string())
     }
 
     fn state_json(&self, state: State) -> Result<serde_json::Value, String> {
-        let state = state.downcast::<T::State>().map_err(|_| NOT_ITS_STATE)?;
-        SagaTool::state_json(self, *state)
+        let state = state
+            .downcast::<Option<T::State>>()
+            .ok()
+            .and_then(|mut slot| slot.take())
+            .ok_or(NOT_ITS_STATE)?;
+        SagaTool::state_json(self, state)
     }
 
     fn variant_name(&self, state: &State) -> String {
-        match state.downcast_ref::<T::State>() {
+        match state
+            .downcast_ref::<Option<T::State>>()
+            .and_then(Option::as_ref)
+        {
             Some(state) => variant_name(state, self.state_names()),
             None => "?".to_owned(),
         }
-    }
-}
-
-/// A step's outcome with its state erased.
-fn erase<S: Send + 'static>(step: Step<S>) -> Step<State> {
-    match step {
-        Step::Suspend { state, requests } => Step::Suspend {
-            state: Box::new(state),
-            requests,
-        },
-        Step::Checkpoint(state) => Step::Checkpoint(Box::new(state)),
-        Step::AskAgain(requests) => Step::AskAgain(requests),
-        Step::Done(result) => Step::Done(result),
     }
 }
