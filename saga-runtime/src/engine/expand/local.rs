@@ -122,7 +122,7 @@ impl<M> Items<M> {
 }
 
 /// The field of a binding of type `I` of a loop's item, when the items can be saved
-/// (`Self` is then [`Saved`]; when they cannot, it is unknown, and so is the field). Two
+/// (`Self` is then `Saved`; when they cannot, it is unknown, and so is the field). Two
 /// impls, told apart by `N`, as for [`SagaLocal`].
 #[diagnostic::on_unimplemented(
     message = "`{I}`, a part of this `for` loop's item, is kept across a suspension, so it must be saved in the saga's state",
