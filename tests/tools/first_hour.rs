@@ -589,10 +589,47 @@ macro_rules! confirming_tool {
 
 confirming_tool!(confirm_each, item);
 
+#[saga_fn]
+async fn keep_it(item: String) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("keep {item}?")).key(item).await
+}
+
+// The same, its loop's body a `#[saga_fn]` call: the loop's binding is saved while the
+// helper waits, by what the expansion declares at the call.
+macro_rules! confirming_tool_with_helper {
+    ($name:ident, $item:ident) => {
+        #[saga_tool]
+        async fn $name(items: Vec<String>) -> Result<String, SagaError> {
+            let mut kept = Vec::new();
+            for $item in items {
+                if keep_it($item.clone()).await? {
+                    kept.push($item);
+                }
+            }
+            Ok(kept.join(", "))
+        }
+    };
+}
+
+confirming_tool_with_helper!(confirm_each_by_helper, item);
+
 #[tokio::test]
 async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding() {
     let run = TestClient::new(confirm_each)
         .call("confirm_each", json!({"items": ["a", "b", "c"]}))
+        .answer("a", Answer::accept(json!(true)))
+        .answer("b", Answer::accept(json!(false)))
+        .answer("c", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "a, c");
+}
+
+#[tokio::test]
+async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding_across_a_helper() {
+    let run = TestClient::new(confirm_each_by_helper)
+        .call("confirm_each_by_helper", json!({"items": ["a", "b", "c"]}))
         .answer("a", Answer::accept(json!(true)))
         .answer("b", Answer::accept(json!(false)))
         .answer("c", Answer::accept(json!(true)))

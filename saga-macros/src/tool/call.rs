@@ -38,7 +38,7 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;
-    let (keeps, fields) = super::keep::fields(site, saved, super::keep::Keeper::CallKind);
+    let (keeps, fields) = super::keep::fields(site, saved, super::keep::Keeper::CallKind(span));
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(
             &mut __slot,

@@ -12,11 +12,13 @@ use super::lower::Site;
 use crate::shared::private_path_at;
 
 /// What makes the fields: the runtime's functions, or, at a helper's call, the methods of
-/// the call's kind (which save nothing at an ordinary future).
+/// the call's kind (which save nothing at an ordinary future), `__kind`, declared at the
+/// call site's span (given here, so that the name resolves there whatever context a
+/// local's own tokens come from, as in a tool a `macro_rules!` writes).
 #[derive(Clone, Copy)]
 pub enum Keeper {
     Runtime,
-    CallKind,
+    CallKind(Span),
 }
 
 impl Keeper {
@@ -27,7 +29,10 @@ impl Keeper {
                 let private = private_path_at(span);
                 quote_spanned!(span=> #private::#function(#args))
             }
-            Keeper::CallKind => quote_spanned!(span=> __kind.#function(#args)),
+            Keeper::CallKind(site) => {
+                let kind = Ident::new("__kind", site.located_at(span));
+                quote_spanned!(span=> #kind.#function(#args))
+            }
         }
     }
 }
