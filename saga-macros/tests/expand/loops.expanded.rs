@@ -273,7 +273,6 @@ const _: () = {
                                 )
                                 .collect();
                             __rest1.reverse();
-                            ::saga_runtime::__private::for_items(&__rest1);
                             'outer: loop {
                                 let ::core::option::Option::Some(candidate) = __rest1.pop()
                                 else {
@@ -563,7 +562,6 @@ const _: () = {
                                     )
                                     .collect();
                                 __rest1.reverse();
-                                ::saga_runtime::__private::for_items(&__rest1);
                                 'outer: loop {
                                     let ::core::option::Option::Some(candidate) = __rest1.pop()
                                     else {

@@ -155,8 +155,9 @@ impl Lower<'_> {
             let mut #rest: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(#expr).collect();
         });
         out.push(syn::parse_quote_spanned! {span=> #rest.reverse(); });
-        let private = private_path();
-        out.push(syn::parse_quote_spanned! {span=> #private::for_items(&#rest); });
+        // Its items are checked where they are saved, at each suspension that keeps them
+        // (`keep::fields`): not here too, where the check would only repeat that one, and
+        // would refuse a loop that keeps nothing of them.
         let mut bindings = Vec::new();
         pattern_bindings(&pat, &mut |ident, _| bindings.push(ident.to_string()));
         self.for_loops.push(super::ForLoop {
