@@ -77,8 +77,8 @@ pub(super) struct Entry {
     pub(super) direct: bool,
     /// Listed and callable; false for a tool only retired builds finish the calls of.
     pub(super) listed: bool,
-    /// The tool's diagram as a client would read it, listed in `tools/list` or not.
-    pub(super) diagram: Option<String>,
+    /// The tool's diagram when `tools/list` leaves it out (a listed one is in `tool`).
+    pub(super) unlisted_diagram: Option<String>,
 }
 
 /// What a server serves: tools, and prompts and resources backed by sagas.
@@ -271,15 +271,13 @@ impl SagaTools {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
             let direct = !mentions_param_headers(&tool.input_schema);
-            let diagram = unlisted_diagrams
-                .remove(tool.name.as_ref())
-                .or_else(|| crate::engine::diagram_of(&tool).map(str::to_owned));
+            let unlisted_diagram = unlisted_diagrams.remove(tool.name.as_ref());
             entries.push(Entry {
                 tool,
                 saga,
                 direct,
                 listed: true,
-                diagram,
+                unlisted_diagram,
             });
         }
         let mut families: Vec<(Tool, Vec<Saga>)> = Vec::new();
@@ -306,7 +304,7 @@ impl SagaTools {
                         saga,
                         direct: true,
                         listed: false,
-                        diagram: None,
+                        unlisted_diagram: None,
                     });
                 }
             }
@@ -363,7 +361,13 @@ impl SagaTools {
     pub fn diagram(&self, name: &str) -> Option<&str> {
         let index = *self.inner.by_name.get(name)?;
         let entry = &self.inner.entries[index];
-        entry.listed.then_some(entry.diagram.as_deref()).flatten()
+        if !entry.listed {
+            return None;
+        }
+        entry
+            .unlisted_diagram
+            .as_deref()
+            .or_else(|| crate::engine::diagram_of(&entry.tool))
     }
 
     /// Whether a tool called `name` is registered (and not only retired).
