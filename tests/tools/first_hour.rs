@@ -568,7 +568,8 @@ async fn a_field_left_out_gets_its_default() {
 }
 
 // A tool a `macro_rules!` writes, its loop's binding given by the macro's caller: the
-// binding and what the expansion declares for the loop resolve in their own contexts.
+// binding, and what the expansion declares for the loop and for a `#[saga_fn]` call,
+// resolve in their own contexts. (Its suspensions are the macro's own tokens.)
 macro_rules! confirming_tool {
     ($name:ident, $item:ident) => {
         #[saga_tool]
@@ -585,19 +586,7 @@ macro_rules! confirming_tool {
             Ok(kept.join(", "))
         }
     };
-}
-
-confirming_tool!(confirm_each, item);
-
-#[saga_fn]
-async fn keep_it(item: String) -> Result<bool, SagaError> {
-    elicit::<bool>(format!("keep {item}?")).key(item).await
-}
-
-// The same, its loop's body a `#[saga_fn]` call: the loop's binding is saved while the
-// helper waits, by what the expansion declares at the call.
-macro_rules! confirming_tool_with_helper {
-    ($name:ident, $item:ident) => {
+    ($name:ident, $item:ident, by_helper) => {
         #[saga_tool]
         async fn $name(items: Vec<String>) -> Result<String, SagaError> {
             let mut kept = Vec::new();
@@ -611,30 +600,32 @@ macro_rules! confirming_tool_with_helper {
     };
 }
 
-confirming_tool_with_helper!(confirm_each_by_helper, item);
+#[saga_fn]
+async fn keep_it(item: String) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("keep {item}?")).key(item).await
+}
+
+confirming_tool!(confirm_each, item);
+// The loop's binding is saved while a helper waits.
+confirming_tool!(confirm_each_by_helper, item, by_helper);
 
 #[tokio::test]
 async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding() {
-    let run = TestClient::new(confirm_each)
-        .call("confirm_each", json!({"items": ["a", "b", "c"]}))
-        .answer("a", Answer::accept(json!(true)))
-        .answer("b", Answer::accept(json!(false)))
-        .answer("c", Answer::accept(json!(true)))
-        .run()
-        .await
-        .expect("the call completes");
-    assert_eq!(run.text(), "a, c");
-}
-
-#[tokio::test]
-async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding_across_a_helper() {
-    let run = TestClient::new(confirm_each_by_helper)
-        .call("confirm_each_by_helper", json!({"items": ["a", "b", "c"]}))
-        .answer("a", Answer::accept(json!(true)))
-        .answer("b", Answer::accept(json!(false)))
-        .answer("c", Answer::accept(json!(true)))
-        .run()
-        .await
-        .expect("the call completes");
-    assert_eq!(run.text(), "a, c");
+    for (tool, client) in [
+        ("confirm_each", TestClient::new(confirm_each)),
+        (
+            "confirm_each_by_helper",
+            TestClient::new(confirm_each_by_helper),
+        ),
+    ] {
+        let run = client
+            .call(tool, json!({"items": ["a", "b", "c"]}))
+            .answer("a", Answer::accept(json!(true)))
+            .answer("b", Answer::accept(json!(false)))
+            .answer("c", Answer::accept(json!(true)))
+            .run()
+            .await
+            .expect("the call completes");
+        assert_eq!(run.text(), "a, c", "{tool}");
+    }
 }
