@@ -156,8 +156,7 @@ impl Lower<'_> {
         });
         out.push(syn::parse_quote_spanned! {span=> #rest.reverse(); });
         // Its items are checked where they are saved, at each suspension that keeps them
-        // (`keep::fields`): not here too, where the check would only repeat that one, and
-        // would refuse a loop that keeps nothing of them.
+        // (`keep::fields`), not here too: the check would only repeat that one.
         let mut bindings = Vec::new();
         pattern_bindings(&pat, &mut |ident, _| bindings.push(ident.to_string()));
         self.for_loops.push(super::ForLoop {
