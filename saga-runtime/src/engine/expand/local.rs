@@ -127,7 +127,7 @@ impl<M> Items<M> {
 #[diagnostic::on_unimplemented(
     message = "`{I}`, a part of this `for` loop's item, is kept across a suspension, so it must be saved in the saga's state",
     label = "this binding is still used after a suspension",
-    note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default; or stop using the binding before the suspension"
+    note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default"
 )]
 pub trait ItemsSaved<I, N> {
     /// The binding's field.
