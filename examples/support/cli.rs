@@ -187,14 +187,14 @@ pub async fn task_store() -> anyhow::Result<TaskStore> {
 /// Task settings with `store` and the lease `SAGA_TASK_LEASE_MS` gives (the default
 /// otherwise).
 pub fn task_settings(store: TaskStore) -> saga_runtime::tasks::TaskSettings {
-    let mut settings = saga_runtime::tasks::TaskSettings::new(store);
-    if let Some(lease) = std::env::var("SAGA_TASK_LEASE_MS")
+    let settings = saga_runtime::tasks::TaskSettings::new(store);
+    match std::env::var("SAGA_TASK_LEASE_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
     {
-        settings.lease = std::time::Duration::from_millis(lease);
+        Some(lease) => settings.lease(std::time::Duration::from_millis(lease)),
+        None => settings,
     }
-    settings
 }
 
 /// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`, never with a

@@ -94,8 +94,11 @@ pub fn server_with(
     lease: Duration,
     single_use: impl saga_runtime::state::TokenStore,
 ) -> anyhow::Result<SagaServer> {
-    let mut settings = saga_runtime::tasks::TaskSettings::new(store);
-    settings.lease = lease;
+    use saga_runtime::tasks::{
+        DEFAULT_MAX_BYTES_PER_PRINCIPAL, DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_TASKS, Share,
+        TaskSettings,
+    };
+    let mut settings = TaskSettings::new(store).lease(lease);
     let number = |name: &str| {
         std::env::var(name)
             .ok()
@@ -105,20 +108,25 @@ pub fn server_with(
         // One client may then hold `max` tasks of up to 64 KiB each: every bound that
         // would stop it sooner is raised with it.
         let bytes = max.saturating_mul(64 * 1024);
-        settings.max_per_principal = max;
-        settings.max_bytes_per_principal = settings.max_bytes_per_principal.max(bytes);
-        settings.max_tasks = settings.max_tasks.max(max);
-        settings.max_store_bytes = settings.max_store_bytes.max(bytes);
-        settings.unverified_share = saga_runtime::tasks::Share {
-            tasks: settings.max_tasks,
-            bytes: settings.max_store_bytes,
-        };
+        let (tasks, store_bytes) = (
+            DEFAULT_MAX_TASKS.max(max),
+            DEFAULT_MAX_STORE_BYTES.max(bytes),
+        );
+        settings = settings
+            .max_per_principal(max)
+            .max_bytes_per_principal(DEFAULT_MAX_BYTES_PER_PRINCIPAL.max(bytes))
+            .max_tasks(tasks)
+            .max_store_bytes(store_bytes)
+            .unverified_share(Share {
+                tasks,
+                bytes: store_bytes,
+            });
     }
     if let Some(max) = number("SAGA_TASK_WORKERS") {
-        settings.max_workers = max;
+        settings = settings.max_workers(max);
     }
     if let Some(max) = number("SAGA_TASK_WORKERS_PER_CLIENT") {
-        settings.max_workers_per_principal = max;
+        settings = settings.max_workers_per_principal(max);
     }
     Ok(SagaServer::builder()
         .info("migrate-server", env!("CARGO_PKG_VERSION"))

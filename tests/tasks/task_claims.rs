@@ -72,9 +72,9 @@ async fn gauged_step(millis: u64) -> Result<String, SagaError> {
 type Replica = Running;
 
 async fn replica(store: TaskStore, lease: Duration, max_per_principal: usize) -> Replica {
-    let mut settings = TaskSettings::new(store);
-    settings.lease = lease;
-    settings.max_per_principal = max_per_principal;
+    let settings = TaskSettings::new(store)
+        .lease(lease)
+        .max_per_principal(max_per_principal);
     replica_with(settings).await
 }
 
@@ -221,8 +221,7 @@ async fn one_client_cannot_hold_more_than_its_quota_of_tasks() {
 async fn a_process_runs_at_most_its_workers_at_once_and_the_rest_wait() {
     // Four workers, of which callers nobody verified (this anonymous client) take three
     // together: the fourth is kept for verified principals.
-    let mut settings = TaskSettings::new(TaskStore::memory());
-    settings.max_workers = 4;
+    let settings = TaskSettings::new(TaskStore::memory()).max_workers(4);
     let replica = replica_with(settings).await;
     let mut ids = Vec::new();
     for _ in 0..9 {
@@ -248,8 +247,7 @@ async fn a_process_runs_at_most_its_workers_at_once_and_the_rest_wait() {
 /// here is 48 KiB, and the client may hold 96 KiB: one task takes one such answer, a
 /// second task's is refused and leaves that task as it was.
 async fn answers_count_against_the_clients_bytes(store: TaskStore) {
-    let mut settings = TaskSettings::new(store);
-    settings.max_bytes_per_principal = 96 * 1024;
+    let settings = TaskSettings::new(store).max_bytes_per_principal(96 * 1024);
     let replica = replica_with(settings).await;
     let client = TaskClient::new().authorization("bytes-client");
     let big = "x".repeat(48 * 1024);

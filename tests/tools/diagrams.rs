@@ -147,11 +147,11 @@ fn a_plain_async_fns_call_is_no_suspension_in_the_listed_diagram() {
     // the flow still reaches the end.
     assert!(listed.contains("[*] -->"), "{listed}");
     assert!(listed.contains("--> [*]"), "{listed}");
-    let points: Vec<String> = tools
-        .points()
+    let points: Vec<String> = saga_runtime::deploy::LayoutFile::of(&tools)
+        .entries
         .into_iter()
-        .filter(|points| points.tool() == "import_two")
-        .flat_map(|points| points.iter().map(|point| point.name.clone()))
+        .filter(|entry| entry.tool == "import_two")
+        .map(|entry| entry.point)
         .collect();
     for line in listed.lines().skip(1) {
         let id = line.trim().split([' ', ':']).next().unwrap_or_default();

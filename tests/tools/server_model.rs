@@ -78,10 +78,7 @@ async fn long_prompt() -> Result<String, SagaError> {
 }
 
 fn tools(provider: &FakeOpenAi, key: &str, policy: Option<SamplingPolicy>) -> SagaTools {
-    let limits = SamplingLimits {
-        timeout: Duration::from_millis(800),
-        ..SamplingLimits::default()
-    };
+    let limits = SamplingLimits::default().timeout(Duration::from_millis(800));
     tools_limited(provider, key, policy, limits)
 }
 
@@ -288,10 +285,7 @@ async fn one_caller_cannot_spend_anothers_share() {
         &provider,
         KEY,
         None,
-        SamplingLimits {
-            requests_per_minute: 2,
-            ..SamplingLimits::default()
-        },
+        SamplingLimits::default().requests_per_minute(2),
     );
     let run_as = |principal: &str| {
         TestClient::with_tools(tools.clone())
@@ -332,10 +326,7 @@ async fn one_caller_cannot_spend_anothers_share() {
         &provider,
         KEY,
         None,
-        SamplingLimits {
-            max_prompt_bytes: 100,
-            ..SamplingLimits::default()
-        },
+        SamplingLimits::default().max_prompt_bytes(100),
     );
     let before = provider.requests().len();
     let run = TestClient::with_tools(small)
@@ -394,10 +385,7 @@ async fn made_up_identities_share_one_budget() {
         .tool(summarise)
         .tasks(saga_runtime::tasks::TaskStore::memory())
         .model(OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client"))
-        .sampling_limits(SamplingLimits {
-            requests_per_minute: 1,
-            ..SamplingLimits::default()
-        })
+        .sampling_limits(SamplingLimits::default().requests_per_minute(1))
         .build()
         .expect("builds");
     let running = saga_examples::harness::serving::serve_local(server).await;
@@ -439,10 +427,7 @@ async fn a_larger_max_tokens_is_cut_to_the_limit() {
         &provider,
         KEY,
         None,
-        SamplingLimits {
-            max_tokens: 10,
-            ..SamplingLimits::default()
-        },
+        SamplingLimits::default().max_tokens(10),
     );
     TestClient::with_tools(tools)
         .capabilities(without_sampling())
@@ -586,10 +571,7 @@ async fn can_sample_is_true_where_the_servers_model_answers() {
 #[tokio::test]
 async fn the_prompt_counts_against_the_tokens_a_minute() {
     let provider = FakeOpenAi::start(KEY).await;
-    let limits = SamplingLimits {
-        tokens_per_minute: 100,
-        ..SamplingLimits::default()
-    };
+    let limits = SamplingLimits::default().tokens_per_minute(100);
     let tools = tools_limited(&provider, KEY, None, limits);
     let run = TestClient::with_tools(tools)
         .capabilities(without_sampling())

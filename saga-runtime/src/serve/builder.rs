@@ -1,19 +1,26 @@
-//! Building the registry of saga tools: the keys and token settings, who the caller is,
-//! and the tools, prompts and resources. [`SagaServerBuilder`](super::SagaServerBuilder)
-//! wraps it; [`SagaTools::builder`] gives it alone, for a server of your own.
+//! [`Builder`]: one builder for the registry of saga tools ([`SagaTools::builder`], for a
+//! server of your own) and for a whole server ([`SagaServer::builder`]). The settings they
+//! share (keys and tokens, who the caller is, the tools, prompts and resources, tasks and
+//! sampling) are written once; a server's builder adds the server's own.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::Implementation;
 
 use super::principal::Identity;
+use super::server::{DEFAULT_SESSION_IDLE_TIMEOUT, SagaServer};
 use super::tools::{BuildError, CallBounds, Registry, SagaTools};
 use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
 use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::{KeyRing, StateCodec};
 
-/// Builds a [`SagaTools`] registry.
+/// Builds a [`SagaTools`] registry ([`SagaToolsBuilder`]) or a [`SagaServer`]
+/// ([`SagaServerBuilder`]): `B` is what [`build`](Builder::build) gives.
+///
+/// Every setter but the server's own (instructions, HTTP limits, sessions, routes) is
+/// shared: a registry inside a server of your own is configured as a `SagaServer` is.
 ///
 /// ```no_run
 /// # use saga_runtime::prelude::*;
@@ -26,11 +33,24 @@ use crate::state::{KeyRing, StateCodec};
 /// # Ok(()) }
 /// ```
 #[must_use]
-pub struct SagaToolsBuilder {
-    pub(super) info: Option<Implementation>,
+pub struct Builder<B> {
+    tools: ToolSettings,
+    server: ServerSettings,
+    built: PhantomData<fn() -> B>,
+}
+
+/// Builds a [`SagaTools`] registry: [`SagaTools::builder`].
+pub type SagaToolsBuilder = Builder<SagaTools>;
+
+/// Builds a [`SagaServer`]: [`SagaServer::builder`].
+pub type SagaServerBuilder = Builder<SagaServer>;
+
+/// What a registry needs, whether it serves alone or inside a [`SagaServer`].
+struct ToolSettings {
+    info: Option<Implementation>,
     keys: Option<KeyRing>,
     ttl: Duration,
-    pub(super) list_ttl: Duration,
+    list_ttl: Duration,
     max_token_len: Option<usize>,
     leeway: Option<Duration>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
@@ -44,86 +64,108 @@ pub struct SagaToolsBuilder {
     sampling_limits: crate::engine::model::SamplingLimits,
 }
 
-impl std::fmt::Debug for SagaToolsBuilder {
+/// What only a [`SagaServer`] has. A [`SagaToolsBuilder`] carries the defaults and never
+/// reads them: no setter of its type writes them.
+struct ServerSettings {
+    instructions: Option<String>,
+    http_limits: super::HttpLimits,
+    session_idle_timeout: Duration,
+    direct_calls: bool,
+    routes: Option<axum::Router>,
+}
+
+impl<B> std::fmt::Debug for Builder<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SagaToolsBuilder")
-            .field("info", &self.info)
-            .field("keys", &self.keys)
-            .field("ttl", &self.ttl)
+        f.debug_struct("Builder")
+            .field("info", &self.tools.info)
+            .field("keys", &self.tools.keys)
+            .field("ttl", &self.tools.ttl)
             .field(
                 "tools",
                 &self
+                    .tools
                     .registry
                     .tools
                     .iter()
                     .map(|(tool, _)| &tool.name)
                     .collect::<Vec<_>>(),
             )
+            .field("http_limits", &self.server.http_limits)
             .finish_non_exhaustive()
     }
 }
 
-impl Default for SagaToolsBuilder {
+impl<B> Default for Builder<B> {
     fn default() -> Self {
         Self {
-            info: None,
-            keys: None,
-            ttl: DEFAULT_TTL,
-            list_ttl: DEFAULT_LIST_TTL,
-            max_token_len: None,
-            leeway: None,
-            single_use: None,
-            identity: Identity::default(),
-            registry: Registry::default(),
-            tasks: None,
-            bounds: CallBounds::default(),
-            diagrams_listed: false,
-            model: None,
-            sampling_policy: None,
-            sampling_limits: crate::engine::model::SamplingLimits::default(),
+            tools: ToolSettings {
+                info: None,
+                keys: None,
+                ttl: DEFAULT_TTL,
+                list_ttl: DEFAULT_LIST_TTL,
+                max_token_len: None,
+                leeway: None,
+                single_use: None,
+                identity: Identity::default(),
+                registry: Registry::default(),
+                tasks: None,
+                bounds: CallBounds::default(),
+                diagrams_listed: false,
+                model: None,
+                sampling_policy: None,
+                sampling_limits: crate::engine::model::SamplingLimits::default(),
+            },
+            server: ServerSettings {
+                instructions: None,
+                http_limits: super::HttpLimits::default(),
+                session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+                direct_calls: true,
+                routes: None,
+            },
+            built: PhantomData,
         }
     }
 }
 
-impl SagaToolsBuilder {
+impl<B> Builder<B> {
     /// The server's name and version, sent in `serverInfo` and in every result's
     /// `_meta`. Inside another rmcp server ([`SagaTools::router`]) that server's own
     /// `serverInfo` is used instead.
     pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.info = Some(Implementation::new(name, version));
+        self.tools.info = Some(Implementation::new(name, version));
         self
     }
 
     /// The keys that seal and open tokens. Required.
     pub fn keys(mut self, keys: KeyRing) -> Self {
-        self.keys = Some(keys);
+        self.tools.keys = Some(keys);
         self
     }
 
     /// How long a token stays valid after it is issued (default 10 minutes). Each round
     /// issues a fresh token, so this bounds the time a user may take to answer one round.
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
+        self.tools.ttl = ttl;
         self
     }
 
     /// How long clients may cache `tools/list` and `server/discover` (default 5 minutes).
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
-        self.list_ttl = ttl;
+        self.tools.list_ttl = ttl;
         self
     }
 
     /// The longest token accepted, in bytes (default 64 KiB); longer ones are refused
     /// before any decoding.
     pub fn max_token_len(mut self, max: usize) -> Self {
-        self.max_token_len = Some(max);
+        self.tools.max_token_len = Some(max);
         self
     }
 
     /// How long past its expiry a token is still accepted, for replicas whose clocks
     /// disagree (default 60 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = Some(leeway);
+        self.tools.leeway = Some(leeway);
         self
     }
 
@@ -133,7 +175,7 @@ impl SagaToolsBuilder {
     ///
     /// [`MemoryStore`]: crate::state::MemoryStore
     pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
-        self.single_use = Some(Arc::new(store));
+        self.tools.single_use = Some(Arc::new(store));
         self
     }
 
@@ -146,7 +188,7 @@ impl SagaToolsBuilder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        self.identity.principal = super::principal::principal_from_headers(names);
+        self.tools.identity.principal = super::principal::principal_from_headers(names);
         self
     }
 
@@ -161,7 +203,7 @@ impl SagaToolsBuilder {
     where
         F: Fn(&http::request::Parts) -> String + Send + Sync + 'static,
     {
-        self.identity.principal = Arc::new(principal);
+        self.tools.identity.principal = Arc::new(principal);
         self
     }
 
@@ -178,7 +220,7 @@ impl SagaToolsBuilder {
     ///
     /// [`ANONYMOUS`]: super::ANONYMOUS
     pub fn verified_principals(mut self, verified: bool) -> Self {
-        self.identity.verified = verified;
+        self.tools.identity.verified = verified;
         self
     }
 
@@ -207,7 +249,7 @@ impl SagaToolsBuilder {
     where
         F: Fn(&http::request::Parts) -> Option<String> + Send + Sync + 'static,
     {
-        self.identity.authenticate = Some(Arc::new(check));
+        self.tools.identity.authenticate = Some(Arc::new(check));
         self
     }
 
@@ -218,7 +260,7 @@ impl SagaToolsBuilder {
     /// server, or one whose code is public). `SagaTool::diagram()` and the rustdoc keep
     /// them either way.
     pub fn diagrams_in_tool_list(mut self, listed: bool) -> Self {
-        self.diagrams_listed = listed;
+        self.tools.diagrams_listed = listed;
         self
     }
 
@@ -231,17 +273,17 @@ impl SagaToolsBuilder {
         self.task_settings(crate::tasks::TaskSettings::new(store))
     }
 
-    /// [`SagaToolsBuilder::tasks`] with settings of your own (record lifetime, poll
+    /// [`tasks`](Self::tasks) with settings of your own (record lifetime, poll
     /// interval, lease).
     pub fn task_settings(mut self, settings: crate::tasks::TaskSettings) -> Self {
-        self.tasks = Some(settings);
+        self.tools.tasks = Some(settings);
         self
     }
 
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
         let mut description = tool.tool();
-        if let Some(saga) = self.compile(tool, &description.name) {
+        if let Some(saga) = self.tools.compile(tool, &description.name) {
             // The diagram the client sees draws no ordinary `async fn`'s call as a
             // suspension: the types (its point saves nothing) say it never suspends.
             let never = saga.points().never();
@@ -257,7 +299,7 @@ impl SagaToolsBuilder {
                     );
                 }
             }
-            self.registry.tools.push((description, saga));
+            self.tools.registry.tools.push((description, saga));
         }
         self
     }
@@ -312,24 +354,10 @@ impl SagaToolsBuilder {
     /// ```
     pub fn retired<T: SagaTool>(mut self, tool: T) -> Self {
         let description = tool.tool();
-        if let Some(saga) = self.compile(tool, &description.name) {
-            self.registry.retired.push((description, saga));
+        if let Some(saga) = self.tools.compile(tool, &description.name) {
+            self.tools.registry.retired.push((description, saga));
         }
         self
-    }
-
-    /// Traces `tool`'s points; an error is kept for `build()` to report.
-    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<crate::engine::family::Saga> {
-        match crate::engine::family::Compiled::new(tool, name) {
-            Ok(compiled) => Some(Arc::new(compiled)),
-            Err(error) => {
-                self.registry.errors.push(BuildError::Layout {
-                    tool: name.to_owned(),
-                    error,
-                });
-                None
-            }
-        }
     }
 
     /// Adds a prompt written as a saga (`#[saga_prompt]`, returning [`Prompt`]): its
@@ -339,8 +367,9 @@ impl SagaToolsBuilder {
     /// [`Prompt`]: crate::engine::Prompt
     pub fn prompt<T: SagaPrompt>(mut self, prompt: T) -> Self {
         let description = prompt.tool();
-        if let Some(saga) = self.compile(prompt, &description.name) {
-            self.registry
+        if let Some(saga) = self.tools.compile(prompt, &description.name) {
+            self.tools
+                .registry
                 .prompts
                 .push((super::catalog::prompt_of(&description), saga));
         }
@@ -353,8 +382,9 @@ impl SagaToolsBuilder {
     /// [`Contents`]: crate::engine::Contents
     pub fn resource<T: SagaResource>(mut self, uri: impl Into<String>, resource: T) -> Self {
         let description = resource.tool();
-        if let Some(saga) = self.compile(resource, &description.name) {
-            self.registry
+        if let Some(saga) = self.tools.compile(resource, &description.name) {
+            self.tools
+                .registry
                 .resources
                 .push((super::catalog::resource_of(uri.into(), &description), saga));
         }
@@ -369,8 +399,8 @@ impl SagaToolsBuilder {
         resource: T,
     ) -> Self {
         let description = resource.tool();
-        if let Some(saga) = self.compile(resource, &description.name) {
-            self.registry.templates.push((
+        if let Some(saga) = self.tools.compile(resource, &description.name) {
+            self.tools.registry.templates.push((
                 super::catalog::template_of(uri_template.into(), &description),
                 saga,
             ));
@@ -388,7 +418,7 @@ impl SagaToolsBuilder {
     ///
     /// [`DEFAULT_MAX_RUN_TIME`]: super::DEFAULT_MAX_RUN_TIME
     pub fn max_run_time(mut self, max: Duration) -> Self {
-        self.bounds.max_run_time = max;
+        self.tools.bounds.max_run_time = max;
         self
     }
 
@@ -399,7 +429,7 @@ impl SagaToolsBuilder {
     ///
     /// [`DEFAULT_CLIENT_REQUEST_TIMEOUT`]: super::DEFAULT_CLIENT_REQUEST_TIMEOUT
     pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
-        self.bounds.client_request_timeout = timeout;
+        self.tools.bounds.client_request_timeout = timeout;
         self
     }
 
@@ -409,26 +439,137 @@ impl SagaToolsBuilder {
     ///
     /// [`SamplingPolicy::ClientFirst`]: crate::engine::model::SamplingPolicy::ClientFirst
     pub fn model(mut self, model: impl crate::engine::model::Model) -> Self {
-        self.model = Some(Arc::new(model));
+        self.tools.model = Some(Arc::new(model));
         self
     }
 
     /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::model::SamplingPolicy)):
     /// client first by default with a model, the client only without one. A policy that
-    /// asks the server's model needs [`SagaToolsBuilder::model`].
+    /// asks the server's model needs [`model`](Self::model).
     pub fn sampling_policy(mut self, policy: crate::engine::model::SamplingPolicy) -> Self {
-        self.sampling_policy = Some(policy);
+        self.tools.sampling_policy = Some(policy);
         self
     }
 
     /// The bounds on the server's model ([`SamplingLimits`](crate::engine::model::SamplingLimits)).
     pub fn sampling_limits(mut self, limits: crate::engine::model::SamplingLimits) -> Self {
-        self.sampling_limits = limits;
+        self.tools.sampling_limits = limits;
+        self
+    }
+}
+
+impl Builder<SagaTools> {
+    /// Builds the registry.
+    pub fn build(self) -> Result<SagaTools, BuildError> {
+        self.tools.build()
+    }
+}
+
+/// The server's own settings.
+impl Builder<SagaServer> {
+    /// Instructions for the client's model, sent by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.server.instructions = Some(text.into());
         self
     }
 
-    /// Builds the registry.
-    pub fn build(self) -> Result<SagaTools, BuildError> {
+    /// The bounds on what one HTTP request, connection and the whole server may cost;
+    /// see [`HttpLimits`](super::HttpLimits) for each default.
+    pub fn http_limits(mut self, limits: super::HttpLimits) -> Self {
+        self.server.http_limits = limits;
+        self
+    }
+
+    /// How long a session opened with `initialize` (MCP 2025-11-25 and 2025-06-18) is kept
+    /// without requests before it is closed (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.server.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Whether an MRTR `tools/call` over HTTP that rmcp's transport would accept exactly
+    /// as it is runs without rmcp's per-request service (default: `true`).
+    ///
+    /// rmcp still answers every other request and every refusal: a call is served
+    /// directly only after the checks rmcp makes (allowed `Host`, `Accept`, the JSON-RPC
+    /// message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` / `Mcp-Name`) are seen
+    /// to pass, and when it asks for neither progress nor log messages. The answers are
+    /// the same either way; the direct path costs less CPU per call (BENCHMARKS.md).
+    /// On it, [`SagaContext::peer`](crate::engine::SagaContext::peer) is `None`: a stateless call
+    /// that asked for no notifications has nothing to send through one. Turn it off to
+    /// serve every request through rmcp, for example to compare the two.
+    pub fn direct_calls(mut self, enabled: bool) -> Self {
+        self.server.direct_calls = enabled;
+        self
+    }
+
+    /// Routes of your own served beside `/mcp` by [`SagaServer::router`] and
+    /// [`SagaServer::serve_http`], outside MCP's checks and limits (the connection bounds
+    /// of [`HttpLimits`](super::HttpLimits) still apply): a health check, or metrics.
+    ///
+    /// ```no_run
+    /// # use saga_runtime::prelude::*;
+    /// # async fn serve() -> anyhow::Result<()> {
+    /// let health = axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+    /// SagaServer::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .routes(health)
+    ///     .build()?
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await
+    /// # }
+    /// ```
+    pub fn routes(mut self, routes: axum::Router) -> Self {
+        self.server.routes = Some(match self.server.routes.take() {
+            Some(earlier) => earlier.merge(routes),
+            None => routes,
+        });
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Result<SagaServer, BuildError> {
+        let info = self
+            .tools
+            .info
+            .clone()
+            .unwrap_or_else(|| Implementation::new("saga-server", env!("CARGO_PKG_VERSION")));
+        let list_ttl = self.tools.list_ttl;
+        let mut tools = self.tools;
+        tools.info = Some(info.clone());
+        let tools = tools.build()?;
+        let server = self.server;
+        Ok(SagaServer {
+            tools,
+            info,
+            instructions: server.instructions,
+            http_limits: server.http_limits,
+            list_ttl,
+            session_idle_timeout: server.session_idle_timeout,
+            direct_calls: server.direct_calls,
+            routes: server.routes,
+            session: Arc::default(),
+        })
+    }
+}
+
+impl ToolSettings {
+    /// Traces `tool`'s points; an error is kept for `build()` to report.
+    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<crate::engine::family::Saga> {
+        match crate::engine::family::Compiled::new(tool, name) {
+            Ok(compiled) => Some(Arc::new(compiled)),
+            Err(error) => {
+                self.registry.errors.push(BuildError::Layout {
+                    tool: name.to_owned(),
+                    error,
+                });
+                None
+            }
+        }
+    }
+
+    /// The registry these settings describe.
+    fn build(self) -> Result<SagaTools, BuildError> {
         use crate::engine::model::SamplingPolicy;
         let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
         let model = match self.model {
@@ -486,6 +627,13 @@ impl SagaTools {
     /// Starts a builder of the registry alone, for a server of your own; see
     /// [`SagaTools::router`] to add the tools to an rmcp `#[tool_router]` server.
     pub fn builder() -> SagaToolsBuilder {
-        SagaToolsBuilder::default()
+        Builder::default()
+    }
+}
+
+impl SagaServer {
+    /// Starts a builder.
+    pub fn builder() -> SagaServerBuilder {
+        Builder::default()
     }
 }

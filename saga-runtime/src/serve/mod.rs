@@ -9,7 +9,6 @@ mod in_flight;
 
 mod principal;
 mod server;
-mod server_builder;
 mod session;
 mod stdio;
 mod streamed;
@@ -18,7 +17,7 @@ pub(crate) mod wire;
 
 pub use crate::engine::pool::{UNVERIFIED_PART, VerifiedPrincipal};
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
-pub use builder::SagaToolsBuilder;
+pub use builder::{Builder, SagaServerBuilder, SagaToolsBuilder};
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, QUIET_SESSION_IDS, default_http_config,
 };
@@ -29,7 +28,6 @@ pub use server::{
     DEFAULT_LIST_TTL, DEFAULT_TTL, MAX_SUBSCRIBED_BYTES, MAX_SUBSCRIBED_URI_LEN, MAX_SUBSCRIPTIONS,
     SagaServer,
 };
-pub use server_builder::SagaServerBuilder;
 pub use session::MAX_ASKS_AGAIN;
 pub use tools::{
     BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectRequest, SagaTools,

@@ -133,18 +133,18 @@ impl SagaServer {
 
     /// Whether MRTR `tools/call`s run without rmcp's per-request service over HTTP; see
     /// [`SagaServerBuilder::direct_calls`](super::SagaServerBuilder::direct_calls).
-    pub fn direct_calls(&self) -> bool {
+    pub(crate) fn direct_calls(&self) -> bool {
         self.direct_calls
     }
 
     /// How long an idle session is kept.
-    pub fn session_idle_timeout(&self) -> Duration {
+    pub(crate) fn session_idle_timeout(&self) -> Duration {
         self.session_idle_timeout
     }
 
     /// This server for one new session: the same tools and keys, with the session's own
     /// choices (log level, resource subscriptions).
-    pub fn for_session(&self) -> Self {
+    pub(crate) fn for_session(&self) -> Self {
         Self {
             session: Arc::default(),
             ..self.clone()

@@ -385,7 +385,7 @@ impl SagaTools {
     /// Every suspension point this server can resume, by tool: the current build's and
     /// every retired build's, with their layouts. What [`crate::deploy`]'s layout file
     /// records.
-    pub fn points(&self) -> Vec<&crate::engine::Points> {
+    pub(crate) fn points(&self) -> Vec<&crate::engine::Points> {
         let sagas = self
             .inner
             .entries
@@ -403,7 +403,7 @@ impl SagaTools {
     }
 
     /// The codec sealing the tools' state.
-    pub fn codec(&self) -> &StateCodec {
+    pub(crate) fn codec(&self) -> &StateCodec {
         &self.inner.codec
     }
 

@@ -74,45 +74,29 @@ pub const DEFAULT_MAX_WORKERS_PER_PRINCIPAL: usize = DEFAULT_MAX_WORKERS / 8;
 /// [`TaskSettings::max_bytes_per_principal`] says otherwise: 8 MiB.
 pub const DEFAULT_MAX_BYTES_PER_PRINCIPAL: usize = 8 * 1024 * 1024;
 
-/// The tasks of a server: a store and how tasks are kept.
+/// The tasks of a server: a store and how tasks are kept. Each setter says its default.
+///
+/// ```
+/// # use saga_runtime::tasks::{TaskSettings, TaskStore};
+/// # use std::time::Duration;
+/// let settings = TaskSettings::new(TaskStore::memory())
+///     .ttl(Duration::from_secs(24 * 3600))
+///     .max_workers(32);
+/// ```
 #[derive(Debug, Clone)]
-#[non_exhaustive]
+#[must_use]
 pub struct TaskSettings {
-    /// Where task records live.
-    pub store: TaskStore,
-    /// How long a task is kept after its creation ([`DEFAULT_TASK_TTL`]).
-    pub ttl: Duration,
-    /// The `pollIntervalMs` clients are given ([`DEFAULT_POLL_INTERVAL`]).
-    pub poll_interval: Duration,
-    /// How long a worker's claim holds without renewal ([`DEFAULT_LEASE`]); a task whose
-    /// worker died is taken over this long after its last renewal.
-    pub lease: Duration,
-    /// How many tasks this process runs at once ([`DEFAULT_MAX_WORKERS`]). Tasks beyond it
-    /// wait, already stored, for a worker (of this replica or, once their lease ends,
-    /// another's): a burst of task calls costs store entries, not unbounded CPU.
-    pub max_workers: usize,
-    /// How many tasks one principal may have in the store at once, ended ones included
-    /// until their `ttl` ([`DEFAULT_MAX_PER_PRINCIPAL`]), so that one client cannot fill
-    /// the store for everyone. A call beyond it is refused.
-    pub max_per_principal: usize,
-    /// How many of this process's workers one principal's tasks may take at once
-    /// ([`DEFAULT_MAX_WORKERS_PER_PRINCIPAL`]); its other tasks wait, so that one caller's
-    /// long tasks never starve everyone else's.
-    pub max_workers_per_principal: usize,
-    /// The most bytes one principal's task records may hold in the store at once
-    /// ([`DEFAULT_MAX_BYTES_PER_PRINCIPAL`]), measured when each task is created.
-    pub max_bytes_per_principal: usize,
-    /// How many tasks the store may hold ([`DEFAULT_MAX_TASKS`]).
-    pub max_tasks: usize,
-    /// How many bytes the store's task records may hold ([`DEFAULT_MAX_STORE_BYTES`]).
-    pub max_store_bytes: usize,
-    /// The part of the store that callers nobody verified share between them (half of
-    /// it by default): anonymous callers, and every caller unless
-    /// [`SagaToolsBuilder::verified_principals`](crate::serve::SagaToolsBuilder::verified_principals)
-    /// says the principals are verified. Each still has its own per-principal quota; the
-    /// share bounds what made-up identities can take together, so that they never fill
-    /// the store for verified callers.
-    pub unverified_share: Share,
+    pub(crate) store: TaskStore,
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) lease: Duration,
+    pub(crate) max_workers: usize,
+    pub(crate) max_per_principal: usize,
+    pub(crate) max_workers_per_principal: usize,
+    pub(crate) max_bytes_per_principal: usize,
+    pub(crate) max_tasks: usize,
+    pub(crate) max_store_bytes: usize,
+    pub(crate) unverified_share: Share,
 }
 
 impl TaskSettings {
@@ -154,6 +138,79 @@ impl TaskSettings {
                 bytes: DEFAULT_MAX_STORE_BYTES / 2,
             },
         }
+    }
+
+    /// How long a task is kept after its creation ([`DEFAULT_TASK_TTL`]).
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The `pollIntervalMs` clients are given ([`DEFAULT_POLL_INTERVAL`]).
+    pub fn poll_interval(mut self, poll_interval: Duration) -> Self {
+        self.poll_interval = poll_interval;
+        self
+    }
+
+    /// How long a worker's claim holds without renewal ([`DEFAULT_LEASE`]); a task whose
+    /// worker died is taken over this long after its last renewal.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How many tasks this process runs at once ([`DEFAULT_MAX_WORKERS`]). Tasks beyond it
+    /// wait, already stored, for a worker (of this replica or, once their lease ends,
+    /// another's): a burst of task calls costs store entries, not unbounded CPU.
+    pub fn max_workers(mut self, max_workers: usize) -> Self {
+        self.max_workers = max_workers;
+        self
+    }
+
+    /// How many tasks one principal may have in the store at once, ended ones included
+    /// until their `ttl` ([`DEFAULT_MAX_PER_PRINCIPAL`]), so that one client cannot fill
+    /// the store for everyone. A call beyond it is refused.
+    pub fn max_per_principal(mut self, max_per_principal: usize) -> Self {
+        self.max_per_principal = max_per_principal;
+        self
+    }
+
+    /// How many of this process's workers one principal's tasks may take at once
+    /// ([`DEFAULT_MAX_WORKERS_PER_PRINCIPAL`]); its other tasks wait, so that one caller's
+    /// long tasks never starve everyone else's.
+    pub fn max_workers_per_principal(mut self, max_workers_per_principal: usize) -> Self {
+        self.max_workers_per_principal = max_workers_per_principal;
+        self
+    }
+
+    /// The most bytes one principal's task records may hold in the store at once
+    /// ([`DEFAULT_MAX_BYTES_PER_PRINCIPAL`]), measured when each task is created.
+    pub fn max_bytes_per_principal(mut self, max_bytes_per_principal: usize) -> Self {
+        self.max_bytes_per_principal = max_bytes_per_principal;
+        self
+    }
+
+    /// How many tasks the store may hold ([`DEFAULT_MAX_TASKS`]).
+    pub fn max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// How many bytes the store's task records may hold ([`DEFAULT_MAX_STORE_BYTES`]).
+    pub fn max_store_bytes(mut self, max_store_bytes: usize) -> Self {
+        self.max_store_bytes = max_store_bytes;
+        self
+    }
+
+    /// The part of the store that callers nobody verified share between them (half of
+    /// it by default): anonymous callers, and every caller unless
+    /// [`SagaToolsBuilder::verified_principals`](crate::serve::SagaToolsBuilder::verified_principals)
+    /// says the principals are verified. Each still has its own per-principal quota; the
+    /// share bounds what made-up identities can take together, so that they never fill
+    /// the store for verified callers.
+    pub fn unverified_share(mut self, unverified_share: Share) -> Self {
+        self.unverified_share = unverified_share;
+        self
     }
 }
 

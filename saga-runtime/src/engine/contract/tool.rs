@@ -142,7 +142,9 @@ pub trait SagaTool: Send + Sync + 'static {
     /// `state` as JSON, for [`SagaServer::inspect`](crate::serve::SagaServer::inspect) and
     /// the examples' `--inspect`: serde's own rendering unless the tool knows better.
     /// `#[saga_tool]` overrides it to show the suspension's variant and its saved locals
-    /// with their own types, which exist only inside the generated `step`.
+    /// with their own types, which exist only inside the generated `step`. Only the
+    /// runtime calls it.
+    #[doc(hidden)]
     fn state_json(&self, state: Self::State) -> Result<serde_json::Value, String> {
         serde_json::to_value(&state).map_err(|error| error.to_string())
     }

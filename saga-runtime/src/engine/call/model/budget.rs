@@ -37,37 +37,18 @@ pub enum Limited {
 
 /// The bounds on a server's model, each with whom it protects. Set the ones you change
 /// and take the rest from [`Default`]:
-/// `SamplingLimits { requests_per_minute: 10, ..SamplingLimits::default() }`.
+/// `SamplingLimits::default().requests_per_minute(10)`. Each setter says its default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
 pub struct SamplingLimits {
-    /// Samples per minute per pool (a verified principal, or the unverified callers at
-    /// one address): one caller cannot spend another's. Default 30.
-    pub requests_per_minute: u32,
-    /// Tokens per minute per pool, counted when each request is admitted as what it may
-    /// cost: its `maxTokens`, and its prompt at one token per four bytes (before the
-    /// provider says what it did). Default 50,000.
-    pub tokens_per_minute: u64,
-    /// Samples per minute for the whole server (global): your bill, whoever calls. The
-    /// unverified callers together make at most three quarters of them
-    /// ([`UNVERIFIED_PART`](crate::engine::call::pool::UNVERIFIED_PART)), so that
-    /// identities made up where the server is not told a caller's address still share
-    /// one budget. Default 300.
-    pub total_requests_per_minute: u32,
-    /// Tokens per minute for the whole server (global), counted as
-    /// [`tokens_per_minute`](Self::tokens_per_minute) counts them; the unverified callers
-    /// together ask for at most three quarters. Default 500,000.
-    pub total_tokens_per_minute: u64,
-    /// The largest prompt (system prompt and messages, as JSON) the server sends, in
-    /// bytes: protects the server's bill from one huge request. Default 64 KiB.
-    pub max_prompt_bytes: usize,
-    /// The largest `maxTokens` one request may ask for; larger asks are cut to it.
-    /// Default 4,096.
-    pub max_tokens: u32,
-    /// Samples running at once in this server (global); the unverified callers together
-    /// hold at most three quarters, and one pool at most a quarter. Default 16.
-    pub max_concurrent: usize,
-    /// How long one sample may take. Default 60 s.
-    pub timeout: Duration,
+    pub(crate) requests_per_minute: u32,
+    pub(crate) tokens_per_minute: u64,
+    pub(crate) total_requests_per_minute: u32,
+    pub(crate) total_tokens_per_minute: u64,
+    pub(crate) max_prompt_bytes: usize,
+    pub(crate) max_tokens: u32,
+    pub(crate) max_concurrent: usize,
+    pub(crate) timeout: Duration,
 }
 
 impl Default for SamplingLimits {
@@ -82,6 +63,68 @@ impl Default for SamplingLimits {
             max_concurrent: 16,
             timeout: Duration::from_secs(60),
         }
+    }
+}
+
+impl SamplingLimits {
+    /// Samples per minute per pool (a verified principal, or the unverified callers at
+    /// one address): one caller cannot spend another's. Default 30.
+    pub fn requests_per_minute(mut self, requests_per_minute: u32) -> Self {
+        self.requests_per_minute = requests_per_minute;
+        self
+    }
+
+    /// Tokens per minute per pool, counted when each request is admitted as what it may
+    /// cost: its `maxTokens`, and its prompt at one token per four bytes (before the
+    /// provider says what it did). Default 50,000.
+    pub fn tokens_per_minute(mut self, tokens_per_minute: u64) -> Self {
+        self.tokens_per_minute = tokens_per_minute;
+        self
+    }
+
+    /// Samples per minute for the whole server (global): your bill, whoever calls. The
+    /// unverified callers together make at most three quarters of them
+    /// ([`UNVERIFIED_PART`](crate::engine::call::pool::UNVERIFIED_PART)), so that
+    /// identities made up where the server is not told a caller's address still share
+    /// one budget. Default 300.
+    pub fn total_requests_per_minute(mut self, total_requests_per_minute: u32) -> Self {
+        self.total_requests_per_minute = total_requests_per_minute;
+        self
+    }
+
+    /// Tokens per minute for the whole server (global), counted as
+    /// [`tokens_per_minute`](Self::tokens_per_minute) counts them; the unverified callers
+    /// together ask for at most three quarters. Default 500,000.
+    pub fn total_tokens_per_minute(mut self, total_tokens_per_minute: u64) -> Self {
+        self.total_tokens_per_minute = total_tokens_per_minute;
+        self
+    }
+
+    /// The largest prompt (system prompt and messages, as JSON) the server sends, in
+    /// bytes: protects the server's bill from one huge request. Default 64 KiB.
+    pub fn max_prompt_bytes(mut self, max_prompt_bytes: usize) -> Self {
+        self.max_prompt_bytes = max_prompt_bytes;
+        self
+    }
+
+    /// The largest `maxTokens` one request may ask for; larger asks are cut to it.
+    /// Default 4,096.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Samples running at once in this server (global); the unverified callers together
+    /// hold at most three quarters, and one pool at most a quarter. Default 16.
+    pub fn max_concurrent(mut self, max_concurrent: usize) -> Self {
+        self.max_concurrent = max_concurrent;
+        self
+    }
+
+    /// How long one sample may take. Default 60 s.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 }
 
