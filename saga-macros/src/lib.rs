@@ -361,7 +361,7 @@ pub fn saga_fn(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `.prompt(..)` requires).
 #[proc_macro_attribute]
 pub fn saga_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    tool::expand_as(tool::Kind::Prompt, args.into(), input.into()).into()
+    tool::expand_as(tool::ServedAs::Prompt, args.into(), input.into()).into()
 }
 
 /// `#[saga_tool]` for a resource: the function takes `uri: String` (and, for a template,
@@ -371,5 +371,5 @@ pub fn saga_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// which those registrations require.
 #[proc_macro_attribute]
 pub fn saga_resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    tool::expand_as(tool::Kind::Resource, args.into(), input.into()).into()
+    tool::expand_as(tool::ServedAs::Resource, args.into(), input.into()).into()
 }

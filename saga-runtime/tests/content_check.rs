@@ -77,18 +77,5 @@ fn verdicts_and_messages_match_the_golden_file() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/golden/content_check.txt"
     );
-    if std::env::var_os("SAGA_SNAPSHOTS").is_some_and(|v| v == "overwrite") {
-        std::fs::write(golden, &out).expect("the golden file is writable");
-        return;
-    }
-    let expected = std::fs::read_to_string(golden).unwrap_or_else(|error| {
-        panic!(
-            "no golden file at {golden} ({error}); write it with SAGA_SNAPSHOTS=overwrite, \
-             read it, and commit it"
-        )
-    });
-    assert_eq!(out.lines().count(), expected.lines().count());
-    for (got, want) in out.lines().zip(expected.lines()) {
-        assert_eq!(got, want);
-    }
+    saga_snapshot::assert_snapshot(std::path::Path::new(golden), "the verdicts", &out);
 }

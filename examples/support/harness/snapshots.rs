@@ -1,11 +1,11 @@
 //! Snapshots of sagas' diagrams (`SagaTool::diagram`), in `tests/diagrams/`: a diagram
 //! that differs from its snapshot, or has none, fails. `SAGA_SNAPSHOTS=overwrite` writes
-//! them instead (read the diff, then commit them), as it does for every snapshot and
-//! golden file of the workspace. `scripts/mermaid-check.sh` parses every snapshot with
+//! them instead (read the diff, then commit them): the check is `saga-snapshot`'s, the
+//! one every snapshot and golden file of the workspace goes through. `scripts/mermaid-check.sh` parses every snapshot with
 //! Mermaid's own parser.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The ids of the nodes that are not suspension points: the start, the choice nodes (of
 /// each loop that suspends, and where paths meet before a branch), and the exits.
@@ -30,37 +30,7 @@ pub fn check(dir: &str, name: &str, diagram: &str, states: &[&str]) {
         .join("tests/diagrams")
         .join(dir)
         .join(format!("{name}.mmd"));
-    matches_snapshot(&path, name, diagram);
-}
-
-/// `diagram` against the snapshot at `path`: missing or different, it fails; with
-/// `SAGA_SNAPSHOTS=overwrite`, it is written there instead.
-fn matches_snapshot(path: &Path, name: &str, diagram: &str) {
-    if overwrite() {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("the snapshot directory can be made");
-        }
-        std::fs::write(path, diagram).expect("the snapshot can be written");
-        return;
-    }
-    let expected = std::fs::read_to_string(path).unwrap_or_else(|error| {
-        panic!(
-            "{name}: no snapshot at {} ({error}); write it with SAGA_SNAPSHOTS=overwrite, read \
-             it, and commit it",
-            path.display()
-        )
-    });
-    assert!(
-        expected == diagram,
-        "{name}: the diagram differs from {}; if the change is meant, rerun with \
-         SAGA_SNAPSHOTS=overwrite and read the diff.\n--- expected\n{expected}\n--- got\n{diagram}",
-        path.display()
-    );
-}
-
-/// Whether snapshots are to be written rather than checked: `SAGA_SNAPSHOTS=overwrite`.
-fn overwrite() -> bool {
-    std::env::var_os("SAGA_SNAPSHOTS").is_some_and(|v| v == "overwrite")
+    saga_snapshot::assert_snapshot(&path, name, diagram);
 }
 
 fn well_formed(name: &str, diagram: &str, states: &[&str]) {
@@ -127,42 +97,4 @@ fn well_formed(name: &str, diagram: &str, states: &[&str]) {
             .any(|(from, to)| from == "[*]" && to == "Start"),
         "{name}: no start"
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn failure(check: impl FnOnce() + std::panic::UnwindSafe) -> String {
-        let payload = std::panic::catch_unwind(check).expect_err("the check fails");
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    /// A diagram without a snapshot fails: nothing passes for want of a file.
-    #[test]
-    fn a_missing_snapshot_fails_and_a_different_one_too() {
-        if overwrite() {
-            return; // writing them is what was asked
-        }
-        let dir = std::env::temp_dir().join(format!("saga-snapshots-{}", std::process::id()));
-        let missing = dir.join("missing.mmd");
-        let message = failure(|| matches_snapshot(&missing, "missing", "stateDiagram-v2\n"));
-        assert!(message.contains("no snapshot at"), "{message}");
-        assert!(
-            !missing.exists(),
-            "a failing check wrote {}",
-            missing.display()
-        );
-
-        std::fs::create_dir_all(&dir).expect("a temp dir");
-        let other = dir.join("other.mmd");
-        std::fs::write(&other, "stateDiagram-v2\n").expect("written");
-        let message = failure(|| matches_snapshot(&other, "other", "stateDiagram-v2\n  x\n"));
-        assert!(message.contains("differs from"), "{message}");
-        matches_snapshot(&other, "other", "stateDiagram-v2\n");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

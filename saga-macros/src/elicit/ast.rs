@@ -20,7 +20,7 @@ pub struct Field<'a> {
     pub ident: &'a Ident,
     /// The field's declared type.
     pub ty: &'a Type,
-    pub kind: Kind,
+    pub kind: FieldKind,
     pub name: String,
     pub attrs: FieldAttrs,
 }
@@ -39,7 +39,7 @@ pub struct Variant<'a> {
 /// What a field's type looks like, as far as tokens tell. Whether a type named here
 /// really is a form field is left to the `ElicitField` bound, checked by rustc.
 #[derive(Clone, Copy)]
-pub enum Kind {
+pub enum FieldKind {
     String,
     Bool,
     Int(&'static str),
@@ -50,15 +50,15 @@ pub enum Kind {
     Multi,
 }
 
-impl Kind {
+impl FieldKind {
     pub fn describe(self) -> &'static str {
         match self {
-            Kind::String => "a string",
-            Kind::Bool => "a boolean",
-            Kind::Int(_) => "an integer",
-            Kind::Float => "a number",
-            Kind::Select => "a single select (a unit-only enum)",
-            Kind::Multi => "a multi select (a Vec of a unit-only enum)",
+            FieldKind::String => "a string",
+            FieldKind::Bool => "a boolean",
+            FieldKind::Int(_) => "an integer",
+            FieldKind::Float => "a number",
+            FieldKind::Select => "a single select (a unit-only enum)",
+            FieldKind::Multi => "a multi select (a Vec of a unit-only enum)",
         }
     }
 }
@@ -85,9 +85,9 @@ fn generic_arg<'a>(ty: &'a Type, wrapper: &str) -> Option<&'a Type> {
     }
 }
 
-fn classify(ty: &Type) -> Kind {
+fn classify(ty: &Type) -> FieldKind {
     if generic_arg(ty, "Vec").is_some() {
-        return Kind::Multi;
+        return FieldKind::Multi;
     }
     if let Type::Path(path) = ty
         && path.qself.is_none()
@@ -96,19 +96,19 @@ fn classify(ty: &Type) -> Kind {
     {
         let name = last.ident.to_string();
         if name == "String" {
-            return Kind::String;
+            return FieldKind::String;
         }
         if name == "bool" {
-            return Kind::Bool;
+            return FieldKind::Bool;
         }
         if name == "f32" || name == "f64" {
-            return Kind::Float;
+            return FieldKind::Float;
         }
         if let Some(int) = INTEGERS.iter().find(|int| **int == name) {
-            return Kind::Int(int);
+            return FieldKind::Int(int);
         }
     }
-    Kind::Select
+    FieldKind::Select
 }
 
 fn unraw(ident: &Ident) -> String {

@@ -5,7 +5,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprArray, ExprLit, Lit};
 
-use super::ast::{Enum, Field, Input, Kind, Struct};
+use super::ast::{Enum, Field, FieldKind, Input, Struct};
 use super::attr::{Num, parse_number};
 
 fn private() -> TokenStream {
@@ -125,7 +125,7 @@ fn refinements(field: &Field) -> (Vec<(&'static str, TokenStream)>, TokenStream)
         let p = private();
         let expr = &default.value;
         let value = match field.kind {
-            Kind::Multi => {
+            FieldKind::Multi => {
                 let Expr::Array(ExprArray { elems, .. }) = expr else {
                     unreachable!("checked by valid.rs")
                 };
@@ -133,13 +133,15 @@ fn refinements(field: &Field) -> (Vec<(&'static str, TokenStream)>, TokenStream)
                 checks.extend(default_checks(field.ty, &literals));
                 quote!(#p::serde_json::Value::Array(::std::vec![#(#p::serde_json::Value::from(#literals)),*]))
             }
-            Kind::Select => {
+            FieldKind::Select => {
                 let literal = str_lit(expr).expect("checked by valid.rs");
                 checks.extend(default_checks(field.ty, &[literal]));
                 quote!(#p::serde_json::Value::from(#literal))
             }
-            Kind::Int(_) | Kind::Float => number(parse_number(expr).expect("checked by valid.rs")),
-            Kind::String | Kind::Bool => quote!(#p::serde_json::Value::from(#expr)),
+            FieldKind::Int(_) | FieldKind::Float => {
+                number(parse_number(expr).expect("checked by valid.rs"))
+            }
+            FieldKind::String | FieldKind::Bool => quote!(#p::serde_json::Value::from(#expr)),
         };
         out.push(("default", value));
     }

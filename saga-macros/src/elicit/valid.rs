@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use syn::{Expr, ExprLit, Lit};
 
-use super::ast::{Enum, Field, Input, Kind, Struct};
+use super::ast::{Enum, Field, FieldKind, Input, Struct};
 use super::attr::{Attr, Num, parse_number};
 use super::{Errors, type_name};
 
@@ -81,9 +81,9 @@ fn int_range(name: &str) -> (i128, i128) {
 fn check_field(field: &Field, errors: &mut Errors) {
     let attrs = &field.attrs;
     let kind = field.kind;
-    let is_string = matches!(kind, Kind::String);
-    let is_number = matches!(kind, Kind::Int(_) | Kind::Float);
-    let is_multi = matches!(kind, Kind::Multi);
+    let is_string = matches!(kind, FieldKind::String);
+    let is_number = matches!(kind, FieldKind::Int(_) | FieldKind::Float);
+    let is_multi = matches!(kind, FieldKind::Multi);
 
     if let Some(format) = &attrs.format {
         if !is_string {
@@ -140,7 +140,7 @@ fn check_field(field: &Field, errors: &mut Errors) {
             );
             continue;
         }
-        if let Kind::Int(int) = kind {
+        if let FieldKind::Int(int) = kind {
             let key = &attr.key;
             match attr.value {
                 Num::Float(_) => errors.push(syn::Error::new(
@@ -212,8 +212,8 @@ fn check_default(field: &Field, default: &Attr<Expr>, errors: &mut Errors) {
         )
     };
     let (expected, example) = match field.kind {
-        Kind::String | Kind::Select if is_str(expr) => return,
-        Kind::Bool
+        FieldKind::String | FieldKind::Select if is_str(expr) => return,
+        FieldKind::Bool
             if matches!(
                 expr,
                 Expr::Lit(ExprLit {
@@ -224,8 +224,8 @@ fn check_default(field: &Field, default: &Attr<Expr>, errors: &mut Errors) {
         {
             return;
         }
-        Kind::Float if parse_number(expr).is_some() => return,
-        Kind::Int(int) => match parse_number(expr) {
+        FieldKind::Float if parse_number(expr).is_some() => return,
+        FieldKind::Int(int) => match parse_number(expr) {
             Some(Num::Int(value)) => {
                 let (low, high) = int_range(int);
                 if value < low || value > high {
@@ -242,20 +242,20 @@ fn check_default(field: &Field, default: &Attr<Expr>, errors: &mut Errors) {
             }
             _ => ("an integer literal", "`default = 1`"),
         },
-        Kind::Multi => match expr {
+        FieldKind::Multi => match expr {
             Expr::Array(array) if array.elems.iter().all(is_str) => return,
             _ => (
                 "an array of string literals (wire values of the enum)",
                 "`default = [\"a\", \"b\"]`",
             ),
         },
-        Kind::String => ("a string literal", "`default = \"...\"`"),
-        Kind::Select => (
+        FieldKind::String => ("a string literal", "`default = \"...\"`"),
+        FieldKind::Select => (
             "a string literal (a wire value of the enum)",
             "`default = \"...\"`",
         ),
-        Kind::Bool => ("`true` or `false`", "`default = false`"),
-        Kind::Float => ("a number literal", "`default = 0.5`"),
+        FieldKind::Bool => ("`true` or `false`", "`default = false`"),
+        FieldKind::Float => ("a number literal", "`default = 0.5`"),
     };
     errors.at(
         expr,

@@ -32,7 +32,7 @@ pub fn plain_lints() -> TokenStream {
 }
 
 /// The tool (`kind`) compiled from its function, with its attribute's arguments.
-pub fn tool(kind: super::Kind, attr: &ToolAttr, compiled: Compiled) -> TokenStream {
+pub fn tool(kind: super::ServedAs, attr: &ToolAttr, compiled: Compiled) -> TokenStream {
     let Compiled {
         item,
         sig,

@@ -9,7 +9,7 @@ use syn::ItemFn;
 
 use super::machine::private_path;
 
-pub fn expand(kind: super::Kind, item: &ItemFn, error: syn::Error) -> TokenStream {
+pub fn expand(kind: super::ServedAs, item: &ItemFn, error: syn::Error) -> TokenStream {
     let mut item = item.clone();
     // `#[arg]` only means something to the macro; left on, rustc would add errors.
     for input in &mut item.sig.inputs {

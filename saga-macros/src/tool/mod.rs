@@ -12,7 +12,6 @@ mod fallback;
 mod helper;
 mod items;
 mod keep;
-mod kind;
 mod local;
 mod lower;
 mod machine;
@@ -23,6 +22,7 @@ mod restate;
 mod rewrite;
 mod saved;
 mod scope;
+mod served_as;
 mod sig;
 mod suspend;
 
@@ -30,15 +30,15 @@ use proc_macro2::TokenStream;
 use syn::ItemFn;
 
 use crate::errors::Errors;
-pub use kind::Kind;
+pub use served_as::ServedAs;
 
 /// `#[saga_tool]`.
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_as(Kind::Tool, args, input)
+    expand_as(ServedAs::Tool, args, input)
 }
 
 /// `#[saga_tool]`, `#[saga_prompt]` or `#[saga_resource]`, by `kind`.
-pub fn expand_as(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
+pub fn expand_as(kind: ServedAs, args: TokenStream, input: TokenStream) -> TokenStream {
     let item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => return not_a_fn(error, input, "#[saga_tool]"),
@@ -210,7 +210,6 @@ mod tests {
     #[test]
     fn expansions_match_their_snapshots() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expand");
-        let overwrite = std::env::var_os("SAGA_SNAPSHOTS").is_some_and(|v| v == "overwrite");
         let mut checked = 0;
         let mut inputs: Vec<_> = std::fs::read_dir(&dir)
             .expect("tests/expand exists")
@@ -222,24 +221,7 @@ mod tests {
             let source = std::fs::read_to_string(&input).expect("readable input");
             let expanded = expand_str(&source);
             let snapshot = input.with_extension("expanded.rs");
-            if overwrite {
-                std::fs::write(&snapshot, &expanded).expect("writable snapshot");
-            } else if !snapshot.exists() {
-                panic!(
-                    "{} has no snapshot: write it with SAGA_SNAPSHOTS=overwrite, review it, \
-                     and commit it",
-                    input.display()
-                );
-            } else {
-                let expected = std::fs::read_to_string(&snapshot).expect("readable snapshot");
-                assert!(
-                    expected == expanded,
-                    "{} no longer expands to {}; if the change is intended, rerun with \
-                     SAGA_SNAPSHOTS=overwrite and review the diff",
-                    input.display(),
-                    snapshot.display()
-                );
-            }
+            saga_snapshot::assert_snapshot(&snapshot, &input.display().to_string(), &expanded);
             checked += 1;
         }
         assert!(

@@ -215,7 +215,7 @@ pub fn guard(site: &Site) -> Stmt {
             return #private::ask_again({
                 let mut __round = ::std::vec::Vec::new();
                 #(#private::requests(&mut __round, #names);)*
-                #private::rebuilt(&mut __round, true);
+                #private::restatable(&mut __round, true);
                 #private::note_misfits(&mut __round, &__answers);
                 __round
             });

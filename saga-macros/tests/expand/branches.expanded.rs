@@ -232,7 +232,7 @@ const _: () = {
                                                         &mut __round,
                                                         __request0,
                                                     );
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[0usize],
                                                     );
@@ -267,7 +267,7 @@ const _: () = {
                                                         &mut __round,
                                                         __request0,
                                                     );
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[1usize],
                                                     );
@@ -302,7 +302,7 @@ const _: () = {
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[2usize],
                                                     );
@@ -332,7 +332,7 @@ const _: () = {
                                                         &mut __round,
                                                         __request0,
                                                     );
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[3usize],
                                                     );
@@ -468,7 +468,7 @@ const _: () = {
                                                     &mut __round,
                                                     __request0,
                                                 );
-                                                ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                ::saga_runtime::__private::restatable(&mut __round, true);
                                                 ::saga_runtime::__private::note_misfits(
                                                     &mut __round,
                                                     &__answers,
@@ -497,7 +497,7 @@ const _: () = {
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::rebuilt(
+                                                        ::saga_runtime::__private::restatable(
                                                             &mut __round,
                                                             __SAGA_RESTATED[2usize],
                                                         );
@@ -527,7 +527,7 @@ const _: () = {
                                                             &mut __round,
                                                             __request0,
                                                         );
-                                                        ::saga_runtime::__private::rebuilt(
+                                                        ::saga_runtime::__private::restatable(
                                                             &mut __round,
                                                             __SAGA_RESTATED[3usize],
                                                         );
@@ -571,7 +571,7 @@ const _: () = {
                                                     &mut __round,
                                                     __request0,
                                                 );
-                                                ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                ::saga_runtime::__private::restatable(&mut __round, true);
                                                 ::saga_runtime::__private::note_misfits(
                                                     &mut __round,
                                                     &__answers,
@@ -600,7 +600,7 @@ const _: () = {
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::rebuilt(
+                                                        ::saga_runtime::__private::restatable(
                                                             &mut __round,
                                                             __SAGA_RESTATED[2usize],
                                                         );
@@ -630,7 +630,7 @@ const _: () = {
                                                             &mut __round,
                                                             __request0,
                                                         );
-                                                        ::saga_runtime::__private::rebuilt(
+                                                        ::saga_runtime::__private::restatable(
                                                             &mut __round,
                                                             __SAGA_RESTATED[3usize],
                                                         );
@@ -693,7 +693,7 @@ const _: () = {
                                                         &mut __round,
                                                         __request0,
                                                     );
-                                                    ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                    ::saga_runtime::__private::restatable(&mut __round, true);
                                                     ::saga_runtime::__private::note_misfits(
                                                         &mut __round,
                                                         &__answers,

@@ -202,7 +202,7 @@ const _: () = {
                                                 },
                                                 {
                                                     let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[0usize],
                                                     );
@@ -352,7 +352,7 @@ const _: () = {
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();
-                                                            ::saga_runtime::__private::rebuilt(
+                                                            ::saga_runtime::__private::restatable(
                                                                 &mut __round,
                                                                 __SAGA_RESTATED[0usize],
                                                             );

@@ -207,7 +207,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request0,
                                             );
-                                            ::saga_runtime::__private::rebuilt(
+                                            ::saga_runtime::__private::restatable(
                                                 &mut __round,
                                                 __SAGA_RESTATED[0usize],
                                             );
@@ -245,7 +245,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request0,
                                             );
-                                            ::saga_runtime::__private::rebuilt(
+                                            ::saga_runtime::__private::restatable(
                                                 &mut __round,
                                                 __SAGA_RESTATED[1usize],
                                             );
@@ -384,7 +384,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request0,
                                             );
-                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::restatable(&mut __round, true);
                                             ::saga_runtime::__private::note_misfits(
                                                 &mut __round,
                                                 &__answers,
@@ -422,7 +422,7 @@ const _: () = {
                                                     &mut __round,
                                                     __request0,
                                                 );
-                                                ::saga_runtime::__private::rebuilt(
+                                                ::saga_runtime::__private::restatable(
                                                     &mut __round,
                                                     __SAGA_RESTATED[1usize],
                                                 );
@@ -467,7 +467,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request0,
                                             );
-                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::restatable(&mut __round, true);
                                             ::saga_runtime::__private::note_misfits(
                                                 &mut __round,
                                                 &__answers,

@@ -245,7 +245,7 @@ const _: () = {
                                                         &mut __round,
                                                         __request0,
                                                     );
-                                                    ::saga_runtime::__private::rebuilt(
+                                                    ::saga_runtime::__private::restatable(
                                                         &mut __round,
                                                         __SAGA_RESTATED[0usize],
                                                     );
@@ -317,7 +317,7 @@ const _: () = {
                                                                 &mut __round,
                                                                 __request0,
                                                             );
-                                                            ::saga_runtime::__private::rebuilt(
+                                                            ::saga_runtime::__private::restatable(
                                                                 &mut __round,
                                                                 __SAGA_RESTATED[1usize],
                                                             );
@@ -484,7 +484,7 @@ const _: () = {
                                                             &mut __round,
                                                             __request0,
                                                         );
-                                                        ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                                        ::saga_runtime::__private::restatable(&mut __round, true);
                                                         ::saga_runtime::__private::note_misfits(
                                                             &mut __round,
                                                             &__answers,
@@ -531,7 +531,7 @@ const _: () = {
                                                                         &mut __round,
                                                                         __request0,
                                                                     );
-                                                                    ::saga_runtime::__private::rebuilt(
+                                                                    ::saga_runtime::__private::restatable(
                                                                         &mut __round,
                                                                         __SAGA_RESTATED[0usize],
                                                                     );
@@ -606,7 +606,7 @@ const _: () = {
                                                                     &mut __round,
                                                                     __request0,
                                                                 );
-                                                                ::saga_runtime::__private::rebuilt(
+                                                                ::saga_runtime::__private::restatable(
                                                                     &mut __round,
                                                                     __SAGA_RESTATED[1usize],
                                                                 );
@@ -702,7 +702,7 @@ const _: () = {
                                                                             &mut __round,
                                                                             __request0,
                                                                         );
-                                                                        ::saga_runtime::__private::rebuilt(
+                                                                        ::saga_runtime::__private::restatable(
                                                                             &mut __round,
                                                                             __SAGA_RESTATED[1usize],
                                                                         );
@@ -770,7 +770,7 @@ const _: () = {
                                                                         &mut __round,
                                                                         __request0,
                                                                     );
-                                                                    ::saga_runtime::__private::rebuilt(
+                                                                    ::saga_runtime::__private::restatable(
                                                                         &mut __round,
                                                                         __SAGA_RESTATED[1usize],
                                                                     );

@@ -216,7 +216,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request1,
                                             );
-                                            ::saga_runtime::__private::rebuilt(
+                                            ::saga_runtime::__private::restatable(
                                                 &mut __round,
                                                 __SAGA_RESTATED[0usize],
                                             );
@@ -385,7 +385,7 @@ const _: () = {
                                                 &mut __round,
                                                 __request1,
                                             );
-                                            ::saga_runtime::__private::rebuilt(&mut __round, true);
+                                            ::saga_runtime::__private::restatable(&mut __round, true);
                                             ::saga_runtime::__private::note_misfits(
                                                 &mut __round,
                                                 &__answers,

@@ -29,7 +29,7 @@ pub(crate) use runner::family;
 pub(crate) use runner::sampling;
 
 pub use call::context::SagaContext;
-pub(crate) use call::context::{Head, Notices, ProgressSink, Stateless};
+pub(crate) use call::context::{Notices, ProgressSink, RequestHead, Stateless};
 pub use call::era::Era;
 pub use call::error::{InspectError, SagaError};
 pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
@@ -41,7 +41,7 @@ pub use round::answers::Answers;
 // the `internals` feature: not the contract (a server, or an rmcp server of your own,
 // calls tools through `SagaTools::call`).
 pub use asks::join_all::{JoinAll, join_all};
-pub use asks::outcome::{Elicited, Outcome};
+pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
 #[cfg(feature = "internals")]

@@ -17,7 +17,7 @@ use super::principal::{ANONYMOUS, Identity};
 use super::wire::resumable::CallNotices;
 use crate::engine::InspectError;
 use crate::engine::family::{DynTool, Family, Saga};
-use crate::engine::{Call, Head, SagaContext};
+use crate::engine::{Call, RequestHead, SagaContext};
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.
@@ -537,7 +537,7 @@ impl SagaTools {
     }
 
     /// [`SagaTools::head_context`]'s parts, for a context built in one piece.
-    pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> Head {
+    pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> RequestHead {
         let caller = match parts {
             Some(parts) => self.inner.identity.caller(parts),
             None => crate::engine::pool::Caller {
@@ -545,7 +545,7 @@ impl SagaTools {
                 pool: crate::engine::pool::Pool::of(ANONYMOUS, false, None),
             },
         };
-        Head {
+        RequestHead {
             principal: caller.principal,
             pool: Some(caller.pool),
             sessionless: super::session::is_sessionless(parts),

@@ -162,7 +162,7 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
             {
                 let mut __round = ::std::vec::Vec::new();
                 #(#private::requests(&mut __round, #request_names);)*
-                #private::rebuilt(&mut __round, __SAGA_RESTATED[#site_id]);
+                #private::restatable(&mut __round, __SAGA_RESTATED[#site_id]);
                 __round
             },
         )

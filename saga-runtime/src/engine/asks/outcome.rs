@@ -79,46 +79,46 @@ impl<T> Elicited<T> {
 /// decline or a cancel; see [`ElicitForm::outcome`].
 #[must_use = "a request does nothing until the saga awaits it"]
 #[derive(Debug)]
-pub struct Outcome<R>(R);
+pub struct ElicitOutcome<R>(R);
 
 impl<T> ElicitForm<T> {
     /// Answers with what the user chose: `.await` gives
     /// `Result<Elicited<T>, SagaError>`, where `elicit(..).await` gives
     /// `Result<T, SagaError>` and fails on a decline or a cancel. The question sent is the
     /// same.
-    pub fn outcome(self) -> Outcome<Self> {
-        Outcome(self)
+    pub fn outcome(self) -> ElicitOutcome<Self> {
+        ElicitOutcome(self)
     }
 }
 
 impl ElicitUrl {
     /// Answers with what the user chose (`Elicited<()>`); see [`ElicitForm::outcome`].
-    pub fn outcome(self) -> Outcome<Self> {
-        Outcome(self)
+    pub fn outcome(self) -> ElicitOutcome<Self> {
+        ElicitOutcome(self)
     }
 }
 
-impl<T> Outcome<ElicitForm<T>> {
+impl<T> ElicitOutcome<ElicitForm<T>> {
     /// Pins the `inputRequests` key; see [`ElicitForm::key`].
     pub fn key(self, key: impl Into<String>) -> Self {
-        Outcome(self.0.key(key))
+        ElicitOutcome(self.0.key(key))
     }
 }
 
-impl Outcome<ElicitUrl> {
+impl ElicitOutcome<ElicitUrl> {
     /// Pins the `inputRequests` key; see [`ElicitUrl::key`].
     pub fn key(self, key: impl Into<String>) -> Self {
-        Outcome(self.0.key(key))
+        ElicitOutcome(self.0.key(key))
     }
 }
 
-impl<R: Into<Request>> From<Outcome<R>> for Request {
-    fn from(outcome: Outcome<R>) -> Self {
+impl<R: Into<Request>> From<ElicitOutcome<R>> for Request {
+    fn from(outcome: ElicitOutcome<R>) -> Self {
         outcome.0.into()
     }
 }
 
-impl<T: Elicit> Suspension for Outcome<ElicitForm<T>> {
+impl<T: Elicit> Suspension for ElicitOutcome<ElicitForm<T>> {
     type Output = Result<Elicited<T>, SagaError>;
     fn requests(self, round: &mut Vec<Request>) {
         round.push(self.0.into());
@@ -131,7 +131,7 @@ impl<T: Elicit> Suspension for Outcome<ElicitForm<T>> {
     }
 }
 
-impl Suspension for Outcome<ElicitUrl> {
+impl Suspension for ElicitOutcome<ElicitUrl> {
     type Output = Result<Elicited<()>, SagaError>;
     fn requests(self, round: &mut Vec<Request>) {
         round.push(self.0.into());

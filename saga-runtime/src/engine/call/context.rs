@@ -13,7 +13,7 @@ use crate::engine::call::era::Era;
 
 /// What the current request says about its sender.
 ///
-/// A tool receives it as a `&SagaContext` parameter. It is rebuilt on every request from
+/// A tool receives it as a `&SagaContext` parameter. It is restated on every request from
 /// that request alone (MRTR servers never infer capabilities from an earlier request) and
 /// is never saved in a token.
 ///
@@ -57,7 +57,7 @@ pub struct SagaContext {
 }
 
 /// What an HTTP request's head gives its context, whichever path reads the rest.
-pub(crate) struct Head {
+pub(crate) struct RequestHead {
     pub(crate) principal: String,
     pub(crate) pool: Option<crate::engine::call::pool::Pool>,
     pub(crate) sessionless: bool,
@@ -75,8 +75,8 @@ pub(crate) struct Stateless {
     pub(crate) request_id: RequestId,
 }
 
-impl From<Head> for SagaContext {
-    fn from(head: Head) -> Self {
+impl From<RequestHead> for SagaContext {
+    fn from(head: RequestHead) -> Self {
         Self {
             principal: head.principal,
             pool: head.pool,
@@ -93,7 +93,7 @@ impl SagaContext {
     /// The context of a stateless request, built in one piece: each builder method moves
     /// the whole context (over 600 bytes), and the HTTP direct path builds one for every
     /// request.
-    pub(crate) fn stateless(head: Head, request: Stateless) -> Self {
+    pub(crate) fn stateless(head: RequestHead, request: Stateless) -> Self {
         Self {
             capabilities: request.capabilities,
             client_info: Some(request.client_info),

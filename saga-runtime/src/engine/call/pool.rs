@@ -183,7 +183,7 @@ struct PoolMap {
 }
 
 /// A place under a [`Shares`] bound, given back when dropped.
-pub(crate) struct Share {
+pub(crate) struct Place {
     /// The pool's, the unverified part's (for an unverified pool) and the bound's: given
     /// back when the share is dropped. The pool's entry in the map stays for its next
     /// request (see `Shares::pool_semaphore`, which forgets idle pools once there are
@@ -231,8 +231,8 @@ impl Shares {
         }
     }
 
-    fn share() -> Share {
-        Share {
+    fn share() -> Place {
+        Place {
             permits: [None, None, None],
         }
     }
@@ -243,7 +243,7 @@ impl Shares {
     }
 
     /// A place for `pool` now, or which part is spent.
-    pub(crate) fn try_take(self: &Arc<Self>, pool: &Pool) -> Result<Share, Spent> {
+    pub(crate) fn try_take(self: &Arc<Self>, pool: &Pool) -> Result<Place, Spent> {
         let semaphore = self.pool_semaphore(pool);
         let mut share = Self::share();
         let own = semaphore
@@ -273,7 +273,7 @@ impl Shares {
         self: &Arc<Self>,
         pool: &Pool,
         wait: Duration,
-    ) -> Result<Share, Spent> {
+    ) -> Result<Place, Spent> {
         // A free place is taken at once, without arming a timer.
         if let Ok(share) = self.try_take(pool) {
             return Ok(share);
@@ -300,7 +300,7 @@ impl Shares {
     }
 
     /// A place for `pool`, however long it takes.
-    pub(crate) async fn take(self: &Arc<Self>, pool: &Pool) -> Option<Share> {
+    pub(crate) async fn take(self: &Arc<Self>, pool: &Pool) -> Option<Place> {
         let semaphore = self.pool_semaphore(pool);
         let mut share = Self::share();
         share.set(0, semaphore.clone().acquire_owned().await.ok()?);
@@ -317,7 +317,7 @@ impl Shares {
     }
 }
 
-impl Share {
+impl Place {
     fn set(&mut self, index: usize, permit: OwnedSemaphorePermit) {
         self.permits[index] = Some(permit);
     }

@@ -55,10 +55,10 @@ pub fn ask_again<R: Exit>(requests: Vec<Request>) -> R {
 }
 
 /// Marks the requests of a round that its suspension can state again from the saved
-/// state (`rebuilt`), so that the token keeps none of their params.
-pub fn rebuilt(round: &mut [Request], rebuilt: bool) {
+/// state (restatable), so that the token keeps none of their params.
+pub fn restatable(round: &mut [Request], restatable: bool) {
     for request in round {
-        request.rebuilt = rebuilt;
+        request.restatable = restatable;
     }
 }
 

@@ -8,7 +8,7 @@ use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
 use crate::engine::forms::elicit::Misfit;
 use crate::engine::round::digest::{PreviousDigest, RoundDigest};
-use crate::engine::round::pending::{Head, Key, Pending, Pendings, key_text, params_json};
+use crate::engine::round::pending::{Key, Pending, Pendings, TokenHead, key_text, params_json};
 use crate::engine::round::requests::Request;
 use crate::log::Escaped;
 
@@ -41,11 +41,11 @@ pub(crate) fn assign(
                 ),
             ));
         }
-        let rebuilt = request.rebuilt && kind.restatable();
-        if rebuilt {
+        let from_state = request.restatable && kind.restatable();
+        if from_state {
             restated.add(&text, &request.asked);
         }
-        let fast_params = if rebuilt {
+        let fast_params = if from_state {
             None
         } else {
             request.asked.kept_params()
@@ -54,7 +54,7 @@ pub(crate) fn assign(
         let params =
             match fast_params {
                 Some(params) => Some(params),
-                None if rebuilt => None,
+                None if from_state => None,
                 None => Some(params_json(&input).map_err(|error| {
                     tool_bug(tool, &format!("a request does not encode: {error}"))
                 })?),
@@ -80,7 +80,7 @@ pub(crate) struct Assigned {
 /// The `inputRequests` of a round asked again: each kept request as it was kept, each
 /// other one as the tool stated it again (`restated`, in the round's order).
 pub(crate) fn asked_again(
-    head: &Head,
+    head: &TokenHead,
     restated: Option<Vec<Request>>,
     tool: &str,
     build: u16,
@@ -216,7 +216,7 @@ mod tests {
     use crate::engine::asks::url::elicit_url;
     use crate::engine::kinds::kind::elicit_result;
     use crate::engine::kinds::table::Kind;
-    use crate::engine::round::pending::{Head, Key, Pending};
+    use crate::engine::round::pending::{Key, Pending, TokenHead};
     use crate::engine::round::requests::Request;
 
     fn requests() -> Vec<Request> {
@@ -228,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn pending_entries_keep_params_only_and_rebuild_the_same_requests() {
+    fn pending_entries_keep_params_only_and_restate_the_same_requests() {
         let mut next_key = 0;
         let Assigned {
             pending,
@@ -239,9 +239,9 @@ mod tests {
         for entry in &pending {
             let params = entry.params.as_deref().expect("kept");
             assert!(!params.contains("\"method\""), "{params}");
-            let rebuilt = entry.input_request().expect("the entry rebuilds");
+            let restated = entry.input_request().expect("the entry restates");
             assert_eq!(
-                serde_json::to_value(&rebuilt).ok(),
+                serde_json::to_value(&restated).ok(),
                 serde_json::to_value(&asked[&*entry.key()]).ok(),
                 "{} is asked again word for word",
                 entry.key()
@@ -256,7 +256,7 @@ mod tests {
         let mut round = requests();
         round.push(elicit_url("https://x.test", "Go").into());
         for request in &mut round {
-            request.rebuilt = true;
+            request.restatable = true;
         }
         let mut next_key = 0;
         let assigned = assign(round, &mut next_key, "t").expect("valid requests");
@@ -273,15 +273,15 @@ mod tests {
             list_roots().into(),
         ];
         for request in &mut round {
-            request.rebuilt = true;
+            request.restatable = true;
         }
         round
     }
 
-    fn asked(round: Vec<Request>) -> Head {
+    fn asked(round: Vec<Request>) -> TokenHead {
         let mut next_key = 0;
         let assigned = assign(round, &mut next_key, "t").expect("valid requests");
-        Head {
+        TokenHead {
             next_key,
             round: 1,
             pending: assigned.pending,
@@ -304,7 +304,7 @@ mod tests {
         }
         let mut other_form: Vec<Request> = restated(["Sure?", "Summarise"]);
         other_form[0] = elicit::<String>("Sure?").into();
-        other_form[0].rebuilt = true;
+        other_form[0].restatable = true;
         assert!(
             asked_again(&head, Some(other_form), "t", 0).is_err(),
             "a form of another answer type is another round"
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn heads_round_trip_with_generated_and_named_keys() {
-        let head = Head {
+        let head = TokenHead {
             next_key: 12,
             round: 3,
             restated: Some(0xdead_beef),
@@ -408,7 +408,7 @@ mod tests {
         };
         let mut bytes = head.encode(Vec::new()).expect("encodes");
         bytes.extend_from_slice(b"state");
-        let (read, rest) = Head::decode(&bytes).expect("decodes");
+        let (read, rest) = TokenHead::decode(&bytes).expect("decodes");
         assert_eq!(rest, b"state");
         assert_eq!((read.next_key, read.round), (12, 3));
         assert_eq!((read.restated, read.build), (Some(0xdead_beef), 0x0102));
@@ -431,11 +431,11 @@ mod tests {
         assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
         assert!(read.needs_restating());
         // A generated key in sequence costs one byte, not its text.
-        let short = Head {
+        let short = TokenHead {
             next_key: 11,
             pending: head.pending[..1].iter().cloned().collect(),
             restated: None,
-            ..Head::default()
+            ..TokenHead::default()
         };
         assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 7);
     }
@@ -472,17 +472,17 @@ mod tests {
             params: None,
         };
         for next_key in [0, 3, 7, u32::MAX] {
-            let head = Head {
+            let head = TokenHead {
                 next_key,
                 pending: smallvec::smallvec![
                     entry("sample-5"),
                     entry("sample-6"),
                     entry("sample-2")
                 ],
-                ..Head::default()
+                ..TokenHead::default()
             };
             let bytes = head.encode(Vec::new()).expect("encodes");
-            let (read, _) = Head::decode(&bytes).expect("decodes");
+            let (read, _) = TokenHead::decode(&bytes).expect("decodes");
             let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
             assert_eq!(
                 keys,

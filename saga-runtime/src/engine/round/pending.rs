@@ -14,7 +14,7 @@ use crate::engine::kinds::table::Kind;
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
 /// type; the tool's state follows it.
 #[derive(Debug, Default)]
-pub(crate) struct Head {
+pub(crate) struct TokenHead {
     /// The next number for a generated `inputRequests` key: keys stay unique over the
     /// whole saga, so a stale answer from an earlier round can never be mistaken for one
     /// of this round.
@@ -158,7 +158,7 @@ struct SealedHead<'a> {
     restated: Option<[u8; 6]>,
 }
 
-/// A [`SealedHead`] as it is written, straight from the [`Head`].
+/// A [`SealedHead`] as it is written, straight from the [`TokenHead`].
 #[derive(Serialize)]
 struct SealingHead<'a> {
     next_key: u32,
@@ -168,7 +168,7 @@ struct SealingHead<'a> {
 }
 
 /// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
-struct SealingPending<'a>(&'a Head);
+struct SealingPending<'a>(&'a TokenHead);
 
 impl Serialize for SealingPending<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -198,7 +198,7 @@ impl Serialize for SealingPending<'_> {
     }
 }
 
-impl Head {
+impl TokenHead {
     /// Appends the head to `out`; the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         let sealing = SealingHead {
@@ -216,7 +216,7 @@ impl Head {
 
     /// Reads the head at the start of a token's plaintext; returns it with the bytes of
     /// the state that follow.
-    pub(crate) fn decode(plaintext: &[u8]) -> postcard::Result<(Head, &[u8])> {
+    pub(crate) fn decode(plaintext: &[u8]) -> postcard::Result<(TokenHead, &[u8])> {
         let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
         let generated = sealed
             .pending
@@ -243,7 +243,7 @@ impl Head {
                 params: entry.params.map(str::to_owned),
             })
             .collect();
-        let head = Head {
+        let head = TokenHead {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,
@@ -283,7 +283,7 @@ impl Pending {
         let Some(request) = &self.params else {
             tracing::error!(key = %self.key(), "a pending request was not kept");
             return Err(ErrorData::internal_error(
-                "the saga's pending request could not be rebuilt",
+                "the saga's pending request could not be restated",
                 None,
             ));
         };
@@ -292,7 +292,7 @@ impl Pending {
             .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
                 tracing::error!(key = %self.key(), %error, "a sealed request does not decode");
-                ErrorData::internal_error("the saga's pending request could not be rebuilt", None)
+                ErrorData::internal_error("the saga's pending request could not be restated", None)
             })
     }
 

@@ -17,7 +17,7 @@ pub struct Request {
     /// Whether the tool can state this request again from its saved state (see
     /// [`Step::AskAgain`](crate::engine::Step::AskAgain)): the token then keeps only its kind and
     /// key, not its params.
-    pub(crate) rebuilt: bool,
+    pub(crate) restatable: bool,
     /// Why the answer to this request, asked again, did not fit its form (see
     /// [`Misfit`]): said to the user in the question asked again.
     pub(crate) misfit: Option<Misfit>,
@@ -28,7 +28,7 @@ impl Request {
         Request {
             key,
             asked,
-            rebuilt: false,
+            restatable: false,
             misfit: None,
         }
     }
@@ -43,7 +43,7 @@ impl Request {
     /// [`Step::suspend_restatable`](crate::engine::Step::suspend_restatable) makes for a whole
     /// round, made for this request alone (the others of its round are kept).
     pub fn restatable(mut self) -> Self {
-        self.rebuilt = true;
+        self.restatable = true;
         self
     }
 }

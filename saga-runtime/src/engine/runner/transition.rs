@@ -14,7 +14,7 @@ use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected};
-use crate::engine::round::pending::Head;
+use crate::engine::round::pending::TokenHead;
 use crate::engine::runner::typed::{State, Typed};
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
@@ -202,7 +202,7 @@ async fn run_transition(
     let (mut head, state, answers, resumed) = match call.request_state {
         None => {
             let state = run.start(call.arguments.unwrap_or_default())?;
-            (Head::default(), state, Answers::none(), None)
+            (TokenHead::default(), state, Answers::none(), None)
         }
         Some(ref token) => {
             let responses = call.input_responses.unwrap_or_default();
@@ -220,7 +220,7 @@ async fn run_transition(
                 Opening::AskAgain(ask) => {
                     let state_bytes = &ask.opened.plaintext[ask.head_len..];
                     return run
-                        .reissue(
+                        .ask_again(
                             &ask.opened,
                             ask.point,
                             ask.head,
@@ -253,7 +253,7 @@ async fn run_transition(
         Step::AskAgain(requests) => {
             // The same round again: its head as it was sealed.
             head.round = entered_round;
-            return run.ask_again(resumed, head, requests).await;
+            return run.step_asks_again(resumed, head, requests).await;
         }
     };
     if !span.is_disabled() {
@@ -274,7 +274,7 @@ enum Opening<'a> {
 struct Answered<'a> {
     opened: Opened,
     point: &'a Point,
-    head: Head,
+    head: TokenHead,
     /// Where the state's bytes start in the opened plaintext.
     head_len: usize,
     state: State,
@@ -294,7 +294,7 @@ struct Resumed<'a> {
 struct AskAgain<'a> {
     opened: Opened,
     point: &'a Point,
-    head: Head,
+    head: TokenHead,
     /// Where the state's bytes start in the opened plaintext.
     head_len: usize,
     misfits: Vec<(usize, Misfit)>,
@@ -364,8 +364,8 @@ impl<'a> Run<'a> {
                 ));
             }
         }
-        let (head, state_bytes) =
-            Head::decode(&opened.plaintext).map_err(|reason| invalid_state(self.name, &reason))?;
+        let (head, state_bytes) = TokenHead::decode(&opened.plaintext)
+            .map_err(|reason| invalid_state(self.name, &reason))?;
         let head_len = opened.plaintext.len() - state_bytes.len();
         let answers = match collect::collect(&head.pending, responses, failures)? {
             Collected::Ask { reason, misfits } => {
@@ -409,10 +409,10 @@ impl<'a> Run<'a> {
 
     /// The step found an answer the runtime could not check does not fit: the same round
     /// again, from the state as it was sealed.
-    async fn ask_again(
+    async fn step_asks_again(
         &self,
         resumed: Option<Resumed<'_>>,
-        head: Head,
+        head: TokenHead,
         mut requests: Vec<crate::engine::round::requests::Request>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(Resumed {
@@ -430,7 +430,7 @@ impl<'a> Run<'a> {
             .enumerate()
             .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
             .collect();
-        self.reissue(&opened, point, head, state_bytes, Some(requests), &misfits)
+        self.ask_again(&opened, point, head, state_bytes, Some(requests), &misfits)
             .await
     }
 
@@ -438,7 +438,7 @@ impl<'a> Run<'a> {
     /// with the head into the token the client sends back (linked to the last one).
     fn seal(
         &self,
-        mut head: Head,
+        mut head: TokenHead,
         state: &State,
         requests: Vec<crate::engine::round::requests::Request>,
         link: Option<crate::state::Link>,
@@ -493,11 +493,11 @@ impl<'a> Run<'a> {
     /// state and expiry in a fresh token, so that resending without answers cannot
     /// stretch the round's lifetime. Requests the token keeps no copy of are stated again
     /// by the tool from its state (`restated`, if the tool already did).
-    async fn reissue(
+    async fn ask_again(
         &self,
         opened: &Opened,
         point: &Point,
-        mut head: Head,
+        mut head: TokenHead,
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::round::requests::Request>>,
         misfits: &[(usize, Misfit)],
@@ -552,7 +552,7 @@ impl<'a> Run<'a> {
 fn encode<'p>(
     typed: &dyn Typed,
     points: &'p Points,
-    head: &Head,
+    head: &TokenHead,
     state: &State,
 ) -> Result<(Vec<u8>, &'p Point, usize), String> {
     let plaintext = head
@@ -595,7 +595,7 @@ fn reads_back(
 /// or anything but [`Step::AskAgain`] shows no request.
 fn restated_for_inspection(
     tool: &dyn Typed,
-    head: &Head,
+    head: &TokenHead,
     state_bytes: &[u8],
 ) -> Option<rmcp::model::InputRequests> {
     let (state, _) = tool.decode(state_bytes).ok()?;
@@ -636,7 +636,7 @@ pub(crate) fn inspect_state(
         .map_err(InspectError::Refused)?;
     let undecodable =
         |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
-    let (head, fields) = Head::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
+    let (head, fields) = TokenHead::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
     let state_bytes = points.join(point, fields);
     let state_bytes = state_bytes.as_slice();
     let (state, _) = tool.decode(state_bytes).map_err(|e| undecodable(&e))?;

@@ -17,7 +17,7 @@ use tower::ServiceExt as _;
 use tracing::Instrument as _;
 
 use super::json_check::{Envelope, JsonBudget, JsonProblem};
-use super::owners::{Counted, Ownership, Refusal};
+use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
 use crate::engine::pool::{Pool, Shares};
@@ -163,7 +163,7 @@ impl Guard {
             Ok(slot) => slot,
             Err(spent) if spent.is_the_callers() => {
                 tracing::info!("refusing a request: its caller holds its share of the slots");
-                return over_limit(Refusal::Shared(Counted::Slots, spent));
+                return over_limit(BoundMet::Shared(Counted::Slots, spent));
             }
             Err(_) => {
                 tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
@@ -229,7 +229,7 @@ impl Guard {
                 // resends then, under the same id) gets in once that one is gone. Ids
                 // stay unique among the requests in flight; only the race is waited out.
                 let deadline = tokio::time::Instant::now() + DUPLICATE_ID_WAIT;
-                while matches!(held, Err(Refusal::DuplicateId))
+                while matches!(held, Err(BoundMet::DuplicateId))
                     && tokio::time::Instant::now() < deadline
                 {
                     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -241,13 +241,13 @@ impl Guard {
                         parts.extensions.insert(held.clone());
                         Some(held)
                     }
-                    Err(Refusal::DuplicateId) => {
+                    Err(BoundMet::DuplicateId) => {
                         tracing::info!("refused a session request whose id is in flight");
                         return refuse_id(
                             StatusCode::CONFLICT,
                             request.as_ref().unwrap_or(&Value::Null),
                             INVALID_REQUEST,
-                            &Refusal::DuplicateId.to_string(),
+                            &BoundMet::DuplicateId.to_string(),
                         );
                     }
                     Err(refusal) => return over_limit(refusal),
@@ -540,7 +540,7 @@ fn is_json(headers: &http::HeaderMap) -> bool {
 
 /// A request refused at one of the session bounds: 429 when the caller's own sessions
 /// or streams meet it, 503 when the whole server's do.
-fn over_limit(refusal: Refusal) -> Response {
+fn over_limit(refusal: BoundMet) -> Response {
     tracing::info!(%refusal, "refused a session request at its bound");
     let status = if refusal.is_the_callers() {
         StatusCode::TOO_MANY_REQUESTS

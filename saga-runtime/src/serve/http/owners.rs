@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::pool::{Pool, Share, Shares, Spent};
+use crate::engine::pool::{Place, Pool, Shares, Spent};
 
 use super::HttpLimits;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +40,7 @@ struct Entry {
     /// The pool its bounds count against.
     pool: Pool,
     /// Its place among the sessions.
-    _place: Share,
+    _place: Place,
     /// Its requests in flight.
     requests: Arc<Semaphore>,
     /// Its open standalone streams.
@@ -78,7 +78,7 @@ pub(crate) enum Counted {
 
 /// Why a session or a request of one was refused: which bound it met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub(crate) enum BoundMet {
     /// A bound shared by pools (see [`crate::engine::pool`]) is spent.
     Shared(Counted, Spent),
     /// The session has `max_requests_per_session` in flight.
@@ -91,7 +91,7 @@ pub(crate) enum Refusal {
     DuplicateId,
 }
 
-impl Refusal {
+impl BoundMet {
     /// Whether the caller itself holds what the bound counts (HTTP 429), rather than
     /// the whole server (503).
     pub(crate) fn is_the_callers(self) -> bool {
@@ -102,7 +102,7 @@ impl Refusal {
     }
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for BoundMet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = |counted: &Counted| match counted {
             Counted::Slots => "requests being served",
@@ -153,7 +153,7 @@ pub(crate) struct Opening {
     owners: Owners,
     principal: String,
     pool: Pool,
-    place: Share,
+    place: Place,
 }
 
 impl Opening {
@@ -184,7 +184,7 @@ impl Opening {
 #[derive(Clone)]
 pub(crate) struct Held(
     Arc<(
-        Share,
+        Place,
         OwnedSemaphorePermit,
         Option<InFlightId>,
         CancellationToken,
@@ -290,7 +290,7 @@ impl Owners {
     }
 
     /// Counts an `initialize` of `principal` against the caps, or says which it meets.
-    pub(crate) async fn open(&self, principal: String, pool: Pool) -> Result<Opening, Refusal> {
+    pub(crate) async fn open(&self, principal: String, pool: Pool) -> Result<Opening, BoundMet> {
         self.watch_expiry();
         let place = match self.places.try_take(&pool) {
             Ok(place) => place,
@@ -300,7 +300,7 @@ impl Owners {
                 self.sweep().await;
                 self.places
                     .try_take(&pool)
-                    .map_err(|spent| Refusal::Shared(Counted::Sessions, spent))?
+                    .map_err(|spent| BoundMet::Shared(Counted::Sessions, spent))?
             }
         };
         Ok(Opening {
@@ -354,19 +354,19 @@ impl Owners {
         id: &str,
         stream: bool,
         request: Option<String>,
-    ) -> Result<Held, Refusal> {
+    ) -> Result<Held, BoundMet> {
         let limits = &self.limits;
         let (shares, counted, per_session) = if stream {
             (
                 &self.streams,
                 Counted::Streams,
-                Refusal::SessionStreams(limits.max_streams_per_session),
+                BoundMet::SessionStreams(limits.max_streams_per_session),
             )
         } else {
             (
                 &self.requests,
                 Counted::Requests,
-                Refusal::SessionRequests(limits.max_requests_per_session),
+                BoundMet::SessionRequests(limits.max_requests_per_session),
             )
         };
         let (session, pool, ids, gone) = self
@@ -391,14 +391,14 @@ impl Owners {
         let session = session.try_acquire_owned().map_err(|_| per_session)?;
         let place = shares
             .try_take(&pool)
-            .map_err(|spent| Refusal::Shared(counted, spent))?;
+            .map_err(|spent| BoundMet::Shared(counted, spent))?;
         let in_flight = match request {
             Some(request) => {
                 let Ok(mut held) = ids.lock() else {
-                    return Err(Refusal::DuplicateId);
+                    return Err(BoundMet::DuplicateId);
                 };
                 if !held.insert(request.clone()) {
-                    return Err(Refusal::DuplicateId);
+                    return Err(BoundMet::DuplicateId);
                 }
                 drop(held);
                 Some(InFlightId { ids, id: request })

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::engine::call::pool::{Pool, Share, Shares, unverified_part};
+use crate::engine::call::pool::{Place, Pool, Shares, unverified_part};
 
 /// Which bound of [`SamplingLimits`] refused a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -201,7 +201,7 @@ impl std::fmt::Debug for Budgets {
 
 /// A sample admitted: its place among those running, given back when dropped.
 pub(crate) struct Admitted {
-    _place: Share,
+    _place: Place,
 }
 
 impl Budgets {

@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ServedAs {
     /// `#[saga_tool]`.
     Tool,
     /// `#[saga_prompt]`.
@@ -16,22 +16,22 @@ pub enum Kind {
     Resource,
 }
 
-impl Kind {
+impl ServedAs {
     /// The marker trait's impl, so that `.prompt(..)` or `.resource(..)` accepts the saga.
     pub fn marker_impl(self, name: &syn::Ident, private: &TokenStream) -> TokenStream {
         match self {
-            Kind::Tool => quote!(),
-            Kind::Prompt => quote!(impl #private::SagaPrompt for #name {}),
-            Kind::Resource => quote!(impl #private::SagaResource for #name {}),
+            ServedAs::Tool => quote!(),
+            ServedAs::Prompt => quote!(impl #private::SagaPrompt for #name {}),
+            ServedAs::Resource => quote!(impl #private::SagaResource for #name {}),
         }
     }
 
     /// The check that `output` is what this kind returns, its error on the return type.
     pub fn output_check(self, output: &syn::Type, private: &TokenStream) -> TokenStream {
         let check = match self {
-            Kind::Tool => return quote!(),
-            Kind::Prompt => quote!(prompt_output),
-            Kind::Resource => quote!(resource_output),
+            ServedAs::Tool => return quote!(),
+            ServedAs::Prompt => quote!(prompt_output),
+            ServedAs::Resource => quote!(resource_output),
         };
         let call = quote_spanned!(output.span()=> #private::#check::<#output>(););
         quote! {
