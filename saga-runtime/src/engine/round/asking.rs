@@ -7,7 +7,7 @@ use rmcp::model::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRe
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
 use crate::engine::forms::elicit::Misfit;
-use crate::engine::round::digest::{PreviousDigest, RoundDigest};
+use crate::engine::round::digest::RoundDigest;
 use crate::engine::round::pending::{Key, Pending, Pendings, TokenHead, key_text, params_json};
 use crate::engine::round::requests::Request;
 use crate::log::Escaped;
@@ -129,8 +129,7 @@ pub(crate) fn asked_again(
             tool = %crate::log::Escaped(tool),
             "a round asked by another build is asked again as this build states it"
         );
-    } else if digest != head.restated && previous_digest(pending, &input_requests) != head.restated
-    {
+    } else if digest != head.restated {
         return Err(tool_bug(
             tool,
             "it stated its last round differently from how it asked it (a request reads \
@@ -172,18 +171,6 @@ pub(crate) fn explain_misfits(
             message.push_str(&misfit.asked_again_note());
         }
     }
-}
-
-/// The digest the build before this one kept of the same round (see [`PreviousDigest`]).
-fn previous_digest(pending: &[Pending], input_requests: &InputRequests) -> Option<u32> {
-    let mut digest = PreviousDigest::default();
-    for entry in pending.iter().filter(|entry| entry.params.is_none()) {
-        let key = entry.key();
-        if let Some(input) = input_requests.get(&*key) {
-            digest.add(&key, input);
-        }
-    }
-    digest.finish()
 }
 
 /// Refuses the round with `-32021` if the request did not declare a capability that one of
@@ -313,28 +300,6 @@ mod tests {
         let (again, _) = asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t", 1)
             .expect("another build's statement of the round");
         assert_eq!(again.len(), 3);
-    }
-
-    /// The build before this one hashed each restated request's JSON; a round it sealed
-    /// can still be asked again.
-    #[test]
-    fn a_round_sealed_with_the_previous_digest_can_be_asked_again() {
-        let mut head = asked(restated(["Sure?", "Summarise"]));
-        let mut next_key = 0;
-        let inputs = assign(restated(["Sure?", "Summarise"]), &mut next_key, "t")
-            .expect("valid requests")
-            .input_requests;
-        let mut previous = crate::engine::round::digest::PreviousDigest::default();
-        for entry in &head.pending {
-            previous.add(&entry.key(), &inputs[&*entry.key()]);
-        }
-        head.restated = previous.finish();
-        assert_ne!(
-            head.restated,
-            asked(restated(["Sure?", "Summarise"])).restated
-        );
-        assert!(asked_again(&head, Some(restated(["Sure?", "Summarise"])), "t", 0).is_ok());
-        assert!(asked_again(&head, Some(restated(["Sure!", "Summarise"])), "t", 0).is_err());
     }
 
     /// The shortcut reads every elicitation answer exactly as serde does, or leaves it

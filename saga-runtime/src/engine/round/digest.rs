@@ -9,8 +9,6 @@
 //! ([`Fnv::of_json`] from the schema cache), not as the JSON written again each round:
 //! writing it cost a quarter of a round that asks (BENCHMARKS.md).
 
-use rmcp::model::InputRequest;
-use serde_json::Value;
 
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::table::Asked;
@@ -33,38 +31,4 @@ impl RoundDigest {
 
 fn fold(hash: u64) -> u32 {
     (hash ^ (hash >> 32)) as u32
-}
-
-/// The digest the build before this one kept (FNV-1a over each key, a zero byte, and the
-/// request's JSON), recognised only when a round asked again does not match
-/// [`RoundDigest`], so that a round sealed by that build can still be asked again after
-/// an upgrade.
-#[derive(Default)]
-pub(crate) struct PreviousDigest(Option<Fnv>);
-
-impl PreviousDigest {
-    pub(crate) fn add(&mut self, key: &str, input: &InputRequest) {
-        let hash = self.0.get_or_insert_with(Fnv::new);
-        hash.write(key.as_bytes());
-        hash.write(&[0]);
-        // That build wrote a form's properties sorted (serde_json without
-        // `preserve_order`); everything else in the order of rmcp's structs, as now.
-        match serde_json::to_value(input) {
-            Ok(mut value) => {
-                if let Some(Value::Object(properties)) =
-                    value.pointer_mut("/params/requestedSchema/properties")
-                {
-                    properties.sort_keys();
-                }
-                let _ = serde_json::to_writer(&mut *hash, &value);
-            }
-            Err(_) => {
-                let _ = serde_json::to_writer(&mut *hash, input);
-            }
-        }
-    }
-
-    pub(crate) fn finish(self) -> Option<u32> {
-        self.0.map(|hash| fold(hash.finish()))
-    }
 }
