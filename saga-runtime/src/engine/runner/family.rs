@@ -86,7 +86,7 @@ impl<T: SagaTool> DynTool for Compiled<T> {
         token: &str,
         binding: &Binding,
     ) -> Result<serde_json::Value, InspectError> {
-        crate::engine::runner::transition::inspect_state(
+        crate::engine::runner::inspect::inspect_state(
             &self.tool,
             &self.points,
             codec,

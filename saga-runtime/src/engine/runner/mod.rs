@@ -1,11 +1,12 @@
 //! The runner: one request, one transition ([`transition`]; the tool's types behind
-//! [`typed`]), a tool and its retired
+//! [`typed`]), a token read without a transition ([`inspect`]), a tool and its retired
 //! builds behind one name ([`family`]), a panic in tool code kept to its call
 //! ([`unwind`]), and a round's samples answered by the server's model ([`sampling`]).
 //!
 //! The top of the engine: it may use every group but `expand`.
 
 pub(crate) mod family;
+pub(crate) mod inspect;
 pub(crate) mod sampling;
 pub(crate) mod transition;
 pub(crate) mod typed;
