@@ -195,7 +195,7 @@ fn no_import_cycle_between_the_macros_files() {
 /// Cycles the stricter reading of paths (a child module's name, a path in a macro call)
 /// found between a `mod.rs` and its children outside the engine, each with the issue that
 /// removes it. A cycle outside these files, or one that takes in another file, fails.
-/// The engine and the CLI have none.
+/// The engine, the macros and the CLI have none.
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     (
         "the seed formats' `formats!` table and the trait its rows implement share \
@@ -212,34 +212,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "saga-runtime/src/serve/http/mod.rs",
             "saga-runtime/src/serve/http/direct.rs",
             "saga-runtime/src/serve/http/guard.rs",
-        ],
-    ),
-    (
-        "the derive's stages share helpers of `elicit/mod.rs` (issue 44: stages in folders)",
-        &[
-            "saga-macros/src/elicit/mod.rs",
-            "saga-macros/src/elicit/expand.rs",
-            "saga-macros/src/elicit/valid.rs",
-        ],
-    ),
-    (
-        "the tool macro's IR lives in the stages that make it (issue 44: an IR in one place)",
-        &[
-            "saga-macros/src/tool/mod.rs",
-            "saga-macros/src/tool/call.rs",
-            "saga-macros/src/tool/diagram/mod.rs",
-            "saga-macros/src/tool/diagram/generated.rs",
-            "saga-macros/src/tool/diagram/walk.rs",
-            "saga-macros/src/tool/expand.rs",
-            "saga-macros/src/tool/fallback.rs",
-            "saga-macros/src/tool/helper.rs",
-            "saga-macros/src/tool/lower/expr.rs",
-            "saga-macros/src/tool/machine/mod.rs",
-            "saga-macros/src/tool/machine/continuation.rs",
-            "saga-macros/src/tool/machine/exit.rs",
-            "saga-macros/src/tool/machine/restore.rs",
-            "saga-macros/src/tool/plain.rs",
-            "saga-macros/src/tool/saved.rs",
         ],
     ),
 ];

@@ -60,7 +60,7 @@ fn default_checks(ty: &syn::Type, literals: &[&syn::LitStr]) -> TokenStream {
             let message = format!(
                 "`default = {}` is not a wire value of `{}`: a select's default must be one of its options (the variant names, after serde renames)",
                 literal.token(),
-                super::type_name(ty)
+                crate::shared::type_name(ty)
             );
             quote_spanned! {literal.span()=>
                 const _: () = ::core::assert!(

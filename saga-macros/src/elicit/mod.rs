@@ -28,15 +28,3 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 }
 
 pub use crate::errors::Errors;
-
-/// A type's tokens as a user would write them: `Vec<String>`, not `Vec < String >`.
-pub fn type_name(ty: &syn::Type) -> String {
-    let text = quote::quote!(#ty).to_string();
-    text.replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" :: ", "::")
-        .replace(":: ", "::")
-        .replace(" ,", ",")
-        .replace("& ", "&")
-}

@@ -4,9 +4,10 @@ use std::collections::HashMap;
 
 use syn::{Expr, ExprLit, Lit};
 
+use super::Errors;
 use super::ast::{Enum, Field, FieldKind, Input, Struct};
 use super::attr::{Attr, Num, parse_number};
-use super::{Errors, type_name};
+use crate::shared::type_name;
 
 pub const FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
 

@@ -1,36 +1,24 @@
 //! `#[saga_tool]`: compiles a straight-line async function into a `SagaTool` state
-//! machine. Parse (attr, sig), check where suspensions stand, lower (normalise), rewrite
-//! the tool's exits, build the machine, expand; on error, the errors and a stub.
+//! machine, in four stages, each a folder: [`parse`] (attr, sig), [`check`] where
+//! suspensions stand, [`lower`] (normalise, rewrite the tool's exits, build the machine),
+//! [`emit`]; on error, the errors and the function kept as it was, for IDEs.
 
-mod attr;
-mod call;
 mod check;
-mod desugar;
-mod diagram;
-mod expand;
-mod fallback;
-mod helper;
-mod items;
-mod keep;
-mod local;
+mod emit;
+mod ir;
 mod lower;
-mod machine;
-mod macro_args;
-mod plain;
-mod rename;
-mod restate;
-mod rewrite;
-mod saved;
-mod scope;
-mod served_as;
-mod sig;
-mod suspend;
+mod parse;
+
+use emit::{call, fallback, helper, plain, tool as expand};
+use ir::Compiled;
+use lower::{desugar, items, machine, rename, rewrite};
+use parse::{attr, sig};
 
 use proc_macro2::TokenStream;
 use syn::ItemFn;
 
 use crate::errors::Errors;
-pub use served_as::ServedAs;
+pub use emit::served_as::ServedAs;
 
 /// `#[saga_tool]`.
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -70,14 +58,14 @@ pub fn expand_helper(args: TokenStream, input: TokenStream) -> TokenStream {
              remove them",
         );
     }
-    let recursive = helper::check_recursion(&item, &mut errors);
-    helper::check_self(&item, &mut errors);
+    let recursive = check::helper::check_recursion(&item, &mut errors);
+    check::helper::check_self(&item, &mut errors);
     let compiled = match compile(item, sig::Role::Helper, errors) {
         Ok(compiled) => compiled,
         Err(error) => return helper::fallback(&original, error, recursive),
     };
     let mut errors = Errors::default();
-    helper::check_borrowed_params(&compiled, &mut errors);
+    check::helper::check_borrowed_params(&compiled, &mut errors);
     if let Some(error) = errors.into_error() {
         return helper::fallback(&original, error, recursive);
     }
@@ -94,17 +82,6 @@ fn not_a_fn(error: syn::Error, input: TokenStream, name: &str) -> TokenStream {
     let mut tokens = error.to_compile_error();
     tokens.extend(input);
     tokens
-}
-
-/// What the state machine of a saga (tool or helper) is made of.
-pub struct Compiled {
-    pub item: ItemFn,
-    pub sig: sig::Signature,
-    pub sites: Vec<lower::Site>,
-    pub machine: machine::Machine,
-    pub plain: Option<syn::Block>,
-    /// The items declared in the body, hoisted to the top of `step`.
-    pub items: Vec<syn::Item>,
 }
 
 /// Parse, check, lower, rewrite the exits, build the machine, check what it saves; every
@@ -132,14 +109,14 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         return Err(error);
     }
     let unit = matches!(&sig.output, syn::Type::Tuple(tuple) if tuple.elems.is_empty());
-    let carrier = rewrite::Carrier::of(&sig.output);
+    let carrier = ir::Carrier::of(&sig.output);
     let body = rewrite::exits(body, unit, carrier);
     let mut sites = sites;
     rewrite::exits_in_calls(&mut sites, carrier);
-    let params: Vec<local::Binding> = sig
+    let params: Vec<ir::Binding> = sig
         .params
         .iter()
-        .map(|param| local::Binding {
+        .map(|param| ir::Binding {
             ident: param.ident.clone(),
             mutable: param.mutable,
         })
@@ -148,11 +125,11 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         items.extend(call::request_kind_items());
     }
     let machine = machine::build(&body, &sites, &params, carrier);
-    saved::check(&body, &machine, &sites, &mut errors);
+    check::saved::check(&body, &machine, &sites, &mut errors);
     if let Some(error) = errors.into_error() {
         return Err(error);
     }
-    let plain = plain_run().then(|| {
+    let plain = crate::shared::plain_run().then(|| {
         let mut plain_block = (*item.block).clone();
         desugar::matches(&mut plain_block);
         rename::alpha(&mut plain_block, &param_names, &reserved);
@@ -166,20 +143,6 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         plain,
         items,
     })
-}
-
-/// Whether to compile the plain run of each saga (`__plain`, and a helper's `plain`): the
-/// body as one ordinary async function, which the differential tests compare with the
-/// state machine. It is a second copy of the user's code for rustc to check, so an error
-/// in the body would be reported once per copy, sometimes differently (the copy infers its
-/// return type from its first `return`); a crate gets it only when built with
-/// `SAGA_PLAIN_RUN=1` in the environment, as this repository's root package is (its
-/// `build.rs`), which also enables the runtime's `plain-run` feature that the plain run
-/// needs. A variable rather than a Cargo feature of this crate: features are unified
-/// across a workspace, and the compile-fail tests must see what a user sees. Without it,
-/// nothing of the plain run is emitted.
-pub(super) fn plain_run() -> bool {
-    std::env::var_os("SAGA_PLAIN_RUN").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 fn debug_print(tokens: &TokenStream) {
@@ -275,4 +238,85 @@ mod tests {
             times[0]
         );
     }
+
+    /// Two complex tools, through the whole compilation, give a diagram of the walk (not
+    /// the fallback of the sites alone) with a node for each suspension point.
+    #[test]
+    fn complex_tools_get_whole_diagrams() {
+        use emit::diagram::{Whose, build, param_names};
+        for source in DIAGRAM_SAMPLES {
+            let item: ItemFn = syn::parse_str(source).expect("the test source is a fn");
+            let compiled = match compile(item, sig::Role::Tool, Errors::default()) {
+                Ok(compiled) => compiled,
+                Err(error) => panic!("does not compile: {error}"),
+            };
+            let diagram = build(
+                Whose::Tool,
+                &compiled.item,
+                &param_names(&compiled.sig),
+                &compiled.sites,
+            );
+            assert!(diagram.starts_with("stateDiagram-v2\n"), "{diagram}");
+            assert!(!diagram.contains("control flow not shown"), "{diagram}");
+            for site in &compiled.sites {
+                assert!(
+                    diagram.contains(&format!("    {} :", site.variant)),
+                    "no node for {}: {diagram}",
+                    site.variant
+                );
+            }
+        }
+    }
+
+    const DIAGRAM_SAMPLES: &[&str] = &[
+        r#"async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
+    let target: Target = elicit("Please provide the deployment target:").await?;
+    let verdict = sample(format!(
+        "Is deploying to '{}' safe right now?",
+        target.target
+    ))
+    .max_tokens(100)
+    .await?;
+    if !verdict.text().starts_with("Yes") {
+        return Ok("Deployment postponed.".into());
+    }
+    Ok(format!(
+        "Deployment to {} initiated successfully based on confirmation.",
+        target.target
+    ))
+}"#,
+        r#"async fn looper(n: u32, items: Vec<String>) -> Result<String, SagaError> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let name: String = elicit(format!("name #{i}?")).await?;
+        if name == "stop" {
+            break;
+        }
+        names.push(name);
+        i += 1;
+    }
+    'outer: for item in items {
+        for round in 0..2 {
+            let ok: bool = elicit(format!("keep {item} ({round})?")).await?;
+            if !ok {
+                continue 'outer;
+            }
+        }
+        names.push(item);
+    }
+    let total = match names.len() {
+        0 => {
+            checkpoint().await;
+            0
+        }
+        k => {
+            let v = sample(format!("{k} names")).await?;
+            v.text().len()
+        }
+    };
+    let (a, b) = join!(elicit::<i64>("a?").key("a"), elicit::<i64>("b?"));
+    Ok(format!("{names:?} {total} {}", a? + b?))
+}"#,
+    ];
 }

@@ -9,11 +9,12 @@ use quote::format_ident;
 use syn::spanned::Spanned;
 use syn::{BinOp, Block, Expr, Stmt};
 
-use super::Lower;
-use super::operands::Role;
-use super::suspends::{contains_suspension, contains_suspension_block};
-use crate::tool::macro_args;
-use crate::tool::suspend::{Suspension, classify};
+use crate::tool::ir::Suspension;
+use crate::tool::lower::Lower;
+use crate::tool::lower::operands::Role;
+use crate::tool::lower::suspends::{contains_suspension, contains_suspension_block};
+use crate::tool::parse::macro_args;
+use crate::tool::parse::suspend::classify;
 
 impl Lower<'_> {
     /// Lowers `expr` to A-normal form for its suspensions: each suspension becomes a
@@ -436,7 +437,7 @@ fn is_compound_assign(op: &BinOp) -> bool {
 }
 
 /// The tests of a condition `a && b && c`, in order.
-pub(in crate::tool) fn chain(cond: &Expr) -> Vec<&Expr> {
+pub(crate) fn chain(cond: &Expr) -> Vec<&Expr> {
     match cond {
         Expr::Binary(binary) if matches!(binary.op, BinOp::And(_)) => {
             let mut terms = chain(&binary.left);
@@ -448,7 +449,7 @@ pub(in crate::tool) fn chain(cond: &Expr) -> Vec<&Expr> {
 }
 
 /// Whether a condition holds a `let` (a `let` chain), outside nested blocks.
-pub(in crate::tool) fn has_let(expr: &Expr) -> bool {
+pub(crate) fn has_let(expr: &Expr) -> bool {
     match expr {
         Expr::Let(_) => true,
         Expr::Binary(binary) => has_let(&binary.left) || has_let(&binary.right),

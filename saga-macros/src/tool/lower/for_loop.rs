@@ -9,9 +9,9 @@ use quote::format_ident;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Stmt};
 
-use super::Lower;
 use crate::shared::private_path;
-use crate::tool::scope::pattern_bindings;
+use crate::tool::lower::Lower;
+use crate::tool::lower::scope::pattern_bindings;
 
 impl Lower<'_> {
     /// A `for` loop's collection that can be borrowed again at each iteration: `&v`,
@@ -159,7 +159,7 @@ impl Lower<'_> {
         // (`keep::fields`), not here too: the check would only repeat that one.
         let mut bindings = Vec::new();
         pattern_bindings(&pat, &mut |ident, _| bindings.push(ident.to_string()));
-        self.for_loops.push(super::ForLoop {
+        self.for_loops.push(crate::tool::ir::ForLoop {
             rest: rest.clone(),
             bindings,
         });

@@ -1,4 +1,9 @@
-//! Normalisation, before the state machine is built. Afterwards:
+//! Lower: the body normalised, then the state machine built from it. Before this pass,
+//! `match` guards are desugared ([`desugar`]), the body's items hoisted ([`items`]) and
+//! shadowing bindings renamed ([`rename`]); after it, the tool's exits are rewritten
+//! ([`rewrite`]) and the machine built ([`machine`], with the liveness of [`scope`]).
+//!
+//! This pass, the normalisation. Afterwards:
 //!
 //! - every suspension is a statement of its own, `let __aN = __saga_site!(N);`, followed
 //!   by the user's statement reading `__aN` where the suspension was;
@@ -16,52 +21,30 @@
 //! sites). They reach each other through `self` only, so that no file imports one that
 //! imports it back.
 
+pub mod desugar;
 mod expr;
 mod for_loop;
+pub mod items;
+pub mod machine;
 mod operands;
+pub mod rename;
+pub mod rewrite;
+pub mod scope;
 mod site;
 mod suspends;
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Ident, Pat, Stmt};
 
 use self::suspends::{Finder, contains_suspension_stmt};
-use super::suspend::Suspension;
 use crate::errors::Errors;
+use crate::tool::ir::{ForLoop, Site};
 
 pub(super) use self::expr::{chain, has_let};
 pub use self::suspends::contains_suspension;
-
-/// One suspension point.
-pub struct Site {
-    pub id: usize,
-    /// The local holding the answer in the continuation: `__aN`.
-    pub answer: Ident,
-    pub suspension: Suspension,
-    /// The state variant's name, e.g. `AfterElicitTarget`.
-    pub variant: Ident,
-    /// The name before a number made it unique (`AfterCheckpoint` for `AfterCheckpoint2`):
-    /// sites that share it are told apart by their code (see `expand::state_enum`).
-    pub base: String,
-    /// The statement as written, for the variant's doc comment.
-    pub source: String,
-    pub span: Span,
-    /// The `for` loops whose items are saved: checked by `for_items` at the loop's
-    /// collection rather than one by one.
-    pub for_loops: Vec<ForLoop>,
-}
-
-/// A `for` loop that saves the items it has still to visit, collected in a local.
-#[derive(Clone)]
-pub struct ForLoop {
-    /// The local holding them (`__restN`), spanned at the loop's collection.
-    pub rest: Ident,
-    /// The bindings of the item the loop is at.
-    pub bindings: Vec<String>,
-}
 
 impl Site {
     /// Whether `name` is a `for` loop's item binding.
@@ -82,9 +65,12 @@ pub const SITE_MACRO: &str = "__saga_site";
 /// The site number of a `__saga_site!(N)` marker.
 pub fn site_id(expr: &Expr) -> Option<usize> {
     match expr {
-        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => {
-            mac.mac.tokens.to_string().parse().ok()
-        }
+        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => mac
+            .mac
+            .parse_body::<syn::LitInt>()
+            .ok()?
+            .base10_parse()
+            .ok(),
         _ => None,
     }
 }
@@ -206,7 +192,7 @@ fn let_else_as_match(local: syn::Local) -> syn::Local {
         other => (other, None),
     };
     let mut names: Vec<(Ident, bool)> = Vec::new();
-    crate::tool::scope::pattern_bindings(&pat, &mut |ident, mutable| {
+    crate::tool::lower::scope::pattern_bindings(&pat, &mut |ident, mutable| {
         names.push((ident.clone(), mutable))
     });
     let idents = names.iter().map(|(ident, _)| ident);
@@ -239,7 +225,7 @@ fn let_else_as_match(local: syn::Local) -> syn::Local {
 /// The names a pattern binds, joined with `_`, for naming a variant.
 fn pattern_names(pat: &Pat) -> String {
     let mut names = Vec::new();
-    crate::tool::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
+    crate::tool::lower::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
     names.join("_")
 }
 

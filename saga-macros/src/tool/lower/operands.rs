@@ -7,8 +7,8 @@ use proc_macro2::TokenStream;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Stmt};
 
-use super::Lower;
-use super::suspends::contains_suspension;
+use crate::tool::lower::Lower;
+use crate::tool::lower::suspends::contains_suspension;
 
 /// How an operand is evaluated: for its value, or as a place (a method's receiver, the
 /// left of `+=`, the indexed collection), which must not be moved to a temporary.

@@ -7,9 +7,9 @@ use proc_macro2::Span;
 use quote::quote_spanned;
 use syn::{Expr, Ident, Stmt};
 
-use super::{Lower, SITE_MACRO, Site};
 use crate::shared::pascal;
-use crate::tool::suspend::Suspension;
+use crate::tool::ir::{Site, Suspension};
+use crate::tool::lower::{Lower, SITE_MACRO};
 
 impl Lower<'_> {
     pub(super) fn site(

@@ -6,8 +6,8 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Block, Expr, Stmt};
 
-use crate::tool::macro_args;
-use crate::tool::suspend::{classify, is_join};
+use crate::tool::parse::macro_args;
+use crate::tool::parse::suspend::{classify, is_join};
 
 /// Finds suspensions, not looking into closures, async blocks or nested items (where they
 /// are errors reported elsewhere).

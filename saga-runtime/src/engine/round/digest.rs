@@ -9,7 +9,6 @@
 //! ([`Fnv::of_json`] from the schema cache), not as the JSON written again each round:
 //! writing it cost a quarter of a round that asks (BENCHMARKS.md).
 
-
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::table::Asked;
 

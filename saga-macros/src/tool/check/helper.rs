@@ -1,0 +1,175 @@
+//! What a `#[saga_fn]` may not be: recursive (its state would hold its own state), a
+//! method taking `self` by reference, or a helper whose borrowed parameters are kept
+//! across a suspension. The helper's expansion is `emit::helper`.
+
+use quote::quote;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Ident, ItemFn, Lifetime, Type};
+
+use crate::errors::Errors;
+use crate::tool::ir::Compiled;
+
+/// The lifetime every borrowed parameter of a helper is given.
+pub const LIFETIME: &str = "'__saga";
+
+/// A helper that calls itself is refused (its state would hold its own state); whether
+/// it does.
+pub fn check_recursion(item: &ItemFn, errors: &mut Errors) -> bool {
+    struct Calls<'a> {
+        name: &'a Ident,
+        errors: &'a mut Errors,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let Expr::Path(path) = &*call.func {
+                let segments: Vec<&Ident> = path
+                    .path
+                    .segments
+                    .iter()
+                    .map(|segment| &segment.ident)
+                    .collect();
+                let names_self = match segments.as_slice() {
+                    [only] => *only == self.name,
+                    [first, last] => *first == "Self" && *last == self.name,
+                    _ => false,
+                };
+                if names_self {
+                    self.found = true;
+                    self.errors.at(
+                        call,
+                        format!(
+                            "`{name}` calls itself, but a #[saga_fn] cannot be recursive: its \
+                             saved state nests inside its caller's, so a recursive helper's \
+                             state would contain itself; write the recursion as a loop (with \
+                             a `Vec` as the stack of pending work)",
+                            name = self.name
+                        ),
+                    );
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut calls = Calls {
+        name: &item.sig.ident,
+        errors,
+        found: false,
+    };
+    calls.visit_block(&item.block);
+    calls.found
+}
+
+/// `Self` in a helper would name the state machine the helper's body is compiled into,
+/// not the type the helper is declared on (which an attribute cannot see): an error at
+/// each `Self`, asking for the type's name.
+pub fn check_self(item: &ItemFn, errors: &mut Errors) {
+    struct Selfs<'a> {
+        errors: &'a mut Errors,
+    }
+    impl<'ast> Visit<'ast> for Selfs<'_> {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            if let Some(first) = path.segments.first()
+                && first.ident == "Self"
+            {
+                self.errors.at(
+                    &first.ident,
+                    "`Self` cannot be used in a #[saga_fn]: the helper's body is compiled \
+                     into a state machine of its own, where `Self` would name that machine, \
+                     not your type; write the type's name instead (`Wizard::ask(..)` for \
+                     `Self::ask(..)`)",
+                );
+            }
+            syn::visit::visit_path(self, path);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut selfs = Selfs { errors };
+    selfs.visit_signature(&item.sig);
+    selfs.visit_block(&item.block);
+}
+
+/// A borrowed parameter used after a suspension cannot be saved: an error at the
+/// parameter, as for a borrowed `let`.
+pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
+    let borrowed: Vec<&crate::tool::parse::sig::Param> = compiled
+        .sig
+        .params
+        .iter()
+        .filter(|param| {
+            let mut ty = param.ty.clone();
+            with_lifetime(&mut ty) || matches!(param.ty, Type::Reference(_))
+        })
+        .collect();
+    let saved_at_suspensions = compiled
+        .machine
+        .resumes
+        .iter()
+        .zip(&compiled.sites)
+        .filter(|(_, site)| site.suspension.always_suspends())
+        .flat_map(|((saved, _), _)| saved);
+    let mut reported: Vec<String> = Vec::new();
+    for local in saved_at_suspensions {
+        // Bindings that shadow a parameter were renamed (`rename::alpha`): a saved local
+        // with a parameter's name is that parameter.
+        let Some(param) = borrowed.iter().find(|param| param.ident == local.ident) else {
+            continue;
+        };
+        let name = param.ident.to_string();
+        if reported.contains(&name) {
+            continue;
+        }
+        reported.push(name.clone());
+        let ty = &param.ty;
+        let written = quote!(#ty)
+            .to_string()
+            .replace(" & ", "&")
+            .replace("& ", "&");
+        let mutable =
+            matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_some());
+        let message = if mutable {
+            // A copy would drop the caller's changes: the fix must hand the value back.
+            format!(
+                "`{name}` is a mutable borrow (`{written}`) used after a suspension, but only \
+                 owned values can be saved in the saga's state; take it by value and return \
+                 it, so the caller keeps the changes: `async fn …({name}: T, …) -> (T, …)` \
+                 and `let ({name}, …) = helper({name}, …).await;`, or finish changing \
+                 `{name}` before the first suspension"
+            )
+        } else {
+            format!(
+                "`{name}` is borrowed (`{written}`) and used after a suspension, but only owned \
+                 values can be saved in the saga's state; take an owned parameter (`String` \
+                 for `&str`, `Vec<T>` for `&[T]`) and pass `.to_owned()`, or finish using \
+                 `{name}` before the first suspension (e.g. `let {name} = {name}.to_owned();`)"
+            )
+        };
+        errors.at(&param.ident, message);
+    }
+}
+
+/// Gives every elided lifetime of `ty` (`&T`, `&mut T`, `'_`) the helper's lifetime;
+/// whether it had one.
+pub fn with_lifetime(ty: &mut Type) -> bool {
+    struct Name(bool);
+    impl VisitMut for Name {
+        fn visit_type_reference_mut(&mut self, reference: &mut syn::TypeReference) {
+            if reference.lifetime.is_none() {
+                reference.lifetime = Some(Lifetime::new(LIFETIME, proc_macro2::Span::call_site()));
+                self.0 = true;
+            }
+            syn::visit_mut::visit_type_reference_mut(self, reference);
+        }
+        fn visit_lifetime_mut(&mut self, lifetime: &mut Lifetime) {
+            if lifetime.ident == "_" {
+                *lifetime = Lifetime::new(LIFETIME, lifetime.apostrophe);
+                self.0 = true;
+            }
+        }
+    }
+    let mut name = Name(false);
+    name.visit_type_mut(ty);
+    name.0
+}

@@ -1,0 +1,185 @@
+//! Locals that cannot be saved, reported by the macro at the local rather than by rustc
+//! in generated code: a borrow (the state enum rejects it too, but as a lifetime error,
+//! since `&str` is `Deserialize<'a>`), and a sharing handle (`Rc`, `Arc`, `Cell`,
+//! `RefCell`, `Weak`), whose sharing would not survive serialization. Both are found
+//! syntactically: by the local's type annotation or by how it is initialised.
+
+use std::collections::HashMap;
+
+use syn::visit::Visit;
+use syn::{Block, Expr, Pat, Type};
+
+use crate::errors::Errors;
+use crate::tool::ir::{Machine, Site};
+
+pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Errors) {
+    let mut borrows = Borrows::default();
+    borrows.visit_block(body);
+    let mut sharing = Sharing::default();
+    sharing.visit_block(body);
+    let mut reported = Vec::new();
+    // At a call, the types decide what is saved (nothing for an ordinary future), and a
+    // helper's saved locals are checked by rustc.
+    let resumes = machine
+        .resumes
+        .iter()
+        .zip(sites)
+        .filter(|(_, site)| site.suspension.always_suspends());
+    for ((saved, _), _) in resumes {
+        for local in saved {
+            let key = local.ident.to_string();
+            if let Some(name) = borrows.0.get(&key)
+                && !reported.contains(&key)
+            {
+                reported.push(key.clone());
+                errors.at(
+                    &local.ident,
+                    format!(
+                        "`{name}` is a borrow used after a suspension, but only owned values \
+                         can be saved in the saga's state; hold an owned value instead \
+                         (`.clone()`, `.to_owned()`, `.to_string()`), or compute it again \
+                         after the suspension"
+                    ),
+                );
+            }
+            if let Some((name, handle)) = sharing.0.get(&key)
+                && !reported.contains(&key)
+            {
+                let article = if matches!(handle.as_str(), "Rc" | "Arc") {
+                    "an"
+                } else {
+                    "a"
+                };
+                reported.push(key);
+                errors.at(
+                    &local.ident,
+                    format!(
+                        "`{name}` holds {article} `{handle}`, a handle for sharing a value, and \
+                         is used after a suspension: the saga's state saves a copy of the \
+                         value, so whatever shares it with `{name}` would silently stop seeing \
+                         its changes after the suspension; hold the value itself in a `mut` \
+                         local (`let mut {name} = …;`, without `{handle}`), or finish with the \
+                         shared value before the suspension"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The handles whose sharing a saved state cannot keep.
+const SHARING: &[&str] = &["Rc", "Arc", "Cell", "RefCell", "Weak"];
+
+/// The sharing handle a type names, if any (`Rc<T>`, `Vec<Arc<T>>`, `std::rc::Rc<T>`).
+fn sharing_in_type(ty: &Type) -> Option<String> {
+    struct Find(Option<String>);
+    impl<'ast> Visit<'ast> for Find {
+        fn visit_path_segment(&mut self, segment: &'ast syn::PathSegment) {
+            let name = segment.ident.to_string();
+            if self.0.is_none() && SHARING.contains(&name.as_str()) {
+                self.0 = Some(name);
+            }
+            syn::visit::visit_path_segment(self, segment);
+        }
+    }
+    let mut find = Find(None);
+    find.visit_type(ty);
+    find.0
+}
+
+/// The sharing handle an initialiser makes: `Rc::new(..)`, `Arc::clone(&x)`,
+/// `RefCell::default()`, `x.clone()` of a local holding one.
+fn sharing_in_init(expr: &Expr, known: &HashMap<String, (String, String)>) -> Option<String> {
+    match expr {
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(path) => {
+                let segments: Vec<String> = path
+                    .path
+                    .segments
+                    .iter()
+                    .map(|segment| segment.ident.to_string())
+                    .collect();
+                let handle = segments.iter().rev().nth(1)?;
+                SHARING.contains(&handle.as_str()).then(|| handle.clone())
+            }
+            _ => None,
+        },
+        Expr::MethodCall(call) if call.method == "clone" => match &*call.receiver {
+            Expr::Path(path) => {
+                // Keys are the α-renamed names, unique in the function, as the body's
+                // paths are.
+                let ident = path.path.get_ident()?.to_string();
+                known.get(&ident).map(|(_, handle)| handle.clone())
+            }
+            _ => None,
+        },
+        Expr::Paren(paren) => sharing_in_init(&paren.expr, known),
+        _ => None,
+    }
+}
+
+/// `let` bindings that visibly hold a sharing handle, by their α-renamed name (unique in
+/// the function, see `rename`): the local's name and the handle.
+#[derive(Default)]
+struct Sharing(HashMap<String, (String, String)>);
+
+impl<'ast> Visit<'ast> for Sharing {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let (ident, annotated) = match &local.pat {
+            Pat::Ident(pat) => (Some(&pat.ident), None),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(pat) => (Some(&pat.ident), sharing_in_type(&typed.ty)),
+                _ => (None, None),
+            },
+            _ => (None, None),
+        };
+        let handle = annotated.or_else(|| {
+            local
+                .init
+                .as_ref()
+                .and_then(|init| sharing_in_init(&init.expr, &self.0))
+        });
+        if let (Some(ident), Some(handle)) = (ident, handle) {
+            self.0.insert(
+                ident.to_string(),
+                (crate::tool::lower::rename::written(ident), handle),
+            );
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`, by their
+/// α-renamed name; the name as written.
+#[derive(Default)]
+struct Borrows(HashMap<String, String>);
+
+impl<'ast> Visit<'ast> for Borrows {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let (ident, annotated) = match &local.pat {
+            Pat::Ident(pat) => (Some(&pat.ident), false),
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(pat) => (Some(&pat.ident), matches!(&*typed.ty, Type::Reference(_))),
+                _ => (None, false),
+            },
+            _ => (None, false),
+        };
+        let initialised_by_borrow = local
+            .init
+            .as_ref()
+            .is_some_and(|init| matches!(&*init.expr, Expr::Reference(_)));
+        if let Some(ident) = ident
+            && (annotated || initialised_by_borrow)
+        {
+            self.0.insert(
+                ident.to_string(),
+                crate::tool::lower::rename::written(ident),
+            );
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}

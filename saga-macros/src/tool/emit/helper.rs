@@ -1,0 +1,214 @@
+//! `#[saga_fn]`: a helper that suspends. It compiles like a tool, to a state machine, but
+//! its `step` is the runtime's `SagaFn::step`, run by the saga that awaits it. The
+//! function keeps its name and parameters and returns a `SagaCall` holding its
+//! arguments; everything else is declared inside it, so that the helper may be a free
+//! function or an associated one.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{FnArg, Ident, ItemFn, Lifetime};
+
+use crate::shared::private_path;
+use crate::tool::check::helper::{LIFETIME, with_lifetime};
+use crate::tool::ir::Compiled;
+
+pub fn expand(compiled: Compiled) -> TokenStream {
+    let Compiled {
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+        items,
+    } = compiled;
+    let private = private_path();
+    let (step_lints, plain_lints) = (
+        crate::tool::emit::tool::step_lints(),
+        crate::tool::emit::tool::plain_lints(),
+    );
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let output = &sig.output;
+    let attrs = &item.attrs;
+    let lifetime = Lifetime::new(LIFETIME, proc_macro2::Span::call_site());
+
+    let mut borrows = false;
+    let mut inputs = Vec::new();
+    for input in &item.sig.inputs {
+        let FnArg::Typed(typed) = input else { continue };
+        let mut ty = (*typed.ty).clone();
+        borrows |= with_lifetime(&mut ty);
+        let pat = match &*typed.pat {
+            syn::Pat::Ident(pat) => {
+                let ident = &pat.ident;
+                quote!(#ident)
+            }
+            other => quote!(#other),
+        };
+        inputs.push(quote!(#pat: #ty));
+    }
+    let fields = sig.params.iter().map(|param| {
+        let ident = &param.ident;
+        let mut ty = param.ty.clone();
+        with_lifetime(&mut ty);
+        quote!(#ident: #ty)
+    });
+    let names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    let rebind_mut: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .filter(|param| param.mutable)
+        .map(|param| {
+            let ident = &param.ident;
+            quote!(let mut #ident = #ident;)
+        })
+        .collect();
+    let context = match &sig.context {
+        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
+        None => quote!(let _ = __cx;),
+    };
+    // The plain run, for saga's differential tests only (see `plain_run`).
+    let plain_fn = plain.map(|plain| {
+        quote! {
+            #plain_lints
+            async fn plain<'__step>(
+                self,
+                __cx: &'__step #private::SagaContext,
+                __run: &'__step mut #private::PlainRun,
+                __script: &'__step mut dyn #private::Script,
+            ) -> #output
+            where
+                Self: '__step,
+            {
+                let __SagaFn { #(#names,)* .. } = self;
+                #(#rebind_mut)*
+                #context
+                let __output: #output = async move #plain.await;
+                __output
+            }
+        }
+    });
+    let ignored_context = match &sig.context {
+        Some(ident) => quote!(let _ = #ident;),
+        None => quote!(),
+    };
+    let (generics, captures) = if borrows {
+        (quote!(<#lifetime>), quote!(use<#lifetime>))
+    } else {
+        (quote!(), quote!(use<>))
+    };
+
+    let state = crate::tool::emit::tool::state_enum(&sites, &machine);
+    let crate::tool::emit::tool::StateEnum {
+        definition,
+        slot_type,
+        arms,
+        trace,
+    } = state;
+    let start = &machine.start;
+    let build_tag = crate::tool::emit::tool::build_tag(&item);
+    let diagram = crate::tool::emit::diagram::generated::helper(&item, &sig, &sites);
+    let (diagram_doc, diagram_method) = (diagram.doc, diagram.method);
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    let step_body = crate::tool::lower::rewrite::enclose(
+        quote! {
+            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            match __state {
+                #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
+                    #(#rebind_mut)*
+                    #start
+                }
+                #private::FnState::Resume(__bytes) => {
+                    #trace
+                    let __resumed = match #private::decode(&__slot, &__bytes) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => return #undecodable,
+                    };
+                    match __resumed {
+                        #(#arms)*
+                    }
+                }
+            }
+        },
+        machine.carrier,
+    );
+
+    quote! {
+        #(#attrs)*
+        #diagram_doc
+        #[allow(clippy::needless_lifetimes)]
+        #vis fn #name #generics (#(#inputs),*)
+            -> #private::SagaCall<impl #private::SagaFn<Output = #output> + #captures>
+        {
+            #ignored_context
+
+            #[allow(non_camel_case_types)]
+            struct __SagaFn<#lifetime> {
+                #(#fields,)*
+                __lifetime: ::core::marker::PhantomData<&#lifetime ()>,
+            }
+
+            impl<#lifetime> __SagaFn<#lifetime> {
+                fn __finish(output: #output) -> #private::FnStep<#output> {
+                    #private::FnStep::Done(output)
+                }
+            }
+
+            impl<#lifetime> #private::SagaFn for __SagaFn<#lifetime> {
+                type Output = #output;
+                type Resumed = __SagaFn<'static>;
+
+                fn build_tag() -> u16 {
+                    #build_tag
+                }
+
+                #diagram_method
+
+                #step_lints
+                async fn step<'__step>(
+                    __state: #private::FnState<Self>,
+                    mut __answers: &'__step mut #private::Answers,
+                    __cx: &'__step #private::SagaContext,
+                ) -> #private::FnStep<#output>
+                where
+                    Self: '__step,
+                {
+                    #(#items)*
+                    #context
+                    #definition
+                    #step_body
+                }
+
+                #plain_fn
+            }
+
+            #private::SagaCall::new(__SagaFn {
+                #(#names,)*
+                __lifetime: ::core::marker::PhantomData,
+            })
+        }
+    }
+}
+
+/// When the helper cannot be compiled: the errors, and the function as written (with its
+/// suspensions replaced by typed placeholders) under its own name, so that IDEs keep
+/// analysing it and its callers add no errors of their own.
+///
+/// A helper that calls itself keeps an empty body, so that rustc does not report the
+/// recursion a second time.
+pub fn fallback(original: &ItemFn, error: syn::Error, recursive: bool) -> TokenStream {
+    let errors = error.to_compile_error();
+    let mut kept = original.clone();
+    kept.sig.asyncness = Some(Default::default());
+    *kept.block = if recursive {
+        syn::parse_quote!({ ::core::unreachable!() })
+    } else {
+        crate::tool::emit::plain::unexpanded((*kept.block).clone())
+    };
+    quote! {
+        #errors
+        #[allow(unused, unreachable_code, clippy::all)]
+        #kept
+    }
+}

@@ -1,0 +1,115 @@
+//! How an exit puts its saved locals into the state's fields. Each field is made by a
+//! runtime function that checks, at the user's token, that the local can be saved, and
+//! whose result leaves the field's type unknown when it cannot: rustc then reports the
+//! local once, and nothing about the state enum (see the runtime's `expand::local`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote_spanned;
+use syn::Ident;
+
+use crate::shared::private_path_at;
+use crate::tool::ir::{Saved, Site};
+
+/// What makes the fields: the runtime's functions, or, at a helper's call, the methods of
+/// the call's kind (which save nothing at an ordinary future), `__kind`, declared at the
+/// call site's span (given here, so that the name resolves there whatever context a
+/// local's own tokens come from, as in a tool a `macro_rules!` writes).
+#[derive(Clone, Copy)]
+pub enum Keeper {
+    Runtime,
+    CallKind(Span),
+}
+
+impl Keeper {
+    fn call(self, span: Span, function: &str, args: TokenStream) -> TokenStream {
+        let function = Ident::new(function, span);
+        match self {
+            Keeper::Runtime => {
+                let private = private_path_at(span);
+                quote_spanned!(span=> #private::#function(#args))
+            }
+            Keeper::CallKind(site) => {
+                let kind = Ident::new("__kind", site.located_at(span));
+                quote_spanned!(span=> #kind.#function(#args))
+            }
+        }
+    }
+}
+
+/// The statements to run before the state is built, and its fields for `saved`.
+pub fn fields(
+    site: &Site,
+    saved: &[Saved],
+    keeper: Keeper,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let is_saved = |name: &Ident| saved.iter().any(|s| s.ident == *name);
+    // A loop's items are checked once, at its collection; its item's bindings take their
+    // fields' type from that check.
+    let mut before = Vec::new();
+    for each in &site.for_loops {
+        let binds = each
+            .bindings
+            .iter()
+            .any(|b| saved.iter().any(|s| s.ident == b));
+        if is_saved(&each.rest) && binds {
+            let rest = &each.rest;
+            let items = items_name(rest, rest.span());
+            let check = keeper.call(
+                rest.span(),
+                "for_items",
+                quote_spanned!(rest.span()=> &#rest),
+            );
+            before.push(quote_spanned!(rest.span()=> let #items = #check;));
+        }
+    }
+    let fields = saved
+        .iter()
+        .map(|s| {
+            let field = &s.field;
+            let name = s.ident.to_string();
+            // The innermost loop with this binding whose items are saved here: two loops
+            // may bind the same name, and only the one the suspension is in keeps its items.
+            let of_loop = site
+                .for_loops
+                .iter()
+                .rev()
+                .find(|each| is_saved(&each.rest) && each.bindings.contains(&name));
+            let value = match of_loop {
+                // Checked only when the loop's items can be saved (see `keep_item`): a
+                // part of an item that cannot be saved, though the item can.
+                Some(each) => {
+                    let ident = &s.ident;
+                    let span = ident.span();
+                    // Resolved as the declaration is (at the loop's collection), shown at
+                    // the binding.
+                    let items = items_name(&each.rest, each.rest.span().located_at(span));
+                    keeper.call(span, "keep_item", quote_spanned!(span=> #ident, #items))
+                }
+                _ if site.is_rest_of_items(&name) => {
+                    let ident = &s.ident;
+                    keeper.call(
+                        ident.span(),
+                        "keep_rest",
+                        quote_spanned!(ident.span()=> #ident),
+                    )
+                }
+                _ => {
+                    let ident = &s.ident;
+                    keeper.call(ident.span(), "keep", quote_spanned!(ident.span()=> #ident))
+                }
+            };
+            quote_spanned!(s.ident.span()=> #field: #value)
+        })
+        .collect();
+    (before, fields)
+}
+
+/// The local holding what `for_items` found for the loop whose items `rest` holds:
+/// `__items1` for `__rest1` (snake case, or the user's build warns).
+fn items_name(rest: &Ident, span: Span) -> Ident {
+    let name = rest.to_string();
+    Ident::new(
+        &format!("__items{}", name.trim_start_matches("__rest")),
+        span,
+    )
+}

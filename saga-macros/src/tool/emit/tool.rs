@@ -1,0 +1,497 @@
+//! The generated code: the tool's unit struct, its argument struct, its state enum, and
+//! the `SagaTool` impl whose `step` is the state machine.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Ident, ItemFn};
+
+use crate::shared::private_path;
+use crate::tool::ir::{Compiled, Machine, Site};
+use crate::tool::parse::attr::ToolAttr;
+
+/// The lints silenced in a generated `step`: its code is the user's, rearranged, so what
+/// the rearrangement leaves unused or unreachable is not the user's to fix.
+pub fn step_lints() -> TokenStream {
+    quote! {
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            unused_mut,
+            unused_labels,
+            unused_assignments,
+            non_shorthand_field_patterns,
+            clippy::all
+        )]
+    }
+}
+
+/// The lints silenced in the generated plain run (kept for tests), which renames locals.
+pub fn plain_lints() -> TokenStream {
+    quote!(#[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)])
+}
+
+/// The tool (`kind`) compiled from its function, with its attribute's arguments.
+pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) -> TokenStream {
+    let Compiled {
+        item,
+        sig,
+        sites,
+        machine,
+        plain,
+        items,
+    } = compiled;
+    let (item, sig, sites) = (&item, &sig, &sites[..]);
+    let diagram = crate::tool::emit::diagram::generated::tool(item, sig, sites);
+    let (diagram_doc, diagram_meta, diagram_method) = (diagram.doc, diagram.meta, diagram.method);
+    let (step_lints, plain_lints) = (step_lints(), plain_lints());
+    let private = private_path();
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let args = format_ident!("__saga_args_{}", name);
+    let output = &sig.output;
+    let attrs = &item.attrs;
+
+    let tool_name = attr.name.as_ref().map_or_else(
+        || name.to_string().trim_start_matches("r#").to_owned(),
+        |lit| lit.value(),
+    );
+    let description = attr
+        .description
+        .as_ref()
+        .map(|lit| lit.value())
+        .or_else(|| sig.docs.clone());
+    let description = match description {
+        Some(text) => quote!(tool.description = ::core::option::Option::Some(#text.into());),
+        None => quote!(),
+    };
+    let title = match &attr.title {
+        Some(lit) => quote!(tool.title = ::core::option::Option::Some(#lit.to_owned());),
+        None => quote!(),
+    };
+    let annotations = (!attr.hints.is_empty()).then(|| {
+        let setters = attr.hints.iter().map(|(hint, value)| {
+            let setter = quote::format_ident!("{}", hint.setter());
+            quote!(.#setter(#value))
+        });
+        quote! {
+            tool.annotations = ::core::option::Option::Some(
+                #private::ToolAnnotations::new() #(#setters)*
+            );
+        }
+    });
+    let icons = (!attr.icons.is_empty()).then(|| {
+        let icons = &attr.icons;
+        quote!(tool.icons = #private::tool_icons(&[#(#icons),*]);)
+    });
+    let meta = attr
+        .meta
+        .as_ref()
+        .map(|json| quote!(tool.meta = #private::tool_meta(#json);));
+
+    // Arguments.
+    let arg_fields = sig.params.iter().map(|param| {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        let description = param
+            .description
+            .as_ref()
+            .map(|lit| quote!(#[schemars(description = #lit)]));
+        let rename = param
+            .rename
+            .as_ref()
+            .map(|lit| quote!(#[serde(rename = #lit)]));
+        quote!(#description #rename pub #ident: #ty)
+    });
+    let arg_names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    let rebind_mut = sig
+        .params
+        .iter()
+        .filter(|param| param.mutable)
+        .map(|param| {
+            let ident = &param.ident;
+            quote!(let mut #ident = #ident;)
+        });
+    let rebind_mut_plain = rebind_mut.clone();
+    let context = match &sig.context {
+        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
+        None => quote!(let _ = __cx;),
+    };
+
+    // The plain run, for saga's differential tests only (see `plain_run`).
+    let plain_fn = plain.map(|plain| {
+        quote! {
+            /// Runs the tool as one ordinary async function, asking `script` at each
+            /// suspension; for tests that compare it with the state machine.
+            #[doc(hidden)]
+            #plain_lints
+            pub async fn __plain(
+                &self,
+                __arguments: #private::JsonObject,
+                __cx: &#private::SagaContext,
+                __run: &mut #private::PlainRun,
+                __script: &mut dyn #private::Script,
+            ) -> ::core::result::Result<#output, #private::ErrorData> {
+                let #args { #(#arg_names),* } = #private::parse_arguments(__arguments)?;
+                #(#rebind_mut_plain)*
+                #context
+                let __output: #output = async move #plain.await;
+                ::core::result::Result::Ok(__output)
+            }
+        }
+    });
+
+    let StateEnum {
+        definition,
+        slot_type,
+        arms,
+        trace,
+    } = state_enum(sites, &machine);
+    let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
+    let serde_crate = format!("{private}::serde").replace(' ', "");
+    let schemars_crate = format!("{private}::schemars").replace(' ', "");
+    let build_tag = build_tag(item);
+    let version = attr.version.as_ref().map(|version| {
+        quote! {
+            fn version(&self) -> u16 {
+                #version
+            }
+        }
+    });
+    let start = &machine.start;
+    let marker = kind.marker_impl(name, &private);
+    let task_support = match attr.task {
+        None => quote!(),
+        Some(crate::tool::parse::attr::TaskAttr::Optional) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Optional
+            }
+        },
+        Some(crate::tool::parse::attr::TaskAttr::Required) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Required
+            }
+        },
+    };
+    let output_check = kind.output_check(output, &private);
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    let step_body = crate::tool::lower::rewrite::enclose(
+        quote! {
+            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            match __state {
+                #private::MacroState::Start(#args { #(#arg_names),* }) => {
+                    #(#rebind_mut)*
+                    #start
+                }
+                #private::MacroState::Resume(__bytes) => {
+                    #trace
+                    let __resumed = match #private::decode(&__slot, &__bytes) {
+                        ::core::result::Result::Ok(state) => state,
+                        ::core::result::Result::Err(error) => return #undecodable,
+                    };
+                    match __resumed {
+                        #(#arms)*
+                    }
+                }
+            }
+        },
+        machine.carrier,
+    );
+
+    quote! {
+        #marker
+        #output_check
+
+        #(#attrs)*
+        #diagram_doc
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #name;
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #vis struct #args {
+            #(#arg_fields,)*
+        }
+
+        const _: () = {
+            #definition
+
+            impl #name {
+                #[doc(hidden)]
+                fn __finish(output: #output) -> #private::Step<#private::MacroState<#args>> {
+                    #private::done(output)
+                }
+
+                #plain_fn
+            }
+
+            impl #private::SagaTool for #name {
+                type State = #private::MacroState<#args>;
+
+                fn tool(&self) -> #private::Tool {
+                    let mut schema = (*#private::schema_for_type::<#args>()).clone();
+                    schema.remove("title");
+                    let mut tool = #private::Tool::new(#tool_name, "", ::std::sync::Arc::new(schema));
+                    tool.description = ::core::option::Option::None;
+                    #description
+                    #title
+                    #annotations
+                    #icons
+                    #meta
+                    #diagram_meta
+                    tool.output_schema = <#output as #private::ToolOutput>::output_schema();
+                    tool
+                }
+
+                #version
+
+                fn build_tag(&self) -> u16 {
+                    #build_tag
+                }
+
+                fn layout(
+                    &self,
+                ) -> ::core::result::Result<#private::StateLayout, #private::LayoutError> {
+                    #private::macro_layout(self)
+                }
+
+                #task_support
+
+                fn state_names(&self) -> &'static [&'static str] {
+                    &[#(#variant_names),*]
+                }
+
+                #diagram_method
+
+                fn state_json(
+                    &self,
+                    state: Self::State,
+                ) -> ::core::result::Result<#private::serde_json::Value, ::std::string::String> {
+                    #private::macro_state_json(self, state)
+                }
+
+                fn start(
+                    &self,
+                    arguments: #private::JsonObject,
+                ) -> ::core::result::Result<Self::State, #private::ErrorData> {
+                    #private::start(arguments)
+                }
+
+                #step_lints
+                async fn step(
+                    &self,
+                    __state: Self::State,
+                    mut __answers: #private::Answers,
+                    __cx: &#private::SagaContext,
+                ) -> #private::Step<Self::State> {
+                    #(#items)*
+                    #context
+                    #step_body
+                }
+            }
+        };
+    }
+}
+
+/// FNV-1a of the function as written, folded to 16 bits: a round asked by a build of
+/// other code is asked again as this build states it (see `SagaTool::build_tag`). It
+/// decides nothing about resuming: the points' layouts do.
+pub fn build_tag(item: &ItemFn) -> TokenStream {
+    let text = format!("saga-tool/v1\0{}", quote!(#item));
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let folded = (hash ^ (hash >> 16) ^ (hash >> 32) ^ (hash >> 48)) as u16;
+    quote!(#folded)
+}
+
+/// The state enum of a saga, the type of its `__slot`, and the `match` arms that resume
+/// at each variant.
+pub struct StateEnum {
+    pub definition: TokenStream,
+    pub slot_type: TokenStream,
+    pub arms: Vec<TokenStream>,
+    /// At the top of the resume arm: when the step runs to trace its layout, records the
+    /// state enum and each called helper's, then ends the step.
+    pub trace: TokenStream,
+}
+
+/// Per site, what tells it apart from the sites that share its name: a point is named by
+/// what it asks and binds (`AfterElicitTarget`), and sites that would share a name are
+/// numbered in source order (`AfterCheckpoint`, `AfterCheckpoint2`). A number says
+/// nothing of where a site is: inserting a checkpoint in front would move the numbers onto
+/// other code. So each such site's identity also holds a hash of the code of every site
+/// sharing its name, in order; any change to them refuses the tokens at those points.
+/// Uniquely named sites get nothing, and keep their tokens through edits of their code.
+fn site_tags(sites: &[Site]) -> Vec<String> {
+    sites
+        .iter()
+        .map(|site| {
+            let shared: Vec<&str> = sites
+                .iter()
+                .filter(|other| other.base == site.base)
+                .map(|other| other.source.as_str())
+                .collect();
+            if shared.len() < 2 {
+                return String::new();
+            }
+            let mut hash: u32 = 0x811c_9dc5;
+            for byte in shared.join("\n").bytes() {
+                hash ^= u32::from(byte);
+                hash = hash.wrapping_mul(0x0100_0193);
+            }
+            format!(
+                "one of {} sites named {}, code {hash:08x}",
+                shared.len(),
+                site.base
+            )
+        })
+        .collect()
+}
+
+/// One variant per suspension, one type parameter per saved local and per request
+/// marker, all inferred by rustc inside `step`.
+pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
+    let private = private_path();
+    let private_text = private.to_string().replace(' ', "");
+    let mut params: Vec<Ident> = Vec::new();
+    let mut serialize_bounds = Vec::new();
+    let mut deserialize_bounds = Vec::new();
+    let mut variants = Vec::new();
+    let mut arms = Vec::new();
+    let mut callees: Vec<(String, usize)> = Vec::new();
+    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
+        let variant = &site.variant;
+        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
+        let mut fields = Vec::new();
+        let mut pattern = Vec::new();
+        for local in saved {
+            let param = format_ident!("T{}", params.len());
+            serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
+            deserialize_bounds.push(format!(
+                "{param}: {private_text}::serde::de::DeserializeOwned"
+            ));
+            let field = &local.field;
+            fields.push(quote!(#field: #param));
+            let binding = format_ident!("__saved_{}", field);
+            pattern.push(quote!(#field: #binding));
+            params.push(param);
+        }
+        if site.suspension.is_call() {
+            callees.push((variant.to_string(), params.len()));
+            let param = format_ident!("R{}", params.len());
+            let (call_fields, call_pattern) = crate::tool::emit::call::fields(&param);
+            fields.extend(call_fields);
+            pattern.extend(call_pattern);
+            params.push(param);
+        }
+        for i in 0..site.suspension.requests().len() {
+            let param = format_ident!("R{}", params.len());
+            let field = format_ident!("__m{}", i);
+            fields.push(quote!(#field: #private::Marker<#param>));
+            let mark = format_ident!("__mark{}", i);
+            pattern.push(quote!(#field: #mark));
+            params.push(param);
+        }
+        variants.push(quote! {
+            #[doc = #doc]
+            #variant { #(#fields),* }
+        });
+        arms.push(quote! {
+            __State::#variant { #(#pattern),* } => #cont
+        });
+    }
+    let generics = if params.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#params),*>)
+    };
+    let holes = params.iter().map(|_| quote!(_));
+    let slot_type = if params.is_empty() {
+        quote!(__State)
+    } else {
+        quote!(__State<#(#holes),*>)
+    };
+    let serialize_bound = serialize_bounds.join(", ");
+    let deserialize_bound = deserialize_bounds.join(", ");
+    let serde_crate = format!("{private}::serde").replace(' ', "");
+    // The layout is traced from the same enum with each saved local's trace in its place
+    // (`SlotTrace`): a local kept as JSON is traced without a value of its type.
+    let traced_args = params.iter().map(|param| {
+        if param.to_string().starts_with('T') {
+            quote!(<#param as #private::SlotField>::Traced)
+        } else {
+            quote!(#param)
+        }
+    });
+    let slot_bounds = params
+        .iter()
+        .filter(|param| param.to_string().starts_with('T'))
+        .map(|param| quote!(#param: #private::SlotField));
+    let traced_type = if params.is_empty() {
+        quote!(__State)
+    } else {
+        quote!(__State<#(#traced_args),*>)
+    };
+    let restated = &machine.restated;
+    let definition = quote! {
+        /// Per suspension: whether the step states its requests again when asked, so
+        /// that the token keeps none of them.
+        #[allow(dead_code)]
+        const __SAGA_RESTATED: &[bool] = &[#(#restated),*];
+        #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]
+        #[allow(non_camel_case_types, clippy::enum_variant_names)]
+        enum __State #generics {
+            #(#variants,)*
+        }
+        impl #generics #private::SlotState for __State #generics
+        where
+            #(#slot_bounds,)*
+        {
+            type Traced = #traced_type;
+
+            fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+                static TAGGED: ::core::sync::atomic::AtomicBool =
+                    ::core::sync::atomic::AtomicBool::new(false);
+                &TAGGED
+            }
+        }
+    };
+    let callee_traces = callees.iter().map(|(variant, index)| {
+        let kind = &params[*index];
+        quote! {
+            {
+                #[allow(non_snake_case, clippy::type_complexity)]
+                fn __callee_kind #generics (
+                    _: &::core::option::Option<__State #generics>,
+                ) -> #private::KindMarker<#kind> {
+                    ::core::marker::PhantomData
+                }
+                #private::kind_of(__callee_kind(&__slot)).trace_callee(#variant);
+            }
+        }
+    });
+    let site_tags = site_tags(sites);
+    let traced = machine.carrier.wrap(quote!(#private::traced()));
+    let trace = quote! {
+        if #private::tracing_layout(&__bytes) {
+            #private::record_state(&__slot, &[#(#site_tags),*]);
+            #(#callee_traces)*
+            return #traced;
+        }
+    };
+    StateEnum {
+        definition,
+        slot_type,
+        arms,
+        trace,
+    }
+}

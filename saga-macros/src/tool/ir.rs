@@ -1,0 +1,141 @@
+//! The macro's intermediate representation: what one stage hands the next. `parse` reads
+//! the signature and classifies each suspension ([`Suspension`]); `lower` finds the sites
+//! ([`Site`]) and builds the state machine ([`Machine`]) with the locals it saves
+//! ([`Saved`]); `check` and `emit` read them. Between stages the body itself stays syn
+//! code, each suspension a `__saga_site!(N)` marker (`lower::site_id`) naming its
+//! [`Site`].
+//!
+//! Only the types live here; the functions that make and read them live in their stages.
+
+use proc_macro2::Span;
+use syn::{Block, Expr, Ident, ItemFn};
+
+use crate::tool::parse::sig;
+
+// The compiled function, what the stages hand to `emit`.
+
+/// What the state machine of a saga (tool or helper) is made of.
+pub struct Compiled {
+    pub item: ItemFn,
+    pub sig: sig::Signature,
+    pub sites: Vec<Site>,
+    pub machine: Machine,
+    pub plain: Option<syn::Block>,
+    /// The items declared in the body, hoisted to the top of `step`.
+    pub items: Vec<syn::Item>,
+}
+
+// Parse: a suspension as written.
+
+/// A suspension point as written.
+#[derive(Clone)]
+pub enum Suspension {
+    /// `REQUEST.await`: one request (or a checkpoint) in its own round.
+    Await { request: Expr, kind: RequestKind },
+    /// `join!(REQUEST, …)`: several requests in one round.
+    Join { requests: Vec<(Expr, RequestKind)> },
+    /// `f(..).await`: a call that may be of a `#[saga_fn]` (which suspends as often as it
+    /// needs) or of an ordinary `async fn` (awaited in place). The types decide; see the
+    /// runtime's `saga_fn` module.
+    Call { call: Expr, name: String },
+}
+
+/// The kinds of request, one per function of the runtime's prelude that makes one.
+/// Adding a kind: a variant here and its row in `RequestKind::ALL` (`parse/suspend.rs`),
+/// which says all the macros need to know of it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RequestKind {
+    Elicit,
+    ElicitUrl,
+    Sample,
+    ListRoots,
+    /// Asks nothing: ends the round so that the state is saved.
+    Checkpoint,
+    /// `join_all(requests)`: any number of requests of one kind, in a round of their own.
+    JoinAll,
+}
+
+/// A request function's arguments, as the diagram reads them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Args {
+    /// Nothing worth showing.
+    None,
+    /// The message first; the answer's type, when named, in the turbofish
+    /// (`elicit::<T>(message)`).
+    Message { typed: bool },
+    /// `(url, message)`.
+    UrlThenMessage,
+}
+
+// Lower: the sites the lowering finds, and what `?` unwraps.
+
+/// One suspension point.
+pub struct Site {
+    pub id: usize,
+    /// The local holding the answer in the continuation: `__aN`.
+    pub answer: Ident,
+    pub suspension: Suspension,
+    /// The state variant's name, e.g. `AfterElicitTarget`.
+    pub variant: Ident,
+    /// The name before a number made it unique (`AfterCheckpoint` for `AfterCheckpoint2`):
+    /// sites that share it are told apart by their code (see `emit::tool::state_enum`).
+    pub base: String,
+    /// The statement as written, for the variant's doc comment.
+    pub source: String,
+    pub span: Span,
+    /// The `for` loops whose items are saved: checked by `for_items` at the loop's
+    /// collection rather than one by one.
+    pub for_loops: Vec<ForLoop>,
+}
+
+/// A `for` loop that saves the items it has still to visit, collected in a local.
+#[derive(Clone)]
+pub struct ForLoop {
+    /// The local holding them (`__restN`), spanned at the loop's collection.
+    pub rest: Ident,
+    /// The bindings of the item the loop is at.
+    pub bindings: Vec<String>,
+}
+
+/// What `?` unwraps in the function: the type its output is written with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// `Result<…>`, or an alias of it named `Result` (`anyhow::Result<T>`).
+    Result,
+    /// `Option<…>`.
+    Option,
+    /// Any other type (a helper returning `bool`): `?` in it is a type error, as in the
+    /// function.
+    Other,
+}
+
+// Lower: the machine, and the locals it keeps.
+
+/// The state machine: the body up to each suspension, and each site's continuation.
+pub struct Machine {
+    /// The body with every suspension ending the transition.
+    pub start: Block,
+    /// Per site: what it saves, and its continuation.
+    pub resumes: Vec<(Vec<Saved>, Block)>,
+    /// Per site: whether its continuation can state its requests again (see `restate`),
+    /// so that its token keeps none of them.
+    pub restated: Vec<bool>,
+    /// How the step's code is enclosed (`lower::rewrite::enclose`), and so how its exits return.
+    pub carrier: Carrier,
+}
+
+/// A local the runtime saves at a suspension.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Saved {
+    pub ident: Ident,
+    pub mutable: bool,
+    /// The state variant's field holding it: the local's name, made unique.
+    pub field: Ident,
+}
+
+/// A local in scope: its name and whether it was declared `mut`.
+#[derive(Clone)]
+pub struct Binding {
+    pub ident: Ident,
+    pub mutable: bool,
+}

@@ -1,0 +1,142 @@
+//! The path from the function body down to a suspension, one block per level, with the
+//! bindings each level brings in and whether it is entered through a loop: what the
+//! continuation is restated along, and what decides which locals are in scope at each
+//! level.
+
+use syn::{Block, Expr, Label, Stmt};
+
+use crate::tool::ir::Binding;
+use crate::tool::lower::scope::pattern_bindings;
+use crate::tool::lower::site_id;
+
+/// One block on the path from the body to a suspension.
+#[derive(Clone)]
+pub(super) struct Level<'a> {
+    pub(super) block: &'a Block,
+    /// The statement on the path.
+    pub(super) index: usize,
+    /// Bindings made on entering the block (fn parameters, an arm's or `if let`'s pattern).
+    pub(super) entry: Vec<Binding>,
+    /// How that statement leads into the next level.
+    pub(super) into: Option<Into<'a>>,
+}
+
+#[derive(Clone)]
+pub(super) enum Into<'a> {
+    Block(Option<Label>),
+    Loop(&'a syn::ExprLoop),
+}
+
+/// The construct at the head of a statement.
+pub(super) fn construct_of(stmt: &Stmt) -> Option<&Expr> {
+    match stmt {
+        Stmt::Local(local) => local.init.as_ref().map(|init| &*init.expr),
+        Stmt::Expr(expr, _) => Some(expr),
+        _ => None,
+    }
+}
+
+pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level<'a>>> {
+    for (index, stmt) in block.stmts.iter().enumerate() {
+        let Some(expr) = construct_of(stmt) else {
+            continue;
+        };
+        if site_id(expr) == Some(id) {
+            return Some(vec![Level {
+                block,
+                index,
+                entry,
+                into: None,
+            }]);
+        }
+        let here = |into: Into<'a>, mut rest: Vec<Level<'a>>| {
+            rest.insert(
+                0,
+                Level {
+                    block,
+                    index,
+                    entry: entry.clone(),
+                    into: Some(into),
+                },
+            );
+            rest
+        };
+        match expr {
+            Expr::If(expr_if) => {
+                let mut bound = Vec::new();
+                condition_bindings(&expr_if.cond, &mut bound);
+                if let Some(rest) = find(&expr_if.then_branch, id, bound) {
+                    return Some(here(Into::Block(None), rest));
+                }
+                if let Some(rest) = find_in_else(expr_if, id) {
+                    return Some(here(Into::Block(None), rest));
+                }
+            }
+            Expr::Match(expr_match) => {
+                for arm in &expr_match.arms {
+                    if let Expr::Block(arm_block) = &*arm.body {
+                        let mut bound = Vec::new();
+                        pattern_bindings(&arm.pat, &mut |ident, mutable| {
+                            bound.push(Binding {
+                                ident: ident.clone(),
+                                mutable,
+                            })
+                        });
+                        if let Some(rest) = find(&arm_block.block, id, bound) {
+                            return Some(here(Into::Block(None), rest));
+                        }
+                    }
+                }
+            }
+            Expr::Loop(expr_loop) => {
+                if let Some(rest) = find(&expr_loop.body, id, Vec::new()) {
+                    return Some(here(Into::Loop(expr_loop), rest));
+                }
+            }
+            Expr::Block(expr_block) => {
+                if let Some(rest) = find(&expr_block.block, id, Vec::new()) {
+                    return Some(here(Into::Block(expr_block.label.clone()), rest));
+                }
+            }
+            Expr::Unsafe(expr_unsafe) => {
+                if let Some(rest) = find(&expr_unsafe.block, id, Vec::new()) {
+                    return Some(here(Into::Block(None), rest));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The path into an `else` block, or through an `else if` chain: in the continuation the
+/// whole `if` is replaced, whichever branch the suspension is in.
+fn find_in_else<'a>(expr_if: &'a syn::ExprIf, id: usize) -> Option<Vec<Level<'a>>> {
+    let (_, else_branch) = expr_if.else_branch.as_ref()?;
+    match &**else_branch {
+        Expr::Block(else_block) => find(&else_block.block, id, Vec::new()),
+        Expr::If(inner) => {
+            let mut bound = Vec::new();
+            condition_bindings(&inner.cond, &mut bound);
+            find(&inner.then_branch, id, bound).or_else(|| find_in_else(inner, id))
+        }
+        _ => None,
+    }
+}
+
+fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
+    match cond {
+        Expr::Let(expr_let) => pattern_bindings(&expr_let.pat, &mut |ident, mutable| {
+            out.push(Binding {
+                ident: ident.clone(),
+                mutable,
+            })
+        }),
+        Expr::Binary(binary) => {
+            condition_bindings(&binary.left, out);
+            condition_bindings(&binary.right, out);
+        }
+        Expr::Paren(paren) => condition_bindings(&paren.expr, out),
+        _ => {}
+    }
+}
