@@ -346,13 +346,25 @@ const _: () = {
                         }
                         __step
                     }
+                    ::saga_runtime::__private::MacroState::Trace => {
+                        ::saga_runtime::__private::record_state(&__slot, &["", ""]);
+                        return ::core::result::Result::Ok(
+                            ::saga_runtime::__private::traced(),
+                        );
+                    }
+                    ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
+                        return ::core::result::Result::Ok(
+                            ::saga_runtime::__private::inspected(&__slot, &__bytes),
+                        );
+                    }
+                    ::saga_runtime::__private::MacroState::Inspected(_) => {
+                        return ::core::result::Result::Ok(
+                            ::saga_runtime::__private::failed(
+                                "an inspection's answer is not a mode of the step",
+                            ),
+                        );
+                    }
                     ::saga_runtime::__private::MacroState::Resume(__bytes) => {
-                        if ::saga_runtime::__private::tracing_layout(&__bytes) {
-                            ::saga_runtime::__private::record_state(&__slot, &["", ""]);
-                            return ::core::result::Result::Ok(
-                                ::saga_runtime::__private::traced(),
-                            );
-                        }
                         let __resumed = match ::saga_runtime::__private::decode(
                             &__slot,
                             &__bytes,

@@ -119,8 +119,10 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     #(#rebind_mut)*
                     #start
                 }
-                #private::FnState::Resume(__bytes) => {
+                #private::FnState::Trace => {
                     #trace
+                }
+                #private::FnState::Resume(__bytes) => {
                     let __resumed = match #private::decode(&__slot, &__bytes) {
                         ::core::result::Result::Ok(state) => state,
                         ::core::result::Result::Err(error) => return #undecodable,

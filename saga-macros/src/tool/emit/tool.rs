@@ -174,7 +174,15 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     };
     let output_check = kind.output_check(output, &private);
     let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    let inspected = machine
+        .carrier
+        .wrap(quote!(#private::inspected(&__slot, &__bytes)));
+    let not_a_mode = machine.carrier.wrap(quote!(#private::failed(
+        "an inspection's answer is not a mode of the step"
+    )));
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    // The trace and inspection modes are arms of their own, served before any of the
+    // tool's code (see the runtime's `MacroState`).
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
             let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
@@ -183,8 +191,16 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                     #(#rebind_mut)*
                     #start
                 }
-                #private::MacroState::Resume(__bytes) => {
+                #private::MacroState::Trace => {
                     #trace
+                }
+                #private::MacroState::Inspect(__bytes) => {
+                    return #inspected;
+                }
+                #private::MacroState::Inspected(_) => {
+                    return #not_a_mode;
+                }
+                #private::MacroState::Resume(__bytes) => {
                     let __resumed = match #private::decode(&__slot, &__bytes) {
                         ::core::result::Result::Ok(state) => state,
                         ::core::result::Result::Err(error) => return #undecodable,
@@ -317,8 +333,8 @@ pub struct StateEnum {
     pub definition: TokenStream,
     pub slot_type: TokenStream,
     pub arms: Vec<TokenStream>,
-    /// At the top of the resume arm: when the step runs to trace its layout, records the
-    /// state enum and each called helper's, then ends the step.
+    /// The trace mode's arm: records the state enum and each called helper's, then ends
+    /// the step.
     pub trace: TokenStream,
 }
 
@@ -482,11 +498,9 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let site_tags = site_tags(sites);
     let traced = machine.carrier.wrap(quote!(#private::traced()));
     let trace = quote! {
-        if #private::tracing_layout(&__bytes) {
-            #private::record_state(&__slot, &[#(#site_tags),*]);
-            #(#callee_traces)*
-            return #traced;
-        }
+        #private::record_state(&__slot, &[#(#site_tags),*]);
+        #(#callee_traces)*
+        return #traced;
     };
     StateEnum {
         definition,

@@ -206,7 +206,7 @@ impl<S> Step<S> {
     /// Suspends on requests the tool can state again, word for word, from `state` alone:
     /// the token then keeps only their keys and a digest, not their params, which makes
     /// it shorter and each round cheaper. `#[saga_tool]` does this for every suspension
-    /// whose requests it can rebuild from the saved locals.
+    /// whose requests it can restate from the saved locals.
     ///
     /// In return the tool keeps two promises when it is next stepped from `state`:
     ///

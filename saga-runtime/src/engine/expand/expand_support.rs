@@ -14,8 +14,8 @@ pub use crate::engine::expand::local::{
     restore,
 };
 pub use crate::engine::expand::macro_state::{
-    MacroState, decode, failed, macro_layout, macro_state_json, record_state, start, suspend,
-    traced, tracing_layout, undecodable,
+    MacroState, decode, failed, inspected, macro_layout, macro_state_json, record_state, start,
+    suspend, traced, undecodable,
 };
 pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,

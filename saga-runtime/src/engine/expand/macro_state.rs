@@ -21,12 +21,25 @@ use crate::engine::round::requests::Request;
 /// request, or the saga's own state enum, postcard-encoded. The enum's field types are
 /// inferred by rustc inside the tool's step, so they cannot be named here; only bytes
 /// cross this boundary.
+///
+/// For the same reason the runtime enters the step to learn what only its types know:
+/// the layout of the state ([`MacroState::Trace`], for [`macro_layout`]) and the sealed
+/// state as JSON ([`MacroState::Inspect`], for [`macro_state_json`]). Each is a mode the
+/// step is handed explicitly, which its arm of the generated `match` serves before any of
+/// the tool's code runs; neither is ever sealed.
 #[derive(Debug)]
 pub enum MacroState<A> {
     /// The first round: the call's arguments.
     Start(A),
     /// A later round: the encoded state enum.
     Resume(Vec<u8>),
+    /// Not a round: record the state enum's layout in the running trace, and end.
+    Trace,
+    /// Not a round: render these encoded state bytes as JSON, and end with
+    /// [`MacroState::Inspected`].
+    Inspect(Vec<u8>),
+    /// What an [`MacroState::Inspect`] step ends with: the state as JSON, or why not.
+    Inspected(Result<serde_json::Value, String>),
 }
 
 impl<A> Serialize for MacroState<A> {
@@ -37,6 +50,10 @@ impl<A> Serialize for MacroState<A> {
             MacroState::Start(_) => Err(serde::ser::Error::custom(
                 "a saga's arguments are never sealed",
             )),
+            // Modes of a step, and an inspection's answer: never a state.
+            MacroState::Trace | MacroState::Inspect(_) | MacroState::Inspected(_) => {
+                Err(serde::ser::Error::custom("a step's mode is never sealed"))
+            }
         }
     }
 }
@@ -177,6 +194,10 @@ impl<A> Exit for Step<MacroState<A>> {
     fn failed(message: &'static str) -> Self {
         Step::done(Err::<String, _>(SagaError::msg(message)))
     }
+
+    fn inspected(rendered: Result<serde_json::Value, String>) -> Self {
+        Step::Checkpoint(MacroState::Inspected(rendered))
+    }
 }
 
 /// Ends the transition: a helper it awaited could not go on.
@@ -198,9 +219,6 @@ fn log_unsaveable(error: &str) {
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
-///
-/// Under [`macro_state_json`] it renders the decoded state as JSON instead and stops the
-/// step there, before any of the tool's code runs.
 pub fn decode<S>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error>
 where
     S: Serialize + DeserializeOwned,
@@ -214,63 +232,30 @@ where
             Err(postcard::Error::DeserializeBadEncoding)
         }
     };
-    let state = match untag(bytes) {
-        Some(untagged) => slot::with_tagging(true, || read(&untagged))?,
-        None => read(bytes)?,
-    };
-    if inspection_armed() {
-        render(serde_json::to_value(&state).map_err(|error| error.to_string()));
-        // Any error ends the step at once; `undecodable` knows this one is no fault.
-        Err(postcard::Error::DeserializeBadEncoding)
-    } else {
-        Ok(state)
+    match untag(bytes) {
+        Some(untagged) => slot::with_tagging(true, || read(&untagged)),
+        None => read(bytes),
     }
 }
 
-/// Where [`decode`] leaves the state it rendered for [`macro_state_json`].
-enum Inspection {
-    Off,
-    Armed,
-    Rendered(Result<serde_json::Value, String>),
-}
-
-thread_local! {
-    static INSPECTION: std::cell::RefCell<Inspection> = const { std::cell::RefCell::new(Inspection::Off) };
-}
-
-// The inspection is touched by these functions only, never from generic code: each
-// `with` in a generic function would be compiled again for every tool.
-
-/// Whether [`macro_state_json`] waits for this thread's next decoded state.
-fn inspection_armed() -> bool {
-    INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Armed))
-}
-
-/// Leaves the decoded state, rendered, for [`macro_state_json`].
-fn render(rendered: Result<serde_json::Value, String>) {
-    INSPECTION.with(|inspection| *inspection.borrow_mut() = Inspection::Rendered(rendered));
-}
-
-/// Sets this thread's inspection to `to`; what it was.
-fn set_inspection(to: Inspection) -> Inspection {
-    INSPECTION.with(|inspection| std::mem::replace(&mut *inspection.borrow_mut(), to))
-}
-
-/// Disarms the inspection however `macro_state_json` returns, so that no later step on
-/// this thread is stopped by it.
-struct Disarm;
-
-impl Drop for Disarm {
-    fn drop(&mut self) {
-        set_inspection(Inspection::Off);
-    }
+/// The arm of [`MacroState::Inspect`]: the state enum `slot` is typed as, decoded from
+/// `bytes` and rendered as JSON; no code of the tool runs.
+pub fn inspected<S, R>(slot: &Option<S>, bytes: &[u8]) -> R
+where
+    S: Serialize + DeserializeOwned,
+    R: Exit,
+{
+    R::inspected(match decode(slot, bytes) {
+        Ok(state) => serde_json::to_value(&state).map_err(|error| error.to_string()),
+        Err(error) => Err(format!("the state does not decode: {error}")),
+    })
 }
 
 /// A `#[saga_tool]`'s state as JSON with the tool's own types: `{"Variant": {saved
 /// locals}}`. The types of the saved locals are inferred by rustc inside `step`, so this
-/// starts `step` on the state and polls it once: the resume arm decodes the state before
-/// anything else, and [`decode`] renders it and ends the step there. No code of the tool
-/// runs and no request is made.
+/// runs `step` in its inspection mode ([`MacroState::Inspect`]), whose arm decodes the
+/// state, renders it and ends, before anything else: no code of the tool runs and no
+/// request is made. The arm never waits, so one poll finishes it.
 pub fn macro_state_json<T, A>(tool: &T, state: MacroState<A>) -> Result<serde_json::Value, String>
 where
     T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
@@ -278,20 +263,16 @@ where
     let MacroState::Resume(bytes) = state else {
         return Err("a saga that has not started has no saved state".into());
     };
-    let _disarm = Disarm;
-    set_inspection(Inspection::Armed);
     let cx = crate::engine::call::context::SagaContext::new("inspect");
-    let mut step = std::pin::pin!(tool.step(MacroState::Resume(bytes), Answers::default(), &cx));
+    let mut step = std::pin::pin!(tool.step(MacroState::Inspect(bytes), Answers::default(), &cx));
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
-    let _ = step.as_mut().poll(&mut poll_cx);
-    let rendered = set_inspection(Inspection::Off);
-    match rendered {
-        Inspection::Rendered(Ok(mut value)) => {
+    match step.as_mut().poll(&mut poll_cx) {
+        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(Ok(mut value)))) => {
             hide_markers(&mut value);
             Ok(value)
         }
-        Inspection::Rendered(Err(reason)) => Err(reason),
-        Inspection::Armed | Inspection::Off => Err("the state does not decode".into()),
+        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(Err(reason)))) => Err(reason),
+        _ => Err("the tool's step has no inspection mode".into()),
     }
 }
 
@@ -313,22 +294,10 @@ pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
     R::failed(undecodable_reason(error))
 }
 
-/// Why the step ends at a state that does not decode: [`macro_state_json`] rendered it,
-/// or it is a fault, logged.
+/// Why the step ends at a state that does not decode: a fault, logged.
 fn undecodable_reason(error: &postcard::Error) -> &'static str {
-    let inspected =
-        INSPECTION.with(|inspection| matches!(*inspection.borrow(), Inspection::Rendered(_)));
-    if inspected {
-        return "inspected";
-    }
     tracing::error!(%error, "an authenticated saga state does not decode");
     "the saga's state could not be read"
-}
-
-/// Whether this step runs to trace its state's layout (see [`macro_layout`]): it was
-/// given no bytes (no sealed state is empty) while a trace runs on this thread.
-pub fn tracing_layout(bytes: &[u8]) -> bool {
-    bytes.is_empty() && crate::engine::identity::layout::frame::tracing()
 }
 
 /// Records the layout of the state enum `slot` is typed as, in the running trace, with
@@ -348,9 +317,10 @@ pub fn traced<R: Exit>() -> R {
 }
 
 /// A `#[saga_tool]`'s state layout, point by point: the types of its saved locals are
-/// inferred by rustc inside `step`, so this starts `step` with no bytes and polls it once;
-/// the resume arm records its state enum and each helper's (through the helper's own
-/// step) and ends the step there. No code of the tool runs and no request is made.
+/// inferred by rustc inside `step`, so this runs `step` in its trace mode
+/// ([`MacroState::Trace`]), whose arm records the state enum and each helper's (through
+/// the helper's own step, in its trace mode) and ends. No code of the tool runs and no
+/// request is made; the arm never waits, so one poll finishes it.
 pub fn macro_layout<T, A>(
     tool: &T,
 ) -> Result<
@@ -362,8 +332,7 @@ where
 {
     let frame = crate::engine::identity::layout::frame::in_frame(|| {
         let cx = crate::engine::call::context::SagaContext::new("layout");
-        let mut step =
-            std::pin::pin!(tool.step(MacroState::Resume(Vec::new()), Answers::default(), &cx));
+        let mut step = std::pin::pin!(tool.step(MacroState::Trace, Answers::default(), &cx));
         let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
         let _ = step.as_mut().poll(&mut poll_cx);
     });
@@ -371,4 +340,23 @@ where
     layout.state_type = std::any::type_name::<MacroState<A>>();
     layout.version = Some(tool.version());
     Ok(layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's modes, and an inspection's answer, are never sealed: a runtime that tried
+    /// would get an error, never bytes another build could read as a state.
+    #[test]
+    fn modes_are_never_sealed() {
+        for mode in [
+            MacroState::<()>::Trace,
+            MacroState::Inspect(vec![1, 2]),
+            MacroState::Inspected(Ok(serde_json::json!({}))),
+        ] {
+            assert!(postcard::to_allocvec(&mode).is_err(), "{mode:?} was sealed");
+        }
+        assert!(postcard::to_allocvec(&MacroState::<()>::Resume(vec![7])).is_ok());
+    }
 }

@@ -59,6 +59,9 @@ pub enum FnState<A> {
     Start(A),
     /// A later round: the helper's saved state, encoded.
     Resume(Vec<u8>),
+    /// Not a round: record the helper's state enum's layout in the running trace of its
+    /// caller's, and end (see `SagaFnKind::trace_callee`).
+    Trace,
 }
 
 /// How a helper's transition ended.
@@ -141,6 +144,8 @@ pub trait Exit: Sized {
     fn asked_again(requests: Vec<Request>) -> Self;
     /// The saga cannot go on.
     fn failed(message: &'static str) -> Self;
+    /// The end of a step run in its inspection mode: the state, rendered.
+    fn inspected(rendered: Result<serde_json::Value, String>) -> Self;
     /// Whether the state is a helper's, which its caller saves in its own.
     const NESTED: bool = false;
 }
@@ -156,6 +161,10 @@ impl<O> Exit for FnStep<O> {
     }
     fn failed(message: &'static str) -> Self {
         FnStep::Failed(message)
+    }
+    fn inspected(_: Result<serde_json::Value, String>) -> Self {
+        // A helper's state is inspected as part of its caller's; its step has no such mode.
+        FnStep::Failed("a helper's state is inspected through its caller's")
     }
 }
 
@@ -272,13 +281,14 @@ impl<R: SagaFn> SagaFnKind<R> {
     }
 
     /// Traces the helper's state, saved at the caller's variant `variant`, into the
-    /// caller's running layout trace: the helper's step is started with no bytes and
-    /// polled once, and records its own state enum (and its helpers') there.
+    /// caller's running layout trace: the helper's step runs in its trace mode
+    /// ([`FnState::Trace`]), which records its own state enum (and its helpers') there and
+    /// ends without waiting, so one poll finishes it.
     pub fn trace_callee(self, variant: &'static str) {
         let frame = crate::engine::identity::layout::frame::in_frame(|| {
             let cx = SagaContext::new("layout");
             let mut answers = Answers::default();
-            let mut step = std::pin::pin!(R::step(FnState::Resume(Vec::new()), &mut answers, &cx));
+            let mut step = std::pin::pin!(R::step(FnState::Trace, &mut answers, &cx));
             let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
             let _ = step.as_mut().poll(&mut poll_cx);
         });
