@@ -2,7 +2,7 @@
 //! `SAGA_KEYS` can tell about it.
 
 use saga_runtime::deploy::LayoutFile;
-use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, TokenKey, unix_now};
+use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, unix_now};
 
 /// The layout file `saga inspect` reads by default, from the current directory.
 pub const DEFAULT_LAYOUT: &str = "saga.layout";
@@ -42,17 +42,6 @@ pub fn report(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         )
-    } else if header.version == 0x03 {
-        format!(
-            "{:#04x} (the format before {:#04x}, still opened)",
-            header.version,
-            TokenHeader::CURRENT_VERSION
-        )
-    } else if header.version == 0x01 || header.version == 0x02 {
-        format!(
-            "{:#04x} (an earlier format, refused: it named no layout)",
-            header.version
-        )
     } else {
         format!("{:#04x} (unknown to this build)", header.version)
     };
@@ -69,12 +58,8 @@ pub fn report(
             span(now - header.expires_at)
         )
     };
-    // Format 0x40 names the sealing key by its tag (the low four bits of its id); 0x03
-    // by its whole id.
-    let key = match header.key {
-        TokenKey::Tag(tag) => format!("tag {tag:x}"),
-        TokenKey::Id(_) => format!("id {}", header.key_id_hex()),
-    };
+    // A token names the sealing key by its tag (the low four bits of its id).
+    let key = format!("tag {:x}", header.key_tag);
     let keys_line = match keys {
         None => "SAGA_KEYS is not set: cannot say whether it opens".to_owned(),
         Some(keys) if header.key_known(keys) => format!(

@@ -122,8 +122,6 @@ pub enum Refusal {
     Expired,
     /// Expires further ahead than this server ever seals.
     FromTheFuture,
-    /// Sealed by a build before suspension-point identities.
-    Outdated,
     /// Stopped at a suspension point this build does not have.
     UnknownPoint,
     /// Stopped at a point this build has at another version.
@@ -148,7 +146,6 @@ impl Refusal {
             Refusal::Tampered => "tampered",
             Refusal::Expired => "expired",
             Refusal::FromTheFuture => "from_the_future",
-            Refusal::Outdated => "outdated",
             Refusal::UnknownPoint => "unknown_point",
             Refusal::OtherVersion => "other_version",
             Refusal::OtherLayout => "other_layout",
@@ -225,7 +222,6 @@ impl From<&crate::state::OpenError> for Refusal {
             OpenError::Forged => Refusal::Tampered,
             OpenError::Expired(_) => Refusal::Expired,
             OpenError::FromTheFuture(_) => Refusal::FromTheFuture,
-            OpenError::Outdated(_) => Refusal::Outdated,
             other => Refusal::Other(other.to_string()),
         }
     }

@@ -158,19 +158,9 @@ fn expected_for_damaged_byte(damaged: &[u8], good: &[u8]) -> OpenError {
     // in the order the codec checks them (format, point, key, tag).
     let first = damaged[0];
     if first != good[0] {
-        match first {
-            // The earlier formats named no layout: refused as such, before anything else.
-            0x01 | 0x02 => return OpenError::Outdated(first),
-            // Format 3 is read with its own layout: its point is bytes 5..13.
-            0x03 if damaged[5..13] != FP.header => {
-                return OpenError::Point {
-                    expected: hex(&FP.header),
-                    found: hex(&damaged[5..13]),
-                };
-            }
-            0x03 => return OpenError::UnknownKey(hex(&damaged[1..5])),
-            _ if first & 0xf0 != VERSION => return OpenError::Version(first),
-            _ => {}
+        // Another format is refused before anything else is read.
+        if first & 0xf0 != VERSION {
+            return OpenError::Version(first);
         }
     }
     if damaged[POINT] != good[POINT] {
@@ -715,27 +705,15 @@ fn any_other_version_byte_is_refused() {
     let codec = codec(&[KEY_A]);
     let token = codec.seal_at(NOW, FP, &binding(), b"state");
     let mut bytes = decode(&token);
-    // The earlier formats named no layout, so nothing of them is read.
-    for version in [0x01, 0x02] {
-        bytes[0] = version;
-        assert_eq!(
-            codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
-            Some(OpenError::Outdated(version))
-        );
-    }
-    for version in (0..=u8::MAX).filter(|&v| v & 0xf0 != VERSION && !(0x01..=0x03).contains(&v)) {
+    // Every other format, the unreleased builds' 0x01 to 0x03 included, is refused as
+    // unknown: nothing of it is read.
+    for version in (0..=u8::MAX).filter(|&v| v & 0xf0 != VERSION) {
         bytes[0] = version;
         assert_eq!(
             codec.open_at(NOW, &encode(&bytes), FP, &binding()).err(),
             Some(OpenError::Version(version))
         );
     }
-    // Format 3 is still opened, read with its own layout: these bytes name another point.
-    bytes[0] = 0x03;
-    assert!(matches!(
-        codec.open_at(NOW, &encode(&bytes), FP, &binding()),
-        Err(OpenError::Point { .. })
-    ));
     // Format 4 with another key's tag names no key of this ring.
     let tag = sealing_tag(&codec);
     for other in (0..16).filter(|&other| other != tag) {

@@ -50,7 +50,6 @@ pub use single_use::{MemoryStore, StoreError, TokenStore};
 pub use sqlite::SqliteStore;
 pub use token::{
     DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader,
-    TokenKey,
 };
 
 /// A count or a unix time as a database's signed 64-bit integer: the far future

@@ -17,19 +17,14 @@
 //! when a ring happens to hold such keys; a whole key id would cost three bytes in every
 //! token, which for a short state is a tenth of its length.
 //!
-//! Tokens of format 3 (first byte 0x03: the same fields, with the key's whole four-byte id
-//! after the format byte, a 41-byte header) are still opened, so that the sagas in flight
-//! when a server upgrades finish.
-//!
 //! The header is authenticated too, so neither the expiry nor the point can be edited; it
 //! stays in the clear so that a server can pick the key and the point, and log why it
 //! refused a token, without decrypting anything. The point's whole identity (a hash of
 //! the tool, its version, the point and the exact layout it saved) is in the associated
 //! data: a token opens only for the identity it was sealed with.
 //!
-//! Tokens of the earlier layouts (0x01, 0x02) named the tool's code, not the layout of
-//! what they saved, so no build can know what they hold: they are refused
-//! ([`OpenError::Outdated`]).
+//! This is the only format any released build has sealed: a token with another first byte
+//! is refused ([`OpenError::Version`]) before anything else is read.
 
 use std::time::Duration;
 
@@ -47,14 +42,10 @@ use super::single_use::{StoreError, TokenStore};
 /// The format of the tokens this build seals: their first byte with the key's tag (its
 /// low four bits) masked out.
 pub(crate) const VERSION: u8 = 0x40;
-/// The format before it, still opened: a first byte of its own, the key's whole id.
-const VERSION_3: u8 = 0x03;
 /// Bytes before the ciphertext.
 pub(crate) const HEADER_LEN: usize = 37;
-/// Bytes before the ciphertext in a format-3 token.
-const HEADER_LEN_3: usize = 41;
 /// The longest associated data: a header, the binding's digest, the point's identity.
-const AAD_MAX: usize = HEADER_LEN_3 + 32 + 32;
+const AAD_MAX: usize = HEADER_LEN + 32 + 32;
 /// Bytes of the Poly1305 tag.
 pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
@@ -120,10 +111,6 @@ pub enum OpenError {
     /// Expires further in the future than any token this server seals.
     #[error("token expiry is {0} s beyond the maximum lifetime")]
     FromTheFuture(u64),
-    /// Sealed by a build before point identities (format 0x01 or 0x02): what it saved
-    /// cannot be known, so it is never decoded.
-    #[error("token format {0:#04x} predates suspension-point identities")]
-    Outdated(u8),
     /// Opened for another point than the one it names (a server fault, not a client's).
     #[error("token names point {found}, opened as {expected}")]
     Point {
@@ -399,10 +386,8 @@ impl StateCodec {
             .decode(token)
             .map_err(|_| OpenError::Encoding)?;
         let header = TokenHeader::read(&bytes)?;
-        match header.version {
-            VERSION | VERSION_3 => {}
-            0x01 | 0x02 => return Err(OpenError::Outdated(header.version)),
-            other => return Err(OpenError::Version(other)),
+        if header.version != VERSION {
+            return Err(OpenError::Version(header.version));
         }
         if header.point != point.header {
             return Err(OpenError::Point {
@@ -410,12 +395,11 @@ impl StateCodec {
                 found: hex(&header.point),
             });
         }
-        let mut keys = self.keys.matching(|id| header.key.names(id));
+        let mut keys = self.keys.matching(|id| key_tag(id) == header.key_tag);
         let key = keys
             .next()
             .ok_or_else(|| OpenError::UnknownKey(header.key_id_hex()))?;
-        let (header_len, expires_at, nonce) =
-            (header.header_len(), header.expires_at, header.nonce);
+        let (header_len, expires_at, nonce) = (HEADER_LEN, header.expires_at, header.nonce);
 
         let tag_at = bytes.len() - TAG_LEN;
         let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
@@ -468,12 +452,13 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format: 0x40 for the tokens this build seals (the first byte, its key tag masked
-    /// out), 0x03 for the format before it (both opened); for any other first byte, that
-    /// byte (refused when the token is opened).
+    /// The format: 0x40 for the tokens this build seals and opens (the first byte, its
+    /// key tag masked out); for any other first byte, that byte (refused when the token is
+    /// opened).
     pub version: u8,
-    /// What the token says of the key that sealed it.
-    pub key: TokenKey,
+    /// The sealing key's tag: the low four bits of its id. Keys of one ring may share it;
+    /// the token opens with the one that sealed it.
+    pub key_tag: u8,
     /// The suspension point it stopped at (see [`PointKey::header`]).
     pub point: [u8; 8],
     /// Expiry, unix seconds.
@@ -506,7 +491,7 @@ impl TokenHeader {
     /// needs to choose the build of a tool that can open it, before any other work.
     pub fn peek_point(token: &str) -> Result<[u8; 8], OpenError> {
         // Characters 0..20 are bytes 0..15 (base64 maps 3 bytes to 4 characters): the
-        // format, then the point (bytes 1..9, or 5..13 in format 3), decoded by hand, on
+        // format, then the point (bytes 1..9), decoded by hand, on
         // the stack (the engine's general decoder cost more than the rest of finding the
         // point, BENCHMARKS.md).
         let quads = token
@@ -521,11 +506,11 @@ impl TokenHeader {
             }
             bytes[group * 3..group * 3 + 3].copy_from_slice(&bits.to_be_bytes()[1..]);
         }
-        // The version comes first: an earlier format's bytes 5..13 are no point, and
-        // its refusal says so.
-        match Layout::of(bytes[0]) {
-            Some(layout) => Ok(field(&bytes, layout.point_at)),
-            None => Err(refused_format(bytes[0])),
+        // The version comes first: another format's bytes 1..9 are no point.
+        if bytes[0] & 0xf0 == VERSION {
+            Ok(field(&bytes, POINT_AT))
+        } else {
+            Err(OpenError::Version(bytes[0]))
         }
     }
 
@@ -533,32 +518,35 @@ impl TokenHeader {
     /// alone (not the whole token, which may be 64 KiB); `None` for a token of no format
     /// this build opens, or too short to hold a header.
     pub fn peek_link(token: &str) -> Option<Link> {
-        // 56 characters are 42 bytes: a header of either format (37 or 41 bytes).
-        let head = token.get(..56.min(token.len() / 4 * 4))?;
+        // 52 characters are 39 bytes: a header (37 bytes).
+        let head = token.get(..52.min(token.len() / 4 * 4))?;
         let bytes = URL_SAFE_NO_PAD.decode(head).ok()?;
-        let layout = Layout::of(*bytes.first()?)?;
+        if *bytes.first()? & 0xf0 != VERSION {
+            return None;
+        }
         // The point (8 bytes) and the expiry (4) come before the nonce.
-        let at = layout.point_at + 12;
+        let at = POINT_AT + 12;
         let nonce: [u8; 24] = bytes.get(at..at + 24)?.try_into().ok()?;
-        (bytes.len() >= layout.header_len).then(|| Link::of_nonce(&nonce))
+        (bytes.len() >= HEADER_LEN).then(|| Link::of_nonce(&nonce))
     }
 
     /// Reads the header of the decoded bytes of a token.
     fn read(bytes: &[u8]) -> Result<Self, OpenError> {
         let first = bytes.first().copied().unwrap_or_default();
-        // An unknown format is read as format 3 was, for `saga inspect` to show.
-        let layout = Layout::of(first).unwrap_or(Layout::FORMAT_3);
-        if bytes.len() < layout.header_len + TAG_LEN {
+        if bytes.len() < HEADER_LEN + TAG_LEN {
             return Err(OpenError::Truncated { len: bytes.len() });
         }
-        let (version, key) = match layout.key_at {
-            None => (VERSION, TokenKey::Tag(first & 0x0f)),
-            Some(at) => (first, TokenKey::Id(field(bytes, at))),
+        // Another format's bytes are read as this one's, for `saga inspect` to show; its
+        // version says they mean nothing.
+        let version = if first & 0xf0 == VERSION {
+            VERSION
+        } else {
+            first
         };
-        let at = layout.point_at;
+        let at = POINT_AT;
         Ok(Self {
             version,
-            key,
+            key_tag: first & 0x0f,
             point: field(bytes, at),
             expires_at: u64::from(u32::from_be_bytes(field(bytes, at + 8))),
             nonce: field(bytes, at + 12),
@@ -566,12 +554,9 @@ impl TokenHeader {
         })
     }
 
-    /// Bytes of the clear header (37; 41 in format 3).
+    /// Bytes of the clear header (37).
     pub fn header_len(&self) -> usize {
-        match self.key {
-            TokenKey::Tag(_) => HEADER_LEN,
-            TokenKey::Id(_) => HEADER_LEN_3,
-        }
+        HEADER_LEN
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
@@ -584,13 +569,9 @@ impl TokenHeader {
         TAG_LEN
     }
 
-    /// What the token names of its key, in hex: the tag's one digit, or a format-3
-    /// token's whole id.
+    /// What the token names of its key, in hex: the tag's one digit.
     pub fn key_id_hex(&self) -> String {
-        match self.key {
-            TokenKey::Tag(tag) => format!("{tag:x}"),
-            TokenKey::Id(id) => hex(&id),
-        }
+        format!("{:x}", self.key_tag)
     }
 
     /// The point in hex.
@@ -603,79 +584,23 @@ impl TokenHeader {
         PointKey::version_of(&self.point)
     }
 
-    /// Whether `keys` holds a key this token may have been sealed by: one with the key id
-    /// (format 3), or with the key tag (format 0x40; another key may share a tag). Which
-    /// key sealed it is only settled by opening it with the request's binding; see
-    /// [`StateCodec::open`].
+    /// Whether `keys` holds a key this token may have been sealed by: one with the key tag
+    /// (another key may share it). Which key sealed it is only settled by opening it with
+    /// the request's binding; see [`StateCodec::open`].
     pub fn key_known(&self, keys: &KeyRing) -> bool {
-        keys.matching(|id| self.key.names(id)).next().is_some()
+        keys.matching(|id| key_tag(id) == self.key_tag)
+            .next()
+            .is_some()
     }
 }
 
-/// What a token says of the key that sealed it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenKey {
-    /// The key's tag: the low four bits of its id (format 4). Keys of one ring may share
-    /// it; the token opens with the one that sealed it.
-    Tag(u8),
-    /// The key's whole id (format 3).
-    Id(KeyId),
-}
-
-impl TokenKey {
-    /// Whether the key with `id` may be the one named.
-    pub(crate) fn names(self, id: &KeyId) -> bool {
-        match self {
-            TokenKey::Tag(tag) => key_tag(id) == tag,
-            TokenKey::Id(named) => named == *id,
-        }
-    }
-}
-
-/// A key's tag in a format-4 token.
+/// A key's tag in a token: the low four bits of its id.
 fn key_tag(id: &KeyId) -> u8 {
     id[0] & 0x0f
 }
 
-/// Where a format puts the header's fields.
-#[derive(Clone, Copy)]
-struct Layout {
-    header_len: usize,
-    /// The whole key id's offset; `None` where the first byte carries the key's tag.
-    key_at: Option<usize>,
-    /// The point's offset; the expiry and the nonce follow it.
-    point_at: usize,
-}
-
-impl Layout {
-    const FORMAT_4: Layout = Layout {
-        header_len: HEADER_LEN,
-        key_at: None,
-        point_at: 1,
-    };
-    const FORMAT_3: Layout = Layout {
-        header_len: HEADER_LEN_3,
-        key_at: Some(1),
-        point_at: 5,
-    };
-
-    /// The layout of a token whose first byte is `first`, if this build opens it.
-    fn of(first: u8) -> Option<Layout> {
-        match first {
-            VERSION_3 => Some(Layout::FORMAT_3),
-            _ if first & 0xf0 == VERSION => Some(Layout::FORMAT_4),
-            _ => None,
-        }
-    }
-}
-
-/// The refusal of a token whose first byte names no format this build opens.
-fn refused_format(first: u8) -> OpenError {
-    match first {
-        0x01 | 0x02 => OpenError::Outdated(first),
-        other => OpenError::Version(other),
-    }
-}
+/// Where the point starts in a token's header; the expiry and the nonce follow it.
+const POINT_AT: usize = 1;
 
 /// The header, the binding's digest, the point's identity, written into `buffer`.
 fn associated_data<'a>(
@@ -749,7 +674,7 @@ mod header_tests {
         earlier[0] = 0x02;
         assert_eq!(
             TokenHeader::peek_point(&URL_SAFE_NO_PAD.encode(&earlier)),
-            Err(OpenError::Outdated(0x02))
+            Err(OpenError::Version(0x02))
         );
         assert!(TokenHeader::peek_point("AAAAéAAAAAAAAAAAAAAAAAAA").is_err());
         // The link, from the header's characters alone, as the whole header reads it.
@@ -835,82 +760,27 @@ mod header_tests {
         assert_eq!(opened.link(), a);
     }
 
+    /// The formats of builds before this one (0x01 to 0x03, none released) are refused
+    /// as unknown, before any key is tried, as every other first byte but this format's.
     #[test]
-    fn tokens_of_the_earlier_formats_are_refused_before_anything_else() {
+    fn tokens_of_other_formats_are_refused_before_anything_else() {
         let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
         let token = codec.seal_at(1_000, &point(7), &binding, b"state");
-        for version in [0x01u8, 0x02] {
+        for version in (0..=u8::MAX).filter(|v| v & 0xf0 != VERSION) {
             let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
             bytes[0] = version;
-            let old = URL_SAFE_NO_PAD.encode(&bytes);
+            let other = URL_SAFE_NO_PAD.encode(&bytes);
             assert_eq!(
-                codec.open_at(1_000, &old, &point(7), &binding).err(),
-                Some(OpenError::Outdated(version))
+                codec.open_at(1_000, &other, &point(7), &binding).err(),
+                Some(OpenError::Version(version))
             );
+            assert_eq!(
+                TokenHeader::peek_point(&other),
+                Err(OpenError::Version(version))
+            );
+            assert_eq!(TokenHeader::peek_link(&other), None);
         }
-    }
-
-    /// A token as the build before format 4 sealed it: the format byte 0x03, the key's
-    /// whole id, a 41-byte header, and that header in the associated data.
-    fn seal_format_3(
-        codec: &StateCodec,
-        point: &PointKey,
-        binding: &Binding,
-        state: &[u8],
-    ) -> String {
-        let key = codec.keys.sealing();
-        let nonce = [9u8; 24];
-        let mut token = vec![VERSION_3];
-        token.extend_from_slice(&key.id);
-        token.extend_from_slice(&point.header);
-        token.extend_from_slice(&2_000u32.to_be_bytes());
-        token.extend_from_slice(&nonce);
-        token.extend_from_slice(state);
-        let (header, body) = token.split_at_mut(HEADER_LEN_3);
-        let mut aad = [0u8; AAD_MAX];
-        let aad = associated_data(&mut aad, header, binding, &point.identity);
-        let tag = key.cipher.seal_in_place(&nonce, aad, body);
-        token.extend_from_slice(&tag);
-        URL_SAFE_NO_PAD.encode(&token)
-    }
-
-    /// The sagas in flight when a server upgrades to format 4 finish: their format-3
-    /// tokens open, bound and checked as before.
-    #[test]
-    fn format_3_tokens_still_open() {
-        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
-        let binding = Binding::new("tool", "tools/call", "p", None);
-        let token = seal_format_3(&codec, &point(7), &binding, b"in flight");
-        assert_eq!(TokenHeader::peek_point(&token), Ok([7; 8]));
-        let header = TokenHeader::parse(&token).unwrap();
-        assert_eq!((header.version, header.header_len()), (VERSION_3, 41));
-        assert!(header.key_known(&codec.keys));
-        let opened = codec.open_at(1_500, &token, &point(7), &binding).unwrap();
-        assert_eq!(opened.plaintext, b"in flight");
-        assert_eq!(opened.expires_at, 2_000);
-        // Still bound: to the point's identity, the binding, and the clock.
-        let other = Binding::new("tool", "tools/call", "q", None);
-        assert_eq!(
-            codec.open_at(1_500, &token, &point(7), &other).err(),
-            Some(OpenError::Forged)
-        );
-        assert!(matches!(
-            codec.open_at(2_100, &token, &point(7), &binding),
-            Err(OpenError::Expired(_))
-        ));
-        // Any edit of its header breaks the tag.
-        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
-        bytes[14] ^= 1;
-        assert_eq!(
-            codec
-                .open_at(1_500, &URL_SAFE_NO_PAD.encode(&bytes), &point(7), &binding)
-                .err(),
-            Some(OpenError::Forged)
-        );
-        // And format 4 is shorter by the three bytes of the key id and one of format.
-        let current = codec.seal_until(2_000, &point(7), &binding, b"in flight");
-        assert_eq!(token.len() - current.len(), 5);
     }
 
     /// Two keys of a ring may share a tag: a token opens with the one that sealed it,
