@@ -1,13 +1,14 @@
 //! One full transition (open, step, seal) at 1 KiB of state, against the physical floor.
 //!
-//! Run with `cargo bench -p saga-runtime --features internals --bench transition`. It prints markdown tables
+//! Run with `cargo bench -p saga-runtime --bench transition`. It prints markdown tables
 //! (the last one: what saga's metrics cost, with and without a recorder);
 //! it asserts nothing about timings (only that every transition yields a fresh token).
 //!
 //! # What is measured
 //!
-//! [`saga_runtime::engine::transition`] is driven directly with a [`StateCodec`], no
-//! transport, on one thread. The tools are hand-written [`SagaTool`]s whose `step` does
+//! [`SagaTools::run`] is driven directly, each tool in a registry of its own built with
+//! the bench's key (a server's registry, with its lookup by name), no transport, on one
+//! thread. The tools are hand-written [`SagaTool`]s whose `step` does
 //! nothing but hand back the state it got, so the time is the runtime's, not the tool's:
 //!
 //! * `Checkpointer`: the step returns `Step::Checkpoint(state)` (no requests).
@@ -62,6 +63,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
 use saga_runtime::engine::{Answers, Call, Points, SagaContext, SagaTool, Step, elicit};
 use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
+use saga_runtime::serve::SagaTools;
 use saga_runtime::state::{Binding, KeyRing, StateCodec};
 
 /// The token's clear header and tag, around the ciphertext (see `tests/sealing.rs`).
@@ -96,10 +98,16 @@ fn note(len: usize) -> String {
 }
 
 fn tool_entry() -> Tool {
-    Tool::new(TOOL, "bench", serde_json::Map::new())
+    // A registry takes only an object schema, as MCP requires.
+    let schema = json!({"type": "object"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    Tool::new(TOOL, "bench", schema)
 }
 
 /// Checkpoints forever with the state it was started with.
+#[derive(Clone)]
 struct Checkpointer(usize);
 
 impl SagaTool for Checkpointer {
@@ -126,6 +134,7 @@ impl SagaTool for Checkpointer {
 /// `Step::suspend_restatable` and states the round again when asked (as `#[saga_tool]`
 /// does), so the token keeps no request; `true` suspends with `Step::suspend`, so the token
 /// keeps the request's params.
+#[derive(Clone)]
 struct Asker<const KEEPS: bool>(usize);
 
 impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
@@ -161,47 +170,46 @@ impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
     }
 }
 
-/// Polls a future that never waits.
-/// A bench tool's points, traced once (as a server does when it is built) and kept in a
-/// static of the tool's own type: what a server's registry holds, at the cost of one load.
-trait Traced: SagaTool + Sized {
-    fn points(&self) -> &'static Points;
-}
+/// The key every token of the bench is sealed with.
+const KEY: [u8; 32] = [0x42; 32];
 
-macro_rules! traced {
-    ($($tool:ty),* $(,)?) => {$(
-        impl Traced for $tool {
-            fn points(&self) -> &'static Points {
-                static POINTS: std::sync::OnceLock<Points> = std::sync::OnceLock::new();
-                POINTS.get_or_init(|| Points::of(self).expect("the tool's points trace"))
-            }
+/// A bench tool served as a server serves it: in a registry of its own (the tool, its
+/// points traced once when the registry is built, the bench's key and TTL), built on first
+/// use and kept for the run, one per tool value (tools of one type may differ in size).
+trait Served: SagaTool + Clone + Sized {
+    fn tools(&self) -> &'static SagaTools {
+        thread_local! {
+            static REGISTRIES: std::cell::RefCell<
+                std::collections::HashMap<(std::any::TypeId, usize), &'static SagaTools>,
+            > = std::cell::RefCell::default();
         }
-    )*};
+        let id = (std::any::TypeId::of::<Self>(), self as *const Self as usize);
+        REGISTRIES.with(|registries| {
+            *registries.borrow_mut().entry(id).or_insert_with(|| {
+                let tools = SagaTools::builder()
+                    .keys(KeyRing::from_keys([KEY]).expect("a key"))
+                    .ttl(TTL)
+                    .tool(self.clone())
+                    .build()
+                    .expect("the bench tool's registry builds");
+                Box::leak(Box::new(tools))
+            })
+        })
+    }
 }
 
-traced!(
-    Checkpointer,
-    Asker<false>,
-    Asker<true>,
-    ask_forever,
-    checkpoint_forever,
-    two_checkpoints,
-    twenty_checkpoints,
-    two_hundred_checkpoints,
-    keeps_text,
-    keeps_value,
-);
+impl<T: SagaTool + Clone> Served for T {}
 
-/// The engine's transition with `tool`'s points.
-fn transition<'a, T: Traced>(
+/// One transition of `tool` for `call`, through its registry.
+fn transition<'a, T: Served>(
     tool: &'a T,
-    codec: &'a StateCodec,
     call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
-    saga_runtime::engine::transition(tool, tool.points(), codec, call, cx)
+    tool.tools().run(call, cx)
 }
 
+/// Polls a future that never waits.
 fn now<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     match future
@@ -466,7 +474,6 @@ fn answer_for_key(key: Option<&str>) -> Option<InputResponses> {
 /// answers for a key; none for a checkpoint).
 struct Looping<'a, T, A> {
     tool: &'a T,
-    codec: &'a StateCodec,
     cx: &'a SagaContext,
     name: String,
     arguments: JsonObject,
@@ -478,13 +485,12 @@ struct Looping<'a, T, A> {
 
 impl<'a, T, A> Looping<'a, T, A>
 where
-    T: Traced,
+    T: Served,
     A: Fn(Option<&str>) -> Option<InputResponses>,
 {
-    fn new(tool: &'a T, codec: &'a StateCodec, cx: &'a SagaContext, len: usize, answer: A) -> Self {
+    fn new(tool: &'a T, cx: &'a SagaContext, len: usize, answer: A) -> Self {
         let mut looping = Self {
             tool,
-            codec,
             cx,
             name: tool.tool().name.to_string(),
             arguments: json!({"len": len}).as_object().cloned().unwrap(),
@@ -510,7 +516,7 @@ where
 
     /// One transition, for [`engine_only`].
     fn run(&self, call: Call) -> Result<CallToolResponse, ErrorData> {
-        now(transition(self.tool, self.codec, call, self.cx))
+        now(transition(self.tool, call, self.cx))
     }
 
     fn step(&mut self, token: Option<String>) {
@@ -519,7 +525,7 @@ where
             input_responses: (self.answer)(self.key.as_deref()),
             ..Call::tool(&self.name, Some(self.arguments.clone()))
         };
-        match now(transition(self.tool, self.codec, black_box(call), self.cx)) {
+        match now(transition(self.tool, black_box(call), self.cx)) {
             Ok(CallToolResponse::InputRequired(result)) => {
                 self.token = result.request_state.expect("a token");
                 self.key = result
@@ -546,21 +552,20 @@ where
 
 /// Median ns of one transition that resumes `tool` at its middle checkpoint and stops at
 /// the next (the same token each time: no single-use store here).
-fn middle_transition<T: Traced>(tool: &T, codec: &StateCodec, cx: &SagaContext, n: usize) -> f64 {
+fn middle_transition<T: Served>(tool: &T, cx: &SagaContext, n: usize) -> f64 {
     let arguments = json!({"start": 1}).as_object().cloned().unwrap();
     let name = tool.tool().name.to_string();
     let call = |token: Option<String>| Call {
         request_state: token,
         ..Call::tool(&name, Some(arguments.clone()))
     };
-    let mut token = token_of(now(transition(tool, codec, call(None), cx)));
+    let mut token = token_of(now(transition(tool, call(None), cx)));
     for _ in 1..n / 2 {
-        token = token_of(now(transition(tool, codec, call(Some(token)), cx)));
+        token = token_of(now(transition(tool, call(Some(token)), cx)));
     }
     measure(|| {
         black_box(token_of(now(transition(
             tool,
-            codec,
             black_box(call(Some(token.clone()))),
             cx,
         ))));
@@ -574,14 +579,13 @@ fn pair_with_asker<const KEEPS: bool>(
     asker: &Asker<KEEPS>,
     checkpointer: &Checkpointer,
     token: &mut String,
-    (codec, cx, arguments): (&StateCodec, &SagaContext, &JsonObject),
+    (cx, arguments): (&SagaContext, &JsonObject),
 ) -> [(f64, f64, f64); 2]
 where
-    Asker<KEEPS>: Traced,
+    Asker<KEEPS>: Served,
 {
     let (mut ask_token, mut next_key) = asked(now(transition(
         asker,
-        codec,
         Call::tool(TOOL, Some(arguments.clone())),
         cx,
     )));
@@ -595,12 +599,12 @@ where
     let engine = measure_pair(
         engine_only(
             || call(&fixed_checkpoint, None),
-            |call| now(transition(checkpointer, codec, call, cx)),
+            |call| now(transition(checkpointer, call, cx)),
             |response| suspended(response, false),
         ),
         engine_only(
             || call(&fixed_ask, Some(&first_key)),
-            |call| now(transition(asker, codec, call, cx)),
+            |call| now(transition(asker, call, cx)),
             |response| suspended(response, true),
         ),
     );
@@ -610,7 +614,7 @@ where
                 request_state: Some(std::mem::take(token)),
                 ..Call::tool(TOOL, Some(arguments.clone()))
             };
-            *token = token_of(now(transition(checkpointer, codec, black_box(call), cx)));
+            *token = token_of(now(transition(checkpointer, black_box(call), cx)));
         }),
         chained(|| {
             // The engine numbers keys over the whole saga (elicit-1, elicit-2, …), so each
@@ -620,7 +624,7 @@ where
                 input_responses: answer_for_key(Some(&next_key)),
                 ..Call::tool(TOOL, Some(arguments.clone()))
             };
-            (ask_token, next_key) = asked(now(transition(asker, codec, black_box(call), cx)));
+            (ask_token, next_key) = asked(now(transition(asker, black_box(call), cx)));
         }),
     );
     // Every round collected its answer and asked a new key (not the same one again).
@@ -646,7 +650,7 @@ struct Row {
 
 fn main() {
     let started = Instant::now();
-    let key = [0x42u8; 32];
+    let key = KEY;
     let cipher = aead::XChaCha20Poly1305::new(&key);
     let codec = StateCodec::new(KeyRing::from_keys([key]).unwrap(), TTL);
     let cx = capabilities_cx();
@@ -666,7 +670,6 @@ fn main() {
                 .unwrap();
             let (mut token, mut key) = asked(now(transition(
                 &asker,
-                &codec,
                 Call::tool(TOOL, Some(arguments.clone())),
                 &cx,
             )));
@@ -676,15 +679,15 @@ fn main() {
                     input_responses: answer_for_key(Some(&key)),
                     ..Call::tool(TOOL, Some(arguments.clone()))
                 };
-                (token, key) = asked(now(transition(&asker, &codec, call, &cx)));
+                (token, key) = asked(now(transition(&asker, call, &cx)));
             }
         } else if which == "checkpoint" {
-            let mut looping = Looping::new(&checkpoint_forever, &codec, &cx, 100, |_| None);
+            let mut looping = Looping::new(&checkpoint_forever, &cx, 100, |_| None);
             while Instant::now() < deadline {
                 looping.round();
             }
         } else {
-            let mut looping = Looping::new(&ask_forever, &codec, &cx, 100, answer_for_key);
+            let mut looping = Looping::new(&ask_forever, &cx, 100, answer_for_key);
             while Instant::now() < deadline {
                 looping.round();
             }
@@ -698,7 +701,6 @@ fn main() {
         let tool = Checkpointer(len);
         let first = now(transition(
             &tool,
-            &codec,
             Call::tool(TOOL, Some(arguments.clone())),
             &cx,
         ));
@@ -707,7 +709,6 @@ fn main() {
         // Check it chains: each token opens and yields a new one.
         let next = token_of(now(transition(
             &tool,
-            &codec,
             Call {
                 request_state: Some(token.clone()),
                 ..Call::tool(TOOL, Some(arguments.clone()))
@@ -718,18 +719,10 @@ fn main() {
 
         // ---- Suspend on one elicitation, answered each round: the token keeping no
         // request, then keeping it.
-        let [(checkpoint_ns, ask_ns, ratio), (_, _, driven_ratio)] = pair_with_asker(
-            &Asker::<false>(len),
-            &tool,
-            &mut token,
-            (&codec, &cx, &arguments),
-        );
-        let [(_, kept_ask_ns, kept_ratio), (_, _, kept_driven_ratio)] = pair_with_asker(
-            &Asker::<true>(len),
-            &tool,
-            &mut token,
-            (&codec, &cx, &arguments),
-        );
+        let [(checkpoint_ns, ask_ns, ratio), (_, _, driven_ratio)] =
+            pair_with_asker(&Asker::<false>(len), &tool, &mut token, (&cx, &arguments));
+        let [(_, kept_ask_ns, kept_ratio), (_, _, kept_driven_ratio)] =
+            pair_with_asker(&Asker::<true>(len), &tool, &mut token, (&cx, &arguments));
         let next_key = "elicit-1".to_owned();
 
         // ---- What building a `Call` costs the harness (already inside both numbers).
@@ -817,14 +810,11 @@ fn main() {
     println!("\n### A checkpoint transition as the saga grows (`#[saga_tool]`, 8-byte state)\n");
     println!("| checkpoints in the saga | transition at the middle one (µs) | vs 2 |");
     println!("|---:|---:|---:|");
-    let two = middle_transition(&two_checkpoints, &codec, &cx, 2);
+    let two = middle_transition(&two_checkpoints, &cx, 2);
     for (n, ns) in [
         (2, two),
-        (20, middle_transition(&twenty_checkpoints, &codec, &cx, 20)),
-        (
-            200,
-            middle_transition(&two_hundred_checkpoints, &codec, &cx, 200),
-        ),
+        (20, middle_transition(&twenty_checkpoints, &cx, 20)),
+        (200, middle_transition(&two_hundred_checkpoints, &cx, 200)),
     ] {
         println!("| {n} | {:.2} | {:.2}× |", ns / 1000.0, ns / two);
     }
@@ -838,8 +828,8 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|");
     for (len, size) in SIZES {
-        let mut checkpoints = Looping::new(&checkpoint_forever, &codec, &cx, len, |_| None);
-        let mut asks = Looping::new(&ask_forever, &codec, &cx, len, answer_for_key);
+        let mut checkpoints = Looping::new(&checkpoint_forever, &cx, len, |_| None);
+        let mut asks = Looping::new(&ask_forever, &cx, len, answer_for_key);
         let (checkpoint_ns, ask_ns, ratio) = measure_pair(
             engine_only(
                 || checkpoints.call(),
@@ -861,15 +851,15 @@ fn main() {
             ask_ns / 1000.0,
         );
     }
-    value_slot_cost(&codec, &cx);
-    identity_check(&codec, &cx);
-    metrics_cost(&codec, &cx);
+    value_slot_cost(&cx);
+    identity_check(&cx);
+    metrics_cost(&cx);
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
 }
 
 /// What a saved `serde_json::Value` costs against a `String` of the same JSON text: a
 /// checkpoint transition of each (alternating batches), and the tokens' lengths.
-fn value_slot_cost(codec: &StateCodec, cx: &SagaContext) {
+fn value_slot_cost(cx: &SagaContext) {
     println!(
         "\n### A saved `serde_json::Value` (MessagePack) vs a `String` of the same JSON text (postcard)\n"
     );
@@ -878,8 +868,8 @@ fn value_slot_cost(codec: &StateCodec, cx: &SagaContext) {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for (len, size) in SIZES {
-        let text = Looping::new(&keeps_text, codec, cx, len, |_| None);
-        let value = Looping::new(&keeps_value, codec, cx, len, |_| None);
+        let text = Looping::new(&keeps_text, cx, len, |_| None);
+        let value = Looping::new(&keeps_value, cx, len, |_| None);
         let (text_ns, value_ns, ratio) = measure_pair(
             engine_only(
                 || text.call(),
@@ -906,7 +896,7 @@ fn value_slot_cost(codec: &StateCodec, cx: &SagaContext) {
 /// every transition pays when nobody collects them), and a checkpoint transition without a
 /// recorder against the same with a Prometheus recorder, in alternating batches (the
 /// recorder installed for this thread only, around each batch).
-fn metrics_cost(codec: &StateCodec, cx: &SagaContext) {
+fn metrics_cost(cx: &SagaContext) {
     println!("\n### Metrics (`saga_runtime::metrics`)\n");
     // The calls one transition makes, as saga makes them: a counter and a histogram
     // whose keys were built when the tool was registered, and the two token-size
@@ -938,8 +928,8 @@ fn metrics_cost(codec: &StateCodec, cx: &SagaContext) {
         metrics::histogram!("saga_token_bytes", "direction" => "out").record(1400.0);
     });
     let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
-    let plain = Looping::new(&checkpoint_forever, codec, cx, 1024, |_| None);
-    let recorded = Looping::new(&checkpoint_forever, codec, cx, 1024, |_| None);
+    let plain = Looping::new(&checkpoint_forever, cx, 1024, |_| None);
+    let recorded = Looping::new(&checkpoint_forever, cx, 1024, |_| None);
     let (off_ns, on_ns, ratio) = measure_pair(
         engine_only(
             || plain.call(),
@@ -969,11 +959,11 @@ fn metrics_cost(codec: &StateCodec, cx: &SagaContext) {
 /// What the suspension-point identity adds to a transition, against the fingerprint
 /// comparison it replaced, in alternating batches; and what tracing a tool's points costs
 /// once, when a server is built.
-fn identity_check(codec: &StateCodec, cx: &SagaContext) {
+fn identity_check(cx: &SagaContext) {
     println!(
         "\n### The suspension-point identity (the deploy issue) against the fingerprint check\n"
     );
-    let looping = Looping::new(&ask_forever, codec, cx, 100, answer_for_key);
+    let looping = Looping::new(&ask_forever, cx, 100, answer_for_key);
     let token = looping.token.clone();
     let points = Points::of(&ask_forever).expect("the tool's points trace");
     let header: [u8; 8] = saga_runtime::state::TokenHeader::parse(&token)
@@ -1002,7 +992,7 @@ fn identity_check(codec: &StateCodec, cx: &SagaContext) {
         },
     );
     // The whole identity also rides in the associated data: 32 bytes more to authenticate.
-    let key = [0x42u8; 32];
+    let key = KEY;
     let cipher = &aead::XChaCha20Poly1305::new(&key);
     let nonce = [9u8; 24];
     let plaintext = vec![5u8; 110];

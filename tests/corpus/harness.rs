@@ -1,6 +1,6 @@
 //! The differential harness: runs a saga as one plain async function with scripted
-//! answers, and as the state machine, one transition per request, sealing and opening the
-//! state at every step; then compares the two.
+//! answers, and as the state machine, one transition per request (`SagaTools::run`),
+//! sealing and opening the state at every step; then compares the two.
 
 #![allow(deprecated)] // sampling and roots: deprecated in MCP 2026-07-28, still served
 
@@ -9,14 +9,13 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use saga_runtime::__private::{PlainRun, Script as PlainScript};
-use saga_runtime::engine::{Call, SagaContext, ToolOutput, transition};
+use saga_runtime::engine::{Call, SagaContext, ToolOutput};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{
     CallToolResponse, ClientCapabilities, ElicitationCapability, FormElicitationCapability,
     InputRequests, InputResponses, JsonObject, UrlElicitationCapability,
 };
-use saga_runtime::state::StateCodec;
 use serde_json::Value;
 
 /// Answers requests from their JSON (`{"method": …, "params": …}`), as a client would.
@@ -136,7 +135,7 @@ pub async fn differential<T, O, P>(
     script: impl Fn() -> Script,
 ) -> Outcome
 where
-    T: SagaTool,
+    T: SagaTool + Clone,
     O: ToolOutput,
     P: for<'a> FnOnce(
         JsonObject,
@@ -157,7 +156,7 @@ pub async fn differential_in<T, O, P>(
     script: impl Fn() -> Script,
 ) -> Outcome
 where
-    T: SagaTool,
+    T: SagaTool + Clone,
     O: ToolOutput,
     P: for<'a> FnOnce(
         JsonObject,
@@ -197,27 +196,37 @@ where
 
 /// Drives `tool` as the state machine to completion, one transition per request, the
 /// state sealed and opened at every step.
-pub async fn machine<T: SagaTool>(tool: &T, arguments: JsonObject, script: Script) -> Outcome {
+pub async fn machine<T: SagaTool + Clone>(
+    tool: &T,
+    arguments: JsonObject,
+    script: Script,
+) -> Outcome {
     machine_in(&context(), tool, arguments, script).await
 }
 
 /// [`machine`] with the request context `cx`.
-pub async fn machine_in<T: SagaTool>(
+pub async fn machine_in<T: SagaTool + Clone>(
     cx: &SagaContext,
     tool: &T,
     arguments: JsonObject,
     mut script: Script,
 ) -> Outcome {
-    let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
-    // Every saga's saved layout traces: a server could not be built otherwise.
-    let points = saga_runtime::engine::Points::of(tool).expect("the saga's points trace");
+    // The saga in a registry of its own, as a server holds it: building it traces every
+    // saved layout (a server could not be built otherwise).
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .ttl(Duration::from_secs(600))
+        .tool(tool.clone())
+        .build()
+        .expect("the saga's points trace");
     let name = tool.tool().name.to_string();
     let mut call = Call::tool(name, Some(arguments));
     let mut rounds = 0;
     let mut longest_token = 0;
     let mut keys = Vec::new();
     loop {
-        match transition(tool, &points, &codec, call.clone(), cx)
+        match tools
+            .run(call.clone(), cx)
             .await
             .expect("every transition succeeds")
         {

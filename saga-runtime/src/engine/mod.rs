@@ -28,38 +28,28 @@ pub(crate) use forms::elicit_field;
 pub(crate) use runner::family;
 pub(crate) use runner::sampling;
 
-pub use call::context::SagaContext;
-pub(crate) use call::context::{Notices, ProgressSink, RequestHead, Stateless};
-pub use call::era::Era;
-pub use call::error::{InspectError, SagaError};
-pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
-pub(crate) use contract::diagram::{drop_states, identifier_chars};
-pub use forms::elicit::{Elicit, as_integer, check_content};
-pub use forms::elicit_field::{ElicitEnum, ElicitField};
-pub use round::answers::Answers;
-// The engine driven without a server, for saga's own tests, benches and fuzzing, behind
-// the `internals` feature: not the contract (a server, or an rmcp server of your own,
-// calls tools through `SagaTools::call`).
 pub use asks::join_all::{JoinAll, join_all};
 pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
-#[cfg(feature = "internals")]
-pub use call::error::invalid_state;
-#[cfg(not(feature = "internals"))]
+pub use call::context::SagaContext;
+pub(crate) use call::context::{Notices, ProgressSink, RequestHead, Stateless};
+pub use call::era::Era;
 pub(crate) use call::error::invalid_state;
+pub use call::error::{InspectError, SagaError};
+pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
+pub(crate) use contract::diagram::{drop_states, identifier_chars};
 pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};
 pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
+pub use forms::elicit::{Elicit, as_integer, check_content};
+pub use forms::elicit_field::{ElicitEnum, ElicitField};
 pub use identity::layout::LayoutError;
 pub use identity::points::{Point, PointRefusal, Points, StateLayout};
 pub(crate) use identity::points::{point_key, tagged_point_key};
 pub use kinds::kind::StepFailure;
+pub use round::answers::Answers;
 pub use round::requests::{Checkpoint, Request, checkpoint};
-#[cfg(not(feature = "internals"))]
-pub(crate) use runner::transition::Call;
-pub use runner::transition::MAX_REPLAYED_CHECKPOINTS;
-#[cfg(feature = "internals")]
-pub use runner::transition::{Call, transition};
+pub use runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
 pub use runner::unwind::PANIC_MESSAGE;

@@ -176,19 +176,20 @@ impl SagaTools {
         }
     }
 
-    /// Runs one transition for an already-decoded call and context; the entry point for
-    /// other wire formats and for tests.
+    /// Runs one transition for an already-decoded call and context: the entry point for a
+    /// transport or a wire format of your own, which decodes its requests into a [`Call`]
+    /// and its context into a [`SagaContext`], and answers with the response. `SagaServer`
+    /// and the seed formats use it the same way.
     ///
     /// A first request (no `requestState`) that already carries answers (or step
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
     /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
-    #[cfg(feature = "internals")]
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         self.run_call(call, cx).await
     }
 
-    /// See `run` (feature `internals`).
+    /// See `run`.
     pub(crate) fn run_call(
         &self,
         call: Call,

@@ -62,8 +62,7 @@ impl SagaError {
 
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
 /// reason, so that a client learns nothing by probing. The reason goes to the log.
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
-pub fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
+pub(crate) fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
     let refusal = reason.refusal();
     crate::metrics::refused(&refusal);
     tracing::warn!(

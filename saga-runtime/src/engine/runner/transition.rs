@@ -22,9 +22,9 @@ use crate::metrics::{Outcome, Refusal};
 use crate::state::{Binding, Opened, StateCodec, TokenHeader};
 use tracing::Instrument as _;
 
-/// A request that drives a saga: a `tools/call`, or its equivalent in another wire format.
+/// A request that drives a saga: a `tools/call`, or its equivalent in another wire format,
+/// run by [`SagaTools::run`](crate::serve::SagaTools::run).
 #[derive(Debug, Clone, Default)]
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct Call {
     /// The JSON-RPC method the saga was started with; bound into the token.
     pub method: String,
@@ -43,7 +43,6 @@ pub struct Call {
     pub unbound_arguments: bool,
 }
 
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl Call {
     /// A `tools/call` of `name`.
     pub fn tool(name: impl Into<String>, arguments: Option<JsonObject>) -> Self {
@@ -79,21 +78,8 @@ pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 /// the token bytes in and out, the outcome and the time taken.
 ///
 /// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
-/// a point of the same identity, and refused before any of it is decoded otherwise.
-#[cfg(feature = "internals")]
-pub async fn transition<T: crate::engine::contract::tool::SagaTool>(
-    tool: &T,
-    points: &Points,
-    codec: &StateCodec,
-    call: Call,
-    cx: &SagaContext,
-) -> Result<CallToolResponse, ErrorData> {
-    // Generic only to erase the tool: the transition is compiled once for every tool.
-    typed_transition(tool, points, codec, call, cx).await
-}
-
-/// The transition of `transition` (behind the `internals` feature), for a tool behind
-/// [`Typed`]: compiled once for every tool.
+/// a point of the same identity, and refused before any of it is decoded otherwise. The
+/// tool is behind [`Typed`], so that the transition is compiled once for every tool.
 pub(crate) async fn typed_transition(
     tool: &dyn Typed,
     points: &Points,
