@@ -730,6 +730,41 @@ async fn shadowed_bindings_survive_suspensions() {
     assert_eq!(outcome.rounds, 7);
 }
 
+/// A borrow and a shared handle, each shadowed by an owned value of the same name that the
+/// saga saves. The renamer keeps capitalised bindings as written (such a name may be a
+/// constant's pattern), so two bindings may share a name: the macro's checks tell them
+/// apart by where each is bound, not by the name (which reported the owned `Count` as a
+/// shared handle). A raw identifier shadowed is renamed (it made the macro panic).
+#[allow(non_snake_case)] // `Count`, in the generated code too
+mod same_names {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool]
+    pub async fn shadowing_same_names(name: String) -> Result<String, SagaError> {
+        let r#type = &name;
+        let length = r#type.len();
+        let r#type = format!("{length} chars");
+        let Count = std::sync::Arc::new(length);
+        let Count = *Count + 1;
+        checkpoint().await;
+        Ok(format!("{name}: {} / {Count}", r#type))
+    }
+}
+use same_names::shadowing_same_names;
+
+#[tokio::test]
+async fn bindings_sharing_a_name_are_told_apart() {
+    let outcome = differential(
+        &shadowing_same_names,
+        plain!(shadowing_same_names),
+        json!({"name": "Ada"}),
+        || by_prompt(|_, prompt, _| panic!("unexpected prompt {prompt:?}")),
+    )
+    .await;
+    assert_eq!(outcome.text(), "Ada: 3 chars / 4");
+    assert_eq!(outcome.rounds, 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // 11. Inline format captures of saved locals.
 

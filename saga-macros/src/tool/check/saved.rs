@@ -27,7 +27,7 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
         .filter(|(_, site)| site.suspension.always_suspends());
     for ((saved, _), _) in resumes {
         for local in saved {
-            let key = local.ident.to_string();
+            let key = binding_key(&local.ident);
             if let Some(name) = borrows.0.get(&key)
                 && !reported.contains(&key)
             {
@@ -67,6 +67,25 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
     }
 }
 
+/// One binding of the body: its (α-renamed) name and where it is written. The name alone
+/// is not enough: the renamer keeps a capitalised binding as written (it may be a
+/// constant's pattern), so two bindings may share one.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct BindingKey {
+    name: String,
+    line: usize,
+    column: usize,
+}
+
+fn binding_key(ident: &syn::Ident) -> BindingKey {
+    let start = ident.span().start();
+    BindingKey {
+        name: ident.to_string(),
+        line: start.line,
+        column: start.column,
+    }
+}
+
 /// The handles whose sharing a saved state cannot keep.
 const SHARING: &[&str] = &["Rc", "Arc", "Cell", "RefCell", "Weak"];
 
@@ -89,7 +108,7 @@ fn sharing_in_type(ty: &Type) -> Option<String> {
 
 /// The sharing handle an initialiser makes: `Rc::new(..)`, `Arc::clone(&x)`,
 /// `RefCell::default()`, `x.clone()` of a local holding one.
-fn sharing_in_init(expr: &Expr, known: &HashMap<String, (String, String)>) -> Option<String> {
+fn sharing_in_init(expr: &Expr, known: &HashMap<BindingKey, (String, String)>) -> Option<String> {
     match expr {
         Expr::Call(call) => match &*call.func {
             Expr::Path(path) => {
@@ -106,10 +125,15 @@ fn sharing_in_init(expr: &Expr, known: &HashMap<String, (String, String)>) -> Op
         },
         Expr::MethodCall(call) if call.method == "clone" => match &*call.receiver {
             Expr::Path(path) => {
-                // Keys are the α-renamed names, unique in the function, as the body's
-                // paths are.
+                // The latest binding of that name before this use: the one it reads
+                // (the body is α-renamed, so a name is rebound only where the renamer
+                // keeps names as written).
                 let ident = path.path.get_ident()?.to_string();
-                known.get(&ident).map(|(_, handle)| handle.clone())
+                known
+                    .iter()
+                    .filter(|(key, _)| key.name == ident)
+                    .max_by_key(|(key, _)| (key.line, key.column))
+                    .map(|(_, (_, handle))| handle.clone())
             }
             _ => None,
         },
@@ -118,10 +142,10 @@ fn sharing_in_init(expr: &Expr, known: &HashMap<String, (String, String)>) -> Op
     }
 }
 
-/// `let` bindings that visibly hold a sharing handle, by their α-renamed name (unique in
-/// the function, see `rename`): the local's name and the handle.
+/// `let` bindings that visibly hold a sharing handle, by binding: the local's name and the
+/// handle.
 #[derive(Default)]
-struct Sharing(HashMap<String, (String, String)>);
+struct Sharing(HashMap<BindingKey, (String, String)>);
 
 impl<'ast> Visit<'ast> for Sharing {
     fn visit_local(&mut self, local: &'ast syn::Local) {
@@ -141,7 +165,7 @@ impl<'ast> Visit<'ast> for Sharing {
         });
         if let (Some(ident), Some(handle)) = (ident, handle) {
             self.0.insert(
-                ident.to_string(),
+                binding_key(ident),
                 (crate::tool::lower::rename::written(ident), handle),
             );
         }
@@ -151,10 +175,10 @@ impl<'ast> Visit<'ast> for Sharing {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
-/// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`, by their
-/// α-renamed name; the name as written.
+/// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`, by binding;
+/// the name as written.
 #[derive(Default)]
-struct Borrows(HashMap<String, String>);
+struct Borrows(HashMap<BindingKey, String>);
 
 impl<'ast> Visit<'ast> for Borrows {
     fn visit_local(&mut self, local: &'ast syn::Local) {
@@ -174,7 +198,7 @@ impl<'ast> Visit<'ast> for Borrows {
             && (annotated || initialised_by_borrow)
         {
             self.0.insert(
-                ident.to_string(),
+                binding_key(ident),
                 crate::tool::lower::rename::written(ident),
             );
         }

@@ -40,6 +40,14 @@ pub fn written(ident: &Ident) -> String {
     }
 }
 
+/// `renamed`, spanned where the use it replaces was written. A clone, not
+/// `Ident::new(&renamed.to_string(), ..)`, which panics on a raw identifier (`r#type`).
+fn at(renamed: &Ident, span: proc_macro2::Span) -> Ident {
+    let mut renamed = renamed.clone();
+    renamed.set_span(span);
+    renamed
+}
+
 struct Renamer {
     /// Innermost last: the bindings in scope, by the name they were written with.
     scopes: Vec<Vec<(String, Ident)>>,
@@ -94,9 +102,11 @@ impl Renamer {
                 }
                 let count = self.seen.entry(name.clone()).or_insert(0);
                 *count += 1;
-                if *count > 1 && !name.starts_with("r#") {
+                if *count > 1 {
+                    // A raw identifier (`r#type`) is renamed as its name without `r#`.
+                    let base = name.trim_start_matches("r#");
                     pat_ident.ident =
-                        Ident::new(&format!("__{name}_{count}"), pat_ident.ident.span());
+                        Ident::new(&format!("__{base}_{count}"), pat_ident.ident.span());
                 }
                 fresh.insert(name, pat_ident.ident.clone());
             }
@@ -126,9 +136,7 @@ impl Renamer {
         for tree in tokens {
             let tree = match tree {
                 TokenTree::Ident(ident) if !after_dot => match self.resolve(&ident.to_string()) {
-                    Some(renamed) => {
-                        TokenTree::Ident(Ident::new(&renamed.to_string(), ident.span()))
-                    }
+                    Some(renamed) => TokenTree::Ident(at(renamed, ident.span())),
                     None => TokenTree::Ident(ident),
                 },
                 TokenTree::Group(group) => {
@@ -296,8 +304,7 @@ impl VisitMut for Renamer {
             && let Some(renamed) = self.resolve(&ident.to_string())
             && renamed != ident
         {
-            let renamed = Ident::new(&renamed.to_string(), ident.span());
-            path.path = renamed.into();
+            path.path = at(renamed, ident.span()).into();
         }
     }
 

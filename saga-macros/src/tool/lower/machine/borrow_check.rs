@@ -18,7 +18,7 @@ use crate::tool::ir::{Saved, Site};
 /// the error at the local. A type error stops rustc before its lifetime checks, so the
 /// other errors are not reported.
 pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, usize, usize)> = Vec::new();
     let mut arms = Vec::new();
     for (site, saved) in sites.iter().zip(saved) {
         let variant = &site.variant;
@@ -29,9 +29,10 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                 !name.starts_with("__rest") && !site.is_for_item(&name)
             })
             .filter(|s| {
-                // The same local saved at several sites: checked once. α-renaming gave
-                // each binding a name of its own, so the name is the local.
-                let key = s.ident.to_string();
+                // The same local saved at several sites: checked once. A local is its
+                // name and where it is bound (the renamer keeps some names as written).
+                let start = s.ident.span().start();
+                let key = (s.ident.to_string(), start.line, start.column);
                 let first = !seen.contains(&key);
                 seen.push(key);
                 first
