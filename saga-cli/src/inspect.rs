@@ -61,6 +61,10 @@ pub fn report(
     // A token names the sealing key by its tag (the low four bits of its id).
     let key = format!("tag {:x}", header.key_tag);
     let keys_line = match keys {
+        // Another format's bytes name no key: a server refuses it before trying any.
+        _ if header.version != TokenHeader::CURRENT_VERSION => {
+            "does not open: a server refuses a token of another format".to_owned()
+        }
         None => "SAGA_KEYS is not set: cannot say whether it opens".to_owned(),
         Some(keys) if header.key_known(keys) => format!(
             "a key with {key} is in SAGA_KEYS ({} key(s)); the tag cannot be verified \
@@ -154,6 +158,33 @@ mod tests {
         assert!(later.contains("expired 10 s ago"), "{later}");
         assert!(later.contains("does not open"), "{later}");
         assert!(report(&header, None, None, 0).contains("SAGA_KEYS is not set"));
+    }
+
+    /// A token of another format (0x03, say: an unreleased build's) is shown as such,
+    /// with its first byte, and never as one a server would open, whatever keys are set.
+    #[test]
+    fn a_token_of_another_format_does_not_open() {
+        use base64::Engine as _;
+        let key = "22".repeat(32);
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut bytes = engine.decode(token(&key, 1_000)).unwrap();
+        bytes[0] = 0x03;
+        let header = TokenHeader::parse(&engine.encode(&bytes)).unwrap();
+        let keys = KeyRing::parse(&key).unwrap();
+        let text = report(&header, Some(&keys), None, 700);
+        assert!(text.contains("0x03 (unknown to this build)"), "{text}");
+        assert!(
+            text.contains("does not open: a server refuses a token of another format"),
+            "{text}"
+        );
+        assert!(!text.contains("a server opens it"), "{text}");
+        // This format's key is shown by its tag.
+        let real = TokenHeader::parse(&token(&key, 1_000)).unwrap();
+        let shown = report(&real, Some(&keys), None, 700);
+        assert!(
+            shown.contains(&format!("tag {:x}", real.key_tag)),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -216,10 +216,10 @@ fn main() {
     // The floors: the bare primitives each codec is built on, on raw bytes of each size.
     let previous = XChaCha20Poly1305::new(&key.into());
     let nonce = [7u8; 24];
-    let aad = [0x11u8; 73]; // saga's associated data: 41-byte header + 32-byte digest
+    let aad = [0x11u8; 101]; // saga's associated data: 37-byte header, binding digest, point identity
     let mut floors: Vec<(&str, [f64; 3])> = vec![
         (
-            "XChaCha20-Poly1305 as saga builds it (HChaCha20 + ring's ChaCha20-Poly1305), encrypt + decrypt, 73-byte AAD: the AEAD floor",
+            "XChaCha20-Poly1305 as saga builds it (HChaCha20 + ring's ChaCha20-Poly1305), encrypt + decrypt, 101-byte AAD: the AEAD floor",
             [0.0; 3],
         ),
         ("saga `seal` + `open` of raw bytes", [0.0; 3]),

@@ -38,7 +38,7 @@
 //!
 //! The floor is a bare XChaCha20-Poly1305 encrypt + decrypt (built as saga builds it) of
 //! exactly as many bytes as the token's plaintext (the engine's head plus the postcard
-//! state) with a 73-byte AAD;
+//! state) with a 101-byte AAD (the 37-byte header, the binding's digest, the point's identity);
 //! the table also shows `StateCodec::seal` + `open` on those bytes, and base64url.
 //!
 //! # Method
@@ -67,7 +67,7 @@ use saga_runtime::serve::SagaTools;
 use saga_runtime::state::{Binding, KeyRing, StateCodec};
 
 /// The token's clear header and tag, around the ciphertext (see `tests/sealing.rs`).
-const HEADER_LEN: usize = 41;
+const HEADER_LEN: usize = 37;
 const TAG_LEN: usize = 16;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -739,7 +739,7 @@ fn main() {
         // ---- The floor: bare AEAD on as many bytes as the token's plaintext.
         let plaintext = token_len * 3 / 4 - HEADER_LEN - TAG_LEN;
         let nonce = [7u8; 24];
-        let aad = [0x11u8; 73];
+        let aad = [0x11u8; 101];
         let mut buffer = vec![0x5au8; plaintext];
         let aead_ns = measure(|| {
             let tag = cipher.seal_in_place(&nonce, black_box(&aad), &mut buffer);

@@ -1,5 +1,5 @@
-//! `SagaServer`: an rmcp `ServerHandler` serving saga tools (its builder is in
-//! `server_builder.rs`).
+//! `SagaServer`: an rmcp `ServerHandler` serving saga tools (its builder,
+//! `Builder<SagaServer>`, is in `builder.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;

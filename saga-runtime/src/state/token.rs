@@ -24,7 +24,7 @@
 //! data: a token opens only for the identity it was sealed with.
 //!
 //! This is the only format any released build has sealed: a token with another first byte
-//! is refused ([`OpenError::Version`]) before anything else is read.
+//! is refused ([`OpenError::Version`]) before any key is tried or anything decrypted.
 
 use std::time::Duration;
 
@@ -690,6 +690,9 @@ mod header_tests {
             None,
             "shorter than a header"
         );
+        // 48 characters are 36 bytes, one short of the header; 52 are 39, enough.
+        assert_eq!(TokenHeader::peek_link(&linked[..48]), None);
+        assert_eq!(TokenHeader::peek_link(&linked[..52]), Some(link));
         assert_eq!(TokenHeader::peek_link("!!"), None);
         assert_eq!(header.expires_at, 1_000);
         assert_eq!(header.ciphertext_len(), 5);

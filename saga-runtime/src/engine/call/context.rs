@@ -13,7 +13,7 @@ use crate::engine::call::era::Era;
 
 /// What the current request says about its sender.
 ///
-/// A tool receives it as a `&SagaContext` parameter. It is restated on every request from
+/// A tool receives it as a `&SagaContext` parameter. It is built anew on every request from
 /// that request alone (MRTR servers never infer capabilities from an earlier request) and
 /// is never saved in a token.
 ///

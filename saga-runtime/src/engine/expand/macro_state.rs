@@ -38,8 +38,9 @@ pub enum MacroState<A> {
     /// Not a round: render these encoded state bytes as JSON, and end with
     /// [`MacroState::Inspected`].
     Inspect(Vec<u8>),
-    /// What an [`MacroState::Inspect`] step ends with: the state as JSON, or why not.
-    Inspected(Result<serde_json::Value, String>),
+    /// What an [`MacroState::Inspect`] step ends with: the state as JSON, or why not
+    /// (boxed: every state moves through the step, and this one is rare and large).
+    Inspected(Box<Result<serde_json::Value, String>>),
 }
 
 impl<A> Serialize for MacroState<A> {
@@ -196,7 +197,7 @@ impl<A> Exit for Step<MacroState<A>> {
     }
 
     fn inspected(rendered: Result<serde_json::Value, String>) -> Self {
-        Step::Checkpoint(MacroState::Inspected(rendered))
+        Step::Checkpoint(MacroState::Inspected(Box::new(rendered)))
     }
 }
 
@@ -267,11 +268,11 @@ where
     let mut step = std::pin::pin!(tool.step(MacroState::Inspect(bytes), Answers::default(), &cx));
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
     match step.as_mut().poll(&mut poll_cx) {
-        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(Ok(mut value)))) => {
+        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(rendered))) => {
+            let mut value = (*rendered)?;
             hide_markers(&mut value);
             Ok(value)
         }
-        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(Err(reason)))) => Err(reason),
         _ => Err("the tool's step has no inspection mode".into()),
     }
 }
@@ -353,7 +354,7 @@ mod tests {
         for mode in [
             MacroState::<()>::Trace,
             MacroState::Inspect(vec![1, 2]),
-            MacroState::Inspected(Ok(serde_json::json!({}))),
+            MacroState::Inspected(Box::new(Ok(serde_json::json!({})))),
         ] {
             assert!(postcard::to_allocvec(&mode).is_err(), "{mode:?} was sealed");
         }

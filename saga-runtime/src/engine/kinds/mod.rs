@@ -8,7 +8,7 @@
 //!
 //! Adding a kind is its file here, its row in the `kinds!` table ([`table`]), and its
 //! file in `asks` with its names in that group's prelude. For `#[saga_tool]` to recognise
-//! its function, it also gets its row in the macro crate's `tool/suspend.rs`.
+//! its function, it also gets its row in the macro crate's `tool/parse/suspend.rs` (and its variant in `tool/ir.rs`).
 //!
 //! Uses `forms`, `call` and `identity`. The round uses the table's enums; the kinds never
 //! use the round.

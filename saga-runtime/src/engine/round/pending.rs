@@ -283,7 +283,7 @@ impl Pending {
         let Some(request) = &self.params else {
             tracing::error!(key = %self.key(), "a pending request was not kept");
             return Err(ErrorData::internal_error(
-                "the saga's pending request could not be restated",
+                "the saga's pending request could not be read back",
                 None,
             ));
         };
@@ -292,7 +292,7 @@ impl Pending {
             .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
                 tracing::error!(key = %self.key(), %error, "a sealed request does not decode");
-                ErrorData::internal_error("the saga's pending request could not be restated", None)
+                ErrorData::internal_error("the saga's pending request could not be read back", None)
             })
     }
 

@@ -5,7 +5,7 @@
 //!
 //! The walk reads the function as written, so that conditions and messages read as the
 //! author wrote them, and meets its suspensions in the order lowering numbered them
-//! (`lower::Site`): Rust's evaluation order, an assigned value before its place, a
+//! (`ir::Site`): Rust's evaluation order, an assigned value before its place, a
 //! helper's arguments before the helper. Each suspension is then the node of its site,
 //! named by the site's state variant (`AfterElicitTarget`, the name `state_names()` and
 //! the log use). Should the two orders ever disagree, the diagram falls back to the

@@ -1,7 +1,7 @@
 //! The state machine: for each suspension point, the code that runs when its answer
 //! arrives (its continuation), and the locals it must save.
 //!
-//! A continuation is restated along the path from the function body to its suspension
+//! A continuation is built along the path from the function body to its suspension
 //! (`path`), from the inside out (`continuation`), peeling the loops on the way (`peel`)
 //! and rebinding, at each level, the locals it reads from the saved state (`restore`);
 //! every other suspension it meets ends the transition there (`exit`).

@@ -1,6 +1,6 @@
 //! The path from the function body down to a suspension, one block per level, with the
 //! bindings each level brings in and whether it is entered through a loop: what the
-//! continuation is restated along, and what decides which locals are in scope at each
+//! continuation is built along, and what decides which locals are in scope at each
 //! level.
 
 use syn::{Block, Expr, Label, Stmt};
