@@ -99,7 +99,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// `async fn complex_tool(..)`, register it with `.tool(complex_tool)`. Its state enum has
 /// one variant per suspension (`AfterElicitTarget`, …), named after what is awaited and
 /// holding exactly the locals still needed after it, and one `step` runs from one
-/// suspension to the next. Lints are silenced inside the generated `step`.
+/// suspension to the next. Lints are silenced inside the generated `step`, but for the
+/// function's own `#[allow(..)]`, `#[warn(..)]` and `#[deny(..)]`, which govern its body
+/// there as they would in the function (`#[expect(..)]` and `#[forbid(..)]` apply to the
+/// struct only).
 ///
 /// - Run with `SAGA_MACROS_DEBUG=1` to print the expansion. The files
 ///   `saga-macros/tests/expand/*.expanded.rs` of the repository are examples, and

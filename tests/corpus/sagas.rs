@@ -735,11 +735,14 @@ async fn shadowed_bindings_survive_suspensions() {
 /// constant's pattern), so two bindings may share a name: the macro's checks tell them
 /// apart by where each is bound, not by the name (which reported the owned `Count` as a
 /// shared handle). A raw identifier shadowed is renamed (it made the macro panic).
-#[allow(non_snake_case)] // `Count`, in the generated code too
+// Denied here and allowed on the tool: the tool's own lint levels govern its body, which
+// the expansion moves into the step (and the plain run).
+#[deny(non_snake_case)]
 mod same_names {
     use saga_runtime::prelude::*;
 
     #[saga_tool]
+    #[allow(non_snake_case)]
     pub async fn shadowing_same_names(name: String) -> Result<String, SagaError> {
         let r#type = &name;
         let length = r#type.len();

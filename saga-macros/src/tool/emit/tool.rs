@@ -44,6 +44,21 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     let diagram = crate::tool::emit::diagram::generated::tool(item, sig, sites);
     let (diagram_doc, diagram_meta, diagram_method) = (diagram.doc, diagram.meta, diagram.method);
     let (step_lints, plain_lints) = (step_lints(), plain_lints());
+    // The function's own lint levels (`#[allow(non_snake_case)]`, `#[deny(..)]`) govern its
+    // body, which is the step's (and the plain run's) now, not only the unit struct's; the
+    // step's own allowances follow them, so the generated code's lints stay quiet.
+    // `#[expect(..)]` stays on the struct alone (copied, it would be unfulfilled where the
+    // lint does not fire), and so does `#[forbid(..)]`, which no later allowance could
+    // lift for the generated code.
+    let lint_levels: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|attr| {
+            ["allow", "warn", "deny"]
+                .iter()
+                .any(|level| attr.path().is_ident(level))
+        })
+        .collect();
     let private = private_path();
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -123,6 +138,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             /// Runs the tool as one ordinary async function, asking `script` at each
             /// suspension; for tests that compare it with the state machine.
             #[doc(hidden)]
+            #(#lint_levels)*
             #plain_lints
             pub async fn __plain(
                 &self,
@@ -297,6 +313,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                     #private::start(arguments)
                 }
 
+                #(#lint_levels)*
                 #step_lints
                 async fn step(
                     &self,
