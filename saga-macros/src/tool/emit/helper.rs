@@ -102,14 +102,13 @@ pub fn expand(compiled: Compiled) -> TokenStream {
     let crate::tool::emit::tool::StateEnum {
         definition,
         slot_type,
-        arms,
+        resume,
         trace,
     } = state;
     let start = &machine.start;
     let build_tag = crate::tool::emit::tool::build_tag(&item);
     let diagram = crate::tool::emit::diagram::generated::helper(&item, &sig, &sites);
     let (diagram_doc, diagram_method) = (diagram.doc, diagram.method);
-    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
@@ -123,13 +122,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     #trace
                 }
                 #private::FnState::Resume(__bytes) => {
-                    let __resumed = match #private::decode(&__slot, &__bytes) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => return #undecodable,
-                    };
-                    match __resumed {
-                        #(#arms)*
-                    }
+                    #resume
                 }
             }
         },

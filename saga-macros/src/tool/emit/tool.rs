@@ -159,7 +159,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     let StateEnum {
         definition,
         slot_type,
-        arms,
+        resume,
         trace,
     } = state_enum(sites, &machine);
     let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
@@ -189,7 +189,6 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         },
     };
     let output_check = kind.output_check(output, &private);
-    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
     let inspected = machine
         .carrier
         .wrap(quote!(#private::inspected(&__slot, &__bytes)));
@@ -217,13 +216,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                     return #not_a_mode;
                 }
                 #private::MacroState::Resume(__bytes) => {
-                    let __resumed = match #private::decode(&__slot, &__bytes) {
-                        ::core::result::Result::Ok(state) => state,
-                        ::core::result::Result::Err(error) => return #undecodable,
-                    };
-                    match __resumed {
-                        #(#arms)*
-                    }
+                    #resume
                 }
             }
         },
@@ -344,12 +337,12 @@ pub fn build_tag(item: &ItemFn) -> TokenStream {
     quote!(#folded)
 }
 
-/// The state enum of a saga, the type of its `__slot`, and the `match` arms that resume
-/// at each variant.
+/// The state enum of a saga, the type of its `__slot`, and the resume arm's body: the
+/// state decoded, and the `match` that resumes at each variant.
 pub struct StateEnum {
     pub definition: TokenStream,
     pub slot_type: TokenStream,
-    pub arms: Vec<TokenStream>,
+    pub resume: TokenStream,
     /// The trace mode's arm: records the state enum and each called helper's, then ends
     /// the step.
     pub trace: TokenStream,
@@ -519,10 +512,20 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         #(#callee_traces)*
         return #traced;
     };
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    let resume = quote! {
+        let __resumed = match #private::decode(&__slot, &__bytes) {
+            ::core::result::Result::Ok(state) => state,
+            ::core::result::Result::Err(error) => return #undecodable,
+        };
+        match __resumed {
+            #(#arms)*
+        }
+    };
     StateEnum {
         definition,
         slot_type,
-        arms,
+        resume,
         trace,
     }
 }
