@@ -27,7 +27,7 @@ pub fn alpha(body: &mut Block, params: &[Ident], reserved: &[Ident]) {
     renamer.visit_block_mut(body);
 }
 
-/// The name a local was written with: `__x_2` → `x`, for messages.
+/// The name a local was written with: `__x_2` → `x`, `__type_2` → `r#type`, for messages.
 pub fn written(ident: &Ident) -> String {
     let name = ident.to_string();
     let renamed = name
@@ -35,6 +35,8 @@ pub fn written(ident: &Ident) -> String {
         .and_then(|rest| rest.rsplit_once('_'))
         .filter(|(base, n)| !base.is_empty() && n.parse::<usize>().is_ok());
     match renamed {
+        // A keyword was written as a raw identifier (`r#type` → `__type_2`).
+        Some((base, _)) if syn::parse_str::<Ident>(base).is_err() => format!("r#{base}"),
         Some((base, _)) => base.to_owned(),
         None => name,
     }
@@ -347,5 +349,24 @@ impl VisitMut for Renamer {
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {
         // A nested item cannot see the function's locals.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message names a local as it was written, a shadowed keyword as the raw identifier
+    /// the user wrote.
+    #[test]
+    fn written_names_a_local_as_written() {
+        let ident = |name: &str| Ident::new(name, proc_macro2::Span::call_site());
+        assert_eq!(written(&ident("__x_2")), "x");
+        assert_eq!(written(&ident("__type_2")), "r#type");
+        assert_eq!(written(&ident("plain")), "plain");
+        assert_eq!(
+            written(&Ident::new_raw("match", proc_macro2::Span::call_site())),
+            "r#match"
+        );
     }
 }
