@@ -185,6 +185,45 @@ impl SagaTools {
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
     /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
+    ///
+    /// ```
+    /// use saga_runtime::engine::{Call, SagaContext};
+    /// use saga_runtime::prelude::*;
+    /// use saga_runtime::rmcp::model::{CallToolResponse, ClientCapabilities};
+    ///
+    /// #[saga_tool]
+    /// async fn greet() -> Result<String, SagaError> {
+    ///     let name: String = elicit("Your name?").key("name").await?;
+    ///     Ok(format!("Hello, {name}!"))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> anyhow::Result<()> {
+    /// let tools = SagaTools::builder().keys(KeyRing::ephemeral()).tool(greet).build()?;
+    /// // What your transport decoded: the call, and who sent it with what capabilities.
+    /// let cx = SagaContext::new("alice").with_capabilities(
+    ///     ClientCapabilities::builder().enable_elicitation().build(),
+    /// );
+    /// let first = tools.run(Call::tool("greet", None), &cx).await?;
+    /// let CallToolResponse::InputRequired(asked) = first else {
+    ///     panic!("greet asks first");
+    /// };
+    /// assert!(asked.input_requests.is_some_and(|requests| requests.contains_key("name")));
+    /// // The client's retry: the same call, the token, and its answers.
+    /// let retry = Call {
+    ///     request_state: asked.request_state,
+    ///     input_responses: Some(serde_json::from_value(serde_json::json!({
+    ///         "name": {"action": "accept", "content": {"value": "Ada"}}
+    ///     }))?),
+    ///     ..Call::tool("greet", None)
+    /// };
+    /// let CallToolResponse::Complete(done) = tools.run(retry, &cx).await? else {
+    ///     panic!("greet ends after its answer");
+    /// };
+    /// assert_eq!(serde_json::to_value(&done)?["content"][0]["text"], "Hello, Ada!");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
         self.run_call(call, cx).await
     }
