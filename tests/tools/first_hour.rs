@@ -629,3 +629,47 @@ async fn a_tool_written_by_a_macro_rules_keeps_its_loops_binding() {
         assert_eq!(run.text(), "a, c", "{tool}");
     }
 }
+
+// A tool a `macro_rules!` writes whose suspension is given by the macro's caller: the
+// expansion's own locals resolve in the expansion's context, whatever context the
+// suspension's tokens come from.
+macro_rules! asking_tool {
+    ($name:ident, $ask:expr) => {
+        #[saga_tool]
+        async fn $name(greeting: String) -> Result<String, SagaError> {
+            let name: String = $ask.await?;
+            Ok(format!("{greeting}, {name}"))
+        }
+    };
+}
+
+asking_tool!(ask_given, elicit("Your name?").key("name"));
+
+// The same, the whole suspension, `.await` and `?` included, given by the caller.
+macro_rules! awaiting_tool {
+    ($name:ident, $answer:expr) => {
+        #[saga_tool]
+        async fn $name(greeting: String) -> Result<String, SagaError> {
+            let name: String = $answer;
+            Ok(format!("{greeting}, {name}"))
+        }
+    };
+}
+
+awaiting_tool!(await_given, elicit("Your name?").key("name").await?);
+
+#[tokio::test]
+async fn a_tool_written_by_a_macro_rules_asks_what_its_caller_gives() {
+    for (tool, client) in [
+        ("ask_given", TestClient::new(ask_given)),
+        ("await_given", TestClient::new(await_given)),
+    ] {
+        let run = client
+            .call(tool, json!({"greeting": "Hello"}))
+            .answer("name", Answer::accept(json!({"value": "Ada"})))
+            .run()
+            .await
+            .expect("the call completes");
+        assert_eq!(run.text(), "Hello, Ada", "{tool}");
+    }
+}

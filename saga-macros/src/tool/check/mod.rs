@@ -62,6 +62,7 @@ impl Checker<'_> {
                 }
             }
             Expr::Paren(paren) => self.visit_request_chain(&paren.expr),
+            Expr::Group(group) => self.visit_request_chain(&group.expr),
             Expr::Call(call) => {
                 let join_all = matches!(request_kind(expr), Some((RequestKind::JoinAll, _)));
                 let outer = std::mem::replace(&mut self.in_join_all, join_all);
@@ -92,7 +93,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             }
             // join!'s requests were parsed by `classify`; their arguments are rare enough
             // that they are left to rustc.
-            if let Expr::Await(awaited) = expr {
+            if let Expr::Await(awaited) = crate::tool::parse::suspend::ungrouped(expr) {
                 self.visit_request_chain(&awaited.base);
             }
             return;

@@ -91,7 +91,9 @@ impl VisitMut for Plain {
             return;
         };
         let private = private_path();
-        let span = expr.span();
+        // Resolved where the attribute is: the plain run's locals (`__run`, `__script`)
+        // are the expansion's, whatever context the suspension's tokens come from.
+        let span = proc_macro2::Span::call_site().located_at(expr.span());
         if let Suspension::Call { call, .. } = &suspension {
             // Its arguments may suspend too: `f(x.await?).await`.
             let mut call = call.clone();

@@ -194,7 +194,7 @@ pub(super) fn assigns(op: &syn::BinOp) -> bool {
 /// locals.
 pub fn guard(site: &Site) -> Stmt {
     let private = private_path();
-    let span = site.span;
+    let span = site.resolved_span();
     let requests = site.suspension.requests();
     let fits = (0..requests.len()).map(|i| {
         let mark = format_ident!("__mark{}", i);

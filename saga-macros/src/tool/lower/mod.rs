@@ -33,7 +33,7 @@ pub mod scope;
 mod site;
 mod suspends;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -52,6 +52,14 @@ impl Site {
         self.for_loops
             .iter()
             .any(|each| each.bindings.iter().any(|binding| binding == name))
+    }
+
+    /// Where the suspension is written, resolved where the attribute is: for the code
+    /// generated there that names the expansion's own locals (`__slot`, `__answers`),
+    /// which a suspension given by a `macro_rules!`'s caller could not see. (A helper
+    /// call's code keeps the call's own span, so that its errors read as the user's.)
+    pub fn resolved_span(&self) -> Span {
+        Span::call_site().located_at(self.span)
     }
 
     /// Whether `name` holds a `for` loop's collected remaining items.

@@ -137,6 +137,8 @@ pub fn request_kind(expr: &Expr) -> Option<(RequestKind, Span)> {
     match expr {
         Expr::MethodCall(call) => request_kind(&call.receiver),
         Expr::Paren(paren) => request_kind(&paren.expr),
+        // A `$request:expr` of a `macro_rules!`: its tokens in an invisible group.
+        Expr::Group(group) => request_kind(&group.expr),
         Expr::Call(call) => match &*call.func {
             Expr::Path(path) if path.qself.is_none() && names_saga(&path.path) => {
                 let last = path.path.segments.last()?;
@@ -202,6 +204,9 @@ const FOREIGN_CRATES: &[&str] = &[
 
 /// `f(..)` or `path::to::f(..)` that may call a `#[saga_fn]`: its function's name.
 pub fn helper_call(expr: &Expr) -> Option<String> {
+    if let Expr::Group(group) = expr {
+        return helper_call(&group.expr);
+    }
     let Expr::Call(call) = expr else {
         return None;
     };
@@ -215,6 +220,15 @@ pub fn helper_call(expr: &Expr) -> Option<String> {
         return None;
     }
     Some(path.path.segments.last()?.ident.to_string())
+}
+
+/// `expr` without the invisible groups a `macro_rules!` puts around a fragment it was
+/// given (`$ask:expr`).
+pub fn ungrouped(mut expr: &Expr) -> &Expr {
+    while let Expr::Group(group) = expr {
+        expr = &group.expr;
+    }
+    expr
 }
 
 /// Classifies `expr` as a suspension point, if it is one.
@@ -234,6 +248,8 @@ pub fn classify(expr: &Expr) -> Option<Result<Suspension, syn::Error>> {
             }))
         }
         Expr::Macro(mac) if is_join(expr) => Some(parse_join(&mac.mac)),
+        // A whole suspension given as a `macro_rules!` fragment (`$ask:expr`).
+        Expr::Group(group) => classify(&group.expr),
         _ => None,
     }
 }

@@ -30,7 +30,7 @@ pub(super) fn answer_stmt(site: &Site, saved: &[Saved], carrier: Carrier) -> Stm
 /// What the suspension evaluates to, read from `__answers` with the markers `mark(i)`.
 pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
     let private = private_path();
-    let span = site.span;
+    let span = site.resolved_span();
     match &site.suspension {
         s if s.is_checkpoint() => quote_spanned!(span=> ()),
         Suspension::Await { .. } => {
@@ -118,7 +118,7 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
         return crate::tool::emit::call::exit(site, call, saved, carrier);
     }
     let private = private_path();
-    let span = site.span;
+    let span = site.resolved_span();
     let variant = &site.variant;
     let site_id = site.id;
     let requests = site.suspension.requests();
