@@ -17,6 +17,13 @@ pub fn private_path_at(span: proc_macro2::Span) -> TokenStream {
     quote::quote_spanned!(span=> ::saga_runtime::__private)
 }
 
+/// `span`'s place with the call site's name resolution: generated code there names the
+/// expansion's own locals, whatever hygiene the user's tokens at `span` carry (a
+/// `macro_rules!`'s caller's), while rustc still reports at `span`.
+pub fn at_call_site(span: proc_macro2::Span) -> proc_macro2::Span {
+    proc_macro2::Span::call_site().located_at(span)
+}
+
 /// The lines of the doc comment (`///` and `#[doc = "…"]`), as written.
 pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
     attrs

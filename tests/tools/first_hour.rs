@@ -672,4 +672,9 @@ async fn a_tool_written_by_a_macro_rules_asks_what_its_caller_gives() {
             .expect("the call completes");
         assert_eq!(run.text(), "Hello, Ada", "{tool}");
     }
+    // The diagram walks the function as written and finds the suspension in the group.
+    for diagram in [ask_given.diagram(), await_given.diagram()] {
+        assert!(!diagram.contains("control flow not shown"), "{diagram}");
+        assert!(diagram.contains("AfterElicitName"), "{diagram}");
+    }
 }

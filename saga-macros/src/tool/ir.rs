@@ -139,3 +139,25 @@ pub struct Binding {
     pub ident: Ident,
     pub mutable: bool,
 }
+
+/// One binding of the body: its (α-renamed) name and where it is written. The name alone
+/// is not enough: the renamer keeps a capitalised binding as written (it may be a
+/// constant's pattern), so two bindings may share one.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct BindingKey {
+    pub name: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl BindingKey {
+    /// The binding `ident` names, where it is written.
+    pub fn of(ident: &Ident) -> Self {
+        let start = ident.span().start();
+        BindingKey {
+            name: ident.to_string(),
+            line: start.line,
+            column: start.column,
+        }
+    }
+}

@@ -10,7 +10,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Type};
 
 use crate::errors::Errors;
-use crate::tool::ir::{Machine, Site};
+use crate::tool::ir::{BindingKey, Machine, Site};
 
 pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Errors) {
     let mut borrows = Borrows::default();
@@ -27,7 +27,7 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
         .filter(|(_, site)| site.suspension.always_suspends());
     for ((saved, _), _) in resumes {
         for local in saved {
-            let key = binding_key(&local.ident);
+            let key = BindingKey::of(&local.ident);
             if let Some(name) = borrows.0.get(&key)
                 && !reported.contains(&key)
             {
@@ -64,25 +64,6 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
                 );
             }
         }
-    }
-}
-
-/// One binding of the body: its (α-renamed) name and where it is written. The name alone
-/// is not enough: the renamer keeps a capitalised binding as written (it may be a
-/// constant's pattern), so two bindings may share one.
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct BindingKey {
-    name: String,
-    line: usize,
-    column: usize,
-}
-
-fn binding_key(ident: &syn::Ident) -> BindingKey {
-    let start = ident.span().start();
-    BindingKey {
-        name: ident.to_string(),
-        line: start.line,
-        column: start.column,
     }
 }
 
@@ -165,7 +146,7 @@ impl<'ast> Visit<'ast> for Sharing {
         });
         if let (Some(ident), Some(handle)) = (ident, handle) {
             self.0.insert(
-                binding_key(ident),
+                BindingKey::of(ident),
                 (crate::tool::lower::rename::written(ident), handle),
             );
         }
@@ -198,7 +179,7 @@ impl<'ast> Visit<'ast> for Borrows {
             && (annotated || initialised_by_borrow)
         {
             self.0.insert(
-                binding_key(ident),
+                BindingKey::of(ident),
                 crate::tool::lower::rename::written(ident),
             );
         }

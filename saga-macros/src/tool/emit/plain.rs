@@ -93,7 +93,7 @@ impl VisitMut for Plain {
         let private = private_path();
         // Resolved where the attribute is: the plain run's locals (`__run`, `__script`)
         // are the expansion's, whatever context the suspension's tokens come from.
-        let span = proc_macro2::Span::call_site().located_at(expr.span());
+        let span = crate::shared::at_call_site(expr.span());
         if let Suspension::Call { call, .. } = &suspension {
             // Its arguments may suspend too: `f(x.await?).await`.
             let mut call = call.clone();

@@ -59,7 +59,7 @@ impl Site {
     /// which a suspension given by a `macro_rules!`'s caller could not see. (A helper
     /// call's code keeps the call's own span, so that its errors read as the user's.)
     pub fn resolved_span(&self) -> Span {
-        Span::call_site().located_at(self.span)
+        crate::shared::at_call_site(self.span)
     }
 
     /// Whether `name` holds a `for` loop's collected remaining items.

@@ -22,7 +22,7 @@ impl Lower<'_> {
         let id = self.sites.len();
         // At the suspension (with the call site's hygiene), so that what rustc reports
         // about the answer (`?` on it) points at the user's code.
-        let answer = Ident::new(&format!("__a{id}"), Span::call_site().located_at(span));
+        let answer = Ident::new(&format!("__a{id}"), crate::shared::at_call_site(span));
         let (variant, base) = self.variant_name(&suspension, hint);
         let marker = Ident::new(SITE_MACRO, span);
         let number = proc_macro2::Literal::usize_unsuffixed(id);

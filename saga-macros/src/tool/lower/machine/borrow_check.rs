@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use syn::Block;
 
 use crate::shared::private_path;
-use crate::tool::ir::{Saved, Site};
+use crate::tool::ir::{BindingKey, Saved, Site};
 
 /// The start, followed by a check that no saved local is a borrow (`let first =
 /// name.as_str();`, `let mode = "fast";`), which the macro cannot always see: the state
@@ -18,7 +18,7 @@ use crate::tool::ir::{Saved, Site};
 /// the error at the local. A type error stops rustc before its lifetime checks, so the
 /// other errors are not reported.
 pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
-    let mut seen: Vec<(String, usize, usize)> = Vec::new();
+    let mut seen: Vec<BindingKey> = Vec::new();
     let mut arms = Vec::new();
     for (site, saved) in sites.iter().zip(saved) {
         let variant = &site.variant;
@@ -29,10 +29,8 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                 !name.starts_with("__rest") && !site.is_for_item(&name)
             })
             .filter(|s| {
-                // The same local saved at several sites: checked once. A local is its
-                // name and where it is bound (the renamer keeps some names as written).
-                let start = s.ident.span().start();
-                let key = (s.ident.to_string(), start.line, start.column);
+                // The same local saved at several sites: checked once.
+                let key = BindingKey::of(&s.ident);
                 let first = !seen.contains(&key);
                 seen.push(key);
                 first
