@@ -76,9 +76,6 @@ impl SagaTool for ComplexToolByHand {
             DeployState::Start => {
                 Step::suspend_restatable(DeployState::AfterElicitTarget, [ask_target()])
             }
-            DeployState::AfterElicitTarget if answers.asking_again() => {
-                Step::AskAgain(vec![ask_target()])
-            }
             DeployState::AfterElicitTarget => match answers.elicit::<Target>(0) {
                 Ok(target) => {
                     let verdict = ask_verdict(&target);
@@ -87,9 +84,6 @@ impl SagaTool for ComplexToolByHand {
                 Err(SagaError::DoesNotFit(_)) => Step::AskAgain(vec![ask_target()]),
                 Err(error) => Step::done(Err::<String, _>(error)),
             },
-            DeployState::AfterSampleVerdict { target } if answers.asking_again() => {
-                Step::AskAgain(vec![ask_verdict(&target)])
-            }
             DeployState::AfterSampleVerdict { target } => match answers.sampled(0) {
                 Ok(verdict) if !verdict.text().starts_with("Yes") => {
                     Step::done("Deployment postponed.")
@@ -100,6 +94,16 @@ impl SagaTool for ComplexToolByHand {
                 )),
                 Err(error) => Step::done(Err::<String, _>(error)),
             },
+        }
+    }
+
+    /// A round stated again from its state, as `step` first stated it: the runtime asks
+    /// when a request of the round had no answer, since the token keeps no copy.
+    fn restate(&self, state: DeployState, _cx: &SagaContext) -> Option<Vec<Request>> {
+        match state {
+            DeployState::Start => None,
+            DeployState::AfterElicitTarget => Some(vec![ask_target()]),
+            DeployState::AfterSampleVerdict { target } => Some(vec![ask_verdict(&target)]),
         }
     }
 }

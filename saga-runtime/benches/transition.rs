@@ -61,7 +61,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
-use saga_runtime::engine::{Answers, Call, Points, SagaContext, SagaTool, Step, elicit};
+use saga_runtime::engine::{Answers, Call, Points, Request, SagaContext, SagaTool, Step, elicit};
 use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
 use saga_runtime::serve::SagaTools;
 use saga_runtime::state::{Binding, KeyRing, StateCodec};
@@ -131,7 +131,7 @@ impl SagaTool for Checkpointer {
 
 /// Asks the same one-field form every round, with the state it was started with, and
 /// reads the answer. `KEEPS` chooses how: `false` suspends with
-/// `Step::suspend_restatable` and states the round again when asked (as `#[saga_tool]`
+/// `Step::suspend_restatable` and states the round again in `restate` (as `#[saga_tool]`
 /// does), so the token keeps no request; `true` suspends with `Step::suspend`, so the token
 /// keeps the request's params.
 #[derive(Clone)]
@@ -153,9 +153,6 @@ impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
 
     async fn step(&self, mut state: State, mut answers: Answers, _cx: &SagaContext) -> Step<State> {
         let ask = || elicit::<String>("Target?");
-        if answers.asking_again() {
-            return Step::AskAgain(vec![ask().into()]);
-        }
         if !answers.is_empty() {
             match answers.elicit::<String>(0) {
                 Ok(target) => state.step += u32::from(black_box(target).len() as u8 & 1),
@@ -167,6 +164,10 @@ impl<const KEEPS: bool> SagaTool for Asker<KEEPS> {
         } else {
             Step::suspend_restatable(state, [ask()])
         }
+    }
+
+    fn restate(&self, _state: State, _cx: &SagaContext) -> Option<Vec<Request>> {
+        Some(vec![elicit::<String>("Target?").into()])
     }
 }
 

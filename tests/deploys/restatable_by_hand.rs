@@ -45,8 +45,11 @@ enum Manners {
     Keeps,
     /// Words the round differently each time it states it.
     Rewords,
-    /// Goes on as if answered when asked for its round again.
-    IgnoresAskingAgain,
+    /// Suspends restatably, but cannot state its round again (`restate` keeps its
+    /// default).
+    CannotRestate,
+    /// Panics when asked to state its round again.
+    PanicsRestating,
     /// Hands any error, an unfit answer's too, back as the tool's result.
     ReturnsEveryError,
     /// States the same message again, for another answer type.
@@ -102,11 +105,6 @@ impl SagaTool for Counter {
                 let ask = self.ask(&label);
                 Step::suspend_restatable(State::AfterCount { label }, [ask])
             }
-            State::AfterCount { label }
-                if answers.asking_again() && self.manners != Manners::IgnoresAskingAgain =>
-            {
-                Step::AskAgain(vec![self.ask(&label)])
-            }
             State::AfterCount { label } => match answers.elicit::<Count>(0) {
                 Ok(count) => Step::done(format!("{label}: {}", count.count)),
                 Err(SagaError::DoesNotFit(_)) if self.manners != Manners::ReturnsEveryError => {
@@ -114,6 +112,18 @@ impl SagaTool for Counter {
                 }
                 Err(error) => Step::done(Err::<String, _>(error)),
             },
+        }
+    }
+
+    fn restate(&self, state: State, _cx: &SagaContext) -> Option<Vec<Request>> {
+        match state {
+            State::AfterCount { .. } if self.manners == Manners::PanicsRestating => {
+                panic!("restating")
+            }
+            State::AfterCount { label } if self.manners != Manners::CannotRestate => {
+                Some(vec![self.ask(&label)])
+            }
+            _ => None,
         }
     }
 }
@@ -129,7 +139,8 @@ fn server() -> SagaServer {
         .keys(KeyRing::parse(&"5b".repeat(32)).expect("key"))
         .tool(counter("counts", Manners::Keeps))
         .tool(counter("rewords", Manners::Rewords))
-        .tool(counter("ignores", Manners::IgnoresAskingAgain))
+        .tool(counter("cannot", Manners::CannotRestate))
+        .tool(counter("panics", Manners::PanicsRestating))
         .tool(counter("returns", Manners::ReturnsEveryError))
         .tool(Counter {
             name: "swaps",
@@ -284,12 +295,25 @@ async fn a_round_stated_in_other_words_is_an_error_not_another_question() {
 }
 
 #[tokio::test]
-async fn a_tool_that_goes_on_when_asked_for_its_round_again_is_an_error() {
+async fn a_tool_that_cannot_state_its_round_again_is_an_error() {
     let server = server();
-    let start = call("ignores", "crates");
+    let start = call("cannot", "crates");
     let first = asks(&server, &start).await;
     let outcome = round(&server, &answering(&start, &first, None)).await;
     a_tool_bug(outcome, "the tool broke its promise");
+}
+
+/// `restate` is the tool's code: a panic in it ends that call with an error, and the
+/// server serves the next.
+#[tokio::test]
+async fn a_panic_while_restating_ends_the_call_only() {
+    let server = server();
+    let start = call("panics", "crates");
+    let first = asks(&server, &start).await;
+    let outcome = round(&server, &answering(&start, &first, None)).await;
+    a_tool_bug(outcome, "a panic in restate");
+    let counts = call("counts", "crates");
+    asks(&server, &counts).await;
 }
 
 #[tokio::test]
@@ -401,7 +425,7 @@ impl SagaTool for Pair {
         if state == 0 {
             return Step::suspend(1, pair_round(self.restates_first));
         }
-        if answers.asking_again() || !(answers.fits::<Count>(0) && answers.fits::<Count>(1)) {
+        if !(answers.fits::<Count>(0) && answers.fits::<Count>(1)) {
             return Step::AskAgain(pair_round(self.restates_first));
         }
         let apples = answers.elicit::<Count>(0);
@@ -411,6 +435,10 @@ impl SagaTool for Pair {
             (Ok(apples), Ok(pears)) => Step::done(format!("{}", apples.count + pears.count)),
             (Err(error), _) | (_, Err(error)) => Step::done(Err::<String, _>(error)),
         }
+    }
+
+    fn restate(&self, state: u8, _cx: &SagaContext) -> Option<Vec<Request>> {
+        (state == 1).then(|| pair_round(self.restates_first))
     }
 }
 

@@ -175,6 +175,15 @@ const _: () = {
                 "stateDiagram-v2\n    Start : route(kind)\n    AfterElicitReply : elicit String\n    AfterElicitReply : \"Your answer?\"\n    AfterElicitReply : key \"reply\"\n    AfterSampleSampled : sample (client or server model)\n    AfterSampleSampled : \"Answer for me\"\n    Return1 : return Err(SagaError∶∶msg(\"unknown kind\"))\n    state Choice1 <<choice>>\n    AfterCheckpoint : checkpoint\n    AfterListRootsRoots : list_roots\n    Return2 : return Ok(format!(\"{answer} in {} roots\", roots.len()))\n    Done : result\n    Done : Ok(answer)\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitReply : match kind.as_str() { \"ask\" if cx.can_elicit() }\n    AfterElicitReply --> Failed : ?\n    Start --> AfterSampleSampled : match kind.as_str() { \"llm\" }\n    AfterSampleSampled --> Failed : ?\n    Start --> Return1 : match kind.as_str() { _ }\n    AfterElicitReply --> Choice1\n    AfterSampleSampled --> Choice1\n    Choice1 --> AfterCheckpoint : if let Some(first) = answer.chars().next(), if first.is_uppercase()\n    Choice1 --> AfterListRootsRoots : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if answer.len() > 3\n    AfterListRootsRoots --> Failed : ?\n    AfterListRootsRoots --> Return2\n    AfterCheckpoint --> Done\n    Choice1 --> Done : if let Some(first) = answer.chars().next(), if !first.is_uppercase(), if !(answer.len() > 3) or if !(let Some(first) = answer.chars().next())\n    Return1 --> [*]\n    Return2 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
+        fn restate(
+            &self,
+            state: Self::State,
+            cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::core::option::Option<
+            ::std::vec::Vec<::saga_runtime::__private::Request>,
+        > {
+            ::saga_runtime::__private::macro_restate(self, state, cx)
+        }
         fn state_json(
             &self,
             state: Self::State,
@@ -447,7 +456,12 @@ const _: () = {
                             ),
                         );
                     }
-                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                        let __bytes = ::saga_runtime::__private::resumed(
+                            __resuming,
+                            &mut __answers,
+                        );
                         let __resumed = match ::saga_runtime::__private::decode(
                             &__slot,
                             &__bytes,

@@ -150,6 +150,15 @@ const _: () = {
                 "stateDiagram-v2\n    Start : complex_tool(initial_arg, replicas)\n    AfterElicitTarget : elicit Target\n    AfterElicitTarget : \"Please provide the deployment target:\"\n    AfterSampleVerdict : sample (client or server model)\n    AfterSampleVerdict : format!(\"Is deploying to '{}' safe right now?\", target.target)\n    Return1 : return Ok(\"Deployment postponed.\".into())\n    Done : result\n    Done : Ok(format!(\"Deployment to {} initiated successfully based on confirmation.\", ta…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterElicitTarget\n    AfterElicitTarget --> Failed : ?\n    AfterElicitTarget --> AfterSampleVerdict\n    AfterSampleVerdict --> Failed : ?\n    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with(\"Yes\")\n    AfterSampleVerdict --> Done : if verdict.text().starts_with(\"Yes\")\n    Return1 --> [*]\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
+        fn restate(
+            &self,
+            state: Self::State,
+            cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::core::option::Option<
+            ::std::vec::Vec<::saga_runtime::__private::Request>,
+        > {
+            ::saga_runtime::__private::macro_restate(self, state, cx)
+        }
         fn state_json(
             &self,
             state: Self::State,
@@ -364,7 +373,12 @@ const _: () = {
                             ),
                         );
                     }
-                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                        let __bytes = ::saga_runtime::__private::resumed(
+                            __resuming,
+                            &mut __answers,
+                        );
                         let __resumed = match ::saga_runtime::__private::decode(
                             &__slot,
                             &__bytes,

@@ -182,6 +182,15 @@ const _: () = {
                 "stateDiagram-v2\n    Start : collect(limit, candidates)\n    state Loop1 <<choice>>\n    AfterElicitName : elicit String\n    AfterElicitName : \"Another name?\"\n    state Loop2 <<choice>>\n    state Loop3 <<choice>>\n    AfterElicitKeep : elicit bool\n    AfterElicitKeep : format!(\"Keep {candidate} (try {attempt})?\")\n    Done : result\n    Done : Ok(names)\n    Failed : error from ?\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterElicitName : while names.len() < limit as usize\n    AfterElicitName --> Failed : ?\n    AfterElicitName --> Loop1 : if name != \"stop\", next\n    AfterElicitName --> Loop2 : if name == \"stop\"\n    Loop1 --> Loop2 : !(names.len() < limit as usize)\n    Loop2 --> Loop3 : for candidate in candidates\n    Loop3 --> AfterElicitKeep : for attempt in 0..2\n    AfterElicitKeep --> Failed : ?\n    AfterElicitKeep --> Loop2 : if !keep, continue\n    AfterElicitKeep --> Loop3 : if keep, next\n    Loop3 --> Loop2 : done, next\n    Loop2 --> Done : done\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
+        fn restate(
+            &self,
+            state: Self::State,
+            cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::core::option::Option<
+            ::std::vec::Vec<::saga_runtime::__private::Request>,
+        > {
+            ::saga_runtime::__private::macro_restate(self, state, cx)
+        }
         fn state_json(
             &self,
             state: Self::State,
@@ -447,7 +456,12 @@ const _: () = {
                             ),
                         );
                     }
-                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                        let __bytes = ::saga_runtime::__private::resumed(
+                            __resuming,
+                            &mut __answers,
+                        );
                         let __resumed = match ::saga_runtime::__private::decode(
                             &__slot,
                             &__bytes,

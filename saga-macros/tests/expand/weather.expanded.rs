@@ -146,6 +146,15 @@ const _: () = {
                 "stateDiagram-v2\n    Start : get_weather(location)\n    AfterJoinLoginCapital : join!: 2 requests in one round\n    AfterJoinLoginCapital : elicit GithubLogin \"Please provide your GitHub username\" key \"github_login\"\n    AfterJoinLoginCapital : sample \"What is the capital of France?\" key \"capital_of_france\"\n    AfterJoinLoginCapital : sample (client or server model)\n    Done : result\n    Done : Ok(format!(\"Weather for {location}: sunny. Asked by {} (capital check: {})\", lo…\n    Failed : error from ?\n    [*] --> Start\n    Start --> AfterJoinLoginCapital\n    AfterJoinLoginCapital --> Failed : login? or capital?\n    AfterJoinLoginCapital --> Done\n    Done --> [*]\n    Failed --> [*]\n",
             )
         }
+        fn restate(
+            &self,
+            state: Self::State,
+            cx: &::saga_runtime::__private::SagaContext,
+        ) -> ::core::option::Option<
+            ::std::vec::Vec<::saga_runtime::__private::Request>,
+        > {
+            ::saga_runtime::__private::macro_restate(self, state, cx)
+        }
         fn state_json(
             &self,
             state: Self::State,
@@ -342,7 +351,12 @@ const _: () = {
                             ),
                         );
                     }
-                    ::saga_runtime::__private::MacroState::Resume(__bytes) => {
+                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                        let __bytes = ::saga_runtime::__private::resumed(
+                            __resuming,
+                            &mut __answers,
+                        );
                         let __resumed = match ::saga_runtime::__private::decode(
                             &__slot,
                             &__bytes,

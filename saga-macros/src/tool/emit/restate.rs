@@ -1,8 +1,9 @@
 //! Suspensions whose requests can be stated again from the saved state.
 //!
 //! A token need not carry a round's requests when the tool can build them again: the
-//! runtime asks the resumed step (`Answers::asking_again`), which evaluates the request
-//! expressions a second time and answers `Step::AskAgain`. That is only sound when
+//! runtime asks the tool (`SagaTool::restate`), whose step resumes in its restating mode
+//! (`MacroState::Restate`), evaluates the request expressions a second time and answers
+//! `Step::AskAgain`. That is only sound when
 //! evaluating them again gives the same requests and does nothing else, so a suspension
 //! qualifies only when
 //!
@@ -189,9 +190,8 @@ pub(super) fn assigns(op: &syn::BinOp) -> bool {
     )
 }
 
-/// At the head of a restatable site's continuation: when the runtime asks for the round
-/// again, or an answer does not fit its form, the same requests again, from the saved
-/// locals.
+/// At the head of a restatable site's continuation: in the restating mode, or when an
+/// answer does not fit its form, the same requests again, from the saved locals.
 pub fn guard(site: &Site) -> Stmt {
     let private = private_path();
     let span = site.resolved_span();

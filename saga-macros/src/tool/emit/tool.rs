@@ -196,8 +196,8 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         "an inspection's answer is not a mode of the step"
     )));
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
-    // The trace and inspection modes are arms of their own, served before any of the
-    // tool's code (see the runtime's `MacroState`).
+    // The trace, inspection and restating modes are arms of their own (see the runtime's
+    // `MacroState`).
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
             let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
@@ -215,7 +215,10 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                 #private::MacroState::Inspected(_) => {
                     return #not_a_mode;
                 }
-                #private::MacroState::Resume(__bytes) => {
+                // A later round, or the restating mode (see the runtime's `SagaTool::restate`),
+                // which hands itself down to the suspension through the answers.
+                __resuming @ (#private::MacroState::Resume(_) | #private::MacroState::Restate(_)) => {
+                    let __bytes = #private::resumed(__resuming, &mut __answers);
                     #resume
                 }
             }
@@ -291,6 +294,14 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                 }
 
                 #diagram_method
+
+                fn restate(
+                    &self,
+                    state: Self::State,
+                    cx: &#private::SagaContext,
+                ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
+                    #private::macro_restate(self, state, cx)
+                }
 
                 fn state_json(
                     &self,

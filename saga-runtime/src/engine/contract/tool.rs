@@ -70,6 +70,22 @@ pub trait SagaTool: Send + Sync + 'static {
         cx: &SagaContext,
     ) -> impl Future<Output = Step<Self::State>> + Send;
 
+    /// States again the requests of the round that `state` suspended at with
+    /// [`Step::suspend_restatable`]: the runtime calls it when that round must be sent
+    /// again (a request had no answer) and the token keeps no copy of them. The answer is
+    /// the whole round, in the same order, built from `state` exactly as the first time;
+    /// nothing else may happen, which is why this is not `async`. Requests stated
+    /// differently are caught by the round's digest and end the call with an internal
+    /// error.
+    ///
+    /// `None`, the default, for a state whose round cannot be stated again: a tool that
+    /// never calls `suspend_restatable` keeps this default. `#[saga_tool]` writes it for
+    /// every suspension it makes restatable.
+    fn restate(&self, state: Self::State, cx: &SagaContext) -> Option<Vec<Request>> {
+        let _ = (state, cx);
+        None
+    }
+
     /// The names of the state's variants, by their encoded index, for the log; empty when
     /// the state names itself through serde (an enum of named variants). `#[saga_tool]`
     /// fills it with its suspension variants (`AfterElicitTarget`, …).
@@ -185,10 +201,8 @@ pub enum Step<S> {
     /// Yield with only a `requestState`; the client retries at once.
     Checkpoint(S),
     /// The requests of the last round again, stated from the state they were made in:
-    /// the answer to
-    /// [`Answers::asking_again`](crate::engine::Answers::asking_again), or the tool's own verdict
-    /// that an answer does not fit what was asked. The runtime sends them under the same
-    /// keys, with the same state and expiry.
+    /// the tool's own verdict that an answer does not fit what was asked. The runtime
+    /// sends them under the same keys, with the same state and expiry.
     AskAgain(Vec<Request>),
     /// The tool finished.
     Done(CallToolResult),
@@ -208,15 +222,12 @@ impl<S> Step<S> {
     /// it shorter and each round cheaper. `#[saga_tool]` does this for every suspension
     /// whose requests it can restate from the saved locals.
     ///
-    /// In return the tool keeps two promises when it is next stepped from `state`:
+    /// In return the tool keeps two promises for `state`:
     ///
-    /// - When [`Answers::asking_again`] is set (a request had no answer), it returns
-    ///   [`Step::AskAgain`] with the whole round again, in the same order, built from
-    ///   `state` as the first time, and does nothing else: the runtime may run this step
-    ///   more than once, and polls it once without a waker to inspect a token, so it must
-    ///   not await. Requests stated differently are caught by the digest and end the call
-    ///   with an internal error.
-    /// - A form's answer is checked as the tool reads it (the token keeps no schema to
+    /// - [`SagaTool::restate`] gives the whole round again, in the same order, built from
+    ///   `state` as the first time, and does nothing else: the runtime calls it when a
+    ///   request had no answer, and to show an inspected token's round.
+    /// - When the tool is next stepped from `state`, a form's answer is checked as the tool reads it (the token keeps no schema to
     ///   check it against): [`Answers::elicit`] gives [`SagaError::DoesNotFit`] for
     ///   content outside `T`'s form, and the tool asks again with [`Step::AskAgain`].
     ///   [`Answers::fits`] checks a round's forms before any is read.
@@ -235,10 +246,10 @@ impl<S> Step<S> {
     /// fn ask_name() -> Request {
     ///     elicit::<String>("Your name?").into()
     /// }
+    /// // In `SagaTool::step`:
     /// fn step(state: State, mut answers: Answers) -> Step<State> {
     ///     match state {
     ///         State::Start => Step::suspend_restatable(State::AfterName, [ask_name()]),
-    ///         State::AfterName if answers.asking_again() => Step::AskAgain(vec![ask_name()]),
     ///         State::AfterName => match answers.elicit::<String>(0) {
     ///             Ok(name) => Step::done(format!("Hello, {name}!")),
     ///             Err(SagaError::DoesNotFit(_)) => Step::AskAgain(vec![ask_name()]),
@@ -246,10 +257,16 @@ impl<S> Step<S> {
     ///         },
     ///     }
     /// }
-    /// # let _ = step;
+    /// // In `SagaTool::restate`:
+    /// fn restate(state: State) -> Option<Vec<Request>> {
+    ///     match state {
+    ///         State::AfterName => Some(vec![ask_name()]),
+    ///         State::Start => None,
+    ///     }
+    /// }
+    /// # let _ = (step, restate);
     /// ```
     ///
-    /// [`Answers::asking_again`]: crate::engine::Answers::asking_again
     /// [`Answers::elicit`]: crate::engine::Answers::elicit
     /// [`Answers::fits`]: crate::engine::Answers::fits
     /// [`SagaError::DoesNotFit`]: crate::engine::SagaError::DoesNotFit

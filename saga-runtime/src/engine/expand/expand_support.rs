@@ -14,8 +14,8 @@ pub use crate::engine::expand::local::{
     restore,
 };
 pub use crate::engine::expand::macro_state::{
-    MacroState, decode, failed, inspected, macro_layout, macro_state_json, record_state, start,
-    suspend, traced, undecodable,
+    MacroState, decode, failed, inspected, macro_layout, macro_restate, macro_state_json,
+    record_state, resumed, start, suspend, traced, undecodable,
 };
 pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
@@ -42,10 +42,10 @@ pub fn as_marked<R>(_marker: &Marker<R>, request: R) -> R {
     request
 }
 
-/// Whether the runtime asks for the last round's requests again; see
-/// [`Answers::asking_again`].
+/// Whether the step runs in its restating mode (`MacroState::Restate`, handed down to the
+/// suspension through the answers): the suspension then states its requests again.
 pub fn asking_again(answers: &impl std::borrow::Borrow<Answers>) -> bool {
-    answers.borrow().asking_again()
+    answers.borrow().is_restating()
 }
 
 /// Ends the transition with the requests of the last round stated again

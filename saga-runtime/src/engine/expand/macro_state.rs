@@ -9,6 +9,7 @@ use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::SagaError;
 use crate::engine::contract::tool::Step;
 use crate::engine::expand::saga_fn::Exit;
@@ -23,16 +24,22 @@ use crate::engine::round::requests::Request;
 /// cross this boundary.
 ///
 /// For the same reason the runtime enters the step to learn what only its types know:
-/// the layout of the state ([`MacroState::Trace`], for [`macro_layout`]) and the sealed
-/// state as JSON ([`MacroState::Inspect`], for [`macro_state_json`]). Each is a mode the
-/// step is handed explicitly, which its arm of the generated `match` serves before any of
-/// the tool's code runs; neither is ever sealed.
+/// the layout of the state ([`MacroState::Trace`], for [`macro_layout`]), the sealed
+/// state as JSON ([`MacroState::Inspect`], for [`macro_state_json`]) and a round's
+/// requests stated again ([`MacroState::Restate`], for [`macro_restate`]). Each is a mode
+/// the step is handed explicitly, which its arm of the generated `match` serves; none is
+/// ever sealed.
 #[derive(Debug)]
 pub enum MacroState<A> {
     /// The first round: the call's arguments.
     Start(A),
     /// A later round: the encoded state enum.
     Resume(Vec<u8>),
+    /// Not a round: the encoded state enum, whose suspension states its requests again
+    /// ([`Step::AskAgain`]) and ends; see [`SagaTool::restate`].
+    ///
+    /// [`SagaTool::restate`]: crate::engine::SagaTool::restate
+    Restate(Vec<u8>),
     /// Not a round: record the state enum's layout in the running trace, and end.
     Trace,
     /// Not a round: render these encoded state bytes as JSON, and end with
@@ -52,7 +59,10 @@ impl<A> Serialize for MacroState<A> {
                 "a saga's arguments are never sealed",
             )),
             // Modes of a step, and an inspection's answer: never a state.
-            MacroState::Trace | MacroState::Inspect(_) | MacroState::Inspected(_) => {
+            MacroState::Trace
+            | MacroState::Restate(_)
+            | MacroState::Inspect(_)
+            | MacroState::Inspected(_) => {
                 Err(serde::ser::Error::custom("a step's mode is never sealed"))
             }
         }
@@ -277,6 +287,42 @@ where
     }
 }
 
+/// A `#[saga_tool]`'s round stated again from its saved state
+/// ([`SagaTool::restate`](crate::engine::SagaTool::restate)): `step` runs in its
+/// restating mode ([`MacroState::Restate`]), which resumes at the suspension and ends
+/// there with its requests, built from the saved locals; no other code of the tool runs,
+/// and nothing waits, so one poll finishes it. `None` where the suspension cannot state
+/// its requests again (the token then keeps them).
+pub fn macro_restate<T, A>(tool: &T, state: MacroState<A>, cx: &SagaContext) -> Option<Vec<Request>>
+where
+    T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
+{
+    let MacroState::Resume(bytes) = state else {
+        return None;
+    };
+    let mut step = std::pin::pin!(tool.step(MacroState::Restate(bytes), Answers::none(), cx));
+    let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match step.as_mut().poll(&mut poll_cx) {
+        std::task::Poll::Ready(Step::AskAgain(requests)) => Some(requests),
+        _ => None,
+    }
+}
+
+/// The resume arm's encoded state, for a later round and for the restating mode alike:
+/// in that mode the suspension reads no answer, and states its requests again (see
+/// [`asking_again`](super::expand_support::asking_again)).
+pub fn resumed<A>(state: MacroState<A>, answers: &mut Answers) -> Vec<u8> {
+    match state {
+        MacroState::Resume(bytes) => bytes,
+        MacroState::Restate(bytes) => {
+            *answers = Answers::restating();
+            bytes
+        }
+        // The generated step reaches here with the two variants above only.
+        _ => Vec::new(),
+    }
+}
+
 /// Drops the generated `__mN` fields (which request each suspension awaits, a type-level
 /// marker with no content) from a rendered `{"Variant": {..}}`.
 fn hide_markers(value: &mut serde_json::Value) {
@@ -353,6 +399,7 @@ mod tests {
     fn modes_are_never_sealed() {
         for mode in [
             MacroState::<()>::Trace,
+            MacroState::Restate(vec![1, 2]),
             MacroState::Inspect(vec![1, 2]),
             MacroState::Inspected(Box::new(Ok(serde_json::json!({})))),
         ] {

@@ -8,9 +8,11 @@ use crate::engine::kinds::table::Answer;
 #[derive(Debug, Default)]
 pub struct Answers {
     items: AnswerSlots,
-    /// Set when the runtime asks the tool for the requests of its last round again, to
-    /// resend them: see [`Answers::asking_again`].
-    again: bool,
+    /// Set by a `#[saga_tool]`'s restating mode (`MacroState::Restate`), which hands it
+    /// down to the suspension, in the tool or in a helper it called, that states its
+    /// requests again. Never set for a hand-written tool, which is asked through
+    /// [`SagaTool::restate`](crate::engine::SagaTool::restate) instead.
+    restating: bool,
 }
 
 /// A round's answers, each until the tool takes it: most rounds have one, which needs no
@@ -26,27 +28,22 @@ impl Answers {
     pub(crate) fn new(items: AnswerSlots) -> Self {
         Self {
             items,
-            again: false,
+            restating: false,
         }
     }
 
-    /// No answers, and a request to state the last round's requests again.
-    pub(crate) fn again() -> Self {
+    /// No answers: a `#[saga_tool]`'s restating mode, in which the suspension states its
+    /// requests again instead of reading answers.
+    pub(crate) fn restating() -> Self {
         Self {
             items: AnswerSlots::new(),
-            again: true,
+            restating: true,
         }
     }
 
-    /// Whether the runtime is asking the tool to state the requests of its last round
-    /// again, instead of answering them: a request of that round had no answer (or a form
-    /// the token keeps got an answer outside it), and the token keeps no copy of some of
-    /// them. The tool answers with
-    /// [`Step::AskAgain`](crate::engine::Step::AskAgain), built from its saved state exactly as
-    /// the first time; `#[saga_tool]` does this for every suspension whose requests it can
-    /// build again without running anything twice.
-    pub fn asking_again(&self) -> bool {
-        self.again
+    /// Whether these are the restating mode's (see [`Answers::restating`]).
+    pub(crate) fn is_restating(&self) -> bool {
+        self.restating
     }
 
     /// How many answers there are.

@@ -5,17 +5,15 @@
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::InspectError;
-use crate::engine::contract::tool::Step;
 use crate::engine::identity::points::Points;
-use crate::engine::round::answers::Answers;
 use crate::engine::round::asking;
 use crate::engine::round::pending::TokenHead;
 use crate::engine::runner::typed::Typed;
 use crate::state::{Binding, StateCodec, TokenHeader};
 
-/// The round's requests as the tool states them again from `state_bytes`, for
-/// inspection: the step is polled once (stating a round again never waits), and a panic
-/// or anything but [`Step::AskAgain`] shows no request.
+/// The round's requests as the tool states them again from `state_bytes`
+/// ([`SagaTool::restate`](crate::engine::SagaTool::restate)), for inspection: a panic, or
+/// a state the tool cannot restate, shows no request.
 fn restated_for_inspection(
     tool: &dyn Typed,
     head: &TokenHead,
@@ -23,20 +21,12 @@ fn restated_for_inspection(
 ) -> Option<rmcp::model::InputRequests> {
     let (state, _) = tool.decode(state_bytes).ok()?;
     let cx = SagaContext::new("inspect");
-    let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut step = tool.step(state, Answers::again(), &cx);
-        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
-        step.as_mut().poll(&mut poll_cx)
-    }))
-    .ok()?;
-    match stepped {
-        std::task::Poll::Ready(Step::AskAgain(requests)) => {
-            asking::asked_again(head, Some(requests), "inspect", head.build)
-                .ok()
-                .map(|(asked, _)| asked)
-        }
-        _ => None,
-    }
+    let requests =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.restate(state, &cx)))
+            .ok()??;
+    asking::asked_again(head, Some(requests), "inspect", head.build)
+        .ok()
+        .map(|(asked, _)| asked)
 }
 
 /// Opens `token` for `tool` under `binding` without redeeming it, and decodes the saved

@@ -491,15 +491,17 @@ impl<'a> Run<'a> {
         asking::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
             let state = decode_state(self.tool, self.points, point, self.name, state_bytes)?;
-            let stepped = catch_panic_pinned(self.tool.step(state, Answers::again(), self.cx))
-                .await
-                .map_err(|payload| panicked(self.name, payload.as_ref()))?;
-            match stepped {
-                Step::AskAgain(requests) => restated = Some(requests),
-                _ => {
+            let tool = self.tool;
+            let cx = self.cx;
+            let stated =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.restate(state, cx)))
+                    .map_err(|payload| panicked(self.name, payload.as_ref()))?;
+            match stated {
+                Some(requests) => restated = Some(requests),
+                None => {
                     return Err(tool_bug(
                         self.name,
-                        "asked for its last round again, it went on instead",
+                        "suspended with requests to state again, it could not state them",
                     ));
                 }
             }

@@ -16,6 +16,7 @@ use crate::engine::call::error::SagaError;
 use crate::engine::contract::tool::{SagaTool, Step};
 use crate::engine::identity::variant::variant_name;
 use crate::engine::round::answers::Answers;
+use crate::engine::round::requests::Request;
 
 /// A tool's state, its type erased (a box of `Option<T::State>`). Only [`Typed`]'s own
 /// impl makes one, and reads it back as the same tool's state.
@@ -31,6 +32,9 @@ pub(crate) trait Typed: Send + Sync {
 
     /// [`SagaTool::step`], once.
     fn step<'a>(&'a self, state: State, answers: Answers, cx: &'a SagaContext) -> StepFuture<'a>;
+
+    /// [`SagaTool::restate`]; `None` as well for a state that is not this tool's.
+    fn restate(&self, state: State, cx: &SagaContext) -> Option<Vec<Request>>;
 
     /// The state postcard reads from the front of `bytes`, and how many bytes are left.
     fn decode(&self, bytes: &[u8]) -> Result<(State, usize), postcard::Error>;
@@ -87,6 +91,11 @@ impl<T: SagaTool> Typed for T {
                 Step::Done(result) => Step::Done(result),
             }
         })
+    }
+
+    fn restate(&self, state: State, cx: &SagaContext) -> Option<Vec<Request>> {
+        let state = state.downcast::<Option<T::State>>().ok()?.take()?;
+        SagaTool::restate(self, state, cx)
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<(State, usize), postcard::Error> {
