@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/saga-{macros,runtime,cli}-* \
   "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*/saga-{macros,runtime,cli}-* \
   target/package target/publish-check
+# Its build is a second copy of every dependency: gone when the check ends, passed or not.
+trap 'rm -rf target/publish-check' EXIT
 CARGO_TARGET_DIR=target/publish-check cargo publish --dry-run --allow-dirty --quiet -p saga-macros -p saga-runtime -p saga-cli
 for crate in saga-macros saga-runtime saga-cli; do
   files=$(cargo package --list --allow-dirty --quiet -p "$crate")
@@ -17,5 +19,4 @@ for crate in saga-macros saga-runtime saga-cli; do
     grep -qx "$needed" <<<"$files" || { echo "publish-check: $crate's package lacks $needed" >&2; exit 1; }
   done
 done
-rm -rf target/publish-check
 echo "publish-check: saga-macros, saga-runtime and saga-cli package and build"
