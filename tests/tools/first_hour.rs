@@ -658,11 +658,22 @@ macro_rules! awaiting_tool {
 
 awaiting_tool!(await_given, elicit("Your name?").key("name").await?);
 
+#[saga_fn]
+async fn ask_name(question: String) -> Result<String, SagaError> {
+    elicit(question).key("name").await
+}
+
+// A `#[saga_fn]` call given by the caller, awaited by the macro, or awaited by the caller.
+asking_tool!(call_given, ask_name("Your name?".to_owned()));
+awaiting_tool!(call_await_given, ask_name("Your name?".to_owned()).await?);
+
 #[tokio::test]
 async fn a_tool_written_by_a_macro_rules_asks_what_its_caller_gives() {
     for (tool, client) in [
         ("ask_given", TestClient::new(ask_given)),
         ("await_given", TestClient::new(await_given)),
+        ("call_given", TestClient::new(call_given)),
+        ("call_await_given", TestClient::new(call_await_given)),
     ] {
         let run = client
             .call(tool, json!({"greeting": "Hello"}))

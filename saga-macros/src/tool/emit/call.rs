@@ -30,6 +30,14 @@ fn with_kind(span: proc_macro2::Span, call: &Expr, then: TokenStream) -> Expr {
     }
 }
 
+/// A local the expansion declares (`__answers`, `__slot`, …), named so that it resolves
+/// where the attribute is, wherever the call's tokens come from (a `macro_rules!`'s
+/// caller's); the code around it keeps the call's span, so that its errors read as the
+/// user's.
+fn local(name: &str, site: &Site) -> Ident {
+    Ident::new(name, site.resolved_span())
+}
+
 /// Ends the transition while the helper waits: the caller's locals and the helper's state
 /// are saved, and the helper's requests are the round's.
 fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
@@ -41,9 +49,10 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
         saved,
         crate::tool::emit::keep::Keeper::CallKind(span),
     );
+    let slot = local("__slot", site);
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(
-            &mut __slot,
+            &mut #slot,
             __State::#variant {
                 #(#fields,)*
                 __m0: #private::kind_marker(&__kind),
@@ -70,11 +79,12 @@ pub fn exit(site: &Site, call: &Expr, saved: &[Saved], carrier: Carrier) -> Expr
     let private = private_path();
     let span = site.span;
     let suspend = suspend(site, saved, carrier);
+    let (answers, cx) = (local("__answers", site), local("__cx", site));
     with_kind(
         span,
         call,
         quote_spanned! {span=>
-            match __kind.drive(__call, &mut __answers, __cx).await {
+            match __kind.drive(__call, &mut #answers, #cx).await {
                 #private::FnStep::Done(__value) => __value,
                 #suspend
             }
@@ -88,9 +98,11 @@ pub fn resume(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let suspend = suspend(site, saved, carrier);
+    let (mark, callee) = (local("__mark0", site), local("__callee", site));
+    let (answers, cx) = (local("__answers", site), local("__cx", site));
     quote_spanned! {span=> {
-        let __kind = #private::kind_of(__mark0);
-        match __kind.resume(__callee, &mut __answers, __cx).await {
+        let __kind = #private::kind_of(#mark);
+        match __kind.resume(#callee, &mut #answers, #cx).await {
             #private::FnStep::Done(__value) => __value,
             #suspend
         }
