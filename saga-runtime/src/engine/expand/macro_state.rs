@@ -274,11 +274,9 @@ where
     let MacroState::Resume(bytes) = state else {
         return Err("a saga that has not started has no saved state".into());
     };
-    let cx = crate::engine::call::context::SagaContext::new("inspect");
-    let mut step = std::pin::pin!(tool.step(MacroState::Inspect(bytes), Answers::default(), &cx));
-    let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match step.as_mut().poll(&mut poll_cx) {
-        std::task::Poll::Ready(Step::Checkpoint(MacroState::Inspected(rendered))) => {
+    let cx = SagaContext::new("inspect");
+    match step_in_mode(tool, MacroState::Inspect(bytes), &cx) {
+        Some(Step::Checkpoint(MacroState::Inspected(rendered))) => {
             let mut value = (*rendered)?;
             hide_markers(&mut value);
             Ok(value)
@@ -300,11 +298,28 @@ where
     let MacroState::Resume(bytes) = state else {
         return None;
     };
-    let mut step = std::pin::pin!(tool.step(MacroState::Restate(bytes), Answers::none(), cx));
+    match step_in_mode(tool, MacroState::Restate(bytes), cx) {
+        Some(Step::AskAgain(requests)) => Some(requests),
+        _ => None,
+    }
+}
+
+/// `tool`'s step run in `mode` (trace, inspect, restate), which never waits: where it
+/// ended, after one poll, or `None` had it waited. One function for the three modes, so
+/// that each tool compiles one copy of it.
+fn step_in_mode<T, A>(
+    tool: &T,
+    mode: MacroState<A>,
+    cx: &SagaContext,
+) -> Option<Step<MacroState<A>>>
+where
+    T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
+{
+    let mut step = std::pin::pin!(tool.step(mode, Answers::none(), cx));
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
     match step.as_mut().poll(&mut poll_cx) {
-        std::task::Poll::Ready(Step::AskAgain(requests)) => Some(requests),
-        _ => None,
+        std::task::Poll::Ready(step) => Some(step),
+        std::task::Poll::Pending => None,
     }
 }
 
@@ -378,10 +393,8 @@ where
     T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
 {
     let frame = crate::engine::identity::layout::frame::in_frame(|| {
-        let cx = crate::engine::call::context::SagaContext::new("layout");
-        let mut step = std::pin::pin!(tool.step(MacroState::Trace, Answers::default(), &cx));
-        let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let _ = step.as_mut().poll(&mut poll_cx);
+        let cx = SagaContext::new("layout");
+        let _ = step_in_mode(tool, MacroState::Trace, &cx);
     });
     let mut layout = crate::engine::identity::points::StateLayout::of_frame(frame)?;
     layout.state_type = std::any::type_name::<MacroState<A>>();
