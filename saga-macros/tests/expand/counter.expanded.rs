@@ -142,15 +142,6 @@ const _: () = {
                 "stateDiagram-v2\n    Start : count_to(n)\n    state Loop1 <<choice>>\n    AfterCheckpoint : checkpoint\n    Done : result\n    Done : Ok(Json(Count { n, total }))\n    [*] --> Start\n    Start --> Loop1\n    Loop1 --> AfterCheckpoint : for i in 1..=n\n    AfterCheckpoint --> Loop1 : next\n    Loop1 --> Done : done\n    Done --> [*]\n",
             )
         }
-        fn restate(
-            &self,
-            state: Self::State,
-            cx: &::saga_runtime::__private::SagaContext,
-        ) -> ::core::option::Option<
-            ::std::vec::Vec<::saga_runtime::__private::Request>,
-        > {
-            ::saga_runtime::__private::macro_restate(self, state, cx)
-        }
         fn state_json(
             &self,
             state: Self::State,

@@ -198,6 +198,21 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
     // The trace, inspection and restating modes are arms of their own (see the runtime's
     // `MacroState`).
+    // Only a tool that may suspend at requests it states again (its own, or a helper's)
+    // is asked to: the others keep the trait's default, and compile nothing for it.
+    let restates = machine.restated.iter().any(|restated| *restated)
+        || sites.iter().any(|site| site.suspension.is_call());
+    let restate = restates.then(|| {
+        quote! {
+            fn restate(
+                &self,
+                state: Self::State,
+                cx: &#private::SagaContext,
+            ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
+                #private::macro_restate(self, state, cx)
+            }
+        }
+    });
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
             let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
@@ -295,13 +310,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
 
                 #diagram_method
 
-                fn restate(
-                    &self,
-                    state: Self::State,
-                    cx: &#private::SagaContext,
-                ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
-                    #private::macro_restate(self, state, cx)
-                }
+                #restate
 
                 fn state_json(
                     &self,
