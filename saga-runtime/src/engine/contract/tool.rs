@@ -227,9 +227,10 @@ impl<S> Step<S> {
     /// - [`SagaTool::restate`] gives the whole round again, in the same order, built from
     ///   `state` as the first time, and does nothing else: the runtime calls it when a
     ///   request had no answer, and to show an inspected token's round.
-    /// - When the tool is next stepped from `state`, a form's answer is checked as the tool reads it (the token keeps no schema to
-    ///   check it against): [`Answers::elicit`] gives [`SagaError::DoesNotFit`] for
-    ///   content outside `T`'s form, and the tool asks again with [`Step::AskAgain`].
+    /// - When the tool is next stepped from `state`, a form's answer is checked as the
+    ///   tool reads it (the token keeps no schema to check it against):
+    ///   [`Answers::elicit`] gives [`SagaError::DoesNotFit`] for content outside `T`'s
+    ///   form, and the tool asks again with [`Step::AskAgain`].
     ///   [`Answers::fits`] checks a round's forms before any is read.
     ///
     /// A URL elicitation is always kept whole (its id is drawn by the runtime), but is
