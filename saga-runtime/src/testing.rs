@@ -56,6 +56,8 @@
 
 pub mod stores;
 
+pub use crate::engine::KeyedRound;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 

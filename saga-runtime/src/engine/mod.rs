@@ -25,6 +25,7 @@ pub(crate) use expand::expand_support;
 #[cfg(feature = "plain-run")]
 pub(crate) use expand::plain;
 pub(crate) use forms::elicit_field;
+pub use round::keyed::KeyedRound;
 pub(crate) use runner::family;
 pub(crate) use runner::sampling;
 
