@@ -10,5 +10,6 @@ pub mod harness;
 pub mod keeps_json;
 pub mod meeting;
 pub mod migrate;
+pub mod plain;
 pub mod rmcp_server;
 pub mod weather;

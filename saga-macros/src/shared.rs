@@ -1,5 +1,5 @@
 //! What both macros need: the path to the runtime's support module, doc comments, a type
-//! as written, case conversion, and whether to emit the plain run.
+//! as written, and case conversion.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -59,20 +59,6 @@ pub fn pascal(text: &str) -> String {
                 .unwrap_or_default()
         })
         .collect()
-}
-
-/// Whether to compile the plain run of each saga (`__plain`, and a helper's `plain`): the
-/// body as one ordinary async function, which the differential tests compare with the
-/// state machine. It is a second copy of the user's code for rustc to check, so an error
-/// in the body would be reported once per copy, sometimes differently (the copy infers its
-/// return type from its first `return`); a crate gets it only when built with
-/// `SAGA_PLAIN_RUN=1` in the environment, as this repository's root package is (its
-/// `build.rs`), which also enables the runtime's `plain-run` feature that the plain run
-/// needs. A variable rather than a Cargo feature of this crate: features are unified
-/// across a workspace, and the compile-fail tests must see what a user sees. Without it,
-/// nothing of the plain run is emitted.
-pub fn plain_run() -> bool {
-    std::env::var_os("SAGA_PLAIN_RUN").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// A type's tokens as a user would write them: `Vec<String>`, not `Vec < String >`.

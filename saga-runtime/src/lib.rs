@@ -122,8 +122,6 @@ pub mod __private {
         select_property,
     };
     pub use crate::engine::expand_support::*;
-    #[cfg(feature = "plain-run")]
-    pub use crate::engine::plain::{PlainRun, Script};
     pub use crate::engine::{
         Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, LayoutError, PromptOutput, Request,
         ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, StateLayout, Step,

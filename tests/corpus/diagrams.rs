@@ -6,8 +6,8 @@ use saga_runtime::engine::SagaTool;
 
 use super::expressions::*;
 use super::helpers::*;
-use super::looper;
 use super::sagas::*;
+use crate::loops::looper;
 
 fn check(tool: &impl SagaTool) {
     let name = tool.tool().name.to_string();

@@ -1,14 +1,10 @@
-//! Exits the macro cannot see: a `return` or `?` inside another crate's macro
-//! (`anyhow::bail!`, `anyhow::ensure!`) or a `macro_rules!` of the user's. Each ends the
-//! saga with its error, before or after a suspension and inside loops, exactly as it
-//! leaves the function.
-
 use std::fmt;
 
-use saga_runtime::prelude::{SagaError, checkpoint, elicit, join_all, saga_fn, saga_tool};
+use saga_runtime::prelude::*;
+use saga_runtime::prelude::{SagaError, checkpoint, elicit, join_all};
 use serde_json::{Value, json};
 
-use super::harness::{Outcome, Script, accept, differential, prompt_of};
+use crate::harness::{Outcome, Script, accept, differential, prompt_of};
 
 /// Answers `first?` with `first`, `keep NAME?` with whether NAME is not `drop`, and
 /// `#total?` with `total`.
@@ -49,8 +45,9 @@ async fn vetted(n: i64, names: Vec<String>) -> anyhow::Result<String> {
     Ok(format!("{first}: {} ({small})", kept.join(",")))
 }
 
+#[machine_only]
 async fn run_vetted(arguments: Value, first: &'static str, total: i64) -> Outcome {
-    differential(&vetted, plain!(vetted), arguments, answers(first, total)).await
+    differential(&vetted, plain!(plain::vetted), arguments, answers(first, total)).await
 }
 
 fn error_text(outcome: &Outcome) -> (bool, &str) {
@@ -76,7 +73,7 @@ async fn anyhow_macros_end_the_saga_with_their_error() {
 
     let in_loop = differential(
         &vetted,
-        plain!(vetted),
+        plain!(plain::vetted),
         json!({"n": 1, "names": ["a", "must", "b"]}),
         || {
             Script::new(|_key, request| {
@@ -101,7 +98,7 @@ async fn anyhow_macros_end_the_saga_with_their_error() {
 
 /// An error type of the user's, `From<SagaError>`.
 #[derive(Debug)]
-struct Refusal(String);
+pub struct Refusal(String);
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -157,7 +154,7 @@ async fn a_users_macro_and_a_helpers_bail_end_the_saga() {
     let run = |limit: i64, total: i64| {
         differential(
             &refusing,
-            plain!(refusing),
+            plain!(plain::refusing),
             json!({ "limit": limit }),
             answers("x", total),
         )
@@ -204,7 +201,7 @@ async fn an_option_helper_leaves_through_a_macro() {
     let run = |total: i64| {
         differential(
             &optional,
-            plain!(optional),
+            plain!(plain::optional),
             json!({"times": 2}),
             answers("x", total),
         )
@@ -246,7 +243,7 @@ async fn the_suggested_fixes_compile_and_keep_the_behaviour() {
     let run = |fast: bool, names: Value| {
         differential(
             &suggested_fixes,
-            plain!(suggested_fixes),
+            plain!(plain::suggested_fixes),
             json!({ "fast": fast, "names": names }),
             script,
         )

@@ -1,16 +1,11 @@
-//! Suspensions in every expression position (issue 9): operands, arguments, literals,
-//! indexes, casts, conditions, `&&`/`||`, `let … else`, the standard macros, `break` and
-//! `return` values. Side effects go to a log whose order the prompts and results show, so
-//! that a wrong evaluation order changes the transcript.
-
 use std::fmt::Write as _;
 
 use saga_runtime::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::harness::{Script, accept, differential};
-use super::sagas::by_prompt;
+use crate::harness::{Script, accept, differential};
+use crate::sagas::by_prompt;
 
 fn text(value: &str) -> Value {
     accept(json!({ "value": value }))
@@ -104,7 +99,7 @@ pub fn operands_script() -> Script {
 async fn operands_are_evaluated_in_rusts_order() {
     let outcome = differential(
         &operands,
-        plain!(operands),
+        plain!(plain::operands),
         json!({"base": 40}),
         operands_script,
     )
@@ -208,7 +203,7 @@ async fn conditions_suspend_exactly_when_rust_evaluates_them() {
     for (arguments, expected, rounds) in cases {
         let outcome = differential(
             &conditions,
-            plain!(conditions),
+            plain!(plain::conditions),
             arguments.clone(),
             conditions_script,
         )
@@ -271,7 +266,7 @@ pub async fn lets_and_macros(name: String) -> Result<String, SagaError> {
 pub fn lets_and_macros_script() -> Script {
     by_prompt(|method, prompt, _| {
         if method == "sampling/createMessage" {
-            return super::harness::says("summed");
+            return crate::harness::says("summed");
         }
         match prompt {
             "holds?" => flag(true),
@@ -286,7 +281,7 @@ pub fn lets_and_macros_script() -> Script {
 async fn let_else_and_macro_arguments_suspend() {
     let outcome = differential(
         &lets_and_macros,
-        plain!(lets_and_macros),
+        plain!(plain::lets_and_macros),
         json!({"name": "id42"}),
         lets_and_macros_script,
     )
@@ -298,7 +293,7 @@ async fn let_else_and_macro_arguments_suspend() {
     assert_eq!(outcome.rounds, 10);
     let outcome = differential(
         &lets_and_macros,
-        plain!(lets_and_macros),
+        plain!(plain::lets_and_macros),
         json!({"name": "bob"}),
         lets_and_macros_script,
     )
@@ -344,7 +339,7 @@ pub fn more_macros_script() -> Script {
 async fn matches_assert_ne_and_dbg_suspend() {
     let outcome = differential(
         &more_macros,
-        plain!(more_macros),
+        plain!(plain::more_macros),
         json!({"name": "ada"}),
         more_macros_script,
     )
@@ -388,7 +383,7 @@ pub fn static_operands_script() -> Script {
 async fn a_str_operand_before_a_suspension_is_kept_as_its_text() {
     let outcome = differential(
         &static_operands,
-        plain!(static_operands),
+        plain!(plain::static_operands),
         json!({"c": 0, "name": "  ada  "}),
         static_operands_script,
     )
@@ -465,7 +460,7 @@ pub fn with_items_script() -> Script {
 async fn items_in_the_body_are_visible_everywhere() {
     let outcome = differential(
         &with_items,
-        plain!(with_items),
+        plain!(plain::with_items),
         json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
         with_items_script,
     )
@@ -549,7 +544,7 @@ pub fn borrowed_loops_script() -> Script {
 async fn for_loops_over_borrowed_collections_resume_at_their_position() {
     let outcome = differential(
         &borrowed_loops,
-        plain!(borrowed_loops),
+        plain!(plain::borrowed_loops),
         json!({"names": ["ann", "bob", "cy"]}),
         borrowed_loops_script,
     )
@@ -597,11 +592,11 @@ pub async fn join_many(names: Vec<String>) -> Result<String, SagaError> {
 
 pub fn join_many_script() -> Script {
     Script::new(|key, request| {
-        let prompt = super::harness::prompt_of(request);
+        let prompt = crate::harness::prompt_of(request);
         if let Some(name) = prompt.strip_prefix("keep ") {
             return flag(!name.starts_with('b'));
         }
-        super::harness::says(&format!("{key}: {}", prompt.to_uppercase()))
+        crate::harness::says(&format!("{key}: {}", prompt.to_uppercase()))
     })
 }
 
@@ -609,7 +604,7 @@ pub fn join_many_script() -> Script {
 async fn join_all_sends_a_dynamic_number_of_requests_in_one_round() {
     let outcome = differential(
         &join_many,
-        plain!(join_many),
+        plain!(plain::join_many),
         json!({"names": ["ann", "bob", "cy"]}),
         join_many_script,
     )
@@ -727,7 +722,7 @@ pub fn nested_script() -> Script {
 
 #[tokio::test]
 async fn nested_suspensions_in_every_place() {
-    let outcome = differential(&nested, plain!(nested), json!({"seed": 3}), nested_script).await;
+    let outcome = differential(&nested, plain!(plain::nested), json!({"seed": 3}), nested_script).await;
     // title, a, b, positive, zero, name, age, tag, count, score, who, tag2, chained, pushed,
     // early, two steps.
     assert_eq!(

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use saga_runtime::__private::{PlainRun, Script as PlainScript};
+use saga_examples::plain::{PlainRun, Scope, Script as PlainScript};
 use saga_runtime::engine::{Call, SagaContext, ToolOutput};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
@@ -137,12 +137,7 @@ pub async fn differential<T, O, P>(
 where
     T: SagaTool + Clone,
     O: ToolOutput,
-    P: for<'a> FnOnce(
-        JsonObject,
-        &'a SagaContext,
-        &'a mut PlainRun,
-        &'a mut dyn PlainScript,
-    ) -> PlainFuture<'a, O>,
+    P: for<'a> FnOnce(JsonObject, &'a SagaContext) -> PlainFuture<'a, O>,
 {
     differential_in(context(), tool, plain, arguments, script).await
 }
@@ -158,23 +153,15 @@ pub async fn differential_in<T, O, P>(
 where
     T: SagaTool + Clone,
     O: ToolOutput,
-    P: for<'a> FnOnce(
-        JsonObject,
-        &'a SagaContext,
-        &'a mut PlainRun,
-        &'a mut dyn PlainScript,
-    ) -> PlainFuture<'a, O>,
+    P: for<'a> FnOnce(JsonObject, &'a SagaContext) -> PlainFuture<'a, O>,
 {
     let arguments = arguments
         .as_object()
         .cloned()
         .expect("arguments are an object");
 
-    let mut run = PlainRun::default();
-    let mut plain_script = script();
-    let output = plain(arguments.clone(), &cx, &mut run, &mut plain_script)
-        .await
-        .expect("the plain run accepts the arguments");
+    let (output, run) = Scope::new(plain(arguments.clone(), &cx), PlainRun::new(script())).await;
+    let output = output.expect("the plain run accepts the arguments");
     assert_eq!(
         run.failure, None,
         "the script answered the plain run usably"
@@ -261,10 +248,11 @@ pub async fn machine_in<T: SagaTool + Clone>(
     }
 }
 
-/// `differential(&tool, plain!(tool), args, script)`: the plain run of a generated tool.
+/// `differential(&tool, plain!(plain::tool), args, script)`: the plain run of a tool, from
+/// the plain copy of its file (see `main.rs`).
 #[macro_export]
 macro_rules! plain {
     ($tool:expr) => {
-        |arguments, cx, run, script| Box::pin($tool.__plain(arguments, cx, run, script))
+        |arguments, cx| $tool(arguments, cx)
     };
 }

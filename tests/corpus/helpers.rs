@@ -1,11 +1,7 @@
-//! Helpers that suspend (`#[saga_fn]`): called from tools and from other helpers, in
-//! loops, with `?`, from many call sites, with borrowed parameters, beside ordinary async
-//! functions, each run against the plain async function.
-
 use saga_runtime::prelude::*;
 use serde_json::{Value, json};
 
-use super::harness::{Script, accept, differential, prompt_of, says};
+use crate::harness::{Script, accept, differential, prompt_of, says};
 
 fn flag(value: bool) -> Value {
     accept(json!({ "value": value }))
@@ -44,7 +40,7 @@ pub fn yes_to_b() -> Script {
 async fn a_helper_in_a_loop_over_a_borrowed_vec() {
     let outcome = differential(
         &cleanup,
-        plain!(cleanup),
+        plain!(plain::cleanup),
         json!({"paths": ["a", "b", "c"]}),
         yes_to_b,
     )
@@ -127,7 +123,7 @@ pub fn research_script() -> Script {
 async fn helpers_nest_loop_sample_checkpoint_and_mix_with_ordinary_futures() {
     let outcome = differential(
         &research,
-        plain!(research),
+        plain!(plain::research),
         json!({"topics": ["x", "y"]}),
         research_script,
     )
@@ -171,7 +167,7 @@ async fn associated_helpers() {
     };
     let outcome = differential(
         &associated,
-        plain!(associated),
+        plain!(plain::associated),
         json!({"prompt": "p"}),
         script,
     )
@@ -207,7 +203,7 @@ async fn errors_inside_helpers_reach_the_caller() {
     };
     let outcome = differential(
         &declined,
-        plain!(declined),
+        plain!(plain::declined),
         json!({"items": ["a", "b", "c", "d"]}),
         script,
     )
@@ -314,7 +310,7 @@ pub fn everywhere_script() -> Script {
 async fn helpers_in_every_expression_position() {
     let outcome = differential(
         &everywhere,
-        plain!(everywhere),
+        plain!(plain::everywhere),
         json!({"options": ["x", "y", "z"]}),
         everywhere_script,
     )

@@ -11,7 +11,7 @@ use super::expressions::*;
 use super::harness::{Script, all_capabilities, differential};
 use super::helpers::*;
 use super::sagas::*;
-use super::{looper, looper_script};
+use crate::loops::{looper, looper_script};
 
 type Client = RunningService<RoleClient, ScriptedClient>;
 
@@ -50,10 +50,10 @@ async fn drive(client: &Client, name: &str, arguments: &Value, mut script: Scrip
 
 /// Runs the differential for `$tool`, then the same conversation over HTTP.
 macro_rules! same_over_http {
-    ($client:expr, $tool:expr, $arguments:expr, $script:expr) => {{
+    ($client:expr, $tool:expr, $plain:expr, $arguments:expr, $script:expr) => {{
         let arguments: Value = $arguments;
         let script = $script;
-        let expected = differential(&$tool, plain!($tool), arguments.clone(), &script).await;
+        let expected = differential(&$tool, plain!($plain), arguments.clone(), &script).await;
         let name = $tool.tool().name.to_string();
         let (result, rounds) = drive(&$client, &name, &arguments, script()).await;
         assert_eq!(result, expected.result, "{name} {arguments}: HTTP differs");
@@ -121,147 +121,259 @@ async fn corpus_runs_end_to_end_over_http() {
         same_over_http!(
             client,
             looper,
+            crate::loops::plain::looper,
             json!({"n": 5, "items": ["a", "b", "c"]}),
             looper_script
         ),
         same_over_http!(
             client,
             statements,
+            crate::sagas::plain::statements,
             json!({"greeting": "hi"}),
             statements_script
         ),
         same_over_http!(
             client,
             branches,
+            crate::sagas::plain::else_if::branches,
             json!({"level": 3, "hint": "yes"}),
             branches_script
         ),
         same_over_http!(
             client,
             matcher,
+            crate::sagas::plain::matcher,
             json!({"code": "21", "label": "x"}),
             matcher_script("Red", 3)
         ),
-        same_over_http!(client, loop_value, json!({"limit": 6}), loop_value_script),
+        same_over_http!(
+            client,
+            loop_value,
+            crate::sagas::plain::loop_value,
+            json!({"limit": 6}),
+            loop_value_script
+        ),
         same_over_http!(
             client,
             stack,
+            crate::sagas::plain::stack,
             json!({"items": ["a", "bb", "ccc"]}),
             stack_script
         ),
         same_over_http!(
             client,
             for_kinds,
+            crate::sagas::plain::for_kinds,
             json!({"words": ["c", "a", "b"], "n": 4}),
             for_kinds_script
         ),
-        same_over_http!(client, grid, json!({"rows": 3, "cols": 3}), grid_script),
-        same_over_http!(client, search, json!({"target": 21}), search_script),
+        same_over_http!(
+            client,
+            grid,
+            crate::sagas::plain::grid,
+            json!({"rows": 3, "cols": 3}),
+            grid_script
+        ),
+        same_over_http!(
+            client,
+            search,
+            crate::sagas::plain::search,
+            json!({"target": 21}),
+            search_script
+        ),
         same_over_http!(
             client,
             early_exit,
+            crate::sagas::plain::early_exit,
             json!({"mode": "err"}),
             early_exit_script(|| client_text("F"))
         ),
         same_over_http!(
             client,
             early_exit,
+            crate::sagas::plain::early_exit,
             json!({"mode": "ok"}),
             early_exit_script(decline)
         ),
-        same_over_http!(client, lookup_chain, json!({"count": 3}), lookup_script),
-        same_over_http!(client, shadowing, json!({"start": 5}), shadowing_script),
-        same_over_http!(client, captures, json!({"name": "ann"}), captures_script),
-        same_over_http!(client, keyed, json!({}), keyed_script),
-        same_over_http!(client, five_asks, json!({}), five_asks_script),
+        same_over_http!(
+            client,
+            lookup_chain,
+            crate::sagas::plain::lookup_chain,
+            json!({"count": 3}),
+            lookup_script
+        ),
+        same_over_http!(
+            client,
+            shadowing,
+            crate::sagas::plain::shadowing,
+            json!({"start": 5}),
+            shadowing_script
+        ),
+        same_over_http!(
+            client,
+            captures,
+            crate::sagas::plain::captures,
+            json!({"name": "ann"}),
+            captures_script
+        ),
+        same_over_http!(
+            client,
+            keyed,
+            crate::sagas::plain::keyed,
+            json!({}),
+            keyed_script
+        ),
+        same_over_http!(
+            client,
+            five_asks,
+            crate::sagas::plain::five_asks,
+            json!({}),
+            five_asks_script
+        ),
         same_over_http!(
             client,
             joined,
+            crate::sagas::plain::joined,
             json!({"topic": "rust"}),
             joined_script(|| client_text("T"))
         ),
         same_over_http!(
             client,
             url_flow,
+            crate::sagas::plain::url_flow,
             json!({"service": "git"}),
             url_flow_script(|| json!({"action": "accept"}))
         ),
         same_over_http!(
             client,
             described_args,
+            crate::sagas::plain::described_args,
             json!({"name": "ann", "times": 2}),
             described_script
         ),
         same_over_http!(
             client,
             structured,
+            crate::sagas::plain::structured,
             json!({"owner": "ann"}),
             structured_script
         ),
-        same_over_http!(client, many_rounds, json!({"n": 200}), many_rounds_script),
-        same_over_http!(client, big_state, json!({"count": 50}), big_state_script),
-        same_over_http!(client, original_name, json!({"word": "hi"}), renamed_script),
+        same_over_http!(
+            client,
+            many_rounds,
+            crate::sagas::plain::many_rounds,
+            json!({"n": 200}),
+            many_rounds_script
+        ),
+        same_over_http!(
+            client,
+            big_state,
+            crate::sagas::plain::big_state,
+            json!({"count": 50}),
+            big_state_script
+        ),
+        same_over_http!(
+            client,
+            original_name,
+            crate::sagas::plain::original_name,
+            json!({"word": "hi"}),
+            renamed_script
+        ),
         same_over_http!(
             client,
             declines,
+            crate::sagas::plain::declines,
             json!({"fallback": "anon"}),
             declines_script(decline, || client_flag(false))
         ),
-        same_over_http!(client, operands, json!({"base": 40}), operands_script),
+        same_over_http!(
+            client,
+            operands,
+            crate::expressions::plain::operands,
+            json!({"base": 40}),
+            operands_script
+        ),
         same_over_http!(
             client,
             conditions,
+            crate::expressions::plain::conditions,
             json!({"level": 0, "items": []}),
             conditions_script
         ),
         same_over_http!(
             client,
             conditions,
+            crate::expressions::plain::conditions,
             json!({"level": 1, "items": ["a", "kb"]}),
             conditions_script
         ),
         same_over_http!(
             client,
             lets_and_macros,
+            crate::expressions::plain::lets_and_macros,
             json!({"name": "id42"}),
             lets_and_macros_script
         ),
         same_over_http!(
             client,
             lets_and_macros,
+            crate::expressions::plain::lets_and_macros,
             json!({"name": "bob"}),
             lets_and_macros_script
         ),
         same_over_http!(
             client,
             with_items,
+            crate::expressions::plain::with_items,
             json!({"words": ["Apple", "pear", "fig", "kiwi"]}),
             with_items_script
         ),
         same_over_http!(
             client,
             borrowed_loops,
+            crate::expressions::plain::borrowed_loops,
             json!({"names": ["ann", "bob", "cy"]}),
             borrowed_loops_script
         ),
         same_over_http!(
             client,
             join_many,
+            crate::expressions::plain::join_many,
             json!({"names": ["ann", "bob", "cy"]}),
             join_many_script
         ),
-        same_over_http!(client, nested, json!({"seed": 3}), nested_script),
-        same_over_http!(client, nested, json!({"seed": -2}), nested_script),
-        same_over_http!(client, cleanup, json!({"paths": ["a", "b", "c"]}), yes_to_b),
+        same_over_http!(
+            client,
+            nested,
+            crate::expressions::plain::nested,
+            json!({"seed": 3}),
+            nested_script
+        ),
+        same_over_http!(
+            client,
+            nested,
+            crate::expressions::plain::nested,
+            json!({"seed": -2}),
+            nested_script
+        ),
+        same_over_http!(
+            client,
+            cleanup,
+            crate::helpers::plain::cleanup,
+            json!({"paths": ["a", "b", "c"]}),
+            yes_to_b
+        ),
         same_over_http!(
             client,
             research,
+            crate::helpers::plain::research,
             json!({"topics": ["x", "y"]}),
             research_script
         ),
         same_over_http!(
             client,
             everywhere,
+            crate::helpers::plain::everywhere,
             json!({"options": ["x", "y", "z"]}),
             everywhere_script
         ),

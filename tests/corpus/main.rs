@@ -7,80 +7,130 @@
 #[macro_use]
 mod harness;
 
+/// What the plain copy of a corpus file sees in place of saga's attributes: the plain
+/// run's (`saga_examples::plain`), `join!` asking its requests as one round, and
+/// `#[tokio::test]` leaving the file's tests out (they run once, in the file's own
+/// module, where they compare the two).
+#[allow(unused_imports)]
+mod plain_prelude {
+    pub use saga_examples::plain::skip as machine_only;
+    pub use saga_examples::plain::{join, saga_fn, saga_tool};
+
+    /// saga as the plain copy sees it, for attributes written with a path
+    /// (`#[saga_runtime::prelude::saga_fn]`).
+    pub mod saga_runtime {
+        pub use ::saga_runtime::*;
+        pub use saga_examples::plain::{join, saga_fn, saga_tool};
+
+        pub mod prelude {
+            pub use ::saga_runtime::prelude::*;
+            pub use saga_examples::plain::{join, saga_fn, saga_tool};
+        }
+    }
+
+    pub mod tokio {
+        pub use ::tokio::*;
+        pub use saga_examples::plain::skip as test;
+    }
+}
+
 mod diagrams;
-mod exits;
-mod expressions;
-mod helpers;
+/// Exits the macro cannot see: a `return` or `?` inside another crate's macro
+/// (`anyhow::bail!`, `anyhow::ensure!`) or a `macro_rules!` of the user's. Each ends the
+/// saga with its error, before or after a suspension and inside loops, exactly as it
+/// leaves the function.
+mod exits {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("exits.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("exits.rs");
+    }
+}
+/// Suspensions in every expression position (issue 9): operands, arguments, literals,
+/// indexes, casts, conditions, `&&`/`||`, `let … else`, the standard macros, `break` and
+/// `return` values. Side effects go to a log whose order the prompts and results show, so
+/// that a wrong evaluation order changes the transcript.
+mod expressions {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("expressions.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("expressions.rs");
+    }
+}
+/// Helpers that suspend (`#[saga_fn]`): called from tools and from other helpers, in
+/// loops, with `?`, from many call sites, with borrowed parameters, beside ordinary async
+/// functions, each run against the plain async function.
+mod helpers {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("helpers.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("helpers.rs");
+    }
+}
 mod http;
-mod sagas;
-mod writes;
+/// A `while` with `break`, labelled `for` loops with `continue`, a `match` whose arms
+/// suspend, and a `join!`.
+mod loops {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("loops.rs");
 
-use harness::{Script, accept, differential, prompt_of, says};
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("loops.rs");
+    }
+}
+/// The sagas of the corpus, one per construct (or a few related ones), with the scripts
+/// that answer them and their differential tests.
+mod sagas {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("sagas.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("sagas.rs");
+    }
+}
+/// What users write that the first transform got wrong: a local overwritten after a
+/// suspension (moved from, or declared without a value), a local named like the tool,
+/// format specs naming locals, shorthand field patterns, an explicit `checkpoint` import.
+mod writes {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("writes.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("writes.rs");
+    }
+}
+
 use saga_examples::harness::snapshots;
-use saga_runtime::prelude::*;
-use serde_json::json;
-
-#[saga_tool]
-async fn looper(n: u32, items: Vec<String>) -> Result<String, SagaError> {
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < n {
-        let name: String = elicit(format!("name #{i}?")).await?;
-        if name == "stop" {
-            break;
-        }
-        names.push(name);
-        i += 1;
-    }
-    'outer: for item in items {
-        for round in 0..2 {
-            let ok: bool = elicit(format!("keep {item} ({round})?")).await?;
-            if !ok {
-                continue 'outer;
-            }
-        }
-        names.push(item);
-    }
-    let total = match names.len() {
-        0 => {
-            checkpoint().await;
-            0
-        }
-        k => {
-            let v = sample(format!("{k} names")).await?;
-            v.text().len()
-        }
-    };
-    let (a, b) = join!(elicit::<i64>("a?"), elicit::<i64>("b?"));
-    Ok(format!("{names:?} {total} {}", a? + b?))
-}
-
-fn looper_script() -> Script {
-    Script::new(|_key, request| {
-        let prompt = prompt_of(request);
-        if prompt.starts_with("name #") {
-            let n: u32 = prompt[6..prompt.len() - 1].parse().unwrap();
-            accept(json!({"value": if n == 2 { "stop".to_owned() } else { format!("n{n}") }}))
-        } else if prompt.starts_with("keep ") {
-            accept(json!({"value": !prompt.contains("b (1)")}))
-        } else if prompt == "a?" {
-            accept(json!({"value": 40}))
-        } else if prompt == "b?" {
-            accept(json!({"value": 2}))
-        } else {
-            says("four")
-        }
-    })
-}
-
-#[tokio::test]
-async fn loops_labels_matches_and_joins() {
-    let outcome = differential(
-        &looper,
-        plain!(looper),
-        json!({"n": 5, "items": ["a", "b", "c"]}),
-        looper_script,
-    )
-    .await;
-    assert_eq!(outcome.text(), r#"["n0", "n1", "a", "c"] 4 42"#);
-}

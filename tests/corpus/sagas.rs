@@ -1,13 +1,10 @@
-//! The sagas of the corpus, one per construct (or a few related ones), with the scripts
-//! that answer them and their differential tests.
-
 use std::collections::BTreeMap;
 
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{ClientCapabilities, ElicitationCapability};
 use serde_json::{Value, json};
 
-use super::harness::{Script, accept, differential, differential_in, machine, prompt_of, says};
+use crate::harness::{Script, accept, differential, differential_in, machine, prompt_of, says};
 
 // ---------------------------------------------------------------------------------------
 // Script helpers
@@ -57,7 +54,7 @@ fn flag(value: bool) -> Value {
 /// A fixed answer, for tables of cases.
 type Answer = fn() -> Value;
 
-fn is_error(outcome: &super::harness::Outcome) -> bool {
+fn is_error(outcome: &crate::harness::Outcome) -> bool {
     outcome.result["isError"] == json!(true)
 }
 
@@ -114,7 +111,7 @@ pub fn statements_script() -> Script {
 async fn statements_suspend_in_lets_expression_statements_and_blocks() {
     let outcome = differential(
         &statements,
-        plain!(statements),
+        plain!(plain::statements),
         json!({"greeting": "hi"}),
         statements_script,
     )
@@ -128,8 +125,8 @@ async fn statements_suspend_in_lets_expression_statements_and_blocks() {
 
 /// `else if` chains whose branches suspend (regression: the expansion used to trip rustc's
 /// `unused_braces` lint, which `-D warnings` turns into an error).
-mod else_if {
-    use saga_runtime::prelude::*;
+pub mod else_if {
+    use super::*;
 
     /// Branches that suspend.
     #[saga_tool]
@@ -186,7 +183,7 @@ async fn branches_if_else_if_chains_and_if_let() {
     for (arguments, expected, rounds) in cases {
         let outcome = differential(
             &branches,
-            plain!(branches),
+            plain!(plain::else_if::branches),
             arguments.clone(),
             branches_script,
         )
@@ -296,7 +293,7 @@ async fn match_arms_suspend_and_keep_their_bindings() {
     for (color, amount, arguments, expected, rounds) in cases {
         let outcome = differential(
             &matcher,
-            plain!(matcher),
+            plain!(plain::matcher),
             arguments.clone(),
             matcher_script(color, amount),
         )
@@ -338,7 +335,7 @@ pub fn loop_value_script() -> Script {
 async fn loop_breaks_with_a_value() {
     let outcome = differential(
         &loop_value,
-        plain!(loop_value),
+        plain!(plain::loop_value),
         json!({"limit": 6}),
         loop_value_script,
     )
@@ -374,7 +371,7 @@ pub fn stack_script() -> Script {
 async fn while_let_pops_and_while_counts() {
     let outcome = differential(
         &stack,
-        plain!(stack),
+        plain!(plain::stack),
         json!({"items": ["a", "bb", "ccc"]}),
         stack_script,
     )
@@ -429,7 +426,7 @@ pub fn for_kinds_script() -> Script {
 async fn for_loops_over_vecs_ranges_and_iterators() {
     let outcome = differential(
         &for_kinds,
-        plain!(for_kinds),
+        plain!(plain::for_kinds),
         json!({"words": ["c", "a", "b"], "n": 4}),
         for_kinds_script,
     )
@@ -480,7 +477,7 @@ pub fn grid_script() -> Script {
 async fn labelled_break_and_continue_in_nested_loops() {
     let outcome = differential(
         &grid,
-        plain!(grid),
+        plain!(plain::grid),
         json!({"rows": 3, "cols": 3}),
         grid_script,
     )
@@ -526,7 +523,7 @@ pub fn search_script() -> Script {
 async fn labelled_loop_breaks_with_a_value_from_an_inner_for() {
     let outcome = differential(
         &search,
-        plain!(search),
+        plain!(plain::search),
         json!({"target": 21}),
         search_script,
     )
@@ -540,7 +537,7 @@ async fn labelled_loop_breaks_with_a_value_from_an_inner_for() {
 
     let outcome = differential(
         &search,
-        plain!(search),
+        plain!(plain::search),
         json!({"target": 99}),
         search_script,
     )
@@ -594,7 +591,7 @@ async fn early_returns_and_question_marks_on_declines() {
     for (mode, first, expected, error, rounds) in cases {
         let outcome = differential(
             &early_exit,
-            plain!(early_exit),
+            plain!(plain::early_exit),
             json!({ "mode": mode }),
             early_exit_script(first),
         )
@@ -644,7 +641,7 @@ pub fn lookup_script() -> Script {
 async fn question_mark_on_ordinary_futures_between_suspensions() {
     let outcome = differential(
         &lookup_chain,
-        plain!(lookup_chain),
+        plain!(plain::lookup_chain),
         json!({"count": 2}),
         lookup_script,
     )
@@ -654,7 +651,7 @@ async fn question_mark_on_ordinary_futures_between_suspensions() {
 
     let outcome = differential(
         &lookup_chain,
-        plain!(lookup_chain),
+        plain!(plain::lookup_chain),
         json!({"count": 3}),
         lookup_script,
     )
@@ -718,7 +715,7 @@ pub fn shadowing_script() -> Script {
 async fn shadowed_bindings_survive_suspensions() {
     let outcome = differential(
         &shadowing,
-        plain!(shadowing),
+        plain!(plain::shadowing),
         json!({"start": 5}),
         shadowing_script,
     )
@@ -738,8 +735,8 @@ async fn shadowed_bindings_survive_suspensions() {
 // Denied here and allowed on the tool: the tool's own lint levels govern its body, which
 // the expansion moves into the step (and the plain run).
 #[deny(non_snake_case)]
-mod same_names {
-    use saga_runtime::prelude::*;
+pub mod same_names {
+    use super::*;
 
     #[saga_tool]
     #[allow(non_snake_case)]
@@ -759,7 +756,7 @@ use same_names::shadowing_same_names;
 async fn bindings_sharing_a_name_are_told_apart() {
     let outcome = differential(
         &shadowing_same_names,
-        plain!(shadowing_same_names),
+        plain!(plain::same_names::shadowing_same_names),
         json!({"name": "Ada"}),
         || by_prompt(|_, prompt, _| panic!("unexpected prompt {prompt:?}")),
     )
@@ -795,7 +792,7 @@ pub fn captures_script() -> Script {
 async fn inline_format_captures_of_saved_locals() {
     let outcome = differential(
         &captures,
-        plain!(captures),
+        plain!(plain::captures),
         json!({"name": "ann"}),
         captures_script,
     )
@@ -843,7 +840,7 @@ async fn explicit_keys_are_the_input_request_keys() {
         vec!["roots".to_owned(), "user_name".into(), "verdict".into()],
         vec!["user_again".to_owned()],
     ];
-    let outcome = differential(&keyed, plain!(keyed), json!({}), keyed_script).await;
+    let outcome = differential(&keyed, plain!(plain::keyed), json!({}), keyed_script).await;
     assert_eq!(outcome.text(), "ann ann2 fine 1");
     assert_eq!(outcome.keys, expected_keys);
     // A manual machine run, on its own: the keys on the wire are the ones written.
@@ -875,7 +872,7 @@ pub fn five_asks_script() -> Script {
 
 #[tokio::test]
 async fn generated_keys_are_unique_across_the_saga() {
-    let outcome = differential(&five_asks, plain!(five_asks), json!({}), five_asks_script).await;
+    let outcome = differential(&five_asks, plain!(plain::five_asks), json!({}), five_asks_script).await;
     assert_eq!(outcome.text(), "[0, 1, 2, 3, 4, 101]");
     assert_eq!(outcome.rounds, 6);
     let all: Vec<&String> = outcome.keys.iter().flatten().collect();
@@ -918,7 +915,7 @@ pub fn joined_script(title: fn() -> Value) -> impl Fn() -> Script {
 async fn join_of_elicit_sample_and_roots_is_one_round() {
     let outcome = differential(
         &joined,
-        plain!(joined),
+        plain!(plain::joined),
         json!({"topic": "rust"}),
         joined_script(|| text("T")),
     )
@@ -929,7 +926,7 @@ async fn join_of_elicit_sample_and_roots_is_one_round() {
 
     let outcome = differential(
         &joined,
-        plain!(joined),
+        plain!(plain::joined),
         json!({"topic": "rust"}),
         joined_script(decline),
     )
@@ -971,7 +968,7 @@ pub fn url_flow_script(url_answer: fn() -> Value) -> impl Fn() -> Script {
 async fn url_elicitation_is_a_suspension() {
     let outcome = differential(
         &url_flow,
-        plain!(url_flow),
+        plain!(plain::url_flow),
         json!({"service": "git"}),
         url_flow_script(|| json!({"action": "accept"})),
     )
@@ -981,7 +978,7 @@ async fn url_elicitation_is_a_suspension() {
 
     let outcome = differential(
         &url_flow,
-        plain!(url_flow),
+        plain!(plain::url_flow),
         json!({"service": "git"}),
         url_flow_script(decline),
     )
@@ -1020,7 +1017,7 @@ pub fn context_script() -> Script {
 async fn saga_context_is_rebound_and_adapts() {
     let outcome = differential(
         &context_aware,
-        plain!(context_aware),
+        plain!(plain::context_aware),
         json!({"topic": "tabs"}),
         context_script,
     )
@@ -1034,7 +1031,7 @@ async fn saga_context_is_rebound_and_adapts() {
     let outcome = differential_in(
         cx,
         &context_aware,
-        plain!(context_aware),
+        plain!(plain::context_aware),
         json!({"topic": "tabs"}),
         context_script,
     )
@@ -1092,7 +1089,7 @@ async fn described_and_optional_arguments() {
 
     let outcome = differential(
         &described_args,
-        plain!(described_args),
+        plain!(plain::described_args),
         json!({"name": "ann"}),
         described_script,
     )
@@ -1102,7 +1099,7 @@ async fn described_and_optional_arguments() {
 
     let outcome = differential(
         &described_args,
-        plain!(described_args),
+        plain!(plain::described_args),
         json!({"name": "ann", "times": 3, "loud": true}),
         described_script,
     )
@@ -1157,7 +1154,7 @@ async fn json_output_is_structured_content_with_a_schema() {
 
     let outcome = differential(
         &structured,
-        plain!(structured),
+        plain!(plain::structured),
         json!({"owner": "ann"}),
         structured_script,
     )
@@ -1196,7 +1193,7 @@ pub fn many_rounds_script() -> Script {
 async fn two_hundred_rounds() {
     let outcome = differential(
         &many_rounds,
-        plain!(many_rounds),
+        plain!(plain::many_rounds),
         json!({"n": 200}),
         many_rounds_script,
     )
@@ -1234,7 +1231,7 @@ pub fn big_state_script() -> Script {
 async fn a_state_of_several_kibibytes() {
     let outcome = differential(
         &big_state,
-        plain!(big_state),
+        plain!(plain::big_state),
         json!({"count": 50}),
         big_state_script,
     )
@@ -1274,7 +1271,7 @@ async fn attribute_sets_name_title_and_description() {
     assert_eq!(tool.description.as_deref(), Some("D"));
     let outcome = differential(
         &original_name,
-        plain!(original_name),
+        plain!(plain::original_name),
         json!({"word": "hi"}),
         renamed_script,
     )
@@ -1337,7 +1334,7 @@ async fn declines_and_cancels_are_matched() {
     for (first, second, expected, error, rounds) in cases {
         let outcome = differential(
             &declines,
-            plain!(declines),
+            plain!(plain::declines),
             json!({"fallback": "anon"}),
             declines_script(first, second),
         )

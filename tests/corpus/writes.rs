@@ -1,12 +1,9 @@
-//! What users write that the first transform got wrong: a local overwritten after a
-//! suspension (moved from, or declared without a value), a local named like the tool,
-//! format specs naming locals, shorthand field patterns, an explicit `checkpoint` import.
-
-use saga_runtime::prelude::{SagaError, checkpoint, elicit, saga_tool, sample};
+use saga_runtime::prelude::*;
+use saga_runtime::prelude::{SagaError, checkpoint, elicit, sample};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::harness::{Script, accept, differential, prompt_of, says};
+use crate::harness::{Script, accept, differential, prompt_of, says};
 
 fn text(value: &str) -> Value {
     accept(json!({ "value": value }))
@@ -37,7 +34,7 @@ async fn overwrite(start: String) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn a_moved_local_overwritten_by_an_answer() {
-    let outcome = differential(&overwrite, plain!(overwrite), json!({"start": "a"}), echo).await;
+    let outcome = differential(&overwrite, plain!(plain::overwrite), json!({"start": "a"}), echo).await;
     assert_eq!(outcome.text(), "?s|a");
     assert_eq!(outcome.rounds, 1);
 }
@@ -55,7 +52,7 @@ async fn accumulate(n: u32) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn an_accumulator_moved_and_reassigned_in_a_loop() {
-    let outcome = differential(&accumulate, plain!(accumulate), json!({"n": 3}), echo).await;
+    let outcome = differential(&accumulate, plain!(plain::accumulate), json!({"n": 3}), echo).await;
     assert_eq!(outcome.text(), "?0?1?2");
     assert_eq!(outcome.rounds, 3);
 }
@@ -75,10 +72,10 @@ async fn deferred(flag: bool) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn a_local_declared_without_a_value_and_assigned_by_an_answer() {
-    let outcome = differential(&deferred, plain!(deferred), json!({"flag": true}), echo).await;
+    let outcome = differential(&deferred, plain!(plain::deferred), json!({"flag": true}), echo).await;
     assert_eq!(outcome.text(), "3");
     assert_eq!(outcome.rounds, 2);
-    let outcome = differential(&deferred, plain!(deferred), json!({"flag": false}), echo).await;
+    let outcome = differential(&deferred, plain!(plain::deferred), json!({"flag": false}), echo).await;
     assert_eq!(outcome.text(), "0");
     assert_eq!(outcome.rounds, 1);
 }
@@ -92,7 +89,7 @@ async fn summary(topic: String) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn a_local_named_like_its_tool() {
-    let outcome = differential(&summary, plain!(summary), json!({"topic": "x"}), echo).await;
+    let outcome = differential(&summary, plain!(plain::summary), json!({"topic": "x"}), echo).await;
     assert_eq!(outcome.text(), "SUM X");
 }
 
@@ -115,7 +112,7 @@ async fn layout(name: String) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn format_specs_and_field_shorthand() {
-    let outcome = differential(&layout, plain!(layout), json!({"name": "ab"}), echo).await;
+    let outcome = differential(&layout, plain!(plain::layout), json!({"name": "ab"}), echo).await;
     assert_eq!(outcome.text(), "[    ab] 1.75 3,4");
     assert_eq!(outcome.rounds, 2);
 }
@@ -140,7 +137,7 @@ async fn macro_names(b: String, name: String) -> Result<String, SagaError> {
 async fn standard_macros_read_fields_and_named_arguments() {
     let outcome = differential(
         &macro_names,
-        plain!(macro_names),
+        plain!(plain::macro_names),
         json!({"b": "B", "name": "N"}),
         echo,
     )
@@ -167,7 +164,7 @@ async fn positional_specs(n: u32) -> Result<String, SagaError> {
 async fn width_and_precision_of_positional_arguments() {
     let outcome = differential(
         &positional_specs,
-        plain!(positional_specs),
+        plain!(plain::positional_specs),
         json!({"n": 42}),
         echo,
     )
@@ -194,9 +191,9 @@ async fn options(v: Vec<i64>) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn question_mark_on_options_in_a_helper() {
-    let outcome = differential(&options, plain!(options), json!({"v": [2, 5]}), echo).await;
+    let outcome = differential(&options, plain!(plain::options), json!({"v": [2, 5]}), echo).await;
     assert_eq!(outcome.text(), "Some(7) None");
-    let outcome = differential(&options, plain!(options), json!({"v": [2, -5]}), echo).await;
+    let outcome = differential(&options, plain!(plain::options), json!({"v": [2, -5]}), echo).await;
     assert_eq!(outcome.text(), "None None");
 }
 
@@ -233,7 +230,7 @@ async fn call_arguments(base: i64) -> Result<String, SagaError> {
 async fn suspensions_in_the_arguments_of_awaited_calls() {
     let outcome = differential(
         &call_arguments,
-        plain!(call_arguments),
+        plain!(plain::call_arguments),
         json!({"base": 7}),
         echo,
     )
@@ -263,7 +260,7 @@ async fn ranges(limit: u32) -> Result<String, SagaError> {
 
 #[tokio::test]
 async fn ranges_are_saved_not_collected() {
-    let outcome = differential(&ranges, plain!(ranges), json!({"limit": 2}), echo).await;
+    let outcome = differential(&ranges, plain!(plain::ranges), json!({"limit": 2}), echo).await;
     // "try N?" comes back reversed: "?3 yrt" at the third attempt.
     assert_eq!(outcome.text(), "0,1,2 after 3");
     assert_eq!(outcome.rounds, 6);
@@ -295,7 +292,7 @@ async fn own_names(rows: Vec<u32>) -> Result<String, SagaError> {
 async fn functions_named_like_requests_in_other_modules() {
     let outcome = differential(
         &own_names,
-        plain!(own_names),
+        plain!(plain::own_names),
         json!({"rows": [4, 9, 2]}),
         echo,
     )

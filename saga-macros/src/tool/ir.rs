@@ -20,7 +20,6 @@ pub struct Compiled {
     pub sig: sig::Signature,
     pub sites: Vec<Site>,
     pub machine: Machine,
-    pub plain: Option<syn::Block>,
     /// The items declared in the body, hoisted to the top of `step`.
     pub items: Vec<syn::Item>,
 }

@@ -9,7 +9,7 @@ mod ir;
 mod lower;
 mod parse;
 
-use emit::{call, fallback, helper, plain, tool as expand};
+use emit::{call, fallback, helper, tool as expand};
 use ir::Compiled;
 use lower::{desugar, items, machine, rename, rewrite};
 use parse::{attr, sig};
@@ -129,18 +129,11 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     if let Some(error) = errors.into_error() {
         return Err(error);
     }
-    let plain = crate::shared::plain_run().then(|| {
-        let mut plain_block = (*item.block).clone();
-        desugar::matches(&mut plain_block);
-        rename::alpha(&mut plain_block, &param_names, &reserved);
-        plain::body(plain_block)
-    });
     Ok(Compiled {
         item,
         sig,
         sites,
         machine,
-        plain,
         items,
     })
 }

@@ -22,8 +22,6 @@ pub use call::model;
 pub(crate) use call::pool;
 pub(crate) use contract::diagram;
 pub(crate) use expand::expand_support;
-#[cfg(feature = "plain-run")]
-pub(crate) use expand::plain;
 pub(crate) use forms::elicit_field;
 pub use round::keyed::KeyedRound;
 pub(crate) use runner::family;

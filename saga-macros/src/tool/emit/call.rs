@@ -115,15 +115,6 @@ pub fn restore(source: &Ident) -> TokenStream {
     quote!(#private::kind_of(__mark0).restore(#source))
 }
 
-/// The call in the plain run: the helper's plain body, or the future awaited.
-pub fn plain(span: proc_macro2::Span, call: &Expr) -> Expr {
-    with_kind(
-        span,
-        call,
-        quote_spanned!(span=> __kind.plain(__call, __cx, __run, __script).await),
-    )
-}
-
 /// A call site in the body kept beside a failed expansion: typed as the call's result
 /// (a helper's output, or the future's), without running it.
 pub fn placeholder(span: proc_macro2::Span, call: &Expr) -> Expr {
@@ -157,19 +148,6 @@ pub fn fields(marker_param: &Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
 /// before an ordinary future's (`&Probe<F>`), for a request type only.
 pub fn request_kind_items() -> Vec<syn::Item> {
     let private = private_path();
-    let plain_method = crate::shared::plain_run().then(|| {
-        quote! {
-            async fn plain<F>(
-                self,
-                _call: F,
-                _cx: &#private::SagaContext,
-                _run: &mut #private::PlainRun,
-                _script: &mut dyn #private::Script,
-            ) -> O {
-                ::core::unreachable!()
-            }
-        }
-    });
     let file: syn::File = syn::parse_quote! {
         #[diagnostic::on_unimplemented(
             message = "`{Self}` is a request returned by a function, and a saga cannot suspend at it: a saga suspends where a request is made and awaited (`elicit(..).await`), or at a `#[saga_fn]` helper",
@@ -243,7 +221,6 @@ pub fn request_kind_items() -> Vec<syn::Item> {
             fn trace_callee(self, variant: &'static str) {
                 <#private::FutureKind<O> as ::core::default::Default>::default().trace_callee(variant)
             }
-            #plain_method
             fn placeholder<F>(self, _call: F) -> O {
                 ::core::unreachable!()
             }

@@ -33,7 +33,7 @@ pub fn expand(kind: crate::tool::ServedAs, item: &ItemFn, error: syn::Error) -> 
     kept.sig.constness = None;
     kept.sig.variadic = None;
     kept.attrs.retain(|attr| attr.path().is_ident("doc"));
-    *kept.block = crate::tool::emit::plain::unexpanded((*kept.block).clone());
+    *kept.block = crate::tool::emit::unexpanded::unexpanded((*kept.block).clone());
     let marker = kind.marker_impl(name, &private);
     quote! {
         #errors

@@ -18,14 +18,10 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         sig,
         sites,
         machine,
-        plain,
         items,
     } = compiled;
     let private = private_path();
-    let (step_lints, plain_lints) = (
-        crate::tool::emit::tool::step_lints(),
-        crate::tool::emit::tool::plain_lints(),
-    );
+    let step_lints = crate::tool::emit::tool::step_lints();
     let vis = &item.vis;
     let name = &item.sig.ident;
     let output = &sig.output;
@@ -67,27 +63,6 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
         None => quote!(let _ = __cx;),
     };
-    // The plain run, for saga's differential tests only (see `plain_run`).
-    let plain_fn = plain.map(|plain| {
-        quote! {
-            #plain_lints
-            async fn plain<'__step>(
-                self,
-                __cx: &'__step #private::SagaContext,
-                __run: &'__step mut #private::PlainRun,
-                __script: &'__step mut dyn #private::Script,
-            ) -> #output
-            where
-                Self: '__step,
-            {
-                let __SagaFn { #(#names,)* .. } = self;
-                #(#rebind_mut)*
-                #context
-                let __output: #output = async move #plain.await;
-                __output
-            }
-        }
-    });
     let ignored_context = match &sig.context {
         Some(ident) => quote!(let _ = #ident;),
         None => quote!(),
@@ -175,7 +150,6 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                     #step_body
                 }
 
-                #plain_fn
             }
 
             #private::SagaCall::new(__SagaFn {
@@ -199,7 +173,7 @@ pub fn fallback(original: &ItemFn, error: syn::Error, recursive: bool) -> TokenS
     *kept.block = if recursive {
         syn::parse_quote!({ ::core::unreachable!() })
     } else {
-        crate::tool::emit::plain::unexpanded((*kept.block).clone())
+        crate::tool::emit::unexpanded::unexpanded((*kept.block).clone())
     };
     quote! {
         #errors

@@ -1,16 +1,16 @@
 //! Emit: the generated code. A tool's items and `SagaTool` impl ([`tool`]), a helper's
 //! ([`helper`]), what the machine keeps at each suspension ([`keep`]), a call
 //! of a helper or a future ([`call`]), the requests a suspension states again
-//! ([`restate`]), the plain run ([`plain`]), the diagram ([`diagram`]), what a prompt or
-//! a resource adds ([`served_as`]), and the item kept beside the errors when a step fails
-//! ([`fallback`]).
+//! ([`restate`]), the diagram ([`diagram`]), what a prompt or a resource adds
+//! ([`served_as`]), and the item kept beside the errors when a step fails ([`fallback`]),
+//! its body's suspensions typed placeholders ([`unexpanded`]).
 
 pub mod call;
 pub mod diagram;
 pub mod fallback;
 pub mod helper;
 pub mod keep;
-pub mod plain;
 pub mod restate;
 pub mod served_as;
 pub mod tool;
+pub mod unexpanded;

@@ -25,11 +25,6 @@ pub fn step_lints() -> TokenStream {
     }
 }
 
-/// The lints silenced in the generated plain run (kept for tests), which renames locals.
-pub fn plain_lints() -> TokenStream {
-    quote!(#[allow(unused_mut, unused_variables, non_shorthand_field_patterns, clippy::all)])
-}
-
 /// The tool (`kind`) compiled from its function, with its attribute's arguments.
 pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) -> TokenStream {
     let Compiled {
@@ -37,15 +32,14 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         sig,
         sites,
         machine,
-        plain,
         items,
     } = compiled;
     let (item, sig, sites) = (&item, &sig, &sites[..]);
     let diagram = crate::tool::emit::diagram::generated::tool(item, sig, sites);
     let (diagram_doc, diagram_meta, diagram_method) = (diagram.doc, diagram.meta, diagram.method);
-    let (step_lints, plain_lints) = (step_lints(), plain_lints());
+    let step_lints = step_lints();
     // The function's own lint levels (`#[allow(non_snake_case)]`, `#[deny(..)]`) govern its
-    // body, which is the step's (and the plain run's) now, not only the unit struct's; the
+    // body, which is the step's now, not only the unit struct's; the
     // step's own allowances follow them, so the generated code's lints stay quiet.
     // `#[expect(..)]` stays on the struct alone (copied, it would be unfulfilled where the
     // lint does not fire), and so does `#[forbid(..)]`, which no later allowance could
@@ -126,35 +120,10 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             let ident = &param.ident;
             quote!(let mut #ident = #ident;)
         });
-    let rebind_mut_plain = rebind_mut.clone();
     let context = match &sig.context {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
         None => quote!(let _ = __cx;),
     };
-
-    // The plain run, for saga's differential tests only (see `plain_run`).
-    let plain_fn = plain.map(|plain| {
-        quote! {
-            /// Runs the tool as one ordinary async function, asking `script` at each
-            /// suspension; for tests that compare it with the state machine.
-            #[doc(hidden)]
-            #(#lint_levels)*
-            #plain_lints
-            pub async fn __plain(
-                &self,
-                __arguments: #private::JsonObject,
-                __cx: &#private::SagaContext,
-                __run: &mut #private::PlainRun,
-                __script: &mut dyn #private::Script,
-            ) -> ::core::result::Result<#output, #private::ErrorData> {
-                let #args { #(#arg_names),* } = #private::parse_arguments(__arguments)?;
-                #(#rebind_mut_plain)*
-                #context
-                let __output: #output = async move #plain.await;
-                ::core::result::Result::Ok(__output)
-            }
-        }
-    });
 
     let StateEnum {
         definition,
@@ -269,7 +238,6 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                     #private::done(output)
                 }
 
-                #plain_fn
             }
 
             impl #private::SagaTool for #name {

@@ -1,7 +1,6 @@
 //! What `#[saga_tool]` and `#[saga_fn]` expand to call: the generated state's handling
 //! ([`macro_state`]), the helpers that suspend ([`saga_fn`]), a saved local ([`local`]),
-//! the support the expansion names through `__private` ([`expand_support`]), and the
-//! plain run of a saga's body ([`plain`], feature `plain-run`).
+//! and the support the expansion names through `__private` ([`expand_support`]).
 //!
 //! Uses `contract` and everything below it; the runner does not use it (a tool's state
 //! is behind `SagaTool`).
@@ -9,6 +8,4 @@
 pub(crate) mod expand_support;
 pub(crate) mod local;
 pub(crate) mod macro_state;
-#[cfg(feature = "plain-run")]
-pub(crate) mod plain;
 pub(crate) mod saga_fn;

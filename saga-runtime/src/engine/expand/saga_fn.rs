@@ -24,8 +24,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
-#[cfg(feature = "plain-run")]
-use crate::engine::expand::plain::{PlainRun, Script};
 use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
@@ -115,24 +113,6 @@ pub trait SagaFn: Sized + Send {
     /// tools that call the helper name it at the call. Empty for a helper written by hand.
     fn diagram() -> &'static str {
         ""
-    }
-
-    /// The helper as one ordinary async function, asking `script` at each suspension.
-    /// `#[saga_fn]` writes it in a crate built with `SAGA_PLAIN_RUN=1`; elsewhere (the
-    /// feature is on for a whole workspace at once) the plain run of a tool that calls the
-    /// helper stops here.
-    #[cfg(feature = "plain-run")]
-    fn plain<'s>(
-        self,
-        cx: &'s SagaContext,
-        run: &'s mut PlainRun,
-        script: &'s mut dyn Script,
-    ) -> impl Future<Output = Self::Output> + Send + 's
-    where
-        Self: 's,
-    {
-        let _ = (self, cx, run, script);
-        async { panic!("this #[saga_fn] has no plain run: build its crate with SAGA_PLAIN_RUN=1") }
     }
 }
 
@@ -302,18 +282,6 @@ impl<R: SagaFn> SagaFnKind<R> {
         saved.restored()
     }
 
-    /// The helper as an ordinary async function.
-    #[cfg(feature = "plain-run")]
-    pub async fn plain<A: SagaFn<Resumed = R, Output = R::Output>>(
-        self,
-        call: SagaCall<A>,
-        cx: &SagaContext,
-        run: &mut PlainRun,
-        script: &mut dyn Script,
-    ) -> R::Output {
-        call.0.plain(cx, run, script).await
-    }
-
     /// The call's result type, in the body kept beside a failed expansion (never run):
     /// IDEs see the right type, and rustc adds no errors of its own to the macro's.
     pub fn placeholder<A: SagaFn<Resumed = R, Output = R::Output>>(
@@ -373,18 +341,6 @@ impl<O> FutureKind<O> {
     /// Never reached: nothing is saved at an ordinary future.
     pub fn restore<T>(self, _saved: Slot<Unreachable<T>>) -> T {
         unreachable!("an ordinary future never suspends a saga")
-    }
-
-    /// Awaits the future.
-    #[cfg(feature = "plain-run")]
-    pub async fn plain<F: IntoFuture<Output = O>>(
-        self,
-        future: F,
-        _cx: &SagaContext,
-        _run: &mut PlainRun,
-        _script: &mut dyn Script,
-    ) -> O {
-        future.await
     }
 
     /// See [`SagaFnKind::placeholder`].
