@@ -138,7 +138,9 @@ fn tool(item: ItemFn) -> TokenStream2 {
     }
 }
 
-/// Whether a parameter is the tool's context (`&SagaContext`).
+/// Whether a parameter is the tool's context (`&SagaContext`): saga-macros' own rule
+/// (`parse/sig.rs`), written again because one proc-macro crate cannot call another's
+/// code; the corpus's context-taking sagas fail their differential tests if the two differ.
 fn is_context(ty: &Type) -> bool {
     match ty {
         Type::Reference(reference) => match &*reference.elem {
