@@ -8,20 +8,12 @@
 //! learn nothing from a refusal: every failure is the same JSON-RPC `-32602` with
 //! [`INVALID_STATE_MESSAGE`]; the reason ([`OpenError`]) goes to the server's log.
 //!
-//! ```
-//! use std::time::Duration;
-//! use saga_runtime::state::{Binding, KeyRing, PointKey, StateCodec};
-//!
-//! let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
-//! let binding = Binding::new("deploy", "tools/call", "alice", None);
-//! let point = PointKey { header: *b"point-01", identity: [1; 32] };
-//! let token = codec.seal(&point, &binding, b"state");
-//! let opened = codec.open(&token, &point, &binding).unwrap();
-//! assert_eq!(opened.plaintext, b"state");
-//!
-//! let mallory = Binding::new("deploy", "tools/call", "mallory", None);
-//! assert!(codec.open(&token, &point, &mallory).is_err());
-//! ```
+//! What a server is configured with lives here: the [`KeyRing`] that seals, and the
+//! [`TokenStore`]s that make a round's token single-use ([`MemoryStore`], and with their
+//! features `RedisStore`, `SqliteStore`, `PostgresStore`). [`TokenHeader`] reads what a
+//! token says of itself before it is opened (`saga inspect`). The codec itself
+//! (`StateCodec` and what it seals and opens with) is the runtime's: a transport of your
+//! own drives sagas through `SagaTools::run`, which opens and seals for it.
 
 mod aead;
 mod binding;
@@ -36,10 +28,15 @@ mod single_use;
 pub(crate) mod sqlite;
 mod token;
 
-pub use binding::{ANONYMOUS, Binding};
+// The codec's own types are public for saga's CLI tests, fuzzer, benches and tests of the
+// token format, and hidden from the docs: no server or transport needs them.
+pub use binding::ANONYMOUS;
+#[doc(hidden)]
+pub use binding::Binding;
 pub use clock::unix_now;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
+#[doc(hidden)]
 pub use link::Link;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
@@ -48,9 +45,9 @@ pub use single_use::RedisStore;
 pub use single_use::{MemoryStore, StoreError, TokenStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use token::{
-    DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, Opened, PointKey, StateCodec, TokenHeader,
-};
+pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, TokenHeader};
+#[doc(hidden)]
+pub use token::{Opened, PointKey, StateCodec};
 
 /// A count or a unix time as a database's signed 64-bit integer: the far future
 /// saturates.
