@@ -426,6 +426,14 @@ impl<T: SagaTool> SagaTool for WithInputSchema<T> {
     ) -> impl Future<Output = Step<Self::State>> + Send {
         self.tool.step(state, answers, cx)
     }
+
+    fn restate(
+        &self,
+        state: Self::State,
+        cx: &SagaContext,
+    ) -> Option<Vec<saga_runtime::engine::Request>> {
+        self.tool.restate(state, cx)
+    }
 }
 
 fn json_schema_2020_12() -> serde_json::Value {

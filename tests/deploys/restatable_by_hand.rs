@@ -11,6 +11,7 @@ use saga_examples::deploy_by_hand::ComplexToolByHand;
 use saga_examples::harness::context;
 use saga_examples::harness::serving;
 use saga_examples::harness::tasks;
+use saga_examples::harness::variant::Variant;
 use saga_runtime::engine::{Call, SagaContext, SagaTool};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::ErrorData;
@@ -154,6 +155,10 @@ fn server() -> SagaServer {
             restates_first: false,
         })
         .tool(ComplexToolByHand)
+        // Wrapped, as a deploy test renames or re-versions a tool: `restate` passes
+        // through as `step` does.
+        .tool(Variant::of(ComplexToolByHand).named("wrapped_deploy"))
+        .tool(Variant::of(saga_examples::deploy::complex_tool).named("wrapped_macro_deploy"))
         .build()
         .expect("server")
 }
@@ -364,6 +369,22 @@ async fn the_hand_written_deploy_keeps_no_requests_in_its_tokens() {
     );
     let again = asks(&server, &answering(&next, &second, None)).await;
     assert_eq!(requests_json(&again), requests_json(&second));
+}
+
+/// A tool behind a wrapper that passes `step` and `restate` through is asked again as
+/// itself: a hand-written one and a generated one.
+#[tokio::test]
+async fn a_wrapped_tool_is_asked_again_as_itself() {
+    let server = server();
+    for name in ["wrapped_deploy", "wrapped_macro_deploy"] {
+        let start = Call::tool(
+            name.to_owned(),
+            json!({"initial_arg": "x"}).as_object().cloned(),
+        );
+        let first = asks(&server, &start).await;
+        let again = asks(&server, &answering(&start, &first, None)).await;
+        assert_eq!(requests_json(&again), requests_json(&first), "{name}");
+    }
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! Another build's copy of a tool, written by hand against `SagaTool`: the same code under
 //! another name or at another version, or a wrapper that forwards all but the version.
 
-use saga_runtime::engine::{Answers, LayoutError, SagaContext, SagaTool, StateLayout, Step};
+use saga_runtime::engine::{
+    Answers, LayoutError, Request, SagaContext, SagaTool, StateLayout, Step,
+};
 use saga_runtime::rmcp::ErrorData;
 use saga_runtime::rmcp::model::{JsonObject, Tool};
 
@@ -66,5 +68,9 @@ impl<T: SagaTool> SagaTool for Variant<T> {
         cx: &SagaContext,
     ) -> Step<Self::State> {
         self.tool.step(state, answers, cx).await
+    }
+
+    fn restate(&self, state: Self::State, cx: &SagaContext) -> Option<Vec<Request>> {
+        self.tool.restate(state, cx)
     }
 }

@@ -80,7 +80,9 @@ pub trait SagaTool: Send + Sync + 'static {
     ///
     /// `None`, the default, for a state whose round cannot be stated again: a tool that
     /// never calls `suspend_restatable` keeps this default. `#[saga_tool]` writes it for
-    /// every suspension it makes restatable.
+    /// every suspension it makes restatable. A wrapper that passes `step` through to
+    /// another tool passes `restate` through too, or the wrapped tool's restatable rounds
+    /// end with an error when they are asked again.
     fn restate(&self, state: Self::State, cx: &SagaContext) -> Option<Vec<Request>> {
         let _ = (state, cx);
         None
