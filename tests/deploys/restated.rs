@@ -445,3 +445,68 @@ async fn a_users_method_named_like_a_builder_is_not_run_again() {
     asked_again_word_for_word(&server, &call, None).await;
     assert_eq!(READINGS.load(Ordering::SeqCst) - before, 1);
 }
+
+/// How many times the tool below ran its code after the kept suspension.
+static AFTER_KEPT: AtomicUsize = AtomicUsize::new(0);
+
+fn question_about(name: &str) -> String {
+    format!("What does {name} do?")
+}
+
+/// A restatable suspension, then one that keeps its requests (built by the user's
+/// function), whose failed answer the tool turns into work of its own.
+#[saga_tool]
+async fn restatable_then_kept() -> Result<String, SagaError> {
+    let name: String = elicit("Name?").key("name").await?;
+    match elicit::<String>(question_about(&name)).key("job").await {
+        Ok(job) => Ok(format!("{name}: {job}")),
+        Err(_) => {
+            AFTER_KEPT.fetch_add(1, Ordering::SeqCst);
+            Ok(format!("{name}: unknown"))
+        }
+    }
+}
+
+/// A token of an earlier build, where the second suspension was restatable, may ask this
+/// build to state it again. It cannot: `restate` gives `None` without running any of the
+/// tool's code (before, the restating mode went on as if the answer were missing).
+#[tokio::test]
+async fn a_suspension_that_keeps_its_requests_states_none_and_runs_nothing() {
+    use saga_runtime::engine::{SagaTool, Step};
+    use saga_runtime::testing::KeyedRound;
+
+    let tool = restatable_then_kept;
+    let cx = context::eliciting_and_sampling("alice");
+    let state = tool.start(Map::new()).expect("no arguments");
+    let Step::Suspend { state, requests } = tool.step(state, Answers::none(), &cx).await else {
+        panic!("suspends at the name");
+    };
+    // The first suspension states its round again, as the first time.
+    let restated = tool.restate(state, &cx).expect("the name is restatable");
+    assert_eq!(restated.len(), requests.len());
+
+    let state = tool.start(Map::new()).expect("no arguments");
+    let Step::Suspend { state, requests } = tool.step(state, Answers::none(), &cx).await else {
+        panic!("suspends at the name");
+    };
+    let mut last_key = 0;
+    let round = KeyedRound::new(requests, &mut last_key).expect("a round");
+    let responses = serde_json::from_value(json!({
+        "name": {"action": "accept", "content": {"value": "Ada"}}
+    }))
+    .expect("responses");
+    let answers = round.answers(responses).expect("read").expect("answered");
+    let Step::Suspend { state, .. } = tool.step(state, answers, &cx).await else {
+        panic!("suspends at the job");
+    };
+    let before = AFTER_KEPT.load(Ordering::SeqCst);
+    assert!(
+        tool.restate(state, &cx).is_none(),
+        "the job's request is kept"
+    );
+    assert_eq!(
+        AFTER_KEPT.load(Ordering::SeqCst),
+        before,
+        "the restating mode ran the tool's code"
+    );
+}

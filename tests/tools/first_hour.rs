@@ -689,3 +689,49 @@ async fn a_tool_written_by_a_macro_rules_asks_what_its_caller_gives() {
         assert!(diagram.contains("AfterElicitName"), "{diagram}");
     }
 }
+
+// Tools named like the parameters of the methods the expansion writes: each name is also a
+// unit struct, which a bare parameter of that name would match as a pattern.
+// (In a module of their own: a tool's unit struct would also turn the file's own
+// `let state = ..` into a pattern, as any unit struct does.)
+mod named_like_parameters {
+    use saga_runtime::prelude::*;
+
+    #[saga_tool]
+    pub async fn state(topic: String) -> Result<String, SagaError> {
+        let more: String = elicit(format!("More on {topic}?")).await?;
+        Ok(format!("{topic}: {more}"))
+    }
+
+    #[saga_tool]
+    pub async fn cx(topic: String) -> Result<String, SagaError> {
+        let more: String = elicit(format!("More on {topic}?")).await?;
+        Ok(format!("{topic}: {more}"))
+    }
+
+    #[saga_tool]
+    pub async fn arguments(topic: String) -> Result<String, SagaError> {
+        let more: String = elicit(format!("More on {topic}?")).await?;
+        Ok(format!("{topic}: {more}"))
+    }
+}
+
+#[tokio::test]
+async fn tools_named_like_the_expansions_parameters_compile_and_run() {
+    for (name, client) in [
+        ("state", TestClient::new(named_like_parameters::state)),
+        ("cx", TestClient::new(named_like_parameters::cx)),
+        (
+            "arguments",
+            TestClient::new(named_like_parameters::arguments),
+        ),
+    ] {
+        let run = client
+            .call(name, json!({"topic": "owls"}))
+            .then(Answer::accept(json!({"value": "wise"})))
+            .run()
+            .await
+            .expect("the call completes");
+        assert_eq!(run.text(), "owls: wise", "{name}");
+    }
+}

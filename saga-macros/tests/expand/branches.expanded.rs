@@ -177,27 +177,27 @@ const _: () = {
         }
         fn restate(
             &self,
-            state: Self::State,
-            cx: &::saga_runtime::__private::SagaContext,
+            __state: Self::State,
+            __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::core::option::Option<
             ::std::vec::Vec<::saga_runtime::__private::Request>,
         > {
-            ::saga_runtime::__private::macro_restate(self, state, cx)
+            ::saga_runtime::__private::macro_restate(self, __state, __cx)
         }
         fn state_json(
             &self,
-            state: Self::State,
+            __state: Self::State,
         ) -> ::core::result::Result<
             ::saga_runtime::__private::serde_json::Value,
             ::std::string::String,
         > {
-            ::saga_runtime::__private::macro_state_json(self, state)
+            ::saga_runtime::__private::macro_state_json(self, __state)
         }
         fn start(
             &self,
-            arguments: ::saga_runtime::__private::JsonObject,
+            __arguments: ::saga_runtime::__private::JsonObject,
         ) -> ::core::result::Result<Self::State, ::saga_runtime::__private::ErrorData> {
-            ::saga_runtime::__private::start(arguments)
+            ::saga_runtime::__private::start(__arguments)
         }
         #[allow(
             unreachable_code,
@@ -466,10 +466,10 @@ const _: () = {
                             &__slot,
                             &__bytes,
                         ) {
-                            ::core::result::Result::Ok(state) => state,
-                            ::core::result::Result::Err(error) => {
+                            ::core::result::Result::Ok(__state) => __state,
+                            ::core::result::Result::Err(__error) => {
                                 return ::core::result::Result::Ok(
-                                    ::saga_runtime::__private::undecodable(&error),
+                                    ::saga_runtime::__private::undecodable(&__error),
                                 );
                             }
                         };

@@ -222,6 +222,21 @@ pub fn guard(site: &Site) -> Stmt {
     }
 }
 
+/// At the head of any other site's continuation (one that keeps its requests in its
+/// token), but a helper call's, which hands the mode on to the helper: in the restating
+/// mode, the end of the step, before any of the tool's code runs. The runtime asks no such
+/// round to be stated again, but a token of an earlier build, where the site was
+/// restatable, may reach it.
+pub fn refusal(site: &Site) -> Stmt {
+    let private = private_path();
+    let span = site.resolved_span();
+    syn::parse_quote_spanned! {span=>
+        if #private::asking_again(&__answers) {
+            return #private::cannot_restate();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::same_text_each_time;

@@ -167,18 +167,21 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
     // The trace, inspection and restating modes are arms of their own (see the runtime's
     // `MacroState`).
-    // Only a tool that may suspend at requests it states again (its own, or a helper's)
-    // is asked to: the others keep the trait's default, and compile nothing for it.
+    // Only a tool that may suspend at requests it states again (its own, or a helper's;
+    // any call may be of a helper) is asked to: the others keep the trait's default, and
+    // compile nothing for it. The parameters are named `__state` and `__cx` here and
+    // below, as in `step`: a tool may be named `state` (its unit struct would make a bare
+    // `state` a pattern).
     let restates = machine.restated.iter().any(|restated| *restated)
         || sites.iter().any(|site| site.suspension.is_call());
     let restate = restates.then(|| {
         quote! {
             fn restate(
                 &self,
-                state: Self::State,
-                cx: &#private::SagaContext,
+                __state: Self::State,
+                __cx: &#private::SagaContext,
             ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
-                #private::macro_restate(self, state, cx)
+                #private::macro_restate(self, __state, __cx)
             }
         }
     });
@@ -282,16 +285,16 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
 
                 fn state_json(
                     &self,
-                    state: Self::State,
+                    __state: Self::State,
                 ) -> ::core::result::Result<#private::serde_json::Value, ::std::string::String> {
-                    #private::macro_state_json(self, state)
+                    #private::macro_state_json(self, __state)
                 }
 
                 fn start(
                     &self,
-                    arguments: #private::JsonObject,
+                    __arguments: #private::JsonObject,
                 ) -> ::core::result::Result<Self::State, #private::ErrorData> {
-                    #private::start(arguments)
+                    #private::start(__arguments)
                 }
 
                 #(#lint_levels)*
@@ -500,11 +503,12 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         #(#callee_traces)*
         return #traced;
     };
-    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&error)));
+    // Generated names only: a tool named `state` or `error` is a unit struct in scope.
+    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&__error)));
     let resume = quote! {
         let __resumed = match #private::decode(&__slot, &__bytes) {
-            ::core::result::Result::Ok(state) => state,
-            ::core::result::Result::Err(error) => return #undecodable,
+            ::core::result::Result::Ok(__state) => __state,
+            ::core::result::Result::Err(__error) => return #undecodable,
         };
         match __resumed {
             #(#arms)*

@@ -14,8 +14,8 @@ pub use crate::engine::expand::local::{
     restore,
 };
 pub use crate::engine::expand::macro_state::{
-    MacroState, decode, failed, inspected, macro_layout, macro_restate, macro_state_json,
-    record_state, resumed, start, suspend, traced, undecodable,
+    MacroState, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
+    macro_state_json, record_state, resumed, start, suspend, traced, undecodable,
 };
 pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,

@@ -216,6 +216,14 @@ pub fn failed<R: Exit>(message: &'static str) -> R {
     R::failed(message)
 }
 
+/// At a suspension that keeps its requests in its token, in the restating mode: the
+/// runtime asks no such round to be stated again, but a token sealed where an earlier build
+/// could state it may reach this one. Ends the step before any of the tool's code runs,
+/// so that [`macro_restate`] gives `None` (and the call a `-32603`).
+pub fn cannot_restate<R: Exit>() -> R {
+    R::failed("this suspension keeps its requests in its token, and states none again")
+}
+
 fn unsaveable<R: Exit>(error: &str) -> R {
     log_unsaveable(error);
     R::failed("the tool's state could not be saved")

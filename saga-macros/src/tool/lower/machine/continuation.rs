@@ -32,8 +32,14 @@ pub(super) fn continuation(
         let mut diverges = false;
         match inner.take() {
             None => {
-                if restated {
-                    let mut guard = crate::tool::emit::restate::guard(site);
+                let guard = if restated {
+                    Some(crate::tool::emit::restate::guard(site))
+                } else if !site.suspension.is_call() && !site.suspension.is_checkpoint() {
+                    Some(crate::tool::emit::restate::refusal(site))
+                } else {
+                    None
+                };
+                if let Some(mut guard) = guard {
                     wrap_returns(&mut guard, exits.carrier);
                     code.push(guard);
                 }
