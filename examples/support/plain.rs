@@ -97,10 +97,20 @@ impl<F: Future> Future for Scope<F> {
     type Output = (F::Output, PlainRun);
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        /// Takes the run back from the thread however the poll ends, a panic included,
+        /// so that no later plain body on this thread meets it.
+        struct Lent<'a>(&'a mut Option<PlainRun>);
+        impl Drop for Lent<'_> {
+            fn drop(&mut self) {
+                *self.0 = RUNNING.with(|running| running.borrow_mut().take());
+            }
+        }
         let this = self.get_mut();
         RUNNING.with(|running| *running.borrow_mut() = this.run.take());
-        let polled = this.future.as_mut().poll(cx);
-        this.run = RUNNING.with(|running| running.borrow_mut().take());
+        let polled = {
+            let _lent = Lent(&mut this.run);
+            this.future.as_mut().poll(cx)
+        };
         match polled {
             Poll::Ready(output) => {
                 let run = this
@@ -127,14 +137,17 @@ pub fn ask(requests: Vec<Request>) -> Answers {
 
 fn checkpoint() {
     RUNNING.with(|running| {
-        if let Some(run) = running.borrow_mut().as_mut() {
-            run.rounds += 1;
-        }
+        running
+            .borrow_mut()
+            .as_mut()
+            .expect("a plain body runs under a plain run's Scope")
+            .rounds += 1;
     });
 }
 
-/// What an awaited value is, told by its type (autoref specialisation: the first of
-/// [`ViaCheckpoint`], [`ViaRequest`] and [`ViaFuture`] that applies).
+/// What an awaited value is, told by its type (autoref specialisation on
+/// `(&&&probe(&value)).kind()`: [`ViaRequest`] and [`ViaCheckpoint`] before [`ViaFuture`];
+/// a checkpoint is no request, so the first two never both apply).
 pub struct Probe<T>(PhantomData<fn() -> T>);
 
 /// The probe of `value`.

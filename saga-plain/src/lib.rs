@@ -45,6 +45,14 @@ pub fn join(input: TokenStream) -> TokenStream {
         Ok(requests) => requests,
         Err(error) => return error.to_compile_error().into(),
     };
+    // `join!(a.await, b)`: saga accepts an element's own `.await` and ignores it.
+    let requests: Vec<Expr> = requests
+        .into_iter()
+        .map(|request| match request {
+            Expr::Await(awaited) => *awaited.base,
+            other => other,
+        })
+        .collect();
     let names: Vec<_> = (0..requests.len())
         .map(|i| format_ident!("__request{i}"))
         .collect();
@@ -75,9 +83,10 @@ fn tool(item: ItemFn) -> TokenStream2 {
         attrs, sig, block, ..
     } = item;
     let name = &sig.ident;
-    // The tool's own lint levels govern its body, as they do the generated step.
+    // The tool's own lint levels govern its body, as they do the generated step
+    // (`#[expect]` stays behind there too: copied, it could go unfulfilled).
     let lint_levels = attrs.iter().filter(|attr| {
-        ["allow", "warn", "deny", "expect"]
+        ["allow", "warn", "deny"]
             .iter()
             .any(|level| attr.path().is_ident(level))
     });
@@ -100,11 +109,9 @@ fn tool(item: ItemFn) -> TokenStream2 {
             continue;
         }
         let ty = &typed.ty;
-        let serde_attrs = typed
-            .attrs
-            .iter()
-            .filter(|attr| attr.path().is_ident("serde"));
-        fields.push(quote!(#(#serde_attrs)* #ident: #ty));
+        // As saga reads arguments: `#[arg(rename = "..")]` is the name on the wire.
+        let rename = arg_rename(&typed.attrs).map(|name| quote!(#[serde(rename = #name)]));
+        fields.push(quote!(#rename #ident: #ty));
         bindings.push(ident.clone());
         if pat.mutability.is_some() {
             rebind_mut.push(quote!(let mut #ident = #ident;));
@@ -136,6 +143,22 @@ fn tool(item: ItemFn) -> TokenStream2 {
             })
         }
     }
+}
+
+/// The wire name an argument's `#[arg(rename = "..")]` gives it.
+fn arg_rename(attrs: &[syn::Attribute]) -> Option<syn::LitStr> {
+    let mut rename = None;
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("arg")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                rename = Some(meta.value()?.parse::<syn::LitStr>()?);
+            } else if meta.input.peek(Token![=]) {
+                let _: Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    rename
 }
 
 /// Whether a parameter is the tool's context (`&SagaContext`): saga-macros' own rule

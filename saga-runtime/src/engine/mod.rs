@@ -23,6 +23,8 @@ pub(crate) use call::pool;
 pub(crate) use contract::diagram;
 pub(crate) use expand::expand_support;
 pub(crate) use forms::elicit_field;
+// Public as `saga_runtime::testing::KeyedRound`.
+#[doc(hidden)]
 pub use round::keyed::KeyedRound;
 pub(crate) use runner::family;
 pub(crate) use runner::sampling;

@@ -504,7 +504,9 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         return #traced;
     };
     // Generated names only: a tool named `state` or `error` is a unit struct in scope.
-    let undecodable = machine.carrier.wrap(quote!(#private::undecodable(&__error)));
+    let undecodable = machine
+        .carrier
+        .wrap(quote!(#private::undecodable(&__error)));
     let resume = quote! {
         let __resumed = match #private::decode(&__slot, &__bytes) {
             ::core::result::Result::Ok(__state) => __state,

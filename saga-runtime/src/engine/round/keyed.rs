@@ -14,9 +14,9 @@ use crate::engine::round::pending::Pendings;
 use crate::engine::round::requests::Request;
 
 /// A round of requests under the keys a transition gives them (`elicit-1`, `sample-2`, …),
-/// and the [`Answers`] a step reads from a client's responses, checked as a transition
-/// checks them (an answer of the wrong kind, a form's content outside its schema, a
-/// missing answer).
+/// and the [`Answers`] a step reads from a client's responses, read and checked as a
+/// transition reads and checks them. It knows no client's capabilities: it asks whatever
+/// it is given.
 ///
 /// ```
 /// use saga_runtime::prelude::*;
@@ -47,14 +47,15 @@ impl KeyedRound {
     /// `requests` under the keys a transition gives them, numbered on from `*last_key`
     /// (0 before a call's first round), which ends at the last number given: a call
     /// numbers its requests across its rounds. A request the tool keyed itself
-    /// (`.key("..")`) keeps its key. An error for what a transition would refuse: two
-    /// requests of one key, or a key a client could not send back.
+    /// (`.key("..")`) keeps its key. An error where a transition would end the call as the
+    /// tool's bug (`-32603`, the reason in the log, as a transition logs it): two requests
+    /// of one key, or a request that does not encode.
     pub fn new(requests: Vec<Request>, last_key: &mut u32) -> Result<Self, ErrorData> {
         let Assigned {
             pending,
             input_requests,
             ..
-        } = asking::assign(requests, last_key, "keyed round")?;
+        } = asking::assign(requests, last_key, "KeyedRound")?;
         Ok(Self {
             pending,
             requests: input_requests,
@@ -66,9 +67,11 @@ impl KeyedRound {
         &self.requests
     }
 
-    /// The answers in `responses`, in the round's order: `None` when a transition would
-    /// ask the round again (an answer missing, or a form's content outside its schema);
-    /// an error for a response a transition refuses outright.
+    /// The answers in `responses`, in the round's order: `None` where a transition would
+    /// ask the round again (an answer missing or of another kind than asked, or a form
+    /// kept with its schema answered outside it); an error for a response a transition
+    /// refuses outright. A restatable form's content is checked as the step reads it
+    /// ([`Answers::elicit`] gives `SagaError::DoesNotFit`), as in a transition.
     pub fn answers(&self, responses: InputResponses) -> Result<Option<Answers>, ErrorData> {
         match collect(&self.pending, responses, &BTreeMap::new())? {
             Collected::All(answers) => Ok(Some(Answers::new(answers))),

@@ -15,8 +15,8 @@ pub struct Request {
     pub(crate) key: Option<String>,
     pub(crate) asked: Asked,
     /// Whether the tool can state this request again from its saved state (see
-    /// [`Step::AskAgain`](crate::engine::Step::AskAgain)): the token then keeps only its kind and
-    /// key, not its params.
+    /// [`SagaTool::restate`](crate::engine::SagaTool::restate)): the token then keeps only
+    /// its kind and key, not its params.
     pub(crate) restatable: bool,
     /// Why the answer to this request, asked again, did not fit its form (see
     /// [`Misfit`]): said to the user in the question asked again.

@@ -493,9 +493,8 @@ impl<'a> Run<'a> {
             let state = decode_state(self.tool, self.points, point, self.name, state_bytes)?;
             let tool = self.tool;
             let cx = self.cx;
-            let stated =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.restate(state, cx)))
-                    .map_err(|payload| panicked(self.name, payload.as_ref()))?;
+            let stated = catch_panic_sync(|| tool.restate(state, cx))
+                .map_err(|payload| panicked(self.name, payload.as_ref()))?;
             match stated {
                 Some(requests) => restated = Some(requests),
                 None => {
