@@ -53,6 +53,9 @@
 //! requests are asked, then the [`TestCall::respond`] function. A request none of them
 //! answers ends the run with [`Failed::Unscripted`]. Keys the runtime generates depend on
 //! the branch the tool took; a test that pins `.key(..)` in the tool does not.
+//!
+//! To unit-test a hand-written `SagaTool::step` without a client, [`KeyedRound`] gives a
+//! round's requests their keys and reads a client's responses into the step's `Answers`.
 
 pub mod stores;
 
