@@ -72,17 +72,6 @@ const _: () = {
     /// that the token keeps none of them.
     #[allow(dead_code)]
     const __SAGA_RESTATED: &[bool] = &[true, true, false, true];
-    #[derive(
-        ::saga_runtime::__private::serde::Serialize,
-        ::saga_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::saga_runtime::__private::serde")]
-    #[serde(
-        bound(
-            serialize = "T2: ::saga_runtime::__private::serde::Serialize, T3: ::saga_runtime::__private::serde::Serialize",
-            deserialize = "T2: ::saga_runtime::__private::serde::de::DeserializeOwned, T3: ::saga_runtime::__private::serde::de::DeserializeOwned"
-        )
-    )]
     #[allow(non_camel_case_types, clippy::enum_variant_names)]
     enum __State<R0, R1, T2, T3, R4> {
         /// Suspended at `let reply: String = elicit("Your answer?").key("reply").await?;`
@@ -100,18 +89,150 @@ const _: () = {
         T2: ::saga_runtime::__private::SlotField,
         T3: ::saga_runtime::__private::SlotField,
     {
-        type Traced = __State<
-            R0,
-            R1,
-            <T2 as ::saga_runtime::__private::SlotField>::Traced,
-            <T3 as ::saga_runtime::__private::SlotField>::Traced,
-            R4,
-        >;
         fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
             static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
                 false,
             );
             &TAGGED
+        }
+    }
+    #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+    impl<R0, R1, T2, T3, R4> ::saga_runtime::__private::StateEnum
+    for __State<R0, R1, T2, T3, R4>
+    where
+        T2: ::saga_runtime::__private::SlotField,
+        T3: ::saga_runtime::__private::SlotField,
+    {
+        const SHAPE: ::saga_runtime::__private::StateShape = ::saga_runtime::__private::StateShape {
+            name: "__State",
+            variants: &[
+                "AfterElicitReply",
+                "AfterSampleSampled",
+                "AfterCheckpoint",
+                "AfterListRootsRoots",
+            ],
+            fields: &[&["__m0"], &["__m0"], &["answer"], &["answer", "__m0"]],
+        };
+        fn write(
+            &self,
+            __writer: &mut ::saga_runtime::__private::StateWriter,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+            match *self {
+                __State::AfterElicitReply { .. } => {
+                    __writer.variant(0u32)?;
+                }
+                __State::AfterSampleSampled { .. } => {
+                    __writer.variant(1u32)?;
+                }
+                __State::AfterCheckpoint { answer: ref __v0, .. } => {
+                    __writer.variant(2u32)?;
+                    __writer.field(__v0)?;
+                }
+                __State::AfterListRootsRoots { answer: ref __v0, .. } => {
+                    __writer.variant(3u32)?;
+                    __writer.field(__v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn read(
+            __reader: &mut ::saga_runtime::__private::StateReader<'_>,
+        ) -> ::core::result::Result<Self, ::saga_runtime::__private::StateError> {
+            ::core::result::Result::Ok(
+                match __reader.variant()? {
+                    0u32 => {
+                        __State::AfterElicitReply {
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    1u32 => {
+                        __State::AfterSampleSampled {
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    2u32 => {
+                        __State::AfterCheckpoint {
+                            answer: __reader.field()?,
+                        }
+                    }
+                    3u32 => {
+                        __State::AfterListRootsRoots {
+                            answer: __reader.field()?,
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                },
+            )
+        }
+        fn render(
+            &self,
+            __render: &mut ::saga_runtime::__private::StateRender,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match *self {
+                __State::AfterElicitReply { .. } => {
+                    __render.variant("AfterElicitReply");
+                }
+                __State::AfterSampleSampled { .. } => {
+                    __render.variant("AfterSampleSampled");
+                }
+                __State::AfterCheckpoint { answer: ref __v0, .. } => {
+                    __render.variant("AfterCheckpoint");
+                    __render.field("answer", __v0)?;
+                }
+                __State::AfterListRootsRoots { answer: ref __v0, .. } => {
+                    __render.variant("AfterListRootsRoots");
+                    __render.field("answer", __v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn trace_field(
+            __variant: u32,
+            __field: usize,
+            __tracer: ::saga_runtime::__private::FieldTracer<'_, '_>,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
+            match (__variant, __field) {
+                (0u32, 0usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R0>,
+                                >,
+                            >(),
+                        )
+                }
+                (1u32, 0usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R1>,
+                                >,
+                            >(),
+                        )
+                }
+                (2u32, 0usize) => {
+                    __tracer
+                        .field::<<T2 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (3u32, 0usize) => {
+                    __tracer
+                        .field::<<T3 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (3u32, 1usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R4>,
+                                >,
+                            >(),
+                        )
+                }
+                _ => __tracer.missing(),
+            }
         }
     }
     impl route {

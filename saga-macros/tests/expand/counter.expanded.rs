@@ -52,17 +52,6 @@ const _: () = {
     /// that the token keeps none of them.
     #[allow(dead_code)]
     const __SAGA_RESTATED: &[bool] = &[false];
-    #[derive(
-        ::saga_runtime::__private::serde::Serialize,
-        ::saga_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::saga_runtime::__private::serde")]
-    #[serde(
-        bound(
-            serialize = "T0: ::saga_runtime::__private::serde::Serialize, T1: ::saga_runtime::__private::serde::Serialize, T2: ::saga_runtime::__private::serde::Serialize",
-            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned, T1: ::saga_runtime::__private::serde::de::DeserializeOwned, T2: ::saga_runtime::__private::serde::de::DeserializeOwned"
-        )
-    )]
     #[allow(non_camel_case_types, clippy::enum_variant_names)]
     enum __State<T0, T1, T2> {
         /// Suspended at `checkpoint().await;`
@@ -74,16 +63,99 @@ const _: () = {
         T1: ::saga_runtime::__private::SlotField,
         T2: ::saga_runtime::__private::SlotField,
     {
-        type Traced = __State<
-            <T0 as ::saga_runtime::__private::SlotField>::Traced,
-            <T1 as ::saga_runtime::__private::SlotField>::Traced,
-            <T2 as ::saga_runtime::__private::SlotField>::Traced,
-        >;
         fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
             static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
                 false,
             );
             &TAGGED
+        }
+    }
+    #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+    impl<T0, T1, T2> ::saga_runtime::__private::StateEnum for __State<T0, T1, T2>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+        T1: ::saga_runtime::__private::SlotField,
+        T2: ::saga_runtime::__private::SlotField,
+    {
+        const SHAPE: ::saga_runtime::__private::StateShape = ::saga_runtime::__private::StateShape {
+            name: "__State",
+            variants: &["AfterCheckpoint"],
+            fields: &[&["n", "total", "__rest1"]],
+        };
+        fn write(
+            &self,
+            __writer: &mut ::saga_runtime::__private::StateWriter,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+            match *self {
+                __State::AfterCheckpoint {
+                    n: ref __v0,
+                    total: ref __v1,
+                    __rest1: ref __v2,
+                    ..
+                } => {
+                    __writer.variant(0u32)?;
+                    __writer.field(__v0)?;
+                    __writer.field(__v1)?;
+                    __writer.field(__v2)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn read(
+            __reader: &mut ::saga_runtime::__private::StateReader<'_>,
+        ) -> ::core::result::Result<Self, ::saga_runtime::__private::StateError> {
+            ::core::result::Result::Ok(
+                match __reader.variant()? {
+                    0u32 => {
+                        __State::AfterCheckpoint {
+                            n: __reader.field()?,
+                            total: __reader.field()?,
+                            __rest1: __reader.field()?,
+                        }
+                    }
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                },
+            )
+        }
+        fn render(
+            &self,
+            __render: &mut ::saga_runtime::__private::StateRender,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match *self {
+                __State::AfterCheckpoint {
+                    n: ref __v0,
+                    total: ref __v1,
+                    __rest1: ref __v2,
+                    ..
+                } => {
+                    __render.variant("AfterCheckpoint");
+                    __render.field("n", __v0)?;
+                    __render.field("total", __v1)?;
+                    __render.field("__rest1", __v2)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn trace_field(
+            __variant: u32,
+            __field: usize,
+            __tracer: ::saga_runtime::__private::FieldTracer<'_, '_>,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
+            match (__variant, __field) {
+                (0u32, 0usize) => {
+                    __tracer
+                        .field::<<T0 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 1usize) => {
+                    __tracer
+                        .field::<<T1 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 2usize) => {
+                    __tracer
+                        .field::<<T2 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                _ => __tracer.missing(),
+            }
         }
     }
     impl count_to {

@@ -60,17 +60,6 @@ const _: () = {
     /// that the token keeps none of them.
     #[allow(dead_code)]
     const __SAGA_RESTATED: &[bool] = &[true, true];
-    #[derive(
-        ::saga_runtime::__private::serde::Serialize,
-        ::saga_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::saga_runtime::__private::serde")]
-    #[serde(
-        bound(
-            serialize = "T1: ::saga_runtime::__private::serde::Serialize",
-            deserialize = "T1: ::saga_runtime::__private::serde::de::DeserializeOwned"
-        )
-    )]
     #[allow(non_camel_case_types, clippy::enum_variant_names)]
     enum __State<R0, T1, R2> {
         /// Suspended at `let target: Target = elicit("Please provide the deployment target:").await?;`
@@ -82,16 +71,105 @@ const _: () = {
     where
         T1: ::saga_runtime::__private::SlotField,
     {
-        type Traced = __State<
-            R0,
-            <T1 as ::saga_runtime::__private::SlotField>::Traced,
-            R2,
-        >;
         fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
             static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
                 false,
             );
             &TAGGED
+        }
+    }
+    #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+    impl<R0, T1, R2> ::saga_runtime::__private::StateEnum for __State<R0, T1, R2>
+    where
+        T1: ::saga_runtime::__private::SlotField,
+    {
+        const SHAPE: ::saga_runtime::__private::StateShape = ::saga_runtime::__private::StateShape {
+            name: "__State",
+            variants: &["AfterElicitTarget", "AfterSampleVerdict"],
+            fields: &[&["__m0"], &["target", "__m0"]],
+        };
+        fn write(
+            &self,
+            __writer: &mut ::saga_runtime::__private::StateWriter,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+            match *self {
+                __State::AfterElicitTarget { .. } => {
+                    __writer.variant(0u32)?;
+                }
+                __State::AfterSampleVerdict { target: ref __v0, .. } => {
+                    __writer.variant(1u32)?;
+                    __writer.field(__v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn read(
+            __reader: &mut ::saga_runtime::__private::StateReader<'_>,
+        ) -> ::core::result::Result<Self, ::saga_runtime::__private::StateError> {
+            ::core::result::Result::Ok(
+                match __reader.variant()? {
+                    0u32 => {
+                        __State::AfterElicitTarget {
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    1u32 => {
+                        __State::AfterSampleVerdict {
+                            target: __reader.field()?,
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                },
+            )
+        }
+        fn render(
+            &self,
+            __render: &mut ::saga_runtime::__private::StateRender,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match *self {
+                __State::AfterElicitTarget { .. } => {
+                    __render.variant("AfterElicitTarget");
+                }
+                __State::AfterSampleVerdict { target: ref __v0, .. } => {
+                    __render.variant("AfterSampleVerdict");
+                    __render.field("target", __v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn trace_field(
+            __variant: u32,
+            __field: usize,
+            __tracer: ::saga_runtime::__private::FieldTracer<'_, '_>,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
+            match (__variant, __field) {
+                (0u32, 0usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R0>,
+                                >,
+                            >(),
+                        )
+                }
+                (1u32, 0usize) => {
+                    __tracer
+                        .field::<<T1 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (1u32, 1usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R2>,
+                                >,
+                            >(),
+                        )
+                }
+                _ => __tracer.missing(),
+            }
         }
     }
     impl complex_tool {

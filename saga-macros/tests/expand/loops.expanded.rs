@@ -68,17 +68,6 @@ const _: () = {
     /// that the token keeps none of them.
     #[allow(dead_code)]
     const __SAGA_RESTATED: &[bool] = &[true, false];
-    #[derive(
-        ::saga_runtime::__private::serde::Serialize,
-        ::saga_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::saga_runtime::__private::serde")]
-    #[serde(
-        bound(
-            serialize = "T0: ::saga_runtime::__private::serde::Serialize, T1: ::saga_runtime::__private::serde::Serialize, T2: ::saga_runtime::__private::serde::Serialize, T4: ::saga_runtime::__private::serde::Serialize, T5: ::saga_runtime::__private::serde::Serialize, T6: ::saga_runtime::__private::serde::Serialize, T7: ::saga_runtime::__private::serde::Serialize",
-            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned, T1: ::saga_runtime::__private::serde::de::DeserializeOwned, T2: ::saga_runtime::__private::serde::de::DeserializeOwned, T4: ::saga_runtime::__private::serde::de::DeserializeOwned, T5: ::saga_runtime::__private::serde::de::DeserializeOwned, T6: ::saga_runtime::__private::serde::de::DeserializeOwned, T7: ::saga_runtime::__private::serde::de::DeserializeOwned"
-        )
-    )]
     #[allow(non_camel_case_types, clippy::enum_variant_names)]
     enum __State<T0, T1, T2, R3, T4, T5, T6, T7, R8> {
         /// Suspended at `let name: String = elicit("Another name?").await?;`
@@ -108,22 +97,179 @@ const _: () = {
         T6: ::saga_runtime::__private::SlotField,
         T7: ::saga_runtime::__private::SlotField,
     {
-        type Traced = __State<
-            <T0 as ::saga_runtime::__private::SlotField>::Traced,
-            <T1 as ::saga_runtime::__private::SlotField>::Traced,
-            <T2 as ::saga_runtime::__private::SlotField>::Traced,
-            R3,
-            <T4 as ::saga_runtime::__private::SlotField>::Traced,
-            <T5 as ::saga_runtime::__private::SlotField>::Traced,
-            <T6 as ::saga_runtime::__private::SlotField>::Traced,
-            <T7 as ::saga_runtime::__private::SlotField>::Traced,
-            R8,
-        >;
         fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
             static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
                 false,
             );
             &TAGGED
+        }
+    }
+    #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+    impl<T0, T1, T2, R3, T4, T5, T6, T7, R8> ::saga_runtime::__private::StateEnum
+    for __State<T0, T1, T2, R3, T4, T5, T6, T7, R8>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+        T1: ::saga_runtime::__private::SlotField,
+        T2: ::saga_runtime::__private::SlotField,
+        T4: ::saga_runtime::__private::SlotField,
+        T5: ::saga_runtime::__private::SlotField,
+        T6: ::saga_runtime::__private::SlotField,
+        T7: ::saga_runtime::__private::SlotField,
+    {
+        const SHAPE: ::saga_runtime::__private::StateShape = ::saga_runtime::__private::StateShape {
+            name: "__State",
+            variants: &["AfterElicitName", "AfterElicitKeep"],
+            fields: &[
+                &["limit", "candidates", "names", "__m0"],
+                &["__rest2", "candidate", "names", "__rest1", "__m0"],
+            ],
+        };
+        fn write(
+            &self,
+            __writer: &mut ::saga_runtime::__private::StateWriter,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+            match *self {
+                __State::AfterElicitName {
+                    limit: ref __v0,
+                    candidates: ref __v1,
+                    names: ref __v2,
+                    ..
+                } => {
+                    __writer.variant(0u32)?;
+                    __writer.field(__v0)?;
+                    __writer.field(__v1)?;
+                    __writer.field(__v2)?;
+                }
+                __State::AfterElicitKeep {
+                    __rest2: ref __v0,
+                    candidate: ref __v1,
+                    names: ref __v2,
+                    __rest1: ref __v3,
+                    ..
+                } => {
+                    __writer.variant(1u32)?;
+                    __writer.field(__v0)?;
+                    __writer.field(__v1)?;
+                    __writer.field(__v2)?;
+                    __writer.field(__v3)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn read(
+            __reader: &mut ::saga_runtime::__private::StateReader<'_>,
+        ) -> ::core::result::Result<Self, ::saga_runtime::__private::StateError> {
+            ::core::result::Result::Ok(
+                match __reader.variant()? {
+                    0u32 => {
+                        __State::AfterElicitName {
+                            limit: __reader.field()?,
+                            candidates: __reader.field()?,
+                            names: __reader.field()?,
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    1u32 => {
+                        __State::AfterElicitKeep {
+                            __rest2: __reader.field()?,
+                            candidate: __reader.field()?,
+                            names: __reader.field()?,
+                            __rest1: __reader.field()?,
+                            __m0: ::core::marker::PhantomData,
+                        }
+                    }
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                },
+            )
+        }
+        fn render(
+            &self,
+            __render: &mut ::saga_runtime::__private::StateRender,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match *self {
+                __State::AfterElicitName {
+                    limit: ref __v0,
+                    candidates: ref __v1,
+                    names: ref __v2,
+                    ..
+                } => {
+                    __render.variant("AfterElicitName");
+                    __render.field("limit", __v0)?;
+                    __render.field("candidates", __v1)?;
+                    __render.field("names", __v2)?;
+                }
+                __State::AfterElicitKeep {
+                    __rest2: ref __v0,
+                    candidate: ref __v1,
+                    names: ref __v2,
+                    __rest1: ref __v3,
+                    ..
+                } => {
+                    __render.variant("AfterElicitKeep");
+                    __render.field("__rest2", __v0)?;
+                    __render.field("candidate", __v1)?;
+                    __render.field("names", __v2)?;
+                    __render.field("__rest1", __v3)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn trace_field(
+            __variant: u32,
+            __field: usize,
+            __tracer: ::saga_runtime::__private::FieldTracer<'_, '_>,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
+            match (__variant, __field) {
+                (0u32, 0usize) => {
+                    __tracer
+                        .field::<<T0 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 1usize) => {
+                    __tracer
+                        .field::<<T1 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 2usize) => {
+                    __tracer
+                        .field::<<T2 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 3usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R3>,
+                                >,
+                            >(),
+                        )
+                }
+                (1u32, 0usize) => {
+                    __tracer
+                        .field::<<T4 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (1u32, 1usize) => {
+                    __tracer
+                        .field::<<T5 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (1u32, 2usize) => {
+                    __tracer
+                        .field::<<T6 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (1u32, 3usize) => {
+                    __tracer
+                        .field::<<T7 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (1u32, 4usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R8>,
+                                >,
+                            >(),
+                        )
+                }
+                _ => __tracer.missing(),
+            }
         }
     }
     impl collect {

@@ -54,17 +54,6 @@ const _: () = {
     /// that the token keeps none of them.
     #[allow(dead_code)]
     const __SAGA_RESTATED: &[bool] = &[true];
-    #[derive(
-        ::saga_runtime::__private::serde::Serialize,
-        ::saga_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::saga_runtime::__private::serde")]
-    #[serde(
-        bound(
-            serialize = "T0: ::saga_runtime::__private::serde::Serialize",
-            deserialize = "T0: ::saga_runtime::__private::serde::de::DeserializeOwned"
-        )
-    )]
     #[allow(non_camel_case_types, clippy::enum_variant_names)]
     enum __State<T0, R1, R2> {
         /// Suspended at `let (login, capital) = join!( elicit::< GithubLogin > ("Please provide your GitHub username") .key("github_login"), samp…`
@@ -78,16 +67,95 @@ const _: () = {
     where
         T0: ::saga_runtime::__private::SlotField,
     {
-        type Traced = __State<
-            <T0 as ::saga_runtime::__private::SlotField>::Traced,
-            R1,
-            R2,
-        >;
         fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
             static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
                 false,
             );
             &TAGGED
+        }
+    }
+    #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+    impl<T0, R1, R2> ::saga_runtime::__private::StateEnum for __State<T0, R1, R2>
+    where
+        T0: ::saga_runtime::__private::SlotField,
+    {
+        const SHAPE: ::saga_runtime::__private::StateShape = ::saga_runtime::__private::StateShape {
+            name: "__State",
+            variants: &["AfterJoinLoginCapital"],
+            fields: &[&["location", "__m0", "__m1"]],
+        };
+        fn write(
+            &self,
+            __writer: &mut ::saga_runtime::__private::StateWriter,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+            match *self {
+                __State::AfterJoinLoginCapital { location: ref __v0, .. } => {
+                    __writer.variant(0u32)?;
+                    __writer.field(__v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn read(
+            __reader: &mut ::saga_runtime::__private::StateReader<'_>,
+        ) -> ::core::result::Result<Self, ::saga_runtime::__private::StateError> {
+            ::core::result::Result::Ok(
+                match __reader.variant()? {
+                    0u32 => {
+                        __State::AfterJoinLoginCapital {
+                            location: __reader.field()?,
+                            __m0: ::core::marker::PhantomData,
+                            __m1: ::core::marker::PhantomData,
+                        }
+                    }
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                },
+            )
+        }
+        fn render(
+            &self,
+            __render: &mut ::saga_runtime::__private::StateRender,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            match *self {
+                __State::AfterJoinLoginCapital { location: ref __v0, .. } => {
+                    __render.variant("AfterJoinLoginCapital");
+                    __render.field("location", __v0)?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+        fn trace_field(
+            __variant: u32,
+            __field: usize,
+            __tracer: ::saga_runtime::__private::FieldTracer<'_, '_>,
+        ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
+            match (__variant, __field) {
+                (0u32, 0usize) => {
+                    __tracer
+                        .field::<<T0 as ::saga_runtime::__private::SlotField>::Traced>()
+                }
+                (0u32, 1usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R1>,
+                                >,
+                            >(),
+                        )
+                }
+                (0u32, 2usize) => {
+                    __tracer
+                        .marker(
+                            ::core::any::type_name::<
+                                ::core::marker::PhantomData<
+                                    ::saga_runtime::__private::Marker<R2>,
+                                >,
+                            >(),
+                        )
+                }
+                _ => __tracer.missing(),
+            }
         }
     }
     impl get_weather {

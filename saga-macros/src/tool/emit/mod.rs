@@ -2,7 +2,7 @@
 //! ([`helper`]), what the machine keeps at each suspension ([`keep`]), a call
 //! of a helper or a future ([`call`]), the requests a suspension states again
 //! ([`restate`]), the diagram ([`diagram`]), what a prompt or a resource adds
-//! ([`served_as`]), and the item kept beside the errors when a step fails ([`fallback`]),
+//! ([`served_as`]), how the state enum is written, read and traced ([`state_codec`]), and the item kept beside the errors when a step fails ([`fallback`]),
 //! its body's suspensions typed placeholders ([`unexpanded`]).
 
 pub mod call;
@@ -12,5 +12,6 @@ pub mod helper;
 pub mod keep;
 pub mod restate;
 pub mod served_as;
+pub mod state_codec;
 pub mod tool;
 pub mod unexpanded;

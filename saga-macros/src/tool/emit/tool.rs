@@ -6,6 +6,7 @@ use quote::{format_ident, quote};
 use syn::{Ident, ItemFn};
 
 use crate::shared::private_path;
+use crate::tool::emit::state_codec::{StateField, StateVariant, impl_state_enum};
 use crate::tool::ir::{Compiled, Machine, Site};
 use crate::tool::parse::attr::ToolAttr;
 
@@ -376,26 +377,23 @@ fn site_tags(sites: &[Site]) -> Vec<String> {
 /// marker, all inferred by rustc inside `step`.
 pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let private = private_path();
-    let private_text = private.to_string().replace(' ', "");
     let mut params: Vec<Ident> = Vec::new();
-    let mut serialize_bounds = Vec::new();
-    let mut deserialize_bounds = Vec::new();
     let mut variants = Vec::new();
     let mut arms = Vec::new();
     let mut callees: Vec<(String, usize)> = Vec::new();
     for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
         let variant = &site.variant;
-        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
         let mut fields = Vec::new();
         let mut pattern = Vec::new();
         for local in saved {
             let param = format_ident!("T{}", params.len());
-            serialize_bounds.push(format!("{param}: {private_text}::serde::Serialize"));
-            deserialize_bounds.push(format!(
-                "{param}: {private_text}::serde::de::DeserializeOwned"
-            ));
             let field = &local.field;
-            fields.push(quote!(#field: #param));
+            fields.push(StateField {
+                name: field.clone(),
+                ty: quote!(#param),
+                traced: quote!(<#param as #private::SlotField>::Traced),
+                marker: false,
+            });
             let binding = format_ident!("__saved_{}", field);
             pattern.push(quote!(#field: #binding));
             params.push(param);
@@ -411,17 +409,23 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         for i in 0..site.suspension.requests().len() {
             let param = format_ident!("R{}", params.len());
             let field = format_ident!("__m{}", i);
-            fields.push(quote!(#field: #private::Marker<#param>));
+            let marker = quote!(#private::Marker<#param>);
+            fields.push(StateField {
+                name: field.clone(),
+                ty: marker.clone(),
+                traced: marker,
+                marker: true,
+            });
             let mark = format_ident!("__mark{}", i);
             pattern.push(quote!(#field: #mark));
             params.push(param);
         }
-        variants.push(quote! {
-            #[doc = #doc]
-            #variant { #(#fields),* }
-        });
         arms.push(quote! {
             __State::#variant { #(#pattern),* } => #cont
+        });
+        variants.push(StateVariant {
+            name: variant.clone(),
+            fields,
         });
     }
     let generics = if params.is_empty() {
@@ -435,52 +439,45 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     } else {
         quote!(__State<#(#holes),*>)
     };
-    let serialize_bound = serialize_bounds.join(", ");
-    let deserialize_bound = deserialize_bounds.join(", ");
-    let serde_crate = format!("{private}::serde").replace(' ', "");
-    // The layout is traced from the same enum with each saved local's trace in its place
-    // (`SlotTrace`): a local kept as JSON is traced without a value of its type.
-    let traced_args = params.iter().map(|param| {
-        if param.to_string().starts_with('T') {
-            quote!(<#param as #private::SlotField>::Traced)
-        } else {
-            quote!(#param)
-        }
-    });
-    let slot_bounds = params
+    let slot_bounds: Vec<TokenStream> = params
         .iter()
         .filter(|param| param.to_string().starts_with('T'))
-        .map(|param| quote!(#param: #private::SlotField));
-    let traced_type = if params.is_empty() {
-        quote!(__State)
-    } else {
-        quote!(__State<#(#traced_args),*>)
-    };
+        .map(|param| quote!(#param: #private::SlotField))
+        .collect();
+    let definitions = sites.iter().zip(&variants).map(|(site, variant)| {
+        let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
+        let name = &variant.name;
+        let fields = variant
+            .fields
+            .iter()
+            .map(|StateField { name, ty, .. }| quote!(#name: #ty));
+        quote! {
+            #[doc = #doc]
+            #name { #(#fields),* }
+        }
+    });
+    let codec = impl_state_enum(&variants, &generics, &slot_bounds);
     let restated = &machine.restated;
     let definition = quote! {
         /// Per suspension: whether the step states its requests again when asked, so
         /// that the token keeps none of them.
         #[allow(dead_code)]
         const __SAGA_RESTATED: &[bool] = &[#(#restated),*];
-        #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
-        #[serde(bound(serialize = #serialize_bound, deserialize = #deserialize_bound))]
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         enum __State #generics {
-            #(#variants,)*
+            #(#definitions,)*
         }
         impl #generics #private::SlotState for __State #generics
         where
             #(#slot_bounds,)*
         {
-            type Traced = #traced_type;
-
             fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
                 static TAGGED: ::core::sync::atomic::AtomicBool =
                     ::core::sync::atomic::AtomicBool::new(false);
                 &TAGGED
             }
         }
+        #codec
     };
     let callee_traces = callees.iter().map(|(variant, index)| {
         let kind = &params[*index];

@@ -21,6 +21,9 @@ pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
 };
+pub use crate::engine::expand::state_enum::{
+    FieldTracer, StateEnum, StateError, StateReader, StateRender, StateShape, StateWriter,
+};
 pub use crate::engine::identity::slot::{Slot, SlotField, SlotState, SlotTrace};
 use crate::engine::kinds::table::Asked;
 use crate::engine::round::answers::Answers;

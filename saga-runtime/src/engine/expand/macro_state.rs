@@ -13,8 +13,9 @@ use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::SagaError;
 use crate::engine::contract::tool::Step;
 use crate::engine::expand::saga_fn::Exit;
+use crate::engine::expand::state_enum::{StateEnum, read_state, render_state, write_state};
 use crate::engine::identity::points::{tag, untag};
-use crate::engine::identity::slot::{self, SlotState};
+use crate::engine::identity::slot;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
 
@@ -149,7 +150,7 @@ pub trait SagaState {
 // checked at its declaration, and one that fails leaves the state's type unknown (see
 // `expand::local`), which rustc does not report again.
 #[diagnostic::do_not_recommend]
-impl<S: Serialize + DeserializeOwned + SlotState> SagaState for S {
+impl<S: StateEnum> SagaState for S {
     fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String> {
         encode(self, nested)
     }
@@ -158,7 +159,7 @@ impl<S: Serialize + DeserializeOwned + SlotState> SagaState for S {
 /// The state's bytes: postcard, each saved local in its slot's encoding; or, if a
 /// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
 /// showed), the tagged form, where each local says its own encoding (see [`crate::engine::identity::slot`]).
-fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
+fn encode<S: StateEnum>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
     // A helper's state sealed tagged makes its caller's tagged too: the caller's point is
     // then its tagged twin, which a build that reads no tagged state refuses before
     // decoding, instead of failing on the helper's bytes.
@@ -170,8 +171,8 @@ fn encode<S: Serialize + SlotState>(state: &S, nested: bool) -> Result<Vec<u8>, 
         sealed_tagged_from_now_on(std::any::type_name::<S>());
         slot::remember_tagging::<S>();
     }
-    let bytes = slot::with_tagging(true, || postcard::to_allocvec(state))
-        .map_err(|error| error.to_string())?;
+    let bytes =
+        slot::with_tagging(true, || write_state(state)).map_err(|error| error.to_string())?;
     if nested {
         slot::note_helper_tagged();
     }
@@ -238,22 +239,11 @@ fn log_unsaveable(error: &str) {
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
-pub fn decode<S>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error>
-where
-    S: Serialize + DeserializeOwned,
-{
+pub fn decode<S: StateEnum>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
     let _ = slot;
-    let read = |bytes: &[u8]| {
-        let (state, rest) = postcard::take_from_bytes::<S>(bytes)?;
-        if rest.is_empty() {
-            Ok(state)
-        } else {
-            Err(postcard::Error::DeserializeBadEncoding)
-        }
-    };
     match untag(bytes) {
-        Some(untagged) => slot::with_tagging(true, || read(&untagged)),
-        None => read(bytes),
+        Some(untagged) => slot::with_tagging(true, || read_state(&untagged)),
+        None => read_state(bytes),
     }
 }
 
@@ -261,11 +251,11 @@ where
 /// `bytes` and rendered as JSON; no code of the tool runs.
 pub fn inspected<S, R>(slot: &Option<S>, bytes: &[u8]) -> R
 where
-    S: Serialize + DeserializeOwned,
+    S: StateEnum,
     R: Exit,
 {
     R::inspected(match decode(slot, bytes) {
-        Ok(state) => serde_json::to_value(&state).map_err(|error| error.to_string()),
+        Ok(state) => render_state(&state),
         Err(error) => Err(format!("the state does not decode: {error}")),
     })
 }
@@ -372,13 +362,12 @@ fn undecodable_reason(error: &postcard::Error) -> &'static str {
 
 /// Records the layout of the state enum `slot` is typed as, in the running trace, with
 /// what tells apart the variants that share a name (`site_tags`, one per variant).
-pub fn record_state<S>(slot: &Option<S>, site_tags: &[&'static str])
-where
-    S: SlotState,
-    S::Traced: DeserializeOwned,
-{
+pub fn record_state<S: StateEnum>(slot: &Option<S>, site_tags: &[&'static str]) {
     let _ = slot;
-    crate::engine::identity::layout::frame::record_state::<S::Traced>(site_tags);
+    crate::engine::identity::layout::frame::record_traced(
+        crate::engine::identity::layout::trace_state::<S>(),
+        site_tags,
+    );
 }
 
 /// Ends a step that traced its layout; none of the tool's code ran.

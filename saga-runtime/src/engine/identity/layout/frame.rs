@@ -5,11 +5,8 @@
 use std::cell::RefCell;
 use std::fmt::Write as _;
 
-use serde::de;
-
 use super::profile::EMPTY_ROOT;
 use super::shape::{LayoutError, Traced};
-use super::trace;
 
 /// What a trace of a `#[saga_tool]` or `#[saga_fn]` state collects: the state enum, and
 /// per call site of a helper, the helper's own traced state.
@@ -91,13 +88,9 @@ fn pop_frame() -> Frame {
         .unwrap_or_default()
 }
 
-/// Records `S`, the state enum of the step being traced, in the innermost frame, with
+/// Records the traced state enum of the step being traced in the innermost frame, with
 /// its variants' site tags.
-pub(crate) fn record_state<S: de::DeserializeOwned>(site_tags: &[&'static str]) {
-    record_traced(trace::<S>(), site_tags);
-}
-
-fn record_traced(traced: Result<Traced, LayoutError>, site_tags: &[&'static str]) {
+pub(crate) fn record_traced(traced: Result<Traced, LayoutError>, site_tags: &[&'static str]) {
     FRAMES.with(|frames| {
         if let Some(frame) = frames.borrow_mut().last_mut() {
             frame.state = Some(traced);

@@ -31,12 +31,15 @@ mod tracer;
 
 use serde::de;
 
+use crate::engine::expand::state_enum::{StateEnum, StateShape};
+
 use profile::EMPTY_ROOT;
 use shape::Format;
 pub use shape::LayoutError;
 pub(crate) use shape::Traced;
 
 use profile::{MAX_PASSES, PROFILES, Profile};
+pub use tracer::FieldTracer;
 use tracer::{Session, Tracer};
 
 /// Traces `T` as postcard would read it.
@@ -70,6 +73,31 @@ fn trace_profiles(
          with the macro, or keep the value as a String in the hand-written state",
         type_name, last.0
     )))
+}
+
+/// Traces the generated state enum `S` as postcard would read it: the layout its derived
+/// `Deserialize` traced, from its [`StateEnum`] impl (see `expand::state_enum`).
+pub(crate) fn trace_state<S: StateEnum>() -> Result<Traced, LayoutError> {
+    trace_state_shape(std::any::type_name::<S>(), &S::SHAPE, S::trace_field)
+}
+
+fn trace_state_shape(
+    type_name: &str,
+    shape: &StateShape,
+    field: tracer::StateFieldTrace,
+) -> Result<Traced, LayoutError> {
+    trace_profiles(type_name, &mut |profile| {
+        trace_passes(profile, &mut |session, format| {
+            let root = Tracer {
+                session,
+                out: format,
+                depth: 0,
+                ty: "",
+                field: false,
+            };
+            tracer::trace_state_enum(root, shape, field).map_err(Failure::Trace)
+        })
+    })
 }
 
 /// Whether postcard reads back what `T` writes: `T` traces, and sample values of each

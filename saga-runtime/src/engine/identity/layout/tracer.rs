@@ -9,6 +9,7 @@ use super::profile::{
     EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile, SELF_DESCRIBED, SLOT_PROFILES,
 };
 use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
+use crate::engine::expand::state_enum::StateShape;
 
 pub(super) struct Session {
     pub(super) profile: Profile,
@@ -696,6 +697,107 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         *self.format = Some(VariantFormat::Struct(named_fields(fields, formats)));
         Ok(value)
     }
+}
+
+/// A field of a generated state enum, traced where serde's derive would trace it: the
+/// position a `Fields` element gets, typed by the seed the derive passes
+/// (`PhantomData<F>`), so that every key is the derived enum's.
+pub struct FieldTracer<'a, 'b> {
+    parent: &'a mut Tracer<'b>,
+    out: &'a mut Format,
+}
+
+impl FieldTracer<'_, '_> {
+    /// Traces the field as a value of `F`.
+    pub fn field<F: de::DeserializeOwned>(self) -> Result<(), LayoutError> {
+        let mut tracer = self.parent.child(
+            self.out,
+            std::any::type_name::<std::marker::PhantomData<F>>(),
+        )?;
+        tracer.field = true;
+        F::deserialize(tracer).map(drop)
+    }
+
+    /// Traces a request marker (`PhantomData<fn() -> R>`, whose seed's type name is
+    /// `ty`) as serde's `PhantomData` reads: a unit struct of that name. Not generic: a
+    /// marker's type is a request type of the tool's own.
+    pub fn marker(self, ty: &'static str) -> Result<(), LayoutError> {
+        let mut tracer = self.parent.child(self.out, ty)?;
+        tracer.field = true;
+        let (key, recursive) = tracer.enter_named("PhantomData");
+        tracer.leave(recursive);
+        tracer.session.record(&key, Container::UnitStruct)
+    }
+
+    /// A field the enum does not have (the generated `match`'s last arm).
+    pub fn missing(self) -> Result<(), LayoutError> {
+        Err(LayoutError("a state field the enum does not have".into()))
+    }
+}
+
+/// A generated state enum at the root of a trace: what `deserialize_enum` and
+/// `struct_variant` record for a derived enum of the same shape, each field traced by
+/// `field`. Not generic, so that it is compiled once for every tool.
+pub(super) fn trace_state_enum(
+    mut tracer: Tracer<'_>,
+    shape: &StateShape,
+    field: StateFieldTrace,
+) -> Result<(), LayoutError> {
+    if shape.variants.is_empty() {
+        if tracer.depth == 0 {
+            return Err(LayoutError(EMPTY_ROOT.into()));
+        }
+        return Err(LayoutError(format!(
+            "the enum `{}` has no variant",
+            shape.name
+        )));
+    }
+    let (key, recursive) = tracer.enter_named(shape.name);
+    let result = trace_state_variant(&mut tracer, &key, shape, field);
+    tracer.leave(recursive);
+    let container = result?;
+    tracer.session.record(&key, container)
+}
+
+/// How a generated state enum traces the field of a variant: its `trace_field`.
+pub(super) type StateFieldTrace = fn(u32, usize, FieldTracer<'_, '_>) -> Result<(), LayoutError>;
+
+fn trace_state_variant(
+    tracer: &mut Tracer<'_>,
+    key: &str,
+    shape: &StateShape,
+    field: StateFieldTrace,
+) -> Result<Container, LayoutError> {
+    let index = pick_variant(tracer.session, key, shape.name, shape.variants.len() as u32)?;
+    tracer.session.active_variants.push((key.to_owned(), index));
+    let names = shape.fields.get(index as usize).copied().unwrap_or(&[]);
+    let mut formats = vec![Format::Unknown; names.len()];
+    let result = {
+        let mut variant = Tracer {
+            session: &mut *tracer.session,
+            out: &mut Format::Unknown,
+            depth: tracer.depth + 1,
+            ty: "",
+            field: false,
+        };
+        formats.iter_mut().enumerate().try_for_each(|(at, out)| {
+            field(
+                index,
+                at,
+                FieldTracer {
+                    parent: &mut variant,
+                    out,
+                },
+            )
+        })
+    };
+    tracer.session.active_variants.pop();
+    result?;
+    Ok(described(
+        shape.variants,
+        index,
+        Some(VariantFormat::Struct(named_fields(names, formats))),
+    ))
 }
 
 // ---- rendering ----

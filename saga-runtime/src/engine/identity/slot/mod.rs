@@ -81,8 +81,9 @@ pub struct Slot<T>(pub T);
 #[derive(Debug)]
 pub struct SlotTrace<T>(PhantomData<fn() -> T>);
 
-/// A field of a state enum that the layout trace reads through another type.
-pub trait SlotField {
+/// A saved local's field of a state enum, which the layout trace reads through another
+/// type.
+pub trait SlotField: Serialize + DeserializeOwned {
     /// What the trace reads in its place.
     type Traced: DeserializeOwned;
 }
@@ -91,12 +92,8 @@ impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
     type Traced = SlotTrace<T>;
 }
 
-/// A state enum whose saved locals are [`Slot`]s: its layout is traced as `Traced`, the
-/// same enum with each slot's [`SlotTrace`] in its place. Implemented by the macros.
+/// A state enum whose saved locals are [`Slot`]s. Implemented by the macros.
 pub trait SlotState {
-    /// The enum the trace reads.
-    type Traced;
-
     /// Set once a state of this enum was sealed in the tagged form: its later seals go
     /// there at once. One flag per expansion (the macro declares it), so that no other
     /// tool's state is tagged for this one's values.
@@ -193,9 +190,11 @@ thread_local! {
 
 /// Writes `state` with postcard, each slot in its own encoding: `Ok(None)` if a postcard
 /// slot's value does not read back as itself (the state is then sealed tagged).
-pub(crate) fn write_untagged<S: Serialize>(state: &S) -> Result<Option<Vec<u8>>, String> {
+pub(crate) fn write_untagged<S: crate::engine::expand::state_enum::StateEnum>(
+    state: &S,
+) -> Result<Option<Vec<u8>>, String> {
     take_not_read_back();
-    match postcard::to_allocvec(state) {
+    match crate::engine::expand::state_enum::write_state(state) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(_) if take_not_read_back() => Ok(None),
         Err(error) => Err(error.to_string()),

@@ -1,0 +1,161 @@
+//! The state enum's `StateEnum` impl: how it is written, read, rendered and traced, a
+//! `match` per operation with one runtime call per field.
+//!
+//! Written out rather than derived with serde: a derived enum's visitors were compiled
+//! once per format for every tool, and each field here goes through a generic function
+//! of its type, compiled once per build (see the runtime's `expand::state_enum`). The
+//! names are serde's (`r#type` is `type`), and so are the bytes and the layout.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Ident;
+use syn::ext::IdentExt;
+
+use crate::shared::private_path;
+
+/// A field of a state variant: its name, its type, and the type the layout trace reads
+/// in its place.
+pub struct StateField {
+    pub name: Ident,
+    pub ty: TokenStream,
+    pub traced: TokenStream,
+    /// A request marker (`Marker<R>`, a `PhantomData`): no bytes, not rendered, and
+    /// traced without code of its type.
+    pub marker: bool,
+}
+
+/// A variant of the state enum and its fields.
+pub struct StateVariant {
+    pub name: Ident,
+    pub fields: Vec<StateField>,
+}
+
+/// `impl StateEnum for __State<..>`, with `generics` and `bounds` as the enum's.
+pub fn impl_state_enum(
+    variants: &[StateVariant],
+    generics: &TokenStream,
+    bounds: &[TokenStream],
+) -> TokenStream {
+    let private = private_path();
+    let variant_names = variants
+        .iter()
+        .map(|variant| variant.name.unraw().to_string());
+    let field_names = variants.iter().map(|variant| {
+        let names = variant
+            .fields
+            .iter()
+            .map(|field| field.name.unraw().to_string());
+        quote!(&[#(#names),*])
+    });
+    let mut write = Vec::new();
+    let mut read = Vec::new();
+    let mut render = Vec::new();
+    let mut trace = Vec::new();
+    for (index, variant) in variants.iter().enumerate() {
+        let index = index as u32;
+        let name = &variant.name;
+        let label = name.unraw().to_string();
+        // A marker holds nothing: postcard writes a `PhantomData` as no bytes, and the
+        // inspection hides it.
+        let values: Vec<&Ident> = variant
+            .fields
+            .iter()
+            .filter(|field| !field.marker)
+            .map(|field| &field.name)
+            .collect();
+        let labels = values.iter().map(|name| name.unraw().to_string());
+        // Bound to generated names: a saved local may share its name with a unit struct
+        // in scope (the tool's own), which a binding pattern could not shadow.
+        let bound: Vec<Ident> = (0..values.len())
+            .map(|at| quote::format_ident!("__v{}", at))
+            .collect();
+        let reads = variant.fields.iter().map(|field| {
+            let name = &field.name;
+            if field.marker {
+                quote!(#name: ::core::marker::PhantomData)
+            } else {
+                quote!(#name: __reader.field()?)
+            }
+        });
+        write.push(quote! {
+            __State::#name { #(#values: ref #bound,)* .. } => {
+                __writer.variant(#index)?;
+                #(__writer.field(#bound)?;)*
+            }
+        });
+        read.push(quote! {
+            #index => __State::#name { #(#reads),* },
+        });
+        render.push(quote! {
+            __State::#name { #(#values: ref #bound,)* .. } => {
+                __render.variant(#label);
+                #(__render.field(#labels, #bound)?;)*
+            }
+        });
+        for (at, field) in variant.fields.iter().enumerate() {
+            let traced = &field.traced;
+            trace.push(if field.marker {
+                quote! {
+                    (#index, #at) => __tracer.marker(
+                        ::core::any::type_name::<::core::marker::PhantomData<#traced>>(),
+                    ),
+                }
+            } else {
+                quote!((#index, #at) => __tracer.field::<#traced>(),)
+            });
+        }
+    }
+    quote! {
+        #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
+        impl #generics #private::StateEnum for __State #generics
+        where
+            #(#bounds,)*
+        {
+            const SHAPE: #private::StateShape = #private::StateShape {
+                name: "__State",
+                variants: &[#(#variant_names),*],
+                fields: &[#(#field_names),*],
+            };
+
+            fn write(
+                &self,
+                __writer: &mut #private::StateWriter,
+            ) -> ::core::result::Result<(), #private::StateError> {
+                match *self {
+                    #(#write)*
+                }
+                ::core::result::Result::Ok(())
+            }
+
+            fn read(
+                __reader: &mut #private::StateReader<'_>,
+            ) -> ::core::result::Result<Self, #private::StateError> {
+                ::core::result::Result::Ok(match __reader.variant()? {
+                    #(#read)*
+                    _ => return ::core::result::Result::Err(__reader.unknown_variant()),
+                })
+            }
+
+            fn render(
+                &self,
+                __render: &mut #private::StateRender,
+            ) -> ::core::result::Result<(), ::std::string::String> {
+                match *self {
+                    #(#render)*
+                }
+                ::core::result::Result::Ok(())
+            }
+
+            fn trace_field(
+                __variant: u32,
+                __field: usize,
+                __tracer: #private::FieldTracer<'_, '_>,
+            ) -> ::core::result::Result<(), #private::LayoutError> {
+                match (__variant, __field) {
+                    #(#trace)*
+                    _ => __tracer.missing(),
+                }
+            }
+        }
+    }
+}
