@@ -312,6 +312,7 @@ mod tests {
     }
 
     type Written = __State<Slot<u32>, Slot<Transfer>>;
+    type Twin = Derived<Slot<u32>, Slot<Transfer>>;
 
     fn transfer() -> Transfer {
         Transfer {
@@ -323,7 +324,7 @@ mod tests {
 
     #[test]
     fn the_bytes_are_the_derived_enums_and_read_back() {
-        let states: [(Written, Derived<Slot<u32>, Slot<Transfer>>); 2] = [
+        let states: [(Written, Twin); 2] = [
             (
                 __State::AfterElicitName {
                     count: Slot(7),
