@@ -83,19 +83,6 @@ const _: () = {
         /// Suspended at `let roots = list_roots().await?;`
         AfterListRootsRoots { answer: T3, __m0: ::saga_runtime::__private::Marker<R4> },
     }
-    impl<R0, R1, T2, T3, R4> ::saga_runtime::__private::SlotState
-    for __State<R0, R1, T2, T3, R4>
-    where
-        T2: ::saga_runtime::__private::SlotField,
-        T3: ::saga_runtime::__private::SlotField,
-    {
-        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
-                false,
-            );
-            &TAGGED
-        }
-    }
     #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
     impl<R0, R1, T2, T3, R4> ::saga_runtime::__private::StateEnum
     for __State<R0, R1, T2, T3, R4>
@@ -113,6 +100,12 @@ const _: () = {
             ],
             fields: &[&["__m0"], &["__m0"], &["answer"], &["answer", "__m0"]],
         };
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
         fn write(
             &self,
             __writer: &mut ::saga_runtime::__private::StateWriter,

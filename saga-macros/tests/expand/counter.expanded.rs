@@ -57,19 +57,6 @@ const _: () = {
         /// Suspended at `checkpoint().await;`
         AfterCheckpoint { n: T0, total: T1, __rest1: T2 },
     }
-    impl<T0, T1, T2> ::saga_runtime::__private::SlotState for __State<T0, T1, T2>
-    where
-        T0: ::saga_runtime::__private::SlotField,
-        T1: ::saga_runtime::__private::SlotField,
-        T2: ::saga_runtime::__private::SlotField,
-    {
-        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
-                false,
-            );
-            &TAGGED
-        }
-    }
     #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
     impl<T0, T1, T2> ::saga_runtime::__private::StateEnum for __State<T0, T1, T2>
     where
@@ -82,6 +69,12 @@ const _: () = {
             variants: &["AfterCheckpoint"],
             fields: &[&["n", "total", "__rest1"]],
         };
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
         fn write(
             &self,
             __writer: &mut ::saga_runtime::__private::StateWriter,

@@ -67,17 +67,6 @@ const _: () = {
         /// Suspended at `let verdict = sample(format!("Is deploying to '{}' safe right now?", target.target)) .max_tokens(100) .await?;`
         AfterSampleVerdict { target: T1, __m0: ::saga_runtime::__private::Marker<R2> },
     }
-    impl<R0, T1, R2> ::saga_runtime::__private::SlotState for __State<R0, T1, R2>
-    where
-        T1: ::saga_runtime::__private::SlotField,
-    {
-        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
-                false,
-            );
-            &TAGGED
-        }
-    }
     #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
     impl<R0, T1, R2> ::saga_runtime::__private::StateEnum for __State<R0, T1, R2>
     where
@@ -88,6 +77,12 @@ const _: () = {
             variants: &["AfterElicitTarget", "AfterSampleVerdict"],
             fields: &[&["__m0"], &["target", "__m0"]],
         };
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
         fn write(
             &self,
             __writer: &mut ::saga_runtime::__private::StateWriter,

@@ -86,24 +86,6 @@ const _: () = {
             __m0: ::saga_runtime::__private::Marker<R8>,
         },
     }
-    impl<T0, T1, T2, R3, T4, T5, T6, T7, R8> ::saga_runtime::__private::SlotState
-    for __State<T0, T1, T2, R3, T4, T5, T6, T7, R8>
-    where
-        T0: ::saga_runtime::__private::SlotField,
-        T1: ::saga_runtime::__private::SlotField,
-        T2: ::saga_runtime::__private::SlotField,
-        T4: ::saga_runtime::__private::SlotField,
-        T5: ::saga_runtime::__private::SlotField,
-        T6: ::saga_runtime::__private::SlotField,
-        T7: ::saga_runtime::__private::SlotField,
-    {
-        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
-                false,
-            );
-            &TAGGED
-        }
-    }
     #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
     impl<T0, T1, T2, R3, T4, T5, T6, T7, R8> ::saga_runtime::__private::StateEnum
     for __State<T0, T1, T2, R3, T4, T5, T6, T7, R8>
@@ -124,6 +106,12 @@ const _: () = {
                 &["__rest2", "candidate", "names", "__rest1", "__m0"],
             ],
         };
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
         fn write(
             &self,
             __writer: &mut ::saga_runtime::__private::StateWriter,

@@ -63,17 +63,6 @@ const _: () = {
             __m1: ::saga_runtime::__private::Marker<R2>,
         },
     }
-    impl<T0, R1, R2> ::saga_runtime::__private::SlotState for __State<T0, R1, R2>
-    where
-        T0: ::saga_runtime::__private::SlotField,
-    {
-        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
-                false,
-            );
-            &TAGGED
-        }
-    }
     #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
     impl<T0, R1, R2> ::saga_runtime::__private::StateEnum for __State<T0, R1, R2>
     where
@@ -84,6 +73,12 @@ const _: () = {
             variants: &["AfterJoinLoginCapital"],
             fields: &[&["location", "__m0", "__m1"]],
         };
+        fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+            static TAGGED: ::core::sync::atomic::AtomicBool = ::core::sync::atomic::AtomicBool::new(
+                false,
+            );
+            &TAGGED
+        }
         fn write(
             &self,
             __writer: &mut ::saga_runtime::__private::StateWriter,

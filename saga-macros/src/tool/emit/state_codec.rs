@@ -117,6 +117,12 @@ pub fn impl_state_enum(
                 fields: &[#(#field_names),*],
             };
 
+            fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
+                static TAGGED: ::core::sync::atomic::AtomicBool =
+                    ::core::sync::atomic::AtomicBool::new(false);
+                &TAGGED
+            }
+
             fn write(
                 &self,
                 __writer: &mut #private::StateWriter,

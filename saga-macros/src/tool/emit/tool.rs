@@ -467,16 +467,6 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         enum __State #generics {
             #(#definitions,)*
         }
-        impl #generics #private::SlotState for __State #generics
-        where
-            #(#slot_bounds,)*
-        {
-            fn tagged() -> &'static ::core::sync::atomic::AtomicBool {
-                static TAGGED: ::core::sync::atomic::AtomicBool =
-                    ::core::sync::atomic::AtomicBool::new(false);
-                &TAGGED
-            }
-        }
         #codec
     };
     let callee_traces = callees.iter().map(|(variant, index)| {

@@ -21,10 +21,11 @@ pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
 };
-pub use crate::engine::expand::state_enum::{
-    FieldTracer, StateEnum, StateError, StateReader, StateRender, StateShape, StateWriter,
+pub use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};
+pub use crate::engine::identity::slot::{Slot, SlotField, SlotTrace};
+pub use crate::engine::identity::state_enum::{
+    StateEnum, StateError, StateReader, StateRender, StateWriter,
 };
-pub use crate::engine::identity::slot::{Slot, SlotField, SlotState, SlotTrace};
 use crate::engine::kinds::table::Asked;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;

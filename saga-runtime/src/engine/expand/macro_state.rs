@@ -4,6 +4,7 @@
 //! the macro's expansion calls, apart from the requests and loops in `expand_support`.
 
 use std::future::Future;
+use std::sync::atomic::Ordering;
 
 use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
@@ -13,9 +14,11 @@ use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::SagaError;
 use crate::engine::contract::tool::Step;
 use crate::engine::expand::saga_fn::Exit;
-use crate::engine::expand::state_enum::{StateEnum, read_state, render_state, write_state};
 use crate::engine::identity::points::{tag, untag};
 use crate::engine::identity::slot;
+use crate::engine::identity::state_enum::{
+    StateEnum, read_state, render_state, trace_state, write_state,
+};
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
 
@@ -164,12 +167,12 @@ fn encode<S: StateEnum>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
     // then its tagged twin, which a build that reads no tagged state refuses before
     // decoding, instead of failing on the helper's bytes.
     let helper_tagged = slot::take_helper_tagged();
-    if !helper_tagged && !slot::tags_always::<S>() {
-        if let Some(bytes) = slot::write_untagged(state)? {
+    if !helper_tagged && !S::tagged().load(Ordering::Relaxed) {
+        if let Some(bytes) = slot::write_untagged(&mut || write_state(state))? {
             return Ok(bytes);
         }
         sealed_tagged_from_now_on(std::any::type_name::<S>());
-        slot::remember_tagging::<S>();
+        S::tagged().store(true, Ordering::Relaxed);
     }
     let bytes =
         slot::with_tagging(true, || write_state(state)).map_err(|error| error.to_string())?;
@@ -364,10 +367,7 @@ fn undecodable_reason(error: &postcard::Error) -> &'static str {
 /// what tells apart the variants that share a name (`site_tags`, one per variant).
 pub fn record_state<S: StateEnum>(slot: &Option<S>, site_tags: &[&'static str]) {
     let _ = slot;
-    crate::engine::identity::layout::frame::record_traced(
-        crate::engine::identity::layout::trace_state::<S>(),
-        site_tags,
-    );
+    crate::engine::identity::layout::frame::record_traced(trace_state::<S>(), site_tags);
 }
 
 /// Ends a step that traced its layout; none of the tool's code ran.

@@ -9,4 +9,3 @@ pub(crate) mod expand_support;
 pub(crate) mod local;
 pub(crate) mod macro_state;
 pub(crate) mod saga_fn;
-pub(crate) mod state_enum;

@@ -27,11 +27,9 @@
 pub(crate) mod frame;
 pub(crate) mod profile;
 pub(crate) mod shape;
-mod tracer;
+pub(crate) mod tracer;
 
 use serde::de;
-
-use crate::engine::expand::state_enum::{StateEnum, StateShape};
 
 use profile::EMPTY_ROOT;
 use shape::Format;
@@ -39,7 +37,6 @@ pub use shape::LayoutError;
 pub(crate) use shape::Traced;
 
 use profile::{MAX_PASSES, PROFILES, Profile};
-pub use tracer::FieldTracer;
 use tracer::{Session, Tracer};
 
 /// Traces `T` as postcard would read it.
@@ -75,15 +72,12 @@ fn trace_profiles(
     )))
 }
 
-/// Traces the generated state enum `S` as postcard would read it: the layout its derived
-/// `Deserialize` traced, from its [`StateEnum`] impl (see `expand::state_enum`).
-pub(crate) fn trace_state<S: StateEnum>() -> Result<Traced, LayoutError> {
-    trace_state_shape(std::any::type_name::<S>(), &S::SHAPE, S::trace_field)
-}
-
-fn trace_state_shape(
+/// Traces a generated state enum of `shape` as postcard would read it, each field by
+/// `field`: the layout its derived `Deserialize` traced (see `identity::state_enum`).
+/// `type_name` names it in an error.
+pub(crate) fn trace_state_shape(
     type_name: &str,
-    shape: &StateShape,
+    shape: &tracer::StateShape,
     field: tracer::StateFieldTrace,
 ) -> Result<Traced, LayoutError> {
     trace_profiles(type_name, &mut |profile| {

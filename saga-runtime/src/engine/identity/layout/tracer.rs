@@ -9,7 +9,6 @@ use super::profile::{
     EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile, SELF_DESCRIBED, SLOT_PROFILES,
 };
 use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
-use crate::engine::expand::state_enum::StateShape;
 
 pub(super) struct Session {
     pub(super) profile: Profile,
@@ -699,6 +698,17 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
     }
 }
 
+/// A state enum's names: what the layout trace records for it.
+#[derive(Debug, Clone, Copy)]
+pub struct StateShape {
+    /// The enum's name.
+    pub name: &'static str,
+    /// Its variants, by index.
+    pub variants: &'static [&'static str],
+    /// Per variant, its fields' names, in order.
+    pub fields: &'static [&'static [&'static str]],
+}
+
 /// A field of a generated state enum, traced where serde's derive would trace it: the
 /// position a `Fields` element gets, typed by the seed the derive passes
 /// (`PhantomData<F>`), so that every key is the derived enum's.
@@ -760,7 +770,7 @@ pub(super) fn trace_state_enum(
 }
 
 /// How a generated state enum traces the field of a variant: its `trace_field`.
-pub(super) type StateFieldTrace = fn(u32, usize, FieldTracer<'_, '_>) -> Result<(), LayoutError>;
+pub(crate) type StateFieldTrace = fn(u32, usize, FieldTracer<'_, '_>) -> Result<(), LayoutError>;
 
 fn trace_state_variant(
     tracer: &mut Tracer<'_>,

@@ -58,7 +58,6 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::RwLock;
-use std::sync::atomic::Ordering;
 
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serializer};
@@ -90,14 +89,6 @@ pub trait SlotField: Serialize + DeserializeOwned {
 
 impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
     type Traced = SlotTrace<T>;
-}
-
-/// A state enum whose saved locals are [`Slot`]s. Implemented by the macros.
-pub trait SlotState {
-    /// Set once a state of this enum was sealed in the tagged form: its later seals go
-    /// there at once. One flag per expansion (the macro declares it), so that no other
-    /// tool's state is tagged for this one's values.
-    fn tagged() -> &'static std::sync::atomic::AtomicBool;
 }
 
 /// How one slot is encoded.
@@ -188,13 +179,13 @@ thread_local! {
     static NOT_READ_BACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Writes `state` with postcard, each slot in its own encoding: `Ok(None)` if a postcard
+/// Writes a state with `write` (postcard, each slot in its own encoding): `Ok(None)` if a postcard
 /// slot's value does not read back as itself (the state is then sealed tagged).
-pub(crate) fn write_untagged<S: crate::engine::expand::state_enum::StateEnum>(
-    state: &S,
+pub(crate) fn write_untagged(
+    write: &mut dyn FnMut() -> postcard::Result<Vec<u8>>,
 ) -> Result<Option<Vec<u8>>, String> {
     take_not_read_back();
-    match crate::engine::expand::state_enum::write_state(state) {
+    match write() {
         Ok(bytes) => Ok(Some(bytes)),
         Err(_) if take_not_read_back() => Ok(None),
         Err(error) => Err(error.to_string()),
@@ -225,16 +216,6 @@ pub(crate) fn note_helper_tagged() {
 /// Whether a helper's state was just sealed in the tagged form; clears it.
 pub(crate) fn take_helper_tagged() -> bool {
     HELPER_TAGGED.with(|flag| flag.replace(false))
-}
-
-/// Whether states of `S` are sealed in the tagged form at once.
-pub(crate) fn tags_always<S: SlotState>() -> bool {
-    S::tagged().load(Ordering::Relaxed)
-}
-
-/// Remembers that states of `S` are sealed in the tagged form.
-pub(crate) fn remember_tagging<S: SlotState>() {
-    S::tagged().store(true, Ordering::Relaxed);
 }
 
 fn tagging() -> bool {

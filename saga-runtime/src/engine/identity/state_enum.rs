@@ -21,18 +21,23 @@ use postcard::ser_flavors::{AllocVec, Flavor};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-pub use crate::engine::identity::layout::FieldTracer;
-use crate::engine::identity::layout::shape::LayoutError;
-use crate::engine::identity::slot::SlotState;
+use crate::engine::identity::layout::shape::{LayoutError, Traced};
+use crate::engine::identity::layout::trace_state_shape;
+use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};
 
 /// Why a state could not be written or read: postcard's error.
 pub type StateError = postcard::Error;
 
 /// A generated state enum (`__State`): one variant per suspension, one field per saved
 /// local, request marker or helper state. Implemented by `#[saga_tool]` and `#[saga_fn]`.
-pub trait StateEnum: SlotState + Sized {
+pub trait StateEnum: Sized {
     /// The enum's name, variants and fields, as serde's derive names them.
     const SHAPE: StateShape;
+
+    /// Set once a state of this enum was sealed in the tagged form: its later seals go
+    /// there at once. One flag per expansion (the macro declares it), so that no other
+    /// tool's state is tagged for this one's values.
+    fn tagged() -> &'static std::sync::atomic::AtomicBool;
 
     /// Writes the variant's index and its fields, in order.
     fn write(&self, writer: &mut StateWriter) -> Result<(), StateError>;
@@ -49,17 +54,6 @@ pub trait StateEnum: SlotState + Sized {
         field: usize,
         tracer: FieldTracer<'_, '_>,
     ) -> Result<(), LayoutError>;
-}
-
-/// A state enum's names: what the layout trace records for it.
-#[derive(Debug, Clone, Copy)]
-pub struct StateShape {
-    /// The enum's name.
-    pub name: &'static str,
-    /// Its variants, by index.
-    pub variants: &'static [&'static str],
-    /// Per variant, its fields' names, in order.
-    pub fields: &'static [&'static [&'static str]],
 }
 
 /// Writes a state as postcard.
@@ -153,6 +147,11 @@ impl StateRender {
     }
 }
 
+/// Traces the state enum `S` as postcard would read it.
+pub(crate) fn trace_state<S: StateEnum>() -> Result<Traced, LayoutError> {
+    trace_state_shape(std::any::type_name::<S>(), &S::SHAPE, S::trace_field)
+}
+
 /// `state` as `{"Variant": {fields}}`.
 pub(crate) fn render_state<S: StateEnum>(state: &S) -> Result<serde_json::Value, String> {
     let mut render = StateRender::default();
@@ -173,7 +172,7 @@ mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
-    use crate::engine::identity::layout::{trace, trace_state};
+    use crate::engine::identity::layout::trace;
     use crate::engine::identity::slot::{Slot, SlotField, SlotTrace};
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -201,19 +200,17 @@ mod tests {
         },
     }
 
-    impl<T0: SlotField, T1: SlotField> SlotState for __State<T0, T1> {
-        fn tagged() -> &'static AtomicBool {
-            static TAGGED: AtomicBool = AtomicBool::new(false);
-            &TAGGED
-        }
-    }
-
     impl<T0: SlotField, T1: SlotField> StateEnum for __State<T0, T1> {
         const SHAPE: StateShape = StateShape {
             name: "__State",
             variants: &["AfterElicitName", "AfterConfirm"],
             fields: &[&["count", "__m0"], &["transfer", "__m0", "__callee"]],
         };
+
+        fn tagged() -> &'static AtomicBool {
+            static TAGGED: AtomicBool = AtomicBool::new(false);
+            &TAGGED
+        }
 
         fn write(&self, writer: &mut StateWriter) -> Result<(), StateError> {
             match self {
