@@ -66,6 +66,7 @@ use serde::{Deserialize, Serialize};
 use super::layout::profile::{SELF_DESCRIBED, SLOT_PROFILES};
 use super::layout::{self};
 
+mod msgpack;
 mod skips;
 
 /// A saved local in a state enum: encoded as postcard where postcard reads its type back,
@@ -240,14 +241,10 @@ fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
 }
 
 /// A MessagePack slot's value, read to its last byte.
-fn from_msgpack<T: DeserializeOwned>(mut bytes: &[u8]) -> Result<T, String> {
-    let mut deserializer = rmp_serde::Deserializer::new(&mut bytes);
-    let value = T::deserialize(&mut deserializer).map_err(|error| error.to_string())?;
-    if bytes.is_empty() {
-        Ok(value)
-    } else {
-        Err("trailing bytes in a saved local".into())
-    }
+fn from_msgpack<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    // Parsed apart from `T`, so that the parser is compiled once (see `msgpack`).
+    let content = msgpack::parse(bytes).map_err(|error| error.to_string())?;
+    T::deserialize(msgpack::Reader::new(&content)).map_err(|error| error.to_string())
 }
 
 impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
