@@ -171,11 +171,19 @@ const _: () = {
                 }
                 __State::AfterCheckpoint { answer: ref __v0, .. } => {
                     __render.variant("AfterCheckpoint");
-                    __render.field("answer", __v0)?;
+                    __render
+                        .field(
+                            "answer",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
                 }
                 __State::AfterListRootsRoots { answer: ref __v0, .. } => {
                     __render.variant("AfterListRootsRoots");
-                    __render.field("answer", __v0)?;
+                    __render
+                        .field(
+                            "answer",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
                 }
             }
             ::core::result::Result::Ok(())

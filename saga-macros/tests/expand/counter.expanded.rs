@@ -122,9 +122,18 @@ const _: () = {
                     ..
                 } => {
                     __render.variant("AfterCheckpoint");
-                    __render.field("n", __v0)?;
-                    __render.field("total", __v1)?;
-                    __render.field("__rest1", __v2)?;
+                    __render
+                        .field("n", ::saga_runtime::__private::SlotField::shown(__v0))?;
+                    __render
+                        .field(
+                            "total",
+                            ::saga_runtime::__private::SlotField::shown(__v1),
+                        )?;
+                    __render
+                        .field(
+                            "__rest1",
+                            ::saga_runtime::__private::SlotField::shown(__v2),
+                        )?;
                 }
             }
             ::core::result::Result::Ok(())

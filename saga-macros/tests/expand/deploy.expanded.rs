@@ -128,7 +128,11 @@ const _: () = {
                 }
                 __State::AfterSampleVerdict { target: ref __v0, .. } => {
                     __render.variant("AfterSampleVerdict");
-                    __render.field("target", __v0)?;
+                    __render
+                        .field(
+                            "target",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
                 }
             }
             ::core::result::Result::Ok(())

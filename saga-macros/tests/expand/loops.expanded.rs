@@ -182,9 +182,21 @@ const _: () = {
                     ..
                 } => {
                     __render.variant("AfterElicitName");
-                    __render.field("limit", __v0)?;
-                    __render.field("candidates", __v1)?;
-                    __render.field("names", __v2)?;
+                    __render
+                        .field(
+                            "limit",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
+                    __render
+                        .field(
+                            "candidates",
+                            ::saga_runtime::__private::SlotField::shown(__v1),
+                        )?;
+                    __render
+                        .field(
+                            "names",
+                            ::saga_runtime::__private::SlotField::shown(__v2),
+                        )?;
                 }
                 __State::AfterElicitKeep {
                     __rest2: ref __v0,
@@ -194,10 +206,26 @@ const _: () = {
                     ..
                 } => {
                     __render.variant("AfterElicitKeep");
-                    __render.field("__rest2", __v0)?;
-                    __render.field("candidate", __v1)?;
-                    __render.field("names", __v2)?;
-                    __render.field("__rest1", __v3)?;
+                    __render
+                        .field(
+                            "__rest2",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
+                    __render
+                        .field(
+                            "candidate",
+                            ::saga_runtime::__private::SlotField::shown(__v1),
+                        )?;
+                    __render
+                        .field(
+                            "names",
+                            ::saga_runtime::__private::SlotField::shown(__v2),
+                        )?;
+                    __render
+                        .field(
+                            "__rest1",
+                            ::saga_runtime::__private::SlotField::shown(__v3),
+                        )?;
                 }
             }
             ::core::result::Result::Ok(())

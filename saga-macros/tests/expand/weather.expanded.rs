@@ -114,7 +114,11 @@ const _: () = {
             match *self {
                 __State::AfterJoinLoginCapital { location: ref __v0, .. } => {
                     __render.variant("AfterJoinLoginCapital");
-                    __render.field("location", __v0)?;
+                    __render
+                        .field(
+                            "location",
+                            ::saga_runtime::__private::SlotField::shown(__v0),
+                        )?;
                 }
             }
             ::core::result::Result::Ok(())

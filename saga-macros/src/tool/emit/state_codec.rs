@@ -22,6 +22,9 @@ pub struct StateField {
     /// A request marker (`Marker<R>`, a `PhantomData`): no bytes, not rendered, and
     /// traced without code of its type.
     pub marker: bool,
+    /// A saved local (`Slot<T>`): rendered as the value it holds, through
+    /// `SlotField::shown`, so that a slot's own `Serialize` is not compiled for JSON.
+    pub slot: bool,
 }
 
 /// A variant of the state enum and its fields.
@@ -57,18 +60,25 @@ pub fn impl_state_enum(
         let label = name.unraw().to_string();
         // A marker holds nothing: postcard writes a `PhantomData` as no bytes, and the
         // inspection hides it.
-        let values: Vec<&Ident> = variant
+        let kept: Vec<&StateField> = variant
             .fields
             .iter()
             .filter(|field| !field.marker)
-            .map(|field| &field.name)
             .collect();
+        let values: Vec<&Ident> = kept.iter().map(|field| &field.name).collect();
         let labels = values.iter().map(|name| name.unraw().to_string());
         // Bound to generated names: a saved local may share its name with a unit struct
         // in scope (the tool's own), which a binding pattern could not shadow.
         let bound: Vec<Ident> = (0..values.len())
             .map(|at| quote::format_ident!("__v{}", at))
             .collect();
+        let shown = kept.iter().zip(&bound).map(|(field, bound)| {
+            if field.slot {
+                quote!(#private::SlotField::shown(#bound))
+            } else {
+                quote!(#bound)
+            }
+        });
         let reads = variant.fields.iter().map(|field| {
             let name = &field.name;
             if field.marker {
@@ -89,7 +99,7 @@ pub fn impl_state_enum(
         render.push(quote! {
             __State::#name { #(#values: ref #bound,)* .. } => {
                 __render.variant(#label);
-                #(__render.field(#labels, #bound)?;)*
+                #(__render.field(#labels, #shown)?;)*
             }
         });
         for (at, field) in variant.fields.iter().enumerate() {

@@ -393,6 +393,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
                 ty: quote!(#param),
                 traced: quote!(<#param as #private::SlotField>::Traced),
                 marker: false,
+                slot: true,
             });
             let binding = format_ident!("__saved_{}", field);
             pattern.push(quote!(#field: #binding));
@@ -415,6 +416,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
                 ty: marker.clone(),
                 traced: marker,
                 marker: true,
+                slot: false,
             });
             let mark = format_ident!("__mark{}", i);
             pattern.push(quote!(#field: #mark));

@@ -4,7 +4,7 @@
 //! the macro's expansion calls, apart from the requests and loops in `expand_support`.
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
@@ -163,19 +163,32 @@ impl<S: StateEnum> SagaState for S {
 /// postcard slot's value does not read back as itself (a `skip_serializing_if` no sample
 /// showed), the tagged form, where each local says its own encoding (see [`crate::engine::identity::slot`]).
 fn encode<S: StateEnum>(state: &S, nested: bool) -> Result<Vec<u8>, String> {
+    // Only the write is `S`'s: the rest is compiled once, not once per state enum.
+    encode_with(S::tagged(), std::any::type_name::<S>(), nested, &mut || {
+        write_state(state)
+    })
+}
+
+/// [`encode`] with `write` writing the state (as slots are asked, in the tagged form or
+/// not), `tagged` its enum's flag.
+fn encode_with(
+    tagged: &AtomicBool,
+    type_name: &str,
+    nested: bool,
+    write: &mut dyn FnMut() -> Result<Vec<u8>, postcard::Error>,
+) -> Result<Vec<u8>, String> {
     // A helper's state sealed tagged makes its caller's tagged too: the caller's point is
     // then its tagged twin, which a build that reads no tagged state refuses before
     // decoding, instead of failing on the helper's bytes.
     let helper_tagged = slot::take_helper_tagged();
-    if !helper_tagged && !S::tagged().load(Ordering::Relaxed) {
-        if let Some(bytes) = slot::write_untagged(&mut || write_state(state))? {
+    if !helper_tagged && !tagged.load(Ordering::Relaxed) {
+        if let Some(bytes) = slot::write_untagged(write)? {
             return Ok(bytes);
         }
-        sealed_tagged_from_now_on(std::any::type_name::<S>());
-        S::tagged().store(true, Ordering::Relaxed);
+        sealed_tagged_from_now_on(type_name);
+        tagged.store(true, Ordering::Relaxed);
     }
-    let bytes =
-        slot::with_tagging(true, || write_state(state)).map_err(|error| error.to_string())?;
+    let bytes = slot::with_tagging(true, write).map_err(|error| error.to_string())?;
     if nested {
         slot::note_helper_tagged();
     }

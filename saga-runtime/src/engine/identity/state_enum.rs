@@ -247,13 +247,13 @@ mod tests {
             match self {
                 __State::AfterElicitName { count, .. } => {
                     render.variant("AfterElicitName");
-                    render.field("count", count)
+                    render.field("count", count.shown())
                 }
                 __State::AfterConfirm {
                     transfer, __callee, ..
                 } => {
                     render.variant("AfterConfirm");
-                    render.field("transfer", transfer)?;
+                    render.field("transfer", transfer.shown())?;
                     render.field("__callee", __callee)
                 }
             }

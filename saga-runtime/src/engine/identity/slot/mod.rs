@@ -86,10 +86,20 @@ pub struct SlotTrace<T>(PhantomData<fn() -> T>);
 pub trait SlotField: Serialize + DeserializeOwned {
     /// What the trace reads in its place.
     type Traced: DeserializeOwned;
+    /// The value it holds, which an inspection shows.
+    type Shown: Serialize;
+
+    /// The value it holds: what a human-readable format shows of the slot.
+    fn shown(&self) -> &Self::Shown;
 }
 
 impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
     type Traced = SlotTrace<T>;
+    type Shown = T;
+
+    fn shown(&self) -> &T {
+        &self.0
+    }
 }
 
 /// How one slot is encoded.
