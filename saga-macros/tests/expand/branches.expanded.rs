@@ -215,12 +215,14 @@ const _: () = {
                         )
                 }
                 (2u32, 0usize) => {
-                    __tracer
-                        .field::<<T2 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T2 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 (3u32, 0usize) => {
-                    __tracer
-                        .field::<<T3 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T3 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 (3u32, 1usize) => {
                     __tracer

@@ -145,16 +145,19 @@ const _: () = {
         ) -> ::core::result::Result<(), ::saga_runtime::__private::LayoutError> {
             match (__variant, __field) {
                 (0u32, 0usize) => {
-                    __tracer
-                        .field::<<T0 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T0 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 (0u32, 1usize) => {
-                    __tracer
-                        .field::<<T1 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T1 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 (0u32, 2usize) => {
-                    __tracer
-                        .field::<<T2 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T2 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 _ => __tracer.missing(),
             }

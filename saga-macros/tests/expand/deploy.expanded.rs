@@ -154,8 +154,9 @@ const _: () = {
                         )
                 }
                 (1u32, 0usize) => {
-                    __tracer
-                        .field::<<T1 as ::saga_runtime::__private::SlotField>::Traced>()
+                    ::saga_runtime::__private::trace_slot::<
+                        <T1 as ::saga_runtime::__private::SlotField>::Shown,
+                    >(__tracer)
                 }
                 (1u32, 1usize) => {
                     __tracer

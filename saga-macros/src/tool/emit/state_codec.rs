@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use crate::shared::private_path;
 
 /// A field of a state variant: its name, its type, and the type the layout trace reads
-/// in its place.
+/// for it (a saved local's: the value's type, which `trace_slot` traces).
 pub struct StateField {
     pub name: Ident,
     pub ty: TokenStream,
@@ -110,6 +110,8 @@ pub fn impl_state_enum(
                         ::core::any::type_name::<::core::marker::PhantomData<#traced>>(),
                     ),
                 }
+            } else if field.slot {
+                quote!((#index, #at) => #private::trace_slot::<#traced>(__tracer),)
             } else {
                 quote!((#index, #at) => __tracer.field::<#traced>(),)
             });

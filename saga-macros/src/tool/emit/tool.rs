@@ -391,7 +391,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             fields.push(StateField {
                 name: field.clone(),
                 ty: quote!(#param),
-                traced: quote!(<#param as #private::SlotField>::Traced),
+                traced: quote!(<#param as #private::SlotField>::Shown),
                 marker: false,
                 slot: true,
             });

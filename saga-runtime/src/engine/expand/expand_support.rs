@@ -22,7 +22,7 @@ pub use crate::engine::expand::saga_fn::{
     ViaSagaFn, kind_marker, kind_of, probe,
 };
 pub use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};
-pub use crate::engine::identity::slot::{Slot, SlotField, SlotTrace};
+pub use crate::engine::identity::slot::{Slot, SlotField, trace_slot};
 pub use crate::engine::identity::state_enum::{
     StateEnum, StateError, StateReader, StateRender, StateWriter,
 };

@@ -173,7 +173,7 @@ mod tests {
 
     use super::*;
     use crate::engine::identity::layout::trace;
-    use crate::engine::identity::slot::{Slot, SlotField, SlotTrace};
+    use crate::engine::identity::slot::{Slot, SlotField, SlotTrace, trace_slot};
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Transfer {
@@ -265,9 +265,9 @@ mod tests {
             tracer: FieldTracer<'_, '_>,
         ) -> Result<(), LayoutError> {
             match (variant, field) {
-                (0, 0) => tracer.field::<T0::Traced>(),
+                (0, 0) => trace_slot::<T0::Shown>(tracer),
                 (0, 1) | (1, 1) => tracer.marker(std::any::type_name::<PhantomData<Marker>>()),
-                (1, 0) => tracer.field::<T1::Traced>(),
+                (1, 0) => trace_slot::<T1::Shown>(tracer),
                 (1, 2) => tracer.field::<Vec<u8>>(),
                 _ => tracer.missing(),
             }
@@ -392,6 +392,18 @@ mod tests {
             trace::<derived::__State<SlotTrace<u32>, SlotTrace<Transfer>>>().expect("traces");
         assert_eq!(written.render(), derived.render());
         assert_eq!(written.root_variants(), derived.root_variants());
+        assert_eq!(written.registry, derived.registry);
+        assert_eq!(written.names, derived.names);
+        // A MessagePack slot (a `Value`), and a type traced with another sample profile
+        // (a `NonZeroU32` refuses 0).
+        type Other = __State<Slot<serde_json::Value>, Slot<std::num::NonZeroU32>>;
+        let written = trace_state::<Other>().expect("traces");
+        let derived = trace::<
+            derived::__State<SlotTrace<serde_json::Value>, SlotTrace<std::num::NonZeroU32>>,
+        >()
+        .expect("traces");
+        assert_eq!(written.render(), derived.render());
+        assert!(written.render().contains("msgpack"), "{}", written.render());
         assert_eq!(written.registry, derived.registry);
         assert_eq!(written.names, derived.names);
     }

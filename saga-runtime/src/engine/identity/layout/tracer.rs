@@ -156,7 +156,7 @@ fn merge_container(existing: &mut Container, new: Container) -> Result<(), Strin
     }
 }
 
-pub(super) struct Tracer<'a> {
+pub(crate) struct Tracer<'a> {
     pub(super) session: &'a mut Session,
     pub(super) out: &'a mut Format,
     pub(super) depth: usize,
@@ -737,6 +737,39 @@ impl FieldTracer<'_, '_> {
         let (key, recursive) = tracer.enter_named("PhantomData");
         tracer.leave(recursive);
         tracer.session.record(&key, Container::UnitStruct)
+    }
+
+    /// Traces a saved local as `SlotTrace<T>`'s `Deserialize` did, without its visitors:
+    /// `ty` is its seed's type name (`PhantomData<SlotTrace<T>>`); `profile`, the sample
+    /// profile a postcard slot's type traces with, or `None` for a MessagePack slot of the
+    /// type named `type_name`; `trace_value` reads a value of `T`.
+    pub(crate) fn slot(
+        self,
+        ty: &'static str,
+        profile: Option<usize>,
+        type_name: &'static str,
+        trace_value: &mut dyn FnMut(Tracer<'_>) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let mut tracer = self.parent.child(self.out, ty)?;
+        tracer.field = true;
+        let Some(profile) = profile else {
+            // `deserialize_newtype_struct(SELF_DESCRIBED, ..)`: the type's short name.
+            *tracer.out = Format::MessagePack(short_type_name(type_name));
+            return Ok(());
+        };
+        // `deserialize_newtype_struct(SLOT_PROFILES[profile], ..)`: transparent, with the
+        // samples the type takes.
+        let profile = PROFILES.get(profile).copied().unwrap_or(PROFILES[0]);
+        let saved = std::mem::replace(&mut tracer.session.profile, profile);
+        let result = trace_value(Tracer {
+            session: &mut *tracer.session,
+            out: &mut *tracer.out,
+            depth: tracer.depth,
+            ty: tracer.ty,
+            field: tracer.field,
+        });
+        tracer.session.profile = saved;
+        result
     }
 
     /// A field the enum does not have (the generated `match`'s last arm).

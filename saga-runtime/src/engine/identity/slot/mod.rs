@@ -64,6 +64,8 @@ use serde::ser::{self, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::layout::profile::{SELF_DESCRIBED, SLOT_PROFILES};
+use super::layout::shape::LayoutError;
+use super::layout::tracer::FieldTracer;
 use super::layout::{self};
 
 mod msgpack;
@@ -77,24 +79,22 @@ pub struct Slot<T>(pub T);
 
 /// A slot in the layout trace: reads as its value's layout, or as a MessagePack slot's marker,
 /// and holds nothing, so that a trace never needs a value of a type it cannot trace
-/// (a `serde_json::Value` has no layout to trace).
+/// (a `serde_json::Value` has no layout to trace). What state enums derived before
+/// [`trace_slot`]; its name stays part of every slot's key in the trace.
 #[derive(Debug)]
-pub struct SlotTrace<T>(PhantomData<fn() -> T>);
+pub(crate) struct SlotTrace<T>(PhantomData<fn() -> T>);
 
 /// A saved local's field of a state enum, which the layout trace reads through another
 /// type.
 pub trait SlotField: Serialize + DeserializeOwned {
-    /// What the trace reads in its place.
-    type Traced: DeserializeOwned;
-    /// The value it holds, which an inspection shows.
-    type Shown: Serialize;
+    /// The value it holds, which an inspection shows and the layout trace traces.
+    type Shown: Serialize + DeserializeOwned;
 
     /// The value it holds: what a human-readable format shows of the slot.
     fn shown(&self) -> &Self::Shown;
 }
 
 impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
-    type Traced = SlotTrace<T>;
     type Shown = T;
 
     fn shown(&self) -> &T {
@@ -391,6 +391,23 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
                 .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
         }
     }
+}
+
+/// Traces the slot of a generated state enum holding a `T` (see `identity::state_enum`),
+/// as [`SlotTrace<T>`]'s `Deserialize` traced it: only the value's own trace is `T`'s.
+pub fn trace_slot<T: Serialize + DeserializeOwned>(
+    tracer: FieldTracer<'_, '_>,
+) -> Result<(), LayoutError> {
+    let profile = match encoding::<T>() {
+        Encoding::Postcard(profile) => Some(profile),
+        Encoding::MessagePack => None,
+    };
+    tracer.slot(
+        std::any::type_name::<PhantomData<SlotTrace<T>>>(),
+        profile,
+        std::any::type_name::<T>(),
+        &mut |tracer| T::deserialize(tracer).map(drop),
+    )
 }
 
 /// Reads a postcard slot's value inside the tracer's newtype, and drops it.
