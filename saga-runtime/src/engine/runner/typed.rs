@@ -8,6 +8,8 @@ use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 
+use futures::FutureExt;
+
 use rmcp::ErrorData;
 use rmcp::model::JsonObject;
 
@@ -59,6 +61,25 @@ fn not_its_state<S>() -> Step<S> {
     Step::done(Err::<String, _>(SagaError::msg(NOT_ITS_STATE)))
 }
 
+/// The step's next state put back in the box its state came in (see below).
+fn boxed_again<S: Send + 'static>(step: Step<S>, mut slot: Box<Option<S>>) -> Step<State> {
+    match step {
+        Step::Suspend { state, requests } => {
+            *slot = Some(state);
+            Step::Suspend {
+                state: slot as State,
+                requests,
+            }
+        }
+        Step::Checkpoint(state) => {
+            *slot = Some(state);
+            Step::Checkpoint(slot as State)
+        }
+        Step::AskAgain(requests) => Step::AskAgain(requests),
+        Step::Done(result) => Step::Done(result),
+    }
+}
+
 // The state lives in a box of `Option<T::State>`: a step takes it out and puts the next
 // state back in the same box, so a round costs one allocation for the state, not two.
 
@@ -68,29 +89,15 @@ impl<T: SagaTool> Typed for T {
     }
 
     fn step<'a>(&'a self, state: State, answers: Answers, cx: &'a SagaContext) -> StepFuture<'a> {
-        Box::pin(async move {
-            let Ok(mut slot) = state.downcast::<Option<T::State>>() else {
-                return not_its_state::<State>();
-            };
-            let Some(state) = slot.take() else {
-                return not_its_state();
-            };
-            match SagaTool::step(self, state, answers, cx).await {
-                Step::Suspend { state, requests } => {
-                    *slot = Some(state);
-                    Step::Suspend {
-                        state: slot as State,
-                        requests,
-                    }
-                }
-                Step::Checkpoint(state) => {
-                    *slot = Some(state);
-                    Step::Checkpoint(slot as State)
-                }
-                Step::AskAgain(requests) => Step::AskAgain(requests),
-                Step::Done(result) => Step::Done(result),
-            }
-        })
+        let Ok(mut slot) = state.downcast::<Option<T::State>>() else {
+            return Box::pin(std::future::ready(not_its_state::<State>()));
+        };
+        let Some(state) = slot.take() else {
+            return Box::pin(std::future::ready(not_its_state::<State>()));
+        };
+        // A combinator, not an `async` block: one more state machine per tool, with its
+        // drop glue, is what this saves (issue 43).
+        Box::pin(SagaTool::step(self, state, answers, cx).map(move |step| boxed_again(step, slot)))
     }
 
     fn restate(&self, state: State, cx: &SagaContext) -> Option<Vec<Request>> {
