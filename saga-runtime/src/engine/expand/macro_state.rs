@@ -288,14 +288,27 @@ where
     let MacroState::Resume(bytes) = state else {
         return Err("a saga that has not started has no saved state".into());
     };
-    let cx = SagaContext::new("inspect");
-    match step_in_mode(tool, MacroState::Inspect(bytes), &cx) {
-        Some(Step::Checkpoint(MacroState::Inspected(rendered))) => {
-            let mut value = (*rendered)?;
-            hide_markers(&mut value);
-            Ok(value)
-        }
-        _ => Err("the tool's step has no inspection mode".into()),
+    let rendered = match step_in_mode(tool, MacroState::Inspect(bytes), &inspecting()) {
+        Some(Step::Checkpoint(MacroState::Inspected(rendered))) => Some(rendered),
+        _ => None,
+    };
+    inspection(rendered)
+}
+
+/// The context an inspection steps a tool in. Apart from [`macro_state_json`], as
+/// [`inspection`] is, so that each is compiled once, not once per tool.
+fn inspecting() -> SagaContext {
+    SagaContext::new("inspect")
+}
+
+/// What an inspection ended with. (The state's request markers, which hold nothing,
+/// are not rendered: see `identity::state_enum`.)
+fn inspection(
+    rendered: Option<Box<Result<serde_json::Value, String>>>,
+) -> Result<serde_json::Value, String> {
+    match rendered {
+        Some(rendered) => *rendered,
+        None => Err("the tool's step has no inspection mode".into()),
     }
 }
 
@@ -349,18 +362,6 @@ pub fn resumed<A>(state: MacroState<A>, answers: &mut Answers) -> Vec<u8> {
         }
         // The generated step reaches here with the two variants above only.
         _ => Vec::new(),
-    }
-}
-
-/// Drops the generated `__mN` fields (which request each suspension awaits, a type-level
-/// marker with no content) from a rendered `{"Variant": {..}}`.
-fn hide_markers(value: &mut serde_json::Value) {
-    if let Some(variant) = value.as_object_mut() {
-        for fields in variant.values_mut() {
-            if let Some(fields) = fields.as_object_mut() {
-                fields.retain(|name, _| !name.starts_with("__m"));
-            }
-        }
     }
 }
 

@@ -139,6 +139,16 @@ impl StateRender {
         self.variant = name;
     }
 
+    /// The rendered state. Apart from [`render_state`] so that it is compiled once.
+    fn finish(self) -> serde_json::Value {
+        let mut variant = serde_json::Map::new();
+        variant.insert(
+            self.variant.to_owned(),
+            serde_json::Value::Object(self.fields),
+        );
+        serde_json::Value::Object(variant)
+    }
+
     /// Renders one field; human-readable, so a saved local shows as its value.
     pub fn field<F: Serialize>(&mut self, name: &'static str, value: &F) -> Result<(), String> {
         let value = serde_json::to_value(value).map_err(|error| error.to_string())?;
@@ -156,12 +166,7 @@ pub(crate) fn trace_state<S: StateEnum>() -> Result<Traced, LayoutError> {
 pub(crate) fn render_state<S: StateEnum>(state: &S) -> Result<serde_json::Value, String> {
     let mut render = StateRender::default();
     state.render(&mut render)?;
-    let mut variant = serde_json::Map::new();
-    variant.insert(
-        render.variant.to_owned(),
-        serde_json::Value::Object(render.fields),
-    );
-    Ok(serde_json::Value::Object(variant))
+    Ok(render.finish())
 }
 
 #[cfg(test)]

@@ -171,6 +171,14 @@ pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
 /// one order (a `HashSet` or `HashMap` lists its elements in its hasher's order). A value
 /// JSON cannot show (a map whose keys are not strings) is not taken as the same.
 pub(crate) fn same_value<T: serde::Serialize>(a: &T, b: &T) -> bool {
+    // Only the renderings are `T`'s: the comparison is compiled once.
+    same_json(serde_json::to_value(a), serde_json::to_value(b))
+}
+
+fn same_json(
+    a: Result<serde_json::Value, serde_json::Error>,
+    b: Result<serde_json::Value, serde_json::Error>,
+) -> bool {
     fn sorted(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::Array(items) => {
@@ -181,7 +189,7 @@ pub(crate) fn same_value<T: serde::Serialize>(a: &T, b: &T) -> bool {
             _ => {}
         }
     }
-    match (serde_json::to_value(a), serde_json::to_value(b)) {
+    match (a, b) {
         (Ok(mut a), Ok(mut b)) => {
             sorted(&mut a);
             sorted(&mut b);
