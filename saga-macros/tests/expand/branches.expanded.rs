@@ -251,17 +251,10 @@ const _: () = {
     impl ::saga_runtime::__private::SagaTool for route {
         type State = ::saga_runtime::__private::MacroState<__saga_args_route>;
         fn tool(&self) -> ::saga_runtime::__private::Tool {
-            let mut schema = (*::saga_runtime::__private::schema_for_type::<
-                __saga_args_route,
-            >())
-                .clone();
-            schema.remove("title");
-            let mut tool = ::saga_runtime::__private::Tool::new(
+            let mut tool = ::saga_runtime::__private::described(
                 "route",
-                "",
-                ::std::sync::Arc::new(schema),
+                ::saga_runtime::__private::schema_for_type::<__saga_args_route>(),
             );
-            tool.description = ::core::option::Option::None;
             tool.description = ::core::option::Option::Some(
                 "Routes a request by kind.".into(),
             );

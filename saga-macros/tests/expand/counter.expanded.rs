@@ -176,17 +176,10 @@ const _: () = {
     impl ::saga_runtime::__private::SagaTool for count_to {
         type State = ::saga_runtime::__private::MacroState<__saga_args_count_to>;
         fn tool(&self) -> ::saga_runtime::__private::Tool {
-            let mut schema = (*::saga_runtime::__private::schema_for_type::<
-                __saga_args_count_to,
-            >())
-                .clone();
-            schema.remove("title");
-            let mut tool = ::saga_runtime::__private::Tool::new(
+            let mut tool = ::saga_runtime::__private::described(
                 "count_to",
-                "",
-                ::std::sync::Arc::new(schema),
+                ::saga_runtime::__private::schema_for_type::<__saga_args_count_to>(),
             );
-            tool.description = ::core::option::Option::None;
             tool.description = ::core::option::Option::Some(
                 "Counts to `n`, one checkpoint at a time.".into(),
             );

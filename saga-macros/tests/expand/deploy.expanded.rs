@@ -185,17 +185,10 @@ const _: () = {
     impl ::saga_runtime::__private::SagaTool for complex_tool {
         type State = ::saga_runtime::__private::MacroState<__saga_args_complex_tool>;
         fn tool(&self) -> ::saga_runtime::__private::Tool {
-            let mut schema = (*::saga_runtime::__private::schema_for_type::<
-                __saga_args_complex_tool,
-            >())
-                .clone();
-            schema.remove("title");
-            let mut tool = ::saga_runtime::__private::Tool::new(
+            let mut tool = ::saga_runtime::__private::described(
                 "complex_tool",
-                "",
-                ::std::sync::Arc::new(schema),
+                ::saga_runtime::__private::schema_for_type::<__saga_args_complex_tool>(),
             );
-            tool.description = ::core::option::Option::None;
             tool.description = ::core::option::Option::Some(
                 "Deploys a service after confirming with the user and an LLM.".into(),
             );

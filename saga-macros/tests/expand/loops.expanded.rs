@@ -308,17 +308,10 @@ const _: () = {
     impl ::saga_runtime::__private::SagaTool for collect {
         type State = ::saga_runtime::__private::MacroState<__saga_args_collect>;
         fn tool(&self) -> ::saga_runtime::__private::Tool {
-            let mut schema = (*::saga_runtime::__private::schema_for_type::<
-                __saga_args_collect,
-            >())
-                .clone();
-            schema.remove("title");
-            let mut tool = ::saga_runtime::__private::Tool::new(
+            let mut tool = ::saga_runtime::__private::described(
                 "collect",
-                "",
-                ::std::sync::Arc::new(schema),
+                ::saga_runtime::__private::schema_for_type::<__saga_args_collect>(),
             );
-            tool.description = ::core::option::Option::None;
             tool.description = ::core::option::Option::Some(
                 "Collects names until the user says stop, then confirms each.".into(),
             );

@@ -171,17 +171,10 @@ const _: () = {
     impl ::saga_runtime::__private::SagaTool for get_weather {
         type State = ::saga_runtime::__private::MacroState<__saga_args_get_weather>;
         fn tool(&self) -> ::saga_runtime::__private::Tool {
-            let mut schema = (*::saga_runtime::__private::schema_for_type::<
-                __saga_args_get_weather,
-            >())
-                .clone();
-            schema.remove("title");
-            let mut tool = ::saga_runtime::__private::Tool::new(
+            let mut tool = ::saga_runtime::__private::described(
                 "get_weather",
-                "",
-                ::std::sync::Arc::new(schema),
+                ::saga_runtime::__private::schema_for_type::<__saga_args_get_weather>(),
             );
-            tool.description = ::core::option::Option::None;
             tool.description = ::core::option::Option::Some(
                 "Gets the weather for a location, after checking who asks.".into(),
             );

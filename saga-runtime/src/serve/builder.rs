@@ -282,25 +282,9 @@ impl<B> Builder<B> {
 
     /// Adds a tool.
     pub fn tool<T: SagaTool>(mut self, tool: T) -> Self {
-        let mut description = tool.tool();
-        if let Some(saga) = self.tools.compile(tool, &description.name) {
-            // The diagram the client sees draws no ordinary `async fn`'s call as a
-            // suspension: the types (its point saves nothing) say it never suspends.
-            let never = saga.points().never();
-            if !never.is_empty()
-                && let Some(diagram) = crate::engine::diagram_of(&description)
-            {
-                let never: Vec<&str> = never.iter().map(String::as_str).collect();
-                let fixed = crate::engine::drop_states(diagram, &never);
-                if let Some(meta) = description.meta.as_mut() {
-                    meta.0.insert(
-                        crate::engine::DIAGRAM_META_KEY.to_owned(),
-                        serde_json::Value::String(fixed),
-                    );
-                }
-            }
-            self.tools.registry.tools.push((description, saga));
-        }
+        let description = tool.tool();
+        let saga = self.tools.compile(tool, &description.name);
+        self.tools.register(description, saga);
         self
     }
 
@@ -566,6 +550,34 @@ impl ToolSettings {
                 None
             }
         }
+    }
+
+    /// Lists a compiled tool. Apart from [`Builder::tool`] so that it is compiled once,
+    /// not once per tool.
+    fn register(
+        &mut self,
+        mut description: rmcp::model::Tool,
+        saga: Option<crate::engine::family::Saga>,
+    ) {
+        let Some(saga) = saga else {
+            return;
+        };
+        // The diagram the client sees draws no ordinary `async fn`'s call as a
+        // suspension: the types (its point saves nothing) say it never suspends.
+        let never = saga.points().never();
+        if !never.is_empty()
+            && let Some(diagram) = crate::engine::diagram_of(&description)
+        {
+            let never: Vec<&str> = never.iter().map(String::as_str).collect();
+            let fixed = crate::engine::drop_states(diagram, &never);
+            if let Some(meta) = description.meta.as_mut() {
+                meta.0.insert(
+                    crate::engine::DIAGRAM_META_KEY.to_owned(),
+                    serde_json::Value::String(fixed),
+                );
+            }
+        }
+        self.registry.tools.push((description, saga));
     }
 
     /// The registry these settings describe.

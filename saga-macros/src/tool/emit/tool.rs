@@ -248,10 +248,8 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
                 type State = #private::MacroState<#args>;
 
                 fn tool(&self) -> #private::Tool {
-                    let mut schema = (*#private::schema_for_type::<#args>()).clone();
-                    schema.remove("title");
-                    let mut tool = #private::Tool::new(#tool_name, "", ::std::sync::Arc::new(schema));
-                    tool.description = ::core::option::Option::None;
+                    let mut tool =
+                        #private::described(#tool_name, #private::schema_for_type::<#args>());
                     #description
                     #title
                     #annotations

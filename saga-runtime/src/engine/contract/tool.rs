@@ -297,6 +297,18 @@ impl<S> Step<S> {
     }
 }
 
+/// The `tools/list` entry a `#[saga_tool]` starts from: its name and its arguments'
+/// schema, without the schema's `title` (the argument struct's generated name). The
+/// expansion adds the rest. Not generic, so that it is compiled once for every tool.
+#[doc(hidden)]
+pub fn described(name: &'static str, arguments: std::sync::Arc<JsonObject>) -> Tool {
+    let mut schema = (*arguments).clone();
+    schema.remove("title");
+    let mut tool = Tool::new(name, "", std::sync::Arc::new(schema));
+    tool.description = None;
+    tool
+}
+
 /// Reads a call's arguments into `A`; a mismatch is `-32602` with serde's reason, which
 /// names the offending field.
 ///
