@@ -38,6 +38,7 @@ use chacha20poly1305::aead::AeadInOut;
 use chacha20poly1305::{KeyInit as _, XChaCha20Poly1305, XNonce};
 use hmac::{Hmac, Mac as _};
 use rmcp::model::{RequestStateCodec, SealOptions};
+use saga_runtime::__private::Slot;
 use saga_runtime::state::{Binding, KeyRing, PointKey, StateCodec};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -343,6 +344,36 @@ fn self_described() {
             json.len(),
             packed.len() as f64 / json.len() as f64,
             msgpack_ns / json_ns,
+        );
+    }
+    // Reading it back as saga does (a tree parsed once, then visited; `slot/msgpack.rs`),
+    // through a saved local's own encoding, against rmp-serde's streaming reader.
+    println!(
+        "\n| `serde_json::Value` | rmp-serde decode (ns) | saga's slot decode (ns) | saga/rmp-serde |"
+    );
+    println!("|---|---:|---:|---:|");
+    for (len, size) in [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")] {
+        let value = api_response(len);
+        let mut packed = Vec::new();
+        value
+            .serialize(&mut rmp_serde::Serializer::new(&mut packed).with_struct_map())
+            .unwrap();
+        let slot = postcard::to_allocvec(&Slot(value.clone())).unwrap();
+        assert_eq!(
+            postcard::from_bytes::<Slot<serde_json::Value>>(&slot)
+                .unwrap()
+                .0,
+            value
+        );
+        let rmp_ns = measure(|| {
+            black_box(rmp_serde::from_slice::<serde_json::Value>(black_box(&packed)).unwrap());
+        });
+        let slot_ns = measure(|| {
+            black_box(postcard::from_bytes::<Slot<serde_json::Value>>(black_box(&slot)).unwrap());
+        });
+        println!(
+            "| {size} | {rmp_ns:.0} | {slot_ns:.0} | {:.2}× |",
+            slot_ns / rmp_ns
         );
     }
     // What JSON cannot keep at all, and MessagePack keeps.

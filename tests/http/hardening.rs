@@ -435,11 +435,47 @@ async fn count_then_panic(limit: u32) -> Result<String, SagaError> {
     Ok(items[limit as usize + 1].to_string())
 }
 
+/// A hand-written tool whose `step` panics before it returns its future (it is not an
+/// `async fn`): the panic is that call's, as one inside the future is.
+struct PanicsEagerly;
+
+impl saga_runtime::engine::SagaTool for PanicsEagerly {
+    type State = u8;
+
+    fn tool(&self) -> saga_runtime::rmcp::model::Tool {
+        let schema = json!({"type": "object"});
+        saga_runtime::rmcp::model::Tool::new(
+            "panics_eagerly",
+            "panics",
+            schema.as_object().cloned().unwrap_or_default(),
+        )
+    }
+
+    fn start(
+        &self,
+        _arguments: saga_runtime::rmcp::model::JsonObject,
+    ) -> Result<u8, saga_runtime::rmcp::ErrorData> {
+        Ok(0)
+    }
+
+    fn step(
+        &self,
+        state: u8,
+        _answers: Answers,
+        _cx: &saga_runtime::engine::SagaContext,
+    ) -> impl std::future::Future<Output = Step<u8>> + Send {
+        let none: Vec<u8> = Vec::new();
+        let picked = none[usize::from(state)];
+        std::future::ready(Step::done(picked.to_string()))
+    }
+}
+
 async fn fragile_server() -> Running {
     let server = SagaServer::builder()
         .keys(KeyRing::ephemeral())
         .tool(pick)
         .tool(count_then_panic)
+        .tool(PanicsEagerly)
         .tool(deploy::complex_tool)
         .build()
         .expect("a server");
@@ -522,6 +558,17 @@ async fn a_panic_after_a_suspension_ends_that_call_alone() {
 
     // The same server serves the next call.
     assert_eq!(full_saga(addr).await, DEPLOYED);
+}
+
+/// A hand-written step that panics while it makes its future, before any poll, ends
+/// that call alone too.
+#[tokio::test]
+async fn a_step_that_panics_before_its_future_ends_that_call_alone() {
+    let running = fragile_server().await;
+    let (status, reply) = call("panics_eagerly", json!({})).send(running.addr).await;
+    assert_eq!(status, 200);
+    is_panic_error(&reply);
+    assert_eq!(full_saga(running.addr).await, DEPLOYED);
 }
 
 /// The same over stdio: the panicking call gets its error line, and the next call works.

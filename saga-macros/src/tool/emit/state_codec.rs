@@ -3,7 +3,7 @@
 //!
 //! Written out rather than derived with serde: a derived enum's visitors were compiled
 //! once per format for every tool, and each field here goes through a generic function
-//! of its type, compiled once per build (see the runtime's `expand::state_enum`). The
+//! of its type, compiled once per build (see the runtime's `identity::state_enum`). The
 //! names are serde's (`r#type` is `type`), and so are the bytes and the layout.
 
 use proc_macro2::TokenStream;

@@ -95,9 +95,15 @@ impl<T: SagaTool> Typed for T {
         let Some(state) = slot.take() else {
             return Box::pin(std::future::ready(not_its_state::<State>()));
         };
-        // A combinator, not an `async` block: one more state machine per tool, with its
-        // drop glue, is what this saves (issue 43).
-        Box::pin(SagaTool::step(self, state, answers, cx).map(move |step| boxed_again(step, slot)))
+        // Combinators, not an `async` block: one more state machine per tool, with its
+        // drop glue, is what this saves (issue 43). `lazy`: the step is made at the first
+        // poll, as the block made it, so that a `step` that panics before it returns its
+        // future panics where the transition catches it.
+        Box::pin(
+            futures::future::lazy(move |_| SagaTool::step(self, state, answers, cx))
+                .flatten()
+                .map(move |step| boxed_again(step, slot)),
+        )
     }
 
     fn restate(&self, state: State, cx: &SagaContext) -> Option<Vec<Request>> {

@@ -11,7 +11,9 @@ pub(crate) const UNREACHABLE: &str = "saga::Unreachable";
 pub(crate) const MACRO_STATE: &str = "saga::MacroState";
 
 /// The newtype name a `SlotTrace` of a MessagePack slot reads as; the tracer then reads
-/// the type's name as a unit struct inside it.
+/// the type's name as a unit struct inside it. The macros' state enums trace their slots
+/// through `slot::trace_slot`, which records what this path records; the path stays, as
+/// the tests' reference for it.
 pub(crate) const SELF_DESCRIBED: &str = "saga::MessagePack";
 
 /// The error of a state enum without variants: a saga that never suspends.

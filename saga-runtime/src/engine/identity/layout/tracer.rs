@@ -362,6 +362,9 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
+        // A saved local, as `SlotTrace` reads it. The macros' state enums trace their slots
+        // through `FieldTracer::slot`, which must record the same: the tests compare the
+        // two.
         if let Some(profile) = SLOT_PROFILES.iter().position(|slot| *slot == name) {
             // A saved local: transparent, traced with the samples its type takes.
             let saved = std::mem::replace(&mut self.session.profile, PROFILES[profile]);

@@ -252,9 +252,8 @@ fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
 
 /// A MessagePack slot's value, read to its last byte.
 fn from_msgpack<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
-    // Parsed apart from `T`, so that the parser is compiled once (see `msgpack`).
-    let content = msgpack::parse(bytes).map_err(|error| error.to_string())?;
-    T::deserialize(msgpack::Reader::new(&content)).map_err(|error| error.to_string())
+    // Not `rmp_serde`: its parsing would be compiled per visitor (see `msgpack`).
+    msgpack::from_slice(bytes).map_err(|error| error.to_string())
 }
 
 impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {

@@ -1,18 +1,21 @@
-//! A MessagePack slot's value, read as `rmp-serde` reads it, through a tree parsed once.
+//! A MessagePack slot's value, read as `rmp-serde` reads it, with the parsing compiled
+//! once.
 //!
-//! Why not `rmp_serde::Deserializer`: it parses as it visits, so its parsing code is
-//! compiled again for each visitor type that reads it: each struct a tool saves as
-//! MessagePack, and each of that struct's field enums (about 2,000 lines of LLVM IR
-//! apiece, issue 43). Here the bytes are parsed into a [`Content`] tree by code compiled
-//! once, and only the walk of the tree, small, is compiled per visitor.
+//! Why not `rmp_serde::Deserializer`: its parsing of markers and lengths is inside its
+//! generic methods, so it is compiled again for each visitor type that reads it: each
+//! struct a tool saves as MessagePack, and each of that struct's field enums (about 2,000
+//! lines of LLVM IR apiece, issue 43). Here one function, not generic, reads the next
+//! [`Token`] (a marker with its length or its scalar), and only the `match` that hands a
+//! token to a visitor is compiled per visitor. Like `rmp-serde`, it reads as it visits:
+//! nothing is allocated but what the visitor builds.
 //!
 //! What a visitor is told is what `rmp-serde` 1.3 (the writer of these bytes) tells it
-//! for the same bytes: numbers by their encoded width (`visit_u8` for a positive fixint),
-//! strings borrowed (and as bytes where they are not UTF-8), `nil` as a unit or `None`,
-//! a unit struct from `nil` or `[]`, an enum from a one-entry map or a string, a
-//! sequence or map that its visitor leaves unread refused. The module's tests read the
-//! same bytes both ways and compare. Extension types, which saga never writes, are
-//! refused.
+//! for the same bytes (as its reader of a `Read`, which copies): numbers by their encoded
+//! width (`visit_u8` for a positive fixint), strings as `visit_str` (and as bytes where
+//! they are not UTF-8), `nil` as a unit or `None`, a unit struct from `nil` or `[]`, an
+//! enum from a one-entry map or a string, an extension type as `rmp-serde`'s
+//! `_ExtStruct`, a sequence or map that its visitor leaves unread refused, nesting as
+//! deep. The module's tests read the same bytes both ways and compare.
 
 use std::fmt;
 
@@ -43,9 +46,9 @@ fn error(message: &str) -> Error {
     Error(message.to_owned())
 }
 
-/// One MessagePack value, borrowing its strings and byte strings from the input.
-#[derive(Debug)]
-pub(crate) enum Content<'a> {
+/// One marker of MessagePack, with its scalar, its bytes, or its length.
+#[derive(Debug, Clone, Copy)]
+enum Token<'a> {
     Nil,
     Bool(bool),
     U8(u8),
@@ -61,32 +64,55 @@ pub(crate) enum Content<'a> {
     /// A string's bytes (UTF-8 is checked where it is visited, as `rmp-serde` does).
     Str(&'a [u8]),
     Bin(&'a [u8]),
-    Array(Vec<Content<'a>>),
-    Map(Vec<(Content<'a>, Content<'a>)>),
+    /// A sequence of this many values, which follow.
+    Array(u32),
+    /// A map of this many entries, which follow.
+    Map(u32),
+    /// An extension type: its tag and its bytes.
+    Ext(i8, &'a [u8]),
 }
 
-/// The one value `bytes` holds, to its last byte.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Content<'_>, Error> {
-    let mut input = bytes;
-    let content = Parser { input: &mut input }.value(0)?;
-    if input.is_empty() {
-        Ok(content)
-    } else {
-        Err(error("trailing bytes in a saved local"))
+/// The newtype name `rmp-serde` reads and writes an extension type as.
+const EXT_STRUCT: &str = "_ExtStruct";
+
+/// The bytes being read, and the token read ahead, if one was.
+pub(crate) struct Stream<'a> {
+    input: &'a [u8],
+    ahead: Option<Token<'a>>,
+    /// The marker byte of the last token read (a `[]` and a 16-byte string are read
+    /// only in their shortest encoding, as `rmp-serde` reads them).
+    marker: u8,
+    depth: u16,
+}
+
+/// The value `bytes` holds, to its last byte, as `T`.
+pub(crate) fn from_slice<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    let mut stream = Stream {
+        input: bytes,
+        ahead: None,
+        marker: 0,
+        depth: 0,
+    };
+    let value = T::deserialize(&mut stream)?;
+    stream.end()?;
+    Ok(value)
+}
+
+impl<'a> Stream<'a> {
+    fn end(&self) -> Result<(), Error> {
+        if self.input.is_empty() && self.ahead.is_none() {
+            Ok(())
+        } else {
+            Err(error("trailing bytes in a saved local"))
+        }
     }
-}
 
-struct Parser<'a, 'i> {
-    input: &'i mut &'a [u8],
-}
-
-impl<'a> Parser<'a, '_> {
     fn take(&mut self, len: usize) -> Result<&'a [u8], Error> {
         if self.input.len() < len {
             return Err(error("a saved local ends early"));
         }
         let (taken, rest) = self.input.split_at(len);
-        *self.input = rest;
+        self.input = rest;
         Ok(taken)
     }
 
@@ -97,198 +123,199 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// A length of `width` bytes, big-endian.
-    fn len(&mut self, width: usize) -> Result<usize, Error> {
+    fn len(&mut self, width: u8) -> Result<u32, Error> {
         Ok(match width {
-            1 => usize::from(self.array::<1>()?[0]),
-            2 => usize::from(u16::from_be_bytes(self.array()?)),
-            _ => u32::from_be_bytes(self.array()?) as usize,
+            1 => u32::from(self.array::<1>()?[0]),
+            2 => u32::from(u16::from_be_bytes(self.array()?)),
+            _ => u32::from_be_bytes(self.array()?),
         })
     }
 
-    fn value(&mut self, depth: u16) -> Result<Content<'a>, Error> {
+    /// The next token: the one read ahead, or the next in the input.
+    fn token(&mut self) -> Result<Token<'a>, Error> {
+        if let Some(token) = self.ahead.take() {
+            return Ok(token);
+        }
         let [marker] = self.array::<1>()?;
+        self.marker = marker;
         Ok(match marker {
-            0x00..=0x7f => Content::U8(marker),
-            0x80..=0x8f => self.map(usize::from(marker & 0x0f), depth)?,
-            0x90..=0x9f => self.seq(usize::from(marker & 0x0f), depth)?,
-            0xa0..=0xbf => Content::Str(self.take(usize::from(marker & 0x1f))?),
-            0xc0 => Content::Nil,
-            0xc2 => Content::Bool(false),
-            0xc3 => Content::Bool(true),
+            0x00..=0x7f => Token::U8(marker),
+            0x80..=0x8f => Token::Map(u32::from(marker & 0x0f)),
+            0x90..=0x9f => Token::Array(u32::from(marker & 0x0f)),
+            0xa0..=0xbf => Token::Str(self.take(usize::from(marker & 0x1f))?),
+            0xc0 => Token::Nil,
+            0xc2 => Token::Bool(false),
+            0xc3 => Token::Bool(true),
             0xc4..=0xc6 => {
                 let len = self.len(1 << (marker - 0xc4))?;
-                Content::Bin(self.take(len)?)
+                Token::Bin(self.take(len as usize)?)
             }
-            0xca => Content::F32(f32::from_be_bytes(self.array()?)),
-            0xcb => Content::F64(f64::from_be_bytes(self.array()?)),
-            0xcc => Content::U8(self.array::<1>()?[0]),
-            0xcd => Content::U16(u16::from_be_bytes(self.array()?)),
-            0xce => Content::U32(u32::from_be_bytes(self.array()?)),
-            0xcf => Content::U64(u64::from_be_bytes(self.array()?)),
-            0xd0 => Content::I8(i8::from_be_bytes(self.array()?)),
-            0xd1 => Content::I16(i16::from_be_bytes(self.array()?)),
-            0xd2 => Content::I32(i32::from_be_bytes(self.array()?)),
-            0xd3 => Content::I64(i64::from_be_bytes(self.array()?)),
+            0xca => Token::F32(f32::from_be_bytes(self.array()?)),
+            0xcb => Token::F64(f64::from_be_bytes(self.array()?)),
+            0xcc => Token::U8(self.array::<1>()?[0]),
+            0xcd => Token::U16(u16::from_be_bytes(self.array()?)),
+            0xce => Token::U32(u32::from_be_bytes(self.array()?)),
+            0xcf => Token::U64(u64::from_be_bytes(self.array()?)),
+            0xd0 => Token::I8(i8::from_be_bytes(self.array()?)),
+            0xd1 => Token::I16(i16::from_be_bytes(self.array()?)),
+            0xd2 => Token::I32(i32::from_be_bytes(self.array()?)),
+            0xd3 => Token::I64(i64::from_be_bytes(self.array()?)),
             0xd9..=0xdb => {
                 let len = self.len(1 << (marker - 0xd9))?;
-                Content::Str(self.take(len)?)
+                Token::Str(self.take(len as usize)?)
             }
-            0xdc | 0xdd => {
-                let len = self.len(2 << (marker - 0xdc))?;
-                self.seq(len, depth)?
+            0xdc | 0xdd => Token::Array(self.len(2 << (marker - 0xdc))?),
+            0xde | 0xdf => Token::Map(self.len(2 << (marker - 0xde))?),
+            0xe0..=0xff => Token::I8(marker as i8),
+            0xc7..=0xc9 | 0xd4..=0xd8 => {
+                let len = match marker {
+                    0xd4..=0xd8 => 1 << (marker - 0xd4),
+                    _ => self.len(1 << (marker - 0xc7))?,
+                };
+                let [tag] = self.array::<1>()?;
+                Token::Ext(tag as i8, self.take(len as usize)?)
             }
-            0xde | 0xdf => {
-                let len = self.len(2 << (marker - 0xde))?;
-                self.map(len, depth)?
-            }
-            0xe0..=0xff => Content::I8(marker as i8),
-            // 0xc1 is never used; 0xc7..=0xc9 and 0xd4..=0xd8 are extension types.
-            _ => return Err(error("a saved local holds a MessagePack extension type")),
+            // 0xc1 is never used.
+            _ => return Err(error("a saved local holds the unused MessagePack marker")),
         })
     }
 
-    fn nested(depth: u16) -> Result<u16, Error> {
-        if depth >= MAX_DEPTH {
-            Err(error("depth limit exceeded"))
-        } else {
-            Ok(depth + 1)
+    /// The next token, read ahead: the next `token()` gives it again.
+    fn peek(&mut self) -> Result<Token<'a>, Error> {
+        let token = self.token()?;
+        self.ahead = Some(token);
+        Ok(token)
+    }
+
+    /// Enters a sequence, a map or an extension type: `rmp-serde` reads 1,023 levels.
+    fn enter(&mut self) -> Result<(), Error> {
+        if self.depth + 1 >= MAX_DEPTH {
+            return Err(error("depth limit exceeded"));
         }
+        self.depth += 1;
+        Ok(())
     }
 
-    fn seq(&mut self, len: usize, depth: u16) -> Result<Content<'a>, Error> {
-        let depth = Self::nested(depth)?;
-        // Each element takes a byte at least: a length the input cannot hold allocates
-        // no more than the input's size.
-        let mut items = Vec::with_capacity(len.min(self.input.len()));
-        for _ in 0..len {
-            items.push(self.value(depth)?);
+    /// Leaves a sequence or map of which `left` values were not read.
+    fn leave(&mut self, left: u32) -> Result<(), Error> {
+        self.depth -= 1;
+        match left {
+            0 => Ok(()),
+            _ => Err(error("a saved sequence or map was not read to its end")),
         }
-        Ok(Content::Array(items))
-    }
-
-    fn map(&mut self, len: usize, depth: u16) -> Result<Content<'a>, Error> {
-        let depth = Self::nested(depth)?;
-        let mut entries = Vec::with_capacity(len.min(self.input.len() / 2));
-        for _ in 0..len {
-            let key = self.value(depth)?;
-            entries.push((key, self.value(depth)?));
-        }
-        Ok(Content::Map(entries))
-    }
-}
-
-/// Reads a value from a parsed tree, as `rmp-serde`'s deserializer reads its bytes.
-pub(crate) struct Reader<'a, 'c> {
-    content: &'c Content<'a>,
-}
-
-impl<'a, 'c> Reader<'a, 'c> {
-    pub(crate) fn new(content: &'c Content<'a>) -> Self {
-        Reader { content }
-    }
-
-    /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
-    /// (else as a sequence of `u8`, where a sequence or struct is asked for).
-    fn any<V: Visitor<'a>>(self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
-        match self.content {
-            Content::Str(text) => match std::str::from_utf8(text) {
-                Ok(text) => visitor.visit_borrowed_str(text),
-                // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
-                Err(_) => visitor
-                    .visit_borrowed_bytes(text)
-                    .map_err(|_: Error| error("a saved string is not UTF-8")),
-            },
-            Content::Bin(data) if bytes => visitor.visit_borrowed_bytes(data),
-            Content::Bin(data) => {
-                visitor.visit_seq(de::value::SeqDeserializer::new(data.iter().copied()))
-            }
-            Content::Array(items) => {
-                let mut access = Items(items.iter());
-                let value = visitor.visit_seq(&mut access)?;
-                match access.0.len() {
-                    0 => Ok(value),
-                    _ => Err(error("a saved sequence was not read to its end")),
-                }
-            }
-            Content::Map(entries) => {
-                let mut access = Entries {
-                    entries: entries.iter(),
-                    value: None,
-                };
-                let value = visitor.visit_map(&mut access)?;
-                match access.entries.len() {
-                    0 => Ok(value),
-                    _ => Err(error("a saved map was not read to its end")),
-                }
-            }
-            _ => self.number(visitor),
-        }
-    }
-
-    /// A number, a boolean or `nil`; anything else is refused.
-    fn number<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
-        match *self.content {
-            Content::Nil => visitor.visit_unit(),
-            Content::Bool(value) => visitor.visit_bool(value),
-            Content::U8(value) => visitor.visit_u8(value),
-            Content::U16(value) => visitor.visit_u16(value),
-            Content::U32(value) => visitor.visit_u32(value),
-            Content::U64(value) => visitor.visit_u64(value),
-            Content::I8(value) => visitor.visit_i8(value),
-            Content::I16(value) => visitor.visit_i16(value),
-            Content::I32(value) => visitor.visit_i32(value),
-            Content::I64(value) => visitor.visit_i64(value),
-            Content::F32(value) => visitor.visit_f32(value),
-            Content::F64(value) => visitor.visit_f64(value),
-            _ => Err(self.mismatch()),
-        }
-    }
-
-    fn mismatch(&self) -> Error {
-        Error(format!("a saved local holds {}", kind(self.content)))
     }
 
     /// An `i128` as `rmp-serde` writes it (16 bytes, big-endian) or any integer.
-    fn wide(&self) -> Result<i128, Error> {
-        Ok(match *self.content {
-            Content::U8(value) => value.into(),
-            Content::U16(value) => value.into(),
-            Content::U32(value) => value.into(),
-            Content::U64(value) => value.into(),
-            Content::I8(value) => value.into(),
-            Content::I16(value) => value.into(),
-            Content::I32(value) => value.into(),
-            Content::I64(value) => value.into(),
-            Content::Bin(data) => i128::from_be_bytes(
+    fn wide(&mut self) -> Result<i128, Error> {
+        Ok(match self.token()? {
+            Token::U8(value) => value.into(),
+            Token::U16(value) => value.into(),
+            Token::U32(value) => value.into(),
+            Token::U64(value) => value.into(),
+            Token::I8(value) => value.into(),
+            Token::I16(value) => value.into(),
+            Token::I32(value) => value.into(),
+            Token::I64(value) => value.into(),
+            Token::Bin(data) if self.marker == 0xc4 => i128::from_be_bytes(
                 data.try_into()
                     .map_err(|_| error("a saved 128-bit integer is not 16 bytes"))?,
             ),
-            _ => return Err(self.mismatch()),
+            token => return Err(mismatch(token)),
         })
     }
 }
 
-fn kind(content: &Content<'_>) -> &'static str {
-    match content {
-        Content::Nil => "nil",
-        Content::Bool(_) => "a boolean",
-        Content::Str(_) => "a string",
-        Content::Bin(_) => "bytes",
-        Content::Array(_) => "a sequence",
-        Content::Map(_) => "a map",
+fn mismatch(token: Token<'_>) -> Error {
+    let kind = match token {
+        Token::Nil => "nil",
+        Token::Bool(_) => "a boolean",
+        Token::Str(_) => "a string",
+        Token::Bin(_) => "bytes",
+        Token::Array(_) => "a sequence",
+        Token::Map(_) => "a map",
+        Token::Ext(..) => "an extension type",
         _ => "a number",
+    };
+    Error(format!("a saved local holds {kind}"))
+}
+
+impl<'a> Stream<'a> {
+    /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
+    /// (else as a sequence of `u8`, where a sequence or struct is asked for).
+    fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
+        match self.token()? {
+            Token::Str(text) => match std::str::from_utf8(text) {
+                Ok(text) => visitor.visit_str(text),
+                // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
+                Err(_) => visitor
+                    .visit_bytes(text)
+                    .map_err(|_: Error| error("a saved string is not UTF-8")),
+            },
+            Token::Bin(data) if bytes => visitor.visit_bytes(data),
+            Token::Bin(data) => {
+                visitor.visit_seq(de::value::SeqDeserializer::new(data.iter().copied()))
+            }
+            Token::Array(len) => {
+                self.enter()?;
+                let mut access = Items {
+                    stream: self,
+                    left: len,
+                };
+                let value = visitor.visit_seq(&mut access)?;
+                let left = access.left;
+                self.leave(left)?;
+                Ok(value)
+            }
+            Token::Map(len) => {
+                self.enter()?;
+                let mut access = Items {
+                    stream: self,
+                    left: len,
+                };
+                let value = visitor.visit_map(&mut access)?;
+                let left = access.left;
+                self.leave(left)?;
+                Ok(value)
+            }
+            Token::Ext(tag, data) => {
+                self.enter()?;
+                let value = visitor.visit_newtype_struct(Ext { tag, data })?;
+                self.leave(0)?;
+                Ok(value)
+            }
+            token => scalar(token, visitor),
+        }
     }
 }
 
-macro_rules! number {
+/// A number, a boolean or `nil`; anything else is refused.
+fn scalar<'a, V: Visitor<'a>>(token: Token<'a>, visitor: V) -> Result<V::Value, Error> {
+    match token {
+        Token::Nil => visitor.visit_unit(),
+        Token::Bool(value) => visitor.visit_bool(value),
+        Token::U8(value) => visitor.visit_u8(value),
+        Token::U16(value) => visitor.visit_u16(value),
+        Token::U32(value) => visitor.visit_u32(value),
+        Token::U64(value) => visitor.visit_u64(value),
+        Token::I8(value) => visitor.visit_i8(value),
+        Token::I16(value) => visitor.visit_i16(value),
+        Token::I32(value) => visitor.visit_i32(value),
+        Token::I64(value) => visitor.visit_i64(value),
+        Token::F32(value) => visitor.visit_f32(value),
+        Token::F64(value) => visitor.visit_f64(value),
+        token => Err(mismatch(token)),
+    }
+}
+
+macro_rules! scalars {
     ($($method:ident)*) => {
         $(fn $method<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.number(visitor)
+            scalar(self.token()?, visitor)
         })*
     };
 }
 
-impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
+impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
     type Error = Error;
 
     fn is_human_readable(&self) -> bool {
@@ -299,7 +326,7 @@ impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
         self.any(visitor, true)
     }
 
-    number!(
+    scalars!(
         deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
         deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32
         deserialize_f64
@@ -315,8 +342,11 @@ impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
     }
 
     fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.content {
-            Content::Nil => visitor.visit_none(),
+        match self.peek()? {
+            Token::Nil => {
+                self.ahead = None;
+                visitor.visit_none()
+            }
             _ => visitor.visit_some(self),
         }
     }
@@ -327,18 +357,30 @@ impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         // `rmp-serde` writes a unit struct as `[]`.
-        match self.content {
-            Content::Nil => visitor.visit_unit(),
-            Content::Array(items) if items.is_empty() => visitor.visit_unit(),
+        match self.peek()? {
+            Token::Nil => {
+                self.ahead = None;
+                visitor.visit_unit()
+            }
+            Token::Array(0) if self.marker == 0x90 => {
+                self.ahead = None;
+                visitor.visit_unit()
+            }
             _ => self.any(visitor, true),
         }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'a>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == EXT_STRUCT {
+            return match self.token()? {
+                Token::Ext(tag, data) => visitor.visit_newtype_struct(Ext { tag, data }),
+                token => Err(mismatch(token)),
+            };
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -374,17 +416,19 @@ impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match self.content {
-            // A variant with content: `{variant: content}`.
-            Content::Map(entries) => match entries.as_slice() {
-                [(variant, content)] => visitor.visit_enum(Variant { variant, content }),
-                _ => Err(error(
-                    "a saved enum is a map of more or less than one entry",
-                )),
-            },
+        match self.peek()? {
+            // A variant with content: `{variant: content}`, which follow (not a level of
+            // nesting for `rmp-serde`).
+            Token::Map(1) => {
+                self.ahead = None;
+                visitor.visit_enum(Variant(self))
+            }
+            Token::Map(_) => Err(error(
+                "a saved enum is a map of more or less than one entry",
+            )),
             // `rmp-serde` never writes an enum as an array.
-            Content::Array(_) => Err(error("a saved enum is a sequence")),
-            // A unit variant: its name.
+            Token::Array(_) => Err(error("a saved enum is a sequence")),
+            // A unit variant: its name (or index), read next.
             _ => visitor.visit_enum(UnitVariant(self)),
         }
     }
@@ -395,94 +439,83 @@ impl<'a> de::Deserializer<'a> for Reader<'a, '_> {
     }
 }
 
-struct Items<'a, 'c>(std::slice::Iter<'c, Content<'a>>);
+/// The values of a sequence, or the entries of a map, that follow in the stream.
+struct Items<'s, 'a> {
+    stream: &'s mut Stream<'a>,
+    left: u32,
+}
 
-impl<'a> de::SeqAccess<'a> for Items<'a, '_> {
+impl<'a> de::SeqAccess<'a> for Items<'_, 'a> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'a>>(
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
-        self.0
-            .next()
-            .map(|content| seed.deserialize(Reader::new(content)))
-            .transpose()
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        seed.deserialize(&mut *self.stream).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.0.len())
+        Some(self.left as usize)
     }
 }
 
-struct Entries<'a, 'c> {
-    entries: std::slice::Iter<'c, (Content<'a>, Content<'a>)>,
-    value: Option<&'c Content<'a>>,
-}
-
-impl<'a> de::MapAccess<'a> for Entries<'a, '_> {
+impl<'a> de::MapAccess<'a> for Items<'_, 'a> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'a>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
-        match self.entries.next() {
-            Some((key, value)) => {
-                self.value = Some(value);
-                seed.deserialize(Reader::new(key)).map(Some)
-            }
-            None => Ok(None),
+        if self.left == 0 {
+            return Ok(None);
         }
+        self.left -= 1;
+        seed.deserialize(&mut *self.stream).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        match self.value.take() {
-            Some(value) => seed.deserialize(Reader::new(value)),
-            None => Err(error("a saved map's value asked before its key")),
-        }
+        seed.deserialize(&mut *self.stream)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.entries.len())
+        Some(self.left as usize)
     }
 }
 
-/// A variant written as `{variant: content}`.
-struct Variant<'a, 'c> {
-    variant: &'c Content<'a>,
-    content: &'c Content<'a>,
-}
+/// A variant written as `{variant: content}`: the variant, then its content, follow.
+struct Variant<'s, 'a>(&'s mut Stream<'a>);
 
-impl<'a, 'c> de::EnumAccess<'a> for Variant<'a, 'c> {
+impl<'a, 's> de::EnumAccess<'a> for Variant<'s, 'a> {
     type Error = Error;
-    type Variant = Reader<'a, 'c>;
+    type Variant = Self;
 
-    fn variant_seed<S: DeserializeSeed<'a>>(
-        self,
-        seed: S,
-    ) -> Result<(S::Value, Self::Variant), Error> {
-        let variant = seed.deserialize(Reader::new(self.variant))?;
-        Ok((variant, Reader::new(self.content)))
+    fn variant_seed<S: DeserializeSeed<'a>>(self, seed: S) -> Result<(S::Value, Self), Error> {
+        let variant = seed.deserialize(&mut *self.0)?;
+        Ok((variant, self))
     }
 }
 
-impl<'a> de::VariantAccess<'a> for Reader<'a, '_> {
+impl<'a> de::VariantAccess<'a> for Variant<'_, 'a> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
-        match self.content {
-            Content::Nil => Ok(()),
-            _ => Err(self.mismatch()),
+        match self.0.token()? {
+            Token::Nil => Ok(()),
+            token => Err(mismatch(token)),
         }
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'a>>(self, seed: T) -> Result<T::Value, Error> {
-        seed.deserialize(self)
+        seed.deserialize(self.0)
     }
 
     fn tuple_variant<V: Visitor<'a>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
-        self.any(visitor, false)
+        self.0.any(visitor, false)
     }
 
     fn struct_variant<V: Visitor<'a>>(
@@ -490,24 +523,24 @@ impl<'a> de::VariantAccess<'a> for Reader<'a, '_> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        self.any(visitor, false)
+        self.0.any(visitor, false)
     }
 }
 
 /// A unit variant, written as its name.
-struct UnitVariant<'a, 'c>(Reader<'a, 'c>);
+struct UnitVariant<'s, 'a>(&'s mut Stream<'a>);
 
-impl<'a, 'c> de::EnumAccess<'a> for UnitVariant<'a, 'c> {
+impl<'a, 's> de::EnumAccess<'a> for UnitVariant<'s, 'a> {
     type Error = Error;
     type Variant = Self;
 
     fn variant_seed<S: DeserializeSeed<'a>>(self, seed: S) -> Result<(S::Value, Self), Error> {
-        let variant = seed.deserialize(Reader::new(self.0.content))?;
+        let variant = seed.deserialize(&mut *self.0)?;
         Ok((variant, self))
     }
 }
 
-impl<'a> de::VariantAccess<'a> for UnitVariant<'a, '_> {
+impl<'a> de::VariantAccess<'a> for UnitVariant<'_, 'a> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
@@ -540,6 +573,57 @@ impl<'a> de::VariantAccess<'a> for UnitVariant<'a, '_> {
     }
 }
 
+/// An extension type, as `rmp-serde` hands it to a visitor: a sequence of its tag
+/// (`visit_i8`) and its bytes.
+struct Ext<'a> {
+    tag: i8,
+    data: &'a [u8],
+}
+
+impl<'a> de::Deserializer<'a> for Ext<'a> {
+    type Error = Error;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_seq(ExtParts { ext: self, next: 0 })
+    }
+
+    serde::forward_to_deserialize_any! {
+        <W: Visitor<'a>>
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
+        enum identifier ignored_any
+    }
+}
+
+struct ExtParts<'a> {
+    ext: Ext<'a>,
+    next: u8,
+}
+
+impl<'a> de::SeqAccess<'a> for ExtParts<'a> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        self.next += 1;
+        match self.next {
+            1 => seed
+                .deserialize(de::value::I8Deserializer::new(self.ext.tag))
+                .map(Some),
+            2 => seed
+                .deserialize(de::value::BytesDeserializer::new(self.ext.data))
+                .map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, HashMap};
@@ -560,9 +644,8 @@ mod tests {
         }
     }
 
-    fn by_tree<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
-        let content = parse(bytes).map_err(|error| error.to_string())?;
-        T::deserialize(Reader::new(&content)).map_err(|error| error.to_string())
+    fn by_saga<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+        from_slice(bytes).map_err(|error| error.to_string())
     }
 
     /// How saga writes a MessagePack slot: structs as maps.
@@ -576,17 +659,17 @@ mod tests {
     /// Reads `bytes` as `T` both ways: both read it, as the same value (compared by
     /// `Debug`, which tells NaN and `-0.0` apart as `==` would not), or both refuse it.
     fn same<T: DeserializeOwned + std::fmt::Debug>(bytes: &[u8]) {
-        let (oracle, tree) = (by_rmp::<T>(bytes), by_tree::<T>(bytes));
-        match (&oracle, &tree) {
+        let (oracle, saga) = (by_rmp::<T>(bytes), by_saga::<T>(bytes));
+        match (&oracle, &saga) {
             (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{bytes:?}"),
             (Err(_), Err(_)) => {}
-            _ => panic!("rmp-serde: {oracle:?}, the tree: {tree:?}, for {bytes:?}"),
+            _ => panic!("rmp-serde: {oracle:?}, saga: {saga:?}, for {bytes:?}"),
         }
     }
 
     fn round_trip<T: Serialize + DeserializeOwned + std::fmt::Debug>(value: T) {
         same::<T>(&written(&value));
-        assert!(by_tree::<T>(&written(&value)).is_ok(), "{value:?}");
+        assert!(by_saga::<T>(&written(&value)).is_ok(), "{value:?}");
     }
 
     #[derive(Debug, Serialize, Deserialize)]
@@ -713,7 +796,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tree_reads_what_rmp_serde_reads() {
+    fn the_reader_reads_what_rmp_serde_reads() {
         round_trip(everything());
         round_trip(serde_json::json!({"a": [1, -2, 3.5, null, true, "x", {"b": {}}], "c": []}));
         round_trip(Shape::Empty);
@@ -756,9 +839,9 @@ mod tests {
             memo: Some("m".into()),
         });
         same::<After>(&bytes);
-        assert!(by_tree::<After>(&bytes).is_ok());
+        assert!(by_saga::<After>(&bytes).is_ok());
         same::<Required>(&bytes);
-        assert!(by_tree::<Required>(&bytes).is_err());
+        assert!(by_saga::<Required>(&bytes).is_err());
         same::<Shape>(&bytes);
         same::<Vec<String>>(&bytes);
         same::<serde_json::Value>(&bytes);
@@ -782,6 +865,106 @@ mod tests {
         same::<i128>(&written(&[1u8; 15].as_slice()));
     }
 
+    /// An extension type, as rmp-serde writes a newtype named `_ExtStruct` of a tag and
+    /// bytes (`rmpv::Value::Ext` does so).
+    #[derive(Debug, PartialEq)]
+    struct Extension(i8, Vec<u8>);
+
+    struct Bytes<'a>(&'a [u8]);
+
+    impl Serialize for Bytes<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_bytes(self.0)
+        }
+    }
+
+    impl Serialize for Extension {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_newtype_struct(EXT_STRUCT, &(self.0, Bytes(&self.1)))
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Extension {
+        fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Whole;
+            impl<'de> Visitor<'de> for Whole {
+                type Value = Extension;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an extension type")
+                }
+                fn visit_newtype_struct<D: de::Deserializer<'de>>(
+                    self,
+                    inner: D,
+                ) -> Result<Extension, D::Error> {
+                    inner.deserialize_tuple(2, Parts)
+                }
+            }
+            struct Parts;
+            impl<'de> Visitor<'de> for Parts {
+                type Value = Extension;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a tag and bytes")
+                }
+                fn visit_seq<A: de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Extension, A::Error> {
+                    let tag: i8 = seq
+                        .next_element()?
+                        .ok_or_else(|| de::Error::custom("no tag"))?;
+                    let data: Data = seq
+                        .next_element()?
+                        .ok_or_else(|| de::Error::custom("no data"))?;
+                    Ok(Extension(tag, data.0))
+                }
+            }
+            struct Data(Vec<u8>);
+            impl<'de> Deserialize<'de> for Data {
+                fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    struct Raw;
+                    impl Visitor<'_> for Raw {
+                        type Value = Data;
+                        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                            f.write_str("bytes")
+                        }
+                        fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Data, E> {
+                            Ok(Data(bytes.to_vec()))
+                        }
+                    }
+                    d.deserialize_bytes(Raw)
+                }
+            }
+            deserializer.deserialize_newtype_struct(EXT_STRUCT, Whole)
+        }
+    }
+
+    #[test]
+    fn an_extension_type_reads_as_rmp_serde_reads_it() {
+        for len in [1, 2, 4, 8, 16, 3, 300, 70_000] {
+            let value = Extension(-3, (0..len).map(|i| i as u8).collect());
+            let bytes = written(&value);
+            same::<Extension>(&bytes);
+            assert_eq!(by_saga::<Extension>(&bytes), Ok(value));
+            same::<serde_json::Value>(&bytes);
+            same::<Vec<Extension>>(&written(&vec![Extension(1, vec![2])]));
+        }
+        same::<Extension>(&written(&5u8));
+    }
+
+    /// Non-canonical bytes rmp-serde never writes are refused as it refuses them.
+    #[test]
+    fn longer_encodings_are_refused_where_rmp_serde_refuses_them() {
+        same::<Unit>(&[0xdc, 0, 0]);
+        same::<Unit>(&[0x90]);
+        let mut wide = vec![0xc5, 0, 16];
+        wide.extend([1; 16]);
+        same::<i128>(&wide);
+        let mut short = vec![0xc4, 16];
+        short.extend([1; 16]);
+        same::<i128>(&short);
+        same::<u128>(&short);
+    }
+
     /// A string that is not UTF-8 reads as bytes where the type takes bytes, and is
     /// refused elsewhere, both ways.
     #[test]
@@ -792,7 +975,7 @@ mod tests {
         same::<Vec<u8>>(&bytes);
     }
 
-    /// Hostile bytes: the tree never panics, never reads a value rmp-serde would not
+    /// Hostile bytes: the reader never panics, never reads a value rmp-serde would not
     /// read as the same, and refuses an extension type (which saga never writes).
     #[test]
     fn arbitrary_bytes_are_read_the_same_or_refused() {
@@ -807,7 +990,7 @@ mod tests {
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            if let Ok(value) = by_tree::<serde_json::Value>(&bytes) {
+            if let Ok(value) = by_saga::<serde_json::Value>(&bytes) {
                 read += 1;
                 assert_eq!(
                     by_rmp::<serde_json::Value>(&bytes).as_ref().ok(),
@@ -815,7 +998,7 @@ mod tests {
                     "{bytes:?}"
                 );
             }
-            if let Ok(value) = by_tree::<Shape>(&bytes) {
+            if let Ok(value) = by_saga::<Shape>(&bytes) {
                 let oracle = by_rmp::<Shape>(&bytes).expect("rmp-serde reads it too");
                 assert_eq!(format!("{oracle:?}"), format!("{value:?}"));
             }
@@ -828,12 +1011,12 @@ mod tests {
             let mut bytes = valid.clone();
             let at = (next() as usize) % bytes.len();
             bytes[at] = next() as u8;
-            if let Ok(value) = by_tree::<Everything>(&bytes) {
+            if let Ok(value) = by_saga::<Everything>(&bytes) {
                 let oracle = by_rmp::<Everything>(&bytes).expect("rmp-serde reads it too");
                 assert_eq!(format!("{oracle:?}"), format!("{value:?}"), "{bytes:?}");
                 agreed += 1;
             }
-            if let Ok(value) = by_tree::<serde_json::Value>(&bytes) {
+            if let Ok(value) = by_saga::<serde_json::Value>(&bytes) {
                 assert_eq!(by_rmp::<serde_json::Value>(&bytes).ok(), Some(value));
             }
         }
@@ -841,7 +1024,7 @@ mod tests {
             agreed > 500,
             "only {agreed} of the changed values were read"
         );
-        assert!(by_tree::<serde_json::Value>(&[0xd4, 1, 2]).is_err());
+        assert!(by_saga::<serde_json::Value>(&[0xd4, 1, 2]).is_err());
         // Deep nesting is refused at rmp-serde's depth, not a stack overflow. (A debug
         // build's frames are large: rmp-serde's own reading of 1,000 levels overflows a
         // test thread's 2 MiB, so both run on a larger stack.)
@@ -851,14 +1034,25 @@ mod tests {
                 let mut deep = vec![0x91; 1_000];
                 deep.push(0xc0);
                 same::<serde_json::Value>(&deep);
-                assert!(by_tree::<serde_json::Value>(&deep).is_ok());
-                assert!(parse(&[0x91; 5_000]).is_err());
+                assert!(by_saga::<serde_json::Value>(&deep).is_ok());
+                // At the limit: rmp-serde reads 1,023 levels and refuses 1,024.
+                for levels in [1_022, 1_023, 1_024] {
+                    let mut deep = vec![0x91; levels];
+                    deep.push(0xc0);
+                    same::<serde_json::Value>(&deep);
+                }
+                let mut deep = vec![0x91; 1_023];
+                deep.push(0xc0);
+                assert!(by_saga::<serde_json::Value>(&deep).is_ok());
+                deep.insert(0, 0x91);
+                assert!(by_saga::<serde_json::Value>(&deep).is_err());
+                assert!(by_saga::<serde_json::Value>(&[0x91; 5_000]).is_err());
                 same::<serde_json::Value>(&[0x91; 5_000]);
             })
             .expect("a thread")
             .join()
             .expect("no overflow");
         // A length larger than the input allocates no more than the input.
-        assert!(parse(&[0xdd, 0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(by_saga::<serde_json::Value>(&[0xdd, 0xff, 0xff, 0xff, 0xff]).is_err());
     }
 }
