@@ -237,6 +237,21 @@ impl<'a> Tracer<'a> {
         Ok(value)
     }
 
+    /// Runs `run` on this position with the sample profile `profile`, and takes the
+    /// session's own back after, whatever `run` gives.
+    fn with_profile<R>(&mut self, profile: Profile, run: impl FnOnce(Tracer<'_>) -> R) -> R {
+        let saved = std::mem::replace(&mut self.session.profile, profile);
+        let result = run(Tracer {
+            session: &mut *self.session,
+            out: &mut *self.out,
+            depth: self.depth,
+            ty: self.ty,
+            field: self.field,
+        });
+        self.session.profile = saved;
+        result
+    }
+
     /// Enters the named container `name` at this position: its key (the name and the
     /// position's type), and whether it re-enters itself.
     fn enter_named(&mut self, name: &'static str) -> (String, bool) {
@@ -358,7 +373,7 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
+        mut self,
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
@@ -367,16 +382,9 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
         // two.
         if let Some(profile) = SLOT_PROFILES.iter().position(|slot| *slot == name) {
             // A saved local: transparent, traced with the samples its type takes.
-            let saved = std::mem::replace(&mut self.session.profile, PROFILES[profile]);
-            let value = visitor.visit_newtype_struct(Tracer {
-                session: &mut *self.session,
-                out: &mut *self.out,
-                depth: self.depth,
-                ty: self.ty,
-                field: self.field,
+            return self.with_profile(PROFILES[profile], |inner| {
+                visitor.visit_newtype_struct(inner)
             });
-            self.session.profile = saved;
-            return value;
         }
         if name == SELF_DESCRIBED {
             // A saved local kept as MessagePack (see `engine::slot`): its type's name follows.
@@ -763,16 +771,7 @@ impl FieldTracer<'_, '_> {
         // `deserialize_newtype_struct(SLOT_PROFILES[profile], ..)`: transparent, with the
         // samples the type takes.
         let profile = PROFILES.get(profile).copied().unwrap_or(PROFILES[0]);
-        let saved = std::mem::replace(&mut tracer.session.profile, profile);
-        let result = trace_value(Tracer {
-            session: &mut *tracer.session,
-            out: &mut *tracer.out,
-            depth: tracer.depth,
-            ty: tracer.ty,
-            field: tracer.field,
-        });
-        tracer.session.profile = saved;
-        result
+        tracer.with_profile(profile, trace_value)
     }
 
     /// A field the enum does not have (the generated `match`'s last arm).
