@@ -393,7 +393,7 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
 }
 
 /// Traces the slot of a generated state enum holding a `T` (see `identity::state_enum`),
-/// as [`SlotTrace<T>`]'s `Deserialize` traced it: only the value's own trace is `T`'s.
+/// as `SlotTrace<T>`'s `Deserialize` traced it: only the value's own trace is `T`'s.
 pub fn trace_slot<T: Serialize + DeserializeOwned>(
     tracer: FieldTracer<'_, '_>,
 ) -> Result<(), LayoutError> {
