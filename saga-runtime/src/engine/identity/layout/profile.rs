@@ -14,6 +14,7 @@ pub(crate) const MACRO_STATE: &str = "saga::MacroState";
 /// the type's name as a unit struct inside it. The macros' state enums trace their slots
 /// through `slot::trace_slot`, which records what this path records; the path stays, as
 /// the tests' reference for it.
+#[cfg(test)]
 pub(crate) const SELF_DESCRIBED: &str = "saga::MessagePack";
 
 /// The error of a state enum without variants: a saga that never suspends.
@@ -79,7 +80,8 @@ pub(super) const PROFILES: &[Profile] = &[
 /// The newtype names a postcard slot's trace reads as, by the index of the profile its
 /// type traced with alone: the tracer takes that profile inside the slot, so that a state
 /// holding a URL, a date and a UUID traces although no one profile satisfies all three.
-/// One per profile.
+/// One per profile. The tests' reference path only (see `SELF_DESCRIBED`).
+#[cfg(test)]
 pub(crate) const SLOT_PROFILES: [&str; 8] = [
     "saga::Slot0",
     "saga::Slot1",
@@ -91,4 +93,5 @@ pub(crate) const SLOT_PROFILES: [&str; 8] = [
     "saga::Slot7",
 ];
 
+#[cfg(test)]
 const _: () = assert!(SLOT_PROFILES.len() == PROFILES.len());

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, Visitor};
 
-use super::profile::{
-    EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile, SELF_DESCRIBED, SLOT_PROFILES,
-};
+use super::profile::{EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile};
+#[cfg(test)]
+use super::profile::{SELF_DESCRIBED, SLOT_PROFILES};
 use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
 
 pub(super) struct Session {
@@ -373,19 +373,22 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
-        mut self,
+        self,
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, LayoutError> {
-        // A saved local, as `SlotTrace` reads it. The macros' state enums trace their slots
-        // through `FieldTracer::slot`, which must record the same: the tests compare the
-        // two.
+        // A saved local, as the derived state enums' `SlotTrace` was read. The macros'
+        // state enums trace their slots through `FieldTracer::slot` now, which must record
+        // the same; this path stays only as the tests' reference for it.
+        #[cfg(test)]
         if let Some(profile) = SLOT_PROFILES.iter().position(|slot| *slot == name) {
             // A saved local: transparent, traced with the samples its type takes.
-            return self.with_profile(PROFILES[profile], |inner| {
+            let mut slot = self;
+            return slot.with_profile(PROFILES[profile], |inner| {
                 visitor.visit_newtype_struct(inner)
             });
         }
+        #[cfg(test)]
         if name == SELF_DESCRIBED {
             // A saved local kept as MessagePack (see `engine::slot`): its type's name follows.
             return visitor.visit_newtype_struct(TypeName { out: self.out });
@@ -516,11 +519,14 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 }
 
-/// Reads the type name a MessagePack slot's marker gives, as a unit struct's name.
+/// Reads the type name a MessagePack slot's marker gives, as a unit struct's name (the
+/// tests' reference path, above).
+#[cfg(test)]
 struct TypeName<'a> {
     out: &'a mut Format,
 }
 
+#[cfg(test)]
 impl<'de> Deserializer<'de> for TypeName<'_> {
     type Error = LayoutError;
 

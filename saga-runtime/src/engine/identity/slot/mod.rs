@@ -63,7 +63,6 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::layout::profile::{SELF_DESCRIBED, SLOT_PROFILES};
 use super::layout::shape::LayoutError;
 use super::layout::tracer::FieldTracer;
 use super::layout::{self};
@@ -374,24 +373,6 @@ impl<T: DeserializeOwned> Visitor<'_> for SlotBytes<T> {
     }
 }
 
-impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match encoding::<T>() {
-            // The bare type's layout, exactly as before slots were chosen, traced with the
-            // samples the type takes.
-            Encoding::Postcard(profile) => deserializer.deserialize_newtype_struct(
-                SLOT_PROFILES
-                    .get(profile)
-                    .copied()
-                    .unwrap_or(SLOT_PROFILES[0]),
-                Traced::<T>(PhantomData),
-            ),
-            Encoding::MessagePack => deserializer
-                .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
-        }
-    }
-}
-
 /// Traces the slot of a generated state enum holding a `T` (see `identity::state_enum`),
 /// as `SlotTrace<T>`'s `Deserialize` traced it: only the value's own trace is `T`'s.
 pub fn trace_slot<T: Serialize + DeserializeOwned>(
@@ -409,44 +390,81 @@ pub fn trace_slot<T: Serialize + DeserializeOwned>(
     )
 }
 
-/// Reads a postcard slot's value inside the tracer's newtype, and drops it.
-struct Traced<T>(PhantomData<fn() -> T>);
+/// How the derived state enums traced a slot, before `trace_slot`: the tests' reference
+/// for it (`identity::state_enum`'s tests trace both and compare).
+#[cfg(test)]
+mod reference {
+    use std::marker::PhantomData;
 
-impl<'de, T: DeserializeOwned> Visitor<'de> for Traced<T> {
-    type Value = SlotTrace<T>;
+    use serde::de::{DeserializeOwned, Deserializer, Visitor};
+    use serde::{Deserialize, Serialize};
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a saved local")
-    }
+    use super::super::layout::profile::{SELF_DESCRIBED, SLOT_PROFILES};
+    use super::{Encoding, SlotTrace, encoding};
 
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
-        T::deserialize(inner).map(|_| SlotTrace(PhantomData))
-    }
-}
-
-/// Tells the tracer a MessagePack slot's type: a unit struct named after it.
-struct TypeMarker<T>(PhantomData<fn() -> T>);
-
-impl<'de, T> Visitor<'de> for TypeMarker<T> {
-    type Value = SlotTrace<T>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a MessagePack slot")
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
-        struct Unit;
-        impl Visitor<'_> for Unit {
-            type Value = ();
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a unit")
-            }
-            fn visit_unit<E>(self) -> Result<(), E> {
-                Ok(())
+    impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for SlotTrace<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            match encoding::<T>() {
+                // The bare type's layout, exactly as before slots were chosen, traced with the
+                // samples the type takes.
+                Encoding::Postcard(profile) => deserializer.deserialize_newtype_struct(
+                    SLOT_PROFILES
+                        .get(profile)
+                        .copied()
+                        .unwrap_or(SLOT_PROFILES[0]),
+                    Traced::<T>(PhantomData),
+                ),
+                Encoding::MessagePack => deserializer
+                    .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
             }
         }
-        inner.deserialize_unit_struct(std::any::type_name::<T>(), Unit)?;
-        Ok(SlotTrace(PhantomData))
+    }
+
+    /// Reads a postcard slot's value inside the tracer's newtype, and drops it.
+    struct Traced<T>(PhantomData<fn() -> T>);
+
+    impl<'de, T: DeserializeOwned> Visitor<'de> for Traced<T> {
+        type Value = SlotTrace<T>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a saved local")
+        }
+
+        fn visit_newtype_struct<D: Deserializer<'de>>(
+            self,
+            inner: D,
+        ) -> Result<Self::Value, D::Error> {
+            T::deserialize(inner).map(|_| SlotTrace(PhantomData))
+        }
+    }
+
+    /// Tells the tracer a MessagePack slot's type: a unit struct named after it.
+    struct TypeMarker<T>(PhantomData<fn() -> T>);
+
+    impl<'de, T> Visitor<'de> for TypeMarker<T> {
+        type Value = SlotTrace<T>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a MessagePack slot")
+        }
+
+        fn visit_newtype_struct<D: Deserializer<'de>>(
+            self,
+            inner: D,
+        ) -> Result<Self::Value, D::Error> {
+            struct Unit;
+            impl Visitor<'_> for Unit {
+                type Value = ();
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a unit")
+                }
+                fn visit_unit<E>(self) -> Result<(), E> {
+                    Ok(())
+                }
+            }
+            inner.deserialize_unit_struct(std::any::type_name::<T>(), Unit)?;
+            Ok(SlotTrace(PhantomData))
+        }
     }
 }
 
