@@ -10,7 +10,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
 use crate::shared::private_path;
-use crate::tool::emit::state_codec::StateField;
+use crate::tool::emit::state_codec::{FieldKind, StateField};
 use crate::tool::ir::{Carrier, Saved, Site};
 
 /// `match call { __call => { let __kind = …; then } }`: the call's kind (a helper, or an
@@ -129,25 +129,18 @@ pub fn placeholder(span: proc_macro2::Span, call: &Expr) -> Expr {
 /// The state variant's fields a call site adds to the saved locals: which kind the call
 /// was (no bytes), and the helper's state.
 pub fn fields(marker_param: &Ident) -> (Vec<StateField>, Vec<TokenStream>) {
-    let private = private_path();
     let mark = format_ident!("__mark0");
-    let marker = quote!(#private::Marker<#marker_param>);
-    let callee = quote!(::std::vec::Vec<u8>);
     (
         vec![
             StateField {
                 name: format_ident!("__m0"),
-                ty: marker.clone(),
-                traced: marker,
-                marker: true,
-                slot: false,
+                kind: FieldKind::Marker,
+                param: marker_param.clone(),
             },
             StateField {
                 name: format_ident!("__callee"),
-                ty: callee.clone(),
-                traced: callee,
-                marker: false,
-                slot: false,
+                kind: FieldKind::Callee,
+                param: marker_param.clone(),
             },
         ],
         vec![quote!(__m0: #mark), quote!(__callee: __callee)],

@@ -13,18 +13,38 @@ use syn::ext::IdentExt;
 
 use crate::shared::private_path;
 
-/// A field of a state variant: its name, its type, and the type the layout trace reads
-/// for it (a saved local's: the value's type, which `trace_slot` traces).
+/// A field of a state variant: its name, what it holds and the type parameter it has.
 pub struct StateField {
     pub name: Ident,
-    pub ty: TokenStream,
-    pub traced: TokenStream,
+    pub kind: FieldKind,
+    /// The enum's type parameter for it (`T0`, `R1`).
+    pub param: Ident,
+}
+
+/// What a field of a state variant holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A saved local (`Slot<T>`): rendered as the value it holds, through
+    /// `SlotField::shown`, so that a slot's own `Serialize` is not compiled for JSON, and
+    /// traced by `trace_slot`.
+    Saved,
     /// A request marker (`Marker<R>`, a `PhantomData`): no bytes, not rendered, and
     /// traced without code of its type.
-    pub marker: bool,
-    /// A saved local (`Slot<T>`): rendered as the value it holds, through
-    /// `SlotField::shown`, so that a slot's own `Serialize` is not compiled for JSON.
-    pub slot: bool,
+    Marker,
+    /// A helper's state, as its bytes (`Vec<u8>`).
+    Callee,
+}
+
+impl StateField {
+    /// The field's type in the enum.
+    pub fn ty(&self) -> TokenStream {
+        let (private, param) = (private_path(), &self.param);
+        match self.kind {
+            FieldKind::Saved => quote!(#param),
+            FieldKind::Marker => quote!(#private::Marker<#param>),
+            FieldKind::Callee => quote!(::std::vec::Vec<u8>),
+        }
+    }
 }
 
 /// A variant of the state enum and its fields.
@@ -63,7 +83,7 @@ pub fn impl_state_enum(
         let kept: Vec<&StateField> = variant
             .fields
             .iter()
-            .filter(|field| !field.marker)
+            .filter(|field| field.kind != FieldKind::Marker)
             .collect();
         let values: Vec<&Ident> = kept.iter().map(|field| &field.name).collect();
         let labels = values.iter().map(|name| name.unraw().to_string());
@@ -73,7 +93,7 @@ pub fn impl_state_enum(
             .map(|at| quote::format_ident!("__v{}", at))
             .collect();
         let shown = kept.iter().zip(&bound).map(|(field, bound)| {
-            if field.slot {
+            if field.kind == FieldKind::Saved {
                 quote!(#private::SlotField::shown(#bound))
             } else {
                 quote!(#bound)
@@ -81,7 +101,7 @@ pub fn impl_state_enum(
         });
         let reads = variant.fields.iter().map(|field| {
             let name = &field.name;
-            if field.marker {
+            if field.kind == FieldKind::Marker {
                 quote!(#name: ::core::marker::PhantomData)
             } else {
                 quote!(#name: __reader.field()?)
@@ -103,17 +123,19 @@ pub fn impl_state_enum(
             }
         });
         for (at, field) in variant.fields.iter().enumerate() {
-            let traced = &field.traced;
-            trace.push(if field.marker {
-                quote! {
+            let (ty, param) = (field.ty(), &field.param);
+            trace.push(match field.kind {
+                FieldKind::Marker => quote! {
                     (#index, #at) => __tracer.marker(
-                        ::core::any::type_name::<::core::marker::PhantomData<#traced>>(),
+                        ::core::any::type_name::<::core::marker::PhantomData<#ty>>(),
                     ),
-                }
-            } else if field.slot {
-                quote!((#index, #at) => #private::trace_slot::<#traced>(__tracer),)
-            } else {
-                quote!((#index, #at) => __tracer.field::<#traced>(),)
+                },
+                FieldKind::Saved => quote! {
+                    (#index, #at) => #private::trace_slot::<
+                        <#param as #private::SlotField>::Shown,
+                    >(__tracer),
+                },
+                FieldKind::Callee => quote!((#index, #at) => __tracer.field::<#ty>(),),
             });
         }
     }

@@ -6,7 +6,7 @@ use quote::{format_ident, quote};
 use syn::{Ident, ItemFn};
 
 use crate::shared::private_path;
-use crate::tool::emit::state_codec::{StateField, StateVariant, impl_state_enum};
+use crate::tool::emit::state_codec::{FieldKind, StateField, StateVariant, impl_state_enum};
 use crate::tool::ir::{Compiled, Machine, Site};
 use crate::tool::parse::attr::ToolAttr;
 
@@ -388,10 +388,8 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             let field = &local.field;
             fields.push(StateField {
                 name: field.clone(),
-                ty: quote!(#param),
-                traced: quote!(<#param as #private::SlotField>::Shown),
-                marker: false,
-                slot: true,
+                kind: FieldKind::Saved,
+                param: param.clone(),
             });
             let binding = format_ident!("__saved_{}", field);
             pattern.push(quote!(#field: #binding));
@@ -408,13 +406,10 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
         for i in 0..site.suspension.requests().len() {
             let param = format_ident!("R{}", params.len());
             let field = format_ident!("__m{}", i);
-            let marker = quote!(#private::Marker<#param>);
             fields.push(StateField {
                 name: field.clone(),
-                ty: marker.clone(),
-                traced: marker,
-                marker: true,
-                slot: false,
+                kind: FieldKind::Marker,
+                param: param.clone(),
             });
             let mark = format_ident!("__mark{}", i);
             pattern.push(quote!(#field: #mark));
@@ -447,10 +442,10 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let definitions = sites.iter().zip(&variants).map(|(site, variant)| {
         let doc = format!(" Suspended at `{}`", site.source.replace('`', "'"));
         let name = &variant.name;
-        let fields = variant
-            .fields
-            .iter()
-            .map(|StateField { name, ty, .. }| quote!(#name: #ty));
+        let fields = variant.fields.iter().map(|field| {
+            let (name, ty) = (&field.name, field.ty());
+            quote!(#name: #ty)
+        });
         quote! {
             #[doc = #doc]
             #name { #(#fields),* }
