@@ -118,8 +118,8 @@ pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
 pub mod __private {
     pub use crate::engine::diagram::with_diagram;
     pub use crate::engine::elicit_field::{
-        contains, field_error, one_field_from_content, one_field_schema, parse_select, read_field,
-        select_property,
+        SchemaField, SchemaValue, contains, field_error, object_schema, one_field_from_content,
+        one_field_schema, parse_select, read_field, select_property,
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{

@@ -25,27 +25,36 @@ pub fn derive(input: &Input) -> TokenStream {
     }
 }
 
+/// An attribute's literal, as the runtime's `SchemaValue`.
 fn number(num: Num) -> TokenStream {
     let p = private();
-    let literal = match num {
+    match num {
         Num::Int(int) => match i64::try_from(int) {
-            Ok(int) => Literal::i64_suffixed(int),
-            Err(_) => Literal::u64_suffixed(int as u64),
+            Ok(int) => {
+                let literal = Literal::i64_suffixed(int);
+                quote!(#p::SchemaValue::Int(#literal))
+            }
+            Err(_) => {
+                let literal = Literal::u64_suffixed(int as u64);
+                quote!(#p::SchemaValue::UInt(#literal))
+            }
         },
-        Num::Float(float) => Literal::f64_suffixed(float),
-    };
-    quote!(#p::serde_json::Value::from(#literal))
+        Num::Float(float) => {
+            let literal = Literal::f64_suffixed(float);
+            quote!(#p::SchemaValue::Float(#literal))
+        }
+    }
 }
 
 fn count(value: u64) -> TokenStream {
     let p = private();
     let literal = Literal::u64_suffixed(value);
-    quote!(#p::serde_json::Value::from(#literal))
+    quote!(#p::SchemaValue::UInt(#literal))
 }
 
 fn string(text: &str) -> TokenStream {
     let p = private();
-    quote!(#p::serde_json::Value::from(#text))
+    quote!(#p::SchemaValue::Str(#text))
 }
 
 /// `const` checks that a select's default names one of the enum's wire values.
@@ -131,17 +140,18 @@ fn refinements(field: &Field) -> (Vec<(&'static str, TokenStream)>, TokenStream)
                 };
                 let literals: Vec<_> = elems.iter().filter_map(str_lit).collect();
                 checks.extend(default_checks(field.ty, &literals));
-                quote!(#p::serde_json::Value::Array(::std::vec![#(#p::serde_json::Value::from(#literals)),*]))
+                quote!(#p::SchemaValue::Strs(&[#(#literals),*]))
             }
             FieldKind::Select => {
                 let literal = str_lit(expr).expect("checked by valid.rs");
                 checks.extend(default_checks(field.ty, &[literal]));
-                quote!(#p::serde_json::Value::from(#literal))
+                quote!(#p::SchemaValue::Str(#literal))
             }
             FieldKind::Int(_) | FieldKind::Float => {
                 number(parse_number(expr).expect("checked by valid.rs"))
             }
-            FieldKind::String | FieldKind::Bool => quote!(#p::serde_json::Value::from(#expr)),
+            FieldKind::String => quote!(#p::SchemaValue::Str(#expr)),
+            FieldKind::Bool => quote!(#p::SchemaValue::Bool(#expr)),
         };
         out.push(("default", value));
     }
@@ -151,7 +161,7 @@ fn refinements(field: &Field) -> (Vec<(&'static str, TokenStream)>, TokenStream)
 fn derive_struct(data: &Struct) -> TokenStream {
     let p = private();
     let ident = data.ident;
-    let mut schema_parts = Vec::new();
+    let mut schema_fields = Vec::new();
     let mut reads = Vec::new();
     let mut checks = TokenStream::new();
     for field in &data.fields {
@@ -161,39 +171,26 @@ fn derive_struct(data: &Struct) -> TokenStream {
         let name = &field.name;
         let (inserts, field_checks) = refinements(field);
         checks.extend(field_checks);
-        let inserts = inserts.iter().map(
-            |(key, value)| quote!(property.insert(::std::string::String::from(#key), #value);),
-        );
-        schema_parts.push(quote! {
-            {
-                let mut property = #as_field::property();
-                #(#inserts)*
-                if #as_field::REQUIRED {
-                    required.push(#p::serde_json::Value::from(#name));
-                }
-                properties.insert(::std::string::String::from(#name), #p::serde_json::Value::Object(property));
+        let inserts = inserts.iter().map(|(key, value)| quote!((#key, #value)));
+        // Data, not code: the schema is built by one function for every form.
+        schema_fields.push(quote! {
+            #p::SchemaField {
+                name: #name,
+                property: #as_field::property,
+                required: #as_field::REQUIRED,
+                refine: &[#(#inserts),*],
             }
         });
         let field_ident = field.ident;
         reads.push(quote! {
-            #field_ident: #as_field::parse(content.get(#name))
-                .map_err(|why| #p::field_error(#name, &why))?
+            #field_ident: #as_field::read_named(content, #name)?
         });
     }
     quote! {
         #checks
         impl #p::Elicit for #ident {
             fn requested_schema() -> #p::serde_json::Map<::std::string::String, #p::serde_json::Value> {
-                let mut properties = #p::serde_json::Map::new();
-                let mut required: ::std::vec::Vec<#p::serde_json::Value> = ::std::vec::Vec::new();
-                #(#schema_parts)*
-                let mut schema = #p::serde_json::Map::new();
-                schema.insert(::std::string::String::from("type"), #p::serde_json::Value::from("object"));
-                schema.insert(::std::string::String::from("properties"), #p::serde_json::Value::Object(properties));
-                if !required.is_empty() {
-                    schema.insert(::std::string::String::from("required"), #p::serde_json::Value::Array(required));
-                }
-                schema
+                #p::object_schema(&[#(#schema_fields),*])
             }
 
             fn from_content(

@@ -32,6 +32,14 @@ pub trait ElicitField: Sized {
     /// An error says what is wrong with the value, without naming the field
     /// (e.g. "is not a string").
     fn parse(value: Option<&Value>) -> Result<Self, String>;
+
+    /// Reads the property `name` of an answer, with an error that names it: what a
+    /// derived form's `from_content` calls per field, compiled once per field type.
+    #[doc(hidden)]
+    #[inline(never)]
+    fn read_named(content: &Map<String, Value>, name: &str) -> Result<Self, String> {
+        read_field(content, name)
+    }
 }
 
 /// A unit-only enum whose variants are the options of a single or multi select.
@@ -274,6 +282,73 @@ pub fn parse_select<E: ElicitEnum>(value: Option<&Value>) -> Result<E, String> {
         .as_str()
         .ok_or_else(|| "is not a string".to_owned())?;
     E::from_wire(wire).ok_or_else(|| format!("is not one of {:?}", E::WIRE_NAMES))
+}
+
+/// One property of a derived form's schema: what `#[derive(Elicit)]` writes per field,
+/// as data, so that building the schema is compiled once, not once per form.
+#[doc(hidden)]
+pub struct SchemaField<'a> {
+    /// The property's name (after serde renames).
+    pub name: &'a str,
+    /// The field type's own property ([`ElicitField::property`]).
+    pub property: fn() -> Map<String, Value>,
+    /// Whether the property goes in `required` ([`ElicitField::REQUIRED`]).
+    pub required: bool,
+    /// What the field's attributes add to the property, in order: `title`,
+    /// `description`, `format`, the bounds, `default`.
+    pub refine: &'a [(&'a str, SchemaValue<'a>)],
+}
+
+/// A value an attribute of `#[derive(Elicit)]` puts in a property: always a literal.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum SchemaValue<'a> {
+    Str(&'a str),
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    /// A multi select's default: its wire values.
+    Strs(&'a [&'a str]),
+}
+
+impl From<SchemaValue<'_>> for Value {
+    fn from(value: SchemaValue<'_>) -> Value {
+        match value {
+            SchemaValue::Str(text) => Value::from(text),
+            SchemaValue::Bool(flag) => Value::from(flag),
+            SchemaValue::Int(int) => Value::from(int),
+            SchemaValue::UInt(int) => Value::from(int),
+            SchemaValue::Float(float) => Value::from(float),
+            SchemaValue::Strs(items) => Value::from(items.to_vec()),
+        }
+    }
+}
+
+/// The schema of a derived form: an object of `fields`' properties, in order, with the
+/// required ones listed.
+#[doc(hidden)]
+pub fn object_schema(fields: &[SchemaField<'_>]) -> Map<String, Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for field in fields {
+        let mut property = (field.property)();
+        for (key, value) in field.refine {
+            property.insert((*key).to_owned(), Value::from(*value));
+        }
+        if field.required {
+            required.push(Value::from(field.name));
+        }
+        properties.insert(field.name.to_owned(), Value::Object(property));
+    }
+    let mut schema = object([
+        ("type", Value::from("object")),
+        ("properties", Value::Object(properties)),
+    ]);
+    if !required.is_empty() {
+        schema.insert("required".to_owned(), Value::Array(required));
+    }
+    schema
 }
 
 /// The field name of a one-field form.
