@@ -106,27 +106,23 @@ const _: () = {
             );
             &TAGGED
         }
-        fn write(
-            &self,
-            __writer: &mut ::saga_runtime::__private::StateWriter,
-        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+        fn write(&self, __writer: &mut ::saga_runtime::__private::StateWriter) {
             match *self {
                 __State::AfterElicitReply { .. } => {
-                    __writer.variant(0u32)?;
+                    __writer.variant(0u32);
                 }
                 __State::AfterSampleSampled { .. } => {
-                    __writer.variant(1u32)?;
+                    __writer.variant(1u32);
                 }
                 __State::AfterCheckpoint { answer: ref __v0, .. } => {
-                    __writer.variant(2u32)?;
-                    __writer.field(__v0)?;
+                    __writer.variant(2u32);
+                    __writer.field(__v0);
                 }
                 __State::AfterListRootsRoots { answer: ref __v0, .. } => {
-                    __writer.variant(3u32)?;
-                    __writer.field(__v0)?;
+                    __writer.variant(3u32);
+                    __writer.field(__v0);
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn read(
             __reader: &mut ::saga_runtime::__private::StateReader<'_>,
@@ -144,13 +140,19 @@ const _: () = {
                         }
                     }
                     2u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterCheckpoint {
-                            answer: __reader.field()?,
+                            answer: __v0,
                         }
                     }
                     3u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterListRootsRoots {
-                            answer: __reader.field()?,
+                            answer: __v0,
                             __m0: ::core::marker::PhantomData,
                         }
                     }
@@ -158,10 +160,7 @@ const _: () = {
                 },
             )
         }
-        fn render(
-            &self,
-            __render: &mut ::saga_runtime::__private::StateRender,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        fn render(&self, __render: &mut ::saga_runtime::__private::StateRender) {
             match *self {
                 __State::AfterElicitReply { .. } => {
                     __render.variant("AfterElicitReply");
@@ -175,7 +174,7 @@ const _: () = {
                         .field(
                             "answer",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                 }
                 __State::AfterListRootsRoots { answer: ref __v0, .. } => {
                     __render.variant("AfterListRootsRoots");
@@ -183,10 +182,9 @@ const _: () = {
                         .field(
                             "answer",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn trace_field(
             __variant: u32,

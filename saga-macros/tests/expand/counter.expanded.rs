@@ -75,10 +75,7 @@ const _: () = {
             );
             &TAGGED
         }
-        fn write(
-            &self,
-            __writer: &mut ::saga_runtime::__private::StateWriter,
-        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+        fn write(&self, __writer: &mut ::saga_runtime::__private::StateWriter) {
             match *self {
                 __State::AfterCheckpoint {
                     n: ref __v0,
@@ -86,13 +83,12 @@ const _: () = {
                     __rest1: ref __v2,
                     ..
                 } => {
-                    __writer.variant(0u32)?;
-                    __writer.field(__v0)?;
-                    __writer.field(__v1)?;
-                    __writer.field(__v2)?;
+                    __writer.variant(0u32);
+                    __writer.field(__v0);
+                    __writer.field(__v1);
+                    __writer.field(__v2);
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn read(
             __reader: &mut ::saga_runtime::__private::StateReader<'_>,
@@ -100,20 +96,26 @@ const _: () = {
             ::core::result::Result::Ok(
                 match __reader.variant()? {
                     0u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v1) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v2) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterCheckpoint {
-                            n: __reader.field()?,
-                            total: __reader.field()?,
-                            __rest1: __reader.field()?,
+                            n: __v0,
+                            total: __v1,
+                            __rest1: __v2,
                         }
                     }
                     _ => return ::core::result::Result::Err(__reader.unknown_variant()),
                 },
             )
         }
-        fn render(
-            &self,
-            __render: &mut ::saga_runtime::__private::StateRender,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        fn render(&self, __render: &mut ::saga_runtime::__private::StateRender) {
             match *self {
                 __State::AfterCheckpoint {
                     n: ref __v0,
@@ -123,20 +125,19 @@ const _: () = {
                 } => {
                     __render.variant("AfterCheckpoint");
                     __render
-                        .field("n", ::saga_runtime::__private::SlotField::shown(__v0))?;
+                        .field("n", ::saga_runtime::__private::SlotField::shown(__v0));
                     __render
                         .field(
                             "total",
                             ::saga_runtime::__private::SlotField::shown(__v1),
-                        )?;
+                        );
                     __render
                         .field(
                             "__rest1",
                             ::saga_runtime::__private::SlotField::shown(__v2),
-                        )?;
+                        );
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn trace_field(
             __variant: u32,

@@ -83,20 +83,16 @@ const _: () = {
             );
             &TAGGED
         }
-        fn write(
-            &self,
-            __writer: &mut ::saga_runtime::__private::StateWriter,
-        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+        fn write(&self, __writer: &mut ::saga_runtime::__private::StateWriter) {
             match *self {
                 __State::AfterElicitTarget { .. } => {
-                    __writer.variant(0u32)?;
+                    __writer.variant(0u32);
                 }
                 __State::AfterSampleVerdict { target: ref __v0, .. } => {
-                    __writer.variant(1u32)?;
-                    __writer.field(__v0)?;
+                    __writer.variant(1u32);
+                    __writer.field(__v0);
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn read(
             __reader: &mut ::saga_runtime::__private::StateReader<'_>,
@@ -109,8 +105,11 @@ const _: () = {
                         }
                     }
                     1u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterSampleVerdict {
-                            target: __reader.field()?,
+                            target: __v0,
                             __m0: ::core::marker::PhantomData,
                         }
                     }
@@ -118,10 +117,7 @@ const _: () = {
                 },
             )
         }
-        fn render(
-            &self,
-            __render: &mut ::saga_runtime::__private::StateRender,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        fn render(&self, __render: &mut ::saga_runtime::__private::StateRender) {
             match *self {
                 __State::AfterElicitTarget { .. } => {
                     __render.variant("AfterElicitTarget");
@@ -132,10 +128,9 @@ const _: () = {
                         .field(
                             "target",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn trace_field(
             __variant: u32,

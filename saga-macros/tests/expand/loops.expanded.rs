@@ -112,10 +112,7 @@ const _: () = {
             );
             &TAGGED
         }
-        fn write(
-            &self,
-            __writer: &mut ::saga_runtime::__private::StateWriter,
-        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+        fn write(&self, __writer: &mut ::saga_runtime::__private::StateWriter) {
             match *self {
                 __State::AfterElicitName {
                     limit: ref __v0,
@@ -123,10 +120,10 @@ const _: () = {
                     names: ref __v2,
                     ..
                 } => {
-                    __writer.variant(0u32)?;
-                    __writer.field(__v0)?;
-                    __writer.field(__v1)?;
-                    __writer.field(__v2)?;
+                    __writer.variant(0u32);
+                    __writer.field(__v0);
+                    __writer.field(__v1);
+                    __writer.field(__v2);
                 }
                 __State::AfterElicitKeep {
                     __rest2: ref __v0,
@@ -135,14 +132,13 @@ const _: () = {
                     __rest1: ref __v3,
                     ..
                 } => {
-                    __writer.variant(1u32)?;
-                    __writer.field(__v0)?;
-                    __writer.field(__v1)?;
-                    __writer.field(__v2)?;
-                    __writer.field(__v3)?;
+                    __writer.variant(1u32);
+                    __writer.field(__v0);
+                    __writer.field(__v1);
+                    __writer.field(__v2);
+                    __writer.field(__v3);
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn read(
             __reader: &mut ::saga_runtime::__private::StateReader<'_>,
@@ -150,19 +146,40 @@ const _: () = {
             ::core::result::Result::Ok(
                 match __reader.variant()? {
                     0u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v1) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v2) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterElicitName {
-                            limit: __reader.field()?,
-                            candidates: __reader.field()?,
-                            names: __reader.field()?,
+                            limit: __v0,
+                            candidates: __v1,
+                            names: __v2,
                             __m0: ::core::marker::PhantomData,
                         }
                     }
                     1u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v1) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v2) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
+                        let ::core::option::Option::Some(__v3) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterElicitKeep {
-                            __rest2: __reader.field()?,
-                            candidate: __reader.field()?,
-                            names: __reader.field()?,
-                            __rest1: __reader.field()?,
+                            __rest2: __v0,
+                            candidate: __v1,
+                            names: __v2,
+                            __rest1: __v3,
                             __m0: ::core::marker::PhantomData,
                         }
                     }
@@ -170,10 +187,7 @@ const _: () = {
                 },
             )
         }
-        fn render(
-            &self,
-            __render: &mut ::saga_runtime::__private::StateRender,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        fn render(&self, __render: &mut ::saga_runtime::__private::StateRender) {
             match *self {
                 __State::AfterElicitName {
                     limit: ref __v0,
@@ -186,17 +200,17 @@ const _: () = {
                         .field(
                             "limit",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                     __render
                         .field(
                             "candidates",
                             ::saga_runtime::__private::SlotField::shown(__v1),
-                        )?;
+                        );
                     __render
                         .field(
                             "names",
                             ::saga_runtime::__private::SlotField::shown(__v2),
-                        )?;
+                        );
                 }
                 __State::AfterElicitKeep {
                     __rest2: ref __v0,
@@ -210,25 +224,24 @@ const _: () = {
                         .field(
                             "__rest2",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                     __render
                         .field(
                             "candidate",
                             ::saga_runtime::__private::SlotField::shown(__v1),
-                        )?;
+                        );
                     __render
                         .field(
                             "names",
                             ::saga_runtime::__private::SlotField::shown(__v2),
-                        )?;
+                        );
                     __render
                         .field(
                             "__rest1",
                             ::saga_runtime::__private::SlotField::shown(__v3),
-                        )?;
+                        );
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn trace_field(
             __variant: u32,

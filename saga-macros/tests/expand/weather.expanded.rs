@@ -79,17 +79,13 @@ const _: () = {
             );
             &TAGGED
         }
-        fn write(
-            &self,
-            __writer: &mut ::saga_runtime::__private::StateWriter,
-        ) -> ::core::result::Result<(), ::saga_runtime::__private::StateError> {
+        fn write(&self, __writer: &mut ::saga_runtime::__private::StateWriter) {
             match *self {
                 __State::AfterJoinLoginCapital { location: ref __v0, .. } => {
-                    __writer.variant(0u32)?;
-                    __writer.field(__v0)?;
+                    __writer.variant(0u32);
+                    __writer.field(__v0);
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn read(
             __reader: &mut ::saga_runtime::__private::StateReader<'_>,
@@ -97,8 +93,11 @@ const _: () = {
             ::core::result::Result::Ok(
                 match __reader.variant()? {
                     0u32 => {
+                        let ::core::option::Option::Some(__v0) = __reader.field() else {
+                            return ::core::result::Result::Err(__reader.failed());
+                        };
                         __State::AfterJoinLoginCapital {
-                            location: __reader.field()?,
+                            location: __v0,
                             __m0: ::core::marker::PhantomData,
                             __m1: ::core::marker::PhantomData,
                         }
@@ -107,10 +106,7 @@ const _: () = {
                 },
             )
         }
-        fn render(
-            &self,
-            __render: &mut ::saga_runtime::__private::StateRender,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        fn render(&self, __render: &mut ::saga_runtime::__private::StateRender) {
             match *self {
                 __State::AfterJoinLoginCapital { location: ref __v0, .. } => {
                     __render.variant("AfterJoinLoginCapital");
@@ -118,10 +114,9 @@ const _: () = {
                         .field(
                             "location",
                             ::saga_runtime::__private::SlotField::shown(__v0),
-                        )?;
+                        );
                 }
             }
-            ::core::result::Result::Ok(())
         }
         fn trace_field(
             __variant: u32,

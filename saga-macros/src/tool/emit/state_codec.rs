@@ -99,27 +99,42 @@ pub fn impl_state_enum(
                 quote!(#bound)
             }
         });
-        let reads = variant.fields.iter().map(|field| {
+        // Each field into its binding, then the variant: a `let .. else` per field, not a
+        // `?` inside the variant's expression, which moved each value twice more.
+        let reads = bound.iter().map(|bound| {
+            quote! {
+                let ::core::option::Option::Some(#bound) = __reader.field() else {
+                    return ::core::result::Result::Err(__reader.failed());
+                };
+            }
+        });
+        let mut kept_at = 0;
+        let built = variant.fields.iter().map(|field| {
             let name = &field.name;
             if field.kind == FieldKind::Marker {
                 quote!(#name: ::core::marker::PhantomData)
             } else {
-                quote!(#name: __reader.field()?)
+                let bound = &bound[kept_at];
+                kept_at += 1;
+                quote!(#name: #bound)
             }
         });
         write.push(quote! {
             __State::#name { #(#values: ref #bound,)* .. } => {
-                __writer.variant(#index)?;
-                #(__writer.field(#bound)?;)*
+                __writer.variant(#index);
+                #(__writer.field(#bound);)*
             }
         });
         read.push(quote! {
-            #index => __State::#name { #(#reads),* },
+            #index => {
+                #(#reads)*
+                __State::#name { #(#built),* }
+            }
         });
         render.push(quote! {
             __State::#name { #(#values: ref #bound,)* .. } => {
                 __render.variant(#label);
-                #(__render.field(#labels, #shown)?;)*
+                #(__render.field(#labels, #shown);)*
             }
         });
         for (at, field) in variant.fields.iter().enumerate() {
@@ -157,14 +172,10 @@ pub fn impl_state_enum(
                 &TAGGED
             }
 
-            fn write(
-                &self,
-                __writer: &mut #private::StateWriter,
-            ) -> ::core::result::Result<(), #private::StateError> {
+            fn write(&self, __writer: &mut #private::StateWriter) {
                 match *self {
                     #(#write)*
                 }
-                ::core::result::Result::Ok(())
             }
 
             fn read(
@@ -176,14 +187,10 @@ pub fn impl_state_enum(
                 })
             }
 
-            fn render(
-                &self,
-                __render: &mut #private::StateRender,
-            ) -> ::core::result::Result<(), ::std::string::String> {
+            fn render(&self, __render: &mut #private::StateRender) {
                 match *self {
                     #(#render)*
                 }
-                ::core::result::Result::Ok(())
             }
 
             fn trace_field(

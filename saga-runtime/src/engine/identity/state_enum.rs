@@ -40,13 +40,13 @@ pub trait StateEnum: Sized {
     fn tagged() -> &'static std::sync::atomic::AtomicBool;
 
     /// Writes the variant's index and its fields, in order.
-    fn write(&self, writer: &mut StateWriter) -> Result<(), StateError>;
+    fn write(&self, writer: &mut StateWriter);
 
     /// Reads what [`StateEnum::write`] wrote.
     fn read(reader: &mut StateReader<'_>) -> Result<Self, StateError>;
 
     /// Renders the state as `{"Variant": {"field": value, ..}}`, each field as JSON.
-    fn render(&self, render: &mut StateRender) -> Result<(), String>;
+    fn render(&self, render: &mut StateRender);
 
     /// Traces the type of field `field` of variant `variant`.
     fn trace_field(
@@ -56,22 +56,30 @@ pub trait StateEnum: Sized {
     ) -> Result<(), LayoutError>;
 }
 
-/// Writes a state as postcard.
+/// Writes a state as postcard. A write that fails is kept, and every later one is
+/// skipped: the generated `write` calls it once per field, without a branch per field.
 pub struct StateWriter {
-    // The serializer `postcard::to_allocvec` uses, so that a field's type shares its
-    // serialization code with every other postcard write of that type.
     serializer: postcard::Serializer<AllocVec>,
+    failed: Option<StateError>,
 }
 
 impl StateWriter {
     /// Writes a variant's index.
-    pub fn variant(&mut self, index: u32) -> Result<(), StateError> {
-        serde::Serializer::serialize_u32(&mut self.serializer, index)
+    // Never inlined: a call per field is all the generated `write` holds.
+    #[inline(never)]
+    pub fn variant(&mut self, index: u32) {
+        if self.failed.is_none() {
+            let written = serde::Serializer::serialize_u32(&mut self.serializer, index);
+            self.failed = written.err();
+        }
     }
 
     /// Writes one field.
-    pub fn field<F: Serialize>(&mut self, value: &F) -> Result<(), StateError> {
-        value.serialize(&mut self.serializer)
+    #[inline(never)]
+    pub fn field<F: Serialize>(&mut self, value: &F) {
+        if self.failed.is_none() {
+            self.failed = value.serialize(&mut self.serializer).err();
+        }
     }
 }
 
@@ -81,8 +89,17 @@ pub(crate) fn write_state<S: StateEnum>(state: &S) -> Result<Vec<u8>, StateError
         serializer: postcard::Serializer {
             output: AllocVec::new(),
         },
+        failed: None,
     };
-    state.write(&mut writer)?;
+    state.write(&mut writer);
+    finish_write(writer)
+}
+
+/// What [`write_state`] wrote, or why it could not: apart so that it is compiled once.
+fn finish_write(writer: StateWriter) -> Result<Vec<u8>, StateError> {
+    if let Some(error) = writer.failed {
+        return Err(error);
+    }
     writer
         .serializer
         .output
@@ -94,6 +111,7 @@ pub(crate) fn write_state<S: StateEnum>(state: &S) -> Result<Vec<u8>, StateError
 pub struct StateReader<'a> {
     // The deserializer `postcard::take_from_bytes` uses, for the same reason.
     deserializer: postcard::Deserializer<'a, Slice<'a>>,
+    failed: Option<StateError>,
 }
 
 impl StateReader<'_> {
@@ -102,9 +120,26 @@ impl StateReader<'_> {
         u32::deserialize(&mut self.deserializer)
     }
 
-    /// Reads one field.
-    pub fn field<F: DeserializeOwned>(&mut self) -> Result<F, StateError> {
-        F::deserialize(&mut self.deserializer)
+    /// Reads one field; `None` if it cannot be read, the error then kept for
+    /// [`StateReader::failed`]. An `Option` rather than a `Result`, and never inlined:
+    /// the generated `read` is then a call and a test per field.
+    #[inline(never)]
+    pub fn field<F: DeserializeOwned>(&mut self) -> Option<F> {
+        match F::deserialize(&mut self.deserializer) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.failed = Some(error);
+                None
+            }
+        }
+    }
+
+    /// Why the last [`StateReader::field`] that gave `None` could not read its field.
+    #[inline(never)]
+    pub fn failed(&mut self) -> StateError {
+        self.failed
+            .take()
+            .unwrap_or(StateError::DeserializeUnexpectedEnd)
     }
 
     /// The error for a variant index the enum does not have.
@@ -117,6 +152,7 @@ impl StateReader<'_> {
 pub(crate) fn read_state<S: StateEnum>(bytes: &[u8]) -> Result<S, StateError> {
     let mut reader = StateReader {
         deserializer: postcard::Deserializer::from_bytes(bytes),
+        failed: None,
     };
     let state = S::read(&mut reader)?;
     if reader.deserializer.finalize()?.is_empty() {
@@ -126,11 +162,13 @@ pub(crate) fn read_state<S: StateEnum>(bytes: &[u8]) -> Result<S, StateError> {
     }
 }
 
-/// Renders a state as JSON, as `serde_json` renders an enum's struct variant.
+/// Renders a state as JSON, as `serde_json` renders an enum's struct variant. A field
+/// that fails to render is kept as the error, and later ones are skipped.
 #[derive(Default)]
 pub struct StateRender {
     variant: &'static str,
     fields: serde_json::Map<String, serde_json::Value>,
+    failed: Option<String>,
 }
 
 impl StateRender {
@@ -140,20 +178,35 @@ impl StateRender {
     }
 
     /// The rendered state. Apart from [`render_state`] so that it is compiled once.
-    fn finish(self) -> serde_json::Value {
+    fn finish(self) -> Result<serde_json::Value, String> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
         let mut variant = serde_json::Map::new();
         variant.insert(
             self.variant.to_owned(),
             serde_json::Value::Object(self.fields),
         );
-        serde_json::Value::Object(variant)
+        Ok(serde_json::Value::Object(variant))
     }
 
     /// Renders one field; human-readable, so a saved local shows as its value.
-    pub fn field<F: Serialize>(&mut self, name: &'static str, value: &F) -> Result<(), String> {
-        let value = serde_json::to_value(value).map_err(|error| error.to_string())?;
-        self.fields.insert(name.to_owned(), value);
-        Ok(())
+    #[inline(never)]
+    pub fn field<F: Serialize>(&mut self, name: &'static str, value: &F) {
+        if self.failed.is_none() {
+            let rendered = serde_json::to_value(value);
+            self.keep(name, rendered);
+        }
+    }
+
+    /// Keeps a rendered field, or its error: apart so that it is compiled once.
+    fn keep(&mut self, name: &'static str, rendered: Result<serde_json::Value, serde_json::Error>) {
+        match rendered {
+            Ok(value) => {
+                self.fields.insert(name.to_owned(), value);
+            }
+            Err(error) => self.failed = Some(error.to_string()),
+        }
     }
 }
 
@@ -165,8 +218,8 @@ pub(crate) fn trace_state<S: StateEnum>() -> Result<Traced, LayoutError> {
 /// `state` as `{"Variant": {fields}}`.
 pub(crate) fn render_state<S: StateEnum>(state: &S) -> Result<serde_json::Value, String> {
     let mut render = StateRender::default();
-    state.render(&mut render)?;
-    Ok(render.finish())
+    state.render(&mut render);
+    render.finish()
 }
 
 #[cfg(test)]
@@ -217,49 +270,62 @@ mod tests {
             &TAGGED
         }
 
-        fn write(&self, writer: &mut StateWriter) -> Result<(), StateError> {
+        fn write(&self, writer: &mut StateWriter) {
             match self {
                 __State::AfterElicitName { count, .. } => {
-                    writer.variant(0)?;
-                    writer.field(count)
+                    writer.variant(0);
+                    writer.field(count);
                 }
                 __State::AfterConfirm {
                     transfer, __callee, ..
                 } => {
-                    writer.variant(1)?;
-                    writer.field(transfer)?;
-                    writer.field(__callee)
+                    writer.variant(1);
+                    writer.field(transfer);
+                    writer.field(__callee);
                 }
             }
         }
 
         fn read(reader: &mut StateReader<'_>) -> Result<Self, StateError> {
             Ok(match reader.variant()? {
-                0 => __State::AfterElicitName {
-                    count: reader.field()?,
-                    __m0: PhantomData,
-                },
-                1 => __State::AfterConfirm {
-                    transfer: reader.field()?,
-                    __m0: PhantomData,
-                    __callee: reader.field()?,
-                },
+                0 => {
+                    let Some(count) = reader.field() else {
+                        return Err(reader.failed());
+                    };
+                    __State::AfterElicitName {
+                        count,
+                        __m0: PhantomData,
+                    }
+                }
+                1 => {
+                    let Some(transfer) = reader.field() else {
+                        return Err(reader.failed());
+                    };
+                    let Some(__callee) = reader.field() else {
+                        return Err(reader.failed());
+                    };
+                    __State::AfterConfirm {
+                        transfer,
+                        __m0: PhantomData,
+                        __callee,
+                    }
+                }
                 _ => return Err(reader.unknown_variant()),
             })
         }
 
-        fn render(&self, render: &mut StateRender) -> Result<(), String> {
+        fn render(&self, render: &mut StateRender) {
             match self {
                 __State::AfterElicitName { count, .. } => {
                     render.variant("AfterElicitName");
-                    render.field("count", count.shown())
+                    render.field("count", count.shown());
                 }
                 __State::AfterConfirm {
                     transfer, __callee, ..
                 } => {
                     render.variant("AfterConfirm");
-                    render.field("transfer", transfer.shown())?;
-                    render.field("__callee", __callee)
+                    render.field("transfer", transfer.shown());
+                    render.field("__callee", __callee);
                 }
             }
         }
