@@ -239,53 +239,88 @@ fn mismatch(token: Token<'_>) -> Error {
     Error(format!("a saved local holds {kind}"))
 }
 
+/// What [`Stream::any`] visits, found apart from the visit so that only the visit is
+/// compiled per visitor.
+enum Found<'a> {
+    Str(&'a str),
+    /// A string that is not UTF-8: visited as bytes, as `rmp-serde` does.
+    NotUtf8(&'a [u8]),
+    Bytes(&'a [u8]),
+    /// A byte string where a sequence is asked for: its bytes, each a `u8`.
+    ByteSeq(&'a [u8]),
+    /// A sequence, a map or an extension type, entered (one level deeper).
+    Seq(u32),
+    Map(u32),
+    Ext(i8, &'a [u8]),
+    Scalar(Token<'a>),
+}
+
 impl<'a> Stream<'a> {
-    /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
-    /// (else as a sequence of `u8`, where a sequence or struct is asked for).
-    fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
-        match self.token()? {
+    /// The next value for [`Stream::any`]; `bytes` as there.
+    fn found(&mut self, bytes: bool) -> Result<Found<'a>, Error> {
+        Ok(match self.token()? {
             Token::Str(text) => match std::str::from_utf8(text) {
-                Ok(text) => visitor.visit_str(text),
-                // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
-                Err(_) => visitor
-                    .visit_bytes(text)
-                    .map_err(|_: Error| error("a saved string is not UTF-8")),
+                Ok(text) => Found::Str(text),
+                Err(_) => Found::NotUtf8(text),
             },
-            Token::Bin(data) if bytes => visitor.visit_bytes(data),
-            Token::Bin(data) => {
-                visitor.visit_seq(de::value::SeqDeserializer::new(data.iter().copied()))
-            }
+            Token::Bin(data) if bytes => Found::Bytes(data),
+            Token::Bin(data) => Found::ByteSeq(data),
             Token::Array(len) => {
                 self.enter()?;
-                let mut access = Items {
-                    stream: self,
-                    left: len,
-                };
-                let value = visitor.visit_seq(&mut access)?;
-                let left = access.left;
-                self.leave(left)?;
-                Ok(value)
+                Found::Seq(len)
             }
             Token::Map(len) => {
                 self.enter()?;
-                let mut access = Items {
-                    stream: self,
-                    left: len,
-                };
-                let value = visitor.visit_map(&mut access)?;
-                let left = access.left;
-                self.leave(left)?;
-                Ok(value)
+                Found::Map(len)
             }
             Token::Ext(tag, data) => {
                 self.enter()?;
-                let value = visitor.visit_newtype_struct(Ext { tag, data })?;
-                self.leave(0)?;
-                Ok(value)
+                Found::Ext(tag, data)
             }
-            token => scalar(token, visitor),
-        }
+            token => Found::Scalar(token),
+        })
     }
+
+    /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
+    /// (else as a sequence of `u8`, where a sequence or struct is asked for).
+    fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
+        let found = self.found(bytes)?;
+        // One access for every kind of container, so that a visitor's `visit_seq` is
+        // compiled once for this format.
+        let mut items = Items {
+            stream: self,
+            left: 0,
+            bytes: None,
+        };
+        let value = match found {
+            Found::Str(text) => return visitor.visit_str(text),
+            Found::NotUtf8(text) => return visitor.visit_bytes(text).map_err(not_utf8),
+            Found::Bytes(data) => return visitor.visit_bytes(data),
+            // Not a level of nesting, and not checked to its end, as in `rmp-serde`.
+            Found::ByteSeq(data) => {
+                items.bytes = Some(data);
+                return visitor.visit_seq(&mut items);
+            }
+            Found::Scalar(token) => return scalar(token, visitor),
+            Found::Seq(len) => {
+                items.left = len;
+                visitor.visit_seq(&mut items)?
+            }
+            Found::Map(len) => {
+                items.left = len;
+                visitor.visit_map(&mut items)?
+            }
+            Found::Ext(tag, data) => visitor.visit_newtype_struct(Ext { tag, data })?,
+        };
+        let left = items.left;
+        self.leave(left)?;
+        Ok(value)
+    }
+}
+
+/// A string that is not UTF-8 and not read as bytes either.
+fn not_utf8(_: Error) -> Error {
+    error("a saved string is not UTF-8")
 }
 
 /// A number, a boolean or `nil`; anything else is refused.
@@ -439,10 +474,13 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
     }
 }
 
-/// The values of a sequence, or the entries of a map, that follow in the stream.
+/// The values of a sequence, or the entries of a map, that follow in the stream; or the
+/// bytes of a byte string read as a sequence.
 struct Items<'s, 'a> {
     stream: &'s mut Stream<'a>,
     left: u32,
+    /// The bytes left, where a byte string is read as a sequence of `u8`.
+    bytes: Option<&'a [u8]>,
 }
 
 impl<'a> de::SeqAccess<'a> for Items<'_, 'a> {
@@ -452,6 +490,16 @@ impl<'a> de::SeqAccess<'a> for Items<'_, 'a> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
+        if let Some(bytes) = &mut self.bytes {
+            // As `rmp-serde`: each byte as a `u8` of its own.
+            let Some((&first, rest)) = bytes.split_first() else {
+                return Ok(None);
+            };
+            *bytes = rest;
+            return seed
+                .deserialize(de::value::U8Deserializer::new(first))
+                .map(Some);
+        }
         if self.left == 0 {
             return Ok(None);
         }
@@ -460,7 +508,10 @@ impl<'a> de::SeqAccess<'a> for Items<'_, 'a> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.left as usize)
+        Some(match self.bytes {
+            Some(bytes) => bytes.len(),
+            None => self.left as usize,
+        })
     }
 }
 
@@ -973,6 +1024,38 @@ mod tests {
         same::<String>(&bytes);
         same::<serde_json::Value>(&bytes);
         same::<Vec<u8>>(&bytes);
+    }
+
+    /// A byte string where a sequence, tuple or struct is asked for reads as its bytes,
+    /// each a `u8`, as rmp-serde reads it: through the access every sequence goes
+    /// through.
+    #[test]
+    fn a_byte_string_reads_as_a_sequence_as_rmp_serde_reads_it() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Rgb {
+            r: u8,
+            g: u8,
+            b: u8,
+        }
+        let bin = [0xc4, 3, 1, 2, 3];
+        same::<Vec<u8>>(&bin);
+        same::<[u8; 3]>(&bin);
+        same::<[u8; 2]>(&bin);
+        same::<(u8, u8, u8)>(&bin);
+        same::<Rgb>(&bin);
+        same::<Vec<u16>>(&bin);
+        same::<Vec<String>>(&bin);
+        same::<Vec<Option<u8>>>(&bin);
+        same::<Vec<u8>>(&[0xc4, 0]);
+        assert_eq!(by_saga::<Vec<u8>>(&bin), Ok(vec![1, 2, 3]));
+        assert_eq!(by_saga::<(u8, u8, u8)>(&bin), Ok((1, 2, 3)));
+        // Inside a sequence, where the depth counts and the array is read to its end.
+        same::<Vec<Vec<u8>>>(&[0x92, 0xc4, 1, 7, 0xc4, 0]);
+        assert_eq!(
+            by_saga::<Vec<Vec<u8>>>(&[0x92, 0xc4, 1, 7, 0xc4, 0]),
+            Ok(vec![vec![7], vec![]])
+        );
     }
 
     /// Hostile bytes: the reader never panics, never reads a value rmp-serde would not
