@@ -468,9 +468,52 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
         }
     }
 
+    /// A field's or a variant's name or index. What `deserialize_any` would visit, with
+    /// only the visits an identifier takes (`visit_str`, `visit_bytes`, `visit_u64`,
+    /// which a small unsigned integer's visit defaults to); any other value is refused as
+    /// a visitor's default method refuses it. So a derived field visitor is not compiled
+    /// with every visit `deserialize_any` makes.
+    fn deserialize_identifier<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.token()? {
+            Token::Str(text) => match std::str::from_utf8(text) {
+                Ok(text) => visitor.visit_str(text),
+                Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
+            },
+            Token::Bin(data) => visitor.visit_bytes(data),
+            token => match unsigned(token) {
+                Ok(index) => visitor.visit_u64(index),
+                Err(unexpected) => Err(de::Error::invalid_type(unexpected, &visitor)),
+            },
+        }
+    }
+
     serde::forward_to_deserialize_any! {
         <W: Visitor<'a>>
-        char str string bytes byte_buf unit map identifier ignored_any
+        char str string bytes byte_buf unit map ignored_any
+    }
+}
+
+/// An unsigned integer token's value; what any other token is, as a visitor's default
+/// method names it in its error.
+fn unsigned(token: Token<'_>) -> Result<u64, Unexpected<'_>> {
+    match token {
+        Token::U8(value) => Ok(value.into()),
+        Token::U16(value) => Ok(value.into()),
+        Token::U32(value) => Ok(value.into()),
+        Token::U64(value) => Ok(value),
+        Token::I8(value) => Err(Unexpected::Signed(value.into())),
+        Token::I16(value) => Err(Unexpected::Signed(value.into())),
+        Token::I32(value) => Err(Unexpected::Signed(value.into())),
+        Token::I64(value) => Err(Unexpected::Signed(value)),
+        Token::F32(value) => Err(Unexpected::Float(value.into())),
+        Token::F64(value) => Err(Unexpected::Float(value)),
+        Token::Nil => Err(Unexpected::Unit),
+        Token::Bool(value) => Err(Unexpected::Bool(value)),
+        Token::Str(_) => Err(Unexpected::Str("")),
+        Token::Bin(data) => Err(Unexpected::Bytes(data)),
+        Token::Array(_) => Err(Unexpected::Seq),
+        Token::Map(_) => Err(Unexpected::Map),
+        Token::Ext(..) => Err(Unexpected::NewtypeStruct),
     }
 }
 
@@ -1056,6 +1099,66 @@ mod tests {
             by_saga::<Vec<Vec<u8>>>(&[0x92, 0xc4, 1, 7, 0xc4, 0]),
             Ok(vec![vec![7], vec![]])
         );
+    }
+
+    /// A struct's field names and an enum's variants, under every kind of key: read or
+    /// refused as rmp-serde reads or refuses them, with the message a visitor's default
+    /// method gives.
+    #[test]
+    fn identifiers_of_every_kind_read_as_rmp_serde_reads_them() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Point {
+            x: u8,
+            #[serde(default)]
+            y: u8,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        enum Mode {
+            Fast,
+            Slow(u8),
+        }
+        // {key: 1, "x": 2}, for each kind of key (an unknown one is skipped, a wrong kind
+        // is refused).
+        let keys: [&[u8]; 14] = [
+            &[0xa1, b'y'],
+            &[0xa1, b'z'],
+            &[0xa2, 0xff, 0xfe],
+            &[0xc4, 1, b'y'],
+            &[0x01],
+            &[0xcc, 1],
+            &[0xcd, 0, 7],
+            &[0xff],
+            &[0xd0, 1],
+            &[0xca, 0, 0, 0, 0],
+            &[0xcb, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xc0],
+            &[0xc3],
+            &[0x90],
+        ];
+        for key in keys {
+            let mut bytes = vec![0x82];
+            bytes.extend_from_slice(key);
+            bytes.extend([0x01, 0xa1, b'x', 0x02]);
+            same::<Point>(&bytes);
+        }
+        assert_eq!(
+            by_saga::<Point>(&[0x81, 0xc3, 0x01]).unwrap_err(),
+            "invalid type: boolean `true`, expected field identifier"
+        );
+        // Variants by name and by index, and a wrong kind refused.
+        for bytes in [
+            &[0xa4, b'F', b'a', b's', b't'][..],
+            &[0x00],
+            &[0x81, 0xa4, b'S', b'l', b'o', b'w', 0x05],
+            &[0x81, 0x01, 0x05],
+            &[0x81, 0x07, 0x05],
+            &[0xc2],
+            &[0xff],
+        ] {
+            same::<Mode>(bytes);
+        }
     }
 
     /// Hostile bytes: the reader never panics, never reads a value rmp-serde would not
