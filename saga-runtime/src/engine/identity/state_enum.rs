@@ -59,6 +59,8 @@ pub trait StateEnum: Sized {
 /// Writes a state as postcard. A write that fails is kept, and every later one is
 /// skipped: the generated `write` calls it once per field, without a branch per field.
 pub struct StateWriter {
+    // The serializer `postcard::to_allocvec` uses, so that a field's type shares its
+    // serialization code with every other postcard write of that type.
     serializer: postcard::Serializer<AllocVec>,
     failed: Option<StateError>,
 }
