@@ -239,78 +239,47 @@ fn mismatch(token: Token<'_>) -> Error {
     Error(format!("a saved local holds {kind}"))
 }
 
-/// What [`Stream::any`] visits, found apart from the visit so that only the visit is
-/// compiled per visitor.
-enum Found<'a> {
-    Str(&'a str),
-    /// A string that is not UTF-8: visited as bytes, as `rmp-serde` does.
-    NotUtf8(&'a [u8]),
-    Bytes(&'a [u8]),
-    /// A byte string where a sequence is asked for: its bytes, each a `u8`.
-    ByteSeq(&'a [u8]),
-    /// A sequence, a map or an extension type, entered (one level deeper).
-    Seq(u32),
-    Map(u32),
-    Ext(i8, &'a [u8]),
-    Scalar(Token<'a>),
-}
-
 impl<'a> Stream<'a> {
-    /// The next value for [`Stream::any`]; `bytes` as there.
-    fn found(&mut self, bytes: bool) -> Result<Found<'a>, Error> {
-        Ok(match self.token()? {
-            Token::Str(text) => match std::str::from_utf8(text) {
-                Ok(text) => Found::Str(text),
-                Err(_) => Found::NotUtf8(text),
-            },
-            Token::Bin(data) if bytes => Found::Bytes(data),
-            Token::Bin(data) => Found::ByteSeq(data),
-            Token::Array(len) => {
-                self.enter()?;
-                Found::Seq(len)
-            }
-            Token::Map(len) => {
-                self.enter()?;
-                Found::Map(len)
-            }
-            Token::Ext(tag, data) => {
-                self.enter()?;
-                Found::Ext(tag, data)
-            }
-            token => Found::Scalar(token),
-        })
-    }
-
     /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
     /// (else as a sequence of `u8`, where a sequence or struct is asked for).
     fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
-        let found = self.found(bytes)?;
-        // One access for every kind of container, so that a visitor's `visit_seq` is
-        // compiled once for this format.
+        let token = self.token()?;
+        // One access for every kind of container, and one way out of them, so that a
+        // visitor's `visit_seq` is compiled once for this format and `any` small.
         let mut items = Items {
             stream: self,
             left: 0,
             bytes: None,
         };
-        let value = match found {
-            Found::Str(text) => return visitor.visit_str(text),
-            Found::NotUtf8(text) => return visitor.visit_bytes(text).map_err(not_utf8),
-            Found::Bytes(data) => return visitor.visit_bytes(data),
+        let value = match token {
+            Token::Str(text) => {
+                return match std::str::from_utf8(text) {
+                    Ok(text) => visitor.visit_str(text),
+                    // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
+                    Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
+                };
+            }
+            Token::Bin(data) if bytes => return visitor.visit_bytes(data),
             // Not a level of nesting, and not checked to its end, as in `rmp-serde`.
-            Found::ByteSeq(data) => {
+            Token::Bin(data) => {
                 items.bytes = Some(data);
                 return visitor.visit_seq(&mut items);
             }
-            Found::Scalar(token) => return scalar(token, visitor),
-            Found::Seq(len) => {
+            Token::Array(len) => {
+                items.stream.enter()?;
                 items.left = len;
                 visitor.visit_seq(&mut items)?
             }
-            Found::Map(len) => {
+            Token::Map(len) => {
+                items.stream.enter()?;
                 items.left = len;
                 visitor.visit_map(&mut items)?
             }
-            Found::Ext(tag, data) => visitor.visit_newtype_struct(Ext { tag, data })?,
+            Token::Ext(tag, data) => {
+                items.stream.enter()?;
+                visitor.visit_newtype_struct(Ext { tag, data })?
+            }
+            token => return scalar(token, visitor),
         };
         let left = items.left;
         self.leave(left)?;
