@@ -5,6 +5,7 @@
 //! diagrams::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
 
 mod advice;
+mod arguments;
 mod diagrams;
 mod examples_tested;
 mod first_hour;

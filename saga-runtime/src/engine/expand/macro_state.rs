@@ -118,8 +118,16 @@ impl<'de, A> Deserialize<'de> for MacroState<A> {
 }
 
 /// Reads the call's arguments into the tool's generated argument struct.
+///
+/// From the object itself, not from a `Value::Object` as [`parse_arguments`] reads them:
+/// the generated struct (always one with named fields) reads an object the same way from
+/// both, and a `Value` would compile its array path into every tool's struct as well.
+///
+/// [`parse_arguments`]: crate::engine::contract::tool::parse_arguments
 pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>, rmcp::ErrorData> {
-    crate::engine::contract::tool::parse_arguments(arguments).map(MacroState::Start)
+    A::deserialize(arguments)
+        .map(MacroState::Start)
+        .map_err(crate::engine::contract::tool::invalid_arguments)
 }
 
 /// Ends the transition at a suspension: encodes `state` and asks `requests` (none for a
