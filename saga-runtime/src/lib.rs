@@ -129,7 +129,6 @@ pub mod __private {
     };
     pub use crate::tasks::TaskSupport;
     pub use rmcp::ErrorData;
-    pub use rmcp::handler::server::common::schema_for_type;
     pub use rmcp::model::{JsonObject, Tool};
     pub use schemars;
     pub use serde;

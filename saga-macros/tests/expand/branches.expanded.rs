@@ -251,7 +251,7 @@ const _: () = {
         fn tool(&self) -> ::saga_runtime::__private::Tool {
             let mut tool = ::saga_runtime::__private::described(
                 "route",
-                ::saga_runtime::__private::schema_for_type::<__saga_args_route>(),
+                ::saga_runtime::__private::args_schema::<__saga_args_route>(),
             );
             tool.description = ::core::option::Option::Some(
                 "Routes a request by kind.".into(),

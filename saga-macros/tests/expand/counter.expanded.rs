@@ -179,7 +179,7 @@ const _: () = {
         fn tool(&self) -> ::saga_runtime::__private::Tool {
             let mut tool = ::saga_runtime::__private::described(
                 "count_to",
-                ::saga_runtime::__private::schema_for_type::<__saga_args_count_to>(),
+                ::saga_runtime::__private::args_schema::<__saga_args_count_to>(),
             );
             tool.description = ::core::option::Option::Some(
                 "Counts to `n`, one checkpoint at a time.".into(),

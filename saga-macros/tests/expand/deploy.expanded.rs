@@ -182,7 +182,7 @@ const _: () = {
         fn tool(&self) -> ::saga_runtime::__private::Tool {
             let mut tool = ::saga_runtime::__private::described(
                 "complex_tool",
-                ::saga_runtime::__private::schema_for_type::<__saga_args_complex_tool>(),
+                ::saga_runtime::__private::args_schema::<__saga_args_complex_tool>(),
             );
             tool.description = ::core::option::Option::Some(
                 "Deploys a service after confirming with the user and an LLM.".into(),

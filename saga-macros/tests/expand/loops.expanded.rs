@@ -323,7 +323,7 @@ const _: () = {
         fn tool(&self) -> ::saga_runtime::__private::Tool {
             let mut tool = ::saga_runtime::__private::described(
                 "collect",
-                ::saga_runtime::__private::schema_for_type::<__saga_args_collect>(),
+                ::saga_runtime::__private::args_schema::<__saga_args_collect>(),
             );
             tool.description = ::core::option::Option::Some(
                 "Collects names until the user says stop, then confirms each.".into(),

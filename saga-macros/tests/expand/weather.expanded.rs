@@ -168,7 +168,7 @@ const _: () = {
         fn tool(&self) -> ::saga_runtime::__private::Tool {
             let mut tool = ::saga_runtime::__private::described(
                 "get_weather",
-                ::saga_runtime::__private::schema_for_type::<__saga_args_get_weather>(),
+                ::saga_runtime::__private::args_schema::<__saga_args_get_weather>(),
             );
             tool.description = ::core::option::Option::Some(
                 "Gets the weather for a location, after checking who asks.".into(),

@@ -249,7 +249,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
 
                 fn tool(&self) -> #private::Tool {
                     let mut tool =
-                        #private::described(#tool_name, #private::schema_for_type::<#args>());
+                        #private::described(#tool_name, #private::args_schema::<#args>());
                     #description
                     #title
                     #annotations

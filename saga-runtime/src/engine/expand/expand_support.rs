@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::asks::join_all::JoinAll;
 use crate::engine::contract::output::{PromptOutput, ResourceOutput, ToolOutput};
 use crate::engine::contract::tool::Step;
-pub use crate::engine::contract::tool::described;
+pub use crate::engine::contract::tool::{args_schema, described};
 pub use crate::engine::expand::local::{
     Items, ItemsSaved, Restore, SagaForItem, SagaLocal, for_items, keep, keep_item, keep_rest,
     restore,
