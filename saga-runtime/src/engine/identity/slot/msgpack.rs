@@ -478,7 +478,9 @@ fn unsigned(token: Token<'_>) -> Result<u64, Unexpected<'_>> {
         Token::F64(value) => Err(Unexpected::Float(value)),
         Token::Nil => Err(Unexpected::Unit),
         Token::Bool(value) => Err(Unexpected::Bool(value)),
-        Token::Str(_) => Err(Unexpected::Str("")),
+        // Read before this is asked (`deserialize_identifier` visits both); named here
+        // so that the match stays exhaustive.
+        Token::Str(_) => Err(Unexpected::Other("a string")),
         Token::Bin(data) => Err(Unexpected::Bytes(data)),
         Token::Array(_) => Err(Unexpected::Seq),
         Token::Map(_) => Err(Unexpected::Map),
