@@ -437,11 +437,12 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
         }
     }
 
-    /// A field's or a variant's name or index. What `deserialize_any` would visit, with
-    /// only the visits an identifier takes (`visit_str`, `visit_bytes`, `visit_u64`,
-    /// which a small unsigned integer's visit defaults to); any other value is refused as
-    /// a visitor's default method refuses it. So a derived field visitor is not compiled
-    /// with every visit `deserialize_any` makes.
+    /// A field's or a variant's name or index: what `deserialize_any` would visit, a
+    /// string, bytes or a scalar, each with the visit `deserialize_any` makes (the field
+    /// visitor of a struct with a `flatten` field keeps a key of any scalar kind). Only a
+    /// sequence, a map or an extension type, which no identifier is, is refused without
+    /// a visit: so a derived field visitor is not compiled with `deserialize_any`'s
+    /// container visits.
     fn deserialize_identifier<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.token()? {
             Token::Str(text) => match std::str::from_utf8(text) {
@@ -449,42 +450,13 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
                 Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
             },
             Token::Bin(data) => visitor.visit_bytes(data),
-            token => match unsigned(token) {
-                Ok(index) => visitor.visit_u64(index),
-                Err(unexpected) => Err(de::Error::invalid_type(unexpected, &visitor)),
-            },
+            token => scalar(token, visitor),
         }
     }
 
     serde::forward_to_deserialize_any! {
         <W: Visitor<'a>>
         char str string bytes byte_buf unit map ignored_any
-    }
-}
-
-/// An unsigned integer token's value; what any other token is, as a visitor's default
-/// method names it in its error.
-fn unsigned(token: Token<'_>) -> Result<u64, Unexpected<'_>> {
-    match token {
-        Token::U8(value) => Ok(value.into()),
-        Token::U16(value) => Ok(value.into()),
-        Token::U32(value) => Ok(value.into()),
-        Token::U64(value) => Ok(value),
-        Token::I8(value) => Err(Unexpected::Signed(value.into())),
-        Token::I16(value) => Err(Unexpected::Signed(value.into())),
-        Token::I32(value) => Err(Unexpected::Signed(value.into())),
-        Token::I64(value) => Err(Unexpected::Signed(value)),
-        Token::F32(value) => Err(Unexpected::Float(value.into())),
-        Token::F64(value) => Err(Unexpected::Float(value)),
-        Token::Nil => Err(Unexpected::Unit),
-        Token::Bool(value) => Err(Unexpected::Bool(value)),
-        // Read before this is asked (`deserialize_identifier` visits both); named here
-        // so that the match stays exhaustive.
-        Token::Str(_) => Err(Unexpected::Other("a string")),
-        Token::Bin(data) => Err(Unexpected::Bytes(data)),
-        Token::Array(_) => Err(Unexpected::Seq),
-        Token::Map(_) => Err(Unexpected::Map),
-        Token::Ext(..) => Err(Unexpected::NewtypeStruct),
     }
 }
 
@@ -1118,6 +1090,40 @@ mod tests {
             by_saga::<Point>(&[0x81, 0xc3, 0x01]).unwrap_err(),
             "invalid type: boolean `true`, expected field identifier"
         );
+        // A struct with a `flatten` field keeps keys of every scalar kind through its
+        // field visitor: negative, unsigned, boolean and float keys read as rmp-serde
+        // reads them.
+        #[derive(Debug, Serialize, Deserialize, PartialEq)]
+        struct Signed {
+            name: String,
+            #[serde(flatten)]
+            extra: BTreeMap<i32, String>,
+        }
+        #[derive(Debug, Serialize, Deserialize, PartialEq)]
+        struct Flags {
+            name: String,
+            #[serde(flatten)]
+            extra: BTreeMap<bool, u8>,
+        }
+        let signed = Signed {
+            name: "a".into(),
+            extra: BTreeMap::from([(-70_000, "x".into()), (-1, "y".into()), (7, "z".into())]),
+        };
+        let bytes = written(&signed);
+        same::<Signed>(&bytes);
+        assert_eq!(by_saga::<Signed>(&bytes), Ok(signed));
+        let flags = Flags {
+            name: "b".into(),
+            extra: BTreeMap::from([(false, 1), (true, 2)]),
+        };
+        let bytes = written(&flags);
+        same::<Flags>(&bytes);
+        assert_eq!(by_saga::<Flags>(&bytes), Ok(flags));
+        // {"name": "c", 1.5: 2, nil: 3} into a flattened JSON value.
+        same::<Signed>(&[
+            0x83, 0xa4, b'n', b'a', b'm', b'e', 0xa1, b'c', 0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0,
+            0x02, 0xc0, 0x03,
+        ]);
         // Variants by name and by index, and a wrong kind refused.
         for bytes in [
             &[0xa4, b'F', b'a', b's', b't'][..],
