@@ -1,5 +1,6 @@
 //! stdio: newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.
 
+use futures::future::BoxFuture;
 use rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -10,7 +11,8 @@ use super::wire::resumable;
 impl SagaServer {
     /// Serves MCP on stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> anyhow::Result<()> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        self.serve_erased_io(Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+            .await
     }
 
     /// Serves MCP on any byte stream pair, until the reader reaches end of file.
@@ -22,14 +24,28 @@ impl SagaServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        self.tools().start_background();
-        let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
-        let max_line = self.http_limits().max_body_bytes;
-        let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));
-        let running = self.serve((lines_out, writer)).await?;
-        running.waiting().await?;
-        forward.abort();
-        Ok(())
+        self.serve_erased_io(Box::new(reader), Box::new(writer))
+            .await
+    }
+
+    /// The server's future, built and compiled once, here: an `async fn`'s body is
+    /// compiled again in every crate that awaits it, so the public entry points only
+    /// box their arguments and await this.
+    fn serve_erased_io(
+        self,
+        reader: Box<dyn AsyncRead + Send + Unpin>,
+        writer: Box<dyn AsyncWrite + Send + Unpin>,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async move {
+            self.tools().start_background();
+            let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
+            let max_line = self.http_limits().max_body_bytes;
+            let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));
+            let running = self.serve((lines_out, writer)).await?;
+            running.waiting().await?;
+            forward.abort();
+            Ok(())
+        })
     }
 }
 

@@ -15,6 +15,7 @@ mod tool_list;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
@@ -132,7 +133,8 @@ impl SagaServer {
     /// http://ADDR/mcp` on stdout once it accepts requests.
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> anyhow::Result<()> {
         let listener = TcpListener::bind(addr).await?;
-        self.serve_listener(listener, shutdown_signal()).await
+        self.serve_erased_listener(listener, Box::pin(shutdown_signal()))
+            .await
     }
 
     /// Serves Streamable HTTP on a bound listener until `shutdown` completes, with the
@@ -140,14 +142,28 @@ impl SagaServer {
     pub async fn serve_listener(
         self,
         listener: TcpListener,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+        shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let local: SocketAddr = listener.local_addr()?;
-        let router = self.router();
-        tracing::info!(%local, "serving MCP over Streamable HTTP");
-        println!("listening on http://{local}{MCP_PATH}");
-        listener::serve(listener, router, self.http_limits(), shutdown).await?;
-        Ok(())
+        self.serve_erased_listener(listener, Box::pin(shutdown))
+            .await
+    }
+
+    /// The server's future, built and compiled once, here: an `async fn`'s body is
+    /// compiled again in every crate that awaits it, so the public entry points only
+    /// box their generic arguments and await this.
+    fn serve_erased_listener(
+        self,
+        listener: TcpListener,
+        shutdown: BoxFuture<'static, ()>,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async move {
+            let local: SocketAddr = listener.local_addr()?;
+            let router = self.router();
+            tracing::info!(%local, "serving MCP over Streamable HTTP");
+            println!("listening on http://{local}{MCP_PATH}");
+            listener::serve(listener, router, self.http_limits(), shutdown).await?;
+            Ok(())
+        })
     }
 }
 
