@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use futures::future::Either;
+use futures::future::{BoxFuture, Either};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
@@ -22,6 +22,18 @@ impl SagaTools {
     /// Handles a `tools/call`: one transition of the named saga. The result carries the
     /// registry's `serverInfo` (see [`SagaToolsBuilder::info`](super::SagaToolsBuilder::info)) in its `_meta`.
     pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Boxed here, so that the call's future is compiled once, in saga-runtime, and
+        // not again in each crate that awaits it (an `async fn`'s body is compiled where
+        // it is polled). saga's own server awaits `call_stamped`, unboxed.
+        let call: BoxFuture<'_, _> = Box::pin(self.call_stamped(params, context));
+        call.await
+    }
+
+    pub(super) async fn call_stamped(
         &self,
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -225,7 +237,9 @@ impl SagaTools {
     /// # }
     /// ```
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
-        self.run_call(call, cx).await
+        // Boxed for the reason `call` is; saga's own callers await `run_call`.
+        let run: BoxFuture<'_, _> = Box::pin(self.run_call(call, cx));
+        run.await
     }
 
     /// See `run`.

@@ -548,7 +548,9 @@ impl ServerHandler for SagaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools.call(request, &self.with_session(context)).await
+        self.tools
+            .call_stamped(request, &self.with_session(context))
+            .await
     }
 }
 
