@@ -127,6 +127,9 @@ pub(crate) struct Traced {
 pub struct LayoutError(pub(crate) String);
 
 impl de::Error for LayoutError {
+    // Out of line and cold, as the MessagePack reader's error is (see `slot::msgpack`).
+    #[cold]
+    #[inline(never)]
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
         LayoutError(msg.to_string())
     }
