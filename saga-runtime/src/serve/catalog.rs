@@ -6,6 +6,7 @@
 //! [`Prompt`]: crate::engine::Prompt
 //! [`Contents`]: crate::engine::Contents
 
+use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
@@ -126,6 +127,17 @@ impl SagaTools {
         params: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        // Boxed for the reason `SagaTools::call` is; saga's own server awaits
+        // `get_prompt_unboxed`.
+        let got: BoxFuture<'_, _> = Box::pin(self.get_prompt_unboxed(params, context));
+        got.await
+    }
+
+    pub(super) async fn get_prompt_unboxed(
+        &self,
+        params: GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
         let Some((_, saga)) = self
             .inner
             .prompts
@@ -176,6 +188,17 @@ impl SagaTools {
     /// Handles `resources/read`: one transition of the saga of the resource, or of the
     /// first template that matches the URI (its variables become arguments).
     pub async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        // Boxed for the reason `SagaTools::call` is; saga's own server awaits
+        // `read_resource_unboxed`.
+        let read: BoxFuture<'_, _> = Box::pin(self.read_resource_unboxed(params, context));
+        read.await
+    }
+
+    pub(super) async fn read_resource_unboxed(
         &self,
         params: ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,

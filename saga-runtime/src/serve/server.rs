@@ -371,7 +371,7 @@ impl ServerHandler for SagaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         self.tools
-            .get_prompt(request, &self.with_session(context))
+            .get_prompt_unboxed(request, &self.with_session(context))
             .await
     }
 
@@ -405,7 +405,7 @@ impl ServerHandler for SagaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.tools
-            .read_resource(request, &self.with_session(context))
+            .read_resource_unboxed(request, &self.with_session(context))
             .await
     }
 
