@@ -38,8 +38,9 @@ impl std::error::Error for Error {}
 
 impl de::Error for Error {
     // Out of line and cold: serde's error constructors (`missing_field`, `invalid_type`,
-    // ...) all end here, and inlined, each call site of each saved type's visitor got its
-    // own copy of the formatting (29 in one form's decoding). One copy serves them all.
+    // ...) all end here with a `fmt::Arguments`, and inlined, each call site of each saved
+    // type's visitor got its own copy of the formatting (29 in one form's decoding). Now
+    // each crate compiles one copy per message type, and the call sites only call it.
     #[cold]
     #[inline(never)]
     fn custom<T: fmt::Display>(message: T) -> Self {
