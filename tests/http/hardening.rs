@@ -609,6 +609,50 @@ async fn a_panic_over_stdio_ends_that_call_alone() {
     assert!(again["result"]["requestState"].is_string(), "{again:#}");
 }
 
+/// A stdio server whose future is dropped (a caller's shutdown `select!`, an aborted
+/// task) lets go of its input: the task that forwards its lines stops with it, instead
+/// of reading the stream for ever.
+#[tokio::test]
+async fn a_dropped_stdio_server_stops_reading_its_input() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(count_then_panic)
+        .build()
+        .expect("a server");
+    let (mut client_in, server_read) = tokio::io::duplex(1024);
+    let (server_write, client_out) = tokio::io::duplex(64 * 1024);
+    let serving = tokio::spawn(server.serve_io(server_read, server_write));
+    // A whole exchange first, so that the server (and its forwarding task) runs.
+    let message = call("count_then_panic", json!({"limit": 2})).message();
+    client_in
+        .write_all(format!("{message}\n").as_bytes())
+        .await
+        .expect("written");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_out));
+    let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("an answer within 10 s")
+        .expect("readable");
+    assert!(answer.is_some(), "the server answers before it is dropped");
+    serving.abort();
+    let _ = serving.await;
+    // Once the forwarding task has dropped the server's end, a write fails. (No newline:
+    // a whole line would reach the dropped server and end the task that way instead.)
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if client_in.write_all(b"x").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the server's input was still read after its future was dropped"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // 6. Malformed JSON
 // ---------------------------------------------------------------------------------------

@@ -41,11 +41,23 @@ impl SagaServer {
             let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
             let max_line = self.http_limits().max_body_bytes;
             let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));
+            // However this future ends (done, an error from `?`, or dropped by its
+            // caller), the forwarding task stops with it and lets go of the input;
+            // otherwise it read on until the next whole line found the server gone.
+            let _forwarding = StopOnDrop(forward.abort_handle());
             let running = self.serve((lines_out, writer)).await?;
             running.waiting().await?;
-            forward.abort();
             Ok(())
         })
+    }
+}
+
+/// Aborts a task when dropped.
+struct StopOnDrop(tokio::task::AbortHandle);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
