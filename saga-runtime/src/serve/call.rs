@@ -26,11 +26,19 @@ impl SagaTools {
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Boxed here, so that the call's future is compiled once, in saga-runtime, and
-        // not again in each crate that awaits it (an `async fn`'s body is compiled where
-        // it is polled). saga's own server awaits `call_stamped`, unboxed.
-        let call: BoxFuture<'_, _> = Box::pin(self.call_stamped(params, context));
-        call.await
+        self.call_boxed(params, context).await
+    }
+
+    /// [`Self::call_stamped`] boxed by a plain function, so that the call's future is
+    /// compiled once, here, and not again in each crate that awaits `call`: an `async
+    /// fn`'s body (and so a box it made) is compiled where it is polled. saga's own
+    /// server awaits `call_stamped`, unboxed.
+    fn call_boxed<'a>(
+        &'a self,
+        params: CallToolRequestParams,
+        context: &'a RequestContext<RoleServer>,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+        Box::pin(self.call_stamped(params, context))
     }
 
     pub(super) async fn call_stamped(
@@ -237,9 +245,17 @@ impl SagaTools {
     /// # }
     /// ```
     pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
-        // Boxed for the reason `call` is; saga's own callers await `run_call`.
-        let run: BoxFuture<'_, _> = Box::pin(self.run_call(call, cx));
-        run.await
+        self.run_boxed(call, cx).await
+    }
+
+    /// [`Self::run_call`] boxed, for the reason [`Self::call_boxed`] is; saga's own
+    /// callers await `run_call`.
+    fn run_boxed<'a>(
+        &'a self,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+        Box::pin(self.run_call(call, cx))
     }
 
     /// See `run`.

@@ -127,10 +127,17 @@ impl SagaTools {
         params: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        // Boxed for the reason `SagaTools::call` is; saga's own server awaits
-        // `get_prompt_unboxed`.
-        let got: BoxFuture<'_, _> = Box::pin(self.get_prompt_unboxed(params, context));
-        got.await
+        self.get_prompt_boxed(params, context).await
+    }
+
+    /// [`Self::get_prompt_unboxed`] boxed, for the reason `SagaTools::call_boxed` is;
+    /// saga's own server awaits `get_prompt_unboxed`.
+    fn get_prompt_boxed<'a>(
+        &'a self,
+        params: GetPromptRequestParams,
+        context: &'a RequestContext<RoleServer>,
+    ) -> BoxFuture<'a, Result<GetPromptResponse, ErrorData>> {
+        Box::pin(self.get_prompt_unboxed(params, context))
     }
 
     pub(super) async fn get_prompt_unboxed(
@@ -192,10 +199,17 @@ impl SagaTools {
         params: ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        // Boxed for the reason `SagaTools::call` is; saga's own server awaits
-        // `read_resource_unboxed`.
-        let read: BoxFuture<'_, _> = Box::pin(self.read_resource_unboxed(params, context));
-        read.await
+        self.read_resource_boxed(params, context).await
+    }
+
+    /// [`Self::read_resource_unboxed`] boxed, for the reason `SagaTools::call_boxed` is;
+    /// saga's own server awaits `read_resource_unboxed`.
+    fn read_resource_boxed<'a>(
+        &'a self,
+        params: ReadResourceRequestParams,
+        context: &'a RequestContext<RoleServer>,
+    ) -> BoxFuture<'a, Result<ReadResourceResponse, ErrorData>> {
+        Box::pin(self.read_resource_unboxed(params, context))
     }
 
     pub(super) async fn read_resource_unboxed(
