@@ -40,24 +40,16 @@ impl SagaServer {
             self.tools().start_background();
             let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
             let max_line = self.http_limits().max_body_bytes;
-            let forward = tokio::spawn(forward_lines(reader, lines_in, max_line));
-            // However this future ends (done, an error from `?`, or dropped by its
-            // caller), the forwarding task stops with it and lets go of the input;
-            // otherwise it read on until the next whole line found the server gone.
-            let _forwarding = StopOnDrop(forward.abort_handle());
+            // In a `JoinSet`, which aborts its tasks when dropped: however this future
+            // ends (done, an error from `?`, or dropped by its caller), the forwarding
+            // task stops with it and lets go of the input, instead of reading on until
+            // the next whole line finds the server gone.
+            let mut forwarding = tokio::task::JoinSet::new();
+            forwarding.spawn(forward_lines(reader, lines_in, max_line));
             let running = self.serve((lines_out, writer)).await?;
             running.waiting().await?;
             Ok(())
         })
-    }
-}
-
-/// Aborts a task when dropped.
-struct StopOnDrop(tokio::task::AbortHandle);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
