@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use futures::future::{BoxFuture, Either};
+use futures::future::Either;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
@@ -21,24 +21,16 @@ use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};
 impl SagaTools {
     /// Handles a `tools/call`: one transition of the named saga. The result carries the
     /// registry's `serverInfo` (see [`SagaToolsBuilder::info`](super::SagaToolsBuilder::info)) in its `_meta`.
-    pub async fn call(
-        &self,
-        params: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.call_boxed(params, context).await
-    }
-
-    /// [`Self::call_stamped`] boxed by a plain function, so that the call's future is
-    /// compiled once, here, and not again in each crate that awaits `call`: an `async
-    /// fn`'s body (and so a box it made) is compiled where it is polled. saga's own
-    /// server awaits `call_stamped`, unboxed.
-    fn call_boxed<'a>(
+    pub fn call<'a>(
         &'a self,
         params: CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
-    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-        Box::pin(self.call_stamped(params, context))
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+        // A plain function that returns a boxed future, not an `async fn`: an `async
+        // fn`'s body is compiled in each crate that awaits it, and this box is made here,
+        // so the call path is compiled once, in saga-runtime. saga's own server awaits
+        // `call_stamped`, unboxed.
+        self.call_stamped(params, context).boxed()
     }
 
     pub(super) async fn call_stamped(
@@ -244,18 +236,13 @@ impl SagaTools {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn run(&self, call: Call, cx: &SagaContext) -> Result<CallToolResponse, ErrorData> {
-        self.run_boxed(call, cx).await
-    }
-
-    /// [`Self::run_call`] boxed, for the reason [`Self::call_boxed`] is; saga's own
-    /// callers await `run_call`.
-    fn run_boxed<'a>(
+    pub fn run<'a>(
         &'a self,
         call: Call,
         cx: &'a SagaContext,
-    ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-        Box::pin(self.run_call(call, cx))
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+        // Boxed here, for the reason `call` is; saga's own callers await `run_call`.
+        self.run_call(call, cx).boxed()
     }
 
     /// See `run`.

@@ -6,7 +6,7 @@
 //! [`Prompt`]: crate::engine::Prompt
 //! [`Contents`]: crate::engine::Contents
 
-use futures::future::BoxFuture;
+use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
@@ -122,22 +122,14 @@ impl SagaTools {
     }
 
     /// Handles `prompts/get`: one transition of the prompt's saga.
-    pub async fn get_prompt(
-        &self,
-        params: GetPromptRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        self.get_prompt_boxed(params, context).await
-    }
-
-    /// [`Self::get_prompt_unboxed`] boxed, for the reason `SagaTools::call_boxed` is;
-    /// saga's own server awaits `get_prompt_unboxed`.
-    fn get_prompt_boxed<'a>(
+    pub fn get_prompt<'a>(
         &'a self,
         params: GetPromptRequestParams,
         context: &'a RequestContext<RoleServer>,
-    ) -> BoxFuture<'a, Result<GetPromptResponse, ErrorData>> {
-        Box::pin(self.get_prompt_unboxed(params, context))
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + Send + 'a {
+        // Boxed here, for the reason `SagaTools::call` is; saga's own server awaits
+        // `get_prompt_unboxed`.
+        self.get_prompt_unboxed(params, context).boxed()
     }
 
     pub(super) async fn get_prompt_unboxed(
@@ -194,22 +186,14 @@ impl SagaTools {
 
     /// Handles `resources/read`: one transition of the saga of the resource, or of the
     /// first template that matches the URI (its variables become arguments).
-    pub async fn read_resource(
-        &self,
-        params: ReadResourceRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read_resource_boxed(params, context).await
-    }
-
-    /// [`Self::read_resource_unboxed`] boxed, for the reason `SagaTools::call_boxed` is;
-    /// saga's own server awaits `read_resource_unboxed`.
-    fn read_resource_boxed<'a>(
+    pub fn read_resource<'a>(
         &'a self,
         params: ReadResourceRequestParams,
         context: &'a RequestContext<RoleServer>,
-    ) -> BoxFuture<'a, Result<ReadResourceResponse, ErrorData>> {
-        Box::pin(self.read_resource_unboxed(params, context))
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + Send + 'a {
+        // Boxed here, for the reason `SagaTools::call` is; saga's own server awaits
+        // `read_resource_unboxed`.
+        self.read_resource_unboxed(params, context).boxed()
     }
 
     pub(super) async fn read_resource_unboxed(
