@@ -1,5 +1,7 @@
 //! The contract between a saga and the runtime: [`tool`] (`SagaTool`, `Step`, prompts and
-//! resources), what a tool returns ([`output`]), and its diagram ([`diagram`]).
+//! resources), what a tool returns ([`output`]), its diagram ([`diagram`]), and the
+//! same contract with the tool's types erased ([`typed`]), which the runner drives and
+//! the macro's modes (trace, inspect, restate) step through.
 //!
 //! Uses `round`, `call` and `identity`: a step suspends with a round's requests and
 //! reads its answers.
@@ -7,3 +9,4 @@
 pub(crate) mod diagram;
 pub(crate) mod output;
 pub(crate) mod tool;
+pub(crate) mod typed;

@@ -3,7 +3,6 @@
 //! for `saga inspect`, or traced for the state layout a deploy compares). Part of what
 //! the macro's expansion calls, apart from the requests and loops in `expand_support`.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::JsonObject;
@@ -13,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::SagaError;
 use crate::engine::contract::tool::Step;
+use crate::engine::contract::typed::{State as TypedState, Typed};
 use crate::engine::expand::saga_fn::Exit;
 use crate::engine::identity::points::{tag, untag};
 use crate::engine::identity::slot;
@@ -296,8 +296,15 @@ where
     let MacroState::Resume(bytes) = state else {
         return Err("a saga that has not started has no saved state".into());
     };
-    let rendered = match step_in_mode(tool, MacroState::Inspect(bytes), &inspecting()) {
-        Some(Step::Checkpoint(MacroState::Inspected(rendered))) => Some(rendered),
+    let rendered = match step_in_mode(
+        tool,
+        in_mode::<T>(MacroState::Inspect(bytes)),
+        &inspecting(),
+    ) {
+        Some(Step::Checkpoint(state)) => match out_of_mode::<T>(state) {
+            Some(MacroState::Inspected(rendered)) => Some(rendered),
+            _ => None,
+        },
         _ => None,
     };
     inspection(rendered)
@@ -333,29 +340,35 @@ where
     let MacroState::Resume(bytes) = state else {
         return None;
     };
-    match step_in_mode(tool, MacroState::Restate(bytes), cx) {
+    match step_in_mode(tool, in_mode::<T>(MacroState::Restate(bytes)), cx) {
         Some(Step::AskAgain(requests)) => Some(requests),
         _ => None,
     }
 }
 
 /// `tool`'s step run in `mode` (trace, inspect, restate), which never waits: where it
-/// ended, after one poll, or `None` had it waited. One function for the three modes, so
-/// that each tool compiles one copy of it.
-fn step_in_mode<T, A>(
-    tool: &T,
-    mode: MacroState<A>,
-    cx: &SagaContext,
-) -> Option<Step<MacroState<A>>>
-where
-    T: crate::engine::contract::tool::SagaTool<State = MacroState<A>>,
-{
-    let mut step = std::pin::pin!(tool.step(mode, Answers::none(), cx));
+/// ended, after one poll, or `None` had it waited. The step is polled through its erased
+/// future ([`Typed::step`]), the one a transition polls, so that its body, the biggest
+/// function of a tool, is compiled once per tool rather than again for the modes
+/// (issue 43); and this function, with no type of the tool's, is compiled once.
+fn step_in_mode(tool: &dyn Typed, mode: TypedState, cx: &SagaContext) -> Option<Step<TypedState>> {
+    let mut step = tool.step(mode, Answers::none(), cx);
     let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
     match step.as_mut().poll(&mut poll_cx) {
         std::task::Poll::Ready(step) => Some(step),
         std::task::Poll::Pending => None,
     }
+}
+
+/// The state a step in a mode ended with, as `T`'s; `None` for another tool's, which
+/// [`Typed`] never gives back.
+fn out_of_mode<T: crate::engine::contract::tool::SagaTool>(state: TypedState) -> Option<T::State> {
+    state.downcast::<Option<T::State>>().ok()?.take()
+}
+
+/// A mode, as [`step_in_mode`] takes it: the state `Typed` boxes.
+fn in_mode<T: crate::engine::contract::tool::SagaTool>(mode: T::State) -> TypedState {
+    Box::new(Some(mode))
 }
 
 /// The resume arm's encoded state, for a later round and for the restating mode alike:
@@ -413,7 +426,7 @@ where
 {
     let frame = crate::engine::identity::layout::frame::in_frame(|| {
         let cx = SagaContext::new("layout");
-        let _ = step_in_mode(tool, MacroState::Trace, &cx);
+        let _ = step_in_mode(tool, in_mode::<T>(MacroState::Trace), &cx);
     });
     let mut layout = crate::engine::identity::points::StateLayout::of_frame(frame)?;
     layout.state_type = std::any::type_name::<MacroState<A>>();

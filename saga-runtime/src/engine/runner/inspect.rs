@@ -5,10 +5,10 @@
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::InspectError;
+use crate::engine::contract::typed::Typed;
 use crate::engine::identity::points::Points;
 use crate::engine::round::asking;
 use crate::engine::round::pending::TokenHead;
-use crate::engine::runner::typed::Typed;
 use crate::state::{Binding, StateCodec, TokenHeader};
 
 /// The round's requests as the tool states them again from `state_bytes`

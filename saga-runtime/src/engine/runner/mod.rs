@@ -1,5 +1,5 @@
 //! The runner: one request, one transition ([`transition`]; the tool's types behind
-//! [`typed`]), a token read without a transition ([`inspect`]), a tool and its retired
+//! [`Typed`](crate::engine::contract::typed::Typed)), a token read without a transition ([`inspect`]), a tool and its retired
 //! builds behind one name ([`family`]), a panic in tool code kept to its call
 //! ([`unwind`]), and a round's samples answered by the server's model ([`sampling`]).
 //!
@@ -9,5 +9,4 @@ pub(crate) mod family;
 pub(crate) mod inspect;
 pub(crate) mod sampling;
 pub(crate) mod transition;
-pub(crate) mod typed;
 pub(crate) mod unwind;

@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::{invalid_state, tool_bug};
 use crate::engine::contract::tool::Step;
+use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::Misfit;
 use crate::engine::identity::points::{Point, Points};
 use crate::engine::kinds::kind::StepFailure;
@@ -15,7 +16,6 @@ use crate::engine::round::answers::Answers;
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected};
 use crate::engine::round::pending::TokenHead;
-use crate::engine::runner::typed::{State, Typed};
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
 use crate::metrics::{Outcome, Refusal};

@@ -26,7 +26,7 @@ pub(crate) struct CatchUnwind<F: ?Sized> {
 }
 
 /// Catches a panic in a future already boxed: a tool's step behind
-/// [`Typed`](crate::engine::runner::typed::Typed).
+/// [`Typed`](crate::engine::contract::typed::Typed).
 pub(crate) fn catch_panic_pinned<F: Future + ?Sized>(future: Pin<Box<F>>) -> CatchUnwind<F> {
     CatchUnwind { future }
 }
