@@ -330,492 +330,267 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let cx: &::saga_runtime::__private::SagaContext = __cx;
-            let __exit = async move {
-                let mut __slot: ::core::option::Option<__State<_, _, _, _, _>> = ::core::option::Option::None;
-                match __state {
-                    ::saga_runtime::__private::MacroState::Start(
-                        __saga_args_route { kind },
-                    ) => {
-                        let __step = {
-                            let answer = match kind.as_str() {
-                                "ask" if cx.can_elicit() => {
-                                    let __a0 = {
-                                        let __request0 = elicit("Your answer?").key("reply");
-                                        let __mark0 = ::saga_runtime::__private::marker(
-                                            &__request0,
-                                        );
+            let __exit = ::saga_runtime::__private::opaque(async move {
+                    let mut __slot: ::core::option::Option<__State<_, _, _, _, _>> = ::core::option::Option::None;
+                    match __state {
+                        ::saga_runtime::__private::MacroState::Start(
+                            __saga_args_route { kind },
+                        ) => {
+                            let __step = {
+                                let answer = match kind.as_str() {
+                                    "ask" if cx.can_elicit() => {
+                                        let __a0 = {
+                                            let __request0 = elicit("Your answer?").key("reply");
+                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                &__request0,
+                                            );
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterElicitReply {
+                                                        __m0: __mark0,
+                                                    },
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        ::saga_runtime::__private::restatable(
+                                                            &mut __round,
+                                                            __SAGA_RESTATED[0usize],
+                                                        );
+                                                        __round
+                                                    },
+                                                ),
+                                            );
+                                            ::saga_runtime::__private::answer(
+                                                __mark0,
+                                                &mut __answers,
+                                                0,
+                                            )
+                                        };
+                                        let reply: String = __a0?;
+                                        reply
+                                    }
+                                    "llm" => {
+                                        let __a1 = {
+                                            let __request0 = sample("Answer for me");
+                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                &__request0,
+                                            );
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterSampleSampled {
+                                                        __m0: __mark0,
+                                                    },
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        ::saga_runtime::__private::restatable(
+                                                            &mut __round,
+                                                            __SAGA_RESTATED[1usize],
+                                                        );
+                                                        __round
+                                                    },
+                                                ),
+                                            );
+                                            ::saga_runtime::__private::answer(
+                                                __mark0,
+                                                &mut __answers,
+                                                0,
+                                            )
+                                        };
+                                        let sampled = __a1?;
+                                        sampled.text().to_owned()
+                                    }
+                                    _ => {
                                         return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterElicitReply {
-                                                    __m0: __mark0,
-                                                },
-                                                {
-                                                    let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::requests(
-                                                        &mut __round,
-                                                        __request0,
-                                                    );
-                                                    ::saga_runtime::__private::restatable(
-                                                        &mut __round,
-                                                        __SAGA_RESTATED[0usize],
-                                                    );
-                                                    __round
-                                                },
+                                            Self::__finish(Err(SagaError::msg("unknown kind"))),
+                                        );
+                                    }
+                                };
+                                if let Some(first) = answer.chars().next() {
+                                    if first.is_uppercase() {
+                                        let __a2 = {
+                                            let _: ::saga_runtime::__private::Checkpoint = checkpoint();
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterCheckpoint {
+                                                        answer: ::saga_runtime::__private::keep(answer),
+                                                    },
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::restatable(
+                                                            &mut __round,
+                                                            __SAGA_RESTATED[2usize],
+                                                        );
+                                                        __round
+                                                    },
+                                                ),
+                                            );
+                                            ()
+                                        };
+                                        __a2;
+                                    } else if answer.len() > 3 {
+                                        let __a3 = {
+                                            let __request0 = list_roots();
+                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                &__request0,
+                                            );
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterListRootsRoots {
+                                                        answer: ::saga_runtime::__private::keep(answer),
+                                                        __m0: __mark0,
+                                                    },
+                                                    {
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        ::saga_runtime::__private::restatable(
+                                                            &mut __round,
+                                                            __SAGA_RESTATED[3usize],
+                                                        );
+                                                        __round
+                                                    },
+                                                ),
+                                            );
+                                            ::saga_runtime::__private::answer(
+                                                __mark0,
+                                                &mut __answers,
+                                                0,
+                                            )
+                                        };
+                                        let roots = __a3?;
+                                        return ::core::result::Result::Ok(
+                                            Self::__finish(
+                                                Ok(format!("{answer} in {} roots", roots.len())),
                                             ),
                                         );
-                                        ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        )
-                                    };
-                                    let reply: String = __a0?;
-                                    reply
+                                    }
                                 }
-                                "llm" => {
-                                    let __a1 = {
-                                        let __request0 = sample("Answer for me");
-                                        let __mark0 = ::saga_runtime::__private::marker(
-                                            &__request0,
-                                        );
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterSampleSampled {
-                                                    __m0: __mark0,
-                                                },
-                                                {
-                                                    let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::requests(
-                                                        &mut __round,
-                                                        __request0,
-                                                    );
-                                                    ::saga_runtime::__private::restatable(
-                                                        &mut __round,
-                                                        __SAGA_RESTATED[1usize],
-                                                    );
-                                                    __round
-                                                },
-                                            ),
-                                        );
-                                        ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        )
-                                    };
-                                    let sampled = __a1?;
-                                    sampled.text().to_owned()
+                                ::core::result::Result::Ok(Self::__finish(Ok(answer)))
+                            };
+                            if let ::core::option::Option::Some(__state) = &__slot {
+                                struct __SagaProbe<T: ?::core::marker::Sized>(
+                                    ::core::marker::PhantomData<T>,
+                                );
+                                trait __SagaProbeOf {
+                                    type Probe;
+                                    fn __saga_probe(&self) -> Self::Probe;
                                 }
-                                _ => {
+                                impl<T> __SagaProbeOf
+                                for ::saga_runtime::__private::Slot<T> {
+                                    type Probe = __SagaProbe<T>;
+                                    fn __saga_probe(&self) -> __SagaProbe<T> {
+                                        __SagaProbe(::core::marker::PhantomData)
+                                    }
+                                }
+                                struct BorrowAcrossSuspension;
+                                struct __SagaOwned;
+                                trait __SagaViaBorrow {
+                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
+                                        BorrowAcrossSuspension
+                                    }
+                                }
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<&'a T>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::core::option::Option<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::std::vec::Vec<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                trait __SagaViaOwned {
+                                    fn __saga_kind(&self) -> __SagaOwned {
+                                        __SagaOwned
+                                    }
+                                }
+                                impl<T: ?::core::marker::Sized> __SagaViaOwned
+                                for &__SagaProbe<T> {}
+                                #[diagnostic::on_unimplemented(
+                                    message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                    label = "this borrow is used after a suspension",
+                                    note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                    note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                                )]
+                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                #[diagnostic::do_not_recommend]
+                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                for __SagaOwned {}
+                                fn __saga_owned<
+                                    L: ?::core::marker::Sized,
+                                    K: OwnedAcrossSuspension<L>,
+                                >(_: &__SagaProbe<L>, _: K) {}
+                                match __state {
+                                    __State::AfterCheckpoint { answer: answer, .. } => {
+                                        let __probe = __SagaProbeOf::__saga_probe(answer);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
+                                    #[allow(unreachable_patterns)]
+                                    _ => {}
+                                }
+                            }
+                            __step
+                        }
+                        ::saga_runtime::__private::MacroState::Trace => {
+                            ::saga_runtime::__private::record_state(
+                                &__slot,
+                                &["", "", "", ""],
+                            );
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::inspected(&__slot, &__bytes),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspected(_) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::failed(
+                                    "an inspection's answer is not a mode of the step",
+                                ),
+                            );
+                        }
+                        __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                        | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                            let __bytes = ::saga_runtime::__private::resumed(
+                                __resuming,
+                                &mut __answers,
+                            );
+                            let __resumed = match ::saga_runtime::__private::decode(
+                                &__slot,
+                                &__bytes,
+                            ) {
+                                ::core::result::Result::Ok(__state) => __state,
+                                ::core::result::Result::Err(__error) => {
                                     return ::core::result::Result::Ok(
-                                        Self::__finish(Err(SagaError::msg("unknown kind"))),
+                                        ::saga_runtime::__private::undecodable(&__error),
                                     );
                                 }
                             };
-                            if let Some(first) = answer.chars().next() {
-                                if first.is_uppercase() {
-                                    let __a2 = {
-                                        let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterCheckpoint {
-                                                    answer: ::saga_runtime::__private::keep(answer),
-                                                },
-                                                {
-                                                    let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::restatable(
-                                                        &mut __round,
-                                                        __SAGA_RESTATED[2usize],
-                                                    );
-                                                    __round
-                                                },
-                                            ),
-                                        );
-                                        ()
-                                    };
-                                    __a2;
-                                } else if answer.len() > 3 {
-                                    let __a3 = {
-                                        let __request0 = list_roots();
-                                        let __mark0 = ::saga_runtime::__private::marker(
-                                            &__request0,
-                                        );
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterListRootsRoots {
-                                                    answer: ::saga_runtime::__private::keep(answer),
-                                                    __m0: __mark0,
-                                                },
-                                                {
-                                                    let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::requests(
-                                                        &mut __round,
-                                                        __request0,
-                                                    );
-                                                    ::saga_runtime::__private::restatable(
-                                                        &mut __round,
-                                                        __SAGA_RESTATED[3usize],
-                                                    );
-                                                    __round
-                                                },
-                                            ),
-                                        );
-                                        ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        )
-                                    };
-                                    let roots = __a3?;
-                                    return ::core::result::Result::Ok(
-                                        Self::__finish(
-                                            Ok(format!("{answer} in {} roots", roots.len())),
-                                        ),
-                                    );
-                                }
-                            }
-                            ::core::result::Result::Ok(Self::__finish(Ok(answer)))
-                        };
-                        if let ::core::option::Option::Some(__state) = &__slot {
-                            struct __SagaProbe<T: ?::core::marker::Sized>(
-                                ::core::marker::PhantomData<T>,
-                            );
-                            trait __SagaProbeOf {
-                                type Probe;
-                                fn __saga_probe(&self) -> Self::Probe;
-                            }
-                            impl<T> __SagaProbeOf
-                            for ::saga_runtime::__private::Slot<T> {
-                                type Probe = __SagaProbe<T>;
-                                fn __saga_probe(&self) -> __SagaProbe<T> {
-                                    __SagaProbe(::core::marker::PhantomData)
-                                }
-                            }
-                            struct BorrowAcrossSuspension;
-                            struct __SagaOwned;
-                            trait __SagaViaBorrow {
-                                fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                    BorrowAcrossSuspension
-                                }
-                            }
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<&'a T>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::core::option::Option<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::std::vec::Vec<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            trait __SagaViaOwned {
-                                fn __saga_kind(&self) -> __SagaOwned {
-                                    __SagaOwned
-                                }
-                            }
-                            impl<T: ?::core::marker::Sized> __SagaViaOwned
-                            for &__SagaProbe<T> {}
-                            #[diagnostic::on_unimplemented(
-                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
-                                label = "this borrow is used after a suspension",
-                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
-                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
-                            )]
-                            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
-                            #[diagnostic::do_not_recommend]
-                            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
-                            for __SagaOwned {}
-                            fn __saga_owned<
-                                L: ?::core::marker::Sized,
-                                K: OwnedAcrossSuspension<L>,
-                            >(_: &__SagaProbe<L>, _: K) {}
-                            match __state {
-                                __State::AfterCheckpoint { answer: answer, .. } => {
-                                    let __probe = __SagaProbeOf::__saga_probe(answer);
-                                    let __kind = (&__probe).__saga_kind();
-                                    __saga_owned(&__probe, __kind);
-                                }
-                                #[allow(unreachable_patterns)]
-                                _ => {}
-                            }
-                        }
-                        __step
-                    }
-                    ::saga_runtime::__private::MacroState::Trace => {
-                        ::saga_runtime::__private::record_state(
-                            &__slot,
-                            &["", "", "", ""],
-                        );
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::traced(),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::inspected(&__slot, &__bytes),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspected(_) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::failed(
-                                "an inspection's answer is not a mode of the step",
-                            ),
-                        );
-                    }
-                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
-                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
-                        let __bytes = ::saga_runtime::__private::resumed(
-                            __resuming,
-                            &mut __answers,
-                        );
-                        let __resumed = match ::saga_runtime::__private::decode(
-                            &__slot,
-                            &__bytes,
-                        ) {
-                            ::core::result::Result::Ok(__state) => __state,
-                            ::core::result::Result::Err(__error) => {
-                                return ::core::result::Result::Ok(
-                                    ::saga_runtime::__private::undecodable(&__error),
-                                );
-                            }
-                        };
-                        match __resumed {
-                            __State::AfterElicitReply { __m0: __mark0 } => {
-                                let answer = {
-                                    if ::saga_runtime::__private::asking_again(&__answers)
-                                        || !::saga_runtime::__private::fits(
-                                            &__mark0,
-                                            &__answers,
-                                            0usize,
-                                        )
-                                    {
-                                        let __request0 = ::saga_runtime::__private::as_marked(
-                                            &__mark0,
-                                            elicit("Your answer?").key("reply"),
-                                        );
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::ask_again({
-                                                let mut __round = ::std::vec::Vec::new();
-                                                ::saga_runtime::__private::requests(
-                                                    &mut __round,
-                                                    __request0,
-                                                );
-                                                ::saga_runtime::__private::restatable(&mut __round, true);
-                                                ::saga_runtime::__private::note_misfits(
-                                                    &mut __round,
-                                                    &__answers,
-                                                );
-                                                __round
-                                            }),
-                                        );
-                                    }
-                                    let __a0 = ::saga_runtime::__private::answer(
-                                        __mark0,
-                                        &mut __answers,
-                                        0,
-                                    );
-                                    let reply: String = __a0?;
-                                    reply
-                                };
-                                if let Some(first) = answer.chars().next() {
-                                    if first.is_uppercase() {
-                                        let __a2 = {
-                                            let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                            return ::core::result::Result::Ok(
-                                                ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
-                                                    __State::AfterCheckpoint {
-                                                        answer: ::saga_runtime::__private::keep(answer),
-                                                    },
-                                                    {
-                                                        let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::restatable(
-                                                            &mut __round,
-                                                            __SAGA_RESTATED[2usize],
-                                                        );
-                                                        __round
-                                                    },
-                                                ),
-                                            );
-                                            ()
-                                        };
-                                        __a2;
-                                    } else if answer.len() > 3 {
-                                        let __a3 = {
-                                            let __request0 = list_roots();
-                                            let __mark0 = ::saga_runtime::__private::marker(
-                                                &__request0,
-                                            );
-                                            return ::core::result::Result::Ok(
-                                                ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
-                                                    __State::AfterListRootsRoots {
-                                                        answer: ::saga_runtime::__private::keep(answer),
-                                                        __m0: __mark0,
-                                                    },
-                                                    {
-                                                        let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::requests(
-                                                            &mut __round,
-                                                            __request0,
-                                                        );
-                                                        ::saga_runtime::__private::restatable(
-                                                            &mut __round,
-                                                            __SAGA_RESTATED[3usize],
-                                                        );
-                                                        __round
-                                                    },
-                                                ),
-                                            );
-                                            ::saga_runtime::__private::answer(
-                                                __mark0,
-                                                &mut __answers,
-                                                0,
-                                            )
-                                        };
-                                        let roots = __a3?;
-                                        return ::core::result::Result::Ok(
-                                            Self::__finish(
-                                                Ok(format!("{answer} in {} roots", roots.len())),
-                                            ),
-                                        );
-                                    }
-                                }
-                                ::core::result::Result::Ok(Self::__finish(Ok(answer)))
-                            }
-                            __State::AfterSampleSampled { __m0: __mark0 } => {
-                                let answer = {
-                                    if ::saga_runtime::__private::asking_again(&__answers)
-                                        || !::saga_runtime::__private::fits(
-                                            &__mark0,
-                                            &__answers,
-                                            0usize,
-                                        )
-                                    {
-                                        let __request0 = ::saga_runtime::__private::as_marked(
-                                            &__mark0,
-                                            sample("Answer for me"),
-                                        );
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::ask_again({
-                                                let mut __round = ::std::vec::Vec::new();
-                                                ::saga_runtime::__private::requests(
-                                                    &mut __round,
-                                                    __request0,
-                                                );
-                                                ::saga_runtime::__private::restatable(&mut __round, true);
-                                                ::saga_runtime::__private::note_misfits(
-                                                    &mut __round,
-                                                    &__answers,
-                                                );
-                                                __round
-                                            }),
-                                        );
-                                    }
-                                    let __a1 = ::saga_runtime::__private::answer(
-                                        __mark0,
-                                        &mut __answers,
-                                        0,
-                                    );
-                                    let sampled = __a1?;
-                                    sampled.text().to_owned()
-                                };
-                                if let Some(first) = answer.chars().next() {
-                                    if first.is_uppercase() {
-                                        let __a2 = {
-                                            let _: ::saga_runtime::__private::Checkpoint = checkpoint();
-                                            return ::core::result::Result::Ok(
-                                                ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
-                                                    __State::AfterCheckpoint {
-                                                        answer: ::saga_runtime::__private::keep(answer),
-                                                    },
-                                                    {
-                                                        let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::restatable(
-                                                            &mut __round,
-                                                            __SAGA_RESTATED[2usize],
-                                                        );
-                                                        __round
-                                                    },
-                                                ),
-                                            );
-                                            ()
-                                        };
-                                        __a2;
-                                    } else if answer.len() > 3 {
-                                        let __a3 = {
-                                            let __request0 = list_roots();
-                                            let __mark0 = ::saga_runtime::__private::marker(
-                                                &__request0,
-                                            );
-                                            return ::core::result::Result::Ok(
-                                                ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
-                                                    __State::AfterListRootsRoots {
-                                                        answer: ::saga_runtime::__private::keep(answer),
-                                                        __m0: __mark0,
-                                                    },
-                                                    {
-                                                        let mut __round = ::std::vec::Vec::new();
-                                                        ::saga_runtime::__private::requests(
-                                                            &mut __round,
-                                                            __request0,
-                                                        );
-                                                        ::saga_runtime::__private::restatable(
-                                                            &mut __round,
-                                                            __SAGA_RESTATED[3usize],
-                                                        );
-                                                        __round
-                                                    },
-                                                ),
-                                            );
-                                            ::saga_runtime::__private::answer(
-                                                __mark0,
-                                                &mut __answers,
-                                                0,
-                                            )
-                                        };
-                                        let roots = __a3?;
-                                        return ::core::result::Result::Ok(
-                                            Self::__finish(
-                                                Ok(format!("{answer} in {} roots", roots.len())),
-                                            ),
-                                        );
-                                    }
-                                }
-                                ::core::result::Result::Ok(Self::__finish(Ok(answer)))
-                            }
-                            __State::AfterCheckpoint { answer: __saved_answer } => {
-                                let answer = ::saga_runtime::__private::restore(
-                                    __saved_answer,
-                                );
-                                {
-                                    {
-                                        let __a2 = ();
-                                        __a2;
-                                    }
-                                }
-                                ::core::result::Result::Ok(Self::__finish(Ok(answer)))
-                            }
-                            __State::AfterListRootsRoots {
-                                answer: __saved_answer,
-                                __m0: __mark0,
-                            } => {
-                                let answer = ::saga_runtime::__private::restore(
-                                    __saved_answer,
-                                );
-                                {
-                                    {
+                            match __resumed {
+                                __State::AfterElicitReply { __m0: __mark0 } => {
+                                    let answer = {
                                         if ::saga_runtime::__private::asking_again(&__answers)
                                             || !::saga_runtime::__private::fits(
                                                 &__mark0,
@@ -825,7 +600,7 @@ const _: () = {
                                         {
                                             let __request0 = ::saga_runtime::__private::as_marked(
                                                 &__mark0,
-                                                list_roots(),
+                                                elicit("Your answer?").key("reply"),
                                             );
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::ask_again({
@@ -843,24 +618,249 @@ const _: () = {
                                                 }),
                                             );
                                         }
-                                        let __a3 = ::saga_runtime::__private::answer(
+                                        let __a0 = ::saga_runtime::__private::answer(
                                             __mark0,
                                             &mut __answers,
                                             0,
                                         );
-                                        let roots = __a3?;
-                                        return ::core::result::Result::Ok(
-                                            Self::__finish(
-                                                Ok(format!("{answer} in {} roots", roots.len())),
-                                            ),
+                                        let reply: String = __a0?;
+                                        reply
+                                    };
+                                    if let Some(first) = answer.chars().next() {
+                                        if first.is_uppercase() {
+                                            let __a2 = {
+                                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterCheckpoint {
+                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::restatable(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[2usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
+                                                );
+                                                ()
+                                            };
+                                            __a2;
+                                        } else if answer.len() > 3 {
+                                            let __a3 = {
+                                                let __request0 = list_roots();
+                                                let __mark0 = ::saga_runtime::__private::marker(
+                                                    &__request0,
+                                                );
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterListRootsRoots {
+                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            __m0: __mark0,
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            ::saga_runtime::__private::restatable(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[3usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
+                                                );
+                                                ::saga_runtime::__private::answer(
+                                                    __mark0,
+                                                    &mut __answers,
+                                                    0,
+                                                )
+                                            };
+                                            let roots = __a3?;
+                                            return ::core::result::Result::Ok(
+                                                Self::__finish(
+                                                    Ok(format!("{answer} in {} roots", roots.len())),
+                                                ),
+                                            );
+                                        }
+                                    }
+                                    ::core::result::Result::Ok(Self::__finish(Ok(answer)))
+                                }
+                                __State::AfterSampleSampled { __m0: __mark0 } => {
+                                    let answer = {
+                                        if ::saga_runtime::__private::asking_again(&__answers)
+                                            || !::saga_runtime::__private::fits(
+                                                &__mark0,
+                                                &__answers,
+                                                0usize,
+                                            )
+                                        {
+                                            let __request0 = ::saga_runtime::__private::as_marked(
+                                                &__mark0,
+                                                sample("Answer for me"),
+                                            );
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::ask_again({
+                                                    let mut __round = ::std::vec::Vec::new();
+                                                    ::saga_runtime::__private::requests(
+                                                        &mut __round,
+                                                        __request0,
+                                                    );
+                                                    ::saga_runtime::__private::restatable(&mut __round, true);
+                                                    ::saga_runtime::__private::note_misfits(
+                                                        &mut __round,
+                                                        &__answers,
+                                                    );
+                                                    __round
+                                                }),
+                                            );
+                                        }
+                                        let __a1 = ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0,
                                         );
+                                        let sampled = __a1?;
+                                        sampled.text().to_owned()
+                                    };
+                                    if let Some(first) = answer.chars().next() {
+                                        if first.is_uppercase() {
+                                            let __a2 = {
+                                                let _: ::saga_runtime::__private::Checkpoint = checkpoint();
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterCheckpoint {
+                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::restatable(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[2usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
+                                                );
+                                                ()
+                                            };
+                                            __a2;
+                                        } else if answer.len() > 3 {
+                                            let __a3 = {
+                                                let __request0 = list_roots();
+                                                let __mark0 = ::saga_runtime::__private::marker(
+                                                    &__request0,
+                                                );
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::suspend(
+                                                        &mut __slot,
+                                                        __State::AfterListRootsRoots {
+                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            __m0: __mark0,
+                                                        },
+                                                        {
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
+                                                            );
+                                                            ::saga_runtime::__private::restatable(
+                                                                &mut __round,
+                                                                __SAGA_RESTATED[3usize],
+                                                            );
+                                                            __round
+                                                        },
+                                                    ),
+                                                );
+                                                ::saga_runtime::__private::answer(
+                                                    __mark0,
+                                                    &mut __answers,
+                                                    0,
+                                                )
+                                            };
+                                            let roots = __a3?;
+                                            return ::core::result::Result::Ok(
+                                                Self::__finish(
+                                                    Ok(format!("{answer} in {} roots", roots.len())),
+                                                ),
+                                            );
+                                        }
+                                    }
+                                    ::core::result::Result::Ok(Self::__finish(Ok(answer)))
+                                }
+                                __State::AfterCheckpoint { answer: __saved_answer } => {
+                                    let answer = ::saga_runtime::__private::restore(
+                                        __saved_answer,
+                                    );
+                                    {
+                                        {
+                                            let __a2 = ();
+                                            __a2;
+                                        }
+                                    }
+                                    ::core::result::Result::Ok(Self::__finish(Ok(answer)))
+                                }
+                                __State::AfterListRootsRoots {
+                                    answer: __saved_answer,
+                                    __m0: __mark0,
+                                } => {
+                                    let answer = ::saga_runtime::__private::restore(
+                                        __saved_answer,
+                                    );
+                                    {
+                                        {
+                                            if ::saga_runtime::__private::asking_again(&__answers)
+                                                || !::saga_runtime::__private::fits(
+                                                    &__mark0,
+                                                    &__answers,
+                                                    0usize,
+                                                )
+                                            {
+                                                let __request0 = ::saga_runtime::__private::as_marked(
+                                                    &__mark0,
+                                                    list_roots(),
+                                                );
+                                                return ::core::result::Result::Ok(
+                                                    ::saga_runtime::__private::ask_again({
+                                                        let mut __round = ::std::vec::Vec::new();
+                                                        ::saga_runtime::__private::requests(
+                                                            &mut __round,
+                                                            __request0,
+                                                        );
+                                                        ::saga_runtime::__private::restatable(&mut __round, true);
+                                                        ::saga_runtime::__private::note_misfits(
+                                                            &mut __round,
+                                                            &__answers,
+                                                        );
+                                                        __round
+                                                    }),
+                                                );
+                                            }
+                                            let __a3 = ::saga_runtime::__private::answer(
+                                                __mark0,
+                                                &mut __answers,
+                                                0,
+                                            );
+                                            let roots = __a3?;
+                                            return ::core::result::Result::Ok(
+                                                Self::__finish(
+                                                    Ok(format!("{answer} in {} roots", roots.len())),
+                                                ),
+                                            );
+                                        }
                                     }
                                 }
                             }
                         }
                     }
-                }
-            }
+                })
                 .await;
             match __exit {
                 ::core::result::Result::Ok(__step) => __step,

@@ -397,365 +397,59 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let __exit = async move {
-                let mut __slot: ::core::option::Option<
-                    __State<_, _, _, _, _, _, _, _, _>,
-                > = ::core::option::Option::None;
-                match __state {
-                    ::saga_runtime::__private::MacroState::Start(
-                        __saga_args_collect { limit, candidates },
-                    ) => {
-                        let __step = {
-                            let mut names = Vec::new();
-                            loop {
-                                if names.len() < limit as usize {
-                                    let __a0 = {
-                                        let __request0 = elicit("Another name?");
-                                        let __mark0 = ::saga_runtime::__private::marker(
-                                            &__request0,
-                                        );
-                                        return ::core::result::Result::Ok(
-                                            ::saga_runtime::__private::suspend(
-                                                &mut __slot,
-                                                __State::AfterElicitName {
-                                                    limit: ::saga_runtime::__private::keep(limit),
-                                                    candidates: ::saga_runtime::__private::keep(candidates),
-                                                    names: ::saga_runtime::__private::keep(names),
-                                                    __m0: __mark0,
-                                                },
-                                                {
-                                                    let mut __round = ::std::vec::Vec::new();
-                                                    ::saga_runtime::__private::requests(
-                                                        &mut __round,
-                                                        __request0,
-                                                    );
-                                                    ::saga_runtime::__private::restatable(
-                                                        &mut __round,
-                                                        __SAGA_RESTATED[0usize],
-                                                    );
-                                                    __round
-                                                },
-                                            ),
-                                        );
-                                        ::saga_runtime::__private::answer(
-                                            __mark0,
-                                            &mut __answers,
-                                            0,
-                                        )
-                                    };
-                                    let name: String = __a0?;
-                                    if name == "stop" {
-                                        break;
-                                    }
-                                    names.push(name);
-                                } else {
-                                    break;
-                                }
-                            }
-                            let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
-                                    candidates,
-                                )
-                                .collect();
-                            __rest1.reverse();
-                            'outer: loop {
-                                let ::core::option::Option::Some(candidate) = __rest1.pop()
-                                else {
-                                    break;
-                                };
-                                {
-                                    let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
-                                        0..2,
-                                    );
-                                    loop {
-                                        let ::core::option::Option::Some(attempt) = __rest2.next()
-                                        else {
-                                            break;
-                                        };
-                                        {
-                                            let __a1 = {
-                                                let __request0 = elicit(
-                                                    format!("Keep {candidate} (try {attempt})?"),
-                                                );
-                                                let __mark0 = ::saga_runtime::__private::marker(
-                                                    &__request0,
-                                                );
-                                                let __items1 = ::saga_runtime::__private::for_items(
-                                                    &__rest1,
-                                                );
-                                                return ::core::result::Result::Ok(
-                                                    ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
-                                                        __State::AfterElicitKeep {
-                                                            __rest2: ::saga_runtime::__private::keep(__rest2),
-                                                            candidate: ::saga_runtime::__private::keep_item(
-                                                                candidate,
-                                                                __items1,
-                                                            ),
-                                                            names: ::saga_runtime::__private::keep(names),
-                                                            __rest1: ::saga_runtime::__private::keep_rest(__rest1),
-                                                            __m0: __mark0,
-                                                        },
-                                                        {
-                                                            let mut __round = ::std::vec::Vec::new();
-                                                            ::saga_runtime::__private::requests(
-                                                                &mut __round,
-                                                                __request0,
-                                                            );
-                                                            ::saga_runtime::__private::restatable(
-                                                                &mut __round,
-                                                                __SAGA_RESTATED[1usize],
-                                                            );
-                                                            __round
-                                                        },
-                                                    ),
-                                                );
-                                                ::saga_runtime::__private::answer(
-                                                    __mark0,
-                                                    &mut __answers,
-                                                    0,
-                                                )
-                                            };
-                                            let keep: bool = __a1?;
-                                            if !keep {
-                                                continue 'outer;
-                                            }
-                                        }
-                                    }
-                                    names.push(candidate);
-                                }
-                            }
-                            ::core::result::Result::Ok(Self::__finish(Ok(names)))
-                        };
-                        if let ::core::option::Option::Some(__state) = &__slot {
-                            struct __SagaProbe<T: ?::core::marker::Sized>(
-                                ::core::marker::PhantomData<T>,
-                            );
-                            trait __SagaProbeOf {
-                                type Probe;
-                                fn __saga_probe(&self) -> Self::Probe;
-                            }
-                            impl<T> __SagaProbeOf
-                            for ::saga_runtime::__private::Slot<T> {
-                                type Probe = __SagaProbe<T>;
-                                fn __saga_probe(&self) -> __SagaProbe<T> {
-                                    __SagaProbe(::core::marker::PhantomData)
-                                }
-                            }
-                            struct BorrowAcrossSuspension;
-                            struct __SagaOwned;
-                            trait __SagaViaBorrow {
-                                fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                    BorrowAcrossSuspension
-                                }
-                            }
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<&'a T>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::core::option::Option<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::std::vec::Vec<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            trait __SagaViaOwned {
-                                fn __saga_kind(&self) -> __SagaOwned {
-                                    __SagaOwned
-                                }
-                            }
-                            impl<T: ?::core::marker::Sized> __SagaViaOwned
-                            for &__SagaProbe<T> {}
-                            #[diagnostic::on_unimplemented(
-                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
-                                label = "this borrow is used after a suspension",
-                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
-                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
-                            )]
-                            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
-                            #[diagnostic::do_not_recommend]
-                            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
-                            for __SagaOwned {}
-                            fn __saga_owned<
-                                L: ?::core::marker::Sized,
-                                K: OwnedAcrossSuspension<L>,
-                            >(_: &__SagaProbe<L>, _: K) {}
-                            match __state {
-                                __State::AfterElicitName {
-                                    limit: limit,
-                                    candidates: candidates,
-                                    names: names,
-                                    ..
-                                } => {
-                                    {
-                                        let __probe = __SagaProbeOf::__saga_probe(limit);
-                                        let __kind = (&__probe).__saga_kind();
-                                        __saga_owned(&__probe, __kind);
-                                    }
-                                    {
-                                        let __probe = __SagaProbeOf::__saga_probe(candidates);
-                                        let __kind = (&__probe).__saga_kind();
-                                        __saga_owned(&__probe, __kind);
-                                    }
-                                    {
-                                        let __probe = __SagaProbeOf::__saga_probe(names);
-                                        let __kind = (&__probe).__saga_kind();
-                                        __saga_owned(&__probe, __kind);
-                                    }
-                                }
-                                #[allow(unreachable_patterns)]
-                                _ => {}
-                            }
-                        }
-                        __step
-                    }
-                    ::saga_runtime::__private::MacroState::Trace => {
-                        ::saga_runtime::__private::record_state(&__slot, &["", ""]);
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::traced(),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::inspected(&__slot, &__bytes),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspected(_) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::failed(
-                                "an inspection's answer is not a mode of the step",
-                            ),
-                        );
-                    }
-                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
-                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
-                        let __bytes = ::saga_runtime::__private::resumed(
-                            __resuming,
-                            &mut __answers,
-                        );
-                        let __resumed = match ::saga_runtime::__private::decode(
-                            &__slot,
-                            &__bytes,
-                        ) {
-                            ::core::result::Result::Ok(__state) => __state,
-                            ::core::result::Result::Err(__error) => {
-                                return ::core::result::Result::Ok(
-                                    ::saga_runtime::__private::undecodable(&__error),
-                                );
-                            }
-                        };
-                        match __resumed {
-                            __State::AfterElicitName {
-                                limit: __saved_limit,
-                                candidates: __saved_candidates,
-                                names: __saved_names,
-                                __m0: __mark0,
-                            } => {
-                                let limit = ::saga_runtime::__private::restore(
-                                    __saved_limit,
-                                );
-                                let candidates = ::saga_runtime::__private::restore(
-                                    __saved_candidates,
-                                );
-                                let mut names = ::saga_runtime::__private::restore(
-                                    __saved_names,
-                                );
-                                {
-                                    let __flow = '__peel0_0: {
-                                        {
-                                            if ::saga_runtime::__private::asking_again(&__answers)
-                                                || !::saga_runtime::__private::fits(
-                                                    &__mark0,
-                                                    &__answers,
-                                                    0usize,
-                                                )
-                                            {
-                                                let __request0 = ::saga_runtime::__private::as_marked(
-                                                    &__mark0,
-                                                    elicit("Another name?"),
-                                                );
-                                                return ::core::result::Result::Ok(
-                                                    ::saga_runtime::__private::ask_again({
+            let __exit = ::saga_runtime::__private::opaque(async move {
+                    let mut __slot: ::core::option::Option<
+                        __State<_, _, _, _, _, _, _, _, _>,
+                    > = ::core::option::Option::None;
+                    match __state {
+                        ::saga_runtime::__private::MacroState::Start(
+                            __saga_args_collect { limit, candidates },
+                        ) => {
+                            let __step = {
+                                let mut names = Vec::new();
+                                loop {
+                                    if names.len() < limit as usize {
+                                        let __a0 = {
+                                            let __request0 = elicit("Another name?");
+                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                &__request0,
+                                            );
+                                            return ::core::result::Result::Ok(
+                                                ::saga_runtime::__private::suspend(
+                                                    &mut __slot,
+                                                    __State::AfterElicitName {
+                                                        limit: ::saga_runtime::__private::keep(limit),
+                                                        candidates: ::saga_runtime::__private::keep(candidates),
+                                                        names: ::saga_runtime::__private::keep(names),
+                                                        __m0: __mark0,
+                                                    },
+                                                    {
                                                         let mut __round = ::std::vec::Vec::new();
                                                         ::saga_runtime::__private::requests(
                                                             &mut __round,
                                                             __request0,
                                                         );
-                                                        ::saga_runtime::__private::restatable(&mut __round, true);
-                                                        ::saga_runtime::__private::note_misfits(
+                                                        ::saga_runtime::__private::restatable(
                                                             &mut __round,
-                                                            &__answers,
+                                                            __SAGA_RESTATED[0usize],
                                                         );
                                                         __round
-                                                    }),
-                                                );
-                                            }
-                                            let __a0 = ::saga_runtime::__private::answer(
+                                                    },
+                                                ),
+                                            );
+                                            ::saga_runtime::__private::answer(
                                                 __mark0,
                                                 &mut __answers,
                                                 0,
-                                            );
-                                            let name: String = __a0?;
-                                            if name == "stop" {
-                                                break '__peel0_0 (::saga_runtime::__private::Flow::Break(()));
-                                            }
-                                            names.push(name);
+                                            )
                                         };
-                                        ::saga_runtime::__private::Flow::Continue
-                                    };
-                                    match __flow {
-                                        ::saga_runtime::__private::Flow::Break(__value) => __value,
-                                        ::saga_runtime::__private::Flow::Continue => {
-                                            loop {
-                                                if names.len() < limit as usize {
-                                                    let __a0 = {
-                                                        let __request0 = elicit("Another name?");
-                                                        let __mark0 = ::saga_runtime::__private::marker(
-                                                            &__request0,
-                                                        );
-                                                        return ::core::result::Result::Ok(
-                                                            ::saga_runtime::__private::suspend(
-                                                                &mut __slot,
-                                                                __State::AfterElicitName {
-                                                                    limit: ::saga_runtime::__private::keep(limit),
-                                                                    candidates: ::saga_runtime::__private::keep(candidates),
-                                                                    names: ::saga_runtime::__private::keep(names),
-                                                                    __m0: __mark0,
-                                                                },
-                                                                {
-                                                                    let mut __round = ::std::vec::Vec::new();
-                                                                    ::saga_runtime::__private::requests(
-                                                                        &mut __round,
-                                                                        __request0,
-                                                                    );
-                                                                    ::saga_runtime::__private::restatable(
-                                                                        &mut __round,
-                                                                        __SAGA_RESTATED[0usize],
-                                                                    );
-                                                                    __round
-                                                                },
-                                                            ),
-                                                        );
-                                                        ::saga_runtime::__private::answer(
-                                                            __mark0,
-                                                            &mut __answers,
-                                                            0,
-                                                        )
-                                                    };
-                                                    let name: String = __a0?;
-                                                    if name == "stop" {
-                                                        break;
-                                                    }
-                                                    names.push(name);
-                                                } else {
-                                                    break;
-                                                }
-                                            }
+                                        let name: String = __a0?;
+                                        if name == "stop" {
+                                            break;
                                         }
+                                        names.push(name);
+                                    } else {
+                                        break;
                                     }
                                 }
                                 let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
@@ -831,75 +525,205 @@ const _: () = {
                                     }
                                 }
                                 ::core::result::Result::Ok(Self::__finish(Ok(names)))
-                            }
-                            __State::AfterElicitKeep {
-                                __rest2: __saved___rest2,
-                                candidate: __saved_candidate,
-                                names: __saved_names,
-                                __rest1: __saved___rest1,
-                                __m0: __mark0,
-                            } => {
-                                let mut names = ::saga_runtime::__private::restore(
-                                    __saved_names,
+                            };
+                            if let ::core::option::Option::Some(__state) = &__slot {
+                                struct __SagaProbe<T: ?::core::marker::Sized>(
+                                    ::core::marker::PhantomData<T>,
                                 );
-                                let mut __rest1 = ::saga_runtime::__private::restore(
-                                    __saved___rest1,
-                                );
-                                {
-                                    '__peel1_0: {
-                                        let candidate = ::saga_runtime::__private::restore(
-                                            __saved_candidate,
-                                        );
+                                trait __SagaProbeOf {
+                                    type Probe;
+                                    fn __saga_probe(&self) -> Self::Probe;
+                                }
+                                impl<T> __SagaProbeOf
+                                for ::saga_runtime::__private::Slot<T> {
+                                    type Probe = __SagaProbe<T>;
+                                    fn __saga_probe(&self) -> __SagaProbe<T> {
+                                        __SagaProbe(::core::marker::PhantomData)
+                                    }
+                                }
+                                struct BorrowAcrossSuspension;
+                                struct __SagaOwned;
+                                trait __SagaViaBorrow {
+                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
+                                        BorrowAcrossSuspension
+                                    }
+                                }
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<&'a T>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::core::option::Option<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::std::vec::Vec<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                trait __SagaViaOwned {
+                                    fn __saga_kind(&self) -> __SagaOwned {
+                                        __SagaOwned
+                                    }
+                                }
+                                impl<T: ?::core::marker::Sized> __SagaViaOwned
+                                for &__SagaProbe<T> {}
+                                #[diagnostic::on_unimplemented(
+                                    message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                    label = "this borrow is used after a suspension",
+                                    note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                    note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                                )]
+                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                #[diagnostic::do_not_recommend]
+                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                for __SagaOwned {}
+                                fn __saga_owned<
+                                    L: ?::core::marker::Sized,
+                                    K: OwnedAcrossSuspension<L>,
+                                >(_: &__SagaProbe<L>, _: K) {}
+                                match __state {
+                                    __State::AfterElicitName {
+                                        limit: limit,
+                                        candidates: candidates,
+                                        names: names,
+                                        ..
+                                    } => {
                                         {
-                                            let mut __rest2 = ::saga_runtime::__private::restore(
-                                                __saved___rest2,
-                                            );
+                                            let __probe = __SagaProbeOf::__saga_probe(limit);
+                                            let __kind = (&__probe).__saga_kind();
+                                            __saga_owned(&__probe, __kind);
+                                        }
+                                        {
+                                            let __probe = __SagaProbeOf::__saga_probe(candidates);
+                                            let __kind = (&__probe).__saga_kind();
+                                            __saga_owned(&__probe, __kind);
+                                        }
+                                        {
+                                            let __probe = __SagaProbeOf::__saga_probe(names);
+                                            let __kind = (&__probe).__saga_kind();
+                                            __saga_owned(&__probe, __kind);
+                                        }
+                                    }
+                                    #[allow(unreachable_patterns)]
+                                    _ => {}
+                                }
+                            }
+                            __step
+                        }
+                        ::saga_runtime::__private::MacroState::Trace => {
+                            ::saga_runtime::__private::record_state(&__slot, &["", ""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::inspected(&__slot, &__bytes),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspected(_) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::failed(
+                                    "an inspection's answer is not a mode of the step",
+                                ),
+                            );
+                        }
+                        __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                        | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                            let __bytes = ::saga_runtime::__private::resumed(
+                                __resuming,
+                                &mut __answers,
+                            );
+                            let __resumed = match ::saga_runtime::__private::decode(
+                                &__slot,
+                                &__bytes,
+                            ) {
+                                ::core::result::Result::Ok(__state) => __state,
+                                ::core::result::Result::Err(__error) => {
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::undecodable(&__error),
+                                    );
+                                }
+                            };
+                            match __resumed {
+                                __State::AfterElicitName {
+                                    limit: __saved_limit,
+                                    candidates: __saved_candidates,
+                                    names: __saved_names,
+                                    __m0: __mark0,
+                                } => {
+                                    let limit = ::saga_runtime::__private::restore(
+                                        __saved_limit,
+                                    );
+                                    let candidates = ::saga_runtime::__private::restore(
+                                        __saved_candidates,
+                                    );
+                                    let mut names = ::saga_runtime::__private::restore(
+                                        __saved_names,
+                                    );
+                                    {
+                                        let __flow = '__peel0_0: {
                                             {
-                                                '__peel1_2: {
-                                                    {
-                                                        if ::saga_runtime::__private::asking_again(&__answers) {
-                                                            return ::core::result::Result::Ok(
-                                                                ::saga_runtime::__private::cannot_restate(),
+                                                if ::saga_runtime::__private::asking_again(&__answers)
+                                                    || !::saga_runtime::__private::fits(
+                                                        &__mark0,
+                                                        &__answers,
+                                                        0usize,
+                                                    )
+                                                {
+                                                    let __request0 = ::saga_runtime::__private::as_marked(
+                                                        &__mark0,
+                                                        elicit("Another name?"),
+                                                    );
+                                                    return ::core::result::Result::Ok(
+                                                        ::saga_runtime::__private::ask_again({
+                                                            let mut __round = ::std::vec::Vec::new();
+                                                            ::saga_runtime::__private::requests(
+                                                                &mut __round,
+                                                                __request0,
                                                             );
-                                                        }
-                                                        let __a1 = ::saga_runtime::__private::answer(
-                                                            __mark0,
-                                                            &mut __answers,
-                                                            0,
-                                                        );
-                                                        let keep: bool = __a1?;
-                                                        if !keep {
-                                                            break '__peel1_0;
-                                                        }
-                                                    };
+                                                            ::saga_runtime::__private::restatable(&mut __round, true);
+                                                            ::saga_runtime::__private::note_misfits(
+                                                                &mut __round,
+                                                                &__answers,
+                                                            );
+                                                            __round
+                                                        }),
+                                                    );
                                                 }
+                                                let __a0 = ::saga_runtime::__private::answer(
+                                                    __mark0,
+                                                    &mut __answers,
+                                                    0,
+                                                );
+                                                let name: String = __a0?;
+                                                if name == "stop" {
+                                                    break '__peel0_0 (::saga_runtime::__private::Flow::Break(()));
+                                                }
+                                                names.push(name);
+                                            };
+                                            ::saga_runtime::__private::Flow::Continue
+                                        };
+                                        match __flow {
+                                            ::saga_runtime::__private::Flow::Break(__value) => __value,
+                                            ::saga_runtime::__private::Flow::Continue => {
                                                 loop {
-                                                    let ::core::option::Option::Some(attempt) = __rest2.next()
-                                                    else {
-                                                        break;
-                                                    };
-                                                    {
-                                                        let __a1 = {
-                                                            let __request0 = elicit(
-                                                                format!("Keep {candidate} (try {attempt})?"),
-                                                            );
+                                                    if names.len() < limit as usize {
+                                                        let __a0 = {
+                                                            let __request0 = elicit("Another name?");
                                                             let __mark0 = ::saga_runtime::__private::marker(
                                                                 &__request0,
-                                                            );
-                                                            let __items1 = ::saga_runtime::__private::for_items(
-                                                                &__rest1,
                                                             );
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
                                                                     &mut __slot,
-                                                                    __State::AfterElicitKeep {
-                                                                        __rest2: ::saga_runtime::__private::keep(__rest2),
-                                                                        candidate: ::saga_runtime::__private::keep_item(
-                                                                            candidate,
-                                                                            __items1,
-                                                                        ),
+                                                                    __State::AfterElicitName {
+                                                                        limit: ::saga_runtime::__private::keep(limit),
+                                                                        candidates: ::saga_runtime::__private::keep(candidates),
                                                                         names: ::saga_runtime::__private::keep(names),
-                                                                        __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -910,7 +734,7 @@ const _: () = {
                                                                         );
                                                                         ::saga_runtime::__private::restatable(
                                                                             &mut __round,
-                                                                            __SAGA_RESTATED[1usize],
+                                                                            __SAGA_RESTATED[0usize],
                                                                         );
                                                                         __round
                                                                     },
@@ -922,16 +746,23 @@ const _: () = {
                                                                 0,
                                                             )
                                                         };
-                                                        let keep: bool = __a1?;
-                                                        if !keep {
-                                                            break '__peel1_0;
+                                                        let name: String = __a0?;
+                                                        if name == "stop" {
+                                                            break;
                                                         }
+                                                        names.push(name);
+                                                    } else {
+                                                        break;
                                                     }
                                                 }
                                             }
-                                            names.push(candidate);
-                                        };
+                                        }
                                     }
+                                    let mut __rest1: ::std::vec::Vec<_> = ::core::iter::IntoIterator::into_iter(
+                                            candidates,
+                                        )
+                                        .collect();
+                                    __rest1.reverse();
                                     'outer: loop {
                                         let ::core::option::Option::Some(candidate) = __rest1.pop()
                                         else {
@@ -999,13 +830,182 @@ const _: () = {
                                             names.push(candidate);
                                         }
                                     }
+                                    ::core::result::Result::Ok(Self::__finish(Ok(names)))
                                 }
-                                ::core::result::Result::Ok(Self::__finish(Ok(names)))
+                                __State::AfterElicitKeep {
+                                    __rest2: __saved___rest2,
+                                    candidate: __saved_candidate,
+                                    names: __saved_names,
+                                    __rest1: __saved___rest1,
+                                    __m0: __mark0,
+                                } => {
+                                    let mut names = ::saga_runtime::__private::restore(
+                                        __saved_names,
+                                    );
+                                    let mut __rest1 = ::saga_runtime::__private::restore(
+                                        __saved___rest1,
+                                    );
+                                    {
+                                        '__peel1_0: {
+                                            let candidate = ::saga_runtime::__private::restore(
+                                                __saved_candidate,
+                                            );
+                                            {
+                                                let mut __rest2 = ::saga_runtime::__private::restore(
+                                                    __saved___rest2,
+                                                );
+                                                {
+                                                    '__peel1_2: {
+                                                        {
+                                                            if ::saga_runtime::__private::asking_again(&__answers) {
+                                                                return ::core::result::Result::Ok(
+                                                                    ::saga_runtime::__private::cannot_restate(),
+                                                                );
+                                                            }
+                                                            let __a1 = ::saga_runtime::__private::answer(
+                                                                __mark0,
+                                                                &mut __answers,
+                                                                0,
+                                                            );
+                                                            let keep: bool = __a1?;
+                                                            if !keep {
+                                                                break '__peel1_0;
+                                                            }
+                                                        };
+                                                    }
+                                                    loop {
+                                                        let ::core::option::Option::Some(attempt) = __rest2.next()
+                                                        else {
+                                                            break;
+                                                        };
+                                                        {
+                                                            let __a1 = {
+                                                                let __request0 = elicit(
+                                                                    format!("Keep {candidate} (try {attempt})?"),
+                                                                );
+                                                                let __mark0 = ::saga_runtime::__private::marker(
+                                                                    &__request0,
+                                                                );
+                                                                let __items1 = ::saga_runtime::__private::for_items(
+                                                                    &__rest1,
+                                                                );
+                                                                return ::core::result::Result::Ok(
+                                                                    ::saga_runtime::__private::suspend(
+                                                                        &mut __slot,
+                                                                        __State::AfterElicitKeep {
+                                                                            __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                            candidate: ::saga_runtime::__private::keep_item(
+                                                                                candidate,
+                                                                                __items1,
+                                                                            ),
+                                                                            names: ::saga_runtime::__private::keep(names),
+                                                                            __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                            __m0: __mark0,
+                                                                        },
+                                                                        {
+                                                                            let mut __round = ::std::vec::Vec::new();
+                                                                            ::saga_runtime::__private::requests(
+                                                                                &mut __round,
+                                                                                __request0,
+                                                                            );
+                                                                            ::saga_runtime::__private::restatable(
+                                                                                &mut __round,
+                                                                                __SAGA_RESTATED[1usize],
+                                                                            );
+                                                                            __round
+                                                                        },
+                                                                    ),
+                                                                );
+                                                                ::saga_runtime::__private::answer(
+                                                                    __mark0,
+                                                                    &mut __answers,
+                                                                    0,
+                                                                )
+                                                            };
+                                                            let keep: bool = __a1?;
+                                                            if !keep {
+                                                                break '__peel1_0;
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                                names.push(candidate);
+                                            };
+                                        }
+                                        'outer: loop {
+                                            let ::core::option::Option::Some(candidate) = __rest1.pop()
+                                            else {
+                                                break;
+                                            };
+                                            {
+                                                let mut __rest2 = ::saga_runtime::__private::RangeRest::from(
+                                                    0..2,
+                                                );
+                                                loop {
+                                                    let ::core::option::Option::Some(attempt) = __rest2.next()
+                                                    else {
+                                                        break;
+                                                    };
+                                                    {
+                                                        let __a1 = {
+                                                            let __request0 = elicit(
+                                                                format!("Keep {candidate} (try {attempt})?"),
+                                                            );
+                                                            let __mark0 = ::saga_runtime::__private::marker(
+                                                                &__request0,
+                                                            );
+                                                            let __items1 = ::saga_runtime::__private::for_items(
+                                                                &__rest1,
+                                                            );
+                                                            return ::core::result::Result::Ok(
+                                                                ::saga_runtime::__private::suspend(
+                                                                    &mut __slot,
+                                                                    __State::AfterElicitKeep {
+                                                                        __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                        candidate: ::saga_runtime::__private::keep_item(
+                                                                            candidate,
+                                                                            __items1,
+                                                                        ),
+                                                                        names: ::saga_runtime::__private::keep(names),
+                                                                        __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                        __m0: __mark0,
+                                                                    },
+                                                                    {
+                                                                        let mut __round = ::std::vec::Vec::new();
+                                                                        ::saga_runtime::__private::requests(
+                                                                            &mut __round,
+                                                                            __request0,
+                                                                        );
+                                                                        ::saga_runtime::__private::restatable(
+                                                                            &mut __round,
+                                                                            __SAGA_RESTATED[1usize],
+                                                                        );
+                                                                        __round
+                                                                    },
+                                                                ),
+                                                            );
+                                                            ::saga_runtime::__private::answer(
+                                                                __mark0,
+                                                                &mut __answers,
+                                                                0,
+                                                            )
+                                                        };
+                                                        let keep: bool = __a1?;
+                                                        if !keep {
+                                                            continue 'outer;
+                                                        }
+                                                    }
+                                                }
+                                                names.push(candidate);
+                                            }
+                                        }
+                                    }
+                                    ::core::result::Result::Ok(Self::__finish(Ok(names)))
+                                }
                             }
                         }
                     }
-                }
-            }
+                })
                 .await;
             match __exit {
                 ::core::result::Result::Ok(__step) => __step,

@@ -242,252 +242,66 @@ const _: () = {
             __cx: &::saga_runtime::__private::SagaContext,
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
-            let __exit = async move {
-                let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
-                match __state {
-                    ::saga_runtime::__private::MacroState::Start(
-                        __saga_args_get_weather { location },
-                    ) => {
-                        let __step = {
-                            let __a0 = {
-                                let __request0 = elicit::<
-                                    GithubLogin,
-                                >("Please provide your GitHub username")
-                                    .key("github_login");
-                                let __mark0 = ::saga_runtime::__private::marker(
-                                    &__request0,
-                                );
-                                let __request1 = sample("What is the capital of France?")
-                                    .max_tokens(100)
-                                    .key("capital_of_france");
-                                let __mark1 = ::saga_runtime::__private::marker(
-                                    &__request1,
-                                );
-                                return ::core::result::Result::Ok(
-                                    ::saga_runtime::__private::suspend(
-                                        &mut __slot,
-                                        __State::AfterJoinLoginCapital {
-                                            location: ::saga_runtime::__private::keep(location),
-                                            __m0: __mark0,
-                                            __m1: __mark1,
-                                        },
-                                        {
-                                            let mut __round = ::std::vec::Vec::new();
-                                            ::saga_runtime::__private::requests(
-                                                &mut __round,
-                                                __request0,
-                                            );
-                                            ::saga_runtime::__private::requests(
-                                                &mut __round,
-                                                __request1,
-                                            );
-                                            ::saga_runtime::__private::restatable(
-                                                &mut __round,
-                                                __SAGA_RESTATED[0usize],
-                                            );
-                                            __round
-                                        },
-                                    ),
-                                );
-                                (
-                                    ::saga_runtime::__private::answer(
-                                        __mark0,
-                                        &mut __answers,
-                                        0usize,
-                                    ),
-                                    ::saga_runtime::__private::answer(
-                                        __mark1,
-                                        &mut __answers,
-                                        1usize,
-                                    ),
-                                )
-                            };
-                            let (login, capital) = __a0;
-                            let __login_2 = login?;
-                            let __capital_2 = capital?;
-                            ::core::result::Result::Ok(
-                                Self::__finish(
-                                    Ok(
-                                        format!(
-                                            "Weather for {location}: sunny. Asked by {} (capital check: {})",
-                                            __login_2.name, __capital_2.text()
-                                        ),
-                                    ),
-                                ),
-                            )
-                        };
-                        if let ::core::option::Option::Some(__state) = &__slot {
-                            struct __SagaProbe<T: ?::core::marker::Sized>(
-                                ::core::marker::PhantomData<T>,
-                            );
-                            trait __SagaProbeOf {
-                                type Probe;
-                                fn __saga_probe(&self) -> Self::Probe;
-                            }
-                            impl<T> __SagaProbeOf
-                            for ::saga_runtime::__private::Slot<T> {
-                                type Probe = __SagaProbe<T>;
-                                fn __saga_probe(&self) -> __SagaProbe<T> {
-                                    __SagaProbe(::core::marker::PhantomData)
-                                }
-                            }
-                            struct BorrowAcrossSuspension;
-                            struct __SagaOwned;
-                            trait __SagaViaBorrow {
-                                fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                    BorrowAcrossSuspension
-                                }
-                            }
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<&'a T>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::core::option::Option<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
-                            for __SagaProbe<::std::vec::Vec<&'a T>>
-                            where
-                                &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
-                            {}
-                            trait __SagaViaOwned {
-                                fn __saga_kind(&self) -> __SagaOwned {
-                                    __SagaOwned
-                                }
-                            }
-                            impl<T: ?::core::marker::Sized> __SagaViaOwned
-                            for &__SagaProbe<T> {}
-                            #[diagnostic::on_unimplemented(
-                                message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
-                                label = "this borrow is used after a suspension",
-                                note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
-                                note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
-                            )]
-                            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
-                            #[diagnostic::do_not_recommend]
-                            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
-                            for __SagaOwned {}
-                            fn __saga_owned<
-                                L: ?::core::marker::Sized,
-                                K: OwnedAcrossSuspension<L>,
-                            >(_: &__SagaProbe<L>, _: K) {}
-                            match __state {
-                                __State::AfterJoinLoginCapital {
-                                    location: location,
-                                    ..
-                                } => {
-                                    let __probe = __SagaProbeOf::__saga_probe(location);
-                                    let __kind = (&__probe).__saga_kind();
-                                    __saga_owned(&__probe, __kind);
-                                }
-                                #[allow(unreachable_patterns)]
-                                _ => {}
-                            }
-                        }
-                        __step
-                    }
-                    ::saga_runtime::__private::MacroState::Trace => {
-                        ::saga_runtime::__private::record_state(&__slot, &[""]);
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::traced(),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::inspected(&__slot, &__bytes),
-                        );
-                    }
-                    ::saga_runtime::__private::MacroState::Inspected(_) => {
-                        return ::core::result::Result::Ok(
-                            ::saga_runtime::__private::failed(
-                                "an inspection's answer is not a mode of the step",
-                            ),
-                        );
-                    }
-                    __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
-                    | ::saga_runtime::__private::MacroState::Restate(_)) => {
-                        let __bytes = ::saga_runtime::__private::resumed(
-                            __resuming,
-                            &mut __answers,
-                        );
-                        let __resumed = match ::saga_runtime::__private::decode(
-                            &__slot,
-                            &__bytes,
-                        ) {
-                            ::core::result::Result::Ok(__state) => __state,
-                            ::core::result::Result::Err(__error) => {
-                                return ::core::result::Result::Ok(
-                                    ::saga_runtime::__private::undecodable(&__error),
-                                );
-                            }
-                        };
-                        match __resumed {
-                            __State::AfterJoinLoginCapital {
-                                location: __saved_location,
-                                __m0: __mark0,
-                                __m1: __mark1,
-                            } => {
-                                let location = ::saga_runtime::__private::restore(
-                                    __saved_location,
-                                );
-                                if ::saga_runtime::__private::asking_again(&__answers)
-                                    || !::saga_runtime::__private::fits(
-                                        &__mark0,
-                                        &__answers,
-                                        0usize,
-                                    )
-                                    || !::saga_runtime::__private::fits(
-                                        &__mark1,
-                                        &__answers,
-                                        1usize,
-                                    )
-                                {
-                                    let __request0 = ::saga_runtime::__private::as_marked(
-                                        &__mark0,
-                                        elicit::<GithubLogin>("Please provide your GitHub username")
-                                            .key("github_login"),
+            let __exit = ::saga_runtime::__private::opaque(async move {
+                    let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                    match __state {
+                        ::saga_runtime::__private::MacroState::Start(
+                            __saga_args_get_weather { location },
+                        ) => {
+                            let __step = {
+                                let __a0 = {
+                                    let __request0 = elicit::<
+                                        GithubLogin,
+                                    >("Please provide your GitHub username")
+                                        .key("github_login");
+                                    let __mark0 = ::saga_runtime::__private::marker(
+                                        &__request0,
                                     );
-                                    let __request1 = ::saga_runtime::__private::as_marked(
-                                        &__mark1,
-                                        sample("What is the capital of France?")
-                                            .max_tokens(100)
-                                            .key("capital_of_france"),
+                                    let __request1 = sample("What is the capital of France?")
+                                        .max_tokens(100)
+                                        .key("capital_of_france");
+                                    let __mark1 = ::saga_runtime::__private::marker(
+                                        &__request1,
                                     );
                                     return ::core::result::Result::Ok(
-                                        ::saga_runtime::__private::ask_again({
-                                            let mut __round = ::std::vec::Vec::new();
-                                            ::saga_runtime::__private::requests(
-                                                &mut __round,
-                                                __request0,
-                                            );
-                                            ::saga_runtime::__private::requests(
-                                                &mut __round,
-                                                __request1,
-                                            );
-                                            ::saga_runtime::__private::restatable(&mut __round, true);
-                                            ::saga_runtime::__private::note_misfits(
-                                                &mut __round,
-                                                &__answers,
-                                            );
-                                            __round
-                                        }),
+                                        ::saga_runtime::__private::suspend(
+                                            &mut __slot,
+                                            __State::AfterJoinLoginCapital {
+                                                location: ::saga_runtime::__private::keep(location),
+                                                __m0: __mark0,
+                                                __m1: __mark1,
+                                            },
+                                            {
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request1,
+                                                );
+                                                ::saga_runtime::__private::restatable(
+                                                    &mut __round,
+                                                    __SAGA_RESTATED[0usize],
+                                                );
+                                                __round
+                                            },
+                                        ),
                                     );
-                                }
-                                let __a0 = (
-                                    ::saga_runtime::__private::answer(
-                                        __mark0,
-                                        &mut __answers,
-                                        0usize,
-                                    ),
-                                    ::saga_runtime::__private::answer(
-                                        __mark1,
-                                        &mut __answers,
-                                        1usize,
-                                    ),
-                                );
+                                    (
+                                        ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0usize,
+                                        ),
+                                        ::saga_runtime::__private::answer(
+                                            __mark1,
+                                            &mut __answers,
+                                            1usize,
+                                        ),
+                                    )
+                                };
                                 let (login, capital) = __a0;
                                 let __login_2 = login?;
                                 let __capital_2 = capital?;
@@ -501,11 +315,197 @@ const _: () = {
                                         ),
                                     ),
                                 )
+                            };
+                            if let ::core::option::Option::Some(__state) = &__slot {
+                                struct __SagaProbe<T: ?::core::marker::Sized>(
+                                    ::core::marker::PhantomData<T>,
+                                );
+                                trait __SagaProbeOf {
+                                    type Probe;
+                                    fn __saga_probe(&self) -> Self::Probe;
+                                }
+                                impl<T> __SagaProbeOf
+                                for ::saga_runtime::__private::Slot<T> {
+                                    type Probe = __SagaProbe<T>;
+                                    fn __saga_probe(&self) -> __SagaProbe<T> {
+                                        __SagaProbe(::core::marker::PhantomData)
+                                    }
+                                }
+                                struct BorrowAcrossSuspension;
+                                struct __SagaOwned;
+                                trait __SagaViaBorrow {
+                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
+                                        BorrowAcrossSuspension
+                                    }
+                                }
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<&'a T>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::core::option::Option<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
+                                for __SagaProbe<::std::vec::Vec<&'a T>>
+                                where
+                                    &'a T: ::saga_runtime::__private::serde::Deserialize<'a>,
+                                {}
+                                trait __SagaViaOwned {
+                                    fn __saga_kind(&self) -> __SagaOwned {
+                                        __SagaOwned
+                                    }
+                                }
+                                impl<T: ?::core::marker::Sized> __SagaViaOwned
+                                for &__SagaProbe<T> {}
+                                #[diagnostic::on_unimplemented(
+                                    message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
+                                    label = "this borrow is used after a suspension",
+                                    note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
+                                    note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                                )]
+                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                #[diagnostic::do_not_recommend]
+                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                for __SagaOwned {}
+                                fn __saga_owned<
+                                    L: ?::core::marker::Sized,
+                                    K: OwnedAcrossSuspension<L>,
+                                >(_: &__SagaProbe<L>, _: K) {}
+                                match __state {
+                                    __State::AfterJoinLoginCapital {
+                                        location: location,
+                                        ..
+                                    } => {
+                                        let __probe = __SagaProbeOf::__saga_probe(location);
+                                        let __kind = (&__probe).__saga_kind();
+                                        __saga_owned(&__probe, __kind);
+                                    }
+                                    #[allow(unreachable_patterns)]
+                                    _ => {}
+                                }
+                            }
+                            __step
+                        }
+                        ::saga_runtime::__private::MacroState::Trace => {
+                            ::saga_runtime::__private::record_state(&__slot, &[""]);
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::traced(),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspect(__bytes) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::inspected(&__slot, &__bytes),
+                            );
+                        }
+                        ::saga_runtime::__private::MacroState::Inspected(_) => {
+                            return ::core::result::Result::Ok(
+                                ::saga_runtime::__private::failed(
+                                    "an inspection's answer is not a mode of the step",
+                                ),
+                            );
+                        }
+                        __resuming @ (::saga_runtime::__private::MacroState::Resume(_)
+                        | ::saga_runtime::__private::MacroState::Restate(_)) => {
+                            let __bytes = ::saga_runtime::__private::resumed(
+                                __resuming,
+                                &mut __answers,
+                            );
+                            let __resumed = match ::saga_runtime::__private::decode(
+                                &__slot,
+                                &__bytes,
+                            ) {
+                                ::core::result::Result::Ok(__state) => __state,
+                                ::core::result::Result::Err(__error) => {
+                                    return ::core::result::Result::Ok(
+                                        ::saga_runtime::__private::undecodable(&__error),
+                                    );
+                                }
+                            };
+                            match __resumed {
+                                __State::AfterJoinLoginCapital {
+                                    location: __saved_location,
+                                    __m0: __mark0,
+                                    __m1: __mark1,
+                                } => {
+                                    let location = ::saga_runtime::__private::restore(
+                                        __saved_location,
+                                    );
+                                    if ::saga_runtime::__private::asking_again(&__answers)
+                                        || !::saga_runtime::__private::fits(
+                                            &__mark0,
+                                            &__answers,
+                                            0usize,
+                                        )
+                                        || !::saga_runtime::__private::fits(
+                                            &__mark1,
+                                            &__answers,
+                                            1usize,
+                                        )
+                                    {
+                                        let __request0 = ::saga_runtime::__private::as_marked(
+                                            &__mark0,
+                                            elicit::<GithubLogin>("Please provide your GitHub username")
+                                                .key("github_login"),
+                                        );
+                                        let __request1 = ::saga_runtime::__private::as_marked(
+                                            &__mark1,
+                                            sample("What is the capital of France?")
+                                                .max_tokens(100)
+                                                .key("capital_of_france"),
+                                        );
+                                        return ::core::result::Result::Ok(
+                                            ::saga_runtime::__private::ask_again({
+                                                let mut __round = ::std::vec::Vec::new();
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request0,
+                                                );
+                                                ::saga_runtime::__private::requests(
+                                                    &mut __round,
+                                                    __request1,
+                                                );
+                                                ::saga_runtime::__private::restatable(&mut __round, true);
+                                                ::saga_runtime::__private::note_misfits(
+                                                    &mut __round,
+                                                    &__answers,
+                                                );
+                                                __round
+                                            }),
+                                        );
+                                    }
+                                    let __a0 = (
+                                        ::saga_runtime::__private::answer(
+                                            __mark0,
+                                            &mut __answers,
+                                            0usize,
+                                        ),
+                                        ::saga_runtime::__private::answer(
+                                            __mark1,
+                                            &mut __answers,
+                                            1usize,
+                                        ),
+                                    );
+                                    let (login, capital) = __a0;
+                                    let __login_2 = login?;
+                                    let __capital_2 = capital?;
+                                    ::core::result::Result::Ok(
+                                        Self::__finish(
+                                            Ok(
+                                                format!(
+                                                    "Weather for {location}: sunny. Asked by {} (capital check: {})",
+                                                    __login_2.name, __capital_2.text()
+                                                ),
+                                            ),
+                                        ),
+                                    )
+                                }
                             }
                         }
                     }
-                }
-            }
+                })
                 .await;
             match __exit {
                 ::core::result::Result::Ok(__step) => __step,

@@ -44,7 +44,8 @@ impl Carrier {
 }
 
 /// The step's code, from its state slot on, run inside an `async` block whose returns
-/// are the function's errors; see the module documentation. The slot is declared inside
+/// are the function's errors; see the module documentation. The block is polled behind
+/// the runtime's `opaque`, so that it is compiled in one function. The slot is declared inside
 /// it: the state's type may hold the lifetime of a borrow the code makes (a helper's
 /// call), which a variable captured from outside could not.
 pub fn enclose(code: TokenStream, carrier: Carrier) -> TokenStream {
@@ -65,8 +66,11 @@ pub fn enclose(code: TokenStream, carrier: Carrier) -> TokenStream {
         },
         Carrier::Other => return code,
     };
+    // Behind `opaque`, so that the block, which is nearly all of the step, is not inlined
+    // into the step's own future and optimized there again (see `opaque` in the runtime).
+    let private = crate::shared::private_path();
     quote! {
-        let __exit = async move { #code }.await;
+        let __exit = #private::opaque(async move { #code }).await;
         #exit
     }
 }

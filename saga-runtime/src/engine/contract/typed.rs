@@ -15,6 +15,7 @@ use rmcp::model::JsonObject;
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::SagaError;
+use crate::engine::contract::opaque::opaque;
 use crate::engine::contract::tool::{SagaTool, Step};
 use crate::engine::identity::variant::variant_name;
 use crate::engine::round::answers::Answers;
@@ -100,7 +101,7 @@ impl<T: SagaTool> Typed for T {
         // poll, as the block made it, so that a `step` that panics before it returns its
         // future panics where the transition catches it.
         Box::pin(
-            futures::future::lazy(move |_| SagaTool::step(self, state, answers, cx))
+            futures::future::lazy(move |_| opaque(SagaTool::step(self, state, answers, cx)))
                 .flatten()
                 .map(move |step| boxed_again(step, slot)),
         )

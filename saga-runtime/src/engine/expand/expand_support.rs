@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::asks::join_all::JoinAll;
 use crate::engine::contract::output::{PromptOutput, ResourceOutput, ToolOutput};
 use crate::engine::contract::tool::Step;
+// The step's body is polled behind `opaque` (`rewrite::enclose` in the macro).
+pub use crate::engine::contract::opaque::opaque;
 pub use crate::engine::contract::tool::{args_schema, described};
 pub use crate::engine::expand::local::{
     Items, ItemsSaved, Restore, SagaForItem, SagaLocal, for_items, keep, keep_item, keep_rest,

@@ -23,6 +23,7 @@ use std::marker::PhantomData;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::call::context::SagaContext;
+use crate::engine::contract::opaque::opaque;
 use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
 use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
@@ -227,7 +228,7 @@ impl<R: SagaFn> SagaFnKind<R> {
         answers: &mut impl BorrowMut<Answers>,
         cx: &SagaContext,
     ) -> FnStep<R::Output> {
-        A::step(FnState::Start(call.0), answers.borrow_mut(), cx).await
+        opaque(A::step(FnState::Start(call.0), answers.borrow_mut(), cx)).await
     }
 
     /// Runs the helper's next transition from its saved state.
@@ -237,7 +238,7 @@ impl<R: SagaFn> SagaFnKind<R> {
         answers: &mut impl BorrowMut<Answers>,
         cx: &SagaContext,
     ) -> FnStep<R::Output> {
-        R::step(FnState::Resume(state), answers.borrow_mut(), cx).await
+        opaque(R::step(FnState::Resume(state), answers.borrow_mut(), cx)).await
     }
 
     /// A local of the caller, saved while the helper waits.
@@ -268,7 +269,7 @@ impl<R: SagaFn> SagaFnKind<R> {
         let frame = crate::engine::identity::layout::frame::in_frame(|| {
             let cx = SagaContext::new("layout");
             let mut answers = Answers::default();
-            let mut step = std::pin::pin!(R::step(FnState::Trace, &mut answers, &cx));
+            let mut step = std::pin::pin!(opaque(R::step(FnState::Trace, &mut answers, &cx)));
             let mut poll_cx = std::task::Context::from_waker(std::task::Waker::noop());
             let _ = step.as_mut().poll(&mut poll_cx);
         });

@@ -208,6 +208,9 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    // Out of line: the tracer runs once per type, at start-up, and inlined, each of its
+    // generic functions would be optimized again in every caller, for every saved type.
+    #[inline(never)]
     fn fields<'de, V: Visitor<'de>>(
         &mut self,
         len: usize,
@@ -222,6 +225,9 @@ impl<'a> Tracer<'a> {
         Ok((value, formats))
     }
 
+    // Out of line: the tracer runs once per type, at start-up, and inlined, each of its
+    // generic functions would be optimized again in every caller, for every saved type.
+    #[inline(never)]
     fn named<'de, V: Visitor<'de>>(
         mut self,
         name: &'static str,

@@ -248,6 +248,9 @@ fn mismatch(token: Token<'_>) -> Error {
 impl<'a> Stream<'a> {
     /// What `deserialize_any` visits; `bytes`: whether a byte string is visited as bytes
     /// (else as a sequence of `u8`, where a sequence or struct is asked for).
+    // Out of line: inlined, it is optimized once on its own and again in each caller it
+    // lands in, for every saved type's visitor (issue 43); a call costs nothing beside it.
+    #[inline(never)]
     fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
         let token = self.token()?;
         // One access for every kind of container, and one way out of them, so that a
