@@ -331,7 +331,9 @@ const _: () = {
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let cx: &::saga_runtime::__private::SagaContext = __cx;
             let __exit = ::saga_runtime::__private::opaque(async move {
-                    let mut __slot: ::core::option::Option<__State<_, _, _, _, _>> = ::core::option::Option::None;
+                    let __slot: ::saga_runtime::__private::StateSlot<
+                        __State<_, _, _, _, _>,
+                    > = ::core::marker::PhantomData;
                     match __state {
                         ::saga_runtime::__private::MacroState::Start(
                             __saga_args_route { kind },
@@ -346,7 +348,7 @@ const _: () = {
                                             );
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
+                                                    &__slot,
                                                     __State::AfterElicitReply {
                                                         __m0: __mark0,
                                                     },
@@ -381,7 +383,7 @@ const _: () = {
                                             );
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
+                                                    &__slot,
                                                     __State::AfterSampleSampled {
                                                         __m0: __mark0,
                                                     },
@@ -420,7 +422,7 @@ const _: () = {
                                             let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
+                                                    &__slot,
                                                     __State::AfterCheckpoint {
                                                         answer: ::saga_runtime::__private::keep(answer),
                                                     },
@@ -445,7 +447,7 @@ const _: () = {
                                             );
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
+                                                    &__slot,
                                                     __State::AfterListRootsRoots {
                                                         answer: ::saga_runtime::__private::keep(answer),
                                                         __m0: __mark0,
@@ -480,7 +482,9 @@ const _: () = {
                                 }
                                 ::core::result::Result::Ok(Self::__finish(Ok(answer)))
                             };
-                            if let ::core::option::Option::Some(__state) = &__slot {
+                            if let ::core::option::Option::Some(__state) = ::saga_runtime::__private::slot_state(
+                                &__slot,
+                            ) {
                                 struct __SagaProbe<T: ?::core::marker::Sized>(
                                     ::core::marker::PhantomData<T>,
                                 );
@@ -632,7 +636,7 @@ const _: () = {
                                                 let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
+                                                        &__slot,
                                                         __State::AfterCheckpoint {
                                                             answer: ::saga_runtime::__private::keep(answer),
                                                         },
@@ -657,7 +661,7 @@ const _: () = {
                                                 );
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
+                                                        &__slot,
                                                         __State::AfterListRootsRoots {
                                                             answer: ::saga_runtime::__private::keep(answer),
                                                             __m0: __mark0,
@@ -735,7 +739,7 @@ const _: () = {
                                                 let _: ::saga_runtime::__private::Checkpoint = checkpoint();
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
+                                                        &__slot,
                                                         __State::AfterCheckpoint {
                                                             answer: ::saga_runtime::__private::keep(answer),
                                                         },
@@ -760,7 +764,7 @@ const _: () = {
                                                 );
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
-                                                        &mut __slot,
+                                                        &__slot,
                                                         __State::AfterListRootsRoots {
                                                             answer: ::saga_runtime::__private::keep(answer),
                                                             __m0: __mark0,

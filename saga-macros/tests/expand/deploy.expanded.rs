@@ -257,7 +257,7 @@ const _: () = {
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
             let __exit = ::saga_runtime::__private::opaque(async move {
-                    let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                    let __slot: ::saga_runtime::__private::StateSlot<__State<_, _, _>> = ::core::marker::PhantomData;
                     match __state {
                         ::saga_runtime::__private::MacroState::Start(
                             __saga_args_complex_tool { initial_arg, replicas },
@@ -272,7 +272,7 @@ const _: () = {
                                     );
                                     return ::core::result::Result::Ok(
                                         ::saga_runtime::__private::suspend(
-                                            &mut __slot,
+                                            &__slot,
                                             __State::AfterElicitTarget {
                                                 __m0: __mark0,
                                             },
@@ -309,7 +309,7 @@ const _: () = {
                                     );
                                     return ::core::result::Result::Ok(
                                         ::saga_runtime::__private::suspend(
-                                            &mut __slot,
+                                            &__slot,
                                             __State::AfterSampleVerdict {
                                                 target: ::saga_runtime::__private::keep(target),
                                                 __m0: __mark0,
@@ -351,7 +351,9 @@ const _: () = {
                                     ),
                                 )
                             };
-                            if let ::core::option::Option::Some(__state) = &__slot {
+                            if let ::core::option::Option::Some(__state) = ::saga_runtime::__private::slot_state(
+                                &__slot,
+                            ) {
                                 struct __SagaProbe<T: ?::core::marker::Sized>(
                                     ::core::marker::PhantomData<T>,
                                 );
@@ -503,7 +505,7 @@ const _: () = {
                                         );
                                         return ::core::result::Result::Ok(
                                             ::saga_runtime::__private::suspend(
-                                                &mut __slot,
+                                                &__slot,
                                                 __State::AfterSampleVerdict {
                                                     target: ::saga_runtime::__private::keep(target),
                                                     __m0: __mark0,

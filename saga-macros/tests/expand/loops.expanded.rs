@@ -398,9 +398,9 @@ const _: () = {
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
             let __exit = ::saga_runtime::__private::opaque(async move {
-                    let mut __slot: ::core::option::Option<
+                    let __slot: ::saga_runtime::__private::StateSlot<
                         __State<_, _, _, _, _, _, _, _, _>,
-                    > = ::core::option::Option::None;
+                    > = ::core::marker::PhantomData;
                     match __state {
                         ::saga_runtime::__private::MacroState::Start(
                             __saga_args_collect { limit, candidates },
@@ -416,7 +416,7 @@ const _: () = {
                                             );
                                             return ::core::result::Result::Ok(
                                                 ::saga_runtime::__private::suspend(
-                                                    &mut __slot,
+                                                    &__slot,
                                                     __State::AfterElicitName {
                                                         limit: ::saga_runtime::__private::keep(limit),
                                                         candidates: ::saga_runtime::__private::keep(candidates),
@@ -484,7 +484,7 @@ const _: () = {
                                                     );
                                                     return ::core::result::Result::Ok(
                                                         ::saga_runtime::__private::suspend(
-                                                            &mut __slot,
+                                                            &__slot,
                                                             __State::AfterElicitKeep {
                                                                 __rest2: ::saga_runtime::__private::keep(__rest2),
                                                                 candidate: ::saga_runtime::__private::keep_item(
@@ -526,7 +526,9 @@ const _: () = {
                                 }
                                 ::core::result::Result::Ok(Self::__finish(Ok(names)))
                             };
-                            if let ::core::option::Option::Some(__state) = &__slot {
+                            if let ::core::option::Option::Some(__state) = ::saga_runtime::__private::slot_state(
+                                &__slot,
+                            ) {
                                 struct __SagaProbe<T: ?::core::marker::Sized>(
                                     ::core::marker::PhantomData<T>,
                                 );
@@ -719,7 +721,7 @@ const _: () = {
                                                             );
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
-                                                                    &mut __slot,
+                                                                    &__slot,
                                                                     __State::AfterElicitName {
                                                                         limit: ::saga_runtime::__private::keep(limit),
                                                                         candidates: ::saga_runtime::__private::keep(candidates),
@@ -790,7 +792,7 @@ const _: () = {
                                                         );
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
-                                                                &mut __slot,
+                                                                &__slot,
                                                                 __State::AfterElicitKeep {
                                                                     __rest2: ::saga_runtime::__private::keep(__rest2),
                                                                     candidate: ::saga_runtime::__private::keep_item(
@@ -891,7 +893,7 @@ const _: () = {
                                                                 );
                                                                 return ::core::result::Result::Ok(
                                                                     ::saga_runtime::__private::suspend(
-                                                                        &mut __slot,
+                                                                        &__slot,
                                                                         __State::AfterElicitKeep {
                                                                             __rest2: ::saga_runtime::__private::keep(__rest2),
                                                                             candidate: ::saga_runtime::__private::keep_item(
@@ -959,7 +961,7 @@ const _: () = {
                                                             );
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
-                                                                    &mut __slot,
+                                                                    &__slot,
                                                                     __State::AfterElicitKeep {
                                                                         __rest2: ::saga_runtime::__private::keep(__rest2),
                                                                         candidate: ::saga_runtime::__private::keep_item(

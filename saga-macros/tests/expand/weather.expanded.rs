@@ -243,7 +243,7 @@ const _: () = {
         ) -> ::saga_runtime::__private::Step<Self::State> {
             let _ = __cx;
             let __exit = ::saga_runtime::__private::opaque(async move {
-                    let mut __slot: ::core::option::Option<__State<_, _, _>> = ::core::option::Option::None;
+                    let __slot: ::saga_runtime::__private::StateSlot<__State<_, _, _>> = ::core::marker::PhantomData;
                     match __state {
                         ::saga_runtime::__private::MacroState::Start(
                             __saga_args_get_weather { location },
@@ -265,7 +265,7 @@ const _: () = {
                                     );
                                     return ::core::result::Result::Ok(
                                         ::saga_runtime::__private::suspend(
-                                            &mut __slot,
+                                            &__slot,
                                             __State::AfterJoinLoginCapital {
                                                 location: ::saga_runtime::__private::keep(location),
                                                 __m0: __mark0,
@@ -316,7 +316,9 @@ const _: () = {
                                     ),
                                 )
                             };
-                            if let ::core::option::Option::Some(__state) = &__slot {
+                            if let ::core::option::Option::Some(__state) = ::saga_runtime::__private::slot_state(
+                                &__slot,
+                            ) {
                                 struct __SagaProbe<T: ?::core::marker::Sized>(
                                     ::core::marker::PhantomData<T>,
                                 );

@@ -53,7 +53,7 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
     let slot = local("__slot", site);
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(
-            &mut #slot,
+            &#slot,
             __State::#variant {
                 #(#fields,)*
                 __m0: #private::kind_marker(&__kind),

@@ -87,7 +87,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
     // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
-            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
             match __state {
                 #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
                     #(#rebind_mut)*

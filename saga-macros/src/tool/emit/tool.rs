@@ -188,7 +188,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     });
     let step_body = crate::tool::lower::rewrite::enclose(
         quote! {
-            let mut __slot: ::core::option::Option<#slot_type> = ::core::option::Option::None;
+            let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
             match __state {
                 #private::MacroState::Start(#args { #(#arg_names),* }) => {
                     #(#rebind_mut)*
@@ -470,7 +470,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             {
                 #[allow(non_snake_case, clippy::type_complexity)]
                 fn __callee_kind #generics (
-                    _: &::core::option::Option<__State #generics>,
+                    _: &#private::StateSlot<__State #generics>,
                 ) -> #private::KindMarker<#kind> {
                     ::core::marker::PhantomData
                 }

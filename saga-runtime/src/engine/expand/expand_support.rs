@@ -17,8 +17,8 @@ pub use crate::engine::expand::local::{
     restore,
 };
 pub use crate::engine::expand::macro_state::{
-    MacroState, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
-    macro_state_json, record_state, resumed, start, suspend, traced, undecodable,
+    MacroState, StateSlot, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
+    macro_state_json, record_state, resumed, slot_state, start, suspend, traced, undecodable,
 };
 pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,

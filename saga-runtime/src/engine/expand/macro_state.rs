@@ -3,6 +3,7 @@
 //! for `saga inspect`, or traced for the state layout a deploy compares). Part of what
 //! the macro's expansion calls, apart from the requests and loops in `expand_support`.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::JsonObject;
@@ -130,10 +131,22 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
         .map_err(crate::engine::contract::tool::invalid_arguments)
 }
 
+/// The step's `__slot`: only a type. It ties every variant to one state type, so that
+/// rustc infers the enum's type parameters across the whole step. Zero-sized, with no
+/// drop glue: an `Option` of the state, as it was, had its drop compiled at every exit of
+/// the step, for a value that is always `None` (issue 43).
+pub type StateSlot<S> = PhantomData<S>;
+
+/// A state `slot` never holds, typed as its enum: the borrow check the macro writes
+/// after the start matches the enum's variants on it, for their types only.
+pub fn slot_state<S>(slot: &StateSlot<S>) -> Option<&S> {
+    let _ = slot;
+    None
+}
+
 /// Ends the transition at a suspension: encodes `state` and asks `requests` (none for a
-/// checkpoint). `slot` only ties every variant to one state type, so that rustc infers
-/// the enum's type parameters across the whole step.
-pub fn suspend<S, R>(slot: &mut Option<S>, state: S, requests: Vec<Request>) -> R
+/// checkpoint). `slot` fixes the state's type (see [`StateSlot`]).
+pub fn suspend<S, R>(slot: &StateSlot<S>, state: S, requests: Vec<Request>) -> R
 where
     S: SagaState,
     R: Exit,
@@ -263,7 +276,7 @@ fn log_unsaveable(error: &str) {
 }
 
 /// Decodes the state enum of a later round; `slot` fixes its type.
-pub fn decode<S: StateEnum>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
+pub fn decode<S: StateEnum>(slot: &StateSlot<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
     let _ = slot;
     match untag(bytes) {
         Some(untagged) => slot::with_tagging(true, || read_state(&untagged)),
@@ -273,7 +286,7 @@ pub fn decode<S: StateEnum>(slot: &Option<S>, bytes: &[u8]) -> Result<S, postcar
 
 /// The arm of [`MacroState::Inspect`]: the state enum `slot` is typed as, decoded from
 /// `bytes` and rendered as JSON; no code of the tool runs.
-pub fn inspected<S, R>(slot: &Option<S>, bytes: &[u8]) -> R
+pub fn inspected<S, R>(slot: &StateSlot<S>, bytes: &[u8]) -> R
 where
     S: StateEnum,
     R: Exit,
@@ -400,7 +413,7 @@ fn undecodable_reason(error: &postcard::Error) -> &'static str {
 
 /// Records the layout of the state enum `slot` is typed as, in the running trace, with
 /// what tells apart the variants that share a name (`site_tags`, one per variant).
-pub fn record_state<S: StateEnum>(slot: &Option<S>, site_tags: &[&'static str]) {
+pub fn record_state<S: StateEnum>(slot: &StateSlot<S>, site_tags: &[&'static str]) {
     let _ = slot;
     crate::engine::identity::layout::frame::record_traced(trace_state::<S>(), site_tags);
 }

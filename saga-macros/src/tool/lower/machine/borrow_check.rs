@@ -68,7 +68,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
     let private = private_path();
     syn::parse_quote! {{
         let __step = #start;
-        if let ::core::option::Option::Some(__state) = &__slot {
+        if let ::core::option::Option::Some(__state) = #private::slot_state(&__slot) {
             struct __SagaProbe<T: ?::core::marker::Sized>(::core::marker::PhantomData<T>);
             trait __SagaProbeOf {
                 type Probe;

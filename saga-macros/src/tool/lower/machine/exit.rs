@@ -155,7 +155,7 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
     };
     let suspend = carrier.wrap(quote_spanned! {span=>
         #private::suspend(
-            &mut __slot,
+            &__slot,
             __State::#variant { #(#fields,)* #(#mark_fields: #mark_names,)* },
             {
                 let mut __round = ::std::vec::Vec::new();
