@@ -44,10 +44,10 @@ impl Carrier {
 }
 
 /// The step's code, from its state slot on, run inside an `async` block whose returns
-/// are the function's errors; see the module documentation. The block is polled behind
-/// the runtime's `opaque`, so that it is compiled in one function. The slot is declared inside
+/// are the function's errors; see the module documentation. The slot is declared inside
 /// it: the state's type may hold the lifetime of a borrow the code makes (a helper's
-/// call), which a variable captured from outside could not.
+/// call), which a variable captured from outside could not. The block is polled behind
+/// the runtime's `opaque`, so that it is compiled in one function.
 pub fn enclose(code: TokenStream, carrier: Carrier) -> TokenStream {
     let exit = match carrier {
         Carrier::Result => quote! {

@@ -6,7 +6,8 @@
 //! combinators poll in turn, was optimized three times over, in each function it landed
 //! in, in every user's release build (issue 43). Behind [`Opaque`] it stays a function
 //! of its own and is optimized once. What it costs at run time is one indirect call per
-//! poll of a step, which does far more than a call.
+//! poll of a step, which does far more than a call: 112,615 instructions per request
+//! with it, 113,321 without (`scripts/bench-instructions.sh`).
 
 use std::future::Future;
 use std::pin::Pin;
