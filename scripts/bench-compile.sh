@@ -216,7 +216,7 @@ for kind in saga plain; do
 done
 
 # What the smallest crate compiles of saga beyond the plain one: the runtime's one-off
-# code plus that crate's own tools (about 20,000 lines and 0.5 s each). With one tool it
+# code plus that crate's own tools (about 20,000 lines and 0.4-0.5 s each). With one tool it
 # was 731,658 lines (14.9 s) while the server's `async fn`s were compiled in the user's
 # crate, and 99,873 (2.1 s) once they awaited futures boxed in saga-runtime (issue 43);
 # a jump back means a public `async fn` of the runtime whose body is compiled again in

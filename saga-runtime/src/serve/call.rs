@@ -33,6 +33,7 @@ impl SagaTools {
         self.call_stamped(params, context).boxed()
     }
 
+    /// [`call`](Self::call), unboxed: what saga's own server awaits.
     pub(super) async fn call_stamped(
         &self,
         params: CallToolRequestParams,

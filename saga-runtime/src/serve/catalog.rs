@@ -132,6 +132,7 @@ impl SagaTools {
         self.get_prompt_unboxed(params, context).boxed()
     }
 
+    /// [`get_prompt`](Self::get_prompt), unboxed: what saga's own server awaits.
     pub(super) async fn get_prompt_unboxed(
         &self,
         params: GetPromptRequestParams,
@@ -196,6 +197,7 @@ impl SagaTools {
         self.read_resource_unboxed(params, context).boxed()
     }
 
+    /// [`read_resource`](Self::read_resource), unboxed: what saga's own server awaits.
     pub(super) async fn read_resource_unboxed(
         &self,
         params: ReadResourceRequestParams,

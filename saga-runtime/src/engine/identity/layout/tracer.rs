@@ -225,8 +225,7 @@ impl<'a> Tracer<'a> {
         Ok((value, formats))
     }
 
-    // Out of line: the tracer runs once per type, at start-up, and inlined, each of its
-    // generic functions would be optimized again in every caller, for every saved type.
+    // Out of line, as `fields` is.
     #[inline(never)]
     fn named<'de, V: Visitor<'de>>(
         mut self,
