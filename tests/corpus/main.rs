@@ -34,6 +34,23 @@ mod plain_prelude {
     }
 }
 
+/// Borrows kept across a suspension (issue 55): bindings of patterns over borrowed loop
+/// items, nested loops over a borrowed item's parts, `match` on a tuple of borrows, a
+/// `&'static str` chosen among literals, `&mut` into saved state, and `for` over borrowed
+/// hash maps and sets, each against the plain function.
+mod borrows {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("borrows.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`), which the
+    /// differential tests above compare with its state machine; its tests are left out.
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("borrows.rs");
+    }
+}
 mod diagrams;
 /// Exits the macro cannot see: a `return` or `?` inside another crate's macro
 /// (`anyhow::bail!`, `anyhow::ensure!`) or a `macro_rules!` of the user's. Each ends the

@@ -121,6 +121,9 @@ pub struct Machine {
     pub restated: Vec<bool>,
     /// How the step's code is enclosed (`lower::rewrite::enclose`), and so how its exits return.
     pub carrier: Carrier,
+    /// Per site, the code that finds again the borrows its continuation binds again
+    /// (`Rebound::path`), for its identity; empty when there are none.
+    pub borrows: Vec<String>,
 }
 
 /// A local the runtime saves at a suspension.
@@ -130,6 +133,21 @@ pub struct Saved {
     pub mutable: bool,
     /// The state variant's field holding it: the local's name, made unique.
     pub field: Ident,
+    /// For a `&'static str` chosen among literals, the values it may hold: the field
+    /// saves its text, and the continuation takes the `&'static str` back from these
+    /// (see `lower::places::literal_choices`).
+    pub literal: Option<Vec<Expr>>,
+}
+
+/// A borrow of a place that a continuation binds again instead of saving it (see
+/// `lower::places`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Rebound {
+    pub ident: Ident,
+    /// The code that finds the place again, for the point's identity: a build that finds
+    /// it elsewhere refuses the token. `None` for a `for` loop's own item and collection,
+    /// whose loop is found by its saved position as before.
+    pub path: Option<String>,
 }
 
 /// A local in scope: its name and whether it was declared `mut`.

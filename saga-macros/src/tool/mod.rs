@@ -104,6 +104,13 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         sig::Role::Helper => Vec::new(),
     };
     rename::alpha(&mut body, &param_names, &reserved);
+    let mutable_params: Vec<syn::Ident> = sig
+        .params
+        .iter()
+        .filter(|p| p.mutable)
+        .map(|p| p.ident.clone())
+        .collect();
+    lower::places::hoist(&mut body, &mutable_params);
     let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.take() {
         return Err(error);

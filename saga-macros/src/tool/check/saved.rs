@@ -28,19 +28,11 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
     for ((saved, _), _) in resumes {
         for local in saved {
             let key = BindingKey::of(&local.ident);
-            if let Some(name) = borrows.0.get(&key)
+            if let Some((name, borrow)) = borrows.0.get(&key)
                 && !reported.contains(&key)
             {
                 reported.push(key.clone());
-                errors.at(
-                    &local.ident,
-                    format!(
-                        "`{name}` is a borrow used after a suspension, but only owned values \
-                         can be saved in the saga's state; hold an owned value instead \
-                         (`.clone()`, `.to_owned()`, `.to_string()`), or compute it again \
-                         after the suspension"
-                    ),
-                );
+                errors.at(&local.ident, borrow.message(name));
             }
             if let Some((name, handle)) = sharing.0.get(&key)
                 && !reported.contains(&key)
@@ -156,31 +148,86 @@ impl<'ast> Visit<'ast> for Sharing {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
+/// Why a visible borrow is saved rather than borrowed again after the suspension (see
+/// `lower::places`), which decides the fix that keeps the behaviour.
+#[derive(Clone, Copy)]
+enum Borrow {
+    /// A shared borrow of something that is not a place of the locals (a temporary, what
+    /// a function returned), or declared `mut`: an owned copy reads the same.
+    Shared { declared_mut: bool },
+    /// A mutable borrow: an owned copy would not change the original, so the fix is to
+    /// borrow again after the suspension.
+    Mutable { declared_mut: bool },
+}
+
+impl Borrow {
+    fn message(self, name: &str) -> String {
+        let why = |declared_mut: bool| {
+            if declared_mut {
+                format!(
+                    "`{name}` is declared `mut`, so by then it may point elsewhere than \
+                     where it was borrowed, and saga cannot borrow its place again after the \
+                     suspension"
+                )
+            } else {
+                "it does not borrow a place of the function's locals (a local, its fields, \
+                 an element at an index that does not change), which saga would borrow \
+                 again after the suspension"
+                    .to_owned()
+            }
+        };
+        match self {
+            Borrow::Shared { declared_mut } => format!(
+                "`{name}` is a borrow used after a suspension, but only owned values can be \
+                 saved in the saga's state, and {}; hold an owned value instead \
+                 (`.clone()`, `.to_owned()`, `.to_string()`), or compute it again after the \
+                 suspension",
+                why(declared_mut)
+            ),
+            Borrow::Mutable { declared_mut } => format!(
+                "`{name}` is a mutable borrow used after a suspension, but only owned values \
+                 can be saved in the saga's state, and {}; borrow the place again after the \
+                 suspension, where it is changed (`let {name} = &mut …;` there): an owned \
+                 copy would not change the original",
+                why(declared_mut)
+            ),
+        }
+    }
+}
+
 /// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`, by binding;
-/// the name as written.
+/// the name as written, and the kind of borrow.
 #[derive(Default)]
-struct Borrows(HashMap<BindingKey, String>);
+struct Borrows(HashMap<BindingKey, (String, Borrow)>);
 
 impl<'ast> Visit<'ast> for Borrows {
     fn visit_local(&mut self, local: &'ast syn::Local) {
         let (ident, annotated) = match &local.pat {
-            Pat::Ident(pat) => (Some(&pat.ident), false),
-            Pat::Type(typed) => match &*typed.pat {
-                Pat::Ident(pat) => (Some(&pat.ident), matches!(&*typed.ty, Type::Reference(_))),
-                _ => (None, false),
+            Pat::Ident(pat) => (Some(pat), None),
+            Pat::Type(typed) => match (&*typed.pat, &*typed.ty) {
+                (Pat::Ident(pat), Type::Reference(reference)) => {
+                    (Some(pat), Some(reference.mutability.is_some()))
+                }
+                (Pat::Ident(pat), _) => (Some(pat), None),
+                _ => (None, None),
             },
-            _ => (None, false),
+            _ => (None, None),
         };
-        let initialised_by_borrow = local
-            .init
-            .as_ref()
-            .is_some_and(|init| matches!(&*init.expr, Expr::Reference(_)));
-        if let Some(ident) = ident
-            && (annotated || initialised_by_borrow)
+        let initialised_by_borrow = local.init.as_ref().and_then(|init| match &*init.expr {
+            Expr::Reference(reference) => Some(reference.mutability.is_some()),
+            _ => None,
+        });
+        if let Some(pat) = ident
+            && let Some(mutable) = annotated.or(initialised_by_borrow)
         {
+            let declared_mut = pat.mutability.is_some();
+            let borrow = match mutable {
+                true => Borrow::Mutable { declared_mut },
+                false => Borrow::Shared { declared_mut },
+            };
             self.0.insert(
-                BindingKey::of(ident),
-                crate::tool::lower::rename::written(ident),
+                BindingKey::of(&pat.ident),
+                (crate::tool::lower::rename::written(&pat.ident), borrow),
             );
         }
         syn::visit::visit_local(self, local);

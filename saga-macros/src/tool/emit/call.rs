@@ -11,7 +11,7 @@ use syn::{Expr, Ident};
 
 use crate::shared::private_path;
 use crate::tool::emit::state_codec::{FieldKind, StateField};
-use crate::tool::ir::{Carrier, Saved, Site};
+use crate::tool::ir::{Carrier, Rebound, Saved, Site};
 
 /// `match call { __call => { let __kind = …; then } }`: the call's kind (a helper, or an
 /// ordinary future) chosen by its type, then `then`. A `match`, not a `let`: the call's
@@ -41,7 +41,7 @@ fn local(name: &str, site: &Site) -> Ident {
 
 /// Ends the transition while the helper waits: the caller's locals and the helper's state
 /// are saved, and the helper's requests are the round's.
-fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
+fn suspend(site: &Site, saved: &[Saved], rebound: &[Rebound], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let variant = &site.variant;
@@ -62,10 +62,12 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
             __round,
         )
     });
+    let alive = crate::tool::emit::keep::keep_alive(site, rebound);
     let ask_again = carrier.wrap(quote_spanned!(span=> #private::ask_again(__round)));
     let failed = carrier.wrap(quote_spanned!(span=> #private::failed(__message)));
     quote_spanned! {span=>
         #private::FnStep::Suspend { state: __callee, requests: __round } => {
+            #alive
             #(#keeps)*
             return #suspend;
         }
@@ -76,10 +78,16 @@ fn suspend(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
 
 /// At the call: runs the helper's first transition (or awaits the future); its value, or
 /// the end of the transition.
-pub fn exit(site: &Site, call: &Expr, saved: &[Saved], carrier: Carrier) -> Expr {
+pub fn exit(
+    site: &Site,
+    call: &Expr,
+    saved: &[Saved],
+    rebound: &[Rebound],
+    carrier: Carrier,
+) -> Expr {
     let private = private_path();
     let span = site.span;
-    let suspend = suspend(site, saved, carrier);
+    let suspend = suspend(site, saved, rebound, carrier);
     let (answers, cx) = (local("__answers", site), local("__cx", site));
     with_kind(
         span,
@@ -95,10 +103,15 @@ pub fn exit(site: &Site, call: &Expr, saved: &[Saved], carrier: Carrier) -> Expr
 
 /// After a round: the helper's next transition with the answers; its value, or the end of
 /// the transition again.
-pub fn resume(site: &Site, saved: &[Saved], carrier: Carrier) -> TokenStream {
+pub fn resume(
+    site: &Site,
+    saved: &[Saved],
+    rebound: &[Rebound],
+    carrier: Carrier,
+) -> TokenStream {
     let private = private_path();
     let span = site.span;
-    let suspend = suspend(site, saved, carrier);
+    let suspend = suspend(site, saved, rebound, carrier);
     let (mark, callee) = (local("__mark0", site), local("__callee", site));
     let (answers, cx) = (local("__answers", site), local("__cx", site));
     quote_spanned! {span=> {

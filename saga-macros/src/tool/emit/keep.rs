@@ -7,8 +7,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
 use syn::Ident;
 
-use crate::shared::private_path_at;
-use crate::tool::ir::{Saved, Site};
+use crate::shared::{private_path, private_path_at};
+use crate::tool::ir::{Rebound, Saved, Site};
 
 /// What makes the fields: the runtime's functions, or, at a helper's call, the methods of
 /// the call's kind (which save nothing at an ordinary future), `__kind`, declared at the
@@ -95,7 +95,16 @@ pub fn fields(
                 }
                 _ => {
                     let ident = &s.ident;
-                    keeper.call(ident.span(), "keep", quote_spanned!(ident.span()=> #ident))
+                    let span = ident.span();
+                    let local = match &s.literal {
+                        // Its text, taken back among the literals (see `Saved::literal`).
+                        Some(_) => {
+                            let private = private_path_at(span);
+                            quote_spanned!(span=> #private::Literal::of(#ident))
+                        }
+                        None => quote_spanned!(span=> #ident),
+                    };
+                    keeper.call(span, "keep", local)
                 }
             };
             quote_spanned!(s.ident.span()=> #field: #value)
@@ -112,4 +121,20 @@ fn items_name(rest: &Ident, span: Span) -> Ident {
         &format!("__items{}", name.trim_start_matches("__rest")),
         span,
     )
+}
+
+/// Uses, at the suspension, each borrow of a place that the continuation binds again
+/// instead of saving: the borrow then lives up to the suspension, as it does in the
+/// function as written, so rustc refuses what would change its place before it (the
+/// owner assigned, moved, or borrowed mutably), with the suspension as the later use.
+pub fn keep_alive(site: &Site, rebound: &[Rebound]) -> Option<TokenStream> {
+    if rebound.is_empty() {
+        return None;
+    }
+    let private = private_path();
+    let span = site.resolved_span();
+    // One at a time, innermost first: an item borrowed mutably through its loop's
+    // collection ends before the collection's own borrow is used.
+    let idents = rebound.iter().map(|each| &each.ident);
+    Some(quote_spanned!(span=> #(#private::keep_alive(&#idents);)*))
 }

@@ -345,30 +345,45 @@ pub struct StateEnum {
 /// other code. So each such site's identity also holds a hash of the code of every site
 /// sharing its name, in order; any change to them refuses the tokens at those points.
 /// Uniquely named sites get nothing, and keep their tokens through edits of their code.
-fn site_tags(sites: &[Site]) -> Vec<String> {
+///
+/// A site whose continuation binds borrows of places again (see `lower::places`) also
+/// holds a hash of the code that finds those places: the state saves only their owners,
+/// so a build that would borrow elsewhere refuses the token. Sites without such borrows,
+/// every tool's before them included, keep their identities.
+fn site_tags(sites: &[Site], machine: &Machine) -> Vec<String> {
     sites
         .iter()
-        .map(|site| {
+        .zip(&machine.borrows)
+        .map(|(site, borrows)| {
             let shared: Vec<&str> = sites
                 .iter()
                 .filter(|other| other.base == site.base)
                 .map(|other| other.source.as_str())
                 .collect();
-            if shared.len() < 2 {
-                return String::new();
+            let mut tags = Vec::new();
+            if shared.len() >= 2 {
+                tags.push(format!(
+                    "one of {} sites named {}, code {:08x}",
+                    shared.len(),
+                    site.base,
+                    fnv32(&shared.join("\n"))
+                ));
             }
-            let mut hash: u32 = 0x811c_9dc5;
-            for byte in shared.join("\n").bytes() {
-                hash ^= u32::from(byte);
-                hash = hash.wrapping_mul(0x0100_0193);
+            if !borrows.is_empty() {
+                tags.push(format!("borrows {:08x}", fnv32(borrows)));
             }
-            format!(
-                "one of {} sites named {}, code {hash:08x}",
-                shared.len(),
-                site.base
-            )
+            tags.join("; ")
         })
         .collect()
+}
+
+fn fnv32(text: &str) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in text.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
 }
 
 /// One variant per suspension, one type parameter per saved local and per request
@@ -478,7 +493,7 @@ pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
             }
         }
     });
-    let site_tags = site_tags(sites);
+    let site_tags = site_tags(sites, machine);
     let traced = machine.carrier.wrap(quote!(#private::traced()));
     let trace = quote! {
         #private::record_state(&__slot, &[#(#site_tags),*]);

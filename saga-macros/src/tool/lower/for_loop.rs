@@ -18,7 +18,7 @@ impl Lower<'_> {
     /// `&mut v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, `s.chars()`, … of a place
     /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
     /// other expression.
-    fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Expr, Box<Expr>> {
+    fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Reborrow, Box<Expr>> {
         const BORROWING: &[&str] = &[
             "iter",
             "iter_mut",
@@ -50,8 +50,32 @@ impl Lower<'_> {
             let place = &reference.expr;
             let span = expr.span();
             return Ok(match reference.mutability {
-                Some(_) => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
-                None => syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
+                Some(_) => Reborrow {
+                    collection: syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
+                    mutable: true,
+                    calls: Vec::new(),
+                },
+                None => Reborrow {
+                    collection: syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
+                    mutable: false,
+                    calls: Vec::new(),
+                },
+            });
+        }
+        // A local that borrows a collection (the item of an outer loop, a binding of a
+        // pattern over one): borrowed again through it.
+        if let Expr::Path(path) = &*expr
+            && let Some(ident) = path.path.get_ident()
+            && let Some(mutable) = self.refs.borrow(&ident.to_string())
+        {
+            let span = expr.span();
+            return Ok(Reborrow {
+                collection: match mutable {
+                    true => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut *#ident)),
+                    false => syn::parse_quote_spanned!(span=> #private::ordered(&*#ident)),
+                },
+                mutable,
+                calls: Vec::new(),
             });
         }
         // The method calls, outermost first, down to the collection.
@@ -74,12 +98,14 @@ impl Lower<'_> {
             return Err(expr);
         }
         let span = root.span();
-        let mut items: Expr = if name(first).ends_with("_mut") {
+        let mutable = name(first).ends_with("_mut");
+        let collection: Expr = if mutable {
             syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #root))
         } else {
             syn::parse_quote_spanned!(span=> #private::ordered(&#root))
         };
         let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
+        let mut kept = Vec::with_capacity(calls.len());
         for mut call in calls {
             call.args = std::mem::take(&mut call.args)
                 .into_iter()
@@ -88,10 +114,13 @@ impl Lower<'_> {
                     other => self.temporary(other, out),
                 })
                 .collect();
-            *call.receiver = items;
-            items = Expr::MethodCall(call);
+            kept.push(call);
         }
-        Ok(items)
+        Ok(Reborrow {
+            collection,
+            mutable,
+            calls: kept,
+        })
     }
     /// `for` over a suspension: a `loop` over a saved `Vec` of the remaining items.
     pub(super) fn lower_for(
@@ -112,20 +141,40 @@ impl Lower<'_> {
         self.hoisted += 1;
         let span = expr.span();
         let expr = match self.reborrow(expr, out) {
-            // A borrowed collection: the loop saves its position, and borrows the
-            // collection again at each iteration (see `item_at`).
-            Ok(items) => {
+            // A borrowed collection: the loop saves where it is (a position, or the keys
+            // still to visit in a hash-ordered one), and finds its item again there after
+            // a suspension (see `item_at`). The collection is borrowed once, for the whole
+            // loop, as the loop as written borrows it: rustc refuses a change to it inside.
+            Ok(Reborrow {
+                collection,
+                mutable,
+                calls,
+            }) => {
+                // At the collection: rustc names the loop's borrow there.
+                let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
                 let position = format_ident!("__pos{}", self.hoisted);
-                let item = format_ident!("__item{}", self.hoisted);
+                let item = Ident::new(&format!("__item{}", self.hoisted), span);
                 let private = private_path();
                 out.push(syn::parse_quote_spanned! {span=>
-                    let mut #position: usize = 0;
+                    let #walk = #collection;
                 });
+                out.push(syn::parse_quote_spanned! {span=>
+                    let mut #position = #private::cursor(&*#walk);
+                });
+                let mut items: Expr = match mutable {
+                    true => syn::parse_quote_spanned!(span=> &mut *#walk),
+                    false => syn::parse_quote_spanned!(span=> #walk),
+                };
+                for mut call in calls {
+                    *call.receiver = items;
+                    items = Expr::MethodCall(call);
+                }
+                // At the collection: where an iterator that cannot resume is reported.
+                let at = crate::shared::private_path_at(span);
                 let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
                     #(#attrs)* #label loop {
-                        let #item = #position;
-                        #position += 1;
-                        let ::core::option::Option::Some(#pat) = #private::item_at(#items, #item) else { break; };
+                        let #item = #private::advance(&mut #position);
+                        let ::core::option::Option::Some(#pat) = #at::item_at(&#item, #items) else { break; };
                         #body
                     }
                 };
@@ -180,6 +229,14 @@ fn integer_range(expr: &Expr) -> Option<&Expr> {
         Expr::Range(range) if range.start.is_some() => Some(expr),
         _ => None,
     }
+}
+
+/// A `for` loop's collection borrowed for the whole loop (`ordered(&v)`), whether
+/// mutably, and the method calls that make its items (`.iter().enumerate()`).
+struct Reborrow {
+    collection: Expr,
+    mutable: bool,
+    calls: Vec<syn::ExprMethodCall>,
 }
 
 /// A local, or a field of one.

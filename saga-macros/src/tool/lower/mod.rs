@@ -27,6 +27,7 @@ mod for_loop;
 pub mod items;
 pub mod machine;
 mod operands;
+pub mod places;
 pub mod rename;
 pub mod rewrite;
 pub mod scope;
@@ -84,7 +85,9 @@ pub fn site_id(expr: &Expr) -> Option<usize> {
 }
 
 pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
+    let refs = places::Refs::of(&body, std::iter::empty());
     let mut lower = Lower {
+        refs,
         sites: Vec::new(),
         errors,
         hoisted: 0,
@@ -101,6 +104,8 @@ pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
 }
 
 struct Lower<'a> {
+    /// The locals that borrow a place (see `places`): a `for` over one borrows again.
+    refs: places::Refs,
     sites: Vec<Site>,
     errors: &'a mut Errors,
     hoisted: usize,

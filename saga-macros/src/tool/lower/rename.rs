@@ -232,6 +232,46 @@ fn format_string_position(name: &str) -> Option<usize> {
     }
 }
 
+impl Renamer {
+    /// saga's `join!`, renamed token by token, unless a format string in it captures a
+    /// renamed local inline (`format!("{lo}")`): then renamed as the expressions it
+    /// holds, as a standard macro's arguments are. Token by token otherwise, because
+    /// re-printing its expressions respaces them, and the code of a site named like
+    /// another is part of their identity (`emit::tool::site_tags`).
+    fn rename_join(&mut self, mac: &mut syn::Macro) {
+        let by_tokens = self.rename_tokens(mac.tokens.clone());
+        if let Some(mut args) = macro_args::any_args(mac) {
+            for value in args.values_mut() {
+                self.visit_expr_mut(value);
+            }
+            let as_expressions = args.tokens();
+            if string_literals(&as_expressions) != string_literals(&by_tokens) {
+                mac.tokens = as_expressions;
+                return;
+            }
+        }
+        mac.tokens = by_tokens;
+    }
+}
+
+/// The string literals of `tokens`, in order, at any depth.
+fn string_literals(tokens: &TokenStream) -> Vec<String> {
+    let mut found = Vec::new();
+    for tree in tokens.clone() {
+        match tree {
+            TokenTree::Literal(literal) => {
+                let text = literal.to_string();
+                if text.ends_with('"') {
+                    found.push(text);
+                }
+            }
+            TokenTree::Group(group) => found.extend(string_literals(&group.stream())),
+            _ => {}
+        }
+    }
+    found
+}
+
 impl VisitMut for Renamer {
     fn visit_block_mut(&mut self, block: &mut Block) {
         self.scoped(|this| {
@@ -328,6 +368,10 @@ impl VisitMut for Renamer {
             .last()
             .map(|segment| segment.ident.to_string())
             .unwrap_or_default();
+        if name == "join" {
+            self.rename_join(mac);
+            return;
+        }
         let Some(mut args) = macro_args::std_args(mac) else {
             mac.tokens = self.rename_tokens(mac.tokens.clone());
             return;

@@ -151,29 +151,107 @@ pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
     Step::done(output)
 }
 
-/// A collection a `for` loop may borrow across a suspension: the loop saves its position,
-/// and after the suspension borrows the collection read back from the state again and
-/// goes on at the same position. That needs the collection to iterate in the same order
-/// once serialized and deserialized.
+/// A collection a `for` loop may borrow across a suspension: the loop saves where it is
+/// (its [`Cursor`]), and after the suspension borrows the collection read back from the
+/// state again and goes on from there. A collection that iterates in the same order once
+/// serialized and deserialized saves its position; a hash-ordered one, whose order
+/// differs between two maps with the same entries, saves the keys it has still to visit,
+/// in the order the loop as written visits them.
 #[diagnostic::on_unimplemented(
     message = "a `for` loop over a borrowed `{Self}` cannot resume after a suspension",
     label = "the loop would resume at its position in this collection as read back from the state",
-    note = "saga saves the position of a `for` over a borrowed Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String and borrows it again after the suspension; a HashMap or HashSet read back from the state iterates in another order",
-    note = "to keep the behaviour, iterate over a saved list of what the loop visits, e.g. `let keys: Vec<_> = map.keys().cloned().collect(); for key in keys {{ let value = &map[&key]; … }}`, or over an owned copy: `for item in collection.clone()`"
+    note = "saga saves the position of a `for` over a borrowed Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String, and the keys still to visit of a borrowed HashMap or HashSet (whose keys must be `Clone`), and borrows the collection again after the suspension",
+    note = "to keep the behaviour, iterate over a saved list of what the loop visits, e.g. `let keys: Vec<_> = collection.keys().cloned().collect(); for key in keys {{ let value = &collection[&key]; … }}`, or over an owned copy: `for item in collection.clone()`"
 )]
-pub trait SavedOrder {}
+pub trait SavedOrder {
+    /// Where a loop over it is: a position, or the keys still to visit.
+    type Cursor: Cursor;
 
-impl<T> SavedOrder for Vec<T> {}
-impl<T> SavedOrder for [T] {}
-impl<T, const N: usize> SavedOrder for [T; N] {}
-impl<T> SavedOrder for std::collections::VecDeque<T> {}
-impl<K, V> SavedOrder for std::collections::BTreeMap<K, V> {}
-impl<T> SavedOrder for std::collections::BTreeSet<T> {}
-impl SavedOrder for String {}
-impl SavedOrder for str {}
-impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {}
+    /// Where a loop over it starts.
+    fn cursor(&self) -> Self::Cursor;
+}
 
-/// The collection of a `for` loop that saves its position; see [`SavedOrder`].
+macro_rules! positioned {
+    ($([$($generics:tt)*] $collection:ty;)*) => {$(
+        impl<$($generics)*> SavedOrder for $collection {
+            type Cursor = usize;
+
+            fn cursor(&self) -> usize {
+                0
+            }
+        }
+    )*};
+}
+
+positioned! {
+    [T] Vec<T>;
+    [T] [T];
+    [T, const N: usize] [T; N];
+    [T] std::collections::VecDeque<T>;
+    [K, V] std::collections::BTreeMap<K, V>;
+    [T] std::collections::BTreeSet<T>;
+    [] String;
+    [] str;
+}
+
+impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {
+    type Cursor = T::Cursor;
+
+    fn cursor(&self) -> T::Cursor {
+        (**self).cursor()
+    }
+}
+
+impl<K: Clone, V, S> SavedOrder for std::collections::HashMap<K, V, S> {
+    type Cursor = KeysLeft<K>;
+
+    fn cursor(&self) -> KeysLeft<K> {
+        KeysLeft(self.keys().cloned().collect())
+    }
+}
+
+impl<K: Clone, S> SavedOrder for std::collections::HashSet<K, S> {
+    type Cursor = KeysLeft<K>;
+
+    fn cursor(&self) -> KeysLeft<K> {
+        KeysLeft(self.iter().cloned().collect())
+    }
+}
+
+/// Where a `for` loop over a borrowed collection is, saved in place of its iterator.
+pub trait Cursor {
+    /// What finds the loop's current item: a position, or a key.
+    type At;
+
+    /// The current item's place, and the cursor moved past it.
+    fn advance(&mut self) -> Self::At;
+}
+
+impl Cursor for usize {
+    type At = usize;
+
+    fn advance(&mut self) -> usize {
+        let at = *self;
+        *self += 1;
+        at
+    }
+}
+
+/// The keys a `for` loop over a borrowed hash-ordered collection has still to visit, in
+/// the order the collection gave them when the loop began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct KeysLeft<K>(std::collections::VecDeque<K>);
+
+impl<K> Cursor for KeysLeft<K> {
+    type At = Option<K>;
+
+    fn advance(&mut self) -> Option<K> {
+        self.0.pop_front()
+    }
+}
+
+/// The collection of a `for` loop that saves where it is; see [`SavedOrder`].
 pub fn ordered<C: SavedOrder + ?Sized>(collection: &C) -> &C {
     collection
 }
@@ -183,6 +261,68 @@ pub fn ordered_mut<C: SavedOrder + ?Sized>(collection: &mut C) -> &mut C {
     collection
 }
 
+/// Where a `for` loop over `collection` starts.
+pub fn cursor<C: SavedOrder + ?Sized>(collection: &C) -> C::Cursor {
+    collection.cursor()
+}
+
+/// The place of a `for` loop's current item, and the cursor moved past it.
+pub fn advance<C: Cursor>(cursor: &mut C) -> C::At {
+    cursor.advance()
+}
+
+/// A `&'static str` chosen among literals, kept across a suspension: its text is saved,
+/// and the continuation takes back the very literal of that text among those the local
+/// may hold, so that it is the same `&'static str` again (nothing leaked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal(std::borrow::Cow<'static, str>);
+
+impl Literal {
+    /// The literal a local holds, to save.
+    pub fn of(text: &'static str) -> Literal {
+        Literal(std::borrow::Cow::Borrowed(text))
+    }
+
+    /// The literal of the saved text among `choices`, the values the local may hold.
+    ///
+    /// # Panics
+    ///
+    /// When none has that text: a state sealed by a build whose literals differ (the call
+    /// ends with an error; a token is never read as another literal).
+    pub fn pick(self, choices: &[&'static str]) -> &'static str {
+        choices
+            .iter()
+            .find(|choice| **choice == self.0)
+            .copied()
+            .unwrap_or_else(|| literal_gone(&self.0))
+    }
+}
+
+#[cold]
+fn literal_gone(text: &str) -> ! {
+    panic!(
+        "the saga's state holds the text {text:?}, which is none of the literals this build \
+         chooses among: it was saved by a build with other literals"
+    )
+}
+
+impl Serialize for Literal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Literal {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|text| Literal(std::borrow::Cow::Owned(text)))
+    }
+}
+
+/// Uses borrows up to a suspension, where the continuation borrows their places again:
+/// rustc then refuses a change to those places before the suspension, as it would in the
+/// function as written.
+#[inline(always)]
+pub fn keep_alive<T: ?Sized>(_borrow: &T) {}
 /// What a `for` loop over a range (`a..b`, `a..=b`, `a..`) still has to visit, saved in
 /// place of the range: a `RangeInclusive` serializes without whether it is exhausted, so
 /// its last item would come again after a suspension.
@@ -290,9 +430,140 @@ impl<T: Counter> Iterator for RangeRest<T> {
     }
 }
 
-/// The item at `position` of a `for` loop that saves its position.
-pub fn item_at<I: IntoIterator>(items: I, position: usize) -> Option<I::Item> {
-    items.into_iter().nth(position)
+/// The item of a `for` loop over a borrowed collection at `at` (its [`Cursor::At`]).
+///
+/// The bound is on `at`, the cursor's: an iterator that cannot be searched by it is
+/// reported as the loop's collection, not as a method call to remove.
+pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
+    at.find_in(items)
+}
+
+/// Where a `for` loop over a borrowed collection is, finding its item among `I`.
+#[diagnostic::on_unimplemented(
+    message = "a `for` loop over `{I}` cannot resume after a suspension",
+    label = "a hash-ordered collection resumes by the keys still to visit, which this loop's iterator cannot be searched by",
+    note = "a `for` over a borrowed HashMap or HashSet resumes by key: iterate over `&map`, `&mut map`, `map.iter()`, `map.iter_mut()`, `map.keys()` or `&set`, with no adapter (for the values, `for (_, value) in &map`; for a count, a `let mut i = 0;` incremented in the body)"
+)]
+pub trait Finds<I> {
+    /// The loop's item.
+    type Item;
+
+    /// The item here; `None` past the end.
+    fn find_in(&self, items: I) -> Option<Self::Item>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<P, I: ItemAt<P>> Finds<I> for P {
+    type Item = I::Item;
+
+    fn find_in(&self, items: I) -> Option<I::Item> {
+        items.item_at(self)
+    }
+}
+
+/// The items of a `for` loop over a borrowed collection, found by where the loop is.
+pub trait ItemAt<P> {
+    /// The loop's item.
+    type Item;
+
+    /// The item at `at`; `None` past the end.
+    fn item_at(self, at: &P) -> Option<Self::Item>;
+}
+
+impl<I: IntoIterator> ItemAt<usize> for I {
+    type Item = I::Item;
+
+    fn item_at(self, at: &usize) -> Option<I::Item> {
+        self.into_iter().nth(*at)
+    }
+}
+
+/// A key the loop saved that its collection no longer holds: the collection is borrowed
+/// for the whole loop, and read back from the very state the key was saved with.
+#[cold]
+fn key_gone() -> ! {
+    panic!("a `for` loop's hash-ordered collection lost a key it had still to visit")
+}
+
+/// The item of key `at` found by walking `items`: an iterator does not look up by key.
+fn find_key<'a, K: Eq + 'a, T>(
+    items: impl Iterator<Item = T>,
+    key_of: impl Fn(&T) -> &'a K,
+    at: &Option<K>,
+) -> Option<T> {
+    let key = at.as_ref()?;
+    let mut items = items;
+    Some(
+        items
+            .find(|item| key_of(item) == key)
+            .unwrap_or_else(|| key_gone()),
+    )
+}
+
+impl<'a, K, V, S> ItemAt<Option<K>> for &'a std::collections::HashMap<K, V, S>
+where
+    K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher,
+{
+    type Item = (&'a K, &'a V);
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        let key = at.as_ref()?;
+        Some(self.get_key_value(key).unwrap_or_else(|| key_gone()))
+    }
+}
+
+impl<'a, K: Eq, V, S> ItemAt<Option<K>> for &'a mut std::collections::HashMap<K, V, S> {
+    type Item = (&'a K, &'a mut V);
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        find_key(self.iter_mut(), |(key, _)| *key, at)
+    }
+}
+
+impl<'a, K: Eq, V> ItemAt<Option<K>> for std::collections::hash_map::Iter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        find_key(self, |(key, _)| *key, at)
+    }
+}
+
+impl<'a, K: Eq, V> ItemAt<Option<K>> for std::collections::hash_map::IterMut<'a, K, V> {
+    type Item = (&'a K, &'a mut V);
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        find_key(self, |(key, _)| *key, at)
+    }
+}
+
+impl<'a, K: Eq, V> ItemAt<Option<K>> for std::collections::hash_map::Keys<'a, K, V> {
+    type Item = &'a K;
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        find_key(self, |key| *key, at)
+    }
+}
+
+impl<'a, K, S> ItemAt<Option<K>> for &'a std::collections::HashSet<K, S>
+where
+    K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher,
+{
+    type Item = &'a K;
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        let key = at.as_ref()?;
+        Some(self.get(key).unwrap_or_else(|| key_gone()))
+    }
+}
+
+impl<'a, K: Eq> ItemAt<Option<K>> for std::collections::hash_set::Iter<'a, K> {
+    type Item = &'a K;
+
+    fn item_at(self, at: &Option<K>) -> Option<Self::Item> {
+        find_key(self, |key| *key, at)
+    }
 }
 
 /// How the peeled rest of a loop iteration ended: by leaving the loop (with its value),

@@ -6,7 +6,7 @@
 
 use syn::{Block, Expr, Stmt};
 
-use crate::tool::ir::{Saved, Site};
+use crate::tool::ir::{Rebound, Saved, Site};
 use crate::tool::lower::machine::exit::{Exits, answer_stmt};
 use crate::tool::lower::machine::path::{Into, Level, construct_of};
 use crate::tool::lower::machine::peel::peel;
@@ -14,15 +14,17 @@ use crate::tool::lower::machine::restore::restore;
 use crate::tool::lower::rewrite::wrap_returns;
 use crate::tool::lower::site_id;
 
-/// The continuation of `site` and the locals it reads from the saved state.
+/// The continuation of `site`, the locals it reads from the saved state, and the borrows
+/// of places it binds again (see `places`).
 pub(super) fn continuation(
     site: &Site,
     path: &[Level<'_>],
     exits: &Exits<'_>,
     restated: bool,
-) -> (Block, Vec<Saved>) {
+) -> (Block, Vec<Saved>, Vec<Rebound>) {
     let (sites, saved) = (exits.sites, exits.saved);
     let mut site_saved: Vec<Saved> = Vec::new();
+    let mut rebound: Vec<Rebound> = Vec::new();
     let mut inner: Option<(Block, bool)> = None;
     for (depth, level) in path.iter().enumerate().rev() {
         let mut code: Vec<Stmt> = Vec::new();
@@ -43,7 +45,12 @@ pub(super) fn continuation(
                     wrap_returns(&mut guard, exits.carrier);
                     code.push(guard);
                 }
-                code.push(answer_stmt(site, &saved[site.id], exits.carrier));
+                code.push(answer_stmt(
+                    site,
+                    &saved[site.id],
+                    &exits.rebound[site.id],
+                    exits.carrier,
+                ));
             }
             Some((cont, inner_diverges)) => {
                 let stmt = &level.block.stmts[level.index];
@@ -83,11 +90,18 @@ pub(super) fn continuation(
                 }
             }
         }
-        let block = restore(level, code, &mut site_saved, site.suspension.is_call());
+        let block = restore(
+            level,
+            code,
+            &mut site_saved,
+            site.suspension.is_call(),
+            exits.refs,
+            &mut rebound,
+        );
         inner = Some((block, diverges));
     }
     let block = inner.map_or_else(|| syn::parse_quote!({}), |(block, _)| block);
-    (block, site_saved)
+    (block, site_saved, rebound)
 }
 
 /// Whether a statement always leaves its block: `return`, `break` or `continue` as the

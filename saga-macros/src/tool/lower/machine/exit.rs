@@ -14,14 +14,20 @@ use syn::{Block, Expr, Ident, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::emit::keep::Keeper;
-use crate::tool::ir::{Carrier, Saved, Site, Suspension};
+use crate::tool::ir::{Carrier, Rebound, Saved, Site, Suspension};
+use crate::tool::lower::places::Refs;
 use crate::tool::lower::site_id;
 
 /// `let __aN = <the answer>;`
-pub(super) fn answer_stmt(site: &Site, saved: &[Saved], carrier: Carrier) -> Stmt {
+pub(super) fn answer_stmt(
+    site: &Site,
+    saved: &[Saved],
+    rebound: &[Rebound],
+    carrier: Carrier,
+) -> Stmt {
     let answer = &site.answer;
     let value = match &site.suspension {
-        Suspension::Call { .. } => crate::tool::emit::call::resume(site, saved, carrier),
+        Suspension::Call { .. } => crate::tool::emit::call::resume(site, saved, rebound, carrier),
         _ => answer_expr(site, |i| format_ident!("__mark{}", i)),
     };
     syn::parse_quote_spanned!(site.span=> let #answer = #value;)
@@ -52,13 +58,16 @@ pub fn answer_expr(site: &Site, mark: impl Fn(usize) -> Ident) -> TokenStream {
 /// The exits already built, by site, with the saved set each was built for: the same
 /// site's exit appears in the start and in the continuation before it, and again at each
 /// pass of `build`.
-pub(super) type Built = RefCell<HashMap<usize, (Vec<Saved>, Expr)>>;
+pub(super) type Built = RefCell<HashMap<usize, (Vec<Saved>, Vec<Rebound>, Expr)>>;
 
 /// Replaces every `let __aN = __saga_site!(N);` with the code that ends the transition
 /// there, given the saved sets of one pass of `build`.
 pub(super) struct Exits<'a> {
     pub(super) sites: &'a [Site],
     pub(super) saved: &'a [Vec<Saved>],
+    /// Per site, the borrows of places its continuation binds again (see `places`).
+    pub(super) rebound: &'a [Vec<Rebound>],
+    pub(super) refs: &'a Refs,
     pub(super) built: &'a Built,
     pub(super) carrier: Carrier,
 }
@@ -81,15 +90,16 @@ impl Exits<'_> {
 
     fn exit(&self, site: &Site) -> Expr {
         let saved = &self.saved[site.id];
+        let rebound = &self.rebound[site.id];
         let mut built = self.built.borrow_mut();
-        if let Some((_, exit)) = built
+        if let Some((_, _, exit)) = built
             .get(&site.id)
-            .filter(|(built_for, _)| built_for == saved)
+            .filter(|(built_for, rebound_for, _)| built_for == saved && rebound_for == rebound)
         {
             return exit.clone();
         }
-        let exit = exit_expr(site, saved, self.carrier);
-        built.insert(site.id, (saved.clone(), exit.clone()));
+        let exit = exit_expr(site, saved, rebound, self.carrier);
+        built.insert(site.id, (saved.clone(), rebound.clone(), exit.clone()));
         exit
     }
 }
@@ -113,9 +123,9 @@ impl VisitMut for Exitify<'_, '_> {
 /// Ends the transition at `site`: builds its requests, saves the live locals, returns.
 /// The answer that follows is never reached; it gives the suspension its type, so that
 /// rustc infers the code after it exactly as in the function as written.
-fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
+fn exit_expr(site: &Site, saved: &[Saved], rebound: &[Rebound], carrier: Carrier) -> Expr {
     if let Suspension::Call { call, .. } = &site.suspension {
-        return crate::tool::emit::call::exit(site, call, saved, carrier);
+        return crate::tool::emit::call::exit(site, call, saved, rebound, carrier);
     }
     let private = private_path();
     let span = site.resolved_span();
@@ -165,9 +175,11 @@ fn exit_expr(site: &Site, saved: &[Saved], carrier: Carrier) -> Expr {
             },
         )
     });
+    let alive = crate::tool::emit::keep::keep_alive(site, rebound);
     let exprs: Expr = syn::parse_quote_spanned! {span=> {
         #checkpoint
         #(#builds)*
+        #alive
         #(#keeps)*
         return #suspend;
         #answer

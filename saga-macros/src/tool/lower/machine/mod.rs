@@ -23,7 +23,8 @@ use self::borrow_check::with_borrow_check;
 use self::continuation::continuation;
 use self::exit::{Built, Exits};
 use self::path::{Into, Level, find};
-use crate::tool::ir::{Binding, Carrier, Machine, Saved, Site};
+use crate::tool::ir::{Binding, Carrier, Machine, Rebound, Saved, Site};
+use crate::tool::lower::places::Refs;
 use crate::tool::lower::site_id;
 
 /// `carrier`: how the step's code is enclosed (see `lower::rewrite::enclose`), and so how its
@@ -31,9 +32,19 @@ use crate::tool::lower::site_id;
 pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier) -> Machine {
     let built = Built::default();
     let mut saved: Vec<Vec<Saved>> = vec![Vec::new(); sites.len()];
+    let mut rebound: Vec<Vec<Rebound>> = vec![Vec::new(); sites.len()];
+    let refs = Refs::of(
+        body,
+        params
+            .iter()
+            .filter(|param| param.mutable)
+            .map(|param| param.ident.to_string()),
+    );
     let paths: Vec<Vec<Level<'_>>> = sites
         .iter()
-        .map(|site| find(body, site.id, params.to_vec()).unwrap_or_default())
+        .map(|site| {
+            find(body, site.id, (params.to_vec(), Vec::new()), &refs).unwrap_or_default()
+        })
         .collect();
     // Each pass can only add locals; the sets are bounded by what is in scope. A site's
     // set depends mostly on the sites after it, so visiting them last-first and using
@@ -59,13 +70,16 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
             let exits = Exits {
                 sites,
                 saved: &saved,
+                rebound: &rebound,
+                refs: &refs,
                 built: &built,
                 carrier,
             };
-            let (cont, site_saved) = continuation(site, path, &exits, false);
+            let (cont, site_saved, site_rebound) = continuation(site, path, &exits, false);
             built_at[index] = Some(inputs);
-            if site_saved != saved[index] {
+            if site_saved != saved[index] || site_rebound != rebound[index] {
                 saved[index] = site_saved;
+                rebound[index] = site_rebound;
                 versions[index] += 1;
                 changed = true;
             }
@@ -75,6 +89,8 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
             let exits = Exits {
                 sites,
                 saved: &saved,
+                rebound: &rebound,
+                refs: &refs,
                 built: &built,
                 carrier,
             };
@@ -86,8 +102,8 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 }
                 // The guard reads only locals saved anyway, so the saved set stays as it
                 // is; should it not, the site keeps its requests in the token instead.
-                let (cont, site_saved) = continuation(site, path, &exits, true);
-                if site_saved == saved[index] {
+                let (cont, site_saved, site_rebound) = continuation(site, path, &exits, true);
+                if site_saved == saved[index] && site_rebound == rebound[index] {
                     conts[index] = Some(cont);
                     restated[index] = true;
                 }
@@ -96,7 +112,18 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 .into_iter()
                 .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
             let start = with_borrow_check(start, sites, &saved);
+            let borrows = rebound
+                .iter()
+                .map(|each| {
+                    let mut paths: Vec<&str> =
+                        each.iter().filter_map(|r| r.path.as_deref()).collect();
+                    paths.sort_unstable();
+                    paths.dedup();
+                    paths.join("\n")
+                })
+                .collect();
             return Machine {
+                borrows,
                 carrier,
                 start,
                 resumes: saved.into_iter().zip(conts).collect(),

@@ -6,6 +6,7 @@
 use syn::{Block, Expr, Label, Stmt};
 
 use crate::tool::ir::Binding;
+use crate::tool::lower::places::Refs;
 use crate::tool::lower::scope::pattern_bindings;
 use crate::tool::lower::site_id;
 
@@ -17,6 +18,9 @@ pub(super) struct Level<'a> {
     pub(super) index: usize,
     /// Bindings made on entering the block (fn parameters, an arm's or `if let`'s pattern).
     pub(super) entry: Vec<Binding>,
+    /// The entry bindings that borrow a place of the locals, by the statement that binds
+    /// them again after a suspension (`let PAT = SCRUTINEE else { unreachable!() }`).
+    pub(super) entry_again: Vec<(Vec<String>, Stmt)>,
     /// How that statement leads into the next level.
     pub(super) into: Option<Into<'a>>,
 }
@@ -36,7 +40,13 @@ pub(super) fn construct_of(stmt: &Stmt) -> Option<&Expr> {
     }
 }
 
-pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Option<Vec<Level<'a>>> {
+pub(super) fn find<'a>(
+    block: &'a Block,
+    id: usize,
+    entry: Entry,
+    refs: &Refs,
+) -> Option<Vec<Level<'a>>> {
+    let (entry, entry_again) = entry;
     for (index, stmt) in block.stmts.iter().enumerate() {
         let Some(expr) = construct_of(stmt) else {
             continue;
@@ -46,6 +56,7 @@ pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Opti
                 block,
                 index,
                 entry,
+                entry_again,
                 into: None,
             }]);
         }
@@ -56,6 +67,7 @@ pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Opti
                     block,
                     index,
                     entry: entry.clone(),
+                    entry_again: entry_again.clone(),
                     into: Some(into),
                 },
             );
@@ -63,43 +75,38 @@ pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Opti
         };
         match expr {
             Expr::If(expr_if) => {
-                let mut bound = Vec::new();
-                condition_bindings(&expr_if.cond, &mut bound);
-                if let Some(rest) = find(&expr_if.then_branch, id, bound) {
+                let mut bound = (Vec::new(), Vec::new());
+                condition_bindings(&expr_if.cond, &mut bound, refs);
+                if let Some(rest) = find(&expr_if.then_branch, id, bound, refs) {
                     return Some(here(Into::Block(None), rest));
                 }
-                if let Some(rest) = find_in_else(expr_if, id) {
+                if let Some(rest) = find_in_else(expr_if, id, refs) {
                     return Some(here(Into::Block(None), rest));
                 }
             }
             Expr::Match(expr_match) => {
                 for arm in &expr_match.arms {
                     if let Expr::Block(arm_block) = &*arm.body {
-                        let mut bound = Vec::new();
-                        pattern_bindings(&arm.pat, &mut |ident, mutable| {
-                            bound.push(Binding {
-                                ident: ident.clone(),
-                                mutable,
-                            })
-                        });
-                        if let Some(rest) = find(&arm_block.block, id, bound) {
+                        let mut bound = (Vec::new(), Vec::new());
+                        bind_pattern(&arm.pat, &expr_match.expr, &mut bound, refs);
+                        if let Some(rest) = find(&arm_block.block, id, bound, refs) {
                             return Some(here(Into::Block(None), rest));
                         }
                     }
                 }
             }
             Expr::Loop(expr_loop) => {
-                if let Some(rest) = find(&expr_loop.body, id, Vec::new()) {
+                if let Some(rest) = find(&expr_loop.body, id, Entry::default(), refs) {
                     return Some(here(Into::Loop(expr_loop), rest));
                 }
             }
             Expr::Block(expr_block) => {
-                if let Some(rest) = find(&expr_block.block, id, Vec::new()) {
+                if let Some(rest) = find(&expr_block.block, id, Entry::default(), refs) {
                     return Some(here(Into::Block(expr_block.label.clone()), rest));
                 }
             }
             Expr::Unsafe(expr_unsafe) => {
-                if let Some(rest) = find(&expr_unsafe.block, id, Vec::new()) {
+                if let Some(rest) = find(&expr_unsafe.block, id, Entry::default(), refs) {
                     return Some(here(Into::Block(None), rest));
                 }
             }
@@ -111,32 +118,46 @@ pub(super) fn find<'a>(block: &'a Block, id: usize, entry: Vec<Binding>) -> Opti
 
 /// The path into an `else` block, or through an `else if` chain: in the continuation the
 /// whole `if` is replaced, whichever branch the suspension is in.
-fn find_in_else<'a>(expr_if: &'a syn::ExprIf, id: usize) -> Option<Vec<Level<'a>>> {
+fn find_in_else<'a>(expr_if: &'a syn::ExprIf, id: usize, refs: &Refs) -> Option<Vec<Level<'a>>> {
     let (_, else_branch) = expr_if.else_branch.as_ref()?;
     match &**else_branch {
-        Expr::Block(else_block) => find(&else_block.block, id, Vec::new()),
+        Expr::Block(else_block) => find(&else_block.block, id, Entry::default(), refs),
         Expr::If(inner) => {
-            let mut bound = Vec::new();
-            condition_bindings(&inner.cond, &mut bound);
-            find(&inner.then_branch, id, bound).or_else(|| find_in_else(inner, id))
+            let mut bound = (Vec::new(), Vec::new());
+            condition_bindings(&inner.cond, &mut bound, refs);
+            find(&inner.then_branch, id, bound, refs).or_else(|| find_in_else(inner, id, refs))
         }
         _ => None,
     }
 }
 
-fn condition_bindings(cond: &Expr, out: &mut Vec<Binding>) {
+/// The bindings made on entering a block, and those of them bound again by a statement.
+pub(super) type Entry = (Vec<Binding>, Vec<(Vec<String>, Stmt)>);
+
+/// The bindings of `pat` matched against `scrutinee`: bound again by matching again when
+/// they borrow a place of the locals (see `places`), saved otherwise.
+fn bind_pattern(pat: &syn::Pat, scrutinee: &Expr, out: &mut Entry, refs: &Refs) {
+    let mut names = Vec::new();
+    pattern_bindings(pat, &mut |ident, mutable| {
+        names.push(ident.to_string());
+        out.0.push(Binding {
+            ident: ident.clone(),
+            mutable,
+        })
+    });
+    if let Some(again) = refs.rebind_pattern(pat, scrutinee) {
+        out.1.push((names, again));
+    }
+}
+
+fn condition_bindings(cond: &Expr, out: &mut Entry, refs: &Refs) {
     match cond {
-        Expr::Let(expr_let) => pattern_bindings(&expr_let.pat, &mut |ident, mutable| {
-            out.push(Binding {
-                ident: ident.clone(),
-                mutable,
-            })
-        }),
+        Expr::Let(expr_let) => bind_pattern(&expr_let.pat, &expr_let.expr, out, refs),
         Expr::Binary(binary) => {
-            condition_bindings(&binary.left, out);
-            condition_bindings(&binary.right, out);
+            condition_bindings(&binary.left, out, refs);
+            condition_bindings(&binary.right, out, refs);
         }
-        Expr::Paren(paren) => condition_bindings(&paren.expr, out),
+        Expr::Paren(paren) => condition_bindings(&paren.expr, out, refs),
         _ => {}
     }
 }

@@ -10,8 +10,9 @@ use proc_macro2::Span;
 use quote::{format_ident, quote};
 use syn::{Block, Expr, Ident, Stmt};
 
-use crate::tool::ir::{Binding, Saved};
+use crate::tool::ir::{Binding, Rebound, Saved};
 use crate::tool::lower::machine::path::Level;
+use crate::tool::lower::places::Refs;
 use crate::tool::lower::scope::{free_in_stmts, pattern_bindings, read_before_written};
 
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
@@ -21,17 +22,31 @@ pub(super) fn restore(
     code: Vec<Stmt>,
     site_saved: &mut Vec<Saved>,
     call: bool,
+    refs: &Refs,
+    rebound: &mut Vec<Rebound>,
 ) -> Block {
     let (mut free, written) = read_before_written(&code);
-    // The bindings visible at the path's statement, the latest of each name, with the
-    // index of the `let` that binds them when it borrows the item of a `for` loop: those
-    // are bound again by running that `let` (see `reborrow` in `lower/for_loop.rs`),
-    // not saved.
-    let mut visible: Vec<(Binding, Option<usize>)> =
-        level.entry.iter().cloned().map(|b| (b, None)).collect();
+    // The bindings visible at the path's statement, the latest of each name, with how
+    // they are bound again when they borrow a place of the locals (see `places`): by
+    // running again the `let` that binds them (a `for` loop's item included, see
+    // `reborrow` in `lower/for_loop.rs`), or the entry's pattern. Those are not saved.
+    let mut visible: Vec<(Binding, Option<Again>)> = level
+        .entry
+        .iter()
+        .cloned()
+        .map(|b| {
+            let name = b.ident.to_string();
+            let again = level
+                .entry_again
+                .iter()
+                .position(|(names, _)| names.contains(&name))
+                .map(Again::Entry);
+            (b, again)
+        })
+        .collect();
     for (index, stmt) in level.block.stmts[..level.index].iter().enumerate() {
         if let Stmt::Local(local) = stmt {
-            let again = is_item_at(local).then_some(index);
+            let again = rebinds(local, refs).then_some(Again::Stmt(index));
             pattern_bindings(&local.pat, &mut |ident, mutable| {
                 visible.retain(|(b, _)| b.ident != *ident);
                 visible.push((
@@ -44,25 +59,45 @@ pub(super) fn restore(
             });
         }
     }
-    let mut again: Vec<usize> = Vec::new();
-    for (binding, index) in &visible {
-        if let Some(index) = index
-            && free.contains(&binding.ident.to_string())
-            && !again.contains(index)
+    // What is bound again may read what is bound again before it: to a fixed point.
+    let mut again: Vec<Again> = Vec::new();
+    let mut read_again = BTreeSet::new();
+    loop {
+        let before = again.len();
+        for (binding, how) in &visible {
+            let name = binding.ident.to_string();
+            if let Some(how) = how
+                && (free.contains(&name) || read_again.contains(&name))
+                && !again.contains(how)
+            {
+                again.push(*how);
+            }
+        }
+        if again.len() == before {
+            break;
+        }
+        again.sort_unstable();
+        read_again = free_in_stmts(&again_stmts(level, &again, refs));
+    }
+    let again_code = again_stmts(level, &again, refs);
+    for (binding, how) in &visible {
+        let name = binding.ident.to_string();
+        if let Some(how) = how
+            && again.contains(how)
+            && (free.contains(&name) || read_again.contains(&name))
         {
-            again.push(*index);
+            let stmt = again_stmts(level, &[*how], refs);
+            let own_loop = name.starts_with("__walk")
+                || matches!(*how, Again::Stmt(index)
+                    if matches!(&level.block.stmts[index], Stmt::Local(local) if is_item_at(local)));
+            rebound.push(Rebound {
+                ident: binding.ident.clone(),
+                path: (!own_loop).then(|| quote!(#(#stmt)*).to_string()),
+            });
         }
     }
-    again.sort_unstable();
-    let again: Vec<Stmt> = again
-        .into_iter()
-        .filter_map(|index| match &level.block.stmts[index] {
-            Stmt::Local(local) => Some(bind_item_again(local)),
-            _ => None,
-        })
-        .collect();
+    let again = again_code;
     // `again` runs first: what it reads is read before anything `code` overwrites.
-    let read_again = free_in_stmts(&again);
     let written: BTreeSet<String> = written
         .into_iter()
         .filter(|name| !read_again.contains(name))
@@ -88,17 +123,23 @@ pub(super) fn restore(
         let local = &binding.ident;
         let source = format_ident!("__saved_{}", field);
         let mutability = binding.mutable.then(|| quote!(mut));
+        let private = crate::shared::private_path();
         let value = if call {
             crate::tool::emit::call::restore(&source)
         } else {
-            let private = crate::shared::private_path();
             quote!(#private::restore(#source))
+        };
+        let literal = declared_literal(level, local);
+        let value = match &literal {
+            Some(choices) => quote!(#private::Literal::pick(#value, &[#(#choices),*])),
+            None => value,
         };
         prefix.push(syn::parse_quote!(let #mutability #local = #value;));
         site_saved.push(Saved {
             ident: binding.ident.clone(),
             mutable: binding.mutable,
             field,
+            literal,
         });
     }
     prefix.extend(again);
@@ -107,6 +148,23 @@ pub(super) fn restore(
         brace_token: level.block.brace_token,
         stmts: prefix,
     }
+}
+
+/// The literals a local of this level may hold, when it is a `&'static str` chosen
+/// among them (see `places::literal_choices`); entry bindings are never such.
+fn declared_literal(level: &Level<'_>, ident: &Ident) -> Option<Vec<Expr>> {
+    level.block.stmts[..level.index]
+        .iter()
+        .rev()
+        .find_map(|stmt| match stmt {
+            Stmt::Local(local) => {
+                let mut binds = false;
+                pattern_bindings(&local.pat, &mut |bound, _| binds |= bound == ident);
+                binds.then(|| crate::tool::lower::places::literal_choices(local))
+            }
+            _ => None,
+        })
+        .flatten()
 }
 
 /// The type a local of this level was declared with, `let x: T …`, if written.
@@ -124,6 +182,37 @@ fn declared_type<'a>(level: &Level<'a>, ident: &Ident) -> Option<&'a syn::Type> 
             },
             _ => None,
         })
+}
+
+/// How a binding is bound again instead of saved: by the `let` at this index of its
+/// level, or by the entry's pattern at this index. The entries come first, as they bind
+/// first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Again {
+    Entry(usize),
+    Stmt(usize),
+}
+
+/// The statements that bind `again` again, in order.
+fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
+    again
+        .iter()
+        .filter_map(|how| match *how {
+            Again::Entry(index) => level.entry_again.get(index).map(|(_, stmt)| stmt.clone()),
+            Again::Stmt(index) => match &level.block.stmts[index] {
+                Stmt::Local(local) if is_item_at(local) => Some(bind_item_again(local)),
+                Stmt::Local(local) => refs.rebind_let(local),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// Whether `local` is bound again after a suspension rather than saved: a `for` loop's
+/// item, or a borrow of a place of the locals.
+fn rebinds(local: &syn::Local, refs: &Refs) -> bool {
+    (is_item_at(local) && crate::tool::lower::places::binds_by_reference(&local.pat))
+        || refs.rebind_let(local).is_some()
 }
 
 /// Whether `local` is a `for` loop's `let Some(pat) = item_at(items, position) else …`.

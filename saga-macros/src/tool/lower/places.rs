@@ -1,0 +1,575 @@
+//! Borrows of saved places. A binding that holds a borrow of a place rooted in the
+//! function's locals (`let first = &v[0];`, a `match` arm's binding over `&old`, the item
+//! of a `for` over `&items`, a binding of a pattern over such an item) cannot be saved,
+//! but it need not be: the state saves the place's owner, and the continuation runs the
+//! binding's `let` (or the arm's pattern, as a `let … else`) again, which borrows the same
+//! place of the owner read back. What makes that exact:
+//!
+//! - the path is found again from values that cannot have changed: literals, locals not
+//!   declared `mut` (the body is α-renamed, so a name is one binding), and temporaries
+//!   holding what a `mut` local or an expression was when the borrow was made ([`hoist`]);
+//! - the owner cannot have changed between the borrow and the suspension: each exit
+//!   uses the borrows its continuation binds again (`keep_alive`), so rustc refuses a
+//!   mutation of the owner there exactly as it refuses it in the function as written;
+//! - the binding itself cannot have changed: a `mut` binding, or one bound by value under
+//!   a `&` pattern, is saved as before.
+//!
+//! Apart from the machine because the lowering reads it too: a `for` over a local that
+//! borrows a collection saves its position as a `for` over `&collection` does.
+
+use std::collections::{HashMap, HashSet};
+
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Ident, Pat, Stmt};
+
+use crate::tool::lower::scope::pattern_bindings;
+
+/// Methods that return a borrow of (a part of) their receiver, found again from the same
+/// receiver and arguments: accessors of the standard collections, `Option` and `str`.
+const ACCESSORS: &[&str] = &[
+    "as_ref",
+    "as_mut",
+    "as_deref",
+    "as_deref_mut",
+    "as_slice",
+    "as_mut_slice",
+    "as_str",
+    "as_bytes",
+    "as_path",
+    "get",
+    "get_mut",
+    "get_key_value",
+    "first",
+    "first_mut",
+    "last",
+    "last_mut",
+    "split_first",
+    "split_last",
+    "unwrap",
+    "expect",
+];
+
+/// Methods that borrow a collection for a `for` loop's items.
+const LOOP_BORROWS: &[&str] = &["iter", "iter_mut", "keys", "values", "values_mut"];
+
+/// The prefix of the temporaries [`hoist`] makes.
+const HOISTED: &str = "__ix";
+
+/// The bindings of a body that hold a borrow of a place of its locals, with whether the
+/// borrow is mutable; and the locals declared `mut`, whose value may change after a
+/// borrow that read it.
+#[derive(Default, Clone)]
+pub struct Refs {
+    borrows: HashMap<String, bool>,
+    mutable: HashSet<String>,
+    /// Takes any index or argument as stable: what a borrow would be once [`hoist`] has
+    /// made them so.
+    lenient: bool,
+}
+
+impl Refs {
+    /// The borrows of `block`, whose parameters declared `mut` are `mutable_params`.
+    pub fn of(block: &Block, mutable_params: impl IntoIterator<Item = String>) -> Refs {
+        let mut collect = Collect(Refs {
+            borrows: HashMap::new(),
+            mutable: mutable_params.into_iter().collect(),
+            lenient: false,
+        });
+        collect.visit_block(block);
+        collect.0
+    }
+
+    /// Whether `name` holds a borrow: `Some(mutable)`.
+    pub fn borrow(&self, name: &str) -> Option<bool> {
+        self.borrows.get(name).copied()
+    }
+
+    /// Whether `expr` evaluates to a borrow of a place of the locals (or a tuple or array
+    /// of such, or an accessor's result on one) that is found again by evaluating it
+    /// again: `Some(mutable)`.
+    pub fn borrow_of(&self, expr: &Expr) -> Option<bool> {
+        match expr {
+            Expr::Reference(reference) => self
+                .is_place(&reference.expr)
+                .then_some(reference.mutability.is_some()),
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .and_then(|ident| self.borrow(&ident.to_string())),
+            Expr::Tuple(tuple) if !tuple.elems.is_empty() => tuple
+                .elems
+                .iter()
+                .map(|elem| self.borrow_of(elem))
+                .try_fold(false, |any, each| Some(any || each?)),
+            Expr::Array(array) if !array.elems.is_empty() => array
+                .elems
+                .iter()
+                .map(|elem| self.borrow_of(elem))
+                .try_fold(false, |any, each| Some(any || each?)),
+            Expr::Paren(paren) => self.borrow_of(&paren.expr),
+            Expr::Group(group) => self.borrow_of(&group.expr),
+            Expr::Call(call) => {
+                // The machine's own `ordered(&v)` and a `for` loop's `item_at(..)`.
+                let Expr::Path(path) = &*call.func else {
+                    return None;
+                };
+                // Only the runtime's, never a function of the user's with such a name.
+                let mut segments = path.path.segments.iter().rev();
+                let name = segments.next()?.ident.to_string();
+                if segments.next()?.ident != "__private" {
+                    return None;
+                }
+                match name.as_str() {
+                    "ordered" => Some(false),
+                    "ordered_mut" => Some(true),
+                    "item_at" => {
+                        let mut root = call.args.iter().nth(1)?;
+                        while let Expr::MethodCall(inner) = root {
+                            root = &inner.receiver;
+                        }
+                        self.borrow_of(root)
+                    }
+                    _ => None,
+                }
+            }
+            Expr::MethodCall(call) => {
+                let method = call.method.to_string();
+                if !ACCESSORS.contains(&method.as_str())
+                    || !call.args.iter().all(|arg| self.is_stable(arg))
+                {
+                    return None;
+                }
+                let receiver = self
+                    .borrow_of(&call.receiver)
+                    .or_else(|| self.is_place(&call.receiver).then_some(false))?;
+                Some(receiver || method.ends_with("_mut") || method == "as_mut")
+            }
+            _ => None,
+        }
+    }
+
+    /// A place of the locals, found again from values that cannot have changed.
+    pub fn is_place(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
+            Expr::Field(field) => {
+                self.is_place(&field.base) || self.borrow_of(&field.base).is_some()
+            }
+            Expr::Index(index) => {
+                (self.is_place(&index.expr) || self.borrow_of(&index.expr).is_some())
+                    && self.is_stable(&index.index)
+            }
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                self.is_place(&unary.expr) || self.borrow_of(&unary.expr).is_some()
+            }
+            Expr::Paren(paren) => self.is_place(&paren.expr),
+            Expr::Group(group) => self.is_place(&group.expr),
+            _ => false,
+        }
+    }
+
+    /// A value that is the same when evaluated again later: a literal, a local not
+    /// declared `mut`, a temporary of [`hoist`], a borrow or range of those.
+    fn is_stable(&self, expr: &Expr) -> bool {
+        if self.lenient {
+            return true;
+        }
+        match expr {
+            Expr::Lit(_) => true,
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|ident| !self.mutable.contains(&ident.to_string())),
+            Expr::Reference(reference) => {
+                reference.mutability.is_none() && self.is_stable(&reference.expr)
+            }
+            Expr::Range(range) => {
+                range.start.as_deref().is_none_or(|start| self.is_stable(start))
+                    && range.end.as_deref().is_none_or(|end| self.is_stable(end))
+            }
+            Expr::Paren(paren) => self.is_stable(&paren.expr),
+            Expr::Group(group) => self.is_stable(&group.expr),
+            _ => false,
+        }
+    }
+
+    /// `local` again, to run after a suspension, when it binds only borrows of a place
+    /// (its `else`, never taken then, is `unreachable!`).
+    pub fn rebind_let(&self, local: &syn::Local) -> Option<Stmt> {
+        let init = local.init.as_ref()?;
+        self.borrow_of(&init.expr)?;
+        if !binds_by_reference(&local.pat) {
+            return None;
+        }
+        let mut local = local.clone();
+        if let Some(init) = &mut local.init
+            && let Some((_, diverge)) = &mut init.diverge
+        {
+            **diverge = unreachable_else(diverge.span());
+        }
+        Some(Stmt::Local(local))
+    }
+
+    /// `let PAT = SCRUTINEE else { unreachable!() };`, to bind a `match` arm's or an `if
+    /// let`'s pattern again after a suspension, when it binds only borrows of a place.
+    pub fn rebind_pattern(&self, pat: &Pat, scrutinee: &Expr) -> Option<Stmt> {
+        self.borrow_of(scrutinee)?;
+        if !binds_by_reference(pat) {
+            return None;
+        }
+        let diverge = unreachable_else(pat.span());
+        Some(syn::parse_quote_spanned! {pat.span()=>
+            #[allow(irrefutable_let_patterns)]
+            let #pat = #scrutinee else #diverge;
+        })
+    }
+}
+
+/// The `else` of a pattern bound again: the owner is the one the pattern matched, so it
+/// matches again.
+fn unreachable_else(span: Span) -> Expr {
+    syn::parse_quote_spanned!(span=> {
+        ::core::unreachable!("a place borrowed across a suspension changed")
+    })
+}
+
+/// Whether every binding of `pat`, matched against a borrow, is a borrow too (or a copy
+/// found again exactly): none is `mut`, and no `&` pattern moves a value out.
+pub fn binds_by_reference(pat: &Pat) -> bool {
+    match pat {
+        Pat::Ident(pat_ident) => {
+            pat_ident.mutability.is_none()
+                && pat_ident
+                    .subpat
+                    .as_ref()
+                    .is_none_or(|(_, sub)| binds_by_reference(sub))
+        }
+        Pat::Reference(_) | Pat::Macro(_) | Pat::Verbatim(_) => false,
+        Pat::Type(typed) => binds_by_reference(&typed.pat),
+        Pat::Tuple(tuple) => tuple.elems.iter().all(binds_by_reference),
+        Pat::TupleStruct(ts) => ts.elems.iter().all(binds_by_reference),
+        Pat::Struct(st) => st.fields.iter().all(|field| binds_by_reference(&field.pat)),
+        Pat::Slice(slice) => slice.elems.iter().all(binds_by_reference),
+        Pat::Or(or) => or.cases.iter().all(binds_by_reference),
+        Pat::Paren(paren) => binds_by_reference(&paren.pat),
+        _ => true,
+    }
+}
+
+/// Whether a `for` loop's collection borrows a place: `&v`, `&mut v`, `v.iter()`, … or a
+/// local holding a borrow. `Some(mutable)`.
+fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
+    match expr {
+        Expr::MethodCall(call) if LOOP_BORROWS.contains(&call.method.to_string().as_str()) => {
+            (refs.is_place(&call.receiver) || refs.borrow_of(&call.receiver).is_some())
+                .then(|| call.method.to_string().ends_with("_mut"))
+        }
+        _ => refs.borrow_of(expr),
+    }
+}
+
+struct Collect(Refs);
+
+impl Collect {
+    fn bind(&mut self, pat: &Pat, mutable: bool) {
+        let by_reference = binds_by_reference(pat);
+        pattern_bindings(pat, &mut |ident, declared_mut| {
+            let name = ident.to_string();
+            if declared_mut {
+                self.0.mutable.insert(name.clone());
+            }
+            if by_reference {
+                self.0.borrows.insert(name, mutable);
+            }
+        });
+    }
+
+    fn declare(&mut self, pat: &Pat) {
+        pattern_bindings(pat, &mut |ident, declared_mut| {
+            if declared_mut {
+                self.0.mutable.insert(ident.to_string());
+            }
+        });
+    }
+}
+
+impl<'ast> Visit<'ast> for Collect {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let Some(init) = &local.init {
+            self.visit_expr(&init.expr);
+            if let Some((_, diverge)) = &init.diverge {
+                self.visit_expr(diverge);
+            }
+        }
+        match local.init.as_ref().and_then(|init| self.0.borrow_of(&init.expr)) {
+            Some(mutable) => self.bind(&local.pat, mutable),
+            None => self.declare(&local.pat),
+        }
+    }
+
+    fn visit_expr_match(&mut self, expr_match: &'ast syn::ExprMatch) {
+        self.visit_expr(&expr_match.expr);
+        let borrow = self.0.borrow_of(&expr_match.expr);
+        for arm in &expr_match.arms {
+            match borrow {
+                Some(mutable) => self.bind(&arm.pat, mutable),
+                None => self.declare(&arm.pat),
+            }
+            if let Some((_, guard)) = &arm.guard {
+                self.visit_expr(guard);
+            }
+            self.visit_expr(&arm.body);
+        }
+    }
+
+    fn visit_expr_let(&mut self, expr_let: &'ast syn::ExprLet) {
+        self.visit_expr(&expr_let.expr);
+        match self.0.borrow_of(&expr_let.expr) {
+            Some(mutable) => self.bind(&expr_let.pat, mutable),
+            None => self.declare(&expr_let.pat),
+        }
+    }
+
+    fn visit_expr_for_loop(&mut self, expr_for: &'ast syn::ExprForLoop) {
+        self.visit_expr(&expr_for.expr);
+        match loop_borrow(&self.0, &expr_for.expr) {
+            Some(mutable) => self.bind(&expr_for.pat, mutable),
+            None => self.declare(&expr_for.pat),
+        }
+        self.visit_block(&expr_for.body);
+    }
+
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        for input in &closure.inputs {
+            self.declare(input);
+        }
+        self.visit_expr(&closure.body);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Makes the borrows of places found again exactly: in each `let` that borrows a place,
+/// and in each `match` or `if let` over one, the indexes and arguments that could change
+/// after the borrow (a `mut` local, an expression) are evaluated first into temporaries,
+/// `let __ixN = i;`, which the borrow reads instead. Nothing else changes: the borrow
+/// reads what it would have read, in the same order (a place's own evaluation has no
+/// effects).
+pub fn hoist(body: &mut Block, mutable_params: &[Ident]) {
+    let refs = Refs::of(body, mutable_params.iter().map(ToString::to_string));
+    let mut hoister = Hoister { refs, count: 0 };
+    hoister.visit_block_mut(body);
+}
+
+struct Hoister {
+    refs: Refs,
+    count: usize,
+}
+
+impl Hoister {
+    /// The borrow-making expression a statement begins with, if any.
+    fn head(stmt: &mut Stmt) -> Option<&mut Expr> {
+        let expr = match stmt {
+            Stmt::Local(local) => &mut *local.init.as_mut()?.expr,
+            Stmt::Expr(expr, _) => expr,
+            _ => return None,
+        };
+        Some(match expr {
+            Expr::Match(expr_match) => &mut expr_match.expr,
+            Expr::If(expr_if) => match &mut *expr_if.cond {
+                Expr::Let(expr_let) => &mut expr_let.expr,
+                _ => return None,
+            },
+            other => other,
+        })
+    }
+
+    /// Hoists the unstable parts of `expr`'s path into `out`, when `expr` is a borrow of
+    /// a place once they are.
+    fn borrow(&mut self, expr: &mut Expr, out: &mut Vec<Stmt>) {
+        if self.refs.borrow_of(expr).is_some() {
+            return;
+        }
+        self.refs.lenient = true;
+        let shaped = self.refs.borrow_of(expr).is_some();
+        self.refs.lenient = false;
+        if !shaped {
+            return;
+        }
+        self.parts(expr, out);
+    }
+
+    fn parts(&mut self, expr: &mut Expr, out: &mut Vec<Stmt>) {
+        match expr {
+            Expr::Reference(reference) => self.parts(&mut reference.expr, out),
+            Expr::Tuple(tuple) => tuple.elems.iter_mut().for_each(|e| self.parts(e, out)),
+            Expr::Array(array) => array.elems.iter_mut().for_each(|e| self.parts(e, out)),
+            Expr::Paren(paren) => self.parts(&mut paren.expr, out),
+            Expr::Field(field) => self.parts(&mut field.base, out),
+            Expr::Unary(unary) => self.parts(&mut unary.expr, out),
+            Expr::Index(index) => {
+                self.parts(&mut index.expr, out);
+                self.value(&mut index.index, out);
+            }
+            Expr::MethodCall(call) => {
+                self.parts(&mut call.receiver, out);
+                for arg in call.args.iter_mut() {
+                    self.value(arg, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An index or argument: kept if stable, else evaluated into a temporary.
+    fn value(&mut self, expr: &mut Expr, out: &mut Vec<Stmt>) {
+        if self.refs.is_stable(expr) {
+            return;
+        }
+        match expr {
+            Expr::Range(range) => {
+                if let Some(start) = &mut range.start {
+                    self.value(start, out);
+                }
+                if let Some(end) = &mut range.end {
+                    self.value(end, out);
+                }
+            }
+            Expr::Reference(reference) if reference.mutability.is_none() => {
+                // `&key`: the key's owned copy, borrowed (a `&str` key is not saved).
+                let inner = &reference.expr;
+                let temp = self.temporary(
+                    syn::parse_quote_spanned!(inner.span()=>
+                        ::std::borrow::ToOwned::to_owned(&#inner)),
+                    out,
+                );
+                *reference.expr = temp;
+            }
+            _ => {
+                let value = expr.clone();
+                *expr = self.temporary(value, out);
+            }
+        }
+    }
+
+    fn temporary(&mut self, value: Expr, out: &mut Vec<Stmt>) -> Expr {
+        self.count += 1;
+        let span = value.span();
+        let name = Ident::new(&format!("{HOISTED}{}", self.count), span);
+        out.push(syn::parse_quote_spanned!(span=> let #name = #value;));
+        syn::parse_quote_spanned!(span=> #name)
+    }
+}
+
+impl VisitMut for Hoister {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        for mut stmt in std::mem::take(&mut block.stmts) {
+            self.visit_stmt_mut(&mut stmt);
+            if let Some(head) = Self::head(&mut stmt) {
+                self.borrow(head, &mut stmts);
+            }
+            stmts.push(stmt);
+        }
+        block.stmts = stmts;
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The values a `let` of a `&'static str` chosen among literals may hold (`let side = if
+/// white { "White" } else { "Black" };`, through `if`, `match` and blocks, with string
+/// literals and constants as the values): the state saves which text it holds, and the
+/// continuation takes the very `&'static str` of that text back from these. `None` for
+/// any other `let`, or a `mut` binding (which could be assigned something else).
+pub fn literal_choices(local: &syn::Local) -> Option<Vec<Expr>> {
+    let plain = |pat: &Pat| matches!(pat, Pat::Ident(ident) if ident.mutability.is_none() && ident.by_ref.is_none() && ident.subpat.is_none());
+    match &local.pat {
+        Pat::Type(typed) if plain(&typed.pat) => {}
+        pat if plain(pat) => {}
+        _ => return None,
+    }
+    let init = local.init.as_ref()?;
+    if init.diverge.is_some() {
+        return None;
+    }
+    let mut choices = Vec::new();
+    leaves(&init.expr, &mut choices).then_some(())?;
+    // A string literal among them says the type: constants alone could be numbers.
+    choices
+        .iter()
+        .any(|choice| matches!(choice, Expr::Lit(_)))
+        .then_some(choices)
+}
+
+/// Collects the values `expr` may evaluate to; false if one is not a literal.
+fn leaves(expr: &Expr, out: &mut Vec<Expr>) -> bool {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        }) => {
+            if !out.contains(expr) {
+                out.push(expr.clone());
+            }
+            true
+        }
+        // A constant or a static, by Rust's naming (`GREETING`, `Self::NAME`).
+        Expr::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|segment| {
+                    let name = segment.ident.to_string();
+                    segment.arguments.is_none()
+                        && name.chars().any(char::is_alphabetic)
+                        && !name.chars().any(char::is_lowercase)
+                }) =>
+        {
+            if !out.contains(expr) {
+                out.push(expr.clone());
+            }
+            true
+        }
+        Expr::If(expr_if) => match &expr_if.else_branch {
+            Some((_, else_branch)) => {
+                block_leaves(&expr_if.then_branch, out) && leaves(else_branch, out)
+            }
+            None => false,
+        },
+        Expr::Match(expr_match) => expr_match.arms.iter().all(|arm| leaves(&arm.body, out)),
+        Expr::Block(block) if block.label.is_none() => block_leaves(&block.block, out),
+        Expr::Paren(paren) => leaves(&paren.expr, out),
+        Expr::Group(group) => leaves(&group.expr, out),
+        other => diverges(other),
+    }
+}
+
+fn block_leaves(block: &Block, out: &mut Vec<Expr>) -> bool {
+    match block.stmts.last() {
+        Some(Stmt::Expr(tail, None)) => leaves(tail, out),
+        Some(Stmt::Expr(tail, Some(_))) => diverges(tail),
+        Some(Stmt::Macro(mac)) => diverging_macro(&mac.mac),
+        _ => false,
+    }
+}
+
+/// An expression that never gives a value: it has no value to choose.
+fn diverges(expr: &Expr) -> bool {
+    match expr {
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        Expr::Macro(mac) => diverging_macro(&mac.mac),
+        _ => false,
+    }
+}
+
+fn diverging_macro(mac: &syn::Macro) -> bool {
+    mac.path.segments.last().is_some_and(|segment| {
+        matches!(
+            segment.ident.to_string().as_str(),
+            "panic" | "unreachable" | "todo" | "unimplemented"
+        )
+    })
+}

@@ -1,0 +1,382 @@
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use saga_runtime::prelude::*;
+use serde_json::json;
+
+use crate::harness::{Script, accept, differential, prompt_of, says};
+
+/// Where a migration reads from: an enum whose variants' fields are borrowed by a `match`
+/// on a borrowed loop item, and kept across a suspension.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind")]
+pub enum Source {
+    Postgres { dsn: String, tables: Vec<String> },
+    S3 { bucket: String },
+}
+
+#[saga_tool]
+pub async fn migration_plan(sources: Vec<Source>) -> Result<String, SagaError> {
+    let mut done = Vec::new();
+    for src in &sources {
+        match src {
+            Source::Postgres { dsn, tables } => {
+                let pick: String = elicit(format!("Which tables from {dsn}?")).await?;
+                done.push(format!("{dsn}: {pick} of {}", tables.len()));
+            }
+            Source::S3 { bucket } => {
+                let ok: bool = elicit(format!("Copy bucket {bucket}?")).await?;
+                if ok {
+                    done.push(format!("s3://{bucket}"));
+                }
+            }
+        }
+    }
+    Ok(done.join("; "))
+}
+
+pub fn migration_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("Which tables") {
+            accept(json!({"value": format!("all<{}>", prompt.len())}))
+        } else {
+            accept(json!({"value": prompt.contains("logs")}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_match_binding_over_a_borrowed_loop_item_is_kept() {
+    let outcome = differential(
+        &migration_plan,
+        plain!(plain::migration_plan),
+        json!({"sources": [
+            {"kind": "Postgres", "dsn": "pg://a", "tables": ["t1", "t2"]},
+            {"kind": "S3", "bucket": "logs"},
+            {"kind": "S3", "bucket": "tmp"},
+            {"kind": "Postgres", "dsn": "pg://b", "tables": []},
+        ]}),
+        migration_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "pg://a: all<25> of 2; s3://logs; pg://b: all<25> of 0"
+    );
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Count {
+    pub bin: String,
+    pub expected: i64,
+}
+
+#[saga_tool]
+pub async fn recount(by_sku: BTreeMap<String, Vec<Count>>) -> Result<String, SagaError> {
+    let mut log = Vec::new();
+    'outer: for (sku, counts) in &by_sku {
+        for c in counts {
+            let n: i64 = elicit(format!("Recount {sku} in {}", c.bin)).await?;
+            if n < 0 {
+                log.push(format!("stop at {sku}/{}", c.bin));
+                break 'outer;
+            }
+            if n == c.expected {
+                continue;
+            }
+            log.push(format!("{sku}/{}: {} -> {n}", c.bin, c.expected));
+        }
+        log.push(format!("{sku} done ({} bins)", counts.len()));
+    }
+    Ok(log.join(", "))
+}
+
+pub fn recount_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        let n = if prompt.contains("z9") {
+            -1
+        } else if prompt.ends_with("b1") {
+            3
+        } else {
+            5
+        };
+        accept(json!({"value": n}))
+    })
+}
+
+#[tokio::test]
+async fn a_nested_loop_over_a_borrowed_item_resumes_with_labels() {
+    let outcome = differential(
+        &recount,
+        plain!(plain::recount),
+        json!({"by_sku": {
+            "apple": [{"bin": "b1", "expected": 3}, {"bin": "b2", "expected": 4}],
+            "kiwi": [],
+            "pear": [{"bin": "b1", "expected": 1}, {"bin": "z9", "expected": 1}, {"bin": "b3", "expected": 1}],
+            "plum": [{"bin": "b1", "expected": 3}],
+        }}),
+        recount_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "apple/b2: 4 -> 5, apple done (2 bins), kiwi done (0 bins), pear/b1: 1 -> 3, stop at pear/z9"
+    );
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum Setting {
+    List(Vec<String>),
+    Flag(bool),
+}
+
+#[saga_tool]
+pub async fn merge_setting(old: Setting, new: Setting) -> Result<String, SagaError> {
+    let merged = match (&old, &new) {
+        (Setting::List(a), Setting::List(b)) => {
+            let how: String = elicit(format!("[{}] or [{}]?", a.join(","), b.join(","))).await?;
+            if how == "both" {
+                Setting::List([a.clone(), b.clone()].concat())
+            } else {
+                Setting::List(b.clone())
+            }
+        }
+        (Setting::Flag(was), Setting::Flag(now)) if was != now => {
+            let keep: bool = elicit(format!("flip {was} to {now}?")).await?;
+            Setting::Flag(if keep { *now } else { *was })
+        }
+        _ => new.clone(),
+    };
+    Ok(format!("{old:?} + {new:?} = {merged:?}"))
+}
+
+pub fn merge_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("flip") {
+            accept(json!({"value": true}))
+        } else {
+            accept(json!({"value": "both"}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_match_on_a_tuple_of_borrows_keeps_its_bindings() {
+    for (old, new) in [
+        (json!({"List": ["a"]}), json!({"List": ["b", "c"]})),
+        (json!({"Flag": false}), json!({"Flag": true})),
+        (json!({"Flag": true}), json!({"List": []})),
+    ] {
+        differential(
+            &merge_setting,
+            plain!(plain::merge_setting),
+            json!({"old": old, "new": new}),
+            merge_script,
+        )
+        .await;
+    }
+}
+
+fn mover(white: bool) -> &'static str {
+    if white { "White" } else { "Black" }
+}
+
+#[saga_tool]
+pub async fn chess(white: bool, turns: u32) -> Result<String, SagaError> {
+    let side = if white { "White" } else { "Black" };
+    let mv: String = elicit(format!("{side} to move")).await?;
+    let mut line = format!("{side} plays {mv}");
+    for turn in 0..turns {
+        let who = match turn % 3 {
+            0 => "first",
+            1 => {
+                if white {
+                    "second"
+                } else {
+                    "another"
+                }
+            }
+            _ => "third",
+        };
+        let ok: bool = elicit(format!("{who} ({turn})?")).await?;
+        line.push_str(&format!(", {who}={ok}"));
+    }
+    let opponent = mover(!white);
+    Ok(format!("{line}; {opponent} resigns as {side}"))
+}
+
+pub fn chess_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.ends_with("to move") {
+            accept(json!({"value": "e4"}))
+        } else {
+            accept(json!({"value": prompt.len() % 2 == 0}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_static_str_chosen_from_literals_is_kept() {
+    for white in [true, false] {
+        differential(
+            &chess,
+            plain!(plain::chess),
+            json!({"white": white, "turns": 4}),
+            chess_script,
+        )
+        .await;
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Incident {
+    pub id: String,
+    pub owner: Option<String>,
+    pub tags: Vec<String>,
+    pub severity: i64,
+}
+
+/// `if let` and `let … else` over borrowed places, a `&mut` into saved state, an index by
+/// a saved integer that changes after the borrow, and a binding inside a nested loop.
+#[saga_tool]
+pub async fn triage(mut incidents: Vec<Incident>, pick: usize) -> Result<String, SagaError> {
+    let mut notes = Vec::new();
+    let mut i = pick;
+    let chosen = &incidents[i];
+    i += 1;
+    let why: String = elicit(format!("Why {} (next {i})?", chosen.id)).await?;
+    notes.push(format!("{}: {why}", chosen.id));
+    for inc in &incidents {
+        if let Some(owner) = &inc.owner {
+            let ping: bool = elicit(format!("Ping {owner} about {}?", inc.id)).await?;
+            notes.push(format!("{owner}={ping}"));
+        }
+        let Some(first) = inc.tags.first() else {
+            continue;
+        };
+        for tag in &inc.tags {
+            if let [only] = inc.tags.as_slice() {
+                let keep: bool = elicit(format!("Only tag {only} on {}?", inc.id)).await?;
+                notes.push(format!("{only}:{keep}"));
+            } else {
+                let keep: bool = elicit(format!("Tag {tag} (first {first})?")).await?;
+                notes.push(format!("{tag}<{first}>:{keep}"));
+            }
+        }
+    }
+    let worst = &mut incidents[0];
+    worst.severity += 1;
+    let bump: i64 = elicit(format!("Bump {} from {}?", worst.id, worst.severity)).await?;
+    worst.severity += bump;
+    notes.push(format!("{}={}", incidents[0].id, incidents[0].severity));
+    Ok(notes.join(" | "))
+}
+
+pub fn triage_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("Why") {
+            accept(json!({"value": format!("len {}", prompt.len())}))
+        } else if prompt.starts_with("Bump") {
+            accept(json!({"value": 2}))
+        } else {
+            accept(json!({"value": prompt.len() % 3 == 0}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn if_let_let_else_and_mutable_borrows_of_saved_places() {
+    let outcome = differential(
+        &triage,
+        plain!(plain::triage),
+        json!({"pick": 1, "incidents": [
+            {"id": "i1", "owner": "ana", "tags": ["db", "p1"], "severity": 2},
+            {"id": "i2", "owner": null, "tags": ["net"], "severity": 1},
+            {"id": "i3", "owner": "bo", "tags": [], "severity": 3},
+        ]}),
+        triage_script,
+    )
+    .await;
+    assert!(outcome.text().starts_with("i2: len"), "{}", outcome.text());
+    assert!(outcome.text().ends_with("i1=5"), "{}", outcome.text());
+}
+
+/// A `for` over borrowed hash-ordered collections: resumed by the keys still to visit.
+#[saga_tool]
+pub async fn hash_walk(
+    scores: HashMap<String, i64>,
+    seen: HashSet<String>,
+) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for (name, score) in &scores {
+        let bonus: i64 = elicit(format!("Bonus for {name} ({score})?")).await?;
+        out.push(format!("{name}={}", score + bonus));
+    }
+    for who in &seen {
+        checkpoint().await;
+        out.push(format!("seen {who}"));
+    }
+    // The plain run and the machine walk the maps in their own orders: compare sorted.
+    out.sort();
+    Ok(out.join(","))
+}
+
+pub fn hash_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        accept(json!({"value": prompt.len() as i64}))
+    })
+}
+
+#[tokio::test]
+async fn a_for_over_a_borrowed_hash_map_resumes_by_its_keys() {
+    let outcome = differential(
+        &hash_walk,
+        plain!(plain::hash_walk),
+        json!({
+            "scores": {"a": 1, "bb": 2, "ccc": 3, "dddd": 4, "e": 5, "f": 6, "g": 7},
+            "seen": ["x", "y", "z", "w"],
+        }),
+        hash_script,
+    )
+    .await;
+    assert_eq!(outcome.text().split(',').count(), 11, "{}", outcome.text());
+}
+
+/// A name that an earlier closure's parameter shadows, captured inline by a `format!`
+/// inside `join!`.
+#[saga_tool]
+pub async fn shadowed_capture(v: Vec<u8>) -> Result<String, SagaError> {
+    let lo = v.iter().fold(u8::MAX, |lo, g| lo.min(*g));
+    let (p, s) = join!(
+        elicit::<bool>(format!("{lo}?")).key("p"),
+        sample("x").key("s")
+    );
+    Ok(format!("{lo} {} {}", p?, s?.text()))
+}
+
+pub fn shadowed_script() -> Script {
+    Script::new(|key, _request| {
+        if key == "s" {
+            says("sampled")
+        } else {
+            accept(json!({"value": true}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_closure_parameter_does_not_hide_an_inline_capture_in_join() {
+    let outcome = differential(
+        &shadowed_capture,
+        plain!(plain::shadowed_capture),
+        json!({"v": [9, 4, 7]}),
+        shadowed_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "4 true sampled");
+}
