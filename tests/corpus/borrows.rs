@@ -380,3 +380,128 @@ async fn a_closure_parameter_does_not_hide_an_inline_capture_in_join() {
     .await;
     assert_eq!(outcome.text(), "4 true sampled");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum Request {
+    Batch { items: Vec<String>, note: Option<String> },
+    Single(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Settings {
+    pub db: Db,
+    pub limits: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Db {
+    pub host: String,
+    pub port: u16,
+}
+
+#[saga_fn]
+async fn confirm(what: &str) -> Result<bool, SagaError> {
+    let ok: bool = elicit(format!("Confirm {what}?")).await?;
+    Ok(ok)
+}
+
+/// More shapes: `while let` over an accessor with an index that changes, an accessor with
+/// a key that changes, a `for` over a pattern's binding, `let … else` over `.last()`, a
+/// `&mut` from `get_mut`, a `&'static str` chosen from a borrowed item in a loop, a
+/// borrow of a parameter's field, a deref of a `Box`, and a borrowed item around a
+/// helper's suspension.
+#[saga_tool]
+pub async fn more_shapes(
+    request: Request,
+    settings: Settings,
+    mut counts: Vec<i64>,
+    names: BTreeMap<String, String>,
+    boxed: Box<Db>,
+) -> Result<String, SagaError> {
+    let mut log = Vec::new();
+    let mut i = 0;
+    while let Some(limit) = settings.limits.get(i) {
+        i += 1;
+        let ok: bool = elicit(format!("Limit {limit} (next {i})?")).await?;
+        log.push(format!("{limit}:{ok}"));
+    }
+    let mut key = String::from("a");
+    if let Some(name) = names.get(&key) {
+        key.push('!');
+        let ok: bool = elicit(format!("Name {name} ({key})?")).await?;
+        log.push(format!("{name}={ok}"));
+    }
+    match &request {
+        Request::Batch { items, note } => {
+            for it in items {
+                let kind = match it.len() {
+                    0 => "empty",
+                    1..=3 => "short",
+                    _ => "long",
+                };
+                let ok: bool = elicit(format!("Item {it} ({kind})?")).await?;
+                log.push(format!("{it}/{kind}/{ok}/{note:?}"));
+            }
+        }
+        Request::Single(one) => {
+            checkpoint().await;
+            log.push(one.clone());
+        }
+    }
+    let Some(last) = settings.limits.last() else {
+        return Ok(log.join(" "));
+    };
+    let db = &settings.db;
+    let inner = &*boxed;
+    let more: i64 = elicit(format!("More after {last} on {}?", db.host)).await?;
+    if let Some(first) = counts.get_mut(0) {
+        *first += more;
+        let again: i64 = elicit(format!("Again from {first}?")).await?;
+        *first += again;
+    }
+    for name in names.values() {
+        if confirm(name).await? {
+            log.push(format!("confirmed {name} of {}", names.len()));
+        }
+    }
+    log.push(format!(
+        "{last} {}:{} {}:{} {counts:?}",
+        db.host, db.port, inner.host, inner.port
+    ));
+    Ok(log.join(" "))
+}
+
+pub fn more_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("More") || prompt.starts_with("Again") {
+            accept(json!({"value": prompt.len() as i64}))
+        } else {
+            accept(json!({"value": prompt.len() % 2 == 1}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn more_borrow_shapes_behave_as_the_plain_function() {
+    for request in [
+        json!({"Batch": {"items": ["x", "long one", ""], "note": "n"}}),
+        json!({"Single": "solo"}),
+    ] {
+        for limits in [json!([7, 8, 9]), json!([])] {
+            differential(
+                &more_shapes,
+                plain!(plain::more_shapes),
+                json!({
+                    "request": request,
+                    "settings": {"db": {"host": "h", "port": 5432}, "limits": limits},
+                    "counts": [1, 2],
+                    "names": {"a": "ann", "b": "bob"},
+                    "boxed": {"host": "b", "port": 1},
+                }),
+                more_script,
+            )
+            .await;
+        }
+    }
+}

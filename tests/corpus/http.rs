@@ -7,6 +7,7 @@ use saga_runtime::rmcp::model::{CallToolRequestParams, CallToolResponse};
 use saga_runtime::rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
+use super::borrows::*;
 use super::expressions::*;
 use super::harness::{Script, all_capabilities, differential};
 use super::helpers::*;
@@ -101,6 +102,13 @@ async fn corpus_runs_end_to_end_over_http() {
         .tool(cleanup)
         .tool(research)
         .tool(everywhere)
+        .tool(migration_plan)
+        .tool(recount)
+        .tool(merge_setting)
+        .tool(chess)
+        .tool(triage)
+        .tool(hash_walk)
+        .tool(shadowed_capture)
         .build()
         .expect("the corpus server builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -377,6 +385,64 @@ async fn corpus_runs_end_to_end_over_http() {
             json!({"options": ["x", "y", "z"]}),
             everywhere_script
         ),
+        same_over_http!(
+            client,
+            migration_plan,
+            crate::borrows::plain::migration_plan,
+            json!({"sources": [
+                {"kind": "Postgres", "dsn": "pg://a", "tables": ["t1"]},
+                {"kind": "S3", "bucket": "logs"},
+            ]}),
+            migration_script
+        ),
+        same_over_http!(
+            client,
+            recount,
+            crate::borrows::plain::recount,
+            json!({"by_sku": {
+                "apple": [{"bin": "b1", "expected": 3}, {"bin": "b2", "expected": 4}],
+                "pear": [{"bin": "z9", "expected": 1}, {"bin": "b3", "expected": 1}],
+            }}),
+            recount_script
+        ),
+        same_over_http!(
+            client,
+            merge_setting,
+            crate::borrows::plain::merge_setting,
+            json!({"old": {"List": ["a"]}, "new": {"List": ["b"]}}),
+            merge_script
+        ),
+        same_over_http!(
+            client,
+            chess,
+            crate::borrows::plain::chess,
+            json!({"white": false, "turns": 3}),
+            chess_script
+        ),
+        same_over_http!(
+            client,
+            triage,
+            crate::borrows::plain::triage,
+            json!({"pick": 0, "incidents": [
+                {"id": "i1", "owner": "ana", "tags": ["db", "p1"], "severity": 2},
+                {"id": "i2", "owner": null, "tags": ["net"], "severity": 1},
+            ]}),
+            triage_script
+        ),
+        same_over_http!(
+            client,
+            hash_walk,
+            crate::borrows::plain::hash_walk,
+            json!({"scores": {"a": 1, "bb": 2, "ccc": 3}, "seen": ["x", "y"]}),
+            hash_script
+        ),
+        same_over_http!(
+            client,
+            shadowed_capture,
+            crate::borrows::plain::shadowed_capture,
+            json!({"v": [3, 1]}),
+            shadowed_script
+        ),
     ];
 
     // The principal over HTTP is the server's, not the differential's "tester": compare
@@ -400,7 +466,7 @@ async fn corpus_runs_end_to_end_over_http() {
     driven.dedup();
     assert_eq!(
         driven.len(),
-        34,
+        41,
         "every tool of the server was driven: {driven:?}"
     );
 

@@ -110,8 +110,10 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .filter(|p| p.mutable)
         .map(|p| p.ident.clone())
         .collect();
+    let (mut body, sites) = lower::lower(body, &mut errors);
+    // After the lowering, where a `while let` is a `loop` whose `if let` is a statement:
+    // what its borrow reads is taken at each iteration.
     lower::places::hoist(&mut body, &mutable_params);
-    let (body, sites) = lower::lower(body, &mut errors);
     if let Some(error) = errors.take() {
         return Err(error);
     }
