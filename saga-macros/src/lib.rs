@@ -140,7 +140,51 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
 ///   `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`, `s.chars()`, … of a
 ///   `Vec`, slice, array, `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its
-///   position and borrows the item again after the suspension.
+///   position and borrows the item again after the suspension; a `for` over `&map`,
+///   `&mut map`, `map.iter()`, `map.iter_mut()`, `map.keys()` or `&set` of a `HashMap` or
+///   `HashSet` saves the keys it has still to visit (cloned when the loop begins, in the
+///   order the loop as written visits them), since two maps with the same entries may
+///   iterate in different orders. A `for` over a local that is itself such a borrow (the
+///   item of an outer loop, a binding of a pattern over one) is a borrowed collection
+///   too, so nested loops over a borrowed item's parts resume at both positions.
+///
+/// # Borrows kept across a suspension
+///
+/// A borrow of a place of the function's locals may be kept across a suspension: the
+/// state saves the place's owner once, and after the suspension the borrow is made
+/// again, from the owner read back, along the same path. Nothing is copied, and the
+/// borrow sees what was changed through it before the suspension (`&mut` included).
+///
+/// | kept across a suspension | example |
+/// |---|---|
+/// | a borrow of a local, a field, a tuple or array element, an element at an index, a deref | `let first = &names[0];`, `let db = &settings.db;`, `let n = &mut counts[i];`, `let inner = &*boxed;` |
+/// | the result of an accessor of a standard collection, `Option` or `str` on such a place | `names.first()`, `.last()`, `.get(i)`, `.get(&key)`, `.get_mut(0)`, `.as_ref()`, `.as_deref()`, `.as_slice()`, `.as_str()`, `.unwrap()` of those |
+/// | a binding of a `match`, `if let`, `while let` or `let … else` pattern over such a borrow, or over a tuple or array of them | `match (&old, &new) { (List(a), List(b)) => … }`, `if let Some(owner) = &incident.owner`, `let Some(last) = v.last() else { … };` |
+/// | the item of a `for` over a borrowed collection, and anything reached from it as above | `for src in &sources { match src { Source::Pg { dsn, .. } => … } }` |
+/// | a `&'static str` chosen among string literals and constants, through `if`, `match` and blocks | `let side = if white { "White" } else { "Black" };` (saved as its text, taken back as the same literal) |
+///
+/// What makes the borrow the same after the suspension:
+///
+/// - **The path is found again from values that do not change.** An index or key that is
+///   a literal or a local not declared `mut` is read again; any other (`v[i]` with `mut
+///   i`, `v[i + 1]`, `m.get(&key)` with `mut key`) is evaluated once, when the borrow is
+///   made, into a saved temporary, so that `i += 1` after the borrow does not move it.
+/// - **The owner does not change before the suspension.** The borrow is used at the
+///   suspension, so rustc refuses a change to its owner between the two (`names.push(..)`
+///   while `first = &names[0]` is kept: "cannot borrow … as mutable because it is also
+///   borrowed as immutable", the suspension being the later use), exactly as it refuses
+///   it in the function as written. A `for` over a borrowed collection borrows it for
+///   the whole loop, as the loop as written does.
+/// - **The binding does not change.** A binding declared `mut` (`let mut cur = &mut a;`)
+///   may point elsewhere by then, and a binding moved out by a `&` pattern is a copy:
+///   those are saved as values, and a borrow among them is refused (below).
+/// - **The path is part of the point's identity.** A build that would borrow elsewhere
+///   (another index, field or pattern) refuses the tokens of the older one, never reads
+///   them along the new path.
+///
+/// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
+/// function, `longest(&names)`; by a method saga does not know, `name.trim()`) must be
+/// owned before the suspension, as the errors below say.
 ///
 /// A request is recognised by its name as the prelude brings it (`elicit(..)`,
 /// `checkpoint()`, `join!`), or by a path through `saga_runtime`; a function of your own
@@ -215,10 +259,14 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | you write | the error | the fix |
 /// |---|---|---|
 /// | a local of a type without `Serialize`/`Deserialize` used after a suspension | `` `File` is kept across a suspension point, so it must be saved in the saga's state `` at the local | derive serde for it, or stop using it before the suspension (reopen it after) |
-/// | `let first = &names[0];` used after a suspension | `` `first` is a borrow used after a suspension, but only owned values can be saved `` | `let first = names[0].clone();` |
-/// | a borrowing operand before a suspension in one expression (`format!("{} {}", name.trim(), ….await?)`), a `&str` from a method (`name.as_str()`, `name.trim()`), a `&'static str` local (`let mode = if fast { "fast" } else { "slow" };`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let trimmed = name.trim().to_owned();` / `String::from("fast")` |
+/// | `let everyone = &names.join(", ");` (a borrow of a temporary, not of a place) used after a suspension | `` `everyone` is a borrow used after a suspension, but only owned values can be saved in the saga's state, and it does not borrow a place of the function's locals… `` | `let everyone = names.join(", ");` |
+/// | `let mut count = &mut yes;` (a `mut` binding of a `&mut`, which may point elsewhere by then) used after a suspension | `` `count` is a mutable borrow used after a suspension… `` | borrow the place again after the suspension, where it is changed: `let count = if first { &mut yes } else { &mut no };` there |
+/// | a borrow whose owner is changed before the suspension (`let first = &names[0]; names.push(..);`) | rustc: `` cannot borrow … as mutable because it is also borrowed as immutable ``, the suspension as the later use | as in any Rust: change the owner after the last use of the borrow, or own the value (`names[0].clone()`) |
+/// | a borrowing operand before a suspension in one expression (`format!("{} {}", name.trim(), ….await?)`), a `&str` from a method saga does not know (`name.trim()`), a `&'static str` returned by a function (`mode_of(fast)`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let trimmed = name.trim().to_owned();` / `String::from(mode_of(fast))` |
+/// | a borrow returned by a function (`let chosen = longest(&names);`) used after a suspension | `` `&String` is kept across a suspension point, so it must be saved in the saga's state `` at the local | `let chosen = longest(&names).clone();` |
 /// | an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension (its sharing would not survive the saved state) | `` `count` holds an `Rc`, a handle for sharing a value… `` at the local | hold the value itself in a `mut` local, or finish with the shared value before the suspension |
-/// | a `for` over a borrowed `HashMap` or `HashSet` with a suspension inside (read back from the state, it would iterate in another order) | `` a `for` loop over a borrowed `HashMap<…>` cannot resume after a suspension `` | iterate a saved key list: `let keys: Vec<_> = map.keys().cloned().collect(); for key in keys { … }` |
+/// | a `for` over a borrowed `HashMap`'s `values()`, or over a hash map's iterator with an adapter (`map.iter().enumerate()`), with a suspension inside (it resumes by key, which these cannot be searched by) | `` a `for` loop over `Values<…>` cannot resume after a suspension `` | `for (_, value) in &map { … }`; for a count, a `let mut i = 0;` incremented in the body |
+/// | a `for` over a borrowed collection of another type (`&my_list`) with a suspension inside | `` a `for` loop over a borrowed `MyList` cannot resume after a suspension `` | iterate a saved key list (`let keys: Vec<_> = …collect(); for key in keys { … }`), or an owned copy (`for item in my_list.clone()`) |
 /// | a `for` over other borrowed items, which saga cannot borrow again by position (`names.iter().filter(..)`) | `` the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `&String` cannot be `` | loop by position and borrow inside (`for i in 0..v.len() { let item = &v[i]; … }`), or over owned items (`….cloned().collect::<Vec<_>>()`) |
 /// | a suspension inside a macro other than the standard ones (`my_macro!(….await)`) | `` a suspension cannot be inside the arguments of `my_macro!` `` | if the macro evaluates it once, first: `let answer = ….await?;` before it; otherwise write out what the macro does |
 /// | a suspension inside a closure or an `async` block | `a suspension cannot be inside a closure: the closure may run later or never…` | await in the function body, e.g. in a `for` loop |

@@ -153,7 +153,7 @@ async fn both_fixes_of_a_loop_over_borrowed_items_visit_the_same_items() {
 /// `saga_tool_borrow_from_method`: "keep an owned value instead (`.cloned()`, …)".
 #[saga_tool]
 async fn greet_first(names: Vec<String>) -> Result<String, SagaError> {
-    let first = names.first().cloned().unwrap();
+    let first = names.iter().max().cloned().unwrap();
     let greeting: String = elicit("Which greeting?").key("greeting").await?;
     Ok(format!("{greeting}, {first}"))
 }
@@ -166,5 +166,132 @@ async fn an_owned_copy_of_a_borrow_is_kept() {
         .run()
         .await
         .expect("the call completes");
-    assert_eq!(run.text(), "hello, ada");
+    assert_eq!(run.text(), "hello, bo");
+}
+
+/// `saga_tool_borrow_across_suspension`: "hold an owned value instead".
+#[saga_tool]
+async fn greet_everyone(names: Vec<String>) -> Result<String, SagaError> {
+    let everyone = names.join(" and ");
+    let greeting: String = elicit("How should they be greeted?")
+        .key("greeting")
+        .await?;
+    Ok(format!("{greeting}, {everyone}!"))
+}
+
+#[tokio::test]
+async fn an_owned_value_in_place_of_a_borrowed_temporary_is_kept() {
+    let run = TestClient::new(greet_everyone)
+        .call("greet_everyone", json!({"names": ["ada", "bo"]}))
+        .answer("greeting", Answer::accept(json!("hi")))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "hi, ada and bo!");
+}
+
+/// `saga_tool_borrow_from_function`: "keep an owned value instead".
+fn longest(names: &[String]) -> &String {
+    names.iter().max_by_key(|name| name.len()).unwrap()
+}
+
+#[saga_tool]
+async fn greet_longest(names: Vec<String>) -> Result<String, SagaError> {
+    let chosen = longest(&names).clone();
+    let greeting: String = elicit("Greeting?").key("greeting").await?;
+    Ok(format!("{greeting}, {chosen}"))
+}
+
+#[tokio::test]
+async fn an_owned_copy_of_a_functions_borrow_is_kept() {
+    let run = TestClient::new(greet_longest)
+        .call("greet_longest", json!({"names": ["ada", "bobby", "cy"]}))
+        .answer("greeting", Answer::accept(json!("hey")))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "hey, bobby");
+}
+
+/// `saga_tool_static_str_across_suspension`: "`String::from(..)`".
+fn mode_of(fast: bool) -> &'static str {
+    if fast { "fast" } else { "slow" }
+}
+
+#[saga_tool]
+async fn deploy_mode(fast: bool) -> Result<String, SagaError> {
+    let mode = String::from(mode_of(fast));
+    let target: String = elicit("Target?").key("target").await?;
+    Ok(format!("deploying to {target} ({mode})"))
+}
+
+#[tokio::test]
+async fn an_owned_string_of_a_functions_static_str_is_kept() {
+    let run = TestClient::new(deploy_mode)
+        .call("deploy_mode", json!({"fast": false}))
+        .answer("target", Answer::accept(json!("eu")))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "deploying to eu (slow)");
+}
+
+/// `saga_tool_mut_borrow_across_suspension`: "borrow the place again after the
+/// suspension, where it is changed".
+#[saga_tool]
+async fn tally(mut yes: i64, mut no: i64, first: bool) -> Result<String, SagaError> {
+    let extra: i64 = elicit("How many more?").key("extra").await?;
+    let count = if first { &mut yes } else { &mut no };
+    *count += extra;
+    Ok(format!("{yes} yes, {no} no"))
+}
+
+#[tokio::test]
+async fn a_mutable_borrow_made_again_after_the_suspension_changes_the_original() {
+    for (first, expected) in [(true, "5 yes, 1 no"), (false, "2 yes, 4 no")] {
+        let run = TestClient::new(tally)
+            .call("tally", json!({"yes": 2, "no": 1, "first": first}))
+            .answer("extra", Answer::accept(json!(3)))
+            .run()
+            .await
+            .expect("the call completes");
+        assert_eq!(run.text(), expected);
+    }
+}
+
+/// `saga_tool_for_over_hash_map`: "`for (_, value) in &map`; for a count, a `let mut i =
+/// 0;` incremented in the body".
+#[saga_tool]
+async fn review_scores(
+    scores: std::collections::HashMap<String, i64>,
+) -> Result<String, SagaError> {
+    let mut accepted = Vec::new();
+    let mut i = 0;
+    for (_, score) in &scores {
+        i += 1;
+        if elicit::<bool>(format!("accept {score}?"))
+            .key(score.to_string())
+            .await?
+        {
+            accepted.push((i, *score));
+        }
+    }
+    accepted.sort_by_key(|(_, score)| *score);
+    let scores: Vec<i64> = accepted.iter().map(|(_, score)| *score).collect();
+    let counts: Vec<i64> = accepted.iter().map(|(i, _)| *i).collect();
+    Ok(format!("{scores:?} of {}", counts.len()))
+}
+
+#[tokio::test]
+async fn a_loop_over_a_hash_maps_entries_visits_each_value_once() {
+    let run = TestClient::new(review_scores)
+        .call("review_scores", json!({"scores": {"a": 1, "b": 2, "c": 3}}))
+        .answer("1", Answer::accept(json!(true)))
+        .answer("2", Answer::accept(json!(false)))
+        .answer("3", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "[1, 3] of 2");
+    assert_eq!(run.asked().len(), 3);
 }
