@@ -258,3 +258,59 @@ async fn a_helpers_tagged_state_is_sealed_in_a_tagged_caller() {
     // The caller's state is tagged too (each of its slots carries its encoding).
     assert!(lengths[1] > lengths[0], "{lengths:?}");
 }
+
+/// A `Box<RawValue>` kept across a suspension: the JSON text it holds comes back as it was.
+#[saga_tool]
+async fn keeps_raw(text: String) -> Result<String, SagaError> {
+    let payload = serde_json::value::RawValue::from_string(text)
+        .map_err(|error| SagaError::msg(error.to_string()))?;
+    let ok: bool = elicit("Send it?").key("send").await?;
+    Ok(format!("{ok}: {}", payload.get()))
+}
+
+#[tokio::test]
+async fn a_raw_json_value_is_kept_as_its_text() {
+    let run = TestClient::new(keeps_raw)
+        .call("keeps_raw", json!({"text": r#"{"b": [1, 2.50], "a": null}"#}))
+        .answer("send", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), r#"true: {"b": [1, 2.50], "a": null}"#);
+}
+
+/// A struct holding raw JSON beside other fields, and a list of raw values.
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    id: u32,
+    body: Box<serde_json::value::RawValue>,
+    parts: Vec<Box<serde_json::value::RawValue>>,
+}
+
+#[saga_tool]
+async fn keeps_envelope(parts: Vec<String>) -> Result<String, SagaError> {
+    let raw = |text: String| {
+        serde_json::value::RawValue::from_string(text)
+            .map_err(|error| SagaError::msg(error.to_string()))
+    };
+    let envelope = Envelope {
+        id: 7,
+        body: raw(r#"{"x": 1e400}"#.to_owned())?,
+        parts: parts.into_iter().map(raw).collect::<Result<_, _>>()?,
+    };
+    checkpoint().await;
+    let ok: bool = elicit("Send it?").key("send").await?;
+    let parts: Vec<&str> = envelope.parts.iter().map(|part| part.get()).collect();
+    Ok(format!("{ok} {} {} {parts:?}", envelope.id, envelope.body.get()))
+}
+
+#[tokio::test]
+async fn raw_json_inside_a_saved_struct_is_kept_as_its_text() {
+    let run = TestClient::new(keeps_envelope)
+        .call("keeps_envelope", json!({"parts": ["[1,  2]", "\"s\""]}))
+        .answer("send", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), r#"true 7 {"x": 1e400} ["[1,  2]", "\"s\""]"#);
+}

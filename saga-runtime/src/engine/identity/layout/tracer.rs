@@ -233,6 +233,10 @@ impl<'a> Tracer<'a> {
         visitor: V,
         body: impl FnOnce(&mut Self, &str, V) -> Result<(V::Value, Container), LayoutError>,
     ) -> Result<V::Value, LayoutError> {
+        if name.starts_with(super::JSON_PRIVATE) {
+            // A type only serde_json reads back (`RawValue`): no layout, and a JSON slot.
+            return Err(LayoutError(format!("{} ({name})", super::JSON_ONLY)));
+        }
         // Only the visit has the visitor's type; the rest is compiled once.
         let (key, recursive) = self.enter_named(name);
         let result = body(&mut self, &key, visitor);

@@ -107,6 +107,11 @@ pub(crate) enum Encoding {
     /// Postcard; the index of the sample profile the type traced with.
     Postcard(usize),
     MessagePack,
+    /// JSON, for a type only serde_json reads back (`Box<RawValue>`, or a type holding
+    /// one): serde_json's own serde goes through private names no other format keeps.
+    /// Traced as a MessagePack slot is (`msgpack "Type"`): both are self-described and
+    /// read by name, and each slot's marker says which it is.
+    Json,
 }
 
 /// The first byte of a MessagePack slot's bytes (and a tagged slot's tag): a marker of the
@@ -114,6 +119,8 @@ pub(crate) enum Encoding {
 const MSGPACK_MARK: u8 = b'M';
 /// A tagged slot's tag for an inline postcard value.
 const POSTCARD_MARK: u8 = b'P';
+/// The first byte of a JSON slot's bytes.
+const JSON_MARK: u8 = b'J';
 
 /// Each type's encoding, by its name, its size and its alignment (two types that share
 /// all three and a name, say one crate at two versions, would share a decision: the seal's
@@ -144,6 +151,10 @@ fn encoding_of(
     // Decided without the lock held: deciding traces the type, which may meet slots.
     let decided = match postcard_reads() {
         Ok(profile) => Encoding::Postcard(profile),
+        Err(reason) if reason.0.contains(layout::JSON_ONLY) => {
+            tracing::debug!(r#type = key.0, "a saved local is kept as JSON");
+            Encoding::Json
+        }
         Err(reason) => {
             tracing::debug!(
                 r#type = key.0,
@@ -274,6 +285,7 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
                     postcard.insert(0, POSTCARD_MARK);
                     postcard
                 }
+                None if encoding == Encoding::Json => json_bytes::<T, S::Error>(&self.0)?,
                 None => msgpack_checked::<T, S::Error>(&self.0)?,
             };
             return serializer.serialize_bytes(&bytes);
@@ -297,8 +309,16 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
             Encoding::MessagePack => {
                 serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)
             }
+            Encoding::Json => serializer.serialize_bytes(&json_bytes::<T, S::Error>(&self.0)?),
         }
     }
+}
+
+/// `value` as a JSON slot's bytes: the marker, then its JSON.
+fn json_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
+    let mut bytes = vec![JSON_MARK];
+    serde_json::to_writer(&mut bytes, value).map_err(E::custom)?;
+    Ok(bytes)
 }
 
 /// [`msgpack_bytes`], read back in debug builds: a type whose serde does not read back
@@ -330,7 +350,7 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
         }
         match encoding {
             Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
-            Encoding::MessagePack => {
+            Encoding::MessagePack | Encoding::Json => {
                 deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
             }
         }
@@ -345,6 +365,7 @@ impl<T: DeserializeOwned> SlotBytes<T> {
     fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
         match bytes.split_first() {
             Some((&MSGPACK_MARK, msgpack)) => from_msgpack(msgpack).map(Slot).map_err(E::custom),
+            Some((&JSON_MARK, json)) => serde_json::from_slice(json).map(Slot).map_err(E::custom),
             Some((&POSTCARD_MARK, postcard)) if self.1 => {
                 match postcard::take_from_bytes::<T>(postcard) {
                     Ok((value, [])) => Ok(Slot(value)),
@@ -380,7 +401,7 @@ pub fn trace_slot<T: Serialize + DeserializeOwned>(
 ) -> Result<(), LayoutError> {
     let profile = match encoding::<T>() {
         Encoding::Postcard(profile) => Some(profile),
-        Encoding::MessagePack => None,
+        Encoding::MessagePack | Encoding::Json => None,
     };
     tracer.slot(
         std::any::type_name::<PhantomData<SlotTrace<T>>>(),
@@ -414,7 +435,7 @@ mod reference {
                         .unwrap_or(SLOT_PROFILES[0]),
                     Traced::<T>(PhantomData),
                 ),
-                Encoding::MessagePack => deserializer
+                Encoding::MessagePack | Encoding::Json => deserializer
                     .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
             }
         }
