@@ -350,3 +350,65 @@ async fn a_point_both_builds_have_resumes_on_the_current_code_even_with_a_retire
         "the newest code that has the point runs it"
     );
 }
+
+mod borrow_v1 {
+    use saga_runtime::prelude::*;
+
+    /// Keeps a borrow of the first name across a suspension.
+    #[saga_tool(name = "pick")]
+    pub async fn pick() -> Result<String, SagaError> {
+        let names = vec!["ada".to_owned(), "bo".to_owned()];
+        let chosen = &names[0];
+        checkpoint().await;
+        Ok(format!("chose {chosen}"))
+    }
+}
+
+mod borrow_v2 {
+    use saga_runtime::prelude::*;
+
+    /// The same saved locals, the borrow at another index.
+    #[saga_tool(name = "pick")]
+    pub async fn pick() -> Result<String, SagaError> {
+        let names = vec!["ada".to_owned(), "bo".to_owned()];
+        let chosen = &names[1];
+        checkpoint().await;
+        Ok(format!("chose {chosen}"))
+    }
+}
+
+mod borrow_v3 {
+    use saga_runtime::prelude::*;
+
+    /// The borrow's path as build 1 has it, only the text after the suspension changed.
+    #[saga_tool(name = "pick")]
+    pub async fn pick() -> Result<String, SagaError> {
+        let names = vec!["ada".to_owned(), "bo".to_owned()];
+        let chosen = &names[0];
+        checkpoint().await;
+        Ok(format!("picked {chosen}"))
+    }
+}
+
+/// The state saves a borrow's owner, not the borrow: a build that would borrow another
+/// place of it refuses the token, never reads it along its own path; a build that borrows
+/// the same place resumes it.
+#[tokio::test]
+async fn a_borrow_made_again_along_another_path_is_refused() {
+    let old = tools(|b| b.tool(borrow_v1::pick));
+    let moved = tools(|b| b.tool(borrow_v2::pick));
+    let same = tools(|b| b.tool(borrow_v3::pick));
+    let (token, _, _) = round(&old, "pick", None, json!({}))
+        .await
+        .expect("suspends");
+    let refused = round(&moved, "pick", token.as_deref(), json!({})).await;
+    assert_eq!(
+        refused.err().map(|(code, _)| code),
+        Some(-32602),
+        "refused, never read as names[1]"
+    );
+    let (_, _, text) = round(&same, "pick", token.as_deref(), json!({}))
+        .await
+        .expect("the same path resumes");
+    assert_eq!(text, "picked ada");
+}
