@@ -5,6 +5,7 @@
 //! One binary: `cargo test --test tasks`, or one file of it with `cargo test --test tasks
 //! task_claims::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
 
+mod borrows;
 mod durable;
 mod stores;
 mod task_claims;

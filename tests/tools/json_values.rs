@@ -271,7 +271,10 @@ async fn keeps_raw(text: String) -> Result<String, SagaError> {
 #[tokio::test]
 async fn a_raw_json_value_is_kept_as_its_text() {
     let run = TestClient::new(keeps_raw)
-        .call("keeps_raw", json!({"text": r#"{"b": [1, 2.50], "a": null}"#}))
+        .call(
+            "keeps_raw",
+            json!({"text": r#"{"b": [1, 2.50], "a": null}"#}),
+        )
         .answer("send", Answer::accept(json!(true)))
         .run()
         .await
@@ -301,7 +304,11 @@ async fn keeps_envelope(parts: Vec<String>) -> Result<String, SagaError> {
     checkpoint().await;
     let ok: bool = elicit("Send it?").key("send").await?;
     let parts: Vec<&str> = envelope.parts.iter().map(|part| part.get()).collect();
-    Ok(format!("{ok} {} {} {parts:?}", envelope.id, envelope.body.get()))
+    Ok(format!(
+        "{ok} {} {} {parts:?}",
+        envelope.id,
+        envelope.body.get()
+    ))
 }
 
 #[tokio::test]

@@ -103,12 +103,7 @@ pub fn exit(
 
 /// After a round: the helper's next transition with the answers; its value, or the end of
 /// the transition again.
-pub fn resume(
-    site: &Site,
-    saved: &[Saved],
-    rebound: &[Rebound],
-    carrier: Carrier,
-) -> TokenStream {
+pub fn resume(site: &Site, saved: &[Saved], rebound: &[Rebound], carrier: Carrier) -> TokenStream {
     let private = private_path();
     let span = site.span;
     let suspend = suspend(site, saved, rebound, carrier);

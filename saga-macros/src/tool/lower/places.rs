@@ -19,7 +19,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -188,7 +187,10 @@ impl Refs {
                 reference.mutability.is_none() && self.is_stable(&reference.expr)
             }
             Expr::Range(range) => {
-                range.start.as_deref().is_none_or(|start| self.is_stable(start))
+                range
+                    .start
+                    .as_deref()
+                    .is_none_or(|start| self.is_stable(start))
                     && range.end.as_deref().is_none_or(|end| self.is_stable(end))
             }
             Expr::Paren(paren) => self.is_stable(&paren.expr),
@@ -305,7 +307,11 @@ impl<'ast> Visit<'ast> for Collect {
                 self.visit_expr(diverge);
             }
         }
-        match local.init.as_ref().and_then(|init| self.0.borrow_of(&init.expr)) {
+        match local
+            .init
+            .as_ref()
+            .and_then(|init| self.0.borrow_of(&init.expr))
+        {
             Some(mutable) => self.bind(&local.pat, mutable),
             None => self.declare(&local.pat),
         }

@@ -42,9 +42,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
     );
     let paths: Vec<Vec<Level<'_>>> = sites
         .iter()
-        .map(|site| {
-            find(body, site.id, (params.to_vec(), Vec::new()), &refs).unwrap_or_default()
-        })
+        .map(|site| find(body, site.id, (params.to_vec(), Vec::new()), &refs).unwrap_or_default())
         .collect();
     // Each pass can only add locals; the sets are bounded by what is in scope. A site's
     // set depends mostly on the sites after it, so visiting them last-first and using
