@@ -213,7 +213,7 @@ pub fn chess_script() -> Script {
         if prompt.ends_with("to move") {
             accept(json!({"value": "e4"}))
         } else {
-            accept(json!({"value": prompt.len() % 2 == 0}))
+            accept(json!({"value": prompt.len().is_multiple_of(2)}))
         }
     })
 }
@@ -283,7 +283,7 @@ pub fn triage_script() -> Script {
         } else if prompt.starts_with("Bump") {
             accept(json!({"value": 2}))
         } else {
-            accept(json!({"value": prompt.len() % 3 == 0}))
+            accept(json!({"value": prompt.len().is_multiple_of(3)}))
         }
     })
 }

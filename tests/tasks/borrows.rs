@@ -62,7 +62,7 @@ fn answer(prompt: &str) -> Value {
     if prompt.starts_with("Rows") {
         json!({"action": "accept", "content": {"value": prompt.len()}})
     } else {
-        json!({"action": "accept", "content": {"value": prompt.len() % 2 == 0}})
+        json!({"action": "accept", "content": {"value": prompt.len().is_multiple_of(2)}})
     }
 }
 
