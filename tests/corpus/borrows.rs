@@ -505,3 +505,29 @@ async fn more_borrow_shapes_behave_as_the_plain_function() {
         }
     }
 }
+
+/// A `mut` item of a loop over copies, changed before a suspension: it is saved with its
+/// change, not found again in the collection (which read it back unchanged).
+#[saga_tool]
+pub async fn bumped(levels: Vec<i64>) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for mut level in levels.iter().copied() {
+        level += 100;
+        let extra: i64 = elicit(format!("Extra for {level}?")).await?;
+        level += extra;
+        out.push(level);
+    }
+    Ok(format!("{out:?}"))
+}
+
+#[tokio::test]
+async fn a_mut_item_of_a_loop_keeps_its_change_across_a_suspension() {
+    let outcome = differential(
+        &bumped,
+        plain!(plain::bumped),
+        json!({"levels": [1, 2]}),
+        || Script::new(|_key, _request| accept(json!({"value": 5}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "[106, 107]");
+}
