@@ -531,3 +531,97 @@ async fn a_mut_item_of_a_loop_keeps_its_change_across_a_suspension() {
     .await;
     assert_eq!(outcome.text(), "[106, 107]");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Team {
+    pub name: String,
+    pub members: Vec<String>,
+}
+
+/// Shapes a held-out corpus found refused: an `Option<&mut>` bound, then matched; a
+/// method-call `for` over a local that is a borrow; a key moved after `.get(&key)`; a
+/// `for` over a pattern's binding whose index changes; a `for` over an element at an
+/// index and over a range of a `Vec`; a `let … else` whose `else` suspends.
+#[saga_tool]
+pub async fn held_out(
+    mut counts: Vec<i64>,
+    groups: Vec<Vec<String>>,
+    prices: BTreeMap<String, i64>,
+    sku: String,
+    teams: Vec<Team>,
+) -> Result<String, SagaError> {
+    let mut log = Vec::new();
+    let first = counts.get_mut(0);
+    if let Some(c) = first {
+        let n: i64 = elicit("How many more?").await?;
+        *c += n;
+    }
+    for items in &groups {
+        for (at, item) in items.iter().enumerate() {
+            for ch in item.chars() {
+                if ch == 'x' {
+                    let ok: bool = elicit(format!("{item}@{at} has x?")).await?;
+                    log.push(format!("{item}:{at}:{ok}"));
+                }
+            }
+        }
+    }
+    let price = prices.get(&sku);
+    let mut bought = Vec::new();
+    bought.push(sku);
+    let n: i64 = elicit(format!("How many at {price:?}?")).await?;
+    log.push(format!("{bought:?} x{n} at {price:?}"));
+    let mut i = 0;
+    while let Some(Team { name, members }) = teams.get(i) {
+        i += 1;
+        for m in members {
+            let ok: bool = elicit(format!("{m} of {name} (next {i})?")).await?;
+            log.push(format!("{name}/{m}:{ok}"));
+        }
+    }
+    for g in &groups[0] {
+        checkpoint().await;
+        log.push(format!("first group: {g}"));
+    }
+    for g in &groups[1..] {
+        checkpoint().await;
+        log.push(format!("later group of {}", g.len()));
+    }
+    let Some(last) = groups.last() else {
+        let why: String = elicit("Why no groups?").await?;
+        return Ok(why);
+    };
+    let ok: bool = elicit(format!("Ship {last:?}?")).await?;
+    log.push(format!("{counts:?} {last:?}:{ok}"));
+    Ok(log.join(" | "))
+}
+
+pub fn held_out_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("How many") {
+            accept(json!({"value": prompt.len() as i64}))
+        } else {
+            accept(json!({"value": prompt.len().is_multiple_of(2)}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn shapes_a_held_out_corpus_found_refused_now_behave_as_the_plain_function() {
+    let outcome = differential(
+        &held_out,
+        plain!(plain::held_out),
+        json!({
+            "counts": [1, 2],
+            "groups": [["ax", "b"], ["xx"], []],
+            "prices": {"s1": 5, "s2": 7},
+            "sku": "s2",
+            "teams": [{"name": "core", "members": ["ana", "bo"]}, {"name": "web", "members": []}],
+        }),
+        held_out_script,
+    )
+    .await;
+    assert!(outcome.text().contains(r#"["s2"] x"#), "{}", outcome.text());
+    assert!(outcome.text().contains("at Some(7)"), "{}", outcome.text());
+}

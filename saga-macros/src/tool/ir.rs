@@ -148,6 +148,11 @@ pub struct Rebound {
     /// it elsewhere refuses the token. `None` for a `for` loop's own item and collection,
     /// whose loop is found by its saved position as before.
     pub path: Option<String>,
+    /// Whether the continuation's own code reads it, not only another binding's path:
+    /// such a borrow is used at the suspension (`emit::keep::keep_alive`). One read only
+    /// to find another (`let first = v.get_mut(0); if let Some(c) = first`) may have been
+    /// moved into it; the other's use keeps the owner borrowed.
+    pub alive: bool,
 }
 
 /// A local in scope: its name and whether it was declared `mut`.

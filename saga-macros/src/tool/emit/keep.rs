@@ -128,13 +128,14 @@ fn items_name(rest: &Ident, span: Span) -> Ident {
 /// function as written, so rustc refuses what would change its place before it (the
 /// owner assigned, moved, or borrowed mutably), with the suspension as the later use.
 pub fn keep_alive(site: &Site, rebound: &[Rebound]) -> Option<TokenStream> {
-    if rebound.is_empty() {
+    let alive: Vec<&Rebound> = rebound.iter().filter(|each| each.alive).collect();
+    if alive.is_empty() {
         return None;
     }
     let private = private_path();
     let span = site.resolved_span();
     // One at a time, innermost first: an item borrowed mutably through its loop's
     // collection ends before the collection's own borrow is used.
-    let idents = rebound.iter().map(|each| &each.ident);
+    let idents = alive.iter().map(|each| &each.ident);
     Some(quote_spanned!(span=> #(#private::keep_alive(&#idents);)*))
 }

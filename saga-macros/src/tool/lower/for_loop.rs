@@ -99,6 +99,19 @@ impl Lower<'_> {
         }
         let span = root.span();
         let mutable = name(first).ends_with("_mut");
+        // A local that is itself a borrow of the collection (an outer loop's item): the
+        // collection is what it points to.
+        let root: Expr = match root {
+            Expr::Path(path)
+                if path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| self.refs.borrow(&ident.to_string()).is_some()) =>
+            {
+                syn::parse_quote_spanned!(span=> (*#root))
+            }
+            other => other.clone(),
+        };
         let collection: Expr = if mutable {
             syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #root))
         } else {
@@ -239,11 +252,14 @@ struct Reborrow {
     calls: Vec<syn::ExprMethodCall>,
 }
 
-/// A local, or a field of one.
+/// A local, or a field, an element (at an index or a range) or a deref of one. An index
+/// that could change is taken when the loop begins (see `places::hoist`).
 fn is_place(expr: &Expr) -> bool {
     match expr {
         Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
         Expr::Field(field) => is_place(&field.base),
+        Expr::Index(index) => is_place(&index.expr),
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => is_place(&unary.expr),
         Expr::Paren(paren) => is_place(&paren.expr),
         _ => false,
     }

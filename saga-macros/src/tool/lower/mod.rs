@@ -85,7 +85,7 @@ pub fn site_id(expr: &Expr) -> Option<usize> {
 }
 
 pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
-    let refs = places::Refs::of(&body, std::iter::empty());
+    let refs = places::Refs::of_lenient(&body);
     let mut lower = Lower {
         refs,
         sites: Vec::new(),

@@ -82,6 +82,18 @@ impl Refs {
         collect.0
     }
 
+    /// [`Refs::of`] as it will be once [`hoist`] has taken the indexes and keys that could
+    /// change: what the lowering, which runs before it, reads.
+    pub fn of_lenient(block: &Block) -> Refs {
+        let mut collect = Collect(Refs {
+            borrows: HashMap::new(),
+            mutable: HashSet::new(),
+            lenient: true,
+        });
+        collect.visit_block(block);
+        collect.0
+    }
+
     /// Whether `name` holds a borrow: `Some(mutable)`.
     pub fn borrow(&self, name: &str) -> Option<bool> {
         self.borrows.get(name).copied()
@@ -172,7 +184,8 @@ impl Refs {
     }
 
     /// A value that is the same when evaluated again later: a literal, a local not
-    /// declared `mut`, a temporary of [`hoist`], a borrow or range of those.
+    /// declared `mut`, a temporary of [`hoist`], a borrow of a literal or of such a
+    /// temporary, a range of those.
     fn is_stable(&self, expr: &Expr) -> bool {
         if self.lenient {
             return true;
@@ -183,8 +196,19 @@ impl Refs {
                 .path
                 .get_ident()
                 .is_some_and(|ident| !self.mutable.contains(&ident.to_string())),
+            // A borrowed key: only of a literal or of a temporary of [`hoist`], which
+            // holds a copy; the key itself may be moved after the borrow (`bought.push(sku)`
+            // after `prices.get(&sku)`), which does not end a borrow of `prices`.
             Expr::Reference(reference) => {
-                reference.mutability.is_none() && self.is_stable(&reference.expr)
+                reference.mutability.is_none()
+                    && match &*reference.expr {
+                        Expr::Lit(_) => true,
+                        Expr::Path(path) => path
+                            .path
+                            .get_ident()
+                            .is_some_and(|ident| ident.to_string().starts_with(HOISTED)),
+                        _ => false,
+                    }
             }
             Expr::Range(range) => {
                 range
@@ -202,18 +226,15 @@ impl Refs {
     /// `local` again, to run after a suspension, when it binds only borrows of a place
     /// (its `else`, never taken then, is `unreachable!`).
     pub fn rebind_let(&self, local: &syn::Local) -> Option<Stmt> {
+        if let Some((pat, scrutinee)) = let_else_match(local) {
+            return self.rebind_pattern(pat, scrutinee);
+        }
         let init = local.init.as_ref()?;
         self.borrow_of(&init.expr)?;
         if !binds_by_reference(&local.pat) {
             return None;
         }
-        let mut local = local.clone();
-        if let Some(init) = &mut local.init
-            && let Some((_, diverge)) = &mut init.diverge
-        {
-            **diverge = unreachable_else(diverge.span());
-        }
-        Some(Stmt::Local(local))
+        Some(again(local))
     }
 
     /// `let PAT = SCRUTINEE else { unreachable!() };`, to bind a `match` arm's or an `if
@@ -224,11 +245,62 @@ impl Refs {
             return None;
         }
         let diverge = unreachable_else(pat.span());
+        let private = crate::shared::private_path();
         Some(syn::parse_quote_spanned! {pat.span()=>
             #[allow(irrefutable_let_patterns)]
-            let #pat = #scrutinee else #diverge;
+            let #pat = #private::again(#scrutinee) else #diverge;
         })
     }
+}
+
+/// `local` run again after a suspension, to bind a borrow again: its initialiser marked
+/// `__private::again(…)` (so that what only it reads is told apart, see
+/// `scope::free_outside_again`), its `else`, never taken then, `unreachable!`.
+pub fn again(local: &syn::Local) -> Stmt {
+    let mut local = local.clone();
+    if let Some(init) = &mut local.init {
+        let expr = &init.expr;
+        let private = crate::shared::private_path();
+        *init.expr = syn::parse_quote_spanned!(expr.span()=> #private::again(#expr));
+        if let Some((_, diverge)) = &mut init.diverge {
+            **diverge = unreachable_else(diverge.span());
+        }
+    }
+    Stmt::Local(local)
+}
+
+/// A `let … else` whose `else` suspends, as the lowering writes it (`let (a, b) = match
+/// e { P => (a, b), _ => { … } };`, see `lower::let_else_as_match`): its pattern and
+/// scrutinee.
+fn let_else_match(local: &syn::Local) -> Option<(&Pat, &Expr)> {
+    let Expr::Match(expr_match) = &*local.init.as_ref()?.expr else {
+        return None;
+    };
+    let [bind, rest] = expr_match.arms.as_slice() else {
+        return None;
+    };
+    if !matches!(rest.pat, Pat::Wild(_)) || bind.guard.is_some() {
+        return None;
+    }
+    let mut outer = Vec::new();
+    pattern_bindings(&local.pat, &mut |ident, _| outer.push(ident.to_string()));
+    let mut inner = Vec::new();
+    pattern_bindings(&bind.pat, &mut |ident, _| inner.push(ident.to_string()));
+    // The arm gives back exactly what its pattern binds, as the outer pattern binds it.
+    let gives: Vec<String> = match &*bind.body {
+        Expr::Path(path) => path.path.get_ident().map(ToString::to_string).into_iter().collect(),
+        Expr::Tuple(tuple) => tuple
+            .elems
+            .iter()
+            .filter_map(|elem| match elem {
+                Expr::Path(path) => path.path.get_ident().map(ToString::to_string),
+                _ => None,
+            })
+            .collect(),
+        _ => return None,
+    };
+    (!outer.is_empty() && outer == inner && gives == inner)
+        .then_some((&bind.pat, &*expr_match.expr))
 }
 
 /// The `else` of a pattern bound again: the owner is the one the pattern matched, so it
@@ -265,6 +337,14 @@ pub fn binds_by_reference(pat: &Pat) -> bool {
 /// Whether a `for` loop's collection borrows a place: `&v`, `&mut v`, `v.iter()`, … or a
 /// local holding a borrow. `Some(mutable)`.
 fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
+    // Adapters that keep the items borrows (an index beside them, for `enumerate`).
+    const KEEP_BORROWS: &[&str] = &["enumerate", "rev", "skip", "take", "step_by"];
+    let mut expr = expr;
+    while let Expr::MethodCall(call) = expr
+        && KEEP_BORROWS.contains(&call.method.to_string().as_str())
+    {
+        expr = &call.receiver;
+    }
     match expr {
         Expr::MethodCall(call) if LOOP_BORROWS.contains(&call.method.to_string().as_str()) => {
             (refs.is_place(&call.receiver) || refs.borrow_of(&call.receiver).is_some())
@@ -307,11 +387,17 @@ impl<'ast> Visit<'ast> for Collect {
                 self.visit_expr(diverge);
             }
         }
-        match local
-            .init
-            .as_ref()
-            .and_then(|init| self.0.borrow_of(&init.expr))
-        {
+        let borrow = match let_else_match(local) {
+            Some((pat, scrutinee)) => self
+                .0
+                .borrow_of(scrutinee)
+                .filter(|_| binds_by_reference(pat)),
+            None => local
+                .init
+                .as_ref()
+                .and_then(|init| self.0.borrow_of(&init.expr)),
+        };
+        match borrow {
             Some(mutable) => self.bind(&local.pat, mutable),
             None => self.declare(&local.pat),
         }

@@ -149,6 +149,34 @@ fn leaves(expr: &Expr) -> bool {
 struct Free {
     scopes: Vec<Vec<String>>,
     found: BTreeSet<String>,
+    /// Leaves out what the continuation's own rebinding of borrows reads (`let x =
+    /// __private::again(…)`, see `lower::places`).
+    skip_again: bool,
+}
+
+/// The names read by `stmts` that they do not bind themselves, leaving out what only the
+/// rebinding of a borrow reads (`let x = __private::again(…)`, see `lower::places`).
+pub fn free_outside_again(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut free = Free {
+        skip_again: true,
+        ..Free::default()
+    };
+    free.scopes.push(Vec::new());
+    for stmt in stmts {
+        free.visit_stmt(stmt);
+    }
+    free.found
+}
+
+/// Whether `local` binds a borrow again, `let P = __private::again(…)`.
+pub fn is_again(local: &syn::Local) -> bool {
+    matches!(
+        local.init.as_ref().map(|init| &*init.expr),
+        Some(Expr::Call(call)) if matches!(&*call.func, Expr::Path(path)
+            if path.path.segments.len() >= 2
+                && path.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "__private")
+                && path.path.segments.last().is_some_and(|s| s.ident == "again"))
+    )
 }
 
 impl Free {
@@ -217,7 +245,9 @@ impl<'ast> Visit<'ast> for Free {
     }
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
-        if let Some(init) = &local.init {
+        if let Some(init) = &local.init
+            && !(self.skip_again && is_again(local))
+        {
             self.visit_expr(&init.expr);
             if let Some((_, diverge)) = &init.diverge {
                 self.visit_expr(diverge);

@@ -318,6 +318,13 @@ impl<'de> Deserialize<'de> for Literal {
     }
 }
 
+/// Marks a borrow made again after a suspension (the value itself): what only it reads
+/// is told apart from what the continuation reads itself.
+#[inline(always)]
+pub fn again<T>(value: T) -> T {
+    value
+}
+
 /// Uses borrows up to a suspension, where the continuation borrows their places again:
 /// rustc then refuses a change to those places before the suspension, as it would in the
 /// function as written.

@@ -13,7 +13,9 @@ use syn::{Block, Expr, Ident, Stmt};
 use crate::tool::ir::{Binding, Rebound, Saved};
 use crate::tool::lower::machine::path::Level;
 use crate::tool::lower::places::Refs;
-use crate::tool::lower::scope::{free_in_stmts, pattern_bindings, read_before_written};
+use crate::tool::lower::scope::{
+    free_in_stmts, free_outside_again, pattern_bindings, read_before_written,
+};
 
 /// Prepends, to the code of `level`, the rebinding of the locals it reads that were
 /// declared at this level before the path.
@@ -80,6 +82,13 @@ pub(super) fn restore(
         read_again = free_in_stmts(&again_stmts(level, &again, refs));
     }
     let again_code = again_stmts(level, &again, refs);
+    // What the code reads itself, not only to find another borrow: those borrows are used
+    // at the suspension (see `Rebound::alive`).
+    let direct = if again.is_empty() {
+        BTreeSet::new()
+    } else {
+        free_outside_again(&code)
+    };
     for (binding, how) in &visible {
         let name = binding.ident.to_string();
         if let Some(how) = how
@@ -93,6 +102,7 @@ pub(super) fn restore(
             rebound.push(Rebound {
                 ident: binding.ident.clone(),
                 path: (!own_loop).then(|| quote!(#(#stmt)*).to_string()),
+                alive: direct.contains(&name),
             });
         }
     }
@@ -200,7 +210,9 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
         .filter_map(|how| match *how {
             Again::Entry(index) => level.entry_again.get(index).map(|(_, stmt)| stmt.clone()),
             Again::Stmt(index) => match &level.block.stmts[index] {
-                Stmt::Local(local) if is_item_at(local) => Some(bind_item_again(local)),
+                Stmt::Local(local) if is_item_at(local) => {
+                    Some(crate::tool::lower::places::again(local))
+                }
                 Stmt::Local(local) => refs.rebind_let(local),
                 _ => None,
             },
@@ -222,20 +234,6 @@ fn is_item_at(local: &syn::Local) -> bool {
         Some(Expr::Call(call)) if matches!(&*call.func, Expr::Path(path)
             if path.path.segments.last().is_some_and(|segment| segment.ident == "item_at"))
     )
-}
-
-/// The item `let` of a `for` loop, run again after a suspension: the collection was
-/// borrowed for the whole loop, so the item is there.
-fn bind_item_again(local: &syn::Local) -> Stmt {
-    let mut local = local.clone();
-    if let Some(init) = &mut local.init
-        && let Some((_, diverge)) = &mut init.diverge
-    {
-        **diverge = syn::parse_quote!({
-            ::core::unreachable!("a `for` loop's collection changed while it was borrowed")
-        });
-    }
-    Stmt::Local(local)
 }
 
 fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
