@@ -288,7 +288,12 @@ fn let_else_match(local: &syn::Local) -> Option<(&Pat, &Expr)> {
     pattern_bindings(&bind.pat, &mut |ident, _| inner.push(ident.to_string()));
     // The arm gives back exactly what its pattern binds, as the outer pattern binds it.
     let gives: Vec<String> = match &*bind.body {
-        Expr::Path(path) => path.path.get_ident().map(ToString::to_string).into_iter().collect(),
+        Expr::Path(path) => path
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .into_iter()
+            .collect(),
         Expr::Tuple(tuple) => tuple
             .elems
             .iter()

@@ -37,13 +37,6 @@ pub use shape::LayoutError;
 pub(crate) use shape::Traced;
 
 use profile::{MAX_PASSES, PROFILES, Profile};
-
-/// The prefix of the names serde_json gives the types only it reads back (`RawValue`,
-/// an arbitrary-precision `Number`): a struct of that name is its private token.
-pub(crate) const JSON_PRIVATE: &str = "$serde_json::private::";
-
-/// What a trace that met such a type says: the slot holding it is JSON (see `slot`).
-pub(crate) const JSON_ONLY: &str = "a type only serde_json reads back";
 use tracer::{Session, Tracer};
 
 /// Traces `T` as postcard would read it.

@@ -346,6 +346,13 @@ pub(super) fn short_type_name(full: &str) -> String {
     out
 }
 
+/// The prefix of the names serde_json gives the types only it reads back (`RawValue`,
+/// an arbitrary-precision `Number`): a struct of that name is its private token.
+pub(crate) const JSON_PRIVATE: &str = "$serde_json::private::";
+
+/// What a trace that met such a type says: the slot holding it is JSON (see `identity::slot`).
+pub(crate) const JSON_ONLY: &str = "a type only serde_json reads back";
+
 #[cfg(test)]
 mod tests {
     use super::*;
