@@ -532,7 +532,7 @@ const _: () = {
                                     message = "`{L}` is a borrow kept across a suspension point, but only owned values can be saved in the saga's state",
                                     label = "this borrow is used after a suspension",
                                     note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
-                                    note = "hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` chosen among literals, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
+                                    note = "saga makes a borrow again after the suspension only when it borrows a place of the function's locals (a local, a field, an element, a standard accessor such as `.first()` or `.as_str()` of one) or is a `&'static str` chosen among literals; hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` a function returned, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
                                 )]
                                 trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
                                 #[diagnostic::do_not_recommend]
