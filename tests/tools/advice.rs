@@ -295,3 +295,40 @@ async fn a_loop_over_a_hash_maps_entries_visits_each_value_once() {
     assert_eq!(run.text(), "[1, 3] of 2");
     assert_eq!(run.asked().len(), 3);
 }
+
+/// `saga_tool_value_from_accessor`: "own it where it is made …: `.to_owned()` after the
+/// call".
+#[derive(Serialize, Deserialize)]
+struct Counter {
+    n: i64,
+}
+
+impl Counter {
+    fn get(&self) -> i64 {
+        self.n
+    }
+
+    fn bump(&mut self) {
+        self.n += 1;
+    }
+}
+
+#[saga_tool]
+async fn count_up(start: i64) -> Result<String, SagaError> {
+    let mut counter = Counter { n: start };
+    let before = counter.get().to_owned();
+    counter.bump();
+    let more: i64 = elicit("More?").key("more").await?;
+    Ok(format!("{before} then {} (+{more})", counter.get()))
+}
+
+#[tokio::test]
+async fn a_value_an_accessor_computed_is_kept_as_it_was_once_owned() {
+    let run = TestClient::new(count_up)
+        .call("count_up", json!({"start": 4}))
+        .answer("more", Answer::accept(json!(2)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "4 then 5 (+2)");
+}

@@ -154,9 +154,14 @@ impl Refs {
                 {
                     return None;
                 }
-                let receiver = self
-                    .borrow_of(&call.receiver)
-                    .or_else(|| self.is_place(&call.receiver).then_some(false))?;
+                // `unwrap`/`expect` give a borrow only of an `Option` of one: of an owned
+                // `Option` they move its value out.
+                let receiver = match method.as_str() {
+                    "unwrap" | "expect" => self.borrow_of(&call.receiver)?,
+                    _ => self
+                        .borrow_of(&call.receiver)
+                        .or_else(|| self.is_place(&call.receiver).then_some(false))?,
+                };
                 Some(receiver || method.ends_with("_mut") || method == "as_mut")
             }
             _ => None,
@@ -246,6 +251,8 @@ impl Refs {
         }
         let diverge = unreachable_else(pat.span());
         let private = crate::shared::private_path();
+        let mut scrutinee = scrutinee.clone();
+        checked_accessors(&mut scrutinee);
         Some(syn::parse_quote_spanned! {pat.span()=>
             #[allow(irrefutable_let_patterns)]
             let #pat = #private::again(#scrutinee) else #diverge;
@@ -259,7 +266,8 @@ impl Refs {
 pub fn again(local: &syn::Local) -> Stmt {
     let mut local = local.clone();
     if let Some(init) = &mut local.init {
-        let expr = &init.expr;
+        let mut expr = (*init.expr).clone();
+        checked_accessors(&mut expr);
         let private = crate::shared::private_path();
         *init.expr = syn::parse_quote_spanned!(expr.span()=> #private::again(#expr));
         if let Some((_, diverge)) = &mut init.diverge {
@@ -267,6 +275,29 @@ pub fn again(local: &syn::Local) -> Stmt {
         }
     }
     Stmt::Local(local)
+}
+
+/// Each accessor call of a borrow made again checked to give a borrow
+/// (`__private::borrowed(v.get(i))`): a method of another type with such a name may
+/// compute a value, which its owner changed since could make differ, and which must be
+/// saved instead (the error says how). The standard accessors pass unchanged.
+fn checked_accessors(expr: &mut Expr) {
+    struct Check;
+    impl VisitMut for Check {
+        fn visit_expr_mut(&mut self, expr: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, expr);
+            if let Expr::MethodCall(call) = expr
+                && ACCESSORS.contains(&call.method.to_string().as_str())
+            {
+                let private = crate::shared::private_path_at(call.method.span());
+                let call = call.clone();
+                *expr = syn::parse_quote_spanned!(call.method.span()=> #private::borrowed(#call));
+            }
+        }
+
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    Check.visit_expr_mut(expr);
 }
 
 /// A `let … else` whose `else` suspends, as the lowering writes it (`let (a, b) = match

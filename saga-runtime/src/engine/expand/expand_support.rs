@@ -325,6 +325,39 @@ pub fn again<T>(value: T) -> T {
     value
 }
 
+/// The value of an accessor (`.get(..)`, `.first()`, `.as_str()`, …) that a continuation
+/// calls again to borrow again what it borrowed before the suspension: it must be a
+/// borrow, which the owner, borrowed up to the suspension, could not change. A value the
+/// method computed is refused here, where the user's call is. (The bound is on a marker,
+/// not on the value, so that rustc does not suggest borrowing the call instead.)
+#[inline(always)]
+pub fn borrowed<T>(value: T) -> T
+where
+    Gives: Borrowed<T>,
+{
+    value
+}
+
+/// The marker of [`borrowed`]'s check.
+pub struct Gives;
+
+/// What an accessor gives that is a borrow: see [`borrowed`].
+#[diagnostic::on_unimplemented(
+    message = "`{T}` is not a borrow, so saga cannot make this call again after the suspension",
+    label = "saga calls this again after the suspension, to borrow again what it gave before",
+    note = "saga makes a borrow kept across a suspension again by calling the accessor that made it (`.get(..)`, `.first()`, `.as_str()`, …) again; that keeps the behaviour only for a borrow, which its owner, borrowed up to the suspension, cannot change, but this method computed a value, which the owner could since give otherwise",
+    note = "to keep the value it gave, own it where it is made, so that it is saved as it was: `.to_owned()` after the call"
+)]
+pub trait Borrowed<T> {}
+
+impl<T: ?Sized> Borrowed<&T> for Gives {}
+impl<T: ?Sized> Borrowed<&mut T> for Gives {}
+impl<T: ?Sized> Borrowed<Option<&T>> for Gives {}
+impl<T: ?Sized> Borrowed<Option<&mut T>> for Gives {}
+impl<A: ?Sized, B: ?Sized> Borrowed<Option<(&A, &B)>> for Gives {}
+impl<A: ?Sized, B: ?Sized> Borrowed<Option<(&mut A, &mut B)>> for Gives {}
+impl<A: ?Sized, B: ?Sized> Borrowed<Option<(&A, &mut B)>> for Gives {}
+
 /// Uses borrows up to a suspension, where the continuation borrows their places again:
 /// rustc then refuses a change to those places before the suspension, as it would in the
 /// function as written.
