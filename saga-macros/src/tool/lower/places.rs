@@ -234,12 +234,21 @@ impl Refs {
         if let Some((pat, scrutinee)) = let_else_match(local) {
             return self.rebind_pattern(pat, scrutinee);
         }
-        let init = local.init.as_ref()?;
-        self.borrow_of(&init.expr)?;
-        if !binds_by_reference(&local.pat) {
-            return None;
-        }
-        Some(again(local))
+        self.rebinds_let(local).then(|| again(local))
+    }
+
+    /// Whether [`Refs::rebind_let`] binds `local` again (without making the statement).
+    pub fn rebinds_let(&self, local: &syn::Local) -> bool {
+        self.let_borrow(local).is_some()
+    }
+
+    /// Whether `local` binds only borrows of a place: `Some(mutable)`.
+    fn let_borrow(&self, local: &syn::Local) -> Option<bool> {
+        let (pat, init) = match let_else_match(local) {
+            Some((pat, scrutinee)) => (pat, scrutinee),
+            None => (&local.pat, &*local.init.as_ref()?.expr),
+        };
+        self.borrow_of(init).filter(|_| binds_by_reference(pat))
     }
 
     /// `let PAT = SCRUTINEE else { unreachable!() };`, to bind a `match` arm's or an `if
@@ -423,17 +432,7 @@ impl<'ast> Visit<'ast> for Collect {
                 self.visit_expr(diverge);
             }
         }
-        let borrow = match let_else_match(local) {
-            Some((pat, scrutinee)) => self
-                .0
-                .borrow_of(scrutinee)
-                .filter(|_| binds_by_reference(pat)),
-            None => local
-                .init
-                .as_ref()
-                .and_then(|init| self.0.borrow_of(&init.expr)),
-        };
-        match borrow {
+        match self.0.let_borrow(local) {
             Some(mutable) => self.bind(&local.pat, mutable),
             None => self.declare(&local.pat),
         }

@@ -224,7 +224,7 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
 /// item, or a borrow of a place of the locals.
 fn rebinds(local: &syn::Local, refs: &Refs) -> bool {
     (is_item_at(local) && crate::tool::lower::places::binds_by_reference(&local.pat))
-        || refs.rebind_let(local).is_some()
+        || refs.rebinds_let(local)
 }
 
 /// Whether `local` is a `for` loop's `let Some(pat) = item_at(items, position) else …`.
