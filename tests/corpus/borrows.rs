@@ -625,3 +625,25 @@ async fn shapes_a_held_out_corpus_found_refused_now_behave_as_the_plain_function
     assert!(outcome.text().contains(r#"["s2"] x"#), "{}", outcome.text());
     assert!(outcome.text().contains("at Some(7)"), "{}", outcome.text());
 }
+
+/// An argument named like the tool, kept across a suspension and borrowed from (the
+/// tool's unit struct shares its name).
+#[saga_tool]
+pub async fn roster(roster: Vec<String>, mut count: i64) -> Result<String, SagaError> {
+    let first = &roster[0];
+    let more: i64 = elicit(format!("More than {} after {first}?", roster.len())).await?;
+    count += more;
+    Ok(format!("{first} of {roster:?}: {count}"))
+}
+
+#[tokio::test]
+async fn an_argument_named_like_its_tool_is_kept() {
+    let outcome = differential(
+        &roster,
+        plain!(plain::roster),
+        json!({"roster": ["ana", "bo"], "count": 1}),
+        || Script::new(|_key, _request| accept(json!({"value": 2}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), r#"ana of ["ana", "bo"]: 3"#);
+}

@@ -97,7 +97,17 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     let mut body = (*item.block).clone();
     desugar::matches(&mut body);
     let mut items = items::hoist(&mut body);
-    let param_names: Vec<syn::Ident> = sig.params.iter().map(|p| p.ident.clone()).collect();
+    let function = item.sig.ident.clone();
+    // A tool's argument named like the tool is read by a local of its own.
+    let local = |param: &sig::Param| match role {
+        sig::Role::Tool => param.local(&function),
+        sig::Role::Helper => param.ident.clone(),
+    };
+    let param_names: Vec<(String, syn::Ident)> = sig
+        .params
+        .iter()
+        .map(|p| (p.ident.to_string(), local(p)))
+        .collect();
     // A tool is also a unit struct of its function's name.
     let reserved: Vec<syn::Ident> = match role {
         sig::Role::Tool => vec![item.sig.ident.clone()],
@@ -108,7 +118,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .params
         .iter()
         .filter(|p| p.mutable)
-        .map(|p| p.ident.clone())
+        .map(&local)
         .collect();
     let (mut body, sites) = lower::lower(body, &mut errors);
     // After the lowering, where a `while let` is a `loop` whose `if let` is a statement:
@@ -126,7 +136,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .params
         .iter()
         .map(|param| ir::Binding {
-            ident: param.ident.clone(),
+            ident: local(param),
             mutable: param.mutable,
         })
         .collect();

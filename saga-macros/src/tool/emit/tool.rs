@@ -112,14 +112,22 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             .map(|lit| quote!(#[serde(rename = #lit)]));
         quote!(#description #rename pub #ident: #ty)
     });
-    let arg_names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    // `{ x }`, or `{ x: __x_arg }` for an argument named like the tool (`Param::local`).
+    let arg_bindings = sig.params.iter().map(|param| {
+        let (ident, local) = (&param.ident, param.local(name));
+        if local == *ident {
+            quote!(#ident)
+        } else {
+            quote!(#ident: #local)
+        }
+    });
     let rebind_mut = sig
         .params
         .iter()
         .filter(|param| param.mutable)
         .map(|param| {
-            let ident = &param.ident;
-            quote!(let mut #ident = #ident;)
+            let local = param.local(name);
+            quote!(let mut #local = #local;)
         });
     let context = match &sig.context {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
@@ -190,7 +198,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         quote! {
             let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
             match __state {
-                #private::MacroState::Start(#args { #(#arg_names),* }) => {
+                #private::MacroState::Start(#args { #(#arg_bindings),* }) => {
                     #(#rebind_mut)*
                     #start
                 }

@@ -12,16 +12,19 @@ use syn::{Block, Expr, Ident, Lit, LitStr, Pat};
 
 use crate::tool::parse::macro_args;
 
-/// Renames the shadowing bindings of `body`, whose parameters are `params`. A binding
-/// named like one of `reserved` is renamed too: the tool's own name is a unit struct in
-/// the body's scope, and `let summary = …` would be read as a pattern matching it.
-pub fn alpha(body: &mut Block, params: &[Ident], reserved: &[Ident]) {
+/// Renames the shadowing bindings of `body`, whose parameters are `params` (each by the
+/// name it is written with, and the local that holds it: see `sig::Param::local`). A
+/// binding named like one of `reserved` is renamed too: the tool's own name is a unit
+/// struct in the body's scope, and `let summary = …` would be read as a pattern matching
+/// it.
+pub fn alpha(body: &mut Block, params: &[(String, Ident)], reserved: &[Ident]) {
     let mut renamer = Renamer {
-        scopes: vec![params.iter().map(|p| (p.to_string(), p.clone())).collect()],
+        scopes: vec![params.to_vec()],
         seen: params
             .iter()
-            .chain(reserved)
-            .map(|p| (p.to_string(), 1))
+            .map(|(written, _)| written.clone())
+            .chain(reserved.iter().map(ToString::to_string))
+            .map(|name| (name, 1))
             .collect(),
     };
     renamer.visit_block_mut(body);

@@ -21,6 +21,22 @@ pub struct Param {
     pub rename: Option<LitStr>,
 }
 
+impl Param {
+    /// The name the body reads it by: its own, or, for an argument named like the tool
+    /// (whose unit struct shares the function's name, so that a binding of that name
+    /// would be read as a pattern matching it), a name of its own.
+    pub fn local(&self, function: &Ident) -> Ident {
+        if self.ident != *function {
+            return self.ident.clone();
+        }
+        let name = self.ident.to_string();
+        Ident::new(
+            &format!("__{}_arg", name.trim_start_matches("r#")),
+            self.ident.span(),
+        )
+    }
+}
+
 /// What the function is compiled as.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Role {
