@@ -1,7 +1,7 @@
-//! Borrows kept across a suspension (issue 55) in a task whose rounds are answered
-//! through two servers sharing one SQLite file: each round's state is read back from the
-//! store by the server that answers it, and the result equals the same tool's as a
-//! stateless call.
+//! Borrows kept across a suspension (issue 55) in a task whose every round is answered
+//! by a server started for it on the task's SQLite file, the one before it stopped: each
+//! round's state is read back from the store, and the result equals the same tool's as
+//! a stateless call. And the same tool in a 2025-11-25 session.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -99,14 +99,15 @@ async fn settled(replica: &Running, id: &str) -> Value {
 async fn a_task_keeping_borrows_resumes_on_another_server_of_its_store() {
     let file = std::env::temp_dir().join(format!("saga-borrows-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&file);
-    let a = replica(TaskStore::sqlite(&file).expect("a SQLite store")).await;
-    let b = replica(TaskStore::sqlite(&file).expect("a SQLite store")).await;
+    let first = replica(TaskStore::sqlite(&file).expect("a SQLite store")).await;
     let client = TaskClient::new();
-    let id = client.create(a.addr, "plan", arguments()).await;
+    let id = client.create(first.addr, "plan", arguments()).await;
+    drop(first);
     let mut rounds = 0;
     let done = loop {
-        // Each round answered through the other server, which reads the state back.
-        let server = if rounds % 2 == 0 { &b } else { &a };
+        // Each round answered through a server started for it on the same file (the one
+        // before it stopped), which reads the state back from the store.
+        let server = &replica(TaskStore::sqlite(&file).expect("a SQLite store")).await;
         let task = settled(server, &id).await;
         if task["status"] != "input_required" {
             break task;
