@@ -102,7 +102,9 @@ pub(super) fn restore(
             rebound.push(Rebound {
                 ident: binding.ident.clone(),
                 path: (!own_loop).then(|| quote!(#(#stmt)*).to_string()),
-                alive: direct.contains(&name),
+                // A loop's collection always: its item may be a copy (`.copied()`, an
+                // `enumerate` index), which holds no borrow of it.
+                alive: direct.contains(&name) || name.starts_with("__walk"),
             });
         }
     }
