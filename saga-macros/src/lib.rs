@@ -178,6 +178,20 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - **The binding does not change.** A binding declared `mut` (`let mut cur = &mut a;`)
 ///   may point elsewhere by then, and a binding moved out by a `&` pattern is a copy:
 ///   those are saved as values, and a borrow among them is refused (below).
+/// - **An accessor gives a borrow.** What an accessor gave is checked to be a borrow
+///   where it is called again: a method of your own with such a name that computes a
+///   value (`counter.get("n")` returning an `i64`) is an error at the call, whose fix,
+///   `.to_owned()`, saves the value. `get()` without a key is a value's getter
+///   (`Cell::get`, `NonZeroU32::get`) and is saved as any value. (One of your own that
+///   returns a `&'static` borrow of something other than its receiver, such as an enum's
+///   `as_str()` returning a literal, is not told apart from a borrow of it: if its owner
+///   changes before the suspension, own the text, `.to_owned()`.)
+/// - **A key or index read again is one that does not change.** One that is itself a
+///   borrow (`steps.get(current.as_str())`) is used at the suspension too, so that rustc
+///   refuses a change to what it borrows (`current = …`) before it.
+/// - **Alternatives under a guard are not matched again** (`(Some(x), _) | (_, Some(x))
+///   if …`): the guard may have chosen a later one, so their bindings are saved, and a
+///   borrow among them must be owned.
 /// - **The path is part of the point's identity.** A build that would borrow elsewhere
 ///   (another index, field or pattern) refuses the tokens of the older one, never reads
 ///   them along the new path.
@@ -263,7 +277,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | `let mut count = &mut yes;` (a `mut` binding of a `&mut`, which may point elsewhere by then) used after a suspension | `` `count` is a mutable borrow used after a suspension… `` | borrow the place again after the suspension, where it is changed: `let count = if first { &mut yes } else { &mut no };` there |
 /// | a borrow whose owner is changed before the suspension (`let first = &names[0]; names.push(..);`) | rustc: `` cannot borrow … as mutable because it is also borrowed as immutable ``, the suspension as the later use | as in any Rust: change the owner after the last use of the borrow, or own the value (`names[0].clone()`) |
 /// | a borrowing operand before a suspension in one expression (`format!("{} {}", name.trim(), ….await?)`), a `&str` from a method saga does not know (`name.trim()`), a `&'static str` returned by a function (`mode_of(fast)`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let trimmed = name.trim().to_owned();` / `String::from(mode_of(fast))` |
-/// | a value from a method of your own named like an accessor (`let before = counter.get();` returning an `i64`), kept across a suspension | `` `i64` is not a borrow, so saga cannot make this call again after the suspension `` at the call | own it where it is made: `let before = counter.get().to_owned();` |
+/// | a value from a method of your own named like an accessor (`let before = counter.get("n");` returning an `i64`), kept across a suspension | `` `i64` is not a borrow, so saga cannot make this call again after the suspension `` at the call | own it where it is made: `let before = counter.get("n").to_owned();` |
 /// | a borrow returned by a function (`let chosen = longest(&names);`) used after a suspension | `` `&String` is kept across a suspension point, so it must be saved in the saga's state `` at the local | `let chosen = longest(&names).clone();` |
 /// | an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension (its sharing would not survive the saved state) | `` `count` holds an `Rc`, a handle for sharing a value… `` at the local | hold the value itself in a `mut` local, or finish with the shared value before the suspension |
 /// | a `for` over a borrowed `HashMap`'s `values()`, or over a hash map's iterator with an adapter (`map.iter().enumerate()`), with a suspension inside (it resumes by key, which these cannot be searched by) | `` a `for` loop over `Values<…>` cannot resume after a suspension `` | `for (_, value) in &map { … }`; for a count, a `let mut i = 0;` incremented in the body |

@@ -647,3 +647,76 @@ async fn an_argument_named_like_its_tool_is_kept() {
     .await;
     assert_eq!(outcome.text(), r#"ana of ["ana", "bo"]: 3"#);
 }
+
+/// Shapes a review found: a `for` over an element at an index that changes inside the
+/// loop (the element the loop began with is walked), a lookup by a part of a local
+/// (`&*name`, a `&str`) in a map keyed by `Box<str>`, a value's `get()` kept across a
+/// suspension (saved, not called again), and alternatives under a guard taken apart
+/// after the suspension.
+#[saga_tool]
+pub async fn reviewed(
+    plan: Vec<Vec<String>>,
+    count: std::num::NonZeroU32,
+    pair: (Option<i64>, Option<i64>),
+) -> Result<String, SagaError> {
+    let mut log = Vec::new();
+    let mut day = 0;
+    for task in &plan[day] {
+        let ok: bool = elicit(format!("{task} on day {day}?")).await?;
+        if !ok {
+            day += 1;
+        }
+        log.push(format!("{task}:{ok}"));
+    }
+    let weights: HashMap<Box<str>, i64> = [("a".into(), 1), ("b".into(), 2)].into_iter().collect();
+    let name = String::from("b");
+    if let Some(weight) = weights.get(&*name) {
+        let ok: bool = elicit(format!("Weight {weight}?")).await?;
+        log.push(format!("{name}={weight}:{ok}"));
+    }
+    let n = count.get();
+    let more: i64 = elicit(format!("More than {n}?")).await?;
+    log.push(format!("{n}+{more}"));
+    let picked = match pair {
+        (Some(x), _) | (_, Some(x)) if x > 5 => {
+            checkpoint().await;
+            x
+        }
+        _ => 0,
+    };
+    log.push(format!("picked {picked}"));
+    match &plan[1..] {
+        [first] | [_, first] => {
+            checkpoint().await;
+            log.push(format!("then {first:?}"));
+        }
+        _ => {}
+    }
+    Ok(log.join(" "))
+}
+
+#[tokio::test]
+async fn shapes_a_review_found_behave_as_the_plain_function() {
+    let outcome = differential(
+        &reviewed,
+        plain!(plain::reviewed),
+        json!({"plan": [["a", "b"], ["c"]], "count": 3, "pair": [1, 10]}),
+        || {
+            Script::new(|_key, request| {
+                let prompt = prompt_of(request);
+                if prompt.starts_with("More") {
+                    accept(json!({"value": 4}))
+                } else {
+                    accept(json!({"value": prompt.starts_with("b")}))
+                }
+            })
+        },
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "a:false b:true b=2:false 3+4 picked 10 then [\"c\"]",
+        "{}",
+        outcome.text()
+    );
+}

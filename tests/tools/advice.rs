@@ -304,7 +304,7 @@ struct Counter {
 }
 
 impl Counter {
-    fn get(&self) -> i64 {
+    fn get(&self, _key: &str) -> i64 {
         self.n
     }
 
@@ -316,10 +316,10 @@ impl Counter {
 #[saga_tool]
 async fn count_up(start: i64) -> Result<String, SagaError> {
     let mut counter = Counter { n: start };
-    let before = counter.get().to_owned();
+    let before = counter.get("n").to_owned();
     counter.bump();
     let more: i64 = elicit("More?").key("more").await?;
-    Ok(format!("{before} then {} (+{more})", counter.get()))
+    Ok(format!("{before} then {} (+{more})", counter.get("n")))
 }
 
 #[tokio::test]

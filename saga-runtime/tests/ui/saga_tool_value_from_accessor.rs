@@ -6,8 +6,9 @@ struct Counter {
 }
 
 impl Counter {
-    /// A getter named like a standard accessor, which computes a value.
-    fn get(&self) -> i64 {
+    /// A getter named like a standard accessor (`get` with a key), which computes a
+    /// value.
+    fn get(&self, _key: &str) -> i64 {
         self.n
     }
 
@@ -21,10 +22,10 @@ impl Counter {
 #[saga_tool]
 async fn count(start: i64) -> Result<String, SagaError> {
     let mut counter = Counter { n: start };
-    let before = counter.get();
+    let before = counter.get("n");
     counter.bump();
     let more: i64 = elicit("More?").await?;
-    Ok(format!("{before} then {} (+{more})", counter.get()))
+    Ok(format!("{before} then {} (+{more})", counter.get("n")))
 }
 
 fn main() {}

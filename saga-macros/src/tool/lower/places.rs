@@ -135,8 +135,12 @@ impl Refs {
                     return None;
                 }
                 match name.as_str() {
-                    "ordered" => Some(false),
-                    "ordered_mut" => Some(true),
+                    // Of a borrow found again as any other (`&plan[day]` with `mut day`
+                    // is taken when the loop begins, by `hoist`).
+                    "ordered" | "ordered_mut" => {
+                        self.borrow_of(call.args.first()?)?;
+                        Some(name == "ordered_mut")
+                    }
                     "item_at" => {
                         let mut root = call.args.iter().nth(1)?;
                         while let Expr::MethodCall(inner) = root {
@@ -149,7 +153,9 @@ impl Refs {
             }
             Expr::MethodCall(call) => {
                 let method = call.method.to_string();
-                if !ACCESSORS.contains(&method.as_str())
+                // `get()` without a key is a value's getter (`Cell::get`, `NonZeroU32::get`).
+                if (method == "get" && call.args.is_empty())
+                    || !ACCESSORS.contains(&method.as_str())
                     || !call.args.iter().all(|arg| self.is_stable(arg))
                 {
                     return None;
@@ -201,18 +207,27 @@ impl Refs {
                 .path
                 .get_ident()
                 .is_some_and(|ident| !self.mutable.contains(&ident.to_string())),
-            // A borrowed key: only of a literal or of a temporary of [`hoist`], which
-            // holds a copy; the key itself may be moved after the borrow (`bought.push(sku)`
-            // after `prices.get(&sku)`), which does not end a borrow of `prices`.
+            // A borrowed key: of a literal, of a temporary of [`hoist`], or of a local that
+            // is itself a borrow (used at the suspension, see `argument_reads`). A key
+            // owned by a local is copied when borrowed: it may be moved after the borrow
+            // (`bought.push(sku)` after `prices.get(&sku)`), which does not end a borrow
+            // of `prices`. A part of a local (`&*name`, `&name[..]`) is read again from it
+            // when that local is not `mut`.
             Expr::Reference(reference) => {
                 reference.mutability.is_none()
                     && match &*reference.expr {
                         Expr::Lit(_) => true,
-                        Expr::Path(path) => path
-                            .path
-                            .get_ident()
-                            .is_some_and(|ident| ident.to_string().starts_with(HOISTED)),
-                        _ => false,
+                        Expr::Path(path) => path.path.get_ident().is_some_and(|ident| {
+                            let name = ident.to_string();
+                            name.starts_with(HOISTED)
+                                || (self.borrows.contains_key(&name)
+                                    && !self.mutable.contains(&name))
+                        }),
+                        inner => {
+                            self.is_place(inner)
+                                && root_of(inner)
+                                    .is_some_and(|root| !self.mutable.contains(&root.to_string()))
+                        }
                     }
             }
             Expr::Range(range) => {
@@ -262,6 +277,11 @@ impl Refs {
         let private = crate::shared::private_path();
         let mut scrutinee = scrutinee.clone();
         checked_accessors(&mut scrutinee);
+        // Alternatives are parenthesised: a `let` takes them so only.
+        let pat = match pat {
+            Pat::Or(_) => quote::quote!((#pat)),
+            other => quote::quote!(#other),
+        };
         Some(syn::parse_quote_spanned! {pat.span()=>
             #[allow(irrefutable_let_patterns)]
             let #pat = #private::again(#scrutinee) else #diverge;
@@ -548,6 +568,8 @@ impl Hoister {
                     self.value(arg, out);
                 }
             }
+            // The machine's `ordered(&v[i])`, a `for` loop's collection.
+            Expr::Call(call) => call.args.iter_mut().for_each(|arg| self.parts(arg, out)),
             _ => {}
         }
     }
@@ -566,8 +588,11 @@ impl Hoister {
                     self.value(end, out);
                 }
             }
-            Expr::Reference(reference) if reference.mutability.is_none() => {
-                // `&key`: the key's owned copy, borrowed (a `&str` key is not saved).
+            // `&key` of a local: the key's owned copy, borrowed (its type as written).
+            Expr::Reference(reference)
+                if reference.mutability.is_none()
+                    && matches!(&*reference.expr, Expr::Path(path) if path.path.get_ident().is_some()) =>
+            {
                 let inner = &reference.expr;
                 let temp = self.temporary(
                     syn::parse_quote_spanned!(inner.span()=>
@@ -606,6 +631,65 @@ impl VisitMut for Hoister {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    // A closure cannot hold a suspension, so nothing in it is borrowed again.
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+}
+
+/// The local a place is rooted in.
+fn root_of(expr: &Expr) -> Option<&Ident> {
+    match expr {
+        Expr::Path(path) => path.path.get_ident(),
+        Expr::Field(field) => root_of(&field.base),
+        Expr::Index(index) => root_of(&index.expr),
+        Expr::Unary(unary) => root_of(&unary.expr),
+        Expr::Paren(paren) => root_of(&paren.expr),
+        Expr::Group(group) => root_of(&group.expr),
+        Expr::MethodCall(call) => root_of(&call.receiver),
+        _ => None,
+    }
+}
+
+/// The locals the statements that bind borrows again read as a key, an index or an
+/// argument (`prices.get(key)`, `&v[__ix1]`): such a local, when it is a borrow made
+/// again too, must not change before the suspension either, so it is used there (see
+/// `Rebound::alive`). What they read as the owner's path (`first` in `let Some(c) =
+/// first`) is kept by the borrow made from it.
+pub fn argument_reads(stmts: &[Stmt]) -> HashSet<String> {
+    struct Reads {
+        found: HashSet<String>,
+        depth: usize,
+    }
+    impl<'ast> Visit<'ast> for Reads {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::MethodCall(call) => {
+                    self.visit_expr(&call.receiver);
+                    self.depth += 1;
+                    call.args.iter().for_each(|arg| self.visit_expr(arg));
+                    self.depth -= 1;
+                }
+                Expr::Index(index) => {
+                    self.visit_expr(&index.expr);
+                    self.depth += 1;
+                    self.visit_expr(&index.index);
+                    self.depth -= 1;
+                }
+                Expr::Path(path) if self.depth > 0 => {
+                    if let Some(ident) = path.path.get_ident() {
+                        self.found.insert(ident.to_string());
+                    }
+                }
+                other => syn::visit::visit_expr(self, other),
+            }
+        }
+    }
+    let mut reads = Reads {
+        found: HashSet::new(),
+        depth: 0,
+    };
+    stmts.iter().for_each(|stmt| reads.visit_stmt(stmt));
+    reads.found
 }
 
 /// The values a `let` of a `&'static str` chosen among literals may hold (`let side = if

@@ -88,7 +88,10 @@ pub(super) fn find<'a>(
                 for arm in &expr_match.arms {
                     if let Expr::Block(arm_block) = &*arm.body {
                         let mut bound = (Vec::new(), Vec::new());
-                        bind_pattern(&arm.pat, &expr_match.expr, &mut bound, refs);
+                        // Alternatives under a guard: the guard may have chosen a later
+                        // one, which matching the pattern again would not.
+                        let guarded_or = arm.guard.is_some() && has_or(&arm.pat);
+                        bind_pattern(&arm.pat, &expr_match.expr, &mut bound, refs, !guarded_or);
                         if let Some(rest) = find(&arm_block.block, id, bound, refs) {
                             return Some(here(Into::Block(None), rest));
                         }
@@ -136,7 +139,7 @@ pub(super) type Entry = (Vec<Binding>, Vec<(Vec<String>, Stmt)>);
 
 /// The bindings of `pat` matched against `scrutinee`: bound again by matching again when
 /// they borrow a place of the locals (see `places`), saved otherwise.
-fn bind_pattern(pat: &syn::Pat, scrutinee: &Expr, out: &mut Entry, refs: &Refs) {
+fn bind_pattern(pat: &syn::Pat, scrutinee: &Expr, out: &mut Entry, refs: &Refs, again: bool) {
     let mut names = Vec::new();
     pattern_bindings(pat, &mut |ident, mutable| {
         names.push(ident.to_string());
@@ -145,14 +148,14 @@ fn bind_pattern(pat: &syn::Pat, scrutinee: &Expr, out: &mut Entry, refs: &Refs) 
             mutable,
         })
     });
-    if let Some(again) = refs.rebind_pattern(pat, scrutinee) {
+    if again && let Some(again) = refs.rebind_pattern(pat, scrutinee) {
         out.1.push((names, again));
     }
 }
 
 fn condition_bindings(cond: &Expr, out: &mut Entry, refs: &Refs) {
     match cond {
-        Expr::Let(expr_let) => bind_pattern(&expr_let.pat, &expr_let.expr, out, refs),
+        Expr::Let(expr_let) => bind_pattern(&expr_let.pat, &expr_let.expr, out, refs, true),
         Expr::Binary(binary) => {
             condition_bindings(&binary.left, out, refs);
             condition_bindings(&binary.right, out, refs);
@@ -160,4 +163,17 @@ fn condition_bindings(cond: &Expr, out: &mut Entry, refs: &Refs) {
         Expr::Paren(paren) => condition_bindings(&paren.expr, out, refs),
         _ => {}
     }
+}
+
+/// Whether a pattern has alternatives (`A(x) | B(x)`) anywhere.
+fn has_or(pat: &syn::Pat) -> bool {
+    struct Or(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Or {
+        fn visit_pat_or(&mut self, _: &'ast syn::PatOr) {
+            self.0 = true;
+        }
+    }
+    let mut or = Or(false);
+    syn::visit::Visit::visit_pat(&mut or, pat);
+    or.0
 }

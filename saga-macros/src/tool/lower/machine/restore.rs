@@ -84,16 +84,20 @@ pub(super) fn restore(
     let again_code = again_stmts(level, &again, refs);
     // What the code reads itself, not only to find another borrow: those borrows are used
     // at the suspension (see `Rebound::alive`).
-    let direct = if again.is_empty() {
-        BTreeSet::new()
+    let (direct, arguments) = if again.is_empty() {
+        (BTreeSet::new(), Default::default())
     } else {
-        free_outside_again(&code)
+        (
+            free_outside_again(&code),
+            crate::tool::lower::places::argument_reads(&again_code),
+        )
     };
     for (binding, how) in &visible {
         let name = binding.ident.to_string();
+        // Everything bound again is recorded (what a later one of them reads is bound, not
+        // free, in their sequence).
         if let Some(how) = how
             && again.contains(how)
-            && (free.contains(&name) || read_again.contains(&name))
         {
             let stmt = again_stmts(level, &[*how], refs);
             let own_loop = name.starts_with("__walk")
@@ -104,7 +108,9 @@ pub(super) fn restore(
                 path: (!own_loop).then(|| quote!(#(#stmt)*).to_string()),
                 // A loop's collection always: its item may be a copy (`.copied()`, an
                 // `enumerate` index), which holds no borrow of it.
-                alive: direct.contains(&name) || name.starts_with("__walk"),
+                alive: direct.contains(&name)
+                    || arguments.contains(&name)
+                    || name.starts_with("__walk"),
             });
         }
     }
