@@ -332,3 +332,42 @@ async fn a_value_an_accessor_computed_is_kept_as_it_was_once_owned() {
         .expect("the call completes");
     assert_eq!(run.text(), "4 then 5 (+2)");
 }
+
+/// `saga_tool_mut_binding_tested`: "for a `&mut` …, borrow it again after the suspension,
+/// where it is changed".
+#[derive(Serialize, Deserialize)]
+struct Node {
+    leaf: bool,
+    size: i64,
+}
+
+#[saga_tool]
+async fn grow(sizes: Vec<i64>) -> Result<String, SagaError> {
+    let mut nodes: Vec<Node> = sizes
+        .into_iter()
+        .map(|size| Node { leaf: true, size })
+        .collect();
+    if let Some(node @ Node { leaf: true, .. }) = nodes.get_mut(0) {
+        node.leaf = false;
+        let more: i64 = elicit("How much more?").key("more").await?;
+        if let Some(node) = nodes.get_mut(0) {
+            node.size += more;
+        }
+    }
+    let shown: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("{}:{}", n.leaf, n.size))
+        .collect();
+    Ok(shown.join(" "))
+}
+
+#[tokio::test]
+async fn a_mutable_borrow_tested_by_its_pattern_borrowed_again_changes_the_original() {
+    let run = TestClient::new(grow)
+        .call("grow", json!({"sizes": [1, 2]}))
+        .answer("more", Answer::accept(json!(5)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "false:6 true:2");
+}

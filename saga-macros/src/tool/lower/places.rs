@@ -263,14 +263,15 @@ impl Refs {
             Some((pat, scrutinee)) => (pat, scrutinee),
             None => (&local.pat, &*local.init.as_ref()?.expr),
         };
-        self.borrow_of(init).filter(|_| binds_by_reference(pat))
+        self.borrow_of(init)
+            .filter(|&mutable| matches_again(pat, mutable))
     }
 
     /// `let PAT = SCRUTINEE else { unreachable!() };`, to bind a `match` arm's or an `if
     /// let`'s pattern again after a suspension, when it binds only borrows of a place.
     pub fn rebind_pattern(&self, pat: &Pat, scrutinee: &Expr) -> Option<Stmt> {
-        self.borrow_of(scrutinee)?;
-        if !binds_by_reference(pat) {
+        let mutable = self.borrow_of(scrutinee)?;
+        if !matches_again(pat, mutable) {
             return None;
         }
         let diverge = unreachable_else(pat.span());
@@ -399,6 +400,33 @@ pub fn binds_by_reference(pat: &Pat) -> bool {
     }
 }
 
+/// Whether `pat`, matched against a borrow (mutable or not), binds only borrows and
+/// matches again after the suspension: through a mutable borrow, what a binding changes
+/// may be what the pattern tested (`n @ Node { leaf: true, .. }` then `n.leaf = false`),
+/// so a pattern that tests values (a literal, a range, a constant or unit variant) or
+/// binds a whole tested part (`n @ …`) is not matched again; its bindings are saved.
+fn matches_again(pat: &Pat, mutable: bool) -> bool {
+    struct Tests(bool);
+    impl<'ast> Visit<'ast> for Tests {
+        fn visit_pat(&mut self, pat: &'ast Pat) {
+            match pat {
+                Pat::Lit(_) | Pat::Range(_) | Pat::Path(_) => self.0 = true,
+                Pat::Ident(ident) if ident.subpat.is_some() => self.0 = true,
+                _ => syn::visit::visit_pat(self, pat),
+            }
+        }
+    }
+    if !binds_by_reference(pat) {
+        return false;
+    }
+    if !mutable {
+        return true;
+    }
+    let mut tests = Tests(false);
+    tests.visit_pat(pat);
+    !tests.0
+}
+
 /// Whether a `for` loop's collection borrows a place: `&v`, `&mut v`, `v.iter()`, … or a
 /// local holding a borrow. `Some(mutable)`.
 fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
@@ -423,7 +451,7 @@ struct Collect(Refs);
 
 impl Collect {
     fn bind(&mut self, pat: &Pat, mutable: bool) {
-        let by_reference = binds_by_reference(pat);
+        let by_reference = matches_again(pat, mutable);
         pattern_bindings(pat, &mut |ident, declared_mut| {
             let name = ident.to_string();
             if declared_mut {

@@ -36,7 +36,7 @@ mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
     label = "this local is still used after a suspension",
-    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension; a borrow (`&T`) that saga cannot make again after the suspension (one a function returned, or a method other than the standard accessors such as `.first()`, `.get(..)`, `.as_str()` of a local) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`)"
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type, or stop using the local before the suspension; a borrow (`&T`) that saga cannot make again after the suspension (one a function returned, or a method other than the standard accessors such as `.first()`, `.get(..)`, `.as_str()` of a local) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`), or, for a `&mut` (whose copy would not change the original), borrow it again after the suspension, where it is changed"
 )]
 pub trait SagaLocal<M> {
     /// The state enum's field that holds it.
