@@ -412,3 +412,58 @@ async fn a_borrow_made_again_along_another_path_is_refused() {
         .expect("the same path resumes");
     assert_eq!(text, "picked ada");
 }
+
+mod literal_v1 {
+    use saga_runtime::prelude::*;
+
+    /// Keeps a `&'static str` chosen among literals across a suspension.
+    #[saga_tool(name = "side")]
+    pub async fn side(white: bool) -> Result<String, SagaError> {
+        let side = if white { "White" } else { "Black" };
+        checkpoint().await;
+        Ok(format!("{side} to move"))
+    }
+}
+
+mod literal_v2 {
+    use saga_runtime::prelude::*;
+
+    /// The same saved locals, other literals to choose among.
+    #[saga_tool(name = "side")]
+    pub async fn side(white: bool) -> Result<String, SagaError> {
+        let side = if white { "Blanc" } else { "Noir" };
+        checkpoint().await;
+        Ok(format!("{side} to move"))
+    }
+}
+
+/// A `&'static str` is saved as its text and taken back among the build's literals: a
+/// build with other literals refuses the token, where it would find none of them.
+#[tokio::test]
+async fn a_literal_choice_among_other_literals_is_refused() {
+    let old = tools(|b| b.tool(literal_v1::side));
+    let new = tools(|b| b.tool(literal_v2::side));
+    let call = |token: Option<String>| Call {
+        request_state: token,
+        input_responses: None,
+        ..Call::tool("side", json!({"white": true}).as_object().cloned())
+    };
+    let CallToolResponse::InputRequired(required) =
+        old.run(call(None), &cx()).await.expect("suspends")
+    else {
+        panic!("suspends");
+    };
+    let refused = new
+        .run(call(required.request_state.clone()), &cx())
+        .await
+        .expect_err("other literals");
+    assert_eq!(refused.code.0, -32602);
+    let Ok(CallToolResponse::Complete(done)) = old.run(call(required.request_state), &cx()).await
+    else {
+        panic!("build 1 finishes it");
+    };
+    assert_eq!(
+        serde_json::to_value(done).expect("a result")["content"][0]["text"],
+        "White to move"
+    );
+}

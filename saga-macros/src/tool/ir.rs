@@ -121,8 +121,10 @@ pub struct Machine {
     pub restated: Vec<bool>,
     /// How the step's code is enclosed (`lower::rewrite::enclose`), and so how its exits return.
     pub carrier: Carrier,
-    /// Per site, the code that finds again the borrows its continuation binds again
-    /// (`Rebound::path`), for its identity; empty when there are none.
+    /// Per site, for its identity, what its continuation makes again rather than reads
+    /// from the state: the code that finds its borrows again (`Rebound::path`) and the
+    /// literals its `&'static str`s are taken back among (`Saved::literal`); empty when
+    /// there are none.
     pub borrows: Vec<String>,
 }
 

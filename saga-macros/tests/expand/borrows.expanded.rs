@@ -494,7 +494,7 @@ const _: () = {
                         ::saga_runtime::__private::MacroState::Trace => {
                             ::saga_runtime::__private::record_state(
                                 &__slot,
-                                &["borrows 56111467"],
+                                &["borrows 2de9de11"],
                             );
                             return ::core::result::Result::Ok(
                                 ::saga_runtime::__private::traced(),

@@ -354,9 +354,10 @@ pub struct StateEnum {
 /// sharing its name, in order; any change to them refuses the tokens at those points.
 /// Uniquely named sites get nothing, and keep their tokens through edits of their code.
 ///
-/// A site whose continuation binds borrows of places again (see `lower::places`) also
-/// holds a hash of the code that finds those places: the state saves only their owners,
-/// so a build that would borrow elsewhere refuses the token. Sites without such borrows,
+/// A site whose continuation binds borrows of places again (see `lower::places`), or
+/// takes a `&'static str` back among literals, also holds a hash of that code and those
+/// literals: the state saves only the owners and the text, so a build that would borrow
+/// elsewhere, or choose among other literals, refuses the token. Sites without such borrows,
 /// every tool's before them included, keep their identities.
 fn site_tags(sites: &[Site], machine: &Machine) -> Vec<String> {
     sites

@@ -110,14 +110,24 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 .into_iter()
                 .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
             let start = with_borrow_check(start, sites, &saved);
+            // What each continuation makes again rather than reads from the state: the
+            // borrows' paths, and the literals a saved `&'static str` is taken back among
+            // (a build with other literals refuses the token, where `Literal::pick` would
+            // find none).
             let borrows = rebound
                 .iter()
-                .map(|each| {
-                    let mut paths: Vec<&str> =
-                        each.iter().filter_map(|r| r.path.as_deref()).collect();
-                    paths.sort_unstable();
-                    paths.dedup();
-                    paths.join("\n")
+                .zip(&saved)
+                .map(|(each, site_saved)| {
+                    let mut made: Vec<String> =
+                        each.iter().filter_map(|r| r.path.clone()).collect();
+                    made.extend(site_saved.iter().filter_map(|s| {
+                        let field = &s.field;
+                        let choices = s.literal.as_ref()?;
+                        Some(quote::quote!(#field among #(#choices),*).to_string())
+                    }));
+                    made.sort_unstable();
+                    made.dedup();
+                    made.join("\n")
                 })
                 .collect();
             return Machine {
