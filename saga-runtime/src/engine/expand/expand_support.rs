@@ -532,9 +532,8 @@ fn find_key<'a, K: Eq + 'a, T>(
     at: &Option<K>,
 ) -> Option<T> {
     let key = at.as_ref()?;
-    let mut items = items;
     Some(
-        items
+        { items }
             .find(|item| key_of(item) == key)
             .unwrap_or_else(|| key_gone()),
     )

@@ -348,10 +348,24 @@ pub(super) fn short_type_name(full: &str) -> String {
 
 /// The prefix of the names serde_json gives the types only it reads back (`RawValue`,
 /// an arbitrary-precision `Number`): a struct of that name is its private token.
-pub(crate) const JSON_PRIVATE: &str = "$serde_json::private::";
+const JSON_PRIVATE: &str = "$serde_json::private::";
 
 /// What a trace that met such a type says: the slot holding it is JSON (see `identity::slot`).
-pub(crate) const JSON_ONLY: &str = "a type only serde_json reads back";
+const JSON_ONLY: &str = "a type only serde_json reads back";
+
+impl LayoutError {
+    /// The error of a trace that meets the container `name`, when it is one of the types
+    /// only serde_json reads back; it passes unchanged through the types around it.
+    pub(crate) fn json_only(name: &str) -> Option<LayoutError> {
+        name.starts_with(JSON_PRIVATE)
+            .then(|| LayoutError(format!("{JSON_ONLY} ({name})")))
+    }
+
+    /// Whether the trace met a type only serde_json reads back.
+    pub(crate) fn is_json_only(&self) -> bool {
+        self.0.contains(JSON_ONLY)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -233,9 +233,9 @@ impl<'a> Tracer<'a> {
         visitor: V,
         body: impl FnOnce(&mut Self, &str, V) -> Result<(V::Value, Container), LayoutError>,
     ) -> Result<V::Value, LayoutError> {
-        if name.starts_with(super::shape::JSON_PRIVATE) {
-            // A type only serde_json reads back (`RawValue`): no layout, and a JSON slot.
-            return Err(LayoutError(format!("{} ({name})", super::shape::JSON_ONLY)));
+        // A type only serde_json reads back (`RawValue`): no layout, and a JSON slot.
+        if let Some(error) = LayoutError::json_only(name) {
+            return Err(error);
         }
         // Only the visit has the visitor's type; the rest is compiled once.
         let (key, recursive) = self.enter_named(name);

@@ -151,7 +151,7 @@ fn encoding_of(
     // Decided without the lock held: deciding traces the type, which may meet slots.
     let decided = match postcard_reads() {
         Ok(profile) => Encoding::Postcard(profile),
-        Err(reason) if reason.0.contains(layout::shape::JSON_ONLY) => {
+        Err(reason) if reason.is_json_only() => {
             tracing::debug!(r#type = key.0, "a saved local is kept as JSON");
             Encoding::Json
         }
