@@ -11,6 +11,7 @@ use syn::{Expr, Ident, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::lower::Lower;
+use crate::tool::lower::places::{LOOP_ADAPTERS, LOOP_METHODS, listed, place_root};
 use crate::tool::lower::scope::pattern_bindings;
 
 impl Lower<'_> {
@@ -19,30 +20,6 @@ impl Lower<'_> {
     /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
     /// other expression.
     fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Reborrow, Box<Expr>> {
-        const BORROWING: &[&str] = &[
-            "iter",
-            "iter_mut",
-            "keys",
-            "values",
-            "values_mut",
-            "chars",
-            "char_indices",
-            "bytes",
-            "lines",
-            "split_whitespace",
-            "windows",
-            "chunks",
-            "chunks_exact",
-        ];
-        const ADAPTERS: &[&str] = &[
-            "enumerate",
-            "rev",
-            "skip",
-            "take",
-            "step_by",
-            "copied",
-            "cloned",
-        ];
         let private = private_path();
         if let Expr::Reference(reference) = &*expr
             && is_place(&reference.expr)
@@ -90,10 +67,10 @@ impl Lower<'_> {
         };
         let name = |call: &syn::ExprMethodCall| call.method.to_string();
         if !is_place(root)
-            || !BORROWING.contains(&name(first).as_str())
+            || !listed(LOOP_METHODS, &name(first), None)
             || !adapters
                 .iter()
-                .all(|call| ADAPTERS.contains(&name(call).as_str()))
+                .all(|call| listed(LOOP_ADAPTERS, &name(call), None))
         {
             return Err(expr);
         }
@@ -252,15 +229,8 @@ struct Reborrow {
     calls: Vec<syn::ExprMethodCall>,
 }
 
-/// A local, or a field, an element (at an index or a range) or a deref of one. An index
-/// that could change is taken when the loop begins (see `places::hoist`).
+/// A place by its shape (see `places::place_root`). An index that could change is taken
+/// when the loop begins (see `places::hoist`).
 fn is_place(expr: &Expr) -> bool {
-    match expr {
-        Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
-        Expr::Field(field) => is_place(&field.base),
-        Expr::Index(index) => is_place(&index.expr),
-        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => is_place(&unary.expr),
-        Expr::Paren(paren) => is_place(&paren.expr),
-        _ => false,
-    }
+    place_root(expr).is_some()
 }

@@ -52,8 +52,43 @@ const ACCESSORS: &[&str] = &[
     "expect",
 ];
 
-/// Methods that borrow a collection for a `for` loop's items.
-const LOOP_BORROWS: &[&str] = &["iter", "iter_mut", "keys", "values", "values_mut"];
+/// Methods a `for` loop borrows its collection through (`v.iter()`, `s.chars()`), each
+/// with whether the items it gives are borrows of the collection (`iter` gives `&T`,
+/// `chars` gives `char`). The loop saves its position in what it borrows (`lower::
+/// for_loop`), and a binding of an item that is a borrow is one too (here).
+pub const LOOP_METHODS: &[(&str, bool)] = &[
+    ("iter", true),
+    ("iter_mut", true),
+    ("keys", true),
+    ("values", true),
+    ("values_mut", true),
+    ("chars", false),
+    ("char_indices", false),
+    ("bytes", false),
+    ("lines", true),
+    ("split_whitespace", true),
+    ("windows", true),
+    ("chunks", true),
+    ("chunks_exact", true),
+];
+
+/// Adapters a `for` loop's borrowed items may go through, each with whether the items
+/// stay borrows (`enumerate` adds an index beside them; `copied` makes values).
+pub const LOOP_ADAPTERS: &[(&str, bool)] = &[
+    ("enumerate", true),
+    ("rev", true),
+    ("skip", true),
+    ("take", true),
+    ("step_by", true),
+    ("copied", false),
+    ("cloned", false),
+];
+
+/// Whether `name` is in `list` with the flag `flag` (or with either, when `None`).
+pub fn listed(list: &[(&str, bool)], name: &str, flag: Option<bool>) -> bool {
+    list.iter()
+        .any(|(each, borrows)| *each == name && flag.is_none_or(|flag| flag == *borrows))
+}
 
 /// The prefix of the temporaries [`hoist`] makes.
 const HOISTED: &str = "__ix";
@@ -225,7 +260,7 @@ impl Refs {
                         }),
                         inner => {
                             self.is_place(inner)
-                                && root_of(inner)
+                                && place_root(inner)
                                     .is_some_and(|root| !self.mutable.contains(&root.to_string()))
                         }
                     }
@@ -430,16 +465,14 @@ fn matches_again(pat: &Pat, mutable: bool) -> bool {
 /// Whether a `for` loop's collection borrows a place: `&v`, `&mut v`, `v.iter()`, … or a
 /// local holding a borrow. `Some(mutable)`.
 fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
-    // Adapters that keep the items borrows (an index beside them, for `enumerate`).
-    const KEEP_BORROWS: &[&str] = &["enumerate", "rev", "skip", "take", "step_by"];
     let mut expr = expr;
     while let Expr::MethodCall(call) = expr
-        && KEEP_BORROWS.contains(&call.method.to_string().as_str())
+        && listed(LOOP_ADAPTERS, &call.method.to_string(), Some(true))
     {
         expr = &call.receiver;
     }
     match expr {
-        Expr::MethodCall(call) if LOOP_BORROWS.contains(&call.method.to_string().as_str()) => {
+        Expr::MethodCall(call) if listed(LOOP_METHODS, &call.method.to_string(), Some(true)) => {
             (refs.is_place(&call.receiver) || refs.borrow_of(&call.receiver).is_some())
                 .then(|| call.method.to_string().ends_with("_mut"))
         }
@@ -664,16 +697,17 @@ impl VisitMut for Hoister {
     fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
 }
 
-/// The local a place is rooted in.
-fn root_of(expr: &Expr) -> Option<&Ident> {
+/// The local a place is rooted in, if `expr` is a place by its shape: a local, or a
+/// field, an element (at an index or a range) or a deref of one. (Whether its indexes
+/// stay the same is [`Refs::is_place`]'s question.)
+pub fn place_root(expr: &Expr) -> Option<&Ident> {
     match expr {
-        Expr::Path(path) => path.path.get_ident(),
-        Expr::Field(field) => root_of(&field.base),
-        Expr::Index(index) => root_of(&index.expr),
-        Expr::Unary(unary) => root_of(&unary.expr),
-        Expr::Paren(paren) => root_of(&paren.expr),
-        Expr::Group(group) => root_of(&group.expr),
-        Expr::MethodCall(call) => root_of(&call.receiver),
+        Expr::Path(path) if path.qself.is_none() => path.path.get_ident(),
+        Expr::Field(field) => place_root(&field.base),
+        Expr::Index(index) => place_root(&index.expr),
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => place_root(&unary.expr),
+        Expr::Paren(paren) => place_root(&paren.expr),
+        Expr::Group(group) => place_root(&group.expr),
         _ => None,
     }
 }
