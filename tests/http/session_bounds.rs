@@ -825,3 +825,80 @@ async fn a_long_string_id_is_served_and_a_long_method_is_refused_as_such() {
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("longer than"), "{body}");
 }
+
+/// Samples, one after another, 40 times: a session call whose every round the server's
+/// model answers.
+#[saga_tool]
+async fn many_samples() -> Result<String, SagaError> {
+    let mut last = String::new();
+    for n in 0..40 {
+        last = sample(format!("line {n}")).await?.text().to_owned();
+    }
+    Ok(last)
+}
+
+/// Finding 3 of the third hardening pass: in a session, the server model's time counts
+/// against the run-time bound, as in a stateless request (a session call of 40 slow
+/// samples ran on where an MRTR call stops; the client never answering, nothing reset the
+/// clock). The call stops with `-32603` naming the bound, and the model was not asked all
+/// 40 samples.
+#[tokio::test]
+async fn a_session_calls_server_model_time_counts_against_max_run_time() {
+    use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
+    use saga_runtime::model::{OpenAiCompatible, SamplingLimits, SamplingPolicy};
+    let provider = FakeOpenAi::start("sk-bounds").await;
+    provider.behave(Behaviour::Slow(Duration::from_millis(200)));
+    let model = OpenAiCompatible::new(&provider.base_url, "sk-bounds", "m").expect("a client");
+    let builder = builder(HttpLimits::default())
+        .tool(many_samples)
+        .model(model)
+        .sampling_policy(SamplingPolicy::ServerOnly)
+        .sampling_limits(
+            SamplingLimits::default()
+                .timeout(Duration::from_millis(900))
+                .requests_per_minute(1000),
+        )
+        .max_run_time(Duration::from_secs(1));
+    let (_running, url) = start(builder).await;
+    let session = open(&url, "Bearer model-time").await;
+    let answer = tokio::time::timeout(PATIENCE, session.ask(call_message(1, "many_samples")))
+        .await
+        .expect("answered within 10 s of a 1 s bound");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("1 s"),
+        "the message names the bound: {answer}"
+    );
+    let asked = provider.requests().len();
+    assert!(asked < 40, "the model was asked {asked} samples");
+}
+
+/// A sample timeout as long as the run time is refused when the server is built: a hung
+/// provider would end the request before the tool could handle the model's timeout. The
+/// fix the error names builds.
+#[tokio::test]
+async fn a_sample_timeout_not_shorter_than_the_run_time_is_refused() {
+    use saga_runtime::model::{OpenAiCompatible, SamplingLimits};
+    let model = || OpenAiCompatible::new("http://127.0.0.1:1/v1", "k", "m").expect("a client");
+    let refused = builder(HttpLimits::default())
+        .model(model())
+        .sampling_limits(SamplingLimits::default().timeout(Duration::from_secs(60)))
+        .build()
+        .err()
+        .expect("refused");
+    assert!(
+        refused.to_string().contains("below max_run_time"),
+        "{refused}"
+    );
+    builder(HttpLimits::default())
+        .model(model())
+        .sampling_limits(SamplingLimits::default().timeout(Duration::from_secs(59)))
+        .build()
+        .expect("the fix builds");
+    // The defaults: 30 s within 60 s.
+    builder(HttpLimits::default())
+        .model(model())
+        .build()
+        .expect("the defaults build");
+}

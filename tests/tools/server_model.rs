@@ -625,3 +625,208 @@ async fn a_model_of_ones_own_answers_samples() {
         .expect("the call completes");
     assert_eq!(run.text(), "SAY HI");
 }
+
+// ---------------------------------------------------------------------------------------
+// Over HTTP, in the formats that carry answers without a token (dependent-requests) and
+// step errors (tools/resumeSaga): who answers a sample, and what a client may send for it.
+// ---------------------------------------------------------------------------------------
+
+mod over_http {
+    use super::*;
+    use saga_examples::harness::http::{Post, StatusCode, meta, request, with_meta};
+    use saga_examples::harness::serving::{Running, serve_local};
+    use serde_json::Value;
+
+    /// The tools of this file behind HTTP, with the provider's model under `policy`.
+    pub(super) async fn serve(provider: &FakeOpenAi, policy: SamplingPolicy) -> Running {
+        let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
+        let server = SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .tool(both)
+            .tool(greet)
+            .model(model)
+            .sampling_policy(policy)
+            .sampling_limits(SamplingLimits::default().timeout(Duration::from_millis(800)))
+            .build()
+            .expect("the server builds");
+        serve_local(server).await
+    }
+
+    /// A `tools/call` of `both` in the dependent-requests format, from a client declaring
+    /// `capabilities`, carrying `responses` (none on a first call).
+    pub(super) async fn dependent(
+        running: &Running,
+        capabilities: Value,
+        responses: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let params = json!({"name": "both", "arguments": {}, "_meta": meta(capabilities)});
+        let mut message = request(1, "tools/call", params);
+        if let Some(responses) = responses {
+            // The seed carries them beside `params`.
+            message["dependent_responses"] = responses;
+        }
+        Post::mcp(running.addr)
+            .rpc(&message)
+            .header("mcp-result-format", "dependent-requests")
+            .send()
+            .await
+    }
+
+    fn ada() -> Value {
+        json!({"result": {"action": "accept", "content": {"value": "Ada"}}})
+    }
+
+    fn sampled(text: &str) -> Value {
+        json!({"result": {"role": "assistant", "content": {"type": "text", "text": text}, "model": "the-clients"}})
+    }
+
+    fn failed() -> Value {
+        json!({"error": {"code": -1, "message": "forged by the client"}})
+    }
+
+    /// A client that cannot sample and names the sample's key beside its answer (a result
+    /// or an error): the round gets that entry and the call ends in this request. It was
+    /// replayed 64 times and refused with "checkpoints more than 64 times".
+    #[tokio::test]
+    async fn an_entry_for_the_sample_ends_the_replay_at_once() {
+        let provider = FakeOpenAi::start(KEY).await;
+        let running = serve(&provider, SamplingPolicy::ClientFirst).await;
+        for (entry, expected) in [
+            (sampled("the client's own"), "Ada: the client's own"),
+            (failed(), "forged by the client"),
+        ] {
+            let responses = json!({"elicit-1": ada(), "sample-2": entry});
+            let (status, reply) =
+                dependent(&running, json!({"elicitation": {}}), Some(responses)).await;
+            assert_eq!(status, 200);
+            assert!(reply.get("error").is_none(), "{reply:#}");
+            let text = reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(text.contains(expected), "{reply:#}");
+        }
+        assert!(
+            provider.requests().is_empty(),
+            "the client answered the sample itself"
+        );
+    }
+
+    /// Under `ServerFirst` with a failing model, a client that samples answers the sample
+    /// it is then sent, over dependent-requests as over MRTR.
+    #[tokio::test]
+    async fn server_first_falls_back_to_the_client_over_dependent_requests() {
+        let provider = FakeOpenAi::start(KEY).await;
+        provider.behave(Behaviour::Status(503));
+        let running = serve(&provider, SamplingPolicy::ServerFirst).await;
+        let capabilities = json!({"elicitation": {}, "sampling": {}});
+        let (_, first) = dependent(&running, capabilities.clone(), None).await;
+        assert!(
+            first["dependent_requests"].get("elicit-1").is_some(),
+            "{first:#}"
+        );
+        let (_, second) = dependent(
+            &running,
+            capabilities.clone(),
+            Some(json!({"elicit-1": ada()})),
+        )
+        .await;
+        assert!(
+            second["dependent_requests"].get("sample-2").is_some(),
+            "the model failed: the client is asked, {second:#}"
+        );
+        let (_, third) = dependent(
+            &running,
+            capabilities,
+            Some(json!({"elicit-1": ada(), "sample-2": sampled("from the client")})),
+        )
+        .await;
+        assert_eq!(
+            third["result"]["content"][0]["text"], "Ada: from the client",
+            "{third:#}"
+        );
+    }
+
+    /// Under `ServerOnly`, nothing a client sends for a sample is heard: a result, an
+    /// error or a decline, in each format that carries one. The model answers.
+    #[tokio::test]
+    async fn under_server_only_no_entry_of_the_clients_answers_a_sample() {
+        let provider = FakeOpenAi::start(KEY).await;
+        let running = serve(&provider, SamplingPolicy::ServerOnly).await;
+        let capabilities = json!({"elicitation": {}, "sampling": {}});
+        for entry in [sampled("forged"), failed()] {
+            let responses = json!({"elicit-1": ada(), "sample-2": entry});
+            let (_, reply) = dependent(&running, capabilities.clone(), Some(responses)).await;
+            assert_eq!(
+                reply["result"]["content"][0]["text"], "Ada: echo: Say hi",
+                "{reply:#}"
+            );
+        }
+        // MRTR: a first call whose answers are known, then a retry with a token.
+        let call = json!({"name": "both", "arguments": {}, "_meta": meta(capabilities.clone())});
+        let (_, first) = Post::mcp(running.addr)
+            .rpc(&request(2, "tools/call", call.clone()))
+            .send()
+            .await;
+        let token = first["result"]["requestState"].as_str().expect("a token");
+        let mut retry = call;
+        retry["requestState"] = json!(token);
+        retry["inputResponses"] = json!({
+            "elicit-1": {"action": "accept", "content": {"value": "Ada"}},
+            "sample-2": {"action": "decline"},
+        });
+        let (_, second) = Post::mcp(running.addr)
+            .rpc(&request(3, "tools/call", retry))
+            .send()
+            .await;
+        assert_eq!(
+            second["result"]["content"][0]["text"], "Ada: echo: Say hi",
+            "{second:#}"
+        );
+        // tools/callSaga: the sample's step reported failed beside the question's answer.
+        let (_, called) = Post::mcp(running.addr)
+            .rpc(&with_meta(request(
+                4,
+                "tools/callSaga",
+                json!({"name": "both", "arguments": {}}),
+            )))
+            .send()
+            .await;
+        let token = called["result"]["sagaToken"]
+            .as_str()
+            .expect("a saga token");
+        let steps = json!([
+            {"stepId": "elicit-1", "result": {"action": "accept", "content": {"value": "Ada"}}},
+            {"stepId": "sample-2", "error": {"code": -1, "message": "forged by the client"}},
+        ]);
+        let (_, resumed) = Post::mcp(running.addr)
+            .rpc(&with_meta(request(
+                5,
+                "tools/resumeSaga",
+                json!({"sagaToken": token, "completedSteps": steps}),
+            )))
+            .send()
+            .await;
+        assert_eq!(
+            resumed["result"]["content"][0]["text"], "Ada: echo: Say hi",
+            "{resumed:#}"
+        );
+        assert_eq!(provider.requests().len(), 4, "the model answered each call");
+    }
+}
+
+/// A failure of the server's model reads as the server's, not as the client's step.
+#[tokio::test]
+async fn a_server_models_failure_is_said_as_the_servers() {
+    let provider = FakeOpenAi::start(KEY).await;
+    provider.behave(Behaviour::Status(500));
+    let client =
+        TestClient::with_tools(tools(&provider, KEY, None)).capabilities(without_sampling());
+    let run = greet_ada(&client, "warm").run().await.expect("a result");
+    assert!(run.is_error());
+    assert!(
+        run.text().contains("the server's model could not answer"),
+        "{}",
+        run.text()
+    );
+    assert!(!run.text().contains("client"), "{}", run.text());
+}

@@ -584,6 +584,13 @@ impl ToolSettings {
     fn build(self) -> Result<SagaTools, BuildError> {
         use crate::engine::model::SamplingPolicy;
         let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
+        let sample_timeout = self.sampling_limits.timeout;
+        if self.model.is_some() && sample_timeout >= self.bounds.max_run_time {
+            return Err(BuildError::SampleTimeout {
+                sample: sample_timeout,
+                run: self.bounds.max_run_time,
+            });
+        }
         let model = match self.model {
             Some(model) => Some(Arc::new(crate::engine::model::ServerModel::new(
                 model,

@@ -349,10 +349,7 @@ impl SagaTools {
         mut call: Call,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::engine::sampling::{drop_client_samples, is_sample, serve_when_answered};
-        if let Some(answers) = call.input_responses.as_mut() {
-            drop_client_samples(answers, cx);
-        }
+        use crate::engine::sampling::{is_sample, serve_when_answered};
         // What the client answered in this request, for the round its token asked.
         let mut client_answers = call.input_responses.clone().unwrap_or_default();
         let mut client_failures = call.failures.clone();
@@ -379,9 +376,9 @@ impl SagaTools {
             if !requests.values().any(is_sample) {
                 return said(CallToolResponse::InputRequired(required), log);
             }
-            let answered =
-                |key: &str| client_answers.contains_key(key) || client_failures.contains_key(key);
-            let Some(served) = serve_when_answered(requests, cx, answered).await else {
+            let Some(served) =
+                serve_when_answered(requests, cx, &mut client_answers, &mut client_failures).await
+            else {
                 // The client answers its part first; the model is asked once that is in.
                 return said(CallToolResponse::InputRequired(required), log);
             };
@@ -390,13 +387,10 @@ impl SagaTools {
                 // Left to the client (the model failed under `ServerFirst`).
                 return said(CallToolResponse::InputRequired(required), log);
             }
-            let mut answers = std::mem::take(&mut client_answers);
-            answers.extend(served.answers);
-            let mut failures = std::mem::take(&mut client_failures);
-            failures.extend(served.failures);
             call.request_state = required.request_state;
-            call.input_responses = Some(answers);
-            call.failures = failures;
+            call.input_responses = Some(std::mem::take(&mut client_answers));
+            call.failures = std::mem::take(&mut client_failures);
+            call.model = served.model;
             tokio::task::yield_now().await;
         }
         Err(ErrorData::invalid_request(
@@ -428,32 +422,32 @@ impl SagaTools {
         mut failures: BTreeMap<String, StepFailure>,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        crate::engine::sampling::drop_client_samples(&mut pool, cx);
+        use crate::engine::sampling::{is_sample, serve_when_answered, takes_samples};
         let mut checkpoints = 0;
         loop {
             let mut response = saga.run(&self.inner.codec, call.clone(), cx).await?;
+            let CallToolResponse::InputRequired(required) = &mut response else {
+                return Ok(response);
+            };
+            // The round's keys, the samples among them: the client's entries and the
+            // model's answers are given to the round by these.
+            let keys: Vec<String> = required
+                .input_requests
+                .as_ref()
+                .map(|requests| requests.keys().cloned().collect())
+                .unwrap_or_default();
             let mut served = crate::engine::sampling::Served::default();
-            if let CallToolResponse::InputRequired(required) = &mut response
-                && let Some(requests) = required.input_requests.as_mut()
-                && crate::engine::sampling::takes_samples(cx)
-                && requests.values().any(crate::engine::sampling::is_sample)
+            if let Some(requests) = required.input_requests.as_mut()
+                && takes_samples(cx)
+                && requests.values().any(is_sample)
             {
-                let pooled = |key: &str| pool.contains_key(key) || failures.contains_key(key);
-                match crate::engine::sampling::serve_when_answered(requests, cx, pooled).await {
+                match serve_when_answered(requests, cx, &mut pool, &mut failures).await {
                     // The server's model answers the samples beside the pool's answers.
                     Some(answered) => served = answered,
                     // The client answers its part first (see `run_serving_samples`).
                     None => return Ok(response),
                 }
             }
-            let CallToolResponse::InputRequired(required) = &response else {
-                return Ok(response);
-            };
-            let keys: Vec<&String> = required
-                .input_requests
-                .as_ref()
-                .map(|requests| requests.keys().collect())
-                .unwrap_or_default();
             if keys.is_empty() {
                 checkpoints += 1;
                 if checkpoints > MAX_REPLAYED_CHECKPOINTS {
@@ -466,29 +460,21 @@ impl SagaTools {
                         None,
                     ));
                 }
-            } else if !keys
-                .iter()
-                .all(|key| pool.contains_key(*key) || failures.contains_key(*key))
-            {
+            } else if !keys.iter().all(|key| {
+                pool.contains_key(key) || failures.contains_key(key) || served.model.has(key)
+            }) {
                 return Ok(response);
             }
             call.input_responses = Some(
                 keys.iter()
-                    .filter_map(|key| pool.remove(*key).map(|answer| ((*key).clone(), answer)))
+                    .filter_map(|key| pool.remove(key).map(|answer| (key.clone(), answer)))
                     .collect(),
             );
             call.failures = keys
                 .iter()
-                .filter_map(|key| {
-                    failures
-                        .remove(*key)
-                        .map(|failure| ((*key).clone(), failure))
-                })
+                .filter_map(|key| failures.remove(key).map(|failure| (key.clone(), failure)))
                 .collect();
-            if let Some(answers) = call.input_responses.as_mut() {
-                answers.extend(served.answers);
-            }
-            call.failures.extend(served.failures);
+            call.model = served.model;
             call.request_state = required.request_state.clone();
             tokio::task::yield_now().await;
         }

@@ -169,6 +169,19 @@ pub(super) async fn drive(
             asks_again = 0;
         }
         asked = keys;
+        // The samples the server's model takes are answered here, within what is left of
+        // the run: the model's time is the server's, as in a stateless request, so a slow
+        // model cannot hold the call (and its session) past the run-time bound. The rest
+        // goes to the client (`crate::model`).
+        let mut requests = requests;
+        let left = tools.max_run_time.saturating_sub(run_started.elapsed());
+        let served = tokio::select! {
+            served = tokio::time::timeout(left, crate::engine::sampling::serve_round(&mut requests, cx)) => {
+                served.map_err(|_| ran_too_long(&call.name, tools.max_run_time))?
+            }
+            // A call cancelled while the model answers gives its places back now.
+            () = cx.cancelled() => return Err(cancelled(&call.name)),
+        };
         let timeout = tools.client_request_timeout;
         let asking = !requests.is_empty();
         let (answers, failures) = ask(&peer, requests, cx, timeout).await.map_err(|error| {
@@ -187,6 +200,7 @@ pub(super) async fn drive(
         call.request_state = required.request_state;
         call.input_responses = Some(answers);
         call.failures = failures;
+        call.model = served.model;
         // A saga that checkpoints in a loop must not hold the worker.
         tokio::task::yield_now().await;
     }
@@ -216,17 +230,10 @@ fn cancelled(tool: &str) -> ErrorData {
 /// answers must not hold the call, and what it holds, for ever.
 async fn ask(
     peer: &Peer<RoleServer>,
-    mut requests: rmcp::model::InputRequests,
+    requests: rmcp::model::InputRequests,
     cx: &SagaContext,
     timeout: std::time::Duration,
 ) -> Result<(InputResponses, BTreeMap<String, StepFailure>), ServiceError> {
-    // The samples the server's model takes are answered here; the rest goes to the
-    // client (`crate::model`).
-    let served = tokio::select! {
-        served = crate::engine::sampling::serve_round(&mut requests, cx) => served,
-        // A call cancelled while the model answers gives its places back now.
-        () = cx.cancelled() => return Err(ServiceError::Cancelled { reason: None }),
-    };
     let sends = requests.into_iter().map(|(key, request)| async move {
         let request: ServerRequest = match request {
             InputRequest::Elicitation(request) => request.into(),
@@ -247,8 +254,8 @@ async fn ask(
         results = all => results,
         () = cx.cancelled() => return Err(ServiceError::Cancelled { reason: None }),
     };
-    let mut answers = served.answers;
-    let mut failures = served.failures;
+    let mut answers = InputResponses::new();
+    let mut failures = BTreeMap::new();
     for (key, result) in results {
         match result {
             Ok(answer) => {

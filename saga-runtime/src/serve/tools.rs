@@ -205,6 +205,19 @@ pub enum BuildError {
     /// A sampling policy asks the server's model, and none was given.
     #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
     NoModel(crate::engine::model::SamplingPolicy),
+    /// The server's model may take as long as a whole run: a hung provider would end the
+    /// request before the tool could handle the timeout.
+    #[error(
+        "the sampling timeout ({sample:?}) is not shorter than max_run_time ({run:?}): a hung \
+         provider would end the request before the tool could handle the model's timeout; \
+         set .sampling_limits(SamplingLimits::default().timeout(..)) below max_run_time"
+    )]
+    SampleTimeout {
+        /// [`SamplingLimits::timeout`](crate::engine::model::SamplingLimits::timeout).
+        sample: std::time::Duration,
+        /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
+        run: std::time::Duration,
+    },
     /// No key ring was given.
     #[error(
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"

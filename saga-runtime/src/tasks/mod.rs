@@ -439,6 +439,7 @@ impl Tasks {
             state: Some(state),
             pending: None,
             answers: InputResponses::new(),
+            model_answers: InputResponses::new(),
             result: None,
             error: None,
             created_ms: now,

@@ -42,6 +42,10 @@ pub struct TaskRecord {
     pub pending: Option<InputRequests>,
     /// The answers given so far to the pending requests.
     pub answers: InputResponses,
+    /// The answers the server's model gave the round (`saga_runtime::model`), kept apart
+    /// from the client's: under `SamplingPolicy::ServerOnly` only these answer a sample.
+    #[serde(default, skip_serializing_if = "InputResponses::is_empty")]
+    pub model_answers: InputResponses,
     /// The tool's result (a `CallToolResult`), once `completed`.
     pub result: Option<JsonObject>,
     /// The error (`{code, message}`), once `failed`.

@@ -155,6 +155,7 @@ impl Tasks {
                     record.result = None;
                     record.pending = None;
                     record.answers.clear();
+                    record.model_answers.clear();
                     record.worker = None;
                     record.updated_ms = clock::now_ms();
                     true
@@ -224,7 +225,10 @@ impl Tasks {
             let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
             call.request_state = record.state.clone();
             call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
-            call.failures = std::mem::take(&mut model_failures);
+            call.model = crate::engine::ModelAnswers {
+                answers: record.model_answers.clone(),
+                failures: std::mem::take(&mut model_failures),
+            };
             // The step, and beside it the writes of the progress it reports.
             let outcome = tokio::select! {
                 outcome = self.transition(tools, id, claim, call, &cx, &token) => outcome,
@@ -277,26 +281,25 @@ impl Tasks {
                     // left for the client, the task goes on; otherwise their answers wait
                     // beside the client's (`crate::model`).
                     let served = crate::engine::sampling::serve_round(&mut requests, &cx).await;
-                    let asked_model = !served.answers.is_empty() || !served.failures.is_empty();
+                    let asked_model = !served.model.is_empty();
                     if asked_model && requests.is_empty() {
-                        let answers = served.answers;
-                        model_failures = served.failures;
+                        let answers = served.model.answers;
+                        model_failures = served.model.failures;
                         self.write(id, claim, move |record| {
                             record.state = state.clone();
-                            record.answers = answers.clone();
+                            record.answers.clear();
+                            record.model_answers = answers.clone();
                             record.lease_until_ms = lease_until;
                         })
                         .await
-                    } else if let Some((key, failure)) = served.failures.into_iter().next() {
+                    } else if let Some((key, reason)) = served.model.failures.into_iter().next() {
                         // A round that also waits for the client cannot keep a failure
                         // until it answers: the task fails with the model's reason.
-                        let message = format!("{key}: {}", failure.message);
+                        let message =
+                            format!("{key}: the server's model could not answer: {reason}");
                         self.write(id, claim, move |record| {
                             record.status = TaskStatus::Failed;
-                            record.error = Some(TaskRecord::error_object(
-                                i32::try_from(failure.code).unwrap_or(-32603),
-                                &message,
-                            ));
+                            record.error = Some(TaskRecord::error_object(-32603, &message));
                             record.worker = None;
                         })
                         .await;
@@ -307,16 +310,18 @@ impl Tasks {
                         self.write(id, claim, move |record| {
                             record.state = state.clone();
                             record.answers.clear();
+                            record.model_answers.clear();
                             record.lease_until_ms = lease_until;
                         })
                         .await
                     } else {
-                        let answers = served.answers;
+                        let answers = served.model.answers;
                         self.write(id, claim, move |record| {
                             record.status = TaskStatus::InputRequired;
                             record.state = state.clone();
                             record.pending = Some(requests.clone());
-                            record.answers = answers.clone();
+                            record.answers.clear();
+                            record.model_answers = answers.clone();
                             record.worker = None;
                         })
                         .await;

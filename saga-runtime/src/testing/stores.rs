@@ -67,6 +67,7 @@ fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
         state: Some("state".into()),
         pending: None,
         answers: InputResponses::new(),
+        model_answers: InputResponses::new(),
         result: None,
         error: None,
         created_ms: now_ms(),

@@ -30,6 +30,12 @@ pub enum SagaError {
         /// The client's message.
         message: String,
     },
+    /// The server's model ([`crate::model`]) gave no answer to a `sample()` it took: it
+    /// timed out, its provider failed, or a bound of
+    /// [`SamplingLimits`](crate::model::SamplingLimits) refused it. The client had no part
+    /// in it.
+    #[error("the server's model could not answer: {0}")]
+    ModelFailed(String),
     /// The client's answer was well-formed but unusable, e.g. a sampling result with no
     /// text where the tool asked for text.
     #[error("unusable answer: {0}")]

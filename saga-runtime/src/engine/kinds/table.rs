@@ -40,6 +40,8 @@ macro_rules! kinds {
             /// The client reported that it could not perform the step (the
             /// `tools/resumeSaga` format carries this; MRTR has no such answer).
             Failed(StepFailure),
+            /// The server's model gave no answer to a sample, for this reason.
+            ModelFailed(String),
         }
 
         impl Kind {

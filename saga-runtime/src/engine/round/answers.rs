@@ -78,6 +78,7 @@ pub(crate) fn mismatch(expected: &str, found: &Answer) -> SagaError {
             code: failure.code,
             message: failure.message.clone(),
         },
+        Answer::ModelFailed(reason) => SagaError::ModelFailed(reason.clone()),
         _ => SagaError::InvalidAnswer(format!("expected {expected}")),
     }
 }

@@ -11,9 +11,45 @@ use crate::engine::forms::elicit::{ContentCheck, Misfit};
 use crate::engine::forms::form::Form;
 use crate::engine::kinds::form::FormAnswer;
 use crate::engine::kinds::kind::StepFailure;
-use crate::engine::kinds::table::Answer;
+use crate::engine::kinds::table::{Answer, Kind};
 use crate::engine::round::answers::AnswerSlots;
 use crate::engine::round::pending::Pending;
+
+/// What the server's model gave a round ([`crate::model`]), kept apart from what the
+/// client sent: a failure of the model's reads as the server's
+/// ([`SagaError::ModelFailed`](crate::engine::SagaError::ModelFailed)), and where the
+/// client is not heard about samples (`SamplingPolicy::ServerOnly`) only these answer
+/// them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModelAnswers {
+    /// The model's answers, by key.
+    pub(crate) answers: InputResponses,
+    /// Why the model gave no answer, by key.
+    pub(crate) failures: BTreeMap<String, String>,
+}
+
+impl ModelAnswers {
+    /// Whether the model answered (or failed) `key`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.answers.contains_key(key) || self.failures.contains_key(key)
+    }
+
+    /// Whether the model gave this round nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.answers.is_empty() && self.failures.is_empty()
+    }
+}
+
+/// Whose answers to a round's samples are heard: the client's too, or the server's model's
+/// only (`SamplingPolicy::ServerOnly`: a client's result, error or decline for a sample is
+/// not heard at all, so it cannot put its words in the tool's hands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SamplesFrom {
+    /// The client or the model.
+    Anyone,
+    /// The model only.
+    ModelOnly,
+}
 
 /// What the client's `inputResponses` amount to.
 pub(crate) enum Collected {
@@ -31,21 +67,39 @@ pub(crate) enum Collected {
 /// Reads the answers to `pending` out of `responses`. A response that is not the result
 /// type its request calls for is a malformed request (`-32602`); a missing response, or a
 /// form whose content does not match the schema that was sent, means asking again.
-/// Responses to keys that are not pending are ignored.
+/// Responses to keys that are not pending are ignored. The model's answers (`model`)
+/// come first; under [`SamplesFrom::ModelOnly`] nothing the client sent for a sample is
+/// read.
 pub(crate) fn collect(
     pending: &[Pending],
     mut responses: InputResponses,
     failures: &BTreeMap<String, StepFailure>,
+    model: &ModelAnswers,
+    samples: SamplesFrom,
 ) -> Result<Collected, ErrorData> {
     let mut answers = AnswerSlots::with_capacity(pending.len());
     let mut missing = Vec::new();
     for entry in pending {
         let key = entry.key();
-        if let Some(failure) = failures.get(&*key) {
+        if let Some(reason) = model.failures.get(&*key) {
+            answers.push(Some(Answer::ModelFailed(reason.clone())));
+            continue;
+        }
+        let from_model = model.answers.get(&*key).cloned();
+        let client_heard = from_model.is_none()
+            && !(samples == SamplesFrom::ModelOnly && entry.kind == Kind::Sample);
+        if client_heard && let Some(failure) = failures.get(&*key) {
             answers.push(Some(Answer::Failed(failure.clone())));
             continue;
         }
-        let Some(value) = responses.remove(&*key) else {
+        let from_client = || {
+            if client_heard {
+                responses.remove(&*key)
+            } else {
+                None
+            }
+        };
+        let Some(value) = from_model.or_else(from_client) else {
             missing.push(key);
             continue;
         };

@@ -9,7 +9,7 @@ use rmcp::model::{InputRequests, InputResponses};
 
 use crate::engine::round::answers::Answers;
 use crate::engine::round::asking::{self, Assigned};
-use crate::engine::round::collect::{Collected, collect};
+use crate::engine::round::collect::{Collected, ModelAnswers, SamplesFrom, collect};
 use crate::engine::round::pending::Pendings;
 use crate::engine::round::requests::Request;
 
@@ -73,7 +73,14 @@ impl KeyedRound {
     /// refuses outright. A restatable form's content is checked as the step reads it
     /// ([`Answers::elicit`] gives `SagaError::DoesNotFit`), as in a transition.
     pub fn answers(&self, responses: InputResponses) -> Result<Option<Answers>, ErrorData> {
-        match collect(&self.pending, responses, &BTreeMap::new())? {
+        let model = ModelAnswers::default();
+        match collect(
+            &self.pending,
+            responses,
+            &BTreeMap::new(),
+            &model,
+            SamplesFrom::Anyone,
+        )? {
             Collected::All(answers) => Ok(Some(Answers::new(answers))),
             Collected::Ask { .. } => Ok(None),
         }

@@ -9,13 +9,13 @@ use rmcp::model::{CreateMessageRequestParams, InputRequest, InputRequests, Input
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::model::SamplingPolicy;
 use crate::engine::kinds::kind::StepFailure;
+use crate::engine::round::collect::{ModelAnswers, SamplesFrom};
 
-/// What the server's model gave a round: answers, and failures (which the tool reads as a
-/// `SagaError` with the reason), by key.
+/// What the server's model gave a round: answers, and failures (which the tool reads as
+/// [`SagaError::ModelFailed`](crate::engine::SagaError::ModelFailed)), by key.
 #[derive(Debug, Default)]
 pub(crate) struct Served {
-    pub(crate) answers: InputResponses,
-    pub(crate) failures: BTreeMap<String, StepFailure>,
+    pub(crate) model: ModelAnswers,
     /// What each served sample was, for [`SAMPLES_META_KEY`](crate::engine::call::model::SAMPLES_META_KEY).
     pub(crate) log: Vec<serde_json::Value>,
 }
@@ -30,31 +30,42 @@ pub(crate) fn takes_samples(cx: &SagaContext) -> bool {
     cx.server_model().is_some()
 }
 
-/// Under [`SamplingPolicy::ServerOnly`], takes out of a client's `answers` those that
-/// read as a sample's (a `CreateMessageResult`: a `role` and a `model`): the samples are
-/// the server's model's, so a client cannot answer one with a text of its own. Its round
-/// then lacks the sample, which the model answers.
-pub(crate) fn drop_client_samples(answers: &mut InputResponses, cx: &SagaContext) {
+/// Whose answers to a sample a round reads for `cx`: under
+/// [`SamplingPolicy::ServerOnly`] the model's only, so that a client's result, error or
+/// decline for a sample it was never sent is not heard (the round reads it as missing,
+/// and the model answers).
+pub(crate) fn samples_from(cx: &SagaContext) -> SamplesFrom {
     if cx
         .server_model()
         .is_some_and(|model| model.policy == SamplingPolicy::ServerOnly)
     {
-        answers
-            .retain(|_, answer| !(answer.get("role").is_some() && answer.get("model").is_some()));
+        SamplesFrom::ModelOnly
+    } else {
+        SamplesFrom::Anyone
     }
 }
 
 /// A stateless request's round that holds samples the server's model takes: once the
-/// client has answered its part (each request that is not a sample is in `answered`),
-/// the model answers the samples the client has not, and they are taken out of
-/// `requests` (see [`serve_round`]). Until then, `requests` keeps only the client's part,
-/// which is sent to it, and `None` is returned: the model is asked once the client's
-/// answers are in, so that it is not asked again for a round asked again.
+/// client has answered its part (each request that is not a sample has an entry in
+/// `answers` or `failures`), the model answers the samples the client has not, and they
+/// are taken out of `requests` (see [`serve_round`]). Until then, `requests` keeps only
+/// the client's part, which is sent to it, and `None` is returned: the model is asked
+/// once the client's answers are in, so that it is not asked again for a round asked
+/// again. Under [`SamplingPolicy::ServerOnly`] the client's entries for the samples are
+/// dropped first: it is not heard about them.
 pub(crate) async fn serve_when_answered(
     requests: &mut InputRequests,
     cx: &SagaContext,
-    answered: impl Fn(&str) -> bool,
+    answers: &mut InputResponses,
+    failures: &mut BTreeMap<String, StepFailure>,
 ) -> Option<Served> {
+    if samples_from(cx) == SamplesFrom::ModelOnly {
+        for (key, _) in requests.iter().filter(|(_, request)| is_sample(request)) {
+            answers.remove(key);
+            failures.remove(key);
+        }
+    }
+    let answered = |key: &str| answers.contains_key(key) || failures.contains_key(key);
     let clients_part_in = requests
         .iter()
         .filter(|(_, request)| !is_sample(request))
@@ -71,7 +82,7 @@ pub(crate) async fn serve_when_answered(
 
 /// Answers the samples of a round that the server's model takes for `cx`, and takes them
 /// out of `requests`: what is left goes to the client. A failure is that sample's answer
-/// (the tool reads a `SagaError` with the reason), except under
+/// (the tool reads [`SagaError::ModelFailed`](crate::engine::SagaError::ModelFailed)), except under
 /// [`SamplingPolicy::ServerFirst`] for a client that can sample, which is asked instead.
 /// At most as many run at once as one pool may hold, so that a round of many samples
 /// waits for places rather than failing on its own share.
@@ -107,7 +118,7 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
                     "key": key, "answeredBy": "server", "model": result.model
                 }));
                 requests.remove(&key);
-                served.answers.insert(
+                served.model.answers.insert(
                     key,
                     serde_json::to_value(result).unwrap_or(serde_json::Value::Null),
                 );
@@ -123,13 +134,7 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
                     "key": key, "answeredBy": "server", "outcome": "failed"
                 }));
                 requests.remove(&key);
-                served.failures.insert(
-                    key,
-                    StepFailure {
-                        code: -32603,
-                        message: error.to_string(),
-                    },
-                );
+                served.model.failures.insert(key, error.to_string());
             }
         }
     }

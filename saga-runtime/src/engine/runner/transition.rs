@@ -14,7 +14,7 @@ use crate::engine::identity::points::{Point, Points};
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::asking;
-use crate::engine::round::collect::{self, Collected};
+use crate::engine::round::collect::{self, Collected, ModelAnswers};
 use crate::engine::round::pending::TokenHead;
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
@@ -41,6 +41,9 @@ pub struct Call {
     /// Leave the arguments out of the token's binding: for wire formats whose later
     /// rounds do not repeat them (`tools/resumeSaga`); they live in the saved state.
     pub unbound_arguments: bool,
+    /// What the server's model answered of the previous round, apart from the client's
+    /// answers (`crate::model`).
+    pub(crate) model: ModelAnswers,
 }
 
 impl Call {
@@ -192,7 +195,10 @@ async fn run_transition(
         }
         Some(ref token) => {
             let responses = call.input_responses.unwrap_or_default();
-            match run.open(token, responses, &call.failures).await? {
+            match run
+                .open(token, responses, &call.failures, &call.model)
+                .await?
+            {
                 Opening::Answered(answered) => (
                     answered.head,
                     answered.state,
@@ -332,6 +338,7 @@ impl<'a> Run<'a> {
         token: &str,
         responses: InputResponses,
         failures: &BTreeMap<String, StepFailure>,
+        model: &ModelAnswers,
     ) -> Result<Opening<'a>, ErrorData> {
         let point = point_of(self.points, self.name, token)?;
         let mut opened = self
@@ -353,7 +360,8 @@ impl<'a> Run<'a> {
         let (head, state_bytes) = TokenHead::decode(&opened.plaintext)
             .map_err(|reason| invalid_state(self.name, &reason))?;
         let head_len = opened.plaintext.len() - state_bytes.len();
-        let answers = match collect::collect(&head.pending, responses, failures)? {
+        let samples = crate::engine::runner::sampling::samples_from(self.cx);
+        let answers = match collect::collect(&head.pending, responses, failures, model, samples)? {
             Collected::Ask { reason, misfits } => {
                 tracing::debug!(
                     tool = %Escaped(self.name),

@@ -159,6 +159,7 @@ pub(crate) async fn resume_saga(
         input_responses: Some(responses),
         failures,
         unbound_arguments: true,
+        ..Call::default()
     };
     respond(tools, call, cx).await
 }

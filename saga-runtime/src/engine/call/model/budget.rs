@@ -61,7 +61,7 @@ impl Default for SamplingLimits {
             max_prompt_bytes: 64 * 1024,
             max_tokens: 4096,
             max_concurrent: 16,
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
         }
     }
 }
@@ -121,7 +121,11 @@ impl SamplingLimits {
         self
     }
 
-    /// How long one sample may take. Default 60 s.
+    /// How long one sample may take. Default 30 s: shorter than a call's run time
+    /// ([`max_run_time`](crate::serve::SagaToolsBuilder::max_run_time), 60 s by default),
+    /// which it must be (the server does not build otherwise), so that a hung provider
+    /// reaches the tool as [`ModelError::Timeout`](super::ModelError::Timeout), which it may
+    /// handle, before the request itself is stopped.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
