@@ -40,6 +40,7 @@ fn record(id: usize) -> TaskRecord {
         state: Some("A".repeat(160)),
         pending: None,
         answers: Default::default(),
+        model_answers: Default::default(),
         result: None,
         error: None,
         created_ms: now_ms(),

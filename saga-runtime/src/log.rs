@@ -38,7 +38,7 @@ impl fmt::Debug for Escaped<'_> {
 
 /// Characters that reorder or hide text on a terminal (bidirectional overrides and the
 /// like): escaped too.
-fn is_invisible_format(c: char) -> bool {
+pub(crate) fn is_invisible_format(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 

@@ -885,8 +885,7 @@ async fn a_sample_timeout_not_shorter_than_the_run_time_is_refused() {
         .model(model())
         .sampling_limits(SamplingLimits::default().timeout(Duration::from_secs(60)))
         .build()
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(
         refused.to_string().contains("below max_run_time"),
         "{refused}"

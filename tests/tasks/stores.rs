@@ -83,6 +83,7 @@ fn a_record(id: &str) -> TaskRecord {
         state: Some("sealed".into()),
         pending: None,
         answers: Default::default(),
+        model_answers: Default::default(),
         result: None,
         error: None,
         created_ms: now,

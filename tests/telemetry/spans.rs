@@ -1,9 +1,6 @@
 //! The log a saga leaves at `RUST_LOG=saga_runtime=debug`: one `saga.request` span per
 //! HTTP request and one `saga.transition` span per transition, with their fields.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use saga_examples::client::ScriptedClient;
 use saga_examples::deploy;
 use saga_examples::harness::serving::serve_local;
@@ -11,33 +8,12 @@ use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if let Ok(mut buffer) = self.0.lock() {
-            buffer.extend_from_slice(bytes);
-        }
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::Captured;
 
 #[tokio::test]
 async fn each_transition_has_a_span_with_its_fields() {
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("saga_runtime=debug")
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Callsites first hit before this subscriber existed are asked again.
-    tracing::callsite::rebuild_interest_cache();
+    let _guard = captured.install("saga_runtime=debug");
 
     let running = serve_local(deploy::server(KeyRing::ephemeral()).expect("a server")).await;
     let client = ScriptedClient::deploy()
@@ -54,7 +30,7 @@ async fn each_transition_has_a_span_with_its_fields() {
         .expect("the saga completes");
     client.cancel().await.expect("closed");
 
-    let log = String::from_utf8(captured.0.lock().expect("the log").clone()).expect("UTF-8");
+    let log = captured.text();
     let transitions: Vec<&str> = log
         .lines()
         .filter(|line| line.contains("transition done"))
@@ -130,7 +106,7 @@ async fn request_events_reach_a_subscriber_that_records_no_spans() {
         .expect("the saga completes");
     client.cancel().await.expect("closed");
 
-    let log = String::from_utf8(captured.0.lock().expect("the log").clone()).expect("UTF-8");
+    let log = captured.text();
     let done = log
         .lines()
         .filter(|line| line.contains("request done"))

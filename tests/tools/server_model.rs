@@ -31,6 +31,15 @@ async fn greet(style: String) -> Result<String, SagaError> {
     Ok(greeting.text().to_owned())
 }
 
+/// Asks a name, samples, and keeps the sample's answer across a second question.
+#[saga_tool]
+async fn keeps_sample() -> Result<String, SagaError> {
+    let name: String = elicit("Who?").await?;
+    let line = sample(format!("Write about {name}")).await?;
+    let fine: bool = elicit("Is this fine?").await?;
+    Ok(format!("{fine}: {}", line.text()))
+}
+
 /// Asks a question and samples in one round.
 #[saga_tool]
 async fn both() -> Result<String, SagaError> {
@@ -639,17 +648,131 @@ mod over_http {
 
     /// The tools of this file behind HTTP, with the provider's model under `policy`.
     pub(super) async fn serve(provider: &FakeOpenAi, policy: SamplingPolicy) -> Running {
+        let limits = SamplingLimits::default().timeout(Duration::from_millis(800));
+        serve_limited(provider, policy, limits).await
+    }
+
+    /// [`serve`] under `limits`.
+    pub(super) async fn serve_limited(
+        provider: &FakeOpenAi,
+        policy: SamplingPolicy,
+        limits: SamplingLimits,
+    ) -> Running {
         let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
         let server = SagaServer::builder()
             .keys(KeyRing::ephemeral())
             .tool(both)
             .tool(greet)
+            .tool(keeps_sample)
             .model(model)
             .sampling_policy(policy)
-            .sampling_limits(SamplingLimits::default().timeout(Duration::from_millis(800)))
+            .sampling_limits(limits)
             .build()
             .expect("the server builds");
         serve_local(server).await
+    }
+
+    /// An MRTR `tools/call` of `tool` from a client that cannot sample, resuming `token`
+    /// with Ada's name as the answer to `elicit-1`: the JSON-RPC reply.
+    pub(super) async fn mrtr(running: &Running, id: u64, tool: &str, token: Option<&str>) -> Value {
+        let mut params = json!({"name": tool, "arguments": {"style": "warm"}, "_meta": meta(json!({"elicitation": {}}))});
+        if let Some(token) = token {
+            params["requestState"] = json!(token);
+            params["inputResponses"] =
+                json!({"elicit-1": {"action": "accept", "content": {"value": "Ada"}}});
+        }
+        Post::mcp(running.addr)
+            .rpc(&request(id, "tools/call", params))
+            .send()
+            .await
+            .1
+    }
+
+    /// `greet` to its end over MRTR: the result.
+    async fn greet_over_mrtr(running: &Running) -> Value {
+        let first = mrtr(running, 1, "greet", None).await;
+        let token = first["result"]["requestState"].as_str().expect("a token");
+        mrtr(running, 2, "greet", Some(token)).await["result"].clone()
+    }
+
+    /// Finding 6: what the provider writes reaches the tool and the client bounded: a
+    /// 3 MB model name (copied into `_meta["saga/samples"]`, and so `saga call`'s output)
+    /// is cut to 128 bytes on one line, and an answer past `max_answer_bytes` is cut and
+    /// reads as stopped at `maxTokens`.
+    #[tokio::test]
+    async fn a_providers_words_reach_the_client_bounded() {
+        let provider = FakeOpenAi::start(KEY).await;
+        let running = serve(&provider, SamplingPolicy::ClientFirst).await;
+        provider.behave(Behaviour::Named(format!(
+            "evil\nINFO forged {}",
+            "m".repeat(3_000_000)
+        )));
+        let result = greet_over_mrtr(&running).await;
+        let named = result["_meta"]["saga/samples"][0]["model"]
+            .as_str()
+            .expect("the model's name");
+        assert!(named.len() <= 128, "{} bytes", named.len());
+        assert!(!named.contains('\n'), "{named}");
+        assert!(named.starts_with("evilINFO forged"), "{named}");
+        provider.behave(Behaviour::Say("ü".repeat(40_000)));
+        let result = greet_over_mrtr(&running).await;
+        let text = result["content"][0]["text"].as_str().expect("the text");
+        assert!(
+            text.len() <= 32 * 1024 && text.len() > 32 * 1024 - 4,
+            "{}",
+            text.len()
+        );
+    }
+
+    /// Finding 6: a retry of a round the model answered does not ask it again; it reads
+    /// the same answer.
+    #[tokio::test]
+    async fn a_retry_of_a_round_does_not_pay_the_model_twice() {
+        let provider = FakeOpenAi::start(KEY).await;
+        let running = serve(&provider, SamplingPolicy::ClientFirst).await;
+        let first = mrtr(&running, 1, "greet", None).await;
+        let token = first["result"]["requestState"].as_str().expect("a token");
+        let once = mrtr(&running, 2, "greet", Some(token)).await;
+        let twice = mrtr(&running, 3, "greet", Some(token)).await;
+        assert_eq!(
+            once["result"]["content"], twice["result"]["content"],
+            "{twice:#}"
+        );
+        assert_eq!(
+            provider.requests().len(),
+            1,
+            "the retry asked the model again"
+        );
+        // Another call of the same tool is not a retry: the model is asked.
+        greet_over_mrtr(&running).await;
+        assert_eq!(provider.requests().len(), 2);
+    }
+
+    /// Finding 6: a state that outgrows the token because it keeps the model's answer
+    /// says so (it blamed the client's answers: "send smaller answers"), as the server's
+    /// error; and the retry does not pay for the sample again.
+    #[tokio::test]
+    async fn a_state_outgrown_by_the_models_answer_is_said_as_the_servers() {
+        let provider = FakeOpenAi::start(KEY).await;
+        let limits = SamplingLimits::default()
+            .timeout(Duration::from_millis(800))
+            .max_answer_bytes(200_000);
+        let running = serve_limited(&provider, SamplingPolicy::ClientFirst, limits).await;
+        provider.behave(Behaviour::Say("y".repeat(100_000)));
+        let first = mrtr(&running, 1, "keeps_sample", None).await;
+        let token = first["result"]["requestState"].as_str().expect("a token");
+        for id in [2, 3] {
+            let reply = mrtr(&running, id, "keeps_sample", Some(token)).await;
+            assert_eq!(reply["error"]["code"], -32603, "{reply:#}");
+            let message = reply["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("server's model's answer"), "{message}");
+            assert!(!message.contains("send smaller answers"), "{message}");
+        }
+        assert_eq!(
+            provider.requests().len(),
+            1,
+            "the retry paid for the sample again"
+        );
     }
 
     /// A `tools/call` of `both` in the dependent-requests format, from a client declaring

@@ -32,6 +32,11 @@ pub enum Behaviour {
     Refuse,
     /// With status 503 when the last user message contains this text; else as `Echo`.
     FailOn(String),
+    /// As `Echo`, naming this model.
+    Named(String),
+    /// With this status and a body that echoes the request's headers, as some providers'
+    /// debug pages do: the bearer key among them.
+    EchoHeaders(u16),
 }
 
 /// The server: its address, and what it was sent.
@@ -144,6 +149,25 @@ async fn complete(
         )
             .into_response(),
         Behaviour::Malformed => (StatusCode::OK, "{\"choices\": [oops").into_response(),
+        Behaviour::Named(model) => {
+            let mut reply = reply;
+            reply["model"] = json!(model);
+            Json(reply).into_response()
+        }
+        Behaviour::EchoHeaders(status) => {
+            let echoed: serde_json::Map<String, Value> = headers
+                .iter()
+                .map(|(name, value)| {
+                    let value = value.to_str().unwrap_or_default().to_owned();
+                    (name.to_string(), Value::String(value))
+                })
+                .collect();
+            (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                Json(json!({"error": {"message": "bad request", "request_headers": echoed}})),
+            )
+                .into_response()
+        }
         Behaviour::Refuse => Json(json!({
             "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": PROVIDER_SECRET}, "finish_reason": "stop"}]
         }))

@@ -24,7 +24,7 @@ pub(crate) use contract::diagram;
 pub(crate) use expand::expand_support;
 pub(crate) use forms::elicit_field;
 // Public as `saga_runtime::testing::KeyedRound`.
-pub(crate) use round::collect::ModelAnswers;
+pub use round::collect::ModelAnswers;
 #[doc(hidden)]
 pub use round::keyed::KeyedRound;
 pub(crate) use runner::family;

@@ -365,7 +365,13 @@ impl SagaTools {
             }
             Ok(response)
         };
-        for _ in 0..=MAX_REPLAYED_CHECKPOINTS {
+        // The token this request resumed names its rounds across retries: the model's
+        // answers are kept for a retry of it (`model::RoundOfRequest`).
+        let resumed = call.request_state.clone();
+        for place in 0..=MAX_REPLAYED_CHECKPOINTS {
+            let round = resumed.as_deref().map(|token| {
+                crate::engine::model::RoundOfRequest::new(cx.principal(), token, place)
+            });
             let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
             let CallToolResponse::InputRequired(mut required) = response else {
                 return said(response, log);
@@ -376,8 +382,14 @@ impl SagaTools {
             if !requests.values().any(is_sample) {
                 return said(CallToolResponse::InputRequired(required), log);
             }
-            let Some(served) =
-                serve_when_answered(requests, cx, &mut client_answers, &mut client_failures).await
+            let Some(served) = serve_when_answered(
+                requests,
+                cx,
+                &mut client_answers,
+                &mut client_failures,
+                round.as_ref(),
+            )
+            .await
             else {
                 // The client answers its part first; the model is asked once that is in.
                 return said(CallToolResponse::InputRequired(required), log);
@@ -441,7 +453,8 @@ impl SagaTools {
                 && takes_samples(cx)
                 && requests.values().any(is_sample)
             {
-                match serve_when_answered(requests, cx, &mut pool, &mut failures).await {
+                // No token names the call: nothing is kept for a retry.
+                match serve_when_answered(requests, cx, &mut pool, &mut failures, None).await {
                     // The server's model answers the samples beside the pool's answers.
                     Some(answered) => served = answered,
                     // The client answers its part first (see `run_serving_samples`).

@@ -176,7 +176,7 @@ pub(super) async fn drive(
         let mut requests = requests;
         let left = tools.max_run_time.saturating_sub(run_started.elapsed());
         let served = tokio::select! {
-            served = tokio::time::timeout(left, crate::engine::sampling::serve_round(&mut requests, cx)) => {
+            served = tokio::time::timeout(left, crate::engine::sampling::serve_round(&mut requests, cx, None)) => {
                 served.map_err(|_| ran_too_long(&call.name, tools.max_run_time))?
             }
             // A call cancelled while the model answers gives its places back now.

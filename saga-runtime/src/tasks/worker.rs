@@ -280,7 +280,8 @@ impl Tasks {
                     // The samples the server's model takes are answered now: with nothing
                     // left for the client, the task goes on; otherwise their answers wait
                     // beside the client's (`crate::model`).
-                    let served = crate::engine::sampling::serve_round(&mut requests, &cx).await;
+                    let served =
+                        crate::engine::sampling::serve_round(&mut requests, &cx, None).await;
                     let asked_model = !served.model.is_empty();
                     if asked_model && requests.is_empty() {
                         let answers = served.model.answers;

@@ -20,8 +20,11 @@ use crate::engine::round::pending::Pending;
 /// ([`SagaError::ModelFailed`](crate::engine::SagaError::ModelFailed)), and where the
 /// client is not heard about samples (`SamplingPolicy::ServerOnly`) only these answer
 /// them.
+///
+/// A [`Call`](crate::engine::Call) you build yourself leaves it empty (`Default`): only
+/// the runtime's own paths fill it, with what the server's model answered.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ModelAnswers {
+pub struct ModelAnswers {
     /// The model's answers, by key.
     pub(crate) answers: InputResponses,
     /// Why the model gave no answer, by key.

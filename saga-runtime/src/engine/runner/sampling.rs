@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rmcp::model::{CreateMessageRequestParams, InputRequest, InputRequests, InputResponses};
 
 use crate::engine::call::context::SagaContext;
-use crate::engine::call::model::SamplingPolicy;
+use crate::engine::call::model::{RoundOfRequest, SamplingPolicy};
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::{ModelAnswers, SamplesFrom};
 
@@ -58,6 +58,7 @@ pub(crate) async fn serve_when_answered(
     cx: &SagaContext,
     answers: &mut InputResponses,
     failures: &mut BTreeMap<String, StepFailure>,
+    round: Option<&RoundOfRequest>,
 ) -> Option<Served> {
     if samples_from(cx) == SamplesFrom::ModelOnly {
         for (key, _) in requests.iter().filter(|(_, request)| is_sample(request)) {
@@ -77,7 +78,7 @@ pub(crate) async fn serve_when_answered(
     // A sample the client answered (sent to it under `ClientFirst`, or after the model
     // failed under `ServerFirst`) is its: the model is not asked it again.
     requests.retain(|key, request| !(is_sample(request) && answered(key)));
-    Some(serve_round(requests, cx).await)
+    Some(serve_round(requests, cx, round).await)
 }
 
 /// Answers the samples of a round that the server's model takes for `cx`, and takes them
@@ -86,7 +87,15 @@ pub(crate) async fn serve_when_answered(
 /// [`SamplingPolicy::ServerFirst`] for a client that can sample, which is asked instead.
 /// At most as many run at once as one pool may hold, so that a round of many samples
 /// waits for places rather than failing on its own share.
-pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) -> Served {
+///
+/// `round` names the round across retries of its request, where a token does: an answer
+/// the model gave it is then given again to a retry, free
+/// ([`RoundOfRequest`]).
+pub(crate) async fn serve_round(
+    requests: &mut InputRequests,
+    cx: &SagaContext,
+    round: Option<&RoundOfRequest>,
+) -> Served {
     use futures::StreamExt as _;
     let mut served = Served::default();
     // Without a model taking them, the samples are the client's, as before models: no
@@ -105,7 +114,8 @@ pub(crate) async fn serve_round(requests: &mut InputRequests, cx: &SagaContext) 
     let answered: Vec<_> = futures::stream::iter(taken)
         .map(|(key, params)| {
             let pool = &pool;
-            async move { (key, model.answer(params, pool).await) }
+            let retry = round.map(|round| round.sample(&key, &params));
+            async move { (key, model.answer(params, pool, retry).await) }
         })
         .buffered(model.budgets.per_pool())
         .collect()

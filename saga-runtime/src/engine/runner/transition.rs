@@ -42,8 +42,8 @@ pub struct Call {
     /// rounds do not repeat them (`tools/resumeSaga`); they live in the saved state.
     pub unbound_arguments: bool,
     /// What the server's model answered of the previous round, apart from the client's
-    /// answers (`crate::model`).
-    pub(crate) model: ModelAnswers,
+    /// answers ([`crate::model`]); empty (the default) for a call you build.
+    pub model: ModelAnswers,
 }
 
 impl Call {
@@ -185,6 +185,7 @@ async fn run_transition(
         name: &call.name,
         binding: &binding,
         cx,
+        model_answered: !call.model.is_empty(),
     };
     // Open: a first round starts the tool from its arguments; a later one opens its token,
     // spends it, and reads the answers, or asks the same round again without a step.
@@ -323,6 +324,10 @@ struct Run<'a> {
     name: &'a str,
     binding: &'a Binding,
     cx: &'a SagaContext,
+    /// Whether the round this request answers holds the server's model's answers: a
+    /// state that then outgrows the token cap is said to hold them, not blamed on the
+    /// client's answers.
+    model_answered: bool,
 }
 
 impl<'a> Run<'a> {
@@ -475,6 +480,16 @@ impl<'a> Run<'a> {
                 max = codec.max_token_len(),
                 "the saga's state outgrew the token cap"
             );
+            if self.model_answered {
+                // The server's own model wrote what outgrew it: not the client's doing.
+                return Err(ErrorData::internal_error(
+                    "the saga's state, which keeps the server's model's answer across a \
+                     suspension, would exceed the size this server accepts back; the tool \
+                     keeps too much of it (the model's answer is kept: a retry does not ask \
+                     the model again)",
+                    None,
+                ));
+            }
             return Err(ErrorData::invalid_params(
                 "the saga's state would exceed the size this server accepts back; send smaller answers",
                 None,

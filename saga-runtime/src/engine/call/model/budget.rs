@@ -1,5 +1,5 @@
 //! The server model's bounds, per pool and global: requests and tokens per minute (a
-//! fixed one-minute window each) per pool, for the unverified callers together and for
+//! sliding minute each, see [`Window`]) per pool, for the unverified callers together and for
 //! the whole server; and the samples running at once (a [`Shares`] bound: per pool, the
 //! unverified callers' part, the whole).
 
@@ -49,6 +49,7 @@ pub struct SamplingLimits {
     pub(crate) max_tokens: u32,
     pub(crate) max_concurrent: usize,
     pub(crate) timeout: Duration,
+    pub(crate) max_answer_bytes: usize,
 }
 
 impl Default for SamplingLimits {
@@ -62,6 +63,7 @@ impl Default for SamplingLimits {
             max_tokens: 4096,
             max_concurrent: 16,
             timeout: Duration::from_secs(30),
+            max_answer_bytes: 32 * 1024,
         }
     }
 }
@@ -74,9 +76,10 @@ impl SamplingLimits {
         self
     }
 
-    /// Tokens per minute per pool, counted when each request is admitted as what it may
-    /// cost: its `maxTokens`, and its prompt at one token per four bytes (before the
-    /// provider says what it did). Default 50,000.
+    /// Tokens per minute per pool. A request is admitted against what it may cost (its
+    /// `maxTokens`, and its prompt at one token per four bytes); once the provider says
+    /// what it did cost (`usage.total_tokens`), that is what the minute counts. Default
+    /// 50,000.
     pub fn tokens_per_minute(mut self, tokens_per_minute: u64) -> Self {
         self.tokens_per_minute = tokens_per_minute;
         self
@@ -121,6 +124,16 @@ impl SamplingLimits {
         self
     }
 
+    /// The largest answer text taken from the provider, in bytes: a longer one is cut
+    /// (at a character's boundary) and reads as stopped at `maxTokens`, so that a
+    /// provider's reply cannot outgrow what a token may keep of it, nor reach the client
+    /// unbounded. The model's name is cut at 128 bytes and its control characters dropped.
+    /// Default 32 KiB (4,096 tokens of English take about 16).
+    pub fn max_answer_bytes(mut self, max_answer_bytes: usize) -> Self {
+        self.max_answer_bytes = max_answer_bytes;
+        self
+    }
+
     /// How long one sample may take. Default 30 s: shorter than a call's run time
     /// ([`max_run_time`](crate::serve::SagaToolsBuilder::max_run_time), 60 s by default),
     /// which it must be (the server does not build otherwise), so that a hung provider
@@ -146,12 +159,17 @@ struct Windows {
 /// Windows are forgotten once they end and there are at least this many.
 const SWEEP_AT: usize = 4096;
 
-/// One window's use: a pool's, or a group's.
+/// One window's use: a pool's, or a group's. A sliding minute, approximated as
+/// Cloudflare's rate limiter does: the use of the minute that ended weighs in by the part
+/// of it the sliding minute still covers, so that no burst at a window's boundary spends
+/// twice a minute's bound (a fixed window allowed 2x across one boundary).
 #[derive(Debug, Clone, Copy)]
 struct Window {
     began: Instant,
     requests: u32,
     tokens: u64,
+    /// The minute before `began`'s use.
+    before: (u32, u64),
 }
 
 impl Window {
@@ -160,11 +178,41 @@ impl Window {
             began: now,
             requests: 0,
             tokens: 0,
+            before: (0, 0),
         }
     }
 
-    /// Whether one more request of `tokens` fits `requests` and `max_tokens` in this
-    /// window as of `now` (an ended window starts again); `refused` says which is spent.
+    /// Moves the window on to the minute `now` falls in.
+    fn roll(&mut self, now: Instant) {
+        let elapsed = now.duration_since(self.began);
+        if elapsed < WINDOW {
+            return;
+        }
+        self.before = if elapsed < 2 * WINDOW {
+            (self.requests, self.tokens)
+        } else {
+            (0, 0)
+        };
+        let minutes = (elapsed.as_secs() / WINDOW.as_secs()) as u32;
+        self.began += WINDOW * minutes;
+        self.requests = 0;
+        self.tokens = 0;
+    }
+
+    /// The use of the sliding minute ending at `now`: this window's, and the part of the
+    /// one before that the sliding minute still covers.
+    fn used(&self, now: Instant) -> (u64, u64) {
+        let into = now.duration_since(self.began).as_secs_f64() / WINDOW.as_secs_f64();
+        let weight = (1.0 - into).clamp(0.0, 1.0);
+        let carried = |before: u64| (before as f64 * weight).ceil() as u64;
+        (
+            u64::from(self.requests) + carried(u64::from(self.before.0)),
+            self.tokens.saturating_add(carried(self.before.1)),
+        )
+    }
+
+    /// Whether one more request of `tokens` fits `requests` and `max_tokens` in the
+    /// sliding minute ending at `now`; `refused` says which is spent.
     fn fits(
         &mut self,
         now: Instant,
@@ -172,13 +220,12 @@ impl Window {
         tokens: u64,
         refused: (Limited, Limited),
     ) -> Result<(), Limited> {
-        if now.duration_since(self.began) >= WINDOW {
-            *self = Window::new(now);
-        }
-        if self.requests >= requests {
+        self.roll(now);
+        let (used_requests, used_tokens) = self.used(now);
+        if used_requests >= u64::from(requests) {
             return Err(refused.0);
         }
-        if self.tokens.saturating_add(tokens) > max_tokens {
+        if used_tokens.saturating_add(tokens) > max_tokens {
             return Err(refused.1);
         }
         Ok(())
@@ -187,6 +234,15 @@ impl Window {
     fn take(&mut self, tokens: u64) {
         self.requests = self.requests.saturating_add(1);
         self.tokens = self.tokens.saturating_add(tokens);
+    }
+
+    /// Counts `actual` tokens where `estimated` were taken, in the window that took
+    /// them (taken at `at`); an estimate of a window that has ended is left as it was.
+    fn settle(&mut self, at: Instant, estimated: u64, actual: u64) {
+        if at < self.began {
+            return;
+        }
+        self.tokens = self.tokens.saturating_sub(estimated).saturating_add(actual);
     }
 }
 
@@ -203,9 +259,12 @@ impl std::fmt::Debug for Budgets {
     }
 }
 
-/// A sample admitted: its place among those running, given back when dropped.
+/// A sample admitted: its place among those running, given back when dropped, and what
+/// its tokens were estimated at, settled with what the provider counted.
 pub(crate) struct Admitted {
     _place: Place,
+    pub(crate) estimated: u64,
+    pub(crate) at: Instant,
 }
 
 impl Budgets {
@@ -231,8 +290,12 @@ impl Budgets {
     /// Takes one request and `tokens` from `pool`'s window, and a place among the samples
     /// running; or says which bound is spent (and takes nothing).
     pub(crate) fn admit(&self, pool: &Pool, tokens: u64) -> Result<Admitted, Limited> {
+        self.admit_at(pool, tokens, Instant::now())
+    }
+
+    /// [`admit`](Self::admit) as of `now`.
+    fn admit_at(&self, pool: &Pool, tokens: u64, now: Instant) -> Result<Admitted, Limited> {
         let place = self.running.try_take(pool).map_err(|_| Limited::Busy)?;
-        let now = Instant::now();
         let mut windows = self
             .windows
             .lock()
@@ -243,7 +306,7 @@ impl Budgets {
         if windows.by_pool.len() >= windows.sweep_at.max(SWEEP_AT) {
             windows
                 .by_pool
-                .retain(|_, window| now.duration_since(window.began) < WINDOW);
+                .retain(|_, window| now.duration_since(window.began) < 2 * WINDOW);
             windows.sweep_at = windows.by_pool.len().saturating_mul(2);
         }
         let limits = &self.limits;
@@ -279,7 +342,31 @@ impl Budgets {
         if let Some(window) = windows.by_pool.get_mut(pool) {
             window.take(tokens);
         }
-        Ok(Admitted { _place: place })
+        Ok(Admitted {
+            _place: place,
+            estimated: tokens,
+            at: now,
+        })
+    }
+
+    /// Counts the `actual` tokens the provider said a sample of `pool` cost, where it was
+    /// admitted at an estimate (its `maxTokens` and a quarter of its prompt's bytes): the
+    /// estimate bounds what a request may spend before it runs; what it did spend is
+    /// what the minute's budget counts. Each window is settled only while it is the one
+    /// that took the estimate.
+    pub(crate) fn settle(&self, pool: &Pool, admitted: &Admitted, actual: u64) {
+        let mut windows = self
+            .windows
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (at, estimated) = (admitted.at, admitted.estimated);
+        windows.all.settle(at, estimated, actual);
+        if !pool.is_verified() {
+            windows.unverified.settle(at, estimated, actual);
+        }
+        if let Some(window) = windows.by_pool.get_mut(pool) {
+            window.settle(at, estimated, actual);
+        }
     }
 }
 
@@ -333,6 +420,57 @@ mod tests {
             budgets.admit(&verified, 1).err(),
             Some(Limited::ServerRequests)
         );
+    }
+
+    /// A fixed window let a pool spend its minute at 0:59 and again at 1:01; the sliding
+    /// minute counts the minute before by the part of it still covered.
+    #[test]
+    fn a_burst_across_a_window_boundary_does_not_spend_two_minutes() {
+        let limits = SamplingLimits {
+            requests_per_minute: 10,
+            ..SamplingLimits::default()
+        };
+        let budgets = Budgets::new(&limits);
+        let a = pool("10.0.0.1");
+        let start = Instant::now();
+        let late = start + Duration::from_secs(59);
+        for _ in 0..10 {
+            drop(budgets.admit_at(&a, 1, late).expect("within the minute"));
+        }
+        let next = start + Duration::from_secs(61);
+        let mut admitted = 0;
+        while budgets.admit_at(&a, 1, next).is_ok() {
+            admitted += 1;
+        }
+        assert!(admitted <= 1, "{admitted} more, two seconds after ten");
+        // Once the burst's minute has slid out, the pool has its whole minute again.
+        let later = late + Duration::from_secs(120);
+        let mut admitted = 0;
+        while budgets.admit_at(&a, 1, later).is_ok() {
+            admitted += 1;
+        }
+        assert_eq!(admitted, 10);
+    }
+
+    /// A request is admitted at its estimate, and the minute counts what the provider
+    /// said it cost.
+    #[test]
+    fn what_the_provider_counted_is_what_the_minute_counts() {
+        let limits = SamplingLimits {
+            tokens_per_minute: 1000,
+            ..SamplingLimits::default()
+        };
+        let budgets = Budgets::new(&limits);
+        let a = pool("10.0.0.1");
+        let admitted = budgets.admit(&a, 900).expect("the estimate fits");
+        assert_eq!(budgets.admit(&a, 200).err(), Some(Limited::Tokens));
+        budgets.settle(&a, &admitted, 13);
+        assert!(budgets.admit(&a, 900).is_ok(), "13 were spent, not 900");
+        // A provider that spent more than estimated is counted too.
+        let b = pool("10.0.0.2");
+        let admitted = budgets.admit(&b, 10).expect("fits");
+        budgets.settle(&b, &admitted, 995);
+        assert_eq!(budgets.admit(&b, 10).err(), Some(Limited::Tokens));
     }
 
     #[test]

@@ -32,6 +32,7 @@
 //! the unverified callers together hold at most a part.
 
 mod budget;
+mod kept;
 #[cfg(feature = "openai")]
 mod openai;
 
@@ -46,6 +47,7 @@ use rmcp::model::{
 
 pub(crate) use budget::Budgets;
 pub use budget::{Limited, SamplingLimits};
+pub(crate) use kept::RoundOfRequest;
 #[cfg(feature = "openai")]
 pub use openai::OpenAiCompatible;
 
@@ -184,6 +186,8 @@ pub(crate) struct ServerModel {
     pub(crate) policy: SamplingPolicy,
     pub(crate) limits: SamplingLimits,
     pub(crate) budgets: Arc<Budgets>,
+    /// Answers kept for a retry of the request that asked them.
+    kept: Arc<kept::Kept>,
 }
 
 impl std::fmt::Debug for ServerModel {
@@ -207,17 +211,24 @@ impl ServerModel {
             policy,
             budgets: Budgets::new(&limits),
             limits,
+            kept: Arc::default(),
         }
     }
 
     /// Answers `request` for a caller of `pool`, within the bounds: the caller's budget
     /// and a place among the samples running are taken first, the prompt measured, then
-    /// the model called within the timeout.
+    /// the model called within the timeout, and what the provider gave bounded
+    /// ([`SamplingLimits::max_answer_bytes`]). With a `retry` key, an answer kept for
+    /// that round is given again, free, and a new answer kept under it.
     pub(crate) async fn answer(
         &self,
         mut request: CreateMessageRequestParams,
         pool: &crate::engine::call::pool::Pool,
+        retry: Option<kept::RetryKey>,
     ) -> Result<CreateMessageResult, ModelError> {
+        if let Some(answer) = retry.as_ref().and_then(|key| self.kept.get(key)) {
+            return Ok(answer);
+        }
         request.max_tokens = request.max_tokens.min(self.limits.max_tokens);
         let prompt = serde_json::to_vec(&(&request.system_prompt, &request.messages))
             .map_or(usize::MAX, |json| json.len());
@@ -226,7 +237,7 @@ impl ServerModel {
         }
         // The prompt costs too: a large one with a small `maxTokens` is not nearly free.
         let cost = u64::from(request.max_tokens).saturating_add(prompt.div_ceil(4) as u64);
-        let _place = self
+        let admitted = self
             .budgets
             .admit(pool, cost)
             .map_err(ModelError::Limited)?;
@@ -234,11 +245,54 @@ impl ServerModel {
         let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request))
             .await
             .unwrap_or(Err(ModelError::Timeout));
-        crate::metrics::model_call(
-            started.elapsed(),
-            answered.as_ref().ok().and_then(|c| c.tokens),
-        );
-        answered.map(Completion::into_result)
+        let tokens = answered.as_ref().ok().and_then(|c| c.tokens);
+        crate::metrics::model_call(started.elapsed(), tokens);
+        if let Some(actual) = tokens {
+            self.budgets.settle(pool, &admitted, actual);
+        }
+        let answer = answered?
+            .bounded(self.limits.max_answer_bytes)
+            .into_result();
+        if let Some(key) = retry {
+            self.kept.put(key, &answer);
+        }
+        Ok(answer)
+    }
+}
+
+/// The most bytes of a model's name taken from a provider.
+const MAX_MODEL_NAME_BYTES: usize = 128;
+
+/// `text` cut to at most `max` bytes, at a character's boundary.
+fn cut(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
+}
+
+impl Completion {
+    /// What the server takes of a provider's completion: its text at most
+    /// `max_answer_bytes` (cut, it reads as stopped at `maxTokens`), its model's name at
+    /// most 128 bytes without control characters, so that a provider's words reach the
+    /// tool and the client (`_meta["saga/samples"]`) bounded and one line long.
+    fn bounded(mut self, max_answer_bytes: usize) -> Self {
+        if cut(&mut self.text, max_answer_bytes) {
+            self.stop_reason = Some("maxTokens".to_owned());
+        }
+        self.model
+            .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
+        cut(&mut self.model, MAX_MODEL_NAME_BYTES);
+        if let Some(reason) = &mut self.stop_reason {
+            reason.retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
+            cut(reason, MAX_MODEL_NAME_BYTES);
+        }
+        self
     }
 }
 

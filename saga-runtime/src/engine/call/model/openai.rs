@@ -167,6 +167,48 @@ impl OpenAiCompatible {
     }
 }
 
+/// What stands for a credential taken out of a logged text.
+const REDACTED: &str = "[redacted]";
+
+/// `text` without the provider key `key`, and without anything that reads as a
+/// credential: the value after `Bearer ` (and so an echoed `Authorization` header), and
+/// `sk-…` keys of any provider's. For the server's log.
+pub(crate) fn redacted(text: &str, key: &str) -> String {
+    let mut text = if key.len() >= 4 {
+        text.replace(key, REDACTED)
+    } else {
+        text.to_owned()
+    };
+    let credential_char = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
+    // `Bearer X`, in any case: X goes.
+    let mut from = 0;
+    while let Some(found) = text[from..].to_ascii_lowercase().find("bearer ") {
+        let start = from + found + "bearer ".len();
+        let end = text[start..]
+            .find(|c: char| !credential_char(c))
+            .map_or(text.len(), |n| start + n);
+        if end > start && &text[start..end] != REDACTED {
+            text.replace_range(start..end, REDACTED);
+        }
+        from = start + REDACTED.len().min(text.len() - start);
+    }
+    // `sk-…` (OpenAI's, Anthropic's `sk-ant-…`, most providers' keys).
+    let mut from = 0;
+    while let Some(found) = text[from..].find("sk-") {
+        let start = from + found;
+        let end = text[start + 3..]
+            .find(|c: char| !credential_char(c))
+            .map_or(text.len(), |n| start + 3 + n);
+        if end - start >= 11 {
+            text.replace_range(start..end, REDACTED);
+            from = start + REDACTED.len();
+        } else {
+            from = start + 3;
+        }
+    }
+    text
+}
+
 /// A chat completion reply read as the documented format: the first choice's message.
 pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
     let reply: Value = serde_json::from_slice(reply).map_err(|_| ModelError::Malformed)?;
@@ -234,7 +276,8 @@ impl Model for OpenAiCompatible {
                 .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
                 .map_err(|_| ModelError::Malformed)?;
             let response = self.client.request(post).await.map_err(|error| {
-                tracing::warn!(%error, "the server's model could not be reached");
+                let error = redacted(&error.to_string(), &self.key);
+                tracing::warn!(error = %crate::log::Escaped(&error), "the server's model could not be reached");
                 ModelError::Unreachable
             })?;
             let status = response.status();
@@ -244,10 +287,14 @@ impl Model for OpenAiCompatible {
                 .map_err(|_| ModelError::Malformed)?
                 .to_bytes();
             if !status.is_success() {
-                // The provider's words stay in the server's log.
+                // The provider's words stay in the server's log, without the key or any
+                // credential a provider that echoes its request would put back in them:
+                // redacted over the whole reply first, so that the cut cannot keep half
+                // a key.
+                let text = redacted(&String::from_utf8_lossy(&reply), &self.key);
                 tracing::warn!(
                     status = status.as_u16(),
-                    reply = %crate::log::Escaped(&String::from_utf8_lossy(&reply[..reply.len().min(512)])),
+                    reply = %crate::log::Escaped(&text),
                     "the server's model answered with an error"
                 );
                 return Err(ModelError::Status(status.as_u16()));
@@ -291,6 +338,26 @@ mod tests {
             asked("x")["messages"][0],
             json!({"role": "system", "content": "be brief"})
         );
+    }
+
+    #[test]
+    fn credentials_are_redacted_from_what_is_logged() {
+        let key = "sk-live-0123456789abcdef";
+        let echoed = format!(
+            "{{\"error\":\"bad\",\"headers\":{{\"authorization\":\"Bearer {key}\",\"x\":\"AUTHORIZATION: bearer other-token.v1\"}},\"other\":\"sk-proj-abcdefghijkl\"}}"
+        );
+        let shown = redacted(&echoed, key);
+        assert!(!shown.contains("0123456789abcdef"), "{shown}");
+        assert!(!shown.contains("other-token"), "{shown}");
+        assert!(!shown.contains("abcdefghijkl"), "{shown}");
+        assert!(shown.contains("\"error\":\"bad\""), "{shown}");
+        // A key that is no `sk-` key, and not after `Bearer`, still goes.
+        assert_eq!(
+            redacted("key=local-key-77", "local-key-77"),
+            "key=[redacted]"
+        );
+        // Short words are left alone.
+        assert_eq!(redacted("ask-me bearer", "k"), "ask-me bearer");
     }
 
     #[test]
