@@ -7,6 +7,7 @@
 
 mod borrows;
 mod durable;
+mod store_failures;
 mod stores;
 mod task_claims;
 mod task_support_listed;

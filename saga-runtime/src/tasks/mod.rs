@@ -269,6 +269,9 @@ fn unknown_task(id: &str) -> ErrorData {
     ErrorData::invalid_params(format!("unknown task: {id}"), None)
 }
 
+/// What a caller is told when the task store fails: nothing of the backend's own words.
+pub const STORE_FAILED: &str = "the task store cannot answer now; retry later";
+
 fn store_failed(error: TaskStoreError) -> ErrorData {
     let refusal = match error {
         TaskStoreError::PrincipalQuota(max) => Some(format!(
@@ -291,8 +294,11 @@ fn store_failed(error: TaskStoreError) -> ErrorData {
         tracing::info!(%error, "a task quota is spent");
         return ErrorData::invalid_request(refusal, None);
     }
-    tracing::error!(%error, "the task store failed");
-    ErrorData::internal_error(error.to_string(), None)
+    // The backend's words (a file's path, "database disk image is malformed", a corrupted
+    // record's parse error, "error connecting to server") stay in the server's log: a
+    // caller learns only that the store failed, as the single-use store answers.
+    tracing::error!(error = %crate::log::Escaped(&error.to_string()), "the task store failed");
+    ErrorData::internal_error(STORE_FAILED, None)
 }
 
 /// What a task keeps of the creating request's capabilities: what the saga may ask for.
