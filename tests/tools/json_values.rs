@@ -321,3 +321,38 @@ async fn raw_json_inside_a_saved_struct_is_kept_as_its_text() {
         .expect("the call completes");
     assert_eq!(run.text(), r#"true 7 {"x": 1e400} ["[1,  2]", "\"s\""]"#);
 }
+
+/// Finding 5 of the third hardening pass: a `#[serde(flatten)]` map the client fills
+/// with a key of its struct's own (`{"name": "n", "extra": {"name": "evil"}}`) writes that
+/// key twice in the saved state. It was sealed (release builds) and found unreadable when
+/// the token came back, logged at ERROR at the client's will; now the round that would
+/// seal it ends the call with a clear error, and a map without such a key is kept as
+/// before.
+#[tokio::test]
+async fn a_flatten_map_that_repeats_a_field_is_refused_when_sealed() {
+    let client = TestClient::new(saga_examples::keeps_json::flattened);
+    let refused = client
+        .call("flattened", json!({"name": "n", "extra": {"name": "evil"}}))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("the tool's error");
+    assert!(refused.is_error(), "{}", refused.text());
+    assert!(
+        refused.text().contains("does not read back") && refused.text().contains("flatten"),
+        "{}",
+        refused.text()
+    );
+    assert_eq!(
+        refused.rounds().len(),
+        1,
+        "refused in the round that would seal it"
+    );
+    let run = client
+        .call("flattened", json!({"name": "n", "extra": {"color": "red"}}))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("kept");
+    assert!(run.text().contains("\"color\":\"red\""), "{}", run.text());
+}

@@ -202,6 +202,8 @@ fn encode_with(
     // then its tagged twin, which a build that reads no tagged state refuses before
     // decoding, instead of failing on the helper's bytes.
     let helper_tagged = slot::take_helper_tagged();
+    // A reason left by a failure nobody read is not this seal's.
+    let _ = slot::take_unreadable();
     if !helper_tagged && !tagged.load(Ordering::Relaxed) {
         if let Some(bytes) = slot::write_untagged(write)? {
             return Ok(bytes);
@@ -263,6 +265,17 @@ pub fn cannot_restate<R: Exit>() -> R {
 }
 
 fn unsaveable<R: Exit>(error: &str) -> R {
+    if let Some(reason) = slot::take_unreadable() {
+        // The caller's own values made it (a `#[serde(flatten)]` map it filled with a key
+        // of the struct's own): this round's error, said to the caller, and logged below
+        // ERROR, which a client must not be able to trigger.
+        tracing::info!(reason = %crate::log::Escaped(&reason), "a saga state does not read back");
+        return R::failed(
+            "the tool's state could not be saved: a value it keeps across a suspension does \
+             not read back (a #[serde(flatten)] map that holds a key of its struct's own \
+             fields writes it twice)",
+        );
+    }
     log_unsaveable(error);
     R::failed("the tool's state could not be saved")
 }

@@ -451,6 +451,20 @@ impl<'a> Run<'a> {
         asking::gate(&head.pending, self.cx)?;
         let input_requests = (!input_requests.is_empty()).then_some(input_requests);
         let (plaintext, point, fields_at) = encode(self.tool, points, &head, state).map_err(|error| {
+            if let Some(reason) = crate::engine::identity::slot::take_unreadable() {
+                // The caller's own values made it (a `#[serde(flatten)]` map it filled with
+                // a key of the struct's own): refused in this round, said to the caller,
+                // and logged below ERROR, which a client must not be able to trigger.
+                tracing::info!(tool = %Escaped(self.name), reason = %Escaped(&reason), "a saga state does not read back");
+                return ErrorData::invalid_params(
+                    format!(
+                        "the saga's state could not be saved: {} (a #[serde(flatten)] map \
+                         that holds a key of its struct's own fields writes it twice)",
+                        Escaped(&reason)
+                    ),
+                    None,
+                );
+            }
             tracing::error!(tool = %Escaped(self.name), %error, "saga state does not serialize");
             ErrorData::internal_error("the saga's state could not be saved", None)
         })?;

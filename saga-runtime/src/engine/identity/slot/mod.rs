@@ -314,21 +314,47 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
     }
 }
 
-/// `value` as a JSON slot's bytes: the marker, then its JSON.
-fn json_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
+/// `value` as a JSON slot's bytes: the marker, then its JSON, read back (see
+/// [`msgpack_checked`]).
+fn json_bytes<T: Serialize + DeserializeOwned, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
     let mut bytes = vec![JSON_MARK];
     serde_json::to_writer(&mut bytes, value).map_err(E::custom)?;
+    serde_json::from_slice::<T>(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
     Ok(bytes)
 }
 
-/// [`msgpack_bytes`], read back in debug builds: a type whose serde does not read back
-/// what it writes (a skipped field without a default) is reported where it is saved.
+/// The error of a saved local that does not read back: the state is refused when it is
+/// sealed, in this round, rather than sealed and found unreadable when it comes back. The
+/// reason is kept for [`take_unreadable`] (postcard's errors drop a custom message).
+fn not_read_back<E: ser::Error>(reason: &dyn std::fmt::Display) -> E {
+    let reason = format!("a value the saga keeps does not read back: {reason}");
+    UNREADABLE.with(|unreadable| *unreadable.borrow_mut() = Some(reason.clone()));
+    E::custom(reason)
+}
+
+thread_local! {
+    /// Why the state being sealed on this thread holds a value that does not read back.
+    static UNREADABLE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Why the state just sealed on this thread failed because a saved local's value does not
+/// read back (a `#[serde(flatten)]` map its caller filled with a key of the struct's own
+/// fields), if it did; clears it. Such a failure is the caller's values', said to it.
+pub(crate) fn take_unreadable() -> Option<String> {
+    UNREADABLE.with(|unreadable| unreadable.borrow_mut().take())
+}
+
+/// [`msgpack_bytes`], read back: a value whose serde does not read back what it writes
+/// (a skipped field without a default, a `#[serde(flatten)]` map the client filled with
+/// a key of its struct's own, which is then written twice) is refused where it is saved,
+/// not found unreadable when its token comes back. Debug builds also check it reads back
+/// as itself.
 fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
     value: &T,
 ) -> Result<Vec<u8>, E> {
     let bytes = msgpack_bytes::<T, E>(value)?;
+    let again: T = from_msgpack(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
     if cfg!(debug_assertions) {
-        let again: T = from_msgpack(&bytes[1..]).map_err(E::custom)?;
         if !layout::same_value(value, &again) {
             return Err(E::custom(
                 "a saved local does not read back as itself from MessagePack",
