@@ -193,6 +193,21 @@ async fn a_sqlite_file_of_a_later_builds_tables_is_refused_untouched() {
         )
         .expect("counted");
     assert_eq!(tables, 2, "only the later build's two tables are there");
+    // Finding 9 of the third hardening pass: the file was switched to WAL before the
+    // refusal. It is read without writing until its schema is checked.
+    let mode: String = rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .expect("read");
+    assert_eq!(mode, "delete", "the refused file's journal mode was changed");
+    // Garbage is refused as it was found.
+    let garbage = TempDb::new("garbage");
+    std::fs::write(&garbage.0, b"not a database, just some bytes of a file").expect("written");
+    assert!(TaskStore::sqlite(&garbage.0).is_err());
+    assert_eq!(
+        std::fs::read(&garbage.0).expect("read"),
+        b"not a database, just some bytes of a file"
+    );
 }
 
 /// The same on Postgres.

@@ -46,6 +46,12 @@ impl Db {
     pub(crate) fn open(path: &Path) -> Result<Db, String> {
         let path_text: Arc<str> = path.display().to_string().into();
         let open = || -> Result<Connection, String> {
+            // A file that exists is read first without writing: one that is no SQLite
+            // database, or one of another schema, is refused as it was found (switching
+            // it to WAL first would change a file this build then refuses).
+            if path.exists() {
+                check_read_only(path)?;
+            }
             let mut connection = Connection::open(path).map_err(|e| e.to_string())?;
             connection
                 .busy_timeout(BUSY_TIMEOUT)
@@ -101,6 +107,38 @@ impl Db {
         .await
         .map_err(|error| format!("{path}: {error}"))?
         .map_err(|error| format!("{path}: {error}"))
+    }
+}
+
+/// Reads the schema of the existing file at `path` opened read-only: an error if it is no
+/// database, or if its `saga_meta` names another schema. A file without `saga_meta`
+/// (empty, or new) is left for the read-write open to set up.
+fn check_read_only(path: &Path) -> Result<(), String> {
+    let connection = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| e.to_string())?;
+    connection
+        .busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| e.to_string())?;
+    let has_meta: bool = connection
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'saga_meta'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|e| e.to_string())?;
+    if !has_meta {
+        return Ok(());
+    }
+    let schema: Option<i64> = connection
+        .query_row(super::SQL_SCHEMA_QUERY, [], |row| row.get(0))
+        .optional()
+        .map_err(|e| e.to_string())?;
+    match schema {
+        Some(schema) if schema != super::SQL_SCHEMA => Err(super::other_schema(schema)),
+        _ => Ok(()),
     }
 }
 
