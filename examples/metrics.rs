@@ -7,6 +7,12 @@
 //! cargo run --example metrics                 # MCP on 127.0.0.1:8080/mcp, metrics on /metrics
 //! curl http://127.0.0.1:8080/metrics
 //! ```
+//!
+//! `/metrics` answers the hosts `/mcp` answers (a page that rebinds its name to this
+//! address is refused) and holds one of a bounded number of places, as every route given
+//! to `.routes(..)` does. It is not authenticated: it tells request counts, refusals and
+//! timings, so in production serve it where only operators reach (a listener on a private
+//! interface, or behind the same authentication as your other operator pages).
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 use saga_examples::deploy;

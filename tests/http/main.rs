@@ -13,6 +13,7 @@ mod direct;
 mod faults;
 mod hardening;
 mod http_errors;
+mod own_routes;
 mod pools;
 mod server_model;
 mod session;

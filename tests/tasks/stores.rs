@@ -199,7 +199,10 @@ async fn a_sqlite_file_of_a_later_builds_tables_is_refused_untouched() {
         .expect("opened")
         .query_row("PRAGMA journal_mode", [], |row| row.get(0))
         .expect("read");
-    assert_eq!(mode, "delete", "the refused file's journal mode was changed");
+    assert_eq!(
+        mode, "delete",
+        "the refused file's journal mode was changed"
+    );
     // Garbage is refused as it was found.
     let garbage = TempDb::new("garbage");
     std::fs::write(&garbage.0, b"not a database, just some bytes of a file").expect("written");

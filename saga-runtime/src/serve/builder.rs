@@ -488,8 +488,13 @@ impl Builder<SagaServer> {
     }
 
     /// Routes of your own served beside `/mcp` by [`SagaServer::router`] and
-    /// [`SagaServer::serve_http`], outside MCP's checks and limits (the connection bounds
-    /// of [`HttpLimits`](super::HttpLimits) still apply): a health check, or metrics.
+    /// [`SagaServer::serve_http`]: a health check, or metrics. They answer the hosts
+    /// `/mcp` answers (rmcp's allowed hosts: a request naming another `Host` is refused
+    /// with 403, as a DNS-rebinding page would be), and at most
+    /// [`max_concurrent_requests`](super::HttpLimits) of them run at once (503 beyond);
+    /// the connection bounds of [`HttpLimits`](super::HttpLimits) apply too. MCP's other
+    /// checks do not: a route that must not be public (`/metrics` tells request counts
+    /// and timings) needs its own authentication, or a listener only operators reach.
     ///
     /// ```no_run
     /// # use saga_runtime::prelude::*;

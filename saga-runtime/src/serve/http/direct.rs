@@ -46,6 +46,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
+use super::hosts::{Authority, host_admitted};
 use super::json_check::{self, JsonBudget};
 use super::refuse::refuse;
 use crate::engine::{SagaContext, Stateless};
@@ -148,72 +149,6 @@ pub(crate) struct Direct {
     allowed_hosts: Arc<[Authority]>,
 }
 
-/// A host and port, normalized as rmcp normalizes them (brackets off, lower case).
-#[derive(Debug, PartialEq, Eq)]
-struct Authority {
-    host: String,
-    port: Option<u16>,
-}
-
-impl Authority {
-    fn new(host: &str, port: Option<u16>) -> Self {
-        Self {
-            host: host
-                .trim_matches('[')
-                .trim_matches(']')
-                .to_ascii_lowercase(),
-            port,
-        }
-    }
-
-    /// An entry of the allowed hosts: `host`, `host:port`, or anything else taken as a
-    /// host name, as rmcp reads it.
-    fn allowed(entry: &str) -> Option<Self> {
-        let entry = entry.trim();
-        if entry.is_empty() {
-            return None;
-        }
-        Some(match http::uri::Authority::try_from(entry) {
-            Ok(authority) => Self::new(authority.host(), authority.port_u16()),
-            Err(_) => Self::new(entry, None),
-        })
-    }
-
-    fn admits(&self, request: &Authority) -> bool {
-        self.host == request.host && self.port.is_none_or(|port| request.port == Some(port))
-    }
-
-    /// [`Authority::admits`] for a host read by [`plain_authority`], in any case.
-    fn admits_plain(&self, host: &str, port: Option<u16>) -> bool {
-        self.host.eq_ignore_ascii_case(host) && self.port.is_none_or(|own| port == Some(own))
-    }
-}
-
-/// A `Host` value of the plainest shape, a DNS name or IPv4 address with an optional
-/// decimal port (`localhost`, `127.0.0.1:8080`), split without allocating. Anything else
-/// (IPv6 brackets, user info, an empty or overlong port) is `None`, for
-/// `http::uri::Authority` to read as rmcp reads it.
-fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
-    let (host, port) = match value.iter().position(|&byte| byte == b':') {
-        Some(colon) => (&value[..colon], Some(&value[colon + 1..])),
-        None => (value, None),
-    };
-    let is_name = |byte: &u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-');
-    if host.is_empty() || !host.iter().all(is_name) {
-        return None;
-    }
-    let port = match port {
-        None => None,
-        Some(digits)
-            if (1..=5).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) =>
-        {
-            Some(std::str::from_utf8(digits).ok()?.parse::<u16>().ok()?)
-        }
-        Some(_) => return None,
-    };
-    Some((std::str::from_utf8(host).ok()?, port))
-}
-
 impl Direct {
     /// The direct path for `tools` under `config`, or `None` when the config makes rmcp
     /// answer in a way this path does not reproduce (SSE responses to plain calls).
@@ -221,16 +156,7 @@ impl Direct {
         if !config.json_response {
             return None;
         }
-        let allowed_hosts: Arc<[Authority]> = config
-            .allowed_hosts
-            .iter()
-            .filter_map(|entry| Authority::allowed(entry))
-            .collect();
-        // rmcp admits any host only when the list is empty; a list of blank entries
-        // admits none, which an empty parsed list here would not keep.
-        if allowed_hosts.is_empty() && !config.allowed_hosts.is_empty() {
-            return None;
-        }
+        let allowed_hosts = super::hosts::allowed(config)?;
         Some(Self {
             tools,
             allowed_hosts,
@@ -480,33 +406,6 @@ impl Direct {
     }
 }
 
-/// rmcp's DNS-rebinding check: the `Host` header (or, without one, the URI's authority)
-/// names a host in `allowed`, or any host when `allowed` is empty. A host that does not
-/// parse is refused even then, as rmcp refuses it (400).
-fn host_admitted(allowed: &[Authority], parts: &Parts) -> bool {
-    let host = parts.headers.get(header::HOST);
-    // Every request names its host, so the usual one is read without allocating.
-    if let Some((name, port)) = host.and_then(|host| plain_authority(host.as_bytes())) {
-        return allowed.is_empty() || allowed.iter().any(|entry| entry.admits_plain(name, port));
-    }
-    let authority = match host {
-        Some(host) => {
-            let Ok(host) = host.to_str() else {
-                return false;
-            };
-            match http::uri::Authority::try_from(host) {
-                Ok(authority) => Authority::new(authority.host(), authority.port_u16()),
-                Err(_) => return false,
-            }
-        }
-        None => match parts.uri.authority() {
-            Some(authority) => Authority::new(authority.host(), authority.port_u16()),
-            None => return false,
-        },
-    };
-    allowed.is_empty() || allowed.iter().any(|entry| entry.admits(&authority))
-}
-
 /// A JSON-RPC `requests/resume` or `requests/getStatus` request: exactly these members.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -722,53 +621,6 @@ mod tests {
         assert!(!accepts_json_and_sse(&accept(&[
             r#"application/json;profile="a,b", text/event-stream"#
         ])));
-    }
-
-    #[test]
-    fn allowed_hosts_are_read_as_rmcp_reads_them() {
-        let any_port = Authority::allowed("LocalHost").unwrap();
-        assert!(any_port.admits(&Authority::new("localhost", Some(8080))));
-        assert!(any_port.admits(&Authority::new("localhost", None)));
-        let one_port = Authority::allowed("example.com:8443").unwrap();
-        assert!(one_port.admits(&Authority::new("example.com", Some(8443))));
-        assert!(!one_port.admits(&Authority::new("example.com", Some(443))));
-        assert!(!one_port.admits(&Authority::new("example.com", None)));
-        let v6 = Authority::allowed("[::1]").unwrap();
-        assert!(v6.admits(&Authority::new("[::1]", Some(3000))));
-        assert!(Authority::allowed("  ").is_none());
-    }
-
-    #[test]
-    fn a_plain_host_is_read_as_http_reads_it() {
-        for host in [
-            "localhost",
-            "LocalHost:8080",
-            "127.0.0.1:3000",
-            "example.com:080",
-            "a-b.example:65535",
-        ] {
-            let parsed = http::uri::Authority::try_from(host).unwrap();
-            let (name, port) = plain_authority(host.as_bytes()).unwrap();
-            assert_eq!((name, port), (parsed.host(), parsed.port_u16()), "{host}");
-        }
-        for host in [
-            "",
-            ":80",
-            "[::1]:80",
-            "host:",
-            "host:65536",
-            "host:123456",
-            "user@host",
-            "host:80:80",
-            "ho st",
-            "host/x",
-        ] {
-            assert_eq!(plain_authority(host.as_bytes()), None, "{host}");
-        }
-        let allowed = Authority::allowed("localhost:8080").unwrap();
-        assert!(allowed.admits_plain("LOCALHOST", Some(8080)));
-        assert!(!allowed.admits_plain("localhost", Some(8081)));
-        assert!(!allowed.admits_plain("localhost", None));
     }
 
     fn parts(host: Option<&str>) -> Parts {

@@ -3,12 +3,14 @@
 
 mod direct;
 mod guard;
+mod hosts;
 pub(crate) mod json_check;
 mod limits;
 mod listener;
 mod owners;
 mod refuse;
 mod reply;
+mod routes;
 mod streams;
 mod tool_list;
 
@@ -92,6 +94,10 @@ impl SagaServer {
             .then(|| direct::Direct::new(self.tools().clone(), &config))
             .flatten();
         let max_body_bytes = config.max_request_body_bytes;
+        // The routes of the application's own answer the hosts MCP answers.
+        let own_routes = self
+            .extra_routes()
+            .map(|routes| routes::guarded(routes.clone(), &config, limits.max_concurrent_requests));
         self.tools().start_background();
         let server = self.clone();
         let service =
@@ -123,8 +129,8 @@ impl SagaServer {
         .fold(axum::Router::new(), |router, path| {
             router.route_service(path, guard.clone())
         });
-        match self.extra_routes() {
-            Some(routes) => mcp.merge(routes.clone()),
+        match own_routes {
+            Some(routes) => mcp.merge(routes),
             None => mcp,
         }
     }
