@@ -9,6 +9,7 @@
 
 mod attacks;
 mod attacks_sessions;
+mod credentials;
 mod direct;
 mod faults;
 mod hardening;

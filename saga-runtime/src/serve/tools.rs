@@ -506,6 +506,11 @@ impl SagaTools {
         self.inner.identity.resolve(parts).0
     }
 
+    /// Whether an `authenticate` check verifies callers.
+    pub(crate) fn authenticates(&self) -> bool {
+        self.inner.identity.authenticate.is_some()
+    }
+
     /// The principal of an HTTP request and the pool its bounds count it against.
     pub(crate) fn caller_of(&self, parts: &http::request::Parts) -> crate::engine::pool::Caller {
         self.inner.identity.caller(parts)

@@ -68,6 +68,8 @@ pub(crate) struct Guard {
     /// rmcp's transport, mounted at the MCP path: what answers every request the guard
     /// lets through and the direct path does not serve.
     pub(crate) rmcp: axum::Router,
+    /// Failed credentials by address, with an `authenticate` check.
+    pub(crate) tries: Option<super::tries::Tries>,
 }
 
 impl Guard {
@@ -98,7 +100,16 @@ impl Guard {
         // Who is calling, resolved once: the principal a session answers to and every
         // token is bound to, and the pool every bound counts the request against.
         let (mut parts, body) = request.into_parts();
+        let peer = crate::engine::pool::peer_of(&parts);
+        if let Some(tries) = &self.tries
+            && tries.spent(&parts, peer)
+        {
+            return too_many_tries();
+        }
         let caller = self.tools.caller_of(&parts);
+        if let Some(tries) = &self.tries {
+            tries.note(&parts, caller.pool.is_verified(), peer);
+        }
         let pool = caller.pool.clone();
         // A session answers only to the principal that opened it; only a live session of
         // the caller's lets a request give back its slot below.
@@ -551,6 +562,21 @@ fn over_limit(refusal: BoundMet) -> Response {
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// A request from an address that sent too many credentials the server did not verify
+/// this minute (`tries.rs`).
+fn too_many_tries() -> Response {
+    tracing::info!("refused a request: its address sent too many unverified credentials");
+    let mut response = refuse(
+        StatusCode::TOO_MANY_REQUESTS,
+        SERVER_BUSY,
+        "too many credentials this server did not verify from this address; retry in a minute",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
     response
 }
 

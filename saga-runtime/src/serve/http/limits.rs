@@ -27,6 +27,7 @@ use super::json_check::JsonBudget;
 /// | open GET streams of one session | 4 | HTTP 429 |
 /// | time a GET stream stays open without an event | 5 minutes | the stream ends; the client reconnects |
 /// | SSE keep-alive comment | every 15 s | |
+/// | credentials `authenticate` did not verify, per address | 30 a minute | HTTP 429 until the minute ends |
 ///
 /// A *pool* is one verified principal, or the callers nobody verified at one address
 /// (see [`SagaServerBuilder::authenticate`](crate::serve::SagaServerBuilder::authenticate));
@@ -62,6 +63,7 @@ pub struct HttpLimits {
     pub(crate) max_streams_per_session: usize,
     pub(crate) stream_idle_timeout: Duration,
     pub(crate) sse_keep_alive: Duration,
+    pub(crate) max_failed_credentials_per_minute: u32,
 }
 
 /// The default largest request body: 1 MiB.
@@ -90,6 +92,7 @@ impl Default for HttpLimits {
             max_streams_per_session: 4,
             stream_idle_timeout: Duration::from_secs(300),
             sse_keep_alive: Duration::from_secs(15),
+            max_failed_credentials_per_minute: 30,
         }
     }
 }
@@ -110,6 +113,17 @@ impl HttpLimits {
     /// How many JSON values (scalars, arrays, objects and keys) one request may hold.
     pub fn max_json_values(mut self, values: usize) -> Self {
         self.max_json_values = values;
+        self
+    }
+
+    /// How many requests carrying a credential that
+    /// [`authenticate`](crate::serve::SagaServerBuilder::authenticate) does not verify one
+    /// address (an IPv4 address, an IPv6 /64) may send in a minute; past it, the
+    /// address's requests that carry a credential get HTTP 429 until the minute ends
+    /// (the right key too: the check is not run, so that it tells a guesser nothing). Default 30. Applies only
+    /// with an `authenticate` check.
+    pub fn max_failed_credentials_per_minute(mut self, tries: u32) -> Self {
+        self.max_failed_credentials_per_minute = tries.max(1);
         self
     }
 

@@ -13,6 +13,7 @@ mod reply;
 mod routes;
 mod streams;
 mod tool_list;
+mod tries;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -116,6 +117,10 @@ impl SagaServer {
             budget: limits.json_budget(),
             direct,
             rmcp: axum::Router::new().nest_service(MCP_PATH, service),
+            tries: self
+                .tools()
+                .authenticates()
+                .then(|| tries::Tries::new(limits.max_failed_credentials_per_minute)),
         }));
         // The guard answers at every path `nest_service` gives rmcp's transport (the path,
         // with a slash, and below it) and hands rmcp what it does not serve itself; any
