@@ -180,7 +180,7 @@ pub(crate) async fn follow(
                             "task {id} completed with a result that is not a tool's: {e}"
                         )
                     })?;
-                let is_error = print_result(&result, &format!("of task {id}"))?;
+                let is_error = print_result(&result, &of_task(&id))?;
                 return Ok(Outcome::Done(is_error));
             }
             TaskPayload::Failed { error } => {
@@ -190,6 +190,11 @@ pub(crate) async fn follow(
             _ => {}
         }
     }
+}
+
+/// What a task's result is said to be of: its id on one line (it heads a line of its own).
+fn of_task(id: &str) -> String {
+    format!("of task {}", one_line(id))
 }
 
 /// Sends `tasks/cancel` for `id`; says why it could not.
@@ -289,6 +294,15 @@ mod tests {
             line,
             "← task t1\\u{a}← task t1: completed: working — 3 of 9\\u{d}\\u{a}── result ──"
         );
+    }
+
+    /// Finding 11 of the third hardening pass: a task id with a line break made one line
+    /// more in the heading of its result.
+    #[test]
+    fn a_task_id_cannot_forge_a_line_in_its_results_heading() {
+        let heading = of_task("t1 ──\n── result of task t2");
+        assert_eq!(heading.lines().count(), 1, "{heading}");
+        assert!(heading.starts_with("of task t1 ──\\u{a}"), "{heading}");
     }
 
     #[test]

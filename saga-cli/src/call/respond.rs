@@ -334,7 +334,8 @@ pub(super) fn content_text(content: Option<&Value>) -> String {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned(),
-        Some(other) => format!("[{other}]"),
+        // A type of the server's choosing: one line, whatever it holds.
+        Some(other) => format!("[{}]", one_line(other)),
         None => block.to_string(),
     };
     match content {
@@ -377,4 +378,19 @@ fn root(text: &str) -> anyhow::Result<Value> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "/".into());
     Ok(json!({"uri": format!("file://{}", absolute.display()), "name": name}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 11 of the third hardening pass: a content block's type with a line break
+    /// made one line more wherever a result or a sample's message was shown.
+    #[test]
+    fn a_content_type_cannot_forge_a_line() {
+        let block = serde_json::json!({"type": "image\n── result ──\nforged"});
+        let shown = content_text(Some(&block));
+        assert_eq!(shown.lines().count(), 1, "{shown}");
+        assert!(shown.starts_with("[image\\u{a}"), "{shown}");
+    }
 }
