@@ -57,11 +57,17 @@ pub fn keys() -> anyhow::Result<KeyRing> {
 /// `Authorization` is `Bearer KEY`, for one of the comma-separated keys in `SAGA_API_KEYS`,
 /// is the verified principal `key-N` (N: the key's place in the list); any other caller
 /// is unverified, and shares its address's pool of the server's bounds (SECURITY.md).
-/// With `SAGA_API_KEYS` unset, nobody is verified.
+/// With `SAGA_API_KEYS` unset, nobody is verified and `authenticate` is not set.
+///
+/// With an authenticator, an address that sends more than 30 distinct keys it does not
+/// verify in a minute is refused (429) for new ones (`HttpLimits::
+/// max_failed_credentials_per_minute`; `SAGA_FAILED_CREDENTIALS_PER_MINUTE` sets it
+/// here, for tests that make up identities by the hundred).
 ///
 /// [`SagaServerBuilder::authenticate`]: saga_runtime::serve::SagaServerBuilder::authenticate
-pub fn api_keys()
--> impl Fn(&saga_runtime::http::request::Parts) -> Option<String> + Send + Sync + 'static {
+pub fn with_api_keys(
+    builder: saga_runtime::serve::SagaServerBuilder,
+) -> saga_runtime::serve::SagaServerBuilder {
     let keys: Vec<String> = std::env::var("SAGA_API_KEYS")
         .unwrap_or_default()
         .split(',')
@@ -69,6 +75,23 @@ pub fn api_keys()
         .filter(|key| !key.is_empty())
         .map(str::to_owned)
         .collect();
+    if keys.is_empty() {
+        return builder;
+    }
+    let mut limits = saga_runtime::serve::HttpLimits::default();
+    if let Some(tries) = std::env::var("SAGA_FAILED_CREDENTIALS_PER_MINUTE")
+        .ok()
+        .and_then(|tries| tries.parse().ok())
+    {
+        limits = limits.max_failed_credentials_per_minute(tries);
+    }
+    builder.http_limits(limits).authenticate(api_keys(keys))
+}
+
+/// The check [`with_api_keys`] sets for `keys`.
+fn api_keys(
+    keys: Vec<String>,
+) -> impl Fn(&saga_runtime::http::request::Parts) -> Option<String> + Send + Sync + 'static {
     move |parts| {
         let presented = parts
             .headers

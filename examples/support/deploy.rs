@@ -40,8 +40,8 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         .ttl(std::time::Duration::from_secs(600))
         .tool(complex_tool)
         // For `saga graph URL complex_tool` (off by default: a diagram shows the code).
-        .diagrams_in_tool_list(true)
-        .authenticate(crate::cli::api_keys());
+        .diagrams_in_tool_list(true);
+    builder = crate::cli::with_api_keys(builder);
     if let Some(model) = crate::cli::model()? {
         builder = builder.model(model);
     }

@@ -128,13 +128,12 @@ pub fn server_with(
     if let Some(max) = number("SAGA_TASK_WORKERS_PER_CLIENT") {
         settings = settings.max_workers_per_principal(max);
     }
-    Ok(SagaServer::builder()
+    let builder = SagaServer::builder()
         .info("migrate-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)
         .tool(migrate)
         .tool(approve_migration)
         .task_settings(settings)
-        .authenticate(crate::cli::api_keys())
-        .single_use(single_use)
-        .build()?)
+        .single_use(single_use);
+    Ok(crate::cli::with_api_keys(builder).build()?)
 }

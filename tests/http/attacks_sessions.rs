@@ -20,9 +20,15 @@ const KB_900: usize = 900 * 1024;
 const API_KEYS: &str = "k-0,k-1,k-2,k-3";
 
 /// The deploy example with [`API_KEYS`].
+/// These attacks make identities up by the hundred at each address, to test the other
+/// bounds: the bound on the unverified credentials one address may send (30 a minute by
+/// default) would refuse them first (`credentials.rs` tests it), so it is raised here.
+const MADE_UP_IDENTITIES: &str = "100000";
+
 fn deploy() -> ServerProcess {
     Spawn::new("deploy", KEY_HEX)
         .env("SAGA_API_KEYS", API_KEYS)
+        .env("SAGA_FAILED_CREDENTIALS_PER_MINUTE", MADE_UP_IDENTITIES)
         .start()
 }
 
@@ -369,6 +375,7 @@ async fn create_task(tasks: &TaskClient, addr: SocketAddr, who: &str, arguments:
 async fn made_up_identities_cannot_fill_the_task_store() {
     let server = Spawn::new("migrate", KEY_HEX)
         .env("SAGA_API_KEYS", API_KEYS)
+        .env("SAGA_FAILED_CREDENTIALS_PER_MINUTE", MADE_UP_IDENTITIES)
         .start();
     let addr = server.addr;
     let before = server.rss_kib();
@@ -426,6 +433,7 @@ async fn one_callers_long_tasks_leave_workers_for_others() {
     let server = Spawn::new("migrate", KEY_HEX)
         .env("SAGA_TASK_WORKERS", "40")
         .env("SAGA_API_KEYS", API_KEYS)
+        .env("SAGA_FAILED_CREDENTIALS_PER_MINUTE", MADE_UP_IDENTITIES)
         .start();
     let addr = server.addr;
     let tasks = TaskClient::new();

@@ -31,9 +31,14 @@ async fn wrong_keys_from_one_address_are_refused_past_the_minutes_tries() {
     // The right key too: the check is not run for the address this minute.
     let (status, _) = with_key("k-right").send().await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
-    // A request without a credential guesses nothing, and is served.
+    // A request without a credential guesses nothing, and is served; nor does one that
+    // repeats a key already refused (a client resending a token the server does not know).
     let (status, _) = Post::mcp(running.addr).rpc(&list).send().await;
     assert_eq!(status, StatusCode::OK);
+    for _ in 0..10 {
+        let (status, _) = with_key("k-wrong-0").send().await;
+        assert_eq!(status, StatusCode::OK);
+    }
 }
 
 /// The right key never counts as a failed try.

@@ -27,7 +27,7 @@ use super::json_check::JsonBudget;
 /// | open GET streams of one session | 4 | HTTP 429 |
 /// | time a GET stream stays open without an event | 5 minutes | the stream ends; the client reconnects |
 /// | SSE keep-alive comment | every 15 s | |
-/// | credentials `authenticate` did not verify, per address | 30 a minute | HTTP 429 until the minute ends |
+/// | distinct credentials `authenticate` did not verify, per address | 30 a minute | HTTP 429 for a new one until the minute ends |
 ///
 /// A *pool* is one verified principal, or the callers nobody verified at one address
 /// (see [`SagaServerBuilder::authenticate`](crate::serve::SagaServerBuilder::authenticate));
@@ -116,11 +116,12 @@ impl HttpLimits {
         self
     }
 
-    /// How many requests carrying a credential that
+    /// How many distinct credentials that
     /// [`authenticate`](crate::serve::SagaServerBuilder::authenticate) does not verify one
     /// address (an IPv4 address, an IPv6 /64) may send in a minute; past it, the
-    /// address's requests that carry a credential get HTTP 429 until the minute ends
-    /// (the right key too: the check is not run, so that it tells a guesser nothing). Default 30. Applies only
+    /// address's requests that carry another credential get HTTP 429 until the minute
+    /// ends (the right key too: the check is not run, so that it tells a guesser
+    /// nothing). A credential already refused may be sent again: it guesses nothing. Default 30. Applies only
     /// with an `authenticate` check.
     pub fn max_failed_credentials_per_minute(mut self, tries: u32) -> Self {
         self.max_failed_credentials_per_minute = tries.max(1);

@@ -3,8 +3,9 @@
 //! request that carries a credential (`Authorization`, `X-Api-Key`, `Api-Key`) the check
 //! does not verify is a failed try; past
 //! [`max_failed_credentials_per_minute`](super::HttpLimits::max_failed_credentials_per_minute)
-//! of them in a minute, the address's requests that carry a credential are refused with
-//! 429 before the check runs again (a request without one is served as before), so that keys cannot be guessed at the server's speed (2,400 tries a
+//! distinct such credentials in a minute, the address's requests that carry another one
+//! are refused with 429 before the check runs (a request without a credential, or one
+//! that repeats a credential already refused, guesses nothing and is served as before), so that keys cannot be guessed at the server's speed (2,400 tries a
 //! second from one address, before).
 //!
 //! Scope: per unverified pool of addresses (one IPv4 address, one IPv6 /64), which a
@@ -12,7 +13,8 @@
 //! peer's address (a router mounted without `ConnectInfo`), all such callers share one
 //! count: a made-up `Authorization` would otherwise be a pool of its own per guess.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -23,10 +25,18 @@ use crate::engine::pool::Pool;
 /// a failed try.
 const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
 
-fn carries_credential(parts: &http::request::Parts) -> bool {
-    CREDENTIAL_HEADERS
-        .iter()
-        .any(|name| parts.headers.contains_key(*name))
+/// A digest of the credential a request carries, if it carries one.
+fn credential(parts: &http::request::Parts, hasher: &impl BuildHasher) -> Option<u64> {
+    let mut found = false;
+    let digest = hasher.hash_one(
+        CREDENTIAL_HEADERS
+            .iter()
+            .filter_map(|name| parts.headers.get(*name))
+            .inspect(|_| found = true)
+            .map(http::HeaderValue::as_bytes)
+            .collect::<Vec<_>>(),
+    );
+    found.then_some(digest)
 }
 
 const WINDOW: Duration = Duration::from_secs(60);
@@ -34,16 +44,25 @@ const WINDOW: Duration = Duration::from_secs(60);
 /// Counts are forgotten once their minute ends and there are at least this many.
 const SWEEP_AT: usize = 4096;
 
-/// The failed tries of each address pool in its current minute.
+/// One address pool's minute: when it began, and the distinct credentials it sent that
+/// were not verified (at most the bound: past it, nothing more is kept).
+struct Minute {
+    began: Instant,
+    failed: HashSet<u64>,
+}
+
+/// The failed credentials of each address pool in its current minute.
 pub(super) struct Tries {
-    per_minute: u32,
-    by_pool: Mutex<(HashMap<Option<Pool>, (Instant, u32)>, usize)>,
+    per_minute: usize,
+    hasher: std::collections::hash_map::RandomState,
+    by_pool: Mutex<(HashMap<Option<Pool>, Minute>, usize)>,
 }
 
 impl Tries {
     pub(super) fn new(per_minute: u32) -> Self {
         Self {
-            per_minute,
+            per_minute: per_minute.max(1) as usize,
+            hasher: std::collections::hash_map::RandomState::new(),
             by_pool: Mutex::new((HashMap::new(), 0)),
         }
     }
@@ -53,38 +72,49 @@ impl Tries {
         peer.map(|peer| Pool::of("", false, Some(peer)))
     }
 
-    /// Whether this request carries a credential and its address has spent its failed
-    /// tries for this minute. A request without a credential guesses nothing: it is
-    /// served as an unverified caller's.
+    /// Whether this request carries a credential that would be a new guess from an
+    /// address that has spent its failed credentials for this minute. A request without
+    /// a credential guesses nothing, and one that repeats a credential already refused
+    /// this minute guesses nothing new (a client resending a token the server does not
+    /// know): both are served as an unverified caller's.
     pub(super) fn spent(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
-        if !carries_credential(parts) {
+        let Some(credential) = credential(parts, &self.hasher) else {
             return false;
-        }
+        };
         let pool = Self::pool(peer);
         let by_pool = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
-        by_pool
-            .0
-            .get(&pool)
-            .is_some_and(|(began, tries)| began.elapsed() < WINDOW && *tries >= self.per_minute)
+        by_pool.0.get(&pool).is_some_and(|minute| {
+            minute.began.elapsed() < WINDOW
+                && minute.failed.len() >= self.per_minute
+                && !minute.failed.contains(&credential)
+        })
     }
 
-    /// Counts the request as a failed try if it carries a credential and was not
-    /// verified.
+    /// Counts the request's credential as failed if it carries one and was not verified.
     pub(super) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
-        if verified || !carries_credential(parts) {
+        if verified {
             return;
         }
+        let Some(credential) = credential(parts, &self.hasher) else {
+            return;
+        };
         let now = Instant::now();
         let mut guard = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
         let (by_pool, sweep_at) = &mut *guard;
         if by_pool.len() >= (*sweep_at).max(SWEEP_AT) {
-            by_pool.retain(|_, (began, _)| now.duration_since(*began) < WINDOW);
+            by_pool.retain(|_, minute| now.duration_since(minute.began) < WINDOW);
             *sweep_at = by_pool.len().saturating_mul(2);
         }
-        let entry = by_pool.entry(Self::pool(peer)).or_insert((now, 0));
-        if now.duration_since(entry.0) >= WINDOW {
-            *entry = (now, 0);
+        let minute = by_pool.entry(Self::pool(peer)).or_insert_with(|| Minute {
+            began: now,
+            failed: HashSet::new(),
+        });
+        if now.duration_since(minute.began) >= WINDOW {
+            minute.began = now;
+            minute.failed.clear();
         }
-        entry.1 = entry.1.saturating_add(1);
+        if minute.failed.len() < self.per_minute {
+            minute.failed.insert(credential);
+        }
     }
 }

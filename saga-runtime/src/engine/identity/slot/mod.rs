@@ -354,12 +354,10 @@ fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
 ) -> Result<Vec<u8>, E> {
     let bytes = msgpack_bytes::<T, E>(value)?;
     let again: T = from_msgpack(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
-    if cfg!(debug_assertions) {
-        if !layout::same_value(value, &again) {
-            return Err(E::custom(
-                "a saved local does not read back as itself from MessagePack",
-            ));
-        }
+    if cfg!(debug_assertions) && !layout::same_value(value, &again) {
+        return Err(E::custom(
+            "a saved local does not read back as itself from MessagePack",
+        ));
     }
     Ok(bytes)
 }
