@@ -3,23 +3,29 @@
 //! each checked and served as an unverified caller's).
 
 use saga_examples::harness::http::{Post, StatusCode, request, with_meta};
-use saga_examples::harness::serving::serve_local;
+use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
 use saga_runtime::serve::HttpLimits;
 use serde_json::json;
 
-#[tokio::test]
-async fn wrong_keys_from_one_address_are_refused_past_the_minutes_tries() {
+/// A server that verifies the key `k-right` in `X-Api-Key`, and takes `tries` wrong
+/// keys a minute from one address.
+async fn serve(tries: u32) -> Running {
     let server = SagaServer::builder()
         .keys(KeyRing::ephemeral())
         .authenticate(|parts| {
             let key = parts.headers.get("x-api-key")?.to_str().ok()?;
             (key == "k-right").then(|| "alice".to_owned())
         })
-        .http_limits(HttpLimits::default().max_failed_credentials_per_minute(5))
+        .http_limits(HttpLimits::default().max_failed_credentials_per_minute(tries))
         .build()
         .expect("the server builds");
-    let running = serve_local(server).await;
+    serve_local(server).await
+}
+
+#[tokio::test]
+async fn wrong_keys_from_one_address_are_refused_past_the_minutes_tries() {
+    let running = serve(5).await;
     let list = with_meta(request(1, "tools/list", json!({})));
     let with_key = |key: &str| Post::mcp(running.addr).rpc(&list).header("x-api-key", key);
     for n in 0..5 {
@@ -44,16 +50,7 @@ async fn wrong_keys_from_one_address_are_refused_past_the_minutes_tries() {
 /// The right key never counts as a failed try.
 #[tokio::test]
 async fn the_right_key_spends_no_tries() {
-    let server = SagaServer::builder()
-        .keys(KeyRing::ephemeral())
-        .authenticate(|parts| {
-            let key = parts.headers.get("x-api-key")?.to_str().ok()?;
-            (key == "k-right").then(|| "alice".to_owned())
-        })
-        .http_limits(HttpLimits::default().max_failed_credentials_per_minute(2))
-        .build()
-        .expect("the server builds");
-    let running = serve_local(server).await;
+    let running = serve(2).await;
     let list = with_meta(request(1, "tools/list", json!({})));
     for _ in 0..10 {
         let (status, _) = Post::mcp(running.addr)

@@ -552,9 +552,15 @@ async fn a_call_running_past_max_run_time_is_stopped_with_an_error() {
 #[tokio::test]
 async fn a_session_call_running_past_max_run_time_is_stopped_with_an_error() {
     let builder = builder(HttpLimits::default()).max_run_time(Duration::from_secs(1));
+    stopped_at_one_second(builder, "sleepy").await;
+}
+
+/// Calls `tool` in a session of a server built by `builder` (whose `max_run_time` is 1 s):
+/// the call is stopped with `-32603` naming the bound.
+async fn stopped_at_one_second(builder: SagaServerBuilder, tool: &str) {
     let (_running, url) = start(builder).await;
     let session = open(&url, "Bearer run-time").await;
-    let answer = tokio::time::timeout(PATIENCE, session.ask(call_message(1, "sleepy")))
+    let answer = tokio::time::timeout(PATIENCE, session.ask(call_message(1, tool)))
         .await
         .expect("answered within 10 s of a 1 s bound");
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
@@ -859,17 +865,7 @@ async fn a_session_calls_server_model_time_counts_against_max_run_time() {
                 .requests_per_minute(1000),
         )
         .max_run_time(Duration::from_secs(1));
-    let (_running, url) = start(builder).await;
-    let session = open(&url, "Bearer model-time").await;
-    let answer = tokio::time::timeout(PATIENCE, session.ask(call_message(1, "many_samples")))
-        .await
-        .expect("answered within 10 s of a 1 s bound");
-    assert_eq!(answer["error"]["code"], -32603, "{answer}");
-    let message = answer["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("1 s"),
-        "the message names the bound: {answer}"
-    );
+    stopped_at_one_second(builder, "many_samples").await;
     let asked = provider.requests().len();
     assert!(asked < 40, "the model was asked {asked} samples");
 }
