@@ -370,7 +370,7 @@ impl SagaTools {
         let resumed = call.request_state.clone();
         for place in 0..=MAX_REPLAYED_CHECKPOINTS {
             let round = resumed.as_deref().map(|token| {
-                crate::engine::model::RoundOfRequest::new(cx.principal(), token, place)
+                crate::engine::model::kept::RoundOfRequest::new(cx.principal(), token, place)
             });
             let response = saga.run(&self.inner.codec, call.clone(), cx).await?;
             let CallToolResponse::InputRequired(mut required) = response else {

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use rmcp::model::{CreateMessageRequestParams, InputRequest, InputRequests, InputResponses};
 
 use crate::engine::call::context::SagaContext;
-use crate::engine::call::model::{RoundOfRequest, SamplingPolicy};
+use crate::engine::call::model::SamplingPolicy;
+use crate::engine::call::model::kept::RoundOfRequest;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::{ModelAnswers, SamplesFrom};
 

@@ -497,10 +497,11 @@ impl<'a> Run<'a> {
             if self.model_answered {
                 // The server's own model wrote what outgrew it: not the client's doing.
                 return Err(ErrorData::internal_error(
-                    "the saga's state, which keeps the server's model's answer across a \
-                     suspension, would exceed the size this server accepts back; the tool \
-                     keeps too much of it (the model's answer is kept: a retry does not ask \
-                     the model again)",
+                    "the saga's state would exceed the size this server accepts back: it \
+                     keeps the server's model's answer across a suspension, and the tool \
+                     keeps too much of it (SamplingLimits::max_answer_bytes bounds each \
+                     answer; a retry of this round's token reads the kept answer without \
+                     asking the model again)",
                     None,
                 ));
             }

@@ -32,7 +32,7 @@
 //! the unverified callers together hold at most a part.
 
 mod budget;
-mod kept;
+pub(crate) mod kept;
 #[cfg(feature = "openai")]
 mod openai;
 
