@@ -47,7 +47,6 @@ use rmcp::model::{
 
 pub(crate) use budget::Budgets;
 pub use budget::{Limited, SamplingLimits};
-pub(crate) use kept::RoundOfRequest;
 #[cfg(feature = "openai")]
 pub use openai::OpenAiCompatible;
 
