@@ -88,6 +88,41 @@ pub fn with_api_keys(
     builder.http_limits(limits).authenticate(api_keys(keys))
 }
 
+/// Authorization as MCP specifies it, from the environment: with `SAGA_AUTH_ISSUER` (an
+/// issuer, `https://auth.example.com`) and `SAGA_AUTH_RESOURCE` (this server's canonical
+/// URI, `https://mcp.example.com/mcp`), every request needs a JWT access token of that
+/// issuer for that resource; `SAGA_AUTH_SCOPES` (space-separated) are needed by every
+/// request. `SAGA_AUTH_INTROSPECTION=CLIENT:SECRET` verifies opaque tokens by
+/// introspection instead. Unset, nothing changes.
+pub fn with_authorization(
+    builder: saga_runtime::serve::SagaServerBuilder,
+) -> anyhow::Result<saga_runtime::serve::SagaServerBuilder> {
+    use saga_runtime::serve::auth::{Introspection, JwtVerifier, ResourceServer};
+    let Ok(issuer) = std::env::var("SAGA_AUTH_ISSUER") else {
+        return Ok(builder);
+    };
+    let resource = std::env::var("SAGA_AUTH_RESOURCE").map_err(|_| {
+        anyhow::anyhow!("SAGA_AUTH_ISSUER needs SAGA_AUTH_RESOURCE, this server's URI")
+    })?;
+    let mut server = ResourceServer::new(resource)?.authorization_server(&issuer);
+    server = match std::env::var("SAGA_AUTH_INTROSPECTION") {
+        Ok(client) => {
+            let (id, secret) = client
+                .split_once(':')
+                .ok_or_else(|| anyhow::anyhow!("SAGA_AUTH_INTROSPECTION is CLIENT:SECRET"))?;
+            server.verifier(Introspection::new(&issuer, id, secret))
+        }
+        Err(_) => server.verifier(JwtVerifier::new(&issuer)),
+    };
+    if let Ok(scopes) = std::env::var("SAGA_AUTH_SCOPES") {
+        let scopes: Vec<&str> = scopes.split_ascii_whitespace().collect();
+        server = server
+            .require_scopes(scopes.clone())
+            .scopes_supported(scopes);
+    }
+    Ok(builder.authorization(server))
+}
+
 /// The check [`with_api_keys`] sets for `keys`.
 fn api_keys(
     keys: Vec<String>,

@@ -34,6 +34,11 @@ pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<
 /// server-side model answers the tool's `sample()` for clients that cannot sample
 /// ([`crate::cli::model`]).
 pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
+    Ok(builder(keys)?.build()?)
+}
+
+/// [`server`]'s builder, for a test that sets more (authorization, limits).
+pub fn builder(keys: KeyRing) -> anyhow::Result<saga_runtime::serve::SagaServerBuilder> {
     let mut builder = SagaServer::builder()
         .info("deploy-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)
@@ -42,8 +47,9 @@ pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
         // For `saga graph URL complex_tool` (off by default: a diagram shows the code).
         .diagrams_in_tool_list(true);
     builder = crate::cli::with_api_keys(builder);
+    builder = crate::cli::with_authorization(builder)?;
     if let Some(model) = crate::cli::model()? {
         builder = builder.model(model);
     }
-    Ok(builder.build()?)
+    Ok(builder)
 }

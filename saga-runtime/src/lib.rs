@@ -96,6 +96,8 @@ pub mod deploy;
 pub mod engine;
 mod log;
 pub mod metrics;
+#[cfg(any(feature = "openai", feature = "oauth"))]
+mod net;
 pub use engine::model;
 pub mod serve;
 pub mod state;

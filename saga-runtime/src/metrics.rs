@@ -16,6 +16,8 @@
 //! | `saga_samples_total` | counter, only with a server model: each `sample()` it answers (`server`), or, failing under `ServerFirst`, leaves to the client (`client`) | `answered_by` (`client`, `server`), `outcome` (`ok`, `failed`) |
 //! | `saga_model_seconds` | histogram, each call of the server's model | |
 //! | `saga_model_tokens_total` | counter, tokens the server's model reported | |
+//! | `saga_auth_refused_total` | counter, only with authorization: bearer tokens refused | `reason` (`invalid_token`, `insufficient_scope`) |
+//! | `saga_auth_key_fetches_total` | counter, only with authorization: fetches of an issuer's keys | |
 //!
 //! Every label value comes from a closed set: a registered tool's name, an [`Outcome`],
 //! an era [`era`] names, a [`Refusal`], a task status. Nothing a client writes becomes a
@@ -50,6 +52,10 @@ pub const SESSIONS: &str = "saga_sessions";
 
 /// `saga_samples_total`.
 pub const SAMPLES: &str = "saga_samples_total";
+/// `saga_auth_refused_total`.
+pub const AUTH_REFUSED: &str = "saga_auth_refused_total";
+/// `saga_auth_key_fetches_total`.
+pub const AUTH_KEY_FETCHES: &str = "saga_auth_key_fetches_total";
 /// `saga_model_seconds`.
 pub const MODEL_SECONDS: &str = "saga_model_seconds";
 /// `saga_model_tokens_total`.
@@ -364,6 +370,18 @@ pub(crate) fn model_call(elapsed: Duration, tokens: Option<u64>) {
     if let Some(tokens) = tokens {
         counter!(MODEL_TOKENS).increment(tokens);
     }
+}
+
+/// A bearer token refused, for `reason` (`invalid_token`, `insufficient_scope`).
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(crate) fn auth_refused(reason: &'static str) {
+    counter!(AUTH_REFUSED, "reason" => reason).increment(1);
+}
+
+/// A fetch of an issuer's keys (JWKS).
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(crate) fn auth_keys_fetched() {
+    counter!(AUTH_KEY_FETCHES).increment(1);
 }
 
 /// The number of live sessions.

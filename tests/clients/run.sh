@@ -179,6 +179,75 @@ for client in ts py; do
 done
 done
 
+# --- Authorization: the TypeScript client through its own OAuth flow ----------------------
+# The deploy example as an OAuth 2.1 resource server (SAGA_AUTH_ISSUER, SAGA_AUTH_RESOURCE)
+# in front of a real authorization server (oidc-provider, tests/auth/oidc, installed into
+# the cache); the client holds no token: on the 401 it reads the server's protected
+# resource metadata, discovers the issuer, takes a client-credentials token for the
+# resource, retries, and completes the saga in both eras.
+oidc_dir="$cache/oidc"
+oidc_stamp="$(fingerprint "$root/tests/auth/oidc/package.json")"
+if [[ ! -d "$oidc_dir/node_modules/oidc-provider" || "$(cat "$oidc_dir/.stamp" 2>/dev/null)" != "$oidc_stamp" ]]; then
+    say "installing oidc-provider into $oidc_dir"
+    rm -rf "$oidc_dir"
+    mkdir -p "$oidc_dir"
+    cp "$root/tests/auth/oidc/package.json" "$oidc_dir/"
+    (cd "$oidc_dir" && npm install --no-audit --no-fund --loglevel=error >"$oidc_dir/install.log" 2>&1) ||
+        { cat "$oidc_dir/install.log" >&2; die "npm install of oidc-provider failed"; }
+    echo "$oidc_stamp" >"$oidc_dir/.stamp"
+fi
+cp "$root/tests/auth/oidc/server.mjs" "$oidc_dir/server.mjs"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+oidc_port="$(free_port)"
+(cd "$oidc_dir" && exec node server.mjs "$oidc_port") >"$logs/oidc.out" 2>"$logs/oidc.err" &
+oidc_pid=$!
+for _ in $(seq 1 100); do
+    grep -q 'listening on' "$logs/oidc.out" 2>/dev/null && break
+    sleep 0.1
+done
+issuer="http://127.0.0.1:$oidc_port"
+for era in 2026-07-28 2025-11-25; do
+    name="ts $era http deploy (OAuth: client credentials from a real authorization server)"
+    log="$logs/ts-$era-oauth.log"
+    ok=1
+    port="$(free_port)"
+    SAGA_AUTH_ISSUER="$issuer" SAGA_AUTH_RESOURCE="http://127.0.0.1:$port/mcp" \
+        "$bin_dir/deploy" --http "127.0.0.1:$port" >"$logs/server-oauth.out" 2>"$logs/server-oauth.err" &
+    server_pid=$!
+    for _ in $(seq 1 300); do
+        grep -q 'listening on' "$logs/server-oauth.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    read -r -a cmd <<<"$(client_cmd ts)"
+    timeout "$run_timeout" "${cmd[@]}" --http "http://127.0.0.1:$port/mcp" --tool deploy \
+        --era "$era" --oauth "saga-tests:secret@$issuer" >"$log" 2>&1 || ok=0
+    # And without a token the same server refuses the call.
+    status="$(python3 - "http://127.0.0.1:$port/mcp" <<'PY'
+import sys, urllib.request, urllib.error
+request = urllib.request.Request(sys.argv[1], method="POST",
+    data=b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}',
+    headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+try:
+    print(urllib.request.urlopen(request).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+PY
+)"
+    [[ "$status" == 401 ]] || { echo "without a token: HTTP $status, not 401" >>"$log"; ok=0; }
+    stop_server
+    if [[ $ok -eq 1 ]]; then
+        echo "PASS $name"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name"
+        failed=$((failed + 1))
+        { echo "---- $name: $log"; tail -n 30 "$log"; echo "---- server stderr";
+          head -n 20 "$logs/server-oauth.err"; } | sed 's/^/    /' >&2
+    fi
+done
+kill "$oidc_pid" 2>/dev/null || true
+wait "$oidc_pid" 2>/dev/null || true
+
 # --- A client that declares no sampling, against a server with a model of its own -------
 # The deploy example with SAGA_MODEL_URL pointing at a local chat completions server
 # (examples/fake_chat_completions.rs, which checks its key): the TypeScript client is asked

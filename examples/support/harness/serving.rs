@@ -25,6 +25,19 @@ pub async fn serve_local(server: SagaServer) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port is free");
+    serve_on(listener, server)
+}
+
+/// A loopback listener bound now, for a server that must know its own address before it
+/// is built (its canonical URI, as authorization names it).
+pub async fn bind_local() -> tokio::net::TcpListener {
+    tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port is free")
+}
+
+/// Serves `server` on `listener` in a background task.
+pub fn serve_on(listener: tokio::net::TcpListener, server: SagaServer) -> Running {
     let addr = listener
         .local_addr()
         .expect("a bound listener has an address");

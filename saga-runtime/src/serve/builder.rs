@@ -72,6 +72,8 @@ struct ServerSettings {
     session_idle_timeout: Duration,
     direct_calls: bool,
     routes: Option<axum::Router>,
+    #[cfg(feature = "oauth")]
+    authorization: Option<super::auth::ResourceServer>,
 }
 
 impl<B> std::fmt::Debug for Builder<B> {
@@ -121,6 +123,8 @@ impl<B> Default for Builder<B> {
                 session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
                 direct_calls: true,
                 routes: None,
+                #[cfg(feature = "oauth")]
+                authorization: None,
             },
             built: PhantomData,
         }
@@ -516,6 +520,18 @@ impl Builder<SagaServer> {
         self
     }
 
+    /// Authorization as MCP specifies it (feature `oauth`): the server as an OAuth 2.1
+    /// resource server ([`crate::serve::auth`]). Every request to `/mcp` then needs a
+    /// bearer token the [`ResourceServer`](super::auth::ResourceServer)'s verifier
+    /// accepts, issued for its resource, and the scopes its operation needs; the token's
+    /// issuer and subject are the request's verified principal. Its metadata is served at
+    /// `/.well-known/oauth-protected-resource`.
+    #[cfg(feature = "oauth")]
+    pub fn authorization(mut self, resource_server: super::auth::ResourceServer) -> Self {
+        self.server.authorization = Some(resource_server);
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Result<SagaServer, BuildError> {
         let info = self
@@ -528,6 +544,13 @@ impl Builder<SagaServer> {
         tools.info = Some(info.clone());
         let tools = tools.build()?;
         let server = self.server;
+        #[cfg(feature = "oauth")]
+        let authorization = match server.authorization {
+            Some(authorization) => Some(Arc::new(
+                authorization.checked().map_err(BuildError::Authorization)?,
+            )),
+            None => None,
+        };
         Ok(SagaServer {
             tools,
             info,
@@ -537,6 +560,8 @@ impl Builder<SagaServer> {
             session_idle_timeout: server.session_idle_timeout,
             direct_calls: server.direct_calls,
             routes: server.routes,
+            #[cfg(feature = "oauth")]
+            authorization,
             session: Arc::default(),
         })
     }

@@ -1,6 +1,8 @@
 //! Serving saga tools: the [`SagaServer`] rmcp handler, its HTTP and stdio transports, and
 //! the [`SagaTools`] registry for use inside other rmcp servers.
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod builder;
 mod call;
 mod catalog;

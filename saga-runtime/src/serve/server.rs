@@ -66,6 +66,9 @@ pub struct SagaServer {
     pub(super) direct_calls: bool,
     /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
     pub(super) routes: Option<axum::Router>,
+    /// The server as an OAuth 2.1 resource server, if it authorizes (feature `oauth`).
+    #[cfg(feature = "oauth")]
+    pub(super) authorization: Option<Arc<super::auth::ResourceServer>>,
     /// What a session (MCP 2025-11-25) set: each session gets its own, see
     /// [`SagaServer::for_session`].
     pub(super) session: Arc<SessionState>,

@@ -205,6 +205,10 @@ pub enum BuildError {
     /// A sampling policy asks the server's model, and none was given.
     #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
     NoModel(crate::engine::model::SamplingPolicy),
+    /// The authorization settings are not whole (feature `oauth`).
+    #[cfg(feature = "oauth")]
+    #[error("authorization: {0}")]
+    Authorization(super::auth::AuthError),
     /// The server's model may take as long as a whole run: a hung provider would end the
     /// request before the tool could handle the timeout.
     #[error(

@@ -7,10 +7,13 @@
 //   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
 //   node drive.mjs --stdio /path/to/binary --tool deploy|weather [--era …]
 //   … --no-sampling: declare no sampling (a server with a model of its own answers it)
+//   … --oauth CLIENT:SECRET@ISSUER: get a token as that OAuth client (client credentials)
+//     when the server answers 401, through the SDK's own discovery (the server's protected
+//     resource metadata, then the issuer's metadata) and retry with it
 //
 // Exits 0 when the final text is exactly the expected one, non-zero otherwise.
 
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 
 const SCENARIOS = {
@@ -45,7 +48,7 @@ function parseArgs(argv) {
         const a = argv[i];
         if (a === '--no-sampling') {
             out.noSampling = true;
-        } else if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era') {
+        } else if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era' || a === '--oauth') {
             if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
             out[a.slice(2)] = argv[++i];
         } else {
@@ -211,7 +214,17 @@ async function main() {
 
     let transport;
     if (opts.http) {
-        transport = new StreamableHTTPClientTransport(new URL(opts.http));
+        let authProvider;
+        if (opts.oauth) {
+            const match = /^([^:]+):([^@]+)@(.+)$/.exec(opts.oauth);
+            if (!match) throw new Error('--oauth is CLIENT:SECRET@ISSUER');
+            authProvider = new ClientCredentialsProvider({
+                clientId: match[1],
+                clientSecret: match[2],
+                expectedIssuer: match[3],
+            });
+        }
+        transport = new StreamableHTTPClientTransport(new URL(opts.http), { authProvider });
     } else {
         const env = { ...getDefaultEnvironment() };
         for (const k of ['SAGA_KEYS', 'RUST_LOG']) if (process.env[k]) env[k] = process.env[k];

@@ -13,7 +13,7 @@ mod reply;
 mod routes;
 mod streams;
 mod tool_list;
-mod tries;
+pub(crate) mod tries;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -134,6 +134,20 @@ impl SagaServer {
         .fold(axum::Router::new(), |router, path| {
             router.route_service(path, guard.clone())
         });
+        // Authorization, its own layer in front of the guard, and its metadata routes.
+        #[cfg(feature = "oauth")]
+        let mcp = match &self.authorization {
+            Some(server) => crate::serve::auth::layer::protect(
+                mcp,
+                crate::serve::auth::layer::Authorize {
+                    server: (**server).clone(),
+                    max_body_bytes,
+                    tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
+                },
+            )
+            .merge(crate::serve::auth::layer::metadata_routes(server)),
+            None => mcp,
+        };
         match own_routes {
             Some(routes) => mcp.merge(routes),
             None => mcp,

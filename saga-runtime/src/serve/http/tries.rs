@@ -52,14 +52,14 @@ struct Minute {
 }
 
 /// The failed credentials of each address pool in its current minute.
-pub(super) struct Tries {
+pub(crate) struct Tries {
     per_minute: usize,
     hasher: std::collections::hash_map::RandomState,
     by_pool: Mutex<(HashMap<Option<Pool>, Minute>, usize)>,
 }
 
 impl Tries {
-    pub(super) fn new(per_minute: u32) -> Self {
+    pub(crate) fn new(per_minute: u32) -> Self {
         Self {
             per_minute: per_minute.max(1) as usize,
             hasher: std::collections::hash_map::RandomState::new(),
@@ -77,7 +77,7 @@ impl Tries {
     /// a credential guesses nothing, and one that repeats a credential already refused
     /// this minute guesses nothing new (a client resending a token the server does not
     /// know): both are served as an unverified caller's.
-    pub(super) fn spent(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
+    pub(crate) fn spent(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
         let Some(credential) = credential(parts, &self.hasher) else {
             return false;
         };
@@ -91,7 +91,7 @@ impl Tries {
     }
 
     /// Counts the request's credential as failed if it carries one and was not verified.
-    pub(super) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
+    pub(crate) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
         if verified {
             return;
         }

@@ -2,11 +2,8 @@
 //! {base}/chat/completions` with a bearer key, as OpenAI documents it and vLLM, llama.cpp's
 //! server, Ollama, LM Studio and most hosted providers serve it.
 //!
-//! The HTTP client is hyper's (hyper-util's pooled client, the stack the server already
-//! builds) over rustls with *ring*, the crypto saga already links for its tokens, and the
-//! system's root certificates: no OpenSSL, no second crypto library. The TLS provider is
-//! given to the connector, never installed process-wide, so an application's own rustls
-//! setup is left as it is.
+//! The HTTP client is `crate::net`'s: hyper's over rustls with *ring* and the system's
+//! root certificates.
 
 use std::time::Duration;
 
@@ -44,10 +41,7 @@ pub struct OpenAiCompatible {
     client: Client,
 }
 
-type Client = hyper_util::client::legacy::Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    http_body_util::Full<hyper::body::Bytes>,
->;
+type Client = crate::net::Client;
 
 impl std::fmt::Debug for OpenAiCompatible {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,30 +68,10 @@ impl OpenAiCompatible {
         )
         .parse()
         .map_err(|_| ModelError::Unsupported("the base URL is not a URL".into()))?;
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
-        http.set_connect_timeout(Some(Duration::from_secs(10)));
-        http.enforce_http(false);
-        let builder = match hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_native_roots(provider.clone())
-        {
-            Ok(builder) => builder,
-            Err(error) => {
-                // No system certificates (a minimal container): `http://` still works,
-                // and an `https://` provider is refused when it is called.
-                tracing::warn!(%error, "no root certificates for the server's model");
-                let config = rustls::ClientConfig::builder_with_provider(provider)
-                    .with_safe_default_protocol_versions()
-                    .map_err(|_| ModelError::Unreachable)?
-                    .with_root_certificates(rustls::RootCertStore::empty())
-                    .with_no_client_auth();
-                hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
-            }
-        };
-        let connector = builder.https_or_http().enable_http1().wrap_connector(http);
-        let client =
-            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .build(connector);
+        let client = crate::net::client(Duration::from_secs(10)).map_err(|error| {
+            tracing::warn!(%error, "no HTTP client for the server's model");
+            ModelError::Unreachable
+        })?;
         Ok(Self {
             endpoint,
             key: key.into(),

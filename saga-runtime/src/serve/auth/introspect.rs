@@ -1,0 +1,243 @@
+//! Opaque access tokens, verified by asking the authorization server (token
+//! introspection, RFC 7662), the answers kept in a bounded cache for at most
+//! [`Introspection::cache_for`] and never past the token's expiry.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::discovery::{self, FETCH_TIMEOUT, MAX_DOCUMENT_BYTES};
+use super::token::{AccessToken, BoxFuture, TokenError, TokenVerifier};
+
+/// The most introspection answers kept at once (global).
+const MAX_CACHED: usize = 10_000;
+
+/// Verifies opaque tokens of one issuer by introspection, authenticating to it as a
+/// client (`client_secret_basic`).
+///
+/// ```no_run
+/// # #[cfg(feature = "oauth")]
+/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+/// use saga_runtime::serve::auth::{Introspection, ResourceServer};
+/// let auth = ResourceServer::new("https://mcp.example.com/mcp")?.verifier(
+///     Introspection::new("https://auth.example.com", "mcp-server", std::env::var("INTROSPECTION_SECRET")?),
+/// );
+/// # let _ = auth; Ok(()) }
+/// ```
+pub struct Introspection {
+    issuer: String,
+    client_id: String,
+    secret: zeroize::Zeroizing<String>,
+    cache_for: Duration,
+    client: Option<crate::net::Client>,
+    endpoint: tokio::sync::OnceCell<String>,
+    cache: Mutex<Cache>,
+}
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secret.
+        f.debug_struct("Introspection")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Cache {
+    answers: HashMap<[u8; 32], (Instant, AccessToken)>,
+    order: VecDeque<[u8; 32]>,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    active: bool,
+    #[serde(default)]
+    iss: Option<String>,
+    #[serde(default)]
+    sub: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    exp: Option<u64>,
+    #[serde(default)]
+    aud: Option<serde_json::Value>,
+}
+
+impl Introspection {
+    /// Tokens of `issuer`, introspected at the endpoint its metadata names, as the client
+    /// `client_id` with `secret`.
+    pub fn new(
+        issuer: impl Into<String>,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        let client = crate::net::client(FETCH_TIMEOUT)
+            .inspect_err(
+                |error| tracing::warn!(%error, "no HTTP client for the authorization server"),
+            )
+            .ok();
+        Self {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+            secret: zeroize::Zeroizing::new(secret.into()),
+            cache_for: Duration::from_secs(60),
+            client,
+            endpoint: tokio::sync::OnceCell::new(),
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    /// How long an active token's answer is kept (never past its expiry). Default 60 s:
+    /// a token revoked at the authorization server is refused here within it.
+    pub fn cache_for(mut self, cache_for: Duration) -> Self {
+        self.cache_for = cache_for;
+        self
+    }
+
+    fn cached(&self, digest: &[u8; 32]) -> Option<AccessToken> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, token) = cache.answers.get(digest)?;
+        let fresh = at.elapsed() < self.cache_for
+            && token
+                .expires_at
+                .is_none_or(|exp| exp > crate::state::unix_now());
+        fresh.then(|| token.clone())
+    }
+
+    fn keep(&self, digest: [u8; 32], token: &AccessToken) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        while cache.answers.len() >= MAX_CACHED {
+            let Some(old) = cache.order.pop_front() else {
+                break;
+            };
+            cache.answers.remove(&old);
+        }
+        if cache
+            .answers
+            .insert(digest, (Instant::now(), token.clone()))
+            .is_none()
+        {
+            cache.order.push_back(digest);
+        }
+    }
+
+    async fn endpoint(&self, client: &crate::net::Client) -> Result<&str, TokenError> {
+        self.endpoint
+            .get_or_try_init(|| async {
+                let metadata = discovery::discover(client, &self.issuer).await?;
+                metadata.introspection_endpoint.ok_or_else(|| {
+                    TokenError::Unavailable(
+                        "the issuer's metadata names no introspection_endpoint".to_owned(),
+                    )
+                })
+            })
+            .await
+            .map(String::as_str)
+    }
+
+    async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(known) = self.cached(&digest) {
+            return Ok(known);
+        }
+        let client = self
+            .client
+            .as_ref()
+            .ok_or_else(|| TokenError::Unavailable("no HTTP client".to_owned()))?;
+        let endpoint = self.endpoint(client).await?;
+        let form = format!("token={}&token_type_hint=access_token", form_encoded(token));
+        use base64::Engine as _;
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            form_encoded(&self.client_id),
+            form_encoded(&self.secret)
+        ));
+        let request = http::Request::post(endpoint)
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::AUTHORIZATION, format!("Basic {basic}"))
+            .body(http_body_util::Full::new(form.into()))
+            .map_err(|error| TokenError::Unavailable(error.to_string()))?;
+        let (status, body) = crate::net::fetch(client, request, MAX_DOCUMENT_BYTES, FETCH_TIMEOUT)
+            .await
+            .map_err(|failed| TokenError::Unavailable(format!("introspection: {failed}")))?;
+        if !status.is_success() {
+            return Err(TokenError::Unavailable(format!(
+                "introspection: HTTP {status}"
+            )));
+        }
+        let answer: Answer = serde_json::from_slice(&body)
+            .map_err(|error| TokenError::Unavailable(format!("introspection: {error}")))?;
+        if !answer.active {
+            return Err(TokenError::Inactive);
+        }
+        if answer.iss.as_deref().is_some_and(|iss| iss != self.issuer) {
+            return Err(TokenError::WrongIssuer);
+        }
+        let for_resource = match &answer.aud {
+            Some(serde_json::Value::String(aud)) => aud == resource,
+            Some(serde_json::Value::Array(auds)) => auds.iter().any(|aud| aud == resource),
+            _ => false,
+        };
+        if !for_resource {
+            return Err(TokenError::WrongAudience);
+        }
+        if answer
+            .exp
+            .is_some_and(|exp| exp <= crate::state::unix_now())
+        {
+            return Err(TokenError::Expired);
+        }
+        let subject = answer
+            .sub
+            .or_else(|| answer.client_id.clone())
+            .ok_or_else(|| TokenError::Invalid("the token names no subject".to_owned()))?;
+        let scopes: BTreeSet<String> = answer
+            .scope
+            .as_deref()
+            .unwrap_or_default()
+            .split_ascii_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let mut verified = AccessToken::new(self.issuer.clone(), subject, scopes);
+        verified.client_id = answer.client_id;
+        verified.expires_at = answer.exp;
+        self.keep(digest, &verified);
+        Ok(verified)
+    }
+}
+
+/// `text` as `application/x-www-form-urlencoded` writes it.
+fn form_encoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(byte as char);
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+impl TokenVerifier for Introspection {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<AccessToken, TokenError>> {
+        Box::pin(self.check(token, resource))
+    }
+}

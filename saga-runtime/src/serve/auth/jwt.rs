@@ -1,0 +1,247 @@
+//! JWT access tokens (RFC 9068) verified locally against the issuer's keys: the key set
+//! (JWKS) found through the issuer's metadata, kept, and fetched again for a key id it
+//! does not hold at most once per [`JwtVerifier::refresh_interval`] (global), so that a
+//! flood of tokens naming made-up key ids costs the authorization server one fetch per
+//! interval, not one per request.
+//!
+//! The algorithms are pinned to the asymmetric ones (RSA, RSA-PSS, ECDSA, EdDSA): a token
+//! signed with `none`, or with an HMAC keyed by a public key, is refused before any key is
+//! used, and a key that names its algorithm is used for that algorithm only. The issuer
+//! (`iss`), the audience (`aud`: this server's canonical URI, RFC 8707), the expiry and
+//! not-before (with a small leeway) are checked.
+
+use std::collections::BTreeSet;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+
+use super::discovery::{self, Metadata};
+use super::token::{AccessToken, BoxFuture, TokenError, TokenVerifier};
+
+/// The algorithms a token may be signed with: asymmetric only.
+const ALLOWED: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Verifies JWT access tokens of one issuer.
+///
+/// ```no_run
+/// # #[cfg(feature = "oauth")]
+/// # fn build() -> Result<(), Box<dyn std::error::Error>> {
+/// use saga_runtime::serve::auth::{JwtVerifier, ResourceServer};
+/// let auth = ResourceServer::new("https://mcp.example.com/mcp")?
+///     .verifier(JwtVerifier::new("https://auth.example.com"));
+/// # let _ = auth; Ok(()) }
+/// ```
+pub struct JwtVerifier {
+    issuer: String,
+    leeway: Duration,
+    refresh_interval: Duration,
+    client: Option<crate::net::Client>,
+    /// The issuer's metadata, once found.
+    metadata: RwLock<Option<Metadata>>,
+    /// The keys, as last fetched.
+    keys: RwLock<JwkSet>,
+    /// When the metadata or keys were last fetched (or tried): one fetch at a time, and at
+    /// most one per `refresh_interval`.
+    fetched: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("issuer", &self.issuer)
+            .field("leeway", &self.leeway)
+            .field("refresh_interval", &self.refresh_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The claims read from a JWT access token.
+#[derive(Deserialize)]
+struct Claims {
+    iss: String,
+    sub: String,
+    exp: Option<u64>,
+    /// RFC 9068's space-separated scopes.
+    #[serde(default)]
+    scope: Option<String>,
+    /// Some issuers' array of scopes.
+    #[serde(default)]
+    scp: Option<Vec<String>>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    azp: Option<String>,
+}
+
+impl JwtVerifier {
+    /// Tokens of `issuer` (its identifier, exactly as its metadata and tokens name it:
+    /// `https://auth.example.com`). Nothing is fetched until the first token comes.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        let client = crate::net::client(discovery::FETCH_TIMEOUT)
+            .inspect_err(
+                |error| tracing::warn!(%error, "no HTTP client for the authorization server"),
+            )
+            .ok();
+        Self {
+            issuer: issuer.into(),
+            leeway: Duration::from_secs(30),
+            refresh_interval: Duration::from_secs(30),
+            client,
+            metadata: RwLock::new(None),
+            keys: RwLock::new(JwkSet { keys: Vec::new() }),
+            fetched: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The clock skew allowed on `exp` and `nbf`. Default 30 s.
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// The shortest time between two fetches of the issuer's keys (global): a token with
+    /// a key id the server does not hold fetches them again only once this has passed.
+    /// Default 30 s.
+    pub fn refresh_interval(mut self, interval: Duration) -> Self {
+        self.refresh_interval = interval;
+        self
+    }
+
+    /// The key for `kid` (or the only key, for a token without a key id), fetching the
+    /// key set again if it is not held and the last fetch is old enough.
+    async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, TokenError> {
+        if let Some(key) = self.held_key(kid, alg)? {
+            return Ok(key);
+        }
+        self.refresh().await?;
+        self.held_key(kid, alg)?
+            .ok_or_else(|| TokenError::Invalid("no key of the issuer has this key id".to_owned()))
+    }
+
+    /// The held key for `kid`, if held; an error if it is for another algorithm.
+    fn held_key(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Option<DecodingKey>, TokenError> {
+        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner());
+        let jwk = match kid {
+            Some(kid) => keys.find(kid),
+            None if keys.keys.len() == 1 => keys.keys.first(),
+            None => None,
+        };
+        let Some(jwk) = jwk else {
+            return Ok(None);
+        };
+        if let Some(own) = jwk.common.key_algorithm
+            && own.to_string() != format!("{alg:?}")
+        {
+            return Err(TokenError::Invalid(format!(
+                "the key is for {own}, the token says {alg:?}"
+            )));
+        }
+        DecodingKey::from_jwk(jwk)
+            .map(Some)
+            .map_err(|error| TokenError::Invalid(format!("the issuer's key: {error}")))
+    }
+
+    /// Fetches the metadata (once found, kept) and the key set, unless the last fetch is
+    /// more recent than the refresh interval. One fetch at a time: the requests that find
+    /// a fetch running wait for it, then see it recent.
+    async fn refresh(&self) -> Result<(), TokenError> {
+        let mut fetched = self.fetched.lock().await;
+        if fetched.is_some_and(|at| at.elapsed() < self.refresh_interval) {
+            return Ok(());
+        }
+        *fetched = Some(Instant::now());
+        let client = self
+            .client
+            .as_ref()
+            .ok_or_else(|| TokenError::Unavailable("no HTTP client".to_owned()))?;
+        let known = self
+            .metadata
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let metadata = match known {
+            Some(metadata) => metadata,
+            None => {
+                let found = discovery::discover(client, &self.issuer).await?;
+                *self.metadata.write().unwrap_or_else(|p| p.into_inner()) = Some(found.clone());
+                found
+            }
+        };
+        let jwks_uri = metadata.jwks_uri.as_deref().ok_or_else(|| {
+            TokenError::Unavailable("the issuer's metadata names no jwks_uri".to_owned())
+        })?;
+        let set: JwkSet = discovery::get_json(client, jwks_uri).await?;
+        tracing::debug!(issuer = %self.issuer, keys = set.keys.len(), "fetched the issuer's keys");
+        crate::metrics::auth_keys_fetched();
+        *self.keys.write().unwrap_or_else(|p| p.into_inner()) = set;
+        Ok(())
+    }
+
+    async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|error| TokenError::Invalid(format!("not a JWT: {error}")))?;
+        if !ALLOWED.contains(&header.alg) {
+            return Err(TokenError::Invalid(format!(
+                "the algorithm {:?} is not allowed",
+                header.alg
+            )));
+        }
+        let key = self.key(header.kid.as_deref(), header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.algorithms = vec![header.alg];
+        validation.leeway = self.leeway.as_secs();
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[resource]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<Claims>(token, &key, &validation).map_err(|error| {
+            use jsonwebtoken::errors::ErrorKind;
+            match error.kind() {
+                ErrorKind::ExpiredSignature | ErrorKind::ImmatureSignature => TokenError::Expired,
+                ErrorKind::InvalidAudience => TokenError::WrongAudience,
+                ErrorKind::InvalidIssuer => TokenError::WrongIssuer,
+                _ => TokenError::Invalid(error.to_string()),
+            }
+        })?;
+        let claims = data.claims;
+        let mut scopes: BTreeSet<String> = claims
+            .scope
+            .as_deref()
+            .unwrap_or_default()
+            .split_ascii_whitespace()
+            .map(str::to_owned)
+            .collect();
+        scopes.extend(claims.scp.unwrap_or_default());
+        let mut token = AccessToken::new(claims.iss, claims.sub, scopes);
+        token.client_id = claims.client_id.or(claims.azp);
+        token.expires_at = claims.exp;
+        Ok(token)
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<AccessToken, TokenError>> {
+        Box::pin(self.check(token, resource))
+    }
+}

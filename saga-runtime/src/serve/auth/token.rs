@@ -1,0 +1,103 @@
+//! What a verified bearer token says, and the trait that verifies one: saga's own
+//! verifiers ([`JwtVerifier`](super::JwtVerifier), [`Introspection`](super::Introspection))
+//! implement it, and so may yours.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, as [`TokenVerifier`] returns it.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// An access token the verifier accepted: whose it is, for which client, with which
+/// scopes. It becomes the request's verified principal (`issuer` and `subject`), the one
+/// a saga's tokens, tasks, sessions and bounds are bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AccessToken {
+    /// The issuer (`iss`) that signed or vouched for it.
+    pub issuer: String,
+    /// Whom it was issued for (`sub`; a client-credentials token's subject is its client).
+    pub subject: String,
+    /// The client it was issued to (`client_id`, `azp`), if said.
+    pub client_id: Option<String>,
+    /// The scopes it grants.
+    pub scopes: BTreeSet<String>,
+    /// When it expires, in Unix seconds, if said.
+    pub expires_at: Option<u64>,
+}
+
+impl AccessToken {
+    /// A token of `subject` from `issuer` granting `scopes`.
+    pub fn new<S: Into<String>>(
+        issuer: impl Into<String>,
+        subject: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Self {
+            issuer: issuer.into(),
+            subject: subject.into(),
+            client_id: None,
+            scopes: scopes.into_iter().map(Into::into).collect(),
+            expires_at: None,
+        }
+    }
+
+    /// This token, issued to `client_id`.
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// This token, expiring at `expires_at` (Unix seconds).
+    pub fn with_expiry(mut self, expires_at: u64) -> Self {
+        self.expires_at = Some(expires_at);
+        self
+    }
+
+    /// The verified principal's name: the issuer and the subject, so that two issuers'
+    /// subjects of one name are two principals.
+    pub(crate) fn principal(&self) -> String {
+        format!("{} {}", self.issuer, self.subject)
+    }
+}
+
+/// Why a bearer token was not accepted. Each reads as RFC 6750's `invalid_token` to the
+/// client (HTTP 401), with no detail of the reason, which goes to the server's log;
+/// [`TokenError::Unavailable`] is the server's own failure (HTTP 503).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// Not a token this verifier reads (not a JWT, a bad signature, an algorithm not
+    /// allowed, an unknown key).
+    #[error("the token is malformed or its signature does not verify: {0}")]
+    Invalid(String),
+    /// Past its expiry (or not yet valid), beyond the leeway.
+    #[error("the token has expired or is not yet valid")]
+    Expired,
+    /// Issued for another resource: its audience is not this server.
+    #[error("the token was issued for another resource")]
+    WrongAudience,
+    /// Issued by an issuer this server does not trust.
+    #[error("the token was issued by another issuer")]
+    WrongIssuer,
+    /// The authorization server said the token is not active (introspection).
+    #[error("the token is not active")]
+    Inactive,
+    /// The authorization server could not be reached, or answered out of its contract.
+    #[error("the authorization server cannot be asked now: {0}")]
+    Unavailable(String),
+}
+
+/// Verifies a bearer token. Implement it for an authorization server of your own (a
+/// session store, an API gateway's tokens); saga calls it once per request that carries a
+/// token, so cache what you fetch.
+pub trait TokenVerifier: Send + Sync + std::fmt::Debug + 'static {
+    /// The token's claims if it is valid for `resource` (this server's canonical URI: a
+    /// token issued for another resource must be refused).
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<AccessToken, TokenError>>;
+}

@@ -1,0 +1,434 @@
+//! Authorization as MCP specifies it (`saga_runtime::serve::auth`), against a real
+//! authorization server: `oidc-provider` (`saga_examples::harness::oidc`), issuing JWT
+//! access tokens for this server's resource (RFC 8707, RFC 9068), opaque ones it
+//! introspects (RFC 7662), and a second issuer with its own keys that plays the attacker.
+//!
+//! `cargo test --test auth` (Node.js and npm: the harness installs oidc-provider).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use base64::Engine as _;
+use saga_examples::deploy;
+use saga_examples::harness::http::{
+    Call, DEPLOYED, Post, StatusCode, complete, deploy_round2, deploy_to_the_end, input_required,
+    verdict,
+};
+use saga_examples::harness::oidc::{Format, INTROSPECTOR, OTHER_CLIENT, Oidc};
+use saga_examples::harness::serving::{Running, bind_local, serve_on};
+use saga_examples::harness::session::Session;
+use saga_runtime::prelude::*;
+use saga_runtime::serve::auth::{Introspection, JwtVerifier, ResourceServer};
+use serde_json::{Value, json};
+
+const KEY_HEX: &str = "a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7";
+
+/// The deploy example behind authorization by `oidc`, on a port of its own; `configure`
+/// adds to the settings. Its resource URI is `http://ADDR/mcp`.
+async fn serve(
+    oidc: &Oidc,
+    configure: impl FnOnce(ResourceServer) -> ResourceServer,
+) -> (Running, String) {
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    serve_at(listener, addr, oidc, configure)
+}
+
+fn serve_at(
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+    oidc: &Oidc,
+    configure: impl FnOnce(ResourceServer) -> ResourceServer,
+) -> (Running, String) {
+    let resource = format!("http://{addr}/mcp");
+    let auth = ResourceServer::new(&resource)
+        .expect("a resource URI")
+        .authorization_server(&oidc.issuer)
+        .verifier(JwtVerifier::new(&oidc.issuer))
+        .tool_scopes("complex_tool", ["tools:deploy"]);
+    let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
+        .expect("a builder")
+        .authorization(configure(auth))
+        .build()
+        .expect("the server builds");
+    (serve_on(listener, server), resource)
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// The `WWW-Authenticate` challenge of a response.
+fn challenge(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A first round of the deploy saga with `authorization`: the raw response.
+async fn first_round(addr: SocketAddr, authorization: Option<&str>) -> reqwest::Response {
+    let call = match authorization {
+        Some(who) => Call::deploy().authorization(who),
+        None => Call::deploy(),
+    };
+    call.post(addr).response().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_names_the_resource_and_its_authorization_server() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let (status, metadata) = Post::mcp(running.addr)
+            .method(saga_examples::harness::http::Method::GET)
+            .path(path)
+            .send()
+            .await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert_eq!(metadata["resource"], resource.as_str());
+        assert_eq!(metadata["authorization_servers"], json!([oidc.issuer]));
+        assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(metadata["scopes_supported"], json!(["tools:deploy"]));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_token_gets_a_challenge_that_says_where_to_get_one() {
+    let oidc = Oidc::start().await;
+    let (running, _) = serve(&oidc, |auth| auth).await;
+    let response = first_round(running.addr, None).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let challenge = challenge(&response);
+    assert!(
+        challenge.starts_with(&format!(
+            "Bearer resource_metadata=\"http://{}/.well-known/oauth-protected-resource/mcp\"",
+            running.addr
+        )),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"tools:deploy\""), "{challenge}");
+    assert!(
+        !challenge.contains("error="),
+        "no error code without a token: {challenge}"
+    );
+    // Another scheme is no bearer token.
+    let response = first_round(running.addr, Some("Basic c2FnYTpzZWNyZXQ=")).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+/// The deploy saga end to end with a token of the authorization server, over MRTR, across
+/// a restart of the server (a new process's verifier fetches the keys again), with a
+/// token refreshed between two rounds (the saga is bound to the subject, not to the
+/// token's text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deploy_saga_runs_with_a_token_across_a_restart_and_a_refresh() {
+    let oidc = Oidc::start().await;
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    let (running, resource) = serve_at(listener, addr, &oidc, |auth| auth);
+    let token = oidc.token(&resource, "tools:deploy").await;
+    let call = Call::deploy().authorization(&bearer(&token));
+    let state = deploy_round2(addr, &call).await;
+    drop(running);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .expect("the same port again");
+    let (_running, _) = serve_at(listener, addr, &oidc, |auth| auth);
+    let refreshed = oidc.token(&resource, "tools:deploy").await;
+    assert_ne!(refreshed, token);
+    let call = Call::deploy().authorization(&bearer(&refreshed));
+    let (status, body) = call.resume(state, verdict("Yes")).send(addr).await;
+    assert_eq!(complete(status, &body).0, DEPLOYED);
+}
+
+/// Tokens the server must refuse, each with 401 `invalid_token`: for another resource,
+/// of another issuer, signed with `none`, with an HMAC keyed by the issuer's public key,
+/// naming a key id the issuer does not have, cut, or not a JWT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_not_for_this_server_are_refused() {
+    let oidc = Oidc::start().await;
+    let attacker = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let good = oidc.token(&resource, "tools:deploy").await;
+    let (header, payload, _) = split(&good);
+    let kid = header["kid"].as_str().expect("a kid").to_owned();
+    let jwks = reqwest::get(format!("{}/jwks", oidc.issuer))
+        .await
+        .expect("jwks")
+        .text()
+        .await
+        .expect("text");
+    let hmac_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, jwks.as_bytes());
+    let hs256 = {
+        let signing_input = format!(
+            "{}.{}",
+            b64(&json!({"alg": "HS256", "typ": "at+jwt", "kid": kid})),
+            b64(&payload)
+        );
+        let tag = ring::hmac::sign(&hmac_key, signing_input.as_bytes());
+        format!(
+            "{signing_input}.{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag.as_ref())
+        )
+    };
+    let none = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "at+jwt", "kid": kid})),
+        b64(&payload)
+    );
+    let cases = [
+        (
+            "another resource",
+            oidc.token("http://127.0.0.1:1/other", "tools:deploy").await,
+        ),
+        (
+            "another issuer",
+            attacker.token(&resource, "tools:deploy").await,
+        ),
+        ("alg none", none),
+        ("HMAC with the public key", hs256),
+        ("a forged kid", resign_kid(&good, "made-up-kid")),
+        ("a cut signature", good[..good.len() - 4].to_owned()),
+        ("not a JWT", "opaque-garbage".to_owned()),
+    ];
+    for (what, token) in cases {
+        let response = first_round(running.addr, Some(&bearer(&token))).await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{what}");
+        let challenge = challenge(&response);
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{what}: {challenge}"
+        );
+        assert!(
+            challenge.contains("resource_metadata="),
+            "{what}: {challenge}"
+        );
+    }
+    // And the good one passes.
+    let response = first_round(running.addr, Some(&bearer(&good))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+/// An expired token is refused (here with no leeway, and a token of one second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_refused() {
+    let oidc = Oidc::start_with(1, Format::Jwt).await;
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    let resource = format!("http://{addr}/mcp");
+    let auth = ResourceServer::new(&resource)
+        .expect("a resource URI")
+        .authorization_server(&oidc.issuer)
+        .verifier(JwtVerifier::new(&oidc.issuer).leeway(Duration::ZERO));
+    let server = deploy::builder(KeyRing::ephemeral())
+        .expect("a builder")
+        .authorization(auth)
+        .build()
+        .expect("the server builds");
+    let _running = serve_on(listener, server);
+    let token = oidc.token(&resource, "tools:deploy").await;
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let response = first_round(addr, Some(&bearer(&token))).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(challenge(&response).contains("invalid_token"));
+}
+
+/// A flood of tokens naming made-up key ids fetches the issuer's keys at most once per
+/// refresh interval (30 s): here 300 of them, and the issuer counts its fetches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_key_ids_do_not_make_the_server_fetch_keys_per_request() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let good = oidc.token(&resource, "tools:deploy").await;
+    assert_eq!(
+        first_round(running.addr, Some(&bearer(&good)))
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    let before = oidc.jwks_hits().await;
+    let started = std::time::Instant::now();
+    for n in 0..300 {
+        let forged = resign_kid(&good, &format!("made-up-{n}"));
+        let response = Call::deploy()
+            .authorization(&bearer(&forged))
+            .post(running.addr)
+            .header("x-forwarded-for", "ignored")
+            .response()
+            .await;
+        // Refused as invalid, or, past the address's 30 distinct failed credentials a
+        // minute, before it is verified at all.
+        assert!(
+            [StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS].contains(&response.status()),
+            "{}",
+            response.status()
+        );
+    }
+    let fetched = oidc.jwks_hits().await - before;
+    println!(
+        "300 tokens with made-up key ids in {:?}: the issuer's keys fetched {fetched} more time(s)",
+        started.elapsed()
+    );
+    assert!(fetched <= 1, "{fetched} fetches");
+}
+
+/// A token without a tool's scope gets 403 `insufficient_scope` naming every scope the
+/// call needs; a broader scope the deployment declares grants the narrower ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_scopes_are_all_named_and_a_broader_scope_grants_them() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| {
+        auth.require_scopes(["tools:read"])
+            .scope_implies("tools:admin", ["tools:deploy", "tools:read"])
+    })
+    .await;
+    let read_only = oidc.token(&resource, "tools:read").await;
+    let response = first_round(running.addr, Some(&bearer(&read_only))).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let challenge = challenge(&response);
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"tools:deploy tools:read\""),
+        "every needed scope, in one challenge: {challenge}"
+    );
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+    // tools/list needs only tools:read.
+    let (status, _) = Post::mcp(running.addr)
+        .rpc(&saga_examples::harness::http::with_meta(
+            saga_examples::harness::http::request(1, "tools/list", json!({})),
+        ))
+        .header("authorization", &bearer(&read_only))
+        .send()
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let admin = oidc.token(&resource, "tools:admin").await;
+    let call = Call::deploy().authorization(&bearer(&admin));
+    assert_eq!(deploy_to_the_end(running.addr, &call).await, DEPLOYED);
+}
+
+/// A token in the query string is refused (MCP: the header only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_in_the_query_string_is_refused() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let token = oidc.token(&resource, "tools:deploy").await;
+    let response = Call::deploy()
+        .post(running.addr)
+        .path(&format!("/mcp?access_token={token}"))
+        .response()
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(challenge(&response).contains("invalid_request"));
+}
+
+/// A token of another subject (another client of the same issuer, with every scope)
+/// cannot resume the first subject's saga.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_subjects_token_cannot_resume_a_saga() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let mine = oidc.token(&resource, "tools:deploy").await;
+    let theirs = oidc.token_of(OTHER_CLIENT, &resource, "tools:deploy").await;
+    let call = Call::deploy().authorization(&bearer(&mine));
+    let (status, body) = call.send(running.addr).await;
+    let (state, _) = input_required(status, &body);
+    let stolen = Call::deploy().authorization(&bearer(&theirs)).resume(
+        state,
+        saga_examples::harness::http::accept_target("production"),
+    );
+    let (status, body) = stolen.send(running.addr).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+}
+
+/// A 2025-11-25 session is bound to its subject: a request on it with another subject's
+/// token is refused as an unknown session; its own subject completes the saga in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_bound_to_its_subject() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let mine = bearer(&oidc.token(&resource, "tools:deploy").await);
+    let theirs = bearer(&oidc.token_of(OTHER_CLIENT, &resource, "tools:deploy").await);
+    let url = running.url();
+    let session = Session::open_as(
+        &url,
+        Some(&mine),
+        json!({"elicitation": {}, "sampling": {}}),
+    )
+    .await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let intruder = saga_examples::harness::session::in_session(&url, session.id(), Some(&theirs))
+        .json(&list)
+        .response()
+        .await;
+    assert_eq!(intruder.status(), StatusCode::NOT_FOUND);
+    let answer = session.ask(list).await;
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+}
+
+/// Opaque tokens, verified by introspection at the authorization server; one of another
+/// resource is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected() {
+    let oidc = Oidc::start_with(300, Format::Opaque).await;
+    let (running, resource) = serve(&oidc, |auth| {
+        auth.verifier(Introspection::new(
+            &oidc.issuer,
+            INTROSPECTOR.0,
+            INTROSPECTOR.1,
+        ))
+    })
+    .await;
+    let token = oidc.token(&resource, "tools:deploy").await;
+    assert_eq!(token.split('.').count(), 1, "an opaque token");
+    let call = Call::deploy().authorization(&bearer(&token));
+    assert_eq!(deploy_to_the_end(running.addr, &call).await, DEPLOYED);
+    let elsewhere = oidc.token("http://127.0.0.1:1/other", "tools:deploy").await;
+    let response = first_round(running.addr, Some(&bearer(&elsewhere))).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let response = first_round(running.addr, Some(&bearer("not-a-token-at-all"))).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+// ---------------------------------------------------------------------------------------
+// Forging
+// ---------------------------------------------------------------------------------------
+
+fn b64(value: &Value) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
+}
+
+/// A JWT's header and payload, read, and its signature.
+fn split(token: &str) -> (Value, Value, String) {
+    let mut parts = token.split('.');
+    let read = |part: Option<&str>| -> Value {
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(part.expect("a part"))
+            .expect("base64url");
+        serde_json::from_slice(&bytes).expect("JSON")
+    };
+    let header = read(parts.next());
+    let payload = read(parts.next());
+    (
+        header,
+        payload,
+        parts.next().expect("a signature").to_owned(),
+    )
+}
+
+/// `token` with its header's key id replaced (its signature kept: it no longer verifies).
+fn resign_kid(token: &str, kid: &str) -> String {
+    let (mut header, payload, signature) = split(token);
+    header["kid"] = json!(kid);
+    format!("{}.{}.{signature}", b64(&header), b64(&payload))
+}
