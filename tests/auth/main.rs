@@ -352,7 +352,8 @@ async fn another_subjects_token_cannot_resume_a_saga() {
 }
 
 /// A 2025-11-25 session is bound to its subject: a request on it with another subject's
-/// token is refused as an unknown session; its own subject completes the saga in it.
+/// token is refused as an unknown session; its own subject completes the deploy saga in
+/// it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_bound_to_its_subject() {
     let oidc = Oidc::start().await;
@@ -374,6 +375,34 @@ async fn a_session_is_bound_to_its_subject() {
     assert_eq!(intruder.status(), StatusCode::NOT_FOUND);
     let answer = session.ask(list).await;
     assert!(answer["result"]["tools"].is_array(), "{answer}");
+    // The deploy saga, in the session: the server asks during the call.
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "complex_tool", "arguments": {"initial_arg": "x"}}});
+    let mut events = session.request(call).await;
+    let result = loop {
+        let message = events.next().await.expect("the call's messages");
+        match message["method"].as_str() {
+            Some("elicitation/create") => {
+                session
+                    .answer(
+                        &message,
+                        json!({"action": "accept", "content": {"target": "production"}}),
+                    )
+                    .await;
+            }
+            Some("sampling/createMessage") => {
+                session
+                    .answer(
+                        &message,
+                        json!({"role": "assistant", "content": {"type": "text", "text": "Yes."}, "model": "m"}),
+                    )
+                    .await;
+            }
+            _ if message["id"] == 7 => break message,
+            _ => {}
+        }
+    };
+    assert_eq!(result["result"]["content"][0]["text"], DEPLOYED, "{result}");
 }
 
 /// Opaque tokens, verified by introspection at the authorization server; one of another
@@ -431,4 +460,80 @@ fn resign_kid(token: &str, kid: &str) -> String {
     let (mut header, payload, signature) = split(token);
     header["kid"] = json!(kid);
     format!("{}.{}.{signature}", b64(&header), b64(&payload))
+}
+
+/// With `hide_unauthorized_tools`, `tools/list` leaves out the tools the token lacks a
+/// scope for; without, it lists them (and a call is answered 403).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_may_hide_what_the_token_cannot_call() {
+    let oidc = Oidc::start().await;
+    for hide in [true, false] {
+        let (running, resource) = serve(&oidc, |auth| auth.hide_unauthorized_tools(hide)).await;
+        let names = |token: String| {
+            let addr = running.addr;
+            async move {
+                let (_, body) = Post::mcp(addr)
+                    .rpc(&saga_examples::harness::http::with_meta(
+                        saga_examples::harness::http::request(1, "tools/list", json!({})),
+                    ))
+                    .header("authorization", &bearer(&token))
+                    .send()
+                    .await;
+                body["result"]["tools"]
+                    .as_array()
+                    .map(|tools| {
+                        tools
+                            .iter()
+                            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+            }
+        };
+        let without = names(oidc.token(&resource, "tools:read").await).await;
+        let with = names(oidc.token(&resource, "tools:deploy").await).await;
+        assert_eq!(with, ["complex_tool"]);
+        assert_eq!(without.is_empty(), hide, "hide {hide}: {without:?}");
+    }
+}
+
+/// A task (tasks extension) is bound to its subject: another subject's token does not
+/// read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_subjects_token_cannot_read_a_task() {
+    use saga_examples::harness::tasks::TaskClient;
+    let oidc = Oidc::start().await;
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    let resource = format!("http://{addr}/mcp");
+    let auth = ResourceServer::new(&resource)
+        .expect("a resource URI")
+        .authorization_server(&oidc.issuer)
+        .verifier(JwtVerifier::new(&oidc.issuer));
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(saga_examples::migrate::migrate)
+        .tasks(TaskStore::memory())
+        .authorization(auth)
+        .build()
+        .expect("the server builds");
+    let _running = serve_on(listener, server);
+    let mine = bearer(&oidc.token(&resource, "tools:read").await);
+    let theirs = bearer(&oidc.token_of(OTHER_CLIENT, &resource, "tools:read").await);
+    let owner = TaskClient::new().authorization(&mine);
+    let id = owner
+        .create(
+            addr,
+            "migrate",
+            json!({"tables": 2, "millis_per_table": 10, "label": "t"}),
+        )
+        .await;
+    let status = owner.status(addr, &id).await;
+    assert!(status["status"].is_string(), "the owner reads it: {status}");
+    let stranger = TaskClient::new().authorization(&theirs);
+    let answer = stranger
+        .request(addr, "tasks/get", json!({"taskId": id}))
+        .await;
+    assert!(answer.get("result").is_none(), "{answer}");
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
 }

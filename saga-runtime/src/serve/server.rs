@@ -297,6 +297,18 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        #[cfg(feature = "oauth")]
+        if let Some(hidden) = _context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
+            .filter(|hidden| !hidden.0.is_empty())
+        {
+            let mut list = self.tools.list();
+            list.tools
+                .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
+            return Ok(list);
+        }
         Ok(self.tools.list())
     }
 

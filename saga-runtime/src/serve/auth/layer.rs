@@ -230,6 +230,16 @@ impl Authorize {
                 &needed,
             );
         }
+        if self.server.hide_unauthorized_tools {
+            let scopes = &self.server.scopes;
+            let hidden = scopes
+                .tools
+                .iter()
+                .filter(|(_, needed)| !scopes.missing(needed, &verified.scopes).is_empty())
+                .map(|(name, _)| name.clone())
+                .collect();
+            parts.extensions.insert(super::HiddenTools(hidden));
+        }
         parts
             .extensions
             .insert(crate::serve::VerifiedPrincipal(verified.principal()));

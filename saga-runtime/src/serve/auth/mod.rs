@@ -77,7 +77,13 @@ pub struct ResourceServer {
     scopes_supported: Vec<String>,
     verifier: Option<Arc<dyn TokenVerifier>>,
     scopes: scopes::Scopes,
+    hide_unauthorized_tools: bool,
 }
+
+/// The tools a request's token lacks a scope for, put on the request when
+/// [`ResourceServer::hide_unauthorized_tools`] is set: `tools/list` leaves them out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HiddenTools(pub(crate) BTreeSet<String>);
 
 impl std::fmt::Debug for ResourceServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,6 +107,7 @@ impl ResourceServer {
             scopes_supported: Vec::new(),
             verifier: None,
             scopes: scopes::Scopes::default(),
+            hide_unauthorized_tools: false,
         })
     }
 
@@ -194,6 +201,14 @@ impl ResourceServer {
             .entry(broader.into())
             .or_default()
             .extend(narrower.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether `tools/list` leaves out the tools the caller's token lacks a scope for.
+    /// Off by default: a client then learns of a tool it may get the scope for, and its
+    /// call is answered 403 with the scopes to ask for.
+    pub fn hide_unauthorized_tools(mut self, hide: bool) -> Self {
+        self.hide_unauthorized_tools = hide;
         self
     }
 
