@@ -166,6 +166,10 @@ struct ServerArgs {
     /// The Streamable HTTP endpoint (for `tools`; `call` takes it as its first word).
     #[arg(value_name = "URL")]
     url: Option<String>,
+    /// A bearer token for a server that authorizes (OAuth): sent as `Authorization:
+    /// Bearer TOKEN` with every HTTP request. Default: $SAGA_TOKEN.
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
 }
 
 /// The target, tool and arguments of `saga call`.
@@ -244,6 +248,14 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Tools { server } | Command::Call { server, .. } = &cli.command {
+        let token = server
+            .token
+            .clone()
+            .or_else(|| std::env::var("SAGA_TOKEN").ok())
+            .filter(|token| !token.is_empty());
+        target::set_token(token);
+    }
     match cli.command {
         Command::Tools { server } => {
             call::list_tools(&target(&server)?).await?;

@@ -8,3 +8,113 @@ pub enum Target {
     /// A command whose stdio speaks MCP.
     Stdio(Vec<String>),
 }
+
+/// The bearer token sent to an HTTP server (`--token`, `SAGA_TOKEN`), set once at start.
+static TOKEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Sets the bearer token for this run.
+pub fn set_token(token: Option<String>) {
+    let _ = TOKEN.set(token);
+}
+
+/// The bearer token for this run, if one was given.
+pub fn token() -> Option<&'static str> {
+    TOKEN.get().and_then(Option::as_deref)
+}
+
+/// What to tell the user when the server at `url` refused to connect with an OAuth
+/// challenge: it is asked once more (a `tools/list`, with the token if one was given),
+/// and a `401`/`403` with `WWW-Authenticate: Bearer resource_metadata="…"` is read: where
+/// to get a token (the authorization servers its metadata names), the scopes it asks for,
+/// and how to pass the token. `None` when the server sends no such challenge.
+pub async fn auth_hint(url: &str) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let mut probe = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{}}"#);
+    if let Some(token) = token() {
+        probe = probe.bearer_auth(token);
+    }
+    let response = probe.send().await.ok()?;
+    let challenge = response
+        .headers()
+        .get("www-authenticate")?
+        .to_str()
+        .ok()?
+        .to_owned();
+    challenge_hint(&challenge).await
+}
+
+/// [`auth_hint`] for the challenge `challenge`.
+async fn challenge_hint(challenge: &str) -> Option<String> {
+    let error = challenge;
+    let metadata_url = quoted(error, "resource_metadata=\"")?;
+    let scope = quoted(error, "scope=\"");
+    let mut hint = String::from("the server needs an OAuth bearer token");
+    if error.contains("invalid_token") {
+        hint = String::from("the server did not accept the token (expired, or not for it)");
+    }
+    if error.contains("insufficient_scope") {
+        hint = String::from("the token lacks a scope this operation needs");
+    }
+    let (servers, supported) = metadata(&metadata_url).await.unwrap_or_default();
+    if servers.is_empty() {
+        hint.push_str(&format!("; its metadata is at {metadata_url}"));
+    } else {
+        hint.push_str(&format!("; get one from {}", servers.join(" or ")));
+    }
+    match scope {
+        Some(scope) => hint.push_str(&format!(" with the scopes \"{scope}\"")),
+        None if !supported.is_empty() => {
+            hint.push_str(&format!(" (its scopes: {})", supported.join(" ")))
+        }
+        None => {}
+    }
+    hint.push_str(", and pass it with --token TOKEN or SAGA_TOKEN");
+    Some(crate::terminal::one_line(&hint))
+}
+
+/// The text after `start` in `text`, up to the next quote.
+fn quoted(text: &str, start: &str) -> Option<String> {
+    let from = text.find(start)? + start.len();
+    let len = text[from..].find('"')?;
+    Some(text[from..from + len].to_owned())
+}
+
+/// The `authorization_servers` and `scopes_supported` of the metadata at `url` (at most
+/// 64 KiB, 5 s; four of each at most).
+async fn metadata(url: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let response = client.get(url).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let bytes = response.bytes().await.ok()?;
+    if bytes.len() > 64 * 1024 {
+        return None;
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let strings = |key: &str| -> Vec<String> {
+        metadata[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|value| value.as_str().map(str::to_owned))
+            .take(4)
+            .collect()
+    };
+    Some((
+        strings("authorization_servers"),
+        strings("scopes_supported"),
+    ))
+}

@@ -537,3 +537,58 @@ async fn another_subjects_token_cannot_read_a_task() {
     assert!(answer.get("result").is_none(), "{answer}");
     assert!(answer["error"]["code"].is_i64(), "{answer}");
 }
+
+/// `saga call` with `--token` (or `SAGA_TOKEN`) completes the saga; without one, it says
+/// where to get a token (the authorization server the metadata names) and the scopes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saga_call_sends_a_token_and_explains_a_challenge() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
+    assert!(
+        saga.exists(),
+        "{} is missing: build it with `cargo build -p saga-cli`",
+        saga.display()
+    );
+    let answers =
+        std::env::temp_dir().join(format!("saga-auth-answers-{}.json", std::process::id()));
+    std::fs::write(
+        &answers,
+        r#"{"elicit-1": {"target": "production"}, "sample-2": "Yes."}"#,
+    )
+    .expect("written");
+    let call = |token: Option<String>| {
+        let mut command = tokio::process::Command::new(&saga);
+        command
+            .arg("call")
+            .arg("--answers")
+            .arg(&answers)
+            .arg(running.url())
+            .args(["complex_tool", "initial_arg=x"])
+            .env("NO_COLOR", "1")
+            .env_remove("SAGA_TOKEN");
+        if let Some(token) = token {
+            command.env("SAGA_TOKEN", token);
+        }
+        command.output()
+    };
+    let refused = call(None).await.expect("saga runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains(&format!("get one from {}", oidc.issuer)),
+        "{stderr}"
+    );
+    assert!(stderr.contains("tools:deploy"), "{stderr}");
+    assert!(stderr.contains("--token"), "{stderr}");
+    let token = oidc.token(&resource, "tools:deploy").await;
+    let done = call(Some(token)).await.expect("saga runs");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let _ = std::fs::remove_file(&answers);
+    assert!(
+        done.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(stdout.contains(DEPLOYED), "{stdout}");
+}

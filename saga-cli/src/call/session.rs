@@ -170,16 +170,27 @@ pub(super) async fn connect(
     let seen = Seen::default();
     match target {
         Target::Http(url) => {
-            let transport = StreamableHttpClientTransport::with_client(
-                Recording::new(seen.clone())?,
-                StreamableHttpClientTransportConfig::with_uri(url.clone()),
-            );
-            let client = crate::deadline::answer(
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            if let Some(token) = crate::target::token() {
+                config = config.auth_header(token);
+            }
+            let transport =
+                StreamableHttpClientTransport::with_client(Recording::new(seen.clone())?, config);
+            let connected = crate::deadline::answer(
                 &format!("connecting to {url}"),
                 handler.serve_with_lifecycle(transport, lifecycle),
             )
-            .await?
-            .map_err(|e| root_cause(&format!("cannot connect to {url}"), e))?;
+            .await?;
+            let client = match connected {
+                Ok(client) => client,
+                Err(error) => {
+                    let failed = root_cause(&format!("cannot connect to {url}"), error);
+                    return Err(match crate::target::auth_hint(url).await {
+                        Some(hint) => failed.context(hint),
+                        None => failed,
+                    });
+                }
+            };
             Ok(Connection {
                 client,
                 seen,
