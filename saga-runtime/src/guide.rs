@@ -34,6 +34,12 @@ pub struct Tasks;
 #[doc = include_str!("../../docs/guide/src/sampling.md")]
 pub struct Sampling;
 
+// Its example configures authorization (feature `oauth`, which the examples' crate asks
+// for).
+#[cfg(all(doctest, feature = "oauth"))]
+#[doc = include_str!("../../docs/guide/src/authorization.md")]
+pub struct Authorization;
+
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/deploying.md")]
 pub struct Deploying;
