@@ -25,7 +25,7 @@ use syn::visit::Visit;
 /// `log` is a leaf every layer may use; `metrics` is the engine's instrumentation;
 /// `deploy` and `testing` sit on the server; the crate root re-exports everything.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("state", &["state", "log"]),
+    ("state", &["state", "log", "net"]),
     ("engine", &["engine", "metrics"]),
     ("tasks", &["tasks"]),
     ("serve", &["serve"]),
