@@ -497,8 +497,8 @@ async fn tools_list_may_hide_what_the_token_cannot_call() {
     }
 }
 
-/// A task (tasks extension) is bound to its subject: another subject's token does not
-/// read it.
+/// A task (tasks extension) runs to its end with a token, and is bound to its subject:
+/// another subject's token neither reads nor cancels it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_subjects_token_cannot_read_a_task() {
     use saga_examples::harness::tasks::TaskClient;
@@ -528,14 +528,21 @@ async fn another_subjects_token_cannot_read_a_task() {
             json!({"tables": 2, "millis_per_table": 10, "label": "t"}),
         )
         .await;
-    let status = owner.status(addr, &id).await;
-    assert!(status["status"].is_string(), "the owner reads it: {status}");
+    let settled = owner.settled(addr, &id, Duration::from_secs(20)).await;
+    assert_eq!(
+        settled["status"], "completed",
+        "the owner's task ran: {settled}"
+    );
     let stranger = TaskClient::new().authorization(&theirs);
     let answer = stranger
         .request(addr, "tasks/get", json!({"taskId": id}))
         .await;
     assert!(answer.get("result").is_none(), "{answer}");
     assert!(answer["error"]["code"].is_i64(), "{answer}");
+    let cancel = stranger
+        .request(addr, "tasks/cancel", json!({"taskId": id}))
+        .await;
+    assert!(cancel.get("result").is_none(), "{cancel}");
 }
 
 /// `saga call` with `--token` (or `SAGA_TOKEN`) completes the saga; without one, it says

@@ -10,8 +10,9 @@ use std::pin::Pin;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// An access token the verifier accepted: whose it is, for which client, with which
-/// scopes. It becomes the request's verified principal (`issuer` and `subject`), the one
-/// a saga's tokens, tasks, sessions and bounds are bound to.
+/// scopes. It becomes the request's verified principal (`issuer`, `subject`, and the
+/// client where it is not the subject), the one a saga's tokens, tasks, sessions and
+/// bounds are bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccessToken {
@@ -55,10 +56,16 @@ impl AccessToken {
         self
     }
 
-    /// The verified principal's name: the issuer and the subject, so that two issuers'
-    /// subjects of one name are two principals.
+    /// The verified principal's name: the issuer, the subject and the client where the
+    /// token names one, so that two issuers' subjects of one name are two principals, and
+    /// one user's tokens given to two applications are two principals too.
     pub(crate) fn principal(&self) -> String {
-        format!("{} {}", self.issuer, self.subject)
+        match &self.client_id {
+            Some(client) if *client != self.subject => {
+                format!("{} {} {client}", self.issuer, self.subject)
+            }
+            _ => format!("{} {}", self.issuer, self.subject),
+        }
     }
 }
 
