@@ -2,7 +2,7 @@
 //! introspection, RFC 7662), the answers kept in a bounded cache for at most
 //! [`Introspection::cache_for`] and never past the token's expiry.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -202,13 +202,7 @@ impl Introspection {
             .sub
             .or_else(|| answer.client_id.clone())
             .ok_or_else(|| TokenError::Invalid("the token names no subject".to_owned()))?;
-        let scopes: BTreeSet<String> = answer
-            .scope
-            .as_deref()
-            .unwrap_or_default()
-            .split_ascii_whitespace()
-            .map(str::to_owned)
-            .collect();
+        let scopes = super::token::scopes_of(answer.scope.as_deref());
         let mut verified = AccessToken::new(self.issuer.clone(), subject, scopes);
         verified.client_id = answer.client_id;
         verified.expires_at = answer.exp;

@@ -10,7 +10,6 @@
 //! (`iss`), the audience (`aud`: this server's canonical URI, RFC 8707), the expiry and
 //! not-before (with a small leeway) are checked.
 
-use std::collections::BTreeSet;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
@@ -221,13 +220,7 @@ impl JwtVerifier {
             }
         })?;
         let claims = data.claims;
-        let mut scopes: BTreeSet<String> = claims
-            .scope
-            .as_deref()
-            .unwrap_or_default()
-            .split_ascii_whitespace()
-            .map(str::to_owned)
-            .collect();
+        let mut scopes = super::token::scopes_of(claims.scope.as_deref());
         scopes.extend(claims.scp.unwrap_or_default());
         let mut token = AccessToken::new(claims.iss, claims.sub, scopes);
         token.client_id = claims.client_id.or(claims.azp);

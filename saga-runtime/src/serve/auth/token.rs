@@ -69,6 +69,15 @@ impl AccessToken {
     }
 }
 
+/// The scopes of a space-separated `scope` claim (RFC 9068, RFC 7662).
+pub(crate) fn scopes_of(scope: Option<&str>) -> BTreeSet<String> {
+    scope
+        .unwrap_or_default()
+        .split_ascii_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Why a bearer token was not accepted. Each reads as RFC 6750's `invalid_token` to the
 /// client (HTTP 401), with no detail of the reason, which goes to the server's log;
 /// [`TokenError::Unavailable`] is the server's own failure (HTTP 503).
