@@ -79,7 +79,10 @@ impl Verified {
     fn get(&self, digest: &[u8; 32]) -> Option<AccessToken> {
         let token = self.tokens.get(digest)?;
         let now = crate::state::unix_now();
-        token.expires_at.is_some_and(|exp| exp > now).then(|| token.clone())
+        token
+            .expires_at
+            .is_some_and(|exp| exp > now)
+            .then(|| token.clone())
     }
 
     fn keep(&mut self, digest: [u8; 32], token: &AccessToken) {
@@ -322,8 +325,16 @@ mod tests {
         verified.keep([2; 32], &dead);
         verified.keep([3; 32], &AccessToken::new("iss", "carol", ["a"]));
         assert_eq!(verified.get(&[1; 32]), Some(live.clone()));
-        assert_eq!(verified.get(&[2; 32]), None, "an expired token is checked again");
-        assert_eq!(verified.get(&[3; 32]), None, "a token without expiry is not kept");
+        assert_eq!(
+            verified.get(&[2; 32]),
+            None,
+            "an expired token is checked again"
+        );
+        assert_eq!(
+            verified.get(&[3; 32]),
+            None,
+            "a token without expiry is not kept"
+        );
         for n in 0..MAX_VERIFIED + 10 {
             let mut digest = [0u8; 32];
             digest[..8].copy_from_slice(&(n as u64).to_le_bytes());
