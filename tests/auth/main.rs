@@ -427,6 +427,18 @@ async fn opaque_tokens_are_introspected() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let response = first_round(running.addr, Some(&bearer("not-a-token-at-all"))).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    // One bad token sent again and again is introspected once: a repeat is refused as it
+    // was, without asking the authorization server.
+    let before = oidc.introspections().await;
+    for _ in 0..50 {
+        let response = first_round(running.addr, Some(&bearer("repeated-bad-token"))).await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    let asked = oidc.introspections().await - before;
+    assert_eq!(
+        asked, 1,
+        "the issuer was asked {asked} times about one token"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -154,11 +154,20 @@ impl Oidc {
 
     /// How many times its key set was fetched.
     pub async fn jwks_hits(&self) -> u64 {
+        self.count("jwks-hits").await
+    }
+
+    /// How many times it was asked to introspect a token.
+    pub async fn introspections(&self) -> u64 {
+        self.count("introspections").await
+    }
+
+    async fn count(&self, what: &str) -> u64 {
         let body: serde_json::Value = reqwest::Client::builder()
             .no_proxy()
             .build()
             .expect("a client")
-            .get(format!("{}/test/jwks-hits", self.issuer))
+            .get(format!("{}/test/{what}", self.issuer))
             .send()
             .await
             .expect("answered")

@@ -9,7 +9,8 @@
 // key pair of its own, made at start: a second one is another issuer with other keys.
 // SAGA_OIDC_FORMAT=opaque issues opaque tokens (introspected) instead of JWTs;
 // SAGA_OIDC_TOKEN_TTL sets their lifetime in seconds. GET /test/jwks-hits says how many
-// times its key set was fetched. Every resource indicator
+// times its key set was fetched, GET /test/introspections how many tokens it was asked
+// about. Every resource indicator
 // is accepted. Clients: `saga-tests` and `saga-tests-2` / `secret` (scopes
 // `tools:deploy tools:read tools:admin`; two subjects), and `saga-introspector` /
 // `secret` (introspection only).
@@ -75,15 +76,17 @@ const provider = new Provider(issuer, {
 provider.proxy = false;
 
 let jwksHits = 0;
+let introspections = 0;
 provider.use(async (ctx, next) => {
   if (ctx.path === "/jwks") jwksHits += 1;
+  if (ctx.path === "/token/introspection") introspections += 1;
   await next();
 });
 const app = provider.callback();
 const server = http.createServer((req, res) => {
-  if (req.url === "/test/jwks-hits") {
+  if (req.url === "/test/jwks-hits" || req.url === "/test/introspections") {
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ hits: jwksHits }));
+    res.end(JSON.stringify({ hits: req.url === "/test/jwks-hits" ? jwksHits : introspections }));
     return;
   }
   app(req, res);

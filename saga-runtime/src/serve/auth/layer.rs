@@ -185,6 +185,18 @@ impl Authorize {
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
             return refused;
         }
+        if self.tries.failed_before(&parts, peer) {
+            // Refused this minute already: not verified again.
+            crate::metrics::auth_refused("invalid_token");
+            return self.challenge(
+                StatusCode::UNAUTHORIZED,
+                Some((
+                    "invalid_token",
+                    "the access token is not valid for this server",
+                )),
+                &needed,
+            );
+        }
         let verifier = match &self.server.verifier {
             Some(verifier) => verifier,
             None => return self.challenge(StatusCode::UNAUTHORIZED, None, &needed),

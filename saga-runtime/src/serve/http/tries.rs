@@ -90,6 +90,20 @@ impl Tries {
         })
     }
 
+    /// Whether this request's credential already failed this minute at its address: a
+    /// layer that verifies tokens refuses it again without asking anyone (an
+    /// introspection endpoint is not asked once per repeat of one bad token).
+    pub(crate) fn failed_before(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
+        let Some(credential) = credential(parts, &self.hasher) else {
+            return false;
+        };
+        let pool = Self::pool(peer);
+        let by_pool = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
+        by_pool.0.get(&pool).is_some_and(|minute| {
+            minute.began.elapsed() < WINDOW && minute.failed.contains(&credential)
+        })
+    }
+
     /// Counts the request's credential as failed if it carries one and was not verified.
     pub(crate) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
         if verified {
