@@ -112,7 +112,8 @@ async fn no_token_gets_a_challenge_that_says_where_to_get_one() {
         )),
         "{challenge}"
     );
-    assert!(challenge.contains("scope=\"tools:deploy\""), "{challenge}");
+    // Its body unread, the challenge names the scopes every request needs: none here.
+    assert!(!challenge.contains("scope="), "{challenge}");
     assert!(
         !challenge.contains("error="),
         "no error code without a token: {challenge}"
@@ -271,6 +272,13 @@ async fn made_up_key_ids_do_not_make_the_server_fetch_keys_per_request() {
             response.status()
         );
     }
+    // A token verified before still passes from this address, whatever it sent since.
+    assert_eq!(
+        first_round(running.addr, Some(&bearer(&good)))
+            .await
+            .status(),
+        StatusCode::OK
+    );
     let fetched = oidc.jwks_hits().await - before;
     println!(
         "300 tokens with made-up key ids in {:?}: the issuer's keys fetched {fetched} more time(s)",
@@ -434,11 +442,81 @@ async fn opaque_tokens_are_introspected() {
         let response = first_round(running.addr, Some(&bearer("repeated-bad-token"))).await;
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     }
+    // A token longer than any issued is refused without being sent anywhere.
+    let huge = "x".repeat(9 * 1024);
+    let response = first_round(running.addr, Some(&bearer(&huge))).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let asked = oidc.introspections().await - before;
     assert_eq!(
         asked, 1,
         "the issuer was asked {asked} times about one token"
     );
+}
+
+/// A caller without a token is answered 401 from the headers alone: a body that never
+/// comes (where scopes make the server read bodies) does not hold the connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_token_is_refused_before_the_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let oidc = Oidc::start().await;
+    let (running, _) = serve(&oidc, |auth| auth).await;
+    let mut stream = tokio::net::TcpStream::connect(running.addr)
+        .await
+        .expect("connected");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\n{{",
+        running.addr
+    );
+    stream.write_all(head.as_bytes()).await.expect("sent");
+    let mut answer = vec![0u8; 512];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered without the body")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+}
+
+/// `tools/resumeSaga` (seed 000) names its tool in its token: a token without the tool's
+/// scope is refused (403) there too, and `requests/resume` needs every tool's scopes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saga_resumed_in_another_format_needs_its_tools_scopes() {
+    let oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let full = bearer(&oidc.token(&resource, "tools:deploy").await);
+    let partial = bearer(&oidc.token(&resource, "tools:read").await);
+    let send = |who: &str, id: u64, method: &str, params: Value| {
+        Post::mcp(running.addr)
+            .rpc(&saga_examples::harness::http::with_meta(
+                saga_examples::harness::http::request(id, method, params),
+            ))
+            .header("authorization", who)
+            .response()
+    };
+    let called = send(
+        &full,
+        1,
+        "tools/callSaga",
+        json!({"name": "complex_tool", "arguments": {"initial_arg": "x"}}),
+    )
+    .await;
+    assert_eq!(called.status(), StatusCode::OK);
+    let body: Value = called.json().await.expect("JSON");
+    let saga_token = body["result"]["sagaToken"]
+        .as_str()
+        .expect("a saga token")
+        .to_owned();
+    let resumed = send(
+        &partial,
+        2,
+        "tools/resumeSaga",
+        json!({"sagaToken": saga_token, "completedSteps": []}),
+    )
+    .await;
+    assert_eq!(resumed.status(), StatusCode::FORBIDDEN);
+    assert!(challenge(&resumed).contains("scope=\"tools:deploy\""));
+    let resumed = send(&partial, 3, "requests/resume", json!({"resumeToken": "x"})).await;
+    assert_eq!(resumed.status(), StatusCode::FORBIDDEN);
 }
 
 // ---------------------------------------------------------------------------------------

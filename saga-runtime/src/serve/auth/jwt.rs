@@ -238,22 +238,28 @@ impl JwtVerifier {
         Ok(())
     }
 
-    async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
+    /// A cryptographic digest of `token` for `resource`: a token that collides with a
+    /// verified one must be impossible to make, or it would pass unchecked.
+    fn digest(token: &str, resource: &str) -> [u8; 32] {
         use sha2::Digest as _;
-        // A cryptographic digest: a token that collides with a verified one must be
-        // impossible to make, or it would pass unchecked.
-        let digest: [u8; 32] = sha2::Sha256::new()
+        sha2::Sha256::new()
             .chain_update(resource.as_bytes())
             .chain_update([0])
             .chain_update(token.as_bytes())
             .finalize()
-            .into();
-        let known = self
-            .verified
+            .into()
+    }
+
+    fn kept(&self, token: &str, resource: &str) -> Option<AccessToken> {
+        self.verified
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&digest);
-        if let Some(known) = known {
+            .get(&Self::digest(token, resource))
+    }
+
+    async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
+        let digest = Self::digest(token, resource);
+        if let Some(known) = self.kept(token, resource) {
             return Ok(known);
         }
         let verified = self.check_signed(token, resource).await?;
@@ -308,6 +314,10 @@ impl TokenVerifier for JwtVerifier {
         resource: &'a str,
     ) -> BoxFuture<'a, Result<AccessToken, TokenError>> {
         Box::pin(self.check(token, resource))
+    }
+
+    fn cached(&self, token: &str, resource: &str) -> Option<AccessToken> {
+        self.kept(token, resource)
     }
 }
 

@@ -22,8 +22,14 @@ use crate::log::Escaped;
 pub(crate) struct Authorize {
     pub(crate) server: ResourceServer,
     pub(crate) max_body_bytes: usize,
+    /// How long the body may take to arrive, where scopes need it read.
+    pub(crate) body_read_timeout: std::time::Duration,
     pub(crate) tries: crate::serve::http::tries::Tries,
 }
+
+/// The longest bearer token taken: longer than any an issuer writes, and a bound on what
+/// a verifier is given (an introspection endpoint is not sent megabytes).
+const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
 /// The request's operation, as far as scopes go, read from its body.
 #[derive(Deserialize)]
@@ -39,6 +45,8 @@ struct PeekParams {
     name: Option<String>,
     #[serde(default)]
     uri: Option<String>,
+    #[serde(default, rename = "sagaToken")]
+    saga_token: Option<String>,
 }
 
 impl Peek {
@@ -46,11 +54,28 @@ impl Peek {
         let params = self.params.unwrap_or(PeekParams {
             name: None,
             uri: None,
+            saga_token: None,
         });
         match (self.method.as_deref(), params.name, params.uri) {
             (Some("tools/call" | "tools/callSaga"), Some(name), _) => Operation::Tool(name),
             (Some("prompts/get"), Some(name), _) => Operation::Prompt(name),
             (Some("resources/read"), _, Some(uri)) => Operation::Resource(uri),
+            // A saga token names its tool before its dot (`tools/resumeSaga`).
+            (Some("tools/resumeSaga"), _, _) => params
+                .saga_token
+                .as_deref()
+                .and_then(|token| token.split_once('.'))
+                .and_then(|(name, _)| {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD
+                        .decode(name)
+                        .ok()
+                })
+                .and_then(|name| String::from_utf8(name).ok())
+                .map_or(Operation::AnyTool, Operation::Tool),
+            // Formats that go on with a call or a task without naming its tool: every
+            // tool's scopes (the call may be any tool's).
+            (Some("requests/resume" | "tasks/update"), _, _) => Operation::AnyTool,
             _ => Operation::Other,
         }
     }
@@ -123,20 +148,116 @@ impl Authorize {
                 &BTreeSet::new(),
             );
         }
-        // The operation, where scopes depend on it: its body read (bounded) and kept.
+        // The token first, from the headers alone: no body is read for a caller without
+        // a valid token. The challenge names the scopes every request needs.
+        let everywhere = self.server.scopes.needed(&Operation::Other);
+        let mut bearers = parts.headers.get_all(header::AUTHORIZATION).iter();
+        let (first, second) = (bearers.next(), bearers.next());
+        if second.is_some() {
+            return self.challenge(
+                StatusCode::BAD_REQUEST,
+                Some(("invalid_request", "one Authorization header")),
+                &everywhere,
+            );
+        }
+        let token = first
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .filter(|token| !token.is_empty());
+        let Some(token) = token else {
+            // No token: the challenge alone, with the scopes every request needs.
+            return self.challenge(StatusCode::UNAUTHORIZED, None, &everywhere);
+        };
+        let invalid = |this: &Self| {
+            crate::metrics::auth_refused("invalid_token");
+            this.challenge(
+                StatusCode::UNAUTHORIZED,
+                Some((
+                    "invalid_token",
+                    "the access token is not valid for this server",
+                )),
+                &everywhere,
+            )
+        };
+        if token.len() > MAX_TOKEN_BYTES {
+            tracing::info!(
+                len = token.len(),
+                "refused a bearer token longer than any issued"
+            );
+            return invalid(self);
+        }
+        let verifier = match &self.server.verifier {
+            Some(verifier) => verifier,
+            None => return self.challenge(StatusCode::UNAUTHORIZED, None, &everywhere),
+        };
+        let peer = crate::engine::pool::peer_of(&parts);
+        // A token verified before passes at once, whatever the address's failed tries.
+        let verified = match verifier.cached(token, &self.server.resource) {
+            Some(verified) => verified,
+            None => {
+                if self.tries.failed_before(&parts, peer) {
+                    // Refused this minute already: not verified again.
+                    return invalid(self);
+                }
+                // Where the address is unknown (a router mounted without `ConnectInfo`)
+                // every caller would share one count: it is not refused on it.
+                if peer.is_some() && self.tries.spent(&parts, peer) {
+                    tracing::info!(
+                        "refused a token: its address sent too many that did not verify"
+                    );
+                    let mut refused =
+                        self.challenge(StatusCode::TOO_MANY_REQUESTS, None, &everywhere);
+                    refused
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+                    return refused;
+                }
+                match verifier.verify(token, &self.server.resource).await {
+                    Ok(verified) => verified,
+                    Err(TokenError::Unavailable(reason)) => {
+                        tracing::warn!(reason = %Escaped(&reason), "a token could not be verified: the authorization server is unavailable");
+                        let mut unavailable = (
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "the authorization server cannot be asked now; retry later",
+                        )
+                            .into_response();
+                        unavailable
+                            .headers_mut()
+                            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                        return unavailable;
+                    }
+                    Err(error) => {
+                        tracing::info!(reason = %Escaped(&error.to_string()), "refused a bearer token");
+                        self.tries.note(&parts, false, peer);
+                        return invalid(self);
+                    }
+                }
+            }
+        };
+        // The operation, where scopes depend on it: its body read (bounded in bytes and
+        // time) and kept for the guard.
         let (operation, body) =
             if self.server.scopes.per_operation() && parts.method == http::Method::POST {
-                let bytes = match http_body_util::BodyExt::collect(http_body_util::Limited::new(
+                let read = http_body_util::BodyExt::collect(http_body_util::Limited::new(
                     body,
                     self.max_body_bytes,
-                ))
-                .await
-                {
-                    Ok(collected) => collected.to_bytes(),
-                    Err(_) => {
+                ));
+                let bytes = match tokio::time::timeout(self.body_read_timeout, read).await {
+                    Ok(Ok(collected)) => collected.to_bytes(),
+                    Ok(Err(_)) => {
                         return (
                             StatusCode::PAYLOAD_TOO_LARGE,
                             "the request body is too large",
+                        )
+                            .into_response();
+                    }
+                    Err(_) => {
+                        return (
+                            StatusCode::REQUEST_TIMEOUT,
+                            "the request body came too slowly",
                         )
                             .into_response();
                     }
@@ -156,79 +277,6 @@ impl Authorize {
                 (Operation::Other, body)
             };
         let needed = self.server.scopes.needed(&operation);
-        let mut bearers = parts.headers.get_all(header::AUTHORIZATION).iter();
-        let (first, second) = (bearers.next(), bearers.next());
-        if second.is_some() {
-            return self.challenge(
-                StatusCode::BAD_REQUEST,
-                Some(("invalid_request", "one Authorization header")),
-                &needed,
-            );
-        }
-        let token = first
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .filter(|token| !token.is_empty());
-        let Some(token) = token else {
-            // No token: the challenge alone, with the scopes the request needs.
-            return self.challenge(StatusCode::UNAUTHORIZED, None, &needed);
-        };
-        let peer = crate::engine::pool::peer_of(&parts);
-        if self.tries.spent(&parts, peer) {
-            tracing::info!("refused a token: its address sent too many that did not verify");
-            let mut refused = self.challenge(StatusCode::TOO_MANY_REQUESTS, None, &needed);
-            refused
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-            return refused;
-        }
-        if self.tries.failed_before(&parts, peer) {
-            // Refused this minute already: not verified again.
-            crate::metrics::auth_refused("invalid_token");
-            return self.challenge(
-                StatusCode::UNAUTHORIZED,
-                Some((
-                    "invalid_token",
-                    "the access token is not valid for this server",
-                )),
-                &needed,
-            );
-        }
-        let verifier = match &self.server.verifier {
-            Some(verifier) => verifier,
-            None => return self.challenge(StatusCode::UNAUTHORIZED, None, &needed),
-        };
-        let verified = match verifier.verify(token, &self.server.resource).await {
-            Ok(verified) => verified,
-            Err(TokenError::Unavailable(reason)) => {
-                tracing::warn!(reason = %Escaped(&reason), "a token could not be verified: the authorization server is unavailable");
-                let mut unavailable = (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "the authorization server cannot be asked now; retry later",
-                )
-                    .into_response();
-                unavailable
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                return unavailable;
-            }
-            Err(error) => {
-                tracing::info!(reason = %Escaped(&error.to_string()), "refused a bearer token");
-                crate::metrics::auth_refused("invalid_token");
-                self.tries.note(&parts, false, peer);
-                return self.challenge(
-                    StatusCode::UNAUTHORIZED,
-                    Some((
-                        "invalid_token",
-                        "the access token is not valid for this server",
-                    )),
-                    &needed,
-                );
-            }
-        };
         let missing = self.server.scopes.missing(&needed, &verified.scopes);
         if !missing.is_empty() {
             tracing::info!(missing = ?missing, "refused a request: insufficient scope");

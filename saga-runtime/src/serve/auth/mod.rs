@@ -250,6 +250,12 @@ impl ResourceServer {
                 "a token verifier: .verifier(JwtVerifier::new(ISSUER))",
             ));
         }
+        if self.scopes.resources.keys().any(|uri| uri.contains('{')) {
+            return Err(AuthError::Incomplete(
+                "resource_scopes of exact URIs: a template's URIs are read by the URI they \
+                 name, so scope its resources one by one or with require_scopes",
+            ));
+        }
         if self.authorization_servers.is_empty() {
             return Err(AuthError::Incomplete(
                 "an authorization server for clients to find: .authorization_server(ISSUER)",

@@ -22,6 +22,8 @@ pub(super) struct Scopes {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Operation {
     Tool(String),
+    /// A request that goes on with some tool's call without naming it: every tool's.
+    AnyTool,
     Prompt(String),
     Resource(String),
     Other,
@@ -35,11 +37,12 @@ impl Scopes {
 
     /// Every scope `operation` needs.
     pub(super) fn needed(&self, operation: &Operation) -> BTreeSet<String> {
-        let own = match operation {
-            Operation::Tool(name) => self.tools.get(name),
-            Operation::Prompt(name) => self.prompts.get(name),
-            Operation::Resource(uri) => self.resources.get(uri),
-            Operation::Other => None,
+        let own: Vec<&BTreeSet<String>> = match operation {
+            Operation::Tool(name) => self.tools.get(name).into_iter().collect(),
+            Operation::AnyTool => self.tools.values().collect(),
+            Operation::Prompt(name) => self.prompts.get(name).into_iter().collect(),
+            Operation::Resource(uri) => self.resources.get(uri).into_iter().collect(),
+            Operation::Other => Vec::new(),
         };
         self.everywhere
             .iter()

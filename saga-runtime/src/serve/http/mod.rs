@@ -142,6 +142,7 @@ impl SagaServer {
                 crate::serve::auth::layer::Authorize {
                     server: (**server).clone(),
                     max_body_bytes,
+                    body_read_timeout: limits.body_read_timeout,
                     tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
                 },
             )
