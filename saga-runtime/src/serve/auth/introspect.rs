@@ -34,6 +34,9 @@ pub struct Introspection {
     cache_for: Duration,
     client: Option<crate::net::Client>,
     endpoint: tokio::sync::OnceCell<String>,
+    /// When finding the endpoint last failed: it is tried again at most every 30 s, not
+    /// once per request while the authorization server is away.
+    discovery_failed: Mutex<Option<Instant>>,
     cache: Mutex<Cache>,
 }
 
@@ -90,6 +93,7 @@ impl Introspection {
             cache_for: Duration::from_secs(60),
             client,
             endpoint: tokio::sync::OnceCell::new(),
+            discovery_failed: Mutex::new(None),
             cache: Mutex::new(Cache::default()),
         }
     }
@@ -129,6 +133,16 @@ impl Introspection {
     }
 
     async fn endpoint(&self, client: &crate::net::Client) -> Result<&str, TokenError> {
+        let recently = self
+            .discovery_failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(30));
+        if recently && self.endpoint.get().is_none() {
+            return Err(TokenError::Unavailable(
+                "the issuer's metadata could not be read lately".to_owned(),
+            ));
+        }
         self.endpoint
             .get_or_try_init(|| async {
                 let metadata = discovery::discover(client, &self.issuer).await?;
@@ -140,6 +154,12 @@ impl Introspection {
             })
             .await
             .map(String::as_str)
+            .inspect_err(|_| {
+                *self
+                    .discovery_failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+            })
     }
 
     async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {

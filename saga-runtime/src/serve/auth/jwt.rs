@@ -231,7 +231,8 @@ impl JwtVerifier {
         let jwks_uri = metadata.jwks_uri.as_deref().ok_or_else(|| {
             TokenError::Unavailable("the issuer's metadata names no jwks_uri".to_owned())
         })?;
-        let set: JwkSet = discovery::get_json(client, jwks_uri).await?;
+        let document: serde_json::Value = discovery::get_json(client, jwks_uri).await?;
+        let set = read_keys(&document)?;
         tracing::debug!(issuer = %self.issuer, keys = set.keys.len(), "fetched the issuer's keys");
         crate::metrics::auth_keys_fetched();
         *self.keys.write().unwrap_or_else(|p| p.into_inner()) = set;
@@ -307,6 +308,19 @@ impl JwtVerifier {
     }
 }
 
+/// A key set read key by key: one key of a kind this build does not read (an algorithm
+/// it does not know) must not make the whole set, and so every token, unreadable.
+fn read_keys(document: &serde_json::Value) -> Result<JwkSet, TokenError> {
+    let keys = document
+        .get("keys")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| TokenError::Unavailable("the issuer's key set has no keys".to_owned()))?
+        .iter()
+        .filter_map(|key| serde_json::from_value(key.clone()).ok())
+        .collect();
+    Ok(JwkSet { keys })
+}
+
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(
         &'a self,
@@ -324,6 +338,18 @@ impl TokenVerifier for JwtVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_this_build_cannot_read_leaves_the_others_usable() {
+        let document = serde_json::json!({"keys": [
+            {"kty": "EC", "crv": "secp256k1", "alg": "ES256K", "kid": "odd", "x": "AA", "y": "AA"},
+            {"kty": "RSA", "alg": "RS256", "kid": "good", "n": "sXch", "e": "AQAB"},
+        ]});
+        let set = read_keys(&document).expect("read");
+        assert!(set.find("good").is_some());
+        assert!(set.find("odd").is_none());
+        assert!(read_keys(&serde_json::json!({"nokeys": []})).is_err());
+    }
 
     #[test]
     fn a_kept_token_is_given_until_it_expires_and_the_kept_are_bounded() {
