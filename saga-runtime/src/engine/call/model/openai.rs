@@ -148,39 +148,49 @@ const REDACTED: &str = "[redacted]";
 /// credential: the value after `Bearer ` (and so an echoed `Authorization` header), and
 /// `sk-…` keys of any provider's. For the server's log.
 pub(crate) fn redacted(text: &str, key: &str) -> String {
-    let mut text = if key.len() >= 4 {
+    // Only the head of a reply is logged (200 characters): what lies past 64 KiB is not
+    // looked at, so that a provider's huge body costs one pass over 64 KiB at most.
+    let mut head = text.len().min(64 * 1024);
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let text = &text[..head];
+    let text = if key.len() >= 4 {
         text.replace(key, REDACTED)
     } else {
         text.to_owned()
     };
+    // `Bearer X`, in any case: X goes. ASCII lower-casing keeps every byte's offset.
+    let text = redact_after(&text, &text.to_ascii_lowercase(), "bearer ", 1);
+    // `sk-…` (OpenAI's, Anthropic's `sk-ant-…`, most providers' keys), when it is longer
+    // than a word.
+    redact_after(&text, &text, "sk-", 8)
+}
+
+/// `text` with the run of credential characters after each `marker` (found in `find_in`,
+/// of the same byte offsets) replaced by [`REDACTED`] when it is at least `min` long (the
+/// marker itself goes too for `sk-`, kept for `bearer `). One pass.
+fn redact_after(text: &str, find_in: &str, marker: &str, min: usize) -> String {
     let credential_char = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
-    // `Bearer X`, in any case: X goes.
-    let mut from = 0;
-    while let Some(found) = text[from..].to_ascii_lowercase().find("bearer ") {
-        let start = from + found + "bearer ".len();
+    let keeps_marker = marker.ends_with(' ');
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = find_in[at..].find(marker) {
+        let begin = at + found;
+        let start = begin + marker.len();
         let end = text[start..]
             .find(|c: char| !credential_char(c))
             .map_or(text.len(), |n| start + n);
-        if end > start && &text[start..end] != REDACTED {
-            text.replace_range(start..end, REDACTED);
-        }
-        from = start + REDACTED.len().min(text.len() - start);
-    }
-    // `sk-…` (OpenAI's, Anthropic's `sk-ant-…`, most providers' keys).
-    let mut from = 0;
-    while let Some(found) = text[from..].find("sk-") {
-        let start = from + found;
-        let end = text[start + 3..]
-            .find(|c: char| !credential_char(c))
-            .map_or(text.len(), |n| start + 3 + n);
-        if end - start >= 11 {
-            text.replace_range(start..end, REDACTED);
-            from = start + REDACTED.len();
+        if end - start >= min {
+            out.push_str(&text[at..if keeps_marker { start } else { begin }]);
+            out.push_str(REDACTED);
         } else {
-            from = start + 3;
+            out.push_str(&text[at..end]);
         }
+        at = end;
     }
-    text
+    out.push_str(&text[at..]);
+    out
 }
 
 /// A chat completion reply read as the documented format: the first choice's message.
@@ -332,6 +342,14 @@ mod tests {
         );
         // Short words are left alone.
         assert_eq!(redacted("ask-me bearer", "k"), "ask-me bearer");
+        // A `Bearer ` before no credential, before multi-byte text, or repeated, neither
+        // panics nor takes long.
+        assert_eq!(redacted("Bearer ééé", "k"), "Bearer ééé");
+        let many = "bearer ".repeat(200_000);
+        assert!(
+            redacted(&many, "k").len() <= 2 * 64 * 1024,
+            "only the head is read"
+        );
     }
 
     #[test]
