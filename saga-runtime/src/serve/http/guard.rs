@@ -100,14 +100,18 @@ impl Guard {
         // Who is calling, resolved once: the principal a session answers to and every
         // token is bound to, and the pool every bound counts the request against.
         let (mut parts, body) = request.into_parts();
-        let peer = crate::engine::pool::peer_of(&parts);
-        if let Some(tries) = &self.tries
+        // Only with an `authenticate` check: the address is looked up for no one else.
+        let tries = self
+            .tries
+            .as_ref()
+            .map(|tries| (tries, crate::engine::pool::peer_of(&parts)));
+        if let Some((tries, peer)) = tries
             && tries.spent(&parts, peer)
         {
             return too_many_tries();
         }
         let caller = self.tools.caller_of(&parts);
-        if let Some(tries) = &self.tries {
+        if let Some((tries, peer)) = tries {
             tries.note(&parts, caller.pool.is_verified(), peer);
         }
         let pool = caller.pool.clone();
