@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(redacted("ask-me bearer", "k"), "ask-me bearer");
         // A `Bearer ` before no credential, before multi-byte text, or repeated, neither
         // panics nor takes long.
-        assert_eq!(redacted("Bearer ééé", "k"), "Bearer ééé");
+        assert_eq!(redacted("Bearer !ééééé", "k"), "Bearer !ééééé");
         let many = "bearer ".repeat(200_000);
         assert!(
             redacted(&many, "k").len() <= 2 * 64 * 1024,
