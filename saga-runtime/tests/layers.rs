@@ -206,14 +206,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "saga-runtime/src/serve/wire/resume_token.rs",
         ],
     ),
-    (
-        "`serve/http/mod.rs` wires its children and holds the path they serve",
-        &[
-            "saga-runtime/src/serve/http/mod.rs",
-            "saga-runtime/src/serve/http/direct.rs",
-            "saga-runtime/src/serve/http/guard.rs",
-        ],
-    ),
 ];
 
 /// No cycle in `krate`'s graph but its [`KNOWN_CYCLES`], each exactly as listed: a known

@@ -35,7 +35,9 @@ pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
 pub use call::context::SagaContext;
-pub(crate) use call::context::{Notices, ProgressSink, RequestHead, Stateless};
+pub(crate) use call::context::{Notices, ProgressSink, RequestHead};
+#[cfg(feature = "http")]
+pub(crate) use call::context::Stateless;
 pub use call::era::Era;
 pub(crate) use call::error::invalid_state;
 pub use call::error::{InspectError, SagaError};

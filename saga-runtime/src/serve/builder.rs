@@ -71,6 +71,7 @@ struct ServerSettings {
     http_limits: super::HttpLimits,
     session_idle_timeout: Duration,
     direct_calls: bool,
+    #[cfg(feature = "http")]
     routes: Option<axum::Router>,
     #[cfg(feature = "oauth")]
     authorization: Option<super::auth::ResourceServer>,
@@ -122,6 +123,7 @@ impl<B> Default for Builder<B> {
                 http_limits: super::HttpLimits::default(),
                 session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
                 direct_calls: true,
+                #[cfg(feature = "http")]
                 routes: None,
                 #[cfg(feature = "oauth")]
                 authorization: None,
@@ -512,6 +514,7 @@ impl Builder<SagaServer> {
     ///     .await
     /// # }
     /// ```
+    #[cfg(feature = "http")]
     pub fn routes(mut self, routes: axum::Router) -> Self {
         self.server.routes = Some(match self.server.routes.take() {
             Some(earlier) => earlier.merge(routes),
@@ -559,6 +562,7 @@ impl Builder<SagaServer> {
             list_ttl,
             session_idle_timeout: server.session_idle_timeout,
             direct_calls: server.direct_calls,
+            #[cfg(feature = "http")]
             routes: server.routes,
             #[cfg(feature = "oauth")]
             authorization,

@@ -13,6 +13,7 @@ mod principal;
 mod server;
 mod session;
 mod stdio;
+#[cfg(feature = "http")]
 mod streamed;
 mod tools;
 pub(crate) mod wire;
@@ -20,9 +21,9 @@ pub(crate) mod wire;
 pub use crate::engine::pool::{UNVERIFIED_PART, VerifiedPrincipal};
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::{Builder, SagaServerBuilder, SagaToolsBuilder};
-pub use http::{
-    DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH, QUIET_SESSION_IDS, default_http_config,
-};
+pub use http::{DEFAULT_MAX_BODY_BYTES, HttpLimits, MCP_PATH};
+#[cfg(feature = "http")]
+pub use http::{QUIET_SESSION_IDS, default_http_config};
 pub use principal::{
     ANONYMOUS, AuthenticateFn, PrincipalFn, authorization_digest, principal_from_headers,
 };

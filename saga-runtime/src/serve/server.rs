@@ -65,6 +65,7 @@ pub struct SagaServer {
     pub(super) session_idle_timeout: Duration,
     pub(super) direct_calls: bool,
     /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
+    #[cfg(feature = "http")]
     pub(super) routes: Option<axum::Router>,
     /// The server as an OAuth 2.1 resource server, if it authorizes (feature `oauth`).
     #[cfg(feature = "oauth")]
@@ -99,6 +100,7 @@ pub(super) const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30
 
 impl SagaServer {
     /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`](super::SagaServerBuilder::routes)), if any.
+    #[cfg(feature = "http")]
     pub(crate) fn extra_routes(&self) -> Option<&axum::Router> {
         self.routes.as_ref()
     }

@@ -571,6 +571,7 @@ impl SagaTools {
             principal: caller.principal,
             pool: Some(caller.pool),
             sessionless: super::session::is_sessionless(parts),
+            #[cfg(feature = "http")]
             session_gone: parts.and_then(|parts| {
                 Some(
                     parts
@@ -580,6 +581,8 @@ impl SagaTools {
                         .clone(),
                 )
             }),
+            #[cfg(not(feature = "http"))]
+            session_gone: None,
             notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
             model: self.inner.model.clone(),
         }

@@ -57,6 +57,9 @@ pub(crate) fn peer_of(parts: &http::request::Parts) -> Option<IpAddr> {
     if let Some(PeerAddr(ip)) = parts.extensions.get::<PeerAddr>() {
         return Some(*ip);
     }
+    #[cfg(not(feature = "http"))]
+    return None;
+    #[cfg(feature = "http")]
     parts
         .extensions
         .get::<axum::extract::ConnectInfo<SocketAddr>>()

@@ -1,201 +1,39 @@
 //! Streamable HTTP: one POST endpoint at `/mcp`, served statelessly through rmcp, behind
-//! the bounds of [`HttpLimits`].
+//! the bounds of [`HttpLimits`]. The transport itself is the `http` feature (on by
+//! default); the limits and the JSON checks are shared with stdio and always compiled.
 
+#[cfg(feature = "http")]
 mod direct;
+#[cfg(feature = "http")]
 mod guard;
+#[cfg(feature = "http")]
 mod hosts;
 pub(crate) mod json_check;
 mod limits;
+#[cfg(feature = "http")]
 mod listener;
+#[cfg(feature = "http")]
 mod owners;
+#[cfg(feature = "http")]
 mod refuse;
+#[cfg(feature = "http")]
 mod reply;
+#[cfg(feature = "http")]
 mod routes;
+#[cfg(feature = "http")]
 mod streams;
+#[cfg(feature = "http")]
 mod tool_list;
+#[cfg(feature = "http")]
+mod transport;
+#[cfg(feature = "http")]
 pub(crate) mod tries;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use futures::future::BoxFuture;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::net::{TcpListener, ToSocketAddrs};
-
 pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
+#[cfg(feature = "http")]
 pub(crate) use owners::SessionGone;
-
-use super::SagaServer;
-
-/// A `tracing` filter directive that keeps session ids out of the log: rmcp logs each new
-/// session's id at INFO (target `rmcp::transport::streamable_http_server::session::local`).
-/// saga never logs one; a session answers only to the principal that opened it, but its id
-/// is still the client's to keep. Add the directive to your filter, after the rest:
-///
-/// ```
-/// # use saga_runtime::serve::QUIET_SESSION_IDS;
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let directive: tracing_subscriber::filter::Directive = QUIET_SESSION_IDS.parse()?;
-/// let filter = tracing_subscriber::EnvFilter::new("info").add_directive(directive);
-/// # Ok(()) }
-/// ```
-pub const QUIET_SESSION_IDS: &str = "rmcp::transport::streamable_http_server::session::local=warn";
+#[cfg(feature = "http")]
+pub use transport::{QUIET_SESSION_IDS, default_http_config};
 
 /// The path the MCP endpoint is mounted at.
 pub const MCP_PATH: &str = "/mcp";
-
-/// The rmcp transport settings saga serves with: MCP 2026-07-28 statelessly with plain
-/// JSON responses and per-request protocol metadata required, sessions for clients that
-/// open one with `initialize` (2025-11-25, 2025-06-18; their calls stream as SSE), SSE
-/// keep-alive comments every 15 s, and a 1 MiB body limit ([`DEFAULT_MAX_BODY_BYTES`]). Host and Origin checks keep rmcp's
-/// defaults (loopback hosts only); a public deployment widens them with
-/// [`SagaServer::router_with`].
-pub fn default_http_config() -> StreamableHttpServerConfig {
-    StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(true)
-        .with_json_response(true)
-        .with_stateless_protocol_metadata_required(true)
-        .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
-        .with_max_request_body_bytes(DEFAULT_MAX_BODY_BYTES)
-}
-
-impl SagaServer {
-    /// An `axum::Router` serving MCP at `/mcp`, to mount in an application or serve as is.
-    /// Its body limit is [`HttpLimits::max_body_bytes`].
-    pub fn router(&self) -> axum::Router {
-        let limits = self.http_limits();
-        let config = default_http_config()
-            .with_max_request_body_bytes(limits.max_body_bytes)
-            .with_sse_keep_alive(Some(limits.sse_keep_alive));
-        self.router_with(config)
-    }
-
-    /// [`SagaServer::router`] with rmcp transport settings of your own (allowed hosts and
-    /// origins, body size limit, …). The body limit is the config's
-    /// `max_request_body_bytes`; the other bounds come from [`HttpLimits`].
-    ///
-    /// Every request to the MCP path (and below it), in every wire format, passes the same
-    /// checks: the limits, then rmcp's validation of the transport and the JSON-RPC
-    /// message, then the handler. Any other path not among the builder's routes is a 404.
-    /// An MRTR `tools/call` that passes rmcp's checks as it is runs without rmcp's
-    /// per-request service (see [`SagaServerBuilder::direct_calls`]); anything else, and
-    /// every refusal, is rmcp's.
-    ///
-    /// [`SagaServerBuilder::direct_calls`]: super::SagaServerBuilder::direct_calls
-    pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
-        let limits = self.http_limits();
-        // Each session gets its own server value (its log level, its subscriptions);
-        // stateless requests get a fresh one each time, which costs a few clones.
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(self.session_idle_timeout());
-        let sessions = Arc::new(sessions);
-        let direct = self
-            .direct_calls()
-            .then(|| direct::Direct::new(self.tools().clone(), &config))
-            .flatten();
-        let max_body_bytes = config.max_request_body_bytes;
-        // The routes of the application's own answer the hosts MCP answers.
-        let own_routes = self
-            .extra_routes()
-            .map(|routes| routes::guarded(routes.clone(), &config, limits.max_concurrent_requests));
-        self.tools().start_background();
-        let server = self.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
-        let guard = guard::GuardService(Arc::new(guard::Guard {
-            owners: owners::Owners::new(sessions, limits),
-            stream_idle_timeout: limits.stream_idle_timeout,
-            tools: self.tools().clone(),
-            slots: crate::engine::pool::Shares::new(
-                limits.max_concurrent_requests,
-                limits.max_requests_per_principal,
-            ),
-            queue_timeout: limits.queue_timeout,
-            body_read_timeout: limits.body_read_timeout,
-            max_body_bytes,
-            budget: limits.json_budget(),
-            direct,
-            rmcp: axum::Router::new().nest_service(MCP_PATH, service),
-            tries: self
-                .tools()
-                .authenticates()
-                .then(|| tries::Tries::new(limits.max_failed_credentials_per_minute)),
-        }));
-        // The guard answers at every path `nest_service` gives rmcp's transport (the path,
-        // with a slash, and below it) and hands rmcp what it does not serve itself; any
-        // other path is a plain 404.
-        let mcp = [
-            MCP_PATH.to_owned(),
-            format!("{MCP_PATH}/"),
-            format!("{MCP_PATH}/{{*rest}}"),
-        ]
-        .iter()
-        .fold(axum::Router::new(), |router, path| {
-            router.route_service(path, guard.clone())
-        });
-        // Authorization, its own layer in front of the guard, and its metadata routes.
-        #[cfg(feature = "oauth")]
-        let mcp = match &self.authorization {
-            Some(server) => crate::serve::auth::layer::protect(
-                mcp,
-                crate::serve::auth::layer::Authorize {
-                    server: (**server).clone(),
-                    max_body_bytes,
-                    body_read_timeout: limits.body_read_timeout,
-                    tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
-                },
-            )
-            .merge(crate::serve::auth::layer::metadata_routes(server)),
-            None => mcp,
-        };
-        match own_routes {
-            Some(routes) => mcp.merge(routes),
-            None => mcp,
-        }
-    }
-
-    /// Serves Streamable HTTP on `addr` until Ctrl-C. Prints `listening on
-    /// http://ADDR/mcp` on stdout once it accepts requests.
-    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> anyhow::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_erased_listener(listener, Box::pin(shutdown_signal()))
-            .await
-    }
-
-    /// Serves Streamable HTTP on a bound listener until `shutdown` completes, with the
-    /// connection bounds of [`HttpLimits`] (header read timeout, connection limit).
-    pub async fn serve_listener(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
-        self.serve_erased_listener(listener, Box::pin(shutdown))
-            .await
-    }
-
-    /// The server's future, built and compiled once, here: an `async fn`'s body is
-    /// compiled again in every crate that awaits it, so the public entry points only
-    /// box their generic arguments and await this.
-    fn serve_erased_listener(
-        self,
-        listener: TcpListener,
-        shutdown: BoxFuture<'static, ()>,
-    ) -> BoxFuture<'static, anyhow::Result<()>> {
-        Box::pin(async move {
-            let local: SocketAddr = listener.local_addr()?;
-            let router = self.router();
-            tracing::info!(%local, "serving MCP over Streamable HTTP");
-            println!("listening on http://{local}{MCP_PATH}");
-            listener::serve(listener, router, self.http_limits(), shutdown).await?;
-            Ok(())
-        })
-    }
-}
-
-async fn shutdown_signal() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        // No signal handler could be installed: serve until the process is killed.
-        std::future::pending::<()>().await;
-    }
-}

@@ -16,6 +16,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 mod typed;
 
+#[cfg(feature = "http")]
 pub(crate) use typed::read_within;
 
 /// Why a body was refused.
