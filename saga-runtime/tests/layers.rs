@@ -196,17 +196,15 @@ fn no_import_cycle_between_the_macros_files() {
 /// found between a `mod.rs` and its children outside the engine, each with the issue that
 /// removes it. A cycle outside these files, or one that takes in another file, fails.
 /// The engine, the macros and the CLI have none.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    (
-        "the seed formats' `formats!` table and the trait its rows implement share \
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[(
+    "the seed formats' `formats!` table and the trait its rows implement share \
          `serve/wire/mod.rs`",
-        &[
-            "saga-runtime/src/serve/wire/mod.rs",
-            "saga-runtime/src/serve/wire/dependent.rs",
-            "saga-runtime/src/serve/wire/resume_token.rs",
-        ],
-    ),
-];
+    &[
+        "saga-runtime/src/serve/wire/mod.rs",
+        "saga-runtime/src/serve/wire/dependent.rs",
+        "saga-runtime/src/serve/wire/resume_token.rs",
+    ],
+)];
 
 /// No cycle in `krate`'s graph but its [`KNOWN_CYCLES`], each exactly as listed: a known
 /// cycle that takes in another file, or that is gone, fails too (take it off the list).

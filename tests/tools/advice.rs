@@ -371,3 +371,27 @@ async fn a_mutable_borrow_tested_by_its_pattern_borrowed_again_changes_the_origi
         .expect("the call completes");
     assert_eq!(run.text(), "false:6 true:2");
 }
+
+/// `saga_fn_plain_async_fn`: "mark it `#[saga_fn]`; its body and its calls stay as they
+/// are", written as the note's example (a helper taking an owned `String`).
+#[saga_fn]
+async fn confirm(what: String) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("Confirm {what}?")).await
+}
+
+#[saga_tool]
+async fn cleanup(path: String) -> Result<String, SagaError> {
+    let sure = confirm(path.clone()).await?;
+    Ok(format!("{path}: {sure}"))
+}
+
+#[tokio::test]
+async fn a_helper_marked_saga_fn_asks_through_its_caller() {
+    let run = TestClient::new(cleanup)
+        .call("cleanup", json!({"path": "/tmp/cache"}))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "/tmp/cache: true");
+}

@@ -32,12 +32,13 @@ pub(crate) use runner::sampling;
 
 pub use asks::join_all::{JoinAll, join_all};
 pub use asks::outcome::{ElicitOutcome, Elicited};
+pub use asks::outside::AwaitedOutsideASaga;
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
 pub use call::context::SagaContext;
-pub(crate) use call::context::{Notices, ProgressSink, RequestHead};
 #[cfg(feature = "http")]
 pub(crate) use call::context::Stateless;
+pub(crate) use call::context::{Notices, ProgressSink, RequestHead};
 pub use call::era::Era;
 pub(crate) use call::error::invalid_state;
 pub use call::error::{InspectError, SagaError};

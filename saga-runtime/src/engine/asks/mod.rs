@@ -11,6 +11,7 @@
 pub(crate) mod form;
 pub(crate) mod join_all;
 pub(crate) mod outcome;
+pub(crate) mod outside;
 pub(crate) mod roots;
 pub(crate) mod sample;
 pub(crate) mod url;

@@ -93,6 +93,7 @@ impl Tries {
     /// Whether this request's credential already failed this minute at its address: a
     /// layer that verifies tokens refuses it again without asking anyone (an
     /// introspection endpoint is not asked once per repeat of one bad token).
+    #[cfg(feature = "oauth")]
     pub(crate) fn failed_before(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
         let Some(credential) = credential(parts, &self.hasher) else {
             return false;
