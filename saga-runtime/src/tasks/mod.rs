@@ -11,11 +11,14 @@
 //!
 //! Workers hold a lease on the task they run and renew it while they work. When a worker
 //! dies, its lease runs out and a worker of any replica sharing the store takes the task
-//! over from the last state written: only the work since the last checkpoint runs again,
+//! over (at once, where the store can tell that its process ended: SQLite) from the last
+//! state written: only the work since the last checkpoint runs again,
 //! and the client sees one result.
 
 pub(crate) mod clock;
 mod host;
+#[cfg(all(unix, feature = "sqlite"))]
+mod liveness;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod record;
@@ -432,7 +435,7 @@ impl Tasks {
             )
             .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
         let now = clock::now_ms();
-        let claim = crate::state::random_id();
+        let claim = self.settings.store.0.claim();
         let pool = cx.pool(tools.principals_verified());
         let record = TaskRecord {
             id,
@@ -507,7 +510,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         self.ensure_sweeper(tools);
         self.own(id, principal).await?;
-        let claim = crate::state::random_id();
+        let claim = self.settings.store.0.claim();
         let worker = claim.clone();
         let lease_until = self.lease_until();
         let change = move |record: &mut TaskRecord| {

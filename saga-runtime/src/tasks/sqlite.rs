@@ -12,9 +12,17 @@ use super::sql::{self, At, Columns, Row, Rows, from_sql, now, to_sql, unavailabl
 use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
 
+/// The working tasks whose lease runs at `?1`, with their worker's claim.
+const LEASED: &str = "SELECT id, json_extract(record, '$.worker') FROM saga_tasks
+    WHERE working AND lease_until_ms >= ?1 AND expires_ms > ?1";
+
 #[derive(Debug)]
 pub(crate) struct SqliteTasks {
     db: Db,
+    /// Which processes sharing the file are alive (`None` where it cannot tell: off Unix,
+    /// or the directory beside the file could not be written).
+    #[cfg(unix)]
+    liveness: Option<super::liveness::Liveness>,
 }
 
 /// What the store holds for a record of `owner`, at `now`.
@@ -90,18 +98,54 @@ impl TaskBackend for SqliteTasks {
     }
 
     fn orphans(&self, now_ms: u64) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        #[cfg(unix)]
+        let lists_leased = self.liveness.is_some();
+        #[cfg(not(unix))]
+        let lists_leased = false;
         Box::pin(async move {
-            self.db
+            let (mut ids, leased) = self
+                .db
                 .run(move |connection| {
                     let mut statement = connection.prepare_cached(&lite(sql::ORPHANS))?;
                     let ids = statement
                         .query_map([to_sql(now_ms)], |row| row.get(0))?
                         .collect::<rusqlite::Result<Vec<String>>>()?;
-                    Ok(ids)
+                    // And those still leased, with their worker, to ask which are gone.
+                    let mut leased = Vec::new();
+                    if lists_leased {
+                        let mut statement = connection.prepare_cached(LEASED)?;
+                        leased = statement
+                            .query_map([to_sql(now_ms)], |row| {
+                                Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+                            })?
+                            .collect::<rusqlite::Result<Vec<_>>>()?;
+                    }
+                    Ok((ids, leased))
                 })
                 .await
-                .map_err(unavailable)
+                .map_err(unavailable)?;
+            ids.extend(leased.into_iter().filter_map(|(id, worker)| {
+                worker
+                    .is_some_and(|worker| self.is_gone(&worker))
+                    .then_some(id)
+            }));
+            Ok(ids)
         })
+    }
+
+    #[cfg(unix)]
+    fn claim(&self) -> String {
+        match &self.liveness {
+            Some(liveness) => liveness.claim(),
+            None => crate::state::random_id(),
+        }
+    }
+
+    #[cfg(unix)]
+    fn is_gone(&self, claim: &str) -> bool {
+        self.liveness
+            .as_ref()
+            .is_some_and(|liveness| liveness.is_gone(claim))
     }
 
     fn depth(&self, now_ms: u64) -> BoxFuture<'_, Result<Option<usize>, TaskStoreError>> {
@@ -195,12 +239,32 @@ impl TaskStore {
     /// Tasks in the SQLite file at `path` (created if needed; feature `sqlite`): durable on
     /// one machine. A restarted server, even one killed with `kill -9`, finds every task
     /// as its last acknowledged step left it, and its workers take over those that were
-    /// working once their lease ends. The single-use store may share the file
+    /// working at once: each process holds a lock on a file of its own in the directory
+    /// `PATH.workers` beside the store, released by the kernel when the process ends, so
+    /// the tasks of a process whose lock is free need not wait for their lease (on Unix;
+    /// elsewhere, and for records of earlier builds, they wait for it). The single-use store may share the file
     /// ([`SqliteStore`](crate::state::SqliteStore)).
     ///
     /// The file is opened (and its tables made) now, before the server serves.
     pub fn sqlite(path: impl AsRef<Path>) -> Result<Self, TaskStoreError> {
-        let db = Db::open(path.as_ref()).map_err(TaskStoreError::Unavailable)?;
-        Ok(Self::custom(SqliteTasks { db }))
+        let path = path.as_ref();
+        let db = Db::open(path).map_err(TaskStoreError::Unavailable)?;
+        #[cfg(unix)]
+        let liveness = match super::liveness::Liveness::register(path) {
+            Ok(liveness) => Some(liveness),
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    "the directory of live workers beside the task store could not be written: \
+                     a restarted server takes its tasks over when their lease ends"
+                );
+                None
+            }
+        };
+        Ok(Self::custom(SqliteTasks {
+            db,
+            #[cfg(unix)]
+            liveness,
+        }))
     }
 }

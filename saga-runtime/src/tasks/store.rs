@@ -133,8 +133,25 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
-    /// The ids of tasks that are `working` and whose worker's lease ended before `now_ms`.
+    /// The ids of tasks that are `working` and whose worker's lease ended before `now_ms`,
+    /// and, for a backend that can tell ([`TaskBackend::is_gone`]), those whose worker is
+    /// gone although its lease runs on.
     fn orphans(&self, now_ms: u64) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>>;
+
+    /// A new claim for a worker of this process, written as a record's
+    /// [`worker`](TaskRecord::worker) while it runs the task. By default a random id.
+    fn claim(&self) -> String {
+        crate::state::random_id()
+    }
+
+    /// Whether the worker that wrote `claim` is certainly gone (its process ended), so
+    /// that its task may be taken over before its lease ends. By default never: a task
+    /// waits for its worker's lease. The SQLite store can tell for the processes of its
+    /// machine; a backend shared across machines cannot, and must not guess.
+    fn is_gone(&self, claim: &str) -> bool {
+        let _ = claim;
+        false
+    }
 
     /// How many unexpired tasks the store keeps at `now_ms`, if the backend can tell
     /// cheaply: reported as the `saga_task_store_depth` gauge.

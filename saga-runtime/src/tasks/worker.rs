@@ -445,8 +445,9 @@ impl Tasks {
         let tools = tools.clone();
         let period = (self.settings.lease / 2).max(Duration::from_millis(50));
         tokio::spawn(async move {
+            // The first sweep at once: a server restarted after a crash takes over its
+            // tasks whose worker is known gone without waiting a period.
             loop {
-                tokio::time::sleep(period).await;
                 let Some(tasks) = tasks.upgrade() else {
                     return;
                 };
@@ -455,6 +456,8 @@ impl Tasks {
                 if let Ok(Some(depth)) = tasks.settings.store.0.depth(clock::now_ms()).await {
                     crate::metrics::task_store_depth(depth);
                 }
+                drop(tasks);
+                tokio::time::sleep(period).await;
             }
         });
     }
@@ -487,11 +490,18 @@ impl Tasks {
             {
                 continue;
             }
-            let claim = crate::state::random_id();
+            let claim = self.settings.store.0.claim();
             let worker = claim.clone();
             let lease_until = self.lease_until();
+            let store = self.settings.store.0.clone();
             let take = move |record: &mut TaskRecord| {
-                if record.status != TaskStatus::Working || record.lease_until_ms >= now {
+                // Its lease ended, or its worker's process did (the store can tell).
+                let free = record.lease_until_ms < now
+                    || record
+                        .worker
+                        .as_deref()
+                        .is_some_and(|worker| store.is_gone(worker));
+                if record.status != TaskStatus::Working || !free {
                     return false;
                 }
                 record.worker = Some(worker.clone());
