@@ -7,6 +7,10 @@
 pub struct Introduction;
 
 #[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/wire.md")]
+pub struct Wire;
+
+#[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/writing-tools.md")]
 pub struct WritingTools;
 

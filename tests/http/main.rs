@@ -21,3 +21,4 @@ mod session;
 mod session_bounds;
 mod session_owners;
 mod single_use;
+mod wire_page;
