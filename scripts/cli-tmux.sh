@@ -424,6 +424,19 @@ if wait_for "EXIT=0" 120 && screen | grep -qx "stateDiagram-v2" &&
   pass "$name"
 else scenario_failed "$name" "the diagram's states and edges, EXIT=0, the same over HTTP"; fi
 
+# 15. saga graph --out FILE writes the same text to FILE; --svg FILE is refused (exit 2)
+#     with the two commands that draw it, the first of which is tried as written.
+name="saga graph --out FILE; --svg FILE refused with a command that works"
+rm -f "$WORK/deploy.mmd" "$WORK/deploy.svg"
+svg_err=$("$SAGA" graph --svg "$WORK/deploy.svg" "$DEPLOY_URL" complex_tool 2>&1 >/dev/null); svg_status=$?
+advised=$(printf '%s\n' "$svg_err" | grep -o '`saga graph --out [^`]*`' | tr -d '`' | head -1)
+if [ "$svg_status" -eq 2 ] && [ ! -e "$WORK/deploy.svg" ] && [ -n "$advised" ] &&
+  printf '%s\n' "$svg_err" | grep -qF "npx @mermaid-js/mermaid-cli -i $WORK/deploy.mmd -o $WORK/deploy.svg" &&
+  "$SAGA" ${advised#saga } 2>/dev/null &&
+  [ "$(cat "$WORK/deploy.mmd")" = "$("$SAGA" graph "$DEPLOY_URL" complex_tool)" ]; then
+  pass "$name"
+else scenario_failed "$name" "exit 2 and no file for --svg, its advised --out writes the diagram: $svg_err"; fi
+
 if [ -f "$WORK/deploy-screen.txt" ]; then
   echo "== the screen of the deploy run"
   cat "$WORK/deploy-screen.txt"

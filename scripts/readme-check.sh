@@ -37,7 +37,14 @@ grep -q "^saga-runtime = { path = \"$ROOT/saga-runtime\" }" "$WORK/Cargo.toml" |
 grep -q "saga_tool" "$WORK/src/main.rs" && grep -q "SagaServer::builder" "$WORK/src/main.rs" || {
   echo "readme-check: the README's snippets moved; update scripts/readme-check.sh" >&2; exit 1; }
 
-CARGO_TARGET_DIR=$ROOT/target cargo check --quiet --manifest-path "$WORK/Cargo.toml"
+# No warning either, as a binary crate and as its test build: a user's first build of the
+# README's tool once warned `struct Target is never constructed`.
+for build in "check" "test --no-run"; do
+  # shellcheck disable=SC2086
+  warnings=$(CARGO_TARGET_DIR=$ROOT/target cargo $build --manifest-path "$WORK/Cargo.toml" --message-format short 2>&1 |
+    grep -E "^src/.*warning" || true)
+  [ -z "$warnings" ] || { echo "readme-check: the README's crate warns (cargo $build):" >&2; echo "$warnings" >&2; exit 1; }
+done
 grep -q "saga_runtime::testing" "$WORK/src/main.rs" || {
   echo "readme-check: the README's first tool lost its test" >&2; exit 1; }
 # The tool's own test, written with saga_runtime::testing, runs as a user's `cargo test`.

@@ -3,12 +3,12 @@
 //! (`saga/diagram`), or from an example of the current Cargo project
 //! (`cargo run --quiet --example NAME -- --graph TOOL`).
 //!
-//! `--svg FILE`: no Rust renderer of Mermaid state diagrams was found faithful enough
-//! (the ones on crates.io drop the quotes of messages, overlap labels, or need a newer
-//! Rust than saga), so the text is written to `FILE` with the extension `.mmd`, and
-//! stderr says how to render it.
+//! `--out FILE` writes the text to `FILE`. `--svg FILE` is refused, with the commands that
+//! draw one: no Rust renderer of Mermaid state diagrams was found faithful enough (the
+//! ones on crates.io drop the quotes of messages, overlap labels, or need a newer Rust
+//! than saga), and writing anything but an SVG to a file named by `--svg` surprised users.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -49,8 +49,8 @@ pub fn source(example: Option<String>, words: &[String]) -> anyhow::Result<(Sour
     }
 }
 
-/// `saga graph`: prints the diagram of `tool`, or writes it next to `svg`.
-pub async fn graph(source: &Source, tool: &str, svg: Option<&Path>) -> anyhow::Result<()> {
+/// `saga graph`: prints the diagram of `tool`, or writes it to `out`.
+pub async fn graph(source: &Source, tool: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let diagram = match source {
         Source::Url(url) => {
             let text = tokio::time::timeout(TIMEOUT, from_server(url, tool))
@@ -64,30 +64,30 @@ pub async fn graph(source: &Source, tool: &str, svg: Option<&Path>) -> anyhow::R
         }
         Source::Example(name) => crate::terminal::clean_lines(&from_example(name, tool)?),
     };
-    match svg {
+    match out {
         None => print!("{diagram}"),
         Some(file) => {
-            let path = mmd_path(file);
-            std::fs::write(&path, &diagram)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!(
-                "saga: no Rust renderer draws Mermaid state diagrams faithfully, so the \
-                 diagram is written as Mermaid text to {} (not {}); render it with \
-                 `npx @mermaid-js/mermaid-cli -i {} -o {}`, or paste it into a ```mermaid \
-                 block on GitHub",
-                path.display(),
-                file.display(),
-                path.display(),
-                file.display()
-            );
+            std::fs::write(file, &diagram)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            eprintln!("saga: the diagram is in {} (Mermaid text)", file.display());
         }
     }
     Ok(())
 }
 
-/// `FILE` with the extension `.mmd`: `deploy.svg` → `deploy.mmd`.
-pub fn mmd_path(file: &Path) -> PathBuf {
-    file.with_extension("mmd")
+/// Why `--svg FILE` is refused, and the two commands that draw `FILE` (`rest`: the
+/// command's other words, repeated in the first).
+pub fn no_svg(svg: &Path, rest: &[String]) -> String {
+    let mmd = svg.with_extension("mmd");
+    format!(
+        "saga does not draw SVG: no Rust renderer draws Mermaid state diagrams faithfully; \
+         write the text with `saga graph --out {} {}` and draw it with Mermaid's own CLI, \
+         `npx @mermaid-js/mermaid-cli -i {} -o {}`",
+        mmd.display(),
+        rest.join(" "),
+        mmd.display(),
+        svg.display()
+    )
 }
 
 /// The diagram in the `_meta` of the server's tool `name`.
@@ -215,12 +215,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_svg_file_becomes_a_mermaid_file() {
-        assert_eq!(
-            mmd_path(Path::new("out/deploy.svg")),
-            PathBuf::from("out/deploy.mmd")
+    fn svg_is_refused_with_the_commands_that_draw_it() {
+        let words = ["http://h/mcp".to_owned(), "complex_tool".to_owned()];
+        let text = no_svg(Path::new("out/deploy.svg"), &words);
+        assert!(
+            text.contains("saga graph --out out/deploy.mmd http://h/mcp complex_tool"),
+            "{text}"
         );
-        assert_eq!(mmd_path(Path::new("deploy")), PathBuf::from("deploy.mmd"));
+        assert!(
+            text.contains("npx @mermaid-js/mermaid-cli -i out/deploy.mmd -o out/deploy.svg"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -97,7 +97,10 @@ enum Command {
         server: ServerArgs,
     },
     /// Calls a tool and drives it to completion, asking you (or --answers) for input.
-    #[command(after_long_help = CALL_HELP)]
+    #[command(
+        after_long_help = CALL_HELP,
+        override_usage = "saga call [OPTIONS] URL TOOL [KEY=VALUE]...\n       saga call [OPTIONS] --stdio CMD TOOL [KEY=VALUE]..."
+    )]
     Call {
         #[command(flatten)]
         server: ServerArgs,
@@ -124,9 +127,9 @@ enum Command {
         /// tasks/get, answer input_required with tasks/update; Ctrl-C sends tasks/cancel.
         #[arg(long)]
         task: bool,
-        /// `[URL] TOOL key=value…` (no URL with --stdio). A value is JSON when it parses as
+        /// The tool, then its arguments as `key=value`. A value is JSON when it parses as
         /// JSON, else a string; a property the tool types as string stays a string.
-        #[arg(value_name = "[URL] TOOL KEY=VALUE")]
+        #[arg(value_name = "TOOL KEY=VALUE")]
         rest: Vec<String>,
     },
     /// Prints a tool's diagram (Mermaid stateDiagram-v2 text): from a server's tools/list,
@@ -138,9 +141,12 @@ enum Command {
         /// for any other server, run it and use `saga graph URL TOOL`.
         #[arg(long, value_name = "NAME")]
         example: Option<String>,
-        /// Write the diagram for FILE instead of printing it: as FILE.mmd (Mermaid text),
-        /// since no Rust renderer draws state diagrams faithfully.
+        /// Write the diagram (Mermaid text) to FILE instead of printing it.
         #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Not drawn by saga: no Rust renderer draws Mermaid state diagrams faithfully.
+        /// Refused with the two commands that draw it (--out FILE.mmd, then mermaid-cli).
+        #[arg(long, value_name = "FILE", hide = true)]
         svg: Option<PathBuf>,
         /// `URL TOOL`, or `TOOL` with --example.
         #[arg(value_name = "[URL] TOOL", required = true, num_args = 1..=2)]
@@ -163,7 +169,7 @@ struct ServerArgs {
     /// Start this command (split like a shell would) and talk MCP on its stdin/stdout.
     #[arg(long, value_name = "CMD ARGS")]
     stdio: Option<String>,
-    /// The Streamable HTTP endpoint (for `tools`; `call` takes it as its first word).
+    /// The Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp (not with --stdio).
     #[arg(value_name = "URL")]
     url: Option<String>,
     /// A bearer token for a server that authorizes (OAuth): sent as `Authorization:
@@ -301,9 +307,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 call::Outcome::Interrupted => ExitCode::from(130),
             })
         }
-        Command::Graph { example, svg, rest } => {
+        Command::Graph {
+            example,
+            out,
+            svg,
+            rest,
+        } => {
+            if let Some(svg) = svg {
+                anyhow::bail!("{}", graph::no_svg(&svg, &rest));
+            }
             let (source, tool) = graph::source(example, &rest)?;
-            graph::graph(&source, &tool, svg.as_deref()).await?;
+            graph::graph(&source, &tool, out.as_deref()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { token, layout } => {
@@ -323,6 +337,26 @@ fn fail(error: &anyhow::Error) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_usage_names_the_url_once_and_the_tool() {
+        use clap::CommandFactory as _;
+        let mut cli = Cli::command();
+        let usage = cli
+            .find_subcommand_mut("call")
+            .expect("the call subcommand")
+            .render_usage()
+            .to_string();
+        assert!(
+            usage.contains("saga call [OPTIONS] URL TOOL [KEY=VALUE]..."),
+            "{usage}"
+        );
+        assert!(
+            usage.contains("saga call [OPTIONS] --stdio CMD TOOL [KEY=VALUE]..."),
+            "{usage}"
+        );
+        assert!(!usage.contains("[[URL]"), "{usage}");
+    }
 
     fn parse(words: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("saga").chain(words.iter().copied()))

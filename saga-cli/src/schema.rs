@@ -263,6 +263,32 @@ fn bounds(n: f64, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
 /// A short description of a property's type for `saga tools`: `string`, `integer
 /// (1..=20)`, `one of a|b`, `string?` is not used: requiredness is shown separately.
 pub fn describe_type(property: &Value) -> String {
+    let ty = describe_kind(property);
+    if is_nullable(property) {
+        format!("{ty} or null")
+    } else {
+        ty
+    }
+}
+
+/// Whether `null` is a value the schema allows: a type list with `"null"` (an `Option`
+/// as schemars writes it), or an `anyOf`/`oneOf` with a `{"type": "null"}` branch.
+fn is_nullable(property: &Value) -> bool {
+    let null_type = |schema: &Value| match schema.get("type") {
+        Some(Value::String(ty)) => ty == "null",
+        Some(Value::Array(types)) => types.iter().any(|ty| ty == "null"),
+        _ => false,
+    };
+    null_type(property)
+        || ["anyOf", "oneOf"].iter().any(|key| {
+            property
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|branches| branches.iter().any(null_type))
+        })
+}
+
+fn describe_kind(property: &Value) -> String {
     match kind(property) {
         Kind::Text { format, .. } => {
             let ty = match type_of(property) {
@@ -453,7 +479,16 @@ mod tests {
         );
         assert_eq!(
             describe_type(&json!({"type": ["integer", "null"], "minimum": 0})),
-            "integer (>= 0)"
+            "integer (>= 0) or null"
+        );
+        // An `Option<String>` output field, as schemars writes it.
+        assert_eq!(
+            describe_type(&json!({"type": ["string", "null"]})),
+            "string or null"
+        );
+        assert_eq!(
+            describe_type(&json!({"anyOf": [{"$ref": "#/$defs/Room"}, {"type": "null"}]})),
+            "any or null"
         );
         assert_eq!(
             describe_type(&json!({"type": "string", "format": "email"})),

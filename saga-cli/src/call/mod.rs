@@ -262,11 +262,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("initial_arg  string          required  first"),
+            text.contains("initial_arg  string                  required  first"),
             "{text}"
         );
         assert!(
-            text.contains("replicas     integer (>= 0)  optional"),
+            text.contains("replicas     integer (>= 0) or null  optional"),
             "{text}"
         );
     }

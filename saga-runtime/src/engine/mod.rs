@@ -33,6 +33,7 @@ pub(crate) use runner::sampling;
 pub use asks::join_all::{JoinAll, join_all};
 pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::outside::AwaitedOutsideASaga;
+// Named in the errors about saved locals: rustc shows this path, not `__private`'s.
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
 pub use call::context::SagaContext;
@@ -48,6 +49,7 @@ pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput,
 pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
+pub use expand::local::SagaLocal;
 pub use forms::elicit::{Elicit, as_integer, check_content};
 pub use forms::elicit_field::{ElicitEnum, ElicitField};
 pub use identity::layout::LayoutError;

@@ -32,7 +32,10 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A local kept across a suspension.
+/// What a local kept across a suspension implements, so that `#[saga_tool]` can save it
+/// in the saga's state: every `Serialize + DeserializeOwned` type, and the borrows the
+/// macro can make again after the suspension (of a saved local, by the standard
+/// accessors). Never implemented by hand; the compile errors about saved locals name it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
     label = "this local is still used after a suspension",
