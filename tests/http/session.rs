@@ -109,3 +109,42 @@ async fn non_object_output_reaches_a_legacy_peer_as_text() {
         "{reply}"
     );
 }
+
+/// Interop with third-party clients: a 2025-11-25 list result carries only that era's
+/// fields (no `ttlMs`, no `cacheScope`, which 2026-07-28 added), while a 2026-07-28
+/// request keeps them; integer formats are ones validators know; and closing a session is
+/// `204 No Content` (rmcp answered `202`, at which the Python SDK 1.x warns).
+#[tokio::test]
+async fn a_session_gets_its_eras_list_fields_and_a_204_when_it_closes() {
+    use saga_examples::harness::http::{Post, request, with_meta};
+    let server = deploy::server(KeyRing::ephemeral()).expect("a server");
+    let running = serve_local(server).await;
+    let session = Session::open(&running.url(), json!({"elicitation": {}})).await;
+    let mut listed = session
+        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))
+        .await;
+    let listed = listed.next().await.expect("the list");
+    let result = &listed["result"];
+    assert_eq!(result["tools"][0]["name"], "complex_tool", "{listed}");
+    assert!(result.get("ttlMs").is_none(), "{listed}");
+    assert!(result.get("cacheScope").is_none(), "{listed}");
+
+    let stateless = Post::mcp(running.addr)
+        .rpc(&with_meta(request(3, "tools/list", json!({}))))
+        .reply()
+        .await;
+    assert_eq!(
+        stateless.body["result"]["cacheScope"], "public",
+        "{stateless:?}"
+    );
+    assert!(stateless.body["result"]["ttlMs"].is_u64(), "{stateless:?}");
+    // `replicas: Option<u32>`: a format validators know, and the range (schemars wrote
+    // `format: "uint32"`, at which Mastra's validator warns).
+    assert_eq!(
+        stateless.body["result"]["tools"][0]["inputSchema"]["properties"]["replicas"],
+        json!({"type": ["integer", "null"], "format": "int64", "minimum": 0, "maximum": 4294967295u64}),
+        "{stateless:?}"
+    );
+
+    assert_eq!(session.delete().await, reqwest::StatusCode::NO_CONTENT);
+}

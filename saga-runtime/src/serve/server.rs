@@ -98,6 +98,21 @@ pub const MAX_SUBSCRIBED_BYTES: usize = 16 * 1024;
 /// [`SagaServerBuilder::session_idle_timeout`](super::SagaServerBuilder::session_idle_timeout) says otherwise.
 pub(super) const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// A list result as the request's era has it: the caching hints (`ttlMs`, `cacheScope`)
+/// are MCP 2026-07-28's, so a 2025-11-25 (or older) request gets the result without them,
+/// as that era's schema has it.
+macro_rules! of_its_era {
+    ($result:expr, $context:expr) => {{
+        let mut result = $result;
+        if crate::engine::Era::is_session($context.protocol_version().as_ref()) {
+            result.ttl_ms = None;
+            result.cache_scope = None;
+        }
+        result
+    }};
+}
+use of_its_era;
+
 impl SagaServer {
     /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`](super::SagaServerBuilder::routes)), if any.
     #[cfg(feature = "http")]
@@ -309,9 +324,9 @@ impl ServerHandler for SagaServer {
             let mut list = self.tools.list();
             list.tools
                 .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
-            return Ok(list);
+            return Ok(of_its_era!(list, _context));
         }
-        Ok(self.tools.list())
+        Ok(of_its_era!(self.tools.list(), _context))
     }
 
     async fn on_custom_request(
@@ -379,7 +394,7 @@ impl ServerHandler for SagaServer {
         if !self.tools.has_prompts() {
             return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
         }
-        Ok(self.tools.list_prompts())
+        Ok(of_its_era!(self.tools.list_prompts(), _context))
     }
 
     async fn get_prompt(
@@ -400,7 +415,7 @@ impl ServerHandler for SagaServer {
         if !self.tools.has_resources() {
             return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
         }
-        Ok(self.tools.list_resources())
+        Ok(of_its_era!(self.tools.list_resources(), _context))
     }
 
     async fn list_resource_templates(
@@ -413,7 +428,7 @@ impl ServerHandler for SagaServer {
                 ListResourceTemplatesRequestMethod,
             >());
         }
-        Ok(self.tools.list_resource_templates())
+        Ok(of_its_era!(self.tools.list_resource_templates(), _context))
     }
 
     async fn read_resource(

@@ -69,7 +69,9 @@ impl<U: Serialize + JsonSchema + 'static> ToolOutput for Json<U> {
     }
 
     fn output_schema() -> Option<Arc<JsonObject>> {
-        Some(schema_for_output::<U>())
+        let mut schema = (*schema_for_output::<U>()).clone();
+        super::integer_formats::rewrite(&mut schema);
+        Some(Arc::new(schema))
     }
 }
 

@@ -310,7 +310,8 @@ pub fn described(name: &'static str, arguments: std::sync::Arc<JsonObject>) -> T
 }
 
 /// The input schema of a `#[saga_tool]`'s generated argument struct: JSON Schema
-/// 2020-12, exactly as rmcp's `schema_for_type` makes it, without its cache. A tool's
+/// 2020-12, as rmcp's `schema_for_type` makes it (without its cache), its integer formats
+/// the ones validators know (`integer_formats`). A tool's
 /// description is made when the server is built, and the cache's lookup was compiled
 /// once per tool. Only the schema's generation is `A`'s.
 #[doc(hidden)]
@@ -334,6 +335,8 @@ fn schema_object(schema: schemars::Schema) -> std::sync::Arc<JsonObject> {
         }
         _ => JsonObject::new(),
     };
+    let mut object = object;
+    super::integer_formats::rewrite(&mut object);
     std::sync::Arc::new(object)
 }
 
@@ -428,14 +431,15 @@ mod tests {
     struct Empty {}
 
     /// The schema is rmcp's `schema_for_type`'s, byte for byte, for every kind of
-    /// argument struct: definitions and references included.
+    /// argument struct (definitions and references included), but for its integer
+    /// formats.
     #[test]
     fn args_schema_is_rmcps_schema_for_type() {
         fn same<A: schemars::JsonSchema + 'static>() {
             let ours = serde_json::to_string(&*args_schema::<A>()).expect("writes");
-            let rmcps =
-                serde_json::to_string(&*rmcp::handler::server::common::schema_for_type::<A>())
-                    .expect("writes");
+            let mut rmcps = (*rmcp::handler::server::common::schema_for_type::<A>()).clone();
+            crate::engine::contract::integer_formats::rewrite(&mut rmcps);
+            let rmcps = serde_json::to_string(&rmcps).expect("writes");
             assert_eq!(ours, rmcps);
         }
         same::<Plain>();

@@ -163,12 +163,18 @@ impl Guard {
         if request.method() != Method::POST || !is_json(request.headers()) {
             // No body to look at, and nothing to run: rmcp answers these (405, 415).
             let deletes = request.method() == Method::DELETE;
-            let response = self.forward(request).await;
+            let mut response = self.forward(request).await;
             if deletes
                 && response.status().is_success()
                 && let Some(id) = &session
             {
                 self.owners.closed(id);
+                // rmcp answers 202 Accepted; the session is gone at once, which is 204
+                // No Content, and clients check for it (the Python SDK warns at a 202).
+                *response.status_mut() = http::StatusCode::NO_CONTENT;
+                *response.body_mut() = Body::empty();
+                response.headers_mut().remove(http::header::CONTENT_TYPE);
+                response.headers_mut().remove(http::header::CONTENT_LENGTH);
             }
             return response;
         }
