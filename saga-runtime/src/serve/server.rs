@@ -111,7 +111,6 @@ macro_rules! of_its_era {
         result
     }};
 }
-use of_its_era;
 
 impl SagaServer {
     /// The routes served beside `/mcp` ([`SagaServerBuilder::routes`](super::SagaServerBuilder::routes)), if any.
