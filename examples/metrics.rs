@@ -14,14 +14,21 @@
 //! timings, so in production serve it where only operators reach (a listener on a private
 //! interface, or behind the same authentication as your other operator pages).
 
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use saga_examples::deploy;
 use saga_runtime::prelude::*;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
-    let prometheus = PrometheusBuilder::new().install_recorder()?;
+    // Histograms as histograms (buckets add up across replicas; the exporter's default
+    // summaries do not), with saga's bucket bounds.
+    let mut prometheus = PrometheusBuilder::new();
+    for (name, bounds) in saga_runtime::metrics::BUCKETS {
+        prometheus =
+            prometheus.set_buckets_for_metric(Matcher::Full((*name).to_owned()), bounds)?;
+    }
+    let prometheus = prometheus.install_recorder()?;
     let metrics = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {

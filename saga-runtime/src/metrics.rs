@@ -24,7 +24,23 @@
 //! label: a call of an unknown tool is refused before it reaches a transition, and an
 //! unknown protocol version counts as `other`.
 //!
-//! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`.
+//! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`, its
+//! histograms as histograms: an exporter's default may render them as summaries, whose
+//! quantiles are each replica's and cannot be added up across a fleet. [`BUCKETS`] gives
+//! bucket bounds that fit what saga measures (BENCHMARKS.md): a transition takes 2–100 µs
+//! of CPU unless the tool itself awaits something slow, and a token is about 100 bytes per
+//! request kept and grows with the locals saved.
+//!
+//! ```
+//! use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut prometheus = PrometheusBuilder::new();
+//! for (name, bounds) in saga_runtime::metrics::BUCKETS {
+//!     prometheus = prometheus.set_buckets_for_metric(Matcher::Full((*name).to_owned()), bounds)?;
+//! }
+//! let handle = prometheus.install_recorder()?;
+//! # let _ = handle; Ok(()) }
+//! ```
 
 use std::fmt;
 use std::time::Duration;
@@ -60,6 +76,40 @@ pub const AUTH_KEY_FETCHES: &str = "saga_auth_key_fetches_total";
 pub const MODEL_SECONDS: &str = "saga_model_seconds";
 /// `saga_model_tokens_total`.
 pub const MODEL_TOKENS: &str = "saga_model_tokens_total";
+
+/// Bucket bounds for each of saga's histograms, as `(name, upper bounds)`: see the module's
+/// documentation. Seconds for the `_seconds` ones, bytes for the token's, a count of
+/// rounds for `saga_rounds`.
+pub const BUCKETS: &[(&str, &[f64])] = &[
+    // Most transitions end between 2 and 100 µs; a tool that awaits an API call or a
+    // database takes milliseconds to seconds, up to `max_run_time`.
+    (
+        TRANSITION_SECONDS,
+        &[
+            0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.005,
+            0.025, 0.1, 0.5, 2.5, 10.0, 60.0,
+        ],
+    ),
+    // The deploy saga's tokens are about 100 bytes; a saved 1 KiB of JSON makes one of
+    // about 1 KiB; the default bound on a token is 64 KiB.
+    (
+        TOKEN_BYTES,
+        &[
+            64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0, 65536.0,
+        ],
+    ),
+    (
+        ROUNDS,
+        &[
+            1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 12.0, 20.0, 50.0, 100.0, 1000.0,
+        ],
+    ),
+    // A chat completion: a fraction of a second to the sample timeout (30 s by default).
+    (
+        MODEL_SECONDS,
+        &[0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0],
+    ),
+];
 
 /// How a transition ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,6 +97,29 @@ async fn metrics_count_transitions_refusals_rounds_and_tokens() {
     assert_eq!(count(r#"saga_refusals_total{reason="tampered"}"#), 1.0);
     assert_eq!(count(r#"saga_rounds_count{tool="complex_tool"}"#), 1.0);
     assert_eq!(count(r#"saga_rounds_sum{tool="complex_tool"}"#), 3.0);
+    // Histograms, not summaries: buckets that add up across replicas, with saga's bounds;
+    // the deploy saga's tokens (about 100 bytes) all in the bucket up to 128 bytes.
+    assert!(!text.contains("quantile="), "{text}");
+    assert_eq!(
+        count(r#"saga_token_bytes_bucket{direction="out",le="128"}"#),
+        3.0
+    );
+    assert_eq!(
+        count(r#"saga_token_bytes_bucket{direction="out",le="64"}"#),
+        0.0
+    );
+    assert_eq!(
+        count(r#"saga_rounds_bucket{tool="complex_tool",le="3"}"#),
+        1.0
+    );
+    assert_eq!(
+        count(r#"saga_rounds_bucket{tool="complex_tool",le="2"}"#),
+        0.0
+    );
+    assert_eq!(
+        count(r#"saga_transition_seconds_bucket{tool="complex_tool",le="+Inf"}"#),
+        count(r#"saga_transition_seconds_count{tool="complex_tool"}"#)
+    );
     assert_eq!(count(r#"saga_token_bytes_count{direction="out"}"#), 3.0);
     assert_eq!(count(r#"saga_token_bytes_count{direction="in"}"#), 3.0);
     assert_eq!(
