@@ -243,10 +243,16 @@ impl SagaTools {
                     contents: Vec<ResourceContents>,
                 }
                 let packed: Packed = unpack(result)?;
+                let result = ReadResourceResult::new(packed.contents);
+                // The caching hints are 2026-07-28's; a 2025-11-25 result has none.
                 Ok(ReadResourceResponse::Complete(
-                    ReadResourceResult::new(packed.contents)
-                        .with_ttl_ms(self.inner.list_ttl_ms)
-                        .with_cache_scope(CacheScope::Public),
+                    if cx.era() == Some(crate::engine::Era::Session) {
+                        result
+                    } else {
+                        result
+                            .with_ttl_ms(self.inner.list_ttl_ms)
+                            .with_cache_scope(CacheScope::Public)
+                    },
                 ))
             }
             CallToolResponse::InputRequired(required) => {

@@ -347,7 +347,9 @@ impl SagaTools {
     }
 
     /// The `tools/list` result: every tool, with caching hints (`ttlMs`, and
-    /// `cacheScope: "public"`, since the list is the same for every caller).
+    /// `cacheScope: "public"`, since the list is the same for every caller). Those hints
+    /// are MCP 2026-07-28's: a handler of your own that answers a 2025-11-25 session sets
+    /// them to `None` (as [`SagaServer`](super::SagaServer) does).
     pub fn list(&self) -> ListToolsResult {
         ListToolsResult::with_all_items(self.tools().cloned().collect())
             .with_ttl_ms(self.inner.list_ttl_ms)

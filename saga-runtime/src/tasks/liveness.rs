@@ -6,9 +6,12 @@
 //! of a dead process: its task is taken over at once instead of when its lease ends.
 //!
 //! Safe where a lease alone is not needed: a task is taken early only when its worker's
-//! process is certainly gone (the kernel says so), never because it is slow. A claim
-//! without a process part (a record of an earlier build, or of a store opened on another
-//! system) is never called gone; its task waits for its lease as before.
+//! process is certainly gone (the kernel says so), never because it is slow, and never
+//! because its file cannot be found: a file missing (removed by hand, or a server that
+//! opened the store by another path, another mount of the same volume) says nothing, and
+//! its task waits for its lease as before. So does a claim without a process part (a
+//! record of an earlier build). Where `flock` cannot be trusted (NFS, some FUSE file
+//! systems: a second lock on the same file succeeds), the check is off.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -31,6 +34,9 @@ impl Liveness {
     /// Registers this process beside the store at `store`: creates
     /// `<store>.workers/<id>.lock` and locks it.
     pub(crate) fn register(store: &Path) -> io::Result<Self> {
+        // One directory for every path that names the file (a relative one, a symlink):
+        // a process that looked in another would find nothing, which is safe but slow.
+        let store = std::fs::canonicalize(store)?;
         let mut dir = store.as_os_str().to_owned();
         dir.push(".workers");
         let dir = PathBuf::from(dir);
@@ -43,6 +49,15 @@ impl Liveness {
         if !try_lock(&lock)? {
             return Err(io::Error::other(
                 "a new lock file is locked by another process",
+            ));
+        }
+        // A second open of the file must not get the lock: where it does, a lock says
+        // nothing of liveness (flock emulated by per-process locks on NFS, or ignored).
+        let path = dir.join(format!("{me}.lock"));
+        if try_lock(&File::open(&path)?)? {
+            let _ = std::fs::remove_file(&path);
+            return Err(io::Error::other(
+                "this file system does not keep flock locks apart (NFS?)",
             ));
         }
         Ok(Self {
@@ -72,22 +87,49 @@ impl Liveness {
         {
             return false;
         }
-        let path = self.dir.join(format!("{process}.lock"));
-        match File::open(&path) {
-            // Removed by the process that found it gone (or never written here: a claim
-            // of a process that never registered beside this store is not alive here).
-            Err(error) if error.kind() == io::ErrorKind::NotFound => true,
-            Err(_) => false,
-            Ok(file) => match try_lock(&file) {
-                Ok(true) => {
-                    // Ours now, so no process holds it: the one that wrote the claim is
-                    // gone. The file goes with it; its lock drops with `file`.
-                    let _ = std::fs::remove_file(&path);
-                    true
-                }
-                Ok(false) | Err(_) => false,
-            },
+        // A file that cannot be opened says nothing: gone, or never here.
+        let Ok(file) = File::open(self.dir.join(format!("{process}.lock"))) else {
+            return false;
+        };
+        // Ours for a moment, so no process holds it: the one that wrote the claim is gone.
+        // The file stays (its lock drops with `file`), so that the next check of the same
+        // claim finds it again; `register` removes the files of gone processes that no
+        // live one holds.
+        matches!(try_lock(&file), Ok(true))
+    }
+}
+
+impl Liveness {
+    /// Removes the lock files of ended processes (locked by none) that no working task's
+    /// claim names (`named`: the process parts of those claims): a process killed leaves
+    /// its file, which the takeover of its tasks needs and nothing after it.
+    pub(crate) fn remove_stale(&self, named: &std::collections::HashSet<String>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(process) = path
+                .file_stem()
+                .and_then(|stem| stem.to_str())
+                .filter(|_| path.extension().is_some_and(|ext| ext == "lock"))
+            else {
+                continue;
+            };
+            if process == self.me || named.contains(process) {
+                continue;
+            }
+            if let Ok(file) = File::open(&path)
+                && matches!(try_lock(&file), Ok(true))
+            {
+                let _ = std::fs::remove_file(&path);
+            }
         }
+    }
+
+    /// The process part of `claim`, if it has one.
+    pub(crate) fn process_of(claim: &str) -> Option<&str> {
+        claim.split_once(SEPARATOR).map(|(process, _)| process)
     }
 }
 
@@ -118,8 +160,12 @@ fn try_lock(file: &File) -> io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// A store's path; the file exists, as it does when the store registers.
     fn store() -> PathBuf {
-        std::env::temp_dir().join(format!("saga-liveness-{}.db", crate::state::random_id()))
+        let path =
+            std::env::temp_dir().join(format!("saga-liveness-{}.db", crate::state::random_id()));
+        std::fs::write(&path, b"").expect("written");
+        path
     }
 
     #[test]
@@ -131,12 +177,15 @@ mod tests {
         assert!(!second.is_gone(&claim), "its process holds its lock");
         assert!(!first.is_gone(&claim), "a process's own claim");
         drop(first);
-        assert!(second.is_gone(&claim), "its lock file went with it");
+        assert!(
+            !second.is_gone(&claim),
+            "an orderly end removes its file: not known gone"
+        );
         let _ = std::fs::remove_dir_all(second.dir.clone());
     }
 
     #[test]
-    fn a_claim_whose_lock_nobody_holds_is_gone_and_its_file_removed() {
+    fn a_claim_whose_lock_nobody_holds_is_gone_and_a_missing_file_says_nothing() {
         let path = store();
         let me = Liveness::register(&path).expect("registered");
         // What a process killed with SIGKILL leaves: its file, unlocked.
@@ -144,8 +193,36 @@ mod tests {
         let file = me.dir.join(format!("{dead}.lock"));
         std::fs::write(&file, b"").expect("written");
         assert!(me.is_gone(&format!("{dead}~0123")));
-        assert!(!file.exists(), "the file of a gone process is removed");
+        assert!(
+            me.is_gone(&format!("{dead}~4567")),
+            "found again: the file stays"
+        );
+        // A file removed by hand, or never here (a server on another path to the store):
+        // its process may be alive.
+        std::fs::remove_file(&file).expect("removed");
+        assert!(!me.is_gone(&format!("{dead}~0123")));
+        // The files nobody holds go, unless a working task's claim names them; the live
+        // ones stay.
+        std::fs::write(&file, b"").expect("written");
+        let other = Liveness::register(&path).expect("registered");
+        other.remove_stale(&[dead.clone()].into_iter().collect());
+        assert!(file.exists(), "still named by a working task");
+        other.remove_stale(&Default::default());
+        assert!(!file.exists(), "named by none: removed");
+        assert!(!other.is_gone(&me.claim()), "a live one's stays locked");
+        assert_eq!(Liveness::process_of(&me.claim()), Some(me.me.as_str()));
         let _ = std::fs::remove_dir_all(me.dir.clone());
+    }
+
+    #[test]
+    fn two_paths_to_one_store_share_one_directory() {
+        let path = store();
+        let parent = path.parent().expect("a parent");
+        let other_path = parent.join(".").join(path.file_name().expect("a name"));
+        let first = Liveness::register(&path).expect("registered");
+        let second = Liveness::register(&other_path).expect("registered");
+        assert_eq!(first.dir, second.dir);
+        let _ = std::fs::remove_dir_all(first.dir.clone());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskS
 use crate::state::sqlite::Db;
 
 /// The working tasks whose lease runs at `?1`, with their worker's claim.
+#[cfg(unix)]
 const LEASED: &str = "SELECT id, json_extract(record, '$.worker') FROM saga_tasks
     WHERE working AND lease_until_ms >= ?1 AND expires_ms > ?1";
 
@@ -22,7 +23,7 @@ pub(crate) struct SqliteTasks {
     /// Which processes sharing the file are alive (`None` where it cannot tell: off Unix,
     /// or the directory beside the file could not be written).
     #[cfg(unix)]
-    liveness: Option<super::liveness::Liveness>,
+    liveness: Option<std::sync::Arc<super::liveness::Liveness>>,
 }
 
 /// What the store holds for a record of `owner`, at `now`.
@@ -99,37 +100,34 @@ impl TaskBackend for SqliteTasks {
 
     fn orphans(&self, now_ms: u64) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
         #[cfg(unix)]
-        let lists_leased = self.liveness.is_some();
-        #[cfg(not(unix))]
-        let lists_leased = false;
+        let liveness = self.liveness.clone();
         Box::pin(async move {
-            let (mut ids, leased) = self
-                .db
+            self.db
                 .run(move |connection| {
                     let mut statement = connection.prepare_cached(&lite(sql::ORPHANS))?;
-                    let ids = statement
+                    let mut ids = statement
                         .query_map([to_sql(now_ms)], |row| row.get(0))?
                         .collect::<rusqlite::Result<Vec<String>>>()?;
-                    // And those still leased, with their worker, to ask which are gone.
-                    let mut leased = Vec::new();
-                    if lists_leased {
+                    // And those still leased by a worker whose process has ended (asked
+                    // here, off the async threads: each is a file opened and locked).
+                    #[cfg(unix)]
+                    if let Some(liveness) = liveness {
                         let mut statement = connection.prepare_cached(LEASED)?;
-                        leased = statement
+                        let leased = statement
                             .query_map([to_sql(now_ms)], |row| {
                                 Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
                             })?
                             .collect::<rusqlite::Result<Vec<_>>>()?;
+                        ids.extend(leased.into_iter().filter_map(|(id, worker)| {
+                            worker
+                                .is_some_and(|worker| liveness.is_gone(&worker))
+                                .then_some(id)
+                        }));
                     }
-                    Ok((ids, leased))
+                    Ok(ids)
                 })
                 .await
-                .map_err(unavailable)?;
-            ids.extend(leased.into_iter().filter_map(|(id, worker)| {
-                worker
-                    .is_some_and(|worker| self.is_gone(&worker))
-                    .then_some(id)
-            }));
-            Ok(ids)
+                .map_err(unavailable)
         })
     }
 
@@ -235,6 +233,25 @@ impl SqliteTasks {
     }
 }
 
+/// The process parts of the claims of the tasks working in the file at `path`, read once
+/// at start through a connection of its own.
+#[cfg(unix)]
+fn working_processes(path: &Path) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let connection =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let mut statement = connection
+        .prepare("SELECT json_extract(record, '$.worker') FROM saga_tasks WHERE working")?;
+    let claims = statement
+        .query_map([], |row| row.get::<_, Option<String>>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(claims
+        .iter()
+        .flatten()
+        .filter_map(|claim| super::liveness::Liveness::process_of(claim))
+        .map(str::to_owned)
+        .collect())
+}
+
 impl TaskStore {
     /// Tasks in the SQLite file at `path` (created if needed; feature `sqlite`): durable on
     /// one machine. A restarted server, even one killed with `kill -9`, finds every task
@@ -251,7 +268,13 @@ impl TaskStore {
         let db = Db::open(path).map_err(TaskStoreError::Unavailable)?;
         #[cfg(unix)]
         let liveness = match super::liveness::Liveness::register(path) {
-            Ok(liveness) => Some(liveness),
+            Ok(liveness) => {
+                // The files of processes that ended with no task left working.
+                if let Ok(named) = working_processes(path) {
+                    liveness.remove_stale(&named);
+                }
+                Some(std::sync::Arc::new(liveness))
+            }
             Err(error) => {
                 tracing::warn!(
                     %error,

@@ -9,8 +9,11 @@ use serde_json::{Map, Number, Value};
 /// Rewrites every integer `format` of schemars' own in `schema`, at any depth.
 pub(crate) fn rewrite(schema: &mut Map<String, Value>) {
     rewrite_one(schema);
-    for value in schema.values_mut() {
-        rewrite_value(value);
+    for (key, value) in schema.iter_mut() {
+        // Values, not schemas: a default or an example shaped like a schema stays as is.
+        if !matches!(key.as_str(), "default" | "examples" | "const" | "enum") {
+            rewrite_value(value);
+        }
     }
 }
 
@@ -30,7 +33,7 @@ fn standard(format: &str) -> Option<(Option<&'static str>, i128, Option<i128>)> 
         "uint8" => (Some("int32"), 0, Some(u8::MAX.into())),
         "uint16" => (Some("int32"), 0, Some(u16::MAX.into())),
         "uint32" => (Some("int64"), 0, Some(u32::MAX.into())),
-        // `isize` and `i128`: as wide as int64 or wider; the bound is the type's own.
+        // `isize`: int64 on every target saga builds for.
         "int" => (Some("int64"), i64::MIN.into(), Some(i64::MAX.into())),
         // Wider than int64: no format, and a maximum only where JSON numbers hold it.
         "uint64" | "uint" => (None, 0, Some(u64::MAX.into())),
