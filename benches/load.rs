@@ -4,7 +4,7 @@
 //! its own process, so its memory is its own.
 //!
 //! ```text
-//! cargo build --release --example deploy && cargo bench --bench load
+//! cargo build --release -p saga-workspace --example deploy && cargo bench -p saga-workspace --bench load
 //! ```
 //! `SAGAS=1000` for a shorter run.
 
@@ -37,7 +37,7 @@ fn start() -> Server {
         .join("target/release/examples/deploy");
     assert!(
         binary.exists(),
-        "{} is missing: run `cargo build --release --example deploy` first",
+        "{} is missing: run `cargo build --release -p saga-workspace --example deploy` first",
         binary.display()
     );
     let mut child = Command::new(binary)

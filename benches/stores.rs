@@ -5,7 +5,7 @@
 //! created, a read per `tasks/get`, an update (compare-and-set) per checkpoint.
 //!
 //! ```text
-//! cargo bench --bench stores        # OPS=2000 CONCURRENCY=16 by default
+//! cargo bench -p saga-workspace --bench stores        # OPS=2000 CONCURRENCY=16 by default
 //! ```
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! `scripts/conformance.sh` builds it, starts it and runs both requirement sets.
 //!
 //! ```text
-//! cargo run --example conformance_server -- --http 127.0.0.1:0
+//! cargo run -p saga-workspace --example conformance_server -- --http 127.0.0.1:0
 //! ```
 
 // Logging and sampling are deprecated by MCP 2026-07-28 (SEP-2577) but the 2025-11-25

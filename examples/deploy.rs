@@ -4,9 +4,9 @@
 //! whose state travels in the client's token.
 //!
 //! ```text
-//! cargo run --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example deploy -- --stdio      # stdio
-//! cargo run --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
+//! cargo run -p saga-workspace --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example deploy -- --stdio      # stdio
+//! cargo run -p saga-workspace --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
 #[tokio::main]

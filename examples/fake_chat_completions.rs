@@ -4,8 +4,8 @@
 //! (`Yes, all systems are green.` unless set). Prints `listening on http://ADDR/v1`.
 //!
 //! ```text
-//! FAKE_MODEL_KEY=sk-local cargo run --example fake_chat_completions
-//! SAGA_MODEL_URL=http://ADDR/v1 SAGA_MODEL_KEY=sk-local cargo run --example deploy
+//! FAKE_MODEL_KEY=sk-local cargo run -p saga-workspace --example fake_chat_completions
+//! SAGA_MODEL_URL=http://ADDR/v1 SAGA_MODEL_KEY=sk-local cargo run -p saga-workspace --example deploy
 //! ```
 
 use saga_examples::harness::openai::{Behaviour, FakeOpenAi};

@@ -5,8 +5,8 @@
 //! MessagePack, and the layout names it (`msgpack "Value"`).
 //!
 //! ```text
-//! cargo run --example keeps_json                      # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example keeps_json -- --stdio           # stdio
+//! cargo run -p saga-workspace --example keeps_json                      # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example keeps_json -- --stdio           # stdio
 //! ```
 //!
 //! `SAGA_TASKS` says where its tasks are kept (the SQLite file `saga-tasks.db` unless it names

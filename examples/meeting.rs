@@ -3,8 +3,8 @@
 //! and a decline that is an answer rather than an error.
 //!
 //! ```text
-//! cargo run --example meeting                 # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example meeting -- --stdio      # stdio
+//! cargo run -p saga-workspace --example meeting                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example meeting -- --stdio      # stdio
 //! saga call http://127.0.0.1:8080/mcp book_meeting organiser=Ada
 //! ```
 

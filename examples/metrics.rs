@@ -4,7 +4,7 @@
 //! `metrics-exporter-prometheus` as the recorder.
 //!
 //! ```text
-//! cargo run --example metrics                 # MCP on 127.0.0.1:8080/mcp, metrics on /metrics
+//! cargo run -p saga-workspace --example metrics                 # MCP on 127.0.0.1:8080/mcp, metrics on /metrics
 //! curl http://127.0.0.1:8080/metrics
 //! ```
 //!

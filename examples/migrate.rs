@@ -16,14 +16,14 @@
 //!   waits `input_required` until `tasks/update` answers.
 //!
 //! ```text
-//! cargo run --example migrate                 # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example migrate -- --stdio      # stdio
-//! MIGRATE_JOURNAL=/tmp/journal cargo run --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
-//! SAGA_TASKS=sqlite:/var/lib/migrate.db cargo run --example migrate   # another file
-//! SAGA_TASKS=redis://127.0.0.1/ cargo run --example migrate            # shared by replicas
-//! SAGA_TASKS=postgres://saga@127.0.0.1/saga cargo run --example migrate # shared by replicas
+//! cargo run -p saga-workspace --example migrate                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example migrate -- --stdio      # stdio
+//! MIGRATE_JOURNAL=/tmp/journal cargo run -p saga-workspace --example migrate   # "LABEL began table N", "LABEL table N", "LABEL done"
+//! SAGA_TASKS=sqlite:/var/lib/migrate.db cargo run -p saga-workspace --example migrate   # another file
+//! SAGA_TASKS=redis://127.0.0.1/ cargo run -p saga-workspace --example migrate            # shared by replicas
+//! SAGA_TASKS=postgres://saga@127.0.0.1/saga cargo run -p saga-workspace --example migrate # shared by replicas
 //! SAGA_TASKS_PER_CLIENT=20000 SAGA_TASK_WORKERS=1000 SAGA_TASK_WORKERS_PER_CLIENT=1000 \
-//!     cargo run --example migrate             # raise the bounds
+//!     cargo run -p saga-workspace --example migrate             # raise the bounds
 //! ```
 
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! where the lines marked `// saga` are all it takes besides the saga function itself.
 //!
 //! ```text
-//! cargo run --example rmcp_server                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example rmcp_server                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! ```
 
 use saga_examples::rmcp_server::{Greeter, router};

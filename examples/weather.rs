@@ -4,9 +4,9 @@
 //! "dependent requests" proposal, as a saga.
 //!
 //! ```text
-//! cargo run --example weather                 # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example weather -- --stdio      # stdio
-//! cargo run --example weather -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
+//! cargo run -p saga-workspace --example weather                 # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example weather -- --stdio      # stdio
+//! cargo run -p saga-workspace --example weather -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! ```
 
 #[tokio::main]

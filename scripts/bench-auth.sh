@@ -14,7 +14,7 @@ cache="${SAGA_OIDC_CACHE:-$HOME/.cache/saga-oidc}"
 mkdir -p "$cache"
 cp tests/auth/oidc/package.json tests/auth/oidc/server.mjs "$cache/"
 [ -d "$cache/node_modules/oidc-provider" ] || (cd "$cache" && npm install --no-audit --no-fund --loglevel=error)
-cargo build --release --quiet --example deploy
+cargo build --release --quiet -p saga-workspace --example deploy
 bin=target/release/examples/deploy
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 as_port=$(free_port); plain_port=$(free_port); auth_port=$(free_port)

@@ -78,7 +78,7 @@ PY_VERSION="$("$PY" -c 'import platform; print(platform.python_version())')"
 
 # --- the saga server --------------------------------------------------------------------
 say "building the deploy example (release)"
-cargo build --release --example deploy --quiet
+cargo build --release -p saga-workspace --example deploy --quiet
 DEPLOY="$ROOT/target/release/examples/deploy"
 
 free_port() {

@@ -19,7 +19,7 @@ fi
 
 echo "== building saga and the examples"
 cargo build --quiet -p saga-cli || exit 2
-cargo build --quiet --example deploy --example weather --example migrate --example meeting || exit 2
+cargo build --quiet -p saga-workspace --example deploy --example weather --example migrate --example meeting || exit 2
 SAGA="$PWD/target/debug/saga"
 EXAMPLES="$PWD/target/debug/examples"
 
@@ -412,15 +412,15 @@ else
 fi
 
 # 14. saga graph: the deploy saga's diagram (Mermaid) from the example itself
-#     (`cargo run --example deploy -- --graph`), and the same text from the running
+#     (`cargo run -p saga-workspace --example deploy -- --graph`), and the same text from the running
 #     server's tools/list _meta.
-name="tmux: saga graph --example deploy complex_tool"
-tmux_start "$SAGA graph --example deploy complex_tool"
+name="tmux: saga graph --example deploy -p saga-workspace complex_tool"
+tmux_start "$SAGA graph --example deploy -p saga-workspace complex_tool"
 if wait_for "EXIT=0" 120 && screen | grep -qx "stateDiagram-v2" &&
   screen | grep -qF '    AfterElicitTarget : "Please provide the deployment target:"' &&
   screen | grep -qF '    AfterSampleVerdict --> Return1 : if !verdict.text().starts_with("Yes")' &&
   screen | grep -qx "    Failed --> \[\*\]" &&
-  [ "$("$SAGA" graph "$DEPLOY_URL" complex_tool)" = "$("$SAGA" graph --example deploy complex_tool)" ]; then
+  [ "$("$SAGA" graph "$DEPLOY_URL" complex_tool)" = "$("$SAGA" graph --example deploy -p saga-workspace complex_tool)" ]; then
   pass "$name"
 else scenario_failed "$name" "the diagram's states and edges, EXIT=0, the same over HTTP"; fi
 

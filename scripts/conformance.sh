@@ -66,7 +66,7 @@ done < <([[ -f $EXPECTED ]] && cat "$EXPECTED")
 
 # ── the server ────────────────────────────────────────────────────────────────────────
 log "building examples/conformance_server.rs"
-(cd "$ROOT" && cargo build --quiet --example conformance_server)
+(cd "$ROOT" && cargo build --quiet -p saga-workspace --example conformance_server)
 SERVER_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/conformance_server
 
 SERVER_LOG=$OUT/server.log

@@ -1,34 +1,13 @@
-//! The seed's `complex_tool`: elicit the deployment target, ask the client's LLM whether
-//! deploying there is safe, then finish. One straight-line async function; `#[saga_tool]`
-//! turns it into a state machine whose state travels in the client's token. Served by
-//! `examples/deploy.rs` (and `quickstart.rs`, `metrics.rs`).
+//! The deploy example's server: the seed's `complex_tool` (`deploy_tool.rs`), served by
+//! `examples/deploy.rs` and `metrics.rs`, with the options the examples read from the
+//! environment (API keys, authorization, a server-side model).
 
 use saga_runtime::prelude::*;
 
-/// The deployment target the user is asked for.
-#[derive(Debug, Elicit, Serialize, Deserialize)]
-pub struct Target {
-    pub target: String,
-}
+#[path = "deploy_tool.rs"]
+mod tool;
 
-/// Deploys a service after confirming with the user and an LLM.
-#[saga_tool]
-pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
-    let target: Target = elicit("Please provide the deployment target:").await?;
-    let verdict = sample(format!(
-        "Is deploying to '{}' safe right now?",
-        target.target
-    ))
-    .max_tokens(100)
-    .await?;
-    if !verdict.text().starts_with("Yes") {
-        return Ok("Deployment postponed.".into());
-    }
-    Ok(format!(
-        "Deployment to {} initiated successfully based on confirmation.",
-        target.target
-    ))
-}
+pub use tool::{Target, complex_tool};
 
 /// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
 /// server-side model answers the tool's `sample()` for clients that cannot sample

@@ -3,8 +3,8 @@
 //! real server processes sharing a key (`tests/deploys/deploys.rs`).
 //!
 //! ```text
-//! cargo run --example upgrade_v1                      # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example upgrade_v1 -- --check-layout examples/upgrade_v1/saga.layout
+//! cargo run -p saga-workspace --example upgrade_v1                      # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example upgrade_v1 -- --check-layout examples/upgrade_v1/saga.layout
 //! ```
 //!
 //! `SAGA_TASKS` says where its tasks are kept (the SQLite file `saga-tasks.db` unless it names

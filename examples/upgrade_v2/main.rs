@@ -3,9 +3,9 @@
 //! real server processes sharing a key (`tests/deploys/deploys.rs`).
 //!
 //! ```text
-//! cargo run --example upgrade_v2                      # Streamable HTTP on 127.0.0.1:8080/mcp
-//! cargo run --example upgrade_v2 -- --check-layout examples/upgrade_v2/saga.layout
-//! cargo run --example upgrade_v2 -- --check-layout examples/upgrade_v1/saga.layout  # fails: names what build 2 strands
+//! cargo run -p saga-workspace --example upgrade_v2                      # Streamable HTTP on 127.0.0.1:8080/mcp
+//! cargo run -p saga-workspace --example upgrade_v2 -- --check-layout examples/upgrade_v2/saga.layout
+//! cargo run -p saga-workspace --example upgrade_v2 -- --check-layout examples/upgrade_v1/saga.layout  # fails: names what build 2 strands
 //! ```
 //!
 //! `SAGA_TASKS` says where its tasks are kept (the SQLite file `saga-tasks.db` unless it names

@@ -31,14 +31,19 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 pub enum Source {
     /// A server's `tools/list`, at this Streamable HTTP URL.
     Url(String),
-    /// `cargo run --example NAME -- --graph TOOL` in the current directory.
-    Example(String),
+    /// `cargo run --example NAME -- --graph TOOL` in the current directory, with
+    /// `-p PACKAGE` when one is named (an example of a member other than the default ones).
+    Example(String, Option<String>),
 }
 
 /// The source and the tool of `saga graph [--example NAME] [URL] TOOL`.
-pub fn source(example: Option<String>, words: &[String]) -> anyhow::Result<(Source, String)> {
+pub fn source(
+    example: Option<String>,
+    package: Option<String>,
+    words: &[String],
+) -> anyhow::Result<(Source, String)> {
     match (example, words) {
-        (Some(name), [tool]) => Ok((Source::Example(name), tool.clone())),
+        (Some(name), [tool]) => Ok((Source::Example(name, package), tool.clone())),
         (Some(_), _) => anyhow::bail!(
             "with --example NAME, give the tool alone: saga graph --example NAME TOOL"
         ),
@@ -62,7 +67,9 @@ pub async fn graph(source: &Source, tool: &str, out: Option<&Path>) -> anyhow::R
             // terminal or a file.
             crate::terminal::clean_lines(&text)
         }
-        Source::Example(name) => crate::terminal::clean_lines(&from_example(name, tool)?),
+        Source::Example(name, package) => {
+            crate::terminal::clean_lines(&from_example(name, package.as_deref(), tool)?)
+        }
     };
     match out {
         None => print!("{diagram}"),
@@ -164,14 +171,23 @@ async fn find_tool(
 }
 
 /// The diagram the example `name` prints with `--graph TOOL`.
-fn from_example(name: &str, tool: &str) -> anyhow::Result<String> {
-    for (what, word) in [("example", name), ("tool", tool)] {
+fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result<String> {
+    for (what, word) in [
+        ("example", name),
+        ("tool", tool),
+        ("package", package.unwrap_or("p")),
+    ] {
         if word.is_empty() || word.starts_with('-') {
-            anyhow::bail!("{word:?} is not the name of an {what}");
+            anyhow::bail!("{word:?} is not the name of a {what}");
         }
     }
-    let output = std::process::Command::new(std::env::var_os("CARGO").unwrap_or("cargo".into()))
-        .args(["run", "--quiet", "--example", name, "--", "--graph", tool])
+    let mut cargo = std::process::Command::new(std::env::var_os("CARGO").unwrap_or("cargo".into()));
+    cargo.args(["run", "--quiet"]);
+    if let Some(package) = package {
+        cargo.args(["-p", package]);
+    }
+    let output = cargo
+        .args(["--example", name, "--", "--graph", tool])
         .env("RUST_BACKTRACE", "0")
         .env("RUST_LIB_BACKTRACE", "0")
         .stdin(std::process::Stdio::null())
@@ -232,15 +248,30 @@ mod tests {
     fn reads_its_words() {
         let words = |list: &[&str]| list.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
         assert_eq!(
-            source(None, &words(&["http://h/mcp", "complex_tool"])).unwrap(),
+            source(None, None, &words(&["http://h/mcp", "complex_tool"])).unwrap(),
             (Source::Url("http://h/mcp".into()), "complex_tool".into())
         );
         assert_eq!(
-            source(Some("deploy".into()), &words(&["complex_tool"])).unwrap(),
-            (Source::Example("deploy".into()), "complex_tool".into())
+            source(Some("deploy".into()), None, &words(&["complex_tool"])).unwrap(),
+            (
+                Source::Example("deploy".into(), None),
+                "complex_tool".into()
+            )
         );
-        assert!(source(None, &words(&["complex_tool"])).is_err());
-        assert!(source(Some("deploy".into()), &words(&["http://h", "t"])).is_err());
+        assert!(source(None, None, &words(&["complex_tool"])).is_err());
+        assert!(source(Some("deploy".into()), None, &words(&["http://h", "t"])).is_err());
+        assert_eq!(
+            source(
+                Some("deploy".into()),
+                Some("examples".into()),
+                &words(&["t"])
+            )
+            .unwrap(),
+            (
+                Source::Example("deploy".into(), Some("examples".into())),
+                "t".into()
+            )
+        );
     }
 
     #[test]
@@ -254,8 +285,9 @@ mod tests {
 
     #[test]
     fn refuses_flags_as_names() {
-        assert!(from_example("--release", "t").is_err());
-        assert!(from_example("deploy", "-x").is_err());
-        assert!(from_example("", "t").is_err());
+        assert!(from_example("--release", None, "t").is_err());
+        assert!(from_example("deploy", None, "-x").is_err());
+        assert!(from_example("", None, "t").is_err());
+        assert!(from_example("deploy", Some("--offline"), "t").is_err());
     }
 }

@@ -141,6 +141,10 @@ enum Command {
         /// for any other server, run it and use `saga graph URL TOOL`.
         #[arg(long, value_name = "NAME")]
         example: Option<String>,
+        /// With --example: the workspace member whose example it is (`cargo run -p PKG`),
+        /// where the default members do not have it.
+        #[arg(long, short = 'p', value_name = "PKG", requires = "example")]
+        package: Option<String>,
         /// Write the diagram (Mermaid text) to FILE instead of printing it.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -309,6 +313,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Graph {
             example,
+            package,
             out,
             svg,
             rest,
@@ -316,7 +321,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(svg) = svg {
                 anyhow::bail!("{}", graph::no_svg(&svg, &rest));
             }
-            let (source, tool) = graph::source(example, &rest)?;
+            let (source, tool) = graph::source(example, package, &rest)?;
             graph::graph(&source, &tool, out.as_deref()).await?;
             Ok(ExitCode::SUCCESS)
         }

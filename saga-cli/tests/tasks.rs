@@ -34,7 +34,7 @@ fn example(name: &str) -> PathBuf {
     let path = target.join("debug/examples").join(name);
     assert!(
         path.exists(),
-        "{} is missing: build it first with `cargo build --example {name}`",
+        "{} is missing: build it first with `cargo build -p saga-workspace --example {name}`",
         path.display()
     );
     path

@@ -3,7 +3,7 @@
 //! access tokens for this server's resource (RFC 8707, RFC 9068), opaque ones it
 //! introspects (RFC 7662), and a second issuer with its own keys that plays the attacker.
 //!
-//! `cargo test --test auth` (Node.js and npm: the harness installs oidc-provider).
+//! `cargo test -p saga-workspace --test auth` (Node.js and npm: the harness installs oidc-provider).
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -88,8 +88,8 @@ py_mcp="$("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))')" |
 say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $("$py" --version)"
 
 # --- The servers ---------------------------------------------------------------------------
-say "cargo build --examples"
-(cd "$root" && cargo build --examples --quiet) || die "cargo build --examples failed"
+say "cargo build --workspace --examples"
+(cd "$root" && cargo build --workspace --examples --quiet) || die "cargo build --workspace --examples failed"
 bin_dir="$root/target/debug/examples"
 for example in deploy weather; do
     [[ -x "$bin_dir/$example" ]] || die "missing $bin_dir/$example after the build"

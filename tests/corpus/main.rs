@@ -1,6 +1,6 @@
 //! The corpus: sagas covering every construct `#[saga_tool]` accepts, each run through the
 //! differential harness (plain async function vs state machine with a seal/open round
-//! trip at every step). One binary: `cargo test --test corpus`.
+//! trip at every step). One binary: `cargo test -p saga-workspace --test corpus`.
 
 #![allow(deprecated)]
 

@@ -1,7 +1,7 @@
 //! Every example carries the layout file of its build (`examples/layouts/`, and the
 //! upgrade examples' own): a change to an example that would refuse the calls in flight at
 //! a deploy fails here, naming the tool, the point and what changed, until the file is
-//! rewritten (`SAGA_LAYOUT=overwrite cargo test --test deploys layouts::`, and the
+//! rewritten (`SAGA_LAYOUT=overwrite cargo test -p saga-workspace --test deploys layouts::`, and the
 //! binaries' `--write-layout FILE`).
 
 use saga_examples::harness::process::example_binary;

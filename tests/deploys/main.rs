@@ -3,7 +3,7 @@
 //! layout files, `SagaServer::inspect`, and requests restated from a token that does not
 //! keep them.
 //!
-//! One binary: `cargo test --test deploys`, or one file of it with `cargo test --test
+//! One binary: `cargo test -p saga-workspace --test deploys`, or one file of it with `cargo test --test
 //! deploys layouts::`. The helpers are `saga_examples::harness`
 //! (`examples/support/harness/`).
 

@@ -3,7 +3,7 @@
 //! resources, a server written with rmcp's macros) and the older proposals (seeds 000 to
 //! 003: `tools/callSaga`, dependent requests, resumable requests, resume tokens).
 //!
-//! One binary: `cargo test --test formats`, or one file of it with `cargo test --test
+//! One binary: `cargo test -p saga-workspace --test formats`, or one file of it with `cargo test --test
 //! formats tools_call_saga::`. The helpers are `saga_examples::harness`
 //! (`examples/support/harness/`).
 

@@ -2,7 +2,7 @@
 //! servers as their own processes with default settings: what one client can hold of
 //! sessions, streams, waiting calls, subscriptions, the task store and the task workers.
 //! The figures printed (RSS under each attack) are the ones SECURITY.md quotes; run with
-//! `cargo test --test http attacks_sessions:: -- --nocapture --test-threads 1` to see them.
+//! `cargo test -p saga-workspace --test http attacks_sessions:: -- --nocapture --test-threads 1` to see them.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

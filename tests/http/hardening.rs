@@ -5,7 +5,7 @@
 //! ones that need a tool that panics, asks for roots, or a server option run an
 //! in-process server on a loopback socket. The figures printed here (CPU per request,
 //! peak RSS, time to serve under slow connections) are the ones SECURITY.md quotes; run
-//! with `cargo test --test http hardening:: -- --nocapture --test-threads 1` to see them.
+//! with `cargo test -p saga-workspace --test http hardening:: -- --nocapture --test-threads 1` to see them.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

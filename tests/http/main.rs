@@ -3,7 +3,7 @@
 //! answers, attacks and their bounds, the direct path against rmcp's, sessions (MCP
 //! 2025-11-25) and their caps, processes killed mid-saga, and single-use tokens.
 //!
-//! One binary: `cargo test --test http`, or one file of it with `cargo test --test http
+//! One binary: `cargo test -p saga-workspace --test http`, or one file of it with `cargo test -p saga-workspace --test http
 //! attacks::`. The helpers are `saga_examples::harness` (`examples/support/harness/`); the
 //! raw-HTTP client is its `http` module.
 

@@ -2,7 +2,7 @@
 //! records, replicas killed mid-task, who may run a task and when, and the task support
 //! `tools/list` declares.
 //!
-//! One binary: `cargo test --test tasks`, or one file of it with `cargo test --test tasks
+//! One binary: `cargo test -p saga-workspace --test tasks`, or one file of it with `cargo test -p saga-workspace --test tasks
 //! task_claims::`. The helpers are `saga_examples::harness` (`examples/support/harness/`).
 
 mod borrows;

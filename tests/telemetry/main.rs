@@ -3,7 +3,7 @@
 //! subscriber, which other tests running saga code in the same process would race with
 //! (tracing caches each callsite's interest when the callsite is first hit).
 //!
-//! `cargo test --test telemetry`. The helpers are `saga_examples::harness`
+//! `cargo test -p saga-workspace --test telemetry`. The helpers are `saga_examples::harness`
 //! (`examples/support/harness/`).
 
 mod metrics;
