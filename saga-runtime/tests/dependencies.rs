@@ -96,5 +96,8 @@ fn the_guide_names_every_feature() {
     manifest.sort();
     let mut listed: Vec<String> = listed.into_iter().map(str::to_owned).collect();
     listed.sort();
-    assert_eq!(listed, manifest, "the guide's features table against saga-runtime's");
+    assert_eq!(
+        listed, manifest,
+        "the guide's features table against saga-runtime's"
+    );
 }
