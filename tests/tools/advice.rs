@@ -395,3 +395,29 @@ async fn a_helper_marked_saga_fn_asks_through_its_caller() {
         .expect("the call completes");
     assert_eq!(run.text(), "/tmp/cache: true");
 }
+
+/// `saga_fn_awaited_in_plain_async_fn`: "if this is a plain `async fn`, mark it
+/// `#[saga_fn]` as well; its body and its calls stay as they are".
+#[saga_fn]
+async fn confirm_twice(what: String) -> Result<bool, SagaError> {
+    Ok(confirm(what.clone()).await? && confirm(what).await?)
+}
+
+#[saga_tool]
+async fn cleanup_twice(path: String) -> Result<String, SagaError> {
+    let sure = confirm_twice(path.clone()).await?;
+    Ok(format!("{path}: {sure}"))
+}
+
+#[tokio::test]
+async fn a_plain_helper_of_helpers_marked_saga_fn_asks_twice() {
+    let run = TestClient::new(cleanup_twice)
+        .call("cleanup_twice", json!({"path": "/tmp/cache"}))
+        .then(Answer::accept(json!(true)))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the call completes");
+    assert_eq!(run.text(), "/tmp/cache: true");
+    assert_eq!(run.asked().len(), 2);
+}

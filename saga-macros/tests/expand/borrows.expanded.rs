@@ -56,6 +56,13 @@ struct __saga_args_borrows {
     pub fast: bool,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -352,13 +359,13 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterElicitPick {
-                                                            __item1: ::saga_runtime::__private::keep(__item1),
-                                                            sources: ::saga_runtime::__private::keep(sources),
-                                                            mode: ::saga_runtime::__private::keep(
+                                                            __item1: __saga_keep(__item1),
+                                                            sources: __saga_keep(sources),
+                                                            mode: __saga_keep(
                                                                 ::saga_runtime::__private::Literal::of(mode),
                                                             ),
-                                                            done: ::saga_runtime::__private::keep(done),
-                                                            __pos1: ::saga_runtime::__private::keep(__pos1),
+                                                            done: __saga_keep(done),
+                                                            __pos1: __saga_keep(__pos1),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -617,13 +624,13 @@ const _: () = {
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitPick {
-                                                                    __item1: ::saga_runtime::__private::keep(__item1),
-                                                                    sources: ::saga_runtime::__private::keep(sources),
-                                                                    mode: ::saga_runtime::__private::keep(
+                                                                    __item1: __saga_keep(__item1),
+                                                                    sources: __saga_keep(sources),
+                                                                    mode: __saga_keep(
                                                                         ::saga_runtime::__private::Literal::of(mode),
                                                                     ),
-                                                                    done: ::saga_runtime::__private::keep(done),
-                                                                    __pos1: ::saga_runtime::__private::keep(__pos1),
+                                                                    done: __saga_keep(done),
+                                                                    __pos1: __saga_keep(__pos1),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {

@@ -68,6 +68,13 @@ struct __saga_args_route {
     pub kind: String,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -424,7 +431,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: ::saga_runtime::__private::keep(answer),
+                                                        answer: __saga_keep(answer),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -449,7 +456,7 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: ::saga_runtime::__private::keep(answer),
+                                                        answer: __saga_keep(answer),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -638,7 +645,7 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterCheckpoint {
-                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            answer: __saga_keep(answer),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();
@@ -663,7 +670,7 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterListRootsRoots {
-                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            answer: __saga_keep(answer),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -741,7 +748,7 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterCheckpoint {
-                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            answer: __saga_keep(answer),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();
@@ -766,7 +773,7 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterListRootsRoots {
-                                                            answer: ::saga_runtime::__private::keep(answer),
+                                                            answer: __saga_keep(answer),
                                                             __m0: __mark0,
                                                         },
                                                         {

@@ -48,6 +48,13 @@ struct __saga_args_count_to {
     pub n: u32,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -267,9 +274,9 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterCheckpoint {
-                                                        n: ::saga_runtime::__private::keep(n),
-                                                        total: ::saga_runtime::__private::keep(total),
-                                                        __rest1: ::saga_runtime::__private::keep(__rest1),
+                                                        n: __saga_keep(n),
+                                                        total: __saga_keep(total),
+                                                        __rest1: __saga_keep(__rest1),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -436,9 +443,9 @@ const _: () = {
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterCheckpoint {
-                                                                n: ::saga_runtime::__private::keep(n),
-                                                                total: ::saga_runtime::__private::keep(total),
-                                                                __rest1: ::saga_runtime::__private::keep(__rest1),
+                                                                n: __saga_keep(n),
+                                                                total: __saga_keep(total),
+                                                                __rest1: __saga_keep(__rest1),
                                                             },
                                                             {
                                                                 let mut __round = ::std::vec::Vec::new();

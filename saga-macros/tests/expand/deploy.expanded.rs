@@ -56,6 +56,13 @@ struct __saga_args_complex_tool {
     pub replicas: Option<u32>,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -311,7 +318,7 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &__slot,
                                             __State::AfterSampleVerdict {
-                                                target: ::saga_runtime::__private::keep(target),
+                                                target: __saga_keep(target),
                                                 __m0: __mark0,
                                             },
                                             {
@@ -507,7 +514,7 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &__slot,
                                                 __State::AfterSampleVerdict {
-                                                    target: ::saga_runtime::__private::keep(target),
+                                                    target: __saga_keep(target),
                                                     __m0: __mark0,
                                                 },
                                                 {

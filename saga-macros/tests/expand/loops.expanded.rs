@@ -64,6 +64,13 @@ struct __saga_args_collect {
     pub candidates: Vec<String>,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -418,9 +425,9 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterElicitName {
-                                                        limit: ::saga_runtime::__private::keep(limit),
-                                                        candidates: ::saga_runtime::__private::keep(candidates),
-                                                        names: ::saga_runtime::__private::keep(names),
+                                                        limit: __saga_keep(limit),
+                                                        candidates: __saga_keep(candidates),
+                                                        names: __saga_keep(names),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -486,12 +493,12 @@ const _: () = {
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterElicitKeep {
-                                                                __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                __rest2: __saga_keep(__rest2),
                                                                 candidate: ::saga_runtime::__private::keep_item(
                                                                     candidate,
                                                                     __items1,
                                                                 ),
-                                                                names: ::saga_runtime::__private::keep(names),
+                                                                names: __saga_keep(names),
                                                                 __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                 __m0: __mark0,
                                                             },
@@ -723,9 +730,9 @@ const _: () = {
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitName {
-                                                                        limit: ::saga_runtime::__private::keep(limit),
-                                                                        candidates: ::saga_runtime::__private::keep(candidates),
-                                                                        names: ::saga_runtime::__private::keep(names),
+                                                                        limit: __saga_keep(limit),
+                                                                        candidates: __saga_keep(candidates),
+                                                                        names: __saga_keep(names),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -794,12 +801,12 @@ const _: () = {
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitKeep {
-                                                                    __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                    __rest2: __saga_keep(__rest2),
                                                                     candidate: ::saga_runtime::__private::keep_item(
                                                                         candidate,
                                                                         __items1,
                                                                     ),
-                                                                    names: ::saga_runtime::__private::keep(names),
+                                                                    names: __saga_keep(names),
                                                                     __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                     __m0: __mark0,
                                                                 },
@@ -895,12 +902,12 @@ const _: () = {
                                                                     ::saga_runtime::__private::suspend(
                                                                         &__slot,
                                                                         __State::AfterElicitKeep {
-                                                                            __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                            __rest2: __saga_keep(__rest2),
                                                                             candidate: ::saga_runtime::__private::keep_item(
                                                                                 candidate,
                                                                                 __items1,
                                                                             ),
-                                                                            names: ::saga_runtime::__private::keep(names),
+                                                                            names: __saga_keep(names),
                                                                             __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                             __m0: __mark0,
                                                                         },
@@ -963,12 +970,12 @@ const _: () = {
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitKeep {
-                                                                        __rest2: ::saga_runtime::__private::keep(__rest2),
+                                                                        __rest2: __saga_keep(__rest2),
                                                                         candidate: ::saga_runtime::__private::keep_item(
                                                                             candidate,
                                                                             __items1,
                                                                         ),
-                                                                        names: ::saga_runtime::__private::keep(names),
+                                                                        names: __saga_keep(names),
                                                                         __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                         __m0: __mark0,
                                                                     },

@@ -50,6 +50,13 @@ struct __saga_args_get_weather {
     pub location: String,
 }
 const _: () = {
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+        local: __T,
+    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+        ::saga_runtime::__private::keep(local)
+    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -267,7 +274,7 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &__slot,
                                             __State::AfterJoinLoginCapital {
-                                                location: ::saga_runtime::__private::keep(location),
+                                                location: __saga_keep(location),
                                                 __m0: __mark0,
                                                 __m1: __mark1,
                                             },

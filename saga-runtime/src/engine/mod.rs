@@ -49,7 +49,9 @@ pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput,
 pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
-pub use expand::local::SagaLocal;
+pub use expand::local::{SagaForItem, SagaLocal};
+// Named in the errors about a helper awaited outside a saga: rustc shows these paths.
+pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};
 pub use forms::elicit::{Elicit, as_integer, check_content};
 pub use forms::elicit_field::{ElicitEnum, ElicitField};
 pub use identity::layout::LayoutError;

@@ -80,6 +80,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         resume,
         trace,
     } = state;
+    let keep_shim = crate::tool::emit::keep::keep_shim();
     let start = &machine.start;
     let build_tag = crate::tool::emit::tool::build_tag(&item);
     let diagram = crate::tool::emit::diagram::generated::helper(&item, &sig, &sites);
@@ -146,6 +147,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
                 {
                     #(#items)*
                     #context
+                    #keep_shim
                     #definition
                     #step_body
                 }

@@ -24,6 +24,13 @@ impl Keeper {
     fn call(self, span: Span, function: &str, args: TokenStream) -> TokenStream {
         let function = Ident::new(function, span);
         match self {
+            // Through the expansion's own `__saga_keep` ([`keep_shim`]), so that rustc's
+            // "required by a bound in" note points at the user's `#[saga_tool]`, not
+            // into the runtime's sources.
+            Keeper::Runtime if function == "keep" => {
+                let shim = Ident::new("__saga_keep", crate::shared::at_call_site(span));
+                quote_spanned!(span=> #shim(#args))
+            }
             Keeper::Runtime => {
                 let private = private_path_at(span);
                 quote_spanned!(span=> #private::#function(#args))
@@ -32,6 +39,22 @@ impl Keeper {
                 let kind = Ident::new("__kind", site.located_at(span));
                 quote_spanned!(span=> #kind.#function(#args))
             }
+        }
+    }
+}
+
+/// `__saga_keep`, the runtime's `keep` defined in the expansion: where a local cannot be
+/// saved, the error's note shows this bound at the `#[saga_tool]` (or `#[saga_fn]`)
+/// attribute, in the user's file.
+pub fn keep_shim() -> TokenStream {
+    let private = private_path();
+    quote::quote! {
+        #[allow(dead_code)]
+        #[inline]
+        fn __saga_keep<__T: #private::SagaLocal<__M>, __M>(
+            local: __T,
+        ) -> <__T as #private::SagaLocal<__M>>::Kept {
+            #private::keep(local)
         }
     }
 }

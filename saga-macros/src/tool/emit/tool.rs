@@ -140,6 +140,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         resume,
         trace,
     } = state_enum(sites, &machine);
+    let keep_shim = crate::tool::emit::keep::keep_shim();
     let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
     let serde_crate = format!("{private}::serde").replace(' ', "");
     let schemars_crate = format!("{private}::schemars").replace(' ', "");
@@ -242,6 +243,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         }
 
         const _: () = {
+            #keep_shim
             #definition
 
             impl #name {
