@@ -186,6 +186,10 @@ fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result
     if let Some(package) = package {
         cargo.args(["-p", package]);
     }
+    let command = match package {
+        Some(package) => format!("cargo run -p {package} --example {name} -- --graph {tool}"),
+        None => format!("cargo run --example {name} -- --graph {tool}"),
+    };
     let output = cargo
         .args(["--example", name, "--", "--graph", tool])
         .env("RUST_BACKTRACE", "0")
@@ -196,7 +200,7 @@ fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         anyhow::bail!(
-            "`cargo run --example {name} -- --graph {tool}` failed ({}): {}",
+            "`{command}` failed ({}): {}",
             output.status,
             failure(&stderr)
         );
@@ -205,7 +209,7 @@ fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result
         .map_err(|_| anyhow::anyhow!("the example printed a diagram that is not UTF-8"))?;
     if !text.starts_with("stateDiagram-v2") {
         anyhow::bail!(
-            "`cargo run --example {name} -- --graph {tool}` printed no diagram (does the \
+            "`{command}` printed no diagram (does the \
              example serve through saga's example CLI, which reads --graph?)"
         );
     }
