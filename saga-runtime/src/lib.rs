@@ -142,13 +142,13 @@ pub mod __private {
 }
 
 /// Awaits several requests in one round: `let (a, b) = join!(elicit::<X>(".."), sample(".."));`
-/// gives a tuple of their answers. Only meaningful inside a `#[saga_tool]` function, which
-/// rewrites it; anywhere else it is an error.
+/// gives a tuple of their answers. Only meaningful inside a `#[saga_tool]` or `#[saga_fn]`
+/// function, whose macro rewrites it; anywhere else it is an error.
 #[macro_export]
 macro_rules! join {
     ($($request:expr),+ $(,)?) => {
         ::core::compile_error!(
-            "`join!` sends several requests in one round and only works inside a #[saga_tool] function"
+            "`join!` sends several requests in one round and only works in the body of a #[saga_tool] or #[saga_fn] function: mark the function that uses it #[saga_fn], or move the `join!` into the tool's body"
         )
     };
 }
