@@ -1,4 +1,4 @@
-//! The seed's `complex_tool` (`saga_examples::deploy`, in `examples/support/deploy.rs`):
+//! The seed's `complex_tool` (`saga_examples::deploy`, in `examples/support/deploy_tool.rs`):
 //! elicit the deployment target, ask the client's LLM whether deploying there is safe, then
 //! finish. One straight-line async function; `#[saga_tool]` turns it into a state machine
 //! whose state travels in the client's token.

@@ -23,7 +23,7 @@ pub fn example_binary(name: &str) -> PathBuf {
     let binary = dir.join("examples").join(name);
     assert!(
         binary.exists(),
-        "{} is missing: run `cargo build --workspace --examples` or `cargo test`",
+        "{} is missing: run `cargo build --workspace --examples` or `cargo test --workspace`",
         binary.display()
     );
     binary
