@@ -7,7 +7,7 @@
 //!
 //! # The two servers
 //!
-//! * **saga**: the `complex_tool` of `examples/support/deploy.rs` (copied verbatim below: the
+//! * **saga**: the `complex_tool` of `examples/support/deploy_tool.rs` (included below; the
 //!   example's `main` needs the root package), served by `SagaServer::serve_listener`,
 //!   i.e. `SagaServer::router()` on axum: rmcp's `StreamableHttpService` with
 //!   `default_http_config()` (no legacy sessions, JSON responses, per-request metadata).
@@ -67,33 +67,12 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 // ---------------------------------------------------------------------------------------
-// The saga: examples/support/deploy.rs, verbatim.
+// The saga: the deploy example's own file (it uses nothing but saga-runtime).
 // ---------------------------------------------------------------------------------------
 
-/// The deployment target the user is asked for.
-#[derive(Debug, Elicit, Serialize, Deserialize)]
-pub struct Target {
-    pub target: String,
-}
-
-/// Deploys a service after confirming with the user and an LLM.
-#[saga_tool]
-pub async fn complex_tool(initial_arg: String, replicas: Option<u32>) -> Result<String, SagaError> {
-    let target: Target = elicit("Please provide the deployment target:").await?;
-    let verdict = sample(format!(
-        "Is deploying to '{}' safe right now?",
-        target.target
-    ))
-    .max_tokens(100)
-    .await?;
-    if !verdict.text().starts_with("Yes") {
-        return Ok("Deployment postponed.".into());
-    }
-    Ok(format!(
-        "Deployment to {} initiated successfully based on confirmation.",
-        target.target
-    ))
-}
+#[path = "../../examples/support/deploy_tool.rs"]
+mod deploy;
+use deploy::complex_tool;
 
 const KEY: [u8; 32] = [7u8; 32];
 const TTL: Duration = Duration::from_secs(600);

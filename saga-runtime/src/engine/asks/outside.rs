@@ -11,10 +11,6 @@
 //! never await the request itself, and the probe that classifies `f(..).await` rejects
 //! these impls, whose bound never holds.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use crate::engine::asks::form::ElicitForm;
 use crate::engine::asks::join_all::JoinAll;
 use crate::engine::asks::outcome::ElicitOutcome;
@@ -23,7 +19,9 @@ use crate::engine::asks::sample::Sample;
 use crate::engine::asks::url::ElicitUrl;
 use crate::engine::round::requests::{Checkpoint, Suspension};
 
-mod sealed {
+/// The supertrait that seals [`AwaitedOutsideASaga`] and `saga_fn`'s
+/// `HelperAwaitedOutsideASaga`: implemented by nothing, nameable by no other crate.
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -37,29 +35,36 @@ mod sealed {
 )]
 pub trait AwaitedOutsideASaga<R>: sealed::Sealed {}
 
-/// `Future` for each request type, bounded by [`AwaitedOutsideASaga`]. `Future` rather than
+/// `Future` for each type, bounded by `$bound` (a trait no type implements, whose
+/// `on_unimplemented` says what to write). `Future` rather than
 /// `IntoFuture`: `.await` goes through std's `IntoFuture for F: Future`, so this impl is the
 /// only candidate and rustc reports the bound it misses, with its message; a second
 /// `IntoFuture` impl would leave rustc with two and its generic "is not a future".
 macro_rules! awaited_outside {
-    ($([$($generics:tt)*] $request:ty => $output:ty;)*) => {$(
+    ($bound:ident: $([$($generics:tt)*] $request:ty => $output:ty;)*) => {$(
         impl<$($generics)*> Future for $request
         where
             // Asked of a reference: rustc reports an unmet bound of the awaited type
             // itself with `Future`'s message ("is not a future") and drops this one's.
             // Higher-ranked, so that the bound of a type without generics is not a
             // trivial bound (an error of its own).
-            for<'a> &'a $request: AwaitedOutsideASaga<$request>,
+            for<'a> &'a $request: $bound<$request>,
         {
             type Output = $output;
             // Unreachable: the bound holds for no type.
-            fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<$output> {
-                Poll::Pending
+            fn poll(
+                self: ::std::pin::Pin<&mut Self>,
+                _: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<$output> {
+                ::std::task::Poll::Pending
             }
         }
     )*};
 }
+pub(crate) use awaited_outside;
+
 awaited_outside! {
+    AwaitedOutsideASaga:
     [T: crate::engine::forms::elicit::Elicit] ElicitForm<T> => <ElicitForm<T> as Suspension>::Output;
     [T: crate::engine::forms::elicit::Elicit] ElicitOutcome<ElicitForm<T>> => <ElicitOutcome<ElicitForm<T>> as Suspension>::Output;
     [] ElicitOutcome<ElicitUrl> => <ElicitOutcome<ElicitUrl> as Suspension>::Output;

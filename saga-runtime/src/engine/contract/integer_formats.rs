@@ -4,24 +4,33 @@
 //! schemas say the same with `int32`/`int64` where the type fits, and with `minimum` and
 //! `maximum` for the range, which every validator reads.
 
+use schemars::Schema;
+use schemars::transform::{Transform, transform_subschemas};
 use serde_json::{Map, Number, Value};
 
-/// Rewrites every integer `format` of schemars' own in `schema`, at any depth.
-pub(crate) fn rewrite(schema: &mut Map<String, Value>) {
-    rewrite_one(schema);
-    for (key, value) in schema.iter_mut() {
-        // Values, not schemas: a default or an example shaped like a schema stays as is.
-        if !matches!(key.as_str(), "default" | "examples" | "const" | "enum") {
-            rewrite_value(value);
+/// The rewrite as a schemars transform: applied where schemars generates a schema
+/// (`args_schema`), and it walks only where a schema holds subschemas (`properties`,
+/// `items`, `$defs`, `anyOf`, …), never into values (`default`, `examples`, `const`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IntegerFormats;
+
+impl Transform for IntegerFormats {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(object) = schema.as_object_mut() {
+            rewrite_one(object);
         }
+        transform_subschemas(self, schema);
     }
 }
 
-fn rewrite_value(value: &mut Value) {
-    match value {
-        Value::Object(object) => rewrite(object),
-        Value::Array(items) => items.iter_mut().for_each(rewrite_value),
-        _ => {}
+/// [`IntegerFormats`] over a schema made elsewhere (rmcp's output schema).
+pub(crate) fn rewrite(schema: &mut Map<String, Value>) {
+    let mut value = Value::Object(std::mem::take(schema));
+    if let Ok(root) = <&mut Schema>::try_from(&mut value) {
+        IntegerFormats.transform(root);
+    }
+    if let Value::Object(object) = value {
+        *schema = object;
     }
 }
 

@@ -318,6 +318,7 @@ pub fn described(name: &'static str, arguments: std::sync::Arc<JsonObject>) -> T
 pub fn args_schema<A: schemars::JsonSchema>() -> std::sync::Arc<JsonObject> {
     schema_object(
         schemars::generate::SchemaSettings::draft2020_12()
+            .with_transform(super::integer_formats::IntegerFormats)
             .into_generator()
             .into_root_schema_for::<A>(),
     )
@@ -335,8 +336,6 @@ fn schema_object(schema: schemars::Schema) -> std::sync::Arc<JsonObject> {
         }
         _ => JsonObject::new(),
     };
-    let mut object = object;
-    super::integer_formats::rewrite(&mut object);
     std::sync::Arc::new(object)
 }
 

@@ -22,6 +22,8 @@ use std::marker::PhantomData;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::engine::asks::outside::awaited_outside;
+use crate::engine::asks::outside::sealed::Sealed;
 use crate::engine::call::context::SagaContext;
 use crate::engine::contract::opaque::opaque;
 use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
@@ -51,10 +53,6 @@ impl<A: SagaFn> SagaCall<A> {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
 /// Implemented by no type: the bound that makes a `#[saga_fn]` helper awaited outside a
 /// saga (in an `async` block, a closure, a plain `async fn`) one error that says what to
 /// do; rustc alone said "`SagaCall<…>` is not a future", with a suggestion that does not
@@ -65,24 +63,12 @@ mod sealed {
     note = "if this is an `async` block or a closure inside a tool, await the helper in the tool's own body instead: `let sure = confirm(..).await?;`",
     note = "if this is a plain `async fn`, mark it `#[saga_fn]` as well; its body and its calls stay as they are"
 )]
-pub trait HelperAwaitedOutsideASaga<R>: sealed::Sealed {}
+pub trait HelperAwaitedOutsideASaga<R>: Sealed {}
 
-// Asked of a reference, and higher-ranked, for the reasons of `asks/outside.rs`: rustc
-// reports this bound's message (not `Future`'s), and the bound is not a trivial one. The
-// probe above rejects this impl, whose bound never holds, so a saga still reads a
+// The probe above rejects this impl, whose bound never holds, so a saga still reads a
 // `SagaCall` as a helper.
-impl<A: SagaFn> Future for SagaCall<A>
-where
-    for<'a> &'a SagaCall<A>: HelperAwaitedOutsideASaga<SagaCall<A>>,
-{
-    type Output = A::Output;
-    // Unreachable: the bound holds for no type.
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<A::Output> {
-        std::task::Poll::Pending
-    }
+awaited_outside! {
+    HelperAwaitedOutsideASaga: [A: SagaFn] SagaCall<A> => A::Output;
 }
 
 /// Where a helper's transition starts.
