@@ -287,6 +287,57 @@ async fn made_up_key_ids_do_not_make_the_server_fetch_keys_per_request() {
     assert!(fetched <= 1, "{fetched} fetches");
 }
 
+/// A router mounted without `ConnectInfo` (the caller's address unknown to saga): made-up
+/// tokens share the unverified pool's count, so a flood of them stops reaching the
+/// verifier (429 past 30 a minute) instead of costing a check each, and a token verified
+/// before still passes from the cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_tokens_without_an_address_share_one_count() {
+    let oidc = Oidc::start().await;
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    let resource = format!("http://{addr}/mcp");
+    let auth = ResourceServer::new(&resource)
+        .expect("a resource URI")
+        .authorization_server(&oidc.issuer)
+        .verifier(JwtVerifier::new(&oidc.issuer))
+        .tool_scopes("complex_tool", ["tools:deploy"]);
+    let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
+        .expect("a builder")
+        .authorization(auth)
+        .build()
+        .expect("the server builds");
+    // `axum::serve` without `into_make_service_with_connect_info`: no address.
+    let router = server.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let good = oidc.token(&resource, "tools:deploy").await;
+    assert_eq!(
+        first_round(addr, Some(&bearer(&good))).await.status(),
+        StatusCode::OK
+    );
+    let mut limited = 0;
+    for n in 0..40 {
+        let forged = resign_kid(&good, &format!("no-address-{n}"));
+        let response = Call::deploy()
+            .authorization(&bearer(&forged))
+            .post(addr)
+            .response()
+            .await;
+        let status = response.status();
+        assert!(
+            [StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS].contains(&status),
+            "{status}"
+        );
+        limited += usize::from(status == StatusCode::TOO_MANY_REQUESTS);
+    }
+    assert_eq!(limited, 10, "past the 30 failed credentials of a minute");
+    assert_eq!(
+        first_round(addr, Some(&bearer(&good))).await.status(),
+        StatusCode::OK,
+        "a token verified before passes whatever the count"
+    );
+}
+
 /// A token without a tool's scope gets 403 `insufficient_scope` naming every scope the
 /// call needs; a broader scope the deployment declares grants the narrower ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

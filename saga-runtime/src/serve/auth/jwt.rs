@@ -235,8 +235,18 @@ impl JwtVerifier {
         let set = read_keys(&document)?;
         tracing::debug!(issuer = %self.issuer, keys = set.keys.len(), "fetched the issuer's keys");
         crate::metrics::auth_keys_fetched();
-        *self.keys.write().unwrap_or_else(|p| p.into_inner()) = set;
+        self.install(set);
         Ok(())
+    }
+
+    /// Holds `set` from now on. A set that differs from the one held (a key rotated out,
+    /// revoked) drops the verified tokens kept: they were verified against the old one.
+    fn install(&self, set: JwkSet) {
+        let mut keys = self.keys.write().unwrap_or_else(|p| p.into_inner());
+        if serde_json::to_value(&*keys).ok() != serde_json::to_value(&set).ok() {
+            *self.verified.lock().unwrap_or_else(|p| p.into_inner()) = Verified::default();
+        }
+        *keys = set;
     }
 
     /// A cryptographic digest of `token` for `resource`: a token that collides with a
@@ -310,14 +320,30 @@ impl JwtVerifier {
 
 /// A key set read key by key: one key of a kind this build does not read (an algorithm
 /// it does not know) must not make the whole set, and so every token, unreadable.
+/// A set of which no key reads is an error, and the keys held are kept.
 fn read_keys(document: &serde_json::Value) -> Result<JwkSet, TokenError> {
-    let keys = document
+    let listed = document
         .get("keys")
         .and_then(serde_json::Value::as_array)
-        .ok_or_else(|| TokenError::Unavailable("the issuer's key set has no keys".to_owned()))?
+        .ok_or_else(|| TokenError::Unavailable("the issuer's key set has no keys".to_owned()))?;
+    let keys: Vec<_> = listed
         .iter()
-        .filter_map(|key| serde_json::from_value(key.clone()).ok())
+        .filter_map(|key| match serde_json::from_value(key.clone()) {
+            Ok(key) => Some(key),
+            Err(error) => {
+                // The key's id only: nothing of its material.
+                let kid = key.get("kid").and_then(serde_json::Value::as_str);
+                let kid = crate::log::Escaped(kid.unwrap_or(""));
+                tracing::warn!(%kid, %error, "a key of the issuer's set is not read");
+                None
+            }
+        })
         .collect();
+    if keys.is_empty() {
+        return Err(TokenError::Unavailable(
+            "no key of the issuer's key set could be read".to_owned(),
+        ));
+    }
     Ok(JwkSet { keys })
 }
 
@@ -348,6 +374,51 @@ mod tests {
         let set = read_keys(&document).expect("read");
         assert!(set.find("good").is_some());
         assert!(set.find("odd").is_none());
+        // A set of which no key reads is an error: the keys held stay.
+        let unreadable = serde_json::json!({"keys": [
+            {"kty": "EC", "crv": "secp256k1", "alg": "ES256K", "kid": "odd", "x": "AA", "y": "AA"},
+        ]});
+        assert!(matches!(
+            read_keys(&unreadable),
+            Err(TokenError::Unavailable(_))
+        ));
+    }
+
+    #[test]
+    fn a_changed_key_set_drops_the_tokens_verified_with_the_old_one() {
+        let verifier = JwtVerifier::new("https://issuer.example");
+        let first = read_keys(&serde_json::json!({"keys": [
+            {"kty": "RSA", "alg": "RS256", "kid": "one", "n": "sXch", "e": "AQAB"},
+        ]}))
+        .expect("read");
+        verifier.install(first.clone());
+        let live = AccessToken::new("https://issuer.example", "alice", ["a"])
+            .with_expiry(crate::state::unix_now() + 600);
+        verifier.verified.lock().expect("lock").keep([9; 32], &live);
+        verifier.install(first);
+        assert!(
+            verifier
+                .verified
+                .lock()
+                .expect("lock")
+                .get(&[9; 32])
+                .is_some(),
+            "the same set keeps them"
+        );
+        let rotated = read_keys(&serde_json::json!({"keys": [
+            {"kty": "RSA", "alg": "RS256", "kid": "two", "n": "sXch", "e": "AQAB"},
+        ]}))
+        .expect("read");
+        verifier.install(rotated);
+        assert!(
+            verifier
+                .verified
+                .lock()
+                .expect("lock")
+                .get(&[9; 32])
+                .is_none(),
+            "a token verified with a key rotated out is verified again"
+        );
         assert!(read_keys(&serde_json::json!({"nokeys": []})).is_err());
     }
 

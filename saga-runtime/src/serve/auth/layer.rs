@@ -14,6 +14,7 @@ use super::ResourceServer;
 use super::scopes::Operation;
 use super::token::TokenError;
 use crate::log::Escaped;
+use crate::serve::http::tries::Tried;
 
 /// What the layer holds: the settings, and the failed-credentials count shared with the
 /// guard's rules (an address that sends too many tokens that do not verify is refused
@@ -197,14 +198,15 @@ impl Authorize {
         // A token verified before passes at once, whatever the address's failed tries.
         let verified = match verifier.cached(token, &self.server.resource) {
             Some(verified) => verified,
-            None => {
-                if self.tries.failed_before(&parts, peer) {
-                    // Refused this minute already: not verified again.
-                    return invalid(self);
-                }
-                // Where the address is unknown (a router mounted without `ConnectInfo`)
-                // every caller would share one count: it is not refused on it.
-                if peer.is_some() && self.tries.spent(&parts, peer) {
+            None => match self.tries.tried(&parts, peer) {
+                // Refused this minute already: not verified again.
+                Tried::FailedBefore => return invalid(self),
+                // A new guess from an address that spent its tries. Where the address is
+                // unknown (a router mounted without `ConnectInfo`) the callers share one
+                // count, the unverified pool's: a flood of made-up tokens must not reach
+                // the verifier (an introspection each), and a token verified before passes
+                // above, from the cache, whatever the count.
+                Tried::Spent => {
                     tracing::info!(
                         "refused a token: its address sent too many that did not verify"
                     );
@@ -215,7 +217,7 @@ impl Authorize {
                         .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
                     return refused;
                 }
-                match verifier.verify(token, &self.server.resource).await {
+                Tried::Fresh => match verifier.verify(token, &self.server.resource).await {
                     Ok(verified) => verified,
                     Err(TokenError::Unavailable(reason)) => {
                         tracing::warn!(reason = %Escaped(&reason), "a token could not be verified: the authorization server is unavailable");
@@ -234,8 +236,8 @@ impl Authorize {
                         self.tries.note(&parts, false, peer);
                         return invalid(self);
                     }
-                }
-            }
+                },
+            },
         };
         // The operation, where scopes depend on it: its body read (bounded in bytes and
         // time) and kept for the guard.

@@ -58,6 +58,17 @@ pub(crate) struct Tries {
     by_pool: Mutex<(HashMap<Option<Pool>, Minute>, usize)>,
 }
 
+/// A request's credential against its address's failed ones this minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tried {
+    /// Not refused this minute, and the address may still guess.
+    Fresh,
+    /// Refused this minute already: a verifier need not be asked again.
+    FailedBefore,
+    /// A new guess from an address that has spent its failed credentials.
+    Spent,
+}
+
 impl Tries {
     pub(crate) fn new(per_minute: u32) -> Self {
         Self {
@@ -72,37 +83,34 @@ impl Tries {
         peer.map(|peer| Pool::of("", false, Some(peer)))
     }
 
-    /// Whether this request carries a credential that would be a new guess from an
-    /// address that has spent its failed credentials for this minute. A request without
-    /// a credential guesses nothing, and one that repeats a credential already refused
-    /// this minute guesses nothing new (a client resending a token the server does not
-    /// know): both are served as an unverified caller's.
-    pub(crate) fn spent(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
+    /// What this request's credential is at its address this minute: one lookup, one
+    /// hash. A request without a credential guesses nothing (`Fresh`).
+    pub(crate) fn tried(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> Tried {
         let Some(credential) = credential(parts, &self.hasher) else {
-            return false;
+            return Tried::Fresh;
         };
         let pool = Self::pool(peer);
         let by_pool = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
-        by_pool.0.get(&pool).is_some_and(|minute| {
-            minute.began.elapsed() < WINDOW
-                && minute.failed.len() >= self.per_minute
-                && !minute.failed.contains(&credential)
-        })
+        match by_pool.0.get(&pool) {
+            Some(minute) if minute.began.elapsed() < WINDOW => {
+                if minute.failed.contains(&credential) {
+                    Tried::FailedBefore
+                } else if minute.failed.len() >= self.per_minute {
+                    Tried::Spent
+                } else {
+                    Tried::Fresh
+                }
+            }
+            _ => Tried::Fresh,
+        }
     }
 
-    /// Whether this request's credential already failed this minute at its address: a
-    /// layer that verifies tokens refuses it again without asking anyone (an
-    /// introspection endpoint is not asked once per repeat of one bad token).
-    #[cfg(feature = "oauth")]
-    pub(crate) fn failed_before(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
-        let Some(credential) = credential(parts, &self.hasher) else {
-            return false;
-        };
-        let pool = Self::pool(peer);
-        let by_pool = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
-        by_pool.0.get(&pool).is_some_and(|minute| {
-            minute.began.elapsed() < WINDOW && minute.failed.contains(&credential)
-        })
+    /// Whether this request carries a credential that would be a new guess from an
+    /// address that has spent its failed credentials for this minute. One that repeats a
+    /// credential already refused this minute guesses nothing new (a client resending a
+    /// token the server does not know): it is served as an unverified caller's.
+    pub(crate) fn spent(&self, parts: &http::request::Parts, peer: Option<IpAddr>) -> bool {
+        matches!(self.tried(parts, peer), Tried::Spent)
     }
 
     /// Counts the request's credential as failed if it carries one and was not verified.
