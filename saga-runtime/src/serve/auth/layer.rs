@@ -65,18 +65,13 @@ impl Peek {
             (Some("tools/resumeSaga"), _, _) => params
                 .saga_token
                 .as_deref()
-                .and_then(|token| token.split_once('.'))
-                .and_then(|(name, _)| {
-                    use base64::Engine as _;
-                    base64::engine::general_purpose::URL_SAFE_NO_PAD
-                        .decode(name)
-                        .ok()
-                })
-                .and_then(|name| String::from_utf8(name).ok())
-                .map_or(Operation::AnyTool, Operation::Tool),
-            // Formats that go on with a call or a task without naming its tool: every
-            // tool's scopes (the call may be any tool's).
-            (Some("requests/resume" | "tasks/update"), _, _) => Operation::AnyTool,
+                .and_then(crate::serve::wire::call_saga::split_token)
+                .map_or(Operation::AnyTool, |(name, _)| Operation::Tool(name)),
+            // A task is a tool's, and `tasks/update` does not name it: every tool's scopes.
+            (Some("tasks/update"), _, _) => Operation::AnyTool,
+            // `requests/resume` goes on with a tool's call, a prompt or a resource read
+            // without naming it: the scopes of every one of them.
+            (Some("requests/resume"), _, _) => Operation::Anything,
             _ => Operation::Other,
         }
     }

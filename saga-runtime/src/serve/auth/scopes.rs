@@ -24,6 +24,9 @@ pub(super) enum Operation {
     Tool(String),
     /// A request that goes on with some tool's call without naming it: every tool's.
     AnyTool,
+    /// A request that goes on with any operation (a tool's call, a prompt, a resource
+    /// read) without naming it: every one's.
+    Anything,
     Prompt(String),
     Resource(String),
     Other,
@@ -40,6 +43,12 @@ impl Scopes {
         let own: Vec<&BTreeSet<String>> = match operation {
             Operation::Tool(name) => self.tools.get(name).into_iter().collect(),
             Operation::AnyTool => self.tools.values().collect(),
+            Operation::Anything => self
+                .tools
+                .values()
+                .chain(self.prompts.values())
+                .chain(self.resources.values())
+                .collect(),
             Operation::Prompt(name) => self.prompts.get(name).into_iter().collect(),
             Operation::Resource(uri) => self.resources.get(uri).into_iter().collect(),
             Operation::Other => Vec::new(),
@@ -106,5 +115,25 @@ mod tests {
             set(&["deploy", "tools:read"]),
             "every needed scope, in one answer"
         );
+    }
+
+    /// `requests/resume` may go on with a prompt or a resource read, not only a tool's
+    /// call: it needs every operation's scopes; `tasks/update` (always a tool's task)
+    /// every tool's.
+    #[test]
+    fn a_resume_needs_every_operations_scopes() {
+        let mut scopes = Scopes::default();
+        scopes.tools.insert("deploy".into(), set(&["tools:deploy"]));
+        scopes
+            .prompts
+            .insert("review".into(), set(&["prompts:review"]));
+        scopes
+            .resources
+            .insert("saga://report".into(), set(&["resources:report"]));
+        assert_eq!(
+            scopes.needed(&Operation::Anything),
+            set(&["tools:deploy", "prompts:review", "resources:report"])
+        );
+        assert_eq!(scopes.needed(&Operation::AnyTool), set(&["tools:deploy"]));
     }
 }

@@ -205,7 +205,9 @@ fn step(key: String, request: &InputRequest) -> Result<Value, ErrorData> {
     Ok(json!({"type": kind, "stepId": key, "params": params}))
 }
 
-fn split_token(saga_token: &str) -> Option<(String, &str)> {
+/// A saga token's tool name (before its dot, base64url) and the token after it; the
+/// authorization layer reads the name to know the tool's scopes.
+pub(crate) fn split_token(saga_token: &str) -> Option<(String, &str)> {
     let (name, token) = saga_token.split_once('.')?;
     let name = String::from_utf8(URL_SAFE_NO_PAD.decode(name).ok()?).ok()?;
     Some((name, token))
