@@ -46,25 +46,24 @@
 #![allow(deprecated)]
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateMessageRequest,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams, ErrorData,
-    InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, SamplingMessage,
-    ServerCapabilities, ServerConfig,
-};
-use rmcp::model::{ElicitationSchema, MetaObject, RequestStateCodec, SealOptions};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use saga_runtime::prelude::*;
-use saga_runtime::serve::default_http_config;
-use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
+use serde_json::Value;
+
+// Shared with the `http_load` bench, which uses other parts of them.
+#[allow(dead_code)]
+mod support {
+    pub mod drive;
+    pub mod peers;
+    pub mod raw;
+}
+use support::drive::{
+    Client, KEY, TTL, cpu_ticks, current_tid, env_or, median, new_client, one_saga,
+    pin_current_thread, requests_of, run_load,
+};
+use support::peers::{Canned, hand_router, serve_floor};
 
 // ---------------------------------------------------------------------------------------
 // The saga: the deploy example's own file (it uses nothing but saga-runtime).
@@ -73,12 +72,6 @@ use sha2::{Digest as _, Sha256};
 #[path = "../../examples/support/deploy_tool.rs"]
 mod deploy;
 use deploy::complex_tool;
-
-const KEY: [u8; 32] = [7u8; 32];
-const TTL: Duration = Duration::from_secs(600);
-const TOOL: &str = "complex_tool";
-const PROTOCOL_VERSION: &str = "2026-07-28";
-const DONE_TEXT: &str = "Deployment to production initiated successfully based on confirmation.";
 
 fn saga_server() -> SagaServer {
     SagaServer::builder()
@@ -89,461 +82,6 @@ fn saga_server() -> SagaServer {
         .build()
         .unwrap()
 }
-
-// ---------------------------------------------------------------------------------------
-// The same exchange, written by hand on rmcp, state sealed with `RequestStateCodec`.
-// ---------------------------------------------------------------------------------------
-
-/// What the hand-written server keeps in its `requestState` (sealed as JSON).
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "round")]
-enum Round {
-    /// `elicit-1` was asked.
-    AskedTarget,
-    /// `sample-2` was asked about `target`.
-    AskedVerdict { target: String },
-}
-
-#[derive(Deserialize)]
-struct DeployArguments {
-    #[allow(dead_code)]
-    initial_arg: String,
-    #[allow(dead_code)]
-    replicas: Option<u32>,
-}
-
-#[derive(Clone)]
-struct HandServer {
-    codec: Arc<RequestStateCodec>,
-    target_schema: Arc<ElicitationSchema>,
-    /// `_meta` of every result: MCP 2026-07-28 results SHOULD name the server (saga
-    /// sends it too), built once.
-    meta: Arc<MetaObject>,
-}
-
-impl HandServer {
-    fn new() -> Self {
-        let schema = serde_json::from_value(json!({
-            "type": "object",
-            "properties": {"target": {"type": "string"}},
-            "required": ["target"]
-        }))
-        .unwrap();
-        Self {
-            codec: Arc::new(
-                RequestStateCodec::new_with_keyring("k1", [("k1", KEY.to_vec())]).unwrap(),
-            ),
-            target_schema: Arc::new(schema),
-            meta: Arc::new(MetaObject(
-                json!({"io.modelcontextprotocol/serverInfo": {"name": "deploy-server", "version": "0.1.0"}})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
-            )),
-        }
-    }
-
-    fn ask_target(&self, context: &[u8]) -> Result<CallToolResponse, ErrorData> {
-        let mut requests = InputRequests::new();
-        requests.insert(
-            "elicit-1".into(),
-            InputRequest::Elicitation(ElicitRequest::new(
-                ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: "Please provide the deployment target:".into(),
-                    requested_schema: (*self.target_schema).clone(),
-                },
-            )),
-        );
-        let state = self.seal(&Round::AskedTarget, context)?;
-        let mut result = InputRequiredResult::new(Some(requests), Some(state));
-        result.meta = Some((*self.meta).clone());
-        Ok(result.into())
-    }
-
-    fn ask_verdict(&self, target: String, context: &[u8]) -> Result<CallToolResponse, ErrorData> {
-        let mut requests = InputRequests::new();
-        requests.insert(
-            "sample-2".into(),
-            InputRequest::CreateMessage(CreateMessageRequest::new(
-                CreateMessageRequestParams::new(
-                    vec![SamplingMessage::user_text(format!(
-                        "Is deploying to '{target}' safe right now?"
-                    ))],
-                    100,
-                ),
-            )),
-        );
-        let state = self.seal(&Round::AskedVerdict { target }, context)?;
-        let mut result = InputRequiredResult::new(Some(requests), Some(state));
-        result.meta = Some((*self.meta).clone());
-        Ok(result.into())
-    }
-
-    fn seal(&self, round: &Round, context: &[u8]) -> Result<String, ErrorData> {
-        let options = SealOptions::new().associated_data(context).ttl(TTL);
-        self.codec
-            .seal_json_with(round, &options)
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
-    }
-}
-
-fn invalid_state() -> ErrorData {
-    ErrorData::invalid_params("Invalid or expired requestState", None)
-}
-
-impl ServerHandler for HandServer {
-    fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        info.protocol_version = ProtocolVersion::V_2026_07_28;
-        info
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != TOOL {
-            return Err(ErrorData::invalid_params("unknown tool", None));
-        }
-        let arguments = request.arguments.unwrap_or_default();
-        // The token is bound to the tool, the method and the arguments (serde_json's map
-        // is sorted, so this serialization is canonical).
-        let canonical = serde_json::to_vec(&arguments).unwrap();
-        let context: [u8; 32] = Sha256::new()
-            .chain_update(TOOL)
-            .chain_update([0])
-            .chain_update("tools/call")
-            .chain_update([0])
-            .chain_update(&canonical)
-            .finalize()
-            .into();
-        let _: DeployArguments =
-            serde_json::from_value(Value::Object(arguments)).map_err(|error| {
-                ErrorData::invalid_params(format!("invalid arguments: {error}"), None)
-            })?;
-        let Some(token) = request.request_state else {
-            return self.ask_target(&context);
-        };
-        let round: Round = self
-            .codec
-            .open_json_with(&token, &context)
-            .map_err(|_| invalid_state())?;
-        let responses = request.input_responses.unwrap_or_default();
-        match round {
-            Round::AskedTarget => {
-                let answer = responses.get("elicit-1");
-                let target = answer
-                    .filter(|answer| answer["action"] == "accept")
-                    .and_then(|answer| answer["content"]["target"].as_str());
-                match target {
-                    Some(target) => self.ask_verdict(target.to_owned(), &context),
-                    None => self.ask_target(&context),
-                }
-            }
-            Round::AskedVerdict { target } => {
-                let verdict = responses.get("sample-2").and_then(|answer| {
-                    serde_json::from_value::<CreateMessageResult>(answer.clone()).ok()
-                });
-                let Some(verdict) = verdict else {
-                    return self.ask_verdict(target, &context);
-                };
-                let text = verdict
-                    .message
-                    .content
-                    .first()
-                    .and_then(|content| content.as_text())
-                    .map(|text| text.text.as_str())
-                    .unwrap_or_default();
-                let outcome = if text.starts_with("Yes") {
-                    format!("Deployment to {target} initiated successfully based on confirmation.")
-                } else {
-                    "Deployment postponed.".into()
-                };
-                let mut result = CallToolResult::success(vec![ContentBlock::text(outcome)]);
-                result.meta = Some((*self.meta).clone());
-                Ok(result.into())
-            }
-        }
-    }
-}
-
-fn hand_router() -> axum::Router {
-    let server = HandServer::new();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        default_http_config(),
-    );
-    axum::Router::new().nest_service("/mcp", service)
-}
-
-// ---------------------------------------------------------------------------------------
-// The floor: HTTP, a JSON parse of each body, canned answers.
-// ---------------------------------------------------------------------------------------
-
-/// The results saga gave for each round, as JSON text, answered by the floor.
-struct Canned {
-    rounds: [String; 3],
-}
-
-impl Canned {
-    /// The response to the request `body`: its round's result, under its `id`.
-    fn answer(&self, body: &[u8]) -> Vec<u8> {
-        let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let params = &request["params"];
-        let round = match (
-            params.get("requestState"),
-            params["inputResponses"].get("elicit-1"),
-        ) {
-            (None, _) => 0,
-            (Some(_), Some(_)) => 1,
-            (Some(_), None) => 2,
-        };
-        let id = serde_json::to_string(&request["id"]).unwrap_or_default();
-        let result = &self.rounds[round];
-        let mut response = Vec::with_capacity(40 + id.len() + result.len());
-        response.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        response.extend_from_slice(id.as_bytes());
-        response.extend_from_slice(br#","result":"#);
-        response.extend_from_slice(result.as_bytes());
-        response.push(b'}');
-        response
-    }
-}
-
-async fn serve_floor(listener: tokio::net::TcpListener, canned: Arc<Canned>) {
-    use http_body_util::{BodyExt as _, Full};
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let canned = canned.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(
-                move |request: hyper::Request<hyper::body::Incoming>| {
-                    let canned = canned.clone();
-                    async move {
-                        let body = request.into_body().collect().await?.to_bytes();
-                        let response = hyper::Response::builder()
-                            .header("content-type", "application/json")
-                            .body(Full::new(hyper::body::Bytes::from(canned.answer(&body))))
-                            .unwrap_or_default();
-                        Ok::<_, hyper::Error>(response)
-                    }
-                },
-            );
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// The load generator.
-// ---------------------------------------------------------------------------------------
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
-    })
-}
-
-fn round_body(id: u64, token: Option<&str>, answers: Option<Value>) -> Vec<u8> {
-    let mut params = json!({
-        "name": TOOL,
-        "arguments": {"initial_arg": "x", "replicas": 3},
-        "_meta": meta(),
-    });
-    if let Some(token) = token {
-        params["requestState"] = json!(token);
-    }
-    if let Some(answers) = answers {
-        params["inputResponses"] = answers;
-    }
-    serde_json::to_vec(
-        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
-    )
-    .unwrap()
-}
-
-fn target_answer() -> Value {
-    json!({"elicit-1": {"action": "accept", "content": {"target": "production"}}})
-}
-
-fn verdict_answer() -> Value {
-    json!({"sample-2": {
-        "role": "assistant",
-        "content": {"type": "text", "text": "Yes, it is safe."},
-        "model": "test-model",
-        "stopReason": "endTurn"
-    }})
-}
-
-async fn post(client: &reqwest::Client, url: &str, body: Vec<u8>) -> Value {
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", TOOL)
-        .body(body)
-        .send()
-        .await
-        .expect("the server answers");
-    let bytes = response.bytes().await.expect("a body");
-    serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&bytes)))
-}
-
-fn result_of(body: &Value) -> &Value {
-    assert!(body.get("error").is_none(), "error: {body}");
-    &body["result"]
-}
-
-/// One complete saga: three rounds. Returns the three results (for the start-up check).
-async fn one_saga(client: &reqwest::Client, url: &str, id: &mut u64) -> [Value; 3] {
-    *id += 1;
-    let first = post(client, url, round_body(*id, None, None)).await;
-    let first = result_of(&first).clone();
-    let token = first["requestState"].as_str().expect("a token").to_owned();
-    *id += 1;
-    let second = post(
-        client,
-        url,
-        round_body(*id, Some(&token), Some(target_answer())),
-    )
-    .await;
-    let second = result_of(&second).clone();
-    let token = second["requestState"].as_str().expect("a token").to_owned();
-    *id += 1;
-    let third = post(
-        client,
-        url,
-        round_body(*id, Some(&token), Some(verdict_answer())),
-    )
-    .await;
-    let third = result_of(&third).clone();
-    assert_eq!(third["content"][0]["text"], DONE_TEXT, "{third}");
-    [first, second, third]
-}
-
-fn new_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(4)
-        .build()
-        .unwrap()
-}
-
-struct Trial {
-    sagas_per_s: f64,
-    server_cpu_us_per_saga: f64,
-    /// The part of it spent in the kernel (stime).
-    server_system_us_per_saga: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-}
-
-async fn run_load(url: String, vus: usize, seconds: f64, server_tids: &Mutex<Vec<i32>>) -> Trial {
-    let server_tids = server_tids.lock().unwrap().clone();
-    let stop = Arc::new(AtomicBool::new(false));
-    let measuring = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let latencies = Arc::new(Mutex::new(Vec::<f64>::new()));
-    let mut tasks = Vec::new();
-    for _ in 0..vus {
-        let (url, stop, measuring, done, latencies) = (
-            url.clone(),
-            stop.clone(),
-            measuring.clone(),
-            done.clone(),
-            latencies.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let client = new_client();
-            let mut id = 0u64;
-            let mut mine = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let start = Instant::now();
-                one_saga(&client, &url, &mut id).await;
-                if measuring.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                    done.fetch_add(1, Ordering::Relaxed);
-                    mine.push(start.elapsed().as_secs_f64() * 1e3);
-                }
-            }
-            latencies.lock().unwrap().extend(mine);
-        }));
-    }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let cpu_before = cpu_ticks(&server_tids);
-    measuring.store(true, Ordering::Relaxed);
-    let start = Instant::now();
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    stop.store(true, Ordering::Relaxed);
-    let elapsed = start.elapsed().as_secs_f64();
-    let cpu_after = cpu_ticks(&server_tids);
-    for task in tasks {
-        task.await.unwrap();
-    }
-    let completed = done.load(Ordering::Relaxed) as f64;
-    let per_saga = |ticks: u64| ticks as f64 / ticks_per_second() * 1e6 / completed;
-    let (user, system) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
-    let mut latencies = std::mem::take(&mut *latencies.lock().unwrap());
-    latencies.sort_by(f64::total_cmp);
-    let pick = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q) as usize];
-    Trial {
-        sagas_per_s: completed / elapsed,
-        server_cpu_us_per_saga: per_saga(user + system),
-        server_system_us_per_saga: per_saga(system),
-        p50_ms: pick(0.5),
-        p99_ms: pick(0.99),
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Threads: pinning and CPU time.
-// ---------------------------------------------------------------------------------------
-
-fn pin_current_thread(cpus: &[usize]) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls only read it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-fn current_tid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
-}
-
-fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
-}
-
-/// utime and stime of the given threads of this process, in clock ticks.
-fn cpu_ticks(tids: &[i32]) -> (u64, u64) {
-    tids.iter()
-        .map(|tid| {
-            let stat =
-                std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
-            // Fields after the `(comm)`: state is field 3; utime, stime are 14, 15.
-            let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
-            (field(14).unwrap_or(0), field(15).unwrap_or(0))
-        })
-        .fold((0, 0), |(user, system), (u, s)| (user + u, system + s))
-}
-
 fn runtime(
     name: &str,
     threads: usize,
@@ -562,20 +100,6 @@ fn runtime(
         })
         .build()
         .unwrap()
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A result without its token (everything else must be identical).
-fn requests_of(result: &Value) -> Value {
-    let mut result = result.clone();
-    result.as_object_mut().unwrap().remove("requestState");
-    result
 }
 
 fn main() {
@@ -692,13 +216,31 @@ fn main() {
     let only = std::env::var("ONLY").unwrap_or_default();
     for _ in 0..trials {
         if only.is_empty() || only == "saga" {
-            saga_trials.push(client_rt.block_on(run_load(saga_url.clone(), vus, seconds, &tids)));
+            saga_trials.push(client_rt.block_on(run_load(
+                Client::Reqwest,
+                saga_url.clone(),
+                vus,
+                seconds,
+                || cpu_ticks(&tids.lock().unwrap()),
+            )));
         }
         if only.is_empty() || only == "rmcp" {
-            hand_trials.push(client_rt.block_on(run_load(hand_url.clone(), vus, seconds, &tids)));
+            hand_trials.push(client_rt.block_on(run_load(
+                Client::Reqwest,
+                hand_url.clone(),
+                vus,
+                seconds,
+                || cpu_ticks(&tids.lock().unwrap()),
+            )));
         }
         if only.is_empty() || only == "floor" {
-            floor_trials.push(client_rt.block_on(run_load(floor_url.clone(), vus, seconds, &tids)));
+            floor_trials.push(client_rt.block_on(run_load(
+                Client::Reqwest,
+                floor_url.clone(),
+                vus,
+                seconds,
+                || cpu_ticks(&tids.lock().unwrap()),
+            )));
         }
     }
     if !only.is_empty() {
@@ -715,11 +257,6 @@ fn main() {
         }
         return;
     }
-    let median = |trials: &[Trial], f: fn(&Trial) -> f64| {
-        let mut values: Vec<f64> = trials.iter().map(f).collect();
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
 
     println!(
         "\n### Deploy saga end to end over Streamable HTTP (loopback; {vus} virtual users; {seconds} s per trial; server {server_threads} thread(s) on CPUs {server_cpus:?}, client {client_threads} thread(s) on CPUs {client_cpus:?})\n"
