@@ -4,8 +4,13 @@
 //! of the bench's own on loopback. What a server does per task: an insert when a task is
 //! created, a read per `tasks/get`, an update (compare-and-set) per checkpoint.
 //!
+//! The second table: creates into a SQLite file and a Postgres database that already hold
+//! `PRESTORED` tasks (10,000 and 1,000,000 by default, written with one SQL statement
+//! each), to show that a create's cost does not grow with the store.
+//!
 //! ```text
 //! cargo bench -p saga-workspace --bench stores        # OPS=2000 CONCURRENCY=16 by default
+//! PRESTORED=10000,1000000 OPS=20000 cargo bench -p saga-workspace --bench stores
 //! ```
 
 use std::sync::Arc;
@@ -192,6 +197,85 @@ async fn main() {
             cell(&checkpoint)
         );
     }
+    remove_sqlite(&file);
+
+    let prestored: Vec<usize> = std::env::var("PRESTORED")
+        .unwrap_or_else(|_| "10000,1000000".into())
+        .split(',')
+        .filter_map(|n| n.trim().parse().ok())
+        .collect();
+    println!(
+        "\nCreates into a store that already holds N tasks ({ops} creates, {concurrency} at a time)\n"
+    );
+    println!("| store | N stored | create | filled in |");
+    println!("|---|---:|---|---:|");
+    for &n in &prestored {
+        let file =
+            std::env::temp_dir().join(format!("saga-bench-stores-{}-{n}.db", std::process::id()));
+        let store = TaskStore::sqlite(&file).expect("opened");
+        let began = Instant::now();
+        rusqlite::Connection::open(&file)
+            .expect("opened")
+            .execute_batch(&prefill(n, "0"))
+            .expect("filled");
+        let filled = began.elapsed();
+        let create = creates(store, ops, concurrency).await;
+        println!(
+            "| SQLite | {n} | {} | {:.1} s |",
+            cell(&create),
+            filled.as_secs_f64()
+        );
+        remove_sqlite(&file);
+
+        let name = format!("prestored_{n}");
+        let url = postgres.database(&name).await;
+        let store = TaskStore::postgres(&url).await.expect("connected");
+        let began = Instant::now();
+        postgres.psql(&name, &prefill(n, "false"));
+        let filled = began.elapsed();
+        let create = creates(store, ops, concurrency).await;
+        println!(
+            "| Postgres | {n} | {} | {:.1} s |",
+            cell(&create),
+            filled.as_secs_f64()
+        );
+    }
+}
+
+/// `n` unexpired rows of 1,000 principals, in one statement both databases read
+/// (`shared` as the database writes false). Their records are not read by a create.
+/// Then the table's statistics, as autovacuum (or `ANALYZE`) keeps them for a table that
+/// grew over time: without them, a database that just received a million rows in one
+/// statement plans as if the table were empty.
+fn prefill(n: usize, shared: &str) -> String {
+    let far = now_ms() + 3_600_000;
+    format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n})
+         INSERT INTO saga_tasks (id, owner, shared, bytes, expires_ms, working,
+             lease_until_ms, version, record)
+         SELECT 'pre-' || i, 'client-' || (i % 1000), {shared}, 400, {far}, {shared}, 0, 0, '{{}}'
+         FROM n;
+         ANALYZE saga_tasks;"
+    )
+}
+
+/// `ops` creates into `store`, `concurrency` at a time.
+async fn creates(store: TaskStore, ops: usize, concurrency: usize) -> Measured {
+    let quota = Quota::per_principal(1_000_000);
+    measure(ops, concurrency, move |i| {
+        let store = store.clone();
+        async move {
+            store
+                .backend()
+                .insert(&record(i), &quota)
+                .await
+                .expect("inserted");
+        }
+    })
+    .await
+}
+
+fn remove_sqlite(file: &std::path::Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }

@@ -283,3 +283,113 @@ async fn a_postgres_that_goes_away_fails_calls_and_serves_when_back() {
         .expect("serves again");
     assert_eq!(used.redeem(&[9; 24], far).await, Ok(true));
 }
+
+/// What a build before the quota counters left: its rows, no counters, no triggers.
+const BEFORE_THE_COUNTERS: &str = "DROP TABLE saga_task_counts;
+    DELETE FROM saga_meta WHERE key = 'task_counts';";
+
+/// A file a build before the counters wrote: this build counts its rows once when it
+/// opens it, and its quotas then hold them; rows an older build writes afterwards (no
+/// counters of its own) are counted too, by the triggers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_file_of_a_build_before_the_counters_is_counted() {
+    let file = TempDb::new("before-counters");
+    let store = TaskStore::sqlite(&file.0).expect("opened");
+    for id in ["one", "two"] {
+        store
+            .backend()
+            .insert(&a_record(id), &Quota::per_principal(10))
+            .await
+            .expect("inserted");
+    }
+    drop(store);
+    let old = rusqlite::Connection::open(&file.0).expect("opened");
+    old.execute_batch(
+        "DROP TRIGGER saga_tasks_counted; DROP TRIGGER saga_tasks_uncounted;
+         DROP TRIGGER saga_tasks_resized;",
+    )
+    .expect("no triggers");
+    old.execute_batch(BEFORE_THE_COUNTERS).expect("no counters");
+    drop(old);
+    let store = TaskStore::sqlite(&file.0).expect("opened again");
+    assert_eq!(
+        store
+            .backend()
+            .insert(&a_record("three"), &Quota::per_principal(2))
+            .await,
+        Err(TaskStoreError::PrincipalQuota(2)),
+        "the two rows written before the counters count"
+    );
+    // An older build inserts a row with SQL of its own: the triggers count it.
+    rusqlite::Connection::open(&file.0)
+        .expect("opened")
+        .execute(
+            "INSERT INTO saga_tasks (id, owner, shared, bytes, expires_ms, working,
+                 lease_until_ms, version, record)
+             SELECT 'older', owner, shared, bytes, expires_ms, working, lease_until_ms, 0,
+                 record FROM saga_tasks WHERE id = 'one'",
+            [],
+        )
+        .expect("an older build's insert");
+    assert_eq!(
+        store
+            .backend()
+            .insert(&a_record("four"), &Quota::per_principal(3))
+            .await,
+        Err(TaskStoreError::PrincipalQuota(3)),
+        "a row another build inserted counts"
+    );
+    store
+        .backend()
+        .insert(&a_record("four"), &Quota::per_principal(4))
+        .await
+        .expect("room for a fourth");
+}
+
+/// The same on Postgres.
+#[tokio::test]
+async fn a_postgres_database_of_a_build_before_the_counters_is_counted() {
+    let postgres = start_postgres().await;
+    let url = postgres.database("before_counters").await;
+    let store = TaskStore::postgres(&url).await.expect("connected");
+    for id in ["one", "two"] {
+        store
+            .backend()
+            .insert(&a_record(id), &Quota::per_principal(10))
+            .await
+            .expect("inserted");
+    }
+    drop(store);
+    postgres.psql(
+        "before_counters",
+        &format!(
+            "DROP TRIGGER saga_tasks_counted ON saga_tasks;
+             DROP TRIGGER saga_tasks_uncounted ON saga_tasks;
+             DROP TRIGGER saga_tasks_resized ON saga_tasks; {BEFORE_THE_COUNTERS}"
+        ),
+    );
+    let store = TaskStore::postgres(&url).await.expect("connected again");
+    assert_eq!(
+        store
+            .backend()
+            .insert(&a_record("three"), &Quota::per_principal(2))
+            .await,
+        Err(TaskStoreError::PrincipalQuota(2)),
+        "the two rows written before the counters count"
+    );
+    postgres.psql(
+        "before_counters",
+        "INSERT INTO saga_tasks (id, owner, shared, bytes, expires_ms, working,
+             lease_until_ms, version, record)
+         SELECT 'older', owner, shared, bytes, expires_ms, working, lease_until_ms, 0,
+             record FROM saga_tasks WHERE id = 'one'",
+    );
+    assert_eq!(
+        store
+            .backend()
+            .insert(&a_record("four"), &Quota::per_principal(3))
+            .await,
+        Err(TaskStoreError::PrincipalQuota(3)),
+        "a row another build inserted counts"
+    );
+}

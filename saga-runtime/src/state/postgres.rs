@@ -29,7 +29,7 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The advisory lock that serializes schema creation between replicas starting at once.
-const SCHEMA_LOCK: i64 = 0x5a6a_0001;
+pub(crate) const SCHEMA_LOCK: i64 = 0x5a6a_0001;
 
 /// A pool of connections to one database, its tables created.
 #[derive(Clone)]

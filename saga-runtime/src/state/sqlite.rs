@@ -90,6 +90,17 @@ impl Db {
     }
 
     /// Runs `work` on the connection, on the blocking pool.
+    /// Runs `work` on the connection here, on this thread: for work that is on a
+    /// blocking thread already, or at start-up.
+    pub(crate) fn with<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
+        // A poisoned lock: see `run`.
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        work(&mut connection)
+    }
+
     pub(crate) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,

@@ -16,6 +16,8 @@
 //! and the client sees one result.
 
 pub(crate) mod clock;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod group_commit;
 mod host;
 #[cfg(all(unix, feature = "sqlite"))]
 mod liveness;

@@ -1,18 +1,86 @@
 //! Task records in Postgres (feature `postgres`), shared by every replica. The pool and
 //! its bounds are in `state::postgres`; the table and the update in [`super::sql`].
 //!
-//! An insert, and a write that grows a record, check the quotas in a transaction that
-//! first takes one advisory lock ([`QUOTA_LOCK`]): quota checks run one at a time across
-//! the fleet, so two replicas cannot both admit the last task a quota allows. A write that
-//! does not grow its record takes no lock: it is one `UPDATE … WHERE version = $2`, which
-//! exactly one of two racing replicas wins (a takeover, say; the other reads again).
+//! Inserts and writes are group-committed ([`super::group_commit`]): each batch is one
+//! transaction that first takes one advisory lock ([`QUOTA_LOCK`]), so quota checks run
+//! one batch at a time across the fleet and two replicas cannot both admit the last task
+//! a quota allows. The batch's statements are pipelined on one connection (sent without
+//! waiting for each answer), and its one commit acknowledges them all. A write is
+//! `UPDATE … WHERE version = $2`, which exactly one of two racing replicas wins (a
+//! takeover, say; the other reads again).
 
+use std::sync::Arc;
+
+use futures::future::join_all;
 use tokio_postgres::types::ToSql;
 
 use super::TaskRecord;
-use super::sql::{self, At, Columns, Row, Rows, from_sql, now, to_sql, unavailable};
-use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError};
+use super::group_commit::{self, Entry, Outcome, Queue, Queued};
+use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
+use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
+
+/// The counters' triggers (see [`super::sql`]): an insert counts its rows, a delete
+/// uncounts them, a change of size moves the bytes. Owner and share never change in a
+/// row. Statement triggers over transition tables: a statement that deletes a hundred
+/// thousand expired rows updates each counter once. (A row trigger would update the store's
+/// counter once per row, and Postgres keeps every version of a row updated within one
+/// transaction: such a delete would slow down with the square of its rows.)
+const COUNT_TRIGGERS: &str = "
+CREATE OR REPLACE FUNCTION saga_tasks_counted() RETURNS trigger LANGUAGE plpgsql AS $count$
+BEGIN
+    INSERT INTO saga_task_counts AS c (scope, tasks, bytes)
+        SELECT scope, count(*), sum(bytes) FROM (
+            SELECT 'store' AS scope, bytes FROM new_rows
+            UNION ALL SELECT 'owner:' || owner, bytes FROM new_rows
+            UNION ALL SELECT 'shared', bytes FROM new_rows WHERE shared
+        ) added GROUP BY scope
+        ON CONFLICT (scope) DO UPDATE
+            SET tasks = c.tasks + excluded.tasks, bytes = c.bytes + excluded.bytes;
+    RETURN NULL;
+END
+$count$;
+CREATE OR REPLACE FUNCTION saga_tasks_uncounted() RETURNS trigger LANGUAGE plpgsql AS $count$
+BEGIN
+    UPDATE saga_task_counts AS c SET tasks = c.tasks - removed.tasks, bytes = c.bytes - removed.bytes
+        FROM (
+            SELECT scope, count(*) AS tasks, sum(bytes) AS bytes FROM (
+                SELECT 'store' AS scope, bytes FROM old_rows
+                UNION ALL SELECT 'owner:' || owner, bytes FROM old_rows
+                UNION ALL SELECT 'shared', bytes FROM old_rows WHERE shared
+            ) gone GROUP BY scope
+        ) removed
+        WHERE c.scope = removed.scope;
+    DELETE FROM saga_task_counts
+        WHERE tasks <= 0 AND scope IN (SELECT DISTINCT 'owner:' || owner FROM old_rows);
+    RETURN NULL;
+END
+$count$;
+CREATE OR REPLACE FUNCTION saga_tasks_resized() RETURNS trigger LANGUAGE plpgsql AS $count$
+BEGIN
+    UPDATE saga_task_counts AS c SET bytes = c.bytes + moved.bytes
+        FROM (
+            SELECT scope, sum(delta) AS bytes FROM (
+                SELECT n.bytes - o.bytes AS delta, 'owner:' || o.owner AS owner, o.shared
+                    FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE n.bytes <> o.bytes
+            ) changed,
+            LATERAL (VALUES ('store'), (owner), (CASE WHEN shared THEN 'shared' END)) AS s(scope)
+            WHERE scope IS NOT NULL GROUP BY scope
+        ) moved
+        WHERE c.scope = moved.scope;
+    RETURN NULL;
+END
+$count$;
+DROP TRIGGER IF EXISTS saga_tasks_counted ON saga_tasks;
+DROP TRIGGER IF EXISTS saga_tasks_uncounted ON saga_tasks;
+DROP TRIGGER IF EXISTS saga_tasks_resized ON saga_tasks;
+CREATE TRIGGER saga_tasks_counted AFTER INSERT ON saga_tasks
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION saga_tasks_counted();
+CREATE TRIGGER saga_tasks_uncounted AFTER DELETE ON saga_tasks
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION saga_tasks_uncounted();
+CREATE TRIGGER saga_tasks_resized AFTER UPDATE ON saga_tasks
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION saga_tasks_resized();";
 
 /// The advisory lock quota checks take.
 const QUOTA_LOCK: i64 = 0x5a6a_0002;
@@ -20,6 +88,8 @@ const QUOTA_LOCK: i64 = 0x5a6a_0002;
 #[derive(Debug)]
 pub(crate) struct PostgresTasks {
     db: Db,
+    /// The writes waiting for the next transaction.
+    writes: Arc<Queue<Write>>,
 }
 
 fn failed(error: tokio_postgres::Error) -> TaskStoreError {
@@ -35,26 +105,6 @@ fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
     row.try_get(at).map_err(failed)
 }
 
-/// What the store holds for a record of `owner`, at `now`.
-async fn held(
-    tx: &deadpool_postgres::Transaction<'_>,
-    owner: &str,
-    now: i64,
-) -> Result<Held, TaskStoreError> {
-    let row = tx
-        .query_one(sql::HELD, &[&owner, &now])
-        .await
-        .map_err(failed)?;
-    let pair = |at: usize| -> Result<(usize, usize), TaskStoreError> {
-        Ok((from_sql(column(&row, at)?), from_sql(column(&row, at + 1)?)))
-    };
-    Ok(Held {
-        store: pair(0)?,
-        owner: pair(2)?,
-        shared: pair(4)?,
-    })
-}
-
 impl TaskBackend for PostgresTasks {
     fn insert<'a>(
         &'a self,
@@ -62,34 +112,13 @@ impl TaskBackend for PostgresTasks {
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
-            let columns = Columns::of(record)?;
-            let now = now();
-            let mut client = self.db.client().await.map_err(unavailable)?;
-            let tx = client.transaction().await.map_err(failed)?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&QUOTA_LOCK])
-                .await
-                .map_err(failed)?;
-            tx.execute(sql::DELETE_EXPIRED, &[&now])
-                .await
-                .map_err(failed)?;
-            held(&tx, &columns.owner, now).await?.admit(
-                quota,
-                from_sql(columns.bytes),
-                usize::MAX,
-            )?;
-            let shared = quota.shared.is_some();
-            let values: [&(dyn ToSql + Sync); 8] = [
-                &record.id,
-                &columns.owner,
-                &shared,
-                &columns.bytes,
-                &columns.expires_ms,
-                &columns.working,
-                &columns.lease_until_ms,
-                &columns.text,
-            ];
-            tx.execute(sql::INSERT, &values).await.map_err(failed)?;
-            tx.commit().await.map_err(failed)
+            let write = Write::Insert {
+                id: record.id.clone(),
+                columns: Columns::of(record)?,
+                shared: quota.shared.is_some(),
+                quota: *quota,
+            };
+            self.commit(write).await.map(drop)
         })
     }
 
@@ -141,15 +170,22 @@ impl Rows for PostgresTasks {
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
-        Box::pin(async move { self.write_row(id, &at, &columns, quota).await })
+        let write = Write::Update {
+            id: id.to_owned(),
+            at,
+            columns,
+            quota: *quota,
+        };
+        Box::pin(self.commit(write))
     }
 }
 
 impl PostgresTasks {
     async fn read_row(&self, id: &str) -> Result<Option<Row>, TaskStoreError> {
         let client = self.db.client().await.map_err(unavailable)?;
+        let get = client.prepare_cached(sql::GET).await.map_err(failed)?;
         let row = client
-            .query_opt(sql::GET, &[&id, &now()])
+            .query_opt(&get, &[&id, &now()])
             .await
             .map_err(failed)?;
         row.map(|row| {
@@ -166,42 +202,173 @@ impl PostgresTasks {
         .transpose()
     }
 
-    /// Writes `columns` to row `id` if it is still at `at.version`: `Ok(false)` if not.
-    async fn write_row(
-        &self,
-        id: &str,
-        at: &At,
-        columns: &Columns,
-        quota: &Quota,
-    ) -> Result<bool, TaskStoreError> {
-        let mut client = self.db.client().await.map_err(unavailable)?;
-        let values: [&(dyn ToSql + Sync); 7] = [
-            &id,
-            &at.version,
-            &columns.text,
-            &columns.bytes,
-            &columns.working,
-            &columns.lease_until_ms,
-            &columns.expires_ms,
-        ];
-        if columns.bytes <= at.bytes {
-            // No growth: no quota to check, and the version decides.
-            let written = client.execute(sql::WRITE, &values).await.map_err(failed)?;
-            return Ok(written == 1);
+    /// Queues `write` for the next transaction, starting the writer if none runs, and
+    /// waits for its commit.
+    async fn commit(&self, write: Write) -> Outcome {
+        let (outcome, queued) = self.writes.push(write);
+        if let Queued::Start = queued {
+            let (db, writes) = (self.db.clone(), Arc::clone(&self.writes));
+            // The writer runs on its own: a caller that stops waiting leaves the others'
+            // writes to it.
+            drop(tokio::spawn(async move {
+                while let Some(batch) = writes.take() {
+                    flush(&db, batch).await;
+                }
+            }));
         }
-        let tx = client.transaction().await.map_err(failed)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&QUOTA_LOCK])
-            .await
-            .map_err(failed)?;
-        held(&tx, &at.owner, now()).await?.admit_growth(
-            quota,
-            from_sql(columns.bytes - at.bytes),
-            at.shared,
-        )?;
-        let written = tx.execute(sql::WRITE, &values).await.map_err(failed)?;
-        tx.commit().await.map_err(failed)?;
-        Ok(written == 1)
+        group_commit::outcome(outcome).await
     }
+}
+
+/// Writes `batch` in one transaction and answers each write once it committed. A batch
+/// that fails as a whole (one write the database refuses fails the transaction) is
+/// written again one write at a time, so that only that write fails.
+async fn flush(db: &Db, batch: Vec<Entry<Write>>) {
+    let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
+    let result = write_batch(db, &writes).await;
+    drop(writes);
+    match result {
+        Ok(outcomes) => {
+            for (entry, outcome) in batch.into_iter().zip(outcomes) {
+                entry.answer(outcome);
+            }
+        }
+        Err(error) if batch.len() == 1 => batch.into_iter().for_each(|entry| {
+            entry.answer(Err(TaskStoreError::Unavailable(error.to_string())));
+        }),
+        Err(_) => {
+            for entry in batch {
+                Box::pin(flush(db, vec![entry])).await;
+            }
+        }
+    }
+}
+
+/// Admits and applies `writes` in one transaction; their outcomes once it committed.
+async fn write_batch(db: &Db, writes: &[&Write]) -> Result<Vec<Outcome>, TaskStoreError> {
+    let mut client = db.client().await.map_err(unavailable)?;
+    let tx = client.transaction().await.map_err(failed)?;
+    let now = now();
+    // Each statement prepared once per connection (a prepare is a round trip of its own).
+    let (lock, delete, read_counts) = futures::try_join!(
+        tx.prepare_cached("SELECT pg_advisory_xact_lock($1)"),
+        tx.prepare_cached(sql::DELETE_EXPIRED),
+        tx.prepare_cached(sql::COUNTS),
+    )
+    .map_err(failed)?;
+    let mut scopes: Vec<String> = writes
+        .iter()
+        .map(|write| sql::owner_scope(write.owner()))
+        .collect();
+    scopes.sort_unstable();
+    scopes.dedup();
+    // Pipelined: the lock, the delete and the reads are sent at once and run in that
+    // order (the order they are first polled in); one round trip, not one each.
+    let reads = scopes.iter().map(|scope| {
+        let (tx, read_counts) = (&tx, &read_counts);
+        async move { tx.query(read_counts, &[scope]).await }
+    });
+    let (lock_at, now_at): ([&(dyn ToSql + Sync); 1], [&(dyn ToSql + Sync); 1]) =
+        ([&QUOTA_LOCK], [&now]);
+    let (locked, deleted, read) = futures::join!(
+        tx.execute(&lock, &lock_at),
+        tx.execute(&delete, &now_at),
+        join_all(reads),
+    );
+    locked.map_err(failed)?;
+    deleted.map_err(failed)?;
+    let mut counts = Counts::default();
+    for rows in read {
+        for row in rows.map_err(failed)? {
+            counts.read((column(&row, 0)?, column(&row, 1)?, column(&row, 2)?));
+        }
+    }
+    let admitted: Vec<Result<(), TaskStoreError>> =
+        writes.iter().map(|write| counts.admit(write)).collect();
+    let applied = join_all(
+        writes
+            .iter()
+            .zip(&admitted)
+            .filter(|(_, admitted)| admitted.is_ok())
+            .map(|(write, _)| apply(&tx, write)),
+    )
+    .await;
+    let mut applied = applied.into_iter();
+    let mut outcomes = Vec::with_capacity(writes.len());
+    for admitted in admitted {
+        outcomes.push(match admitted {
+            Ok(()) => Ok(applied.next().unwrap_or(Ok(false))?),
+            Err(refused) => Err(refused),
+        });
+    }
+    tx.commit().await.map_err(failed)?;
+    Ok(outcomes)
+}
+
+/// One admitted write: `false` if another writer moved the row on.
+async fn apply(
+    tx: &deadpool_postgres::Transaction<'_>,
+    write: &Write,
+) -> Result<bool, TaskStoreError> {
+    match write {
+        Write::Insert {
+            id,
+            columns,
+            shared,
+            ..
+        } => {
+            let values: [&(dyn ToSql + Sync); 8] = [
+                id,
+                &columns.owner,
+                shared,
+                &columns.bytes,
+                &columns.expires_ms,
+                &columns.working,
+                &columns.lease_until_ms,
+                &columns.text,
+            ];
+            let insert = tx.prepare_cached(sql::INSERT).await.map_err(failed)?;
+            tx.execute(&insert, &values).await.map_err(failed)?;
+            Ok(true)
+        }
+        Write::Update {
+            id, at, columns, ..
+        } => {
+            let values: [&(dyn ToSql + Sync); 7] = [
+                id,
+                &at.version,
+                &columns.text,
+                &columns.bytes,
+                &columns.working,
+                &columns.lease_until_ms,
+                &columns.expires_ms,
+            ];
+            let write = tx.prepare_cached(sql::WRITE).await.map_err(failed)?;
+            let written = tx.execute(&write, &values).await.map_err(failed)?;
+            Ok(written == 1)
+        }
+    }
+}
+
+/// Makes the counters and their triggers if the database has none, counting its rows
+/// once; under the schema's lock, so that replicas starting together make them once.
+async fn count_tasks(db: &Db) -> Result<(), TaskStoreError> {
+    let mut client = db.client().await.map_err(unavailable)?;
+    let tx = client.transaction().await.map_err(failed)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&crate::state::postgres::SCHEMA_LOCK],
+    )
+    .await
+    .map_err(failed)?;
+    tx.batch_execute(sql::COUNTS_TABLE).await.map_err(failed)?;
+    if tx.execute(sql::COUNTS_MADE, &[]).await.map_err(failed)? == 1 {
+        tx.batch_execute(COUNT_TRIGGERS).await.map_err(failed)?;
+        for statement in sql::COUNT_ROWS {
+            tx.execute(statement, &[]).await.map_err(failed)?;
+        }
+    }
+    tx.commit().await.map_err(failed)
 }
 
 impl TaskStore {
@@ -214,6 +381,10 @@ impl TaskStore {
         let db = Db::connect(url)
             .await
             .map_err(TaskStoreError::Unavailable)?;
-        Ok(Self::custom(PostgresTasks { db }))
+        count_tasks(&db).await?;
+        Ok(Self::custom(PostgresTasks {
+            db,
+            writes: Arc::default(),
+        }))
     }
 }

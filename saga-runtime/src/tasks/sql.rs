@@ -5,11 +5,24 @@
 //! row, apply the change, write it back only if its version is still the one read,
 //! retried when another replica wrote in between. A task's takeover is such an update, so
 //! exactly one replica wins it, as with Redis.
+//!
+//! **Quotas from counters.** What a quota admits against is read from `saga_task_counts`:
+//! one row per scope (the whole store, the shared part, each quota owner) with its
+//! records and bytes, kept by triggers on `saga_tasks` in the transaction of every insert,
+//! delete and change of size, whichever build or program makes it. A create reads three
+//! rows, however many tasks the store holds (it summed the table before). The counts
+//! include expired rows until they are deleted, so every write that admits first deletes
+//! the expired ones ([`DELETE_EXPIRED`], through the expiry index): then the counts are
+//! exactly the unexpired records the sums counted. A database made by a build before the
+//! counters gets them, counted once from its rows, when this build first opens it.
+//!
+//! **Group commit.** Inserts and writes go through [`super::group_commit`]: the writes
+//! that arrive while one transaction commits share the next one.
 
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{BoxFuture, Change, Quota, TaskStoreError};
+use super::store::{BoxFuture, Change, Held, Quota, TaskStoreError};
 
 /// How often an update is retried when other writers keep winning.
 const MAX_ATTEMPTS: usize = 64;
@@ -17,12 +30,72 @@ const MAX_ATTEMPTS: usize = 64;
 /// Deletes the expired rows: `$1` now.
 pub(super) const DELETE_EXPIRED: &str = "DELETE FROM saga_tasks WHERE expires_ms <= $1";
 
-/// The unexpired rows' counts and bytes: the store's, quota owner `$1`'s, the shared
-/// part's; `$2` now.
-pub(super) const HELD: &str = "SELECT count(*), CAST(coalesce(sum(bytes), 0) AS BIGINT),
-    count(*) FILTER (WHERE owner = $1), CAST(coalesce(sum(bytes) FILTER (WHERE owner = $1), 0) AS BIGINT),
-    count(*) FILTER (WHERE shared), CAST(coalesce(sum(bytes) FILTER (WHERE shared), 0) AS BIGINT)
-    FROM saga_tasks WHERE expires_ms > $2";
+/// The counts of the store, the shared part and the scope `$1` (an owner's, [`owner_scope`]).
+pub(super) const COUNTS: &str = "SELECT scope, tasks, bytes FROM saga_task_counts
+    WHERE scope = 'store' OR scope = 'shared' OR scope = $1";
+
+/// The counters' table (both databases read this SQL).
+pub(super) const COUNTS_TABLE: &str = "CREATE TABLE IF NOT EXISTS saga_task_counts (
+    scope TEXT PRIMARY KEY, tasks BIGINT NOT NULL, bytes BIGINT NOT NULL)";
+
+/// Whether the counters were made: a row of `saga_meta`, inserted by the build that makes
+/// them (an insert of one row tells it so), in the transaction that counts the table.
+pub(super) const COUNTS_MADE: &str =
+    "INSERT INTO saga_meta (key, value) VALUES ('task_counts', 1) ON CONFLICT DO NOTHING";
+
+/// The counters counted from the rows, once, when they are made.
+pub(super) const COUNT_ROWS: [&str; 3] = [
+    "INSERT INTO saga_task_counts (scope, tasks, bytes)
+        SELECT 'store', count(*), coalesce(sum(bytes), 0) FROM saga_tasks",
+    "INSERT INTO saga_task_counts (scope, tasks, bytes)
+        SELECT 'shared', count(*), coalesce(sum(bytes), 0) FROM saga_tasks WHERE shared",
+    "INSERT INTO saga_task_counts (scope, tasks, bytes)
+        SELECT 'owner:' || owner, count(*), sum(bytes) FROM saga_tasks GROUP BY owner",
+];
+
+/// The counters' scope of quota owner `owner`.
+pub(super) fn owner_scope(owner: &str) -> String {
+    format!("owner:{owner}")
+}
+
+/// The counts a batch of writes is admitted against: read once per batch ([`COUNTS`] for
+/// each owner it writes for), then kept as each write is admitted, so that the batch's
+/// writes count against each other as they would one transaction at a time.
+#[derive(Debug, Default)]
+pub(super) struct Counts {
+    store: (usize, usize),
+    shared: (usize, usize),
+    owners: std::collections::HashMap<String, (usize, usize)>,
+}
+
+impl Counts {
+    /// Takes in a row `(scope, tasks, bytes)` of [`COUNTS`].
+    pub(super) fn read(&mut self, (scope, tasks, bytes): (String, i64, i64)) {
+        let counted = (from_sql(tasks), from_sql(bytes));
+        match scope.as_str() {
+            "store" => self.store = counted,
+            "shared" => self.shared = counted,
+            _ => {
+                if let Some(owner) = scope.strip_prefix("owner:") {
+                    self.owners.insert(owner.to_owned(), counted);
+                }
+            }
+        }
+    }
+
+    /// Whether `write` is admitted; counted if so.
+    pub(super) fn admit(&mut self, write: &Write) -> Result<(), TaskStoreError> {
+        let owner = self.owners.entry(write.owner().to_owned()).or_default();
+        let mut held = Held {
+            store: self.store,
+            owner: *owner,
+            shared: self.shared,
+        };
+        write.admit(&mut held)?;
+        (self.store, *owner, self.shared) = (held.store, held.owner, held.shared);
+        Ok(())
+    }
+}
 
 /// Inserts a row: id, owner, shared, bytes, expires, working, lease, record.
 pub(super) const INSERT: &str = "INSERT INTO saga_tasks
@@ -98,6 +171,60 @@ pub(super) fn now() -> i64 {
 /// A count or a size read back from a row.
 pub(super) fn from_sql(value: i64) -> usize {
     usize::try_from(value).unwrap_or(0)
+}
+
+/// A write as the group commit carries it.
+pub(super) enum Write {
+    /// A new record (`shared`: counted against the shared part too).
+    Insert {
+        id: String,
+        columns: Columns,
+        shared: bool,
+        quota: Quota,
+    },
+    /// A record written at the version read.
+    Update {
+        id: String,
+        at: At,
+        columns: Columns,
+        quota: Quota,
+    },
+}
+
+impl Write {
+    /// The quota owner whose counts this write is admitted against.
+    pub(super) fn owner(&self) -> &str {
+        match self {
+            Write::Insert { columns, .. } => &columns.owner,
+            Write::Update { at, .. } => &at.owner,
+        }
+    }
+
+    /// Whether `held` admits this write; counts it in `held` if so.
+    pub(super) fn admit(&self, held: &mut Held) -> Result<(), TaskStoreError> {
+        match self {
+            Write::Insert {
+                columns,
+                shared,
+                quota,
+                ..
+            } => {
+                let bytes = from_sql(columns.bytes);
+                held.admit(quota, bytes, usize::MAX)?;
+                held.add(1, bytes, *shared);
+            }
+            Write::Update {
+                at, columns, quota, ..
+            } => {
+                let grown = from_sql(columns.bytes.saturating_sub(at.bytes));
+                if grown > 0 {
+                    held.admit_growth(quota, grown, at.shared)?;
+                    held.add(0, grown, at.shared);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A SQL store's two halves of an update.

@@ -1,16 +1,43 @@
 //! Task records in a local SQLite file (feature `sqlite`): durable on one machine. The
-//! file, its mode and why are in `state::sqlite`; the table and the update in
-//! [`super::sql`]. Each insert and each write is one `BEGIN IMMEDIATE` transaction, so its
-//! quota check and its write are atomic against every other connection to the file.
+//! file, its mode and why are in `state::sqlite`; the table, the counters and the update
+//! in [`super::sql`]. Inserts and writes are group-committed ([`super::group_commit`]):
+//! each batch is one `BEGIN IMMEDIATE` transaction, so its quota checks and its writes are
+//! atomic against every other connection to the file, and its one commit (one fsync)
+//! acknowledges them all.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::TaskRecord;
-use super::sql::{self, At, Columns, Row, Rows, from_sql, now, to_sql, unavailable};
-use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError};
+use super::group_commit::{self, Entry, Outcome, Queue, Queued};
+use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
+use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
+
+/// The triggers that keep `saga_task_counts` (see [`super::sql`]): an insert counts its
+/// row, a delete uncounts it, a change of size moves the bytes. Owner and share never
+/// change in a row.
+const COUNT_TRIGGERS: &str = "
+CREATE TRIGGER IF NOT EXISTS saga_tasks_counted AFTER INSERT ON saga_tasks BEGIN
+    INSERT INTO saga_task_counts (scope, tasks, bytes)
+        VALUES ('store', 1, NEW.bytes), ('owner:' || NEW.owner, 1, NEW.bytes)
+        ON CONFLICT (scope) DO UPDATE SET tasks = tasks + 1, bytes = bytes + excluded.bytes;
+    INSERT INTO saga_task_counts (scope, tasks, bytes)
+        SELECT 'shared', 1, NEW.bytes WHERE NEW.shared
+        ON CONFLICT (scope) DO UPDATE SET tasks = tasks + 1, bytes = bytes + excluded.bytes;
+END;
+CREATE TRIGGER IF NOT EXISTS saga_tasks_uncounted AFTER DELETE ON saga_tasks BEGIN
+    UPDATE saga_task_counts SET tasks = tasks - 1, bytes = bytes - OLD.bytes
+        WHERE scope = 'store' OR scope = 'owner:' || OLD.owner OR (scope = 'shared' AND OLD.shared);
+    DELETE FROM saga_task_counts WHERE scope = 'owner:' || OLD.owner AND tasks <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS saga_tasks_resized AFTER UPDATE OF bytes ON saga_tasks
+    WHEN OLD.bytes <> NEW.bytes BEGIN
+    UPDATE saga_task_counts SET bytes = bytes + NEW.bytes - OLD.bytes
+        WHERE scope = 'store' OR scope = 'owner:' || OLD.owner OR (scope = 'shared' AND OLD.shared);
+END;";
 
 /// The working tasks whose lease runs at `?1`, with their worker's claim.
 #[cfg(unix)]
@@ -20,24 +47,12 @@ const LEASED: &str = "SELECT id, json_extract(record, '$.worker') FROM saga_task
 #[derive(Debug)]
 pub(crate) struct SqliteTasks {
     db: Db,
+    /// The writes waiting for the next transaction.
+    writes: Arc<Queue<Write>>,
     /// Which processes sharing the file are alive (`None` where it cannot tell: off Unix,
     /// or the directory beside the file could not be written).
     #[cfg(unix)]
     liveness: Option<std::sync::Arc<super::liveness::Liveness>>,
-}
-
-/// What the store holds for a record of `owner`, at `now`.
-fn held(tx: &Transaction<'_>, owner: &str, now: i64) -> rusqlite::Result<Held> {
-    tx.query_row(&lite(sql::HELD), params![owner, now], |row| {
-        let pair = |at: usize| -> rusqlite::Result<(usize, usize)> {
-            Ok((from_sql(row.get(at)?), from_sql(row.get(at + 1)?)))
-        };
-        Ok(Held {
-            store: pair(0)?,
-            owner: pair(2)?,
-            shared: pair(4)?,
-        })
-    })
 }
 
 /// A statement of [`sql`] as SQLite numbers its parameters (`?1`: to SQLite, `$1` is a
@@ -53,35 +68,13 @@ impl TaskBackend for SqliteTasks {
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
-            let columns = Columns::of(record)?;
-            let (id, quota, now) = (record.id.clone(), *quota, now());
-            self.db
-                .run(move |connection| {
-                    let tx =
-                        connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                    tx.execute(&lite(sql::DELETE_EXPIRED), [now])?;
-                    let held = held(&tx, &columns.owner, now)?;
-                    if let Err(refused) = held.admit(&quota, from_sql(columns.bytes), usize::MAX) {
-                        return Ok(Err(refused));
-                    }
-                    tx.execute(
-                        &lite(sql::INSERT),
-                        params![
-                            id,
-                            columns.owner,
-                            quota.shared.is_some(),
-                            columns.bytes,
-                            columns.expires_ms,
-                            columns.working,
-                            columns.lease_until_ms,
-                            columns.text
-                        ],
-                    )?;
-                    tx.commit()?;
-                    Ok(Ok(()))
-                })
-                .await
-                .map_err(unavailable)?
+            let write = Write::Insert {
+                id: record.id.clone(),
+                columns: Columns::of(record)?,
+                shared: quota.shared.is_some(),
+                quota: *quota,
+            };
+            self.commit(write).await.map(drop)
         })
     }
 
@@ -172,44 +165,34 @@ impl Rows for SqliteTasks {
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
-        let quota = *quota;
-        Box::pin(async move {
-            let id = id.to_owned();
-            let now = now();
-            self.db
-                .run(move |connection| {
-                    let tx =
-                        connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                    let grown = from_sql(columns.bytes.saturating_sub(at.bytes));
-                    if grown > 0
-                        && let Err(refused) =
-                            held(&tx, &at.owner, now)?.admit_growth(&quota, grown, at.shared)
-                    {
-                        return Ok(Err(refused));
-                    }
-                    let version = at.version;
-                    let written = tx.execute(
-                        &lite(sql::WRITE),
-                        params![
-                            id,
-                            version,
-                            columns.text,
-                            columns.bytes,
-                            columns.working,
-                            columns.lease_until_ms,
-                            columns.expires_ms
-                        ],
-                    )?;
-                    tx.commit()?;
-                    Ok(Ok(written == 1))
-                })
-                .await
-                .map_err(unavailable)?
-        })
+        let write = Write::Update {
+            id: id.to_owned(),
+            at,
+            columns,
+            quota: *quota,
+        };
+        Box::pin(self.commit(write))
     }
 }
 
 impl SqliteTasks {
+    /// Queues `write` for the next transaction, starting the writer if none runs, and
+    /// waits for its commit.
+    async fn commit(&self, write: Write) -> Outcome {
+        let (outcome, queued) = self.writes.push(write);
+        if let Queued::Start = queued {
+            let (db, writes) = (self.db.clone(), Arc::clone(&self.writes));
+            // The writer runs on its own: a caller that stops waiting leaves the others'
+            // writes to it.
+            drop(tokio::task::spawn_blocking(move || {
+                while let Some(batch) = writes.take() {
+                    db.with(|connection| flush(connection, batch));
+                }
+            }));
+        }
+        group_commit::outcome(outcome).await
+    }
+
     async fn read_row(&self, id: &str) -> Result<Option<Row>, TaskStoreError> {
         let (id, now) = (id.to_owned(), now());
         self.db
@@ -252,6 +235,109 @@ fn working_processes(path: &Path) -> rusqlite::Result<std::collections::HashSet<
         .collect())
 }
 
+/// Writes `batch` in one transaction and answers each write once it committed. A batch
+/// that fails as a whole (one write the database refuses fails the transaction) is
+/// written again one write at a time, so that only that write fails.
+fn flush(connection: &mut Connection, batch: Vec<Entry<Write>>) {
+    let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
+    match write_batch(connection, &writes) {
+        Ok(outcomes) => {
+            for (entry, outcome) in batch.into_iter().zip(outcomes) {
+                entry.answer(outcome);
+            }
+        }
+        Err(error) if batch.len() == 1 => batch.into_iter().for_each(|entry| {
+            entry.answer(Err(unavailable(&error)));
+        }),
+        Err(_) => {
+            for entry in batch {
+                flush(connection, vec![entry]);
+            }
+        }
+    }
+}
+
+/// Admits and applies `writes` in one transaction; their outcomes once it committed.
+fn write_batch(connection: &mut Connection, writes: &[&Write]) -> rusqlite::Result<Vec<Outcome>> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now();
+    tx.execute(&lite(sql::DELETE_EXPIRED), [now])?;
+    let mut counts = Counts::default();
+    let mut read = std::collections::HashSet::new();
+    for write in writes {
+        if read.insert(write.owner()) {
+            let mut statement = tx.prepare_cached(&lite(sql::COUNTS))?;
+            let rows = statement.query_map([sql::owner_scope(write.owner())], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?;
+            for row in rows {
+                counts.read(row?);
+            }
+        }
+    }
+    let mut outcomes = Vec::with_capacity(writes.len());
+    for write in writes {
+        if let Err(refused) = counts.admit(write) {
+            outcomes.push(Err(refused));
+            continue;
+        }
+        outcomes.push(Ok(apply(&tx, write)?));
+    }
+    tx.commit()?;
+    Ok(outcomes)
+}
+
+/// One admitted write: `false` if another writer moved the row on.
+fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<bool> {
+    match write {
+        Write::Insert {
+            id,
+            columns,
+            shared,
+            ..
+        } => {
+            tx.prepare_cached(&lite(sql::INSERT))?.execute(params![
+                id,
+                columns.owner,
+                shared,
+                columns.bytes,
+                columns.expires_ms,
+                columns.working,
+                columns.lease_until_ms,
+                columns.text
+            ])?;
+            Ok(true)
+        }
+        Write::Update {
+            id, at, columns, ..
+        } => {
+            let written = tx.prepare_cached(&lite(sql::WRITE))?.execute(params![
+                id,
+                at.version,
+                columns.text,
+                columns.bytes,
+                columns.working,
+                columns.lease_until_ms,
+                columns.expires_ms
+            ])?;
+            Ok(written == 1)
+        }
+    }
+}
+
+/// Makes the counters and their triggers if the file has none, counting its rows once.
+fn count_tasks(connection: &mut Connection) -> rusqlite::Result<()> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute_batch(sql::COUNTS_TABLE)?;
+    tx.execute_batch(COUNT_TRIGGERS)?;
+    if tx.execute(sql::COUNTS_MADE, [])? == 1 {
+        for statement in sql::COUNT_ROWS {
+            tx.execute(statement, [])?;
+        }
+    }
+    tx.commit()
+}
+
 impl TaskStore {
     /// Tasks in the SQLite file at `path` (created if needed; feature `sqlite`): durable on
     /// one machine. A restarted server, even one killed with `kill -9`, finds every task
@@ -266,6 +352,8 @@ impl TaskStore {
     pub fn sqlite(path: impl AsRef<Path>) -> Result<Self, TaskStoreError> {
         let path = path.as_ref();
         let db = Db::open(path).map_err(TaskStoreError::Unavailable)?;
+        db.with(count_tasks)
+            .map_err(|error| TaskStoreError::Unavailable(format!("{}: {error}", path.display())))?;
         #[cfg(unix)]
         let liveness = match super::liveness::Liveness::register(path) {
             Ok(liveness) => {
@@ -286,6 +374,7 @@ impl TaskStore {
         };
         Ok(Self::custom(SqliteTasks {
             db,
+            writes: Arc::default(),
             #[cfg(unix)]
             liveness,
         }))

@@ -274,6 +274,21 @@ impl Held {
     }
 
     /// Whether a new record of `bytes` fits `quota` (and a backend's own `capacity`).
+    /// Counts `tasks` more records of `bytes` more, in the store, the owner's and, if
+    /// `shared`, the shared part's.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(super) fn add(&mut self, tasks: usize, bytes: usize, shared: bool) {
+        let add = |(count, held): &mut (usize, usize)| {
+            *count = count.saturating_add(tasks);
+            *held = held.saturating_add(bytes);
+        };
+        add(&mut self.store);
+        add(&mut self.owner);
+        if shared {
+            add(&mut self.shared);
+        }
+    }
+
     pub(super) fn admit(
         &self,
         quota: &Quota,

@@ -90,13 +90,17 @@ fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
 ///   working tasks whose lease ended are orphans;
 /// - the per-principal bounds (tasks and bytes), the shared part's and the store's are
 ///   kept at insert, and at an update that grows a record;
-/// - an expired record is gone: not read, not an orphan, not updated, not counted.
+/// - an expired record is gone: not read, not an orphan, not updated, not counted;
+/// - creates made at once count against each other: of 24 concurrent creates under a
+///   quota of 5, exactly 5 are admitted (a store that commits them together counts each
+///   before admitting the next).
 pub async fn task_store_contract(store: TaskStore) {
     creates_reads_and_bounds(&store).await;
     updates_are_atomic(&store).await;
     one_worker_takes_an_orphan_over(&store).await;
     growth_counts(&store).await;
     expired_records_are_gone(&store).await;
+    concurrent_creates_count_against_each_other(&store).await;
 }
 
 async fn creates_reads_and_bounds(store: &TaskStore) {
@@ -497,4 +501,44 @@ pub async fn token_store_contract(store: impl TokenStore) {
         Ok(true),
         "a floor whose time is over"
     );
+}
+
+async fn concurrent_creates_count_against_each_other(store: &TaskStore) {
+    let far = now_ms() + 60_000;
+    let handles: Vec<_> = (0..24)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .backend()
+                    .insert(
+                        &record(&format!("crowd-{n}"), "zoe", far),
+                        &Quota::per_principal(5),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    let mut admitted = 0;
+    for handle in handles {
+        match handle.await.expect("joined") {
+            Ok(()) => admitted += 1,
+            Err(TaskStoreError::PrincipalQuota(5)) => {}
+            Err(other) => panic!("a concurrent create failed: {other}"),
+        }
+    }
+    assert_eq!(admitted, 5, "concurrent creates under a quota of 5");
+    let mut held = 0;
+    for n in 0..24 {
+        if store
+            .backend()
+            .get(&format!("crowd-{n}"))
+            .await
+            .expect("read")
+            .is_some()
+        {
+            held += 1;
+        }
+    }
+    assert_eq!(held, 5, "exactly the admitted creates are stored");
 }
