@@ -2,7 +2,7 @@
 //! `SAGA_KEYS` can tell about it.
 
 use saga_runtime::deploy::LayoutFile;
-use saga_runtime::state::{KeyRing, KeyRingError, TokenHeader, unix_now};
+use saga_runtime::state::{KeyRing, KeyRingError, TokenFormat, TokenHeader, unix_now};
 
 /// The layout file `saga inspect` reads by default, from the current directory.
 pub const DEFAULT_LAYOUT: &str = "saga.layout";
@@ -37,13 +37,17 @@ pub fn report(
     layout: Option<(&std::path::Path, &LayoutFile)>,
     now: u64,
 ) -> String {
-    let version = if header.version == TokenHeader::CURRENT_VERSION {
-        format!(
+    let version = match header.format() {
+        Some(format) if format == TokenFormat::SEALED => format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
-        )
-    } else {
-        format!("{:#04x} (unknown to this build)", header.version)
+        ),
+        Some(_) => format!(
+            "{:#04x} (XChaCha20-Poly1305, postcard state; sealed by a build before this \
+             one, still opened)",
+            header.version
+        ),
+        None => format!("{:#04x} (unknown to this build)", header.version),
     };
     let expiry = if header.expires_at >= now {
         format!(
@@ -62,7 +66,7 @@ pub fn report(
     let key = format!("tag {:x}", header.key_tag);
     let keys_line = match keys {
         // Another format's bytes name no key: a server refuses it before trying any.
-        _ if header.version != TokenHeader::CURRENT_VERSION => {
+        _ if header.format().is_none() => {
             "does not open: a server refuses a token of another format".to_owned()
         }
         None => "SAGA_KEYS is not set: cannot say whether it opens".to_owned(),
@@ -147,7 +151,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("1000 (in 5 min 0 s)"), "{text}");
-        assert!(text.contains("header 37, ciphertext 6, tag 16"), "{text}");
+        assert!(text.contains("header 33, ciphertext 6, tag 16"), "{text}");
         assert!(text.contains("is in SAGA_KEYS"), "{text}");
         let later = report(
             &header,

@@ -18,6 +18,7 @@
 mod aead;
 mod binding;
 mod clock;
+mod format;
 mod keyring;
 mod link;
 mod nonce;
@@ -34,6 +35,7 @@ pub use binding::ANONYMOUS;
 #[doc(hidden)]
 pub use binding::Binding;
 pub use clock::unix_now;
+pub use format::TokenFormat;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[doc(hidden)]

@@ -2,15 +2,18 @@
 //! authenticated with XChaCha20-Poly1305, the whole in unpadded base64url.
 //!
 //! ```text
-//! offset size
-//! 0      1    format    0x4k: format 0x40 (XChaCha20-Poly1305, postcard state, this
-//!                       layout), k the sealing key's tag (the low 4 bits of its id)
-//! 1      8    point     the suspension point: name tag (4), version (2), identity tag (2)
-//! 9      4    exp       expiry, big-endian unix seconds (u32: until 2106)
-//! 13     24   nonce     random
-//! 37     n+16 ciphertext and tag
-//! AAD = header (bytes 0..37) || binding digest || the point's whole identity (32)
+//! size  field
+//! 1     format    0x5k: format 0x50 (XChaCha20-Poly1305, postcard state, this layout),
+//!                 k the sealing key's tag (the low 4 bits of its id)
+//! 7-9   point     the suspension point: name tag (4), version (varint), identity tag (2)
+//! 4     exp       expiry, big-endian unix seconds (u32: until 2106)
+//! 21-25 nonce     chain (8), sequence number (varint), random (12)
+//! n+16  ciphertext and tag
+//! AAD = header (as sent) || binding digest || the point's whole identity (32)
 //! ```
+//!
+//! The header's two layouts, and why format 0x40 still opens, are in
+//! [`format`](super::format).
 //!
 //! The key's tag does not always select one key: a ring whose keys share a tag tries
 //! each (the tag verifies for one key only). That costs an extra AEAD attempt, and only
@@ -23,8 +26,8 @@
 //! the tool, its version, the point and the exact layout it saved) is in the associated
 //! data: a token opens only for the identity it was sealed with.
 //!
-//! This is the only format any released build has sealed: a token with another first byte
-//! is refused ([`OpenError::Version`]) before any key is tried or anything decrypted.
+//! A token of neither format is refused ([`OpenError::Version`]) before any key is tried
+//! or anything decrypted.
 
 use std::time::Duration;
 
@@ -35,17 +38,16 @@ use std::sync::Arc;
 
 use super::binding::Binding;
 use super::clock::unix_now;
+use super::format::{self, TokenFormat};
 use super::keyring::{KeyId, KeyRing, hex};
 use super::link::Link;
 use super::single_use::{StoreError, TokenStore};
 
 /// The format of the tokens this build seals: their first byte with the key's tag (its
 /// low four bits) masked out.
-pub(crate) const VERSION: u8 = 0x40;
-/// Bytes before the ciphertext.
-pub(crate) const HEADER_LEN: usize = 37;
+pub(crate) const VERSION: u8 = TokenFormat::SEALED.byte();
 /// The longest associated data: a header, the binding's digest, the point's identity.
-const AAD_MAX: usize = HEADER_LEN + 32 + 32;
+const AAD_MAX: usize = format::COMPACT_MAX + 32 + 32;
 /// Bytes of the Poly1305 tag.
 pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 /// The default cap on a token's length in bytes (tokens are ASCII), checked before any
@@ -142,6 +144,8 @@ pub struct Opened {
     pub expires_at: u64,
     /// The suspension point its header names.
     pub point: [u8; 8],
+    /// Its format: the layout its plaintext's head is read in.
+    pub format: TokenFormat,
 }
 
 impl Opened {
@@ -244,7 +248,14 @@ impl StateCodec {
         binding: &Binding,
         plaintext: &[u8],
     ) -> String {
-        self.seal_nonce(expires_at, point, binding, plaintext, super::nonce::fresh())
+        self.seal_nonce(
+            TokenFormat::SEALED,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            super::nonce::first_link(),
+        )
     }
 
     /// [`StateCodec::seal`] as the first link of a new chain (see [`Link`]): a call's first
@@ -252,7 +263,14 @@ impl StateCodec {
     pub fn seal_first(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
         let expires_at = unix_now().saturating_add(self.ttl.as_secs());
         let nonce = super::nonce::first_link();
-        self.seal_nonce(expires_at, point, binding, plaintext, nonce)
+        self.seal_nonce(
+            TokenFormat::SEALED,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            nonce,
+        )
     }
 
     /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
@@ -265,11 +283,19 @@ impl StateCodec {
         link: Link,
     ) -> String {
         let nonce = super::nonce::linked(link.chain, link.seq);
-        self.seal_nonce(expires_at, point, binding, plaintext, nonce)
+        self.seal_nonce(
+            TokenFormat::SEALED,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            nonce,
+        )
     }
 
     fn seal_nonce(
         &self,
+        format: TokenFormat,
         expires_at: u64,
         point: &PointKey,
         binding: &Binding,
@@ -279,14 +305,19 @@ impl StateCodec {
         let key = self.keys.sealing();
 
         let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
-        let mut token = Vec::with_capacity(HEADER_LEN + plaintext.len() + TAG_LEN);
-        token.push(VERSION | key_tag(&key.id));
-        token.extend_from_slice(&point.header);
-        token.extend_from_slice(&expires_at.to_be_bytes());
-        token.extend_from_slice(&nonce);
+        let mut token = Vec::with_capacity(format::COMPACT_MAX + plaintext.len() + TAG_LEN);
+        format::write(
+            format,
+            key_tag(&key.id),
+            &point.header,
+            expires_at,
+            &nonce,
+            &mut token,
+        );
+        let header_len = token.len();
         token.extend_from_slice(plaintext);
 
-        let (header, body) = token.split_at_mut(HEADER_LEN);
+        let (header, body) = token.split_at_mut(header_len);
         let mut aad = [0u8; AAD_MAX];
         let aad = associated_data(&mut aad, header, binding, &point.identity);
         let tag = key.cipher.seal_in_place(&nonce, aad, body);
@@ -322,9 +353,18 @@ impl StateCodec {
     ) -> Result<String, OpenError> {
         let opened = sealed_with.open(token, point, from)?;
         // The same link of the same chain: the token handed out is the state it reseals,
-        // and retiring one retires the other.
+        // and retiring one retires the other. In the same format: its plaintext is in
+        // that format's layout.
         let expires_at = unix_now().saturating_add(self.ttl.as_secs());
-        Ok(self.seal_linked(expires_at, point, to, &opened.plaintext, opened.link()))
+        let link = opened.link();
+        Ok(self.seal_nonce(
+            opened.format,
+            expires_at,
+            point,
+            to,
+            &opened.plaintext,
+            super::nonce::linked(link.chain, link.seq),
+        ))
     }
 
     /// [`StateCodec::retire`] for the link `token` names (a token of this codec's
@@ -386,9 +426,7 @@ impl StateCodec {
             .decode(token)
             .map_err(|_| OpenError::Encoding)?;
         let header = TokenHeader::read(&bytes)?;
-        if header.version != VERSION {
-            return Err(OpenError::Version(header.version));
-        }
+        let format = header.format.ok_or(OpenError::Version(header.version))?;
         if header.point != point.header {
             return Err(OpenError::Point {
                 expected: hex(&point.header),
@@ -399,7 +437,7 @@ impl StateCodec {
         let key = keys
             .next()
             .ok_or_else(|| OpenError::UnknownKey(header.key_id_hex()))?;
-        let (header_len, expires_at, nonce) = (HEADER_LEN, header.expires_at, header.nonce);
+        let (header_len, expires_at, nonce) = (header.len, header.expires_at, header.nonce);
 
         let tag_at = bytes.len() - TAG_LEN;
         let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
@@ -442,6 +480,7 @@ impl StateCodec {
             nonce,
             expires_at,
             point: header.point,
+            format,
         })
     }
 }
@@ -452,9 +491,9 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format: 0x40 for the tokens this build seals and opens (the first byte, its
-    /// key tag masked out); for any other first byte, that byte (refused when the token is
-    /// opened).
+    /// The format: 0x50 for the tokens this build seals, 0x40 for those of the builds
+    /// before it (the first byte, its key tag masked out); for any other first byte, that
+    /// byte (refused when the token is opened).
     pub version: u8,
     /// The sealing key's tag: the low four bits of its id. Keys of one ring may share it;
     /// the token opens with the one that sealed it.
@@ -467,11 +506,20 @@ pub struct TokenHeader {
     pub nonce: [u8; 24],
     /// Decoded bytes of the whole token.
     pub total_len: usize,
+    /// The format, if this build opens it.
+    format: Option<TokenFormat>,
+    /// Bytes of the clear header.
+    len: usize,
 }
 
 impl TokenHeader {
-    /// The format version this build seals and opens.
+    /// The format version this build seals.
     pub const CURRENT_VERSION: u8 = VERSION;
+
+    /// The token's format, if this build opens it.
+    pub fn format(&self) -> Option<TokenFormat> {
+        self.format
+    }
 
     /// The token's place in its call's chain of tokens (see [`Link`]).
     pub fn link(&self) -> Link {
@@ -506,57 +554,52 @@ impl TokenHeader {
             }
             bytes[group * 3..group * 3 + 3].copy_from_slice(&bits.to_be_bytes()[1..]);
         }
-        // The version comes first: another format's bytes 1..9 are no point.
-        if bytes[0] & 0xf0 == VERSION {
-            Ok(field(&bytes, POINT_AT))
-        } else {
-            Err(OpenError::Version(bytes[0]))
-        }
+        // The format comes first: another format's bytes 1..9 are no point. The point
+        // ends by byte 10 in either format (a compact version is 3 bytes at most).
+        let format = TokenFormat::of(bytes[0]).ok_or(OpenError::Version(bytes[0]))?;
+        // Only the point is needed: read it from the 15 bytes padded to a full header.
+        let mut padded = [0u8; format::COMPACT_MAX];
+        padded[..15].copy_from_slice(&bytes);
+        format::read(format, &padded)
+            .map(|fields| fields.point)
+            .ok_or(OpenError::Truncated { len: token.len() })
     }
 
     /// The link a token's nonce names (see [`Link`]), read from its header's characters
     /// alone (not the whole token, which may be 64 KiB); `None` for a token of no format
     /// this build opens, or too short to hold a header.
     pub fn peek_link(token: &str) -> Option<Link> {
-        // 52 characters are 39 bytes: a header (37 bytes).
+        // 52 characters are 39 bytes: the longest header.
         let head = token.get(..52.min(token.len() / 4 * 4))?;
         let bytes = URL_SAFE_NO_PAD.decode(head).ok()?;
-        if *bytes.first()? & 0xf0 != VERSION {
-            return None;
-        }
-        // The point (8 bytes) and the expiry (4) come before the nonce.
-        let at = POINT_AT + 12;
-        let nonce: [u8; 24] = bytes.get(at..at + 24)?.try_into().ok()?;
-        (bytes.len() >= HEADER_LEN).then(|| Link::of_nonce(&nonce))
+        let format = TokenFormat::of(*bytes.first()?)?;
+        format::read(format, &bytes).map(|fields| Link::of_nonce(&fields.nonce))
     }
 
     /// Reads the header of the decoded bytes of a token.
     fn read(bytes: &[u8]) -> Result<Self, OpenError> {
         let first = bytes.first().copied().unwrap_or_default();
-        if bytes.len() < HEADER_LEN + TAG_LEN {
-            return Err(OpenError::Truncated { len: bytes.len() });
-        }
-        // Another format's bytes are read as this one's, for `saga inspect` to show; its
+        let format = TokenFormat::of(first);
+        // Another format's bytes are read as 0x40's, for `saga inspect` to show; its
         // version says they mean nothing.
-        let version = if first & 0xf0 == VERSION {
-            VERSION
-        } else {
-            first
-        };
-        let at = POINT_AT;
+        let fields = format::read(format.unwrap_or(TokenFormat::Fixed), bytes)
+            .filter(|fields| bytes.len() >= fields.len + TAG_LEN)
+            .ok_or(OpenError::Truncated { len: bytes.len() })?;
         Ok(Self {
-            version,
+            version: format.map_or(first, TokenFormat::byte),
             key_tag: first & 0x0f,
-            point: field(bytes, at),
-            expires_at: u64::from(u32::from_be_bytes(field(bytes, at + 8))),
-            nonce: field(bytes, at + 12),
+            point: fields.point,
+            expires_at: u64::from(fields.expires_at),
+            nonce: fields.nonce,
             total_len: bytes.len(),
+            format,
+            len: fields.len,
         })
     }
 
-    /// Bytes of the clear header (37).
+    /// Bytes of the clear header (33 in a usual token of this build's, 37 in format 0x40).
     pub fn header_len(&self) -> usize {
-        HEADER_LEN
+        self.len
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
@@ -599,9 +642,6 @@ fn key_tag(id: &KeyId) -> u8 {
     id[0] & 0x0f
 }
 
-/// Where the point starts in a token's header; the expiry and the nonce follow it.
-const POINT_AT: usize = 1;
-
 /// The header, the binding's digest, the point's identity, written into `buffer`.
 fn associated_data<'a>(
     buffer: &'a mut [u8; AAD_MAX],
@@ -626,12 +666,6 @@ fn sextet(c: u8) -> Option<u8> {
         b'_' => Some(63),
         _ => None,
     }
-}
-
-fn field<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    out.copy_from_slice(&bytes[at..at + N]);
-    out
 }
 
 #[cfg(test)]
@@ -690,9 +724,16 @@ mod header_tests {
             None,
             "shorter than a header"
         );
-        // 48 characters are 36 bytes, one short of the header; 52 are 39, enough.
-        assert_eq!(TokenHeader::peek_link(&linked[..48]), None);
-        assert_eq!(TokenHeader::peek_link(&linked[..52]), Some(link));
+        // Whole groups of four characters (three bytes): the first that holds the header
+        // is enough, the one before is not.
+        let header_len = TokenHeader::parse(&linked).expect("reads").header_len();
+        assert_eq!(
+            header_len, 34,
+            "point 7's version (0x0707) is two bytes here"
+        );
+        let enough = header_len.div_ceil(3) * 4;
+        assert_eq!(TokenHeader::peek_link(&linked[..enough]), Some(link));
+        assert_eq!(TokenHeader::peek_link(&linked[..enough - 4]), None);
         assert_eq!(TokenHeader::peek_link("!!"), None);
         assert_eq!(header.expires_at, 1_000);
         assert_eq!(header.ciphertext_len(), 5);
@@ -763,14 +804,14 @@ mod header_tests {
         assert_eq!(opened.link(), a);
     }
 
-    /// The formats of builds before this one (0x01 to 0x03, none released) are refused
-    /// as unknown, before any key is tried, as every other first byte but this format's.
+    /// The formats of builds before 0x40 (0x01 to 0x03, none released) are refused as
+    /// unknown, before any key is tried, as every other first byte but 0x4k and 0x5k.
     #[test]
     fn tokens_of_other_formats_are_refused_before_anything_else() {
         let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
         let token = codec.seal_at(1_000, &point(7), &binding, b"state");
-        for version in (0..=u8::MAX).filter(|v| v & 0xf0 != VERSION) {
+        for version in (0..=u8::MAX).filter(|&v| TokenFormat::of(v).is_none()) {
             let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
             bytes[0] = version;
             let other = URL_SAFE_NO_PAD.encode(&bytes);
@@ -783,6 +824,61 @@ mod header_tests {
                 Err(OpenError::Version(version))
             );
             assert_eq!(TokenHeader::peek_link(&other), None);
+        }
+    }
+
+    /// A token of format 0x40, as the builds before 0x50 sealed it, opens, says so, and is
+    /// resealed in its own format (its plaintext is in that format's layout); the header
+    /// bytes are authenticated, so a 0x40 token rewritten as 0x50 (or back) does not open.
+    #[test]
+    fn a_token_of_format_0x40_still_opens_and_keeps_its_format() {
+        let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let link = crate::state::Link {
+            chain: [3; 8],
+            seq: 2,
+        };
+        let nonce = super::super::nonce::linked(link.chain, link.seq);
+        let now = unix_now();
+        let old = codec.seal_nonce(
+            TokenFormat::Fixed,
+            now + 60,
+            &point(7),
+            &binding,
+            b"state",
+            nonce,
+        );
+        let header = TokenHeader::parse(&old).expect("reads");
+        assert_eq!(
+            (header.version, header.format(), header.header_len()),
+            (0x40, Some(TokenFormat::Fixed), 37)
+        );
+        assert_eq!(TokenHeader::peek_point(&old), Ok(point(7).header));
+        assert_eq!(TokenHeader::peek_link(&old), Some(link));
+        let opened = codec.open(&old, &point(7), &binding).expect("opens");
+        assert_eq!(
+            (opened.plaintext.as_slice(), opened.format, opened.link()),
+            (&b"state"[..], TokenFormat::Fixed, link)
+        );
+        let resealed = codec
+            .reseal_bound(&codec, &old, &point(7), &binding, &binding)
+            .expect("resealed");
+        assert_eq!(
+            TokenHeader::parse(&resealed).expect("reads").format(),
+            Some(TokenFormat::Fixed)
+        );
+        let new = codec.seal(&point(7), &binding, b"state");
+        assert_eq!(
+            codec.open(&new, &point(7), &binding).map(|o| o.format),
+            Ok(TokenFormat::Compact)
+        );
+        // The first byte flipped to the other format: read in the other layout, the
+        // header is other bytes, and the tag does not verify.
+        for token in [&old, &new] {
+            let mut bytes = URL_SAFE_NO_PAD.decode(token).unwrap();
+            bytes[0] ^= 0x40 ^ 0x50;
+            let flipped = URL_SAFE_NO_PAD.encode(&bytes);
+            assert!(codec.open(&flipped, &point(7), &binding).is_err());
         }
     }
 

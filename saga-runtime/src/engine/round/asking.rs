@@ -205,6 +205,7 @@ mod tests {
     use crate::engine::kinds::table::Kind;
     use crate::engine::round::pending::{Key, Pending, TokenHead};
     use crate::engine::round::requests::Request;
+    use crate::state::TokenFormat;
 
     fn requests() -> Vec<Request> {
         vec![
@@ -371,38 +372,54 @@ mod tests {
                 },
             ],
         };
-        let mut bytes = head.encode(Vec::new()).expect("encodes");
-        bytes.extend_from_slice(b"state");
-        let (read, rest) = TokenHead::decode(&bytes).expect("decodes");
-        assert_eq!(rest, b"state");
-        assert_eq!((read.next_key, read.round), (12, 3));
-        assert_eq!((read.restated, read.build), (Some(0xdead_beef), 0x0102));
-        let keys: Vec<String> = read
-            .pending
-            .iter()
-            .map(|entry| entry.key().to_owned())
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "elicit-11",
-                "sample-12",
-                "elicit-012",
-                "elicit-+5",
-                "elicit-99999999999",
-                "mine"
-            ]
-        );
-        assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
-        assert!(read.needs_restating());
-        // A generated key in sequence costs one byte, not its text.
+        // Both layouts: the head this build seals (0x50) and the one of the tokens before it
+        // (0x40), which still open.
+        for format in [TokenFormat::Compact, TokenFormat::Fixed] {
+            let mut bytes = encode(&head, format);
+            bytes.extend_from_slice(b"state");
+            let (read, rest) = TokenHead::decode(format, &bytes).expect("decodes");
+            assert_eq!(rest, b"state");
+            assert_eq!((read.next_key, read.round), (12, 3));
+            assert_eq!((read.restated, read.build), (Some(0xdead_beef), 0x0102));
+            let keys: Vec<String> = read
+                .pending
+                .iter()
+                .map(|entry| entry.key().to_owned())
+                .collect();
+            assert_eq!(
+                keys,
+                [
+                    "elicit-11",
+                    "sample-12",
+                    "elicit-012",
+                    "elicit-+5",
+                    "elicit-99999999999",
+                    "mine"
+                ],
+                "{format:?}"
+            );
+            assert_eq!(read.pending[1].params.as_deref(), Some("{}"));
+            assert!(read.needs_restating());
+        }
+        // A generated key in sequence costs one byte, not its text: the whole head is
+        // four bytes (next key, round, count, the entry), seven in 0x40.
         let short = TokenHead {
             next_key: 11,
             pending: head.pending[..1].iter().cloned().collect(),
             restated: None,
             ..TokenHead::default()
         };
-        assert_eq!(short.encode(Vec::new()).expect("encodes").len(), 7);
+        assert_eq!(encode(&short, TokenFormat::Compact).len(), 4);
+        assert_eq!(encode(&short, TokenFormat::Fixed).len(), 7);
+    }
+
+    /// `head` in `format`'s layout.
+    fn encode(head: &TokenHead, format: TokenFormat) -> Vec<u8> {
+        match format {
+            TokenFormat::Compact => head.encode(Vec::new()),
+            _ => head.encode_fixed(Vec::new()),
+        }
+        .expect("encodes")
     }
 
     #[test]
@@ -446,14 +463,16 @@ mod tests {
                 ],
                 ..TokenHead::default()
             };
-            let bytes = head.encode(Vec::new()).expect("encodes");
-            let (read, _) = TokenHead::decode(&bytes).expect("decodes");
-            let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
-            assert_eq!(
-                keys,
-                ["sample-5", "sample-6", "sample-2"],
-                "next_key {next_key}"
-            );
+            for format in [TokenFormat::Compact, TokenFormat::Fixed] {
+                let bytes = encode(&head, format);
+                let (read, _) = TokenHead::decode(format, &bytes).expect("decodes");
+                let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
+                assert_eq!(
+                    keys,
+                    ["sample-5", "sample-6", "sample-2"],
+                    "next_key {next_key}, {format:?}"
+                );
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use crate::engine::kinds::table::Kind;
+use crate::state::TokenFormat;
 
 /// The part of a token's plaintext the runtime reads without knowing the tool's state
 /// type; the tool's state follows it.
@@ -158,7 +159,9 @@ struct SealedHead<'a> {
     restated: Option<[u8; 6]>,
 }
 
-/// A [`SealedHead`] as it is written, straight from the [`TokenHead`].
+/// A [`SealedHead`] as format 0x40 wrote it, straight from the [`TokenHead`] (tests write
+/// such heads to check that they still read).
+#[cfg(test)]
 #[derive(Serialize)]
 struct SealingHead<'a> {
     next_key: u32,
@@ -168,18 +171,27 @@ struct SealingHead<'a> {
 }
 
 /// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
+#[cfg(test)]
 struct SealingPending<'a>(&'a TokenHead);
 
+#[cfg(test)]
 impl Serialize for SealingPending<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let head = self.0;
-        let generated = head
+        serializer.collect_seq(self.0.sealed_pending())
+    }
+}
+
+impl TokenHead {
+    /// The pending entries as the token keeps them: each generated key that follows the
+    /// one before as `Next`.
+    fn sealed_pending(&self) -> impl Iterator<Item = SealedPending<'_>> {
+        let generated = self
             .pending
             .iter()
             .filter(|entry| matches!(entry.key, Key::Generated(_)))
             .count();
-        let mut last = first_generated(head.next_key, generated);
-        serializer.collect_seq(head.pending.iter().map(|entry| SealedPending {
+        let mut last = first_generated(self.next_key, generated);
+        self.pending.iter().map(move |entry| SealedPending {
             kind: entry.kind,
             key: match &entry.key {
                 Key::Named(name) => SealedKey::Named(name),
@@ -194,30 +206,157 @@ impl Serialize for SealingPending<'_> {
                 }
             },
             params: entry.params.as_deref(),
-        }))
+        })
+    }
+}
+
+/// Format 0x50's head: the numbers as postcard's varints, each pending entry's kind, key
+/// form and whether it keeps params in one byte, and the restated digest without an
+/// option tag (a bit of the count says whether it is there). A deploy round's head is 10
+/// bytes where 0x40's was 13.
+///
+/// ```text
+/// varint next_key, varint round, varint (entries << 1 | restated)
+/// per entry: byte (kind << 3 | key form << 1 | params), then the key's number (form 1)
+///            or name (form 2), then the params, each as postcard writes it
+/// restated: 6 bytes (digest, build tag)
+/// ```
+mod packed {
+    use smallvec::SmallVec;
+
+    use super::{SealedHead, SealedKey, SealedPending, TokenHead};
+    use crate::engine::kinds::table::Kind;
+
+    /// Kinds fit five bits: postcard writes a kind as its index.
+    const KINDS_MAX: u8 = 32;
+
+    pub(super) fn write(head: &TokenHead, mut out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        let restated = head.restated_bytes();
+        let entries = u32::try_from(head.pending.len())
+            .ok()
+            .and_then(|n| n.checked_mul(2))
+            .ok_or(postcard::Error::SerializeSeqLengthUnknown)?;
+        out = postcard::to_extend(&head.next_key, out)?;
+        out = postcard::to_extend(&head.round, out)?;
+        out = postcard::to_extend(&(entries | u32::from(restated.is_some())), out)?;
+        for entry in head.sealed_pending() {
+            let mut index = [0u8; 1];
+            let kind = postcard::to_slice(&entry.kind, &mut index)
+                .ok()
+                .and_then(|index| index.first().copied())
+                .filter(|&index| index < KINDS_MAX)
+                .ok_or(postcard::Error::SerializeBufferFull)?;
+            let form = match entry.key {
+                SealedKey::Next => 0,
+                SealedKey::Numbered(_) => 1,
+                SealedKey::Named(_) => 2,
+            };
+            out.push(kind << 3 | form << 1 | u8::from(entry.params.is_some()));
+            match entry.key {
+                SealedKey::Next => {}
+                SealedKey::Numbered(n) => out = postcard::to_extend(&n, out)?,
+                SealedKey::Named(name) => out = postcard::to_extend(name, out)?,
+            }
+            if let Some(params) = entry.params {
+                out = postcard::to_extend(params, out)?;
+            }
+        }
+        if let Some(restated) = restated {
+            out.extend_from_slice(&restated);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn read(bytes: &[u8]) -> postcard::Result<(SealedHead<'_>, &[u8])> {
+        let (next_key, rest) = postcard::take_from_bytes::<u32>(bytes)?;
+        let (round, rest) = postcard::take_from_bytes::<u32>(rest)?;
+        let (shape, mut rest) = postcard::take_from_bytes::<u32>(rest)?;
+        let mut pending = SmallVec::new();
+        for _ in 0..shape >> 1 {
+            let (&byte, after) = rest
+                .split_first()
+                .ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+            let kind: Kind = postcard::from_bytes(&[byte >> 3])?;
+            let (key, after) = match (byte >> 1) & 0b11 {
+                0 => (SealedKey::Next, after),
+                1 => {
+                    let (n, after) = postcard::take_from_bytes::<u32>(after)?;
+                    (SealedKey::Numbered(n), after)
+                }
+                2 => {
+                    let (name, after) = postcard::take_from_bytes::<&str>(after)?;
+                    (SealedKey::Named(name), after)
+                }
+                _ => return Err(postcard::Error::DeserializeBadEnum),
+            };
+            let (params, after) = if byte & 1 == 1 {
+                let (params, after) = postcard::take_from_bytes::<&str>(after)?;
+                (Some(params), after)
+            } else {
+                (None, after)
+            };
+            pending.push(SealedPending { kind, key, params });
+            rest = after;
+        }
+        let restated = if shape & 1 == 1 {
+            let (digest, after) = rest
+                .split_first_chunk::<6>()
+                .ok_or(postcard::Error::DeserializeUnexpectedEnd)?;
+            rest = after;
+            Some(*digest)
+        } else {
+            None
+        };
+        Ok((
+            SealedHead {
+                next_key,
+                round,
+                pending,
+                restated,
+            },
+            rest,
+        ))
     }
 }
 
 impl TokenHead {
-    /// Appends the head to `out`; the tool's state follows it.
+    /// Appends the head to `out` as this build seals it (format 0x50's packed layout);
+    /// the tool's state follows it.
     pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        packed::write(self, out)
+    }
+
+    /// Appends the head in format 0x40's layout, as the builds before 0x50 sealed it.
+    #[cfg(test)]
+    pub(crate) fn encode_fixed(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         let sealing = SealingHead {
             next_key: self.next_key,
             round: self.round,
             pending: SealingPending(self),
-            restated: self.restated.map(|digest| {
-                let [a, b, c, d] = digest.to_be_bytes();
-                let [e, f] = self.build.to_be_bytes();
-                [a, b, c, d, e, f]
-            }),
+            restated: self.restated_bytes(),
         };
         postcard::to_extend(&sealing, out)
     }
 
-    /// Reads the head at the start of a token's plaintext; returns it with the bytes of
-    /// the state that follow.
-    pub(crate) fn decode(plaintext: &[u8]) -> postcard::Result<(TokenHead, &[u8])> {
-        let (sealed, rest) = postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?;
+    /// The restated digest's four bytes, then the build tag's two.
+    fn restated_bytes(&self) -> Option<[u8; 6]> {
+        self.restated.map(|digest| {
+            let [a, b, c, d] = digest.to_be_bytes();
+            let [e, f] = self.build.to_be_bytes();
+            [a, b, c, d, e, f]
+        })
+    }
+
+    /// Reads the head at the start of a token's plaintext, in the layout of the token's
+    /// `format`; returns it with the bytes of the state that follow.
+    pub(crate) fn decode(
+        format: TokenFormat,
+        plaintext: &[u8],
+    ) -> postcard::Result<(TokenHead, &[u8])> {
+        let (sealed, rest) = match format {
+            TokenFormat::Compact => packed::read(plaintext)?,
+            TokenFormat::Fixed => postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?,
+        };
         let generated = sealed
             .pending
             .iter()

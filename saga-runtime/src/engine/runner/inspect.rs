@@ -49,7 +49,8 @@ pub(crate) fn inspect_state(
         .map_err(InspectError::Refused)?;
     let undecodable =
         |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
-    let (head, fields) = TokenHead::decode(&opened.plaintext).map_err(|e| undecodable(&e))?;
+    let (head, fields) =
+        TokenHead::decode(opened.format, &opened.plaintext).map_err(|e| undecodable(&e))?;
     let state_bytes = points.join(point, fields);
     let state_bytes = state_bytes.as_slice();
     let (state, _) = tool.decode(state_bytes).map_err(|e| undecodable(&e))?;

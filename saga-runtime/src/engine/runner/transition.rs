@@ -362,7 +362,7 @@ impl<'a> Run<'a> {
                 ));
             }
         }
-        let (head, state_bytes) = TokenHead::decode(&opened.plaintext)
+        let (head, state_bytes) = TokenHead::decode(opened.format, &opened.plaintext)
             .map_err(|reason| invalid_state(self.name, &reason))?;
         let head_len = opened.plaintext.len() - state_bytes.len();
         let samples = crate::engine::runner::sampling::samples_from(self.cx);
