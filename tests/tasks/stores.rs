@@ -393,3 +393,72 @@ async fn a_postgres_database_of_a_build_before_the_counters_is_counted() {
         "a row another build inserted counts"
     );
 }
+
+/// A write the database refuses (here, a second record under an id already stored) fails
+/// alone: the writes committed in the same group are stored and acknowledged, and the
+/// store goes on (Postgres's connection is not left inside a transaction).
+async fn a_refused_write_fails_alone(store: TaskStore) {
+    store
+        .backend()
+        .insert(&a_record("taken"), &Quota::per_principal(100))
+        .await
+        .expect("inserted");
+    let handles: Vec<_> = (0..12)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let id = if n == 5 {
+                    "taken".to_owned()
+                } else {
+                    format!("group-{n}")
+                };
+                store
+                    .backend()
+                    .insert(&a_record(&id), &Quota::per_principal(100))
+                    .await
+            })
+        })
+        .collect();
+    for (n, handle) in handles.into_iter().enumerate() {
+        let outcome = handle.await.expect("joined");
+        if n == 5 {
+            assert!(
+                matches!(outcome, Err(TaskStoreError::Unavailable(_))),
+                "{outcome:?}"
+            );
+        } else {
+            assert_eq!(outcome, Ok(()), "write {n}");
+            assert!(
+                store
+                    .backend()
+                    .get(&format!("group-{n}"))
+                    .await
+                    .expect("read")
+                    .is_some()
+            );
+        }
+    }
+    for _ in 0..3 {
+        store
+            .backend()
+            .insert(
+                &a_record(&format!("after-{}", rand_suffix())),
+                &Quota::per_principal(100),
+            )
+            .await
+            .expect("the store goes on");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_sqlite_write_fails_alone() {
+    let file = TempDb::new("refused");
+    a_refused_write_fails_alone(TaskStore::sqlite(&file.0).expect("opened")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_postgres_write_fails_alone() {
+    let postgres = start_postgres().await;
+    let url = postgres.database("refused").await;
+    a_refused_write_fails_alone(TaskStore::postgres(&url).await.expect("connected")).await;
+}

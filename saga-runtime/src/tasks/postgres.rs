@@ -245,36 +245,59 @@ async fn flush(db: &Db, batch: Vec<Entry<Write>>) {
 }
 
 /// Admits and applies `writes` in one transaction; their outcomes once it committed.
+///
+/// Two round trips: `BEGIN`, the lock, the expired rows' delete and the counts, sent at
+/// once (pipelined: they run in the order sent); then, once the writes are admitted, the
+/// writes and `COMMIT`. A write that fails aborts the transaction, and the `COMMIT` behind
+/// it then ends it as a rollback: so the batch counts as committed only if every write
+/// succeeded as well as the `COMMIT`. A connection whose batch failed is dropped, not
+/// returned to the pool, so that no other caller finds it inside a transaction.
 async fn write_batch(db: &Db, writes: &[&Write]) -> Result<Vec<Outcome>, TaskStoreError> {
-    let mut client = db.client().await.map_err(unavailable)?;
-    let tx = client.transaction().await.map_err(failed)?;
+    let client = db.client().await.map_err(unavailable)?;
+    let result = pipelined(&client, writes).await;
+    if result.is_err() {
+        drop(deadpool_postgres::Object::take(client));
+    }
+    result
+}
+
+async fn pipelined(
+    client: &deadpool_postgres::Object,
+    writes: &[&Write],
+) -> Result<Vec<Outcome>, TaskStoreError> {
     let now = now();
-    // Each statement prepared once per connection (a prepare is a round trip of its own).
-    let (lock, delete, read_counts) = futures::try_join!(
-        tx.prepare_cached("SELECT pg_advisory_xact_lock($1)"),
-        tx.prepare_cached(sql::DELETE_EXPIRED),
-        tx.prepare_cached(sql::COUNTS),
+    // Each statement prepared once per connection (a prepare is a round trip of its own),
+    // and all of them before anything is sent: a write that waited for its prepare would
+    // be sent after the COMMIT behind it.
+    let (lock, delete, read_counts, insert, write) = futures::try_join!(
+        client.prepare_cached("SELECT pg_advisory_xact_lock($1)"),
+        client.prepare_cached(sql::DELETE_EXPIRED),
+        client.prepare_cached(sql::COUNTS),
+        client.prepare_cached(sql::INSERT),
+        client.prepare_cached(sql::WRITE),
     )
     .map_err(failed)?;
+    let statements = Statements { insert, write };
     let mut scopes: Vec<String> = writes
         .iter()
         .map(|write| sql::owner_scope(write.owner()))
         .collect();
     scopes.sort_unstable();
     scopes.dedup();
-    // Pipelined: the lock, the delete and the reads are sent at once and run in that
-    // order (the order they are first polled in); one round trip, not one each.
     let reads = scopes.iter().map(|scope| {
-        let (tx, read_counts) = (&tx, &read_counts);
-        async move { tx.query(read_counts, &[scope]).await }
+        let read_counts = &read_counts;
+        async move { client.query(read_counts, &[scope]).await }
     });
     let (lock_at, now_at): ([&(dyn ToSql + Sync); 1], [&(dyn ToSql + Sync); 1]) =
         ([&QUOTA_LOCK], [&now]);
-    let (locked, deleted, read) = futures::join!(
-        tx.execute(&lock, &lock_at),
-        tx.execute(&delete, &now_at),
+    let (begun, locked, deleted, read) = futures::join!(
+        client.batch_execute("BEGIN"),
+        client.execute(&lock, &lock_at),
+        client.execute(&delete, &now_at),
         join_all(reads),
     );
+    // Checked before anything is written: without a transaction, nothing more is sent.
+    begun.map_err(failed)?;
     locked.map_err(failed)?;
     deleted.map_err(failed)?;
     let mut counts = Counts::default();
@@ -285,29 +308,39 @@ async fn write_batch(db: &Db, writes: &[&Write]) -> Result<Vec<Outcome>, TaskSto
     }
     let admitted: Vec<Result<(), TaskStoreError>> =
         writes.iter().map(|write| counts.admit(write)).collect();
-    let applied = join_all(
-        writes
-            .iter()
-            .zip(&admitted)
-            .filter(|(_, admitted)| admitted.is_ok())
-            .map(|(write, _)| apply(&tx, write)),
-    )
-    .await;
+    let (applied, committed) = futures::join!(
+        join_all(
+            writes
+                .iter()
+                .zip(&admitted)
+                .filter(|(_, admitted)| admitted.is_ok())
+                .map(|(write, _)| apply(client, &statements, write)),
+        ),
+        client.batch_execute("COMMIT"),
+    );
     let mut applied = applied.into_iter();
     let mut outcomes = Vec::with_capacity(writes.len());
     for admitted in admitted {
         outcomes.push(match admitted {
+            // A failed write: the COMMIT rolled the batch back.
             Ok(()) => Ok(applied.next().unwrap_or(Ok(false))?),
             Err(refused) => Err(refused),
         });
     }
-    tx.commit().await.map_err(failed)?;
+    committed.map_err(failed)?;
     Ok(outcomes)
+}
+
+/// The two writes' statements, prepared.
+struct Statements {
+    insert: tokio_postgres::Statement,
+    write: tokio_postgres::Statement,
 }
 
 /// One admitted write: `false` if another writer moved the row on.
 async fn apply(
-    tx: &deadpool_postgres::Transaction<'_>,
+    client: &deadpool_postgres::Object,
+    statements: &Statements,
     write: &Write,
 ) -> Result<bool, TaskStoreError> {
     match write {
@@ -327,8 +360,10 @@ async fn apply(
                 &columns.lease_until_ms,
                 &columns.text,
             ];
-            let insert = tx.prepare_cached(sql::INSERT).await.map_err(failed)?;
-            tx.execute(&insert, &values).await.map_err(failed)?;
+            client
+                .execute(&statements.insert, &values)
+                .await
+                .map_err(failed)?;
             Ok(true)
         }
         Write::Update {
@@ -343,8 +378,10 @@ async fn apply(
                 &columns.lease_until_ms,
                 &columns.expires_ms,
             ];
-            let write = tx.prepare_cached(sql::WRITE).await.map_err(failed)?;
-            let written = tx.execute(&write, &values).await.map_err(failed)?;
+            let written = client
+                .execute(&statements.write, &values)
+                .await
+                .map_err(failed)?;
             Ok(written == 1)
         }
     }
