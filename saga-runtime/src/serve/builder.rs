@@ -53,6 +53,7 @@ struct ToolSettings {
     list_ttl: Duration,
     max_token_len: Option<usize>,
     leeway: Option<Duration>,
+    token_format: Option<crate::state::TokenFormat>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
     identity: Identity,
     registry: Registry,
@@ -108,6 +109,7 @@ impl<B> Default for Builder<B> {
                 list_ttl: DEFAULT_LIST_TTL,
                 max_token_len: None,
                 leeway: None,
+                token_format: None,
                 single_use: None,
                 identity: Identity::default(),
                 registry: Registry::default(),
@@ -172,6 +174,29 @@ impl<B> Builder<B> {
     /// disagree (default 60 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.tools.leeway = Some(leeway);
+        self
+    }
+
+    /// The format the server seals its tokens in (default [`TokenFormat::SEALED`], 0x50).
+    /// Every build opens 0x40 and 0x50 tokens alike, but the builds before 0x50 refuse a
+    /// 0x50 token: while a fleet still runs such a build (a rolling deploy onto this
+    /// one), set [`TokenFormat::Fixed`], so that any replica can take any round, and remove
+    /// it once no replica of the older build is left.
+    ///
+    /// ```
+    /// use saga_runtime::prelude::*;
+    /// use saga_runtime::state::TokenFormat;
+    ///
+    /// let builder = SagaServer::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .token_format(TokenFormat::Fixed);
+    /// # let _ = builder;
+    /// ```
+    ///
+    /// [`TokenFormat::SEALED`]: crate::state::TokenFormat::SEALED
+    /// [`TokenFormat::Fixed`]: crate::state::TokenFormat::Fixed
+    pub fn token_format(mut self, format: crate::state::TokenFormat) -> Self {
+        self.tools.token_format = Some(format);
         self
     }
 
@@ -641,6 +666,9 @@ impl ToolSettings {
         }
         if let Some(leeway) = self.leeway {
             codec = codec.with_leeway(leeway);
+        }
+        if let Some(format) = self.token_format {
+            codec = codec.with_format(format);
         }
         if let Some(store) = self.single_use {
             codec = codec.with_single_use(store);

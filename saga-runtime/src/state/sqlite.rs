@@ -89,7 +89,6 @@ impl Db {
         })
     }
 
-    /// Runs `work` on the connection, on the blocking pool.
     /// Runs `work` on the connection here, on this thread: for work that is on a
     /// blocking thread already, or at start-up.
     pub(crate) fn with<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
@@ -101,6 +100,7 @@ impl Db {
         work(&mut connection)
     }
 
+    /// Runs `work` on the connection, on the blocking pool.
     pub(crate) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,

@@ -131,6 +131,7 @@ pub struct StateCodec {
     leeway: Duration,
     max_token_len: usize,
     single_use: Option<Arc<dyn TokenStore>>,
+    format: TokenFormat,
 }
 
 /// A token that passed every check, with its plaintext.
@@ -164,6 +165,7 @@ impl StateCodec {
             leeway: DEFAULT_LEEWAY,
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
             single_use: None,
+            format: TokenFormat::SEALED,
         }
     }
 
@@ -201,6 +203,18 @@ impl StateCodec {
     /// The token lifetime.
     pub fn ttl(&self) -> Duration {
         self.ttl
+    }
+
+    /// Seals in `format` (default [`TokenFormat::SEALED`]); see
+    /// `SagaServerBuilder::token_format`.
+    pub fn with_format(mut self, format: TokenFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// The format this codec seals in.
+    pub fn format(&self) -> TokenFormat {
+        self.format
     }
 
     /// The clock-skew leeway applied to expiry.
@@ -249,7 +263,7 @@ impl StateCodec {
         plaintext: &[u8],
     ) -> String {
         self.seal_nonce(
-            TokenFormat::SEALED,
+            self.format,
             expires_at,
             point,
             binding,
@@ -263,14 +277,7 @@ impl StateCodec {
     pub fn seal_first(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
         let expires_at = unix_now().saturating_add(self.ttl.as_secs());
         let nonce = super::nonce::first_link();
-        self.seal_nonce(
-            TokenFormat::SEALED,
-            expires_at,
-            point,
-            binding,
-            plaintext,
-            nonce,
-        )
+        self.seal_nonce(self.format, expires_at, point, binding, plaintext, nonce)
     }
 
     /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
@@ -283,14 +290,7 @@ impl StateCodec {
         link: Link,
     ) -> String {
         let nonce = super::nonce::linked(link.chain, link.seq);
-        self.seal_nonce(
-            TokenFormat::SEALED,
-            expires_at,
-            point,
-            binding,
-            plaintext,
-            nonce,
-        )
+        self.seal_nonce(self.format, expires_at, point, binding, plaintext, nonce)
     }
 
     fn seal_nonce(

@@ -12,7 +12,7 @@
 //! The batch is bounded ([`MAX_BATCH`]): one transaction never grows with the load, and
 //! the writes behind it wait one commit more.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
@@ -110,14 +110,78 @@ impl<W> Queue<W> {
     }
 }
 
+/// The running flush of a queue: hands out its batches. Dropped before it found the queue
+/// empty (its thread panicked, its task was cancelled at shutdown), it fails the writes
+/// still waiting and lets the next write start a flush again: no writer waits for ever.
+/// (The batch it held is dropped with it, and its writers hear [`outcome`]'s error.)
+pub(super) struct Flusher<W> {
+    queue: Arc<Queue<W>>,
+    done: bool,
+}
+
+impl<W> Flusher<W> {
+    pub(super) fn new(queue: Arc<Queue<W>>) -> Self {
+        Self { queue, done: false }
+    }
+
+    /// The next batch; `None` when the queue is empty, which ends the flush.
+    pub(super) fn next(&mut self) -> Option<Vec<Entry<W>>> {
+        let batch = self.queue.take();
+        self.done = batch.is_none();
+        batch
+    }
+}
+
+impl<W> Drop for Flusher<W> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let waiting = {
+            let mut state = self.queue.lock();
+            state.flushing = false;
+            std::mem::take(&mut state.waiting)
+        };
+        for entry in waiting {
+            entry.answer(Err(stopped()));
+        }
+    }
+}
+
+/// Why a batch was not committed, which decides what its writes are told.
+#[derive(Debug)]
+pub(super) enum Failed {
+    /// The database refused one of its writes: the others may succeed without it, so
+    /// each is written again alone.
+    Write(String),
+    /// The connection, the lock, the counts or the commit failed (for a commit whose
+    /// answer was lost, the batch may be written): every write of the batch is told so,
+    /// none written again.
+    Batch(String),
+}
+
+/// Answers each write of a committed batch.
+pub(super) fn answer<W>(batch: Vec<Entry<W>>, outcomes: Vec<Outcome>) {
+    for (entry, outcome) in batch.into_iter().zip(outcomes) {
+        entry.answer(outcome);
+    }
+}
+
+/// Fails every write of a batch with `why`.
+pub(super) fn fail<W>(batch: Vec<Entry<W>>, why: &str) {
+    for entry in batch {
+        entry.answer(Err(TaskStoreError::Unavailable(why.to_owned())));
+    }
+}
+
+fn stopped() -> TaskStoreError {
+    TaskStoreError::Unavailable("the task store's writer stopped before committing".into())
+}
+
 /// Waits for a queued write's outcome. A flush that ended without answering (it
 /// panicked) is the store's error, not a hang.
 pub(super) async fn outcome(receiver: oneshot::Receiver<Outcome>) -> Outcome {
-    receiver.await.unwrap_or_else(|_| {
-        Err(TaskStoreError::Unavailable(
-            "the task store's writer stopped before committing".into(),
-        ))
-    })
+    receiver.await.unwrap_or_else(|_| Err(stopped()))
 }
 
 #[cfg(test)]
@@ -161,6 +225,31 @@ mod tests {
             [MAX_BATCH, MAX_BATCH + 1, MAX_BATCH + 2]
         );
         drop(receivers);
+    }
+
+    #[tokio::test]
+    async fn a_flusher_that_stops_early_fails_the_waiting_writes_and_lets_a_new_one_start() {
+        let queue = Arc::new(Queue::default());
+        let (first, started) = queue.push(1);
+        assert!(matches!(started, Queued::Start));
+        let mut flusher = Flusher::new(Arc::clone(&queue));
+        let batch = flusher.next().expect("the first write");
+        let (second, joined) = queue.push(2);
+        assert!(matches!(joined, Queued::Joined));
+        // The flush dies holding its batch (a panic, a cancelled task).
+        drop(batch);
+        drop(flusher);
+        for receiver in [first, second] {
+            assert!(matches!(
+                outcome(receiver).await,
+                Err(TaskStoreError::Unavailable(_))
+            ));
+        }
+        let (_third, queued) = queue.push(3);
+        assert!(
+            matches!(queued, Queued::Start),
+            "the next write starts a flush"
+        );
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use futures::future::join_all;
 use tokio_postgres::types::ToSql;
 
 use super::TaskRecord;
-use super::group_commit::{self, Entry, Outcome, Queue, Queued};
+use super::group_commit::{self, Entry, Failed, Flusher, Outcome, Queue, Queued};
 use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
@@ -211,7 +211,8 @@ impl PostgresTasks {
             // The writer runs on its own: a caller that stops waiting leaves the others'
             // writes to it.
             drop(tokio::spawn(async move {
-                while let Some(batch) = writes.take() {
+                let mut flusher = Flusher::new(writes);
+                while let Some(batch) = flusher.next() {
                     flush(&db, batch).await;
                 }
             }));
@@ -221,25 +222,47 @@ impl PostgresTasks {
 }
 
 /// Writes `batch` in one transaction and answers each write once it committed. A batch
-/// that fails as a whole (one write the database refuses fails the transaction) is
-/// written again one write at a time, so that only that write fails.
+/// in which the database refused a write is written again one write at a time, so that
+/// only that write fails; a batch that failed otherwise (the pool, the lock's timeout,
+/// the commit) fails whole.
 async fn flush(db: &Db, batch: Vec<Entry<Write>>) {
     let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
     let result = write_batch(db, &writes).await;
     drop(writes);
     match result {
-        Ok(outcomes) => {
-            for (entry, outcome) in batch.into_iter().zip(outcomes) {
-                entry.answer(outcome);
-            }
-        }
-        Err(error) if batch.len() == 1 => batch.into_iter().for_each(|entry| {
-            entry.answer(Err(TaskStoreError::Unavailable(error.to_string())));
-        }),
-        Err(_) => {
+        Ok(outcomes) => group_commit::answer(batch, outcomes),
+        Err(Failed::Write(_)) if batch.len() > 1 => {
             for entry in batch {
                 Box::pin(flush(db, vec![entry])).await;
             }
+        }
+        Err(Failed::Write(why) | Failed::Batch(why)) => group_commit::fail(batch, &why),
+    }
+}
+
+/// A pooled connection inside a batch: dropped, not returned to the pool, unless the batch
+/// ended (committed, or rolled back) — so that a batch that failed or panicked midway
+/// leaves no connection in the pool inside its transaction, holding the quota lock.
+struct InBatch(Option<deadpool_postgres::Object>);
+
+impl InBatch {
+    fn client(&self) -> &deadpool_postgres::Object {
+        // Some until `ended` or drop.
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("a batch's connection is held"))
+    }
+
+    /// The batch ended: the connection goes back to the pool.
+    fn ended(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for InBatch {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(deadpool_postgres::Object::take(client));
         }
     }
 }
@@ -248,27 +271,23 @@ async fn flush(db: &Db, batch: Vec<Entry<Write>>) {
 ///
 /// Two round trips: `BEGIN`, the lock, the expired rows' delete and the counts, sent at
 /// once (pipelined: they run in the order sent); then, once the writes are admitted, the
-/// writes and `COMMIT`. A write that fails aborts the transaction, and the `COMMIT` behind
-/// it then ends it as a rollback: so the batch counts as committed only if every write
-/// succeeded as well as the `COMMIT`. A connection whose batch failed is dropped, not
-/// returned to the pool, so that no other caller finds it inside a transaction.
-async fn write_batch(db: &Db, writes: &[&Write]) -> Result<Vec<Outcome>, TaskStoreError> {
-    let client = db.client().await.map_err(unavailable)?;
-    let result = pipelined(&client, writes).await;
-    if result.is_err() {
-        drop(deadpool_postgres::Object::take(client));
-    }
-    result
-}
-
-async fn pipelined(
-    client: &deadpool_postgres::Object,
-    writes: &[&Write],
-) -> Result<Vec<Outcome>, TaskStoreError> {
+/// writes and `COMMIT`. Every write is sent before the `COMMIT` is: each is polled once,
+/// in order, before the `COMMIT` is made (a write that fails before it is sent, its
+/// parameters refused by the client, turns the `COMMIT` into a `ROLLBACK`). A write that
+/// fails in the database aborts the transaction, and the `COMMIT` behind it then ends it
+/// as a rollback: so the batch counts as committed only if every write succeeded as well
+/// as the `COMMIT`.
+async fn write_batch(db: &Db, writes: &[&Write]) -> Result<Vec<Outcome>, Failed> {
+    let batch = |error: tokio_postgres::Error| Failed::Batch(describe(error));
+    let held = InBatch(Some(
+        db.client()
+            .await
+            .map_err(|error| Failed::Batch(error.to_string()))?,
+    ));
+    let client = held.client();
     let now = now();
     // Each statement prepared once per connection (a prepare is a round trip of its own),
-    // and all of them before anything is sent: a write that waited for its prepare would
-    // be sent after the COMMIT behind it.
+    // and all of them before anything is sent.
     let (lock, delete, read_counts, insert, write) = futures::try_join!(
         client.prepare_cached("SELECT pg_advisory_xact_lock($1)"),
         client.prepare_cached(sql::DELETE_EXPIRED),
@@ -276,7 +295,7 @@ async fn pipelined(
         client.prepare_cached(sql::INSERT),
         client.prepare_cached(sql::WRITE),
     )
-    .map_err(failed)?;
+    .map_err(batch)?;
     let statements = Statements { insert, write };
     let mut scopes: Vec<String> = writes
         .iter()
@@ -297,37 +316,73 @@ async fn pipelined(
         join_all(reads),
     );
     // Checked before anything is written: without a transaction, nothing more is sent.
-    begun.map_err(failed)?;
-    locked.map_err(failed)?;
-    deleted.map_err(failed)?;
+    begun.map_err(batch)?;
+    locked.map_err(batch)?;
+    deleted.map_err(batch)?;
     let mut counts = Counts::default();
     for rows in read {
-        for row in rows.map_err(failed)? {
-            counts.read((column(&row, 0)?, column(&row, 1)?, column(&row, 2)?));
+        for row in rows.map_err(batch)? {
+            let (scope, tasks, bytes) = (column(&row, 0), column(&row, 1), column(&row, 2));
+            let unreadable = |error: TaskStoreError| Failed::Batch(error.to_string());
+            counts.read((
+                scope.map_err(unreadable)?,
+                tasks.map_err(unreadable)?,
+                bytes.map_err(unreadable)?,
+            ));
         }
     }
     let admitted: Vec<Result<(), TaskStoreError>> =
         writes.iter().map(|write| counts.admit(write)).collect();
-    let (applied, committed) = futures::join!(
-        join_all(
-            writes
-                .iter()
-                .zip(&admitted)
-                .filter(|(_, admitted)| admitted.is_ok())
-                .map(|(write, _)| apply(client, &statements, write)),
-        ),
-        client.batch_execute("COMMIT"),
-    );
-    let mut applied = applied.into_iter();
+    let mut applying: Vec<_> = writes
+        .iter()
+        .zip(&admitted)
+        .filter(|(_, admitted)| admitted.is_ok())
+        .map(|(write, _)| Box::pin(apply(client, &statements, write)))
+        .collect();
+    // Each write polled once, in order: its statement is sent.
+    let mut applied: Vec<Option<Result<bool, TaskStoreError>>> = Vec::new();
+    futures::future::poll_fn(|cx| {
+        applied = applying
+            .iter_mut()
+            .map(|future| match future.as_mut().poll(cx) {
+                std::task::Poll::Ready(outcome) => Some(outcome),
+                std::task::Poll::Pending => None,
+            })
+            .collect();
+        std::task::Poll::Ready(())
+    })
+    .await;
+    let unsent = applied
+        .iter()
+        .any(|outcome| matches!(outcome, Some(Err(_))));
+    let end = if unsent { "ROLLBACK" } else { "COMMIT" };
+    let rest = applying
+        .iter_mut()
+        .zip(&applied)
+        .filter(|(_, first)| first.is_none())
+        .map(|(future, _)| future);
+    let (rest, ended) = futures::join!(join_all(rest), client.batch_execute(end));
+    let mut rest = rest.into_iter();
+    let mut results = applied
+        .into_iter()
+        .map(|first| first.or_else(|| rest.next()).unwrap_or(Ok(false)));
     let mut outcomes = Vec::with_capacity(writes.len());
     for admitted in admitted {
         outcomes.push(match admitted {
             // A failed write: the COMMIT rolled the batch back.
-            Ok(()) => Ok(applied.next().unwrap_or(Ok(false))?),
+            Ok(()) => Ok(results
+                .next()
+                .unwrap_or(Ok(false))
+                .map_err(|error| Failed::Write(error.to_string()))?),
             Err(refused) => Err(refused),
         });
     }
-    committed.map_err(failed)?;
+    ended.map_err(batch)?;
+    if unsent {
+        return Err(Failed::Write("a write's parameters were refused".into()));
+    }
+    drop(applying);
+    held.ended();
     Ok(outcomes)
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::TaskRecord;
-use super::group_commit::{self, Entry, Outcome, Queue, Queued};
+use super::group_commit::{self, Entry, Failed, Flusher, Outcome, Queue, Queued};
 use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
@@ -185,7 +185,8 @@ impl SqliteTasks {
             // The writer runs on its own: a caller that stops waiting leaves the others'
             // writes to it.
             drop(tokio::task::spawn_blocking(move || {
-                while let Some(batch) = writes.take() {
+                let mut flusher = Flusher::new(writes);
+                while let Some(batch) = flusher.next() {
                     db.with(|connection| flush(connection, batch));
                 }
             }));
@@ -236,42 +237,43 @@ fn working_processes(path: &Path) -> rusqlite::Result<std::collections::HashSet<
 }
 
 /// Writes `batch` in one transaction and answers each write once it committed. A batch
-/// that fails as a whole (one write the database refuses fails the transaction) is
-/// written again one write at a time, so that only that write fails.
+/// in which the database refused a write is written again one write at a time, so that
+/// only that write fails; a batch that failed otherwise (the file busy past its timeout,
+/// the commit) fails whole.
 fn flush(connection: &mut Connection, batch: Vec<Entry<Write>>) {
     let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
     match write_batch(connection, &writes) {
-        Ok(outcomes) => {
-            for (entry, outcome) in batch.into_iter().zip(outcomes) {
-                entry.answer(outcome);
-            }
-        }
-        Err(error) if batch.len() == 1 => batch.into_iter().for_each(|entry| {
-            entry.answer(Err(unavailable(&error)));
-        }),
-        Err(_) => {
+        Ok(outcomes) => group_commit::answer(batch, outcomes),
+        Err(Failed::Write(_)) if batch.len() > 1 => {
             for entry in batch {
                 flush(connection, vec![entry]);
             }
         }
+        Err(Failed::Write(why) | Failed::Batch(why)) => group_commit::fail(batch, &why),
     }
 }
 
 /// Admits and applies `writes` in one transaction; their outcomes once it committed.
-fn write_batch(connection: &mut Connection, writes: &[&Write]) -> rusqlite::Result<Vec<Outcome>> {
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn write_batch(connection: &mut Connection, writes: &[&Write]) -> Result<Vec<Outcome>, Failed> {
+    let batch = |error: rusqlite::Error| Failed::Batch(error.to_string());
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(batch)?;
     let now = now();
-    tx.execute(&lite(sql::DELETE_EXPIRED), [now])?;
+    tx.execute(&lite(sql::DELETE_EXPIRED), [now])
+        .map_err(batch)?;
     let mut counts = Counts::default();
     let mut read = std::collections::HashSet::new();
     for write in writes {
         if read.insert(write.owner()) {
-            let mut statement = tx.prepare_cached(&lite(sql::COUNTS))?;
-            let rows = statement.query_map([sql::owner_scope(write.owner())], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })?;
+            let mut statement = tx.prepare_cached(&lite(sql::COUNTS)).map_err(batch)?;
+            let rows = statement
+                .query_map([sql::owner_scope(write.owner())], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })
+                .map_err(batch)?;
             for row in rows {
-                counts.read(row?);
+                counts.read(row.map_err(batch)?);
             }
         }
     }
@@ -281,9 +283,10 @@ fn write_batch(connection: &mut Connection, writes: &[&Write]) -> rusqlite::Resu
             outcomes.push(Err(refused));
             continue;
         }
-        outcomes.push(Ok(apply(&tx, write)?));
+        let applied = apply(&tx, write).map_err(|error| Failed::Write(error.to_string()))?;
+        outcomes.push(Ok(applied));
     }
-    tx.commit()?;
+    tx.commit().map_err(batch)?;
     Ok(outcomes)
 }
 

@@ -273,7 +273,6 @@ impl Held {
         }
     }
 
-    /// Whether a new record of `bytes` fits `quota` (and a backend's own `capacity`).
     /// Counts `tasks` more records of `bytes` more, in the store, the owner's and, if
     /// `shared`, the shared part's.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -289,6 +288,7 @@ impl Held {
         }
     }
 
+    /// Whether a new record of `bytes` fits `quota` (and a backend's own `capacity`).
     pub(super) fn admit(
         &self,
         quota: &Quota,

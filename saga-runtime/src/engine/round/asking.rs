@@ -415,11 +415,7 @@ mod tests {
 
     /// `head` in `format`'s layout.
     fn encode(head: &TokenHead, format: TokenFormat) -> Vec<u8> {
-        match format {
-            TokenFormat::Compact => head.encode(Vec::new()),
-            _ => head.encode_fixed(Vec::new()),
-        }
-        .expect("encodes")
+        head.encode(format, Vec::new()).expect("encodes")
     }
 
     #[test]

@@ -159,9 +159,7 @@ struct SealedHead<'a> {
     restated: Option<[u8; 6]>,
 }
 
-/// A [`SealedHead`] as format 0x40 wrote it, straight from the [`TokenHead`] (tests write
-/// such heads to check that they still read).
-#[cfg(test)]
+/// A [`SealedHead`] as format 0x40 writes it, straight from the [`TokenHead`].
 #[derive(Serialize)]
 struct SealingHead<'a> {
     next_key: u32,
@@ -171,10 +169,8 @@ struct SealingHead<'a> {
 }
 
 /// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
-#[cfg(test)]
 struct SealingPending<'a>(&'a TokenHead);
 
-#[cfg(test)]
 impl Serialize for SealingPending<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.sealed_pending())
@@ -320,15 +316,17 @@ mod packed {
 }
 
 impl TokenHead {
-    /// Appends the head to `out` as this build seals it (format 0x50's packed layout);
-    /// the tool's state follows it.
-    pub(crate) fn encode(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
-        packed::write(self, out)
+    /// Appends the head to `out` in the layout of tokens of `format` (0x50's packed one
+    /// unless a server seals 0x40 for a rolling deploy); the tool's state follows it.
+    pub(crate) fn encode(&self, format: TokenFormat, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+        match format {
+            TokenFormat::Compact => packed::write(self, out),
+            TokenFormat::Fixed => self.encode_fixed(out),
+        }
     }
 
     /// Appends the head in format 0x40's layout, as the builds before 0x50 sealed it.
-    #[cfg(test)]
-    pub(crate) fn encode_fixed(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+    fn encode_fixed(&self, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         let sealing = SealingHead {
             next_key: self.next_key,
             round: self.round,

@@ -450,7 +450,7 @@ impl<'a> Run<'a> {
         head.build = points.build_tag();
         asking::gate(&head.pending, self.cx)?;
         let input_requests = (!input_requests.is_empty()).then_some(input_requests);
-        let (plaintext, point, fields_at) = encode(self.tool, points, &head, state).map_err(|error| {
+        let (plaintext, point, fields_at) = encode(self.tool, points, codec.format(), &head, state).map_err(|error| {
             if let Some(reason) = crate::engine::identity::slot::take_unreadable() {
                 // The caller's own values made it (a `#[serde(flatten)]` map it filled with
                 // a key of the struct's own): refused in this round, said to the caller,
@@ -552,7 +552,10 @@ impl<'a> Run<'a> {
             head.build = build;
         }
         let plaintext = head
-            .encode(Vec::with_capacity(16 + state_bytes.len()))
+            .encode(
+                self.codec.format(),
+                Vec::with_capacity(16 + state_bytes.len()),
+            )
             .map(|mut plaintext| {
                 plaintext.extend_from_slice(state_bytes);
                 plaintext
@@ -577,11 +580,12 @@ impl<'a> Run<'a> {
 fn encode<'p>(
     typed: &dyn Typed,
     points: &'p Points,
+    format: crate::state::TokenFormat,
     head: &TokenHead,
     state: &State,
 ) -> Result<(Vec<u8>, &'p Point, usize), String> {
     let plaintext = head
-        .encode(Vec::with_capacity(128))
+        .encode(format, Vec::with_capacity(128))
         .map_err(|error| error.to_string())?;
     let from = plaintext.len();
     let mut plaintext = typed.encode(state, plaintext)?;
