@@ -107,20 +107,7 @@ where
 
 async fn bench(store: TaskStore, ops: usize, concurrency: usize) -> [Measured; 3] {
     let quota = Quota::per_principal(1_000_000);
-    let create = {
-        let store = store.clone();
-        measure(ops, concurrency, move |i| {
-            let store = store.clone();
-            async move {
-                store
-                    .backend()
-                    .insert(&record(i), &quota)
-                    .await
-                    .expect("inserted");
-            }
-        })
-        .await
-    };
+    let create = creates(store.clone(), ops, concurrency).await;
     let poll = {
         let store = store.clone();
         measure(ops, concurrency, move |i| {

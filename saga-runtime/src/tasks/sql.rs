@@ -192,6 +192,26 @@ pub(super) enum Write {
 }
 
 impl Write {
+    /// `record` as a new row, counted against `quota`.
+    pub(super) fn insert(record: &TaskRecord, quota: &Quota) -> Result<Write, TaskStoreError> {
+        Ok(Write::Insert {
+            id: record.id.clone(),
+            columns: Columns::of(record)?,
+            shared: quota.shared.is_some(),
+            quota: *quota,
+        })
+    }
+
+    /// `columns` written to row `id` at the version `at` read.
+    pub(super) fn update(id: &str, at: At, columns: Columns, quota: &Quota) -> Write {
+        Write::Update {
+            id: id.to_owned(),
+            at,
+            columns,
+            quota: *quota,
+        }
+    }
+
     /// The quota owner whose counts this write is admitted against.
     pub(super) fn owner(&self) -> &str {
         match self {

@@ -67,15 +67,7 @@ impl TaskBackend for SqliteTasks {
         record: &'a TaskRecord,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
-        Box::pin(async move {
-            let write = Write::Insert {
-                id: record.id.clone(),
-                columns: Columns::of(record)?,
-                shared: quota.shared.is_some(),
-                quota: *quota,
-            };
-            self.commit(write).await.map(drop)
-        })
+        Box::pin(async move { self.commit(Write::insert(record, quota)?).await.map(drop) })
     }
 
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
@@ -165,13 +157,7 @@ impl Rows for SqliteTasks {
         columns: Columns,
         quota: &'a Quota,
     ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
-        let write = Write::Update {
-            id: id.to_owned(),
-            at,
-            columns,
-            quota: *quota,
-        };
-        Box::pin(self.commit(write))
+        Box::pin(self.commit(Write::update(id, at, columns, quota)))
     }
 }
 
