@@ -276,10 +276,10 @@ EOF
 token="$(sed -n 's/^← requestState \(.*\)$/\1/p' "$WORK/out.txt" | tail -n1)"
 if [ -n "$token" ] &&
   SAGA_KEYS="$KEY" "$SAGA" inspect --layout examples/layouts/deploy.layout "$token" >"$WORK/inspect.txt" 2>&1 &&
-  grep -q "^version      0x40" "$WORK/inspect.txt" &&
+  grep -q "^version      0x50" "$WORK/inspect.txt" &&
   grep -q "^point        [0-9a-f]\{16\}: tool complex_tool, version 0, point AfterSampleVerdict" "$WORK/inspect.txt" &&
   grep -q '^             saves        { target: "Target" { target: str } }$' "$WORK/inspect.txt" &&
-  grep -q "header 37, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
+  grep -q "header 33, ciphertext [0-9]*, tag 16" "$WORK/inspect.txt" &&
   grep -q "is in SAGA_KEYS" "$WORK/inspect.txt" &&
   SAGA_KEYS="$OTHER_KEY" "$SAGA" inspect "$token" |
   grep -q "does not open"; then
