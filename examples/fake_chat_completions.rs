@@ -1,7 +1,9 @@
 //! A local server of the OpenAI chat completions API, for the clients' tests
 //! (`tests/clients/run.sh`): `POST /v1/chat/completions` with the bearer key
 //! `FAKE_MODEL_KEY` (checked), answering every request with `FAKE_MODEL_SAYS`
-//! (`Yes, all systems are green.` unless set). Prints `listening on http://ADDR/v1`.
+//! (`Yes, all systems are green.` unless set), or, with `FAKE_MODEL_BEHAVIOUR=research`,
+//! as a small research agent that calls the `research` example's tools. Prints
+//! `listening on http://ADDR/v1`.
 //!
 //! ```text
 //! FAKE_MODEL_KEY=sk-local cargo run -p saga-workspace --example fake_chat_completions
@@ -16,7 +18,10 @@ async fn main() {
     let says = std::env::var("FAKE_MODEL_SAYS")
         .unwrap_or_else(|_| "Yes, all systems are green.".to_owned());
     let server = FakeOpenAi::start(&key).await;
-    server.behave(Behaviour::Say(says));
+    match std::env::var("FAKE_MODEL_BEHAVIOUR").as_deref() {
+        Ok("research") => server.behave(Behaviour::Research),
+        _ => server.behave(Behaviour::Say(says)),
+    }
     println!("listening on {}", server.base_url);
     std::future::pending::<()>().await;
 }

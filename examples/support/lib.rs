@@ -11,5 +11,6 @@ pub mod keeps_json;
 pub mod meeting;
 pub mod migrate;
 pub mod plain;
+pub mod research;
 pub mod rmcp_server;
 pub mod weather;

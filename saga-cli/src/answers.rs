@@ -53,10 +53,25 @@ impl Answers {
         })
     }
 
-    /// The `CreateMessageResult` for the sampling request keyed `key`.
+    /// The `CreateMessageResult` for the sampling request keyed `key`: the model's text,
+    /// `{"tool_use": {"name": …, "input": {…}}}` for a call of a tool the request
+    /// offered (its id is `key`), or the whole result.
     pub fn sampling(&self, key: &str) -> Result<Value, String> {
         match self.require(key)? {
             Value::String(text) => Ok(sampling_result(text)),
+            Value::Object(object) if object.contains_key("tool_use") => {
+                let call = &object["tool_use"];
+                match (call.get("name").and_then(Value::as_str), call.get("input")) {
+                    (Some(name), Some(input @ Value::Object(_))) => {
+                        Ok(tool_use_result(key, name, input.clone()))
+                    }
+                    (Some(name), None) => Ok(tool_use_result(key, name, json!({}))),
+                    _ => Err(format!(
+                        "the answer to {key:?} is not a tool use \
+                         ({{\"tool_use\": {{\"name\": \"…\", \"input\": {{…}}}}}})"
+                    )),
+                }
+            }
             Value::Object(object)
                 if object.contains_key("content") && object.contains_key("role") =>
             {
@@ -91,6 +106,17 @@ fn elicit_result(entry: &Value) -> Option<Value> {
         },
         _ => None,
     }
+}
+
+/// A `CreateMessageResult` calling the tool `name` with `input` (a call whose id is
+/// `id`), as chosen by a person.
+pub fn tool_use_result(id: &str, name: &str, input: Value) -> Value {
+    json!({
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+        "model": "human-at-saga-cli",
+        "stopReason": "toolUse"
+    })
 }
 
 /// A `CreateMessageResult` holding the assistant's `text`, as typed by a person.
@@ -139,6 +165,13 @@ mod tests {
         assert_eq!(answers.sampling("full").unwrap()["model"], "m");
         assert!(answers.elicitation("bad").is_err());
         assert!(answers.sampling("bad").is_err());
+        let called = Answers(json!({"s": {"tool_use": {"name": "search", "input": {"q": 1}}}}));
+        let result = called.sampling("s").unwrap();
+        assert_eq!(result["content"][0]["type"], "tool_use");
+        assert_eq!(result["content"][0]["id"], "s");
+        assert_eq!(result["content"][0]["input"]["q"], 1);
+        let bad = Answers(json!({"s": {"tool_use": {"input": 3}}}));
+        assert!(bad.sampling("s").is_err());
         assert!(answers.sampling("elicit-1").is_err());
         let missing = answers.elicitation("elicit-9").unwrap_err();
         assert!(missing.contains("elicit-9"), "{missing}");

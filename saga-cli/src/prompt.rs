@@ -238,16 +238,41 @@ pub fn url(message: &str, url: &str) -> anyhow::Result<Value> {
     }
 }
 
-/// Asks for the model's answer to a sampling request (already shown).
-pub fn sampling() -> anyhow::Result<Value> {
-    match Text::new("Answer as the model:")
+/// Asks for the model's answer to a sampling request (already shown): its text, or, when
+/// the request offers `tools` (their names), a call of one of them with its input as a
+/// JSON object; `id` names that call.
+pub fn sampling(tools: &[String], id: &str) -> anyhow::Result<Value> {
+    let unanswered = |error| match stop(error) {
+        Stop::Cancel => anyhow::anyhow!("sampling request left unanswered"),
+        Stop::Quit(error) => error,
+    };
+    if !tools.is_empty() {
+        const TEXT: &str = "answer with text";
+        let mut options = vec![TEXT.to_owned()];
+        options.extend(tools.iter().map(|tool| format!("call {}", clean(tool))));
+        let chosen = Select::new("Answer as the model:", options)
+            .with_help_message("↑↓ to move, enter to choose · Esc quits")
+            .raw_prompt()
+            .map_err(unanswered)?;
+        if chosen.index > 0 {
+            let tool = &tools[chosen.index - 1];
+            let input = Text::new(&format!("Input of {} (a JSON object):", clean(tool)))
+                .with_default("{}")
+                .with_validator(|text: &str| {
+                    Ok(match serde_json::from_str::<Value>(text) {
+                        Ok(Value::Object(_)) => Validation::Valid,
+                        _ => Validation::Invalid("a JSON object, as {\"query\": \"…\"}".into()),
+                    })
+                })
+                .prompt()
+                .map_err(unanswered)?;
+            let input: Value = serde_json::from_str(&input).unwrap_or_else(|_| json!({}));
+            return Ok(crate::answers::tool_use_result(id, tool, input));
+        }
+    }
+    Text::new("Answer as the model:")
         .with_help_message("the text the client's LLM would answer · Esc quits")
         .prompt()
-    {
-        Ok(text) => Ok(crate::answers::sampling_result(&text)),
-        Err(error) => match stop(error) {
-            Stop::Cancel => Err(anyhow::anyhow!("sampling request left unanswered")),
-            Stop::Quit(error) => Err(error),
-        },
-    }
+        .map(|text| crate::answers::sampling_result(&text))
+        .map_err(unanswered)
 }

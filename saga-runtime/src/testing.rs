@@ -160,6 +160,9 @@ fn every_capability() -> ClientCapabilities {
         elicitation.form = Some(FormElicitationCapability::default());
         elicitation.url = Some(UrlElicitationCapability::default());
     }
+    if let Some(sampling) = capabilities.sampling.as_mut() {
+        sampling.tools = Some(JsonObject::new());
+    }
     capabilities
 }
 
@@ -368,6 +371,23 @@ impl Answer {
         }))
     }
 
+    /// The client's LLM asks for tools to be called (`(id, name, input)`, in order), for
+    /// a sample that offered tools.
+    pub fn tool_uses<'t>(uses: impl IntoIterator<Item = (&'t str, &'t str, Value)>) -> Self {
+        let content: Vec<Value> = uses
+            .into_iter()
+            .map(|(id, name, input)| {
+                json!({"type": "tool_use", "id": id, "name": name, "input": input})
+            })
+            .collect();
+        Self(json!({
+            "role": "assistant",
+            "content": content,
+            "model": "test-model",
+            "stopReason": "toolUse",
+        }))
+    }
+
     /// The client's roots, as `file://` URIs.
     pub fn roots<S: AsRef<str>>(uris: impl IntoIterator<Item = S>) -> Self {
         let roots: Vec<Value> = uris
@@ -442,6 +462,20 @@ impl Asked {
     /// A sampling request's first message's text, if this is one.
     pub fn prompt(&self) -> Option<&str> {
         self.params()["messages"][0]["content"]["text"].as_str()
+    }
+
+    /// The names of the tools a sampling request offered, in order (none if it is not
+    /// one, or offered none).
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.params()["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|tool| tool["name"].as_str())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The request as it went over the wire (`{"method": …, "params": …}`).

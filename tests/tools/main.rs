@@ -11,3 +11,4 @@ mod examples_tested;
 mod first_hour;
 mod json_values;
 mod server_model;
+mod tool_sampling;

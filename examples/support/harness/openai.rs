@@ -37,6 +37,17 @@ pub enum Behaviour {
     /// With this status and a body that echoes the request's headers, as some providers'
     /// debug pages do: the bearer key among them.
     EchoHeaders(u16),
+    /// A small research agent, for a request that offers tools, decided by what the
+    /// conversation holds so far: with no tool results yet, two `search` calls at once
+    /// (parallel tool calls: the last user message, then `"saga"`); after those, an
+    /// `ask_user` call when that tool is offered; then the answer, `Answer: ` and every
+    /// tool result's text joined by ` | ` (`finish_reason` `stop`). A request without
+    /// tools is answered as `Echo`.
+    Research,
+    /// Calls this tool with these arguments (a JSON text, as the API carries it) at every
+    /// request: a model that never stops, or asks for a tool it was not offered, or
+    /// gives input that does not fit.
+    CallTool(String, String),
 }
 
 /// The server: its address, and what it was sent.
@@ -168,9 +179,93 @@ async fn complete(
             )
                 .into_response()
         }
+        Behaviour::Research if body.get("tools").is_some() => Json(research(&body)).into_response(),
+        Behaviour::Research => Json(reply).into_response(),
+        Behaviour::CallTool(name, arguments) => Json(tool_calls(
+            &body,
+            vec![(name, arguments)],
+        ))
+        .into_response(),
         Behaviour::Refuse => Json(json!({
             "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": PROVIDER_SECRET}, "finish_reason": "stop"}]
         }))
         .into_response(),
     }
+}
+
+/// [`Behaviour::Research`]'s reply to a request that offers tools.
+fn research(body: &Value) -> Value {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let results: Vec<&str> = messages
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .filter_map(|message| message["content"].as_str())
+        .collect();
+    let offered = |name: &str| {
+        body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool["function"]["name"] == name))
+    };
+    let question = messages
+        .iter()
+        .find(|message| message["role"] == "user")
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    match results.len() {
+        0 => tool_calls(
+            body,
+            vec![
+                ("search".into(), json!({"query": question}).to_string()),
+                ("search".into(), json!({"query": "saga"}).to_string()),
+            ],
+        ),
+        2 if offered("ask_user") => tool_calls(
+            body,
+            vec![(
+                "ask_user".into(),
+                json!({"question": "Which part matters most to you?"}).to_string(),
+            )],
+        ),
+        _ => json!({
+            "id": "chatcmpl-r",
+            "object": "chat.completion",
+            "model": body["model"],
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": format!("Answer: {}", results.join(" | "))},
+                "finish_reason": "stop"
+            }],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}
+        }),
+    }
+}
+
+/// A reply that calls `calls` (name, arguments as JSON text) at once, with ids unique
+/// within the conversation, as OpenAI documents it: `content` null, `tool_calls`, and
+/// `finish_reason` `tool_calls`.
+fn tool_calls(body: &Value, calls: Vec<(String, String)>) -> Value {
+    let turn = body["messages"].as_array().map_or(0, Vec::len);
+    let calls: Vec<Value> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| {
+            json!({
+                "id": format!("call_{turn}_{index}"),
+                "type": "function",
+                "function": {"name": name, "arguments": arguments}
+            })
+        })
+        .collect();
+    json!({
+        "id": "chatcmpl-t",
+        "object": "chat.completion",
+        "model": body["model"],
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": null, "tool_calls": calls},
+            "finish_reason": "tool_calls"
+        }],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}
+    })
 }

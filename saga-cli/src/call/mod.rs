@@ -57,6 +57,11 @@ mod tests {
         assert!(some["elicitation"]["form"].is_object());
         assert!(some["elicitation"].get("url").is_none());
         assert!(some["roots"].is_object());
+        assert!(all["sampling"]["tools"].is_object(), "{all}");
+        let no_tools =
+            serde_json::to_value(capabilities(&[Capability::SamplingTools], false)).unwrap();
+        assert!(no_tools["sampling"].is_object());
+        assert!(no_tools["sampling"].get("tools").is_none(), "{no_tools}");
     }
 
     #[test]

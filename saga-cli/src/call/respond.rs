@@ -55,6 +55,8 @@ pub enum Capability {
     Url,
     /// `sampling`.
     Sampling,
+    /// `sampling.tools` only: samples that offer tools.
+    SamplingTools,
     /// `roots`.
     Roots,
 }
@@ -243,6 +245,24 @@ impl Responder {
                 crate::terminal::indent(&content_text(message.get("content")))
             );
         }
+        let tools: Vec<String> = params
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| {
+                let name = tool.get("name").and_then(Value::as_str)?;
+                let description = tool
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                say!("  tool {}: {}", one_line(name), one_line(description));
+                Some(name.to_owned())
+            })
+            .collect();
+        if let Some(mode) = params.pointer("/toolChoice/mode").and_then(Value::as_str) {
+            say!("  tool choice: {}", one_line(mode));
+        }
         if let Some(answers) = &self.answers {
             let answer = answers.sampling(key).map_err(anyhow::Error::msg)?;
             say!(
@@ -251,7 +271,8 @@ impl Responder {
             );
             return Ok(answer);
         }
-        block(crate::prompt::sampling)
+        let id = key.to_owned();
+        block(move || crate::prompt::sampling(&tools, &id))
     }
 
     pub(super) fn next_session_key(&self, kind: &str) -> String {
@@ -334,6 +355,26 @@ pub(super) fn content_text(content: Option<&Value>) -> String {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned(),
+        Some("tool_use") => format!(
+            "[calls {} {}]",
+            one_line(block.get("name").and_then(Value::as_str).unwrap_or("?")),
+            one_line(&block.get("input").map(Value::to_string).unwrap_or_default())
+        ),
+        Some("tool_result") => format!(
+            "[result of {}{}: {}]",
+            one_line(
+                block
+                    .get("toolUseId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            ),
+            if block.get("isError") == Some(&Value::Bool(true)) {
+                ", an error"
+            } else {
+                ""
+            },
+            one_line(&content_text(block.get("content")))
+        ),
         // A type of the server's choosing: one line, whatever it holds.
         Some(other) => format!("[{}]", one_line(other)),
         None => block.to_string(),

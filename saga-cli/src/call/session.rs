@@ -41,7 +41,7 @@ pub(crate) struct Handler(std::sync::Arc<Responder>);
 pub(super) fn capabilities(without: &[Capability], tasks: bool) -> ClientCapabilities {
     let mut declared = json!({
         "elicitation": {"form": {}, "url": {}},
-        "sampling": {},
+        "sampling": {"tools": {}},
         "roots": {}
     });
     if let Some(declared) = declared.as_object_mut() {
@@ -59,6 +59,11 @@ pub(super) fn capabilities(without: &[Capability], tasks: bool) -> ClientCapabil
                     }
                 }
                 Capability::Sampling => drop(declared.remove("sampling")),
+                Capability::SamplingTools => {
+                    if let Some(Value::Object(sampling)) = declared.get_mut("sampling") {
+                        sampling.remove("tools");
+                    }
+                }
                 Capability::Roots => drop(declared.remove("roots")),
             }
         }

@@ -47,6 +47,8 @@ pub enum RequestKind {
     Elicit,
     ElicitUrl,
     Sample,
+    /// `sample_messages(history)`: a sample of a conversation, often with tools.
+    SampleMessages,
     ListRoots,
     /// Asks nothing: ends the round so that the state is saved.
     Checkpoint,

@@ -36,6 +36,7 @@ pub use asks::outside::AwaitedOutsideASaga;
 // Named in the errors about saved locals: rustc shows this path, not `__private`'s.
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
+pub use asks::tool_sample::MAX_TOOL_USES;
 pub use call::context::SagaContext;
 #[cfg(feature = "http")]
 pub(crate) use call::context::Stateless;

@@ -349,7 +349,7 @@ impl SagaTools {
         mut call: Call,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::engine::sampling::{is_sample, serve_when_answered};
+        use crate::engine::sampling::{is_sample, model_takes, serve_when_answered};
         // What the client answered in this request, for the round its token asked.
         let mut client_answers = call.input_responses.clone().unwrap_or_default();
         let mut client_failures = call.failures.clone();
@@ -379,7 +379,7 @@ impl SagaTools {
             let Some(requests) = required.input_requests.as_mut() else {
                 return said(CallToolResponse::InputRequired(required), log);
             };
-            if !requests.values().any(is_sample) {
+            if !requests.values().any(|request| model_takes(cx, request)) {
                 return said(CallToolResponse::InputRequired(required), log);
             }
             let Some(served) = serve_when_answered(
@@ -395,7 +395,13 @@ impl SagaTools {
                 return said(CallToolResponse::InputRequired(required), log);
             };
             log.extend(served.log);
-            if requests.values().any(is_sample) {
+            let unanswered = |key: &String| {
+                !client_answers.contains_key(key) && !client_failures.contains_key(key)
+            };
+            if requests
+                .iter()
+                .any(|(key, request)| is_sample(request) && unanswered(key))
+            {
                 // Left to the client (the model failed under `ServerFirst`).
                 return said(CallToolResponse::InputRequired(required), log);
             }
@@ -434,7 +440,7 @@ impl SagaTools {
         mut failures: BTreeMap<String, StepFailure>,
         cx: &SagaContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::engine::sampling::{is_sample, serve_when_answered, takes_samples};
+        use crate::engine::sampling::{model_takes, serve_when_answered, takes_samples};
         let mut checkpoints = 0;
         loop {
             let mut response = saga.run(&self.inner.codec, call.clone(), cx).await?;
@@ -451,7 +457,7 @@ impl SagaTools {
             let mut served = crate::engine::sampling::Served::default();
             if let Some(requests) = required.input_requests.as_mut()
                 && takes_samples(cx)
-                && requests.values().any(is_sample)
+                && requests.values().any(|request| model_takes(cx, request))
             {
                 // No token names the call: nothing is kept for a retry.
                 match serve_when_answered(requests, cx, &mut pool, &mut failures, None).await {

@@ -41,6 +41,8 @@ const BUILDER_METHODS: &[&str] = &[
     "speed_priority",
     "cost_priority",
     "messages",
+    "tools",
+    "tool_choice",
     "outcome",
 ];
 

@@ -70,6 +70,8 @@ pub const LOOP_METHODS: &[(&str, bool)] = &[
     ("windows", true),
     ("chunks", true),
     ("chunks_exact", true),
+    // saga's `Turn::tool_uses`: a getter of the model's tool uses, in order.
+    ("tool_uses", true),
 ];
 
 /// Adapters a `for` loop's borrowed items may go through, each with whether the items

@@ -41,6 +41,12 @@ impl RequestKind {
             args: Args::Message { typed: false },
         },
         KindRow {
+            kind: RequestKind::SampleMessages,
+            function: "sample_messages",
+            restatable: true,
+            args: Args::None,
+        },
+        KindRow {
             kind: RequestKind::ListRoots,
             function: "list_roots",
             restatable: true,
@@ -75,6 +81,11 @@ impl RequestKind {
     /// The function that makes it: `elicit`, `sample`, …
     pub fn function(self) -> &'static str {
         self.row().map_or("", |row| row.function)
+    }
+
+    /// Whether it is a sample (the server's model may answer it).
+    pub fn is_sample(self) -> bool {
+        matches!(self, RequestKind::Sample | RequestKind::SampleMessages)
     }
 
     /// Whether the tool may state it again from its saved state.

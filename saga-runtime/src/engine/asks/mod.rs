@@ -14,6 +14,7 @@ pub(crate) mod outcome;
 pub(crate) mod outside;
 pub(crate) mod roots;
 pub(crate) mod sample;
+pub(crate) mod tool_sample;
 pub(crate) mod url;
 
 /// Each kind's public side: the function a tool calls, its builder, and what its answer
@@ -22,5 +23,9 @@ pub(crate) mod prelude {
     pub use super::form::{ElicitForm, elicit};
     pub use super::roots::{ListRoots, Root, list_roots};
     pub use super::sample::{Sample, Sampled, sample};
+    pub use super::tool_sample::{
+        SamplingMessage, SamplingMessages, SamplingTool, ToolChoice, ToolResult, ToolUse, Turn,
+        sample_messages,
+    };
     pub use super::url::{ElicitUrl, elicit_url};
 }

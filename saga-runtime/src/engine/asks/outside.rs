@@ -16,6 +16,7 @@ use crate::engine::asks::join_all::JoinAll;
 use crate::engine::asks::outcome::ElicitOutcome;
 use crate::engine::asks::roots::ListRoots;
 use crate::engine::asks::sample::Sample;
+use crate::engine::asks::tool_sample::Turn;
 use crate::engine::asks::url::ElicitUrl;
 use crate::engine::round::requests::{Checkpoint, Suspension};
 
@@ -70,6 +71,7 @@ awaited_outside! {
     [] ElicitOutcome<ElicitUrl> => <ElicitOutcome<ElicitUrl> as Suspension>::Output;
     [] ElicitUrl => <ElicitUrl as Suspension>::Output;
     [] Sample => <Sample as Suspension>::Output;
+    [] Sample<Turn> => <Sample<Turn> as Suspension>::Output;
     [] ListRoots => <ListRoots as Suspension>::Output;
     [R: Suspension] JoinAll<R> => <JoinAll<R> as Suspension>::Output;
     [] Checkpoint => ();

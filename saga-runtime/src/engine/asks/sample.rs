@@ -5,7 +5,9 @@ use rmcp::model::{
     SamplingMessageContentBlock,
 };
 use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
 
+use crate::engine::asks::tool_sample::Turn;
 use crate::engine::call::error::SagaError;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
@@ -32,20 +34,27 @@ pub fn sample(prompt: impl Into<String>) -> Sample {
         history: Vec::new(),
         params: CreateMessageRequestParams::new(Vec::new(), DEFAULT_MAX_TOKENS),
         key: None,
+        answer: PhantomData,
     }
 }
 
-/// A pending sampling request; see [`sample`].
+/// A pending sampling request; see [`sample`], and [`sample_messages`] for a
+/// conversation. `A` is what it answers with: [`Sampled`] (text), or a [`Turn`] once
+/// [`Sample::tools`] offered the model tools.
+///
+/// [`sample_messages`]: crate::engine::sample_messages
+/// [`Turn`]: crate::engine::Turn
 #[must_use = "a request does nothing until the saga awaits it"]
 #[derive(Debug)]
-pub struct Sample {
+pub struct Sample<A = Sampled> {
     prompt: String,
     history: Vec<SamplingMessage>,
-    params: CreateMessageRequestParams,
+    pub(crate) params: CreateMessageRequestParams,
     key: Option<String>,
+    answer: PhantomData<fn() -> A>,
 }
 
-impl Sample {
+impl<A> Sample<A> {
     /// Pins the `inputRequests` key.
     pub fn key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
@@ -113,18 +122,52 @@ impl Sample {
         self.history = history;
         self
     }
+
+    /// The request's key and its params, the prompt appended to the history.
+    fn into_parts(self) -> (Option<String>, CreateMessageRequestParams) {
+        let mut params = self.params;
+        params.messages = self.history;
+        if !self.prompt.is_empty() {
+            params
+                .messages
+                .push(SamplingMessage::user_text(self.prompt));
+        }
+        (self.key, params)
+    }
+
+    /// The same request answering with `B`: the builder changes what `.await` gives.
+    pub(crate) fn answering<B>(self) -> Sample<B> {
+        Sample {
+            prompt: self.prompt,
+            history: self.history,
+            params: self.params,
+            key: self.key,
+            answer: PhantomData,
+        }
+    }
 }
 
 impl From<Sample> for Request {
     fn from(sample: Sample) -> Self {
-        let mut params = sample.params;
-        params.messages = sample.history;
-        if !sample.prompt.is_empty() {
-            params
-                .messages
-                .push(SamplingMessage::user_text(sample.prompt));
-        }
-        Request::new(sample.key, Asked::Sample(Box::new(params)))
+        let (key, params) = sample.into_parts();
+        Request::new(key, Asked::Sample(Box::new(params)))
+    }
+}
+
+impl From<Sample<Turn>> for Request {
+    fn from(sample: Sample<Turn>) -> Self {
+        let (key, params) = sample.into_parts();
+        Request::new(key, Asked::ToolSample(Box::new(params)))
+    }
+}
+
+impl Suspension for Sample<Turn> {
+    type Output = Result<Turn, SagaError>;
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
+    }
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.turn(index)
     }
 }
 

@@ -184,12 +184,27 @@ impl SagaContext {
         self
     }
 
-    /// The server's model, when it answers this request's samples: there is one, and its
-    /// policy says so for a client that can (or cannot) sample.
+    /// The server's model, when it answers this request's samples without tools: there is
+    /// one, and its policy says so for a client that can (or cannot) sample.
     pub(crate) fn server_model(&self) -> Option<&crate::engine::call::model::ServerModel> {
+        self.server_model_for(false)
+    }
+
+    /// The server's model, when it answers this request's samples that offer tools
+    /// (`tools`) or not: there is one, and its policy says so for a client that can (or
+    /// cannot) take such a sample.
+    pub(crate) fn server_model_for(
+        &self,
+        tools: bool,
+    ) -> Option<&crate::engine::call::model::ServerModel> {
+        let client_can = if tools {
+            self.client_can_sample_with_tools()
+        } else {
+            self.client_can_sample()
+        };
         self.model
             .as_deref()
-            .filter(|model| model.policy.server_answers(self.client_can_sample()))
+            .filter(|model| model.policy.server_answers(client_can))
     }
 
     /// Sets the capabilities the request declared.

@@ -51,6 +51,19 @@ pub enum SagaError {
     /// [`Step::AskAgain`](crate::engine::Step::AskAgain), as MRTR asks.
     #[error("the answer does not fit the form: {0}")]
     DoesNotFit(String),
+    /// A model's input to a tool offered by a sample ([`ToolUse::input`]) does not fit
+    /// the tool's arguments: the model's words are not trusted. A loop may answer it as an
+    /// error result ([`ToolUse::error`]) and let the model try again.
+    ///
+    /// [`ToolUse::input`]: crate::engine::ToolUse::input
+    /// [`ToolUse::error`]: crate::engine::ToolUse::error
+    #[error("the model's input to the tool {tool:?} does not fit its arguments: {reason}")]
+    ToolInput {
+        /// The tool's name, as the model wrote it (control characters escaped).
+        tool: String,
+        /// What does not fit, as serde says it.
+        reason: String,
+    },
 }
 
 impl SagaError {

@@ -192,6 +192,9 @@ positioned! {
     [T] std::collections::BTreeSet<T>;
     [] String;
     [] str;
+    // Its tool uses, through `turn.tool_uses()` or `&turn`: an agent loop's body asks
+    // (`elicit`) between a model's tool use and its execution.
+    [] crate::engine::Turn;
 }
 
 impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {

@@ -18,4 +18,5 @@ pub(crate) mod kind;
 pub(crate) mod roots;
 pub(crate) mod sample;
 pub(crate) mod table;
+pub(crate) mod tool_sample;
 pub(crate) mod url;

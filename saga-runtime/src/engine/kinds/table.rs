@@ -11,6 +11,7 @@ use super::form::FormKind;
 use super::kind::{AskKind, StepFailure};
 use super::roots::RootsKind;
 use super::sample::SampleKind;
+use super::tool_sample::ToolSampleKind;
 use super::url::UrlKind;
 use crate::engine::call::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
@@ -108,11 +109,19 @@ macro_rules! kinds {
     };
 }
 
+impl Kind {
+    /// Whether it is a sample, with tools or without: the server's model may answer it.
+    pub(crate) fn is_sample(self) -> bool {
+        matches!(self, Kind::Sample | Kind::ToolSample)
+    }
+}
+
 kinds! {
     Form => FormKind,
     Url => UrlKind,
     Sample => SampleKind,
     Roots => RootsKind,
+    ToolSample => ToolSampleKind,
 }
 
 #[cfg(test)]
@@ -128,6 +137,7 @@ mod tests {
             (Kind::Url, 1, "elicit"),
             (Kind::Sample, 2, "sample"),
             (Kind::Roots, 3, "roots"),
+            (Kind::ToolSample, 4, "sample"),
         ];
         assert_eq!(
             Kind::ALL.len(),

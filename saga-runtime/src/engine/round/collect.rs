@@ -11,7 +11,7 @@ use crate::engine::forms::elicit::{ContentCheck, Misfit};
 use crate::engine::forms::form::Form;
 use crate::engine::kinds::form::FormAnswer;
 use crate::engine::kinds::kind::StepFailure;
-use crate::engine::kinds::table::{Answer, Kind};
+use crate::engine::kinds::table::Answer;
 use crate::engine::round::answers::AnswerSlots;
 use crate::engine::round::pending::Pending;
 
@@ -89,8 +89,8 @@ pub(crate) fn collect(
             continue;
         }
         let from_model = model.answers.get(&*key).cloned();
-        let client_heard = from_model.is_none()
-            && !(samples == SamplesFrom::ModelOnly && entry.kind == Kind::Sample);
+        let client_heard =
+            from_model.is_none() && !(samples == SamplesFrom::ModelOnly && entry.kind.is_sample());
         if client_heard && let Some(failure) = failures.get(&*key) {
             answers.push(Some(Answer::Failed(failure.clone())));
             continue;

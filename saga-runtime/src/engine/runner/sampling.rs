@@ -26,9 +26,20 @@ pub(crate) fn is_sample(request: &InputRequest) -> bool {
     matches!(request, InputRequest::CreateMessage(_))
 }
 
-/// Whether the server's model takes the samples of this request's rounds.
+/// Whether the server's model takes `request` for `cx`: a sample, with tools or
+/// without, that the policy gives it for what this client declared.
+pub(crate) fn model_takes(cx: &SagaContext, request: &InputRequest) -> bool {
+    match request {
+        InputRequest::CreateMessage(request) => cx
+            .server_model_for(request.params.tools.is_some())
+            .is_some(),
+        _ => false,
+    }
+}
+
+/// Whether the server's model takes some of the samples of this request's rounds.
 pub(crate) fn takes_samples(cx: &SagaContext) -> bool {
-    cx.server_model().is_some()
+    cx.server_model_for(false).is_some() || cx.server_model_for(true).is_some()
 }
 
 /// Whose answers to a sample a round reads for `cx`: under
@@ -70,15 +81,15 @@ pub(crate) async fn serve_when_answered(
     let answered = |key: &str| answers.contains_key(key) || failures.contains_key(key);
     let clients_part_in = requests
         .iter()
-        .filter(|(_, request)| !is_sample(request))
+        .filter(|(_, request)| !model_takes(cx, request))
         .all(|(key, _)| answered(key));
     if !clients_part_in {
-        requests.retain(|_, request| !is_sample(request));
+        requests.retain(|_, request| !model_takes(cx, request));
         return None;
     }
     // A sample the client answered (sent to it under `ClientFirst`, or after the model
     // failed under `ServerFirst`) is its: the model is not asked it again.
-    requests.retain(|key, request| !(is_sample(request) && answered(key)));
+    requests.retain(|key, request| !(model_takes(cx, request) && answered(key)));
     Some(serve_round(requests, cx, round).await)
 }
 
@@ -101,13 +112,18 @@ pub(crate) async fn serve_round(
     let mut served = Served::default();
     // Without a model taking them, the samples are the client's, as before models: no
     // scan of the round (the stateless path would not make one either).
-    let Some(model) = cx.server_model() else {
+    let Some(model) = cx
+        .server_model_for(false)
+        .or_else(|| cx.server_model_for(true))
+    else {
         return served;
     };
     let taken: Vec<(String, CreateMessageRequestParams)> = requests
         .iter()
         .filter_map(|(key, request)| match request {
-            InputRequest::CreateMessage(request) => Some((key.clone(), request.params.clone())),
+            InputRequest::CreateMessage(asked) if model_takes(cx, request) => {
+                Some((key.clone(), asked.params.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -116,12 +132,13 @@ pub(crate) async fn serve_round(
         .map(|(key, params)| {
             let pool = &pool;
             let retry = round.map(|round| round.sample(&key, &params));
-            async move { (key, model.answer(params, pool, retry).await) }
+            let tools = params.tools.is_some();
+            async move { (key, tools, model.answer(params, pool, retry).await) }
         })
         .buffered(model.budgets.per_pool())
         .collect()
         .await;
-    for (key, answer) in answered {
+    for (key, tools, answer) in answered {
         match answer {
             Ok(result) => {
                 crate::metrics::sample("server", true);
@@ -137,7 +154,12 @@ pub(crate) async fn serve_round(
             Err(error) => {
                 crate::metrics::sample("server", false);
                 tracing::info!(key = %crate::log::Escaped(&key), %error, "the server's model did not answer a sample");
-                if model.policy == SamplingPolicy::ServerFirst && cx.client_can_sample() {
+                let client_can = if tools {
+                    cx.client_can_sample_with_tools()
+                } else {
+                    cx.client_can_sample()
+                };
+                if model.policy == SamplingPolicy::ServerFirst && client_can {
                     crate::metrics::sample("client", true);
                     continue;
                 }

@@ -12,7 +12,8 @@ use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::Misfit;
 use crate::engine::identity::points::{Point, Points};
 use crate::engine::kinds::kind::StepFailure;
-use crate::engine::round::answers::Answers;
+use crate::engine::kinds::table::{Answer, Asked};
+use crate::engine::round::answers::{AnswerSlots, Answers};
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected, ModelAnswers};
 use crate::engine::round::pending::TokenHead;
@@ -383,6 +384,9 @@ impl<'a> Run<'a> {
             }
             Collected::All(answers) => answers,
         };
+        if uses_tools(&answers) {
+            self.check_tools_offered(point, &opened.plaintext[head_len..], &head, &answers)?;
+        }
         let (name, typed) = (self.name, self.tool);
         let state = self
             .points
@@ -397,6 +401,68 @@ impl<'a> Run<'a> {
             state,
             answers: Answers::new(answers),
         }))
+    }
+
+    /// Refuses (`-32602`) an answer that uses a tool its sample did not offer. The
+    /// sample's tools are those of the params the token kept, or else of the round as
+    /// the tool states it again from its state (as for asking again). Run only for a round
+    /// whose answers use tools. A hand-written tool that cannot state its round checks
+    /// the names itself.
+    fn check_tools_offered(
+        &self,
+        point: &Point,
+        fields: &[u8],
+        head: &TokenHead,
+        answers: &AnswerSlots,
+    ) -> Result<(), ErrorData> {
+        let mut restated: Option<Option<Vec<crate::engine::round::requests::Request>>> = None;
+        for (index, (answer, entry)) in answers.iter().zip(&head.pending).enumerate() {
+            let Some(Answer::ToolSample(result)) = answer else {
+                continue;
+            };
+            let kept = entry.params.as_deref().and_then(|params| {
+                serde_json::from_str::<rmcp::model::CreateMessageRequestParams>(params).ok()
+            });
+            let offered: Option<Vec<rmcp::model::Tool>> = match kept {
+                Some(kept) => Some(kept.tools.unwrap_or_default()),
+                None => {
+                    if restated.is_none() {
+                        let state = decode_state(self.tool, self.points, point, self.name, fields)?;
+                        let (tool, cx) = (self.tool, self.cx);
+                        restated = Some(
+                            catch_panic_sync(|| tool.restate(state, cx))
+                                .map_err(|payload| panicked(self.name, payload.as_ref()))?,
+                        );
+                    }
+                    restated
+                        .as_ref()
+                        .and_then(Option::as_ref)
+                        .and_then(|requests| requests.get(index))
+                        .and_then(|request| match &request.asked {
+                            Asked::ToolSample(asked) => {
+                                Some(asked.tools.clone().unwrap_or_default())
+                            }
+                            _ => None,
+                        })
+                }
+            };
+            let Some(offered) = offered else {
+                continue;
+            };
+            if let Some(name) =
+                crate::engine::asks::tool_sample::unoffered(&result.message.content, Some(&offered))
+            {
+                return Err(crate::engine::kinds::kind::refused(
+                    &entry.key(),
+                    "sampling",
+                    &format!(
+                        "uses the tool {:?}, which the request did not offer",
+                        Escaped(name)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The tool's step, once; a panic in it is this call's error.
@@ -573,6 +639,18 @@ impl<'a> Run<'a> {
         );
         Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
     }
+}
+
+/// Whether an answer of the round uses a tool (see [`Run::check_tools_offered`]).
+fn uses_tools(answers: &AnswerSlots) -> bool {
+    answers.iter().any(|answer| match answer {
+        Some(Answer::ToolSample(result)) => result
+            .message
+            .content
+            .iter()
+            .any(|block| matches!(block, rmcp::model::SamplingMessageContentBlock::ToolUse(_))),
+        _ => false,
+    })
 }
 
 /// The head, then the state's fields without its variant index; and the point that index

@@ -16,7 +16,7 @@ pub(super) fn site_lines(suspension: &Suspension, let_type: Option<String>) -> V
     match suspension {
         Suspension::Await { request, kind } => {
             let mut title = request_title(request, *kind, let_type);
-            if *kind == RequestKind::Sample {
+            if kind.is_sample() {
                 title.push_str(WHO_SAMPLES);
             }
             let mut lines = vec![title];
@@ -32,7 +32,7 @@ pub(super) fn site_lines(suspension: &Suspension, let_type: Option<String>) -> V
                     line.push_str(&detail);
                 }
                 lines.push(short(&line));
-                if *kind == RequestKind::Sample {
+                if kind.is_sample() {
                     // Its own line: the request's line is cut at the node's width.
                     lines.push(format!("sample{WHO_SAMPLES}"));
                 }

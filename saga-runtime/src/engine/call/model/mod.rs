@@ -78,6 +78,9 @@ pub struct Completion {
     pub stop_reason: Option<String>,
     /// Tokens the provider counted (prompt and completion), if it said.
     pub tokens: Option<u64>,
+    /// The tools it asks to be called, in order, when the sample offered tools
+    /// ([`Sample::tools`](crate::engine::Sample::tools)).
+    pub tool_uses: Vec<crate::engine::ToolUse>,
 }
 
 impl Completion {
@@ -88,7 +91,14 @@ impl Completion {
             model: model.into(),
             stop_reason: None,
             tokens: None,
+            tool_uses: Vec::new(),
         }
+    }
+
+    /// This completion, asking for one more tool use.
+    pub fn with_tool_use(mut self, tool_use: crate::engine::ToolUse) -> Self {
+        self.tool_uses.push(tool_use);
+        self
     }
 
     /// This completion, saying why it stopped.
@@ -105,13 +115,20 @@ impl Completion {
 
     /// The answer as a client's LLM gives it.
     pub(crate) fn into_result(self) -> CreateMessageResult {
-        let result = CreateMessageResult::new(
+        let message = if self.tool_uses.is_empty() {
             SamplingMessage::new(
                 Role::Assistant,
                 SamplingMessageContentBlock::text(self.text),
-            ),
-            self.model,
-        );
+            )
+        } else {
+            // The same message a client's LLM gives (see `Turn::message`).
+            let mut turn = crate::engine::Turn::new(self.text, "");
+            for used in self.tool_uses {
+                turn = turn.with_tool_use(used);
+            }
+            turn.message()
+        };
+        let result = CreateMessageResult::new(message, self.model);
         match self.stop_reason {
             Some(reason) => result.with_stop_reason(reason),
             None => result,
@@ -148,6 +165,10 @@ pub enum ModelError {
     /// A bound of [`SamplingLimits`] refused the sample.
     #[error("{0}")]
     Limited(Limited),
+    /// The model asked for a tool the sample did not offer (its name, control characters
+    /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::MAX_TOOL_USES) at once.
+    #[error("the model asked for a tool the sample did not offer: {0:?}")]
+    UnofferedTool(String),
 }
 
 /// Who answers a `sample()`.
@@ -229,8 +250,13 @@ impl ServerModel {
             return Ok(answer);
         }
         request.max_tokens = request.max_tokens.min(self.limits.max_tokens);
+        // The tools' schemas are sent too, and count as the prompt does.
+        let tools = request.tools.as_ref().map_or(Ok(0), |tools| {
+            serde_json::to_vec(tools).map(|json| json.len())
+        });
         let prompt = serde_json::to_vec(&(&request.system_prompt, &request.messages))
-            .map_or(usize::MAX, |json| json.len());
+            .and_then(|json| Ok(json.len().saturating_add(tools?)))
+            .unwrap_or(usize::MAX);
         if prompt > self.limits.max_prompt_bytes {
             return Err(ModelError::Limited(Limited::PromptSize));
         }
@@ -249,7 +275,9 @@ impl ServerModel {
         if let Some(actual) = tokens {
             self.budgets.settle(pool, &admitted, actual);
         }
+        // Checked as the provider wrote them: a name is cut only once it is offered.
         let answer = answered?
+            .offered(&request)?
             .bounded(self.limits.max_answer_bytes)
             .into_result();
         if let Some(key) = retry {
@@ -287,11 +315,42 @@ impl Completion {
         self.model
             .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
         cut(&mut self.model, MAX_MODEL_NAME_BYTES);
+        for used in &mut self.tool_uses {
+            used.bound_name(MAX_MODEL_NAME_BYTES);
+        }
         if let Some(reason) = &mut self.stop_reason {
             reason.retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
             cut(reason, MAX_MODEL_NAME_BYTES);
         }
         self
+    }
+}
+
+impl Completion {
+    /// The completion, if each tool it uses is one `request` offered, and they are at
+    /// most [`MAX_TOOL_USES`](crate::engine::MAX_TOOL_USES): a provider's model is not
+    /// trusted to keep to the tools it was given.
+    fn offered(self, request: &CreateMessageRequestParams) -> Result<Self, ModelError> {
+        let ids_distinct = self.tool_uses.iter().enumerate().all(|(at, used)| {
+            !used.id().is_empty()
+                && self.tool_uses[..at]
+                    .iter()
+                    .all(|other| other.id() != used.id())
+        });
+        if self.tool_uses.len() > crate::engine::MAX_TOOL_USES || !ids_distinct {
+            return Err(ModelError::Malformed);
+        }
+        let offered = request.tools.as_deref().unwrap_or_default();
+        match self
+            .tool_uses
+            .iter()
+            .find(|used| !offered.iter().any(|tool| tool.name == used.name()))
+        {
+            Some(used) => Err(ModelError::UnofferedTool(crate::log::sanitized(
+                used.name(),
+            ))),
+            None => Ok(self),
+        }
     }
 }
 

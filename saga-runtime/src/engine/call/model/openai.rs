@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessageContentBlock};
+use rmcp::model::{
+    CreateMessageRequestParams, Role, SamplingMessage, SamplingMessageContentBlock, ToolChoiceMode,
+};
 use serde_json::{Value, json};
 
 use super::{BoxFuture, Completion, Model, ModelError};
@@ -102,29 +104,17 @@ impl OpenAiCompatible {
             .map_or(&self.model, |model| model)
     }
 
-    /// The request body: the system prompt first, then each message's text.
+    /// The request body: the system prompt first, then each message as the chat
+    /// completions API writes it (a model's tool uses as its `tool_calls`, each tool
+    /// result as a `tool` message), the tools offered as `function` tools, and the
+    /// tool choice.
     fn body(&self, request: &CreateMessageRequestParams) -> Result<Value, ModelError> {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = &request.system_prompt {
             messages.push(json!({"role": "system", "content": system}));
         }
         for message in &request.messages {
-            let mut text = String::new();
-            for block in message.content.iter() {
-                match block {
-                    SamplingMessageContentBlock::Text(part) => text.push_str(&part.text),
-                    _ => {
-                        return Err(ModelError::Unsupported(
-                            "only text messages are sent to the server's model".into(),
-                        ));
-                    }
-                }
-            }
-            let role = match message.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            messages.push(json!({"role": role, "content": text}));
+            chat_messages(message, &mut messages)?;
         }
         let mut body = json!({
             "model": self.model_for(request),
@@ -137,8 +127,107 @@ impl OpenAiCompatible {
         if let Some(stop) = &request.stop_sequences {
             body["stop"] = json!(stop);
         }
+        if let Some(tools) = &request.tools {
+            let functions: Vec<Value> = tools
+                .iter()
+                .map(|tool| {
+                    let mut parameters = (*tool.input_schema).clone();
+                    // A dialect marker some providers' schema checks refuse.
+                    parameters.remove("$schema");
+                    json!({"type": "function", "function": {
+                        "name": tool.name,
+                        "description": tool.description.as_deref().unwrap_or_default(),
+                        "parameters": parameters,
+                    }})
+                })
+                .collect();
+            body["tools"] = Value::Array(functions);
+            if let Some(mode) = request
+                .tool_choice
+                .as_ref()
+                .and_then(|choice| choice.mode.as_ref())
+            {
+                body["tool_choice"] = json!(match mode {
+                    ToolChoiceMode::Required => "required",
+                    ToolChoiceMode::None => "none",
+                    // `Auto`, and any mode a later MCP adds: the model decides.
+                    _ => "auto",
+                });
+            }
+        }
         Ok(body)
     }
+}
+
+/// One MCP message as chat completions messages: its text (one message), an assistant's
+/// tool uses as that message's `tool_calls`, and each tool result as a `tool` message of
+/// its own, before any text the user wrote beside them (the API wants a call's result
+/// right after the call).
+fn chat_messages(message: &SamplingMessage, into: &mut Vec<Value>) -> Result<(), ModelError> {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for block in message.content.iter() {
+        match block {
+            SamplingMessageContentBlock::Text(part) => text.push_str(&part.text),
+            SamplingMessageContentBlock::ToolUse(used) if message.role == Role::Assistant => {
+                calls.push(json!({
+                    "id": used.id,
+                    "type": "function",
+                    "function": {
+                        "name": used.name,
+                        // The API carries arguments as a JSON text.
+                        "arguments": Value::Object(used.input.clone()).to_string(),
+                    },
+                }));
+            }
+            SamplingMessageContentBlock::ToolResult(result) if message.role == Role::User => {
+                let mut content = String::new();
+                for part in &result.content {
+                    match part.as_text() {
+                        Some(part) => content.push_str(&part.text),
+                        None => {
+                            return Err(ModelError::Unsupported(
+                                "only text tool results are sent to the server's model".into(),
+                            ));
+                        }
+                    }
+                }
+                if result.is_error == Some(true) {
+                    content.insert_str(0, "Error: ");
+                }
+                into.push(json!({
+                    "role": "tool",
+                    "tool_call_id": result.tool_use_id,
+                    "content": content,
+                }));
+            }
+            _ => {
+                return Err(ModelError::Unsupported(
+                    "only text, tool uses and tool results are sent to the server's model".into(),
+                ));
+            }
+        }
+    }
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    if !calls.is_empty() {
+        let content = if text.is_empty() {
+            Value::Null
+        } else {
+            Value::String(text)
+        };
+        into.push(json!({"role": role, "content": content, "tool_calls": calls}));
+    } else if !text.is_empty()
+        || !message
+            .content
+            .iter()
+            .any(|block| matches!(block, SamplingMessageContentBlock::ToolResult(_)))
+    {
+        into.push(json!({"role": role, "content": text}));
+    }
+    Ok(())
 }
 
 /// What stands for a credential taken out of a logged text.
@@ -201,6 +290,7 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
         .and_then(|choices| choices.get(0))
         .ok_or(ModelError::Malformed)?;
     let message = choice.get("message").ok_or(ModelError::Malformed)?;
+    let tool_uses = read_tool_calls(message.get("tool_calls"))?;
     let text = match message.get("content") {
         Some(Value::String(text)) => text.clone(),
         // Some servers answer with content parts: their text, in order.
@@ -221,6 +311,8 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
         {
             return Err(ModelError::Refused);
         }
+        // A message of tool calls alone has no content (`null`, or none).
+        None | Some(Value::Null) if !tool_uses.is_empty() => String::new(),
         _ => return Err(ModelError::Malformed),
     };
     let model = reply
@@ -229,9 +321,11 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
         .unwrap_or("unknown")
         .to_owned();
     let mut completion = Completion::new(text, model);
+    completion.tool_uses = tool_uses;
     match choice.get("finish_reason").and_then(Value::as_str) {
         Some("stop") => completion = completion.with_stop_reason("endTurn"),
         Some("length") => completion = completion.with_stop_reason("maxTokens"),
+        Some("tool_calls" | "function_call") => completion = completion.with_stop_reason("toolUse"),
         Some("content_filter") => return Err(ModelError::Refused),
         Some(other) => completion = completion.with_stop_reason(other),
         None => {}
@@ -244,6 +338,39 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
         completion = completion.with_tokens(tokens);
     }
     Ok(completion)
+}
+
+/// A reply message's `tool_calls` as tool uses: each a `function` call with an id, a name
+/// and arguments that are a JSON object written as text. Anything else is not the
+/// documented format.
+fn read_tool_calls(calls: Option<&Value>) -> Result<Vec<crate::engine::ToolUse>, ModelError> {
+    let calls = match calls {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(calls)) => calls,
+        Some(_) => return Err(ModelError::Malformed),
+    };
+    if calls.len() > crate::engine::MAX_TOOL_USES {
+        return Err(ModelError::Malformed);
+    }
+    calls
+        .iter()
+        .map(|call| {
+            let id = call.get("id").and_then(Value::as_str);
+            let function = call.get("function");
+            let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+            let arguments = function
+                .and_then(|f| f.get("arguments"))
+                .and_then(Value::as_str)
+                .map(|text| if text.trim().is_empty() { "{}" } else { text });
+            let (Some(id), Some(name), Some(arguments)) = (id, name, arguments) else {
+                return Err(ModelError::Malformed);
+            };
+            match serde_json::from_str::<Value>(arguments) {
+                Ok(Value::Object(input)) => Ok(crate::engine::ToolUse::new(id, name, input)),
+                _ => Err(ModelError::Malformed),
+            }
+        })
+        .collect()
 }
 
 impl Model for OpenAiCompatible {

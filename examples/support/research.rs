@@ -1,0 +1,134 @@
+//! `research`: an agent loop in straight-line code. The model (the client's LLM, or the
+//! server's own) is offered two tools, `search` (a local function over a fixed corpus of
+//! notes) and `ask_user` (which becomes an `elicit`), and loops: each model turn is a
+//! round, the conversation is a saved local, and the loop survives a restart or a deploy
+//! between turns. Served by `examples/research.rs`.
+
+use saga_runtime::prelude::*;
+
+/// `search`'s input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Search {
+    /// Words to look for in the notes.
+    pub query: String,
+}
+
+/// `ask_user`'s input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AskUser {
+    /// The question for the person.
+    pub question: String,
+}
+
+/// What the person answers to `ask_user`.
+#[derive(Debug, Elicit, Serialize, Deserialize)]
+pub struct Reply {
+    /// Your answer.
+    pub answer: String,
+}
+
+/// The most model turns one call takes: a model that never stops ends the call with an
+/// error after these.
+pub const MAX_TURNS: usize = 6;
+
+/// The notes `search` looks in: (topic, text).
+pub const NOTES: &[(&str, &str)] = &[
+    (
+        "saga",
+        "saga compiles one async function into a state machine sealed into the client's token.",
+    ),
+    (
+        "mrtr",
+        "MCP 2026-07-28 answers input_required with the requests and an opaque requestState.",
+    ),
+    (
+        "sampling",
+        "A sample may offer tools; the model answers with tool uses or text.",
+    ),
+    (
+        "tasks",
+        "A task keeps its state in a store and survives the death of its worker.",
+    ),
+];
+
+/// The notes whose topic or text holds a word of `query` (case-insensitive), one per
+/// line; `no notes found` when none does.
+pub fn search(query: &str) -> String {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.len() > 2)
+        .map(str::to_lowercase)
+        .collect();
+    let found: Vec<String> = NOTES
+        .iter()
+        .filter(|(topic, text)| {
+            let text = text.to_lowercase();
+            words
+                .iter()
+                .any(|word| topic.contains(word.as_str()) || text.contains(word.as_str()))
+        })
+        .map(|(topic, text)| format!("{topic}: {text}"))
+        .collect();
+    if found.is_empty() {
+        "no notes found".to_owned()
+    } else {
+        found.join("\n")
+    }
+}
+
+/// Answers a question from the project's notes: the model searches them and asks the
+/// person what it cannot find, then answers.
+#[saga_tool]
+pub async fn research(question: String) -> Result<String, SagaError> {
+    let tools = [
+        SamplingTool::of::<Search>("search", "Search the project's notes"),
+        SamplingTool::of::<AskUser>("ask_user", "Ask the person a question"),
+    ];
+    let mut history = vec![SamplingMessage::user(question)];
+    for _turn in 0..MAX_TURNS {
+        let turn = sample_messages(history.clone())
+            .system("Answer from the notes; search them first.")
+            .tools(tools.clone())
+            .max_tokens(400)
+            .await?;
+        if turn.tool_uses().is_empty() {
+            return Ok(turn.text().to_owned());
+        }
+        let mut results = Vec::new();
+        for call in turn.tool_uses() {
+            let result = match call.name() {
+                "search" => match call.input::<Search>() {
+                    Ok(input) => call.result(search(&input.query)),
+                    // The model reads why and may try again.
+                    Err(misfit) => call.error(misfit.to_string()),
+                },
+                "ask_user" => match call.input::<AskUser>() {
+                    Ok(input) => {
+                        let reply: Reply = elicit(input.question).await?;
+                        call.result(reply.answer)
+                    }
+                    Err(misfit) => call.error(misfit.to_string()),
+                },
+                other => call.error(format!("no tool named {other}")),
+            };
+            results.push(result);
+        }
+        history.extend(turn.continue_with(results));
+    }
+    Err(SagaError::Tool(format!(
+        "the model did not answer within {MAX_TURNS} turns"
+    )))
+}
+
+/// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
+/// server-side model answers the samples a client cannot ([`crate::cli::model`]).
+pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
+    let mut builder = SagaServer::builder()
+        .info("research-server", env!("CARGO_PKG_VERSION"))
+        .keys(keys)
+        .tool(research);
+    if let Some(model) = crate::cli::model()? {
+        builder = builder.model(model);
+    }
+    Ok(builder.build()?)
+}

@@ -1,0 +1,114 @@
+//! Sampling with tools' protocol (`sampling/createMessage` with `tools`, SEP-1577); a
+//! tool asks with [`Sample::tools`](crate::engine::Sample::tools).
+//!
+//! A kind of its own, apart from a text sample, because what the client must declare
+//! (`sampling.tools`) and what its answer may hold (tool uses) differ: a client that can
+//! sample text is not sent tools it never said it takes.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    InputRequest, JsonObject, Role, SamplingCapability, SamplingMessageContentBlock,
+};
+use serde_json::Value;
+
+use super::kind::{AskKind, read_answer, refused};
+use crate::engine::asks::tool_sample::MAX_TOOL_USES;
+use crate::engine::call::context::SagaContext;
+use crate::engine::identity::fnv::Fnv;
+
+pub(crate) struct ToolSampleKind;
+
+impl AskKind for ToolSampleKind {
+    type Asked = Box<CreateMessageRequestParams>;
+    type Answered = Box<CreateMessageResult>;
+
+    const PREFIX: &'static str = "sample";
+
+    fn lacks(cx: &SagaContext, required: &mut ClientCapabilities) -> bool {
+        if cx.can_sample_with_tools() {
+            return false;
+        }
+        let mut sampling = SamplingCapability::default();
+        sampling.tools = Some(JsonObject::new());
+        required.sampling = Some(sampling);
+        true
+    }
+
+    fn digest(asked: &Self::Asked, hash: &mut Fnv) {
+        hash.write(b"T");
+        hash.write(&Fnv::of_json(asked).to_le_bytes());
+    }
+
+    fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, ErrorData> {
+        Ok(InputRequest::CreateMessage(CreateMessageRequest::new(
+            *asked,
+        )))
+    }
+
+    fn resend(params: &str) -> serde_json::Result<InputRequest> {
+        serde_json::from_str::<CreateMessageRequestParams>(params)
+            .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params)))
+    }
+
+    /// The model speaking: role `assistant`, text and tool uses only (never a tool's
+    /// result, which is the user's), at most [`MAX_TOOL_USES`] of them, their ids
+    /// distinct and not empty, so that each result answers one. Whether each tool was
+    /// offered is checked against the request when the round is resumed
+    /// (`runner::transition`).
+    fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, ErrorData> {
+        let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
+        if result.message.role != Role::Assistant {
+            return Err(refused(key, "sampling", "must have role \"assistant\""));
+        }
+        let mut ids: Vec<&str> = Vec::new();
+        for block in result.message.content.iter() {
+            match block {
+                SamplingMessageContentBlock::Text(_) => {}
+                SamplingMessageContentBlock::ToolUse(used) => {
+                    if used.id.is_empty() || ids.contains(&used.id.as_str()) {
+                        return Err(refused(
+                            key,
+                            "sampling",
+                            "has a tool use whose id is empty or not unique",
+                        ));
+                    }
+                    if ids.len() == MAX_TOOL_USES {
+                        return Err(refused(
+                            key,
+                            "sampling",
+                            "has too many tool uses (64 at most)",
+                        ));
+                    }
+                    ids.push(&used.id);
+                }
+                _ => {
+                    return Err(refused(
+                        key,
+                        "sampling",
+                        "must hold text and tool uses only: the request asked for them",
+                    ));
+                }
+            }
+        }
+        Ok(Box::new(result))
+    }
+}
+
+impl SagaContext {
+    /// Whether a sample that offers tools ([`Sample::tools`](crate::engine::Sample::tools))
+    /// is answered in this request: the client declares `sampling.tools`, or the server's
+    /// model answers it. A tool that can do without checks this first.
+    pub fn can_sample_with_tools(&self) -> bool {
+        self.client_can_sample_with_tools() || self.server_model_for(true).is_some()
+    }
+
+    /// Whether the client itself takes samples that offer tools (it declared
+    /// `sampling.tools`), whatever the server's model does.
+    pub fn client_can_sample_with_tools(&self) -> bool {
+        self.capabilities()
+            .sampling
+            .as_ref()
+            .is_some_and(|sampling| sampling.tools.is_some())
+    }
+}
