@@ -9,11 +9,19 @@
 //! # The server's model answering (any OpenAI-compatible API; the fake scripts an agent):
 //! FAKE_MODEL_BEHAVIOUR=research cargo run -p saga-workspace --example fake_chat_completions
 //! SAGA_MODEL_URL=http://ADDR/v1 SAGA_MODEL_KEY=sk-local cargo run -p saga-workspace --example research
+//! # As a task that survives its worker (any store SAGA_TASKS names):
+//! SAGA_TASKS=sqlite:research.db cargo run -p saga-workspace --example research
 //! ```
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
     let keys = saga_examples::cli::keys()?;
-    saga_examples::cli::serve(saga_examples::research::server(keys)?).await
+    let wants_tasks =
+        std::env::var_os("SAGA_TASKS").is_some() || std::env::var_os("SAGA_TASKS_REDIS").is_some();
+    let tasks = match wants_tasks {
+        true => Some(saga_examples::cli::task_store().await?),
+        false => None,
+    };
+    saga_examples::cli::serve(saga_examples::research::server(keys, tasks)?).await
 }

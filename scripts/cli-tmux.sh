@@ -19,7 +19,7 @@ fi
 
 echo "== building saga and the examples"
 cargo build --quiet -p saga-cli || exit 2
-cargo build --quiet -p saga-workspace --example deploy --example weather --example migrate --example meeting || exit 2
+cargo build --quiet -p saga-workspace --example deploy --example weather --example migrate --example meeting --example research || exit 2
 SAGA="$PWD/target/debug/saga"
 EXAMPLES="$PWD/target/debug/examples"
 
@@ -105,6 +105,8 @@ start_server migrate
 MIGRATE_URL="$URL"
 start_server meeting
 MEETING_URL="$URL"
+start_server research
+RESEARCH_URL="$URL"
 
 # 1. deploy: a form, then a sampling request, typed by hand.
 name="tmux: deploy, form and sampling typed by hand"
@@ -142,6 +144,35 @@ else
         screen | grep -qF "Deployment postponed."; then
         pass "$name"
       else scenario_failed "$name" "Deployment postponed. and EXIT=0"; fi
+    fi
+  fi
+fi
+
+# 1c. research: a sample that offers tools; the person answers as the model, first with a
+#     call of one of the tools (chosen, its input typed as JSON), then with text.
+name="tmux: research, a tool use then text typed as the model"
+tmux_start "$SAGA call $RESEARCH_URL research 'question=What is MRTR?'"
+if ! wait_for "tool search: Search the project's notes"; then scenario_failed "$name" "the tools shown"
+elif ! wait_for "call ask_user"; then scenario_failed "$name" "the choice of a tool"
+else
+  key Down
+  key Enter
+  if ! wait_for "Input of search (a JSON object):"; then scenario_failed "$name" "Input of search"
+  else
+    tmux -L "$SOCKET" send-keys -t "$SESSION" BSpace BSpace
+    type_line '{"query": "mrtr"}'
+    if ! wait_for "[result of "; then scenario_failed "$name" "the tool's result in the next sample"
+    elif ! wait_for "answer with text"; then scenario_failed "$name" "the second turn"
+    else
+      key Enter
+      if ! wait_for "Answer as the model:"; then scenario_failed "$name" "the text prompt"
+      else
+        type_line "MRTR is the stateless era."
+        if wait_for "EXIT=0" && screen | grep -qF "MRTR is the stateless era." &&
+          screen | grep -qF "requestState"; then
+          pass "$name"
+        else scenario_failed "$name" "the model's text as the result and EXIT=0"; fi
+      fi
     fi
   fi
 fi

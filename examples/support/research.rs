@@ -121,14 +121,20 @@ pub async fn research(question: String) -> Result<String, SagaError> {
 }
 
 /// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
-/// server-side model answers the samples a client cannot ([`crate::cli::model`]).
-pub fn server(keys: KeyRing) -> anyhow::Result<SagaServer> {
+/// server-side model answers the samples a client cannot ([`crate::cli::model`]); with a
+/// task store (`SAGA_TASKS`, [`crate::cli::task_store`]), `research` also runs as a task.
+pub fn server(keys: KeyRing, tasks: Option<TaskStore>) -> anyhow::Result<SagaServer> {
     let mut builder = SagaServer::builder()
         .info("research-server", env!("CARGO_PKG_VERSION"))
         .keys(keys)
-        .tool(research);
+        .tool(research)
+        // For `saga graph URL research`.
+        .diagrams_in_tool_list(true);
     if let Some(model) = crate::cli::model()? {
         builder = builder.model(model);
+    }
+    if let Some(store) = tasks {
+        builder = builder.task_settings(crate::cli::task_settings(store));
     }
     Ok(builder.build()?)
 }

@@ -165,12 +165,14 @@ mod tests {
         assert_eq!(answers.sampling("full").unwrap()["model"], "m");
         assert!(answers.elicitation("bad").is_err());
         assert!(answers.sampling("bad").is_err());
-        let called = Answers(json!({"s": {"tool_use": {"name": "search", "input": {"q": 1}}}}));
+        let called =
+            Answers::parse(r#"{"s": {"tool_use": {"name": "search", "input": {"q": 1}}}}"#)
+                .unwrap();
         let result = called.sampling("s").unwrap();
         assert_eq!(result["content"][0]["type"], "tool_use");
         assert_eq!(result["content"][0]["id"], "s");
         assert_eq!(result["content"][0]["input"]["q"], 1);
-        let bad = Answers(json!({"s": {"tool_use": {"input": 3}}}));
+        let bad = Answers::parse(r#"{"s": {"tool_use": {"input": 3}}}"#).unwrap();
         assert!(bad.sampling("s").is_err());
         assert!(answers.sampling("elicit-1").is_err());
         let missing = answers.elicitation("elicit-9").unwrap_err();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drives the `deploy` and `weather` examples to completion with two real MCP clients, the
+# Drives the `deploy`, `weather` and `research` examples to completion with two real MCP clients, the
 # official TypeScript client (npm @modelcontextprotocol/client, on Node 22 from the npm
 # package `node`) and the official Python SDK (PyPI mcp), over Streamable HTTP and stdio.
 #
@@ -91,7 +91,7 @@ say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $
 say "cargo build --workspace --examples"
 (cd "$root" && cargo build --workspace --examples --quiet) || die "cargo build --workspace --examples failed"
 bin_dir="$root/target/debug/examples"
-for example in deploy weather; do
+for example in deploy weather research; do
     [[ -x "$bin_dir/$example" ]] || die "missing $bin_dir/$example after the build"
 done
 
@@ -140,7 +140,7 @@ client_cmd() {
 passed=0
 for era in 2026-07-28 2025-11-25; do
 for client in ts py; do
-    for example in deploy weather; do
+    for example in deploy weather research; do
         for transport in http stdio; do
             name="$client $era $transport $example"
             log="$logs/$client-$era-$transport-$example.log"

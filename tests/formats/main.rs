@@ -12,6 +12,7 @@ mod checkpoint;
 mod dependent_requests;
 mod e2e;
 mod keeps_json;
+mod research;
 mod resumable_requests;
 mod resumable_requests_stateless;
 mod resume_token;

@@ -36,7 +36,6 @@ pub use asks::outside::AwaitedOutsideASaga;
 // Named in the errors about saved locals: rustc shows this path, not `__private`'s.
 pub use asks::prelude::*;
 pub use asks::sample::DEFAULT_MAX_TOKENS;
-pub use asks::tool_sample::MAX_TOOL_USES;
 pub use call::context::SagaContext;
 #[cfg(feature = "http")]
 pub(crate) use call::context::Stateless;
@@ -44,6 +43,7 @@ pub(crate) use call::context::{Notices, ProgressSink, RequestHead};
 pub use call::era::Era;
 pub(crate) use call::error::invalid_state;
 pub use call::error::{InspectError, SagaError};
+pub use call::tool_use::MAX_TOOL_USES;
 pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub(crate) use contract::diagram::{drop_states, identifier_chars};
 pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};

@@ -1,11 +1,11 @@
-"""Drives a saga example (deploy or weather) to completion with the official MCP Python SDK,
+"""Drives a saga example (deploy, weather or research) to completion with the official MCP Python SDK,
 PyPI `mcp` 2.3, through scripted elicitation and sampling callbacks. At protocol 2026-07-28
 (`Client(..., mode="2026-07-28")`) `Client.call_tool` fulfils `input_required` rounds; in
 the 2025 mode (`mode="legacy"`: `initialize` and a session) the server sends the same
 requests during the call.
 
-    python drive.py --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
-    python drive.py --stdio /path/to/binary --tool deploy|weather [--era …]
+    python drive.py --http http://127.0.0.1:PORT/mcp --tool deploy|weather|research [--era 2026-07-28|2025-11-25]
+    python drive.py --stdio /path/to/binary --tool deploy|weather|research [--era …]
 
 Exits 0 when the final text is exactly the expected one, non-zero otherwise.
 """
@@ -43,9 +43,59 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "keys": [["github_login", "capital_of_france"]],
         "expected": "Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy",
     },
+    "research": {
+        "tool": "research",
+        "args": {"question": "What is MRTR?"},
+        # An agent loop, the client's LLM offered tools (sampling.tools): two searches at
+        # once, then a question for the person, then the answer.
+        "rounds": [
+            ["sampling/createMessage"],
+            ["sampling/createMessage"],
+            ["elicitation/create"],
+            ["sampling/createMessage"],
+        ],
+        "keys": None,
+        "expected": "Answer: mrtr: MCP 2026-07-28 answers input_required with the requests and an opaque "
+        "requestState. | saga: saga compiles one async function into a state machine sealed into the "
+        "client's token. | durability",
+    },
 }
 
-ELICIT_ANSWERS = {"target": "production", "name": "octocat"}
+ELICIT_ANSWERS = {"target": "production", "name": "octocat", "answer": "durability"}
+
+
+def agent_turn(params: types.CreateMessageRequestParams) -> types.CreateMessageResultWithTools:
+    """The client's LLM as a small agent when the request offers tools: two searches at once
+    (parallel tool uses), then `ask_user`, then an answer made of every tool result's text."""
+    names = [tool.name for tool in params.tools or []]
+    if "search" not in names or "ask_user" not in names:
+        raise RuntimeError(f"unexpected tools {names}")
+    blocks = [block for message in params.messages for block in message.content_as_list]
+    results = [block for block in blocks if isinstance(block, types.ToolResultContent)]
+    if not results:
+        first = params.messages[0].content_as_list
+        question = "".join(c.text for c in first if isinstance(c, types.TextContent))
+        content: list[Any] = [
+            types.ToolUseContent(type="tool_use", id="py-1", name="search", input={"query": question}),
+            types.ToolUseContent(type="tool_use", id="py-2", name="search", input={"query": "saga"}),
+        ]
+    elif len(results) == 2:
+        content = [
+            types.ToolUseContent(
+                type="tool_use", id="py-3", name="ask_user", input={"question": "Which part matters most to you?"}
+            )
+        ]
+    else:
+        texts = ["".join(c.text for c in result.content if isinstance(c, types.TextContent)) for result in results]
+        return types.CreateMessageResultWithTools(
+            role="assistant",
+            content=types.TextContent(type="text", text="Answer: " + " | ".join(texts)),
+            model="scripted-agent",
+            stop_reason="endTurn",
+        )
+    return types.CreateMessageResultWithTools(
+        role="assistant", content=content, model="scripted-agent", stop_reason="toolUse"
+    )
 SAMPLE_ANSWERS = {
     "Is deploying to 'production' safe right now?": "Yes, all systems are green.",
     "What is the capital of France?": "The capital of France is Paris.",
@@ -226,10 +276,12 @@ async def run(opts: argparse.Namespace) -> int:
 
     async def on_sample(
         context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools:
         handled.append(str(context.request_id))
         handled_methods.append("sampling/createMessage")
         log(f"sampling {context.request_id}: {params.model_dump_json(by_alias=True, exclude_none=True)}")
+        if params.tools:
+            return agent_turn(params)
         last = params.messages[-1]
         prompt = "".join(c.text for c in last.content_as_list if isinstance(c, types.TextContent))
         answer = SAMPLE_ANSWERS.get(prompt)
@@ -253,6 +305,7 @@ async def run(opts: argparse.Namespace) -> int:
         mode="legacy" if opts.era == "2025-11-25" else "2026-07-28",
         elicitation_callback=on_elicit,
         sampling_callback=on_sample,
+        sampling_capabilities=types.SamplingCapability(tools=types.SamplingToolsCapability()),
         client_info=types.Implementation(name="saga-py-driver", version="0.0.0"),
     ) as client:
         version = client.session.protocol_version

@@ -1,10 +1,10 @@
-// Drives a saga example (deploy or weather) to completion with the official MCP
+// Drives a saga example (deploy, weather or research) to completion with the official MCP
 // TypeScript client, @modelcontextprotocol/client 2.4, pinned to a protocol version, with
 // scripted elicitation and sampling handlers: at 2026-07-28 the client fulfils
 // input_required rounds itself; at 2025-11-25 it opens a session with `initialize` and the
 // server sends it the same requests during the call.
 //
-//   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather [--era 2026-07-28|2025-11-25]
+//   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather|research [--era 2026-07-28|2025-11-25]
 //   node drive.mjs --stdio /path/to/binary --tool deploy|weather [--era …]
 //   … --no-sampling: declare no sampling (a server with a model of its own answers it)
 //   … --oauth CLIENT:SECRET@ISSUER: get a token as that OAuth client (client credentials)
@@ -33,10 +33,43 @@ const SCENARIOS = {
         keys: [['github_login', 'capital_of_france']],
         expected: 'Current weather in New York:\nTemperature: 72°F\nConditions: Partly cloudy',
     },
+    research: {
+        tool: 'research',
+        args: { question: 'What is MRTR?' },
+        // An agent loop, the client's LLM offered tools (sampling.tools): two searches at
+        // once, then a question for the person, then the answer.
+        rounds: [['sampling/createMessage'], ['sampling/createMessage'], ['elicitation/create'], ['sampling/createMessage']],
+        keys: null,
+        expected:
+            'Answer: mrtr: MCP 2026-07-28 answers input_required with the requests and an opaque requestState.' +
+            " | saga: saga compiles one async function into a state machine sealed into the client's token." +
+            ' | durability',
+    },
 };
 
 // Scripted answers, chosen by what is asked.
-const ELICIT_ANSWERS = { target: 'production', name: 'octocat' };
+const ELICIT_ANSWERS = { target: 'production', name: 'octocat', answer: 'durability' };
+
+// The client's LLM as a small agent when the request offers tools: two searches at once
+// (parallel tool uses), then `ask_user`, then an answer made of every tool result's text.
+function agentTurn(params) {
+    const names = params.tools.map(tool => tool.name);
+    if (!names.includes('search') || !names.includes('ask_user')) throw new Error(`unexpected tools ${JSON.stringify(names)}`);
+    const blocks = params.messages.flatMap(m => (Array.isArray(m.content) ? m.content : [m.content]));
+    const results = blocks.filter(b => b.type === 'tool_result');
+    const use = (id, name, input) => ({ type: 'tool_use', id, name, input });
+    let content;
+    if (results.length === 0) {
+        const question = textOf([params.messages[0].content].flat());
+        content = [use('ts-1', 'search', { query: question }), use('ts-2', 'search', { query: 'saga' })];
+    } else if (results.length === 2) {
+        content = [use('ts-3', 'ask_user', { question: 'Which part matters most to you?' })];
+    } else {
+        const text = 'Answer: ' + results.map(r => textOf(r.content)).join(' | ');
+        return { model: 'scripted-agent', role: 'assistant', content: { type: 'text', text }, stopReason: 'endTurn' };
+    }
+    return { model: 'scripted-agent', role: 'assistant', content, stopReason: 'toolUse' };
+}
 const SAMPLE_ANSWERS = {
     "Is deploying to 'production' safe right now?": 'Yes, all systems are green.',
     'What is the capital of France?': 'The capital of France is Paris.',
@@ -56,7 +89,7 @@ function parseArgs(argv) {
         }
     }
     if (!!out.http === !!out.stdio) throw new Error('give exactly one of --http URL or --stdio BINARY');
-    if (!SCENARIOS[out.tool]) throw new Error('--tool must be deploy or weather');
+    if (!SCENARIOS[out.tool]) throw new Error('--tool must be deploy, weather or research');
     out.era ??= '2026-07-28';
     if (!['2026-07-28', '2025-11-25'].includes(out.era)) throw new Error('--era must be 2026-07-28 or 2025-11-25');
     return out;
@@ -172,7 +205,7 @@ async function main() {
         {
             capabilities: opts.noSampling
                 ? { elicitation: { form: {} } }
-                : { elicitation: { form: {} }, sampling: {} },
+                : { elicitation: { form: {} }, sampling: { tools: {} } },
             versionNegotiation: { mode: opts.era === '2025-11-25' ? 'legacy' : { pin: opts.era } },
             inputRequired: { autoFulfill: true, maxRounds: 10 },
         },
@@ -198,6 +231,7 @@ async function main() {
             const params = request.params;
             seen.samplings.push({ key: ctx.mcpReq.id, params });
             console.error(`[ts] sampling ${ctx.mcpReq.id}: ${JSON.stringify(params)}`);
+            if (params.tools) return agentTurn(params);
             const last = params.messages.at(-1);
             const contents = Array.isArray(last.content) ? last.content : [last.content];
             const prompt = textOf(contents);

@@ -24,8 +24,8 @@ pub(crate) mod prelude {
     pub use super::roots::{ListRoots, Root, list_roots};
     pub use super::sample::{Sample, Sampled, sample};
     pub use super::tool_sample::{
-        SamplingMessage, SamplingMessages, SamplingTool, ToolChoice, ToolResult, ToolUse, Turn,
-        sample_messages,
+        SamplingMessage, SamplingMessages, SamplingTool, ToolChoice, Turn, sample_messages,
     };
     pub use super::url::{ElicitUrl, elicit_url};
+    pub use crate::engine::call::tool_use::{ToolResult, ToolUse};
 }

@@ -7,7 +7,6 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use std::marker::PhantomData;
 
-use crate::engine::asks::tool_sample::Turn;
 use crate::engine::call::error::SagaError;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
@@ -124,7 +123,7 @@ impl<A> Sample<A> {
     }
 
     /// The request's key and its params, the prompt appended to the history.
-    fn into_parts(self) -> (Option<String>, CreateMessageRequestParams) {
+    pub(crate) fn into_parts(self) -> (Option<String>, CreateMessageRequestParams) {
         let mut params = self.params;
         params.messages = self.history;
         if !self.prompt.is_empty() {
@@ -151,23 +150,6 @@ impl From<Sample> for Request {
     fn from(sample: Sample) -> Self {
         let (key, params) = sample.into_parts();
         Request::new(key, Asked::Sample(Box::new(params)))
-    }
-}
-
-impl From<Sample<Turn>> for Request {
-    fn from(sample: Sample<Turn>) -> Self {
-        let (key, params) = sample.into_parts();
-        Request::new(key, Asked::ToolSample(Box::new(params)))
-    }
-}
-
-impl Suspension for Sample<Turn> {
-    type Output = Result<Turn, SagaError>;
-    fn requests(self, round: &mut Vec<Request>) {
-        round.push(self.into());
-    }
-    fn take(answers: &mut Answers, index: usize) -> Self::Output {
-        answers.turn(index)
     }
 }
 

@@ -49,21 +49,17 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ContentBlock, CreateMessageResult, JsonObject, Role, SamplingContent,
-    SamplingMessageContentBlock, Tool, ToolChoice as McpToolChoice, ToolChoiceMode,
-    ToolResultContent, ToolUseContent,
+    CreateMessageResult, JsonObject, Role, SamplingContent, SamplingMessageContentBlock, Tool,
+    ToolChoice as McpToolChoice, ToolChoiceMode, ToolUseContent,
 };
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::asks::sample::{Sample, Sampled, sample};
 use crate::engine::call::error::SagaError;
-use crate::engine::kinds::table::Answer;
+use crate::engine::call::tool_use::{ToolResult, ToolUse};
+use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
-
-/// The most tool uses one answer may carry: more is refused as the client's error, or
-/// the server's model's failure (a bound on what one answer costs to keep and replay).
-pub const MAX_TOOL_USES: usize = 64;
+use crate::engine::round::requests::{Request, Suspension};
 
 /// Asks the model (the client's LLM or the server's) to continue the conversation
 /// `history`, with no prompt of its own: [`sample`]`("").`[`messages`](Sample::messages)`(history)`.
@@ -115,7 +111,7 @@ impl SamplingTool {
         name: impl Into<String>,
         description: impl Into<String>,
     ) -> Self {
-        let mut input_schema = (*crate::engine::contract::tool::args_schema::<Args>()).clone();
+        let mut input_schema = (*crate::engine::forms::json_schema::args_schema::<Args>()).clone();
         // The argument struct's name says nothing to the model.
         input_schema.remove("title");
         Self::new(name, description, input_schema)
@@ -183,6 +179,23 @@ impl Sample<Sampled> {
     }
 }
 
+impl From<Sample<Turn>> for Request {
+    fn from(sample: Sample<Turn>) -> Self {
+        let (key, params) = sample.into_parts();
+        Request::new(key, Asked::ToolSample(Box::new(params)))
+    }
+}
+
+impl Suspension for Sample<Turn> {
+    type Output = Result<Turn, SagaError>;
+    fn requests(self, round: &mut Vec<Request>) {
+        round.push(self.into());
+    }
+    fn take(answers: &mut Answers, index: usize) -> Self::Output {
+        answers.turn(index)
+    }
+}
+
 impl Sample<Turn> {
     /// Whether the model must, may or must not use the tools (default: it decides).
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
@@ -234,11 +247,9 @@ impl Turn {
         for block in result.message.content.into_vec() {
             match block {
                 SamplingMessageContentBlock::Text(part) => text.push_str(&part.text),
-                SamplingMessageContentBlock::ToolUse(used) => tool_uses.push(ToolUse {
-                    id: used.id,
-                    name: used.name,
-                    input: used.input,
-                }),
+                SamplingMessageContentBlock::ToolUse(used) => {
+                    tool_uses.push(ToolUse::new(used.id, used.name, used.input));
+                }
                 // The kind's check lets nothing else through.
                 _ => {}
             }
@@ -273,15 +284,18 @@ impl Turn {
 
     /// The model's message as it wrote it (its text, then its tool uses), for a history.
     pub fn message(&self) -> SamplingMessage {
+        if self.tool_uses.is_empty() {
+            return SamplingMessage::assistant_text(self.text.clone());
+        }
         let mut blocks = Vec::with_capacity(1 + self.tool_uses.len());
-        if !self.text.is_empty() || self.tool_uses.is_empty() {
+        if !self.text.is_empty() {
             blocks.push(SamplingMessageContentBlock::text(self.text.clone()));
         }
         blocks.extend(self.tool_uses.iter().map(|used| {
             SamplingMessageContentBlock::ToolUse(ToolUseContent::new(
-                used.id.clone(),
-                used.name.clone(),
-                used.input.clone(),
+                used.id(),
+                used.name(),
+                used.input_json().clone(),
             ))
         }));
         SamplingMessage::new_multiple(Role::Assistant, blocks)
@@ -307,7 +321,7 @@ impl Turn {
             .map(|used| {
                 let result = results
                     .iter()
-                    .position(|result| result.tool_use_id == used.id)
+                    .position(|result| result.tool_use_id() == used.id())
                     .map(|at| results.swap_remove(at))
                     .unwrap_or_else(|| used.error("no result"));
                 SamplingMessageContentBlock::ToolResult(result.into_mcp())
@@ -324,118 +338,6 @@ impl<'a> IntoIterator for &'a Turn {
 
     fn into_iter(self) -> Self::IntoIter {
         self.tool_uses.iter()
-    }
-}
-
-/// One tool the model asks to be called: its id (which the result names), the tool's
-/// name, and its input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolUse {
-    id: String,
-    name: String,
-    input: JsonObject,
-}
-
-impl ToolUse {
-    /// A tool use, for tests and scripted runs.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
-        Self {
-            id: id.into(),
-            name: name.into(),
-            input,
-        }
-    }
-
-    /// Its name cut to `max` bytes without control characters: a provider's words
-    /// reach the tool and the log bounded.
-    pub(crate) fn bound_name(&mut self, max: usize) {
-        self.name
-            .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
-        let mut end = self.name.len().min(max);
-        while !self.name.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.name.truncate(end);
-    }
-
-    /// Its id: the result answers it.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The tool's name, one of those the sample offered.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The input as the model wrote it.
-    pub fn input_json(&self) -> &JsonObject {
-        &self.input
-    }
-
-    /// The input read as the tool's `Args` (the type its [`SamplingTool::of`] named). The
-    /// model's input is not trusted: one that does not fit is
-    /// [`SagaError::ToolInput`], which names the tool and what does not fit; a loop can
-    /// also answer it as an error result ([`ToolUse::error`]) and let the model try again.
-    pub fn input<Args: DeserializeOwned>(&self) -> Result<Args, SagaError> {
-        serde_json::from_value(serde_json::Value::Object(self.input.clone())).map_err(|error| {
-            SagaError::ToolInput {
-                tool: crate::log::sanitized(&self.name),
-                reason: error.to_string(),
-            }
-        })
-    }
-
-    /// Its result: `text`, for the model's next turn.
-    pub fn result(&self, text: impl Into<String>) -> ToolResult {
-        ToolResult {
-            tool_use_id: self.id.clone(),
-            text: text.into(),
-            is_error: false,
-        }
-    }
-
-    /// Its result as an error (`isError`): the tool failed, and the model reads why.
-    pub fn error(&self, text: impl Into<String>) -> ToolResult {
-        ToolResult {
-            tool_use_id: self.id.clone(),
-            text: text.into(),
-            is_error: true,
-        }
-    }
-}
-
-/// The result of one [`ToolUse`], made by [`ToolUse::result`] or [`ToolUse::error`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolResult {
-    tool_use_id: String,
-    text: String,
-    is_error: bool,
-}
-
-impl ToolResult {
-    /// The id of the tool use it answers.
-    pub fn tool_use_id(&self) -> &str {
-        &self.tool_use_id
-    }
-
-    /// Its text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Whether it reports a failure.
-    pub fn is_error(&self) -> bool {
-        self.is_error
-    }
-
-    fn into_mcp(self) -> ToolResultContent {
-        let content = vec![ContentBlock::text(self.text)];
-        if self.is_error {
-            ToolResultContent::error(self.tool_use_id, content)
-        } else {
-            ToolResultContent::new(self.tool_use_id, content)
-        }
     }
 }
 

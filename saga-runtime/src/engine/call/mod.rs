@@ -9,3 +9,4 @@ pub(crate) mod era;
 pub(crate) mod error;
 pub mod model;
 pub(crate) mod pool;
+pub(crate) mod tool_use;

@@ -8,7 +8,6 @@
 //! reads its answers.
 
 pub(crate) mod diagram;
-pub(crate) mod integer_formats;
 pub(crate) mod opaque;
 pub(crate) mod output;
 pub(crate) mod tool;

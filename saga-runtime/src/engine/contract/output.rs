@@ -70,7 +70,7 @@ impl<U: Serialize + JsonSchema + 'static> ToolOutput for Json<U> {
 
     fn output_schema() -> Option<Arc<JsonObject>> {
         let mut schema = (*schema_for_output::<U>()).clone();
-        super::integer_formats::rewrite(&mut schema);
+        crate::engine::forms::integer_formats::rewrite(&mut schema);
         Some(Arc::new(schema))
     }
 }

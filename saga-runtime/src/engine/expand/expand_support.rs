@@ -11,7 +11,7 @@ use crate::engine::contract::output::{PromptOutput, ResourceOutput, ToolOutput};
 use crate::engine::contract::tool::Step;
 // The step's body is polled behind `opaque` (`rewrite::enclose` in the macro).
 pub use crate::engine::contract::opaque::opaque;
-pub use crate::engine::contract::tool::{args_schema, described};
+pub use crate::engine::contract::tool::described;
 pub use crate::engine::expand::local::{
     Items, ItemsSaved, Restore, SagaForItem, SagaLocal, for_items, keep, keep_item, keep_rest,
     restore,
@@ -24,6 +24,7 @@ pub use crate::engine::expand::saga_fn::{
     Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
     ViaSagaFn, kind_marker, kind_of, probe,
 };
+pub use crate::engine::forms::json_schema::args_schema;
 pub use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};
 pub use crate::engine::identity::slot::{Slot, SlotField, trace_slot};
 pub use crate::engine::identity::state_enum::{
@@ -194,7 +195,7 @@ positioned! {
     [] str;
     // Its tool uses, through `turn.tool_uses()` or `&turn`: an agent loop's body asks
     // (`elicit`) between a model's tool use and its execution.
-    [] crate::engine::Turn;
+    [] crate::engine::asks::tool_sample::Turn;
 }
 
 impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {

@@ -13,8 +13,8 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::kind::{AskKind, read_answer, refused};
-use crate::engine::asks::tool_sample::MAX_TOOL_USES;
 use crate::engine::call::context::SagaContext;
+use crate::engine::call::tool_use::MAX_TOOL_USES;
 use crate::engine::identity::fnv::Fnv;
 
 pub(crate) struct ToolSampleKind;

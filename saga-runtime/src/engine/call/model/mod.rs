@@ -80,7 +80,7 @@ pub struct Completion {
     pub tokens: Option<u64>,
     /// The tools it asks to be called, in order, when the sample offered tools
     /// ([`Sample::tools`](crate::engine::Sample::tools)).
-    pub tool_uses: Vec<crate::engine::ToolUse>,
+    pub tool_uses: Vec<crate::engine::call::tool_use::ToolUse>,
 }
 
 impl Completion {
@@ -96,7 +96,7 @@ impl Completion {
     }
 
     /// This completion, asking for one more tool use.
-    pub fn with_tool_use(mut self, tool_use: crate::engine::ToolUse) -> Self {
+    pub fn with_tool_use(mut self, tool_use: crate::engine::call::tool_use::ToolUse) -> Self {
         self.tool_uses.push(tool_use);
         self
     }
@@ -121,12 +121,17 @@ impl Completion {
                 SamplingMessageContentBlock::text(self.text),
             )
         } else {
-            // The same message a client's LLM gives (see `Turn::message`).
-            let mut turn = crate::engine::Turn::new(self.text, "");
-            for used in self.tool_uses {
-                turn = turn.with_tool_use(used);
-            }
-            turn.message()
+            // As a client's LLM writes it: its text, if any, then its tool uses.
+            let text =
+                (!self.text.is_empty()).then(|| SamplingMessageContentBlock::text(self.text));
+            let uses = self.tool_uses.into_iter().map(|used| {
+                SamplingMessageContentBlock::ToolUse(rmcp::model::ToolUseContent::new(
+                    used.id(),
+                    used.name(),
+                    used.input_json().clone(),
+                ))
+            });
+            SamplingMessage::new_multiple(Role::Assistant, text.into_iter().chain(uses).collect())
         };
         let result = CreateMessageResult::new(message, self.model);
         match self.stop_reason {
@@ -166,7 +171,7 @@ pub enum ModelError {
     #[error("{0}")]
     Limited(Limited),
     /// The model asked for a tool the sample did not offer (its name, control characters
-    /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::MAX_TOOL_USES) at once.
+    /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES) at once.
     #[error("the model asked for a tool the sample did not offer: {0:?}")]
     UnofferedTool(String),
 }
@@ -328,7 +333,7 @@ impl Completion {
 
 impl Completion {
     /// The completion, if each tool it uses is one `request` offered, and they are at
-    /// most [`MAX_TOOL_USES`](crate::engine::MAX_TOOL_USES): a provider's model is not
+    /// most [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES): a provider's model is not
     /// trusted to keep to the tools it was given.
     fn offered(self, request: &CreateMessageRequestParams) -> Result<Self, ModelError> {
         let ids_distinct = self.tool_uses.iter().enumerate().all(|(at, used)| {
@@ -337,7 +342,7 @@ impl Completion {
                     .iter()
                     .all(|other| other.id() != used.id())
         });
-        if self.tool_uses.len() > crate::engine::MAX_TOOL_USES || !ids_distinct {
+        if self.tool_uses.len() > crate::engine::call::tool_use::MAX_TOOL_USES || !ids_distinct {
             return Err(ModelError::Malformed);
         }
         let offered = request.tools.as_deref().unwrap_or_default();

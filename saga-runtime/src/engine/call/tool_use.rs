@@ -1,0 +1,126 @@
+//! A model's tool use and its result (sampling with tools, SEP-1577): what the model,
+//! the client's or the server's, asks to be called, and what the tool answers it. Below
+//! both answerers: a sample's [`Turn`](crate::engine::Turn) holds these, and the server's
+//! model's [`Completion`](crate::model::Completion) too.
+
+use rmcp::model::{ContentBlock, JsonObject, ToolResultContent};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::call::error::SagaError;
+
+/// The most tool uses one answer may carry: more is refused as the client's error, or
+/// the server's model's failure (a bound on what one answer costs to keep and replay).
+pub const MAX_TOOL_USES: usize = 64;
+
+/// One tool the model asks to be called: its id (which the result names), the tool's
+/// name, and its input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolUse {
+    id: String,
+    name: String,
+    input: JsonObject,
+}
+
+impl ToolUse {
+    /// A tool use, for tests and scripted runs.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+        }
+    }
+
+    /// Its name cut to `max` bytes without control characters: a provider's words
+    /// reach the tool and the log bounded.
+    pub(crate) fn bound_name(&mut self, max: usize) {
+        self.name
+            .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
+        let mut end = self.name.len().min(max);
+        while !self.name.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.name.truncate(end);
+    }
+
+    /// Its id: the result answers it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool's name, one of those the sample offered.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The input as the model wrote it.
+    pub fn input_json(&self) -> &JsonObject {
+        &self.input
+    }
+
+    /// The input read as the tool's `Args` (the type its [`SamplingTool::of`] named). The
+    /// model's input is not trusted: one that does not fit is
+    /// [`SagaError::ToolInput`], which names the tool and what does not fit; a loop can
+    /// also answer it as an error result ([`ToolUse::error`]) and let the model try again.
+    pub fn input<Args: DeserializeOwned>(&self) -> Result<Args, SagaError> {
+        serde_json::from_value(serde_json::Value::Object(self.input.clone())).map_err(|error| {
+            SagaError::ToolInput {
+                tool: crate::log::sanitized(&self.name),
+                reason: error.to_string(),
+            }
+        })
+    }
+
+    /// Its result: `text`, for the model's next turn.
+    pub fn result(&self, text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            tool_use_id: self.id.clone(),
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    /// Its result as an error (`isError`): the tool failed, and the model reads why.
+    pub fn error(&self, text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            tool_use_id: self.id.clone(),
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// The result of one [`ToolUse`], made by [`ToolUse::result`] or [`ToolUse::error`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    tool_use_id: String,
+    text: String,
+    is_error: bool,
+}
+
+impl ToolResult {
+    /// The id of the tool use it answers.
+    pub fn tool_use_id(&self) -> &str {
+        &self.tool_use_id
+    }
+
+    /// Its text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether it reports a failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    pub(crate) fn into_mcp(self) -> ToolResultContent {
+        let content = vec![ContentBlock::text(self.text)];
+        if self.is_error {
+            ToolResultContent::error(self.tool_use_id, content)
+        } else {
+            ToolResultContent::new(self.tool_use_id, content)
+        }
+    }
+}

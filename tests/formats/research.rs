@@ -1,0 +1,216 @@
+//! The `research` example's agent loop (sampling with tools) end to end, over HTTP, with
+//! the server process killed and started again between its turns: answered by the
+//! client's LLM over MRTR, by the server's model (a local server of the chat completions
+//! API answering with `tool_calls`) with the person's answer given to a new process, and
+//! as a task on Redis whose worker dies while the loop waits for the person.
+
+// Sampling is deprecated by MCP 2026-07-28 (SEP-2577); it is what this file tests.
+#![allow(deprecated)]
+
+use std::time::{Duration, Instant};
+
+use saga_examples::harness::http::{Call, client};
+use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
+use saga_examples::harness::process::{ServerProcess, Spawn};
+use saga_examples::harness::redis::start_redis;
+use saga_examples::harness::tasks::TaskClient;
+use serde_json::{Value, json};
+
+const KEY: &str = "5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b";
+const MODEL_KEY: &str = "sk-research-0123456789";
+
+/// What the loop answers for "What is MRTR?": the two searches' notes and the person's
+/// answer, as the scripted agents (here and in the fake provider) write it.
+const EXPECTED: &str = "Answer: mrtr: MCP 2026-07-28 answers input_required with the requests \
+and an opaque requestState. | saga: saga compiles one async function into a state machine \
+sealed into the client's token. | durability";
+
+/// The client's LLM as a small agent: two searches at once, then `ask_user`, then the
+/// answer made of every tool result.
+fn agent_turn(params: &Value) -> Value {
+    let blocks: Vec<&Value> = params["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|message| match &message["content"] {
+            Value::Array(blocks) => blocks.iter().collect(),
+            block => vec![block],
+        })
+        .collect();
+    let results: Vec<String> = blocks
+        .iter()
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| {
+            block["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    let used = |uses: Vec<Value>| json!({"role": "assistant", "model": "scripted", "stopReason": "toolUse", "content": uses});
+    match results.len() {
+        0 => used(vec![
+            json!({"type": "tool_use", "id": "a", "name": "search", "input": {"query": "What is MRTR?"}}),
+            json!({"type": "tool_use", "id": "b", "name": "search", "input": {"query": "saga"}}),
+        ]),
+        2 => used(vec![
+            json!({"type": "tool_use", "id": "c", "name": "ask_user", "input": {"question": "Which part?"}}),
+        ]),
+        _ => json!({"role": "assistant", "model": "scripted", "stopReason": "endTurn",
+            "content": {"type": "text", "text": format!("Answer: {}", results.join(" | "))}}),
+    }
+}
+
+fn answer_for(request: &Value) -> Value {
+    match request["method"].as_str() {
+        Some("sampling/createMessage") => agent_turn(&request["params"]),
+        Some("elicitation/create") => {
+            json!({"action": "accept", "content": {"answer": "durability"}})
+        }
+        other => panic!("unexpected request {other:?}: {request}"),
+    }
+}
+
+fn research_server(env: &[(&str, &str)]) -> ServerProcess {
+    let mut spawn = Spawn::new("research", KEY);
+    for (key, value) in env {
+        spawn = spawn.env(key, value);
+    }
+    spawn.start()
+}
+
+/// Drives `research` over MRTR, a new server process for every round, answering each
+/// request as `answer` says; returns the final text and the rounds' methods.
+async fn over_mrtr_restarting(
+    capabilities: Value,
+    env: &[(&str, &str)],
+) -> (String, Vec<Vec<String>>) {
+    let http = client();
+    let arguments = json!({"question": "What is MRTR?"});
+    let mut token: Option<String> = None;
+    let mut answers = json!({});
+    let mut rounds = Vec::new();
+    for _ in 0..12 {
+        let process = research_server(env);
+        let mut call = Call::new("research", arguments.clone()).capabilities(capabilities.clone());
+        if let Some(token) = token.take() {
+            call = call.state(token).answers(answers.clone());
+        }
+        let (_, body) = call.send_with(&http, process.addr).await;
+        drop(process);
+        let result = &body["result"];
+        if result["resultType"] != "input_required" {
+            assert_eq!(result["isError"], false, "{body}");
+            let text = result["content"][0]["text"]
+                .as_str()
+                .expect("text")
+                .to_owned();
+            return (text, rounds);
+        }
+        let requests = result["inputRequests"].as_object().expect("requests");
+        rounds.push(
+            requests
+                .values()
+                .map(|request| request["method"].as_str().unwrap_or_default().to_owned())
+                .collect(),
+        );
+        answers = Value::Object(
+            requests
+                .iter()
+                .map(|(key, request)| (key.clone(), answer_for(request)))
+                .collect(),
+        );
+        token = Some(result["requestState"].as_str().expect("a token").to_owned());
+    }
+    panic!("the loop did not end: {rounds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_llm_runs_the_loop_across_a_restart_at_every_turn() {
+    let (text, rounds) =
+        over_mrtr_restarting(json!({"elicitation": {}, "sampling": {"tools": {}}}), &[]).await;
+    assert_eq!(text, EXPECTED);
+    assert_eq!(
+        rounds,
+        [
+            vec!["sampling/createMessage"],
+            vec!["sampling/createMessage"],
+            vec!["elicitation/create"],
+            vec!["sampling/createMessage"],
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_model_runs_the_loop_across_a_restart() {
+    let provider = FakeOpenAi::start(MODEL_KEY).await;
+    provider.behave(Behaviour::Research);
+    let env = [
+        ("SAGA_MODEL_URL", provider.base_url.as_str()),
+        ("SAGA_MODEL_KEY", MODEL_KEY),
+    ];
+    // A client that cannot sample: the model takes every turn, the person's question is
+    // the only round the client sees, and a new process takes its answer.
+    let (text, rounds) = over_mrtr_restarting(json!({"elicitation": {}}), &env).await;
+    assert_eq!(text, EXPECTED);
+    assert_eq!(rounds, [vec!["elicitation/create"]]);
+    assert_eq!(provider.requests().len(), 3, "three model turns");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_runs_the_loop_across_its_workers_death() {
+    let redis = start_redis().await;
+    let provider = FakeOpenAi::start(MODEL_KEY).await;
+    provider.behave(Behaviour::Research);
+    let env = [
+        ("SAGA_MODEL_URL", provider.base_url.as_str()),
+        ("SAGA_MODEL_KEY", MODEL_KEY),
+        ("SAGA_TASKS_REDIS", redis.url.as_str()),
+    ];
+    let tasks = TaskClient::new();
+    let first = research_server(&env);
+    let id = tasks
+        .create(first.addr, "research", json!({"question": "What is MRTR?"}))
+        .await;
+    let asked = wait_for(&tasks, first.addr, &id, "input_required").await;
+    let (key, request) = asked["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.iter().next())
+        .map(|(key, request)| (key.clone(), request.clone()))
+        .expect("the person's question");
+    assert_eq!(request["method"], "elicitation/create", "{asked}");
+    // The worker dies mid-loop, after two model turns; another process goes on.
+    drop(first);
+    let second = research_server(&env);
+    let update = tasks
+        .request(
+            second.addr,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {key: answer_for(&request)}}),
+        )
+        .await;
+    assert!(update.get("error").is_none(), "{update}");
+    let done = wait_for(&tasks, second.addr, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], EXPECTED, "{done}");
+    assert_eq!(provider.requests().len(), 3, "no turn asked twice");
+}
+
+async fn wait_for(
+    client: &TaskClient,
+    addr: std::net::SocketAddr,
+    id: &str,
+    status: &str,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = client.status(addr, id).await;
+        if task["status"] == status {
+            return task;
+        }
+        assert!(
+            task["status"] != "failed" && Instant::now() < deadline,
+            "task {id} never reached {status}: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
