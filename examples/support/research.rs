@@ -80,6 +80,20 @@ pub fn search(query: &str) -> String {
 /// person what it cannot find, then answers.
 #[saga_tool]
 pub async fn research(question: String) -> Result<String, SagaError> {
+    answer_from_notes(question).await
+}
+
+/// The same loop as a durable task (MCP tasks extension): it begins at once, and a
+/// worker's death between two turns loses nothing.
+#[saga_tool(task = "required")]
+pub async fn research_task(question: String) -> Result<String, SagaError> {
+    checkpoint().await;
+    answer_from_notes(question).await
+}
+
+/// The agent loop: each model turn is a round; the conversation is saved state.
+#[saga_fn]
+pub async fn answer_from_notes(question: String) -> Result<String, SagaError> {
     let tools = [
         SamplingTool::of::<Search>("search", "Search the project's notes"),
         SamplingTool::of::<AskUser>("ask_user", "Ask the person a question"),
@@ -122,7 +136,8 @@ pub async fn research(question: String) -> Result<String, SagaError> {
 
 /// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
 /// server-side model answers the samples a client cannot ([`crate::cli::model`]); with a
-/// task store (`SAGA_TASKS`, [`crate::cli::task_store`]), `research` also runs as a task.
+/// task store (`SAGA_TASKS`, [`crate::cli::task_store`]), `research_task` runs it as a
+/// task.
 pub fn server(keys: KeyRing, tasks: Option<TaskStore>) -> anyhow::Result<SagaServer> {
     let mut builder = SagaServer::builder()
         .info("research-server", env!("CARGO_PKG_VERSION"))
@@ -134,7 +149,9 @@ pub fn server(keys: KeyRing, tasks: Option<TaskStore>) -> anyhow::Result<SagaSer
         builder = builder.model(model);
     }
     if let Some(store) = tasks {
-        builder = builder.task_settings(crate::cli::task_settings(store));
+        builder = builder
+            .tool(research_task)
+            .task_settings(crate::cli::task_settings(store));
     }
     Ok(builder.build()?)
 }

@@ -167,7 +167,7 @@ pub mod prelude {
     pub use crate::tasks::TaskStore;
     pub use rmcp::model::{CallToolResult, ContentBlock as Content};
     pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
-    /// For the input of a [`SamplingTool`](crate::engine::SamplingTool); the derive needs
+    /// For the input of a [`SamplingTool`]; the derive needs
     /// `schemars` among the crate's dependencies.
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

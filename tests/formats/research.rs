@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use saga_examples::harness::http::{Call, client};
+use saga_examples::harness::http::{Call, Post, client, meta, request};
 use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
 use saga_examples::harness::process::{ServerProcess, Spawn};
 use saga_examples::harness::redis::start_redis;
@@ -170,7 +170,11 @@ async fn a_task_runs_the_loop_across_its_workers_death() {
     let tasks = TaskClient::new();
     let first = research_server(&env);
     let id = tasks
-        .create(first.addr, "research", json!({"question": "What is MRTR?"}))
+        .create(
+            first.addr,
+            "research_task",
+            json!({"question": "What is MRTR?"}),
+        )
         .await;
     let asked = wait_for(&tasks, first.addr, &id, "input_required").await;
     let (key, request) = asked["inputRequests"]
@@ -213,4 +217,57 @@ async fn wait_for(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// `tools/callSaga` and `tools/resumeSaga` (seed 000), whose steps carry the samples with
+/// their tools: the client's LLM answers each step, a new server process each round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loop_runs_over_call_saga_across_restarts() {
+    async fn send(addr: std::net::SocketAddr, method: &str, mut params: Value) -> Value {
+        params["_meta"] = meta(json!({"elicitation": {}, "sampling": {"tools": {}}}));
+        let (status, reply) = Post::mcp(addr)
+            .rpc(&request(1, method, params))
+            .send()
+            .await;
+        assert!(status.is_success(), "{status}: {reply}");
+        reply["result"].clone()
+    }
+    let mut process = research_server(&[]);
+    let mut result = send(
+        process.addr,
+        "tools/callSaga",
+        json!({"name": "research", "arguments": {"question": "What is MRTR?"}}),
+    )
+    .await;
+    let mut kinds = Vec::new();
+    for _ in 0..8 {
+        if result["state"] != "suspended" {
+            break;
+        }
+        let steps: Vec<Value> = result["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|step| {
+                kinds.push(step["type"].as_str().unwrap_or_default().to_owned());
+                let method = match step["type"].as_str() {
+                    Some("sampling") => "sampling/createMessage",
+                    _ => "elicitation/create",
+                };
+                let answer = answer_for(&json!({"method": method, "params": step["params"]}));
+                json!({"stepId": step["stepId"], "result": answer})
+            })
+            .collect();
+        let token = result["sagaToken"].clone();
+        drop(process);
+        process = research_server(&[]);
+        result = send(
+            process.addr,
+            "tools/resumeSaga",
+            json!({"sagaToken": token, "completedSteps": steps}),
+        )
+        .await;
+    }
+    assert_eq!(result["content"][0]["text"], EXPECTED, "{result}");
+    assert_eq!(kinds, ["sampling", "sampling", "elicitation", "sampling"]);
 }

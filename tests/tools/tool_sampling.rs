@@ -408,3 +408,43 @@ async fn a_kept_request_refuses_a_tool_it_did_not_offer_too() {
     assert_eq!(error.code.0, -32602, "{error:?}");
     assert!(error.message.contains("shell"), "{}", error.message);
 }
+
+/// A conversation is saved state: one that outgrows the token cap ends the call with a
+/// clear error, never a token the server would refuse when it comes back.
+#[tokio::test]
+async fn a_history_past_the_token_cap_ends_with_a_clear_error() {
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .max_token_len(6 * 1024)
+        .tool(research)
+        .build()
+        .expect("builds");
+    let client = TestClient::with_tools(tools);
+    let long = "x".repeat(1500);
+    let failed = client
+        .call("research", json!({"question": "q"}))
+        .respond(move |asked| {
+            (asked.method() == "sampling/createMessage")
+                .then(|| Answer::tool_uses([("big", "search", json!({"query": long.clone()}))]))
+        })
+        .max_rounds(MAX_TURNS + 2)
+        .run()
+        .await
+        .expect_err("refused");
+    let Failed::Server { error, rounds } = failed else {
+        panic!("an error: {failed:?}");
+    };
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("would exceed the size this server accepts back"),
+        "{}",
+        error.message
+    );
+    assert!(
+        rounds.len() < MAX_TURNS,
+        "the cap ends it first: {}",
+        rounds.len()
+    );
+}

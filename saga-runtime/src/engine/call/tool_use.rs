@@ -59,7 +59,7 @@ impl ToolUse {
         &self.input
     }
 
-    /// The input read as the tool's `Args` (the type its [`SamplingTool::of`] named). The
+    /// The input read as the tool's `Args` (the type its [`SamplingTool::of`](crate::engine::SamplingTool::of) named). The
     /// model's input is not trusted: one that does not fit is
     /// [`SagaError::ToolInput`], which names the tool and what does not fit; a loop can
     /// also answer it as an error result ([`ToolUse::error`]) and let the model try again.
