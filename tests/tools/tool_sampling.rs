@@ -20,6 +20,22 @@ use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-0123456789";
 
+/// That the call ended with a tool error saying `text`.
+#[track_caller]
+fn assert_tool_error(run: &saga_runtime::testing::Run, text: &str) {
+    assert!(run.is_error(), "{}", run.text());
+    assert!(run.text().contains(text), "{}", run.text());
+}
+
+/// The JSON-RPC error a run ended with.
+#[track_caller]
+fn server_error(failed: Failed) -> saga_runtime::rmcp::ErrorData {
+    match failed {
+        Failed::Server { error, .. } => error,
+        other => panic!("a JSON-RPC error, not {other:?}"),
+    }
+}
+
 fn sampling_without_tools() -> ClientCapabilities {
     ClientCapabilities::builder()
         .enable_elicitation()
@@ -113,9 +129,7 @@ async fn a_tool_the_sample_did_not_offer_is_refused() {
         .run()
         .await
         .expect_err("refused");
-    let Failed::Server { error, .. } = failed else {
-        panic!("an error: {failed:?}");
-    };
+    let error = server_error(failed);
     assert_eq!(error.code.0, -32602, "{error:?}");
     assert!(error.message.contains("rm_rf"), "{}", error.message);
     assert!(error.message.contains("did not offer"), "{}", error.message);
@@ -155,12 +169,7 @@ async fn a_model_that_never_stops_is_bounded_by_the_loop() {
         .run()
         .await
         .expect("ends");
-    assert!(run.is_error());
-    assert!(
-        run.text().contains("did not answer within"),
-        "{}",
-        run.text()
-    );
+    assert_tool_error(&run, "did not answer within");
     assert_eq!(run.asked().len(), MAX_TURNS);
 }
 
@@ -185,9 +194,7 @@ async fn malformed_tool_answers_are_refused() {
             .run()
             .await
             .expect_err("refused");
-        let Failed::Server { error, .. } = failed else {
-            panic!("an error for {answer}: {failed:?}");
-        };
+        let error = server_error(failed);
         assert_eq!(error.code.0, -32602, "{answer}: {error:?}");
     }
 }
@@ -203,9 +210,7 @@ async fn a_client_without_sampling_tools_is_never_sent_tools() {
         .run()
         .await
         .expect_err("refused");
-    let Failed::Server { error, .. } = failed else {
-        panic!("an error: {failed:?}");
-    };
+    let error = server_error(failed);
     assert_eq!(error.code.0, -32021, "{error:?}");
     let required = error.data.expect("data")["requiredCapabilities"].clone();
     assert_eq!(required["sampling"]["tools"], json!({}), "{required}");
@@ -303,8 +308,7 @@ async fn the_servers_model_asking_an_unoffered_tool_fails_the_sample() {
         .run()
         .await
         .expect("ends");
-    assert!(run.is_error());
-    assert!(run.text().contains("did not offer"), "{}", run.text());
+    assert_tool_error(&run, "did not offer");
     assert!(run.text().contains("delete_everything"), "{}", run.text());
 }
 
@@ -323,12 +327,7 @@ async fn the_servers_model_that_never_stops_is_bounded() {
         .run()
         .await
         .expect("ends");
-    assert!(run.is_error());
-    assert!(
-        run.text().contains("did not answer within"),
-        "{}",
-        run.text()
-    );
+    assert_tool_error(&run, "did not answer within");
     assert_eq!(provider.requests().len(), MAX_TURNS);
 }
 
@@ -346,8 +345,7 @@ async fn the_servers_model_with_arguments_that_are_not_json_fails_the_sample() {
         .run()
         .await
         .expect("ends");
-    assert!(run.is_error());
-    assert!(run.text().contains("unexpected format"), "{}", run.text());
+    assert_tool_error(&run, "unexpected format");
 }
 
 /// A hand-made schema works as a typed one does.
@@ -402,9 +400,7 @@ async fn a_kept_request_refuses_a_tool_it_did_not_offer_too() {
         .run()
         .await
         .expect_err("refused");
-    let Failed::Server { error, .. } = failed else {
-        panic!("an error: {failed:?}");
-    };
+    let error = server_error(failed);
     assert_eq!(error.code.0, -32602, "{error:?}");
     assert!(error.message.contains("shell"), "{}", error.message);
 }

@@ -35,23 +35,17 @@ impl AskKind for SampleKind {
     }
 
     fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, ErrorData> {
-        Ok(InputRequest::CreateMessage(CreateMessageRequest::new(
-            *asked,
-        )))
+        Ok(input(*asked))
     }
 
     fn resend(params: &str) -> serde_json::Result<InputRequest> {
-        serde_json::from_str::<CreateMessageRequestParams>(params)
-            .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params)))
+        resend(params)
     }
 
     /// A sampling answer is the client's LLM speaking: role `assistant`, and text, since
     /// saga asks only for text (MCP 2026-07-28 `CreateMessageResult`).
     fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, ErrorData> {
-        let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
-        if result.message.role != Role::Assistant {
-            return Err(refused(key, "sampling", "must have role \"assistant\""));
-        }
+        let result = read_result(value, key)?;
         if !result
             .message
             .content
@@ -66,6 +60,26 @@ impl AskKind for SampleKind {
         }
         Ok(Box::new(result))
     }
+}
+
+/// A sample as it is sent, with tools or without.
+pub(super) fn input(params: CreateMessageRequestParams) -> InputRequest {
+    InputRequest::CreateMessage(CreateMessageRequest::new(params))
+}
+
+/// A sample sent again from the params a token kept.
+pub(super) fn resend(params: &str) -> serde_json::Result<InputRequest> {
+    serde_json::from_str::<CreateMessageRequestParams>(params).map(input)
+}
+
+/// A sample's answer read as a `CreateMessageResult` that the model speaks (role
+/// `assistant`), with tools or without; what its content may hold is each kind's.
+pub(super) fn read_result(value: Value, key: &str) -> Result<CreateMessageResult, ErrorData> {
+    let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
+    if result.message.role != Role::Assistant {
+        return Err(refused(key, "sampling", "must have role \"assistant\""));
+    }
+    Ok(result)
 }
 
 impl SagaContext {

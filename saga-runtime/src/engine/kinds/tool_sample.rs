@@ -7,12 +7,12 @@
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-    InputRequest, JsonObject, Role, SamplingCapability, SamplingMessageContentBlock,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, InputRequest, JsonObject,
+    SamplingCapability, SamplingMessageContentBlock,
 };
 use serde_json::Value;
 
-use super::kind::{AskKind, read_answer, refused};
+use super::kind::{AskKind, refused};
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::tool_use::MAX_TOOL_USES;
 use crate::engine::identity::fnv::Fnv;
@@ -41,14 +41,11 @@ impl AskKind for ToolSampleKind {
     }
 
     fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, ErrorData> {
-        Ok(InputRequest::CreateMessage(CreateMessageRequest::new(
-            *asked,
-        )))
+        Ok(super::sample::input(*asked))
     }
 
     fn resend(params: &str) -> serde_json::Result<InputRequest> {
-        serde_json::from_str::<CreateMessageRequestParams>(params)
-            .map(|params| InputRequest::CreateMessage(CreateMessageRequest::new(params)))
+        super::sample::resend(params)
     }
 
     /// The model speaking: role `assistant`, text and tool uses only (never a tool's
@@ -57,10 +54,7 @@ impl AskKind for ToolSampleKind {
     /// offered is checked against the request when the round is resumed
     /// (`runner::transition`).
     fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, ErrorData> {
-        let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
-        if result.message.role != Role::Assistant {
-            return Err(refused(key, "sampling", "must have role \"assistant\""));
-        }
+        let result = super::sample::read_result(value, key)?;
         let mut ids: Vec<&str> = Vec::new();
         for block in result.message.content.iter() {
             match block {
