@@ -407,7 +407,9 @@ impl<'a> Run<'a> {
     /// sample's tools are those of the params the token kept, or else of the round as
     /// the tool states it again from its state (as for asking again). Run only for a round
     /// whose answers use tools. A hand-written tool that cannot state its round checks
-    /// the names itself.
+    /// the names itself. Cold and apart: every other round's path stays as it was.
+    #[cold]
+    #[inline(never)]
     fn check_tools_offered(
         &self,
         point: &Point,
