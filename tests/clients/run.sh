@@ -249,43 +249,52 @@ kill "$oidc_pid" 2>/dev/null || true
 wait "$oidc_pid" 2>/dev/null || true
 
 # --- A client that declares no sampling, against a server with a model of its own -------
-# The deploy example with SAGA_MODEL_URL pointing at a local chat completions server
-# (examples/fake_chat_completions.rs, which checks its key): the TypeScript client is asked
-# only the form, and the saga completes.
+# The deploy and research examples with SAGA_MODEL_URL pointing at a local chat completions
+# server (examples/fake_chat_completions.rs, which checks its key; for research it answers
+# as a small agent with `tool_calls`): the TypeScript client is asked only the forms, and
+# the saga completes.
 model_key="sk-clients-$RANDOM"
-FAKE_MODEL_KEY="$model_key" "$bin_dir/fake_chat_completions" >"$logs/model.out" 2>"$logs/model.err" &
-model_pid=$!
-model_url=""
-for _ in $(seq 1 100); do
-    model_url="$(grep -m1 -o 'http://[^[:space:]]*' "$logs/model.out" 2>/dev/null || true)"
-    [[ -n "$model_url" ]] && break
-    sleep 0.1
+model_pids=()
+for example in deploy research; do
+    behaviour=""
+    [[ "$example" == research ]] && behaviour=research
+    FAKE_MODEL_KEY="$model_key" FAKE_MODEL_BEHAVIOUR="$behaviour" "$bin_dir/fake_chat_completions" \
+        >"$logs/model-$example.out" 2>"$logs/model-$example.err" &
+    model_pids+=($!)
+    model_url=""
+    for _ in $(seq 1 100); do
+        model_url="$(grep -m1 -o 'http://[^[:space:]]*' "$logs/model-$example.out" 2>/dev/null || true)"
+        [[ -n "$model_url" ]] && break
+        sleep 0.1
+    done
+    for era in 2026-07-28 2025-11-25; do
+        name="ts $era http $example (no sampling: the server's model answers)"
+        log="$logs/ts-$era-$example-model.log"
+        ok=1
+        read -r -a cmd <<<"$(client_cmd ts)"
+        if [[ -n "$model_url" ]] &&
+            SAGA_MODEL_URL="$model_url" SAGA_MODEL_KEY="$model_key" SAGA_MODEL=local-model \
+                start_server "$bin_dir/$example" "$logs/server-model.out" "$logs/server-model.err"; then
+            timeout "$run_timeout" "${cmd[@]}" --http "$server_url" --tool "$example" --era "$era" \
+                --no-sampling >"$log" 2>&1 || ok=0
+        else
+            ok=0
+        fi
+        stop_server
+        if [[ $ok -eq 1 ]]; then
+            echo "PASS $name"
+            passed=$((passed + 1))
+        else
+            echo "FAIL $name"
+            failed=$((failed + 1))
+            { echo "---- $name: $log"; tail -n 30 "$log" 2>/dev/null || true; } | sed 's/^/    /' >&2
+        fi
+    done
 done
-for era in 2026-07-28 2025-11-25; do
-    name="ts $era http deploy (no sampling: the server's model answers)"
-    log="$logs/ts-$era-model.log"
-    ok=1
-    read -r -a cmd <<<"$(client_cmd ts)"
-    if [[ -n "$model_url" ]] &&
-        SAGA_MODEL_URL="$model_url" SAGA_MODEL_KEY="$model_key" SAGA_MODEL=local-model \
-            start_server "$bin_dir/deploy" "$logs/server-model.out" "$logs/server-model.err"; then
-        timeout "$run_timeout" "${cmd[@]}" --http "$server_url" --tool deploy --era "$era" \
-            --no-sampling >"$log" 2>&1 || ok=0
-    else
-        ok=0
-    fi
-    stop_server
-    if [[ $ok -eq 1 ]]; then
-        echo "PASS $name"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $name"
-        failed=$((failed + 1))
-        { echo "---- $name: $log"; tail -n 30 "$log" 2>/dev/null || true; } | sed 's/^/    /' >&2
-    fi
+for pid in "${model_pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
 done
-kill "$model_pid" 2>/dev/null || true
-wait "$model_pid" 2>/dev/null || true
 
 say "took $((SECONDS - started))s"
 echo "$passed passed, $failed failed"

@@ -483,6 +483,88 @@ mod tests {
         );
     }
 
+    /// A sample with tools, a choice and a history of tool uses and results becomes the
+    /// API's `tools`, `tool_choice`, an assistant message's `tool_calls` and `tool`
+    /// messages, in order.
+    #[test]
+    fn tools_and_their_history_map_to_the_api() {
+        use crate::engine::{SamplingMessage, SamplingTool, ToolChoice, ToolUse, Turn};
+        let provider = OpenAiCompatible::new("http://127.0.0.1:1/v1", "k", "m").expect("a client");
+        let mut input = rmcp::model::JsonObject::new();
+        input.insert("query".into(), json!("rust"));
+        let turn = Turn::new("Let me look.", "m")
+            .with_tool_use(ToolUse::new("c1", "search", input.clone()))
+            .with_tool_use(ToolUse::new("c2", "search", input));
+        let (first, second) = (turn.tool_uses()[0].clone(), turn.tool_uses()[1].clone());
+        let mut history = vec![SamplingMessage::user_text("q")];
+        history.extend(turn.continue_with([first.result("found"), second.error("down")]));
+        let mut schema = rmcp::model::JsonObject::new();
+        schema.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        schema.insert("type".into(), json!("object"));
+        let request: crate::engine::Request = crate::engine::sample_messages(history)
+            .tools([SamplingTool::new("search", "Search", schema)])
+            .tool_choice(ToolChoice::Required)
+            .into();
+        let crate::engine::kinds::table::Asked::ToolSample(params) = request.asked else {
+            panic!("a sample with tools");
+        };
+        let body = provider.body(&params).expect("a body");
+        assert_eq!(body["tool_choice"], "required");
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {
+                "name": "search", "description": "Search", "parameters": {"type": "object"}
+            }}])
+        );
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 4, "{messages:?}");
+        assert_eq!(messages[1]["role"], "assistant");
+        assert_eq!(messages[1]["content"], "Let me look.");
+        assert_eq!(messages[1]["tool_calls"][1]["id"], "c2");
+        assert_eq!(
+            messages[1]["tool_calls"][0]["function"]["arguments"],
+            r#"{"query":"rust"}"#
+        );
+        assert_eq!(
+            messages[2],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "found"})
+        );
+        assert_eq!(
+            messages[3],
+            json!({"role": "tool", "tool_call_id": "c2", "content": "Error: down"})
+        );
+    }
+
+    /// Parallel tool calls and their `finish_reason` read as tool uses; arguments that are
+    /// not a JSON object, or a call without an id, are not the documented format.
+    #[test]
+    fn tool_calls_read_as_documented() {
+        let reply = br#"{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[
+            {"id":"a","type":"function","function":{"name":"search","arguments":"{\"query\":\"x\"}"}},
+            {"id":"b","type":"function","function":{"name":"ask_user","arguments":""}}
+        ]},"finish_reason":"tool_calls"}]}"#;
+        let completion = read_reply(reply).expect("read");
+        assert_eq!(completion.text, "");
+        assert_eq!(completion.stop_reason.as_deref(), Some("toolUse"));
+        assert_eq!(completion.tool_uses.len(), 2);
+        assert_eq!(completion.tool_uses[0].name(), "search");
+        assert_eq!(completion.tool_uses[0].input_json()["query"], "x");
+        assert!(
+            completion.tool_uses[1].input_json().is_empty(),
+            "empty arguments are {{}}"
+        );
+        for malformed in [
+            &br#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"a","function":{"name":"s","arguments":"[1]"}}]}}]}"#[..],
+            br#"{"choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"s","arguments":"{}"}}]}}]}"#,
+            br#"{"choices":[{"message":{"content":null,"tool_calls":{"id":"a"}}}]}"#,
+        ] {
+            assert_eq!(read_reply(malformed), Err(ModelError::Malformed));
+        }
+    }
+
     #[test]
     fn replies_read_as_documented() {
         let reply = br#"{"id":"c","object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"Yes"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}"#;
