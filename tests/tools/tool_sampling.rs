@@ -444,3 +444,80 @@ async fn a_history_past_the_token_cap_ends_with_a_clear_error() {
         rounds.len()
     );
 }
+
+/// API.md's agent loop, as written there: `let answer = loop { … break … }`, the tool's
+/// own `search`, and an `elicit` inside the `match` over the tool uses.
+mod as_api_md_writes_it {
+    use super::*;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Search {
+        query: String,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct AskUser {
+        question: String,
+    }
+
+    fn search(query: String) -> String {
+        format!("3 documents about {query}")
+    }
+
+    #[saga_tool]
+    async fn agent(question: String) -> Result<String, SagaError> {
+        let tools = [
+            SamplingTool::of::<Search>("search", "Search the docs"),
+            SamplingTool::of::<AskUser>("ask_user", "Ask the person a question"),
+        ];
+        let mut history = vec![SamplingMessage::user(question)];
+        let answer = loop {
+            let turn = sample_messages(history.clone())
+                .tools(tools.clone())
+                .max_tokens(400)
+                .await?;
+            if turn.tool_uses().is_empty() {
+                break turn.text().to_owned();
+            }
+            let mut results = Vec::new();
+            for call in turn.tool_uses() {
+                let out = match call.name() {
+                    "search" => search(call.input::<Search>()?.query),
+                    "ask_user" => elicit::<String>(call.input::<AskUser>()?.question).await?,
+                    other => format!("unknown tool {other}"),
+                };
+                results.push(call.result(out));
+            }
+            history.extend(turn.continue_with(results)); // the assistant's tool uses + the results
+        };
+        Ok(answer)
+    }
+
+    #[tokio::test]
+    async fn runs_to_its_answer() {
+        let client = TestClient::new(agent);
+        let run = client
+            .call("agent", json!({"question": "q"}))
+            .then(Answer::tool_uses([
+                ("s", "search", json!({"query": "rust"})),
+                ("a", "ask_user", json!({"question": "Which one?"})),
+            ]))
+            .then(Answer::accept(json!({"value": "the second"})))
+            .then(Answer::sampled("done"))
+            .run()
+            .await
+            .expect("completes");
+        assert_eq!(run.text(), "done");
+        let last = &run.asked()[2].params()["messages"][2]["content"];
+        assert_eq!(last[0]["content"][0]["text"], "3 documents about rust");
+        assert_eq!(last[1]["content"][0]["text"], "the second");
+        // Input that does not fit ends the call with the error `?` passes up.
+        let misfit = client
+            .call("agent", json!({"question": "q"}))
+            .then(Answer::tool_uses([("s", "search", json!({"q": 1}))]))
+            .run()
+            .await
+            .expect("ends");
+        assert_tool_error(&misfit, "does not fit its arguments");
+    }
+}
