@@ -177,6 +177,17 @@ else
   fi
 fi
 
+# 1d. research from an answers file: a tool call as the guide writes it, then text.
+name="--answers: research, a tool call then text, from a file"
+cat >"$WORK/research-answers.json" <<'JSON'
+{"sample-1": {"tool_use": {"name": "search", "input": {"query": "mrtr"}}}, "sample-2": "MRTR is stateless."}
+JSON
+if "$SAGA" call --answers "$WORK/research-answers.json" "$RESEARCH_URL" research 'question=What is MRTR?' \
+  >"$WORK/research-out.txt" 2>&1 && grep -qF "MRTR is stateless." "$WORK/research-out.txt" &&
+  grep -qF "[calls search" "$WORK/research-out.txt"; then
+  pass "$name"
+else fail "$name" "$WORK/research-out.txt"; fi
+
 # 2. weather: one round with two requests (a sampling request and a form).
 name="tmux: weather, two requests in one round"
 tmux_start "$SAGA call $WEATHER_URL get_weather location=Paris"

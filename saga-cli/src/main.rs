@@ -41,7 +41,8 @@ use clap::{Args, Parser, Subcommand};
 const CALL_HELP: &str = "\
 Drives one tools/call to completion over MCP 2026-07-28 multi round-trip requests: each
 round is printed; forms are asked field by field; URL elicitations are shown and
-confirmed; sampling requests are shown and answered by the text you type; roots come
+confirmed; sampling requests are shown and answered by the text you type (or, when a
+request offers tools, by a call of one you choose, its input typed as JSON); roots come
 from --root.
 
 Keys in forms: Enter accepts the default, Esc cancels the form (action \"cancel\"),
@@ -52,7 +53,9 @@ answering \"n\" to \"Answer this form?\" declines it (action \"decline\"), Ctrl-
    \"sample-2\": \"Yes, all systems are green.\",
    \"other\": \"decline\"}
 An elicitation takes an ElicitResult, \"accept\"/\"decline\"/\"cancel\", or a bare object
-(the accepted content); a sampling request takes the model's text; roots need no entry.
+(the accepted content); a sampling request takes the model's text, or a tool call
+{\"tool_use\": {\"name\": \"search\", \"input\": {…}}} when it offers tools; roots need no
+entry.
 
 With --answers, a request the server asks again (the same key in the next round, or in a
 task's next input_required) means it did not accept the file's answer: saga stops there,
