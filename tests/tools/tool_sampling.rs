@@ -521,3 +521,28 @@ mod as_api_md_writes_it {
         assert_tool_error(&misfit, "does not fit its arguments");
     }
 }
+
+/// Tool inputs cannot be cut as text is: a model whose tool uses are larger than
+/// `max_answer_bytes` fails the sample with that bound's reason.
+#[tokio::test]
+async fn the_servers_model_with_tool_inputs_past_the_answer_bound_fails_the_sample() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let huge = json!({"query": "x".repeat(4096)}).to_string();
+    provider.behave(Behaviour::CallTool("search".into(), huge));
+    let model = OpenAiCompatible::new(&provider.base_url, KEY, "gpt-test").expect("a model");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .model(model)
+        .sampling_policy(SamplingPolicy::ServerOnly)
+        .sampling_limits(saga_runtime::model::SamplingLimits::default().max_answer_bytes(1024))
+        .tool(research)
+        .build()
+        .expect("builds");
+    let run = TestClient::with_tools(tools)
+        .capabilities(no_sampling())
+        .call("research", json!({"question": "q"}))
+        .run()
+        .await
+        .expect("ends");
+    assert_tool_error(&run, "tool uses are larger than the server takes");
+}

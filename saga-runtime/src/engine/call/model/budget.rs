@@ -33,6 +33,10 @@ pub enum Limited {
     /// As many samples as the server allows are running (or the unverified callers' part).
     #[error("the server's model is busy")]
     Busy,
+    /// The model's tool uses (their inputs, which cannot be cut as text is) are larger
+    /// than [`SamplingLimits::max_answer_bytes`].
+    #[error("the model's tool uses are larger than the server takes")]
+    AnswerSize,
 }
 
 /// The bounds on a server's model, each with whom it protects. Set the ones you change

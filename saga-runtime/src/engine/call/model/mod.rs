@@ -282,7 +282,7 @@ impl ServerModel {
         }
         // Checked as the provider wrote them: a name is cut only once it is offered.
         let answer = answered?
-            .offered(&request)?
+            .offered(&request, self.limits.max_answer_bytes)?
             .bounded(self.limits.max_answer_bytes)
             .into_result();
         if let Some(key) = retry {
@@ -332,10 +332,22 @@ impl Completion {
 }
 
 impl Completion {
-    /// The completion, if each tool it uses is one `request` offered, and they are at
-    /// most [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES): a provider's model is not
-    /// trusted to keep to the tools it was given.
-    fn offered(self, request: &CreateMessageRequestParams) -> Result<Self, ModelError> {
+    /// The completion, if each tool it uses is one `request` offered, they are at most
+    /// [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES) with distinct ids,
+    /// and their inputs at most `max_answer_bytes` together (an input cannot be cut as
+    /// text is): a provider's model is not trusted to keep to the tools it was given.
+    fn offered(
+        self,
+        request: &CreateMessageRequestParams,
+        max_answer_bytes: usize,
+    ) -> Result<Self, ModelError> {
+        let input_bytes = self.tool_uses.iter().fold(0usize, |sum, used| {
+            let input = serde_json::to_vec(used.input_json()).map_or(usize::MAX, |json| json.len());
+            sum.saturating_add(input)
+        });
+        if input_bytes > max_answer_bytes {
+            return Err(ModelError::Limited(Limited::AnswerSize));
+        }
         let ids_distinct = self.tool_uses.iter().enumerate().all(|(at, used)| {
             !used.id().is_empty()
                 && self.tool_uses[..at]
