@@ -21,6 +21,7 @@ mod group_commit;
 mod host;
 #[cfg(all(unix, feature = "sqlite"))]
 mod liveness;
+mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod record;

@@ -2,10 +2,9 @@
 //! (`TaskStore::sqlite`, feature `sqlite`), or shared by replicas in Redis or Postgres
 //! (`TaskStore::redis`, `TaskStore::postgres`).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::TaskRecord;
 
@@ -207,10 +206,7 @@ impl TaskStore {
     /// [`TaskStore::memory`]) live at once. They survive a worker's failure, not the
     /// process's.
     pub fn memory_with_capacity(capacity: usize) -> Self {
-        Self(Arc::new(MemoryTasks {
-            records: Mutex::new(HashMap::new()),
-            capacity,
-        }))
+        Self(Arc::new(super::memory::MemoryTasks::new(capacity)))
     }
 
     /// [`TaskStore::memory_with_capacity`] of 10,000.
@@ -229,20 +225,6 @@ impl TaskStore {
     }
 }
 
-#[derive(Debug)]
-struct MemoryTasks {
-    records: Mutex<HashMap<String, Kept>>,
-    capacity: usize,
-}
-
-/// A record, its size when it was stored, and whether it counts against the shared part.
-#[derive(Debug)]
-struct Kept {
-    record: TaskRecord,
-    bytes: usize,
-    shared: bool,
-}
-
 /// What a store holds where a new or grown record would count: each a number of records
 /// and their bytes. Every backend checks a [`Quota`] through it, so that they refuse
 /// alike.
@@ -257,22 +239,6 @@ pub(super) struct Held {
 }
 
 impl Held {
-    /// Counts `record` (of `bytes`, `shared` if it counts against the share) for a record
-    /// of `owner`.
-    fn count(&mut self, record: &TaskRecord, bytes: usize, shared: bool, owner: &str) {
-        let add = |(tasks, held): &mut (usize, usize)| {
-            *tasks += 1;
-            *held = held.saturating_add(bytes);
-        };
-        add(&mut self.store);
-        if record.quota_owner() == owner {
-            add(&mut self.owner);
-        }
-        if shared {
-            add(&mut self.shared);
-        }
-    }
-
     /// Counts `tasks` more records of `bytes` more, in the store, the owner's and, if
     /// `shared`, the shared part's.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -342,120 +308,4 @@ impl Held {
 /// A record's size in a store: its JSON.
 pub(super) fn record_bytes(record: &TaskRecord) -> usize {
     serde_json::to_vec(record).map_or(usize::MAX, |json| json.len())
-}
-
-impl MemoryTasks {
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<String, Kept>>, TaskStoreError> {
-        self.records
-            .lock()
-            .map_err(|_| TaskStoreError::Unavailable("a poisoned lock".into()))
-    }
-}
-
-impl TaskBackend for MemoryTasks {
-    fn insert<'a>(
-        &'a self,
-        record: &'a TaskRecord,
-        quota: &'a Quota,
-    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
-        Box::pin(async move {
-            let now = super::clock::now_ms();
-            let bytes = record_bytes(record);
-            let mut records = self.lock()?;
-            records.retain(|_, kept| kept.record.expires_ms() > now);
-            let mut held = Held::default();
-            for kept in records.values() {
-                held.count(&kept.record, kept.bytes, kept.shared, record.quota_owner());
-            }
-            held.admit(quota, bytes, self.capacity)?;
-            records.insert(
-                record.id.clone(),
-                Kept {
-                    record: record.clone(),
-                    bytes,
-                    shared: quota.shared.is_some(),
-                },
-            );
-            Ok(())
-        })
-    }
-
-    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        Box::pin(async move {
-            let now = super::clock::now_ms();
-            Ok(self
-                .lock()?
-                .get(id)
-                .map(|kept| &kept.record)
-                .filter(|record| record.expires_ms() > now)
-                .cloned())
-        })
-    }
-
-    fn update<'a>(
-        &'a self,
-        id: &'a str,
-        change: Change<'a>,
-        quota: &'a Quota,
-    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        Box::pin(async move {
-            let now = super::clock::now_ms();
-            let mut records = self.lock()?;
-            let Some(kept) = records
-                .get(id)
-                .filter(|kept| kept.record.expires_ms() > now)
-            else {
-                return Ok(None);
-            };
-            let mut changed = kept.record.clone();
-            if !change(&mut changed) {
-                return Ok(Some(kept.record.clone()));
-            }
-            let bytes = record_bytes(&changed);
-            if let Some(grown) = bytes.checked_sub(kept.bytes).filter(|grown| *grown > 0) {
-                let (owner, shared) = (kept.record.quota_owner(), kept.shared);
-                let mut held = Held::default();
-                for other in records
-                    .values()
-                    .filter(|other| other.record.expires_ms() > now)
-                {
-                    held.count(&other.record, other.bytes, other.shared, owner);
-                }
-                held.admit_growth(quota, grown, shared)?;
-            }
-            let Some(kept) = records.get_mut(id) else {
-                return Ok(None);
-            };
-            kept.record = changed;
-            kept.bytes = bytes;
-            Ok(Some(kept.record.clone()))
-        })
-    }
-
-    fn orphans(&self, now_ms: u64) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
-        Box::pin(async move {
-            Ok(self
-                .lock()?
-                .values()
-                .map(|kept| &kept.record)
-                .filter(|record| {
-                    record.status == rmcp::model::TaskStatus::Working
-                        && record.lease_until_ms < now_ms
-                        && record.expires_ms() > now_ms
-                })
-                .map(|record| record.id.clone())
-                .collect())
-        })
-    }
-
-    fn depth(&self, now_ms: u64) -> BoxFuture<'_, Result<Option<usize>, TaskStoreError>> {
-        Box::pin(async move {
-            Ok(Some(
-                self.lock()?
-                    .values()
-                    .filter(|kept| kept.record.expires_ms() > now_ms)
-                    .count(),
-            ))
-        })
-    }
 }
