@@ -546,3 +546,45 @@ async fn the_servers_model_with_tool_inputs_past_the_answer_bound_fails_the_samp
         .expect("ends");
     assert_tool_error(&run, "tool uses are larger than the server takes");
 }
+
+/// One turn whose one tool has a long name: the name the model answers with is the one
+/// offered, never cut on the way.
+#[saga_tool]
+async fn long_named(question: String) -> Result<String, SagaError> {
+    let name = "a_tool_whose_name_is_long_".repeat(8);
+    let tools = [SamplingTool::of::<Query>(name, "Search")];
+    let turn = sample_messages(vec![SamplingMessage::user(question)])
+        .tools(tools)
+        .await?;
+    Ok(turn
+        .tool_uses()
+        .first()
+        .map(|used| used.name().len().to_string())
+        .unwrap_or_default())
+}
+
+#[tokio::test]
+async fn the_servers_model_may_call_a_tool_with_a_long_name() {
+    let name = "a_tool_whose_name_is_long_".repeat(8);
+    let provider = FakeOpenAi::start(KEY).await;
+    provider.behave(Behaviour::CallTool(
+        name.clone(),
+        json!({"query": "x"}).to_string(),
+    ));
+    let model = OpenAiCompatible::new(&provider.base_url, KEY, "gpt-test").expect("a model");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .model(model)
+        .sampling_policy(SamplingPolicy::ServerOnly)
+        .tool(long_named)
+        .build()
+        .expect("builds");
+    let run = TestClient::with_tools(tools)
+        .capabilities(no_sampling())
+        .call("long_named", json!({"question": "q"}))
+        .run()
+        .await
+        .expect("completes");
+    assert!(!run.is_error(), "{}", run.text());
+    assert_eq!(run.text(), name.len().to_string());
+}

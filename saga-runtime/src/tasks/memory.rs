@@ -79,13 +79,14 @@ impl Records {
     }
 
     fn put(&mut self, kept: Kept) {
+        // An id stored again (ids are random; a backend takes what it is given): the old
+        // record leaves first, so that forgetting it cannot drop the new one's index
+        // entry when both expire at the same time.
+        self.take(&kept.record.id);
         self.count(&kept, true);
         self.by_expiry
             .insert((kept.record.expires_ms(), kept.record.id.clone()));
-        if let Some(old) = self.by_id.insert(kept.record.id.clone(), kept) {
-            // An id stored again (ids are random; a backend takes what it is given).
-            self.forget(&old);
-        }
+        self.by_id.insert(kept.record.id.clone(), kept);
     }
 
     fn take(&mut self, id: &str) -> Option<Kept> {
@@ -270,7 +271,11 @@ mod tests {
         assert_eq!(records.held_for("q").owner, (1, 7));
         assert_eq!(records.store, (3, 157));
         assert_eq!(records.shared, (2, 57));
-        // The same id again replaces the record, counted once.
+        // The same id again replaces the record, counted once; with the same expiry, it
+        // keeps its place in the index and leaves when it expires.
+        records.put(kept("c", "q", 30, 7, true));
+        assert_eq!(records.store, (3, 157));
+        assert_eq!(records.by_expiry.len(), 3);
         records.put(kept("a", "q", 40, 1, false));
         assert_eq!(records.store, (3, 58));
         assert_eq!(records.held_for("p").owner, (1, 50));

@@ -419,6 +419,29 @@ mod tests {
         );
     }
 
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        query: String,
+    }
+
+    /// The model's words in the error (an unknown field's name) are escaped.
+    #[test]
+    fn a_misfits_reason_is_escaped() {
+        let hostile = ToolUse::new(
+            "c",
+            "se\u{1b}[31march",
+            object(json!({"query": "x", "evil\u{1b}[2J": 1})),
+        );
+        let shown = hostile
+            .input::<Strict>()
+            .expect_err("unknown field")
+            .to_string();
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        assert!(shown.contains("evil"), "{shown}");
+    }
+
     #[test]
     fn continuing_answers_every_tool_use_in_order() {
         let turn = Turn::new("", "m")

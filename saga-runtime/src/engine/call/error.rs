@@ -57,7 +57,7 @@ pub enum SagaError {
     ///
     /// [`ToolUse::input`]: crate::engine::ToolUse::input
     /// [`ToolUse::error`]: crate::engine::ToolUse::error
-    #[error("the model's input to the tool {tool:?} does not fit its arguments: {reason}")]
+    #[error("the model's input to the tool `{tool}` does not fit its arguments: {reason}")]
     ToolInput {
         /// The tool's name, as the model wrote it (control characters escaped).
         tool: String,

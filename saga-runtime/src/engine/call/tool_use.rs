@@ -32,18 +32,6 @@ impl ToolUse {
         }
     }
 
-    /// Its name cut to `max` bytes without control characters: a provider's words
-    /// reach the tool and the log bounded.
-    pub(crate) fn bound_name(&mut self, max: usize) {
-        self.name
-            .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
-        let mut end = self.name.len().min(max);
-        while !self.name.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.name.truncate(end);
-    }
-
     /// Its id: the result answers it.
     pub fn id(&self) -> &str {
         &self.id
@@ -65,9 +53,10 @@ impl ToolUse {
     /// also answer it as an error result ([`ToolUse::error`]) and let the model try again.
     pub fn input<Args: DeserializeOwned>(&self) -> Result<Args, SagaError> {
         serde_json::from_value(serde_json::Value::Object(self.input.clone())).map_err(|error| {
+            // Both hold the model's (or the client's) words: escaped.
             SagaError::ToolInput {
                 tool: crate::log::sanitized(&self.name),
-                reason: error.to_string(),
+                reason: crate::log::sanitized(&error.to_string()),
             }
         })
     }

@@ -405,9 +405,9 @@ impl<'a> Run<'a> {
 
     /// Refuses (`-32602`) an answer that uses a tool its sample did not offer. The
     /// sample's tools are those of the params the token kept, or else of the round as
-    /// the tool states it again from its state (as for asking again). Run only for a round
-    /// whose answers use tools. A hand-written tool that cannot state its round checks
-    /// the names itself. Cold and apart: every other round's path stays as it was.
+    /// the tool states it again from its state (as for asking again, and checked as it
+    /// is): a round whose tools cannot be known refuses the answer. Run only for a round
+    /// whose answers use tools. Cold and apart: every other round's path stays as it was.
     #[cold]
     #[inline(never)]
     fn check_tools_offered(
@@ -417,39 +417,55 @@ impl<'a> Run<'a> {
         head: &TokenHead,
         answers: &AnswerSlots,
     ) -> Result<(), ErrorData> {
-        let mut restated: Option<Option<Vec<crate::engine::round::requests::Request>>> = None;
+        let mut restated: Option<Vec<crate::engine::round::requests::Request>> = None;
         for (index, (answer, entry)) in answers.iter().zip(&head.pending).enumerate() {
             let Some(Answer::ToolSample(result)) = answer else {
                 continue;
             };
-            let kept = entry.params.as_deref().and_then(|params| {
-                serde_json::from_str::<rmcp::model::CreateMessageRequestParams>(params).ok()
-            });
-            let offered: Option<Vec<rmcp::model::Tool>> = match kept {
-                Some(kept) => Some(kept.tools.unwrap_or_default()),
+            // Fails closed: a round whose tools cannot be known refuses the answer.
+            let offered = match entry.params.as_deref() {
+                Some(params) => {
+                    serde_json::from_str::<rmcp::model::CreateMessageRequestParams>(params)
+                        .map_err(|_| tool_bug(self.name, "a kept sample does not read back"))?
+                        .tools
+                        .unwrap_or_default()
+                }
                 None => {
                     if restated.is_none() {
                         let state = decode_state(self.tool, self.points, point, self.name, fields)?;
                         let (tool, cx) = (self.tool, self.cx);
-                        restated = Some(
-                            catch_panic_sync(|| tool.restate(state, cx))
-                                .map_err(|payload| panicked(self.name, payload.as_ref()))?,
-                        );
+                        let stated = catch_panic_sync(|| tool.restate(state, cx))
+                            .map_err(|payload| panicked(self.name, payload.as_ref()))?
+                            .ok_or_else(|| {
+                                tool_bug(
+                                    self.name,
+                                    "suspended with requests to state again, it could not state them",
+                                )
+                            })?;
+                        // The round as it was sealed (its count, kinds and digest), as asking
+                        // it again checks.
+                        asking::asked_again(
+                            head,
+                            Some(stated.clone()),
+                            self.name,
+                            self.points.build_tag(),
+                        )?;
+                        restated = Some(stated);
                     }
-                    restated
+                    match restated
                         .as_ref()
-                        .and_then(Option::as_ref)
                         .and_then(|requests| requests.get(index))
-                        .and_then(|request| match &request.asked {
-                            Asked::ToolSample(asked) => {
-                                Some(asked.tools.clone().unwrap_or_default())
-                            }
-                            _ => None,
-                        })
+                        .map(|request| &request.asked)
+                    {
+                        Some(Asked::ToolSample(asked)) => asked.tools.clone().unwrap_or_default(),
+                        _ => {
+                            return Err(tool_bug(
+                                self.name,
+                                "a sample with tools was stated again as another request",
+                            ));
+                        }
+                    }
                 }
-            };
-            let Some(offered) = offered else {
-                continue;
             };
             if let Some(name) =
                 crate::engine::asks::tool_sample::unoffered(&result.message.content, Some(&offered))

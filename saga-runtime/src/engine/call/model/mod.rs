@@ -320,9 +320,6 @@ impl Completion {
         self.model
             .retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
         cut(&mut self.model, MAX_MODEL_NAME_BYTES);
-        for used in &mut self.tool_uses {
-            used.bound_name(MAX_MODEL_NAME_BYTES);
-        }
         if let Some(reason) = &mut self.stop_reason {
             reason.retain(|c| !c.is_control() && !crate::log::is_invisible_format(c));
             cut(reason, MAX_MODEL_NAME_BYTES);
@@ -334,18 +331,25 @@ impl Completion {
 impl Completion {
     /// The completion, if each tool it uses is one `request` offered, they are at most
     /// [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES) with distinct ids,
-    /// and their inputs at most `max_answer_bytes` together (an input cannot be cut as
-    /// text is): a provider's model is not trusted to keep to the tools it was given.
+    /// and their ids, names and inputs at most `max_answer_bytes` together: a provider's
+    /// model is not trusted to keep to the tools it was given.
     fn offered(
         self,
         request: &CreateMessageRequestParams,
         max_answer_bytes: usize,
     ) -> Result<Self, ModelError> {
-        let input_bytes = self.tool_uses.iter().fold(0usize, |sum, used| {
+        if self.tool_uses.len() > crate::engine::call::tool_use::MAX_TOOL_USES {
+            return Err(ModelError::Malformed);
+        }
+        // Ids, names and inputs count, since none of them can be cut as text is. A name is
+        // never cut: once offered, it is one of the server's own.
+        let use_bytes = self.tool_uses.iter().fold(0usize, |sum, used| {
             let input = serde_json::to_vec(used.input_json()).map_or(usize::MAX, |json| json.len());
             sum.saturating_add(input)
+                .saturating_add(used.id().len())
+                .saturating_add(used.name().len())
         });
-        if input_bytes > max_answer_bytes {
+        if use_bytes > max_answer_bytes {
             return Err(ModelError::Limited(Limited::AnswerSize));
         }
         let ids_distinct = self.tool_uses.iter().enumerate().all(|(at, used)| {
@@ -354,7 +358,7 @@ impl Completion {
                     .iter()
                     .all(|other| other.id() != used.id())
         });
-        if self.tool_uses.len() > crate::engine::call::tool_use::MAX_TOOL_USES || !ids_distinct {
+        if !ids_distinct {
             return Err(ModelError::Malformed);
         }
         let offered = request.tools.as_deref().unwrap_or_default();
