@@ -7,19 +7,35 @@
 //! with them.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::TaskRecord;
-use super::store::{BoxFuture, Change, Held, Quota, TaskBackend, TaskStoreError, record_bytes};
+use super::store::{
+    BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
+};
+
+impl TaskStore {
+    /// Tasks in this process's memory, at most `capacity` (10,000 by default with
+    /// [`TaskStore::memory`]) live at once. They survive a worker's failure, not the
+    /// process's.
+    pub fn memory_with_capacity(capacity: usize) -> Self {
+        Self(Arc::new(MemoryTasks::new(capacity)))
+    }
+
+    /// [`TaskStore::memory_with_capacity`] of 10,000.
+    pub fn memory() -> Self {
+        Self::memory_with_capacity(10_000)
+    }
+}
 
 #[derive(Debug)]
-pub(super) struct MemoryTasks {
+struct MemoryTasks {
     records: Mutex<Records>,
     capacity: usize,
 }
 
 impl MemoryTasks {
-    pub(super) fn new(capacity: usize) -> Self {
+    fn new(capacity: usize) -> Self {
         Self {
             records: Mutex::new(Records::default()),
             capacity,

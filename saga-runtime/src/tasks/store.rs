@@ -202,18 +202,6 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
 pub struct TaskStore(pub(crate) Arc<dyn TaskBackend>);
 
 impl TaskStore {
-    /// Tasks in this process's memory, at most `capacity` (10,000 by default with
-    /// [`TaskStore::memory`]) live at once. They survive a worker's failure, not the
-    /// process's.
-    pub fn memory_with_capacity(capacity: usize) -> Self {
-        Self(Arc::new(super::memory::MemoryTasks::new(capacity)))
-    }
-
-    /// [`TaskStore::memory_with_capacity`] of 10,000.
-    pub fn memory() -> Self {
-        Self::memory_with_capacity(10_000)
-    }
-
     /// The backend's own operations.
     pub fn backend(&self) -> &dyn TaskBackend {
         self.0.as_ref()
