@@ -5,7 +5,6 @@
 //! tool answers with what it kept, compared field by field with what it was given.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 use saga_examples::harness::http::{Call, Post, client, meta, request};
 use saga_examples::harness::process::{ServerProcess, Spawn};
@@ -139,7 +138,7 @@ async fn over_task(tool: &str, arguments: &Value) -> Value {
     let client = TaskClient::new();
     let first = task_server(&redis);
     let id = client.create(first.addr, tool, arguments.clone()).await;
-    let asked = wait_for(&client, first.addr, &id, "input_required").await;
+    let asked = client.reached(first.addr, &id, "input_required").await;
     let key = asked["inputRequests"]
         .as_object()
         .and_then(|requests| requests.keys().next().cloned())
@@ -154,26 +153,11 @@ async fn over_task(tool: &str, arguments: &Value) -> Value {
         )
         .await;
     assert!(update.get("error").is_none(), "{update}");
-    let done = wait_for(&client, second.addr, &id, "completed").await;
+    let done = client.reached(second.addr, &id, "completed").await;
     let text = done["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("a text result: {done}"));
     parsed(text)
-}
-
-async fn wait_for(client: &TaskClient, addr: SocketAddr, id: &str, status: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let task = client.status(addr, id).await;
-        if task["status"] == status {
-            return task;
-        }
-        assert!(
-            task["status"] != "failed" && Instant::now() < deadline,
-            "task {id} never reached {status}: {task}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 // ---------------------------------------------------------------------------------------

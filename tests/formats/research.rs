@@ -7,7 +7,6 @@
 // Sampling is deprecated by MCP 2026-07-28 (SEP-2577); it is what this file tests.
 #![allow(deprecated)]
 
-use std::time::{Duration, Instant};
 
 use saga_examples::harness::http::{Call, Post, client, meta, request};
 use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
@@ -176,7 +175,7 @@ async fn a_task_runs_the_loop_across_its_workers_death() {
             json!({"question": "What is MRTR?"}),
         )
         .await;
-    let asked = wait_for(&tasks, first.addr, &id, "input_required").await;
+    let asked = tasks.reached(first.addr, &id, "input_required").await;
     let (key, request) = asked["inputRequests"]
         .as_object()
         .and_then(|requests| requests.iter().next())
@@ -194,29 +193,9 @@ async fn a_task_runs_the_loop_across_its_workers_death() {
         )
         .await;
     assert!(update.get("error").is_none(), "{update}");
-    let done = wait_for(&tasks, second.addr, &id, "completed").await;
+    let done = tasks.reached(second.addr, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], EXPECTED, "{done}");
     assert_eq!(provider.requests().len(), 3, "no turn asked twice");
-}
-
-async fn wait_for(
-    client: &TaskClient,
-    addr: std::net::SocketAddr,
-    id: &str,
-    status: &str,
-) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let task = client.status(addr, id).await;
-        if task["status"] == status {
-            return task;
-        }
-        assert!(
-            task["status"] != "failed" && Instant::now() < deadline,
-            "task {id} never reached {status}: {task}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// `tools/callSaga` and `tools/resumeSaga` (seed 000), whose steps carry the samples with

@@ -61,6 +61,21 @@ async fn with_model(behaviour: Behaviour, policy: SamplingPolicy) -> (FakeOpenAi
     (provider, tools)
 }
 
+/// `research` of "q" for a client that cannot sample, the model (behaving as `behaviour`)
+/// taking every sample: the provider, and how the call ended.
+async fn research_by_the_model_alone(
+    behaviour: Behaviour,
+) -> (FakeOpenAi, saga_runtime::testing::Run) {
+    let (provider, tools) = with_model(behaviour, SamplingPolicy::ServerOnly).await;
+    let run = TestClient::with_tools(tools)
+        .capabilities(no_sampling())
+        .call("research", json!({"question": "q"}))
+        .run()
+        .await
+        .expect("ends");
+    (provider, run)
+}
+
 /// The client's LLM searches twice at once, asks the person, then answers: every turn is
 /// a round, and each sample sends the whole conversation so far, balanced.
 #[tokio::test]
@@ -297,17 +312,9 @@ async fn the_servers_model_takes_tools_a_text_sampling_client_cannot() {
 /// tool reads `ModelFailed`, and the call ends with that error, not a client's.
 #[tokio::test]
 async fn the_servers_model_asking_an_unoffered_tool_fails_the_sample() {
-    let (_provider, tools) = with_model(
-        Behaviour::CallTool("delete_everything".into(), "{}".into()),
-        SamplingPolicy::ServerOnly,
-    )
-    .await;
-    let client = TestClient::with_tools(tools).capabilities(no_sampling());
-    let run = client
-        .call("research", json!({"question": "q"}))
-        .run()
-        .await
-        .expect("ends");
+    let (_provider, run) =
+        research_by_the_model_alone(Behaviour::CallTool("delete_everything".into(), "{}".into()))
+            .await;
     assert_tool_error(&run, "did not offer");
     assert!(run.text().contains("delete_everything"), "{}", run.text());
 }
@@ -316,17 +323,11 @@ async fn the_servers_model_asking_an_unoffered_tool_fails_the_sample() {
 /// is a call to the provider within the same budgets.
 #[tokio::test]
 async fn the_servers_model_that_never_stops_is_bounded() {
-    let (provider, tools) = with_model(
-        Behaviour::CallTool("search".into(), json!({"query": "saga"}).to_string()),
-        SamplingPolicy::ServerOnly,
-    )
+    let (provider, run) = research_by_the_model_alone(Behaviour::CallTool(
+        "search".into(),
+        json!({"query": "saga"}).to_string(),
+    ))
     .await;
-    let client = TestClient::with_tools(tools).capabilities(no_sampling());
-    let run = client
-        .call("research", json!({"question": "q"}))
-        .run()
-        .await
-        .expect("ends");
     assert_tool_error(&run, "did not answer within");
     assert_eq!(provider.requests().len(), MAX_TURNS);
 }
@@ -334,17 +335,8 @@ async fn the_servers_model_that_never_stops_is_bounded() {
 /// Arguments that are not a JSON object are not the documented format: the sample fails.
 #[tokio::test]
 async fn the_servers_model_with_arguments_that_are_not_json_fails_the_sample() {
-    let (_provider, tools) = with_model(
-        Behaviour::CallTool("search".into(), "{not json".into()),
-        SamplingPolicy::ServerOnly,
-    )
-    .await;
-    let client = TestClient::with_tools(tools).capabilities(no_sampling());
-    let run = client
-        .call("research", json!({"question": "q"}))
-        .run()
-        .await
-        .expect("ends");
+    let (_provider, run) =
+        research_by_the_model_alone(Behaviour::CallTool("search".into(), "{not json".into())).await;
     assert_tool_error(&run, "unexpected format");
 }
 

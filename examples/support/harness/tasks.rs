@@ -106,4 +106,21 @@ impl TaskClient {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
+
+    /// The task once its status is `status`, polled every 50 ms; panics when it fails or
+    /// has not reached it within 30 s.
+    pub async fn reached(&self, addr: SocketAddr, id: &str, status: &str) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let task = self.status(addr, id).await;
+            if task["status"] == status {
+                return task;
+            }
+            assert!(
+                task["status"] != "failed" && std::time::Instant::now() < deadline,
+                "task {id} never reached {status}: {task}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
