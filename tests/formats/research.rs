@@ -7,7 +7,6 @@
 // Sampling is deprecated by MCP 2026-07-28 (SEP-2577); it is what this file tests.
 #![allow(deprecated)]
 
-
 use saga_examples::harness::http::{Call, Post, client, meta, request};
 use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
 use saga_examples::harness::process::{ServerProcess, Spawn};
