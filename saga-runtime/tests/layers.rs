@@ -141,6 +141,75 @@ fn the_engines_groups_only_point_down() {
     );
 }
 
+/// The serving layer's groups, lowest first, by the name under `serve/` (a file or a
+/// folder): a file may use its own group and those below. A request comes in at the top
+/// (a transport), becomes a call, is routed once and run; nothing below a transport
+/// knows HTTP's types beyond the head it reads (`head.rs`).
+const SERVE_GROUPS: &[(&str, &[&str])] = &[
+    (
+        "ground: who calls, what is in flight, the bounds",
+        &["principal", "in_flight", "json_check", "limits", "tries"],
+    ),
+    ("the wire formats' translations", &["wire"]),
+    ("authorization", &["auth"]),
+    ("a request's head", &["head"]),
+    ("the registry", &["tools"]),
+    (
+        "the route and its runs",
+        &[
+            "route", "replay", "samples", "session", "streamed", "catalog",
+        ],
+    ),
+    ("the rmcp handler and its builder", &["server", "builder"]),
+    ("the transports", &["http", "stdio"]),
+];
+
+#[test]
+fn the_serving_layers_groups_only_point_down() {
+    let graph = Graph::read(&crate_dir("saga-runtime"));
+    let group_of = |path: &[String]| -> Option<usize> {
+        if path.first().map(String::as_str) != Some("serve") || path.len() < 2 {
+            return None;
+        }
+        Some(
+            SERVE_GROUPS
+                .iter()
+                .position(|(_, names)| names.contains(&path[1].as_str()))
+                .unwrap_or_else(|| {
+                    panic!("`serve/{}` has no group: add it to SERVE_GROUPS", path[1])
+                }),
+        )
+    };
+    let mut upward = Vec::new();
+    let mut arrows = 0;
+    for (from, targets) in &graph.edges {
+        let Some(high) = group_of(from) else { continue };
+        for (to, at) in targets {
+            let Some(low) = group_of(to) else { continue };
+            arrows += 1;
+            if low > high {
+                upward.push(format!(
+                    "{} ({}) uses {} ({}): {at}",
+                    graph.modules[from].file,
+                    SERVE_GROUPS[high].0,
+                    graph.modules[to].file,
+                    SERVE_GROUPS[low].0,
+                ));
+            }
+        }
+    }
+    println!(
+        "serve: {arrows} import arrows between its files, {} up a group",
+        upward.len()
+    );
+    assert!(
+        upward.is_empty(),
+        "uses that point up a group of the serving layer (move what crosses to the group \
+         that owns it):\n{}",
+        upward.join("\n")
+    );
+}
+
 #[test]
 fn no_engine_file_imports_a_name_through_a_file_that_does_not_define_it() {
     let graph = Graph::read(&crate_dir("saga-runtime"));
@@ -192,56 +261,14 @@ fn no_import_cycle_between_the_macros_files() {
     assert_no_cycle(&graph, "saga-macros");
 }
 
-/// Cycles the stricter reading of paths (a child module's name, a path in a macro call)
-/// found between a `mod.rs` and its children outside the engine, each with the issue that
-/// removes it. A cycle outside these files, or one that takes in another file, fails.
-/// The engine, the macros and the CLI have none.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[(
-    "the seed formats' `formats!` table and the trait its rows implement share \
-         `serve/wire/mod.rs`",
-    &[
-        "saga-runtime/src/serve/wire/mod.rs",
-        "saga-runtime/src/serve/wire/dependent.rs",
-        "saga-runtime/src/serve/wire/resume_token.rs",
-    ],
-)];
-
-/// No cycle in `krate`'s graph but its [`KNOWN_CYCLES`], each exactly as listed: a known
-/// cycle that takes in another file, or that is gone, fails too (take it off the list).
+/// No cycle in `krate`'s graph: none is left for any crate, and no list of exceptions.
 fn assert_no_cycle(graph: &Graph, krate: &str) {
-    let expected: Vec<BTreeSet<&str>> = KNOWN_CYCLES
-        .iter()
-        .map(|(_, files)| files.iter().copied().collect::<BTreeSet<&str>>())
-        .filter(|files| files.iter().all(|file| file.starts_with(krate)))
-        .collect();
-    let mut unexpected = Vec::new();
-    let mut seen = Vec::new();
-    for (files, text) in graph.cycles() {
-        let files: BTreeSet<&str> = files.iter().map(String::as_str).collect();
-        if expected.contains(&files) {
-            println!("known cycle, left for its issue: {files:?}");
-            seen.push(
-                files
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect::<BTreeSet<String>>(),
-            );
-        } else {
-            unexpected.push(text);
-        }
-    }
+    let cycles: Vec<String> = graph.cycles().into_iter().map(|(_, text)| text).collect();
     assert!(
-        unexpected.is_empty(),
-        "files that import each other:\n{}",
-        unexpected.join("\n")
+        cycles.is_empty(),
+        "files of {krate} that import each other:\n{}",
+        cycles.join("\n")
     );
-    for files in &expected {
-        assert!(
-            seen.iter()
-                .any(|seen| seen.iter().map(String::as_str).collect::<BTreeSet<_>>() == *files),
-            "a known cycle is gone, take it off KNOWN_CYCLES: {files:?}"
-        );
-    }
 }
 
 #[test]

@@ -159,7 +159,7 @@ impl SagaTools {
             ..Call::default()
         };
         let cx = self.context(context);
-        match self.bounded(&cx, self.run_saga(&saga, call, &cx)).await? {
+        match super::route::dispatch_saga(self, &saga, call, &cx).await? {
             CallToolResponse::Complete(result) => {
                 Ok(GetPromptResponse::Complete(unpack::<GetPromptResult>(
                     result,
@@ -236,7 +236,7 @@ impl SagaTools {
             ..Call::default()
         };
         let cx = self.context(context);
-        match self.bounded(&cx, self.run_saga(&saga, call, &cx)).await? {
+        match super::route::dispatch_saga(self, &saga, call, &cx).await? {
             CallToolResponse::Complete(result) => {
                 #[derive(serde::Deserialize)]
                 struct Packed {

@@ -17,7 +17,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
-use super::tools::{SagaTools, SessionLogLevel};
+use super::head::SessionLogLevel;
+use super::route::{self, AsTask};
+use super::tools::SagaTools;
+use super::wire::call_saga;
 use super::wire::resumable;
 
 /// How long tokens live unless [`SagaServerBuilder::ttl`](super::SagaServerBuilder::ttl) says otherwise.
@@ -184,11 +187,45 @@ impl SagaServer {
     /// session-era version over a session, not a stateless HTTP request naming one.
     fn is_session(context: &RequestContext<RoleServer>) -> bool {
         crate::engine::Era::is_session(context.protocol_version().as_ref())
-            && !super::session::is_sessionless(context.extensions.get::<http::request::Parts>())
+            && !super::head::is_sessionless(context.extensions.get::<http::request::Parts>())
     }
 }
 
 impl SagaServer {
+    /// `tools/callSaga` and `tools/resumeSaga` (seed 000): decoded by their format, run
+    /// as any call (never as a task: the format has none), encoded back.
+    async fn call_saga(
+        &self,
+        request: CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<serde_json::Value, ErrorData> {
+        let cx = call_saga::context(
+            self.tools.context(context),
+            context.meta.client_capabilities().is_some(),
+        );
+        let call = if request.method == call_saga::CALL_SAGA {
+            let call = call_saga::decode_call(request.params)?;
+            // A task-only tool is refused as `tools/call` refuses it for a client without
+            // the extension.
+            if self.tools.tasks().is_some()
+                && self.tools.saga(&call.name)?.task_support()
+                    == crate::tasks::TaskSupport::Required
+            {
+                return Err(crate::tasks::tasks_required());
+            }
+            call
+        } else {
+            let call = call_saga::decode_resume(request.params)?;
+            if self.tools.definition(&call.name).is_none() {
+                return Err(call_saga::unknown_tool(&call.name));
+            }
+            call
+        };
+        let name = call.name.clone();
+        let response = route::dispatch(&self.tools, call, &cx, AsTask::Never).await?;
+        call_saga::encode(&name, response)
+    }
+
     /// `requests/resume` (seed 002): continues the request its token was issued for, in
     /// this session, on this replica or any other; the answer is that request's result.
     async fn resume(
@@ -334,26 +371,12 @@ impl ServerHandler for SagaServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         match request.method.as_str() {
-            super::wire::call_saga::CALL_SAGA | super::wire::call_saga::RESUME_SAGA => {
-                let cx = super::wire::call_saga::context(&self.tools, &_context);
+            call_saga::CALL_SAGA | call_saga::RESUME_SAGA => {
                 // Boxed: rmcp's per-request task holds the future of whichever handler
                 // is largest, so these (rarer) formats would size every `tools/call`'s.
-                let result = if request.method == super::wire::call_saga::CALL_SAGA {
-                    Box::pin(super::wire::call_saga::call_saga(
-                        &self.tools,
-                        request.params,
-                        &cx,
-                    ))
+                return Box::pin(self.call_saga(request, &_context))
                     .await
-                } else {
-                    Box::pin(super::wire::call_saga::resume_saga(
-                        &self.tools,
-                        request.params,
-                        &cx,
-                    ))
-                    .await
-                };
-                return result.map(CustomResult);
+                    .map(CustomResult);
             }
             resumable::RESUME => return Box::pin(self.resume(request.params, _context)).await,
             resumable::GET_STATUS => {
@@ -579,9 +602,9 @@ impl ServerHandler for SagaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools
-            .call_stamped(request, &self.with_session(context))
-            .await
+        let response =
+            super::route::rmcp_call(&self.tools, request, &self.with_session(context)).await?;
+        Ok(self.tools.stamped(response))
     }
 }
 

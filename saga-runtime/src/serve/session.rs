@@ -26,17 +26,6 @@ use crate::state::StateCodec;
 /// `-32602`.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
-/// The HTTP header that names the session a request belongs to (a `HeaderName`: a
-/// string would be parsed into a name at every lookup).
-pub(crate) const SESSION_ID_HEADER: http::HeaderName =
-    http::HeaderName::from_static("mcp-session-id");
-
-/// Whether a request with this HTTP head (`None`: not HTTP) is outside any session: it
-/// names none with `Mcp-Session-Id`, whatever version its `_meta` names.
-pub(crate) fn is_sessionless(parts: Option<&http::request::Parts>) -> bool {
-    parts.is_some_and(|parts| !parts.headers.contains_key(SESSION_ID_HEADER))
-}
-
 /// How far [`drive`] runs a saga.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DriveUntil {

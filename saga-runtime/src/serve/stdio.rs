@@ -5,7 +5,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::SagaServer;
-use super::http::json_check::names_reserved_key;
+use super::json_check::names_reserved_key;
 use super::wire::resumable;
 
 impl SagaServer {

@@ -62,7 +62,7 @@ pub(crate) fn respond(
     let (sender, receiver) = mpsc::unbounded_channel::<Bytes>();
     let run = async move {
         let _marked = marked;
-        let outcome = tools.bounded(&cx, drive(&tools, call, &cx, &sender)).await;
+        let outcome = super::route::bounded(&tools, &cx, drive(&tools, call, &cx, &sender)).await;
         let message = match outcome {
             Ok(response) => {
                 let mut result = ServerResult::from(tools.stamped(response));

@@ -4,20 +4,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::ServerHandler;
-use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
-use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    LoggingLevel, MetaObject, Resource, ResourceTemplate, Tool,
+    CacheScope, CallToolResponse, Implementation, ListToolsResult, MetaObject, Resource,
+    ResourceTemplate, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, Identity};
-use super::wire::resumable::CallNotices;
 use crate::engine::InspectError;
 use crate::engine::family::{DynTool, Family, Saga};
-use crate::engine::{Call, RequestHead, SagaContext};
+use crate::engine::{RequestHead, SagaContext};
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.
@@ -466,43 +462,68 @@ impl SagaTools {
         Err(last)
     }
 
-    /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with
-    /// rmcp's `#[tool_router]` and `#[tool_handler]`:
-    ///
-    /// ```ignore
-    /// Self { tool_router: Self::tool_router() + sagas.router() }
-    /// ```
-    ///
-    /// `tools/list` then lists them beside the server's own tools, and `tools/call` runs
-    /// them, with MRTR rounds; their results carry the host server's `serverInfo`.
-    pub fn router<S>(&self) -> ToolRouter<S>
-    where
-        S: ServerHandler + Send + Sync + 'static,
-    {
-        let mut router = ToolRouter::new();
-        for entry in self.inner.entries.iter().filter(|entry| entry.listed) {
-            let sagas = self.clone();
-            router.add_route(ToolRoute::new_dyn(
-                entry.tool.clone(),
-                move |context: ToolCallContext<'_, S>| {
-                    let sagas = sagas.clone();
-                    Box::pin(async move {
-                        let info = serde_json::to_value(context.service.get_info().server_info)
-                            .unwrap_or_default();
-                        let mut params = CallToolRequestParams::new(context.name);
-                        params.arguments = context.arguments;
-                        params.input_responses = context.input_responses;
-                        params.request_state = context.request_state;
-                        let mut response = sagas
-                            .call_unstamped(params, &context.request_context)
-                            .await?;
-                        stamp_server_info(&mut response, &info);
-                        Ok(response)
-                    })
-                },
-            ));
+    /// The listed tools, in order.
+    pub(crate) fn listed(&self) -> impl Iterator<Item = &Tool> {
+        self.inner
+            .entries
+            .iter()
+            .filter(|entry| entry.listed)
+            .map(|entry| &entry.tool)
+    }
+
+    /// `response` with the registry's `serverInfo` in its `_meta`, if it has one.
+    pub(crate) fn stamped(&self, mut response: CallToolResponse) -> CallToolResponse {
+        if let Some(info) = &self.inner.info_meta {
+            stamp_server_info(&mut response, info);
         }
-        router
+        response
+    }
+
+    /// The `serverInfo` that [`SagaTools::stamped`] puts in a result's `_meta`.
+    pub(crate) fn server_info_meta(&self) -> Option<&serde_json::Value> {
+        self.inner.info_meta.as_ref()
+    }
+
+    /// The tool served under `name`, or `-32602`.
+    pub(crate) fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
+        match self.inner.by_name.get(name) {
+            Some(&index) => Ok(&self.inner.entries[index].saga),
+            None => {
+                tracing::info!(tool = %crate::log::Escaped(name), "call of an unknown tool");
+                Err(ErrorData::invalid_params(
+                    format!("unknown tool: {name}"),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Whether the principals are verified identities; see
+    /// [`SagaToolsBuilder::verified_principals`](super::SagaToolsBuilder::verified_principals).
+    pub fn principals_verified(&self) -> bool {
+        self.inner.identity.verified
+    }
+
+    pub(crate) fn bounds(&self) -> CallBounds {
+        self.inner.bounds
+    }
+
+    pub(crate) fn in_flight(&self) -> &super::in_flight::InFlight {
+        &self.inner.in_flight
+    }
+
+    /// The server's tasks, when a [`TaskStore`](crate::tasks::TaskStore) is configured.
+    pub(crate) fn tasks(&self) -> Option<&Arc<crate::tasks::Tasks>> {
+        self.inner.tasks.as_ref()
+    }
+
+    /// Starts what runs beside requests (the takeover of orphaned tasks), once the server
+    /// serves, so that a replica restarted after a crash takes over tasks before any
+    /// client asks it about one.
+    pub(crate) fn start_background(&self) {
+        if let Some(tasks) = self.tasks() {
+            tasks.ensure_sweeper(self);
+        }
     }
 
     /// The principal of an HTTP request: a verified one (see
@@ -525,34 +546,7 @@ impl SagaTools {
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
     /// and what the request's `_meta` declares.
     pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
-        let capabilities = context.client_capabilities();
-        let version = context.protocol_version();
-        let min_log_level = if crate::engine::Era::is_session(version.as_ref()) {
-            // A session: what `logging/setLevel` chose, everything until it does.
-            Some(
-                context
-                    .extensions
-                    .get::<SessionLogLevel>()
-                    .map_or(LoggingLevel::Debug, |level| level.0),
-            )
-        } else {
-            context.meta.log_level()
-        };
-        self.head_context(context.extensions.get::<http::request::Parts>())
-            .with_cancellation(context.ct.clone())
-            .with_min_log_level(min_log_level)
-            .with_peer(Some(context.peer.clone()))
-            .with_capabilities(capabilities.unwrap_or_default())
-            .with_client_info(context.client_info())
-            .with_protocol_version(version)
-            .with_meta(context.meta.clone())
-            .with_request_id(Some(context.id.clone()))
-    }
-
-    /// What the HTTP head of a request gives its context (the principal, and where a
-    /// session call's notices go), whichever path built the rest.
-    pub(crate) fn head_context(&self, parts: Option<&http::request::Parts>) -> SagaContext {
-        SagaContext::from(self.head(parts))
+        super::head::context(&self.inner.identity, self.inner.model.clone(), context)
     }
 
     /// The server's model, if one is configured.
@@ -560,34 +554,9 @@ impl SagaTools {
         self.inner.model.clone()
     }
 
-    /// [`SagaTools::head_context`]'s parts, for a context built in one piece.
+    /// What the HTTP head of a request (`None`: not HTTP) gives its context.
     pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> RequestHead {
-        let caller = match parts {
-            Some(parts) => self.inner.identity.caller(parts),
-            None => crate::engine::pool::Caller {
-                principal: ANONYMOUS.to_owned(),
-                pool: crate::engine::pool::Pool::of(ANONYMOUS, false, None),
-            },
-        };
-        RequestHead {
-            principal: caller.principal,
-            pool: Some(caller.pool),
-            sessionless: super::session::is_sessionless(parts),
-            #[cfg(feature = "http")]
-            session_gone: parts.and_then(|parts| {
-                Some(
-                    parts
-                        .extensions
-                        .get::<super::http::SessionGone>()?
-                        .0
-                        .clone(),
-                )
-            }),
-            #[cfg(not(feature = "http"))]
-            session_gone: None,
-            notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
-            model: self.inner.model.clone(),
-        }
+        super::head::head(&self.inner.identity, self.inner.model.clone(), parts)
     }
 
     /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only
@@ -619,11 +588,6 @@ fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
         .any(|(key, value)| key == "x-mcp-header" || mentions(value))
 }
 
-/// The log level a session chose with `logging/setLevel`, put in a request's extensions
-/// by the server that keeps it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct SessionLogLevel(pub(super) LoggingLevel);
-
 /// The `_meta` key naming the server that produced a result.
 pub(crate) const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -645,22 +609,6 @@ pub(super) fn stamp_meta(response: &mut CallToolResponse, key: &str, value: serd
 }
 
 impl crate::tasks::Host for SagaTools {
-    fn run(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send {
-        SagaTools::run_call(self, call, cx)
-    }
-
-    fn run_until_checkpoint(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send {
-        SagaTools::run_until_checkpoint(self, call, cx)
-    }
-
     fn saga(&self, name: &str) -> Result<&Saga, ErrorData> {
         SagaTools::saga(self, name)
     }

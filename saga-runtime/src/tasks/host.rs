@@ -1,32 +1,15 @@
 //! What tasks need of the server that runs them. The server implements it, so that tasks,
 //! a layer below the server, never name it.
 
-use std::future::Future;
-
 use rmcp::ErrorData;
-use rmcp::model::CallToolResponse;
 
 use crate::engine::family::Saga;
-use crate::engine::{Call, SagaContext};
 use crate::state::StateCodec;
 
-/// The tools a task runs, and how a request runs them.
+/// The tools a task's worker runs. A request's call never passes through here: the
+/// server runs it to where its task begins, and hands the task over
+/// ([`Tasks::begin`](super::Tasks::begin)).
 pub(crate) trait Host: Clone + Send + Sync + 'static {
-    /// Runs `call` as an ordinary request would, to its next suspension or its end.
-    fn run(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send;
-
-    /// As [`Host::run`], but a session call stops at its first checkpoint, where a task
-    /// begins, instead of running on in process.
-    fn run_until_checkpoint(
-        &self,
-        call: Call,
-        cx: &SagaContext,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send;
-
     /// The tool served under `name`, or `-32602`.
     fn saga(&self, name: &str) -> Result<&Saga, ErrorData>;
 

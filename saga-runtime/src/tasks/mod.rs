@@ -51,6 +51,7 @@ pub(crate) use host::Host;
 pub use record::TaskRecord;
 pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
+use crate::engine::family::Saga;
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 use crate::state::StateCodec;
@@ -374,44 +375,18 @@ impl Tasks {
         clock::now_ms().saturating_add(millis(self.settings.lease))
     }
 
-    /// A `tools/call` of a tool that may run as a task.
-    pub(crate) async fn call<H: Host>(
+    /// Where a task tool's call, run to its first checkpoint by the server (`response`),
+    /// becomes a task: a checkpoint's state is sealed for the task, its record written,
+    /// its worker started, and the client told the task. A response that ends the call or
+    /// asks for input (gathered over MRTR before the task begins) is the call's answer.
+    pub(crate) async fn begin<H: Host>(
         self: &Arc<Self>,
         tools: &H,
-        support: TaskSupport,
-        mut call: Call,
+        saga: &Saga,
+        call: Call,
         cx: &SagaContext,
+        response: CallToolResponse,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.ensure_sweeper(tools);
-        let declared = cx.capabilities().supports_tasks();
-        if !declared {
-            if support == TaskSupport::Required {
-                return Err(tasks_required());
-            }
-            // An ordinary call: its checkpoints run within it, as many as a request may
-            // pass; past them the client gets the state to go on from, as over MRTR.
-            let mut checkpoints = 0;
-            loop {
-                let response = tools.run(call.clone(), cx).await?;
-                match response {
-                    CallToolResponse::InputRequired(required)
-                        if required
-                            .input_requests
-                            .as_ref()
-                            .is_none_or(|r| r.is_empty())
-                            && required.request_state.is_some()
-                            && checkpoints < crate::engine::MAX_REPLAYED_CHECKPOINTS =>
-                    {
-                        checkpoints += 1;
-                        call.request_state = required.request_state;
-                        call.input_responses = None;
-                        tokio::task::yield_now().await;
-                    }
-                    other => return Ok(other),
-                }
-            }
-        }
-        let response = tools.run_until_checkpoint(call.clone(), cx).await?;
         let CallToolResponse::InputRequired(required) = response else {
             return Ok(response);
         };
@@ -426,7 +401,7 @@ impl Tasks {
         // Sealed for the request's lifetime; the task keeps it for its own, bound to the
         // task. The arguments stay behind: the saga's state holds what it kept of them.
         let id = crate::state::random_id();
-        let point = crate::engine::family::point_key(tools.saga(&call.name)?, &call.name, &state)?;
+        let point = crate::engine::family::point_key(saga, &call.name, &state)?;
         let state = self
             .codec
             .reseal_bound(

@@ -14,7 +14,7 @@ use super::ResourceServer;
 use super::scopes::Operation;
 use super::token::TokenError;
 use crate::log::Escaped;
-use crate::serve::http::tries::Tried;
+use crate::serve::tries::Tried;
 
 /// What the layer holds: the settings, and the failed-credentials count shared with the
 /// guard's rules (an address that sends too many tokens that do not verify is refused
@@ -25,7 +25,7 @@ pub(crate) struct Authorize {
     pub(crate) max_body_bytes: usize,
     /// How long the body may take to arrive, where scopes need it read.
     pub(crate) body_read_timeout: std::time::Duration,
-    pub(crate) tries: crate::serve::http::tries::Tries,
+    pub(crate) tries: crate::serve::tries::Tries,
 }
 
 /// The longest bearer token taken: longer than any an issuer writes, and a bound on what

@@ -47,10 +47,11 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, host_admitted};
-use super::json_check::{self, JsonBudget};
 use super::refuse::refuse;
 use crate::engine::{SagaContext, Stateless};
 use crate::serve::SagaTools;
+use crate::serve::json_check::{self, JsonBudget};
+use crate::serve::wire::WireCall;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
 // Header names, not strings: a string is parsed into a name at every lookup.
@@ -221,15 +222,18 @@ impl Direct {
         let declared_tasks = cx.capabilities().supports_tasks();
         // The usual result asks for input and carries no `_meta` of its own: the reply
         // writer writes its stamp. Any other result is stamped here.
-        let (result, server_info) = match self.tools.call_unstamped_in(params, &cx).await {
-            Ok(CallToolResponse::InputRequired(result))
-                if result.meta.is_none() && super::reply::stamps_unstamped() =>
+        let (result, server_info) =
+            match crate::serve::route::tools_call(&self.tools, params, &cx, WireCall::default())
+                .await
             {
-                let server_info = self.tools.server_info_meta();
-                (Ok(CallToolResponse::InputRequired(result)), server_info)
-            }
-            other => (other.map(|response| self.tools.stamped(response)), None),
-        };
+                Ok(CallToolResponse::InputRequired(result))
+                    if result.meta.is_none() && super::reply::stamps_unstamped() =>
+                {
+                    let server_info = self.tools.server_info_meta();
+                    (Ok(CallToolResponse::InputRequired(result)), server_info)
+                }
+                other => (other.map(|response| self.tools.stamped(response)), None),
+            };
         let message = match result {
             Ok(CallToolResponse::Task(_)) if !declared_tasks => ServerJsonRpcMessage::error(
                 ErrorData::missing_required_client_capability(

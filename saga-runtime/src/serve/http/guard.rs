@@ -1,6 +1,6 @@
 //! The one path every HTTP request takes before rmcp's transport sees it: a slot among
 //! the requests served at once, the body read under its size and time limits, the JSON
-//! checked ([`super::json_check`]; for the usual MRTR call, in the pass that reads it
+//! checked ([`crate::serve::json_check`]; for the usual MRTR call, in the pass that reads it
 //! for the direct path) and, for a header-selected wire format, the message
 //! rewritten into MRTR form ([`crate::serve::wire`]). rmcp then validates the request
 //! exactly as it validates any other, and the response is rewritten back.
@@ -16,11 +16,11 @@ use serde_json::Value;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
 
-use super::json_check::{Envelope, JsonBudget, JsonProblem};
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
 use crate::engine::pool::{Pool, Shares};
+use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
 
@@ -69,7 +69,7 @@ pub(crate) struct Guard {
     /// lets through and the direct path does not serve.
     pub(crate) rmcp: axum::Router,
     /// Failed credentials by address, with an `authenticate` check.
-    pub(crate) tries: Option<super::tries::Tries>,
+    pub(crate) tries: Option<crate::serve::tries::Tries>,
 }
 
 impl Guard {
@@ -119,7 +119,7 @@ impl Guard {
         // the caller's lets a request give back its slot below.
         let session = parts
             .headers
-            .get(crate::serve::session::SESSION_ID_HEADER)
+            .get(crate::serve::head::SESSION_ID_HEADER)
             .and_then(|id| id.to_str().ok())
             .map(str::to_owned);
         let ownership = match &session {
@@ -367,7 +367,7 @@ impl Guard {
             if let Some(opening) = opening
                 && let Some(id) = response
                     .headers()
-                    .get(crate::serve::session::SESSION_ID_HEADER)
+                    .get(crate::serve::head::SESSION_ID_HEADER)
                     .and_then(|id| id.to_str().ok())
             {
                 opening.opened(id);

@@ -21,8 +21,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt as _;
 
-use super::limits::HttpLimits;
 use crate::engine::pool::PeerAddr;
+use crate::serve::limits::HttpLimits;
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets the connections in
 /// flight finish their current request.

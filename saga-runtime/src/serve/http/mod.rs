@@ -1,6 +1,7 @@
 //! Streamable HTTP: one POST endpoint at `/mcp`, served statelessly through rmcp, behind
-//! the bounds of [`HttpLimits`]. The transport itself is the `http` feature (on by
-//! default); the limits and the JSON checks are shared with stdio and always compiled.
+//! the bounds of [`HttpLimits`](crate::serve::HttpLimits). The transport is the `http`
+//! feature (on by default); the limits and the JSON checks it applies live below it
+//! (`serve::limits`, `serve::json_check`), shared with stdio.
 
 #[cfg(feature = "http")]
 mod direct;
@@ -8,8 +9,6 @@ mod direct;
 mod guard;
 #[cfg(feature = "http")]
 mod hosts;
-pub(crate) mod json_check;
-mod limits;
 #[cfg(feature = "http")]
 mod listener;
 #[cfg(feature = "http")]
@@ -26,12 +25,7 @@ mod streams;
 mod tool_list;
 #[cfg(feature = "http")]
 mod transport;
-#[cfg(feature = "http")]
-pub(crate) mod tries;
 
-pub use limits::{DEFAULT_MAX_BODY_BYTES, HttpLimits};
-#[cfg(feature = "http")]
-pub(crate) use owners::SessionGone;
 #[cfg(feature = "http")]
 pub use transport::{QUIET_SESSION_IDS, default_http_config};
 

@@ -17,8 +17,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::engine::pool::{Place, Pool, Shares, Spent};
 
-use super::HttpLimits;
+use crate::serve::limits::HttpLimits;
 use tokio_util::sync::CancellationToken;
+
+use crate::serve::head::SessionGone;
 
 /// How often sessions rmcp let expire are swept from the book.
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -197,12 +199,6 @@ impl Held {
         SessionGone(self.0.3.clone())
     }
 }
-
-/// Cancelled when a request's session ends: put in the request's extensions, read into
-/// its [`SagaContext`](crate::engine::SagaContext), so that a call of a deleted or
-/// expired session stops.
-#[derive(Debug, Clone)]
-pub(crate) struct SessionGone(pub(crate) CancellationToken);
 
 /// A request id in flight in its session, forgotten when dropped.
 pub(crate) struct InFlightId {

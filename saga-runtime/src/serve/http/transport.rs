@@ -9,8 +9,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use super::super::SagaServer;
-use super::limits::DEFAULT_MAX_BODY_BYTES;
-use super::{MCP_PATH, direct, guard, listener, owners, routes, tries};
+use super::{MCP_PATH, direct, guard, listener, owners, routes};
+use crate::serve::limits::DEFAULT_MAX_BODY_BYTES;
+use crate::serve::tries;
 
 /// A `tracing` filter directive that keeps session ids out of the log: rmcp logs each new
 /// session's id at INFO (target `rmcp::transport::streamable_http_server::session::local`).
@@ -43,7 +44,7 @@ pub fn default_http_config() -> StreamableHttpServerConfig {
 
 impl SagaServer {
     /// An `axum::Router` serving MCP at `/mcp`, to mount in an application or serve as is.
-    /// Its body limit is [`HttpLimits::max_body_bytes`](super::HttpLimits::max_body_bytes).
+    /// Its body limit is [`HttpLimits::max_body_bytes`](crate::serve::HttpLimits::max_body_bytes).
     pub fn router(&self) -> axum::Router {
         let limits = self.http_limits();
         let config = default_http_config()
@@ -54,7 +55,7 @@ impl SagaServer {
 
     /// [`SagaServer::router`] with rmcp transport settings of your own (allowed hosts and
     /// origins, body size limit, …). The body limit is the config's
-    /// `max_request_body_bytes`; the other bounds come from [`HttpLimits`](super::HttpLimits).
+    /// `max_request_body_bytes`; the other bounds come from [`HttpLimits`](crate::serve::HttpLimits).
     ///
     /// Every request to the MCP path (and below it), in every wire format, passes the same
     /// checks: the limits, then rmcp's validation of the transport and the JSON-RPC
@@ -145,7 +146,7 @@ impl SagaServer {
     }
 
     /// Serves Streamable HTTP on a bound listener until `shutdown` completes, with the
-    /// connection bounds of [`HttpLimits`](super::HttpLimits) (header read timeout, connection limit).
+    /// connection bounds of [`HttpLimits`](crate::serve::HttpLimits) (header read timeout, connection limit).
     pub async fn serve_listener(
         self,
         listener: TcpListener,

@@ -12,6 +12,8 @@
 //! A resume carries no tool name and no arguments, so the token names its tool in front
 //! (`base64url(name).token`; the name is also bound inside the token) and binds no
 //! arguments: they are part of the saved state.
+//!
+//! This file translates; the server runs the call between `decode_*` and `encode`.
 
 use std::collections::BTreeMap;
 
@@ -19,12 +21,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequest, InputResponses, JsonObject};
-use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::engine::{Call, SagaContext, StepFailure, invalid_state};
-use crate::serve::SagaTools;
 
 /// The method that starts a saga.
 pub(crate) const CALL_SAGA: &str = "tools/callSaga";
@@ -78,55 +78,33 @@ fn params<T: for<'de> Deserialize<'de>>(
     })
 }
 
-/// The context of a round: as for MRTR, except that a client declaring no capabilities
-/// gets those the proposal assumes (it predates declaring them).
-pub(crate) fn context(tools: &SagaTools, context: &RequestContext<RoleServer>) -> SagaContext {
-    let cx = tools.context(context);
-    if context.meta.client_capabilities().is_some() {
+/// The context of a round: as for MRTR (`cx`), except that a client declaring no
+/// capabilities (`declared` false) gets those the proposal assumes (it predates declaring
+/// them).
+pub(crate) fn context(cx: SagaContext, declared: bool) -> SagaContext {
+    if declared {
         return cx;
     }
     cx.with_capabilities(super::undeclared_capabilities())
 }
 
-/// Handles `tools/callSaga`.
-pub(crate) async fn call_saga(
-    tools: &SagaTools,
-    raw: Option<Value>,
-    cx: &SagaContext,
-) -> Result<Value, ErrorData> {
+/// The call of a `tools/callSaga`.
+pub(crate) fn decode_call(raw: Option<Value>) -> Result<Call, ErrorData> {
     let request: CallSagaParams = params(CALL_SAGA, raw)?;
-    // This format has no tasks: a task-only tool is refused as `tools/call` refuses it
-    // for a client without the extension.
-    if tools.tasks().is_some()
-        && tools.saga(&request.name)?.task_support() == crate::tasks::TaskSupport::Required
-    {
-        return Err(crate::tasks::tasks_required());
-    }
-    let call = Call {
+    Ok(Call {
         method: CALL_SAGA.into(),
         name: request.name,
         arguments: request.arguments,
         unbound_arguments: true,
         ..Call::default()
-    };
-    respond(tools, call, cx).await
+    })
 }
 
-/// Handles `tools/resumeSaga`.
-pub(crate) async fn resume_saga(
-    tools: &SagaTools,
-    raw: Option<Value>,
-    cx: &SagaContext,
-) -> Result<Value, ErrorData> {
+/// The call of a `tools/resumeSaga`: its tool named by the token.
+pub(crate) fn decode_resume(raw: Option<Value>) -> Result<Call, ErrorData> {
     let request: ResumeSagaParams = params(RESUME_SAGA, raw)?;
     let (name, token) = split_token(&request.saga_token)
         .ok_or_else(|| invalid_state(RESUME_SAGA, &"a sagaToken without its tool name"))?;
-    if tools.definition(&name).is_none() {
-        return Err(invalid_state(
-            RESUME_SAGA,
-            &format!("a sagaToken for unknown tool {name:?}"),
-        ));
-    }
     let mut responses = InputResponses::new();
     let mut failures = BTreeMap::new();
     for step in request.completed_steps {
@@ -151,7 +129,7 @@ pub(crate) async fn resume_saga(
             }
         }
     }
-    let call = Call {
+    Ok(Call {
         method: CALL_SAGA.into(),
         name,
         arguments: None,
@@ -160,13 +138,20 @@ pub(crate) async fn resume_saga(
         failures,
         unbound_arguments: true,
         ..Call::default()
-    };
-    respond(tools, call, cx).await
+    })
 }
 
-async fn respond(tools: &SagaTools, call: Call, cx: &SagaContext) -> Result<Value, ErrorData> {
-    let name = call.name.clone();
-    match tools.bounded(cx, tools.run_call(call, cx)).await? {
+/// The refusal of a `sagaToken` that names a tool this server does not know.
+pub(crate) fn unknown_tool(name: &str) -> ErrorData {
+    invalid_state(
+        RESUME_SAGA,
+        &format!("a sagaToken for unknown tool {name:?}"),
+    )
+}
+
+/// The response to either method, for a call of tool `name`.
+pub(crate) fn encode(name: &str, response: CallToolResponse) -> Result<Value, ErrorData> {
+    match response {
         CallToolResponse::Complete(result) => to_value(&result),
         CallToolResponse::InputRequired(required) => {
             let token = required.request_state.unwrap_or_default();

@@ -12,10 +12,12 @@
 //! `dependent_responses` that carry a `result`; those that carry an `error` are step
 //! failures, passed beside it.
 
+use std::collections::BTreeMap;
+
 use rmcp::ErrorData;
 use serde_json::{Map, Value};
 
-use super::{ResultFormat, WireCall, input_required};
+use super::format::{ResultFormat, input_required};
 use crate::engine::StepFailure;
 
 pub(crate) struct DependentRequests;
@@ -25,7 +27,10 @@ impl ResultFormat for DependentRequests {
     const BOUND_METHOD: &'static str = "tools/call#dependent-requests";
 
     /// Moves `dependent_responses` into `params.inputResponses` and the failures aside.
-    fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
+    fn decode(
+        message: &mut Value,
+        failures: &mut BTreeMap<String, StepFailure>,
+    ) -> Result<(), ErrorData> {
         let Some(envelope) = message.as_object_mut() else {
             return Ok(());
         };
@@ -51,7 +56,7 @@ impl ResultFormat for DependentRequests {
                         .and_then(Value::as_str)
                         .unwrap_or_default(),
                 );
-                call.failures.insert(key, failure);
+                failures.insert(key, failure);
             } else {
                 return Err(ErrorData::invalid_params(
                     format!(

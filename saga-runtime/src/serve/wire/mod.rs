@@ -21,6 +21,7 @@
 
 pub(crate) mod call_saga;
 pub(crate) mod dependent;
+mod format;
 pub(crate) mod resumable;
 pub(crate) mod resume_token;
 
@@ -31,28 +32,10 @@ use rmcp::model::ClientCapabilities;
 use serde_json::Value;
 
 use crate::engine::StepFailure;
+use format::ResultFormat;
 
 /// The header that selects a format other than MRTR.
 pub(crate) const FORMAT_HEADER: &str = "mcp-result-format";
-
-/// A format selected by [`FORMAT_HEADER`]: a translation of an MRTR `tools/call` and its
-/// response. Adding one is a file implementing this and its row in the `formats!` table
-/// below.
-pub(crate) trait ResultFormat {
-    /// The header value that selects it (compared without case or surrounding spaces).
-    const HEADER_VALUE: &'static str;
-
-    /// The method bound into its tokens, so that a token issued in one format is refused
-    /// in another.
-    const BOUND_METHOD: &'static str;
-
-    /// Rewrites an incoming `tools/call` into MRTR form; what MRTR cannot say goes into
-    /// `call`.
-    fn decode(message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData>;
-
-    /// Rewrites the MRTR response to a `tools/call` into this format.
-    fn encode(response: Value) -> Value;
-}
 
 /// The registration: each header-selected format's variant in [`Format`], and the
 /// dispatch to its [`ResultFormat`] impl.
@@ -84,7 +67,7 @@ macro_rules! formats {
             fn decode_as(self, message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
                 match self {
                     Format::Mrtr => Ok(()),
-                    $(Format::$name => <$format as ResultFormat>::decode(message, call),)*
+                    $(Format::$name => <$format as ResultFormat>::decode(message, &mut call.failures),)*
                 }
             }
 
@@ -184,21 +167,6 @@ pub(crate) fn undeclared_capabilities() -> ClientCapabilities {
         .enable_sampling()
         .enable_roots()
         .build()
-}
-
-/// The `result` of a JSON-RPC response envelope that is an MRTR `input_required` result.
-fn input_required(response: &Value) -> Option<&Value> {
-    let result = response.get("result")?;
-    (result.get("resultType")?.as_str()? == "input_required").then_some(result)
-}
-
-/// A JSON-RPC error envelope answering the same id.
-fn error_envelope(response: &Value, error: ErrorData) -> Value {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": response.get("id").cloned().unwrap_or(Value::Null),
-        "error": error,
-    })
 }
 
 #[cfg(test)]

@@ -7,10 +7,13 @@
 //! In MRTR terms `resumeToken` is the `requestState`, and a result with only a
 //! `requestState` (a checkpoint) is a result with `nextResumeToken`.
 
+use std::collections::BTreeMap;
+
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use super::{ResultFormat, WireCall, error_envelope, input_required};
+use super::format::{ResultFormat, error_envelope, input_required};
+use crate::engine::StepFailure;
 
 /// The parameter that carries the token back.
 pub(crate) const RESUME_TOKEN: &str = "resumeToken";
@@ -22,7 +25,10 @@ impl ResultFormat for ResumeToken {
     const BOUND_METHOD: &'static str = "tools/call#resume-token";
 
     /// Moves `resumeToken` (from `params` or `params.arguments`) to `params.requestState`.
-    fn decode(message: &mut Value, _call: &mut WireCall) -> Result<(), ErrorData> {
+    fn decode(
+        message: &mut Value,
+        _failures: &mut BTreeMap<String, StepFailure>,
+    ) -> Result<(), ErrorData> {
         let Some(Value::Object(params)) = message.get_mut("params") else {
             return Ok(());
         };

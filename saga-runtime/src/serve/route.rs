@@ -1,0 +1,449 @@
+//! The route of a call, chosen once, and the one dispatch that follows it.
+//!
+//! Every transport (HTTP, stdio, the seed formats, a user's own rmcp server) builds a
+//! [`Call`] and a [`SagaContext`] and hands them to [`dispatch`]. [`route`] reads the
+//! call, its tool and its context once and names the way it runs ([`Route`]); [`follow`]
+//! runs that way and nothing else decides again:
+//!
+//! | route | when | runs |
+//! |---|---|---|
+//! | [`Route::Task`] | a task tool, a client that declared tasks | to the first checkpoint, then [`Tasks::begin`](crate::tasks::Tasks::begin) |
+//! | [`Route::ThroughCheckpoints`] | a task tool, a client without tasks | run after run, its checkpoints passed within the request |
+//! | [`Route::Run`] | any other call | one [`Run`] |
+//!
+//! and a [`Run`] is a session's drive ([`super::session`]), an in-process replay
+//! ([`super::replay`]), a run whose samples the server's model answers
+//! ([`super::samples`]), or one plain transition of the engine.
+
+use futures::FutureExt as _;
+use futures::future::{BoxFuture, Either};
+use rmcp::ErrorData;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::session::{DriveUntil, Driver};
+use super::tools::{SagaTools, stamp_server_info};
+use super::wire::WireCall;
+use crate::engine::family::Saga;
+use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext};
+use crate::tasks::TaskSupport;
+
+/// The way a call runs: chosen by [`route`], run by [`follow`].
+pub(crate) enum Route<'a> {
+    /// A task tool called by a client that declared the tasks extension: it runs to its
+    /// first checkpoint (gathering input before it, as any call), where its task begins.
+    Task(&'a Saga, Run),
+    /// A task tool called by a client without the extension: an ordinary call whose
+    /// checkpoints pass within it, as many as a request may; past them the client gets
+    /// the state to go on from, as over MRTR.
+    ThroughCheckpoints(&'a Saga),
+    /// Any other call: one run.
+    Run(&'a Saga, Run),
+}
+
+/// How one run of a saga goes, chosen by [`run_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Run {
+    /// A session's call (MCP 2025-11-25): driven in process, its requests sent to the
+    /// client, until its end or its first checkpoint.
+    Session(DriveUntil),
+    /// A first request (no `requestState`) that brings answers: replayed from the start.
+    Replay,
+    /// A run whose samples the server's model may answer.
+    ServerSamples,
+    /// One transition.
+    Transition,
+}
+
+/// Whether a call may become a task: a `tools/call`'s may; a format without tasks
+/// (`tools/callSaga`) and [`SagaTools::run`] never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AsTask {
+    Allowed,
+    Never,
+}
+
+/// The route of `call`: the one place its way is chosen.
+pub(crate) fn route<'a>(
+    tools: &'a SagaTools,
+    call: &Call,
+    cx: &SagaContext,
+    as_task: AsTask,
+) -> Result<Route<'a>, ErrorData> {
+    let saga = tools.saga(&call.name)?;
+    if as_task == AsTask::Allowed && tools.tasks().is_some() {
+        match saga.task_support() {
+            TaskSupport::Forbidden => {}
+            _ if cx.capabilities().supports_tasks() => {
+                return Ok(Route::Task(saga, run_of(call, cx, DriveUntil::Checkpoint)));
+            }
+            TaskSupport::Required => return Err(crate::tasks::tasks_required()),
+            TaskSupport::Optional => return Ok(Route::ThroughCheckpoints(saga)),
+        }
+    }
+    Ok(Route::Run(saga, run_of(call, cx, DriveUntil::End)))
+}
+
+/// How one run of `call` goes; a session's stops at `until`.
+pub(crate) fn run_of(call: &Call, cx: &SagaContext, until: DriveUntil) -> Run {
+    if cx.is_session() {
+        return Run::Session(until);
+    }
+    let brings_answers = call
+        .input_responses
+        .as_ref()
+        .is_some_and(|answers| !answers.is_empty())
+        || !call.failures.is_empty();
+    if call.request_state.is_none() && brings_answers {
+        Run::Replay
+    } else if crate::engine::sampling::takes_samples(cx) {
+        Run::ServerSamples
+    } else {
+        Run::Transition
+    }
+}
+
+/// A call of any transport: routed, then followed within the run-time bound.
+pub(crate) fn dispatch<'a>(
+    tools: &'a SagaTools,
+    call: Call,
+    cx: &'a SagaContext,
+    as_task: AsTask,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    // Combinators, not `async fn`s, down to the run: each `async fn` layer kept the call
+    // (208 bytes) and moved it, and the future beneath it, once more for every request
+    // (BENCHMARKS.md).
+    match route(tools, &call, cx, as_task) {
+        Ok(route) => Either::Left(bounded(tools, cx, follow(tools, route, call, cx))),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
+    }
+}
+
+/// A call of a saga that is not a tool (a prompt's, a resource's): never a task,
+/// followed within the run-time bound.
+pub(crate) fn dispatch_saga<'a>(
+    tools: &'a SagaTools,
+    saga: &'a Saga,
+    call: Call,
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    let run = run_of(&call, cx, DriveUntil::End);
+    bounded(tools, cx, follow(tools, Route::Run(saga, run), call, cx))
+}
+
+/// Runs `call` the way `route` names.
+pub(crate) fn follow<'a>(
+    tools: &'a SagaTools,
+    route: Route<'a>,
+    call: Call,
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    match route {
+        Route::Run(saga, run) => Either::Left(run_once(tools, saga, run, call, cx)),
+        // Boxed, as the rarer runs below: rmcp spawns a task per request whose future
+        // holds this one, and the largest path would otherwise size (and copy) every
+        // request's task (BENCHMARKS.md).
+        Route::Task(saga, run) => Either::Right(begin_task(tools, saga, run, call, cx).boxed()),
+        Route::ThroughCheckpoints(saga) => {
+            Either::Right(through_checkpoints(tools, saga, call, cx).boxed())
+        }
+    }
+}
+
+/// One run of `saga`, the way `run` names.
+async fn run_once(
+    tools: &SagaTools,
+    saga: &Saga,
+    run: Run,
+    mut call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    // Two requests resuming one token at once would run its work side by side.
+    let _marked = match &call.request_state {
+        Some(token) => Some(tools.in_flight().enter(token).ok_or_else(|| {
+            tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
+            ErrorData::invalid_request(
+                "this requestState is already being resumed by a request that is still \
+                 running; wait for its answer, which carries the next state",
+                None,
+            )
+        })?),
+        None => None,
+    };
+    match run {
+        Run::Session(until) => {
+            let driver = Driver {
+                codec: tools.codec(),
+                session_codec: tools.session_codec(),
+                in_flight: tools.in_flight(),
+                client_request_timeout: tools.bounds().client_request_timeout,
+                max_run_time: tools.bounds().max_run_time,
+            };
+            Box::pin(super::session::drive(driver, saga, call, cx, until)).await
+        }
+        Run::Replay => {
+            let pool = call.input_responses.take().unwrap_or_default();
+            let failures = std::mem::take(&mut call.failures);
+            Box::pin(super::replay::replay(
+                tools.codec(),
+                saga,
+                call,
+                pool,
+                failures,
+                cx,
+            ))
+            .await
+        }
+        Run::ServerSamples => {
+            Box::pin(super::samples::run_serving_samples(
+                tools.codec(),
+                saga,
+                call,
+                cx,
+            ))
+            .await
+        }
+        Run::Transition => saga.run(tools.codec(), call, cx).await,
+    }
+}
+
+/// [`Route::Task`]: the run to the first checkpoint, and the task that begins there.
+fn begin_task<'a>(
+    tools: &'a SagaTools,
+    saga: &'a Saga,
+    run: Run,
+    call: Call,
+    cx: &'a SagaContext,
+) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
+    async move {
+        let Some(tasks) = tools.tasks() else {
+            return run_once(tools, saga, run, call, cx).await;
+        };
+        tasks.ensure_sweeper(tools);
+        let first = run_once(tools, saga, run, call.clone(), cx).await?;
+        tasks.begin(tools, saga, call, cx, first).await
+    }
+    .boxed()
+}
+
+/// [`Route::ThroughCheckpoints`].
+async fn through_checkpoints(
+    tools: &SagaTools,
+    saga: &Saga,
+    mut call: Call,
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    if let Some(tasks) = tools.tasks() {
+        tasks.ensure_sweeper(tools);
+    }
+    let mut checkpoints = 0;
+    loop {
+        let run = run_of(&call, cx, DriveUntil::End);
+        let response = run_once(tools, saga, run, call.clone(), cx).await?;
+        match response {
+            CallToolResponse::InputRequired(required)
+                if required
+                    .input_requests
+                    .as_ref()
+                    .is_none_or(|requests| requests.is_empty())
+                    && required.request_state.is_some()
+                    && checkpoints < MAX_REPLAYED_CHECKPOINTS =>
+            {
+                checkpoints += 1;
+                call.request_state = required.request_state;
+                call.input_responses = None;
+                tokio::task::yield_now().await;
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// `run`, stopped with `-32603` once it has run longer than
+/// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time) allows. A
+/// session's request is not bounded so: it waits for its client, and each request it
+/// sends is bounded by the client request timeout instead; the session driver bounds
+/// each run between two of the client's answers by the same limit.
+pub(crate) fn bounded<T>(
+    tools: &SagaTools,
+    cx: &SagaContext,
+    run: impl Future<Output = Result<T, ErrorData>>,
+) -> impl Future<Output = Result<T, ErrorData>> {
+    // A combinator, not an `async fn`: an `async fn` would keep `run` as an argument
+    // and again inside the timeout it awaits, doubling the size of every request's
+    // future (and the bytes copied to build it).
+    if cx.is_session() {
+        return Either::Left(run);
+    }
+    let max = tools.bounds().max_run_time;
+    Either::Right(tokio::time::timeout(max, run).map(move |outcome| {
+        outcome.unwrap_or_else(|_| {
+            tracing::warn!(?max, "a request ran longer than the run-time bound");
+            Err(ErrorData::internal_error(
+                format!(
+                    "the request ran longer than this server allows one request ({} s) \
+                     and was stopped",
+                    max.as_secs_f64()
+                ),
+                None,
+            ))
+        })
+    }))
+}
+
+/// A `tools/call` as rmcp hands it over, to its response (not yet stamped).
+pub(crate) fn tools_call<'a>(
+    tools: &'a SagaTools,
+    params: CallToolRequestParams,
+    cx: &'a SagaContext,
+    wire: WireCall,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    if let Some(error) = wire.error {
+        return Either::Left(std::future::ready(Err(error)));
+    }
+    let call = Call {
+        method: wire.format.bound_method().into(),
+        name: params.name.into_owned(),
+        arguments: params.arguments,
+        request_state: params.request_state,
+        input_responses: params.input_responses,
+        failures: wire.failures,
+        ..Call::default()
+    };
+    Either::Right(dispatch(tools, call, cx, AsTask::Allowed))
+}
+
+/// The registry's doors for a user's own server: a `tools/call` of rmcp, a call decoded
+/// by a transport of one's own, and the routes of rmcp's `#[tool_router]`.
+impl SagaTools {
+    /// Handles a `tools/call`: one transition of the named saga. The result carries the
+    /// registry's `serverInfo` (see [`SagaToolsBuilder::info`](super::SagaToolsBuilder::info)) in its `_meta`.
+    pub fn call<'a>(
+        &'a self,
+        params: CallToolRequestParams,
+        context: &'a RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+        // A plain function that returns a boxed future, not an `async fn`: an `async
+        // fn`'s body is compiled in each crate that awaits it, and this box is made here,
+        // so the call path is compiled once, in saga-runtime. saga's own server awaits
+        // `rmcp_call`, unboxed.
+        async move {
+            let response = rmcp_call(self, params, context).await?;
+            Ok(self.stamped(response))
+        }
+        .boxed()
+    }
+
+    /// Runs one transition for an already-decoded call and context: the entry point for a
+    /// transport or a wire format of your own, which decodes its requests into a [`Call`]
+    /// and its context into a [`SagaContext`], and answers with the response. `SagaServer`
+    /// and the seed formats use it the same way.
+    ///
+    /// A first request (no `requestState`) that already carries answers (or step
+    /// failures) is replayed in process from the start, each answer given once, until the
+    /// saga needs one the request does not bring; at most
+    /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
+    ///
+    /// ```
+    /// use saga_runtime::engine::{Call, SagaContext};
+    /// use saga_runtime::prelude::*;
+    /// use saga_runtime::rmcp::model::{CallToolResponse, ClientCapabilities};
+    ///
+    /// #[saga_tool]
+    /// async fn greet() -> Result<String, SagaError> {
+    ///     let name: String = elicit("Your name?").key("name").await?;
+    ///     Ok(format!("Hello, {name}!"))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> anyhow::Result<()> {
+    /// let tools = SagaTools::builder().keys(KeyRing::ephemeral()).tool(greet).build()?;
+    /// // What your transport decoded: the call, and who sent it with what capabilities.
+    /// let cx = SagaContext::new("alice").with_capabilities(
+    ///     ClientCapabilities::builder().enable_elicitation().build(),
+    /// );
+    /// let first = tools.run(Call::tool("greet", None), &cx).await?;
+    /// let CallToolResponse::InputRequired(asked) = first else {
+    ///     panic!("greet asks first");
+    /// };
+    /// assert!(asked.input_requests.is_some_and(|requests| requests.contains_key("name")));
+    /// // The client's retry: the same call, the token, and its answers.
+    /// let retry = Call {
+    ///     request_state: asked.request_state,
+    ///     input_responses: Some(serde_json::from_value(serde_json::json!({
+    ///         "name": {"action": "accept", "content": {"value": "Ada"}}
+    ///     }))?),
+    ///     ..Call::tool("greet", None)
+    /// };
+    /// let CallToolResponse::Complete(done) = tools.run(retry, &cx).await? else {
+    ///     panic!("greet ends after its answer");
+    /// };
+    /// assert_eq!(serde_json::to_value(&done)?["content"][0]["text"], "Hello, Ada!");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn run<'a>(
+        &'a self,
+        call: Call,
+        cx: &'a SagaContext,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+        // Boxed here, for the reason `call` is. Never a task, and not bounded: the
+        // transport that calls it bounds its requests.
+        async move {
+            let route = route(self, &call, cx, AsTask::Never)?;
+            follow(self, route, call, cx).await
+        }
+        .boxed()
+    }
+
+    /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with
+    /// rmcp's `#[tool_router]` and `#[tool_handler]`:
+    ///
+    /// ```ignore
+    /// Self { tool_router: Self::tool_router() + sagas.router() }
+    /// ```
+    ///
+    /// `tools/list` then lists them beside the server's own tools, and `tools/call` runs
+    /// them, with MRTR rounds; their results carry the host server's `serverInfo`.
+    pub fn router<S>(&self) -> ToolRouter<S>
+    where
+        S: rmcp::ServerHandler + Send + Sync + 'static,
+    {
+        let mut router = ToolRouter::new();
+        for tool in self.listed() {
+            let sagas = self.clone();
+            router.add_route(ToolRoute::new_dyn(
+                tool.clone(),
+                move |context: ToolCallContext<'_, S>| {
+                    let sagas = sagas.clone();
+                    Box::pin(async move {
+                        let info = serde_json::to_value(context.service.get_info().server_info)
+                            .unwrap_or_default();
+                        let mut params = CallToolRequestParams::new(context.name);
+                        params.arguments = context.arguments;
+                        params.input_responses = context.input_responses;
+                        params.request_state = context.request_state;
+                        let mut response =
+                            rmcp_call(&sagas, params, &context.request_context).await?;
+                        stamp_server_info(&mut response, &info);
+                        Ok(response)
+                    })
+                },
+            ));
+        }
+        router
+    }
+}
+
+/// A `tools/call` of an rmcp request context, not yet stamped: its head read from the
+/// request, then [`tools_call`].
+pub(crate) async fn rmcp_call(
+    tools: &SagaTools,
+    params: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let cx = tools.context(context);
+    tools_call(tools, params, &cx, super::head::wire_call(context)).await
+}
