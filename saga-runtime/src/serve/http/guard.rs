@@ -19,7 +19,7 @@ use tracing::Instrument as _;
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::pool::{Pool, Shares};
+use crate::engine::pool::{Caller, Place as Slot, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
@@ -33,15 +33,9 @@ const CALL_METHODS: [&str; 4] = [
 ];
 
 /// How long a session request whose id is still in flight waits for that request to
-/// leave before it is refused (see `guard_owned`). It waits holding its slot, so that
+/// leave before it is refused (see `Guard::hold_request`). It waits holding its slot, so that
 /// waiters count against the slots (and their bodies against the memory they bound).
 const DUPLICATE_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The answer to a request that names a session the caller did not open: the same as for
-/// a session that does not exist, so that an id tells a stranger nothing.
-fn session_not_found() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
-}
 
 /// JSON-RPC's codes for the refusals made here.
 const PARSE_ERROR: i32 = -32700;
@@ -96,107 +90,132 @@ impl Guard {
         response
     }
 
+    /// Every request's checks, each a function with one job, in order: admission (failed
+    /// credentials), the caller, the session's owner; then its path by method.
     async fn guard(self: Arc<Self>, request: Request, span: &tracing::Span) -> Response {
-        // Who is calling, resolved once: the principal a session answers to and every
-        // token is bound to, and the pool every bound counts the request against.
         let (mut parts, body) = request.into_parts();
-        // Only with an `authenticate` check: the address is looked up for no one else.
-        let tries = self
-            .tries
-            .as_ref()
-            .map(|tries| (tries, crate::engine::pool::peer_of(&parts)));
-        if let Some((tries, peer)) = tries
-            && tries.spent(&parts, peer)
-        {
-            return too_many_tries();
-        }
-        let caller = self.tools.caller_of(&parts);
-        if let Some((tries, peer)) = tries {
-            tries.note(&parts, caller.pool.is_verified(), peer);
-        }
+        let caller = match self.admit(&parts) {
+            Ok(caller) => caller,
+            Err(refused) => return refused.into_response(),
+        };
         let pool = caller.pool.clone();
-        // A session answers only to the principal that opened it; only a live session of
-        // the caller's lets a request give back its slot below.
-        let session = parts
-            .headers
-            .get(crate::serve::head::SESSION_ID_HEADER)
-            .and_then(|id| id.to_str().ok())
-            .map(str::to_owned);
-        let ownership = match &session {
-            None => None,
-            Some(id) => {
-                let ownership = self.owners.of(id, &caller.principal).await;
-                if ownership == Ownership::Other {
-                    tracing::info!("a request named a session another principal opened");
-                    return session_not_found();
-                }
-                Some(ownership)
-            }
+        let (session, owned) = match self.session_of(&parts, &caller.principal).await {
+            Ok(session) => session,
+            Err(refused) => return refused.into_response(),
         };
         // Moved, not copied: what follows reads the caller from the request.
         parts.extensions.insert(caller);
         let request = Request::from_parts(parts, body);
-        self.guard_owned(request, span, session, ownership, pool)
-            .await
+        match session {
+            Some(id) if owned && request.method() == Method::GET => {
+                self.get_stream(request, &id).await
+            }
+            session if request.method() == Method::POST && is_json(request.headers()) => {
+                self.post(request, span, session, owned, pool).await
+            }
+            session => self.forward_other(request, session).await,
+        }
     }
 
-    async fn guard_owned(
-        self: Arc<Self>,
+    /// Admission: an address past its failed credentials is refused before anything is
+    /// verified; otherwise the caller (resolved once: the principal a session answers to
+    /// and every token is bound to, and the pool every bound counts the request against),
+    /// its try noted.
+    fn admit(&self, parts: &http::request::Parts) -> Result<Caller, Refused> {
+        // Only with an `authenticate` check: the address is looked up for no one else.
+        let tries = self
+            .tries
+            .as_ref()
+            .map(|tries| (tries, crate::engine::pool::peer_of(parts)));
+        if let Some((tries, peer)) = tries
+            && tries.spent(parts, peer)
+        {
+            return Err(Refused::TooManyTries);
+        }
+        let caller = self.tools.caller_of(parts);
+        if let Some((tries, peer)) = tries {
+            tries.note(parts, caller.pool.is_verified(), peer);
+        }
+        Ok(caller)
+    }
+
+    /// The session a request names, and whether it is a live one of the caller's (only
+    /// that lets a request give back its slot, in `post_in_session`). A session answers
+    /// only to the principal that opened it: another's is refused as one that does not
+    /// exist.
+    async fn session_of(
+        &self,
+        parts: &http::request::Parts,
+        principal: &str,
+    ) -> Result<(Option<String>, bool), Refused> {
+        let Some(id) = parts
+            .headers
+            .get(crate::serve::head::SESSION_ID_HEADER)
+            .and_then(|id| id.to_str().ok())
+        else {
+            return Ok((None, false));
+        };
+        match self.owners.of(id, principal).await {
+            Ownership::Other => {
+                tracing::info!("a request named a session another principal opened");
+                Err(Refused::SessionNotFound)
+            }
+            ownership => Ok((Some(id.to_owned()), ownership == Ownership::Owned)),
+        }
+    }
+
+    /// GET of a live session of the caller's: its standalone stream, counted while it is
+    /// open and ended when idle.
+    async fn get_stream(&self, request: Request, id: &str) -> Response {
+        let held = match self.owners.hold(id, true, None) {
+            Ok(held) => held,
+            Err(refusal) => return Refused::OverLimit(refusal).into_response(),
+        };
+        let response = self.forward(request).await;
+        streams::held(response, held, Some(self.stream_idle_timeout))
+    }
+
+    /// Any other request without a JSON body to look at, and nothing to run: rmcp answers
+    /// these (405, 415, a GET without a session of the caller's); a DELETE that rmcp
+    /// accepts ends the session here too.
+    async fn forward_other(&self, request: Request, session: Option<String>) -> Response {
+        let deletes = request.method() == Method::DELETE;
+        let mut response = self.forward(request).await;
+        if deletes
+            && response.status().is_success()
+            && let Some(id) = &session
+        {
+            self.owners.closed(id);
+            // rmcp answers 202 Accepted; the session is gone at once, which is 204
+            // No Content, and clients check for it (the Python SDK warns at a 202).
+            *response.status_mut() = http::StatusCode::NO_CONTENT;
+            *response.body_mut() = Body::empty();
+            response.headers_mut().remove(http::header::CONTENT_TYPE);
+            response.headers_mut().remove(http::header::CONTENT_LENGTH);
+        }
+        response
+    }
+
+    /// A POST: a slot of the caller's pool, the body, the direct read of the usual call,
+    /// or the JSON check; then a session's request or a stateless one.
+    async fn post(
+        &self,
         request: Request,
         span: &tracing::Span,
         session: Option<String>,
-        ownership: Option<Ownership>,
+        owned: bool,
         pool: Pool,
     ) -> Response {
-        if request.method() == Method::GET
-            && ownership == Some(Ownership::Owned)
-            && let Some(id) = &session
-        {
-            // A standalone stream: counted while it is open, and ended when idle.
-            let held = match self.owners.hold(id, true, None) {
-                Ok(held) => held,
-                Err(refusal) => return over_limit(refusal),
-            };
-            let response = self.forward(request).await;
-            return streams::held(response, held, Some(self.stream_idle_timeout));
-        }
-        if request.method() != Method::POST || !is_json(request.headers()) {
-            // No body to look at, and nothing to run: rmcp answers these (405, 415).
-            let deletes = request.method() == Method::DELETE;
-            let mut response = self.forward(request).await;
-            if deletes
-                && response.status().is_success()
-                && let Some(id) = &session
-            {
-                self.owners.closed(id);
-                // rmcp answers 202 Accepted; the session is gone at once, which is 204
-                // No Content, and clients check for it (the Python SDK warns at a 202).
-                *response.status_mut() = http::StatusCode::NO_CONTENT;
-                *response.body_mut() = Body::empty();
-                response.headers_mut().remove(http::header::CONTENT_TYPE);
-                response.headers_mut().remove(http::header::CONTENT_LENGTH);
-            }
-            return response;
-        }
-        // A slot of the caller's pool's share (a free one is taken at once, without
-        // arming the queue's timer).
-        let slot = match self.slots.take_within(&pool, self.queue_timeout).await {
+        let slot = match self.slot(&pool).await {
             Ok(slot) => slot,
-            Err(spent) if spent.is_the_callers() => {
-                tracing::info!("refusing a request: its caller holds its share of the slots");
-                return over_limit(BoundMet::Shared(Counted::Slots, spent));
-            }
-            Err(_) => {
-                tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
-                return busy();
-            }
+            Err(refused) => return refused.into_response(),
         };
-        let (mut parts, body) = request.into_parts();
+        let (parts, body) = request.into_parts();
         let bytes = match self.read_body(body).await {
             Ok(bytes) => bytes,
-            Err(response) => return response,
+            Err(refused) => return refused.into_response(),
         };
-        if ownership != Some(Ownership::Owned)
+        if !owned
             && let Some(direct) = &self.direct
             && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr))
             && let Some(call) = direct.read_within(&parts, &bytes, self.budget)
@@ -210,18 +229,9 @@ impl Guard {
             let response = Box::pin(direct.run(call)).await;
             return super::streams::keeping(response, slot);
         }
-        let envelope = match Envelope::read(&bytes, self.budget) {
+        let envelope = match check_json(&bytes, self.budget) {
             Ok(envelope) => envelope,
-            Err(JsonProblem::Syntax(why)) => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    PARSE_ERROR,
-                    &format!("Parse error: {why}"),
-                );
-            }
-            Err(JsonProblem::Refused(why)) => {
-                return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why);
-            }
+            Err(refused) => return refused.into_response(),
         };
         span.record("bytes_in", bytes.len());
         if let Some(method) = &envelope.method {
@@ -231,90 +241,132 @@ impl Guard {
                 tracing::field::display(crate::log::Escaped(method)),
             );
         }
-        if ownership == Some(Ownership::Owned)
-            && let Some(id) = &session
-        {
-            // A request of a session (MCP 2025-11-25) may wait for its client, e.g. for a
-            // person to answer an elicitation: it must not hold a slot meanwhile, or the
-            // answers themselves could not get in. Its body is read and checked, and a
-            // request (not a notification or an answer) is counted against the session
-            // bounds until both its handler and its response are done. Its slot is given
-            // back once it is counted, after any wait for its id (below).
-            let held = if envelope.method.is_some() && envelope.has_id() {
-                // The id as the envelope's walk kept it; a long one is read again.
-                let request = envelope.id().or_else(|| request_id(&bytes));
-                let text = request.as_ref().map(Value::to_string);
-                let mut held = self.owners.hold(id, false, text.clone());
-                // A client's retry of a request whose first try is still leaving (its
-                // connection dropped while the answer was being written: an HTTP client
-                // resends then, under the same id) gets in once that one is gone. Ids
-                // stay unique among the requests in flight; only the race is waited out.
-                let deadline = tokio::time::Instant::now() + DUPLICATE_ID_WAIT;
-                while matches!(held, Err(BoundMet::DuplicateId))
-                    && tokio::time::Instant::now() < deadline
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    held = self.owners.hold(id, false, text.clone());
-                }
-                match held {
-                    Ok(held) => {
-                        parts.extensions.insert(held.session_gone());
-                        parts.extensions.insert(held.clone());
-                        Some(held)
-                    }
-                    Err(BoundMet::DuplicateId) => {
-                        tracing::info!("refused a session request whose id is in flight");
-                        return refuse_id(
-                            StatusCode::CONFLICT,
-                            request.as_ref().unwrap_or(&Value::Null),
-                            INVALID_REQUEST,
-                            &BoundMet::DuplicateId.to_string(),
-                        );
-                    }
-                    Err(refusal) => return over_limit(refusal),
-                }
-            } else {
-                None
-            };
-            drop(slot);
-            let notices = envelope
-                .method
-                .as_deref()
-                .is_some_and(|method| envelope.has_id() && CALL_METHODS.contains(&method))
-                .then(CallNotices::default);
-            if let Some(notices) = &notices {
-                parts.extensions.insert(notices.clone());
-            }
-            let lists_tools = envelope.method.as_deref() == Some("tools/list");
-            let response = self
-                .forward(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-            let response = if lists_tools {
-                super::tool_list::with_task_support(response, &self.tools, self.response_limit())
+        match session {
+            Some(id) if owned => {
+                self.post_in_session(parts, bytes, &envelope, &id, slot)
                     .await
-            } else {
-                response
-            };
-            let response = match notices {
-                Some(notices) => stream_notices(response, notices),
-                None => response,
-            };
-            return match held {
-                Some(held) => streams::held(response, held, None),
-                None => response,
-            };
-        }
-        let promoted = (envelope.method.as_deref() == Some("initialize"))
-            .then(|| resumable::promote_in_bytes(&bytes))
-            .flatten();
-        let bytes = match promoted {
-            Some(promoted) => {
-                parts.headers.remove(header::CONTENT_LENGTH);
-                Bytes::from(promoted)
             }
-            None => bytes,
+            session => {
+                self.post_stateless(parts, bytes, &envelope, session, pool, slot, span)
+                    .await
+            }
+        }
+    }
+
+    /// A slot of the caller's pool's share (a free one is taken at once, without arming
+    /// the queue's timer).
+    async fn slot(&self, pool: &Pool) -> Result<Slot, Refused> {
+        match self.slots.take_within(pool, self.queue_timeout).await {
+            Ok(slot) => Ok(slot),
+            Err(spent) if spent.is_the_callers() => {
+                tracing::info!("refusing a request: its caller holds its share of the slots");
+                Err(Refused::OverLimit(BoundMet::Shared(Counted::Slots, spent)))
+            }
+            Err(_) => {
+                tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
+                Err(Refused::Busy)
+            }
+        }
+    }
+
+    /// A POST of a live session of the caller's (MCP 2025-11-25). It may wait for its
+    /// client, e.g. for a person to answer an elicitation: it must not hold a slot
+    /// meanwhile, or the answers themselves could not get in. A request (not a
+    /// notification or an answer) is counted against the session bounds until both its
+    /// handler and its response are done; its slot is given back once it is counted,
+    /// after any wait for its id.
+    async fn post_in_session(
+        &self,
+        mut parts: http::request::Parts,
+        bytes: Bytes,
+        envelope: &Envelope,
+        id: &str,
+        slot: Slot,
+    ) -> Response {
+        let held = if envelope.method.is_some() && envelope.has_id() {
+            match self.hold_request(&mut parts, &bytes, envelope, id).await {
+                Ok(held) => Some(held),
+                Err(refused) => return refused.into_response(),
+            }
+        } else {
+            None
         };
-        let slot = slot;
+        drop(slot);
+        let notices = envelope
+            .method
+            .as_deref()
+            .is_some_and(|method| envelope.has_id() && CALL_METHODS.contains(&method))
+            .then(CallNotices::default);
+        if let Some(notices) = &notices {
+            parts.extensions.insert(notices.clone());
+        }
+        let lists_tools = envelope.method.as_deref() == Some("tools/list");
+        let response = self
+            .forward(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        let response = if lists_tools {
+            super::tool_list::with_task_support(response, &self.tools, self.response_limit()).await
+        } else {
+            response
+        };
+        let response = match notices {
+            Some(notices) => stream_notices(response, notices),
+            None => response,
+        };
+        match held {
+            Some(held) => streams::held(response, held, None),
+            None => response,
+        }
+    }
+
+    /// A session request counted against its session's bounds, the session's end put in
+    /// its extensions.
+    async fn hold_request(
+        &self,
+        parts: &mut http::request::Parts,
+        bytes: &[u8],
+        envelope: &Envelope,
+        id: &str,
+    ) -> Result<super::owners::Held, Refused> {
+        // The id as the envelope's walk kept it; a long one is read again.
+        let request = envelope.id().or_else(|| request_id(bytes));
+        let text = request.as_ref().map(Value::to_string);
+        let mut held = self.owners.hold(id, false, text.clone());
+        // A client's retry of a request whose first try is still leaving (its connection
+        // dropped while the answer was being written: an HTTP client resends then, under
+        // the same id) gets in once that one is gone. Ids stay unique among the requests
+        // in flight; only the race is waited out.
+        let deadline = tokio::time::Instant::now() + DUPLICATE_ID_WAIT;
+        while matches!(held, Err(BoundMet::DuplicateId)) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            held = self.owners.hold(id, false, text.clone());
+        }
+        match held {
+            Ok(held) => {
+                parts.extensions.insert(held.session_gone());
+                parts.extensions.insert(held.clone());
+                Ok(held)
+            }
+            Err(BoundMet::DuplicateId) => Err(Refused::DuplicateId(request)),
+            Err(refusal) => Err(Refused::OverLimit(refusal)),
+        }
+    }
+
+    /// A POST outside a session of the caller's: an `initialize` promoted for seed 002,
+    /// the wire format chosen, the direct path tried; then rmcp, with the message
+    /// translated from and back into a header-selected format.
+    #[allow(clippy::too_many_arguments)]
+    async fn post_stateless(
+        &self,
+        mut parts: http::request::Parts,
+        bytes: Bytes,
+        envelope: &Envelope,
+        session: Option<String>,
+        pool: Pool,
+        slot: Slot,
+        span: &tracing::Span,
+    ) -> Response {
+        let bytes = promote_initialize(&mut parts, bytes, envelope);
         let format = match Format::from_headers(&parts.headers) {
             Ok(format) => format,
             Err(unknown) => {
@@ -346,34 +398,58 @@ impl Guard {
         }
         let _slot = slot;
         if format == Format::Mrtr || !is_tool_call {
-            let opening = if envelope.method.as_deref() == Some("initialize") {
-                let principal = self.tools.principal_of(&parts);
-                match self.owners.open(principal, pool.clone()).await {
-                    Ok(opening) => Some(opening),
-                    Err(refusal) => return over_limit(refusal),
-                }
-            } else {
-                None
-            };
-            let lists_tools = envelope.method.as_deref() == Some("tools/list");
-            let request = Request::from_parts(parts, Body::from(bytes));
-            let response = self.forward(request).await;
-            let response = if lists_tools {
-                super::tool_list::with_task_support(response, &self.tools, self.response_limit())
-                    .await
-            } else {
-                response
-            };
-            if let Some(opening) = opening
-                && let Some(id) = response
-                    .headers()
-                    .get(crate::serve::head::SESSION_ID_HEADER)
-                    .and_then(|id| id.to_str().ok())
-            {
-                opening.opened(id);
-            }
-            return response;
+            self.forward_mrtr(parts, bytes, envelope, pool).await
+        } else {
+            self.forward_translated(parts, bytes, format).await
         }
+    }
+
+    /// An MRTR request (or any but a `tools/call` in another format) to rmcp; an
+    /// `initialize` opens a session counted against the caller's pool.
+    async fn forward_mrtr(
+        &self,
+        parts: http::request::Parts,
+        bytes: Bytes,
+        envelope: &Envelope,
+        pool: Pool,
+    ) -> Response {
+        let opening = if envelope.method.as_deref() == Some("initialize") {
+            let principal = self.tools.principal_of(&parts);
+            match self.owners.open(principal, pool).await {
+                Ok(opening) => Some(opening),
+                Err(refusal) => return Refused::OverLimit(refusal).into_response(),
+            }
+        } else {
+            None
+        };
+        let lists_tools = envelope.method.as_deref() == Some("tools/list");
+        let response = self
+            .forward(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        let response = if lists_tools {
+            super::tool_list::with_task_support(response, &self.tools, self.response_limit()).await
+        } else {
+            response
+        };
+        if let Some(opening) = opening
+            && let Some(id) = response
+                .headers()
+                .get(crate::serve::head::SESSION_ID_HEADER)
+                .and_then(|id| id.to_str().ok())
+        {
+            opening.opened(id);
+        }
+        response
+    }
+
+    /// A `tools/call` in a header-selected format: decoded into MRTR form (what MRTR
+    /// cannot say travels beside it), run by rmcp, its response encoded back.
+    async fn forward_translated(
+        &self,
+        mut parts: http::request::Parts,
+        bytes: Bytes,
+        format: Format,
+    ) -> Response {
         // Only now, with the body known to be small and sound, is a value built from it.
         let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
             return refuse(StatusCode::BAD_REQUEST, PARSE_ERROR, "Parse error");
@@ -405,22 +481,11 @@ impl Guard {
         64 * self.max_body_bytes.max(1 << 20)
     }
 
-    async fn read_body(&self, body: Body) -> Result<Bytes, Response> {
+    async fn read_body(&self, body: Body) -> Result<Bytes, Refused> {
         let read = axum::body::to_bytes(body, self.max_body_bytes);
         match tokio::time::timeout(self.body_read_timeout, read).await {
-            Err(_) => Err(refuse(
-                StatusCode::REQUEST_TIMEOUT,
-                INVALID_REQUEST,
-                "the request body did not arrive within the body read timeout",
-            )),
-            Ok(Err(_)) => Err(refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                INVALID_REQUEST,
-                &format!(
-                    "the request body exceeds {} bytes (or could not be read)",
-                    self.max_body_bytes
-                ),
-            )),
+            Err(_) => Err(Refused::BodyTimeout),
+            Ok(Err(_)) => Err(Refused::BodyTooLarge(self.max_body_bytes)),
             Ok(Ok(bytes)) => Ok(bytes),
         }
     }
@@ -493,6 +558,68 @@ impl tower::Service<Request> for GuardService {
     }
 }
 
+/// Why the guard refused a request: typed while the checks run, a response once, here.
+enum Refused {
+    /// The address sent too many credentials the server did not verify this minute
+    /// (`tries.rs`).
+    TooManyTries,
+    /// The request named a session another principal opened: answered as one that does
+    /// not exist, so that an id tells a stranger nothing.
+    SessionNotFound,
+    /// A slot, session or stream bound is met.
+    OverLimit(BoundMet),
+    /// Every slot stayed busy for the queue timeout.
+    Busy,
+    /// The body did not arrive within the body read timeout.
+    BodyTimeout,
+    /// The body is larger than this many bytes (or could not be read).
+    BodyTooLarge(usize),
+    /// The body is not JSON, or a shape JSON-RPC or the budget refuses.
+    Json(JsonProblem),
+    /// A session request whose id (kept here) is in flight in its session.
+    DuplicateId(Option<Value>),
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        match self {
+            Refused::TooManyTries => too_many_tries(),
+            Refused::SessionNotFound => {
+                (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+            }
+            Refused::OverLimit(refusal) => over_limit(refusal),
+            Refused::Busy => busy(),
+            Refused::BodyTimeout => refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                INVALID_REQUEST,
+                "the request body did not arrive within the body read timeout",
+            ),
+            Refused::BodyTooLarge(max) => refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                &format!("the request body exceeds {max} bytes (or could not be read)"),
+            ),
+            Refused::Json(JsonProblem::Syntax(why)) => refuse(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("Parse error: {why}"),
+            ),
+            Refused::Json(JsonProblem::Refused(why)) => {
+                refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why)
+            }
+            Refused::DuplicateId(id) => {
+                tracing::info!("refused a session request whose id is in flight");
+                refuse_id(
+                    StatusCode::CONFLICT,
+                    id.as_ref().unwrap_or(&Value::Null),
+                    INVALID_REQUEST,
+                    &BoundMet::DuplicateId.to_string(),
+                )
+            }
+        }
+    }
+}
+
 /// A session call's SSE response with the call's own notifications merged in, each at an
 /// event boundary, ahead of what the call sends next. A JSON response passes as is.
 fn stream_notices(response: Response, notices: CallNotices) -> Response {
@@ -533,6 +660,31 @@ impl futures::Stream for MergedNotices {
             self.at_boundary = chunk.ends_with(b"\n\n");
         }
         polled
+    }
+}
+
+/// The JSON check of a body the direct read did not take: its envelope, within the
+/// budget, or the refusal (a parse error, or a shape JSON-RPC or the budget refuses).
+fn check_json(bytes: &[u8], budget: JsonBudget) -> Result<Envelope, Refused> {
+    Envelope::read(bytes, budget).map_err(Refused::Json)
+}
+
+/// An `initialize` rewritten for seed 002 (its `resumableRequests` promoted into the
+/// capabilities rmcp reads); any other body as it is.
+fn promote_initialize(
+    parts: &mut http::request::Parts,
+    bytes: Bytes,
+    envelope: &Envelope,
+) -> Bytes {
+    let promoted = (envelope.method.as_deref() == Some("initialize"))
+        .then(|| resumable::promote_in_bytes(&bytes))
+        .flatten();
+    match promoted {
+        Some(promoted) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Bytes::from(promoted)
+        }
+        None => bytes,
     }
 }
 
