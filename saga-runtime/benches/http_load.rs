@@ -316,11 +316,13 @@ fn drive() {
         return;
     }
 
-    // Round r runs the servers starting at the r-th, so each is first as often as another.
+    // Each round runs the servers in the order of one row of a Williams design, so that
+    // each is first as often as another and follows each other one as often: a trial
+    // pays for what the trial before it left (a plain rotation always ran `base` right
+    // after `saga`, and an A/A run of one binary in both places read 1.05).
     let mut results: Vec<Vec<Trial>> = servers.iter().map(|_| Vec::new()).collect();
     for round in 0..trials {
-        for offset in 0..servers.len() {
-            let index = (round + offset) % servers.len();
+        for index in williams_row(servers.len(), round) {
             let server = &servers[index];
             let pid = server.child.id();
             let trial =
@@ -333,6 +335,24 @@ fn drive() {
     let _ = std::fs::remove_file(&canned);
     report(&servers, &results, &token_lengths, vus, seconds);
     println!("\n(finished in {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// Row `round` of a Williams design for `n` treatments: `0, 1, n-1, 2, n-2, …` shifted by
+/// the row, its mirror in the second half of each `2n` rows when `n` is odd. Over a whole
+/// cycle every treatment comes at every place and right after every other equally often.
+fn williams_row(n: usize, round: usize) -> Vec<usize> {
+    let shift = round % n;
+    let mut row: Vec<usize> = (0..n)
+        .map(|place| {
+            let step = place.div_ceil(2);
+            let base = if place % 2 == 1 { step } else { n - step % n };
+            (base % n + shift) % n
+        })
+        .collect();
+    if n % 2 == 1 && (round / n) % 2 == 1 {
+        row.reverse();
+    }
+    row
 }
 
 fn report(
