@@ -61,7 +61,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputResponses, JsonObject, Tool};
-use saga_runtime::engine::{Answers, Call, Points, Request, SagaContext, SagaTool, Step, elicit};
+use saga_runtime::__support::Points;
+use saga_runtime::engine::{Answers, Call, Request, SagaContext, SagaTool, Step, elicit};
 use saga_runtime::prelude::{SagaError, checkpoint, saga_tool};
 use saga_runtime::serve::SagaTools;
 use saga_runtime::state::{Binding, KeyRing, StateCodec};

@@ -117,6 +117,14 @@ pub use rmcp;
 /// dependency of its own); most code brings them in with the [`prelude`].
 pub use saga_macros::{Elicit, saga_fn, saga_prompt, saga_resource, saga_tool};
 
+/// What saga's own tests, benches and fuzzer reach beyond the documented API (the JSON
+/// checks of form answers, a tool's suspension points, the panic message): not part of
+/// the API, and free to change in any release.
+#[doc(hidden)]
+pub mod __support {
+    pub use crate::engine::support::*;
+}
+
 /// What the macros' expansions refer to (`#[saga_tool]`, `#[saga_fn]`, `#[derive(Elicit)]`,
 /// …); not a public API. `saga-runtime` requires exactly its own `saga-macros` version,
 /// so an expansion always meets the items it was written against.

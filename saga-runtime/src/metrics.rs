@@ -19,10 +19,16 @@
 //! | `saga_auth_refused_total` | counter, only with authorization: bearer tokens refused | `reason` (`invalid_token`, `insufficient_scope`) |
 //! | `saga_auth_key_fetches_total` | counter, only with authorization: fetches of an issuer's keys | |
 //!
-//! Every label value comes from a closed set: a registered tool's name, an [`Outcome`],
-//! an era [`era`] names, a [`Refusal`], a task status. Nothing a client writes becomes a
-//! label: a call of an unknown tool is refused before it reaches a transition, and an
-//! unknown protocol version counts as `other`.
+//! Every label value comes from a closed set, and nothing a client writes becomes one (a
+//! call of an unknown tool is refused before it reaches a transition):
+//!
+//! | label | values |
+//! |---|---|
+//! | `tool` | a registered tool's name |
+//! | `outcome` | `complete`, `tool_error`, `input_required`, `checkpoint`, `refused_invalid_params`, `refused_missing_capability`, `internal_error`, `other` |
+//! | `era` | `2026-07-28`, `2025-11-25`, `2025-06-18`, `2025-03-26`, `2024-11-05`; `other` for any other version, `unknown` for none |
+//! | `reason` (refusals) | `too_long`, `malformed`, `unknown_key`, `tampered`, `expired`, `from_the_future`, `unknown_point`, `other_version`, `other_layout`, `redeemed`, `undecodable`, `other` |
+//! | `status` | `working`, `input_required`, `completed`, `failed`, `cancelled` |
 //!
 //! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`, its
 //! histograms as histograms: an exporter's default may render them as summaries, whose
@@ -113,7 +119,7 @@ pub const BUCKETS: &[(&str, &[f64])] = &[
 
 /// How a transition ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The saga completed with a result.
     Complete,
     /// The saga completed with a tool error (`isError: true`).
@@ -134,7 +140,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The label value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Complete => "complete",
             Outcome::ToolError => "tool_error",
@@ -149,7 +155,7 @@ impl Outcome {
 }
 
 /// The protocol eras a label can name; anything else is `other`, and no version `unknown`.
-pub fn era(version: Option<&str>) -> &'static str {
+pub(crate) fn era(version: Option<&str>) -> &'static str {
     match version {
         None => "unknown",
         Some(version) => ERAS[..ERAS.len() - 2]
@@ -164,7 +170,7 @@ pub fn era(version: Option<&str>) -> &'static str {
 /// and the reason in the log. The client only ever sees the one fixed message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Over the server's cap on token length.
     TooLong,
     /// Not a token at all (encoding, length, version byte).
@@ -194,7 +200,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The label value.
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             Refusal::TooLong => "too_long",
             Refusal::Malformed => "malformed",
@@ -225,7 +231,7 @@ impl fmt::Display for Refusal {
 
 /// What can be said of a refused token: its [`Refusal`]. Implemented for the errors the
 /// runtime meets while opening one, and for a plain reason (`Refusal::Other`).
-pub trait AsRefusal: fmt::Display {
+pub(crate) trait AsRefusal: fmt::Display {
     /// The refusal.
     fn refusal(&self) -> Refusal;
 }
@@ -442,6 +448,67 @@ pub(crate) fn sessions(live: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The module's table of label values, as a reader sees it.
+    fn documented(label: &str) -> String {
+        let row = format!("//! | `{label}`");
+        include_str!("metrics.rs")
+            .lines()
+            .find(|line| line.starts_with(&row))
+            .unwrap_or_else(|| panic!("no row for `{label}` in the module's table"))
+            .to_owned()
+    }
+
+    #[test]
+    fn every_label_value_is_in_the_modules_table() {
+        // The enums are private: the table is all an operator reads of them.
+        let outcomes = documented("outcome");
+        for outcome in OUTCOMES {
+            assert!(
+                outcomes.contains(&format!("`{}`", outcome.as_str())),
+                "{outcome:?}"
+            );
+        }
+        let eras = documented("era");
+        for era in ERAS {
+            assert!(eras.contains(&format!("`{era}`")), "{era}");
+        }
+        let reasons = documented("reason");
+        for refusal in [
+            Refusal::TooLong,
+            Refusal::Malformed,
+            Refusal::UnknownKey,
+            Refusal::Tampered,
+            Refusal::Expired,
+            Refusal::FromTheFuture,
+            Refusal::UnknownPoint,
+            Refusal::OtherVersion,
+            Refusal::OtherLayout,
+            Refusal::Redeemed,
+            Refusal::Undecodable(String::new()),
+            Refusal::Other(String::new()),
+        ] {
+            // A new variant fails to compile here until it is listed.
+            match &refusal {
+                Refusal::TooLong
+                | Refusal::Malformed
+                | Refusal::UnknownKey
+                | Refusal::Tampered
+                | Refusal::Expired
+                | Refusal::FromTheFuture
+                | Refusal::UnknownPoint
+                | Refusal::OtherVersion
+                | Refusal::OtherLayout
+                | Refusal::Redeemed
+                | Refusal::Undecodable(_)
+                | Refusal::Other(_) => {}
+            }
+            assert!(
+                reasons.contains(&format!("`{}`", refusal.as_str())),
+                "{refusal:?}"
+            );
+        }
+    }
 
     #[test]
     fn eras_are_a_closed_set() {

@@ -4,7 +4,7 @@
 //! once per form). A missing or different file fails; `SAGA_SNAPSHOTS=overwrite` writes it
 //! anew (read the diff, then commit it), as it does every snapshot of the workspace.
 
-use saga_runtime::engine::check_content;
+use saga_runtime::__support::check_content;
 use serde_json::json;
 
 #[test]

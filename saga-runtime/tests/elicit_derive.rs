@@ -1,7 +1,8 @@
 //! `#[derive(Elicit)]`: the schemas it generates, how answers are read, and agreement
 //! with `check_content`, the runtime's validator.
 
-use saga_runtime::engine::{ElicitEnum, check_content};
+use saga_runtime::__support::check_content;
+use saga_runtime::engine::ElicitEnum;
 use saga_runtime::prelude::*;
 use serde_json::{Map, Value, json};
 

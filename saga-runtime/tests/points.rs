@@ -41,7 +41,7 @@ async fn keeps_json(raw: String) -> Result<String, SagaError> {
 
 #[test]
 fn a_type_that_validates_what_it_reads_is_traced() {
-    let points = saga_runtime::engine::Points::of(&invite).expect("traces");
+    let points = saga_runtime::__support::Points::of(&invite).expect("traces");
     let layouts: Vec<&str> = points.iter().map(|point| point.layout.as_str()).collect();
     // `try_from = "String"`: postcard reads a string, and so does the trace.
     assert_eq!(layouts, ["{ email: str, __m0: \"PhantomData\" }"]);
@@ -49,7 +49,7 @@ fn a_type_that_validates_what_it_reads_is_traced() {
 
 #[test]
 fn a_saved_type_postcard_cannot_read_is_kept_as_messagepack_and_named_in_the_layout() {
-    let points = saga_runtime::engine::Points::of(&keeps_json).expect("traces");
+    let points = saga_runtime::__support::Points::of(&keeps_json).expect("traces");
     let layouts: Vec<&str> = points.iter().map(|point| point.layout.as_str()).collect();
     assert_eq!(
         layouts,
@@ -78,6 +78,6 @@ async fn calls_a_plain_helper(n: u32) -> Result<String, SagaError> {
 
 #[test]
 fn a_tool_calling_a_helper_that_never_suspends_builds() {
-    let points = saga_runtime::engine::Points::of(&calls_a_plain_helper).expect("traces");
+    let points = saga_runtime::__support::Points::of(&calls_a_plain_helper).expect("traces");
     assert!(points.iter().count() >= 1);
 }

@@ -17,7 +17,7 @@ use saga_examples::harness::http::{
 };
 use saga_examples::harness::process::{ServerProcess, Spawn};
 use saga_examples::harness::serving::{Running, serve_local};
-use saga_runtime::engine::PANIC_MESSAGE;
+use saga_runtime::__support::PANIC_MESSAGE;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::default_http_config;
 use serde_json::{Value, json};

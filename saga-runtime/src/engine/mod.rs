@@ -53,13 +53,22 @@ pub use contract::tool::{
 pub use expand::local::{SagaForItem, SagaLocal};
 // Named in the errors about a helper awaited outside a saga: rustc shows these paths.
 pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};
-pub use forms::elicit::{Elicit, as_integer, check_content};
+pub use forms::elicit::Elicit;
 pub use forms::elicit_field::{ElicitEnum, ElicitField};
 pub use identity::layout::LayoutError;
-pub use identity::points::{Point, PointRefusal, Points, StateLayout};
+pub(crate) use identity::points::Points;
+pub use identity::points::StateLayout;
 pub(crate) use identity::points::{point_key, tagged_point_key};
 pub use kinds::kind::StepFailure;
 pub use round::answers::Answers;
 pub use round::requests::{Checkpoint, Request, checkpoint};
 pub use runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
-pub use runner::unwind::PANIC_MESSAGE;
+
+/// What saga's own tests and benches reach beyond the documented API, as
+/// [`crate::__support`]: not part of the API, and free to change in any release.
+#[doc(hidden)]
+pub mod support {
+    pub use super::forms::elicit::{as_integer, check_content};
+    pub use super::identity::points::{Point, PointRefusal, Points};
+    pub use super::runner::unwind::PANIC_MESSAGE;
+}

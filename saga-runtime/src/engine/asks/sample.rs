@@ -184,7 +184,7 @@ pub struct Sampled {
 }
 
 impl Sampled {
-    /// A result as a client would return it, for tests and scripted runs.
+    /// A result as a client would return it: what a scripted answer gives.
     pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             text: text.into(),

@@ -224,8 +224,8 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// An answer of `text` by `model`, for tests and scripted runs; add tool uses with
-    /// [`Turn::with_tool_use`].
+    /// An answer of `text` by `model`, as a scripted client or model gives one; add tool
+    /// uses with [`Turn::with_tool_use`].
     pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             text: text.into(),

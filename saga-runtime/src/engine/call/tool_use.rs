@@ -23,7 +23,8 @@ pub struct ToolUse {
 }
 
 impl ToolUse {
-    /// A tool use, for tests and scripted runs.
+    /// A tool use as a model would ask for it: what a scripted answer (a
+    /// [`TestCall`](crate::testing::TestCall)'s, a server model of your own) gives.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: JsonObject) -> Self {
         Self {
             id: id.into(),
