@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::kind::{AskKind, read_elicit_result};
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
-use crate::engine::forms::form::Form;
+use crate::engine::forms::type_form::Form;
 use crate::engine::identity::fnv::Fnv;
 
 /// A form as the tool asked it.

@@ -8,7 +8,7 @@ use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
 use crate::engine::forms::elicit::Misfit;
 use crate::engine::round::digest::RoundDigest;
-use crate::engine::round::pending::{Key, Pending, Pendings, TokenHead, key_text, params_json};
+use crate::engine::round::pending::{Key, Pending, Pendings, RoundRecord, key_text, params_json};
 use crate::engine::round::requests::Request;
 use crate::log::Escaped;
 
@@ -80,7 +80,7 @@ pub(crate) struct Assigned {
 /// The `inputRequests` of a round asked again: each kept request as it was kept, each
 /// other one as the tool stated it again (`restated`, in the round's order).
 pub(crate) fn asked_again(
-    head: &TokenHead,
+    head: &RoundRecord,
     restated: Option<Vec<Request>>,
     tool: &str,
     build: u16,
@@ -203,7 +203,7 @@ mod tests {
     use crate::engine::asks::url::elicit_url;
     use crate::engine::kinds::kind::elicit_result;
     use crate::engine::kinds::table::Kind;
-    use crate::engine::round::pending::{Key, Pending, TokenHead};
+    use crate::engine::round::pending::{Key, Pending, RoundRecord};
     use crate::engine::round::requests::Request;
     use crate::state::TokenFormat;
 
@@ -266,10 +266,10 @@ mod tests {
         round
     }
 
-    fn asked(round: Vec<Request>) -> TokenHead {
+    fn asked(round: Vec<Request>) -> RoundRecord {
         let mut next_key = 0;
         let assigned = assign(round, &mut next_key, "t").expect("valid requests");
-        TokenHead {
+        RoundRecord {
             next_key,
             round: 1,
             pending: assigned.pending,
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn heads_round_trip_with_generated_and_named_keys() {
-        let head = TokenHead {
+        let head = RoundRecord {
             next_key: 12,
             round: 3,
             restated: Some(0xdead_beef),
@@ -377,7 +377,7 @@ mod tests {
         for format in [TokenFormat::Compact, TokenFormat::Fixed] {
             let mut bytes = encode(&head, format);
             bytes.extend_from_slice(b"state");
-            let (read, rest) = TokenHead::decode(format, &bytes).expect("decodes");
+            let (read, rest) = RoundRecord::decode(format, &bytes).expect("decodes");
             assert_eq!(rest, b"state");
             assert_eq!((read.next_key, read.round), (12, 3));
             assert_eq!((read.restated, read.build), (Some(0xdead_beef), 0x0102));
@@ -403,18 +403,18 @@ mod tests {
         }
         // A generated key in sequence costs one byte, not its text: the whole head is
         // four bytes (next key, round, count, the entry), seven in 0x40.
-        let short = TokenHead {
+        let short = RoundRecord {
             next_key: 11,
             pending: head.pending[..1].iter().cloned().collect(),
             restated: None,
-            ..TokenHead::default()
+            ..RoundRecord::default()
         };
         assert_eq!(encode(&short, TokenFormat::Compact).len(), 4);
         assert_eq!(encode(&short, TokenFormat::Fixed).len(), 7);
     }
 
     /// `head` in `format`'s layout.
-    fn encode(head: &TokenHead, format: TokenFormat) -> Vec<u8> {
+    fn encode(head: &RoundRecord, format: TokenFormat) -> Vec<u8> {
         head.encode(format, Vec::new()).expect("encodes")
     }
 
@@ -450,18 +450,18 @@ mod tests {
             params: None,
         };
         for next_key in [0, 3, 7, u32::MAX] {
-            let head = TokenHead {
+            let head = RoundRecord {
                 next_key,
                 pending: smallvec::smallvec![
                     entry("sample-5"),
                     entry("sample-6"),
                     entry("sample-2")
                 ],
-                ..TokenHead::default()
+                ..RoundRecord::default()
             };
             for format in [TokenFormat::Compact, TokenFormat::Fixed] {
                 let bytes = encode(&head, format);
-                let (read, _) = TokenHead::decode(format, &bytes).expect("decodes");
+                let (read, _) = RoundRecord::decode(format, &bytes).expect("decodes");
                 let keys: Vec<String> = read.pending.iter().map(|e| e.key().to_owned()).collect();
                 assert_eq!(
                     keys,

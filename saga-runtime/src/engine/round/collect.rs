@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::engine::forms::elicit::{ContentCheck, Misfit};
-use crate::engine::forms::form::Form;
+use crate::engine::forms::type_form::Form;
 use crate::engine::kinds::form::FormAnswer;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::kinds::table::Answer;

@@ -12,10 +12,11 @@ use smallvec::SmallVec;
 use crate::engine::kinds::table::Kind;
 use crate::state::TokenFormat;
 
-/// The part of a token's plaintext the runtime reads without knowing the tool's state
-/// type; the tool's state follows it.
+/// The record of the rounds so far, the part of a token's plaintext the runtime reads
+/// without knowing the tool's state type; the tool's state follows it. (Not the token's
+/// header, [`TokenHeader`](crate::state::TokenHeader), which is outside the seal.)
 #[derive(Debug, Default)]
-pub(crate) struct TokenHead {
+pub(crate) struct RoundRecord {
     /// The next number for a generated `inputRequests` key: keys stay unique over the
     /// whole saga, so a stale answer from an earlier round can never be mistaken for one
     /// of this round.
@@ -159,7 +160,7 @@ struct SealedHead<'a> {
     restated: Option<[u8; 6]>,
 }
 
-/// A [`SealedHead`] as format 0x40 writes it, straight from the [`TokenHead`].
+/// A [`SealedHead`] as format 0x40 writes it, straight from the [`RoundRecord`].
 #[derive(Serialize)]
 struct SealingHead<'a> {
     next_key: u32,
@@ -169,7 +170,7 @@ struct SealingHead<'a> {
 }
 
 /// The head's pending entries written as `Vec<SealedPending>`, each made as it is written.
-struct SealingPending<'a>(&'a TokenHead);
+struct SealingPending<'a>(&'a RoundRecord);
 
 impl Serialize for SealingPending<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -177,7 +178,7 @@ impl Serialize for SealingPending<'_> {
     }
 }
 
-impl TokenHead {
+impl RoundRecord {
     /// The pending entries as the token keeps them: each generated key that follows the
     /// one before as `Next`.
     fn sealed_pending(&self) -> impl Iterator<Item = SealedPending<'_>> {
@@ -220,13 +221,13 @@ impl TokenHead {
 mod packed {
     use smallvec::SmallVec;
 
-    use super::{SealedHead, SealedKey, SealedPending, TokenHead};
+    use super::{RoundRecord, SealedHead, SealedKey, SealedPending};
     use crate::engine::kinds::table::Kind;
 
     /// Kinds fit five bits: postcard writes a kind as its index.
     const KINDS_MAX: u8 = 32;
 
-    pub(super) fn write(head: &TokenHead, mut out: Vec<u8>) -> postcard::Result<Vec<u8>> {
+    pub(super) fn write(head: &RoundRecord, mut out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         let restated = head.restated_bytes();
         let entries = u32::try_from(head.pending.len())
             .ok()
@@ -315,7 +316,7 @@ mod packed {
     }
 }
 
-impl TokenHead {
+impl RoundRecord {
     /// Appends the head to `out` in the layout of tokens of `format` (0x50's packed one
     /// unless a server seals 0x40 for a rolling deploy); the tool's state follows it.
     pub(crate) fn encode(&self, format: TokenFormat, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
@@ -350,7 +351,7 @@ impl TokenHead {
     pub(crate) fn decode(
         format: TokenFormat,
         plaintext: &[u8],
-    ) -> postcard::Result<(TokenHead, &[u8])> {
+    ) -> postcard::Result<(RoundRecord, &[u8])> {
         let (sealed, rest) = match format {
             TokenFormat::Compact => packed::read(plaintext)?,
             TokenFormat::Fixed => postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?,
@@ -380,7 +381,7 @@ impl TokenHead {
                 params: entry.params.map(str::to_owned),
             })
             .collect();
-        let head = TokenHead {
+        let head = RoundRecord {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,

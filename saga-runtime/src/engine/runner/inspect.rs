@@ -8,7 +8,7 @@ use crate::engine::call::error::InspectError;
 use crate::engine::contract::typed::Typed;
 use crate::engine::identity::points::Points;
 use crate::engine::round::asking;
-use crate::engine::round::pending::TokenHead;
+use crate::engine::round::pending::RoundRecord;
 use crate::state::{Binding, StateCodec, TokenHeader};
 
 /// The round's requests as the tool states them again from `state_bytes`
@@ -16,7 +16,7 @@ use crate::state::{Binding, StateCodec, TokenHeader};
 /// a state the tool cannot restate, shows no request.
 fn restated_for_inspection(
     tool: &dyn Typed,
-    head: &TokenHead,
+    head: &RoundRecord,
     state_bytes: &[u8],
 ) -> Option<rmcp::model::InputRequests> {
     let (state, _) = tool.decode(state_bytes).ok()?;
@@ -50,7 +50,7 @@ pub(crate) fn inspect_state(
     let undecodable =
         |reason: &dyn std::fmt::Display| InspectError::Undecodable(reason.to_string());
     let (head, fields) =
-        TokenHead::decode(opened.format, &opened.plaintext).map_err(|e| undecodable(&e))?;
+        RoundRecord::decode(opened.format, &opened.plaintext).map_err(|e| undecodable(&e))?;
     let state_bytes = points.join(point, fields);
     let state_bytes = state_bytes.as_slice();
     let (state, _) = tool.decode(state_bytes).map_err(|e| undecodable(&e))?;

@@ -16,7 +16,7 @@ use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{AnswerSlots, Answers};
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected, ModelAnswers};
-use crate::engine::round::pending::TokenHead;
+use crate::engine::round::pending::RoundRecord;
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
 use crate::metrics::{Outcome, Refusal};
@@ -193,7 +193,7 @@ async fn run_transition(
     let (mut head, state, answers, resumed) = match call.request_state {
         None => {
             let state = run.start(call.arguments.unwrap_or_default())?;
-            (TokenHead::default(), state, Answers::none(), None)
+            (RoundRecord::default(), state, Answers::none(), None)
         }
         Some(ref token) => {
             let responses = call.input_responses.unwrap_or_default();
@@ -268,7 +268,7 @@ enum Opening<'a> {
 struct Answered<'a> {
     opened: Opened,
     point: &'a Point,
-    head: TokenHead,
+    head: RoundRecord,
     /// Where the state's bytes start in the opened plaintext.
     head_len: usize,
     state: State,
@@ -288,7 +288,7 @@ struct Resumed<'a> {
 struct AskAgain<'a> {
     opened: Opened,
     point: &'a Point,
-    head: TokenHead,
+    head: RoundRecord,
     /// Where the state's bytes start in the opened plaintext.
     head_len: usize,
     misfits: Vec<(usize, Misfit)>,
@@ -363,7 +363,7 @@ impl<'a> Run<'a> {
                 ));
             }
         }
-        let (head, state_bytes) = TokenHead::decode(opened.format, &opened.plaintext)
+        let (head, state_bytes) = RoundRecord::decode(opened.format, &opened.plaintext)
             .map_err(|reason| invalid_state(self.name, &reason))?;
         let head_len = opened.plaintext.len() - state_bytes.len();
         let samples = crate::engine::runner::sampling::samples_from(self.cx);
@@ -414,7 +414,7 @@ impl<'a> Run<'a> {
         &self,
         point: &Point,
         fields: &[u8],
-        head: &TokenHead,
+        head: &RoundRecord,
         answers: &AnswerSlots,
     ) -> Result<(), ErrorData> {
         let mut restated: Option<Vec<crate::engine::round::requests::Request>> = None;
@@ -495,7 +495,7 @@ impl<'a> Run<'a> {
     async fn step_asks_again(
         &self,
         resumed: Option<Resumed<'_>>,
-        head: TokenHead,
+        head: RoundRecord,
         mut requests: Vec<crate::engine::round::requests::Request>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(Resumed {
@@ -521,7 +521,7 @@ impl<'a> Run<'a> {
     /// with the head into the token the client sends back (linked to the last one).
     fn seal(
         &self,
-        mut head: TokenHead,
+        mut head: RoundRecord,
         state: &State,
         requests: Vec<crate::engine::round::requests::Request>,
         link: Option<crate::state::Link>,
@@ -605,7 +605,7 @@ impl<'a> Run<'a> {
         &self,
         opened: &Opened,
         point: &Point,
-        mut head: TokenHead,
+        mut head: RoundRecord,
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::round::requests::Request>>,
         misfits: &[(usize, Misfit)],
@@ -677,7 +677,7 @@ fn encode<'p>(
     typed: &dyn Typed,
     points: &'p Points,
     format: crate::state::TokenFormat,
-    head: &TokenHead,
+    head: &RoundRecord,
     state: &State,
 ) -> Result<(Vec<u8>, &'p Point, usize), String> {
     let plaintext = head
