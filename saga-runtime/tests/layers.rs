@@ -271,6 +271,44 @@ fn assert_no_cycle(graph: &Graph, krate: &str) {
     );
 }
 
+/// The `#[saga_tool]` compiler's stages, in the order they run: a stage's files use
+/// their own stage's and earlier ones', never a later one's. `ir.rs` (the data the stages
+/// hand on) and `mod.rs` (which runs them in order) stand outside.
+const MACRO_STAGES: &[&str] = &["parse", "check", "lower", "emit"];
+
+#[test]
+fn the_macros_stages_only_use_earlier_ones() {
+    let graph = Graph::read(&crate_dir("saga-macros"));
+    let stage_of = |path: &[String]| -> Option<usize> {
+        if path.first().map(String::as_str) != Some("tool") || path.len() < 2 {
+            return None;
+        }
+        MACRO_STAGES.iter().position(|stage| *stage == path[1])
+    };
+    let mut later = Vec::new();
+    for (from, targets) in &graph.edges {
+        let Some(user) = stage_of(from) else { continue };
+        for (to, at) in targets {
+            let Some(used) = stage_of(to) else { continue };
+            if used > user {
+                later.push(format!(
+                    "{} (stage `{}`) uses {} (stage `{}`): {at}",
+                    graph.modules[from].file,
+                    MACRO_STAGES[user],
+                    graph.modules[to].file,
+                    MACRO_STAGES[used],
+                ));
+            }
+        }
+    }
+    assert!(
+        later.is_empty(),
+        "a stage of the macro that uses a later one (move the code to the stage that \
+         makes it):\n{}",
+        later.join("\n")
+    );
+}
+
 #[test]
 fn the_macro_crate_never_names_the_runtimes_modules() {
     // The macros expand to `::saga_runtime::__private::…` only: any other path into the

@@ -187,3 +187,18 @@ impl BindingKey {
         }
     }
 }
+
+/// The name a local was written with, before `lower::rename` renamed it: `__x_2` → `x`, `__type_2` → `r#type`, for messages.
+pub fn written(ident: &Ident) -> String {
+    let name = ident.to_string();
+    let renamed = name
+        .strip_prefix("__")
+        .and_then(|rest| rest.rsplit_once('_'))
+        .filter(|(base, n)| !base.is_empty() && n.parse::<usize>().is_ok());
+    match renamed {
+        // A keyword was written as a raw identifier (`r#type` → `__type_2`).
+        Some((base, _)) if syn::parse_str::<Ident>(base).is_err() => format!("r#{base}"),
+        Some((base, _)) => base.to_owned(),
+        None => name,
+    }
+}

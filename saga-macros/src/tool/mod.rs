@@ -9,9 +9,10 @@ mod ir;
 mod lower;
 mod parse;
 
+use emit::machine;
 use emit::{call, fallback, helper, tool as expand};
 use ir::Compiled;
-use lower::{desugar, items, machine, rename, rewrite};
+use lower::{desugar, items, rename, rewrite};
 use parse::{attr, sig};
 
 use proc_macro2::TokenStream;

@@ -139,7 +139,7 @@ impl<'ast> Visit<'ast> for Sharing {
         if let (Some(ident), Some(handle)) = (ident, handle) {
             self.0.insert(
                 BindingKey::of(ident),
-                (crate::tool::lower::rename::written(ident), handle),
+                (crate::tool::ir::written(ident), handle),
             );
         }
         syn::visit::visit_local(self, local);
@@ -227,7 +227,7 @@ impl<'ast> Visit<'ast> for Borrows {
             };
             self.0.insert(
                 BindingKey::of(&pat.ident),
-                (crate::tool::lower::rename::written(&pat.ident), borrow),
+                (crate::tool::ir::written(&pat.ident), borrow),
             );
         }
         syn::visit::visit_local(self, local);

@@ -1,7 +1,9 @@
-//! Lower: the body normalised, then the state machine built from it. Before this pass,
-//! `match` guards are desugared ([`desugar`]), the body's items hoisted ([`items`]) and
-//! shadowing bindings renamed ([`rename`]); after it, the tool's exits are rewritten
-//! ([`rewrite`]) and the machine built ([`machine`], with the liveness of [`scope`]).
+//! Lower: the body normalised, as data the emitter builds the machine from. Before this
+//! pass, `match` guards are desugared ([`desugar`]), the body's items hoisted ([`items`])
+//! and shadowing bindings renamed ([`rename`]); after it, the tool's exits are rewritten
+//! ([`rewrite`]). What is live where ([`scope`]) and what a place borrows ([`places`])
+//! are read here; the machine itself, code that names the runtime, is
+//! [`emit::machine`](crate::tool::emit::machine)'s.
 //!
 //! This pass, the normalisation. Afterwards:
 //!
@@ -25,7 +27,6 @@ pub mod desugar;
 mod expr;
 mod for_loop;
 pub mod items;
-pub mod machine;
 mod operands;
 pub mod places;
 pub mod rename;

@@ -30,21 +30,6 @@ pub fn alpha(body: &mut Block, params: &[(String, Ident)], reserved: &[Ident]) {
     renamer.visit_block_mut(body);
 }
 
-/// The name a local was written with: `__x_2` → `x`, `__type_2` → `r#type`, for messages.
-pub fn written(ident: &Ident) -> String {
-    let name = ident.to_string();
-    let renamed = name
-        .strip_prefix("__")
-        .and_then(|rest| rest.rsplit_once('_'))
-        .filter(|(base, n)| !base.is_empty() && n.parse::<usize>().is_ok());
-    match renamed {
-        // A keyword was written as a raw identifier (`r#type` → `__type_2`).
-        Some((base, _)) if syn::parse_str::<Ident>(base).is_err() => format!("r#{base}"),
-        Some((base, _)) => base.to_owned(),
-        None => name,
-    }
-}
-
 /// `renamed`, spanned where the use it replaces was written. A clone, not
 /// `Ident::new(&renamed.to_string(), ..)`, which panics on a raw identifier (`r#type`).
 fn at(renamed: &Ident, span: proc_macro2::Span) -> Ident {
@@ -402,6 +387,7 @@ impl VisitMut for Renamer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::ir::written;
 
     /// A message names a local as it was written, a shadowed keyword as the raw identifier
     /// the user wrote.

@@ -6,11 +6,11 @@
 
 use syn::{Block, Expr, Stmt};
 
+use crate::tool::emit::machine::exit::{Exits, answer_stmt};
+use crate::tool::emit::machine::path::{Into, Level, construct_of};
+use crate::tool::emit::machine::peel::peel;
+use crate::tool::emit::machine::restore::restore;
 use crate::tool::ir::{Rebound, Saved, Site};
-use crate::tool::lower::machine::exit::{Exits, answer_stmt};
-use crate::tool::lower::machine::path::{Into, Level, construct_of};
-use crate::tool::lower::machine::peel::peel;
-use crate::tool::lower::machine::restore::restore;
 use crate::tool::lower::rewrite::wrap_returns;
 use crate::tool::lower::site_id;
 

@@ -10,8 +10,8 @@ use proc_macro2::Span;
 use quote::{format_ident, quote};
 use syn::{Block, Expr, Ident, Stmt};
 
+use crate::tool::emit::machine::path::Level;
 use crate::tool::ir::{Binding, Rebound, Saved};
-use crate::tool::lower::machine::path::Level;
 use crate::tool::lower::places::Refs;
 use crate::tool::lower::scope::{
     free_in_stmts, free_outside_again, pattern_bindings, read_before_written,
