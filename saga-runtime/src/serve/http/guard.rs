@@ -300,15 +300,7 @@ impl Guard {
         if let Some(notices) = &notices {
             parts.extensions.insert(notices.clone());
         }
-        let lists_tools = envelope.method.as_deref() == Some("tools/list");
-        let response = self
-            .forward(Request::from_parts(parts, Body::from(bytes)))
-            .await;
-        let response = if lists_tools {
-            super::tool_list::with_task_support(response, &self.tools, self.response_limit()).await
-        } else {
-            response
-        };
+        let response = self.forward_body(parts, bytes, envelope).await;
         let response = match notices {
             Some(notices) => stream_notices(response, notices),
             None => response,
@@ -422,15 +414,7 @@ impl Guard {
         } else {
             None
         };
-        let lists_tools = envelope.method.as_deref() == Some("tools/list");
-        let response = self
-            .forward(Request::from_parts(parts, Body::from(bytes)))
-            .await;
-        let response = if lists_tools {
-            super::tool_list::with_task_support(response, &self.tools, self.response_limit()).await
-        } else {
-            response
-        };
+        let response = self.forward_body(parts, bytes, envelope).await;
         if let Some(opening) = opening
             && let Some(id) = response
                 .headers()
@@ -461,6 +445,25 @@ impl Guard {
         parts.headers.remove(header::CONTENT_LENGTH);
         let response = self.forward(Request::from_parts(parts, body)).await;
         self.encode(format, response).await
+    }
+
+    /// A checked body to rmcp's transport; a `tools/list`'s answer gains each tool's task
+    /// support.
+    async fn forward_body(
+        &self,
+        parts: http::request::Parts,
+        bytes: Bytes,
+        envelope: &Envelope,
+    ) -> Response {
+        let lists_tools = envelope.method.as_deref() == Some("tools/list");
+        let response = self
+            .forward(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        if lists_tools {
+            super::tool_list::with_task_support(response, &self.tools, self.response_limit()).await
+        } else {
+            response
+        }
     }
 
     /// Hands `request` to rmcp's transport.
