@@ -79,9 +79,43 @@ impl SagaError {
     }
 }
 
+/// Why a request failed inside the engine: typed while the engine runs, a JSON-RPC error
+/// ([`ErrorData`]) once, where the engine answers the server. Each refusal is logged (and
+/// counted) where it is made; this carries only what the client is told.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// `-32602`: the request is refused (its arguments, its answers, its token).
+    InvalidParams(std::borrow::Cow<'static, str>),
+    /// `-32603`: the tool broke the saga contract, or the runtime could not do its part.
+    Internal(std::borrow::Cow<'static, str>),
+    /// The client lacks a capability this round needs (MCP's missing-capability error).
+    MissingCapability(Box<rmcp::model::ClientCapabilities>),
+    /// An error the tool's own code gave (`SagaTool::start`), passed on as it is.
+    Tool(Box<ErrorData>),
+}
+
+impl From<Failure> for ErrorData {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::InvalidParams(message) => ErrorData::invalid_params(message, None),
+            Failure::Internal(message) => ErrorData::internal_error(message, None),
+            Failure::MissingCapability(required) => {
+                ErrorData::missing_required_client_capability(*required)
+            }
+            Failure::Tool(error) => *error,
+        }
+    }
+}
+
+impl From<ErrorData> for Failure {
+    fn from(error: ErrorData) -> Self {
+        Failure::Tool(Box::new(error))
+    }
+}
+
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
 /// reason, so that a client learns nothing by probing. The reason goes to the log.
-pub(crate) fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
+pub(crate) fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> Failure {
     let refusal = reason.refusal();
     crate::metrics::refused(&refusal);
     tracing::warn!(
@@ -90,15 +124,15 @@ pub(crate) fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> ErrorData {
         reason = %Escaped(&reason.to_string()),
         "refused requestState"
     );
-    ErrorData::invalid_params(INVALID_STATE_MESSAGE, None)
+    Failure::InvalidParams(INVALID_STATE_MESSAGE.into())
 }
 
 /// A tool that broke the saga contract (a request it cannot make, a round it cannot ask
 /// again): a bug in the tool, not in the request. The reason goes to the log; the client
 /// learns only that the tool failed.
-pub(crate) fn tool_bug(tool: &str, reason: &str) -> ErrorData {
+pub(crate) fn tool_bug(tool: &str, reason: &str) -> Failure {
     tracing::error!(tool = %Escaped(tool), reason, "the tool broke the saga contract");
-    ErrorData::internal_error(format!("tool {tool} broke the saga contract"), None)
+    Failure::Internal(format!("tool {tool} broke the saga contract").into())
 }
 
 /// Why [`SagaTools::inspect`](crate::serve::SagaTools::inspect) could not show a token's state.

@@ -1,7 +1,7 @@
 //! Form-mode elicitation's protocol (`elicitation/create` with a `requestedSchema`); a tool
 //! asks with [`elicit`](crate::engine::elicit).
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
     InputRequest,
@@ -60,7 +60,7 @@ impl AskKind for FormKind {
         asked.form.params_json(&asked.message)
     }
 
-    fn input(asked: FormAsked, tool: &str) -> Result<InputRequest, ErrorData> {
+    fn input(asked: FormAsked, tool: &str) -> Result<InputRequest, Failure> {
         let requested_schema = match &asked.form.typed {
             Ok(schema) => schema.clone(),
             Err(reason) => return Err(tool_bug(tool, reason)),
@@ -78,7 +78,7 @@ impl AskKind for FormKind {
         resend_elicitation(params)
     }
 
-    fn parse(value: Value, kept: bool, key: &str) -> Result<FormAnswer, ErrorData> {
+    fn parse(value: Value, kept: bool, key: &str) -> Result<FormAnswer, Failure> {
         Ok(FormAnswer {
             result: read_elicit_result(value, key)?,
             kept,

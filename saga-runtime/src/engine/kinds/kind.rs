@@ -2,7 +2,7 @@
 //! the failure a client can report instead of an answer, and the readers every kind's
 //! answer goes through.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{ClientCapabilities, ElicitResult, ElicitationAction, InputRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,14 +41,14 @@ pub(crate) trait AskKind {
     }
 
     /// The request as it is sent; `tool` names the tool in an error that is its bug.
-    fn input(asked: Self::Asked, tool: &str) -> Result<InputRequest, ErrorData>;
+    fn input(asked: Self::Asked, tool: &str) -> Result<InputRequest, Failure>;
 
     /// The request sent again, from the params a token kept.
     fn resend(params: &str) -> serde_json::Result<InputRequest>;
 
     /// Reads the client's answer to the request at `key`; `kept` says whether the token
     /// kept the request's params. A wrong shape is the client's error (`-32602`).
-    fn parse(value: Value, kept: bool, key: &str) -> Result<Self::Answered, ErrorData>;
+    fn parse(value: Value, kept: bool, key: &str) -> Result<Self::Answered, Failure>;
 }
 
 /// A client's report that a step failed.
@@ -78,30 +78,29 @@ pub(crate) fn read_answer<T: serde::de::DeserializeOwned>(
     value: Value,
     key: &str,
     expected: &str,
-) -> Result<T, ErrorData> {
+) -> Result<T, Failure> {
     serde_json::from_value::<T>(value).map_err(|error| malformed(key, expected, &error))
 }
 
-fn malformed(key: &str, expected: &str, error: &serde_json::Error) -> ErrorData {
+fn malformed(key: &str, expected: &str, error: &serde_json::Error) -> Failure {
     tracing::info!(
         key = %Escaped(key),
         error = %Escaped(&error.to_string()),
         "malformed input response"
     );
-    ErrorData::invalid_params(
-        format!("inputResponses[{key:?}] is not a valid {expected}: {error}"),
-        None,
+    Failure::InvalidParams(
+        format!("inputResponses[{key:?}] is not a valid {expected}: {error}").into(),
     )
 }
 
 /// A well-shaped answer that says something the request rules out (`-32602`).
-pub(crate) fn refused(key: &str, what: &str, why: &str) -> ErrorData {
+pub(crate) fn refused(key: &str, what: &str, why: &str) -> Failure {
     tracing::info!(key = %Escaped(key), why, "refused {what} answer");
-    ErrorData::invalid_params(format!("inputResponses[{:?}] {why}", Escaped(key)), None)
+    Failure::InvalidParams(format!("inputResponses[{:?}] {why}", Escaped(key)).into())
 }
 
 /// An elicitation's answer, form or URL mode.
-pub(crate) fn read_elicit_result(value: Value, key: &str) -> Result<ElicitResult, ErrorData> {
+pub(crate) fn read_elicit_result(value: Value, key: &str) -> Result<ElicitResult, Failure> {
     match elicit_result(value) {
         Ok(result) => Ok(result),
         Err(value) => read_answer(value, key, "ElicitResult"),

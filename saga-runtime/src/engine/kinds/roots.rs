@@ -1,7 +1,7 @@
 //! The protocol of the client's roots (`roots/list`); a tool asks with
 //! [`list_roots`](crate::engine::list_roots).
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{
     ClientCapabilities, InputRequest, ListRootsRequest, ListRootsResult, RootsCapabilities,
 };
@@ -32,7 +32,7 @@ impl AskKind for RootsKind {
         hash.write(b"R");
     }
 
-    fn input((): (), _tool: &str) -> Result<InputRequest, ErrorData> {
+    fn input((): (), _tool: &str) -> Result<InputRequest, Failure> {
         Ok(InputRequest::ListRoots(ListRootsRequest::default()))
     }
 
@@ -41,7 +41,7 @@ impl AskKind for RootsKind {
     }
 
     /// Roots are `file://` URIs (MCP 2026-07-28 `Root.uri`).
-    fn parse(value: Value, _kept: bool, key: &str) -> Result<ListRootsResult, ErrorData> {
+    fn parse(value: Value, _kept: bool, key: &str) -> Result<ListRootsResult, Failure> {
         let result: ListRootsResult = read_answer(value, key, "ListRootsResult")?;
         // `refused` logs the refusal, once.
         if result

@@ -1,7 +1,7 @@
 //! Sampling's protocol (`sampling/createMessage`); a tool asks with
 //! [`sample`](crate::engine::sample).
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     InputRequest, Role, SamplingCapability, SamplingMessageContentBlock,
@@ -34,7 +34,7 @@ impl AskKind for SampleKind {
         hash.write(&Fnv::of_json(asked).to_le_bytes());
     }
 
-    fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, ErrorData> {
+    fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, Failure> {
         Ok(input(*asked))
     }
 
@@ -44,7 +44,7 @@ impl AskKind for SampleKind {
 
     /// A sampling answer is the client's LLM speaking: role `assistant`, and text, since
     /// saga asks only for text (MCP 2026-07-28 `CreateMessageResult`).
-    fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, ErrorData> {
+    fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, Failure> {
         let result = read_result(value, key)?;
         if !result
             .message
@@ -74,7 +74,7 @@ pub(super) fn resend(params: &str) -> serde_json::Result<InputRequest> {
 
 /// A sample's answer read as a `CreateMessageResult` that the model speaks (role
 /// `assistant`), with tools or without; what its content may hold is each kind's.
-pub(super) fn read_result(value: Value, key: &str) -> Result<CreateMessageResult, ErrorData> {
+pub(super) fn read_result(value: Value, key: &str) -> Result<CreateMessageResult, Failure> {
     let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
     if result.message.role != Role::Assistant {
         return Err(refused(key, "sampling", "must have role \"assistant\""));

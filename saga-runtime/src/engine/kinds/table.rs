@@ -2,7 +2,7 @@
 //! the dispatch from those enums to the kind's [`AskKind`] impl. A kind is added here by
 //! its row in the `kinds!` table, and nowhere else in the runtime.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{ClientCapabilities, InputRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,7 +74,7 @@ macro_rules! kinds {
                 }
             }
 
-            pub(crate) fn parse(self, value: Value, kept: bool, key: &str) -> Result<Answer, ErrorData> {
+            pub(crate) fn parse(self, value: Value, kept: bool, key: &str) -> Result<Answer, Failure> {
                 match self {
                     $(Kind::$name => <$kind as AskKind>::parse(value, kept, key).map(Answer::$name),)*
                 }
@@ -100,7 +100,7 @@ macro_rules! kinds {
                 }
             }
 
-            pub(crate) fn input(self, tool: &str) -> Result<InputRequest, ErrorData> {
+            pub(crate) fn input(self, tool: &str) -> Result<InputRequest, Failure> {
                 match self {
                     $(Asked::$name(asked) => <$kind as AskKind>::input(asked, tool),)*
                 }

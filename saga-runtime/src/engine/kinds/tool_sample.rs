@@ -5,7 +5,7 @@
 //! (`sampling.tools`) and what its answer may hold (tool uses) differ: a client that can
 //! sample text is not sent tools it never said it takes.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, InputRequest, JsonObject,
     SamplingCapability, SamplingMessageContentBlock,
@@ -40,7 +40,7 @@ impl AskKind for ToolSampleKind {
         hash.write(&Fnv::of_json(asked).to_le_bytes());
     }
 
-    fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, ErrorData> {
+    fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, Failure> {
         Ok(super::sample::input(*asked))
     }
 
@@ -53,7 +53,7 @@ impl AskKind for ToolSampleKind {
     /// distinct and not empty, so that each result answers one. Whether each tool was
     /// offered is checked against the request when the round is resumed
     /// (`runner::transition`).
-    fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, ErrorData> {
+    fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, Failure> {
         let result = super::sample::read_result(value, key)?;
         let mut ids: Vec<&str> = Vec::new();
         for block in result.message.content.iter() {

@@ -1,7 +1,7 @@
 //! URL-mode elicitation's protocol (`elicitation/create` with a `url`); a tool asks with
 //! [`elicit_url`](crate::engine::elicit_url).
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
     InputRequest, UrlElicitationCapability,
@@ -52,7 +52,7 @@ impl AskKind for UrlKind {
         hash.write_str(asked.elicitation_id.as_deref().unwrap_or_default());
     }
 
-    fn input(asked: UrlAsked, _tool: &str) -> Result<InputRequest, ErrorData> {
+    fn input(asked: UrlAsked, _tool: &str) -> Result<InputRequest, Failure> {
         Ok(InputRequest::Elicitation(ElicitRequest::new(
             ElicitRequestParams::UrlElicitationParams {
                 meta: None,
@@ -67,7 +67,7 @@ impl AskKind for UrlKind {
         resend_elicitation(params)
     }
 
-    fn parse(value: Value, _kept: bool, key: &str) -> Result<ElicitResult, ErrorData> {
+    fn parse(value: Value, _kept: bool, key: &str) -> Result<ElicitResult, Failure> {
         read_elicit_result(value, key)
     }
 }

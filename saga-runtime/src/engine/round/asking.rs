@@ -1,7 +1,7 @@
 //! A round's requests as they are asked: keyed, gated by the client's capabilities, and
 //! asked again word for word (or as this build states them) when an answer does not fit.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRequests};
 
 use crate::engine::call::context::SagaContext;
@@ -19,7 +19,7 @@ pub(crate) fn assign(
     requests: Vec<Request>,
     next_key: &mut u32,
     tool: &str,
-) -> Result<Assigned, ErrorData> {
+) -> Result<Assigned, Failure> {
     let mut pending = Pendings::with_capacity(requests.len());
     let mut input_requests = InputRequests::new();
     let mut restated = RoundDigest::default();
@@ -84,7 +84,7 @@ pub(crate) fn asked_again(
     restated: Option<Vec<Request>>,
     tool: &str,
     build: u16,
-) -> Result<(InputRequests, Option<u32>), ErrorData> {
+) -> Result<(InputRequests, Option<u32>), Failure> {
     let pending = &head.pending;
     let mut digest = RoundDigest::default();
     let mut restated = restated.map(Vec::into_iter);
@@ -176,7 +176,7 @@ pub(crate) fn explain_misfits(
 /// Refuses the round with `-32021` if the request did not declare a capability that one of
 /// `pending` needs. Checked on every request: a client's capabilities are whatever this
 /// request says, never what an earlier one said.
-pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorData> {
+pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), Failure> {
     let mut required = ClientCapabilities::default();
     let mut missing = false;
     for entry in pending {
@@ -187,7 +187,7 @@ pub(crate) fn gate(pending: &[Pending], cx: &SagaContext) -> Result<(), ErrorDat
             ?required,
             "the client did not declare a capability the saga needs"
         );
-        return Err(ErrorData::missing_required_client_capability(required));
+        return Err(Failure::MissingCapability(Box::new(required)));
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Reading the client's answers to a round: each checked against what was asked before
 //! the tool sees it.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{ElicitationAction, InputResponses};
 use std::collections::BTreeMap;
 
@@ -79,7 +79,7 @@ pub(crate) fn collect(
     failures: &BTreeMap<String, StepFailure>,
     model: &ModelAnswers,
     samples: SamplesFrom,
-) -> Result<Collected, ErrorData> {
+) -> Result<Collected, Failure> {
     let mut answers = AnswerSlots::with_capacity(pending.len());
     let mut missing = Vec::new();
     for entry in pending {

@@ -2,7 +2,7 @@
 //! keys, kinds and, where the token keeps them, params), the round, the next generated
 //! key and the build that sealed it. The checks an answer must pass are `collect`'s.
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::InputRequest;
 
 use serde::{Deserialize, Serialize};
@@ -417,12 +417,11 @@ impl Pending {
         key_text(self.kind, &self.key)
     }
 
-    pub(crate) fn input_request(&self) -> Result<InputRequest, ErrorData> {
+    pub(crate) fn input_request(&self) -> Result<InputRequest, Failure> {
         let Some(request) = &self.params else {
             tracing::error!(key = %self.key(), "a pending request was not kept");
-            return Err(ErrorData::internal_error(
-                "the saga's pending request could not be read back",
-                None,
+            return Err(Failure::Internal(
+                "the saga's pending request could not be read back".into(),
             ));
         };
         let params = self.kind.resend(request);
@@ -430,7 +429,7 @@ impl Pending {
             .or_else(|error| serde_json::from_str::<InputRequest>(request).map_err(|_| error))
             .map_err(|error| {
                 tracing::error!(key = %self.key(), %error, "a sealed request does not decode");
-                ErrorData::internal_error("the saga's pending request could not be read back", None)
+                Failure::Internal("the saga's pending request could not be read back".into())
             })
     }
 

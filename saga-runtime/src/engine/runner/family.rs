@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 
@@ -77,7 +78,10 @@ impl<T: SagaTool> DynTool for Compiled<T> {
         call: Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-        Box::pin(typed_transition(&self.tool, &self.points, codec, call, cx))
+        Box::pin(
+            typed_transition(&self.tool, &self.points, codec, call, cx)
+                .map(|outcome| outcome.map_err(ErrorData::from)),
+        )
     }
 
     fn inspect(
@@ -202,5 +206,5 @@ impl DynTool for Family {
 pub(crate) fn point_key(saga: &Saga, name: &str, token: &str) -> Result<PointKey, ErrorData> {
     let header = TokenHeader::peek_point(token).map_err(|error| invalid_state(name, &error))?;
     saga.point_key(&header)
-        .ok_or_else(|| invalid_state(name, &saga.points().refusal(&header)))
+        .ok_or_else(|| invalid_state(name, &saga.points().refusal(&header)).into())
 }

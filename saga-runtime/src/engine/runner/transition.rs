@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
 use crate::engine::call::context::SagaContext;
@@ -90,7 +90,7 @@ pub(crate) async fn typed_transition(
     codec: &StateCodec,
     call: Call,
     cx: &SagaContext,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallToolResponse, Failure> {
     let span = tracing::debug_span!(
         "saga.transition",
         tool = %Escaped(&call.name),
@@ -146,12 +146,18 @@ pub(crate) async fn typed_transition(
     outcome
 }
 
-fn error_outcome(error: &ErrorData) -> Outcome {
-    match error.code.0 {
-        -32602 => Outcome::RefusedInvalidParams,
-        -32021 => Outcome::RefusedMissingCapability,
-        -32603 => Outcome::InternalError,
-        _ => Outcome::Other,
+fn error_outcome(failure: &Failure) -> Outcome {
+    match failure {
+        Failure::InvalidParams(_) => Outcome::RefusedInvalidParams,
+        Failure::MissingCapability(_) => Outcome::RefusedMissingCapability,
+        Failure::Internal(_) => Outcome::InternalError,
+        // What the tool's own code returned: by its code, as MCP reads it.
+        Failure::Tool(error) => match error.code.0 {
+            -32602 => Outcome::RefusedInvalidParams,
+            -32021 => Outcome::RefusedMissingCapability,
+            -32603 => Outcome::InternalError,
+            _ => Outcome::Other,
+        },
     }
 }
 
@@ -161,7 +167,7 @@ pub(crate) fn point_of<'p>(
     points: &'p Points,
     tool: &str,
     token: &str,
-) -> Result<&'p Point, ErrorData> {
+) -> Result<&'p Point, Failure> {
     let header = TokenHeader::peek_point(token).map_err(|reason| invalid_state(tool, &reason))?;
     points
         .find(&header)
@@ -177,7 +183,7 @@ async fn run_transition(
     call: Call,
     cx: &SagaContext,
     span: &tracing::Span,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallToolResponse, Failure> {
     let binding = call.binding(cx.principal());
     let run = Run {
         tool,
@@ -301,12 +307,12 @@ fn decode_state(
     point: &Point,
     tool: &str,
     fields: &[u8],
-) -> Result<State, ErrorData> {
+) -> Result<State, Failure> {
     decode_bytes(typed, tool, &points.join(point, fields))
 }
 
 /// The state from its encoding as this build reads it, to the last byte.
-fn decode_bytes(typed: &dyn Typed, tool: &str, state_bytes: &[u8]) -> Result<State, ErrorData> {
+fn decode_bytes(typed: &dyn Typed, tool: &str, state_bytes: &[u8]) -> Result<State, Failure> {
     let (state, rest) = typed
         .decode(state_bytes)
         .map_err(|reason| invalid_state(tool, &reason))?;
@@ -333,9 +339,11 @@ struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A first round: the tool's state from its arguments.
-    fn start(&self, arguments: JsonObject) -> Result<State, ErrorData> {
-        catch_panic_sync(|| self.tool.start(arguments))
-            .map_err(|payload| panicked(self.name, payload.as_ref()))?
+    fn start(&self, arguments: JsonObject) -> Result<State, Failure> {
+        let started = catch_panic_sync(|| self.tool.start(arguments))
+            .map_err(|payload| panicked(self.name, payload.as_ref()))?;
+        // The tool's own refusal of its arguments, passed on as the tool made it.
+        Ok(started?)
     }
 
     /// A later round: the token opened and spent, and the answers read and checked.
@@ -345,7 +353,7 @@ impl<'a> Run<'a> {
         responses: InputResponses,
         failures: &BTreeMap<String, StepFailure>,
         model: &ModelAnswers,
-    ) -> Result<Opening<'a>, ErrorData> {
+    ) -> Result<Opening<'a>, Failure> {
         let point = point_of(self.points, self.name, token)?;
         let mut opened = self
             .codec
@@ -357,9 +365,8 @@ impl<'a> Run<'a> {
             Ok(false) => return Err(invalid_state(self.name, &Refusal::Redeemed)),
             Err(error) => {
                 tracing::error!(tool = %Escaped(self.name), %error, "cannot record a redeemed token");
-                return Err(ErrorData::internal_error(
-                    "the server cannot accept this round now; retry later",
-                    None,
+                return Err(Failure::Internal(
+                    "the server cannot accept this round now; retry later".into(),
                 ));
             }
         }
@@ -416,7 +423,7 @@ impl<'a> Run<'a> {
         fields: &[u8],
         head: &RoundRecord,
         answers: &AnswerSlots,
-    ) -> Result<(), ErrorData> {
+    ) -> Result<(), Failure> {
         let mut restated: Option<Vec<crate::engine::round::requests::Request>> = None;
         for (index, (answer, entry)) in answers.iter().zip(&head.pending).enumerate() {
             let Some(Answer::ToolSample(result)) = answer else {
@@ -484,7 +491,7 @@ impl<'a> Run<'a> {
     }
 
     /// The tool's step, once; a panic in it is this call's error.
-    async fn step(&self, state: State, answers: Answers) -> Result<Step<State>, ErrorData> {
+    async fn step(&self, state: State, answers: Answers) -> Result<Step<State>, Failure> {
         catch_panic_pinned(self.tool.step(state, answers, self.cx))
             .await
             .map_err(|payload| panicked(self.name, payload.as_ref()))
@@ -497,7 +504,7 @@ impl<'a> Run<'a> {
         resumed: Option<Resumed<'_>>,
         head: RoundRecord,
         mut requests: Vec<crate::engine::round::requests::Request>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallToolResponse, Failure> {
         let Some(Resumed {
             opened,
             point,
@@ -525,7 +532,7 @@ impl<'a> Run<'a> {
         state: &State,
         requests: Vec<crate::engine::round::requests::Request>,
         link: Option<crate::state::Link>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallToolResponse, Failure> {
         let (points, codec) = (self.points, self.codec);
         let assigned = asking::assign(requests, &mut head.next_key, self.name)?;
         let input_requests = assigned.input_requests;
@@ -540,26 +547,22 @@ impl<'a> Run<'a> {
                 // a key of the struct's own): refused in this round, said to the caller,
                 // and logged below ERROR, which a client must not be able to trigger.
                 tracing::info!(tool = %Escaped(self.name), reason = %Escaped(&reason), "a saga state does not read back");
-                return ErrorData::invalid_params(
-                    format!(
+                return Failure::InvalidParams(format!(
                         "the saga's state could not be saved: {} (a #[serde(flatten)] map \
                          that holds a key of its struct's own fields writes it twice)",
                         Escaped(&reason)
-                    ),
-                    None,
-                );
+                    ).into());
             }
             tracing::error!(tool = %Escaped(self.name), %error, "saga state does not serialize");
-            ErrorData::internal_error("the saga's state could not be saved", None)
+            Failure::Internal("the saga's state could not be saved".into())
         })?;
         if let Err(error) = point
             .reads_back
             .get_or_init(|| reads_back(self.tool, points, point, &plaintext[fields_at..]))
         {
             tracing::error!(tool = %Escaped(self.name), point = %point.name, %error, "saga state does not read back as itself");
-            return Err(ErrorData::internal_error(
-                "the saga's state could not be saved",
-                None,
+            return Err(Failure::Internal(
+                "the saga's state could not be saved".into(),
             ));
         }
         let token = match link {
@@ -580,19 +583,16 @@ impl<'a> Run<'a> {
             );
             if self.model_answered {
                 // The server's own model wrote what outgrew it: not the client's doing.
-                return Err(ErrorData::internal_error(
+                return Err(Failure::Internal(
                     "the saga's state would exceed the size this server accepts back: it \
                      keeps the server's model's answer across a suspension, and the tool \
                      keeps too much of it (SamplingLimits::max_answer_bytes bounds each \
                      answer; a retry of this round's token reads the kept answer without \
-                     asking the model again)",
-                    None,
+                     asking the model again)"
+                        .into(),
                 ));
             }
-            return Err(ErrorData::invalid_params(
-                "the saga's state would exceed the size this server accepts back; send smaller answers",
-                None,
-            ));
+            return Err(Failure::InvalidParams("the saga's state would exceed the size this server accepts back; send smaller answers".into()));
         }
         Ok(InputRequiredResult::new(input_requests, Some(token)).into())
     }
@@ -609,7 +609,7 @@ impl<'a> Run<'a> {
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::round::requests::Request>>,
         misfits: &[(usize, Misfit)],
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallToolResponse, Failure> {
         asking::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
             let state = decode_state(self.tool, self.points, point, self.name, state_bytes)?;
@@ -646,7 +646,7 @@ impl<'a> Run<'a> {
             })
             .map_err(|error| {
                 tracing::error!(tool = %Escaped(self.name), %error, "saga head does not serialize");
-                ErrorData::internal_error("the saga's state could not be saved", None)
+                Failure::Internal("the saga's state could not be saved".into())
             })?;
         let token = self.codec.seal_linked(
             opened.expires_at,

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use rmcp::ErrorData;
+use crate::engine::call::error::Failure;
 
 use crate::log::Escaped;
 
@@ -50,12 +50,12 @@ pub(crate) fn catch_panic_sync<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn An
 }
 
 /// The error a panicking call gets; logs the panic's message.
-pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> ErrorData {
+pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> Failure {
     let message = payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(a panic payload that is not a string)");
     tracing::error!(tool = %Escaped(tool), panic = %Escaped(message), "tool code panicked; the call gets -32603");
-    ErrorData::internal_error(PANIC_MESSAGE, None)
+    Failure::Internal(PANIC_MESSAGE.into())
 }

@@ -147,6 +147,7 @@ pub(crate) fn unknown_tool(name: &str) -> ErrorData {
         RESUME_SAGA,
         &format!("a sagaToken for unknown tool {name:?}"),
     )
+    .into()
 }
 
 /// The response to either method, for a call of tool `name`.

@@ -298,8 +298,9 @@ pub(crate) fn open(
         .and_then(|params| serde_json::from_value(params).ok())
         .ok_or_else(|| ErrorData::invalid_params("params must carry a string resumeToken", None))?;
     let id = id.or(params.request_id.as_ref());
-    let refused =
-        |reason: &dyn crate::metrics::AsRefusal| crate::engine::invalid_state(RESUME, reason);
+    let refused = |reason: &dyn crate::metrics::AsRefusal| -> ErrorData {
+        crate::engine::invalid_state(RESUME, reason).into()
+    };
     let opened = codec
         .open(
             &params.resume_token,
