@@ -1,5 +1,19 @@
 //! Serving saga tools: the [`SagaServer`] rmcp handler, its HTTP and stdio transports, and
 //! the [`SagaTools`] registry for use inside other rmcp servers.
+//!
+//! Its files stand in groups, each using only those below it (`tests/layers.rs` checks
+//! it), from the top:
+//!
+//! | group | files | what |
+//! |---|---|---|
+//! | transports | `http/`, `stdio.rs` | bytes in and out: the guard's checks, rmcp's transport, the direct path |
+//! | the handler | `server.rs`, `builder.rs` | the rmcp `ServerHandler`, and the builder of both |
+//! | the route | `route.rs`, `session.rs`, `replay.rs`, `samples.rs`, `streamed.rs`, `catalog.rs` | a call's way chosen once (`route::route`) and followed (`route::dispatch`); prompts and resources |
+//! | the registry | `tools.rs` | the tools: built, looked up, listed |
+//! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
+//! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
+//! | the wire formats | `wire/` | translations of the seed formats into MRTR and back |
+//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs` | who calls, what is in flight, the bounds |
 
 #[cfg(feature = "oauth")]
 pub mod auth;
