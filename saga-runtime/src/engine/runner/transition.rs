@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::call::error::Failure;
+use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
 use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::{invalid_state, tool_bug};
+use crate::engine::call::error::{Failure, invalid_state, tool_bug};
 use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::Misfit;
@@ -90,7 +90,7 @@ pub(crate) async fn typed_transition(
     codec: &StateCodec,
     call: Call,
     cx: &SagaContext,
-) -> Result<CallToolResponse, Failure> {
+) -> Result<CallToolResponse, ErrorData> {
     let span = tracing::debug_span!(
         "saga.transition",
         tool = %Escaped(&call.name),
@@ -143,7 +143,8 @@ pub(crate) async fn typed_transition(
         span.record("micros", elapsed.as_micros() as u64);
         span.in_scope(|| tracing::debug!("transition done"));
     }
-    outcome
+    // The engine's edge: the failure becomes the JSON-RPC error the server sends.
+    outcome.map_err(ErrorData::from)
 }
 
 fn error_outcome(failure: &Failure) -> Outcome {
