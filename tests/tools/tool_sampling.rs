@@ -14,7 +14,7 @@ use saga_examples::research::{MAX_TURNS, research};
 use saga_runtime::model::{OpenAiCompatible, SamplingPolicy};
 use saga_runtime::prelude::*;
 use saga_runtime::rmcp::model::{ClientCapabilities, JsonObject};
-use saga_runtime::serve::SagaTools;
+use saga_runtime::serve::{SagaTools, SagaToolsBuilder};
 use saga_runtime::testing::{Answer, Failed, TestClient};
 use serde_json::{Value, json};
 
@@ -48,16 +48,27 @@ fn no_sampling() -> ClientCapabilities {
 }
 
 async fn with_model(behaviour: Behaviour, policy: SamplingPolicy) -> (FakeOpenAi, SagaTools) {
+    with_model_and(behaviour, policy, |tools| tools.tool(research)).await
+}
+
+/// The fake provider behaving as `behaviour`, and a registry whose model it is, the rest
+/// of the registry from `rest` (its tools, its limits).
+async fn with_model_and(
+    behaviour: Behaviour,
+    policy: SamplingPolicy,
+    rest: impl FnOnce(SagaToolsBuilder) -> SagaToolsBuilder,
+) -> (FakeOpenAi, SagaTools) {
     let provider = FakeOpenAi::start(KEY).await;
     provider.behave(behaviour);
     let model = OpenAiCompatible::new(&provider.base_url, KEY, "gpt-test").expect("a model");
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .model(model)
-        .sampling_policy(policy)
-        .tool(research)
-        .build()
-        .expect("builds");
+    let tools = rest(
+        SagaTools::builder()
+            .keys(KeyRing::ephemeral())
+            .model(model)
+            .sampling_policy(policy),
+    )
+    .build()
+    .expect("builds");
     (provider, tools)
 }
 
@@ -518,18 +529,19 @@ mod as_api_md_writes_it {
 /// `max_answer_bytes` fails the sample with that bound's reason.
 #[tokio::test]
 async fn the_servers_model_with_tool_inputs_past_the_answer_bound_fails_the_sample() {
-    let provider = FakeOpenAi::start(KEY).await;
     let huge = json!({"query": "x".repeat(4096)}).to_string();
-    provider.behave(Behaviour::CallTool("search".into(), huge));
-    let model = OpenAiCompatible::new(&provider.base_url, KEY, "gpt-test").expect("a model");
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .model(model)
-        .sampling_policy(SamplingPolicy::ServerOnly)
-        .sampling_limits(saga_runtime::model::SamplingLimits::default().max_answer_bytes(1024))
-        .tool(research)
-        .build()
-        .expect("builds");
+    let (_provider, tools) = with_model_and(
+        Behaviour::CallTool("search".into(), huge),
+        SamplingPolicy::ServerOnly,
+        |tools| {
+            tools
+                .sampling_limits(
+                    saga_runtime::model::SamplingLimits::default().max_answer_bytes(1024),
+                )
+                .tool(research)
+        },
+    )
+    .await;
     let run = TestClient::with_tools(tools)
         .capabilities(no_sampling())
         .call("research", json!({"question": "q"}))
@@ -558,19 +570,12 @@ async fn long_named(question: String) -> Result<String, SagaError> {
 #[tokio::test]
 async fn the_servers_model_may_call_a_tool_with_a_long_name() {
     let name = "a_tool_whose_name_is_long_".repeat(8);
-    let provider = FakeOpenAi::start(KEY).await;
-    provider.behave(Behaviour::CallTool(
-        name.clone(),
-        json!({"query": "x"}).to_string(),
-    ));
-    let model = OpenAiCompatible::new(&provider.base_url, KEY, "gpt-test").expect("a model");
-    let tools = SagaTools::builder()
-        .keys(KeyRing::ephemeral())
-        .model(model)
-        .sampling_policy(SamplingPolicy::ServerOnly)
-        .tool(long_named)
-        .build()
-        .expect("builds");
+    let (_provider, tools) = with_model_and(
+        Behaviour::CallTool(name.clone(), json!({"query": "x"}).to_string()),
+        SamplingPolicy::ServerOnly,
+        |tools| tools.tool(long_named),
+    )
+    .await;
     let run = TestClient::with_tools(tools)
         .capabilities(no_sampling())
         .call("long_named", json!({"question": "q"}))
