@@ -16,7 +16,9 @@
 //! ([`super::samples`]), or one plain transition of the engine.
 
 use futures::FutureExt as _;
-use futures::future::{BoxFuture, Either};
+use std::sync::Arc;
+
+use futures::future::Either;
 use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
@@ -28,17 +30,18 @@ use super::tools::{SagaTools, stamp_server_info};
 use super::wire::WireCall;
 use crate::engine::family::Saga;
 use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext};
-use crate::tasks::TaskSupport;
+use crate::tasks::{TaskSupport, Tasks};
 
 /// The way a call runs: chosen by [`route`], run by [`follow`].
 pub(crate) enum Route<'a> {
     /// A task tool called by a client that declared the tasks extension: it runs to its
-    /// first checkpoint (gathering input before it, as any call), where its task begins.
-    Task(&'a Saga, Run),
+    /// first checkpoint (gathering input before it, as any call), where its task begins
+    /// in the server's tasks.
+    Task(&'a Arc<Tasks>, &'a Saga, Run),
     /// A task tool called by a client without the extension: an ordinary call whose
     /// checkpoints pass within it, as many as a request may; past them the client gets
     /// the state to go on from, as over MRTR.
-    ThroughCheckpoints(&'a Saga),
+    ThroughCheckpoints(&'a Arc<Tasks>, &'a Saga),
     /// Any other call: one run.
     Run(&'a Saga, Run),
 }
@@ -73,14 +76,17 @@ pub(crate) fn route<'a>(
     as_task: AsTask,
 ) -> Result<Route<'a>, ErrorData> {
     let saga = tools.saga(&call.name)?;
-    if as_task == AsTask::Allowed && tools.tasks().is_some() {
+    if as_task == AsTask::Allowed
+        && let Some(tasks) = tools.tasks()
+    {
         match saga.task_support() {
             TaskSupport::Forbidden => {}
             _ if cx.capabilities().supports_tasks() => {
-                return Ok(Route::Task(saga, run_of(call, cx, DriveUntil::Checkpoint)));
+                let run = run_of(call, cx, DriveUntil::Checkpoint);
+                return Ok(Route::Task(tasks, saga, run));
             }
             TaskSupport::Required => return Err(crate::tasks::tasks_required()),
-            TaskSupport::Optional => return Ok(Route::ThroughCheckpoints(saga)),
+            TaskSupport::Optional => return Ok(Route::ThroughCheckpoints(tasks, saga)),
         }
     }
     Ok(Route::Run(saga, run_of(call, cx, DriveUntil::End)))
@@ -145,9 +151,11 @@ pub(crate) fn follow<'a>(
         // Boxed, as the rarer runs below: rmcp spawns a task per request whose future
         // holds this one, and the largest path would otherwise size (and copy) every
         // request's task (BENCHMARKS.md).
-        Route::Task(saga, run) => Either::Right(begin_task(tools, saga, run, call, cx).boxed()),
-        Route::ThroughCheckpoints(saga) => {
-            Either::Right(through_checkpoints(tools, saga, call, cx).boxed())
+        Route::Task(tasks, saga, run) => {
+            Either::Right(begin_task(tools, tasks, saga, run, call, cx).boxed())
+        }
+        Route::ThroughCheckpoints(tasks, saga) => {
+            Either::Right(through_checkpoints(tools, tasks, saga, call, cx).boxed())
         }
     }
 }
@@ -210,34 +218,28 @@ async fn run_once(
 }
 
 /// [`Route::Task`]: the run to the first checkpoint, and the task that begins there.
-fn begin_task<'a>(
-    tools: &'a SagaTools,
-    saga: &'a Saga,
+async fn begin_task(
+    tools: &SagaTools,
+    tasks: &Arc<Tasks>,
+    saga: &Saga,
     run: Run,
     call: Call,
-    cx: &'a SagaContext,
-) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
-    async move {
-        let Some(tasks) = tools.tasks() else {
-            return run_once(tools, saga, run, call, cx).await;
-        };
-        tasks.ensure_sweeper(tools);
-        let first = run_once(tools, saga, run, call.clone(), cx).await?;
-        tasks.begin(tools, saga, call, cx, first).await
-    }
-    .boxed()
+    cx: &SagaContext,
+) -> Result<CallToolResponse, ErrorData> {
+    tasks.ensure_sweeper(tools);
+    let first = run_once(tools, saga, run, call.clone(), cx).await?;
+    tasks.begin(tools, saga, call, cx, first).await
 }
 
 /// [`Route::ThroughCheckpoints`].
 async fn through_checkpoints(
     tools: &SagaTools,
+    tasks: &Arc<Tasks>,
     saga: &Saga,
     mut call: Call,
     cx: &SagaContext,
 ) -> Result<CallToolResponse, ErrorData> {
-    if let Some(tasks) = tools.tasks() {
-        tasks.ensure_sweeper(tools);
-    }
+    tasks.ensure_sweeper(tools);
     let mut checkpoints = 0;
     loop {
         let run = run_of(&call, cx, DriveUntil::End);
