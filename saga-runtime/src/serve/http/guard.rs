@@ -99,7 +99,7 @@ impl Guard {
             Err(refused) => return refused.into_response(),
         };
         let pool = caller.pool.clone();
-        let (session, owned) = match self.session_of(&parts, &caller.principal).await {
+        let session = match self.session_of(&parts, &caller.principal).await {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -107,13 +107,13 @@ impl Guard {
         parts.extensions.insert(caller);
         let request = Request::from_parts(parts, body);
         match session {
-            Some(id) if owned && request.method() == Method::GET => {
+            Named::Owned(id) if request.method() == Method::GET => {
                 self.get_stream(request, &id).await
             }
             session if request.method() == Method::POST && is_json(request.headers()) => {
-                self.post(request, span, session, owned, pool).await
+                self.post(request, span, session, pool).await
             }
-            session => self.forward_other(request, session).await,
+            session => self.forward_other(request, session.into_id()).await,
         }
     }
 
@@ -147,20 +147,21 @@ impl Guard {
         &self,
         parts: &http::request::Parts,
         principal: &str,
-    ) -> Result<(Option<String>, bool), Refused> {
+    ) -> Result<Named, Refused> {
         let Some(id) = parts
             .headers
             .get(crate::serve::head::SESSION_ID_HEADER)
             .and_then(|id| id.to_str().ok())
         else {
-            return Ok((None, false));
+            return Ok(Named::Other(None));
         };
         match self.owners.of(id, principal).await {
             Ownership::Other => {
                 tracing::info!("a request named a session another principal opened");
                 Err(Refused::SessionNotFound)
             }
-            ownership => Ok((Some(id.to_owned()), ownership == Ownership::Owned)),
+            Ownership::Owned => Ok(Named::Owned(id.to_owned())),
+            Ownership::Unknown => Ok(Named::Other(Some(id.to_owned()))),
         }
     }
 
@@ -202,8 +203,7 @@ impl Guard {
         &self,
         request: Request,
         span: &tracing::Span,
-        session: Option<String>,
-        owned: bool,
+        session: Named,
         pool: Pool,
     ) -> Response {
         let slot = match self.slot(&pool).await {
@@ -215,7 +215,7 @@ impl Guard {
             Ok(bytes) => bytes,
             Err(refused) => return refused.into_response(),
         };
-        if !owned
+        if !matches!(session, Named::Owned(_))
             && let Some(direct) = &self.direct
             && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr))
             && let Some(call) = direct.read_within(&parts, &bytes, self.budget)
@@ -242,11 +242,11 @@ impl Guard {
             );
         }
         match session {
-            Some(id) if owned => {
+            Named::Owned(id) => {
                 self.post_in_session(parts, bytes, &envelope, &id, slot)
                     .await
             }
-            session => {
+            Named::Other(session) => {
                 self.post_stateless(parts, bytes, &envelope, session, pool, slot, span)
                     .await
             }
@@ -558,6 +558,22 @@ impl tower::Service<Request> for GuardService {
     fn call(&mut self, request: Request) -> Self::Future {
         use futures::FutureExt as _;
         Arc::clone(&self.0).run(request).boxed().map(Ok)
+    }
+}
+
+/// The session a request names: a live one the caller opened, or (`Other`) an id of no
+/// live session, or none. (Another principal's is refused before this is made.)
+enum Named {
+    Owned(String),
+    Other(Option<String>),
+}
+
+impl Named {
+    fn into_id(self) -> Option<String> {
+        match self {
+            Named::Owned(id) => Some(id),
+            Named::Other(id) => id,
+        }
     }
 }
 
