@@ -98,10 +98,12 @@ impl Elicit for EnumChoices {
         schema.as_object().cloned().unwrap_or_default()
     }
 
-    fn from_content(content: &serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
+    fn from_content(
+        content: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, FormError> {
         serde_json::to_string(content)
             .map(EnumChoices)
-            .map_err(|error| error.to_string())
+            .map_err(|error| FormError::new(error.to_string()))
     }
 }
 

@@ -132,14 +132,14 @@ pub mod __support {
 pub mod __private {
     pub use crate::engine::diagram::with_diagram;
     pub use crate::engine::elicit_field::{
-        SchemaField, SchemaValue, contains, field_error, object_schema, one_field_from_content,
+        SchemaField, SchemaValue, contains, object_schema, one_field_from_content,
         one_field_schema, parse_select, read_field, select_property,
     };
     pub use crate::engine::expand_support::*;
     pub use crate::engine::{
-        Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, LayoutError, PromptOutput, Request,
-        ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, StateLayout, Step,
-        ToolOutput, parse_arguments,
+        Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, FormError, LayoutError, PromptOutput,
+        Request, ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, StateLayout,
+        Step, ToolOutput, parse_arguments,
     };
     pub use crate::tasks::TaskSupport;
     pub use rmcp::ErrorData;
@@ -165,7 +165,7 @@ macro_rules! join {
 pub mod prelude {
     pub use crate::engine::prelude::*;
     pub use crate::engine::{
-        Answers, Checkpoint, Contents, Elicit, Elicited, JoinAll, Json, Prompt, Request,
+        Answers, Checkpoint, Contents, Elicit, Elicited, FormError, JoinAll, Json, Prompt, Request,
         SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, checkpoint,
         join_all,
     };

@@ -211,7 +211,13 @@ fn from_content_errors_name_the_field() {
     let error = |edit: &dyn Fn(&mut Value)| {
         let mut content = valid();
         edit(&mut content);
-        Deploy::from_content(&map(content)).unwrap_err()
+        let error = Deploy::from_content(&map(content)).unwrap_err();
+        // The typed error names the field apart from the reason; its text is both.
+        let field = error
+            .field()
+            .expect("a derived form's error names its field");
+        assert_eq!(error.to_string(), format!("`{field}` {}", error.reason()));
+        error.to_string()
     };
     assert_eq!(
         error(&|c| c["service"] = json!(5)),
@@ -313,7 +319,9 @@ fn an_enum_is_a_one_field_form() {
         Environment::StagingArea
     );
     assert_eq!(
-        Environment::from_content(&map(json!({}))).unwrap_err(),
+        Environment::from_content(&map(json!({})))
+            .unwrap_err()
+            .to_string(),
         "`value` is missing"
     );
     let schema = Feature::requested_schema();
@@ -371,4 +379,35 @@ fn an_empty_struct_is_an_empty_form() {
         json!({"type": "object", "properties": {}})
     );
     assert!(Nothing::from_content(&Map::new()).is_ok());
+}
+
+/// A hand-written `Elicit` impl builds its reasons as it likes: a `String` reason passes
+/// through `?`, a field is named with `in_field`, and the text is the one a derived form
+/// would give.
+#[test]
+fn a_hand_written_form_returns_typed_errors() {
+    struct Minutes(u32);
+
+    fn reason_of(value: &Value) -> Result<u32, String> {
+        let minutes = value.as_u64().ok_or("is not a whole number")?;
+        u32::try_from(minutes).map_err(|_| format!("is above {}", u32::MAX))
+    }
+
+    impl Elicit for Minutes {
+        fn requested_schema() -> serde_json::Map<String, Value> {
+            map(json!({"type": "object", "properties": {"m": {"type": "integer"}}}))
+        }
+        fn from_content(content: &serde_json::Map<String, Value>) -> Result<Self, FormError> {
+            let value = content.get("m").ok_or("has no `m`")?;
+            let minutes = reason_of(value).map_err(|why| FormError::new(why).in_field("m"))?;
+            Ok(Minutes(minutes))
+        }
+    }
+
+    assert_eq!(Minutes::from_content(&map(json!({"m": 7}))).unwrap().0, 7);
+    let missing = Minutes::from_content(&map(json!({}))).err().unwrap();
+    assert_eq!((missing.field(), missing.reason()), (None, "has no `m`"));
+    let wrong = Minutes::from_content(&map(json!({"m": "x"}))).err().unwrap();
+    assert_eq!(wrong.to_string(), "`m` is not a whole number");
+    assert_eq!(wrong.field(), Some("m"));
 }

@@ -195,7 +195,7 @@ fn derive_struct(data: &Struct) -> TokenStream {
 
             fn from_content(
                 content: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
-            ) -> ::core::result::Result<Self, ::std::string::String> {
+            ) -> ::core::result::Result<Self, #p::FormError> {
                 ::core::result::Result::Ok(#ident {
                     #(#reads,)*
                 })
@@ -246,7 +246,7 @@ fn derive_enum(data: &Enum) -> TokenStream {
 
             fn parse(
                 value: ::core::option::Option<&#p::serde_json::Value>,
-            ) -> ::core::result::Result<Self, ::std::string::String> {
+            ) -> ::core::result::Result<Self, #p::FormError> {
                 #p::parse_select::<Self>(value)
             }
         }
@@ -258,7 +258,7 @@ fn derive_enum(data: &Enum) -> TokenStream {
 
             fn from_content(
                 content: &#p::serde_json::Map<::std::string::String, #p::serde_json::Value>,
-            ) -> ::core::result::Result<Self, ::std::string::String> {
+            ) -> ::core::result::Result<Self, #p::FormError> {
                 #p::one_field_from_content::<Self>(content)
             }
         }

@@ -36,7 +36,7 @@ pub fn expand(input: &DeriveInput, error: syn::Error) -> TokenStream {
                 }
                 fn parse(
                     _: ::core::option::Option<&#p::serde_json::Value>,
-                ) -> ::core::result::Result<Self, ::std::string::String> {
+                ) -> ::core::result::Result<Self, #p::FormError> {
                     ::core::unreachable!()
                 }
             }
@@ -50,7 +50,7 @@ pub fn expand(input: &DeriveInput, error: syn::Error) -> TokenStream {
                 fn requested_schema() -> #map {
                     ::core::unreachable!()
                 }
-                fn from_content(_: &#map) -> ::core::result::Result<Self, ::std::string::String> {
+                fn from_content(_: &#map) -> ::core::result::Result<Self, #p::FormError> {
                     ::core::unreachable!()
                 }
             }

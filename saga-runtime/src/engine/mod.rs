@@ -53,7 +53,7 @@ pub use contract::tool::{
 pub use expand::local::{SagaForItem, SagaLocal};
 // Named in the errors about a helper awaited outside a saga: rustc shows these paths.
 pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};
-pub use forms::elicit::Elicit;
+pub use forms::elicit::{Elicit, FormError};
 pub use forms::elicit_field::{ElicitEnum, ElicitField};
 pub use identity::layout::LayoutError;
 pub(crate) use identity::points::Points;

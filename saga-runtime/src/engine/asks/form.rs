@@ -6,7 +6,7 @@ use rmcp::model::ElicitationAction;
 use serde_json::Value;
 
 use crate::engine::call::error::SagaError;
-use crate::engine::forms::elicit::{ContentCheck, Elicit, Misfit};
+use crate::engine::forms::elicit::{ContentCheck, Elicit, FormError};
 use crate::engine::forms::type_form::{Form, cached_form};
 use crate::engine::kinds::form::{FormAnswer, FormAsked};
 use crate::engine::kinds::table::{Answer, Asked};
@@ -106,7 +106,7 @@ impl Answers {
     fn read_elicit<T: Elicit>(&mut self, index: usize, fitted: bool) -> Result<T, SagaError> {
         // Only the form and the read are `T`'s: the rest is compiled once.
         let content = self.elicited_content(index, fitted, cached_form::<T>)?;
-        T::from_owned_content(content).map_err(SagaError::InvalidAnswer)
+        T::from_owned_content(content).map_err(|error| SagaError::InvalidAnswer(error.to_string()))
     }
 
     /// The accepted content of the elicitation answered at `index`, its defaults given
@@ -168,7 +168,7 @@ impl Answers {
 
     /// Why the answer at `index` does not fit `form`, where the runtime could not check it
     /// before the step (a form whose token keeps no schema): what a form asked again says.
-    pub(crate) fn misfit(&self, index: usize, form: &Form) -> Option<Misfit> {
+    pub(crate) fn misfit(&self, index: usize, form: &Form) -> Option<FormError> {
         let content = self.unchecked_content(index)?;
         with_defaults(&form.check, content, |content| form.check.check(content)).err()
     }

@@ -57,11 +57,11 @@ pub trait Elicit: Sized + 'static {
 
     /// Reads an accepted answer's `content`. The runtime has already checked the content
     /// against [`Elicit::requested_schema`]; this is the typed read.
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String>;
+    fn from_content(content: &Map<String, Value>) -> Result<Self, FormError>;
 
     /// [`Elicit::from_content`] given the content to keep: the runtime calls this one.
     /// The default borrows; an impl can move strings out instead of copying them.
-    fn from_owned_content(content: Map<String, Value>) -> Result<Self, String> {
+    fn from_owned_content(content: Map<String, Value>) -> Result<Self, FormError> {
         Self::from_content(&content)
     }
 }
@@ -80,30 +80,30 @@ fn single_field_schema(property: Value) -> Map<String, Value> {
     }
 }
 
-fn single_field(content: &Map<String, Value>) -> Result<&Value, String> {
+fn single_field(content: &Map<String, Value>) -> Result<&Value, FormError> {
     content
         .get(VALUE_FIELD)
-        .ok_or_else(|| format!("missing field `{VALUE_FIELD}`"))
+        .ok_or_else(|| FormError::new(format!("missing field `{VALUE_FIELD}`")))
 }
 
 impl Elicit for String {
     fn requested_schema() -> Map<String, Value> {
         single_field_schema(json!({"type": "string"}))
     }
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
+    fn from_content(content: &Map<String, Value>) -> Result<Self, FormError> {
         single_field(content)?
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| format!("`{VALUE_FIELD}` is not a string"))
+            .ok_or_else(|| FormError::of_field(VALUE_FIELD, "is not a string"))
     }
-    fn from_owned_content(content: Map<String, Value>) -> Result<Self, String> {
+    fn from_owned_content(content: Map<String, Value>) -> Result<Self, FormError> {
         match content
             .into_iter()
             .find_map(|(name, value)| (name == VALUE_FIELD).then_some(value))
         {
             Some(Value::String(text)) => Ok(text),
-            Some(_) => Err(format!("`{VALUE_FIELD}` is not a string")),
-            None => Err(format!("missing field `{VALUE_FIELD}`")),
+            Some(_) => Err(FormError::of_field(VALUE_FIELD, "is not a string")),
+            None => Err(FormError::new(format!("missing field `{VALUE_FIELD}`"))),
         }
     }
 }
@@ -112,10 +112,10 @@ impl Elicit for bool {
     fn requested_schema() -> Map<String, Value> {
         single_field_schema(json!({"type": "boolean"}))
     }
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
+    fn from_content(content: &Map<String, Value>) -> Result<Self, FormError> {
         single_field(content)?
             .as_bool()
-            .ok_or_else(|| format!("`{VALUE_FIELD}` is not a boolean"))
+            .ok_or_else(|| FormError::of_field(VALUE_FIELD, "is not a boolean"))
     }
 }
 
@@ -123,9 +123,9 @@ impl Elicit for i64 {
     fn requested_schema() -> Map<String, Value> {
         single_field_schema(json!({"type": "integer"}))
     }
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
+    fn from_content(content: &Map<String, Value>) -> Result<Self, FormError> {
         as_integer(single_field(content)?)
-            .ok_or_else(|| format!("`{VALUE_FIELD}` is not an integer"))
+            .ok_or_else(|| FormError::of_field(VALUE_FIELD, "is not an integer"))
     }
 }
 
@@ -133,10 +133,10 @@ impl Elicit for f64 {
     fn requested_schema() -> Map<String, Value> {
         single_field_schema(json!({"type": "number"}))
     }
-    fn from_content(content: &Map<String, Value>) -> Result<Self, String> {
+    fn from_content(content: &Map<String, Value>) -> Result<Self, FormError> {
         single_field(content)?
             .as_f64()
-            .ok_or_else(|| format!("`{VALUE_FIELD}` is not a number"))
+            .ok_or_else(|| FormError::of_field(VALUE_FIELD, "is not a number"))
     }
 }
 
@@ -157,27 +157,64 @@ pub fn as_integer(value: &Value) -> Option<i64> {
 /// `oneOf`/`anyOf` constants, string `minLength`/`maxLength`/`format`, number
 /// `minimum`/`maximum`, array `minItems`/`maxItems`, and `required`. Properties the schema
 /// does not name are ignored, as JSON Schema allows.
-pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(), String> {
-    ContentCheck::new(schema)
-        .check(content)
-        .map_err(|misfit| misfit.to_string())
+pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(), FormError> {
+    ContentCheck::new(schema).check(content)
 }
 
-/// Why an answer does not fit its form: the field (none when the content is not an
-/// object) and the rule it breaks, in words a person reads ("is above the maximum 240").
-/// Never the value the client sent: the reason goes back into the question and the log.
+/// Why an answer does not fit its form, or cannot be read as the form's type: the field
+/// (none when the error is about the whole answer) and the rule it breaks, in words a
+/// person reads ("is above the maximum 240").
+///
+/// What [`Elicit::from_content`] and [`ElicitField::parse`] return. The reason should never
+/// quote the value the client sent: it goes back into the question and the log.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+///
+/// let error = FormError::new("is above the maximum 240").in_field("minutes");
+/// assert_eq!(error.to_string(), "`minutes` is above the maximum 240");
+/// assert_eq!(error.field(), Some("minutes"));
+/// assert_eq!(error.reason(), "is above the maximum 240");
+/// ```
+///
+/// [`ElicitField::parse`]: crate::engine::ElicitField::parse
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Misfit {
+pub struct FormError {
     pub(crate) field: Option<String>,
     pub(crate) rule: String,
 }
 
-impl Misfit {
-    fn of_field(field: &str, rule: impl Into<String>) -> Self {
+impl FormError {
+    /// An error about the answer or about one value, whose field is not named (yet):
+    /// `reason` reads after the field's name, e.g. "is not a string".
+    pub fn new(reason: impl Into<String>) -> Self {
         Self {
-            field: Some(field.to_owned()),
-            rule: rule.into(),
+            field: None,
+            rule: reason.into(),
         }
+    }
+
+    /// The same error about the field `name`; a field already named is kept.
+    #[must_use]
+    pub fn in_field(mut self, name: &str) -> Self {
+        if self.field.is_none() {
+            self.field = Some(name.to_owned());
+        }
+        self
+    }
+
+    /// The field the error is about, when it names one.
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
+    }
+
+    /// What is wrong, without the field's name.
+    pub fn reason(&self) -> &str {
+        &self.rule
+    }
+
+    fn of_field(field: &str, rule: impl Into<String>) -> Self {
+        Self::new(rule).in_field(field)
     }
 
     /// The sentence added to a question asked again: the field as its form names it,
@@ -197,12 +234,28 @@ impl Misfit {
     }
 }
 
-impl std::fmt::Display for Misfit {
+impl std::fmt::Display for FormError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.field {
             Some(field) => write!(f, "`{field}` {}", self.rule),
             None => f.write_str(&self.rule),
         }
+    }
+}
+
+impl std::error::Error for FormError {}
+
+/// A hand-written `from_content` can keep building its reasons as strings: `?` turns one
+/// into a field-less [`FormError`].
+impl From<String> for FormError {
+    fn from(reason: String) -> Self {
+        Self::new(reason)
+    }
+}
+
+impl From<&str> for FormError {
+    fn from(reason: &str) -> Self {
+        Self::new(reason)
     }
 }
 
@@ -261,16 +314,16 @@ impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
 
     /// `Err("{below} {min}{unit}")` or `Err("{above} {max}{unit}")` where `value` falls
     /// outside.
-    fn check(&self, value: T, [below, above]: [&str; 2], unit: &str) -> Result<(), String> {
+    fn check(&self, value: T, [below, above]: [&str; 2], unit: &str) -> Result<(), FormError> {
         if let Some(min) = self.min
             && value < min
         {
-            return Err(format!("{below} {min}{unit}"));
+            return Err(FormError::new(format!("{below} {min}{unit}")));
         }
         if let Some(max) = self.max
             && value > max
         {
-            return Err(format!("{above} {max}{unit}"));
+            return Err(FormError::new(format!("{above} {max}{unit}")));
         }
         Ok(())
     }
@@ -335,18 +388,17 @@ impl ContentCheck {
         }
     }
 
-    pub(crate) fn check(&self, content: &Value) -> Result<(), Misfit> {
-        let content = content.as_object().ok_or_else(|| Misfit {
-            field: None,
-            rule: "content is not an object".to_owned(),
-        })?;
+    pub(crate) fn check(&self, content: &Value) -> Result<(), FormError> {
+        let content = content
+            .as_object()
+            .ok_or_else(|| FormError::new("content is not an object"))?;
         self.check_object(content)
     }
 
-    pub(crate) fn check_object(&self, content: &Map<String, Value>) -> Result<(), Misfit> {
+    pub(crate) fn check_object(&self, content: &Map<String, Value>) -> Result<(), FormError> {
         for name in &self.required {
             if content.get(name).is_none_or(Value::is_null) {
-                return Err(Misfit::of_field(name, "is required and is missing"));
+                return Err(FormError::of_field(name, "is required and is missing"));
             }
         }
         for (name, property) in &self.properties {
@@ -354,7 +406,7 @@ impl ContentCheck {
                 None | Some(Value::Null) => {}
                 Some(value) => property
                     .check(value)
-                    .map_err(|rule| Misfit::of_field(name, rule))?,
+                    .map_err(|misfit| misfit.in_field(name))?,
             }
         }
         Ok(())
@@ -388,7 +440,7 @@ impl PropertyCheck {
         }
     }
 
-    fn check(&self, value: &Value) -> Result<(), String> {
+    fn check(&self, value: &Value) -> Result<(), FormError> {
         match self {
             PropertyCheck::String {
                 length,
@@ -404,7 +456,7 @@ impl PropertyCheck {
                     check_format(format, text)?;
                 }
                 if !allowed.is_empty() && !allowed.iter().any(|option| option == text) {
-                    return Err(format!("is not one of {allowed:?}"));
+                    return Err(FormError::new(format!("is not one of {allowed:?}")));
                 }
                 Ok(())
             }
@@ -429,7 +481,7 @@ impl PropertyCheck {
                 for item in values {
                     let text = item.as_str().ok_or("has an item that is not a string")?;
                     if !allowed.is_empty() && !allowed.iter().any(|option| option == text) {
-                        return Err(format!("has an item not in {allowed:?}"));
+                        return Err(FormError::new(format!("has an item not in {allowed:?}")));
                     }
                 }
                 Ok(())
@@ -461,7 +513,7 @@ fn allowed_constants(property: &Value) -> Vec<String> {
     )
 }
 
-fn check_format(format: &str, text: &str) -> Result<(), String> {
+fn check_format(format: &str, text: &str) -> Result<(), FormError> {
     let ok = match format {
         "email" => text.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty() && domain.contains('.') && !text.contains(char::is_whitespace)
@@ -481,7 +533,7 @@ fn check_format(format: &str, text: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("is not a valid {format}"))
+        Err(FormError::new(format!("is not a valid {format}")))
     }
 }
 
@@ -577,11 +629,7 @@ mod tests {
             json!(7),
         ] {
             let fresh = check_content(&s, &content);
-            assert_eq!(
-                kept.check(&content).map_err(|m| m.to_string()),
-                fresh,
-                "{content}"
-            );
+            assert_eq!(kept.check(&content), fresh, "{content}");
         }
         assert_eq!(
             kept.check(&json!({"color": "blue", "n": 2}))

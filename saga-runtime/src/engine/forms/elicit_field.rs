@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::forms::elicit::as_integer;
+use crate::engine::forms::elicit::{FormError, as_integer};
 
 /// A type that can be one property of a form-mode elicitation.
 ///
@@ -31,13 +31,13 @@ pub trait ElicitField: Sized {
     /// Reads the property's value from an accepted answer; `None` when it is absent.
     /// An error says what is wrong with the value, without naming the field
     /// (e.g. "is not a string").
-    fn parse(value: Option<&Value>) -> Result<Self, String>;
+    fn parse(value: Option<&Value>) -> Result<Self, FormError>;
 
     /// Reads the property `name` of an answer, with an error that names it: what a
     /// derived form's `from_content` calls per field, compiled once per field type.
     #[doc(hidden)]
     #[inline(never)]
-    fn read_named(content: &Map<String, Value>, name: &str) -> Result<Self, String> {
+    fn read_named(content: &Map<String, Value>, name: &str) -> Result<Self, FormError> {
         read_field(content, name)
     }
 }
@@ -75,9 +75,9 @@ fn object(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Map<String,
         .collect()
 }
 
-fn missing(value: Option<&Value>) -> Result<&Value, String> {
+fn missing(value: Option<&Value>) -> Result<&Value, FormError> {
     match value {
-        None | Some(Value::Null) => Err("is missing".to_owned()),
+        None | Some(Value::Null) => Err(FormError::new("is missing")),
         Some(value) => Ok(value),
     }
 }
@@ -86,11 +86,11 @@ impl ElicitField for String {
     fn property() -> Map<String, Value> {
         object([("type", Value::from("string"))])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         missing(value)?
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| "is not a string".to_owned())
+            .ok_or_else(|| FormError::new("is not a string"))
     }
 }
 
@@ -98,10 +98,10 @@ impl ElicitField for bool {
     fn property() -> Map<String, Value> {
         object([("type", Value::from("boolean"))])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         missing(value)?
             .as_bool()
-            .ok_or_else(|| "is not a boolean".to_owned())
+            .ok_or_else(|| FormError::new("is not a boolean"))
     }
 }
 
@@ -115,7 +115,7 @@ macro_rules! small_integers {
                     ("maximum", Value::from(<$ty>::MAX)),
                 ])
             }
-            fn parse(value: Option<&Value>) -> Result<Self, String> {
+            fn parse(value: Option<&Value>) -> Result<Self, FormError> {
                 parse_integer(value)
             }
         }
@@ -128,7 +128,7 @@ impl ElicitField for i64 {
     fn property() -> Map<String, Value> {
         object([("type", Value::from("integer"))])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         parse_integer(value)
     }
 }
@@ -137,7 +137,7 @@ impl ElicitField for isize {
     fn property() -> Map<String, Value> {
         <i64 as ElicitField>::property()
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         parse_integer(value)
     }
 }
@@ -149,7 +149,7 @@ impl ElicitField for u64 {
             ("minimum", Value::from(0)),
         ])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         let value = missing(value)?;
         // Above i64::MAX, as_integer gives up; serde_json still reads a u64 exactly.
         if let Some(unsigned) = value.as_u64() {
@@ -163,26 +163,27 @@ impl ElicitField for usize {
     fn property() -> Map<String, Value> {
         <u64 as ElicitField>::property()
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         let wide = <u64 as ElicitField>::parse(value)?;
-        Self::try_from(wide).map_err(|_| format!("is out of range for {}", stringify!(usize)))
+        Self::try_from(wide)
+            .map_err(|_| FormError::new(format!("is out of range for {}", stringify!(usize))))
     }
 }
 
-fn parse_integer<T: TryFrom<i64>>(value: Option<&Value>) -> Result<T, String> {
+fn parse_integer<T: TryFrom<i64>>(value: Option<&Value>) -> Result<T, FormError> {
     let value = missing(value)?;
-    let wide = as_integer(value).ok_or_else(|| "is not an integer".to_owned())?;
-    T::try_from(wide).map_err(|_| format!("is out of range: {wide}"))
+    let wide = as_integer(value).ok_or_else(|| FormError::new("is not an integer"))?;
+    T::try_from(wide).map_err(|_| FormError::new(format!("is out of range: {wide}")))
 }
 
 impl ElicitField for f64 {
     fn property() -> Map<String, Value> {
         object([("type", Value::from("number"))])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         missing(value)?
             .as_f64()
-            .ok_or_else(|| "is not a number".to_owned())
+            .ok_or_else(|| FormError::new("is not a number"))
     }
 }
 
@@ -190,13 +191,13 @@ impl ElicitField for f32 {
     fn property() -> Map<String, Value> {
         <f64 as ElicitField>::property()
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         let wide = <f64 as ElicitField>::parse(value)?;
         let narrow = wide as f32;
         if narrow.is_finite() {
             Ok(narrow)
         } else {
-            Err(format!("is out of range: {wide}"))
+            Err(FormError::new(format!("is out of range: {wide}")))
         }
     }
 }
@@ -207,7 +208,7 @@ impl<T: ElicitField> ElicitField for Option<T> {
     fn property() -> Map<String, Value> {
         T::property()
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         match value {
             None | Some(Value::Null) => Ok(None),
             Some(_) => T::parse(value).map(Some),
@@ -231,16 +232,18 @@ impl<E: ElicitEnum> ElicitField for Vec<E> {
             ("items", Value::Object(items)),
         ])
     }
-    fn parse(value: Option<&Value>) -> Result<Self, String> {
+    fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         missing(value)?
             .as_array()
-            .ok_or_else(|| "is not an array".to_owned())?
+            .ok_or_else(|| FormError::new("is not an array"))?
             .iter()
             .map(|item| {
                 let wire = item
                     .as_str()
-                    .ok_or_else(|| "has an item that is not a string".to_owned())?;
-                E::from_wire(wire).ok_or_else(|| format!("has an item not in {:?}", E::WIRE_NAMES))
+                    .ok_or_else(|| FormError::new("has an item that is not a string"))?;
+                E::from_wire(wire).ok_or_else(|| {
+                    FormError::new(format!("has an item not in {:?}", E::WIRE_NAMES))
+                })
             })
             .collect()
     }
@@ -277,11 +280,11 @@ pub fn select_property<E: ElicitEnum>() -> Map<String, Value> {
 
 /// Reads a single-select answer.
 #[doc(hidden)]
-pub fn parse_select<E: ElicitEnum>(value: Option<&Value>) -> Result<E, String> {
+pub fn parse_select<E: ElicitEnum>(value: Option<&Value>) -> Result<E, FormError> {
     let wire = missing(value)?
         .as_str()
-        .ok_or_else(|| "is not a string".to_owned())?;
-    E::from_wire(wire).ok_or_else(|| format!("is not one of {:?}", E::WIRE_NAMES))
+        .ok_or_else(|| FormError::new("is not a string"))?;
+    E::from_wire(wire).ok_or_else(|| FormError::new(format!("is not one of {:?}", E::WIRE_NAMES)))
 }
 
 /// One property of a derived form's schema: what `#[derive(Elicit)]` writes per field,
@@ -372,20 +375,19 @@ pub fn one_field_schema<T: ElicitField>() -> Map<String, Value> {
 
 /// Reads a one-field form whose field, `value`, is a `T`.
 #[doc(hidden)]
-pub fn one_field_from_content<T: ElicitField>(content: &Map<String, Value>) -> Result<T, String> {
+pub fn one_field_from_content<T: ElicitField>(
+    content: &Map<String, Value>,
+) -> Result<T, FormError> {
     read_field(content, VALUE_FIELD)
 }
 
 /// Reads the property `name` of an answer, with an error that names it.
 #[doc(hidden)]
-pub fn read_field<T: ElicitField>(content: &Map<String, Value>, name: &str) -> Result<T, String> {
-    T::parse(content.get(name)).map_err(|why| field_error(name, &why))
-}
-
-/// An error about the property `name`.
-#[doc(hidden)]
-pub fn field_error(name: &str, why: &str) -> String {
-    format!("`{name}` {why}")
+pub fn read_field<T: ElicitField>(
+    content: &Map<String, Value>,
+    name: &str,
+) -> Result<T, FormError> {
+    T::parse(content.get(name)).map_err(|why| why.in_field(name))
 }
 
 /// Whether `list` holds `wire`; usable in constants, to check a select's default.

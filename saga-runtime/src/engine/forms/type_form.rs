@@ -189,7 +189,7 @@ mod schema_tests {
     use serde_json::{Map, Value, json};
 
     use crate::engine::asks::form::{ElicitForm, elicit};
-    use crate::engine::forms::elicit::Elicit;
+    use crate::engine::forms::elicit::{Elicit, FormError};
     use crate::engine::kinds::table::Asked;
     use crate::engine::round::requests::Request;
 
@@ -203,7 +203,7 @@ mod schema_tests {
                 .cloned()
                 .unwrap_or_default()
         }
-        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+        fn from_content(_: &Map<String, Value>) -> Result<Self, FormError> {
             Ok(NotAForm)
         }
     }
@@ -225,7 +225,7 @@ mod schema_tests {
             .cloned()
             .unwrap_or_default()
         }
-        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+        fn from_content(_: &Map<String, Value>) -> Result<Self, FormError> {
             Ok(Target)
         }
     }
@@ -263,7 +263,7 @@ mod schema_tests {
 
     /// How a kept form's answer was checked before forms were kept: against the schema
     /// read from the token's params.
-    fn read_from_params(params: &str, content: &Value) -> Result<(), String> {
+    fn read_from_params(params: &str, content: &Value) -> Result<(), FormError> {
         let params: Value = serde_json::from_str(params).expect("params are JSON");
         let schema = params["requestedSchema"]
             .as_object()
@@ -286,7 +286,7 @@ mod schema_tests {
             .cloned()
             .unwrap_or_default()
         }
-        fn from_content(_: &Map<String, Value>) -> Result<Self, String> {
+        fn from_content(_: &Map<String, Value>) -> Result<Self, FormError> {
             Ok(Edge)
         }
     }
@@ -304,7 +304,7 @@ mod schema_tests {
             json!({"x": 1}),
         ] {
             assert_eq!(
-                found.kept_check.check(&content).map_err(|m| m.to_string()),
+                found.kept_check.check(&content),
                 read_from_params(&params, &content),
                 "{content}"
             );
@@ -344,7 +344,7 @@ mod schema_tests {
             json!({"replicas": 3}),
         ] {
             assert_eq!(
-                found.kept_check.check(&content).map_err(|m| m.to_string()),
+                found.kept_check.check(&content),
                 read_from_params(&params, &content),
                 "{content}"
             );

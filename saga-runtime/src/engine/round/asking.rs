@@ -6,7 +6,7 @@ use rmcp::model::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRe
 
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
-use crate::engine::forms::elicit::Misfit;
+use crate::engine::forms::elicit::FormError;
 use crate::engine::round::digest::RoundDigest;
 use crate::engine::round::pending::{Key, Pending, Pendings, RoundRecord, key_text, params_json};
 use crate::engine::round::requests::Request;
@@ -150,7 +150,7 @@ pub(crate) fn asked_again(
 pub(crate) fn explain_misfits(
     pending: &[Pending],
     requests: &mut InputRequests,
-    misfits: &[(usize, Misfit)],
+    misfits: &[(usize, FormError)],
     tool: &str,
 ) {
     for (index, misfit) in misfits {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::engine::forms::elicit::{ContentCheck, Misfit};
+use crate::engine::forms::elicit::{ContentCheck, FormError};
 use crate::engine::forms::type_form::Form;
 use crate::engine::kinds::form::FormAnswer;
 use crate::engine::kinds::kind::StepFailure;
@@ -63,7 +63,7 @@ pub(crate) enum Collected {
     /// answers outside their forms, by position in the round, to say why.
     Ask {
         reason: String,
-        misfits: Vec<(usize, Misfit)>,
+        misfits: Vec<(usize, FormError)>,
     },
 }
 

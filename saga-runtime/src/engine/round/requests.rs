@@ -4,7 +4,7 @@
 //! function, `.await` on it suspends the saga until the client answers; a hand-written
 //! [`SagaTool`](crate::engine::SagaTool) passes it to [`Step::suspend`](crate::engine::Step::suspend).
 
-use crate::engine::forms::elicit::Misfit;
+use crate::engine::forms::elicit::FormError;
 use crate::engine::kinds::table::Asked;
 use crate::engine::round::answers::Answers;
 
@@ -19,8 +19,8 @@ pub struct Request {
     /// its kind and key, not its params.
     pub(crate) restatable: bool,
     /// Why the answer to this request, asked again, did not fit its form (see
-    /// [`Misfit`]): said to the user in the question asked again.
-    pub(crate) misfit: Option<Misfit>,
+    /// [`FormError`]): said to the user in the question asked again.
+    pub(crate) misfit: Option<FormError>,
 }
 
 impl Request {

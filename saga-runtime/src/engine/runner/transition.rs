@@ -9,7 +9,7 @@ use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::{Failure, invalid_state, tool_bug};
 use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State, Typed};
-use crate::engine::forms::elicit::Misfit;
+use crate::engine::forms::elicit::FormError;
 use crate::engine::identity::points::{Point, Points};
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::kinds::table::{Answer, Asked};
@@ -298,7 +298,7 @@ struct AskAgain<'a> {
     head: RoundRecord,
     /// Where the state's bytes start in the opened plaintext.
     head_len: usize,
-    misfits: Vec<(usize, Misfit)>,
+    misfits: Vec<(usize, FormError)>,
 }
 
 /// The state sealed at `point`: its fields, behind this build's own variant index.
@@ -609,7 +609,7 @@ impl<'a> Run<'a> {
         mut head: RoundRecord,
         state_bytes: &[u8],
         mut restated: Option<Vec<crate::engine::round::requests::Request>>,
-        misfits: &[(usize, Misfit)],
+        misfits: &[(usize, FormError)],
     ) -> Result<CallToolResponse, Failure> {
         asking::gate(&head.pending, self.cx)?;
         if restated.is_none() && head.needs_restating() {
