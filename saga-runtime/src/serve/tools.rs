@@ -500,7 +500,7 @@ impl SagaTools {
 
     /// Whether the principals are verified identities; see
     /// [`SagaToolsBuilder::verified_principals`](super::SagaToolsBuilder::verified_principals).
-    pub fn principals_verified(&self) -> bool {
+    pub(crate) fn principals_verified(&self) -> bool {
         self.inner.identity.verified
     }
 
@@ -529,7 +529,7 @@ impl SagaTools {
     /// The principal of an HTTP request: a verified one (see
     /// [`SagaServerBuilder::authenticate`](super::SagaServerBuilder::authenticate)) or the
     /// server's principal function's.
-    pub fn principal_of(&self, parts: &http::request::Parts) -> String {
+    pub(crate) fn principal_of(&self, parts: &http::request::Parts) -> String {
         self.inner.identity.resolve(parts).0
     }
 
@@ -545,7 +545,7 @@ impl SagaTools {
 
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)
     /// and what the request's `_meta` declares.
-    pub fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
+    pub(crate) fn context(&self, context: &RequestContext<RoleServer>) -> SagaContext {
         super::head::context(&self.inner.identity, self.inner.model.clone(), context)
     }
 

@@ -214,7 +214,7 @@ impl SagaContext {
     }
 
     /// Sets the client's self-description.
-    pub fn with_client_info(mut self, info: Option<Implementation>) -> Self {
+    pub(crate) fn with_client_info(mut self, info: Option<Implementation>) -> Self {
         self.client_info = info;
         self
     }
@@ -226,33 +226,33 @@ impl SagaContext {
     }
 
     /// Sets the request's `_meta`.
-    pub fn with_meta(mut self, meta: RequestMetaObject) -> Self {
+    pub(crate) fn with_meta(mut self, meta: RequestMetaObject) -> Self {
         self.meta = meta;
         self
     }
 
     /// Sets the connection that notifications of this request go to.
-    pub fn with_peer(mut self, peer: Option<Peer<RoleServer>>) -> Self {
+    pub(crate) fn with_peer(mut self, peer: Option<Peer<RoleServer>>) -> Self {
         self.peer = peer;
         self
     }
 
     /// Sets the token that is cancelled when the client cancels this request.
-    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+    pub(crate) fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
         self
     }
 
     /// Sets the least severe log level the client wants as `notifications/message`
     /// (`None`: none).
-    pub fn with_min_log_level(mut self, level: Option<LoggingLevel>) -> Self {
+    pub(crate) fn with_min_log_level(mut self, level: Option<LoggingLevel>) -> Self {
         self.min_log_level = level;
         self
     }
 
     /// Sets the JSON-RPC id of the request (for seed 002's resume tokens, which only the
     /// request of the same id may redeem).
-    pub fn with_request_id(mut self, id: Option<RequestId>) -> Self {
+    pub(crate) fn with_request_id(mut self, id: Option<RequestId>) -> Self {
         self.request_id = id;
         self
     }
