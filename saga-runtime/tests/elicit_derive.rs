@@ -407,7 +407,9 @@ fn a_hand_written_form_returns_typed_errors() {
     assert_eq!(Minutes::from_content(&map(json!({"m": 7}))).unwrap().0, 7);
     let missing = Minutes::from_content(&map(json!({}))).err().unwrap();
     assert_eq!((missing.field(), missing.reason()), (None, "has no `m`"));
-    let wrong = Minutes::from_content(&map(json!({"m": "x"}))).err().unwrap();
+    let wrong = Minutes::from_content(&map(json!({"m": "x"})))
+        .err()
+        .unwrap();
     assert_eq!(wrong.to_string(), "`m` is not a whole number");
     assert_eq!(wrong.field(), Some("m"));
 }

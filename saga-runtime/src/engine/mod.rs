@@ -35,7 +35,6 @@ pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::outside::AwaitedOutsideASaga;
 // Named in the errors about saved locals: rustc shows this path, not `__private`'s.
 pub use asks::prelude::*;
-pub use asks::sample::DEFAULT_MAX_TOKENS;
 pub use call::context::SagaContext;
 #[cfg(feature = "http")]
 pub(crate) use call::context::Stateless;
@@ -51,6 +50,7 @@ pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
 pub use expand::local::{SagaForItem, SagaLocal};
+pub use kinds::sample::ask::DEFAULT_MAX_TOKENS;
 // Named in the errors about a helper awaited outside a saga: rustc shows these paths.
 pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};
 pub use forms::elicit::{Elicit, FormError};

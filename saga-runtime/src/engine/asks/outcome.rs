@@ -7,9 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::asks::{form::ElicitForm, url::ElicitUrl};
 use crate::engine::call::error::SagaError;
 use crate::engine::forms::elicit::Elicit;
+use crate::engine::kinds::form::ask::ElicitForm;
+use crate::engine::kinds::url::ask::ElicitUrl;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::{Request, Suspension};
 

@@ -11,13 +11,13 @@
 //! never await the request itself, and the probe that classifies `f(..).await` rejects
 //! these impls, whose bound never holds.
 
-use crate::engine::asks::form::ElicitForm;
 use crate::engine::asks::join_all::JoinAll;
 use crate::engine::asks::outcome::ElicitOutcome;
-use crate::engine::asks::roots::ListRoots;
-use crate::engine::asks::sample::Sample;
-use crate::engine::asks::tool_sample::Turn;
-use crate::engine::asks::url::ElicitUrl;
+use crate::engine::kinds::form::ask::ElicitForm;
+use crate::engine::kinds::roots::ask::ListRoots;
+use crate::engine::kinds::sample::ask::Sample;
+use crate::engine::kinds::tool_sample::ask::Turn;
+use crate::engine::kinds::url::ask::ElicitUrl;
 use crate::engine::round::requests::{Checkpoint, Suspension};
 
 /// The supertrait that seals [`AwaitedOutsideASaga`] and `saga_fn`'s

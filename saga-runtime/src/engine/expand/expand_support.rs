@@ -195,7 +195,7 @@ positioned! {
     [] str;
     // Its tool uses, through `turn.tool_uses()` or `&turn`: an agent loop's body asks
     // (`elicit`) between a model's tool use and its execution.
-    [] crate::engine::asks::tool_sample::Turn;
+    [] crate::engine::kinds::tool_sample::ask::Turn;
 }
 
 impl<T: SavedOrder + ?Sized> SavedOrder for Box<T> {

@@ -188,8 +188,8 @@ impl Hasher for TypeIdHasher {
 mod schema_tests {
     use serde_json::{Map, Value, json};
 
-    use crate::engine::asks::form::{ElicitForm, elicit};
     use crate::engine::forms::elicit::{Elicit, FormError};
+    use crate::engine::kinds::form::ask::{ElicitForm, elicit};
     use crate::engine::kinds::table::Asked;
     use crate::engine::round::requests::Request;
 

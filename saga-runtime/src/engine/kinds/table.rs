@@ -7,12 +7,12 @@ use rmcp::model::{ClientCapabilities, InputRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::form::FormKind;
+use super::form::protocol::FormKind;
 use super::kind::{AskKind, StepFailure};
-use super::roots::RootsKind;
-use super::sample::SampleKind;
-use super::tool_sample::ToolSampleKind;
-use super::url::UrlKind;
+use super::roots::protocol::RootsKind;
+use super::sample::protocol::SampleKind;
+use super::tool_sample::protocol::ToolSampleKind;
+use super::url::protocol::UrlKind;
 use crate::engine::call::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 
@@ -168,7 +168,7 @@ mod tests {
         };
         assert_eq!(digest_of(Asked::Roots(())), expected(&[b"R"]));
         let url = crate::engine::round::requests::Request::from(
-            crate::engine::asks::url::elicit_url("https://x.test", "Go").elicitation_id("7"),
+            crate::engine::kinds::url::ask::elicit_url("https://x.test", "Go").elicitation_id("7"),
         );
         assert_eq!(
             digest_of(url.asked),

@@ -197,12 +197,12 @@ mod tests {
     use serde_json::json;
 
     use super::{Assigned, asked_again, assign};
-    use crate::engine::asks::form::elicit;
-    use crate::engine::asks::roots::list_roots;
-    use crate::engine::asks::sample::sample;
-    use crate::engine::asks::url::elicit_url;
+    use crate::engine::kinds::form::ask::elicit;
     use crate::engine::kinds::kind::elicit_result;
+    use crate::engine::kinds::roots::ask::list_roots;
+    use crate::engine::kinds::sample::ask::sample;
     use crate::engine::kinds::table::Kind;
+    use crate::engine::kinds::url::ask::elicit_url;
     use crate::engine::round::pending::{Key, Pending, RoundRecord};
     use crate::engine::round::requests::Request;
     use crate::state::TokenFormat;

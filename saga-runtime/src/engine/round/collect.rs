@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::engine::forms::elicit::{ContentCheck, FormError};
 use crate::engine::forms::type_form::Form;
-use crate::engine::kinds::form::FormAnswer;
+use crate::engine::kinds::form::protocol::FormAnswer;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::kinds::table::Answer;
 use crate::engine::round::answers::AnswerSlots;

@@ -6,7 +6,7 @@
 //! ([`collect`]), and both for a round asked by hand ([`keyed`]).
 //!
 //! Uses `kinds` (each request's kind, through the `kinds!` table), `forms`, `call` and
-//! `identity`. The functions a tool awaits sit above it, in `asks`.
+//! `identity`. The functions a tool awaits sit above it, in `asks` and each kind's `ask.rs`.
 
 pub(crate) mod answers;
 pub(crate) mod asking;

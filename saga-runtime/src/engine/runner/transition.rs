@@ -475,9 +475,10 @@ impl<'a> Run<'a> {
                     }
                 }
             };
-            if let Some(name) =
-                crate::engine::asks::tool_sample::unoffered(&result.message.content, Some(&offered))
-            {
+            if let Some(name) = crate::engine::kinds::tool_sample::ask::unoffered(
+                &result.message.content,
+                Some(&offered),
+            ) {
                 return Err(crate::engine::kinds::kind::refused(
                     &entry.key(),
                     "sampling",

@@ -3,9 +3,9 @@
 use rmcp::model::ElicitationAction;
 
 use crate::engine::call::error::SagaError;
-use crate::engine::kinds::form::FormAnswer;
+use crate::engine::kinds::form::protocol::FormAnswer;
 use crate::engine::kinds::table::{Answer, Asked};
-use crate::engine::kinds::url::UrlAsked;
+use crate::engine::kinds::url::protocol::UrlAsked;
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
 

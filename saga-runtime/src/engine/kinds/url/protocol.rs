@@ -8,10 +8,10 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::form::resend_elicitation;
-use super::kind::{AskKind, read_elicit_result};
 use crate::engine::call::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::form::protocol::resend_elicitation;
+use crate::engine::kinds::kind::{AskKind, read_elicit_result};
 
 /// A URL elicitation as the tool asked it.
 #[derive(Debug, Clone)]

@@ -8,11 +8,11 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::kind::{AskKind, read_elicit_result};
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::error::tool_bug;
 use crate::engine::forms::type_form::Form;
 use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::kind::{AskKind, read_elicit_result};
 
 /// A form as the tool asked it.
 #[derive(Debug, Clone)]

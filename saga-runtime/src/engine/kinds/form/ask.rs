@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::engine::call::error::SagaError;
 use crate::engine::forms::elicit::{ContentCheck, Elicit, FormError};
 use crate::engine::forms::type_form::{Form, cached_form};
-use crate::engine::kinds::form::{FormAnswer, FormAsked};
+use crate::engine::kinds::form::protocol::{FormAnswer, FormAsked};
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};

@@ -8,9 +8,9 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::kind::{AskKind, read_answer, refused};
 use crate::engine::call::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::kind::{AskKind, read_answer, refused};
 
 pub(crate) struct SampleKind;
 
@@ -63,18 +63,21 @@ impl AskKind for SampleKind {
 }
 
 /// A sample as it is sent, with tools or without.
-pub(super) fn input(params: CreateMessageRequestParams) -> InputRequest {
+pub(in crate::engine::kinds) fn input(params: CreateMessageRequestParams) -> InputRequest {
     InputRequest::CreateMessage(CreateMessageRequest::new(params))
 }
 
 /// A sample sent again from the params a token kept.
-pub(super) fn resend(params: &str) -> serde_json::Result<InputRequest> {
+pub(in crate::engine::kinds) fn resend(params: &str) -> serde_json::Result<InputRequest> {
     serde_json::from_str::<CreateMessageRequestParams>(params).map(input)
 }
 
 /// A sample's answer read as a `CreateMessageResult` that the model speaks (role
 /// `assistant`), with tools or without; what its content may hold is each kind's.
-pub(super) fn read_result(value: Value, key: &str) -> Result<CreateMessageResult, Failure> {
+pub(in crate::engine::kinds) fn read_result(
+    value: Value,
+    key: &str,
+) -> Result<CreateMessageResult, Failure> {
     let result: CreateMessageResult = read_answer(value, key, "CreateMessageResult")?;
     if result.message.role != Role::Assistant {
         return Err(refused(key, "sampling", "must have role \"assistant\""));

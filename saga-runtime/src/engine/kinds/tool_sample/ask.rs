@@ -54,9 +54,9 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::engine::asks::sample::{Sample, Sampled, sample};
 use crate::engine::call::error::SagaError;
 use crate::engine::call::tool_use::{ToolResult, ToolUse};
+use crate::engine::kinds::sample::ask::{Sample, Sampled, sample};
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};

@@ -12,10 +12,10 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::kind::{AskKind, refused};
 use crate::engine::call::context::SagaContext;
 use crate::engine::call::tool_use::MAX_TOOL_USES;
 use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::kind::{AskKind, refused};
 
 pub(crate) struct ToolSampleKind;
 
@@ -41,11 +41,11 @@ impl AskKind for ToolSampleKind {
     }
 
     fn input(asked: Self::Asked, _tool: &str) -> Result<InputRequest, Failure> {
-        Ok(super::sample::input(*asked))
+        Ok(crate::engine::kinds::sample::protocol::input(*asked))
     }
 
     fn resend(params: &str) -> serde_json::Result<InputRequest> {
-        super::sample::resend(params)
+        crate::engine::kinds::sample::protocol::resend(params)
     }
 
     /// The model speaking: role `assistant`, text and tool uses only (never a tool's
@@ -54,7 +54,7 @@ impl AskKind for ToolSampleKind {
     /// offered is checked against the request when the round is resumed
     /// (`runner::transition`).
     fn parse(value: Value, _kept: bool, key: &str) -> Result<Self::Answered, Failure> {
-        let result = super::sample::read_result(value, key)?;
+        let result = crate::engine::kinds::sample::protocol::read_result(value, key)?;
         let mut ids: Vec<&str> = Vec::new();
         for block in result.message.content.iter() {
             match block {

@@ -7,9 +7,9 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::kind::{AskKind, read_answer, refused};
 use crate::engine::call::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
+use crate::engine::kinds::kind::{AskKind, read_answer, refused};
 
 pub(crate) struct RootsKind;
 

@@ -1,0 +1,7 @@
+//! Form-mode elicitation: a question whose answer is a typed form.
+//!
+//! `ask` is the side a tool sees (its function, builder and answer), above the round;
+//! `protocol` is what is sent, kept, digested and read, below it.
+
+pub(crate) mod ask;
+pub(crate) mod protocol;

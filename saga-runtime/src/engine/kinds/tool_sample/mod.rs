@@ -1,0 +1,7 @@
+//! Sampling with tools: a completion that may ask for tool calls.
+//!
+//! `ask` is the side a tool sees (its function, builder and answer), above the round;
+//! `protocol` is what is sent, kept, digested and read, below it.
+
+pub(crate) mod ask;
+pub(crate) mod protocol;
