@@ -164,6 +164,8 @@ pub fn done<A, O: ToolOutput>(output: O) -> Step<MacroState<A>> {
     note = "saga saves the position of a `for` over a borrowed Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String, and the keys still to visit of a borrowed HashMap or HashSet (whose keys must be `Clone`), and borrows the collection again after the suspension",
     note = "to keep the behaviour, iterate over a saved list of what the loop visits, e.g. `let keys: Vec<_> = collection.keys().cloned().collect(); for key in keys {{ let value = &collection[&key]; … }}`, or over an owned copy: `for item in collection.clone()`"
 )]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait SavedOrder {
     /// Where a loop over it is: a position, or the keys still to visit.
     type Cursor: Cursor;
@@ -223,6 +225,8 @@ impl<K: Clone, S> SavedOrder for std::collections::HashSet<K, S> {
 }
 
 /// Where a `for` loop over a borrowed collection is, saved in place of its iterator.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Cursor {
     /// What finds the loop's current item: a position, or a key.
     type At;
@@ -352,6 +356,8 @@ pub struct Gives;
     note = "saga makes a borrow kept across a suspension again by calling the accessor that made it (`.get(..)`, `.first()`, `.as_str()`, …) again; that keeps the behaviour only for a borrow, which its owner, borrowed up to the suspension, cannot change, but this method computed a value, which the owner could since give otherwise",
     note = "to keep the value it gave, own it where it is made, so that it is saved as it was: `.to_owned()` after the call"
 )]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Borrowed<T> {}
 
 impl<T: ?Sized> Borrowed<&T> for Gives {}
@@ -379,6 +385,8 @@ pub struct RangeRest<T> {
 }
 
 /// What a range of a `for` loop counts: the integers and `char`.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Counter: Copy + PartialOrd {
     /// The next value; only called below a range's end, or for `a..` (which overflows
     /// as the standard `RangeFrom` does).
@@ -488,6 +496,8 @@ pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
     label = "a hash-ordered collection resumes by the keys still to visit, which this loop's iterator cannot be searched by",
     note = "a `for` over a borrowed HashMap or HashSet resumes by key: iterate over `&map`, `&mut map`, `map.iter()`, `map.iter_mut()`, `map.keys()` or `&set`, with no adapter (for the values, `for (_, value) in &map`; for a count, a `let mut i = 0;` incremented in the body)"
 )]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Finds<I> {
     /// The loop's item.
     type Item;
@@ -506,6 +516,8 @@ impl<P, I: ItemAt<P>> Finds<I> for P {
 }
 
 /// The items of a `for` loop over a borrowed collection, found by where the loop is.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait ItemAt<P> {
     /// The loop's item.
     type Item;
@@ -647,6 +659,8 @@ impl Formatted<&str> {
 }
 
 /// [`Formatted::keep`] for any operand other than a `&str`: the operand itself.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait KeepFormatted {
     /// The operand's type.
     type Kept;

@@ -43,9 +43,11 @@ mod sealed {
 )]
 pub trait SagaLocal<M> {
     /// The state enum's field that holds it.
+    #[doc(hidden)]
     type Kept;
 
     /// The local in its field.
+    #[doc(hidden)]
     fn kept(self) -> Self::Kept;
 }
 
@@ -82,9 +84,11 @@ pub fn keep<T: SagaLocal<M>, M>(local: T) -> <T as SagaLocal<M>>::Kept {
 )]
 pub trait SagaForItem<M>: Sized {
     /// The state enum's field that holds the items still to visit.
+    #[doc(hidden)]
     type Rest;
 
     /// The items still to visit in their field.
+    #[doc(hidden)]
     fn rest(items: Vec<Self>) -> Self::Rest;
 }
 
@@ -132,6 +136,8 @@ impl<M> Items<M> {
     label = "this binding is still used after a suspension",
     note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default"
 )]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait ItemsSaved<I, N> {
     /// The binding's field.
     type Kept;
@@ -179,6 +185,8 @@ pub fn keep_rest<T: SagaForItem<M>, M>(items: Vec<T>) -> <T as SagaForItem<M>>::
 }
 
 /// A state enum's field, read back as its local.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Restore {
     /// The local it holds.
     type Local;

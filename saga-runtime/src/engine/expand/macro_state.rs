@@ -164,6 +164,8 @@ where
     label = "the locals of this saga that live across a suspension must be `Serialize` and `Deserialize`",
     note = "each local kept across a suspension is checked where it is declared, and the error there says which cannot be saved and how to keep it"
 )]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait SagaState {
     /// The state's bytes (see `encode`).
     fn encode_state(&self, nested: bool) -> Result<Vec<u8>, String>;

@@ -138,6 +138,8 @@ pub trait SagaFn: Sized + Send {
 }
 
 /// What ends a transition, for a tool and a helper alike.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Exit: Sized {
     /// The transition suspends with `state` and `requests`.
     fn suspended(state: Vec<u8>, requests: Vec<Request>) -> Self;
@@ -180,6 +182,8 @@ pub fn probe<F>(_call: &F) -> Probe<F> {
 }
 
 /// Picks [`SagaFnKind`] for a [`SagaCall`].
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait ViaSagaFn {
     /// The kind.
     type Kind;
@@ -195,6 +199,8 @@ impl<A: SagaFn> ViaSagaFn for &Probe<SagaCall<A>> {
 }
 
 /// Picks [`FutureKind`] for any other future.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait ViaFuture {
     /// The kind.
     type Kind;

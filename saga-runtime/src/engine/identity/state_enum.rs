@@ -30,6 +30,8 @@ pub type StateError = postcard::Error;
 
 /// A generated state enum (`__State`): one variant per suspension, one field per saved
 /// local, request marker or helper state. Implemented by `#[saga_tool]` and `#[saga_fn]`.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait StateEnum: Sized {
     /// The enum's name, variants and fields, as serde's derive names them.
     const SHAPE: StateShape;

@@ -49,6 +49,8 @@ impl Request {
 }
 
 /// A request a saga can await, and the answer it gives back.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait Suspension {
     /// What `.await` on the request gives the tool.
     type Output;

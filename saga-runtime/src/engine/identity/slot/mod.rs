@@ -85,6 +85,8 @@ pub(crate) struct SlotTrace<T>(PhantomData<fn() -> T>);
 
 /// A saved local's field of a state enum, which the layout trace reads through another
 /// type.
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
 pub trait SlotField: Serialize + DeserializeOwned {
     /// The value it holds, which an inspection shows and the layout trace traces.
     type Shown: Serialize + DeserializeOwned;
