@@ -56,7 +56,9 @@ pub trait Elicit: Sized + 'static {
     fn requested_schema() -> Map<String, Value>;
 
     /// Reads an accepted answer's `content`. The runtime has already checked the content
-    /// against [`Elicit::requested_schema`]; this is the typed read.
+    /// against [`Elicit::requested_schema`]; this is the typed read. A [`FormError`] says
+    /// which field is wrong and why (a `String` reason converts with `?` or `.into()`); the
+    /// tool sees it as [`SagaError::InvalidAnswer`](crate::engine::SagaError::InvalidAnswer).
     fn from_content(content: &Map<String, Value>) -> Result<Self, FormError>;
 
     /// [`Elicit::from_content`] given the content to keep: the runtime calls this one.
