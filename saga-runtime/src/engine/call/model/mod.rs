@@ -54,7 +54,7 @@ pub use openai::OpenAiCompatible;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A model the server calls to answer a `sample()`. Implement it for a provider of your
-/// own; [`OpenAiCompatible`] (feature `openai`) speaks the chat completions API that
+/// own; `OpenAiCompatible` (feature `openai`) speaks the chat completions API that
 /// OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio and most hosted providers serve.
 pub trait Model: Send + Sync + std::fmt::Debug + 'static {
     /// Answers one sampling request: its system prompt, messages, `maxTokens`,
