@@ -278,7 +278,7 @@ impl Direct {
         let meta = params.as_object_mut()?.remove("_meta")?;
         let meta: rmcp::model::RequestMetaObject = serde_json::from_value(meta).ok()?;
         let capabilities = resumable::capabilities_of(&meta)?;
-        if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28) {
+        if !names_2026_07_28(&meta) {
             return None;
         }
         let id = message.id;
@@ -378,9 +378,11 @@ impl Direct {
         // 2026-07-28's required `_meta` keys are the version, checked here, and the
         // capabilities, read once: `missing_required_keys` would read them a second time.
         let capabilities = resumable::capabilities_of(&meta)?;
-        if meta.protocol_version().as_ref() != Some(&ProtocolVersion::V_2026_07_28)
-            || meta.get_progress_token().is_some()
-            || meta.log_level().is_some()
+        if !names_2026_07_28(&meta)
+            // A progress token or a log level is rmcp's to act on; present at all, even
+            // one rmcp would not read, the call is left to it.
+            || (meta.0).0.contains_key(META_PROGRESS_TOKEN)
+            || (meta.0).0.contains_key(META_LOG_LEVEL)
             || params.name != name_header
             || !self.tools.is_direct(&params.name)
         {
@@ -438,6 +440,23 @@ fn already_resumed() -> ErrorData {
     )
 }
 
+/// The `_meta` keys this path reads itself: rmcp's accessors (`protocol_version()`,
+/// `get_progress_token()`, `log_level()`) decode a typed value from each, which cost
+/// more than all the request's other checks together. A test keeps them rmcp's.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_PROGRESS_TOKEN: &str = "progressToken";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether `_meta` names MCP 2026-07-28, as `meta.protocol_version() ==
+/// Some(V_2026_07_28)` answers: that version is the string, and only it.
+fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
+    (meta.0)
+        .0
+        .get(META_PROTOCOL_VERSION)
+        .and_then(serde_json::Value::as_str)
+        == Some(ProtocolVersion::V_2026_07_28.as_str())
+}
+
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or
 /// not visible ASCII.
 fn sole(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
@@ -454,6 +473,11 @@ fn sole(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
 fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
+        // What the SDKs send, matched whole before the general reading below.
+        if value.as_bytes() == b"application/json, text/event-stream" {
+            (json, sse) = (true, true);
+            continue;
+        }
         let Ok(value) = value.to_str() else {
             return false;
         };
@@ -625,6 +649,37 @@ mod tests {
         assert!(!accepts_json_and_sse(&accept(&[
             r#"application/json;profile="a,b", text/event-stream"#
         ])));
+    }
+
+    /// The `_meta` keys read here are the ones rmcp's accessors read: each is present
+    /// exactly when rmcp's setter wrote it, and the version reads as rmcp reads it.
+    #[test]
+    fn meta_is_read_as_rmcp_reads_it() {
+        use rmcp::model::{LoggingLevel, NumberOrString, ProgressToken, RequestMetaObject};
+        let mut meta = RequestMetaObject::default();
+        assert!(!names_2026_07_28(&meta));
+        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+        meta.set_progress_token(ProgressToken(NumberOrString::Number(1)));
+        meta.set_log_level(LoggingLevel::Debug);
+        assert!(names_2026_07_28(&meta));
+        assert!((meta.0).0.contains_key(META_PROGRESS_TOKEN));
+        assert!((meta.0).0.contains_key(META_LOG_LEVEL));
+        for version in [
+            serde_json::json!("2025-11-25"),
+            serde_json::json!("2026-07-28 "),
+            serde_json::json!(20260728),
+            serde_json::json!(null),
+        ] {
+            (meta.0)
+                .0
+                .insert(META_PROTOCOL_VERSION.to_owned(), version.clone());
+            assert_eq!(
+                names_2026_07_28(&meta),
+                meta.protocol_version() == Some(ProtocolVersion::V_2026_07_28),
+                "{version}"
+            );
+            assert!(!names_2026_07_28(&meta), "{version}");
+        }
     }
 
     fn parts(host: Option<&str>) -> Parts {
