@@ -55,6 +55,7 @@ pub use kinds::sample::ask::DEFAULT_MAX_TOKENS;
 pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};
 pub use forms::elicit::{Elicit, FormError};
 pub use forms::elicit_field::{ElicitEnum, ElicitField};
+pub(crate) use identity::fnv::FnvBuild;
 pub use identity::layout::LayoutError;
 pub(crate) use identity::points::Points;
 pub use identity::points::StateLayout;

@@ -126,7 +126,7 @@ pub(super) struct Inner {
     /// never leaves the server, so it has a key of its own and no single-use record.
     pub(super) session_codec: StateCodec,
     pub(super) entries: Vec<Entry>,
-    pub(super) by_name: HashMap<String, usize>,
+    pub(super) by_name: HashMap<String, usize, crate::engine::FnvBuild>,
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(super) resources: Vec<(Resource, Saga)>,
     pub(super) templates: Vec<(ResourceTemplate, Saga)>,
@@ -272,7 +272,7 @@ impl SagaTools {
         }
         let tasks = tasks.map(|settings| Arc::new(crate::tasks::Tasks::new(settings, &codec)));
         let mut entries = Vec::with_capacity(tools.len());
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::default();
         for (tool, saga) in tools {
             if tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 return Err(BuildError::InputSchema(tool.name.to_string()));

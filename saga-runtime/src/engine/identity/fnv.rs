@@ -50,3 +50,25 @@ impl std::io::Write for Fnv {
         Ok(())
     }
 }
+
+/// The hasher of a map keyed by what the server itself chose (tool names, type names):
+/// FNV costs a fraction of SipHash on such short keys, and a client can only look these
+/// keys up, never insert one, so it has no way to make them collide. Maps a client adds
+/// keys to (pools, principals, tokens) keep std's randomly keyed SipHash.
+pub(crate) type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        Fnv::write(self, bytes);
+    }
+}

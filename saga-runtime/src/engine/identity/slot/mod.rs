@@ -63,6 +63,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::{self, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::fnv::FnvBuild;
 use super::layout::shape::LayoutError;
 use super::layout::tracer::FieldTracer;
 use super::layout::{self};
@@ -128,7 +129,7 @@ const JSON_MARK: u8 = b'J';
 /// all three and a name, say one crate at two versions, would share a decision: the seal's
 /// read-back then catches a wrong one). Decided once per type and process.
 type Key = (&'static str, usize, usize);
-static ENCODINGS: RwLock<Option<HashMap<Key, Encoding>>> = RwLock::new(None);
+static ENCODINGS: RwLock<Option<HashMap<Key, Encoding, FnvBuild>>> = RwLock::new(None);
 
 /// The encoding of `T`'s slots, decided at its first use.
 pub(crate) fn encoding<T: Serialize + DeserializeOwned>() -> Encoding {
@@ -167,7 +168,9 @@ fn encoding_of(
         }
     };
     if let Ok(mut known) = ENCODINGS.write() {
-        known.get_or_insert_with(HashMap::new).insert(key, decided);
+        known
+            .get_or_insert_with(HashMap::default)
+            .insert(key, decided);
     }
     decided
 }
