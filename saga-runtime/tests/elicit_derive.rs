@@ -400,8 +400,20 @@ fn a_hand_written_form_returns_typed_errors() {
         fn from_content(content: &serde_json::Map<String, Value>) -> Result<Self, FormError> {
             let value = content.get("m").ok_or("has no `m`")?;
             let minutes = reason_of(value).map_err(|why| FormError::new(why).in_field("m"))?;
+            // A `String` reason, as the docs say: through `?`, or with `.into()`.
+            weekday_minutes(minutes)?;
+            if minutes == 0 {
+                return Err(format!("asks for {minutes} minutes").into());
+            }
             Ok(Minutes(minutes))
         }
+    }
+
+    fn weekday_minutes(minutes: u32) -> Result<(), String> {
+        if minutes > 24 * 60 {
+            return Err(format!("{minutes} minutes is more than a day"));
+        }
+        Ok(())
     }
 
     assert_eq!(Minutes::from_content(&map(json!({"m": 7}))).unwrap().0, 7);
@@ -412,4 +424,13 @@ fn a_hand_written_form_returns_typed_errors() {
         .unwrap();
     assert_eq!(wrong.to_string(), "`m` is not a whole number");
     assert_eq!(wrong.field(), Some("m"));
+    let long = Minutes::from_content(&map(json!({"m": 2000})))
+        .err()
+        .unwrap();
+    assert_eq!(
+        (long.field(), long.to_string().as_str()),
+        (None, "2000 minutes is more than a day")
+    );
+    let zero = Minutes::from_content(&map(json!({"m": 0}))).err().unwrap();
+    assert_eq!(zero.reason(), "asks for 0 minutes");
 }

@@ -167,8 +167,11 @@ pub fn check_content(schema: &Map<String, Value>, content: &Value) -> Result<(),
 /// (none when the error is about the whole answer) and the rule it breaks, in words a
 /// person reads ("is above the maximum 240").
 ///
-/// What [`Elicit::from_content`] and [`ElicitField::parse`] return. The reason should never
-/// quote the value the client sent: it goes back into the question and the log.
+/// What [`Elicit::from_content`] and [`ElicitField::parse`] return; the tool meets it as
+/// [`SagaError::InvalidAnswer`](crate::engine::SagaError::InvalidAnswer). The runtime's own
+/// check of an answer against the form's schema makes one too, and its reason never quotes
+/// the value the client sent: that reason goes back into the question asked again, and
+/// into the log.
 ///
 /// ```
 /// use saga_runtime::prelude::*;
