@@ -13,7 +13,9 @@
 # warmed up with 40 sagas, has its counters zeroed, serves SAGAS (400) sagas from 16
 # keep-alive clients (benches/python/drive.py; the client's own cost is not counted), and
 # is dumped. The kernel's share (reading and writing the socket, waking the client) is
-# not counted: `http_load` measures it. Needs valgrind and python3.
+# not counted: `http_load` measures it. KEEP=DIR keeps each build's profile there
+# (`s0.callgrind` this build, `s1.callgrind` the commit's) for `callgrind_annotate`.
+# Needs valgrind and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "bench-footprint: valgrind is not installed" >&2; exit 1; }
@@ -50,6 +52,7 @@ count() { # binary name -> "Ir I1mr D1mr D1mw Bim" per saga
   callgrind_control -d "$vg" >/dev/null 2>&1
   kill "$vg"; wait "$vg" 2>/dev/null || true
   port=$((port + 1))
+  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$out".*.1 "$KEEP/$2.callgrind"; }
   # The dump after the load (`.1`), not the one at exit.
   python3 - "$out".*.1 "$sagas" <<'EOF'
 import sys

@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode, header};
 use rmcp::model::{
@@ -197,43 +198,72 @@ impl Direct {
     }
 
     /// Runs a call read by [`Direct::read_within`] or `serve`.
-    pub(crate) async fn run(&self, call: DirectCall) -> Response {
+    ///
+    /// A plain function that returns the call's future boxed, not an `async fn`: an
+    /// `async fn` keeps its argument (the read call, 920 bytes) and again the parts it
+    /// is taken apart into, and its caller boxes what it is given. Here the box holds the
+    /// parts once (BENCHMARKS.md).
+    pub(crate) fn run(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx } = call;
         if crate::serve::streamed::wanted(&self.tools, &params.name, &cx) {
-            let call = crate::engine::Call {
-                method: TOOLS_CALL.to_owned(),
-                name: params.name.into_owned(),
-                arguments: params.arguments,
-                request_state: params.request_state,
-                input_responses: params.input_responses,
-                ..crate::engine::Call::default()
-            };
-            let marked = match &call.request_state {
-                Some(token) => match self.tools.in_flight().enter(token) {
-                    Some(marked) => Some(marked),
-                    None => {
-                        return respond(&ServerJsonRpcMessage::error(already_resumed(), Some(id)));
-                    }
-                },
-                None => None,
-            };
-            return crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked);
+            return std::future::ready(self.run_streamed(id, params, cx)).boxed();
         }
-        let declared_tasks = cx.capabilities().supports_tasks();
+        async move {
+            let declared_tasks = cx.capabilities().supports_tasks();
+            let result =
+                crate::serve::route::tools_call(&self.tools, params, &cx, WireCall::default())
+                    .await;
+            self.answer(result, id, declared_tasks)
+        }
+        .boxed()
+    }
+
+    /// A call whose client asked for a stream (seed 002's notifications): it runs as the
+    /// response's body is read.
+    fn run_streamed(
+        &self,
+        id: RequestId,
+        params: CallToolRequestParams,
+        cx: SagaContext,
+    ) -> Response {
+        let call = crate::engine::Call {
+            method: TOOLS_CALL.to_owned(),
+            name: params.name.into_owned(),
+            arguments: params.arguments,
+            request_state: params.request_state,
+            input_responses: params.input_responses,
+            ..crate::engine::Call::default()
+        };
+        let marked = match &call.request_state {
+            Some(token) => match self.tools.in_flight().enter(token) {
+                Some(marked) => Some(marked),
+                None => {
+                    return respond(&ServerJsonRpcMessage::error(already_resumed(), Some(id)));
+                }
+            },
+            None => None,
+        };
+        crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked)
+    }
+
+    /// The response to a call's `result`, as rmcp writes it around `call_tool`.
+    fn answer(
+        &self,
+        result: Result<CallToolResponse, ErrorData>,
+        id: RequestId,
+        declared_tasks: bool,
+    ) -> Response {
         // The usual result asks for input and carries no `_meta` of its own: the reply
         // writer writes its stamp. Any other result is stamped here.
-        let (result, server_info) =
-            match crate::serve::route::tools_call(&self.tools, params, &cx, WireCall::default())
-                .await
+        let (result, server_info) = match result {
+            Ok(CallToolResponse::InputRequired(result))
+                if result.meta.is_none() && super::reply::stamps_unstamped() =>
             {
-                Ok(CallToolResponse::InputRequired(result))
-                    if result.meta.is_none() && super::reply::stamps_unstamped() =>
-                {
-                    let server_info = self.tools.server_info_meta();
-                    (Ok(CallToolResponse::InputRequired(result)), server_info)
-                }
-                other => (other.map(|response| self.tools.stamped(response)), None),
-            };
+                let server_info = self.tools.server_info_meta();
+                (Ok(CallToolResponse::InputRequired(result)), server_info)
+            }
+            other => (other.map(|response| self.tools.stamped(response)), None),
+        };
         let message = match result {
             Ok(CallToolResponse::Task(_)) if !declared_tasks => ServerJsonRpcMessage::error(
                 ErrorData::missing_required_client_capability(

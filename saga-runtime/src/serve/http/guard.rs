@@ -11,6 +11,8 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt as _;
+use futures::future::Either;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 use tower::ServiceExt as _;
@@ -67,7 +69,11 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    pub(crate) async fn run(self: Arc<Self>, request: Request) -> Response {
+    /// A request's future, unboxed (the service boxes it): a plain function, not an
+    /// `async fn`, so that the future holds the request once, in `guard`'s, not also as
+    /// its own argument; the traced path, taken only when a subscriber records the
+    /// request, is boxed apart.
+    pub(crate) fn run(self: Arc<Self>, request: Request) -> impl Future<Output = Response> {
         let span = tracing::debug_span!(
             "saga.request",
             http = %request.method(),
@@ -77,23 +83,36 @@ impl Guard {
             status = tracing::field::Empty,
             micros = tracing::field::Empty,
         );
+        let (parts, body) = request.into_parts();
         if span.is_disabled() && !tracing::event_enabled!(tracing::Level::DEBUG) {
             // Nothing records the span or the event below: neither the clock nor the
             // wrapper is needed.
-            return self.guard(request, &span).await;
+            return Either::Left(self.guard(parts, body, span));
         }
-        let started = std::time::Instant::now();
-        let response = self.guard(request, &span).instrument(span.clone()).await;
-        span.record("status", response.status().as_u16());
-        span.record("micros", started.elapsed().as_micros() as u64);
-        span.in_scope(|| tracing::debug!("request done"));
-        response
+        Either::Right(
+            async move {
+                let started = std::time::Instant::now();
+                let response = self
+                    .guard(parts, body, span.clone())
+                    .instrument(span.clone())
+                    .await;
+                span.record("status", response.status().as_u16());
+                span.record("micros", started.elapsed().as_micros() as u64);
+                span.in_scope(|| tracing::debug!("request done"));
+                response
+            }
+            .boxed(),
+        )
     }
 
     /// Every request's checks, each a function with one job, in order: admission (failed
     /// credentials), the caller, the session's owner; then its path by method.
-    async fn guard(self: Arc<Self>, request: Request, span: &tracing::Span) -> Response {
-        let (mut parts, body) = request.into_parts();
+    async fn guard(
+        self: Arc<Self>,
+        mut parts: http::request::Parts,
+        body: Body,
+        span: tracing::Span,
+    ) -> Response {
         let caller = match self.admit(&parts) {
             Ok(caller) => caller,
             Err(refused) => return refused.into_response(),
@@ -105,15 +124,23 @@ impl Guard {
         };
         // Moved, not copied: what follows reads the caller from the request.
         parts.extensions.insert(caller);
-        let request = Request::from_parts(parts, body);
+        // The paths besides the POST are boxed, and so are the POST's own paths besides
+        // the direct call (`post`): a future holds room for its largest branch, and every
+        // request's future (this one, the box axum's service makes) is created and moved
+        // at that size. Unboxed, the usual call moved some 10 KB a request for the rare
+        // paths (BENCHMARKS.md). The request stays in its parts, not put together and
+        // taken apart again (each a copy the future would keep).
         match session {
-            Named::Owned(id) if request.method() == Method::GET => {
-                self.get_stream(request, &id).await
+            Named::Owned(id) if parts.method == Method::GET => {
+                Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
             }
-            session if request.method() == Method::POST && is_json(request.headers()) => {
-                self.post(request, span, session, pool).await
+            session if parts.method == Method::POST && is_json(&parts.headers) => {
+                self.post(parts, body, &span, session, pool).await
             }
-            session => self.forward_other(request, session.into_id()).await,
+            session => {
+                let request = Request::from_parts(parts, body);
+                Box::pin(self.forward_other(request, session.into_id())).await
+            }
         }
     }
 
@@ -201,7 +228,8 @@ impl Guard {
     /// or the JSON check; then a session's request or a stateless one.
     async fn post(
         &self,
-        request: Request,
+        parts: http::request::Parts,
+        body: Body,
         span: &tracing::Span,
         session: Named,
         pool: Pool,
@@ -210,23 +238,31 @@ impl Guard {
             Ok(slot) => slot,
             Err(refused) => return refused.into_response(),
         };
-        let (parts, body) = request.into_parts();
         let bytes = match self.read_body(body).await {
             Ok(bytes) => bytes,
             Err(refused) => return refused.into_response(),
         };
-        if !matches!(session, Named::Owned(_))
-            && let Some(direct) = &self.direct
-            && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr))
-            && let Some(call) = direct.read_within(&parts, &bytes, self.budget)
-        {
+        // The read call lives only in this block: bound where the run is awaited, it
+        // would keep its room in this future (920 bytes) after it is moved.
+        let direct_run = match &self.direct {
+            Some(direct)
+                if !matches!(session, Named::Owned(_))
+                    && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr)) =>
+            {
+                direct
+                    .read_within(&parts, &bytes, self.budget)
+                    .map(|call| direct.run(call))
+            }
+            _ => None,
+        };
+        if let Some(run) = direct_run {
             // The usual MRTR call, checked and read in one pass: what follows would find
             // its envelope sound, its method `tools/call` and its format MRTR, and hand it
             // to the direct path.
             span.record("bytes_in", bytes.len());
             span.record("method", "tools/call");
             span.record("format", tracing::field::debug(Format::Mrtr));
-            let response = Box::pin(direct.run(call)).await;
+            let response = run.await;
             return super::streams::keeping(response, slot);
         }
         let envelope = match check_json(&bytes, self.budget) {
@@ -241,13 +277,13 @@ impl Guard {
                 tracing::field::display(crate::log::Escaped(method)),
             );
         }
+        // Boxed, as `guard` explains: the direct call above is the usual request.
         match session {
             Named::Owned(id) => {
-                self.post_in_session(parts, bytes, &envelope, &id, slot)
-                    .await
+                Box::pin(self.post_in_session(parts, bytes, &envelope, &id, slot)).await
             }
             Named::Other(session) => {
-                self.post_stateless(parts, bytes, &envelope, session, pool, slot, span)
+                Box::pin(self.post_stateless(parts, bytes, &envelope, session, pool, slot, span))
                     .await
             }
         }
@@ -556,7 +592,6 @@ impl tower::Service<Request> for GuardService {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        use futures::FutureExt as _;
         Arc::clone(&self.0).run(request).boxed().map(Ok)
     }
 }
