@@ -44,6 +44,16 @@ async fn boom(fail: bool) -> Result<String, SagaError> {
     Ok(target.target)
 }
 
+/// Says what the context tells a tool about its client.
+#[saga_tool]
+async fn client_of(cx: &SagaContext) -> Result<String, SagaError> {
+    Ok(format!(
+        "{:?}",
+        cx.client_info()
+            .map(|info| (info.name.clone(), info.version.clone()))
+    ))
+}
+
 /// Fails on purpose, with a message of its own.
 #[saga_tool]
 async fn refuse_politely() -> Result<String, SagaError> {
@@ -63,6 +73,7 @@ fn server_within(direct: bool, limits: HttpLimits) -> SagaServer {
         .tool(probe)
         .tool(boom)
         .tool(refuse_politely)
+        .tool(client_of)
         .direct_calls(direct)
         .build()
         .expect("the server builds")
@@ -195,6 +206,27 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
             "{case}: expected rmcp to serve it, got {seen:?}"
         );
     }
+}
+
+/// A tool sees the same client on both paths: the one `_meta` names, or, when it names
+/// none, what rmcp's stateless context answers then (its default client).
+#[tokio::test]
+async fn a_tool_sees_the_same_client_info_on_both_paths() {
+    let pair = pair().await;
+    let mut anonymous = meta();
+    anonymous
+        .as_object_mut()
+        .expect("an object")
+        .remove("io.modelcontextprotocol/clientInfo");
+    let named = raw(json!({"name": "client_of", "arguments": {}, "_meta": meta()}));
+    let direct = served_by(pair.direct.addr, &named).await;
+    assert_eq!(direct, r#"Some(("direct-test-client", "1"))"#);
+    assert_eq!(direct, served_by(pair.rmcp.addr, &named).await);
+    let unnamed = raw(json!({"name": "client_of", "arguments": {}, "_meta": anonymous}));
+    assert_eq!(
+        served_by(pair.direct.addr, &unnamed).await,
+        served_by(pair.rmcp.addr, &unnamed).await
+    );
 }
 
 /// The guard wraps the router's fallback too: a valid call sent to another path is the
