@@ -161,59 +161,65 @@ pub(crate) fn follow<'a>(
 }
 
 /// One run of `saga`, the way `run` names.
-async fn run_once(
-    tools: &SagaTools,
-    saga: &Saga,
+///
+/// An `async` block, not an `async fn`: an `async fn` keeps the call (256 bytes) twice,
+/// as passed and moved into its body, in every request's future (BENCHMARKS.md).
+#[allow(clippy::manual_async_fn)] // the point: see the doc
+fn run_once<'a>(
+    tools: &'a SagaTools,
+    saga: &'a Saga,
     run: Run,
     mut call: Call,
-    cx: &SagaContext,
-) -> Result<CallToolResponse, ErrorData> {
-    // Two requests resuming one token at once would run its work side by side.
-    let _marked = match &call.request_state {
-        Some(token) => Some(tools.in_flight().enter(token).ok_or_else(|| {
-            tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
-            ErrorData::invalid_request(
-                "this requestState is already being resumed by a request that is still \
-                 running; wait for its answer, which carries the next state",
-                None,
-            )
-        })?),
-        None => None,
-    };
-    match run {
-        Run::Session(until) => {
-            let driver = Driver {
-                codec: tools.codec(),
-                session_codec: tools.session_codec(),
-                in_flight: tools.in_flight(),
-                client_request_timeout: tools.bounds().client_request_timeout,
-                max_run_time: tools.bounds().max_run_time,
-            };
-            Box::pin(super::session::drive(driver, saga, call, cx, until)).await
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    async move {
+        // Two requests resuming one token at once would run its work side by side.
+        let _marked = match &call.request_state {
+            Some(token) => Some(tools.in_flight().enter(token).ok_or_else(|| {
+                tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
+                ErrorData::invalid_request(
+                    "this requestState is already being resumed by a request that is still \
+                     running; wait for its answer, which carries the next state",
+                    None,
+                )
+            })?),
+            None => None,
+        };
+        match run {
+            Run::Session(until) => {
+                let driver = Driver {
+                    codec: tools.codec(),
+                    session_codec: tools.session_codec(),
+                    in_flight: tools.in_flight(),
+                    client_request_timeout: tools.bounds().client_request_timeout,
+                    max_run_time: tools.bounds().max_run_time,
+                };
+                Box::pin(super::session::drive(driver, saga, call, cx, until)).await
+            }
+            Run::Replay => {
+                let pool = call.input_responses.take().unwrap_or_default();
+                let failures = std::mem::take(&mut call.failures);
+                Box::pin(super::replay::replay(
+                    tools.codec(),
+                    saga,
+                    call,
+                    pool,
+                    failures,
+                    cx,
+                ))
+                .await
+            }
+            Run::ServerSamples => {
+                Box::pin(super::samples::run_serving_samples(
+                    tools.codec(),
+                    saga,
+                    call,
+                    cx,
+                ))
+                .await
+            }
+            Run::Transition => saga.run(tools.codec(), call, cx).await,
         }
-        Run::Replay => {
-            let pool = call.input_responses.take().unwrap_or_default();
-            let failures = std::mem::take(&mut call.failures);
-            Box::pin(super::replay::replay(
-                tools.codec(),
-                saga,
-                call,
-                pool,
-                failures,
-                cx,
-            ))
-            .await
-        }
-        Run::ServerSamples => {
-            Box::pin(super::samples::run_serving_samples(
-                tools.codec(),
-                saga,
-                call,
-                cx,
-            ))
-            .await
-        }
-        Run::Transition => saga.run(tools.codec(), call, cx).await,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
@@ -84,13 +85,19 @@ pub const MAX_REPLAYED_CHECKPOINTS: usize = 64;
 /// `points` are the tool's suspension points ([`Points::of`]): a token is resumed only at
 /// a point of the same identity, and refused before any of it is decoded otherwise. The
 /// tool is behind [`Typed`], so that the transition is compiled once for every tool.
-pub(crate) async fn typed_transition(
-    tool: &dyn Typed,
-    points: &Points,
-    codec: &StateCodec,
+///
+/// A plain function that returns the transition's future, not an `async fn`: an `async
+/// fn` keeps each argument twice (as passed, and moved into its body), and the call
+/// (256 bytes) went through two of them, so the boxed transition held it four times and
+/// was created, and moved into its box, at 3,072 bytes (BENCHMARKS.md). Here the call is
+/// moved once, into the run's future.
+pub(crate) fn typed_transition<'a>(
+    tool: &'a dyn Typed,
+    points: &'a Points,
+    codec: &'a StateCodec,
     call: Call,
-    cx: &SagaContext,
-) -> Result<CallToolResponse, ErrorData> {
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     let span = tracing::debug_span!(
         "saga.transition",
         tool = %Escaped(&call.name),
@@ -104,47 +111,50 @@ pub(crate) async fn typed_transition(
         outcome = tracing::field::Empty,
         micros = tracing::field::Empty,
     );
-    let started = std::time::Instant::now();
     let token_in = call.request_state.as_ref().map_or(0, String::len);
-    let outcome = run_transition(tool, points, codec, call, cx, &span)
-        .instrument(span.clone())
-        .await;
-    let elapsed = started.elapsed();
-    let (label, token_out) = match &outcome {
-        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-            (Outcome::ToolError, None)
+    // Timed from here: the caller boxes the future and polls it at once.
+    let started = std::time::Instant::now();
+    // A `map`, not an `async` block that awaits the run: the block would keep the run's
+    // future and move it again into its own place to await it.
+    let run = run_transition(tool, points, codec, call, cx, span.clone()).instrument(span.clone());
+    run.map(move |outcome| {
+        let elapsed = started.elapsed();
+        let (label, token_out) = match &outcome {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                (Outcome::ToolError, None)
+            }
+            Ok(CallToolResponse::Complete(_)) => (Outcome::Complete, None),
+            Ok(CallToolResponse::InputRequired(required)) => (
+                if required.input_requests.is_some() {
+                    Outcome::InputRequired
+                } else {
+                    Outcome::Checkpoint
+                },
+                required.request_state.as_ref().map(String::len),
+            ),
+            Ok(_) => (Outcome::Other, None),
+            Err(error) => (error_outcome(error), None),
+        };
+        let era = crate::metrics::era(cx.protocol_version().map(|version| version.as_str()));
+        crate::metrics::transition(
+            points.metric_keys(),
+            label,
+            era,
+            elapsed,
+            token_in,
+            token_out,
+        );
+        if !span.is_disabled() {
+            if let Some(bytes) = token_out {
+                span.record("token_out", bytes);
+            }
+            span.record("outcome", label.as_str());
+            span.record("micros", elapsed.as_micros() as u64);
+            span.in_scope(|| tracing::debug!("transition done"));
         }
-        Ok(CallToolResponse::Complete(_)) => (Outcome::Complete, None),
-        Ok(CallToolResponse::InputRequired(required)) => (
-            if required.input_requests.is_some() {
-                Outcome::InputRequired
-            } else {
-                Outcome::Checkpoint
-            },
-            required.request_state.as_ref().map(String::len),
-        ),
-        Ok(_) => (Outcome::Other, None),
-        Err(error) => (error_outcome(error), None),
-    };
-    let era = crate::metrics::era(cx.protocol_version().map(|version| version.as_str()));
-    crate::metrics::transition(
-        points.metric_keys(),
-        label,
-        era,
-        elapsed,
-        token_in,
-        token_out,
-    );
-    if !span.is_disabled() {
-        if let Some(bytes) = token_out {
-            span.record("token_out", bytes);
-        }
-        span.record("outcome", label.as_str());
-        span.record("micros", elapsed.as_micros() as u64);
-        span.in_scope(|| tracing::debug!("transition done"));
-    }
-    // The engine's edge: the failure becomes the JSON-RPC error the server sends.
-    outcome.map_err(ErrorData::from)
+        // The engine's edge: the failure becomes the JSON-RPC error the server sends.
+        outcome.map_err(ErrorData::from)
+    })
 }
 
 fn error_outcome(failure: &Failure) -> Outcome {
@@ -177,92 +187,95 @@ pub(crate) fn point_of<'p>(
 
 /// The story of one request: open (start the tool, or open its token and read the
 /// answers), step once, and answer (a result, or the next round sealed in a token).
-async fn run_transition(
-    tool: &dyn Typed,
-    points: &Points,
-    codec: &StateCodec,
+#[allow(clippy::manual_async_fn)] // the call kept once: see `typed_transition`
+fn run_transition<'a>(
+    tool: &'a dyn Typed,
+    points: &'a Points,
+    codec: &'a StateCodec,
     call: Call,
-    cx: &SagaContext,
-    span: &tracing::Span,
-) -> Result<CallToolResponse, Failure> {
-    let binding = call.binding(cx.principal());
-    let run = Run {
-        tool,
-        points,
-        codec,
-        name: &call.name,
-        binding: &binding,
-        cx,
-        model_answered: !call.model.is_empty(),
-    };
-    // Open: a first round starts the tool from its arguments; a later one opens its token,
-    // spends it, and reads the answers, or asks the same round again without a step.
-    let (mut head, state, answers, resumed) = match call.request_state {
-        None => {
-            let state = run.start(call.arguments.unwrap_or_default())?;
-            (RoundRecord::default(), state, Answers::none(), None)
-        }
-        Some(ref token) => {
-            let responses = call.input_responses.unwrap_or_default();
-            match run
-                .open(token, responses, &call.failures, &call.model)
-                .await?
-            {
-                Opening::Answered(answered) => (
-                    answered.head,
-                    answered.state,
-                    answered.answers,
-                    Some(Resumed {
-                        opened: answered.opened,
-                        point: answered.point,
-                        head_len: answered.head_len,
-                    }),
-                ),
-                Opening::AskAgain(ask) => {
-                    let state_bytes = &ask.opened.plaintext[ask.head_len..];
-                    return run
-                        .ask_again(
+    cx: &'a SagaContext,
+    span: tracing::Span,
+) -> impl Future<Output = Result<CallToolResponse, Failure>> + 'a {
+    // An `async` block, not an `async fn`: the call is kept once (see `typed_transition`).
+    async move {
+        let span = &span;
+        let binding = call.binding(cx.principal());
+        let run = Run {
+            tool,
+            points,
+            codec,
+            name: &call.name,
+            binding: &binding,
+            cx,
+            model_answered: !call.model.is_empty(),
+        };
+        // Open: a first round starts the tool from its arguments; a later one opens its token,
+        // spends it, and reads the answers, or asks the same round again without a step.
+        let (mut head, state, answers, resumed) = match call.request_state {
+            None => {
+                let state = run.start(call.arguments.unwrap_or_default())?;
+                (RoundRecord::default(), state, Answers::none(), None)
+            }
+            Some(ref token) => {
+                let responses = call.input_responses.unwrap_or_default();
+                match run
+                    .open(token, responses, &call.failures, &call.model)
+                    .await?
+                {
+                    Opening::Answered(answered) => (
+                        answered.head,
+                        answered.state,
+                        answered.answers,
+                        Some(Resumed {
+                            opened: answered.opened,
+                            point: answered.point,
+                            head_len: answered.head_len,
+                        }),
+                    ),
+                    Opening::AskAgain(ask) => {
+                        let state_bytes = &ask.opened.plaintext[ask.head_len..];
+                        return run.ask_again(
                             &ask.opened,
                             ask.point,
                             ask.head,
                             state_bytes,
                             None,
                             &ask.misfits,
-                        )
-                        .await;
+                        );
+                    }
                 }
             }
+        };
+        if !span.is_disabled() {
+            span.record("entered", tool.variant_name(&state).as_str());
         }
-    };
-    if !span.is_disabled() {
-        span.record("entered", tool.variant_name(&state).as_str());
-    }
 
-    // Step: the tool runs once, to its next suspension. The token this round hands out is
-    // the next link of the call's chain; a first round's starts one (at number zero).
-    let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
-    let entered_round = head.round;
-    head.round = head.round.saturating_add(1);
-    span.record("round", head.round);
-    let (state, requests) = match run.step(state, answers).await? {
-        Step::Done(result) => {
-            crate::metrics::completed(points.metric_keys(), head.round);
-            return Ok(CallToolResponse::Complete(result));
+        // Step: the tool runs once, to its next suspension. The token this round hands out is
+        // the next link of the call's chain; a first round's starts one (at number zero).
+        let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
+        let entered_round = head.round;
+        head.round = head.round.saturating_add(1);
+        span.record("round", head.round);
+        let (state, requests) = match run.step(state, answers).await? {
+            Step::Done(result) => {
+                crate::metrics::completed(points.metric_keys(), head.round);
+                return Ok(CallToolResponse::Complete(result));
+            }
+            Step::Checkpoint(state) => (state, Vec::new()),
+            Step::Suspend { state, requests } => (state, requests),
+            Step::AskAgain(requests) => {
+                // The same round again: its head as it was sealed.
+                head.round = entered_round;
+                return run.step_asks_again(resumed, head, requests);
+            }
+        };
+        if !span.is_disabled() {
+            span.record("left", tool.variant_name(&state).as_str());
         }
-        Step::Checkpoint(state) => (state, Vec::new()),
-        Step::Suspend { state, requests } => (state, requests),
-        Step::AskAgain(requests) => {
-            // The same round again: its head as it was sealed.
-            head.round = entered_round;
-            return run.step_asks_again(resumed, head, requests).await;
-        }
-    };
-    if !span.is_disabled() {
-        span.record("left", tool.variant_name(&state).as_str());
-    }
 
-    // Answer: the next round's requests, and the state the step left sealed beside them.
-    run.seal(head, &state, requests, link)
+        // Answer: the next round's requests, and the state the step left sealed beside them.
+        run.seal(head, &state, requests, link)
+    }
 }
 
 /// A later round's token, opened: its answers all in, or the round to ask again.
@@ -501,7 +514,7 @@ impl<'a> Run<'a> {
 
     /// The step found an answer the runtime could not check does not fit: the same round
     /// again, from the state as it was sealed.
-    async fn step_asks_again(
+    fn step_asks_again(
         &self,
         resumed: Option<Resumed<'_>>,
         head: RoundRecord,
@@ -523,7 +536,6 @@ impl<'a> Run<'a> {
             .filter_map(|(index, request)| Some((index, request.misfit.take()?)))
             .collect();
         self.ask_again(&opened, point, head, state_bytes, Some(requests), &misfits)
-            .await
     }
 
     /// The next round: its requests keyed and gated, and the state the step left sealed
@@ -603,7 +615,7 @@ impl<'a> Run<'a> {
     /// state and expiry in a fresh token, so that resending without answers cannot
     /// stretch the round's lifetime. Requests the token keeps no copy of are stated again
     /// by the tool from its state (`restated`, if the tool already did).
-    async fn ask_again(
+    fn ask_again(
         &self,
         opened: &Opened,
         point: &Point,

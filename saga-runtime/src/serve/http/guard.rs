@@ -107,39 +107,46 @@ impl Guard {
 
     /// Every request's checks, each a function with one job, in order: admission (failed
     /// credentials), the caller, the session's owner; then its path by method.
-    async fn guard(
+    ///
+    /// `guard` and `post` return `async` blocks, not `async fn`s: an `async fn` keeps
+    /// each argument twice (as passed, and moved into its body), and the request's parts
+    /// are 224 bytes of every request's future.
+    #[allow(clippy::manual_async_fn)] // the point: see the doc
+    fn guard(
         self: Arc<Self>,
         mut parts: http::request::Parts,
         body: Body,
         span: tracing::Span,
-    ) -> Response {
-        let caller = match self.admit(&parts) {
-            Ok(caller) => caller,
-            Err(refused) => return refused.into_response(),
-        };
-        let pool = caller.pool.clone();
-        let session = match self.session_of(&parts, &caller.principal).await {
-            Ok(session) => session,
-            Err(refused) => return refused.into_response(),
-        };
-        // Moved, not copied: what follows reads the caller from the request.
-        parts.extensions.insert(caller);
-        // The paths besides the POST are boxed, and so are the POST's own paths besides
-        // the direct call (`post`): a future holds room for its largest branch, and every
-        // request's future (this one, the box axum's service makes) is created and moved
-        // at that size. Unboxed, the usual call moved some 10 KB a request for the rare
-        // paths (BENCHMARKS.md). The request stays in its parts, not put together and
-        // taken apart again (each a copy the future would keep).
-        match session {
-            Named::Owned(id) if parts.method == Method::GET => {
-                Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
-            }
-            session if parts.method == Method::POST && is_json(&parts.headers) => {
-                self.post(parts, body, &span, session, pool).await
-            }
-            session => {
-                let request = Request::from_parts(parts, body);
-                Box::pin(self.forward_other(request, session.into_id())).await
+    ) -> impl Future<Output = Response> {
+        async move {
+            let caller = match self.admit(&parts) {
+                Ok(caller) => caller,
+                Err(refused) => return refused.into_response(),
+            };
+            let pool = caller.pool.clone();
+            let session = match self.session_of(&parts, &caller.principal).await {
+                Ok(session) => session,
+                Err(refused) => return refused.into_response(),
+            };
+            // Moved, not copied: what follows reads the caller from the request.
+            parts.extensions.insert(caller);
+            // The paths besides the POST are boxed, and so are the POST's own paths besides
+            // the direct call (`post`): a future holds room for its largest branch, and every
+            // request's future (this one, the box axum's service makes) is created and moved
+            // at that size. Unboxed, the usual call moved some 10 KB a request for the rare
+            // paths (BENCHMARKS.md). The request stays in its parts, not put together and
+            // taken apart again (each a copy the future would keep).
+            match session {
+                Named::Owned(id) if parts.method == Method::GET => {
+                    Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
+                }
+                session if parts.method == Method::POST && is_json(&parts.headers) => {
+                    self.post(parts, body, &span, session, pool).await
+                }
+                session => {
+                    let request = Request::from_parts(parts, body);
+                    Box::pin(self.forward_other(request, session.into_id())).await
+                }
             }
         }
     }
@@ -226,65 +233,70 @@ impl Guard {
 
     /// A POST: a slot of the caller's pool, the body, the direct read of the usual call,
     /// or the JSON check; then a session's request or a stateless one.
-    async fn post(
-        &self,
+    #[allow(clippy::manual_async_fn)] // the point: see the doc
+    fn post<'a>(
+        &'a self,
         parts: http::request::Parts,
         body: Body,
-        span: &tracing::Span,
+        span: &'a tracing::Span,
         session: Named,
         pool: Pool,
-    ) -> Response {
-        let slot = match self.slot(&pool).await {
-            Ok(slot) => slot,
-            Err(refused) => return refused.into_response(),
-        };
-        let bytes = match self.read_body(body).await {
-            Ok(bytes) => bytes,
-            Err(refused) => return refused.into_response(),
-        };
-        // The read call lives only in this block: bound where the run is awaited, it
-        // would keep its room in this future (920 bytes) after it is moved.
-        let direct_run = match &self.direct {
-            Some(direct)
-                if !matches!(session, Named::Owned(_))
-                    && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr)) =>
-            {
-                direct
-                    .read_within(&parts, &bytes, self.budget)
-                    .map(|call| direct.run(call))
+    ) -> impl Future<Output = Response> + 'a {
+        async move {
+            let slot = match self.slot(&pool).await {
+                Ok(slot) => slot,
+                Err(refused) => return refused.into_response(),
+            };
+            let bytes = match self.read_body(body).await {
+                Ok(bytes) => bytes,
+                Err(refused) => return refused.into_response(),
+            };
+            // The read call lives only in this block: bound where the run is awaited, it
+            // would keep its room in this future (920 bytes) after it is moved.
+            let direct_run = match &self.direct {
+                Some(direct)
+                    if !matches!(session, Named::Owned(_))
+                        && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr)) =>
+                {
+                    direct
+                        .read_within(&parts, &bytes, self.budget)
+                        .map(|call| direct.run(call))
+                }
+                _ => None,
+            };
+            if let Some(run) = direct_run {
+                // The usual MRTR call, checked and read in one pass: what follows would find
+                // its envelope sound, its method `tools/call` and its format MRTR, and hand it
+                // to the direct path.
+                span.record("bytes_in", bytes.len());
+                span.record("method", "tools/call");
+                span.record("format", tracing::field::debug(Format::Mrtr));
+                let response = run.await;
+                return super::streams::keeping(response, slot);
             }
-            _ => None,
-        };
-        if let Some(run) = direct_run {
-            // The usual MRTR call, checked and read in one pass: what follows would find
-            // its envelope sound, its method `tools/call` and its format MRTR, and hand it
-            // to the direct path.
+            let envelope = match check_json(&bytes, self.budget) {
+                Ok(envelope) => envelope,
+                Err(refused) => return refused.into_response(),
+            };
             span.record("bytes_in", bytes.len());
-            span.record("method", "tools/call");
-            span.record("format", tracing::field::debug(Format::Mrtr));
-            let response = run.await;
-            return super::streams::keeping(response, slot);
-        }
-        let envelope = match check_json(&bytes, self.budget) {
-            Ok(envelope) => envelope,
-            Err(refused) => return refused.into_response(),
-        };
-        span.record("bytes_in", bytes.len());
-        if let Some(method) = &envelope.method {
-            // Formatted only if the span is recorded: this runs on every request.
-            span.record(
-                "method",
-                tracing::field::display(crate::log::Escaped(method)),
-            );
-        }
-        // Boxed, as `guard` explains: the direct call above is the usual request.
-        match session {
-            Named::Owned(id) => {
-                Box::pin(self.post_in_session(parts, bytes, &envelope, &id, slot)).await
+            if let Some(method) = &envelope.method {
+                // Formatted only if the span is recorded: this runs on every request.
+                span.record(
+                    "method",
+                    tracing::field::display(crate::log::Escaped(method)),
+                );
             }
-            Named::Other(session) => {
-                Box::pin(self.post_stateless(parts, bytes, &envelope, session, pool, slot, span))
+            // Boxed, as `guard` explains: the direct call above is the usual request.
+            match session {
+                Named::Owned(id) => {
+                    Box::pin(self.post_in_session(parts, bytes, &envelope, &id, slot)).await
+                }
+                Named::Other(session) => {
+                    Box::pin(
+                        self.post_stateless(parts, bytes, &envelope, session, pool, slot, span),
+                    )
                     .await
+                }
             }
         }
     }
