@@ -50,15 +50,18 @@ pub(crate) fn wire_call(context: &RequestContext<RoleServer>) -> WireCall {
 }
 
 /// What the HTTP head of a request (`None`: not HTTP) gives its context, whichever path
-/// builds the rest.
+/// builds the rest. `caller` is the one the guard resolved, handed over directly (the
+/// direct path); otherwise it is read from the request, or resolved.
 pub(crate) fn head(
     identity: &Identity,
     model: Option<Arc<ServerModel>>,
     parts: Option<&http::request::Parts>,
+    caller: Option<Caller>,
 ) -> RequestHead {
-    let caller = match parts {
-        Some(parts) => identity.caller(parts),
-        None => Caller {
+    let caller = match (caller, parts) {
+        (Some(caller), _) => caller,
+        (None, Some(parts)) => identity.caller(parts),
+        (None, None) => Caller {
             principal: ANONYMOUS.to_owned(),
             pool: Pool::of(ANONYMOUS, false, None),
         },
@@ -97,6 +100,7 @@ pub(crate) fn context(
         identity,
         model,
         context.extensions.get::<http::request::Parts>(),
+        None,
     ))
     .with_cancellation(context.ct.clone())
     .with_min_log_level(min_log_level)

@@ -554,9 +554,19 @@ impl SagaTools {
         self.inner.model.clone()
     }
 
-    /// What the HTTP head of a request (`None`: not HTTP) gives its context.
-    pub(crate) fn head(&self, parts: Option<&http::request::Parts>) -> RequestHead {
-        super::head::head(&self.inner.identity, self.inner.model.clone(), parts)
+    /// What the HTTP head of a request (`None`: not HTTP) gives its context; `caller`
+    /// when the guard hands over the one it resolved.
+    pub(crate) fn head(
+        &self,
+        parts: Option<&http::request::Parts>,
+        caller: Option<crate::engine::pool::Caller>,
+    ) -> RequestHead {
+        super::head::head(
+            &self.inner.identity,
+            self.inner.model.clone(),
+            parts,
+            caller,
+        )
     }
 
     /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only

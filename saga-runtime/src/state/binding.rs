@@ -30,7 +30,9 @@ impl Binding {
         principal: &str,
         arguments: Option<&Map<String, Value>>,
     ) -> Self {
-        let mut canonical = Vec::new();
+        // Sized for usual arguments at once: grown from empty, the buffer was reallocated
+        // at every doubling, several times for every request.
+        let mut canonical = Vec::with_capacity(256);
         match arguments {
             Some(map) => write_object(map, &mut canonical),
             None => canonical.extend_from_slice(b"{}"),
@@ -75,7 +77,8 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) {
 }
 
 fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
-    let mut entries: Vec<_> = map.iter().collect();
+    // On the stack for the usual handful of keys: every request binds its arguments.
+    let mut entries: smallvec::SmallVec<[(&String, &Value); 8]> = map.iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     out.push(b'{');
     for (index, (key, value)) in entries.into_iter().enumerate() {

@@ -49,6 +49,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, host_admitted};
 use super::refuse::refuse;
+use crate::engine::pool::Caller;
 use crate::engine::{SagaContext, Stateless};
 use crate::serve::SagaTools;
 use crate::serve::json_check::{self, JsonBudget};
@@ -171,7 +172,7 @@ impl Direct {
         if let Some(response) = self.serve_resumable(&parts, body) {
             return Ok(response);
         }
-        match self.read(&parts, || serde_json::from_slice(body).ok()) {
+        match self.read(&parts, &mut None, || serde_json::from_slice(body).ok()) {
             Some(call) => Ok(self.run(call).await),
             None => Err(parts),
         }
@@ -181,13 +182,18 @@ impl Direct {
     /// guard's JSON checks: they are made in the same pass
     /// ([`json_check::read_within`]), and a body they would refuse is `None`, as is any
     /// body `serve` would not serve.
+    ///
+    /// `caller` is the one the guard resolved: taken into the call's context when the
+    /// call is served here, left for the request's extensions otherwise (put there, then
+    /// cloned out again, it cost an allocation, a map insert and a lookup per request).
     pub(crate) fn read_within(
         &self,
         parts: &Parts,
         body: &[u8],
         budget: JsonBudget,
+        caller: &mut Option<Caller>,
     ) -> Option<DirectCall> {
-        self.read(parts, || {
+        self.read(parts, caller, || {
             // The walk also requires a JSON-RPC message to be an object, where a struct
             // may be read from an array.
             if body.trim_ascii_start().first() != Some(&b'{') {
@@ -312,7 +318,7 @@ impl Direct {
             return None;
         }
         let id = message.id;
-        let cx = self.stateless_context(parts, meta, capabilities, &id);
+        let cx = self.stateless_context(parts, meta, capabilities, &id, None);
         let codec = self.tools.codec();
         if method == GET_STATUS {
             let message = match resumable::open(codec, Some(params), None, cx.principal()) {
@@ -376,6 +382,7 @@ impl Direct {
     fn read(
         &self,
         parts: &Parts,
+        caller: &mut Option<Caller>,
         message: impl FnOnce() -> Option<CallMessage>,
     ) -> Option<DirectCall> {
         let headers = &parts.headers;
@@ -418,7 +425,7 @@ impl Direct {
         {
             return None;
         }
-        let cx = self.stateless_context(parts, meta, capabilities, &id);
+        let cx = self.stateless_context(parts, meta, capabilities, &id, caller.take());
         Some(DirectCall { id, params, cx })
     }
 
@@ -430,6 +437,7 @@ impl Direct {
         meta: rmcp::model::RequestMetaObject,
         capabilities: ClientCapabilities,
         id: &RequestId,
+        caller: Option<Caller>,
     ) -> SagaContext {
         let request = Stateless {
             capabilities,
@@ -438,7 +446,7 @@ impl Direct {
             meta,
             request_id: id.clone(),
         };
-        SagaContext::stateless(self.tools.head(Some(parts)), request)
+        SagaContext::stateless(self.tools.head(Some(parts), caller), request)
     }
 }
 

@@ -123,13 +123,12 @@ impl Guard {
                 Ok(caller) => caller,
                 Err(refused) => return refused.into_response(),
             };
-            let pool = caller.pool.clone();
             let session = match self.session_of(&parts, &caller.principal).await {
                 Ok(session) => session,
                 Err(refused) => return refused.into_response(),
             };
-            // Moved, not copied: what follows reads the caller from the request.
-            parts.extensions.insert(caller);
+            // The caller is moved, not copied, into the request for the paths that read
+            // it there (rmcp's handler); `post` hands it to the direct path instead.
             // The paths besides the POST are boxed, and so are the POST's own paths besides
             // the direct call (`post`): a future holds room for its largest branch, and every
             // request's future (this one, the box axum's service makes) is created and moved
@@ -138,12 +137,14 @@ impl Guard {
             // taken apart again (each a copy the future would keep).
             match session {
                 Named::Owned(id) if parts.method == Method::GET => {
+                    parts.extensions.insert(caller);
                     Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
                 }
                 session if parts.method == Method::POST && is_json(&parts.headers) => {
-                    self.post(parts, body, &span, session, pool).await
+                    self.post(parts, body, &span, session, caller).await
                 }
                 session => {
+                    parts.extensions.insert(caller);
                     let request = Request::from_parts(parts, body);
                     Box::pin(self.forward_other(request, session.into_id())).await
                 }
@@ -236,13 +237,15 @@ impl Guard {
     #[allow(clippy::manual_async_fn)] // the point: see the doc
     fn post<'a>(
         &'a self,
-        parts: http::request::Parts,
+        mut parts: http::request::Parts,
         body: Body,
         span: &'a tracing::Span,
         session: Named,
-        pool: Pool,
+        caller: Caller,
     ) -> impl Future<Output = Response> + 'a {
         async move {
+            let pool = caller.pool.clone();
+            let mut caller = Some(caller);
             let slot = match self.slot(&pool).await {
                 Ok(slot) => slot,
                 Err(refused) => return refused.into_response(),
@@ -259,7 +262,7 @@ impl Guard {
                         && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr)) =>
                 {
                     direct
-                        .read_within(&parts, &bytes, self.budget)
+                        .read_within(&parts, &bytes, self.budget, &mut caller)
                         .map(|call| direct.run(call))
                 }
                 _ => None,
@@ -273,6 +276,10 @@ impl Guard {
                 span.record("format", tracing::field::debug(Format::Mrtr));
                 let response = run.await;
                 return super::streams::keeping(response, slot);
+            }
+            // Not the direct path's: rmcp's handler reads the caller from the request.
+            if let Some(caller) = caller {
+                parts.extensions.insert(caller);
             }
             let envelope = match check_json(&bytes, self.budget) {
                 Ok(envelope) => envelope,
