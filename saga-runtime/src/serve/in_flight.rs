@@ -26,6 +26,16 @@ pub(crate) struct Marked {
     keys: Vec<u64>,
 }
 
+/// What a second request from a token still being worked from gets (every path that
+/// marks a token answers it so).
+pub(crate) fn already_resumed() -> rmcp::ErrorData {
+    rmcp::ErrorData::invalid_request(
+        "this requestState is already being resumed by a request that is still running; \
+         wait for its answer, which carries the next state",
+        None,
+    )
+}
+
 impl InFlight {
     /// Marks `token`, unless it is marked already.
     pub(crate) fn enter(&self, token: &str) -> Option<Marked> {

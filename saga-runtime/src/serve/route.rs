@@ -177,11 +177,7 @@ fn run_once<'a>(
         let _marked = match &call.request_state {
             Some(token) => Some(tools.in_flight().enter(token).ok_or_else(|| {
                 tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
-                ErrorData::invalid_request(
-                    "this requestState is already being resumed by a request that is still \
-                     running; wait for its answer, which carries the next state",
-                    None,
-                )
+                super::in_flight::already_resumed()
             })?),
             None => None,
         };

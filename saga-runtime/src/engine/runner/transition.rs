@@ -98,6 +98,7 @@ pub(crate) fn typed_transition<'a>(
     call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    let token_in = call.request_state.as_ref().map_or(0, String::len);
     let span = tracing::debug_span!(
         "saga.transition",
         tool = %Escaped(&call.name),
@@ -106,12 +107,11 @@ pub(crate) fn typed_transition<'a>(
         round = tracing::field::Empty,
         entered = tracing::field::Empty,
         left = tracing::field::Empty,
-        token_in = call.request_state.as_ref().map_or(0, String::len),
+        token_in,
         token_out = tracing::field::Empty,
         outcome = tracing::field::Empty,
         micros = tracing::field::Empty,
     );
-    let token_in = call.request_state.as_ref().map_or(0, String::len);
     // Timed from here: the caller boxes the future and polls it at once.
     let started = std::time::Instant::now();
     // A `map`, not an `async` block that awaits the run: the block would keep the run's

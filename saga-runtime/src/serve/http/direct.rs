@@ -244,7 +244,10 @@ impl Direct {
             Some(token) => match self.tools.in_flight().enter(token) {
                 Some(marked) => Some(marked),
                 None => {
-                    return respond(&ServerJsonRpcMessage::error(already_resumed(), Some(id)));
+                    return respond(&ServerJsonRpcMessage::error(
+                        crate::serve::in_flight::already_resumed(),
+                        Some(id),
+                    ));
                 }
             },
             None => None,
@@ -341,7 +344,7 @@ impl Direct {
         }
         let Some(marked) = self.tools.in_flight().enter(&ticket.state) else {
             return Some(respond(&ServerJsonRpcMessage::error(
-                already_resumed(),
+                crate::serve::in_flight::already_resumed(),
                 Some(id),
             )));
         };
@@ -466,15 +469,6 @@ fn custom_result(result: serde_json::Value, id: RequestId) -> ServerJsonRpcMessa
     ServerJsonRpcMessage::response(
         ServerResult::CustomResult(rmcp::model::CustomResult(result)),
         id,
-    )
-}
-
-/// What a second request from a token still being worked from gets.
-fn already_resumed() -> ErrorData {
-    ErrorData::invalid_request(
-        "this requestState is already being resumed by a request that is still running; \
-         wait for its answer, which carries the next state",
-        None,
     )
 }
 

@@ -129,6 +129,7 @@ impl Guard {
             };
             // The caller is moved, not copied, into the request for the paths that read
             // it there (rmcp's handler); `post` hands it to the direct path instead.
+            //
             // The paths besides the POST are boxed, and so are the POST's own paths besides
             // the direct call (`post`): a future holds room for its largest branch, and every
             // request's future (this one, the box axum's service makes) is created and moved
