@@ -702,3 +702,77 @@ async fn an_answer_states_its_length_as_rmcps_does() {
         assert_eq!(chunked, None, "{server}");
     }
 }
+
+/// `serve_listener` hands a request to the MCP path straight to the guard, past axum's
+/// routing (`serve::http::listener::Front`): it must answer every request as the router
+/// does when the same server's [`SagaServer::router`] is served by axum itself.
+#[tokio::test]
+async fn the_listeners_shortcut_to_the_guard_answers_as_the_router_does() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port is free");
+    let routed = listener
+        .local_addr()
+        .expect("a bound listener has an address");
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener,
+        server(true).router(),
+    )));
+    let shortcut = serve_local(server(true)).await;
+
+    let (first, token) = {
+        let mut via_shortcut = send(shortcut.addr, &raw(deploy_params())).await;
+        let mut via_router = send(routed, &raw(deploy_params())).await;
+        without_token(&mut via_shortcut);
+        let token = without_token(&mut via_router);
+        assert_eq!(via_shortcut, via_router, "round 1");
+        (via_router, token)
+    };
+    assert_eq!(first.body["result"]["resultType"], "input_required");
+    assert!(token.is_some(), "round 1 gives a token: {first:?}");
+    assert_eq!(served_by(shortcut.addr, &probe_call()).await, "direct");
+
+    let cases = [
+        (
+            "a GET without a session",
+            probe_call().method(reqwest::Method::GET),
+        ),
+        (
+            "a DELETE without a session",
+            probe_call().method(reqwest::Method::DELETE),
+        ),
+        ("a PUT", probe_call().method(reqwest::Method::PUT)),
+        ("a body that is not JSON", probe_call().body("{not json")),
+        (
+            "another content type",
+            probe_call().header("content-type", "text/plain"),
+        ),
+        (
+            "an Origin header",
+            probe_call().repeat_header("origin", "http://evil.example"),
+        ),
+        ("another host", probe_call().header("host", "evil.example")),
+        (
+            "a notification",
+            Post::mcp(UNSENT).rpc(&json!({
+                "jsonrpc": "2.0", "method": "notifications/initialized"
+            })),
+        ),
+    ];
+    for (case, request) in cases {
+        let via_shortcut = send(shortcut.addr, &request).await;
+        let via_router = send(routed, &request).await;
+        assert_eq!(
+            via_shortcut, via_router,
+            "{case}: the listener and the router differ"
+        );
+    }
+    for path in ["/other", "/mcp/", "/mcp/x", "/"] {
+        let via_shortcut = send_to(shortcut.addr, path, &probe_call()).await;
+        let via_router = send_to(routed, path, &probe_call()).await;
+        assert_eq!(
+            via_shortcut, via_router,
+            "{path}: the listener and the router differ"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! buffers forever and lock out real clients. Each request learns its peer's address
 //! ([`PeerAddr`]), which pools the bounds of callers nobody verified.
 
+use std::convert::Infallible;
 use std::future::Future as _;
 use std::io;
 use std::pin::Pin;
@@ -13,22 +14,30 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures::future::Either;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
-use tower::ServiceExt as _;
 
+use super::guard::GuardService;
 use crate::engine::pool::PeerAddr;
 use crate::serve::limits::HttpLimits;
 
-/// Serves `router` on `listener` until `shutdown` completes, then lets the connections in
+/// What a listener serves: the application's router, and the guard at its MCP path when
+/// nothing stands in front of it there.
+pub(crate) struct Routes {
+    pub(crate) router: axum::Router,
+    pub(crate) guard: Option<GuardService>,
+}
+
+/// Serves `routes` on `listener` until `shutdown` completes, then lets the connections in
 /// flight finish their current request.
 pub(crate) async fn serve(
     listener: TcpListener,
-    router: axum::Router,
+    routes: Routes,
     limits: &HttpLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -62,13 +71,11 @@ pub(crate) async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let peer = PeerAddr(peer.ip());
-        let service = TowerToHyperService::new(router.clone().map_request(
-            move |mut request: http::Request<hyper::body::Incoming>| {
-                request.extensions_mut().insert(peer);
-                request
-            },
-        ));
+        let service = TowerToHyperService::new(Front {
+            peer: PeerAddr(peer.ip()),
+            router: routes.router.clone(),
+            guard: routes.guard.clone(),
+        });
         let stream = WriteDeadline::new(stream, limits.write_timeout);
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
@@ -82,6 +89,48 @@ pub(crate) async fn serve(
     drop(listener);
     graceful.shutdown().await;
     Ok(())
+}
+
+/// One connection's service: each request learns its peer's address, and a request to the
+/// MCP path goes straight to the guard the router would route it to, when nothing stands
+/// in front of the guard there.
+///
+/// Why not the router for every path: axum's routing of each request (the route's
+/// lookup, a clone of the boxed route service, the matched path and the empty path
+/// parameters inserted into its extensions, two more future layers) was about 3 % of a
+/// deploy round's instructions and 6 % of its instruction-cache misses, for a choice
+/// made once per path (BENCHMARKS.md). Every other path, and the MCP path below it
+/// (`/mcp/…`), is the router's, as before.
+#[derive(Clone)]
+struct Front {
+    peer: PeerAddr,
+    router: axum::Router,
+    guard: Option<GuardService>,
+}
+
+impl tower::Service<http::Request<hyper::body::Incoming>> for Front {
+    type Response = axum::response::Response;
+    type Error = Infallible;
+    type Future = Either<
+        <GuardService as tower::Service<axum::extract::Request>>::Future,
+        <axum::Router as tower::Service<axum::extract::Request>>::Future,
+    >;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Both inner services are always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        let mut request = request.map(axum::body::Body::new);
+        request.extensions_mut().insert(self.peer);
+        match &mut self.guard {
+            Some(guard) if request.uri().path() == super::MCP_PATH => {
+                Either::Left(guard.call(request))
+            }
+            _ => Either::Right(self.router.call(request)),
+        }
+    }
 }
 
 /// A connection whose writes must make progress: a write (or flush) that stays pending

@@ -46,11 +46,15 @@ impl SagaServer {
     /// An `axum::Router` serving MCP at `/mcp`, to mount in an application or serve as is.
     /// Its body limit is [`HttpLimits::max_body_bytes`](crate::serve::HttpLimits::max_body_bytes).
     pub fn router(&self) -> axum::Router {
+        self.router_with(self.http_config())
+    }
+
+    /// [`default_http_config`] with the body limit and keep-alive of [`HttpLimits`](crate::serve::HttpLimits).
+    fn http_config(&self) -> StreamableHttpServerConfig {
         let limits = self.http_limits();
-        let config = default_http_config()
+        default_http_config()
             .with_max_request_body_bytes(limits.max_body_bytes)
-            .with_sse_keep_alive(Some(limits.sse_keep_alive));
-        self.router_with(config)
+            .with_sse_keep_alive(Some(limits.sse_keep_alive))
     }
 
     /// [`SagaServer::router`] with rmcp transport settings of your own (allowed hosts and
@@ -66,6 +70,13 @@ impl SagaServer {
     ///
     /// [`SagaServerBuilder::direct_calls`]: super::super::SagaServerBuilder::direct_calls
     pub fn router_with(&self, config: StreamableHttpServerConfig) -> axum::Router {
+        self.routes_with(config).router
+    }
+
+    /// The router of [`SagaServer::router_with`], and the guard at its MCP path when
+    /// nothing stands in front of it (authorization does), for a listener to hand that
+    /// path's requests to directly (see [`listener::Front`]).
+    fn routes_with(&self, config: StreamableHttpServerConfig) -> listener::Routes {
         let limits = self.http_limits();
         #[cfg(feature = "oauth")]
         let max_body_bytes = config.max_request_body_bytes;
@@ -88,24 +99,31 @@ impl SagaServer {
             router.route_service(path, guard.clone())
         });
         // Authorization, its own layer in front of the guard, and its metadata routes.
+        // Without the `oauth` feature nothing takes the guard's place.
+        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+        let mut guard = Some(guard);
         #[cfg(feature = "oauth")]
         let mcp = match &self.authorization {
-            Some(server) => crate::serve::auth::layer::protect(
-                mcp,
-                crate::serve::auth::layer::Authorize {
-                    server: (**server).clone(),
-                    max_body_bytes,
-                    body_read_timeout: limits.body_read_timeout,
-                    tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
-                },
-            )
-            .merge(crate::serve::auth::layer::metadata_routes(server)),
+            Some(server) => {
+                guard = None;
+                crate::serve::auth::layer::protect(
+                    mcp,
+                    crate::serve::auth::layer::Authorize {
+                        server: (**server).clone(),
+                        max_body_bytes,
+                        body_read_timeout: limits.body_read_timeout,
+                        tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
+                    },
+                )
+                .merge(crate::serve::auth::layer::metadata_routes(server))
+            }
             None => mcp,
         };
-        match own_routes {
+        let router = match own_routes {
             Some(routes) => mcp.merge(routes),
             None => mcp,
-        }
+        };
+        listener::Routes { router, guard }
     }
 
     /// The guard in front of rmcp's transport under `config`: the checks and bounds of
@@ -175,10 +193,10 @@ impl SagaServer {
     ) -> BoxFuture<'static, anyhow::Result<()>> {
         Box::pin(async move {
             let local: SocketAddr = listener.local_addr()?;
-            let router = self.router();
+            let routes = self.routes_with(self.http_config());
             tracing::info!(%local, "serving MCP over Streamable HTTP");
             println!("listening on http://{local}{MCP_PATH}");
-            listener::serve(listener, router, self.http_limits(), shutdown).await?;
+            listener::serve(listener, routes, self.http_limits(), shutdown).await?;
             Ok(())
         })
     }
