@@ -135,6 +135,9 @@ pub(super) struct Inner {
     pub(super) list_ttl_ms: u64,
     /// The registry's `serverInfo`, as the `_meta` value its results carry, encoded once.
     pub(super) info_meta: Option<serde_json::Value>,
+    /// The `_meta` object of a result that carries only that stamp, written as JSON once
+    /// ([`server_info_stamp`]).
+    pub(super) info_stamp: Option<Box<[u8]>>,
     /// The tasks, when a store is configured.
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
     pub(super) bounds: CallBounds,
@@ -322,6 +325,7 @@ impl SagaTools {
                 }
             }
         }
+        let info_meta = info.and_then(|info| serde_json::to_value(info).ok());
         Ok(Self {
             inner: Arc::new(Inner {
                 codec,
@@ -333,7 +337,8 @@ impl SagaTools {
                 templates,
                 identity,
                 list_ttl_ms,
-                info_meta: info.and_then(|info| serde_json::to_value(info).ok()),
+                info_stamp: info_meta.as_ref().map(server_info_stamp),
+                info_meta,
                 tasks,
                 bounds,
                 in_flight: super::in_flight::InFlight::default(),
@@ -479,9 +484,9 @@ impl SagaTools {
         response
     }
 
-    /// The `serverInfo` that [`SagaTools::stamped`] puts in a result's `_meta`.
-    pub(crate) fn server_info_meta(&self) -> Option<&serde_json::Value> {
-        self.inner.info_meta.as_ref()
+    /// The `_meta` that [`SagaTools::stamped`] gives a result without one, as JSON.
+    pub(crate) fn server_info_stamp(&self) -> Option<&[u8]> {
+        self.inner.info_stamp.as_deref()
     }
 
     /// The tool served under `name`, or `-32602`.
@@ -600,6 +605,18 @@ fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
 
 /// The `_meta` key naming the server that produced a result.
 pub(crate) const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The `_meta` object stamping a result without one gives it, `{"<key>": info}`, as
+/// compact JSON: the same bytes as writing the stamped result's `_meta` (a test in
+/// `serve::http::reply` compares them).
+pub(crate) fn server_info_stamp(info: &serde_json::Value) -> Box<[u8]> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
+    // A map of strings to a `Value` always writes.
+    serde_json::to_vec(&meta)
+        .unwrap_or_default()
+        .into_boxed_slice()
+}
 
 /// MCP 2026-07-28: results SHOULD name the server that produced them.
 pub(super) fn stamp_server_info(response: &mut CallToolResponse, info: &serde_json::Value) {

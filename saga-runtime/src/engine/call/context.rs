@@ -1,6 +1,7 @@
 //! The per-request context a saga can read: who is calling and what their client can do.
 
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
     ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
@@ -36,7 +37,9 @@ pub struct SagaContext {
     /// a context built by hand.
     pool: Option<crate::engine::call::pool::Pool>,
     capabilities: ClientCapabilities,
-    client_info: Option<Implementation>,
+    /// Borrowed when it is the default a stateless request without one gets
+    /// ([`Stateless::client_info`]): building that default allocated for every request.
+    client_info: Option<Cow<'static, Implementation>>,
     protocol_version: Option<ProtocolVersion>,
     meta: RequestMetaObject,
     cancellation: Option<CancellationToken>,
@@ -119,10 +122,16 @@ pub(crate) struct RequestHead {
     pub(crate) model: Option<Arc<crate::engine::call::model::ServerModel>>,
 }
 
+/// rmcp's `Implementation::default()`, made once: it is the same value every time (the
+/// name and version rmcp was built with).
+static DEFAULT_CLIENT_INFO: LazyLock<Implementation> = LazyLock::new(Implementation::default);
+
 /// What a stateless request's `_meta` and id give its context.
 pub(crate) struct Stateless {
     pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Implementation,
+    /// `None` when `_meta` names no client: the context then holds rmcp's default, as
+    /// rmcp's context of a stateless request does.
+    pub(crate) client_info: Option<Implementation>,
     pub(crate) protocol_version: ProtocolVersion,
     pub(crate) meta: RequestMetaObject,
     pub(crate) request_id: RequestId,
@@ -149,7 +158,10 @@ impl SagaContext {
     pub(crate) fn stateless(head: RequestHead, request: Stateless) -> Self {
         Self {
             capabilities: request.capabilities,
-            client_info: Some(request.client_info),
+            client_info: Some(match request.client_info {
+                Some(info) => Cow::Owned(info),
+                None => Cow::Borrowed(&*DEFAULT_CLIENT_INFO),
+            }),
             protocol_version: Some(request.protocol_version),
             meta: request.meta,
             request_id: Some(request.request_id),
@@ -215,7 +227,7 @@ impl SagaContext {
 
     /// Sets the client's self-description.
     pub(crate) fn with_client_info(mut self, info: Option<Implementation>) -> Self {
-        self.client_info = info;
+        self.client_info = info.map(Cow::Owned);
         self
     }
 
@@ -385,7 +397,7 @@ impl SagaContext {
 
     /// The client's name and version, when it sent them.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.client_info.as_ref()
+        self.client_info.as_deref()
     }
 
     /// The protocol version of this request.

@@ -268,7 +268,7 @@ impl Direct {
             Ok(CallToolResponse::InputRequired(result))
                 if result.meta.is_none() && super::reply::stamps_unstamped() =>
             {
-                let server_info = self.tools.server_info_meta();
+                let server_info = self.tools.server_info_stamp();
                 (Ok(CallToolResponse::InputRequired(result)), server_info)
             }
             other => (other.map(|response| self.tools.stamped(response)), None),
@@ -444,7 +444,7 @@ impl Direct {
     ) -> SagaContext {
         let request = Stateless {
             capabilities,
-            client_info: meta.client_info().unwrap_or_default(),
+            client_info: meta.client_info(),
             protocol_version: ProtocolVersion::V_2026_07_28,
             meta,
             request_id: id.clone(),
@@ -548,10 +548,7 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
 
 /// [`respond`], with the `serverInfo` stamp of an unstamped input-required result
 /// written by the reply writer (see `reply::write`).
-fn respond_stamped(
-    message: &ServerJsonRpcMessage,
-    server_info: Option<&serde_json::Value>,
-) -> Response {
+fn respond_stamped(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Response {
     let status = match message {
         ServerJsonRpcMessage::Error(error) => match error.error.code {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION

@@ -13,21 +13,21 @@
 use std::sync::LazyLock;
 
 use rmcp::model::{
-    InputRequest, InputRequiredResult, JsonRpcMessage, JsonRpcResponse, MetaObject,
-    RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    InputRequest, JsonRpcMessage, JsonRpcResponse, MetaObject, RequestMetaObject,
+    ServerJsonRpcMessage, ServerResult,
 };
 use serde::ser::{self, Serialize, SerializeMap, SerializeStruct, Serializer};
 
 /// Writes `message` as `serde_json::to_writer` would.
 ///
 /// `server_info` is the `serverInfo` stamp of an input-required result that has no
-/// `_meta` of its own: it is written as the `_meta` that stamping the result would have
-/// given it (`{"io.modelcontextprotocol/serverInfo": ..}`), so the result need not be
-/// stamped, which cloned the server info into new maps for every reply. Only a writer
-/// that writes results directly takes it ([`stamps_unstamped`]).
+/// `_meta` of its own, as JSON ([`crate::serve::tools::server_info_stamp`]): it is
+/// written as the `_meta` that stamping the result would have given it, so the result
+/// need not be stamped, which cloned the server info into new maps for every reply.
+/// Only a writer that writes results directly takes it ([`stamps_unstamped`]).
 pub(super) fn write(
     message: &ServerJsonRpcMessage,
-    server_info: Option<&serde_json::Value>,
+    server_info: Option<&[u8]>,
     out: &mut Vec<u8>,
 ) -> serde_json::Result<()> {
     let widen = match *WRITER {
@@ -44,19 +44,37 @@ pub(super) fn write(
             id,
             result: ServerResult::InputRequiredResult(result),
         }) => {
-            let mut serializer = serde_json::Serializer::new(out);
-            let mut envelope = serializer.serialize_struct("JsonRpcResponse", 3)?;
-            envelope.serialize_field("jsonrpc", jsonrpc)?;
-            envelope.serialize_field("id", id)?;
-            envelope.serialize_field(
-                "result",
-                &InputRequired {
-                    result,
-                    widen,
-                    server_info,
-                },
-            )?;
-            SerializeStruct::end(envelope)
+            // The envelope's and the result's keys written as the bytes serde_json writes
+            // for them: they are constants that need no escaping, and each key written
+            // through the serializer was a pass over it looking for characters to escape
+            // (BENCHMARKS.md). Their values are serde_json's.
+            out.extend_from_slice(br#"{"jsonrpc":"#);
+            serde_json::to_writer(&mut *out, jsonrpc)?;
+            out.extend_from_slice(br#","id":"#);
+            serde_json::to_writer(&mut *out, id)?;
+            out.extend_from_slice(br#","result":{"resultType":"#);
+            serde_json::to_writer(&mut *out, &result.result_type)?;
+            if let Some(requests) = &result.input_requests {
+                out.extend_from_slice(br#","inputRequests":"#);
+                serde_json::to_writer(&mut *out, &Requests { requests, widen })?;
+            }
+            if let Some(state) = &result.request_state {
+                out.extend_from_slice(br#","requestState":"#);
+                serde_json::to_writer(&mut *out, state)?;
+            }
+            match (&result.meta, server_info) {
+                (Some(meta), _) => {
+                    out.extend_from_slice(br#","_meta":"#);
+                    serde_json::to_writer(&mut *out, meta)?;
+                }
+                (None, Some(stamp)) => {
+                    out.extend_from_slice(br#","_meta":"#);
+                    out.extend_from_slice(stamp);
+                }
+                (None, None) => {}
+            }
+            out.extend_from_slice(b"}}");
+            Ok(())
         }
         _ => {
             debug_assert!(
@@ -118,54 +136,6 @@ impl Writer {
         } else {
             Self::Rmcp
         }
-    }
-}
-
-/// An `InputRequiredResult`, field for field as its derived `Serialize` writes it.
-struct InputRequired<'a> {
-    result: &'a InputRequiredResult,
-    /// Whether params are written with every `f32` widened ([`Writer::Widened`]).
-    widen: bool,
-    /// Written as the `_meta` of a result that has none (see [`write()`]).
-    server_info: Option<&'a serde_json::Value>,
-}
-
-impl Serialize for InputRequired<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let result = self.result;
-        let mut fields = serializer.serialize_struct("InputRequiredResult", 4)?;
-        fields.serialize_field("resultType", &result.result_type)?;
-        match &result.input_requests {
-            Some(requests) => fields.serialize_field(
-                "inputRequests",
-                &Requests {
-                    requests,
-                    widen: self.widen,
-                },
-            )?,
-            None => fields.skip_field("inputRequests")?,
-        }
-        match &result.request_state {
-            Some(state) => fields.serialize_field("requestState", state)?,
-            None => fields.skip_field("requestState")?,
-        }
-        match (&result.meta, self.server_info) {
-            (Some(meta), _) => fields.serialize_field("_meta", meta)?,
-            (None, Some(info)) => fields.serialize_field("_meta", &ServerInfoMeta(info))?,
-            (None, None) => fields.skip_field("_meta")?,
-        }
-        fields.end()
-    }
-}
-
-/// The `_meta` that stamping a result without one gives it: one key, the server info.
-struct ServerInfoMeta<'a>(&'a serde_json::Value);
-
-impl Serialize for ServerInfoMeta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(crate::serve::tools::SERVER_INFO_META_KEY, self.0)?;
-        map.end()
     }
 }
 
@@ -440,7 +410,7 @@ mod tests {
     use super::*;
     use rmcp::model::{
         CreateMessageRequestParams, ElicitRequestParams, ElicitationSchema, InputRequests,
-        ModelPreferences, RequestId, SamplingMessage,
+        InputRequiredResult, ModelPreferences, RequestId, SamplingMessage,
     };
 
     fn reply(requests: Vec<(&str, InputRequest)>) -> ServerJsonRpcMessage {
@@ -508,7 +478,8 @@ mod tests {
             )
         };
         let mut ours = Vec::new();
-        write(&message(unstamped("s")), Some(&info), &mut ours).unwrap();
+        let stamp = crate::serve::tools::server_info_stamp(&info);
+        write(&message(unstamped("s")), Some(&stamp), &mut ours).unwrap();
         let rmcp = serde_json::to_vec(&message(stamped)).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&ours),
@@ -555,6 +526,27 @@ mod tests {
         let mut request = rmcp::model::CreateMessageRequest::new(plain);
         request.extensions.insert(meta);
         same_bytes_as_rmcp(&reply(vec![("x", InputRequest::CreateMessage(request))]));
+        // A checkpoint (a state, no requests), a result with a `_meta` of its own, and
+        // one with neither a state nor requests, under a string id to escape.
+        let mut checkpoint = InputRequiredResult::from_request_state("only\"state");
+        same_bytes_as_rmcp(&ServerJsonRpcMessage::response(
+            ServerResult::InputRequiredResult(checkpoint.clone()),
+            RequestId::String("id \"1\"".into()),
+        ));
+        let mut own_meta = MetaObject::default();
+        own_meta
+            .0
+            .insert("k".into(), serde_json::json!({"x": [1, "y"]}));
+        checkpoint.meta = Some(own_meta);
+        same_bytes_as_rmcp(&ServerJsonRpcMessage::response(
+            ServerResult::InputRequiredResult(checkpoint.clone()),
+            RequestId::Number(-3),
+        ));
+        checkpoint.request_state = None;
+        same_bytes_as_rmcp(&ServerJsonRpcMessage::response(
+            ServerResult::InputRequiredResult(checkpoint),
+            RequestId::Number(0),
+        ));
         // Other messages are serde_json's.
         same_bytes_as_rmcp(&ServerJsonRpcMessage::error(
             rmcp::ErrorData::invalid_params("no", None),
