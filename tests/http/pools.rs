@@ -290,13 +290,20 @@ async fn clients_that_stop_reading_lose_their_connections_at_the_write_timeout()
 /// session) holds its slot while its body streams, and runs only while its body is
 /// polled. Clients that never read held every slot for ever, and the run-time bound
 /// never fired; the write timeout now ends them.
-#[tokio::test]
+///
+/// Each call seals a 40 KB state at every checkpoint until its stream fills the sockets'
+/// buffers, which in a debug build takes the server a second or more of CPU for the eight
+/// of them: on one thread with the test's own client, the eighth connection was made
+/// after the first call's write timeout (2 s) had already given its slot back, and the
+/// check below saw a free slot. Two threads, and a write timeout longer than that setup,
+/// keep the check inside the window it tests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_calls_nobody_reads_give_their_slots_back_at_the_write_timeout() {
     let running = start(
         HttpLimits::default()
             .max_concurrent_requests(8)
             .max_requests_per_principal(8)
-            .write_timeout(Duration::from_secs(2))
+            .write_timeout(Duration::from_secs(4))
             .queue_timeout(Duration::from_millis(500)),
     )
     .await;
