@@ -66,11 +66,20 @@ impl Identity {
 
     /// The caller of a request: its principal and the pool the bounds count it against.
     pub(crate) fn caller(&self, parts: &http::request::Parts) -> Caller {
+        self.caller_from(parts, crate::engine::pool::peer_of(parts))
+    }
+
+    /// [`Identity::caller`] of a request from `peer`.
+    pub(crate) fn caller_from(
+        &self,
+        parts: &http::request::Parts,
+        peer: Option<std::net::IpAddr>,
+    ) -> Caller {
         if let Some(caller) = parts.extensions.get::<Caller>() {
             return caller.clone();
         }
         let (principal, verified) = self.resolve(parts);
-        let pool = Pool::of(&principal, verified, crate::engine::pool::peer_of(parts));
+        let pool = Pool::of(&principal, verified, peer);
         Caller { principal, pool }
     }
 }

@@ -543,9 +543,14 @@ impl SagaTools {
         self.inner.identity.authenticate.is_some()
     }
 
-    /// The principal of an HTTP request and the pool its bounds count it against.
-    pub(crate) fn caller_of(&self, parts: &http::request::Parts) -> crate::engine::pool::Caller {
-        self.inner.identity.caller(parts)
+    /// The principal of an HTTP request from `peer` and the pool its bounds count it
+    /// against.
+    pub(crate) fn caller_of(
+        &self,
+        parts: &http::request::Parts,
+        peer: Option<std::net::IpAddr>,
+    ) -> crate::engine::pool::Caller {
+        self.inner.identity.caller_from(parts, peer)
     }
 
     /// The [`SagaContext`] of an rmcp request: the principal from the HTTP head (if any)

@@ -21,7 +21,7 @@ use tracing::Instrument as _;
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::pool::{Caller, Place as Slot, Pool, Shares};
+use crate::engine::pool::{Caller, PeerAddr, Place as Slot, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
@@ -73,7 +73,14 @@ impl Guard {
     /// `async fn`, so that the future holds the request once, in `guard`'s, not also as
     /// its own argument; the traced path, taken only when a subscriber records the
     /// request, is boxed apart.
-    pub(crate) fn run(self: Arc<Self>, request: Request) -> impl Future<Output = Response> {
+    ///
+    /// `peer` is the connection's address when the listener hands the request over
+    /// itself (`listener::Front`); otherwise it is read from the request's extensions.
+    pub(crate) fn run(
+        self: Arc<Self>,
+        request: Request,
+        peer: Option<PeerAddr>,
+    ) -> impl Future<Output = Response> {
         let span = tracing::debug_span!(
             "saga.request",
             http = %request.method(),
@@ -87,13 +94,13 @@ impl Guard {
         if span.is_disabled() && !tracing::event_enabled!(tracing::Level::DEBUG) {
             // Nothing records the span or the event below: neither the clock nor the
             // wrapper is needed.
-            return Either::Left(self.guard(parts, body, span));
+            return Either::Left(self.guard(parts, body, span, peer));
         }
         Either::Right(
             async move {
                 let started = std::time::Instant::now();
                 let response = self
-                    .guard(parts, body, span.clone())
+                    .guard(parts, body, span.clone(), peer)
                     .instrument(span.clone())
                     .await;
                 span.record("status", response.status().as_u16());
@@ -117,9 +124,10 @@ impl Guard {
         mut parts: http::request::Parts,
         body: Body,
         span: tracing::Span,
+        peer: Option<PeerAddr>,
     ) -> impl Future<Output = Response> {
         async move {
-            let caller = match self.admit(&parts) {
+            let caller = match self.admit(&parts, peer) {
                 Ok(caller) => caller,
                 Err(refused) => return refused.into_response(),
             };
@@ -138,14 +146,14 @@ impl Guard {
             // taken apart again (each a copy the future would keep).
             match session {
                 Named::Owned(id) if parts.method == Method::GET => {
-                    parts.extensions.insert(caller);
+                    hand_over(&mut parts, caller, peer);
                     Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
                 }
                 session if parts.method == Method::POST && is_json(&parts.headers) => {
-                    self.post(parts, body, &span, session, caller).await
+                    self.post(parts, body, &span, session, caller, peer).await
                 }
                 session => {
-                    parts.extensions.insert(caller);
+                    hand_over(&mut parts, caller, peer);
                     let request = Request::from_parts(parts, body);
                     Box::pin(self.forward_other(request, session.into_id())).await
                 }
@@ -157,18 +165,23 @@ impl Guard {
     /// verified; otherwise the caller (resolved once: the principal a session answers to
     /// and every token is bound to, and the pool every bound counts the request against),
     /// its try noted.
-    fn admit(&self, parts: &http::request::Parts) -> Result<Caller, Refused> {
+    fn admit(
+        &self,
+        parts: &http::request::Parts,
+        peer: Option<PeerAddr>,
+    ) -> Result<Caller, Refused> {
+        let peer = match peer {
+            Some(PeerAddr(ip)) => Some(ip),
+            None => crate::engine::pool::peer_of(parts),
+        };
         // Only with an `authenticate` check: the address is looked up for no one else.
-        let tries = self
-            .tries
-            .as_ref()
-            .map(|tries| (tries, crate::engine::pool::peer_of(parts)));
+        let tries = self.tries.as_ref().map(|tries| (tries, peer));
         if let Some((tries, peer)) = tries
             && tries.spent(parts, peer)
         {
             return Err(Refused::TooManyTries);
         }
-        let caller = self.tools.caller_of(parts);
+        let caller = self.tools.caller_of(parts, peer);
         if let Some((tries, peer)) = tries {
             tries.note(parts, caller.pool.is_verified(), peer);
         }
@@ -243,6 +256,7 @@ impl Guard {
         span: &'a tracing::Span,
         session: Named,
         caller: Caller,
+        peer: Option<PeerAddr>,
     ) -> impl Future<Output = Response> + 'a {
         async move {
             let pool = caller.pool.clone();
@@ -280,7 +294,7 @@ impl Guard {
             }
             // Not the direct path's: rmcp's handler reads the caller from the request.
             if let Some(caller) = caller {
-                parts.extensions.insert(caller);
+                hand_over(&mut parts, caller, peer);
             }
             let envelope = match check_json(&bytes, self.budget) {
                 Ok(envelope) => envelope,
@@ -612,7 +626,29 @@ impl tower::Service<Request> for GuardService {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        Arc::clone(&self.0).run(request).boxed().map(Ok)
+        Arc::clone(&self.0).run(request, None).boxed().map(Ok)
+    }
+}
+
+/// Puts the caller, and the peer's address the listener handed over, into the request's
+/// extensions, for a path that reads them there (rmcp's handler, the sessions). The direct
+/// path takes both as values: an insert allocates, and every request paid for it.
+fn hand_over(parts: &mut http::request::Parts, caller: Caller, peer: Option<PeerAddr>) {
+    parts.extensions.insert(caller);
+    if let Some(peer) = peer {
+        parts.extensions.insert(peer);
+    }
+}
+
+impl GuardService {
+    /// [`tower::Service::call`] for a request whose peer's address the listener knows:
+    /// the address is handed over as a value instead of through the request's extensions.
+    pub(crate) fn call_from(
+        &self,
+        request: Request,
+        peer: PeerAddr,
+    ) -> <Self as tower::Service<Request>>::Future {
+        Arc::clone(&self.0).run(request, Some(peer)).boxed().map(Ok)
     }
 }
 

@@ -123,12 +123,16 @@ impl tower::Service<http::Request<hyper::body::Incoming>> for Front {
 
     fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
         let mut request = request.map(axum::body::Body::new);
-        request.extensions_mut().insert(self.peer);
-        match &mut self.guard {
+        match &self.guard {
+            // The peer as a value: the guard puts it into the extensions only for the
+            // paths that read it there.
             Some(guard) if request.uri().path() == super::MCP_PATH => {
-                Either::Left(guard.call(request))
+                Either::Left(guard.call_from(request, self.peer))
             }
-            _ => Either::Right(self.router.call(request)),
+            _ => {
+                request.extensions_mut().insert(self.peer);
+                Either::Right(self.router.call(request))
+            }
         }
     }
 }

@@ -227,7 +227,7 @@ mod tests {
             .expect("a server of no tools");
         let guard = Arc::new(server.guard(default_http_config()));
         let request = axum::extract::Request::new(axum::body::Body::empty());
-        let future = guard.run(request);
+        let future = guard.run(request, None);
         let size = std::mem::size_of_val(&future);
         assert!(size <= 2_048, "a request's future is {size} bytes");
     }
