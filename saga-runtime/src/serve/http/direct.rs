@@ -262,14 +262,20 @@ impl Direct {
         id: RequestId,
         declared_tasks: bool,
     ) -> Response {
-        // The usual result asks for input and carries no `_meta` of its own: the reply
-        // writer writes its stamp. Any other result is stamped here.
+        // The usual result asks for input or completes, and carries no `_meta` of its own:
+        // the reply writer writes its stamp. Any other result is stamped here.
         let (result, server_info) = match result {
             Ok(CallToolResponse::InputRequired(result))
                 if result.meta.is_none() && super::reply::stamps_unstamped() =>
             {
                 let server_info = self.tools.server_info_stamp();
                 (Ok(CallToolResponse::InputRequired(result)), server_info)
+            }
+            Ok(CallToolResponse::Complete(result))
+                if result.meta.is_none() && super::reply::stamps_unstamped() =>
+            {
+                let server_info = self.tools.server_info_stamp();
+                (Ok(CallToolResponse::Complete(result)), server_info)
             }
             other => (other.map(|response| self.tools.stamped(response)), None),
         };

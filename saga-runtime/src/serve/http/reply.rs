@@ -76,10 +76,44 @@ pub(super) fn write(
             out.extend_from_slice(b"}}");
             Ok(())
         }
+        JsonRpcMessage::Response(JsonRpcResponse {
+            result: ServerResult::CallToolResult(result),
+            ..
+        }) if result.meta.is_none() => {
+            let start = out.len();
+            serde_json::to_writer(&mut *out, message)?;
+            let Some(stamp) = server_info else {
+                return Ok(());
+            };
+            // The result's `_meta` is its last field, and the result the response's: the
+            // stamped result's bytes are these with `,"_meta":STAMP` before the result's
+            // closing brace (a test compares them with rmcp's). Stamping the result
+            // itself cloned the server info into new maps for every reply.
+            if out.ends_with(b"}}") {
+                out.truncate(out.len() - 2);
+                out.extend_from_slice(br#","_meta":"#);
+                out.extend_from_slice(stamp);
+                out.extend_from_slice(b"}}");
+                return Ok(());
+            }
+            // Not the shape above (another rmcp): the stamped result, written by rmcp.
+            out.truncate(start);
+            let mut stamped = message.clone();
+            if let JsonRpcMessage::Response(JsonRpcResponse {
+                result: ServerResult::CallToolResult(result),
+                ..
+            }) = &mut stamped
+            {
+                let meta: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_slice(stamp)?;
+                result.meta = Some(MetaObject(meta));
+            }
+            serde_json::to_writer(out, &stamped)
+        }
         _ => {
             debug_assert!(
                 server_info.is_none(),
-                "only an input-required result is stamped"
+                "only an input-required or a complete result is stamped"
             );
             serde_json::to_writer(out, message)
         }
@@ -489,6 +523,42 @@ mod tests {
             String::from_utf8_lossy(&ours)
                 .contains(r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name""#)
         );
+    }
+
+    /// A complete result's stamp, written by the writer, is the stamped result's, as rmcp
+    /// writes it: with and without structured content and an error flag.
+    #[test]
+    fn a_complete_results_stamp_written_by_the_writer_is_the_stamped_results() {
+        let info = serde_json::json!({"name": "deploy \"server\"", "version": "0.1.0"});
+        let stamp = crate::serve::tools::server_info_stamp(&info);
+        let mut structured =
+            rmcp::model::CallToolResult::structured(serde_json::json!({"ok": true, "n": [1, 2.5]}));
+        structured.is_error = Some(false);
+        let results = [
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text("done ✓")]),
+            rmcp::model::CallToolResult::error(vec![]),
+            structured,
+        ];
+        for unstamped in results {
+            let mut stamped = rmcp::model::CallToolResponse::Complete(unstamped.clone());
+            crate::serve::tools::stamp_server_info(&mut stamped, &info);
+            let rmcp::model::CallToolResponse::Complete(stamped) = stamped else {
+                unreachable!("stamping keeps the kind of result");
+            };
+            let message = |result| {
+                ServerJsonRpcMessage::response(
+                    ServerResult::CallToolResult(result),
+                    RequestId::String("r\"1".into()),
+                )
+            };
+            let mut ours = Vec::new();
+            write(&message(unstamped), Some(&stamp), &mut ours).unwrap();
+            let rmcp = serde_json::to_vec(&message(stamped)).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&rmcp)
+            );
+        }
     }
 
     #[test]
