@@ -552,8 +552,8 @@ fn respond(message: &ServerJsonRpcMessage) -> Response {
     respond_stamped(message, None)
 }
 
-/// [`respond`], with the `serverInfo` stamp of an unstamped input-required result
-/// written by the reply writer (see `reply::write`).
+/// [`respond`], with the `serverInfo` stamp of an unstamped input-required or complete
+/// result written by the reply writer (see `reply::write`).
 fn respond_stamped(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Response {
     let status = match message {
         ServerJsonRpcMessage::Error(error) => match error.error.code {

@@ -140,7 +140,7 @@ impl Guard {
             //
             // The paths besides the POST are boxed, and so are the POST's own paths besides
             // the direct call (`post`): a future holds room for its largest branch, and every
-            // request's future (this one, the box axum's service makes) is created and moved
+            // request's future (this one, the box the guard's service makes) is created and moved
             // at that size. Unboxed, the usual call moved some 10 KB a request for the rare
             // paths (BENCHMARKS.md). The request stays in its parts, not put together and
             // taken apart again (each a copy the future would keep).

@@ -20,8 +20,8 @@ use serde::ser::{self, Serialize, SerializeMap, SerializeStruct, Serializer};
 
 /// Writes `message` as `serde_json::to_writer` would.
 ///
-/// `server_info` is the `serverInfo` stamp of an input-required result that has no
-/// `_meta` of its own, as JSON ([`crate::serve::tools::server_info_stamp`]): it is
+/// `server_info` is the `serverInfo` stamp of an input-required or complete result that
+/// has no `_meta` of its own, as JSON ([`crate::serve::tools::server_info_stamp`]): it is
 /// written as the `_meta` that stamping the result would have given it, so the result
 /// need not be stamped, which cloned the server info into new maps for every reply.
 /// Only a writer that writes results directly takes it ([`stamps_unstamped`]).
@@ -120,7 +120,8 @@ pub(super) fn write(
     }
 }
 
-/// Whether [`write()`] writes an input-required result's `serverInfo` stamp itself.
+/// Whether [`write()`] writes an input-required or complete result's `serverInfo` stamp
+/// itself.
 pub(super) fn stamps_unstamped() -> bool {
     *WRITER != Writer::Rmcp
 }
