@@ -75,7 +75,8 @@ impl Guard {
     /// request, is boxed apart.
     ///
     /// `peer` is the connection's address when the listener hands the request over
-    /// itself (`listener::Front`); otherwise it is read from the request's extensions.
+    /// itself (`listener::Front`); otherwise admission reads it from the request's
+    /// extensions.
     pub(crate) fn run(
         self: Arc<Self>,
         request: Request,
@@ -127,6 +128,8 @@ impl Guard {
         peer: Option<PeerAddr>,
     ) -> impl Future<Output = Response> {
         async move {
+            // Only admission reads the peer's address: every path after it reads the
+            // caller (and its pool) instead.
             let caller = match self.admit(&parts, peer) {
                 Ok(caller) => caller,
                 Err(refused) => return refused.into_response(),
@@ -146,14 +149,14 @@ impl Guard {
             // taken apart again (each a copy the future would keep).
             match session {
                 Named::Owned(id) if parts.method == Method::GET => {
-                    hand_over(&mut parts, caller, peer);
+                    parts.extensions.insert(caller);
                     Box::pin(self.get_stream(Request::from_parts(parts, body), &id)).await
                 }
                 session if parts.method == Method::POST && is_json(&parts.headers) => {
-                    self.post(parts, body, &span, session, caller, peer).await
+                    self.post(parts, body, &span, session, caller).await
                 }
                 session => {
-                    hand_over(&mut parts, caller, peer);
+                    parts.extensions.insert(caller);
                     let request = Request::from_parts(parts, body);
                     Box::pin(self.forward_other(request, session.into_id())).await
                 }
@@ -174,15 +177,13 @@ impl Guard {
             Some(PeerAddr(ip)) => Some(ip),
             None => crate::engine::pool::peer_of(parts),
         };
-        // Only with an `authenticate` check: the address is looked up for no one else.
-        let tries = self.tries.as_ref().map(|tries| (tries, peer));
-        if let Some((tries, peer)) = tries
+        if let Some(tries) = &self.tries
             && tries.spent(parts, peer)
         {
             return Err(Refused::TooManyTries);
         }
         let caller = self.tools.caller_of(parts, peer);
-        if let Some((tries, peer)) = tries {
+        if let Some(tries) = &self.tries {
             tries.note(parts, caller.pool.is_verified(), peer);
         }
         Ok(caller)
@@ -256,7 +257,6 @@ impl Guard {
         span: &'a tracing::Span,
         session: Named,
         caller: Caller,
-        peer: Option<PeerAddr>,
     ) -> impl Future<Output = Response> + 'a {
         async move {
             let pool = caller.pool.clone();
@@ -294,7 +294,7 @@ impl Guard {
             }
             // Not the direct path's: rmcp's handler reads the caller from the request.
             if let Some(caller) = caller {
-                hand_over(&mut parts, caller, peer);
+                parts.extensions.insert(caller);
             }
             let envelope = match check_json(&bytes, self.budget) {
                 Ok(envelope) => envelope,
@@ -630,19 +630,11 @@ impl tower::Service<Request> for GuardService {
     }
 }
 
-/// Puts the caller, and the peer's address the listener handed over, into the request's
-/// extensions, for a path that reads them there (rmcp's handler, the sessions). The direct
-/// path takes both as values: an insert allocates, and every request paid for it.
-fn hand_over(parts: &mut http::request::Parts, caller: Caller, peer: Option<PeerAddr>) {
-    parts.extensions.insert(caller);
-    if let Some(peer) = peer {
-        parts.extensions.insert(peer);
-    }
-}
-
 impl GuardService {
     /// [`tower::Service::call`] for a request whose peer's address the listener knows:
-    /// the address is handed over as a value instead of through the request's extensions.
+    /// the address is handed over as a value instead of through the request's extensions
+    /// (an insert allocates, and every request paid for it). Only admission reads it:
+    /// the paths after it read the caller the guard resolved from it.
     pub(crate) fn call_from(
         &self,
         request: Request,

@@ -97,8 +97,8 @@ pub(crate) async fn serve(
 ///
 /// Why not the router for every path: axum's routing of each request (the route's
 /// lookup, a clone of the boxed route service, the matched path and the empty path
-/// parameters inserted into its extensions, two more future layers) was about 3 % of a
-/// deploy round's instructions and 6 % of its instruction-cache misses, for a choice
+/// parameters inserted into its extensions, two more future layers) was about 3.5 % of a
+/// deploy saga's instructions and 4 % of its instruction-cache misses, for a choice
 /// made once per path (BENCHMARKS.md). Every other path, and the MCP path below it
 /// (`/mcp/…`), is the router's, as before.
 #[derive(Clone)]
@@ -124,8 +124,7 @@ impl tower::Service<http::Request<hyper::body::Incoming>> for Front {
     fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
         let mut request = request.map(axum::body::Body::new);
         match &self.guard {
-            // The peer as a value: the guard puts it into the extensions only for the
-            // paths that read it there.
+            // The peer as a value: only the guard's admission reads it.
             Some(guard) if request.uri().path() == super::MCP_PATH => {
                 Either::Left(guard.call_from(request, self.peer))
             }

@@ -490,40 +490,42 @@ mod tests {
         ))
     }
 
-    /// The stamp the writer writes is the one stamping the result gives, as rmcp writes it.
-    #[test]
-    fn a_stamp_written_by_the_writer_is_the_stamped_results() {
-        let info = serde_json::json!({"name": "deploy \"server\"", "version": "0.1.0"});
-        let unstamped = |state: &str| {
-            let mut result = InputRequiredResult::from_request_state(state);
-            let mut requests = InputRequests::new();
-            requests.insert("elicit-1".to_owned(), form("Where to?"));
-            result.input_requests = Some(requests);
-            result
-        };
-        let mut stamped = rmcp::model::CallToolResponse::InputRequired(unstamped("s"));
-        crate::serve::tools::stamp_server_info(&mut stamped, &info);
-        let rmcp::model::CallToolResponse::InputRequired(stamped) = stamped else {
-            unreachable!("stamping keeps the kind of result");
-        };
-        let message = |result| {
-            ServerJsonRpcMessage::response(
-                ServerResult::InputRequiredResult(result),
-                RequestId::Number(7),
-            )
-        };
+    /// Writes `unstamped` with the stamp of `info`, requires rmcp's bytes for the result
+    /// stamped, and returns them.
+    fn same_bytes_as_stamped(
+        unstamped: rmcp::model::CallToolResponse,
+        info: &serde_json::Value,
+        id: RequestId,
+    ) -> String {
+        let mut stamped = unstamped.clone();
+        crate::serve::tools::stamp_server_info(&mut stamped, info);
+        let message =
+            |response| ServerJsonRpcMessage::response(ServerResult::from(response), id.clone());
         let mut ours = Vec::new();
-        let stamp = crate::serve::tools::server_info_stamp(&info);
-        write(&message(unstamped("s")), Some(&stamp), &mut ours).unwrap();
+        let stamp = crate::serve::tools::server_info_stamp(info);
+        write(&message(unstamped), Some(&stamp), &mut ours).unwrap();
         let rmcp = serde_json::to_vec(&message(stamped)).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&rmcp)
         );
-        assert!(
-            String::from_utf8_lossy(&ours)
-                .contains(r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name""#)
+        String::from_utf8(ours).unwrap()
+    }
+
+    /// The stamp the writer writes is the one stamping the result gives, as rmcp writes it.
+    #[test]
+    fn a_stamp_written_by_the_writer_is_the_stamped_results() {
+        let info = serde_json::json!({"name": "deploy \"server\"", "version": "0.1.0"});
+        let mut result = InputRequiredResult::from_request_state("s");
+        let mut requests = InputRequests::new();
+        requests.insert("elicit-1".to_owned(), form("Where to?"));
+        result.input_requests = Some(requests);
+        let ours = same_bytes_as_stamped(
+            rmcp::model::CallToolResponse::InputRequired(result),
+            &info,
+            RequestId::Number(7),
         );
+        assert!(ours.contains(r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name""#));
     }
 
     /// A complete result's stamp, written by the writer, is the stamped result's, as rmcp
@@ -531,7 +533,6 @@ mod tests {
     #[test]
     fn a_complete_results_stamp_written_by_the_writer_is_the_stamped_results() {
         let info = serde_json::json!({"name": "deploy \"server\"", "version": "0.1.0"});
-        let stamp = crate::serve::tools::server_info_stamp(&info);
         let mut structured =
             rmcp::model::CallToolResult::structured(serde_json::json!({"ok": true, "n": [1, 2.5]}));
         structured.is_error = Some(false);
@@ -541,23 +542,10 @@ mod tests {
             structured,
         ];
         for unstamped in results {
-            let mut stamped = rmcp::model::CallToolResponse::Complete(unstamped.clone());
-            crate::serve::tools::stamp_server_info(&mut stamped, &info);
-            let rmcp::model::CallToolResponse::Complete(stamped) = stamped else {
-                unreachable!("stamping keeps the kind of result");
-            };
-            let message = |result| {
-                ServerJsonRpcMessage::response(
-                    ServerResult::CallToolResult(result),
-                    RequestId::String("r\"1".into()),
-                )
-            };
-            let mut ours = Vec::new();
-            write(&message(unstamped), Some(&stamp), &mut ours).unwrap();
-            let rmcp = serde_json::to_vec(&message(stamped)).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&ours),
-                String::from_utf8_lossy(&rmcp)
+            same_bytes_as_stamped(
+                rmcp::model::CallToolResponse::Complete(unstamped),
+                &info,
+                RequestId::String("r\"1".into()),
             );
         }
     }

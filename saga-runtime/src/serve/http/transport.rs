@@ -217,9 +217,9 @@ mod tests {
     /// path it takes: the guard boxes its rare paths (sessions, rmcp, GETs) so that the
     /// usual call does not pay for them. Unboxed they made it 4,848 bytes (this test's
     /// build, rustc 1.95), and `async fn`s that kept the request's parts twice 2,016; it
-    /// is 1,520 now (1,424 before the peer's address was handed over as a value, kept for
-    /// the rare paths' extensions). This fails if a path is added unboxed or an `async fn`
-    /// keeps a large argument twice again. The bound leaves room for compiler changes.
+    /// is 1,504 now (1,424 before the guard took the peer's address as a value, for its
+    /// admission). This fails if a path is added unboxed or an `async fn` keeps a large
+    /// argument twice again. The bound leaves room for compiler changes.
     #[test]
     fn a_requests_future_does_not_hold_the_rare_paths() {
         let server = SagaServer::builder()
