@@ -252,6 +252,46 @@ pub async fn task_keeps_json(payload: Value) -> Result<String, SagaError> {
     Ok(json!({"ok": ok, "payload": payload, "draft": draft}).to_string())
 }
 
+/// A PATCH-style change, as JSON APIs write it: `Some(None)` clears a field, `None`
+/// leaves it alone.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Patch {
+    pub note: Option<Option<String>>,
+    pub value: Option<Value>,
+    pub extra: Value,
+}
+
+/// Options that hold nothing, kept across the question: `Some(Value::Null)`, `Some(None)`,
+/// `Some(())`, bare and inside a struct and a `Vec` (issue 72: they came back `None`).
+/// Answers with each one's `Debug`, which tells `Some(Null)` from `None`.
+#[saga_tool(task)]
+pub async fn keeps_options(clear: bool) -> Result<String, SagaError> {
+    checkpoint().await;
+    let body: Option<Value> = Some(Value::Null);
+    let name: Option<Option<String>> = if clear { Some(None) } else { None };
+    let seen: Option<()> = Some(());
+    let patch = Patch {
+        note: if clear {
+            Some(None)
+        } else {
+            Some(Some("n".into()))
+        },
+        value: Some(Value::Null),
+        extra: json!({"k": null}),
+    };
+    let list: Vec<Option<Value>> = vec![Some(Value::Null), None];
+    let ok: bool = elicit(CONFIRM).key("ok").await?;
+    Ok(json!({
+        "ok": ok,
+        "body": format!("{body:?}"),
+        "name": format!("{name:?}"),
+        "seen": format!("{seen:?}"),
+        "patch": format!("{:?} {:?} {}", patch.note, patch.value, patch.extra),
+        "list": format!("{list:?}"),
+    })
+    .to_string())
+}
+
 /// The server of these tools.
 pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
     Ok(SagaServer::builder()
@@ -267,6 +307,7 @@ pub fn server(keys: KeyRing, store: TaskStore) -> anyhow::Result<SagaServer> {
         .tool(helper_keeps_json)
         .tool(rare_skip)
         .tool(task_keeps_json)
+        .tool(keeps_options)
         .task_settings(crate::cli::task_settings(store))
         .build()?)
 }

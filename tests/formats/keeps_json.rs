@@ -238,6 +238,14 @@ every_format! {
     a_skip_no_sample_takes: "rare_skip",
         json!({}),
         json!({"ok": true, "limit": {"label": "max None"}, "unlimited": true});
+    options_that_hold_nothing: "keeps_options",
+        json!({"clear": true}),
+        json!({"ok": true, "body": "Some(Null)", "name": "Some(None)", "seen": "Some(())",
+            "patch": "Some(None) Some(Null) {\"k\":null}", "list": "[Some(Null), None]"});
+    options_that_hold_something: "keeps_options",
+        json!({"clear": false}),
+        json!({"ok": true, "body": "Some(Null)", "name": "None", "seen": "Some(())",
+            "patch": "Some(Some(\"n\")) Some(Null) {\"k\":null}", "list": "[Some(Null), None]"});
     the_same_skip_not_taken: "rare_skip",
         json!({"max": 3}),
         json!({"ok": true, "limit": {"max": 3, "label": "max Some(3)"}, "unlimited": false});

@@ -356,3 +356,57 @@ async fn a_flatten_map_that_repeats_a_field_is_refused_when_sealed() {
         .expect("kept");
     assert!(run.text().contains("\"color\":\"red\""), "{}", run.text());
 }
+
+/// Raw JSON beside an option that may hold `null`: kept as JSON, which has no option.
+#[derive(Serialize, Deserialize)]
+struct RawPatch {
+    body: Box<serde_json::value::RawValue>,
+    value: Option<serde_json::Value>,
+}
+
+#[saga_tool]
+async fn keeps_raw_patch(value: serde_json::Value, clear: bool) -> Result<String, SagaError> {
+    let patch = RawPatch {
+        body: serde_json::value::RawValue::from_string("[1]".to_owned())
+            .map_err(|error| SagaError::msg(error.to_string()))?,
+        value: (!clear).then_some(value),
+    };
+    let ok: bool = elicit("Send it?").key("send").await?;
+    Ok(format!("{ok} {} {:?}", patch.body.get(), patch.value))
+}
+
+/// Issue 72, in the JSON form (a type holding a `RawValue`): `Some(Value::Null)` is
+/// written `null` and would read back `None`. It is refused in the round that would seal
+/// it, with the reason, never misread; `None` and `Some` of anything else are kept.
+#[tokio::test]
+async fn an_option_of_null_beside_raw_json_is_refused_when_sealed_not_misread() {
+    let client = TestClient::new(keeps_raw_patch);
+    let refused = client
+        .call("keeps_raw_patch", json!({"value": null, "clear": false}))
+        .answer("send", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the tool's error");
+    assert!(refused.is_error(), "{}", refused.text());
+    assert!(
+        refused.text().contains("does not read back"),
+        "{}",
+        refused.text()
+    );
+    assert_eq!(refused.rounds().len(), 1, "refused where it is sealed");
+    for (arguments, expected) in [
+        (json!({"value": null, "clear": true}), "true [1] None"),
+        (
+            json!({"value": 0, "clear": false}),
+            "true [1] Some(Number(0))",
+        ),
+    ] {
+        let run = client
+            .call("keeps_raw_patch", arguments)
+            .answer("send", Answer::accept(json!(true)))
+            .run()
+            .await
+            .expect("kept");
+        assert_eq!(run.text(), expected);
+    }
+}

@@ -149,7 +149,7 @@ fn reads_back<T: serde::Serialize + de::DeserializeOwned>(value: &T) -> Result<(
 
 /// Whether `bytes`, postcard of `value`, read back to the last byte as `value`: as a value
 /// that writes the same bytes, or (a collection whose order is its hasher's) the same
-/// value ([`same_value`]).
+/// value ([`super::slot::same::same_value`]).
 pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
     value: &T,
     bytes: &[u8],
@@ -159,43 +159,11 @@ pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
         return Err("bytes are left over".into());
     }
     if postcard::to_allocvec(&again).is_ok_and(|written| written == bytes)
-        || same_value(value, &again)
+        || super::slot::same::same_value(value, &again)
     {
         Ok(())
     } else {
         Err("it reads back as another value".into())
-    }
-}
-
-/// Whether `a` and `b` are the same value, shown as JSON with every array's elements in
-/// one order (a `HashSet` or `HashMap` lists its elements in its hasher's order). A value
-/// JSON cannot show (a map whose keys are not strings) is not taken as the same.
-pub(crate) fn same_value<T: serde::Serialize>(a: &T, b: &T) -> bool {
-    // Only the renderings are `T`'s: the comparison is compiled once.
-    same_json(serde_json::to_value(a), serde_json::to_value(b))
-}
-
-fn same_json(
-    a: Result<serde_json::Value, serde_json::Error>,
-    b: Result<serde_json::Value, serde_json::Error>,
-) -> bool {
-    fn sorted(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Array(items) => {
-                items.iter_mut().for_each(sorted);
-                items.sort_by_cached_key(serde_json::Value::to_string);
-            }
-            serde_json::Value::Object(fields) => fields.values_mut().for_each(sorted),
-            _ => {}
-        }
-    }
-    match (a, b) {
-        (Ok(mut a), Ok(mut b)) => {
-            sorted(&mut a);
-            sorted(&mut b);
-            a == b
-        }
-        _ => false,
     }
 }
 

@@ -69,7 +69,9 @@ use super::layout::tracer::FieldTracer;
 use super::layout::{self};
 
 mod msgpack;
+pub(crate) mod same;
 mod skips;
+mod write;
 
 /// A saved local in a state enum: encoded as postcard where postcard reads its type back,
 /// as MessagePack (fields by name) where it cannot, decided once per type. Transparent in
@@ -117,9 +119,15 @@ pub(crate) enum Encoding {
     Json,
 }
 
-/// The first byte of a MessagePack slot's bytes (and a tagged slot's tag): a marker of the
-/// encoding, checked when the slot is read.
+/// The first byte of a MessagePack slot's bytes (and a tagged slot's tag) as `rmp-serde`
+/// wrote them, `Some(x)` as `x`: what slots sealed before issue 72 hold, still read as
+/// they were written. No slot is written so any more.
 const MSGPACK_MARK: u8 = b'M';
+/// The first byte of a MessagePack slot's bytes (and a tagged slot's tag) as
+/// [`write`] writes them, `Some(x)` marked: `Some(())`, `Some(None)` and
+/// `Some(Value::Null)` read back as themselves, not as `None`. A build before this
+/// marker refuses such a slot ("not marked with its encoding"), never misreads it.
+const MSGPACK_SOME_MARK: u8 = b'O';
 /// A tagged slot's tag for an inline postcard value.
 const POSTCARD_MARK: u8 = b'P';
 /// The first byte of a JSON slot's bytes.
@@ -257,18 +265,23 @@ fn postcard_of<T: Serialize + DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
 }
 
 /// `value` as a MessagePack slot's bytes: the marker, then structs as maps of field names
-/// (never `rmp_serde::to_vec`, which writes them as arrays and so reads them by position).
+/// (never `rmp_serde::to_vec`, which writes them as arrays and so reads them by position)
+/// and `Some` marked ([`write`]).
 fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
-    let mut bytes = vec![MSGPACK_MARK];
-    let mut serializer = rmp_serde::Serializer::new(&mut bytes).with_struct_map();
-    value.serialize(&mut serializer).map_err(E::custom)?;
+    let mut bytes = vec![MSGPACK_SOME_MARK];
+    write::append(&mut bytes, value).map_err(E::custom)?;
     Ok(bytes)
 }
 
-/// A MessagePack slot's value, read to its last byte.
-fn from_msgpack<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+/// A MessagePack slot's value behind its marker (`M` or `O`), read to its last byte.
+fn from_msgpack<T: DeserializeOwned>(marked: &[u8]) -> Result<T, String> {
     // Not `rmp_serde`: its parsing would be compiled per visitor (see `msgpack`).
-    msgpack::from_slice(bytes).map_err(|error| error.to_string())
+    match marked.split_first() {
+        Some((&MSGPACK_SOME_MARK, bytes)) => msgpack::from_slice_marked(bytes),
+        Some((&MSGPACK_MARK, bytes)) => msgpack::from_slice(bytes),
+        _ => return Err("a saved local is not marked with its encoding".into()),
+    }
+    .map_err(|error| error.to_string())
 }
 
 impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
@@ -324,8 +337,14 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
 fn json_bytes<T: Serialize + DeserializeOwned, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
     let mut bytes = vec![JSON_MARK];
     serde_json::to_writer(&mut bytes, value).map_err(E::custom)?;
-    if !reads_back_by_construction::<T>() {
+    // JSON has no option: `Some(Value::Null)` is written `null` and reads back `None`.
+    // Such a value is refused here, where it is saved, never misread when it comes back.
+    let again =
         serde_json::from_slice::<T>(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
+    if !same::same_value(value, &again) {
+        return Err(not_read_back::<E>(
+            &"it reads back as another value from JSON (an option holding `null` or `()`)",
+        ));
     }
     Ok(bytes)
 }
@@ -333,7 +352,9 @@ fn json_bytes<T: Serialize + DeserializeOwned, E: ser::Error>(value: &T) -> Resu
 /// Whether every value of `T` reads back from what it writes, so that the seal need not
 /// read it back to know (measured: reading back each JSON value at every seal cost a
 /// first round that keeps a 1 KB `Value` 4–32 % of its throughput). serde_json's own
-/// values write each key of a map once; a struct with `#[serde(flatten)]` may not.
+/// values write each key of a map once; a struct with `#[serde(flatten)]` may not. An
+/// `Option<Value>` reads back as itself only because `Some` is marked ([`write`]):
+/// `Some(Value::Null)` is not `None`.
 fn reads_back_by_construction<T>() -> bool {
     use serde_json::{Map, Value};
     let name = std::any::type_name::<T>();
@@ -379,8 +400,8 @@ fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
     if reads_back_by_construction::<T>() && !cfg!(debug_assertions) {
         return Ok(bytes);
     }
-    let again: T = from_msgpack(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
-    if cfg!(debug_assertions) && !layout::same_value(value, &again) {
+    let again: T = from_msgpack(&bytes).map_err(|error| not_read_back::<E>(&error))?;
+    if cfg!(debug_assertions) && !same::same_value(value, &again) {
         return Err(E::custom(
             "a saved local does not read back as itself from MessagePack",
         ));
@@ -414,7 +435,9 @@ struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
 impl<T: DeserializeOwned> SlotBytes<T> {
     fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
         match bytes.split_first() {
-            Some((&MSGPACK_MARK, msgpack)) => from_msgpack(msgpack).map(Slot).map_err(E::custom),
+            Some((&MSGPACK_MARK, _) | (&MSGPACK_SOME_MARK, _)) => {
+                from_msgpack(bytes).map(Slot).map_err(E::custom)
+            }
             Some((&JSON_MARK, json)) => serde_json::from_slice(json).map(Slot).map_err(E::custom),
             Some((&POSTCARD_MARK, postcard)) if self.1 => {
                 match postcard::take_from_bytes::<T>(postcard) {
@@ -564,8 +587,8 @@ mod tests {
     fn messagepack_slots_are_read_by_name() {
         let bytes = msgpack_bytes::<_, serde_json::Error>(&Before::Second { name: "x".into() })
             .expect("writes");
-        assert_eq!(bytes[0], MSGPACK_MARK);
-        let read: After = from_msgpack(&bytes[1..]).expect("reads by name");
+        assert_eq!(bytes[0], MSGPACK_SOME_MARK);
+        let read: After = from_msgpack(&bytes).expect("reads by name");
         assert_eq!(
             read,
             After::Second {
@@ -575,7 +598,7 @@ mod tests {
         );
         let mut trailing = bytes.clone();
         trailing.push(0);
-        assert!(from_msgpack::<After>(&trailing[1..]).is_err());
+        assert!(from_msgpack::<After>(&trailing).is_err());
     }
 
     #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
@@ -626,7 +649,7 @@ mod tests {
         let read: Slot<serde_json::Value> = postcard::from_bytes(&bytes).expect("reads");
         assert_eq!(read.0, value);
         let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
-        assert_eq!(inner[0], MSGPACK_MARK);
+        assert_eq!(inner[0], MSGPACK_SOME_MARK);
         let mut other = inner.clone();
         other[0] = POSTCARD_MARK;
         let forged = postcard::to_allocvec(&other).expect("writes");
@@ -656,7 +679,7 @@ mod tests {
         };
         let bytes = with_tagging(true, || postcard::to_allocvec(&Slot(memo))).expect("writes");
         let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("a byte string");
-        assert_eq!(inner[0], MSGPACK_MARK);
+        assert_eq!(inner[0], MSGPACK_SOME_MARK);
         // And a `P` tag is refused for it.
         let mut forged = vec![POSTCARD_MARK];
         forged.extend(postcard::to_allocvec(&(Some("m"), "a")).expect("writes"));
@@ -675,5 +698,238 @@ mod tests {
             encoding::<std::collections::HashSet<String>>(),
             Encoding::Postcard(_)
         ));
+    }
+
+    mod options {
+        //! Issue 72: `Some(())`, `Some(None)` and `Some(Value::Null)` kept in every
+        //! container kind, in every form a slot takes (untagged: postcard or MessagePack
+        //! by the type; tagged: postcard or MessagePack by the value), read back as
+        //! themselves. Every combination of the options below, not a sample of them.
+
+        use std::collections::{BTreeMap, HashMap};
+        use std::fmt::Debug;
+
+        use serde::de::DeserializeOwned;
+        use serde::{Deserialize, Serialize};
+        use serde_json::{Value, json};
+
+        use super::super::{Slot, take_not_read_back, with_tagging};
+
+        /// Seals `value` as a slot, untagged (as the state's first seal) and tagged (as
+        /// its seal again when a slot does not read back), and reads each back.
+        fn kept<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(value: &T) {
+            for tagged in [false, true] {
+                let written = with_tagging(tagged, || postcard::to_allocvec(&Slot(value.clone())));
+                let bytes = match written {
+                    Ok(bytes) => bytes,
+                    // Untagged, a postcard slot whose value does not read back asks for
+                    // the tagged form, checked next.
+                    Err(_) if !tagged && take_not_read_back() => continue,
+                    Err(error) => panic!("{value:?} is refused (tagged: {tagged}): {error}"),
+                };
+                let read: Slot<T> = with_tagging(tagged, || postcard::from_bytes(&bytes))
+                    .unwrap_or_else(|error| panic!("{value:?} (tagged: {tagged}): {error}"));
+                assert_eq!(&read.0, value, "tagged: {tagged}");
+            }
+        }
+
+        fn values() -> Vec<Value> {
+            vec![
+                Value::Null,
+                json!(0),
+                json!(""),
+                json!([null]),
+                json!({"k": null}),
+            ]
+        }
+
+        fn options() -> Vec<Option<Value>> {
+            std::iter::once(None)
+                .chain(values().into_iter().map(Some))
+                .collect()
+        }
+
+        fn nested() -> Vec<Option<Option<u8>>> {
+            vec![None, Some(None), Some(Some(0))]
+        }
+
+        fn units() -> Vec<Option<()>> {
+            vec![None, Some(())]
+        }
+
+        fn deep() -> Vec<Option<Option<Option<Value>>>> {
+            let mut all = vec![None, Some(None), Some(Some(None))];
+            all.extend(values().into_iter().map(|value| Some(Some(Some(value)))));
+            all
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        struct Patch {
+            name: Option<Option<String>>,
+            body: Option<Value>,
+            seen: Option<()>,
+            deep: Option<Option<Option<Value>>>,
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        struct PostcardPatch {
+            name: Option<Option<String>>,
+            seen: Option<()>,
+            units: Vec<Option<()>>,
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        enum Change {
+            Clear,
+            Set(Option<Value>),
+            Pair(Option<Option<u8>>, Option<()>),
+            Named {
+                value: Option<Value>,
+                flag: Option<()>,
+            },
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(untagged)]
+        enum Loose {
+            Patch {
+                patch: Option<Option<u8>>,
+                body: Option<Value>,
+            },
+            Text(String),
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        enum Tagged {
+            Edit {
+                body: Option<Value>,
+                seen: Option<()>,
+            },
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        struct Flat {
+            body: Option<Value>,
+            name: Option<Option<String>>,
+            #[serde(flatten)]
+            rest: BTreeMap<String, Value>,
+        }
+
+        #[test]
+        fn bare_options_and_options_in_sequences_and_tuples() {
+            for value in options() {
+                kept(&value);
+                kept(&Some(value.clone()));
+                kept(&Box::new(value.clone()));
+                kept(&vec![value.clone(), None, value.clone()]);
+                kept(&[value.clone(), Some(Value::Null)]);
+                for inner in nested() {
+                    kept(&(value.clone(), inner, ()));
+                    for unit in units() {
+                        kept(&(inner, unit, value.clone()));
+                    }
+                }
+            }
+            for value in deep() {
+                kept(&value);
+                kept(&vec![value.clone()]);
+            }
+            for value in nested() {
+                kept(&value);
+                kept(&vec![value; 3]);
+            }
+            for unit in units() {
+                kept(&unit);
+                kept(&vec![unit, None]);
+                kept(&Some(unit));
+            }
+        }
+
+        #[test]
+        fn options_in_maps() {
+            for value in options() {
+                let by_name: BTreeMap<String, Option<Value>> =
+                    [("a".to_owned(), value.clone()), ("b".to_owned(), None)].into();
+                kept(&by_name);
+                let by_number: HashMap<u8, Option<Value>> =
+                    (0..20).map(|i| (i, value.clone())).collect();
+                kept(&by_number);
+                for inner in nested() {
+                    let hashed: HashMap<String, Option<Option<u8>>> =
+                        [("x".to_owned(), inner), ("y".to_owned(), Some(None))].into();
+                    kept(&hashed);
+                    // An option as a key.
+                    let keyed: BTreeMap<Option<Option<u8>>, Option<Value>> =
+                        [(inner, value.clone())].into();
+                    kept(&keyed);
+                }
+            }
+        }
+
+        #[test]
+        fn options_in_structs_and_enums() {
+            for body in options() {
+                for name in [None, Some(None), Some(Some("n".to_owned()))] {
+                    for seen in units() {
+                        for deep in deep() {
+                            kept(&Patch {
+                                name: name.clone(),
+                                body: body.clone(),
+                                seen,
+                                deep,
+                            });
+                        }
+                        kept(&PostcardPatch {
+                            name: name.clone(),
+                            seen,
+                            units: vec![seen, None],
+                        });
+                        kept(&Change::Named {
+                            value: body.clone(),
+                            flag: seen,
+                        });
+                        kept(&Tagged::Edit {
+                            body: body.clone(),
+                            seen,
+                        });
+                        kept(&Flat {
+                            body: body.clone(),
+                            name: name.clone(),
+                            rest: [("extra".to_owned(), Value::Null)].into(),
+                        });
+                    }
+                }
+                kept(&Change::Set(body.clone()));
+                kept(&Change::Clear);
+                for patch in nested() {
+                    kept(&Loose::Patch {
+                        patch,
+                        body: body.clone(),
+                    });
+                    for seen in units() {
+                        kept(&Change::Pair(patch, seen));
+                    }
+                }
+                kept(&Loose::Text("t".into()));
+            }
+        }
+
+        /// The bytes sealed before Some was marked (`M`, `rmp-serde`'s) read as they were
+        /// written: a value, and a `None`.
+        #[test]
+        fn slots_sealed_before_read_as_they_did() {
+            let mut old = vec![super::super::MSGPACK_MARK];
+            let mut serializer = rmp_serde::Serializer::new(&mut old).with_struct_map();
+            Some(json!({"k": [1, null]}))
+                .serialize(&mut serializer)
+                .expect("writes");
+            let sealed = postcard::to_allocvec(&old).expect("writes");
+            let read: Slot<Option<Value>> = postcard::from_bytes(&sealed).expect("reads");
+            assert_eq!(read.0, Some(json!({"k": [1, null]})));
+            let none = postcard::to_allocvec(&vec![super::super::MSGPACK_MARK, 0xc0]).expect("w");
+            let read: Slot<Option<Value>> = postcard::from_bytes(&none).expect("reads");
+            assert_eq!(read.0, None);
+        }
     }
 }

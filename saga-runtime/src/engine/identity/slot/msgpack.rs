@@ -76,6 +76,9 @@ enum Token<'a> {
     Map(u32),
     /// An extension type: its tag and its bytes.
     Ext(i8, &'a [u8]),
+    /// `Some`, whose value follows: the marker 0xc1, which MessagePack leaves unused,
+    /// where options are marked ([`super::write`]).
+    Some,
 }
 
 /// The newtype name `rmp-serde` reads and writes an extension type as.
@@ -89,15 +92,30 @@ pub(crate) struct Stream<'a> {
     /// only in their shortest encoding, as `rmp-serde` reads them).
     marker: u8,
     depth: u16,
+    /// Whether `Some` is marked (0xc1), as [`super::write`] writes it; else 0xc1 is
+    /// refused and `Some(x)` is `x`, as `rmp-serde` writes it.
+    some_marked: bool,
 }
 
-/// The value `bytes` holds, to its last byte, as `T`.
+/// The value `bytes` holds, to its last byte, as `T`: bytes `rmp-serde` wrote, where
+/// `Some(x)` is `x` (the slots sealed before options were marked).
 pub(crate) fn from_slice<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    read(bytes, false)
+}
+
+/// The value `bytes` holds, to its last byte, as `T`: bytes [`super::write`] wrote, where
+/// `Some(x)` is 0xc1 then `x`.
+pub(crate) fn from_slice_marked<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    read(bytes, true)
+}
+
+fn read<T: de::DeserializeOwned>(bytes: &[u8], some_marked: bool) -> Result<T, Error> {
     let mut stream = Stream {
         input: bytes,
         ahead: None,
         marker: 0,
         depth: 0,
+        some_marked,
     };
     let value = T::deserialize(&mut stream)?;
     stream.end()?;
@@ -181,7 +199,8 @@ impl<'a> Stream<'a> {
                 let [tag] = self.array::<1>()?;
                 Token::Ext(tag as i8, self.take(len as usize)?)
             }
-            // 0xc1 is never used.
+            0xc1 if self.some_marked => Token::Some,
+            // 0xc1 is never used by MessagePack.
             _ => return Err(error("a saved local holds the unused MessagePack marker")),
         })
     }
@@ -209,6 +228,14 @@ impl<'a> Stream<'a> {
             0 => Ok(()),
             _ => Err(error("a saved sequence or map was not read to its end")),
         }
+    }
+
+    /// A marked `Some`'s value, its marker read: one level of nesting.
+    fn some<V: Visitor<'a>>(&mut self, visitor: V) -> Result<V::Value, Error> {
+        self.enter()?;
+        let value = visitor.visit_some(&mut *self)?;
+        self.leave(0)?;
+        Ok(value)
     }
 
     /// An `i128` as `rmp-serde` writes it (16 bytes, big-endian) or any integer.
@@ -240,6 +267,7 @@ fn mismatch(token: Token<'_>) -> Error {
         Token::Array(_) => "a sequence",
         Token::Map(_) => "a map",
         Token::Ext(..) => "an extension type",
+        Token::Some => "a marked option",
         _ => "a number",
     };
     Error(format!("a saved local holds {kind}"))
@@ -288,6 +316,9 @@ impl<'a> Stream<'a> {
                 items.stream.enter()?;
                 visitor.visit_newtype_struct(Ext { tag, data })?
             }
+            // A level of nesting: `Some(Some(…))` as deep as the bytes go is refused at
+            // the depth limit, not a stack overflow.
+            Token::Some => return self.some(visitor),
             token => return scalar(token, visitor),
         };
         let left = items.left;
@@ -360,6 +391,12 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
                 self.ahead = None;
                 visitor.visit_none()
             }
+            Token::Some => {
+                self.ahead = None;
+                self.some(visitor)
+            }
+            // Unmarked: a value saved before a field became an `Option`, or any value of
+            // bytes `rmp-serde` wrote.
             _ => visitor.visit_some(self),
         }
     }
