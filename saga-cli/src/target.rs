@@ -51,18 +51,38 @@ pub async fn auth_hint(url: &str) -> Option<String> {
     challenge_hint(&challenge).await
 }
 
+/// What a challenge says went wrong, in words: no token, a token not accepted, or one
+/// without a scope the operation needs.
+fn challenge_reason(challenge: &str) -> &'static str {
+    if challenge.contains("insufficient_scope") {
+        "the token lacks a scope this operation needs"
+    } else if challenge.contains("invalid_token") {
+        "the server did not accept the token (expired, or not for it)"
+    } else {
+        "the server needs an OAuth bearer token"
+    }
+}
+
+/// One line for a request the server refused with an OAuth challenge (a 401 or 403 in the
+/// middle of a session, such as a read-only token calling a tool that needs more): what
+/// is wrong and the scopes the challenge names, without asking the server again.
+pub fn challenge_line(challenge: &str) -> String {
+    let mut line = challenge_reason(challenge).to_owned();
+    if let Some(scope) = quoted(challenge, "scope=\"") {
+        line.push_str(&format!(" (it needs the scopes \"{scope}\")"));
+    }
+    if challenge.contains("insufficient_scope") {
+        line.push_str("; get a token with them and pass it with --token TOKEN or SAGA_TOKEN");
+    }
+    crate::terminal::one_line(&line)
+}
+
 /// [`auth_hint`] for the challenge `challenge`.
 async fn challenge_hint(challenge: &str) -> Option<String> {
     let error = challenge;
     let metadata_url = quoted(error, "resource_metadata=\"")?;
     let scope = quoted(error, "scope=\"");
-    let mut hint = String::from("the server needs an OAuth bearer token");
-    if error.contains("invalid_token") {
-        hint = String::from("the server did not accept the token (expired, or not for it)");
-    }
-    if error.contains("insufficient_scope") {
-        hint = String::from("the token lacks a scope this operation needs");
-    }
+    let mut hint = String::from(challenge_reason(error));
     let (servers, supported) = metadata(&metadata_url).await.unwrap_or_default();
     if servers.is_empty() {
         hint.push_str(&format!("; its metadata is at {metadata_url}"));
@@ -117,4 +137,23 @@ async fn metadata(url: &str) -> Option<(Vec<String>, Vec<String>)> {
         strings("authorization_servers"),
         strings("scopes_supported"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 9: a read-only token's refusal says which scope is missing, not only
+    /// rmcp's "Insufficient scope".
+    #[test]
+    fn a_scope_refusal_names_the_scopes() {
+        let line = challenge_line(
+            r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", scope="tools:deploy", error="insufficient_scope", error_description="the access token lacks a scope this operation needs""#,
+        );
+        assert!(line.contains("lacks a scope"), "{line}");
+        assert!(line.contains("\"tools:deploy\""), "{line}");
+        assert!(line.contains("--token"), "{line}");
+        let line = challenge_line(r#"Bearer resource_metadata="m", error="invalid_token""#);
+        assert!(line.contains("did not accept the token"), "{line}");
+    }
 }

@@ -64,20 +64,80 @@ pub(crate) async fn fetch(
     max_bytes: usize,
     timeout: Duration,
 ) -> Result<(http::StatusCode, Bytes), Failed> {
+    fetch_with_max_age(client, request, max_bytes, timeout)
+        .await
+        .map(|(status, body, _)| (status, body))
+}
+
+/// [`fetch`], and how long the answer says it may be kept: its `Cache-Control: max-age`,
+/// if it has one (`no-store` and `no-cache` as zero).
+pub(crate) async fn fetch_with_max_age(
+    client: &Client,
+    request: http::Request<http_body_util::Full<Bytes>>,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<(http::StatusCode, Bytes, Option<Duration>), Failed> {
     let exchange = async {
         let response = client
             .request(request)
             .await
             .map_err(|error| Failed::Unreachable(error.to_string()))?;
         let status = response.status();
+        let max_age = max_age(response.headers());
         let limited = http_body_util::Limited::new(response.into_body(), max_bytes);
         let body = http_body_util::BodyExt::collect(limited)
             .await
             .map_err(|_| Failed::Body)?
             .to_bytes();
-        Ok((status, body))
+        Ok((status, body, max_age))
     };
     tokio::time::timeout(timeout, exchange)
         .await
         .unwrap_or_else(|_| Err(Failed::Unreachable("no answer in time".to_owned())))
+}
+
+/// A response's `Cache-Control` lifetime: `max-age=N` (the first), `no-store` or
+/// `no-cache` as zero; `None` without any of these. Anything unreadable is ignored.
+pub(crate) fn max_age(headers: &http::HeaderMap) -> Option<Duration> {
+    let mut found = None;
+    for value in headers.get_all(http::header::CACHE_CONTROL) {
+        let Ok(value) = value.to_str() else { continue };
+        for directive in value.split(',').map(str::trim) {
+            let lower = directive.to_ascii_lowercase();
+            if lower == "no-store" || lower == "no-cache" {
+                return Some(Duration::ZERO);
+            }
+            if let Some(seconds) = lower.strip_prefix("max-age=")
+                && found.is_none()
+                && let Ok(seconds) = seconds.trim_matches('"').parse::<u64>()
+            {
+                found = Some(Duration::from_secs(seconds));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod max_age_tests {
+    use super::*;
+
+    #[test]
+    fn cache_control_lifetimes() {
+        let of = |values: &[&str]| {
+            let mut headers = http::HeaderMap::new();
+            for value in values {
+                headers.append(
+                    http::header::CACHE_CONTROL,
+                    http::HeaderValue::from_str(value).expect("a header value"),
+                );
+            }
+            max_age(&headers)
+        };
+        assert_eq!(of(&[]), None);
+        assert_eq!(of(&["public, max-age=300"]), Some(Duration::from_secs(300)));
+        assert_eq!(of(&["Max-Age=\"60\""]), Some(Duration::from_secs(60)));
+        assert_eq!(of(&["max-age=60", "no-store"]), Some(Duration::ZERO));
+        assert_eq!(of(&["max-age=x", "private"]), None);
+    }
 }

@@ -3,9 +3,12 @@
 //! each checked and served as an unverified caller's).
 
 use saga_examples::harness::http::{Post, StatusCode, request, with_meta};
+use saga_examples::harness::redis::start_redis;
 use saga_examples::harness::serving::{Running, serve_local};
+use saga_examples::harness::tasks::TaskClient;
 use saga_runtime::prelude::*;
 use saga_runtime::serve::HttpLimits;
+use saga_runtime::tasks::{TaskSettings, TaskStore};
 use serde_json::json;
 
 /// A server that verifies the key `k-right` in `X-Api-Key`, and takes `tries` wrong
@@ -34,7 +37,8 @@ async fn wrong_keys_from_one_address_are_refused_past_the_minutes_tries() {
     }
     let (status, _) = with_key("k-wrong-5").send().await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
-    // The right key too: the check is not run for the address this minute.
+    // The right key too, never verified before: it cannot be told from a guess without
+    // the check, which is not run for the address this minute (issue 79's decision).
     let (status, _) = with_key("k-right").send().await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     // A request without a credential guesses nothing, and is served; nor does one that
@@ -60,4 +64,161 @@ async fn the_right_key_spends_no_tries() {
             .await;
         assert_eq!(status, StatusCode::OK);
     }
+}
+
+/// A server of a saga tool and a task tool that verifies the keys `k-right` and
+/// `k-second` (in `X-Api-Key` or as `Authorization: Key …`), taking `tries` wrong keys a
+/// minute from one address, with its tasks in `store`.
+fn keyed_server(tries: u32, store: TaskStore) -> SagaServer {
+    SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(saga_examples::keeps_json::value_local)
+        .tool(saga_examples::keeps_json::task_keeps_json)
+        .task_settings(TaskSettings::new(store))
+        .authenticate(|parts| {
+            let key = match parts.headers.get("x-api-key") {
+                Some(key) => key.to_str().ok()?,
+                None => parts
+                    .headers
+                    .get("authorization")?
+                    .to_str()
+                    .ok()?
+                    .strip_prefix("Key ")?,
+            };
+            ["k-right", "k-second"]
+                .contains(&key)
+                .then(|| format!("user-{key}"))
+        })
+        .http_limits(HttpLimits::default().max_failed_credentials_per_minute(tries))
+        .build()
+        .expect("the server builds")
+}
+
+/// Issue 79: one address floods the server with made-up keys; a key verified before is
+/// still served from that address, for a saga round and for tasks; the guessing bound
+/// holds (a new made-up key, and a valid key never verified before, are refused
+/// unchecked until the minute ends).
+async fn a_verified_key_is_served_at_an_address_that_guessed(store: TaskStore) {
+    let running = serve_local(keyed_server(5, store)).await;
+    let addr = running.addr;
+    let list = with_meta(request(1, "tools/list", json!({})));
+    let with_key = |key: &str| Post::mcp(addr).rpc(&list).header("x-api-key", key);
+    let (status, _) = with_key("k-right").send().await;
+    assert_eq!(status, StatusCode::OK, "verified once");
+    let tasks = TaskClient::new().authorization("Key k-right");
+    let before = tasks
+        .create(addr, "task_keeps_json", json!({"payload": {"n": 1}}))
+        .await;
+    // 51 made-up keys, each creating a task as the flood did: 5 served unverified, then
+    // refused unchecked.
+    let mut refused = 0;
+    for n in 0..51 {
+        let guess = TaskClient::new().authorization(&format!("Key k-made-up-{n}"));
+        let answer = guess
+            .request(
+                addr,
+                "tools/call",
+                json!({"name": "task_keeps_json", "arguments": {"payload": {}}}),
+            )
+            .await;
+        if answer.get("result").is_none() {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 46, "past the 5 tries, every guess is refused");
+    let (status, _) = with_key("k-made-up-99").send().await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "the bound holds");
+    let (status, _) = with_key("k-second").send().await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a valid key never verified waits the minute out"
+    );
+    // The key verified before: a list, a saga's round, a task and its status.
+    let (status, _) = with_key("k-right").send().await;
+    assert_eq!(status, StatusCode::OK);
+    let call = with_meta(request(
+        2,
+        "tools/call",
+        json!({"name": "value_local", "arguments": {"name": "n"}}),
+    ));
+    let (status, body) = Post::mcp(addr)
+        .rpc(&call)
+        .header("x-api-key", "k-right")
+        .send()
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["resultType"], "input_required", "{body}");
+    let after = tasks
+        .create(addr, "task_keeps_json", json!({"payload": {"n": 2}}))
+        .await;
+    for id in [&before, &after] {
+        let status = tasks.status(addr, id).await;
+        assert!(status["taskId"] == json!(id), "{status}");
+    }
+}
+
+#[tokio::test]
+async fn a_verified_key_is_served_at_an_address_that_guessed_tasks_in_memory() {
+    a_verified_key_is_served_at_an_address_that_guessed(TaskStore::memory()).await;
+}
+
+#[tokio::test]
+async fn a_verified_key_is_served_at_an_address_that_guessed_tasks_on_redis() {
+    let redis = start_redis().await;
+    let store = TaskStore::redis(&redis.url).await.expect("connected");
+    a_verified_key_is_served_at_an_address_that_guessed(store).await;
+}
+
+/// A key refused after it was verified (revoked) is no longer served past the count.
+#[tokio::test]
+async fn a_key_revoked_after_it_verified_is_refused_again() {
+    let revoked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = revoked.clone();
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .authenticate(move |parts| {
+            let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+            (key == "k-right" && !flag.load(std::sync::atomic::Ordering::SeqCst))
+                .then(|| "alice".to_owned())
+        })
+        .http_limits(HttpLimits::default().max_failed_credentials_per_minute(2))
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let list = with_meta(request(1, "tools/list", json!({})));
+    let with_key = |key: &str| Post::mcp(running.addr).rpc(&list).header("x-api-key", key);
+    assert_eq!(with_key("k-right").send().await.0, StatusCode::OK);
+    revoked.store(true, std::sync::atomic::Ordering::SeqCst);
+    // Checked, not verified: it now counts as a failed try of its own.
+    assert_eq!(with_key("k-right").send().await.0, StatusCode::OK);
+    assert_eq!(with_key("k-wrong").send().await.0, StatusCode::OK);
+    assert_eq!(
+        with_key("k-other").send().await.0,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // Refused before this minute: served as an unverified caller's, not as alice.
+    let (status, _) = with_key("k-right").send().await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// Issue 72, finding 4: served by `router()` without `ConnectInfo`, the server does not
+/// know addresses; one client's bad keys must not lock another out (it did: all callers
+/// shared one count).
+#[tokio::test]
+async fn without_addresses_one_callers_bad_keys_lock_nobody_out() {
+    let app = keyed_server(5, TaskStore::memory()).router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let list = with_meta(request(1, "tools/list", json!({})));
+    let with_key = |key: &str| Post::mcp(addr).rpc(&list).header("x-api-key", key);
+    for n in 0..35 {
+        let (status, _) = with_key(&format!("k-bad-{n}")).send().await;
+        assert_eq!(status, StatusCode::OK, "no count to spend: try {n}");
+    }
+    let (status, body) = with_key("k-second").send().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }

@@ -15,12 +15,18 @@ pub struct Oidc {
     child: Child,
     /// Its issuer identifier, `http://127.0.0.1:PORT`.
     pub issuer: String,
+    port: u16,
+    token_ttl: u64,
+    format: Format,
+    /// The file its signing key is kept in, so that a restart may keep it.
+    key_file: PathBuf,
 }
 
 impl Drop for Oidc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.key_file);
     }
 }
 
@@ -103,17 +109,53 @@ impl Oidc {
 
     /// Starts one, its access tokens living `token_ttl` seconds, in `format`.
     pub async fn start_with(token_ttl: u64, format: Format) -> Self {
-        let dir = tokio::task::spawn_blocking(installed)
-            .await
-            .expect("installed");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .expect("a port")
             .local_addr()
             .expect("an address")
             .port();
+        let key_file =
+            std::env::temp_dir().join(format!("saga-oidc-key-{port}-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&key_file);
+        let (child, issuer) = Self::spawn(port, token_ttl, format, &key_file).await;
+        Self {
+            child,
+            issuer,
+            port,
+            token_ttl,
+            format,
+            key_file,
+        }
+    }
+
+    /// Stops it: its issuer cannot be reached until [`Self::restart`].
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again at the same issuer (address), with the same signing key, or
+    /// (`new_key`) with a new one in its place: the old key is gone from its key set, as
+    /// an issuer that rotated a key out, or removed a compromised one.
+    pub async fn restart(&mut self, new_key: bool) {
+        self.stop();
+        if new_key {
+            let _ = std::fs::remove_file(&self.key_file);
+        }
+        let (child, issuer) =
+            Self::spawn(self.port, self.token_ttl, self.format, &self.key_file).await;
+        assert_eq!(issuer, self.issuer, "the same issuer");
+        self.child = child;
+    }
+
+    async fn spawn(port: u16, token_ttl: u64, format: Format, key_file: &Path) -> (Child, String) {
+        let dir = tokio::task::spawn_blocking(installed)
+            .await
+            .expect("installed");
         let mut child = Command::new("node")
             .arg("server.mjs")
             .arg(port.to_string())
+            .env("SAGA_OIDC_KEY_FILE", key_file)
             .env("SAGA_OIDC_TOKEN_TTL", token_ttl.to_string())
             .env(
                 "SAGA_OIDC_FORMAT",
@@ -143,7 +185,7 @@ impl Oidc {
             }
         });
         let issuer = listening.await.expect("oidc-provider did not start");
-        Self { child, issuer }
+        (child, issuer)
     }
 
     /// A client-credentials token for `resource` with `scopes` (space-separated), as

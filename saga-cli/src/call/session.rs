@@ -259,6 +259,12 @@ pub(crate) fn request_error(what: &str, error: ServiceError) -> anyhow::Error {
             }
             anyhow::anyhow!(line)
         }
-        other => anyhow::anyhow!("{what}: {other}"),
+        // A 401 or 403 with a challenge: what it says, not rmcp's "Insufficient scope".
+        other => match other.auth_challenge() {
+            Some(challenge) => {
+                anyhow::anyhow!("{what}: {}", crate::target::challenge_line(challenge))
+            }
+            None => anyhow::anyhow!("{what}: {other}"),
+        },
     }
 }

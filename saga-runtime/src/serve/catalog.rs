@@ -244,14 +244,21 @@ impl SagaTools {
                 }
                 let packed: Packed = unpack(result)?;
                 let result = ReadResourceResult::new(packed.contents);
-                // The caching hints are 2026-07-28's; a 2025-11-25 result has none.
+                // The caching hints are 2026-07-28's; a 2025-11-25 result has none. A
+                // caller with a principal of its own may have been answered for it alone:
+                // no intermediary may serve its contents to another.
+                let scope = if cx.principal() == crate::state::ANONYMOUS {
+                    CacheScope::Public
+                } else {
+                    CacheScope::Private
+                };
                 Ok(ReadResourceResponse::Complete(
                     if cx.era() == Some(crate::engine::Era::Session) {
                         result
                     } else {
                         result
                             .with_ttl_ms(self.inner.list_ttl_ms)
-                            .with_cache_scope(CacheScope::Public)
+                            .with_cache_scope(scope)
                     },
                 ))
             }

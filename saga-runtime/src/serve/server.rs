@@ -355,11 +355,16 @@ impl ServerHandler for SagaServer {
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
-            .filter(|hidden| !hidden.0.is_empty())
         {
+            // Filtered for this token's scopes (even when nothing is hidden from it, the
+            // next token's list may differ): no intermediary may serve it to another
+            // caller (issue 72, finding 5).
             let mut list = self.tools.list();
             list.tools
                 .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
+            if list.cache_scope.is_some() {
+                list.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
             return Ok(of_its_era!(list, _context));
         }
         Ok(of_its_era!(self.tools.list(), _context))

@@ -9,11 +9,31 @@
 //! second from one address, before).
 //!
 //! Scope: per unverified pool of addresses (one IPv4 address, one IPv6 /64), which a
-//! caller cannot multiply by making identities up. Where the server is not told the
-//! peer's address (a router mounted without `ConnectInfo`), all such callers share one
-//! count: a made-up `Authorization` would otherwise be a pool of its own per guess.
+//! caller cannot multiply by making identities up.
+//!
+//! One rule for both kinds of credential, API keys (the HTTP guard) and bearer tokens
+//! (the `auth` layer), so that one caller guessing cannot lock out the others
+//! who share its address (an office NAT, a carrier's CGNAT, a proxy):
+//!
+//! - **A credential verified before passes, whatever its address sent** (issue 79): its
+//!   digest is kept (at most [`VERIFIED_KEPT`], the oldest forgotten first) until a check
+//!   refuses it, and the check still runs on every request, so a revoked key is refused
+//!   at once. A digest is a keyed 64-bit hash: a guess that collided with a kept one (one
+//!   in 2⁶⁴ per kept credential) would earn one more check, never access.
+//! - **A credential never verified, from a spent address, is refused unchecked until
+//!   that address's minute ends** (`Retry-After`), a valid one too: it cannot be told from
+//!   a guess without checking it, and checking is what the bound limits. Checking such
+//!   credentials at a slower rate would let guessing go on at that rate.
+//! - **Where the server is not told the peer's address** (a router mounted without
+//!   `ConnectInfo`) there is no count to spend, and nothing is refused for it (issue 72,
+//!   finding 4): a shared count would let one caller lock every other out. Such a server
+//!   bounds guessing only by the check's own speed: serve with `serve_listener`, or
+//!   mount the router with
+//!   `ConnectInfo`. Behind a reverse proxy every caller has the proxy's address: the
+//!   credentials verified before still pass, but a new one waits out a spent minute
+//!   (SECURITY.md, "whom each bound protects", says what such a deployment configures).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -51,16 +71,58 @@ struct Minute {
     failed: HashSet<u64>,
 }
 
-/// The failed credentials of each address pool in its current minute.
+/// How many verified credentials are remembered (the JWT verifier keeps as many tokens).
+pub(crate) const VERIFIED_KEPT: usize = 10_000;
+
+/// The failed credentials of each address pool in its current minute, and the
+/// credentials verified before, wherever they came from.
 pub(crate) struct Tries {
     per_minute: usize,
     hasher: std::collections::hash_map::RandomState,
-    by_pool: Mutex<(HashMap<Option<Pool>, Minute>, usize)>,
+    by_pool: Mutex<(HashMap<Pool, Minute>, usize)>,
+    verified: Mutex<Verified>,
+}
+
+/// Digests of credentials a check verified, the oldest forgotten first past
+/// [`VERIFIED_KEPT`]; each with the number it was kept under, so that a digest removed and
+/// kept again is not forgotten for its older entry.
+#[derive(Default)]
+struct Verified {
+    kept: HashMap<u64, u64>,
+    order: VecDeque<(u64, u64)>,
+    next: u64,
+}
+
+impl Verified {
+    fn keep(&mut self, digest: u64) {
+        if self.kept.contains_key(&digest) {
+            return;
+        }
+        while self.kept.len() >= VERIFIED_KEPT {
+            let Some((oldest, number)) = self.order.pop_front() else {
+                break;
+            };
+            if self.kept.get(&oldest) == Some(&number) {
+                self.kept.remove(&oldest);
+            }
+        }
+        self.next += 1;
+        self.kept.insert(digest, self.next);
+        self.order.push_back((digest, self.next));
+        // Entries of digests removed since: dropped once they outnumber the kept ones.
+        if self.order.len() > 2 * VERIFIED_KEPT {
+            let kept = &self.kept;
+            self.order
+                .retain(|(digest, number)| kept.get(digest) == Some(number));
+        }
+    }
 }
 
 /// A request's credential against its address's failed ones this minute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tried {
+    /// Verified before, from any address: checked, whatever its address sent.
+    VerifiedBefore,
     /// Not refused this minute, and the address may still guess.
     Fresh,
     /// Refused this minute already: a verifier need not be asked again.
@@ -75,10 +137,12 @@ impl Tries {
             per_minute: per_minute.max(1) as usize,
             hasher: std::collections::hash_map::RandomState::new(),
             by_pool: Mutex::new((HashMap::new(), 0)),
+            verified: Mutex::new(Verified::default()),
         }
     }
 
-    /// The pool a request's failed tries count against: its address's.
+    /// The pool a request's failed tries count against: its address's, where the server
+    /// knows it.
     fn pool(peer: Option<IpAddr>) -> Option<Pool> {
         peer.map(|peer| Pool::of("", false, Some(peer)))
     }
@@ -89,7 +153,19 @@ impl Tries {
         let Some(credential) = credential(parts, &self.hasher) else {
             return Tried::Fresh;
         };
-        let pool = Self::pool(peer);
+        if self
+            .verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .kept
+            .contains_key(&credential)
+        {
+            return Tried::VerifiedBefore;
+        }
+        // An unknown address has no count: nothing is refused for it (see the module).
+        let Some(pool) = Self::pool(peer) else {
+            return Tried::Fresh;
+        };
         let by_pool = self.by_pool.lock().unwrap_or_else(|p| p.into_inner());
         match by_pool.0.get(&pool) {
             Some(minute) if minute.began.elapsed() < WINDOW => {
@@ -113,12 +189,22 @@ impl Tries {
         matches!(self.tried(parts, peer), Tried::Spent)
     }
 
-    /// Counts the request's credential as failed if it carries one and was not verified.
+    /// Notes what the check said of the request's credential, if it carries one: a
+    /// verified one is kept, so that it passes from any address; one not verified is no
+    /// longer kept (revoked, expired) and counts as failed at its address.
     pub(crate) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
-        if verified {
-            return;
-        }
         let Some(credential) = credential(parts, &self.hasher) else {
+            return;
+        };
+        {
+            let mut kept = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+            if verified {
+                kept.keep(credential);
+                return;
+            }
+            kept.kept.remove(&credential);
+        }
+        let Some(pool) = Self::pool(peer) else {
             return;
         };
         let now = Instant::now();
@@ -128,7 +214,7 @@ impl Tries {
             by_pool.retain(|_, minute| now.duration_since(minute.began) < WINDOW);
             *sweep_at = by_pool.len().saturating_mul(2);
         }
-        let minute = by_pool.entry(Self::pool(peer)).or_insert_with(|| Minute {
+        let minute = by_pool.entry(pool).or_insert_with(|| Minute {
             began: now,
             failed: HashSet::new(),
         });

@@ -14,14 +14,24 @@
 // is accepted. Clients: `saga-tests` and `saga-tests-2` / `secret` (scopes
 // `tools:deploy tools:read tools:admin`; two subjects), and `saga-introspector` /
 // `secret` (introspection only).
+import fs from "node:fs";
 import http from "node:http";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 
 const port = Number(process.argv[2] ?? 0);
 const issuer = `http://127.0.0.1:${port}`;
-const { privateKey } = await generateKeyPair("RS256", { extractable: true });
-const signing = { ...(await exportJWK(privateKey)), alg: "RS256", use: "sig", kid: `k-${port}-${Date.now()}` };
+// SAGA_OIDC_KEY_FILE: the signing key is read from this file if it exists, else made and
+// written there, so that a restart keeps its key (or, the file removed, rotates it).
+const keyFile = process.env.SAGA_OIDC_KEY_FILE;
+let signing;
+if (keyFile && fs.existsSync(keyFile)) {
+  signing = JSON.parse(fs.readFileSync(keyFile, "utf8"));
+} else {
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+  signing = { ...(await exportJWK(privateKey)), alg: "RS256", use: "sig", kid: `k-${port}-${Date.now()}` };
+  if (keyFile) fs.writeFileSync(keyFile, JSON.stringify(signing));
+}
 const scopes = ["tools:deploy", "tools:read", "tools:admin"];
 const ttl = Number(process.env.SAGA_OIDC_TOKEN_TTL ?? 300);
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::token::TokenError;
-use crate::net::{Client, fetch};
+use crate::net::{Client, fetch_with_max_age};
 
 /// The largest metadata or key set document read.
 pub(super) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
@@ -46,17 +46,29 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
     client: &Client,
     url: &str,
 ) -> Result<T, TokenError> {
+    get_json_with_max_age(client, url)
+        .await
+        .map(|(document, _)| document)
+}
+
+/// [`get_json`], and the answer's `Cache-Control` lifetime, if it says one.
+pub(super) async fn get_json_with_max_age<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    url: &str,
+) -> Result<(T, Option<Duration>), TokenError> {
     let request = http::Request::get(url)
         .header(http::header::ACCEPT, "application/json")
         .body(http_body_util::Full::default())
         .map_err(|error| TokenError::Unavailable(format!("{url}: {error}")))?;
-    let (status, body) = fetch(client, request, MAX_DOCUMENT_BYTES, FETCH_TIMEOUT)
-        .await
-        .map_err(|failed| TokenError::Unavailable(format!("{url}: {failed}")))?;
+    let (status, body, max_age) =
+        fetch_with_max_age(client, request, MAX_DOCUMENT_BYTES, FETCH_TIMEOUT)
+            .await
+            .map_err(|failed| TokenError::Unavailable(format!("{url}: {failed}")))?;
     if !status.is_success() {
         return Err(TokenError::Unavailable(format!("{url}: HTTP {status}")));
     }
     serde_json::from_slice(&body)
+        .map(|document| (document, max_age))
         .map_err(|error| TokenError::Unavailable(format!("{url}: {error}")))
 }
 

@@ -192,9 +192,7 @@ impl Introspection {
             .await
             .map_err(|failed| TokenError::Unavailable(format!("introspection: {failed}")))?;
         if !status.is_success() {
-            return Err(TokenError::Unavailable(format!(
-                "introspection: HTTP {status}"
-            )));
+            return Err(refused_by_status(status, &body));
         }
         let answer: Answer = serde_json::from_slice(&body)
             .map_err(|error| TokenError::Unavailable(format!("introspection: {error}")))?;
@@ -246,6 +244,26 @@ fn form_encoded(text: &str) -> String {
     out
 }
 
+/// What an introspection answered with an error status means. A 400 whose OAuth error
+/// is about the token (`unsupported_token_type`: some servers' answer to a token shaped
+/// like a JWT they did not issue; `invalid_token`) refuses the token, so that it counts
+/// as a failed try (issue 72, finding 3: 500 such tokens from one address were each
+/// answered 503, uncounted, and each cost an introspection). Anything else (this server's
+/// client refused, the issuer's own failure) is the issuer being unavailable.
+fn refused_by_status(status: http::StatusCode, body: &[u8]) -> TokenError {
+    #[derive(Deserialize)]
+    struct OAuthError {
+        error: String,
+    }
+    if status == http::StatusCode::BAD_REQUEST
+        && let Ok(OAuthError { error }) = serde_json::from_slice::<OAuthError>(body)
+        && matches!(error.as_str(), "unsupported_token_type" | "invalid_token")
+    {
+        return TokenError::Invalid(format!("the issuer's introspection said {error}"));
+    }
+    TokenError::Unavailable(format!("introspection: HTTP {status}"))
+}
+
 impl TokenVerifier for Introspection {
     fn verify<'a>(
         &'a self,
@@ -257,5 +275,38 @@ impl TokenVerifier for Introspection {
 
     fn cached(&self, token: &str, _resource: &str) -> Option<AccessToken> {
         self.cached_answer(&Sha256::digest(token.as_bytes()).into())
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    /// Finding 3: a 400 about the token refuses the token (counted as a failed try); any
+    /// other error status is the issuer unavailable.
+    #[test]
+    fn a_400_about_the_token_refuses_it() {
+        let bad = http::StatusCode::BAD_REQUEST;
+        for error in ["unsupported_token_type", "invalid_token"] {
+            let body = format!(r#"{{"error":"{error}","error_description":"x"}}"#);
+            assert!(matches!(
+                refused_by_status(bad, body.as_bytes()),
+                TokenError::Invalid(_)
+            ));
+        }
+        for (status, body) in [
+            (bad, r#"{"error":"invalid_client"}"#),
+            (bad, "not json"),
+            (
+                http::StatusCode::UNAUTHORIZED,
+                r#"{"error":"invalid_token"}"#,
+            ),
+            (http::StatusCode::BAD_GATEWAY, ""),
+        ] {
+            assert!(matches!(
+                refused_by_status(status, body.as_bytes()),
+                TokenError::Unavailable(_)
+            ));
+        }
     }
 }

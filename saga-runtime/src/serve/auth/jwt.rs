@@ -4,6 +4,20 @@
 //! flood of tokens naming made-up key ids costs the authorization server one fetch per
 //! interval, not one per request.
 //!
+//! The key set is also fetched again once it is older than
+//! [`JwtVerifier::max_key_age`] (default 5 minutes), or than the `Cache-Control: max-age`
+//! the issuer sent with it where that is shorter (but never more often than the refresh
+//! interval): a key the issuer removed (rotated out, compromised) stops verifying within
+//! that time, and the tokens it verified are dropped with it (issue 72, finding 2). Until
+//! then, and while the issuer cannot be reached, the keys held are used.
+//!
+//! A failed fetch is tried again after five seconds (`FAILED_FETCH_BACKOFF`), not the whole interval,
+//! and a token that needs the keys meanwhile is answered "unavailable" (503, not counted
+//! as a failed try): a valid token is not refused as invalid because the issuer was down
+//! a moment ago. A token whose key id is not held while the last fetch is too recent to
+//! fetch again is refused without counting as a failed try ([`TokenError::UnknownKey`]),
+//! so that its retry, once the interval has passed, fetches the new keys (finding 8).
+//!
 //! The algorithms are pinned to the asymmetric ones (RSA, RSA-PSS, ECDSA, EdDSA): a token
 //! signed with `none`, or with an HMAC keyed by a public key, is refused before any key is
 //! used, and a key that names its algorithm is used for that algorithm only. The issuer
@@ -57,15 +71,29 @@ pub struct JwtVerifier {
     metadata: RwLock<Option<Metadata>>,
     /// The keys, as last fetched.
     keys: RwLock<JwkSet>,
-    /// When the metadata or keys were last fetched (or tried): one fetch at a time, and at
-    /// most one per `refresh_interval`.
-    fetched: tokio::sync::Mutex<Option<Instant>>,
+    max_key_age: Duration,
+    /// The last fetch of the metadata and keys: one fetch at a time, and at most one per
+    /// `refresh_interval` (after a failure, one per [`FAILED_FETCH_BACKOFF`]).
+    fetched: tokio::sync::Mutex<Option<Fetch>>,
+    /// When the keys held were fetched, and how long they may be kept: read on every
+    /// request, without waiting for a fetch.
+    keys_fresh: std::sync::Mutex<Option<(Instant, Duration)>>,
     /// Tokens that verified, until they expire.
     verified: std::sync::Mutex<Verified>,
 }
 
 /// The most verified tokens kept at once (global).
 const MAX_VERIFIED: usize = 10_000;
+
+/// How soon a failed fetch of the issuer's metadata or keys is tried again.
+const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(5);
+
+/// A fetch of the issuer's metadata and keys: when, and whether it succeeded.
+#[derive(Debug, Clone, Copy)]
+struct Fetch {
+    at: Instant,
+    ok: bool,
+}
 
 /// Tokens that verified, by a digest of the token and the resource it was verified for.
 #[derive(Default)]
@@ -107,6 +135,7 @@ impl std::fmt::Debug for JwtVerifier {
             .field("issuer", &self.issuer)
             .field("leeway", &self.leeway)
             .field("refresh_interval", &self.refresh_interval)
+            .field("max_key_age", &self.max_key_age)
             .finish_non_exhaustive()
     }
 }
@@ -142,10 +171,12 @@ impl JwtVerifier {
             issuer: issuer.into(),
             leeway: Duration::from_secs(30),
             refresh_interval: Duration::from_secs(30),
+            max_key_age: Duration::from_secs(300),
             client,
             metadata: RwLock::new(None),
             keys: RwLock::new(JwkSet { keys: Vec::new() }),
             fetched: tokio::sync::Mutex::new(None),
+            keys_fresh: std::sync::Mutex::new(None),
             verified: std::sync::Mutex::default(),
         }
     }
@@ -164,15 +195,40 @@ impl JwtVerifier {
         self
     }
 
+    /// The longest the issuer's key set is used before it is fetched again, whatever the
+    /// traffic: a key removed from the set stops verifying tokens (and the tokens it
+    /// verified are dropped) within this time. The issuer's `Cache-Control: max-age`
+    /// shortens it, down to the [`refresh_interval`](Self::refresh_interval). Default 5
+    /// minutes.
+    pub fn max_key_age(mut self, age: Duration) -> Self {
+        self.max_key_age = age;
+        self
+    }
+
+    /// Whether the keys held are older than they may be kept (or none were fetched).
+    fn keys_stale(&self) -> bool {
+        self.keys_fresh
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none_or(|(at, age)| at.elapsed() >= age)
+    }
+
     /// The key for `kid` (or the only key, for a token without a key id), fetching the
     /// key set again if it is not held and the last fetch is old enough.
     async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, TokenError> {
         if let Some(key) = self.held_key(kid, alg)? {
             return Ok(key);
         }
-        self.refresh().await?;
-        self.held_key(kid, alg)?
-            .ok_or_else(|| TokenError::Invalid("no key of the issuer has this key id".to_owned()))
+        let fetched = self.refresh().await?;
+        match self.held_key(kid, alg)? {
+            Some(key) => Ok(key),
+            None if fetched => Err(TokenError::Invalid(
+                "no key of the issuer has this key id".to_owned(),
+            )),
+            // Not fetched: the last fetch was too recent. The issuer may have a key since
+            // then; the retry will tell, so this is not counted as a failed try.
+            None => Err(TokenError::UnknownKey),
+        }
     }
 
     /// The held key for `kid`, if held; an error if it is for another algorithm.
@@ -203,14 +259,35 @@ impl JwtVerifier {
     }
 
     /// Fetches the metadata (once found, kept) and the key set, unless the last fetch is
-    /// more recent than the refresh interval. One fetch at a time: the requests that find
-    /// a fetch running wait for it, then see it recent.
-    async fn refresh(&self) -> Result<(), TokenError> {
+    /// more recent than the refresh interval (a failed one: than the backoff, and then
+    /// the failure is the answer). One fetch at a time: the requests that find a fetch
+    /// running wait for it, then see it recent. Whether it fetched.
+    async fn refresh(&self) -> Result<bool, TokenError> {
         let mut fetched = self.fetched.lock().await;
-        if fetched.is_some_and(|at| at.elapsed() < self.refresh_interval) {
-            return Ok(());
+        match *fetched {
+            Some(Fetch { at, ok: true }) if at.elapsed() < self.refresh_interval => {
+                return Ok(false);
+            }
+            Some(Fetch { at, ok: false })
+                if at.elapsed() < FAILED_FETCH_BACKOFF.min(self.refresh_interval) =>
+            {
+                return Err(TokenError::Unavailable(
+                    "the issuer's keys could not be fetched a moment ago".to_owned(),
+                ));
+            }
+            _ => {}
         }
-        *fetched = Some(Instant::now());
+        let at = Instant::now();
+        let outcome = self.fetch_keys().await;
+        *fetched = Some(Fetch {
+            at,
+            ok: outcome.is_ok(),
+        });
+        outcome.map(|()| true)
+    }
+
+    /// Fetches the metadata (once found, kept) and the key set, and holds the set.
+    async fn fetch_keys(&self) -> Result<(), TokenError> {
         let client = self
             .client
             .as_ref()
@@ -231,11 +308,20 @@ impl JwtVerifier {
         let jwks_uri = metadata.jwks_uri.as_deref().ok_or_else(|| {
             TokenError::Unavailable("the issuer's metadata names no jwks_uri".to_owned())
         })?;
-        let document: serde_json::Value = discovery::get_json(client, jwks_uri).await?;
+        let (document, max_age): (serde_json::Value, _) =
+            discovery::get_json_with_max_age(client, jwks_uri).await?;
         let set = read_keys(&document)?;
         tracing::debug!(issuer = %self.issuer, keys = set.keys.len(), "fetched the issuer's keys");
         crate::metrics::auth_keys_fetched();
         self.install(set);
+        // Kept as long as the issuer says, within [refresh interval, max key age].
+        let age = max_age.map_or(self.max_key_age, |said| {
+            said.clamp(
+                self.refresh_interval.min(self.max_key_age),
+                self.max_key_age,
+            )
+        });
+        *self.keys_fresh.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), age));
         Ok(())
     }
 
@@ -270,6 +356,23 @@ impl JwtVerifier {
 
     async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
         let digest = Self::digest(token, resource);
+        // Keys older than they may be kept are fetched again first: a key removed since
+        // drops the tokens it verified (`install`). While the issuer cannot be reached,
+        // the keys held are used.
+        if self.keys_stale()
+            && let Err(error) = self.refresh().await
+        {
+            if self
+                .keys
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .keys
+                .is_empty()
+            {
+                return Err(error);
+            }
+            tracing::warn!(issuer = %self.issuer, %error, "the issuer's keys could not be fetched again; the keys held are used");
+        }
         if let Some(known) = self.kept(token, resource) {
             return Ok(known);
         }
@@ -357,6 +460,10 @@ impl TokenVerifier for JwtVerifier {
     }
 
     fn cached(&self, token: &str, resource: &str) -> Option<AccessToken> {
+        // Not while the keys are due to be fetched again: `verify` fetches them first.
+        if self.keys_stale() {
+            return None;
+        }
         self.kept(token, resource)
     }
 }

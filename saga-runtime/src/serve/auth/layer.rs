@@ -190,48 +190,53 @@ impl Authorize {
             None => return self.challenge(StatusCode::UNAUTHORIZED, None, &everywhere),
         };
         let peer = crate::engine::pool::peer_of(&parts);
-        // A token verified before passes at once, whatever the address's failed tries.
+        // A token verified before passes at once, whatever the address's failed tries:
+        // from the verifier's cache, or (a verifier that keeps none) checked again. The
+        // rule is the API keys' too (`tries.rs`).
         let verified = match verifier.cached(token, &self.server.resource) {
             Some(verified) => verified,
             None => match self.tries.tried(&parts, peer) {
                 // Refused this minute already: not verified again.
                 Tried::FailedBefore => return invalid(self),
-                // A new guess from an address that spent its tries. Where the address is
-                // unknown (a router mounted without `ConnectInfo`) the callers share one
-                // count, the unverified pool's: a flood of made-up tokens must not reach
-                // the verifier (an introspection each), and a token verified before passes
-                // above, from the cache, whatever the count.
+                // A new guess from an address that spent its tries (only a known address
+                // has a count: where it is unknown, nothing is refused for it).
                 Tried::Spent => {
                     tracing::info!(
                         "refused a token: its address sent too many that did not verify"
                     );
-                    let mut refused =
-                        self.challenge(StatusCode::TOO_MANY_REQUESTS, None, &everywhere);
-                    refused
-                        .headers_mut()
-                        .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-                    return refused;
+                    return self.too_many_tries(&everywhere);
                 }
-                Tried::Fresh => match verifier.verify(token, &self.server.resource).await {
-                    Ok(verified) => verified,
-                    Err(TokenError::Unavailable(reason)) => {
-                        tracing::warn!(reason = %Escaped(&reason), "a token could not be verified: the authorization server is unavailable");
-                        let mut unavailable = (
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            "the authorization server cannot be asked now; retry later",
-                        )
-                            .into_response();
-                        unavailable
-                            .headers_mut()
-                            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                        return unavailable;
+                Tried::Fresh | Tried::VerifiedBefore => {
+                    match verifier.verify(token, &self.server.resource).await {
+                        Ok(verified) => {
+                            self.tries.note(&parts, true, peer);
+                            verified
+                        }
+                        Err(TokenError::Unavailable(reason)) => {
+                            tracing::warn!(reason = %Escaped(&reason), "a token could not be verified: the authorization server is unavailable");
+                            let mut unavailable = (
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                "the authorization server cannot be asked now; retry later",
+                            )
+                                .into_response();
+                            unavailable
+                                .headers_mut()
+                                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                            return unavailable;
+                        }
+                        // Refused, but its retry may verify once the keys are fetched again:
+                        // not a failed try.
+                        Err(TokenError::UnknownKey) => {
+                            tracing::info!("refused a bearer token: its key is not held (yet)");
+                            return invalid(self);
+                        }
+                        Err(error) => {
+                            tracing::info!(reason = %Escaped(&error.to_string()), "refused a bearer token");
+                            self.tries.note(&parts, false, peer);
+                            return invalid(self);
+                        }
                     }
-                    Err(error) => {
-                        tracing::info!(reason = %Escaped(&error.to_string()), "refused a bearer token");
-                        self.tries.note(&parts, false, peer);
-                        return invalid(self);
-                    }
-                },
+                }
             },
         };
         // The operation, where scopes depend on it: its body read (bounded in bytes and
@@ -302,6 +307,24 @@ impl Authorize {
             .insert(crate::serve::VerifiedPrincipal(verified.principal()));
         parts.extensions.insert(verified);
         next.run(Request::from_parts(parts, body)).await
+    }
+
+    /// 429: the address sent more tokens that did not verify this minute than the bound;
+    /// this one was not checked. Said as such, with the challenge (no error code: the
+    /// token is not known to be invalid).
+    fn too_many_tries(&self, everywhere: &BTreeSet<String>) -> Response {
+        let mut refused = self.challenge(StatusCode::TOO_MANY_REQUESTS, None, everywhere);
+        *refused.body_mut() = Body::from(
+            serde_json::json!({
+                "error": "too_many_requests",
+                "error_description": "this address sent too many tokens this server did not verify; a token not verified before is not checked until the minute ends (Retry-After)",
+            })
+            .to_string(),
+        );
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        refused
     }
 
     /// A refusal with RFC 6750's challenge: the metadata's URL, the scopes the request

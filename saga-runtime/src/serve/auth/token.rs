@@ -59,14 +59,28 @@ impl AccessToken {
     /// The verified principal's name: the issuer, the subject and the client where the
     /// token names one, so that two issuers' subjects of one name are two principals, and
     /// one user's tokens given to two applications are two principals too.
+    ///
+    /// Each part has its `%` and spaces escaped (`%25`, `%20`), so that the name is one
+    /// principal's only: joined as they were, the subject `a b` without a client and the
+    /// subject `a` of the client `b` were one name (issue 72, finding 9). A name whose
+    /// parts hold neither is as it was.
     pub(crate) fn principal(&self) -> String {
+        let (issuer, subject) = (escaped(&self.issuer), escaped(&self.subject));
         match &self.client_id {
             Some(client) if *client != self.subject => {
-                format!("{} {} {client}", self.issuer, self.subject)
+                format!("{issuer} {subject} {}", escaped(client))
             }
-            _ => format!("{} {}", self.issuer, self.subject),
+            _ => format!("{issuer} {subject}"),
         }
     }
+}
+
+/// `part` with `%` and ` ` percent-escaped; borrowed where it holds neither.
+fn escaped(part: &str) -> std::borrow::Cow<'_, str> {
+    if !part.contains(['%', ' ']) {
+        return std::borrow::Cow::Borrowed(part);
+    }
+    std::borrow::Cow::Owned(part.replace('%', "%25").replace(' ', "%20"))
 }
 
 /// The scopes of a space-separated `scope` claim (RFC 9068, RFC 7662).
@@ -103,6 +117,13 @@ pub enum TokenError {
     /// The authorization server could not be reached, or answered out of its contract.
     #[error("the authorization server cannot be asked now: {0}")]
     Unavailable(String),
+    /// The token names a signing key the issuer's key set did not hold when it was last
+    /// fetched, too recently to fetch it again: refused, but not counted as a failed try,
+    /// so that a retry once the keys may be fetched again reaches the verifier (a key the
+    /// issuer has just started to use). A made-up key id gains nothing from it: no key
+    /// verifies the token, and the keys are fetched at most once per interval.
+    #[error("the token names a key the issuer's keys did not hold when last fetched")]
+    UnknownKey,
 }
 
 /// Verifies a bearer token. Implement it for an authorization server of your own (a
@@ -122,5 +143,30 @@ pub trait TokenVerifier: Send + Sync + std::fmt::Debug + 'static {
     /// sent too many bad tokens. `None` (the default) when it does not keep any.
     fn cached(&self, _token: &str, _resource: &str) -> Option<AccessToken> {
         None
+    }
+}
+
+#[cfg(test)]
+mod principal_tests {
+    use super::*;
+
+    fn principal(subject: &str, client: Option<&str>) -> String {
+        let mut token = AccessToken::new("https://as.example", subject, BTreeSet::<String>::new());
+        token.client_id = client.map(str::to_owned);
+        token.principal()
+    }
+
+    /// Finding 9: the subject `a b` without a client and the subject `a` of the client
+    /// `b` were one principal; names without a space or `%` are as they were.
+    #[test]
+    fn a_principals_name_is_one_principals() {
+        assert_ne!(principal("a b", None), principal("a", Some("b")));
+        assert_ne!(principal("a%20b", None), principal("a b", None));
+        assert_eq!(principal("alice", None), "https://as.example alice");
+        assert_eq!(
+            principal("alice", Some("app")),
+            "https://as.example alice app"
+        );
+        assert_eq!(principal("a b", None), "https://as.example a%20b");
     }
 }
