@@ -68,6 +68,11 @@ fn challenge(response: &reqwest::Response) -> String {
         .to_owned()
 }
 
+/// The status of a first round of the deploy saga with the bearer token `token`.
+async fn status_with(addr: SocketAddr, token: &str) -> StatusCode {
+    first_round(addr, Some(&bearer(token))).await.status()
+}
+
 /// A first round of the deploy saga with `authorization`: the raw response.
 async fn first_round(addr: SocketAddr, authorization: Option<&str>) -> reqwest::Response {
     let call = match authorization {
@@ -248,12 +253,7 @@ async fn made_up_key_ids_do_not_make_the_server_fetch_keys_per_request() {
     let oidc = Oidc::start().await;
     let (running, resource) = serve(&oidc, |auth| auth).await;
     let good = oidc.token(&resource, "tools:deploy").await;
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&good)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &good).await, StatusCode::OK);
     let before = oidc.jwks_hits().await;
     let started = std::time::Instant::now();
     for n in 0..300 {
@@ -273,12 +273,7 @@ async fn made_up_key_ids_do_not_make_the_server_fetch_keys_per_request() {
         );
     }
     // A token verified before still passes from this address, whatever it sent since.
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&good)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &good).await, StatusCode::OK);
     let fetched = oidc.jwks_hits().await - before;
     println!(
         "300 tokens with made-up key ids in {:?}: the issuer's keys fetched {fetched} more time(s)",
@@ -311,25 +306,22 @@ async fn without_an_address_one_callers_bad_tokens_lock_nobody_out() {
     let router = server.router();
     tokio::spawn(async move { axum::serve(listener, router).await });
     let good = oidc.token(&resource, "tools:deploy").await;
-    assert_eq!(
-        first_round(addr, Some(&bearer(&good))).await.status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(addr, &good).await, StatusCode::OK);
     for n in 0..40 {
         // The issuer's key id, a signature that does not verify: a failed try each.
         let forged = bad_signature(&good, n);
-        let status = first_round(addr, Some(&bearer(&forged))).await.status();
+        let status = status_with(addr, &forged).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "try {n}");
     }
     let fresh = oidc.token(&resource, "tools:deploy").await;
     assert_ne!(fresh, good);
     assert_eq!(
-        first_round(addr, Some(&bearer(&fresh))).await.status(),
+        status_with(addr, &fresh).await,
         StatusCode::OK,
         "another caller's token, never seen"
     );
     assert_eq!(
-        first_round(addr, Some(&bearer(&good))).await.status(),
+        status_with(addr, &good).await,
         StatusCode::OK,
         "a token verified before"
     );
@@ -342,12 +334,7 @@ async fn an_address_past_its_failed_tokens_is_refused_but_a_verified_token_passe
     let oidc = Oidc::start().await;
     let (running, resource) = serve(&oidc, |auth| auth).await;
     let good = oidc.token(&resource, "tools:deploy").await;
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&good)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &good).await, StatusCode::OK);
     let mut limited = 0;
     for n in 0..40 {
         let response = first_round(running.addr, Some(&bearer(&bad_signature(&good, n)))).await;
@@ -358,12 +345,7 @@ async fn an_address_past_its_failed_tokens_is_refused_but_a_verified_token_passe
         }
     }
     assert_eq!(limited, 10, "past the 30 failed credentials of a minute");
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&good)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &good).await, StatusCode::OK);
 }
 
 /// `token` with a signature that does not verify, distinct for each `n`.
@@ -390,36 +372,22 @@ async fn a_key_removed_from_the_issuers_set_stops_verifying() {
     .await;
     let seen = oidc.token(&resource, "tools:deploy").await;
     let unseen = oidc.token(&resource, "tools:deploy").await;
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&seen)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &seen).await, StatusCode::OK);
     oidc.restart(true).await;
     // Steady traffic with the token verified before, until the keys are fetched again.
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     assert_eq!(
-        first_round(running.addr, Some(&bearer(&unseen)))
-            .await
-            .status(),
+        status_with(running.addr, &unseen).await,
         StatusCode::UNAUTHORIZED,
         "signed with the removed key"
     );
     assert_eq!(
-        first_round(running.addr, Some(&bearer(&seen)))
-            .await
-            .status(),
+        status_with(running.addr, &seen).await,
         StatusCode::UNAUTHORIZED,
         "verified with the removed key before: dropped"
     );
     let new = oidc.token(&resource, "tools:deploy").await;
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&new)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &new).await, StatusCode::OK);
 }
 
 /// Issue 72, finding 8: while the issuer is down its valid tokens get 503 (retry), and
@@ -432,27 +400,18 @@ async fn after_an_issuer_outage_valid_tokens_pass_again_within_the_backoff() {
     let token = oidc.token(&resource, "tools:deploy").await;
     oidc.stop();
     assert_eq!(
-        first_round(running.addr, Some(&bearer(&token)))
-            .await
-            .status(),
+        status_with(running.addr, &token).await,
         StatusCode::SERVICE_UNAVAILABLE,
         "the issuer is down: retry later"
     );
     oidc.restart(false).await;
-    let soon = first_round(running.addr, Some(&bearer(&token)))
-        .await
-        .status();
+    let soon = status_with(running.addr, &token).await;
     assert!(
         [StatusCode::SERVICE_UNAVAILABLE, StatusCode::OK].contains(&soon),
         "never refused as invalid: {soon}"
     );
     tokio::time::sleep(Duration::from_millis(5_500)).await;
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&token)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &token).await, StatusCode::OK);
 }
 
 /// Issue 72, finding 8: a token of a key the issuer has just started to use, met while the
@@ -469,17 +428,10 @@ async fn a_token_of_a_new_key_passes_on_its_retry_after_the_interval() {
     .await;
     let old = oidc.token(&resource, "tools:deploy").await;
     let fetched = std::time::Instant::now();
-    assert_eq!(
-        first_round(running.addr, Some(&bearer(&old)))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(status_with(running.addr, &old).await, StatusCode::OK);
     oidc.restart(true).await;
     let new = oidc.token(&resource, "tools:deploy").await;
-    let first = first_round(running.addr, Some(&bearer(&new)))
-        .await
-        .status();
+    let first = status_with(running.addr, &new).await;
     assert!(
         [StatusCode::UNAUTHORIZED, StatusCode::OK].contains(&first),
         "{first}"
@@ -488,9 +440,7 @@ async fn a_token_of_a_new_key_passes_on_its_retry_after_the_interval() {
         tokio::time::sleep(left).await;
     }
     assert_eq!(
-        first_round(running.addr, Some(&bearer(&new)))
-            .await
-            .status(),
+        status_with(running.addr, &new).await,
         StatusCode::OK,
         "its retry fetched the keys"
     );
@@ -517,9 +467,7 @@ async fn jwt_shaped_tokens_against_introspection_count_as_failed_tries() {
         let header = b64(&json!({"alg": "RS256", "typ": "at+jwt", "kid": "x"}));
         let payload = b64(&json!({"sub": format!("s{n}"), "iss": "x"}));
         let token = format!("{header}.{payload}.c2ln");
-        let status = first_round(running.addr, Some(&bearer(&token)))
-            .await
-            .status();
+        let status = status_with(running.addr, &token).await;
         *statuses.entry(status.as_u16()).or_insert(0) += 1;
     }
     let asked = oidc.introspections().await - before;

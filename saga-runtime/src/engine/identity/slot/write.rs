@@ -405,57 +405,30 @@ impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The sequence kinds' one method: an item of the sequence.
+macro_rules! sequences {
+    ($($kind:ident :: $method:ident),*) => {$(
+        impl ser::$kind for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.item(value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.item(value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
+            fn end(self) -> Result<(), Error> {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.item(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.item(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.item(value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
-}
+sequences!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
@@ -475,39 +448,29 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The struct kinds' one method: a field, by its name.
+macro_rules! structs {
+    ($($kind:ident),*) => {$(
+        impl ser::$kind for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.field(key, value)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
+            fn end(self) -> Result<(), Error> {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        Compound::end(self)
-    }
-}
+structs!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
