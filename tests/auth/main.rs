@@ -390,6 +390,34 @@ async fn a_key_removed_from_the_issuers_set_stops_verifying() {
     assert_eq!(status_with(running.addr, &new).await, StatusCode::OK);
 }
 
+/// Finding 2 with the default settings, as it was reproduced: rotate, drop the old key,
+/// steady traffic with a token verified before, then a token signed with the removed key
+/// is refused once the key set's default lifetime (30 s, the issuer sending no
+/// `Cache-Control`) has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_key_stops_verifying_with_the_default_settings() {
+    let mut oidc = Oidc::start().await;
+    let (running, resource) = serve(&oidc, |auth| auth).await;
+    let seen = oidc.token(&resource, "tools:deploy").await;
+    let unseen = oidc.token(&resource, "tools:deploy").await;
+    let started = std::time::Instant::now();
+    assert_eq!(status_with(running.addr, &seen).await, StatusCode::OK);
+    oidc.restart(true).await;
+    while started.elapsed() < Duration::from_secs(31) {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Steady traffic: the token verified before, from the cache until the keys age.
+        let _ = status_with(running.addr, &seen).await;
+    }
+    assert_eq!(
+        status_with(running.addr, &unseen).await,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        status_with(running.addr, &seen).await,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
 /// Issue 72, finding 8: while the issuer is down its valid tokens get 503 (retry), and
 /// once it is back they pass within the failed fetch's backoff (5 s), not refused as
 /// invalid for the whole refresh interval (30 s).

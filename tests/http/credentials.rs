@@ -222,3 +222,60 @@ async fn without_addresses_one_callers_bad_keys_lock_nobody_out() {
     let (status, body) = with_key("k-second").send().await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+/// Behind a reverse proxy the server trusts, each client is counted at the address the
+/// proxy names in `X-Forwarded-For`: one client's guesses do not lock another out. Without
+/// the setting the header is the client's own words, and ignored.
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_client_has_its_own_count() {
+    let server = |trusted: bool| {
+        let limits = HttpLimits::default().max_failed_credentials_per_minute(3);
+        let limits = if trusted {
+            limits.trusted_proxy("127.0.0.1".parse().expect("an address"), 32)
+        } else {
+            limits
+        };
+        SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .authenticate(|parts| {
+                let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+                ["k-right", "k-second"]
+                    .contains(&key)
+                    .then(|| format!("user-{key}"))
+            })
+            .http_limits(limits)
+            .build()
+            .expect("the server builds")
+    };
+    let list = with_meta(request(1, "tools/list", json!({})));
+    for trusted in [true, false] {
+        let running = serve_local(server(trusted)).await;
+        let from = |client: &str, key: &str| {
+            Post::mcp(running.addr)
+                .rpc(&list)
+                .header("x-forwarded-for", &format!("198.51.100.7, {client}"))
+                .header("x-api-key", key)
+        };
+        for n in 0..3 {
+            assert_eq!(
+                from("203.0.113.5", &format!("k-bad-{n}")).send().await.0,
+                StatusCode::OK
+            );
+        }
+        assert_eq!(
+            from("203.0.113.5", "k-bad-3").send().await.0,
+            StatusCode::TOO_MANY_REQUESTS,
+            "the guessing client is bounded (trusted: {trusted})"
+        );
+        let other = from("203.0.113.6", "k-second").send().await.0;
+        if trusted {
+            assert_eq!(other, StatusCode::OK, "another client behind the proxy");
+        } else {
+            assert_eq!(
+                other,
+                StatusCode::TOO_MANY_REQUESTS,
+                "an untrusted X-Forwarded-For is not believed"
+            );
+        }
+    }
+}

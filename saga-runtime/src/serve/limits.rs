@@ -64,6 +64,7 @@ pub struct HttpLimits {
     pub(crate) stream_idle_timeout: Duration,
     pub(crate) sse_keep_alive: Duration,
     pub(crate) max_failed_credentials_per_minute: u32,
+    pub(crate) trusted_proxies: Vec<(std::net::IpAddr, u8)>,
 }
 
 /// The default largest request body: 1 MiB.
@@ -93,6 +94,7 @@ impl Default for HttpLimits {
             stream_idle_timeout: Duration::from_secs(300),
             sse_keep_alive: Duration::from_secs(15),
             max_failed_credentials_per_minute: 30,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -120,11 +122,27 @@ impl HttpLimits {
     /// [`authenticate`](crate::serve::SagaServerBuilder::authenticate) does not verify one
     /// address (an IPv4 address, an IPv6 /64) may send in a minute; past it, the
     /// address's requests that carry another credential get HTTP 429 until the minute
-    /// ends (the right key too: the check is not run, so that it tells a guesser
-    /// nothing). A credential already refused may be sent again: it guesses nothing. Default 30. Applies only
-    /// with an `authenticate` check.
+    /// ends (a valid key never verified before too: the check is not run, so that it
+    /// tells a guesser nothing). A credential verified before passes from any address,
+    /// and a credential already refused may be sent again: neither guesses anything.
+    /// Where the server does not know the caller's address (a router served without
+    /// `ConnectInfo`) nothing is counted. Default 30. Applies with an `authenticate` check,
+    /// and to the bearer tokens of `.authorization(..)` (feature `oauth`).
     pub fn max_failed_credentials_per_minute(mut self, tries: u32) -> Self {
         self.max_failed_credentials_per_minute = tries.max(1);
+        self
+    }
+
+    /// Trusts the reverse proxies in `network`/`prefix_len` (`10.0.0.0`, 8; one proxy:
+    /// its address, 32 or 128) to say the client's address: a request whose connection
+    /// comes from one is counted at the address its `X-Forwarded-For` names (the nearest
+    /// not itself trusted), for every bound per address (the unverified callers' pools,
+    /// the failed credentials). Behind a proxy and without this, every caller shares the
+    /// proxy's address. A connection from anywhere else is counted at its own address,
+    /// whatever `X-Forwarded-For` it sends: trust only the proxies that overwrite or
+    /// append to the header. Call once per network. Default: none trusted.
+    pub fn trusted_proxy(mut self, network: std::net::IpAddr, prefix_len: u8) -> Self {
+        self.trusted_proxies.push((network, prefix_len));
         self
     }
 

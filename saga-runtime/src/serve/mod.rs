@@ -13,12 +13,14 @@
 //! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
 //! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
 //! | the wire formats | `wire/` | translations of the seed formats into MRTR and back |
-//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs` | who calls, what is in flight, the bounds |
+//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs` | who calls, what is in flight, the bounds |
 
 #[cfg(feature = "oauth")]
 pub mod auth;
 mod builder;
 mod catalog;
+#[cfg(feature = "http")]
+mod forwarded;
 mod head;
 mod http;
 mod in_flight;

@@ -29,9 +29,10 @@
 //!   finding 4): a shared count would let one caller lock every other out. Such a server
 //!   bounds guessing only by the check's own speed: serve with `serve_listener`, or
 //!   mount the router with
-//!   `ConnectInfo`. Behind a reverse proxy every caller has the proxy's address: the
-//!   credentials verified before still pass, but a new one waits out a spent minute
-//!   (SECURITY.md, "whom each bound protects", says what such a deployment configures).
+//!   `ConnectInfo`. Behind a reverse proxy every caller has the proxy's address unless
+//!   the proxy is trusted to name the client's (`HttpLimits::trusted_proxy`, the
+//!   `forwarded` module): the credentials verified before still pass, but a new one waits
+//!   out a spent minute.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasher;

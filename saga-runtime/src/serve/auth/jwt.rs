@@ -4,15 +4,17 @@
 //! flood of tokens naming made-up key ids costs the authorization server one fetch per
 //! interval, not one per request.
 //!
-//! The key set is also fetched again once it is older than
-//! [`JwtVerifier::max_key_age`] (default 5 minutes), or than the `Cache-Control: max-age`
-//! the issuer sent with it where that is shorter (but never more often than the refresh
-//! interval): a key the issuer removed (rotated out, compromised) stops verifying within
-//! that time, and the tokens it verified are dropped with it (issue 72, finding 2). Until
-//! then, and while the issuer cannot be reached, the keys held are used.
+//! The key set is also fetched again, in any traffic, once it is older than the issuer's
+//! `Cache-Control: max-age` for it, or the refresh interval where it says none; never
+//! sooner than the refresh interval, never later than [`JwtVerifier::max_key_age`]
+//! (default 5 minutes). A key the issuer removed (rotated out, compromised) stops
+//! verifying within that time, 30 s by default, and the tokens it verified are dropped
+//! with it (issue 72, finding 2). Until then, and while the issuer cannot be reached, the
+//! keys held are used: one request fetches, the others go on with the keys held.
 //!
-//! A failed fetch is tried again after five seconds (`FAILED_FETCH_BACKOFF`), not the whole interval,
-//! and a token that needs the keys meanwhile is answered "unavailable" (503, not counted
+//! Before any key is held, a failed fetch is tried again after five seconds
+//! (`FAILED_FETCH_BACKOFF`), not the whole interval, and a token that needs the keys
+//! meanwhile is answered "unavailable" (503, not counted
 //! as a failed try): a valid token is not refused as invalid because the issuer was down
 //! a moment ago. A token whose key id is not held while the last fetch is too recent to
 //! fetch again is refused without counting as a failed try ([`TokenError::UnknownKey`]),
@@ -196,10 +198,11 @@ impl JwtVerifier {
     }
 
     /// The longest the issuer's key set is used before it is fetched again, whatever the
-    /// traffic: a key removed from the set stops verifying tokens (and the tokens it
-    /// verified are dropped) within this time. The issuer's `Cache-Control: max-age`
-    /// shortens it, down to the [`refresh_interval`](Self::refresh_interval). Default 5
-    /// minutes.
+    /// traffic and whatever the issuer's `Cache-Control: max-age` says: a key removed from
+    /// the set stops verifying tokens (and the tokens it verified are dropped) within this
+    /// time. The set is kept for the issuer's `max-age`, or for the
+    /// [`refresh_interval`](Self::refresh_interval) where it sends none, within these two
+    /// bounds. Default 5 minutes.
     pub fn max_key_age(mut self, age: Duration) -> Self {
         self.max_key_age = age;
         self
@@ -286,6 +289,41 @@ impl JwtVerifier {
         outcome.map(|()| true)
     }
 
+    /// Fetches the keys held again, they being older than they may be kept; the keys held
+    /// stay in use while the issuer cannot be reached. One request fetches: the others
+    /// that find it fetching go on with the keys held, rather than wait on the issuer; a
+    /// failed fetch is tried again after the refresh interval, so that an issuer down
+    /// costs one request's wait per interval, not every request's.
+    async fn refresh_stale(&self) {
+        if self
+            .keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys
+            .is_empty()
+        {
+            return;
+        }
+        let Ok(mut fetched) = self.fetched.try_lock() else {
+            return;
+        };
+        match *fetched {
+            Some(Fetch { at, ok: false }) if at.elapsed() < self.refresh_interval => return,
+            // Fetched while this request waited for the lock.
+            _ if !self.keys_stale() => return,
+            _ => {}
+        }
+        let at = Instant::now();
+        let outcome = self.fetch_keys().await;
+        *fetched = Some(Fetch {
+            at,
+            ok: outcome.is_ok(),
+        });
+        if let Err(error) = outcome {
+            tracing::warn!(issuer = %self.issuer, %error, "the issuer's keys could not be fetched again; the keys held are used");
+        }
+    }
+
     /// Fetches the metadata (once found, kept) and the key set, and holds the set.
     async fn fetch_keys(&self) -> Result<(), TokenError> {
         let client = self
@@ -314,13 +352,7 @@ impl JwtVerifier {
         tracing::debug!(issuer = %self.issuer, keys = set.keys.len(), "fetched the issuer's keys");
         crate::metrics::auth_keys_fetched();
         self.install(set);
-        // Kept as long as the issuer says, within [refresh interval, max key age].
-        let age = max_age.map_or(self.max_key_age, |said| {
-            said.clamp(
-                self.refresh_interval.min(self.max_key_age),
-                self.max_key_age,
-            )
-        });
+        let age = key_age(max_age, self.refresh_interval, self.max_key_age);
         *self.keys_fresh.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), age));
         Ok(())
     }
@@ -357,21 +389,10 @@ impl JwtVerifier {
     async fn check(&self, token: &str, resource: &str) -> Result<AccessToken, TokenError> {
         let digest = Self::digest(token, resource);
         // Keys older than they may be kept are fetched again first: a key removed since
-        // drops the tokens it verified (`install`). While the issuer cannot be reached,
-        // the keys held are used.
-        if self.keys_stale()
-            && let Err(error) = self.refresh().await
-        {
-            if self
-                .keys
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .keys
-                .is_empty()
-            {
-                return Err(error);
-            }
-            tracing::warn!(issuer = %self.issuer, %error, "the issuer's keys could not be fetched again; the keys held are used");
+        // drops the tokens it verified (`install`). (Before any key is held, `key` fetches
+        // them.)
+        if self.keys_stale() {
+            self.refresh_stale().await;
         }
         if let Some(known) = self.kept(token, resource) {
             return Ok(known);
@@ -419,6 +440,13 @@ impl JwtVerifier {
         token.expires_at = claims.exp;
         Ok(token)
     }
+}
+
+/// How long a key set is kept: as long as the issuer says (the refresh interval where it
+/// says nothing), within [refresh interval, max key age].
+fn key_age(said: Option<Duration>, refresh_interval: Duration, max_key_age: Duration) -> Duration {
+    said.unwrap_or(refresh_interval)
+        .clamp(refresh_interval.min(max_key_age), max_key_age)
 }
 
 /// A key set read key by key: one key of a kind this build does not read (an algorithm
@@ -471,6 +499,18 @@ impl TokenVerifier for JwtVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Finding 2: keys are fetched again after the issuer's `max-age`, or the refresh
+    /// interval without one, never sooner than that interval nor later than the bound.
+    #[test]
+    fn a_key_set_is_kept_as_the_issuer_says_within_bounds() {
+        let s = Duration::from_secs;
+        assert_eq!(key_age(None, s(30), s(300)), s(30));
+        assert_eq!(key_age(Some(s(120)), s(30), s(300)), s(120));
+        assert_eq!(key_age(Some(s(86_400)), s(30), s(300)), s(300));
+        assert_eq!(key_age(Some(s(0)), s(30), s(300)), s(30));
+        assert_eq!(key_age(None, s(30), s(10)), s(10));
+    }
 
     #[test]
     fn a_key_this_build_cannot_read_leaves_the_others_usable() {

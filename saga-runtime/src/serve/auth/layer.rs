@@ -26,6 +26,8 @@ pub(crate) struct Authorize {
     /// How long the body may take to arrive, where scopes need it read.
     pub(crate) body_read_timeout: std::time::Duration,
     pub(crate) tries: crate::serve::tries::Tries,
+    /// The reverse proxies trusted to say the client's address.
+    pub(crate) proxies: crate::serve::forwarded::TrustedProxies,
 }
 
 /// The longest bearer token taken: longer than any an issuer writes, and a bound on what
@@ -189,7 +191,9 @@ impl Authorize {
             Some(verifier) => verifier,
             None => return self.challenge(StatusCode::UNAUTHORIZED, None, &everywhere),
         };
-        let peer = crate::engine::pool::peer_of(&parts);
+        let peer = self
+            .proxies
+            .client(&parts, crate::engine::pool::peer_of(&parts));
         // A token verified before passes at once, whatever the address's failed tries:
         // from the verifier's cache, or (a verifier that keeps none) checked again. The
         // rule is the API keys' too (`tries.rs`).

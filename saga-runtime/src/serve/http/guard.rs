@@ -66,6 +66,8 @@ pub(crate) struct Guard {
     pub(crate) rmcp: axum::Router,
     /// Failed credentials by address, with an `authenticate` check.
     pub(crate) tries: Option<crate::serve::tries::Tries>,
+    /// The reverse proxies trusted to say the client's address.
+    pub(crate) proxies: crate::serve::forwarded::TrustedProxies,
 }
 
 impl Guard {
@@ -177,6 +179,7 @@ impl Guard {
             Some(PeerAddr(ip)) => Some(ip),
             None => crate::engine::pool::peer_of(parts),
         };
+        let peer = self.proxies.client(parts, peer);
         if let Some(tries) = &self.tries
             && tries.spent(parts, peer)
         {

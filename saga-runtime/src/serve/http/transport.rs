@@ -113,6 +113,9 @@ impl SagaServer {
                         max_body_bytes,
                         body_read_timeout: limits.body_read_timeout,
                         tries: tries::Tries::new(limits.max_failed_credentials_per_minute),
+                        proxies: crate::serve::forwarded::TrustedProxies::new(
+                            &limits.trusted_proxies,
+                        ),
                     },
                 )
                 .merge(crate::serve::auth::layer::metadata_routes(server))
@@ -161,6 +164,7 @@ impl SagaServer {
                 .tools()
                 .authenticates()
                 .then(|| tries::Tries::new(limits.max_failed_credentials_per_minute)),
+            proxies: crate::serve::forwarded::TrustedProxies::new(&limits.trusted_proxies),
         }
     }
 
