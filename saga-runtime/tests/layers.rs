@@ -153,7 +153,14 @@ fn the_engines_groups_only_point_down() {
 const SERVE_GROUPS: &[(&str, &[&str])] = &[
     (
         "ground: who calls, what is in flight, the bounds",
-        &["principal", "in_flight", "json_check", "limits", "tries"],
+        &[
+            "principal",
+            "in_flight",
+            "json_check",
+            "limits",
+            "tries",
+            "forwarded",
+        ],
     ),
     ("the wire formats' translations", &["wire"]),
     ("authorization", &["auth"]),
