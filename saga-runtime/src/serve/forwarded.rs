@@ -52,18 +52,27 @@ impl TrustedProxies {
             .flat_map(|value| value.to_str().unwrap_or("?").rsplit(','))
             .take(MAX_HOPS);
         for hop in hops.by_ref() {
-            match hop.trim().parse::<IpAddr>() {
-                Ok(address) => {
+            match hop_address(hop) {
+                Some(address) => {
                     client = address;
                     if !self.trusts(address) {
                         break;
                     }
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         Some(client)
     }
+}
+
+/// One `X-Forwarded-For` entry's address: `203.0.113.5`, `2001:db8::1`, or with a port
+/// (`203.0.113.5:4711`, `[2001:db8::1]:4711`), as some load balancers write it.
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    let hop = hop.trim();
+    hop.parse::<IpAddr>()
+        .ok()
+        .or_else(|| hop.parse::<std::net::SocketAddr>().ok().map(|at| at.ip()))
 }
 
 /// Whether `address` is in `network`/`prefix` (an IPv4-mapped IPv6 address as its IPv4).
@@ -106,6 +115,8 @@ mod tests {
     #[test]
     fn the_nearest_untrusted_hop_behind_trusted_proxies() {
         let proxies = TrustedProxies::new(&[(ip("10.0.0.0"), 8), (ip("127.0.0.1"), 32)]);
+        assert_eq!(hop_address(" 2001:db8::1 "), Some(ip("2001:db8::1")));
+        assert_eq!(hop_address("unknown"), None);
         let from =
             |peer: &str, forwarded: &[&str]| proxies.client(&parts(forwarded), Some(ip(peer)));
         // From a trusted proxy: the client it names, past other trusted proxies.
@@ -118,6 +129,15 @@ mod tests {
         assert_eq!(
             from("127.0.0.1", &["198.51.100.1", "203.0.113.5"]),
             Some(ip("203.0.113.5"))
+        );
+        // With ports, as some load balancers write them.
+        assert_eq!(
+            from("127.0.0.1", &["203.0.113.5:4711"]),
+            Some(ip("203.0.113.5"))
+        );
+        assert_eq!(
+            from("127.0.0.1", &["[2001:db8::5]:4711"]),
+            Some(ip("2001:db8::5"))
         );
         // A hop that does not parse: nothing to its left is believed.
         assert_eq!(

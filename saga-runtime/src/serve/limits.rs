@@ -139,8 +139,11 @@ impl HttpLimits {
     /// not itself trusted), for every bound per address (the unverified callers' pools,
     /// the failed credentials). Behind a proxy and without this, every caller shares the
     /// proxy's address. A connection from anywhere else is counted at its own address,
-    /// whatever `X-Forwarded-For` it sends: trust only the proxies that overwrite or
-    /// append to the header. Call once per network. Default: none trusted.
+    /// whatever `X-Forwarded-For` it sends. Trust only the proxies themselves, as
+    /// narrowly as they can be named, and only proxies that append to the header: any
+    /// host of a trusted network that reaches the server directly can name any address.
+    /// An entry may carry a port (`203.0.113.5:4711`, `[2001:db8::1]:4711`). Call once per
+    /// network. Default: none trusted.
     pub fn trusted_proxy(mut self, network: std::net::IpAddr, prefix_len: u8) -> Self {
         self.trusted_proxies.push((network, prefix_len));
         self

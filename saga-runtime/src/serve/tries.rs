@@ -72,8 +72,14 @@ struct Minute {
     failed: HashSet<u64>,
 }
 
-/// How many verified credentials are remembered (the JWT verifier keeps as many tokens).
+/// How many principals' verified credentials are remembered (the JWT verifier keeps as
+/// many tokens), the one verified least recently forgotten first.
 pub(crate) const VERIFIED_KEPT: usize = 10_000;
+
+/// How many credentials of one principal are remembered, the oldest forgotten first: one
+/// principal sending a valid key with ever new junk in another credential header cannot
+/// push the other principals' credentials out.
+const VERIFIED_PER_PRINCIPAL: usize = 8;
 
 /// The failed credentials of each address pool in its current minute, and the
 /// credentials verified before, wherever they came from.
@@ -84,37 +90,78 @@ pub(crate) struct Tries {
     verified: Mutex<Verified>,
 }
 
-/// Digests of credentials a check verified, the oldest forgotten first past
-/// [`VERIFIED_KEPT`]; each with the number it was kept under, so that a digest removed and
-/// kept again is not forgotten for its older entry.
+/// Digests of credentials a check verified, by principal: at most
+/// [`VERIFIED_PER_PRINCIPAL`] each, and [`VERIFIED_KEPT`] principals, the one verified
+/// least recently forgotten first.
 #[derive(Default)]
 struct Verified {
+    /// Each kept credential's principal (a digest of its name).
     kept: HashMap<u64, u64>,
+    /// Each principal's credentials, oldest first, and when it was last verified.
+    principals: HashMap<u64, (VecDeque<u64>, u64)>,
+    /// Principals in the order they were verified, with the number they were verified
+    /// under: an entry whose number is not the principal's latest is stale.
     order: VecDeque<(u64, u64)>,
     next: u64,
 }
 
 impl Verified {
-    fn keep(&mut self, digest: u64) {
-        if self.kept.contains_key(&digest) {
-            return;
+    fn keep(&mut self, digest: u64, principal: u64) {
+        self.next += 1;
+        let next = self.next;
+        if let Some(&owner) = self.kept.get(&digest)
+            && owner != principal
+        {
+            self.forget(digest);
         }
-        while self.kept.len() >= VERIFIED_KEPT {
+        let (credentials, last) = self
+            .principals
+            .entry(principal)
+            .or_insert_with(|| (VecDeque::new(), 0));
+        *last = next;
+        if !credentials.contains(&digest) {
+            if credentials.len() >= VERIFIED_PER_PRINCIPAL
+                && let Some(oldest) = credentials.pop_front()
+            {
+                self.kept.remove(&oldest);
+            }
+            credentials.push_back(digest);
+            self.kept.insert(digest, principal);
+        }
+        self.order.push_back((principal, next));
+        while self.principals.len() > VERIFIED_KEPT {
             let Some((oldest, number)) = self.order.pop_front() else {
                 break;
             };
-            if self.kept.get(&oldest) == Some(&number) {
-                self.kept.remove(&oldest);
+            if self
+                .principals
+                .get(&oldest)
+                .is_some_and(|(_, last)| *last == number)
+                && let Some((credentials, _)) = self.principals.remove(&oldest)
+            {
+                for credential in credentials {
+                    self.kept.remove(&credential);
+                }
             }
         }
-        self.next += 1;
-        self.kept.insert(digest, self.next);
-        self.order.push_back((digest, self.next));
-        // Entries of digests removed since: dropped once they outnumber the kept ones.
-        if self.order.len() > 2 * VERIFIED_KEPT {
-            let kept = &self.kept;
-            self.order
-                .retain(|(digest, number)| kept.get(digest) == Some(number));
+        // Stale entries (principals verified again since): dropped once they outnumber
+        // the live ones.
+        if self.order.len() > 2 * VERIFIED_KEPT.max(self.principals.len()) {
+            let principals = &self.principals;
+            self.order.retain(|(principal, number)| {
+                principals
+                    .get(principal)
+                    .is_some_and(|(_, last)| last == number)
+            });
+        }
+    }
+
+    fn forget(&mut self, digest: u64) {
+        let Some(principal) = self.kept.remove(&digest) else {
+            return;
+        };
+        if let Some((credentials, _)) = self.principals.get_mut(&principal) {
+            credentials.retain(|kept| *kept != digest);
         }
     }
 }
@@ -190,20 +237,26 @@ impl Tries {
         matches!(self.tried(parts, peer), Tried::Spent)
     }
 
-    /// Notes what the check said of the request's credential, if it carries one: a
-    /// verified one is kept, so that it passes from any address; one not verified is no
-    /// longer kept (revoked, expired) and counts as failed at its address.
-    pub(crate) fn note(&self, parts: &http::request::Parts, verified: bool, peer: Option<IpAddr>) {
+    /// Notes what the check said of the request's credential, if it carries one: one
+    /// verified (as the principal `verified` names) is kept, so that it passes from any
+    /// address; one not verified is no longer kept (revoked, expired) and counts as failed
+    /// at its address.
+    pub(crate) fn note(
+        &self,
+        parts: &http::request::Parts,
+        verified: Option<&str>,
+        peer: Option<IpAddr>,
+    ) {
         let Some(credential) = credential(parts, &self.hasher) else {
             return;
         };
         {
             let mut kept = self.verified.lock().unwrap_or_else(|p| p.into_inner());
-            if verified {
-                kept.keep(credential);
+            if let Some(principal) = verified {
+                kept.keep(credential, self.hasher.hash_one(principal));
                 return;
             }
-            kept.kept.remove(&credential);
+            kept.forget(credential);
         }
         let Some(pool) = Self::pool(peer) else {
             return;
@@ -226,5 +279,97 @@ impl Tries {
         if minute.failed.len() < self.per_minute {
             minute.failed.insert(credential);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_key(key: &str) -> http::request::Parts {
+        http::Request::builder()
+            .header("x-api-key", key)
+            .body(())
+            .expect("a request")
+            .into_parts()
+            .0
+    }
+
+    fn with_junk(key: &str, junk: usize) -> http::request::Parts {
+        http::Request::builder()
+            .header("x-api-key", key)
+            .header("api-key", junk.to_string())
+            .body(())
+            .expect("a request")
+            .into_parts()
+            .0
+    }
+
+    /// Issue 79's rule: a credential verified before passes a spent address; made-up ones
+    /// do not; a revoked one is forgotten; an unknown address is never spent.
+    #[test]
+    fn a_verified_credential_passes_a_spent_address_and_guesses_do_not() {
+        let tries = Tries::new(2);
+        let here = Some(IpAddr::from([192, 0, 2, 1]));
+        tries.note(&with_key("good"), Some("alice"), here);
+        assert_eq!(tries.tried(&with_key("a"), here), Tried::Fresh);
+        tries.note(&with_key("a"), None, here);
+        assert_eq!(tries.tried(&with_key("good"), here), Tried::VerifiedBefore);
+        // Refused by its check now (revoked): forgotten, and counted.
+        tries.note(&with_key("good"), None, here);
+        assert_eq!(tries.tried(&with_key("good"), here), Tried::FailedBefore);
+        assert_eq!(tries.tried(&with_key("c"), here), Tried::Spent);
+        assert_eq!(tries.tried(&with_key("a"), here), Tried::FailedBefore);
+        // Verified again (restored): it passes the spent address.
+        tries.note(&with_key("good"), Some("alice"), here);
+        assert_eq!(tries.tried(&with_key("good"), here), Tried::VerifiedBefore);
+        // No address: nothing is spent.
+        for n in 0..10 {
+            tries.note(&with_key(&format!("x{n}")), None, None);
+        }
+        assert_eq!(tries.tried(&with_key("new"), None), Tried::Fresh);
+    }
+
+    /// One principal's valid key with ever new junk beside it keeps at most a few of its
+    /// own credentials, and pushes no other principal's out.
+    #[test]
+    fn one_principal_cannot_push_the_others_credentials_out() {
+        let tries = Tries::new(2);
+        let here = Some(IpAddr::from([192, 0, 2, 1]));
+        tries.note(&with_key("bob-key"), Some("bob"), here);
+        for junk in 0..(VERIFIED_KEPT + 50) {
+            tries.note(&with_junk("mallory-key", junk), Some("mallory"), here);
+        }
+        let verified = tries.verified.lock().expect("not poisoned");
+        assert!(
+            verified.kept.len() <= 2 * VERIFIED_PER_PRINCIPAL,
+            "{}",
+            verified.kept.len()
+        );
+        assert!(verified.order.len() <= 2 * VERIFIED_KEPT + 1);
+        drop(verified);
+        assert_eq!(
+            tries.tried(&with_key("bob-key"), here),
+            Tried::VerifiedBefore
+        );
+    }
+
+    /// Past the bound of principals, the one verified least recently is forgotten first;
+    /// one verified again since stays.
+    #[test]
+    fn the_least_recently_verified_principal_goes_first() {
+        let tries = Tries::new(2);
+        let here = Some(IpAddr::from([192, 0, 2, 1]));
+        tries.note(&with_key("first"), Some("p-first"), here);
+        tries.note(&with_key("second"), Some("p-second"), here);
+        tries.note(&with_key("first"), Some("p-first"), here);
+        for n in 0..(VERIFIED_KEPT - 1) {
+            tries.note(&with_key(&format!("k{n}")), Some(&format!("p{n}")), here);
+        }
+        assert_eq!(tries.tried(&with_key("first"), here), Tried::VerifiedBefore);
+        assert_ne!(
+            tries.tried(&with_key("second"), here),
+            Tried::VerifiedBefore
+        );
     }
 }

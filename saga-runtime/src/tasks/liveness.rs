@@ -51,18 +51,28 @@ impl Liveness {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir)?;
         let me = crate::state::random_id();
+        // Made under another name, locked and marked, then put in place: a cleanup in
+        // another process never finds it empty and unlocked.
+        let making = dir.join(format!("{me}.new"));
         let mut lock = OpenOptions::new()
             .create_new(true)
             .write(true)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(dir.join(format!("{me}.lock")))?;
-        if !try_lock(&lock)? {
-            return Err(io::Error::other(
-                "a new lock file is locked by another process",
-            ));
+            .open(&making)?;
+        let made = (|| {
+            if !try_lock(&lock)? {
+                return Err(io::Error::other(
+                    "a new lock file is locked by another process",
+                ));
+            }
+            // The file says which file it is: another made at its path is not believed.
+            lock.write_all(marker(&me, &lock.metadata()?).as_bytes())?;
+            std::fs::rename(&making, dir.join(format!("{me}.lock")))
+        })();
+        if let Err(error) = made {
+            let _ = std::fs::remove_file(&making);
+            return Err(error);
         }
-        // The file says which file it is: another made at its path is not believed.
-        lock.write_all(marker(&me, &lock.metadata()?).as_bytes())?;
         // A second open of the file must not get the lock: where it does, a lock says
         // nothing of liveness (flock emulated by per-process locks on NFS, or ignored).
         let path = dir.join(format!("{me}.lock"));

@@ -102,6 +102,9 @@ struct Fetch {
 struct Verified {
     tokens: std::collections::HashMap<[u8; 32], AccessToken>,
     order: std::collections::VecDeque<[u8; 32]>,
+    /// Bumped each time another key set is installed: a token verified against the keys
+    /// of an earlier generation is not kept (its check straddled the change).
+    generation: u64,
 }
 
 impl Verified {
@@ -197,12 +200,14 @@ impl JwtVerifier {
         self
     }
 
-    /// The longest the issuer's key set is used before it is fetched again, whatever the
-    /// traffic and whatever the issuer's `Cache-Control: max-age` says: a key removed from
-    /// the set stops verifying tokens (and the tokens it verified are dropped) within this
-    /// time. The set is kept for the issuer's `max-age`, or for the
-    /// [`refresh_interval`](Self::refresh_interval) where it sends none, within these two
-    /// bounds. Default 5 minutes.
+    /// The longest the issuer's key set is used before it is fetched again, in any traffic
+    /// and whatever the issuer's `Cache-Control: max-age` says: a key removed from the set
+    /// stops verifying tokens (and the tokens it verified are dropped) within this time,
+    /// once the issuer can be reached (while it cannot, the keys held are used, and a
+    /// warning is logged each interval). The set is kept for the issuer's `max-age`, or for
+    /// the [`refresh_interval`](Self::refresh_interval) where it sends none, within these
+    /// two bounds; a bound under the refresh interval is the refresh interval. Default 5
+    /// minutes.
     pub fn max_key_age(mut self, age: Duration) -> Self {
         self.max_key_age = age;
         self
@@ -267,8 +272,20 @@ impl JwtVerifier {
     /// running wait for it, then see it recent. Whether it fetched.
     async fn refresh(&self) -> Result<bool, TokenError> {
         let mut fetched = self.fetched.lock().await;
+        // Before any key is held a token cannot be checked: a failed fetch is its outage
+        // (503), tried again soon. With keys held, the failure is retried at the interval,
+        // like any fetch, and a key id they lack is unknown (not a made-up kid's outage).
+        let held = !self
+            .keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys
+            .is_empty();
         match *fetched {
             Some(Fetch { at, ok: true }) if at.elapsed() < self.refresh_interval => {
+                return Ok(false);
+            }
+            Some(Fetch { at, ok: false }) if held && at.elapsed() < self.refresh_interval => {
                 return Ok(false);
             }
             Some(Fetch { at, ok: false })
@@ -362,7 +379,12 @@ impl JwtVerifier {
     fn install(&self, set: JwkSet) {
         let mut keys = self.keys.write().unwrap_or_else(|p| p.into_inner());
         if serde_json::to_value(&*keys).ok() != serde_json::to_value(&set).ok() {
-            *self.verified.lock().unwrap_or_else(|p| p.into_inner()) = Verified::default();
+            let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+            let generation = verified.generation + 1;
+            *verified = Verified {
+                generation,
+                ..Verified::default()
+            };
         }
         *keys = set;
     }
@@ -377,6 +399,13 @@ impl JwtVerifier {
             .chain_update(token.as_bytes())
             .finalize()
             .into()
+    }
+
+    fn generation(&self) -> u64 {
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .generation
     }
 
     fn kept(&self, token: &str, resource: &str) -> Option<AccessToken> {
@@ -397,11 +426,14 @@ impl JwtVerifier {
         if let Some(known) = self.kept(token, resource) {
             return Ok(known);
         }
+        let generation = self.generation();
         let verified = self.check_signed(token, resource).await?;
-        self.verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .keep(digest, &verified);
+        let mut kept = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        // Kept only if no other key set came while it was checked: a token verified with
+        // a key removed meanwhile passes this once, and is checked again next time.
+        if kept.generation == generation {
+            kept.keep(digest, &verified);
+        }
         Ok(verified)
     }
 
@@ -446,7 +478,7 @@ impl JwtVerifier {
 /// says nothing), within [refresh interval, max key age].
 fn key_age(said: Option<Duration>, refresh_interval: Duration, max_key_age: Duration) -> Duration {
     said.unwrap_or(refresh_interval)
-        .clamp(refresh_interval.min(max_key_age), max_key_age)
+        .clamp(refresh_interval, max_key_age.max(refresh_interval))
 }
 
 /// A key set read key by key: one key of a kind this build does not read (an algorithm
@@ -509,7 +541,9 @@ mod tests {
         assert_eq!(key_age(Some(s(120)), s(30), s(300)), s(120));
         assert_eq!(key_age(Some(s(86_400)), s(30), s(300)), s(300));
         assert_eq!(key_age(Some(s(0)), s(30), s(300)), s(30));
-        assert_eq!(key_age(None, s(30), s(10)), s(10));
+        // A bound under the interval is the interval: never more often than that.
+        assert_eq!(key_age(None, s(30), s(10)), s(30));
+        assert_eq!(key_age(Some(s(0)), s(30), s(0)), s(30));
     }
 
     #[test]

@@ -213,7 +213,7 @@ impl Authorize {
                 Tried::Fresh | Tried::VerifiedBefore => {
                     match verifier.verify(token, &self.server.resource).await {
                         Ok(verified) => {
-                            self.tries.note(&parts, true, peer);
+                            self.tries.note(&parts, Some(&verified.principal()), peer);
                             verified
                         }
                         Err(TokenError::Unavailable(reason)) => {
@@ -236,7 +236,7 @@ impl Authorize {
                         }
                         Err(error) => {
                             tracing::info!(reason = %Escaped(&error.to_string()), "refused a bearer token");
-                            self.tries.note(&parts, false, peer);
+                            self.tries.note(&parts, None, peer);
                             return invalid(self);
                         }
                     }

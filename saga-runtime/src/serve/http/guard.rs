@@ -187,7 +187,14 @@ impl Guard {
         }
         let caller = self.tools.caller_of(parts, peer);
         if let Some(tries) = &self.tries {
-            tries.note(parts, caller.pool.is_verified(), peer);
+            tries.note(
+                parts,
+                caller
+                    .pool
+                    .is_verified()
+                    .then_some(caller.principal.as_str()),
+                peer,
+            );
         }
         Ok(caller)
     }

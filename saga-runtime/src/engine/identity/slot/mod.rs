@@ -391,8 +391,10 @@ pub(crate) fn take_unreadable() -> Option<String> {
 /// [`msgpack_bytes`], read back: a value whose serde does not read back what it writes
 /// (a skipped field without a default, a `#[serde(flatten)]` map the client filled with
 /// a key of its struct's own, which is then written twice) is refused where it is saved,
-/// not found unreadable when its token comes back. Debug builds also check it reads back
-/// as itself.
+/// not found unreadable when its token comes back; and so is one that reads back as
+/// another value (an untagged enum whose variants overlap: `B(3)` written as `3`, read as
+/// `A(Some(3))`), never read back changed. The value read back is written again and its
+/// bytes compared (a hasher's order told apart from a change, [`same`]).
 fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
     value: &T,
 ) -> Result<Vec<u8>, E> {
@@ -401,9 +403,9 @@ fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
         return Ok(bytes);
     }
     let again: T = from_msgpack(&bytes).map_err(|error| not_read_back::<E>(&error))?;
-    if cfg!(debug_assertions) && !same::same_value(value, &again) {
-        return Err(E::custom(
-            "a saved local does not read back as itself from MessagePack",
+    if !same::reads_as_written(&bytes[1..], &again) {
+        return Err(not_read_back::<E>(
+            &"it reads back as another value (an untagged enum whose variants overlap?)",
         ));
     }
     Ok(bytes)
@@ -913,6 +915,34 @@ mod tests {
                 }
                 kept(&Loose::Text("t".into()));
             }
+        }
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(untagged)]
+        enum Overlapping {
+            Maybe(Option<u8>),
+            Plain(u8),
+        }
+
+        /// A value that reads back as another (an untagged enum whose variants overlap:
+        /// `Plain(3)` is written `3` and read `Maybe(Some(3))`) is refused where it is
+        /// sealed, in release builds too, never read back changed; its neighbours that read
+        /// back are kept.
+        #[test]
+        fn a_value_that_reads_back_as_another_is_refused_at_the_seal() {
+            for tagged in [false, true] {
+                let sealed = with_tagging(tagged, || {
+                    postcard::to_allocvec(&Slot(Overlapping::Plain(3)))
+                });
+                assert!(sealed.is_err(), "tagged: {tagged}");
+                assert!(
+                    super::super::take_unreadable()
+                        .is_some_and(|why| why.contains("another value")),
+                    "the reason is kept for the caller"
+                );
+            }
+            kept(&Overlapping::Maybe(Some(3)));
+            kept(&Overlapping::Maybe(None));
         }
 
         /// The bytes sealed before Some was marked (`M`, `rmp-serde`'s) read as they were

@@ -230,8 +230,15 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// A marked `Some`'s value, its marker read: one level of nesting.
+    /// A marked `Some`'s value, its marker read. A level of nesting only where another
+    /// `Some` follows (so that `Some(Some(…))` as deep as the bytes go is refused at the
+    /// depth limit, not a stack overflow): before a container, the container's level is
+    /// enough, and an `Option` in each level of a recursive type (`next: Option<Box<Node>>`)
+    /// reads as deep as `rmp-serde`'s bytes of it did.
     fn some<V: Visitor<'a>>(&mut self, visitor: V) -> Result<V::Value, Error> {
+        if !matches!(self.peek()?, Token::Some) {
+            return visitor.visit_some(&mut *self);
+        }
         self.enter()?;
         let value = visitor.visit_some(&mut *self)?;
         self.leave(0)?;

@@ -26,6 +26,13 @@ pub(crate) fn same_value<T: Serialize + ?Sized>(a: &T, b: &T) -> bool {
     same_bytes(&left, &right)
 }
 
+/// Whether `again`, a value read back from `written` (its [`write`] bytes), is the value
+/// that was written: its own bytes the same, or the same [`Tree`].
+pub(crate) fn reads_as_written<T: Serialize + ?Sized>(written: &[u8], again: &T) -> bool {
+    let mut bytes = Vec::with_capacity(written.len());
+    write::append(&mut bytes, again).is_ok() && same_bytes(written, &bytes)
+}
+
 fn same_bytes(left: &[u8], right: &[u8]) -> bool {
     if left == right {
         return true;

@@ -695,6 +695,29 @@ mod tests {
             .expect("a thread")
             .join()
             .expect("no overflow");
+        // A recursive type with an `Option` at each level reads as deep as its containers
+        // allow, the options not counted on top of them (1,000 levels of `Some([…])`).
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(|| {
+                #[derive(Debug, PartialEq, Serialize, Deserialize)]
+                struct Node {
+                    next: Option<Box<Node>>,
+                }
+                let mut list = Node { next: None };
+                for _ in 0..1_000 {
+                    list = Node {
+                        next: Some(Box::new(list)),
+                    };
+                }
+                let read: Node = from_slice_marked(&marked(&list)).expect("reads");
+                assert_eq!(read, list);
+                std::mem::forget(read);
+                std::mem::forget(list);
+            })
+            .expect("a thread")
+            .join()
+            .expect("no overflow");
         // And unmarked bytes still refuse the marker.
         assert!(from_slice::<Option<Value>>(&[SOME, 0xc0]).is_err());
     }
