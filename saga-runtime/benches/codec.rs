@@ -126,6 +126,28 @@ fn print_table(title: &str, rows: &[Row]) {
 }
 
 fn main() {
+    // `SEAL_COUNT=N`: only N seals of the 1 KiB struct slot (with `SEAL_VALUE` set, of the
+    // bare `Value`), for an instruction count (`valgrind --tool=callgrind`), which a timed
+    // loop cannot give.
+    if let Some(count) = std::env::var("SEAL_COUNT")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let kept = Kept {
+            body: api_response(1024),
+            note: Some(None),
+            seen: Some(3),
+        };
+        let bare = std::env::var_os("SEAL_VALUE").is_some();
+        for _ in 0..count {
+            if bare {
+                black_box(postcard::to_allocvec(&Slot(black_box(&kept.body).clone())).unwrap());
+            } else {
+                black_box(postcard::to_allocvec(&Slot(black_box(&kept).clone())).unwrap());
+            }
+        }
+        return;
+    }
     let started = Instant::now();
     let key = [0x42u8; 32];
     let cipher = aead::XChaCha20Poly1305::new(&key);
@@ -292,6 +314,15 @@ fn main() {
 }
 
 /// An API response's shape, of about `len` bytes of JSON text.
+/// A struct a tool keeps: an API response and options beside it (MessagePack, as it holds
+/// a `Value`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+struct Kept {
+    body: serde_json::Value,
+    note: Option<Option<String>>,
+    seen: Option<u32>,
+}
+
 fn api_response(len: usize) -> serde_json::Value {
     let mut items = Vec::new();
     let mut text = 40;
@@ -375,6 +406,39 @@ fn self_described() {
             "| {size} | {rmp_ns:.0} | {slot_ns:.0} | {:.2}× |",
             slot_ns / rmp_ns
         );
+    }
+    // Writing it as saga does at a seal (the slot's encoding and its read-back check):
+    // a bare `Value` (read back by construction, so not checked in release), and a struct
+    // holding one with options beside it (read back, and since issue 72 compared). Each
+    // seal takes a clone of the value (a slot owns it); the clone alone is its own column.
+    println!(
+        "\n| seal of a slot | rmp-serde encode (ns) | clone (ns) | `Value` slot, with its clone (ns) | struct slot, with its clone (ns) |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for (len, size) in [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")] {
+        let value = api_response(len);
+        let kept = Kept {
+            body: value.clone(),
+            note: Some(None),
+            seen: Some(3),
+        };
+        let rmp_ns = measure(|| {
+            let mut packed = Vec::new();
+            black_box(&value)
+                .serialize(&mut rmp_serde::Serializer::new(&mut packed).with_struct_map())
+                .unwrap();
+            black_box(packed);
+        });
+        let clone_ns = measure(|| {
+            black_box(black_box(&value).clone());
+        });
+        let value_ns = measure(|| {
+            black_box(postcard::to_allocvec(&Slot(black_box(&value).clone())).unwrap());
+        });
+        let kept_ns = measure(|| {
+            black_box(postcard::to_allocvec(&Slot(black_box(&kept).clone())).unwrap());
+        });
+        println!("| {size} | {rmp_ns:.0} | {clone_ns:.0} | {value_ns:.0} | {kept_ns:.0} |");
     }
     // What JSON cannot keep at all, and MessagePack keeps.
     let nan = f64::NAN;
