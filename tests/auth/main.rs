@@ -804,6 +804,25 @@ async fn tools_list_may_hide_what_the_token_cannot_call() {
         let with = names(oidc.token(&resource, "tools:deploy").await).await;
         assert_eq!(with, ["complex_tool"]);
         assert_eq!(without.is_empty(), hide, "hide {hide}: {without:?}");
+        // A list filtered for the token is no intermediary's to serve to another caller
+        // (issue 72, finding 5: both lists were `public` for 300 s).
+        for scopes in ["tools:read", "tools:deploy"] {
+            let (_, body) = Post::mcp(running.addr)
+                .rpc(&saga_examples::harness::http::with_meta(
+                    saga_examples::harness::http::request(1, "tools/list", json!({})),
+                ))
+                .header(
+                    "authorization",
+                    &bearer(&oidc.token(&resource, scopes).await),
+                )
+                .send()
+                .await;
+            let expected = if hide { "private" } else { "public" };
+            assert_eq!(
+                body["result"]["cacheScope"], expected,
+                "hide {hide}, {scopes}: {body}"
+            );
+        }
     }
 }
 
@@ -898,6 +917,14 @@ async fn saga_call_sends_a_token_and_explains_a_challenge() {
     );
     assert!(stderr.contains("tools:deploy"), "{stderr}");
     assert!(stderr.contains("--token"), "{stderr}");
+    // A read-only token: the session opens, the call is refused with 403; the CLI says
+    // which scope is missing (issue 72, finding 9: it said only "Insufficient scope").
+    let read_only = oidc.token(&resource, "tools:read").await;
+    let refused = call(Some(read_only)).await.expect("saga runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("lacks a scope"), "{stderr}");
+    assert!(stderr.contains("\"tools:deploy\""), "{stderr}");
     let token = oidc.token(&resource, "tools:deploy").await;
     let done = call(Some(token)).await.expect("saga runs");
     let stdout = String::from_utf8_lossy(&done.stdout);

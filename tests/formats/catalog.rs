@@ -245,3 +245,29 @@ async fn removed_logging_set_level_is_method_not_found() {
     let (status, reply) = rpc(addr, "logging/setLevel", json!({"level": "info"})).await;
     assert_eq!(reply["error"]["code"], -32601, "{status} {reply:#}");
 }
+
+/// A resource read by a caller with a principal of its own may have been answered for it
+/// alone: `cacheScope` is `private` (issue 72, finding 5's kin: a per-caller answer marked
+/// `public` may be served to another caller by an intermediary); an anonymous caller's
+/// read stays `public`.
+#[tokio::test]
+async fn a_resource_read_by_a_principal_is_private() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .resource("test://static", static_text)
+        .principal_headers(["x-user"])
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let mut params = json!({"uri": "test://static"});
+    params["_meta"] = meta(json!({}));
+    let read = request(1, "resources/read", params);
+    let (_, anonymous) = Post::mcp(running.addr).rpc(&read).send().await;
+    assert_eq!(anonymous["result"]["cacheScope"], "public", "{anonymous:#}");
+    let (_, named) = Post::mcp(running.addr)
+        .rpc(&read)
+        .header("x-user", "alice")
+        .send()
+        .await;
+    assert_eq!(named["result"]["cacheScope"], "private", "{named:#}");
+}
