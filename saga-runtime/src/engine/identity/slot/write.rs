@@ -112,6 +112,13 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// A variant with content, as `rmp-serde` writes it: `{variant: content}`, the content
+    /// written next.
+    fn variant(&mut self, name: &str) -> Result<(), Error> {
+        self.out.push(0x81);
+        self.str(name)
+    }
+
     fn str(&mut self, text: &str) -> Result<(), Error> {
         self.header(
             text.len(),
@@ -201,6 +208,16 @@ impl Compound<'_, '_> {
     }
 }
 
+/// The integer kinds' methods: each widened to 64 bits and written in its shortest form.
+macro_rules! integers {
+    ($($method:ident($kind:ty) => $write:ident),* $(,)?) => {$(
+        fn $method(self, value: $kind) -> Result<(), Error> {
+            self.$write(value.into());
+            Ok(())
+        }
+    )*};
+}
+
 impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
     type Ok = ();
     type Error = Error;
@@ -221,48 +238,14 @@ impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
         Ok(())
     }
 
-    fn serialize_i8(self, value: i8) -> Result<(), Error> {
-        self.sint(value.into());
-        Ok(())
-    }
-
-    fn serialize_i16(self, value: i16) -> Result<(), Error> {
-        self.sint(value.into());
-        Ok(())
-    }
-
-    fn serialize_i32(self, value: i32) -> Result<(), Error> {
-        self.sint(value.into());
-        Ok(())
-    }
-
-    fn serialize_i64(self, value: i64) -> Result<(), Error> {
-        self.sint(value);
-        Ok(())
+    integers! {
+        serialize_i8(i8) => sint, serialize_i16(i16) => sint, serialize_i32(i32) => sint,
+        serialize_i64(i64) => sint, serialize_u8(u8) => uint, serialize_u16(u16) => uint,
+        serialize_u32(u32) => uint, serialize_u64(u64) => uint,
     }
 
     fn serialize_i128(self, value: i128) -> Result<(), Error> {
         self.bin(&value.to_be_bytes())
-    }
-
-    fn serialize_u8(self, value: u8) -> Result<(), Error> {
-        self.uint(value.into());
-        Ok(())
-    }
-
-    fn serialize_u16(self, value: u16) -> Result<(), Error> {
-        self.uint(value.into());
-        Ok(())
-    }
-
-    fn serialize_u32(self, value: u32) -> Result<(), Error> {
-        self.uint(value.into());
-        Ok(())
-    }
-
-    fn serialize_u64(self, value: u64) -> Result<(), Error> {
-        self.uint(value);
-        Ok(())
     }
 
     fn serialize_u128(self, value: u128) -> Result<(), Error> {
@@ -343,8 +326,7 @@ impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
         variant: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        self.out.push(0x81);
-        self.str(variant)?;
+        self.variant(variant)?;
         value.serialize(self)
     }
 
@@ -375,8 +357,7 @@ impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
         variant: &'static str,
         len: usize,
     ) -> Result<Compound<'w, 'o>, Error> {
-        self.out.push(0x81);
-        self.str(variant)?;
+        self.variant(variant)?;
         self.serialize_seq(Some(len))
     }
 
@@ -399,8 +380,7 @@ impl<'w, 'o> ser::Serializer for &'w mut Writer<'o> {
         variant: &'static str,
         len: usize,
     ) -> Result<Compound<'w, 'o>, Error> {
-        self.out.push(0x81);
-        self.str(variant)?;
+        self.variant(variant)?;
         self.serialize_map(Some(len))
     }
 }
