@@ -15,6 +15,12 @@ pub(super) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// How long a fetch from the authorization server may take.
 pub(super) const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How soon a failed fetch of the issuer's metadata (or, before any key is held, its
+/// keys) is tried again: its tokens are answered 503 meanwhile, so an issuer back from an
+/// outage is asked again within seconds, not the whole refresh interval (issue 72,
+/// finding 8).
+pub(super) const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(5);
+
 /// What saga reads of an authorization server's metadata.
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct Metadata {

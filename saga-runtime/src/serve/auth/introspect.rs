@@ -34,8 +34,9 @@ pub struct Introspection {
     cache_for: Duration,
     client: Option<crate::net::Client>,
     endpoint: tokio::sync::OnceCell<String>,
-    /// When finding the endpoint last failed: it is tried again at most every 30 s, not
-    /// once per request while the authorization server is away.
+    /// When finding the endpoint last failed: it is tried again at most every 5 s
+    /// (`FAILED_FETCH_BACKOFF`), not once per request while the authorization server is
+    /// away, nor the whole interval once it is back.
     discovery_failed: Mutex<Option<Instant>>,
     cache: Mutex<Cache>,
 }
@@ -137,7 +138,7 @@ impl Introspection {
             .discovery_failed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .is_some_and(|at| at.elapsed() < Duration::from_secs(30));
+            .is_some_and(|at| at.elapsed() < discovery::FAILED_FETCH_BACKOFF);
         if recently && self.endpoint.get().is_none() {
             return Err(TokenError::Unavailable(
                 "the issuer's metadata could not be read lately".to_owned(),

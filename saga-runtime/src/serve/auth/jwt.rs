@@ -38,7 +38,7 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
-use super::discovery::{self, Metadata};
+use super::discovery::{self, FAILED_FETCH_BACKOFF, Metadata};
 use super::token::{AccessToken, BoxFuture, TokenError, TokenVerifier};
 
 /// The algorithms a token may be signed with: asymmetric only.
@@ -86,9 +86,6 @@ pub struct JwtVerifier {
 
 /// The most verified tokens kept at once (global).
 const MAX_VERIFIED: usize = 10_000;
-
-/// How soon a failed fetch of the issuer's metadata or keys is tried again.
-const FAILED_FETCH_BACKOFF: Duration = Duration::from_secs(5);
 
 /// A fetch of the issuer's metadata and keys: when, and whether it succeeded.
 #[derive(Debug, Clone, Copy)]
