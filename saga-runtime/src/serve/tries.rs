@@ -1,25 +1,28 @@
-//! Failed credentials, counted per unverified address: with
-//! [`SagaServerBuilder::authenticate`](crate::serve::SagaServerBuilder::authenticate), a
-//! request that carries a credential (`Authorization`, `X-Api-Key`, `Api-Key`) the check
-//! does not verify is a failed try; past
+//! Failed credentials, counted per unverified address: a request that carries a
+//! credential (`Authorization`, `X-Api-Key`, `Api-Key`) that the check (an
+//! [`authenticate`](crate::serve::SagaServerBuilder::authenticate) closure, or the bearer
+//! token verifier) does not verify is a failed try; past
 //! [`max_failed_credentials_per_minute`](super::HttpLimits::max_failed_credentials_per_minute)
 //! distinct such credentials in a minute, the address's requests that carry another one
 //! are refused with 429 before the check runs (a request without a credential, or one
-//! that repeats a credential already refused, guesses nothing and is served as before), so that keys cannot be guessed at the server's speed (2,400 tries a
-//! second from one address, before).
+//! that repeats a credential already refused, guesses nothing and is served as before),
+//! so that keys cannot be guessed at the server's speed (2,400 tries a second from one
+//! address, before).
 //!
 //! Scope: per unverified pool of addresses (one IPv4 address, one IPv6 /64), which a
 //! caller cannot multiply by making identities up.
 //!
 //! One rule for both kinds of credential, API keys (the HTTP guard) and bearer tokens
-//! (the `auth` layer), so that one caller guessing cannot lock out the others
-//! who share its address (an office NAT, a carrier's CGNAT, a proxy):
+//! (the `auth` layer), so that one caller guessing cannot lock out the others who share
+//! its address (an office NAT, a carrier's CGNAT, a proxy):
 //!
 //! - **A credential verified before passes, whatever its address sent** (issue 79): its
-//!   digest is kept (at most [`VERIFIED_KEPT`], the oldest forgotten first) until a check
-//!   refuses it, and the check still runs on every request, so a revoked key is refused
-//!   at once. A digest is a keyed 64-bit hash: a guess that collided with a kept one (one
-//!   in 2⁶⁴ per kept credential) would earn one more check, never access.
+//!   digest is kept until a check refuses it (at most [`VERIFIED_PER_PRINCIPAL`] per
+//!   principal and [`VERIFIED_KEPT`] principals, the one verified least recently
+//!   forgotten first, so that no principal can push the others' out), and the check
+//!   still runs on every request, so a revoked key is refused at once. A digest is a
+//!   keyed 64-bit hash: a guess that collided with a kept one (one in 2⁶⁴ per kept
+//!   credential) would earn one more check, never access.
 //! - **A credential never verified, from a spent address, is refused unchecked until
 //!   that address's minute ends** (`Retry-After`), a valid one too: it cannot be told from
 //!   a guess without checking it, and checking is what the bound limits. Checking such
@@ -28,11 +31,10 @@
 //!   `ConnectInfo`) there is no count to spend, and nothing is refused for it (issue 72,
 //!   finding 4): a shared count would let one caller lock every other out. Such a server
 //!   bounds guessing only by the check's own speed: serve with `serve_listener`, or
-//!   mount the router with
-//!   `ConnectInfo`. Behind a reverse proxy every caller has the proxy's address unless
-//!   the proxy is trusted to name the client's (`HttpLimits::trusted_proxy`, the
-//!   `forwarded` module): the credentials verified before still pass, but a new one waits
-//!   out a spent minute.
+//!   mount the router with `ConnectInfo`. Behind a reverse proxy every caller has the
+//!   proxy's address unless the proxy is trusted to name the client's
+//!   (`HttpLimits::trusted_proxy`, the `forwarded` module): the credentials verified
+//!   before still pass, but a new one waits out a spent minute.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasher;
