@@ -272,12 +272,7 @@ impl JwtVerifier {
         // Before any key is held a token cannot be checked: a failed fetch is its outage
         // (503), tried again soon. With keys held, the failure is retried at the interval,
         // like any fetch, and a key id they lack is unknown (not a made-up kid's outage).
-        let held = !self
-            .keys
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .keys
-            .is_empty();
+        let held = self.holds_keys();
         match *fetched {
             Some(Fetch { at, ok: true }) if at.elapsed() < self.refresh_interval => {
                 return Ok(false);
@@ -294,13 +289,29 @@ impl JwtVerifier {
             }
             _ => {}
         }
+        self.fetch_keys_into(&mut fetched).await.map(|()| true)
+    }
+
+    /// Whether any key of the issuer is held (fetched once at least).
+    fn holds_keys(&self) -> bool {
+        !self
+            .keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys
+            .is_empty()
+    }
+
+    /// [`fetch_keys`](Self::fetch_keys), its time and outcome recorded in `fetched` (the
+    /// fetch lock, held).
+    async fn fetch_keys_into(&self, fetched: &mut Option<Fetch>) -> Result<(), TokenError> {
         let at = Instant::now();
         let outcome = self.fetch_keys().await;
         *fetched = Some(Fetch {
             at,
             ok: outcome.is_ok(),
         });
-        outcome.map(|()| true)
+        outcome
     }
 
     /// Fetches the keys held again, they being older than they may be kept; the keys held
@@ -309,13 +320,7 @@ impl JwtVerifier {
     /// failed fetch is tried again after the refresh interval, so that an issuer down
     /// costs one request's wait per interval, not every request's.
     async fn refresh_stale(&self) {
-        if self
-            .keys
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .keys
-            .is_empty()
-        {
+        if !self.holds_keys() {
             return;
         }
         let Ok(mut fetched) = self.fetched.try_lock() else {
@@ -327,12 +332,7 @@ impl JwtVerifier {
             _ if !self.keys_stale() => return,
             _ => {}
         }
-        let at = Instant::now();
-        let outcome = self.fetch_keys().await;
-        *fetched = Some(Fetch {
-            at,
-            ok: outcome.is_ok(),
-        });
+        let outcome = self.fetch_keys_into(&mut fetched).await;
         if let Err(error) = outcome {
             tracing::warn!(issuer = %self.issuer, %error, "the issuer's keys could not be fetched again; the keys held are used");
         }
