@@ -230,6 +230,16 @@ impl<'a> Stream<'a> {
         }
     }
 
+    /// The next token where a scalar is asked for: past a `Some` marker, as `rmp-serde`
+    /// read `Some(5)` where a field that was an `Option<u32>` is now a `u32` (a saved type
+    /// changed between deploys, read by name). `None` stays `nil`, and is refused there.
+    fn unwrapped(&mut self) -> Result<Token<'a>, Error> {
+        match self.token()? {
+            Token::Some => self.token(),
+            token => Ok(token),
+        }
+    }
+
     /// A marked `Some`'s value, its marker read. A level of nesting only where another
     /// `Some` follows (so that `Some(Some(…))` as deep as the bytes go is refused at the
     /// depth limit, not a stack overflow): before a container, the container's level is
@@ -247,7 +257,7 @@ impl<'a> Stream<'a> {
 
     /// An `i128` as `rmp-serde` writes it (16 bytes, big-endian) or any integer.
     fn wide(&mut self) -> Result<i128, Error> {
-        Ok(match self.token()? {
+        Ok(match self.unwrapped()? {
             Token::U8(value) => value.into(),
             Token::U16(value) => value.into(),
             Token::U32(value) => value.into(),
@@ -361,7 +371,7 @@ fn scalar<'a, V: Visitor<'a>>(token: Token<'a>, visitor: V) -> Result<V::Value, 
 macro_rules! scalars {
     ($($method:ident)*) => {
         $(fn $method<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
-            scalar(self.token()?, visitor)
+            scalar(self.unwrapped()?, visitor)
         })*
     };
 }

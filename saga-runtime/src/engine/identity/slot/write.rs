@@ -621,6 +621,44 @@ mod tests {
         );
     }
 
+    /// A MessagePack type whose field was an `Option` and is now the bare type (a deploy
+    /// that changed it) reads an old `Some(x)` as `x`, as `rmp-serde`'s bytes were read;
+    /// an old `None` is refused, never read as a value.
+    #[test]
+    fn an_option_field_made_bare_reads_its_old_some() {
+        #[derive(Serialize)]
+        struct Before {
+            count: Option<u32>,
+            wide: Option<i128>,
+            ok: Option<bool>,
+        }
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct After {
+            count: u32,
+            wide: i128,
+            ok: bool,
+        }
+        let old = marked(&Before {
+            count: Some(5),
+            wide: Some(-7),
+            ok: Some(true),
+        });
+        assert_eq!(
+            from_slice_marked::<After>(&old).expect("reads"),
+            After {
+                count: 5,
+                wide: -7,
+                ok: true
+            }
+        );
+        let none = marked(&Before {
+            count: None,
+            wide: Some(1),
+            ok: Some(false),
+        });
+        assert!(from_slice_marked::<After>(&none).is_err());
+    }
+
     /// A container whose `Serialize` does not tell its length, or tells it wrong, gets the
     /// count it wrote.
     #[test]
