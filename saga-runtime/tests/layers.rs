@@ -169,7 +169,12 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
     (
         "the route and its runs",
         &[
-            "route", "replay", "samples", "session", "streamed", "catalog",
+            "route",
+            "replay",
+            "stateless",
+            "session",
+            "streamed",
+            "catalog",
         ],
     ),
     ("the rmcp handler and its builder", &["server", "builder"]),

@@ -7,14 +7,14 @@
 //! requests.
 
 mod asks;
-mod call;
+pub(crate) mod call;
 mod contract;
 mod expand;
 mod forms;
 mod identity;
 mod kinds;
 mod round;
-mod runner;
+pub(crate) mod runner;
 
 // The groups' files the rest of the crate reaches by their old names.
 pub(crate) use asks::prelude;

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | transports | `http/`, `stdio.rs` | bytes in and out: the guard's checks, rmcp's transport, the direct path |
 //! | the handler | `server.rs`, `builder.rs` | the rmcp `ServerHandler`, and the builder of both |
-//! | the route | `route.rs`, `session.rs`, `replay.rs`, `samples.rs`, `streamed.rs`, `catalog.rs` | a call's way chosen once (`route::route`) and followed (`route::dispatch`); prompts and resources |
+//! | the route | `route.rs`, `session.rs`, `replay.rs`, `stateless.rs`, `streamed.rs`, `catalog.rs` | a call's way chosen once (`route::route`) and followed (`route::dispatch`) by the one drive (`engine::runner::drive`) with a policy: a session's, a replay's, a stateless request's, a stream's; prompts and resources |
 //! | the registry | `tools.rs` | the tools: built, looked up, listed |
 //! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
 //! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
@@ -29,9 +29,9 @@ mod limits;
 mod principal;
 mod replay;
 pub(crate) mod route;
-mod samples;
 mod server;
 mod session;
+mod stateless;
 mod stdio;
 #[cfg(feature = "http")]
 mod streamed;

@@ -8,12 +8,13 @@
 //! | route | when | runs |
 //! |---|---|---|
 //! | [`Route::Task`] | a task tool, a client that declared tasks | to the first checkpoint, then [`Tasks::begin`](crate::tasks::Tasks::begin) |
-//! | [`Route::ThroughCheckpoints`] | a task tool, a client without tasks | run after run, its checkpoints passed within the request |
-//! | [`Route::Run`] | any other call | one [`Run`] |
+//! | [`Route::ThroughCheckpoints`] | a task tool, a client without tasks | its checkpoints passed within the request |
+//! | [`Route::Ordinary`] | any other call | by its [`Source`] |
 //!
-//! and a [`Run`] is a session's drive ([`super::session`]), an in-process replay
-//! ([`super::replay`]), a run whose samples the server's model answers
-//! ([`super::samples`]), or one plain transition of the engine.
+//! Each is the one drive ([`drive`](crate::engine::runner::drive::drive)) with the
+//! [`Source`]'s policy: a session's ([`super::session`]), an in-process replay's
+//! ([`super::replay`]), or a stateless request's ([`super::stateless`]), told what its
+//! checkpoints do ([`AtCheckpoint`]).
 
 use futures::FutureExt as _;
 use std::sync::Arc;
@@ -25,11 +26,14 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::session::{DriveUntil, Driver};
+use super::replay::Replay;
+use super::session::{Session, SessionTools};
+use super::stateless::Stateless;
 use super::tools::{SagaTools, stamp_server_info};
 use super::wire::WireCall;
 use crate::engine::family::Saga;
-use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext};
+use crate::engine::runner::drive::{AtCheckpoint, drive};
+use crate::engine::{Call, SagaContext};
 use crate::tasks::{TaskSupport, Tasks};
 
 /// The way a call runs: chosen by [`route`], run by [`follow`].
@@ -37,27 +41,38 @@ pub(crate) enum Route<'a> {
     /// A task tool called by a client that declared the tasks extension: it runs to its
     /// first checkpoint (gathering input before it, as any call), where its task begins
     /// in the server's tasks.
-    Task(&'a Arc<Tasks>, &'a Saga, Run),
+    Task(&'a Arc<Tasks>, &'a Saga, Source),
     /// A task tool called by a client without the extension: an ordinary call whose
     /// checkpoints pass within it, as many as a request may; past them the client gets
     /// the state to go on from, as over MRTR.
-    ThroughCheckpoints(&'a Arc<Tasks>, &'a Saga),
-    /// Any other call: one run.
-    Run(&'a Saga, Run),
+    ThroughCheckpoints(&'a Arc<Tasks>, &'a Saga, Source),
+    /// Any other call.
+    Ordinary(&'a Saga, Source),
 }
 
-/// How one run of a saga goes, chosen by [`run_of`].
+/// Where a call's answers come from, and so whose policy drives it: chosen by
+/// [`source_of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Run {
+pub(crate) enum Source {
     /// A session's call (MCP 2025-11-25): driven in process, its requests sent to the
-    /// client, until its end or its first checkpoint.
-    Session(DriveUntil),
+    /// client.
+    Session,
     /// A first request (no `requestState`) that brings answers: replayed from the start.
     Replay,
-    /// A run whose samples the server's model may answer.
-    ServerSamples,
-    /// One transition.
-    Transition,
+    /// A stateless request: one round, and those its server's model answers.
+    Stateless,
+}
+
+impl Source {
+    /// What a checkpoint does on an ordinary call: a stateless request's client carries
+    /// the state on; a session's client and a replay's format carry none, so the
+    /// checkpoint passes within the request.
+    fn at_checkpoint(self) -> AtCheckpoint {
+        match self {
+            Self::Stateless => AtCheckpoint::Respond,
+            Self::Session | Self::Replay => AtCheckpoint::Pass,
+        }
+    }
 }
 
 /// Whether a call may become a task: a `tools/call`'s may; a format without tasks
@@ -82,20 +97,21 @@ pub(crate) fn route<'a>(
         match saga.task_support() {
             TaskSupport::Forbidden => {}
             _ if cx.capabilities().supports_tasks() => {
-                let run = run_of(call, cx, DriveUntil::Checkpoint);
-                return Ok(Route::Task(tasks, saga, run));
+                return Ok(Route::Task(tasks, saga, source_of(call, cx)));
             }
             TaskSupport::Required => return Err(crate::tasks::tasks_required()),
-            TaskSupport::Optional => return Ok(Route::ThroughCheckpoints(tasks, saga)),
+            TaskSupport::Optional => {
+                return Ok(Route::ThroughCheckpoints(tasks, saga, source_of(call, cx)));
+            }
         }
     }
-    Ok(Route::Run(saga, run_of(call, cx, DriveUntil::End)))
+    Ok(Route::Ordinary(saga, source_of(call, cx)))
 }
 
-/// How one run of `call` goes; a session's stops at `until`.
-pub(crate) fn run_of(call: &Call, cx: &SagaContext, until: DriveUntil) -> Run {
+/// Whose policy drives `call`.
+pub(crate) fn source_of(call: &Call, cx: &SagaContext) -> Source {
     if cx.is_session() {
-        return Run::Session(until);
+        return Source::Session;
     }
     let brings_answers = call
         .input_responses
@@ -103,11 +119,9 @@ pub(crate) fn run_of(call: &Call, cx: &SagaContext, until: DriveUntil) -> Run {
         .is_some_and(|answers| !answers.is_empty())
         || !call.failures.is_empty();
     if call.request_state.is_none() && brings_answers {
-        Run::Replay
-    } else if crate::engine::sampling::takes_samples(cx) {
-        Run::ServerSamples
+        Source::Replay
     } else {
-        Run::Transition
+        Source::Stateless
     }
 }
 
@@ -135,8 +149,12 @@ pub(crate) fn dispatch_saga<'a>(
     call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
-    let run = run_of(&call, cx, DriveUntil::End);
-    bounded(tools, cx, follow(tools, Route::Run(saga, run), call, cx))
+    let source = source_of(&call, cx);
+    bounded(
+        tools,
+        cx,
+        follow(tools, Route::Ordinary(saga, source), call, cx),
+    )
 }
 
 /// Runs `call` the way `route` names.
@@ -147,28 +165,40 @@ pub(crate) fn follow<'a>(
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     match route {
-        Route::Run(saga, run) => Either::Left(run_once(tools, saga, run, call, cx)),
+        Route::Ordinary(saga, source) => Either::Left(drive_by(
+            tools,
+            saga,
+            source,
+            source.at_checkpoint(),
+            call,
+            cx,
+        )),
         // Boxed, as the rarer runs below: rmcp spawns a task per request whose future
         // holds this one, and the largest path would otherwise size (and copy) every
         // request's task (BENCHMARKS.md).
-        Route::Task(tasks, saga, run) => {
-            Either::Right(begin_task(tools, tasks, saga, run, call, cx).boxed())
+        Route::Task(tasks, saga, source) => {
+            Either::Right(begin_task(tools, tasks, saga, source, call, cx).boxed())
         }
-        Route::ThroughCheckpoints(tasks, saga) => {
-            Either::Right(through_checkpoints(tools, tasks, saga, call, cx).boxed())
-        }
+        Route::ThroughCheckpoints(tasks, saga, source) => Either::Right(
+            async move {
+                tasks.ensure_sweeper(tools);
+                drive_by(tools, saga, source, AtCheckpoint::Pass, call, cx).await
+            }
+            .boxed(),
+        ),
     }
 }
 
-/// One run of `saga`, the way `run` names.
+/// `call` driven by `source`'s policy, its checkpoints doing what `at_checkpoint` says.
 ///
 /// An `async` block, not an `async fn`: an `async fn` keeps the call (256 bytes) twice,
 /// as passed and moved into its body, in every request's future (BENCHMARKS.md).
 #[allow(clippy::manual_async_fn)] // the point: see the doc
-fn run_once<'a>(
+fn drive_by<'a>(
     tools: &'a SagaTools,
     saga: &'a Saga,
-    run: Run,
+    source: Source,
+    at_checkpoint: AtCheckpoint,
     mut call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
@@ -181,40 +211,26 @@ fn run_once<'a>(
             })?),
             None => None,
         };
-        match run {
-            Run::Session(until) => {
-                let driver = Driver {
+        match source {
+            Source::Session => {
+                let driver = SessionTools {
                     codec: tools.codec(),
                     session_codec: tools.session_codec(),
                     in_flight: tools.in_flight(),
                     client_request_timeout: tools.bounds().client_request_timeout,
                     max_run_time: tools.bounds().max_run_time,
                 };
-                Box::pin(super::session::drive(driver, saga, call, cx, until)).await
+                let mut policy = Session::new(driver, saga, &call, cx, at_checkpoint)?;
+                Box::pin(drive(saga, call, cx, &mut policy)).await
             }
-            Run::Replay => {
-                let pool = call.input_responses.take().unwrap_or_default();
-                let failures = std::mem::take(&mut call.failures);
-                Box::pin(super::replay::replay(
-                    tools.codec(),
-                    saga,
-                    call,
-                    pool,
-                    failures,
-                    cx,
-                ))
-                .await
+            Source::Replay => {
+                let mut policy = Replay::new(tools.codec(), &mut call, at_checkpoint);
+                Box::pin(drive(saga, call, cx, &mut policy)).await
             }
-            Run::ServerSamples => {
-                Box::pin(super::samples::run_serving_samples(
-                    tools.codec(),
-                    saga,
-                    call,
-                    cx,
-                ))
-                .await
+            Source::Stateless => {
+                let mut policy = Stateless::new(tools.codec(), &call, cx, at_checkpoint);
+                drive(saga, call, cx, &mut policy).await
             }
-            Run::Transition => saga.run(tools.codec(), call, cx).await,
         }
     }
 }
@@ -224,45 +240,13 @@ async fn begin_task(
     tools: &SagaTools,
     tasks: &Arc<Tasks>,
     saga: &Saga,
-    run: Run,
+    source: Source,
     call: Call,
     cx: &SagaContext,
 ) -> Result<CallToolResponse, ErrorData> {
     tasks.ensure_sweeper(tools);
-    let first = run_once(tools, saga, run, call.clone(), cx).await?;
+    let first = drive_by(tools, saga, source, AtCheckpoint::Respond, call.clone(), cx).await?;
     tasks.begin(tools, saga, call, cx, first).await
-}
-
-/// [`Route::ThroughCheckpoints`].
-async fn through_checkpoints(
-    tools: &SagaTools,
-    tasks: &Arc<Tasks>,
-    saga: &Saga,
-    mut call: Call,
-    cx: &SagaContext,
-) -> Result<CallToolResponse, ErrorData> {
-    tasks.ensure_sweeper(tools);
-    let mut checkpoints = 0;
-    loop {
-        let run = run_of(&call, cx, DriveUntil::End);
-        let response = run_once(tools, saga, run, call.clone(), cx).await?;
-        match response {
-            CallToolResponse::InputRequired(required)
-                if required
-                    .input_requests
-                    .as_ref()
-                    .is_none_or(|requests| requests.is_empty())
-                    && required.request_state.is_some()
-                    && checkpoints < MAX_REPLAYED_CHECKPOINTS =>
-            {
-                checkpoints += 1;
-                call.request_state = required.request_state;
-                call.input_responses = None;
-                tokio::task::yield_now().await;
-            }
-            other => return Ok(other),
-        }
-    }
 }
 
 /// `run`, stopped with `-32603` once it has run longer than
@@ -348,7 +332,9 @@ impl SagaTools {
     /// A first request (no `requestState`) that already carries answers (or step
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
-    /// [`MAX_REPLAYED_CHECKPOINTS`] checkpoints pass.
+    /// [`MAX_REPLAYED_CHECKPOINTS`](crate::engine::MAX_REPLAYED_CHECKPOINTS) checkpoints pass.
+    /// Like every request of saga's own transports, the run is stopped once it runs longer
+    /// than [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
     ///
     /// ```
     /// use saga_runtime::engine::{Call, SagaContext};
@@ -393,13 +379,9 @@ impl SagaTools {
         call: Call,
         cx: &'a SagaContext,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
-        // Boxed here, for the reason `call` is. Never a task, and not bounded: the
-        // transport that calls it bounds its requests.
-        async move {
-            let route = route(self, &call, cx, AsTask::Never)?;
-            follow(self, route, call, cx).await
-        }
-        .boxed()
+        // Boxed here, for the reason `call` is. Never a task; bounded by the run time as
+        // every request of saga's own transports is.
+        dispatch(self, call, cx, AsTask::Never).boxed()
     }
 
     /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with

@@ -14,9 +14,13 @@ use rmcp::service::ServiceError;
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
 
-use super::in_flight::InFlight;
+use rmcp::model::InputRequiredResult;
+
+use super::in_flight::{InFlight, Marked};
 use super::wire::resumable;
 use crate::engine::family::{Saga, point_key};
+use crate::engine::runner::drive::{AtCheckpoint, Inputs, Next, Pass, Policy, Transition};
+use crate::engine::runner::sampling::serve_round;
 use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};
 use crate::log::Escaped;
 use crate::state::StateCodec;
@@ -26,18 +30,8 @@ use crate::state::StateCodec;
 /// `-32602`.
 pub const MAX_ASKS_AGAIN: usize = 3;
 
-/// How far [`drive`] runs a saga.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DriveUntil {
-    /// Its end.
-    End,
-    /// Its first checkpoint, where a task begins: the checkpoint's response comes back,
-    /// its state sealed under the server's keys so that any replica's worker can open it.
-    Checkpoint,
-}
-
 /// What a session call runs with, from the server's registry.
-pub(super) struct Driver<'a> {
+pub(super) struct SessionTools<'a> {
     /// The server's codec: what tokens handed to the client (resume tokens) and tokens
     /// resumed from the client are sealed with.
     pub(super) codec: &'a StateCodec,
@@ -51,100 +45,169 @@ pub(super) struct Driver<'a> {
     pub(super) max_run_time: Duration,
 }
 
-/// Runs `saga` within this request, asking the client through the session, until
-/// `until`.
-pub(super) async fn drive(
-    tools: Driver<'_>,
-    saga: &Saga,
-    mut call: Call,
-    cx: &SagaContext,
-    until: DriveUntil,
-) -> Result<CallToolResponse, ErrorData> {
-    let Some(peer) = cx.peer().cloned() else {
-        return Err(ErrorData::internal_error(
-            "a session call without a peer",
-            None,
-        ));
-    };
-    // A session's states stay in this process, under its own key and a day's expiry (a
-    // person may take long to answer). A call resumed from a token (seed 002) carries
-    // a state sealed under the server's keys, and goes on under them.
-    let codec = if call.request_state.is_some() {
-        tools.codec
-    } else {
-        tools.session_codec
-    };
-    let mut asked: Vec<String> = Vec::new();
-    let mut asks_again = 0;
-    // The tokens this call hands out stay its own while it runs.
-    let mut handed_out = tools.in_flight.none();
-    // The stateless era's bounds, between two rounds of the client's (what one stateless
-    // request runs): the run time, and the checkpoints passed without asking.
-    let mut run_started = tokio::time::Instant::now();
-    let mut checkpoints = 0usize;
-    loop {
-        if cx.is_cancelled() {
+/// [`Policy`] of a session's call: each round's requests sent to the client through the
+/// session, the samples the server's model takes answered first.
+pub(super) struct Session<'a> {
+    tools: SessionTools<'a>,
+    saga: &'a Saga,
+    cx: &'a SagaContext,
+    peer: Peer<RoleServer>,
+    /// The codec of the state the call goes on from: the session's own, or the server's
+    /// for a call resumed from a token (seed 002), which goes on under them.
+    codec: &'a StateCodec,
+    at_checkpoint: AtCheckpoint,
+    /// The keys the last round asked, and how many times in a row they were asked.
+    asked: Vec<String>,
+    asks_again: usize,
+    /// The tokens this call hands out stay its own while it runs.
+    handed_out: Marked,
+    /// When the run since the client last answered began: the stateless era's run-time
+    /// bound holds between two rounds of the client's (what one stateless request runs).
+    run_started: tokio::time::Instant,
+}
+
+impl<'a> Session<'a> {
+    pub(super) fn new(
+        tools: SessionTools<'a>,
+        saga: &'a Saga,
+        call: &Call,
+        cx: &'a SagaContext,
+        at_checkpoint: AtCheckpoint,
+    ) -> Result<Self, ErrorData> {
+        let Some(peer) = cx.peer().cloned() else {
+            return Err(ErrorData::internal_error(
+                "a session call without a peer",
+                None,
+            ));
+        };
+        // A session's states stay in this process, under its own key and a day's expiry
+        // (a person may take long to answer).
+        let codec = if call.request_state.is_some() {
+            tools.codec
+        } else {
+            tools.session_codec
+        };
+        Ok(Self {
+            handed_out: tools.in_flight.none(),
+            tools,
+            saga,
+            cx,
+            peer,
+            codec,
+            at_checkpoint,
+            asked: Vec::new(),
+            asks_again: 0,
+            run_started: tokio::time::Instant::now(),
+        })
+    }
+
+    /// What is left of the run time since the client last answered.
+    fn left(&self) -> Duration {
+        self.tools
+            .max_run_time
+            .saturating_sub(self.run_started.elapsed())
+    }
+
+    /// Tells the client how to resume from `state` (seed 002), when it declared it.
+    async fn announce(&mut self, call: &Call, state: &str, asks: bool) -> Result<(), ErrorData> {
+        let point = point_key(self.saga, &call.name, state)?;
+        let (in_flight, handed_out) = (self.tools.in_flight, &mut self.handed_out);
+        let keep = |announced: &str| {
+            in_flight.add(handed_out, announced);
+        };
+        resumable::announce(
+            self.tools.codec,
+            self.codec,
+            call,
+            (state, &point),
+            asks,
+            self.cx,
+            keep,
+        )
+        .await;
+        Ok(())
+    }
+}
+
+impl Policy for Session<'_> {
+    fn codec(&self) -> &StateCodec {
+        self.codec
+    }
+
+    async fn transition<'b>(
+        &'b self,
+        call: &'b Call,
+        run: Transition<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.cx.is_cancelled() {
             return Err(cancelled(&call.name));
         }
-        let left = tools.max_run_time.saturating_sub(run_started.elapsed());
+        let left = self.left();
         // A client that cancels the call (`notifications/cancelled`) stops the run.
-        let response = tokio::select! {
-            outcome = tokio::time::timeout(left, saga.run(codec, call.clone(), cx)) => {
-                outcome.map_err(|_| ran_too_long(&call.name, tools.max_run_time))??
+        tokio::select! {
+            outcome = tokio::time::timeout(left, run) => {
+                outcome.map_err(|_| ran_too_long(&call.name, self.tools.max_run_time))?
             }
-            () = cx.cancelled() => return Err(cancelled(&call.name)),
-        };
-        let CallToolResponse::InputRequired(required) = response else {
-            super::wire::resumable::ended(tools.codec, call.request_state.as_deref()).await;
-            return Ok(response);
-        };
-        let checkpoint = required
-            .input_requests
-            .as_ref()
-            .is_none_or(|requests| requests.is_empty());
-        if checkpoint && until == DriveUntil::End {
-            checkpoints += 1;
-            if checkpoints > MAX_REPLAYED_CHECKPOINTS {
-                tracing::info!(tool = %Escaped(&call.name), "a session call passed the checkpoint bound");
-                return Err(ErrorData::invalid_request(
-                    format!(
-                        "the saga checkpoints more than {MAX_REPLAYED_CHECKPOINTS} times without \
-                         asking its client, more than one request may run; call it as a task \
-                         (the tasks extension) or over MRTR (MCP 2026-07-28), which carry its state"
-                    ),
-                    None,
-                ));
+            () = self.cx.cancelled() => Err(cancelled(&call.name)),
+        }
+    }
+
+    async fn ended(
+        &mut self,
+        call: &Call,
+        response: CallToolResponse,
+    ) -> Result<CallToolResponse, ErrorData> {
+        resumable::ended(self.tools.codec, call.request_state.as_deref()).await;
+        Ok(response)
+    }
+
+    async fn checkpoint(
+        &mut self,
+        call: &Call,
+        mut required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        if let Some(state) = required.request_state.clone() {
+            if self.at_checkpoint == AtCheckpoint::Respond {
+                // Where a task begins: its state sealed under the server's keys, so that
+                // any replica's worker can open it.
+                let point = point_key(self.saga, &call.name, &state)?;
+                let portable = self
+                    .tools
+                    .codec
+                    .reseal(self.codec, &state, &point, &call.binding(cx.principal()))
+                    .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
+                required.request_state = Some(portable);
+                return Ok(Next::Respond(CallToolResponse::InputRequired(required)));
             }
+            self.announce(call, &state, false).await?;
         }
-        if until == DriveUntil::Checkpoint
-            && required
-                .input_requests
-                .as_ref()
-                .is_none_or(|r| r.is_empty())
-            && let Some(state) = &required.request_state
-        {
-            let point = point_key(saga, &call.name, state)?;
-            let portable = tools
-                .codec
-                .reseal(codec, state, &point, &call.binding(cx.principal()))
-                .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
-            let mut required = required;
-            required.request_state = Some(portable);
-            return Ok(CallToolResponse::InputRequired(required));
-        }
-        let requests = required.input_requests.unwrap_or_default();
-        if let Some(state) = &required.request_state {
-            let asks = !requests.is_empty();
-            let point = point_key(saga, &call.name, state)?;
-            let keep = |announced: &str| {
-                tools.in_flight.add(&mut handed_out, announced);
-            };
-            resumable::announce(tools.codec, codec, &call, (state, &point), asks, cx, keep).await;
+        self.asked.clear();
+        self.asks_again = 0;
+        let inputs = Inputs {
+            answers: Some(InputResponses::new()),
+            ..Inputs::checkpoint(Pass::Counted)
+        };
+        Ok(Next::GoOn {
+            from: required,
+            inputs,
+        })
+    }
+
+    async fn asks(
+        &mut self,
+        call: &Call,
+        mut required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        let mut requests = required.input_requests.take().unwrap_or_default();
+        if let Some(state) = required.request_state.clone() {
+            self.announce(call, &state, true).await?;
         }
         let keys: Vec<String> = requests.keys().cloned().collect();
-        if !keys.is_empty() && keys == asked {
-            asks_again += 1;
-            if asks_again >= MAX_ASKS_AGAIN {
+        if keys == self.asked {
+            self.asks_again += 1;
+            if self.asks_again >= MAX_ASKS_AGAIN {
                 tracing::info!(tool = %Escaped(&call.name), ?keys, "the client's answers kept failing their checks");
                 return Err(ErrorData::invalid_params(
                     format!(
@@ -155,25 +218,24 @@ pub(super) async fn drive(
                 ));
             }
         } else {
-            asks_again = 0;
+            self.asks_again = 0;
         }
-        asked = keys;
+        self.asked = keys;
         // The samples the server's model takes are answered here, within what is left of
         // the run: the model's time is the server's, as in a stateless request, so a slow
         // model cannot hold the call (and its session) past the run-time bound. The rest
         // goes to the client (`crate::model`).
-        let mut requests = requests;
-        let left = tools.max_run_time.saturating_sub(run_started.elapsed());
+        let left = self.left();
         let served = tokio::select! {
-            served = tokio::time::timeout(left, crate::engine::sampling::serve_round(&mut requests, cx, None)) => {
-                served.map_err(|_| ran_too_long(&call.name, tools.max_run_time))?
+            served = tokio::time::timeout(left, serve_round(&mut requests, cx, None)) => {
+                served.map_err(|_| ran_too_long(&call.name, self.tools.max_run_time))?
             }
             // A call cancelled while the model answers gives its places back now.
             () = cx.cancelled() => return Err(cancelled(&call.name)),
         };
-        let timeout = tools.client_request_timeout;
+        let timeout = self.tools.client_request_timeout;
         let asking = !requests.is_empty();
-        let (answers, failures) = ask(&peer, requests, cx, timeout).await.map_err(|error| {
+        let (answers, failures) = ask(&self.peer, requests, cx, timeout).await.map_err(|error| {
             if cx.is_cancelled() {
                 cancelled(&call.name)
             } else {
@@ -181,17 +243,41 @@ pub(super) async fn drive(
                 ErrorData::internal_error(format!("the client did not answer: {error}"), None)
             }
         })?;
-        if asking {
+        let pass = if asking {
             // The client answered: a new run begins, as a new stateless request would.
-            run_started = tokio::time::Instant::now();
-            checkpoints = 0;
-        }
-        call.request_state = required.request_state;
-        call.input_responses = Some(answers);
-        call.failures = failures;
-        call.model = served.model;
-        // A saga that checkpoints in a loop must not hold the worker.
-        tokio::task::yield_now().await;
+            self.run_started = tokio::time::Instant::now();
+            Pass::Answered
+        } else {
+            // Answered by the server's model alone: bounded by the run time.
+            Pass::Free
+        };
+        let inputs = Inputs {
+            answers: Some(answers),
+            failures,
+            model: served.model,
+            pass,
+        };
+        Ok(Next::GoOn {
+            from: required,
+            inputs,
+        })
+    }
+
+    fn past_bound(
+        &mut self,
+        call: &Call,
+        _: InputRequiredResult,
+        _: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        tracing::info!(tool = %Escaped(&call.name), "a session call passed the checkpoint bound");
+        Err(ErrorData::invalid_request(
+            format!(
+                "the saga checkpoints more than {MAX_REPLAYED_CHECKPOINTS} times without \
+                 asking its client, more than one request may run; call it as a task \
+                 (the tasks extension) or over MRTR (MCP 2026-07-28), which carry its state"
+            ),
+            None,
+        ))
     }
 }
 

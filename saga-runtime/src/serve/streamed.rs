@@ -26,15 +26,19 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{
+    CallToolResponse, InputRequiredResult, RequestId, ServerJsonRpcMessage, ServerResult,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::SagaTools;
 use super::in_flight::Marked;
 use super::wire::resumable;
-use crate::engine::family::point_key;
+use crate::engine::family::{Saga, point_key};
+use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, Transition};
 use crate::engine::{Call, SagaContext};
+use crate::state::StateCodec;
 
 /// Whether `name`'s call by this client is streamed: it declared `resumableRequests`, and
 /// the call does not become a task (a client that declared tasks gets one for a task tool).
@@ -97,7 +101,7 @@ pub(crate) fn respond(
 /// completes or asks the client something.
 async fn drive(
     tools: &SagaTools,
-    mut call: Call,
+    call: Call,
     cx: &SagaContext,
     out: &mpsc::UnboundedSender<Bytes>,
 ) -> Result<CallToolResponse, ErrorData> {
@@ -111,49 +115,123 @@ async fn drive(
     } else {
         tools.session_codec()
     };
-    let mut handed_out = tools.in_flight().none();
-    loop {
-        if out.is_closed() {
-            return Err(ErrorData::internal_error("the client went away", None));
+    let mut policy = Stream {
+        tools,
+        saga: &saga,
+        codec,
+        out,
+        handed_out: tools.in_flight().none(),
+    };
+    crate::engine::runner::drive::drive(&saga, call, cx, &mut policy).await
+}
+
+/// [`Policy`] of a streamed call: its checkpoints pass, each with a resume policy sent
+/// down the stream; a round that asks ends it.
+struct Stream<'a> {
+    tools: &'a SagaTools,
+    saga: &'a Saga,
+    codec: &'a StateCodec,
+    out: &'a mpsc::UnboundedSender<Bytes>,
+    /// The tokens this call hands out stay its own while it runs.
+    handed_out: Marked,
+}
+
+impl Policy for Stream<'_> {
+    fn codec(&self) -> &StateCodec {
+        self.codec
+    }
+
+    async fn transition<'b>(
+        &'b self,
+        _: &'b Call,
+        run: Transition<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.out.is_closed() {
+            return Err(went_away());
         }
-        let response = saga.run(codec, call.clone(), cx).await?;
-        let CallToolResponse::InputRequired(mut required) = response else {
-            resumable::ended(tools.codec(), call.request_state.as_deref()).await;
-            return Ok(response);
+        run.await
+    }
+
+    async fn ended(
+        &mut self,
+        call: &Call,
+        response: CallToolResponse,
+    ) -> Result<CallToolResponse, ErrorData> {
+        resumable::ended(self.tools.codec(), call.request_state.as_deref()).await;
+        Ok(response)
+    }
+
+    async fn checkpoint(
+        &mut self,
+        call: &Call,
+        required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        let Some(state) = required.request_state.as_deref() else {
+            return Ok(Next::Respond(CallToolResponse::InputRequired(required)));
         };
-        let Some(state) = required.request_state.clone() else {
-            return Ok(CallToolResponse::InputRequired(required));
-        };
-        let point = point_key(&saga, &call.name, &state)?;
-        let asks = required
-            .input_requests
-            .as_ref()
-            .is_some_and(|requests| !requests.is_empty());
-        if asks {
+        let point = point_key(self.saga, &call.name, state)?;
+        if let Some((params, announced)) = resumable::policy(
+            self.tools.codec(),
+            self.codec,
+            call,
+            (state, &point),
+            false,
+            cx,
+        )
+        .await
+        {
+            self.tools.in_flight().add(&mut self.handed_out, &announced);
+            if self
+                .out
+                .send(event(&resumable::policy_message(params)))
+                .is_err()
+            {
+                return Err(went_away());
+            }
+        }
+        Ok(Next::GoOn {
+            from: required,
+            // Bounded by the run time.
+            inputs: Inputs::checkpoint(Pass::Free),
+        })
+    }
+
+    async fn asks(
+        &mut self,
+        call: &Call,
+        mut required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        if let Some(state) = required.request_state.as_deref()
+            && !std::ptr::eq(self.codec, self.tools.codec())
+        {
             // MRTR from here: the client answers and retries with a state it can take
             // to any replica.
-            if !std::ptr::eq(codec, tools.codec()) {
-                let portable = tools
-                    .codec()
-                    .reseal(codec, &state, &point, &call.binding(cx.principal()))
-                    .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
-                required.request_state = Some(portable);
-            }
-            return Ok(CallToolResponse::InputRequired(required));
+            let point = point_key(self.saga, &call.name, state)?;
+            let portable = self
+                .tools
+                .codec()
+                .reseal(self.codec, state, &point, &call.binding(cx.principal()))
+                .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
+            required.request_state = Some(portable);
         }
-        if let Some((params, announced)) =
-            resumable::policy(tools.codec(), codec, &call, (&state, &point), false, cx).await
-        {
-            tools.in_flight().add(&mut handed_out, &announced);
-            if out.send(event(&resumable::policy_message(params))).is_err() {
-                return Err(ErrorData::internal_error("the client went away", None));
-            }
-        }
-        call.request_state = Some(state);
-        call.input_responses = None;
-        call.failures.clear();
-        tokio::task::yield_now().await;
+        Ok(Next::Respond(CallToolResponse::InputRequired(required)))
     }
+
+    fn past_bound(
+        &mut self,
+        _: &Call,
+        from: InputRequiredResult,
+        _: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Never reached: a stream's checkpoints are bounded by its run time.
+        Ok(CallToolResponse::InputRequired(from))
+    }
+}
+
+fn went_away() -> ErrorData {
+    ErrorData::internal_error("the client went away", None)
 }
 
 /// One SSE event carrying `message`.

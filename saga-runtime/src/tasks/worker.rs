@@ -9,7 +9,10 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, TaskStatus};
 use tokio_util::sync::CancellationToken;
 
+use rmcp::model::InputRequiredResult;
+
 use super::*;
+use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, Transition, drive};
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 
@@ -192,164 +195,70 @@ impl Tasks {
         {
             return;
         }
-        // The model's failures for the round just answered, given with its answers to the
-        // next step (a record keeps answers, not failures).
-        let mut model_failures = std::collections::BTreeMap::new();
-        loop {
-            let record = match self.settings.store.0.get(id).await {
-                Ok(Some(record)) => record,
-                Ok(None) => return,
-                Err(error) => {
-                    tracing::error!(task = %Escaped(id), %error, "a task could not be read");
-                    return;
-                }
-            };
-            if record.status != TaskStatus::Working || record.worker.as_deref() != Some(claim) {
+        let record = match self.settings.store.0.get(id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::error!(task = %Escaped(id), %error, "a task could not be read");
                 return;
             }
-            if let Some(reason) = unresumable(tools, &record) {
-                self.defer_unresumable(id, claim, &record, &reason).await;
-                return;
-            }
-            if record.unresumable_since_ms.is_some() {
-                self.write(id, claim, |record| record.unresumable_since_ms = None)
-                    .await;
-            }
-            let progress = Arc::new(Progress::default());
-            let cx = SagaContext::new(record.principal.clone())
-                .with_capabilities(record.capabilities.clone())
-                .with_cancellation(token.clone())
-                .with_progress_sink(progress.clone())
-                .with_pool(crate::engine::pool::Pool::from_key(record.quota_owner()))
-                .with_model(tools.model());
-            let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
-            call.request_state = record.state.clone();
-            call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
-            call.model = crate::engine::ModelAnswers {
-                answers: record.model_answers.clone(),
-                failures: std::mem::take(&mut model_failures),
-            };
-            // The step, and beside it the writes of the progress it reports.
-            let outcome = tokio::select! {
-                outcome = self.transition(tools, id, claim, call, &cx, &token) => outcome,
-                never = self.write_progress(id, claim, &progress) => match never {},
-            };
-            if let Some(text) = progress.take() {
-                // Reported at the end of the step: written before what follows.
-                self.write(id, claim, move |record| {
-                    record.status_message = Some(text.clone())
-                })
-                .await;
-            }
-            let lease_until = self.lease_until();
-            let keep_going = match outcome {
-                None => {
-                    // Cancelled while it ran: `tasks/cancel` wrote the status.
-                    return;
-                }
-                Some(Err(error)) => {
-                    let code = error.code.0;
-                    let message = error.message.to_string();
-                    self.write(id, claim, move |record| {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(TaskRecord::error_object(code, &message));
-                        record.worker = None;
-                    })
-                    .await;
-                    crate::metrics::task_status("failed");
-                    false
-                }
-                Some(Ok(CallToolResponse::Complete(result))) => {
-                    let result = serde_json::to_value(&result)
-                        .ok()
-                        .and_then(|value| value.as_object().cloned())
-                        .unwrap_or_default();
-                    self.write(id, claim, move |record| {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result.clone());
-                        record.worker = None;
-                        record.state = None;
-                    })
-                    .await;
-                    crate::metrics::task_status("completed");
-                    false
-                }
-                Some(Ok(CallToolResponse::InputRequired(required))) => {
-                    let mut requests = required.input_requests.unwrap_or_default();
-                    let state = required.request_state;
-                    // The samples the server's model takes are answered now: with nothing
-                    // left for the client, the task goes on; otherwise their answers wait
-                    // beside the client's (`crate::model`).
-                    let served =
-                        crate::engine::sampling::serve_round(&mut requests, &cx, None).await;
-                    let asked_model = !served.model.is_empty();
-                    if asked_model && requests.is_empty() {
-                        let answers = served.model.answers;
-                        model_failures = served.model.failures;
-                        self.write(id, claim, move |record| {
-                            record.state = state.clone();
-                            record.answers.clear();
-                            record.model_answers = answers.clone();
-                            record.lease_until_ms = lease_until;
-                        })
-                        .await
-                    } else if let Some((key, reason)) = served.model.failures.into_iter().next() {
-                        // A round that also waits for the client cannot keep a failure
-                        // until it answers: the task fails with the model's reason.
-                        let message =
-                            format!("{key}: the server's model could not answer: {reason}");
-                        self.write(id, claim, move |record| {
-                            record.status = TaskStatus::Failed;
-                            record.error = Some(TaskRecord::error_object(-32603, &message));
-                            record.worker = None;
-                        })
-                        .await;
-                        crate::metrics::task_status("failed");
-                        false
-                    } else if requests.is_empty() {
-                        // A checkpoint: the state is written, the work goes on.
-                        self.write(id, claim, move |record| {
-                            record.state = state.clone();
-                            record.answers.clear();
-                            record.model_answers.clear();
-                            record.lease_until_ms = lease_until;
-                        })
-                        .await
-                    } else {
-                        let answers = served.model.answers;
-                        self.write(id, claim, move |record| {
-                            record.status = TaskStatus::InputRequired;
-                            record.state = state.clone();
-                            record.pending = Some(requests.clone());
-                            record.answers.clear();
-                            record.model_answers = answers.clone();
-                            record.worker = None;
-                        })
-                        .await;
-                        crate::metrics::task_status("input_required");
-                        false
-                    }
-                }
-                Some(Ok(_)) => {
-                    self.write(id, claim, |record| {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(TaskRecord::error_object(
-                            -32603,
-                            "a task step answered with a task",
-                        ));
-                        record.worker = None;
-                    })
-                    .await;
-                    crate::metrics::task_status("failed");
-                    false
-                }
-            };
-            if !keep_going {
-                self.notify(id).await;
-                return;
-            }
-            tokio::task::yield_now().await;
+        };
+        if record.status != TaskStatus::Working || record.worker.as_deref() != Some(claim) {
+            return;
         }
+        if let Some(reason) = unresumable(tools, &record) {
+            self.defer_unresumable(id, claim, &record, &reason).await;
+            return;
+        }
+        if record.unresumable_since_ms.is_some() {
+            self.write(id, claim, |record| record.unresumable_since_ms = None)
+                .await;
+        }
+        let progress = Arc::new(Progress::default());
+        let cx = SagaContext::new(record.principal.clone())
+            .with_capabilities(record.capabilities.clone())
+            .with_cancellation(token.clone())
+            .with_progress_sink(progress.clone())
+            .with_pool(crate::engine::pool::Pool::from_key(record.quota_owner()))
+            .with_model(tools.model());
+        let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
+        call.request_state = record.state.clone();
+        call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());
+        call.model = crate::engine::ModelAnswers {
+            answers: record.model_answers.clone(),
+            failures: std::collections::BTreeMap::new(),
+        };
+        let mut step = Step {
+            tasks: self,
+            id,
+            claim,
+            token: &token,
+            progress: &progress,
+            stopped: AtomicBool::new(false),
+        };
+        let outcome = match tools.saga(&record.tool) {
+            Ok(saga) => drive(saga, call, &cx, &mut step).await,
+            Err(_) => Err(ErrorData::internal_error(
+                format!("the task's tool {} is not served here", record.tool),
+                None,
+            )),
+        };
+        if step.stopped.load(Ordering::Relaxed) {
+            // Cancelled while it ran (`tasks/cancel` wrote the status), or taken over.
+            return;
+        }
+        if let Err(error) = outcome {
+            let code = error.code.0;
+            let message = error.message.to_string();
+            self.write(id, claim, move |record| {
+                record.status = TaskStatus::Failed;
+                record.error = Some(TaskRecord::error_object(code, &message));
+                record.worker = None;
+            })
+            .await;
+            crate::metrics::task_status("failed");
+        }
+        self.notify(id).await;
     }
 
     /// A task this build cannot resume (its state stopped at a suspension point no build
@@ -396,22 +305,13 @@ impl Tasks {
     }
 
     /// One transition, renewing the lease while it runs; `None` if the task was cancelled.
-    pub(super) async fn transition<H: Host>(
+    async fn lease_while(
         &self,
-        tools: &H,
         id: &str,
         claim: &str,
-        call: Call,
-        cx: &SagaContext,
+        run: Transition<'_>,
         token: &CancellationToken,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
-        let Ok(saga) = tools.saga(&call.name).cloned() else {
-            return Some(Err(ErrorData::internal_error(
-                format!("the task's tool {} is not served here", call.name),
-                None,
-            )));
-        };
-        let run = saga.run(&self.codec, call, cx);
         tokio::pin!(run);
         // A zero period would panic: a lease of zero renews as often as a tenth of a second.
         let mut renew =
@@ -568,5 +468,205 @@ fn unresumable<H: Host>(tools: &H, record: &TaskRecord) -> Option<String> {
             .point_key(&header)
             .is_none()
             .then(|| saga.points().refusal(&header).to_string()),
+    }
+}
+
+/// [`Policy`] of a task's worker: each round's state written to the task's record before
+/// the work goes on, the samples the server's model takes answered in the worker, the rest
+/// left in the record for the client.
+struct Step<'a> {
+    tasks: &'a Tasks,
+    id: &'a str,
+    claim: &'a str,
+    token: &'a CancellationToken,
+    progress: &'a Progress,
+    /// Set when the run was cancelled or lost its claim: nothing more is written.
+    stopped: AtomicBool,
+}
+
+impl Step<'_> {
+    /// The record could not be written (cancelled, ended, taken over): the work stops, and
+    /// the record says what it is.
+    fn lost(required: InputRequiredResult) -> Result<Next, ErrorData> {
+        Ok(Next::Respond(CallToolResponse::InputRequired(required)))
+    }
+
+    /// Writes `change` to the task, ending this worker's step with `status`.
+    async fn end(&self, status: TaskStatus, change: impl Fn(&mut TaskRecord) + Send + Sync) {
+        let label = match status {
+            TaskStatus::Completed => "completed",
+            TaskStatus::InputRequired => "input_required",
+            _ => "failed",
+        };
+        self.tasks
+            .write(self.id, self.claim, move |record| {
+                change(record);
+                record.status = status;
+                record.worker = None;
+            })
+            .await;
+        crate::metrics::task_status(label);
+    }
+}
+
+impl Policy for Step<'_> {
+    fn codec(&self) -> &StateCodec {
+        &self.tasks.codec
+    }
+
+    async fn transition<'b>(
+        &'b self,
+        _: &'b Call,
+        run: Transition<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (tasks, id, claim) = (self.tasks, self.id, self.claim);
+        // The step, and beside it the writes of the progress it reports.
+        let outcome = tokio::select! {
+            outcome = tasks.lease_while(id, claim, run, self.token) => outcome,
+            never = tasks.write_progress(id, claim, self.progress) => match never {},
+        };
+        if let Some(text) = self.progress.take() {
+            // Reported at the end of the step: written before what follows.
+            tasks
+                .write(id, claim, move |record| {
+                    record.status_message = Some(text.clone())
+                })
+                .await;
+        }
+        outcome.unwrap_or_else(|| {
+            self.stopped.store(true, Ordering::Relaxed);
+            Err(ErrorData::internal_error(
+                "the task's step was stopped",
+                None,
+            ))
+        })
+    }
+
+    async fn ended(
+        &mut self,
+        _: &Call,
+        response: CallToolResponse,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match &response {
+            CallToolResponse::Complete(result) => {
+                let result = serde_json::to_value(result)
+                    .ok()
+                    .and_then(|value| value.as_object().cloned())
+                    .unwrap_or_default();
+                self.end(TaskStatus::Completed, move |record| {
+                    record.result = Some(result.clone());
+                    record.state = None;
+                })
+                .await;
+            }
+            _ => {
+                self.end(TaskStatus::Failed, |record| {
+                    record.error = Some(TaskRecord::error_object(
+                        -32603,
+                        "a task step answered with a task",
+                    ));
+                })
+                .await;
+            }
+        }
+        Ok(response)
+    }
+
+    async fn checkpoint(
+        &mut self,
+        _: &Call,
+        required: InputRequiredResult,
+        _: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        // The state is written, the work goes on.
+        let lease_until = self.tasks.lease_until();
+        let state = required.request_state.clone();
+        if !self
+            .tasks
+            .write(self.id, self.claim, move |record| {
+                record.state = state.clone();
+                record.answers.clear();
+                record.model_answers.clear();
+                record.lease_until_ms = lease_until;
+            })
+            .await
+        {
+            return Self::lost(required);
+        }
+        Ok(Next::GoOn {
+            from: required,
+            // Bounded by the task's lease and quota.
+            inputs: Inputs::checkpoint(Pass::Free),
+        })
+    }
+
+    async fn asks(
+        &mut self,
+        _: &Call,
+        mut required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> Result<Next, ErrorData> {
+        let lease_until = self.tasks.lease_until();
+        let mut requests = required.input_requests.take().unwrap_or_default();
+        let state = required.request_state.clone();
+        // The samples the server's model takes are answered now: with nothing left for
+        // the client, the task goes on; otherwise their answers wait beside the client's
+        // (`crate::model`).
+        let served = crate::engine::sampling::serve_round(&mut requests, cx, None).await;
+        if !served.model.is_empty() && requests.is_empty() {
+            let answers = served.model.answers.clone();
+            if !self
+                .tasks
+                .write(self.id, self.claim, move |record| {
+                    record.state = state.clone();
+                    record.answers.clear();
+                    record.model_answers = answers.clone();
+                    record.lease_until_ms = lease_until;
+                })
+                .await
+            {
+                return Self::lost(required);
+            }
+            // The model's failures are given with its answers to the next round (a record
+            // keeps answers, not failures).
+            let inputs = Inputs {
+                answers: None,
+                failures: std::collections::BTreeMap::new(),
+                model: served.model,
+                pass: Pass::Free,
+            };
+            return Ok(Next::GoOn {
+                from: required,
+                inputs,
+            });
+        }
+        if let Some((key, reason)) = served.model.failures.into_iter().next() {
+            // A round that also waits for the client cannot keep a failure until it
+            // answers: the task fails with the model's reason.
+            return Err(ErrorData::internal_error(
+                format!("{key}: the server's model could not answer: {reason}"),
+                None,
+            ));
+        }
+        let answers = served.model.answers;
+        required.input_requests = Some(requests.clone());
+        self.end(TaskStatus::InputRequired, move |record| {
+            record.state = state.clone();
+            record.pending = Some(requests.clone());
+            record.answers.clear();
+            record.model_answers = answers.clone();
+        })
+        .await;
+        Ok(Next::Respond(CallToolResponse::InputRequired(required)))
+    }
+
+    fn past_bound(
+        &mut self,
+        _: &Call,
+        from: InputRequiredResult,
+        _: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Never reached: a task's rounds are bounded by its lease and quota.
+        Ok(CallToolResponse::InputRequired(from))
     }
 }

@@ -5,6 +5,7 @@
 //!
 //! The top of the engine: it may use every group but `expand`.
 
+pub(crate) mod drive;
 pub(crate) mod family;
 pub(crate) mod inspect;
 pub(crate) mod sampling;

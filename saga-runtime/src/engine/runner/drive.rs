@@ -1,0 +1,204 @@
+//! One loop drives every call: a call's rounds run one after another, within one
+//! request (or one step of a task), until a round is the request's answer.
+//!
+//! Every path that runs a call drives it here: a stateless MRTR request, a 2025-11-25
+//! session, a streamed call, a dependent-requests replay, a task's worker, a user's own
+//! transport through `SagaTools::run`, and the testing harness. What differs between
+//! them is a [`Policy`]: where the next round's answers come from (none, the answers the
+//! request brought, the server's model, the session's client, the task's record) and what
+//! a checkpoint does (answer with it, or pass it, handing out a resume token or writing
+//! the task's record on the way).
+//!
+//! What holds for every call is written here, once:
+//!
+//! - a round that ends the call (a result, or an error of the tool) is handed to the
+//!   policy's [`Policy::ended`];
+//! - a round that asks nothing is a checkpoint ([`Policy::checkpoint`]); one that asks
+//!   goes to [`Policy::asks`];
+//! - the next round goes on from the state the last one sealed, given what the policy
+//!   gathered, and the task yields between rounds, so that a saga that loops does not
+//!   hold its worker thread;
+//! - at most [`MAX_REPLAYED_CHECKPOINTS`] rounds go on in one request without the client
+//!   ([`Pass`]); past them, the policy says what the request answers
+//!   ([`Policy::past_bound`]).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
+
+use crate::engine::call::context::SagaContext;
+use crate::engine::kinds::kind::StepFailure;
+use crate::engine::round::collect::ModelAnswers;
+use crate::engine::runner::family::Saga;
+use crate::engine::runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
+use crate::state::StateCodec;
+
+/// One transition of the saga, as [`Saga`] runs it.
+pub(crate) type Transition<'a> =
+    Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
+
+/// What a round that neither ended the call nor failed comes to.
+pub(crate) enum Next {
+    /// The request answers with this response: the call goes on, if it does, with
+    /// another request (the client's retry, a task's worker, a resume).
+    Respond(CallToolResponse),
+    /// The next round runs here, from the state of `from` (the round just run), given
+    /// `inputs`.
+    GoOn {
+        from: InputRequiredResult,
+        inputs: Inputs,
+    },
+}
+
+/// What the next round is given, and how going on counts against the bound.
+#[derive(Debug, Default)]
+pub(crate) struct Inputs {
+    /// The answers it reads, by key.
+    pub(crate) answers: Option<InputResponses>,
+    /// The requests that failed, by key.
+    pub(crate) failures: BTreeMap<String, StepFailure>,
+    /// What the server's model answered.
+    pub(crate) model: ModelAnswers,
+    /// How this round counts.
+    pub(crate) pass: Pass,
+}
+
+impl Inputs {
+    /// Nothing given: a checkpoint passed.
+    pub(crate) fn checkpoint(pass: Pass) -> Self {
+        Self {
+            pass,
+            ..Self::default()
+        }
+    }
+}
+
+/// How a round gone on within one request counts against [`MAX_REPLAYED_CHECKPOINTS`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// Gone on without the client (a checkpoint, samples the server's model answered):
+    /// counted, as the work one request may do is bounded.
+    #[default]
+    Counted,
+    /// The client answered anew (a session's client, in process): the count starts
+    /// again, as a new stateless request's would.
+    Answered,
+    /// Bounded otherwise: by the answers the request brought (each given once), by the
+    /// run time alone (a stream, a session's rounds its model answered), or by a task's
+    /// lease and quota.
+    Free,
+}
+
+/// Where a call's answers come from and what its checkpoints do: one per path that runs
+/// a call. Each method's default is what a path without that concern does.
+pub(crate) trait Policy: Send {
+    /// The codec the next round's state is opened with.
+    fn codec(&self) -> &StateCodec;
+
+    /// Runs one transition, `run`, as this path runs one: as it is, or within what is
+    /// left of the run time, stopped by a cancellation, beside a lease's renewal.
+    fn transition<'a>(
+        &'a self,
+        call: &'a Call,
+        run: Transition<'a>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+        let _ = call;
+        run
+    }
+
+    /// A round that ended the call: the response the request answers with.
+    fn ended(
+        &mut self,
+        call: &Call,
+        response: CallToolResponse,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send {
+        let _ = call;
+        std::future::ready(Ok(response))
+    }
+
+    /// A round that asks nothing: a checkpoint, `required` holding its state.
+    fn checkpoint(
+        &mut self,
+        call: &Call,
+        required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> impl Future<Output = Result<Next, ErrorData>> + Send;
+
+    /// A round that asks: `required` holds its requests and its state.
+    fn asks(
+        &mut self,
+        call: &Call,
+        required: InputRequiredResult,
+        cx: &SagaContext,
+    ) -> impl Future<Output = Result<Next, ErrorData>> + Send;
+
+    /// What the request answers once more than [`MAX_REPLAYED_CHECKPOINTS`] rounds went
+    /// on in it without the client: `from` is the round that would have gone on, and
+    /// `checkpoint` says whether it was a checkpoint.
+    fn past_bound(
+        &mut self,
+        call: &Call,
+        from: InputRequiredResult,
+        checkpoint: bool,
+    ) -> Result<CallToolResponse, ErrorData>;
+}
+
+/// Drives `call` of `saga` round after round, as `policy` says, until a round is the
+/// request's answer.
+pub(crate) async fn drive<P: Policy>(
+    saga: &Saga,
+    mut call: Call,
+    cx: &SagaContext,
+    policy: &mut P,
+) -> Result<CallToolResponse, ErrorData> {
+    let mut passed = 0usize;
+    loop {
+        let run = saga.run(policy.codec(), call.clone(), cx);
+        let response = policy.transition(&call, run).await?;
+        let CallToolResponse::InputRequired(required) = response else {
+            return policy.ended(&call, response).await;
+        };
+        let checkpoint = required
+            .input_requests
+            .as_ref()
+            .is_none_or(|requests| requests.is_empty());
+        let next = if checkpoint {
+            policy.checkpoint(&call, required, cx).await?
+        } else {
+            policy.asks(&call, required, cx).await?
+        };
+        let (from, inputs) = match next {
+            Next::Respond(response) => return Ok(response),
+            Next::GoOn { from, inputs } => (from, inputs),
+        };
+        match inputs.pass {
+            Pass::Counted => {
+                passed += 1;
+                if passed > MAX_REPLAYED_CHECKPOINTS {
+                    return policy.past_bound(&call, from, checkpoint);
+                }
+            }
+            Pass::Answered => passed = 0,
+            Pass::Free => {}
+        }
+        call.request_state = from.request_state;
+        call.input_responses = inputs.answers;
+        call.failures = inputs.failures;
+        call.model = inputs.model;
+        tokio::task::yield_now().await;
+    }
+}
+
+/// What a checkpoint does on a path whose policy may either answer with it or pass it:
+/// chosen by the route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtCheckpoint {
+    /// The request answers with it: the client (or the task that begins there) goes on
+    /// from its state.
+    Respond,
+    /// It passes within the request, as many as one request may.
+    Pass,
+}
