@@ -47,5 +47,6 @@ async fn main() -> anyhow::Result<()> {
         .routes(metrics)
         .build()?
         .serve_http(addr)
-        .await
+        .await?;
+    Ok(())
 }

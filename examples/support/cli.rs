@@ -379,9 +379,10 @@ pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
         return Ok(());
     }
     match transport()? {
-        Transport::Http(addr) => server.serve_http(addr).await,
-        Transport::Stdio => server.serve_stdio().await,
+        Transport::Http(addr) => server.serve_http(addr).await?,
+        Transport::Stdio => server.serve_stdio().await?,
     }
+    Ok(())
 }
 
 #[cfg(test)]

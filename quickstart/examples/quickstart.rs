@@ -45,9 +45,10 @@ async fn main() -> anyhow::Result<()> {
     {
         // A child of the quickstart: this process is the server.
         ["--http", addr] => {
-            return server(KeyRing::from_env(KEY_VAR)?)?
+            server(KeyRing::from_env(KEY_VAR)?)?
                 .serve_http(addr.to_string())
-                .await;
+                .await?;
+            return Ok(());
         }
         ["--check-layout", file] => {
             let server = server(KeyRing::ephemeral())?;

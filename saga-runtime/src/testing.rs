@@ -73,7 +73,7 @@ use serde_json::{Map, Value, json};
 
 use crate::engine::{Call, SagaContext, SagaTool};
 use crate::serve::SagaTools;
-use crate::serve::route::{AsTask, dispatch};
+use crate::serve::route::{Door, dispatch};
 use crate::state::KeyRing;
 
 /// The most rounds a [`TestCall`] runs before it gives up ([`Failed::TooManyRounds`]),
@@ -264,7 +264,7 @@ impl<'a> TestCall<'a> {
             // The route a server's `tools/call` takes: a task tool called without the
             // tasks extension passes its checkpoints within one request, as over HTTP.
             let tools = &self.client.tools;
-            let response = dispatch(tools, call, &cx, AsTask::Allowed).await;
+            let response = dispatch(tools, call, &cx, Door::ToolsCall).await;
             let response = match response {
                 Ok(response) => response,
                 Err(error) => return Err(Failed::Server { error, rounds }),

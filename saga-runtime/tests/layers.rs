@@ -160,6 +160,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
             "limits",
             "tries",
             "forwarded",
+            "error",
         ],
     ),
     ("the wire formats' translations", &["wire"]),

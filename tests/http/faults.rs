@@ -327,11 +327,12 @@ async fn a_thousand_sagas_over_three_replicas_survive_killing_one() {
 }
 
 /// A server that cannot serve says why: `serve_http` on an address another listener
-/// holds stops at once, with the I/O error under the `anyhow::Error` the API's `main`
-/// returns.
+/// holds stops at once with `ServeError::Listen`, the I/O error kept as its source, and
+/// found again under the `anyhow::Error` a `main` returns with `?`.
 #[tokio::test]
 async fn serving_on_a_taken_address_is_an_io_error() {
     use saga_runtime::prelude::*;
+    use saga_runtime::serve::ServeError;
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     let addr = taken.local_addr().expect("its address");
     let server = saga_examples::deploy::server(KeyRing::ephemeral()).expect("the server builds");
@@ -339,8 +340,16 @@ async fn serving_on_a_taken_address_is_an_io_error() {
         .serve_http(addr)
         .await
         .expect_err("the address is taken");
+    let ServeError::Listen(io) = &error else {
+        panic!("not a listen error: {error:?}");
+    };
+    assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse, "{error:?}");
+    let source = std::error::Error::source(&error).expect("the cause is kept");
+    assert_eq!(source.to_string(), io.to_string());
+    let error = anyhow::Error::from(error);
     let io = error
-        .downcast_ref::<std::io::Error>()
-        .expect("an I/O error");
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .expect("the I/O error under anyhow's");
     assert_eq!(io.kind(), std::io::ErrorKind::AddrInUse, "{error:?}");
 }

@@ -10,5 +10,6 @@ mod diagrams;
 mod examples_tested;
 mod first_hour;
 mod json_values;
+mod routes;
 mod server_model;
 mod tool_sampling;

@@ -536,7 +536,8 @@ impl Builder<SagaServer> {
     ///     .routes(health)
     ///     .build()?
     ///     .serve_http("127.0.0.1:8080")
-    ///     .await
+    ///     .await?;
+    /// # Ok(())
     /// # }
     /// ```
     #[cfg(feature = "http")]

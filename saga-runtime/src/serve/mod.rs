@@ -13,12 +13,13 @@
 //! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
 //! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
 //! | the wire formats | `wire/` | translations of the seed formats into MRTR and back |
-//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs` | who calls, what is in flight, the bounds |
+//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs`, `error.rs` | who calls, what is in flight, the bounds, why serving stopped |
 
 #[cfg(feature = "oauth")]
 pub mod auth;
 mod builder;
 mod catalog;
+mod error;
 #[cfg(feature = "http")]
 mod forwarded;
 mod head;
@@ -43,6 +44,7 @@ pub(crate) mod wire;
 pub use crate::engine::pool::{UNVERIFIED_PART, VerifiedPrincipal};
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::{Builder, SagaServerBuilder, SagaToolsBuilder};
+pub use error::ServeError;
 pub use http::MCP_PATH;
 #[cfg(feature = "http")]
 pub use http::{QUIET_SESSION_IDS, default_http_config};

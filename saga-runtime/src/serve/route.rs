@@ -31,6 +31,7 @@ use super::session::{Session, SessionTools};
 use super::stateless::Stateless;
 use super::tools::{SagaTools, stamp_server_info};
 use super::wire::WireCall;
+use super::wire::resumable;
 use crate::engine::family::Saga;
 use crate::engine::runner::drive::{AtCheckpoint, drive};
 use crate::engine::{Call, SagaContext};
@@ -46,6 +47,11 @@ pub(crate) enum Route<'a> {
     /// checkpoints pass within it, as many as a request may; past them the client gets
     /// the state to go on from, as over MRTR.
     ThroughCheckpoints(&'a Arc<Tasks>, &'a Saga, Source),
+    /// A call whose client asked for a stream (seed 002 in the stateless era, see
+    /// [`super::streamed`]): its checkpoints pass within the response, each with a resume
+    /// token. Only a transport that can stream answers it so; [`follow`] runs it as an
+    /// ordinary stateless call.
+    Streamed(&'a Saga),
     /// Any other call.
     Ordinary(&'a Saga, Source),
 }
@@ -75,12 +81,46 @@ impl Source {
     }
 }
 
-/// Whether a call may become a task: a `tools/call`'s may; a format without tasks
-/// (`tools/callSaga`) and [`SagaTools::run`] never.
+/// The way a call came in: what its transport and its format allow it to become.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AsTask {
-    Allowed,
-    Never,
+pub(crate) enum Door {
+    /// A `tools/call` through rmcp's handler (a session's, stdio's, a stateless request
+    /// rmcp serves, a user's own rmcp server): a task tool becomes a task for a client
+    /// that declared the extension.
+    ToolsCall,
+    /// A stateless `tools/call` served on the HTTP direct path, whose response may be a
+    /// stream: as [`Door::ToolsCall`], and streamed for a client that declared
+    /// `resumableRequests` (seed 002) when it does not become a task.
+    StreamableCall,
+    /// A stateless `requests/resume` (seed 002): streamed, never a task.
+    Resume,
+    /// A format without tasks (`tools/callSaga`, `tools/resumeSaga`): a tool that runs only
+    /// as a task is refused, as `tools/call` refuses it for a client without the
+    /// extension; any other runs as an ordinary call.
+    WithoutTasks,
+    /// [`SagaTools::run`]: an ordinary call, whatever the tool.
+    Own,
+}
+
+impl Door {
+    /// Whether a call through this door may become a task: `None` never, `Some(false)`
+    /// refuses a task-only tool.
+    fn tasks(self) -> Option<bool> {
+        match self {
+            Self::ToolsCall | Self::StreamableCall => Some(true),
+            Self::WithoutTasks => Some(false),
+            Self::Resume | Self::Own => None,
+        }
+    }
+
+    /// Whether the call's response is a stream, unless it becomes a task.
+    fn streams(self, cx: &SagaContext) -> bool {
+        match self {
+            Self::StreamableCall => resumable::declared(cx.capabilities()),
+            Self::Resume => true,
+            Self::ToolsCall | Self::WithoutTasks | Self::Own => false,
+        }
+    }
 }
 
 /// The route of `call`: the one place its way is chosen.
@@ -88,22 +128,24 @@ pub(crate) fn route<'a>(
     tools: &'a SagaTools,
     call: &Call,
     cx: &SagaContext,
-    as_task: AsTask,
+    door: Door,
 ) -> Result<Route<'a>, ErrorData> {
     let saga = tools.saga(&call.name)?;
-    if as_task == AsTask::Allowed
-        && let Some(tasks) = tools.tasks()
-    {
+    if let (Some(tasks), Some(allowed)) = (tools.tasks(), door.tasks()) {
         match saga.task_support() {
             TaskSupport::Forbidden => {}
-            _ if cx.capabilities().supports_tasks() => {
+            _ if allowed && cx.capabilities().supports_tasks() => {
                 return Ok(Route::Task(tasks, saga, source_of(call, cx)));
             }
             TaskSupport::Required => return Err(crate::tasks::tasks_required()),
+            TaskSupport::Optional if !allowed || door.streams(cx) => {}
             TaskSupport::Optional => {
                 return Ok(Route::ThroughCheckpoints(tasks, saga, source_of(call, cx)));
             }
         }
+    }
+    if door.streams(cx) {
+        return Ok(Route::Streamed(saga));
     }
     Ok(Route::Ordinary(saga, source_of(call, cx)))
 }
@@ -130,12 +172,12 @@ pub(crate) fn dispatch<'a>(
     tools: &'a SagaTools,
     call: Call,
     cx: &'a SagaContext,
-    as_task: AsTask,
+    door: Door,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     // Combinators, not `async fn`s, down to the run: each `async fn` layer kept the call
     // (208 bytes) and moved it, and the future beneath it, once more for every request
     // (BENCHMARKS.md).
-    match route(tools, &call, cx, as_task) {
+    match route(tools, &call, cx, door) {
         Ok(route) => Either::Left(bounded(tools, cx, follow(tools, route, call, cx))),
         Err(error) => Either::Right(std::future::ready(Err(error))),
     }
@@ -179,6 +221,17 @@ pub(crate) fn follow<'a>(
         Route::Task(tasks, saga, source) => {
             Either::Right(begin_task(tools, tasks, saga, source, call, cx).boxed())
         }
+        Route::Streamed(saga) => Either::Right(
+            drive_by(
+                tools,
+                saga,
+                Source::Stateless,
+                AtCheckpoint::Respond,
+                call,
+                cx,
+            )
+            .boxed(),
+        ),
         Route::ThroughCheckpoints(tasks, saga, source) => Either::Right(
             async move {
                 tasks.ensure_sweeper(tools);
@@ -288,10 +341,18 @@ pub(crate) fn tools_call<'a>(
     cx: &'a SagaContext,
     wire: WireCall,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
-    if let Some(error) = wire.error {
-        return Either::Left(std::future::ready(Err(error)));
+    match call_of(params, wire) {
+        Ok(call) => Either::Left(dispatch(tools, call, cx, Door::ToolsCall)),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
     }
-    let call = Call {
+}
+
+/// The call a `tools/call`'s params make, in the wire format `wire` read them in.
+pub(crate) fn call_of(params: CallToolRequestParams, wire: WireCall) -> Result<Call, ErrorData> {
+    if let Some(error) = wire.error {
+        return Err(error);
+    }
+    Ok(Call {
         method: wire.format.bound_method().into(),
         name: params.name.into_owned(),
         arguments: params.arguments,
@@ -299,8 +360,7 @@ pub(crate) fn tools_call<'a>(
         input_responses: params.input_responses,
         failures: wire.failures,
         ..Call::default()
-    };
-    Either::Right(dispatch(tools, call, cx, AsTask::Allowed))
+    })
 }
 
 /// The registry's doors for a user's own server: a `tools/call` of rmcp, a call decoded
@@ -381,7 +441,7 @@ impl SagaTools {
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
         // Boxed here, for the reason `call` is. Never a task; bounded by the run time as
         // every request of saga's own transports is.
-        dispatch(self, call, cx, AsTask::Never).boxed()
+        dispatch(self, call, cx, Door::Own).boxed()
     }
 
     /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with

@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::head::SessionLogLevel;
-use super::route::{self, AsTask};
+use super::route::{self, Door};
 use super::tools::SagaTools;
 use super::wire::call_saga;
 use super::wire::resumable;
@@ -55,7 +55,8 @@ pub const DEFAULT_LIST_TTL: Duration = Duration::from_secs(300);
 ///     .tool(Noop)
 ///     .build()?
 ///     .serve_http("127.0.0.1:8080")
-///     .await
+///     .await?;
+/// # Ok(())
 /// # }
 /// ```
 #[derive(Clone, Debug)]
@@ -204,16 +205,7 @@ impl SagaServer {
             context.meta.client_capabilities().is_some(),
         );
         let call = if request.method == call_saga::CALL_SAGA {
-            let call = call_saga::decode_call(request.params)?;
-            // A task-only tool is refused as `tools/call` refuses it for a client without
-            // the extension.
-            if self.tools.tasks().is_some()
-                && self.tools.saga(&call.name)?.task_support()
-                    == crate::tasks::TaskSupport::Required
-            {
-                return Err(crate::tasks::tasks_required());
-            }
-            call
+            call_saga::decode_call(request.params)?
         } else {
             let call = call_saga::decode_resume(request.params)?;
             if self.tools.definition(&call.name).is_none() {
@@ -222,7 +214,7 @@ impl SagaServer {
             call
         };
         let name = call.name.clone();
-        let response = route::dispatch(&self.tools, call, &cx, AsTask::Never).await?;
+        let response = route::dispatch(&self.tools, call, &cx, Door::WithoutTasks).await?;
         call_saga::encode(&name, response)
     }
 

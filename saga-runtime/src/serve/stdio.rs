@@ -5,12 +5,13 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::SagaServer;
+use super::error::ServeError;
 use super::json_check::names_reserved_key;
 use super::wire::resumable;
 
 impl SagaServer {
     /// Serves MCP on stdin/stdout until stdin closes.
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
         self.serve_erased_io(Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
             .await
     }
@@ -19,7 +20,7 @@ impl SagaServer {
     ///
     /// A line longer than [`HttpLimits::max_body_bytes`](super::HttpLimits) (the same
     /// bound as an HTTP body) is dropped with a warning, rather than buffered whole.
-    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> anyhow::Result<()>
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), ServeError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -35,7 +36,7 @@ impl SagaServer {
         self,
         reader: Box<dyn AsyncRead + Send + Unpin>,
         writer: Box<dyn AsyncWrite + Send + Unpin>,
-    ) -> BoxFuture<'static, anyhow::Result<()>> {
+    ) -> BoxFuture<'static, Result<(), ServeError>> {
         Box::pin(async move {
             self.tools().start_background();
             let (lines_in, lines_out) = tokio::io::duplex(64 * 1024);
@@ -46,8 +47,11 @@ impl SagaServer {
             // the next whole line finds the server gone.
             let mut forwarding = tokio::task::JoinSet::new();
             forwarding.spawn(forward_lines(reader, lines_in, max_line));
-            let running = self.serve((lines_out, writer)).await?;
-            running.waiting().await?;
+            let running = self
+                .serve((lines_out, writer))
+                .await
+                .map_err(|error| ServeError::Initialize(Box::new(error)))?;
+            running.waiting().await.map_err(ServeError::Session)?;
             Ok(())
         })
     }

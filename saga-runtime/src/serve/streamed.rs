@@ -40,33 +40,33 @@ use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, Transition};
 use crate::engine::{Call, SagaContext};
 use crate::state::StateCodec;
 
-/// Whether `name`'s call by this client is streamed: it declared `resumableRequests`, and
-/// the call does not become a task (a client that declared tasks gets one for a task tool).
-pub(crate) fn wanted(tools: &SagaTools, name: &str, cx: &SagaContext) -> bool {
-    if !resumable::declared(cx.capabilities()) {
-        return false;
-    }
-    let becomes_task = tools.tasks().is_some()
-        && cx.capabilities().supports_tasks()
-        && tools
-            .saga(name)
-            .is_ok_and(|saga| saga.task_support() != crate::tasks::TaskSupport::Forbidden);
-    !becomes_task
-}
-
-/// The streamed response of `call`, request `id`: its resume policies, then its result or
-/// error. `marked` holds the token a `requests/resume` continues from until the run ends.
+/// The streamed response of `call` of `saga` (its route: [`Route::Streamed`]), request
+/// `id`: its resume policies, then its result or error. A call that resumes a token whose
+/// work still runs is refused, as every resumed token is; the token is held until the run
+/// ends.
+///
+/// [`Route::Streamed`]: super::route::Route::Streamed
 pub(crate) fn respond(
     tools: SagaTools,
     id: RequestId,
+    saga: Saga,
     call: Call,
     cx: SagaContext,
-    marked: Option<Marked>,
-) -> Response {
+) -> Result<Response, ErrorData> {
+    let marked = match &call.request_state {
+        Some(token) => Some(
+            tools
+                .in_flight()
+                .enter(token)
+                .ok_or_else(super::in_flight::already_resumed)?,
+        ),
+        None => None,
+    };
     let (sender, receiver) = mpsc::unbounded_channel::<Bytes>();
     let run = async move {
         let _marked = marked;
-        let outcome = super::route::bounded(&tools, &cx, drive(&tools, call, &cx, &sender)).await;
+        let outcome =
+            super::route::bounded(&tools, &cx, drive(&tools, &saga, call, &cx, &sender)).await;
         let message = match outcome {
             Ok(response) => {
                 let mut result = ServerResult::from(tools.stamped(response));
@@ -94,18 +94,18 @@ pub(crate) fn respond(
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    Ok(response)
 }
 
 /// Runs `call` from checkpoint to checkpoint, sending a resume policy at each, until it
 /// completes or asks the client something.
 async fn drive(
     tools: &SagaTools,
+    saga: &Saga,
     call: Call,
     cx: &SagaContext,
     out: &mpsc::UnboundedSender<Bytes>,
 ) -> Result<CallToolResponse, ErrorData> {
-    let saga = tools.saga(&call.name)?.clone();
     // States passed from checkpoint to checkpoint in this run stay in this process, under
     // the session key; what leaves it (a resume token, an `input_required` state) is
     // sealed again under the server's keys. A resumed call starts from a state sealed
@@ -117,12 +117,12 @@ async fn drive(
     };
     let mut policy = Stream {
         tools,
-        saga: &saga,
+        saga,
         codec,
         out,
         handed_out: tools.in_flight().none(),
     };
-    crate::engine::runner::drive::drive(&saga, call, cx, &mut policy).await
+    crate::engine::runner::drive::drive(saga, call, cx, &mut policy).await
 }
 
 /// [`Policy`] of a streamed call: its checkpoints pass, each with a resume policy sent

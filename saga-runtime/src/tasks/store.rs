@@ -192,7 +192,8 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
 ///     .tool(import)
 ///     .build()?
 ///     .serve_http("127.0.0.1:8080")
-///     .await
+///     .await?;
+/// # Ok(())
 /// # }
 /// ```
 ///

@@ -34,7 +34,8 @@
 //!     .authorization(auth)
 //!     .build()?
 //!     .serve_http("0.0.0.0:8080")
-//!     .await
+//!     .await?;
+//! # Ok(())
 //! # }
 //! ```
 //!

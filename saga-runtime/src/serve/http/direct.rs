@@ -53,6 +53,8 @@ use crate::engine::pool::Caller;
 use crate::engine::{SagaContext, Stateless};
 use crate::serve::SagaTools;
 use crate::serve::json_check::{self, JsonBudget};
+use crate::serve::route::{self, Door, Route};
+use crate::serve::streamed;
 use crate::serve::wire::WireCall;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
@@ -211,48 +213,33 @@ impl Direct {
     /// parts once (BENCHMARKS.md).
     pub(crate) fn run(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx } = call;
-        if crate::serve::streamed::wanted(&self.tools, &params.name, &cx) {
-            return std::future::ready(self.run_streamed(id, params, cx)).boxed();
-        }
         async move {
+            let call = match route::call_of(params, WireCall::default()) {
+                Ok(call) => call,
+                Err(error) => return self.answer(Err(error), id, false),
+            };
             let declared_tasks = cx.capabilities().supports_tasks();
-            let result =
-                crate::serve::route::tools_call(&self.tools, params, &cx, WireCall::default())
-                    .await;
+            let result = match route::route(&self.tools, &call, &cx, Door::StreamableCall) {
+                Ok(Route::Streamed(saga)) => {
+                    let saga = saga.clone();
+                    return streamed::respond(self.tools.clone(), id.clone(), saga, call, cx)
+                        .unwrap_or_else(|error| {
+                            respond(&ServerJsonRpcMessage::error(error, Some(id)))
+                        });
+                }
+                Ok(route) => {
+                    route::bounded(
+                        &self.tools,
+                        &cx,
+                        route::follow(&self.tools, route, call, &cx),
+                    )
+                    .await
+                }
+                Err(error) => Err(error),
+            };
             self.answer(result, id, declared_tasks)
         }
         .boxed()
-    }
-
-    /// A call whose client asked for a stream (seed 002's notifications): it runs as the
-    /// response's body is read.
-    fn run_streamed(
-        &self,
-        id: RequestId,
-        params: CallToolRequestParams,
-        cx: SagaContext,
-    ) -> Response {
-        let call = crate::engine::Call {
-            method: TOOLS_CALL.to_owned(),
-            name: params.name.into_owned(),
-            arguments: params.arguments,
-            request_state: params.request_state,
-            input_responses: params.input_responses,
-            ..crate::engine::Call::default()
-        };
-        let marked = match &call.request_state {
-            Some(token) => match self.tools.in_flight().enter(token) {
-                Some(marked) => Some(marked),
-                None => {
-                    return respond(&ServerJsonRpcMessage::error(
-                        crate::serve::in_flight::already_resumed(),
-                        Some(id),
-                    ));
-                }
-            },
-            None => None,
-        };
-        crate::serve::streamed::respond(self.tools.clone(), id, call, cx, marked)
     }
 
     /// The response to a call's `result`, as rmcp writes it around `call_tool`.
@@ -348,12 +335,6 @@ impl Direct {
             );
             return Some(respond(&ServerJsonRpcMessage::error(error, Some(id))));
         }
-        let Some(marked) = self.tools.in_flight().enter(&ticket.state) else {
-            return Some(respond(&ServerJsonRpcMessage::error(
-                crate::serve::in_flight::already_resumed(),
-                Some(id),
-            )));
-        };
         let call = crate::engine::Call {
             method: TOOLS_CALL.to_owned(),
             name: ticket.name,
@@ -361,17 +342,19 @@ impl Direct {
             request_state: Some(ticket.state),
             ..crate::engine::Call::default()
         };
-        if self.tools.saga(&call.name).is_err() {
-            let error = ErrorData::invalid_params(format!("unknown tool: {}", call.name), None);
-            return Some(respond(&ServerJsonRpcMessage::error(error, Some(id))));
-        }
-        Some(crate::serve::streamed::respond(
-            self.tools.clone(),
-            id,
-            call,
-            cx,
-            Some(marked),
-        ))
+        let streamed = match route::route(&self.tools, &call, &cx, Door::Resume) {
+            Ok(Route::Streamed(saga)) => {
+                streamed::respond(self.tools.clone(), id.clone(), saga.clone(), call, cx)
+            }
+            Ok(_) => Err(ErrorData::internal_error(
+                "a resumed call is always streamed",
+                None,
+            )),
+            Err(error) => Err(error),
+        };
+        Some(
+            streamed.unwrap_or_else(|error| respond(&ServerJsonRpcMessage::error(error, Some(id)))),
+        )
     }
 
     /// The checks every request this path serves passes first: the MCP endpoint's path, no

@@ -10,6 +10,7 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 
 use super::super::SagaServer;
 use super::{MCP_PATH, direct, guard, listener, owners, routes};
+use crate::serve::error::ServeError;
 use crate::serve::limits::DEFAULT_MAX_BODY_BYTES;
 use crate::serve::tries;
 
@@ -170,8 +171,8 @@ impl SagaServer {
 
     /// Serves Streamable HTTP on `addr` until Ctrl-C. Prints `listening on
     /// http://ADDR/mcp` on stdout once it accepts requests.
-    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> anyhow::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), ServeError> {
+        let listener = TcpListener::bind(addr).await.map_err(ServeError::Listen)?;
         self.serve_erased_listener(listener, Box::pin(shutdown_signal()))
             .await
     }
@@ -182,7 +183,7 @@ impl SagaServer {
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), ServeError> {
         self.serve_erased_listener(listener, Box::pin(shutdown))
             .await
     }
@@ -194,13 +195,15 @@ impl SagaServer {
         self,
         listener: TcpListener,
         shutdown: BoxFuture<'static, ()>,
-    ) -> BoxFuture<'static, anyhow::Result<()>> {
+    ) -> BoxFuture<'static, Result<(), ServeError>> {
         Box::pin(async move {
-            let local: SocketAddr = listener.local_addr()?;
+            let local: SocketAddr = listener.local_addr().map_err(ServeError::Listen)?;
             let routes = self.routes_with(self.http_config());
             tracing::info!(%local, "serving MCP over Streamable HTTP");
             println!("listening on http://{local}{MCP_PATH}");
-            listener::serve(listener, routes, self.http_limits(), shutdown).await?;
+            listener::serve(listener, routes, self.http_limits(), shutdown)
+                .await
+                .map_err(ServeError::Io)?;
             Ok(())
         })
     }
