@@ -177,10 +177,39 @@ pub(crate) fn dispatch<'a>(
     // Combinators, not `async fn`s, down to the run: each `async fn` layer kept the call
     // (208 bytes) and moved it, and the future beneath it, once more for every request
     // (BENCHMARKS.md).
-    match route(tools, &call, cx, door) {
-        Ok(route) => Either::Left(bounded(tools, cx, follow(tools, route, call, cx))),
-        Err(error) => Either::Right(std::future::ready(Err(error))),
+    match routed(tools, call, cx, door) {
+        Ok(Routed::Run(run)) => Either::Left(run),
+        // No stream here: the transport that calls this cannot send one.
+        Ok(Routed::Streamed(saga, call)) => Either::Right(Either::Left(bounded(
+            tools,
+            cx,
+            follow(tools, Route::Streamed(saga), call, cx),
+        ))),
+        Err(error) => Either::Right(Either::Right(std::future::ready(Err(error)))),
     }
+}
+
+/// A call routed: streamed by the transport (which takes the call back), or the future
+/// that follows its route within the run-time bound.
+// `F` is the run's future, larger than the call: the lint reads a type parameter as empty.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Routed<'a, F> {
+    Streamed(&'a Saga, Call),
+    Run(F),
+}
+
+/// `call` routed through `door`, and, unless it is streamed, the future that runs it:
+/// made here, so that a transport's future holds the call once, inside it.
+pub(crate) fn routed<'a>(
+    tools: &'a SagaTools,
+    call: Call,
+    cx: &'a SagaContext,
+    door: Door,
+) -> Result<Routed<'a, impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a>, ErrorData> {
+    Ok(match route(tools, &call, cx, door)? {
+        Route::Streamed(saga) => Routed::Streamed(saga, call),
+        route => Routed::Run(bounded(tools, cx, follow(tools, route, call, cx))),
+    })
 }
 
 /// A call of a saga that is not a tool (a prompt's, a resource's): never a task,
@@ -274,15 +303,15 @@ fn drive_by<'a>(
                     max_run_time: tools.bounds().max_run_time,
                 };
                 let mut policy = Session::new(driver, saga, &call, cx, at_checkpoint)?;
-                Box::pin(drive(saga, call, cx, &mut policy)).await
+                Box::pin(drive(saga, &mut call, cx, &mut policy)).await
             }
             Source::Replay => {
                 let mut policy = Replay::new(tools.codec(), &mut call, at_checkpoint);
-                Box::pin(drive(saga, call, cx, &mut policy)).await
+                Box::pin(drive(saga, &mut call, cx, &mut policy)).await
             }
             Source::Stateless => {
                 let mut policy = Stateless::new(tools.codec(), &call, cx, at_checkpoint);
-                drive(saga, call, cx, &mut policy).await
+                drive(saga, &mut call, cx, &mut policy).await
             }
         }
     }

@@ -51,6 +51,8 @@ pub(super) struct Session<'a> {
     tools: SessionTools<'a>,
     saga: &'a Saga,
     cx: &'a SagaContext,
+    /// The tool's name, for what the transition's bounds say.
+    name: String,
     peer: Peer<RoleServer>,
     /// The codec of the state the call goes on from: the session's own, or the server's
     /// for a call resumed from a token (seed 002), which goes on under them.
@@ -92,6 +94,7 @@ impl<'a> Session<'a> {
             tools,
             saga,
             cx,
+            name: call.name.clone(),
             peer,
             codec,
             at_checkpoint,
@@ -134,21 +137,17 @@ impl Policy for Session<'_> {
         self.codec
     }
 
-    async fn transition<'b>(
-        &'b self,
-        call: &'b Call,
-        run: Transition<'b>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
         if self.cx.is_cancelled() {
-            return Err(cancelled(&call.name));
+            return Err(cancelled(&self.name));
         }
         let left = self.left();
         // A client that cancels the call (`notifications/cancelled`) stops the run.
         tokio::select! {
             outcome = tokio::time::timeout(left, run) => {
-                outcome.map_err(|_| ran_too_long(&call.name, self.tools.max_run_time))?
+                outcome.map_err(|_| ran_too_long(&self.name, self.tools.max_run_time))?
             }
-            () = self.cx.cancelled() => Err(cancelled(&call.name)),
+            () = self.cx.cancelled() => Err(cancelled(&self.name)),
         }
     }
 

@@ -102,7 +102,7 @@ pub(crate) fn respond(
 async fn drive(
     tools: &SagaTools,
     saga: &Saga,
-    call: Call,
+    mut call: Call,
     cx: &SagaContext,
     out: &mpsc::UnboundedSender<Bytes>,
 ) -> Result<CallToolResponse, ErrorData> {
@@ -122,7 +122,7 @@ async fn drive(
         out,
         handed_out: tools.in_flight().none(),
     };
-    crate::engine::runner::drive::drive(saga, call, cx, &mut policy).await
+    crate::engine::runner::drive::drive(saga, &mut call, cx, &mut policy).await
 }
 
 /// [`Policy`] of a streamed call: its checkpoints pass, each with a resume policy sent
@@ -141,11 +141,7 @@ impl Policy for Stream<'_> {
         self.codec
     }
 
-    async fn transition<'b>(
-        &'b self,
-        _: &'b Call,
-        run: Transition<'b>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
         if self.out.is_closed() {
             return Err(went_away());
         }

@@ -237,7 +237,7 @@ impl Tasks {
             stopped: AtomicBool::new(false),
         };
         let outcome = match tools.saga(&record.tool) {
-            Ok(saga) => drive(saga, call, &cx, &mut step).await,
+            Ok(saga) => drive(saga, &mut call, &cx, &mut step).await,
             Err(_) => Err(ErrorData::internal_error(
                 format!("the task's tool {} is not served here", record.tool),
                 None,
@@ -514,11 +514,7 @@ impl Policy for Step<'_> {
         &self.tasks.codec
     }
 
-    async fn transition<'b>(
-        &'b self,
-        _: &'b Call,
-        run: Transition<'b>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
         let (tasks, id, claim) = (self.tasks, self.id, self.claim);
         // The step, and beside it the writes of the progress it reports.
         let outcome = tokio::select! {

@@ -28,21 +28,7 @@ pub fn expand(compiled: Compiled) -> TokenStream {
     let attrs = &item.attrs;
     let lifetime = Lifetime::new(LIFETIME, proc_macro2::Span::call_site());
 
-    let mut borrows = false;
-    let mut inputs = Vec::new();
-    for input in &item.sig.inputs {
-        let FnArg::Typed(typed) = input else { continue };
-        let mut ty = (*typed.ty).clone();
-        borrows |= with_lifetime(&mut ty);
-        let pat = match &*typed.pat {
-            syn::Pat::Ident(pat) => {
-                let ident = &pat.ident;
-                quote!(#ident)
-            }
-            other => quote!(#other),
-        };
-        inputs.push(quote!(#pat: #ty));
-    }
+    let (inputs, borrows) = inputs(&item);
     let fields = sig.params.iter().map(|param| {
         let ident = &param.ident;
         let mut ty = param.ty.clone();
@@ -50,15 +36,6 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         quote!(#ident: #ty)
     });
     let names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
-    let rebind_mut: Vec<TokenStream> = sig
-        .params
-        .iter()
-        .filter(|param| param.mutable)
-        .map(|param| {
-            let ident = &param.ident;
-            quote!(let mut #ident = #ident;)
-        })
-        .collect();
     let context = match &sig.context {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
         None => quote!(let _ = __cx;),
@@ -81,29 +58,10 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         trace,
     } = state;
     let keep_shim = crate::tool::emit::keep::keep_shim();
-    let start = &machine.start;
     let build_tag = crate::tool::emit::tool::build_tag(&item);
     let diagram = crate::tool::emit::diagram::generated::helper(&item, &sig, &sites);
     let (diagram_doc, diagram_method) = (diagram.doc, diagram.method);
-    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
-    let step_body = crate::tool::lower::rewrite::enclose(
-        quote! {
-            let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
-            match __state {
-                #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
-                    #(#rebind_mut)*
-                    #start
-                }
-                #private::FnState::Trace => {
-                    #trace
-                }
-                #private::FnState::Resume(__bytes) => {
-                    #resume
-                }
-            }
-        },
-        machine.carrier,
-    );
+    let step_body = step_body(&sig, &machine, (slot_type, resume, trace), &private);
 
     quote! {
         #(#attrs)*
@@ -160,6 +118,67 @@ pub fn expand(compiled: Compiled) -> TokenStream {
             })
         }
     }
+}
+
+/// The helper's parameters as its function takes them, each type given the helper's
+/// lifetime where it borrows; and whether any does.
+fn inputs(item: &ItemFn) -> (Vec<TokenStream>, bool) {
+    let mut borrows = false;
+    let mut inputs = Vec::new();
+    for input in &item.sig.inputs {
+        let FnArg::Typed(typed) = input else { continue };
+        let mut ty = (*typed.ty).clone();
+        borrows |= with_lifetime(&mut ty);
+        let pat = match &*typed.pat {
+            syn::Pat::Ident(pat) => {
+                let ident = &pat.ident;
+                quote!(#ident)
+            }
+            other => quote!(#other),
+        };
+        inputs.push(quote!(#pat: #ty));
+    }
+    (inputs, borrows)
+}
+
+/// The body of the helper's `step`: its start, its trace mode, and its resumption.
+/// `(slot_type, resume, trace)` are the state enum's.
+fn step_body(
+    sig: &crate::tool::parse::sig::Signature,
+    machine: &crate::tool::ir::Machine,
+    (slot_type, resume, trace): (TokenStream, TokenStream, TokenStream),
+    private: &TokenStream,
+) -> TokenStream {
+    let names: Vec<&Ident> = sig.params.iter().map(|param| &param.ident).collect();
+    let rebind_mut: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .filter(|param| param.mutable)
+        .map(|param| {
+            let ident = &param.ident;
+            quote!(let mut #ident = #ident;)
+        })
+        .collect();
+    let start = &machine.start;
+    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
+    crate::tool::lower::rewrite::enclose(
+        quote! {
+            let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
+            match __state {
+                #private::FnState::Start(__SagaFn { #(#names,)* .. }) => {
+                    #(#rebind_mut)*
+                    #start
+                }
+                #private::FnState::Trace => {
+                    #trace
+                }
+                #private::FnState::Resume(__bytes) => {
+                    #resume
+                }
+            }
+        },
+        machine.carrier,
+    )
 }
 
 /// When the helper cannot be compiled: the errors, and the function as written (with its

@@ -75,84 +75,11 @@ pub fn impl_state_enum(
     let mut render = Vec::new();
     let mut trace = Vec::new();
     for (index, variant) in variants.iter().enumerate() {
-        let index = index as u32;
-        let name = &variant.name;
-        let label = name.unraw().to_string();
-        // A marker holds nothing: postcard writes a `PhantomData` as no bytes, and the
-        // inspection hides it.
-        let kept: Vec<&StateField> = variant
-            .fields
-            .iter()
-            .filter(|field| field.kind != FieldKind::Marker)
-            .collect();
-        let values: Vec<&Ident> = kept.iter().map(|field| &field.name).collect();
-        let labels = values.iter().map(|name| name.unraw().to_string());
-        // Bound to generated names: a saved local may share its name with a unit struct
-        // in scope (the tool's own), which a binding pattern could not shadow.
-        let bound: Vec<Ident> = (0..values.len())
-            .map(|at| quote::format_ident!("__v{}", at))
-            .collect();
-        let shown = kept.iter().zip(&bound).map(|(field, bound)| {
-            if field.kind == FieldKind::Saved {
-                quote!(#private::SlotField::shown(#bound))
-            } else {
-                quote!(#bound)
-            }
-        });
-        // Each field into its binding, then the variant: a `let .. else` per field, not a
-        // `?` inside the variant's expression, which moved each value twice more.
-        let reads = bound.iter().map(|bound| {
-            quote! {
-                let ::core::option::Option::Some(#bound) = __reader.field() else {
-                    return ::core::result::Result::Err(__reader.failed());
-                };
-            }
-        });
-        let mut kept_at = 0;
-        let built = variant.fields.iter().map(|field| {
-            let name = &field.name;
-            if field.kind == FieldKind::Marker {
-                quote!(#name: ::core::marker::PhantomData)
-            } else {
-                let bound = &bound[kept_at];
-                kept_at += 1;
-                quote!(#name: #bound)
-            }
-        });
-        write.push(quote! {
-            __State::#name { #(#values: ref #bound,)* .. } => {
-                __writer.variant(#index);
-                #(__writer.field(#bound);)*
-            }
-        });
-        read.push(quote! {
-            #index => {
-                #(#reads)*
-                __State::#name { #(#built),* }
-            }
-        });
-        render.push(quote! {
-            __State::#name { #(#values: ref #bound,)* .. } => {
-                __render.variant(#label);
-                #(__render.field(#labels, #shown);)*
-            }
-        });
-        for (at, field) in variant.fields.iter().enumerate() {
-            let (ty, param) = (field.ty(), &field.param);
-            trace.push(match field.kind {
-                FieldKind::Marker => quote! {
-                    (#index, #at) => __tracer.marker(
-                        ::core::any::type_name::<::core::marker::PhantomData<#ty>>(),
-                    ),
-                },
-                FieldKind::Saved => quote! {
-                    (#index, #at) => #private::trace_slot::<
-                        <#param as #private::SlotField>::Shown,
-                    >(__tracer),
-                },
-                FieldKind::Callee => quote!((#index, #at) => __tracer.field::<#ty>(),),
-            });
-        }
+        let arms = variant_arms(index as u32, variant, &private);
+        write.push(arms.write);
+        read.push(arms.read);
+        render.push(arms.render);
+        trace.extend(arms.trace);
     }
     quote! {
         #[allow(unreachable_code, unused_variables, clippy::match_single_binding)]
@@ -204,5 +131,101 @@ pub fn impl_state_enum(
                 }
             }
         }
+    }
+}
+
+/// One variant's arms in each method of `StateEnum`.
+struct VariantArms {
+    write: TokenStream,
+    read: TokenStream,
+    render: TokenStream,
+    trace: Vec<TokenStream>,
+}
+
+/// The arms of variant `index` (`variant`) in `write`, `read`, `render` and `trace_field`.
+fn variant_arms(index: u32, variant: &StateVariant, private: &TokenStream) -> VariantArms {
+    let name = &variant.name;
+    let label = name.unraw().to_string();
+    // A marker holds nothing: postcard writes a `PhantomData` as no bytes, and the
+    // inspection hides it.
+    let kept: Vec<&StateField> = variant
+        .fields
+        .iter()
+        .filter(|field| field.kind != FieldKind::Marker)
+        .collect();
+    let values: Vec<&Ident> = kept.iter().map(|field| &field.name).collect();
+    let labels = values.iter().map(|name| name.unraw().to_string());
+    // Bound to generated names: a saved local may share its name with a unit struct
+    // in scope (the tool's own), which a binding pattern could not shadow.
+    let bound: Vec<Ident> = (0..values.len())
+        .map(|at| quote::format_ident!("__v{}", at))
+        .collect();
+    let shown = kept.iter().zip(&bound).map(|(field, bound)| {
+        if field.kind == FieldKind::Saved {
+            quote!(#private::SlotField::shown(#bound))
+        } else {
+            quote!(#bound)
+        }
+    });
+    // Each field into its binding, then the variant: a `let .. else` per field, not a
+    // `?` inside the variant's expression, which moved each value twice more.
+    let reads = bound.iter().map(|bound| {
+        quote! {
+            let ::core::option::Option::Some(#bound) = __reader.field() else {
+                return ::core::result::Result::Err(__reader.failed());
+            };
+        }
+    });
+    let mut kept_at = 0;
+    let built = variant.fields.iter().map(|field| {
+        let name = &field.name;
+        if field.kind == FieldKind::Marker {
+            quote!(#name: ::core::marker::PhantomData)
+        } else {
+            let bound = &bound[kept_at];
+            kept_at += 1;
+            quote!(#name: #bound)
+        }
+    });
+    let write = quote! {
+        __State::#name { #(#values: ref #bound,)* .. } => {
+            __writer.variant(#index);
+            #(__writer.field(#bound);)*
+        }
+    };
+    let read = quote! {
+        #index => {
+            #(#reads)*
+            __State::#name { #(#built),* }
+        }
+    };
+    let render = quote! {
+        __State::#name { #(#values: ref #bound,)* .. } => {
+            __render.variant(#label);
+            #(__render.field(#labels, #shown);)*
+        }
+    };
+    let mut trace = Vec::new();
+    for (at, field) in variant.fields.iter().enumerate() {
+        let (ty, param) = (field.ty(), &field.param);
+        trace.push(match field.kind {
+            FieldKind::Marker => quote! {
+                (#index, #at) => __tracer.marker(
+                    ::core::any::type_name::<::core::marker::PhantomData<#ty>>(),
+                ),
+            },
+            FieldKind::Saved => quote! {
+                (#index, #at) => #private::trace_slot::<
+                    <#param as #private::SlotField>::Shown,
+                >(__tracer),
+            },
+            FieldKind::Callee => quote!((#index, #at) => __tracer.field::<#ty>(),),
+        });
+    }
+    VariantArms {
+        write,
+        read,
+        render,
+        trace,
     }
 }

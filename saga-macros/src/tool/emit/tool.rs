@@ -39,21 +39,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     let diagram = crate::tool::emit::diagram::generated::tool(item, sig, sites);
     let (diagram_doc, diagram_meta, diagram_method) = (diagram.doc, diagram.meta, diagram.method);
     let step_lints = step_lints();
-    // The function's own lint levels (`#[allow(non_snake_case)]`, `#[deny(..)]`) govern its
-    // body, which is the step's now, not only the unit struct's; the
-    // step's own allowances follow them, so the generated code's lints stay quiet.
-    // `#[expect(..)]` stays on the struct alone (copied, it would be unfulfilled where the
-    // lint does not fire), and so does `#[forbid(..)]`, which no later allowance could
-    // lift for the generated code.
-    let lint_levels: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|attr| {
-            ["allow", "warn", "deny"]
-                .iter()
-                .any(|level| attr.path().is_ident(level))
-        })
-        .collect();
+    let lint_levels = lint_levels(item);
     let private = private_path();
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -61,10 +47,202 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     let output = &sig.output;
     let attrs = &item.attrs;
 
+    let args_struct = args_struct(sig, vis, &args, &private);
+    let context = match &sig.context {
+        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
+        None => quote!(let _ = __cx;),
+    };
+
+    let StateEnum {
+        definition,
+        slot_type,
+        resume,
+        trace,
+    } = state_enum(sites, &machine);
+    let keep_shim = crate::tool::emit::keep::keep_shim();
+    let marker = kind.marker_impl(name, &private);
+    let output_check = kind.output_check(output, &private);
+    let described = described_methods(
+        attr,
+        Describing {
+            item,
+            sig,
+            sites,
+            machine: &machine,
+            diagram_meta,
+            diagram_method,
+        },
+        &private,
+    );
+    let step_body = step_body(
+        sig,
+        name,
+        &args,
+        &machine,
+        StepArms {
+            slot_type,
+            resume,
+            trace,
+        },
+        &private,
+    );
+
+    quote! {
+        #marker
+        #output_check
+
+        #(#attrs)*
+        #diagram_doc
+        #[allow(non_camel_case_types)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #name;
+
+        #args_struct
+
+        const _: () = {
+            #keep_shim
+            #definition
+
+            impl #name {
+                #[doc(hidden)]
+                fn __finish(output: #output) -> #private::Step<#private::MacroState<#args>> {
+                    #private::done(output)
+                }
+
+            }
+
+            impl #private::SagaTool for #name {
+                type State = #private::MacroState<#args>;
+
+                #described
+
+                #(#lint_levels)*
+                #step_lints
+                async fn step(
+                    &self,
+                    __state: Self::State,
+                    mut __answers: #private::Answers,
+                    __cx: &#private::SagaContext,
+                ) -> #private::Step<Self::State> {
+                    #(#items)*
+                    #context
+                    #step_body
+                }
+            }
+        };
+    }
+}
+
+/// What [`described_methods`] reads besides the attribute.
+struct Describing<'a> {
+    item: &'a ItemFn,
+    sig: &'a crate::tool::parse::sig::Signature,
+    sites: &'a [Site],
+    machine: &'a Machine,
+    diagram_meta: TokenStream,
+    diagram_method: TokenStream,
+}
+
+/// The `SagaTool` methods that describe the tool and its states: every one but `step`.
+fn described_methods(attr: &ToolAttr, of: Describing<'_>, private: &TokenStream) -> TokenStream {
+    let Describing {
+        item,
+        sig,
+        sites,
+        machine,
+        diagram_meta,
+        diagram_method,
+    } = of;
+    let name = &item.sig.ident;
+    let args = format_ident!("__saga_args_{}", name);
+    let output = &sig.output;
     let tool_name = attr.name.as_ref().map_or_else(
         || name.to_string().trim_start_matches("r#").to_owned(),
         |lit| lit.value(),
     );
+    let settings = tool_settings(attr, sig, private);
+    let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
+    let build_tag = build_tag(item);
+    let version = attr.version.as_ref().map(|version| {
+        quote! {
+            fn version(&self) -> u16 {
+                #version
+            }
+        }
+    });
+    let task_support = task_support(attr, private);
+    let restate = restate(sites, machine, private);
+    quote! {
+        fn tool(&self) -> #private::Tool {
+            let mut tool =
+                #private::described(#tool_name, #private::args_schema::<#args>());
+            #settings
+            #diagram_meta
+            tool.output_schema = <#output as #private::ToolOutput>::output_schema();
+            tool
+        }
+
+        #version
+
+        fn build_tag(&self) -> u16 {
+            #build_tag
+        }
+
+        fn layout(
+            &self,
+        ) -> ::core::result::Result<#private::StateLayout, #private::LayoutError> {
+            #private::macro_layout(self)
+        }
+
+        #task_support
+
+        fn state_names(&self) -> &'static [&'static str] {
+            &[#(#variant_names),*]
+        }
+
+        #diagram_method
+
+        #restate
+
+        fn state_json(
+            &self,
+            __state: Self::State,
+        ) -> ::core::result::Result<#private::serde_json::Value, ::std::string::String> {
+            #private::macro_state_json(self, __state)
+        }
+
+        fn start(
+            &self,
+            __arguments: #private::JsonObject,
+        ) -> ::core::result::Result<Self::State, #private::ErrorData> {
+            #private::start(__arguments)
+        }
+    }
+}
+
+/// The function's own lint levels (`#[allow(non_snake_case)]`, `#[deny(..)]`): they govern
+/// its body, which is the step's now, not only the unit struct's; the step's own
+/// allowances follow them, so the generated code's lints stay quiet. `#[expect(..)]` stays
+/// on the struct alone (copied, it would be unfulfilled where the lint does not fire), and
+/// so does `#[forbid(..)]`, which no later allowance could lift for the generated code.
+fn lint_levels(item: &ItemFn) -> Vec<&syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|attr| {
+            ["allow", "warn", "deny"]
+                .iter()
+                .any(|level| attr.path().is_ident(level))
+        })
+        .collect()
+}
+
+/// What `SagaTool::tool` sets on the tool it describes: the statements that set its
+/// description, title, annotations, icons and `_meta`, as the attribute gives them.
+fn tool_settings(
+    attr: &ToolAttr,
+    sig: &crate::tool::parse::sig::Signature,
+    private: &TokenStream,
+) -> TokenStream {
     let description = attr
         .description
         .as_ref()
@@ -97,8 +275,22 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         .meta
         .as_ref()
         .map(|json| quote!(tool.meta = #private::tool_meta(#json);));
+    quote! {
+        #description
+        #title
+        #annotations
+        #icons
+        #meta
+    }
+}
 
-    // Arguments.
+/// The struct the tool's arguments are read into, and its schema made from.
+fn args_struct(
+    sig: &crate::tool::parse::sig::Signature,
+    vis: &syn::Visibility,
+    args: &Ident,
+    private: &TokenStream,
+) -> TokenStream {
     let arg_fields = sig.params.iter().map(|param| {
         let ident = &param.ident;
         let ty = &param.ty;
@@ -112,6 +304,85 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             .map(|lit| quote!(#[serde(rename = #lit)]));
         quote!(#description #rename pub #ident: #ty)
     });
+    let serde_crate = format!("{private}::serde").replace(' ', "");
+    let schemars_crate = format!("{private}::schemars").replace(' ', "");
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #vis struct #args {
+            #(#arg_fields,)*
+        }
+    }
+}
+
+/// `SagaTool::task_support`, when the attribute says `task`.
+fn task_support(attr: &ToolAttr, private: &TokenStream) -> TokenStream {
+    match attr.task {
+        None => quote!(),
+        Some(crate::tool::parse::attr::TaskAttr::Optional) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Optional
+            }
+        },
+        Some(crate::tool::parse::attr::TaskAttr::Required) => quote! {
+            fn task_support(&self) -> #private::TaskSupport {
+                #private::TaskSupport::Required
+            }
+        },
+    }
+}
+
+/// `SagaTool::restate`, for a tool that may suspend at requests it states again.
+///
+/// Only a tool that may suspend at requests it states again (its own, or a helper's; any
+/// call may be of a helper) is asked to: the others keep the trait's default, and compile
+/// nothing for it. The parameters are named `__state` and `__cx` here and below, as in
+/// `step`: a tool may be named `state` (its unit struct would make a bare `state` a
+/// pattern).
+fn restate(sites: &[Site], machine: &Machine, private: &TokenStream) -> Option<TokenStream> {
+    let restates = machine.restated.iter().any(|restated| *restated)
+        || sites.iter().any(|site| site.suspension.is_call());
+    restates.then(|| {
+        quote! {
+            fn restate(
+                &self,
+                __state: Self::State,
+                __cx: &#private::SagaContext,
+            ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
+                #private::macro_restate(self, __state, __cx)
+            }
+        }
+    })
+}
+
+/// What the state enum gives the step's arms.
+struct StepArms {
+    slot_type: TokenStream,
+    resume: TokenStream,
+    trace: TokenStream,
+}
+
+/// The body of `step`: one arm per mode of the runtime's `MacroState`.
+///
+/// Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`). The
+/// trace, inspection and restating modes are arms of their own (see the runtime's
+/// `MacroState`).
+fn step_body(
+    sig: &crate::tool::parse::sig::Signature,
+    name: &Ident,
+    args: &Ident,
+    machine: &Machine,
+    arms: StepArms,
+    private: &TokenStream,
+) -> TokenStream {
+    let StepArms {
+        slot_type,
+        resume,
+        trace,
+    } = arms;
     // `{ x }`, or `{ x: __x_arg }` for an argument named like the tool (`Param::local`).
     let arg_bindings = sig.params.iter().map(|param| {
         let (ident, local) = (&param.ident, param.local(name));
@@ -129,73 +400,14 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             let local = param.local(name);
             quote!(let mut #local = #local;)
         });
-    let context = match &sig.context {
-        Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
-        None => quote!(let _ = __cx;),
-    };
-
-    let StateEnum {
-        definition,
-        slot_type,
-        resume,
-        trace,
-    } = state_enum(sites, &machine);
-    let keep_shim = crate::tool::emit::keep::keep_shim();
-    let variant_names: Vec<String> = sites.iter().map(|site| site.variant.to_string()).collect();
-    let serde_crate = format!("{private}::serde").replace(' ', "");
-    let schemars_crate = format!("{private}::schemars").replace(' ', "");
-    let build_tag = build_tag(item);
-    let version = attr.version.as_ref().map(|version| {
-        quote! {
-            fn version(&self) -> u16 {
-                #version
-            }
-        }
-    });
     let start = &machine.start;
-    let marker = kind.marker_impl(name, &private);
-    let task_support = match attr.task {
-        None => quote!(),
-        Some(crate::tool::parse::attr::TaskAttr::Optional) => quote! {
-            fn task_support(&self) -> #private::TaskSupport {
-                #private::TaskSupport::Optional
-            }
-        },
-        Some(crate::tool::parse::attr::TaskAttr::Required) => quote! {
-            fn task_support(&self) -> #private::TaskSupport {
-                #private::TaskSupport::Required
-            }
-        },
-    };
-    let output_check = kind.output_check(output, &private);
     let inspected = machine
         .carrier
         .wrap(quote!(#private::inspected(&__slot, &__bytes)));
     let not_a_mode = machine.carrier.wrap(quote!(#private::failed(
         "an inspection's answer is not a mode of the step"
     )));
-    // Enclosed, so that a `return` the macro cannot see ends the saga (see `rewrite`).
-    // The trace, inspection and restating modes are arms of their own (see the runtime's
-    // `MacroState`).
-    // Only a tool that may suspend at requests it states again (its own, or a helper's;
-    // any call may be of a helper) is asked to: the others keep the trait's default, and
-    // compile nothing for it. The parameters are named `__state` and `__cx` here and
-    // below, as in `step`: a tool may be named `state` (its unit struct would make a bare
-    // `state` a pattern).
-    let restates = machine.restated.iter().any(|restated| *restated)
-        || sites.iter().any(|site| site.suspension.is_call());
-    let restate = restates.then(|| {
-        quote! {
-            fn restate(
-                &self,
-                __state: Self::State,
-                __cx: &#private::SagaContext,
-            ) -> ::core::option::Option<::std::vec::Vec<#private::Request>> {
-                #private::macro_restate(self, __state, __cx)
-            }
-        }
-    });
-    let step_body = crate::tool::lower::rewrite::enclose(
+    crate::tool::lower::rewrite::enclose(
         quote! {
             let __slot: #private::StateSlot<#slot_type> = ::core::marker::PhantomData;
             match __state {
@@ -221,106 +433,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
             }
         },
         machine.carrier,
-    );
-
-    quote! {
-        #marker
-        #output_check
-
-        #(#attrs)*
-        #diagram_doc
-        #[allow(non_camel_case_types)]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        #vis struct #name;
-
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = #serde_crate)]
-        #[schemars(crate = #schemars_crate)]
-        #vis struct #args {
-            #(#arg_fields,)*
-        }
-
-        const _: () = {
-            #keep_shim
-            #definition
-
-            impl #name {
-                #[doc(hidden)]
-                fn __finish(output: #output) -> #private::Step<#private::MacroState<#args>> {
-                    #private::done(output)
-                }
-
-            }
-
-            impl #private::SagaTool for #name {
-                type State = #private::MacroState<#args>;
-
-                fn tool(&self) -> #private::Tool {
-                    let mut tool =
-                        #private::described(#tool_name, #private::args_schema::<#args>());
-                    #description
-                    #title
-                    #annotations
-                    #icons
-                    #meta
-                    #diagram_meta
-                    tool.output_schema = <#output as #private::ToolOutput>::output_schema();
-                    tool
-                }
-
-                #version
-
-                fn build_tag(&self) -> u16 {
-                    #build_tag
-                }
-
-                fn layout(
-                    &self,
-                ) -> ::core::result::Result<#private::StateLayout, #private::LayoutError> {
-                    #private::macro_layout(self)
-                }
-
-                #task_support
-
-                fn state_names(&self) -> &'static [&'static str] {
-                    &[#(#variant_names),*]
-                }
-
-                #diagram_method
-
-                #restate
-
-                fn state_json(
-                    &self,
-                    __state: Self::State,
-                ) -> ::core::result::Result<#private::serde_json::Value, ::std::string::String> {
-                    #private::macro_state_json(self, __state)
-                }
-
-                fn start(
-                    &self,
-                    __arguments: #private::JsonObject,
-                ) -> ::core::result::Result<Self::State, #private::ErrorData> {
-                    #private::start(__arguments)
-                }
-
-                #(#lint_levels)*
-                #step_lints
-                async fn step(
-                    &self,
-                    __state: Self::State,
-                    mut __answers: #private::Answers,
-                    __cx: &#private::SagaContext,
-                ) -> #private::Step<Self::State> {
-                    #(#items)*
-                    #context
-                    #step_body
-                }
-            }
-        };
-    }
+    )
 }
 
 /// FNV-1a of the function as written, folded to 16 bits: a round asked by a build of
@@ -346,6 +459,75 @@ pub struct StateEnum {
     /// The trace mode's arm: records the state enum and each called helper's, then ends
     /// the step.
     pub trace: TokenStream,
+}
+
+/// The state enum's variants, one per site, over the generic parameters of their fields.
+struct Variants {
+    /// `T0, T1, …` for saved locals, `R…` for a helper's state and the request markers.
+    params: Vec<Ident>,
+    variants: Vec<StateVariant>,
+    /// The resume `match`'s arms, each binding its variant's fields.
+    arms: Vec<TokenStream>,
+    /// Per site that calls a helper: its variant's name, and its helper's parameter.
+    callees: Vec<(String, usize)>,
+}
+
+/// Each site's variant: its saved locals, its helper's state, its requests' markers.
+fn variants(sites: &[Site], machine: &Machine) -> Variants {
+    let mut params: Vec<Ident> = Vec::new();
+    let mut variants = Vec::new();
+    let mut arms = Vec::new();
+    let mut callees: Vec<(String, usize)> = Vec::new();
+    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
+        let variant = &site.variant;
+        let mut fields = Vec::new();
+        let mut pattern = Vec::new();
+        for local in saved {
+            let param = format_ident!("T{}", params.len());
+            let field = &local.field;
+            fields.push(StateField {
+                name: field.clone(),
+                kind: FieldKind::Saved,
+                param: param.clone(),
+            });
+            let binding = format_ident!("__saved_{}", field);
+            pattern.push(quote!(#field: #binding));
+            params.push(param);
+        }
+        if site.suspension.is_call() {
+            callees.push((variant.to_string(), params.len()));
+            let param = format_ident!("R{}", params.len());
+            let (call_fields, call_pattern) = crate::tool::emit::call::fields(&param);
+            fields.extend(call_fields);
+            pattern.extend(call_pattern);
+            params.push(param);
+        }
+        for i in 0..site.suspension.requests().len() {
+            let param = format_ident!("R{}", params.len());
+            let field = format_ident!("__m{}", i);
+            fields.push(StateField {
+                name: field.clone(),
+                kind: FieldKind::Marker,
+                param: param.clone(),
+            });
+            let mark = format_ident!("__mark{}", i);
+            pattern.push(quote!(#field: #mark));
+            params.push(param);
+        }
+        arms.push(quote! {
+            __State::#variant { #(#pattern),* } => #cont
+        });
+        variants.push(StateVariant {
+            name: variant.clone(),
+            fields,
+        });
+    }
+    Variants {
+        params,
+        variants,
+        arms,
+        callees,
+    }
 }
 
 /// Per site, what tells it apart from the sites that share its name: a point is named by
@@ -401,54 +583,12 @@ fn fnv32(text: &str) -> u32 {
 /// marker, all inferred by rustc inside `step`.
 pub fn state_enum(sites: &[Site], machine: &Machine) -> StateEnum {
     let private = private_path();
-    let mut params: Vec<Ident> = Vec::new();
-    let mut variants = Vec::new();
-    let mut arms = Vec::new();
-    let mut callees: Vec<(String, usize)> = Vec::new();
-    for (site, (saved, cont)) in sites.iter().zip(&machine.resumes) {
-        let variant = &site.variant;
-        let mut fields = Vec::new();
-        let mut pattern = Vec::new();
-        for local in saved {
-            let param = format_ident!("T{}", params.len());
-            let field = &local.field;
-            fields.push(StateField {
-                name: field.clone(),
-                kind: FieldKind::Saved,
-                param: param.clone(),
-            });
-            let binding = format_ident!("__saved_{}", field);
-            pattern.push(quote!(#field: #binding));
-            params.push(param);
-        }
-        if site.suspension.is_call() {
-            callees.push((variant.to_string(), params.len()));
-            let param = format_ident!("R{}", params.len());
-            let (call_fields, call_pattern) = crate::tool::emit::call::fields(&param);
-            fields.extend(call_fields);
-            pattern.extend(call_pattern);
-            params.push(param);
-        }
-        for i in 0..site.suspension.requests().len() {
-            let param = format_ident!("R{}", params.len());
-            let field = format_ident!("__m{}", i);
-            fields.push(StateField {
-                name: field.clone(),
-                kind: FieldKind::Marker,
-                param: param.clone(),
-            });
-            let mark = format_ident!("__mark{}", i);
-            pattern.push(quote!(#field: #mark));
-            params.push(param);
-        }
-        arms.push(quote! {
-            __State::#variant { #(#pattern),* } => #cont
-        });
-        variants.push(StateVariant {
-            name: variant.clone(),
-            fields,
-        });
-    }
+    let Variants {
+        params,
+        variants,
+        arms,
+        callees,
+    } = variants(sites, machine);
     let generics = if params.is_empty() {
         quote!()
     } else {

@@ -46,6 +46,36 @@ impl Lower<'_> {
         if !contains_suspension(&expr) {
             return expr;
         }
+        match expr {
+            Expr::If(_)
+            | Expr::Match(_)
+            | Expr::Loop(_)
+            | Expr::While(_)
+            | Expr::ForLoop(_)
+            | Expr::Block(_)
+            | Expr::Unsafe(_) => self.head_construct(expr, hint, out, depth),
+            Expr::Binary(_) | Expr::Assign(_) => self.head_operator(expr, hint, out, depth),
+            Expr::MethodCall(_)
+            | Expr::Call(_)
+            | Expr::Tuple(_)
+            | Expr::Array(_)
+            | Expr::Struct(_)
+            | Expr::Index(_)
+            | Expr::Range(_)
+            | Expr::Repeat(_)
+            | Expr::Macro(_) => self.head_operands(expr, hint, out, depth),
+            other => self.head_inner(other, hint, out, depth),
+        }
+    }
+
+    /// [`Lower::head`] of a construct that holds a suspension: an `if`, a `match`, a loop, a block.
+    fn head_construct(
+        &mut self,
+        expr: Expr,
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        depth: usize,
+    ) -> Expr {
         let next = depth + 1;
         match expr {
             // `if let P = e && c { A } else { B }` whose chain suspends after its first
@@ -152,6 +182,14 @@ impl Lower<'_> {
                 expr_unsafe.block = self.block(expr_unsafe.block);
                 self.construct(Expr::Unsafe(expr_unsafe), depth, out)
             }
+            other => other,
+        }
+    }
+
+    /// [`Lower::head`] of a binary operator or an assignment: its operands in the order Rust evaluates them (the right side of `&&`/`||` only when it would be).
+    fn head_operator(&mut self, expr: Expr, hint: &str, out: &mut Vec<Stmt>, depth: usize) -> Expr {
+        let next = depth + 1;
+        match expr {
             // `a && b` evaluates `b` only when `a` is true: an `if`, so that the saga
             // suspends exactly when Rust would evaluate the right side.
             Expr::Binary(e)
@@ -200,6 +238,14 @@ impl Lower<'_> {
                 }
                 Expr::Assign(e)
             }
+            other => other,
+        }
+    }
+
+    /// [`Lower::head`] of an expression of several operands (a call, a tuple, a struct literal, …): each evaluated, and kept, before the next suspends.
+    fn head_operands(&mut self, expr: Expr, hint: &str, out: &mut Vec<Stmt>, depth: usize) -> Expr {
+        let next = depth + 1;
+        match expr {
             Expr::MethodCall(mut e) => {
                 let receiver =
                     std::mem::replace(&mut *e.receiver, Expr::Verbatim(TokenStream::new()));
@@ -251,31 +297,7 @@ impl Lower<'_> {
                 e.elems = parts.into_iter().map(|(expr, _)| expr).collect();
                 Expr::Array(e)
             }
-            Expr::Struct(mut e) => {
-                let mut parts: Vec<(Expr, Role)> = e
-                    .fields
-                    .iter()
-                    .map(|field| (field.expr.clone(), Role::Value))
-                    .collect();
-                if let Some(rest) = e.rest.take() {
-                    parts.push((*rest, Role::Place));
-                }
-                self.sequence(&mut parts, hint, out, next);
-                let mut parts = parts.into_iter().map(|(expr, _)| expr);
-                for field in e.fields.iter_mut() {
-                    if let Some(value) = parts.next() {
-                        field.expr = value;
-                        // `S { x }` must become `S { x: value }` once `x` is rewritten.
-                        if field.colon_token.is_none() {
-                            field.colon_token = Some(Default::default());
-                        }
-                    }
-                }
-                if let Some(rest) = parts.next() {
-                    e.rest = Some(Box::new(rest));
-                }
-                Expr::Struct(e)
-            }
+            Expr::Struct(e) => self.head_struct(e, hint, out, next),
             Expr::Index(mut e) => {
                 let mut parts = [(*e.expr, Role::Place), (*e.index, Role::Value)];
                 self.sequence(&mut parts, hint, out, next);
@@ -304,30 +326,15 @@ impl Lower<'_> {
                 *e.expr = self.head(*e.expr, hint, out, next);
                 Expr::Repeat(e)
             }
-            Expr::Macro(mut e) => {
-                if let Some(mut args) = macro_args::std_args(&e.mac) {
-                    let formatted_from = macro_args::formatted_from(&e.mac);
-                    let mut values: Vec<(Expr, Role)> = args
-                        .values()
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, value)| {
-                            let role = if formatted_from.is_some_and(|from| index >= from) {
-                                Role::Formatted
-                            } else {
-                                Role::Value
-                            };
-                            (value.clone(), role)
-                        })
-                        .collect();
-                    self.sequence(&mut values, hint, out, next);
-                    for (slot, (value, _)) in args.values_mut().into_iter().zip(values) {
-                        *slot = value;
-                    }
-                    e.mac.tokens = args.tokens();
-                }
-                Expr::Macro(e)
-            }
+            Expr::Macro(e) => self.head_macro(e, hint, out, next),
+            other => other,
+        }
+    }
+
+    /// [`Lower::head`] of an expression with one operand evaluated first (a field, a `?`, a reference, a `return`, …).
+    fn head_inner(&mut self, expr: Expr, hint: &str, out: &mut Vec<Stmt>, depth: usize) -> Expr {
+        let next = depth + 1;
+        match expr {
             // The parts evaluated first.
             Expr::Field(mut e) => {
                 *e.base = self.head(*e.base, hint, out, next);
@@ -379,6 +386,72 @@ impl Lower<'_> {
             }
             other => other,
         }
+    }
+
+    /// A struct literal's field values, then its base (`..rest`), each before the next.
+    fn head_struct(
+        &mut self,
+        mut e: syn::ExprStruct,
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        next: usize,
+    ) -> Expr {
+        let mut parts: Vec<(Expr, Role)> = e
+            .fields
+            .iter()
+            .map(|field| (field.expr.clone(), Role::Value))
+            .collect();
+        if let Some(rest) = e.rest.take() {
+            parts.push((*rest, Role::Place));
+        }
+        self.sequence(&mut parts, hint, out, next);
+        let mut parts = parts.into_iter().map(|(expr, _)| expr);
+        for field in e.fields.iter_mut() {
+            if let Some(value) = parts.next() {
+                field.expr = value;
+                // `S { x }` must become `S { x: value }` once `x` is rewritten.
+                if field.colon_token.is_none() {
+                    field.colon_token = Some(Default::default());
+                }
+            }
+        }
+        if let Some(rest) = parts.next() {
+            e.rest = Some(Box::new(rest));
+        }
+        Expr::Struct(e)
+    }
+
+    /// A standard macro's arguments (`format!`, `vec!`, …), each before the next; those
+    /// after its format string are [`Role::Formatted`].
+    fn head_macro(
+        &mut self,
+        mut e: syn::ExprMacro,
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        next: usize,
+    ) -> Expr {
+        if let Some(mut args) = macro_args::std_args(&e.mac) {
+            let formatted_from = macro_args::formatted_from(&e.mac);
+            let mut values: Vec<(Expr, Role)> = args
+                .values()
+                .into_iter()
+                .enumerate()
+                .map(|(index, value)| {
+                    let role = if formatted_from.is_some_and(|from| index >= from) {
+                        Role::Formatted
+                    } else {
+                        Role::Value
+                    };
+                    (value.clone(), role)
+                })
+                .collect();
+            self.sequence(&mut values, hint, out, next);
+            for (slot, (value, _)) in args.values_mut().into_iter().zip(values) {
+                *slot = value;
+            }
+            e.mac.tokens = args.tokens();
+        }
+        Expr::Macro(e)
     }
 
     fn lower_if(&mut self, mut expr_if: syn::ExprIf) -> syn::ExprIf {

@@ -102,10 +102,8 @@ pub(crate) trait Policy: Send {
     /// left of the run time, stopped by a cancellation, beside a lease's renewal.
     fn transition<'a>(
         &'a self,
-        call: &'a Call,
         run: Transition<'a>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
-        let _ = call;
         run
     }
 
@@ -148,48 +146,88 @@ pub(crate) trait Policy: Send {
 
 /// Drives `call` of `saga` round after round, as `policy` says, until a round is the
 /// request's answer.
+///
+/// The call is lent, not given: its future then holds a reference, not a second copy of
+/// the call its caller already holds (each copy is 256 bytes of every request's future).
 pub(crate) async fn drive<P: Policy>(
     saga: &Saga,
-    mut call: Call,
+    call: &mut Call,
     cx: &SagaContext,
     policy: &mut P,
 ) -> Result<CallToolResponse, ErrorData> {
     let mut passed = 0usize;
     loop {
-        let run = saga.run(policy.codec(), call.clone(), cx);
-        let response = policy.transition(&call, run).await?;
-        let CallToolResponse::InputRequired(required) = response else {
-            return policy.ended(&call, response).await;
+        // The call is lent, not copied: the transition takes the round's inputs out of it
+        // and leaves the rest for the next round.
+        let run = saga.run(policy.codec(), call, cx);
+        // The round goes to the policy without a name in this future, and the policy's
+        // answer is matched as it comes: a local (or a temporary of the `?`) kept across
+        // an await would hold a round (152 to 264 bytes) in every request's future.
+        let decided = {
+            let response = policy.transition(run).await?;
+            decide(response, policy, call, cx)
         };
-        let checkpoint = required
-            .input_requests
-            .as_ref()
-            .is_none_or(|requests| requests.is_empty());
-        let next = if checkpoint {
-            policy.checkpoint(&call, required, cx).await?
-        } else {
-            policy.asks(&call, required, cx).await?
-        };
-        let (from, inputs) = match next {
-            Next::Respond(response) => return Ok(response),
-            Next::GoOn { from, inputs } => (from, inputs),
-        };
-        match inputs.pass {
-            Pass::Counted => {
-                passed += 1;
-                if passed > MAX_REPLAYED_CHECKPOINTS {
-                    return policy.past_bound(&call, from, checkpoint);
-                }
+        match decided.await? {
+            Decided::Ended(response) | Decided::Next(Next::Respond(response), _) => {
+                return Ok(response);
             }
-            Pass::Answered => passed = 0,
-            Pass::Free => {}
+            Decided::Next(Next::GoOn { from, inputs }, checkpoint) => {
+                match inputs.pass {
+                    Pass::Counted => {
+                        passed += 1;
+                        if passed > MAX_REPLAYED_CHECKPOINTS {
+                            return policy.past_bound(call, from, checkpoint);
+                        }
+                    }
+                    Pass::Answered => passed = 0,
+                    Pass::Free => {}
+                }
+                call.request_state = from.request_state;
+                call.input_responses = inputs.answers;
+                call.failures = inputs.failures;
+                call.model = inputs.model;
+            }
         }
-        call.request_state = from.request_state;
-        call.input_responses = inputs.answers;
-        call.failures = inputs.failures;
-        call.model = inputs.model;
         tokio::task::yield_now().await;
     }
+}
+
+/// What the policy made of a round's response: the call's end, or the next step, and
+/// whether the round was a checkpoint.
+enum Decided {
+    Ended(CallToolResponse),
+    Next(Next, bool),
+}
+
+/// Hands `response` to the policy's method for it: its future, one type for the three.
+fn decide<'a, P: Policy>(
+    response: CallToolResponse,
+    policy: &'a mut P,
+    call: &'a Call,
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<Decided, ErrorData>> + 'a {
+    use futures::FutureExt as _;
+    use futures::future::Either;
+    let required = match response {
+        CallToolResponse::InputRequired(required) => required,
+        ended => {
+            return Either::Left(
+                policy
+                    .ended(call, ended)
+                    .map(|ended| ended.map(Decided::Ended)),
+            );
+        }
+    };
+    let checkpoint = required
+        .input_requests
+        .as_ref()
+        .is_none_or(|requests| requests.is_empty());
+    let round = if checkpoint {
+        Either::Left(policy.checkpoint(call, required, cx))
+    } else {
+        Either::Right(policy.asks(call, required, cx))
+    };
+    Either::Right(round.map(move |next| next.map(|next| Decided::Next(next, checkpoint))))
 }
 
 /// What a checkpoint does on a path whose policy may either answer with it or pass it:

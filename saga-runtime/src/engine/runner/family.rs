@@ -29,10 +29,13 @@ pub(crate) type Saga = Arc<dyn DynTool>;
 
 /// One build of a tool, its state type erased, with its points.
 pub(crate) trait DynTool: Send + Sync {
+    /// One transition of `call`: its inputs (answers, failures, the model's answers) are
+    /// taken out of it; the rest is read, so that the drive goes on with the same call
+    /// without copying it.
     fn run<'a>(
         &'a self,
         codec: &'a StateCodec,
-        call: Call,
+        call: &'a mut Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
 
@@ -74,7 +77,7 @@ impl<T: SagaTool> DynTool for Compiled<T> {
     fn run<'a>(
         &'a self,
         codec: &'a StateCodec,
-        call: Call,
+        call: &'a mut Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
         // Converted to `ErrorData` inside `typed_transition`, which is compiled once: a
@@ -152,7 +155,7 @@ impl DynTool for Family {
     fn run<'a>(
         &'a self,
         codec: &'a StateCodec,
-        call: Call,
+        call: &'a mut Call,
         cx: &'a SagaContext,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
         let build = match &call.request_state {

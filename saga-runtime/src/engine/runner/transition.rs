@@ -95,7 +95,7 @@ pub(crate) fn typed_transition<'a>(
     tool: &'a dyn Typed,
     points: &'a Points,
     codec: &'a StateCodec,
-    call: Call,
+    call: &'a mut Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     let token_in = call.request_state.as_ref().map_or(0, String::len);
@@ -192,13 +192,19 @@ fn run_transition<'a>(
     tool: &'a dyn Typed,
     points: &'a Points,
     codec: &'a StateCodec,
-    call: Call,
+    call: &'a mut Call,
     cx: &'a SagaContext,
     span: tracing::Span,
 ) -> impl Future<Output = Result<CallToolResponse, Failure>> + 'a {
     // An `async` block, not an `async fn`: the call is kept once (see `typed_transition`).
     async move {
         let span = &span;
+        // The round's inputs are this transition's; the rest of the call stays the
+        // drive's, for the rounds after this one.
+        let responses = call.input_responses.take();
+        let failures = std::mem::take(&mut call.failures);
+        let model = std::mem::take(&mut call.model);
+        let call: &Call = call;
         let binding = call.binding(cx.principal());
         let run = Run {
             tool,
@@ -207,21 +213,18 @@ fn run_transition<'a>(
             name: &call.name,
             binding: &binding,
             cx,
-            model_answered: !call.model.is_empty(),
+            model_answered: !model.is_empty(),
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
-        let (mut head, state, answers, resumed) = match call.request_state {
+        let (mut head, state, answers, resumed) = match &call.request_state {
             None => {
-                let state = run.start(call.arguments.unwrap_or_default())?;
+                let state = run.start(call.arguments.clone().unwrap_or_default())?;
                 (RoundRecord::default(), state, Answers::none(), None)
             }
-            Some(ref token) => {
-                let responses = call.input_responses.unwrap_or_default();
-                match run
-                    .open(token, responses, &call.failures, &call.model)
-                    .await?
-                {
+            Some(token) => {
+                let responses = responses.unwrap_or_default();
+                match run.open(token, responses, &failures, &model).await? {
                     Opening::Answered(answered) => (
                         answered.head,
                         answered.state,

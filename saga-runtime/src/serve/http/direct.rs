@@ -53,7 +53,7 @@ use crate::engine::pool::Caller;
 use crate::engine::{SagaContext, Stateless};
 use crate::serve::SagaTools;
 use crate::serve::json_check::{self, JsonBudget};
-use crate::serve::route::{self, Door, Route};
+use crate::serve::route::{self, Door, Route, Routed};
 use crate::serve::streamed;
 use crate::serve::wire::WireCall;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
@@ -214,29 +214,24 @@ impl Direct {
     pub(crate) fn run(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx } = call;
         async move {
-            let call = match route::call_of(params, WireCall::default()) {
-                Ok(call) => call,
-                Err(error) => return self.answer(Err(error), id, false),
-            };
             let declared_tasks = cx.capabilities().supports_tasks();
-            let result = match route::route(&self.tools, &call, &cx, Door::StreamableCall) {
-                Ok(Route::Streamed(saga)) => {
-                    let saga = saga.clone();
+            // The call is made and routed into the run's future, never a local of this one:
+            // a local would keep a second copy of it (256 bytes) in every request's future.
+            let run = match route::call_of(params, WireCall::default())
+                .and_then(|call| route::routed(&self.tools, call, &cx, Door::StreamableCall))
+            {
+                Ok(Routed::Run(run)) => run,
+                Ok(Routed::Streamed(saga, call)) => {
+                    // The stream owns its context; this one stays lent to `routed`'s type.
+                    let (saga, cx) = (saga.clone(), cx.clone());
                     return streamed::respond(self.tools.clone(), id.clone(), saga, call, cx)
                         .unwrap_or_else(|error| {
                             respond(&ServerJsonRpcMessage::error(error, Some(id)))
                         });
                 }
-                Ok(route) => {
-                    route::bounded(
-                        &self.tools,
-                        &cx,
-                        route::follow(&self.tools, route, call, &cx),
-                    )
-                    .await
-                }
-                Err(error) => Err(error),
+                Err(error) => return self.answer(Err(error), id, declared_tasks),
             };
+            let result = run.await;
             self.answer(result, id, declared_tasks)
         }
         .boxed()

@@ -139,22 +139,7 @@ impl<'a> Walker<'a> {
 
     fn expr(&mut self, expr: &Expr) {
         if let Some(Ok(suspension)) = classify(expr) {
-            // What a suspension evaluates before it suspends: a helper's arguments (which
-            // may suspend themselves), a request's (which may fail with `?`).
-            match &suspension {
-                Suspension::Call { call, .. } => {
-                    if let Expr::Call(call) = call {
-                        self.exprs(&call.args);
-                    }
-                }
-                Suspension::Await { request, .. } => self.request_args(request),
-                Suspension::Join { requests } => {
-                    for (request, _) in requests {
-                        self.request_args(request);
-                    }
-                }
-            }
-            self.suspend(&suspension);
+            self.suspension(&suspension);
             return;
         }
         match expr {
@@ -167,20 +152,7 @@ impl<'a> Walker<'a> {
                 };
                 self.graph.fail(&label);
             }
-            Expr::Return(expr_return) => {
-                if let Some(value) = &expr_return.expr {
-                    self.expr(value);
-                }
-                self.returns += 1;
-                let text = match &expr_return.expr {
-                    Some(value) => format!("return {}", code(value)),
-                    None => "return".to_owned(),
-                };
-                let id = format!("Return{}", self.returns);
-                let node = self.graph.node(&id, vec![short(&text)], Shape::Plain);
-                self.graph.goto(node);
-                self.graph.frontier.clear();
-            }
+            Expr::Return(expr_return) => self.expr_return(expr_return),
             Expr::Break(expr_break) => {
                 if let Some(value) = &expr_break.expr {
                     self.expr(value);
@@ -191,57 +163,9 @@ impl<'a> Walker<'a> {
                     target.breaks.extend(pending);
                 }
             }
-            Expr::Continue(expr_continue) => {
-                let label = expr_continue.label.as_ref().map(|l| l.ident.to_string());
-                let pending = std::mem::take(&mut self.graph.frontier);
-                let choice = match self.target(label.as_deref(), true) {
-                    Some(target) => match target.choice {
-                        Some(choice) => Some(choice),
-                        None => {
-                            target.continues.extend(pending.clone());
-                            None
-                        }
-                    },
-                    None => None,
-                };
-                if let Some(choice) = choice {
-                    for pending in pending {
-                        let pending = pending.with("continue");
-                        self.graph.edge(pending.from, choice, &pending.labels);
-                    }
-                }
-            }
+            Expr::Continue(expr_continue) => self.expr_continue(expr_continue),
             Expr::If(expr_if) => self.expr_if(expr_if),
-            Expr::Match(expr_match) => {
-                self.expr(&expr_match.expr);
-                let scrutinee = short(&label_code(&expr_match.expr));
-                let patterns: Vec<String> = expr_match
-                    .arms
-                    .iter()
-                    .map(|arm| {
-                        let pattern = code_pat(&arm.pat);
-                        match &arm.guard {
-                            Some((_, guard)) => format!("{pattern} if {}", code(guard)),
-                            None => pattern,
-                        }
-                    })
-                    .collect();
-                let labels: Vec<String> = patterns
-                    .iter()
-                    .map(|pattern| short(&format!("match {scrutinee} {{ {pattern} }}")))
-                    .collect();
-                if expr_match.arms.iter().any(|arm| branches(&arm.body)) {
-                    self.graph.junction();
-                }
-                let before = self.graph.frontier.clone();
-                let mut outs = Vec::new();
-                for (arm, label) in expr_match.arms.iter().zip(&labels) {
-                    self.graph.frontier = with_all(&before, label);
-                    self.expr(&arm.body);
-                    outs.push(std::mem::take(&mut self.graph.frontier));
-                }
-                self.graph.frontier = join(&before, &labels, outs, Some((&scrutinee, &patterns)));
-            }
+            Expr::Match(expr_match) => self.expr_match(expr_match),
             Expr::Loop(expr_loop) => {
                 let label = expr_loop.label.as_ref().map(|l| l.name.ident.to_string());
                 self.walk_loop(label, LoopKind::Plain, &expr_loop.body);
@@ -260,43 +184,10 @@ impl<'a> Walker<'a> {
                 );
                 self.walk_loop(label, LoopKind::For(short(&header)), &expr_for.body);
             }
-            Expr::Block(expr_block) => match &expr_block.label {
-                Some(label) => {
-                    self.targets.push(Target {
-                        label: Some(label.name.ident.to_string()),
-                        is_loop: false,
-                        choice: None,
-                        breaks: Vec::new(),
-                        continues: Vec::new(),
-                    });
-                    self.block(&expr_block.block);
-                    if let Some(target) = self.targets.pop() {
-                        self.graph.frontier.extend(target.breaks);
-                    }
-                }
-                None => self.block(&expr_block.block),
-            },
+            Expr::Block(expr_block) => self.expr_block(expr_block),
             Expr::Unsafe(expr_unsafe) => self.block(&expr_unsafe.block),
             Expr::Binary(binary) if matches!(binary.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
-                // The right side is evaluated only when the left does not decide.
-                self.expr(&binary.left);
-                let left = label_code(&binary.left);
-                let (taken, skipped) = match binary.op {
-                    syn::BinOp::And(_) => {
-                        (format!("if {left}"), format!("if {}", negate(&binary.left)))
-                    }
-                    _ => (format!("if {}", negate(&binary.left)), format!("if {left}")),
-                };
-                let labels = [short(&taken), short(&skipped)];
-                if branches(&binary.right) {
-                    self.graph.junction();
-                }
-                let before = self.graph.frontier.clone();
-                self.graph.frontier = with_all(&before, &labels[0]);
-                self.expr(&binary.right);
-                let evaluated = std::mem::take(&mut self.graph.frontier);
-                let skipped = with_all(&before, &labels[1]);
-                self.graph.frontier = join(&before, &labels, vec![evaluated, skipped], None);
+                self.short_circuit(binary)
             }
             Expr::Binary(binary) if crate::tool::emit::restate::assigns(&binary.op) => {
                 self.expr(&binary.right);
@@ -357,6 +248,136 @@ impl<'a> Walker<'a> {
             // `return` leaves the saga.
             _ => {}
         }
+    }
+
+    /// A block; a labelled one is a target of `break 'label`.
+    fn expr_block(&mut self, expr_block: &syn::ExprBlock) {
+        match &expr_block.label {
+            Some(label) => {
+                self.targets.push(Target {
+                    label: Some(label.name.ident.to_string()),
+                    is_loop: false,
+                    choice: None,
+                    breaks: Vec::new(),
+                    continues: Vec::new(),
+                });
+                self.block(&expr_block.block);
+                if let Some(target) = self.targets.pop() {
+                    self.graph.frontier.extend(target.breaks);
+                }
+            }
+            None => self.block(&expr_block.block),
+        }
+    }
+
+    /// A `return`: its value evaluated, then the saga leaves at a node of its own.
+    fn expr_return(&mut self, expr_return: &syn::ExprReturn) {
+        if let Some(value) = &expr_return.expr {
+            self.expr(value);
+        }
+        self.returns += 1;
+        let text = match &expr_return.expr {
+            Some(value) => format!("return {}", code(value)),
+            None => "return".to_owned(),
+        };
+        let id = format!("Return{}", self.returns);
+        let node = self.graph.node(&id, vec![short(&text)], Shape::Plain);
+        self.graph.goto(node);
+        self.graph.frontier.clear();
+    }
+
+    /// A `continue`: back to its loop's choice, or kept for the loop's end.
+    fn expr_continue(&mut self, expr_continue: &syn::ExprContinue) {
+        let label = expr_continue.label.as_ref().map(|l| l.ident.to_string());
+        let pending = std::mem::take(&mut self.graph.frontier);
+        let choice = match self.target(label.as_deref(), true) {
+            Some(target) => match target.choice {
+                Some(choice) => Some(choice),
+                None => {
+                    target.continues.extend(pending.clone());
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(choice) = choice {
+            for pending in pending {
+                let pending = pending.with("continue");
+                self.graph.edge(pending.from, choice, &pending.labels);
+            }
+        }
+    }
+
+    /// A `match`: its scrutinee, then one branch per arm, labelled with its pattern.
+    fn expr_match(&mut self, expr_match: &syn::ExprMatch) {
+        self.expr(&expr_match.expr);
+        let scrutinee = short(&label_code(&expr_match.expr));
+        let patterns: Vec<String> = expr_match
+            .arms
+            .iter()
+            .map(|arm| {
+                let pattern = code_pat(&arm.pat);
+                match &arm.guard {
+                    Some((_, guard)) => format!("{pattern} if {}", code(guard)),
+                    None => pattern,
+                }
+            })
+            .collect();
+        let labels: Vec<String> = patterns
+            .iter()
+            .map(|pattern| short(&format!("match {scrutinee} {{ {pattern} }}")))
+            .collect();
+        if expr_match.arms.iter().any(|arm| branches(&arm.body)) {
+            self.graph.junction();
+        }
+        let before = self.graph.frontier.clone();
+        let mut outs = Vec::new();
+        for (arm, label) in expr_match.arms.iter().zip(&labels) {
+            self.graph.frontier = with_all(&before, label);
+            self.expr(&arm.body);
+            outs.push(std::mem::take(&mut self.graph.frontier));
+        }
+        self.graph.frontier = join(&before, &labels, outs, Some((&scrutinee, &patterns)));
+    }
+
+    /// `a && b`, `a || b`: the right side is evaluated only when the left does not decide.
+    fn short_circuit(&mut self, binary: &syn::ExprBinary) {
+        // The right side is evaluated only when the left does not decide.
+        self.expr(&binary.left);
+        let left = label_code(&binary.left);
+        let (taken, skipped) = match binary.op {
+            syn::BinOp::And(_) => (format!("if {left}"), format!("if {}", negate(&binary.left))),
+            _ => (format!("if {}", negate(&binary.left)), format!("if {left}")),
+        };
+        let labels = [short(&taken), short(&skipped)];
+        if branches(&binary.right) {
+            self.graph.junction();
+        }
+        let before = self.graph.frontier.clone();
+        self.graph.frontier = with_all(&before, &labels[0]);
+        self.expr(&binary.right);
+        let evaluated = std::mem::take(&mut self.graph.frontier);
+        let skipped = with_all(&before, &labels[1]);
+        self.graph.frontier = join(&before, &labels, vec![evaluated, skipped], None);
+    }
+
+    /// A suspension: what it evaluates before it suspends (a helper's arguments, which may
+    /// suspend themselves; a request's, which may fail with `?`), then the suspension.
+    fn suspension(&mut self, suspension: &Suspension) {
+        match suspension {
+            Suspension::Call { call, .. } => {
+                if let Expr::Call(call) = call {
+                    self.exprs(&call.args);
+                }
+            }
+            Suspension::Await { request, .. } => self.request_args(request),
+            Suspension::Join { requests } => {
+                for (request, _) in requests {
+                    self.request_args(request);
+                }
+            }
+        }
+        self.suspend(suspension);
     }
 
     /// The arguments of a request and of its builder calls, evaluated before it is sent.

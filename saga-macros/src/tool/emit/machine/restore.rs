@@ -28,10 +28,43 @@ pub(super) fn restore(
     rebound: &mut Vec<Rebound>,
 ) -> Block {
     let (mut free, written) = read_before_written(&code);
-    // The bindings visible at the path's statement, the latest of each name, with how
-    // they are bound again when they borrow a place of the locals (see `places`): by
-    // running again the `let` that binds them (a `for` loop's item included, see
-    // `reborrow` in `lower/for_loop.rs`), or the entry's pattern. Those are not saved.
+    let visible = visible(level, refs);
+    let (again, read_again) = bound_again(level, &visible, &free, refs);
+    let again_code = again_stmts(level, &again, refs);
+    record_rebound(level, (&again, &again_code), &visible, &code, refs, rebound);
+    let again = again_code;
+    // `again` runs first: what it reads is read before anything `code` overwrites.
+    let written: BTreeSet<String> = written
+        .into_iter()
+        .filter(|name| !read_again.contains(name))
+        .collect();
+    free.extend(read_again);
+    let mut prefix: Vec<Stmt> = Vec::new();
+    // A local the continuation overwrites before reading is declared, not saved: `let x;`
+    // (with the type it was declared with), assigned by the continuation.
+    for (binding, _) in visible.iter().filter(|(b, _)| {
+        let name = b.ident.to_string();
+        written.contains(&name) && !free.contains(&name)
+    }) {
+        let local = &binding.ident;
+        let mutability = binding.mutable.then(|| quote!(mut));
+        let ty = declared_type(level, local).map(|ty| quote!(: #ty));
+        prefix.push(syn::parse_quote!(let #mutability #local #ty;));
+    }
+    prefix.extend(saved(level, visible, &free, call, site_saved));
+    prefix.extend(again);
+    prefix.extend(code);
+    Block {
+        brace_token: level.block.brace_token,
+        stmts: prefix,
+    }
+}
+
+/// The bindings visible at the path's statement, the latest of each name, with how they
+/// are bound again when they borrow a place of the locals (see `places`): by running
+/// again the `let` that binds them (a `for` loop's item included, see `reborrow` in
+/// `lower/for_loop.rs`), or the entry's pattern. Those are not saved.
+fn visible(level: &Level<'_>, refs: &Refs) -> Vec<(Binding, Option<Again>)> {
     let mut visible: Vec<(Binding, Option<Again>)> = level
         .entry
         .iter()
@@ -61,12 +94,23 @@ pub(super) fn restore(
             });
         }
     }
+    visible
+}
+
+/// What is bound again (what the code reads, and what that reads, to a fixed point), in
+/// order, and the names the statements binding it again read.
+fn bound_again(
+    level: &Level<'_>,
+    visible: &[(Binding, Option<Again>)],
+    free: &BTreeSet<String>,
+    refs: &Refs,
+) -> (Vec<Again>, BTreeSet<String>) {
     // What is bound again may read what is bound again before it: to a fixed point.
     let mut again: Vec<Again> = Vec::new();
     let mut read_again = BTreeSet::new();
     loop {
         let before = again.len();
-        for (binding, how) in &visible {
+        for (binding, how) in visible {
             let name = binding.ident.to_string();
             if let Some(how) = how
                 && (free.contains(&name) || read_again.contains(&name))
@@ -81,18 +125,30 @@ pub(super) fn restore(
         again.sort_unstable();
         read_again = free_in_stmts(&again_stmts(level, &again, refs));
     }
-    let again_code = again_stmts(level, &again, refs);
+    (again, read_again)
+}
+
+/// Records each binding bound again, with whether the code reads it itself (its borrow
+/// is then used at the suspension, see `Rebound::alive`).
+fn record_rebound(
+    level: &Level<'_>,
+    (again, again_code): (&[Again], &[Stmt]),
+    visible: &[(Binding, Option<Again>)],
+    code: &[Stmt],
+    refs: &Refs,
+    rebound: &mut Vec<Rebound>,
+) {
     // What the code reads itself, not only to find another borrow: those borrows are used
     // at the suspension (see `Rebound::alive`).
     let (direct, arguments) = if again.is_empty() {
         (BTreeSet::new(), Default::default())
     } else {
         (
-            free_outside_again(&code),
-            crate::tool::lower::places::argument_reads(&again_code),
+            free_outside_again(code),
+            crate::tool::lower::places::argument_reads(again_code),
         )
     };
-    for (binding, how) in &visible {
+    for (binding, how) in visible {
         let name = binding.ident.to_string();
         // Everything bound again is recorded (what a later one of them reads is bound, not
         // free, in their sequence).
@@ -114,25 +170,18 @@ pub(super) fn restore(
             });
         }
     }
-    let again = again_code;
-    // `again` runs first: what it reads is read before anything `code` overwrites.
-    let written: BTreeSet<String> = written
-        .into_iter()
-        .filter(|name| !read_again.contains(name))
-        .collect();
-    free.extend(read_again);
-    let mut prefix: Vec<Stmt> = Vec::new();
-    // A local the continuation overwrites before reading is declared, not saved: `let x;`
-    // (with the type it was declared with), assigned by the continuation.
-    for (binding, _) in visible.iter().filter(|(b, _)| {
-        let name = b.ident.to_string();
-        written.contains(&name) && !free.contains(&name)
-    }) {
-        let local = &binding.ident;
-        let mutability = binding.mutable.then(|| quote!(mut));
-        let ty = declared_type(level, local).map(|ty| quote!(: #ty));
-        prefix.push(syn::parse_quote!(let #mutability #local #ty;));
-    }
+}
+
+/// The `let`s that restore the saved locals the code reads (those not bound again); each
+/// is recorded in `site_saved`.
+fn saved(
+    level: &Level<'_>,
+    visible: Vec<(Binding, Option<Again>)>,
+    free: &BTreeSet<String>,
+    call: bool,
+    site_saved: &mut Vec<Saved>,
+) -> Vec<Stmt> {
+    let mut prefix = Vec::new();
     for (binding, _) in visible
         .into_iter()
         .filter(|(b, again)| again.is_none() && free.contains(&b.ident.to_string()))
@@ -160,12 +209,7 @@ pub(super) fn restore(
             literal,
         });
     }
-    prefix.extend(again);
-    prefix.extend(code);
-    Block {
-        brace_token: level.block.brace_token,
-        stmts: prefix,
-    }
+    prefix
 }
 
 /// The literals a local of this level may hold, when it is a `&'static str` chosen
