@@ -133,12 +133,12 @@ pub mod __support {
 /// so an expansion always meets the items it was written against.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::engine::diagram::with_diagram;
-    pub use crate::engine::elicit_field::{
+    pub use crate::engine::contract::diagram::with_diagram;
+    pub use crate::engine::expand::expand_support::*;
+    pub use crate::engine::forms::elicit_field::{
         SchemaField, SchemaValue, contains, object_schema, one_field_from_content,
         one_field_schema, parse_select, read_field, select_property,
     };
-    pub use crate::engine::expand_support::*;
     pub use crate::engine::{
         Answers, Checkpoint, Elicit, ElicitEnum, ElicitField, FormError, LayoutError, PromptOutput,
         Request, ResourceOutput, SagaContext, SagaPrompt, SagaResource, SagaTool, StateLayout,
@@ -166,7 +166,7 @@ macro_rules! join {
 
 /// Everything a tool author and a server operator use.
 pub mod prelude {
-    pub use crate::engine::prelude::*;
+    pub use crate::engine::asks::prelude::*;
     pub use crate::engine::{
         Answers, Checkpoint, Contents, Elicit, Elicited, FormError, JoinAll, Json, Prompt, Request,
         SagaContext, SagaError, SagaPrompt, SagaResource, SagaTool, Step, ToolOutput, checkpoint,

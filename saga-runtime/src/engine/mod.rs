@@ -6,29 +6,22 @@
 //! once, and seals what the step leaves into a new token. Nothing is kept between
 //! requests.
 
-mod asks;
+pub(crate) mod asks;
 pub(crate) mod call;
-mod contract;
-mod expand;
-mod forms;
+pub(crate) mod contract;
+pub(crate) mod expand;
+pub(crate) mod forms;
 mod identity;
 mod kinds;
 mod round;
 pub(crate) mod runner;
 
-// The groups' files the rest of the crate reaches by their old names.
-pub(crate) use asks::prelude;
+// Public as `saga_runtime::model`; the crate's own files name it by its folder.
 pub use call::model;
-pub(crate) use call::pool;
-pub(crate) use contract::diagram;
-pub(crate) use expand::expand_support;
-pub(crate) use forms::elicit_field;
 // Public as `saga_runtime::testing::KeyedRound`.
 pub use round::collect::ModelAnswers;
 #[doc(hidden)]
 pub use round::keyed::KeyedRound;
-pub(crate) use runner::family;
-pub(crate) use runner::sampling;
 
 pub use asks::join_all::{JoinAll, join_all};
 pub use asks::outcome::{ElicitOutcome, Elicited};

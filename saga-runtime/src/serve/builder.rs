@@ -60,9 +60,9 @@ struct ToolSettings {
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
     diagrams_listed: bool,
-    model: Option<Arc<dyn crate::engine::model::Model>>,
-    sampling_policy: Option<crate::engine::model::SamplingPolicy>,
-    sampling_limits: crate::engine::model::SamplingLimits,
+    model: Option<Arc<dyn crate::engine::call::model::Model>>,
+    sampling_policy: Option<crate::engine::call::model::SamplingPolicy>,
+    sampling_limits: crate::engine::call::model::SamplingLimits,
 }
 
 /// What only a [`SagaServer`] has. A [`SagaToolsBuilder`] carries the defaults and never
@@ -118,7 +118,7 @@ impl<B> Default for Builder<B> {
                 diagrams_listed: false,
                 model: None,
                 sampling_policy: None,
-                sampling_limits: crate::engine::model::SamplingLimits::default(),
+                sampling_limits: crate::engine::call::model::SamplingLimits::default(),
             },
             server: ServerSettings {
                 instructions: None,
@@ -425,7 +425,7 @@ impl<B> Builder<B> {
 
     /// How long one request's run may take (default [`DEFAULT_MAX_RUN_TIME`], 60 s): a
     /// call still running then is stopped at its next `.await` and answered with
-    /// `-32603`, so that no call holds a request slot for longer. Work that takes longer
+    /// `-32603`, so that no call holds a request place for longer. Work that takes longer
     /// belongs in a task (`#[saga_tool(task)]`), or in rounds: each MRTR round is a
     /// request of its own. A call of a session (MCP 2025-11-25) is bounded by
     /// [`client_request_timeout`](Self::client_request_timeout) instead while it waits
@@ -452,22 +452,22 @@ impl<B> Builder<B> {
     /// ([`crate::model`]): by default ([`SamplingPolicy::ClientFirst`]) for each request
     /// whose client did not declare sampling, in the same request, with no round trip.
     ///
-    /// [`SamplingPolicy::ClientFirst`]: crate::engine::model::SamplingPolicy::ClientFirst
-    pub fn model(mut self, model: impl crate::engine::model::Model) -> Self {
+    /// [`SamplingPolicy::ClientFirst`]: crate::engine::call::model::SamplingPolicy::ClientFirst
+    pub fn model(mut self, model: impl crate::engine::call::model::Model) -> Self {
         self.tools.model = Some(Arc::new(model));
         self
     }
 
-    /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::model::SamplingPolicy)):
+    /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::call::model::SamplingPolicy)):
     /// client first by default with a model, the client only without one. A policy that
     /// asks the server's model needs [`model`](Self::model).
-    pub fn sampling_policy(mut self, policy: crate::engine::model::SamplingPolicy) -> Self {
+    pub fn sampling_policy(mut self, policy: crate::engine::call::model::SamplingPolicy) -> Self {
         self.tools.sampling_policy = Some(policy);
         self
     }
 
-    /// The bounds on the server's model ([`SamplingLimits`](crate::engine::model::SamplingLimits)).
-    pub fn sampling_limits(mut self, limits: crate::engine::model::SamplingLimits) -> Self {
+    /// The bounds on the server's model ([`SamplingLimits`](crate::engine::call::model::SamplingLimits)).
+    pub fn sampling_limits(mut self, limits: crate::engine::call::model::SamplingLimits) -> Self {
         self.tools.sampling_limits = limits;
         self
     }
@@ -599,8 +599,12 @@ impl Builder<SagaServer> {
 
 impl ToolSettings {
     /// Traces `tool`'s points; an error is kept for `build()` to report.
-    fn compile<T: SagaTool>(&mut self, tool: T, name: &str) -> Option<crate::engine::family::Saga> {
-        match crate::engine::family::Compiled::new(tool, name) {
+    fn compile<T: SagaTool>(
+        &mut self,
+        tool: T,
+        name: &str,
+    ) -> Option<crate::engine::runner::family::Saga> {
+        match crate::engine::runner::family::Compiled::new(tool, name) {
             Ok(compiled) => Some(Arc::new(compiled)),
             Err(error) => {
                 self.registry.errors.push(BuildError::Layout {
@@ -617,7 +621,7 @@ impl ToolSettings {
     fn register(
         &mut self,
         mut description: rmcp::model::Tool,
-        saga: Option<crate::engine::family::Saga>,
+        saga: Option<crate::engine::runner::family::Saga>,
     ) {
         let Some(saga) = saga else {
             return;
@@ -642,7 +646,7 @@ impl ToolSettings {
 
     /// The registry these settings describe.
     fn build(self) -> Result<SagaTools, BuildError> {
-        use crate::engine::model::SamplingPolicy;
+        use crate::engine::call::model::SamplingPolicy;
         let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
         let sample_timeout = self.sampling_limits.timeout;
         if self.model.is_some() && sample_timeout >= self.bounds.max_run_time {
@@ -652,7 +656,7 @@ impl ToolSettings {
             });
         }
         let model = match self.model {
-            Some(model) => Some(Arc::new(crate::engine::model::ServerModel::new(
+            Some(model) => Some(Arc::new(crate::engine::call::model::ServerModel::new(
                 model,
                 policy,
                 self.sampling_limits,

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::principal::{ANONYMOUS, Identity};
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
-use crate::engine::model::ServerModel;
-use crate::engine::pool::{Caller, Pool};
+use crate::engine::call::model::ServerModel;
+use crate::engine::call::pool::{Caller, Pool};
 use crate::engine::{RequestHead, SagaContext};
 
 /// The HTTP header that names the session a request belongs to (a `HeaderName`: a

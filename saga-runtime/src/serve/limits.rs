@@ -19,7 +19,7 @@ use super::json_check::JsonBudget;
 /// | open connections | 1,024 | new ones wait in the listen backlog |
 /// | sessions (MCP 2025-11-25) | 1,000 | `initialize` gets HTTP 503, `-32603` |
 /// | sessions one pool opened | 100 | `initialize` gets HTTP 429, `-32603` |
-/// | requests of sessions in flight (they wait for their client without a slot) | 128 | HTTP 503, `-32603` |
+/// | requests of sessions in flight (they wait for their client without a place) | 128 | HTTP 503, `-32603` |
 /// | requests in flight in one pool's sessions | 32 | HTTP 429, `-32603` |
 /// | requests in flight in one session | 16 | HTTP 429, `-32603` |
 /// | open GET streams | 256 | HTTP 503 |
@@ -38,7 +38,7 @@ use super::json_check::JsonBudget;
 /// Session requests and GET streams together stay well under the connection limit, so
 /// that streams held open never lock a fresh client out.
 /// Bodies are read before a request waits for nothing else, and only while it holds one
-/// of the `max_concurrent_requests` slots, so the memory the server holds for requests
+/// of the `max_concurrent_requests` places, so the memory the server holds for requests
 /// is at most about `max_concurrent_requests × max_body_bytes` times a small factor.
 #[derive(Debug, Clone)]
 #[must_use]
@@ -149,7 +149,7 @@ impl HttpLimits {
         self
     }
 
-    /// How many requests are served at once; more wait for a slot.
+    /// How many requests are served at once; more wait for a place.
     pub fn max_concurrent_requests(mut self, requests: usize) -> Self {
         self.max_concurrent_requests = requests.max(1);
         self
@@ -157,14 +157,14 @@ impl HttpLimits {
 
     /// How many of the [`max_concurrent_requests`](Self::max_concurrent_requests) one
     /// verified principal, or the unverified callers at one address, may take at once
-    /// (16 of 64 by default): a caller past its share waits for one of its own slots
+    /// (16 of 64 by default): a caller past its share waits for one of its own places
     /// (up to the queue timeout), then gets HTTP 429.
     pub fn max_requests_per_principal(mut self, requests: usize) -> Self {
         self.max_requests_per_principal = requests.max(1);
         self
     }
 
-    /// How long a request waits for a slot before it is shed with HTTP 503.
+    /// How long a request waits for a place before it is shed with HTTP 503.
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.queue_timeout = timeout;
         self
@@ -186,7 +186,7 @@ impl HttpLimits {
     /// How long a connection's write may wait for its client to take the bytes (30 s by
     /// default): a client that stops reading a response, or an SSE stream, has its
     /// connection closed after this, and the request it held ends, so that clients that
-    /// never read cannot hold the request slots. Applies to `serve_http` and
+    /// never read cannot hold the request places. Applies to `serve_http` and
     /// `serve_listener`; a server of your own that mounts `router()` needs its own.
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.write_timeout = timeout.max(Duration::from_millis(100));
@@ -215,7 +215,7 @@ impl HttpLimits {
     }
 
     /// How many requests of sessions may be in flight at once, across all sessions. Such
-    /// a request gives back its slot while it waits for its client (a person answering
+    /// a request gives back its place while it waits for its client (a person answering
     /// an elicitation), so this bound, not `max_concurrent_requests`, is what caps the
     /// memory they hold: at most about this many request bodies.
     pub fn max_session_requests(mut self, requests: usize) -> Self {

@@ -18,11 +18,12 @@ use crate::engine::runner::sampling::{Served, model_takes, serve_when_answered, 
 use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};
 use crate::state::StateCodec;
 
-/// [`Policy`] of a replay: the answers the request brought, not yet given.
+/// [`Policy`] of a replay.
 pub(crate) struct Replay<'a> {
     codec: &'a StateCodec,
     at_checkpoint: AtCheckpoint,
-    pool: InputResponses,
+    /// The answers the request brought, not yet given.
+    brought: InputResponses,
     failures: BTreeMap<String, StepFailure>,
 }
 
@@ -33,7 +34,7 @@ impl<'a> Replay<'a> {
         Self {
             codec,
             at_checkpoint,
-            pool: call.input_responses.take().unwrap_or_default(),
+            brought: call.input_responses.take().unwrap_or_default(),
             failures: std::mem::take(&mut call.failures),
         }
     }
@@ -65,7 +66,7 @@ impl Policy for Replay<'_> {
         mut required: InputRequiredResult,
         cx: &SagaContext,
     ) -> Result<Next, ErrorData> {
-        // The round's keys, the samples among them: the pool's entries and the model's
+        // The round's keys, the samples among them: the answers brought and the model's
         // answers are given to the round by these.
         let keys: Vec<String> = required
             .input_requests
@@ -78,16 +79,19 @@ impl Policy for Replay<'_> {
             && requests.values().any(|request| model_takes(cx, request))
         {
             // No token names the call: nothing is kept for a retry.
-            match serve_when_answered(requests, cx, &mut self.pool, &mut self.failures, None).await
+            match serve_when_answered(requests, cx, &mut self.brought, &mut self.failures, None)
+                .await
             {
-                // The server's model answers the samples beside the pool's answers.
+                // The server's model answers the samples beside the answers brought.
                 Some(answered) => served = answered,
                 // The client answers its part first (see `stateless`).
                 None => return Ok(Next::Respond(CallToolResponse::InputRequired(required))),
             }
         }
         let answered = |key: &String| {
-            self.pool.contains_key(key) || self.failures.contains_key(key) || served.model.has(key)
+            self.brought.contains_key(key)
+                || self.failures.contains_key(key)
+                || served.model.has(key)
         };
         if !keys.iter().all(answered) {
             return Ok(Next::Respond(CallToolResponse::InputRequired(required)));
@@ -95,7 +99,7 @@ impl Policy for Replay<'_> {
         let inputs = Inputs {
             answers: Some(
                 keys.iter()
-                    .filter_map(|key| self.pool.remove(key).map(|answer| (key.clone(), answer)))
+                    .filter_map(|key| self.brought.remove(key).map(|answer| (key.clone(), answer)))
                     .collect(),
             ),
             failures: keys
@@ -107,7 +111,7 @@ impl Policy for Replay<'_> {
                 })
                 .collect(),
             model: served.model,
-            // Bounded by the pool: each answer is given once.
+            // Bounded by the answers brought: each is given once.
             pass: Pass::Free,
         };
         Ok(Next::GoOn {

@@ -32,8 +32,8 @@ use super::stateless::Stateless;
 use super::tools::{SagaTools, stamp_server_info};
 use super::wire::WireCall;
 use super::wire::resumable;
-use crate::engine::family::Saga;
 use crate::engine::runner::drive::{AtCheckpoint, drive};
+use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext};
 use crate::tasks::{TaskSupport, Tasks};
 

@@ -18,8 +18,8 @@ use rmcp::model::InputRequiredResult;
 
 use super::in_flight::{InFlight, Marked};
 use super::wire::resumable;
-use crate::engine::family::{Saga, point_key};
-use crate::engine::runner::drive::{AtCheckpoint, Inputs, Next, Pass, Policy, Transition};
+use crate::engine::runner::drive::{AtCheckpoint, Inputs, Next, Pass, Policy, TransitionFuture};
+use crate::engine::runner::family::{Saga, point_key};
 use crate::engine::runner::sampling::serve_round;
 use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};
 use crate::log::Escaped;
@@ -137,7 +137,10 @@ impl Policy for Session<'_> {
         self.codec
     }
 
-    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(
+        &'b self,
+        run: TransitionFuture<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
         if self.cx.is_cancelled() {
             return Err(cancelled(&self.name));
         }

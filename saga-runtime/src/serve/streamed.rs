@@ -35,8 +35,8 @@ use tokio::sync::mpsc;
 use super::SagaTools;
 use super::in_flight::Marked;
 use super::wire::resumable;
-use crate::engine::family::{Saga, point_key};
-use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, Transition};
+use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
+use crate::engine::runner::family::{Saga, point_key};
 use crate::engine::{Call, SagaContext};
 use crate::state::StateCodec;
 
@@ -66,7 +66,7 @@ pub(crate) fn respond(
     let run = async move {
         let _marked = marked;
         let outcome =
-            super::route::bounded(&tools, &cx, drive(&tools, &saga, call, &cx, &sender)).await;
+            super::route::bounded(&tools, &cx, stream(&tools, &saga, call, &cx, &sender)).await;
         let message = match outcome {
             Ok(response) => {
                 let mut result = ServerResult::from(tools.stamped(response));
@@ -99,7 +99,7 @@ pub(crate) fn respond(
 
 /// Runs `call` from checkpoint to checkpoint, sending a resume policy at each, until it
 /// completes or asks the client something.
-async fn drive(
+async fn stream(
     tools: &SagaTools,
     saga: &Saga,
     mut call: Call,
@@ -122,7 +122,7 @@ async fn drive(
         out,
         handed_out: tools.in_flight().none(),
     };
-    crate::engine::runner::drive::drive(saga, &mut call, cx, &mut policy).await
+    drive(saga, &mut call, cx, &mut policy).await
 }
 
 /// [`Policy`] of a streamed call: its checkpoints pass, each with a resume policy sent
@@ -141,7 +141,10 @@ impl Policy for Stream<'_> {
         self.codec
     }
 
-    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(
+        &'b self,
+        run: TransitionFuture<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
         if self.out.is_closed() {
             return Err(went_away());
         }

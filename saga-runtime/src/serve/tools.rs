@@ -12,7 +12,7 @@ use rmcp::service::{RequestContext, RoleServer};
 
 use super::principal::{ANONYMOUS, Identity};
 use crate::engine::InspectError;
-use crate::engine::family::{DynTool, Family, Saga};
+use crate::engine::runner::family::{DynTool, Family, Saga};
 use crate::engine::{RequestHead, SagaContext};
 use crate::state::{KeyRing, StateCodec};
 
@@ -66,7 +66,8 @@ impl Default for InspectRequest {
     }
 }
 
-pub(super) struct Entry {
+/// A tool as the registry serves it: its listing, its builds, how it is reached.
+pub(super) struct ServedTool {
     pub(super) tool: Tool,
     pub(super) saga: Saga,
     /// See [`SagaTools::is_direct`].
@@ -89,7 +90,7 @@ pub(crate) struct Registry {
     pub(crate) resources: Vec<(Resource, Saga)>,
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
     /// The server's model, which answers their `sample()`s where its policy says.
-    pub(crate) model: Option<Arc<crate::engine::model::ServerModel>>,
+    pub(crate) model: Option<Arc<crate::engine::call::model::ServerModel>>,
     /// The diagrams left out of `tools/list`, by tool, for [`SagaTools::diagram`].
     pub(crate) unlisted_diagrams: HashMap<String, String>,
 }
@@ -125,7 +126,7 @@ pub(super) struct Inner {
     /// Seals the state a session call keeps between its rounds in process: that state
     /// never leaves the server, so it has a key of its own and no single-use record.
     pub(super) session_codec: StateCodec,
-    pub(super) entries: Vec<Entry>,
+    pub(super) entries: Vec<ServedTool>,
     pub(super) by_name: HashMap<String, usize, crate::engine::FnvBuild>,
     pub(super) prompts: Vec<(rmcp::model::Prompt, Saga)>,
     pub(super) resources: Vec<(Resource, Saga)>,
@@ -143,7 +144,7 @@ pub(super) struct Inner {
     pub(super) bounds: CallBounds,
     pub(super) in_flight: super::in_flight::InFlight,
     /// The server's model, which answers `sample()` where its policy says.
-    pub(super) model: Option<Arc<crate::engine::model::ServerModel>>,
+    pub(super) model: Option<Arc<crate::engine::call::model::ServerModel>>,
 }
 
 /// How long a call may run and wait, set with
@@ -203,7 +204,7 @@ pub enum BuildError {
     InputSchema(String),
     /// A sampling policy asks the server's model, and none was given.
     #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
-    NoModel(crate::engine::model::SamplingPolicy),
+    NoModel(crate::engine::call::model::SamplingPolicy),
     /// The authorization settings are not whole (feature `oauth`).
     #[cfg(feature = "oauth")]
     #[error("authorization: {0}")]
@@ -216,7 +217,7 @@ pub enum BuildError {
          set .sampling_limits(SamplingLimits::default().timeout(..)) below max_run_time"
     )]
     SampleTimeout {
-        /// [`SamplingLimits::timeout`](crate::engine::model::SamplingLimits::timeout).
+        /// [`SamplingLimits::timeout`](crate::engine::call::model::SamplingLimits::timeout).
         sample: std::time::Duration,
         /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
         run: std::time::Duration,
@@ -288,7 +289,7 @@ impl SagaTools {
             }
             let direct = !mentions_param_headers(&tool.input_schema);
             let unlisted_diagram = unlisted_diagrams.remove(tool.name.as_ref());
-            entries.push(Entry {
+            entries.push(ServedTool {
                 tool,
                 saga,
                 direct,
@@ -315,7 +316,7 @@ impl SagaTools {
                 Some(index) => entries[index].saga = saga,
                 None => {
                     by_name.insert(tool.name.to_string(), entries.len());
-                    entries.push(Entry {
+                    entries.push(ServedTool {
                         tool,
                         saga,
                         direct: true,
@@ -436,7 +437,7 @@ impl SagaTools {
         token: &str,
         request: &InspectRequest,
     ) -> Result<serde_json::Value, InspectError> {
-        let candidates: Vec<&Entry> = match &request.tool {
+        let candidates: Vec<&ServedTool> = match &request.tool {
             Some(name) => {
                 let entry = self
                     .inner
@@ -549,7 +550,7 @@ impl SagaTools {
         &self,
         parts: &http::request::Parts,
         peer: Option<std::net::IpAddr>,
-    ) -> crate::engine::pool::Caller {
+    ) -> crate::engine::call::pool::Caller {
         self.inner.identity.caller_from(parts, peer)
     }
 
@@ -560,7 +561,7 @@ impl SagaTools {
     }
 
     /// The server's model, if one is configured.
-    pub(crate) fn server_model(&self) -> Option<Arc<crate::engine::model::ServerModel>> {
+    pub(crate) fn server_model(&self) -> Option<Arc<crate::engine::call::model::ServerModel>> {
         self.inner.model.clone()
     }
 
@@ -569,7 +570,7 @@ impl SagaTools {
     pub(crate) fn head(
         &self,
         parts: Option<&http::request::Parts>,
-        caller: Option<crate::engine::pool::Caller>,
+        caller: Option<crate::engine::call::pool::Caller>,
     ) -> RequestHead {
         super::head::head(
             &self.inner.identity,
@@ -653,7 +654,7 @@ impl crate::tasks::Host for SagaTools {
         SagaTools::principals_verified(self)
     }
 
-    fn model(&self) -> Option<Arc<crate::engine::model::ServerModel>> {
+    fn model(&self) -> Option<Arc<crate::engine::call::model::ServerModel>> {
         self.server_model()
     }
 }

@@ -26,12 +26,12 @@ pub(super) const MAX_BATCH: usize = 256;
 pub(super) type Outcome = Result<bool, TaskStoreError>;
 
 /// A queued write and where its outcome goes.
-pub(super) struct Entry<W> {
+pub(super) struct QueuedWrite<W> {
     pub(super) write: W,
     answer: oneshot::Sender<Outcome>,
 }
 
-impl<W> Entry<W> {
+impl<W> QueuedWrite<W> {
     /// Answers the writer (who may have stopped waiting: then nobody hears it).
     pub(super) fn answer(self, outcome: Outcome) {
         let _ = self.answer.send(outcome);
@@ -44,7 +44,7 @@ pub(super) struct Queue<W> {
 }
 
 struct State<W> {
-    waiting: Vec<Entry<W>>,
+    waiting: Vec<QueuedWrite<W>>,
     flushing: bool,
 }
 
@@ -87,7 +87,7 @@ impl<W> Queue<W> {
     pub(super) fn push(&self, write: W) -> (oneshot::Receiver<Outcome>, Queued) {
         let (answer, outcome) = oneshot::channel();
         let mut state = self.lock();
-        state.waiting.push(Entry { write, answer });
+        state.waiting.push(QueuedWrite { write, answer });
         let queued = if state.flushing {
             Queued::Joined
         } else {
@@ -98,7 +98,7 @@ impl<W> Queue<W> {
     }
 
     /// The next batch, oldest first; `None` ends the flush (nothing was waiting).
-    pub(super) fn take(&self) -> Option<Vec<Entry<W>>> {
+    pub(super) fn take(&self) -> Option<Vec<QueuedWrite<W>>> {
         let mut state = self.lock();
         if state.waiting.is_empty() {
             state.flushing = false;
@@ -125,7 +125,7 @@ impl<W> Flusher<W> {
     }
 
     /// The next batch; `None` when the queue is empty, which ends the flush.
-    pub(super) fn next(&mut self) -> Option<Vec<Entry<W>>> {
+    pub(super) fn next(&mut self) -> Option<Vec<QueuedWrite<W>>> {
         let batch = self.queue.take();
         self.done = batch.is_none();
         batch
@@ -161,14 +161,14 @@ pub(super) enum Failed {
 }
 
 /// Answers each write of a committed batch.
-pub(super) fn answer<W>(batch: Vec<Entry<W>>, outcomes: Vec<Outcome>) {
+pub(super) fn answer<W>(batch: Vec<QueuedWrite<W>>, outcomes: Vec<Outcome>) {
     for (entry, outcome) in batch.into_iter().zip(outcomes) {
         entry.answer(outcome);
     }
 }
 
 /// Fails every write of a batch with `why`.
-pub(super) fn fail<W>(batch: Vec<Entry<W>>, why: &str) {
+pub(super) fn fail<W>(batch: Vec<QueuedWrite<W>>, why: &str) {
     for entry in batch {
         entry.answer(Err(TaskStoreError::Unavailable(why.to_owned())));
     }

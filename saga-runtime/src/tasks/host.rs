@@ -3,7 +3,7 @@
 
 use rmcp::ErrorData;
 
-use crate::engine::family::Saga;
+use crate::engine::runner::family::Saga;
 use crate::state::StateCodec;
 
 /// The tools a task's worker runs. A request's call never passes through here: the
@@ -20,5 +20,5 @@ pub(crate) trait Host: Clone + Send + Sync + 'static {
     fn principals_verified(&self) -> bool;
 
     /// The server's model, which answers a task's samples where its policy says.
-    fn model(&self) -> Option<std::sync::Arc<crate::engine::model::ServerModel>>;
+    fn model(&self) -> Option<std::sync::Arc<crate::engine::call::model::ServerModel>>;
 }

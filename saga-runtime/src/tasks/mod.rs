@@ -51,7 +51,7 @@ pub(crate) use host::Host;
 pub use record::TaskRecord;
 pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
-use crate::engine::family::Saga;
+use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 use crate::state::StateCodec;
@@ -252,7 +252,7 @@ pub(crate) struct Tasks {
     /// Bounds how many tasks this process runs at once, how many of them one verified
     /// principal's or one address's unverified callers' tasks take, and how many all
     /// unverified callers' take together.
-    workers: Arc<crate::engine::pool::Shares>,
+    workers: Arc<crate::engine::call::pool::Shares>,
     /// The sessions (2025-11-25) that created tasks here, told of each status change with
     /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
     /// clients poll `tasks/get`.)
@@ -354,7 +354,7 @@ impl Tasks {
             .with_max_token_len(server.max_token_len())
             .with_leeway(server.leeway());
         Self {
-            workers: crate::engine::pool::Shares::new(
+            workers: crate::engine::call::pool::Shares::new(
                 settings.max_workers,
                 settings.max_workers_per_principal,
             ),
@@ -401,7 +401,7 @@ impl Tasks {
         // Sealed for the request's lifetime; the task keeps it for its own, bound to the
         // task. The arguments stay behind: the saga's state holds what it kept of them.
         let id = crate::state::random_id();
-        let point = crate::engine::family::point_key(saga, &call.name, &state)?;
+        let point = crate::engine::runner::family::point_key(saga, &call.name, &state)?;
         let state = self
             .codec
             .reseal_bound(

@@ -15,7 +15,7 @@ use futures::future::join_all;
 use tokio_postgres::types::ToSql;
 
 use super::TaskRecord;
-use super::group_commit::{self, Entry, Failed, Flusher, Outcome, Queue, Queued};
+use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedWrite};
 use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
@@ -211,7 +211,7 @@ impl PostgresTasks {
 /// in which the database refused a write is written again one write at a time, so that
 /// only that write fails; a batch that failed otherwise (the pool, the lock's timeout,
 /// the commit) fails whole.
-async fn flush(db: &Db, batch: Vec<Entry<Write>>) {
+async fn flush(db: &Db, batch: Vec<QueuedWrite<Write>>) {
     let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
     let result = write_batch(db, &writes).await;
     drop(writes);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::TaskRecord;
-use super::group_commit::{self, Entry, Failed, Flusher, Outcome, Queue, Queued};
+use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedWrite};
 use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
@@ -226,7 +226,7 @@ fn working_processes(path: &Path) -> rusqlite::Result<std::collections::HashSet<
 /// in which the database refused a write is written again one write at a time, so that
 /// only that write fails; a batch that failed otherwise (the file busy past its timeout,
 /// the commit) fails whole.
-fn flush(connection: &mut Connection, batch: Vec<Entry<Write>>) {
+fn flush(connection: &mut Connection, batch: Vec<QueuedWrite<Write>>) {
     let writes: Vec<&Write> = batch.iter().map(|entry| &entry.write).collect();
     match write_batch(connection, &writes) {
         Ok(outcomes) => group_commit::answer(batch, outcomes),

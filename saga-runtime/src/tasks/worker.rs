@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use rmcp::model::InputRequiredResult;
 
 use super::*;
-use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, Transition, drive};
+use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 
@@ -73,7 +73,7 @@ impl Tasks {
         }
         let tasks = Arc::clone(self);
         let tools = tools.clone();
-        let pool = crate::engine::pool::Pool::from_key(owner);
+        let pool = crate::engine::call::pool::Pool::from_key(owner);
         tokio::spawn(async move {
             // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
             // and another replica with a free worker may take the task over. A task
@@ -219,7 +219,9 @@ impl Tasks {
             .with_capabilities(record.capabilities.clone())
             .with_cancellation(token.clone())
             .with_progress_sink(progress.clone())
-            .with_pool(crate::engine::pool::Pool::from_key(record.quota_owner()))
+            .with_pool(crate::engine::call::pool::Pool::from_key(
+                record.quota_owner(),
+            ))
             .with_model(tools.model());
         let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
         call.request_state = record.state.clone();
@@ -309,7 +311,7 @@ impl Tasks {
         &self,
         id: &str,
         claim: &str,
-        run: Transition<'_>,
+        run: TransitionFuture<'_>,
         token: &CancellationToken,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
         tokio::pin!(run);
@@ -514,7 +516,10 @@ impl Policy for Step<'_> {
         &self.tasks.codec
     }
 
-    async fn transition<'b>(&'b self, run: Transition<'b>) -> Result<CallToolResponse, ErrorData> {
+    async fn transition<'b>(
+        &'b self,
+        run: TransitionFuture<'b>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let (tasks, id, claim) = (self.tasks, self.id, self.claim);
         // The step, and beside it the writes of the progress it reports.
         let outcome = tokio::select! {
@@ -608,7 +613,7 @@ impl Policy for Step<'_> {
         // The samples the server's model takes are answered now: with nothing left for
         // the client, the task goes on; otherwise their answers wait beside the client's
         // (`crate::model`).
-        let served = crate::engine::sampling::serve_round(&mut requests, cx, None).await;
+        let served = crate::engine::runner::sampling::serve_round(&mut requests, cx, None).await;
         if !served.model.is_empty() && requests.is_empty() {
             let answers = served.model.answers.clone();
             if !self

@@ -37,7 +37,7 @@ use crate::engine::runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
 use crate::state::StateCodec;
 
 /// One transition of the saga, as [`Saga`] runs it.
-pub(crate) type Transition<'a> =
+pub(crate) type TransitionFuture<'a> =
     Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
 
 /// What a round that neither ended the call nor failed comes to.
@@ -102,7 +102,7 @@ pub(crate) trait Policy: Send {
     /// left of the run time, stopped by a cancellation, beside a lease's renewal.
     fn transition<'a>(
         &'a self,
-        run: Transition<'a>,
+        run: TransitionFuture<'a>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
         run
     }

@@ -206,7 +206,7 @@ fn run_transition<'a>(
         let model = std::mem::take(&mut call.model);
         let call: &Call = call;
         let binding = call.binding(cx.principal());
-        let run = Run {
+        let run = Transition {
             tool,
             points,
             codec,
@@ -341,7 +341,7 @@ fn decode_bytes(typed: &dyn Typed, tool: &str, state_bytes: &[u8]) -> Result<Sta
 
 /// One request's transition: the tool, its points and codec, and who calls. Each method
 /// is one part of the story [`run_transition`] tells.
-struct Run<'a> {
+struct Transition<'a> {
     tool: &'a dyn Typed,
     points: &'a Points,
     codec: &'a StateCodec,
@@ -354,7 +354,7 @@ struct Run<'a> {
     model_answered: bool,
 }
 
-impl<'a> Run<'a> {
+impl<'a> Transition<'a> {
     /// A first round: the tool's state from its arguments.
     fn start(&self, arguments: JsonObject) -> Result<State, Failure> {
         let started = catch_panic_sync(|| self.tool.start(arguments))
@@ -676,7 +676,7 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Whether an answer of the round uses a tool (see [`Run::check_tools_offered`]).
+/// Whether an answer of the round uses a tool (see [`Transition::check_tools_offered`]).
 fn uses_tools(answers: &AnswerSlots) -> bool {
     answers.iter().any(|answer| match answer {
         Some(Answer::ToolSample(result)) => result

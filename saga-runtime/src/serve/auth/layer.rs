@@ -193,7 +193,7 @@ impl Authorize {
         };
         let peer = self
             .proxies
-            .client(&parts, crate::engine::pool::peer_of(&parts));
+            .client(&parts, crate::engine::call::pool::peer_of(&parts));
         // A token verified before passes at once, whatever the address's failed tries:
         // from the verifier's cache, or (a verifier that keeps none) checked again. The
         // rule is the API keys' too (`tries.rs`).

@@ -1,4 +1,4 @@
-//! The one path every HTTP request takes before rmcp's transport sees it: a slot among
+//! The one path every HTTP request takes before rmcp's transport sees it: a place among
 //! the requests served at once, the body read under its size and time limits, the JSON
 //! checked ([`crate::serve::json_check`]; for the usual MRTR call, in the pass that reads it
 //! for the direct path) and, for a header-selected wire format, the message
@@ -21,7 +21,7 @@ use tracing::Instrument as _;
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::pool::{Caller, PeerAddr, Place as Slot, Pool, Shares};
+use crate::engine::call::pool::{Caller, PeerAddr, Place, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, WireCall};
@@ -35,8 +35,8 @@ const CALL_METHODS: [&str; 4] = [
 ];
 
 /// How long a session request whose id is still in flight waits for that request to
-/// leave before it is refused (see `Guard::hold_request`). It waits holding its slot, so that
-/// waiters count against the slots (and their bodies against the memory they bound).
+/// leave before it is refused (see `Guard::hold_request`). It waits holding its place, so that
+/// waiters count against the places (and their bodies against the memory they bound).
 const DUPLICATE_ID_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// JSON-RPC's codes for the refusals made here.
@@ -44,10 +44,10 @@ const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
 const SERVER_BUSY: i32 = -32603;
 
-/// The guard's settings and its shared slots.
+/// The guard's settings and its shared places.
 pub(crate) struct Guard {
     /// The requests served at once, split by pool.
-    pub(crate) slots: Arc<Shares>,
+    pub(crate) places: Arc<Shares>,
     pub(crate) queue_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
@@ -177,7 +177,7 @@ impl Guard {
     ) -> Result<Caller, Refused> {
         let peer = match peer {
             Some(PeerAddr(ip)) => Some(ip),
-            None => crate::engine::pool::peer_of(parts),
+            None => crate::engine::call::pool::peer_of(parts),
         };
         let peer = self.proxies.client(parts, peer);
         if let Some(tries) = &self.tries
@@ -200,7 +200,7 @@ impl Guard {
     }
 
     /// The session a request names, and whether it is a live one of the caller's (only
-    /// that lets a request give back its slot, in `post_in_session`). A session answers
+    /// that lets a request give back its place, in `post_in_session`). A session answers
     /// only to the principal that opened it: another's is refused as one that does not
     /// exist.
     async fn session_of(
@@ -257,7 +257,7 @@ impl Guard {
         response
     }
 
-    /// A POST: a slot of the caller's pool, the body, the direct read of the usual call,
+    /// A POST: a place of the caller's pool, the body, the direct read of the usual call,
     /// or the JSON check; then a session's request or a stateless one.
     #[allow(clippy::manual_async_fn)] // the point: see the doc
     fn post<'a>(
@@ -271,8 +271,8 @@ impl Guard {
         async move {
             let pool = caller.pool.clone();
             let mut caller = Some(caller);
-            let slot = match self.slot(&pool).await {
-                Ok(slot) => slot,
+            let place = match self.place(&pool).await {
+                Ok(place) => place,
                 Err(refused) => return refused.into_response(),
             };
             let bytes = match self.read_body(body).await {
@@ -300,7 +300,7 @@ impl Guard {
                 span.record("method", "tools/call");
                 span.record("format", tracing::field::debug(Format::Mrtr));
                 let response = run.await;
-                return super::streams::keeping(response, slot);
+                return super::streams::keeping(response, place);
             }
             // Not the direct path's: rmcp's handler reads the caller from the request.
             if let Some(caller) = caller {
@@ -321,11 +321,11 @@ impl Guard {
             // Boxed, as `guard` explains: the direct call above is the usual request.
             match session {
                 Named::Owned(id) => {
-                    Box::pin(self.post_in_session(parts, bytes, &envelope, &id, slot)).await
+                    Box::pin(self.post_in_session(parts, bytes, &envelope, &id, place)).await
                 }
                 Named::Other(session) => {
                     Box::pin(
-                        self.post_stateless(parts, bytes, &envelope, session, pool, slot, span),
+                        self.post_stateless(parts, bytes, &envelope, session, pool, place, span),
                     )
                     .await
                 }
@@ -333,27 +333,27 @@ impl Guard {
         }
     }
 
-    /// A slot of the caller's pool's share (a free one is taken at once, without arming
+    /// A place of the caller's pool's share (a free one is taken at once, without arming
     /// the queue's timer).
-    async fn slot(&self, pool: &Pool) -> Result<Slot, Refused> {
-        match self.slots.take_within(pool, self.queue_timeout).await {
-            Ok(slot) => Ok(slot),
+    async fn place(&self, pool: &Pool) -> Result<Place, Refused> {
+        match self.places.take_within(pool, self.queue_timeout).await {
+            Ok(place) => Ok(place),
             Err(spent) if spent.is_the_callers() => {
-                tracing::info!("refusing a request: its caller holds its share of the slots");
+                tracing::info!("refusing a request: its caller holds its share of the places");
                 Err(Refused::OverLimit(BoundMet::Shared(Counted::Slots, spent)))
             }
             Err(_) => {
-                tracing::warn!("shedding a request: every slot stayed busy for the queue timeout");
+                tracing::warn!("shedding a request: every place stayed busy for the queue timeout");
                 Err(Refused::Busy)
             }
         }
     }
 
     /// A POST of a live session of the caller's (MCP 2025-11-25). It may wait for its
-    /// client, e.g. for a person to answer an elicitation: it must not hold a slot
+    /// client, e.g. for a person to answer an elicitation: it must not hold a place
     /// meanwhile, or the answers themselves could not get in. A request (not a
     /// notification or an answer) is counted against the session bounds until both its
-    /// handler and its response are done; its slot is given back once it is counted,
+    /// handler and its response are done; its place is given back once it is counted,
     /// after any wait for its id.
     async fn post_in_session(
         &self,
@@ -361,7 +361,7 @@ impl Guard {
         bytes: Bytes,
         envelope: &Envelope,
         id: &str,
-        slot: Slot,
+        place: Place,
     ) -> Response {
         let held = if envelope.method.is_some() && envelope.has_id() {
             match self.hold_request(&mut parts, &bytes, envelope, id).await {
@@ -371,7 +371,7 @@ impl Guard {
         } else {
             None
         };
-        drop(slot);
+        drop(place);
         let notices = envelope
             .method
             .as_deref()
@@ -435,7 +435,7 @@ impl Guard {
         envelope: &Envelope,
         session: Option<String>,
         pool: Pool,
-        slot: Slot,
+        place: Place,
         span: &tracing::Span,
     ) -> Response {
         let bytes = promote_initialize(&mut parts, bytes, envelope);
@@ -463,12 +463,12 @@ impl Guard {
             // it (this one, axum's, hyper's) would otherwise hold and copy it.
             match Box::pin(direct.serve(parts, &bytes)).await {
                 // A streamed response (seed 002 without a session) runs as its body is
-                // read: the body keeps the request's slot until it ends.
-                Ok(response) => return super::streams::keeping(response, slot),
+                // read: the body keeps the request's place until it ends.
+                Ok(response) => return super::streams::keeping(response, place),
                 Err(untouched) => parts = untouched,
             }
         }
-        let _slot = slot;
+        let _place = place;
         if format == Format::Mrtr || !is_tool_call {
             self.forward_mrtr(parts, bytes, envelope, pool).await
         } else {
@@ -678,9 +678,9 @@ enum Refused {
     /// The request named a session another principal opened: answered as one that does
     /// not exist, so that an id tells a stranger nothing.
     SessionNotFound,
-    /// A slot, session or stream bound is met.
+    /// A place, session or stream bound is met.
     OverLimit(BoundMet),
-    /// Every slot stayed busy for the queue timeout.
+    /// Every place stayed busy for the queue timeout.
     Busy,
     /// The body did not arrive within the body read timeout.
     BodyTimeout,

@@ -2,7 +2,7 @@
 //! the header read timeout (which also ends idle keep-alive connections), must take what
 //! the server writes within the write timeout, and at most `max_connections` are open at
 //! once. Without these, connections that send half their headers and stall (slowloris),
-//! or that stop reading their responses, would hold sockets, request slots and response
+//! or that stop reading their responses, would hold sockets, request places and response
 //! buffers forever and lock out real clients. Each request learns its peer's address
 //! ([`PeerAddr`]), which pools the bounds of callers nobody verified.
 
@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::guard::GuardService;
-use crate::engine::pool::PeerAddr;
+use crate::engine::call::pool::PeerAddr;
 use crate::serve::limits::HttpLimits;
 
 /// What a listener serves: the application's router, and the guard at its MCP path when
@@ -50,12 +50,13 @@ pub(crate) async fn serve(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        // A slot first: at the limit, new connections wait in the kernel's backlog.
-        let slot = tokio::select! {
-            slot = connections.clone().acquire_owned() => slot,
+        // A connection's permit first: at the limit, new connections wait in the
+        // kernel's backlog.
+        let permit = tokio::select! {
+            permit = connections.clone().acquire_owned() => permit,
             () = &mut shutdown => break,
         };
-        let Ok(slot) = slot else { break };
+        let Ok(permit) = permit else { break };
         let stream = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
@@ -83,7 +84,7 @@ pub(crate) async fn serve(
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "connection ended with an error");
             }
-            drop(slot);
+            drop(permit);
         });
     }
     drop(listener);
@@ -138,7 +139,7 @@ impl tower::Service<http::Request<hyper::body::Incoming>> for Front {
 
 /// A connection whose writes must make progress: a write (or flush) that stays pending
 /// for `timeout` fails, and hyper then closes the connection, which drops the response
-/// and everything it holds (its request slot, its run). hyper's own timeouts cover only
+/// and everything it holds (its request place, its run). hyper's own timeouts cover only
 /// reading; a client that stops reading would otherwise hold its response for ever,
 /// since nothing polls a response whose socket takes no more bytes.
 struct WriteDeadline<T> {

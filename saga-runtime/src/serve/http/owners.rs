@@ -1,12 +1,12 @@
 //! Who opened each session (MCP 2025-11-25), and what each session may hold: a session
 //! answers only to the principal that opened it, only a session that exists, and is the
-//! caller's, lets a request give back its slot while it waits for its client, and the
+//! caller's, lets a request give back its place while it waits for its client, and the
 //! sessions, their waiting requests and their streams are counted against
 //! [`HttpLimits`].
 //!
 //! rmcp's session manager keys sessions by id alone: anyone who learns an id could answer
 //! its elicitations, read its stream or delete it, and a made-up id would otherwise let a
-//! request skip the slots (rmcp serves a 2026-07-28 request statelessly whatever the
+//! request skip the places (rmcp serves a 2026-07-28 request statelessly whatever the
 //! header says). MCP's security guidance binds a session to the user who opened it.
 
 use std::collections::{HashMap, HashSet};
@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::pool::{Place, Pool, Shares, Spent};
+use crate::engine::call::pool::{Place, Pool, Shares, Spent};
 
 use crate::serve::limits::HttpLimits;
 use tokio_util::sync::CancellationToken;
@@ -37,7 +37,7 @@ pub(crate) enum Ownership {
 }
 
 /// What a session holds, beside rmcp's own state.
-struct Entry {
+struct SessionHold {
     principal: String,
     /// The pool its bounds count against.
     pool: Pool,
@@ -56,7 +56,7 @@ struct Entry {
 
 #[derive(Default)]
 struct Book {
-    sessions: HashMap<String, Entry>,
+    sessions: HashMap<String, SessionHold>,
 }
 
 impl Book {
@@ -81,7 +81,7 @@ pub(crate) enum Counted {
 /// Why a session or a request of one was refused: which bound it met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BoundMet {
-    /// A bound shared by pools (see [`crate::engine::pool`]) is spent.
+    /// A bound shared by pools (see [`crate::engine::call::pool`]) is spent.
     Shared(Counted, Spent),
     /// The session has `max_requests_per_session` in flight.
     SessionRequests(usize),
@@ -162,7 +162,7 @@ impl Opening {
     /// The session `id` was opened: it now counts as the principal's.
     pub(crate) fn opened(self, id: &str) {
         let limits = &self.owners.limits;
-        let entry = Entry {
+        let entry = SessionHold {
             principal: self.principal,
             pool: self.pool,
             _place: self.place,

@@ -38,7 +38,7 @@ pub(crate) fn is_event_stream(headers: &http::HeaderMap) -> bool {
         .is_some_and(|value| value.starts_with("text/event-stream"))
 }
 
-/// `response` with its body keeping `kept` (a request's slot) until the body is done or
+/// `response` with its body keeping `kept` (a request's place) until the body is done or
 /// dropped. The body is otherwise the same, its length included: a JSON answer keeps its
 /// `Content-Length` rather than becoming a chunked stream.
 pub(crate) fn keeping<T: Send + Unpin + 'static>(response: Response, kept: T) -> Response {

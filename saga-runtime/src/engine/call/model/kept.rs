@@ -59,7 +59,7 @@ impl RoundOfRequest {
     }
 }
 
-struct Entry {
+struct KeptAnswer {
     answer: CreateMessageResult,
     bytes: usize,
     at: Instant,
@@ -67,7 +67,7 @@ struct Entry {
 
 #[derive(Default)]
 struct Inner {
-    by_key: HashMap<RetryKey, Entry>,
+    by_key: HashMap<RetryKey, KeptAnswer>,
     order: VecDeque<(RetryKey, Instant)>,
     bytes: usize,
 }
@@ -116,7 +116,7 @@ impl Kept {
         }
         if let Some(previous) = inner.by_key.insert(
             key,
-            Entry {
+            KeptAnswer {
                 answer: answer.clone(),
                 bytes,
                 at: now,

@@ -50,14 +50,14 @@ pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
 /// [`trace`], each profile tried with `attempt` until one traces.
 fn trace_profiles(
     type_name: &str,
-    attempt: &mut dyn FnMut(Profile) -> Result<Traced, Failure>,
+    attempt: &mut dyn FnMut(Profile) -> Result<Traced, TraceStop>,
 ) -> Result<Traced, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for profile in PROFILES {
         match attempt(*profile) {
             Ok(traced) => return Ok(traced),
-            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Err(error),
-            Err(Failure::Trace(error) | Failure::Value(error)) => last = error,
+            Err(TraceStop::Trace(error)) if error.0 == EMPTY_ROOT => return Err(error),
+            Err(TraceStop::Trace(error) | TraceStop::Value(error)) => last = error,
         }
     }
     Err(LayoutError(format!(
@@ -89,7 +89,7 @@ pub(crate) fn trace_state_shape(
                 ty: "",
                 field: false,
             };
-            tracer::trace_state_enum(root, shape, field).map_err(Failure::Trace)
+            tracer::trace_state_enum(root, shape, field).map_err(TraceStop::Trace)
         })
     })
 }
@@ -113,7 +113,7 @@ pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>()
 /// [`postcard_reads`]: `samples` traces with a profile, reading each sample back, and
 /// `minimal` reads back a minimal sample, if the type has one.
 fn postcard_reads_with(
-    samples: &mut dyn FnMut(Profile) -> Result<(), Failure>,
+    samples: &mut dyn FnMut(Profile) -> Result<(), TraceStop>,
     minimal: &mut dyn FnMut(Profile, bool) -> Result<(), LayoutError>,
 ) -> Result<usize, LayoutError> {
     let mut last = LayoutError("no profile".into());
@@ -128,9 +128,9 @@ fn postcard_reads_with(
                 return Ok(index);
             }
             // No value of an enum without variants exists: postcard never meets one.
-            Err(Failure::Trace(error)) if error.0 == EMPTY_ROOT => return Ok(0),
-            Err(Failure::Value(error)) => return Err(error),
-            Err(Failure::Trace(error)) => last = error,
+            Err(TraceStop::Trace(error)) if error.0 == EMPTY_ROOT => return Ok(0),
+            Err(TraceStop::Value(error)) => return Err(error),
+            Err(TraceStop::Trace(error)) => last = error,
         }
     }
     Err(last)
@@ -168,7 +168,7 @@ pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
 }
 
 /// What stopped a trace: the type, or a sample value the caller refused.
-enum Failure {
+enum TraceStop {
     Trace(LayoutError),
     Value(LayoutError),
 }
@@ -176,7 +176,7 @@ enum Failure {
 fn trace_with<T: de::DeserializeOwned>(
     profile: Profile,
     each: &mut dyn FnMut(T) -> Result<(), LayoutError>,
-) -> Result<Traced, Failure> {
+) -> Result<Traced, TraceStop> {
     // Only the pass itself has `T`'s type: the passes are compiled once for every type.
     trace_passes(profile, &mut |session, format| {
         let value = T::deserialize(Tracer {
@@ -189,16 +189,16 @@ fn trace_with<T: de::DeserializeOwned>(
             ty: "",
             field: false,
         })
-        .map_err(Failure::Trace)?;
-        each(value).map_err(Failure::Value)
+        .map_err(TraceStop::Trace)?;
+        each(value).map_err(TraceStop::Value)
     })
 }
 
 /// [`trace_with`]'s passes, each running `pass` once, until every variant is explored.
 fn trace_passes(
     profile: Profile,
-    pass: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), Failure>,
-) -> Result<Traced, Failure> {
+    pass: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), TraceStop>,
+) -> Result<Traced, TraceStop> {
     let mut session = Session::new(profile);
     let mut root = Format::Unknown;
     for _ in 0..MAX_PASSES {
@@ -206,7 +206,7 @@ fn trace_passes(
         let mut format = Format::Unknown;
         pass(&mut session, &mut format)?;
         root.merge(format)
-            .map_err(|reason| Failure::Trace(LayoutError(reason)))?;
+            .map_err(|reason| TraceStop::Trace(LayoutError(reason)))?;
         if session.plan().is_empty() {
             return Ok(Traced {
                 root,
@@ -215,7 +215,7 @@ fn trace_passes(
             });
         }
     }
-    Err(Failure::Trace(LayoutError(
+    Err(TraceStop::Trace(LayoutError(
         "too many enum variants to explore".into(),
     )))
 }
