@@ -7,12 +7,21 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::forms::elicit::Elicit;
 use crate::engine::kinds::form::ask::ElicitForm;
 use crate::engine::kinds::url::ask::ElicitUrl;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [T: Elicit] ElicitOutcome<ElicitForm<T>> => <ElicitOutcome<ElicitForm<T>> as Suspension>::Output;
+    [] ElicitOutcome<ElicitUrl> => <ElicitOutcome<ElicitUrl> as Suspension>::Output;
+}
 
 /// What the user did with a question: the three actions of an MCP elicitation result.
 ///

@@ -12,12 +12,6 @@
 //! these impls, whose bound never holds.
 
 use crate::engine::asks::join_all::JoinAll;
-use crate::engine::asks::outcome::ElicitOutcome;
-use crate::engine::kinds::form::ask::ElicitForm;
-use crate::engine::kinds::roots::ask::ListRoots;
-use crate::engine::kinds::sample::ask::Sample;
-use crate::engine::kinds::tool_sample::ask::Turn;
-use crate::engine::kinds::url::ask::ElicitUrl;
 use crate::engine::round::requests::{Checkpoint, Suspension};
 
 /// The supertrait that seals [`AwaitedOutsideASaga`] and `saga_fn`'s
@@ -64,15 +58,10 @@ macro_rules! awaited_outside {
 }
 pub(crate) use awaited_outside;
 
+// A kind's request types are listed in its own `ask.rs` (and `ElicitOutcome`'s in
+// `outcome.rs`): adding a kind adds its line there, not here.
 awaited_outside! {
     AwaitedOutsideASaga:
-    [T: crate::engine::forms::elicit::Elicit] ElicitForm<T> => <ElicitForm<T> as Suspension>::Output;
-    [T: crate::engine::forms::elicit::Elicit] ElicitOutcome<ElicitForm<T>> => <ElicitOutcome<ElicitForm<T>> as Suspension>::Output;
-    [] ElicitOutcome<ElicitUrl> => <ElicitOutcome<ElicitUrl> as Suspension>::Output;
-    [] ElicitUrl => <ElicitUrl as Suspension>::Output;
-    [] Sample => <Sample as Suspension>::Output;
-    [] Sample<Turn> => <Sample<Turn> as Suspension>::Output;
-    [] ListRoots => <ListRoots as Suspension>::Output;
     [R: Suspension] JoinAll<R> => <JoinAll<R> as Suspension>::Output;
     [] Checkpoint => ();
 }

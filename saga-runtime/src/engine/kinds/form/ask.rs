@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 use rmcp::model::ElicitationAction;
 use serde_json::Value;
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::forms::elicit::{ContentCheck, Elicit, FormError};
 use crate::engine::forms::type_form::{Form, cached_form};
@@ -12,6 +13,13 @@ use crate::engine::kinds::form::protocol::{FormAnswer, FormAsked};
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [T: Elicit] ElicitForm<T> => <ElicitForm<T> as Suspension>::Output;
+}
 
 /// Asks the user to fill in a form for a `T` (`elicitation/create`, form mode).
 ///

@@ -2,10 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [] ListRoots => <ListRoots as Suspension>::Output;
+}
 
 /// Asks the client for its roots (`roots/list`).
 pub fn list_roots() -> ListRoots {

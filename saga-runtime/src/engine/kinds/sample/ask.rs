@@ -7,10 +7,18 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use std::marker::PhantomData;
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [] Sample => <Sample as Suspension>::Output;
+}
 
 /// The default `maxTokens` of [`sample`] when the tool does not set one.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;

@@ -54,12 +54,20 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::call::tool_use::{ToolResult, ToolUse};
 use crate::engine::kinds::sample::ask::{Sample, Sampled, sample};
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [] Sample<Turn> => <Sample<Turn> as Suspension>::Output;
+}
 
 /// Asks the model (the client's LLM or the server's) to continue the conversation
 /// `history`, with no prompt of its own: [`sample`]`("").`[`messages`](Sample::messages)`(history)`.

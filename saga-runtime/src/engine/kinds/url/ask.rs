@@ -2,12 +2,20 @@
 
 use rmcp::model::ElicitationAction;
 
+use crate::engine::asks::outside::AwaitedOutsideASaga;
 use crate::engine::call::error::SagaError;
 use crate::engine::kinds::form::protocol::FormAnswer;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::kinds::url::protocol::UrlAsked;
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};
+
+// Awaiting this request outside a saga is one error that says what to write
+// (`asks/outside.rs`).
+crate::engine::asks::outside::awaited_outside! {
+    AwaitedOutsideASaga:
+    [] ElicitUrl => <ElicitUrl as Suspension>::Output;
+}
 
 /// Sends the user to a URL (`elicitation/create`, URL mode), for steps that must not pass
 /// through the client, such as entering a secret or completing an OAuth flow. The answer
