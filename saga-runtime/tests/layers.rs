@@ -230,16 +230,27 @@ fn the_serving_layers_groups_only_point_down() {
 
 #[test]
 fn no_engine_file_imports_a_name_through_a_file_that_does_not_define_it() {
+    imports_from_the_defining_file("engine");
+}
+
+#[test]
+fn no_serving_file_imports_a_name_through_a_file_that_does_not_define_it() {
+    imports_from_the_defining_file("serve");
+}
+
+/// Inside `layer`, each name a file names (of the same layer) comes from the file that
+/// defines it, not through a facade that passes it on.
+fn imports_from_the_defining_file(layer: &str) {
     let graph = Graph::read(&crate_dir("saga-runtime"));
     let mut through = Vec::new();
     for module in graph.modules.values() {
-        if module.path.first().map(String::as_str) != Some("engine") || module.path.len() < 2 {
+        if module.path.first().map(String::as_str) != Some(layer) || module.path.len() < 2 {
             continue;
         }
-        // Another layer's facade (`crate::state::…`) is that layer's interface to the
-        // engine; inside the engine, each name comes from its file.
+        // Another layer's facade (`crate::state::…`) is that layer's interface to this
+        // one; inside the layer, each name comes from its file.
         for (named, line) in &module.named {
-            if named.first().map(String::as_str) != Some("engine") {
+            if named.first().map(String::as_str) != Some(layer) {
                 continue;
             }
             if let Some(passer) = passed_through(&graph.modules, named) {

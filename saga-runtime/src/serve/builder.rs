@@ -10,9 +10,9 @@ use std::time::Duration;
 use rmcp::model::Implementation;
 
 use super::principal::Identity;
+use super::server::{DEFAULT_LIST_TTL, DEFAULT_TTL};
 use super::server::{DEFAULT_SESSION_IDLE_TIMEOUT, SagaServer};
 use super::tools::{BuildError, CallBounds, Registry, SagaTools};
-use super::{DEFAULT_LIST_TTL, DEFAULT_TTL};
 use crate::engine::{SagaPrompt, SagaResource, SagaTool};
 use crate::state::{KeyRing, StateCodec};
 
@@ -69,7 +69,7 @@ struct ToolSettings {
 /// reads them: no setter of its type writes them.
 struct ServerSettings {
     instructions: Option<String>,
-    http_limits: super::HttpLimits,
+    http_limits: super::limits::HttpLimits,
     session_idle_timeout: Duration,
     direct_calls: bool,
     #[cfg(feature = "http")]
@@ -122,7 +122,7 @@ impl<B> Default for Builder<B> {
             },
             server: ServerSettings {
                 instructions: None,
-                http_limits: super::HttpLimits::default(),
+                http_limits: super::limits::HttpLimits::default(),
                 session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
                 direct_calls: true,
                 #[cfg(feature = "http")]
@@ -489,8 +489,8 @@ impl Builder<SagaServer> {
     }
 
     /// The bounds on what one HTTP request, connection and the whole server may cost;
-    /// see [`HttpLimits`](super::HttpLimits) for each default.
-    pub fn http_limits(mut self, limits: super::HttpLimits) -> Self {
+    /// see [`HttpLimits`](super::limits::HttpLimits) for each default.
+    pub fn http_limits(mut self, limits: super::limits::HttpLimits) -> Self {
         self.server.http_limits = limits;
         self
     }
@@ -522,8 +522,8 @@ impl Builder<SagaServer> {
     /// [`SagaServer::serve_http`]: a health check, or metrics. They answer the hosts
     /// `/mcp` answers (rmcp's allowed hosts: a request naming another `Host` is refused
     /// with 403, as a DNS-rebinding page would be), and at most
-    /// [`max_concurrent_requests`](super::HttpLimits) of them run at once (503 beyond);
-    /// the connection bounds of [`HttpLimits`](super::HttpLimits) apply too. MCP's other
+    /// [`max_concurrent_requests`](super::limits::HttpLimits) of them run at once (503 beyond);
+    /// the connection bounds of [`HttpLimits`](super::limits::HttpLimits) apply too. MCP's other
     /// checks do not: a route that must not be public (`/metrics` tells request counts
     /// and timings) needs its own authentication, or a listener only operators reach.
     ///

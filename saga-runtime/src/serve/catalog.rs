@@ -17,7 +17,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::SagaTools;
+use super::tools::SagaTools;
 use crate::engine::Call;
 
 /// A prompt's listing from its saga's description: the arguments are the input schema's

@@ -10,12 +10,13 @@ use rmcp::model::LoggingLevel;
 use rmcp::service::{RequestContext, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::principal::{ANONYMOUS, Identity};
+use super::principal::Identity;
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
 use crate::engine::call::model::ServerModel;
 use crate::engine::call::pool::{Caller, Pool};
 use crate::engine::{RequestHead, SagaContext};
+use crate::state::ANONYMOUS;
 
 /// The HTTP header that names the session a request belongs to (a `HeaderName`: a
 /// string would be parsed into a name at every lookup).

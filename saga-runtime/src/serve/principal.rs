@@ -44,7 +44,7 @@ impl Identity {
         }
         let verified = parts
             .extensions
-            .get::<super::VerifiedPrincipal>()
+            .get::<crate::engine::call::pool::VerifiedPrincipal>()
             .map(|verified| verified.0.clone())
             .or_else(|| self.authenticate.as_ref().and_then(|check| check(parts)));
         if let Some(name) = verified {

@@ -65,7 +65,7 @@ pub struct SagaServer {
     pub(super) info: Implementation,
     pub(super) instructions: Option<String>,
     pub(super) list_ttl: Duration,
-    pub(super) http_limits: super::HttpLimits,
+    pub(super) http_limits: super::limits::HttpLimits,
     pub(super) session_idle_timeout: Duration,
     pub(super) direct_calls: bool,
     /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
@@ -124,7 +124,7 @@ impl SagaServer {
     }
 
     /// The HTTP bounds this server applies.
-    pub fn http_limits(&self) -> &super::HttpLimits {
+    pub fn http_limits(&self) -> &super::limits::HttpLimits {
         &self.http_limits
     }
 
@@ -138,8 +138,8 @@ impl SagaServer {
     pub fn inspect(
         &self,
         token: &str,
-        request: &super::InspectRequest,
-    ) -> Result<serde_json::Value, super::InspectError> {
+        request: &super::tools::InspectRequest,
+    ) -> Result<serde_json::Value, crate::engine::call::error::InspectError> {
         self.tools.inspect(token, request)
     }
 

@@ -4,9 +4,9 @@ use futures::future::BoxFuture;
 use rmcp::ServiceExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use super::SagaServer;
 use super::error::ServeError;
 use super::json_check::names_reserved_key;
+use super::server::SagaServer;
 use super::wire::resumable;
 
 impl SagaServer {

@@ -32,8 +32,8 @@ use rmcp::model::{
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::SagaTools;
 use super::in_flight::Marked;
+use super::tools::SagaTools;
 use super::wire::resumable;
 use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
 use crate::engine::runner::family::{Saga, point_key};

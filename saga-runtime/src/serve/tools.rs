@@ -10,10 +10,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::principal::{ANONYMOUS, Identity};
+use super::principal::Identity;
 use crate::engine::InspectError;
 use crate::engine::runner::family::{DynTool, Family, Saga};
 use crate::engine::{RequestHead, SagaContext};
+use crate::state::ANONYMOUS;
 use crate::state::{KeyRing, StateCodec};
 
 /// Refuses a family whose builds have two points with equal headers and other identities.

@@ -308,7 +308,9 @@ impl Authorize {
         }
         parts
             .extensions
-            .insert(crate::serve::VerifiedPrincipal(verified.principal()));
+            .insert(crate::engine::call::pool::VerifiedPrincipal(
+                verified.principal(),
+            ));
         parts.extensions.insert(verified);
         next.run(Request::from_parts(parts, body)).await
     }

@@ -51,10 +51,10 @@ use super::hosts::{Authority, host_admitted};
 use super::refuse::refuse;
 use crate::engine::call::pool::Caller;
 use crate::engine::{SagaContext, Stateless};
-use crate::serve::SagaTools;
 use crate::serve::json_check::{self, JsonBudget};
 use crate::serve::route::{self, Door, Route, Routed};
 use crate::serve::streamed;
+use crate::serve::tools::SagaTools;
 use crate::serve::wire::WireCall;
 use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 
@@ -182,7 +182,7 @@ impl Direct {
 
     /// A `tools/call` this path serves, read from a body that has not been through the
     /// guard's JSON checks: they are made in the same pass
-    /// ([`json_check::read_within`]), and a body they would refuse is `None`, as is any
+    /// ([`json_check::typed::read_within`]), and a body they would refuse is `None`, as is any
     /// body `serve` would not serve.
     ///
     /// `caller` is the one the guard resolved: taken into the call's context when the
@@ -201,7 +201,7 @@ impl Direct {
             if body.trim_ascii_start().first() != Some(&b'{') {
                 return None;
             }
-            json_check::read_within(body, budget)
+            json_check::typed::read_within(body, budget)
         })
     }
 
@@ -582,7 +582,8 @@ mod tests {
             "requestState":"abc","inputResponses":{"elicit-1":{"action":"accept","content":{"ok":true}}},
             "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
                      "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}"#;
-        let once: CallMessage = json_check::read_within(body, BUDGET).expect("read in one pass");
+        let once: CallMessage =
+            json_check::typed::read_within(body, BUDGET).expect("read in one pass");
         let twice: CallMessage = serde_json::from_slice(body).expect("read in two");
         assert_eq!(once.id.0, twice.id.0);
         assert_eq!(once.id.0, RequestId::Number(7));
@@ -594,10 +595,10 @@ mod tests {
     #[test]
     fn params_are_an_object() {
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"t",{"a":1},null,null]}"#;
-        assert!(json_check::read_within::<CallMessage>(body, BUDGET).is_none());
+        assert!(json_check::typed::read_within::<CallMessage>(body, BUDGET).is_none());
         assert!(serde_json::from_slice::<CallMessage>(body).is_err());
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}"#;
-        let read: CallMessage = json_check::read_within(body, BUDGET).expect("an object");
+        let read: CallMessage = json_check::typed::read_within(body, BUDGET).expect("an object");
         assert_eq!(read.params.name, "t");
     }
 
@@ -623,7 +624,7 @@ mod tests {
             ("[3]", None),
         ] {
             let body = with_id(id);
-            let once = json_check::read_within::<CallMessage>(body.as_bytes(), BUDGET);
+            let once = json_check::typed::read_within::<CallMessage>(body.as_bytes(), BUDGET);
             assert_eq!(once.map(|message| message.id.0), read, "{id}");
             let twice = serde_json::from_slice::<CallMessage>(body.as_bytes()).ok();
             assert_eq!(twice.map(|message| message.id.0), read, "{id}");

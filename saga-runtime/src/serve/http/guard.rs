@@ -60,7 +60,7 @@ pub(crate) struct Guard {
     /// How long a standalone stream stays open without an event.
     pub(crate) stream_idle_timeout: Duration,
     /// The tools, for the caller's principal.
-    pub(crate) tools: crate::serve::SagaTools,
+    pub(crate) tools: crate::serve::tools::SagaTools,
     /// rmcp's transport, mounted at the MCP path: what answers every request the guard
     /// lets through and the direct path does not serve.
     pub(crate) rmcp: axum::Router,

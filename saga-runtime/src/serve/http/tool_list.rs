@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::header;
 use serde_json::{Value, json};
 
-use crate::serve::SagaTools;
+use crate::serve::tools::SagaTools;
 use crate::tasks::TaskSupport;
 
 /// `response` to a `tools/list`, with `execution.taskSupport` on each tool that may run

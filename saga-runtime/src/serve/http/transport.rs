@@ -8,10 +8,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-use super::super::SagaServer;
 use super::{MCP_PATH, direct, guard, listener, owners, routes};
 use crate::serve::error::ServeError;
 use crate::serve::limits::DEFAULT_MAX_BODY_BYTES;
+use crate::serve::server::SagaServer;
 use crate::serve::tries;
 
 /// A `tracing` filter directive that keeps session ids out of the log: rmcp logs each new

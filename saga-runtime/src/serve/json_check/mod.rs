@@ -14,10 +14,9 @@ use smallvec::SmallVec;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-mod typed;
-
-#[cfg(feature = "http")]
-pub(crate) use typed::read_within;
+// The direct path's one-pass read (`typed::read_within`); without HTTP nothing reads it.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) mod typed;
 
 /// Why a body was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
