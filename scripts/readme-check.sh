@@ -31,7 +31,8 @@ grep -q "^saga-runtime = { path = \"$ROOT/saga-runtime\" }" "$WORK/Cargo.toml" |
   echo
   echo '#[tokio::main]'
   echo 'async fn main() -> anyhow::Result<()> {'
-  block rust 2 | sed 's/^/    /'   # the server
+  block rust 2 | sed 's/^/    /'   # the server, which ends with `.await?;`
+  echo '    Ok(())'
   echo '}'
 } >"$WORK/src/main.rs"
 grep -q "saga_tool" "$WORK/src/main.rs" && grep -q "SagaServer::builder" "$WORK/src/main.rs" || {

@@ -231,7 +231,11 @@ impl<'a> TestCall<'a> {
     }
 
     /// Runs the call round after round, answering what each round asks, until the tool
-    /// completes.
+    /// completes. Each round takes the route a server's `tools/call` takes, bounded as a
+    /// server's request is by the tools' `max_run_time` (60 s by default): a tool that
+    /// runs longer fails here as it would when served. (Under paused Tokio time the
+    /// clock jumps to the next timer whenever the runtime idles, and this bound is a
+    /// timer: a tool that waits on real I/O in a test with paused time is stopped by it.)
     pub async fn run(mut self) -> Result<Run, Failed> {
         let arguments = match self.arguments.take() {
             Value::Object(arguments) => Some(arguments),

@@ -17,9 +17,12 @@
 //! `cargo test -p saga-runtime --test layers -- --nocapture` prints the graph's figures.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use syn::visit::Visit;
+
+mod support;
+use support::{crate_dir, rust_files};
 
 /// The runtime's layers, lowest first. A file may use its own layer and those below.
 /// `log` is a leaf every layer may use; `metrics` is the engine's instrumentation;
@@ -383,27 +386,6 @@ fn the_macro_crate_never_names_the_runtimes_modules() {
         "the macros name the runtime's modules:\n{}",
         stray.join("\n")
     );
-}
-
-fn crate_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("readable directory") {
-            let path = entry.expect("readable entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 /// One source file, as the module it defines.

@@ -12,6 +12,9 @@ use std::str::FromStr;
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
+mod support;
+use support::{crate_dir, rust_files};
+
 /// The files allowed to run a transition: the drive, and the tool family that hands a
 /// token to the build that has its point.
 const RUNS_A_TRANSITION: &[&str] = &["engine/runner/drive.rs", "engine/runner/family.rs"];
@@ -206,7 +209,7 @@ fn tokens_of(file: &Path) -> TokenStream {
 }
 
 fn source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    crate_dir("saga-runtime").join("src")
 }
 
 fn relative(root: &Path, file: &Path) -> String {
@@ -214,21 +217,4 @@ fn relative(root: &Path, file: &Path) -> String {
         .expect("under the root")
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("a source folder") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }

@@ -953,3 +953,47 @@ async fn a_server_models_failure_is_said_as_the_servers() {
     );
     assert!(!run.text().contains("client"), "{}", run.text());
 }
+
+/// Asks to confirm, passes a checkpoint, then asks to confirm again beside a sample.
+#[saga_tool(task)]
+async fn confirms_twice() -> Result<String, SagaError> {
+    let first: bool = elicit("Start?").key("confirm").await?;
+    checkpoint().await;
+    let (second, line) = join!(
+        elicit::<bool>("Still sure?").key("confirm"),
+        sample("Say why")
+    );
+    Ok(format!("{first} {} {}", second?, line?.text()))
+}
+
+/// A task tool called without the tasks extension passes its checkpoints in one request;
+/// what the client answered in that request was for the round its token asked, and a
+/// round after a checkpoint that asks the same key again (beside a sample the model
+/// takes) asks the client again, rather than reading the earlier answer.
+#[tokio::test]
+async fn an_answer_does_not_outlive_a_checkpoint_passed_in_its_request() {
+    let provider = FakeOpenAi::start(KEY).await;
+    let model = OpenAiCompatible::new(&provider.base_url, KEY, "fake-model").expect("a client");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(confirms_twice)
+        .tasks(TaskStore::memory())
+        .model(model)
+        .build()
+        .expect("the tools build");
+    let client = TestClient::with_tools(tools).capabilities(without_sampling());
+    let run = client
+        .call("confirms_twice", json!({}))
+        .then(Answer::accept(json!({"value": true})))
+        .then(Answer::accept(json!({"value": false})))
+        .run()
+        .await
+        .expect("the tool completes");
+    assert_eq!(run.text(), "true false echo: Say why");
+    let asked: Vec<Vec<&str>> = run
+        .rounds()
+        .iter()
+        .map(|round| round.asked().iter().map(|asked| asked.key()).collect())
+        .collect();
+    assert_eq!(asked, vec![vec!["confirm"], vec!["confirm"], vec![]]);
+}

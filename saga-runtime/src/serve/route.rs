@@ -94,10 +94,13 @@ pub(crate) enum Door {
     StreamableCall,
     /// A stateless `requests/resume` (seed 002): streamed, never a task.
     Resume,
-    /// A format without tasks (`tools/callSaga`, `tools/resumeSaga`): a tool that runs only
-    /// as a task is refused, as `tools/call` refuses it for a client without the
-    /// extension; any other runs as an ordinary call.
+    /// A format without tasks (`tools/callSaga`): a tool that runs only as a task is
+    /// refused, as `tools/call` refuses it for a client without the extension; any other
+    /// runs as an ordinary call.
     WithoutTasks,
+    /// Its later rounds (`tools/resumeSaga`): an ordinary call, whatever the tool, so that
+    /// a call begun before its tool became task-only (a deploy) goes on.
+    ResumeWithoutTasks,
     /// [`SagaTools::run`]: an ordinary call, whatever the tool.
     Own,
 }
@@ -109,7 +112,7 @@ impl Door {
         match self {
             Self::ToolsCall | Self::StreamableCall => Some(true),
             Self::WithoutTasks => Some(false),
-            Self::Resume | Self::Own => None,
+            Self::Resume | Self::ResumeWithoutTasks | Self::Own => None,
         }
     }
 
@@ -118,7 +121,7 @@ impl Door {
         match self {
             Self::StreamableCall => resumable::declared(cx.capabilities()),
             Self::Resume => true,
-            Self::ToolsCall | Self::WithoutTasks | Self::Own => false,
+            Self::ToolsCall | Self::WithoutTasks | Self::ResumeWithoutTasks | Self::Own => false,
         }
     }
 }

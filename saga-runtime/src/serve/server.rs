@@ -204,17 +204,17 @@ impl SagaServer {
             self.tools.context(context),
             context.meta.client_capabilities().is_some(),
         );
-        let call = if request.method == call_saga::CALL_SAGA {
-            call_saga::decode_call(request.params)?
+        let (call, door) = if request.method == call_saga::CALL_SAGA {
+            (call_saga::decode_call(request.params)?, Door::WithoutTasks)
         } else {
             let call = call_saga::decode_resume(request.params)?;
             if self.tools.definition(&call.name).is_none() {
                 return Err(call_saga::unknown_tool(&call.name));
             }
-            call
+            (call, Door::ResumeWithoutTasks)
         };
         let name = call.name.clone();
-        let response = route::dispatch(&self.tools, call, &cx, Door::WithoutTasks).await?;
+        let response = route::dispatch(&self.tools, call, &cx, door).await?;
         call_saga::encode(&name, response)
     }
 

@@ -171,6 +171,10 @@ impl Policy for Stateless<'_> {
     ) -> impl Future<Output = Result<Next, ErrorData>> + Send {
         if let Some(serving) = self.serving.as_deref_mut() {
             serving.runs += 1;
+            // What the client answered was for the round its token asked: a round past a
+            // checkpoint that asks the same key asks the client again.
+            serving.client_answers.clear();
+            serving.client_failures.clear();
         }
         std::future::ready(match self.at_checkpoint {
             AtCheckpoint::Respond => self.respond(required),

@@ -217,16 +217,6 @@ impl Policy for Stream<'_> {
         }
         Ok(Next::Respond(CallToolResponse::InputRequired(required)))
     }
-
-    fn past_bound(
-        &mut self,
-        _: &Call,
-        from: InputRequiredResult,
-        _: bool,
-    ) -> Result<CallToolResponse, ErrorData> {
-        // Never reached: a stream's checkpoints are bounded by its run time.
-        Ok(CallToolResponse::InputRequired(from))
-    }
 }
 
 fn went_away() -> ErrorData {

@@ -237,6 +237,7 @@ impl Tasks {
             token: &token,
             progress: &progress,
             stopped: AtomicBool::new(false),
+            stepped: AtomicBool::new(false),
         };
         let outcome = match tools.saga(&record.tool) {
             Ok(saga) => drive(saga, &mut call, &cx, &mut step).await,
@@ -484,6 +485,8 @@ struct Step<'a> {
     progress: &'a Progress,
     /// Set when the run was cancelled or lost its claim: nothing more is written.
     stopped: AtomicBool,
+    /// Set once the first step has run.
+    stepped: AtomicBool,
 }
 
 impl Step<'_> {
@@ -521,6 +524,24 @@ impl Policy for Step<'_> {
         run: TransitionFuture<'b>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (tasks, id, claim) = (self.tasks, self.id, self.claim);
+        // Between two steps the task may have been cancelled (`tasks/cancel` writes the
+        // status, then cancels the token here; on another replica, only the status) or
+        // taken over: as the record says, read again before every step but the first
+        // (`work` read it), the next step does not start.
+        let holds = !self.stepped.swap(true, Ordering::Relaxed)
+            || matches!(
+                tasks.settings.store.0.get(id).await,
+                Ok(Some(record))
+                    if record.status == TaskStatus::Working
+                        && record.worker.as_deref() == Some(claim)
+            );
+        if !holds || self.token.is_cancelled() {
+            self.stopped.store(true, Ordering::Relaxed);
+            return Err(ErrorData::internal_error(
+                "the task's step was stopped",
+                None,
+            ));
+        }
         // The step, and beside it the writes of the progress it reports.
         let outcome = tokio::select! {
             outcome = tasks.lease_while(id, claim, run, self.token) => outcome,
@@ -659,15 +680,5 @@ impl Policy for Step<'_> {
         })
         .await;
         Ok(Next::Respond(CallToolResponse::InputRequired(required)))
-    }
-
-    fn past_bound(
-        &mut self,
-        _: &Call,
-        from: InputRequiredResult,
-        _: bool,
-    ) -> Result<CallToolResponse, ErrorData> {
-        // Never reached: a task's rounds are bounded by its lease and quota.
-        Ok(CallToolResponse::InputRequired(from))
     }
 }

@@ -135,13 +135,18 @@ pub(crate) trait Policy: Send {
 
     /// What the request answers once more than [`MAX_REPLAYED_CHECKPOINTS`] rounds went
     /// on in it without the client: `from` is the round that would have gone on, and
-    /// `checkpoint` says whether it was a checkpoint.
+    /// `checkpoint` says whether it was a checkpoint. By default the state to go on from,
+    /// as a stateless request answers; a policy whose rounds never count
+    /// ([`Pass::Free`] only) never gets here.
     fn past_bound(
         &mut self,
         call: &Call,
         from: InputRequiredResult,
         checkpoint: bool,
-    ) -> Result<CallToolResponse, ErrorData>;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let _ = (call, checkpoint);
+        Ok(CallToolResponse::InputRequired(from))
+    }
 }
 
 /// Drives `call` of `saga` round after round, as `policy` says, until a round is the
