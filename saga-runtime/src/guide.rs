@@ -55,3 +55,7 @@ pub struct Security;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/cli.md")]
 pub struct Cli;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/contributing.md")]
+pub struct Contributing;
