@@ -1,5 +1,5 @@
 //! The route of a call, chosen once (`serve::route`), as a client meets it: where a task
-//! begins, which calls stream, what bounds a call run through `SagaTools::run`.
+//! begins, which calls stream, what a call through `SagaTools::run` needs.
 
 use std::time::Duration;
 
@@ -24,13 +24,6 @@ async fn greet_later() -> Result<String, SagaError> {
 async fn only_a_task() -> Result<String, SagaError> {
     checkpoint().await;
     Ok("done".to_owned())
-}
-
-/// Sleeps past any run-time bound a test sets.
-#[saga_tool]
-async fn sleeps() -> Result<String, SagaError> {
-    tokio::time::sleep(Duration::from_secs(30)).await;
-    Ok("woke".to_owned())
 }
 
 fn server() -> SagaServer {
@@ -90,21 +83,34 @@ async fn a_streaming_client_is_refused_a_task_only_tool_without_tasks() {
     assert_eq!(body["error"]["code"], -32021, "{body}");
 }
 
-/// `SagaTools::run`, the door of a transport of one's own, stops a call that runs longer
-/// than `max_run_time` as saga's own transports do.
-#[tokio::test]
-async fn a_call_through_sagatools_run_is_bounded_by_the_run_time() {
+/// `SagaTools::run`, the door of a transport of one's own, leaves the bound to that
+/// transport: it runs on a runtime without timers (as the fuzz target's is), where a
+/// bound of its own would panic.
+#[test]
+fn a_call_through_sagatools_run_needs_no_timers() {
     let tools = SagaTools::builder()
         .keys(KeyRing::ephemeral())
-        .tool(sleeps)
-        .max_run_time(Duration::from_millis(100))
+        .tool(greet_later)
         .build()
         .expect("the tools build");
-    let cx = SagaContext::new("alice");
-    let error = tools
-        .run(Call::tool("sleeps", None), &cx)
-        .await
-        .expect_err("stopped");
-    assert_eq!(error.code.0, -32603, "{error:?}");
-    assert!(error.message.contains("ran longer"), "{error:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime without timers");
+    let cx = SagaContext::new("alice").with_capabilities(
+        saga_runtime::rmcp::model::ClientCapabilities::builder()
+            .enable_elicitation()
+            .build(),
+    );
+    let response = runtime
+        .block_on(tools.run(Call::tool("greet_later", None), &cx))
+        .expect("the first round");
+    let saga_runtime::rmcp::model::CallToolResponse::InputRequired(asked) = response else {
+        panic!("the tool asks first: {response:?}");
+    };
+    assert!(
+        asked
+            .input_requests
+            .is_some_and(|requests| requests.contains_key("name")),
+        "it asks for the name"
+    );
 }

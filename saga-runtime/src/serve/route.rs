@@ -425,8 +425,10 @@ impl SagaTools {
     /// failures) is replayed in process from the start, each answer given once, until the
     /// saga needs one the request does not bring; at most
     /// [`MAX_REPLAYED_CHECKPOINTS`](crate::engine::MAX_REPLAYED_CHECKPOINTS) checkpoints pass.
-    /// Like every request of saga's own transports, the run is stopped once it runs longer
-    /// than [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
+    /// The run is not bounded here: the transport that calls it bounds its requests, as
+    /// saga's own bound each by
+    /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time). It needs
+    /// no timers of the runtime it runs on.
     ///
     /// ```
     /// use saga_runtime::engine::{Call, SagaContext};
@@ -471,9 +473,13 @@ impl SagaTools {
         call: Call,
         cx: &'a SagaContext,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
-        // Boxed here, for the reason `call` is. Never a task; bounded by the run time as
-        // every request of saga's own transports is.
-        dispatch(self, call, cx, Door::Own).boxed()
+        // Boxed here, for the reason `call` is. Never a task, and not bounded: the
+        // transport that calls it bounds its requests (and its runtime may have no timers).
+        async move {
+            let route = route(self, &call, cx, Door::Own)?;
+            follow(self, route, call, cx).await
+        }
+        .boxed()
     }
 
     /// The tools as routes of an rmcp [`ToolRouter`], to merge with a server written with
