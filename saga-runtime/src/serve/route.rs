@@ -134,6 +134,7 @@ pub(crate) fn route<'a>(
     door: Door,
 ) -> Result<Route<'a>, ErrorData> {
     let saga = tools.saga(&call.name)?;
+    let streams = door.streams(cx);
     if let (Some(tasks), Some(allowed)) = (tools.tasks(), door.tasks()) {
         match saga.task_support() {
             TaskSupport::Forbidden => {}
@@ -141,13 +142,13 @@ pub(crate) fn route<'a>(
                 return Ok(Route::Task(tasks, saga, source_of(call, cx)));
             }
             TaskSupport::Required => return Err(crate::tasks::tasks_required()),
-            TaskSupport::Optional if !allowed || door.streams(cx) => {}
+            TaskSupport::Optional if !allowed || streams => {}
             TaskSupport::Optional => {
                 return Ok(Route::ThroughCheckpoints(tasks, saga, source_of(call, cx)));
             }
         }
     }
-    if door.streams(cx) {
+    if streams {
         return Ok(Route::Streamed(saga));
     }
     Ok(Route::Ordinary(saga, source_of(call, cx)))
