@@ -145,6 +145,80 @@ fn the_checks_see_a_second_loop() {
     assert!(!goes_on_from_a_round(&copied));
 }
 
+/// What a POST is (its wire format, the direct path's one-pass read, the JSON check, the
+/// direct path's resumption) is decided in one function of the guard, `Guard::posted`: no
+/// other code of the HTTP path reads the format or tries the direct path again.
+const DECIDES_A_POST: &[&str] = &[
+    "from_headers",
+    "read_within",
+    "read_resumption",
+    "check_json",
+];
+
+#[test]
+fn an_http_post_is_decided_in_one_function() {
+    let src = source_dir();
+    let mut outside = Vec::new();
+    let mut inside = Vec::new();
+    for file in rust_files(&src.join("serve/http")) {
+        let name = relative(&src, &file);
+        let tokens = tokens_of(&file);
+        walk(&tokens, &mut |trees| {
+            for (at, tree) in trees.iter().enumerate() {
+                // A function's body is read apart: the one named `posted` is the decision.
+                if let TokenTree::Ident(keyword) = tree
+                    && keyword == "fn"
+                    && let Some(TokenTree::Ident(function)) = trees.get(at + 1)
+                    && function == "posted"
+                    && let Some(TokenTree::Group(body)) = trees[at + 2..].iter().find(|tree| {
+                        matches!(tree, TokenTree::Group(group) if group.delimiter() == Delimiter::Brace)
+                    })
+                {
+                    inside.extend(decisions(&body.stream(), &name));
+                }
+            }
+        });
+        outside.extend(decisions(&tokens, &name));
+    }
+    // Every decision the file makes, less those inside `posted` (walked twice: once in
+    // the file, once in the function).
+    for made in &inside {
+        if let Some(at) = outside.iter().position(|other| other == made) {
+            outside.remove(at);
+        }
+    }
+    assert_eq!(
+        inside.len(),
+        DECIDES_A_POST.len(),
+        "`Guard::posted` makes each decision once: {inside:?}"
+    );
+    assert!(
+        outside.is_empty(),
+        "a POST decided outside `Guard::posted` (decide it there, once):\n{}",
+        outside.join("\n")
+    );
+}
+
+/// The calls of [`DECIDES_A_POST`] in `stream` (any depth), as `file:line name`; a
+/// function's own definition (`fn read_within`) is not a call, nor is the JSON reader
+/// the direct path's read is made of (`json_check::typed::read_within`).
+fn decisions(stream: &TokenStream, file: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    walk(stream, &mut |trees| {
+        for (at, tree) in trees.iter().enumerate() {
+            if let TokenTree::Ident(name) = tree
+                && DECIDES_A_POST.iter().any(|decision| name == decision)
+                && matches!(trees.get(at + 1), Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Parenthesis)
+                && !matches!(at.checked_sub(1).map(|before| &trees[before]), Some(TokenTree::Ident(keyword)) if keyword == "fn")
+                && !matches!(at.checked_sub(3).map(|before| &trees[before]), Some(TokenTree::Ident(module)) if module == "typed")
+            {
+                found.push(format!("{file}:{} {name}", name.span().start().line));
+            }
+        }
+    });
+    found
+}
+
 /// Whether `body` (any depth) reads a round's `InputRequired` response and assigns
 /// `… .request_state = …`: it goes on from the round's state.
 fn goes_on_from_a_round(body: &TokenStream) -> bool {

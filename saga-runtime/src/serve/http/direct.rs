@@ -35,7 +35,7 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::response::Response;
 use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
@@ -146,6 +146,17 @@ pub(crate) struct DirectCall {
     cx: SagaContext,
 }
 
+/// A stateless `requests/resume` or `requests/getStatus` the direct path serves: read,
+/// and found to pass every check.
+pub(crate) struct Resumption {
+    id: RequestId,
+    cx: SagaContext,
+    /// The params without their `_meta` (read into `cx`).
+    params: serde_json::Value,
+    /// `requests/getStatus`: the token's status, nothing run.
+    status_only: bool,
+}
+
 /// The direct path of one router: its tools and what rmcp's config would check.
 #[derive(Clone)]
 pub(crate) struct Direct {
@@ -168,22 +179,10 @@ impl Direct {
         })
     }
 
-    /// Runs the call if rmcp would accept the request as it is; otherwise gives `parts`
-    /// back, untouched, for rmcp to answer.
-    pub(crate) async fn serve(&self, parts: Parts, body: &Bytes) -> Result<Response, Parts> {
-        if let Some(response) = self.serve_resumable(&parts, body) {
-            return Ok(response);
-        }
-        match self.read(&parts, &mut None, || serde_json::from_slice(body).ok()) {
-            Some(call) => Ok(self.run(call).await),
-            None => Err(parts),
-        }
-    }
-
     /// A `tools/call` this path serves, read from a body that has not been through the
     /// guard's JSON checks: they are made in the same pass
     /// ([`json_check::typed::read_within`]), and a body they would refuse is `None`, as is any
-    /// body `serve` would not serve.
+    /// body this path does not serve (rmcp answers it).
     ///
     /// `caller` is the one the guard resolved: taken into the call's context when the
     /// call is served here, left for the request's extensions otherwise (put there, then
@@ -205,7 +204,7 @@ impl Direct {
         })
     }
 
-    /// Runs a call read by [`Direct::read_within`] or `serve`.
+    /// Runs a call read by [`Direct::read_within`].
     ///
     /// A plain function that returns the call's future boxed, not an `async fn`: an
     /// `async fn` keeps its argument (the read call, 920 bytes) and again the parts it
@@ -284,9 +283,10 @@ impl Direct {
     }
 
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002 in the 2026-07-28
-    /// era, see `serve::streamed`), when every transport check of the module docs passes;
-    /// `None` hands the request to rmcp.
-    fn serve_resumable(&self, parts: &Parts, body: &Bytes) -> Option<Response> {
+    /// era, see `serve::streamed`) this path serves: every transport check of the module
+    /// docs passes. `None` hands the request to rmcp. `body` has passed the guard's JSON
+    /// check.
+    pub(crate) fn read_resumption(&self, parts: &Parts, body: &[u8]) -> Option<Resumption> {
         let headers = &parts.headers;
         let method = sole(headers, METHOD_HEADER)?;
         if method != RESUME && method != GET_STATUS {
@@ -308,19 +308,35 @@ impl Direct {
         if !names_2026_07_28(&meta) {
             return None;
         }
-        let id = message.id;
-        let cx = self.stateless_context(parts, meta, capabilities, &id, None);
+        let cx = self.stateless_context(parts, meta, capabilities, &message.id, None);
+        Some(Resumption {
+            id: message.id,
+            cx,
+            params,
+            status_only: method == GET_STATUS,
+        })
+    }
+
+    /// Answers a resumption read by [`Direct::read_resumption`]: its status, or the call
+    /// its token continues, streamed.
+    pub(crate) fn resume(&self, resumption: Resumption) -> Response {
+        let Resumption {
+            id,
+            cx,
+            params,
+            status_only,
+        } = resumption;
         let codec = self.tools.codec();
-        if method == GET_STATUS {
+        if status_only {
             let message = match resumable::open(codec, Some(params), None, cx.principal()) {
                 Ok(ticket) => custom_result(resumable::status(&ticket), id),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
             };
-            return Some(respond(&message));
+            return respond(&message);
         }
         let ticket = match resumable::open(codec, Some(params), Some(&id), cx.principal()) {
             Ok(ticket) => ticket,
-            Err(error) => return Some(respond(&ServerJsonRpcMessage::error(error, Some(id)))),
+            Err(error) => return respond(&ServerJsonRpcMessage::error(error, Some(id))),
         };
         if ticket.method != TOOLS_CALL {
             let error = ErrorData::invalid_request(
@@ -328,7 +344,7 @@ impl Direct {
                  resource continues in a session",
                 None,
             );
-            return Some(respond(&ServerJsonRpcMessage::error(error, Some(id))));
+            return respond(&ServerJsonRpcMessage::error(error, Some(id)));
         }
         let call = crate::engine::Call {
             method: TOOLS_CALL.to_owned(),
@@ -347,9 +363,7 @@ impl Direct {
             )),
             Err(error) => Err(error),
         };
-        Some(
-            streamed.unwrap_or_else(|error| respond(&ServerJsonRpcMessage::error(error, Some(id)))),
-        )
+        streamed.unwrap_or_else(|error| respond(&ServerJsonRpcMessage::error(error, Some(id))))
     }
 
     /// The checks every request this path serves passes first: the MCP endpoint's path, no

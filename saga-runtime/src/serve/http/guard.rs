@@ -24,7 +24,7 @@ use super::streams;
 use crate::engine::call::pool::{Caller, PeerAddr, Place, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
-use crate::serve::wire::{Format, WireCall};
+use crate::serve::wire::{Format, UnknownFormat, WireCall};
 
 /// The requests of a session whose response stream may carry a resume policy (seed 002).
 const CALL_METHODS: [&str; 4] = [
@@ -257,8 +257,8 @@ impl Guard {
         response
     }
 
-    /// A POST: a place of the caller's pool, the body, the direct read of the usual call,
-    /// or the JSON check; then a session's request or a stateless one.
+    /// A POST: a place of the caller's pool, the body; then what the request is, decided
+    /// once ([`Guard::posted`]), served.
     #[allow(clippy::manual_async_fn)] // the point: see the doc
     fn post<'a>(
         &'a self,
@@ -275,61 +275,133 @@ impl Guard {
                 Ok(place) => place,
                 Err(refused) => return refused.into_response(),
             };
-            let bytes = match self.read_body(body).await {
+            let mut bytes = match self.read_body(body).await {
                 Ok(bytes) => bytes,
                 Err(refused) => return refused.into_response(),
             };
-            // The read call lives only in this block: bound where the run is awaited, it
-            // would keep its room in this future (920 bytes) after it is moved.
-            let direct_run = match &self.direct {
-                Some(direct)
-                    if !matches!(session, Named::Owned(_))
-                        && matches!(Format::from_headers(&parts.headers), Ok(Format::Mrtr)) =>
-                {
-                    direct
-                        .read_within(&parts, &bytes, self.budget, &mut caller)
-                        .map(|call| direct.run(call))
+            // The decision lives only in this block: bound where the run is awaited, it
+            // would keep its room in this future (the read call's 920 bytes) after it is
+            // moved.
+            let mut place = Some(place);
+            let run = {
+                let posted = match self.posted(&mut parts, &mut bytes, session, &mut caller, span) {
+                    Ok(posted) => posted,
+                    Err(refused) => return refused.into_response(),
+                };
+                match posted {
+                    Posted::Call(direct, call) => Either::Left(direct.run(call)),
+                    posted => {
+                        // Not the direct call's: rmcp's handler reads the caller from the
+                        // request.
+                        if let Some(caller) = caller.take() {
+                            parts.extensions.insert(caller);
+                        }
+                        // Boxed, as `guard` explains: the direct call is the usual request.
+                        let place = place.take();
+                        Either::Right(Box::pin(
+                            self.serve_posted(posted, parts, bytes, pool, place),
+                        ))
+                    }
                 }
-                _ => None,
             };
-            if let Some(run) = direct_run {
-                // The usual MRTR call, checked and read in one pass: what follows would find
-                // its envelope sound, its method `tools/call` and its format MRTR, and hand it
-                // to the direct path.
-                span.record("bytes_in", bytes.len());
-                span.record("method", "tools/call");
-                span.record("format", tracing::field::debug(Format::Mrtr));
-                let response = run.await;
-                return super::streams::keeping(response, place);
+            let response = run.await;
+            match place {
+                // A streamed response runs as its body is read: the body keeps the
+                // request's place until it ends.
+                Some(place) => super::streams::keeping(response, place),
+                None => response,
             }
-            // Not the direct path's: rmcp's handler reads the caller from the request.
-            if let Some(caller) = caller {
-                parts.extensions.insert(caller);
+        }
+    }
+
+    /// What a POST is, decided here once from its headers and its body: the wire
+    /// format read once, the usual MRTR call checked and read in one pass (the JSON
+    /// check of any other body after it), a session's request, a stateless resumption
+    /// the direct path serves, or a request for rmcp, as it is or translated.
+    fn posted<'a>(
+        &'a self,
+        parts: &mut http::request::Parts,
+        bytes: &mut Bytes,
+        session: Named,
+        caller: &mut Option<Caller>,
+        span: &tracing::Span,
+    ) -> Result<Posted<'a>, Refused> {
+        span.record("bytes_in", bytes.len());
+        let format = Format::from_headers(&parts.headers);
+        let direct = self
+            .direct
+            .as_ref()
+            .filter(|_| matches!(format, Ok(Format::Mrtr)));
+        if let Some(direct) = direct
+            && !matches!(session, Named::Owned(_))
+            && let Some(call) = direct.read_within(parts, bytes, self.budget, caller)
+        {
+            span.record("method", "tools/call");
+            span.record("format", tracing::field::debug(Format::Mrtr));
+            return Ok(Posted::Call(direct, call));
+        }
+        let envelope = check_json(bytes, self.budget)?;
+        if let Some(method) = &envelope.method {
+            // Formatted only if the span is recorded: this runs on every request.
+            span.record(
+                "method",
+                tracing::field::display(crate::log::Escaped(method)),
+            );
+        }
+        let session = match session {
+            Named::Owned(id) => return Ok(Posted::InSession { id, envelope }),
+            Named::Other(session) => session,
+        };
+        *bytes = promote_initialize(parts, std::mem::take(bytes), &envelope);
+        let format = format.map_err(Refused::Format)?;
+        span.record("format", tracing::field::debug(format));
+        let method = envelope.method.as_deref().filter(|_| envelope.has_id());
+        if let Some(direct) = direct
+            && session.is_none()
+            && matches!(method, Some(resumable::RESUME | resumable::GET_STATUS))
+            && let Some(resumption) = direct.read_resumption(parts, bytes)
+        {
+            return Ok(Posted::Resume(direct, resumption));
+        }
+        Ok(if format == Format::Mrtr || method != Some("tools/call") {
+            Posted::Mrtr(envelope)
+        } else {
+            Posted::Translated(format)
+        })
+    }
+
+    /// Serves a POST as [`Guard::posted`] decided. `place` is kept until the response
+    /// leaves (a streamed one's body keeps it), or given back as a session's request is
+    /// counted; `None`, the caller keeps it.
+    async fn serve_posted(
+        &self,
+        posted: Posted<'_>,
+        parts: http::request::Parts,
+        bytes: Bytes,
+        pool: Pool,
+        place: Option<Place>,
+    ) -> Response {
+        let (response, place) = match posted {
+            Posted::Call(direct, call) => (direct.run(call).await, place),
+            Posted::Resume(direct, resumption) => (direct.resume(resumption), place),
+            Posted::InSession { id, envelope } => {
+                let response = self
+                    .post_in_session(parts, bytes, &envelope, &id, place)
+                    .await;
+                (response, None)
             }
-            let envelope = match check_json(&bytes, self.budget) {
-                Ok(envelope) => envelope,
-                Err(refused) => return refused.into_response(),
-            };
-            span.record("bytes_in", bytes.len());
-            if let Some(method) = &envelope.method {
-                // Formatted only if the span is recorded: this runs on every request.
-                span.record(
-                    "method",
-                    tracing::field::display(crate::log::Escaped(method)),
-                );
+            Posted::Mrtr(envelope) => {
+                let response = self.forward_mrtr(parts, bytes, &envelope, pool).await;
+                (response, None)
             }
-            // Boxed, as `guard` explains: the direct call above is the usual request.
-            match session {
-                Named::Owned(id) => {
-                    Box::pin(self.post_in_session(parts, bytes, &envelope, &id, place)).await
-                }
-                Named::Other(session) => {
-                    Box::pin(
-                        self.post_stateless(parts, bytes, &envelope, session, pool, place, span),
-                    )
-                    .await
-                }
+            Posted::Translated(format) => {
+                let response = self.forward_translated(parts, bytes, format).await;
+                (response, None)
             }
+        };
+        match place {
+            Some(place) => super::streams::keeping(response, place),
+            None => response,
         }
     }
 
@@ -361,7 +433,7 @@ impl Guard {
         bytes: Bytes,
         envelope: &Envelope,
         id: &str,
-        place: Place,
+        place: Option<Place>,
     ) -> Response {
         let held = if envelope.method.is_some() && envelope.has_id() {
             match self.hold_request(&mut parts, &bytes, envelope, id).await {
@@ -421,58 +493,6 @@ impl Guard {
             }
             Err(BoundMet::DuplicateId) => Err(Refused::DuplicateId(request)),
             Err(refusal) => Err(Refused::OverLimit(refusal)),
-        }
-    }
-
-    /// A POST outside a session of the caller's: an `initialize` promoted for seed 002,
-    /// the wire format chosen, the direct path tried; then rmcp, with the message
-    /// translated from and back into a header-selected format.
-    #[allow(clippy::too_many_arguments)]
-    async fn post_stateless(
-        &self,
-        mut parts: http::request::Parts,
-        bytes: Bytes,
-        envelope: &Envelope,
-        session: Option<String>,
-        pool: Pool,
-        place: Place,
-        span: &tracing::Span,
-    ) -> Response {
-        let bytes = promote_initialize(&mut parts, bytes, envelope);
-        let format = match Format::from_headers(&parts.headers) {
-            Ok(format) => format,
-            Err(unknown) => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    INVALID_REQUEST,
-                    &unknown.to_string(),
-                );
-            }
-        };
-        span.record("format", tracing::field::debug(format));
-        let is_tool_call = envelope.method.as_deref() == Some("tools/call") && envelope.has_id();
-        let resumes = matches!(
-            envelope.method.as_deref(),
-            Some(resumable::RESUME | resumable::GET_STATUS)
-        ) && envelope.has_id();
-        if format == Format::Mrtr
-            && (is_tool_call || (resumes && session.is_none()))
-            && let Some(direct) = &self.direct
-        {
-            // Boxed: the call's future is most of a request's, and every future around
-            // it (this one, axum's, hyper's) would otherwise hold and copy it.
-            match Box::pin(direct.serve(parts, &bytes)).await {
-                // A streamed response (seed 002 without a session) runs as its body is
-                // read: the body keeps the request's place until it ends.
-                Ok(response) => return super::streams::keeping(response, place),
-                Err(untouched) => parts = untouched,
-            }
-        }
-        let _place = place;
-        if format == Format::Mrtr || !is_tool_call {
-            self.forward_mrtr(parts, bytes, envelope, pool).await
-        } else {
-            self.forward_translated(parts, bytes, format).await
         }
     }
 
@@ -654,6 +674,23 @@ impl GuardService {
     }
 }
 
+/// What a POST is: decided once, by [`Guard::posted`], and served by
+/// [`Guard::serve_posted`].
+enum Posted<'a> {
+    /// The usual MRTR `tools/call`, checked and read in one pass: the direct path runs it.
+    Call(&'a super::direct::Direct, super::direct::DirectCall),
+    /// A stateless `requests/resume` or `requests/getStatus` (seed 002) the direct path
+    /// serves.
+    Resume(&'a super::direct::Direct, super::direct::Resumption),
+    /// A request, notification or answer in a live session of the caller's.
+    InSession { id: String, envelope: Envelope },
+    /// Any other request outside a session: rmcp answers it in MRTR form.
+    Mrtr(Envelope),
+    /// A `tools/call` in a header-selected wire format: translated into MRTR form for
+    /// rmcp, and its response back.
+    Translated(Format),
+}
+
 /// The session a request names: a live one the caller opened, or (`Other`) an id of no
 /// live session, or none. (Another principal's is refused before this is made.)
 enum Named {
@@ -690,6 +727,8 @@ enum Refused {
     Json(JsonProblem),
     /// A session request whose id (kept here) is in flight in its session.
     DuplicateId(Option<Value>),
+    /// The request selects a wire format this server does not know.
+    Format(UnknownFormat),
 }
 
 impl IntoResponse for Refused {
@@ -719,6 +758,11 @@ impl IntoResponse for Refused {
             Refused::Json(JsonProblem::Refused(why)) => {
                 refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why)
             }
+            Refused::Format(unknown) => refuse(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                &unknown.to_string(),
+            ),
             Refused::DuplicateId(id) => {
                 tracing::info!("refused a session request whose id is in flight");
                 refuse_id(
