@@ -78,7 +78,7 @@ fn runtime_layers_only_point_down() {
 /// The engine's groups, lowest first: a file may use its own group and those below. Each
 /// group's `mod.rs` says what it owns and what it may use.
 const ENGINE_GROUPS: &[&str] = &[
-    "identity", "forms", "call", "kinds", "round", "asks", "contract", "expand", "runner",
+    "identity", "forms", "caller", "kinds", "round", "asks", "contract", "expand", "runner",
 ];
 
 #[test]

@@ -7,7 +7,7 @@
 //! requests.
 
 pub(crate) mod asks;
-pub(crate) mod call;
+pub(crate) mod caller;
 pub(crate) mod contract;
 pub(crate) mod expand;
 pub(crate) mod forms;
@@ -17,7 +17,7 @@ mod round;
 pub(crate) mod runner;
 
 // Public as `saga_runtime::model`; the crate's own files name it by its folder.
-pub use call::model;
+pub use caller::model;
 // Public as `saga_runtime::testing::KeyedRound`.
 pub use round::collect::ModelAnswers;
 #[doc(hidden)]
@@ -28,14 +28,14 @@ pub use asks::outcome::{ElicitOutcome, Elicited};
 pub use asks::outside::AwaitedOutsideASaga;
 // Named in the errors about saved locals: rustc shows this path, not `__private`'s.
 pub use asks::prelude::*;
-pub use call::context::SagaContext;
+pub use caller::context::SagaContext;
 #[cfg(feature = "http")]
-pub(crate) use call::context::Stateless;
-pub(crate) use call::context::{Notices, ProgressSink, RequestHead};
-pub use call::era::Era;
-pub(crate) use call::error::invalid_state;
-pub use call::error::{InspectError, SagaError};
-pub use call::tool_use::MAX_TOOL_USES;
+pub(crate) use caller::context::Stateless;
+pub(crate) use caller::context::{Notices, ProgressSink, RequestHead};
+pub use caller::era::Era;
+pub(crate) use caller::error::invalid_state;
+pub use caller::error::{InspectError, SagaError};
+pub use caller::tool_use::MAX_TOOL_USES;
 pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub(crate) use contract::diagram::{drop_states, identifier_chars};
 pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput, ToolOutput};

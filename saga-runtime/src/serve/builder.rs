@@ -60,9 +60,9 @@ struct ToolSettings {
     tasks: Option<crate::tasks::TaskSettings>,
     bounds: CallBounds,
     diagrams_listed: bool,
-    model: Option<Arc<dyn crate::engine::call::model::Model>>,
-    sampling_policy: Option<crate::engine::call::model::SamplingPolicy>,
-    sampling_limits: crate::engine::call::model::SamplingLimits,
+    model: Option<Arc<dyn crate::engine::caller::model::Model>>,
+    sampling_policy: Option<crate::engine::caller::model::SamplingPolicy>,
+    sampling_limits: crate::engine::caller::model::SamplingLimits,
 }
 
 /// What only a [`SagaServer`] has. A [`SagaToolsBuilder`] carries the defaults and never
@@ -118,7 +118,7 @@ impl<B> Default for Builder<B> {
                 diagrams_listed: false,
                 model: None,
                 sampling_policy: None,
-                sampling_limits: crate::engine::call::model::SamplingLimits::default(),
+                sampling_limits: crate::engine::caller::model::SamplingLimits::default(),
             },
             server: ServerSettings {
                 instructions: None,
@@ -452,22 +452,22 @@ impl<B> Builder<B> {
     /// ([`crate::model`]): by default ([`SamplingPolicy::ClientFirst`]) for each request
     /// whose client did not declare sampling, in the same request, with no round trip.
     ///
-    /// [`SamplingPolicy::ClientFirst`]: crate::engine::call::model::SamplingPolicy::ClientFirst
-    pub fn model(mut self, model: impl crate::engine::call::model::Model) -> Self {
+    /// [`SamplingPolicy::ClientFirst`]: crate::engine::caller::model::SamplingPolicy::ClientFirst
+    pub fn model(mut self, model: impl crate::engine::caller::model::Model) -> Self {
         self.tools.model = Some(Arc::new(model));
         self
     }
 
-    /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::call::model::SamplingPolicy)):
+    /// Who answers a `sample()` ([`SamplingPolicy`](crate::engine::caller::model::SamplingPolicy)):
     /// client first by default with a model, the client only without one. A policy that
     /// asks the server's model needs [`model`](Self::model).
-    pub fn sampling_policy(mut self, policy: crate::engine::call::model::SamplingPolicy) -> Self {
+    pub fn sampling_policy(mut self, policy: crate::engine::caller::model::SamplingPolicy) -> Self {
         self.tools.sampling_policy = Some(policy);
         self
     }
 
-    /// The bounds on the server's model ([`SamplingLimits`](crate::engine::call::model::SamplingLimits)).
-    pub fn sampling_limits(mut self, limits: crate::engine::call::model::SamplingLimits) -> Self {
+    /// The bounds on the server's model ([`SamplingLimits`](crate::engine::caller::model::SamplingLimits)).
+    pub fn sampling_limits(mut self, limits: crate::engine::caller::model::SamplingLimits) -> Self {
         self.tools.sampling_limits = limits;
         self
     }
@@ -646,7 +646,7 @@ impl ToolSettings {
 
     /// The registry these settings describe.
     fn build(self) -> Result<SagaTools, BuildError> {
-        use crate::engine::call::model::SamplingPolicy;
+        use crate::engine::caller::model::SamplingPolicy;
         let policy = self.sampling_policy.unwrap_or(SamplingPolicy::ClientFirst);
         let sample_timeout = self.sampling_limits.timeout;
         if self.model.is_some() && sample_timeout >= self.bounds.max_run_time {
@@ -656,7 +656,7 @@ impl ToolSettings {
             });
         }
         let model = match self.model {
-            Some(model) => Some(Arc::new(crate::engine::call::model::ServerModel::new(
+            Some(model) => Some(Arc::new(crate::engine::caller::model::ServerModel::new(
                 model,
                 policy,
                 self.sampling_limits,

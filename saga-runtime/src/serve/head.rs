@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::principal::Identity;
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
-use crate::engine::call::model::ServerModel;
-use crate::engine::call::pool::{Caller, Pool};
+use crate::engine::caller::model::ServerModel;
+use crate::engine::caller::pool::{Caller, Pool};
 use crate::engine::{RequestHead, SagaContext};
 use crate::state::ANONYMOUS;
 

@@ -41,7 +41,7 @@ mod tools;
 mod tries;
 pub(crate) mod wire;
 
-pub use crate::engine::call::pool::{UNVERIFIED_PART, VerifiedPrincipal};
+pub use crate::engine::caller::pool::{UNVERIFIED_PART, VerifiedPrincipal};
 pub use crate::engine::{InspectError, MAX_REPLAYED_CHECKPOINTS};
 pub use builder::{Builder, SagaServerBuilder, SagaToolsBuilder};
 pub use error::ServeError;

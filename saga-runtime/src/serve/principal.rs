@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::engine::call::pool::{Caller, Pool};
+use crate::engine::caller::pool::{Caller, Pool};
 
 /// Derives the principal from an HTTP request's head.
 pub type PrincipalFn = Arc<dyn Fn(&http::request::Parts) -> String + Send + Sync>;
@@ -44,17 +44,17 @@ impl Identity {
         }
         let verified = parts
             .extensions
-            .get::<crate::engine::call::pool::VerifiedPrincipal>()
+            .get::<crate::engine::caller::pool::VerifiedPrincipal>()
             .map(|verified| verified.0.clone())
             .or_else(|| self.authenticate.as_ref().and_then(|check| check(parts)));
         if let Some(name) = verified {
             return (
-                format!("{}{name}", crate::engine::call::pool::VERIFIED_PREFIX),
+                format!("{}{name}", crate::engine::caller::pool::VERIFIED_PREFIX),
                 true,
             );
         }
         let mut principal = (self.principal)(parts);
-        if principal.starts_with(crate::engine::call::pool::VERIFIED_PREFIX) {
+        if principal.starts_with(crate::engine::caller::pool::VERIFIED_PREFIX) {
             // Only an authenticated name may read `verified:NAME`: a principal function
             // that passes a header's value through would otherwise let a caller name
             // itself `verified:alice` and resume alice's tokens.
@@ -66,7 +66,7 @@ impl Identity {
 
     /// The caller of a request: its principal and the pool the bounds count it against.
     pub(crate) fn caller(&self, parts: &http::request::Parts) -> Caller {
-        self.caller_from(parts, crate::engine::call::pool::peer_of(parts))
+        self.caller_from(parts, crate::engine::caller::pool::peer_of(parts))
     }
 
     /// [`Identity::caller`] of a request from `peer`.

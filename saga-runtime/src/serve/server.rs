@@ -139,7 +139,7 @@ impl SagaServer {
         &self,
         token: &str,
         request: &super::tools::InspectRequest,
-    ) -> Result<serde_json::Value, crate::engine::call::error::InspectError> {
+    ) -> Result<serde_json::Value, crate::engine::caller::error::InspectError> {
         self.tools.inspect(token, request)
     }
 

@@ -15,8 +15,8 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
 
 use super::tools::stamp_meta;
-use crate::engine::call::model::SAMPLES_META_KEY;
-use crate::engine::call::model::kept::RoundOfRequest;
+use crate::engine::caller::model::SAMPLES_META_KEY;
+use crate::engine::caller::model::kept::RoundOfRequest;
 use crate::engine::runner::drive::{AtCheckpoint, Inputs, Next, Pass, Policy};
 use crate::engine::runner::sampling::{is_sample, model_takes, serve_when_answered, takes_samples};
 use crate::engine::{Call, MAX_REPLAYED_CHECKPOINTS, SagaContext, StepFailure};

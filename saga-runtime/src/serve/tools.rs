@@ -91,7 +91,7 @@ pub(crate) struct Registry {
     pub(crate) resources: Vec<(Resource, Saga)>,
     pub(crate) templates: Vec<(ResourceTemplate, Saga)>,
     /// The server's model, which answers their `sample()`s where its policy says.
-    pub(crate) model: Option<Arc<crate::engine::call::model::ServerModel>>,
+    pub(crate) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
     /// The diagrams left out of `tools/list`, by tool, for [`SagaTools::diagram`].
     pub(crate) unlisted_diagrams: HashMap<String, String>,
 }
@@ -145,7 +145,7 @@ pub(super) struct Inner {
     pub(super) bounds: CallBounds,
     pub(super) in_flight: super::in_flight::InFlight,
     /// The server's model, which answers `sample()` where its policy says.
-    pub(super) model: Option<Arc<crate::engine::call::model::ServerModel>>,
+    pub(super) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
 }
 
 /// How long a call may run and wait, set with
@@ -205,7 +205,7 @@ pub enum BuildError {
     InputSchema(String),
     /// A sampling policy asks the server's model, and none was given.
     #[error("the sampling policy {0:?} asks the server's model: give one with .model(..)")]
-    NoModel(crate::engine::call::model::SamplingPolicy),
+    NoModel(crate::engine::caller::model::SamplingPolicy),
     /// The authorization settings are not whole (feature `oauth`).
     #[cfg(feature = "oauth")]
     #[error("authorization: {0}")]
@@ -218,7 +218,7 @@ pub enum BuildError {
          set .sampling_limits(SamplingLimits::default().timeout(..)) below max_run_time"
     )]
     SampleTimeout {
-        /// [`SamplingLimits::timeout`](crate::engine::call::model::SamplingLimits::timeout).
+        /// [`SamplingLimits::timeout`](crate::engine::caller::model::SamplingLimits::timeout).
         sample: std::time::Duration,
         /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
         run: std::time::Duration,
@@ -551,7 +551,7 @@ impl SagaTools {
         &self,
         parts: &http::request::Parts,
         peer: Option<std::net::IpAddr>,
-    ) -> crate::engine::call::pool::Caller {
+    ) -> crate::engine::caller::pool::Caller {
         self.inner.identity.caller_from(parts, peer)
     }
 
@@ -562,7 +562,7 @@ impl SagaTools {
     }
 
     /// The server's model, if one is configured.
-    pub(crate) fn server_model(&self) -> Option<Arc<crate::engine::call::model::ServerModel>> {
+    pub(crate) fn server_model(&self) -> Option<Arc<crate::engine::caller::model::ServerModel>> {
         self.inner.model.clone()
     }
 
@@ -571,7 +571,7 @@ impl SagaTools {
     pub(crate) fn head(
         &self,
         parts: Option<&http::request::Parts>,
-        caller: Option<crate::engine::call::pool::Caller>,
+        caller: Option<crate::engine::caller::pool::Caller>,
     ) -> RequestHead {
         super::head::head(
             &self.inner.identity,
@@ -655,7 +655,7 @@ impl crate::tasks::Host for SagaTools {
         SagaTools::principals_verified(self)
     }
 
-    fn model(&self) -> Option<Arc<crate::engine::call::model::ServerModel>> {
+    fn model(&self) -> Option<Arc<crate::engine::caller::model::ServerModel>> {
         self.server_model()
     }
 }

@@ -42,7 +42,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::engine::call::pool::Pool;
+use crate::engine::caller::pool::Pool;
 
 /// The headers a credential travels in: a request that names one and is not verified is
 /// a failed try.

@@ -20,5 +20,5 @@ pub(crate) trait Host: Clone + Send + Sync + 'static {
     fn principals_verified(&self) -> bool;
 
     /// The server's model, which answers a task's samples where its policy says.
-    fn model(&self) -> Option<std::sync::Arc<crate::engine::call::model::ServerModel>>;
+    fn model(&self) -> Option<std::sync::Arc<crate::engine::caller::model::ServerModel>>;
 }

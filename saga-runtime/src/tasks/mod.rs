@@ -252,7 +252,7 @@ pub(crate) struct Tasks {
     /// Bounds how many tasks this process runs at once, how many of them one verified
     /// principal's or one address's unverified callers' tasks take, and how many all
     /// unverified callers' take together.
-    workers: Arc<crate::engine::call::pool::Shares>,
+    workers: Arc<crate::engine::caller::pool::Shares>,
     /// The sessions (2025-11-25) that created tasks here, told of each status change with
     /// `notifications/tasks`. (MCP 2026-07-28 has no stream to send them on yet: its
     /// clients poll `tasks/get`.)
@@ -354,7 +354,7 @@ impl Tasks {
             .with_max_token_len(server.max_token_len())
             .with_leeway(server.leeway());
         Self {
-            workers: crate::engine::call::pool::Shares::new(
+            workers: crate::engine::caller::pool::Shares::new(
                 settings.max_workers,
                 settings.max_workers_per_principal,
             ),

@@ -73,7 +73,7 @@ impl Tasks {
         }
         let tasks = Arc::clone(self);
         let tools = tools.clone();
-        let pool = crate::engine::call::pool::Pool::from_key(owner);
+        let pool = crate::engine::caller::pool::Pool::from_key(owner);
         tokio::spawn(async move {
             // Waiting for a worker is waiting in the store: the lease runs out meanwhile,
             // and another replica with a free worker may take the task over. A task
@@ -219,7 +219,7 @@ impl Tasks {
             .with_capabilities(record.capabilities.clone())
             .with_cancellation(token.clone())
             .with_progress_sink(progress.clone())
-            .with_pool(crate::engine::call::pool::Pool::from_key(
+            .with_pool(crate::engine::caller::pool::Pool::from_key(
                 record.quota_owner(),
             ))
             .with_model(tools.model());

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::asks::outside::AwaitedOutsideASaga;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 use crate::engine::forms::elicit::Elicit;
 use crate::engine::kinds::form::ask::ElicitForm;
 use crate::engine::kinds::url::ask::ElicitUrl;

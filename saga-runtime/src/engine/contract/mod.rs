@@ -4,7 +4,7 @@
 //! the macro's modes (trace, inspect, restate) step through; a step is polled behind
 //! [`opaque`], so that its body is compiled in one function.
 //!
-//! Uses `round`, `call` and `identity`: a step suspends with a round's requests and
+//! Uses `round`, `caller` and `identity`: a step suspends with a round's requests and
 //! reads its answers.
 
 pub(crate) mod diagram;

@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::contract::output::ToolOutput;
 use crate::engine::identity::layout::shape::LayoutError;
 use crate::engine::identity::points::{Points, StateLayout};

@@ -13,8 +13,8 @@ use futures::FutureExt;
 use rmcp::ErrorData;
 use rmcp::model::JsonObject;
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::SagaError;
 use crate::engine::contract::opaque::opaque;
 use crate::engine::contract::tool::{SagaTool, Step};
 use crate::engine::identity::variant::variant_name;

@@ -10,8 +10,8 @@ use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::SagaError;
 use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State as TypedState, Typed};
 use crate::engine::expand::saga_fn::Exit;

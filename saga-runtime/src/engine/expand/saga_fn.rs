@@ -24,7 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::asks::outside::awaited_outside;
 use crate::engine::asks::outside::sealed::Sealed;
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::contract::opaque::opaque;
 use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
 use crate::engine::identity::slot::Slot;

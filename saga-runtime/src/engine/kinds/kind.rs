@@ -2,12 +2,12 @@
 //! the failure a client can report instead of an answer, and the readers every kind's
 //! answer goes through.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{ClientCapabilities, ElicitResult, ElicitationAction, InputRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 use crate::log::Escaped;
 

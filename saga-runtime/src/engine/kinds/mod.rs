@@ -26,7 +26,7 @@
 //! a person answers it). The guide's chapter for contributors (`contributing.md`) says the
 //! same.
 //!
-//! A `protocol.rs` uses `forms`, `call` and `identity`, never the round; an `ask.rs` may
+//! A `protocol.rs` uses `forms`, `caller` and `identity`, never the round; an `ask.rs` may
 //! use the round too. `tests/layers.rs` checks both.
 
 pub(crate) mod form;

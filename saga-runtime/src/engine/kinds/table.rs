@@ -2,7 +2,7 @@
 //! the dispatch from those enums to the kind's [`AskKind`] impl. A kind is added here by
 //! its row in the `kinds!` table, and nowhere else in the runtime.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{ClientCapabilities, InputRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use super::roots::protocol::RootsKind;
 use super::sample::protocol::SampleKind;
 use super::tool_sample::protocol::ToolSampleKind;
 use super::url::protocol::UrlKind;
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 
 /// The registration: each kind's variant in [`Kind`], [`Asked`] and [`Answer`], and the

@@ -1,6 +1,6 @@
 //! The client's answers to a round's requests, as the tool reads them.
 
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 use crate::engine::kinds::table::Answer;
 
 /// The answers to the requests of the round that just ended, in the order the tool made

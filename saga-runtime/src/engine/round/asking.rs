@@ -1,11 +1,11 @@
 //! A round's requests as they are asked: keyed, gated by the client's capabilities, and
 //! asked again word for word (or as this build states them) when an answer does not fit.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRequests};
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::tool_bug;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::tool_bug;
 use crate::engine::forms::elicit::FormError;
 use crate::engine::round::digest::RoundDigest;
 use crate::engine::round::pending::{Key, Pending, Pendings, RoundRecord, key_text, params_json};

@@ -1,7 +1,7 @@
 //! Reading the client's answers to a round: each checked against what was asked before
 //! the tool sees it.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{ElicitationAction, InputResponses};
 use std::collections::BTreeMap;
 

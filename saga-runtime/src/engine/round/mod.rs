@@ -5,7 +5,7 @@
 //! ([`asking`]), the client's answers read and checked before the step
 //! ([`collect`]), and both for a round asked by hand ([`keyed`]).
 //!
-//! Uses `kinds` (each request's kind, through the `kinds!` table), `forms`, `call` and
+//! Uses `kinds` (each request's kind, through the `kinds!` table), `forms`, `caller` and
 //! `identity`. The functions a tool awaits sit above it, in `asks` and each kind's `ask.rs`.
 
 pub(crate) mod answers;

@@ -2,7 +2,7 @@
 //! keys, kinds and, where the token keeps them, params), the round, the next generated
 //! key and the build that sealed it. The checks an answer must pass are `collect`'s.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::InputRequest;
 
 use serde::{Deserialize, Serialize};

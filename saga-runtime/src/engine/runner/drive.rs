@@ -29,7 +29,7 @@ use std::pin::Pin;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::ModelAnswers;
 use crate::engine::runner::family::Saga;

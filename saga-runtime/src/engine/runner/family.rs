@@ -13,8 +13,8 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::{InspectError, invalid_state};
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::{InspectError, invalid_state};
 use crate::engine::contract::tool::SagaTool;
 use crate::engine::contract::tool::TaskSupport;
 use crate::engine::identity::layout::shape::LayoutError;

@@ -3,8 +3,8 @@
 //! It reads a token as a transition does, and runs none: each pending request is shown
 //! as it was asked, from the token or as the tool states it again.
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::InspectError;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::InspectError;
 use crate::engine::contract::typed::Typed;
 use crate::engine::identity::points::Points;
 use crate::engine::round::asking;

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use rmcp::model::{CreateMessageRequestParams, InputRequest, InputRequests, InputResponses};
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::model::SamplingPolicy;
-use crate::engine::call::model::kept::RoundOfRequest;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::model::SamplingPolicy;
+use crate::engine::caller::model::kept::RoundOfRequest;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::{ModelAnswers, SamplesFrom};
 
@@ -17,7 +17,7 @@ use crate::engine::round::collect::{ModelAnswers, SamplesFrom};
 #[derive(Debug, Default)]
 pub(crate) struct Served {
     pub(crate) model: ModelAnswers,
-    /// What each served sample was, for [`SAMPLES_META_KEY`](crate::engine::call::model::SAMPLES_META_KEY).
+    /// What each served sample was, for [`SAMPLES_META_KEY`](crate::engine::caller::model::SAMPLES_META_KEY).
     pub(crate) log: Vec<serde_json::Value>,
 }
 

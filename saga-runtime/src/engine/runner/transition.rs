@@ -6,8 +6,8 @@ use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObject};
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::{Failure, invalid_state, tool_bug};
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::{Failure, invalid_state, tool_bug};
 use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::FormError;

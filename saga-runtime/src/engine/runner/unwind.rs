@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 
 use crate::log::Escaped;
 

@@ -193,7 +193,7 @@ impl Authorize {
         };
         let peer = self
             .proxies
-            .client(&parts, crate::engine::call::pool::peer_of(&parts));
+            .client(&parts, crate::engine::caller::pool::peer_of(&parts));
         // A token verified before passes at once, whatever the address's failed tries:
         // from the verifier's cache, or (a verifier that keeps none) checked again. The
         // rule is the API keys' too (`tries.rs`).
@@ -308,7 +308,7 @@ impl Authorize {
         }
         parts
             .extensions
-            .insert(crate::engine::call::pool::VerifiedPrincipal(
+            .insert(crate::engine::caller::pool::VerifiedPrincipal(
                 verified.principal(),
             ));
         parts.extensions.insert(verified);

@@ -49,7 +49,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, host_admitted};
 use super::refuse::refuse;
-use crate::engine::call::pool::Caller;
+use crate::engine::caller::pool::Caller;
 use crate::engine::{SagaContext, Stateless};
 use crate::serve::json_check::{self, JsonBudget};
 use crate::serve::route::{self, Door, Route, Routed};

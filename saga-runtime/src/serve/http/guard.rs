@@ -21,7 +21,7 @@ use tracing::Instrument as _;
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::call::pool::{Caller, PeerAddr, Place, Pool, Shares};
+use crate::engine::caller::pool::{Caller, PeerAddr, Place, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, UnknownFormat, WireCall};
@@ -177,7 +177,7 @@ impl Guard {
     ) -> Result<Caller, Refused> {
         let peer = match peer {
             Some(PeerAddr(ip)) => Some(ip),
-            None => crate::engine::call::pool::peer_of(parts),
+            None => crate::engine::caller::pool::peer_of(parts),
         };
         let peer = self.proxies.client(parts, peer);
         if let Some(tries) = &self.tries

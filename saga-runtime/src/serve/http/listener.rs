@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::guard::GuardService;
-use crate::engine::call::pool::PeerAddr;
+use crate::engine::caller::pool::PeerAddr;
 use crate::serve::limits::HttpLimits;
 
 /// What a listener serves: the application's router, and the guard at its MCP path when

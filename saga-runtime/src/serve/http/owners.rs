@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::call::pool::{Place, Pool, Shares, Spent};
+use crate::engine::caller::pool::{Place, Pool, Shares, Spent};
 
 use crate::serve::limits::HttpLimits;
 use tokio_util::sync::CancellationToken;
@@ -81,7 +81,7 @@ pub(crate) enum Counted {
 /// Why a session or a request of one was refused: which bound it met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BoundMet {
-    /// A bound shared by pools (see [`crate::engine::call::pool`]) is spent.
+    /// A bound shared by pools (see [`crate::engine::caller::pool`]) is spent.
     Shared(Counted, Spent),
     /// The session has `max_requests_per_session` in flight.
     SessionRequests(usize),

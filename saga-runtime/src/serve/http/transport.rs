@@ -151,7 +151,7 @@ impl SagaServer {
             owners: owners::Owners::new(sessions, limits),
             stream_idle_timeout: limits.stream_idle_timeout,
             tools: self.tools().clone(),
-            places: crate::engine::call::pool::Shares::new(
+            places: crate::engine::caller::pool::Shares::new(
                 limits.max_concurrent_requests,
                 limits.max_requests_per_principal,
             ),

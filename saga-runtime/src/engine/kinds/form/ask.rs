@@ -6,7 +6,7 @@ use rmcp::model::ElicitationAction;
 use serde_json::Value;
 
 use crate::engine::asks::outside::AwaitedOutsideASaga;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 use crate::engine::forms::elicit::{ContentCheck, Elicit, FormError};
 use crate::engine::forms::type_form::{Form, cached_form};
 use crate::engine::kinds::form::protocol::{FormAnswer, FormAsked};

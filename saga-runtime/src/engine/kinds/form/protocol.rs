@@ -1,15 +1,15 @@
 //! Form-mode elicitation's protocol (`elicitation/create` with a `requestedSchema`); a tool
 //! asks with [`elicit`](crate::engine::elicit).
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
     InputRequest,
 };
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::error::tool_bug;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::error::tool_bug;
 use crate::engine::forms::type_form::Form;
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::kind::{AskKind, read_elicit_result};

@@ -1,13 +1,13 @@
 //! The protocol of the client's roots (`roots/list`); a tool asks with
 //! [`list_roots`](crate::engine::list_roots).
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{
     ClientCapabilities, InputRequest, ListRootsRequest, ListRootsResult, RootsCapabilities,
 };
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::kind::{AskKind, read_answer, refused};
 

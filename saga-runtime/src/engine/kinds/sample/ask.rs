@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::marker::PhantomData;
 
 use crate::engine::asks::outside::AwaitedOutsideASaga;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};
 use crate::engine::round::requests::{Request, Suspension};

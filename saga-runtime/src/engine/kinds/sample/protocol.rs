@@ -1,14 +1,14 @@
 //! Sampling's protocol (`sampling/createMessage`); a tool asks with
 //! [`sample`](crate::engine::sample).
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     InputRequest, Role, SamplingCapability, SamplingMessageContentBlock,
 };
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::kind::{AskKind, read_answer, refused};
 

@@ -55,8 +55,8 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 
 use crate::engine::asks::outside::AwaitedOutsideASaga;
-use crate::engine::call::error::SagaError;
-use crate::engine::call::tool_use::{ToolResult, ToolUse};
+use crate::engine::caller::error::SagaError;
+use crate::engine::caller::tool_use::{ToolResult, ToolUse};
 use crate::engine::kinds::sample::ask::{Sample, Sampled, sample};
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{Answers, mismatch};

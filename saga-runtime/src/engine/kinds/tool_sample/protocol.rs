@@ -5,15 +5,15 @@
 //! (`sampling.tools`) and what its answer may hold (tool uses) differ: a client that can
 //! sample text is not sent tools it never said it takes.
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, InputRequest, JsonObject,
     SamplingCapability, SamplingMessageContentBlock,
 };
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
-use crate::engine::call::tool_use::MAX_TOOL_USES;
+use crate::engine::caller::context::SagaContext;
+use crate::engine::caller::tool_use::MAX_TOOL_USES;
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::kind::{AskKind, refused};
 

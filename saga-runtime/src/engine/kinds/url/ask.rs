@@ -3,7 +3,7 @@
 use rmcp::model::ElicitationAction;
 
 use crate::engine::asks::outside::AwaitedOutsideASaga;
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 use crate::engine::kinds::form::protocol::FormAnswer;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::kinds::url::protocol::UrlAsked;

@@ -1,14 +1,14 @@
 //! URL-mode elicitation's protocol (`elicitation/create` with a `url`); a tool asks with
 //! [`elicit_url`](crate::engine::elicit_url).
 
-use crate::engine::call::error::Failure;
+use crate::engine::caller::error::Failure;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
     InputRequest, UrlElicitationCapability,
 };
 use serde_json::Value;
 
-use crate::engine::call::context::SagaContext;
+use crate::engine::caller::context::SagaContext;
 use crate::engine::identity::fnv::Fnv;
 use crate::engine::kinds::form::protocol::resend_elicitation;
 use crate::engine::kinds::kind::{AskKind, read_elicit_result};

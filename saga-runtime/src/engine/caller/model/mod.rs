@@ -80,7 +80,7 @@ pub struct Completion {
     pub tokens: Option<u64>,
     /// The tools it asks to be called, in order, when the sample offered tools
     /// ([`Sample::tools`](crate::engine::Sample::tools)).
-    pub tool_uses: Vec<crate::engine::call::tool_use::ToolUse>,
+    pub tool_uses: Vec<crate::engine::caller::tool_use::ToolUse>,
 }
 
 impl Completion {
@@ -96,7 +96,7 @@ impl Completion {
     }
 
     /// This completion, asking for one more tool use.
-    pub fn with_tool_use(mut self, tool_use: crate::engine::call::tool_use::ToolUse) -> Self {
+    pub fn with_tool_use(mut self, tool_use: crate::engine::caller::tool_use::ToolUse) -> Self {
         self.tool_uses.push(tool_use);
         self
     }
@@ -171,7 +171,7 @@ pub enum ModelError {
     #[error("{0}")]
     Limited(Limited),
     /// The model asked for a tool the sample did not offer (its name, control characters
-    /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES) at once.
+    /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::caller::tool_use::MAX_TOOL_USES) at once.
     #[error("the model asked for a tool the sample did not offer: {0:?}")]
     UnofferedTool(String),
 }
@@ -248,7 +248,7 @@ impl ServerModel {
     pub(crate) async fn answer(
         &self,
         mut request: CreateMessageRequestParams,
-        pool: &crate::engine::call::pool::Pool,
+        pool: &crate::engine::caller::pool::Pool,
         retry: Option<kept::RetryKey>,
     ) -> Result<CreateMessageResult, ModelError> {
         if let Some(answer) = retry.as_ref().and_then(|key| self.kept.get(key)) {
@@ -330,7 +330,7 @@ impl Completion {
 
 impl Completion {
     /// The completion, if each tool it uses is one `request` offered, they are at most
-    /// [`MAX_TOOL_USES`](crate::engine::call::tool_use::MAX_TOOL_USES) with distinct ids,
+    /// [`MAX_TOOL_USES`](crate::engine::caller::tool_use::MAX_TOOL_USES) with distinct ids,
     /// and their ids, names and inputs at most `max_answer_bytes` together: a provider's
     /// model is not trusted to keep to the tools it was given.
     fn offered(
@@ -338,7 +338,7 @@ impl Completion {
         request: &CreateMessageRequestParams,
         max_answer_bytes: usize,
     ) -> Result<Self, ModelError> {
-        if self.tool_uses.len() > crate::engine::call::tool_use::MAX_TOOL_USES {
+        if self.tool_uses.len() > crate::engine::caller::tool_use::MAX_TOOL_USES {
             return Err(ModelError::Malformed);
         }
         // Ids, names and inputs count, since none of them can be cut as text is. A name is

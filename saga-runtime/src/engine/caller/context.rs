@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::call::era::Era;
+use crate::engine::caller::era::Era;
 
 /// What the current request says about its sender.
 ///
@@ -35,7 +35,7 @@ pub struct SagaContext {
     principal: String,
     /// The pool the bounds count this request against (see `serve::pool`); `None` for
     /// a context built by hand.
-    pool: Option<crate::engine::call::pool::Pool>,
+    pool: Option<crate::engine::caller::pool::Pool>,
     capabilities: ClientCapabilities,
     /// Borrowed when it is the default a stateless request without one gets
     /// ([`Stateless::client_info`]): building that default allocated for every request.
@@ -56,7 +56,7 @@ pub struct SagaContext {
     /// no session through which its client could answer requests sent during the call.
     sessionless: bool,
     /// The server's model, which answers a `sample()` when its policy says so.
-    model: Option<Arc<crate::engine::call::model::ServerModel>>,
+    model: Option<Arc<crate::engine::caller::model::ServerModel>>,
 }
 
 // SAFETY: every field of `SagaContext` is `Send` and `Sync`: `fields_are_send_sync` names
@@ -115,11 +115,11 @@ fn fields_are_send_sync(context: &SagaContext) {
 /// What an HTTP request's head gives its context, whichever path reads the rest.
 pub(crate) struct RequestHead {
     pub(crate) principal: String,
-    pub(crate) pool: Option<crate::engine::call::pool::Pool>,
+    pub(crate) pool: Option<crate::engine::caller::pool::Pool>,
     pub(crate) sessionless: bool,
     pub(crate) session_gone: Option<CancellationToken>,
     pub(crate) notices: Option<Arc<dyn Notices>>,
-    pub(crate) model: Option<Arc<crate::engine::call::model::ServerModel>>,
+    pub(crate) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
 }
 
 /// rmcp's `Implementation::default()`, made once: it is the same value every time (the
@@ -182,7 +182,7 @@ impl SagaContext {
     /// Sets the pool the bounds count this request against: for a task's run, the pool of
     /// the request that created it (its record's quota owner), so that identities made up
     /// at one address share its budgets there too.
-    pub(crate) fn with_pool(mut self, pool: crate::engine::call::pool::Pool) -> Self {
+    pub(crate) fn with_pool(mut self, pool: crate::engine::caller::pool::Pool) -> Self {
         self.pool = Some(pool);
         self
     }
@@ -190,7 +190,7 @@ impl SagaContext {
     /// Sets the server's model (see [`crate::model`]).
     pub(crate) fn with_model(
         mut self,
-        model: Option<Arc<crate::engine::call::model::ServerModel>>,
+        model: Option<Arc<crate::engine::caller::model::ServerModel>>,
     ) -> Self {
         self.model = model;
         self
@@ -198,7 +198,7 @@ impl SagaContext {
 
     /// The server's model, when it answers this request's samples without tools: there is
     /// one, and its policy says so for a client that can (or cannot) sample.
-    pub(crate) fn server_model(&self) -> Option<&crate::engine::call::model::ServerModel> {
+    pub(crate) fn server_model(&self) -> Option<&crate::engine::caller::model::ServerModel> {
         self.server_model_for(false)
     }
 
@@ -208,7 +208,7 @@ impl SagaContext {
     pub(crate) fn server_model_for(
         &self,
         tools: bool,
-    ) -> Option<&crate::engine::call::model::ServerModel> {
+    ) -> Option<&crate::engine::caller::model::ServerModel> {
         let client_can = if tools {
             self.client_can_sample_with_tools()
         } else {
@@ -380,9 +380,9 @@ impl SagaContext {
 
     /// The pool the bounds count this request against: the one its server resolved, or
     /// for a context built by hand, the principal as the server's flag says.
-    pub(crate) fn pool(&self, verified: bool) -> crate::engine::call::pool::Pool {
+    pub(crate) fn pool(&self, verified: bool) -> crate::engine::caller::pool::Pool {
         self.pool.clone().unwrap_or_else(|| {
-            crate::engine::call::pool::Pool::of(
+            crate::engine::caller::pool::Pool::of(
                 &self.principal,
                 verified && self.principal != crate::state::ANONYMOUS,
                 None,

@@ -7,7 +7,7 @@ use rmcp::model::{ContentBlock, JsonObject, ToolResultContent};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::call::error::SagaError;
+use crate::engine::caller::error::SagaError;
 
 /// The most tool uses one answer may carry: more is refused as the client's error, or
 /// the server's model's failure (a bound on what one answer costs to keep and replay).

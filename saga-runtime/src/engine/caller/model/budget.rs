@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::engine::call::pool::{Place, Pool, Shares, unverified_part};
+use crate::engine::caller::pool::{Place, Pool, Shares, unverified_part};
 
 /// Which bound of [`SamplingLimits`] refused a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -91,7 +91,7 @@ impl SamplingLimits {
 
     /// Samples per minute for the whole server (global): your bill, whoever calls. The
     /// unverified callers together make at most three quarters of them
-    /// ([`UNVERIFIED_PART`](crate::engine::call::pool::UNVERIFIED_PART)), so that
+    /// ([`UNVERIFIED_PART`](crate::engine::caller::pool::UNVERIFIED_PART)), so that
     /// identities made up where the server is not told a caller's address still share
     /// one budget. Default 300.
     pub fn total_requests_per_minute(mut self, total_requests_per_minute: u32) -> Self {

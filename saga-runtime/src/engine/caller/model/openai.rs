@@ -345,13 +345,13 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
 /// documented format.
 fn read_tool_calls(
     calls: Option<&Value>,
-) -> Result<Vec<crate::engine::call::tool_use::ToolUse>, ModelError> {
+) -> Result<Vec<crate::engine::caller::tool_use::ToolUse>, ModelError> {
     let calls = match calls {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(calls)) => calls,
         Some(_) => return Err(ModelError::Malformed),
     };
-    if calls.len() > crate::engine::call::tool_use::MAX_TOOL_USES {
+    if calls.len() > crate::engine::caller::tool_use::MAX_TOOL_USES {
         return Err(ModelError::Malformed);
     }
     calls
@@ -368,9 +368,9 @@ fn read_tool_calls(
                 return Err(ModelError::Malformed);
             };
             match serde_json::from_str::<Value>(arguments) {
-                Ok(Value::Object(input)) => {
-                    Ok(crate::engine::call::tool_use::ToolUse::new(id, name, input))
-                }
+                Ok(Value::Object(input)) => Ok(crate::engine::caller::tool_use::ToolUse::new(
+                    id, name, input,
+                )),
                 _ => Err(ModelError::Malformed),
             }
         })

@@ -1,4 +1,4 @@
-//! The call as a tool sees it: who calls and what their client can do ([`context`]), the
+//! The caller, as a tool sees it: who calls and what their client can do ([`context`]), the
 //! generation of MCP they speak ([`era`]), whom a bound protects ([`pool`]), the model the
 //! server may sample with ([`model`]), and what a call can fail with ([`error`]).
 //!
