@@ -274,6 +274,157 @@ fn imports_from_the_defining_file(layer: &str) {
     );
 }
 
+/// Where a type's inherent `impl` may live besides the file that defines the type. The
+/// layers only point down, so a method that needs a file above the type's own cannot be
+/// written beside the type: it lives in the file that has what it needs. Each such place
+/// is one of three kinds, and nothing else is allowed:
+///
+/// - **a member of an open set** adds its own entry to a shared type, so that adding a
+///   request kind, a store or a transport is one file: `Answers::form` in the form
+///   kind's folder, `TaskStore::sqlite` in the SQLite store, `SagaServer::serve_stdio`
+///   in stdio.rs;
+/// - **a door**: the public entry points of one way into the registry (rmcp's
+///   `tools/call` and a transport of your own in route.rs; prompts and resources in
+///   catalog.rs), in the file that serves that way in, which runs sagas through the
+///   route and so sits above the registry's file;
+/// - **a builder's constructor** (`SagaServer::builder`), in the builder's file: the
+///   builder builds the type, so the type's file cannot name the builder.
+const IMPLS_AWAY_FROM_THEIR_TYPE: &[(&str, &str)] = &[
+    // Members of open sets: request kinds, the elicitation outcome, stores, transports.
+    ("Answers", "engine/asks/outcome.rs"),
+    ("Answers", "engine/kinds/form/ask.rs"),
+    ("Answers", "engine/kinds/roots/ask.rs"),
+    ("Answers", "engine/kinds/sample/ask.rs"),
+    ("Answers", "engine/kinds/tool_sample/ask.rs"),
+    ("Answers", "engine/kinds/url/ask.rs"),
+    ("SagaContext", "engine/kinds/form/protocol.rs"),
+    ("SagaContext", "engine/kinds/roots/protocol.rs"),
+    ("SagaContext", "engine/kinds/sample/protocol.rs"),
+    ("SagaContext", "engine/kinds/tool_sample/protocol.rs"),
+    ("SagaContext", "engine/kinds/url/protocol.rs"),
+    ("Sample", "engine/kinds/tool_sample/ask.rs"),
+    ("ElicitForm", "engine/asks/outcome.rs"),
+    ("ElicitUrl", "engine/asks/outcome.rs"),
+    ("TaskStore", "tasks/memory.rs"),
+    ("TaskStore", "tasks/postgres.rs"),
+    ("TaskStore", "tasks/redis.rs"),
+    ("TaskStore", "tasks/sqlite.rs"),
+    ("SagaServer", "serve/stdio.rs"),
+    ("SagaServer", "serve/http/transport.rs"),
+    // Members of a layer above the type's: a tool's points are traced from the
+    // contract, and a task's worker runs on the tasks' host.
+    ("Points", "engine/contract/tool.rs"),
+    ("Tasks", "tasks/worker.rs"),
+    // Doors.
+    ("SagaTools", "serve/route.rs"),
+    ("SagaTools", "serve/catalog.rs"),
+    // Builders' constructors.
+    ("SagaTools", "serve/builder.rs"),
+    ("SagaServer", "serve/builder.rs"),
+];
+
+#[test]
+fn a_types_impl_lives_in_its_file_or_where_the_layers_require() {
+    let src = crate_dir("saga-runtime").join("src");
+    let mut defined: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut impls: BTreeSet<(String, String)> = BTreeSet::new();
+    for file in rust_files(&src) {
+        let name = file
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut items: Vec<&syn::Item> = parsed.items.iter().collect();
+        while let Some(item) = items.pop() {
+            match item {
+                syn::Item::Struct(item) => {
+                    defined
+                        .entry(item.ident.to_string())
+                        .or_default()
+                        .insert(name.clone());
+                }
+                syn::Item::Enum(item) => {
+                    defined
+                        .entry(item.ident.to_string())
+                        .or_default()
+                        .insert(name.clone());
+                }
+                // A type a macro of the file defines (a registration table's enum).
+                syn::Item::Macro(item) => {
+                    let mut streams = vec![item.mac.tokens.clone()];
+                    while let Some(stream) = streams.pop() {
+                        let trees: Vec<_> = stream.into_iter().collect();
+                        for pair in trees.windows(2) {
+                            if let [
+                                proc_macro2::TokenTree::Ident(keyword),
+                                proc_macro2::TokenTree::Ident(ty),
+                            ] = pair
+                                && (keyword == "enum" || keyword == "struct")
+                            {
+                                defined
+                                    .entry(ty.to_string())
+                                    .or_default()
+                                    .insert(name.clone());
+                            }
+                        }
+                        streams.extend(trees.into_iter().filter_map(|tree| match tree {
+                            proc_macro2::TokenTree::Group(group) => Some(group.stream()),
+                            _ => None,
+                        }));
+                    }
+                }
+                syn::Item::Impl(item) if item.trait_.is_none() => {
+                    if let syn::Type::Path(path) = &*item.self_ty
+                        && let Some(last) = path.path.segments.last()
+                    {
+                        impls.insert((last.ident.to_string(), name.clone()));
+                    }
+                }
+                // Inline modules, but not unit tests: a test is a client of its file.
+                syn::Item::Mod(module)
+                    if !module.attrs.iter().any(|attr| {
+                        attr.path().is_ident("cfg")
+                            && attr
+                                .parse_args::<syn::Ident>()
+                                .is_ok_and(|flag| flag == "test")
+                    }) =>
+                {
+                    if let Some((_, inner)) = &module.content {
+                        items.extend(inner.iter());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut away = Vec::new();
+    for (ty, file) in &impls {
+        let Some(files) = defined.get(ty) else {
+            continue; // a type of another crate's (an extension trait's receiver)
+        };
+        if !files.contains(file)
+            && !IMPLS_AWAY_FROM_THEIR_TYPE.contains(&(ty.as_str(), file.as_str()))
+        {
+            away.push(format!("impl {ty} in {file} (defined in {files:?})"));
+        }
+    }
+    assert!(
+        away.is_empty(),
+        "an impl away from its type's file (write it beside the type; if the layers keep it \
+         apart, it is a member of an open set, a door or a builder's constructor: add it to \
+         IMPLS_AWAY_FROM_THEIR_TYPE with why):\n{}",
+        away.join("\n")
+    );
+    // Each entry of the list is still true: a moved impl takes its entry with it.
+    let stale: Vec<_> = IMPLS_AWAY_FROM_THEIR_TYPE
+        .iter()
+        .filter(|(ty, file)| !impls.contains(&((*ty).to_owned(), (*file).to_owned())))
+        .collect();
+    assert!(stale.is_empty(), "entries with no such impl: {stale:?}");
+}
+
 #[test]
 fn no_import_cycle_between_the_clis_files() {
     let graph = Graph::read(&crate_dir("saga-cli"));
