@@ -49,8 +49,8 @@ pub(crate) enum Route<'a> {
     ThroughCheckpoints(&'a Arc<Tasks>, &'a Saga, Source),
     /// A call whose client asked for a stream (seed 002 in the stateless era, see
     /// [`super::streamed`]): its checkpoints pass within the response, each with a resume
-    /// token. Only a transport that can stream answers it so; [`follow`] runs it as an
-    /// ordinary stateless call.
+    /// token. Only a transport that can stream answers it (`routed` hands it over), and
+    /// only its doors route one.
     Streamed(&'a Saga),
     /// Any other call.
     Ordinary(&'a Saga, Source),
@@ -183,13 +183,10 @@ pub(crate) fn dispatch<'a>(
     // (BENCHMARKS.md).
     match routed(tools, call, cx, door) {
         Ok(Routed::Run(run)) => Either::Left(run),
-        // No stream here: the transport that calls this cannot send one.
-        Ok(Routed::Streamed(saga, call)) => Either::Right(Either::Left(bounded(
-            tools,
-            cx,
-            follow(tools, Route::Streamed(saga), call, cx),
-        ))),
-        Err(error) => Either::Right(Either::Right(std::future::ready(Err(error)))),
+        // No stream here: the transport that calls this cannot send one, and its doors
+        // route none (`Door::streams`).
+        Ok(Routed::Streamed(..)) => Either::Right(std::future::ready(Err(not_streamed()))),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
     }
 }
 
@@ -254,17 +251,9 @@ pub(crate) fn follow<'a>(
         Route::Task(tasks, saga, source) => {
             Either::Right(begin_task(tools, tasks, saga, source, call, cx).boxed())
         }
-        Route::Streamed(saga) => Either::Right(
-            drive_by(
-                tools,
-                saga,
-                Source::Stateless,
-                AtCheckpoint::Respond,
-                call,
-                cx,
-            )
-            .boxed(),
-        ),
+        // `routed` hands a streamed call to its transport: only a door that cannot stream
+        // gets here, and none routes a stream (`Door::streams`).
+        Route::Streamed(_) => Either::Right(std::future::ready(Err(not_streamed())).boxed()),
         Route::ThroughCheckpoints(tasks, saga, source) => Either::Right(
             async move {
                 tasks.ensure_sweeper(tools);
@@ -273,6 +262,15 @@ pub(crate) fn follow<'a>(
             .boxed(),
         ),
     }
+}
+
+/// The error of a streamed route reaching a transport that cannot stream: no door that
+/// such a transport passes streams, so this says a door was added wrongly.
+fn not_streamed() -> ErrorData {
+    ErrorData::internal_error(
+        "a call routed to a stream reached a transport that cannot stream",
+        None,
+    )
 }
 
 /// `call` driven by `source`'s policy, its checkpoints doing what `at_checkpoint` says.

@@ -290,7 +290,7 @@ impl Guard {
                 };
                 match posted {
                     Posted::Call(direct, call) => Either::Left(direct.run(call)),
-                    posted => {
+                    Posted::Other(posted) => {
                         // Not the direct call's: rmcp's handler reads the caller from the
                         // request.
                         if let Some(caller) = caller.take() {
@@ -349,7 +349,7 @@ impl Guard {
             );
         }
         let session = match session {
-            Named::Owned(id) => return Ok(Posted::InSession { id, envelope }),
+            Named::Owned(id) => return Ok(Posted::Other(OtherPost::InSession { id, envelope })),
             Named::Other(session) => session,
         };
         *bytes = promote_initialize(parts, std::mem::take(bytes), &envelope);
@@ -361,40 +361,41 @@ impl Guard {
             && matches!(method, Some(resumable::RESUME | resumable::GET_STATUS))
             && let Some(resumption) = direct.read_resumption(parts, bytes)
         {
-            return Ok(Posted::Resume(direct, resumption));
+            return Ok(Posted::Other(OtherPost::Resume(direct, resumption)));
         }
-        Ok(if format == Format::Mrtr || method != Some("tools/call") {
-            Posted::Mrtr(envelope)
-        } else {
-            Posted::Translated(format)
-        })
+        Ok(Posted::Other(
+            if format == Format::Mrtr || method != Some("tools/call") {
+                OtherPost::Mrtr(envelope)
+            } else {
+                OtherPost::Translated(format)
+            },
+        ))
     }
 
-    /// Serves a POST as [`Guard::posted`] decided. `place` is kept until the response
+    /// Serves a POST other than the usual call as [`Guard::posted`] decided. `place` is kept until the response
     /// leaves (a streamed one's body keeps it), or given back as a session's request is
     /// counted; `None`, the caller keeps it.
     async fn serve_posted(
         &self,
-        posted: Posted<'_>,
+        posted: OtherPost<'_>,
         parts: http::request::Parts,
         bytes: Bytes,
         pool: Pool,
         place: Option<Place>,
     ) -> Response {
         let (response, place) = match posted {
-            Posted::Call(direct, call) => (direct.run(call).await, place),
-            Posted::Resume(direct, resumption) => (direct.resume(resumption), place),
-            Posted::InSession { id, envelope } => {
+            OtherPost::Resume(direct, resumption) => (direct.resume(resumption), place),
+            OtherPost::InSession { id, envelope } => {
                 let response = self
                     .post_in_session(parts, bytes, &envelope, &id, place)
                     .await;
                 (response, None)
             }
-            Posted::Mrtr(envelope) => {
+            OtherPost::Mrtr(envelope) => {
                 let response = self.forward_mrtr(parts, bytes, &envelope, pool).await;
                 (response, None)
             }
-            Posted::Translated(format) => {
+            OtherPost::Translated(format) => {
                 let response = self.forward_translated(parts, bytes, format).await;
                 (response, None)
             }
@@ -674,11 +675,16 @@ impl GuardService {
     }
 }
 
-/// What a POST is: decided once, by [`Guard::posted`], and served by
-/// [`Guard::serve_posted`].
+/// What a POST is: decided once, by [`Guard::posted`].
 enum Posted<'a> {
     /// The usual MRTR `tools/call`, checked and read in one pass: the direct path runs it.
     Call(&'a super::direct::Direct, super::direct::DirectCall),
+    /// Any other, served by [`Guard::serve_posted`].
+    Other(OtherPost<'a>),
+}
+
+/// A POST other than the usual call: boxed apart from it ([`Guard::post`]).
+enum OtherPost<'a> {
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002) the direct path
     /// serves.
     Resume(&'a super::direct::Direct, super::direct::Resumption),
