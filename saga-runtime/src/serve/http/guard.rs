@@ -361,7 +361,7 @@ impl Guard {
             && matches!(method, Some(resumable::RESUME | resumable::GET_STATUS))
             && let Some(resumption) = direct.read_resumption(parts, bytes)
         {
-            return Ok(Posted::Other(OtherPost::Resume(direct, resumption)));
+            return Ok(Posted::Other(OtherPost::Resume(direct, Box::new(resumption))));
         }
         Ok(Posted::Other(
             if format == Format::Mrtr || method != Some("tools/call") {
@@ -384,7 +384,7 @@ impl Guard {
         place: Option<Place>,
     ) -> Response {
         let (response, place) = match posted {
-            OtherPost::Resume(direct, resumption) => (direct.resume(resumption), place),
+            OtherPost::Resume(direct, resumption) => (direct.resume(*resumption), place),
             OtherPost::InSession { id, envelope } => {
                 let response = self
                     .post_in_session(parts, bytes, &envelope, &id, place)
@@ -676,6 +676,10 @@ impl GuardService {
 }
 
 /// What a POST is: decided once, by [`Guard::posted`].
+// The usual call is the large variant and nearly every POST's: boxed, it would cost every
+// request an allocation. The value lives on the stack of `post`'s block, never in a
+// future (the future-size test in `transport.rs`).
+#[allow(clippy::large_enum_variant)]
 enum Posted<'a> {
     /// The usual MRTR `tools/call`, checked and read in one pass: the direct path runs it.
     Call(&'a super::direct::Direct, super::direct::DirectCall),
@@ -687,7 +691,7 @@ enum Posted<'a> {
 enum OtherPost<'a> {
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002) the direct path
     /// serves.
-    Resume(&'a super::direct::Direct, super::direct::Resumption),
+    Resume(&'a super::direct::Direct, Box<super::direct::Resumption>),
     /// A request, notification or answer in a live session of the caller's.
     InSession { id: String, envelope: Envelope },
     /// Any other request outside a session: rmcp answers it in MRTR form.
