@@ -41,8 +41,10 @@ fn ring(keys: &[[u8; KEY_LEN]]) -> KeyRing {
     KeyRing::from_keys(keys.iter().copied()).expect("distinct keys make a valid ring")
 }
 
+/// A codec sealing format 0x50, whose layout these tests pin: a state is never deflated.
+/// The default codec's deflated tokens (0x60) are tested apart.
 fn codec(keys: &[[u8; KEY_LEN]]) -> StateCodec {
-    StateCodec::new(ring(keys), TTL)
+    StateCodec::new(ring(keys), TTL).with_format(TokenFormat::Compact)
 }
 
 /// The request's arguments, as `tools/call` carries them: a JSON object.
@@ -73,6 +75,19 @@ fn decode(token: &str) -> Vec<u8> {
 
 fn encode(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// `len` bytes of xorshift noise: nothing in them repeats, so they do not deflate.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u32 = 0x2545_f491;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
 }
 
 /// A deterministic, non-repeating plaintext of `len` bytes.
@@ -742,4 +757,74 @@ fn any_other_version_byte_is_refused() {
     }
     bytes[0] = VERSION | tag;
     assert!(codec.open_at(NOW, &encode(&bytes), FP, &binding()).is_ok());
+}
+
+/// A state that deflates smaller is sealed in format 0x60 (the default codec's), opens to
+/// the very bytes sealed, and keeps every other part of the token as 0x50 has it: the
+/// point and expiry in the clear, and the same refusals.
+#[test]
+fn a_state_that_deflates_smaller_is_sealed_deflated_and_opens_to_itself() {
+    let codec = StateCodec::new(ring(&[KEY_A]), TTL);
+    assert_eq!(codec.format(), TokenFormat::SEALED);
+    let history = "The agent searched the notes and found nothing new. ".repeat(400);
+    let token = codec.seal_at(NOW, FP, &binding(), history.as_bytes());
+    let bytes = decode(&token);
+    assert_eq!(bytes[0] & 0xf0, 0x60, "deflated");
+    assert!(
+        bytes.len() < history.len() / 10,
+        "{} bytes for {}",
+        bytes.len(),
+        history.len()
+    );
+    assert_eq!(&bytes[POINT], &CLEAR_POINT, "the point is in the clear");
+    let header = TokenHeader::parse(&token).expect("a token's header");
+    assert_eq!(header.format(), Some(TokenFormat::Deflated));
+    let opened = codec.open_at(NOW, &token, FP, &binding()).expect("opens");
+    assert_eq!(opened.plaintext, history.as_bytes());
+    // Its plaintext's head is in the compact layout.
+    assert_eq!(opened.format, TokenFormat::Compact);
+    // Bound to its request, as any token.
+    let other = Binding::new("deploy", "tools/call", "mallory", Some(&args()));
+    assert_eq!(
+        codec.open_at(NOW, &token, FP, &other).err(),
+        Some(OpenError::Forged)
+    );
+    // Every flipped bit of its deflated body is refused before anything is inflated.
+    for at in HEADER_LEN..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x10;
+        assert_eq!(
+            codec.open_at(NOW, &encode(&damaged), FP, &binding()).err(),
+            Some(OpenError::Forged),
+            "byte {at}"
+        );
+    }
+}
+
+/// The usual round's state (a few hundred bytes) and a state that does not deflate
+/// smaller are sealed exactly as before deflating existed: format 0x50, byte for byte
+/// the same layout; and a codec pinned to 0x50 (a rolling deploy from a build that does
+/// not open 0x60) never deflates.
+#[test]
+fn a_short_or_incompressible_state_and_a_pinned_codec_seal_format_5() {
+    let default = StateCodec::new(ring(&[KEY_A]), TTL);
+    for state in [plaintext(300), noise(4096)] {
+        let token = default.seal_at(NOW, FP, &binding(), &state);
+        let bytes = decode(&token);
+        assert_eq!(bytes[0] & 0xf0, VERSION, "{} bytes", state.len());
+        assert_eq!(bytes.len(), HEADER_LEN + state.len() + TAG_LEN);
+    }
+    let pinned = codec(&[KEY_A]);
+    let history = "same words again ".repeat(500);
+    let token = pinned.seal_at(NOW, FP, &binding(), history.as_bytes());
+    assert_eq!(decode(&token)[0] & 0xf0, 0x50);
+    // Either codec opens the other's tokens: the keys are the same.
+    let deflated = default.seal_at(NOW, FP, &binding(), history.as_bytes());
+    assert_eq!(
+        pinned
+            .open_at(NOW, &deflated, FP, &binding())
+            .expect("opens")
+            .plaintext,
+        history.as_bytes()
+    );
 }

@@ -10,6 +10,7 @@ mod diagrams;
 mod examples_tested;
 mod first_hour;
 mod json_values;
+mod outgrown;
 mod routes;
 mod server_model;
 mod tool_sampling;

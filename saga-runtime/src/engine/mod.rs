@@ -35,6 +35,7 @@ pub(crate) use caller::context::{Notices, ProgressSink, RequestHead};
 pub use caller::era::Era;
 pub(crate) use caller::error::invalid_state;
 pub use caller::error::{InspectError, SagaError};
+pub use caller::state_size::StateSize;
 pub use caller::tool_use::MAX_TOOL_USES;
 pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};
 pub(crate) use contract::diagram::{drop_states, identifier_chars};

@@ -164,7 +164,13 @@ impl<B> Builder<B> {
     }
 
     /// The longest token accepted, in bytes (default 64 KiB); longer ones are refused
-    /// before any decoding.
+    /// before any decoding. The server never issues a token it would refuse: a state
+    /// that would seal longer ends its call with the tool's error instead.
+    ///
+    /// A [`SagaServer`] seals no token longer than three quarters of
+    /// [`HttpLimits::max_body_bytes`](super::HttpLimits::max_body_bytes) either, whatever
+    /// this says: a client sends its token back inside a request body, beside the call's
+    /// arguments and answers, so a longer one could not come back. Raise both together.
     pub fn max_token_len(mut self, max: usize) -> Self {
         self.tools.max_token_len = Some(max);
         self
@@ -571,8 +577,24 @@ impl Builder<SagaServer> {
         let list_ttl = self.tools.list_ttl;
         let mut tools = self.tools;
         tools.info = Some(info.clone());
-        let tools = tools.build()?;
         let server = self.server;
+        // One set of limits: a token the server issues is one it accepts back, so it fits
+        // a request body with room for the call's arguments and answers beside it.
+        let carried = server.http_limits.max_body_bytes / 4 * 3;
+        let cap = tools
+            .max_token_len
+            .unwrap_or(crate::state::DEFAULT_MAX_TOKEN_LEN);
+        if cap > carried {
+            tracing::warn!(
+                max_token_len = cap,
+                max_body_bytes = server.http_limits.max_body_bytes,
+                sealed_up_to = carried,
+                "tokens are sealed up to three quarters of the request body limit: raise \
+                 HttpLimits::max_body_bytes with max_token_len"
+            );
+            tools.max_token_len = Some(carried);
+        }
+        let tools = tools.build()?;
         #[cfg(feature = "oauth")]
         let authorization = match server.authorization {
             Some(authorization) => Some(Arc::new(

@@ -100,7 +100,10 @@ impl Default for HttpLimits {
 }
 
 impl HttpLimits {
-    /// The largest request body, in bytes.
+    /// The largest request body, in bytes (default 1 MiB); over stdio, the longest line.
+    /// Tokens are sealed up to three quarters of it at most, so that every token the
+    /// server issues fits a request that carries it back (see
+    /// [`SagaServerBuilder::max_token_len`](super::SagaServerBuilder::max_token_len)).
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self

@@ -21,6 +21,14 @@
 //! so a varint written any other way (not minimal) is refused as unreadable before any key
 //! is tried, and could not open anyway.
 //!
+//! Format 0x60 is 0x50 with its plaintext deflated (RFC 1951), behind its length as a
+//! LEB128 varint: the header's fields and layout are 0x50's, and the head of the inflated
+//! plaintext is read in 0x50's layout. A codec that seals [`TokenFormat::Deflated`] (the
+//! default) writes 0x60 only when deflating makes the token smaller, and 0x50, byte for
+//! byte as before, otherwise: a short state (the usual round) is not deflated at all. A
+//! build before 0x60 reads its first byte as no format it knows and refuses the token;
+//! it never reads deflated bytes as a state.
+//!
 //! A 0x40 token, sealed by a build before this one, still opens: a saga in flight across
 //! the deploy goes on. Its plaintext's head is read in 0x40's layout (the format travels
 //! with the opened token), and a token resealed as it is (a session's state made portable)
@@ -34,17 +42,22 @@ pub enum TokenFormat {
     Fixed,
     /// 0x50: the compact header (33 bytes in a usual saga) and the packed head.
     Compact,
+    /// 0x60: as 0x50, the plaintext deflated. Sealing in it writes 0x50 when deflating
+    /// would not make the token smaller.
+    Deflated,
 }
 
 impl TokenFormat {
-    /// The format this build seals.
-    pub const SEALED: TokenFormat = TokenFormat::Compact;
+    /// The format this build seals: [`TokenFormat::Deflated`], so 0x60 for a state that
+    /// deflates smaller and 0x50 for any other.
+    pub const SEALED: TokenFormat = TokenFormat::Deflated;
 
     /// The format's first byte, before the key tag is added.
     pub const fn byte(self) -> u8 {
         match self {
             TokenFormat::Fixed => 0x40,
             TokenFormat::Compact => 0x50,
+            TokenFormat::Deflated => 0x60,
         }
     }
 
@@ -53,7 +66,17 @@ impl TokenFormat {
         match first & 0xf0 {
             0x40 => Some(TokenFormat::Fixed),
             0x50 => Some(TokenFormat::Compact),
+            0x60 => Some(TokenFormat::Deflated),
             _ => None,
+        }
+    }
+
+    /// The layout of its header and of its plaintext's head: a deflated token's are the
+    /// compact format's.
+    pub const fn layout(self) -> TokenFormat {
+        match self {
+            TokenFormat::Deflated => TokenFormat::Compact,
+            format => format,
         }
     }
 }
@@ -79,7 +102,7 @@ pub(crate) struct Fields {
 /// Reads the header at the start of `bytes` in `format`; `None` if `bytes` end first or a
 /// varint is not minimal.
 pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
-    match format {
+    match format.layout() {
         TokenFormat::Fixed => {
             let header = bytes.get(..FIXED_LEN)?;
             Some(Fields {
@@ -89,7 +112,7 @@ pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
                 len: FIXED_LEN,
             })
         }
-        TokenFormat::Compact => {
+        TokenFormat::Compact | TokenFormat::Deflated => {
             let mut at = 5;
             let mut point = [0u8; 8];
             point[..4].copy_from_slice(bytes.get(1..5)?);
@@ -126,13 +149,13 @@ pub(crate) fn write(
     out: &mut Vec<u8>,
 ) {
     out.push(format.byte() | key_tag);
-    match format {
+    match format.layout() {
         TokenFormat::Fixed => {
             out.extend_from_slice(point);
             out.extend_from_slice(&expires_at.to_be_bytes());
             out.extend_from_slice(nonce);
         }
-        TokenFormat::Compact => {
+        TokenFormat::Compact | TokenFormat::Deflated => {
             out.extend_from_slice(&point[..4]);
             write_varint(u32::from(u16::from_be_bytes([point[4], point[5]])), out);
             out.extend_from_slice(&point[6..8]);
@@ -234,10 +257,14 @@ mod tests {
     }
 
     #[test]
-    fn only_the_two_formats_are_known() {
+    fn only_the_three_formats_are_known() {
         for first in 0..=u8::MAX {
             let known = TokenFormat::of(first).is_some();
-            assert_eq!(known, matches!(first & 0xf0, 0x40 | 0x50), "{first:#x}");
+            assert_eq!(
+                known,
+                matches!(first & 0xf0, 0x40 | 0x50 | 0x60),
+                "{first:#x}"
+            );
         }
     }
 }

@@ -18,6 +18,7 @@
 mod aead;
 mod binding;
 mod clock;
+mod deflate;
 mod format;
 mod keyring;
 mod link;
@@ -35,6 +36,7 @@ pub use binding::ANONYMOUS;
 #[doc(hidden)]
 pub use binding::Binding;
 pub use clock::unix_now;
+pub use deflate::MAX_STATE_BYTES;
 pub use format::TokenFormat;
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};

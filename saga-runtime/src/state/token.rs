@@ -43,9 +43,9 @@ use super::keyring::{KeyId, KeyRing, hex};
 use super::link::Link;
 use super::single_use::{StoreError, TokenStore};
 
-/// The format of the tokens this build seals: their first byte with the key's tag (its
-/// low four bits) masked out.
-pub(crate) const VERSION: u8 = TokenFormat::SEALED.byte();
+/// The format of the tokens this build seals whose state is not deflated (a usual
+/// round's): their first byte with the key's tag (its low four bits) masked out.
+pub(crate) const VERSION: u8 = TokenFormat::SEALED.layout().byte();
 /// The longest associated data: a header, the binding's digest, the point's identity.
 const AAD_MAX: usize = format::COMPACT_MAX + 32 + 32;
 /// Bytes of the Poly1305 tag.
@@ -113,6 +113,11 @@ pub enum OpenError {
     /// Expires further in the future than any token this server seals.
     #[error("token expiry is {0} s beyond the maximum lifetime")]
     FromTheFuture(u64),
+    /// Authentic, but its deflated state does not inflate within
+    /// [`MAX_STATE_BYTES`](super::MAX_STATE_BYTES) to the length it declares (a server
+    /// fault, not a client's: only what a server sealed is inflated).
+    #[error("the token's deflated state does not inflate")]
+    Uninflatable,
     /// Opened for another point than the one it names (a server fault, not a client's).
     #[error("token names point {found}, opened as {expected}")]
     Point {
@@ -145,7 +150,8 @@ pub struct Opened {
     pub expires_at: u64,
     /// The suspension point its header names.
     pub point: [u8; 8],
-    /// Its format: the layout its plaintext's head is read in.
+    /// The layout its plaintext's head is read in ([`TokenFormat::layout`]: a deflated
+    /// token's plaintext is inflated, in the compact layout).
     pub format: TokenFormat,
 }
 
@@ -303,6 +309,15 @@ impl StateCodec {
         nonce: [u8; super::nonce::NONCE_LEN],
     ) -> String {
         let key = self.keys.sealing();
+        // A deflated token only when that makes it smaller: any other is written in the
+        // compact format, as a build before deflating wrote it.
+        let deflated = (format == TokenFormat::Deflated)
+            .then(|| super::deflate::deflate(plaintext))
+            .flatten();
+        let (format, plaintext) = match &deflated {
+            Some(deflated) => (TokenFormat::Deflated, deflated.as_slice()),
+            None => (format.layout(), plaintext),
+        };
 
         let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
         let mut token = Vec::with_capacity(format::COMPACT_MAX + plaintext.len() + TAG_LEN);
@@ -353,12 +368,18 @@ impl StateCodec {
     ) -> Result<String, OpenError> {
         let opened = sealed_with.open(token, point, from)?;
         // The same link of the same chain: the token handed out is the state it reseals,
-        // and retiring one retires the other. In the same format: its plaintext is in
-        // that format's layout.
+        // and retiring one retires the other. In the same layout: its plaintext is in
+        // that format's layout (deflated if this codec deflates, as a deflated format
+        // has the compact layout).
         let expires_at = unix_now().saturating_add(self.ttl.as_secs());
         let link = opened.link();
+        let format = if self.format.layout() == opened.format {
+            self.format
+        } else {
+            opened.format
+        };
         Ok(self.seal_nonce(
-            opened.format,
+            format,
             expires_at,
             point,
             to,
@@ -475,12 +496,19 @@ impl StateCodec {
         }
         bytes.truncate(tag_at);
         bytes.drain(..header_len);
+        // Inflated only now, authenticated: nothing a client wrote is ever inflated.
+        let plaintext = match format {
+            TokenFormat::Deflated => {
+                super::deflate::inflate(&bytes).ok_or(OpenError::Uninflatable)?
+            }
+            _ => bytes,
+        };
         Ok(Opened {
-            plaintext: bytes,
+            plaintext,
             nonce,
             expires_at,
             point: header.point,
-            format,
+            format: format.layout(),
         })
     }
 }
@@ -513,7 +541,8 @@ pub struct TokenHeader {
 }
 
 impl TokenHeader {
-    /// The format version this build seals.
+    /// The format version this build seals a usual state in (0x50); a state that
+    /// deflates smaller is sealed as 0x60 ([`TokenFormat::Deflated`]).
     pub const CURRENT_VERSION: u8 = VERSION;
 
     /// The token's format, if this build opens it.

@@ -1,5 +1,6 @@
 //! The per-request context a saga can read: who is calling and what their client can do.
 
+use super::state_size::{StateSize, StateSizeCell};
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
@@ -57,6 +58,8 @@ pub struct SagaContext {
     sessionless: bool,
     /// The server's model, which answers a `sample()` when its policy says so.
     model: Option<Arc<crate::engine::caller::model::ServerModel>>,
+    /// The size of the state this round resumed from, set by the transition.
+    state_size: StateSizeCell,
 }
 
 // SAFETY: every field of `SagaContext` is `Send` and `Sync`: `fields_are_send_sync` names
@@ -94,6 +97,7 @@ fn fields_are_send_sync(context: &SagaContext) {
         notices,
         sessionless,
         model,
+        state_size,
     } = context;
     send_sync(peer);
     send_sync(principal);
@@ -110,6 +114,7 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(notices);
     send_sync(sessionless);
     send_sync(model);
+    send_sync(state_size);
 }
 
 /// What an HTTP request's head gives its context, whichever path reads the rest.
@@ -371,6 +376,18 @@ impl SagaContext {
         if let Err(error) = peer.notify_progress(param).await {
             tracing::debug!(%error, "a progress notification could not be sent");
         }
+    }
+
+    /// The size of the state this round resumed from, and the cap its token is held
+    /// to: a tool that keeps a growing history reads it to trim that history itself
+    /// (see [`StateSize`]).
+    pub fn state_size(&self) -> StateSize {
+        self.state_size.get()
+    }
+
+    /// Sets what [`SagaContext::state_size`] answers, for the round about to step.
+    pub(crate) fn set_state_size(&self, size: StateSize) {
+        self.state_size.set(size);
     }
 
     /// The authenticated identity every token of this request is bound to.

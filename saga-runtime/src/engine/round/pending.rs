@@ -321,7 +321,8 @@ impl RoundRecord {
     /// unless a server seals 0x40 for a rolling deploy); the tool's state follows it.
     pub(crate) fn encode(&self, format: TokenFormat, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         match format {
-            TokenFormat::Compact => packed::write(self, out),
+            // A deflated token's plaintext is in the compact layout.
+            TokenFormat::Compact | TokenFormat::Deflated => packed::write(self, out),
             TokenFormat::Fixed => self.encode_fixed(out),
         }
     }
@@ -353,7 +354,7 @@ impl RoundRecord {
         plaintext: &[u8],
     ) -> postcard::Result<(RoundRecord, &[u8])> {
         let (sealed, rest) = match format {
-            TokenFormat::Compact => packed::read(plaintext)?,
+            TokenFormat::Compact | TokenFormat::Deflated => packed::read(plaintext)?,
             TokenFormat::Fixed => postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?,
         };
         let generated = sealed

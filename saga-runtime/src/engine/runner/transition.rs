@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses, JsonObj
 
 use crate::engine::caller::context::SagaContext;
 use crate::engine::caller::error::{Failure, invalid_state, tool_bug};
+use crate::engine::caller::state_size::StateSize;
 use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::FormError;
@@ -214,27 +215,39 @@ fn run_transition<'a>(
             binding: &binding,
             cx,
             model_answered: !model.is_empty(),
+            answered_bytes: responses.as_ref().map_or(0, json_len),
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
         let (mut head, state, answers, resumed) = match &call.request_state {
             None => {
+                cx.set_state_size(StateSize {
+                    max_sealed: codec.max_token_len(),
+                    ..StateSize::default()
+                });
                 let state = run.start(call.arguments.clone().unwrap_or_default())?;
                 (RoundRecord::default(), state, Answers::none(), None)
             }
             Some(token) => {
                 let responses = responses.unwrap_or_default();
                 match run.open(token, responses, &failures, &model).await? {
-                    Opening::Answered(answered) => (
-                        answered.head,
-                        answered.state,
-                        answered.answers,
-                        Some(Resumed {
-                            opened: answered.opened,
-                            point: answered.point,
-                            head_len: answered.head_len,
-                        }),
-                    ),
+                    Opening::Answered(answered) => {
+                        cx.set_state_size(StateSize {
+                            saved: answered.opened.plaintext.len() - answered.head_len,
+                            sealed: token.len(),
+                            max_sealed: codec.max_token_len(),
+                        });
+                        (
+                            answered.head,
+                            answered.state,
+                            answered.answers,
+                            Some(Resumed {
+                                opened: answered.opened,
+                                point: answered.point,
+                                head_len: answered.head_len,
+                            }),
+                        )
+                    }
                     Opening::AskAgain(ask) => {
                         let state_bytes = &ask.opened.plaintext[ask.head_len..];
                         return run.ask_again(
@@ -279,6 +292,70 @@ fn run_transition<'a>(
         // Answer: the next round's requests, and the state the step left sealed beside them.
         run.seal(head, &state, requests, link)
     }
+}
+
+/// Bytes of `value` written as JSON, counted without writing them anywhere.
+fn json_len<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
+/// The largest saved locals of the state at `point` (`fields`, as sealed), by name and
+/// size (as JSON; a helper's frame as its saved bytes), for the error of a state that outgrew its token: what the tool's
+/// author trims.
+fn largest_locals(
+    typed: &dyn Typed,
+    points: &Points,
+    point: &Point,
+    tool: &str,
+    fields: &[u8],
+) -> String {
+    let rendered = decode_state(typed, points, point, tool, fields)
+        .ok()
+        .and_then(|state| typed.state_json(state).ok());
+    // `{"Variant": {local: value, ..}}`, as the state enum renders.
+    let Some(serde_json::Value::Object(variant)) = rendered else {
+        return "(the saved locals could not be listed)".into();
+    };
+    let Some((_, serde_json::Value::Object(locals))) = variant.into_iter().next() else {
+        return "(the saved locals could not be listed)".into();
+    };
+    let mut sizes: Vec<(String, usize)> = locals
+        .iter()
+        .filter_map(|(name, value)| match (name.as_str(), value) {
+            // A `#[saga_fn]` helper's frame, saved as its own encoded state: its bytes.
+            ("__callee", serde_json::Value::Array(bytes)) => Some((
+                "the frame of the #[saga_fn] helper it is suspended in".to_owned(),
+                bytes.len(),
+            )),
+            // The macro's other fields (request markers) hold nothing of the tool's.
+            (name, _) if name.starts_with("__") => None,
+            (name, value) => Some((format!("`{}`", Escaped(name)), json_len(value))),
+        })
+        .collect();
+    if sizes.is_empty() {
+        return "(no saved local of the tool's own)".into();
+    }
+    sizes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sizes
+        .iter()
+        .take(3)
+        .map(|(name, bytes)| format!("{name}, {bytes} bytes"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A later round's token, opened: its answers all in, or the round to ask again.
@@ -352,6 +429,9 @@ struct Transition<'a> {
     /// state that then outgrows the token cap is said to hold them, not blamed on the
     /// client's answers.
     model_answered: bool,
+    /// Bytes of the client's answers this request brings (as JSON): a state that
+    /// outgrows the token cap is the client's doing only when they are most of it.
+    answered_bytes: usize,
 }
 
 impl<'a> Transition<'a> {
@@ -591,27 +671,59 @@ impl<'a> Transition<'a> {
         };
         if token.len() > codec.max_token_len() {
             // The server would refuse this token when it comes back (and a client could
-            // not send it under the body limit): most likely a huge answer is being saved.
-            tracing::warn!(
-                tool = %Escaped(self.name),
-                len = token.len(),
-                max = codec.max_token_len(),
-                "the saga's state outgrew the token cap"
-            );
-            if self.model_answered {
-                // The server's own model wrote what outgrew it: not the client's doing.
-                return Err(Failure::Internal(
-                    "the saga's state would exceed the size this server accepts back: it \
-                     keeps the server's model's answer across a suspension, and the tool \
-                     keeps too much of it (SamplingLimits::max_answer_bytes bounds each \
-                     answer; a retry of this round's token reads the kept answer without \
-                     asking the model again)"
-                        .into(),
-                ));
-            }
-            return Err(Failure::InvalidParams("the saga's state would exceed the size this server accepts back; send smaller answers".into()));
+            // not send it under the body limit).
+            return Err(self.outgrown(token.len(), point, &plaintext[fields_at..]));
         }
         Ok(InputRequiredResult::new(input_requests, Some(token)).into())
+    }
+
+    /// The failure of a state that would seal into a token past the cap, blamed on
+    /// whoever made it: the server's model, the client's answers when they are most of
+    /// it, and otherwise the tool's own values, the largest of them named.
+    fn outgrown(&self, token_len: usize, point: &Point, fields: &[u8]) -> Failure {
+        let max = self.codec.max_token_len();
+        tracing::warn!(
+            tool = %Escaped(self.name),
+            len = token_len,
+            max,
+            answered = self.answered_bytes,
+            saved = fields.len(),
+            "the saga's state outgrew the token cap"
+        );
+        if self.model_answered {
+            // The server's own model wrote what outgrew it: not the client's doing.
+            return Failure::Internal(
+                "the saga's state would exceed the size this server accepts back: it \
+                 keeps the server's model's answer across a suspension, and the tool \
+                 keeps too much of it (SamplingLimits::max_answer_bytes bounds each \
+                 answer; a retry of this round's token reads the kept answer without \
+                 asking the model again)"
+                    .into(),
+            );
+        }
+        if self.answered_bytes.saturating_mul(2) >= fields.len() {
+            return Failure::InvalidParams(
+                format!(
+                    "the saga's state would exceed the size this server accepts back \
+                     ({token_len} characters sealed, over {max}): this request's answers \
+                     ({} bytes) are most of it; send smaller answers",
+                    self.answered_bytes
+                )
+                .into(),
+            );
+        }
+        let largest = largest_locals(self.tool, self.points, point, self.name, fields);
+        Failure::Internal(
+            format!(
+                "the tool's state outgrew its token: {} bytes of saved locals seal into \
+                 {token_len} characters, over this server's cap of {max} \
+                 (SagaServerBuilder::max_token_len). Largest saved: {largest}. Keep less \
+                 across a suspension (a history trimmed as cx.state_size() grows), or \
+                 raise the cap with HttpLimits::max_body_bytes",
+                fields.len()
+            )
+            .into(),
+        )
     }
 
     /// The round of `head` asked again: the same requests under the same keys, the same

@@ -361,7 +361,10 @@ impl Guard {
             && matches!(method, Some(resumable::RESUME | resumable::GET_STATUS))
             && let Some(resumption) = direct.read_resumption(parts, bytes)
         {
-            return Ok(Posted::Other(OtherPost::Resume(direct, Box::new(resumption))));
+            return Ok(Posted::Other(OtherPost::Resume(
+                direct,
+                Box::new(resumption),
+            )));
         }
         Ok(Posted::Other(
             if format == Format::Mrtr || method != Some("tools/call") {

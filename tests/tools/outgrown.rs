@@ -1,0 +1,159 @@
+//! A state that grows round after round (issue 74): deflated before it is sealed, readable
+//! by the tool (`cx.state_size()`) so that it can trim itself, and, when it outgrows the
+//! token anyway, refused with the error of whoever grew it: the tool's own values are the
+//! tool's error naming the largest, a client's oversized answer is the client's.
+
+use saga_runtime::prelude::*;
+use saga_runtime::testing::{Answer, Failed, TestClient};
+use serde_json::json;
+
+/// What a tool fetches each round: `len` bytes of words that do not repeat from one
+/// round to the next (a page, a file, an API's answer), so deflating keeps little of it.
+fn fetched(round: u32, len: usize) -> String {
+    let mut x = 0x9e37_79b9u32 ^ round.wrapping_mul(0x85eb_ca6b);
+    let mut page = String::with_capacity(len + 9);
+    while page.len() < len {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        page.push_str(&format!("{x:08x} "));
+    }
+    page.truncate(len);
+    page
+}
+
+/// Keeps every page it fetches across a question: its own values grow its state.
+#[saga_tool]
+async fn hoard(rounds: u32) -> Result<String, SagaError> {
+    let mut pages: Vec<String> = Vec::new();
+    for round in 0..rounds {
+        pages.push(fetched(round, 8 * 1024));
+        let _more: bool = elicit(format!("Fetched {} pages; more?", pages.len())).await?;
+    }
+    Ok(format!("{} pages", pages.len()))
+}
+
+#[tokio::test]
+async fn a_state_grown_by_the_tool_ends_with_the_tools_error_naming_its_largest_local() {
+    let client = TestClient::new(hoard);
+    let failed = client
+        .call("hoard", json!({"rounds": 40}))
+        .respond(|_| Some(Answer::accept(json!(true))))
+        .max_rounds(50)
+        .run()
+        .await;
+    let Err(Failed::Server { error, rounds }) = failed else {
+        panic!("not refused: {}", failed.is_ok());
+    };
+    // The server's error, not the client's: its answers were `true`.
+    assert_eq!(error.code.0, -32603, "{}", error.message);
+    assert!(
+        error.message.contains("the tool's state outgrew its token")
+            && error.message.contains("`pages`")
+            && error.message.contains("cx.state_size()"),
+        "{}",
+        error.message
+    );
+    // Against the default cap of 64 KiB, pages of 8 KiB that do not deflate: the sixth
+    // or so round ends it, and every round before it sealed a token the server accepts.
+    assert!((4..12).contains(&rounds.len()), "{} rounds", rounds.len());
+    for round in &rounds {
+        assert!(round.token_len().is_some_and(|len| len <= 64 * 1024));
+    }
+}
+
+/// Keeps what the person typed.
+#[saga_tool]
+async fn note_taker() -> Result<String, SagaError> {
+    let note: String = elicit("Your note?").await?;
+    let _sure: bool = elicit(format!("Keep a note of {} bytes?", note.len())).await?;
+    Ok(note)
+}
+
+#[tokio::test]
+async fn a_state_grown_by_the_clients_answer_stays_the_clients_error() {
+    let client = TestClient::new(note_taker);
+    let huge = fetched(1, 100 * 1024);
+    let failed = client
+        .call("note_taker", json!({}))
+        .then(Answer::accept(json!(huge)))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await;
+    let Err(Failed::Server { error, .. }) = failed else {
+        panic!("not refused: {}", failed.is_ok());
+    };
+    assert_eq!(error.code.0, -32602, "{}", error.message);
+    assert!(
+        error.message.contains("send smaller answers"),
+        "{}",
+        error.message
+    );
+}
+
+/// Keeps the last pages only, trimming as its state nears the cap: it reads its state's
+/// size and decides for itself.
+#[saga_tool]
+async fn trimmer(rounds: u32, cx: &SagaContext) -> Result<String, SagaError> {
+    let mut pages: Vec<String> = Vec::new();
+    let mut dropped = 0u32;
+    let mut largest_share = 0.0f64;
+    for round in 0..rounds {
+        let size = cx.state_size();
+        largest_share = largest_share.max(size.sealed_share());
+        if size.sealed_share() > 0.5 {
+            pages.remove(0);
+            dropped += 1;
+        }
+        pages.push(fetched(round, 8 * 1024));
+        let _more: bool = elicit("more?").await?;
+    }
+    Ok(format!(
+        "kept {}, dropped {dropped}, largest share {largest_share:.2}",
+        pages.len()
+    ))
+}
+
+#[tokio::test]
+async fn a_tool_that_reads_its_state_size_trims_itself_and_runs_on() {
+    let client = TestClient::new(trimmer);
+    let run = client
+        .call("trimmer", json!({"rounds": 30}))
+        .respond(|_| Some(Answer::accept(json!(true))))
+        .max_rounds(40)
+        .run()
+        .await
+        .unwrap_or_else(|failed| panic!("trims and completes: {failed:?}"));
+    let text = run.text();
+    assert!(text.starts_with("kept "), "{text}");
+    assert!(!text.contains("dropped 0,"), "it had to trim: {text}");
+    assert_eq!(run.rounds().len(), 31);
+}
+
+/// Reads the same 20 KB file every round and keeps each read: the kind of state that
+/// deflates well.
+#[saga_tool]
+async fn rereader(rounds: u32) -> Result<String, SagaError> {
+    let mut reads: Vec<String> = Vec::new();
+    for _ in 0..rounds {
+        reads.push(fetched(7, 20 * 1024));
+        let _again: bool = elicit("read it again?").await?;
+    }
+    Ok(format!("{} reads", reads.len()))
+}
+
+#[tokio::test]
+async fn a_state_that_deflates_well_runs_far_past_the_raw_cap() {
+    let client = TestClient::new(rereader);
+    let run = client
+        .call("rereader", json!({"rounds": 20}))
+        .respond(|_| Some(Answer::accept(json!(true))))
+        .max_rounds(30)
+        .run()
+        .await
+        .unwrap_or_else(|failed| panic!("completes: {failed:?}"));
+    assert_eq!(run.text(), "20 reads");
+    // 400 KB of reads in the last round's state; its token well under the 64 KiB cap.
+    let last = run.rounds()[19].token_len().expect("a token");
+    assert!(last < 64 * 1024 / 2, "{last} characters");
+}
