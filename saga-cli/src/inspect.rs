@@ -38,7 +38,11 @@ pub fn report(
     now: u64,
 ) -> String {
     let version = match header.format() {
-        Some(format) if format == TokenFormat::SEALED => format!(
+        Some(TokenFormat::Deflated) => format!(
+            "{:#04x} (XChaCha20-Poly1305, postcard state, deflated)",
+            header.version
+        ),
+        Some(TokenFormat::Compact) => format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         ),
@@ -188,6 +192,37 @@ mod tests {
         assert!(
             shown.contains(&format!("tag {:x}", real.key_tag)),
             "{shown}"
+        );
+    }
+
+    /// A usual token of this build (0x50) and a deflated one (0x60) are both this
+    /// build's own: neither is said to come from a build before it.
+    #[test]
+    fn a_usual_and_a_deflated_token_are_this_builds() {
+        let key = "22".repeat(32);
+        let codec = StateCodec::new(KeyRing::parse(&key).unwrap(), Duration::from_secs(600));
+        let binding = Binding::new("t", "tools/call", "", None);
+        let point = saga_runtime::state::PointKey {
+            header: [0xab, 0xab, 0xab, 0xab, 0, 3, 0xab, 0xab],
+            identity: [1; 32],
+        };
+        let history = "the same turn again ".repeat(100);
+        let deflated = codec.seal_until(1_000, &point, &binding, history.as_bytes());
+        let text = report(&TokenHeader::parse(&deflated).unwrap(), None, None, 700);
+        assert!(
+            text.contains("(XChaCha20-Poly1305, postcard state, deflated)"),
+            "{text}"
+        );
+        let usual = report(
+            &TokenHeader::parse(&token(&key, 1_000)).unwrap(),
+            None,
+            None,
+            700,
+        );
+        assert!(
+            usual.contains("(XChaCha20-Poly1305, postcard state)")
+                && !usual.contains("a build before this one"),
+            "{usual}"
         );
     }
 

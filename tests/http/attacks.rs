@@ -565,12 +565,19 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
         body.to_string().len()
     ));
     if let Some(next) = body["result"]["requestState"].as_str() {
-        // Whatever it issued must be refused or go on; never a 5xx.
+        // What it issued goes on: the target (one letter, repeated) is deflated into a
+        // token far under the cap, which comes back in a body far under the limit.
+        assert!(next.len() < 16 * 1024, "{} characters", next.len());
         let body = Call::deploy_verdict(next, "No").message();
         let body = serde_json::to_string(&body).expect("a JSON body");
         let size = body.len();
-        let got = over_the_limit(raw_round(addr, &one_shot_client(), body).try_send().await);
-        report.push(format!("  its next round ({size} bytes): {got}"));
+        let (status, reply) = raw_round(addr, &one_shot_client(), body).send().await;
+        assert_eq!(status, StatusCode::OK, "{reply}");
+        assert_eq!(
+            reply["result"]["content"][0]["text"], "Deployment postponed.",
+            "{reply}"
+        );
+        report.push(format!("  its next round ({size} bytes): HTTP {status}"));
     }
     server.assert_alive();
 
@@ -611,9 +618,19 @@ async fn hostile_input_responses_get_errors_or_are_asked_again() {
 async fn the_server_never_issues_a_token_over_its_own_cap() {
     let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool)).await;
     let token = deploy_round1(server.addr, &Call::deploy()).await;
+    // 900 KB that do not deflate (a state of them cannot shrink under the cap).
+    let mut x = 0x2545_f491u32;
+    let noise: String = (0..900 * 1024 / 8)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            format!("{x:08x}")
+        })
+        .collect();
     let (status, body) = Call::deploy()
-        .state(token)
-        .answers(accept_target("x".repeat(900 * 1024)))
+        .state(token.clone())
+        .answers(accept_target(noise))
         .send(server.addr)
         .await;
     assert!(!status.is_server_error(), "HTTP {status}");
@@ -625,6 +642,24 @@ async fn the_server_never_issues_a_token_over_its_own_cap() {
         );
     }
     // Regression: it used to seal an 8 MiB token it would then refuse. Now the round is
-    // refused as too large.
+    // refused as too large, as the client's doing: its answer is most of the state.
     assert_eq!(body["error"]["code"], -32602, "{body:#}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("send smaller answers")),
+        "{body:#}"
+    );
+    // The same size of answer that deflates (one letter, 900 KB) seals into a token
+    // well under the cap, which the server takes back.
+    let (status, body) = Call::deploy()
+        .state(token)
+        .answers(accept_target("x".repeat(900 * 1024)))
+        .send(server.addr)
+        .await;
+    assert!(status.is_success(), "HTTP {status}");
+    let next = body["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a next round: {body:#}"));
+    assert!(next.len() < 16 * 1024, "{} characters", next.len());
 }

@@ -4,6 +4,7 @@
 //! ```text
 //! size  field
 //! 1     format    0x5k: format 0x50 (XChaCha20-Poly1305, postcard state, this layout),
+//!                 or 0x6k: 0x60, the same with the state deflated (`deflate`);
 //!                 k the sealing key's tag (the low 4 bits of its id)
 //! 7-9   point     the suspension point: name tag (4), version (varint), identity tag (2)
 //! 4     exp       expiry, big-endian unix seconds (u32: until 2106)
