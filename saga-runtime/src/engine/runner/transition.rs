@@ -314,8 +314,8 @@ fn json_len<T: serde::Serialize>(value: &T) -> usize {
 }
 
 /// The largest saved locals of the state at `point` (`fields`, as sealed), by name and
-/// size (as JSON; a helper's frame as its saved bytes), for the error of a state that outgrew its token: what the tool's
-/// author trims.
+/// size (as JSON; a helper's frame as its saved bytes), for the error of a state that
+/// outgrew its token: what the tool's author trims.
 fn largest_locals(
     typed: &dyn Typed,
     points: &Points,
