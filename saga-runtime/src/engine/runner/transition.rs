@@ -215,7 +215,7 @@ fn run_transition<'a>(
             binding: &binding,
             cx,
             model_answered: !model.is_empty(),
-            answered_bytes: responses.as_ref().map_or(0, json_len),
+            answered_bytes: answers_len(responses.as_ref()),
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
@@ -292,6 +292,14 @@ fn run_transition<'a>(
         // Answer: the next round's requests, and the state the step left sealed beside them.
         run.seal(head, &state, requests, link)
     }
+}
+
+/// Bytes of the client's answers as JSON. A plain function: the transition's body is
+/// compiled in each crate that polls it, and the serializer this instantiates is compiled
+/// once here, not in every user's crate.
+#[inline(never)]
+fn answers_len(responses: Option<&InputResponses>) -> usize {
+    responses.map_or(0, json_len)
 }
 
 /// Bytes of `value` written as JSON, counted without writing them anywhere.
