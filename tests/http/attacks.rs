@@ -619,15 +619,7 @@ async fn the_server_never_issues_a_token_over_its_own_cap() {
     let server = serve_tools(&[KEY], |b| b.tool(deploy::complex_tool)).await;
     let token = deploy_round1(server.addr, &Call::deploy()).await;
     // 900 KB that do not deflate (a state of them cannot shrink under the cap).
-    let mut x = 0x2545_f491u32;
-    let noise: String = (0..900 * 1024 / 8)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            format!("{x:08x}")
-        })
-        .collect();
+    let noise = saga_examples::harness::noise::noise(1, 900 * 1024);
     let (status, body) = Call::deploy()
         .state(token.clone())
         .answers(accept_target(noise))

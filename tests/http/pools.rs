@@ -42,14 +42,7 @@ async fn big(bytes: usize) -> Result<String, SagaError> {
 /// hex of a xorshift stream, which does not deflate: each token is as large as it.
 #[saga_tool]
 async fn chatty(times: u32, bytes: usize) -> Result<String, SagaError> {
-    let mut x = 0x2545_f491u32;
-    let mut kept = String::with_capacity(bytes.min(40_000) + 8);
-    while kept.len() < bytes.min(40_000) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        kept.push_str(&format!("{x:08x}"));
-    }
+    let kept = saga_examples::harness::noise::noise(3, bytes.min(40_000));
     for _ in 0..times.min(1_000) {
         checkpoint().await;
     }

@@ -10,16 +10,7 @@ use serde_json::json;
 /// What a tool fetches each round: `len` bytes of words that do not repeat from one
 /// round to the next (a page, a file, an API's answer), so deflating keeps little of it.
 fn fetched(round: u32, len: usize) -> String {
-    let mut x = 0x9e37_79b9u32 ^ round.wrapping_mul(0x85eb_ca6b);
-    let mut page = String::with_capacity(len + 9);
-    while page.len() < len {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        page.push_str(&format!("{x:08x} "));
-    }
-    page.truncate(len);
-    page
+    saga_examples::harness::noise::noise(round, len)
 }
 
 /// Keeps every page it fetches across a question: its own values grow its state.

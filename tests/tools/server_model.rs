@@ -759,15 +759,7 @@ mod over_http {
             .max_answer_bytes(200_000);
         let running = serve_limited(&provider, SamplingPolicy::ClientFirst, limits).await;
         // Words that do not repeat: a state that keeps them cannot deflate under the cap.
-        let mut x = 0x2545_f491u32;
-        let answer: String = (0..12_500)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                format!("{x:08x}")
-            })
-            .collect();
+        let answer = saga_examples::harness::noise::noise(2, 100_000);
         provider.behave(Behaviour::Say(answer));
         let first = mrtr(&running, 1, "keeps_sample", None).await;
         let token = first["result"]["requestState"].as_str().expect("a token");

@@ -453,18 +453,9 @@ async fn a_history_past_the_token_cap_ends_with_the_tools_error() {
     );
 }
 
-/// `n` words that differ from any other turn's: a xorshift stream seeded by the turn.
+/// `n` words that differ from any other turn's.
 fn noise_words(turn: u32, n: usize) -> String {
-    let mut x = 0x9e37_79b9u32 ^ turn.wrapping_mul(0x85eb_ca6b);
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            format!("{:x}", x)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    saga_examples::harness::noise::noise(turn, n * 9)
 }
 
 /// API.md's agent loop, as written there: `let answer = loop { … break … }`, the tool's
