@@ -19,16 +19,16 @@ pub enum Kind {
     /// A whole number within optional bounds.
     Integer {
         /// Inclusive minimum.
-        min: Option<f64>,
+        min: Option<Bound>,
         /// Inclusive maximum.
-        max: Option<f64>,
+        max: Option<Bound>,
     },
     /// A number within optional bounds.
     Number {
         /// Inclusive minimum.
-        min: Option<f64>,
+        min: Option<Bound>,
         /// Inclusive maximum.
-        max: Option<f64>,
+        max: Option<Bound>,
     },
     /// Yes or no.
     Boolean,
@@ -96,8 +96,61 @@ fn str_of(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-fn num_of(value: &Value, key: &str) -> Option<f64> {
-    value.get(key).and_then(Value::as_f64)
+/// A number field's bound as its schema writes it: shown as written, where an `f64`
+/// turned `u64::MAX` into `18446744073709552000`, and compared exactly when both sides are
+/// whole numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound(serde_json::Number);
+
+impl Bound {
+    /// Whether `n` is below this bound.
+    fn above(&self, n: &serde_json::Number) -> bool {
+        compare(n, &self.0) == std::cmp::Ordering::Less
+    }
+
+    /// Whether `n` is above this bound.
+    fn below(&self, n: &serde_json::Number) -> bool {
+        compare(n, &self.0) == std::cmp::Ordering::Greater
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<i64> for Bound {
+    fn from(n: i64) -> Self {
+        Bound(n.into())
+    }
+}
+
+/// Two JSON numbers in order: exactly when both are whole (`i64` or `u64`), as `f64`
+/// otherwise.
+fn compare(a: &serde_json::Number, b: &serde_json::Number) -> std::cmp::Ordering {
+    let whole = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    match (whole(a), whole(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => {
+            let (a, b) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
+            a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+        }
+    }
+}
+
+fn num_of(value: &Value, key: &str) -> Option<Bound> {
+    match value.get(key)? {
+        Value::Number(n) => Some(Bound(n.clone())),
+        _ => None,
+    }
 }
 
 fn u64_of(value: &Value, key: &str) -> Option<u64> {
@@ -215,20 +268,25 @@ pub fn parse_input(field: &Field, text: &str) -> Result<Option<Value>, String> {
             Ok(Some(Value::String(text.to_owned())))
         }
         Kind::Integer { min, max } => {
-            let n: i64 = text
-                .parse()
-                .map_err(|_| format!("{text:?} is not a whole number"))?;
-            bounds(n as f64, *min, *max)?;
-            Ok(Some(Value::from(n)))
+            // Any whole number JSON holds: an `i64`, or a `u64` past it.
+            let n: serde_json::Number = match text.parse::<i64>() {
+                Ok(n) => n.into(),
+                Err(_) => text
+                    .parse::<u64>()
+                    .map_err(|_| format!("{text:?} is not a whole number"))?
+                    .into(),
+            };
+            bounds(&n, min.as_ref(), max.as_ref())?;
+            Ok(Some(Value::Number(n)))
         }
         Kind::Number { min, max } => {
-            let n: f64 = text
-                .parse()
+            let n = text
+                .parse::<f64>()
                 .ok()
-                .filter(|n: &f64| n.is_finite())
+                .and_then(serde_json::Number::from_f64)
                 .ok_or_else(|| format!("{text:?} is not a number"))?;
-            bounds(n, *min, *max)?;
-            Ok(Some(Value::from(n)))
+            bounds(&n, min.as_ref(), max.as_ref())?;
+            Ok(Some(Value::Number(n)))
         }
         Kind::Boolean => match text.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" => Ok(Some(Value::Bool(true))),
@@ -246,14 +304,14 @@ pub fn parse_input(field: &Field, text: &str) -> Result<Option<Value>, String> {
     }
 }
 
-fn bounds(n: f64, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
+fn bounds(n: &serde_json::Number, min: Option<&Bound>, max: Option<&Bound>) -> Result<(), String> {
     if let Some(min) = min
-        && n < min
+        && min.above(n)
     {
         return Err(format!("at least {min}"));
     }
     if let Some(max) = max
-        && n > max
+        && max.below(n)
     {
         return Err(format!("at most {max}"));
     }
@@ -300,8 +358,8 @@ fn describe_kind(property: &Value) -> String {
                 None => ty.to_owned(),
             }
         }
-        Kind::Integer { min, max } => with_range("integer", min, max),
-        Kind::Number { min, max } => with_range("number", min, max),
+        Kind::Integer { min, max } => with_range("integer", min.as_ref(), max.as_ref()),
+        Kind::Number { min, max } => with_range("number", min.as_ref(), max.as_ref()),
         Kind::Boolean => "boolean".into(),
         Kind::Choice { values, .. } => format!("one of {}", values.join("|")),
         Kind::MultiChoice { values, .. } if !values.is_empty() => {
@@ -311,7 +369,7 @@ fn describe_kind(property: &Value) -> String {
     }
 }
 
-fn with_range(name: &str, min: Option<f64>, max: Option<f64>) -> String {
+fn with_range(name: &str, min: Option<&Bound>, max: Option<&Bound>) -> String {
     match (min, max) {
         (None, None) => name.into(),
         (Some(min), None) => format!("{name} (>= {min})"),
@@ -396,8 +454,8 @@ mod tests {
         assert_eq!(
             replicas.kind,
             Kind::Integer {
-                min: Some(1.0),
-                max: Some(20.0)
+                min: Some(Bound::from(1)),
+                max: Some(Bound::from(20))
             }
         );
         assert_eq!(replicas.default, Some(json!(3)));
@@ -465,6 +523,46 @@ mod tests {
         assert_eq!(arguments["e"], json!("a=b"));
         assert!(parse_arguments(&["novalue".into()], None).is_err());
         assert!(parse_arguments(&["=x".into()], None).is_err());
+    }
+
+    /// A `u64` field's bound is shown as the schema writes it, and checked exactly: the
+    /// largest `u64` is taken, one past it is not a whole number JSON holds.
+    #[test]
+    fn a_u64_bound_is_shown_and_checked_exactly() {
+        let schema = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
+        assert_eq!(describe_type(&schema), "integer (0..=18446744073709551615)");
+        let kind = Kind::Integer {
+            min: num_of(&schema, "minimum"),
+            max: num_of(&schema, "maximum"),
+        };
+        let field = Field {
+            name: "n".into(),
+            label: "n".into(),
+            description: None,
+            kind,
+            required: true,
+            default: None,
+        };
+        assert_eq!(
+            parse_input(&field, "18446744073709551615"),
+            Ok(Some(json!(u64::MAX)))
+        );
+        assert!(parse_input(&field, "18446744073709551616").is_err());
+        assert_eq!(parse_input(&field, "-1"), Err("at least 0".to_owned()));
+        // Bounds past what an f64 holds exactly are compared exactly.
+        let near = Kind::Integer {
+            min: None,
+            max: Some(Bound(serde_json::Number::from(9_007_199_254_740_993u64))),
+        };
+        let field = Field {
+            kind: near,
+            ..field
+        };
+        assert!(parse_input(&field, "9007199254740993").is_ok());
+        assert_eq!(
+            parse_input(&field, "9007199254740994"),
+            Err("at most 9007199254740993".to_owned())
+        );
     }
 
     #[test]

@@ -183,10 +183,12 @@ impl<B> Builder<B> {
         self
     }
 
-    /// The format the server seals its tokens in (default [`TokenFormat::SEALED`], 0x50).
-    /// Every build opens 0x40 and 0x50 tokens alike, but the builds before 0x50 refuse a
-    /// 0x50 token: while a fleet still runs such a build (a rolling deploy onto this
-    /// one), set [`TokenFormat::Fixed`], so that any replica can take any round, and remove
+    /// The newest format the server seals its tokens in (default [`TokenFormat::SEALED`]:
+    /// 0x60 for a state that deflates smaller, 0x50 for any other). This build opens 0x40,
+    /// 0x50 and 0x60 tokens alike, but a build before 0x60 refuses a 0x60 token, and one
+    /// before 0x50 a 0x50 token: while a fleet still runs such a build (a rolling deploy
+    /// onto this one), set [`TokenFormat::Compact`] (0x50, never deflated) or
+    /// [`TokenFormat::Fixed`] (0x40), so that any replica can take any round, and remove
     /// it once no replica of the older build is left.
     ///
     /// ```
@@ -201,6 +203,7 @@ impl<B> Builder<B> {
     ///
     /// [`TokenFormat::SEALED`]: crate::state::TokenFormat::SEALED
     /// [`TokenFormat::Fixed`]: crate::state::TokenFormat::Fixed
+    /// [`TokenFormat::Compact`]: crate::state::TokenFormat::Compact
     pub fn token_format(mut self, format: crate::state::TokenFormat) -> Self {
         self.tools.token_format = Some(format);
         self
