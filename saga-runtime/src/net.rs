@@ -18,6 +18,8 @@ pub(crate) type Client = hyper_util::client::legacy::Client<
 
 /// Why a call to a service failed, for the caller to say in its own terms.
 #[derive(Debug, thiserror::Error)]
+// The authorization server's documents only: a model's provider is called by `model::openai`.
+#[cfg(feature = "oauth")]
 pub(crate) enum Failed {
     /// Not reached, or no answer within the time.
     #[error("not reached: {0}")]
@@ -58,6 +60,8 @@ pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
 
 /// Sends `request` and reads the answer's status and body, the body at most `max_bytes`
 /// long, all within `timeout`. Redirects are not followed.
+// The authorization server's documents only: a model's provider is called by `model::openai`.
+#[cfg(feature = "oauth")]
 pub(crate) async fn fetch(
     client: &Client,
     request: http::Request<http_body_util::Full<Bytes>>,
@@ -71,6 +75,8 @@ pub(crate) async fn fetch(
 
 /// [`fetch`], and how long the answer says it may be kept: its `Cache-Control: max-age`,
 /// if it has one (`no-store` and `no-cache` as zero).
+// The authorization server's documents only: a model's provider is called by `model::openai`.
+#[cfg(feature = "oauth")]
 pub(crate) async fn fetch_with_max_age(
     client: &Client,
     request: http::Request<http_body_util::Full<Bytes>>,
@@ -98,6 +104,8 @@ pub(crate) async fn fetch_with_max_age(
 
 /// A response's `Cache-Control` lifetime: `max-age=N` (the first), `no-store` or
 /// `no-cache` as zero; `None` without any of these. Anything unreadable is ignored.
+// The authorization server's documents only: a model's provider is called by `model::openai`.
+#[cfg(feature = "oauth")]
 pub(crate) fn max_age(headers: &http::HeaderMap) -> Option<Duration> {
     let mut found = None;
     for value in headers.get_all(http::header::CACHE_CONTROL) {
@@ -118,7 +126,7 @@ pub(crate) fn max_age(headers: &http::HeaderMap) -> Option<Duration> {
     found
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "oauth"))]
 mod max_age_tests {
     use super::*;
 
