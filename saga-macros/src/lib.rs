@@ -137,10 +137,12 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - loops of every kind, with labelled `break`/`continue`: a `for` over a range
 ///   (`0..n`, `1..=n`, `1..`) saves the range still to visit; a `for` over another owned
 ///   iterator collects its items first (its adapters run before the loop, and it must
-///   end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
-///   `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`, `s.chars()`, … of a
-///   `Vec`, slice, array, `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its
-///   position and borrows the item again after the suspension; a `for` over `&map`,
+///   end) and saves those still to visit; a `for` over `&v`, `&mut v`, `v.iter()`,
+///   `v.iter_mut()`, `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`,
+///   `m.values_mut()`, `s.chars()`, `s.chars().rev().skip(1)`, … of a `Vec`, slice, array,
+///   `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its position and borrows the item
+///   again after the suspension (`tests/corpus/expressions.rs`, `borrowed_loops`, runs each
+///   against the plain function); a `for` over `&map`,
 ///   `&mut map`, `map.iter()`, `map.iter_mut()`, `map.keys()` or `&set` of a `HashMap` or
 ///   `HashSet` saves the keys it has still to visit (cloned when the loop begins, in the
 ///   order the loop as written visits them), since two maps with the same entries may
