@@ -137,7 +137,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - loops of every kind, with labelled `break`/`continue`: a `for` over a range
 ///   (`0..n`, `1..=n`, `1..`) saves the range still to visit; a `for` over another owned
 ///   iterator collects its items first (its adapters run before the loop, and it must
-///   end) and saves those still to visit; a `for` over `&v`, `&mut v`, `v.iter()`,
+///   end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
 ///   `v.iter_mut()`, `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`,
 ///   `m.values_mut()`, `s.chars()`, `s.chars().rev().skip(1)`, … of a `Vec`, slice, array,
 ///   `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its position and borrows the item
