@@ -39,10 +39,10 @@ async fn big(bytes: usize) -> Result<String, SagaError> {
 
 /// Checkpoints `times` times with `bytes` of state: a streamed call (seed 002) sends a
 /// resume policy carrying a token of that state at each, megabytes in all. The state is
-/// hex of a xorshift stream, which does not deflate: each token is as large as it.
+/// random bytes, which are not deflated: each token is as large as it.
 #[saga_tool]
 async fn chatty(times: u32, bytes: usize) -> Result<String, SagaError> {
-    let kept = saga_examples::harness::noise::noise(3, bytes.min(40_000));
+    let kept = saga_examples::harness::noise::noise_bytes(3, bytes.min(40_000));
     for _ in 0..times.min(1_000) {
         checkpoint().await;
     }

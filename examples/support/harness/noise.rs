@@ -19,3 +19,20 @@ pub fn noise(seed: u32, len: usize) -> String {
     text.truncate(len);
     text
 }
+
+/// `len` bytes of a xorshift stream seeded by `seed`: as little compressible as bytes get,
+/// so a state that keeps them is sealed without deflating (its start does not compress).
+pub fn noise_bytes(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9u32 ^ seed.wrapping_mul(0x85eb_ca6b);
+    if x == 0 {
+        x = 1;
+    }
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}

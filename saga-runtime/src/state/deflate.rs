@@ -30,10 +30,23 @@ pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
 /// the work a request costs stays in proportion to the state the tool made.
 const THOROUGH_UP_TO: usize = 2 * 1024 * 1024;
 
+/// A state longer than this is deflated only if its first [`SAMPLE`] bytes deflate by a
+/// twentieth: a state of bytes that do not compress (an encrypted blob, an image, random
+/// ids) is then sealed as it is for the cost of deflating 4 KiB, not all of it.
+const SAMPLED_FROM: usize = 16 * 1024;
+/// The sample's length.
+const SAMPLE: usize = 4 * 1024;
+
 /// `plaintext` deflated behind its length, if that is shorter than `plaintext`.
 pub(crate) fn deflate(plaintext: &[u8]) -> Option<Vec<u8>> {
     if plaintext.len() < DEFLATE_MIN || plaintext.len() > MAX_STATE_BYTES {
         return None;
+    }
+    if plaintext.len() > SAMPLED_FROM {
+        let sample = &plaintext[..SAMPLE];
+        if miniz_oxide::deflate::compress_to_vec(sample, 1).len() * 20 >= SAMPLE * 19 {
+            return None;
+        }
     }
     let level = if plaintext.len() <= THOROUGH_UP_TO {
         6
@@ -85,6 +98,27 @@ mod tests {
             noise.push(x as u8);
         }
         assert_eq!(deflate(&noise), None);
+    }
+
+    /// A long state whose start does not compress is not deflated at all; one whose
+    /// start does is, whole.
+    #[test]
+    fn a_long_state_is_deflated_only_if_its_start_compresses() {
+        let mut x: u32 = 0x2545_f491;
+        let mut noise: Vec<u8> = (0..64 * 1024)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        assert_eq!(deflate(&noise), None);
+        // Text first, then the same noise: deflated (the text part shrinks).
+        let mut text = "the same words again, ".repeat(1024).into_bytes();
+        text.append(&mut noise);
+        let deflated = deflate(&text).expect("its start compresses");
+        assert_eq!(inflate(&deflated).as_deref(), Some(text.as_slice()));
     }
 
     #[test]
