@@ -227,3 +227,31 @@ async fn token_sizes_of_real_states() {
     assert!(token < 64 * 1024 / 2, "{token}");
     assert_eq!(run.text(), "true 700");
 }
+
+/// Keeps its argument across a question.
+#[saga_tool]
+async fn keeps_argument(text: String) -> Result<String, SagaError> {
+    let _sure: bool = elicit("Keep it?").await?;
+    Ok(format!("{} bytes", text.len()))
+}
+
+/// A first call's arguments are the client's, as its answers are: a state grown by them is
+/// the client's error.
+#[tokio::test]
+async fn a_state_grown_by_a_first_calls_arguments_is_the_clients_error() {
+    let client = TestClient::new(keeps_argument);
+    let failed = client
+        .call("keeps_argument", json!({"text": fetched(9, 100 * 1024)}))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await;
+    let Err(Failed::Server { error, .. }) = failed else {
+        panic!("not refused: {}", failed.is_ok());
+    };
+    assert_eq!(error.code.0, -32602, "{}", error.message);
+    assert!(
+        error.message.contains("send smaller answers"),
+        "{}",
+        error.message
+    );
+}

@@ -20,8 +20,10 @@ use super::format::{varint, write_varint};
 /// was, without the work.
 pub(crate) const DEFLATE_MIN: usize = 512;
 
-/// The longest state a server seals, and so the most a token's state inflates to: 16 MiB.
-/// A state past it ends its call with the tool's error (it is the tool's own values).
+/// The most a deflated token's state inflates to, whatever the token cap: 16 MiB. Below
+/// it, a codec's own bound is 64 times its token cap (4 MiB for the default 64 KiB, see
+/// `StateCodec::max_state_bytes`): a state past its bound is not deflated, so it seals as
+/// it is, longer than the cap, and its call ends with the error of whoever grew it.
 pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
 
 /// States up to this many bytes are deflated at level 6; longer ones at level 3, about
@@ -37,12 +39,14 @@ const SAMPLED_FROM: usize = 16 * 1024;
 /// The sample's length.
 const SAMPLE: usize = 4 * 1024;
 
-/// `plaintext` deflated behind its length, if that is shorter than `plaintext`.
-pub(crate) fn deflate(plaintext: &[u8]) -> Option<Vec<u8>> {
-    if plaintext.len() < DEFLATE_MIN || plaintext.len() > MAX_STATE_BYTES {
+/// `plaintext` deflated behind its length, if that is shorter than `plaintext` and
+/// `plaintext` is at most `max` bytes. `thorough`: deflate it whatever its start looks
+/// like (sealed as it is, it would be refused: only deflating can save it).
+pub(crate) fn deflate(plaintext: &[u8], max: usize, thorough: bool) -> Option<Vec<u8>> {
+    if plaintext.len() < DEFLATE_MIN || plaintext.len() > max.min(MAX_STATE_BYTES) {
         return None;
     }
-    if plaintext.len() > SAMPLED_FROM {
+    if !thorough && plaintext.len() > SAMPLED_FROM {
         let sample = &plaintext[..SAMPLE];
         if miniz_oxide::deflate::compress_to_vec(sample, 1).len() * 20 >= SAMPLE * 19 {
             return None;
@@ -51,7 +55,7 @@ pub(crate) fn deflate(plaintext: &[u8]) -> Option<Vec<u8>> {
     let level = if plaintext.len() <= THOROUGH_UP_TO {
         6
     } else {
-        1
+        3
     };
     let deflated = miniz_oxide::deflate::compress_to_vec(plaintext, level);
     let len = u32::try_from(plaintext.len()).ok()?;
@@ -62,11 +66,12 @@ pub(crate) fn deflate(plaintext: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The plaintext `body` holds (its length, then its deflated bytes); `None` if the length
-/// is past [`MAX_STATE_BYTES`] or the bytes do not inflate to exactly that length.
-pub(crate) fn inflate(body: &[u8]) -> Option<Vec<u8>> {
+/// is past `max` (or [`MAX_STATE_BYTES`]) or the bytes do not inflate to exactly that
+/// length.
+pub(crate) fn inflate(body: &[u8], max: usize) -> Option<Vec<u8>> {
     let mut at = 0;
     let len = usize::try_from(varint(body, &mut at, 5)?).ok()?;
-    if len > MAX_STATE_BYTES {
+    if len > max.min(MAX_STATE_BYTES) {
         return None;
     }
     let inflated = miniz_oxide::inflate::decompress_to_vec_with_limit(&body[at..], len).ok()?;
@@ -80,14 +85,21 @@ mod tests {
     #[test]
     fn a_long_text_deflates_and_inflates_to_itself() {
         let text = "The agent read the file and kept what it found. ".repeat(200);
-        let deflated = deflate(text.as_bytes()).expect("text deflates smaller");
+        let deflated =
+            deflate(text.as_bytes(), MAX_STATE_BYTES, false).expect("text deflates smaller");
         assert!(deflated.len() < text.len() / 4, "{} bytes", deflated.len());
-        assert_eq!(inflate(&deflated).as_deref(), Some(text.as_bytes()));
+        assert_eq!(
+            inflate(&deflated, MAX_STATE_BYTES).as_deref(),
+            Some(text.as_bytes())
+        );
     }
 
     #[test]
     fn a_short_or_incompressible_state_is_not_deflated() {
-        assert_eq!(deflate(&[7u8; DEFLATE_MIN - 1]), None);
+        assert_eq!(
+            deflate(&[7u8; DEFLATE_MIN - 1], MAX_STATE_BYTES, false),
+            None
+        );
         // Bytes that do not repeat: deflating only adds its framing.
         let mut noise = Vec::with_capacity(4096);
         let mut x: u32 = 0x9e37_79b9;
@@ -97,7 +109,7 @@ mod tests {
             x ^= x << 5;
             noise.push(x as u8);
         }
-        assert_eq!(deflate(&noise), None);
+        assert_eq!(deflate(&noise, MAX_STATE_BYTES, false), None);
     }
 
     /// A long state whose start does not compress is not deflated at all; one whose
@@ -113,12 +125,47 @@ mod tests {
                 x as u8
             })
             .collect();
-        assert_eq!(deflate(&noise), None);
+        assert_eq!(deflate(&noise, MAX_STATE_BYTES, false), None);
         // Text first, then the same noise: deflated (the text part shrinks).
         let mut text = "the same words again, ".repeat(1024).into_bytes();
         text.append(&mut noise);
-        let deflated = deflate(&text).expect("its start compresses");
-        assert_eq!(inflate(&deflated).as_deref(), Some(text.as_slice()));
+        let deflated = deflate(&text, MAX_STATE_BYTES, false).expect("its start compresses");
+        assert_eq!(
+            inflate(&deflated, MAX_STATE_BYTES).as_deref(),
+            Some(text.as_slice())
+        );
+    }
+
+    /// Past a codec's bound a state is not deflated, and a declared length past it is not
+    /// inflated; a state whose start does not compress is deflated when `thorough`.
+    #[test]
+    fn the_codecs_bound_and_the_thorough_attempt() {
+        let text = "kept words ".repeat(10_000);
+        assert_eq!(deflate(text.as_bytes(), 50_000, false), None);
+        let deflated = deflate(text.as_bytes(), 200_000, false).expect("within the bound");
+        assert_eq!(inflate(&deflated, 100_000), None);
+        assert_eq!(
+            inflate(&deflated, 110_000).as_deref(),
+            Some(text.as_bytes())
+        );
+        // Noise first, then 60 KB of text: skipped by the sample, deflated when thorough.
+        let mut x: u32 = 7;
+        let mut state: Vec<u8> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        state.extend_from_slice("more kept words ".repeat(4_000).as_bytes());
+        assert_eq!(deflate(&state, MAX_STATE_BYTES, false), None);
+        let thorough = deflate(&state, MAX_STATE_BYTES, true).expect("deflated");
+        assert!(thorough.len() < state.len() / 2);
+        assert_eq!(
+            inflate(&thorough, MAX_STATE_BYTES).as_deref(),
+            Some(state.as_slice())
+        );
     }
 
     #[test]
@@ -126,13 +173,13 @@ mod tests {
         let mut body = Vec::new();
         write_varint(u32::try_from(MAX_STATE_BYTES + 1).unwrap(), &mut body);
         body.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(&[0u8; 64], 6));
-        assert_eq!(inflate(&body), None);
+        assert_eq!(inflate(&body, MAX_STATE_BYTES), None);
     }
 
     #[test]
     fn bytes_that_inflate_to_another_length_are_refused() {
         let text = b"abcabcabc".repeat(100);
-        let mut deflated = deflate(&text).expect("deflates");
+        let mut deflated = deflate(&text, MAX_STATE_BYTES, false).expect("deflates");
         // The declared length one short, then one long: neither reads.
         let mut at = 0;
         let len = varint(&deflated, &mut at, 5).unwrap();
@@ -141,12 +188,12 @@ mod tests {
             let mut body = Vec::new();
             write_varint(declared, &mut body);
             body.extend_from_slice(&rest);
-            assert_eq!(inflate(&body), None, "declared {declared}");
+            assert_eq!(inflate(&body, MAX_STATE_BYTES), None, "declared {declared}");
         }
         // Cut off, or not deflate at all.
-        let whole = deflate(&text).unwrap();
-        assert_eq!(inflate(&whole[..whole.len() - 3]), None);
-        assert_eq!(inflate(&[3, 0xff, 0xff, 0xff]), None);
-        assert_eq!(inflate(&[]), None);
+        let whole = deflate(&text, MAX_STATE_BYTES, false).unwrap();
+        assert_eq!(inflate(&whole[..whole.len() - 3], MAX_STATE_BYTES), None);
+        assert_eq!(inflate(&[3, 0xff, 0xff, 0xff], MAX_STATE_BYTES), None);
+        assert_eq!(inflate(&[], MAX_STATE_BYTES), None);
     }
 }

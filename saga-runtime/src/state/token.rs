@@ -234,6 +234,16 @@ impl StateCodec {
         self.max_token_len
     }
 
+    /// The longest state this codec deflates, and so the most a token it opens inflates
+    /// to: 64 times the token cap (4 MiB for the default 64 KiB), at most
+    /// [`MAX_STATE_BYTES`](super::MAX_STATE_BYTES). What one request may cost in memory and
+    /// work stays in proportion to the cap the server chose, whoever sends the token.
+    pub fn max_state_bytes(&self) -> usize {
+        self.max_token_len
+            .saturating_mul(64)
+            .min(super::MAX_STATE_BYTES)
+    }
+
     /// The key ring.
     pub fn keys(&self) -> &KeyRing {
         &self.keys
@@ -312,8 +322,17 @@ impl StateCodec {
         let key = self.keys.sealing();
         // A deflated token only when that makes it smaller: any other is written in the
         // compact format, as a build before deflating wrote it.
+        // Sealed as it is, would it be refused? Then deflating is tried whatever the
+        // state's start looks like.
+        let raw_len = (format::COMPACT_MAX + plaintext.len() + TAG_LEN).div_ceil(3) * 4;
         let deflated = (format == TokenFormat::Deflated)
-            .then(|| super::deflate::deflate(plaintext))
+            .then(|| {
+                super::deflate::deflate(
+                    plaintext,
+                    self.max_state_bytes(),
+                    raw_len > self.max_token_len,
+                )
+            })
             .flatten();
         let (format, plaintext) = match &deflated {
             Some(deflated) => (TokenFormat::Deflated, deflated.as_slice()),
@@ -379,14 +398,23 @@ impl StateCodec {
         } else {
             opened.format
         };
-        Ok(self.seal_nonce(
+        let token = self.seal_nonce(
             format,
             expires_at,
             point,
             to,
             &opened.plaintext,
             super::nonce::linked(link.chain, link.seq),
-        ))
+        );
+        // A token this codec would refuse is never handed out (a state deflated by
+        // another codec, resealed under a format that does not deflate).
+        if token.len() > self.max_token_len {
+            return Err(OpenError::TooLong {
+                len: token.len(),
+                max: self.max_token_len,
+            });
+        }
+        Ok(token)
     }
 
     /// [`StateCodec::retire`] for the link `token` names (a token of this codec's
@@ -499,9 +527,8 @@ impl StateCodec {
         bytes.drain(..header_len);
         // Inflated only now, authenticated: nothing a client wrote is ever inflated.
         let plaintext = match format {
-            TokenFormat::Deflated => {
-                super::deflate::inflate(&bytes).ok_or(OpenError::Uninflatable)?
-            }
+            TokenFormat::Deflated => super::deflate::inflate(&bytes, self.max_state_bytes())
+                .ok_or(OpenError::Uninflatable)?,
             _ => bytes,
         };
         Ok(Opened {
@@ -520,9 +547,9 @@ impl StateCodec {
 /// request's binding (tool, method, principal, arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenHeader {
-    /// The format: 0x50 for the tokens this build seals, 0x40 for those of the builds
-    /// before it (the first byte, its key tag masked out); for any other first byte, that
-    /// byte (refused when the token is opened).
+    /// The format: 0x50 or 0x60 (deflated) for the tokens this build seals, 0x40 for
+    /// those of the builds before it (the first byte, its key tag masked out); for any
+    /// other first byte, that byte (refused when the token is opened).
     pub version: u8,
     /// The sealing key's tag: the low four bits of its id. Keys of one ring may share it;
     /// the token opens with the one that sealed it.
@@ -701,6 +728,31 @@ fn sextet(c: u8) -> Option<u8> {
 #[cfg(test)]
 mod header_tests {
     use super::*;
+
+    /// A state another codec deflated, resealed by one that does not deflate (a replica
+    /// pinned to 0x50): past the cap, it is refused, never handed out as a token this
+    /// codec would refuse when it comes back.
+    #[test]
+    fn a_reseal_past_the_cap_is_refused() {
+        let keys = KeyRing::parse(&"44".repeat(32)).unwrap();
+        let deflating =
+            StateCodec::new(keys.duplicate(), Duration::from_secs(600)).with_max_token_len(4096);
+        let pinned = StateCodec::new(keys, Duration::from_secs(600))
+            .with_max_token_len(4096)
+            .with_format(TokenFormat::Compact);
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let point = point(3);
+        let history = "a turn of the conversation again ".repeat(300);
+        let token = deflating.seal(&point, &binding, history.as_bytes());
+        assert!(token.len() < 4096, "{}", token.len());
+        assert!(matches!(
+            pinned.reseal(&deflating, &token, &point, &binding),
+            Err(OpenError::TooLong { max: 4096, .. })
+        ));
+        // A codec that deflates reseals it, deflated, under the cap.
+        let again = deflating.reseal_bound(&pinned, &token, &point, &binding, &binding);
+        assert!(again.is_ok_and(|token| token.len() < 4096));
+    }
 
     fn point(byte: u8) -> PointKey {
         PointKey {

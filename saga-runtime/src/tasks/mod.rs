@@ -347,12 +347,15 @@ pub(crate) fn tasks_required() -> ErrorData {
 }
 
 impl Tasks {
-    /// Tasks whose states are sealed like `server`'s (same keys, token cap and leeway),
-    /// for as long as a task lives.
+    /// Tasks whose states are sealed like `server`'s (same keys, token cap, leeway and
+    /// format: a server pinned to an older format for a rolling deploy pins its tasks'
+    /// states too, so a replica of the older build can take a task over), for as long as
+    /// a task lives.
     pub(crate) fn new(settings: TaskSettings, server: &StateCodec) -> Self {
         let codec = StateCodec::new(server.keys().duplicate(), settings.ttl)
             .with_max_token_len(server.max_token_len())
-            .with_leeway(server.leeway());
+            .with_leeway(server.leeway())
+            .with_format(server.format());
         Self {
             workers: crate::engine::caller::pool::Shares::new(
                 settings.max_workers,
@@ -605,6 +608,30 @@ impl Tasks {
         let notification = ServerNotification::TaskStatusNotification(Notification::new(params));
         if let Err(error) = peer.send_notification(notification).await {
             tracing::debug!(task = %Escaped(id), %error, "a task status notification could not be sent");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{KeyRing, TokenFormat};
+
+    /// A server pinned to an older token format for a rolling deploy pins its tasks'
+    /// states too: a replica of the older build can then take a task over.
+    #[test]
+    fn tasks_seal_in_the_servers_format() {
+        for format in [
+            TokenFormat::Fixed,
+            TokenFormat::Compact,
+            TokenFormat::Deflated,
+        ] {
+            let server = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(60))
+                .with_format(format)
+                .with_max_token_len(10_000);
+            let tasks = Tasks::new(TaskSettings::new(TaskStore::memory()), &server);
+            assert_eq!(tasks.codec.format(), format);
+            assert_eq!(tasks.codec.max_token_len(), 10_000);
         }
     }
 }

@@ -215,7 +215,12 @@ fn run_transition<'a>(
             binding: &binding,
             cx,
             model_answered: !model.is_empty(),
-            answered_bytes: answers_len(responses.as_ref()),
+            // A first round's arguments are the client's as its answers are.
+            answered_bytes: answers_len(responses.as_ref())
+                + match &call.request_state {
+                    None => arguments_len(call.arguments.as_ref()),
+                    Some(_) => 0,
+                },
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
@@ -302,6 +307,12 @@ fn answers_len(responses: Option<&InputResponses>) -> usize {
     responses.map_or(0, json_len)
 }
 
+/// Bytes of a call's arguments as JSON; apart for the reason `answers_len` is.
+#[inline(never)]
+fn arguments_len(arguments: Option<&JsonObject>) -> usize {
+    arguments.map_or(0, json_len)
+}
+
 /// Bytes of `value` written as JSON, counted without writing them anywhere.
 fn json_len<T: serde::Serialize>(value: &T) -> usize {
     struct Count(usize);
@@ -321,6 +332,9 @@ fn json_len<T: serde::Serialize>(value: &T) -> usize {
     }
 }
 
+/// The longest state whose saved locals an outgrown state's error lists.
+const LISTED_UP_TO: usize = 1024 * 1024;
+
 /// The largest saved locals of the state at `point` (`fields`, as sealed), by name and
 /// size (as JSON; a helper's frame as its saved bytes), for the error of a state that
 /// outgrew its token: what the tool's author trims.
@@ -331,6 +345,14 @@ fn largest_locals(
     tool: &str,
     fields: &[u8],
 ) -> String {
+    // Rendered as JSON, a saved byte string takes some thirty times its bytes: past a
+    // MiB the listing would cost more memory than the request may.
+    if fields.len() > LISTED_UP_TO {
+        return format!(
+            "(not listed past a MiB: {} bytes of saved locals)",
+            fields.len()
+        );
+    }
     let rendered = decode_state(typed, points, point, tool, fields)
         .ok()
         .and_then(|state| typed.state_json(state).ok());
@@ -709,12 +731,13 @@ impl<'a> Transition<'a> {
                     .into(),
             );
         }
-        if self.answered_bytes.saturating_mul(2) >= fields.len() {
+        if self.answered_bytes > 0 && self.answered_bytes.saturating_mul(2) >= fields.len() {
             return Failure::InvalidParams(
                 format!(
                     "the saga's state would exceed the size this server accepts back \
                      ({token_len} characters sealed, over {max}): this request's answers \
-                     ({} bytes) are most of it; send smaller answers",
+                     (or a first call's arguments, {} bytes) are most of it; send smaller \
+                     answers",
                     self.answered_bytes
                 )
                 .into(),
@@ -792,6 +815,11 @@ impl<'a> Transition<'a> {
             &plaintext,
             opened.link().next(),
         );
+        if token.len() > self.codec.max_token_len() {
+            // The same state, sealed by a codec that deflated it, resealed by one that
+            // does not (a replica pinned to an older format): never a token it refuses.
+            return Err(self.outgrown(token.len(), point, state_bytes));
+        }
         Ok(InputRequiredResult::new(Some(requests), Some(token)).into())
     }
 }
