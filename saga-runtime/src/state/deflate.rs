@@ -82,6 +82,19 @@ pub(crate) fn inflate(body: &[u8], max: usize) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// `len` bytes of a xorshift stream from `seed`: nothing in them repeats.
+    fn noise(seed: u32, len: usize) -> Vec<u8> {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect()
+    }
+
     #[test]
     fn a_long_text_deflates_and_inflates_to_itself() {
         let text = "The agent read the file and kept what it found. ".repeat(200);
@@ -101,34 +114,21 @@ mod tests {
             None
         );
         // Bytes that do not repeat: deflating only adds its framing.
-        let mut noise = Vec::with_capacity(4096);
-        let mut x: u32 = 0x9e37_79b9;
-        for _ in 0..4096 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            noise.push(x as u8);
-        }
-        assert_eq!(deflate(&noise, MAX_STATE_BYTES, false), None);
+        assert_eq!(
+            deflate(&noise(0x9e37_79b9, 4096), MAX_STATE_BYTES, false),
+            None
+        );
     }
 
     /// A long state whose start does not compress is not deflated at all; one whose
     /// start does is, whole.
     #[test]
     fn a_long_state_is_deflated_only_if_its_start_compresses() {
-        let mut x: u32 = 0x2545_f491;
-        let mut noise: Vec<u8> = (0..64 * 1024)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
-        assert_eq!(deflate(&noise, MAX_STATE_BYTES, false), None);
+        let mut random = noise(0x2545_f491, 64 * 1024);
+        assert_eq!(deflate(&random, MAX_STATE_BYTES, false), None);
         // Text first, then the same noise: deflated (the text part shrinks).
         let mut text = "the same words again, ".repeat(1024).into_bytes();
-        text.append(&mut noise);
+        text.append(&mut random);
         let deflated = deflate(&text, MAX_STATE_BYTES, false).expect("its start compresses");
         assert_eq!(
             inflate(&deflated, MAX_STATE_BYTES).as_deref(),
@@ -149,15 +149,7 @@ mod tests {
             Some(text.as_bytes())
         );
         // Noise first, then 60 KB of text: skipped by the sample, deflated when thorough.
-        let mut x: u32 = 7;
-        let mut state: Vec<u8> = (0..20_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
+        let mut state = noise(7, 20_000);
         state.extend_from_slice("more kept words ".repeat(4_000).as_bytes());
         assert_eq!(deflate(&state, MAX_STATE_BYTES, false), None);
         let thorough = deflate(&state, MAX_STATE_BYTES, true).expect("deflated");

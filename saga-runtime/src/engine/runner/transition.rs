@@ -215,12 +215,14 @@ fn run_transition<'a>(
             binding: &binding,
             cx,
             model_answered: !model.is_empty(),
-            // A first round's arguments are the client's as its answers are.
-            answered_bytes: answers_len(responses.as_ref())
-                + match &call.request_state {
-                    None => arguments_len(call.arguments.as_ref()),
-                    Some(_) => 0,
-                },
+            answered_bytes: answers_len(responses.as_ref()),
+            // Counted only if the state outgrows the cap (`outgrown`): a first round's
+            // arguments are the client's as its answers are.
+            first_arguments: call
+                .request_state
+                .is_none()
+                .then_some(call.arguments.as_ref())
+                .flatten(),
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
@@ -462,6 +464,8 @@ struct Transition<'a> {
     /// Bytes of the client's answers this request brings (as JSON): a state that
     /// outgrows the token cap is the client's doing only when they are most of it.
     answered_bytes: usize,
+    /// A first round's arguments, counted with the answers by `outgrown` alone.
+    first_arguments: Option<&'a JsonObject>,
 }
 
 impl<'a> Transition<'a> {
@@ -731,14 +735,15 @@ impl<'a> Transition<'a> {
                     .into(),
             );
         }
-        if self.answered_bytes > 0 && self.answered_bytes.saturating_mul(2) >= fields.len() {
+        let answered = self.answered_bytes + arguments_len(self.first_arguments);
+        if answered > 0 && answered.saturating_mul(2) >= fields.len() {
             return Failure::InvalidParams(
                 format!(
                     "the saga's state would exceed the size this server accepts back \
                      ({token_len} characters sealed, over {max}): this request's answers \
                      (or a first call's arguments, {} bytes) are most of it; send smaller \
                      answers",
-                    self.answered_bytes
+                    answered
                 )
                 .into(),
             );
