@@ -8,7 +8,9 @@ use saga_examples::harness::postgres::start_postgres;
 use saga_examples::harness::redis::start_redis;
 use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore, TokenStore};
 use saga_runtime::tasks::{Quota, TaskRecord, TaskStore, TaskStoreError};
-use saga_runtime::testing::stores::{task_store_contract, token_store_contract};
+use saga_runtime::testing::stores::{
+    state_store_contract, task_store_contract, token_store_contract,
+};
 
 /// A path for a fresh SQLite file, removed (with its WAL) on drop.
 struct TempDb(std::path::PathBuf);
@@ -40,6 +42,7 @@ impl Drop for TempDb {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_keeps_the_contract() {
     task_store_contract(TaskStore::memory()).await;
+    state_store_contract(TaskStore::memory()).await;
     token_store_contract(MemoryStore::new(1000)).await;
 }
 
@@ -47,6 +50,7 @@ async fn memory_keeps_the_contract() {
 async fn sqlite_keeps_the_contract() {
     let file = TempDb::new("contract");
     task_store_contract(TaskStore::sqlite(&file.0).expect("opened")).await;
+    state_store_contract(TaskStore::sqlite(&file.0).expect("opened")).await;
     // The single-use store on the same file.
     token_store_contract(SqliteStore::open(&file.0).expect("opened")).await;
 }
@@ -55,6 +59,7 @@ async fn sqlite_keeps_the_contract() {
 async fn redis_keeps_the_contract() {
     let redis = start_redis().await;
     task_store_contract(TaskStore::redis(&redis.url).await.expect("connected")).await;
+    state_store_contract(TaskStore::redis(&redis.url).await.expect("connected")).await;
     token_store_contract(RedisStore::connect(&redis.url).await.expect("connected")).await;
 }
 
@@ -62,6 +67,7 @@ async fn redis_keeps_the_contract() {
 async fn postgres_keeps_the_contract() {
     let postgres = start_postgres().await;
     task_store_contract(TaskStore::postgres(&postgres.url).await.expect("connected")).await;
+    state_store_contract(TaskStore::postgres(&postgres.url).await.expect("connected")).await;
     token_store_contract(
         PostgresStore::connect(&postgres.url)
             .await

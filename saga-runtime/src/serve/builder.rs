@@ -55,6 +55,7 @@ struct ToolSettings {
     leeway: Option<Duration>,
     token_format: Option<crate::state::TokenFormat>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
+    state_store: Option<crate::tasks::StateSettings>,
     identity: Identity,
     registry: Registry,
     tasks: Option<crate::tasks::TaskSettings>,
@@ -111,6 +112,7 @@ impl<B> Default for Builder<B> {
                 leeway: None,
                 token_format: None,
                 single_use: None,
+                state_store: None,
                 identity: Identity::default(),
                 registry: Registry::default(),
                 tasks: None,
@@ -216,6 +218,37 @@ impl<B> Builder<B> {
     /// [`MemoryStore`]: crate::state::MemoryStore
     pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
         self.tools.single_use = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps a state too large for its token in `store`, by reference: a token longer
+    /// than [`StateSettings::inline_max`] (8 KiB by default) is written to the store,
+    /// sealed as it is, and the client carries a short reference to it, bound and
+    /// checked as the token would be (its key, the state's SHA-256, the same seal). A
+    /// kept state may then grow to 64 times the token cap (4 MiB of saved state by
+    /// default, deflated first) instead of the cap itself; below the inline bound
+    /// nothing changes. Every replica that serves the calls must share the store (Redis,
+    /// Postgres, or SQLite on one machine). The store's byte bounds, per verified
+    /// principal, per pool of unverified callers and for all of them together, are
+    /// [`StateSettings`]'.
+    ///
+    /// ```no_run
+    /// use saga_runtime::prelude::*;
+    ///
+    /// # fn build() -> anyhow::Result<()> {
+    /// let server = SagaServer::builder()
+    ///     .keys(KeyRing::from_env("SAGA_KEYS")?)
+    ///     .state_store(TaskStore::sqlite("saga.db")?)
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`StateSettings::inline_max`]: crate::tasks::StateSettings::inline_max
+    /// [`StateSettings`]: crate::tasks::StateSettings
+    pub fn state_store(mut self, store: impl Into<crate::tasks::StateSettings>) -> Self {
+        self.tools.state_store = Some(store.into());
         self
     }
 
@@ -702,6 +735,9 @@ impl ToolSettings {
         }
         if let Some(store) = self.single_use {
             codec = codec.with_single_use(store);
+        }
+        if let Some(states) = &self.state_store {
+            codec = codec.with_state_store(states.keeper(), states.inline_max);
         }
         let list_ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
         let mut registry = self.registry;

@@ -177,8 +177,15 @@ impl Policy for Session<'_> {
                 let portable = self
                     .tools
                     .codec
-                    .reseal(self.codec, &state, &point, &call.binding(cx.principal()))
-                    .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
+                    .reseal(
+                        self.codec,
+                        &state,
+                        &point,
+                        &call.binding(cx.principal()),
+                        &cx.state_owner(),
+                    )
+                    .await
+                    .map_err(|error| crate::engine::unopened(&call.name, &error))?;
                 required.request_state = Some(portable);
                 return Ok(Next::Respond(CallToolResponse::InputRequired(required)));
             }

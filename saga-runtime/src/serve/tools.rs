@@ -329,10 +329,11 @@ impl SagaTools {
         }
         let info_meta = info.and_then(|info| serde_json::to_value(info).ok());
         // One set of limits: a session's state, kept in this process between its rounds,
-        // is sealed under the same cap and in the same format as the tokens a client
-        // carries (a state that outgrew it would outgrow a resume token too).
+        // may seal as long as a state the server accepts back (a token, or with a state
+        // store, a kept one), in the same format: a state that outgrew it would outgrow
+        // a resume token too. It stays in memory: nothing of it is kept in the store.
         let session_codec = StateCodec::new(KeyRing::ephemeral(), SESSION_STATE_TTL)
-            .with_max_token_len(codec.max_token_len())
+            .with_max_token_len(codec.max_sealed_len())
             .with_format(codec.format());
         Ok(Self {
             inner: Arc::new(Inner {

@@ -29,6 +29,14 @@
 //! build before 0x60 reads its first byte as no format it knows and refuses the token;
 //! it never reads deflated bytes as a state.
 //!
+//! Format 0x70 is 0x50's header over a reference, not a state: its plaintext is the key
+//! (16 bytes) under which the server's state store keeps the whole state, sealed as an
+//! ordinary token, and that token's SHA-256 (32 bytes). It is sealed with the same key,
+//! associated data and link as the token it refers to, so it opens only where that token
+//! would; the kept token is then read from the store, its digest checked, and opened with
+//! the same binding (`super::kept`). A build before 0x70 refuses it as a format it does not
+//! know.
+//!
 //! A 0x40 token, sealed by a build before this one, still opens: a saga in flight across
 //! the deploy goes on. Its plaintext's head is read in 0x40's layout (the format travels
 //! with the opened token), and a token resealed as it is (a session's state made portable)
@@ -45,6 +53,10 @@ pub enum TokenFormat {
     /// 0x60: as 0x50, the plaintext deflated. Sealing in it writes 0x50 when deflating
     /// would not make the token smaller.
     Deflated,
+    /// 0x70: as 0x50, the plaintext a reference to a state kept in the server's state
+    /// store (its key and digest). Written only by a server with a state store, for a
+    /// state past its inline bound; never a format a codec is set to seal in.
+    Kept,
 }
 
 impl TokenFormat {
@@ -58,6 +70,7 @@ impl TokenFormat {
             TokenFormat::Fixed => 0x40,
             TokenFormat::Compact => 0x50,
             TokenFormat::Deflated => 0x60,
+            TokenFormat::Kept => 0x70,
         }
     }
 
@@ -67,15 +80,16 @@ impl TokenFormat {
             0x40 => Some(TokenFormat::Fixed),
             0x50 => Some(TokenFormat::Compact),
             0x60 => Some(TokenFormat::Deflated),
+            0x70 => Some(TokenFormat::Kept),
             _ => None,
         }
     }
 
     /// The layout of its header and of its plaintext's head: a deflated token's are the
-    /// compact format's.
+    /// compact format's (a kept token's header too; its plaintext is a reference).
     pub const fn layout(self) -> TokenFormat {
         match self {
-            TokenFormat::Deflated => TokenFormat::Compact,
+            TokenFormat::Deflated | TokenFormat::Kept => TokenFormat::Compact,
             format => format,
         }
     }
@@ -112,7 +126,7 @@ pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
                 len: FIXED_LEN,
             })
         }
-        TokenFormat::Compact | TokenFormat::Deflated => {
+        TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
             let mut at = 5;
             let mut point = [0u8; 8];
             point[..4].copy_from_slice(bytes.get(1..5)?);
@@ -155,7 +169,7 @@ pub(crate) fn write(
             out.extend_from_slice(&expires_at.to_be_bytes());
             out.extend_from_slice(nonce);
         }
-        TokenFormat::Compact | TokenFormat::Deflated => {
+        TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
             out.extend_from_slice(&point[..4]);
             write_varint(u32::from(u16::from_be_bytes([point[4], point[5]])), out);
             out.extend_from_slice(&point[6..8]);
@@ -257,12 +271,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_three_formats_are_known() {
+    fn only_the_four_formats_are_known() {
         for first in 0..=u8::MAX {
             let known = TokenFormat::of(first).is_some();
             assert_eq!(
                 known,
-                matches!(first & 0xf0, 0x40 | 0x50 | 0x60),
+                matches!(first & 0xf0, 0x40 | 0x50 | 0x60 | 0x70),
                 "{first:#x}"
             );
         }

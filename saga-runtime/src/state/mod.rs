@@ -10,7 +10,8 @@
 //!
 //! What a server is configured with lives here: the [`KeyRing`] that seals, and the
 //! [`TokenStore`]s that make a round's token single-use ([`MemoryStore`], and with their
-//! features `RedisStore`, `SqliteStore`, `PostgresStore`). [`TokenHeader`] reads what a
+//! features `RedisStore`, `SqliteStore`, `PostgresStore`), and the [`StateStore`] where a
+//! state too large for its token is kept by reference. [`TokenHeader`] reads what a
 //! token says of itself before it is opened (`saga inspect`). The codec itself
 //! (`StateCodec` and what it seals and opens with) is the runtime's: a transport of your
 //! own drives sagas through `SagaTools::run`, which opens and seals for it.
@@ -20,6 +21,7 @@ mod binding;
 mod clock;
 mod deflate;
 mod format;
+mod kept;
 mod keyring;
 mod link;
 mod nonce;
@@ -38,6 +40,7 @@ pub use binding::Binding;
 pub use clock::unix_now;
 pub use deflate::MAX_STATE_BYTES;
 pub use format::TokenFormat;
+pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
 pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[doc(hidden)]
@@ -114,7 +117,19 @@ pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
          CREATE TABLE IF NOT EXISTS saga_chains (
              chain {bytes} PRIMARY KEY, floor {int} NOT NULL, keep_until {int} NOT NULL
          );
-         CREATE INDEX IF NOT EXISTS saga_chains_expiry ON saga_chains (keep_until);"
+         CREATE INDEX IF NOT EXISTS saga_chains_expiry ON saga_chains (keep_until);
+         CREATE TABLE IF NOT EXISTS saga_states (
+             key TEXT PRIMARY KEY,
+             owner TEXT NOT NULL,
+             shared {boolean} NOT NULL,
+             bytes {int} NOT NULL,
+             expires_ms {int} NOT NULL,
+             token TEXT NOT NULL
+         );
+         CREATE INDEX IF NOT EXISTS saga_states_expiry ON saga_states (expires_ms);
+         CREATE TABLE IF NOT EXISTS saga_state_counts (
+             scope TEXT PRIMARY KEY, bytes {int} NOT NULL
+         );"
     )
 }
 

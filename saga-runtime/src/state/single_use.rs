@@ -19,17 +19,21 @@ use super::link::Link;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Why a store could not record a token.
+/// Why a store could not record a token, or keep a state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The store holds as many live tokens as it may; it refuses rather than forget one
-    /// that could still be replayed.
-    #[error("the single-use store is full")]
+    /// The store holds as much as it may; it refuses rather than forget a token that could
+    /// still be replayed, or a state a live token refers to.
+    #[error("the store is full")]
     Full,
     /// The store could not be reached.
-    #[error("the single-use store is unavailable: {0}")]
+    #[error("the store is unavailable: {0}")]
     Unavailable(String),
+    /// What the caller's quota owner (a verified principal, or a pool of unverified
+    /// callers) may keep in the store is spent; the message says which bound.
+    #[error("{0}")]
+    Quota(String),
 }
 
 /// Records redeemed tokens, and how far each call's chain of tokens is retired.

@@ -40,6 +40,7 @@ use std::sync::Arc;
 use super::binding::Binding;
 use super::clock::unix_now;
 use super::format::{self, TokenFormat};
+use super::kept::{self, Keeping, KeptState, StateOwner, StateStore};
 use super::keyring::{KeyId, KeyRing, hex};
 use super::link::Link;
 use super::single_use::{StoreError, TokenStore};
@@ -119,6 +120,21 @@ pub enum OpenError {
     /// fault, not a client's: only what a server sealed is inflated).
     #[error("the token's deflated state does not inflate")]
     Uninflatable,
+    /// A reference to a kept state (format 0x70), opened where no state store reads it:
+    /// by a codec without one, or by a caller that only opens tokens as they are.
+    #[error("the token refers to a kept state, and this codec has no state store")]
+    Kept,
+    /// A reference whose state the store no longer holds: it expired there, or the
+    /// store lost it. Never another state in its place.
+    #[error("the state store no longer holds the state this token refers to")]
+    Lost,
+    /// The state store could not be read (a server fault: the client may retry).
+    #[error("the state store is unavailable: {0}")]
+    StoreUnavailable(String),
+    /// A state past the inline bound could not be kept: the store refused it (its quota
+    /// or its room spent) or could not be reached.
+    #[error("the state could not be kept: {0}")]
+    NotKept(StoreError),
     /// Opened for another point than the one it names (a server fault, not a client's).
     #[error("token names point {found}, opened as {expected}")]
     Point {
@@ -138,6 +154,8 @@ pub struct StateCodec {
     max_token_len: usize,
     single_use: Option<Arc<dyn TokenStore>>,
     format: TokenFormat,
+    /// Where states past the inline bound are kept, if anywhere.
+    keeping: Option<Keeping>,
 }
 
 /// A token that passed every check, with its plaintext.
@@ -154,6 +172,8 @@ pub struct Opened {
     /// The layout its plaintext's head is read in ([`TokenFormat::layout`]: a deflated
     /// token's plaintext is inflated, in the compact layout).
     pub format: TokenFormat,
+    /// Characters of the sealed state: the token's, or for a reference, the kept token's.
+    pub sealed_len: usize,
 }
 
 impl Opened {
@@ -173,6 +193,40 @@ impl StateCodec {
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
             single_use: None,
             format: TokenFormat::SEALED,
+            keeping: None,
+        }
+    }
+
+    /// Keeps a state whose token would be longer than `inline_max` in `store`, and hands
+    /// the client a reference to it instead (format 0x70; see the `kept` module). A kept
+    /// state may then seal into up to [`StateCodec::max_sealed_len`] characters.
+    pub fn with_state_store(mut self, store: Arc<dyn StateStore>, inline_max: usize) -> Self {
+        self.keeping = Some(Keeping { store, inline_max });
+        self
+    }
+
+    /// Keeps its states where `other` keeps its own, past the same inline bound (a task's
+    /// states where the server keeps a call's).
+    pub(crate) fn with_states_of(mut self, other: &StateCodec) -> Self {
+        self.keeping = other.keeping.clone();
+        self
+    }
+
+    /// Whether states past the inline bound are kept in a store.
+    pub fn keeps_states(&self) -> bool {
+        self.keeping.is_some()
+    }
+
+    /// The longest token a state may seal into: the token cap, or with a state store, what
+    /// the longest state this codec deflates ([`StateCodec::max_state_bytes`]) seals into
+    /// (the store holds it; the client carries a reference).
+    pub fn max_sealed_len(&self) -> usize {
+        match &self.keeping {
+            None => self.max_token_len,
+            Some(_) => (format::COMPACT_MAX + self.max_state_bytes() + TAG_LEN)
+                .div_ceil(3)
+                .saturating_mul(4)
+                .max(self.max_token_len),
         }
     }
 
@@ -319,7 +373,6 @@ impl StateCodec {
         plaintext: &[u8],
         nonce: [u8; super::nonce::NONCE_LEN],
     ) -> String {
-        let key = self.keys.sealing();
         // A deflated token only when that makes it smaller: any other is written in the
         // compact format, as a build before deflating wrote it.
         // Sealed as it is, would it be refused? Then deflating is tried whatever the
@@ -338,7 +391,20 @@ impl StateCodec {
             Some(deflated) => (TokenFormat::Deflated, deflated.as_slice()),
             None => (format.layout(), plaintext),
         };
+        self.seal_written(format, expires_at, point, binding, plaintext, nonce)
+    }
 
+    /// Seals `plaintext` as it is, in the header of `format`.
+    fn seal_written(
+        &self,
+        format: TokenFormat,
+        expires_at: u64,
+        point: &PointKey,
+        binding: &Binding,
+        plaintext: &[u8],
+        nonce: [u8; super::nonce::NONCE_LEN],
+    ) -> String {
+        let key = self.keys.sealing();
         let expires_at = u32::try_from(expires_at).unwrap_or(u32::MAX);
         let mut token = Vec::with_capacity(format::COMPACT_MAX + plaintext.len() + TAG_LEN);
         format::write(
@@ -363,30 +429,33 @@ impl StateCodec {
     /// `token`, sealed by `sealed_with` for `binding`, sealed again under this codec's keys
     /// and lifetime: a session's in-process state made portable, for a resume token or a
     /// task that any replica may continue.
-    pub(crate) fn reseal(
+    pub(crate) async fn reseal(
         &self,
         sealed_with: &StateCodec,
         token: &str,
         point: &PointKey,
         binding: &Binding,
+        owner: &StateOwner,
     ) -> Result<String, OpenError> {
         if std::ptr::eq(self, sealed_with) {
             return Ok(token.to_owned());
         }
-        self.reseal_bound(sealed_with, token, point, binding, binding)
+        self.reseal_bound(sealed_with, token, point, binding, binding, owner)
+            .await
     }
 
     /// [`StateCodec::reseal`], binding the new token to `to` instead: a task's state is
     /// bound to the task, not to the call that created it.
-    pub(crate) fn reseal_bound(
+    pub(crate) async fn reseal_bound(
         &self,
         sealed_with: &StateCodec,
         token: &str,
         point: &PointKey,
         from: &Binding,
         to: &Binding,
+        owner: &StateOwner,
     ) -> Result<String, OpenError> {
-        let opened = sealed_with.open(token, point, from)?;
+        let opened = sealed_with.open_kept(token, point, from).await?;
         // The same link of the same chain: the token handed out is the state it reseals,
         // and retiring one retires the other. In the same layout: its plaintext is in
         // that format's layout (deflated if this codec deflates, as a deflated format
@@ -408,13 +477,103 @@ impl StateCodec {
         );
         // A token this codec would refuse is never handed out (a state deflated by
         // another codec, resealed under a format that does not deflate).
-        if token.len() > self.max_token_len {
+        if token.len() > self.max_sealed_len() {
             return Err(OpenError::TooLong {
                 len: token.len(),
-                max: self.max_token_len,
+                max: self.max_sealed_len(),
             });
         }
-        Ok(token)
+        self.keep(token, point, to, owner)
+            .await
+            .map_err(OpenError::NotKept)
+    }
+
+    /// `token`, sealed by this codec for `binding` at `point`, as the client is to carry
+    /// it: as it is up to the inline bound (or with no state store), and otherwise kept in
+    /// the store for `owner`, the client given a reference to it (format 0x70).
+    pub async fn keep(
+        &self,
+        token: String,
+        point: &PointKey,
+        binding: &Binding,
+        owner: &StateOwner,
+    ) -> Result<String, StoreError> {
+        let Some(keeping) = &self.keeping else {
+            return Ok(token);
+        };
+        // Never past the cap: a token the server would refuse back is always kept.
+        if token.len() <= keeping.inline_max.min(self.max_token_len) {
+            return Ok(token);
+        }
+        let header = TokenHeader::parse(&token)
+            .map_err(|error| StoreError::Unavailable(format!("an unreadable token: {error}")))?;
+        let key = kept::fresh_key();
+        let reference = kept::reference(&key, &kept::digest(&token));
+        let link = header.link();
+        // The kept token's link, another random part: the reference is that token for
+        // single use and retiring, under a nonce of its own.
+        let sealed = self.seal_written(
+            TokenFormat::Kept,
+            header.expires_at,
+            point,
+            binding,
+            &reference,
+            super::nonce::linked(link.chain, link.seq),
+        );
+        keeping
+            .store
+            .keep(KeptState {
+                key: &key,
+                owner: &owner.key,
+                shared: owner.shared,
+                token: &token,
+                keep_until: header.expires_at.saturating_add(self.leeway.as_secs()),
+            })
+            .await?;
+        Ok(sealed)
+    }
+
+    /// [`StateCodec::open`], following a reference (format 0x70) to the state kept in
+    /// this codec's store: the reference opens first (its seal, binding and expiry), then
+    /// the kept token is read, its digest checked, and opened for the same point and
+    /// binding, of the same link and expiry. Any other token opens as `open` opens it.
+    pub async fn open_kept(
+        &self,
+        token: &str,
+        point: &PointKey,
+        binding: &Binding,
+    ) -> Result<Opened, OpenError> {
+        let now = unix_now();
+        let (reference, written) =
+            self.open_within(now, token, point, binding, self.max_token_len)?;
+        if written != TokenFormat::Kept {
+            return Ok(reference);
+        }
+        let keeping = self.keeping.as_ref().ok_or(OpenError::Kept)?;
+        let (key, digest) = kept::parts(&reference.plaintext).ok_or(OpenError::Forged)?;
+        let kept = keeping
+            .store
+            .read(&key)
+            .await
+            .map_err(|error| OpenError::StoreUnavailable(error.to_string()))?
+            .ok_or(OpenError::Lost)?;
+        // Other bytes under the key (a store written by someone else) are refused before
+        // anything of them is decoded.
+        if kept::digest(&kept) != digest {
+            return Err(OpenError::Forged);
+        }
+        let (opened, written) =
+            self.open_within(now, &kept, point, binding, self.max_sealed_len())?;
+        if written == TokenFormat::Kept
+            || opened.link() != reference.link()
+            || opened.expires_at != reference.expires_at
+        {
+            return Err(OpenError::Forged);
+        }
+        Ok(Opened {
+            nonce: reference.nonce,
+            ..opened
+        })
     }
 
     /// [`StateCodec::retire`] for the link `token` names (a token of this codec's
@@ -459,6 +618,9 @@ impl StateCodec {
     }
 
     /// Opens as if the clock read `now` (unix seconds).
+    ///
+    /// A reference to a kept state (format 0x70) is refused here ([`OpenError::Kept`]):
+    /// only [`StateCodec::open_kept`] reads the store it refers to.
     pub fn open_at(
         &self,
         now: u64,
@@ -466,10 +628,26 @@ impl StateCodec {
         point: &PointKey,
         binding: &Binding,
     ) -> Result<Opened, OpenError> {
-        if token.len() > self.max_token_len {
+        match self.open_within(now, token, point, binding, self.max_token_len)? {
+            (_, TokenFormat::Kept) => Err(OpenError::Kept),
+            (opened, _) => Ok(opened),
+        }
+    }
+
+    /// Opens a token of at most `max_len` characters; with it, the format it was written
+    /// in.
+    fn open_within(
+        &self,
+        now: u64,
+        token: &str,
+        point: &PointKey,
+        binding: &Binding,
+        max_len: usize,
+    ) -> Result<(Opened, TokenFormat), OpenError> {
+        if token.len() > max_len {
             return Err(OpenError::TooLong {
                 len: token.len(),
-                max: self.max_token_len,
+                max: max_len,
             });
         }
         let mut bytes = URL_SAFE_NO_PAD
@@ -531,13 +709,15 @@ impl StateCodec {
                 .ok_or(OpenError::Uninflatable)?,
             _ => bytes,
         };
-        Ok(Opened {
+        let opened = Opened {
             plaintext,
             nonce,
             expires_at,
             point: header.point,
             format: format.layout(),
-        })
+            sealed_len: token.len(),
+        };
+        Ok((opened, format))
     }
 }
 

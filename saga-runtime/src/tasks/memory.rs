@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::TaskRecord;
+use super::states::KeptEntry;
 use super::store::{
     BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
 };
@@ -32,6 +33,8 @@ impl TaskStore {
 struct MemoryTasks {
     records: Mutex<Records>,
     capacity: usize,
+    /// Saga states kept by reference ([`super::states`]), apart from the records.
+    states: Mutex<States>,
 }
 
 impl MemoryTasks {
@@ -39,7 +42,14 @@ impl MemoryTasks {
         Self {
             records: Mutex::new(Records::default()),
             capacity,
+            states: Mutex::new(States::default()),
         }
+    }
+
+    fn states(&self) -> Result<MutexGuard<'_, States>, TaskStoreError> {
+        self.states
+            .lock()
+            .map_err(|_| TaskStoreError::Unavailable("a poisoned lock".into()))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Records>, TaskStoreError> {
@@ -141,7 +151,92 @@ impl Records {
     }
 }
 
+/// The kept states, by key and by expiry, and the bytes they hold: the store's, the
+/// shared part's, each owner's (counted as the records are, in [`Held`]).
+#[derive(Debug, Default)]
+struct States {
+    by_key: HashMap<String, KeptEntry>,
+    by_expiry: BTreeSet<(u64, String)>,
+    store: (usize, usize),
+    shared: (usize, usize),
+    by_owner: HashMap<String, (usize, usize)>,
+}
+
+impl States {
+    fn count(&mut self, entry: &KeptEntry, grow: bool) {
+        let bytes = entry.token.len();
+        tally(&mut self.store, bytes, grow);
+        if entry.shared {
+            tally(&mut self.shared, bytes, grow);
+        }
+        let held = self.by_owner.entry(entry.owner.clone()).or_default();
+        tally(held, bytes, grow);
+        if *held == (0, 0) {
+            self.by_owner.remove(&entry.owner);
+        }
+    }
+
+    /// Drops the states that expired by `now`.
+    fn expire(&mut self, now: u64) {
+        while let Some((expires, key)) = self.by_expiry.first().cloned() {
+            if expires > now {
+                break;
+            }
+            self.by_expiry.pop_first();
+            if let Some(entry) = self.by_key.remove(&key) {
+                self.count(&entry, false);
+            }
+        }
+    }
+}
+
 impl TaskBackend for MemoryTasks {
+    fn keep_state<'a>(
+        &'a self,
+        entry: &'a KeptEntry,
+        quota: &'a Quota,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let now = super::clock::now_ms();
+            let mut states = self.states()?;
+            states.expire(now);
+            if states.by_key.contains_key(&entry.key) {
+                return Err(TaskStoreError::Unavailable("a state's key is taken".into()));
+            }
+            let held = Held {
+                store: states.store,
+                owner: states
+                    .by_owner
+                    .get(&entry.owner)
+                    .copied()
+                    .unwrap_or_default(),
+                shared: states.shared,
+            };
+            held.admit(quota, entry.token.len(), usize::MAX)?;
+            states.count(entry, true);
+            states
+                .by_expiry
+                .insert((entry.expires_ms, entry.key.clone()));
+            states.by_key.insert(entry.key.clone(), entry.clone());
+            Ok(())
+        })
+    }
+
+    fn read_state<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, TaskStoreError>> {
+        Box::pin(async move {
+            let now = super::clock::now_ms();
+            Ok(self
+                .states()?
+                .by_key
+                .get(key)
+                .filter(|entry| entry.expires_ms > now)
+                .map(|entry| entry.token.clone()))
+        })
+    }
+
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,

@@ -31,6 +31,7 @@ mod redis;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod states;
 mod store;
 mod worker;
 
@@ -49,6 +50,10 @@ use tokio_util::sync::CancellationToken;
 pub use crate::engine::TaskSupport;
 pub(crate) use host::Host;
 pub use record::TaskRecord;
+pub use states::{
+    DEFAULT_INLINE_MAX, DEFAULT_STATE_BYTES_PER_PRINCIPAL, DEFAULT_STATE_STORE_BYTES, KeptEntry,
+    StateSettings,
+};
 pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
 use crate::engine::runner::family::Saga;
@@ -355,7 +360,8 @@ impl Tasks {
         let codec = StateCodec::new(server.keys().duplicate(), settings.ttl)
             .with_max_token_len(server.max_token_len())
             .with_leeway(server.leeway())
-            .with_format(server.format());
+            .with_format(server.format())
+            .with_states_of(server);
         Self {
             workers: crate::engine::caller::pool::Shares::new(
                 settings.max_workers,
@@ -413,8 +419,10 @@ impl Tasks {
                 &point,
                 &call.binding(cx.principal()),
                 &task_call(&call.name, &id, None).binding(cx.principal()),
+                &cx.state_owner(),
             )
-            .map_err(|error| crate::engine::invalid_state(&call.name, &error))?;
+            .await
+            .map_err(|error| crate::engine::unopened(&call.name, &error))?;
         let now = clock::now_ms();
         let claim = self.settings.store.0.claim();
         let pool = cx.pool(tools.principals_verified());

@@ -16,7 +16,10 @@ use tokio_postgres::types::ToSql;
 
 use super::TaskRecord;
 use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedWrite};
-use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
+use super::sql::{
+    self, At, Columns, Counts, Row, Rows, Write, from_sql, now, states, to_sql, unavailable,
+};
+use super::states::KeptEntry;
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
 
@@ -84,6 +87,8 @@ CREATE TRIGGER saga_tasks_resized AFTER UPDATE ON saga_tasks
 
 /// The advisory lock quota checks take.
 const QUOTA_LOCK: i64 = 0x5a6a_0002;
+/// The advisory lock a state's keep takes (see [`super::states`]).
+const STATES_LOCK: i64 = 0x5a6a_0003;
 
 #[derive(Debug)]
 pub(crate) struct PostgresTasks {
@@ -106,6 +111,21 @@ fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
 }
 
 impl TaskBackend for PostgresTasks {
+    fn keep_state<'a>(
+        &'a self,
+        entry: &'a KeptEntry,
+        quota: &'a Quota,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(self.keep(entry, quota))
+    }
+
+    fn read_state<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, TaskStoreError>> {
+        Box::pin(self.read_kept(key))
+    }
+
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,
@@ -167,6 +187,101 @@ impl Rows for PostgresTasks {
 }
 
 impl PostgresTasks {
+    /// Keeps `entry` in one transaction under [`STATES_LOCK`]: the expired states
+    /// uncounted and deleted, the counts read and admitted against, the state written and
+    /// counted. Keeps run one at a time across the fleet, so that two replicas cannot both
+    /// admit the last bytes a bound allows.
+    async fn keep(&self, entry: &KeptEntry, quota: &Quota) -> Result<(), TaskStoreError> {
+        let held = InBatch(Some(self.db.client().await.map_err(unavailable)?));
+        let client = held.client();
+        client.batch_execute("BEGIN").await.map_err(failed)?;
+        let kept = async {
+            client
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&STATES_LOCK])
+                .await
+                .map_err(failed)?;
+            let now = now();
+            let expired = client
+                .query(states::EXPIRED, &[&now])
+                .await
+                .map_err(failed)?;
+            let count = client.prepare_cached(states::COUNT).await.map_err(failed)?;
+            for row in expired {
+                let (owner, shared, bytes): (String, bool, i64) =
+                    (column(&row, 0)?, column(&row, 1)?, column(&row, 2)?);
+                for scope in states::scopes(&owner, shared) {
+                    client
+                        .execute(&count, &[&scope, &-bytes])
+                        .await
+                        .map_err(failed)?;
+                }
+            }
+            client
+                .execute(states::DELETE_EXPIRED, &[&now])
+                .await
+                .map_err(failed)?;
+            client
+                .execute(states::DROP_EMPTY, &[])
+                .await
+                .map_err(failed)?;
+            let taken: i64 = column(
+                &client
+                    .query_one(states::TAKEN, &[&entry.key])
+                    .await
+                    .map_err(failed)?,
+                0,
+            )?;
+            if taken > 0 {
+                return Err(states::taken());
+            }
+            let rows = client
+                .query(states::COUNTS, &[&sql::owner_scope(&entry.owner)])
+                .await
+                .map_err(failed)?
+                .iter()
+                .map(|row| Ok((column(row, 0)?, column(row, 1)?)))
+                .collect::<Result<Vec<(String, i64)>, TaskStoreError>>()?;
+            let bytes = entry.token.len();
+            states::admit(rows, &entry.owner, quota, bytes)?;
+            let bytes = to_sql(bytes as u64);
+            client
+                .execute(
+                    states::INSERT,
+                    &[
+                        &entry.key,
+                        &entry.owner,
+                        &entry.shared,
+                        &bytes,
+                        &to_sql(entry.expires_ms),
+                        &entry.token,
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+            for scope in states::scopes(&entry.owner, entry.shared) {
+                client
+                    .execute(&count, &[&scope, &bytes])
+                    .await
+                    .map_err(failed)?;
+            }
+            Ok(())
+        }
+        .await;
+        let end = if kept.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        client.batch_execute(end).await.map_err(failed)?;
+        held.ended();
+        kept
+    }
+
+    async fn read_kept(&self, key: &str) -> Result<Option<String>, TaskStoreError> {
+        let client = self.db.client().await.map_err(unavailable)?;
+        let row = client
+            .query_opt(states::GET, &[&key, &now()])
+            .await
+            .map_err(failed)?;
+        row.map(|row| column(&row, 0)).transpose()
+    }
+
     async fn read_row(&self, id: &str) -> Result<Option<Row>, TaskStoreError> {
         let client = self.db.client().await.map_err(unavailable)?;
         let get = client.prepare_cached(sql::GET).await.map_err(failed)?;

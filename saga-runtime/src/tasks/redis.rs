@@ -6,13 +6,19 @@
 //! store. An insert checks and fills them in one Lua script, clearing expired ids as it
 //! goes. An update is a compare-and-set in a Lua script, retried when another replica
 //! wrote in between.
+//!
+//! A saga state kept by reference is `saga:state:<key>`, expiring with its token, counted
+//! by the same insert script in buckets of its own (`saga:states:…`).
 
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
+use super::states::KeptEntry;
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable};
 
 const RECORD_PREFIX: &str = "saga:task:";
+/// Where a saga state kept by reference is: `saga:state:<key>`, expiring with it.
+const STATE_PREFIX: &str = "saga:state:";
 const WORKING_SET: &str = "saga:tasks:working";
 const PRINCIPAL_PREFIX: &str = "saga:tasks:principal:";
 const SHARED_BUCKET: &str = "saga:tasks:shared";
@@ -142,6 +148,104 @@ fn decode(text: &str) -> Result<TaskRecord, TaskStoreError> {
     serde_json::from_str(text).map_err(unavailable)
 }
 
+/// What [`INSERT`] writes: the value at `key`, counted under `id` for `owner`.
+struct Counted<'a> {
+    key: String,
+    text: &'a str,
+    expires_ms: u64,
+    working: bool,
+    id: &'a str,
+    owner: &'a str,
+}
+
+/// The names of the buckets an insert counts in: an owner's (a prefix), the shared
+/// part's, the store's.
+struct Buckets {
+    principal: &'static str,
+    shared: &'static str,
+    store: &'static str,
+}
+
+const TASK_BUCKETS: Buckets = Buckets {
+    principal: PRINCIPAL_PREFIX,
+    shared: SHARED_BUCKET,
+    store: STORE_BUCKET,
+};
+
+/// Saga states kept by reference count in buckets of their own, apart from tasks.
+const STATE_BUCKETS: Buckets = Buckets {
+    principal: "saga:states:principal:",
+    shared: "saga:states:shared",
+    store: "saga:states:store",
+};
+
+impl RedisTasks {
+    /// Inserts `counted` with [`INSERT`], unless a bucket of `buckets` it counts in is
+    /// spent under `quota`.
+    async fn insert_counted(
+        &self,
+        counted: Counted<'_>,
+        quota: &Quota,
+        buckets: &Buckets,
+    ) -> Result<(), TaskStoreError> {
+        let mut connection = self.connection.clone();
+        let mut invocation = self.insert.prepare_invoke();
+        invocation
+            .key(&counted.key)
+            .key(WORKING_SET)
+            .arg(counted.text)
+            .arg(counted.expires_ms)
+            .arg(if counted.working { "1" } else { "0" })
+            .arg(counted.text.len())
+            .arg(counted.id)
+            .arg(super::clock::now_ms());
+        let mut bucket = |name: String, tasks: usize, bytes: usize, spent: i64| {
+            invocation
+                .key(format!("{name}:ids"))
+                .key(format!("{name}:bytes"))
+                .key(format!("{name}:total"))
+                .arg(bound(tasks))
+                .arg(bound(bytes))
+                .arg(spent);
+        };
+        bucket(
+            format!("{}{}", buckets.principal, counted.owner),
+            quota.tasks_per_principal,
+            quota.bytes_per_principal,
+            SPENT_PRINCIPAL,
+        );
+        if let Some(share) = quota.shared {
+            bucket(
+                buckets.shared.to_owned(),
+                share.tasks,
+                share.bytes,
+                SPENT_GROUP,
+            );
+        }
+        bucket(
+            buckets.store.to_owned(),
+            quota.tasks,
+            quota.bytes,
+            SPENT_STORE,
+        );
+        let inserted: i64 = invocation
+            .invoke_async(&mut connection)
+            .await
+            .map_err(unavailable)?;
+        match inserted {
+            1 => Ok(()),
+            SPENT_PRINCIPAL => Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal)),
+            code if code == SPENT_PRINCIPAL - 1 => {
+                Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal))
+            }
+            code if code == SPENT_GROUP || code == SPENT_GROUP - 1 => {
+                Err(TaskStoreError::SharedQuota)
+            }
+            _ => Err(TaskStoreError::Full),
+        }
+    }
+}
+
 impl TaskBackend for RedisTasks {
     fn insert<'a>(
         &'a self,
@@ -150,66 +254,67 @@ impl TaskBackend for RedisTasks {
     ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let text = serde_json::to_string(record).map_err(unavailable)?;
+            let working = record.status == TaskStatus::Working;
+            self.insert_counted(
+                Counted {
+                    key: format!("{RECORD_PREFIX}{}", record.id),
+                    text: &text,
+                    expires_ms: record.expires_ms().max(1),
+                    working,
+                    id: &record.id,
+                    owner: record.quota_owner(),
+                },
+                quota,
+                &TASK_BUCKETS,
+            )
+            .await
+        })
+    }
+
+    fn keep_state<'a>(
+        &'a self,
+        entry: &'a KeptEntry,
+        quota: &'a Quota,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let key = format!("{STATE_PREFIX}{}", entry.key);
             let mut connection = self.connection.clone();
-            let working = if record.status == TaskStatus::Working {
-                "1"
-            } else {
-                "0"
-            };
-            let mut invocation = self.insert.prepare_invoke();
-            invocation
-                .key(format!("{RECORD_PREFIX}{}", record.id))
-                .key(WORKING_SET)
-                .arg(&text)
-                .arg(record.expires_ms().max(1))
-                .arg(working)
-                .arg(text.len())
-                .arg(&record.id)
-                .arg(super::clock::now_ms());
-            let mut bucket = |name: String, tasks: usize, bytes: usize, spent: i64| {
-                invocation
-                    .key(format!("{name}:ids"))
-                    .key(format!("{name}:bytes"))
-                    .key(format!("{name}:total"))
-                    .arg(bound(tasks))
-                    .arg(bound(bytes))
-                    .arg(spent);
-            };
-            bucket(
-                format!("{PRINCIPAL_PREFIX}{}", record.quota_owner()),
-                quota.tasks_per_principal,
-                quota.bytes_per_principal,
-                SPENT_PRINCIPAL,
-            );
-            if let Some(share) = quota.shared {
-                bucket(
-                    SHARED_BUCKET.to_owned(),
-                    share.tasks,
-                    share.bytes,
-                    SPENT_GROUP,
-                );
-            }
-            bucket(
-                STORE_BUCKET.to_owned(),
-                quota.tasks,
-                quota.bytes,
-                SPENT_STORE,
-            );
-            let inserted: i64 = invocation
-                .invoke_async(&mut connection)
+            // Keys are random: one already kept (live or not yet swept) is never replaced.
+            let taken: bool = redis::cmd("EXISTS")
+                .arg(&key)
+                .query_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
-            match inserted {
-                1 => Ok(()),
-                SPENT_PRINCIPAL => Err(TaskStoreError::PrincipalQuota(quota.tasks_per_principal)),
-                code if code == SPENT_PRINCIPAL - 1 => {
-                    Err(TaskStoreError::PrincipalBytes(quota.bytes_per_principal))
-                }
-                code if code == SPENT_GROUP || code == SPENT_GROUP - 1 => {
-                    Err(TaskStoreError::SharedQuota)
-                }
-                _ => Err(TaskStoreError::Full),
+            if taken {
+                return Err(TaskStoreError::Unavailable("a state's key is taken".into()));
             }
+            self.insert_counted(
+                Counted {
+                    key,
+                    text: &entry.token,
+                    expires_ms: entry.expires_ms.max(1),
+                    working: false,
+                    id: &entry.key,
+                    owner: &entry.owner,
+                },
+                quota,
+                &STATE_BUCKETS,
+            )
+            .await
+        })
+    }
+
+    fn read_state<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, TaskStoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            redis::cmd("GET")
+                .arg(format!("{STATE_PREFIX}{key}"))
+                .query_async(&mut connection)
+                .await
+                .map_err(unavailable)
         })
     }
 

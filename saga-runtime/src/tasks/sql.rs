@@ -296,3 +296,73 @@ pub(super) async fn update(
         "task {id} kept changing under {MAX_ATTEMPTS} updates"
     )))
 }
+
+/// Saga states kept by reference ([`super::states`]): a row each in `saga_states`, and
+/// their bytes per scope (the store, the shared part, each owner) in `saga_state_counts`,
+/// kept by the keep's own transaction (a keep first uncounts and deletes the expired
+/// rows, so the counts are the unexpired states'). Both databases run these statements.
+pub(super) mod states {
+    use super::super::store::{Held, Quota, TaskStoreError};
+    use super::from_sql;
+
+    /// The expired states' bytes, per owner and share: `$1` now.
+    pub(in crate::tasks) const EXPIRED: &str =
+        "SELECT owner, shared, CAST(sum(bytes) AS BIGINT) FROM saga_states
+        WHERE expires_ms <= $1 GROUP BY owner, shared";
+    /// Deletes the expired states: `$1` now.
+    pub(in crate::tasks) const DELETE_EXPIRED: &str =
+        "DELETE FROM saga_states WHERE expires_ms <= $1";
+    /// Adds `$2` bytes (negative: takes away) to scope `$1`.
+    pub(in crate::tasks) const COUNT: &str =
+        "INSERT INTO saga_state_counts (scope, bytes) VALUES ($1, $2)
+        ON CONFLICT (scope) DO UPDATE SET bytes = saga_state_counts.bytes + excluded.bytes";
+    /// Drops the count of an owner who keeps nothing any more.
+    pub(in crate::tasks) const DROP_EMPTY: &str =
+        "DELETE FROM saga_state_counts WHERE scope LIKE 'owner:%' AND bytes <= 0";
+    /// The bytes of the store, the shared part and scope `$1`.
+    pub(in crate::tasks) const COUNTS: &str = "SELECT scope, bytes FROM saga_state_counts
+        WHERE scope = 'store' OR scope = 'shared' OR scope = $1";
+    /// Whether key `$1` is kept (expired or not: a key is never written twice).
+    pub(in crate::tasks) const TAKEN: &str = "SELECT count(*) FROM saga_states WHERE key = $1";
+    /// Keeps a state.
+    pub(in crate::tasks) const INSERT: &str = "INSERT INTO saga_states
+        (key, owner, shared, bytes, expires_ms, token) VALUES ($1, $2, $3, $4, $5, $6)";
+    /// The token kept under `$1`, unless it expired by `$2`.
+    pub(in crate::tasks) const GET: &str =
+        "SELECT token FROM saga_states WHERE key = $1 AND expires_ms > $2";
+
+    /// The scopes a state of `owner` (and of the shared part, if `shared`) counts in.
+    pub(in crate::tasks) fn scopes(owner: &str, shared: bool) -> Vec<String> {
+        let mut scopes = vec!["store".to_owned(), super::owner_scope(owner)];
+        if shared {
+            scopes.push("shared".to_owned());
+        }
+        scopes
+    }
+
+    /// Whether a state of `bytes` for `owner` fits `quota`, given the rows of [`COUNTS`].
+    pub(in crate::tasks) fn admit(
+        rows: impl IntoIterator<Item = (String, i64)>,
+        owner: &str,
+        quota: &Quota,
+        bytes: usize,
+    ) -> Result<(), TaskStoreError> {
+        let mut held = Held::default();
+        let owner_scope = super::owner_scope(owner);
+        for (scope, counted) in rows {
+            let counted = (0, from_sql(counted));
+            match scope.as_str() {
+                "store" => held.store = counted,
+                "shared" => held.shared = counted,
+                scope if scope == owner_scope => held.owner = counted,
+                _ => {}
+            }
+        }
+        held.admit(quota, bytes, usize::MAX)
+    }
+
+    /// A key written twice.
+    pub(in crate::tasks) fn taken() -> TaskStoreError {
+        TaskStoreError::Unavailable("a state's key is taken".into())
+    }
+}

@@ -12,7 +12,10 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use super::TaskRecord;
 use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedWrite};
-use super::sql::{self, At, Columns, Counts, Row, Rows, Write, from_sql, now, to_sql, unavailable};
+use super::sql::{
+    self, At, Columns, Counts, Row, Rows, Write, from_sql, now, states, to_sql, unavailable,
+};
+use super::states::KeptEntry;
 use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
 
@@ -62,6 +65,21 @@ fn lite(statement: &str) -> String {
 }
 
 impl TaskBackend for SqliteTasks {
+    fn keep_state<'a>(
+        &'a self,
+        entry: &'a KeptEntry,
+        quota: &'a Quota,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(self.keep(entry.clone(), *quota))
+    }
+
+    fn read_state<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, TaskStoreError>> {
+        Box::pin(self.read_kept(key))
+    }
+
     fn insert<'a>(
         &'a self,
         record: &'a TaskRecord,
@@ -142,6 +160,78 @@ impl TaskBackend for SqliteTasks {
                 .map_err(unavailable)?;
             Ok(Some(from_sql(depth)))
         })
+    }
+}
+
+impl SqliteTasks {
+    /// Keeps `entry` in one `BEGIN IMMEDIATE` transaction: the expired states uncounted
+    /// and deleted, the counts read and admitted against, the state written and counted.
+    async fn keep(&self, entry: KeptEntry, quota: Quota) -> Result<(), TaskStoreError> {
+        self.db
+            .run(move |connection| {
+                let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let now = now();
+                let expired: Vec<(String, bool, i64)> = tx
+                    .prepare_cached(&lite(states::EXPIRED))?
+                    .query_map(params![now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                for (owner, shared, bytes) in expired {
+                    for scope in states::scopes(&owner, shared) {
+                        tx.prepare_cached(&lite(states::COUNT))?
+                            .execute(params![scope, -bytes])?;
+                    }
+                }
+                tx.prepare_cached(&lite(states::DELETE_EXPIRED))?
+                    .execute(params![now])?;
+                tx.prepare_cached(&lite(states::DROP_EMPTY))?.execute([])?;
+                let taken: i64 = tx
+                    .prepare_cached(&lite(states::TAKEN))?
+                    .query_row(params![entry.key], |row| row.get(0))?;
+                if taken > 0 {
+                    return Ok(Err(states::taken()));
+                }
+                let rows: Vec<(String, i64)> = tx
+                    .prepare_cached(&lite(states::COUNTS))?
+                    .query_map(params![sql::owner_scope(&entry.owner)], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                let bytes = entry.token.len();
+                if let Err(refused) = states::admit(rows, &entry.owner, &quota, bytes) {
+                    return Ok(Err(refused));
+                }
+                tx.prepare_cached(&lite(states::INSERT))?.execute(params![
+                    entry.key,
+                    entry.owner,
+                    entry.shared,
+                    to_sql(bytes as u64),
+                    to_sql(entry.expires_ms),
+                    entry.token
+                ])?;
+                for scope in states::scopes(&entry.owner, entry.shared) {
+                    tx.prepare_cached(&lite(states::COUNT))?
+                        .execute(params![scope, to_sql(bytes as u64)])?;
+                }
+                tx.commit()?;
+                Ok(Ok(()))
+            })
+            .await
+            .map_err(unavailable)?
+    }
+
+    async fn read_kept(&self, key: &str) -> Result<Option<String>, TaskStoreError> {
+        let (key, now) = (key.to_owned(), now());
+        self.db
+            .run(move |connection| {
+                connection
+                    .prepare_cached(&lite(states::GET))?
+                    .query_row(params![key, now], |row| row.get(0))
+                    .optional()
+            })
+            .await
+            .map_err(unavailable)
     }
 }
 

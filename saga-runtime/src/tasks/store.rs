@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::TaskRecord;
+use super::states::KeptEntry;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -152,6 +153,32 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
         false
     }
 
+    /// Keeps a saga state too large for its token ([`KeptEntry`]) until its expiry,
+    /// unless that would take its owner, the unverified callers' share (`quota.shared`)
+    /// or the store past `quota`'s byte bounds. States are counted apart from tasks:
+    /// only `bytes_per_principal`, `bytes` and the share's `bytes` apply. A key already
+    /// kept is not overwritten (keys are random: a second write is an error).
+    ///
+    /// By default the backend keeps no states: a server configured with it as its state
+    /// store refuses every state past the inline bound.
+    fn keep_state<'a>(
+        &'a self,
+        entry: &'a KeptEntry,
+        quota: &'a Quota,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        let _ = (entry, quota);
+        Box::pin(async { Err(TaskStoreError::Unavailable(NO_STATES.into())) })
+    }
+
+    /// The token kept under `key` (hex), unless it is missing or expired.
+    fn read_state<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, TaskStoreError>> {
+        let _ = key;
+        Box::pin(async { Err(TaskStoreError::Unavailable(NO_STATES.into())) })
+    }
+
     /// How many unexpired tasks the store keeps at `now_ms`, if the backend can tell
     /// cheaply: reported as the `saga_task_store_depth` gauge.
     fn depth(&self, now_ms: u64) -> BoxFuture<'_, Result<Option<usize>, TaskStoreError>> {
@@ -159,6 +186,10 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
         Box::pin(async { Ok(None) })
     }
 }
+
+/// Why a backend of its own, without [`TaskBackend::keep_state`], keeps no state.
+const NO_STATES: &str = "this task store keeps no saga states (it does not implement \
+                         TaskBackend::keep_state)";
 
 /// A task store: a cheap handle to a [`TaskBackend`].
 ///

@@ -52,7 +52,7 @@ use serde_json::json;
 
 use crate::state::{Link, TokenStore, unix_now};
 use crate::tasks::clock::now_ms;
-use crate::tasks::{Quota, Share, TaskRecord, TaskStore, TaskStoreError};
+use crate::tasks::{KeptEntry, Quota, Share, TaskRecord, TaskStore, TaskStoreError};
 
 /// A working task of `principal`, whose worker's lease holds until `lease_until_ms`.
 fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
@@ -541,4 +541,177 @@ async fn concurrent_creates_count_against_each_other(store: &TaskStore) {
         }
     }
     assert_eq!(held, 5, "exactly the admitted creates are stored");
+}
+
+/// A state of `len` bytes for `owner`, expiring at `expires_ms`.
+fn kept(key: &str, owner: &str, shared: bool, len: usize, expires_ms: u64) -> KeptEntry {
+    KeptEntry {
+        key: key.to_owned(),
+        owner: owner.to_owned(),
+        shared,
+        expires_ms,
+        token: key.chars().cycle().take(len).collect(),
+    }
+}
+
+/// Runs every check of the saga-state part of the contract
+/// ([`TaskBackend::keep_state`](crate::tasks::TaskBackend::keep_state)) against `store`,
+/// which must hold no state:
+///
+/// - a kept state reads back byte for byte; a missing key reads `None`;
+/// - a key already kept is refused, and what it holds is unchanged;
+/// - the byte bounds hold: an owner's, the unverified callers' share, the store's, each
+///   refused with its own error, and one owner's bound does not limit another's;
+/// - an expired state is not read, and no longer counts;
+/// - keeps made at once count against each other: of 16 concurrent keeps under a bound of
+///   5, exactly 5 are admitted.
+pub async fn state_store_contract(store: TaskStore) {
+    let backend = store.backend();
+    let far = now_ms() + 600_000;
+    let len = 1000;
+    let unbounded = Quota::per_principal(usize::MAX);
+
+    // Kept and read back; missing.
+    let first = kept("0123456789abcdef0123456789abcdef", "alice", false, len, far);
+    backend.keep_state(&first, &unbounded).await.expect("kept");
+    assert_eq!(
+        backend
+            .read_state(&first.key)
+            .await
+            .expect("read")
+            .as_deref(),
+        Some(first.token.as_str()),
+        "a kept state reads back as it was kept"
+    );
+    assert_eq!(
+        backend
+            .read_state("ffffffffffffffffffffffffffffffff")
+            .await
+            .expect("read"),
+        None,
+        "a missing key reads None"
+    );
+
+    // A key taken stays as it was.
+    let again = kept(&first.key, "mallory", false, 10, far);
+    assert!(
+        backend.keep_state(&again, &unbounded).await.is_err(),
+        "a key already kept is refused"
+    );
+    assert_eq!(
+        backend
+            .read_state(&first.key)
+            .await
+            .expect("read")
+            .as_deref(),
+        Some(first.token.as_str()),
+        "a refused keep leaves the state under its key as it was"
+    );
+
+    // An owner's bound: three of `len` for "bob", a fourth refused; "carol" unaffected.
+    let per_owner = Quota::per_principal(usize::MAX).with_bytes(3 * len, usize::MAX);
+    for n in 0..3 {
+        let state = kept(&format!("b{n:031}"), "bob", false, len, far);
+        backend
+            .keep_state(&state, &per_owner)
+            .await
+            .expect("within bob's bound");
+    }
+    let over = kept(&format!("b{:031}", 3), "bob", false, len, far);
+    assert!(
+        matches!(
+            backend.keep_state(&over, &per_owner).await,
+            Err(TaskStoreError::PrincipalBytes(_))
+        ),
+        "an owner's fourth state past its bound is refused as its own"
+    );
+    assert_eq!(backend.read_state(&over.key).await.expect("read"), None);
+    let carol = kept(&format!("c{:031}", 0), "carol", false, len, far);
+    backend
+        .keep_state(&carol, &per_owner)
+        .await
+        .expect("another owner's bound is its own");
+
+    // The share of unverified callers: two pools fill it, a third pool is refused.
+    let shared = Quota::per_principal(usize::MAX).with_share(Share {
+        tasks: usize::MAX,
+        bytes: 2 * len,
+    });
+    for n in 0..2 {
+        let state = kept(
+            &format!("s{n:031}"),
+            &format!("unverified:10.0.0.{n}"),
+            true,
+            len,
+            far,
+        );
+        backend
+            .keep_state(&state, &shared)
+            .await
+            .expect("within the share");
+    }
+    let third = kept(
+        &format!("s{:031}", 2),
+        "unverified:10.0.0.2",
+        true,
+        len,
+        far,
+    );
+    assert!(
+        matches!(
+            backend.keep_state(&third, &shared).await,
+            Err(TaskStoreError::SharedQuota)
+        ),
+        "the unverified callers' share holds whatever pools they come from"
+    );
+
+    // The store's bound: 1 + 3 + 1 + 2 states of `len` are held.
+    let whole = Quota::per_principal(usize::MAX).with_bytes(usize::MAX, 8 * len);
+    let eighth = kept(&format!("d{:031}", 0), "dave", false, len, far);
+    backend
+        .keep_state(&eighth, &whole)
+        .await
+        .expect("the eighth fits");
+    let ninth = kept(&format!("d{:031}", 1), "dave", false, len, far);
+    assert!(
+        matches!(
+            backend.keep_state(&ninth, &whole).await,
+            Err(TaskStoreError::Full)
+        ),
+        "the store's bound holds"
+    );
+
+    // Expiry: not read, and no longer counted.
+    let soon = now_ms() + 1_000;
+    let brief = kept(&format!("e{:031}", 0), "erin", false, len, soon);
+    let erin = Quota::per_principal(usize::MAX).with_bytes(len, usize::MAX);
+    backend.keep_state(&brief, &erin).await.expect("kept");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(
+        backend.read_state(&brief.key).await.expect("read"),
+        None,
+        "an expired state is not read"
+    );
+    let next = kept(&format!("e{:031}", 1), "erin", false, len, far);
+    backend
+        .keep_state(&next, &erin)
+        .await
+        .expect("an expired state no longer counts against its owner");
+
+    // Concurrent keeps count against each other.
+    let five = Quota::per_principal(usize::MAX).with_bytes(5 * len, usize::MAX);
+    let states: Vec<_> = (0..16)
+        .map(|n| kept(&format!("f{n:031}"), "frank", false, len, far))
+        .collect();
+    let kept_at_once =
+        futures::future::join_all(states.iter().map(|state| backend.keep_state(state, &five)))
+            .await;
+    assert_eq!(
+        kept_at_once
+            .iter()
+            .filter(|outcome| outcome.is_ok())
+            .count(),
+        5,
+        "keeps made at once count against each other: {kept_at_once:?}"
+    );
 }

@@ -407,6 +407,16 @@ impl SagaContext {
         })
     }
 
+    /// Whose a state kept in the server's state store is: this request's pool (a
+    /// context built by hand counts as unverified, in the shared part).
+    pub(crate) fn state_owner(&self) -> crate::state::StateOwner {
+        let pool = self.pool(false);
+        crate::state::StateOwner {
+            key: pool.key(),
+            shared: !pool.is_verified(),
+        }
+    }
+
     /// The capabilities declared by this request.
     pub fn capabilities(&self) -> &ClientCapabilities {
         &self.capabilities

@@ -127,6 +127,47 @@ pub(crate) fn invalid_state(tool: &str, reason: &dyn AsRefusal) -> Failure {
     Failure::InvalidParams(INVALID_STATE_MESSAGE.into())
 }
 
+/// A token that did not open, as the client is told: a refusal ([`invalid_state`]) for
+/// anything the token itself is to blame for; a kept state the store no longer holds
+/// said plainly (nothing about it is secret: the reference opened); the store failing to
+/// read or keep a state is the server's, and may be retried.
+pub(crate) fn unopened(tool: &str, error: &crate::state::OpenError) -> Failure {
+    use crate::state::OpenError;
+    match error {
+        OpenError::Lost => {
+            crate::metrics::refused(&crate::metrics::Refusal::Other("lost".into()));
+            tracing::warn!(tool = %Escaped(tool), "a kept state is no longer in the state store");
+            Failure::InvalidParams(
+                "the state this requestState refers to is no longer kept by the server (it \
+                 expired, or the server's state store lost it); start the call again"
+                    .into(),
+            )
+        }
+        OpenError::StoreUnavailable(reason) => {
+            tracing::error!(tool = %Escaped(tool), reason = %Escaped(reason), "the state store cannot be read");
+            Failure::Internal("the server's state store is unavailable; retry later".into())
+        }
+        OpenError::NotKept(reason) => kept_failure(tool, reason),
+        other => invalid_state(tool, other),
+    }
+}
+
+/// A state past the inline bound the store would not keep: the round's answer is not
+/// handed out (the token the client holds still opens, unless tokens are single use).
+pub(crate) fn kept_failure(tool: &str, error: &crate::state::StoreError) -> Failure {
+    tracing::warn!(tool = %Escaped(tool), %error, "a saga state could not be kept");
+    match error {
+        crate::state::StoreError::Quota(bound) => Failure::Internal(
+            format!("the server could not keep this call's state: {bound}; retry later").into(),
+        ),
+        _ => Failure::Internal(
+            "the server could not keep this call's state (its state store is full or \
+             unavailable); retry later"
+                .into(),
+        ),
+    }
+}
+
 /// A tool that broke the saga contract (a request it cannot make, a round it cannot ask
 /// again): a bug in the tool, not in the request. The reason goes to the log; the client
 /// learns only that the tool failed.

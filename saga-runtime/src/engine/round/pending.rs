@@ -322,7 +322,9 @@ impl RoundRecord {
     pub(crate) fn encode(&self, format: TokenFormat, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         match format {
             // A deflated token's plaintext is in the compact layout.
-            TokenFormat::Compact | TokenFormat::Deflated => packed::write(self, out),
+            TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
+                packed::write(self, out)
+            }
             TokenFormat::Fixed => self.encode_fixed(out),
         }
     }
@@ -356,6 +358,8 @@ impl RoundRecord {
         let (sealed, rest) = match format {
             TokenFormat::Compact | TokenFormat::Deflated => packed::read(plaintext)?,
             TokenFormat::Fixed => postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?,
+            // A reference's plaintext is no state: only the state it refers to is read.
+            TokenFormat::Kept => return Err(postcard::Error::DeserializeBadEncoding),
         };
         let generated = sealed
             .pending

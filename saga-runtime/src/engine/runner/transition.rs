@@ -224,81 +224,120 @@ fn run_transition<'a>(
                 .then_some(call.arguments.as_ref())
                 .flatten(),
         };
-        // Open: a first round starts the tool from its arguments; a later one opens its token,
-        // spends it, and reads the answers, or asks the same round again without a step.
-        let (mut head, state, answers, resumed) = match &call.request_state {
-            None => {
-                cx.set_state_size(StateSize {
-                    max_sealed: codec.max_token_len(),
-                    ..StateSize::default()
-                });
-                let state = run.start(call.arguments.clone().unwrap_or_default())?;
-                (RoundRecord::default(), state, Answers::none(), None)
-            }
-            Some(token) => {
-                let responses = responses.unwrap_or_default();
-                match run.open(token, responses, &failures, &model).await? {
-                    Opening::Answered(answered) => {
-                        cx.set_state_size(StateSize {
-                            saved: answered.opened.plaintext.len() - answered.head_len,
-                            sealed: token.len(),
-                            max_sealed: codec.max_token_len(),
-                        });
-                        (
-                            answered.head,
-                            answered.state,
-                            answered.answers,
-                            Some(Resumed {
-                                opened: answered.opened,
-                                point: answered.point,
-                                head_len: answered.head_len,
-                            }),
-                        )
-                    }
-                    Opening::AskAgain(ask) => {
-                        let state_bytes = &ask.opened.plaintext[ask.head_len..];
-                        return run.ask_again(
-                            &ask.opened,
-                            ask.point,
-                            ask.head,
-                            state_bytes,
-                            None,
-                            &ask.misfits,
-                        );
+        // The round, to the token it hands out; that token then goes to the client as it
+        // is, or kept in the server's state store when it is long (`handed_out`).
+        let response: Result<CallToolResponse, Failure> = async {
+            // Open: a first round starts the tool from its arguments; a later one opens its token,
+            // spends it, and reads the answers, or asks the same round again without a step.
+            let (mut head, state, answers, resumed) = match &call.request_state {
+                None => {
+                    cx.set_state_size(StateSize {
+                        max_sealed: codec.max_sealed_len(),
+                        ..StateSize::default()
+                    });
+                    let state = run.start(call.arguments.clone().unwrap_or_default())?;
+                    (RoundRecord::default(), state, Answers::none(), None)
+                }
+                Some(token) => {
+                    let responses = responses.unwrap_or_default();
+                    match run.open(token, responses, &failures, &model).await? {
+                        Opening::Answered(answered) => {
+                            cx.set_state_size(StateSize {
+                                saved: answered.opened.plaintext.len() - answered.head_len,
+                                sealed: answered.opened.sealed_len,
+                                max_sealed: codec.max_sealed_len(),
+                            });
+                            (
+                                answered.head,
+                                answered.state,
+                                answered.answers,
+                                Some(Resumed {
+                                    opened: answered.opened,
+                                    point: answered.point,
+                                    head_len: answered.head_len,
+                                }),
+                            )
+                        }
+                        Opening::AskAgain(ask) => {
+                            let state_bytes = &ask.opened.plaintext[ask.head_len..];
+                            return run.ask_again(
+                                &ask.opened,
+                                ask.point,
+                                ask.head,
+                                state_bytes,
+                                None,
+                                &ask.misfits,
+                            );
+                        }
                     }
                 }
+            };
+            if !span.is_disabled() {
+                span.record("entered", tool.variant_name(&state).as_str());
             }
-        };
-        if !span.is_disabled() {
-            span.record("entered", tool.variant_name(&state).as_str());
-        }
 
-        // Step: the tool runs once, to its next suspension. The token this round hands out is
-        // the next link of the call's chain; a first round's starts one (at number zero).
-        let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
-        let entered_round = head.round;
-        head.round = head.round.saturating_add(1);
-        span.record("round", head.round);
-        let (state, requests) = match run.step(state, answers).await? {
-            Step::Done(result) => {
-                crate::metrics::completed(points.metric_keys(), head.round);
-                return Ok(CallToolResponse::Complete(result));
+            // Step: the tool runs once, to its next suspension. The token this round hands out is
+            // the next link of the call's chain; a first round's starts one (at number zero).
+            let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
+            let entered_round = head.round;
+            head.round = head.round.saturating_add(1);
+            span.record("round", head.round);
+            let (state, requests) = match run.step(state, answers).await? {
+                Step::Done(result) => {
+                    crate::metrics::completed(points.metric_keys(), head.round);
+                    return Ok(CallToolResponse::Complete(result));
+                }
+                Step::Checkpoint(state) => (state, Vec::new()),
+                Step::Suspend { state, requests } => (state, requests),
+                Step::AskAgain(requests) => {
+                    // The same round again: its head as it was sealed.
+                    head.round = entered_round;
+                    return run.step_asks_again(resumed, head, requests);
+                }
+            };
+            if !span.is_disabled() {
+                span.record("left", tool.variant_name(&state).as_str());
             }
-            Step::Checkpoint(state) => (state, Vec::new()),
-            Step::Suspend { state, requests } => (state, requests),
-            Step::AskAgain(requests) => {
-                // The same round again: its head as it was sealed.
-                head.round = entered_round;
-                return run.step_asks_again(resumed, head, requests);
-            }
-        };
-        if !span.is_disabled() {
-            span.record("left", tool.variant_name(&state).as_str());
-        }
 
-        // Answer: the next round's requests, and the state the step left sealed beside them.
-        run.seal(head, &state, requests, link)
+            // Answer: the next round's requests, and the state the step left sealed beside them.
+            run.seal(head, &state, requests, link)
+        }
+        .await;
+        let response = response?;
+        if !codec.keeps_states() {
+            return Ok(response);
+        }
+        // Boxed: a future of its own, only where a store is configured, so that no other
+        // request's future holds its place.
+        Box::pin(handed_out(
+            codec, points, &call.name, &binding, cx, response,
+        ))
+        .await
     }
+}
+
+/// `response` as the client gets it: a token longer than the codec's inline bound is
+/// kept in its state store, and the client given a reference to it.
+async fn handed_out(
+    codec: &StateCodec,
+    points: &Points,
+    name: &str,
+    binding: &Binding,
+    cx: &SagaContext,
+    response: CallToolResponse,
+) -> Result<CallToolResponse, Failure> {
+    let CallToolResponse::InputRequired(mut required) = response else {
+        return Ok(response);
+    };
+    if let Some(token) = required.request_state.take() {
+        let point = point_of(points, name, &token)?;
+        let kept = codec
+            .keep(token, &point.key, binding, &cx.state_owner())
+            .await
+            .map_err(|error| crate::engine::kept_failure(name, &error))?;
+        required.request_state = Some(kept);
+    }
+    Ok(CallToolResponse::InputRequired(required))
 }
 
 /// Bytes of the client's answers as JSON. A plain function: the transition's body is
@@ -486,10 +525,13 @@ impl<'a> Transition<'a> {
         model: &ModelAnswers,
     ) -> Result<Opening<'a>, Failure> {
         let point = point_of(self.points, self.name, token)?;
+        // A reference (a state kept in the server's store) is followed here; anything
+        // else opens as it is.
         let mut opened = self
             .codec
-            .open(token, &point.key, self.binding)
-            .map_err(|reason| invalid_state(self.name, &reason))?;
+            .open_kept(token, &point.key, self.binding)
+            .await
+            .map_err(|reason| crate::engine::unopened(self.name, &reason))?;
         // Single use: recorded before the step runs, so a replay never runs it twice.
         match self.codec.redeem(&opened).await {
             Ok(true) => {}
@@ -703,9 +745,9 @@ impl<'a> Transition<'a> {
             }
             None => codec.seal_first(&point.key, self.binding, &plaintext),
         };
-        if token.len() > codec.max_token_len() {
+        if token.len() > codec.max_sealed_len() {
             // The server would refuse this token when it comes back (and a client could
-            // not send it under the body limit).
+            // not send it under the body limit), or its store would not keep it.
             return Err(self.outgrown(token.len(), point, &plaintext[fields_at..]));
         }
         Ok(InputRequiredResult::new(input_requests, Some(token)).into())
@@ -715,7 +757,7 @@ impl<'a> Transition<'a> {
     /// whoever made it: the server's model, the client's answers when they are most of
     /// it, and otherwise the tool's own values, the largest of them named.
     fn outgrown(&self, token_len: usize, point: &Point, fields: &[u8]) -> Failure {
-        let max = self.codec.max_token_len();
+        let max = self.codec.max_sealed_len();
         tracing::warn!(
             tool = %Escaped(self.name),
             len = token_len,
@@ -749,13 +791,25 @@ impl<'a> Transition<'a> {
             );
         }
         let largest = largest_locals(self.tool, self.points, point, self.name, fields);
+        let (bound, fixes) = if self.codec.keeps_states() {
+            (
+                "the largest state this server keeps in its state store (64 times \
+                 SagaServerBuilder::max_token_len)",
+                "Keep less across a suspension (a history trimmed as cx.state_size() grows)",
+            )
+        } else {
+            (
+                "this server's token cap (SagaServerBuilder::max_token_len)",
+                "Keep less across a suspension (a history trimmed as cx.state_size() grows), \
+                 keep large states in a store (SagaServerBuilder::state_store), or raise the \
+                 cap with HttpLimits::max_body_bytes",
+            )
+        };
         Failure::Internal(
             format!(
                 "the tool's state outgrew its token: {} bytes of saved locals seal into \
-                 {token_len} characters, over this server's cap of {max} \
-                 (SagaServerBuilder::max_token_len). Largest saved: {largest}. Keep less \
-                 across a suspension (a history trimmed as cx.state_size() grows), or \
-                 raise the cap with HttpLimits::max_body_bytes",
+                 {token_len} characters, over {max}, {bound}. Largest saved: {largest}. \
+                 {fixes}",
                 fields.len()
             )
             .into(),
@@ -820,7 +874,7 @@ impl<'a> Transition<'a> {
             &plaintext,
             opened.link().next(),
         );
-        if token.len() > self.codec.max_token_len() {
+        if token.len() > self.codec.max_sealed_len() {
             // The same state, sealed by a codec that deflated it, resealed by one that
             // does not (a replica pinned to an older format): never a token it refuses.
             return Err(self.outgrown(token.len(), point, state_bytes));

@@ -237,7 +237,10 @@ pub(crate) async fn policy(
     }
     let id = cx.request_id()?;
     let binding = call.binding(cx.principal());
-    let portable = match codec.reseal(sealed_with, state, point, &binding) {
+    let portable = match codec
+        .reseal(sealed_with, state, point, &binding, &cx.state_owner())
+        .await
+    {
         Ok(portable) => portable,
         Err(error) => {
             tracing::warn!(%error, "a session state could not be sealed for resuming");
