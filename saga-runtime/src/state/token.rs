@@ -533,6 +533,43 @@ impl StateCodec {
         Ok(sealed)
     }
 
+    /// For tests of the store's refusals: a reference to `key` with `digest`, sealed as
+    /// the reference to `token` would be; and the key and digest `reference` holds.
+    #[cfg(test)]
+    pub(crate) fn forge_reference(
+        &self,
+        token: &str,
+        point: &PointKey,
+        binding: &Binding,
+        key: [u8; kept::KEPT_KEY_LEN],
+        digest: [u8; 32],
+    ) -> String {
+        let header = TokenHeader::parse(token).expect("a token");
+        let link = header.link();
+        self.seal_written(
+            TokenFormat::Kept,
+            header.expires_at,
+            point,
+            binding,
+            &kept::reference(&key, &digest),
+            super::nonce::linked(link.chain, link.seq),
+        )
+    }
+
+    /// See [`StateCodec::forge_reference`].
+    #[cfg(test)]
+    pub(crate) fn reference_parts(
+        &self,
+        reference: &str,
+        point: &PointKey,
+        binding: &Binding,
+    ) -> ([u8; kept::KEPT_KEY_LEN], [u8; 32]) {
+        let (opened, _) = self
+            .open_within(unix_now(), reference, point, binding, self.max_token_len)
+            .expect("a reference of this codec");
+        kept::parts(&opened.plaintext).expect("a reference")
+    }
+
     /// [`StateCodec::open`], following a reference (format 0x70) to the state kept in
     /// this codec's store: the reference opens first (its seal, binding and expiry), then
     /// the kept token is read, its digest checked, and opened for the same point and
@@ -912,8 +949,8 @@ mod header_tests {
     /// A state another codec deflated, resealed by one that does not deflate (a replica
     /// pinned to 0x50): past the cap, it is refused, never handed out as a token this
     /// codec would refuse when it comes back.
-    #[test]
-    fn a_reseal_past_the_cap_is_refused() {
+    #[tokio::test]
+    async fn a_reseal_past_the_cap_is_refused() {
         let keys = KeyRing::parse(&"44".repeat(32)).unwrap();
         let deflating =
             StateCodec::new(keys.duplicate(), Duration::from_secs(600)).with_max_token_len(4096);
@@ -925,12 +962,20 @@ mod header_tests {
         let history = "a turn of the conversation again ".repeat(300);
         let token = deflating.seal(&point, &binding, history.as_bytes());
         assert!(token.len() < 4096, "{}", token.len());
+        let owner = StateOwner {
+            key: "p".into(),
+            shared: false,
+        };
         assert!(matches!(
-            pinned.reseal(&deflating, &token, &point, &binding),
+            pinned
+                .reseal(&deflating, &token, &point, &binding, &owner)
+                .await,
             Err(OpenError::TooLong { max: 4096, .. })
         ));
         // A codec that deflates reseals it, deflated, under the cap.
-        let again = deflating.reseal_bound(&pinned, &token, &point, &binding, &binding);
+        let again = deflating
+            .reseal_bound(&pinned, &token, &point, &binding, &binding, &owner)
+            .await;
         assert!(again.is_ok_and(|token| token.len() < 4096));
     }
 
@@ -1092,8 +1137,8 @@ mod header_tests {
     /// A token of format 0x40, as the builds before 0x50 sealed it, opens, says so, and is
     /// resealed in its own format (its plaintext is in that format's layout); the header
     /// bytes are authenticated, so a 0x40 token rewritten as 0x50 (or back) does not open.
-    #[test]
-    fn a_token_of_format_0x40_still_opens_and_keeps_its_format() {
+    #[tokio::test]
+    async fn a_token_of_format_0x40_still_opens_and_keeps_its_format() {
         let codec = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
         let link = crate::state::Link {
@@ -1123,7 +1168,18 @@ mod header_tests {
             (&b"state"[..], TokenFormat::Fixed, link)
         );
         let resealed = codec
-            .reseal_bound(&codec, &old, &point(7), &binding, &binding)
+            .reseal_bound(
+                &codec,
+                &old,
+                &point(7),
+                &binding,
+                &binding,
+                &StateOwner {
+                    key: "p".into(),
+                    shared: false,
+                },
+            )
+            .await
             .expect("resealed");
         assert_eq!(
             TokenHeader::parse(&resealed).expect("reads").format(),

@@ -191,3 +191,199 @@ fn refused(error: TaskStoreError, quota: &Quota) -> StoreError {
         TaskStoreError::Unavailable(reason) => StoreError::Unavailable(reason),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A reference to a kept state opens only where its token would have: every refusal
+    //! the issue names, against the memory store.
+    use std::time::Duration;
+
+    use super::*;
+    use crate::state::{
+        Binding, KeyRing, OpenError, PointKey, StateCodec, StateOwner, TokenFormat, TokenHeader,
+        unix_now,
+    };
+
+    fn point(byte: u8) -> PointKey {
+        PointKey {
+            header: [byte; 8],
+            identity: [byte; 32],
+        }
+    }
+
+    /// Bytes that do not deflate: a state that stays long once sealed.
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    fn codec(keys: &KeyRing, store: &TaskStore) -> StateCodec {
+        let settings = StateSettings::new(store.clone()).inline_max(1024);
+        StateCodec::new(keys.duplicate(), Duration::from_secs(600))
+            .with_state_store(settings.keeper(), settings.inline_max)
+    }
+
+    fn alice() -> StateOwner {
+        StateOwner {
+            key: "alice".into(),
+            shared: false,
+        }
+    }
+
+    fn binding(principal: &str, arguments: &str) -> Binding {
+        let arguments = serde_json::json!({ "q": arguments });
+        Binding::new("agent", "tools/call", principal, arguments.as_object())
+    }
+
+    #[tokio::test]
+    async fn a_kept_state_opens_only_where_its_token_would() {
+        let keys = KeyRing::ephemeral();
+        let store = TaskStore::memory();
+        let codec = codec(&keys, &store);
+        let (p, b) = (point(1), binding("alice", "x"));
+        let state = noise(20_000, 7);
+        let token = codec.seal_first(&p, &b, &state);
+        assert!(token.len() > 20_000);
+        let reference = codec
+            .keep(token.clone(), &p, &b, &alice())
+            .await
+            .expect("kept");
+        let header = TokenHeader::parse(&reference).expect("reads");
+        assert_eq!(header.format(), Some(TokenFormat::Kept));
+        assert!(reference.len() < 150, "{} characters", reference.len());
+        assert_eq!(header.link(), TokenHeader::parse(&token).unwrap().link());
+
+        // It opens to the state, as the token's link; a plain open refuses it.
+        let opened = codec.open_kept(&reference, &p, &b).await.expect("opens");
+        assert_eq!(opened.plaintext, state);
+        assert_eq!(opened.sealed_len, token.len());
+        assert_eq!(opened.nonce, header.nonce);
+        assert_eq!(codec.open(&reference, &p, &b).unwrap_err(), OpenError::Kept);
+
+        // Another principal's, another call's (other arguments), another layout.
+        for (why, p2, b2) in [
+            ("another principal", p, binding("mallory", "x")),
+            ("another call", p, binding("alice", "y")),
+            (
+                "another layout",
+                PointKey {
+                    identity: [9; 32],
+                    ..p
+                },
+                b.clone(),
+            ),
+        ] {
+            assert_eq!(
+                codec.open_kept(&reference, &p2, &b2).await.unwrap_err(),
+                OpenError::Forged,
+                "{why}"
+            );
+        }
+
+        // A codec without the store refuses it; one whose store lost it says so.
+        let plain = StateCodec::new(keys.duplicate(), Duration::from_secs(600));
+        assert_eq!(
+            plain.open_kept(&reference, &p, &b).await.unwrap_err(),
+            OpenError::Kept
+        );
+        let forgetful = codec_with_empty_store(&keys);
+        assert_eq!(
+            forgetful.open_kept(&reference, &p, &b).await.unwrap_err(),
+            OpenError::Lost
+        );
+    }
+
+    fn codec_with_empty_store(keys: &KeyRing) -> StateCodec {
+        codec(keys, &TaskStore::memory())
+    }
+
+    #[tokio::test]
+    async fn a_swapped_key_or_digest_is_refused() {
+        let keys = KeyRing::ephemeral();
+        let store = TaskStore::memory();
+        let codec = codec(&keys, &store);
+        let (p, b) = (point(2), binding("alice", "x"));
+        let first = codec.seal_first(&p, &b, &noise(10_000, 1));
+        let second = codec.seal_first(&p, &b, &noise(10_000, 2));
+        let to_first = codec.keep(first.clone(), &p, &b, &alice()).await.unwrap();
+        let to_second = codec.keep(second.clone(), &p, &b, &alice()).await.unwrap();
+        let (first_key, first_digest) = codec.reference_parts(&to_first, &p, &b);
+        let (second_key, second_digest) = codec.reference_parts(&to_second, &p, &b);
+
+        // The first's key with the second's digest, and the other way round: the bytes
+        // under the key are not the ones the reference names.
+        for (key, digest) in [(first_key, second_digest), (second_key, first_digest)] {
+            let forged = codec.forge_reference(&first, &p, &b, key, digest);
+            assert_eq!(
+                codec.open_kept(&forged, &p, &b).await.unwrap_err(),
+                OpenError::Forged
+            );
+        }
+        // The second's key and digest under the first's link: the kept token is of
+        // another link (another call's chain), so it is refused too.
+        let relinked = codec.forge_reference(&first, &p, &b, second_key, second_digest);
+        assert_eq!(
+            codec.open_kept(&relinked, &p, &b).await.unwrap_err(),
+            OpenError::Forged
+        );
+        // Unchanged, each still opens.
+        assert!(codec.open_kept(&to_first, &p, &b).await.is_ok());
+        assert!(codec.open_kept(&to_second, &p, &b).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_expired_reference_is_refused_and_its_state_forgotten() {
+        let keys = KeyRing::ephemeral();
+        let store = TaskStore::memory();
+        let codec = codec(&keys, &store).with_leeway(Duration::ZERO);
+        let (p, b) = (point(3), binding("alice", "x"));
+        let token = codec.seal_until(unix_now() + 1, &p, &b, &noise(10_000, 3));
+        let reference = codec.keep(token, &p, &b, &alice()).await.unwrap();
+        assert!(codec.open_kept(&reference, &p, &b).await.is_ok());
+        let (key, _) = codec.reference_parts(&reference, &p, &b);
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        assert!(matches!(
+            codec.open_kept(&reference, &p, &b).await,
+            Err(OpenError::Expired(_))
+        ));
+        assert_eq!(
+            store
+                .backend()
+                .read_state(&crate::state::hex(&key))
+                .await
+                .unwrap(),
+            None,
+            "the store does not read a state past its expiry"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_short_state_is_handed_out_as_it_is_and_a_quota_refuses_the_rest() {
+        let keys = KeyRing::ephemeral();
+        let store = TaskStore::memory();
+        let settings = StateSettings::new(store.clone())
+            .inline_max(1024)
+            .max_bytes_per_principal(30_000);
+        let codec = StateCodec::new(keys, Duration::from_secs(600))
+            .with_state_store(settings.keeper(), settings.inline_max);
+        let (p, b) = (point(4), binding("alice", "x"));
+        let short = codec.seal_first(&p, &b, b"short");
+        assert_eq!(codec.keep(short.clone(), &p, &b, &alice()).await, Ok(short));
+        let long = codec.seal_first(&p, &b, &noise(20_000, 4));
+        codec
+            .keep(long.clone(), &p, &b, &alice())
+            .await
+            .expect("within the bound");
+        assert!(matches!(
+            codec.keep(long, &p, &b, &alice()).await,
+            Err(crate::state::StoreError::Quota(_))
+        ));
+    }
+}
