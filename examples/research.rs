@@ -11,6 +11,8 @@
 //! SAGA_MODEL_URL=http://ADDR/v1 SAGA_MODEL_KEY=sk-local cargo run -p saga-workspace --example research
 //! # As a task that survives its worker (any store SAGA_TASKS names):
 //! SAGA_TASKS=sqlite:research.db cargo run -p saga-workspace --example research
+//! # Conversations too long for their token kept in a store (any store, as SAGA_TASKS):
+//! SAGA_STATES=sqlite:research.db cargo run -p saga-workspace --example research
 //! ```
 
 #[tokio::main]
@@ -23,5 +25,9 @@ async fn main() -> anyhow::Result<()> {
         true => Some(saga_examples::cli::task_store().await?),
         false => None,
     };
-    saga_examples::cli::serve(saga_examples::research::server(keys, tasks)?).await
+    let states = match std::env::var("SAGA_STATES") {
+        Ok(value) => Some(saga_examples::cli::Stores::parse(&value)?.tasks().await?),
+        Err(_) => None,
+    };
+    saga_examples::cli::serve(saga_examples::research::server(keys, tasks, states)?).await
 }

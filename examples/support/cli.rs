@@ -184,6 +184,12 @@ impl Stores {
         let Ok(value) = std::env::var("SAGA_TASKS") else {
             return Ok(Stores::Sqlite(DEFAULT_TASKS_FILE.into()));
         };
+        Self::parse(&value)
+    }
+
+    /// The stores `value` names, as `SAGA_TASKS` names them.
+    pub fn parse(value: &str) -> anyhow::Result<Self> {
+        let value = value.to_owned();
         Ok(if let Some(path) = value.strip_prefix("sqlite:") {
             Stores::Sqlite(path.into())
         } else if value.starts_with("redis://") || value.starts_with("rediss://") {

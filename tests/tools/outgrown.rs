@@ -255,3 +255,71 @@ async fn a_state_grown_by_a_first_calls_arguments_is_the_clients_error() {
         error.message
     );
 }
+
+/// The research example's loop reading one 20 KB page of its log per turn, `pages` turns,
+/// then answering: the client's LLM as a scripted agent.
+async fn read_pages(client: &TestClient, pages: u32) -> Result<saga_runtime::testing::Run, Failed> {
+    let mut turn = 0u32;
+    client
+        .call("research", json!({"question": "What failed in the log?"}))
+        .respond(move |asked| {
+            (asked.method() == "sampling/createMessage").then(|| {
+                turn += 1;
+                if turn <= pages {
+                    Answer::tool_uses([("p", "read_page", json!({"page": turn - 1}))])
+                } else {
+                    Answer::sampled(format!("read {pages} pages"))
+                }
+            })
+        })
+        .max_rounds(pages as usize + 4)
+        .run()
+        .await
+}
+
+/// With a state store, the loop reads 20 pages of 20 KB: every token the client carries
+/// is a short reference once the conversation passes the inline bound.
+#[tokio::test]
+async fn twenty_turns_of_20_kb_pages_complete_with_a_state_store() {
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .state_store(TaskStore::memory())
+        .tool(saga_examples::research::research)
+        .build()
+        .expect("builds");
+    let client = TestClient::with_tools(tools);
+    let run = read_pages(&client, 20).await.expect("completes");
+    assert_eq!(run.text(), "read 20 pages");
+    let tokens: Vec<usize> = run.rounds().iter().filter_map(|r| r.token_len()).collect();
+    println!("20 pages with a state store, token characters by turn: {tokens:?}");
+    assert_eq!(tokens.len(), 21);
+    assert!(tokens.iter().all(|len| *len <= 8 * 1024), "{tokens:?}");
+}
+
+/// Without a store, the same loop goes as far as deflating takes it, and then ends with
+/// the tool's own error, naming the conversation it keeps.
+#[tokio::test]
+async fn without_a_store_the_loop_ends_with_the_tools_error_at_the_documented_turn() {
+    let client = TestClient::new(saga_examples::research::research);
+    let failed = read_pages(&client, 20).await;
+    let Err(Failed::Server { error, rounds }) = failed else {
+        panic!("not refused: {}", failed.is_ok());
+    };
+    println!(
+        "without a store: {} turns, then: {}",
+        rounds.len(),
+        error.message
+    );
+    assert_eq!(error.code.0, -32603, "{}", error.message);
+    assert!(
+        error.message.contains("the tool's state outgrew its token")
+            && error
+                .message
+                .contains("Largest saved: the frame of the #[saga_fn] helper")
+            && error.message.contains("SagaServerBuilder::state_store"),
+        "{}",
+        error.message
+    );
+    // Documented in the guide's sampling chapter: at least ten pages of the log.
+    assert!(rounds.len() >= 10, "{} turns", rounds.len());
+}
