@@ -13,6 +13,7 @@ mod dependent_requests;
 mod e2e;
 mod keeps_json;
 mod research;
+mod research_pages;
 mod resumable_requests;
 mod resumable_requests_stateless;
 mod resume_token;

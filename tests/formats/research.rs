@@ -14,7 +14,7 @@ use saga_examples::harness::redis::start_redis;
 use saga_examples::harness::tasks::TaskClient;
 use serde_json::{Value, json};
 
-const KEY: &str = "5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b";
+pub(crate) const KEY: &str = "5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b";
 const MODEL_KEY: &str = "sk-research-0123456789";
 
 /// What the loop answers for "What is MRTR?": the two searches' notes and the person's
@@ -69,7 +69,7 @@ fn answer_for(request: &Value) -> Value {
     }
 }
 
-fn research_server(env: &[(&str, &str)]) -> ServerProcess {
+pub(crate) fn research_server(env: &[(&str, &str)]) -> ServerProcess {
     let mut spawn = Spawn::new("research", KEY);
     for (key, value) in env {
         spawn = spawn.env(key, value);
@@ -78,17 +78,31 @@ fn research_server(env: &[(&str, &str)]) -> ServerProcess {
 }
 
 /// Drives `research` over MRTR, a new server process for every round, answering each
-/// request as `answer` says; returns the final text and the rounds' methods.
+/// request as [`answer_for`] says; returns the final text and the rounds' methods.
 async fn over_mrtr_restarting(
     capabilities: Value,
     env: &[(&str, &str)],
 ) -> (String, Vec<Vec<String>>) {
+    let (text, rounds, _) = drive_restarting(capabilities, env, answer_for, 12).await;
+    (text, rounds)
+}
+
+/// Drives `research` over MRTR, a new server process for every round (at most `most`),
+/// answering each request as `answer` says; returns the final text, the rounds' methods
+/// and the length of each round's `requestState`.
+pub(crate) async fn drive_restarting(
+    capabilities: Value,
+    env: &[(&str, &str)],
+    answer: fn(&Value) -> Value,
+    most: usize,
+) -> (String, Vec<Vec<String>>, Vec<usize>) {
     let http = client();
     let arguments = json!({"question": "What is MRTR?"});
     let mut token: Option<String> = None;
     let mut answers = json!({});
     let mut rounds = Vec::new();
-    for _ in 0..12 {
+    let mut tokens = Vec::new();
+    for _ in 0..most {
         let process = research_server(env);
         let mut call = Call::new("research", arguments.clone()).capabilities(capabilities.clone());
         if let Some(token) = token.take() {
@@ -103,7 +117,7 @@ async fn over_mrtr_restarting(
                 .as_str()
                 .expect("text")
                 .to_owned();
-            return (text, rounds);
+            return (text, rounds, tokens);
         }
         let requests = result["inputRequests"].as_object().expect("requests");
         rounds.push(
@@ -115,10 +129,12 @@ async fn over_mrtr_restarting(
         answers = Value::Object(
             requests
                 .iter()
-                .map(|(key, request)| (key.clone(), answer_for(request)))
+                .map(|(key, request)| (key.clone(), answer(request)))
                 .collect(),
         );
-        token = Some(result["requestState"].as_str().expect("a token").to_owned());
+        let state = result["requestState"].as_str().expect("a token");
+        tokens.push(state.len());
+        token = Some(state.to_owned());
     }
     panic!("the loop did not end: {rounds:?}");
 }

@@ -11,6 +11,7 @@ use super::http::{PROTOCOL_VERSION, Post, client, request};
 pub struct TaskClient {
     http: reqwest::Client,
     authorization: Option<String>,
+    samples: bool,
 }
 
 impl Default for TaskClient {
@@ -24,7 +25,15 @@ impl TaskClient {
         Self {
             http: client(),
             authorization: None,
+            samples: false,
         }
+    }
+
+    /// The same client, declaring sampling with tools too: a task's samples are asked of
+    /// it.
+    pub fn sampling(mut self) -> Self {
+        self.samples = true;
+        self
     }
 
     /// The same client, connecting from `address` (see [`super::http::client_at`]).
@@ -41,12 +50,16 @@ impl TaskClient {
 
     /// One request with the tasks extension declared; the whole JSON-RPC response.
     pub async fn request(&self, addr: SocketAddr, method: &str, mut params: Value) -> Value {
+        let mut capabilities = json!({
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        });
+        if self.samples {
+            capabilities["sampling"] = json!({"tools": {}});
+        }
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {
-                "elicitation": {},
-                "extensions": {"io.modelcontextprotocol/tasks": {}}
-            }
+            "io.modelcontextprotocol/clientCapabilities": capabilities
         });
         let message = request(1, method, params);
         let mut attempt = 0;
