@@ -46,6 +46,11 @@ pub fn report(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         ),
+        Some(TokenFormat::Kept) => format!(
+            "{:#04x} (XChaCha20-Poly1305; a reference to a state kept in the server's state \
+             store: its key and SHA-256)",
+            header.version
+        ),
         Some(_) => format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state; sealed by a build before this \
              one, still opened)",
@@ -223,6 +228,58 @@ mod tests {
             usual.contains("(XChaCha20-Poly1305, postcard state)")
                 && !usual.contains("a build before this one"),
             "{usual}"
+        );
+    }
+
+    /// A store that keeps every state it is given, for a reference to point at.
+    #[derive(Debug, Default)]
+    struct Kept(std::sync::Mutex<Vec<String>>);
+
+    impl saga_runtime::state::StateStore for Kept {
+        fn keep<'a>(
+            &'a self,
+            state: saga_runtime::state::KeptState<'a>,
+        ) -> saga_runtime::state::StoreFuture<'a, Result<(), saga_runtime::state::StoreError>>
+        {
+            self.0.lock().unwrap().push(state.token.to_owned());
+            Box::pin(async { Ok(()) })
+        }
+
+        fn read<'a>(
+            &'a self,
+            _key: &'a [u8; saga_runtime::state::KEPT_KEY_LEN],
+        ) -> saga_runtime::state::StoreFuture<
+            'a,
+            Result<Option<String>, saga_runtime::state::StoreError>,
+        > {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    /// A reference to a kept state (0x70) is said to be one.
+    #[tokio::test]
+    async fn a_reference_to_a_kept_state_is_said_to_be_one() {
+        let key = "22".repeat(32);
+        let codec = StateCodec::new(KeyRing::parse(&key).unwrap(), Duration::from_secs(600))
+            .with_state_store(std::sync::Arc::new(Kept::default()), 64);
+        let binding = Binding::new("t", "tools/call", "", None);
+        let point = saga_runtime::state::PointKey {
+            header: [0xab, 0xab, 0xab, 0xab, 0, 3, 0xab, 0xab],
+            identity: [1; 32],
+        };
+        let token = codec.seal(&point, &binding, &[7; 200]);
+        let owner = saga_runtime::state::StateOwner {
+            key: "someone".into(),
+            shared: false,
+        };
+        let reference = codec
+            .keep(token, &point, &binding, &owner)
+            .await
+            .expect("kept");
+        let text = report(&TokenHeader::parse(&reference).unwrap(), None, None, 700);
+        assert!(
+            text.contains("a reference to a state kept in the server's state store"),
+            "{text}"
         );
     }
 

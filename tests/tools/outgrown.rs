@@ -323,3 +323,22 @@ async fn without_a_store_the_loop_ends_with_the_tools_error_at_the_documented_tu
     // Documented in the guide's sampling chapter: at least ten pages of the log.
     assert!(rounds.len() >= 10, "{} turns", rounds.len());
 }
+
+/// A server is never set to seal references (0x70) as its format: the builder says so.
+#[test]
+fn a_reference_is_no_format_to_seal_in() {
+    use saga_runtime::state::TokenFormat;
+    let built = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .token_format(TokenFormat::Kept)
+        .build();
+    let Err(error) = built else {
+        panic!("built");
+    };
+    assert!(
+        error
+            .to_string()
+            .contains("names no format a state is sealed in"),
+        "{error}"
+    );
+}

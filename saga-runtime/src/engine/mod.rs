@@ -34,7 +34,7 @@ pub(crate) use caller::context::Stateless;
 pub(crate) use caller::context::{Notices, ProgressSink, RequestHead};
 pub use caller::era::Era;
 pub use caller::error::{InspectError, SagaError};
-pub(crate) use caller::error::{invalid_state, kept_failure, unopened};
+pub(crate) use caller::error::{invalid_state, unopened};
 pub use caller::state_size::StateSize;
 pub use caller::tool_use::MAX_TOOL_USES;
 pub use contract::diagram::{DIAGRAM_META_KEY, diagram_of, minimal_diagram};

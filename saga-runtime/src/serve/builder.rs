@@ -731,6 +731,9 @@ impl ToolSettings {
             codec = codec.with_leeway(leeway);
         }
         if let Some(format) = self.token_format {
+            if format == crate::state::TokenFormat::Kept {
+                return Err(BuildError::SealFormat(format));
+            }
             codec = codec.with_format(format);
         }
         if let Some(store) = self.single_use {

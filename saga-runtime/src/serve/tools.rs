@@ -223,6 +223,14 @@ pub enum BuildError {
         /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
         run: std::time::Duration,
     },
+    /// `token_format` names a format no state is sealed in
+    /// ([`TokenFormat::Kept`](crate::state::TokenFormat::Kept) is a reference, written
+    /// only for a state kept in a state store).
+    #[error(
+        "token_format({0:?}) names no format a state is sealed in: use TokenFormat::SEALED, \
+         Compact or Fixed (a state past the inline bound is kept by .state_store(..))"
+    )]
+    SealFormat(crate::state::TokenFormat),
     /// No key ring was given.
     #[error(
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"

@@ -121,8 +121,12 @@ pub enum OpenError {
     #[error("the token's deflated state does not inflate")]
     Uninflatable,
     /// A reference to a kept state (format 0x70), opened where no state store reads it:
-    /// by a codec without one, or by a caller that only opens tokens as they are.
-    #[error("the token refers to a kept state, and this codec has no state store")]
+    /// by a codec without one, or by a caller that only opens tokens as they are (such as
+    /// `SagaTools::inspect`).
+    #[error(
+        "the token refers to a state kept in the server's state store, and is opened here \
+         without it"
+    )]
     Kept,
     /// A reference whose state the store no longer holds: it expired there, or the
     /// store lost it. Never another state in its place.

@@ -10,9 +10,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::TaskRecord;
-use super::states::KeptEntry;
 use super::store::{
-    BoxFuture, Change, Held, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
+    BoxFuture, Change, Held, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
 };
 
 impl TaskStore {

@@ -51,10 +51,9 @@ pub use crate::engine::TaskSupport;
 pub(crate) use host::Host;
 pub use record::TaskRecord;
 pub use states::{
-    DEFAULT_INLINE_MAX, DEFAULT_STATE_BYTES_PER_PRINCIPAL, DEFAULT_STATE_STORE_BYTES, KeptEntry,
-    StateSettings,
+    DEFAULT_INLINE_MAX, DEFAULT_STATE_BYTES_PER_PRINCIPAL, DEFAULT_STATE_STORE_BYTES, StateSettings,
 };
-pub use store::{Change, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
+pub use store::{Change, KeptEntry, Quota, Share, TaskBackend, TaskStore, TaskStoreError};
 
 use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext};

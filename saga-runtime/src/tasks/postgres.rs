@@ -19,8 +19,7 @@ use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedW
 use super::sql::{
     self, At, Columns, Counts, Row, Rows, Write, from_sql, now, states, to_sql, unavailable,
 };
-use super::states::KeptEntry;
-use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError};
+use super::store::{BoxFuture, Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
 
 /// The counters' triggers (see [`super::sql`]): an insert counts its rows, a delete

@@ -13,8 +13,9 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::states::KeptEntry;
-use super::store::{BoxFuture, Change, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable};
+use super::store::{
+    BoxFuture, Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable,
+};
 
 const RECORD_PREFIX: &str = "saga:task:";
 /// Where a saga state kept by reference is: `saga:state:<key>`, expiring with it.

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::store::{Quota, Share, TaskStore, TaskStoreError};
+use super::store::{KeptEntry, Quota, Share, TaskStore, TaskStoreError};
 use crate::state::{KEPT_KEY_LEN, KeptState, StateStore, StoreError, StoreFuture};
 
 /// Tokens up to this long are handed out as they are: 8 KiB.
@@ -111,22 +111,6 @@ impl From<TaskStore> for StateSettings {
     fn from(store: TaskStore) -> Self {
         Self::new(store)
     }
-}
-
-/// A state as a task store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct KeptEntry {
-    /// Its key, in hex.
-    pub key: String,
-    /// The quota owner it counts against.
-    pub owner: String,
-    /// Whether it counts against the share of unverified callers.
-    pub shared: bool,
-    /// Unix milliseconds after which it is not read.
-    pub expires_ms: u64,
-    /// The sealed token.
-    pub token: String,
 }
 
 /// A task store as a codec's [`StateStore`].
@@ -277,7 +261,7 @@ mod tests {
                     identity: [9; 32],
                     ..p
                 },
-                b.clone(),
+                b,
             ),
         ] {
             assert_eq!(
@@ -385,5 +369,24 @@ mod tests {
             codec.keep(long, &p, &b, &alice()).await,
             Err(crate::state::StoreError::Quota(_))
         ));
+    }
+
+    /// Single use holds for a reference as for a token: its nonce is redeemed once.
+    #[tokio::test]
+    async fn a_reference_is_redeemed_once() {
+        let keys = KeyRing::ephemeral();
+        let codec = codec(&keys, &TaskStore::memory())
+            .with_single_use(std::sync::Arc::new(crate::state::MemoryStore::new(100)));
+        let (p, b) = (point(5), binding("alice", "x"));
+        let token = codec.seal_first(&p, &b, &noise(10_000, 5));
+        let reference = codec.keep(token, &p, &b, &alice()).await.unwrap();
+        let opened = codec.open_kept(&reference, &p, &b).await.unwrap();
+        assert_eq!(codec.redeem(&opened).await, Ok(true));
+        let again = codec.open_kept(&reference, &p, &b).await.unwrap();
+        assert_eq!(
+            codec.redeem(&again).await,
+            Ok(false),
+            "a replayed reference"
+        );
     }
 }

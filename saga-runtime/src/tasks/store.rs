@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::TaskRecord;
-use super::states::KeptEntry;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -185,6 +184,22 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
         let _ = now_ms;
         Box::pin(async { Ok(None) })
     }
+}
+
+/// A state as a task store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptEntry {
+    /// Its key, in hex.
+    pub key: String,
+    /// The quota owner it counts against.
+    pub owner: String,
+    /// Whether it counts against the share of unverified callers.
+    pub shared: bool,
+    /// Unix milliseconds after which it is not read.
+    pub expires_ms: u64,
+    /// The sealed token.
+    pub token: String,
 }
 
 /// Why a backend of its own, without [`TaskBackend::keep_state`], keeps no state.

@@ -334,7 +334,7 @@ async fn handed_out(
         let kept = codec
             .keep(token, &point.key, binding, &cx.state_owner())
             .await
-            .map_err(|error| crate::engine::kept_failure(name, &error))?;
+            .map_err(|error| crate::engine::caller::error::kept_failure(name, &error))?;
         required.request_state = Some(kept);
     }
     Ok(CallToolResponse::InputRequired(required))
@@ -531,7 +531,7 @@ impl<'a> Transition<'a> {
             .codec
             .open_kept(token, &point.key, self.binding)
             .await
-            .map_err(|reason| crate::engine::unopened(self.name, &reason))?;
+            .map_err(|reason| crate::engine::caller::error::unopened(self.name, &reason))?;
         // Single use: recorded before the step runs, so a replay never runs it twice.
         match self.codec.redeem(&opened).await {
             Ok(true) => {}
