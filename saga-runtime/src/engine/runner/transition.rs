@@ -525,13 +525,16 @@ impl<'a> Transition<'a> {
         model: &ModelAnswers,
     ) -> Result<Opening<'a>, Failure> {
         let point = point_of(self.points, self.name, token)?;
-        // A reference (a state kept in the server's store) is followed here; anything
-        // else opens as it is.
-        let mut opened = self
-            .codec
-            .open_kept(token, &point.key, self.binding)
-            .await
-            .map_err(|reason| crate::engine::caller::error::unopened(self.name, &reason))?;
+        // A reference (a state kept in the server's store) is followed here, in a future
+        // of its own (boxed: a server without a store keeps no room for it in every
+        // request's future); anything else opens as it is.
+        let opened = if self.codec.keeps_states() {
+            Box::pin(self.codec.open_kept(token, &point.key, self.binding)).await
+        } else {
+            self.codec.open(token, &point.key, self.binding)
+        };
+        let mut opened =
+            opened.map_err(|reason| crate::engine::caller::error::unopened(self.name, &reason))?;
         // Single use: recorded before the step runs, so a replay never runs it twice.
         match self.codec.redeem(&opened).await {
             Ok(true) => {}
