@@ -213,6 +213,26 @@ async fn token_sizes_of_real_states() {
     // 74's table): 1,423, 1,663, 1,904, 2,226, 2,746 characters for the first five.
     assert_eq!(research.len(), 6);
     assert!(research[4] < 2_746 / 2, "{research:?}");
+    // The offered tools are restated from their types, not saved: the first round's token
+    // holds the question alone (the three schemas were 1.4 KB of it, 626 characters
+    // deflated).
+    assert!(research[0] < 300, "{research:?}");
+    // And every round offers the same tools, schemas and all.
+    let offered: Vec<&serde_json::Value> = run
+        .asked()
+        .iter()
+        .map(|asked| &asked.params()["tools"])
+        .collect();
+    assert!(
+        offered.iter().all(|tools| *tools == offered[0]),
+        "{offered:?}"
+    );
+    assert_eq!(
+        offered[0].as_array().map(Vec::len),
+        Some(3),
+        "{:?}",
+        offered[0]
+    );
 
     // About 100 KB of JSON records kept across one question.
     let client = TestClient::new(keeps_payload);

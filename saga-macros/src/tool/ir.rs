@@ -157,6 +157,9 @@ pub struct Rebound {
     /// to find another (`let first = v.get_mut(0); if let Some(c) = first`) may have been
     /// moved into it; the other's use keeps the owner borrowed.
     pub alive: bool,
+    /// A value the build makes again exactly (`places::restated_let`), not a borrow: a
+    /// request may read it and still be stated again.
+    pub restated: bool,
 }
 
 /// A local in scope: its name and whether it was declared `mut`.

@@ -14,7 +14,8 @@
 //!   (a random id);
 //! - every local it reads is saved at that suspension anyway, so that the saved state is
 //!   exactly what it was (no local is saved only for this, so no type is newly required to
-//!   be serializable).
+//!   be serializable), or is a value the build makes again exactly (the tools a sample
+//!   offers, `places::restated_let`).
 //!
 //! A URL elicitation draws its id when it is sent, so it never qualifies; anything else
 //! keeps its requests in the token as before. What this cannot see (a user's `Display`,
@@ -26,7 +27,7 @@ use quote::{format_ident, quote_spanned};
 use syn::{Expr, Stmt};
 
 use crate::shared::private_path;
-use crate::tool::ir::{RequestKind, Saved, Site, Suspension};
+use crate::tool::ir::{Rebound, RequestKind, Saved, Site, Suspension};
 use crate::tool::parse::suspend::request_kind;
 
 /// The requests' own builder calls, allowed along a request's chain only
@@ -62,8 +63,9 @@ const CONVERSIONS: &[&str] = &[
 /// Macros whose expansion only formats or builds its arguments.
 const PURE_MACROS: &[&str] = &["format", "vec"];
 
-/// Whether the requests of `site` can be stated again from what it saves.
-pub fn restatable(site: &Site, saved: &[Saved]) -> bool {
+/// Whether the requests of `site` can be stated again from what it saves (and the values
+/// it makes again, `rebound`'s restated ones).
+pub fn restatable(site: &Site, saved: &[Saved], rebound: &[Rebound]) -> bool {
     let requests: Vec<&Expr> = match &site.suspension {
         Suspension::Await { request, kind } if kind.restatable() => vec![request],
         Suspension::Join { requests } if requests.iter().all(|(_, kind)| kind.restatable()) => {
@@ -75,7 +77,11 @@ pub fn restatable(site: &Site, saved: &[Saved]) -> bool {
         pure(request)
             && crate::tool::lower::scope::free_in_expr(request)
                 .iter()
-                .all(|name| is_request_fn(name) || saved.iter().any(|s| s.ident == name))
+                .all(|name| {
+                    is_request_fn(name)
+                        || saved.iter().any(|s| s.ident == name)
+                        || rebound.iter().any(|r| r.restated && r.ident == name)
+                })
     })
 }
 

@@ -289,9 +289,10 @@ impl Refs {
         self.rebinds_let(local).then(|| again(local))
     }
 
-    /// Whether [`Refs::rebind_let`] binds `local` again (without making the statement).
+    /// Whether [`Refs::rebind_let`] binds `local` again (without making the statement):
+    /// a borrow of a place, or a value the build restates ([`restated_let`]).
     pub fn rebinds_let(&self, local: &syn::Local) -> bool {
-        self.let_borrow(local).is_some()
+        self.let_borrow(local).is_some() || restated_let(local)
     }
 
     /// Whether `local` binds only borrows of a place: `Some(mutable)`.
@@ -754,6 +755,75 @@ pub fn argument_reads(stmts: &[Stmt]) -> HashSet<String> {
     };
     stmts.iter().for_each(|stmt| reads.visit_stmt(stmt));
     reads.found
+}
+
+/// Whether `local` makes a value the build can make again exactly, rather than save:
+/// an immutable binding of the tools a sample offers, made from their types
+/// (`let tools = [SamplingTool::of::<Search>("search", "Search the notes")];`, an array or
+/// a `vec!` of such, with literal names and descriptions), or a `ToolChoice` variant.
+/// Nothing in it depends on what ran before: the continuation runs the `let` again, and
+/// the state keeps none of it (an offered tool's schema is hundreds of bytes a round). A
+/// build whose descriptions or types changed offers its own, as a new call would.
+pub fn restated_let(local: &syn::Local) -> bool {
+    let plain = |pat: &Pat| matches!(pat, Pat::Ident(ident) if ident.mutability.is_none() && ident.by_ref.is_none() && ident.subpat.is_none());
+    let plain_pat = match &local.pat {
+        Pat::Type(typed) => plain(&typed.pat),
+        pat => plain(pat),
+    };
+    plain_pat
+        && local
+            .init
+            .as_ref()
+            .is_some_and(|init| init.diverge.is_none() && restated(&init.expr))
+}
+
+/// Whether `expr` is made again exactly (see [`restated_let`]).
+fn restated(expr: &Expr) -> bool {
+    match expr {
+        Expr::Array(array) => !array.elems.is_empty() && array.elems.iter().all(restated),
+        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => mac
+            .mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+            .is_ok_and(|elems| !elems.is_empty() && elems.iter().all(restated)),
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return false;
+            };
+            let mut segments = path.path.segments.iter().rev();
+            let (Some(of), Some(ty)) = (segments.next(), segments.next()) else {
+                return false;
+            };
+            path.qself.is_none()
+                && ty.ident == "SamplingTool"
+                && of.ident == "of"
+                && matches!(of.arguments, syn::PathArguments::AngleBracketed(_))
+                && call.args.len() == 2
+                && call.args.iter().all(|arg| {
+                    matches!(
+                        arg,
+                        Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(_),
+                            ..
+                        })
+                    )
+                })
+        }
+        Expr::Path(path) => {
+            let mut segments = path.path.segments.iter().rev();
+            let (Some(variant), Some(ty)) = (segments.next(), segments.next()) else {
+                return false;
+            };
+            path.qself.is_none()
+                && ty.ident == "ToolChoice"
+                && matches!(
+                    variant.ident.to_string().as_str(),
+                    "Auto" | "Required" | "None"
+                )
+        }
+        Expr::Paren(paren) => restated(&paren.expr),
+        Expr::Group(group) => restated(&group.expr),
+        _ => false,
+    }
 }
 
 /// The values a `let` of a `&'static str` chosen among literals may hold (`let side = if

@@ -95,7 +95,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
             let start = exits.block(body.clone());
             let mut restated = vec![false; sites.len()];
             for (index, (site, path)) in sites.iter().zip(&paths).enumerate() {
-                if !crate::tool::emit::restate::restatable(site, &saved[index]) {
+                if !crate::tool::emit::restate::restatable(site, &saved[index], &rebound[index]) {
                     continue;
                 }
                 // The guard reads only locals saved anyway, so the saved set stays as it

@@ -159,9 +159,21 @@ fn record_rebound(
             let own_loop = name.starts_with("__walk")
                 || matches!(*how, Again::Stmt(index)
                     if matches!(&level.block.stmts[index], Stmt::Local(local) if is_item_at(local)));
+            // A value made again from the build (the tools a sample offers) is no place
+            // found again: its identity is that it is restated, so that a build with other
+            // descriptions still opens the token, and offers its own.
+            let restated = matches!(*how, Again::Stmt(index)
+                if matches!(&level.block.stmts[index], Stmt::Local(local)
+                    if crate::tool::lower::places::restated_let(local)));
+            let path = if restated {
+                Some(format!("{name} restated"))
+            } else {
+                (!own_loop).then(|| quote!(#(#stmt)*).to_string())
+            };
             rebound.push(Rebound {
                 ident: binding.ident.clone(),
-                path: (!own_loop).then(|| quote!(#(#stmt)*).to_string()),
+                path,
+                restated,
                 // A loop's collection always: its item may be a copy (`.copied()`, an
                 // `enumerate` index), which holds no borrow of it.
                 alive: direct.contains(&name)
