@@ -111,7 +111,7 @@ async fn the_client_runs_the_research_loop_to_its_end() {
     assert_eq!(run.text(), "MRTR is the stateless era.");
     let asked = run.asked();
     assert_eq!(asked.len(), 4, "three model turns and one question");
-    assert_eq!(asked[0].tool_names(), ["search", "ask_user"]);
+    assert_eq!(asked[0].tool_names(), ["search", "read_page", "ask_user"]);
     assert_eq!(
         asked[0].params()["tools"][0]["inputSchema"]["required"],
         json!(["query"])
