@@ -238,7 +238,8 @@ impl<B> Builder<B> {
     /// # fn build() -> anyhow::Result<()> {
     /// let server = SagaServer::builder()
     ///     .keys(KeyRing::from_env("SAGA_KEYS")?)
-    ///     .state_store(TaskStore::sqlite("saga.db")?)
+    ///     // TaskStore::sqlite("saga.db")? (feature `sqlite`), redis or postgres in production
+    ///     .state_store(TaskStore::memory())
     ///     .build()?;
     /// # let _ = server;
     /// # Ok(())

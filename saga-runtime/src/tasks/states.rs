@@ -32,11 +32,12 @@ pub const DEFAULT_STATE_STORE_BYTES: usize = 512 * 1024 * 1024;
 /// use saga_runtime::tasks::StateSettings;
 ///
 /// # fn build() -> anyhow::Result<()> {
-/// // With the defaults: a token past 8 KiB is kept in the store.
-/// let builder = SagaServer::builder().state_store(TaskStore::sqlite("saga.db")?);
+/// // With the defaults: a token past 8 KiB is kept in the store (here in memory; with
+/// // feature `sqlite`, `TaskStore::sqlite("saga.db")?`; Redis or Postgres for replicas).
+/// let builder = SagaServer::builder().state_store(TaskStore::memory());
 /// // Or with bounds of your own.
 /// let builder = SagaServer::builder().state_store(
-///     StateSettings::new(TaskStore::sqlite("saga.db")?)
+///     StateSettings::new(TaskStore::memory())
 ///         .inline_max(4 * 1024)
 ///         .max_bytes_per_principal(16 * 1024 * 1024),
 /// );
