@@ -150,6 +150,23 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   item of an outer loop, a binding of a pattern over one) is a borrowed collection
 ///   too, so nested loops over a borrowed item's parts resume at both positions.
 ///
+/// # Values made again, not saved
+///
+/// A plain `let` (not `mut`) of the tools a sample offers, made from their types with
+/// literal texts, is not saved: after a suspension the continuation runs the `let` again,
+/// so an agent loop's token does not carry each offered tool's schema (hundreds of bytes)
+/// every round. A build whose descriptions or types changed offers its own to a call in
+/// flight, as a new call would. A request that reads such a value is still stated again
+/// from the state (its token keeps no copy of it).
+///
+/// | made again | example |
+/// |---|---|
+/// | `SamplingTool::of::<T>(literal, literal)`, alone or in an array or `vec!` of them | `let tools = [SamplingTool::of::<Search>("search", "Search the notes"), SamplingTool::of::<AskUser>("ask_user", "Ask the person")];` |
+/// | a `ToolChoice` variant | `let choice = ToolChoice::Required;` |
+///
+/// Anything else (a tool built with `SamplingTool::new` and a schema of its own, texts
+/// from variables, a `mut` binding) is saved as any value is.
+///
 /// # Borrows kept across a suspension
 ///
 /// A borrow of a place of the function's locals may be kept across a suspension: the
