@@ -595,3 +595,57 @@ async fn the_servers_model_may_call_a_tool_with_a_long_name() {
     assert!(!run.is_error(), "{}", run.text());
     assert_eq!(run.text(), name.len().to_string());
 }
+
+/// Offers its tools and a choice made again after each resume (a plain `let` of
+/// `SamplingTool::of` with literal texts, a `ToolChoice` variant), beside a list built at
+/// run time (`mut`), which is saved as any value is.
+#[saga_tool]
+async fn offers_again(rounds: u32) -> Result<String, SagaError> {
+    let tools = vec![SamplingTool::of::<saga_examples::research::Search>(
+        "search",
+        "Search the project's notes",
+    )];
+    let choice = ToolChoice::Required;
+    let mut extra = Vec::new();
+    extra.push(SamplingTool::of::<saga_examples::research::ReadPage>(
+        "read_page",
+        "Read a page",
+    ));
+    let mut used = 0;
+    for _ in 0..rounds {
+        let offered: Vec<SamplingTool> = tools.iter().chain(&extra).cloned().collect();
+        let turn = sample("Look something up")
+            .tools(offered)
+            .tool_choice(choice)
+            .max_tokens(50)
+            .await?;
+        used += turn.tool_uses().len();
+    }
+    Ok(format!("{used} uses"))
+}
+
+#[tokio::test]
+async fn offered_tools_and_a_choice_made_again_after_each_resume_are_the_same() {
+    let client = TestClient::new(offers_again);
+    let run = client
+        .call("offers_again", json!({"rounds": 3}))
+        .respond(|asked| {
+            (asked.method() == "sampling/createMessage")
+                .then(|| Answer::tool_uses([("a", "search", json!({"query": "saga"}))]))
+        })
+        .run()
+        .await
+        .expect("completes");
+    assert_eq!(run.text(), "3 uses");
+    let asked = run.asked();
+    assert_eq!(asked.len(), 3);
+    for round in &asked {
+        assert_eq!(round.tool_names(), ["search", "read_page"]);
+        assert_eq!(
+            round.params()["toolChoice"],
+            asked[0].params()["toolChoice"]
+        );
+        assert_eq!(round.params()["tools"], asked[0].params()["tools"]);
+    }
+    assert_eq!(asked[0].params()["toolChoice"]["mode"], "required");
+}
