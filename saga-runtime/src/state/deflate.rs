@@ -82,18 +82,7 @@ pub(crate) fn inflate(body: &[u8], max: usize) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    /// `len` bytes of a xorshift stream from `seed`: nothing in them repeats.
-    fn noise(seed: u32, len: usize) -> Vec<u8> {
-        let mut x = seed;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
-    }
+    use crate::state::noise;
 
     #[test]
     fn a_long_text_deflates_and_inflates_to_itself() {

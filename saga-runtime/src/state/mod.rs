@@ -133,5 +133,20 @@ pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
     )
 }
 
+/// For tests: `len` bytes of a xorshift stream from `seed` (not zero), in which nothing
+/// repeats, so that they do not deflate.
+#[cfg(test)]
+pub(crate) fn noise(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
 /// The one message every refused token gets, whatever the reason.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";

@@ -197,16 +197,8 @@ mod tests {
     }
 
     /// Bytes that do not deflate: a state that stays long once sealed.
-    fn noise(len: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
+    fn noise(len: usize, seed: u32) -> Vec<u8> {
+        crate::state::noise(seed, len)
     }
 
     fn codec(keys: &KeyRing, store: &TaskStore) -> StateCodec {
