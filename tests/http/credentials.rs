@@ -278,3 +278,65 @@ async fn behind_a_trusted_proxy_each_client_has_its_own_count() {
         }
     }
 }
+
+/// The gate (issue 76): with `.require_verified()`, a caller the check cannot verify is
+/// refused with 401 and a message that says why, whatever it asks (a call, a list, a
+/// session's GET); a verified one is served. Without it, the same caller is served as an
+/// unverified one (`authenticate` alone tells callers apart; it is no gate).
+#[tokio::test]
+async fn require_verified_refuses_every_caller_the_check_cannot_verify() {
+    let build = |gated: bool| {
+        let builder = SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .tool(saga_examples::keeps_json::value_local)
+            .authenticate(|parts| {
+                let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+                (key == "k-right").then(|| "alice".to_owned())
+            });
+        let builder = if gated {
+            builder.require_verified()
+        } else {
+            builder
+        };
+        builder.build().expect("the server builds")
+    };
+    let gated = serve_local(build(true)).await;
+    let list = with_meta(request(1, "tools/list", json!({})));
+    let call = with_meta(request(
+        2,
+        "tools/call",
+        json!({"name": "value_local", "arguments": {}}),
+    ));
+    for message in [&list, &call] {
+        for key in [None, Some("k-wrong")] {
+            let mut post = Post::mcp(gated.addr).rpc(message);
+            if let Some(key) = key {
+                post = post.header("x-api-key", key);
+            }
+            let (status, body) = post.send().await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{key:?}: {body}");
+            let text = body.to_string();
+            assert!(
+                text.contains("serves only callers it verifies"),
+                "{key:?}: {text}"
+            );
+        }
+    }
+    let (status, body) = Post::mcp(gated.addr)
+        .rpc(&list)
+        .header("x-api-key", "k-right")
+        .send()
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["result"]["tools"].is_array(), "{body}");
+    // A GET (a session's stream, or anything else) is refused the same way.
+    let (status, _) = Post::mcp(gated.addr)
+        .method(saga_examples::harness::http::Method::GET)
+        .send()
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    let open = serve_local(build(false)).await;
+    let (status, body) = Post::mcp(open.addr).rpc(&list).send().await;
+    assert_eq!(status, StatusCode::OK, "without the gate: {body}");
+}

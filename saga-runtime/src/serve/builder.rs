@@ -327,6 +327,38 @@ impl<B> Builder<B> {
         self
     }
 
+    /// Refuses, over HTTP, every request whose caller nobody verified: no
+    /// [`authenticate`](Self::authenticate) check accepted its credentials (or it carried
+    /// none), no layer in front put a [`VerifiedPrincipal`](super::VerifiedPrincipal) in
+    /// it, and the server's principals are not [verified](Self::verified_principals). Such a
+    /// request gets HTTP 401 with a JSON-RPC error that says so, before its body is read;
+    /// nothing of it runs, and it holds no place of any bound.
+    ///
+    /// Without it, `authenticate` only tells verified callers apart: a caller it cannot
+    /// verify is still served, as an unverified one (its tokens bound to the principal the
+    /// [`principal`](Self::principal) function gives it, its bounds shared with every
+    /// unverified caller at its address). Over stdio (`serve_stdio`) there are no
+    /// credentials to check: the process that spawned the server is its only caller, and
+    /// it is served.
+    ///
+    /// ```
+    /// # use saga_runtime::prelude::*;
+    /// let keys = ["k-7f3a9c".to_owned()];
+    /// let server = SagaServer::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .authenticate(move |parts| {
+    ///         let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+    ///         keys.iter().any(|known| known == key).then(|| "ops".to_owned())
+    ///     })
+    ///     .require_verified()
+    ///     .build();
+    /// # assert!(server.is_ok());
+    /// ```
+    pub fn require_verified(mut self) -> Self {
+        self.tools.identity.required = true;
+        self
+    }
+
     /// Whether `tools/list` carries each tool's workflow diagram in its `_meta` (under
     /// `saga/diagram`, which `saga graph URL TOOL` reads); off by default. A diagram shows
     /// the tool's conditions, questions and format strings as written, to every client

@@ -21,6 +21,8 @@ pub(crate) struct Identity {
     pub(crate) authenticate: Option<AuthenticateFn>,
     /// Whether the principal function's own identities are verified ones.
     pub(crate) verified: bool,
+    /// Whether a caller nobody verified is refused (`SagaServerBuilder::require_verified`).
+    pub(crate) required: bool,
 }
 
 impl Default for Identity {
@@ -29,6 +31,7 @@ impl Default for Identity {
             principal: Arc::new(authorization_digest),
             authenticate: None,
             verified: false,
+            required: false,
         }
     }
 }

@@ -560,6 +560,11 @@ impl SagaTools {
         self.inner.identity.authenticate.is_some()
     }
 
+    /// Whether callers nobody verified are refused over HTTP.
+    pub(crate) fn requires_verified(&self) -> bool {
+        self.inner.identity.required
+    }
+
     /// The principal of an HTTP request from `peer` and the pool its bounds count it
     /// against.
     pub(crate) fn caller_of(

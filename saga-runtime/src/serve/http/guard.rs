@@ -196,6 +196,10 @@ impl Guard {
                 peer,
             );
         }
+        // The gate: after the try is noted, so that guessing keys still counts.
+        if self.tools.requires_verified() && !caller.pool.is_verified() {
+            return Err(Refused::Unverified);
+        }
         Ok(caller)
     }
 
@@ -742,12 +746,24 @@ enum Refused {
     DuplicateId(Option<Value>),
     /// The request selects a wire format this server does not know.
     Format(UnknownFormat),
+    /// Nobody verified the caller, and the server serves only verified ones
+    /// (`SagaServerBuilder::require_verified`).
+    Unverified,
 }
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         match self {
             Refused::TooManyTries => too_many_tries(),
+            Refused::Unverified => {
+                tracing::info!("refused a request: its caller is not verified");
+                refuse(
+                    StatusCode::UNAUTHORIZED,
+                    INVALID_REQUEST,
+                    "this server serves only callers it verifies, and this request carries no \
+                     credentials it accepted",
+                )
+            }
             Refused::SessionNotFound => {
                 (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
             }
