@@ -171,6 +171,7 @@ mod tests {
                 (parts.headers.get("x-key")?.as_bytes() == b"k").then(|| "alice".to_owned())
             })),
             verified: false,
+            required: false,
         };
         let request = |headers: &[(&str, &str)]| {
             let mut builder = http::Request::builder();
