@@ -5,6 +5,7 @@
 //! saga call URL TOOL key=value…          # drive a call to completion, asking you
 //! saga call --stdio "CMD ARGS" TOOL …    # the same with a server started as a child
 //! saga call --task URL TOOL …            # as a task: tasks/get, tasks/update, tasks/cancel
+//! saga task get|watch|cancel URL TASK_ID  # re-attach to a task by its id
 //! saga inspect TOKEN                     # a token's tool, version and point, and whether SAGA_KEYS opens it
 //! saga graph URL TOOL                    # a tool's diagram (Mermaid); --example NAME TOOL from an example
 //! ```
@@ -71,8 +72,12 @@ with no entry, stops saga as above.
 call becomes a task at its first checkpoint; saga polls tasks/get at the server's
 pollIntervalMs, shows each status, answers an input_required task's requests with
 tasks/update (prompts or --answers, keyed by the task's inputRequests keys), and prints
-the completed task's result. Ctrl-C sends tasks/cancel. A server that does not offer
-the extension (in the era used; --session for 2025-11-25) is refused.
+the completed task's result. Ctrl-C sends tasks/cancel (so does saga giving up on the
+task: an --answers answer asked again); any other error leaves the task running and says
+how to follow it again. While the server cannot be reached (a restart), saga keeps
+polling for up to 120 s. `saga task get|watch|cancel URL TASK_ID` re-attaches to a task
+by its id. A server that does not offer the extension (in the era used; --session for
+2025-11-25) is refused.
 
 SAGA_REQUEST_TIMEOUT=SECONDS (default 120) bounds how long saga waits for any one answer
 of the server's: connecting, each tools/list page, each round over MRTR, each tasks/get
@@ -135,6 +140,24 @@ enum Command {
         #[arg(value_name = "TOOL KEY=VALUE")]
         rest: Vec<String>,
     },
+    /// Re-attaches to a task by its id (MCP tasks extension): `get` shows its status (and
+    /// its result once it has one), `watch` follows it to its end as `call --task` does
+    /// (Ctrl-C stops watching and leaves it running), `cancel` sends tasks/cancel.
+    #[command(override_usage = "saga task get|watch|cancel [OPTIONS] URL TASK_ID")]
+    Task {
+        /// What to do: get, watch or cancel.
+        #[arg(value_enum)]
+        action: task::Action,
+        #[command(flatten)]
+        server: TaskServerArgs,
+        /// Answers from a JSON file instead of prompts, for `watch` (as `call --answers`).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
+        /// `URL TASK_ID`, or `TASK_ID` with --stdio: the task's id as `call --task`
+        /// printed it.
+        #[arg(value_name = "URL TASK_ID", required = true, num_args = 1..=2)]
+        rest: Vec<String>,
+    },
     /// Prints a tool's diagram (Mermaid stateDiagram-v2 text): from a server's tools/list,
     /// or with --example NAME from `cargo run --example NAME -- --graph TOOL`.
     Graph {
@@ -183,6 +206,38 @@ struct ServerArgs {
     /// Bearer TOKEN` with every HTTP request. Default: $SAGA_TOKEN.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// A header sent with every HTTP request, `NAME:VALUE` (an API key: `--header
+    /// 'X-Api-Key: k-123'`); repeatable.
+    #[arg(long = "header", short = 'H', value_name = "NAME:VALUE")]
+    headers: Vec<String>,
+}
+
+/// Where the server of `saga task` is: as [`ServerArgs`], its URL required unless
+/// `--stdio` is given (the task's id follows it).
+#[derive(Debug, Args)]
+struct TaskServerArgs {
+    /// Start this command (split like a shell would) and talk MCP on its stdin/stdout.
+    #[arg(long, value_name = "CMD ARGS")]
+    stdio: Option<String>,
+    /// A bearer token, as for `saga call`. Default: $SAGA_TOKEN.
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// A header sent with every HTTP request, `NAME:VALUE`; repeatable.
+    #[arg(long = "header", short = 'H', value_name = "NAME:VALUE")]
+    headers: Vec<String>,
+}
+
+impl TaskServerArgs {
+    /// The server and the task's id of `saga task`'s words: `URL TASK_ID`, or `TASK_ID`
+    /// with --stdio.
+    fn target_and_id(&self, rest: &[String]) -> anyhow::Result<(Target, String)> {
+        match (&self.stdio, rest) {
+            (Some(command), [id]) => Ok((stdio_target(command)?, id.clone())),
+            (Some(_), _) => anyhow::bail!("with --stdio, give the task's id alone"),
+            (None, [url, id]) => Ok((Target::Http(url.clone()), id.clone())),
+            (None, _) => anyhow::bail!("give the server's URL, then the task's id"),
+        }
+    }
 }
 
 /// The target, tool and arguments of `saga call`.
@@ -261,13 +316,12 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Command::Tools { server } | Command::Call { server, .. } = &cli.command {
-        let token = server
-            .token
-            .clone()
-            .or_else(|| std::env::var("SAGA_TOKEN").ok())
-            .filter(|token| !token.is_empty());
-        target::set_token(token);
+    match &cli.command {
+        Command::Tools { server } | Command::Call { server, .. } => {
+            credentials(server.token.as_deref(), &server.headers)?;
+        }
+        Command::Task { server, .. } => credentials(server.token.as_deref(), &server.headers)?,
+        Command::Graph { .. } | Command::Inspect { .. } => {}
     }
     match cli.command {
         Command::Tools { server } => {
@@ -285,17 +339,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             rest,
         } => {
             let line = call_line(&server, &rest)?;
-            let answers = match answers {
-                Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                    Some(
-                        answers::Answers::parse(&text)
-                            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-                    )
-                }
-                None => None,
-            };
+            let answers = read_answers(answers)?;
             let roots = call::roots(&roots)?;
             let outcome = call::call(
                 &line.target,
@@ -308,6 +352,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 show_state,
             )
             .await?;
+            Ok(match outcome {
+                call::Outcome::Done(false) => ExitCode::SUCCESS,
+                call::Outcome::Done(true) => ExitCode::from(1),
+                call::Outcome::Interrupted => ExitCode::from(130),
+            })
+        }
+        Command::Task {
+            action,
+            server,
+            answers,
+            rest,
+        } => {
+            let (target, id) = server.target_and_id(&rest)?;
+            let answers = read_answers(answers)?;
+            let responder = call::Responder::new(answers, call::roots(&[])?).tasks(true);
+            let outcome = task::attach(&target, responder, action, &id).await?;
             Ok(match outcome {
                 call::Outcome::Done(false) => ExitCode::SUCCESS,
                 call::Outcome::Done(true) => ExitCode::from(1),
@@ -333,6 +393,29 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Sets what every HTTP request of this run carries: the bearer token (`--token`, else
+/// `$SAGA_TOKEN`) and the `--header`s.
+fn credentials(token: Option<&str>, headers: &[String]) -> anyhow::Result<()> {
+    let token = token
+        .map(str::to_owned)
+        .or_else(|| std::env::var("SAGA_TOKEN").ok())
+        .filter(|token| !token.is_empty());
+    target::set_token(token);
+    target::set_headers(headers)
+}
+
+/// The answers of an `--answers` file, if one is given.
+fn read_answers(path: Option<PathBuf>) -> anyhow::Result<Option<answers::Answers>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    answers::Answers::parse(&text)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// One line on stderr, exit status 2.

@@ -22,6 +22,45 @@ pub fn token() -> Option<&'static str> {
     TOKEN.get().and_then(Option::as_deref)
 }
 
+/// The headers sent with every HTTP request (`--header NAME:VALUE`), set once at start.
+static HEADERS: std::sync::OnceLock<
+    Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>,
+> = std::sync::OnceLock::new();
+
+/// Reads `--header` values, `NAME: VALUE` (or `NAME:VALUE`), each a valid HTTP header,
+/// and sets them for this run.
+pub fn set_headers(headers: &[String]) -> anyhow::Result<()> {
+    let parsed = headers
+        .iter()
+        .map(|header| parse_header(header))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let _ = HEADERS.set(parsed);
+    Ok(())
+}
+
+/// One `--header` value.
+pub fn parse_header(
+    header: &str,
+) -> anyhow::Result<(reqwest::header::HeaderName, reqwest::header::HeaderValue)> {
+    let Some((name, value)) = header.split_once(':') else {
+        anyhow::bail!("--header {header:?}: expected NAME:VALUE, e.g. 'X-Api-Key: k-123'");
+    };
+    let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+        anyhow::anyhow!(
+            "--header {header:?}: {:?} is not a header name",
+            name.trim()
+        )
+    })?;
+    let value = reqwest::header::HeaderValue::from_str(value.trim())
+        .map_err(|_| anyhow::anyhow!("--header {header:?}: the value is not a header value"))?;
+    Ok((name, value))
+}
+
+/// The headers for this run (`--header`).
+pub fn headers() -> &'static [(reqwest::header::HeaderName, reqwest::header::HeaderValue)] {
+    HEADERS.get().map_or(&[], Vec::as_slice)
+}
+
 /// What to tell the user when the server at `url` refused to connect with an OAuth
 /// challenge: it is asked once more (a `tools/list`, with the token if one was given),
 /// and a `401`/`403` with `WWW-Authenticate: Bearer resource_metadata="…"` is read: where
@@ -40,6 +79,9 @@ pub async fn auth_hint(url: &str) -> Option<String> {
         .body(r#"{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{}}"#);
     if let Some(token) = token() {
         probe = probe.bearer_auth(token);
+    }
+    for (name, value) in headers() {
+        probe = probe.header(name, value);
     }
     let response = probe.send().await.ok()?;
     let challenge = response

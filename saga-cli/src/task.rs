@@ -7,6 +7,12 @@
 //! `--answers`, as an ordinary call), and prints the result of a `completed` task as an
 //! ordinary call prints its result. Ctrl-C sends `tasks/cancel`. rmcp's client puts the
 //! task id in each `tasks/*` request's `Mcp-Name` header.
+//!
+//! A task outlives its connection: when the server cannot be reached (it restarts, as a
+//! durable task's server may), `saga` keeps polling for up to [`UNREACHABLE_FOR`], saying
+//! so, and goes on once the server answers. It never cancels a task on an error: only on
+//! Ctrl-C during `call --task`, which created it. `saga task get|watch|cancel URL ID`
+//! re-attaches to a task by its id ([`attach`]).
 
 use crate::terminal::one_line;
 use std::collections::BTreeSet;
@@ -33,6 +39,23 @@ const MIN_POLL: Duration = Duration::from_millis(10);
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// How long `tasks/cancel` may take before `saga` gives up on it.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long `saga` keeps polling a server it cannot reach (a restart) before it stops,
+/// leaving the task to run.
+const UNREACHABLE_FOR: Duration = Duration::from_secs(120);
+/// The wait between two tries of a server it cannot reach.
+const UNREACHABLE_RETRY: Duration = Duration::from_secs(1);
+
+/// What `saga task` does with a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Action {
+    /// Shows the task's status, and its result once it has one.
+    Get,
+    /// Follows the task to its end, answering what it asks (Ctrl-C stops watching and
+    /// leaves the task running).
+    Watch,
+    /// Sends tasks/cancel.
+    Cancel,
+}
 
 /// The id of the task a call became, once it is one: what Ctrl-C cancels.
 #[derive(Debug, Default)]
@@ -97,19 +120,84 @@ pub(crate) async fn follow(
     created: CreateTaskResult,
     slot: &Slot,
 ) -> anyhow::Result<Outcome> {
-    let id = created.task.task_id.clone();
-    slot.set(&id);
-    let mut interval = poll_interval(created.task.poll_interval_ms);
+    slot.set(&created.task.task_id);
+    follow_task(client, responder, created.task, "created").await
+}
+
+/// Whether a request failed on its way (the server unreachable, the connection reset),
+/// not with the server's answer.
+fn unreachable(error: &rmcp::ServiceError) -> bool {
+    !matches!(error, rmcp::ServiceError::McpError(_)) && error.auth_challenge().is_none()
+}
+
+/// A task's `tasks/get`, tried again while the server cannot be reached, for up to
+/// [`UNREACHABLE_FOR`]; said once when it starts and once when the server answers again.
+async fn get_task(
+    client: &Client,
+    responder: &Responder,
+    id: &str,
+) -> anyhow::Result<rmcp::model::GetTaskResult> {
+    let mut since: Option<std::time::Instant> = None;
+    loop {
+        let got = responder
+            .until_stopped(crate::deadline::answer(
+                "tasks/get",
+                client.get_task(GetTaskParams::new(id.to_owned())),
+            ))
+            .await??;
+        match got {
+            Ok(got) => {
+                if since.is_some() {
+                    say!("← task {}: the server answers again", one_line(id));
+                }
+                return Ok(got);
+            }
+            Err(error) if unreachable(&error) => {
+                if since.is_none() {
+                    say!(
+                        "… the server cannot be reached ({}); polling task {} again for up to {} s (the task runs on there)",
+                        one_line(&format!("{error}")),
+                        one_line(id),
+                        UNREACHABLE_FOR.as_secs()
+                    );
+                }
+                let first = *since.get_or_insert_with(std::time::Instant::now);
+                if first.elapsed() >= UNREACHABLE_FOR {
+                    return Err(
+                        request_error(&format!("tasks/get {id}"), error).context(format!(
+                            "the server was unreachable for {} s; the task may still run",
+                            UNREACHABLE_FOR.as_secs()
+                        )),
+                    );
+                }
+                responder
+                    .until_stopped(tokio::time::sleep(UNREACHABLE_RETRY))
+                    .await?;
+            }
+            Err(error) => return Err(request_error(&format!("tasks/get {id}"), error)),
+        }
+    }
+}
+
+/// Follows `task` to its end; `how` says how saga came to it (`created`, `found`).
+async fn follow_task(
+    client: &Client,
+    responder: &Responder,
+    task: rmcp::model::Task,
+    how: &str,
+) -> anyhow::Result<Outcome> {
+    let id = task.task_id.clone();
+    let mut interval = poll_interval(task.poll_interval_ms);
     say!(
-        "← task {} created: {} (polling tasks/get every {} ms)",
+        "← task {} {how}: {} (polling tasks/get every {} ms)",
         one_line(&id),
-        status_name(created.task.status),
+        status_name(task.status),
         interval.as_millis()
     );
-    if let Some(message) = &created.task.status_message {
+    if let Some(message) = &task.status_message {
         say!("  {}", one_line(message));
     }
-    let mut shown = (created.task.status, created.task.status_message.clone());
+    let mut shown = (task.status, task.status_message.clone());
     // Keys answered with tasks/update; with --answers, one asked again is refused.
     let mut answered: BTreeSet<String> = BTreeSet::new();
     // The task's lastUpdatedAt when it was last answered: an input_required read with the
@@ -118,14 +206,7 @@ pub(crate) async fn follow(
     let mut updates = 0usize;
     loop {
         tokio::time::sleep(interval).await;
-        let got = responder
-            .until_stopped(crate::deadline::answer(
-                "tasks/get",
-                client.get_task(GetTaskParams::new(id.clone())),
-            ))
-            .await??
-            .map_err(|e| request_error(&format!("tasks/get {id}"), e))?;
-        let detailed = got.task;
+        let detailed = get_task(client, responder, &id).await?.task;
         if detailed.task.poll_interval_ms.is_some() {
             interval = poll_interval(detailed.task.poll_interval_ms);
         }
@@ -216,11 +297,14 @@ async fn cancel(client: &Client, id: &str) -> Result<(), String> {
 
 /// Runs `call` until it ends or Ctrl-C. On Ctrl-C (a signal, or at a prompt) the task the
 /// call became, if any, is cancelled with `tasks/cancel`, and the outcome is
-/// [`Outcome::Interrupted`]. On an error once the task exists, the task is cancelled too
-/// (`saga` leaves nothing running that nobody follows), and the error says so.
+/// [`Outcome::Interrupted`]: the person asked for it; so it is when saga gives up on the
+/// task itself (its answers file has no answer the server accepts). On any other error the
+/// task is left as it is (a server that restarts, a network that fails: a durable task
+/// runs on), and the error says how to follow it again (`reattach`: `saga task watch URL`).
 pub(crate) async fn until_interrupted(
     client: &Client,
     slot: &Slot,
+    reattach: &str,
     call: impl std::future::Future<Output = anyhow::Result<Outcome>>,
 ) -> anyhow::Result<Outcome> {
     tokio::select! {
@@ -230,10 +314,18 @@ pub(crate) async fn until_interrupted(
                 let Some(id) = slot.get() else {
                     return Err(error);
                 };
-                return Err(match cancel(client, &id).await {
-                    Ok(()) => error.context(format!("task {id} cancelled")),
-                    Err(why) => error.context(format!("task {id} may still run ({why})")),
-                });
+                // saga gave up on a task it created: nobody will answer it.
+                if error.is::<crate::call::respond::GaveUp>() {
+                    return Err(match cancel(client, &id).await {
+                        Ok(()) => error.context(format!("task {id} cancelled")),
+                        Err(why) => error.context(format!("task {id} may still run ({why})")),
+                    });
+                }
+                return Err(error.context(format!(
+                    "task {} was not cancelled and may still run: follow it with `{reattach} {}`",
+                    clean(&id),
+                    clean(&id)
+                )));
             }
             other => return other,
         },
@@ -256,6 +348,82 @@ pub(crate) async fn until_interrupted(
         None => eprintln!("saga: interrupted"),
     }
     Ok(Outcome::Interrupted)
+}
+
+/// `saga task ACTION URL ID`: connects declaring the tasks extension, and gets, follows
+/// or cancels the task `id`. Following it, Ctrl-C stops watching and leaves it running
+/// (this command did not create it).
+pub async fn attach(
+    target: &crate::target::Target,
+    responder: Responder,
+    action: Action,
+    id: &str,
+) -> anyhow::Result<Outcome> {
+    let responder = std::sync::Arc::new(responder);
+    let connection = crate::call::session::connect(target, responder.clone()).await?;
+    let client = &connection.client;
+    let outcome = match action {
+        Action::Cancel => {
+            cancel(client, id)
+                .await
+                .map_err(|why| anyhow::anyhow!("task {}: {why}", clean(id)))?;
+            say!("← task {}: cancel sent (tasks/cancel)", one_line(id));
+            Ok(Outcome::Done(false))
+        }
+        Action::Get => {
+            let detailed = get_task(client, &responder, id).await?.task;
+            say!(
+                "{}",
+                status_line(
+                    id,
+                    detailed.task.status,
+                    detailed.task.status_message.as_deref()
+                )
+            );
+            match detailed.payload {
+                TaskPayload::Completed { result } => {
+                    let result: CallToolResult = serde_json::from_value(Value::Object(result))
+                        .map_err(|e| {
+                            anyhow::anyhow!("task {id}: a result that is not a tool's: {e}")
+                        })?;
+                    Ok(Outcome::Done(print_result(&result, &of_task(id))?))
+                }
+                TaskPayload::InputRequired { input_requests } => {
+                    let keys: Vec<String> =
+                        input_requests.keys().map(|key| one_line(key)).collect();
+                    say!(
+                        "  asks: {} (answer them with `saga task watch`)",
+                        keys.join(", ")
+                    );
+                    Ok(Outcome::Done(false))
+                }
+                TaskPayload::Failed { error } => {
+                    anyhow::bail!("task {id} failed: {}", task_error(&error))
+                }
+                TaskPayload::Cancelled => anyhow::bail!("task {id} was cancelled"),
+                _ => Ok(Outcome::Done(false)),
+            }
+        }
+        Action::Watch => {
+            let task = get_task(client, &responder, id).await?.task.task;
+            tokio::select! {
+                outcome = follow_task(client, &responder, task, "found") => match outcome {
+                    Err(error) if error.is::<Interrupted>() => {
+                        eprintln!("saga: stopped watching task {}; it runs on", clean(id));
+                        Ok(Outcome::Interrupted)
+                    }
+                    other => other,
+                },
+                signal = tokio::signal::ctrl_c() => {
+                    signal.map_err(|e| anyhow::anyhow!("cannot wait for Ctrl-C: {e}"))?;
+                    eprintln!("saga: stopped watching task {}; it runs on", clean(id));
+                    Ok(Outcome::Interrupted)
+                }
+            }
+        }
+    };
+    let _ = connection.client.cancel().await;
+    outcome
 }
 
 #[cfg(test)]

@@ -42,8 +42,13 @@ fn example(name: &str) -> PathBuf {
 
 /// Starts example `name` on a free port with `envs`; waits for its "listening on" line.
 fn serve(name: &str, envs: &[(&str, &str)]) -> Server {
+    serve_at(name, "127.0.0.1:0", envs)
+}
+
+/// [`serve`] at `address` (a restart on the same port).
+fn serve_at(name: &str, address: &str, envs: &[(&str, &str)]) -> Server {
     let mut child = Command::new(example(name))
-        .args(["--http", "127.0.0.1:0"])
+        .args(["--http", address])
         .env("SAGA_KEYS", KEY)
         // Tasks in this process's memory: the examples' default, a SQLite file in the
         // working directory, would outlive the test and be shared by the next run.
@@ -411,4 +416,111 @@ fn answers_asked_again_stop_at_once_with_the_servers_reason() {
     assert!(err.contains("\"elicitation-2\""), "{err}");
     assert!(err.contains("Your last answer was not accepted:"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 76: a durable task's server restarts while `saga call --task` follows it. saga
+/// keeps polling (saying so), goes on once the server answers, prints the result, and never
+/// cancels the task; `saga task get URL ID` re-attaches to it by its id afterwards.
+#[test]
+fn a_task_is_followed_through_its_servers_restart_and_found_again_by_id() {
+    let dir = temp_dir("restart");
+    let store = format!("sqlite:{}", dir.join("tasks.db").display());
+    let journal = dir.join("journal");
+    let journal_path = journal.display().to_string();
+    let envs = [
+        ("SAGA_TASKS", store.as_str()),
+        ("MIGRATE_JOURNAL", journal_path.as_str()),
+    ];
+    let server = serve("migrate", &envs);
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
+        .args([
+            "call",
+            "--task",
+            &server.url,
+            "migrate",
+            "tables=40",
+            "millis_per_table=100",
+            "label=restarted",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("saga runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (created, seen) = mpsc::channel();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.contains(" created: ") {
+                let _ = created.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let err = reader(child.stderr.take().expect("stderr"));
+    seen.recv_timeout(Duration::from_secs(30))
+        .expect("the task is created");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&journal)
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+        < 3
+    {
+        assert!(Instant::now() < deadline, "the migration never began");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The server goes away mid-task, and comes back on the same port two seconds later.
+    drop(server);
+    std::thread::sleep(Duration::from_secs(2));
+    let server = serve_at("migrate", &address, &envs);
+    let code = wait(&mut child, Duration::from_secs(60));
+    let (out, err) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let unreachable = at(&out, "the server cannot be reached");
+    let again = at(&out, "the server answers again");
+    let completed = at(&out, ": completed\n");
+    assert!(unreachable < again && again < completed, "{out}");
+    assert!(
+        !out.contains("cancel") && !err.contains("cancel"),
+        "{out}\n{err}"
+    );
+    let id = out[..unreachable]
+        .rsplit("← task ")
+        .find_map(|rest| rest.split_whitespace().next().filter(|id| id.len() == 32))
+        .expect("a task id");
+
+    // Found again by its id: its status and result.
+    let (code, found, err) = saga(&["task", "get", &server.url, id]);
+    assert_eq!(code, Some(0), "{found}\n{err}");
+    assert!(
+        found.contains(&format!("← task {id}: completed")),
+        "{found}"
+    );
+    assert!(found.contains("── result of task "), "{found}");
+    // Watching a finished task prints its result at once; cancelling one refuses.
+    let (code, watched, err) = saga(&["task", "watch", &server.url, id]);
+    assert_eq!(code, Some(0), "{watched}\n{err}");
+    assert!(watched.contains(" found: completed"), "{watched}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--header NAME:VALUE` is sent with every request; a malformed one is refused before
+/// anything is sent.
+#[test]
+fn a_header_is_checked_and_sent() {
+    let server = serve("migrate", &[]);
+    let (code, out, err) = saga(&["tools", "--header", "X-Api-Key: k-123", &server.url]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("approve_migration"), "{out}");
+    let (code, _, err) = saga(&["tools", "--header", "no colon here", &server.url]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("expected NAME:VALUE"), "{err}");
 }

@@ -337,11 +337,25 @@ pub(crate) fn asked_again(key: &str, request: &Value) -> anyhow::Error {
         one_line(key)
     );
     say!("  {}", crate::terminal::indent(&message));
-    anyhow::anyhow!(
+    anyhow::Error::new(GaveUp(format!(
         "the server asked {key:?} again: it did not accept the answer from the answers file. \
          It says: {message}"
-    )
+    )))
 }
+
+/// saga's own decision to stop a call it cannot go on with (its answers file has no
+/// answer the server accepts): a task the call created is then cancelled, where an error
+/// of the server or the network leaves it running.
+#[derive(Debug)]
+pub(crate) struct GaveUp(String);
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GaveUp {}
 /// Runs a blocking prompt without stalling the runtime's other tasks.
 fn block<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)

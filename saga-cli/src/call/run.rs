@@ -64,7 +64,11 @@ pub async fn call(
     let task = crate::task::Slot::default();
     let run = drive(client, &responder, tool, params, show_state, &task);
     let outcome = if responder.tasks {
-        crate::task::until_interrupted(client, &task, run).await
+        let reattach = match target {
+            Target::Http(url) => format!("saga task watch {url}"),
+            Target::Stdio(words) => format!("saga task watch --stdio {:?}", words.join(" ")),
+        };
+        crate::task::until_interrupted(client, &task, &reattach, run).await
     } else {
         run.await
     };

@@ -159,7 +159,7 @@ pub(crate) struct Connection {
     _child: Option<tokio::process::Child>,
 }
 
-pub(super) async fn connect(
+pub(crate) async fn connect(
     target: &Target,
     responder: std::sync::Arc<Responder>,
 ) -> anyhow::Result<Connection> {
@@ -179,6 +179,7 @@ pub(super) async fn connect(
             if let Some(token) = crate::target::token() {
                 config = config.auth_header(token);
             }
+            config.custom_headers = crate::target::headers().iter().cloned().collect();
             let transport =
                 StreamableHttpClientTransport::with_client(Recording::new(seen.clone())?, config);
             let connected = crate::deadline::answer(
