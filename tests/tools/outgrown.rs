@@ -362,3 +362,50 @@ fn a_reference_is_no_format_to_seal_in() {
         "{error}"
     );
 }
+
+/// Keeps a page that does not deflate across ten samples, then asks the person.
+#[saga_tool]
+async fn samples_with_a_page() -> Result<String, SagaError> {
+    let page = fetched(3, 40 * 1024);
+    let mut said = 0;
+    for _ in 0..10 {
+        let answer = sample("Say something").max_tokens(20).await?;
+        said += answer.text().len().min(1);
+    }
+    let _sure: bool = elicit("Keep it?").await?;
+    Ok(format!("{} bytes, {said} answers", page.len()))
+}
+
+/// Only a state that leaves the process is kept (the review of issue 74): the ten rounds
+/// the server's model answers within one request are handed on in memory, so a store whose
+/// bound holds two such states keeps only the one the client is answered with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_state_a_request_answers_with_is_kept() {
+    use saga_examples::harness::openai::FakeOpenAi;
+    use saga_runtime::model::OpenAiCompatible;
+    use saga_runtime::rmcp::model::ClientCapabilities;
+    use saga_runtime::tasks::StateSettings;
+    let provider = FakeOpenAi::start("sk-kept-0123456789").await;
+    let model = OpenAiCompatible::new(&provider.base_url, "sk-kept-0123456789", "fake-model")
+        .expect("a client");
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .model(model)
+        .state_store(StateSettings::new(TaskStore::memory()).max_bytes_per_principal(100 * 1024))
+        .tool(samples_with_a_page)
+        .build()
+        .expect("builds");
+    let client = TestClient::with_tools(tools)
+        .capabilities(ClientCapabilities::builder().enable_elicitation().build());
+    let run = client
+        .call("samples_with_a_page", json!({}))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("completes");
+    assert_eq!(run.text(), format!("{} bytes, 10 answers", 40 * 1024));
+    assert_eq!(provider.requests().len(), 10);
+    let tokens: Vec<usize> = run.rounds().iter().filter_map(|r| r.token_len()).collect();
+    assert_eq!(tokens.len(), 1, "one round reached the client: {tokens:?}");
+    assert!(tokens[0] < 200, "a reference: {tokens:?}");
+}

@@ -342,6 +342,7 @@ impl SagaTools {
         // a resume token too. It stays in memory: nothing of it is kept in the store.
         let session_codec = StateCodec::new(KeyRing::ephemeral(), SESSION_STATE_TTL)
             .with_max_token_len(codec.max_sealed_len())
+            .with_max_state_bytes(codec.max_state_bytes())
             .with_format(codec.format());
         Ok(Self {
             inner: Arc::new(Inner {

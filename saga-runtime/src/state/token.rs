@@ -160,6 +160,10 @@ pub struct StateCodec {
     format: TokenFormat,
     /// Where states past the inline bound are kept, if anywhere.
     keeping: Option<Keeping>,
+    /// The longest state it deflates and inflates, when set apart from its cap (a
+    /// session's or a task's codec, whose states stay in the process or the task's
+    /// record, holds the server's).
+    max_state: Option<usize>,
 }
 
 /// A token that passed every check, with its plaintext.
@@ -198,7 +202,16 @@ impl StateCodec {
             single_use: None,
             format: TokenFormat::SEALED,
             keeping: None,
+            max_state: None,
         }
+    }
+
+    /// Deflates and inflates states of up to `max` bytes, whatever its cap (see
+    /// [`StateCodec::max_state_bytes`]): a codec whose tokens never reach a client, with
+    /// the cap of the largest state the server keeps, holds the server's bound.
+    pub fn with_max_state_bytes(mut self, max: usize) -> Self {
+        self.max_state = Some(max.min(super::MAX_STATE_BYTES));
+        self
     }
 
     /// Keeps a state whose token would be longer than `inline_max` in `store`, and hands
@@ -206,13 +219,6 @@ impl StateCodec {
     /// state may then seal into up to [`StateCodec::max_sealed_len`] characters.
     pub fn with_state_store(mut self, store: Arc<dyn StateStore>, inline_max: usize) -> Self {
         self.keeping = Some(Keeping { store, inline_max });
-        self
-    }
-
-    /// Keeps its states where `other` keeps its own, past the same inline bound (a task's
-    /// states where the server keeps a call's).
-    pub(crate) fn with_states_of(mut self, other: &StateCodec) -> Self {
-        self.keeping = other.keeping.clone();
         self
     }
 
@@ -297,9 +303,11 @@ impl StateCodec {
     /// [`MAX_STATE_BYTES`](super::MAX_STATE_BYTES). What one request may cost in memory and
     /// work stays in proportion to the cap the server chose, whoever sends the token.
     pub fn max_state_bytes(&self) -> usize {
-        self.max_token_len
-            .saturating_mul(64)
-            .min(super::MAX_STATE_BYTES)
+        self.max_state.unwrap_or_else(|| {
+            self.max_token_len
+                .saturating_mul(64)
+                .min(super::MAX_STATE_BYTES)
+        })
     }
 
     /// The key ring.
@@ -531,7 +539,12 @@ impl StateCodec {
                 owner: &owner.key,
                 shared: owner.shared,
                 token: &token,
-                keep_until: header.expires_at.saturating_add(self.leeway.as_secs()),
+                // A second past the last one its reference opens in: the store never
+                // forgets it while the reference is still accepted.
+                keep_until: header
+                    .expires_at
+                    .saturating_add(self.leeway.as_secs())
+                    .saturating_add(1),
             })
             .await?;
         Ok(sealed)
@@ -584,9 +597,21 @@ impl StateCodec {
         point: &PointKey,
         binding: &Binding,
     ) -> Result<Opened, OpenError> {
+        self.open_kept_within(token, point, binding, self.max_token_len)
+            .await
+    }
+
+    /// [`StateCodec::open_kept`] for a token of up to `max_len` characters: a state the
+    /// process handed on to itself may be as long as [`StateCodec::max_sealed_len`].
+    pub(crate) async fn open_kept_within(
+        &self,
+        token: &str,
+        point: &PointKey,
+        binding: &Binding,
+        max_len: usize,
+    ) -> Result<Opened, OpenError> {
         let now = unix_now();
-        let (reference, written) =
-            self.open_within(now, token, point, binding, self.max_token_len)?;
+        let (reference, written) = self.open_within(now, token, point, binding, max_len)?;
         if written != TokenFormat::Kept {
             return Ok(reference);
         }

@@ -356,11 +356,13 @@ impl Tasks {
     /// states too, so a replica of the older build can take a task over), for as long as
     /// a task lives.
     pub(crate) fn new(settings: TaskSettings, server: &StateCodec) -> Self {
+        // A task's state stays in its record (counted by the task store's quota), never
+        // handed to a client: it may be as long as the server's largest, kept or not.
         let codec = StateCodec::new(server.keys().duplicate(), settings.ttl)
-            .with_max_token_len(server.max_token_len())
+            .with_max_token_len(server.max_sealed_len())
+            .with_max_state_bytes(server.max_state_bytes())
             .with_leeway(server.leeway())
-            .with_format(server.format())
-            .with_states_of(server);
+            .with_format(server.format());
         Self {
             workers: crate::engine::caller::pool::Shares::new(
                 settings.max_workers,

@@ -386,6 +386,18 @@ impl SagaContext {
     }
 
     /// Sets what [`SagaContext::state_size`] answers, for the round about to step.
+    /// Marks the next round's token as handed on by the drive within this request (a
+    /// state that never left the process: opened up to the largest state the codec
+    /// seals, never kept in a store), or brought by the request.
+    pub(crate) fn set_state_handed_on(&self, handed_on: bool) {
+        self.state_size.set_handed_on(handed_on);
+    }
+
+    /// See [`SagaContext::set_state_handed_on`].
+    pub(crate) fn state_handed_on(&self) -> bool {
+        self.state_size.handed_on()
+    }
+
     pub(crate) fn set_state_size(&self, size: StateSize) {
         self.state_size.set(size);
     }

@@ -158,11 +158,16 @@ pub(crate) fn kept_failure(tool: &str, error: &crate::state::StoreError) -> Fail
     tracing::warn!(tool = %Escaped(tool), %error, "a saga state could not be kept");
     match error {
         crate::state::StoreError::Quota(bound) => Failure::Internal(
-            format!("the server could not keep this call's state: {bound}; retry later").into(),
+            format!(
+                "the server could not keep this call's state: {bound}; retry the request \
+                 later (where tokens are single use, start the call again)"
+            )
+            .into(),
         ),
         _ => Failure::Internal(
             "the server could not keep this call's state (its state store is full or \
-             unavailable); retry later"
+             unavailable); retry the request later (where tokens are single use, start the \
+             call again)"
                 .into(),
         ),
     }

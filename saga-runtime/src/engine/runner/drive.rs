@@ -161,6 +161,9 @@ pub(crate) async fn drive<P: Policy>(
     policy: &mut P,
 ) -> Result<CallToolResponse, ErrorData> {
     let mut passed = 0usize;
+    // The first round's token is the request's (or the task record's); every later one is
+    // handed on here, and never left the process.
+    cx.set_state_handed_on(false);
     loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it
         // and leaves the rest for the next round.
@@ -173,21 +176,24 @@ pub(crate) async fn drive<P: Policy>(
             decide(response, policy, call, cx)
         };
         match decided.await? {
-            Decided::Ended(response) | Decided::Next(Next::Respond(response), _) => {
-                return Ok(response);
+            Decided::Ended(response) => return Ok(response),
+            Decided::Next(Next::Respond(response), _) => {
+                return hand_out(policy.codec(), saga, call, cx, response).await;
             }
             Decided::Next(Next::GoOn { from, inputs }, checkpoint) => {
                 match inputs.pass {
                     Pass::Counted => {
                         passed += 1;
                         if passed > MAX_REPLAYED_CHECKPOINTS {
-                            return policy.past_bound(call, from, checkpoint);
+                            let response = policy.past_bound(call, from, checkpoint)?;
+                            return hand_out(policy.codec(), saga, call, cx, response).await;
                         }
                     }
                     Pass::Answered => passed = 0,
                     Pass::Free => {}
                 }
                 call.request_state = from.request_state;
+                cx.set_state_handed_on(true);
                 call.input_responses = inputs.answers;
                 call.failures = inputs.failures;
                 call.model = inputs.model;
@@ -195,6 +201,40 @@ pub(crate) async fn drive<P: Policy>(
         }
         tokio::task::yield_now().await;
     }
+}
+
+/// `response` as it leaves the process: a token longer than the codec's inline bound is
+/// kept in the codec's state store, and the request answers with a reference to it. Only
+/// here: a state handed on within the request (a checkpoint passed, a round the server's
+/// model answered, a task's next step) is never written to the store.
+async fn hand_out(
+    codec: &StateCodec,
+    saga: &Saga,
+    call: &Call,
+    cx: &SagaContext,
+    response: CallToolResponse,
+) -> Result<CallToolResponse, ErrorData> {
+    let CallToolResponse::InputRequired(mut required) = response else {
+        return Ok(response);
+    };
+    if !codec.keeps_states() {
+        return Ok(CallToolResponse::InputRequired(required));
+    }
+    if let Some(token) = required.request_state.take() {
+        // Boxed: a future of its own, so that a request whose state is short (or a server
+        // without a store) keeps no room for it.
+        let point = crate::engine::runner::family::point_key(saga, &call.name, &token)?;
+        let kept = Box::pin(codec.keep(
+            token,
+            &point,
+            &call.binding(cx.principal()),
+            &cx.state_owner(),
+        ))
+        .await
+        .map_err(|error| crate::engine::caller::error::kept_failure(&call.name, &error))?;
+        required.request_state = Some(kept);
+    }
+    Ok(CallToolResponse::InputRequired(required))
 }
 
 /// What the policy made of a round's response: the call's end, or the next step, and

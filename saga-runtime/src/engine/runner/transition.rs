@@ -224,120 +224,83 @@ fn run_transition<'a>(
                 .then_some(call.arguments.as_ref())
                 .flatten(),
         };
-        // The round, to the token it hands out; that token then goes to the client as it
-        // is, or kept in the server's state store when it is long (`handed_out`).
-        let response: Result<CallToolResponse, Failure> = async {
-            // Open: a first round starts the tool from its arguments; a later one opens its token,
-            // spends it, and reads the answers, or asks the same round again without a step.
-            let (mut head, state, answers, resumed) = match &call.request_state {
-                None => {
-                    cx.set_state_size(StateSize {
-                        max_sealed: codec.max_sealed_len(),
-                        ..StateSize::default()
-                    });
-                    let state = run.start(call.arguments.clone().unwrap_or_default())?;
-                    (RoundRecord::default(), state, Answers::none(), None)
-                }
-                Some(token) => {
-                    let responses = responses.unwrap_or_default();
-                    match run.open(token, responses, &failures, &model).await? {
-                        Opening::Answered(answered) => {
-                            cx.set_state_size(StateSize {
-                                saved: answered.opened.plaintext.len() - answered.head_len,
-                                sealed: answered.opened.sealed_len,
-                                max_sealed: codec.max_sealed_len(),
-                            });
-                            (
-                                answered.head,
-                                answered.state,
-                                answered.answers,
-                                Some(Resumed {
-                                    opened: answered.opened,
-                                    point: answered.point,
-                                    head_len: answered.head_len,
-                                }),
-                            )
-                        }
-                        Opening::AskAgain(ask) => {
-                            let state_bytes = &ask.opened.plaintext[ask.head_len..];
-                            return run.ask_again(
-                                &ask.opened,
-                                ask.point,
-                                ask.head,
-                                state_bytes,
-                                None,
-                                &ask.misfits,
-                            );
-                        }
+        // Open: a first round starts the tool from its arguments; a later one opens its token,
+        // spends it, and reads the answers, or asks the same round again without a step.
+        let (mut head, state, answers, resumed) = match &call.request_state {
+            None => {
+                cx.set_state_size(StateSize {
+                    max_sealed: codec.max_sealed_len(),
+                    ..StateSize::default()
+                });
+                let state = run.start(call.arguments.clone().unwrap_or_default())?;
+                (RoundRecord::default(), state, Answers::none(), None)
+            }
+            Some(token) => {
+                let responses = responses.unwrap_or_default();
+                match run.open(token, responses, &failures, &model).await? {
+                    Opening::Answered(answered) => {
+                        cx.set_state_size(StateSize {
+                            saved: answered.opened.plaintext.len() - answered.head_len,
+                            sealed: answered.opened.sealed_len,
+                            max_sealed: codec.max_sealed_len(),
+                        });
+                        (
+                            answered.head,
+                            answered.state,
+                            answered.answers,
+                            Some(Resumed {
+                                opened: answered.opened,
+                                point: answered.point,
+                                head_len: answered.head_len,
+                            }),
+                        )
+                    }
+                    Opening::AskAgain(ask) => {
+                        let state_bytes = &ask.opened.plaintext[ask.head_len..];
+                        return run.ask_again(
+                            &ask.opened,
+                            ask.point,
+                            ask.head,
+                            state_bytes,
+                            None,
+                            &ask.misfits,
+                        );
                     }
                 }
-            };
-            if !span.is_disabled() {
-                span.record("entered", tool.variant_name(&state).as_str());
             }
+        };
+        if !span.is_disabled() {
+            span.record("entered", tool.variant_name(&state).as_str());
+        }
 
-            // Step: the tool runs once, to its next suspension. The token this round hands out is
-            // the next link of the call's chain; a first round's starts one (at number zero).
-            let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
-            let entered_round = head.round;
-            head.round = head.round.saturating_add(1);
-            span.record("round", head.round);
-            let (state, requests) = match run.step(state, answers).await? {
-                Step::Done(result) => {
-                    crate::metrics::completed(points.metric_keys(), head.round);
-                    return Ok(CallToolResponse::Complete(result));
-                }
-                Step::Checkpoint(state) => (state, Vec::new()),
-                Step::Suspend { state, requests } => (state, requests),
-                Step::AskAgain(requests) => {
-                    // The same round again: its head as it was sealed.
-                    head.round = entered_round;
-                    return run.step_asks_again(resumed, head, requests);
-                }
-            };
-            if !span.is_disabled() {
-                span.record("left", tool.variant_name(&state).as_str());
+        // Step: the tool runs once, to its next suspension. The token this round hands out is
+        // the next link of the call's chain; a first round's starts one (at number zero).
+        let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
+        let entered_round = head.round;
+        head.round = head.round.saturating_add(1);
+        span.record("round", head.round);
+        let (state, requests) = match run.step(state, answers).await? {
+            Step::Done(result) => {
+                crate::metrics::completed(points.metric_keys(), head.round);
+                return Ok(CallToolResponse::Complete(result));
             }
-
-            // Answer: the next round's requests, and the state the step left sealed beside them.
-            run.seal(head, &state, requests, link)
+            Step::Checkpoint(state) => (state, Vec::new()),
+            Step::Suspend { state, requests } => (state, requests),
+            Step::AskAgain(requests) => {
+                // The same round again: its head as it was sealed.
+                head.round = entered_round;
+                return run.step_asks_again(resumed, head, requests);
+            }
+        };
+        if !span.is_disabled() {
+            span.record("left", tool.variant_name(&state).as_str());
         }
-        .await;
-        let response = response?;
-        if !codec.keeps_states() {
-            return Ok(response);
-        }
-        // Boxed: a future of its own, only where a store is configured, so that no other
-        // request's future holds its place.
-        Box::pin(handed_out(
-            codec, points, &call.name, &binding, cx, response,
-        ))
-        .await
-    }
-}
 
-/// `response` as the client gets it: a token longer than the codec's inline bound is
-/// kept in its state store, and the client given a reference to it.
-async fn handed_out(
-    codec: &StateCodec,
-    points: &Points,
-    name: &str,
-    binding: &Binding,
-    cx: &SagaContext,
-    response: CallToolResponse,
-) -> Result<CallToolResponse, Failure> {
-    let CallToolResponse::InputRequired(mut required) = response else {
-        return Ok(response);
-    };
-    if let Some(token) = required.request_state.take() {
-        let point = point_of(points, name, &token)?;
-        let kept = codec
-            .keep(token, &point.key, binding, &cx.state_owner())
-            .await
-            .map_err(|error| crate::engine::caller::error::kept_failure(name, &error))?;
-        required.request_state = Some(kept);
+        // Answer: the next round's requests, and the state the step left sealed beside them.
+        // Whole: a state kept in a store is kept where it leaves the process
+        // (`drive::hand_out`).
+        run.seal(head, &state, requests, link)
     }
-    Ok(CallToolResponse::InputRequired(required))
 }
 
 /// Bytes of the client's answers as JSON. A plain function: the transition's body is
@@ -529,7 +492,18 @@ impl<'a> Transition<'a> {
         // of its own (boxed: a server without a store keeps no room for it in every
         // request's future); anything else opens as it is.
         let opened = if self.codec.keeps_states() {
-            Box::pin(self.codec.open_kept(token, &point.key, self.binding)).await
+            // A state the drive handed on within this request never left the process:
+            // it may be as long as a kept one.
+            let max = if self.cx.state_handed_on() {
+                self.codec.max_sealed_len()
+            } else {
+                self.codec.max_token_len()
+            };
+            Box::pin(
+                self.codec
+                    .open_kept_within(token, &point.key, self.binding, max),
+            )
+            .await
         } else {
             self.codec.open(token, &point.key, self.binding)
         };
