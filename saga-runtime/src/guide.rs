@@ -53,6 +53,10 @@ pub struct Deploying;
 pub struct Security;
 
 #[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/clients.md")]
+pub struct Clients;
+
+#[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/cli.md")]
 pub struct Cli;
 

@@ -421,3 +421,55 @@ async fn a_plain_helper_of_helpers_marked_saga_fn_asks_twice() {
     assert_eq!(run.text(), "/tmp/cache: true");
     assert_eq!(run.asked().len(), 2);
 }
+
+/// Asks with a pinned key, then without.
+#[saga_tool]
+async fn pinned_then_generated() -> Result<String, SagaError> {
+    let sure: bool = elicit("Sure?").key("sure").await?;
+    let said = sample("Say yes").max_tokens(5).await?;
+    let again: bool = elicit("Again?").await?;
+    Ok(format!("{sure} {} {again}", said.text()))
+}
+
+/// The guide's word on keys, tried (issue 76): a pinned key takes no number, so the
+/// requests without one are numbered from 1 in the order asked, all kinds on one counter.
+#[tokio::test]
+async fn a_pinned_key_takes_no_generated_number() {
+    let client = saga_runtime::testing::TestClient::new(pinned_then_generated);
+    let run = client
+        .call("pinned_then_generated", serde_json::json!({}))
+        .then(saga_runtime::testing::Answer::accept(serde_json::json!(
+            true
+        )))
+        .then(saga_runtime::testing::Answer::sampled("yes"))
+        .then(saga_runtime::testing::Answer::accept(serde_json::json!(
+            false
+        )))
+        .run()
+        .await
+        .expect("completes");
+    let keys: Vec<&str> = run.asked().iter().map(|asked| asked.key()).collect();
+    assert_eq!(keys, ["sure", "sample-1", "elicit-2"]);
+    assert_eq!(run.text(), "true yes false");
+}
+
+/// The advice for a type that cannot be saved, `std::time::Instant`, tried as written
+/// (issue 76): keep a `SystemTime` instead, across the suspension.
+#[saga_tool]
+async fn times_a_question() -> Result<String, SagaError> {
+    let asked_at = std::time::SystemTime::now();
+    let _sure: bool = elicit("Sure?").await?;
+    let waited = asked_at.elapsed().unwrap_or_default();
+    Ok(format!("answered within {} s", waited.as_secs().min(1)))
+}
+
+#[tokio::test]
+async fn a_system_time_kept_across_a_suspension_where_an_instant_cannot_be() {
+    let run = TestClient::new(times_a_question)
+        .call("times_a_question", json!({}))
+        .then(Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("completes");
+    assert!(run.text().starts_with("answered within"), "{}", run.text());
+}

@@ -259,6 +259,7 @@ async def run(opts: argparse.Namespace) -> int:
     handled: list[str] = []
     handled_methods: list[str] = []
 
+    # ANCHOR: elicit
     async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         handled.append(str(context.request_id))
         handled_methods.append("elicitation/create")
@@ -273,7 +274,9 @@ async def run(opts: argparse.Namespace) -> int:
         if unknown:
             raise RuntimeError(f"unexpected elicitation fields {unknown}")
         return types.ElicitResult(action="accept", content={f: ELICIT_ANSWERS[f] for f in fields})
+    # ANCHOR_END: elicit
 
+    # ANCHOR: sample
     async def on_sample(
         context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateMessageResultWithTools:
@@ -293,6 +296,7 @@ async def run(opts: argparse.Namespace) -> int:
             model="scripted-model",
             stop_reason="endTurn",
         )
+    # ANCHOR_END: sample
 
     if opts.http:
         transport = streamable_http_client(opts.http)
@@ -300,6 +304,7 @@ async def run(opts: argparse.Namespace) -> int:
         env = {k: os.environ[k] for k in ("SAGA_KEYS", "RUST_LOG") if k in os.environ}
         transport = stdio_client(StdioServerParameters(command=opts.stdio, args=["--stdio"], env=env))
 
+    # ANCHOR: call
     async with Client(
         tapped(transport, wire),
         mode="legacy" if opts.era == "2025-11-25" else "2026-07-28",
@@ -312,6 +317,7 @@ async def run(opts: argparse.Namespace) -> int:
         log(f"connected: version={version}")
         result = await client.call_tool(scenario["tool"], scenario["args"])
         log(f"result: {result.model_dump_json(by_alias=True, exclude_none=True)}")
+    # ANCHOR_END: call
 
     problems = []
     if version != opts.era:

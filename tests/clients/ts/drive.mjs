@@ -200,6 +200,7 @@ async function main() {
     const seen = { elicitations: [], samplings: [] };
     const wire = { calls: [], inputRequired: [], results: [] };
 
+    // ANCHOR: client
     const client = new Client(
         { name: 'saga-ts-driver', version: '0.0.0' },
         {
@@ -210,7 +211,9 @@ async function main() {
             inputRequired: { autoFulfill: true, maxRounds: 10 },
         },
     );
+    // ANCHOR_END: client
 
+    // ANCHOR: handlers
     client.setRequestHandler('elicitation/create', async (request, ctx) => {
         const params = request.params;
         seen.elicitations.push({ key: ctx.mcpReq.id, params });
@@ -245,6 +248,7 @@ async function main() {
             };
         });
     }
+    // ANCHOR_END: handlers
 
     let transport;
     if (opts.http) {
@@ -266,6 +270,7 @@ async function main() {
     }
 
     tap(transport, wire);
+    // ANCHOR: call
     await client.connect(transport);
     console.error(`[ts] connected: era=${client.getProtocolEra()} version=${client.getNegotiatedProtocolVersion()}`);
     if (client.getNegotiatedProtocolVersion() !== opts.era) {
@@ -273,6 +278,7 @@ async function main() {
     }
 
     const result = await client.callTool({ name: scenario.tool, arguments: scenario.args });
+    // ANCHOR_END: call
     console.error(`[ts] result: ${JSON.stringify(result)}`);
     await client.close();
 

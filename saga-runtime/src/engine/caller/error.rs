@@ -61,7 +61,9 @@ pub enum SagaError {
     ToolInput {
         /// The tool's name, as the model wrote it (control characters escaped).
         tool: String,
-        /// What does not fit, as serde says it.
+        /// Where in the input and what does not fit, as serde says it: `price: invalid
+        /// type: string "forty-nine", expected u64`, `items[2].sku: …`, or `missing
+        /// field `query``.
         reason: String,
     },
 }

@@ -53,11 +53,21 @@ impl ToolUse {
     /// [`SagaError::ToolInput`], which names the tool and what does not fit; a loop can
     /// also answer it as an error result ([`ToolUse::error`]) and let the model try again.
     pub fn input<Args: DeserializeOwned>(&self) -> Result<Args, SagaError> {
-        serde_json::from_value(serde_json::Value::Object(self.input.clone())).map_err(|error| {
+        let value = serde_json::Value::Object(self.input.clone());
+        serde_path_to_error::deserialize(value).map_err(|error| {
+            // Where in the input, then what: `price: invalid type: string "…", expected
+            // u64` (the path is `.` for the input as a whole, as a missing field's error is
+            // already the object's and names the field).
+            let path = error.path().to_string();
+            let reason = if path == "." {
+                error.inner().to_string()
+            } else {
+                format!("{path}: {}", error.inner())
+            };
             // Both hold the model's (or the client's) words: escaped.
             SagaError::ToolInput {
                 tool: crate::log::sanitized(&self.name),
-                reason: crate::log::sanitized(&error.to_string()),
+                reason: crate::log::sanitized(&reason),
             }
         })
     }
@@ -112,5 +122,52 @@ impl ToolResult {
         } else {
             ToolResultContent::new(self.tool_use_id, content)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)] // read only to see whether it fits
+    struct Order {
+        price: u64,
+        items: Vec<Item>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Item {
+        sku: String,
+    }
+
+    fn reason(input: serde_json::Value) -> String {
+        let input = input.as_object().cloned().unwrap_or_default();
+        match ToolUse::new("u1", "order", input).input::<Order>() {
+            Err(SagaError::ToolInput { tool, reason }) => {
+                assert_eq!(tool, "order");
+                reason
+            }
+            other => panic!("not a misfit: {other:?}"),
+        }
+    }
+
+    /// Issue 76: what does not fit names where it is in the input.
+    #[test]
+    fn a_misfit_names_its_path() {
+        assert_eq!(
+            reason(serde_json::json!({"price": "forty-nine ninety-nine", "items": []})),
+            "price: invalid type: string \"forty-nine ninety-nine\", expected u64"
+        );
+        let nested = reason(serde_json::json!({"price": 5, "items": [{"sku": "a"}, {"sku": 7}]}));
+        assert!(
+            nested.starts_with("items[1].sku: invalid type: integer `7`"),
+            "{nested}"
+        );
+        assert_eq!(
+            reason(serde_json::json!({"items": []})),
+            "missing field `price`"
+        );
     }
 }
