@@ -27,8 +27,16 @@ impl Keeper {
             // Through the expansion's own `__saga_keep` ([`keep_shim`]), so that rustc's
             // "required by a bound in" note points at the user's `#[saga_tool]`, not
             // into the runtime's sources.
-            Keeper::Runtime if function == "keep" => {
-                let shim = Ident::new("__saga_keep", crate::shared::at_call_site(span));
+            Keeper::Runtime
+                if matches!(
+                    function.to_string().as_str(),
+                    "keep" | "for_items" | "keep_item"
+                ) =>
+            {
+                let shim = Ident::new(
+                    &format!("__saga_{function}"),
+                    crate::shared::at_call_site(span),
+                );
                 quote_spanned!(span=> #shim(#args))
             }
             Keeper::Runtime => {
@@ -43,9 +51,10 @@ impl Keeper {
     }
 }
 
-/// `__saga_keep`, the runtime's `keep` defined in the expansion: where a local cannot be
-/// saved, the error's note shows this bound at the `#[saga_tool]` (or `#[saga_fn]`)
-/// attribute, in the user's file.
+/// `__saga_keep`, `__saga_for_items` and `__saga_keep_item`, the runtime's functions defined in
+/// the expansion: where a local (or a loop's items) cannot be saved, the error's note
+/// shows the bound at the `#[saga_tool]` (or `#[saga_fn]`) attribute, in the user's
+/// file, never a path into saga-runtime's sources on the user's machine.
 pub fn keep_shim() -> TokenStream {
     let private = private_path();
     quote::quote! {
@@ -55,6 +64,21 @@ pub fn keep_shim() -> TokenStream {
             local: __T,
         ) -> <__T as #private::SagaLocal<__M>>::Kept {
             #private::keep(local)
+        }
+        #[allow(dead_code)]
+        #[inline]
+        fn __saga_for_items<__T: #private::SagaForItem<__M>, __M>(
+            items: &::std::vec::Vec<__T>,
+        ) -> #private::Items<__M> {
+            #private::for_items(items)
+        }
+        #[allow(dead_code)]
+        #[inline]
+        fn __saga_keep_item<__I, __M: #private::ItemsSaved<__I, __N>, __N>(
+            item: __I,
+            items: #private::Items<__M>,
+        ) -> <__M as #private::ItemsSaved<__I, __N>>::Kept {
+            #private::keep_item(item, items)
         }
     }
 }

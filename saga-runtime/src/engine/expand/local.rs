@@ -79,7 +79,7 @@ pub fn keep<T: SagaLocal<M>, M>(local: T) -> <T as SagaLocal<M>>::Kept {
 #[diagnostic::on_unimplemented(
     message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
     label = "the loop's remaining items are saved at each suspension in its body",
-    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, and a `for` over `&v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, … of a local is the only borrowing loop saga resumes (by position)",
+    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, except by the loops saga resumes by position: a `for` over a local (or a part of one, `&v[a..b]`) through `&`, `&mut`, `.iter()`, `.iter_mut()`, `.keys()`, `.values()`, `.values_mut()`, `.chars()`, `.bytes()`, `.lines()`, `.split_whitespace()`, `.windows(n)`, `.chunks(n)`, with `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(n)` after them; a `.filter(..)`, `.map(..)` or `.zip(..)` of borrowed items is not one of them",
     note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
 )]
 pub trait SagaForItem<M>: Sized {
