@@ -340,3 +340,67 @@ async fn require_verified_refuses_every_caller_the_check_cannot_verify() {
     let (status, body) = Post::mcp(open.addr).rpc(&list).send().await;
     assert_eq!(status, StatusCode::OK, "without the gate: {body}");
 }
+
+/// The gate per tool (issue 76): `.require_verified_for(["task_keeps_json"])` refuses that
+/// tool to a caller nobody verified, with a message that names it, and serves it to a
+/// verified one; every other tool serves anyone. A name the server lacks does not build.
+#[tokio::test]
+async fn require_verified_for_gates_the_named_tools_only() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(saga_examples::keeps_json::value_local)
+        .tool(saga_examples::keeps_json::task_keeps_json)
+        .authenticate(|parts| {
+            let key = parts.headers.get("x-api-key")?.to_str().ok()?;
+            (key == "k-right").then(|| "alice".to_owned())
+        })
+        .require_verified_for(["task_keeps_json"])
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let call = |tool: &str| {
+        let arguments = match tool {
+            "task_keeps_json" => json!({"payload": {"rows": [1, 2]}}),
+            _ => json!({"name": "Ada"}),
+        };
+        with_meta(request(
+            3,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        ))
+    };
+    let (status, body) = Post::mcp(running.addr)
+        .rpc(&call("task_keeps_json"))
+        .send()
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"task_keeps_json\" serves only callers this server verifies"),
+        "{message}"
+    );
+    // Verified, it runs (its first round asks or answers: no error).
+    let (_, body) = Post::mcp(running.addr)
+        .rpc(&call("task_keeps_json"))
+        .header("x-api-key", "k-right")
+        .send()
+        .await;
+    assert!(body.get("error").is_none(), "{body}");
+    // Another tool serves an unverified caller.
+    let (_, body) = Post::mcp(running.addr)
+        .rpc(&call("value_local"))
+        .send()
+        .await;
+    assert!(body.get("error").is_none(), "{body}");
+
+    let unknown = SagaServer::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(saga_examples::keeps_json::value_local)
+        .require_verified_for(["deploy"])
+        .build();
+    let Err(error) = unknown else {
+        panic!("built with a gate on no tool");
+    };
+    assert!(error.to_string().contains("\"deploy\""), "{error}");
+}

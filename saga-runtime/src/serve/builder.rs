@@ -359,6 +359,37 @@ impl<B> Builder<B> {
         self
     }
 
+    /// Refuses a call of one of `tools` whose caller nobody verified (see
+    /// [`require_verified`](Self::require_verified), which gates the whole server): such a
+    /// call gets `-32600` saying the tool serves only verified callers, before anything of
+    /// it runs, in every era and over every transport (over stdio nobody is verified, so
+    /// such a tool is refused there). Every other tool serves any caller. Naming a tool the
+    /// server does not have is a build error.
+    ///
+    /// ```
+    /// # use saga_runtime::prelude::*;
+    /// # #[saga_tool]
+    /// # async fn deploy(service: String) -> Result<String, SagaError> { Ok(service) }
+    /// let server = SagaServer::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .tool(deploy)
+    ///     .authenticate(|parts| parts.headers.get("x-api-key").map(|_| "ops".to_owned()))
+    ///     .require_verified_for(["deploy"])
+    ///     .build();
+    /// # assert!(server.is_ok());
+    /// ```
+    pub fn require_verified_for<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools
+            .identity
+            .verified_tools
+            .extend(tools.into_iter().map(Into::into));
+        self
+    }
+
     /// Whether `tools/list` carries each tool's workflow diagram in its `_meta` (under
     /// `saga/diagram`, which `saga graph URL TOOL` reads); off by default. A diagram shows
     /// the tool's conditions, questions and format strings as written, to every client

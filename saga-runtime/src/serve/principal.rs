@@ -23,6 +23,8 @@ pub(crate) struct Identity {
     pub(crate) verified: bool,
     /// Whether a caller nobody verified is refused (`SagaServerBuilder::require_verified`).
     pub(crate) required: bool,
+    /// The tools only verified callers may call (`require_verified_for`).
+    pub(crate) verified_tools: Vec<String>,
 }
 
 impl Default for Identity {
@@ -32,6 +34,7 @@ impl Default for Identity {
             authenticate: None,
             verified: false,
             required: false,
+            verified_tools: Vec::new(),
         }
     }
 }
@@ -172,6 +175,7 @@ mod tests {
             })),
             verified: false,
             required: false,
+            verified_tools: Vec::new(),
         };
         let request = |headers: &[(&str, &str)]| {
             let mut builder = http::Request::builder();

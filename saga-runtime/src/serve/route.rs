@@ -134,6 +134,7 @@ pub(crate) fn route<'a>(
     door: Door,
 ) -> Result<Route<'a>, ErrorData> {
     let saga = tools.saga(&call.name)?;
+    tools.gate(&call.name, cx)?;
     let streams = door.streams(cx);
     if let (Some(tasks), Some(allowed)) = (tools.tasks(), door.tasks()) {
         match saga.task_support() {

@@ -231,6 +231,9 @@ pub enum BuildError {
          Compact or Fixed (a state past the inline bound is kept by .state_store(..))"
     )]
     SealFormat(crate::state::TokenFormat),
+    /// `require_verified_for` names a tool the server does not have.
+    #[error("require_verified_for names {0:?}, which is no tool of this server")]
+    GatedToolUnknown(String),
     /// No key ring was given.
     #[error(
         "no keys: call .keys(KeyRing::from_env(\"SAGA_KEYS\")?) or .keys(KeyRing::ephemeral())"
@@ -334,6 +337,13 @@ impl SagaTools {
                     });
                 }
             }
+        }
+        if let Some(unknown) = identity
+            .verified_tools
+            .iter()
+            .find(|name| !by_name.contains_key(name.as_str()))
+        {
+            return Err(BuildError::GatedToolUnknown(unknown.clone()));
         }
         let info_meta = info.and_then(|info| serde_json::to_value(info).ok());
         // One set of limits: a session's state, kept in this process between its rounds,
@@ -564,6 +574,26 @@ impl SagaTools {
     /// Whether callers nobody verified are refused over HTTP.
     pub(crate) fn requires_verified(&self) -> bool {
         self.inner.identity.required
+    }
+
+    /// Refuses a call of a tool only verified callers may call
+    /// (`require_verified_for`), when nobody verified the caller.
+    pub(crate) fn gate(&self, tool: &str, cx: &SagaContext) -> Result<(), ErrorData> {
+        let gated = &self.inner.identity.verified_tools;
+        if gated.is_empty()
+            || !gated.iter().any(|name| name == tool)
+            || cx.pool(self.principals_verified()).is_verified()
+        {
+            return Ok(());
+        }
+        tracing::info!(tool = %crate::log::Escaped(tool), "refused a call: its caller is not verified");
+        Err(ErrorData::invalid_request(
+            format!(
+                "the tool {tool:?} serves only callers this server verifies, and this request \
+                 carries no credentials it accepted"
+            ),
+            None,
+        ))
     }
 
     /// The principal of an HTTP request from `peer` and the pool its bounds count it

@@ -61,24 +61,24 @@ pub fn keep_shim() -> TokenStream {
         #[allow(dead_code)]
         #[inline]
         fn __saga_keep<__T: #private::SagaLocal<__M>, __M>(
-            local: __T,
+            __saga_local: __T,
         ) -> <__T as #private::SagaLocal<__M>>::Kept {
-            #private::keep(local)
+            #private::keep(__saga_local)
         }
         #[allow(dead_code)]
         #[inline]
         fn __saga_for_items<__T: #private::SagaForItem<__M>, __M>(
-            items: &::std::vec::Vec<__T>,
+            __saga_items: &::std::vec::Vec<__T>,
         ) -> #private::Items<__M> {
-            #private::for_items(items)
+            #private::for_items(__saga_items)
         }
         #[allow(dead_code)]
         #[inline]
         fn __saga_keep_item<__I, __M: #private::ItemsSaved<__I, __N>, __N>(
-            item: __I,
-            items: #private::Items<__M>,
+            __saga_item: __I,
+            __saga_items: #private::Items<__M>,
         ) -> <__M as #private::ItemsSaved<__I, __N>>::Kept {
-            #private::keep_item(item, items)
+            #private::keep_item(__saga_item, __saga_items)
         }
     }
 }
