@@ -58,6 +58,10 @@
 //! round's requests their keys and reads a client's responses into the step's `Answers`.
 
 pub mod stores;
+#[cfg(feature = "oauth")]
+mod tokens;
+#[cfg(feature = "oauth")]
+pub use tokens::TestTokens;
 
 pub use crate::engine::KeyedRound;
 

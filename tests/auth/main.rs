@@ -936,3 +936,41 @@ async fn saga_call_sends_a_token_and_explains_a_challenge() {
     );
     assert!(stdout.contains(DEPLOYED), "{stdout}");
 }
+
+/// `saga_runtime::testing::TestTokens` (issue 76): a tool's scopes tested without an
+/// authorization server. A token without the tool's scope is refused with 403 and the
+/// scope named, one with it runs the tool, and a token the verifier does not know gets
+/// 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_tokens_stand_for_subjects_and_their_scopes() {
+    use saga_runtime::testing::TestTokens;
+    let listener = bind_local().await;
+    let addr = listener.local_addr().expect("an address");
+    let auth = ResourceServer::new(format!("http://{addr}/mcp"))
+        .expect("a resource URI")
+        .authorization_server(TestTokens::ISSUER)
+        .verifier(
+            TestTokens::new()
+                .token("t-read", "alice", ["mcp:use"])
+                .token("t-ops", "ops", ["mcp:use", "tools:deploy"]),
+        )
+        .tool_scopes("complex_tool", ["tools:deploy"]);
+    let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
+        .expect("a builder")
+        .authorization(auth)
+        .build()
+        .expect("the server builds");
+    let running = serve_on(listener, server);
+    let response = first_round(running.addr, Some(&bearer("t-read"))).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert!(
+        challenge(&response).contains("tools:deploy"),
+        "{}",
+        challenge(&response)
+    );
+    assert_eq!(status_with(running.addr, "t-ops").await, StatusCode::OK);
+    assert_eq!(
+        status_with(running.addr, "t-made-up").await,
+        StatusCode::UNAUTHORIZED
+    );
+}
