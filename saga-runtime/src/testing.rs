@@ -150,6 +150,7 @@ impl TestClient {
             respond: None,
             unasked: BTreeMap::new(),
             max_rounds: DEFAULT_MAX_ROUNDS,
+            as_task: false,
         }
     }
 }
@@ -184,6 +185,7 @@ pub struct TestCall<'a> {
     respond: Option<Responder<'a>>,
     unasked: BTreeMap<String, Answer>,
     max_rounds: usize,
+    as_task: bool,
 }
 
 impl fmt::Debug for TestCall<'_> {
@@ -195,6 +197,7 @@ impl fmt::Debug for TestCall<'_> {
             .field("in_order", &self.in_order)
             .field("unasked", &self.unasked)
             .field("max_rounds", &self.max_rounds)
+            .field("as_task", &self.as_task)
             .finish_non_exhaustive()
     }
 }
@@ -225,6 +228,46 @@ impl<'a> TestCall<'a> {
     /// server takes from such a client).
     pub fn unasked(mut self, key: impl Into<String>, answer: Answer) -> Self {
         self.unasked.insert(key.into(), answer);
+        self
+    }
+
+    /// Calls as a client that declares the tasks extension: a task tool's call becomes a
+    /// task in the tools' task store (the registry must have one:
+    /// `SagaToolsBuilder::tasks`), run by its workers; the call then polls it
+    /// (`tasks/get`), answers what it asks (`tasks/update`, one [`Round`] each, as the
+    /// call's own rounds are), and ends with its result. A call that completes before it
+    /// becomes a task ends as an ordinary one.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use saga_runtime::prelude::*;
+    /// use saga_runtime::testing::{Answer, TestClient};
+    ///
+    /// #[saga_tool(task = "required")]
+    /// async fn approve(tables: u32) -> Result<String, SagaError> {
+    ///     checkpoint().await;
+    ///     let ok: bool = elicit(format!("Migrate {tables} tables?")).await?;
+    ///     Ok(format!("{ok}"))
+    /// }
+    ///
+    /// let tools = SagaTools::builder()
+    ///     .keys(KeyRing::ephemeral())
+    ///     .tasks(TaskStore::memory())
+    ///     .tool(approve)
+    ///     .build()
+    ///     .unwrap();
+    /// let run = TestClient::with_tools(tools)
+    ///     .call("approve", serde_json::json!({"tables": 3}))
+    ///     .as_task()
+    ///     .then(Answer::accept(serde_json::json!(true)))
+    ///     .run()
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(run.text(), "true");
+    /// # });
+    /// ```
+    pub fn as_task(mut self) -> Self {
+        self.as_task = true;
         self
     }
 
@@ -266,8 +309,18 @@ impl<'a> TestCall<'a> {
                 input_responses: responses.take(),
                 ..Call::tool(self.name.clone(), arguments.clone())
             };
+            let mut capabilities = self.client.capabilities.clone();
+            if self.as_task {
+                capabilities
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .insert(
+                        rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                        Default::default(),
+                    );
+            }
             let cx = SagaContext::new(self.client.principal.clone())
-                .with_capabilities(self.client.capabilities.clone())
+                .with_capabilities(capabilities)
                 .with_model(self.client.tools.server_model());
             // The route a server's `tools/call` takes: a task tool called without the
             // tasks extension passes its checkpoints within one request, as over HTTP.
@@ -286,6 +339,9 @@ impl<'a> TestCall<'a> {
                     return Ok(Run { rounds, result });
                 }
                 CallToolResponse::InputRequired(required) => required,
+                CallToolResponse::Task(created) if self.as_task => {
+                    return self.follow_task(&created.task.task_id, rounds).await;
+                }
                 other => {
                     let error = ErrorData::internal_error(
                         format!("the call answered neither a result nor input_required: {other:?}"),
@@ -327,6 +383,100 @@ impl<'a> TestCall<'a> {
             }
             token = required.request_state;
             responses = (!answers.is_empty()).then_some(answers);
+        }
+    }
+
+    /// Follows the task `id` the call became to its end: polled, its requests answered
+    /// with `tasks/update`, within the tools' run-time bound for each wait.
+    async fn follow_task(mut self, id: &str, mut rounds: Vec<Round>) -> Result<Run, Failed> {
+        use rmcp::model::TaskPayload;
+        let tools = &self.client.tools;
+        let Some(tasks) = tools.tasks() else {
+            let error = ErrorData::internal_error("a task without a task store", None);
+            return Err(Failed::Server { error, rounds });
+        };
+        let principal = self.client.principal.clone();
+        let mut waited_since = std::time::Instant::now();
+        loop {
+            let got = match tasks.get(tools, id, &principal).await {
+                Ok(got) => got,
+                Err(error) => return Err(Failed::Server { error, rounds }),
+            };
+            match got.task.payload {
+                TaskPayload::Completed { result } => {
+                    let result: CallToolResult = match serde_json::from_value(Value::Object(result))
+                    {
+                        Ok(result) => result,
+                        Err(error) => {
+                            let error = ErrorData::internal_error(
+                                format!("the task's result is not a tool's: {error}"),
+                                None,
+                            );
+                            return Err(Failed::Server { error, rounds });
+                        }
+                    };
+                    rounds.push(Round {
+                        asked: Vec::new(),
+                        token_len: None,
+                    });
+                    return Ok(Run { rounds, result });
+                }
+                TaskPayload::Failed { error } => {
+                    let error: ErrorData = serde_json::from_value(Value::Object(error))
+                        .unwrap_or_else(|error| {
+                            ErrorData::internal_error(format!("the task failed: {error}"), None)
+                        });
+                    return Err(Failed::Server { error, rounds });
+                }
+                TaskPayload::Cancelled => {
+                    let error = ErrorData::internal_error("the task was cancelled", None);
+                    return Err(Failed::Server { error, rounds });
+                }
+                TaskPayload::InputRequired { input_requests } if !input_requests.is_empty() => {
+                    if rounds.len() >= self.max_rounds {
+                        return Err(Failed::TooManyRounds { rounds });
+                    }
+                    let asked: Vec<Asked> = input_requests
+                        .into_iter()
+                        .map(|(key, request)| Asked::new(key, &request))
+                        .collect();
+                    let mut answers = InputResponses::new();
+                    for request in &asked {
+                        match self.answer_for(request) {
+                            Some(answer) => {
+                                answers.insert(request.key.clone(), answer.into_value());
+                            }
+                            None => {
+                                let key = request.key.clone();
+                                rounds.push(Round {
+                                    asked,
+                                    token_len: None,
+                                });
+                                return Err(Failed::Unscripted { key, rounds });
+                            }
+                        }
+                    }
+                    rounds.push(Round {
+                        asked,
+                        token_len: None,
+                    });
+                    if let Err(error) = tasks.update(tools, id, &principal, answers).await {
+                        return Err(Failed::Server { error, rounds });
+                    }
+                    waited_since = std::time::Instant::now();
+                }
+                _ => {
+                    // Working (or asking nothing yet): the task's workers run it.
+                    if waited_since.elapsed() > tools.bounds().max_run_time {
+                        let error = ErrorData::internal_error(
+                            "the task did not settle within the tools' max_run_time",
+                            None,
+                        );
+                        return Err(Failed::Server { error, rounds });
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
         }
     }
 

@@ -735,3 +735,47 @@ async fn tools_named_like_the_expansions_parameters_compile_and_run() {
         assert_eq!(run.text(), "owls: wise", "{name}");
     }
 }
+
+/// A task-only tool, asking once its task has begun.
+#[saga_tool(task = "required")]
+async fn migrate_later(tables: u32) -> Result<String, SagaError> {
+    checkpoint().await;
+    let ok: bool = elicit(format!("Migrate {tables} tables?"))
+        .key("approve")
+        .await?;
+    checkpoint().await;
+    Ok(format!("{tables} tables: {ok}"))
+}
+
+/// `TestCall::as_task` (issue 76): a task tool runs through the tools' task store, its
+/// question answered with `tasks/update`; without it, a client that does not declare
+/// tasks is refused a task-only tool, as a server refuses it.
+#[tokio::test]
+async fn a_task_tool_runs_through_the_task_store_in_a_test() {
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tasks(TaskStore::memory())
+        .tool(migrate_later)
+        .build()
+        .expect("builds");
+    let client = TestClient::with_tools(tools);
+    let run = client
+        .call("migrate_later", json!({"tables": 4}))
+        .as_task()
+        .answer("approve", Answer::accept(json!(true)))
+        .run()
+        .await
+        .expect("the task completes");
+    assert_eq!(run.text(), "4 tables: true");
+    let asked: Vec<&str> = run.asked().iter().map(|asked| asked.key()).collect();
+    assert_eq!(asked, ["approve"]);
+
+    let refused = client
+        .call("migrate_later", json!({"tables": 4}))
+        .run()
+        .await;
+    let Err(Failed::Server { error, .. }) = refused else {
+        panic!("a task-only tool ran without the tasks extension");
+    };
+    assert_eq!(error.code.0, -32021, "{}", error.message);
+}
