@@ -180,6 +180,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | the result of an accessor of a standard collection, `Option` or `str` on such a place | `names.first()`, `.last()`, `.get(i)`, `.get(&key)`, `.get_mut(0)`, `.as_ref()`, `.as_deref()`, `.as_slice()`, `.as_str()`, `.unwrap()` of those |
 /// | a binding of a `match`, `if let`, `while let` or `let … else` pattern over such a borrow, or over a tuple or array of them | `match (&old, &new) { (List(a), List(b)) => … }`, `if let Some(owner) = &incident.owner`, `let Some(last) = v.last() else { … };` |
 /// | the item of a `for` over a borrowed collection, and anything reached from it as above | `for src in &sources { match src { Source::Pg { dsn, .. } => … } }` |
+/// | a tuple `let` of plain bindings from a tuple that mixes such borrows with values (each bound as its own `let`, in order) | `let (score, top) = (order[0].0, &entries[best]);` |
 /// | a `&'static str` chosen among string literals (and constants beside at least one literal, which says the type), through `if`, `match` and blocks | `let side = if white { "White" } else { "Black" };` (saved as its text, taken back as the same literal) |
 ///
 /// What makes the borrow the same after the suspension:

@@ -720,3 +720,38 @@ async fn shapes_a_review_found_behave_as_the_plain_function() {
         outcome.text()
     );
 }
+
+/// Issue 76's held-out shape: a tuple `let` that mixes a value with a borrow of a saved
+/// place, both kept across a suspension.
+#[saga_tool]
+pub async fn best_entry(entries: Vec<(String, u32)>) -> Result<String, SagaError> {
+    let mut order: Vec<(u32, usize)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| (entry.1, i))
+        .collect();
+    order.sort();
+    let last = order.len() - 1;
+    let best = order[last].1;
+    let (score, top) = (order[last].0, &entries[best]);
+    let ok: bool = elicit(format!("Pick {} ({score})?", top.0)).await?;
+    let (again, runner_up) = (&entries[order[0].1], score + 1);
+    let sure: bool = elicit(format!("Not {}?", again.0)).await?;
+    Ok(format!("{} {score} {ok} {} {runner_up} {sure}", top.0, again.0))
+}
+
+pub fn best_entry_script() -> Script {
+    Script::new(|_key, request| accept(json!({"value": prompt_of(request).contains("b")})))
+}
+
+#[tokio::test]
+async fn a_tuple_let_of_a_value_and_a_borrow_is_kept() {
+    let outcome = differential(
+        &best_entry,
+        plain!(plain::best_entry),
+        json!({"entries": [["a", 3], ["b", 9], ["c", 1]]}),
+        best_entry_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "b 9 true c 10 false");
+}

@@ -115,6 +115,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         sig::Role::Helper => Vec::new(),
     };
     rename::alpha(&mut body, &param_names, &reserved);
+    desugar::tuple_lets(&mut body);
     let mutable_params: Vec<syn::Ident> = sig
         .params
         .iter()

@@ -61,3 +61,72 @@ impl VisitMut for Desugar {
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
+
+/// Writes a `let` of a tuple of bindings from a tuple that mixes borrows and values
+/// (`let (score, top) = (order[0].0, &entries[best]);`) as one `let` per binding, in the
+/// tuple's order: a borrow of a saved place is then bound again after a suspension as any
+/// `let top = &entries[best];` is, and the value saved as any other. Run after the body's
+/// bindings are renamed apart (`rename::alpha`), so that no element can read a binding
+/// of the same `let` (`let (a, b) = (b, a)` swaps as written). Only plain bindings, no
+/// type written, the same number on both sides; the values are evaluated in the same
+/// order, each temporary dropped at the end of its own `let` instead of the tuple's.
+pub fn tuple_lets(block: &mut Block) {
+    TupleLets.visit_block_mut(block);
+}
+
+struct TupleLets;
+
+impl VisitMut for TupleLets {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        visit_mut::visit_block_mut(self, block);
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        for stmt in std::mem::take(&mut block.stmts) {
+            match split(&stmt) {
+                Some(lets) => stmts.extend(lets),
+                None => stmts.push(stmt),
+            }
+        }
+        block.stmts = stmts;
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `stmt` as one `let` per binding, if it is such a `let`.
+fn split(stmt: &syn::Stmt) -> Option<Vec<syn::Stmt>> {
+    let syn::Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let syn::Pat::Tuple(pattern) = &local.pat else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    if init.diverge.is_some() || !local.attrs.is_empty() {
+        return None;
+    }
+    let Expr::Tuple(values) = &*init.expr else {
+        return None;
+    };
+    if pattern.elems.len() != values.elems.len() || pattern.elems.len() < 2 {
+        return None;
+    }
+    let plain = pattern.elems.iter().all(|pat| {
+        matches!(pat, syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none())
+    });
+    let borrows = values
+        .elems
+        .iter()
+        .filter(|value| matches!(value, Expr::Reference(_)))
+        .count();
+    if !plain || borrows == 0 || borrows == values.elems.len() {
+        return None;
+    }
+    Some(
+        pattern
+            .elems
+            .iter()
+            .zip(&values.elems)
+            .map(|(pat, value)| syn::parse_quote_spanned!(pat.span()=> let #pat = #value;))
+            .collect(),
+    )
+}
