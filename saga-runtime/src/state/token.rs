@@ -222,6 +222,14 @@ impl StateCodec {
         self
     }
 
+    /// Whether a token of `len` characters is kept in the store rather than handed out
+    /// as it is ([`StateCodec::keep`]).
+    pub fn would_keep(&self, len: usize) -> bool {
+        self.keeping
+            .as_ref()
+            .is_some_and(|keeping| len > keeping.inline_max.min(self.max_token_len))
+    }
+
     /// Whether states past the inline bound are kept in a store.
     pub fn keeps_states(&self) -> bool {
         self.keeping.is_some()
@@ -510,13 +518,14 @@ impl StateCodec {
         binding: &Binding,
         owner: &StateOwner,
     ) -> Result<String, StoreError> {
-        let Some(keeping) = &self.keeping else {
+        // Never past the cap: a token the server would refuse back is always kept.
+        let Some(keeping) = self
+            .keeping
+            .as_ref()
+            .filter(|_| self.would_keep(token.len()))
+        else {
             return Ok(token);
         };
-        // Never past the cap: a token the server would refuse back is always kept.
-        if token.len() <= keeping.inline_max.min(self.max_token_len) {
-            return Ok(token);
-        }
         let header = TokenHeader::parse(&token)
             .map_err(|error| StoreError::Unavailable(format!("an unreadable token: {error}")))?;
         let key = kept::fresh_key();

@@ -178,7 +178,11 @@ pub(crate) async fn drive<P: Policy>(
         match decided.await? {
             Decided::Ended(response) => return Ok(response),
             Decided::Next(Next::Respond(response), _) => {
-                return hand_out(policy.codec(), saga, call, cx, response).await;
+                if kept_on_the_way_out(policy.codec(), &response) {
+                    // Boxed: no room for the keep's future in every request's.
+                    return Box::pin(keep_response(policy.codec(), saga, call, cx, response)).await;
+                }
+                return Ok(response);
             }
             Decided::Next(Next::GoOn { from, inputs }, checkpoint) => {
                 match inputs.pass {
@@ -186,7 +190,17 @@ pub(crate) async fn drive<P: Policy>(
                         passed += 1;
                         if passed > MAX_REPLAYED_CHECKPOINTS {
                             let response = policy.past_bound(call, from, checkpoint)?;
-                            return hand_out(policy.codec(), saga, call, cx, response).await;
+                            if kept_on_the_way_out(policy.codec(), &response) {
+                                return Box::pin(keep_response(
+                                    policy.codec(),
+                                    saga,
+                                    call,
+                                    cx,
+                                    response,
+                                ))
+                                .await;
+                            }
+                            return Ok(response);
                         }
                     }
                     Pass::Answered => passed = 0,
@@ -203,11 +217,19 @@ pub(crate) async fn drive<P: Policy>(
     }
 }
 
-/// `response` as it leaves the process: a token longer than the codec's inline bound is
-/// kept in the codec's state store, and the request answers with a reference to it. Only
-/// here: a state handed on within the request (a checkpoint passed, a round the server's
-/// model answered, a task's next step) is never written to the store.
-async fn hand_out(
+/// Whether `response`, as it leaves the process, has a token longer than the codec's
+/// inline bound: it is then kept in the codec's state store ([`keep_response`]), and the
+/// request answers with a reference to it. Only there: a state handed on within the
+/// request (a checkpoint passed, a round the server's model answered, a task's next step)
+/// is never written to the store.
+fn kept_on_the_way_out(codec: &StateCodec, response: &CallToolResponse) -> bool {
+    matches!(response, CallToolResponse::InputRequired(required)
+        if required.request_state.as_ref().is_some_and(|token| codec.would_keep(token.len())))
+}
+
+/// A response whose token is kept ([`kept_on_the_way_out`]), with the reference in its
+/// place.
+async fn keep_response(
     codec: &StateCodec,
     saga: &Saga,
     call: &Call,
@@ -217,21 +239,17 @@ async fn hand_out(
     let CallToolResponse::InputRequired(mut required) = response else {
         return Ok(response);
     };
-    if !codec.keeps_states() {
-        return Ok(CallToolResponse::InputRequired(required));
-    }
     if let Some(token) = required.request_state.take() {
-        // Boxed: a future of its own, so that a request whose state is short (or a server
-        // without a store) keeps no room for it.
         let point = crate::engine::runner::family::point_key(saga, &call.name, &token)?;
-        let kept = Box::pin(codec.keep(
-            token,
-            &point,
-            &call.binding(cx.principal()),
-            &cx.state_owner(),
-        ))
-        .await
-        .map_err(|error| crate::engine::caller::error::kept_failure(&call.name, &error))?;
+        let kept = codec
+            .keep(
+                token,
+                &point,
+                &call.binding(cx.principal()),
+                &cx.state_owner(),
+            )
+            .await
+            .map_err(|error| crate::engine::caller::error::kept_failure(&call.name, &error))?;
         required.request_state = Some(kept);
     }
     Ok(CallToolResponse::InputRequired(required))

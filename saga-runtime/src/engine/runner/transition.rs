@@ -298,7 +298,7 @@ fn run_transition<'a>(
 
         // Answer: the next round's requests, and the state the step left sealed beside them.
         // Whole: a state kept in a store is kept where it leaves the process
-        // (`drive::hand_out`).
+        // (`drive::keep_response`).
         run.seal(head, &state, requests, link)
     }
 }
