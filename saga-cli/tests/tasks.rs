@@ -96,6 +96,58 @@ fn saga(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// `saga ARGS` started in the background: its process, a signal once its stdout says a
+/// task was created, and its stdout and stderr as they are read to the end.
+struct Background {
+    child: Child,
+    created: mpsc::Receiver<()>,
+    out: std::thread::JoinHandle<String>,
+    err: std::thread::JoinHandle<String>,
+}
+
+fn saga_in_background(args: &[&str]) -> Background {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("saga runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (created, seen) = mpsc::channel();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.contains(" created: ") {
+                let _ = created.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let err = reader(child.stderr.take().expect("stderr"));
+    Background {
+        child,
+        created: seen,
+        out,
+        err,
+    }
+}
+
+/// Waits until the journal at `journal` has `lines` lines (30 s at most).
+fn journal_reaches(journal: &Path, lines: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(journal)
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+        < lines
+    {
+        assert!(Instant::now() < deadline, "the migration never began");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn reader(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let mut text = String::new();
@@ -255,54 +307,31 @@ fn ctrl_c_cancels_the_task() {
     let journal = dir.join("journal");
     let journal_path = journal.display().to_string();
     let server = serve("migrate", &[("MIGRATE_JOURNAL", journal_path.as_str())]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
-        .args([
-            "call",
-            "--task",
-            &server.url,
-            "migrate",
-            "tables=300",
-            "millis_per_table=50",
-            "label=cancelled",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("saga runs");
-    let stdout = child.stdout.take().expect("stdout");
-    let (created, seen) = mpsc::channel();
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.contains(" created: ") {
-                let _ = created.send(());
-            }
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text
-    });
-    let err = reader(child.stderr.take().expect("stderr"));
-    seen.recv_timeout(Duration::from_secs(30))
+    let mut following = saga_in_background(&[
+        "call",
+        "--task",
+        &server.url,
+        "migrate",
+        "tables=300",
+        "millis_per_table=50",
+        "label=cancelled",
+    ]);
+    following
+        .created
+        .recv_timeout(Duration::from_secs(30))
         .expect("the task is created");
     // Some tables done, then Ctrl-C.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(&journal)
-        .map(|text| text.lines().count())
-        .unwrap_or(0)
-        < 4
-    {
-        assert!(Instant::now() < deadline, "the migration never began");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    journal_reaches(&journal, 4);
     let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &following.child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(sent.success());
-    let code = wait(&mut child, Duration::from_secs(30));
-    let (out, err) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    let code = wait(&mut following.child, Duration::from_secs(30));
+    let (out, err) = (
+        following.out.join().expect("stdout"),
+        following.err.join().expect("stderr"),
+    );
     assert_eq!(code, Some(130), "{out}\n{err}");
     assert!(err.contains("saga: interrupted: task "), "{err}");
     assert!(err.contains(" cancelled (tasks/cancel sent)"), "{err}");
@@ -437,52 +466,29 @@ fn a_task_is_followed_through_its_servers_restart_and_found_again_by_id() {
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_owned();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_saga"))
-        .args([
-            "call",
-            "--task",
-            &server.url,
-            "migrate",
-            "tables=40",
-            "millis_per_table=100",
-            "label=restarted",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("saga runs");
-    let stdout = child.stdout.take().expect("stdout");
-    let (created, seen) = mpsc::channel();
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.contains(" created: ") {
-                let _ = created.send(());
-            }
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text
-    });
-    let err = reader(child.stderr.take().expect("stderr"));
-    seen.recv_timeout(Duration::from_secs(30))
+    let mut following = saga_in_background(&[
+        "call",
+        "--task",
+        &server.url,
+        "migrate",
+        "tables=40",
+        "millis_per_table=100",
+        "label=restarted",
+    ]);
+    following
+        .created
+        .recv_timeout(Duration::from_secs(30))
         .expect("the task is created");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_to_string(&journal)
-        .map(|text| text.lines().count())
-        .unwrap_or(0)
-        < 3
-    {
-        assert!(Instant::now() < deadline, "the migration never began");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    journal_reaches(&journal, 3);
     // The server goes away mid-task, and comes back on the same port two seconds later.
     drop(server);
     std::thread::sleep(Duration::from_secs(2));
     let server = serve_at("migrate", &address, &envs);
-    let code = wait(&mut child, Duration::from_secs(60));
-    let (out, err) = (out.join().expect("stdout"), err.join().expect("stderr"));
+    let code = wait(&mut following.child, Duration::from_secs(60));
+    let (out, err) = (
+        following.out.join().expect("stdout"),
+        following.err.join().expect("stderr"),
+    );
     assert_eq!(code, Some(0), "{out}\n{err}");
     let unreachable = at(&out, "the server cannot be reached");
     let again = at(&out, "the server answers again");

@@ -350,32 +350,12 @@ impl<'a> TestCall<'a> {
                     return Err(Failed::Server { error, rounds });
                 }
             };
-            let asked: Vec<Asked> = required
-                .input_requests
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(key, request)| Asked::new(key, &request))
-                .collect();
-            let mut answers = InputResponses::new();
-            for request in &asked {
-                match self.answer_for(request) {
-                    Some(answer) => {
-                        answers.insert(request.key.clone(), answer.into_value());
-                    }
-                    None => {
-                        let key = request.key.clone();
-                        rounds.push(Round {
-                            asked,
-                            token_len: required.request_state.as_ref().map(String::len),
-                        });
-                        return Err(Failed::Unscripted { key, rounds });
-                    }
-                }
-            }
-            rounds.push(Round {
-                asked,
-                token_len: required.request_state.as_ref().map(String::len),
-            });
+            let token_len = required.request_state.as_ref().map(String::len);
+            let requests = required.input_requests.unwrap_or_default();
+            let mut answers = match self.answer_round(requests, token_len, &mut rounds) {
+                Ok(answers) => answers,
+                Err(key) => return Err(Failed::Unscripted { key, rounds }),
+            };
             for (key, answer) in &self.unasked {
                 answers
                     .entry(key.clone())
@@ -436,30 +416,10 @@ impl<'a> TestCall<'a> {
                     if rounds.len() >= self.max_rounds {
                         return Err(Failed::TooManyRounds { rounds });
                     }
-                    let asked: Vec<Asked> = input_requests
-                        .into_iter()
-                        .map(|(key, request)| Asked::new(key, &request))
-                        .collect();
-                    let mut answers = InputResponses::new();
-                    for request in &asked {
-                        match self.answer_for(request) {
-                            Some(answer) => {
-                                answers.insert(request.key.clone(), answer.into_value());
-                            }
-                            None => {
-                                let key = request.key.clone();
-                                rounds.push(Round {
-                                    asked,
-                                    token_len: None,
-                                });
-                                return Err(Failed::Unscripted { key, rounds });
-                            }
-                        }
-                    }
-                    rounds.push(Round {
-                        asked,
-                        token_len: None,
-                    });
+                    let answers = match self.answer_round(input_requests, None, &mut rounds) {
+                        Ok(answers) => answers,
+                        Err(key) => return Err(Failed::Unscripted { key, rounds }),
+                    };
                     if let Err(error) = tasks.update(tools, id, &principal, answers).await {
                         return Err(Failed::Server { error, rounds });
                     }
@@ -477,6 +437,39 @@ impl<'a> TestCall<'a> {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
             }
+        }
+    }
+
+    /// Answers the requests of one round, as the script says, and counts the round (its
+    /// token `token_len` long, if it has one); `Err` names the first request the script
+    /// has no answer for.
+    fn answer_round(
+        &mut self,
+        requests: rmcp::model::InputRequests,
+        token_len: Option<usize>,
+        rounds: &mut Vec<Round>,
+    ) -> Result<InputResponses, String> {
+        let asked: Vec<Asked> = requests
+            .into_iter()
+            .map(|(key, request)| Asked::new(key, &request))
+            .collect();
+        let mut answers = InputResponses::new();
+        let mut unscripted = None;
+        for request in &asked {
+            match self.answer_for(request) {
+                Some(answer) => {
+                    answers.insert(request.key.clone(), answer.into_value());
+                }
+                None => {
+                    unscripted = Some(request.key.clone());
+                    break;
+                }
+            }
+        }
+        rounds.push(Round { asked, token_len });
+        match unscripted {
+            Some(key) => Err(key),
+            None => Ok(answers),
         }
     }
 
