@@ -67,9 +67,24 @@ const _: () = {
     #[allow(dead_code)]
     #[inline]
     fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
-        local: __T,
+        __saga_local: __T,
     ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(local)
+        ::saga_runtime::__private::keep(__saga_local)
+    }
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_for_items<__T: ::saga_runtime::__private::SagaForItem<__M>, __M>(
+        __saga_items: &::std::vec::Vec<__T>,
+    ) -> ::saga_runtime::__private::Items<__M> {
+        ::saga_runtime::__private::for_items(__saga_items)
+    }
+    #[allow(dead_code)]
+    #[inline]
+    fn __saga_keep_item<__I, __M: ::saga_runtime::__private::ItemsSaved<__I, __N>, __N>(
+        __saga_item: __I,
+        __saga_items: ::saga_runtime::__private::Items<__M>,
+    ) -> <__M as ::saga_runtime::__private::ItemsSaved<__I, __N>>::Kept {
+        ::saga_runtime::__private::keep_item(__saga_item, __saga_items)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -486,18 +501,13 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    let __items1 = ::saga_runtime::__private::for_items(
-                                                        &__rest1,
-                                                    );
+                                                    let __items1 = __saga_for_items(&__rest1);
                                                     return ::core::result::Result::Ok(
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterElicitKeep {
                                                                 __rest2: __saga_keep(__rest2),
-                                                                candidate: ::saga_runtime::__private::keep_item(
-                                                                    candidate,
-                                                                    __items1,
-                                                                ),
+                                                                candidate: __saga_keep_item(candidate, __items1),
                                                                 names: __saga_keep(names),
                                                                 __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                 __m0: __mark0,
@@ -794,18 +804,13 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        let __items1 = ::saga_runtime::__private::for_items(
-                                                            &__rest1,
-                                                        );
+                                                        let __items1 = __saga_for_items(&__rest1);
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitKeep {
                                                                     __rest2: __saga_keep(__rest2),
-                                                                    candidate: ::saga_runtime::__private::keep_item(
-                                                                        candidate,
-                                                                        __items1,
-                                                                    ),
+                                                                    candidate: __saga_keep_item(candidate, __items1),
                                                                     names: __saga_keep(names),
                                                                     __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                     __m0: __mark0,
@@ -895,18 +900,13 @@ const _: () = {
                                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                                     &__request0,
                                                                 );
-                                                                let __items1 = ::saga_runtime::__private::for_items(
-                                                                    &__rest1,
-                                                                );
+                                                                let __items1 = __saga_for_items(&__rest1);
                                                                 return ::core::result::Result::Ok(
                                                                     ::saga_runtime::__private::suspend(
                                                                         &__slot,
                                                                         __State::AfterElicitKeep {
                                                                             __rest2: __saga_keep(__rest2),
-                                                                            candidate: ::saga_runtime::__private::keep_item(
-                                                                                candidate,
-                                                                                __items1,
-                                                                            ),
+                                                                            candidate: __saga_keep_item(candidate, __items1),
                                                                             names: __saga_keep(names),
                                                                             __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                             __m0: __mark0,
@@ -963,18 +963,13 @@ const _: () = {
                                                             let __mark0 = ::saga_runtime::__private::marker(
                                                                 &__request0,
                                                             );
-                                                            let __items1 = ::saga_runtime::__private::for_items(
-                                                                &__rest1,
-                                                            );
+                                                            let __items1 = __saga_for_items(&__rest1);
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitKeep {
                                                                         __rest2: __saga_keep(__rest2),
-                                                                        candidate: ::saga_runtime::__private::keep_item(
-                                                                            candidate,
-                                                                            __items1,
-                                                                        ),
+                                                                        candidate: __saga_keep_item(candidate, __items1),
                                                                         names: __saga_keep(names),
                                                                         __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                         __m0: __mark0,
