@@ -75,21 +75,6 @@ const _: () = {
     ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
         ::saga_runtime::__private::keep(__saga_local)
     }
-    #[allow(dead_code)]
-    #[inline]
-    fn __saga_for_items<__T: ::saga_runtime::__private::SagaForItem<__M>, __M>(
-        __saga_items: &::std::vec::Vec<__T>,
-    ) -> ::saga_runtime::__private::Items<__M> {
-        ::saga_runtime::__private::for_items(__saga_items)
-    }
-    #[allow(dead_code)]
-    #[inline]
-    fn __saga_keep_item<__I, __M: ::saga_runtime::__private::ItemsSaved<__I, __N>, __N>(
-        __saga_item: __I,
-        __saga_items: ::saga_runtime::__private::Items<__M>,
-    ) -> <__M as ::saga_runtime::__private::ItemsSaved<__I, __N>>::Kept {
-        ::saga_runtime::__private::keep_item(__saga_item, __saga_items)
-    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]

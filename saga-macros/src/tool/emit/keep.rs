@@ -54,10 +54,12 @@ impl Keeper {
 /// `__saga_keep`, `__saga_for_items` and `__saga_keep_item`, the runtime's functions defined in
 /// the expansion: where a local (or a loop's items) cannot be saved, the error's note
 /// shows the bound at the `#[saga_tool]` (or `#[saga_fn]`) attribute, in the user's
-/// file, never a path into saga-runtime's sources on the user's machine.
-pub fn keep_shim() -> TokenStream {
+/// file, never a path into saga-runtime's sources on the user's machine. The two for
+/// loops only where a site saves a loop's items (`sites`), so that a tool without such a
+/// loop compiles nothing more.
+pub fn keep_shim(sites: &[Site]) -> TokenStream {
     let private = private_path();
-    quote::quote! {
+    let keep = quote::quote! {
         #[allow(dead_code)]
         #[inline]
         fn __saga_keep<__T: #private::SagaLocal<__M>, __M>(
@@ -65,6 +67,12 @@ pub fn keep_shim() -> TokenStream {
         ) -> <__T as #private::SagaLocal<__M>>::Kept {
             #private::keep(__saga_local)
         }
+    };
+    if sites.iter().all(|site| site.for_loops.is_empty()) {
+        return keep;
+    }
+    quote::quote! {
+        #keep
         #[allow(dead_code)]
         #[inline]
         fn __saga_for_items<__T: #private::SagaForItem<__M>, __M>(
