@@ -164,7 +164,8 @@ pub(crate) async fn drive<P: Policy>(
     // The first round's token is the request's (or the task record's); every later one is
     // handed on here, and never left the process.
     cx.set_state_handed_on(false);
-    loop {
+    // The response the request answers with, unless the call ended: it leaves here.
+    let response = loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it
         // and leaves the rest for the next round.
         let run = saga.run(policy.codec(), call, cx);
@@ -177,30 +178,13 @@ pub(crate) async fn drive<P: Policy>(
         };
         match decided.await? {
             Decided::Ended(response) => return Ok(response),
-            Decided::Next(Next::Respond(response), _) => {
-                if kept_on_the_way_out(policy.codec(), &response) {
-                    // Boxed: no room for the keep's future in every request's.
-                    return Box::pin(keep_response(policy.codec(), saga, call, cx, response)).await;
-                }
-                return Ok(response);
-            }
+            Decided::Next(Next::Respond(response), _) => break response,
             Decided::Next(Next::GoOn { from, inputs }, checkpoint) => {
                 match inputs.pass {
                     Pass::Counted => {
                         passed += 1;
                         if passed > MAX_REPLAYED_CHECKPOINTS {
-                            let response = policy.past_bound(call, from, checkpoint)?;
-                            if kept_on_the_way_out(policy.codec(), &response) {
-                                return Box::pin(keep_response(
-                                    policy.codec(),
-                                    saga,
-                                    call,
-                                    cx,
-                                    response,
-                                ))
-                                .await;
-                            }
-                            return Ok(response);
+                            break policy.past_bound(call, from, checkpoint)?;
                         }
                     }
                     Pass::Answered => passed = 0,
@@ -214,7 +198,12 @@ pub(crate) async fn drive<P: Policy>(
             }
         }
         tokio::task::yield_now().await;
+    };
+    if kept_on_the_way_out(policy.codec(), &response) {
+        // Boxed: no room for the keep's future in every request's.
+        return Box::pin(keep_response(policy.codec(), saga, call, cx, response)).await;
     }
+    Ok(response)
 }
 
 /// Whether `response`, as it leaves the process, has a token longer than the codec's
