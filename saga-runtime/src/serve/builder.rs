@@ -801,7 +801,11 @@ impl ToolSettings {
             codec = codec.with_format(format);
         }
         if let Some(store) = self.single_use {
-            codec = codec.with_single_use(store);
+            // A claimed round is held for a request's longest run, and a minute more: a
+            // retry past it is told its first request's answer is lost.
+            codec = codec
+                .with_single_use(store)
+                .with_outcome_lease(self.bounds.max_run_time + Duration::from_secs(60));
         }
         if let Some(states) = &self.state_store {
             codec = codec.with_state_store(states.keeper(), states.inline_max);

@@ -37,6 +37,31 @@ pub(crate) fn already_resumed() -> rmcp::ErrorData {
 }
 
 impl InFlight {
+    /// Marks `token`; if it is marked already and `wait` (a retry is answered from the
+    /// first request's recorded outcome), waits for it to be free, for at most
+    /// [`WAIT_FOR_FIRST`](crate::engine::runner::retried::WAIT_FOR_FIRST).
+    pub(crate) async fn enter_waiting(
+        &self,
+        token: &str,
+        wait: bool,
+    ) -> Result<Marked, rmcp::ErrorData> {
+        if !wait {
+            return self.enter(token).ok_or_else(already_resumed);
+        }
+        let deadline = tokio::time::Instant::now() + crate::engine::runner::retried::WAIT_FOR_FIRST;
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            if let Some(marked) = self.enter(token) {
+                return Ok(marked);
+            }
+            if tokio::time::Instant::now() + pause > deadline {
+                return Err(crate::engine::runner::retried::still_running_error());
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Marks `token`, unless it is marked already.
     pub(crate) fn enter(&self, token: &str) -> Option<Marked> {
         let mut marked = Marked {

@@ -289,11 +289,21 @@ fn drive_by<'a>(
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     async move {
         // Two requests resuming one token at once would run its work side by side.
+        // With recorded outcomes, the second waits for the first's answer instead.
         let _marked = match &call.request_state {
-            Some(token) => Some(tools.in_flight().enter(token).ok_or_else(|| {
-                tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
-                super::in_flight::already_resumed()
-            })?),
+            Some(token) => Some(match tools.in_flight().enter(token) {
+                Some(marked) => marked,
+                // Boxed: the wait is rare, and every request's future would hold it.
+                None => Box::pin(
+                    tools
+                        .in_flight()
+                        .enter_waiting(token, tools.codec().records_outcomes()),
+                )
+                .await
+                .inspect_err(|_| {
+                    tracing::info!(tool = %crate::log::Escaped(&call.name), "a token resumed while its work still runs");
+                })?,
+            }),
             None => None,
         };
         match source {

@@ -58,7 +58,7 @@ impl Binding {
 
 /// Writes JSON with object keys sorted and no whitespace, so that two encodings of the
 /// same arguments hash the same whatever order the client wrote them in.
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+pub(crate) fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => write_object(map, out),
         Value::Array(items) => {

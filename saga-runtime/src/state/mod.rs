@@ -25,6 +25,7 @@ mod kept;
 mod keyring;
 mod link;
 mod nonce;
+mod outcome;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod single_use;
@@ -49,7 +50,8 @@ pub use link::Link;
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
-pub use single_use::{MemoryStore, StoreError, TokenStore};
+pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, request_digest};
+pub use single_use::{Claim, MemoryStore, StoreError, TokenStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, TokenHeader};
@@ -114,6 +116,10 @@ pub(crate) fn sql_tables(int: &str, bytes: &str, boolean: &str) -> String {
          CREATE INDEX IF NOT EXISTS saga_tasks_leases ON saga_tasks (working, lease_until_ms);
          CREATE TABLE IF NOT EXISTS saga_used (nonce {bytes} PRIMARY KEY, keep_until {int} NOT NULL);
          CREATE INDEX IF NOT EXISTS saga_used_expiry ON saga_used (keep_until);
+         CREATE TABLE IF NOT EXISTS saga_outcomes (
+             nonce {bytes} PRIMARY KEY, lease_until {int}, outcome {bytes}, keep_until {int} NOT NULL
+         );
+         CREATE INDEX IF NOT EXISTS saga_outcomes_expiry ON saga_outcomes (keep_until);
          CREATE TABLE IF NOT EXISTS saga_chains (
              chain {bytes} PRIMARY KEY, floor {int} NOT NULL, keep_until {int} NOT NULL
          );

@@ -18,7 +18,7 @@ use tokio_postgres::NoTls;
 
 use super::clock::unix_now;
 use super::link::Link;
-use super::single_use::{BoxFuture, StoreError, TokenStore, sweep_due};
+use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
 
 /// Connections per store.
@@ -172,7 +172,8 @@ impl TokenStore for PostgresStore {
                 let _ = client
                     .batch_execute(&format!(
                         "DELETE FROM saga_used WHERE keep_until < {now};
-                         DELETE FROM saga_chains WHERE keep_until < {now};"
+                         DELETE FROM saga_chains WHERE keep_until < {now};
+                         DELETE FROM saga_outcomes WHERE keep_until < {now};"
                     ))
                     .await;
             }
@@ -200,6 +201,100 @@ impl TokenStore for PostgresStore {
                 )
                 .await
                 .map_err(|error| StoreError::Unavailable(describe(error)))?;
+            Ok(())
+        })
+    }
+
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
+    fn claim<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            let link = Link::of_nonce(id);
+            let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+            // One statement: the mark and its running row, atomic with the floor's check
+            // (a concurrent claim of the same token waits for this one's row, and reads
+            // it below).
+            let claimed = client
+                .query_one(
+                    "WITH used AS (
+                         INSERT INTO saga_used (nonce, keep_until)
+                         SELECT $1, $2
+                         WHERE NOT EXISTS (
+                             SELECT 1 FROM saga_chains
+                             WHERE chain = $3 AND keep_until >= $4 AND floor > $5
+                         )
+                         ON CONFLICT (nonce) DO UPDATE SET keep_until = EXCLUDED.keep_until
+                         WHERE saga_used.keep_until < $4
+                         RETURNING 1
+                     ), running AS (
+                         INSERT INTO saga_outcomes (nonce, lease_until, outcome, keep_until)
+                         SELECT $1, $6, NULL, $2 WHERE EXISTS (SELECT 1 FROM used)
+                         ON CONFLICT (nonce) DO UPDATE SET lease_until = EXCLUDED.lease_until,
+                           outcome = NULL, keep_until = EXCLUDED.keep_until
+                         RETURNING 1
+                     )
+                     SELECT (SELECT count(*) FROM running)",
+                    &[
+                        &&id[..],
+                        &to_sql(keep_until),
+                        &&link.chain[..],
+                        &now,
+                        &i64::from(link.seq),
+                        &to_sql(lease_until),
+                    ],
+                )
+                .await
+                .map_err(|error| StoreError::Unavailable(describe(error)))?;
+            if claimed.get::<_, i64>(0) == 1 {
+                return Ok(Claim::First);
+            }
+            // Redeemed before (what its row holds, whatever the floor now says), or
+            // retired (no row).
+            let held = client
+                .query_opt(
+                    "SELECT lease_until, outcome FROM saga_outcomes
+                     WHERE nonce = $1 AND keep_until >= $2",
+                    &[&&id[..], &now],
+                )
+                .await
+                .map_err(|error| StoreError::Unavailable(describe(error)))?
+                .map(|row| (row.get::<_, Option<i64>>(0), row.get::<_, Option<Vec<u8>>>(1)));
+            Ok(super::single_use::held_claim(held))
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        outcome: &'a [u8],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+            let done = if outcome.is_empty() {
+                // No row: spent.
+                client
+                    .execute("DELETE FROM saga_outcomes WHERE nonce = $1", &[&&id[..]])
+                    .await
+            } else {
+                client
+                    .execute(
+                        "UPDATE saga_outcomes SET lease_until = NULL, outcome = $2,
+                           keep_until = GREATEST(keep_until, $3)
+                         WHERE nonce = $1",
+                        &[&&id[..], &outcome, &to_sql(keep_until)],
+                    )
+                    .await
+            };
+            done.map_err(|error| StoreError::Unavailable(describe(error)))?;
             Ok(())
         })
     }

@@ -8,6 +8,12 @@
 //! ([`Link`]) has a floor below which none is redeemed. The price is state on the server
 //! side, shared by every replica: [`MemoryStore`] for one process, [`RedisStore`] (feature
 //! `redis`) for several.
+//!
+//! A store that records outcomes ([`TokenStore::records_outcomes`]: every store of saga's)
+//! also keeps, for each token a client presented, what its request answered, sealed as the
+//! token is, until the token would have expired. A client that sends the same request
+//! again (its response was lost) gets that answer again, and the round does not run twice
+//! ([`Claim`]).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -36,7 +42,33 @@ pub enum StoreError {
     Quota(String),
 }
 
+/// What a store knows of a token presented to run its round ([`TokenStore::claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Claim {
+    /// Never redeemed before: it is now, and the round is this request's to run until
+    /// the lease it was claimed with.
+    First,
+    /// Redeemed by a request that has answered: its outcome, sealed, as
+    /// [`TokenStore::record`] was given it.
+    Recorded(Vec<u8>),
+    /// Redeemed by a request that has not answered yet, which holds the round until
+    /// `lease_until` (unix seconds).
+    Running {
+        /// When the request that holds it is past its run-time bound.
+        lease_until: u64,
+    },
+    /// Redeemed, with no outcome to answer from (redeemed without one, its outcome not
+    /// kept, or retired below its chain's floor): refused.
+    Spent,
+}
+
 /// Records redeemed tokens, and how far each call's chain of tokens is retired.
+///
+/// [`redeem`](TokenStore::redeem) and [`retire`](TokenStore::retire) are the single-use
+/// contract; [`claim`](TokenStore::claim) and [`record`](TokenStore::record), which a
+/// store of one's own may leave to their defaults, let a client's retry of a request
+/// whose response was lost get that response again (see [`Claim`]).
 pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
     /// Marks the token `id` (its nonce) redeemed until `keep_until` (unix seconds).
     /// `Ok(true)` the first time, `Ok(false)` if it was redeemed before or its link
@@ -56,6 +88,46 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
         floor: u64,
         keep_until: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Whether the store keeps the outcomes [`TokenStore::record`] is given. `false` by
+    /// default: a token is then redeemed once, and a retry refused.
+    fn records_outcomes(&self) -> bool {
+        false
+    }
+
+    /// Redeems the token `id` for a request that will record its outcome: what the store
+    /// holds of it if it was redeemed before (whatever its chain's floor now says: the
+    /// request that redeemed it may itself have retired it), else, if its chain's floor
+    /// allows, marks it running until `lease_until` and answers [`Claim::First`]. One
+    /// atomic step, as [`TokenStore::redeem`]. By default: [`TokenStore::redeem`], which
+    /// knows no outcome.
+    fn claim<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        let _ = lease_until;
+        Box::pin(async move {
+            Ok(match self.redeem(id, keep_until).await? {
+                true => Claim::First,
+                false => Claim::Spent,
+            })
+        })
+    }
+
+    /// Keeps `outcome` (sealed, never empty) for the token `id` this process claimed,
+    /// until `keep_until`; an empty `outcome` says none is kept (the token is then
+    /// [`Claim::Spent`]). By default nothing is kept.
+    fn record<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        outcome: &'a [u8],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (id, outcome, keep_until);
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// A store chosen at run time (memory for one process, Redis for replicas).
@@ -76,6 +148,41 @@ impl TokenStore for Box<dyn TokenStore> {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.as_ref().retire(chain, floor, keep_until)
     }
+
+    fn records_outcomes(&self) -> bool {
+        self.as_ref().records_outcomes()
+    }
+
+    fn claim<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        self.as_ref().claim(id, keep_until, lease_until)
+    }
+
+    fn record<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        outcome: &'a [u8],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.as_ref().record(id, outcome, keep_until)
+    }
+}
+
+/// What a database's row of a redeemed token's outcome says (its lease, its outcome; no
+/// row: spent).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(super) fn held_claim(row: Option<(Option<i64>, Option<Vec<u8>>)>) -> Claim {
+    match row {
+        Some((_, Some(outcome))) if !outcome.is_empty() => Claim::Recorded(outcome),
+        Some((Some(lease_until), None)) => Claim::Running {
+            lease_until: u64::try_from(lease_until).unwrap_or(0),
+        },
+        _ => Claim::Spent,
+    }
 }
 
 /// How many redeems pass between two sweeps, in a database store, of the rows no token
@@ -89,10 +196,13 @@ pub(super) fn sweep_due() -> bool {
     REDEEMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1
 }
 
-/// An in-process store of at most `capacity` live tokens and chain floors together.
+/// An in-process store of at most `capacity` live tokens and chain floors together, and
+/// of at most [`MemoryStore::DEFAULT_OUTCOME_BYTES`] of recorded outcomes (global: every
+/// caller's together; see [`MemoryStore::with_outcome_bytes`]).
 ///
 /// When full, it first drops the entries whose tokens have expired, and if none has, it
-/// refuses the new one: it never forgets a token that could still be replayed.
+/// refuses the new one: it never forgets a token that could still be replayed. An outcome
+/// past its bytes is not kept (its token is then refused, as without outcomes).
 ///
 /// ```
 /// # tokio_test_block(async {
@@ -110,14 +220,50 @@ pub(super) fn sweep_due() -> bool {
 #[derive(Debug)]
 pub struct MemoryStore {
     capacity: usize,
+    max_outcome_bytes: usize,
     entries: Mutex<Entries>,
 }
 
 /// Redeemed nonces and chain floors, each with the unix second it may be forgotten at.
 #[derive(Debug, Default)]
 struct Entries {
-    redeemed: HashMap<[u8; 24], u64>,
+    redeemed: HashMap<[u8; 24], Used>,
     floors: HashMap<[u8; 8], (u64, u64)>,
+    /// Bytes of the outcomes held.
+    outcome_bytes: usize,
+}
+
+/// A redeemed token: until when it is kept, and what is known of its round.
+#[derive(Debug)]
+struct Used {
+    until: u64,
+    held: Held,
+}
+
+#[derive(Debug)]
+enum Held {
+    Spent,
+    Running(u64),
+    Recorded(Vec<u8>),
+}
+
+impl Held {
+    fn bytes(&self) -> usize {
+        match self {
+            Held::Recorded(outcome) => outcome.len(),
+            _ => 0,
+        }
+    }
+
+    fn claim(&self) -> Claim {
+        match self {
+            Held::Spent => Claim::Spent,
+            Held::Running(lease_until) => Claim::Running {
+                lease_until: *lease_until,
+            },
+            Held::Recorded(outcome) => Claim::Recorded(outcome.clone()),
+        }
+    }
 }
 
 impl Entries {
@@ -128,23 +274,67 @@ impl Entries {
     /// Room for one more, dropping expired entries if there is none.
     fn room(&mut self, capacity: usize, now: u64) -> Result<(), StoreError> {
         if self.len() >= capacity {
-            self.redeemed.retain(|_, until| *until >= now);
-            self.floors.retain(|_, (_, until)| *until >= now);
+            self.drop_expired(now);
             if self.len() >= capacity {
                 return Err(StoreError::Full);
             }
         }
         Ok(())
     }
+
+    fn drop_expired(&mut self, now: u64) {
+        let mut freed = 0;
+        self.redeemed.retain(|_, used| {
+            let live = used.until >= now;
+            if !live {
+                freed += used.held.bytes();
+            }
+            live
+        });
+        self.outcome_bytes -= freed;
+        self.floors.retain(|_, (_, until)| *until >= now);
+    }
+
+    /// Whether the token `id` is below its chain's floor.
+    fn retired(&self, id: &[u8; 24], now: u64) -> bool {
+        let link = Link::of_nonce(id);
+        self.floors
+            .get(&link.chain)
+            .is_some_and(|(floor, until)| *until >= now && u64::from(link.seq) < *floor)
+    }
+
+    /// What is held of the token `id`, if it is, and its entry has not expired.
+    fn held(&self, id: &[u8; 24], now: u64) -> Option<&Held> {
+        self.redeemed
+            .get(id)
+            .filter(|used| used.until >= now)
+            .map(|used| &used.held)
+    }
 }
 
 impl MemoryStore {
+    /// The bytes of recorded outcomes a store holds at most, unless set otherwise: 64 MiB.
+    pub const DEFAULT_OUTCOME_BYTES: usize = 64 << 20;
+
     /// A store of at most `capacity` live tokens.
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity,
+            max_outcome_bytes: Self::DEFAULT_OUTCOME_BYTES,
             entries: Mutex::default(),
         }
+    }
+
+    /// Holds at most `bytes` of recorded outcomes, every caller's together (0: none is
+    /// kept, and a retried token is refused as without outcomes).
+    pub fn with_outcome_bytes(mut self, bytes: usize) -> Self {
+        self.max_outcome_bytes = bytes;
+        self
+    }
+
+    /// Bytes of the recorded outcomes it holds.
+    pub fn outcome_bytes(&self) -> usize {
+        self.entries().outcome_bytes
     }
 
     /// How many tokens and chain floors it holds.
@@ -166,18 +356,78 @@ impl MemoryStore {
     }
 
     fn redeem_now(&self, id: &[u8; 24], keep_until: u64, now: u64) -> Result<bool, StoreError> {
+        Ok(self.claim_now(id, keep_until, None, now)? == Claim::First)
+    }
+
+    /// Redeems `id`; marked running until `lease_until` if given, else spent at once.
+    fn claim_now(
+        &self,
+        id: &[u8; 24],
+        keep_until: u64,
+        lease_until: Option<u64>,
+        now: u64,
+    ) -> Result<Claim, StoreError> {
         let mut entries = self.entries();
-        let link = Link::of_nonce(id);
-        let retired = entries
-            .floors
-            .get(&link.chain)
-            .is_some_and(|(floor, until)| *until >= now && u64::from(link.seq) < *floor);
-        if retired || entries.redeemed.contains_key(id) {
-            return Ok(false);
+        if let Some(held) = entries.held(id, now) {
+            return Ok(held.claim());
+        }
+        if entries.retired(id, now) {
+            return Ok(Claim::Spent);
         }
         entries.room(self.capacity, now)?;
-        entries.redeemed.insert(*id, keep_until);
-        Ok(true)
+        let held = match lease_until {
+            Some(lease_until) => Held::Running(lease_until),
+            None => Held::Spent,
+        };
+        // An expired entry of the same nonce is replaced: its token is refused before it
+        // is redeemed.
+        if let Some(old) = entries.redeemed.insert(
+            *id,
+            Used {
+                until: keep_until,
+                held,
+            },
+        ) {
+            entries.outcome_bytes -= old.held.bytes();
+        }
+        Ok(Claim::First)
+    }
+
+    fn record_now(
+        &self,
+        id: &[u8; 24],
+        outcome: &[u8],
+        keep_until: u64,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let mut entries = self.entries();
+        let Some(used) = entries.redeemed.get(id) else {
+            return Ok(());
+        };
+        let old = used.held.bytes();
+        let mut held = Held::Recorded(outcome.to_vec());
+        let mut full = false;
+        if outcome.is_empty() {
+            held = Held::Spent;
+        } else if entries.outcome_bytes - old + outcome.len() > self.max_outcome_bytes {
+            entries.drop_expired(now);
+            if entries.outcome_bytes + outcome.len() > self.max_outcome_bytes {
+                held = Held::Spent;
+                full = true;
+            }
+        }
+        let added = held.bytes();
+        let Some(used) = entries.redeemed.get_mut(id) else {
+            return Ok(());
+        };
+        let old = used.held.bytes();
+        used.held = held;
+        used.until = used.until.max(keep_until);
+        entries.outcome_bytes = entries.outcome_bytes - old + added;
+        if full {
+            return Err(StoreError::Full);
+        }
+        Ok(())
     }
 
     fn retire_now(
@@ -227,6 +477,38 @@ impl TokenStore for MemoryStore {
             unix_now(),
         )))
     }
+
+    fn records_outcomes(&self) -> bool {
+        self.max_outcome_bytes > 0
+    }
+
+    fn claim<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        Box::pin(std::future::ready(self.claim_now(
+            id,
+            keep_until,
+            Some(lease_until),
+            unix_now(),
+        )))
+    }
+
+    fn record<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        outcome: &'a [u8],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(std::future::ready(self.record_now(
+            id,
+            outcome,
+            keep_until,
+            unix_now(),
+        )))
+    }
 }
 
 #[cfg(feature = "redis")]
@@ -234,12 +516,16 @@ pub use redis_store::RedisStore;
 
 #[cfg(feature = "redis")]
 mod redis_store {
-    use super::{BoxFuture, StoreError, TokenStore};
+    use super::{BoxFuture, Claim, StoreError, TokenStore};
 
     /// A store in Redis, shared by every replica: a redeemed token is
     /// `saga:used:<nonce> = 1`, a chain's floor `saga:used:chain:<chain> = <floor>`, each
     /// expiring (`EXAT`) when no token it guards can still be presented. A redeem checks
     /// the floor and marks the token in one script. Needs Redis 7 (`EXPIRETIME`).
+    ///
+    /// A token claimed to record its outcome is `r<lease>` while its round runs, then
+    /// `o<outcome>` (the sealed outcome's bytes) until it expires; a build that knows no
+    /// outcomes reads either as redeemed.
     #[derive(Clone)]
     pub struct RedisStore {
         connection: redis::aio::ConnectionManager,
@@ -314,9 +600,86 @@ mod redis_store {
                 Ok(())
             })
         }
+
+        fn records_outcomes(&self) -> bool {
+            true
+        }
+
+        fn claim<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            keep_until: u64,
+            lease_until: u64,
+        ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+            Box::pin(async move {
+                let link = crate::state::Link::of_nonce(id);
+                let mut connection = self.connection.clone();
+                let held: Vec<u8> = redis::Script::new(CLAIM)
+                    .key(self.token_key(id))
+                    .key(self.chain_key(&link.chain))
+                    .arg(link.seq)
+                    .arg(keep_until.max(1))
+                    .arg(lease_until)
+                    .invoke_async(&mut connection)
+                    .await
+                    .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+                Ok(Self::read_claim(&held))
+            })
+        }
+
+        fn record<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            outcome: &'a [u8],
+            keep_until: u64,
+        ) -> BoxFuture<'a, Result<(), StoreError>> {
+            Box::pin(async move {
+                let mut connection = self.connection.clone();
+                let held = if outcome.is_empty() {
+                    b"1".to_vec()
+                } else {
+                    let mut held = Vec::with_capacity(outcome.len() + 1);
+                    held.push(b'o');
+                    held.extend_from_slice(outcome);
+                    held
+                };
+                // `XX`: only a token still held (one whose entry expired is not written
+                // again).
+                let _: Option<String> = redis::cmd("SET")
+                    .arg(self.token_key(id))
+                    .arg(held)
+                    .arg("XX")
+                    .arg("EXAT")
+                    .arg(keep_until.max(1))
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+                Ok(())
+            })
+        }
     }
 
     impl RedisStore {
+        fn token_key(&self, id: &[u8; 24]) -> String {
+            format!("{}{}", self.prefix, crate::state::hex(id))
+        }
+
+        /// What a claim's script answered, read.
+        fn read_claim(held: &[u8]) -> Claim {
+            match held.split_first() {
+                Some((b'f', [])) => Claim::First,
+                Some((b'o', outcome)) if !outcome.is_empty() => Claim::Recorded(outcome.to_vec()),
+                Some((b'r', lease)) => match std::str::from_utf8(lease)
+                    .ok()
+                    .and_then(|lease| lease.parse().ok())
+                {
+                    Some(lease_until) => Claim::Running { lease_until },
+                    None => Claim::Spent,
+                },
+                _ => Claim::Spent,
+            }
+        }
+
         fn chain_key(&self, chain: &[u8; 8]) -> String {
             format!("{}chain:{}", self.prefix, crate::state::hex(chain))
         }
@@ -329,6 +692,18 @@ mod redis_store {
         if tonumber(ARGV[1]) < floor then return 0 end
         if redis.call('SET', KEYS[1], 1, 'NX', 'EXAT', ARGV[2]) then return 1 end
         return 0
+    ";
+
+    /// KEYS: the token's key, its chain's floor. ARGV: its sequence number, keep-until,
+    /// lease-until. What the token's key holds if it was redeemed (whatever the floor
+    /// says); `1` if retired; else `f`, marked running.
+    const CLAIM: &str = r"
+        local held = redis.call('GET', KEYS[1])
+        if held then return held end
+        local floor = tonumber(redis.call('GET', KEYS[2]) or '0')
+        if tonumber(ARGV[1]) < floor then return '1' end
+        redis.call('SET', KEYS[1], 'r' .. ARGV[3], 'EXAT', ARGV[2])
+        return 'f'
     ";
 
     /// KEYS: the chain's floor. ARGV: the new floor, keep-until. The floor only rises,

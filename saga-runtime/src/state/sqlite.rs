@@ -20,7 +20,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::clock::unix_now;
 use super::link::Link;
-use super::single_use::{BoxFuture, StoreError, TokenStore, sweep_due};
+use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
 
 /// How long a write waits for another connection's transaction on the same file.
@@ -211,8 +211,7 @@ impl TokenStore for SqliteStore {
                         params![&id[..], to_sql(keep_until), now],
                     )?;
                     if sweep_due() {
-                        tx.execute("DELETE FROM saga_used WHERE keep_until < ?1", [now])?;
-                        tx.execute("DELETE FROM saga_chains WHERE keep_until < ?1", [now])?;
+                        sweep(&tx, now)?;
                     }
                     tx.commit()?;
                     Ok(inserted == 1)
@@ -248,4 +247,109 @@ impl TokenStore for SqliteStore {
                 .map_err(StoreError::Unavailable)
         })
     }
+
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
+    fn claim<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        keep_until: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        let id = *id;
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            let link = Link::of_nonce(&id);
+            self.db
+                .run(move |connection| {
+                    let tx = connection
+                        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                    let redeemed: bool = tx.query_row(
+                        "SELECT count(*) > 0 FROM saga_used WHERE nonce = ?1 AND keep_until >= ?2",
+                        params![&id[..], now],
+                        |row| row.get(0),
+                    )?;
+                    if redeemed {
+                        // Read whatever the chain's floor says: the request that redeemed
+                        // it may have retired it, handing out the next token.
+                        let held: Option<(Option<i64>, Option<Vec<u8>>)> = tx
+                            .query_row(
+                                "SELECT lease_until, outcome FROM saga_outcomes
+                                 WHERE nonce = ?1 AND keep_until >= ?2",
+                                params![&id[..], now],
+                                |row| Ok((row.get(0)?, row.get(1)?)),
+                            )
+                            .optional()?;
+                        return Ok(super::single_use::held_claim(held));
+                    }
+                    let floor: Option<i64> = tx
+                        .query_row(
+                            "SELECT floor FROM saga_chains WHERE chain = ?1 AND keep_until >= ?2",
+                            params![&link.chain[..], now],
+                            |row| row.get(0),
+                        )
+                        .optional()?;
+                    if floor.is_some_and(|floor| i64::from(link.seq) < floor) {
+                        return Ok(Claim::Spent);
+                    }
+                    tx.execute(
+                        "INSERT INTO saga_used (nonce, keep_until) VALUES (?1, ?2)
+                         ON CONFLICT (nonce) DO UPDATE SET keep_until = excluded.keep_until",
+                        params![&id[..], to_sql(keep_until)],
+                    )?;
+                    tx.execute(
+                        "INSERT INTO saga_outcomes (nonce, lease_until, outcome, keep_until)
+                         VALUES (?1, ?2, NULL, ?3)
+                         ON CONFLICT (nonce) DO UPDATE SET lease_until = excluded.lease_until,
+                           outcome = NULL, keep_until = excluded.keep_until",
+                        params![&id[..], to_sql(lease_until), to_sql(keep_until)],
+                    )?;
+                    if sweep_due() {
+                        sweep(&tx, now)?;
+                    }
+                    tx.commit()?;
+                    Ok(Claim::First)
+                })
+                .await
+                .map_err(StoreError::Unavailable)
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        outcome: &'a [u8],
+        keep_until: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (id, outcome) = (*id, outcome.to_vec());
+        Box::pin(async move {
+            self.db
+                .run(move |connection| {
+                    if outcome.is_empty() {
+                        // No row: spent.
+                        connection.execute("DELETE FROM saga_outcomes WHERE nonce = ?1", [&id[..]])?;
+                    } else {
+                        connection.execute(
+                            "UPDATE saga_outcomes SET lease_until = NULL, outcome = ?2,
+                               keep_until = max(keep_until, ?3)
+                             WHERE nonce = ?1",
+                            params![&id[..], outcome, to_sql(keep_until)],
+                        )?;
+                    }
+                    Ok(())
+                })
+                .await
+                .map_err(StoreError::Unavailable)
+        })
+    }
+}
+
+/// Deletes the rows no token can use any more.
+fn sweep(tx: &rusqlite::Transaction<'_>, now: i64) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM saga_used WHERE keep_until < ?1", [now])?;
+    tx.execute("DELETE FROM saga_chains WHERE keep_until < ?1", [now])?;
+    tx.execute("DELETE FROM saga_outcomes WHERE keep_until < ?1", [now])?;
+    Ok(())
 }

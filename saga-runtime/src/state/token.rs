@@ -157,6 +157,8 @@ pub struct StateCodec {
     leeway: Duration,
     max_token_len: usize,
     single_use: Option<Arc<dyn TokenStore>>,
+    /// How long a request holds a token it claimed to record its outcome.
+    outcome_lease: Duration,
     format: TokenFormat,
     /// Where states past the inline bound are kept, if anywhere.
     keeping: Option<Keeping>,
@@ -200,6 +202,7 @@ impl StateCodec {
             leeway: DEFAULT_LEEWAY,
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
             single_use: None,
+            outcome_lease: super::DEFAULT_OUTCOME_LEASE,
             format: TokenFormat::SEALED,
             keeping: None,
             max_state: None,
@@ -253,6 +256,23 @@ impl StateCodec {
     pub fn with_single_use(mut self, store: Arc<dyn TokenStore>) -> Self {
         self.single_use = Some(store);
         self
+    }
+
+    /// Holds a token claimed to record its outcome for `lease` (a request's longest run,
+    /// and some): a retry after it is told the outcome is lost, never runs the round.
+    pub fn with_outcome_lease(mut self, lease: Duration) -> Self {
+        self.outcome_lease = lease;
+        self
+    }
+
+    /// How long a request holds a token it claimed ([`StateCodec::with_outcome_lease`]).
+    pub fn outcome_lease(&self) -> Duration {
+        self.outcome_lease
+    }
+
+    /// The single-use store, if tokens are single use.
+    pub(crate) fn single_use_store(&self) -> Option<&Arc<dyn TokenStore>> {
+        self.single_use.as_ref()
     }
 
     /// Records `opened` as redeemed, if tokens are single use. `Ok(false)`: it was

@@ -441,7 +441,10 @@ async fn expired_records_are_gone(store: &TaskStore) {
 ///
 /// - a token is redeemed once; of many concurrent redeems of one token exactly one wins;
 /// - a chain's floor refuses its lower tokens, only rises, and touches no other chain;
-/// - a floor whose time is over refuses nothing.
+/// - a floor whose time is over refuses nothing;
+/// - for a store that records outcomes: a claim is first once, then running, then its
+///   recorded outcome (whatever its chain's floor says since); concurrent claims of one
+///   token make one first; a token redeemed without an outcome, or retired, is spent.
 pub async fn token_store_contract(store: impl TokenStore) {
     let store = Arc::new(store);
     let far = unix_now() + 600;
@@ -501,6 +504,77 @@ pub async fn token_store_contract(store: impl TokenStore) {
         Ok(true),
         "a floor whose time is over"
     );
+    if store.records_outcomes() {
+        outcomes_contract(&store, far, token).await;
+    }
+}
+
+/// The recorded outcomes of [`token_store_contract`], for a store that records them.
+async fn outcomes_contract<S: TokenStore>(
+    store: &Arc<S>,
+    far: u64,
+    token: impl Fn(u8, u32, u8) -> [u8; 24],
+) {
+    use crate::state::Claim;
+    let lease = unix_now() + 60;
+    let first = token(6, 0, 6);
+    assert_eq!(store.claim(&first, far, lease).await, Ok(Claim::First));
+    assert_eq!(
+        store.claim(&first, far, lease + 9).await,
+        Ok(Claim::Running { lease_until: lease }),
+        "claimed again while its round runs"
+    );
+    assert_eq!(
+        store.redeem(&first, far).await,
+        Ok(false),
+        "a claimed token is redeemed"
+    );
+    store.record(&first, b"sealed outcome", far).await.expect("recorded");
+    // The request that claimed it retires it as it hands out the next token: its outcome
+    // is still read.
+    store.retire(&[6u8; 8], 1, far).await.expect("retired");
+    assert_eq!(
+        store.claim(&first, far, lease).await,
+        Ok(Claim::Recorded(b"sealed outcome".to_vec())),
+        "a recorded outcome, whatever the chain's floor"
+    );
+    assert_eq!(
+        store.claim(&token(6, 0, 7), far, lease).await,
+        Ok(Claim::Spent),
+        "a token below its chain's floor, never claimed"
+    );
+    let redeemed = token(7, 0, 7);
+    assert_eq!(store.redeem(&redeemed, far).await, Ok(true));
+    assert_eq!(
+        store.claim(&redeemed, far, lease).await,
+        Ok(Claim::Spent),
+        "a token redeemed without recording"
+    );
+    let unkept = token(8, 0, 8);
+    assert_eq!(store.claim(&unkept, far, lease).await, Ok(Claim::First));
+    store.record(&unkept, b"", far).await.expect("recorded");
+    assert_eq!(
+        store.claim(&unkept, far, lease).await,
+        Ok(Claim::Spent),
+        "an outcome not kept"
+    );
+    let mut handles = Vec::new();
+    for _ in 0..16 {
+        let store = Arc::clone(store);
+        let contested = token(9, 0, 9);
+        handles.push(tokio::spawn(async move {
+            store.claim(&contested, far, lease).await
+        }));
+    }
+    let mut first_claims = 0;
+    for handle in handles {
+        match handle.await.expect("joined") {
+            Ok(Claim::First) => first_claims += 1,
+            Ok(Claim::Running { lease_until }) => assert_eq!(lease_until, lease),
+            other => panic!("a concurrent claim answered {other:?}"),
+        }
+    }
+    assert_eq!(first_claims, 1, "concurrent claims of one token");
 }
 
 async fn concurrent_creates_count_against_each_other(store: &TaskStore) {

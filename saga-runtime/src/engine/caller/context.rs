@@ -60,6 +60,24 @@ pub struct SagaContext {
     model: Option<Arc<crate::engine::caller::model::ServerModel>>,
     /// The size of the state this round resumed from, set by the transition.
     state_size: StateSizeCell,
+    /// The token this request claimed to record its outcome, and whether its answer was
+    /// recorded before (see `engine::runner::retried`).
+    retry: RetryCell,
+}
+
+/// A request's claim of its token, set by its first round's transition and taken by the
+/// drive when it answers.
+#[derive(Debug, Default)]
+struct RetryCell {
+    claimed: std::sync::Mutex<Option<Box<crate::state::Claimed>>>,
+    replayed: std::sync::atomic::AtomicBool,
+}
+
+/// A context's copy is another request's: it has claimed nothing.
+impl Clone for RetryCell {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 // SAFETY: every field of `SagaContext` is `Send` and `Sync`: `fields_are_send_sync` names
@@ -98,6 +116,7 @@ fn fields_are_send_sync(context: &SagaContext) {
         sessionless,
         model,
         state_size,
+        retry,
     } = context;
     send_sync(peer);
     send_sync(principal);
@@ -115,6 +134,7 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(sessionless);
     send_sync(model);
     send_sync(state_size);
+    send_sync(retry);
 }
 
 /// What an HTTP request's head gives its context, whichever path reads the rest.
@@ -396,6 +416,33 @@ impl SagaContext {
     /// See [`SagaContext::set_state_handed_on`].
     pub(crate) fn state_handed_on(&self) -> bool {
         self.state_size.handed_on()
+    }
+
+    /// Keeps the claim of the token this request brought: its outcome is recorded when
+    /// the request answers.
+    pub(crate) fn set_claimed(&self, claimed: crate::state::Claimed) {
+        if let Ok(mut slot) = self.retry.claimed.lock() {
+            *slot = Some(Box::new(claimed));
+        }
+    }
+
+    /// The claim [`SagaContext::set_claimed`] kept, taken.
+    pub(crate) fn take_claimed(&self) -> Option<Box<crate::state::Claimed>> {
+        self.retry.claimed.lock().ok().and_then(|mut slot| slot.take())
+    }
+
+    /// Marks this request's first round as answered from its recorded outcome.
+    pub(crate) fn set_replayed(&self) {
+        self.retry
+            .replayed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether this request's first round was answered from its recorded outcome.
+    pub(crate) fn replayed(&self) -> bool {
+        self.retry
+            .replayed
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn set_state_size(&self, size: StateSize) {

@@ -33,6 +33,7 @@ use crate::engine::caller::context::SagaContext;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::ModelAnswers;
 use crate::engine::runner::family::Saga;
+use crate::engine::runner::retried;
 use crate::engine::runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
 use crate::state::StateCodec;
 
@@ -154,7 +155,25 @@ pub(crate) trait Policy: Send {
 ///
 /// The call is lent, not given: its future then holds a reference, not a second copy of
 /// the call its caller already holds (each copy is 256 bytes of every request's future).
+///
+/// A request that claimed its token to record its outcome (see `retried`) records what it
+/// answers here, whichever exit the drive took.
 pub(crate) async fn drive<P: Policy>(
+    saga: &Saga,
+    call: &mut Call,
+    cx: &SagaContext,
+    policy: &mut P,
+) -> Result<CallToolResponse, ErrorData> {
+    let answer = drive_rounds(saga, call, cx, policy).await;
+    if let Some(claimed) = cx.take_claimed() {
+        // Boxed: no room for the record's future in every request's.
+        Box::pin(retried::record(policy.codec(), &claimed, &call.name, &answer)).await;
+    }
+    answer
+}
+
+/// [`drive`]'s rounds.
+async fn drive_rounds<P: Policy>(
     saga: &Saga,
     call: &mut Call,
     cx: &SagaContext,
@@ -174,6 +193,10 @@ pub(crate) async fn drive<P: Policy>(
         // an await would hold a round (152 to 264 bytes) in every request's future.
         let decided = {
             let response = policy.transition(run).await?;
+            if cx.replayed() {
+                // The request was sent before: it answers as it did then.
+                return Ok(response);
+            }
             decide(response, policy, call, cx)
         };
         match decided.await? {

@@ -8,6 +8,7 @@
 pub(crate) mod drive;
 pub(crate) mod family;
 pub(crate) mod inspect;
+pub(crate) mod retried;
 pub(crate) mod sampling;
 pub(crate) mod transition;
 pub(crate) mod unwind;

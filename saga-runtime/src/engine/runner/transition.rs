@@ -19,6 +19,7 @@ use crate::engine::round::answers::{AnswerSlots, Answers};
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected, ModelAnswers};
 use crate::engine::round::pending::RoundRecord;
+use crate::engine::runner::retried;
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
 use crate::metrics::{Outcome, Refusal};
@@ -255,6 +256,7 @@ fn run_transition<'a>(
                             }),
                         )
                     }
+                    Opening::Recorded(answer) => return answer.map_err(Failure::from),
                     Opening::AskAgain(ask) => {
                         let state_bytes = &ask.opened.plaintext[ask.head_len..];
                         return run.ask_again(
@@ -396,6 +398,8 @@ fn largest_locals(
 enum Opening<'a> {
     Answered(Answered<'a>),
     AskAgain(AskAgain<'a>),
+    /// The request was sent before, and answered: that answer again.
+    Recorded(Result<CallToolResponse, ErrorData>),
 }
 
 /// What the step resumes from: the token's head and state, and the answers read.
@@ -509,15 +513,23 @@ impl<'a> Transition<'a> {
         };
         let mut opened =
             opened.map_err(|reason| crate::engine::caller::error::unopened(self.name, &reason))?;
-        // Single use: recorded before the step runs, so a replay never runs it twice.
-        match self.codec.redeem(&opened).await {
-            Ok(true) => {}
-            Ok(false) => return Err(invalid_state(self.name, &Refusal::Redeemed)),
-            Err(error) => {
-                tracing::error!(tool = %Escaped(self.name), %error, "cannot record a redeemed token");
-                return Err(Failure::Internal(
-                    "the server cannot accept this round now; retry later".into(),
-                ));
+        // Single use: recorded before the step runs, so a replay never runs it twice. The
+        // token the request brought, in a store that records outcomes, is claimed: sent
+        // again, the request gets the answer its first sending got (boxed: a server
+        // without such a store keeps no room for it in every request's future).
+        if !self.cx.state_handed_on() && self.codec.records_outcomes() {
+            let request = crate::state::request_digest(Some(&responses), failures);
+            if let Some(answer) = Box::pin(self.claim(&opened, request)).await? {
+                return Ok(Opening::Recorded(answer));
+            }
+        } else {
+            match self.codec.redeem(&opened).await {
+                Ok(true) => {}
+                Ok(false) => return Err(invalid_state(self.name, &Refusal::Redeemed)),
+                Err(error) => {
+                    tracing::error!(tool = %Escaped(self.name), %error, "cannot record a redeemed token");
+                    return Err(retried::unavailable());
+                }
             }
         }
         let (head, state_bytes) = RoundRecord::decode(opened.format, &opened.plaintext)
@@ -558,6 +570,33 @@ impl<'a> Transition<'a> {
             state,
             answers: Answers::new(answers),
         }))
+    }
+
+    /// Claims the request's token: `None` if the round is this request's to run (its
+    /// outcome is recorded when the request answers), else the answer recorded for it.
+    async fn claim(
+        &self,
+        opened: &Opened,
+        request: [u8; 32],
+    ) -> Result<Option<Result<CallToolResponse, ErrorData>>, Failure> {
+        let (claim, claimed) = self
+            .codec
+            .claim(opened, self.binding, request)
+            .await
+            .map_err(|error| {
+                tracing::error!(tool = %Escaped(self.name), %error, "cannot record a redeemed token");
+                retried::unavailable()
+            })?;
+        match retried::replayed(self.codec, self.name, claim, &claimed).await? {
+            None => {
+                self.cx.set_claimed(claimed);
+                Ok(None)
+            }
+            Some(answer) => {
+                self.cx.set_replayed();
+                Ok(Some(answer))
+            }
+        }
     }
 
     /// Refuses (`-32602`) an answer that uses a tool its sample did not offer. The

@@ -1,0 +1,219 @@
+//! A request sent again: with a single-use store that records outcomes, the request that
+//! redeems a token records what it answered ([`record`]), and the same request sent again
+//! (same token, same caller, same answers) gets that answer ([`replayed`]) instead of
+//! running the round a second time. One sent while the first still runs waits for its
+//! answer, for at most [`WAIT_FOR_FIRST`].
+//!
+//! The plaintext of a recorded outcome is JSON, version
+//! [`OUTCOME_VERSION`](crate::state) of the sealed layout (see `state::outcome`):
+//!
+//! ```text
+//! {"complete": CallToolResult} | {"inputRequired": InputRequiredResult} | {"error": ErrorData}
+//! ```
+//!
+//! Each reads back into the same value, and so encodes to the same bytes, in whatever wire
+//! format the request came in.
+
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::caller::error::{Failure, invalid_state};
+use crate::log::Escaped;
+use crate::metrics::Refusal;
+use crate::state::{Claim, Claimed, StateCodec, unix_now};
+
+/// How long a request sent again waits for the first one's answer before it is told to
+/// send it again later.
+pub(crate) const WAIT_FOR_FIRST: Duration = Duration::from_secs(10);
+
+/// The largest outcome recorded: a larger answer is sent, not kept, and a retry of its
+/// request is refused (as without recorded outcomes).
+pub(crate) const MAX_OUTCOME_BYTES: usize = 4 << 20;
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Recorded {
+    Complete(CallToolResult),
+    InputRequired(InputRequiredResult),
+    Error(ErrorData),
+}
+
+/// `outcome` as a recorded outcome's plaintext; `None` for an outcome no retry is
+/// answered from (a task's creation, which the route answers from the task's record).
+fn encode(outcome: &Result<CallToolResponse, ErrorData>) -> Option<Vec<u8>> {
+    let recorded = match outcome {
+        Ok(CallToolResponse::Complete(result)) => Recorded::Complete(result.clone()),
+        Ok(CallToolResponse::InputRequired(required)) => Recorded::InputRequired(required.clone()),
+        Ok(_) => return None,
+        Err(error) => Recorded::Error(error.clone()),
+    };
+    serde_json::to_vec(&recorded)
+        .ok()
+        .filter(|bytes| bytes.len() <= MAX_OUTCOME_BYTES)
+}
+
+fn decode(plaintext: &[u8]) -> Option<Result<CallToolResponse, ErrorData>> {
+    Some(match serde_json::from_slice(plaintext).ok()? {
+        Recorded::Complete(result) => Ok(CallToolResponse::Complete(result)),
+        Recorded::InputRequired(required) => Ok(CallToolResponse::InputRequired(required)),
+        Recorded::Error(error) => Err(error),
+    })
+}
+
+/// Records what the request that claimed its token answered, once the drive is done with
+/// it. A store that cannot keep it is logged: the request still answers, and a retry of it
+/// is refused.
+pub(crate) async fn record(
+    codec: &StateCodec,
+    claimed: &Claimed,
+    tool: &str,
+    outcome: &Result<CallToolResponse, ErrorData>,
+) {
+    let plaintext = encode(outcome);
+    if plaintext.is_none() {
+        tracing::debug!(tool = %Escaped(tool), "an outcome not recorded: a retry of its request is refused");
+    }
+    if let Err(error) = codec.record(claimed, plaintext.as_deref()).await {
+        tracing::warn!(
+            tool = %Escaped(tool),
+            %error,
+            "cannot record a round's outcome: a retry of its request is refused"
+        );
+    }
+}
+
+/// What a token claimed for this request answers: `None` if the round is this request's
+/// to run, else the answer recorded for it (waiting for it while the first request
+/// runs), or the refusal.
+pub(crate) async fn replayed(
+    codec: &StateCodec,
+    tool: &str,
+    claim: Claim,
+    claimed: &Claimed,
+) -> Result<Option<Result<CallToolResponse, ErrorData>>, Failure> {
+    let deadline = tokio::time::Instant::now() + WAIT_FOR_FIRST;
+    let mut pause = Duration::from_millis(10);
+    let mut claim = claim;
+    loop {
+        match claim {
+            Claim::First => return Ok(None),
+            Claim::Recorded(sealed) => {
+                return match codec.open_outcome(claimed, &sealed).as_deref().and_then(decode) {
+                    Some(outcome) => {
+                        tracing::info!(tool = %Escaped(tool), "a request sent again: answered from its recorded outcome");
+                        Ok(Some(outcome))
+                    }
+                    // Other answers (or another build's outcome): refused, as any
+                    // redeemed token is.
+                    None => Err(invalid_state(tool, &Refusal::Redeemed)),
+                };
+            }
+            Claim::Running { lease_until } if lease_until < unix_now() => {
+                return Err(lost(tool));
+            }
+            Claim::Running { .. } => {
+                if tokio::time::Instant::now() + pause > deadline {
+                    return Err(still_running());
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(250));
+                claim = codec.claim_again(claimed).await.map_err(|error| {
+                    tracing::error!(tool = %Escaped(tool), %error, "cannot read a redeemed token's outcome");
+                    unavailable()
+                })?;
+            }
+            // Spent, retired, or a claim of a store's own kind: refused.
+            _ => return Err(invalid_state(tool, &Refusal::Redeemed)),
+        }
+    }
+}
+
+/// The store could not be asked: the round did not run.
+pub(crate) fn unavailable() -> Failure {
+    Failure::Internal("the server cannot accept this round now; retry later".into())
+}
+
+/// The first request of this token is still running past [`WAIT_FOR_FIRST`]: sent
+/// again later, it gets that request's answer.
+fn still_running() -> Failure {
+    Failure::Tool(Box::new(still_running_error()))
+}
+
+/// What a request sent again gets while the first sending of it is still running, past
+/// the wait (and, in one process, while a resume of the same token runs): `-32600`, which
+/// its `data` says may be sent again (`retryable`, and after how long).
+pub(crate) fn still_running_error() -> ErrorData {
+    ErrorData::invalid_request(
+        "this requestState is being answered by an earlier request that is still running; \
+         send the same request again shortly to get its answer",
+        Some(serde_json::json!({"retryable": true, "retryAfterMs": 1000})),
+    )
+}
+
+/// The request that redeemed the token ran past its lease without recording an answer
+/// (its server stopped, or it was stopped): what it did is not known, and the round is
+/// not run a second time.
+fn lost(tool: &str) -> Failure {
+    tracing::warn!(tool = %Escaped(tool), "a request sent again after its first was lost");
+    Failure::InvalidParams(
+        "the request that first sent this requestState stopped before it answered (its \
+         server stopped, or it ran past its bound); what its round did is not known, and \
+         it is not run a second time: start the call again"
+            .into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ContentBlock as Content, InputRequest, InputRequests};
+
+    fn round_trip(outcome: Result<CallToolResponse, ErrorData>) {
+        let bytes = encode(&outcome).expect("recorded");
+        let back = decode(&bytes).expect("read back");
+        assert_eq!(encode(&back).expect("recorded again"), bytes);
+        let wire = |outcome: &Result<CallToolResponse, ErrorData>| match outcome {
+            Ok(CallToolResponse::Complete(result)) => serde_json::to_string(result).unwrap(),
+            Ok(CallToolResponse::InputRequired(required)) => serde_json::to_string(required).unwrap(),
+            Err(error) => serde_json::to_string(error).unwrap(),
+            Ok(_) => unreachable!(),
+        };
+        assert_eq!(wire(&back), wire(&outcome), "the same bytes on the wire");
+    }
+
+    #[test]
+    fn every_outcome_reads_back_to_the_same_bytes() {
+        let mut result = CallToolResult::success(vec![Content::text("done"), Content::text("second")]);
+        result.structured_content = Some(serde_json::json!({"z": 1, "a": [1.5, null, "x"]}));
+        round_trip(Ok(CallToolResponse::Complete(result)));
+        round_trip(Ok(CallToolResponse::Complete(CallToolResult::error(vec![Content::text("no")]))));
+        let form: rmcp::model::ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": "Ship it?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        }))
+        .expect("a form");
+        let mut requests = InputRequests::new();
+        requests.insert("a".into(), InputRequest::Elicitation(rmcp::model::ElicitRequest::new(form)));
+        let sample: rmcp::model::CreateMessageRequestParams = serde_json::from_value(serde_json::json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 100,
+            "tools": [{"name": "look", "inputSchema": {"type": "object"}}]
+        }))
+        .expect("a sample");
+        requests.insert(
+            "b".into(),
+            InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(sample)),
+        );
+        requests.insert("c".into(), InputRequest::ListRoots(Default::default()));
+        round_trip(Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+            Some(requests),
+            Some("token".into()),
+        ))));
+        round_trip(Ok(CallToolResponse::InputRequired(InputRequiredResult::from_request_state("t"))));
+        round_trip(Err(ErrorData::invalid_params("bad", Some(serde_json::json!({"k": 1})))));
+    }
+}
