@@ -16,6 +16,7 @@ mod hardening;
 mod http_errors;
 mod own_routes;
 mod pools;
+mod retries;
 mod server_model;
 mod session;
 mod session_bounds;

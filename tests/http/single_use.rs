@@ -1,6 +1,8 @@
-//! Optional single use: a redeemed token is refused the second time, by one process
+//! Optional single use: a redeemed token runs its round once, by one process
 //! (`MemoryStore`) or by every replica sharing a Redis (`RedisStore`, against a real
-//! `redis-server`, which `.ci/run` installs).
+//! `redis-server`, which `.ci/run` installs). The same request sent again gets the
+//! answer its first sending got (`retries.rs` covers that in depth); with other answers,
+//! it is refused.
 
 use std::net::SocketAddr;
 
@@ -52,6 +54,14 @@ fn refused(reply: &Value) {
     assert_eq!(reply["error"]["message"], INVALID_STATE_MESSAGE);
 }
 
+/// `state` sent again with the answers of its first request: the same result, the round
+/// not run again; with `other` answers, refused.
+async fn spent(addr: SocketAddr, state: &str, first: &Value, answers: Option<Value>, other: Value) {
+    let again = call(addr, Some(state), answers).await;
+    assert_eq!(again["result"], first["result"], "{again:#}");
+    refused(&call(addr, Some(state), Some(other)).await);
+}
+
 #[tokio::test]
 async fn a_token_is_redeemed_once() {
     let running = serve_local(server(MemoryStore::new(1_000))).await;
@@ -63,17 +73,26 @@ async fn a_token_is_redeemed_once() {
         second["result"]["inputRequests"]["sample-2"].is_object(),
         "{second:#}"
     );
-    refused(&call(running.addr, Some(&t1), Some(target())).await);
+    spent(
+        running.addr,
+        &t1,
+        &second,
+        Some(target()),
+        accept_target("staging"),
+    )
+    .await;
 
     // Asking again redeems the token too, and hands out a fresh one that works once.
     let t2 = token(&second);
     let again = call(running.addr, Some(&t2), None).await;
     let t3 = token(&again);
-    refused(&call(running.addr, Some(&t2), None).await);
+    assert_ne!(t3, t2);
+    spent(running.addr, &t2, &again, None, accept_target("staging")).await;
     let answer = json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "Yes"}, "model": "m"}});
     let done = call(running.addr, Some(&t3), Some(answer.clone())).await;
     assert_eq!(done["result"]["resultType"], "complete", "{done:#}");
-    refused(&call(running.addr, Some(&t3), Some(answer)).await);
+    let other = json!({"sample-2": {"role": "assistant", "content": {"type": "text", "text": "No"}, "model": "m"}});
+    spent(running.addr, &t3, &done, Some(answer), other).await;
 }
 
 #[tokio::test]
@@ -87,7 +106,14 @@ async fn a_full_store_refuses_new_tokens_and_keeps_the_old_ones() {
     // The store is full of a live token: it refuses B rather than forget A.
     let busy = call(running.addr, Some(&b), Some(target())).await;
     assert_eq!(busy["error"]["code"], -32603, "{busy:#}");
-    refused(&call(running.addr, Some(&a), Some(target())).await);
+    spent(
+        running.addr,
+        &a,
+        &redeemed,
+        Some(target()),
+        accept_target("staging"),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -102,8 +128,22 @@ async fn replicas_sharing_redis_redeem_each_token_once() {
         next["result"]["inputRequests"]["sample-2"].is_object(),
         "{next:#}"
     );
-    refused(&call(one.addr, Some(&t1), Some(target())).await);
-    refused(&call(two.addr, Some(&t1), Some(target())).await);
+    spent(
+        one.addr,
+        &t1,
+        &next,
+        Some(target()),
+        accept_target("staging"),
+    )
+    .await;
+    spent(
+        two.addr,
+        &t1,
+        &next,
+        Some(target()),
+        accept_target("staging"),
+    )
+    .await;
 }
 
 /// A stateless request of seed 002 (`resumableRequests` declared in its `_meta`).

@@ -46,11 +46,11 @@ pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[doc(hidden)]
 pub use link::Link;
+pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, request_digest};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
-pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, request_digest};
 pub use single_use::{Claim, MemoryStore, StoreError, TokenStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -206,25 +206,46 @@ mod tests {
 
     #[test]
     fn an_outcome_opens_only_for_its_token_caller_and_answers() {
-        let codec = StateCodec::new(KeyRing::from_keys([[1; 32]]).unwrap(), Duration::from_secs(60));
+        let codec = StateCodec::new(
+            KeyRing::from_keys([[1; 32]]).unwrap(),
+            Duration::from_secs(60),
+        );
         let sealed = codec.seal_outcome(&claimed(1, "ann"), b"the answer");
         assert_eq!(
             codec.open_outcome(&claimed(1, "ann"), &sealed).as_deref(),
             Some(&b"the answer"[..])
         );
-        assert_eq!(codec.open_outcome(&claimed(2, "ann"), &sealed), None, "other answers");
-        assert_eq!(codec.open_outcome(&claimed(1, "bob"), &sealed), None, "another caller");
+        assert_eq!(
+            codec.open_outcome(&claimed(2, "ann"), &sealed),
+            None,
+            "other answers"
+        );
+        assert_eq!(
+            codec.open_outcome(&claimed(1, "bob"), &sealed),
+            None,
+            "another caller"
+        );
         let mut other_token = claimed(1, "ann");
         other_token.nonce = [4; 24];
-        assert_eq!(codec.open_outcome(&other_token, &sealed), None, "another token");
+        assert_eq!(
+            codec.open_outcome(&other_token, &sealed),
+            None,
+            "another token"
+        );
         for index in 0..sealed.len() {
             let mut altered = sealed.clone();
             altered[index] ^= 1;
-            assert_eq!(codec.open_outcome(&claimed(1, "ann"), &altered), None, "byte {index}");
+            assert_eq!(
+                codec.open_outcome(&claimed(1, "ann"), &altered),
+                None,
+                "byte {index}"
+            );
         }
         assert_eq!(codec.open_outcome(&claimed(1, "ann"), &sealed[..20]), None);
-        let other_keys =
-            StateCodec::new(KeyRing::from_keys([[2; 32]]).unwrap(), Duration::from_secs(60));
+        let other_keys = StateCodec::new(
+            KeyRing::from_keys([[2; 32]]).unwrap(),
+            Duration::from_secs(60),
+        );
         assert_eq!(other_keys.open_outcome(&claimed(1, "ann"), &sealed), None);
     }
 
@@ -237,9 +258,18 @@ mod tests {
         let other: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"a": {"x": 2, "y": [2, {"p": 1, "q": 2}]}}"#).unwrap();
         let none: BTreeMap<String, Value> = BTreeMap::new();
-        assert_eq!(request_digest(Some(&one), &none), request_digest(Some(&two), &none));
-        assert_ne!(request_digest(Some(&one), &none), request_digest(Some(&other), &none));
-        assert_ne!(request_digest(None, &none), request_digest(Some(&none), &none));
+        assert_eq!(
+            request_digest(Some(&one), &none),
+            request_digest(Some(&two), &none)
+        );
+        assert_ne!(
+            request_digest(Some(&one), &none),
+            request_digest(Some(&other), &none)
+        );
+        assert_ne!(
+            request_digest(None, &none),
+            request_digest(Some(&none), &none)
+        );
         let failed: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"a": {"code": 1, "message": "no"}}"#).unwrap();
         assert_ne!(request_digest(None, &none), request_digest(None, &failed));

@@ -266,7 +266,12 @@ impl TokenStore for PostgresStore {
                 )
                 .await
                 .map_err(|error| StoreError::Unavailable(describe(error)))?
-                .map(|row| (row.get::<_, Option<i64>>(0), row.get::<_, Option<Vec<u8>>>(1)));
+                .map(|row| {
+                    (
+                        row.get::<_, Option<i64>>(0),
+                        row.get::<_, Option<Vec<u8>>>(1),
+                    )
+                });
             Ok(super::single_use::held_claim(held))
         })
     }

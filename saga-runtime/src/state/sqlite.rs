@@ -329,7 +329,8 @@ impl TokenStore for SqliteStore {
                 .run(move |connection| {
                     if outcome.is_empty() {
                         // No row: spent.
-                        connection.execute("DELETE FROM saga_outcomes WHERE nonce = ?1", [&id[..]])?;
+                        connection
+                            .execute("DELETE FROM saga_outcomes WHERE nonce = ?1", [&id[..]])?;
                     } else {
                         connection.execute(
                             "UPDATE saga_outcomes SET lease_until = NULL, outcome = ?2,

@@ -529,7 +529,10 @@ async fn outcomes_contract<S: TokenStore>(
         Ok(false),
         "a claimed token is redeemed"
     );
-    store.record(&first, b"sealed outcome", far).await.expect("recorded");
+    store
+        .record(&first, b"sealed outcome", far)
+        .await
+        .expect("recorded");
     // The request that claimed it retires it as it hands out the next token: its outcome
     // is still read.
     store.retire(&[6u8; 8], 1, far).await.expect("retired");

@@ -428,7 +428,11 @@ impl SagaContext {
 
     /// The claim [`SagaContext::set_claimed`] kept, taken.
     pub(crate) fn take_claimed(&self) -> Option<Box<crate::state::Claimed>> {
-        self.retry.claimed.lock().ok().and_then(|mut slot| slot.take())
+        self.retry
+            .claimed
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
     }
 
     /// Marks this request's first round as answered from its recorded outcome.

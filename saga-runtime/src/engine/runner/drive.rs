@@ -167,7 +167,13 @@ pub(crate) async fn drive<P: Policy>(
     let answer = drive_rounds(saga, call, cx, policy).await;
     if let Some(claimed) = cx.take_claimed() {
         // Boxed: no room for the record's future in every request's.
-        Box::pin(retried::record(policy.codec(), &claimed, &call.name, &answer)).await;
+        Box::pin(retried::record(
+            policy.codec(),
+            &claimed,
+            &call.name,
+            &answer,
+        ))
+        .await;
     }
     answer
 }

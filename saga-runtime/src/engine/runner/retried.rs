@@ -101,7 +101,11 @@ pub(crate) async fn replayed(
         match claim {
             Claim::First => return Ok(None),
             Claim::Recorded(sealed) => {
-                return match codec.open_outcome(claimed, &sealed).as_deref().and_then(decode) {
+                return match codec
+                    .open_outcome(claimed, &sealed)
+                    .as_deref()
+                    .and_then(decode)
+                {
                     Some(outcome) => {
                         tracing::info!(tool = %Escaped(tool), "a request sent again: answered from its recorded outcome");
                         Ok(Some(outcome))
@@ -177,7 +181,9 @@ mod tests {
         assert_eq!(encode(&back).expect("recorded again"), bytes);
         let wire = |outcome: &Result<CallToolResponse, ErrorData>| match outcome {
             Ok(CallToolResponse::Complete(result)) => serde_json::to_string(result).unwrap(),
-            Ok(CallToolResponse::InputRequired(required)) => serde_json::to_string(required).unwrap(),
+            Ok(CallToolResponse::InputRequired(required)) => {
+                serde_json::to_string(required).unwrap()
+            }
             Err(error) => serde_json::to_string(error).unwrap(),
             Ok(_) => unreachable!(),
         };
@@ -186,10 +192,13 @@ mod tests {
 
     #[test]
     fn every_outcome_reads_back_to_the_same_bytes() {
-        let mut result = CallToolResult::success(vec![Content::text("done"), Content::text("second")]);
+        let mut result =
+            CallToolResult::success(vec![Content::text("done"), Content::text("second")]);
         result.structured_content = Some(serde_json::json!({"z": 1, "a": [1.5, null, "x"]}));
         round_trip(Ok(CallToolResponse::Complete(result)));
-        round_trip(Ok(CallToolResponse::Complete(CallToolResult::error(vec![Content::text("no")]))));
+        round_trip(Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+            Content::text("no"),
+        ]))));
         let form: rmcp::model::ElicitRequestParams = serde_json::from_value(serde_json::json!({
             "mode": "form",
             "message": "Ship it?",
@@ -197,23 +206,31 @@ mod tests {
         }))
         .expect("a form");
         let mut requests = InputRequests::new();
-        requests.insert("a".into(), InputRequest::Elicitation(rmcp::model::ElicitRequest::new(form)));
-        let sample: rmcp::model::CreateMessageRequestParams = serde_json::from_value(serde_json::json!({
-            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-            "maxTokens": 100,
-            "tools": [{"name": "look", "inputSchema": {"type": "object"}}]
-        }))
-        .expect("a sample");
+        requests.insert(
+            "a".into(),
+            InputRequest::Elicitation(rmcp::model::ElicitRequest::new(form)),
+        );
+        let sample: rmcp::model::CreateMessageRequestParams =
+            serde_json::from_value(serde_json::json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 100,
+                "tools": [{"name": "look", "inputSchema": {"type": "object"}}]
+            }))
+            .expect("a sample");
         requests.insert(
             "b".into(),
             InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(sample)),
         );
         requests.insert("c".into(), InputRequest::ListRoots(Default::default()));
-        round_trip(Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
-            Some(requests),
-            Some("token".into()),
-        ))));
-        round_trip(Ok(CallToolResponse::InputRequired(InputRequiredResult::from_request_state("t"))));
-        round_trip(Err(ErrorData::invalid_params("bad", Some(serde_json::json!({"k": 1})))));
+        round_trip(Ok(CallToolResponse::InputRequired(
+            InputRequiredResult::new(Some(requests), Some("token".into())),
+        )));
+        round_trip(Ok(CallToolResponse::InputRequired(
+            InputRequiredResult::from_request_state("t"),
+        )));
+        round_trip(Err(ErrorData::invalid_params(
+            "bad",
+            Some(serde_json::json!({"k": 1})),
+        )));
     }
 }
