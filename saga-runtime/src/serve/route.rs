@@ -341,6 +341,16 @@ async fn begin_task(
 ) -> Result<CallToolResponse, ErrorData> {
     tasks.ensure_sweeper(tools);
     let first = drive_by(tools, saga, source, AtCheckpoint::Respond, call.clone(), cx).await?;
+    if cx.replayed() {
+        // A task's creation sent again: its first run's answer is recorded, not the task
+        // it began, and a second task from that answer would run its rounds twice. Refused,
+        // as a redeemed token is.
+        return Err(crate::engine::caller::error::invalid_state(
+            &call.name,
+            &crate::metrics::Refusal::Redeemed,
+        )
+        .into());
+    }
     tasks.begin(tools, saga, call, cx, first).await
 }
 

@@ -77,6 +77,14 @@ pub fn request_digest<F: serde::Serialize>(
     out
 }
 
+impl Claimed {
+    /// The same claim for another request's answers.
+    #[cfg(test)]
+    pub(crate) fn set_request_for_test(&mut self, request: [u8; 32]) {
+        self.request = request;
+    }
+}
+
 impl StateCodec {
     /// Whether a redeemed token's outcome is recorded: tokens are single use, in a store
     /// that records outcomes.

@@ -233,4 +233,91 @@ mod tests {
             Some(serde_json::json!({"k": 1})),
         )));
     }
+
+    /// A claim of the token an `Opened` names, by a codec whose store is `store`.
+    async fn claimed_by(store: crate::state::MemoryStore) -> (StateCodec, Claimed) {
+        let codec = StateCodec::new(
+            crate::state::KeyRing::from_keys([[4; 32]]).expect("a key"),
+            Duration::from_secs(600),
+        )
+        .with_single_use(std::sync::Arc::new(store));
+        let opened = crate::state::Opened {
+            plaintext: Vec::new(),
+            nonce: [9; 24],
+            expires_at: unix_now() + 600,
+            point: [0; 8],
+            format: crate::state::TokenFormat::SEALED,
+            sealed_len: 0,
+        };
+        let binding = crate::state::Binding::new("t", "tools/call", "ann", None);
+        let (claim, claimed) = codec
+            .claim(&opened, &binding, [1; 32])
+            .await
+            .expect("claimed");
+        assert_eq!(claim, Claim::First);
+        (codec, claimed)
+    }
+
+    #[tokio::test]
+    async fn a_first_request_past_its_lease_is_lost_not_run_again() {
+        let (codec, claimed) = claimed_by(crate::state::MemoryStore::new(10)).await;
+        let lost = replayed(&codec, "t", Claim::Running { lease_until: 1 }, &claimed).await;
+        match lost {
+            Err(Failure::InvalidParams(message)) => {
+                assert!(message.contains("not run a second time"), "{message}")
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_waits_for_the_first_then_is_told_to_send_again() {
+        let (codec, claimed) = claimed_by(crate::state::MemoryStore::new(10)).await;
+        let running = codec.claim_again(&claimed).await.expect("read");
+        assert!(matches!(running, Claim::Running { .. }), "{running:?}");
+        // The first never answers: past the wait, a retryable error.
+        let waited = replayed(&codec, "t", running.clone(), &claimed).await;
+        match waited {
+            Err(Failure::Tool(error)) => {
+                assert_eq!(
+                    error.data,
+                    Some(serde_json::json!({"retryable": true, "retryAfterMs": 1000}))
+                );
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        // The first answers while the second waits: the second gets its answer.
+        let answer: Result<CallToolResponse, ErrorData> =
+            Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                Content::text("once"),
+            ])));
+        let (first, second) = tokio::join!(
+            async {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                record(&codec, &claimed, "t", &answer).await;
+            },
+            replayed(&codec, "t", running, &claimed),
+        );
+        let () = first;
+        match second {
+            Ok(Some(Ok(CallToolResponse::Complete(result)))) => {
+                assert_eq!(
+                    serde_json::to_value(&result).unwrap()["content"][0]["text"],
+                    "once"
+                );
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        // Another request (other answers) is refused.
+        let mut other = claimed.clone();
+        other.set_request_for_test([2; 32]);
+        let refused = replayed(
+            &codec,
+            "t",
+            codec.claim_again(&other).await.expect("read"),
+            &other,
+        )
+        .await;
+        assert!(matches!(refused, Err(Failure::InvalidParams(_))));
+    }
 }
