@@ -63,6 +63,61 @@ pub async fn approve_migration(tables: u32) -> Result<String, SagaError> {
     })
 }
 
+/// Charges `customer` `cents` at the payment service (`MIGRATE_PAYMENTS_URL`), once,
+/// however often its task's worker dies: the charge is an [`effect`], whose result is
+/// saved (the task's record written) before the code goes on, and whose key the service
+/// is handed as `Idempotency-Key`. `hold_ms` holds the task for a while, `inside` the
+/// effect (after the service saw the key) or after it: where a test kills the worker.
+#[saga_tool(task)]
+pub async fn charge(
+    #[arg(description = "Who pays.")] customer: String,
+    #[arg(description = "How much, in cents.")] cents: u64,
+    #[arg(description = "Milliseconds to hold the task for.")] hold_ms: Option<u64>,
+    #[arg(description = "Hold inside the effect rather than after it.")] inside: Option<bool>,
+) -> Result<String, SagaError> {
+    // As a task, the call answers here, before any money moves.
+    checkpoint().await;
+    let hold = Duration::from_millis(hold_ms.unwrap_or(0).min(60_000));
+    let inside = inside.unwrap_or(false);
+    let payer = customer.clone();
+    let receipt: Result<String, String> = effect("charge", |key| async move {
+        let receipt = pay(&payer, cents, key.as_str()).await;
+        journal(&format!("charge of {payer} sent with {key}"));
+        if inside {
+            tokio::time::sleep(hold).await;
+        }
+        receipt
+    })
+    .await;
+    journal(&format!("charge of {customer} recorded"));
+    if !inside {
+        tokio::time::sleep(hold).await;
+    }
+    let receipt = receipt.map_err(SagaError::msg)?;
+    journal(&format!("charge of {customer} done"));
+    Ok(format!("charged: {receipt}"))
+}
+
+/// One payment at the service `MIGRATE_PAYMENTS_URL`: its receipt.
+async fn pay(customer: &str, cents: u64, key: &str) -> Result<String, String> {
+    let url = std::env::var("MIGRATE_PAYMENTS_URL")
+        .map_err(|_| "no payment service (MIGRATE_PAYMENTS_URL)".to_owned())?;
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("idempotency-key", key)
+        .json(&serde_json::json!({"customer": customer, "cents": cents}))
+        .send()
+        .await
+        .map_err(|error| error.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!(
+            "the payment service answered {}",
+            response.status()
+        ));
+    }
+    response.text().await.map_err(|error| error.to_string())
+}
+
 /// Appends `line` to `MIGRATE_JOURNAL`, when set: what a test reads to see which work ran,
 /// and how often.
 fn journal(line: &str) {
@@ -133,6 +188,7 @@ pub fn server_with(
         .keys(keys)
         .tool(migrate)
         .tool(approve_migration)
+        .tool(charge)
         .task_settings(settings)
         .single_use(single_use);
     Ok(crate::cli::with_api_keys(builder).build()?)

@@ -7,6 +7,7 @@
 
 mod borrows;
 mod durable;
+mod effects;
 mod store_failures;
 mod stores;
 mod task_claims;

@@ -97,6 +97,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     // is not diagnosed twice.
     let mut body = (*item.block).clone();
     desugar::matches(&mut body);
+    desugar::effects(&mut body);
     let mut items = items::hoist(&mut body);
     let function = item.sig.ident.clone();
     // A tool's argument named like the tool is read by a local of its own.

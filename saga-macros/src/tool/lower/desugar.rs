@@ -62,6 +62,60 @@ impl VisitMut for Desugar {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
+/// Writes each `effect(..).await` as the effect awaited, then a checkpoint that saves its
+/// result, which the block then gives:
+/// `{ let __saga_effect = effect(..).await; checkpoint().await; __saga_effect }`. The
+/// result is then in the saga's state before the code goes on (see `saga_runtime`'s
+/// `effect`). Only in the body itself: an effect awaited in a closure or an `async` block
+/// runs there, with its key, and is not recorded.
+pub fn effects(block: &mut Block) {
+    Effects.visit_block_mut(block);
+}
+
+struct Effects;
+
+impl VisitMut for Effects {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        visit_mut::visit_expr_mut(self, expr);
+        if let Expr::Await(awaited) = expr
+            && is_effect(&awaited.base)
+        {
+            let span = awaited.span();
+            let written = quote_spanned! {span=>
+                {
+                    let __saga_effect = #awaited;
+                    ::saga_runtime::prelude::checkpoint().await;
+                    __saga_effect
+                }
+            };
+            if let Ok(written) = syn::parse2::<Expr>(written) {
+                *expr = written;
+            }
+        }
+    }
+
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+
+    fn visit_expr_async_mut(&mut self, _: &mut syn::ExprAsync) {}
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Whether `expr` is a call of saga's `effect` (a bare name, or a path through
+/// `saga_runtime`).
+pub fn is_effect(expr: &Expr) -> bool {
+    match expr {
+        Expr::Paren(paren) => is_effect(&paren.expr),
+        Expr::Group(group) => is_effect(&group.expr),
+        Expr::Call(call) => matches!(&*call.func, Expr::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|last| last.ident == "effect")
+                && (path.path.segments.len() == 1
+                    || path.path.segments.first().is_some_and(|first| first.ident == "saga_runtime"))),
+        _ => false,
+    }
+}
+
 /// Writes a `let` of a tuple of bindings from a tuple that mixes borrows and values
 /// (`let (score, top) = (order[0].0, &entries[best]);`) as one `let` per binding, in the
 /// tuple's order: a borrow of a saved place is then bound again after a suspension as any

@@ -7,6 +7,7 @@
 //! A kind's own public side is the `ask.rs` of its folder in `kinds`, which belongs to
 //! this layer. Uses `round`, `kinds`, `forms` and `caller`.
 
+pub(crate) mod effect;
 pub(crate) mod join_all;
 pub(crate) mod outcome;
 pub(crate) mod outside;
@@ -14,6 +15,7 @@ pub(crate) mod outside;
 /// Each kind's public side: the function a tool calls, its builder, and what its answer
 /// reads as. The crate's prelude exports all of it.
 pub(crate) mod prelude {
+    pub use crate::engine::asks::effect::{Effect, EffectKey, effect};
     pub use crate::engine::caller::tool_use::{ToolResult, ToolUse};
     pub use crate::engine::kinds::form::ask::{ElicitForm, elicit};
     pub use crate::engine::kinds::roots::ask::{ListRoots, Root, list_roots};

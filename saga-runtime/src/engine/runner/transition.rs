@@ -281,7 +281,8 @@ fn run_transition<'a>(
         let entered_round = head.round;
         head.round = head.round.saturating_add(1);
         span.record("round", head.round);
-        let (state, requests) = match run.step(state, answers).await? {
+        let from = resumed.as_ref().map(|resumed| resumed.opened.link());
+        let (state, requests) = match run.step(state, answers, from).await? {
             Step::Done(result) => {
                 crate::metrics::completed(points.metric_keys(), head.round);
                 return Ok(CallToolResponse::Complete(result));
@@ -681,8 +682,17 @@ impl<'a> Transition<'a> {
     }
 
     /// The tool's step, once; a panic in it is this call's error.
-    async fn step(&self, state: State, answers: Answers) -> Result<Step<State>, Failure> {
-        catch_panic_pinned(self.tool.step(state, answers, self.cx))
+    /// The tool's step from `state`, given `answers`; `from` is the link of the token the
+    /// round started from (`None` for a call's first round), which its effects' keys are
+    /// derived from.
+    async fn step(
+        &self,
+        state: State,
+        answers: Answers,
+        from: Option<crate::state::Link>,
+    ) -> Result<Step<State>, Failure> {
+        let keys = crate::engine::asks::effect::RoundKeys::of(from);
+        keys.scope(catch_panic_pinned(self.tool.step(state, answers, self.cx)))
             .await
             .map_err(|payload| panicked(self.name, payload.as_ref()))
     }

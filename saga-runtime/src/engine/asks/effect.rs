@@ -1,0 +1,283 @@
+//! A side effect recorded once: `effect("refund", |key| async move { … }).await`.
+//!
+//! In a `#[saga_tool]` or `#[saga_fn]` body, `effect(name, run).await` runs `run` with an
+//! [`EffectKey`], then passes a checkpoint with its result saved: the macros write it as
+//!
+//! ```text
+//! { let result = effect(name, run).await; checkpoint().await; result }
+//! ```
+//!
+//! so that the result is in the saga's state (a task's record, the next token) before the
+//! code goes on. A round run again (a task taken over after its worker died, a request
+//! sent again without a store that records outcomes) starts from the same state: an
+//! effect whose checkpoint was passed is not run again, its result read from the state;
+//! one cut off before its checkpoint runs again, with the same key.
+//!
+//! The key is the same on every run of the same round and differs for every call, every
+//! round and every effect of a round: derived from the call's chain of tokens and the
+//! round's place in it (the token the round started from), the effect's name, and how
+//! many effects of that name the round ran before it. Hand it to the outside service as
+//! its idempotency key (`Idempotency-Key`): the service then does the work once, however
+//! often the effect starts.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::state::Link;
+
+tokio::task_local! {
+    /// The round being stepped: set by the runner around each step.
+    static ROUND: RoundKeys;
+}
+
+/// What an effect's key is derived from, for one round.
+#[derive(Debug)]
+pub(crate) struct RoundKeys {
+    /// The link of the token the round started from; for a call's first round (which a
+    /// client sending it again starts as a new call), a chain drawn for the round.
+    link: Link,
+    /// How many effects of each name the round has run.
+    counts: Mutex<Vec<(String, u32)>>,
+}
+
+impl RoundKeys {
+    /// The keys of a round started from the token of `link`, or a call's first round.
+    pub(crate) fn of(link: Option<Link>) -> Self {
+        Self {
+            link: link.unwrap_or_else(Link::fresh),
+            counts: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs `step` with these keys.
+    pub(crate) fn scope<F: Future>(self, step: F) -> impl Future<Output = F::Output> {
+        ROUND.scope(self, step)
+    }
+
+    fn key(&self, name: &str) -> EffectKey {
+        let ordinal = {
+            let mut counts = self
+                .counts
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match counts.iter_mut().find(|(seen, _)| seen == name) {
+                Some((_, count)) => {
+                    *count += 1;
+                    *count
+                }
+                None => {
+                    counts.push((name.to_owned(), 0));
+                    0
+                }
+            }
+        };
+        EffectKey::derive(self.link, name, ordinal)
+    }
+}
+
+/// The idempotency key of one effect: the same on every run of its round, different for
+/// every call, round and effect. 27 characters of base64url (128 bits), prefixed `saga-`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EffectKey(String);
+
+impl EffectKey {
+    fn derive(link: Link, name: &str, ordinal: u32) -> Self {
+        let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
+        hasher.update(b"saga/effect/v1\0");
+        hasher.update(&link.chain);
+        hasher.update(&link.seq.to_be_bytes());
+        hasher.update(&(name.len() as u64).to_be_bytes());
+        hasher.update(name.as_bytes());
+        hasher.update(&ordinal.to_be_bytes());
+        let digest = hasher.finish();
+        Self(format!(
+            "saga-{}",
+            URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16])
+        ))
+    }
+
+    /// The key's text, as an `Idempotency-Key` header takes it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for EffectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<EffectKey> for String {
+    fn from(key: EffectKey) -> Self {
+        key.0
+    }
+}
+
+/// A side effect the saga records once; see [`effect`].
+#[must_use = "an effect runs when it is awaited"]
+pub struct Effect<F> {
+    name: String,
+    run: F,
+}
+
+impl<F> std::fmt::Debug for Effect<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Effect")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A side effect recorded once: `run` is given the effect's [`EffectKey`] and its result
+/// is saved in the saga's state before the code goes on.
+///
+/// ```
+/// use saga_runtime::prelude::*;
+///
+/// # async fn refund_at_the_bank(order: &str, key: &str) -> Result<String, String> { Ok(format!("re-{order}")) }
+/// #[saga_tool]
+/// async fn refund(order: String) -> Result<String, SagaError> {
+///     let go: bool = elicit(format!("Refund order {order}?")).await?;
+///     if !go {
+///         return Ok("kept".into());
+///     }
+///     // Run once: the result is saved before the code goes on, and a round run again
+///     // reads it. The bank sees the same key however often the refund starts.
+///     let receipt: Result<String, String> = effect("refund", |key| async move {
+///         refund_at_the_bank(&order, key.as_str()).await
+///     })
+///     .await;
+///     let receipt = receipt.map_err(SagaError::msg)?;
+///     Ok(format!("refunded: {receipt}"))
+/// }
+/// ```
+///
+/// What is guaranteed: the record is exactly once (a round run again after the effect's
+/// checkpoint reads the result and does not run `run`); the effect itself is at least
+/// once (a worker that dies inside `run`, or after it and before the checkpoint is
+/// written, runs it again on the next try), with the same key, which lets the outside
+/// service make it once. The result must be `Serialize` and `Deserialize`, as anything the
+/// saga keeps across a suspension. Awaited outside a saga's body (a plain `async fn`), it
+/// runs `run` with a key of its own and records nothing.
+pub fn effect<F, Fut>(name: impl Into<String>, run: F) -> Effect<F>
+where
+    F: FnOnce(EffectKey) -> Fut,
+    Fut: Future,
+{
+    Effect {
+        name: name.into(),
+        run,
+    }
+}
+
+impl<F, Fut> IntoFuture for Effect<F>
+where
+    F: FnOnce(EffectKey) -> Fut,
+    Fut: Future,
+{
+    type Output = Fut::Output;
+    type IntoFuture = Running<F, Fut>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Running {
+            start: Some((self.name, self.run)),
+            running: None,
+        }
+    }
+}
+
+/// An [`Effect`] being awaited: its key is drawn when it is first polled, in the round
+/// that runs it.
+#[must_use = "an effect runs when it is awaited"]
+pub struct Running<F, Fut> {
+    start: Option<(String, F)>,
+    running: Option<Pin<Box<Fut>>>,
+}
+
+impl<F, Fut> std::fmt::Debug for Running<F, Fut> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("started", &self.running.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+// `F` is never pinned (it is moved out to be called) and the effect's future is boxed:
+// nothing in it relies on staying in place.
+impl<F, Fut> Unpin for Running<F, Fut> {}
+
+impl<F, Fut> Future for Running<F, Fut>
+where
+    F: FnOnce(EffectKey) -> Fut,
+    Fut: Future,
+{
+    type Output = Fut::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        if let Some((name, run)) = self.start.take() {
+            let key = ROUND
+                .try_with(|round| round.key(&name))
+                .unwrap_or_else(|_| EffectKey::derive(Link::fresh(), &name, 0));
+            self.running = Some(Box::pin(run(key)));
+        }
+        match self.running.as_mut() {
+            Some(running) => running.as_mut().poll(cx),
+            // Polled again after it finished: a bug of the caller's, as any future's.
+            None => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(chain: u8, seq: u32) -> Link {
+        Link {
+            chain: [chain; 8],
+            seq,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_same_round_draws_the_same_keys_and_every_other_differs() {
+        let keys_of = |round: RoundKeys| {
+            round.scope(async {
+                let a = effect("refund", |key| async move { key }).await;
+                let b = effect("refund", |key| async move { key }).await;
+                let c = effect("ticket", |key| async move { key }).await;
+                (a, b, c)
+            })
+        };
+        let (a, b, c) = keys_of(RoundKeys::of(Some(link(1, 4)))).await;
+        assert_eq!(
+            (a.clone(), b.clone(), c.clone()),
+            keys_of(RoundKeys::of(Some(link(1, 4)))).await
+        );
+        assert_ne!(a, b, "a second effect of the same name");
+        assert_ne!(a, c, "another name");
+        let (next_round, _, _) = keys_of(RoundKeys::of(Some(link(1, 5)))).await;
+        let (other_call, _, _) = keys_of(RoundKeys::of(Some(link(2, 4)))).await;
+        assert_ne!(a, next_round);
+        assert_ne!(a, other_call);
+        assert!(
+            a.as_str().starts_with("saga-") && a.as_str().len() == 27,
+            "{a}"
+        );
+    }
+
+    #[tokio::test]
+    async fn outside_a_round_each_effect_draws_a_key_of_its_own() {
+        let a = effect("refund", |key| async move { key }).await;
+        let b = effect("refund", |key| async move { key }).await;
+        assert_ne!(a, b);
+    }
+}
