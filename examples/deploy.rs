@@ -1,7 +1,9 @@
 //! The seed's `complex_tool` (`saga_examples::deploy`, in `examples/support/deploy_tool.rs`):
 //! elicit the deployment target, ask the client's LLM whether deploying there is safe, then
 //! finish. One straight-line async function; `#[saga_tool]` turns it into a state machine
-//! whose state travels in the client's token.
+//! whose state travels in the client's token. Beside it, `release`
+//! (`examples/support/release.rs`) starts the deployment for real, as an `effect`: once,
+//! however often its round runs, with an idempotency key for the deploy service.
 //!
 //! ```text
 //! cargo run -p saga-workspace --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp

@@ -1,4 +1,5 @@
-//! The deploy example's server: the seed's `complex_tool` (`deploy_tool.rs`), served by
+//! The deploy example's server: the seed's `complex_tool` (`deploy_tool.rs`) and `release`
+//! (`release.rs`, the deployment started for real, once, as an effect), served by
 //! `examples/deploy.rs` and `metrics.rs`, with the options the examples read from the
 //! environment (API keys, authorization, a server-side model).
 
@@ -7,6 +8,10 @@ use saga_runtime::prelude::*;
 #[path = "deploy_tool.rs"]
 mod tool;
 
+#[path = "release.rs"]
+mod rollout;
+
+pub use rollout::release;
 pub use tool::{Target, complex_tool};
 
 /// The server of this example, with the given keys; with `SAGA_MODEL_URL` set, a
@@ -23,6 +28,7 @@ pub fn builder(keys: KeyRing) -> anyhow::Result<saga_runtime::serve::SagaServerB
         .keys(keys)
         .ttl(std::time::Duration::from_secs(600))
         .tool(complex_tool)
+        .tool(release)
         // For `saga graph URL complex_tool` (off by default: a diagram shows the code).
         .diagrams_in_tool_list(true);
     builder = crate::cli::with_api_keys(builder);

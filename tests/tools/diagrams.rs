@@ -20,9 +20,11 @@ fn check(tool: &impl SagaTool) {
 #[test]
 fn the_examples_diagrams_match_their_snapshots() {
     check(&deploy::complex_tool);
+    check(&deploy::release);
     check(&weather::get_weather);
     check(&migrate::migrate);
     check(&migrate::approve_migration);
+    check(&migrate::charge);
     check(&saga_examples::meeting::book_meeting);
 }
 

@@ -83,3 +83,30 @@ async fn migrate_checkpoints_once_per_table_as_an_ordinary_call() {
     assert_eq!(approved.text(), "4 tables approved");
     assert_eq!(approved.asked()[0].message(), Some("Migrate 4 tables?"));
 }
+
+#[tokio::test]
+async fn release_starts_its_rollout_once_as_an_effect() {
+    let run = TestClient::new(deploy::release)
+        .call("release", json!({"service": "api", "replicas": 3}))
+        .then(Answer::accept(json!({"target": "production"})))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("completes");
+    let text = run.text();
+    assert!(
+        text.starts_with("Rollout rollout-")
+            && text.ends_with(" of api to production started (3 replicas)."),
+        "{text}"
+    );
+    // The effect's checkpoint is a round of its own, passed without asking.
+    assert_eq!(run.asked().len(), 2);
+    let postponed = TestClient::new(deploy::release)
+        .call("release", json!({"service": "api"}))
+        .then(Answer::accept(json!({"target": "production"})))
+        .then(Answer::accept(json!({"value": false})))
+        .run()
+        .await
+        .expect("completes");
+    assert_eq!(postponed.text(), "Release postponed.");
+}

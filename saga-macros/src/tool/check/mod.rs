@@ -18,7 +18,7 @@ use syn::visit::{self, Visit};
 use crate::errors::Errors;
 use crate::tool::ir::{RequestKind, Suspension};
 use crate::tool::parse::macro_args;
-use crate::tool::parse::suspend::{classify, request_call, request_kind};
+use crate::tool::parse::suspend::{classify, is_effect, request_call, request_kind};
 
 pub fn check(body: &syn::Block, errors: &mut Errors) {
     let mut checker = Checker {
@@ -52,6 +52,21 @@ impl Checker<'_> {
         self.context = outer;
     }
 
+    /// Visits an `effect(..)`'s arguments: its name, and its closure (where nothing may
+    /// suspend, as in any closure).
+    fn visit_effect_args(&mut self, expr: &Expr) {
+        match expr {
+            Expr::Paren(paren) => self.visit_effect_args(&paren.expr),
+            Expr::Group(group) => self.visit_effect_args(&group.expr),
+            Expr::Call(call) => {
+                for arg in &call.args {
+                    self.visit_expr(arg);
+                }
+            }
+            other => self.visit_expr(other),
+        }
+    }
+
     /// Visits what a request's builder chain evaluates (arguments), not the request call.
     fn visit_request_chain(&mut self, expr: &Expr) {
         match expr {
@@ -78,6 +93,30 @@ impl Checker<'_> {
 
 impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_expr(&mut self, expr: &'ast Expr) {
+        // `effect(..).await` passes a checkpoint: where a suspension cannot be, neither can
+        // it; and it is awaited where it is made, or no checkpoint saves its result.
+        match crate::tool::parse::suspend::ungrouped(expr) {
+            Expr::Await(awaited) if is_effect(&awaited.base) => {
+                // (A match guard sets the context too.)
+                if let Some(context) = &self.context {
+                    self.errors.at(expr, context);
+                }
+                self.visit_effect_args(&awaited.base);
+                return;
+            }
+            Expr::Call(_) if is_effect(expr) => {
+                self.errors.at(
+                    expr,
+                    "`effect(..)` is not awaited where it is made: its result is saved in the \
+                     saga's state at a checkpoint written where it is awaited, and an effect \
+                     kept to be awaited later would run unrecorded; write \
+                     `let result = effect(..).await;`",
+                );
+                self.visit_effect_args(expr);
+                return;
+            }
+            _ => {}
+        }
         // `f(..).await` may be an ordinary future, fine anywhere; a helper awaited where
         // it cannot suspend is refused by its type.
         let suspension =

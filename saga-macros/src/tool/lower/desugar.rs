@@ -78,7 +78,7 @@ impl VisitMut for Effects {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         visit_mut::visit_expr_mut(self, expr);
         if let Expr::Await(awaited) = expr
-            && is_effect(&awaited.base)
+            && crate::tool::parse::suspend::is_effect(&awaited.base)
         {
             let span = awaited.span();
             let written = quote_spanned! {span=>
@@ -99,21 +99,6 @@ impl VisitMut for Effects {
     fn visit_expr_async_mut(&mut self, _: &mut syn::ExprAsync) {}
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-/// Whether `expr` is a call of saga's `effect` (a bare name, or a path through
-/// `saga_runtime`).
-pub fn is_effect(expr: &Expr) -> bool {
-    match expr {
-        Expr::Paren(paren) => is_effect(&paren.expr),
-        Expr::Group(group) => is_effect(&group.expr),
-        Expr::Call(call) => matches!(&*call.func, Expr::Path(path)
-            if path.qself.is_none()
-                && path.path.segments.last().is_some_and(|last| last.ident == "effect")
-                && (path.path.segments.len() == 1
-                    || path.path.segments.first().is_some_and(|first| first.ident == "saga_runtime"))),
-        _ => false,
-    }
 }
 
 /// Writes a `let` of a tuple of bindings from a tuple that mixes borrows and values

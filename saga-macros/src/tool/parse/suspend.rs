@@ -167,6 +167,21 @@ pub fn request_call(expr: &Expr) -> Option<(&'static str, Span)> {
     request_kind(expr).map(|(kind, span)| (kind.function(), span))
 }
 
+/// Whether `expr` is a call of saga's `effect` (a bare name, or a path through
+/// `saga_runtime`).
+pub fn is_effect(expr: &Expr) -> bool {
+    match expr {
+        Expr::Paren(paren) => is_effect(&paren.expr),
+        Expr::Group(group) => is_effect(&group.expr),
+        Expr::Call(call) => matches!(&*call.func, Expr::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|last| last.ident == "effect")
+                && (path.path.segments.len() == 1
+                    || path.path.segments.first().is_some_and(|first| first.ident == "saga_runtime"))),
+        _ => false,
+    }
+}
+
 /// Whether `expr` is saga's `join!(..)` (not `tokio::join!` or `futures::join!`, which
 /// join ordinary futures).
 pub fn is_join(expr: &Expr) -> bool {
@@ -246,6 +261,11 @@ pub fn ungrouped(mut expr: &Expr) -> &Expr {
 pub fn classify(expr: &Expr) -> Option<Result<Suspension, syn::Error>> {
     match expr {
         Expr::Await(awaited) => {
+            // Saga's `effect` is no helper: awaited, it runs within the round (its
+            // checkpoint, written after it, is the suspension).
+            if is_effect(&awaited.base) {
+                return None;
+            }
             if let Some(name) = helper_call(&awaited.base) {
                 return Some(Ok(Suspension::Call {
                     call: (*awaited.base).clone(),

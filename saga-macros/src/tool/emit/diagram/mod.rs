@@ -50,9 +50,12 @@ pub fn build(whose: Whose, item: &ItemFn, params: &[String], sites: &[Site]) -> 
         Whose::Tool => format!("{name}({})", params.join(", ")),
         Whose::Helper => format!("#[saga_fn] {name}({})", params.join(", ")),
     };
+    // The body as lowering saw it: an `effect(..).await` passes a checkpoint.
+    let mut block = (*item.block).clone();
+    crate::tool::lower::desugar::effects(&mut block);
     let mut walker = Walker::new(sites, &start);
-    walker.block(&item.block);
-    let tail = tail_text(&item.block);
+    walker.block(&block);
+    let tail = tail_text(&block);
     if walker.consistent && walker.next_site == sites.len() {
         walker.graph.finish(tail);
         walker.graph.render()
