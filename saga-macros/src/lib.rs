@@ -120,7 +120,11 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// `checkpoint().await` (a round that asks nothing; the client retries at once),
 /// `join!(a, b, …)` (several requests in one round, a tuple of their answers),
 /// `join_all(iter).await` (any number of requests of one kind in one round, a `Vec` of
-/// their answers) and the call of a `#[saga_fn]` helper. A suspension may stand in:
+/// their answers) and the call of a `#[saga_fn]` helper. `effect(name, |key| async { … })
+/// .await` runs a side effect within the round, then passes a checkpoint with its result
+/// saved (it is written `{ let r = effect(..).await; checkpoint().await; r }`): a round
+/// run again reads the result instead of running the effect, and `key`, the same on every
+/// run of the round, is the outside service's idempotency key. A suspension may stand in:
 ///
 /// - operands of unary, binary and compound-assignment operators (`base + n.await?`,
 ///   `total += n.await?`, `v[i] *= n.await?`), call and method-call arguments

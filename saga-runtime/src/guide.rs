@@ -32,6 +32,10 @@ pub struct ErasAndFormats;
 #[doc = include_str!("../../docs/guide/src/tasks.md")]
 pub struct Tasks;
 
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/effects.md")]
+pub struct Effects;
+
 // Its example configures the OpenAI-compatible model (feature `openai`, which the examples'
 // crate asks for).
 #[cfg(all(doctest, feature = "openai"))]

@@ -212,8 +212,12 @@ impl<B> Builder<B> {
     }
 
     /// Makes every token redeemable once, recorded in `store` (a [`MemoryStore`] for one
-    /// process, a `RedisStore` for replicas): a replayed token is refused like a forged
-    /// one. See SECURITY.md for the trade-off.
+    /// process, a `SqliteStore` file for one machine, a `RedisStore` or `PostgresStore`
+    /// for replicas): its round runs once. A store that records outcomes (all of these)
+    /// keeps the answer each token's request got: the same request sent again (its
+    /// response was lost) gets that answer again, byte for byte, without running the round;
+    /// with other answers it is refused like a forged token. See the guide's "Retries and
+    /// effects" and SECURITY.md for what the store holds and for how long.
     ///
     /// [`MemoryStore`]: crate::state::MemoryStore
     pub fn single_use(mut self, store: impl crate::state::TokenStore) -> Self {
