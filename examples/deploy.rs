@@ -9,11 +9,19 @@
 //! cargo run -p saga-workspace --example deploy                 # Streamable HTTP on 127.0.0.1:8080/mcp
 //! cargo run -p saga-workspace --example deploy -- --stdio      # stdio
 //! cargo run -p saga-workspace --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
+//! SAGA_SINGLE_USE=memory cargo run -p saga-workspace --example deploy   # a retried request answered from its record
 //! ```
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     saga_examples::cli::init_logging();
     let keys = saga_examples::cli::keys()?;
-    saga_examples::cli::serve(saga_examples::deploy::server(keys)?).await
+    let mut builder = saga_examples::deploy::builder(keys)?;
+    // `SAGA_SINGLE_USE=memory` (or `sqlite:PATH`, `redis://…`, `postgres://…`): single-use
+    // tokens whose outcomes are recorded, so that a request sent again is answered again.
+    if let Ok(value) = std::env::var("SAGA_SINGLE_USE") {
+        let store = saga_examples::cli::Stores::parse(&value)?;
+        builder = builder.single_use(store.single_use().await?);
+    }
+    saga_examples::cli::serve(builder.build()?).await
 }

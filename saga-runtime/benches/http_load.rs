@@ -15,7 +15,9 @@
 //! * **base** (only with `BASELINE_BIN`): the same example built from another commit
 //!   (`scripts/bench-http.sh REV` builds it in a worktree). Each of its trials is paired
 //!   with saga's trial of the same round, and the table gives the median of the pairs'
-//!   ratios.
+//!   ratios. `BASE_ENV="K=V …"` sets its environment besides: the same binary as both,
+//!   with `BASE_ENV=SAGA_SINGLE_USE=memory`, measures what recording each round's outcome
+//!   costs.
 //! * **rmcp**: the hand-written rmcp 3.11 MRTR server of `support/peers.rs`, this binary
 //!   run again with `--serve rmcp ADDR`.
 //! * **floor**: `--serve floor ADDR FILE`: a bare hyper HTTP/1 server that parses each
@@ -232,7 +234,18 @@ fn drive() {
     servers.push(start("saga", deploy_command(&saga_bin, addr), addr));
     if let Some(binary) = &baseline_bin {
         let addr = free_addr();
-        servers.push(start("base", deploy_command(binary, addr), addr));
+        let mut command = deploy_command(binary, addr);
+        // `BASE_ENV="K=V K2=V2"`: the base server's environment besides (the same binary
+        // with a setting on, e.g. `SAGA_SINGLE_USE=memory`, measures that setting).
+        for pair in std::env::var("BASE_ENV")
+            .unwrap_or_default()
+            .split_whitespace()
+        {
+            if let Some((key, value)) = pair.split_once('=') {
+                command.env(key, value);
+            }
+        }
+        servers.push(start("base", command, addr));
     }
     let addr = free_addr();
     servers.push(start(

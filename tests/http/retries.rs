@@ -173,6 +173,53 @@ async fn dropping_proxy(
     (addr, receiver)
 }
 
+/// A proxy in front of `upstream` that passes each request on and then closes both
+/// connections at once: a client that gives up before the server answers.
+async fn hanging_up_proxy(upstream: SocketAddr) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port is free");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let mut buffer = vec![0u8; 64 * 1024];
+                let mut request = Vec::new();
+                // The whole request (its head and its `content-length` bytes), then hang up.
+                loop {
+                    let Ok(read) = client.read(&mut buffer).await else {
+                        return;
+                    };
+                    if read == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buffer[..read]);
+                    let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|line| line.strip_prefix("content-length:"))
+                        .and_then(|length| length.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                let _ = server.write_all(&request).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                drop(server);
+                drop(client);
+            });
+        }
+    });
+    addr
+}
+
 /// One HTTP/1.1 response read from `stream`: its body (by `content-length`, or, without
 /// one, what comes until the server is quiet for a moment).
 async fn read_response(stream: &mut tokio::net::tcp::OwnedReadHalf) -> Vec<u8> {
@@ -320,6 +367,29 @@ async fn duplicates_at_once_run_once(one: SocketAddr, two: SocketAddr, order: &s
     assert_eq!(refunds_of(order), 1, "the round ran once");
 }
 
+/// A client that hangs up before the answer (its timeout), then sends the request again:
+/// the round it started ran to its end, once, and the retry gets its answer.
+async fn a_client_that_hung_up_gets_the_answer(addr: SocketAddr, order: &str) {
+    let start = slow_call(order, 500);
+    let t1 = first_token(&start, addr).await;
+    let round = start.resume(t1, yes());
+    let proxy = hanging_up_proxy(addr).await;
+    let hung_up = round
+        .post(proxy)
+        .with_client(&saga_examples::harness::http::one_shot_client())
+        .try_response()
+        .await;
+    if let Ok(response) = hung_up {
+        assert!(response.bytes().await.is_err(), "the proxy hangs up");
+    }
+    let retried = json_of(&body(&round, addr).await);
+    assert!(
+        retried["result"]["inputRequests"]["elicit-2"].is_object(),
+        "the retry gets the round's answer: {retried:#}"
+    );
+    assert_eq!(refunds_of(order), 1, "the round ran once");
+}
+
 async fn every_case(one: &Running, two: &Running, store: &str) {
     a_lost_response_is_answered_again(one, one, &format!("{store}-one")).await;
     a_lost_response_is_answered_again(one, two, &format!("{store}-replicas")).await;
@@ -334,6 +404,7 @@ async fn in_memory() {
     a_lost_response_is_answered_again(&one, &one, "memory").await;
     other_answers_are_refused(one.addr, "memory-other").await;
     duplicates_at_once_run_once(one.addr, one.addr, "memory-at-once").await;
+    a_client_that_hung_up_gets_the_answer(one.addr, "memory-hung-up").await;
 }
 
 #[tokio::test]

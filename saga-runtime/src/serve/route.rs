@@ -238,6 +238,11 @@ pub(crate) fn follow<'a>(
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     match route {
+        // A round whose outcome is recorded runs to its end whether its client waits or
+        // not (boxed, as the rarer runs below).
+        Route::Ordinary(_, source) if detaches(tools, &call, source) => {
+            Either::Right(detached(tools, source, source.at_checkpoint(), call, cx).boxed())
+        }
         Route::Ordinary(saga, source) => Either::Left(drive_by(
             tools,
             saga,
@@ -258,11 +263,55 @@ pub(crate) fn follow<'a>(
         Route::ThroughCheckpoints(tasks, saga, source) => Either::Right(
             async move {
                 tasks.ensure_sweeper(tools);
+                if detaches(tools, &call, source) {
+                    return detached(tools, source, AtCheckpoint::Pass, call, cx).await;
+                }
                 drive_by(tools, saga, source, AtCheckpoint::Pass, call, cx).await
             }
             .boxed(),
         ),
     }
+}
+
+/// Whether `call` runs [`detached`]: it brings a token whose round's outcome is recorded,
+/// on a path bounded by the run time (not a session's, which waits for its client).
+fn detaches(tools: &SagaTools, call: &Call, source: Source) -> bool {
+    call.request_state.is_some() && source != Source::Session && tools.codec().records_outcomes()
+}
+
+/// `call` driven in a task of its own, bounded by the run time: a client that hangs up
+/// (its timeout) does not stop the round, whose outcome is then recorded for the same
+/// request sent again. A round stopped at the bound records that error.
+fn detached<'a>(
+    tools: &'a SagaTools,
+    source: Source,
+    at_checkpoint: AtCheckpoint,
+    call: Call,
+    cx: &'a SagaContext,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
+    let (tools, cx) = (tools.clone(), cx.clone());
+    let max = tools.bounds().max_run_time;
+    let run = tokio::spawn(async move {
+        let saga = tools.saga(&call.name)?;
+        let name = call.name.clone();
+        let run = drive_by(&tools, saga, source, at_checkpoint, call, &cx);
+        let answer = tokio::time::timeout(max, run)
+            .await
+            .unwrap_or_else(|_| Err(ran_too_long(max)));
+        // Stopped at the bound before the drive recorded it: recorded here.
+        if let Some(claimed) = cx.take_claimed() {
+            crate::engine::runner::retried::record(tools.codec(), &claimed, &name, &answer).await;
+        }
+        answer
+    });
+    run.map(|joined| {
+        joined.unwrap_or_else(|error| {
+            Err(ErrorData::internal_error(
+                format!("the round stopped before it answered: {error}"),
+                None,
+            ))
+        })
+    })
 }
 
 /// The error of a streamed route reaching a transport that cannot stream: no door that
@@ -371,19 +420,23 @@ pub(crate) fn bounded<T>(
         return Either::Left(run);
     }
     let max = tools.bounds().max_run_time;
-    Either::Right(tokio::time::timeout(max, run).map(move |outcome| {
-        outcome.unwrap_or_else(|_| {
-            tracing::warn!(?max, "a request ran longer than the run-time bound");
-            Err(ErrorData::internal_error(
-                format!(
-                    "the request ran longer than this server allows one request ({} s) \
-                     and was stopped",
-                    max.as_secs_f64()
-                ),
-                None,
-            ))
-        })
-    }))
+    Either::Right(
+        tokio::time::timeout(max, run)
+            .map(move |outcome| outcome.unwrap_or_else(|_| Err(ran_too_long(max)))),
+    )
+}
+
+/// What a request stopped at the run-time bound `max` answers.
+fn ran_too_long(max: std::time::Duration) -> ErrorData {
+    tracing::warn!(?max, "a request ran longer than the run-time bound");
+    ErrorData::internal_error(
+        format!(
+            "the request ran longer than this server allows one request ({} s) and was \
+             stopped",
+            max.as_secs_f64()
+        ),
+        None,
+    )
 }
 
 /// A `tools/call` as rmcp hands it over, to its response (not yet stamped).
