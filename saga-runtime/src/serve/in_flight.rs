@@ -7,14 +7,17 @@
 //! ([`SagaToolsBuilder::single_use`](super::SagaToolsBuilder::single_use)) is what makes
 //! a token redeemable once.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::hash::BuildHasher as _;
 use std::sync::{Arc, Mutex};
 
 /// The set, shared by a registry's clones.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct InFlight {
-    tokens: Arc<Mutex<HashSet<u64>>>,
+    /// Each marked token, and whether a request brought it (its round's answer is then
+    /// recorded, and a copy of the request may wait for it) rather than a running call
+    /// handed it out.
+    tokens: Arc<Mutex<HashMap<u64, bool>>>,
     /// Keyed per process, so that nobody can make two tokens collide on purpose.
     hasher: std::hash::RandomState,
 }
@@ -22,7 +25,7 @@ pub(crate) struct InFlight {
 /// A token marked as being worked from, until dropped.
 #[derive(Debug)]
 pub(crate) struct Marked {
-    tokens: Arc<Mutex<HashSet<u64>>>,
+    tokens: Arc<Mutex<HashMap<u64, bool>>>,
     keys: Vec<u64>,
 }
 
@@ -37,9 +40,10 @@ pub(crate) fn already_resumed() -> rmcp::ErrorData {
 }
 
 impl InFlight {
-    /// Marks `token`; if it is marked already and `wait` (a retry is answered from the
-    /// first request's recorded outcome), waits for it to be free, for at most
-    /// [`WAIT_FOR_FIRST`](crate::engine::runner::retried::WAIT_FOR_FIRST).
+    /// Marks `token`; if a request that brought it still runs and `wait` (a retry is
+    /// answered from the first request's recorded outcome), waits for it to be free, for
+    /// at most [`WAIT_FOR_FIRST`](crate::engine::runner::retried::WAIT_FOR_FIRST). A token
+    /// a running call handed out is refused at once: no answer of it is recorded.
     pub(crate) async fn enter_waiting(
         &self,
         token: &str,
@@ -54,6 +58,9 @@ impl InFlight {
             if let Some(marked) = self.enter(token) {
                 return Ok(marked);
             }
+            if !self.brought(token) {
+                return Err(already_resumed());
+            }
             if tokio::time::Instant::now() + pause > deadline {
                 return Err(crate::engine::runner::retried::still_running_error());
             }
@@ -62,13 +69,21 @@ impl InFlight {
         }
     }
 
-    /// Marks `token`, unless it is marked already.
+    /// Marks `token`, brought by a request, unless it is marked already.
     pub(crate) fn enter(&self, token: &str) -> Option<Marked> {
         let mut marked = Marked {
             tokens: self.tokens.clone(),
             keys: Vec::new(),
         };
-        self.add(&mut marked, token).then_some(marked)
+        self.mark(&mut marked, token, true).then_some(marked)
+    }
+
+    /// Whether `token` is marked as brought by a request (not handed out by a call).
+    fn brought(&self, token: &str) -> bool {
+        let key = self.hasher.hash_one(token);
+        self.tokens
+            .lock()
+            .is_ok_and(|tokens| tokens.get(&key).copied().unwrap_or(false))
     }
 
     /// Nothing marked yet: a run that may hand tokens out.
@@ -79,15 +94,21 @@ impl InFlight {
         }
     }
 
-    /// Adds `token` to `marked`; `false` if it was marked already.
+    /// Adds `token`, handed out by the running call of `marked`; `false` if it was
+    /// marked already.
     pub(crate) fn add(&self, marked: &mut Marked, token: &str) -> bool {
+        self.mark(marked, token, false)
+    }
+
+    fn mark(&self, marked: &mut Marked, token: &str, brought: bool) -> bool {
         let key = self.hasher.hash_one(token);
         let Ok(mut tokens) = self.tokens.lock() else {
             return true;
         };
-        if !tokens.insert(key) {
+        if tokens.contains_key(&key) {
             return false;
         }
+        tokens.insert(key, brought);
         marked.keys.push(key);
         true
     }
@@ -115,6 +136,7 @@ mod tests {
         let in_flight = InFlight::default();
         let first = in_flight.enter("token-a").expect("free");
         assert!(in_flight.enter("token-a").is_none());
+        assert!(in_flight.brought("token-a"));
         assert!(in_flight.enter("token-b").is_some());
         drop(first);
         assert!(in_flight.enter("token-a").is_some());
@@ -126,6 +148,7 @@ mod tests {
         let mut run = in_flight.none();
         assert!(in_flight.add(&mut run, "announced"));
         assert!(in_flight.enter("announced").is_none());
+        assert!(!in_flight.brought("announced"), "handed out, not brought");
         drop(run);
         assert!(in_flight.enter("announced").is_some());
     }
