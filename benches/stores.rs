@@ -8,8 +8,15 @@
 //! `PRESTORED` tasks (10,000 and 1,000,000 by default, written with one SQL statement
 //! each), to show that a create's cost does not grow with the store.
 //!
+//! The first table: the single-use stores (`TokenStore`), what each round of a server with
+//! `.single_use(store)` costs: a plain redeem (a store that records no outcome), and a
+//! claim then the record of a 2 KiB outcome (a store that records them: every one of
+//! saga's), and a retry's claim, which reads that outcome back. `ONLY=tokens` runs it
+//! alone.
+//!
 //! ```text
 //! cargo bench -p saga-workspace --bench stores        # OPS=2000 CONCURRENCY=16 by default
+//! ONLY=tokens cargo bench -p saga-workspace --bench stores
 //! PRESTORED=10000,1000000 OPS=20000 cargo bench -p saga-workspace --bench stores
 //! ```
 
@@ -164,9 +171,6 @@ async fn main() {
             TaskStore::postgres(&postgres.url).await.expect("connected"),
         ),
     ];
-    println!("{ops} tasks, {concurrency} at a time; per second, median / p99 latency\n");
-    println!("| store | create | poll (`tasks/get`) | checkpoint (update) |");
-    println!("|---|---|---|---|");
     let cell = |m: &Measured| {
         format!(
             "{:.0}/s, {:.2} / {:.2} ms",
@@ -175,6 +179,13 @@ async fn main() {
             m.p99.as_secs_f64() * 1e3
         )
     };
+    token_stores(&redis.url, &postgres.url, ops, concurrency, &cell).await;
+    if std::env::var("ONLY").is_ok_and(|only| only == "tokens") {
+        return;
+    }
+    println!("{ops} tasks, {concurrency} at a time; per second, median / p99 latency\n");
+    println!("| store | create | poll (`tasks/get`) | checkpoint (update) |");
+    println!("|---|---|---|---|");
     for (name, store) in stores {
         let [create, poll, checkpoint] = bench(store, ops, concurrency).await;
         println!(
@@ -247,6 +258,93 @@ async fn main() {
             filled.as_secs_f64()
         );
     }
+}
+
+/// The single-use stores' table: per round, a plain redeem, a claim and the record of its
+/// outcome, and a retry's claim that reads it.
+async fn token_stores(
+    redis: &str,
+    postgres: &str,
+    ops: usize,
+    concurrency: usize,
+    cell: &dyn Fn(&Measured) -> String,
+) {
+    use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore, TokenStore};
+    let file = std::env::temp_dir().join(format!("saga-bench-tokens-{}.db", std::process::id()));
+    let stores: Vec<(&str, Arc<dyn TokenStore>)> = vec![
+        ("memory", Arc::new(MemoryStore::new(ops * 4))),
+        (
+            "SQLite (WAL, synchronous=FULL)",
+            Arc::new(SqliteStore::open(&file).expect("opened")),
+        ),
+        (
+            "Redis",
+            Arc::new(RedisStore::connect(redis).await.expect("connected")),
+        ),
+        (
+            "Postgres",
+            Arc::new(PostgresStore::connect(postgres).await.expect("connected")),
+        ),
+    ];
+    println!(
+        "Single-use stores: {ops} rounds, {concurrency} at a time; per second, median / p99 latency\n"
+    );
+    println!(
+        "| store | redeem (no outcome) | claim + record a 2 KiB outcome | a retry's claim (reads it) |"
+    );
+    println!("|---|---|---|---|");
+    let far = saga_runtime::state::unix_now() + 3_600;
+    // Each run its own nonces: a chain per run, the op's number in the nonce's random part.
+    let nonce = |run: u8, i: usize| {
+        let mut nonce = [run; 24];
+        nonce[12..20].copy_from_slice(&(i as u64).to_be_bytes());
+        nonce
+    };
+    for (name, store) in stores {
+        let redeem = {
+            let store = Arc::clone(&store);
+            measure(ops, concurrency, move |i| {
+                let store = Arc::clone(&store);
+                async move {
+                    assert_eq!(store.redeem(&nonce(1, i), far).await, Ok(true));
+                }
+            })
+            .await
+        };
+        let outcome: Arc<[u8]> = vec![7u8; 2048].into();
+        let claimed = {
+            let (store, outcome) = (Arc::clone(&store), Arc::clone(&outcome));
+            measure(ops, concurrency, move |i| {
+                let (store, outcome) = (Arc::clone(&store), Arc::clone(&outcome));
+                async move {
+                    let id = nonce(2, i);
+                    let claim = store.claim(&id, far, far).await.expect("claimed");
+                    assert_eq!(claim, saga_runtime::state::Claim::First);
+                    store.record(&id, &outcome, far).await.expect("recorded");
+                }
+            })
+            .await
+        };
+        let retried = {
+            let store = Arc::clone(&store);
+            measure(ops, concurrency, move |i| {
+                let store = Arc::clone(&store);
+                async move {
+                    let claim = store.claim(&nonce(2, i), far, far).await.expect("read");
+                    assert!(matches!(claim, saga_runtime::state::Claim::Recorded(_)));
+                }
+            })
+            .await
+        };
+        println!(
+            "| {name} | {} | {} | {} |",
+            cell(&redeem),
+            cell(&claimed),
+            cell(&retried)
+        );
+    }
+    remove_sqlite(&file);
+    println!();
 }
 
 /// `n` unexpired rows of 1,000 principals, in one statement both databases read

@@ -10,6 +10,7 @@
 //! cargo run -p saga-workspace --example deploy -- --stdio      # stdio
 //! cargo run -p saga-workspace --example deploy -- --inspect TOKEN --arguments '{…}'   # a token's state as JSON
 //! SAGA_SINGLE_USE=memory cargo run -p saga-workspace --example deploy   # a retried request answered from its record
+//! SAGA_SINGLE_USE=memory-unrecorded …   # single use, a retry refused (also sqlite:PATH, redis://…, postgres://…)
 //! ```
 
 #[tokio::main]
@@ -20,8 +21,21 @@ async fn main() -> anyhow::Result<()> {
     // `SAGA_SINGLE_USE=memory` (or `sqlite:PATH`, `redis://…`, `postgres://…`): single-use
     // tokens whose outcomes are recorded, so that a request sent again is answered again.
     if let Ok(value) = std::env::var("SAGA_SINGLE_USE") {
-        let store = saga_examples::cli::Stores::parse(&value)?;
-        builder = builder.single_use(store.single_use().await?);
+        builder = match value.as_str() {
+            // Sized for a load test: a live token is never forgotten, so the store holds
+            // every round of the tokens' lifetime (ten minutes here).
+            "memory" => builder.single_use(
+                saga_runtime::state::MemoryStore::new(8_000_000).with_outcome_bytes(4 << 30),
+            ),
+            // Single use without recorded outcomes: a retry is refused.
+            "memory-unrecorded" => builder
+                .single_use(saga_runtime::state::MemoryStore::new(8_000_000).with_outcome_bytes(0)),
+            other => builder.single_use(
+                saga_examples::cli::Stores::parse(other)?
+                    .single_use()
+                    .await?,
+            ),
+        };
     }
     saga_examples::cli::serve(builder.build()?).await
 }

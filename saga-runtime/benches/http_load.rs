@@ -15,9 +15,9 @@
 //! * **base** (only with `BASELINE_BIN`): the same example built from another commit
 //!   (`scripts/bench-http.sh REV` builds it in a worktree). Each of its trials is paired
 //!   with saga's trial of the same round, and the table gives the median of the pairs'
-//!   ratios. `BASE_ENV="K=V …"` sets its environment besides: the same binary as both,
-//!   with `BASE_ENV=SAGA_SINGLE_USE=memory`, measures what recording each round's outcome
-//!   costs.
+//!   ratios. `BASE_ENV="K=V …"` (and `SAGA_ENV` for saga's place) sets its environment
+//!   besides: the same binary in both places, with `BASE_ENV=SAGA_SINGLE_USE=memory`,
+//!   measures what single use with recorded outcomes costs.
 //! * **rmcp**: the hand-written rmcp 3.11 MRTR server of `support/peers.rs`, this binary
 //!   run again with `--serve rmcp ADDR`.
 //! * **floor**: `--serve floor ADDR FILE`: a bare hyper HTTP/1 server that parses each
@@ -173,6 +173,17 @@ fn deploy_command(binary: &PathBuf, addr: SocketAddr) -> Command {
     command
 }
 
+/// Sets on `command` the environment the variable `var` names (`"K=V K2=V2"`): the same
+/// binary in both places with a setting on in one (`BASE_ENV=SAGA_SINGLE_USE=memory`)
+/// measures that setting.
+fn with_env(command: &mut Command, var: &str) {
+    for pair in std::env::var(var).unwrap_or_default().split_whitespace() {
+        if let Some((key, value)) = pair.split_once('=') {
+            command.env(key, value);
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
@@ -231,20 +242,13 @@ fn drive() {
 
     let mut servers = Vec::new();
     let addr = free_addr();
-    servers.push(start("saga", deploy_command(&saga_bin, addr), addr));
+    let mut command = deploy_command(&saga_bin, addr);
+    with_env(&mut command, "SAGA_ENV");
+    servers.push(start("saga", command, addr));
     if let Some(binary) = &baseline_bin {
         let addr = free_addr();
         let mut command = deploy_command(binary, addr);
-        // `BASE_ENV="K=V K2=V2"`: the base server's environment besides (the same binary
-        // with a setting on, e.g. `SAGA_SINGLE_USE=memory`, measures that setting).
-        for pair in std::env::var("BASE_ENV")
-            .unwrap_or_default()
-            .split_whitespace()
-        {
-            if let Some((key, value)) = pair.split_once('=') {
-                command.env(key, value);
-            }
-        }
+        with_env(&mut command, "BASE_ENV");
         servers.push(start("base", command, addr));
     }
     let addr = free_addr();

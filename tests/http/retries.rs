@@ -16,11 +16,11 @@ use saga_examples::harness::postgres::start_postgres;
 use saga_examples::harness::redis::start_redis;
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
-use saga_runtime::state::{
-    INVALID_STATE_MESSAGE, MemoryStore, PostgresStore, RedisStore, SqliteStore, TokenStore,
-};
+use saga_runtime::state::{MemoryStore, PostgresStore, RedisStore, SqliteStore, TokenStore};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+use super::single_use::{refused, token};
 
 const KEY: [u8; 32] = [12; 32];
 
@@ -91,22 +91,6 @@ fn no() -> Value {
 
 fn note(text: &str) -> Value {
     json!({"elicit-2": {"action": "accept", "content": {"value": text}}})
-}
-
-fn token(reply: &Value) -> String {
-    reply["result"]["requestState"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no token: {reply:#}"))
-        .to_owned()
-}
-
-#[track_caller]
-fn refused(reply: &Value) {
-    assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
-    assert_eq!(
-        reply["error"]["message"], INVALID_STATE_MESSAGE,
-        "{reply:#}"
-    );
 }
 
 /// The body `call` gets from `addr`, as bytes.
@@ -449,6 +433,70 @@ async fn in_postgres_shared_by_two_replicas() {
     let one = serve_local(server(store().await)).await;
     let two = serve_local(server(store().await)).await;
     every_case(&one, &two, "postgres").await;
+}
+
+/// Counted runs of `ask_then_work`'s work, by order.
+static WORKED: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+
+/// Asks, then works in a task (its first checkpoint begins it).
+#[saga_tool(task)]
+async fn ask_then_work(order: String) -> Result<String, SagaError> {
+    let go: bool = elicit(format!("Work on {order}?")).await?;
+    checkpoint().await;
+    let mut worked = WORKED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *worked
+        .get_or_insert_with(HashMap::new)
+        .entry(order.clone())
+        .or_default() += 1;
+    Ok(format!("{order}: {go}"))
+}
+
+/// Finding 1 of the retries' review: a request whose round began a task, sent again
+/// without the tasks extension, was answered from its record, which held the state the
+/// task's worker goes on from; the client could then run the task's rounds beside the
+/// worker. Its token is spent instead, and the retry refused.
+#[tokio::test]
+async fn a_tasks_creation_sent_again_is_refused_not_forked() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::from_keys([KEY]).expect("a key"))
+        .single_use(MemoryStore::new(1_000))
+        .tool(ask_then_work)
+        .tasks(TaskStore::memory())
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let start = Call::new("ask_then_work", json!({"order": "fork"}));
+    let t1 = first_token(&start, running.addr).await;
+    let tasks = saga_examples::harness::tasks::TaskClient::new();
+    let created = tasks
+        .request(
+            running.addr,
+            "tools/call",
+            json!({"name": "ask_then_work", "arguments": {"order": "fork"},
+                   "requestState": t1, "inputResponses": yes()}),
+        )
+        .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    // The same request, without the extension: refused, not the worker's state.
+    refused(&json_of(
+        &body(&start.resume(t1, yes()), running.addr).await,
+    ));
+    let done = tasks
+        .settled(running.addr, &id, Duration::from_secs(30))
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let worked = WORKED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .and_then(|worked| worked.get("fork").copied());
+    assert_eq!(worked, Some(1), "the task's work ran once");
 }
 
 #[tokio::test]

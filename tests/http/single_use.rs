@@ -41,15 +41,17 @@ fn target() -> Value {
     accept_target("production")
 }
 
-fn token(reply: &Value) -> String {
+/// The `requestState` of a reply.
+pub(crate) fn token(reply: &Value) -> String {
     reply["result"]["requestState"]
         .as_str()
         .unwrap_or_else(|| panic!("no token: {reply:#}"))
         .to_owned()
 }
 
+/// Asserts `reply` is the refusal every refused token gets.
 #[track_caller]
-fn refused(reply: &Value) {
+pub(crate) fn refused(reply: &Value) {
     assert_eq!(reply["error"]["code"], -32602, "{reply:#}");
     assert_eq!(reply["error"]["message"], INVALID_STATE_MESSAGE);
 }

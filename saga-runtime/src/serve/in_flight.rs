@@ -49,17 +49,14 @@ impl InFlight {
         token: &str,
         wait: bool,
     ) -> Result<Marked, rmcp::ErrorData> {
-        if !wait {
-            return self.enter(token).ok_or_else(already_resumed);
-        }
         let deadline = tokio::time::Instant::now() + crate::engine::runner::retried::WAIT_FOR_FIRST;
         let mut pause = std::time::Duration::from_millis(5);
         loop {
-            if let Some(marked) = self.enter(token) {
-                return Ok(marked);
-            }
-            if !self.brought(token) {
-                return Err(already_resumed());
+            // One look under the lock: entered, or who holds it.
+            match self.try_enter(token) {
+                Ok(marked) => return Ok(marked),
+                Err(brought) if !(wait && brought) => return Err(already_resumed()),
+                Err(_) => {}
             }
             if tokio::time::Instant::now() + pause > deadline {
                 return Err(crate::engine::runner::retried::still_running_error());
@@ -69,6 +66,25 @@ impl InFlight {
         }
     }
 
+    /// Marks `token`, brought by a request; if it is marked already, whether a request
+    /// brought it (rather than a running call handed it out).
+    fn try_enter(&self, token: &str) -> Result<Marked, bool> {
+        let key = self.hasher.hash_one(token);
+        let mut marked = Marked {
+            tokens: self.tokens.clone(),
+            keys: Vec::new(),
+        };
+        let Ok(mut tokens) = self.tokens.lock() else {
+            return Ok(marked);
+        };
+        if let Some(brought) = tokens.get(&key) {
+            return Err(*brought);
+        }
+        tokens.insert(key, true);
+        marked.keys.push(key);
+        Ok(marked)
+    }
+
     /// Marks `token`, brought by a request, unless it is marked already.
     pub(crate) fn enter(&self, token: &str) -> Option<Marked> {
         let mut marked = Marked {
@@ -76,14 +92,6 @@ impl InFlight {
             keys: Vec::new(),
         };
         self.mark(&mut marked, token, true).then_some(marked)
-    }
-
-    /// Whether `token` is marked as brought by a request (not handed out by a call).
-    fn brought(&self, token: &str) -> bool {
-        let key = self.hasher.hash_one(token);
-        self.tokens
-            .lock()
-            .is_ok_and(|tokens| tokens.get(&key).copied().unwrap_or(false))
     }
 
     /// Nothing marked yet: a run that may hand tokens out.
@@ -136,7 +144,7 @@ mod tests {
         let in_flight = InFlight::default();
         let first = in_flight.enter("token-a").expect("free");
         assert!(in_flight.enter("token-a").is_none());
-        assert!(in_flight.brought("token-a"));
+        assert_eq!(in_flight.try_enter("token-a").err(), Some(true), "brought");
         assert!(in_flight.enter("token-b").is_some());
         drop(first);
         assert!(in_flight.enter("token-a").is_some());
@@ -148,7 +156,11 @@ mod tests {
         let mut run = in_flight.none();
         assert!(in_flight.add(&mut run, "announced"));
         assert!(in_flight.enter("announced").is_none());
-        assert!(!in_flight.brought("announced"), "handed out, not brought");
+        assert_eq!(
+            in_flight.try_enter("announced").err(),
+            Some(false),
+            "handed out"
+        );
         drop(run);
         assert!(in_flight.enter("announced").is_some());
     }

@@ -18,6 +18,7 @@
 
 use futures::FutureExt as _;
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 use futures::future::Either;
 use rmcp::ErrorData;
@@ -240,8 +241,8 @@ pub(crate) fn follow<'a>(
     match route {
         // A round whose outcome is recorded runs to its end whether its client waits or
         // not (boxed, as the rarer runs below).
-        Route::Ordinary(_, source) if detaches(tools, &call, source) => {
-            Either::Right(detached(tools, source, source.at_checkpoint(), call, cx).boxed())
+        Route::Ordinary(saga, source) if detaches(tools, &call, source) => {
+            Either::Right(detached(tools, saga, source, source.at_checkpoint(), call, cx).boxed())
         }
         Route::Ordinary(saga, source) => Either::Left(drive_by(
             tools,
@@ -264,7 +265,7 @@ pub(crate) fn follow<'a>(
             async move {
                 tasks.ensure_sweeper(tools);
                 if detaches(tools, &call, source) {
-                    return detached(tools, source, AtCheckpoint::Pass, call, cx).await;
+                    return detached(tools, saga, source, AtCheckpoint::Pass, call, cx).await;
                 }
                 drive_by(tools, saga, source, AtCheckpoint::Pass, call, cx).await
             }
@@ -279,39 +280,53 @@ fn detaches(tools: &SagaTools, call: &Call, source: Source) -> bool {
     call.request_state.is_some() && source != Source::Session && tools.codec().records_outcomes()
 }
 
-/// `call` driven in a task of its own, bounded by the run time: a client that hangs up
-/// (its timeout) does not stop the round, whose outcome is then recorded for the same
-/// request sent again. A round stopped at the bound records that error.
+/// The most rounds that run detached at once, the server's whole (global: a round past it
+/// runs attached to its request, as without recorded outcomes, and a client that hangs up
+/// then stops it). Each is bounded by the run time; this bounds how many a client that
+/// hangs up at once can leave running after their requests' own bounds are released.
+pub(crate) const MAX_DETACHED: usize = 256;
+
+/// `call` of `saga` driven in a task of its own, bounded by the run time: a client that
+/// hangs up (its timeout) does not stop the round, whose outcome is then recorded for the
+/// same request sent again. Past [`MAX_DETACHED`] rounds running so, it runs attached.
 fn detached<'a>(
     tools: &'a SagaTools,
+    saga: &'a Saga,
     source: Source,
     at_checkpoint: AtCheckpoint,
     call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
-    let (tools, cx) = (tools.clone(), cx.clone());
-    let max = tools.bounds().max_run_time;
-    let run = tokio::spawn(async move {
-        let saga = tools.saga(&call.name)?;
-        let name = call.name.clone();
-        let run = drive_by(&tools, saga, source, at_checkpoint, call, &cx);
-        let answer = tokio::time::timeout(max, run)
-            .await
-            .unwrap_or_else(|_| Err(ran_too_long(max)));
-        // Stopped at the bound before the drive recorded it: recorded here.
-        if let Some(claimed) = cx.take_claimed() {
-            crate::engine::runner::retried::record(tools.codec(), &claimed, &name, &answer).await;
+    let Ok(place) = Arc::clone(tools.detached()).try_acquire_owned() else {
+        tracing::debug!(tool = %crate::log::Escaped(&call.name), "a round runs attached: as many run detached as may");
+        return Either::Left(drive_by(tools, saga, source, at_checkpoint, call, cx));
+    };
+    let (tools, saga, cx) = (tools.clone(), Arc::clone(saga), cx.clone());
+    // A margin under the request's own bound, which began a little earlier: the round's
+    // error is recorded before the request answers with the same.
+    let max = tools
+        .bounds()
+        .max_run_time
+        .saturating_sub(std::time::Duration::from_millis(250));
+    let run = tokio::spawn(
+        async move {
+            let _place = place;
+            let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
+            // Stopped at the bound, the drive spends its claim: a retry is refused.
+            tokio::time::timeout(max, run)
+                .await
+                .unwrap_or_else(|_| Err(ran_too_long(max)))
         }
-        answer
-    });
-    run.map(|joined| {
+        .instrument(tracing::Span::current()),
+    );
+    Either::Right(run.map(|joined| {
         joined.unwrap_or_else(|error| {
             Err(ErrorData::internal_error(
                 format!("the round stopped before it answered: {error}"),
                 None,
             ))
         })
-    })
+    }))
 }
 
 /// The error of a streamed route reaching a transport that cannot stream: no door that
@@ -389,6 +404,9 @@ async fn begin_task(
     cx: &SagaContext,
 ) -> Result<CallToolResponse, ErrorData> {
     tasks.ensure_sweeper(tools);
+    // Its first run's answer begins a task, and is not one to give again: a retry of the
+    // request would continue the task's state beside its worker. Its token is spent.
+    cx.set_unrecorded();
     let first = drive_by(tools, saga, source, AtCheckpoint::Respond, call.clone(), cx).await?;
     if cx.replayed() {
         // A task's creation sent again: its first run's answer is recorded, not the task

@@ -144,6 +144,8 @@ pub(super) struct Inner {
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
     pub(super) bounds: CallBounds,
     pub(super) in_flight: super::in_flight::InFlight,
+    /// Places for rounds run detached from their requests (`route::MAX_DETACHED`).
+    pub(super) detached: Arc<tokio::sync::Semaphore>,
     /// The server's model, which answers `sample()` where its policy says.
     pub(super) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
 }
@@ -370,6 +372,7 @@ impl SagaTools {
                 tasks,
                 bounds,
                 in_flight: super::in_flight::InFlight::default(),
+                detached: Arc::new(tokio::sync::Semaphore::new(super::route::MAX_DETACHED)),
                 model,
             }),
         })
@@ -539,6 +542,10 @@ impl SagaTools {
 
     pub(crate) fn bounds(&self) -> CallBounds {
         self.inner.bounds
+    }
+
+    pub(crate) fn detached(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.detached
     }
 
     pub(crate) fn in_flight(&self) -> &super::in_flight::InFlight {

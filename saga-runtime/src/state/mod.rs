@@ -46,7 +46,7 @@ pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 pub(crate) use keyring::{hex, random_id};
 #[doc(hidden)]
 pub use link::Link;
-pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, request_digest};
+pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, abandon, request_digest};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]

@@ -118,16 +118,25 @@ impl StateCodec {
         Ok((claim, claimed))
     }
 
-    /// Asks the store again what it holds of `claimed` (a request waiting for another's
-    /// outcome).
+    /// Asks the store again what it holds of `claimed`, read only (a request waiting for
+    /// another's outcome never takes the round for itself: [`TokenStore::held`]).
+    ///
+    /// [`TokenStore::held`]: super::TokenStore::held
     pub async fn claim_again(&self, claimed: &Claimed) -> Result<Claim, StoreError> {
         let Some(store) = self.single_use_store() else {
             return Ok(Claim::Spent);
         };
-        let lease_until = unix_now().saturating_add(self.outcome_lease().as_secs());
-        store
-            .claim(&claimed.nonce, claimed.keep_until, lease_until)
-            .await
+        store.held(&claimed.nonce).await
+    }
+
+    /// Gives up `claimed` without an outcome (the request that claimed it stopped before
+    /// it answered, or its answer is not one to give again): its token is then spent, and
+    /// a retry refused at once rather than left waiting for the claim's lease. In a task
+    /// of its own, as this is called where nothing can be awaited (a drop).
+    pub fn abandon(&self, claimed: Claimed) {
+        if let Some(store) = self.single_use_store() {
+            abandon(store, claimed);
+        }
     }
 
     /// Records `plaintext` as `claimed`'s outcome, sealed; `None`: none is kept (the
@@ -186,6 +195,19 @@ impl StateCodec {
                 .map(|()| plaintext)
         })
     }
+}
+
+/// [`StateCodec::abandon`], given the codec's store.
+pub fn abandon(store: &std::sync::Arc<dyn super::TokenStore>, claimed: Claimed) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let store = std::sync::Arc::clone(store);
+    runtime.spawn(async move {
+        if let Err(error) = store.record(&claimed.nonce, &[], claimed.keep_until).await {
+            tracing::warn!(%error, "cannot spend an abandoned token: its retry waits for its lease");
+        }
+    });
 }
 
 fn associated_data(head: &[u8], claimed: &Claimed) -> Vec<u8> {

@@ -253,26 +253,29 @@ impl TokenStore for PostgresStore {
                 )
                 .await
                 .map_err(|error| StoreError::Unavailable(describe(error)))?;
+            if sweep_due() {
+                // Best effort: a failed sweep is retried at the next one.
+                let _ = client
+                    .batch_execute(&format!(
+                        "DELETE FROM saga_used WHERE keep_until < {now};
+                         DELETE FROM saga_chains WHERE keep_until < {now};
+                         DELETE FROM saga_outcomes WHERE keep_until < {now};"
+                    ))
+                    .await;
+            }
             if claimed.get::<_, i64>(0) == 1 {
                 return Ok(Claim::First);
             }
             // Redeemed before (what its row holds, whatever the floor now says), or
             // retired (no row).
-            let held = client
-                .query_opt(
-                    "SELECT lease_until, outcome FROM saga_outcomes
-                     WHERE nonce = $1 AND keep_until >= $2",
-                    &[&&id[..], &now],
-                )
-                .await
-                .map_err(|error| StoreError::Unavailable(describe(error)))?
-                .map(|row| {
-                    (
-                        row.get::<_, Option<i64>>(0),
-                        row.get::<_, Option<Vec<u8>>>(1),
-                    )
-                });
-            Ok(super::single_use::held_claim(held))
+            held_row(&client, id, now).await
+        })
+    }
+
+    fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        Box::pin(async move {
+            let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+            held_row(&client, id, to_sql(unix_now())).await
         })
     }
 
@@ -303,4 +306,27 @@ impl TokenStore for PostgresStore {
             Ok(())
         })
     }
+}
+
+/// What the row of the token `id`'s outcome says, read.
+async fn held_row(
+    client: &deadpool_postgres::Object,
+    id: &[u8; 24],
+    now: i64,
+) -> Result<Claim, StoreError> {
+    let held = client
+        .query_opt(
+            "SELECT lease_until, outcome FROM saga_outcomes
+             WHERE nonce = $1 AND keep_until >= $2",
+            &[&&id[..], &now],
+        )
+        .await
+        .map_err(|error| StoreError::Unavailable(describe(error)))?
+        .map(|row| {
+            (
+                row.get::<_, Option<i64>>(0),
+                row.get::<_, Option<Vec<u8>>>(1),
+            )
+        });
+    Ok(super::single_use::held_claim(held))
 }

@@ -116,6 +116,15 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
         })
     }
 
+    /// What the store holds of the token `id`, read only: [`Claim::Recorded`],
+    /// [`Claim::Running`], or [`Claim::Spent`] (also when it holds nothing: a request
+    /// waiting for another's outcome never takes the round for itself). By default
+    /// [`Claim::Spent`].
+    fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(Claim::Spent)))
+    }
+
     /// Keeps `outcome` (sealed, never empty) for the token `id` this process claimed,
     /// until `keep_until`; an empty `outcome` says none is kept (the token is then
     /// [`Claim::Spent`]). By default nothing is kept.
@@ -160,6 +169,10 @@ impl TokenStore for Box<dyn TokenStore> {
         lease_until: u64,
     ) -> BoxFuture<'a, Result<Claim, StoreError>> {
         self.as_ref().claim(id, keep_until, lease_until)
+    }
+
+    fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        self.as_ref().held(id)
     }
 
     fn record<'a>(
@@ -496,6 +509,14 @@ impl TokenStore for MemoryStore {
         )))
     }
 
+    fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        let held = self
+            .entries()
+            .held(id, unix_now())
+            .map_or(Claim::Spent, Held::claim);
+        Box::pin(std::future::ready(Ok(held)))
+    }
+
     fn record<'a>(
         &'a self,
         id: &'a [u8; 24],
@@ -624,6 +645,21 @@ mod redis_store {
                     .await
                     .map_err(|error| StoreError::Unavailable(error.to_string()))?;
                 Ok(Self::read_claim(&held))
+            })
+        }
+
+        fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+            Box::pin(async move {
+                let mut connection = self.connection.clone();
+                let held: Option<Vec<u8>> = redis::cmd("GET")
+                    .arg(self.token_key(id))
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+                Ok(match held.as_deref().map(Self::read_claim) {
+                    Some(Claim::First) | None => Claim::Spent,
+                    Some(claim) => claim,
+                })
             })
         }
 

@@ -192,14 +192,7 @@ impl TokenStore for SqliteStore {
                 .run(move |connection| {
                     let tx = connection
                         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                    let floor: Option<i64> = tx
-                        .query_row(
-                            "SELECT floor FROM saga_chains WHERE chain = ?1 AND keep_until >= ?2",
-                            params![&link.chain[..], now],
-                            |row| row.get(0),
-                        )
-                        .optional()?;
-                    if floor.is_some_and(|floor| i64::from(link.seq) < floor) {
+                    if retired(&tx, link, now)? {
                         return Ok(false);
                     }
                     // A row whose token expired may be taken again: that token is refused
@@ -284,14 +277,7 @@ impl TokenStore for SqliteStore {
                             .optional()?;
                         return Ok(super::single_use::held_claim(held));
                     }
-                    let floor: Option<i64> = tx
-                        .query_row(
-                            "SELECT floor FROM saga_chains WHERE chain = ?1 AND keep_until >= ?2",
-                            params![&link.chain[..], now],
-                            |row| row.get(0),
-                        )
-                        .optional()?;
-                    if floor.is_some_and(|floor| i64::from(link.seq) < floor) {
+                    if retired(&tx, link, now)? {
                         return Ok(Claim::Spent);
                     }
                     tx.execute(
@@ -311,6 +297,27 @@ impl TokenStore for SqliteStore {
                     }
                     tx.commit()?;
                     Ok(Claim::First)
+                })
+                .await
+                .map_err(StoreError::Unavailable)
+        })
+    }
+
+    fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
+        let id = *id;
+        Box::pin(async move {
+            let now = to_sql(unix_now());
+            self.db
+                .run(move |connection| {
+                    let held: Option<(Option<i64>, Option<Vec<u8>>)> = connection
+                        .query_row(
+                            "SELECT lease_until, outcome FROM saga_outcomes
+                             WHERE nonce = ?1 AND keep_until >= ?2",
+                            params![&id[..], now],
+                            |row| Ok((row.get(0)?, row.get(1)?)),
+                        )
+                        .optional()?;
+                    Ok(super::single_use::held_claim(held))
                 })
                 .await
                 .map_err(StoreError::Unavailable)
@@ -345,6 +352,18 @@ impl TokenStore for SqliteStore {
                 .map_err(StoreError::Unavailable)
         })
     }
+}
+
+/// Whether the token of `link` is below its chain's floor.
+fn retired(tx: &rusqlite::Transaction<'_>, link: Link, now: i64) -> rusqlite::Result<bool> {
+    let floor: Option<i64> = tx
+        .query_row(
+            "SELECT floor FROM saga_chains WHERE chain = ?1 AND keep_until >= ?2",
+            params![&link.chain[..], now],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(floor.is_some_and(|floor| i64::from(link.seq) < floor))
 }
 
 /// Deletes the rows no token can use any more.

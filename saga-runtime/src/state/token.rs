@@ -271,7 +271,7 @@ impl StateCodec {
     }
 
     /// The single-use store, if tokens are single use.
-    pub(crate) fn single_use_store(&self) -> Option<&Arc<dyn TokenStore>> {
+    pub fn single_use_store(&self) -> Option<&Arc<dyn TokenStore>> {
         self.single_use.as_ref()
     }
 

@@ -14,9 +14,10 @@
 //! one cut off before its checkpoint runs again, with the same key.
 //!
 //! The key is the same on every run of the same round and differs for every call, every
-//! round and every effect of a round: derived from the call's chain of tokens and the
-//! round's place in it (the token the round started from), the effect's name, and how
-//! many effects of that name the round ran before it. Hand it to the outside service as
+//! round and every effect of a round: derived from the token the round started from (its
+//! nonce, unique to that token), the effect's name, and how many effects of that name the
+//! round ran before it. A call's first round starts from no token: its keys are drawn at
+//! random, and a first request sent again is a new call with new keys. Hand it to the outside service as
 //! its idempotency key (`Idempotency-Key`): the service then does the work once, however
 //! often the effect starts.
 
@@ -27,8 +28,6 @@ use std::sync::Mutex;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::state::Link;
-
 tokio::task_local! {
     /// The round being stepped: set by the runner around each step.
     static ROUND: RoundKeys;
@@ -37,18 +36,20 @@ tokio::task_local! {
 /// What an effect's key is derived from, for one round.
 #[derive(Debug)]
 pub(crate) struct RoundKeys {
-    /// The link of the token the round started from; for a call's first round (which a
-    /// client sending it again starts as a new call), a chain drawn for the round.
-    link: Link,
+    /// The nonce of the token the round started from (unique to that token: two tokens of
+    /// one link, a round asked again and the round after it, differ); for a call's first
+    /// round (which a client sending it again starts as a new call), random bytes.
+    from: [u8; 24],
     /// How many effects of each name the round has run.
     counts: Mutex<Vec<(String, u32)>>,
 }
 
 impl RoundKeys {
-    /// The keys of a round started from the token of `link`, or a call's first round.
-    pub(crate) fn of(link: Option<Link>) -> Self {
+    /// The keys of a round started from the token whose nonce is `from`, or of a call's
+    /// first round.
+    pub(crate) fn of(from: Option<[u8; 24]>) -> Self {
         Self {
-            link: link.unwrap_or_else(Link::fresh),
+            from: from.unwrap_or_else(random_from),
             counts: Mutex::new(Vec::new()),
         }
     }
@@ -75,8 +76,18 @@ impl RoundKeys {
                 }
             }
         };
-        EffectKey::derive(self.link, name, ordinal)
+        EffectKey::derive(&self.from, name, ordinal)
     }
+}
+
+/// Random bytes to derive a round's keys from, where no token names the round.
+fn random_from() -> [u8; 24] {
+    use ring::rand::SecureRandom as _;
+    let mut bytes = [0u8; 24];
+    // The system's generator fails only where no entropy source exists at all; the
+    // tokens' nonces would have failed first. Zeroes then: keys still differ by name.
+    let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
+    bytes
 }
 
 /// The idempotency key of one effect: the same on every run of its round, different for
@@ -85,11 +96,10 @@ impl RoundKeys {
 pub struct EffectKey(String);
 
 impl EffectKey {
-    fn derive(link: Link, name: &str, ordinal: u32) -> Self {
+    fn derive(from: &[u8; 24], name: &str, ordinal: u32) -> Self {
         let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
-        hasher.update(b"saga/effect/v1\0");
-        hasher.update(&link.chain);
-        hasher.update(&link.seq.to_be_bytes());
+        hasher.update(b"saga/effect/v2\0");
+        hasher.update(from);
         hasher.update(&(name.len() as u64).to_be_bytes());
         hasher.update(name.as_bytes());
         hasher.update(&ordinal.to_be_bytes());
@@ -223,9 +233,10 @@ where
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         if let Some((name, run)) = self.start.take() {
-            let key = ROUND
-                .try_with(|round| round.key(&name))
-                .unwrap_or_else(|_| EffectKey::derive(Link::fresh(), &name, 0));
+            let key = ROUND.try_with(|round| round.key(&name)).unwrap_or_else(|_| {
+                tracing::debug!(effect = %crate::log::Escaped(&name), "an effect outside a saga's round: a key of its own, nothing recorded");
+                EffectKey::derive(&random_from(), &name, 0)
+            });
             self.running = Some(Box::pin(run(key)));
         }
         match self.running.as_mut() {
@@ -240,11 +251,8 @@ where
 mod tests {
     use super::*;
 
-    fn link(chain: u8, seq: u32) -> Link {
-        Link {
-            chain: [chain; 8],
-            seq,
-        }
+    fn token(byte: u8) -> Option<[u8; 24]> {
+        Some([byte; 24])
     }
 
     #[tokio::test]
@@ -257,15 +265,15 @@ mod tests {
                 (a, b, c)
             })
         };
-        let (a, b, c) = keys_of(RoundKeys::of(Some(link(1, 4)))).await;
+        let (a, b, c) = keys_of(RoundKeys::of(token(4))).await;
         assert_eq!(
             (a.clone(), b.clone(), c.clone()),
-            keys_of(RoundKeys::of(Some(link(1, 4)))).await
+            keys_of(RoundKeys::of(token(4))).await
         );
         assert_ne!(a, b, "a second effect of the same name");
         assert_ne!(a, c, "another name");
-        let (next_round, _, _) = keys_of(RoundKeys::of(Some(link(1, 5)))).await;
-        let (other_call, _, _) = keys_of(RoundKeys::of(Some(link(2, 4)))).await;
+        let (next_round, _, _) = keys_of(RoundKeys::of(token(5))).await;
+        let (other_call, _, _) = keys_of(RoundKeys::of(token(6))).await;
         assert_ne!(a, next_round);
         assert_ne!(a, other_call);
         assert!(

@@ -71,6 +71,9 @@ pub struct SagaContext {
 struct RetryCell {
     claimed: std::sync::Mutex<Option<Box<crate::state::Claimed>>>,
     replayed: std::sync::atomic::AtomicBool,
+    /// The request's answer is not one to give again (a task's creation): its token is
+    /// spent, not answered from a record.
+    unrecorded: std::sync::atomic::AtomicBool,
 }
 
 /// A context's copy is another request's: it has claimed nothing.
@@ -440,6 +443,21 @@ impl SagaContext {
         self.retry
             .replayed
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Marks this request's answer as not one to give again: its token is spent when it
+    /// answers, and a retry refused.
+    pub(crate) fn set_unrecorded(&self) {
+        self.retry
+            .unrecorded
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// See [`SagaContext::set_unrecorded`].
+    pub(crate) fn unrecorded(&self) -> bool {
+        self.retry
+            .unrecorded
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether this request's first round was answered from its recorded outcome.

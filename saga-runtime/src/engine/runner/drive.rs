@@ -164,18 +164,41 @@ pub(crate) async fn drive<P: Policy>(
     cx: &SagaContext,
     policy: &mut P,
 ) -> Result<CallToolResponse, ErrorData> {
+    // A drive dropped before it answers (a session that closed) spends its claim.
+    let abandon = Abandon {
+        store: policy.codec().single_use_store().cloned(),
+        cx,
+    };
     let answer = drive_rounds(saga, call, cx, policy).await;
     if let Some(claimed) = cx.take_claimed() {
+        let recorded = (!cx.unrecorded()).then_some(&answer);
         // Boxed: no room for the record's future in every request's.
         Box::pin(retried::record(
             policy.codec(),
             &claimed,
             &call.name,
-            &answer,
+            recorded,
         ))
         .await;
     }
+    drop(abandon);
     answer
+}
+
+/// Spends the request's claim, if it still holds one when dropped: the drive stopped
+/// before it answered, and its token's retry is refused at once rather than left waiting
+/// for the claim's lease.
+struct Abandon<'a> {
+    store: Option<std::sync::Arc<dyn crate::state::TokenStore>>,
+    cx: &'a SagaContext,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let (Some(store), Some(claimed)) = (&self.store, self.cx.take_claimed()) {
+            crate::state::abandon(store, *claimed);
+        }
+    }
 }
 
 /// [`drive`]'s rounds.

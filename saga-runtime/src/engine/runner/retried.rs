@@ -66,13 +66,15 @@ fn decode(plaintext: &[u8]) -> Option<Result<CallToolResponse, ErrorData>> {
 /// Records what the request that claimed its token answered, once the drive is done with
 /// it. A store that cannot keep it is logged: the request still answers, and a retry of it
 /// is refused.
+///
+/// `None`: the answer is not one to give again (a task's creation); the token is spent.
 pub(crate) async fn record(
     codec: &StateCodec,
     claimed: &Claimed,
     tool: &str,
-    outcome: &Result<CallToolResponse, ErrorData>,
+    outcome: Option<&Result<CallToolResponse, ErrorData>>,
 ) {
-    let plaintext = encode(outcome);
+    let plaintext = outcome.and_then(encode);
     if plaintext.is_none() {
         tracing::debug!(tool = %Escaped(tool), "an outcome not recorded: a retry of its request is refused");
     }
@@ -124,10 +126,16 @@ pub(crate) async fn replayed(
                 }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(250));
-                claim = codec.claim_again(claimed).await.map_err(|error| {
-                    tracing::error!(tool = %Escaped(tool), %error, "cannot read a redeemed token's outcome");
-                    unavailable()
-                })?;
+                claim = match codec.claim_again(claimed).await {
+                    // Never the round for a request that waited: a store of one's own that
+                    // answers so is read as having nothing.
+                    Ok(Claim::First) => Claim::Spent,
+                    Ok(claim) => claim,
+                    Err(error) => {
+                        tracing::error!(tool = %Escaped(tool), %error, "cannot read a redeemed token's outcome");
+                        return Err(unavailable());
+                    }
+                };
             }
             // Spent, retired, or a claim of a store's own kind: refused.
             _ => return Err(invalid_state(tool, &Refusal::Redeemed)),
@@ -294,7 +302,7 @@ mod tests {
         let (first, second) = tokio::join!(
             async {
                 tokio::time::sleep(Duration::from_secs(2)).await;
-                record(&codec, &claimed, "t", &answer).await;
+                record(&codec, &claimed, "t", Some(&answer)).await;
             },
             replayed(&codec, "t", running, &claimed),
         );

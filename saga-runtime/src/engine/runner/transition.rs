@@ -281,7 +281,7 @@ fn run_transition<'a>(
         let entered_round = head.round;
         head.round = head.round.saturating_add(1);
         span.record("round", head.round);
-        let from = resumed.as_ref().map(|resumed| resumed.opened.link());
+        let from = resumed.as_ref().map(|resumed| resumed.opened.nonce);
         let (state, requests) = match run.step(state, answers, from).await? {
             Step::Done(result) => {
                 crate::metrics::completed(points.metric_keys(), head.round);
@@ -518,7 +518,8 @@ impl<'a> Transition<'a> {
         // token the request brought, in a store that records outcomes, is claimed: sent
         // again, the request gets the answer its first sending got (boxed: a server
         // without such a store keeps no room for it in every request's future).
-        if !self.cx.state_handed_on() && self.codec.records_outcomes() {
+        // Not a session's: its run waits for its client, unbounded by the lease.
+        if !self.cx.state_handed_on() && !self.cx.is_session() && self.codec.records_outcomes() {
             let request = crate::state::request_digest(Some(&responses), failures);
             if let Some(answer) = Box::pin(self.claim(&opened, request)).await? {
                 return Ok(Opening::Recorded(answer));
@@ -682,14 +683,14 @@ impl<'a> Transition<'a> {
     }
 
     /// The tool's step, once; a panic in it is this call's error.
-    /// The tool's step from `state`, given `answers`; `from` is the link of the token the
+    /// The tool's step from `state`, given `answers`; `from` is the nonce of the token the
     /// round started from (`None` for a call's first round), which its effects' keys are
     /// derived from.
     async fn step(
         &self,
         state: State,
         answers: Answers,
-        from: Option<crate::state::Link>,
+        from: Option<[u8; 24]>,
     ) -> Result<Step<State>, Failure> {
         let keys = crate::engine::asks::effect::RoundKeys::of(from);
         keys.scope(catch_panic_pinned(self.tool.step(state, answers, self.cx)))
