@@ -170,7 +170,11 @@ pub(crate) async fn drive<P: Policy>(
         cx,
     };
     let answer = drive_rounds(saga, call, cx, policy).await;
-    if let Some(claimed) = cx.take_claimed() {
+    // Only with a single-use store can a claim have been made: without one, the claim's
+    // lock is not taken.
+    if abandon.store.is_some()
+        && let Some(claimed) = cx.take_claimed()
+    {
         let recorded = (!cx.unrecorded()).then_some(&answer);
         // Boxed: no room for the record's future in every request's.
         Box::pin(retried::record(
@@ -195,7 +199,9 @@ struct Abandon<'a> {
 
 impl Drop for Abandon<'_> {
     fn drop(&mut self) {
-        if let (Some(store), Some(claimed)) = (&self.store, self.cx.take_claimed()) {
+        if let Some(store) = &self.store
+            && let Some(claimed) = self.cx.take_claimed()
+        {
             crate::state::abandon(store, *claimed);
         }
     }
