@@ -280,15 +280,10 @@ fn detaches(tools: &SagaTools, call: &Call, source: Source) -> bool {
     call.request_state.is_some() && source != Source::Session && tools.codec().records_outcomes()
 }
 
-/// The most rounds that run detached at once, the server's whole (global: a round past it
-/// runs attached to its request, as without recorded outcomes, and a client that hangs up
-/// then stops it). Each is bounded by the run time; this bounds how many a client that
-/// hangs up at once can leave running after their requests' own bounds are released.
-pub(crate) const MAX_DETACHED: usize = 256;
-
 /// `call` of `saga` driven in a task of its own, bounded by the run time: a client that
 /// hangs up (its timeout) does not stop the round, whose outcome is then recorded for the
-/// same request sent again. Past [`MAX_DETACHED`] rounds running so, it runs attached.
+/// same request sent again. Past [`MAX_DETACHED`](super::tools::MAX_DETACHED) rounds running
+/// so, it runs attached.
 fn detached<'a>(
     tools: &'a SagaTools,
     saga: &'a Saga,

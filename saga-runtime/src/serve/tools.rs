@@ -96,6 +96,12 @@ pub(crate) struct Registry {
     pub(crate) unlisted_diagrams: HashMap<String, String>,
 }
 
+/// The most rounds that run detached from their requests at once (a round whose outcome
+/// is recorded runs in a task of its own, so that a client that hangs up does not stop
+/// it), the server's whole: global, as each is also bounded by the run time. A round past
+/// it runs attached to its request, and stops if its client hangs up.
+pub(crate) const MAX_DETACHED: usize = 256;
+
 /// The saga tools of a server and the codec that seals their state.
 ///
 /// [`SagaServer`](super::SagaServer) is built on it; it also plugs into a hand-written
@@ -144,7 +150,7 @@ pub(super) struct Inner {
     pub(super) tasks: Option<Arc<crate::tasks::Tasks>>,
     pub(super) bounds: CallBounds,
     pub(super) in_flight: super::in_flight::InFlight,
-    /// Places for rounds run detached from their requests (`route::MAX_DETACHED`).
+    /// Places for rounds run detached from their requests ([`MAX_DETACHED`]).
     pub(super) detached: Arc<tokio::sync::Semaphore>,
     /// The server's model, which answers `sample()` where its policy says.
     pub(super) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
@@ -372,7 +378,7 @@ impl SagaTools {
                 tasks,
                 bounds,
                 in_flight: super::in_flight::InFlight::default(),
-                detached: Arc::new(tokio::sync::Semaphore::new(super::route::MAX_DETACHED)),
+                detached: Arc::new(tokio::sync::Semaphore::new(MAX_DETACHED)),
                 model,
             }),
         })

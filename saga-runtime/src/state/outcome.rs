@@ -21,9 +21,7 @@ use serde_json::Value;
 
 use super::aead::{NONCE_LEN, TAG_LEN};
 use super::binding::Binding;
-use super::clock::unix_now;
-use super::single_use::{Claim, StoreError};
-use super::token::{Opened, StateCodec};
+use super::keyring::KeyRing;
 
 /// The version of an outcome's layout and plaintext this build writes and reads.
 pub(crate) const OUTCOME_VERSION: u8 = 1;
@@ -85,119 +83,72 @@ impl Claimed {
     }
 }
 
-impl StateCodec {
-    /// Whether a redeemed token's outcome is recorded: tokens are single use, in a store
-    /// that records outcomes.
-    pub fn records_outcomes(&self) -> bool {
-        self.single_use_store()
-            .is_some_and(|store| store.records_outcomes())
-    }
-
-    /// Claims `opened` for a request bound to `binding` whose answers digest to
-    /// `request` ([`request_digest`]): what the store holds of it, and what its outcome
-    /// is to be recorded with.
-    pub async fn claim(
-        &self,
-        opened: &Opened,
+impl Claimed {
+    /// The claim of the token whose nonce is `nonce`, kept until `keep_until`, by a
+    /// request bound to `binding` whose answers digest to `request`.
+    pub(crate) fn new(
+        nonce: [u8; 24],
+        keep_until: u64,
         binding: &Binding,
         request: [u8; 32],
-    ) -> Result<(Claim, Claimed), StoreError> {
-        let claimed = Claimed {
-            nonce: opened.nonce,
-            keep_until: opened.expires_at.saturating_add(self.leeway().as_secs()),
+    ) -> Self {
+        Self {
+            nonce,
+            keep_until,
             binding: *binding.digest(),
             request,
-        };
-        let Some(store) = self.single_use_store() else {
-            return Ok((Claim::First, claimed));
-        };
-        let lease_until = unix_now().saturating_add(self.outcome_lease().as_secs());
-        let claim = store
-            .claim(&claimed.nonce, claimed.keep_until, lease_until)
-            .await?;
-        Ok((claim, claimed))
-    }
-
-    /// Asks the store again what it holds of `claimed`, read only (a request waiting for
-    /// another's outcome never takes the round for itself: [`TokenStore::held`]).
-    ///
-    /// [`TokenStore::held`]: super::TokenStore::held
-    pub async fn claim_again(&self, claimed: &Claimed) -> Result<Claim, StoreError> {
-        let Some(store) = self.single_use_store() else {
-            return Ok(Claim::Spent);
-        };
-        store.held(&claimed.nonce).await
-    }
-
-    /// Gives up `claimed` without an outcome (the request that claimed it stopped before
-    /// it answered, or its answer is not one to give again): its token is then spent, and
-    /// a retry refused at once rather than left waiting for the claim's lease. In a task
-    /// of its own, as this is called where nothing can be awaited (a drop).
-    pub fn abandon(&self, claimed: Claimed) {
-        if let Some(store) = self.single_use_store() {
-            abandon(store, claimed);
         }
     }
 
-    /// Records `plaintext` as `claimed`'s outcome, sealed; `None`: none is kept (the
-    /// token is spent).
-    pub async fn record(
-        &self,
-        claimed: &Claimed,
-        plaintext: Option<&[u8]>,
-    ) -> Result<(), StoreError> {
-        let Some(store) = self.single_use_store() else {
-            return Ok(());
-        };
-        let sealed = plaintext.map(|plaintext| self.seal_outcome(claimed, plaintext));
-        store
-            .record(
-                &claimed.nonce,
-                sealed.as_deref().unwrap_or_default(),
-                claimed.keep_until,
-            )
-            .await
+    /// The claimed token's nonce.
+    pub(crate) fn nonce(&self) -> &[u8; 24] {
+        &self.nonce
     }
 
-    /// `plaintext` sealed for `claimed`.
-    pub fn seal_outcome(&self, claimed: &Claimed, plaintext: &[u8]) -> Vec<u8> {
-        let key = self.keys().sealing();
-        let nonce = super::nonce::fresh();
-        let mut sealed = Vec::with_capacity(HEAD + plaintext.len() + TAG_LEN);
-        sealed.push(OUTCOME_VERSION);
-        sealed.extend_from_slice(&key.id);
-        sealed.extend_from_slice(&nonce);
-        sealed.extend_from_slice(plaintext);
-        let aad = associated_data(&sealed[..HEAD], claimed);
-        let tag = key.cipher.seal_in_place(&nonce, &aad, &mut sealed[HEAD..]);
-        sealed.extend_from_slice(&tag);
-        sealed
-    }
-
-    /// The plaintext of an outcome sealed for `claimed`; `None` if it was sealed for
-    /// another token, caller or request, in another version, under a key this ring does not
-    /// hold, or altered.
-    pub fn open_outcome(&self, claimed: &Claimed, sealed: &[u8]) -> Option<Vec<u8>> {
-        if sealed.len() < HEAD + TAG_LEN || sealed[0] != OUTCOME_VERSION {
-            return None;
-        }
-        let (head, rest) = sealed.split_at(HEAD);
-        let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
-        let id: [u8; 4] = head[1..5].try_into().ok()?;
-        let nonce: [u8; NONCE_LEN] = head[5..].try_into().ok()?;
-        let tag: [u8; TAG_LEN] = tag.try_into().ok()?;
-        let aad = associated_data(head, claimed);
-        self.keys().matching(|key| *key == id).find_map(|key| {
-            let mut plaintext = body.to_vec();
-            key.cipher
-                .open_in_place(&nonce, &aad, &mut plaintext, &tag)
-                .ok()
-                .map(|()| plaintext)
-        })
+    /// Until when the store keeps what it holds of the token.
+    pub(crate) fn keep_until(&self) -> u64 {
+        self.keep_until
     }
 }
 
-/// [`StateCodec::abandon`], given the codec's store.
+/// `plaintext` sealed for `claimed` under `keys`' sealing key.
+pub(crate) fn seal(keys: &KeyRing, claimed: &Claimed, plaintext: &[u8]) -> Vec<u8> {
+    let key = keys.sealing();
+    let nonce = super::nonce::fresh();
+    let mut sealed = Vec::with_capacity(HEAD + plaintext.len() + TAG_LEN);
+    sealed.push(OUTCOME_VERSION);
+    sealed.extend_from_slice(&key.id);
+    sealed.extend_from_slice(&nonce);
+    sealed.extend_from_slice(plaintext);
+    let aad = associated_data(&sealed[..HEAD], claimed);
+    let tag = key.cipher.seal_in_place(&nonce, &aad, &mut sealed[HEAD..]);
+    sealed.extend_from_slice(&tag);
+    sealed
+}
+
+/// The plaintext of an outcome sealed for `claimed`; `None` if it was sealed for another
+/// token, caller or request, in another version, under a key `keys` does not hold, or
+/// altered.
+pub(crate) fn open(keys: &KeyRing, claimed: &Claimed, sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < HEAD + TAG_LEN || sealed[0] != OUTCOME_VERSION {
+        return None;
+    }
+    let (head, rest) = sealed.split_at(HEAD);
+    let (body, tag) = rest.split_at(rest.len() - TAG_LEN);
+    let id: [u8; 4] = head[1..5].try_into().ok()?;
+    let nonce: [u8; NONCE_LEN] = head[5..].try_into().ok()?;
+    let tag: [u8; TAG_LEN] = tag.try_into().ok()?;
+    let aad = associated_data(head, claimed);
+    keys.matching(|key| *key == id).find_map(|key| {
+        let mut plaintext = body.to_vec();
+        key.cipher
+            .open_in_place(&nonce, &aad, &mut plaintext, &tag)
+            .ok()
+            .map(|()| plaintext)
+    })
+}
+
+/// Spends `claimed` in `store`, in a task of its own (`StateCodec::abandon`).
 pub fn abandon(store: &std::sync::Arc<dyn super::TokenStore>, claimed: Claimed) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
@@ -223,7 +174,6 @@ fn associated_data(head: &[u8], claimed: &Claimed) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::KeyRing;
 
     fn claimed(request: u8, principal: &str) -> Claimed {
         Claimed {
@@ -236,47 +186,37 @@ mod tests {
 
     #[test]
     fn an_outcome_opens_only_for_its_token_caller_and_answers() {
-        let codec = StateCodec::new(
-            KeyRing::from_keys([[1; 32]]).unwrap(),
-            Duration::from_secs(60),
-        );
-        let sealed = codec.seal_outcome(&claimed(1, "ann"), b"the answer");
+        let keys = KeyRing::from_keys([[1; 32]]).unwrap();
+        let sealed = seal(&keys, &claimed(1, "ann"), b"the answer");
         assert_eq!(
-            codec.open_outcome(&claimed(1, "ann"), &sealed).as_deref(),
+            open(&keys, &claimed(1, "ann"), &sealed).as_deref(),
             Some(&b"the answer"[..])
         );
         assert_eq!(
-            codec.open_outcome(&claimed(2, "ann"), &sealed),
+            open(&keys, &claimed(2, "ann"), &sealed),
             None,
             "other answers"
         );
         assert_eq!(
-            codec.open_outcome(&claimed(1, "bob"), &sealed),
+            open(&keys, &claimed(1, "bob"), &sealed),
             None,
             "another caller"
         );
         let mut other_token = claimed(1, "ann");
         other_token.nonce = [4; 24];
-        assert_eq!(
-            codec.open_outcome(&other_token, &sealed),
-            None,
-            "another token"
-        );
+        assert_eq!(open(&keys, &other_token, &sealed), None, "another token");
         for index in 0..sealed.len() {
             let mut altered = sealed.clone();
             altered[index] ^= 1;
             assert_eq!(
-                codec.open_outcome(&claimed(1, "ann"), &altered),
+                open(&keys, &claimed(1, "ann"), &altered),
                 None,
                 "byte {index}"
             );
         }
-        assert_eq!(codec.open_outcome(&claimed(1, "ann"), &sealed[..20]), None);
-        let other_keys = StateCodec::new(
-            KeyRing::from_keys([[2; 32]]).unwrap(),
-            Duration::from_secs(60),
-        );
-        assert_eq!(other_keys.open_outcome(&claimed(1, "ann"), &sealed), None);
+        assert_eq!(open(&keys, &claimed(1, "ann"), &sealed[..20]), None);
+        let other_keys = KeyRing::from_keys([[2; 32]]).unwrap();
+        assert_eq!(open(&other_keys, &claimed(1, "ann"), &sealed), None);
     }
 
     #[test]

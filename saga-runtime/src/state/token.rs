@@ -43,7 +43,8 @@ use super::format::{self, TokenFormat};
 use super::kept::{self, Keeping, KeptState, StateOwner, StateStore};
 use super::keyring::{KeyId, KeyRing, hex};
 use super::link::Link;
-use super::single_use::{StoreError, TokenStore};
+use super::outcome::Claimed;
+use super::single_use::{Claim, StoreError, TokenStore};
 
 /// The format of the tokens this build seals whose state is not deflated (a usual
 /// round's): their first byte with the key's tag (its low four bits) masked out.
@@ -273,6 +274,85 @@ impl StateCodec {
     /// The single-use store, if tokens are single use.
     pub fn single_use_store(&self) -> Option<&Arc<dyn TokenStore>> {
         self.single_use.as_ref()
+    }
+
+    /// Whether a redeemed token's outcome is recorded: tokens are single use, in a store
+    /// that records outcomes (see the `outcome` module).
+    pub fn records_outcomes(&self) -> bool {
+        self.single_use_store()
+            .is_some_and(|store| store.records_outcomes())
+    }
+
+    /// Claims `opened` for a request bound to `binding` whose answers digest to
+    /// `request` ([`request_digest`](super::request_digest)): what the store holds of it,
+    /// and what its outcome is to be recorded with.
+    pub async fn claim(
+        &self,
+        opened: &Opened,
+        binding: &Binding,
+        request: [u8; 32],
+    ) -> Result<(Claim, Claimed), StoreError> {
+        let keep_until = opened.expires_at.saturating_add(self.leeway.as_secs());
+        let claimed = Claimed::new(opened.nonce, keep_until, binding, request);
+        let Some(store) = &self.single_use else {
+            return Ok((Claim::First, claimed));
+        };
+        let lease_until = unix_now().saturating_add(self.outcome_lease.as_secs());
+        let claim = store
+            .claim(claimed.nonce(), keep_until, lease_until)
+            .await?;
+        Ok((claim, claimed))
+    }
+
+    /// Asks the store again what it holds of `claimed`, read only (a request waiting for
+    /// another's outcome never takes the round for itself: [`TokenStore::held`]).
+    pub async fn claim_again(&self, claimed: &Claimed) -> Result<Claim, StoreError> {
+        let Some(store) = &self.single_use else {
+            return Ok(Claim::Spent);
+        };
+        store.held(claimed.nonce()).await
+    }
+
+    /// Gives up `claimed` without an outcome (the request that claimed it stopped before
+    /// it answered, or its answer is not one to give again): its token is then spent, and
+    /// a retry refused at once rather than left waiting for the claim's lease. In a task
+    /// of its own, as this is called where nothing can be awaited (a drop).
+    pub fn abandon(&self, claimed: Claimed) {
+        if let Some(store) = &self.single_use {
+            super::outcome::abandon(store, claimed);
+        }
+    }
+
+    /// Records `plaintext` as `claimed`'s outcome, sealed; `None`: none is kept (the
+    /// token is spent).
+    pub async fn record(
+        &self,
+        claimed: &Claimed,
+        plaintext: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let Some(store) = &self.single_use else {
+            return Ok(());
+        };
+        let sealed = plaintext.map(|plaintext| self.seal_outcome(claimed, plaintext));
+        store
+            .record(
+                claimed.nonce(),
+                sealed.as_deref().unwrap_or_default(),
+                claimed.keep_until(),
+            )
+            .await
+    }
+
+    /// `plaintext` sealed for `claimed` (see the `outcome` module).
+    pub fn seal_outcome(&self, claimed: &Claimed, plaintext: &[u8]) -> Vec<u8> {
+        super::outcome::seal(&self.keys, claimed, plaintext)
+    }
+
+    /// The plaintext of an outcome sealed for `claimed`; `None` if it was sealed for
+    /// another token, caller or request, in another version, under a key this ring does not
+    /// hold, or altered.
+    pub fn open_outcome(&self, claimed: &Claimed, sealed: &[u8]) -> Option<Vec<u8>> {
+        super::outcome::open(&self.keys, claimed, sealed)
     }
 
     /// Records `opened` as redeemed, if tokens are single use. `Ok(false)`: it was
