@@ -45,7 +45,8 @@ fn serve_at(
         .expect("a resource URI")
         .authorization_server(&oidc.issuer)
         .verifier(JwtVerifier::new(&oidc.issuer))
-        .tool_scopes("complex_tool", ["tools:deploy"]);
+        .tool_scopes("complex_tool", ["tools:deploy"])
+        .tool_scopes("release", ["tools:deploy"]);
     let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
         .expect("a builder")
         .authorization(configure(auth))
@@ -296,7 +297,8 @@ async fn without_an_address_one_callers_bad_tokens_lock_nobody_out() {
         .expect("a resource URI")
         .authorization_server(&oidc.issuer)
         .verifier(JwtVerifier::new(&oidc.issuer))
-        .tool_scopes("complex_tool", ["tools:deploy"]);
+        .tool_scopes("complex_tool", ["tools:deploy"])
+        .tool_scopes("release", ["tools:deploy"]);
     let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
         .expect("a builder")
         .authorization(auth)
@@ -802,7 +804,7 @@ async fn tools_list_may_hide_what_the_token_cannot_call() {
         };
         let without = names(oidc.token(&resource, "tools:read").await).await;
         let with = names(oidc.token(&resource, "tools:deploy").await).await;
-        assert_eq!(with, ["complex_tool"]);
+        assert_eq!(with, ["complex_tool", "release"]);
         assert_eq!(without.is_empty(), hide, "hide {hide}: {without:?}");
         // A list filtered for the token is no intermediary's to serve to another caller
         // (issue 72, finding 5: both lists were `public` for 300 s).
@@ -954,7 +956,8 @@ async fn test_tokens_stand_for_subjects_and_their_scopes() {
                 .token("t-read", "alice", ["mcp:use"])
                 .token("t-ops", "ops", ["mcp:use", "tools:deploy"]),
         )
-        .tool_scopes("complex_tool", ["tools:deploy"]);
+        .tool_scopes("complex_tool", ["tools:deploy"])
+        .tool_scopes("release", ["tools:deploy"]);
     let server = deploy::builder(KeyRing::parse(KEY_HEX).expect("a key"))
         .expect("a builder")
         .authorization(auth)
