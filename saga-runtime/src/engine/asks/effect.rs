@@ -38,8 +38,9 @@ tokio::task_local! {
 pub(crate) struct RoundKeys {
     /// The nonce of the token the round started from (unique to that token: two tokens of
     /// one link, a round asked again and the round after it, differ); for a call's first
-    /// round (which a client sending it again starts as a new call), random bytes.
-    from: [u8; 24],
+    /// round (which a client sending it again starts as a new call), random bytes, drawn
+    /// only if the round runs an effect (every first round steps through here).
+    from: std::sync::OnceLock<[u8; 24]>,
     /// How many effects of each name the round has run.
     counts: Mutex<Vec<(String, u32)>>,
 }
@@ -49,7 +50,7 @@ impl RoundKeys {
     /// first round.
     pub(crate) fn of(from: Option<[u8; 24]>) -> Self {
         Self {
-            from: from.unwrap_or_else(random_from),
+            from: from.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
             counts: Mutex::new(Vec::new()),
         }
     }
@@ -76,7 +77,7 @@ impl RoundKeys {
                 }
             }
         };
-        EffectKey::derive(&self.from, name, ordinal)
+        EffectKey::derive(self.from.get_or_init(random_from), name, ordinal)
     }
 }
 
@@ -280,6 +281,29 @@ mod tests {
             a.as_str().starts_with("saga-") && a.as_str().len() == 27,
             "{a}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_first_rounds_keys_are_drawn_once_for_the_round() {
+        let (a, b) = RoundKeys::of(None)
+            .scope(async {
+                let a = effect("refund", |key| async move { key }).await;
+                let b = effect("ticket", |key| async move { key }).await;
+                (a, b)
+            })
+            .await;
+        let round = RoundKeys::of(None);
+        assert!(
+            round.from.get().is_none(),
+            "nothing drawn before an effect asks"
+        );
+        let again = round.key("refund");
+        assert_eq!(
+            round.key("ticket"),
+            EffectKey::derive(round.from.get().expect("drawn"), "ticket", 0)
+        );
+        assert_ne!(a, again, "another first round, other keys");
+        assert_ne!(a, b);
     }
 
     #[tokio::test]
