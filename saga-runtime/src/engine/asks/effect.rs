@@ -168,6 +168,24 @@ impl<F> std::fmt::Debug for Effect<F> {
 /// }
 /// ```
 ///
+/// An effect whose own error is a [`SagaError`](crate::prelude::SagaError) is awaited with
+/// `?` like any request:
+///
+/// ```
+/// use saga_runtime::prelude::*;
+///
+/// # async fn refund_at_the_bank(order: &str, key: EffectKey) -> Result<String, SagaError> { Ok(format!("{order} {key}")) }
+/// #[saga_tool]
+/// async fn refund(order: String) -> Result<String, SagaError> {
+///     let go: bool = elicit(format!("Refund order {order}?")).await?;
+///     if !go {
+///         return Ok("kept".into());
+///     }
+///     let refund = effect("refund", |key| async move { refund_at_the_bank(&order, key).await }).await?;
+///     Ok(refund)
+/// }
+/// ```
+///
 /// What is guaranteed: the record is exactly once (a round run again after the effect's
 /// checkpoint reads the result and does not run `run`); the effect itself is at least
 /// once (a worker that dies inside `run`, or after it and before the checkpoint is
