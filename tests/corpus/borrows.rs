@@ -755,3 +755,101 @@ async fn a_tuple_let_of_a_value_and_a_borrow_is_kept() {
     .await;
     assert_eq!(outcome.text(), "b 9 true c 10 false");
 }
+
+/// Issue 76's held-out shapes: a `for` over two borrowed collections zipped, whose items
+/// are a tuple of borrows, kept across a suspension; zipped with `&v`, with `v.iter()`,
+/// then enumerated, with a range, and through `std::iter::zip`.
+#[saga_tool]
+pub async fn pair_up(names: Vec<String>, prices: Vec<u32>) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for (name, price) in names.iter().zip(&prices) {
+        let ok: bool = elicit(format!("Buy {name} at {price}?")).await?;
+        out.push(format!("{name}={price}:{ok}"));
+    }
+    for (i, (name, price)) in names.iter().zip(prices.iter()).enumerate() {
+        let ok: bool = elicit(format!("Again {name} at {price}?")).await?;
+        out.push(format!("{i}.{name}={price}:{ok}"));
+    }
+    for (name, n) in names.iter().rev().zip(1..) {
+        let ok: bool = elicit(format!("Rank {name} as {n}?")).await?;
+        out.push(format!("{n}:{name}:{ok}"));
+    }
+    for (name, price) in std::iter::zip(&names, prices.iter().skip(1)) {
+        let ok: bool = elicit(format!("Last {name} at {price}?")).await?;
+        out.push(format!("{name}+{price}:{ok}"));
+    }
+    Ok(out.join(" "))
+}
+
+pub fn pair_up_script() -> Script {
+    Script::new(|_key, request| accept(json!({"value": prompt_of(request).contains("b")})))
+}
+
+#[tokio::test]
+async fn a_for_over_zipped_borrows_is_kept() {
+    let outcome = differential(
+        &pair_up,
+        plain!(plain::pair_up),
+        json!({"names": ["a", "b", "c"], "prices": [3, 9]}),
+        pair_up_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "a=3:false b=9:true 0.a=3:false 1.b=9:true 1:c:false 2:b:true 3:a:false a+9:false"
+    );
+}
+
+/// A zip whose second collection is borrowed mutably: what the body writes through it
+/// after a suspension lands in the collection the state keeps.
+#[saga_tool]
+pub async fn mark_paid(names: Vec<String>, mut paid: Vec<u32>) -> Result<String, SagaError> {
+    for (name, owed) in names.iter().zip(paid.iter_mut()) {
+        let ok: bool = elicit(format!("Pay {name} {owed}?")).await?;
+        if ok {
+            *owed += 100;
+        }
+    }
+    Ok(format!("{paid:?}"))
+}
+
+#[tokio::test]
+async fn a_for_over_a_zip_with_a_mutable_borrow_writes_the_saved_collection() {
+    let outcome = differential(
+        &mark_paid,
+        plain!(plain::mark_paid),
+        json!({"names": ["a", "b", "c"], "paid": [1, 2, 3]}),
+        pair_up_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "[1, 102, 3]");
+}
+
+/// The advice of the error for a `for` zipped with a borrowed `HashMap` (trybuild
+/// `saga_tool_for_zip_with_hash_map`), written out as it says: zip with a saved list.
+#[saga_tool]
+pub async fn zip_with_saved_pairs(
+    names: Vec<String>,
+    scores: HashMap<String, i64>,
+) -> Result<String, SagaError> {
+    let mut accepted = Vec::new();
+    let pairs: Vec<_> = scores.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (name, (_, score)) in names.iter().zip(&pairs) {
+        if elicit::<bool>(format!("accept {name} at {score}?")).await? {
+            accepted.push(*score);
+        }
+    }
+    Ok(format!("{} of {}", accepted.len(), pairs.len()))
+}
+
+#[tokio::test]
+async fn the_advice_for_a_zip_with_a_hash_map_keeps_the_behaviour() {
+    let outcome = differential(
+        &zip_with_saved_pairs,
+        plain!(plain::zip_with_saved_pairs),
+        json!({"names": ["a", "b"], "scores": {"x": 1, "y": 2, "z": 3}}),
+        || Script::new(|_key, _request| accept(json!({"value": true}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "2 of 3");
+}

@@ -11,7 +11,7 @@ use syn::{Expr, Ident, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::lower::Lower;
-use crate::tool::lower::places::{LOOP_ADAPTERS, LOOP_METHODS, listed, place_root};
+use crate::tool::lower::places::{LOOP_ADAPTERS, LOOP_METHODS, listed, place_root, zip_call};
 use crate::tool::lower::scope::pattern_bindings;
 
 impl Lower<'_> {
@@ -21,6 +21,11 @@ impl Lower<'_> {
     /// other expression.
     fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Reborrow, Box<Expr>> {
         let private = private_path();
+        // `zip(&a, &b)` is `a.iter().zip(&b)`.
+        let expr = match zip_call(&expr) {
+            Some(chain) => Box::new(chain),
+            None => expr,
+        };
         if let Expr::Reference(reference) = &*expr
             && is_place(&reference.expr)
         {
@@ -68,9 +73,10 @@ impl Lower<'_> {
         let name = |call: &syn::ExprMethodCall| call.method.to_string();
         if !is_place(root)
             || !listed(LOOP_METHODS, &name(first), None)
-            || !adapters
-                .iter()
-                .all(|call| listed(LOOP_ADAPTERS, &name(call), None))
+            || !adapters.iter().all(|call| {
+                listed(LOOP_ADAPTERS, &name(call), None)
+                    || (name(call) == "zip" && call.args.len() == 1 && self.zips(&call.args[0]))
+            })
         {
             return Err(expr);
         }
@@ -97,10 +103,12 @@ impl Lower<'_> {
         let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
         let mut kept = Vec::with_capacity(calls.len());
         for mut call in calls {
+            let zip = call.method == "zip";
             call.args = std::mem::take(&mut call.args)
                 .into_iter()
                 .map(|arg| match arg {
                     Expr::Lit(_) => arg,
+                    other if zip => self.zip_partner(other, out),
                     other => self.temporary(other, out),
                 })
                 .collect();
@@ -112,6 +120,118 @@ impl Lower<'_> {
             calls: kept,
         })
     }
+    /// Whether a `.zip(..)`'s argument is found again, item for item, by position: a
+    /// borrow of a place (`&prices`, `prices.iter()`, `scores.iter_mut().skip(1)`, a local
+    /// holding one) or an integer range (`1..`).
+    fn zips(&self, arg: &Expr) -> bool {
+        if integer_range(arg).is_some() || self.partner_root(arg).is_some() {
+            return true;
+        }
+        let mut root = arg;
+        let mut calls = Vec::new();
+        while let Expr::MethodCall(call) = root {
+            calls.push(call.method.to_string());
+            root = &call.receiver;
+        }
+        let Some((first, adapters)) = calls.split_last() else {
+            return false;
+        };
+        is_place(root)
+            && listed(LOOP_METHODS, first, None)
+            && adapters
+                .iter()
+                .all(|each| listed(LOOP_ADAPTERS, each, None))
+    }
+
+    /// `&place`, `&mut place` or a local holding a borrow: the place and whether mutably.
+    fn partner_root(&self, arg: &Expr) -> Option<(Expr, bool)> {
+        match arg {
+            Expr::Reference(reference) if is_place(&reference.expr) => {
+                Some(((*reference.expr).clone(), reference.mutability.is_some()))
+            }
+            Expr::Path(path) => {
+                let ident = path.path.get_ident()?;
+                let mutable = self.refs.borrow(&ident.to_string())?;
+                Some((syn::parse_quote!((*#ident)), mutable))
+            }
+            _ => None,
+        }
+    }
+
+    /// A `.zip(..)`'s argument, evaluated once when the loop begins as the loop as written
+    /// evaluates it: a borrowed collection is borrowed for the whole loop into a local
+    /// that is borrowed again after a suspension, as the loop's own collection is (it
+    /// must keep its order once read back: `zipped`), and a range is saved as it began.
+    /// Each item is then found again at the loop's position ([`Self::reborrow`]).
+    fn zip_partner(&mut self, arg: Expr, out: &mut Vec<Stmt>) -> Expr {
+        let private = private_path();
+        let span = arg.span();
+        self.hoisted += 1;
+        let partner = Ident::new(&format!("__zip{}", self.hoisted), span);
+        if let Some(range) = integer_range(&arg) {
+            out.push(syn::parse_quote_spanned!(span=> let #partner = #range;));
+            return syn::parse_quote_spanned!(span=> ::core::clone::Clone::clone(&#partner));
+        }
+        if let Some((place, mutable)) = self.partner_root(&arg) {
+            out.push(zips_by_position(&place, span));
+            return match mutable {
+                true => {
+                    out.push(syn::parse_quote_spanned!(span=> let #partner = #private::zipped_mut(&mut #place);));
+                    syn::parse_quote_spanned!(span=> &mut *#partner)
+                }
+                false => {
+                    out.push(
+                        syn::parse_quote_spanned!(span=> let #partner = #private::zipped(&#place);),
+                    );
+                    syn::parse_quote_spanned!(span=> #partner)
+                }
+            };
+        }
+        // A chain of calls down to a place: the place borrowed once, the calls made again.
+        let mut calls: Vec<syn::ExprMethodCall> = Vec::new();
+        let mut root = arg;
+        while let Expr::MethodCall(call) = root {
+            root = (*call.receiver).clone();
+            calls.push(call);
+        }
+        let mutable = calls
+            .last()
+            .is_some_and(|first| first.method.to_string().ends_with("_mut"));
+        let root: Expr = match &root {
+            Expr::Path(path)
+                if path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| self.refs.borrow(&ident.to_string()).is_some()) =>
+            {
+                syn::parse_quote_spanned!(span=> (*#root))
+            }
+            _ => root,
+        };
+        out.push(zips_by_position(&root, span));
+        match mutable {
+            true => out.push(
+                syn::parse_quote_spanned!(span=> let #partner = #private::zipped_mut(&mut #root);),
+            ),
+            false => {
+                out.push(syn::parse_quote_spanned!(span=> let #partner = #private::zipped(&#root);))
+            }
+        }
+        let mut items: Expr = syn::parse_quote_spanned!(span=> #partner);
+        for mut call in calls.into_iter().rev() {
+            call.args = std::mem::take(&mut call.args)
+                .into_iter()
+                .map(|arg| match arg {
+                    Expr::Lit(_) => arg,
+                    other => self.temporary(other, out),
+                })
+                .collect();
+            *call.receiver = items;
+            items = Expr::MethodCall(call);
+        }
+        items
+    }
+
     /// `for` over a suspension: a `loop` over a saved `Vec` of the remaining items.
     pub(super) fn lower_for(
         &mut self,
@@ -210,6 +330,20 @@ impl Lower<'_> {
         };
         self.head(Expr::Loop(desugared), hint, out, depth)
     }
+}
+
+/// The check that what a loop zips with keeps its order once read back (`Zipped`),
+/// through a function of the expansion's own: where it does not, rustc's note on the
+/// bound shows the user's `#[saga_tool]`, not saga-runtime's sources.
+fn zips_by_position(place: &Expr, span: proc_macro2::Span) -> Stmt {
+    let private = private_path();
+    let check = Ident::new("saga_zips_by_position", crate::shared::at_call_site(span));
+    let declared = Ident::new("saga_zips_by_position", proc_macro2::Span::call_site());
+    syn::parse_quote_spanned! {span=> {
+        #[allow(dead_code)]
+        fn #declared<C: #private::Zipped + ?::core::marker::Sized>(_: &C) {}
+        #check(&#place);
+    }}
 }
 
 /// `a..b`, `a..=b` or `a..` (parenthesised or not), iterated by a `for`.

@@ -174,9 +174,9 @@ impl Refs {
                 match name.as_str() {
                     // Of a borrow found again as any other (`&plan[day]` with `mut day`
                     // is taken when the loop begins, by `hoist`).
-                    "ordered" | "ordered_mut" => {
+                    "ordered" | "ordered_mut" | "zipped" | "zipped_mut" => {
                         self.borrow_of(call.args.first()?)?;
-                        Some(name == "ordered_mut")
+                        Some(name.ends_with("_mut"))
                     }
                     "item_at" => {
                         let mut root = call.args.iter().nth(1)?;
@@ -468,12 +468,80 @@ fn matches_again(pat: &Pat, mutable: bool) -> bool {
 /// Whether a `for` loop's collection borrows a place: `&v`, `&mut v`, `v.iter()`, … or a
 /// local holding a borrow. `Some(mutable)`.
 fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
+    if let Some(chain) = zip_call(expr) {
+        return loop_borrow(refs, &chain);
+    }
     let mut expr = expr;
-    while let Expr::MethodCall(call) = expr
-        && listed(LOOP_ADAPTERS, &call.method.to_string(), Some(true))
-    {
+    // A `.zip(..)` of a borrowed collection (or of a range, whose items are values found
+    // again as an `enumerate`'s index is): its items borrow mutably if either side does.
+    let mut zipped_mut = false;
+    while let Expr::MethodCall(call) = expr {
+        let method = call.method.to_string();
+        if method == "zip" && call.args.len() == 1 {
+            let partner = &call.args[0];
+            if !is_range(partner) {
+                zipped_mut |= loop_borrow(refs, partner)?;
+            }
+        } else if !listed(LOOP_ADAPTERS, &method, Some(true)) {
+            break;
+        }
         expr = &call.receiver;
     }
+    let mutable = loop_borrow_root(refs, expr)?;
+    Some(mutable || zipped_mut)
+}
+
+/// `std::iter::zip(&a, b)` (or `zip`, `iter::zip`, `core::iter::zip`) over a borrow of a
+/// place, as the method chain it is: `a.iter().zip(b)` (`iter_mut` for `&mut a`), as
+/// `IntoIterator` of a borrowed standard collection is its `iter`. A first argument that
+/// is already a chain of calls stays as it is.
+pub fn zip_call(expr: &Expr) -> Option<Expr> {
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let standard = matches!(
+        names.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
+    );
+    if !standard || call.args.len() != 2 || path.qself.is_some() {
+        return None;
+    }
+    let (first, second) = (&call.args[0], &call.args[1]);
+    let span = first.span();
+    let first: Expr = match first {
+        Expr::Reference(reference) if place_root(&reference.expr).is_some() => {
+            let place = &reference.expr;
+            match reference.mutability {
+                Some(_) => syn::parse_quote_spanned!(span=> #place.iter_mut()),
+                None => syn::parse_quote_spanned!(span=> #place.iter()),
+            }
+        }
+        Expr::MethodCall(_) => first.clone(),
+        _ => return None,
+    };
+    Some(syn::parse_quote_spanned!(span=> #first.zip(#second)))
+}
+
+/// An integer range `a..b`, `a..=b` or `a..`, parenthesised or not.
+fn is_range(expr: &Expr) -> bool {
+    match expr {
+        Expr::Paren(paren) => is_range(&paren.expr),
+        Expr::Range(range) => range.start.is_some(),
+        _ => false,
+    }
+}
+
+/// [`loop_borrow`] of what its adapters are called on.
+fn loop_borrow_root(refs: &Refs, expr: &Expr) -> Option<bool> {
     match expr {
         Expr::MethodCall(call) if listed(LOOP_METHODS, &call.method.to_string(), Some(true)) => {
             (refs.is_place(&call.receiver) || refs.borrow_of(&call.receiver).is_some())

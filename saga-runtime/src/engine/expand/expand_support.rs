@@ -13,8 +13,8 @@ use crate::engine::contract::tool::Step;
 pub use crate::engine::contract::opaque::opaque;
 pub use crate::engine::contract::tool::described;
 pub use crate::engine::expand::local::{
-    Items, ItemsSaved, Restore, SagaForItem, SagaLocal, for_items, keep, keep_item, keep_rest,
-    restore,
+    Items, Restore, SavedItemPart, SavedLocal, SavedLoopItem, for_items, keep, keep_item,
+    keep_rest, restore,
 };
 pub use crate::engine::expand::macro_state::{
     MacroState, StateSlot, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
@@ -268,6 +268,35 @@ pub fn ordered<C: SavedOrder + ?Sized>(collection: &C) -> &C {
 pub fn ordered_mut<C: SavedOrder + ?Sized>(collection: &mut C) -> &mut C {
     collection
 }
+
+/// The collection a `for` loop zips with (`a.iter().zip(&b)`), borrowed for the whole
+/// loop as the loop as written borrows it. That it is [`Zipped`] is checked by the
+/// expansion's own `saga_zips_by_position`, so that the error's note shows the user's
+/// `#[saga_tool]`, not this file.
+pub fn zipped<C: ?Sized>(collection: &C) -> &C {
+    collection
+}
+
+/// [`zipped`], for a collection zipped mutably (`a.iter().zip(b.iter_mut())`).
+pub fn zipped_mut<C: ?Sized>(collection: &mut C) -> &mut C {
+    collection
+}
+
+/// A collection a `for` loop may zip with across a suspension: the loop resumes at its
+/// position, and the zipped item is the one at that position of the collection read back
+/// from the state, so the collection must iterate in the same order once read back.
+#[diagnostic::on_unimplemented(
+    message = "a `for` loop that zips with a borrowed `{Self}` cannot resume after a suspension",
+    label = "the loop resumes at its position, and the item zipped with it is found again at that position of this collection as read back from the state",
+    note = "a zipped collection must keep its order once saved and read back: a Vec, slice, array, VecDeque, BTreeMap, BTreeSet or String; a HashMap's or HashSet's order differs between two maps with the same entries",
+    note = "to keep the behaviour, zip with a saved list of what the loop visits: `let pairs: Vec<_> = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();` before the loop, then `.zip(&pairs)`"
+)]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
+pub trait Zipped {}
+
+#[diagnostic::do_not_recommend]
+impl<C: SavedOrder<Cursor = usize> + ?Sized> Zipped for C {}
 
 /// Where a `for` loop over `collection` starts.
 pub fn cursor<C: SavedOrder + ?Sized>(collection: &C) -> C::Cursor {
