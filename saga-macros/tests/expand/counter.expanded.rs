@@ -50,9 +50,9 @@ struct __saga_args_count_to {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
         ::saga_runtime::__private::keep(__saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
@@ -274,9 +274,9 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterCheckpoint {
-                                                        n: __saga_keep(n),
-                                                        total: __saga_keep(total),
-                                                        __rest1: __saga_keep(__rest1),
+                                                        n: saga_saves_this_local(n),
+                                                        total: saga_saves_this_local(total),
+                                                        __rest1: saga_saves_this_local(__rest1),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -314,11 +314,11 @@ const _: () = {
                                         __SagaProbe(::core::marker::PhantomData)
                                     }
                                 }
-                                struct BorrowAcrossSuspension;
+                                struct ABorrow;
                                 struct __SagaOwned;
                                 trait __SagaViaBorrow {
-                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                        BorrowAcrossSuspension
+                                    fn __saga_kind(&self) -> ABorrow {
+                                        ABorrow
                                     }
                                 }
                                 impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
@@ -349,25 +349,25 @@ const _: () = {
                                     note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                                     note = "saga makes a borrow again after the suspension only when it borrows a place of the function's locals (a local, a field, an element, a standard accessor such as `.first()` or `.as_str()` of one) or is a `&'static str` chosen among literals; hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` a function returned, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
                                 )]
-                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                trait SavedOwned<L: ?::core::marker::Sized> {}
                                 #[diagnostic::do_not_recommend]
-                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                impl<L: ?::core::marker::Sized> SavedOwned<L>
                                 for __SagaOwned {}
-                                fn __saga_owned<
+                                fn saga_saves_only_owned_values<
                                     L: ?::core::marker::Sized,
-                                    K: OwnedAcrossSuspension<L>,
+                                    K: SavedOwned<L>,
                                 >(_: &__SagaProbe<L>, _: K) {}
                                 match __state {
                                     __State::AfterCheckpoint { n: n, total: total, .. } => {
                                         {
                                             let __probe = __SagaProbeOf::__saga_probe(n);
                                             let __kind = (&__probe).__saga_kind();
-                                            __saga_owned(&__probe, __kind);
+                                            saga_saves_only_owned_values(&__probe, __kind);
                                         }
                                         {
                                             let __probe = __SagaProbeOf::__saga_probe(total);
                                             let __kind = (&__probe).__saga_kind();
-                                            __saga_owned(&__probe, __kind);
+                                            saga_saves_only_owned_values(&__probe, __kind);
                                         }
                                     }
                                     #[allow(unreachable_patterns)]
@@ -443,9 +443,9 @@ const _: () = {
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterCheckpoint {
-                                                                n: __saga_keep(n),
-                                                                total: __saga_keep(total),
-                                                                __rest1: __saga_keep(__rest1),
+                                                                n: saga_saves_this_local(n),
+                                                                total: saga_saves_this_local(total),
+                                                                __rest1: saga_saves_this_local(__rest1),
                                                             },
                                                             {
                                                                 let mut __round = ::std::vec::Vec::new();

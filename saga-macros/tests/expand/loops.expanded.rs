@@ -66,24 +66,29 @@ struct __saga_args_collect {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
         ::saga_runtime::__private::keep(__saga_local)
     }
     #[allow(dead_code)]
     #[inline]
-    fn __saga_for_items<__T: ::saga_runtime::__private::SagaForItem<__M>, __M>(
-        __saga_items: &::std::vec::Vec<__T>,
-    ) -> ::saga_runtime::__private::Items<__M> {
+    fn saga_saves_this_loops_items<
+        __T: ::saga_runtime::__private::SavedLoopItem<__M>,
+        __M,
+    >(__saga_items: &::std::vec::Vec<__T>) -> ::saga_runtime::__private::Items<__M> {
         ::saga_runtime::__private::for_items(__saga_items)
     }
     #[allow(dead_code)]
     #[inline]
-    fn __saga_keep_item<__I, __M: ::saga_runtime::__private::ItemsSaved<__I, __N>, __N>(
+    fn saga_saves_this_part_of_an_item<
+        __I,
+        __M: ::saga_runtime::__private::SavedItemPart<__I, __N>,
+        __N,
+    >(
         __saga_item: __I,
         __saga_items: ::saga_runtime::__private::Items<__M>,
-    ) -> <__M as ::saga_runtime::__private::ItemsSaved<__I, __N>>::Kept {
+    ) -> <__M as ::saga_runtime::__private::SavedItemPart<__I, __N>>::Kept {
         ::saga_runtime::__private::keep_item(__saga_item, __saga_items)
     }
     /// Per suspension: whether the step states its requests again when asked, so
@@ -440,9 +445,9 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterElicitName {
-                                                        limit: __saga_keep(limit),
-                                                        candidates: __saga_keep(candidates),
-                                                        names: __saga_keep(names),
+                                                        limit: saga_saves_this_local(limit),
+                                                        candidates: saga_saves_this_local(candidates),
+                                                        names: saga_saves_this_local(names),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -501,14 +506,17 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    let __items1 = __saga_for_items(&__rest1);
+                                                    let __items1 = saga_saves_this_loops_items(&__rest1);
                                                     return ::core::result::Result::Ok(
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterElicitKeep {
-                                                                __rest2: __saga_keep(__rest2),
-                                                                candidate: __saga_keep_item(candidate, __items1),
-                                                                names: __saga_keep(names),
+                                                                __rest2: saga_saves_this_local(__rest2),
+                                                                candidate: saga_saves_this_part_of_an_item(
+                                                                    candidate,
+                                                                    __items1,
+                                                                ),
+                                                                names: saga_saves_this_local(names),
                                                                 __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                 __m0: __mark0,
                                                             },
@@ -560,11 +568,11 @@ const _: () = {
                                         __SagaProbe(::core::marker::PhantomData)
                                     }
                                 }
-                                struct BorrowAcrossSuspension;
+                                struct ABorrow;
                                 struct __SagaOwned;
                                 trait __SagaViaBorrow {
-                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                        BorrowAcrossSuspension
+                                    fn __saga_kind(&self) -> ABorrow {
+                                        ABorrow
                                     }
                                 }
                                 impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
@@ -595,13 +603,13 @@ const _: () = {
                                     note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                                     note = "saga makes a borrow again after the suspension only when it borrows a place of the function's locals (a local, a field, an element, a standard accessor such as `.first()` or `.as_str()` of one) or is a `&'static str` chosen among literals; hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` a function returned, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
                                 )]
-                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                trait SavedOwned<L: ?::core::marker::Sized> {}
                                 #[diagnostic::do_not_recommend]
-                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                impl<L: ?::core::marker::Sized> SavedOwned<L>
                                 for __SagaOwned {}
-                                fn __saga_owned<
+                                fn saga_saves_only_owned_values<
                                     L: ?::core::marker::Sized,
-                                    K: OwnedAcrossSuspension<L>,
+                                    K: SavedOwned<L>,
                                 >(_: &__SagaProbe<L>, _: K) {}
                                 match __state {
                                     __State::AfterElicitName {
@@ -613,17 +621,17 @@ const _: () = {
                                         {
                                             let __probe = __SagaProbeOf::__saga_probe(limit);
                                             let __kind = (&__probe).__saga_kind();
-                                            __saga_owned(&__probe, __kind);
+                                            saga_saves_only_owned_values(&__probe, __kind);
                                         }
                                         {
                                             let __probe = __SagaProbeOf::__saga_probe(candidates);
                                             let __kind = (&__probe).__saga_kind();
-                                            __saga_owned(&__probe, __kind);
+                                            saga_saves_only_owned_values(&__probe, __kind);
                                         }
                                         {
                                             let __probe = __SagaProbeOf::__saga_probe(names);
                                             let __kind = (&__probe).__saga_kind();
-                                            __saga_owned(&__probe, __kind);
+                                            saga_saves_only_owned_values(&__probe, __kind);
                                         }
                                     }
                                     #[allow(unreachable_patterns)]
@@ -740,9 +748,9 @@ const _: () = {
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitName {
-                                                                        limit: __saga_keep(limit),
-                                                                        candidates: __saga_keep(candidates),
-                                                                        names: __saga_keep(names),
+                                                                        limit: saga_saves_this_local(limit),
+                                                                        candidates: saga_saves_this_local(candidates),
+                                                                        names: saga_saves_this_local(names),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -804,14 +812,17 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        let __items1 = __saga_for_items(&__rest1);
+                                                        let __items1 = saga_saves_this_loops_items(&__rest1);
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitKeep {
-                                                                    __rest2: __saga_keep(__rest2),
-                                                                    candidate: __saga_keep_item(candidate, __items1),
-                                                                    names: __saga_keep(names),
+                                                                    __rest2: saga_saves_this_local(__rest2),
+                                                                    candidate: saga_saves_this_part_of_an_item(
+                                                                        candidate,
+                                                                        __items1,
+                                                                    ),
+                                                                    names: saga_saves_this_local(names),
                                                                     __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                     __m0: __mark0,
                                                                 },
@@ -900,14 +911,17 @@ const _: () = {
                                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                                     &__request0,
                                                                 );
-                                                                let __items1 = __saga_for_items(&__rest1);
+                                                                let __items1 = saga_saves_this_loops_items(&__rest1);
                                                                 return ::core::result::Result::Ok(
                                                                     ::saga_runtime::__private::suspend(
                                                                         &__slot,
                                                                         __State::AfterElicitKeep {
-                                                                            __rest2: __saga_keep(__rest2),
-                                                                            candidate: __saga_keep_item(candidate, __items1),
-                                                                            names: __saga_keep(names),
+                                                                            __rest2: saga_saves_this_local(__rest2),
+                                                                            candidate: saga_saves_this_part_of_an_item(
+                                                                                candidate,
+                                                                                __items1,
+                                                                            ),
+                                                                            names: saga_saves_this_local(names),
                                                                             __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                             __m0: __mark0,
                                                                         },
@@ -963,14 +977,17 @@ const _: () = {
                                                             let __mark0 = ::saga_runtime::__private::marker(
                                                                 &__request0,
                                                             );
-                                                            let __items1 = __saga_for_items(&__rest1);
+                                                            let __items1 = saga_saves_this_loops_items(&__rest1);
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitKeep {
-                                                                        __rest2: __saga_keep(__rest2),
-                                                                        candidate: __saga_keep_item(candidate, __items1),
-                                                                        names: __saga_keep(names),
+                                                                        __rest2: saga_saves_this_local(__rest2),
+                                                                        candidate: saga_saves_this_part_of_an_item(
+                                                                            candidate,
+                                                                            __items1,
+                                                                        ),
+                                                                        names: saga_saves_this_local(names),
                                                                         __rest1: ::saga_runtime::__private::keep_rest(__rest1),
                                                                         __m0: __mark0,
                                                                     },

@@ -52,9 +52,9 @@ struct __saga_args_get_weather {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn __saga_keep<__T: ::saga_runtime::__private::SagaLocal<__M>, __M>(
+    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SagaLocal<__M>>::Kept {
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
         ::saga_runtime::__private::keep(__saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
@@ -274,7 +274,7 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &__slot,
                                             __State::AfterJoinLoginCapital {
-                                                location: __saga_keep(location),
+                                                location: saga_saves_this_local(location),
                                                 __m0: __mark0,
                                                 __m1: __mark1,
                                             },
@@ -340,11 +340,11 @@ const _: () = {
                                         __SagaProbe(::core::marker::PhantomData)
                                     }
                                 }
-                                struct BorrowAcrossSuspension;
+                                struct ABorrow;
                                 struct __SagaOwned;
                                 trait __SagaViaBorrow {
-                                    fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                                        BorrowAcrossSuspension
+                                    fn __saga_kind(&self) -> ABorrow {
+                                        ABorrow
                                     }
                                 }
                                 impl<'a, T: ?::core::marker::Sized> __SagaViaBorrow
@@ -375,13 +375,13 @@ const _: () = {
                                     note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                                     note = "saga makes a borrow again after the suspension only when it borrows a place of the function's locals (a local, a field, an element, a standard accessor such as `.first()` or `.as_str()` of one) or is a `&'static str` chosen among literals; hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` a function returned, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
                                 )]
-                                trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+                                trait SavedOwned<L: ?::core::marker::Sized> {}
                                 #[diagnostic::do_not_recommend]
-                                impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L>
+                                impl<L: ?::core::marker::Sized> SavedOwned<L>
                                 for __SagaOwned {}
-                                fn __saga_owned<
+                                fn saga_saves_only_owned_values<
                                     L: ?::core::marker::Sized,
-                                    K: OwnedAcrossSuspension<L>,
+                                    K: SavedOwned<L>,
                                 >(_: &__SagaProbe<L>, _: K) {}
                                 match __state {
                                     __State::AfterJoinLoginCapital {
@@ -390,7 +390,7 @@ const _: () = {
                                     } => {
                                         let __probe = __SagaProbeOf::__saga_probe(location);
                                         let __kind = (&__probe).__saga_kind();
-                                        __saga_owned(&__probe, __kind);
+                                        saga_saves_only_owned_values(&__probe, __kind);
                                     }
                                     #[allow(unreachable_patterns)]
                                     _ => {}

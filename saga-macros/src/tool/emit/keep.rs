@@ -24,7 +24,7 @@ impl Keeper {
     fn call(self, span: Span, function: &str, args: TokenStream) -> TokenStream {
         let function = Ident::new(function, span);
         match self {
-            // Through the expansion's own `__saga_keep` ([`keep_shim`]), so that rustc's
+            // Through the expansion's own shim ([`keep_shim`]), so that rustc's
             // "required by a bound in" note points at the user's `#[saga_tool]`, not
             // into the runtime's sources.
             Keeper::Runtime
@@ -33,10 +33,7 @@ impl Keeper {
                     "keep" | "for_items" | "keep_item"
                 ) =>
             {
-                let shim = Ident::new(
-                    &format!("__saga_{function}"),
-                    crate::shared::at_call_site(span),
-                );
+                let shim = Ident::new(shim_name(&function), crate::shared::at_call_site(span));
                 quote_spanned!(span=> #shim(#args))
             }
             Keeper::Runtime => {
@@ -51,7 +48,20 @@ impl Keeper {
     }
 }
 
-/// `__saga_keep`, `__saga_for_items` and `__saga_keep_item`, the runtime's functions defined in
+/// The name in the expansion of the runtime's `keep`, `for_items` or `keep_item`: rustc's
+/// note names it ("required by a bound in `saga_saves_this_local`"), so it says in the
+/// user's words what the bound is for; no user's function is likely to be called so.
+fn shim_name(function: &Ident) -> &'static str {
+    if function == "for_items" {
+        "saga_saves_this_loops_items"
+    } else if function == "keep_item" {
+        "saga_saves_this_part_of_an_item"
+    } else {
+        "saga_saves_this_local"
+    }
+}
+
+/// `keep`, `for_items` and `keep_item`, the runtime's functions defined in
 /// the expansion: where a local (or a loop's items) cannot be saved, the error's note
 /// shows the bound at the `#[saga_tool]` (or `#[saga_fn]`) attribute, in the user's
 /// file, never a path into saga-runtime's sources on the user's machine. The two for
@@ -62,9 +72,9 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
     let keep = quote::quote! {
         #[allow(dead_code)]
         #[inline]
-        fn __saga_keep<__T: #private::SagaLocal<__M>, __M>(
+        fn saga_saves_this_local<__T: #private::SavedLocal<__M>, __M>(
             __saga_local: __T,
-        ) -> <__T as #private::SagaLocal<__M>>::Kept {
+        ) -> <__T as #private::SavedLocal<__M>>::Kept {
             #private::keep(__saga_local)
         }
     };
@@ -75,17 +85,17 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
         #keep
         #[allow(dead_code)]
         #[inline]
-        fn __saga_for_items<__T: #private::SagaForItem<__M>, __M>(
+        fn saga_saves_this_loops_items<__T: #private::SavedLoopItem<__M>, __M>(
             __saga_items: &::std::vec::Vec<__T>,
         ) -> #private::Items<__M> {
             #private::for_items(__saga_items)
         }
         #[allow(dead_code)]
         #[inline]
-        fn __saga_keep_item<__I, __M: #private::ItemsSaved<__I, __N>, __N>(
+        fn saga_saves_this_part_of_an_item<__I, __M: #private::SavedItemPart<__I, __N>, __N>(
             __saga_item: __I,
             __saga_items: #private::Items<__M>,
-        ) -> <__M as #private::ItemsSaved<__I, __N>>::Kept {
+        ) -> <__M as #private::SavedItemPart<__I, __N>>::Kept {
             #private::keep_item(__saga_item, __saga_items)
         }
     }

@@ -398,7 +398,10 @@ fn step_body(
         .filter(|param| param.mutable)
         .map(|param| {
             let local = param.local(name);
-            quote!(let mut #local = #local;)
+            // At the parameter: rustc names in its borrow errors only a binding whose
+            // `let` is the user's ("cannot borrow `names` as mutable"); one at the
+            // attribute's span is "value".
+            quote::quote_spanned!(param.ident.span()=> let mut #local = #local;)
         });
     let start = &machine.start;
     let inspected = machine

@@ -26,7 +26,8 @@ pub(crate) mod sealed {
     message = "`{R}` is awaited where no saga can suspend: a request suspends only where it is made and awaited (`elicit(..).await`) in the body of a `#[saga_tool]` or `#[saga_fn]` function",
     label = "awaited outside a `#[saga_tool]` or `#[saga_fn]` body, or apart from where it is made",
     note = "if this is a helper the tool calls, mark it `#[saga_fn]`; its body and its calls (`confirm(..).await?`) stay as they are: `#[saga_fn] async fn confirm(what: String) -> Result<bool, SagaError> {{ elicit::<bool>(..).await }}`",
-    note = "if this is an `async` block or a closure inside a tool, await the request in the tool's own body instead"
+    note = "if this is an `async` block or a closure inside a tool, await the request in the tool's own body instead",
+    note = "keep the `.await` (rustc may suggest removing it: the request would then never be made)"
 )]
 pub trait AwaitedOutsideASaga<R>: sealed::Sealed {}
 

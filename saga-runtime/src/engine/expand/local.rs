@@ -1,7 +1,7 @@
 //! What a saga keeps across a suspension: its locals, saved into the token.
 //!
 //! A local that cannot be saved must be one error, at the local. The state enum's field
-//! is therefore what [`keep`] returns, `<T as SagaLocal<M>>::Kept`: for a type that can
+//! is therefore what [`keep`] returns, `<T as SavedLocal<M>>::Kept`: for a type that can
 //! be saved, exactly one impl applies and the field is a [`Slot`]; for one that cannot,
 //! neither impl applies, so the local's error is reported and the field's type is never
 //! found, and rustc, having reported it, says nothing more about the state enum. With a
@@ -41,7 +41,7 @@ mod sealed {
     label = "this local is still used after a suspension",
     note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type when it is your own; a type of another crate that implements neither (`std::time::Instant`, a connection, a file handle) cannot be saved: keep what it is made from instead (a `std::time::SystemTime` for an `Instant`, the URL or path of a connection or a file) and make it again after the suspension, or stop using the local before the suspension; a borrow (`&T`) that saga cannot make again after the suspension (one a function returned, or a method other than the standard accessors such as `.first()`, `.get(..)`, `.as_str()` of a local) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`), or, for a `&mut` (whose copy would not change the original), borrow it again after the suspension, where it is changed"
 )]
-pub trait SagaLocal<M> {
+pub trait SavedLocal<M> {
     /// The state enum's field that holds it.
     #[doc(hidden)]
     type Kept;
@@ -51,7 +51,7 @@ pub trait SagaLocal<M> {
     fn kept(self) -> Self::Kept;
 }
 
-impl<T: Serialize + DeserializeOwned> SagaLocal<Saved> for T {
+impl<T: Serialize + DeserializeOwned> SavedLocal<Saved> for T {
     type Kept = Slot<T>;
 
     fn kept(self) -> Slot<T> {
@@ -59,7 +59,7 @@ impl<T: Serialize + DeserializeOwned> SagaLocal<Saved> for T {
     }
 }
 
-impl<T: Unsaveable> SagaLocal<NeverSaved> for T {
+impl<T: Unsaveable> SavedLocal<NeverSaved> for T {
     type Kept = Slot<T>;
 
     fn kept(self) -> Slot<T> {
@@ -69,20 +69,20 @@ impl<T: Unsaveable> SagaLocal<NeverSaved> for T {
 
 /// The state enum's field for a local, checked at the local's own span.
 #[inline]
-pub fn keep<T: SagaLocal<M>, M>(local: T) -> <T as SagaLocal<M>>::Kept {
+pub fn keep<T: SavedLocal<M>, M>(local: T) -> <T as SavedLocal<M>>::Kept {
     local.kept()
 }
 
 /// An item of a `for` loop, kept across a suspension in its body: the items the loop has
 /// still to visit, and the bindings of the one it is at, are saved. Two impls, as for
-/// [`SagaLocal`], so that an item that cannot be saved is one error, at the loop.
+/// [`SavedLocal`], so that an item that cannot be saved is one error, at the loop.
 #[diagnostic::on_unimplemented(
     message = "the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `{Self}` cannot be",
     label = "the loop's remaining items are saved at each suspension in its body",
-    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, except by the loops saga resumes by position: a `for` over a local (or a part of one, `&v[a..b]`) through `&`, `&mut`, `.iter()`, `.iter_mut()`, `.keys()`, `.values()`, `.values_mut()`, `.chars()`, `.bytes()`, `.lines()`, `.split_whitespace()`, `.windows(n)`, `.chunks(n)`, with `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(n)` after them; a `.filter(..)`, `.map(..)` or `.zip(..)` of borrowed items is not one of them",
+    note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, except by the loops saga resumes by position: a `for` over a local (or a part of one, `&v[a..b]`) through `&`, `&mut`, `.iter()`, `.iter_mut()`, `.keys()`, `.values()`, `.values_mut()`, `.chars()`, `.bytes()`, `.lines()`, `.split_whitespace()`, `.windows(n)`, `.chunks(n)`, with `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(n)` and `.zip(..)` of another such loop's collection or of a range (`.zip(&prices)`, `.zip(1..)`, `std::iter::zip(&a, &b)`) after them; a `.filter(..)` or `.map(..)` of borrowed items is not one of them",
     note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
 )]
-pub trait SagaForItem<M>: Sized {
+pub trait SavedLoopItem<M>: Sized {
     /// The state enum's field that holds the items still to visit.
     #[doc(hidden)]
     type Rest;
@@ -92,7 +92,7 @@ pub trait SagaForItem<M>: Sized {
     fn rest(items: Vec<Self>) -> Self::Rest;
 }
 
-impl<T: Serialize + DeserializeOwned> SagaForItem<Saved> for T {
+impl<T: Serialize + DeserializeOwned> SavedLoopItem<Saved> for T {
     type Rest = Slot<Vec<T>>;
 
     fn rest(items: Vec<T>) -> Slot<Vec<T>> {
@@ -100,7 +100,7 @@ impl<T: Serialize + DeserializeOwned> SagaForItem<Saved> for T {
     }
 }
 
-impl<T: Unsaveable> SagaForItem<NeverSaved> for T {
+impl<T: Unsaveable> SavedLoopItem<NeverSaved> for T {
     type Rest = Slot<Vec<T>>;
 
     fn rest(items: Vec<T>) -> Slot<Vec<T>> {
@@ -130,15 +130,16 @@ impl<M> Items<M> {
 
 /// The field of a binding of type `I` of a loop's item, when the items can be saved
 /// (`Self` is then `Saved`; when they cannot, it is unknown, and so is the field). Two
-/// impls, told apart by `N`, as for [`SagaLocal`].
+/// impls, told apart by `N`, as for [`SavedLocal`].
 #[diagnostic::on_unimplemented(
     message = "`{I}`, a part of this `for` loop's item, is kept across a suspension, so it must be saved in the saga's state",
     label = "this binding is still used after a suspension",
-    note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default"
+    note = "the loop's items can be saved, but this part of one cannot on its own: derive `Serialize` and `Deserialize` for `{I}`, and if the item's type skips this field (`#[serde(skip)]`), save it there too, or the items the loop has still to visit read it back as its default",
+    note = "in rustc's help above, `Saved` stands for the loop's items (which can be saved) and `SavedItemPart<{I}, _>` for this part of one, which cannot"
 )]
 // Plumbing of the macros' expansions: its impls on public types are not their API.
 #[doc(hidden)]
-pub trait ItemsSaved<I, N> {
+pub trait SavedItemPart<I, N> {
     /// The binding's field.
     type Kept;
 
@@ -148,7 +149,7 @@ pub trait ItemsSaved<I, N> {
 
 // Not listed in the error: the note says what to do.
 #[diagnostic::do_not_recommend]
-impl<I: Serialize + DeserializeOwned> ItemsSaved<I, Saved> for Saved {
+impl<I: Serialize + DeserializeOwned> SavedItemPart<I, Saved> for Saved {
     type Kept = Slot<I>;
 
     fn kept(item: I) -> Slot<I> {
@@ -157,7 +158,7 @@ impl<I: Serialize + DeserializeOwned> ItemsSaved<I, Saved> for Saved {
 }
 
 #[diagnostic::do_not_recommend]
-impl<I: Unsaveable> ItemsSaved<I, NeverSaved> for Saved {
+impl<I: Unsaveable> SavedItemPart<I, NeverSaved> for Saved {
     type Kept = Slot<I>;
 
     fn kept(item: I) -> Slot<I> {
@@ -167,20 +168,20 @@ impl<I: Unsaveable> ItemsSaved<I, NeverSaved> for Saved {
 
 /// Asserts, at the loop's collection, that its items can be saved.
 #[inline]
-pub fn for_items<T: SagaForItem<M>, M>(_items: &Vec<T>) -> Items<M> {
+pub fn for_items<T: SavedLoopItem<M>, M>(_items: &Vec<T>) -> Items<M> {
     Items(PhantomData)
 }
 
 /// The state enum's field for a binding of a loop's item: a part of an item, saved as
 /// the items are (checked by [`for_items`] once, at the loop's collection).
 #[inline]
-pub fn keep_item<I, M: ItemsSaved<I, N>, N>(item: I, _items: Items<M>) -> M::Kept {
+pub fn keep_item<I, M: SavedItemPart<I, N>, N>(item: I, _items: Items<M>) -> M::Kept {
     M::kept(item)
 }
 
 /// The state enum's field for the items a loop has still to visit.
 #[inline]
-pub fn keep_rest<T: SagaForItem<M>, M>(items: Vec<T>) -> <T as SagaForItem<M>>::Rest {
+pub fn keep_rest<T: SavedLoopItem<M>, M>(items: Vec<T>) -> <T as SavedLoopItem<M>>::Rest {
     T::rest(items)
 }
 

@@ -26,7 +26,9 @@ use crate::engine::asks::outside::awaited_outside;
 use crate::engine::asks::outside::sealed::Sealed;
 use crate::engine::caller::context::SagaContext;
 use crate::engine::contract::opaque::opaque;
-use crate::engine::expand::local::{self, Items, ItemsSaved, Restore, SagaForItem, SagaLocal};
+use crate::engine::expand::local::{
+    self, Items, Restore, SavedItemPart, SavedLocal, SavedLoopItem,
+};
 use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
@@ -61,7 +63,8 @@ impl<A: SagaFn> SagaCall<A> {
     message = "a `#[saga_fn]` helper is awaited where no saga can suspend: its call suspends only where it is awaited (`helper(..).await`) in the body of a `#[saga_tool]` or another `#[saga_fn]` function",
     label = "awaited outside a `#[saga_tool]` or `#[saga_fn]` body",
     note = "if this is an `async` block or a closure inside a tool, await the helper in the tool's own body instead: `let sure = confirm(..).await?;`",
-    note = "if this is a plain `async fn`, mark it `#[saga_fn]` as well; its body and its calls stay as they are"
+    note = "if this is a plain `async fn`, mark it `#[saga_fn]` as well; its body and its calls stay as they are",
+    note = "keep the `.await` (rustc may suggest removing it: the helper would then never run)"
 )]
 pub trait HelperAwaitedOutsideASaga<R>: Sealed {}
 
@@ -268,22 +271,22 @@ impl<R: SagaFn> SagaFnKind<R> {
     }
 
     /// A local of the caller, saved while the helper waits.
-    pub fn keep<T: SagaLocal<M>, M>(self, local: T) -> <T as SagaLocal<M>>::Kept {
+    pub fn keep<T: SavedLocal<M>, M>(self, local: T) -> <T as SavedLocal<M>>::Kept {
         local.kept()
     }
 
     /// That the items of a loop of the caller can be saved; see [`local::for_items`].
-    pub fn for_items<T: SagaForItem<M>, M>(self, items: &Vec<T>) -> Items<M> {
+    pub fn for_items<T: SavedLoopItem<M>, M>(self, items: &Vec<T>) -> Items<M> {
         local::for_items(items)
     }
 
     /// A binding of a loop's item of the caller, saved while the helper waits.
-    pub fn keep_item<I, M: ItemsSaved<I, N>, N>(self, item: I, items: Items<M>) -> M::Kept {
+    pub fn keep_item<I, M: SavedItemPart<I, N>, N>(self, item: I, items: Items<M>) -> M::Kept {
         local::keep_item(item, items)
     }
 
     /// The items a loop of the caller has still to visit, saved while the helper waits.
-    pub fn keep_rest<T: SagaForItem<M>, M>(self, items: Vec<T>) -> <T as SagaForItem<M>>::Rest {
+    pub fn keep_rest<T: SavedLoopItem<M>, M>(self, items: Vec<T>) -> <T as SavedLoopItem<M>>::Rest {
         local::keep_rest(items)
     }
 

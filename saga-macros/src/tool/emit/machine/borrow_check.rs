@@ -47,7 +47,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                 quote_spanned! {span=> {
                     let __probe = __SagaProbeOf::__saga_probe(#field);
                     let __kind = (&__probe).__saga_kind();
-                    __saga_owned(&__probe, __kind);
+                    saga_saves_only_owned_values(&__probe, __kind);
                 }}
             })
             .collect();
@@ -80,11 +80,11 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                     __SagaProbe(::core::marker::PhantomData)
                 }
             }
-            struct BorrowAcrossSuspension;
+            struct ABorrow;
             struct __SagaOwned;
             trait __SagaViaBorrow {
-                fn __saga_kind(&self) -> BorrowAcrossSuspension {
-                    BorrowAcrossSuspension
+                fn __saga_kind(&self) -> ABorrow {
+                    ABorrow
                 }
             }
             // Only borrows that deserialize for one lifetime (`&str`, `&[u8]`, `&Path`,
@@ -114,10 +114,10 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                 note = "the locals used after `elicit`, `sample`, `list_roots`, `checkpoint`, `join!` or a `#[saga_fn]` are saved in the requestState token and read back by a later request, where what they borrow is gone (and a `&'static str` cannot be read back either)",
                 note = "saga makes a borrow again after the suspension only when it borrows a place of the function's locals (a local, a field, an element, a standard accessor such as `.first()` or `.as_str()` of one) or is a `&'static str` chosen among literals; hold an owned value instead (`.to_owned()`, `.to_string()`, `.clone()`; for a `&'static str` a function returned, `String::from(..)`, with `.as_str()` where a `&str` is needed; for an operand evaluated before a suspension in the same expression, `let trimmed = name.trim().to_owned();` before it), or compute it again after the suspension"
             )]
-            trait OwnedAcrossSuspension<L: ?::core::marker::Sized> {}
+            trait SavedOwned<L: ?::core::marker::Sized> {}
             #[diagnostic::do_not_recommend]
-            impl<L: ?::core::marker::Sized> OwnedAcrossSuspension<L> for __SagaOwned {}
-            fn __saga_owned<L: ?::core::marker::Sized, K: OwnedAcrossSuspension<L>>(_: &__SagaProbe<L>, _: K) {}
+            impl<L: ?::core::marker::Sized> SavedOwned<L> for __SagaOwned {}
+            fn saga_saves_only_owned_values<L: ?::core::marker::Sized, K: SavedOwned<L>>(_: &__SagaProbe<L>, _: K) {}
             match __state {
                 #(#arms)*
                 #[allow(unreachable_patterns)]

@@ -47,9 +47,13 @@ pub(super) fn restore(
         written.contains(&name) && !free.contains(&name)
     }) {
         let local = &binding.ident;
-        let mutability = binding.mutable.then(|| quote!(mut));
+        let mutability = binding
+            .mutable
+            .then(|| quote::quote_spanned!(binding.ident.span()=> mut));
         let ty = declared_type(level, local).map(|ty| quote!(: #ty));
-        prefix.push(syn::parse_quote!(let #mutability #local #ty;));
+        // At the local: rustc names in its borrow errors only a binding whose `let` is
+        // the user's ("cannot borrow `names` …"); one at the attribute's span is "value".
+        prefix.push(syn::parse_quote_spanned!(local.span()=> let #mutability #local #ty;));
     }
     prefix.extend(saved(level, visible, &free, call, site_saved));
     prefix.extend(again);
@@ -201,7 +205,9 @@ fn saved(
         let field = unique_field(&binding.ident, site_saved);
         let local = &binding.ident;
         let source = format_ident!("__saved_{}", field);
-        let mutability = binding.mutable.then(|| quote!(mut));
+        let mutability = binding
+            .mutable
+            .then(|| quote::quote_spanned!(binding.ident.span()=> mut));
         let private = crate::shared::private_path();
         let value = if call {
             crate::tool::emit::call::restore(&source)
@@ -213,7 +219,7 @@ fn saved(
             Some(choices) => quote!(#private::Literal::pick(#value, &[#(#choices),*])),
             None => value,
         };
-        prefix.push(syn::parse_quote!(let #mutability #local = #value;));
+        prefix.push(syn::parse_quote_spanned!(local.span()=> let #mutability #local = #value;));
         site_saved.push(Saved {
             ident: binding.ident.clone(),
             mutable: binding.mutable,
