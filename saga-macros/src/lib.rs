@@ -154,7 +154,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   another of these collections or with a range (`names.iter().zip(&prices)`,
 ///   `v.iter().zip(w.iter_mut()).enumerate()`, `items.iter().zip(1..)`,
 ///   `std::iter::zip(&a, &b)`): what it zips with is borrowed for the whole loop and its
-///   item found again at the same position. A `for` over a local that is itself such a borrow (the
+///   item found again at the same position. A `for` over `x.tool_uses()` (a sample's
+///   `Turn`, or a type of your own with such a method, its
+///   items owned or borrowed) resumes at its position in what the method gives when called
+///   again on `x` read back; `x` is borrowed for the whole loop. A `for` over a local that is itself such a borrow (the
 ///   item of an outer loop, a binding of a pattern over one) is a borrowed collection
 ///   too, so nested loops over a borrowed item's parts resume at both positions.
 ///

@@ -853,3 +853,54 @@ async fn the_advice_for_a_zip_with_a_hash_map_keeps_the_behaviour() {
     .await;
     assert_eq!(outcome.text(), "2 of 3");
 }
+
+/// A type of the user's own with a `tool_uses()` method (issue 76: the macro knew the
+/// name as saga's `Turn::tool_uses`, and refused this loop): iterated across a suspension,
+/// by what the method gives, owned or borrowed, as the plain function does.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Toolbox {
+    names: Vec<String>,
+}
+
+impl Toolbox {
+    pub fn tool_uses(&self) -> Vec<String> {
+        self.names.iter().map(|name| format!("use {name}")).collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shelf {
+    names: Vec<String>,
+}
+
+impl Shelf {
+    pub fn tool_uses(&self) -> &[String] {
+        &self.names
+    }
+}
+
+#[saga_tool]
+pub async fn own_tool_uses(toolbox: Toolbox, shelf: Shelf) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for used in toolbox.tool_uses() {
+        let ok: bool = elicit(format!("{used}?")).await?;
+        out.push(format!("{used}:{ok}"));
+    }
+    for (i, name) in shelf.tool_uses().iter().enumerate() {
+        let ok: bool = elicit(format!("take {name}?")).await?;
+        out.push(format!("{i}.{name}:{ok}"));
+    }
+    Ok(out.join(" "))
+}
+
+#[tokio::test]
+async fn a_loop_over_a_users_own_tool_uses_is_kept() {
+    let outcome = differential(
+        &own_tool_uses,
+        plain!(plain::own_tool_uses),
+        json!({"toolbox": {"names": ["a", "b"]}, "shelf": {"names": ["x", "b"]}}),
+        pair_up_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "use a:false use b:true 0.x:false 1.b:true");
+}

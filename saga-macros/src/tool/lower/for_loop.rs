@@ -36,11 +36,13 @@ impl Lower<'_> {
                     collection: syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
                     mutable: true,
                     calls: Vec::new(),
+                    called_again: false,
                 },
                 None => Reborrow {
                     collection: syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
                     mutable: false,
                     calls: Vec::new(),
+                    called_again: false,
                 },
             });
         }
@@ -58,6 +60,7 @@ impl Lower<'_> {
                 },
                 mutable,
                 calls: Vec::new(),
+                called_again: false,
             });
         }
         // The method calls, outermost first, down to the collection.
@@ -73,28 +76,39 @@ impl Lower<'_> {
         let name = |call: &syn::ExprMethodCall| call.method.to_string();
         if !is_place(root)
             || !listed(LOOP_METHODS, &name(first), None)
-            || !adapters.iter().all(|call| {
+            || !adapters.iter().enumerate().all(|(i, call)| {
                 listed(LOOP_ADAPTERS, &name(call), None)
                     || (name(call) == "zip" && call.args.len() == 1 && self.zips(&call.args[0]))
+                    // `x.tool_uses().iter()`: what the method gives, iterated by reference.
+                    || (name(first) == "tool_uses" && i + 1 == adapters.len() && name(call) == "iter")
             })
         {
             return Err(expr);
         }
         let span = root.span();
         let mutable = name(first).ends_with("_mut");
+        // `tool_uses()` (saga's `Turn::tool_uses`, or a method of the user's own type so
+        // named): the loop resumes at its position in what the method gives when called
+        // again on the receiver read back, whatever its type (a `Turn`'s slice, a `Vec`
+        // of the user's), as an accessor is called again; the receiver is borrowed for
+        // the whole loop, so it cannot change in between.
+        if name(first) == "tool_uses" {
+            let mut calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
+            let receiver = root.clone();
+            for call in &mut calls {
+                self.evaluate_once(call, out);
+            }
+            let root = self.through_borrow(receiver, span);
+            return Ok(Reborrow {
+                collection: syn::parse_quote_spanned!(span=> &#root),
+                mutable: false,
+                calls,
+                called_again: true,
+            });
+        }
         // A local that is itself a borrow of the collection (an outer loop's item): the
         // collection is what it points to.
-        let root: Expr = match root {
-            Expr::Path(path)
-                if path
-                    .path
-                    .get_ident()
-                    .is_some_and(|ident| self.refs.borrow(&ident.to_string()).is_some()) =>
-            {
-                syn::parse_quote_spanned!(span=> (*#root))
-            }
-            other => other.clone(),
-        };
+        let root = self.through_borrow(root.clone(), span);
         let collection: Expr = if mutable {
             syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #root))
         } else {
@@ -103,23 +117,46 @@ impl Lower<'_> {
         let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
         let mut kept = Vec::with_capacity(calls.len());
         for mut call in calls {
-            let zip = call.method == "zip";
-            call.args = std::mem::take(&mut call.args)
-                .into_iter()
-                .map(|arg| match arg {
-                    Expr::Lit(_) => arg,
-                    other if zip => self.zip_partner(other, out),
-                    other => self.temporary(other, out),
-                })
-                .collect();
+            self.evaluate_once(&mut call, out);
             kept.push(call);
         }
         Ok(Reborrow {
             collection,
             mutable,
             calls: kept,
+            called_again: false,
         })
     }
+    /// A loop's collection as a place: a local that is itself a borrow of one (an outer
+    /// loop's item) stands for what it points to.
+    fn through_borrow(&self, root: Expr, span: proc_macro2::Span) -> Expr {
+        match &root {
+            Expr::Path(path)
+                if path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| self.refs.borrow(&ident.to_string()).is_some()) =>
+            {
+                syn::parse_quote_spanned!(span=> (*#root))
+            }
+            _ => root,
+        }
+    }
+
+    /// An adapter's arguments evaluated once, when the loop begins, as the loop as written
+    /// evaluates them: into temporaries (a literal stays), a `.zip(..)`'s as its partner.
+    fn evaluate_once(&mut self, call: &mut syn::ExprMethodCall, out: &mut Vec<Stmt>) {
+        let zip = call.method == "zip";
+        call.args = std::mem::take(&mut call.args)
+            .into_iter()
+            .map(|arg| match arg {
+                Expr::Lit(_) => arg,
+                other if zip => self.zip_partner(other, out),
+                other => self.temporary(other, out),
+            })
+            .collect();
+    }
+
     /// Whether a `.zip(..)`'s argument is found again, item for item, by position: a
     /// borrow of a place (`&prices`, `prices.iter()`, `scores.iter_mut().skip(1)`, a local
     /// holding one) or an integer range (`1..`).
@@ -197,17 +234,7 @@ impl Lower<'_> {
         let mutable = calls
             .last()
             .is_some_and(|first| first.method.to_string().ends_with("_mut"));
-        let root: Expr = match &root {
-            Expr::Path(path)
-                if path
-                    .path
-                    .get_ident()
-                    .is_some_and(|ident| self.refs.borrow(&ident.to_string()).is_some()) =>
-            {
-                syn::parse_quote_spanned!(span=> (*#root))
-            }
-            _ => root,
-        };
+        let root = self.through_borrow(root, span);
         out.push(zips_by_position(&root, span));
         match mutable {
             true => out.push(
@@ -219,13 +246,7 @@ impl Lower<'_> {
         }
         let mut items: Expr = syn::parse_quote_spanned!(span=> #partner);
         for mut call in calls.into_iter().rev() {
-            call.args = std::mem::take(&mut call.args)
-                .into_iter()
-                .map(|arg| match arg {
-                    Expr::Lit(_) => arg,
-                    other => self.temporary(other, out),
-                })
-                .collect();
+            self.evaluate_once(&mut call, out);
             *call.receiver = items;
             items = Expr::MethodCall(call);
         }
@@ -259,6 +280,7 @@ impl Lower<'_> {
                 collection,
                 mutable,
                 calls,
+                called_again,
             }) => {
                 // At the collection: rustc names the loop's borrow there.
                 let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
@@ -268,8 +290,14 @@ impl Lower<'_> {
                 out.push(syn::parse_quote_spanned! {span=>
                     let #walk = #collection;
                 });
-                out.push(syn::parse_quote_spanned! {span=>
-                    let mut #position = #private::cursor(&*#walk);
+                out.push(match called_again {
+                    // A position in what the method gives, whatever the receiver's type.
+                    true => syn::parse_quote_spanned! {span=>
+                        let mut #position: usize = 0;
+                    },
+                    false => syn::parse_quote_spanned! {span=>
+                        let mut #position = #private::cursor(&*#walk);
+                    },
                 });
                 let mut items: Expr = match mutable {
                     true => syn::parse_quote_spanned!(span=> &mut *#walk),
@@ -361,6 +389,9 @@ struct Reborrow {
     collection: Expr,
     mutable: bool,
     calls: Vec<syn::ExprMethodCall>,
+    /// Whether the items are what a method gives when called again on the receiver
+    /// (`collection` is then the receiver, and the position counts its items).
+    called_again: bool,
 }
 
 /// A place by its shape (see `places::place_root`). An index that could change is taken

@@ -543,6 +543,14 @@ fn is_range(expr: &Expr) -> bool {
 /// [`loop_borrow`] of what its adapters are called on.
 fn loop_borrow_root(refs: &Refs, expr: &Expr) -> Option<bool> {
     match expr {
+        // `x.tool_uses().iter()`, as `x.tool_uses()` (see `lower::for_loop`).
+        Expr::MethodCall(call)
+            if call.method == "iter"
+                && call.args.is_empty()
+                && matches!(&*call.receiver, Expr::MethodCall(inner) if inner.method == "tool_uses") =>
+        {
+            loop_borrow_root(refs, &call.receiver)
+        }
         Expr::MethodCall(call) if listed(LOOP_METHODS, &call.method.to_string(), Some(true)) => {
             (refs.is_place(&call.receiver) || refs.borrow_of(&call.receiver).is_some())
                 .then(|| call.method.to_string().ends_with("_mut"))
