@@ -157,7 +157,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   item found again at the same position. A `for` over `x.tool_uses()` (a sample's
 ///   `Turn`, or a type of your own with such a method, its
 ///   items owned or borrowed) resumes at its position in what the method gives when called
-///   again on `x` read back; `x` is borrowed for the whole loop. A `for` over a local that is itself such a borrow (the
+///   again on `x` read back; `x` is borrowed for the whole loop, and the method must give
+///   the same items in the same order for the same saved value (a getter of a field does;
+///   one that reads a `HashMap`'s order does not: collect its items into a `Vec` before
+///   the loop). A `for` over a local that is itself such a borrow (the
 ///   item of an outer loop, a binding of a pattern over one) is a borrowed collection
 ///   too, so nested loops over a borrowed item's parts resume at both positions.
 ///
