@@ -9,7 +9,8 @@
 # ${SAGA_CLIENTS_CACHE:-$HOME/.cache/saga-clients}, and reused while the pinned versions in
 # ts/package.json, ts/package-lock.json and python/requirements.txt stay the same.
 # Each client runs in both eras: 2026-07-28 (MRTR) and 2025-11-25 (a session opened with
-# `initialize`, the server sending its requests during the call).
+# `initialize`, the server sending its requests during the call); each also drives the
+# `migrate` example's task tool through the tasks extension (ts/task.mjs, python/task.py).
 # Prints `PASS|FAIL <client> <era> <transport> <example>` per run and `N passed, M failed` last;
 # exits non-zero on any failure. Logs of every run stay in a temporary directory, named on
 # stderr when something fails (set SAGA_CLIENTS_KEEP_LOGS=1 to keep them anyway).
@@ -65,7 +66,7 @@ fi
 ts_version="$("$ts_node" --version)" || die "$ts_node does not run"
 [[ "$ts_version" == v22.* ]] || die "$ts_node is $ts_version, not Node 22"
 # ESM resolves imports next to the importing file, so the driver runs from the cache.
-cp "$here/ts/drive.mjs" "$ts_dir/drive.mjs"
+cp "$here/ts/drive.mjs" "$here/ts/task.mjs" "$ts_dir/"
 
 # --- Python: a venv with the pinned mcp ---------------------------------------------------
 py_dir="$cache/python"
@@ -91,7 +92,7 @@ say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $
 say "cargo build --workspace --examples"
 (cd "$root" && cargo build --workspace --examples --quiet) || die "cargo build --workspace --examples failed"
 bin_dir="$root/target/debug/examples"
-for example in deploy weather research; do
+for example in deploy weather research migrate; do
     [[ -x "$bin_dir/$example" ]] || die "missing $bin_dir/$example after the build"
 done
 
@@ -177,6 +178,37 @@ for client in ts py; do
         done
     done
 done
+done
+
+# --- Tasks: the migrate example's approve_migration, a task that asks a form ----------------
+# Each client declares the tasks extension, gets a task from tools/call, polls tasks/get,
+# answers the form with tasks/update and reads the completed task's result (task.mjs,
+# task.py; the guide's client chapter includes them), in both eras.
+for era in 2026-07-28 2025-11-25; do
+    for client in ts py; do
+        name="$client $era http migrate (a task)"
+        log="$logs/$client-$era-task.log"
+        ok=1
+        case "$client" in
+        ts) cmd=("$ts_node" "$ts_dir/task.mjs") ;;
+        py) cmd=("$py" "$here/python/task.py") ;;
+        esac
+        if SAGA_TASKS=memory start_server "$bin_dir/migrate" "$logs/server-task.out" "$logs/server-task.err"; then
+            timeout "$run_timeout" "${cmd[@]}" "$server_url" "$era" >"$log" 2>&1 || ok=0
+        else
+            ok=0
+        fi
+        stop_server
+        if [[ $ok -eq 1 ]]; then
+            echo "PASS $name"
+            passed=$((passed + 1))
+        else
+            echo "FAIL $name"
+            failed=$((failed + 1))
+            { echo "---- $name: $log"; tail -n 30 "$log" 2>/dev/null || true; echo "---- server stderr";
+              head -n 20 "$logs/server-task.err" 2>/dev/null || true; } | sed 's/^/    /' >&2
+        fi
+    done
 done
 
 # --- Authorization: the TypeScript client through its own OAuth flow ----------------------
