@@ -58,10 +58,21 @@ struct __saga_args_borrows {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -359,13 +370,26 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterElicitPick {
-                                                            __item1: saga_saves_this_local(__item1),
-                                                            sources: saga_saves_this_local(sources),
+                                                            __item1: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                __item1,
+                                                            ),
+                                                            sources: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                sources,
+                                                            ),
                                                             mode: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
                                                                 ::saga_runtime::__private::Literal::of(mode),
                                                             ),
-                                                            done: saga_saves_this_local(done),
-                                                            __pos1: saga_saves_this_local(__pos1),
+                                                            done: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                done,
+                                                            ),
+                                                            __pos1: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                __pos1,
+                                                            ),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -624,13 +648,26 @@ const _: () = {
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitPick {
-                                                                    __item1: saga_saves_this_local(__item1),
-                                                                    sources: saga_saves_this_local(sources),
+                                                                    __item1: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        __item1,
+                                                                    ),
+                                                                    sources: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        sources,
+                                                                    ),
                                                                     mode: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
                                                                         ::saga_runtime::__private::Literal::of(mode),
                                                                     ),
-                                                                    done: saga_saves_this_local(done),
-                                                                    __pos1: saga_saves_this_local(__pos1),
+                                                                    done: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        done,
+                                                                    ),
+                                                                    __pos1: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        __pos1,
+                                                                    ),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {

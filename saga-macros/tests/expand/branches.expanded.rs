@@ -70,10 +70,21 @@ struct __saga_args_route {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -431,7 +442,10 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterCheckpoint {
-                                                        answer: saga_saves_this_local(answer),
+                                                        answer: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            answer,
+                                                        ),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -456,7 +470,10 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterListRootsRoots {
-                                                        answer: saga_saves_this_local(answer),
+                                                        answer: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            answer,
+                                                        ),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -645,7 +662,10 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterCheckpoint {
-                                                            answer: saga_saves_this_local(answer),
+                                                            answer: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                answer,
+                                                            ),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();
@@ -670,7 +690,10 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterListRootsRoots {
-                                                            answer: saga_saves_this_local(answer),
+                                                            answer: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                answer,
+                                                            ),
                                                             __m0: __mark0,
                                                         },
                                                         {
@@ -748,7 +771,10 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterCheckpoint {
-                                                            answer: saga_saves_this_local(answer),
+                                                            answer: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                answer,
+                                                            ),
                                                         },
                                                         {
                                                             let mut __round = ::std::vec::Vec::new();
@@ -773,7 +799,10 @@ const _: () = {
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
                                                         __State::AfterListRootsRoots {
-                                                            answer: saga_saves_this_local(answer),
+                                                            answer: saga_saves_this_local(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                answer,
+                                                            ),
                                                             __m0: __mark0,
                                                         },
                                                         {

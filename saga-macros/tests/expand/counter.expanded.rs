@@ -50,10 +50,21 @@ struct __saga_args_count_to {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -274,9 +285,18 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterCheckpoint {
-                                                        n: saga_saves_this_local(n),
-                                                        total: saga_saves_this_local(total),
-                                                        __rest1: saga_saves_this_local(__rest1),
+                                                        n: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            n,
+                                                        ),
+                                                        total: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            total,
+                                                        ),
+                                                        __rest1: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            __rest1,
+                                                        ),
                                                     },
                                                     {
                                                         let mut __round = ::std::vec::Vec::new();
@@ -443,9 +463,18 @@ const _: () = {
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterCheckpoint {
-                                                                n: saga_saves_this_local(n),
-                                                                total: saga_saves_this_local(total),
-                                                                __rest1: saga_saves_this_local(__rest1),
+                                                                n: saga_saves_this_local(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    n,
+                                                                ),
+                                                                total: saga_saves_this_local(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    total,
+                                                                ),
+                                                                __rest1: saga_saves_this_local(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    __rest1,
+                                                                ),
                                                             },
                                                             {
                                                                 let mut __round = ::std::vec::Vec::new();

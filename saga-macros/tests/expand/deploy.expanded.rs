@@ -58,10 +58,21 @@ struct __saga_args_complex_tool {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -318,7 +329,10 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &__slot,
                                             __State::AfterSampleVerdict {
-                                                target: saga_saves_this_local(target),
+                                                target: saga_saves_this_local(
+                                                    &::saga_runtime::__private::ASuspension,
+                                                    target,
+                                                ),
                                                 __m0: __mark0,
                                             },
                                             {
@@ -514,7 +528,10 @@ const _: () = {
                                             ::saga_runtime::__private::suspend(
                                                 &__slot,
                                                 __State::AfterSampleVerdict {
-                                                    target: saga_saves_this_local(target),
+                                                    target: saga_saves_this_local(
+                                                        &::saga_runtime::__private::ASuspension,
+                                                        target,
+                                                    ),
                                                     __m0: __mark0,
                                                 },
                                                 {

@@ -66,18 +66,36 @@ struct __saga_args_collect {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     #[allow(dead_code)]
     #[inline]
     fn saga_saves_this_loops_items<
-        __T: ::saga_runtime::__private::SavedLoopItem<__M>,
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLoopItem<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
         __M,
-    >(__saga_items: &::std::vec::Vec<__T>) -> ::saga_runtime::__private::Items<__M> {
-        ::saga_runtime::__private::for_items(__saga_items)
+    >(
+        __saga_site: &__K,
+        __saga_items: &::std::vec::Vec<__T>,
+    ) -> ::saga_runtime::__private::Items<__M> {
+        ::saga_runtime::__private::for_items(__saga_site, __saga_items)
     }
     #[allow(dead_code)]
     #[inline]
@@ -445,9 +463,18 @@ const _: () = {
                                                 ::saga_runtime::__private::suspend(
                                                     &__slot,
                                                     __State::AfterElicitName {
-                                                        limit: saga_saves_this_local(limit),
-                                                        candidates: saga_saves_this_local(candidates),
-                                                        names: saga_saves_this_local(names),
+                                                        limit: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            limit,
+                                                        ),
+                                                        candidates: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            candidates,
+                                                        ),
+                                                        names: saga_saves_this_local(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            names,
+                                                        ),
                                                         __m0: __mark0,
                                                     },
                                                     {
@@ -506,18 +533,30 @@ const _: () = {
                                                     let __mark0 = ::saga_runtime::__private::marker(
                                                         &__request0,
                                                     );
-                                                    let __items1 = saga_saves_this_loops_items(&__rest1);
+                                                    let __items1 = saga_saves_this_loops_items(
+                                                        &::saga_runtime::__private::ASuspension,
+                                                        &__rest1,
+                                                    );
                                                     return ::core::result::Result::Ok(
                                                         ::saga_runtime::__private::suspend(
                                                             &__slot,
                                                             __State::AfterElicitKeep {
-                                                                __rest2: saga_saves_this_local(__rest2),
+                                                                __rest2: saga_saves_this_local(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    __rest2,
+                                                                ),
                                                                 candidate: saga_saves_this_part_of_an_item(
                                                                     candidate,
                                                                     __items1,
                                                                 ),
-                                                                names: saga_saves_this_local(names),
-                                                                __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                names: saga_saves_this_local(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    names,
+                                                                ),
+                                                                __rest1: ::saga_runtime::__private::keep_rest(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    __rest1,
+                                                                ),
                                                                 __m0: __mark0,
                                                             },
                                                             {
@@ -748,9 +787,18 @@ const _: () = {
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitName {
-                                                                        limit: saga_saves_this_local(limit),
-                                                                        candidates: saga_saves_this_local(candidates),
-                                                                        names: saga_saves_this_local(names),
+                                                                        limit: saga_saves_this_local(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            limit,
+                                                                        ),
+                                                                        candidates: saga_saves_this_local(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            candidates,
+                                                                        ),
+                                                                        names: saga_saves_this_local(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            names,
+                                                                        ),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {
@@ -812,18 +860,30 @@ const _: () = {
                                                         let __mark0 = ::saga_runtime::__private::marker(
                                                             &__request0,
                                                         );
-                                                        let __items1 = saga_saves_this_loops_items(&__rest1);
+                                                        let __items1 = saga_saves_this_loops_items(
+                                                            &::saga_runtime::__private::ASuspension,
+                                                            &__rest1,
+                                                        );
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,
                                                                 __State::AfterElicitKeep {
-                                                                    __rest2: saga_saves_this_local(__rest2),
+                                                                    __rest2: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        __rest2,
+                                                                    ),
                                                                     candidate: saga_saves_this_part_of_an_item(
                                                                         candidate,
                                                                         __items1,
                                                                     ),
-                                                                    names: saga_saves_this_local(names),
-                                                                    __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                    names: saga_saves_this_local(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        names,
+                                                                    ),
+                                                                    __rest1: ::saga_runtime::__private::keep_rest(
+                                                                        &::saga_runtime::__private::ASuspension,
+                                                                        __rest1,
+                                                                    ),
                                                                     __m0: __mark0,
                                                                 },
                                                                 {
@@ -911,18 +971,30 @@ const _: () = {
                                                                 let __mark0 = ::saga_runtime::__private::marker(
                                                                     &__request0,
                                                                 );
-                                                                let __items1 = saga_saves_this_loops_items(&__rest1);
+                                                                let __items1 = saga_saves_this_loops_items(
+                                                                    &::saga_runtime::__private::ASuspension,
+                                                                    &__rest1,
+                                                                );
                                                                 return ::core::result::Result::Ok(
                                                                     ::saga_runtime::__private::suspend(
                                                                         &__slot,
                                                                         __State::AfterElicitKeep {
-                                                                            __rest2: saga_saves_this_local(__rest2),
+                                                                            __rest2: saga_saves_this_local(
+                                                                                &::saga_runtime::__private::ASuspension,
+                                                                                __rest2,
+                                                                            ),
                                                                             candidate: saga_saves_this_part_of_an_item(
                                                                                 candidate,
                                                                                 __items1,
                                                                             ),
-                                                                            names: saga_saves_this_local(names),
-                                                                            __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                            names: saga_saves_this_local(
+                                                                                &::saga_runtime::__private::ASuspension,
+                                                                                names,
+                                                                            ),
+                                                                            __rest1: ::saga_runtime::__private::keep_rest(
+                                                                                &::saga_runtime::__private::ASuspension,
+                                                                                __rest1,
+                                                                            ),
                                                                             __m0: __mark0,
                                                                         },
                                                                         {
@@ -977,18 +1049,30 @@ const _: () = {
                                                             let __mark0 = ::saga_runtime::__private::marker(
                                                                 &__request0,
                                                             );
-                                                            let __items1 = saga_saves_this_loops_items(&__rest1);
+                                                            let __items1 = saga_saves_this_loops_items(
+                                                                &::saga_runtime::__private::ASuspension,
+                                                                &__rest1,
+                                                            );
                                                             return ::core::result::Result::Ok(
                                                                 ::saga_runtime::__private::suspend(
                                                                     &__slot,
                                                                     __State::AfterElicitKeep {
-                                                                        __rest2: saga_saves_this_local(__rest2),
+                                                                        __rest2: saga_saves_this_local(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            __rest2,
+                                                                        ),
                                                                         candidate: saga_saves_this_part_of_an_item(
                                                                             candidate,
                                                                             __items1,
                                                                         ),
-                                                                        names: saga_saves_this_local(names),
-                                                                        __rest1: ::saga_runtime::__private::keep_rest(__rest1),
+                                                                        names: saga_saves_this_local(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            names,
+                                                                        ),
+                                                                        __rest1: ::saga_runtime::__private::keep_rest(
+                                                                            &::saga_runtime::__private::ASuspension,
+                                                                            __rest1,
+                                                                        ),
                                                                         __m0: __mark0,
                                                                     },
                                                                     {

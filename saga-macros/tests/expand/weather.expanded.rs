@@ -52,10 +52,21 @@ struct __saga_args_get_weather {
 const _: () = {
     #[allow(dead_code)]
     #[inline]
-    fn saga_saves_this_local<__T: ::saga_runtime::__private::SavedLocal<__M>, __M>(
+    fn saga_saves_this_local<
+        __K: ::saga_runtime::__private::CallSaves,
+        __T: ::saga_runtime::__private::SavedLocal<
+                <__K as ::saga_runtime::__private::CallSaves>::Across,
+                __M,
+            >,
+        __M,
+    >(
+        __saga_site: &__K,
         __saga_local: __T,
-    ) -> <__T as ::saga_runtime::__private::SavedLocal<__M>>::Kept {
-        ::saga_runtime::__private::keep(__saga_local)
+    ) -> <__T as ::saga_runtime::__private::SavedLocal<
+        <__K as ::saga_runtime::__private::CallSaves>::Across,
+        __M,
+    >>::Kept {
+        ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
@@ -274,7 +285,10 @@ const _: () = {
                                         ::saga_runtime::__private::suspend(
                                             &__slot,
                                             __State::AfterJoinLoginCapital {
-                                                location: saga_saves_this_local(location),
+                                                location: saga_saves_this_local(
+                                                    &::saga_runtime::__private::ASuspension,
+                                                    location,
+                                                ),
                                                 __m0: __mark0,
                                                 __m1: __mark1,
                                             },

@@ -43,7 +43,7 @@ pub use contract::output::{Contents, Json, Prompt, PromptOutput, ResourceOutput,
 pub use contract::tool::{
     SagaPrompt, SagaResource, SagaTool, Step, TaskSupport, invalid_arguments, parse_arguments,
 };
-pub use expand::local::{SavedLocal, SavedLoopItem};
+pub use expand::local::{ASuspension, SavedLocal, SavedLoopItem};
 pub use kinds::sample::ask::DEFAULT_MAX_TOKENS;
 // Named in the errors about a helper awaited outside a saga: rustc shows these paths.
 pub use expand::saga_fn::{HelperAwaitedOutsideASaga, SagaCall, SagaFn};

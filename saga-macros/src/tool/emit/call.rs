@@ -201,6 +201,11 @@ pub fn request_kind_items() -> Vec<syn::Item> {
             }
         }
 
+        // Saves nothing, as an ordinary future's site.
+        impl<O> #private::CallSaves for __SagaRequestKind<O> {
+            type Across = #private::NoSuspension;
+        }
+
         #[allow(dead_code, clippy::all)]
         impl<O> __SagaRequestKind<O> {
             async fn drive<F: __SagaRequestMadeElsewhere>(
@@ -218,18 +223,6 @@ pub fn request_kind_items() -> Vec<syn::Item> {
                 _cx: &#private::SagaContext,
             ) -> #private::FnStep<O> {
                 ::core::unreachable!()
-            }
-            fn keep<T>(self, local: T) -> #private::Slot<#private::Unreachable<T>> {
-                <#private::FutureKind<O> as ::core::default::Default>::default().keep(local)
-            }
-            fn for_items<T>(self, items: &::std::vec::Vec<T>) -> #private::Items<()> {
-                <#private::FutureKind<O> as ::core::default::Default>::default().for_items(items)
-            }
-            fn keep_item<I, M>(self, item: I, items: #private::Items<M>) -> #private::Slot<#private::Unreachable<I>> {
-                <#private::FutureKind<O> as ::core::default::Default>::default().keep_item(item, items)
-            }
-            fn keep_rest<T>(self, items: ::std::vec::Vec<T>) -> #private::Slot<#private::Unreachable<::std::vec::Vec<T>>> {
-                <#private::FutureKind<O> as ::core::default::Default>::default().keep_rest(items)
             }
             fn restore<T>(self, saved: #private::Slot<#private::Unreachable<T>>) -> T {
                 <#private::FutureKind<O> as ::core::default::Default>::default().restore(saved)

@@ -10,10 +10,11 @@ use syn::Ident;
 use crate::shared::{private_path, private_path_at};
 use crate::tool::ir::{Rebound, Saved, Site};
 
-/// What makes the fields: the runtime's functions, or, at a helper's call, the methods of
-/// the call's kind (which save nothing at an ordinary future), `__kind`, declared at the
-/// call site's span (given here, so that the name resolves there whatever context a
-/// local's own tokens come from, as in a tool a `macro_rules!` writes).
+/// Where the fields are made: at a suspension of the tool's own, or at a helper's call,
+/// whose kind (`__kind`, declared at the call site's span, given here, so that the name
+/// resolves there whatever context a local's own tokens come from, as in a tool a
+/// `macro_rules!` writes) says whether it saves anything (a `#[saga_fn]` suspends; an
+/// ordinary future never does, and its fields are never filled).
 #[derive(Clone, Copy)]
 pub enum Keeper {
     Runtime,
@@ -21,28 +22,34 @@ pub enum Keeper {
 }
 
 impl Keeper {
+    /// The runtime's `function` (`keep`, `for_items`, `keep_item`, `keep_rest`) called
+    /// with `args`, after the site when it takes one. The checks go through the
+    /// expansion's own shims ([`keep_shim`]), so that rustc's "required by a bound in"
+    /// note points at the user's `#[saga_tool]`, not into the runtime's sources.
     fn call(self, span: Span, function: &str, args: TokenStream) -> TokenStream {
-        let function = Ident::new(function, span);
-        match self {
-            // Through the expansion's own shim ([`keep_shim`]), so that rustc's
-            // "required by a bound in" note points at the user's `#[saga_tool]`, not
-            // into the runtime's sources.
-            Keeper::Runtime
-                if matches!(
-                    function.to_string().as_str(),
-                    "keep" | "for_items" | "keep_item"
-                ) =>
-            {
-                let shim = Ident::new(shim_name(&function), crate::shared::at_call_site(span));
-                quote_spanned!(span=> #shim(#args))
-            }
+        let site = match self {
             Keeper::Runtime => {
                 let private = private_path_at(span);
-                quote_spanned!(span=> #private::#function(#args))
+                quote_spanned!(span=> &#private::ASuspension)
             }
             Keeper::CallKind(site) => {
                 let kind = Ident::new("__kind", site.located_at(span));
-                quote_spanned!(span=> #kind.#function(#args))
+                quote_spanned!(span=> &#kind)
+            }
+        };
+        match function {
+            "keep_item" => {
+                let shim = Ident::new(shim_name(function), crate::shared::at_call_site(span));
+                quote_spanned!(span=> #shim(#args))
+            }
+            "keep" | "for_items" => {
+                let shim = Ident::new(shim_name(function), crate::shared::at_call_site(span));
+                quote_spanned!(span=> #shim(#site, #args))
+            }
+            _ => {
+                let private = private_path_at(span);
+                let function = Ident::new(function, span);
+                quote_spanned!(span=> #private::#function(#site, #args))
             }
         }
     }
@@ -51,7 +58,7 @@ impl Keeper {
 /// The name in the expansion of the runtime's `keep`, `for_items` or `keep_item`: rustc's
 /// note names it ("required by a bound in `saga_saves_this_local`"), so it says in the
 /// user's words what the bound is for; no user's function is likely to be called so.
-fn shim_name(function: &Ident) -> &'static str {
+fn shim_name(function: &str) -> &'static str {
     if function == "for_items" {
         "saga_saves_this_loops_items"
     } else if function == "keep_item" {
@@ -62,7 +69,7 @@ fn shim_name(function: &Ident) -> &'static str {
 }
 
 /// `keep`, `for_items` and `keep_item`, the runtime's functions defined in
-/// the expansion: where a local (or a loop's items) cannot be saved, the error's note
+/// the expansion, at a tool's suspension and at a helper's call alike: where a local (or a loop's items) cannot be saved, the error's note
 /// shows the bound at the `#[saga_tool]` (or `#[saga_fn]`) attribute, in the user's
 /// file, never a path into saga-runtime's sources on the user's machine. The two for
 /// loops only where a site saves a loop's items (`sites`), so that a tool without such a
@@ -72,10 +79,15 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
     let keep = quote::quote! {
         #[allow(dead_code)]
         #[inline]
-        fn saga_saves_this_local<__T: #private::SavedLocal<__M>, __M>(
+        fn saga_saves_this_local<
+            __K: #private::CallSaves,
+            __T: #private::SavedLocal<<__K as #private::CallSaves>::Across, __M>,
+            __M,
+        >(
+            __saga_site: &__K,
             __saga_local: __T,
-        ) -> <__T as #private::SavedLocal<__M>>::Kept {
-            #private::keep(__saga_local)
+        ) -> <__T as #private::SavedLocal<<__K as #private::CallSaves>::Across, __M>>::Kept {
+            #private::keep(__saga_site, __saga_local)
         }
     };
     if sites.iter().all(|site| site.for_loops.is_empty()) {
@@ -85,10 +97,15 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
         #keep
         #[allow(dead_code)]
         #[inline]
-        fn saga_saves_this_loops_items<__T: #private::SavedLoopItem<__M>, __M>(
+        fn saga_saves_this_loops_items<
+            __K: #private::CallSaves,
+            __T: #private::SavedLoopItem<<__K as #private::CallSaves>::Across, __M>,
+            __M,
+        >(
+            __saga_site: &__K,
             __saga_items: &::std::vec::Vec<__T>,
         ) -> #private::Items<__M> {
-            #private::for_items(__saga_items)
+            #private::for_items(__saga_site, __saga_items)
         }
         #[allow(dead_code)]
         #[inline]

@@ -13,16 +13,16 @@ use crate::engine::contract::tool::Step;
 pub use crate::engine::contract::opaque::opaque;
 pub use crate::engine::contract::tool::described;
 pub use crate::engine::expand::local::{
-    Items, Restore, SavedItemPart, SavedLocal, SavedLoopItem, for_items, keep, keep_item,
-    keep_rest, restore,
+    ASuspension, CallSaves, Items, Restore, SavedItemPart, SavedLocal, SavedLoopItem, for_items,
+    keep, keep_item, keep_rest, restore,
 };
 pub use crate::engine::expand::macro_state::{
     MacroState, StateSlot, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
     macro_state_json, record_state, resumed, slot_state, start, suspend, traced, undecodable,
 };
 pub use crate::engine::expand::saga_fn::{
-    Exit, FnState, FnStep, FutureKind, Probe, SagaCall, SagaFn, SagaFnKind, Unreachable, ViaFuture,
-    ViaSagaFn, kind_marker, kind_of, probe,
+    Exit, FnState, FnStep, FutureKind, NoSuspension, Probe, SagaCall, SagaFn, SagaFnKind,
+    Unreachable, ViaFuture, ViaSagaFn, kind_marker, kind_of, probe,
 };
 pub use crate::engine::forms::json_schema::args_schema;
 pub use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};

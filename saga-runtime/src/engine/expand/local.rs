@@ -1,7 +1,7 @@
 //! What a saga keeps across a suspension: its locals, saved into the token.
 //!
 //! A local that cannot be saved must be one error, at the local. The state enum's field
-//! is therefore what [`keep`] returns, `<T as SavedLocal<M>>::Kept`: for a type that can
+//! is therefore what [`keep`] returns, `<T as SavedLocal<S, M>>::Kept`: for a type that can
 //! be saved, exactly one impl applies and the field is a [`Slot`]; for one that cannot,
 //! neither impl applies, so the local's error is reported and the field's type is never
 //! found, and rustc, having reported it, says nothing more about the state enum. With a
@@ -24,6 +24,25 @@ pub struct Saved;
 #[doc(hidden)]
 pub struct NeverSaved;
 
+/// Where the locals are saved: at a suspension (a request awaited by the tool, a
+/// `#[saga_fn]` helper that waits). The first parameter of [`SavedLocal`] and
+/// [`SavedLoopItem`], so that rustc's help reads "the trait `SavedLocal<ASuspension, _>` is
+/// not implemented for `Instant`".
+pub struct ASuspension;
+
+/// What saves a call site's locals: a tool's own suspension ([`ASuspension`]), or the kind
+/// of an awaited call (a `#[saga_fn]` helper suspends; an ordinary future never does, and
+/// its site saves nothing). The expansion's checks are generic over it, so that a local a
+/// helper's call keeps is checked at the user's `#[saga_tool]`, as a tool's own are.
+pub trait CallSaves {
+    /// [`ASuspension`], or the ordinary future's marker, whose locals are never saved.
+    type Across;
+}
+
+impl CallSaves for ASuspension {
+    type Across = ASuspension;
+}
+
 /// No type implements it, and none can: it is sealed.
 #[doc(hidden)]
 pub trait Unsaveable: sealed::Sealed {}
@@ -41,7 +60,7 @@ mod sealed {
     label = "this local is still used after a suspension",
     note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type when it is your own; a type of another crate that implements neither (`std::time::Instant`, a connection, a file handle) cannot be saved: keep what it is made from instead (a `std::time::SystemTime` for an `Instant`, the URL or path of a connection or a file) and make it again after the suspension, or stop using the local before the suspension; a borrow (`&T`) that saga cannot make again after the suspension (one a function returned, or a method other than the standard accessors such as `.first()`, `.get(..)`, `.as_str()` of a local) cannot be saved: keep an owned value instead (`.cloned()`, `.to_owned()`), or, for a `&mut` (whose copy would not change the original), borrow it again after the suspension, where it is changed"
 )]
-pub trait SavedLocal<M> {
+pub trait SavedLocal<S, M> {
     /// The state enum's field that holds it.
     #[doc(hidden)]
     type Kept;
@@ -51,7 +70,7 @@ pub trait SavedLocal<M> {
     fn kept(self) -> Self::Kept;
 }
 
-impl<T: Serialize + DeserializeOwned> SavedLocal<Saved> for T {
+impl<T: Serialize + DeserializeOwned> SavedLocal<ASuspension, Saved> for T {
     type Kept = Slot<T>;
 
     fn kept(self) -> Slot<T> {
@@ -59,7 +78,7 @@ impl<T: Serialize + DeserializeOwned> SavedLocal<Saved> for T {
     }
 }
 
-impl<T: Unsaveable> SavedLocal<NeverSaved> for T {
+impl<T: Unsaveable> SavedLocal<ASuspension, NeverSaved> for T {
     type Kept = Slot<T>;
 
     fn kept(self) -> Slot<T> {
@@ -67,9 +86,13 @@ impl<T: Unsaveable> SavedLocal<NeverSaved> for T {
     }
 }
 
-/// The state enum's field for a local, checked at the local's own span.
+/// The state enum's field for a local of a site `_site` saves (a tool's suspension, or an
+/// awaited call's kind), checked at the local's own span.
 #[inline]
-pub fn keep<T: SavedLocal<M>, M>(local: T) -> <T as SavedLocal<M>>::Kept {
+pub fn keep<K: CallSaves, T: SavedLocal<K::Across, M>, M>(
+    _site: &K,
+    local: T,
+) -> <T as SavedLocal<K::Across, M>>::Kept {
     local.kept()
 }
 
@@ -82,7 +105,7 @@ pub fn keep<T: SavedLocal<M>, M>(local: T) -> <T as SavedLocal<M>>::Kept {
     note = "saga saves the items a `for` loop has still to visit; borrowed items cannot be saved, except by the loops saga resumes by position: a `for` over a local (or a part of one, `&v[a..b]`) through `&`, `&mut`, `.iter()`, `.iter_mut()`, `.keys()`, `.values()`, `.values_mut()`, `.chars()`, `.bytes()`, `.lines()`, `.split_whitespace()`, `.windows(n)`, `.chunks(n)`, with `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(n)` and `.zip(..)` of another such loop's collection or of a range (`.zip(&prices)`, `.zip(1..)`, `std::iter::zip(&a, &b)`) after them; a `.filter(..)` or `.map(..)` of borrowed items is not one of them",
     note = "to keep the behaviour, loop by position and borrow inside: `for i in 0..v.len() {{ let item = &v[i]; … }}`, or over owned items: `for item in v.iter().filter(…).cloned().collect::<Vec<_>>()`"
 )]
-pub trait SavedLoopItem<M>: Sized {
+pub trait SavedLoopItem<S, M>: Sized {
     /// The state enum's field that holds the items still to visit.
     #[doc(hidden)]
     type Rest;
@@ -92,7 +115,7 @@ pub trait SavedLoopItem<M>: Sized {
     fn rest(items: Vec<Self>) -> Self::Rest;
 }
 
-impl<T: Serialize + DeserializeOwned> SavedLoopItem<Saved> for T {
+impl<T: Serialize + DeserializeOwned> SavedLoopItem<ASuspension, Saved> for T {
     type Rest = Slot<Vec<T>>;
 
     fn rest(items: Vec<T>) -> Slot<Vec<T>> {
@@ -100,7 +123,7 @@ impl<T: Serialize + DeserializeOwned> SavedLoopItem<Saved> for T {
     }
 }
 
-impl<T: Unsaveable> SavedLoopItem<NeverSaved> for T {
+impl<T: Unsaveable> SavedLoopItem<ASuspension, NeverSaved> for T {
     type Rest = Slot<Vec<T>>;
 
     fn rest(items: Vec<T>) -> Slot<Vec<T>> {
@@ -120,13 +143,6 @@ impl<M> Clone for Items<M> {
 }
 
 impl<M> Copy for Items<M> {}
-
-impl<M> Items<M> {
-    /// Items that are never saved: an ordinary future's (see `FutureKind`).
-    pub fn unchecked() -> Self {
-        Items(PhantomData)
-    }
-}
 
 /// The field of a binding of type `I` of a loop's item, when the items can be saved
 /// (`Self` is then `Saved`; when they cannot, it is unknown, and so is the field). Two
@@ -166,9 +182,12 @@ impl<I: Unsaveable> SavedItemPart<I, NeverSaved> for Saved {
     }
 }
 
-/// Asserts, at the loop's collection, that its items can be saved.
+/// Asserts, at the loop's collection, that its items can be saved where `_site` saves.
 #[inline]
-pub fn for_items<T: SavedLoopItem<M>, M>(_items: &Vec<T>) -> Items<M> {
+pub fn for_items<K: CallSaves, T: SavedLoopItem<K::Across, M>, M>(
+    _site: &K,
+    _items: &Vec<T>,
+) -> Items<M> {
     Items(PhantomData)
 }
 
@@ -179,9 +198,12 @@ pub fn keep_item<I, M: SavedItemPart<I, N>, N>(item: I, _items: Items<M>) -> M::
     M::kept(item)
 }
 
-/// The state enum's field for the items a loop has still to visit.
+/// The state enum's field for the items a loop has still to visit, where `_site` saves.
 #[inline]
-pub fn keep_rest<T: SavedLoopItem<M>, M>(items: Vec<T>) -> <T as SavedLoopItem<M>>::Rest {
+pub fn keep_rest<K: CallSaves, T: SavedLoopItem<K::Across, M>, M>(
+    _site: &K,
+    items: Vec<T>,
+) -> <T as SavedLoopItem<K::Across, M>>::Rest {
     T::rest(items)
 }
 

@@ -27,7 +27,7 @@ use crate::engine::asks::outside::sealed::Sealed;
 use crate::engine::caller::context::SagaContext;
 use crate::engine::contract::opaque::opaque;
 use crate::engine::expand::local::{
-    self, Items, Restore, SavedItemPart, SavedLocal, SavedLoopItem,
+    ASuspension, CallSaves, Restore, SavedItemPart, SavedLocal, SavedLoopItem,
 };
 use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
@@ -249,6 +249,44 @@ macro_rules! zero_sized_kind {
 zero_sized_kind!(SagaFnKind);
 zero_sized_kind!(FutureKind);
 
+/// A helper's call saves the caller's locals while the helper waits.
+impl<R> CallSaves for SagaFnKind<R> {
+    type Across = ASuspension;
+}
+
+/// An ordinary future's call site saves nothing: it never suspends.
+impl<O> CallSaves for FutureKind<O> {
+    type Across = NoSuspension;
+}
+
+/// Where an ordinary future is awaited: its site's locals (and a loop's items there) are
+/// never saved, so any type is let through, into a field never filled.
+pub struct NoSuspension;
+
+impl<T> SavedLocal<NoSuspension, NoSuspension> for T {
+    type Kept = Slot<Unreachable<T>>;
+
+    fn kept(self) -> Slot<Unreachable<T>> {
+        Slot(Unreachable(PhantomData))
+    }
+}
+
+impl<T> SavedLoopItem<NoSuspension, NoSuspension> for T {
+    type Rest = Slot<Unreachable<Vec<T>>>;
+
+    fn rest(_items: Vec<T>) -> Slot<Unreachable<Vec<T>>> {
+        Slot(Unreachable(PhantomData))
+    }
+}
+
+impl<I> SavedItemPart<I, NoSuspension> for NoSuspension {
+    type Kept = Slot<Unreachable<I>>;
+
+    fn kept(_item: I) -> Slot<Unreachable<I>> {
+        Slot(Unreachable(PhantomData))
+    }
+}
+
 impl<R: SagaFn> SagaFnKind<R> {
     /// Runs the helper's first transition.
     pub async fn drive<A: SagaFn<Resumed = R, Output = R::Output>>(
@@ -268,26 +306,6 @@ impl<R: SagaFn> SagaFnKind<R> {
         cx: &SagaContext,
     ) -> FnStep<R::Output> {
         opaque(R::step(FnState::Resume(state), answers.borrow_mut(), cx)).await
-    }
-
-    /// A local of the caller, saved while the helper waits.
-    pub fn keep<T: SavedLocal<M>, M>(self, local: T) -> <T as SavedLocal<M>>::Kept {
-        local.kept()
-    }
-
-    /// That the items of a loop of the caller can be saved; see [`local::for_items`].
-    pub fn for_items<T: SavedLoopItem<M>, M>(self, items: &Vec<T>) -> Items<M> {
-        local::for_items(items)
-    }
-
-    /// A binding of a loop's item of the caller, saved while the helper waits.
-    pub fn keep_item<I, M: SavedItemPart<I, N>, N>(self, item: I, items: Items<M>) -> M::Kept {
-        local::keep_item(item, items)
-    }
-
-    /// The items a loop of the caller has still to visit, saved while the helper waits.
-    pub fn keep_rest<T: SavedLoopItem<M>, M>(self, items: Vec<T>) -> <T as SavedLoopItem<M>>::Rest {
-        local::keep_rest(items)
     }
 
     /// Traces the helper's state, saved at the caller's variant `variant`, into the
@@ -341,26 +359,6 @@ impl<O> FutureKind<O> {
         _cx: &SagaContext,
     ) -> FnStep<O> {
         FnStep::Failed("the saga's state could not be read")
-    }
-
-    /// Never reached: nothing is saved at an ordinary future.
-    pub fn keep<T>(self, _local: T) -> Slot<Unreachable<T>> {
-        Slot(Unreachable(PhantomData))
-    }
-
-    /// Never saved: no items are checked at an ordinary future.
-    pub fn for_items<T>(self, _items: &Vec<T>) -> Items<()> {
-        Items::unchecked()
-    }
-
-    /// Never reached: nothing is saved at an ordinary future.
-    pub fn keep_item<I, M>(self, _item: I, _items: Items<M>) -> Slot<Unreachable<I>> {
-        Slot(Unreachable(PhantomData))
-    }
-
-    /// Never reached: nothing is saved at an ordinary future.
-    pub fn keep_rest<T>(self, _items: Vec<T>) -> Slot<Unreachable<Vec<T>>> {
-        Slot(Unreachable(PhantomData))
     }
 
     /// An ordinary future never suspends: the caller's variant `variant` is never sealed.
