@@ -152,7 +152,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   order the loop as written visits them), since two maps with the same entries may
 ///   iterate in different orders. Such a positioned loop may also `.zip(..)` with
 ///   another of these collections or with a range (`names.iter().zip(&prices)`,
-///   `v.iter().zip(w.iter_mut()).enumerate()`, `items.iter().zip(1..)`,
+///   `v.iter().zip(w.iter_mut()).enumerate()`, `items.iter().zip(1..)`, `(1..).zip(&items)`,
 ///   `std::iter::zip(&a, &b)`): what it zips with is borrowed for the whole loop and its
 ///   item found again at the same position. A `for` over `x.tool_uses()` (a sample's
 ///   `Turn`, or a type of your own with such a method, its

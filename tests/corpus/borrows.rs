@@ -904,3 +904,45 @@ async fn a_loop_over_a_users_own_tool_uses_is_kept() {
     .await;
     assert_eq!(outcome.text(), "use a:false use b:true 0.x:false 1.b:true");
 }
+
+/// Zips nested in a loop over a borrowed collection: the partner a field of the outer
+/// loop's item, and a range then an enumerate after the zip.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Order {
+    items: Vec<String>,
+    counts: Vec<u32>,
+}
+
+#[saga_tool]
+pub async fn nested_zips(orders: Vec<Order>) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for order in &orders {
+        for (i, (item, count)) in order.items.iter().zip(&order.counts).enumerate() {
+            let ok: bool = elicit(format!("{i}: {count} of {item}?")).await?;
+            out.push(format!("{item}x{count}:{ok}"));
+        }
+        for (line, item) in (1..).zip(order.items.iter().rev()) {
+            let ok: bool = elicit(format!("line {line} is {item}?")).await?;
+            out.push(format!("{line}={item}:{ok}"));
+        }
+    }
+    Ok(out.join(" "))
+}
+
+#[tokio::test]
+async fn zips_nested_in_a_borrowed_loop_are_kept() {
+    let outcome = differential(
+        &nested_zips,
+        plain!(plain::nested_zips),
+        json!({"orders": [
+            {"items": ["a", "b"], "counts": [1, 2, 3]},
+            {"items": ["c"], "counts": [4]}
+        ]}),
+        pair_up_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "ax1:false bx2:true 1=b:true 2=a:false cx4:false 1=c:false"
+    );
+}

@@ -37,12 +37,14 @@ impl Lower<'_> {
                     mutable: true,
                     calls: Vec::new(),
                     called_again: false,
+                    cloned: false,
                 },
                 None => Reborrow {
                     collection: syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
                     mutable: false,
                     calls: Vec::new(),
                     called_again: false,
+                    cloned: false,
                 },
             });
         }
@@ -61,6 +63,7 @@ impl Lower<'_> {
                 mutable,
                 calls: Vec::new(),
                 called_again: false,
+                cloned: false,
             });
         }
         // The method calls, outermost first, down to the collection.
@@ -74,6 +77,33 @@ impl Lower<'_> {
             return Err(expr);
         };
         let name = |call: &syn::ExprMethodCall| call.method.to_string();
+        // `(1..).zip(&items)`: a range zipped with a borrow. The range is saved as it began
+        // and the loop counts its position in the zip, made again from a copy of it.
+        if let Some(range) = integer_range(root)
+            && name(first) == "zip"
+            && first.args.len() == 1
+            && integer_range(&first.args[0]).is_none()
+            && self.zips(&first.args[0])
+            && adapters
+                .iter()
+                .all(|call| listed(LOOP_ADAPTERS, &name(call), None))
+        {
+            let span = root.span();
+            self.hoisted += 1;
+            let start = Ident::new(&format!("__range{}", self.hoisted), span);
+            out.push(syn::parse_quote_spanned!(span=> let #start = #range;));
+            let mut calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
+            for call in &mut calls {
+                self.evaluate_once(call, out);
+            }
+            return Ok(Reborrow {
+                collection: syn::parse_quote_spanned!(span=> &#start),
+                mutable: false,
+                calls,
+                called_again: true,
+                cloned: true,
+            });
+        }
         if !is_place(root)
             || !listed(LOOP_METHODS, &name(first), None)
             || !adapters.iter().enumerate().all(|(i, call)| {
@@ -104,6 +134,7 @@ impl Lower<'_> {
                 mutable: false,
                 calls,
                 called_again: true,
+                cloned: false,
             });
         }
         // A local that is itself a borrow of the collection (an outer loop's item): the
@@ -125,6 +156,7 @@ impl Lower<'_> {
             mutable,
             calls: kept,
             called_again: false,
+            cloned: false,
         })
     }
     /// A loop's collection as a place: a local that is itself a borrow of one (an outer
@@ -281,6 +313,7 @@ impl Lower<'_> {
                 mutable,
                 calls,
                 called_again,
+                cloned,
             }) => {
                 // At the collection: rustc names the loop's borrow there.
                 let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
@@ -299,9 +332,12 @@ impl Lower<'_> {
                         let mut #position = #private::cursor(&*#walk);
                     },
                 });
-                let mut items: Expr = match mutable {
-                    true => syn::parse_quote_spanned!(span=> &mut *#walk),
-                    false => syn::parse_quote_spanned!(span=> #walk),
+                let mut items: Expr = match (mutable, cloned) {
+                    (_, true) => {
+                        syn::parse_quote_spanned!(span=> ::core::clone::Clone::clone(#walk))
+                    }
+                    (true, false) => syn::parse_quote_spanned!(span=> &mut *#walk),
+                    (false, false) => syn::parse_quote_spanned!(span=> #walk),
                 };
                 for mut call in calls {
                     *call.receiver = items;
@@ -392,6 +428,8 @@ struct Reborrow {
     /// Whether the items are what a method gives when called again on the receiver
     /// (`collection` is then the receiver, and the position counts its items).
     called_again: bool,
+    /// Whether the calls start from a copy of what `collection` borrows (a saved range).
+    cloned: bool,
 }
 
 /// A place by its shape (see `places::place_root`). An index that could change is taken

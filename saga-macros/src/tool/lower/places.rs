@@ -475,17 +475,23 @@ fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
     // A `.zip(..)` of a borrowed collection (or of a range, whose items are values found
     // again as an `enumerate`'s index is): its items borrow mutably if either side does.
     let mut zipped_mut = false;
+    let mut zipped_borrow = false;
     while let Expr::MethodCall(call) = expr {
         let method = call.method.to_string();
         if method == "zip" && call.args.len() == 1 {
             let partner = &call.args[0];
             if !is_range(partner) {
                 zipped_mut |= loop_borrow(refs, partner)?;
+                zipped_borrow = true;
             }
         } else if !listed(LOOP_ADAPTERS, &method, Some(true)) {
             break;
         }
         expr = &call.receiver;
+    }
+    // `(1..).zip(&items)`: a range zipped with a borrow, counted by position.
+    if zipped_borrow && is_range(expr) {
+        return Some(zipped_mut);
     }
     let mutable = loop_borrow_root(refs, expr)?;
     Some(mutable || zipped_mut)
