@@ -155,14 +155,14 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   `v.iter().zip(w.iter_mut()).enumerate()`, `items.iter().zip(1..)`, `(1..).zip(&items)`,
 ///   `std::iter::zip(&a, &b)`): what it zips with is borrowed for the whole loop and its
 ///   item found again at the same position. A `for` over `x.tool_uses()` (a sample's
-///   `Turn`, or a type of your own with such a method, its
-///   items owned or borrowed) resumes at its position in what the method gives when called
-///   again on `x` read back; `x` is borrowed for the whole loop, and the method must give
-///   the same items in the same order for the same saved value (a getter of a field does;
-///   one that reads a `HashMap`'s order does not: collect its items into a `Vec` before
-///   the loop). A `for` over a local that is itself such a borrow (the
-///   item of an outer loop, a binding of a pattern over one) is a borrowed collection
-///   too, so nested loops over a borrowed item's parts resume at both positions.
+///   `Turn`, or a getter of your own type so named that gives a borrow of `x`: `&[T]`,
+///   `&Vec<T>`, …) resumes as an accessor's borrow does: what it gives is borrowed once,
+///   and after a suspension the method is called again on `x` read back; a method that
+///   computes its items (`-> Vec<T>`) is refused at the call, with the fix
+///   (`x.tool_uses().to_owned()`, whose items the loop then saves). A `for` over a local
+///   that is itself such a borrow (the item of an outer loop, a binding of a pattern over
+///   one) is a borrowed collection too, so nested loops over a borrowed item's parts
+///   resume at both positions.
 ///
 /// # Values made again, not saved
 ///
@@ -316,6 +316,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension (its sharing would not survive the saved state) | `` `count` holds an `Rc`, a handle for sharing a value… `` at the local | hold the value itself in a `mut` local, or finish with the shared value before the suspension |
 /// | a `for` over a borrowed `HashMap`'s `values()`, or over a hash map's iterator with an adapter (`map.iter().enumerate()`), with a suspension inside (it resumes by key, which these cannot be searched by) | `` a `for` loop over `Values<…>` cannot resume after a suspension `` | `for (_, value) in &map { … }`; for a count, a `let mut i = 0;` incremented in the body |
 /// | a `for` that zips with a borrowed `HashMap` or `HashSet` (`names.iter().zip(&map)`) with a suspension inside (the loop resumes by position, and a hash map's order is not kept once read back) | `` a `for` loop that zips with a borrowed `HashMap<…>` cannot resume after a suspension `` | zip with a saved list: `let pairs: Vec<_> = map.iter().map(\|(k, v)\| (k.clone(), v.clone())).collect();` before the loop, then `.zip(&pairs)` |
+/// | a `for` over `x.tool_uses()` where your method computes its items (`-> Vec<T>`), with a suspension inside (saga calls it again after the suspension, which keeps the behaviour only for a getter of a borrow) | `` `Vec<String>` is not a borrow, so saga cannot call this method again after the suspension `` | `for item in x.tool_uses().to_owned() { … }` |
 /// | a `for` over a borrowed collection of another type (`&my_list`) with a suspension inside | `` a `for` loop over a borrowed `MyList` cannot resume after a suspension `` | iterate a saved key list (`let keys: Vec<_> = …collect(); for key in keys { … }`), or an owned copy (`for item in my_list.clone()`) |
 /// | a `for` over other borrowed items, which saga cannot borrow again by position (`names.iter().filter(..)`) | `` the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `&String` cannot be `` | loop by position and borrow inside (`for i in 0..v.len() { let item = &v[i]; … }`), or over owned items (`….cloned().collect::<Vec<_>>()`) |
 /// | a suspension inside a macro other than the standard ones (`my_macro!(….await)`) | `` a suspension cannot be inside the arguments of `my_macro!` `` | if the macro evaluates it once, first: `let answer = ….await?;` before it; otherwise write out what the macro does |

@@ -854,9 +854,10 @@ async fn the_advice_for_a_zip_with_a_hash_map_keeps_the_behaviour() {
     assert_eq!(outcome.text(), "2 of 3");
 }
 
-/// A type of the user's own with a `tool_uses()` method (issue 76: the macro knew the
-/// name as saga's `Turn::tool_uses`, and refused this loop): iterated across a suspension,
-/// by what the method gives, owned or borrowed, as the plain function does.
+/// Types of the user's own with a `tool_uses()` method (issue 76: the macro knew the name
+/// as saga's `Turn::tool_uses`, and refused these loops): a getter of a slice resumes as
+/// `Turn`'s does; a method that computes its items is owned where it is called, as the
+/// error for it (trybuild `saga_tool_for_over_computed_tool_uses`) says.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Toolbox {
     names: Vec<String>,
@@ -882,13 +883,17 @@ impl Shelf {
 #[saga_tool]
 pub async fn own_tool_uses(toolbox: Toolbox, shelf: Shelf) -> Result<String, SagaError> {
     let mut out = Vec::new();
-    for used in toolbox.tool_uses() {
+    for used in toolbox.tool_uses().to_owned() {
         let ok: bool = elicit(format!("{used}?")).await?;
         out.push(format!("{used}:{ok}"));
     }
     for (i, name) in shelf.tool_uses().iter().enumerate() {
         let ok: bool = elicit(format!("take {name}?")).await?;
         out.push(format!("{i}.{name}:{ok}"));
+    }
+    for name in shelf.tool_uses() {
+        let ok: bool = elicit(format!("keep {name}?")).await?;
+        out.push(format!("{name}:{ok}"));
     }
     Ok(out.join(" "))
 }
@@ -902,7 +907,10 @@ async fn a_loop_over_a_users_own_tool_uses_is_kept() {
         pair_up_script,
     )
     .await;
-    assert_eq!(outcome.text(), "use a:false use b:true 0.x:false 1.b:true");
+    assert_eq!(
+        outcome.text(),
+        "use a:false use b:true 0.x:false 1.b:true x:false b:true"
+    );
 }
 
 /// Zips nested in a loop over a borrowed collection: the partner a field of the outer
@@ -945,4 +953,61 @@ async fn zips_nested_in_a_borrowed_loop_are_kept() {
         outcome.text(),
         "ax1:false bx2:true 1=b:true 2=a:false cx4:false 1=c:false"
     );
+}
+
+/// A function of the user's named `zip` is not taken for `std::iter::zip` (the review of
+/// issue 76's zips): its loop runs what it gives, in its order.
+fn zip<'a>(a: &'a [String], b: &'a [u32]) -> Vec<(String, u32)> {
+    a.iter().rev().cloned().zip(b.iter().rev().copied()).collect()
+}
+
+#[saga_tool]
+pub async fn own_zip(names: Vec<String>, prices: Vec<u32>) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for (name, price) in zip(&names, &prices) {
+        let ok: bool = elicit(format!("Buy {name} at {price}?")).await?;
+        out.push(format!("{name}={price}:{ok}"));
+    }
+    Ok(out.join(" "))
+}
+
+#[tokio::test]
+async fn a_function_of_the_users_named_zip_is_called() {
+    let outcome = differential(
+        &own_zip,
+        plain!(plain::own_zip),
+        json!({"names": ["a", "b", "c"], "prices": [3, 9, 7]}),
+        pair_up_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "c=7:false b=9:true a=3:false");
+}
+
+/// A zip's partner whose place takes an index with an effect, beside the loop's own
+/// collection's: each evaluated once, the collection's first (the review of issue 76's
+/// zips: the partner's place was evaluated twice, and before the collection's).
+#[saga_tool]
+pub async fn zip_effects(rows: Vec<Vec<u32>>) -> Result<String, SagaError> {
+    let mut picks = vec![1usize, 0, 2];
+    let mut out = Vec::new();
+    for (a, b) in rows[picks.pop().unwrap_or(0)]
+        .iter()
+        .zip(&rows[picks.pop().unwrap_or(0)])
+    {
+        let ok: bool = elicit(format!("{a} and {b}?")).await?;
+        out.push(format!("{a}{b}:{ok}"));
+    }
+    Ok(format!("{} left {picks:?}", out.join(" ")))
+}
+
+#[tokio::test]
+async fn a_zip_evaluates_its_places_once_in_order() {
+    let outcome = differential(
+        &zip_effects,
+        plain!(plain::zip_effects),
+        json!({"rows": [[1, 2], [3, 4], [5, 6]]}),
+        || Script::new(|_key, request| accept(json!({"value": prompt_of(request).contains('6')}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "51:false 62:true left [1]");
 }

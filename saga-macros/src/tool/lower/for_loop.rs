@@ -19,7 +19,12 @@ impl Lower<'_> {
     /// `&mut v`, `v.iter()`, `v.iter().enumerate()`, `m.keys()`, `s.chars()`, … of a place
     /// (adapters' arguments are evaluated once, into temporaries). `Err` gives back any
     /// other expression.
-    fn reborrow(&mut self, expr: Box<Expr>, out: &mut Vec<Stmt>) -> Result<Reborrow, Box<Expr>> {
+    fn reborrow(
+        &mut self,
+        expr: Box<Expr>,
+        walk: &Ident,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Reborrow, Box<Expr>> {
         let private = private_path();
         // `zip(&a, &b)` is `a.iter().zip(&b)`.
         let expr = match zip_call(&expr) {
@@ -31,21 +36,19 @@ impl Lower<'_> {
         {
             let place = &reference.expr;
             let span = expr.span();
-            return Ok(match reference.mutability {
-                Some(_) => Reborrow {
-                    collection: syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
-                    mutable: true,
-                    calls: Vec::new(),
-                    called_again: false,
-                    cloned: false,
+            let mutable = reference.mutability.is_some();
+            bind_walk(
+                walk,
+                &match mutable {
+                    true => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut #place)),
+                    false => syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
                 },
-                None => Reborrow {
-                    collection: syn::parse_quote_spanned!(span=> #private::ordered(&#place)),
-                    mutable: false,
-                    calls: Vec::new(),
-                    called_again: false,
-                    cloned: false,
-                },
+                out,
+            );
+            return Ok(Reborrow {
+                mutable,
+                calls: Vec::new(),
+                from_range: false,
             });
         }
         // A local that borrows a collection (the item of an outer loop, a binding of a
@@ -55,15 +58,18 @@ impl Lower<'_> {
             && let Some(mutable) = self.refs.borrow(&ident.to_string())
         {
             let span = expr.span();
-            return Ok(Reborrow {
-                collection: match mutable {
+            bind_walk(
+                walk,
+                &match mutable {
                     true => syn::parse_quote_spanned!(span=> #private::ordered_mut(&mut *#ident)),
                     false => syn::parse_quote_spanned!(span=> #private::ordered(&*#ident)),
                 },
+                out,
+            );
+            return Ok(Reborrow {
                 mutable,
                 calls: Vec::new(),
-                called_again: false,
-                cloned: false,
+                from_range: false,
             });
         }
         // The method calls, outermost first, down to the collection.
@@ -82,7 +88,6 @@ impl Lower<'_> {
         if let Some(range) = integer_range(root)
             && name(first) == "zip"
             && first.args.len() == 1
-            && integer_range(&first.args[0]).is_none()
             && self.zips(&first.args[0])
             && adapters
                 .iter()
@@ -92,16 +97,15 @@ impl Lower<'_> {
             self.hoisted += 1;
             let start = Ident::new(&format!("__range{}", self.hoisted), span);
             out.push(syn::parse_quote_spanned!(span=> let #start = #range;));
+            bind_walk(walk, &syn::parse_quote_spanned!(span=> &#start), out);
             let mut calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
             for call in &mut calls {
                 self.evaluate_once(call, out);
             }
             return Ok(Reborrow {
-                collection: syn::parse_quote_spanned!(span=> &#start),
                 mutable: false,
                 calls,
-                called_again: true,
-                cloned: true,
+                from_range: true,
             });
         }
         if !is_place(root)
@@ -117,24 +121,29 @@ impl Lower<'_> {
         }
         let span = root.span();
         let mutable = name(first).ends_with("_mut");
-        // `tool_uses()` (saga's `Turn::tool_uses`, or a method of the user's own type so
-        // named): the loop resumes at its position in what the method gives when called
-        // again on the receiver read back, whatever its type (a `Turn`'s slice, a `Vec`
-        // of the user's), as an accessor is called again; the receiver is borrowed for
-        // the whole loop, so it cannot change in between.
+        // `x.tool_uses()` (saga's `Turn::tool_uses`, or a getter of the user's own type so
+        // named): what it gives is borrowed once, as an accessor's borrow (`x.first()`),
+        // checked to be a borrow of `x` (`borrowed_items`), and called again on `x` read back
+        // only after a suspension; the loop resumes in it by its order (`ordered`: a
+        // position, or the keys still to visit of a hash-ordered one). A method that
+        // computes a value is refused where it is called, with the fix.
         if name(first) == "tool_uses" {
             let mut calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
-            let receiver = root.clone();
+            let mut getter = calls.remove(0);
+            *getter.receiver = self.through_borrow(root.clone(), span);
+            let at = crate::shared::private_path_at(getter.method.span());
+            bind_walk(
+                walk,
+                &syn::parse_quote_spanned!(span=> #private::ordered(#at::borrowed_items(#getter))),
+                out,
+            );
             for call in &mut calls {
                 self.evaluate_once(call, out);
             }
-            let root = self.through_borrow(receiver, span);
             return Ok(Reborrow {
-                collection: syn::parse_quote_spanned!(span=> &#root),
                 mutable: false,
                 calls,
-                called_again: true,
-                cloned: false,
+                from_range: false,
             });
         }
         // A local that is itself a borrow of the collection (an outer loop's item): the
@@ -145,6 +154,9 @@ impl Lower<'_> {
         } else {
             syn::parse_quote_spanned!(span=> #private::ordered(&#root))
         };
+        // The collection first, then what its adapters take, in the order the loop as
+        // written evaluates them.
+        bind_walk(walk, &collection, out);
         let calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
         let mut kept = Vec::with_capacity(calls.len());
         for mut call in calls {
@@ -152,11 +164,9 @@ impl Lower<'_> {
             kept.push(call);
         }
         Ok(Reborrow {
-            collection,
             mutable,
             calls: kept,
-            called_again: false,
-            cloned: false,
+            from_range: false,
         })
     }
     /// A loop's collection as a place: a local that is itself a borrow of one (an outer
@@ -242,16 +252,17 @@ impl Lower<'_> {
             return syn::parse_quote_spanned!(span=> ::core::clone::Clone::clone(&#partner));
         }
         if let Some((place, mutable)) = self.partner_root(&arg) {
-            out.push(zips_by_position(&place, span));
             return match mutable {
                 true => {
                     out.push(syn::parse_quote_spanned!(span=> let #partner = #private::zipped_mut(&mut #place);));
+                    out.push(zips_by_position(&partner, place.span()));
                     syn::parse_quote_spanned!(span=> &mut *#partner)
                 }
                 false => {
                     out.push(
                         syn::parse_quote_spanned!(span=> let #partner = #private::zipped(&#place);),
                     );
+                    out.push(zips_by_position(&partner, place.span()));
                     syn::parse_quote_spanned!(span=> #partner)
                 }
             };
@@ -267,7 +278,6 @@ impl Lower<'_> {
             .last()
             .is_some_and(|first| first.method.to_string().ends_with("_mut"));
         let root = self.through_borrow(root, span);
-        out.push(zips_by_position(&root, span));
         match mutable {
             true => out.push(
                 syn::parse_quote_spanned!(span=> let #partner = #private::zipped_mut(&mut #root);),
@@ -276,6 +286,7 @@ impl Lower<'_> {
                 out.push(syn::parse_quote_spanned!(span=> let #partner = #private::zipped(&#root);))
             }
         }
+        out.push(zips_by_position(&partner, root.span()));
         let mut items: Expr = syn::parse_quote_spanned!(span=> #partner);
         for mut call in calls.into_iter().rev() {
             self.evaluate_once(&mut call, out);
@@ -303,27 +314,22 @@ impl Lower<'_> {
         } = expr_for;
         self.hoisted += 1;
         let span = expr.span();
-        let expr = match self.reborrow(expr, out) {
+        // At the collection: rustc names the loop's borrow there.
+        let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
+        let expr = match self.reborrow(expr, &walk, out) {
             // A borrowed collection: the loop saves where it is (a position, or the keys
             // still to visit in a hash-ordered one), and finds its item again there after
             // a suspension (see `item_at`). The collection is borrowed once, for the whole
             // loop, as the loop as written borrows it: rustc refuses a change to it inside.
             Ok(Reborrow {
-                collection,
                 mutable,
                 calls,
-                called_again,
-                cloned,
+                from_range,
             }) => {
-                // At the collection: rustc names the loop's borrow there.
-                let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
                 let position = format_ident!("__pos{}", self.hoisted);
                 let item = Ident::new(&format!("__item{}", self.hoisted), span);
                 let private = private_path();
-                out.push(syn::parse_quote_spanned! {span=>
-                    let #walk = #collection;
-                });
-                out.push(match called_again {
+                out.push(match from_range {
                     // A position in what the method gives, whatever the receiver's type.
                     true => syn::parse_quote_spanned! {span=>
                         let mut #position: usize = 0;
@@ -332,7 +338,7 @@ impl Lower<'_> {
                         let mut #position = #private::cursor(&*#walk);
                     },
                 });
-                let mut items: Expr = match (mutable, cloned) {
+                let mut items: Expr = match (mutable, from_range) {
                     (_, true) => {
                         syn::parse_quote_spanned!(span=> ::core::clone::Clone::clone(#walk))
                     }
@@ -399,14 +405,17 @@ impl Lower<'_> {
 /// The check that what a loop zips with keeps its order once read back (`Zipped`),
 /// through a function of the expansion's own: where it does not, rustc's note on the
 /// bound shows the user's `#[saga_tool]`, not saga-runtime's sources.
-fn zips_by_position(place: &Expr, span: proc_macro2::Span) -> Stmt {
+/// Run on the partner's local (a borrow made once), so that its place is evaluated once.
+fn zips_by_position(partner: &Ident, span: proc_macro2::Span) -> Stmt {
     let private = private_path();
     let check = Ident::new("saga_zips_by_position", crate::shared::at_call_site(span));
     let declared = Ident::new("saga_zips_by_position", proc_macro2::Span::call_site());
+    // The check's argument at the zipped place (`span`), where the error is shown.
+    let partner = Ident::new(&partner.to_string(), partner.span().located_at(span));
     syn::parse_quote_spanned! {span=> {
         #[allow(dead_code)]
         fn #declared<C: #private::Zipped + ?::core::marker::Sized>(_: &C) {}
-        #check(&#place);
+        #check(&*#partner);
     }}
 }
 
@@ -419,17 +428,20 @@ fn integer_range(expr: &Expr) -> Option<&Expr> {
     }
 }
 
-/// A `for` loop's collection borrowed for the whole loop (`ordered(&v)`), whether
+/// `let __walkN = collection;`: a `for` loop's collection borrowed for the whole loop.
+fn bind_walk(walk: &Ident, collection: &Expr, out: &mut Vec<Stmt>) {
+    let span = walk.span();
+    out.push(syn::parse_quote_spanned!(span=> let #walk = #collection;));
+}
+
+/// A `for` loop's collection, bound (`let __walkN = ordered(&v);`, [`bind_walk`]): whether
 /// mutably, and the method calls that make its items (`.iter().enumerate()`).
 struct Reborrow {
-    collection: Expr,
     mutable: bool,
     calls: Vec<syn::ExprMethodCall>,
-    /// Whether the items are what a method gives when called again on the receiver
-    /// (`collection` is then the receiver, and the position counts its items).
-    called_again: bool,
-    /// Whether the calls start from a copy of what `collection` borrows (a saved range).
-    cloned: bool,
+    /// Whether `collection` borrows a saved range (`(1..).zip(&items)`): the calls then
+    /// start from a copy of it, and the position counts the items from 0.
+    from_range: bool,
 }
 
 /// A place by its shape (see `places::place_root`). An index that could change is taken

@@ -50,6 +50,8 @@ const ACCESSORS: &[&str] = &[
     "split_last",
     "unwrap",
     "expect",
+    // saga's `Turn::tool_uses` (a getter of a slice), or a getter of the user's so named.
+    "tool_uses",
 ];
 
 /// Methods a `for` loop borrows its collection through (`v.iter()`, `s.chars()`), each
@@ -174,6 +176,8 @@ impl Refs {
                 match name.as_str() {
                     // Of a borrow found again as any other (`&plan[day]` with `mut day`
                     // is taken when the loop begins, by `hoist`).
+                    // An accessor's call checked to give a borrow (`checked_accessors`).
+                    "borrowed" | "borrowed_items" => self.borrow_of(call.args.first()?),
                     "ordered" | "ordered_mut" | "zipped" | "zipped_mut" => {
                         self.borrow_of(call.args.first()?)?;
                         Some(name.ends_with("_mut"))
@@ -353,6 +357,22 @@ fn checked_accessors(expr: &mut Expr) {
     struct Check;
     impl VisitMut for Check {
         fn visit_expr_mut(&mut self, expr: &mut Expr) {
+            // Checked already (a `for` over `x.tool_uses()` checks its getter).
+            if let Expr::Call(call) = expr
+                && let Expr::Path(path) = &*call.func
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|last| last.ident == "borrowed" || last.ident == "borrowed_items")
+                && path
+                    .path
+                    .segments
+                    .iter()
+                    .any(|segment| segment.ident == "__private")
+            {
+                return;
+            }
             syn::visit_mut::visit_expr_mut(self, expr);
             if let Expr::MethodCall(call) = expr
                 && ACCESSORS.contains(&call.method.to_string().as_str())
@@ -497,10 +517,12 @@ fn loop_borrow(refs: &Refs, expr: &Expr) -> Option<bool> {
     Some(mutable || zipped_mut)
 }
 
-/// `std::iter::zip(&a, b)` (or `zip`, `iter::zip`, `core::iter::zip`) over a borrow of a
-/// place, as the method chain it is: `a.iter().zip(b)` (`iter_mut` for `&mut a`), as
+/// `std::iter::zip(&a, b)` (or `iter::zip`, `core::iter::zip`) over a borrow of a place,
+/// as the method chain it is: `a.iter().zip(b)` (`iter_mut` for `&mut a`), as
 /// `IntoIterator` of a borrowed standard collection is its `iter`. A first argument that
-/// is already a chain of calls stays as it is.
+/// is already a chain of calls stays as it is. Not a bare `zip(..)`: the macro cannot
+/// tell `std::iter::zip` imported from a function of the user's so named, whose loop
+/// is then lowered as any other call's (its items collected).
 pub fn zip_call(expr: &Expr) -> Option<Expr> {
     let Expr::Call(call) = expr else {
         return None;
@@ -516,7 +538,7 @@ pub fn zip_call(expr: &Expr) -> Option<Expr> {
         .collect();
     let standard = matches!(
         names.iter().map(String::as_str).collect::<Vec<_>>()[..],
-        ["zip"] | ["iter", "zip"] | ["std" | "core", "iter", "zip"]
+        ["iter", "zip"] | ["std" | "core", "iter", "zip"]
     );
     if !standard || call.args.len() != 2 || path.qself.is_some() {
         return None;

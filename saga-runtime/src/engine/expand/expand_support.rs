@@ -375,6 +375,40 @@ where
     value
 }
 
+/// What a `for` over `x.tool_uses()` gives, checked to be a borrow (of `x`, as saga's
+/// `Turn::tool_uses` gives its slice): the loop calls it again on `x` read back after a
+/// suspension, which keeps the behaviour only for a getter. A method that computes its
+/// items is refused here, at the user's call, with the fix; what it gave is then an error
+/// type, so that nothing else is reported.
+pub fn borrowed_items<'a, G: BorrowedItems<'a>>(got: G) -> &'a G::Collection {
+    got.collection()
+}
+
+/// A borrow of a collection: see [`borrowed_items`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a borrow, so saga cannot call this method again after the suspension",
+    label = "a `for` over `x.tool_uses()` resumes by calling it again on `x` read back from the state",
+    note = "that keeps the behaviour only for a getter that gives a borrow of `x` (as saga's `Turn::tool_uses` gives its slice); this method computes its items, which it could give otherwise, or in another order, when called again",
+    note = "to keep the behaviour, own its items where they are made, so that the loop saves those it has still to visit: `for item in x.tool_uses().to_owned()`"
+)]
+// Plumbing of the macros' expansions: its impls on public types are not their API.
+#[doc(hidden)]
+pub trait BorrowedItems<'a> {
+    /// The collection borrowed.
+    type Collection: ?Sized;
+
+    /// The borrow.
+    fn collection(self) -> &'a Self::Collection;
+}
+
+impl<'a, C: ?Sized> BorrowedItems<'a> for &'a C {
+    type Collection = C;
+
+    fn collection(self) -> &'a C {
+        self
+    }
+}
+
 /// The marker of [`borrowed`]'s check.
 pub struct Gives;
 
