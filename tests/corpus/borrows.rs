@@ -1011,3 +1011,63 @@ async fn a_zip_evaluates_its_places_once_in_order() {
     .await;
     assert_eq!(outcome.text(), "51:false 62:true left [1]");
 }
+
+/// Two unbounded ranges zipped, left with `break`: counted by position, never collected.
+#[saga_tool]
+pub async fn zip_ranges() -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for (a, b) in (1..).zip(10..) {
+        let more: bool = elicit(format!("{a} with {b}?")).await?;
+        out.push(a + b);
+        if !more {
+            break;
+        }
+    }
+    Ok(format!("{out:?}"))
+}
+
+#[tokio::test]
+async fn two_unbounded_ranges_zipped_are_counted() {
+    let outcome = differential(
+        &zip_ranges,
+        plain!(plain::zip_ranges),
+        json!({}),
+        || Script::new(|_key, request| accept(json!({"value": !prompt_of(request).starts_with('3')}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "[11, 13, 15]");
+}
+
+/// The loop's own collection borrowed mutably, zipped with a shared one read in reverse,
+/// and a `BTreeMap`'s entries zipped with a slice of a `Vec`.
+#[saga_tool]
+pub async fn zip_mut_main(
+    mut totals: Vec<u32>,
+    extras: Vec<u32>,
+    labels: BTreeMap<String, u32>,
+) -> Result<String, SagaError> {
+    for (total, extra) in totals.iter_mut().zip(extras.iter().rev()) {
+        let add: bool = elicit(format!("add {extra} to {total}?")).await?;
+        if add {
+            *total += *extra;
+        }
+    }
+    let mut seen = Vec::new();
+    for ((label, weight), total) in labels.iter().zip(&totals[1..]) {
+        let ok: bool = elicit(format!("{label} ({weight}) at {total}?")).await?;
+        seen.push(format!("{label}:{ok}"));
+    }
+    Ok(format!("{totals:?} {}", seen.join(" ")))
+}
+
+#[tokio::test]
+async fn a_mutable_collection_zipped_with_others_is_kept() {
+    let outcome = differential(
+        &zip_mut_main,
+        plain!(plain::zip_mut_main),
+        json!({"totals": [1, 2, 3], "extras": [10, 20, 30], "labels": {"b": 2, "a": 1}}),
+        || Script::new(|_key, request| accept(json!({"value": prompt_of(request).contains('2')}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "[1, 22, 3] a:true b:true");
+}
