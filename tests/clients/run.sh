@@ -138,6 +138,27 @@ client_cmd() {
     esac
 }
 
+# Prints `PASS|FAIL name` for a run whose result is `ok` (1 or 0) and counts it; on a
+# failure, the end of its log and the start of the server's stderr (`server_err`, if any).
+report() {
+    local name="$1" ok="$2" log="$3" server_err="${4:-}"
+    if [[ "$ok" -eq 1 ]]; then
+        echo "PASS $name"
+        passed=$((passed + 1))
+        return
+    fi
+    echo "FAIL $name"
+    failed=$((failed + 1))
+    {
+        echo "---- $name: $log"
+        tail -n 30 "$log" 2>/dev/null || true
+        if [[ -n "$server_err" ]]; then
+            echo "---- server stderr"
+            head -n 20 "$server_err" 2>/dev/null || true
+        fi
+    } | sed 's/^/    /' >&2
+}
+
 passed=0
 for era in 2026-07-28 2025-11-25; do
 for client in ts py; do
@@ -160,21 +181,9 @@ for client in ts py; do
                 timeout "$run_timeout" "${cmd[@]}" --stdio "$bin_dir/$example" --tool "$example" \
                     --era "$era" >"$log" 2>&1 || ok=0
             fi
-            if [[ $ok -eq 1 ]]; then
-                echo "PASS $name"
-                passed=$((passed + 1))
-            else
-                echo "FAIL $name"
-                failed=$((failed + 1))
-                {
-                    echo "---- $name: $log"
-                    tail -n 30 "$log" 2>/dev/null || true
-                    if [[ "$transport" == http ]]; then
-                        echo "---- server stderr"
-                        head -n 20 "$logs/server-$client-$example.err" 2>/dev/null || true
-                    fi
-                } | sed 's/^/    /' >&2
-            fi
+            server_err=""
+            [[ "$transport" == http ]] && server_err="$logs/server-$client-$example.err"
+            report "$name" "$ok" "$log" "$server_err"
         done
     done
 done
@@ -199,15 +208,7 @@ for era in 2026-07-28 2025-11-25; do
             ok=0
         fi
         stop_server
-        if [[ $ok -eq 1 ]]; then
-            echo "PASS $name"
-            passed=$((passed + 1))
-        else
-            echo "FAIL $name"
-            failed=$((failed + 1))
-            { echo "---- $name: $log"; tail -n 30 "$log" 2>/dev/null || true; echo "---- server stderr";
-              head -n 20 "$logs/server-task.err" 2>/dev/null || true; } | sed 's/^/    /' >&2
-        fi
+        report "$name" "$ok" "$log" "$logs/server-task.err"
     done
 done
 
@@ -267,15 +268,7 @@ PY
 )"
     [[ "$status" == 401 ]] || { echo "without a token: HTTP $status, not 401" >>"$log"; ok=0; }
     stop_server
-    if [[ $ok -eq 1 ]]; then
-        echo "PASS $name"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $name"
-        failed=$((failed + 1))
-        { echo "---- $name: $log"; tail -n 30 "$log"; echo "---- server stderr";
-          head -n 20 "$logs/server-oauth.err"; } | sed 's/^/    /' >&2
-    fi
+    report "$name" "$ok" "$log" "$logs/server-oauth.err"
 done
 kill "$oidc_pid" 2>/dev/null || true
 wait "$oidc_pid" 2>/dev/null || true
@@ -313,14 +306,7 @@ for example in deploy research; do
             ok=0
         fi
         stop_server
-        if [[ $ok -eq 1 ]]; then
-            echo "PASS $name"
-            passed=$((passed + 1))
-        else
-            echo "FAIL $name"
-            failed=$((failed + 1))
-            { echo "---- $name: $log"; tail -n 30 "$log" 2>/dev/null || true; } | sed 's/^/    /' >&2
-        fi
+        report "$name" "$ok" "$log"
     done
 done
 for pid in "${model_pids[@]}"; do
