@@ -69,6 +69,24 @@ struct __saga_args_route {
 }
 const _: () = {
     #[allow(dead_code)]
+    #[inline(always)]
+    fn saga_calls_this_again<__T>(__saga_value: __T) -> __T
+    where
+        ::saga_runtime::__private::Gives: ::saga_runtime::__private::Borrowed<__T>,
+    {
+        ::saga_runtime::__private::borrowed(__saga_value)
+    }
+    #[allow(dead_code)]
+    #[inline]
+    fn saga_calls_this_getter_again<
+        '__a,
+        __G: ::saga_runtime::__private::BorrowedItems<'__a>,
+    >(
+        __saga_got: __G,
+    ) -> &'__a <__G as ::saga_runtime::__private::BorrowedItems<'__a>>::Collection {
+        ::saga_runtime::__private::borrowed_items(__saga_got)
+    }
+    #[allow(dead_code)]
     #[inline]
     fn saga_saves_this_local<
         __K: ::saga_runtime::__private::CallSaves,

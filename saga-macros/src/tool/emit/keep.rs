@@ -77,6 +77,23 @@ fn shim_name(function: &str) -> &'static str {
 pub fn keep_shim(sites: &[Site]) -> TokenStream {
     let private = private_path();
     let keep = quote::quote! {
+        // The checks of borrows made again (`lower::places::SHIMS`), generic: compiled
+        // only where a tool uses them.
+        #[allow(dead_code)]
+        #[inline(always)]
+        fn saga_calls_this_again<__T>(__saga_value: __T) -> __T
+        where
+            #private::Gives: #private::Borrowed<__T>,
+        {
+            #private::borrowed(__saga_value)
+        }
+        #[allow(dead_code)]
+        #[inline]
+        fn saga_calls_this_getter_again<'__a, __G: #private::BorrowedItems<'__a>>(
+            __saga_got: __G,
+        ) -> &'__a <__G as #private::BorrowedItems<'__a>>::Collection {
+            #private::borrowed_items(__saga_got)
+        }
         #[allow(dead_code)]
         #[inline]
         fn saga_saves_this_local<

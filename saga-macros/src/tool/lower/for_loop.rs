@@ -11,7 +11,7 @@ use syn::{Expr, Ident, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::lower::Lower;
-use crate::tool::lower::places::{LOOP_ADAPTERS, LOOP_METHODS, listed, place_root, zip_call};
+use crate::tool::lower::places::{LOOP_ADAPTERS, LOOP_METHODS, listed, place_root, shim, zip_call};
 use crate::tool::lower::scope::pattern_bindings;
 
 impl Lower<'_> {
@@ -131,10 +131,13 @@ impl Lower<'_> {
             let mut calls: Vec<syn::ExprMethodCall> = calls.into_iter().rev().cloned().collect();
             let mut getter = calls.remove(0);
             *getter.receiver = self.through_borrow(root.clone(), span);
-            let at = crate::shared::private_path_at(getter.method.span());
+            let check = Ident::new(
+                shim("borrowed_items").unwrap_or("borrowed_items"),
+                crate::shared::at_call_site(getter.method.span()),
+            );
             bind_walk(
                 walk,
-                &syn::parse_quote_spanned!(span=> #private::ordered(#at::borrowed_items(#getter))),
+                &syn::parse_quote_spanned!(span=> #private::ordered(#check(#getter))),
                 out,
             );
             for call in &mut calls {
@@ -349,7 +352,9 @@ impl Lower<'_> {
                     *call.receiver = items;
                     items = Expr::MethodCall(call);
                 }
-                // At the collection: where an iterator that cannot resume is reported.
+                // At the collection: where an iterator that cannot resume is reported. (Not
+                // through a shim of the expansion's, as `borrowed` is: rustc then reports the
+                // shim's return type, a projection of the unmet bound, a second time.)
                 let at = crate::shared::private_path_at(span);
                 let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
                     #(#attrs)* #label loop {

@@ -94,6 +94,51 @@ pub fn listed(list: &[(&str, bool)], name: &str, flag: Option<bool>) -> bool {
         .any(|(each, borrows)| *each == name && flag.is_none_or(|flag| flag == *borrows))
 }
 
+/// The runtime's functions the expansion calls through a function of its own, so that
+/// rustc's note on an unmet bound shows the user's `#[saga_tool]` rather than
+/// saga-runtime's sources (`emit::keep::keep_shim` defines them): each with its shim.
+pub const SHIMS: &[(&str, &str)] = &[
+    ("borrowed", "saga_calls_this_again"),
+    ("borrowed_items", "saga_calls_this_getter_again"),
+];
+
+/// The shim that stands for the runtime's `function` ([`SHIMS`]).
+pub fn shim(function: &str) -> Option<&'static str> {
+    SHIMS
+        .iter()
+        .find(|(runtime, _)| *runtime == function)
+        .map(|(_, shim)| *shim)
+}
+
+/// Which of the machine's own functions `path` calls: the runtime's (`__private::…`), or
+/// its shim in the expansion ([`SHIMS`]), named as the runtime's; never a function of the
+/// user's with such a name.
+pub fn machine_call(path: &syn::Path) -> Option<&'static str> {
+    let mut segments = path.segments.iter().rev();
+    let name = segments.next()?.ident.to_string();
+    match segments.next() {
+        Some(parent) if parent.ident == "__private" => {
+            KNOWN.iter().find(|known| **known == name).copied()
+        }
+        Some(_) => None,
+        None => SHIMS
+            .iter()
+            .find(|(_, shim)| *shim == name)
+            .map(|(runtime, _)| *runtime),
+    }
+}
+
+/// The runtime's functions [`machine_call`] knows by their `__private` path.
+const KNOWN: &[&str] = &[
+    "ordered",
+    "ordered_mut",
+    "zipped",
+    "zipped_mut",
+    "item_at",
+    "borrowed",
+    "borrowed_items",
+];
+
 /// The prefix of the temporaries [`hoist`] makes.
 const HOISTED: &str = "__ix";
 
@@ -167,18 +212,12 @@ impl Refs {
                 let Expr::Path(path) = &*call.func else {
                     return None;
                 };
-                // Only the runtime's, never a function of the user's with such a name.
-                let mut segments = path.path.segments.iter().rev();
-                let name = segments.next()?.ident.to_string();
-                if segments.next()?.ident != "__private" {
-                    return None;
-                }
-                match name.as_str() {
-                    // Of a borrow found again as any other (`&plan[day]` with `mut day`
-                    // is taken when the loop begins, by `hoist`).
+                match machine_call(&path.path)? {
                     // An accessor's call checked to give a borrow (`checked_accessors`).
                     "borrowed" | "borrowed_items" => self.borrow_of(call.args.first()?),
-                    "ordered" | "ordered_mut" | "zipped" | "zipped_mut" => {
+                    // Of a borrow found again as any other (`&plan[day]` with `mut day`
+                    // is taken when the loop begins, by `hoist`).
+                    name @ ("ordered" | "ordered_mut" | "zipped" | "zipped_mut") => {
                         self.borrow_of(call.args.first()?)?;
                         Some(name.ends_with("_mut"))
                     }
@@ -360,16 +399,10 @@ fn checked_accessors(expr: &mut Expr) {
             // Checked already (a `for` over `x.tool_uses()` checks its getter).
             if let Expr::Call(call) = expr
                 && let Expr::Path(path) = &*call.func
-                && path
-                    .path
-                    .segments
-                    .last()
-                    .is_some_and(|last| last.ident == "borrowed" || last.ident == "borrowed_items")
-                && path
-                    .path
-                    .segments
-                    .iter()
-                    .any(|segment| segment.ident == "__private")
+                && matches!(
+                    machine_call(&path.path),
+                    Some("borrowed" | "borrowed_items")
+                )
             {
                 return;
             }
@@ -377,9 +410,13 @@ fn checked_accessors(expr: &mut Expr) {
             if let Expr::MethodCall(call) = expr
                 && ACCESSORS.contains(&call.method.to_string().as_str())
             {
-                let private = crate::shared::private_path_at(call.method.span());
+                let span = call.method.span();
+                let check = syn::Ident::new(
+                    shim("borrowed").unwrap_or("borrowed"),
+                    crate::shared::at_call_site(span),
+                );
                 let call = call.clone();
-                *expr = syn::parse_quote_spanned!(call.method.span()=> #private::borrowed(#call));
+                *expr = syn::parse_quote_spanned!(span=> #check(#call));
             }
         }
 

@@ -302,7 +302,7 @@ fn is_item_at(local: &syn::Local) -> bool {
     matches!(
         local.init.as_ref().map(|init| &*init.expr),
         Some(Expr::Call(call)) if matches!(&*call.func, Expr::Path(path)
-            if path.path.segments.last().is_some_and(|segment| segment.ident == "item_at"))
+            if crate::tool::lower::places::machine_call(&path.path) == Some("item_at"))
     )
 }
 
