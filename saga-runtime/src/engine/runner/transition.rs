@@ -682,10 +682,9 @@ impl<'a> Transition<'a> {
         Ok(())
     }
 
-    /// The tool's step, once; a panic in it is this call's error.
     /// The tool's step from `state`, given `answers`; `from` is the nonce of the token the
     /// round started from (`None` for a call's first round), which its effects' keys are
-    /// derived from.
+    /// derived from. A panic in it is this call's error.
     async fn step(
         &self,
         state: State,
