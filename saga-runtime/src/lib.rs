@@ -103,8 +103,9 @@ pub mod deploy;
 pub mod engine;
 mod log;
 pub mod metrics;
-#[cfg(any(feature = "openai", feature = "oauth"))]
+#[cfg(any(feature = "openai", feature = "oauth", feature = "otel"))]
 mod net;
+pub mod otel;
 pub use engine::model;
 pub mod serve;
 pub mod state;

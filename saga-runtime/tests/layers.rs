@@ -25,10 +25,11 @@ mod support;
 use support::{crate_dir, rust_files};
 
 /// The runtime's layers, lowest first. A file may use its own layer and those below.
-/// `log` is a leaf every layer may use; `metrics` is the engine's instrumentation;
+/// `log` is a leaf every layer may use; `otel` (trace context and spans) knows nothing of
+/// the engine, which calls it; `metrics` is the engine's instrumentation;
 /// `deploy` and `testing` sit on the server; the crate root re-exports everything.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("state", &["state", "log", "net"]),
+    ("state", &["state", "log", "net", "otel"]),
     ("engine", &["engine", "metrics"]),
     ("tasks", &["tasks"]),
     ("serve", &["serve"]),

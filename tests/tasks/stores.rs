@@ -100,6 +100,7 @@ fn a_record(id: &str) -> TaskRecord {
         takeovers: 0,
         unresumable_since_ms: None,
         status_message: None,
+        trace: None,
     }
 }
 

@@ -75,6 +75,10 @@ pub(crate) fn head(
             .and_then(|parts| Some(parts.extensions.get::<SessionGone>()?.0.clone())),
         notices: parts.and_then(|parts| Some(parts.extensions.get::<CallNotices>()?.hook())),
         model,
+        #[cfg(feature = "otel")]
+        trace: parts.map_or_else(crate::otel::RequestTrace::default, |parts| {
+            crate::otel::RequestTrace::of_headers(&parts.headers)
+        }),
     }
 }
 

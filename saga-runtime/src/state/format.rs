@@ -37,6 +37,14 @@
 //! the same binding (`super::kept`). A build before 0x70 refuses it as a format it does not
 //! know.
 //!
+//! Formats 0x80 and 0x90 are 0x50 and 0x60 whose plaintext begins with the saga's trace
+//! (25 bytes: the trace id and span id of its first round, and the trace flags; see
+//! `super::trace`), before the head; 0x90's is deflated with the rest. A codec that seals
+//! [`TokenFormat::Deflated`] writes them for a saga whose first round was traced (feature
+//! `otel`, with a trace being recorded), and 0x50 or 0x60, byte for byte as before, for
+//! any other. A build before 0x80 refuses them as formats it does not know; a codec pinned
+//! to 0x50 or 0x40 for a rolling deploy leaves the trace out.
+//!
 //! A 0x40 token, sealed by a build before this one, still opens: a saga in flight across
 //! the deploy goes on. Its plaintext's head is read in 0x40's layout (the format travels
 //! with the opened token), and a token resealed as it is (a session's state made portable)
@@ -57,6 +65,11 @@ pub enum TokenFormat {
     /// store (its key and digest). Written only by a server with a state store, for a
     /// state past its inline bound; never a format a codec is set to seal in.
     Kept,
+    /// 0x80: as 0x50, the plaintext led by the saga's trace (`SagaTrace`). Written only
+    /// for a traced saga by a codec that seals [`TokenFormat::Deflated`].
+    Traced,
+    /// 0x90: as 0x60, the deflated plaintext led by the saga's trace.
+    TracedDeflated,
 }
 
 impl TokenFormat {
@@ -71,6 +84,8 @@ impl TokenFormat {
             TokenFormat::Compact => 0x50,
             TokenFormat::Deflated => 0x60,
             TokenFormat::Kept => 0x70,
+            TokenFormat::Traced => 0x80,
+            TokenFormat::TracedDeflated => 0x90,
         }
     }
 
@@ -81,6 +96,8 @@ impl TokenFormat {
             0x50 => Some(TokenFormat::Compact),
             0x60 => Some(TokenFormat::Deflated),
             0x70 => Some(TokenFormat::Kept),
+            0x80 => Some(TokenFormat::Traced),
+            0x90 => Some(TokenFormat::TracedDeflated),
             _ => None,
         }
     }
@@ -89,9 +106,22 @@ impl TokenFormat {
     /// compact format's (a kept token's header too; its plaintext is a reference).
     pub const fn layout(self) -> TokenFormat {
         match self {
-            TokenFormat::Deflated | TokenFormat::Kept => TokenFormat::Compact,
+            TokenFormat::Deflated
+            | TokenFormat::Kept
+            | TokenFormat::Traced
+            | TokenFormat::TracedDeflated => TokenFormat::Compact,
             format => format,
         }
+    }
+
+    /// Whether its plaintext is deflated.
+    pub const fn deflated(self) -> bool {
+        matches!(self, TokenFormat::Deflated | TokenFormat::TracedDeflated)
+    }
+
+    /// Whether its plaintext begins with the saga's trace.
+    pub const fn traced(self) -> bool {
+        matches!(self, TokenFormat::Traced | TokenFormat::TracedDeflated)
     }
 }
 
@@ -126,7 +156,7 @@ pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
                 len: FIXED_LEN,
             })
         }
-        TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
+        _ => {
             let mut at = 5;
             let mut point = [0u8; 8];
             point[..4].copy_from_slice(bytes.get(1..5)?);
@@ -169,7 +199,7 @@ pub(crate) fn write(
             out.extend_from_slice(&expires_at.to_be_bytes());
             out.extend_from_slice(nonce);
         }
-        TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
+        _ => {
             out.extend_from_slice(&point[..4]);
             write_varint(u32::from(u16::from_be_bytes([point[4], point[5]])), out);
             out.extend_from_slice(&point[6..8]);
@@ -271,12 +301,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_four_formats_are_known() {
+    fn only_the_six_formats_are_known() {
         for first in 0..=u8::MAX {
             let known = TokenFormat::of(first).is_some();
             assert_eq!(
                 known,
-                matches!(first & 0xf0, 0x40 | 0x50 | 0x60 | 0x70),
+                matches!(first & 0xf0, 0x40 | 0x50 | 0x60 | 0x70 | 0x80 | 0x90),
                 "{first:#x}"
             );
         }

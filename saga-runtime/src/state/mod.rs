@@ -32,6 +32,7 @@ mod single_use;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 mod token;
+mod trace;
 
 // The codec's own types are public for saga's CLI tests, fuzzer, benches and tests of the
 // token format, and hidden from the docs: no server or transport needs them.
@@ -57,6 +58,7 @@ pub use sqlite::SqliteStore;
 pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, TokenHeader};
 #[doc(hidden)]
 pub use token::{Opened, PointKey, StateCodec};
+pub use trace::SagaTrace;
 
 /// A count or a unix time as a database's signed 64-bit integer: the far future
 /// saturates.

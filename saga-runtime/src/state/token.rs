@@ -45,6 +45,7 @@ use super::keyring::{KeyId, KeyRing, hex};
 use super::link::Link;
 use super::outcome::Claimed;
 use super::single_use::{Claim, StoreError, TokenStore};
+use super::trace::{SAGA_TRACE_LEN, SagaTrace};
 
 /// The format of the tokens this build seals whose state is not deflated (a usual
 /// round's): their first byte with the key's tag (its low four bits) masked out.
@@ -118,7 +119,8 @@ pub enum OpenError {
     FromTheFuture(u64),
     /// Authentic, but its deflated state does not inflate within
     /// [`MAX_STATE_BYTES`](super::MAX_STATE_BYTES) to the length it declares (a server
-    /// fault, not a client's: only what a server sealed is inflated).
+    /// fault, not a client's: only what a server sealed is inflated), or a traced state
+    /// whose trace does not read.
     #[error("the token's deflated state does not inflate")]
     Uninflatable,
     /// A reference to a kept state (format 0x70), opened where no state store reads it:
@@ -185,6 +187,9 @@ pub struct Opened {
     pub format: TokenFormat,
     /// Characters of the sealed state: the token's, or for a reference, the kept token's.
     pub sealed_len: usize,
+    /// The saga's trace (its first round's ids), when the token keeps one (formats 0x80
+    /// and 0x90); the plaintext then begins after it.
+    pub trace: Option<SagaTrace>,
 }
 
 impl Opened {
@@ -460,6 +465,7 @@ impl StateCodec {
             binding,
             plaintext,
             super::nonce::first_link(),
+            None,
         )
     }
 
@@ -468,7 +474,15 @@ impl StateCodec {
     pub fn seal_first(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
         let expires_at = unix_now().saturating_add(self.ttl.as_secs());
         let nonce = super::nonce::first_link();
-        self.seal_nonce(self.format, expires_at, point, binding, plaintext, nonce)
+        self.seal_nonce(
+            self.format,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            nonce,
+            None,
+        )
     }
 
     /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
@@ -481,9 +495,47 @@ impl StateCodec {
         link: Link,
     ) -> String {
         let nonce = super::nonce::linked(link.chain, link.seq);
-        self.seal_nonce(self.format, expires_at, point, binding, plaintext, nonce)
+        self.seal_nonce(
+            self.format,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            nonce,
+            None,
+        )
     }
 
+    /// A saga's round: the first link of a new chain (`link` `None`, expiring a lifetime
+    /// from now) or `link` of its chain expiring at `expires_at`, keeping the saga's
+    /// `trace` when the codec seals the newest format (see `format`).
+    pub(crate) fn seal_round(
+        &self,
+        expires_at: Option<u64>,
+        point: &PointKey,
+        binding: &Binding,
+        plaintext: &[u8],
+        link: Option<Link>,
+        trace: Option<&SagaTrace>,
+    ) -> String {
+        let expires_at =
+            expires_at.unwrap_or_else(|| unix_now().saturating_add(self.ttl.as_secs()));
+        let nonce = match link {
+            Some(link) => super::nonce::linked(link.chain, link.seq),
+            None => super::nonce::first_link(),
+        };
+        self.seal_nonce(
+            self.format,
+            expires_at,
+            point,
+            binding,
+            plaintext,
+            nonce,
+            trace,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)] // each is one field of the token
     fn seal_nonce(
         &self,
         format: TokenFormat,
@@ -492,7 +544,19 @@ impl StateCodec {
         binding: &Binding,
         plaintext: &[u8],
         nonce: [u8; super::nonce::NONCE_LEN],
+        trace: Option<&SagaTrace>,
     ) -> String {
+        // The trace leads the plaintext only in the newest format: a codec pinned to an
+        // older one (a rolling deploy) writes what every build it serves beside reads.
+        let traced = trace
+            .filter(|_| format == TokenFormat::Deflated)
+            .map(|trace| {
+                let mut traced = Vec::with_capacity(SAGA_TRACE_LEN + plaintext.len());
+                traced.extend_from_slice(&trace.to_bytes());
+                traced.extend_from_slice(plaintext);
+                traced
+            });
+        let plaintext = traced.as_deref().unwrap_or(plaintext);
         // A deflated token only when that makes it smaller: any other is written in the
         // compact format, as a build before deflating wrote it.
         // Sealed as it is, would it be refused? Then deflating is tried whatever the
@@ -507,9 +571,11 @@ impl StateCodec {
                 )
             })
             .flatten();
-        let (format, plaintext) = match &deflated {
-            Some(deflated) => (TokenFormat::Deflated, deflated.as_slice()),
-            None => (format.layout(), plaintext),
+        let (format, plaintext) = match (&deflated, traced.is_some()) {
+            (Some(deflated), false) => (TokenFormat::Deflated, deflated.as_slice()),
+            (Some(deflated), true) => (TokenFormat::TracedDeflated, deflated.as_slice()),
+            (None, false) => (format.layout(), plaintext),
+            (None, true) => (TokenFormat::Traced, plaintext),
         };
         self.seal_written(format, expires_at, point, binding, plaintext, nonce)
     }
@@ -594,6 +660,7 @@ impl StateCodec {
             to,
             &opened.plaintext,
             super::nonce::linked(link.chain, link.seq),
+            opened.trace.as_ref(),
         );
         // A token this codec would refuse is never handed out (a state deflated by
         // another codec, resealed under a format that does not deflate).
@@ -879,12 +946,23 @@ impl StateCodec {
         bytes.truncate(tag_at);
         bytes.drain(..header_len);
         // Inflated only now, authenticated: nothing a client wrote is ever inflated.
-        let plaintext = match format {
-            TokenFormat::Deflated => super::deflate::inflate(&bytes, self.max_state_bytes())
-                .ok_or(OpenError::Uninflatable)?,
-            _ => bytes,
+        let mut plaintext = if format.deflated() {
+            super::deflate::inflate(&bytes, self.max_state_bytes())
+                .ok_or(OpenError::Uninflatable)?
+        } else {
+            bytes
+        };
+        // Authenticated, so written by a server: ids that do not read are a server's
+        // fault, refused as a state that does not open.
+        let trace = if format.traced() {
+            let trace = SagaTrace::from_bytes(&plaintext).ok_or(OpenError::Uninflatable)?;
+            plaintext.drain(..SAGA_TRACE_LEN);
+            Some(trace)
+        } else {
+            None
         };
         let opened = Opened {
+            trace,
             plaintext,
             nonce,
             expires_at,
@@ -1124,6 +1202,119 @@ mod header_tests {
         }
     }
 
+    const TRACE: SagaTrace = SagaTrace {
+        trace_id: [0x4b; 16],
+        span_id: [0x0f; 8],
+        flags: 1,
+    };
+
+    /// A saga's trace rides in formats 0x80 (and 0x90 when deflated), opens beside the
+    /// plaintext it led, and goes on to the next link and through a reseal; a round
+    /// without one is sealed as before, and a codec pinned to an older format leaves it
+    /// out.
+    #[tokio::test]
+    async fn a_traced_round_keeps_its_trace_and_an_untraced_one_is_as_before() {
+        let keys = KeyRing::parse(&"55".repeat(32)).unwrap();
+        let codec = StateCodec::new(keys.duplicate(), Duration::from_secs(600));
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let (p, plaintext) = (point(5), b"head and state".as_slice());
+
+        let traced = codec.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
+        let header = TokenHeader::parse(&traced).unwrap();
+        assert_eq!(header.format(), Some(TokenFormat::Traced));
+        let opened = codec.open(&traced, &p, &binding).unwrap();
+        assert_eq!(opened.trace, Some(TRACE));
+        assert_eq!(opened.plaintext, plaintext);
+        assert_eq!(opened.format, TokenFormat::Compact);
+
+        let next = codec.seal_round(
+            Some(opened.expires_at),
+            &p,
+            &binding,
+            plaintext,
+            Some(opened.link().next()),
+            opened.trace.as_ref(),
+        );
+        let again = codec.open(&next, &p, &binding).unwrap();
+        assert_eq!(
+            (again.trace, again.link()),
+            (Some(TRACE), opened.link().next())
+        );
+
+        // Large and repetitive: deflated with its trace.
+        let long = "the same turn again ".repeat(200);
+        let deflated = codec.seal_round(None, &p, &binding, long.as_bytes(), None, Some(&TRACE));
+        assert_eq!(
+            TokenHeader::parse(&deflated).unwrap().format(),
+            Some(TokenFormat::TracedDeflated)
+        );
+        let opened_long = codec.open(&deflated, &p, &binding).unwrap();
+        assert_eq!(
+            (opened_long.trace, opened_long.plaintext.as_slice()),
+            (Some(TRACE), long.as_bytes())
+        );
+
+        // Untraced: the format and length a build before traces sealed.
+        let plain = codec.seal_round(None, &p, &binding, plaintext, None, None);
+        let first = codec.seal_first(&p, &binding, plaintext);
+        assert_eq!(
+            TokenHeader::parse(&plain).unwrap().format(),
+            Some(TokenFormat::Compact)
+        );
+        assert_eq!(plain.len(), first.len());
+        let bytes = |token: &str| URL_SAFE_NO_PAD.decode(token).unwrap().len();
+        assert_eq!(bytes(&plain) + SAGA_TRACE_LEN, bytes(&traced));
+        assert_eq!(codec.open(&plain, &p, &binding).unwrap().trace, None);
+
+        // Pinned for a rolling deploy: no trace, a token every build reads.
+        let pinned = StateCodec::new(keys.duplicate(), Duration::from_secs(600))
+            .with_format(TokenFormat::Compact);
+        let token = pinned.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
+        assert_eq!(
+            TokenHeader::parse(&token).unwrap().format(),
+            Some(TokenFormat::Compact)
+        );
+        assert_eq!(pinned.open(&token, &p, &binding).unwrap().trace, None);
+        // A traced token still opens there, its trace read and resealed by a codec that
+        // keeps it.
+        assert_eq!(
+            pinned.open(&traced, &p, &binding).unwrap().trace,
+            Some(TRACE)
+        );
+        let owner = StateOwner {
+            key: "p".into(),
+            shared: false,
+        };
+        let other = StateCodec::new(
+            KeyRing::parse(&"66".repeat(32)).unwrap(),
+            Duration::from_secs(600),
+        );
+        let resealed = other
+            .reseal(&codec, &traced, &p, &binding, &owner)
+            .await
+            .unwrap();
+        assert_eq!(
+            other.open(&resealed, &p, &binding).unwrap().trace,
+            Some(TRACE)
+        );
+    }
+
+    /// A traced token's first byte names a format a build before traces does not know:
+    /// it is refused there, never read as a state (the byte is all an older build reads
+    /// before refusing; `only_the_six_formats_are_known` holds the list).
+    #[test]
+    fn a_traced_token_names_a_format_of_its_own() {
+        let codec = StateCodec::new(
+            KeyRing::parse(&"77".repeat(32)).unwrap(),
+            Duration::from_secs(600),
+        );
+        let binding = Binding::new("tool", "tools/call", "p", None);
+        let token = codec.seal_round(None, &point(1), &binding, b"x", None, Some(&TRACE));
+        let first = URL_SAFE_NO_PAD.decode(&token).unwrap()[0];
+        assert_eq!(first & 0xf0, 0x80);
+        assert!(!matches!(first & 0xf0, 0x40..=0x70));
+    }
+
     #[test]
     fn parses_the_header_of_a_sealed_token() {
         let hex_key = "11".repeat(32);
@@ -1292,6 +1483,7 @@ mod header_tests {
             &binding,
             b"state",
             nonce,
+            None,
         );
         let header = TokenHeader::parse(&old).expect("reads");
         assert_eq!(

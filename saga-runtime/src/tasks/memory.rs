@@ -361,6 +361,7 @@ mod tests {
             takeovers: 0,
             unresumable_since_ms: None,
             status_message: None,
+            trace: None,
         };
         Kept {
             record,

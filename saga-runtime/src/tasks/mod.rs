@@ -449,13 +449,16 @@ impl Tasks {
             takeovers: 0,
             unresumable_since_ms: None,
             status_message: None,
+            trace: cx.task_traceparent(),
         };
-        self.settings
-            .store
-            .0
-            .insert(&record, &self.settings.quota(pool.is_verified()))
-            .await
-            .map_err(store_failed)?;
+        let quota = self.settings.quota(pool.is_verified());
+        crate::otel::store_write(
+            "insert",
+            &record.id,
+            self.settings.store.0.insert(&record, &quota),
+        )
+        .await
+        .map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
         crate::metrics::task_status("working");
         if cx.is_session()

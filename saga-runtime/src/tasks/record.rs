@@ -72,6 +72,10 @@ pub struct TaskRecord {
     /// as the task's `statusMessage` while it works.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// The W3C `traceparent` of the request that created it (feature `otel`, when a trace
+    /// was recorded): its worker's steps are that span's children, on any replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl TaskRecord {

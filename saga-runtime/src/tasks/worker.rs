@@ -132,7 +132,13 @@ impl Tasks {
             holds
         };
         let quota = self.settings.updates_quota();
-        match self.settings.store.0.update(id, &guarded, &quota).await {
+        match crate::otel::store_write(
+            "update",
+            id,
+            self.settings.store.0.update(id, &guarded, &quota),
+        )
+        .await
+        {
             Ok(Some(_)) => applied.load(Ordering::Relaxed),
             Ok(None) => false,
             Err(
@@ -223,6 +229,12 @@ impl Tasks {
                 record.quota_owner(),
             ))
             .with_model(tools.model());
+        // Its steps are children of the request that created it, on any replica.
+        #[cfg(feature = "otel")]
+        let cx = cx.with_trace(crate::otel::RequestTrace::of_task(
+            &record.id,
+            record.trace.as_deref(),
+        ));
         let mut call = task_call(&record.tool, &record.id, record.arguments.clone());
         call.request_state = record.state.clone();
         call.input_responses = (!record.answers.is_empty()).then(|| record.answers.clone());

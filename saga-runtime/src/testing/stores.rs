@@ -78,6 +78,7 @@ fn record(id: &str, principal: &str, lease_until_ms: u64) -> TaskRecord {
         takeovers: 0,
         unresumable_since_ms: None,
         status_message: None,
+        trace: None,
     }
 }
 

@@ -63,6 +63,10 @@ pub struct SagaContext {
     /// The token this request claimed to record its outcome, and whether its answer was
     /// recorded before (see `engine::runner::retried`).
     retry: RetryCell,
+    /// The request's trace (feature `otel`): its context when `_meta` has none, and its
+    /// call's span.
+    #[cfg(feature = "otel")]
+    trace: crate::otel::RequestTrace,
 }
 
 /// A request's claim of its token, set by its first round's transition and taken by the
@@ -120,7 +124,11 @@ fn fields_are_send_sync(context: &SagaContext) {
         model,
         state_size,
         retry,
+        #[cfg(feature = "otel")]
+        trace,
     } = context;
+    #[cfg(feature = "otel")]
+    send_sync(trace);
     send_sync(peer);
     send_sync(principal);
     send_sync(pool);
@@ -148,6 +156,9 @@ pub(crate) struct RequestHead {
     pub(crate) session_gone: Option<CancellationToken>,
     pub(crate) notices: Option<Arc<dyn Notices>>,
     pub(crate) model: Option<Arc<crate::engine::caller::model::ServerModel>>,
+    /// What its transport says of its trace (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub(crate) trace: crate::otel::RequestTrace,
 }
 
 /// rmcp's `Implementation::default()`, made once: it is the same value every time (the
@@ -174,6 +185,8 @@ impl From<RequestHead> for SagaContext {
             session_gone: head.session_gone,
             notices: head.notices,
             model: head.model,
+            #[cfg(feature = "otel")]
+            trace: head.trace,
             ..Self::default()
         }
     }
@@ -263,6 +276,48 @@ impl SagaContext {
     pub fn with_protocol_version(mut self, version: Option<ProtocolVersion>) -> Self {
         self.protocol_version = version;
         self
+    }
+
+    /// The request's trace (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub(crate) fn trace(&self) -> &crate::otel::RequestTrace {
+        &self.trace
+    }
+
+    /// Sets the request's trace (feature `otel`): a task's worker step's.
+    #[cfg(feature = "otel")]
+    pub(crate) fn with_trace(mut self, trace: crate::otel::RequestTrace) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The trace a saga's first round keeps (its call's span's ids), when a trace is
+    /// recorded (feature `otel`); `None` otherwise.
+    #[inline]
+    pub(crate) fn first_round_trace(&self) -> Option<crate::state::SagaTrace> {
+        #[cfg(feature = "otel")]
+        return crate::otel::first_round(&self.trace);
+        #[cfg(not(feature = "otel"))]
+        None
+    }
+
+    /// A later round of the saga whose first span `trace` names: its call's span links to
+    /// it (feature `otel`; nothing otherwise).
+    #[inline]
+    pub(crate) fn resumed_saga(&self, trace: Option<&crate::state::SagaTrace>) {
+        #[cfg(feature = "otel")]
+        crate::otel::resumed(&self.trace, trace);
+        #[cfg(not(feature = "otel"))]
+        let _ = trace;
+    }
+
+    /// The `traceparent` a task created by this request keeps of it (feature `otel`).
+    #[inline]
+    pub(crate) fn task_traceparent(&self) -> Option<String> {
+        #[cfg(feature = "otel")]
+        return crate::otel::task_trace(&self.trace);
+        #[cfg(not(feature = "otel"))]
+        None
     }
 
     /// Sets the request's `_meta`.

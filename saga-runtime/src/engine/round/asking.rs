@@ -275,6 +275,7 @@ mod tests {
             pending: assigned.pending,
             restated: assigned.restated,
             build: 0,
+            trace: None,
         }
     }
 
@@ -338,6 +339,7 @@ mod tests {
             round: 3,
             restated: Some(0xdead_beef),
             build: 0x0102,
+            trace: None,
             pending: smallvec::smallvec![
                 Pending {
                     key: Key::from_text(Kind::Form, "elicit-11".into()),

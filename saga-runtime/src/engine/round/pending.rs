@@ -33,6 +33,9 @@ pub(crate) struct RoundRecord {
     ///
     /// [`SagaTool::build_tag`]: crate::engine::SagaTool::build_tag
     pub(crate) build: u16,
+    /// The saga's trace: its first round's span, kept beside the head (not in it: formats
+    /// 0x80 and 0x90 lead the plaintext with it) so that every round links to it.
+    pub(crate) trace: Option<crate::state::SagaTrace>,
 }
 
 /// A round's pending requests: most rounds ask one thing, which needs no allocation.
@@ -322,10 +325,8 @@ impl RoundRecord {
     pub(crate) fn encode(&self, format: TokenFormat, out: Vec<u8>) -> postcard::Result<Vec<u8>> {
         match format {
             // A deflated token's plaintext is in the compact layout.
-            TokenFormat::Compact | TokenFormat::Deflated | TokenFormat::Kept => {
-                packed::write(self, out)
-            }
             TokenFormat::Fixed => self.encode_fixed(out),
+            _ => packed::write(self, out),
         }
     }
 
@@ -356,7 +357,11 @@ impl RoundRecord {
         plaintext: &[u8],
     ) -> postcard::Result<(RoundRecord, &[u8])> {
         let (sealed, rest) = match format {
-            TokenFormat::Compact | TokenFormat::Deflated => packed::read(plaintext)?,
+            // A traced token's plaintext comes here without its trace: the compact layout.
+            TokenFormat::Compact
+            | TokenFormat::Deflated
+            | TokenFormat::Traced
+            | TokenFormat::TracedDeflated => packed::read(plaintext)?,
             TokenFormat::Fixed => postcard::take_from_bytes::<SealedHead<'_>>(plaintext)?,
             // A reference's plaintext is no state: only the state it refers to is read.
             TokenFormat::Kept => return Err(postcard::Error::DeserializeBadEncoding),
@@ -390,6 +395,8 @@ impl RoundRecord {
             next_key: sealed.next_key,
             round: sealed.round,
             pending,
+            // Kept beside the head, not in it: the token's opening sets it.
+            trace: None,
             restated: sealed
                 .restated
                 .map(|[a, b, c, d, _, _]| u32::from_be_bytes([a, b, c, d])),

@@ -158,7 +158,33 @@ pub(crate) trait Policy: Send {
 ///
 /// A request that claimed its token to record its outcome (see `retried`) records what it
 /// answers here, whichever exit the drive took.
-pub(crate) async fn drive<P: Policy>(
+///
+/// With the `otel` feature the call runs inside its MCP server span (`crate::otel`);
+/// without it, nothing is added here.
+pub(crate) fn drive<'a, P: Policy>(
+    saga: &'a Saga,
+    call: &'a mut Call,
+    cx: &'a SagaContext,
+    policy: &'a mut P,
+) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+    #[cfg(feature = "otel")]
+    {
+        let info = crate::otel::CallInfo {
+            method: &call.method,
+            tool: &call.name,
+            request_id: cx.request_id(),
+            protocol_version: cx.protocol_version().map(|version| version.as_str()),
+            meta: cx.meta(),
+        };
+        let span = crate::otel::traced_drive(info, cx.trace());
+        span.run(drive_call(saga, call, cx, policy))
+    }
+    #[cfg(not(feature = "otel"))]
+    drive_call(saga, call, cx, policy)
+}
+
+/// [`drive`]'s call, recorded when it answers.
+async fn drive_call<P: Policy>(
     saga: &Saga,
     call: &mut Call,
     cx: &SagaContext,

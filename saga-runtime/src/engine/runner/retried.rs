@@ -256,6 +256,7 @@ mod tests {
             point: [0; 8],
             format: crate::state::TokenFormat::SEALED,
             sealed_len: 0,
+            trace: None,
         };
         let binding = crate::state::Binding::new("t", "tools/call", "ann", None);
         let (claim, claimed) = codec

@@ -234,7 +234,12 @@ fn run_transition<'a>(
                     ..StateSize::default()
                 });
                 let state = run.start(call.arguments.clone().unwrap_or_default())?;
-                (RoundRecord::default(), state, Answers::none(), None)
+                // The saga's trace begins with this round's span, when one is recorded.
+                let head = RoundRecord {
+                    trace: cx.first_round_trace(),
+                    ..RoundRecord::default()
+                };
+                (head, state, Answers::none(), None)
             }
             Some(token) => {
                 let responses = responses.unwrap_or_default();
@@ -534,8 +539,11 @@ impl<'a> Transition<'a> {
                 }
             }
         }
-        let (head, state_bytes) = RoundRecord::decode(opened.format, &opened.plaintext)
+        let (mut head, state_bytes) = RoundRecord::decode(opened.format, &opened.plaintext)
             .map_err(|reason| invalid_state(self.name, &reason))?;
+        head.trace = opened.trace;
+        // This round's span links to the saga's first (or, a task's, is its child).
+        self.cx.resumed_saga(head.trace.as_ref());
         let head_len = opened.plaintext.len() - state_bytes.len();
         let samples = crate::engine::runner::sampling::samples_from(self.cx);
         let answers = match collect::collect(&head.pending, responses, failures, model, samples)? {
@@ -764,13 +772,16 @@ impl<'a> Transition<'a> {
                 "the saga's state could not be saved".into(),
             ));
         }
-        let token = match link {
-            Some(link) => {
-                let expires_at = crate::state::unix_now().saturating_add(codec.ttl().as_secs());
-                codec.seal_linked(expires_at, &point.key, self.binding, &plaintext, link)
-            }
-            None => codec.seal_first(&point.key, self.binding, &plaintext),
-        };
+        let expires_at =
+            link.map(|_| crate::state::unix_now().saturating_add(codec.ttl().as_secs()));
+        let token = codec.seal_round(
+            expires_at,
+            &point.key,
+            self.binding,
+            &plaintext,
+            link,
+            head.trace.as_ref(),
+        );
         if token.len() > codec.max_sealed_len() {
             // The server would refuse this token when it comes back (and a client could
             // not send it under the body limit), or its store would not keep it.
@@ -893,12 +904,13 @@ impl<'a> Transition<'a> {
                 tracing::error!(tool = %Escaped(self.name), %error, "saga head does not serialize");
                 Failure::Internal("the saga's state could not be saved".into())
             })?;
-        let token = self.codec.seal_linked(
-            opened.expires_at,
+        let token = self.codec.seal_round(
+            Some(opened.expires_at),
             &point.key,
             self.binding,
             &plaintext,
-            opened.link().next(),
+            Some(opened.link().next()),
+            opened.trace.as_ref(),
         );
         if token.len() > self.codec.max_sealed_len() {
             // The same state, sealed by a codec that deflated it, resealed by one that

@@ -64,6 +64,19 @@ pub trait Model: Send + Sync + std::fmt::Debug + 'static {
         &'a self,
         request: &'a CreateMessageRequestParams,
     ) -> BoxFuture<'a, Result<Completion, ModelError>>;
+
+    /// The provider, as OpenTelemetry's GenAI conventions name it (`openai`), for the
+    /// call's span (feature `otel`). `None` by default.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The model `request` asks of the provider, for the call's span (feature `otel`).
+    /// `None` by default.
+    fn request_model<'a>(&'a self, request: &'a CreateMessageRequestParams) -> Option<&'a str> {
+        let _ = request;
+        None
+    }
 }
 
 /// A model's answer.
@@ -78,6 +91,10 @@ pub struct Completion {
     pub stop_reason: Option<String>,
     /// Tokens the provider counted (prompt and completion), if it said.
     pub tokens: Option<u64>,
+    /// Of them, the prompt's, if it said.
+    pub input_tokens: Option<u64>,
+    /// Of them, the completion's, if it said.
+    pub output_tokens: Option<u64>,
     /// The tools it asks to be called, in order, when the sample offered tools
     /// ([`Sample::tools`](crate::engine::Sample::tools)).
     pub tool_uses: Vec<crate::engine::caller::tool_use::ToolUse>,
@@ -91,6 +108,8 @@ impl Completion {
             model: model.into(),
             stop_reason: None,
             tokens: None,
+            input_tokens: None,
+            output_tokens: None,
             tool_uses: Vec::new(),
         }
     }
@@ -110,6 +129,17 @@ impl Completion {
     /// This completion, with the tokens it cost.
     pub fn with_tokens(mut self, tokens: u64) -> Self {
         self.tokens = Some(tokens);
+        self
+    }
+
+    /// This completion, with the prompt's and the completion's tokens (and their sum as
+    /// its tokens, unless it has them).
+    pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        self.input_tokens = Some(input_tokens);
+        self.output_tokens = Some(output_tokens);
+        self.tokens = self
+            .tokens
+            .or(Some(input_tokens.saturating_add(output_tokens)));
         self
     }
 
@@ -174,6 +204,23 @@ pub enum ModelError {
     /// escaped), or for more than [`MAX_TOOL_USES`](crate::engine::caller::tool_use::MAX_TOOL_USES) at once.
     #[error("the model asked for a tool the sample did not offer: {0:?}")]
     UnofferedTool(String),
+}
+
+impl ModelError {
+    /// A name for the kind of failure, from a closed set: what a span's `error.type` and
+    /// a log line may say of it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Timeout => "timeout",
+            ModelError::Status(_) => "http_status",
+            ModelError::Unreachable => "unreachable",
+            ModelError::Refused => "refused",
+            ModelError::Malformed => "malformed",
+            ModelError::Unsupported(_) => "unsupported",
+            ModelError::Limited(_) => "limited",
+            ModelError::UnofferedTool(_) => "unoffered_tool",
+        }
+    }
 }
 
 /// Who answers a `sample()`.
@@ -272,9 +319,34 @@ impl ServerModel {
             .admit(pool, cost)
             .map_err(ModelError::Limited)?;
         let started = std::time::Instant::now();
-        let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request))
-            .await
-            .unwrap_or(Err(ModelError::Timeout));
+        let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request));
+        #[cfg(feature = "otel")]
+        let answered = {
+            use tracing::Instrument as _;
+            let span = crate::otel::model_span(crate::otel::ModelRequest {
+                provider: self.model.provider_name(),
+                model: self.model.request_model(&request),
+                max_tokens: request.max_tokens,
+                temperature: request.temperature,
+            });
+            let answered = answered.instrument(span.clone()).await;
+            let answered = answered.unwrap_or(Err(ModelError::Timeout));
+            crate::otel::model_answered(
+                &span,
+                match &answered {
+                    Ok(completion) => Ok(crate::otel::ModelAnswer {
+                        model: &completion.model,
+                        finish_reason: completion.stop_reason.as_deref(),
+                        input_tokens: completion.input_tokens,
+                        output_tokens: completion.output_tokens,
+                    }),
+                    Err(error) => Err(error.kind()),
+                },
+            );
+            answered
+        };
+        #[cfg(not(feature = "otel"))]
+        let answered = answered.await.unwrap_or(Err(ModelError::Timeout));
         let tokens = answered.as_ref().ok().and_then(|c| c.tokens);
         crate::metrics::model_call(started.elapsed(), tokens);
         if let Some(actual) = tokens {

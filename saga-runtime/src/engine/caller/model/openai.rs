@@ -330,12 +330,17 @@ pub(crate) fn read_reply(reply: &[u8]) -> Result<Completion, ModelError> {
         Some(other) => completion = completion.with_stop_reason(other),
         None => {}
     }
-    if let Some(tokens) = reply
-        .get("usage")
-        .and_then(|usage| usage.get("total_tokens"))
-        .and_then(Value::as_u64)
-    {
+    let usage = reply.get("usage");
+    let count = |name: &str| {
+        usage
+            .and_then(|usage| usage.get(name))
+            .and_then(Value::as_u64)
+    };
+    if let Some(tokens) = count("total_tokens") {
         completion = completion.with_tokens(tokens);
+    }
+    if let (Some(input), Some(output)) = (count("prompt_tokens"), count("completion_tokens")) {
+        completion = completion.with_usage(input, output);
     }
     Ok(completion)
 }
@@ -416,6 +421,14 @@ impl Model for OpenAiCompatible {
             }
             read_reply(&reply)
         })
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some("openai")
+    }
+
+    fn request_model<'a>(&'a self, request: &'a CreateMessageRequestParams) -> Option<&'a str> {
+        Some(self.model_for(request))
     }
 }
 

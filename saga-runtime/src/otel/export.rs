@@ -1,0 +1,316 @@
+//! Export over OTLP (HTTP, protobuf): the tracer and meter providers, the `tracing` layer
+//! that feeds them, and the HTTP client they send through.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use hyper::body::Bytes;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+/// The variable that turns export on for [`Telemetry::from_env`], as the OpenTelemetry
+/// specification names it; `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` does too.
+pub const OTEL_EXPORTER_OTLP_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+const OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+
+/// How long one export may take, connecting included.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest answer a collector's reply is read to: it says only whether it took the
+/// batch.
+const MAX_REPLY_BYTES: usize = 64 * 1024;
+/// The name saga's spans and metrics are recorded under.
+const SCOPE: &str = "saga-runtime";
+
+/// Why telemetry could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TelemetryError {
+    /// The exporter could not be built (an endpoint that is not a URL, say).
+    #[error("the OTLP exporter could not be built: {0}")]
+    Exporter(String),
+    /// The HTTP client or its runtime could not be made.
+    #[error("the OTLP exporter's HTTP client could not be made: {0}")]
+    Client(String),
+    /// A global `tracing` subscriber is installed already: add [`Telemetry::layer`] to it
+    /// instead of installing.
+    #[error(
+        "a tracing subscriber is installed already: build with Telemetry::builder().build() \
+         and add its layer() to that subscriber"
+    )]
+    SubscriberSet,
+    /// Spans or metrics could not be flushed at shutdown.
+    #[error("telemetry could not be flushed: {0}")]
+    Flush(String),
+}
+
+/// OpenTelemetry export for a saga server: a tracer and a meter provider sending over OTLP
+/// (HTTP, protobuf), and the `tracing` layer that feeds saga's spans to them.
+///
+/// ```no_run
+/// # #[tokio::main] async fn main() -> anyhow::Result<()> {
+/// // Exports when OTEL_EXPORTER_OTLP_ENDPOINT is set (http://localhost:4318, say),
+/// // and logs to stderr as RUST_LOG says either way.
+/// let telemetry = saga_runtime::otel::Telemetry::from_env()?;
+/// // … serve …
+/// if let Some(telemetry) = telemetry {
+///     telemetry.shutdown()?; // sends what is left
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// With a subscriber of your own, build without installing and add the layer:
+///
+/// ```no_run
+/// use tracing_subscriber::layer::SubscriberExt as _;
+/// use tracing_subscriber::util::SubscriberInitExt as _;
+/// # fn main() -> anyhow::Result<()> {
+/// let telemetry = saga_runtime::otel::Telemetry::builder()
+///     .endpoint("http://localhost:4318")
+///     .build()?;
+/// tracing_subscriber::registry()
+///     .with(tracing_subscriber::fmt::layer())
+///     .with(telemetry.layer())
+///     .init();
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Telemetry {
+    tracer: SdkTracerProvider,
+    meter: SdkMeterProvider,
+}
+
+/// Builds a [`Telemetry`]: where to send, and the service's name.
+#[derive(Debug, Default)]
+#[must_use]
+pub struct TelemetryBuilder {
+    endpoint: Option<String>,
+    service_name: Option<String>,
+}
+
+impl Telemetry {
+    /// A builder: the endpoint and service name come from the standard variables
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`)
+    /// unless set on it.
+    pub fn builder() -> TelemetryBuilder {
+        TelemetryBuilder::default()
+    }
+
+    /// Installs export as [`TelemetryBuilder::install`] does when
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set;
+    /// otherwise installs only a log subscriber (stderr, filtered by `RUST_LOG`, `info` by
+    /// default) and answers `None`.
+    pub fn from_env() -> Result<Option<Telemetry>, TelemetryError> {
+        let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+        if set(OTEL_EXPORTER_OTLP_ENDPOINT) || set(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+            return Telemetry::builder().install().map(Some);
+        }
+        tracing_subscriber::registry()
+            .with(log_layer())
+            .try_init()
+            .map_err(|_| TelemetryError::SubscriberSet)?;
+        Ok(None)
+    }
+
+    /// The layer that records saga's spans (and the application's own, at `INFO` and
+    /// above) as OpenTelemetry spans, for a subscriber of the application's own. saga's
+    /// spans are the MCP server spans and their rounds (`saga.transition`, at `DEBUG`):
+    /// the layer's own filter takes them whatever the subscriber's log filter says.
+    pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + 'static
+    where
+        S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    {
+        tracing_opentelemetry::layer()
+            .with_tracer(self.tracer.tracer(SCOPE))
+            .with_filter(tracing_subscriber::filter::filter_fn(exported))
+    }
+
+    /// Sends what is left and stops exporting.
+    pub fn shutdown(self) -> Result<(), TelemetryError> {
+        let traces = self.tracer.shutdown();
+        let metrics = self.meter.shutdown();
+        traces.map_err(|error| TelemetryError::Flush(error.to_string()))?;
+        metrics.map_err(|error| TelemetryError::Flush(error.to_string()))
+    }
+
+    /// Sends what has been recorded so far.
+    pub fn flush(&self) -> Result<(), TelemetryError> {
+        let traces = self.tracer.force_flush();
+        let metrics = self.meter.force_flush();
+        traces.map_err(|error| TelemetryError::Flush(error.to_string()))?;
+        metrics.map_err(|error| TelemetryError::Flush(error.to_string()))
+    }
+}
+
+impl TelemetryBuilder {
+    /// Sends to `endpoint` (`http://collector:4318`): spans to its `/v1/traces`, metrics
+    /// to its `/v1/metrics`, as `OTEL_EXPORTER_OTLP_ENDPOINT` would.
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Names the service (`service.name`) where `OTEL_SERVICE_NAME` does not.
+    pub fn service_name(mut self, name: impl Into<String>) -> Self {
+        self.service_name = Some(name.into());
+        self
+    }
+
+    /// The providers, exporting in the background; nothing is installed (see
+    /// [`Telemetry::layer`]). May be called outside any Tokio runtime: the exporter sends
+    /// from a thread of its own.
+    pub fn build(self) -> Result<Telemetry, TelemetryError> {
+        let client = ExportClient::new()?;
+        let endpoint = |path: &str| {
+            self.endpoint
+                .as_ref()
+                .map(|base| format!("{}{path}", base.trim_end_matches('/')))
+        };
+        let mut spans = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_http_client(client.clone());
+        if let Some(endpoint) = endpoint("/v1/traces") {
+            spans = spans.with_endpoint(endpoint);
+        }
+        let spans = spans
+            .build()
+            .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+        let mut metrics = opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_http_client(client);
+        if let Some(endpoint) = endpoint("/v1/metrics") {
+            metrics = metrics.with_endpoint(endpoint);
+        }
+        let metrics = metrics
+            .build()
+            .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+        let mut resource = Resource::builder();
+        if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+            resource = resource.with_service_name(
+                self.service_name
+                    .unwrap_or_else(|| env!("CARGO_PKG_NAME").to_owned()),
+            );
+        }
+        let resource = resource.build();
+        let tracer = SdkTracerProvider::builder()
+            .with_batch_exporter(spans)
+            .with_resource(resource.clone())
+            .build();
+        let meter = SdkMeterProvider::builder()
+            .with_periodic_exporter(metrics)
+            .with_resource(resource)
+            .build();
+        let _ = super::spans::OPERATION_DURATION.set(super::spans::operation_duration(
+            &opentelemetry::metrics::MeterProvider::meter(&meter, SCOPE),
+        ));
+        Ok(Telemetry { tracer, meter })
+    }
+
+    /// [`TelemetryBuilder::build`], then installs a global `tracing` subscriber (logs on
+    /// stderr filtered by `RUST_LOG`, `info` by default, and the spans [`Telemetry::layer`]
+    /// exports) and the meter provider as OpenTelemetry's global one.
+    pub fn install(self) -> Result<Telemetry, TelemetryError> {
+        let telemetry = self.build()?;
+        tracing_subscriber::registry()
+            .with(log_layer())
+            .with(telemetry.layer())
+            .try_init()
+            .map_err(|_| TelemetryError::SubscriberSet)?;
+        opentelemetry::global::set_meter_provider(telemetry.meter.clone());
+        Ok(telemetry)
+    }
+}
+
+/// Logs on stderr (stdout is a stdio server's channel), as `RUST_LOG` says.
+fn log_layer<S>() -> impl tracing_subscriber::Layer<S> + Send + Sync + 'static
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(filter)
+}
+
+/// What [`Telemetry::layer`] exports: saga's spans down to its rounds (`DEBUG`), not the
+/// HTTP request's span (`saga.request`: its call's MCP server span stands for it), and
+/// every other span or event at `INFO` and above.
+fn exported(meta: &tracing::Metadata<'_>) -> bool {
+    let ours = meta.target() == "saga_runtime" || meta.target().starts_with("saga_runtime::");
+    if ours && meta.is_span() {
+        meta.name() != "saga.request" && *meta.level() <= tracing::Level::DEBUG
+    } else {
+        *meta.level() <= tracing::Level::INFO
+    }
+}
+
+/// The exporter's HTTP client: saga's own (hyper over rustls with ring), driven by a
+/// runtime on a thread of its own, as OpenTelemetry's batch processors export from
+/// threads of their own, outside any runtime of the application's.
+#[derive(Debug, Clone)]
+struct ExportClient {
+    client: crate::net::Client,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ExportClient {
+    fn new() -> Result<Self, TelemetryError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| TelemetryError::Client(error.to_string()))?;
+        let handle = runtime.handle().clone();
+        std::thread::Builder::new()
+            .name("saga-otel-export".into())
+            .spawn(move || runtime.block_on(std::future::pending::<()>()))
+            .map_err(|error| TelemetryError::Client(error.to_string()))?;
+        // Its connections are spawned where its requests run: on that runtime.
+        let client = crate::net::client(EXPORT_TIMEOUT).map_err(TelemetryError::Client)?;
+        Ok(Self {
+            client,
+            runtime: handle,
+        })
+    }
+}
+
+type Sent = Result<http::Response<Bytes>, opentelemetry_http::HttpError>;
+
+impl opentelemetry_http::HttpClient for ExportClient {
+    // `async_trait`'s signature, written out: the trait is declared with it.
+    fn send_bytes<'life0, 'async_trait>(
+        &'life0 self,
+        request: http::Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Sent> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        let client = self.client.clone();
+        let sent = self.runtime.spawn(async move {
+            let request = request.map(http_body_util::Full::new);
+            let exchange = async {
+                let response = client.request(request).await?;
+                let (parts, body) = response.into_parts();
+                let limited = http_body_util::Limited::new(body, MAX_REPLY_BYTES);
+                let body = http_body_util::BodyExt::collect(limited).await?.to_bytes();
+                Ok::<_, opentelemetry_http::HttpError>(http::Response::from_parts(parts, body))
+            };
+            tokio::time::timeout(EXPORT_TIMEOUT, exchange)
+                .await
+                .unwrap_or_else(|_| Err("the collector did not answer in time".into()))
+        });
+        Box::pin(async move {
+            sent.await
+                .map_err(|error| -> opentelemetry_http::HttpError { Box::new(error) })?
+        })
+    }
+}

@@ -1,0 +1,66 @@
+//! OpenTelemetry (feature `otel`): one trace per saga, as MCP and OpenTelemetry specify it.
+//!
+//! - **Context in.** The W3C trace context of a request's `params._meta` (`traceparent`,
+//!   `tracestate`; SEP-414), or of its HTTP `traceparent` header when `_meta` has none,
+//!   parents the request's MCP server span, in both eras and over stdio. A malformed value
+//!   is ignored: never an error, never logged. `tracestate` is read only up to 512 bytes
+//!   and 32 members (W3C's own bound), and `baggage` is not read at all, so neither costs
+//!   more than a small fixed amount.
+//! - **One saga, one trace.** A saga's first round keeps its span's trace id and span id
+//!   in its sealed state (25 bytes; token formats 0x80 and 0x90). Every later round's span
+//!   links to that span (an OpenTelemetry span link), whoever the client, whichever
+//!   replica, after a restart or a deploy; a task's worker steps are children of the
+//!   request that created the task, also after another replica took it over.
+//! - **Spans and attributes as the conventions name them.** Each call's MCP server span
+//!   is named `{mcp.method.name} {gen_ai.tool.name}` (`tools/call deploy`) with
+//!   `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `jsonrpc.request.id`,
+//!   `mcp.protocol.version`, `error.type` (`tool_error` for a result with `isError`, the
+//!   JSON-RPC code of an error) and saga's `saga.round` and `saga.outcome`; each round
+//!   is a `saga.transition` child (round, point entered and left, outcome). The server's
+//!   model calls are GenAI client spans (`chat {model}`: model, token usage when the
+//!   provider reports it, finish reason; never the prompt, the answer or the key). A
+//!   task store's writes are `saga.store` spans. The `mcp.server.operation.duration`
+//!   histogram (seconds) is recorded beside saga's other metrics.
+//! - **Export.** [`Telemetry`] installs a `tracing` subscriber with an OpenTelemetry layer
+//!   and an OTLP exporter (HTTP, protobuf), through the HTTP client saga already builds;
+//!   [`Telemetry::from_env`] does so when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as the
+//!   OpenTelemetry specification names it. An application with a subscriber of its own
+//!   adds [`Telemetry::layer`] to it instead.
+//!
+//! Without the feature none of this is compiled, and nothing of it is on the request path:
+//! a build without it still reads a traced token and seals its trace again, so a fleet
+//! built either way keeps each saga's trace.
+//!
+//! What a span may carry is in SECURITY.md: names, ids, numbers and closed sets, never a
+//! tool's arguments, an answer, a prompt, a token or a credential.
+
+#[cfg(feature = "otel")]
+mod export;
+#[cfg(feature = "otel")]
+mod incoming;
+#[cfg(feature = "otel")]
+mod spans;
+
+#[cfg(feature = "otel")]
+pub use export::{OTEL_EXPORTER_OTLP_ENDPOINT, Telemetry, TelemetryBuilder, TelemetryError};
+#[cfg(feature = "otel")]
+pub(crate) use incoming::RequestTrace;
+#[cfg(feature = "otel")]
+pub(crate) use spans::{
+    CallInfo, ModelAnswer, ModelRequest, first_round, model_answered, model_span, resumed,
+    store_write, task_trace, traced_drive,
+};
+
+#[cfg(not(feature = "otel"))]
+mod off {
+    //! The hooks the request path calls, as nothing: without the feature they compile
+    //! to no code at all.
+
+    /// A task store's write, as it is.
+    #[inline(always)]
+    pub(crate) fn store_write<F>(_: &'static str, _: &str, write: F) -> F {
+        write
+    }
+}
+#[cfg(not(feature = "otel"))]
+pub(crate) use off::store_write;

@@ -1,0 +1,310 @@
+//! The spans saga makes with the feature on: a call's MCP server span (or a task step's),
+//! its link to the saga's first span, the server model's GenAI client spans, the task
+//! store's writes, and the operation histogram.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::Histogram;
+use opentelemetry::trace::{TraceContextExt as _, TraceState};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, NumberOrString};
+use tracing::Instrument as _;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use super::incoming::{RequestTrace, parent, span_context};
+use crate::log::Escaped;
+use crate::state::SagaTrace;
+
+/// The histogram of `mcp.server.operation.duration`: set by [`super::Telemetry`] from its
+/// own meter provider, or else taken from the global one at its first use.
+pub(super) static OPERATION_DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
+
+/// Bucket bounds (seconds) of `mcp.server.operation.duration`, as OpenTelemetry's MCP
+/// conventions advise them.
+pub(super) const DURATION_BOUNDS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// The histogram, made from `meter`.
+pub(super) fn operation_duration(meter: &opentelemetry::metrics::Meter) -> Histogram<f64> {
+    meter
+        .f64_histogram("mcp.server.operation.duration")
+        .with_unit("s")
+        .with_description("Duration of an MCP request as the server sees it")
+        .with_boundaries(DURATION_BOUNDS.to_vec())
+        .build()
+}
+
+/// The longest request id kept as an attribute: a client's string id may be as long as
+/// a body allows.
+const REQUEST_ID_MAX: usize = 64;
+
+/// A call's MCP server span (or a task step's), made before the call runs and closed
+/// with its outcome by [`CallSpan::run`].
+pub(crate) struct CallSpan {
+    span: tracing::Span,
+    labels: [KeyValue; 2],
+    version: Option<String>,
+}
+
+/// What a call's span names: its method and tool, and what its request says of it.
+pub(crate) struct CallInfo<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) request_id: Option<&'a NumberOrString>,
+    pub(crate) protocol_version: Option<&'a str>,
+    pub(crate) meta: &'a rmcp::model::RequestMetaObject,
+}
+
+/// The MCP server span of a call: parented on the request's trace context, and recorded
+/// in its `trace` so that its rounds keep and link to the saga's first span.
+pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
+    let span = match &trace.task {
+        Some(task) => tracing::info_span!(
+            target: "saga_runtime",
+            "saga.task",
+            otel.name = %format_args!("task {}", call.tool),
+            otel.kind = "internal",
+            otel.status_code = Empty,
+            gen_ai.tool.name = %call.tool,
+            gen_ai.operation.name = "execute_tool",
+            saga.task.id = %task,
+            error.type = Empty,
+            saga.outcome = Empty,
+        ),
+        None => tracing::info_span!(
+            target: "saga_runtime",
+            "mcp.server",
+            otel.name = %format_args!("{} {}", call.method, call.tool),
+            otel.kind = "server",
+            otel.status_code = Empty,
+            mcp.method.name = %call.method,
+            gen_ai.tool.name = %call.tool,
+            gen_ai.operation.name = "execute_tool",
+            jsonrpc.request.id = Empty,
+            mcp.protocol.version = Empty,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+            saga.outcome = Empty,
+        ),
+    };
+    let version = call.protocol_version.map(str::to_owned);
+    if !span.is_disabled() {
+        if let Some(id) = call.request_id {
+            match id {
+                NumberOrString::Number(n) => span.record("jsonrpc.request.id", n),
+                NumberOrString::String(text) => {
+                    let text: String = Escaped(text)
+                        .to_string()
+                        .chars()
+                        .take(REQUEST_ID_MAX)
+                        .collect();
+                    span.record("jsonrpc.request.id", text)
+                }
+            };
+        }
+        if let Some(version) = &version {
+            span.record("mcp.protocol.version", version.as_str());
+        }
+        if let Some(parent) = parent(call.meta, trace) {
+            let parent = opentelemetry::Context::new().with_remote_span_context(parent);
+            let _ = span.set_parent(parent);
+        }
+        let _ = trace.server.set(span.clone());
+    }
+    CallSpan {
+        span,
+        labels: [
+            KeyValue::new("mcp.method.name", call.method.to_owned()),
+            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+        ],
+        version,
+    }
+}
+
+impl CallSpan {
+    /// Runs `drive` (one call, as `engine::runner::drive` runs it) inside the span, then
+    /// records its outcome and duration.
+    pub(crate) async fn run<F>(self, drive: F) -> F::Output
+    where
+        F: Future<Output = Result<CallToolResponse, ErrorData>>,
+    {
+        let CallSpan {
+            span,
+            labels,
+            version,
+        } = self;
+        let started = Instant::now();
+        let outcome = drive.instrument(span.clone()).await;
+        let error = finish(&span, &outcome);
+        let histogram = OPERATION_DURATION
+            .get_or_init(|| operation_duration(&opentelemetry::global::meter("saga-runtime")));
+        let mut attributes = Vec::with_capacity(4);
+        attributes.extend(labels);
+        if let Some(version) = version {
+            attributes.push(KeyValue::new("mcp.protocol.version", version));
+        }
+        if let Some(error) = error {
+            attributes.push(KeyValue::new("error.type", error));
+        }
+        histogram.record(started.elapsed().as_secs_f64(), &attributes);
+        outcome
+    }
+}
+
+/// Records the call's outcome on its span; the `error.type` it recorded, if any.
+fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -> Option<String> {
+    let (label, error) = match outcome {
+        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+            ("tool_error", Some("tool_error".to_owned()))
+        }
+        Ok(CallToolResponse::Complete(_)) => ("complete", None),
+        Ok(CallToolResponse::InputRequired(required)) => (
+            if required
+                .input_requests
+                .as_ref()
+                .is_some_and(|r| !r.is_empty())
+            {
+                "input_required"
+            } else {
+                "checkpoint"
+            },
+            None,
+        ),
+        Ok(CallToolResponse::Task(_)) => ("task", None),
+        Ok(_) => ("other", None),
+        Err(error) => {
+            span.record("rpc.response.status_code", i64::from(error.code.0));
+            ("error", Some(error.code.0.to_string()))
+        }
+    };
+    span.record("saga.outcome", label);
+    if let Some(error) = &error {
+        span.record("error.type", error.as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+    error
+}
+
+/// The trace a saga's first round keeps: its MCP server span's ids, when a trace is being
+/// recorded.
+pub(crate) fn first_round(trace: &RequestTrace) -> Option<SagaTrace> {
+    let span = trace.server.get()?;
+    let context = span.context();
+    let ids = context.span().span_context().clone();
+    if !ids.is_valid() {
+        return None;
+    }
+    SagaTrace::new(
+        ids.trace_id().to_bytes(),
+        ids.span_id().to_bytes(),
+        ids.trace_flags().to_u8(),
+    )
+}
+
+/// A later round: its span links to the saga's first span (`trace`), unless it is that
+/// span's child already (a task's step, parented on its creation).
+pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
+    let (Some(trace), Some(span)) = (trace, request.server.get()) else {
+        return;
+    };
+    if request.task.is_some() && request.fallback.as_ref() == Some(trace) {
+        return;
+    }
+    span.add_link(span_context(trace, TraceState::default()));
+}
+
+/// The `traceparent` a task's record keeps of the request that created it: its MCP
+/// server span's.
+pub(crate) fn task_trace(trace: &RequestTrace) -> Option<String> {
+    first_round(trace).map(|trace| trace.traceparent())
+}
+
+/// What a server model's call is, for its span: the model asked for, the provider, the
+/// request's bounds.
+pub(crate) struct ModelRequest<'a> {
+    pub(crate) provider: Option<&'a str>,
+    pub(crate) model: Option<&'a str>,
+    pub(crate) max_tokens: u32,
+    pub(crate) temperature: Option<f32>,
+}
+
+/// The GenAI client span of a server model's call (`chat {model}`), with the request's
+/// model and bounds; [`model_answered`] records the answer. Neither the prompt nor the
+/// answer nor any credential is recorded.
+pub(crate) fn model_span(request: ModelRequest<'_>) -> tracing::Span {
+    tracing::info_span!(
+        target: "saga_runtime",
+        "gen_ai.client",
+        otel.name = %format_args!("chat {}", request.model.unwrap_or("model")),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = request.provider,
+        gen_ai.request.model = request.model,
+        gen_ai.request.max_tokens = request.max_tokens,
+        gen_ai.request.temperature = request.temperature.map(f64::from),
+        gen_ai.response.model = Empty,
+        gen_ai.response.finish_reasons = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        error.type = Empty,
+    )
+}
+
+/// What a server model answered, for its span.
+pub(crate) struct ModelAnswer<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) finish_reason: Option<&'a str>,
+    pub(crate) input_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
+}
+
+/// Records on `span` (a [`model_span`]) what the model answered, or the kind of its
+/// failure (a closed set).
+pub(crate) fn model_answered(span: &tracing::Span, answer: Result<ModelAnswer<'_>, &'static str>) {
+    match answer {
+        Ok(answer) => {
+            span.record(
+                "gen_ai.response.model",
+                Escaped(answer.model).to_string().as_str(),
+            );
+            if let Some(reason) = answer.finish_reason {
+                span.record(
+                    "gen_ai.response.finish_reasons",
+                    Escaped(reason).to_string().as_str(),
+                );
+            }
+            if let Some(tokens) = answer.input_tokens {
+                span.record("gen_ai.usage.input_tokens", tokens);
+            }
+            if let Some(tokens) = answer.output_tokens {
+                span.record("gen_ai.usage.output_tokens", tokens);
+            }
+        }
+        Err(kind) => {
+            span.record("error.type", kind);
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// Runs a task store's write (`operation`, of task `task`) inside a `saga.store` span.
+pub(crate) fn store_write<F: Future>(
+    operation: &'static str,
+    task: &str,
+    write: F,
+) -> tracing::instrument::Instrumented<F> {
+    write.instrument(tracing::info_span!(
+        target: "saga_runtime",
+        "saga.store",
+        otel.name = %format_args!("saga.store {operation}"),
+        otel.kind = "client",
+        saga.store.operation = operation,
+        saga.task.id = %Escaped(task),
+    ))
+}
