@@ -63,6 +63,7 @@ fn record(id: usize) -> TaskRecord {
         takeovers: 0,
         unresumable_since_ms: None,
         status_message: None,
+        trace: None,
     }
 }
 

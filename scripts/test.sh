@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: everything `cargo test --workspace` needs besides Rust, then the tests.
+# The test command: everything `cargo test --workspace` needs besides Rust, then the tests,
+# then the OpenTelemetry ones (feature `otel`).
 # The stores' tests run against a real redis-server and a real postgres; they are
 # installed here when missing (Debian's packages, as root or through sudo).
 set -euo pipefail
@@ -39,4 +40,12 @@ if [[ ${#need[@]} -gt 0 ]]; then
   $sudo_ apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-exec cargo test --workspace "$@"
+cargo test --workspace "$@"
+
+# OpenTelemetry end to end (feature `otel`, off in the build above): the examples built
+# with it export to a real OTLP receiver the test starts, driven by saga's client and the
+# official TypeScript one (installed by tests/clients/run.sh --install-only, npm). Both
+# builds of the examples stay in target/debug/deps; the last one built is the one in
+# target/debug/examples.
+cargo build --quiet -p saga-workspace --features otel --examples
+exec cargo test -p saga-workspace --features otel --test otel "$@"

@@ -261,18 +261,62 @@ pub fn task_settings(store: TaskStore) -> saga_runtime::tasks::TaskSettings {
     }
 }
 
+/// The examples' OpenTelemetry export (feature `otel`), flushed when [`serve`] ends.
+#[cfg(feature = "otel")]
+static TELEMETRY: std::sync::Mutex<Option<saga_runtime::otel::Telemetry>> =
+    std::sync::Mutex::new(None);
+
 /// Logs to stderr (stdout may be the MCP channel), filtered by `RUST_LOG`, never with a
 /// session's id ([`QUIET_SESSION_IDS`](saga_runtime::serve::QUIET_SESSION_IDS)).
+///
+/// With the `otel` feature and `OTEL_EXPORTER_OTLP_ENDPOINT` set, saga's spans and metrics
+/// are exported over OTLP too (`saga_runtime::otel::Telemetry`).
 pub fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    #[cfg(feature = "otel")]
+    if std::env::var_os(saga_runtime::otel::OTEL_EXPORTER_OTLP_ENDPOINT).is_some() {
+        match saga_runtime::otel::Telemetry::builder().build() {
+            Ok(telemetry) => {
+                let _ = tracing_subscriber::registry()
+                    .with(log_layer())
+                    .with(telemetry.layer())
+                    .try_init();
+                if let Ok(mut kept) = TELEMETRY.lock() {
+                    *kept = Some(telemetry);
+                }
+                return;
+            }
+            Err(error) => eprintln!("OpenTelemetry export is off: {error}"),
+        }
+    }
+    let _ = tracing_subscriber::registry().with(log_layer()).try_init();
+}
+
+/// The examples' log: stderr, `RUST_LOG` (`warn` by default), no session ids.
+fn log_layer<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
+    use tracing_subscriber::Layer as _;
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     if let Ok(directive) = saga_runtime::serve::QUIET_SESSION_IDS.parse() {
         filter = filter.add_directive(directive);
     }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .try_init();
+        .with_filter(filter)
+}
+
+/// Sends what the examples' export holds (feature `otel`).
+fn flush_telemetry() {
+    #[cfg(feature = "otel")]
+    if let Some(telemetry) = TELEMETRY.lock().ok().and_then(|mut kept| kept.take())
+        && let Err(error) = telemetry.shutdown()
+    {
+        eprintln!("{error}");
+    }
 }
 
 /// `--inspect TOKEN [--arguments JSON] [--tool NAME] [--principal P]`: the token to
@@ -384,10 +428,12 @@ pub async fn serve(server: SagaServer) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    match transport()? {
-        Transport::Http(addr) => server.serve_http(addr).await?,
-        Transport::Stdio => server.serve_stdio().await?,
-    }
+    let served = match transport()? {
+        Transport::Http(addr) => server.serve_http(addr).await,
+        Transport::Stdio => server.serve_stdio().await,
+    };
+    flush_telemetry();
+    served?;
     Ok(())
 }
 

@@ -87,6 +87,14 @@ if [[ ! -x "$py" || "$(cat "$py_dir/.stamp" 2>/dev/null)" != "$py_stamp" ]]; the
 fi
 py_mcp="$("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))')" || die "$py does not run"
 say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $("$py" --version)"
+# `run.sh --install-only`: the clients installed (tests/otel drives the TypeScript one),
+# their paths printed, nothing run.
+if [[ "${1:-}" == --install-only ]]; then
+    echo "ts_node=$ts_node"
+    echo "ts_dir=$ts_dir"
+    echo "py=$py"
+    exit 0
+fi
 
 # --- The servers ---------------------------------------------------------------------------
 say "cargo build --workspace --examples"

@@ -221,6 +221,33 @@ impl ServerProcess {
         assert!(!status.success(), "killed, not exited: {status:?}");
     }
 
+    /// Stops it as Ctrl-C does (SIGINT): it finishes what it serves, flushes what it
+    /// exports, and exits. Waits for the exit.
+    ///
+    /// # Panics
+    ///
+    /// When the signal cannot be sent or the process does not exit in 10 s.
+    pub fn interrupt(&mut self) {
+        let sent = Command::new("kill")
+            .args(["-INT", &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGINT sent");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self
+            .child
+            .try_wait()
+            .expect("the process can be polled")
+            .is_none()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server did not exit within 10 s of SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Asserts that the process is still running.
     ///
     /// # Panics

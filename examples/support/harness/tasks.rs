@@ -12,6 +12,7 @@ pub struct TaskClient {
     http: reqwest::Client,
     authorization: Option<String>,
     samples: bool,
+    traceparent: Option<String>,
 }
 
 impl Default for TaskClient {
@@ -26,6 +27,7 @@ impl TaskClient {
             http: client(),
             authorization: None,
             samples: false,
+            traceparent: None,
         }
     }
 
@@ -39,6 +41,12 @@ impl TaskClient {
     /// The same client, connecting from `address` (see [`super::http::client_at`]).
     pub fn from_address(mut self, address: &str) -> Self {
         self.http = super::http::client_at(address);
+        self
+    }
+
+    /// The same client, sending this W3C `traceparent` in every request's `_meta`.
+    pub fn traceparent(mut self, traceparent: &str) -> Self {
+        self.traceparent = Some(traceparent.to_owned());
         self
     }
 
@@ -61,6 +69,9 @@ impl TaskClient {
             "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
             "io.modelcontextprotocol/clientCapabilities": capabilities
         });
+        if let Some(traceparent) = &self.traceparent {
+            params["_meta"]["traceparent"] = json!(traceparent);
+        }
         let message = request(1, method, params);
         let mut attempt = 0;
         let response = loop {

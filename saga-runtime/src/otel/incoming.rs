@@ -2,7 +2,7 @@
 //! transport (the HTTP `traceparent` header) or its task (the creating request's span).
 
 use std::str::FromStr as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
 
@@ -25,8 +25,30 @@ pub(crate) struct RequestTrace {
     pub(crate) fallback: Option<SagaTrace>,
     /// A task's worker step: the task's id (its span is then the creation's child).
     pub(crate) task: Option<Arc<str>>,
-    /// The call's MCP server span, once its drive made it: a copy of a context shares it.
-    pub(crate) server: Arc<OnceLock<tracing::Span>>,
+    /// The call's MCP server span and its ids, once its drive made them (each drive of
+    /// the same context makes its own): a copy of a context shares them. The span stays
+    /// open while the context lives, so that what the request does after its drive (a
+    /// task's creation) is under it.
+    pub(crate) call: Arc<Mutex<CallTrace>>,
+}
+
+/// The span of the call a context runs, and its ids when a trace is recorded.
+#[derive(Debug, Default)]
+pub(crate) struct CallTrace {
+    pub(crate) span: Option<tracing::Span>,
+    pub(crate) ids: Option<SagaTrace>,
+}
+
+impl RequestTrace {
+    /// The call's span, if its drive made one.
+    pub(crate) fn span(&self) -> Option<tracing::Span> {
+        self.call.lock().ok()?.span.clone()
+    }
+
+    /// The ids of the call's span, when a trace is recorded.
+    pub(crate) fn ids(&self) -> Option<SagaTrace> {
+        self.call.lock().ok()?.ids
+    }
 }
 
 impl RequestTrace {

@@ -90,6 +90,7 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
             error.type = Empty,
             rpc.response.status_code = Empty,
             saga.outcome = Empty,
+            saga.task.id = Empty,
         ),
     };
     let version = call.protocol_version.map(str::to_owned);
@@ -114,7 +115,10 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
             let parent = opentelemetry::Context::new().with_remote_span_context(parent);
             let _ = span.set_parent(parent);
         }
-        let _ = trace.server.set(span.clone());
+        if let Ok(mut call) = trace.call.lock() {
+            call.ids = ids_of(&span);
+            call.span = Some(span.clone());
+        }
     }
     CallSpan {
         span,
@@ -193,7 +197,11 @@ fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -
 /// The trace a saga's first round keeps: its MCP server span's ids, when a trace is being
 /// recorded.
 pub(crate) fn first_round(trace: &RequestTrace) -> Option<SagaTrace> {
-    let span = trace.server.get()?;
+    trace.ids()
+}
+
+/// A span's ids, when it is recorded as an OpenTelemetry span.
+fn ids_of(span: &tracing::Span) -> Option<SagaTrace> {
     let context = span.context();
     let ids = context.span().span_context().clone();
     if !ids.is_valid() {
@@ -209,7 +217,7 @@ pub(crate) fn first_round(trace: &RequestTrace) -> Option<SagaTrace> {
 /// A later round: its span links to the saga's first span (`trace`), unless it is that
 /// span's child already (a task's step, parented on its creation).
 pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
-    let (Some(trace), Some(span)) = (trace, request.server.get()) else {
+    let (Some(trace), Some(span)) = (trace, request.span()) else {
         return;
     };
     if request.task.is_some() && request.fallback.as_ref() == Some(trace) {
@@ -218,10 +226,22 @@ pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
     span.add_link(span_context(trace, TraceState::default()));
 }
 
-/// The `traceparent` a task's record keeps of the request that created it: its MCP
-/// server span's.
-pub(crate) fn task_trace(trace: &RequestTrace) -> Option<String> {
-    first_round(trace).map(|trace| trace.traceparent())
+/// The `traceparent` a task's record keeps of the request that created it (its MCP
+/// server span's), and the task's id recorded on that span.
+pub(crate) fn task_trace(trace: &RequestTrace, task: &str) -> Option<String> {
+    if let Some(span) = trace.span() {
+        span.record("saga.task.id", Escaped(task).to_string().as_str());
+    }
+    trace.ids().map(|trace| trace.traceparent())
+}
+
+/// Runs `f` in the call's span, if there is one: what it makes (a task store's write
+/// after the drive) is that span's child.
+pub(crate) fn in_call<R>(trace: &RequestTrace, f: impl FnOnce() -> R) -> R {
+    match trace.span() {
+        Some(span) => span.in_scope(f),
+        None => f(),
+    }
 }
 
 /// What a server model's call is, for its span: the model asked for, the provider, the

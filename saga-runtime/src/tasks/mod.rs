@@ -425,6 +425,7 @@ impl Tasks {
             .await
             .map_err(|error| crate::engine::unopened(&call.name, &error))?;
         let now = clock::now_ms();
+        let trace = cx.task_traceparent(&id);
         let claim = self.settings.store.0.claim();
         let pool = cx.pool(tools.principals_verified());
         let record = TaskRecord {
@@ -449,16 +450,18 @@ impl Tasks {
             takeovers: 0,
             unresumable_since_ms: None,
             status_message: None,
-            trace: cx.task_traceparent(),
+            trace,
         };
         let quota = self.settings.quota(pool.is_verified());
-        crate::otel::store_write(
-            "insert",
-            &record.id,
-            self.settings.store.0.insert(&record, &quota),
-        )
-        .await
-        .map_err(store_failed)?;
+        // Under the creating request's span: the insert is its child.
+        let insert = cx.in_call_span(|| {
+            crate::otel::store_write(
+                "insert",
+                &record.id,
+                self.settings.store.0.insert(&record, &quota),
+            )
+        });
+        insert.await.map_err(store_failed)?;
         tracing::info!(task = %record.id, tool = %Escaped(&record.tool), "task created");
         crate::metrics::task_status("working");
         if cx.is_session()

@@ -7,6 +7,8 @@
 //   node drive.mjs --http http://127.0.0.1:PORT/mcp --tool deploy|weather|research [--era 2026-07-28|2025-11-25]
 //   node drive.mjs --stdio /path/to/binary --tool deploy|weather [--era …]
 //   … --no-sampling: declare no sampling (a server with a model of its own answers it)
+//   … --traceparent TRACEPARENT: send this W3C trace context in every request's `_meta`
+//     (SEP-414), as a client instrumented with OpenTelemetry propagates its span
 //   … --oauth CLIENT:SECRET@ISSUER: get a token as that OAuth client (client credentials)
 //     when the server answers 401, through the SDK's own discovery (the server's protected
 //     resource metadata, then the issuer's metadata) and retry with it
@@ -81,7 +83,7 @@ function parseArgs(argv) {
         const a = argv[i];
         if (a === '--no-sampling') {
             out.noSampling = true;
-        } else if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era' || a === '--oauth') {
+        } else if (a === '--http' || a === '--stdio' || a === '--tool' || a === '--era' || a === '--oauth' || a === '--traceparent') {
             if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
             out[a.slice(2)] = argv[++i];
         } else {
@@ -98,9 +100,12 @@ function parseArgs(argv) {
 // Watches the JSON-RPC traffic of the transport (both directions) without changing it, to
 // check the rounds: how many `tools/call` legs, what each `input_required` asked for, and
 // that each retry echoes `requestState` and answers exactly the keys asked.
-function tap(transport, wire) {
+function tap(transport, wire, traceparent) {
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
+        if (traceparent && typeof message?.method === 'string' && 'id' in message) {
+            message = { ...message, params: { ...message.params, _meta: { ...message.params?._meta, traceparent } } };
+        }
         if (message?.method === 'tools/call') wire.calls.push(message.params);
         return send(message, options);
     };
@@ -269,7 +274,7 @@ async function main() {
         transport = new StdioClientTransport({ command: opts.stdio, args: ['--stdio'], env, stderr: 'inherit' });
     }
 
-    tap(transport, wire);
+    tap(transport, wire, opts.traceparent);
     // ANCHOR: call
     await client.connect(transport);
     console.error(`[ts] connected: era=${client.getProtocolEra()} version=${client.getNegotiatedProtocolVersion()}`);

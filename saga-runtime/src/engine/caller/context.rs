@@ -311,13 +311,27 @@ impl SagaContext {
         let _ = trace;
     }
 
-    /// The `traceparent` a task created by this request keeps of it (feature `otel`).
+    /// The `traceparent` task `task`, created by this request, keeps of it (feature
+    /// `otel`); the task's id is recorded on the request's span.
     #[inline]
-    pub(crate) fn task_traceparent(&self) -> Option<String> {
+    pub(crate) fn task_traceparent(&self, task: &str) -> Option<String> {
         #[cfg(feature = "otel")]
-        return crate::otel::task_trace(&self.trace);
+        return crate::otel::task_trace(&self.trace, task);
         #[cfg(not(feature = "otel"))]
-        None
+        {
+            let _ = task;
+            None
+        }
+    }
+
+    /// Runs `f` in this request's call span (feature `otel`), so that what it starts is
+    /// that span's child; otherwise runs it.
+    #[inline]
+    pub(crate) fn in_call_span<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(feature = "otel")]
+        return crate::otel::in_call(&self.trace, f);
+        #[cfg(not(feature = "otel"))]
+        f()
     }
 
     /// Sets the request's `_meta`.

@@ -1,0 +1,596 @@
+//! OpenTelemetry end to end (feature `otel`): example servers export over OTLP to a real
+//! receiver started here, whose bodies are decoded with OpenTelemetry's own protobuf
+//! definitions, and the test reads what a trace backend would show.
+//!
+//! ```text
+//! cargo build -p saga-workspace --features otel --examples
+//! cargo test -p saga-workspace --features otel --test otel
+//! ```
+//!
+//! The TypeScript client is the official SDK's, installed by `tests/clients/run.sh
+//! --install-only` (into a cache outside the repository) the first time.
+
+mod receiver;
+
+use std::process::Command;
+use std::time::Duration;
+
+use saga_examples::harness::http::{Call, Post, accept_target, verdict};
+use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
+use saga_examples::harness::process::{ServerProcess, Spawn};
+use saga_examples::harness::tasks::TaskClient;
+use serde_json::{Value, json};
+
+use receiver::{Receiver, Span};
+
+const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+
+/// OTLP's span kinds.
+const INTERNAL: i32 = 1;
+const SERVER: i32 = 2;
+const CLIENT: i32 = 3;
+
+/// `example` exporting to `receiver` at once (a short batch delay), under `service`.
+fn traced(example: &str, receiver: &Receiver, service: &str) -> Spawn {
+    Spawn::new(example, KEY_HEX)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint())
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        .env("OTEL_SERVICE_NAME", service)
+        .capture_stderr()
+}
+
+/// A client's trace: its trace id and its span's id, fresh for each test.
+struct ClientSpan {
+    trace_id: String,
+    span_id: String,
+}
+
+impl ClientSpan {
+    fn new(n: u8) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        let trace_id = format!(
+            "{:016x}{:014x}{n:02x}",
+            std::process::id(),
+            nanos & ((1 << 56) - 1)
+        );
+        let span_id = format!("{:014x}{n:02x}", (nanos >> 8) & ((1 << 56) - 1) | 1);
+        Self { trace_id, span_id }
+    }
+
+    fn traceparent(&self) -> String {
+        format!("00-{}-{}-01", self.trace_id, self.span_id)
+    }
+}
+
+/// The MCP server spans of the deploy saga in `trace`, oldest first.
+fn rounds_of<'a>(spans: &'a [Span], trace: &str) -> Vec<&'a Span> {
+    let mut rounds: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.trace_id == trace && span.name == "tools/call complex_tool")
+        .collect();
+    rounds.sort_by_key(|span| span.start);
+    rounds
+}
+
+/// Asserts what every MCP server span of the deploy saga carries.
+fn assert_server_span(span: &Span, version: &str) {
+    assert_eq!(span.kind, SERVER, "{span:#?}");
+    assert_eq!(span.attr("mcp.method.name"), Some("tools/call"));
+    assert_eq!(span.attr("gen_ai.tool.name"), Some("complex_tool"));
+    assert_eq!(span.attr("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(span.attr("mcp.protocol.version"), Some(version));
+    assert!(span.attr("jsonrpc.request.id").is_some(), "{span:#?}");
+}
+
+/// The round's `saga.transition` child: one per request.
+fn transition<'a>(spans: &'a [Span], round: &Span) -> &'a Span {
+    let children: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.parent_span_id == round.span_id && span.name == "saga.transition")
+        .collect();
+    assert_eq!(
+        children.len(),
+        1,
+        "one transition under {round:#?}: {children:#?}"
+    );
+    children[0]
+}
+
+/// A message of `call` with `traceparent` (if any) in its `_meta`.
+fn with_traceparent(call: &Call, traceparent: Option<&str>) -> Value {
+    let mut message = call.message();
+    if let Some(traceparent) = traceparent {
+        message["params"]["_meta"]["traceparent"] = json!(traceparent);
+    }
+    message
+}
+
+/// The token of an `input_required` answer.
+fn token(body: &Value) -> String {
+    body["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("input_required: {body}"))
+        .to_owned()
+}
+
+/// The official TypeScript client drives the deploy saga over MRTR, sending its span's
+/// context in every request's `_meta`: one trace, each round's MCP server span a child of
+/// the client's span, each later round linked to the first, a transition under each, and
+/// the operation histogram exported beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_clients_saga_is_one_trace() {
+    let installed = Command::new("bash")
+        .args(["tests/clients/run.sh", "--install-only"])
+        .output()
+        .expect("bash runs");
+    assert!(
+        installed.status.success(),
+        "tests/clients/run.sh --install-only: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let paths = String::from_utf8_lossy(&installed.stdout).into_owned();
+    let path = |key: &str| {
+        paths
+            .lines()
+            .find_map(|line| line.strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key} in {paths}"))
+            .to_owned()
+    };
+    let (node, dir) = (path("ts_node="), path("ts_dir="));
+
+    let receiver = Receiver::start().await;
+    let mut server = traced("deploy", &receiver, "saga-deploy").start();
+    let client = ClientSpan::new(1);
+    let driven = tokio::process::Command::new(&node)
+        .arg(format!("{dir}/drive.mjs"))
+        .args(["--http", &format!("http://{}/mcp", server.addr)])
+        .args(["--tool", "deploy", "--era", "2026-07-28"])
+        .args(["--traceparent", &client.traceparent()])
+        .output()
+        .await
+        .expect("node runs");
+    assert!(
+        driven.status.success(),
+        "drive.mjs: {}\n{}",
+        String::from_utf8_lossy(&driven.stderr),
+        server.stderr()
+    );
+
+    let spans = receiver
+        .wait_for("three rounds and their transitions", |spans| {
+            let rounds = rounds_of(spans, &client.trace_id);
+            rounds.len() == 3
+                && rounds.iter().all(|round| {
+                    spans
+                        .iter()
+                        .any(|span| span.parent_span_id == round.span_id)
+                })
+        })
+        .await;
+    let rounds = rounds_of(&spans, &client.trace_id);
+    for (n, round) in rounds.iter().enumerate() {
+        assert_server_span(round, "2026-07-28");
+        assert_eq!(
+            round.parent_span_id, client.span_id,
+            "round {n} is the client's child"
+        );
+        assert_eq!(round.service, "saga-deploy");
+        let transition = transition(&spans, round);
+        assert_eq!(transition.attr("round"), Some((n + 1).to_string().as_str()));
+        assert_eq!(transition.kind, INTERNAL);
+    }
+    assert!(
+        rounds[0].links.is_empty(),
+        "the first round links to nothing"
+    );
+    for later in &rounds[1..] {
+        assert_eq!(
+            later.links,
+            vec![(client.trace_id.clone(), rounds[0].span_id.clone())],
+            "a later round links to the saga's first span"
+        );
+    }
+    let outcomes: Vec<_> = rounds.iter().map(|r| r.attr("saga.outcome")).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some("input_required"),
+            Some("input_required"),
+            Some("complete")
+        ]
+    );
+    assert!(
+        rounds
+            .iter()
+            .all(|round| round.attr("error.type").is_none())
+    );
+
+    // Stopped as Ctrl-C stops it: what it holds is flushed, the histogram with it.
+    server.interrupt();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !receiver
+        .metric_names()
+        .iter()
+        .any(|name| name == "mcp.server.operation.duration")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no mcp.server.operation.duration among {:?}",
+            receiver.metric_names()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A saga whose rounds land on a server that restarted between them and on a second
+/// replica keeps one identity: each round is a child of the context its request brought
+/// (`_meta`, else the `traceparent` header), and links to the saga's first span, which the
+/// token carried; a round that brings no context starts a trace of its own, still linked.
+/// Malformed contexts are ignored: the request is served as if it had none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_on_a_restarted_server_and_another_replica_link_to_the_first() {
+    let receiver = Receiver::start().await;
+    let mut first = traced("deploy", &receiver, "replica-a").start();
+    let other = traced("deploy", &receiver, "replica-b").start();
+    let client = ClientSpan::new(2);
+
+    // Round 1 on replica A, the context in `_meta`.
+    let (status, body) = Post::mcp(first.addr)
+        .rpc(&with_traceparent(
+            &Call::deploy(),
+            Some(&client.traceparent()),
+        ))
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    let round1 = token(&body);
+    // A restarts (Ctrl-C, then again): round 2 there, from another span of the client.
+    first.interrupt();
+    drop(first);
+    let restarted = traced("deploy", &receiver, "replica-a").start();
+    let second_hop = ClientSpan {
+        trace_id: client.trace_id.clone(),
+        span_id: "00000000000000a2".to_owned(),
+    };
+    let call = Call::deploy().resume(round1, accept_target("production"));
+    let (status, body) = Post::mcp(restarted.addr)
+        .rpc(&with_traceparent(&call, Some(&second_hop.traceparent())))
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    let round2 = token(&body);
+    // Round 3 on replica B: a malformed `_meta` context, a well-formed header.
+    let third_hop = ClientSpan {
+        trace_id: client.trace_id.clone(),
+        span_id: "00000000000000a3".to_owned(),
+    };
+    let call = Call::deploy().resume(round2, verdict("Yes, all systems are green."));
+    let (status, body) = Post::mcp(other.addr)
+        .rpc(&with_traceparent(&call, Some("00-not-a-trace-01")))
+        .header("traceparent", &third_hop.traceparent())
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    assert_eq!(body["result"]["isError"], json!(false), "{body}");
+
+    let spans = receiver
+        .wait_for("three rounds on three processes", |spans| {
+            rounds_of(spans, &client.trace_id).len() == 3
+        })
+        .await;
+    let rounds = rounds_of(&spans, &client.trace_id);
+    let parents: Vec<_> = rounds.iter().map(|r| r.parent_span_id.as_str()).collect();
+    assert_eq!(
+        parents,
+        [
+            client.span_id.as_str(),
+            second_hop.span_id.as_str(),
+            third_hop.span_id.as_str()
+        ]
+    );
+    let services: Vec<_> = rounds.iter().map(|r| r.service.as_str()).collect();
+    assert_eq!(services, ["replica-a", "replica-a", "replica-b"]);
+    assert!(rounds[0].links.is_empty());
+    for later in &rounds[1..] {
+        assert_eq!(
+            later.links,
+            vec![(client.trace_id.clone(), rounds[0].span_id.clone())]
+        );
+    }
+
+    // A saga whose later round brings no context at all (and one whose context is
+    // malformed everywhere): its span starts a trace of its own, linked to the first.
+    let lone = ClientSpan::new(3);
+    let (_, body) = Post::mcp(other.addr)
+        .rpc(&with_traceparent(
+            &Call::deploy(),
+            Some(&lone.traceparent()),
+        ))
+        .send()
+        .await;
+    let call = Call::deploy().resume(token(&body), accept_target("production"));
+    let (status, body) = Post::mcp(other.addr)
+        .rpc(&with_traceparent(&call, Some(&"f".repeat(55))))
+        .header(
+            "traceparent",
+            "00-00000000000000000000000000000000-0000000000000000-01",
+        )
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    token(&body);
+    let spans = receiver
+        .wait_for(
+            "the lone saga's first round and a root linked to it",
+            |spans| {
+                let first = rounds_of(spans, &lone.trace_id);
+                first.len() == 1
+                    && spans.iter().any(|span| {
+                        span.name == "tools/call complex_tool"
+                            && span.links == vec![(lone.trace_id.clone(), first[0].span_id.clone())]
+                    })
+            },
+        )
+        .await;
+    let first = rounds_of(&spans, &lone.trace_id)[0];
+    assert_eq!(first.status, 0, "no error: {first:#?}");
+    let linked = spans
+        .iter()
+        .find(|span| span.links == vec![(lone.trace_id.clone(), first.span_id.clone())])
+        .expect("the linked round");
+    assert_ne!(linked.trace_id, lone.trace_id, "a root of its own");
+    assert_eq!(
+        linked.parent_span_id, "",
+        "no parent: the contexts were malformed"
+    );
+}
+
+/// A task's worker steps are children of the request that created it, also after the
+/// replica running it was killed (SIGKILL) and another took it over; the store's writes
+/// are spans too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_steps_are_children_of_its_creation_after_a_takeover() {
+    let receiver = Receiver::start().await;
+    let store = std::env::temp_dir().join(format!("saga-otel-tasks-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&store);
+    let store_env = format!("sqlite:{}", store.display());
+    let replica = |service: &str| {
+        traced("migrate", &receiver, service)
+            .env("SAGA_TASKS", &store_env)
+            .env("SAGA_TASK_LEASE_MS", "1500")
+            .start()
+    };
+    let mut creator = replica("replica-a");
+    let survivor = replica("replica-b");
+    let client = ClientSpan::new(4);
+    let tasks = TaskClient::new().traceparent(&client.traceparent());
+    let id = tasks
+        .create(
+            creator.addr,
+            "migrate",
+            json!({"tables": 4, "millis_per_table": 700, "label": "otel"}),
+        )
+        .await;
+    // The creation's span, exported before the kill.
+    let spans = receiver
+        .wait_for("the task's creation", |spans| {
+            spans
+                .iter()
+                .any(|span| span.trace_id == client.trace_id && span.name == "tools/call migrate")
+        })
+        .await;
+    let creation = spans
+        .iter()
+        .find(|span| span.trace_id == client.trace_id && span.name == "tools/call migrate")
+        .expect("the creation")
+        .clone();
+    assert_eq!(creation.parent_span_id, client.span_id);
+    // Its round ran to the checkpoint where the task begins.
+    assert_eq!(creation.attr("saga.outcome"), Some("checkpoint"));
+    assert_eq!(creation.attr("saga.task.id"), Some(id.as_str()));
+    assert!(
+        spans.iter().any(|span| span.name == "saga.store insert"
+            && span.parent_span_id == creation.span_id),
+        "the record's insert is under the creation"
+    );
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    creator.kill_9();
+
+    let done = tasks
+        .settled(survivor.addr, &id, Duration::from_secs(60))
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let spans = receiver
+        .wait_for("the survivor's steps", |spans| {
+            spans
+                .iter()
+                .any(|span| span.name == "task migrate" && span.service == "replica-b")
+        })
+        .await;
+    let steps: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.name == "task migrate")
+        .collect();
+    for step in &steps {
+        assert_eq!(
+            (step.trace_id.as_str(), step.parent_span_id.as_str()),
+            (client.trace_id.as_str(), creation.span_id.as_str()),
+            "a step under the creation: {step:#?}"
+        );
+        assert_eq!(step.attr("saga.task.id"), Some(id.as_str()));
+        assert_eq!(step.kind, INTERNAL);
+    }
+    assert!(
+        steps.iter().any(|step| step.service == "replica-b"),
+        "the survivor took it over"
+    );
+    assert!(
+        spans.iter().any(|span| span.name == "saga.store update"
+            && span.trace_id == client.trace_id
+            && span.attr("saga.task.id") == Some(id.as_str())),
+        "the store's writes are spans of the task's trace"
+    );
+    drop(survivor);
+    let _ = std::fs::remove_file(&store);
+}
+
+/// The server's own model, answering the research agent's samples: GenAI client spans
+/// under the round's MCP server span, with the model, the provider, the token usage and
+/// the finish reason, and never the prompt, the answer or the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_model_calls_are_genai_client_spans_without_the_prompt() {
+    const KEY: &str = "sk-otel-secret-key-1234567890";
+    let receiver = Receiver::start().await;
+    let model = FakeOpenAi::start(KEY).await;
+    model.behave(Behaviour::Research);
+    let server: ServerProcess = traced("research", &receiver, "saga-research")
+        .env("SAGA_MODEL_URL", &model.base_url)
+        .env("SAGA_MODEL_KEY", KEY)
+        .env("SAGA_MODEL", "gpt-test")
+        .start();
+    let client = ClientSpan::new(5);
+    let question = "What is MRTR, secretly?";
+    // No sampling declared: the server's model answers every sample.
+    let call = Call::new("research", json!({"question": question}))
+        .capabilities(json!({"elicitation": {}}));
+    let (status, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(&call, Some(&client.traceparent())))
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    let asked = &body["result"]["inputRequests"];
+    let key = asked
+        .as_object()
+        .and_then(|requests| requests.keys().next())
+        .unwrap_or_else(|| panic!("the agent asks the person: {body}"))
+        .clone();
+    let answer = json!({key: {"action": "accept", "content": {"answer": "durability"}}});
+    let (status, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(
+            &call.resume(token(&body), answer),
+            Some(&client.traceparent()),
+        ))
+        .send()
+        .await;
+    assert!(status.is_success(), "{body}");
+    assert!(
+        body["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("Answer: ")),
+        "{body}"
+    );
+
+    let spans = receiver
+        .wait_for("the model's spans", |spans| {
+            spans
+                .iter()
+                .filter(|span| span.trace_id == client.trace_id && span.kind == CLIENT)
+                .count()
+                >= 2
+        })
+        .await;
+    let server_spans: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.trace_id == client.trace_id && span.name == "tools/call research")
+        .collect();
+    let calls: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.trace_id == client.trace_id && span.name.starts_with("chat "))
+        .collect();
+    assert!(calls.len() >= 2, "{calls:#?}");
+    for call in &calls {
+        assert_eq!(call.name, "chat gpt-test");
+        assert_eq!(call.kind, CLIENT);
+        assert_eq!(call.attr("gen_ai.operation.name"), Some("chat"));
+        assert_eq!(call.attr("gen_ai.provider.name"), Some("openai"));
+        assert_eq!(call.attr("gen_ai.request.model"), Some("gpt-test"));
+        assert!(call.attr("gen_ai.response.model").is_some(), "{call:#?}");
+        assert_eq!(call.attr("gen_ai.usage.input_tokens"), Some("20"));
+        assert_eq!(call.attr("gen_ai.usage.output_tokens"), Some("8"));
+        assert!(call.attr("gen_ai.response.finish_reasons").is_some());
+        // Within one of the saga's rounds (directly, or under its transition).
+        let mut parent = spans
+            .iter()
+            .find(|span| span.span_id == call.parent_span_id)
+            .expect("its parent arrived");
+        if parent.name == "saga.transition" {
+            parent = spans
+                .iter()
+                .find(|span| span.span_id == parent.parent_span_id)
+                .expect("the transition's round arrived");
+        }
+        assert!(
+            server_spans
+                .iter()
+                .any(|round| round.span_id == parent.span_id),
+            "a round's model call: {call:#?} under {parent:#?}"
+        );
+    }
+    for span in spans.iter().filter(|span| span.trace_id == client.trace_id) {
+        for (name, value) in &span.attributes {
+            for secret in [question, KEY, "Bearer", "durability"] {
+                assert!(
+                    !value.contains(secret),
+                    "{} {name}={value:?} carries {secret:?}",
+                    span.name
+                );
+            }
+        }
+    }
+}
+
+/// A refused round (a token that does not open) and a tool's own error result are errors
+/// of their spans: `error.type` the JSON-RPC code or `tool_error`, status `ERROR`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_tool_errors_are_errors_of_their_spans() {
+    let receiver = Receiver::start().await;
+    let server = traced("deploy", &receiver, "saga-deploy").start();
+    let client = ClientSpan::new(6);
+    let forged = Call::deploy().resume("not-a-token", accept_target("production"));
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(&forged, Some(&client.traceparent())))
+        .send()
+        .await;
+    let code = body["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("refused: {body}"));
+    // The deploy saga declined at its form ends with the tool's own error result.
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(
+            &Call::deploy(),
+            Some(&client.traceparent()),
+        ))
+        .send()
+        .await;
+    let declined = Call::deploy().resume(token(&body), json!({"elicit-1": {"action": "decline"}}));
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(&declined, Some(&client.traceparent())))
+        .send()
+        .await;
+    assert_eq!(body["result"]["isError"], json!(true), "{body}");
+    let spans = receiver
+        .wait_for("three rounds", |spans| {
+            rounds_of(spans, &client.trace_id).len() == 3
+        })
+        .await;
+    let rounds = rounds_of(&spans, &client.trace_id);
+    let errors: Vec<_> = rounds
+        .iter()
+        .map(|round| (round.attr("error.type"), round.status))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (Some(code.to_string().as_str()), 2),
+            (None, 0),
+            (Some("tool_error"), 2)
+        ]
+    );
+    assert_eq!(
+        rounds[0].attr("rpc.response.status_code"),
+        Some(code.to_string().as_str())
+    );
+}

@@ -1,0 +1,191 @@
+//! An OTLP/HTTP receiver: `POST /v1/traces` and `/v1/metrics` with protobuf bodies,
+//! decoded with OpenTelemetry's own protobuf definitions (`opentelemetry-proto`), kept for
+//! the test to read.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+use prost::Message as _;
+
+/// A span as it arrived.
+#[derive(Debug, Clone)]
+pub struct Span {
+    pub service: String,
+    pub trace_id: String,
+    pub span_id: String,
+    pub parent_span_id: String,
+    pub name: String,
+    /// OTLP's `SpanKind`: 1 internal, 2 server, 3 client.
+    pub kind: i32,
+    pub start: u64,
+    pub attributes: BTreeMap<String, String>,
+    /// `(trace id, span id)` of each link.
+    pub links: Vec<(String, String)>,
+    /// OTLP's status code: 0 unset, 1 ok, 2 error.
+    pub status: i32,
+}
+
+impl Span {
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct Received {
+    spans: Vec<Span>,
+    metrics: Vec<String>,
+}
+
+/// The receiver, listening on a loopback port until dropped.
+pub struct Receiver {
+    pub addr: SocketAddr,
+    received: Arc<Mutex<Received>>,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    pub async fn start() -> Self {
+        let received = Arc::new(Mutex::new(Received::default()));
+        let app = axum::Router::new()
+            .route("/v1/traces", axum::routing::post(traces))
+            .route("/v1/metrics", axum::routing::post(metrics))
+            .with_state(received.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            addr,
+            received,
+            _server: server,
+        }
+    }
+
+    /// What `OTEL_EXPORTER_OTLP_ENDPOINT` names.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn spans(&self) -> Vec<Span> {
+        self.received.lock().expect("lock").spans.clone()
+    }
+
+    pub fn metric_names(&self) -> Vec<String> {
+        self.received.lock().expect("lock").metrics.clone()
+    }
+
+    /// The spans of `trace_id`, once `done` holds for them (within 30 s).
+    ///
+    /// # Panics
+    ///
+    /// When it does not hold in time: the message lists what arrived.
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&[Span]) -> bool) -> Vec<Span> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let spans = self.spans();
+            if done(&spans) {
+                return spans;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not in 30 s (the examples must be built with the feature: cargo build \
+                 -p saga-workspace --features otel --examples); received {:#?}",
+                spans
+                    .iter()
+                    .map(|s| (&s.name, &s.trace_id, &s.span_id, &s.parent_span_id))
+                    .collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn traces(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> StatusCode {
+    let Ok(request) = ExportTraceServiceRequest::decode(body) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let mut spans = Vec::new();
+    for resource in request.resource_spans {
+        let service = resource
+            .resource
+            .iter()
+            .flat_map(|resource| &resource.attributes)
+            .find(|kv| kv.key == "service.name")
+            .and_then(|kv| kv.value.as_ref())
+            .map(|value| text(value.value.as_ref()))
+            .unwrap_or_default();
+        for scope in resource.scope_spans {
+            for span in scope.spans {
+                spans.push(Span {
+                    service: service.clone(),
+                    trace_id: hex(&span.trace_id),
+                    span_id: hex(&span.span_id),
+                    parent_span_id: hex(&span.parent_span_id),
+                    name: span.name,
+                    kind: span.kind,
+                    start: span.start_time_unix_nano,
+                    attributes: span
+                        .attributes
+                        .into_iter()
+                        .map(|kv| (kv.key, text(kv.value.and_then(|v| v.value).as_ref())))
+                        .collect(),
+                    links: span
+                        .links
+                        .into_iter()
+                        .map(|link| (hex(&link.trace_id), hex(&link.span_id)))
+                        .collect(),
+                    status: span.status.map_or(0, |status| status.code),
+                });
+            }
+        }
+    }
+    received.lock().expect("lock").spans.extend(spans);
+    StatusCode::OK
+}
+
+async fn metrics(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> StatusCode {
+    let Ok(request) = ExportMetricsServiceRequest::decode(body) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let names = request
+        .resource_metrics
+        .into_iter()
+        .flat_map(|resource| resource.scope_metrics)
+        .flat_map(|scope| scope.metrics)
+        .map(|metric| metric.name);
+    received.lock().expect("lock").metrics.extend(names);
+    StatusCode::OK
+}
+
+fn text(value: Option<&Any>) -> String {
+    match value {
+        Some(Any::StringValue(text)) => text.clone(),
+        Some(Any::IntValue(n)) => n.to_string(),
+        Some(Any::DoubleValue(n)) => n.to_string(),
+        Some(Any::BoolValue(b)) => b.to_string(),
+        Some(Any::ArrayValue(array)) => array
+            .values
+            .iter()
+            .map(|value| text(value.value.as_ref()))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
