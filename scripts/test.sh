@@ -47,5 +47,6 @@ cargo test --workspace "$@"
 # official TypeScript one (installed by tests/clients/run.sh --install-only, npm). Both
 # builds of the examples stay in target/debug/deps; the last one built is the one in
 # target/debug/examples.
+cargo test -p saga-runtime --features otel --doc -- guide::Observability otel::
 cargo build --quiet -p saga-workspace --features otel --examples
 exec cargo test -p saga-workspace --features otel --test otel "$@"

@@ -52,6 +52,12 @@ pub struct Authorization;
 #[doc = include_str!("../../docs/guide/src/deploying.md")]
 pub struct Deploying;
 
+// Its examples install the OpenTelemetry exporter (feature `otel`): scripts/test.sh runs
+// them with `cargo test -p saga-runtime --features otel --doc guide::Observability`.
+#[cfg(all(doctest, feature = "otel"))]
+#[doc = include_str!("../../docs/guide/src/observability.md")]
+pub struct Observability;
+
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guide/src/security.md")]
 pub struct Security;

@@ -10,6 +10,7 @@
 //! The TypeScript client is the official SDK's, installed by `tests/clients/run.sh
 //! --install-only` (into a cache outside the repository) the first time.
 
+mod picture;
 mod receiver;
 
 use std::process::Command;
@@ -293,6 +294,21 @@ async fn rounds_on_a_restarted_server_and_another_replica_link_to_the_first() {
     );
     let services: Vec<_> = rounds.iter().map(|r| r.service.as_str()).collect();
     assert_eq!(services, ["replica-a", "replica-a", "replica-b"]);
+    // The guide's picture of a saga's trace is this one.
+    let picture = picture::draw(
+        &spans,
+        &rounds,
+        &[
+            (&client.span_id, "client span 1 (its context in `_meta`)"),
+            (&second_hop.span_id, "client span 2 (`_meta`; the server restarted)"),
+            (&third_hop.span_id, "client span 3 (the `traceparent` header; another replica)"),
+        ],
+    );
+    saga_snapshot::assert_snapshot(
+        std::path::Path::new("docs/guide/src/observability-trace.txt"),
+        "one saga's trace, as the guide shows it",
+        &picture,
+    );
     assert!(rounds[0].links.is_empty());
     for later in &rounds[1..] {
         assert_eq!(

@@ -21,11 +21,11 @@
 //!   provider reports it, finish reason; never the prompt, the answer or the key). A
 //!   task store's writes are `saga.store` spans. The `mcp.server.operation.duration`
 //!   histogram (seconds) is recorded beside saga's other metrics.
-//! - **Export.** [`Telemetry`] installs a `tracing` subscriber with an OpenTelemetry layer
+//! - **Export.** `Telemetry` installs a `tracing` subscriber with an OpenTelemetry layer
 //!   and an OTLP exporter (HTTP, protobuf), through the HTTP client saga already builds;
-//!   [`Telemetry::from_env`] does so when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as the
+//!   `Telemetry::from_env` does so when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as the
 //!   OpenTelemetry specification names it. An application with a subscriber of its own
-//!   adds [`Telemetry::layer`] to it instead.
+//!   adds `Telemetry::layer` to it instead.
 //!
 //! Without the feature none of this is compiled, and nothing of it is on the request path:
 //! a build without it still reads a traced token and seals its trace again, so a fleet
