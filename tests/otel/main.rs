@@ -300,8 +300,14 @@ async fn rounds_on_a_restarted_server_and_another_replica_link_to_the_first() {
         &rounds,
         &[
             (&client.span_id, "client span 1 (its context in `_meta`)"),
-            (&second_hop.span_id, "client span 2 (`_meta`; the server restarted)"),
-            (&third_hop.span_id, "client span 3 (the `traceparent` header; another replica)"),
+            (
+                &second_hop.span_id,
+                "client span 2 (`_meta`; the server restarted)",
+            ),
+            (
+                &third_hop.span_id,
+                "client span 3 (the `traceparent` header; another replica)",
+            ),
         ],
     );
     saga_snapshot::assert_snapshot(

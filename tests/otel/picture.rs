@@ -42,7 +42,11 @@ pub fn draw(spans: &[Span], rounds: &[&Span], clients: &[(&str, &str)]) -> Strin
             .collect();
         children.sort_by_key(|span| span.start);
         for (c, child) in children.iter().enumerate() {
-            let branch = if c + 1 == children.len() { "└─" } else { "├─" };
+            let branch = if c + 1 == children.len() {
+                "└─"
+            } else {
+                "├─"
+            };
             let attributes = ["round", "entered", "left", "outcome"]
                 .iter()
                 .filter_map(|key| Some(format!("{key}={}", child.attr(key)?)))
