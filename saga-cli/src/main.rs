@@ -31,6 +31,7 @@ mod schema;
 mod target;
 mod task;
 mod terminal;
+mod trace;
 
 use target::Target;
 

@@ -121,8 +121,9 @@ fn token(body: &Value) -> String {
 /// context in every request's `_meta`: one trace, each round's MCP server span a child of
 /// the client's span, each later round linked to the first, a transition under each, and
 /// the operation histogram exported beside them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_typescript_clients_saga_is_one_trace() {
+/// The official TypeScript client's node and the directory of its drivers, installed by
+/// `tests/clients/run.sh --install-only` when missing.
+fn typescript_client() -> (String, String) {
     let installed = Command::new("bash")
         .args(["tests/clients/run.sh", "--install-only"])
         .output()
@@ -140,8 +141,12 @@ async fn the_typescript_clients_saga_is_one_trace() {
             .unwrap_or_else(|| panic!("{key} in {paths}"))
             .to_owned()
     };
-    let (node, dir) = (path("ts_node="), path("ts_dir="));
+    (path("ts_node="), path("ts_dir="))
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_clients_saga_is_one_trace() {
+    let (node, dir) = typescript_client();
     let receiver = Receiver::start().await;
     let mut server = traced("deploy", &receiver, "saga-deploy").start();
     let client = ClientSpan::new(1);
@@ -615,4 +620,121 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
         rounds[0].attr("rpc.response.status_code"),
         Some(code.to_string().as_str())
     );
+}
+
+/// A 2025-11-25 session over stdio, the official TypeScript client sending its context in
+/// `_meta`: the one request runs every round of the saga (the server asks during the
+/// call), so the trace has one MCP server span, the client's child, with a transition per
+/// round under it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_over_stdio_is_one_span_with_a_transition_per_round() {
+    let (node, dir) = typescript_client();
+    let receiver = Receiver::start().await;
+    let client = ClientSpan::new(7);
+    let binary = saga_examples::harness::process::example_binary("deploy");
+    let driven = tokio::process::Command::new(&node)
+        .arg(format!("{dir}/drive.mjs"))
+        .arg("--stdio")
+        .arg(&binary)
+        .args(["--tool", "deploy", "--era", "2025-11-25"])
+        .args(["--traceparent", &client.traceparent()])
+        .env("SAGA_KEYS", KEY_HEX)
+        .env("RUST_LOG", "error")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("OTEL_SERVICE_NAME", "saga-stdio")
+        .output()
+        .await
+        .expect("node runs");
+    assert!(
+        driven.status.success(),
+        "drive.mjs: {}",
+        String::from_utf8_lossy(&driven.stderr)
+    );
+    let spans = receiver
+        .wait_for("the session's call and its three transitions", |spans| {
+            rounds_of(spans, &client.trace_id)
+                .first()
+                .is_some_and(|call| {
+                    spans
+                        .iter()
+                        .filter(|span| span.parent_span_id == call.span_id)
+                        .count()
+                        >= 3
+                })
+        })
+        .await;
+    let calls = rounds_of(&spans, &client.trace_id);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    let call = calls[0];
+    assert_server_span(call, "2025-11-25");
+    assert_eq!(call.parent_span_id, client.span_id);
+    assert_eq!(call.service, "saga-stdio");
+    assert_eq!(call.attr("saga.outcome"), Some("complete"));
+    let mut transitions: Vec<&Span> = spans
+        .iter()
+        .filter(|span| span.parent_span_id == call.span_id && span.name == "saga.transition")
+        .collect();
+    transitions.sort_by_key(|span| span.start);
+    let rounds: Vec<_> = transitions.iter().map(|t| t.attr("round")).collect();
+    assert_eq!(rounds, [Some("1"), Some("2"), Some("3")]);
+}
+
+/// `saga call` sends a trace context of its own and prints its trace id: the saga it drove
+/// is that one trace on the server's side, every round a child of the CLI's span.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saga_call_prints_the_trace_its_saga_is() {
+    let receiver = Receiver::start().await;
+    let server = traced("deploy", &receiver, "saga-deploy").start();
+    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
+    assert!(
+        saga.exists(),
+        "{} is missing: build it with `cargo build -p saga-cli`",
+        saga.display()
+    );
+    let answers =
+        std::env::temp_dir().join(format!("saga-otel-answers-{}.json", std::process::id()));
+    std::fs::write(
+        &answers,
+        r#"{"elicit-1": {"target": "production"}, "sample-2": "Yes, all systems are green."}"#,
+    )
+    .expect("written");
+    let output = tokio::process::Command::new(&saga)
+        .args(["call", "--answers"])
+        .arg(&answers)
+        .arg(format!("http://{}/mcp", server.addr))
+        .args(["complex_tool", "initial_arg=x"])
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .expect("saga runs");
+    let _ = std::fs::remove_file(&answers);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trace_id = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("trace "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("a trace id: {stdout}"))
+        .to_owned();
+    assert_eq!(trace_id.len(), 32, "{stdout}");
+    let spans = receiver
+        .wait_for("the CLI's three rounds", |spans| {
+            rounds_of(spans, &trace_id).len() == 3
+        })
+        .await;
+    let rounds = rounds_of(&spans, &trace_id);
+    let parent = &rounds[0].parent_span_id;
+    assert_eq!(parent.len(), 16, "the CLI's span is the parent");
+    assert!(rounds.iter().all(|round| &round.parent_span_id == parent));
+    for later in &rounds[1..] {
+        assert_eq!(
+            later.links,
+            vec![(trace_id.clone(), rounds[0].span_id.clone())]
+        );
+    }
 }

@@ -60,7 +60,15 @@ pub async fn call(
     }
     let arguments =
         parse_arguments(pairs, Some(&found.input_schema)).map_err(anyhow::Error::msg)?;
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    // The call's own trace: each request carries its context, and the id is shown so
+    // that the saga can be found in a trace backend.
+    let trace = crate::trace::fresh()?;
+    params.meta = Some(crate::trace::with_traceparent(params.meta.take(), &trace));
+    say!(
+        "trace {} (its traceparent rides in each request's _meta)",
+        trace.trace_id_hex()
+    );
     let task = crate::task::Slot::default();
     let run = drive(client, &responder, tool, params, show_state, &task);
     let outcome = if responder.tasks {

@@ -271,6 +271,8 @@ async function main() {
     } else {
         const env = { ...getDefaultEnvironment() };
         for (const k of ['SAGA_KEYS', 'RUST_LOG']) if (process.env[k]) env[k] = process.env[k];
+        // A server that exports its spans (tests/otel) is told where, as any OTLP exporter is.
+        for (const [k, v] of Object.entries(process.env)) if (k.startsWith('OTEL_')) env[k] = v;
         transport = new StdioClientTransport({ command: opts.stdio, args: ['--stdio'], env, stderr: 'inherit' });
     }
 
