@@ -117,10 +117,58 @@ fn token(body: &Value) -> String {
         .to_owned()
 }
 
-/// The official TypeScript client drives the deploy saga over MRTR, sending its span's
-/// context in every request's `_meta`: one trace, each round's MCP server span a child of
-/// the client's span, each later round linked to the first, a transition under each, and
-/// the operation histogram exported beside them.
+/// A load balancer in front of `replicas`: each `tools/call` to `/mcp` goes to the next one
+/// in turn, its body and headers as they came, and the answer back as it came.
+async fn round_robin(replicas: Vec<std::net::SocketAddr>) -> std::net::SocketAddr {
+    use axum::body::Bytes;
+    use axum::http::{HeaderMap, StatusCode};
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let http = reqwest::Client::new();
+    let forward = move |headers: HeaderMap, body: Bytes| {
+        let (next, http, replicas) = (next.clone(), http.clone(), replicas.clone());
+        async move {
+            // The calls alternate; whatever else the client sends goes to the first.
+            let is_call = serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|message| message["method"] == "tools/call");
+            let n = match is_call {
+                true => next.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                false => 0,
+            };
+            let to = replicas[n % replicas.len()];
+            let mut request = http.post(format!("http://{to}/mcp")).body(body);
+            for (name, value) in &headers {
+                if name != "host" && name != "content-length" {
+                    request = request.header(name, value);
+                }
+            }
+            let answer = request.send().await.expect("the replica answers");
+            let status = StatusCode::from_u16(answer.status().as_u16()).expect("a status");
+            let mut back = HeaderMap::new();
+            for (name, value) in answer.headers() {
+                if name != "content-length" && name != "transfer-encoding" {
+                    back.insert(name.clone(), value.clone());
+                }
+            }
+            let body = answer.bytes().await.expect("the replica's body");
+            (status, back, body)
+        }
+    };
+    let app = axum::Router::new().route("/mcp", axum::routing::post(forward));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    addr
+}
+
+/// The official TypeScript client drives the deploy saga over MRTR through a load balancer
+/// that sends each request to the other of two replicas, its span's context in every
+/// request's `_meta`: one trace, each round's MCP server span a child of the client's span,
+/// each later round linked to the first, a transition under each, and the operation
+/// histogram exported beside them.
 /// The official TypeScript client's node and the directory of its drivers, installed by
 /// `tests/clients/run.sh --install-only` when missing.
 fn typescript_client() -> (String, String) {
@@ -148,11 +196,14 @@ fn typescript_client() -> (String, String) {
 async fn the_typescript_clients_saga_is_one_trace() {
     let (node, dir) = typescript_client();
     let receiver = Receiver::start().await;
-    let mut server = traced("deploy", &receiver, "saga-deploy").start();
+    let mut server = traced("deploy", &receiver, "replica-a").start();
+    let other = traced("deploy", &receiver, "replica-b").start();
+    // Every request to the next replica: no round is served where the one before it was.
+    let balancer = round_robin(vec![server.addr, other.addr]).await;
     let client = ClientSpan::new(1);
     let driven = tokio::process::Command::new(&node)
         .arg(format!("{dir}/drive.mjs"))
-        .args(["--http", &format!("http://{}/mcp", server.addr)])
+        .args(["--http", &format!("http://{balancer}/mcp")])
         .args(["--tool", "deploy", "--era", "2026-07-28"])
         .args(["--traceparent", &client.traceparent()])
         .output()
@@ -183,7 +234,6 @@ async fn the_typescript_clients_saga_is_one_trace() {
             round.parent_span_id, client.span_id,
             "round {n} is the client's child"
         );
-        assert_eq!(round.service, "saga-deploy");
         let transition = transition(&spans, round);
         assert_eq!(transition.attr("round"), Some((n + 1).to_string().as_str()));
         assert_eq!(transition.kind, INTERNAL);
@@ -199,6 +249,11 @@ async fn the_typescript_clients_saga_is_one_trace() {
             "a later round links to the saga's first span"
         );
     }
+    let services: Vec<_> = rounds.iter().map(|r| r.service.as_str()).collect();
+    assert!(
+        services.windows(2).all(|pair| pair[0] != pair[1]),
+        "each round on the other replica: {services:?}"
+    );
     let outcomes: Vec<_> = rounds.iter().map(|r| r.attr("saga.outcome")).collect();
     assert_eq!(
         outcomes,
@@ -216,6 +271,7 @@ async fn the_typescript_clients_saga_is_one_trace() {
 
     // Stopped as Ctrl-C stops it: what it holds is flushed, the histogram with it.
     server.interrupt();
+    drop(other);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !receiver
         .metric_names()
@@ -528,6 +584,12 @@ async fn the_servers_model_calls_are_genai_client_spans_without_the_prompt() {
         .filter(|span| span.trace_id == client.trace_id && span.name.starts_with("chat "))
         .collect();
     assert!(calls.len() >= 2, "{calls:#?}");
+    // Each request ran several rounds (the model's answers passed within it): the first
+    // request's span is the saga's first and links nowhere, the second links once.
+    let mut requests = server_spans.clone();
+    requests.sort_by_key(|span| span.start);
+    let links: Vec<usize> = requests.iter().map(|span| span.links.len()).collect();
+    assert_eq!(links, [0, 1], "{requests:#?}");
     for call in &calls {
         assert_eq!(call.name, "chat gpt-test");
         assert_eq!(call.kind, CLIENT);
@@ -671,6 +733,8 @@ async fn a_session_over_stdio_is_one_span_with_a_transition_per_round() {
     assert_eq!(call.parent_span_id, client.span_id);
     assert_eq!(call.service, "saga-stdio");
     assert_eq!(call.attr("saga.outcome"), Some("complete"));
+    // Its later rounds ran in the span that is the saga's first: no link to itself.
+    assert!(call.links.is_empty(), "{call:#?}");
     let mut transitions: Vec<&Span> = spans
         .iter()
         .filter(|span| span.parent_span_id == call.span_id && span.name == "saga.transition")

@@ -37,6 +37,9 @@ pub(crate) struct RequestTrace {
 pub(crate) struct CallTrace {
     pub(crate) span: Option<tracing::Span>,
     pub(crate) ids: Option<SagaTrace>,
+    /// Whether the span links to its saga's first span already: a drive that runs several
+    /// rounds (a session's, checkpoints passed) links once.
+    pub(crate) linked: bool,
 }
 
 impl RequestTrace {

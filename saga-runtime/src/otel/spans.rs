@@ -15,7 +15,7 @@ use tracing::Instrument as _;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use super::incoming::{RequestTrace, parent, span_context};
+use super::incoming::{CallTrace, RequestTrace, parent, span_context};
 use crate::log::Escaped;
 use crate::state::SagaTrace;
 
@@ -47,7 +47,8 @@ const REQUEST_ID_MAX: usize = 64;
 /// with its outcome by [`CallSpan::run`].
 pub(crate) struct CallSpan {
     span: tracing::Span,
-    labels: [KeyValue; 2],
+    /// `None` when nothing records the histogram or the span.
+    labels: Option<[KeyValue; 2]>,
     version: Option<String>,
 }
 
@@ -93,7 +94,10 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
             saga.task.id = Empty,
         ),
     };
-    let version = call.protocol_version.map(str::to_owned);
+    let version = call
+        .protocol_version
+        .filter(|_| !span.is_disabled() || OPERATION_DURATION.get().is_some())
+        .map(str::to_owned);
     if !span.is_disabled() {
         if let Some(id) = call.request_id {
             match id {
@@ -116,16 +120,24 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
             let _ = span.set_parent(parent);
         }
         if let Ok(mut call) = trace.call.lock() {
-            call.ids = ids_of(&span);
-            call.span = Some(span.clone());
+            *call = CallTrace {
+                ids: ids_of(&span),
+                span: Some(span.clone()),
+                linked: false,
+            };
         }
     }
-    CallSpan {
-        span,
-        labels: [
+    // The histogram's labels, made only where it is recorded: a build with the feature
+    // and nothing to export to allocates nothing for them.
+    let labels = (OPERATION_DURATION.get().is_some() || !span.is_disabled()).then(|| {
+        [
             KeyValue::new("mcp.method.name", call.method.to_owned()),
             KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
-        ],
+        ]
+    });
+    CallSpan {
+        span,
+        labels,
         version,
     }
 }
@@ -142,6 +154,9 @@ impl CallSpan {
             labels,
             version,
         } = self;
+        let Some(labels) = labels else {
+            return drive.await;
+        };
         let started = Instant::now();
         let outcome = drive.instrument(span.clone()).await;
         let error = finish(&span, &outcome);
@@ -217,13 +232,28 @@ fn ids_of(span: &tracing::Span) -> Option<SagaTrace> {
 /// A later round: its span links to the saga's first span (`trace`), unless it is that
 /// span's child already (a task's step, parented on its creation).
 pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
-    let (Some(trace), Some(span)) = (trace, request.span()) else {
+    let Some(trace) = trace else {
         return;
     };
+    // A task's step is its creation's child already.
     if request.task.is_some() && request.fallback.as_ref() == Some(trace) {
         return;
     }
-    span.add_link(span_context(trace, TraceState::default()));
+    let span = {
+        let Ok(mut call) = request.call.lock() else {
+            return;
+        };
+        // Once per call, and never to itself (a later round of the request whose span is
+        // the saga's first: a session's).
+        if call.linked || call.ids.as_ref() == Some(trace) {
+            return;
+        }
+        call.linked = true;
+        call.span.clone()
+    };
+    if let Some(span) = span {
+        span.add_link(span_context(trace, TraceState::default()));
+    }
 }
 
 /// The `traceparent` a task's record keeps of the request that created it (its MCP
