@@ -8,6 +8,7 @@
 #
 #   bash scripts/bench-footprint.sh              # this build
 #   bash scripts/bench-footprint.sh 2d2b4dd      # and 2d2b4dd's, with the ratios
+#   SAGA_BIN=A BASELINE_BIN=B bash scripts/bench-footprint.sh   # two given binaries
 #
 # Each server runs under callgrind (cache and branch simulation: 32 KiB 8-way L1s), is
 # warmed up with 40 sagas, has its counters zeroed, serves SAGAS (400) sagas from 16
@@ -22,10 +23,20 @@ command -v valgrind >/dev/null || { echo "bench-footprint: valgrind is not insta
 command -v python3 >/dev/null || { echo "bench-footprint: python3 is not installed" >&2; exit 1; }
 sagas=${SAGAS:-400}
 
-cargo build --release -q -p saga-workspace --example deploy
-bins=("$PWD/target/release/examples/deploy")
-names=("$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo '+changes')")
-if [ -n "${1:-}" ]; then
+if [ -n "${SAGA_BIN:-}" ]; then
+  # SAGA_BIN=PATH [BASELINE_BIN=PATH]: these binaries as they are (two builds of the same
+  # source with other features, say), nothing built.
+  bins=("$SAGA_BIN")
+  names=("$(basename "$SAGA_BIN")")
+else
+  cargo build --release -q -p saga-workspace --example deploy
+  bins=("$PWD/target/release/examples/deploy")
+  names=("$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo '+changes')")
+fi
+if [ -n "${BASELINE_BIN:-}" ]; then
+  bins+=("$BASELINE_BIN")
+  names+=("$(basename "$BASELINE_BIN")")
+elif [ -n "${1:-}" ]; then
   rev=$(git rev-parse --short "$1")
   tree="target/bench-worktrees/$rev"
   [ -d "$tree" ] || git worktree add --detach -f "$tree" "$rev" >/dev/null

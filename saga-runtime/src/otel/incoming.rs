@@ -2,7 +2,7 @@
 //! transport (the HTTP `traceparent` header) or its task (the creating request's span).
 
 use std::str::FromStr as _;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
 
@@ -29,7 +29,10 @@ pub(crate) struct RequestTrace {
     /// the same context makes its own): a copy of a context shares them. The span stays
     /// open while the context lives, so that what the request does after its drive (a
     /// task's creation) is under it.
-    pub(crate) call: Arc<Mutex<CallTrace>>,
+    ///
+    /// Made by the first drive whose span is recorded: a request nothing records allocates
+    /// nothing for it.
+    pub(crate) call: OnceLock<Arc<Mutex<CallTrace>>>,
 }
 
 /// The span of the call a context runs, and its ids when a trace is recorded.
@@ -45,18 +48,23 @@ pub(crate) struct CallTrace {
 impl RequestTrace {
     /// The call's span, if its drive made one.
     pub(crate) fn span(&self) -> Option<tracing::Span> {
-        self.call.lock().ok()?.span.clone()
+        self.call.get()?.lock().ok()?.span.clone()
     }
 
     /// The ids of the call's span, when a trace is recorded.
     pub(crate) fn ids(&self) -> Option<SagaTrace> {
-        self.call.lock().ok()?.ids
+        self.call.get()?.lock().ok()?.ids
     }
 }
 
 impl RequestTrace {
     /// The trace an HTTP request's `traceparent` header names, if it is well formed.
     pub(crate) fn of_headers(headers: &http::HeaderMap) -> Self {
+        // Read only where a span may be recorded (a subscriber takes `INFO` spans): a
+        // server that records nothing does not look.
+        if !tracing::level_enabled!(tracing::Level::INFO) {
+            return Self::default();
+        }
         let mut values = headers.get_all(TRACEPARENT).iter();
         let fallback = match (values.next(), values.next()) {
             // One header only: two are ambiguous, and W3C asks that they be ignored.
@@ -166,6 +174,11 @@ mod tests {
 
     #[test]
     fn the_header_is_read_only_once_and_well_formed() {
+        // Read only where spans may be recorded: with a subscriber.
+        tracing::subscriber::with_default(tracing_subscriber::registry(), header_is_read);
+    }
+
+    fn header_is_read() {
         let mut headers = http::HeaderMap::new();
         headers.insert(TRACEPARENT, GOOD.parse().unwrap());
         assert!(RequestTrace::of_headers(&headers).fallback.is_some());

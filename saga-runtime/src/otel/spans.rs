@@ -3,7 +3,7 @@
 //! store's writes, and the operation histogram.
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use opentelemetry::KeyValue;
@@ -63,7 +63,7 @@ pub(crate) struct CallInfo<'a> {
 
 /// The MCP server span of a call: parented on the request's trace context, and recorded
 /// in its `trace` so that its rounds keep and link to the saga's first span.
-pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
+pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
     let span = match &trace.task {
         Some(task) => tracing::info_span!(
             target: "saga_runtime",
@@ -119,7 +119,7 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
             let parent = opentelemetry::Context::new().with_remote_span_context(parent);
             let _ = span.set_parent(parent);
         }
-        if let Ok(mut call) = trace.call.lock() {
+        if let Ok(mut call) = trace.call.get_or_init(Arc::default).lock() {
             *call = CallTrace {
                 ids: ids_of(&span),
                 span: Some(span.clone()),
@@ -143,6 +143,11 @@ pub(crate) fn traced_drive(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan
 }
 
 impl CallSpan {
+    /// Whether nothing records the span or the histogram: the call then runs as it is.
+    pub(crate) fn idle(&self) -> bool {
+        self.labels.is_none()
+    }
+
     /// Runs `drive` (one call, as `engine::runner::drive` runs it) inside the span, then
     /// records its outcome and duration.
     pub(crate) async fn run<F>(self, drive: F) -> F::Output
@@ -240,7 +245,7 @@ pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
         return;
     }
     let span = {
-        let Ok(mut call) = request.call.lock() else {
+        let Some(Ok(mut call)) = request.call.get().map(|call| call.lock()) else {
             return;
         };
         // Once per call, and never to itself (a later round of the request whose span is

@@ -176,8 +176,14 @@ pub(crate) fn drive<'a, P: Policy>(
             protocol_version: cx.protocol_version().map(|version| version.as_str()),
             meta: cx.meta(),
         };
-        let span = crate::otel::traced_drive(info, cx.trace());
-        span.run(drive_call(saga, call, cx, policy))
+        let span = crate::otel::call_span(info, cx.trace());
+        // Nothing records it: the call as it is, its future not moved into another. The
+        // traced call's future is boxed, its room kept out of every request's.
+        if span.idle() {
+            futures::future::Either::Left(drive_call(saga, call, cx, policy))
+        } else {
+            futures::future::Either::Right(Box::pin(span.run(drive_call(saga, call, cx, policy))))
+        }
     }
     #[cfg(not(feature = "otel"))]
     drive_call(saga, call, cx, policy)
