@@ -126,9 +126,22 @@ impl Telemetry {
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     {
+        // What each span costs counted (BENCHMARKS.md): no thread, source location or
+        // busy/idle attributes, and no OpenTelemetry context entered at every poll (a
+        // span's context is `tracing::Span::current().context()`).
         tracing_opentelemetry::layer()
             .with_tracer(self.tracer.tracer(SCOPE))
+            .with_threads(false)
+            .with_location(false)
+            .with_tracked_inactivity(false)
+            .with_context_activation(false)
             .with_filter(tracing_subscriber::filter::filter_fn(exported))
+    }
+
+    /// The tracer provider, for a layer of the application's own making (other options of
+    /// `tracing_opentelemetry::layer()`, another filter): `provider.tracer("saga-runtime")`.
+    pub fn tracer_provider(&self) -> &SdkTracerProvider {
+        &self.tracer
     }
 
     /// Sends what is left and stops exporting.
