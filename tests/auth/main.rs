@@ -882,25 +882,17 @@ async fn another_subjects_token_cannot_read_a_task() {
 async fn saga_call_sends_a_token_and_explains_a_challenge() {
     let oidc = Oidc::start().await;
     let (running, resource) = serve(&oidc, |auth| auth).await;
-    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
-    assert!(
-        saga.exists(),
-        "{} is missing: build it with `cargo build -p saga-cli`",
-        saga.display()
-    );
-    let answers =
-        std::env::temp_dir().join(format!("saga-auth-answers-{}.json", std::process::id()));
-    std::fs::write(
-        &answers,
+    let saga = saga_examples::harness::process::saga_cli();
+    let answers = saga_examples::harness::process::AnswersFile::new(
+        "auth",
         r#"{"elicit-1": {"target": "production"}, "sample-2": "Yes."}"#,
-    )
-    .expect("written");
+    );
     let call = |token: Option<String>| {
         let mut command = tokio::process::Command::new(&saga);
         command
             .arg("call")
             .arg("--answers")
-            .arg(&answers)
+            .arg(answers.path())
             .arg(running.url())
             .args(["complex_tool", "initial_arg=x"])
             .env("NO_COLOR", "1")
@@ -930,7 +922,6 @@ async fn saga_call_sends_a_token_and_explains_a_challenge() {
     let token = oidc.token(&resource, "tools:deploy").await;
     let done = call(Some(token)).await.expect("saga runs");
     let stdout = String::from_utf8_lossy(&done.stdout);
-    let _ = std::fs::remove_file(&answers);
     assert!(
         done.status.success(),
         "{stdout}{}",

@@ -115,25 +115,19 @@ async fn saga_call_shows_which_side_answered_each_sample() {
     let provider = FakeOpenAi::start(MODEL_KEY).await;
     provider.behave(Behaviour::Say("Yes.".into()));
     let server = deploy_with_model(&provider);
-    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
-    assert!(
-        saga.exists(),
-        "{} is missing: build it with `cargo build -p saga-cli`",
-        saga.display()
+    let answers = saga_examples::harness::process::AnswersFile::new(
+        "model",
+        r#"{"elicit-1": {"target": "production"}}"#,
     );
-    let answers =
-        std::env::temp_dir().join(format!("saga-model-answers-{}.json", std::process::id()));
-    std::fs::write(&answers, r#"{"elicit-1": {"target": "production"}}"#).expect("written");
-    let output = tokio::process::Command::new(&saga)
+    let output = tokio::process::Command::new(saga_examples::harness::process::saga_cli())
         .args(["call", "--without", "sampling", "--answers"])
-        .arg(&answers)
+        .arg(answers.path())
         .arg(format!("http://{}/mcp", server.addr))
         .args(["complex_tool", "initial_arg=x"])
         .env("NO_COLOR", "1")
         .output()
         .await
         .expect("saga runs");
-    let _ = std::fs::remove_file(&answers);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use saga_examples::harness::http::{Call, Post, accept_target, verdict};
 use saga_examples::harness::openai::{Behaviour, FakeOpenAi};
-use saga_examples::harness::process::{ServerProcess, Spawn};
+use saga_examples::harness::process::{AnswersFile, ServerProcess, Spawn, saga_cli};
 use saga_examples::harness::tasks::TaskClient;
 use serde_json::{Value, json};
 
@@ -750,29 +750,19 @@ async fn a_session_over_stdio_is_one_span_with_a_transition_per_round() {
 async fn saga_call_prints_the_trace_its_saga_is() {
     let receiver = Receiver::start().await;
     let server = traced("deploy", &receiver, "saga-deploy").start();
-    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
-    assert!(
-        saga.exists(),
-        "{} is missing: build it with `cargo build -p saga-cli`",
-        saga.display()
-    );
-    let answers =
-        std::env::temp_dir().join(format!("saga-otel-answers-{}.json", std::process::id()));
-    std::fs::write(
-        &answers,
+    let answers = AnswersFile::new(
+        "otel",
         r#"{"elicit-1": {"target": "production"}, "sample-2": "Yes, all systems are green."}"#,
-    )
-    .expect("written");
-    let output = tokio::process::Command::new(&saga)
+    );
+    let output = tokio::process::Command::new(saga_cli())
         .args(["call", "--answers"])
-        .arg(&answers)
+        .arg(answers.path())
         .arg(format!("http://{}/mcp", server.addr))
         .args(["complex_tool", "initial_arg=x"])
         .env("NO_COLOR", "1")
         .output()
         .await
         .expect("saga runs");
-    let _ = std::fs::remove_file(&answers);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -29,6 +29,50 @@ pub fn example_binary(name: &str) -> PathBuf {
     binary
 }
 
+/// The `saga` CLI's debug binary (`cargo build -p saga-cli`).
+///
+/// # Panics
+///
+/// When it is missing: the message says how to build it.
+pub fn saga_cli() -> PathBuf {
+    let saga = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/saga");
+    assert!(
+        saga.exists(),
+        "{} is missing: build it with `cargo build -p saga-cli`",
+        saga.display()
+    );
+    saga
+}
+
+/// A `saga call --answers` file holding `json`, removed when dropped.
+#[derive(Debug)]
+pub struct AnswersFile(PathBuf);
+
+impl AnswersFile {
+    /// Writes `json` to a file of its own, named for `test`.
+    ///
+    /// # Panics
+    ///
+    /// When the file cannot be written.
+    pub fn new(test: &str, json: &str) -> Self {
+        let path =
+            std::env::temp_dir().join(format!("saga-{test}-answers-{}.json", std::process::id()));
+        std::fs::write(&path, json).expect("the answers file is written");
+        Self(path)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for AnswersFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// How to start an example server.
 #[derive(Debug, Clone)]
 pub struct Spawn {

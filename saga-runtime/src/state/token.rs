@@ -472,17 +472,7 @@ impl StateCodec {
     /// [`StateCodec::seal`] as the first link of a new chain (see [`Link`]): a call's first
     /// round.
     pub fn seal_first(&self, point: &PointKey, binding: &Binding, plaintext: &[u8]) -> String {
-        let expires_at = unix_now().saturating_add(self.ttl.as_secs());
-        let nonce = super::nonce::first_link();
-        self.seal_nonce(
-            self.format,
-            expires_at,
-            point,
-            binding,
-            plaintext,
-            nonce,
-            None,
-        )
+        self.seal_round(None, point, binding, plaintext, None, None)
     }
 
     /// [`StateCodec::seal_until`] as the link `link` of its call's chain (see [`Link`]).
@@ -494,14 +484,12 @@ impl StateCodec {
         plaintext: &[u8],
         link: Link,
     ) -> String {
-        let nonce = super::nonce::linked(link.chain, link.seq);
-        self.seal_nonce(
-            self.format,
-            expires_at,
+        self.seal_round(
+            Some(expires_at),
             point,
             binding,
             plaintext,
-            nonce,
+            Some(link),
             None,
         )
     }
