@@ -46,6 +46,15 @@ pub fn report(
             "{:#04x} (XChaCha20-Poly1305, postcard state)",
             header.version
         ),
+        Some(TokenFormat::Traced) => format!(
+            "{:#04x} (XChaCha20-Poly1305, postcard state led by the saga's trace ids)",
+            header.version
+        ),
+        Some(TokenFormat::TracedDeflated) => format!(
+            "{:#04x} (XChaCha20-Poly1305, postcard state led by the saga's trace ids, \
+             deflated)",
+            header.version
+        ),
         Some(TokenFormat::Kept) => format!(
             "{:#04x} (XChaCha20-Poly1305; a reference to a state kept in the server's state \
              store: its key and SHA-256)",

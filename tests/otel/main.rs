@@ -471,8 +471,9 @@ async fn a_tasks_steps_are_children_of_its_creation_after_a_takeover() {
         .expect("the creation")
         .clone();
     assert_eq!(creation.parent_span_id, client.span_id);
-    // Its round ran to the checkpoint where the task begins.
-    assert_eq!(creation.attr("saga.outcome"), Some("checkpoint"));
+    // Its round ran to the checkpoint where the task begins, and the request answered
+    // with the task.
+    assert_eq!(creation.attr("saga.outcome"), Some("task"));
     assert_eq!(creation.attr("saga.task.id"), Some(id.as_str()));
     assert!(
         spans.iter().any(|span| span.name == "saga.store insert"
@@ -619,14 +620,8 @@ async fn the_servers_model_calls_are_genai_client_spans_without_the_prompt() {
         );
     }
     for span in spans.iter().filter(|span| span.trace_id == client.trace_id) {
-        for (name, value) in &span.attributes {
-            for secret in [question, KEY, "Bearer", "durability"] {
-                assert!(
-                    !value.contains(secret),
-                    "{} {name}={value:?} carries {secret:?}",
-                    span.name
-                );
-            }
+        for secret in [question, KEY, "Bearer", "durability"] {
+            assert!(!span.carries(secret), "{span:#?} carries {secret:?}");
         }
     }
 }
@@ -660,12 +655,48 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
         .send()
         .await;
     assert_eq!(body["result"]["isError"], json!(true), "{body}");
+    // A malformed answer, its text a client's: refused, and in no span or event (the
+    // server's log names it; the export does not).
+    const SECRET: &str = "client-secret-in-an-answer-5f2e";
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(
+            &Call::deploy(),
+            Some(&client.traceparent()),
+        ))
+        .send()
+        .await;
+    let round2 = Call::deploy().resume(token(&body), accept_target("production"));
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(&round2, Some(&client.traceparent())))
+        .send()
+        .await;
+    let malformed = Call::deploy().resume(
+        token(&body),
+        json!({"sample-2": {
+            "role": SECRET,
+            "content": {"type": "text", "text": "Yes."},
+            "model": "m"
+        }}),
+    );
+    let (_, body) = Post::mcp(server.addr)
+        .rpc(&with_traceparent(&malformed, Some(&client.traceparent())))
+        .send()
+        .await;
+    assert_eq!(body["error"]["code"], json!(-32602), "{body}");
+    // The refusal names it to the client who sent it (and the server's log does too).
+    assert!(body.to_string().contains(SECRET), "{body}");
     let spans = receiver
-        .wait_for("three rounds", |spans| {
-            rounds_of(spans, &client.trace_id).len() == 3
+        .wait_for("six rounds", |spans| {
+            rounds_of(spans, &client.trace_id).len() == 6
         })
         .await;
-    let rounds = rounds_of(&spans, &client.trace_id);
+    for span in &spans {
+        assert!(
+            !span.carries(SECRET),
+            "{span:#?} carries the client's answer"
+        );
+    }
+    let rounds = &rounds_of(&spans, &client.trace_id)[..3];
     let errors: Vec<_> = rounds
         .iter()
         .map(|round| (round.attr("error.type"), round.status))

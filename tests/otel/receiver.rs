@@ -31,11 +31,21 @@ pub struct Span {
     pub links: Vec<(String, String)>,
     /// OTLP's status code: 0 unset, 1 ok, 2 error.
     pub status: i32,
+    /// Its events: each one's name and attributes.
+    pub events: Vec<(String, BTreeMap<String, String>)>,
 }
 
 impl Span {
     pub fn attr(&self, key: &str) -> Option<&str> {
         self.attributes.get(key).map(String::as_str)
+    }
+
+    /// Whether any of its attributes or events (their names and attributes) holds `text`.
+    pub fn carries(&self, text: &str) -> bool {
+        self.attributes.values().any(|value| value.contains(text))
+            || self.events.iter().any(|(name, attributes)| {
+                name.contains(text) || attributes.values().any(|value| value.contains(text))
+            })
     }
 }
 
@@ -147,6 +157,18 @@ async fn traces(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> St
                         .map(|link| (hex(&link.trace_id), hex(&link.span_id)))
                         .collect(),
                     status: span.status.map_or(0, |status| status.code),
+                    events: span
+                        .events
+                        .into_iter()
+                        .map(|event| {
+                            let attributes = event
+                                .attributes
+                                .into_iter()
+                                .map(|kv| (kv.key, text(kv.value.and_then(|v| v.value).as_ref())))
+                                .collect();
+                            (event.name, attributes)
+                        })
+                        .collect(),
                 });
             }
         }

@@ -344,23 +344,40 @@ async fn without_a_store_the_loop_ends_with_the_tools_error_at_the_documented_tu
     assert!(rounds.len() >= 10, "{} turns", rounds.len());
 }
 
-/// A server is never set to seal references (0x70) as its format: the builder says so.
+/// A server is never set to seal references (0x70), nor traced tokens (0x80) on their
+/// own, as its format: the builder says so, and names the formats it takes; each of
+/// those builds.
 #[test]
 fn a_reference_is_no_format_to_seal_in() {
     use saga_runtime::state::TokenFormat;
-    let built = SagaServer::builder()
-        .keys(KeyRing::ephemeral())
-        .token_format(TokenFormat::Kept)
-        .build();
-    let Err(error) = built else {
-        panic!("built");
-    };
-    assert!(
-        error
-            .to_string()
-            .contains("names no format a state is sealed in"),
-        "{error}"
-    );
+    for format in [TokenFormat::Kept, TokenFormat::Traced] {
+        let built = SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .token_format(format)
+            .build();
+        let Err(error) = built else {
+            panic!("built with {format:?}");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("names no format a codec seals in"),
+            "{error}"
+        );
+    }
+    // The advice: each format it names builds.
+    for format in [
+        TokenFormat::SEALED,
+        TokenFormat::Deflated,
+        TokenFormat::Compact,
+        TokenFormat::Fixed,
+    ] {
+        let built = SagaServer::builder()
+            .keys(KeyRing::ephemeral())
+            .token_format(format)
+            .build();
+        assert!(built.is_ok(), "{format:?}");
+    }
 }
 
 /// Keeps a page that does not deflate across ten samples, then asks the person.

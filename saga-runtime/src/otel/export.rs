@@ -255,14 +255,16 @@ where
 }
 
 /// What [`Telemetry::layer`] exports: saga's spans down to its rounds (`DEBUG`), not the
-/// HTTP request's span (`saga.request`: its call's MCP server span stands for it), and
-/// every other span or event at `INFO` and above.
+/// HTTP request's span (`saga.request`: its call's MCP server span stands for it), none
+/// of saga's log events (they name what a client sent: a malformed answer's error, a
+/// panic's message; they stay in the log), and the application's own spans and events at
+/// `INFO` and above.
 fn exported(meta: &tracing::Metadata<'_>) -> bool {
     let ours = meta.target() == "saga_runtime" || meta.target().starts_with("saga_runtime::");
-    if ours && meta.is_span() {
-        meta.name() != "saga.request" && *meta.level() <= tracing::Level::DEBUG
-    } else {
-        *meta.level() <= tracing::Level::INFO
+    match (ours, meta.is_span()) {
+        (true, true) => meta.name() != "saga.request" && *meta.level() <= tracing::Level::DEBUG,
+        (true, false) => false,
+        (false, _) => *meta.level() <= tracing::Level::INFO,
     }
 }
 

@@ -47,8 +47,8 @@ pub use export::{OTEL_EXPORTER_OTLP_ENDPOINT, Telemetry, TelemetryBuilder, Telem
 pub(crate) use incoming::RequestTrace;
 #[cfg(feature = "otel")]
 pub(crate) use spans::{
-    CallInfo, ModelAnswer, ModelRequest, call_span, first_round, in_call, model_answered,
-    model_span, resumed, store_write, task_trace,
+    CallInfo, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
+    model_answered, model_span, resumed, store_write, task_trace,
 };
 
 #[cfg(not(feature = "otel"))]

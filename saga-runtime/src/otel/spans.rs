@@ -103,12 +103,9 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
             match id {
                 NumberOrString::Number(n) => span.record("jsonrpc.request.id", n),
                 NumberOrString::String(text) => {
-                    let text: String = Escaped(text)
-                        .to_string()
-                        .chars()
-                        .take(REQUEST_ID_MAX)
-                        .collect();
-                    span.record("jsonrpc.request.id", text)
+                    // Cut first: a client's id may be as long as its body.
+                    let cut: String = text.chars().take(REQUEST_ID_MAX).collect();
+                    span.record("jsonrpc.request.id", Escaped(&cut).to_string())
                 }
             };
         }
@@ -221,10 +218,13 @@ pub(crate) fn first_round(trace: &RequestTrace) -> Option<SagaTrace> {
 }
 
 /// A span's ids, when it is recorded as an OpenTelemetry span.
+///
+/// Only a sampled span's: an unsampled one is never exported, so nothing could be found by
+/// its ids, and a saga's token carries no trace for it.
 fn ids_of(span: &tracing::Span) -> Option<SagaTrace> {
     let context = span.context();
     let ids = context.span().span_context().clone();
-    if !ids.is_valid() {
+    if !ids.is_valid() || !ids.is_sampled() {
         return None;
     }
     SagaTrace::new(
@@ -268,6 +268,20 @@ pub(crate) fn task_trace(trace: &RequestTrace, task: &str) -> Option<String> {
         span.record("saga.task.id", Escaped(task).to_string().as_str());
     }
     trace.ids().map(|trace| trace.traceparent())
+}
+
+/// Records on the call's span how the request ended after its drive: `outcome` (`task`,
+/// when the call became one), or the JSON-RPC `error` the request answered instead.
+pub(crate) fn call_ended(trace: &RequestTrace, outcome: &'static str, error: Option<i32>) {
+    let Some(span) = trace.span() else {
+        return;
+    };
+    span.record("saga.outcome", outcome);
+    if let Some(code) = error {
+        span.record("error.type", code.to_string().as_str());
+        span.record("rpc.response.status_code", i64::from(code));
+        span.record("otel.status_code", "ERROR");
+    }
 }
 
 /// Runs `f` in the call's span, if there is one: what it makes (a task store's write
@@ -348,12 +362,17 @@ pub(crate) fn model_answered(span: &tracing::Span, answer: Result<ModelAnswer<'_
     }
 }
 
-/// Runs a task store's write (`operation`, of task `task`) inside a `saga.store` span.
+/// Runs a task store's write (`operation`, of task `task`) inside a `saga.store` span, a
+/// child of the current span; with no current span (a worker's bookkeeping between steps),
+/// as it is: a write of its own would start a trace of its own.
 pub(crate) fn store_write<F: Future>(
     operation: &'static str,
     task: &str,
     write: F,
 ) -> tracing::instrument::Instrumented<F> {
+    if tracing::Span::current().is_none() {
+        return write.instrument(tracing::Span::none());
+    }
     write.instrument(tracing::info_span!(
         target: "saga_runtime",
         "saga.store",

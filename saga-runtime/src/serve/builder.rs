@@ -186,10 +186,12 @@ impl<B> Builder<B> {
     }
 
     /// The newest format the server seals its tokens in (default [`TokenFormat::SEALED`]:
-    /// 0x60 for a state that deflates smaller, 0x50 for any other). This build opens 0x40,
-    /// 0x50 and 0x60 tokens alike, but a build before 0x60 refuses a 0x60 token, and one
-    /// before 0x50 a 0x50 token: while a fleet still runs such a build (a rolling deploy
-    /// onto this one), set [`TokenFormat::Compact`] (0x50, never deflated) or
+    /// 0x60 for a state that deflates smaller, 0x50 for any other, each led by the saga's
+    /// trace, as 0x90 and 0x80, when its first round was traced with the `otel` feature).
+    /// This build opens every one of them, but a build before 0x80 refuses a traced token,
+    /// one before 0x60 a 0x60 token, and one before 0x50 a 0x50 token: while a fleet still
+    /// runs such a build (a rolling deploy onto this one), set [`TokenFormat::Deflated`]
+    /// (0x50 and 0x60, no trace), [`TokenFormat::Compact`] (0x50, never deflated) or
     /// [`TokenFormat::Fixed`] (0x40), so that any replica can take any round, and remove
     /// it once no replica of the older build is left.
     ///
@@ -206,6 +208,7 @@ impl<B> Builder<B> {
     /// [`TokenFormat::SEALED`]: crate::state::TokenFormat::SEALED
     /// [`TokenFormat::Fixed`]: crate::state::TokenFormat::Fixed
     /// [`TokenFormat::Compact`]: crate::state::TokenFormat::Compact
+    /// [`TokenFormat::Deflated`]: crate::state::TokenFormat::Deflated
     pub fn token_format(mut self, format: crate::state::TokenFormat) -> Self {
         self.tools.token_format = Some(format);
         self
@@ -799,7 +802,12 @@ impl ToolSettings {
             codec = codec.with_leeway(leeway);
         }
         if let Some(format) = self.token_format {
-            if format == crate::state::TokenFormat::Kept {
+            // A reference, or a traced token of a codec that traces: what the codec seals
+            // in is `TracedDeflated` (0x80/0x90 for traced sagas), never these themselves.
+            if matches!(
+                format,
+                crate::state::TokenFormat::Kept | crate::state::TokenFormat::Traced
+            ) {
                 return Err(BuildError::SealFormat(format));
             }
             codec = codec.with_format(format);

@@ -231,12 +231,14 @@ pub enum BuildError {
         /// [`SagaToolsBuilder::max_run_time`](super::SagaToolsBuilder::max_run_time).
         run: std::time::Duration,
     },
-    /// `token_format` names a format no state is sealed in
+    /// `token_format` names a format no codec seals in
     /// ([`TokenFormat::Kept`](crate::state::TokenFormat::Kept) is a reference, written
-    /// only for a state kept in a state store).
+    /// only for a state kept in a state store; [`TokenFormat::Traced`](crate::state::TokenFormat::Traced)
+    /// is written for a traced saga by a codec that seals `TracedDeflated`).
     #[error(
-        "token_format({0:?}) names no format a state is sealed in: use TokenFormat::SEALED, \
-         Compact or Fixed (a state past the inline bound is kept by .state_store(..))"
+        "token_format({0:?}) names no format a codec seals in: use TokenFormat::SEALED, \
+         Deflated (no trace), Compact or Fixed (a state past the inline bound is kept by \
+         .state_store(..); a traced saga's token is written by TokenFormat::SEALED)"
     )]
     SealFormat(crate::state::TokenFormat),
     /// `require_verified_for` names a tool the server does not have.

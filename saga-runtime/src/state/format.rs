@@ -40,10 +40,12 @@
 //! Formats 0x80 and 0x90 are 0x50 and 0x60 whose plaintext begins with the saga's trace
 //! (25 bytes: the trace id and span id of its first round, and the trace flags; see
 //! `super::trace`), before the head; 0x90's is deflated with the rest. A codec that seals
-//! [`TokenFormat::Deflated`] writes them for a saga whose first round was traced (feature
-//! `otel`, with a trace being recorded), and 0x50 or 0x60, byte for byte as before, for
-//! any other. A build before 0x80 refuses them as formats it does not know; a codec pinned
-//! to 0x50 or 0x40 for a rolling deploy leaves the trace out.
+//! [`TokenFormat::TracedDeflated`] (this build's default) writes them for a saga whose
+//! first round was traced (feature `otel`, with a trace being recorded), and 0x50 or 0x60,
+//! byte for byte as before, for any other. A build before 0x80 refuses them as formats it
+//! does not know; a codec pinned to [`TokenFormat::Deflated`] (the build before's default:
+//! 0x50 and 0x60, deflating as it did), `Compact` or `Fixed` for a rolling deploy leaves
+//! the trace out.
 //!
 //! A 0x40 token, sealed by a build before this one, still opens: a saga in flight across
 //! the deploy goes on. Its plaintext's head is read in 0x40's layout (the format travels
@@ -66,16 +68,20 @@ pub enum TokenFormat {
     /// state past its inline bound; never a format a codec is set to seal in.
     Kept,
     /// 0x80: as 0x50, the plaintext led by the saga's trace (`SagaTrace`). Written only
-    /// for a traced saga by a codec that seals [`TokenFormat::Deflated`].
+    /// for a traced saga by a codec that seals [`TokenFormat::TracedDeflated`]; never a
+    /// format a codec is set to seal in.
     Traced,
-    /// 0x90: as 0x60, the deflated plaintext led by the saga's trace.
+    /// 0x90: as 0x60, the deflated plaintext led by the saga's trace. As the format a codec
+    /// seals in (the default, [`TokenFormat::SEALED`]): 0x80 or 0x90 for a traced saga,
+    /// 0x50 or 0x60 for any other, as [`TokenFormat::Deflated`] writes them.
     TracedDeflated,
 }
 
 impl TokenFormat {
-    /// The format this build seals: [`TokenFormat::Deflated`], so 0x60 for a state that
-    /// deflates smaller and 0x50 for any other.
-    pub const SEALED: TokenFormat = TokenFormat::Deflated;
+    /// The format this build seals: [`TokenFormat::TracedDeflated`], so 0x60 for a state
+    /// that deflates smaller and 0x50 for any other, each led by the saga's trace (0x90,
+    /// 0x80) when its first round was traced (feature `otel`).
+    pub const SEALED: TokenFormat = TokenFormat::TracedDeflated;
 
     /// The format's first byte, before the key tag is added.
     pub const fn byte(self) -> u8 {

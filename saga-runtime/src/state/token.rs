@@ -537,7 +537,7 @@ impl StateCodec {
         // The trace leads the plaintext only in the newest format: a codec pinned to an
         // older one (a rolling deploy) writes what every build it serves beside reads.
         let traced = trace
-            .filter(|_| format == TokenFormat::Deflated)
+            .filter(|_| format == TokenFormat::TracedDeflated)
             .map(|trace| {
                 let mut traced = Vec::with_capacity(SAGA_TRACE_LEN + plaintext.len());
                 traced.extend_from_slice(&trace.to_bytes());
@@ -550,7 +550,8 @@ impl StateCodec {
         // Sealed as it is, would it be refused? Then deflating is tried whatever the
         // state's start looks like.
         let raw_len = (format::COMPACT_MAX + plaintext.len() + TAG_LEN).div_ceil(3) * 4;
-        let deflated = (format == TokenFormat::Deflated)
+        let deflated = format
+            .deflated()
             .then(|| {
                 super::deflate::deflate(
                     plaintext,
@@ -1254,7 +1255,23 @@ mod header_tests {
         assert_eq!(bytes(&plain) + SAGA_TRACE_LEN, bytes(&traced));
         assert_eq!(codec.open(&plain, &p, &binding).unwrap().trace, None);
 
-        // Pinned for a rolling deploy: no trace, a token every build reads.
+        // Pinned to the build before's format for a rolling deploy: no trace, deflated as
+        // that build deflates.
+        let before = StateCodec::new(keys.duplicate(), Duration::from_secs(600))
+            .with_format(TokenFormat::Deflated);
+        let token = before.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
+        assert_eq!(
+            TokenHeader::parse(&token).unwrap().format(),
+            Some(TokenFormat::Compact)
+        );
+        assert_eq!(token.len(), plain.len());
+        let long_token = before.seal_round(None, &p, &binding, long.as_bytes(), None, Some(&TRACE));
+        assert_eq!(
+            TokenHeader::parse(&long_token).unwrap().format(),
+            Some(TokenFormat::Deflated)
+        );
+        assert_eq!(before.open(&long_token, &p, &binding).unwrap().trace, None);
+        // Pinned further back: no trace either.
         let pinned = StateCodec::new(keys.duplicate(), Duration::from_secs(600))
             .with_format(TokenFormat::Compact);
         let token = pinned.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));

@@ -389,7 +389,28 @@ impl Tasks {
     /// becomes a task: a checkpoint's state is sealed for the task, its record written,
     /// its worker started, and the client told the task. A response that ends the call or
     /// asks for input (gathered over MRTR before the task begins) is the call's answer.
+    ///
+    /// With the `otel` feature the request's span says how it ended: `task`, or the error
+    /// it answered instead when the task could not be made.
     pub(crate) async fn begin<H: Host>(
+        self: &Arc<Self>,
+        tools: &H,
+        saga: &Saga,
+        call: Call,
+        cx: &SagaContext,
+        response: CallToolResponse,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let begun = self.begin_task(tools, saga, call, cx, response).await;
+        match &begun {
+            Ok(CallToolResponse::Task(_)) => cx.call_ended("task", None),
+            Err(error) => cx.call_ended("error", Some(error.code.0)),
+            Ok(_) => {}
+        }
+        begun
+    }
+
+    /// [`Tasks::begin`]'s work.
+    async fn begin_task<H: Host>(
         self: &Arc<Self>,
         tools: &H,
         saga: &Saga,
@@ -425,7 +446,12 @@ impl Tasks {
             .await
             .map_err(|error| crate::engine::unopened(&call.name, &error))?;
         let now = clock::now_ms();
-        let trace = cx.task_traceparent(&id);
+        // Kept only where the server seals traced tokens: a build before the record's
+        // `trace` refuses a record that holds one, so a fleet pinned for a rolling deploy
+        // writes none.
+        let trace = cx
+            .task_traceparent(&id)
+            .filter(|_| self.codec.format() == crate::state::TokenFormat::TracedDeflated);
         let claim = self.settings.store.0.claim();
         let pool = cx.pool(tools.principals_verified());
         let record = TaskRecord {
@@ -640,6 +666,7 @@ mod tests {
             TokenFormat::Fixed,
             TokenFormat::Compact,
             TokenFormat::Deflated,
+            TokenFormat::TracedDeflated,
         ] {
             let server = StateCodec::new(KeyRing::ephemeral(), Duration::from_secs(60))
                 .with_format(format)

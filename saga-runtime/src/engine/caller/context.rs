@@ -324,6 +324,16 @@ impl SagaContext {
         }
     }
 
+    /// Records on this request's call span (feature `otel`) how the request ended after
+    /// its drive: `outcome`, or the JSON-RPC `error` code it answered instead.
+    #[inline]
+    pub(crate) fn call_ended(&self, outcome: &'static str, error: Option<i32>) {
+        #[cfg(feature = "otel")]
+        crate::otel::call_ended(&self.trace, outcome, error);
+        #[cfg(not(feature = "otel"))]
+        let _ = (outcome, error);
+    }
+
     /// Runs `f` in this request's call span (feature `otel`), so that what it starts is
     /// that span's child; otherwise runs it.
     #[inline]
