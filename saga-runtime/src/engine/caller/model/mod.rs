@@ -320,32 +320,17 @@ impl ServerModel {
             .map_err(ModelError::Limited)?;
         let started = std::time::Instant::now();
         let answered = tokio::time::timeout(self.limits.timeout, self.model.complete(&request));
+        // The call's GenAI span (feature `otel`), recorded below from the answer as it is
+        // kept: bounded, so that a provider's long model name or reason is cut once.
         #[cfg(feature = "otel")]
-        let answered = {
-            use tracing::Instrument as _;
-            let span = crate::otel::model_span(crate::otel::ModelRequest {
-                provider: self.model.provider_name(),
-                model: self.model.request_model(&request),
-                max_tokens: request.max_tokens,
-                temperature: request.temperature,
-            });
-            let answered = answered.instrument(span.clone()).await;
-            let answered = answered.unwrap_or(Err(ModelError::Timeout));
-            crate::otel::model_answered(
-                &span,
-                match &answered {
-                    Ok(completion) => Ok(crate::otel::ModelAnswer {
-                        model: &completion.model,
-                        finish_reason: completion.stop_reason.as_deref(),
-                        input_tokens: completion.input_tokens,
-                        output_tokens: completion.output_tokens,
-                    }),
-                    Err(error) => Err(error.kind()),
-                },
-            );
-            answered
-        };
-        #[cfg(not(feature = "otel"))]
+        let span = crate::otel::model_span(crate::otel::ModelRequest {
+            provider: self.model.provider_name(),
+            model: self.model.request_model(&request),
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+        });
+        #[cfg(feature = "otel")]
+        let answered = tracing::Instrument::instrument(answered, span.clone());
         let answered = answered.await.unwrap_or(Err(ModelError::Timeout));
         let tokens = answered.as_ref().ok().and_then(|c| c.tokens);
         crate::metrics::model_call(started.elapsed(), tokens);
@@ -353,10 +338,25 @@ impl ServerModel {
             self.budgets.settle(pool, &admitted, actual);
         }
         // Checked as the provider wrote them: a name is cut only once it is offered.
-        let answer = answered?
-            .offered(&request, self.limits.max_answer_bytes)?
-            .bounded(self.limits.max_answer_bytes)
-            .into_result();
+        let answered = answered.and_then(|completion| {
+            Ok(completion
+                .offered(&request, self.limits.max_answer_bytes)?
+                .bounded(self.limits.max_answer_bytes))
+        });
+        #[cfg(feature = "otel")]
+        crate::otel::model_answered(
+            &span,
+            match &answered {
+                Ok(completion) => Ok(crate::otel::ModelAnswer {
+                    model: &completion.model,
+                    finish_reason: completion.stop_reason.as_deref(),
+                    input_tokens: completion.input_tokens,
+                    output_tokens: completion.output_tokens,
+                }),
+                Err(error) => Err(error.kind()),
+            },
+        );
+        let answer = answered?.into_result();
         if let Some(key) = retry {
             self.kept.put(key, &answer);
         }
