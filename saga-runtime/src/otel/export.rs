@@ -139,7 +139,26 @@ impl Telemetry {
     }
 
     /// The tracer provider, for a layer of the application's own making (other options of
-    /// `tracing_opentelemetry::layer()`, another filter): `provider.tracer("saga-runtime")`.
+    /// `tracing_opentelemetry::layer()`, another filter). Here, one that exports the calls'
+    /// spans but not their rounds' (`saga.transition`), a third fewer spans to export:
+    ///
+    /// ```
+    /// use opentelemetry::trace::TracerProvider as _;
+    /// use tracing_subscriber::Layer as _;
+    /// use tracing_subscriber::layer::SubscriberExt as _;
+    /// # fn main() -> anyhow::Result<()> {
+    /// let telemetry = saga_runtime::otel::Telemetry::builder()
+    ///     .endpoint("http://127.0.0.1:4318")
+    ///     .build()?;
+    /// let calls_only = tracing_opentelemetry::layer()
+    ///     .with_tracer(telemetry.tracer_provider().tracer("saga-runtime"))
+    ///     .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+    ///         meta.is_span() && meta.name() != "saga.transition" && meta.name() != "saga.request"
+    ///     }));
+    /// let subscriber = tracing_subscriber::registry().with(calls_only);
+    /// # let _ = subscriber;
+    /// # Ok(()) }
+    /// ```
     pub fn tracer_provider(&self) -> &SdkTracerProvider {
         &self.tracer
     }
