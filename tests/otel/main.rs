@@ -61,6 +61,14 @@ impl ClientSpan {
         Self { trace_id, span_id }
     }
 
+    /// Another span of the same trace (the client's next hop).
+    fn hop(&self, span_id: &str) -> Self {
+        Self {
+            trace_id: self.trace_id.clone(),
+            span_id: span_id.to_owned(),
+        }
+    }
+
     fn traceparent(&self) -> String {
         format!("00-{}-{}-01", self.trace_id, self.span_id)
     }
@@ -107,6 +115,18 @@ fn with_traceparent(call: &Call, traceparent: Option<&str>) -> Value {
         message["params"]["_meta"]["traceparent"] = json!(traceparent);
     }
     message
+}
+
+/// Sends `call` to `addr` with `traceparent` (if any) in its `_meta`; the status and body.
+async fn send_traced(
+    addr: std::net::SocketAddr,
+    call: &Call,
+    traceparent: Option<&str>,
+) -> (axum::http::StatusCode, Value) {
+    Post::mcp(addr)
+        .rpc(&with_traceparent(call, traceparent))
+        .send()
+        .await
 }
 
 /// The token of an `input_required` answer.
@@ -300,35 +320,21 @@ async fn rounds_on_a_restarted_server_and_another_replica_link_to_the_first() {
     let client = ClientSpan::new(2);
 
     // Round 1 on replica A, the context in `_meta`.
-    let (status, body) = Post::mcp(first.addr)
-        .rpc(&with_traceparent(
-            &Call::deploy(),
-            Some(&client.traceparent()),
-        ))
-        .send()
-        .await;
+    let (status, body) =
+        send_traced(first.addr, &Call::deploy(), Some(&client.traceparent())).await;
     assert!(status.is_success(), "{body}");
     let round1 = token(&body);
     // A restarts (Ctrl-C, then again): round 2 there, from another span of the client.
     first.interrupt();
     drop(first);
     let restarted = traced("deploy", &receiver, "replica-a").start();
-    let second_hop = ClientSpan {
-        trace_id: client.trace_id.clone(),
-        span_id: "00000000000000a2".to_owned(),
-    };
+    let second_hop = client.hop("00000000000000a2");
     let call = Call::deploy().resume(round1, accept_target("production"));
-    let (status, body) = Post::mcp(restarted.addr)
-        .rpc(&with_traceparent(&call, Some(&second_hop.traceparent())))
-        .send()
-        .await;
+    let (status, body) = send_traced(restarted.addr, &call, Some(&second_hop.traceparent())).await;
     assert!(status.is_success(), "{body}");
     let round2 = token(&body);
     // Round 3 on replica B: a malformed `_meta` context, a well-formed header.
-    let third_hop = ClientSpan {
-        trace_id: client.trace_id.clone(),
-        span_id: "00000000000000a3".to_owned(),
-    };
+    let third_hop = client.hop("00000000000000a3");
     let call = Call::deploy().resume(round2, verdict("Yes, all systems are green."));
     let (status, body) = Post::mcp(other.addr)
         .rpc(&with_traceparent(&call, Some("00-not-a-trace-01")))
@@ -387,13 +393,7 @@ async fn rounds_on_a_restarted_server_and_another_replica_link_to_the_first() {
     // A saga whose later round brings no context at all (and one whose context is
     // malformed everywhere): its span starts a trace of its own, linked to the first.
     let lone = ClientSpan::new(3);
-    let (_, body) = Post::mcp(other.addr)
-        .rpc(&with_traceparent(
-            &Call::deploy(),
-            Some(&lone.traceparent()),
-        ))
-        .send()
-        .await;
+    let (_, body) = send_traced(other.addr, &Call::deploy(), Some(&lone.traceparent())).await;
     let call = Call::deploy().resume(token(&body), accept_target("production"));
     let (status, body) = Post::mcp(other.addr)
         .rpc(&with_traceparent(&call, Some(&"f".repeat(55))))
@@ -540,10 +540,7 @@ async fn the_servers_model_calls_are_genai_client_spans_without_the_prompt() {
     // No sampling declared: the server's model answers every sample.
     let call = Call::new("research", json!({"question": question}))
         .capabilities(json!({"elicitation": {}}));
-    let (status, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(&call, Some(&client.traceparent())))
-        .send()
-        .await;
+    let (status, body) = send_traced(server.addr, &call, Some(&client.traceparent())).await;
     assert!(status.is_success(), "{body}");
     let asked = &body["result"]["inputRequests"];
     let key = asked
@@ -552,13 +549,12 @@ async fn the_servers_model_calls_are_genai_client_spans_without_the_prompt() {
         .unwrap_or_else(|| panic!("the agent asks the person: {body}"))
         .clone();
     let answer = json!({key: {"action": "accept", "content": {"answer": "durability"}}});
-    let (status, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(
-            &call.resume(token(&body), answer),
-            Some(&client.traceparent()),
-        ))
-        .send()
-        .await;
+    let (status, body) = send_traced(
+        server.addr,
+        &call.resume(token(&body), answer),
+        Some(&client.traceparent()),
+    )
+    .await;
     assert!(status.is_success(), "{body}");
     assert!(
         body["result"]["content"][0]["text"]
@@ -634,42 +630,21 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
     let server = traced("deploy", &receiver, "saga-deploy").start();
     let client = ClientSpan::new(6);
     let forged = Call::deploy().resume("not-a-token", accept_target("production"));
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(&forged, Some(&client.traceparent())))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &forged, Some(&client.traceparent())).await;
     let code = body["error"]["code"]
         .as_i64()
         .unwrap_or_else(|| panic!("refused: {body}"));
     // The deploy saga declined at its form ends with the tool's own error result.
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(
-            &Call::deploy(),
-            Some(&client.traceparent()),
-        ))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &Call::deploy(), Some(&client.traceparent())).await;
     let declined = Call::deploy().resume(token(&body), json!({"elicit-1": {"action": "decline"}}));
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(&declined, Some(&client.traceparent())))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &declined, Some(&client.traceparent())).await;
     assert_eq!(body["result"]["isError"], json!(true), "{body}");
     // A malformed answer, its text a client's: refused, and in no span or event (the
     // server's log names it; the export does not).
     const SECRET: &str = "client-secret-in-an-answer-5f2e";
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(
-            &Call::deploy(),
-            Some(&client.traceparent()),
-        ))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &Call::deploy(), Some(&client.traceparent())).await;
     let round2 = Call::deploy().resume(token(&body), accept_target("production"));
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(&round2, Some(&client.traceparent())))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &round2, Some(&client.traceparent())).await;
     let malformed = Call::deploy().resume(
         token(&body),
         json!({"sample-2": {
@@ -678,10 +653,7 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
             "model": "m"
         }}),
     );
-    let (_, body) = Post::mcp(server.addr)
-        .rpc(&with_traceparent(&malformed, Some(&client.traceparent())))
-        .send()
-        .await;
+    let (_, body) = send_traced(server.addr, &malformed, Some(&client.traceparent())).await;
     assert_eq!(body["error"]["code"], json!(-32602), "{body}");
     // The refusal names it to the client who sent it (and the server's log does too).
     assert!(body.to_string().contains(SECRET), "{body}");

@@ -1207,10 +1207,10 @@ mod header_tests {
         let codec = StateCodec::new(keys.duplicate(), Duration::from_secs(600));
         let binding = Binding::new("tool", "tools/call", "p", None);
         let (p, plaintext) = (point(5), b"head and state".as_slice());
+        let format_of = |token: &str| TokenHeader::parse(token).unwrap().format().unwrap();
 
         let traced = codec.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
-        let header = TokenHeader::parse(&traced).unwrap();
-        assert_eq!(header.format(), Some(TokenFormat::Traced));
+        assert_eq!(format_of(&traced), TokenFormat::Traced);
         let opened = codec.open(&traced, &p, &binding).unwrap();
         assert_eq!(opened.trace, Some(TRACE));
         assert_eq!(opened.plaintext, plaintext);
@@ -1233,10 +1233,7 @@ mod header_tests {
         // Large and repetitive: deflated with its trace.
         let long = "the same turn again ".repeat(200);
         let deflated = codec.seal_round(None, &p, &binding, long.as_bytes(), None, Some(&TRACE));
-        assert_eq!(
-            TokenHeader::parse(&deflated).unwrap().format(),
-            Some(TokenFormat::TracedDeflated)
-        );
+        assert_eq!(format_of(&deflated), TokenFormat::TracedDeflated);
         let opened_long = codec.open(&deflated, &p, &binding).unwrap();
         assert_eq!(
             (opened_long.trace, opened_long.plaintext.as_slice()),
@@ -1246,10 +1243,7 @@ mod header_tests {
         // Untraced: the format and length a build before traces sealed.
         let plain = codec.seal_round(None, &p, &binding, plaintext, None, None);
         let first = codec.seal_first(&p, &binding, plaintext);
-        assert_eq!(
-            TokenHeader::parse(&plain).unwrap().format(),
-            Some(TokenFormat::Compact)
-        );
+        assert_eq!(format_of(&plain), TokenFormat::Compact);
         assert_eq!(plain.len(), first.len());
         let bytes = |token: &str| URL_SAFE_NO_PAD.decode(token).unwrap().len();
         assert_eq!(bytes(&plain) + SAGA_TRACE_LEN, bytes(&traced));
@@ -1260,25 +1254,16 @@ mod header_tests {
         let before = StateCodec::new(keys.duplicate(), Duration::from_secs(600))
             .with_format(TokenFormat::Deflated);
         let token = before.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
-        assert_eq!(
-            TokenHeader::parse(&token).unwrap().format(),
-            Some(TokenFormat::Compact)
-        );
+        assert_eq!(format_of(&token), TokenFormat::Compact);
         assert_eq!(token.len(), plain.len());
         let long_token = before.seal_round(None, &p, &binding, long.as_bytes(), None, Some(&TRACE));
-        assert_eq!(
-            TokenHeader::parse(&long_token).unwrap().format(),
-            Some(TokenFormat::Deflated)
-        );
+        assert_eq!(format_of(&long_token), TokenFormat::Deflated);
         assert_eq!(before.open(&long_token, &p, &binding).unwrap().trace, None);
         // Pinned further back: no trace either.
         let pinned = StateCodec::new(keys.duplicate(), Duration::from_secs(600))
             .with_format(TokenFormat::Compact);
         let token = pinned.seal_round(None, &p, &binding, plaintext, None, Some(&TRACE));
-        assert_eq!(
-            TokenHeader::parse(&token).unwrap().format(),
-            Some(TokenFormat::Compact)
-        );
+        assert_eq!(format_of(&token), TokenFormat::Compact);
         assert_eq!(pinned.open(&token, &p, &binding).unwrap().trace, None);
         // A traced token still opens there, its trace read and resealed by a codec that
         // keeps it.
