@@ -11,6 +11,7 @@ mod examples_tested;
 mod first_hour;
 mod json_values;
 mod outgrown;
+mod realistic;
 mod routes;
 mod server_model;
 mod tool_sampling;
