@@ -233,7 +233,8 @@ impl<'a> Tracer<'a> {
         visitor: V,
         body: impl FnOnce(&mut Self, &str, V) -> Result<(V::Value, Container), LayoutError>,
     ) -> Result<V::Value, LayoutError> {
-        // A type only serde_json reads back (`RawValue`): no layout, and a JSON slot.
+        // A type only serde_json reads back (`RawValue`): no layout, and a MessagePack
+        // slot, whose reader knows the name.
         if let Some(error) = LayoutError::json_only(name) {
             return Err(error);
         }

@@ -20,7 +20,12 @@
 //!      (`skip_serializing_if`): sample values of every variant, with options `None`
 //!      and sequences empty as well as filled, are written and read back with postcard
 //!      when the type is first met, and a type whose samples do not read back as
-//!      themselves is MessagePack.
+//!      themselves is MessagePack;
+//!    - or it holds `serde_json`'s `RawValue` (the tracer meets its private name): its
+//!      map of one entry, the private name to the JSON text, is read back as a
+//!      `RawValue` of that text, byte for byte. (Builds from `ac76824` until issue 80
+//!      kept such a type as `serde_json`'s text, marked `J`; those slots are read still,
+//!      [`json`].)
 //!
 //!    Such a slot is a byte string holding a one-byte marker of the encoding and the
 //!    value's MessagePack, structs as maps of field names. Its layout is
@@ -68,6 +73,7 @@ use super::layout::shape::LayoutError;
 use super::layout::tracer::FieldTracer;
 use super::layout::{self};
 
+mod json;
 mod msgpack;
 pub(crate) mod same;
 mod skips;
@@ -111,12 +117,9 @@ impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
 pub(crate) enum Encoding {
     /// Postcard; the index of the sample profile the type traced with.
     Postcard(usize),
+    /// MessagePack; also for a type holding serde_json's `RawValue`, whose private
+    /// names no other format keeps: saga's reader knows them (see [`json`]).
     MessagePack,
-    /// JSON, for a type only serde_json reads back (`Box<RawValue>`, or a type holding
-    /// one): serde_json's own serde goes through private names no other format keeps.
-    /// Traced as a MessagePack slot is (`msgpack "Type"`): both are self-described and
-    /// read by name, and each slot's marker says which it is.
-    Json,
 }
 
 /// The first byte of a MessagePack slot's bytes (and a tagged slot's tag) as `rmp-serde`
@@ -130,7 +133,10 @@ const MSGPACK_MARK: u8 = b'M';
 const MSGPACK_SOME_MARK: u8 = b'O';
 /// A tagged slot's tag for an inline postcard value.
 const POSTCARD_MARK: u8 = b'P';
-/// The first byte of a JSON slot's bytes.
+/// The first byte of a JSON slot's bytes: a type holding a `RawValue` as the builds from
+/// `ac76824` to issue 80 wrote it (`serde_json`'s text), read still ([`json`]). No slot is
+/// written so any more: such a type is MessagePack, which those builds refuse (an error,
+/// never another value).
 const JSON_MARK: u8 = b'J';
 
 /// Each type's encoding, by its name, its size and its alignment (two types that share
@@ -163,8 +169,11 @@ fn encoding_of(
     let decided = match postcard_reads() {
         Ok(profile) => Encoding::Postcard(profile),
         Err(reason) if reason.is_json_only() => {
-            tracing::debug!(r#type = key.0, "a saved local is kept as JSON");
-            Encoding::Json
+            tracing::debug!(
+                r#type = key.0,
+                "a saved local holding raw JSON is kept as MessagePack"
+            );
+            Encoding::MessagePack
         }
         Err(reason) => {
             tracing::debug!(
@@ -273,15 +282,29 @@ fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
     Ok(bytes)
 }
 
-/// A MessagePack slot's value behind its marker (`M` or `O`), read to its last byte.
+/// A MessagePack (`M`, `O`) or JSON (`J`) slot's value behind its marker, read to its
+/// last byte.
 fn from_msgpack<T: DeserializeOwned>(marked: &[u8]) -> Result<T, String> {
-    // Not `rmp_serde`: its parsing would be compiled per visitor (see `msgpack`).
-    match marked.split_first() {
-        Some((&MSGPACK_SOME_MARK, bytes)) => msgpack::from_slice_marked(bytes),
-        Some((&MSGPACK_MARK, bytes)) => msgpack::from_slice(bytes),
+    // Not `rmp_serde` nor `serde_json`: their parsing would be compiled per visitor (see
+    // `msgpack`, `json`). Only the last call is `T`'s.
+    msgpack::read_input(&marked_input(marked)?).map_err(|error| error.to_string())
+}
+
+/// What a slot's marker says its bytes are.
+fn marked_input(marked: &[u8]) -> Result<msgpack::Input<'_>, String> {
+    let (some_marked, bytes) = match marked.split_first() {
+        Some((&MSGPACK_SOME_MARK, bytes)) => (true, bytes),
+        Some((&MSGPACK_MARK, bytes)) => (false, bytes),
+        Some((&JSON_MARK, json)) => {
+            return json::transcoded(json).map_err(|error| error.to_string());
+        }
         _ => return Err("a saved local is not marked with its encoding".into()),
-    }
-    .map_err(|error| error.to_string())
+    };
+    Ok(msgpack::Input {
+        bytes: bytes.into(),
+        some_marked,
+        json: None,
+    })
 }
 
 impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
@@ -303,7 +326,6 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
                     postcard.insert(0, POSTCARD_MARK);
                     postcard
                 }
-                None if encoding == Encoding::Json => json_bytes::<T, S::Error>(&self.0)?,
                 None => msgpack_checked::<T, S::Error>(&self.0)?,
             };
             return serializer.serialize_bytes(&bytes);
@@ -327,26 +349,8 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
             Encoding::MessagePack => {
                 serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)
             }
-            Encoding::Json => serializer.serialize_bytes(&json_bytes::<T, S::Error>(&self.0)?),
         }
     }
-}
-
-/// `value` as a JSON slot's bytes: the marker, then its JSON, read back (see
-/// [`msgpack_checked`]).
-fn json_bytes<T: Serialize + DeserializeOwned, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
-    let mut bytes = vec![JSON_MARK];
-    serde_json::to_writer(&mut bytes, value).map_err(E::custom)?;
-    // JSON has no option: `Some(Value::Null)` is written `null` and reads back `None`.
-    // Such a value is refused here, where it is saved, never misread when it comes back.
-    let again =
-        serde_json::from_slice::<T>(&bytes[1..]).map_err(|error| not_read_back::<E>(&error))?;
-    if !same::same_value(value, &again) {
-        return Err(not_read_back::<E>(
-            &"it reads back as another value from JSON (an option holding `null` or `()`)",
-        ));
-    }
-    Ok(bytes)
 }
 
 /// Whether every value of `T` reads back from what it writes, so that the seal need not
@@ -355,9 +359,8 @@ fn json_bytes<T: Serialize + DeserializeOwned, E: ser::Error>(value: &T) -> Resu
 /// values write each key of a map once; a struct with `#[serde(flatten)]` may not. An
 /// `Option<Value>` reads back as itself only because `Some` is marked ([`write`]):
 /// `Some(Value::Null)` is not `None`.
-fn reads_back_by_construction<T>() -> bool {
+fn reads_back_by_construction(name: &str) -> bool {
     use serde_json::{Map, Value};
-    let name = std::any::type_name::<T>();
     [
         std::any::type_name::<Value>(),
         std::any::type_name::<Map<String, Value>>(),
@@ -399,7 +402,7 @@ fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
     value: &T,
 ) -> Result<Vec<u8>, E> {
     let bytes = msgpack_bytes::<T, E>(value)?;
-    if reads_back_by_construction::<T>() && !cfg!(debug_assertions) {
+    if reads_back_by_construction(std::any::type_name::<T>()) && !cfg!(debug_assertions) {
         return Ok(bytes);
     }
     let again: T = from_msgpack(&bytes).map_err(|error| not_read_back::<E>(&error))?;
@@ -423,7 +426,7 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
         }
         match encoding {
             Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
-            Encoding::MessagePack | Encoding::Json => {
+            Encoding::MessagePack => {
                 deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
             }
         }
@@ -437,10 +440,9 @@ struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
 impl<T: DeserializeOwned> SlotBytes<T> {
     fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
         match bytes.split_first() {
-            Some((&MSGPACK_MARK, _) | (&MSGPACK_SOME_MARK, _)) => {
+            Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => {
                 from_msgpack(bytes).map(Slot).map_err(E::custom)
             }
-            Some((&JSON_MARK, json)) => serde_json::from_slice(json).map(Slot).map_err(E::custom),
             Some((&POSTCARD_MARK, postcard)) if self.1 => {
                 match postcard::take_from_bytes::<T>(postcard) {
                     Ok((value, [])) => Ok(Slot(value)),
@@ -476,7 +478,7 @@ pub fn trace_slot<T: Serialize + DeserializeOwned>(
 ) -> Result<(), LayoutError> {
     let profile = match encoding::<T>() {
         Encoding::Postcard(profile) => Some(profile),
-        Encoding::MessagePack | Encoding::Json => None,
+        Encoding::MessagePack => None,
     };
     tracer.slot(
         std::any::type_name::<PhantomData<SlotTrace<T>>>(),
@@ -510,7 +512,7 @@ mod reference {
                         .unwrap_or(SLOT_PROFILES[0]),
                     Traced::<T>(PhantomData),
                 ),
-                Encoding::MessagePack | Encoding::Json => deserializer
+                Encoding::MessagePack => deserializer
                     .deserialize_newtype_struct(SELF_DESCRIBED, TypeMarker::<T>(PhantomData)),
             }
         }
@@ -661,6 +663,77 @@ mod tests {
             serde_json::to_value(Slot(value.clone())).expect("renders"),
             value
         );
+    }
+
+    /// A type holding raw JSON, which only `serde_json` wrote and read before issue 80.
+    #[derive(Serialize, Deserialize, Debug)]
+    struct Raw {
+        id: Option<u32>,
+        body: Box<serde_json::value::RawValue>,
+        parts: Vec<Option<Box<serde_json::value::RawValue>>>,
+        wide: i128,
+        unit: (),
+    }
+
+    fn raw_sample() -> Raw {
+        let raw = |text: &str| serde_json::value::RawValue::from_string(text.into()).expect("JSON");
+        Raw {
+            id: Some(7),
+            body: raw(r#"{ "b" : [1, 2.50, 1e3], "a": null }"#),
+            parts: vec![Some(raw(" \"x\" ")), None, Some(raw("[]"))],
+            wide: i128::MIN,
+            unit: (),
+        }
+    }
+
+    fn raw_texts(raw: &Raw) -> Vec<String> {
+        let mut texts = vec![raw.body.get().to_owned()];
+        texts.extend(
+            raw.parts
+                .iter()
+                .map(|part| format!("{:?}", part.as_ref().map(|p| p.get()))),
+        );
+        texts.push(format!("{:?} {} {:?}", raw.id, raw.wide, raw.unit));
+        texts
+    }
+
+    /// A `RawValue` is kept as MessagePack, its text byte for byte, in both forms.
+    #[test]
+    fn raw_json_is_a_messagepack_slot_of_its_text() {
+        assert_eq!(encoding::<Raw>(), Encoding::MessagePack);
+        for tagged in [false, true] {
+            let bytes = with_tagging(tagged, || postcard::to_allocvec(&Slot(raw_sample())))
+                .expect("writes");
+            let (inner, _) = postcard::take_from_bytes::<Vec<u8>>(&bytes).expect("bytes");
+            assert_eq!(inner[0], MSGPACK_SOME_MARK);
+            let read: Slot<Raw> =
+                with_tagging(tagged, || postcard::from_bytes(&bytes)).expect("reads");
+            assert_eq!(raw_texts(&read.0), raw_texts(&raw_sample()));
+        }
+    }
+
+    /// A JSON slot as the builds before issue 80 sealed it (`J`, then `serde_json`'s text)
+    /// reads as those builds read it; a `RawValue` where another type is saved is refused.
+    #[test]
+    fn a_json_slot_sealed_before_reads_as_it_did() {
+        for tagged in [false, true] {
+            let mut inner = vec![JSON_MARK];
+            serde_json::to_writer(&mut inner, &raw_sample()).expect("writes");
+            let bytes = postcard::to_allocvec(&inner).expect("writes");
+            let read: Slot<Raw> =
+                with_tagging(tagged, || postcard::from_bytes(&bytes)).expect("reads");
+            assert_eq!(raw_texts(&read.0), raw_texts(&raw_sample()));
+            let before: Raw = serde_json::from_slice(&inner[1..]).expect("serde_json reads");
+            assert_eq!(raw_texts(&read.0), raw_texts(&before));
+        }
+        let mut not_raw = vec![MSGPACK_SOME_MARK];
+        write::append(
+            &mut not_raw,
+            &serde_json::json!({"id": 1, "body": {"k": 1}}),
+        )
+        .expect("writes");
+        let bytes = postcard::to_allocvec(&not_raw).expect("writes");
+        assert!(postcard::from_bytes::<Slot<Raw>>(&bytes).is_err());
     }
 
     #[derive(Serialize, Deserialize, Debug, PartialEq)]

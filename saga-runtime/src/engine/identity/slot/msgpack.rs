@@ -48,6 +48,12 @@ impl de::Error for Error {
     }
 }
 
+impl Error {
+    pub(crate) fn new(message: &str) -> Self {
+        Error(message.to_owned())
+    }
+}
+
 fn error(message: &str) -> Error {
     Error(message.to_owned())
 }
@@ -95,28 +101,89 @@ pub(crate) struct Stream<'a> {
     /// Whether `Some` is marked (0xc1), as [`super::write`] writes it; else 0xc1 is
     /// refused and `Some(x)` is `x`, as `rmp-serde` writes it.
     some_marked: bool,
+    /// Where the bytes were transcoded from a JSON slot's text ([`super::json`]): that
+    /// text, read as `serde_json` reads it where MessagePack and JSON differ.
+    json: Option<JsonSource<'a>>,
+    /// The length of the whole input, and where the last token read began in it.
+    len: usize,
+    start: usize,
 }
+
+/// A JSON slot's text, and where each value of its MessagePack transcoding came from.
+#[derive(Clone, Copy)]
+struct JsonSource<'a> {
+    text: &'a str,
+    /// Sorted by `at`: one per value.
+    spans: &'a [JsonSpan],
+}
+
+/// A value of a transcoded JSON slot: its offset in the MessagePack, and its text's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JsonSpan {
+    pub(crate) at: u32,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+}
+
+/// The name `serde_json` reads a `RawValue` through, as a newtype of a one-entry map of
+/// this key to the value's text.
+pub(crate) const RAW_VALUE: &str = "$serde_json::private::RawValue";
 
 /// The value `bytes` holds, to its last byte, as `T`: bytes `rmp-serde` wrote, where
 /// `Some(x)` is `x` (the slots sealed before options were marked).
+#[cfg(test)]
 pub(crate) fn from_slice<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    read(bytes, false)
+    read_input(&Input::msgpack(bytes, false))
 }
 
 /// The value `bytes` holds, to its last byte, as `T`: bytes [`super::write`] wrote, where
 /// `Some(x)` is 0xc1 then `x`.
 pub(crate) fn from_slice_marked<T: de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    read(bytes, true)
+    read_input(&Input::msgpack(bytes, true))
 }
 
-fn read<T: de::DeserializeOwned>(bytes: &[u8], some_marked: bool) -> Result<T, Error> {
-    let mut stream = Stream {
-        input: bytes,
-        ahead: None,
-        marker: 0,
-        depth: 0,
-        some_marked,
-    };
+/// A saved local's bytes as this reader reads them: MessagePack, its options marked or
+/// not, or a JSON slot's text transcoded to MessagePack ([`super::json`]). Made by code
+/// compiled once; only [`read_input`] is compiled per type.
+pub(crate) struct Input<'a> {
+    pub(crate) bytes: std::borrow::Cow<'a, [u8]>,
+    pub(crate) some_marked: bool,
+    /// A JSON slot's text, and the span each transcoded value came from (by `at`).
+    pub(crate) json: Option<(&'a str, Vec<JsonSpan>)>,
+}
+
+impl<'a> Input<'a> {
+    pub(crate) fn msgpack(bytes: &'a [u8], some_marked: bool) -> Self {
+        Input {
+            bytes: bytes.into(),
+            some_marked,
+            json: None,
+        }
+    }
+
+    fn stream(&self) -> Stream<'_> {
+        Stream {
+            input: &self.bytes,
+            ahead: None,
+            marker: 0,
+            depth: 0,
+            some_marked: self.some_marked,
+            json: self
+                .json
+                .as_ref()
+                .map(|(text, spans)| JsonSource { text, spans }),
+            len: self.bytes.len(),
+            start: 0,
+        }
+    }
+}
+
+/// The value `input` holds, to its last byte, as `T`.
+// Out of line: its callers (the slots' reading and their read-back checks, in every form)
+// share one copy of `T`'s reading; all but `T::deserialize` is `Input`'s, compiled once.
+#[inline(never)]
+pub(crate) fn read_input<T: de::DeserializeOwned>(input: &Input<'_>) -> Result<T, Error> {
+    let mut stream = input.stream();
     let value = T::deserialize(&mut stream)?;
     stream.end()?;
     Ok(value)
@@ -160,6 +227,7 @@ impl<'a> Stream<'a> {
         if let Some(token) = self.ahead.take() {
             return Ok(token);
         }
+        self.start = self.len - self.input.len();
         let [marker] = self.array::<1>()?;
         self.marker = marker;
         Ok(match marker {
@@ -236,8 +304,57 @@ impl<'a> Stream<'a> {
     fn unwrapped(&mut self) -> Result<Token<'a>, Error> {
         match self.token()? {
             Token::Some => self.token(),
+            // `serde_json` writes a map's keys as strings, a number's or a boolean's
+            // text in quotes, and reads them so where a number or a boolean is asked.
+            Token::Str(text) if self.json.is_some() => {
+                Ok(json_key(text).unwrap_or(Token::Str(text)))
+            }
             token => Ok(token),
         }
+    }
+
+    /// A `RawValue`'s text: in MessagePack, as `serde_json`'s `RawValue` writes itself (a
+    /// map of one entry, [`RAW_VALUE`] to its text); in a transcoded JSON slot, the text
+    /// of the value that follows, which is skipped.
+    #[inline(never)]
+    fn raw_text(&mut self) -> Result<&'a str, Error> {
+        let Some(json) = self.json else {
+            let not_raw = || error("a saved raw JSON value is not one");
+            if !matches!(self.token()?, Token::Map(1)) {
+                return Err(not_raw());
+            }
+            return match (self.token()?, self.token()?) {
+                (Token::Str(key), Token::Str(text)) if key == RAW_VALUE.as_bytes() => {
+                    std::str::from_utf8(text).map_err(|_| not_raw())
+                }
+                _ => Err(not_raw()),
+            };
+        };
+        let at = match self.ahead {
+            Some(_) => self.start,
+            None => self.len - self.input.len(),
+        };
+        let span = json
+            .spans
+            .binary_search_by_key(&at, |span| span.at as usize)
+            .ok()
+            .and_then(|index| json.spans.get(index))
+            .ok_or_else(|| error("a saved raw JSON value has no text"))?;
+        let text = json
+            .text
+            .get(span.start as usize..span.end as usize)
+            .ok_or_else(|| error("a saved raw JSON value has no text"))?;
+        // Skipped as a count of the values still to read: no recursion.
+        let mut left: u64 = 1;
+        while left > 0 {
+            left -= 1;
+            match self.token()? {
+                Token::Array(len) => left += u64::from(len),
+                Token::Map(len) => left += 2 * u64::from(len),
+                _ => {}
+            }
+        }
+        Ok(text)
     }
 
     /// A marked `Some`'s value, its marker read. A level of nesting only where another
@@ -245,14 +362,26 @@ impl<'a> Stream<'a> {
     /// depth limit, not a stack overflow): before a container, the container's level is
     /// enough, and an `Option` in each level of a recursive type (`next: Option<Box<Node>>`)
     /// reads as deep as `rmp-serde`'s bytes of it did.
+    // Out of line, with one call of `visit_some` in it: that call inlines the reading of
+    // the option's value, which each caller of `some` would otherwise compile again.
+    #[inline(never)]
     fn some<V: Visitor<'a>>(&mut self, visitor: V) -> Result<V::Value, Error> {
-        if !matches!(self.peek()?, Token::Some) {
-            return visitor.visit_some(&mut *self);
+        let marked = self.enter_some()?;
+        let value = visitor.visit_some(&mut *self);
+        if marked {
+            self.depth -= 1;
         }
-        self.enter()?;
-        let value = visitor.visit_some(&mut *self)?;
-        self.leave(0)?;
-        Ok(value)
+        value
+    }
+
+    /// Whether another `Some` marker follows (left ahead, for the value's own reading to
+    /// pass), entered as a level of nesting.
+    fn enter_some(&mut self) -> Result<bool, Error> {
+        let marked = matches!(self.peek()?, Token::Some);
+        if marked {
+            self.enter()?;
+        }
+        Ok(marked)
     }
 
     /// An `i128` as `rmp-serde` writes it (16 bytes, big-endian) or any integer.
@@ -266,6 +395,9 @@ impl<'a> Stream<'a> {
             Token::I16(value) => value.into(),
             Token::I32(value) => value.into(),
             Token::I64(value) => value.into(),
+            // A quoted key of a JSON slot, as `serde_json` reads a 128-bit key.
+            Token::Str(text) if self.json.is_some() => super::json::wide(text)
+                .ok_or_else(|| error("a saved JSON key is not a 128-bit integer"))?,
             Token::Bin(data) if self.marker == 0xc4 => i128::from_be_bytes(
                 data.try_into()
                     .map_err(|_| error("a saved 128-bit integer is not 16 bytes"))?,
@@ -298,6 +430,7 @@ impl<'a> Stream<'a> {
     #[inline(never)]
     fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
         let token = self.token()?;
+        let json = self.json.is_some();
         // One access for every kind of container, and one way out of them, so that a
         // visitor's `visit_seq` is compiled once for this format and `any` small.
         let mut items = Items {
@@ -312,6 +445,11 @@ impl<'a> Stream<'a> {
                     // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
                     Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
                 };
+            }
+            // A JSON slot's only byte strings are its 128-bit integers, which `serde_json`
+            // hands to `deserialize_any` as an `f64`: refused rather than read otherwise.
+            Token::Bin(_) if json => {
+                return Err(error("a saved 128-bit JSON integer read as any value"));
             }
             Token::Bin(data) if bytes => return visitor.visit_bytes(data),
             // Not a level of nesting, and not checked to its end, as in `rmp-serde`.
@@ -336,11 +474,76 @@ impl<'a> Stream<'a> {
             // A level of nesting: `Some(Some(…))` as deep as the bytes go is refused at
             // the depth limit, not a stack overflow.
             Token::Some => return self.some(visitor),
-            token => return scalar(token, visitor),
+            token => {
+                if json {
+                    json_number_as_any(&token)?;
+                }
+                return scalar(token, visitor);
+            }
         };
         let left = items.left;
         self.leave(left)?;
         Ok(value)
+    }
+}
+
+/// A map key of a JSON slot where a number or a boolean is asked: its text as `serde_json`
+/// reads a quoted key (`"1"`, `"-2"`, `"0.5"`, `"true"`). `None`: not one.
+fn json_key(text: &[u8]) -> Option<Token<'static>> {
+    match text {
+        b"true" => return Some(Token::Bool(true)),
+        b"false" => return Some(Token::Bool(false)),
+        _ => {}
+    }
+    match super::json::number(std::str::from_utf8(text).ok()?).ok()? {
+        super::json::Number::U64(value) => Some(Token::U64(value)),
+        super::json::Number::I64(value) => Some(Token::I64(value)),
+        super::json::Number::F64(value) => Some(Token::F64(value)),
+        // A 128-bit key is read by `wide`, below, from its 16 bytes; not from a key.
+        super::json::Number::Wide(_) => None,
+    }
+}
+
+/// Where `deserialize_any` meets a number of a JSON slot: refused if this build's
+/// `serde_json` reads numbers by their text (its `arbitrary_precision` feature, which a
+/// crate of the build may turn on), as `deserialize_any` then hands them out; this reader
+/// would hand out the `f64`, not the digits, and so read another value.
+fn json_number_as_any(token: &Token<'_>) -> Result<(), Error> {
+    let number = matches!(
+        token,
+        Token::U64(_) | Token::I64(_) | Token::F64(_) | Token::U8(_)
+    );
+    if number && super::json::arbitrary_precision() {
+        return Err(error(
+            "a saved JSON number is read by its digits (serde_json's arbitrary_precision)",
+        ));
+    }
+    Ok(())
+}
+
+/// A `RawValue` as `serde_json` hands it to its visitor: one entry, [`RAW_VALUE`] to its
+/// text.
+struct RawValueMap<'a>(Option<&'a str>);
+
+impl<'a> de::MapAccess<'a> for RawValueMap<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        if self.0.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_VALUE))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        match self.0.take() {
+            Some(text) => seed.deserialize(de::value::BorrowedStrDeserializer::new(text)),
+            None => Err(error("a saved raw JSON value read twice")),
+        }
     }
 }
 
@@ -408,13 +611,15 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
                 self.ahead = None;
                 visitor.visit_none()
             }
-            Token::Some => {
-                self.ahead = None;
+            // Marked: its value follows. Unmarked: a value saved before a field became an
+            // `Option`, or any value of bytes `rmp-serde` wrote, read where it is (`some`
+            // finds no marker ahead of it).
+            token => {
+                if matches!(token, Token::Some) {
+                    self.ahead = None;
+                }
                 self.some(visitor)
             }
-            // Unmarked: a value saved before a field became an `Option`, or any value of
-            // bytes `rmp-serde` wrote.
-            _ => visitor.visit_some(self),
         }
     }
 
@@ -442,6 +647,10 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == RAW_VALUE {
+            let text = self.raw_text()?;
+            return visitor.visit_map(RawValueMap(Some(text)));
+        }
         if name == EXT_STRUCT {
             return match self.token()? {
                 Token::Ext(tag, data) => visitor.visit_newtype_struct(Ext { tag, data }),

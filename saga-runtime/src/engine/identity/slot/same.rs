@@ -18,12 +18,10 @@ use super::write;
 /// sequence's elements and a map's entries (a `HashSet` or `HashMap` lists its elements
 /// in its hasher's order). A value that cannot be written is not taken as the same.
 pub(crate) fn same_value<T: Serialize + ?Sized>(a: &T, b: &T) -> bool {
-    // Only the writing is `T`'s: the comparison is compiled once.
-    let (mut left, mut right) = (Vec::new(), Vec::new());
-    if write::append(&mut left, a).is_err() || write::append(&mut right, b).is_err() {
-        return false;
-    }
-    same_bytes(&left, &right)
+    // Only the writing is `T`'s (one writing, shared with `reads_as_written`): the
+    // comparison is compiled once.
+    let mut left = Vec::new();
+    write::append(&mut left, a).is_ok() && reads_as_written(&left, b)
 }
 
 /// Whether `again`, a value read back from `written` (its [`write`] bytes), is the value
