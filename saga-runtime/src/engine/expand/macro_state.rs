@@ -267,19 +267,24 @@ pub fn cannot_restate<R: Exit>() -> R {
 }
 
 fn unsaveable<R: Exit>(error: &str) -> R {
+    // Only the exit is `R`'s: the logging is compiled once, not once per tool and helper.
+    R::failed(unsaveable_reason(error))
+}
+
+/// Logs why a state could not be saved; what the call's error says.
+#[inline(never)]
+fn unsaveable_reason(error: &str) -> &'static str {
     if let Some(reason) = slot::take_unreadable() {
         // The caller's own values made it (a `#[serde(flatten)]` map it filled with a key
-        // of the struct's own): this round's error, said to the caller, and logged below
-        // ERROR, which a client must not be able to trigger.
+        // of the struct's own fields): this round's error, said to the caller, and logged
+        // below ERROR, which a client must not be able to trigger.
         tracing::info!(reason = %crate::log::Escaped(&reason), "a saga state does not read back");
-        return R::failed(
-            "the tool's state could not be saved: a value it keeps across a suspension does \
+        return "the tool's state could not be saved: a value it keeps across a suspension does \
              not read back (a #[serde(flatten)] map that holds a key of its struct's own \
-             fields writes it twice)",
-        );
+             fields writes it twice)";
     }
     log_unsaveable(error);
-    R::failed("the tool's state could not be saved")
+    "the tool's state could not be saved"
 }
 
 fn log_unsaveable(error: &str) {
