@@ -350,7 +350,8 @@ pub(super) fn short_type_name(full: &str) -> String {
 /// an arbitrary-precision `Number`): a struct of that name is its private token.
 const JSON_PRIVATE: &str = "$serde_json::private::";
 
-/// What a trace that met such a type says: the slot holding it is JSON (see `identity::slot`).
+/// What a trace that met such a type says: the slot holding it is MessagePack, whose
+/// reader knows `RawValue` (see `identity::slot`).
 const JSON_ONLY: &str = "a type only serde_json reads back";
 
 impl LayoutError {

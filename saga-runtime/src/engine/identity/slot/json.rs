@@ -9,12 +9,15 @@
 //! `RawValue` runs (issue 80, BENCHMARKS.md). Here the text is transcoded, by code compiled
 //! once, to the MessagePack that [`super::msgpack`]'s reader (compiled per type already)
 //! reads, with each value's place in the text beside it, and that reader reads it as
-//! `serde_json` would: numbers as `serde_json` visits them (`u64`, `i64`, `f64` by its own
-//! parser, 128 bits where a 128-bit integer is asked), a `RawValue` as the text it was
-//! written as, map keys that are numbers or booleans from their quoted text, nesting as
-//! deep. What it cannot read as `serde_json` would (a 128-bit integer, or any number where
-//! `serde_json` reads numbers by their digits, reached through `deserialize_any`) it
-//! refuses, never reads otherwise. The module's tests read every value both ways.
+//! `serde_json` did: as a human-readable format; numbers as `serde_json` visits them
+//! (`u64`, `i64`, else a float by its own parser, `-0` included), and where an `f32` or a
+//! 128-bit integer is asked, from their text as `serde_json` parses those; a `RawValue` as
+//! the text it was written as; map keys that are numbers or booleans from their quoted
+//! text (only keys); unit variants by name only. What it cannot read as `serde_json` did
+//! (any number reached through `deserialize_any` where `serde_json` reads numbers by their
+//! digits, its `arbitrary_precision`) it refuses, never reads otherwise. The module's
+//! tests read every value both ways, and the values a changed type makes `serde_json`
+//! refuse.
 
 use std::sync::OnceLock;
 
@@ -23,8 +26,10 @@ use serde::de::DeserializeOwned;
 
 use super::msgpack::{self, Input, JsonSpan};
 
-/// Nesting deeper than this is refused, as `serde_json` refuses it.
-const MAX_DEPTH: usize = 128;
+/// Nesting deeper than this is refused, as [`msgpack`]'s reader refuses it (`serde_json`
+/// reads values 127 deep, so no slot it read back holds deeper ones but in a `RawValue`'s
+/// text, which it does not limit).
+const MAX_DEPTH: usize = 1024;
 
 /// A JSON slot's text as [`msgpack`]'s reader reads it.
 pub(crate) fn transcoded(json: &[u8]) -> Result<Input<'_>, msgpack::Error> {
@@ -50,42 +55,63 @@ pub(crate) enum Number {
     U64(u64),
     I64(i64),
     F64(f64),
-    /// An integer beyond 64 bits: a 128-bit one, as `serde_json` reads an `i128` or a
-    /// `u128` (its bits, as [`super::write`] keeps a `u128`).
-    Wide(i128),
 }
 
-/// `text`, a JSON number, as `serde_json` reads it: an integer as `u64` or, negative, as
-/// `i64`, one beyond them as 128 bits; anything else by `serde_json`'s own parser, so
-/// that a float reads as the same `f64`.
-pub(crate) fn number(text: &str) -> Result<Number, msgpack::Error> {
-    let integer = !text.is_empty()
-        && text
-            .bytes()
-            .enumerate()
-            .all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-' && text.len() > 1));
-    if integer {
+/// Where a float is asked: an `f32` is parsed to the nearest `f32` (`serde_json`'s
+/// `float_roundtrip`), anything else to the nearest `f64`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Precision {
+    Single,
+    Double,
+}
+
+/// Whether `text` is a JSON integer: an optional `-`, then `0` or digits not led by `0`.
+fn integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    match digits.as_bytes() {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
+/// `text`, a JSON number, as `serde_json` visits it: an integer as `u64` or, negative, as
+/// `i64`; `-0`, an integer beyond 64 bits and any other number as a float, by
+/// `serde_json`'s own parser, so that it reads as the same float.
+pub(crate) fn number(text: &str, precision: Precision) -> Result<Number, msgpack::Error> {
+    if integer(text) {
         if let Ok(value) = text.parse::<u64>() {
             return Ok(Number::U64(value));
         }
-        if let Ok(value) = text.parse::<i64>() {
+        if let Ok(value) = text.parse::<i64>()
+            && value != 0
+        {
             return Ok(Number::I64(value));
         }
-        if let Some(value) = wide(text.as_bytes()) {
-            return Ok(Number::Wide(value));
-        }
     }
-    serde_json::from_str::<f64>(text)
+    let float = match precision {
+        Precision::Double => serde_json::from_str::<f64>(text),
+        Precision::Single => serde_json::from_str::<f32>(text).map(f64::from),
+    };
+    float
         .map(Number::F64)
         .map_err(|_| msgpack::Error::new("a saved JSON number does not parse"))
 }
 
-/// A 128-bit integer's text, as an `i128` or the bits of a `u128`.
-pub(crate) fn wide(text: &[u8]) -> Option<i128> {
-    let text = std::str::from_utf8(text).ok()?;
-    text.parse::<i128>()
-        .ok()
-        .or_else(|| text.parse::<u128>().ok().map(|value| value as i128))
+/// `text` as `serde_json` reads a 128-bit integer: an `i128`, or where `signed` is
+/// false, a `u128` (its bits), never led by `-`.
+pub(crate) fn wide(text: &str, signed: bool) -> Result<i128, msgpack::Error> {
+    let out_of_range = || msgpack::Error::new("a saved JSON number is out of range");
+    if !integer(text) {
+        return Err(msgpack::Error::new("a saved JSON number is not an integer"));
+    }
+    if signed {
+        text.parse::<i128>().map_err(|_| out_of_range())
+    } else {
+        text.parse::<u128>()
+            .map(|value| value as i128)
+            .map_err(|_| out_of_range())
+    }
 }
 
 /// Whether this build's `serde_json` reads numbers by their digits
@@ -110,7 +136,7 @@ fn transcode(text: &str) -> Result<(Vec<u8>, Vec<JsonSpan>), msgpack::Error> {
         bytes: Vec::with_capacity(text.len() + 16),
         spans: Vec::new(),
     };
-    out.value(0)?;
+    out.value(0, false)?;
     out.space();
     if out.at != out.text.len() {
         return Err(msgpack::Error::new(
@@ -119,6 +145,10 @@ fn transcode(text: &str) -> Result<(Vec<u8>, Vec<JsonSpan>), msgpack::Error> {
     }
     Ok((out.bytes, out.spans))
 }
+
+/// The extension tag of a number `serde_json` would not read as a float (`1e400`), kept
+/// so that only a visit of it fails.
+const UNREAD_NUMBER: i8 = -1;
 
 struct Transcoder<'a> {
     text: &'a [u8],
@@ -153,7 +183,8 @@ impl Transcoder<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<(), msgpack::Error> {
+    /// The next value; `key`: a map's key.
+    fn value(&mut self, depth: usize, key: bool) -> Result<(), msgpack::Error> {
         self.space();
         let at = offset(self.bytes.len())?;
         let start = self.at;
@@ -167,13 +198,7 @@ impl Transcoder<'_> {
         match self.text.get(self.at).copied() {
             Some(b'{') => self.container(depth, b'}', 0xdf)?,
             Some(b'[') => self.container(depth, b']', 0xdd)?,
-            Some(b'"') => {
-                let text = self.string()?;
-                self.bytes.push(0xdb);
-                self.bytes
-                    .extend_from_slice(&offset(text.len())?.to_be_bytes());
-                self.bytes.extend_from_slice(text.as_bytes());
-            }
+            Some(b'"') => self.string(key)?,
             Some(b't') => self.literal(b"true", 0xc3)?,
             Some(b'f') => self.literal(b"false", 0xc2)?,
             Some(b'n') => self.literal(b"null", 0xc0)?,
@@ -184,7 +209,15 @@ impl Transcoder<'_> {
                     self.at += 1;
                 }
                 let digits = self.source.get(start..self.at).ok_or_else(malformed)?;
-                match number(digits)? {
+                // A number `serde_json` does not read as an `f64` (`1e400`) may be in a
+                // `RawValue`'s text, which keeps it as it is: it is read only if visited.
+                let Ok(number) = number(digits, Precision::Double) else {
+                    self.bytes
+                        .extend_from_slice(&[0xd4, UNREAD_NUMBER as u8, 0]);
+                    self.spans[span].end = offset(self.at)?;
+                    return Ok(());
+                };
+                match number {
                     Number::U64(value) => {
                         self.bytes.push(0xcf);
                         self.bytes.extend_from_slice(&value.to_be_bytes());
@@ -195,11 +228,6 @@ impl Transcoder<'_> {
                     }
                     Number::F64(value) => {
                         self.bytes.push(0xcb);
-                        self.bytes.extend_from_slice(&value.to_be_bytes());
-                    }
-                    // As `super::write` keeps an `i128`: 16 bytes, big-endian.
-                    Number::Wide(value) => {
-                        self.bytes.extend_from_slice(&[0xc4, 16]);
                         self.bytes.extend_from_slice(&value.to_be_bytes());
                     }
                 }
@@ -238,12 +266,12 @@ impl Transcoder<'_> {
                     if self.text.get(self.at) != Some(&b'"') {
                         return Err(malformed());
                     }
-                    self.value(depth + 1)?;
+                    self.value(depth + 1, true)?;
                     if !self.eat(b':') {
                         return Err(malformed());
                     }
                 }
-                self.value(depth + 1)?;
+                self.value(depth + 1, false)?;
                 len = len.checked_add(1).ok_or_else(malformed)?;
                 if self.eat(close) {
                     break;
@@ -257,8 +285,28 @@ impl Transcoder<'_> {
         Ok(())
     }
 
+    /// A string: a map's key as `str8` or `str16` (the reader reads only those as a key,
+    /// where a number is asked), any other as `str32`.
+    fn string(&mut self, key: bool) -> Result<(), msgpack::Error> {
+        let text = self.string_value()?;
+        let len = offset(text.len())?;
+        match u16::try_from(len) {
+            Ok(short) if key && short <= 0xff => self.bytes.extend_from_slice(&[0xd9, short as u8]),
+            Ok(short) if key => {
+                self.bytes.push(0xda);
+                self.bytes.extend_from_slice(&short.to_be_bytes());
+            }
+            _ => {
+                self.bytes.push(0xdb);
+                self.bytes.extend_from_slice(&len.to_be_bytes());
+            }
+        }
+        self.bytes.extend_from_slice(text.as_bytes());
+        Ok(())
+    }
+
     /// A string's value: its text where it has no escape, else as `serde_json` reads it.
-    fn string(&mut self) -> Result<String, msgpack::Error> {
+    fn string_value(&mut self) -> Result<String, msgpack::Error> {
         let start = self.at;
         self.at += 1;
         let mut escaped = false;
@@ -495,10 +543,10 @@ mod tests {
         ] {
             assert!(same_as_serde_json::<Value>(text).is_none(), "{text:?}");
         }
-        // As deep as serde_json reads, and no deeper.
+        // As deep as serde_json reads (a deeper value was never sealed: its read-back
+        // failed), and refused far deeper, without a stack overflow.
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n)).into_bytes();
         assert!(same_as_serde_json::<Value>(&deep(127)).is_some());
-        assert!(same_as_serde_json::<Value>(&deep(128)).is_none());
         assert!(
             from_json::<Value>(&deep(100_000)).is_err(),
             "no stack overflow"
@@ -506,11 +554,113 @@ mod tests {
     }
 
     #[test]
-    fn a_128_bit_integer_is_refused_where_serde_json_would_read_a_float() {
-        // `serde_json` reads it through `deserialize_any` as the nearest `f64`; refused.
-        let text = b"[170141183460469231731687303715884105727]";
-        assert!(from_json::<Value>(text).is_err());
-        assert!(serde_json::from_slice::<Value>(text).is_ok());
+    fn an_integer_beyond_64_bits_is_a_float_where_any_value_is_asked() {
+        // As `serde_json` reads it through `deserialize_any`: the nearest `f64`.
+        let text =
+            b"[170141183460469231731687303715884105727, -170141183460469231731687303715884105729]";
+        assert!(same_as_serde_json::<Value>(text).is_some());
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    struct Addressed {
+        ip: std::net::IpAddr,
+        socket: std::net::SocketAddr,
+        raw: Box<RawValue>,
+    }
+
+    /// A type that writes itself as text to a human-readable format (`serde_json`) is
+    /// read back as that text.
+    #[test]
+    fn a_type_written_as_text_reads_back_as_text() {
+        reads(&Addressed {
+            ip: "127.0.0.1".parse().expect("ip"),
+            socket: "[::1]:8080".parse().expect("socket"),
+            raw: raw("{}"),
+        });
+    }
+
+    /// `text` read both ways as `T` is refused by both.
+    fn refused<T: Serialize + DeserializeOwned + Debug>(text: &[u8]) {
+        assert!(
+            same_as_serde_json::<T>(text).is_none(),
+            "{} read as {}",
+            String::from_utf8_lossy(text),
+            std::any::type_name::<T>()
+        );
+    }
+
+    /// What `serde_json` refuses where a type changed between the build that sealed a JSON
+    /// slot and the one that reads it, this reader refuses too: never another value.
+    #[test]
+    fn a_changed_type_is_refused_where_serde_json_refused_it() {
+        // 128-bit integers keep their sign and their range.
+        refused::<u128>(b"-1");
+        refused::<i128>(b"340282366920938463463374607431768211455");
+        refused::<i128>(b"1.5");
+        refused::<i128>(b"007");
+        // `-0` is a float to serde_json.
+        refused::<i64>(b"-0");
+        assert!(same_as_serde_json::<f64>(b"-0").is_some_and(|v| v.is_sign_negative()));
+        assert!(same_as_serde_json::<Value>(b"-0").is_some());
+        // Quoted numbers and booleans are read so only as keys, as JSON writes them.
+        refused::<BTreeMap<String, u64>>(br#"{"n":"5"}"#);
+        refused::<bool>(br#""true""#);
+        refused::<BTreeMap<u64, u8>>(br#"{"007":1}"#);
+        refused::<BTreeMap<u64, u8>>(br#"{"+5":1}"#);
+        refused::<BTreeMap<u64, u8>>(br#"{"5.0":1}"#);
+        refused::<BTreeMap<u128, u8>>(br#"{"-1":1}"#);
+        let keys = br#"{"-170141183460469231731687303715884105728":1,"17":2}"#;
+        assert!(same_as_serde_json::<BTreeMap<i128, u8>>(keys).is_some());
+        let keys = br#"{"340282366920938463463374607431768211455":1}"#;
+        assert!(same_as_serde_json::<BTreeMap<u128, u8>>(keys).is_some());
+        // An enum by its index.
+        refused::<Kind>(b"1");
+    }
+
+    /// Floats asked as `f32` are parsed to the nearest `f32` from their text.
+    #[test]
+    fn an_f32_is_rounded_once() {
+        for text in [
+            &b"1.00000005960464478"[..],
+            b"0.1",
+            b"3.4028235e38",
+            b"1e-45",
+            b"16777217",
+        ] {
+            let read = same_as_serde_json::<f32>(text);
+            assert!(read.is_some(), "{}", String::from_utf8_lossy(text));
+        }
+        let map = br#"{"a":1.00000005960464478}"#;
+        assert!(same_as_serde_json::<BTreeMap<String, f32>>(map).is_some());
+    }
+
+    /// A `RawValue`'s text is kept as it is, whatever it holds: numbers no float holds,
+    /// nesting deeper than `serde_json` reads a value.
+    #[test]
+    fn a_raw_values_text_is_not_read_as_values() {
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        for text in [
+            "[1e400, -1e999]",
+            "123456789012345678901234567890",
+            deep.as_str(),
+        ] {
+            let json = serde_json::to_vec(&vec![raw(text)]).expect("writes");
+            let read = same_as_serde_json::<Vec<Box<RawValue>>>(&json).expect("reads");
+            assert_eq!(read[0].get(), text);
+        }
+        // Read as a value, such a number is refused, as serde_json refuses it.
+        refused::<Value>(b"[1e400]");
+    }
+
+    /// A map key that names a private type of serde_json is refused when it is written:
+    /// a `Value` would read the map back as that type.
+    #[test]
+    fn a_key_private_to_serde_json_is_not_written() {
+        let mut bytes = Vec::new();
+        let value = json!({"$serde_json::private::RawValue": "[1]"});
+        assert!(super::super::write::append(&mut bytes, &value).is_err());
+        let mut bytes = Vec::new();
+        assert!(super::super::write::append(&mut bytes, &json!({"$serde": 1})).is_ok());
     }
 
     #[test]

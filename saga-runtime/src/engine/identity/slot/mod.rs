@@ -117,8 +117,9 @@ impl<T: Serialize + DeserializeOwned> SlotField for Slot<T> {
 pub(crate) enum Encoding {
     /// Postcard; the index of the sample profile the type traced with.
     Postcard(usize),
-    /// MessagePack; also for a type holding serde_json's `RawValue`, whose private
-    /// names no other format keeps: saga's reader knows them (see [`json`]).
+    /// MessagePack; also for a type holding serde_json's `RawValue`, whose private name
+    /// no other format keeps: saga's reader knows it (see [`json`]). (A type holding
+    /// another of serde_json's private names is refused where it is read back.)
     MessagePack,
 }
 

@@ -16,6 +16,12 @@
 //! enum from a one-entry map or a string, an extension type as `rmp-serde`'s
 //! `_ExtStruct`, a sequence or map that its visitor leaves unread refused, nesting as
 //! deep. The module's tests read the same bytes both ways and compare.
+//!
+//! Two additions: a `RawValue` of `serde_json` reads back from the one-entry map it writes
+//! itself as; and bytes transcoded from a JSON slot ([`super::json`]) are read as
+//! `serde_json` read that slot's text, where the two formats differ (human-readable; keys
+//! that are numbers or booleans; 128-bit integers and `f32`s from their text; enums by
+//! name only).
 
 use std::fmt;
 
@@ -128,6 +134,9 @@ pub(crate) struct JsonSpan {
 /// The name `serde_json` reads a `RawValue` through, as a newtype of a one-entry map of
 /// this key to the value's text.
 pub(crate) const RAW_VALUE: &str = "$serde_json::private::RawValue";
+
+/// The prefix of the names of `serde_json`'s private types.
+pub(crate) const SERDE_JSON_PRIVATE: &str = "$serde_json::private::";
 
 /// The value `bytes` holds, to its last byte, as `T`: bytes `rmp-serde` wrote, where
 /// `Some(x)` is `x` (the slots sealed before options were marked).
@@ -305,8 +314,9 @@ impl<'a> Stream<'a> {
         match self.token()? {
             Token::Some => self.token(),
             // `serde_json` writes a map's keys as strings, a number's or a boolean's
-            // text in quotes, and reads them so where a number or a boolean is asked.
-            Token::Str(text) if self.json.is_some() => {
+            // text in quotes, and reads them so where a number or a boolean is asked; only
+            // keys ([`super::json`] writes them, and only them, as `str8` or `str16`).
+            Token::Str(text) if self.json.is_some() && matches!(self.marker, 0xd9 | 0xda) => {
                 Ok(json_key(text).unwrap_or(Token::Str(text)))
             }
             token => Ok(token),
@@ -330,6 +340,11 @@ impl<'a> Stream<'a> {
                 _ => Err(not_raw()),
             };
         };
+        self.json_text(json)
+    }
+
+    /// The text of a transcoded JSON slot's next value, which is skipped.
+    fn json_text(&mut self, json: JsonSource<'a>) -> Result<&'a str, Error> {
         let at = match self.ahead {
             Some(_) => self.start,
             None => self.len - self.input.len(),
@@ -339,11 +354,11 @@ impl<'a> Stream<'a> {
             .binary_search_by_key(&at, |span| span.at as usize)
             .ok()
             .and_then(|index| json.spans.get(index))
-            .ok_or_else(|| error("a saved raw JSON value has no text"))?;
+            .ok_or_else(|| error("a saved JSON value has no text"))?;
         let text = json
             .text
             .get(span.start as usize..span.end as usize)
-            .ok_or_else(|| error("a saved raw JSON value has no text"))?;
+            .ok_or_else(|| error("a saved JSON value has no text"))?;
         // Skipped as a count of the values still to read: no recursion.
         let mut left: u64 = 1;
         while left > 0 {
@@ -357,7 +372,43 @@ impl<'a> Stream<'a> {
         Ok(text)
     }
 
-    /// A marked `Some`'s value, its marker read. A level of nesting only where another
+    /// The text of a transcoded JSON slot's next value where a number is asked: a map
+    /// key's inside its quotes, as `serde_json` reads a number from a key.
+    fn json_number_text(&mut self) -> Result<&'a str, Error> {
+        let Some(json) = self.json else {
+            return Err(error("a saved JSON number outside a JSON slot"));
+        };
+        let text = self.json_text(json)?;
+        if !matches!(self.marker, 0xd9 | 0xda) {
+            return Ok(text);
+        }
+        text.strip_prefix('"')
+            .and_then(|text| text.strip_suffix('"'))
+            .ok_or_else(|| error("a saved JSON key is not a string"))
+    }
+
+    /// A transcoded JSON slot's next number, from its text as `serde_json` reads it
+    /// where an `f32` or an `f64` is asked.
+    #[inline(never)]
+    fn json_number(&mut self, precision: super::json::Precision) -> Result<Token<'a>, Error> {
+        let text = self.json_number_text()?;
+        Ok(match super::json::number(text, precision)? {
+            super::json::Number::U64(value) => Token::U64(value),
+            super::json::Number::I64(value) => Token::I64(value),
+            super::json::Number::F64(value) => Token::F64(value),
+        })
+    }
+
+    /// A transcoded JSON slot's next value as a 128-bit integer, from its text as
+    /// `serde_json` reads one; `signed`: whether a `-` may lead it (an `i128`).
+    #[inline(never)]
+    fn json_wide(&mut self, signed: bool) -> Result<i128, Error> {
+        let text = self.json_number_text()?;
+        super::json::wide(text, signed)
+    }
+
+    /// An option's value: after a `Some` marker (read), or unmarked, where it is (an old
+    /// slot's, or one `rmp-serde` wrote). A level of nesting only where another
     /// `Some` follows (so that `Some(Some(…))` as deep as the bytes go is refused at the
     /// depth limit, not a stack overflow): before a container, the container's level is
     /// enough, and an `Option` in each level of a recursive type (`next: Option<Box<Node>>`)
@@ -395,9 +446,6 @@ impl<'a> Stream<'a> {
             Token::I16(value) => value.into(),
             Token::I32(value) => value.into(),
             Token::I64(value) => value.into(),
-            // A quoted key of a JSON slot, as `serde_json` reads a 128-bit key.
-            Token::Str(text) if self.json.is_some() => super::json::wide(text)
-                .ok_or_else(|| error("a saved JSON key is not a 128-bit integer"))?,
             Token::Bin(data) if self.marker == 0xc4 => i128::from_be_bytes(
                 data.try_into()
                     .map_err(|_| error("a saved 128-bit integer is not 16 bytes"))?,
@@ -446,10 +494,10 @@ impl<'a> Stream<'a> {
                     Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
                 };
             }
-            // A JSON slot's only byte strings are its 128-bit integers, which `serde_json`
-            // hands to `deserialize_any` as an `f64`: refused rather than read otherwise.
-            Token::Bin(_) if json => {
-                return Err(error("a saved 128-bit JSON integer read as any value"));
+            // A JSON slot holds no byte strings, and no extension type but a number
+            // `serde_json` would not read ([`super::json`]).
+            Token::Bin(_) | Token::Ext(..) if json => {
+                return Err(error("a saved JSON value holds no such value"));
             }
             Token::Bin(data) if bytes => return visitor.visit_bytes(data),
             // Not a level of nesting, and not checked to its end, as in `rmp-serde`.
@@ -495,12 +543,11 @@ fn json_key(text: &[u8]) -> Option<Token<'static>> {
         b"false" => return Some(Token::Bool(false)),
         _ => {}
     }
-    match super::json::number(std::str::from_utf8(text).ok()?).ok()? {
+    let text = std::str::from_utf8(text).ok()?;
+    match super::json::number(text, super::json::Precision::Double).ok()? {
         super::json::Number::U64(value) => Some(Token::U64(value)),
         super::json::Number::I64(value) => Some(Token::I64(value)),
         super::json::Number::F64(value) => Some(Token::F64(value)),
-        // A 128-bit key is read by `wide`, below, from its 16 bytes; not from a key.
-        super::json::Number::Wide(_) => None,
     }
 }
 
@@ -583,7 +630,9 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
     type Error = Error;
 
     fn is_human_readable(&self) -> bool {
-        false
+        // A JSON slot was written by `serde_json`, which is: a type that writes itself as
+        // text there (an `IpAddr`) is read back as text.
+        self.json.is_some()
     }
 
     fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -592,15 +641,30 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
 
     scalars!(
         deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
-        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32
-        deserialize_f64
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f64
     );
 
+    fn deserialize_f32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.json.is_some() {
+            // `serde_json` parses a float asked as an `f32` to the nearest `f32`.
+            let token = self.json_number(super::json::Precision::Single)?;
+            return scalar(token, visitor);
+        }
+        scalar(self.unwrapped()?, visitor)
+    }
+
     fn deserialize_i128<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.json.is_some() {
+            return visitor.visit_i128(self.json_wide(true)?);
+        }
         visitor.visit_i128(self.wide()?)
     }
 
     fn deserialize_u128<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.json.is_some() {
+            // Never negative: `json_wide(false)` refuses a sign.
+            return visitor.visit_u128(self.json_wide(false)? as u128);
+        }
         // As `rmp-serde`: the bits of the `i128`.
         visitor.visit_u128(self.wide()? as u128)
     }
@@ -704,6 +768,9 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
             )),
             // `rmp-serde` never writes an enum as an array.
             Token::Array(_) => Err(error("a saved enum is a sequence")),
+            // `serde_json` reads a unit variant by its name only, never by its index.
+            Token::Str(_) => visitor.visit_enum(UnitVariant(self)),
+            _ if self.json.is_some() => Err(error("a saved JSON enum is not a name")),
             // A unit variant: its name (or index), read next.
             _ => visitor.visit_enum(UnitVariant(self)),
         }

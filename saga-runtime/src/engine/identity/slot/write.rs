@@ -410,13 +410,34 @@ sequences!(
     SerializeTupleVariant::serialize_field
 );
 
+/// Refuses a map key that names one of `serde_json`'s private types
+/// (`$serde_json::private::RawValue`): a `serde_json::Value`'s visitor reads a map whose
+/// first key is that name as the type itself (the string value parsed as JSON), so such a
+/// map would be read back as another value. Only a value built in code holds one (a
+/// parser turns the name into the type); the seal refuses it.
+fn reserved_key(written: &[u8]) -> Result<(), Error> {
+    let text = match written {
+        [0xa0..=0xbf, text @ ..] | [0xd9, _, text @ ..] | [0xda, _, _, text @ ..] => text,
+        [0xdb, _, _, _, _, text @ ..] => text,
+        _ => return Ok(()),
+    };
+    if text.starts_with(super::msgpack::SERDE_JSON_PRIVATE.as_bytes()) {
+        return Err(Error::new(
+            "a map key names a type private to serde_json ($serde_json::private::)",
+        ));
+    }
+    Ok(())
+}
+
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
     type Error = Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        let start = self.writer.out.len();
         // An entry is counted at its key.
-        self.item(key)
+        self.item(key)?;
+        reserved_key(&self.writer.out[start..])
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
