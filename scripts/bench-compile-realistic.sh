@@ -137,12 +137,13 @@ for build in "${builds[@]}"; do
     done
 done
 
-declare -A best
+declare -A best seconds
 for round in $(seq 1 "$rounds"); do
     for build in "${builds[@]}"; do
         for size in 1 "$count"; do
             s=$(timed "$build" "$size")
             key="$build-$size"
+            seconds[$round-$key]=$s
             if [ -z "${best[$key]:-}" ] || [ "$(echo "$s < ${best[$key]}" | bc)" = 1 ]; then
                 best[$key]=$s
             fi
@@ -163,7 +164,16 @@ for build in "${builds[@]}"; do
         "${best[$build-$count]}" "${per_s[$build]}" "$one_lines" "$all_lines" "${per_lines[$build]}"
 done
 for build in "${builds[@]:1}"; do
-    printf 'this / %s: %.3f× the seconds per tool, %.3f× the LLVM lines per tool\n' "$build" \
+    printf 'this / %s: %.3f× the seconds per tool (fastest rounds), %.3f× the LLVM lines per tool\n' "$build" \
         "$(echo "${per_s[this]} / ${per_s[$build]}" | bc -l)" \
         "$(echo "${per_lines[this]} / ${per_lines[$build]}" | bc -l)"
+    # Each round's ratio, its builds run back to back: the median is less moved by one
+    # fast or slow round of either build than the ratio of the fastest rounds.
+    ratios=()
+    for round in $(seq 1 "$rounds"); do
+        ratios+=("$(echo "(${seconds[$round-this-$count]} - ${seconds[$round-this-1]}) / (${seconds[$round-$build-$count]} - ${seconds[$round-$build-1]})" | bc -l)")
+    done
+    printf 'this / %s, per round: %s; median %.3f×\n' "$build" \
+        "$(printf '%.3f ' "${ratios[@]}")" \
+        "$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
 done

@@ -138,13 +138,21 @@ fn postcard_reads_with(
 
 /// Whether postcard reads `value` back as itself.
 fn reads_back<T: serde::Serialize + de::DeserializeOwned>(value: &T) -> Result<(), LayoutError> {
-    let failed = |reason: &dyn std::fmt::Display| {
+    postcard_read_back(value).map(drop).map_err(|reason| {
         LayoutError(format!(
             "a sample value does not read back with postcard: {reason}"
         ))
-    };
-    let bytes = postcard::to_allocvec(value).map_err(|e| failed(&e))?;
-    reads_back_as(value, &bytes).map_err(|e| failed(&e))
+    })
+}
+
+/// Postcard of `value`, if it reads back as itself ([`reads_back_as`]); the samples' check
+/// and the tagged slots' writing share it.
+pub(crate) fn postcard_read_back<T: serde::Serialize + de::DeserializeOwned>(
+    value: &T,
+) -> Result<Vec<u8>, String> {
+    let bytes = postcard::to_allocvec(value).map_err(|error| error.to_string())?;
+    reads_back_as(value, &bytes)?;
+    Ok(bytes)
 }
 
 /// Whether `bytes`, postcard of `value`, read back to the last byte as `value`: as a value
@@ -179,18 +187,26 @@ fn trace_with<T: de::DeserializeOwned>(
 ) -> Result<Traced, TraceStop> {
     // Only the pass itself has `T`'s type: the passes are compiled once for every type.
     trace_passes(profile, &mut |session, format| {
-        let value = T::deserialize(Tracer {
-            session,
-            out: format,
-            depth: 0,
-            // The root is one position: its key needs no type to tell it from another
-            // instance of its generic type, and a state enum's type name runs to kilobytes
-            // (one parameter per saved local), which every pass would copy and compare.
-            ty: "",
-            field: false,
-        })
-        .map_err(TraceStop::Trace)?;
+        let value = traced::<T>(session, format).map_err(TraceStop::Trace)?;
         each(value).map_err(TraceStop::Value)
+    })
+}
+
+/// A `T` as the tracer makes one in `session`, its layout written to `out`: the one
+/// place a type's `Deserialize` meets the tracer.
+fn traced<T: de::DeserializeOwned>(
+    session: &mut Session,
+    out: &mut Format,
+) -> Result<T, LayoutError> {
+    T::deserialize(Tracer {
+        session,
+        out,
+        depth: 0,
+        // The root is one position: its key needs no type to tell it from another
+        // instance of its generic type, and a state enum's type name runs to kilobytes
+        // (one parameter per saved local), which every pass would copy and compare.
+        ty: "",
+        field: false,
     })
 }
 
@@ -223,20 +239,18 @@ fn trace_passes(
 /// A minimal sample of `T`: every option `None`, and (if `empty`) every sequence and map
 /// empty and the first variant that does not contain itself; `None` if `T` refuses it.
 fn minimal<T: de::DeserializeOwned>(profile: Profile, empty: bool) -> Option<T> {
+    // Only the reading is `T`'s: the session is made once for every type.
+    traced::<T>(&mut minimal_session(profile, empty), &mut Format::Unknown).ok()
+}
+
+fn minimal_session(profile: Profile, empty: bool) -> Session {
     let mut session = Session::new(profile);
     session.no_options = true;
     if empty {
         // The way out of a recursion, from the start: sequences and maps empty too.
         session.terminating = 1;
     }
-    T::deserialize(Tracer {
-        session: &mut session,
-        out: &mut Format::Unknown,
-        depth: 0,
-        ty: "",
-        field: false,
-    })
-    .ok()
+    session
 }
 
 #[cfg(test)]

@@ -268,10 +268,7 @@ fn tagging() -> bool {
 
 /// Postcard of `value`, if it reads back as itself.
 fn postcard_of<T: Serialize + DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
-    let bytes = postcard::to_allocvec(value).ok()?;
-    layout::reads_back_as(value, &bytes)
-        .is_ok()
-        .then_some(bytes)
+    layout::postcard_read_back(value).ok()
 }
 
 /// `value` as a MessagePack slot's bytes: the marker, then structs as maps of field names

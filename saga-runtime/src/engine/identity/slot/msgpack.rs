@@ -478,7 +478,9 @@ impl<'a> Stream<'a> {
     #[inline(never)]
     fn any<V: Visitor<'a>>(&mut self, visitor: V, bytes: bool) -> Result<V::Value, Error> {
         let token = self.token()?;
-        let json = self.json.is_some();
+        if self.json.is_some() {
+            json_any(&token)?;
+        }
         // One access for every kind of container, and one way out of them, so that a
         // visitor's `visit_seq` is compiled once for this format and `any` small.
         let mut items = Items {
@@ -493,11 +495,6 @@ impl<'a> Stream<'a> {
                     // As `rmp-serde`: a string that is not UTF-8 may be read as bytes.
                     Err(_) => visitor.visit_bytes(text).map_err(not_utf8),
                 };
-            }
-            // A JSON slot holds no byte strings, and no extension type but a number
-            // `serde_json` would not read ([`super::json`]).
-            Token::Bin(_) | Token::Ext(..) if json => {
-                return Err(error("a saved JSON value holds no such value"));
             }
             Token::Bin(data) if bytes => return visitor.visit_bytes(data),
             // Not a level of nesting, and not checked to its end, as in `rmp-serde`.
@@ -522,12 +519,7 @@ impl<'a> Stream<'a> {
             // A level of nesting: `Some(Some(…))` as deep as the bytes go is refused at
             // the depth limit, not a stack overflow.
             Token::Some => return self.some(visitor),
-            token => {
-                if json {
-                    json_number_as_any(&token)?;
-                }
-                return scalar(token, visitor);
-            }
+            token => return scalar(token, visitor),
         };
         let left = items.left;
         self.leave(left)?;
@@ -551,21 +543,20 @@ fn json_key(text: &[u8]) -> Option<Token<'static>> {
     }
 }
 
-/// Where `deserialize_any` meets a number of a JSON slot: refused if this build's
-/// `serde_json` reads numbers by their text (its `arbitrary_precision` feature, which a
-/// crate of the build may turn on), as `deserialize_any` then hands them out; this reader
-/// would hand out the `f64`, not the digits, and so read another value.
-fn json_number_as_any(token: &Token<'_>) -> Result<(), Error> {
-    let number = matches!(
-        token,
-        Token::U64(_) | Token::I64(_) | Token::F64(_) | Token::U8(_)
-    );
-    if number && super::json::arbitrary_precision() {
-        return Err(error(
-            "a saved JSON number is read by its digits (serde_json's arbitrary_precision)",
-        ));
+/// What a transcoded JSON slot's value may not be where `any` visits it: bytes (it holds
+/// none), a number `serde_json` would not read ([`super::json`] keeps it as an extension
+/// type), or any number if this build's `serde_json` reads numbers by their text (its
+/// `arbitrary_precision` feature, which a crate of the build may turn on), as
+/// `deserialize_any` then hands them out: this reader would hand out the `f64`, not the
+/// digits, and so read another value.
+fn json_any(token: &Token<'_>) -> Result<(), Error> {
+    match token {
+        Token::Bin(_) | Token::Ext(..) => Err(error("a saved JSON value holds no such value")),
+        Token::U64(_) | Token::I64(_) | Token::F64(_) if super::json::arbitrary_precision() => Err(
+            error("a saved JSON number is read by its digits (serde_json's arbitrary_precision)"),
+        ),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A `RawValue` as `serde_json` hands it to its visitor: one entry, [`RAW_VALUE`] to its
