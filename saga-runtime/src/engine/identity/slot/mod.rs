@@ -74,6 +74,7 @@ use super::layout::tracer::FieldTracer;
 use super::layout::{self};
 
 mod json;
+mod json_number;
 mod msgpack;
 pub(crate) mod same;
 mod skips;

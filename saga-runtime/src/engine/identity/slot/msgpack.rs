@@ -390,13 +390,18 @@ impl<'a> Stream<'a> {
     /// A transcoded JSON slot's next number, from its text as `serde_json` reads it
     /// where an `f32` or an `f64` is asked.
     #[inline(never)]
-    fn json_number(&mut self, precision: super::json::Precision) -> Result<Token<'a>, Error> {
+    fn json_number(
+        &mut self,
+        precision: super::json_number::Precision,
+    ) -> Result<Token<'a>, Error> {
         let text = self.json_number_text()?;
-        Ok(match super::json::number(text, precision)? {
-            super::json::Number::U64(value) => Token::U64(value),
-            super::json::Number::I64(value) => Token::I64(value),
-            super::json::Number::F64(value) => Token::F64(value),
-        })
+        Ok(
+            match super::json_number::number(text, precision).map_err(error)? {
+                super::json_number::Number::U64(value) => Token::U64(value),
+                super::json_number::Number::I64(value) => Token::I64(value),
+                super::json_number::Number::F64(value) => Token::F64(value),
+            },
+        )
     }
 
     /// A transcoded JSON slot's next value as a 128-bit integer, from its text as
@@ -404,7 +409,7 @@ impl<'a> Stream<'a> {
     #[inline(never)]
     fn json_wide(&mut self, signed: bool) -> Result<i128, Error> {
         let text = self.json_number_text()?;
-        super::json::wide(text, signed)
+        super::json_number::wide(text, signed).map_err(error)
     }
 
     /// An option's value: after a `Some` marker (read), or unmarked, where it is (an old
@@ -536,10 +541,10 @@ fn json_key(text: &[u8]) -> Option<Token<'static>> {
         _ => {}
     }
     let text = std::str::from_utf8(text).ok()?;
-    match super::json::number(text, super::json::Precision::Double).ok()? {
-        super::json::Number::U64(value) => Some(Token::U64(value)),
-        super::json::Number::I64(value) => Some(Token::I64(value)),
-        super::json::Number::F64(value) => Some(Token::F64(value)),
+    match super::json_number::number(text, super::json_number::Precision::Double).ok()? {
+        super::json_number::Number::U64(value) => Some(Token::U64(value)),
+        super::json_number::Number::I64(value) => Some(Token::I64(value)),
+        super::json_number::Number::F64(value) => Some(Token::F64(value)),
     }
 }
 
@@ -552,9 +557,13 @@ fn json_key(text: &[u8]) -> Option<Token<'static>> {
 fn json_any(token: &Token<'_>) -> Result<(), Error> {
     match token {
         Token::Bin(_) | Token::Ext(..) => Err(error("a saved JSON value holds no such value")),
-        Token::U64(_) | Token::I64(_) | Token::F64(_) if super::json::arbitrary_precision() => Err(
-            error("a saved JSON number is read by its digits (serde_json's arbitrary_precision)"),
-        ),
+        Token::U64(_) | Token::I64(_) | Token::F64(_)
+            if super::json_number::arbitrary_precision() =>
+        {
+            Err(error(
+                "a saved JSON number is read by its digits (serde_json's arbitrary_precision)",
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -638,7 +647,7 @@ impl<'a> de::Deserializer<'a> for &mut Stream<'a> {
     fn deserialize_f32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         if self.json.is_some() {
             // `serde_json` parses a float asked as an `f32` to the nearest `f32`.
-            let token = self.json_number(super::json::Precision::Single)?;
+            let token = self.json_number(super::json_number::Precision::Single)?;
             return scalar(token, visitor);
         }
         scalar(self.unwrapped()?, visitor)
