@@ -47,6 +47,15 @@ trap cleanup EXIT
 
 fingerprint() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
+# One installer at a time: test binaries run this script in parallel (tests/otel's tests
+# each call `--install-only`), and two installs into one directory remove each other's
+# files. The lock is held until both clients are installed; the next caller then finds
+# them installed and reuses them.
+mkdir -p "$cache"
+exec 9>"$cache/.install.lock"
+command -v flock >/dev/null || die "flock (util-linux) is needed to install the clients"
+flock 9
+
 # --- TypeScript: Node 22 and @modelcontextprotocol/client, from package-lock.json -------
 ts_dir="$cache/ts"
 ts_node="$ts_dir/node_modules/.bin/node"
@@ -86,6 +95,8 @@ if [[ ! -x "$py" || "$(cat "$py_dir/.stamp" 2>/dev/null)" != "$py_stamp" ]]; the
     echo "$py_stamp" >"$py_dir/.stamp"
 fi
 py_mcp="$("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))')" || die "$py does not run"
+flock -u 9
+exec 9>&-
 say "clients: @modelcontextprotocol/client on node $ts_version; mcp $py_mcp on $("$py" --version)"
 # `run.sh --install-only`: the clients installed (tests/otel drives the TypeScript one),
 # their paths printed, nothing run.
