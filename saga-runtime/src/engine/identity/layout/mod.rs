@@ -158,7 +158,7 @@ pub(crate) fn postcard_read_back<T: serde::Serialize + de::DeserializeOwned>(
 /// Whether `bytes`, postcard of `value`, read back to the last byte as `value`: as a value
 /// that writes the same bytes, or (a collection whose order is its hasher's) the same
 /// value ([`super::slot::same::same_value`]).
-pub(crate) fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
+fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
     value: &T,
     bytes: &[u8],
 ) -> Result<(), String> {

@@ -52,8 +52,7 @@ fn from_json<T: DeserializeOwned>(json: &[u8]) -> Result<T, msgpack::Error> {
 /// value is itself), with the span of text each value came from, by its offset.
 fn transcode(text: &str) -> Result<(Vec<u8>, Vec<JsonSpan>), msgpack::Error> {
     let mut out = Transcoder {
-        text: text.as_bytes(),
-        source: text,
+        text,
         at: 0,
         bytes: Vec::with_capacity(text.len() + 16),
         spans: Vec::new(),
@@ -73,8 +72,7 @@ fn transcode(text: &str) -> Result<(Vec<u8>, Vec<JsonSpan>), msgpack::Error> {
 const UNREAD_NUMBER: i8 = -1;
 
 struct Transcoder<'a> {
-    text: &'a [u8],
-    source: &'a str,
+    text: &'a str,
     at: usize,
     bytes: Vec<u8>,
     spans: Vec<JsonSpan>,
@@ -89,15 +87,20 @@ fn malformed() -> msgpack::Error {
 }
 
 impl Transcoder<'_> {
+    /// The byte at the cursor, if the text goes on.
+    fn byte(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
     fn space(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.text.get(self.at) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte() {
             self.at += 1;
         }
     }
 
     fn eat(&mut self, byte: u8) -> bool {
         self.space();
-        if self.text.get(self.at) == Some(&byte) {
+        if self.byte() == Some(byte) {
             self.at += 1;
             true
         } else {
@@ -117,7 +120,7 @@ impl Transcoder<'_> {
             start: offset(start)?,
             end: 0,
         });
-        match self.text.get(self.at).copied() {
+        match self.byte() {
             Some(b'{') => self.container(depth, b'}', 0xdf)?,
             Some(b'[') => self.container(depth, b']', 0xdd)?,
             Some(b'"') => self.string(key)?,
@@ -125,12 +128,10 @@ impl Transcoder<'_> {
             Some(b'f') => self.literal(b"false", 0xc2)?,
             Some(b'n') => self.literal(b"null", 0xc0)?,
             Some(b'-' | b'0'..=b'9') => {
-                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') =
-                    self.text.get(self.at)
-                {
+                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.byte() {
                     self.at += 1;
                 }
-                let digits = self.source.get(start..self.at).ok_or_else(malformed)?;
+                let digits = self.text.get(start..self.at).ok_or_else(malformed)?;
                 // A number `serde_json` does not read as an `f64` (`1e400`) may be in a
                 // `RawValue`'s text, which keeps it as it is: it is read only if visited.
                 let Ok(number) = number(digits, Precision::Double) else {
@@ -161,7 +162,8 @@ impl Transcoder<'_> {
     }
 
     fn literal(&mut self, word: &[u8], marker: u8) -> Result<(), msgpack::Error> {
-        if !self.text[self.at..].starts_with(word) {
+        let rest = self.text.as_bytes().get(self.at..).unwrap_or_default();
+        if !rest.starts_with(word) {
             return Err(malformed());
         }
         self.at += word.len();
@@ -185,7 +187,7 @@ impl Transcoder<'_> {
             loop {
                 if close == b'}' {
                     self.space();
-                    if self.text.get(self.at) != Some(&b'"') {
+                    if self.byte() != Some(b'"') {
                         return Err(malformed());
                     }
                     self.value(depth + 1, true)?;
@@ -233,7 +235,7 @@ impl Transcoder<'_> {
         self.at += 1;
         let mut escaped = false;
         loop {
-            match self.text.get(self.at) {
+            match self.byte() {
                 Some(b'"') => break,
                 Some(b'\\') => {
                     escaped = true;
@@ -244,7 +246,7 @@ impl Transcoder<'_> {
             }
         }
         self.at += 1;
-        let quoted = self.source.get(start..self.at).ok_or_else(malformed)?;
+        let quoted = self.text.get(start..self.at).ok_or_else(malformed)?;
         if escaped {
             serde_json::from_str::<String>(quoted).map_err(|_| malformed())
         } else {
