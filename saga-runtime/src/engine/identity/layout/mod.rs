@@ -31,6 +31,9 @@ pub(crate) mod tracer;
 
 use serde::de;
 
+use super::slot::same::same_value;
+use super::slot::saved::Saved;
+
 use profile::EMPTY_ROOT;
 use shape::Format;
 pub use shape::LayoutError;
@@ -137,7 +140,7 @@ fn postcard_reads_with(
 }
 
 /// Whether postcard reads `value` back as itself.
-fn reads_back<T: serde::Serialize + de::DeserializeOwned>(value: &T) -> Result<(), LayoutError> {
+fn reads_back(value: &dyn Saved) -> Result<(), LayoutError> {
     postcard_read_back(value).map(drop).map_err(|reason| {
         LayoutError(format!(
             "a sample value does not read back with postcard: {reason}"
@@ -145,31 +148,20 @@ fn reads_back<T: serde::Serialize + de::DeserializeOwned>(value: &T) -> Result<(
     })
 }
 
-/// Postcard of `value`, if it reads back as itself ([`reads_back_as`]); the samples' check
-/// and the tagged slots' writing share it.
-pub(crate) fn postcard_read_back<T: serde::Serialize + de::DeserializeOwned>(
-    value: &T,
-) -> Result<Vec<u8>, String> {
-    let bytes = postcard::to_allocvec(value).map_err(|error| error.to_string())?;
-    reads_back_as(value, &bytes)?;
-    Ok(bytes)
-}
-
-/// Whether `bytes`, postcard of `value`, read back to the last byte as `value`: as a value
-/// that writes the same bytes, or (a collection whose order is its hasher's) the same
-/// value ([`super::slot::same::same_value`]).
-fn reads_back_as<T: serde::Serialize + de::DeserializeOwned>(
-    value: &T,
-    bytes: &[u8],
-) -> Result<(), String> {
-    let (again, rest) = postcard::take_from_bytes::<T>(bytes).map_err(|error| error.to_string())?;
-    if !rest.is_empty() {
+/// Postcard of `value`, if it reads back as itself: to the last byte, as a value that
+/// writes the same bytes, or (a collection whose order is its hasher's) the same value
+/// ([`same_value`]). The samples' check and the tagged slots' writing share it.
+// Through `Saved`: compiled once, not once per saved type.
+pub(crate) fn postcard_read_back(value: &dyn Saved) -> Result<Vec<u8>, String> {
+    let bytes = value.postcard().map_err(|error| error.to_string())?;
+    let (again, left) = value
+        .read_postcard(&bytes)
+        .map_err(|error| error.to_string())?;
+    if left != 0 {
         return Err("bytes are left over".into());
     }
-    if postcard::to_allocvec(&again).is_ok_and(|written| written == bytes)
-        || super::slot::same::same_value(value, &again)
-    {
-        Ok(())
+    if again.postcard().is_ok_and(|written| written == bytes) || same_value(value, &*again) {
+        Ok(bytes)
     } else {
         Err("it reads back as another value".into())
     }
@@ -194,6 +186,9 @@ fn trace_with<T: de::DeserializeOwned>(
 
 /// A `T` as the tracer makes one in `session`, its layout written to `out`: the one
 /// place a type's `Deserialize` meets the tracer.
+// Out of line: its callers (each pass of a trace, the minimal samples) share one copy of
+// `T`'s reading.
+#[inline(never)]
 fn traced<T: de::DeserializeOwned>(
     session: &mut Session,
     out: &mut Format,

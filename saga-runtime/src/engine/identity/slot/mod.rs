@@ -72,11 +72,13 @@ use super::fnv::FnvBuild;
 use super::layout::shape::LayoutError;
 use super::layout::tracer::FieldTracer;
 use super::layout::{self};
+use saved::Saved;
 
 mod json;
 mod json_number;
 mod msgpack;
 pub(crate) mod same;
+pub(crate) mod saved;
 mod skips;
 mod write;
 
@@ -268,24 +270,23 @@ fn tagging() -> bool {
 }
 
 /// Postcard of `value`, if it reads back as itself.
-fn postcard_of<T: Serialize + DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
+fn postcard_of(value: &dyn Saved) -> Option<Vec<u8>> {
     layout::postcard_read_back(value).ok()
 }
 
 /// `value` as a MessagePack slot's bytes: the marker, then structs as maps of field names
 /// (never `rmp_serde::to_vec`, which writes them as arrays and so reads them by position)
 /// and `Some` marked ([`write`]).
-fn msgpack_bytes<T: Serialize, E: ser::Error>(value: &T) -> Result<Vec<u8>, E> {
+fn msgpack_bytes(value: &dyn Saved) -> Result<Vec<u8>, msgpack::Error> {
     let mut bytes = vec![MSGPACK_SOME_MARK];
-    write::append(&mut bytes, value).map_err(E::custom)?;
+    value.write(&mut bytes)?;
     Ok(bytes)
 }
 
 /// A MessagePack (`M`, `O`) or JSON (`J`) slot's value behind its marker, read to its
 /// last byte.
+#[cfg(test)]
 fn from_msgpack<T: DeserializeOwned>(marked: &[u8]) -> Result<T, String> {
-    // Not `rmp_serde` nor `serde_json`: their parsing would be compiled per visitor (see
-    // `msgpack`, `json`). Only the last call is `T`'s.
     msgpack::read_input(&marked_input(marked)?).map_err(|error| error.to_string())
 }
 
@@ -311,44 +312,62 @@ impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
         if serializer.is_human_readable() {
             return self.0.serialize(serializer);
         }
-        let encoding = encoding::<T>();
-        if tagging() {
-            // The tagged form: postcard for a value of a postcard type that reads back,
-            // MessagePack otherwise. A MessagePack type is never written as postcard: a
-            // build that changed it (as MessagePack allows) would read it by position.
-            let postcard = match encoding {
-                Encoding::Postcard(_) if !skips::skips(&self.0) => postcard_of(&self.0),
-                _ => None,
-            };
-            let bytes = match postcard {
-                Some(mut postcard) => {
-                    postcard.insert(0, POSTCARD_MARK);
-                    postcard
-                }
-                None => msgpack_checked::<T, S::Error>(&self.0)?,
-            };
-            return serializer.serialize_bytes(&bytes);
-        }
-        match encoding {
-            Encoding::Postcard(_) => {
-                // Postcard reads by position: a value that skips a field (a
-                // `skip_serializing_if` no sample showed) must not be sealed so. Debug
-                // builds also read every such value back. Either way, and for a value
-                // postcard cannot write, the state is sealed again in the tagged form.
-                if skips::skips(&self.0)
-                    || (cfg!(debug_assertions) && postcard_of(&self.0).is_none())
-                {
+        match slot_written(&self.0, encoding::<T>()) {
+            SlotWritten::Bare => match self.0.serialize(serializer) {
+                Ok(written) => Ok(written),
+                Err(error) => {
                     note_not_read_back();
-                    return Err(ser::Error::custom("a saved local does not read back"));
+                    Err(error)
                 }
-                self.0
-                    .serialize(serializer)
-                    .inspect_err(|_| note_not_read_back())
-            }
-            Encoding::MessagePack => {
-                serializer.serialize_bytes(&msgpack_checked::<T, S::Error>(&self.0)?)
-            }
+            },
+            SlotWritten::Bytes(bytes) => serializer.serialize_bytes(&bytes),
+            SlotWritten::Refused(reason) => Err(ser::Error::custom(reason)),
         }
+    }
+}
+
+/// How a slot is written: what [`slot_written`] decided.
+enum SlotWritten {
+    /// As its value writes itself (an untagged postcard slot).
+    Bare,
+    /// As these bytes: a MessagePack slot's, or a tagged slot's.
+    Bytes(Vec<u8>),
+    /// Not at all, for this reason.
+    Refused(std::borrow::Cow<'static, str>),
+}
+
+/// How a slot of `encoding` holding `value` is written. Through `Saved`, so compiled once
+/// for every saved type ([`saved`]); only the bare writing is the type's own.
+fn slot_written(value: &dyn Saved, encoding: Encoding) -> SlotWritten {
+    if tagging() {
+        // The tagged form: postcard for a value of a postcard type that reads back,
+        // MessagePack otherwise. A MessagePack type is never written as postcard: a
+        // build that changed it (as MessagePack allows) would read it by position.
+        let postcard = match encoding {
+            Encoding::Postcard(_) if !value.skips() => postcard_of(value),
+            _ => None,
+        };
+        return match postcard {
+            Some(mut postcard) => {
+                postcard.insert(0, POSTCARD_MARK);
+                SlotWritten::Bytes(postcard)
+            }
+            None => msgpack_checked(value),
+        };
+    }
+    match encoding {
+        Encoding::Postcard(_) => {
+            // Postcard reads by position: a value that skips a field (a
+            // `skip_serializing_if` no sample showed) must not be sealed so. Debug
+            // builds also read every such value back. Either way, and for a value
+            // postcard cannot write, the state is sealed again in the tagged form.
+            if value.skips() || (cfg!(debug_assertions) && postcard_of(value).is_none()) {
+                note_not_read_back();
+                return SlotWritten::Refused("a saved local does not read back".into());
+            }
+            SlotWritten::Bare
+        }
+        Encoding::MessagePack => msgpack_checked(value),
     }
 }
 
@@ -372,10 +391,10 @@ fn reads_back_by_construction(name: &str) -> bool {
 /// The error of a saved local that does not read back: the state is refused when it is
 /// sealed, in this round, rather than sealed and found unreadable when it comes back. The
 /// reason is kept for [`take_unreadable`] (postcard's errors drop a custom message).
-fn not_read_back<E: ser::Error>(reason: &dyn std::fmt::Display) -> E {
+fn not_read_back(reason: &dyn std::fmt::Display) -> SlotWritten {
     let reason = format!("a value the saga keeps does not read back: {reason}");
     UNREADABLE.with(|unreadable| *unreadable.borrow_mut() = Some(reason.clone()));
-    E::custom(reason)
+    SlotWritten::Refused(reason.into())
 }
 
 thread_local! {
@@ -397,20 +416,28 @@ pub(crate) fn take_unreadable() -> Option<String> {
 /// another value (an untagged enum whose variants overlap: `B(3)` written as `3`, read as
 /// `A(Some(3))`), never read back changed. The value read back is written again and its
 /// bytes compared (a hasher's order told apart from a change, [`same`]).
-fn msgpack_checked<T: Serialize + DeserializeOwned, E: ser::Error>(
-    value: &T,
-) -> Result<Vec<u8>, E> {
-    let bytes = msgpack_bytes::<T, E>(value)?;
-    if reads_back_by_construction(std::any::type_name::<T>()) && !cfg!(debug_assertions) {
-        return Ok(bytes);
+fn msgpack_checked(value: &dyn Saved) -> SlotWritten {
+    let bytes = match msgpack_bytes(value) {
+        Ok(bytes) => bytes,
+        Err(error) => return SlotWritten::Refused(error.to_string().into()),
+    };
+    if reads_back_by_construction(value.type_name()) && !cfg!(debug_assertions) {
+        return SlotWritten::Bytes(bytes);
     }
-    let again: T = from_msgpack(&bytes).map_err(|error| not_read_back::<E>(&error))?;
-    if !same::reads_as_written(&bytes[1..], &again) {
-        return Err(not_read_back::<E>(
+    let again = match marked_input(&bytes).and_then(|input| {
+        value
+            .read_msgpack(&input)
+            .map_err(|error| error.to_string())
+    }) {
+        Ok(again) => again,
+        Err(error) => return not_read_back(&error),
+    };
+    if !same::reads_as_written(&bytes[1..], &*again) {
+        return not_read_back(
             &"it reads back as another value (an untagged enum whose variants overlap?)",
-        ));
+        );
     }
-    Ok(bytes)
+    SlotWritten::Bytes(bytes)
 }
 
 impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
@@ -438,19 +465,37 @@ struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
 
 impl<T: DeserializeOwned> SlotBytes<T> {
     fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
-        match bytes.split_first() {
-            Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => {
-                from_msgpack(bytes).map(Slot).map_err(E::custom)
+        // Only the reading of the value is `T`'s: what the marker says is compiled once.
+        match slot_input(bytes, self.1) {
+            Ok(SlotInput::MessagePack(input)) => {
+                msgpack::read_input(&input).map(Slot).map_err(E::custom)
             }
-            Some((&POSTCARD_MARK, postcard)) if self.1 => {
-                match postcard::take_from_bytes::<T>(postcard) {
-                    Ok((value, [])) => Ok(Slot(value)),
-                    Ok(_) => Err(E::custom("trailing bytes in a saved local")),
-                    Err(error) => Err(E::custom(error)),
-                }
-            }
-            _ => Err(E::custom("a saved local is not marked with its encoding")),
+            Ok(SlotInput::Postcard(postcard)) => match postcard::take_from_bytes::<T>(postcard) {
+                Ok((value, [])) => Ok(Slot(value)),
+                Ok(_) => Err(E::custom("trailing bytes in a saved local")),
+                Err(error) => Err(E::custom(error)),
+            },
+            Err(reason) => Err(E::custom(reason)),
         }
+    }
+}
+
+/// What a slot's byte string holds, by its marker.
+enum SlotInput<'a> {
+    MessagePack(msgpack::Input<'a>),
+    /// Postcard behind its tag (a tagged slot of a postcard type).
+    Postcard(&'a [u8]),
+}
+
+/// What `bytes`, a slot's byte string, holds: MessagePack behind its marker, or postcard
+/// behind its tag where `postcard` says the slot may hold it.
+fn slot_input(bytes: &[u8], postcard: bool) -> Result<SlotInput<'_>, String> {
+    match bytes.split_first() {
+        Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => {
+            marked_input(bytes).map(SlotInput::MessagePack)
+        }
+        Some((&POSTCARD_MARK, rest)) if postcard => Ok(SlotInput::Postcard(rest)),
+        _ => Err("a saved local is not marked with its encoding".into()),
     }
 }
 
@@ -588,8 +633,7 @@ mod tests {
 
     #[test]
     fn messagepack_slots_are_read_by_name() {
-        let bytes = msgpack_bytes::<_, serde_json::Error>(&Before::Second { name: "x".into() })
-            .expect("writes");
+        let bytes = msgpack_bytes(&Before::Second { name: "x".into() }).expect("writes");
         assert_eq!(bytes[0], MSGPACK_SOME_MARK);
         let read: After = from_msgpack(&bytes).expect("reads by name");
         assert_eq!(

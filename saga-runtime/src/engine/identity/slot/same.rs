@@ -8,27 +8,25 @@
 
 use std::fmt;
 
-use serde::Serialize;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::msgpack;
-use super::write;
+use super::saved::Saved;
 
 /// Whether `a` and `b` are the same value: the same serde calls, but for the order of a
 /// sequence's elements and a map's entries (a `HashSet` or `HashMap` lists its elements
 /// in its hasher's order). A value that cannot be written is not taken as the same.
-pub(crate) fn same_value<T: Serialize + ?Sized>(a: &T, b: &T) -> bool {
-    // Only the writing is `T`'s (one writing, shared with `reads_as_written`): the
-    // comparison is compiled once.
+// Through `Saved`: compiled once, not once per saved type ([`super::saved`]).
+pub(crate) fn same_value(a: &dyn Saved, b: &dyn Saved) -> bool {
     let mut left = Vec::new();
-    write::append(&mut left, a).is_ok() && reads_as_written(&left, b)
+    a.write(&mut left).is_ok() && reads_as_written(&left, b)
 }
 
-/// Whether `again`, a value read back from `written` (its [`write`] bytes), is the value
+/// Whether `again`, a value read back from `written` (its [`super::write`] bytes), is the value
 /// that was written: its own bytes the same, or the same [`Tree`].
-pub(crate) fn reads_as_written<T: Serialize + ?Sized>(written: &[u8], again: &T) -> bool {
+pub(crate) fn reads_as_written(written: &[u8], again: &dyn Saved) -> bool {
     let mut bytes = Vec::with_capacity(written.len());
-    write::append(&mut bytes, again).is_ok() && same_bytes(written, &bytes)
+    again.write(&mut bytes).is_ok() && same_bytes(written, &bytes)
 }
 
 fn same_bytes(left: &[u8], right: &[u8]) -> bool {
@@ -168,14 +166,19 @@ mod tests {
 
     use super::*;
 
+    /// [`same_value`] of two values of one type, as the checks compare them.
+    fn same<T: serde::Serialize + serde::de::DeserializeOwned>(a: &T, b: &T) -> bool {
+        same_value(a, b)
+    }
+
     #[test]
     fn options_of_nothing_are_not_none() {
-        assert!(!same_value(&Some(Value::Null), &None));
-        assert!(!same_value(&Some(None::<u8>), &None));
-        assert!(!same_value(&Some(()), &None));
-        assert!(!same_value(&Some(Some(())), &Some(None)));
-        assert!(same_value(&Some(Value::Null), &Some(Value::Null)));
-        assert!(same_value(&None::<Value>, &None));
+        assert!(!same(&Some(Value::Null), &None));
+        assert!(!same(&Some(None::<u8>), &None));
+        assert!(!same(&Some(()), &None));
+        assert!(!same(&Some(Some(())), &Some(None)));
+        assert!(same(&Some(Value::Null), &Some(Value::Null)));
+        assert!(same(&None::<Value>, &None));
     }
 
     #[test]
@@ -184,17 +187,17 @@ mod tests {
         let mut listed: Vec<String> = a.iter().cloned().collect();
         listed.reverse();
         let b: HashSet<String> = listed.into_iter().collect();
-        assert!(same_value(&a, &b));
+        assert!(same(&a, &b));
         let m: HashMap<u32, Option<()>> =
             (0..40).map(|i| (i, (i % 2 == 0).then_some(()))).collect();
         let n: HashMap<u32, Option<()>> = m.iter().map(|(k, v)| (*k, *v)).collect();
-        assert!(same_value(&m, &n));
+        assert!(same(&m, &n));
         let mut changed = n.clone();
         changed.insert(1, Some(()));
-        assert!(!same_value(&m, &changed));
-        assert!(!same_value(&json!({"a": 1}), &json!({"a": 1.0})));
-        assert!(!same_value(&f64::NAN, &-f64::NAN));
-        assert!(same_value(&f64::NAN, &f64::NAN));
-        assert!(!same_value(&0.0f64, &-0.0f64));
+        assert!(!same(&m, &changed));
+        assert!(!same(&json!({"a": 1}), &json!({"a": 1.0})));
+        assert!(!same(&f64::NAN, &-f64::NAN));
+        assert!(same(&f64::NAN, &f64::NAN));
+        assert!(!same(&0.0f64, &-0.0f64));
     }
 }
