@@ -103,30 +103,31 @@ pub(crate) fn trace_state_shape(
 /// decides whether a saved local is kept as postcard or as MessagePack ([`super::slot`]).
 pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>()
 -> Result<usize, LayoutError> {
-    // Only the samples are `T`'s: trying the profiles is compiled once.
-    postcard_reads_with(
-        &mut |profile| trace_with::<T>(profile, &mut |value: T| reads_back(&value)).map(drop),
-        &mut |profile, empty| match minimal::<T>(profile, empty) {
-            Some(value) => reads_back(&value),
-            None => Ok(()),
-        },
-    )
+    // Only making a sample and reading it back are `T`'s: the rest is compiled once.
+    postcard_reads_with(&mut |session, format| {
+        let value = traced::<T>(session, format).map_err(TraceStop::Trace)?;
+        reads_back(&value).map_err(TraceStop::Value)
+    })
 }
 
-/// [`postcard_reads`]: `samples` traces with a profile, reading each sample back, and
-/// `minimal` reads back a minimal sample, if the type has one.
+/// [`postcard_reads`]: `sample` makes a sample in a session and reads it back; every pass
+/// of a trace with a profile, then the minimal samples of the profile that traced.
 fn postcard_reads_with(
-    samples: &mut dyn FnMut(Profile) -> Result<(), TraceStop>,
-    minimal: &mut dyn FnMut(Profile, bool) -> Result<(), LayoutError>,
+    sample: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), TraceStop>,
 ) -> Result<usize, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for (index, profile) in PROFILES.iter().enumerate() {
-        match samples(*profile) {
-            Ok(()) => {
+        match trace_passes(*profile, sample) {
+            Ok(_) => {
                 // The minimal sample, where `skip_serializing_if` predicates most often
                 // hold; a type that refuses it (a non-empty list) has no such value.
                 for empty in [false, true] {
-                    minimal(*profile, empty)?;
+                    let mut session = minimal_session(*profile, empty);
+                    if let Err(TraceStop::Value(error)) =
+                        sample(&mut session, &mut Format::Unknown)
+                    {
+                        return Err(error);
+                    }
                 }
                 return Ok(index);
             }
@@ -231,13 +232,8 @@ fn trace_passes(
     )))
 }
 
-/// A minimal sample of `T`: every option `None`, and (if `empty`) every sequence and map
-/// empty and the first variant that does not contain itself; `None` if `T` refuses it.
-fn minimal<T: de::DeserializeOwned>(profile: Profile, empty: bool) -> Option<T> {
-    // Only the reading is `T`'s: the session is made once for every type.
-    traced::<T>(&mut minimal_session(profile, empty), &mut Format::Unknown).ok()
-}
-
+/// The session of a minimal sample: every option `None`, and (if `empty`) every sequence
+/// and map empty and the first variant that does not contain itself. A type may refuse it.
 fn minimal_session(profile: Profile, empty: bool) -> Session {
     let mut session = Session::new(profile);
     session.no_options = true;

@@ -445,38 +445,33 @@ impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
         if deserializer.is_human_readable() {
             return T::deserialize(deserializer).map(Slot);
         }
-        let encoding = encoding::<T>();
-        if tagging() {
-            let postcard = matches!(encoding, Encoding::Postcard(_));
-            return deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, postcard));
-        }
-        match encoding {
-            Encoding::Postcard(_) => T::deserialize(deserializer).map(Slot),
-            Encoding::MessagePack => {
-                deserializer.deserialize_byte_buf(SlotBytes::<T>(PhantomData, false))
-            }
-        }
+        // A byte string where the slot is MessagePack or tagged (where it may hold postcard
+        // behind its tag), else the bare value.
+        let postcard = match (encoding::<T>(), tagging()) {
+            (Encoding::Postcard(_), false) => return T::deserialize(deserializer).map(Slot),
+            (encoding, tagged) => tagged && matches!(encoding, Encoding::Postcard(_)),
+        };
+        // The bytes through one visitor for every saved type (borrowed where the input
+        // lends them): only the value's reading is `T`'s.
+        let bytes = deserializer.deserialize_byte_buf(SlotBytes)?;
+        read_slot_bytes(&bytes, postcard)
+            .map(Slot)
+            .map_err(de::Error::custom)
     }
 }
 
-/// Reads a slot's byte string: MessagePack behind its marker, or postcard behind its tag
-/// where the slot may hold postcard (a tagged slot of a postcard type).
-struct SlotBytes<T>(PhantomData<fn() -> T>, bool);
-
-impl<T: DeserializeOwned> SlotBytes<T> {
-    fn read<E: de::Error>(&self, bytes: &[u8]) -> Result<Slot<T>, E> {
-        // Only the reading of the value is `T`'s: what the marker says is compiled once.
-        match slot_input(bytes, self.1) {
-            Ok(SlotInput::MessagePack(input)) => {
-                msgpack::read_input(&input).map(Slot).map_err(E::custom)
-            }
-            Ok(SlotInput::Postcard(postcard)) => match postcard::take_from_bytes::<T>(postcard) {
-                Ok((value, [])) => Ok(Slot(value)),
-                Ok(_) => Err(E::custom("trailing bytes in a saved local")),
-                Err(error) => Err(E::custom(error)),
-            },
-            Err(reason) => Err(E::custom(reason)),
+/// The value a slot's byte string holds: MessagePack behind its marker, or postcard behind
+/// its tag where `postcard` says the slot may hold it (a tagged slot of a postcard type).
+fn read_slot_bytes<T: DeserializeOwned>(bytes: &[u8], postcard: bool) -> Result<T, String> {
+    match slot_input(bytes, postcard)? {
+        SlotInput::MessagePack(input) => {
+            msgpack::read_input(&input).map_err(|error| error.to_string())
         }
+        SlotInput::Postcard(postcard) => match postcard::take_from_bytes::<T>(postcard) {
+            Ok((value, [])) => Ok(value),
+            Ok(_) => Err("trailing bytes in a saved local".into()),
+            Err(error) => Err(error.to_string()),
+        },
     }
 }
 
@@ -499,19 +494,26 @@ fn slot_input(bytes: &[u8], postcard: bool) -> Result<SlotInput<'_>, String> {
     }
 }
 
-impl<T: DeserializeOwned> Visitor<'_> for SlotBytes<T> {
-    type Value = Slot<T>;
+/// A slot's byte string, borrowed where the input lends it.
+struct SlotBytes;
+
+impl<'de> Visitor<'de> for SlotBytes {
+    type Value = std::borrow::Cow<'de, [u8]>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a saved local's bytes")
     }
 
-    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Slot<T>, E> {
-        self.read(bytes)
+    fn visit_borrowed_bytes<E: de::Error>(self, bytes: &'de [u8]) -> Result<Self::Value, E> {
+        Ok(bytes.into())
     }
 
-    fn visit_byte_buf<E: de::Error>(self, bytes: Vec<u8>) -> Result<Slot<T>, E> {
-        self.read(&bytes)
+    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
+        Ok(bytes.to_vec().into())
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, bytes: Vec<u8>) -> Result<Self::Value, E> {
+        Ok(bytes.into())
     }
 }
 
