@@ -123,8 +123,7 @@ fn postcard_reads_with(
                 // hold; a type that refuses it (a non-empty list) has no such value.
                 for empty in [false, true] {
                     let mut session = minimal_session(*profile, empty);
-                    if let Err(TraceStop::Value(error)) =
-                        sample(&mut session, &mut Format::Unknown)
+                    if let Err(TraceStop::Value(error)) = sample(&mut session, &mut Format::Unknown)
                     {
                         return Err(error);
                     }

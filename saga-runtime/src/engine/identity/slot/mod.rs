@@ -442,37 +442,60 @@ fn msgpack_checked(value: &dyn Saved) -> SlotWritten {
 
 impl<'de, T: Serialize + DeserializeOwned> Deserialize<'de> for Slot<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if deserializer.is_human_readable() {
+        // The bare value in a human-readable format and in an untagged postcard slot (one
+        // call of `T`'s reading, not two); else a byte string: MessagePack, or tagged,
+        // where a postcard type's slot holds postcard behind its tag.
+        let (bare, postcard) = match deserializer.is_human_readable() {
+            true => (true, false),
+            false => slot_form(encoding::<T>()),
+        };
+        if bare {
             return T::deserialize(deserializer).map(Slot);
         }
-        // A byte string where the slot is MessagePack or tagged (where it may hold postcard
-        // behind its tag), else the bare value.
-        let postcard = match (encoding::<T>(), tagging()) {
-            (Encoding::Postcard(_), false) => return T::deserialize(deserializer).map(Slot),
-            (encoding, tagged) => tagged && matches!(encoding, Encoding::Postcard(_)),
-        };
-        // The bytes through one visitor for every saved type (borrowed where the input
-        // lends them): only the value's reading is `T`'s.
-        let bytes = deserializer.deserialize_byte_buf(SlotBytes)?;
-        read_slot_bytes(&bytes, postcard)
+        let bytes = slot_bytes(deserializer)?;
+        read_slot_bytes::<T>(&bytes, postcard)
             .map(Slot)
             .map_err(de::Error::custom)
     }
 }
 
+/// Whether a slot of `encoding` is read bare (an untagged postcard slot), and else whether
+/// its byte string may hold postcard behind its tag.
+fn slot_form(encoding: Encoding) -> (bool, bool) {
+    let postcard = matches!(encoding, Encoding::Postcard(_));
+    match tagging() {
+        false => (postcard, false),
+        true => (false, postcard),
+    }
+}
+
+/// A slot's byte string, borrowed where the input lends it: through one visitor for
+/// every saved type, and out of line, so that only the value's reading is `T`'s.
+#[inline(never)]
+fn slot_bytes<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<std::borrow::Cow<'de, [u8]>, D::Error> {
+    deserializer.deserialize_byte_buf(SlotBytes)
+}
+
 /// The value a slot's byte string holds: MessagePack behind its marker, or postcard behind
 /// its tag where `postcard` says the slot may hold it (a tagged slot of a postcard type).
-fn read_slot_bytes<T: DeserializeOwned>(bytes: &[u8], postcard: bool) -> Result<T, String> {
+fn read_slot_bytes<T: DeserializeOwned>(bytes: &[u8], postcard: bool) -> Result<T, msgpack::Error> {
     match slot_input(bytes, postcard)? {
-        SlotInput::MessagePack(input) => {
-            msgpack::read_input(&input).map_err(|error| error.to_string())
+        SlotInput::MessagePack(input) => msgpack::read_input(&input),
+        SlotInput::Postcard(postcard) => {
+            let (value, rest) = postcard::take_from_bytes::<T>(postcard).map_err(postcard_error)?;
+            if !rest.is_empty() {
+                return Err(msgpack::Error::new("trailing bytes in a saved local"));
+            }
+            Ok(value)
         }
-        SlotInput::Postcard(postcard) => match postcard::take_from_bytes::<T>(postcard) {
-            Ok((value, [])) => Ok(value),
-            Ok(_) => Err("trailing bytes in a saved local".into()),
-            Err(error) => Err(error.to_string()),
-        },
     }
+}
+
+/// A tagged slot's postcard error, as the slot's reading reports it.
+fn postcard_error(error: postcard::Error) -> msgpack::Error {
+    msgpack::Error::new(&error.to_string())
 }
 
 /// What a slot's byte string holds, by its marker.
@@ -484,13 +507,15 @@ enum SlotInput<'a> {
 
 /// What `bytes`, a slot's byte string, holds: MessagePack behind its marker, or postcard
 /// behind its tag where `postcard` says the slot may hold it.
-fn slot_input(bytes: &[u8], postcard: bool) -> Result<SlotInput<'_>, String> {
+fn slot_input(bytes: &[u8], postcard: bool) -> Result<SlotInput<'_>, msgpack::Error> {
     match bytes.split_first() {
-        Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => {
-            marked_input(bytes).map(SlotInput::MessagePack)
-        }
+        Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => marked_input(bytes)
+            .map(SlotInput::MessagePack)
+            .map_err(|reason| msgpack::Error::new(&reason)),
         Some((&POSTCARD_MARK, rest)) if postcard => Ok(SlotInput::Postcard(rest)),
-        _ => Err("a saved local is not marked with its encoding".into()),
+        _ => Err(msgpack::Error::new(
+            "a saved local is not marked with its encoding",
+        )),
     }
 }
 
