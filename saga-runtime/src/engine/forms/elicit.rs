@@ -6,7 +6,9 @@ use serde_json::{Map, Value, json};
 /// A type the user can be asked for with a form-mode elicitation.
 ///
 /// Derive it with `#[derive(Elicit)]` on a struct of primitive fields. `String`, `bool`,
-/// `i64` and `f64` implement it as a one-field form whose field is `value`.
+/// and every integer and float type implement it as a one-field form whose field is
+/// `value`; an integer type's range is in the schema and checked (`elicit::<u8>` takes
+/// 0 to 255).
 ///
 /// ```
 /// use saga_runtime::prelude::*;
@@ -467,7 +469,9 @@ impl PropertyCheck {
             }
             PropertyCheck::Number { integer, range } => {
                 let number = value.as_f64().ok_or("is not a number")?;
-                if *integer && as_integer(value).is_none() {
+                // A whole number: an `i64` (or a float that is one, `3.0`), or a `u64`
+                // above `i64::MAX`, which a `u64` field takes.
+                if *integer && as_integer(value).is_none() && !value.is_u64() {
                     return Err("is not an integer".into());
                 }
                 range.check(number, ["is below the minimum", "is above the maximum"], "")
@@ -582,6 +586,19 @@ mod tests {
         assert!(check_content(&s, &json!({"name": "Al", "age": -1})).is_err());
         assert!(check_content(&s, &json!({"name": "Al", "ok": "yes"})).is_err());
         assert!(check_content(&s, &json!("Al")).is_err());
+    }
+
+    /// A `u64` field's answer above `i64::MAX` is a whole number (it was refused as "not
+    /// an integer", so such a field could never be answered with one).
+    #[test]
+    fn integers_above_i64_are_whole_numbers() {
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"serial": {"type": "integer", "minimum": 0}},
+        }));
+        assert!(check_content(&s, &json!({"serial": u64::MAX})).is_ok());
+        assert!(check_content(&s, &json!({"serial": -1})).is_err());
+        assert!(check_content(&s, &json!({"serial": 0.5})).is_err());
     }
 
     #[test]
