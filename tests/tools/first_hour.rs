@@ -113,6 +113,47 @@ async fn a_one_field_forms_reason_names_the_answer() {
 }
 
 #[tokio::test]
+async fn every_number_type_is_a_one_field_form_of_its_range() {
+    #[saga_tool]
+    async fn count(item: String) -> Result<String, SagaError> {
+        let boxes: u8 = elicit(format!("How many {item}?")).key("boxes").await?;
+        let serial = elicit::<u64>("The serial?").key("serial").await?;
+        let ratio: f32 = elicit("The ratio?").key("ratio").await?;
+        Ok(format!("{boxes} {item}, serial {serial}, ratio {ratio}"))
+    }
+    let client = TestClient::new(count);
+    let mut first = true;
+    let run = client
+        .call("count", json!({"item": "crates"}))
+        .respond(move |asked| {
+            Some(Answer::accept(match asked.key() {
+                "boxes" if std::mem::take(&mut first) => json!(300),
+                "boxes" => json!(7),
+                "serial" => json!(u64::MAX),
+                _ => json!(0.5),
+            }))
+        })
+        .run()
+        .await
+        .expect("the count completes once the answer fits a u8");
+    let asked = run.asked();
+    assert_eq!(
+        asked[0].requested_schema().expect("a form")["properties"]["value"],
+        json!({"type": "integer", "minimum": 0, "maximum": 255})
+    );
+    assert_eq!(
+        asked[1].message(),
+        Some(
+            "How many crates?\n\nYour last answer was not accepted: the answer is above the maximum 255."
+        )
+    );
+    assert_eq!(
+        run.text(),
+        format!("7 crates, serial {}, ratio 0.5", u64::MAX)
+    );
+}
+
+#[tokio::test]
 async fn a_decline_or_a_cancel_is_an_answer_not_an_error() {
     let client = TestClient::new(book_meeting);
     for (answer, expected) in [

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::forms::elicit::{FormError, as_integer};
+use crate::engine::forms::elicit::{Elicit, FormError, as_integer};
 
 /// A type that can be one property of a form-mode elicitation.
 ///
@@ -169,6 +169,25 @@ impl ElicitField for usize {
             .map_err(|_| FormError::new(format!("is out of range for {}", stringify!(usize))))
     }
 }
+
+/// The numbers without an `Elicit` impl of their own (`i64` and `f64` have one): one-field
+/// forms of the type's range, read as a form's field of that type is, so that
+/// `elicit::<u32>("How many?")` asks for a whole number from 0 to 4294967295 and an answer
+/// outside it is asked again with the reason.
+macro_rules! one_field_numbers {
+    ($($ty:ty),*) => {$(
+        impl Elicit for $ty {
+            fn requested_schema() -> Map<String, Value> {
+                one_field_schema::<$ty>()
+            }
+            fn from_content(content: &Map<String, Value>) -> Result<Self, FormError> {
+                one_field_from_content(content)
+            }
+        }
+    )*};
+}
+
+one_field_numbers!(i8, i16, i32, isize, u8, u16, u32, u64, usize, f32);
 
 fn parse_integer<T: TryFrom<i64>>(value: Option<&Value>) -> Result<T, FormError> {
     let value = missing(value)?;
