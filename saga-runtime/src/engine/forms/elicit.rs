@@ -288,6 +288,13 @@ enum PropertyCheck {
     },
     Number {
         integer: bool,
+        /// Whether an answer above `i64::MAX` is a whole number the property takes: where
+        /// its minimum is 0 or more and it has no maximum (a `u64` field: MCP's schema
+        /// holds an `i64` bound, so a `u64`'s range cannot be written out). Elsewhere (an
+        /// `i64` field, unbounded) such an answer is refused here, and asked again. An
+        /// `i64` field given a minimum of 0 and no maximum takes it here and refuses it
+        /// as out of range when it is read.
+        above_i64: bool,
         range: Bounds<f64>,
     },
     Boolean,
@@ -433,6 +440,11 @@ impl PropertyCheck {
             },
             Some(kind @ ("number" | "integer")) => PropertyCheck::Number {
                 integer: kind == "integer",
+                above_i64: property.get("maximum").is_none()
+                    && property
+                        .get("minimum")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|minimum| minimum >= 0.0),
                 range: Bounds::read(property, ["minimum", "maximum"], Value::as_f64),
             },
             Some("boolean") => PropertyCheck::Boolean,
@@ -467,11 +479,15 @@ impl PropertyCheck {
                 }
                 Ok(())
             }
-            PropertyCheck::Number { integer, range } => {
+            PropertyCheck::Number {
+                integer,
+                above_i64,
+                range,
+            } => {
                 let number = value.as_f64().ok_or("is not a number")?;
-                // A whole number: an `i64` (or a float that is one, `3.0`), or a `u64`
-                // above `i64::MAX`, which a `u64` field takes.
-                if *integer && as_integer(value).is_none() && !value.is_u64() {
+                // A whole number: an `i64` (or a float that is one, `3.0`), or, where the
+                // property takes one (a `u64` field), a `u64` above `i64::MAX`.
+                if *integer && as_integer(value).is_none() && !(*above_i64 && value.is_u64()) {
                     return Err("is not an integer".into());
                 }
                 range.check(number, ["is below the minimum", "is above the maximum"], "")
@@ -594,11 +610,19 @@ mod tests {
     fn integers_above_i64_are_whole_numbers() {
         let s = schema(json!({
             "type": "object",
-            "properties": {"serial": {"type": "integer", "minimum": 0}},
+            "properties": {
+                "serial": {"type": "integer", "minimum": 0},
+                "count": {"type": "integer"},
+                "few": {"type": "integer", "minimum": 0, "maximum": 10},
+            },
         }));
         assert!(check_content(&s, &json!({"serial": u64::MAX})).is_ok());
         assert!(check_content(&s, &json!({"serial": -1})).is_err());
         assert!(check_content(&s, &json!({"serial": 0.5})).is_err());
+        // Not where the property is unbounded (an `i64` field's) or has a maximum: refused
+        // here, and so asked again, where the `i64`'s reading would fail the call.
+        assert!(check_content(&s, &json!({"count": 1u64 << 63})).is_err());
+        assert!(check_content(&s, &json!({"few": 1u64 << 63})).is_err());
     }
 
     #[test]

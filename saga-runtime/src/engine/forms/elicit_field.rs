@@ -144,6 +144,8 @@ impl ElicitField for isize {
 
 impl ElicitField for u64 {
     fn property() -> Map<String, Value> {
+        // No maximum: MCP's schema holds an `i64` there, and the content check takes an
+        // answer above `i64::MAX` where a minimum of 0 or more has no maximum.
         object([
             ("type", Value::from("integer")),
             ("minimum", Value::from(0)),
@@ -171,9 +173,10 @@ impl ElicitField for usize {
 }
 
 /// The numbers without an `Elicit` impl of their own (`i64` and `f64` have one): one-field
-/// forms of the type's range, read as a form's field of that type is, so that
-/// `elicit::<u32>("How many?")` asks for a whole number from 0 to 4294967295 and an answer
-/// outside it is asked again with the reason.
+/// forms, read as a form's field of that type is. An integer type's range is in the
+/// schema, so that `elicit::<u32>("How many?")` asks for a whole number from 0 to
+/// 4294967295 and an answer outside it is asked again with the reason; an `f32` beyond
+/// `f32`'s range (above 3.4e38) is an invalid answer, as in an `f32` field.
 macro_rules! one_field_numbers {
     ($($ty:ty),*) => {$(
         impl Elicit for $ty {
@@ -191,6 +194,9 @@ one_field_numbers!(i8, i16, i32, isize, u8, u16, u32, u64, usize, f32);
 
 fn parse_integer<T: TryFrom<i64>>(value: Option<&Value>) -> Result<T, FormError> {
     let value = missing(value)?;
+    if let Some(wide) = value.as_u64().filter(|wide| *wide > i64::MAX as u64) {
+        return Err(FormError::new(format!("is out of range: {wide}")));
+    }
     let wide = as_integer(value).ok_or_else(|| FormError::new("is not an integer"))?;
     T::try_from(wide).map_err(|_| FormError::new(format!("is out of range: {wide}")))
 }
@@ -428,4 +434,23 @@ pub const fn contains(list: &[&str], wire: &str) -> bool {
         index += 1;
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An integer above `i64::MAX` reaches the reading where a signed field has a minimum
+    /// of 0 and no maximum (the content check cannot tell it from a `u64` field): it is
+    /// out of range there, not "not an integer"; a `u64` takes it.
+    #[test]
+    fn an_integer_above_i64_is_out_of_range_for_a_signed_field() {
+        let wide = json!(1u64 << 63);
+        let refused = <i64 as ElicitField>::parse(Some(&wide)).expect_err("above i64::MAX");
+        assert_eq!(refused.reason(), "is out of range: 9223372036854775808");
+        assert_eq!(<u64 as ElicitField>::parse(Some(&wide)), Ok(1u64 << 63));
+        assert_eq!(<u32 as ElicitField>::parse(Some(&json!(7))), Ok(7));
+        assert!(<u8 as ElicitField>::parse(Some(&json!(256))).is_err());
+    }
 }
