@@ -9,6 +9,8 @@
 #   rmcp-http    one rmcp #[tool] over rmcp's Streamable HTTP server, with axum
 #   rmcp-stdio   the same rmcp tool over stdio
 #   quickstart   `cargo build --example quickstart` in a fresh clone of this repository
+#   saga-cli     `cargo install --path saga-cli` (release, as the guide's CLI chapter says),
+#                the client a user installs beside a server (issue 78: against saga-http)
 #
 #   scripts/bench-first-build.sh              # every crate, once each, rmcp and saga alternating
 #   scripts/bench-first-build.sh saga-http rmcp-http   # some of them
@@ -97,13 +99,15 @@ prepare() {
 $COMMON" "$TOOL
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    SagaServer::builder().keys(KeyRing::from_env(\"SAGA_KEYS\")?).tool(deploy).build()?.serve_http(\"127.0.0.1:8080\").await
+    SagaServer::builder().keys(KeyRing::from_env(\"SAGA_KEYS\")?).tool(deploy).build()?.serve_http(\"127.0.0.1:8080\").await?;
+    Ok(())
 }" ;;
     saga-stdio) make_crate saga-stdio "saga-runtime = { path = \"$ROOT/saga-runtime\", default-features = false }
 $COMMON" "$TOOL
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    SagaServer::builder().keys(KeyRing::from_env(\"SAGA_KEYS\")?).tool(deploy).build()?.serve_stdio().await
+    SagaServer::builder().keys(KeyRing::from_env(\"SAGA_KEYS\")?).tool(deploy).build()?.serve_stdio().await?;
+    Ok(())
 }" ;;
     rmcp-http) make_crate rmcp-http "rmcp = { version = \"$RMCP_VERSION\", features = [\"server\", \"macros\", \"transport-streamable-http-server\"] }
 axum = \"0.8\"
@@ -127,6 +131,9 @@ async fn main() -> anyhow::Result<()> {
     Deployer::new().serve(rmcp::transport::stdio()).await?.waiting().await?;
     Ok(())
 }" ;;
+    saga-cli)
+      # What `cargo install --path saga-cli` resolves, downloaded now.
+      (cd "$ROOT/saga-cli" && cargo fetch --quiet) ;;
     quickstart)
       rm -rf "$WORK/quickstart"
       git clone --quiet "$ROOT" "$WORK/quickstart"
@@ -141,7 +148,12 @@ build() {
   [ "$name" = quickstart ] && args=(--example quickstart)
   local start end
   start=$(date +%s.%N)
-  (cd "$WORK/$name" && CARGO_TARGET_DIR=$target cargo build --offline "${args[@]}" >"$log" 2>&1) || {
+  local build=(cargo build --offline "${args[@]}") dir="$WORK/$name"
+  if [ "$name" = saga-cli ]; then
+    build=(cargo install --offline --path "$ROOT/saga-cli" --root "$WORK/saga-cli-root" --force)
+    dir=$ROOT
+  fi
+  (cd "$dir" && CARGO_TARGET_DIR=$target "${build[@]}" >"$log" 2>&1) || {
     echo "bench-first-build: $name failed to build; see $log" >&2; tail -20 "$log" >&2; exit 1; }
   end=$(date +%s.%N)
   local crates
