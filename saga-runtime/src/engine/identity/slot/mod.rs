@@ -287,24 +287,24 @@ fn msgpack_bytes(value: &dyn Saved) -> Result<Vec<u8>, msgpack::Error> {
 /// last byte.
 #[cfg(test)]
 fn from_msgpack<T: DeserializeOwned>(marked: &[u8]) -> Result<T, String> {
-    msgpack::read_input(&marked_input(marked)?).map_err(|error| error.to_string())
+    marked_input(marked)
+        .and_then(|input| msgpack::read_input(&input))
+        .map_err(|error| error.to_string())
 }
 
 /// What a slot's marker says its bytes are.
-fn marked_input(marked: &[u8]) -> Result<msgpack::Input<'_>, String> {
+fn marked_input(marked: &[u8]) -> Result<msgpack::Input<'_>, msgpack::Error> {
     let (some_marked, bytes) = match marked.split_first() {
         Some((&MSGPACK_SOME_MARK, bytes)) => (true, bytes),
         Some((&MSGPACK_MARK, bytes)) => (false, bytes),
-        Some((&JSON_MARK, json)) => {
-            return json::transcoded(json).map_err(|error| error.to_string());
+        Some((&JSON_MARK, json)) => return json::transcoded(json),
+        _ => {
+            return Err(msgpack::Error::new(
+                "a saved local is not marked with its encoding",
+            ));
         }
-        _ => return Err("a saved local is not marked with its encoding".into()),
     };
-    Ok(msgpack::Input {
-        bytes: bytes.into(),
-        some_marked,
-        json: None,
-    })
+    Ok(msgpack::Input::msgpack(bytes, some_marked))
 }
 
 impl<T: Serialize + DeserializeOwned> Serialize for Slot<T> {
@@ -424,11 +424,8 @@ fn msgpack_checked(value: &dyn Saved) -> SlotWritten {
     if reads_back_by_construction(value.type_name()) && !cfg!(debug_assertions) {
         return SlotWritten::Bytes(bytes);
     }
-    let again = match marked_input(&bytes).and_then(|input| {
-        value
-            .read_msgpack(&input)
-            .map_err(|error| error.to_string())
-    }) {
+    // The bytes just written, behind the marker of options marked.
+    let again = match value.read_msgpack(&msgpack::Input::msgpack(&bytes[1..], true)) {
         Ok(again) => again,
         Err(error) => return not_read_back(&error),
     };
@@ -509,13 +506,8 @@ enum SlotInput<'a> {
 /// behind its tag where `postcard` says the slot may hold it.
 fn slot_input(bytes: &[u8], postcard: bool) -> Result<SlotInput<'_>, msgpack::Error> {
     match bytes.split_first() {
-        Some((&MSGPACK_MARK | &MSGPACK_SOME_MARK | &JSON_MARK, _)) => marked_input(bytes)
-            .map(SlotInput::MessagePack)
-            .map_err(|reason| msgpack::Error::new(&reason)),
         Some((&POSTCARD_MARK, rest)) if postcard => Ok(SlotInput::Postcard(rest)),
-        _ => Err(msgpack::Error::new(
-            "a saved local is not marked with its encoding",
-        )),
+        _ => marked_input(bytes).map(SlotInput::MessagePack),
     }
 }
 

@@ -8,8 +8,9 @@
 //! each of them was compiled again for every saved type of every tool, about 1,300 LLVM
 //! lines a type (issue 80, `cargo llvm-lines` of `benches/compile/realistic/`). Through
 //! [`Saved`] a type compiles only its methods, one serde call each, and the checks are
-//! compiled once. None of them is on the path of a postcard slot that reads back (the
-//! common case): that one is written and read by the state's own serde, as before.
+//! compiled once. Of a postcard slot that reads back (the common case, every seal and
+//! open), only [`Saved::skips`] is called through it, one virtual call per slot at the
+//! seal: its value is written and read by the state's own serde, as before.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
