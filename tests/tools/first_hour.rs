@@ -119,7 +119,11 @@ async fn every_number_type_is_a_one_field_form_of_its_range() {
         let boxes: u8 = elicit(format!("How many {item}?")).key("boxes").await?;
         let serial = elicit::<u64>("The serial?").key("serial").await?;
         let ratio: f32 = elicit("The ratio?").key("ratio").await?;
-        Ok(format!("{boxes} {item}, serial {serial}, ratio {ratio}"))
+        // As the guide and `Elicit`'s docs write it.
+        let more = elicit::<u32>("How many?").key("more").await?;
+        Ok(format!(
+            "{boxes} {item}, serial {serial}, ratio {ratio}, {more} more"
+        ))
     }
     let client = TestClient::new(count);
     let mut first = true;
@@ -130,6 +134,7 @@ async fn every_number_type_is_a_one_field_form_of_its_range() {
                 "boxes" if std::mem::take(&mut first) => json!(300),
                 "boxes" => json!(7),
                 "serial" => json!(u64::MAX),
+                "more" => json!(4_000_000_000u32),
                 _ => json!(0.5),
             }))
         })
@@ -147,9 +152,17 @@ async fn every_number_type_is_a_one_field_form_of_its_range() {
             "How many crates?\n\nYour last answer was not accepted: the answer is above the maximum 255."
         )
     );
+    let more = asked
+        .iter()
+        .find(|asked| asked.key() == "more")
+        .expect("asked");
+    assert_eq!(
+        more.requested_schema().expect("a form")["properties"]["value"],
+        json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295u32})
+    );
     assert_eq!(
         run.text(),
-        format!("7 crates, serial {}, ratio 0.5", u64::MAX)
+        format!("7 crates, serial {}, ratio 0.5, 4000000000 more", u64::MAX)
     );
 }
 
