@@ -274,7 +274,7 @@ name="server down: one error line, exit 2"
   >"$WORK/out.txt" 2>"$WORK/err.txt"
 status=$?
 if [ $status -eq 2 ] && [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] &&
-  grep -q "^saga: error: cannot connect to http://127.0.0.1:1/mcp" "$WORK/err.txt" &&
+  grep -q "^saga: error: cannot connect to http://127.0.0.1:1/mcp: Connection refused" "$WORK/err.txt" &&
   ! grep -qi "panick" "$WORK/err.txt"; then
   pass "$name"
 else

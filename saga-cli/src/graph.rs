@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion, Tool};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use saga_runtime::engine::{DIAGRAM_META_KEY, diagram_of};
 
@@ -103,11 +102,11 @@ async fn from_server(url: &str, name: &str) -> anyhow::Result<String> {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
     };
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-    let client = ()
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot connect to {url}: {e}"))?;
+    let transport = crate::listing::http_transport(url, crate::listing::Seen::default())?;
+    let client = match ().serve_with_lifecycle(transport, lifecycle).await {
+        Ok(client) => client,
+        Err(error) => return Err(crate::call::cannot_connect(url, error).await),
+    };
     let found = find_tool(&client, name).await;
     let _ = client.cancel().await;
     let tool = found?;

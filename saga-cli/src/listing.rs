@@ -11,8 +11,10 @@ use std::task::{Context, Poll};
 use futures::StreamExt as _;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse,
 };
 use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -87,6 +89,95 @@ fn is_tool_list(message: &ClientJsonRpcMessage) -> bool {
         ClientJsonRpcMessage::Request(request)
             if matches!(request.request, ClientRequest::ListToolsRequest(_))
     )
+}
+
+/// The transport to the Streamable HTTP server at `url`, recording into `seen`: the bearer
+/// token (`--token`, `SAGA_TOKEN`) and the `--header`s of this run on every request. Every
+/// command that talks to a server over HTTP connects through it.
+pub fn http_transport(
+    url: &str,
+    seen: Seen,
+) -> anyhow::Result<StreamableHttpClientTransport<Recording>> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = crate::target::token() {
+        config = config.auth_header(token);
+    }
+    config.custom_headers = crate::target::headers().iter().cloned().collect();
+    Ok(StreamableHttpClientTransport::with_client(
+        Recording::new(seen)?,
+        config,
+    ))
+}
+
+/// A failed HTTP exchange, said whole. reqwest's own message names only the request
+/// ("error sending request"), and rmcp's errors keep only the text of their cause: the
+/// reason (a refused connection, a name that does not resolve, a certificate not trusted)
+/// is in reqwest's sources, which this writes out after it. The URL is left out: the CLI's
+/// message names it already.
+#[derive(Debug)]
+pub struct HttpError(reqwest::Error);
+
+/// What to do when the server's certificate is signed by no authority this machine trusts
+/// (rustls's `UnknownIssuer`): the variable that rustls-platform-verifier reads on Linux and
+/// the BSDs names the authorities to trust, in place of the system's.
+const UNKNOWN_ISSUER_HINT: &str = "the server's certificate is not signed by an authority \
+     this machine trusts; to trust a private one, set SSL_CERT_FILE to a PEM file of the \
+     authorities to trust (read instead of the system's)";
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut last = self.0.to_string();
+        let mut source = std::error::Error::source(&self.0);
+        let mut unknown_issuer = false;
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            // hyper's and rustls's layers repeat the same words; say each once.
+            if !last.contains(&text) {
+                write!(f, ": {text}")?;
+            }
+            unknown_issuer |= text.contains("UnknownIssuer");
+            last = text;
+            source = cause.source();
+        }
+        if unknown_issuer {
+            write!(f, " ({UNKNOWN_ISSUER_HINT})")?;
+        }
+        Ok(())
+    }
+}
+
+// Its sources are in its text: rmcp would flatten them anyway.
+impl std::error::Error for HttpError {}
+
+/// `error` with reqwest's error said whole ([`HttpError`]); every other kind as it was.
+fn said_whole(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpError<HttpError> {
+    use StreamableHttpError as E;
+    match error {
+        E::Client(error) => E::Client(HttpError(error.without_url())),
+        E::Sse(error) => E::Sse(error),
+        E::Io(error) => E::Io(error),
+        E::HttpStatus(error) => E::HttpStatus(error),
+        E::UnexpectedEndOfStream => E::UnexpectedEndOfStream,
+        E::UnexpectedServerResponse(text) => E::UnexpectedServerResponse(text),
+        E::ResponseBodyTooLarge { max_size } => E::ResponseBodyTooLarge { max_size },
+        E::UnexpectedContentType(content_type) => E::UnexpectedContentType(content_type),
+        E::ServerDoesNotSupportSse => E::ServerDoesNotSupportSse,
+        E::ServerDoesNotSupportDeleteSession => E::ServerDoesNotSupportDeleteSession,
+        E::TokioJoinError(error) => E::TokioJoinError(error),
+        E::Deserialize(error) => E::Deserialize(error),
+        E::TransportChannelClosed => E::TransportChannelClosed,
+        E::MissingSessionIdInResponse => E::MissingSessionIdInResponse,
+        E::AuthRequired(error) => E::AuthRequired(error),
+        E::InsufficientScope(error) => E::InsufficientScope(error),
+        E::ReservedHeaderConflict(name) => E::ReservedHeaderConflict(name),
+        E::SessionExpired => E::SessionExpired,
+        E::SessionRecoveryTimeout => E::SessionRecoveryTimeout,
+        E::ReinitializationFailed(error) => E::ReinitializationFailed(error),
+        E::ControlRequestTimeout => E::ControlRequestTimeout,
+        // A kind a later rmcp adds: its words, as an answer the client cannot use.
+        other => E::UnexpectedServerResponse(other.to_string().into()),
+    }
 }
 
 /// rmcp's reqwest client, but for `tools/list`, whose JSON answer it reads itself first
@@ -181,7 +272,7 @@ impl Recording {
 }
 
 impl StreamableHttpClient for Recording {
-    type Error = reqwest::Error;
+    type Error = HttpError;
 
     async fn post_message(
         &self,
@@ -237,7 +328,8 @@ impl StreamableHttpClient for Recording {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await?;
+            .await
+            .map_err(said_whole)?;
         Ok(match response {
             StreamableHttpPostResponse::Sse(stream, session) if listing => {
                 let seen = self.seen.clone();
@@ -264,6 +356,7 @@ impl StreamableHttpClient for Recording {
         self.http
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
+            .map_err(said_whole)
     }
 
     async fn get_stream(
@@ -280,6 +373,7 @@ impl StreamableHttpClient for Recording {
         self.http
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
+            .map_err(said_whole)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -304,6 +398,7 @@ impl StreamableHttpClient for Recording {
                 max_sse_event_size,
             )
             .await
+            .map_err(said_whole)
     }
 }
 

@@ -300,6 +300,9 @@ fn call_line(server: &ServerArgs, rest: &[String]) -> anyhow::Result<CallLine> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // https is rustls's with ring's crypto, set once for every client this process builds
+    // (rmcp's own among them); it fails only when one is set already, which is then used.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -16,6 +16,7 @@ mod tools;
 
 pub use respond::{Capability, Outcome, Responder, roots};
 pub use run::call;
+pub(crate) use session::cannot_connect;
 pub use tools::list_tools;
 
 #[cfg(test)]

@@ -9,13 +9,11 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService, ServiceError};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData};
 use serde_json::{Map, Value, json};
 
 use super::respond::{Capability, Responder};
-use crate::listing::{Recording, Seen, Tee};
+use crate::listing::{Seen, Tee, http_transport};
 use crate::target::Target;
 use crate::terminal::one_line;
 
@@ -175,13 +173,7 @@ pub(crate) async fn connect(
     let seen = Seen::default();
     match target {
         Target::Http(url) => {
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            if let Some(token) = crate::target::token() {
-                config = config.auth_header(token);
-            }
-            config.custom_headers = crate::target::headers().iter().cloned().collect();
-            let transport =
-                StreamableHttpClientTransport::with_client(Recording::new(seen.clone())?, config);
+            let transport = http_transport(url, seen.clone())?;
             let connected = crate::deadline::answer(
                 &format!("connecting to {url}"),
                 handler.serve_with_lifecycle(transport, lifecycle),
@@ -189,13 +181,7 @@ pub(crate) async fn connect(
             .await?;
             let client = match connected {
                 Ok(client) => client,
-                Err(error) => {
-                    let failed = root_cause(&format!("cannot connect to {url}"), error);
-                    return Err(match crate::target::auth_hint(url).await {
-                        Some(hint) => failed.context(hint),
-                        None => failed,
-                    });
-                }
+                Err(error) => return Err(cannot_connect(url, error).await),
             };
             Ok(Connection {
                 client,
@@ -233,6 +219,19 @@ pub(crate) async fn connect(
                 _child: Some(child),
             })
         }
+    }
+}
+
+/// Why the server at `url` could not be reached: the innermost cause of `error`, and what
+/// its OAuth challenge asks for when it sends one.
+pub(crate) async fn cannot_connect(
+    url: &str,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> anyhow::Error {
+    let failed = root_cause(&format!("cannot connect to {url}"), error);
+    match crate::target::auth_hint(url).await {
+        Some(hint) => failed.context(hint),
+        None => failed,
     }
 }
 
