@@ -162,7 +162,15 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   (`x.tool_uses().to_owned()`, whose items the loop then saves). A `for` over a local
 ///   that is itself such a borrow (the item of an outer loop, a binding of a pattern over
 ///   one) is a borrowed collection too, so nested loops over a borrowed item's parts
-///   resume at both positions.
+///   resume at both positions. A `for` over a constant or a static by value (`for (label,
+///   question) in STEPS`, `for word in WORDS`, `for step in tables::STEPS`: a path whose
+///   last name is in upper case, as Rust names them) saves its position only: the
+///   constant is named again for each item and after a suspension, and the item's
+///   bindings are bound again from it, so its items need not be saved (`&'static str`
+///   cannot be read back from a token). A build whose constant changed resumes at the
+///   same position in its own, as `for i in 0..STEPS.len()` would; one whose constant is
+///   shorter than the position ends that call with an error. A binding declared `mut`
+///   (`for mut step in STEPS`) may change: that loop saves its items instead.
 ///
 /// # Values made again, not saved
 ///

@@ -67,3 +67,74 @@ async fn loops_labels_matches_and_joins() {
     .await;
     assert_eq!(outcome.text(), r#"["n0", "n1", "a", "c"] 4 42"#);
 }
+
+/// A table of `&'static str` pairs, a slice of words and a static in a module, each walked
+/// by value across suspensions (nested, labelled); their items are `&'static str`, which
+/// no token can give back, so saga saves the position and names the constant again.
+const STEPS: [(&str, &str); 3] = [
+    ("name", "What is your name?"),
+    ("city", "Which city?"),
+    ("pet", "A pet?"),
+];
+const WORDS: &[&str] = &["alpha", "beta"];
+mod tables {
+    pub static LIMITS: [u32; 2] = [10, 20];
+}
+
+#[saga_tool]
+pub async fn constant_tables(who: String) -> Result<String, SagaError> {
+    let mut out = vec![who];
+    'steps: for (label, question) in STEPS {
+        for word in WORDS {
+            let answer: String = elicit(format!("{question} ({word})")).await?;
+            if answer == "skip" {
+                continue 'steps;
+            }
+            if answer == "stop" {
+                break 'steps;
+            }
+            out.push(format!("{label}/{word}={answer}"));
+        }
+    }
+    // A binding declared `mut` changes before the suspension: this loop saves its items
+    // (u32s), and the change is kept.
+    for mut limit in tables::LIMITS {
+        limit += 1;
+        let extra: i64 = elicit(format!("extra for {limit}?")).await?;
+        out.push(format!("{limit}+{extra}"));
+    }
+    Ok(out.join(" "))
+}
+
+pub fn constant_tables_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        let value = match prompt.as_str() {
+            "What is your name? (alpha)" => json!("Ada"),
+            "What is your name? (beta)" => json!("Lovelace"),
+            "Which city? (alpha)" => json!("skip"),
+            "A pet? (alpha)" => json!("cat"),
+            "A pet? (beta)" => json!("stop"),
+            "extra for 11?" => json!(5),
+            "extra for 21?" => json!(7),
+            other => panic!("not asked by the tool: {other}"),
+        };
+        accept(json!({ "value": value }))
+    })
+}
+
+#[tokio::test]
+async fn for_loops_over_constants_by_value_resume_at_their_position() {
+    let outcome = differential(
+        &constant_tables,
+        plain!(plain::constant_tables),
+        json!({"who": "Zed"}),
+        constant_tables_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "Zed name/alpha=Ada name/beta=Lovelace pet/alpha=cat 11+5 21+7"
+    );
+    assert_eq!(outcome.rounds, 7);
+}

@@ -123,7 +123,8 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .filter(|p| p.mutable)
         .map(&local)
         .collect();
-    let (mut body, sites) = lower::lower(body, &mut errors);
+    let param_locals: Vec<syn::Ident> = param_names.iter().map(|(_, l)| l.clone()).collect();
+    let (mut body, sites) = lower::lower(body, &param_locals, &mut errors);
     // After the lowering, where a `while let` is a `loop` whose `if let` is a statement:
     // what its borrow reads is taken at each iteration.
     lower::places::hoist(&mut body, &mutable_params);

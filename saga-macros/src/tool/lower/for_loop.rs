@@ -172,6 +172,30 @@ impl Lower<'_> {
             from_range: false,
         })
     }
+    /// Whether `expr` names a constant or a static, `STEPS` or `tables::STEPS`: a path
+    /// without generics whose last segment is written in upper case (as Rust names
+    /// them), and no binding of the function's.
+    fn names_constant(&self, expr: &Expr) -> bool {
+        let Expr::Path(path) = expr else {
+            return false;
+        };
+        let Some(last) = path.path.segments.last() else {
+            return false;
+        };
+        let name = last.ident.to_string();
+        path.qself.is_none()
+            && path
+                .path
+                .segments
+                .iter()
+                .all(|segment| segment.arguments.is_none())
+            && name.chars().any(|c| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && (path.path.segments.len() > 1 || !self.bound.contains(&name))
+    }
+
     /// A loop's collection as a place: a local that is itself a borrow of one (an outer
     /// loop's item) stands for what it points to.
     fn through_borrow(&self, root: Expr, span: proc_macro2::Span) -> Expr {
@@ -317,6 +341,27 @@ impl Lower<'_> {
         } = expr_for;
         self.hoisted += 1;
         let span = expr.span();
+        // A constant or a static walked by value (`for (label, question) in STEPS`): named
+        // again for each item and after a suspension, as the loop as written names it
+        // once; only the position is saved, and the item's bindings are bound again from
+        // it (`restore`), so that items that cannot be read back (`&'static str`) need
+        // not be saved. A binding declared `mut` may change: such a loop saves its items.
+        if self.names_constant(&expr) && crate::tool::lower::places::binds_immutably(&pat) {
+            let position = format_ident!("__pos{}", self.hoisted);
+            let item = Ident::new(&format!("__item{}", self.hoisted), span);
+            let private = private_path();
+            out.push(syn::parse_quote_spanned! {span=>
+                let mut #position: usize = 0;
+            });
+            let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+                #(#attrs)* #label loop {
+                    let #item = #private::advance(&mut #position);
+                    let ::core::option::Option::Some(#pat) = #private::constant_item_at(&#item, #expr) else { break; };
+                    #body
+                }
+            };
+            return self.head(Expr::Loop(desugared), hint, out, depth);
+        }
         // At the collection: rustc names the loop's borrow there.
         let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
         let expr = match self.reborrow(expr, &walk, out) {

@@ -85,10 +85,22 @@ pub fn site_id(expr: &Expr) -> Option<usize> {
     }
 }
 
-pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
+/// Lowers `body`, whose parameters are read by the locals `params`.
+pub fn lower(body: Block, params: &[Ident], errors: &mut Errors) -> (Block, Vec<Site>) {
     let refs = places::Refs::of_lenient(&body);
+    let mut bound: std::collections::HashSet<String> =
+        params.iter().map(ToString::to_string).collect();
+    struct Bindings<'a>(&'a mut std::collections::HashSet<String>);
+    impl<'ast> Visit<'ast> for Bindings<'_> {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            self.0.insert(pat_ident.ident.to_string());
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+    }
+    Bindings(&mut bound).visit_block(&body);
     let mut lower = Lower {
         refs,
+        bound,
         sites: Vec::new(),
         errors,
         hoisted: 0,
@@ -107,6 +119,9 @@ pub fn lower(body: Block, errors: &mut Errors) -> (Block, Vec<Site>) {
 struct Lower<'a> {
     /// The locals that borrow a place (see `places`): a `for` over one borrows again.
     refs: places::Refs,
+    /// Every name the function binds (its parameters' locals and its patterns'): a path
+    /// that is none of them names an item, such as a constant (`for_loop`).
+    bound: std::collections::HashSet<String>,
     sites: Vec<Site>,
     errors: &'a mut Errors,
     hoisted: usize,

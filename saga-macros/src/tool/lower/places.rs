@@ -135,6 +135,7 @@ const KNOWN: &[&str] = &[
     "zipped",
     "zipped_mut",
     "item_at",
+    "constant_item_at",
     "borrowed",
     "borrowed_items",
 ];
@@ -470,6 +471,39 @@ fn unreachable_else(span: Span) -> Expr {
     syn::parse_quote_spanned!(span=> {
         ::core::unreachable!("a place borrowed across a suspension changed")
     })
+}
+
+/// Whether no binding of `pat` is `mut` (nor `ref mut`): what it binds is then what
+/// matching it again gives, for a value made again exactly (a constant's item).
+pub fn binds_immutably(pat: &Pat) -> bool {
+    let mut immutable = true;
+    struct Find<'a>(&'a mut bool);
+    impl<'ast> Visit<'ast> for Find<'_> {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            if pat_ident.mutability.is_some() {
+                *self.0 = false;
+            }
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+    }
+    Find(&mut immutable).visit_pat(pat);
+    immutable
+}
+
+/// A `for` loop's item over a constant bound again after a suspension: its `let` run
+/// again. Past the constant's end only if a build with a shorter constant read the token
+/// (the position is saved, the items are the build's).
+pub fn again_constant(local: &syn::Local) -> Stmt {
+    let mut local = local.clone();
+    if let Some(init) = &mut local.init
+        && let Some((_, diverge)) = &mut init.diverge
+    {
+        let span = diverge.span();
+        **diverge = syn::parse_quote_spanned!(span=> {
+            ::core::panic!("the constant a `for` loop walks has fewer items than when this saga suspended in it: the build changed it")
+        });
+    }
+    Stmt::Local(local)
 }
 
 /// Whether every binding of `pat`, matched against a borrow, is a borrow too (or a copy

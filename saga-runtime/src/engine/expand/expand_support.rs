@@ -553,6 +553,15 @@ pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
     at.find_in(items)
 }
 
+/// The item at `at` of a `for` loop over a constant or a static by value (`for (label,
+/// question) in STEPS`): the constant is named again for each item and after a
+/// suspension, as the loop as written names it once, and only the position is saved. Its
+/// items (often `&'static str`, which cannot be read back from a token) are bound again
+/// from it, not saved. `None` past the end.
+pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item> {
+    items.into_iter().nth(*at)
+}
+
 /// Where a `for` loop over a borrowed collection is, finding its item among `I`.
 #[diagnostic::on_unimplemented(
     message = "a `for` loop over `{I}` cannot resume after a suspension",

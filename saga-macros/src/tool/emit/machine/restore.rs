@@ -283,6 +283,9 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
                 Stmt::Local(local) if is_item_at(local) => {
                     Some(crate::tool::lower::places::again(local))
                 }
+                Stmt::Local(local) if is_constant_item(local) => {
+                    Some(crate::tool::lower::places::again_constant(local))
+                }
                 Stmt::Local(local) => refs.rebind_let(local),
                 _ => None,
             },
@@ -293,16 +296,29 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
 /// Whether `local` is bound again after a suspension rather than saved: a `for` loop's
 /// item, or a borrow of a place of the locals.
 fn rebinds(local: &syn::Local, refs: &Refs) -> bool {
-    (is_item_at(local) && crate::tool::lower::places::binds_by_reference(&local.pat))
+    use crate::tool::lower::places::{binds_by_reference, binds_immutably};
+    (is_item_at(local) && binds_by_reference(&local.pat))
+        || (is_constant_item(local) && binds_immutably(&local.pat))
         || refs.rebinds_let(local)
 }
 
 /// Whether `local` is a `for` loop's `let Some(pat) = item_at(items, position) else …`.
 fn is_item_at(local: &syn::Local) -> bool {
+    initialised_by(local, "item_at")
+}
+
+/// Whether `local` is the item of a `for` loop over a constant by value, `let Some(pat) =
+/// constant_item_at(position, CONSTANT) else …` (see `lower/for_loop.rs`).
+fn is_constant_item(local: &syn::Local) -> bool {
+    initialised_by(local, "constant_item_at")
+}
+
+/// Whether `local`'s initialiser is a call of the runtime's function `name`.
+fn initialised_by(local: &syn::Local, name: &str) -> bool {
     matches!(
         local.init.as_ref().map(|init| &*init.expr),
         Some(Expr::Call(call)) if matches!(&*call.func, Expr::Path(path)
-            if crate::tool::lower::places::machine_call(&path.path) == Some("item_at"))
+            if crate::tool::lower::places::machine_call(&path.path) == Some(name))
     )
 }
 
