@@ -179,6 +179,12 @@ enum Command {
         /// Refused with the two commands that draw it (--out FILE.mmd, then mermaid-cli).
         #[arg(long, value_name = "FILE", hide = true)]
         svg: Option<PathBuf>,
+        /// A bearer token, as for `saga call`. Default: $SAGA_TOKEN.
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
+        /// A header sent with every HTTP request, `NAME:VALUE`; repeatable.
+        #[arg(long = "header", short = 'H', value_name = "NAME:VALUE")]
+        headers: Vec<String>,
         /// `URL TOOL`, or `TOOL` with --example.
         #[arg(value_name = "[URL] TOOL", required = true, num_args = 1..=2)]
         rest: Vec<String>,
@@ -325,7 +331,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             credentials(server.token.as_deref(), &server.headers)?;
         }
         Command::Task { server, .. } => credentials(server.token.as_deref(), &server.headers)?,
-        Command::Graph { .. } | Command::Inspect { .. } => {}
+        Command::Graph { token, headers, .. } => credentials(token.as_deref(), headers)?,
+        Command::Inspect { .. } => {}
     }
     match cli.command {
         Command::Tools { server } => {
@@ -384,6 +391,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             out,
             svg,
             rest,
+            ..
         } => {
             if let Some(svg) = svg {
                 anyhow::bail!("{}", graph::no_svg(&svg, &rest));
