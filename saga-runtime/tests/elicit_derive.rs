@@ -93,7 +93,8 @@ fn struct_schema_is_exact() {
             "replicas": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
             "offset": {"type": "integer"},
             "ratio": {"type": "number", "minimum": -1.5, "maximum": 100},
-            "small": {"type": "number"},
+            // An `f32`: its range, so that an answer beyond it is asked again.
+            "small": {"type": "number", "minimum": -3.4028235e38, "maximum": 3.4028235e38},
             "environment": {
                 "type": "string", "enum": ["production", "staging_area", "dev"],
                 "default": "staging_area"

@@ -127,12 +127,15 @@ async fn every_number_type_is_a_one_field_form_of_its_range() {
     }
     let client = TestClient::new(count);
     let mut first = true;
+    let mut first_ratio = true;
     let run = client
         .call("count", json!({"item": "crates"}))
         .respond(move |asked| {
             Some(Answer::accept(match asked.key() {
                 "boxes" if std::mem::take(&mut first) => json!(300),
                 "boxes" => json!(7),
+                // Beyond an f32: asked again, not a failed call.
+                "ratio" if std::mem::take(&mut first_ratio) => json!(1e39),
                 "serial" => json!(u64::MAX),
                 "more" => json!(4_000_000_000u32),
                 _ => json!(0.5),
@@ -159,6 +162,20 @@ async fn every_number_type_is_a_one_field_form_of_its_range() {
     assert_eq!(
         more.requested_schema().expect("a form")["properties"]["value"],
         json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295u32})
+    );
+    let ratios: Vec<_> = asked
+        .iter()
+        .filter(|asked| asked.key() == "ratio")
+        .collect();
+    assert_eq!(
+        ratios[0].requested_schema().expect("a form")["properties"]["value"],
+        json!({"type": "number", "minimum": -3.4028235e38, "maximum": 3.4028235e38})
+    );
+    assert_eq!(
+        ratios[1].message(),
+        Some(
+            "The ratio?\n\nYour last answer was not accepted: the answer is above the maximum 3.4028235e38."
+        )
     );
     assert_eq!(
         run.text(),

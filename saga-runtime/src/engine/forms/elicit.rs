@@ -314,7 +314,31 @@ struct Bounds<T> {
     max: Option<T>,
 }
 
-impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
+/// A bound as a reason shows it: as the schema's JSON writes it, not as Rust's `Display`,
+/// which writes `f32::MAX` out in 39 digits.
+trait Shown: PartialOrd + Copy {
+    fn shown(self) -> String;
+}
+
+impl Shown for u64 {
+    fn shown(self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for f64 {
+    fn shown(self) -> String {
+        // Whole numbers as integers (`255`, not `255.0`); very large or small ones with an
+        // exponent (`3.4028235e38`), as JSON writers print them.
+        if self != 0.0 && !(1e-4..1e16).contains(&self.abs()) {
+            format!("{self:e}")
+        } else {
+            self.to_string()
+        }
+    }
+}
+
+impl<T: Shown> Bounds<T> {
     fn read(property: &Value, [min, max]: [&str; 2], number: fn(&Value) -> Option<T>) -> Self {
         Self {
             min: property.get(min).and_then(number),
@@ -332,12 +356,12 @@ impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
         if let Some(min) = self.min
             && value < min
         {
-            return Err(FormError::new(format!("{below} {min}{unit}")));
+            return Err(FormError::new(format!("{below} {}{unit}", min.shown())));
         }
         if let Some(max) = self.max
             && value > max
         {
-            return Err(FormError::new(format!("{above} {max}{unit}")));
+            return Err(FormError::new(format!("{above} {}{unit}", max.shown())));
         }
         Ok(())
     }

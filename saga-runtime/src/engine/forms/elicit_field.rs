@@ -175,8 +175,8 @@ impl ElicitField for usize {
 /// The numbers without an `Elicit` impl of their own (`i64` and `f64` have one): one-field
 /// forms, read as a form's field of that type is. An integer type's range is in the
 /// schema, so that `elicit::<u32>("How many?")` asks for a whole number from 0 to
-/// 4294967295 and an answer outside it is asked again with the reason; an `f32` beyond
-/// `f32`'s range (above 3.4e38) is an invalid answer, as in an `f32` field.
+/// 4294967295 and an answer outside it is asked again with the reason; so is an `f32`'s
+/// (±3.4028235e38).
 macro_rules! one_field_numbers {
     ($($ty:ty),*) => {$(
         impl Elicit for $ty {
@@ -212,9 +212,20 @@ impl ElicitField for f64 {
     }
 }
 
+/// The largest answer an `f32` takes, as JSON writes `f32::MAX` (3.4028235e38): every
+/// number up to it rounds to a finite `f32` (up to half a step past `f32::MAX`), so a
+/// client that echoes the bound is not refused.
+const F32_LIMIT: f64 = 3.4028235e38;
+
 impl ElicitField for f32 {
     fn property() -> Map<String, Value> {
-        <f64 as ElicitField>::property()
+        // `f32`'s range in the schema, so that an answer beyond it is asked again with the
+        // reason, as an integer type's is.
+        object([
+            ("type", Value::from("number")),
+            ("minimum", Value::from(-F32_LIMIT)),
+            ("maximum", Value::from(F32_LIMIT)),
+        ])
     }
     fn parse(value: Option<&Value>) -> Result<Self, FormError> {
         let wide = <f64 as ElicitField>::parse(value)?;
@@ -452,5 +463,29 @@ mod tests {
         assert_eq!(<u64 as ElicitField>::parse(Some(&wide)), Ok(1u64 << 63));
         assert_eq!(<u32 as ElicitField>::parse(Some(&json!(7))), Ok(7));
         assert!(<u8 as ElicitField>::parse(Some(&json!(256))).is_err());
+    }
+
+    /// An `f32`'s bounds as its schema writes them: `f32::MAX` as JSON prints it passes
+    /// the check and reads as `f32::MAX`; a number past it is refused by the check (and
+    /// so asked again), not only when it is read.
+    #[test]
+    fn an_f32_takes_its_range_and_refuses_beyond_it_in_the_check() {
+        let schema = one_field_schema::<f32>();
+        let echoed = json!({ "value": f32::MAX });
+        assert_eq!(echoed["value"].to_string(), "3.4028234663852886e+38");
+        let printed: serde_json::Value =
+            serde_json::from_str(r#"{"value": 3.4028235e38}"#).expect("JSON");
+        for content in [&echoed, &printed, &json!({"value": -3.4028235e38})] {
+            crate::engine::forms::elicit::check_content(&schema, content).expect("in range");
+            let read = <f32 as ElicitField>::parse(content.get("value")).expect("an f32");
+            assert_eq!(read.abs(), f32::MAX);
+        }
+        let beyond = json!({"value": 1e39});
+        let refused =
+            crate::engine::forms::elicit::check_content(&schema, &beyond).expect_err("beyond f32");
+        assert!(
+            refused.reason().contains("above the maximum 3.4028235e38"),
+            "{refused}"
+        );
     }
 }
