@@ -16,6 +16,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse,
 };
+
+use crate::http::{HttpError, said_whole};
 use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -109,77 +111,6 @@ pub fn http_transport(
     ))
 }
 
-/// A failed HTTP exchange, said whole. reqwest's own message names only the request
-/// ("error sending request"), and rmcp's errors keep only the text of their cause: the
-/// reason (a refused connection, a name that does not resolve, a certificate not trusted)
-/// is in reqwest's sources, which this writes out after it. The URL is left out: the CLI's
-/// message names it already.
-#[derive(Debug)]
-pub struct HttpError(reqwest::Error);
-
-/// What to do when the server's certificate is signed by no authority this machine trusts
-/// (rustls's `UnknownIssuer`): the variable that rustls-platform-verifier reads on Linux and
-/// the BSDs names the authorities to trust, in place of the system's.
-const UNKNOWN_ISSUER_HINT: &str = "the server's certificate is not signed by an authority \
-     this machine trusts; to trust a private one, set SSL_CERT_FILE to a PEM file of the \
-     authorities to trust (read instead of the system's)";
-
-impl std::fmt::Display for HttpError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut last = self.0.to_string();
-        let mut source = std::error::Error::source(&self.0);
-        let mut unknown_issuer = false;
-        while let Some(cause) = source {
-            let text = cause.to_string();
-            // hyper's and rustls's layers repeat the same words; say each once.
-            if !last.contains(&text) {
-                write!(f, ": {text}")?;
-            }
-            unknown_issuer |= text.contains("UnknownIssuer");
-            last = text;
-            source = cause.source();
-        }
-        if unknown_issuer {
-            write!(f, " ({UNKNOWN_ISSUER_HINT})")?;
-        }
-        Ok(())
-    }
-}
-
-// Its sources are in its text: rmcp would flatten them anyway.
-impl std::error::Error for HttpError {}
-
-/// `error` with reqwest's error said whole ([`HttpError`]); every other kind as it was.
-fn said_whole(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpError<HttpError> {
-    use StreamableHttpError as E;
-    match error {
-        E::Client(error) => E::Client(HttpError(error.without_url())),
-        E::Sse(error) => E::Sse(error),
-        E::Io(error) => E::Io(error),
-        E::HttpStatus(error) => E::HttpStatus(error),
-        E::UnexpectedEndOfStream => E::UnexpectedEndOfStream,
-        E::UnexpectedServerResponse(text) => E::UnexpectedServerResponse(text),
-        E::ResponseBodyTooLarge { max_size } => E::ResponseBodyTooLarge { max_size },
-        E::UnexpectedContentType(content_type) => E::UnexpectedContentType(content_type),
-        E::ServerDoesNotSupportSse => E::ServerDoesNotSupportSse,
-        E::ServerDoesNotSupportDeleteSession => E::ServerDoesNotSupportDeleteSession,
-        E::TokioJoinError(error) => E::TokioJoinError(error),
-        E::Deserialize(error) => E::Deserialize(error),
-        E::TransportChannelClosed => E::TransportChannelClosed,
-        E::MissingSessionIdInResponse => E::MissingSessionIdInResponse,
-        E::AuthRequired(error) => E::AuthRequired(error),
-        E::InsufficientScope(error) => E::InsufficientScope(error),
-        E::ReservedHeaderConflict(name) => E::ReservedHeaderConflict(name),
-        E::SessionExpired => E::SessionExpired,
-        E::SessionRecoveryTimeout => E::SessionRecoveryTimeout,
-        E::ReinitializationFailed(error) => E::ReinitializationFailed(error),
-        E::ControlRequestTimeout => E::ControlRequestTimeout,
-        // A kind a later rmcp adds: its words, as an answer the client cannot use.
-        other => E::UnexpectedServerResponse(other.to_string().into()),
-    }
-}
-
 /// rmcp's reqwest client, but for `tools/list`, whose JSON answer it reads itself first
 /// (to see each tool's `execution`) and then gives rmcp as rmcp would have read it. Any
 /// other answer to it (an error status, an SSE stream, another content type) is left to
@@ -212,7 +143,7 @@ impl Recording {
                 attempt.stop()
             }
         });
-        let http = reqwest::Client::builder()
+        let http = crate::http::client()?
             .pool_max_idle_per_host(0)
             .redirect(policy)
             .build()?;

@@ -24,6 +24,7 @@ mod answers;
 mod call;
 mod deadline;
 mod graph;
+mod http;
 mod inspect;
 mod listing;
 mod prompt;
@@ -306,8 +307,8 @@ fn call_line(server: &ServerArgs, rest: &[String]) -> anyhow::Result<CallLine> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // https is rustls's with ring's crypto, set once for every client this process builds
-    // (rmcp's own among them); it fails only when one is set already, which is then used.
+    // https is rustls's with ring's crypto: http.rs builds every client with it; this is
+    // for any other (a library's own). It fails only when one is set already, then used.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -7,7 +7,6 @@
 //! tests/tasks.rs).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
 use rcgen::{
@@ -93,12 +92,6 @@ fn backend(url: &str) -> SocketAddr {
         .unwrap_or_else(|_| panic!("{url} is not http://ADDRESS/mcp"))
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("a file is written");
-    path.display().to_string()
-}
-
 #[test]
 fn a_call_goes_through_every_round_over_https() {
     let server = serve("migrate", &[]);
@@ -106,7 +99,7 @@ fn a_call_goes_through_every_round_over_https() {
     let front = tls_front(&authority, backend(&server.url));
     let url = format!("https://localhost:{}/mcp", front.port());
     let dir = temp_dir("tls");
-    let ca = write(&dir, "ca.pem", &authority.ca_pem);
+    let ca = answers(&dir, "ca.pem", &authority.ca_pem);
     let trusted = [("SSL_CERT_FILE", ca.as_str())];
 
     let (code, out, err) = saga_with(&["tools", &url], &trusted);
@@ -155,10 +148,40 @@ fn a_certificate_not_trusted_is_refused_and_said() {
         "{err}"
     );
 
-    // A plain-HTTP server asked over https: refused, with the reason, nothing sent in the
-    // clear to it.
+    // A plain-HTTP server asked over https: refused, with the TLS layer's reason.
     let plain = format!("https://localhost:{}/mcp", backend(&server.url).port());
     let (code, _, err) = saga(&["tools", &plain]);
     assert_ne!(code, Some(0), "{err}");
     assert!(err.contains(&format!("cannot connect to {plain}")), "{err}");
+    assert!(err.contains("corrupt message"), "{err}");
+}
+
+/// A machine with no authorities at all (a container without ca-certificates; here
+/// `SSL_CERT_FILE` and `SSL_CERT_DIR` naming an empty file and directory): plain http still
+/// works, and https is refused as signed by an unknown authority, with the hint.
+#[test]
+fn without_any_authority_http_still_works() {
+    let server = serve("migrate", &[]);
+    let authority = authority();
+    let front = tls_front(&authority, backend(&server.url));
+    let dir = temp_dir("no-roots");
+    let empty = answers(&dir, "empty.pem", "");
+    let empty_dir = dir.join("certs");
+    std::fs::create_dir_all(&empty_dir).expect("an empty directory");
+    let empty_dir = empty_dir.display().to_string();
+    // Both variables, as a machine may set either (this one sets SSL_CERT_DIR).
+    let no_roots = [
+        ("SSL_CERT_FILE", empty.as_str()),
+        ("SSL_CERT_DIR", empty_dir.as_str()),
+    ];
+
+    let (code, out, err) = saga_with(&["tools", &server.url], &no_roots);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("approve_migration"), "{out}");
+
+    let url = format!("https://localhost:{}/mcp", front.port());
+    let (code, out, err) = saga_with(&["tools", &url], &no_roots);
+    assert_ne!(code, Some(0), "{out}\n{err}");
+    assert!(err.contains("UnknownIssuer"), "{err}");
+    assert!(err.contains("set SSL_CERT_FILE"), "{err}");
 }
