@@ -79,7 +79,17 @@ const STEPS: [(&str, &str); 3] = [
 const WORDS: &[&str] = &["alpha", "beta"];
 mod tables {
     pub static LIMITS: [u32; 2] = [10, 20];
+    pub static ORDER: [&str; 2] = ["first", "second"];
 }
+
+/// Not `Copy`: a constant of these is not named again, its items are saved (through a
+/// `Vec`, as the error for `for kind in KINDS` says to write).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Kind {
+    Small,
+    Large,
+}
+const KINDS: [Kind; 2] = [Kind::Small, Kind::Large];
 
 #[saga_tool]
 pub async fn constant_tables(who: String) -> Result<String, SagaError> {
@@ -103,6 +113,22 @@ pub async fn constant_tables(who: String) -> Result<String, SagaError> {
         let extra: i64 = elicit(format!("extra for {limit}?")).await?;
         out.push(format!("{limit}+{extra}"));
     }
+    // A static by a path of two names, its binding kept across the suspension.
+    for place in tables::ORDER {
+        let who: String = elicit(format!("who is {place}?")).await?;
+        out.push(format!("{place}:{who}"));
+    }
+    // A local named as a constant is still a local: its items are saved.
+    #[allow(non_snake_case)]
+    let NAMES = vec!["x".to_owned(), "y".to_owned()];
+    for name in NAMES {
+        let size: i64 = elicit(format!("size of {name}?")).await?;
+        out.push(format!("{name}={size}"));
+    }
+    for kind in Vec::from(KINDS) {
+        let note: String = elicit(format!("note on {kind:?}?")).await?;
+        out.push(format!("{kind:?}:{note}"));
+    }
     Ok(out.join(" "))
 }
 
@@ -117,6 +143,12 @@ pub fn constant_tables_script() -> Script {
             "A pet? (beta)" => json!("stop"),
             "extra for 11?" => json!(5),
             "extra for 21?" => json!(7),
+            "who is first?" => json!("Ann"),
+            "who is second?" => json!("Bo"),
+            "size of x?" => json!(1),
+            "size of y?" => json!(2),
+            "note on Small?" => json!("s"),
+            "note on Large?" => json!("l"),
             other => panic!("not asked by the tool: {other}"),
         };
         accept(json!({ "value": value }))
@@ -134,7 +166,8 @@ async fn for_loops_over_constants_by_value_resume_at_their_position() {
     .await;
     assert_eq!(
         outcome.text(),
-        "Zed name/alpha=Ada name/beta=Lovelace pet/alpha=cat 11+5 21+7"
+        "Zed name/alpha=Ada name/beta=Lovelace pet/alpha=cat 11+5 21+7 \
+         first:Ann second:Bo x=1 y=2 Small:s Large:l"
     );
-    assert_eq!(outcome.rounds, 7);
+    assert_eq!(outcome.rounds, 13);
 }

@@ -353,10 +353,12 @@ impl Lower<'_> {
             out.push(syn::parse_quote_spanned! {span=>
                 let mut #position: usize = 0;
             });
+            // At the constant: where items that are not `Copy` are reported.
+            let at = crate::shared::private_path_at(span);
             let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
                 #(#attrs)* #label loop {
                     let #item = #private::advance(&mut #position);
-                    let ::core::option::Option::Some(#pat) = #private::constant_item_at(&#item, #expr) else { break; };
+                    let ::core::option::Option::Some(#pat) = #at::constant_item_at(&#item, #expr) else { break; };
                     #body
                 }
             };

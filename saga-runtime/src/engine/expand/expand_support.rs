@@ -558,9 +558,29 @@ pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
 /// suspension, as the loop as written names it once, and only the position is saved. Its
 /// items (often `&'static str`, which cannot be read back from a token) are bound again
 /// from it, not saved. `None` past the end.
-pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item> {
+///
+/// The bound is on the item ([`ConstantItem`]): only a `Copy` item is the same value when
+/// made again (no interior mutability to have changed it, no `Drop` to run twice).
+pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item>
+where
+    I::Item: ConstantItem,
+{
     items.into_iter().nth(*at)
 }
+
+/// An item of a `for` loop over a constant by value that is bound again from the constant
+/// after a suspension rather than saved: a `Copy` one.
+#[diagnostic::on_unimplemented(
+    message = "a `for` over a constant by value resumes by naming the constant again, so its items must be `Copy`, but `{Self}` is not",
+    label = "its items are `{Self}`",
+    note = "after a suspension saga binds the loop's item again from the constant instead of saving it; that gives the same value only for a `Copy` item (without interior mutability, and without a `Drop` that would run again)",
+    note = "to keep the behaviour and save the items in the saga's state instead (they must then be serializable), loop over a `Vec` of them: `for item in Vec::from(CONSTANT)`"
+)]
+// Plumbing of the macros' expansions: its impl on every `Copy` type is not its API.
+#[doc(hidden)]
+pub trait ConstantItem {}
+
+impl<T: Copy> ConstantItem for T {}
 
 /// Where a `for` loop over a borrowed collection is, finding its item among `I`.
 #[diagnostic::on_unimplemented(
