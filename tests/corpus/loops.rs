@@ -129,6 +129,11 @@ pub async fn constant_tables(who: String) -> Result<String, SagaError> {
         let note: String = elicit(format!("note on {kind:?}?")).await?;
         out.push(format!("{kind:?}:{note}"));
     }
+    // Items that are not `Copy`, not read after the suspension: nothing to bind again.
+    for kind in KINDS {
+        let mark: String = elicit(format!("mark {kind:?}?")).await?;
+        out.push(mark);
+    }
     Ok(out.join(" "))
 }
 
@@ -149,6 +154,8 @@ pub fn constant_tables_script() -> Script {
             "size of y?" => json!(2),
             "note on Small?" => json!("s"),
             "note on Large?" => json!("l"),
+            "mark Small?" => json!("m1"),
+            "mark Large?" => json!("m2"),
             other => panic!("not asked by the tool: {other}"),
         };
         accept(json!({ "value": value }))
@@ -167,7 +174,7 @@ async fn for_loops_over_constants_by_value_resume_at_their_position() {
     assert_eq!(
         outcome.text(),
         "Zed name/alpha=Ada name/beta=Lovelace pet/alpha=cat 11+5 21+7 \
-         first:Ann second:Bo x=1 y=2 Small:s Large:l"
+         first:Ann second:Bo x=1 y=2 Small:s Large:l m1 m2"
     );
-    assert_eq!(outcome.rounds, 13);
+    assert_eq!(outcome.rounds, 15);
 }

@@ -136,6 +136,7 @@ const KNOWN: &[&str] = &[
     "zipped_mut",
     "item_at",
     "constant_item_at",
+    "constant_item_again",
     "borrowed",
     "borrowed_items",
 ];
@@ -491,10 +492,18 @@ pub fn binds_immutably(pat: &Pat) -> bool {
 }
 
 /// A `for` loop's item over a constant bound again after a suspension: its `let` run
-/// again. Past the constant's end only if a build with a shorter constant read the token
-/// (the position is saved, the items are the build's).
+/// again through `constant_item_again`, which asks for a `Copy` item. Past the constant's
+/// end only if a build with a shorter constant read the token (the position is saved, the
+/// items are the build's).
 pub fn again_constant(local: &syn::Local) -> Stmt {
     let mut local = local.clone();
+    if let Some(init) = &mut local.init
+        && let Expr::Call(call) = &mut *init.expr
+        && let Expr::Path(path) = &mut *call.func
+        && let Some(last) = path.path.segments.last_mut()
+    {
+        last.ident = Ident::new("constant_item_again", last.ident.span());
+    }
     if let Some(init) = &mut local.init
         && let Some((_, diverge)) = &mut init.diverge
     {

@@ -554,14 +554,18 @@ pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
 }
 
 /// The item at `at` of a `for` loop over a constant or a static by value (`for (label,
-/// question) in STEPS`): the constant is named again for each item and after a
-/// suspension, as the loop as written names it once, and only the position is saved. Its
-/// items (often `&'static str`, which cannot be read back from a token) are bound again
-/// from it, not saved. `None` past the end.
-///
-/// The bound is on the item ([`ConstantItem`]): only a `Copy` item is the same value when
-/// made again (no interior mutability to have changed it, no `Drop` to run twice).
-pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item>
+/// question) in STEPS`): the constant is named again for each item, as the loop as
+/// written names it once, and only the position is saved. `None` past the end.
+pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item> {
+    items.into_iter().nth(*at)
+}
+
+/// [`constant_item_at`] after a suspension, for the item's bindings the continuation reads:
+/// bound again from the constant rather than saved (often `&'static str`, which cannot be
+/// read back from a token). The bound is on the item ([`ConstantItem`]): only a `Copy`
+/// item is the same value when made again (no interior mutability to have changed it, no
+/// `Drop` to run again).
+pub fn constant_item_again<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item>
 where
     I::Item: ConstantItem,
 {
@@ -569,9 +573,9 @@ where
 }
 
 /// An item of a `for` loop over a constant by value that is bound again from the constant
-/// after a suspension rather than saved: a `Copy` one.
+/// after a suspension rather than saved ([`constant_item_again`]): a `Copy` one.
 #[diagnostic::on_unimplemented(
-    message = "a `for` over a constant by value resumes by naming the constant again, so its items must be `Copy`, but `{Self}` is not",
+    message = "a `for` over a constant by value resumes by naming the constant again, so its items read after a suspension must be `Copy`, but `{Self}` is not",
     label = "its items are `{Self}`",
     note = "after a suspension saga binds the loop's item again from the constant instead of saving it; that gives the same value only for a `Copy` item (without interior mutability, and without a `Drop` that would run again)",
     note = "to keep the behaviour and save the items in the saga's state instead (they must then be serializable), loop over a `Vec` of them: `for item in Vec::from(CONSTANT)`"
