@@ -569,7 +569,7 @@ pub fn constant_item_again<I: IntoIterator>(at: &usize, items: I) -> Option<I::I
 where
     I::Item: ConstantItem,
 {
-    items.into_iter().nth(*at)
+    constant_item_at(at, items)
 }
 
 /// An item of a `for` loop over a constant by value that is bound again from the constant
