@@ -1,70 +1,49 @@
-//! The HTTP client of every command that talks to a server: https through rustls with
-//! ring (installed in `main`), the system's roots, and failures said whole.
-
-use std::sync::Arc;
+//! The HTTP client of every command that talks to a server, and its failures said whole.
+//!
+//! Plain http only: reqwest is built without a TLS backend (see Cargo.toml), and an
+//! `https://` URL is refused here with one line rather than failing inside reqwest.
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-/// A client builder with this run's TLS: the system's roots through
-/// rustls-platform-verifier, or none where the machine has none (a container without
-/// ca-certificates, `SSL_CERT_FILE` naming an empty file). reqwest would refuse to build a
-/// client there, and so to reach even a plain-http server; without roots an https server
-/// is refused as signed by an unknown authority, with [`UNKNOWN_ISSUER_HINT`].
-pub fn client() -> anyhow::Result<reqwest::ClientBuilder> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()?;
-    let config = match rustls_platform_verifier::Verifier::new(provider) {
-        Ok(verifier) => config
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier))
-            .with_no_client_auth(),
-        Err(_) => config
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth(),
-    };
-    Ok(reqwest::Client::builder().tls_backend_preconfigured(config))
+/// A client builder for this run's requests.
+pub fn client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+}
+
+/// `url` when this build can reach it: an `https://` one is refused, saying so.
+pub fn reachable(url: &str) -> anyhow::Result<&str> {
+    if url
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    {
+        anyhow::bail!(
+            "cannot connect to {url}: this saga speaks MCP over plain http only (https is not \
+             supported yet)"
+        );
+    }
+    Ok(url)
 }
 
 /// A failed HTTP exchange, said whole. reqwest's own message names only the request
 /// ("error sending request"), and rmcp's errors keep only the text of their cause: the
-/// reason (a refused connection, a name that does not resolve, a certificate not trusted)
-/// is in reqwest's sources, which this writes out after it. The URL is left out: the CLI's
-/// message names it already.
+/// reason (a refused connection, a name that does not resolve) is in reqwest's sources,
+/// which this writes out after it. The URL is left out: the CLI's message names it.
 #[derive(Debug)]
 pub struct HttpError(reqwest::Error);
-
-/// What to do when the server's certificate is signed by no authority this machine trusts
-/// (rustls's `UnknownIssuer`). On Linux and the BSDs, rustls-platform-verifier reads the
-/// system's roots through rustls-native-certs, where `SSL_CERT_FILE` names the authorities
-/// to trust in their place.
-#[cfg(all(unix, not(target_vendor = "apple"), not(target_os = "android")))]
-const UNKNOWN_ISSUER_HINT: &str = "the server's certificate is not signed by an authority \
-     this machine trusts; to trust a private one, set SSL_CERT_FILE to a PEM file of the \
-     authorities to trust (read instead of the system's)";
-/// Elsewhere (macOS, Windows) it asks the system, which reads no variable.
-#[cfg(not(all(unix, not(target_vendor = "apple"), not(target_os = "android"))))]
-const UNKNOWN_ISSUER_HINT: &str = "the server's certificate is not signed by an authority \
-     this machine trusts; to trust a private one, add it to the system's trust store";
 
 impl std::fmt::Display for HttpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)?;
         let mut last = self.0.to_string();
         let mut source = std::error::Error::source(&self.0);
-        let mut unknown_issuer = false;
         while let Some(cause) = source {
             let text = cause.to_string();
-            // hyper's and rustls's layers repeat the same words; say each once.
+            // hyper's layers repeat the same words; say each once.
             if !last.contains(&text) {
                 write!(f, ": {text}")?;
             }
-            unknown_issuer |= text.contains("UnknownIssuer");
             last = text;
             source = cause.source();
-        }
-        if unknown_issuer {
-            write!(f, " ({UNKNOWN_ISSUER_HINT})")?;
         }
         Ok(())
     }
@@ -100,5 +79,25 @@ pub fn said_whole(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpE
         E::ControlRequestTimeout => E::ControlRequestTimeout,
         // A kind a later rmcp adds: its words, as an answer the client cannot use.
         other => E::UnexpectedServerResponse(other.to_string().into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An https URL is refused before anything is sent, in words; http passes.
+    #[test]
+    fn https_is_refused_with_the_reason() {
+        let refused = reachable("HTTPS://example.com/mcp").expect_err("https");
+        assert_eq!(
+            refused.to_string(),
+            "cannot connect to HTTPS://example.com/mcp: this saga speaks MCP over plain http \
+             only (https is not supported yet)"
+        );
+        assert_eq!(
+            reachable("http://127.0.0.1:8080/mcp").ok(),
+            Some("http://127.0.0.1:8080/mcp")
+        );
     }
 }

@@ -100,7 +100,7 @@ pub fn http_transport(
     url: &str,
     seen: Seen,
 ) -> anyhow::Result<StreamableHttpClientTransport<Recording>> {
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut config = StreamableHttpClientTransportConfig::with_uri(crate::http::reachable(url)?);
     if let Some(token) = crate::target::token() {
         config = config.auth_header(token);
     }
@@ -143,7 +143,7 @@ impl Recording {
                 attempt.stop()
             }
         });
-        let http = crate::http::client()?
+        let http = crate::http::client()
             .pool_max_idle_per_host(0)
             .redirect(policy)
             .build()?;

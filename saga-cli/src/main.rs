@@ -307,9 +307,6 @@ fn call_line(server: &ServerArgs, rest: &[String]) -> anyhow::Result<CallLine> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // https is rustls's with ring's crypto: http.rs builds every client with it; this is
-    // for any other (a library's own). It fails only when one is set already, then used.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
