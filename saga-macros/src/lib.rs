@@ -168,11 +168,13 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   constant is named again for each item and after a suspension, and the item's
 ///   bindings are bound again from it, so its items need not be saved (`&'static str`
 ///   cannot be read back from a token). Its items read after a suspension must be `Copy`
-///   (the same value when made again); others are refused at the constant, with the fix
-///   that saves them (`for kind in Vec::from(KINDS)`). A build whose constant changed resumes at the same
-///   position in its own constant, and walks it to its own end; one whose constant is
-///   shorter than the position ends that call with an error. A binding declared `mut`
-///   (`for mut step in STEPS`) may change: that loop saves its items instead.
+///   (the same value when made again) and `Serialize` (the loop keeps the current item's
+///   fingerprint, and its rebinding checks it); others are refused at the constant, with
+///   the fix that saves them (`for kind in Vec::from(KINDS)`). A build whose constant
+///   differs at the saga's position (an item inserted, removed or edited before it) ends
+///   that call with an error rather than read another item; one that added items after
+///   it goes on, through its own constant. A binding declared `mut` (`for mut step in
+///   STEPS`) may change: that loop saves its items instead.
 ///
 /// # Values made again, not saved
 ///
@@ -328,7 +330,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | a `for` that zips with a borrowed `HashMap` or `HashSet` (`names.iter().zip(&map)`) with a suspension inside (the loop resumes by position, and a hash map's order is not kept once read back) | `` a `for` loop that zips with a borrowed `HashMap<…>` cannot resume after a suspension `` | zip with a saved list: `let pairs: Vec<_> = map.iter().map(\|(k, v)\| (k.clone(), v.clone())).collect();` before the loop, then `.zip(&pairs)` |
 /// | a `for` over `x.tool_uses()` where your method computes its items (`-> Vec<T>`), with a suspension inside (saga calls it again after the suspension, which keeps the behaviour only for a getter of a borrow) | `` `Vec<String>` is not a borrow, so saga cannot call this method again after the suspension `` | `for item in x.tool_uses().to_owned() { … }` |
 /// | a `for` over a borrowed collection of another type (`&my_list`) with a suspension inside | `` a `for` loop over a borrowed `MyList` cannot resume after a suspension `` | iterate a saved key list (`let keys: Vec<_> = …collect(); for key in keys { … }`), or an owned copy (`for item in my_list.clone()`) |
-/// | a `for` over a constant by value (`for kind in KINDS`) whose items are not `Copy`, its item read after a suspension (saga binds the item again from the constant, which is the same value only for a `Copy` item) | `` a `for` over a constant by value resumes by naming the constant again, so its items read after a suspension must be `Copy`, but `Kind` is not `` | save the items instead: `for kind in Vec::from(KINDS) { … }` (they must then be serializable) |
+/// | a `for` over a constant by value (`for kind in KINDS`) whose items are not `Copy` or not `Serialize`, its item read after a suspension (saga binds the item again from the constant and checks its fingerprint, which is exact only for such an item) | `` a `for` over a constant by value resumes by naming the constant again, so its items read after a suspension must be `Copy` and `Serialize`, but `Kind` is not both `` | save the items instead: `for kind in Vec::from(KINDS) { … }` (they must then be serializable) |
 /// | a `for` over other borrowed items, which saga cannot borrow again by position (`names.iter().filter(..)`) | `` the items of this `for` loop are kept across a suspension, so they must be saved in the saga's state, but `&String` cannot be `` | loop by position and borrow inside (`for i in 0..v.len() { let item = &v[i]; … }`), or over owned items (`….cloned().collect::<Vec<_>>()`) |
 /// | a suspension inside a macro other than the standard ones (`my_macro!(….await)`) | `` a suspension cannot be inside the arguments of `my_macro!` `` | if the macro evaluates it once, first: `let answer = ….await?;` before it; otherwise write out what the macro does |
 /// | a suspension inside a closure or an `async` block | `a suspension cannot be inside a closure: the closure may run later or never…` | await in the function body, e.g. in a `for` loop |

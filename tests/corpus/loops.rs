@@ -91,6 +91,16 @@ pub enum Kind {
 }
 const KINDS: [Kind; 2] = [Kind::Small, Kind::Large];
 
+fn double(n: i64) -> i64 {
+    n * 2
+}
+fn square(n: i64) -> i64 {
+    n * n
+}
+/// Functions: `Copy` but not `Serialize`, so never fingerprinted; read before the
+/// suspension only, so nothing is bound again.
+const STEPS_FNS: [fn(i64) -> i64; 2] = [double, square];
+
 #[saga_tool]
 pub async fn constant_tables(who: String) -> Result<String, SagaError> {
     let mut out = vec![who];
@@ -134,6 +144,11 @@ pub async fn constant_tables(who: String) -> Result<String, SagaError> {
         let mark: String = elicit(format!("mark {kind:?}?")).await?;
         out.push(mark);
     }
+    for apply in STEPS_FNS {
+        let seed = apply(3);
+        let got: i64 = elicit(format!("apply to {seed}?")).await?;
+        out.push(format!("{seed}->{got}"));
+    }
     Ok(out.join(" "))
 }
 
@@ -156,6 +171,8 @@ pub fn constant_tables_script() -> Script {
             "note on Large?" => json!("l"),
             "mark Small?" => json!("m1"),
             "mark Large?" => json!("m2"),
+            "apply to 6?" => json!(60),
+            "apply to 9?" => json!(90),
             other => panic!("not asked by the tool: {other}"),
         };
         accept(json!({ "value": value }))
@@ -174,7 +191,7 @@ async fn for_loops_over_constants_by_value_resume_at_their_position() {
     assert_eq!(
         outcome.text(),
         "Zed name/alpha=Ada name/beta=Lovelace pet/alpha=cat 11+5 21+7 \
-         first:Ann second:Bo x=1 y=2 Small:s Large:l m1 m2"
+         first:Ann second:Bo x=1 y=2 Small:s Large:l m1 m2 6->60 9->90"
     );
-    assert_eq!(outcome.rounds, 15);
+    assert_eq!(outcome.rounds, 17);
 }

@@ -6,6 +6,7 @@
 
 mod advice;
 mod arguments;
+mod constants;
 mod diagrams;
 mod examples_tested;
 mod first_hour;

@@ -349,16 +349,32 @@ impl Lower<'_> {
         if self.names_constant(&expr) && crate::tool::lower::places::binds_immutably(&pat) {
             let position = format_ident!("__pos{}", self.hoisted);
             let item = Ident::new(&format!("__item{}", self.hoisted), span);
+            // The current item's fingerprint, which its rebinding checks after a
+            // suspension: a build whose constant differs there is refused, never read.
+            let seen = format_ident!("__seen{}", self.hoisted);
             let private = private_path();
             out.push(syn::parse_quote_spanned! {span=>
                 let mut #position: usize = 0;
             });
-            // At the constant: where items that are not `Copy` are reported.
+            out.push(syn::parse_quote_spanned! {span=>
+                let mut #seen: u64 = 0;
+            });
+            // At the constant: where items that cannot be bound again are reported.
             let at = crate::shared::private_path_at(span);
             let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
                 #(#attrs)* #label loop {
                     let #item = #private::advance(&mut #position);
-                    let ::core::option::Option::Some(#pat) = #at::constant_item_at(&#item, #expr) else { break; };
+                    let ::core::option::Option::Some(#pat) = #at::constant_item_at(
+                        &#item,
+                        &mut #seen,
+                        #expr,
+                        |__each| {
+                            // One of the two is picked, by the item's type.
+                            #[allow(unused_imports)]
+                            use #private::{FingerprintOf as _, NoFingerprint as _};
+                            (&&#private::Fingerprint(__each)).fingerprint()
+                        },
+                    ) else { break; };
                     #body
                 }
             };

@@ -492,9 +492,10 @@ pub fn binds_immutably(pat: &Pat) -> bool {
 }
 
 /// A `for` loop's item over a constant bound again after a suspension: its `let` run
-/// again through `constant_item_again`, which asks for a `Copy` item. Past the constant's
-/// end only if a build with a shorter constant read the token (the position is saved, the
-/// items are the build's).
+/// again through `constant_item_again`, which asks for a `Copy` item and checks that it
+/// is the one the saga suspended with (the fingerprint the loop's head kept; the head's
+/// own fingerprinting argument is dropped). Past the constant's end only if a build with
+/// a shorter constant read the token.
 pub fn again_constant(local: &syn::Local) -> Stmt {
     let mut local = local.clone();
     if let Some(init) = &mut local.init
@@ -503,6 +504,7 @@ pub fn again_constant(local: &syn::Local) -> Stmt {
         && let Some(last) = path.path.segments.last_mut()
     {
         last.ident = Ident::new("constant_item_again", last.ident.span());
+        call.args.pop();
     }
     if let Some(init) = &mut local.init
         && let Some((_, diverge)) = &mut init.diverge

@@ -25,6 +25,7 @@ pub use crate::engine::expand::saga_fn::{
     Unreachable, ViaFuture, ViaSagaFn, kind_marker, kind_of, probe,
 };
 pub use crate::engine::forms::json_schema::args_schema;
+use crate::engine::identity::fnv::Fnv;
 pub use crate::engine::identity::layout::tracer::{FieldTracer, StateShape};
 pub use crate::engine::identity::slot::{Slot, SlotField, trace_slot};
 pub use crate::engine::identity::state_enum::{
@@ -555,36 +556,97 @@ pub fn item_at<P: Finds<I>, I>(at: &P, items: I) -> Option<P::Item> {
 
 /// The item at `at` of a `for` loop over a constant or a static by value (`for (label,
 /// question) in STEPS`): the constant is named again for each item, as the loop as
-/// written names it once, and only the position is saved. `None` past the end.
-pub fn constant_item_at<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item> {
-    items.into_iter().nth(*at)
+/// written names it once, and only the position is saved. `seen` keeps the item's
+/// fingerprint (`fingerprint`, see [`Fingerprint`]), which [`constant_item_again`] checks
+/// after a suspension. `None` past the end.
+pub fn constant_item_at<I: IntoIterator>(
+    at: &usize,
+    seen: &mut u64,
+    items: I,
+    fingerprint: impl FnOnce(&I::Item) -> u64,
+) -> Option<I::Item> {
+    let item = items.into_iter().nth(*at)?;
+    *seen = fingerprint(&item);
+    Some(item)
 }
 
 /// [`constant_item_at`] after a suspension, for the item's bindings the continuation reads:
 /// bound again from the constant rather than saved (often `&'static str`, which cannot be
 /// read back from a token). The bound is on the item ([`ConstantItem`]): only a `Copy`
 /// item is the same value when made again (no interior mutability to have changed it, no
-/// `Drop` to run again).
-pub fn constant_item_again<I: IntoIterator>(at: &usize, items: I) -> Option<I::Item>
+/// `Drop` to run again), and its fingerprint must be the one `seen` kept.
+///
+/// # Panics
+///
+/// When the item at `at` is not the one the saga suspended with: a build whose constant
+/// changed (an item inserted, removed or edited before it) read the token. The call ends
+/// with an error; the item is never read as another.
+pub fn constant_item_again<I: IntoIterator>(at: &usize, seen: &mut u64, items: I) -> Option<I::Item>
 where
     I::Item: ConstantItem,
 {
-    constant_item_at(at, items)
+    let item = items.into_iter().nth(*at);
+    if item.as_ref().map(Fnv::of_json) != Some(*seen) {
+        constant_changed(*at)
+    }
+    item
+}
+
+#[cold]
+fn constant_changed(at: usize) -> ! {
+    panic!(
+        "item {at} of the constant a `for` loop walks is not the one this saga suspended \
+         with: it was saved by a build whose constant differs"
+    )
 }
 
 /// An item of a `for` loop over a constant by value that is bound again from the constant
-/// after a suspension rather than saved ([`constant_item_again`]): a `Copy` one.
+/// after a suspension rather than saved ([`constant_item_again`]): a `Copy` one, whose
+/// fingerprint can be taken (`Serialize`).
 #[diagnostic::on_unimplemented(
-    message = "a `for` over a constant by value resumes by naming the constant again, so its items read after a suspension must be `Copy`, but `{Self}` is not",
+    message = "a `for` over a constant by value resumes by naming the constant again, so its items read after a suspension must be `Copy` and `Serialize`, but `{Self}` is not both",
     label = "its items are `{Self}`",
-    note = "after a suspension saga binds the loop's item again from the constant instead of saving it; that gives the same value only for a `Copy` item (without interior mutability, and without a `Drop` that would run again)",
+    note = "after a suspension saga binds the loop's item again from the constant instead of saving it, and checks that it is the item the saga suspended with (by its serialized form, so that a build with another constant is refused); that gives the same value only for a `Copy` item (without interior mutability, and without a `Drop` that would run again)",
     note = "to keep the behaviour and save the items in the saga's state instead (they must then be serializable), loop over a `Vec` of them: `for item in Vec::from(CONSTANT)`"
 )]
-// Plumbing of the macros' expansions: its impl on every `Copy` type is not its API.
+// Plumbing of the macros' expansions: its impl on every such type is not its API.
 #[doc(hidden)]
-pub trait ConstantItem {}
+pub trait ConstantItem: Serialize {}
 
-impl<T: Copy> ConstantItem for T {}
+impl<T: Copy + Serialize> ConstantItem for T {}
+
+/// A `for` loop's item over a constant, fingerprinted when it can be (`Serialize`: its
+/// JSON text's FNV hash, stable across builds) and 0 otherwise: an item that cannot be is
+/// never bound again ([`ConstantItem`]), so its fingerprint is never checked. Picked by
+/// autoref at the expansion, where the item's type is known.
+#[doc(hidden)]
+pub struct Fingerprint<'a, T>(pub &'a T);
+
+/// [`Fingerprint`] of a `Serialize` item.
+#[doc(hidden)]
+pub trait FingerprintOf {
+    /// The item's fingerprint.
+    fn fingerprint(&self) -> u64;
+}
+
+impl<T: Serialize> FingerprintOf for &Fingerprint<'_, T> {
+    fn fingerprint(&self) -> u64 {
+        Fnv::of_json(self.0)
+    }
+}
+
+/// [`Fingerprint`] of any other item.
+#[doc(hidden)]
+pub trait NoFingerprint {
+    /// No fingerprint: 0.
+    fn fingerprint(&self) -> u64;
+}
+
+impl<T> NoFingerprint for Fingerprint<'_, T> {
+    fn fingerprint(&self) -> u64 {
+        0
+    }
+}
 
 /// Where a `for` loop over a borrowed collection is, finding its item among `I`.
 #[diagnostic::on_unimplemented(

@@ -1,0 +1,97 @@
+//! A `for` over a constant by value resumes by position and binds its item again from the
+//! constant: a build whose constant changed before that position is refused, never read
+//! as another item; one that only added items after it goes on. Two builds of one tool
+//! (modules `v1`, `v2`, `v3`), served with the same keys, share one saga's token.
+
+use saga_examples::harness::http::Call;
+use saga_examples::harness::serving::serve_local;
+use saga_runtime::prelude::*;
+use saga_runtime::state::KeyRing;
+use serde_json::{Value, json};
+
+macro_rules! survey_build {
+    ($module:ident, $steps:expr) => {
+        mod $module {
+            use saga_runtime::prelude::*;
+
+            const STEPS: &[(&str, &str)] = &$steps;
+
+            /// The labels are read after the suspension: bound again from `STEPS`.
+            #[saga_tool]
+            pub async fn survey() -> Result<String, SagaError> {
+                let mut out = Vec::new();
+                for (label, question) in STEPS {
+                    let answer: String = elicit(*question).await?;
+                    out.push(format!("{label}={answer}"));
+                }
+                Ok(out.join(" "))
+            }
+        }
+    };
+}
+
+survey_build!(v1, [("name", "Your name?"), ("city", "Your city?")]);
+// The same steps in another order: item 0 is now another step.
+survey_build!(v2, [("city", "Your city?"), ("name", "Your name?")]);
+// A step added after them: the items a saga began with are where they were.
+survey_build!(
+    v3,
+    [
+        ("name", "Your name?"),
+        ("city", "Your city?"),
+        ("pet", "A pet?")
+    ]
+);
+
+fn server(tool: impl SagaTool) -> SagaServer {
+    SagaServer::builder()
+        .keys(KeyRing::from_keys([[7u8; 32]]).expect("a key"))
+        .tool(tool)
+        .build()
+        .expect("the server builds")
+}
+
+/// The message of the one request `body` asks.
+fn asked(body: &Value) -> &Value {
+    let requests = body["result"]["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("a request: {body}"));
+    assert_eq!(requests.len(), 1, "{body}");
+    let (_, request) = requests.iter().next().expect("one");
+    &request["params"]["message"]
+}
+
+fn answer(text: &str) -> Value {
+    json!({"elicit-1": {"action": "accept", "content": {"value": text}}})
+}
+
+#[tokio::test]
+async fn a_build_whose_constant_changed_is_refused_and_one_that_grew_goes_on() {
+    let first = serve_local(server(v1::survey)).await;
+    let reordered = serve_local(server(v2::survey)).await;
+    let grown = serve_local(server(v3::survey)).await;
+
+    // The first build asks item 0, "Your name?", and suspends there.
+    let (_, body) = Call::new("survey", json!({})).send(first.addr).await;
+    assert_eq!(asked(&body), "Your name?", "{body}");
+    let token = body["result"]["requestState"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let resume = Call::new("survey", json!({}))
+        .state(&token)
+        .answers(answer("Ada"));
+
+    // A build whose item 0 is "city": the answer to "Your name?" is not read as a city.
+    let (_, body) = resume.clone().send(reordered.addr).await;
+    let text = body.to_string();
+    assert!(!text.contains("city=Ada"), "{body}");
+    assert!(
+        body.get("error").is_some() || body["result"]["isError"] == json!(true),
+        "refused: {body}"
+    );
+
+    // A build with a step added after them goes on, and asks its own next step after.
+    let (_, body) = resume.send(grown.addr).await;
+    assert_eq!(asked(&body), "Your city?", "{body}");
+}
