@@ -1,14 +1,10 @@
-//! The HTTP client of every command that talks to a server, and its failures said whole.
+//! What every command that talks to a server over HTTP shares: the URLs it can reach,
+//! and its failures said whole.
 //!
 //! Plain http only: reqwest is built without a TLS backend (see Cargo.toml), and an
 //! `https://` URL is refused here with one line rather than failing inside reqwest.
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
-
-/// A client builder for this run's requests.
-pub fn client() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
-}
 
 /// `url` when this build can reach it: an `https://` one is refused, saying so.
 pub fn reachable(url: &str) -> anyhow::Result<&str> {

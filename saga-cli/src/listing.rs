@@ -16,10 +16,10 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse,
 };
-
-use crate::http::{HttpError, said_whole};
 use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
+
+use crate::http::{HttpError, said_whole};
 
 /// The most bytes of one `tools/list` response (or one line of a stdio server) read for
 /// its tools' `execution`: above it, the tools are listed without it.
@@ -143,7 +143,7 @@ impl Recording {
                 attempt.stop()
             }
         });
-        let http = crate::http::client()
+        let http = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(policy)
             .build()?;

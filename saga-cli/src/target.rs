@@ -67,7 +67,7 @@ pub fn headers() -> &'static [(reqwest::header::HeaderName, reqwest::header::Hea
 /// to get a token (the authorization servers its metadata names), the scopes it asks for,
 /// and how to pass the token. `None` when the server sends no such challenge.
 pub async fn auth_hint(url: &str) -> Option<String> {
-    let client = crate::http::client()
+    let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(5))
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -152,7 +152,7 @@ fn quoted(text: &str, start: &str) -> Option<String> {
 /// The `authorization_servers` and `scopes_supported` of the metadata at `url` (at most
 /// 64 KiB, 5 s; four of each at most).
 async fn metadata(url: &str) -> Option<(Vec<String>, Vec<String>)> {
-    let client = crate::http::client()
+    let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(5))
         .redirect(reqwest::redirect::Policy::none())
         .build()
