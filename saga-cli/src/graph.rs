@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion, Tool};
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
-use saga_runtime::engine::{DIAGRAM_META_KEY, diagram_of};
+use saga_wire::DIAGRAM_META_KEY;
 
 /// The most `tools/list` pages followed (a server that always gives a next cursor).
 const MAX_PAGES: usize = 100;
@@ -170,6 +170,12 @@ async fn find_tool(
 }
 
 /// The diagram the example `name` prints with `--graph TOOL`.
+/// The diagram a tool's `tools/list` entry carries under [`DIAGRAM_META_KEY`], if any
+/// (the runtime's `engine::diagram_of`, which the CLI does not build).
+fn diagram_of(tool: &Tool) -> Option<&str> {
+    tool.meta.as_ref()?.0.get(DIAGRAM_META_KEY)?.as_str()
+}
+
 fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result<String> {
     for (what, word) in [
         ("example", name),

@@ -1,8 +1,8 @@
 //! `saga inspect TOKEN`: what a token's clear header says, and what the key ring in
 //! `SAGA_KEYS` can tell about it.
 
-use saga_runtime::deploy::LayoutFile;
-use saga_runtime::state::{KeyRing, KeyRingError, TokenFormat, TokenHeader, unix_now};
+use saga_wire::LayoutFile;
+use saga_wire::{KeyRing, KeyRingError, TokenFormat, TokenHeader, unix_now};
 
 /// The layout file `saga inspect` reads by default, from the current directory.
 pub const DEFAULT_LAYOUT: &str = "saga.layout";

@@ -4,7 +4,7 @@
 //! feature makes each round's span a child of this one).
 
 use rmcp::model::RequestMetaObject;
-use saga_runtime::state::SagaTrace;
+use saga_wire::SagaTrace;
 
 /// A new trace, sampled: random ids (never all zero).
 pub fn fresh() -> anyhow::Result<SagaTrace> {

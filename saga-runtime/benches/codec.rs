@@ -54,10 +54,8 @@ const WARM_UP: Duration = Duration::from_millis(100);
 const BATCH: Duration = Duration::from_millis(20);
 const BATCHES: usize = 15;
 
-// The AEAD exactly as saga ships it (the module is private to the crate, and stands alone).
-#[path = "../src/state/aead.rs"]
-#[allow(dead_code, unused_imports)] // its unit tests are not this bench's
-mod aead;
+// The AEAD exactly as saga ships it (saga-wire's, behind the runtime's codec).
+use saga_wire::aead;
 
 /// The suspended saga's state, as a tool would define it.
 #[derive(Serialize, Deserialize, PartialEq, Debug)]

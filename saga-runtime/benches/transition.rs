@@ -73,10 +73,8 @@ const TAG_LEN: usize = 16;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-// The AEAD exactly as saga ships it (the module is private to the crate, and stands alone).
-#[path = "../src/state/aead.rs"]
-#[allow(dead_code, unused_imports)] // its unit tests are not this bench's
-mod aead;
+// The AEAD exactly as saga ships it (saga-wire's, behind the runtime's codec).
+use saga_wire::aead;
 
 const SIZES: [(usize, &str); 3] = [(100, "100 B"), (1024, "1 KiB"), (4096, "4 KiB")];
 const TTL: Duration = Duration::from_secs(600);

@@ -191,7 +191,7 @@ fn expected_for_damaged_byte(damaged: &[u8], good: &[u8]) -> OpenError {
     }
     let header = match TokenHeader::parse(&encode(damaged)) {
         Ok(header) => header,
-        Err(unreadable) => return unreadable,
+        Err(unreadable) => return unreadable.into(),
     };
     if header.point != FP.header {
         OpenError::Point {

@@ -53,7 +53,7 @@ pub(crate) use identity::fnv::FnvBuild;
 pub use identity::layout::LayoutError;
 pub(crate) use identity::points::Points;
 pub use identity::points::StateLayout;
-pub(crate) use identity::points::{point_key, tagged_point_key};
+
 pub use kinds::kind::StepFailure;
 pub use round::answers::Answers;
 pub use round::requests::{Checkpoint, Request, checkpoint};

@@ -16,15 +16,12 @@
 //! (`StateCodec` and what it seals and opens with) is the runtime's: a transport of your
 //! own drives sagas through `SagaTools::run`, which opens and seals for it.
 
-mod aead;
 mod binding;
-mod clock;
+// A token's clear format, its keys, links and trace ids are saga-wire's, which the CLI
+// builds without the server; the codec names them here as it did its own modules.
+use saga_wire::{aead, format, nonce};
 mod deflate;
-mod format;
 mod kept;
-mod keyring;
-mod link;
-mod nonce;
 mod outcome;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
@@ -32,33 +29,34 @@ mod single_use;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 mod token;
-mod trace;
 
 // The codec's own types are public for saga's CLI tests, fuzzer, benches and tests of the
 // token format, and hidden from the docs: no server or transport needs them.
 pub use binding::ANONYMOUS;
 #[doc(hidden)]
 pub use binding::Binding;
-pub use clock::unix_now;
 pub use deflate::MAX_STATE_BYTES;
-pub use format::TokenFormat;
 pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
-pub use keyring::{KEY_LEN, KeyId, KeyRing, KeyRingError};
-pub(crate) use keyring::{hex, random_id};
-#[doc(hidden)]
-pub use link::Link;
 pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, abandon, request_digest};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub(crate) use saga_wire::__private::{hex, random_id};
+#[doc(hidden)]
+pub use saga_wire::Link;
+#[doc(hidden)]
+pub use saga_wire::PointKey;
+pub use saga_wire::TokenFormat;
+pub use saga_wire::unix_now;
+pub use saga_wire::{HeaderError, SagaTrace, TokenHeader};
+pub use saga_wire::{KEY_LEN, KeyId, KeyRing, KeyRingError};
 #[cfg(feature = "redis")]
 pub use single_use::RedisStore;
 pub use single_use::{Claim, MemoryStore, StoreError, TokenStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError, TokenHeader};
+pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError};
 #[doc(hidden)]
-pub use token::{Opened, PointKey, StateCodec};
-pub use trace::SagaTrace;
+pub use token::{Opened, StateCodec};
 
 /// A count or a unix time as a database's signed 64-bit integer: the far future
 /// saturates.

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::aead::{NONCE_LEN, TAG_LEN};
 use super::binding::Binding;
-use super::keyring::KeyRing;
+use saga_wire::KeyRing;
 
 /// The version of an outcome's layout and plaintext this build writes and reads.
 pub(crate) const OUTCOME_VERSION: u8 = 1;

@@ -16,10 +16,10 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use super::clock::unix_now;
-use super::link::Link;
 use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
+use saga_wire::Link;
+use saga_wire::unix_now;
 
 /// Connections per store.
 pub(crate) const POOL_SIZE: usize = 16;

@@ -20,8 +20,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use super::clock::unix_now;
-use super::link::Link;
+use saga_wire::Link;
+use saga_wire::unix_now;
 
 pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

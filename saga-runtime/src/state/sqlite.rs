@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::clock::unix_now;
-use super::link::Link;
 use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
+use saga_wire::Link;
+use saga_wire::unix_now;
 
 /// How long a write waits for another connection's transaction on the same file.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -38,18 +38,17 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::sync::Arc;
 
 use super::binding::Binding;
-use super::clock::unix_now;
 use super::format::{self, TokenFormat};
 use super::kept::{self, Keeping, KeptState, StateOwner, StateStore};
-use super::keyring::{KeyId, KeyRing, hex};
-use super::link::Link;
 use super::outcome::Claimed;
 use super::single_use::{Claim, StoreError, TokenStore};
-use super::trace::{SAGA_TRACE_LEN, SagaTrace};
+use saga_wire::__private::SAGA_TRACE_LEN;
+use saga_wire::__private::{hex, key_tag};
+use saga_wire::Link;
+use saga_wire::SagaTrace;
+use saga_wire::unix_now;
+use saga_wire::{HeaderError, KeyRing, PointKey, TokenHeader};
 
-/// The format of the tokens this build seals whose state is not deflated (a usual
-/// round's): their first byte with the key's tag (its low four bits) masked out.
-pub(crate) const VERSION: u8 = TokenFormat::SEALED.layout().byte();
 /// The longest associated data: a header, the binding's digest, the point's identity.
 const AAD_MAX: usize = format::COMPACT_MAX + 32 + 32;
 /// Bytes of the Poly1305 tag.
@@ -59,25 +58,6 @@ pub(crate) const TAG_LEN: usize = super::aead::TAG_LEN;
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 /// How far past its expiry a token is still accepted, for clocks that disagree.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
-
-/// What a token says of the suspension point it stopped at: 8 bytes in its header, and
-/// the point's whole identity in its associated data. See
-/// [`Points`](crate::engine::Points) for how both are made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PointKey {
-    /// The header's 8 bytes: a tag of the tool's and the point's names (4), the tool's
-    /// version (2, big-endian), a tag of the identity (2).
-    pub header: [u8; 8],
-    /// The whole identity: SHA-256 of the tool, version, point and saved layout.
-    pub identity: [u8; 32],
-}
-
-impl PointKey {
-    /// The version a point header names.
-    pub fn version_of(header: &[u8; 8]) -> u16 {
-        u16::from_be_bytes([header[4], header[5]])
-    }
-}
 
 /// Why a token was refused. The client never sees this (it gets one fixed message); the
 /// server logs it.
@@ -150,6 +130,16 @@ pub enum OpenError {
         /// The point its header names.
         found: String,
     },
+}
+
+impl From<HeaderError> for OpenError {
+    fn from(error: HeaderError) -> Self {
+        match error {
+            HeaderError::Encoding => OpenError::Encoding,
+            HeaderError::Truncated { len } => OpenError::Truncated { len },
+            HeaderError::Version(byte) => OpenError::Version(byte),
+        }
+    }
 }
 
 /// Seals and opens tokens with a [`KeyRing`].
@@ -885,7 +875,7 @@ impl StateCodec {
             .decode(token)
             .map_err(|_| OpenError::Encoding)?;
         let header = TokenHeader::read(&bytes)?;
-        let format = header.format.ok_or(OpenError::Version(header.version))?;
+        let format = header.format().ok_or(OpenError::Version(header.version))?;
         if header.point != point.header {
             return Err(OpenError::Point {
                 expected: hex(&point.header),
@@ -896,7 +886,8 @@ impl StateCodec {
         let key = keys
             .next()
             .ok_or_else(|| OpenError::UnknownKey(header.key_id_hex()))?;
-        let (header_len, expires_at, nonce) = (header.len, header.expires_at, header.nonce);
+        let (header_len, expires_at, nonce) =
+            (header.header_len(), header.expires_at, header.nonce);
 
         let tag_at = bytes.len() - TAG_LEN;
         let tag: [u8; TAG_LEN] = bytes[tag_at..].try_into().map_err(|_| OpenError::Forged)?;
@@ -963,164 +954,6 @@ impl StateCodec {
     }
 }
 
-/// The clear part of a token, read without any key: what `saga inspect` shows.
-///
-/// Nothing here is authenticated until the token is opened with the right key and the
-/// request's binding (tool, method, principal, arguments).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenHeader {
-    /// The format: 0x50 or 0x60 (deflated) for the tokens this build seals, 0x40 for
-    /// those of the builds before it (the first byte, its key tag masked out); for any
-    /// other first byte, that byte (refused when the token is opened).
-    pub version: u8,
-    /// The sealing key's tag: the low four bits of its id. Keys of one ring may share it;
-    /// the token opens with the one that sealed it.
-    pub key_tag: u8,
-    /// The suspension point it stopped at (see [`PointKey::header`]).
-    pub point: [u8; 8],
-    /// Expiry, unix seconds.
-    pub expires_at: u64,
-    /// The nonce.
-    pub nonce: [u8; 24],
-    /// Decoded bytes of the whole token.
-    pub total_len: usize,
-    /// The format, if this build opens it.
-    format: Option<TokenFormat>,
-    /// Bytes of the clear header.
-    len: usize,
-}
-
-impl TokenHeader {
-    /// The format version this build seals a usual state in (0x50); a state that
-    /// deflates smaller is sealed as 0x60 ([`TokenFormat::Deflated`]).
-    pub const CURRENT_VERSION: u8 = VERSION;
-
-    /// The token's format, if this build opens it.
-    pub fn format(&self) -> Option<TokenFormat> {
-        self.format
-    }
-
-    /// The token's place in its call's chain of tokens (see [`Link`]).
-    pub fn link(&self) -> Link {
-        Link::of_nonce(&self.nonce)
-    }
-    /// Reads the header of `token` (unpadded base64url); fails only when the text is not
-    /// base64url or too short to hold a header and a tag. An unknown version is reported,
-    /// not refused.
-    pub fn parse(token: &str) -> Result<Self, OpenError> {
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token.trim())
-            .map_err(|_| OpenError::Encoding)?;
-        Self::read(&bytes)
-    }
-
-    /// The point a token names, read from its first 20 characters alone: what a server
-    /// needs to choose the build of a tool that can open it, before any other work.
-    pub fn peek_point(token: &str) -> Result<[u8; 8], OpenError> {
-        // Characters 0..20 are bytes 0..15 (base64 maps 3 bytes to 4 characters): the
-        // format, then the point (bytes 1..9), decoded by hand, on
-        // the stack (the engine's general decoder cost more than the rest of finding the
-        // point, BENCHMARKS.md).
-        let quads = token
-            .as_bytes()
-            .get(..20)
-            .ok_or(OpenError::Truncated { len: token.len() })?;
-        let mut bytes = [0u8; 15];
-        for (group, chars) in quads.chunks_exact(4).enumerate() {
-            let mut bits: u32 = 0;
-            for &c in chars {
-                bits = (bits << 6) | u32::from(sextet(c).ok_or(OpenError::Encoding)?);
-            }
-            bytes[group * 3..group * 3 + 3].copy_from_slice(&bits.to_be_bytes()[1..]);
-        }
-        // The format comes first: another format's bytes 1..9 are no point. The point
-        // ends by byte 10 in either format (a compact version is 3 bytes at most).
-        let format = TokenFormat::of(bytes[0]).ok_or(OpenError::Version(bytes[0]))?;
-        // Only the point is needed: read it from the 15 bytes padded to a full header.
-        let mut padded = [0u8; format::COMPACT_MAX];
-        padded[..15].copy_from_slice(&bytes);
-        format::read(format, &padded)
-            .map(|fields| fields.point)
-            .ok_or(OpenError::Truncated { len: token.len() })
-    }
-
-    /// The link a token's nonce names (see [`Link`]), read from its header's characters
-    /// alone (not the whole token, which may be 64 KiB); `None` for a token of no format
-    /// this build opens, or too short to hold a header.
-    pub fn peek_link(token: &str) -> Option<Link> {
-        // 52 characters are 39 bytes: the longest header.
-        let head = token.get(..52.min(token.len() / 4 * 4))?;
-        let bytes = URL_SAFE_NO_PAD.decode(head).ok()?;
-        let format = TokenFormat::of(*bytes.first()?)?;
-        format::read(format, &bytes).map(|fields| Link::of_nonce(&fields.nonce))
-    }
-
-    /// Reads the header of the decoded bytes of a token.
-    fn read(bytes: &[u8]) -> Result<Self, OpenError> {
-        let first = bytes.first().copied().unwrap_or_default();
-        let format = TokenFormat::of(first);
-        // Another format's bytes are read as 0x40's, for `saga inspect` to show; its
-        // version says they mean nothing.
-        let fields = format::read(format.unwrap_or(TokenFormat::Fixed), bytes)
-            .filter(|fields| bytes.len() >= fields.len + TAG_LEN)
-            .ok_or(OpenError::Truncated { len: bytes.len() })?;
-        Ok(Self {
-            version: format.map_or(first, TokenFormat::byte),
-            key_tag: first & 0x0f,
-            point: fields.point,
-            expires_at: u64::from(fields.expires_at),
-            nonce: fields.nonce,
-            total_len: bytes.len(),
-            format,
-            len: fields.len,
-        })
-    }
-
-    /// Bytes of the clear header (33 in a usual token of this build's, 37 in format 0x40).
-    pub fn header_len(&self) -> usize {
-        self.len
-    }
-
-    /// Bytes of the ciphertext (the sealed state), between the header and the tag.
-    pub fn ciphertext_len(&self) -> usize {
-        self.total_len - self.header_len() - TAG_LEN
-    }
-
-    /// Bytes of the authentication tag (16).
-    pub fn tag_len(&self) -> usize {
-        TAG_LEN
-    }
-
-    /// What the token names of its key, in hex: the tag's one digit.
-    pub fn key_id_hex(&self) -> String {
-        format!("{:x}", self.key_tag)
-    }
-
-    /// The point in hex.
-    pub fn point_hex(&self) -> String {
-        hex(&self.point)
-    }
-
-    /// The tool version the point names.
-    pub fn point_version(&self) -> u16 {
-        PointKey::version_of(&self.point)
-    }
-
-    /// Whether `keys` holds a key this token may have been sealed by: one with the key tag
-    /// (another key may share it). Which key sealed it is only settled by opening it with
-    /// the request's binding; see [`StateCodec::open`].
-    pub fn key_known(&self, keys: &KeyRing) -> bool {
-        keys.matching(|id| key_tag(id) == self.key_tag)
-            .next()
-            .is_some()
-    }
-}
-
-/// A key's tag in a token: the low four bits of its id.
-fn key_tag(id: &KeyId) -> u8 {
-    id[0] & 0x0f
-}
-
 /// The header, the binding's digest, the point's identity, written into `buffer`.
 fn associated_data<'a>(
     buffer: &'a mut [u8; AAD_MAX],
@@ -1133,18 +966,6 @@ fn associated_data<'a>(
     buffer[len..len + 32].copy_from_slice(binding.digest());
     buffer[len + 32..len + 64].copy_from_slice(identity);
     &buffer[..len + 64]
-}
-
-/// The value of one base64url character.
-fn sextet(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'-' => Some(62),
-        b'_' => Some(63),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -1313,7 +1134,7 @@ mod header_tests {
         let binding = Binding::new("tool", "tools/call", "p", None);
         let token = codec.seal_until(1_000, &point(7), &binding, b"hello");
         let header = TokenHeader::parse(&token).unwrap();
-        assert_eq!(header.version, VERSION);
+        assert_eq!(header.version, TokenHeader::CURRENT_VERSION);
         assert_eq!(header.point, [7; 8]);
         assert_eq!(TokenHeader::peek_point(&token), Ok([7; 8]));
         for byte in [0u8, 1, 0x3f, 0x80, 0xfe, 0xff] {
@@ -1328,13 +1149,13 @@ mod header_tests {
         }
         assert_eq!(
             TokenHeader::peek_point("AAAA****AAAAAAAAAAAAAAAA"),
-            Err(OpenError::Encoding)
+            Err(HeaderError::Encoding)
         );
         let mut earlier = URL_SAFE_NO_PAD.decode(&token).unwrap();
         earlier[0] = 0x02;
         assert_eq!(
             TokenHeader::peek_point(&URL_SAFE_NO_PAD.encode(&earlier)),
-            Err(OpenError::Version(0x02))
+            Err(HeaderError::Version(0x02))
         );
         assert!(TokenHeader::peek_point("AAAAéAAAAAAAAAAAAAAAAAAA").is_err());
         // The link, from the header's characters alone, as the whole header reads it.
@@ -1372,14 +1193,14 @@ mod header_tests {
             key_tag(&keys.key_ids().next().unwrap())
         );
         assert!(!header.key_known(&other));
-        assert_eq!(TokenHeader::parse("!!"), Err(OpenError::Encoding));
+        assert_eq!(TokenHeader::parse("!!"), Err(HeaderError::Encoding));
         assert!(matches!(
             TokenHeader::parse("AAAA"),
-            Err(OpenError::Truncated { .. })
+            Err(HeaderError::Truncated { .. })
         ));
         assert!(matches!(
             TokenHeader::peek_point("AAAA"),
-            Err(OpenError::Truncated { .. })
+            Err(HeaderError::Truncated { .. })
         ));
     }
 
@@ -1447,7 +1268,7 @@ mod header_tests {
             );
             assert_eq!(
                 TokenHeader::peek_point(&other),
-                Err(OpenError::Version(version))
+                Err(HeaderError::Version(version))
             );
             assert_eq!(TokenHeader::peek_link(&other), None);
         }
@@ -1464,7 +1285,7 @@ mod header_tests {
             chain: [3; 8],
             seq: 2,
         };
-        let nonce = super::super::nonce::linked(link.chain, link.seq);
+        let nonce = saga_wire::nonce::linked(link.chain, link.seq);
         let now = unix_now();
         let old = codec.seal_nonce(
             TokenFormat::Fixed,

@@ -3,8 +3,7 @@
 
 use rmcp::model::{MetaObject, Tool};
 
-/// The key of a tool's `_meta` in `tools/list` that holds its diagram.
-pub const DIAGRAM_META_KEY: &str = "saga/diagram";
+pub use saga_wire::DIAGRAM_META_KEY;
 
 /// The diagram a tool's `tools/list` entry carries, if it carries one.
 ///

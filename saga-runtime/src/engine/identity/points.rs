@@ -22,7 +22,7 @@
 //! identity hashes the layout with a suffix no layout text can hold, and the variant index
 //! the build puts back for it is offset by [`TAGGED`], which tells the state's decoder.
 
-use sha2::{Digest, Sha256};
+use saga_wire::__private::{point_key, tagged_point_key};
 
 use crate::engine::identity::layout::frame::Frame;
 use crate::engine::identity::layout::profile::{EMPTY_ROOT, UNREACHABLE};
@@ -182,49 +182,6 @@ impl StateLayout {
         layout.helper_tags = helper_tags;
         Ok(layout)
     }
-}
-
-/// The key of point `point` of `tool` at `version` with layout `layout`.
-pub(crate) fn point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKey {
-    let identity: [u8; 32] = Sha256::new()
-        .chain_update(b"saga-point/v1\0")
-        .chain_update(tool.as_bytes())
-        .chain_update([0])
-        .chain_update(version.to_be_bytes())
-        .chain_update(point.as_bytes())
-        .chain_update([0])
-        .chain_update(layout.as_bytes())
-        .finalize()
-        .into();
-    let names = name_tag(tool, point);
-    let version = version.to_be_bytes();
-    let header = [
-        names[0],
-        names[1],
-        names[2],
-        names[3],
-        version[0],
-        version[1],
-        identity[0],
-        identity[1],
-    ];
-    PointKey { header, identity }
-}
-
-/// The key of the tagged twin of the point [`point_key`] gives (see the module docs).
-pub(crate) fn tagged_point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKey {
-    // `\0` is quoted in any name a layout shows: no layout text ends so.
-    point_key(tool, version, point, &format!("{layout}\0tagged"))
-}
-
-fn name_tag(tool: &str, point: &str) -> [u8; 4] {
-    let digest = Sha256::new()
-        .chain_update(b"saga-point-name/v1\0")
-        .chain_update(tool.as_bytes())
-        .chain_update([0])
-        .chain_update(point.as_bytes())
-        .finalize();
-    [digest[0], digest[1], digest[2], digest[3]]
 }
 
 /// One suspension point of a tool.

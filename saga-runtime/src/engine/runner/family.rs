@@ -205,7 +205,8 @@ impl DynTool for Family {
 
 /// The point a token this server just sealed names, to seal it again elsewhere.
 pub(crate) fn point_key(saga: &Saga, name: &str, token: &str) -> Result<PointKey, ErrorData> {
-    let header = TokenHeader::peek_point(token).map_err(|error| invalid_state(name, &error))?;
+    let header = TokenHeader::peek_point(token)
+        .map_err(|error| invalid_state(name, &crate::state::OpenError::from(error)))?;
     saga.point_key(&header)
         .ok_or_else(|| invalid_state(name, &saga.points().refusal(&header)).into())
 }

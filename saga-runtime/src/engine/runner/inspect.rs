@@ -40,7 +40,8 @@ pub(crate) fn inspect_state(
     token: &str,
     binding: &Binding,
 ) -> Result<serde_json::Value, InspectError> {
-    let header = TokenHeader::peek_point(token).map_err(InspectError::Refused)?;
+    let header =
+        TokenHeader::peek_point(token).map_err(|error| InspectError::Refused(error.into()))?;
     let point = points
         .find(&header)
         .ok_or_else(|| InspectError::OtherBuild(points.refusal(&header)))?;

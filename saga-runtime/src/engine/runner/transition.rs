@@ -181,7 +181,8 @@ pub(crate) fn point_of<'p>(
     tool: &str,
     token: &str,
 ) -> Result<&'p Point, Failure> {
-    let header = TokenHeader::peek_point(token).map_err(|reason| invalid_state(tool, &reason))?;
+    let header = TokenHeader::peek_point(token)
+        .map_err(|reason| invalid_state(tool, &crate::state::OpenError::from(reason)))?;
     points
         .find(&header)
         .ok_or_else(|| invalid_state(tool, &points.refusal(&header)))

@@ -8,7 +8,7 @@
 //! user wrote them or as what they are. Display only: nothing compares or hashes it.
 
 /// `layout` (as traced) with the macro's own names said as what they are.
-pub(crate) fn shown(layout: &str) -> String {
+pub(super) fn shown(layout: &str) -> String {
     let mut out = String::with_capacity(layout.len());
     let mut rest = layout;
     while let Some(c) = rest.chars().next() {

@@ -63,9 +63,13 @@ pub enum KeyRingError {
     },
 }
 
-pub(crate) struct Key {
-    pub(crate) id: KeyId,
-    pub(crate) cipher: XChaCha20Poly1305,
+/// One key of a ring: its id and its cipher (the runtime's codec seals with it).
+#[doc(hidden)]
+pub struct Key {
+    /// The key's id.
+    pub id: KeyId,
+    /// The cipher it keys.
+    pub cipher: XChaCha20Poly1305,
 }
 
 /// The keys that seal and open tokens.
@@ -77,12 +81,12 @@ pub(crate) struct Key {
 /// Key material is zeroized when the ring is dropped and never printed by `Debug`.
 ///
 /// ```
-/// use saga_runtime::state::KeyRing;
+/// use saga_wire::KeyRing; // in a server: saga_runtime::state::KeyRing, the same type
 ///
 /// let ring = KeyRing::from_keys([[7u8; 32], [9u8; 32]])?;
 /// assert_eq!(ring.len(), 2);
 /// assert!(!format!("{ring:?}").contains("07"));
-/// # Ok::<(), saga_runtime::state::KeyRingError>(())
+/// # Ok::<(), saga_wire::KeyRingError>(())
 /// ```
 pub struct KeyRing {
     keys: Vec<Key>,
@@ -90,8 +94,9 @@ pub struct KeyRing {
 
 impl KeyRing {
     /// The same keys, for a second codec (the tasks' one, with its own token lifetime).
-    /// Not `Clone`: copies of key material are made only where the crate needs them.
-    pub(crate) fn duplicate(&self) -> Self {
+    /// Not `Clone`: copies of key material are made only where the runtime needs them.
+    #[doc(hidden)]
+    pub fn duplicate(&self) -> Self {
         Self {
             keys: self
                 .keys
@@ -202,12 +207,15 @@ impl KeyRing {
         self.keys.iter().map(|key| key.id)
     }
 
-    pub(crate) fn sealing(&self) -> &Key {
+    /// The key new tokens are sealed with: the first.
+    #[doc(hidden)]
+    pub fn sealing(&self) -> &Key {
         &self.keys[0]
     }
 
     /// The keys whose ids pass `names`, the sealing key first.
-    pub(crate) fn matching(&self, names: impl Fn(&KeyId) -> bool) -> impl Iterator<Item = &Key> {
+    #[doc(hidden)]
+    pub fn matching(&self, names: impl Fn(&KeyId) -> bool) -> impl Iterator<Item = &Key> {
         self.keys.iter().filter(move |key| names(&key.id))
     }
 }
@@ -262,13 +270,14 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+/// `bytes` in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// 128 random bits in hex, from the OS: an identifier no one can guess (a task id, a
 /// worker's claim, a URL elicitation's id).
-pub(crate) fn random_id() -> String {
+pub fn random_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     hex(&bytes)

@@ -21,29 +21,29 @@ use zeroize::Zeroizing;
 
 /// Bytes of a key, of a nonce and of a tag: XChaCha20-Poly1305's own sizes, defined here
 /// so that this module stands alone (the benches measure it as it ships).
-pub(crate) const KEY_LEN: usize = 32;
-pub(crate) const NONCE_LEN: usize = 24;
-pub(crate) const TAG_LEN: usize = 16;
+pub const KEY_LEN: usize = 32;
+pub const NONCE_LEN: usize = 24;
+pub const TAG_LEN: usize = 16;
 
 /// The tag did not verify: the token was forged, altered, or sealed for something else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Forged;
+pub struct Forged;
 
 /// One XChaCha20-Poly1305 key.
 #[derive(Clone)]
-pub(crate) struct XChaCha20Poly1305 {
+pub struct XChaCha20Poly1305 {
     key: Zeroizing<[u8; KEY_LEN]>,
 }
 
 impl XChaCha20Poly1305 {
-    pub(crate) fn new(key: &[u8; KEY_LEN]) -> Self {
+    pub fn new(key: &[u8; KEY_LEN]) -> Self {
         Self {
             key: Zeroizing::new(*key),
         }
     }
 
     /// Encrypts `in_out` in place and returns the tag over `aad` and the ciphertext.
-    pub(crate) fn seal_in_place(
+    pub fn seal_in_place(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
@@ -62,7 +62,7 @@ impl XChaCha20Poly1305 {
 
     /// Checks `tag` over `aad` and `in_out`, then decrypts `in_out` in place. On
     /// [`Forged`], `in_out` is left unspecified and must not be used.
-    pub(crate) fn open_in_place(
+    pub fn open_in_place(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],

@@ -17,7 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 
 /// Bytes of an XChaCha20 nonce.
-pub(super) const NONCE_LEN: usize = super::aead::NONCE_LEN;
+pub const NONCE_LEN: usize = super::aead::NONCE_LEN;
 
 /// Bytes drawn from one seed before the stream is seeded again, so that no thread's
 /// stream is long-lived.
@@ -37,10 +37,10 @@ thread_local! {
     static STREAM: RefCell<Option<Stream>> = const { RefCell::new(None) };
 }
 
-/// A nonce of the chain `chain` at `seq` (see [`Link`](super::Link)): those twelve bytes,
+/// A nonce of the chain `chain` at `seq` (see [`Link`](crate::Link)): those twelve bytes,
 /// then twelve fresh random ones, so that two tokens of one link (a token and its
 /// reseal, or a round replayed without single use) still never share a nonce.
-pub(super) fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
+pub fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
     let mut nonce = fresh();
     nonce[..8].copy_from_slice(&chain);
     nonce[8..12].copy_from_slice(&seq.to_be_bytes());
@@ -51,14 +51,14 @@ pub(super) fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
 /// chain has room for every round of its call (from a random number it could run out,
 /// and go on as another chain that retiring the call would miss). One draw, as
 /// [`fresh`].
-pub(super) fn first_link() -> [u8; NONCE_LEN] {
+pub fn first_link() -> [u8; NONCE_LEN] {
     let mut nonce = fresh();
     nonce[8..12].fill(0);
     nonce
 }
 
 /// A fresh nonce.
-pub(super) fn fresh() -> [u8; NONCE_LEN] {
+pub fn fresh() -> [u8; NONCE_LEN] {
     watch_forks();
     let mut nonce = [0u8; NONCE_LEN];
     STREAM.with_borrow_mut(|slot| {

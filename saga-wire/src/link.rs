@@ -4,7 +4,7 @@
 //! number one past the token it was sealed from. The nonce's other twelve bytes stay
 //! random, so two tokens of one link never share a nonce.
 //!
-//! With single use ([`TokenStore`](super::TokenStore)), the store keeps each chain's floor:
+//! With single use (saga-runtime's `TokenStore`), the store keeps each chain's floor:
 //! the lowest sequence number still redeemable. A call that hands out a newer token
 //! retires the earlier ones, and a call that ends retires them all, so that the tokens a
 //! streamed call handed out at its checkpoints (seed 002's resume policies) cannot be
@@ -61,8 +61,8 @@ mod tests {
     #[test]
     fn a_linked_nonce_names_its_link_and_stays_unique() {
         let link = Link::fresh().next().next();
-        let first = super::super::nonce::linked(link.chain, link.seq);
-        let second = super::super::nonce::linked(link.chain, link.seq);
+        let first = crate::nonce::linked(link.chain, link.seq);
+        let second = crate::nonce::linked(link.chain, link.seq);
         assert_eq!(Link::of_nonce(&first), link);
         assert_eq!(Link::of_nonce(&second), link);
         assert_ne!(first, second, "the random part differs");

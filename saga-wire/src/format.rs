@@ -53,8 +53,10 @@
 //! keeps its format, so no plaintext is ever read in another format's layout.
 
 /// A token format this build opens: the first byte of a token, its key tag masked out.
+///
+/// Exhaustive, so that the runtime's codec matches every format it opens with no
+/// catch-all: a format added here fails to compile there until it is read as its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum TokenFormat {
     /// 0x40: fixed-width header (37 bytes), the head of the plaintext in postcard.
     Fixed,
@@ -132,26 +134,26 @@ impl TokenFormat {
 }
 
 /// The fixed-width header's length (format 0x40).
-pub(crate) const FIXED_LEN: usize = 37;
+pub const FIXED_LEN: usize = 37;
 /// The longest compact header: both varints at their widest.
-pub(crate) const COMPACT_MAX: usize = 1 + 4 + 3 + 2 + 4 + 8 + 5 + 12;
+pub const COMPACT_MAX: usize = 1 + 4 + 3 + 2 + 4 + 8 + 5 + 12;
 /// The shortest header of either format.
 #[cfg(test)]
-pub(crate) const SHORTEST: usize = 1 + 4 + 1 + 2 + 4 + 8 + 1 + 12;
+pub const SHORTEST: usize = 1 + 4 + 1 + 2 + 4 + 8 + 1 + 12;
 
 /// A header's fields, as both formats hold them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Fields {
-    pub(crate) point: [u8; 8],
-    pub(crate) expires_at: u32,
-    pub(crate) nonce: [u8; 24],
+pub struct Fields {
+    pub point: [u8; 8],
+    pub expires_at: u32,
+    pub nonce: [u8; 24],
     /// Bytes of the header as written.
-    pub(crate) len: usize,
+    pub len: usize,
 }
 
 /// Reads the header at the start of `bytes` in `format`; `None` if `bytes` end first or a
 /// varint is not minimal.
-pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
+pub fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
     match format.layout() {
         TokenFormat::Fixed => {
             let header = bytes.get(..FIXED_LEN)?;
@@ -190,7 +192,7 @@ pub(crate) fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
 }
 
 /// Appends the header of a token of `format`.
-pub(crate) fn write(
+pub fn write(
     format: TokenFormat,
     key_tag: u8,
     point: &[u8; 8],
@@ -221,7 +223,7 @@ pub(crate) fn write(
 }
 
 /// LEB128: seven bits a byte, low first, the high bit set on every byte but the last.
-pub(crate) fn write_varint(mut value: u32, out: &mut Vec<u8>) {
+pub fn write_varint(mut value: u32, out: &mut Vec<u8>) {
     while value >= 0x80 {
         out.push((value as u8 & 0x7f) | 0x80);
         value >>= 7;
@@ -231,7 +233,7 @@ pub(crate) fn write_varint(mut value: u32, out: &mut Vec<u8>) {
 
 /// Reads a LEB128 varint of at most `widest` bytes at `*at`, minimal (no trailing zero
 /// byte) and within a `u32`; advances `*at` past it.
-pub(crate) fn varint(bytes: &[u8], at: &mut usize, widest: usize) -> Option<u32> {
+pub fn varint(bytes: &[u8], at: &mut usize, widest: usize) -> Option<u32> {
     let mut value: u64 = 0;
     for n in 0..widest {
         let byte = *bytes.get(*at + n)?;

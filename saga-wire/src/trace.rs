@@ -1,6 +1,6 @@
 //! The identity of a saga's trace: the W3C trace context of its first round's span, kept
 //! in its sealed state so that every later round, on any replica, after any restart, can
-//! link to it (feature `otel`; see `crate::otel`).
+//! link to it (feature `otel`; see saga-runtime's `otel`).
 //!
 //! ```text
 //! size  field
@@ -18,7 +18,7 @@
 //! `_meta` and headers carry it, and a task's record keeps its creation's.
 
 /// Bytes of a [`SagaTrace`] in a token's plaintext.
-pub(crate) const SAGA_TRACE_LEN: usize = 25;
+pub const SAGA_TRACE_LEN: usize = 25;
 
 /// A span's W3C trace context: its trace id, its span id and its trace flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +95,7 @@ impl SagaTrace {
     }
 
     /// The 25 bytes a token keeps.
-    pub(crate) fn to_bytes(self) -> [u8; SAGA_TRACE_LEN] {
+    pub fn to_bytes(self) -> [u8; SAGA_TRACE_LEN] {
         let mut out = [0u8; SAGA_TRACE_LEN];
         out[..16].copy_from_slice(&self.trace_id);
         out[16..24].copy_from_slice(&self.span_id);
@@ -104,7 +104,7 @@ impl SagaTrace {
     }
 
     /// The ids of the 25 bytes a token keeps; `None` if they are short or not valid ids.
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; SAGA_TRACE_LEN] = bytes.get(..SAGA_TRACE_LEN)?.try_into().ok()?;
         let trace_id = bytes[..16].try_into().ok()?;
         let span_id = bytes[16..24].try_into().ok()?;
