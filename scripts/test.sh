@@ -7,13 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # `scripts/test.sh --quick`: the user-facing paths in a few minutes (README, "Tests"):
-# the runtime's own tests (the token format, the engine, the stores in memory, the
+# the runtime's own tests and saga-wire's (the token format, the key ring, the engine, the stores in memory, the
 # layering rules) and the tools' behaviour as a client meets it (forms, samples, agent
 # loops, JSON state, kept states, advice, every example tool), no server processes and no
 # database. The full suite below is the one CI runs.
 if [[ "${1:-}" == "--quick" ]]; then
   shift
-  cargo test -p saga-runtime --lib --test sealing --test layers "$@"
+  cargo test -p saga-wire -p saga-runtime --lib --test sealing --test layers "$@"
   exec cargo test -p saga-workspace --test tools "$@"
 fi
 

@@ -169,13 +169,13 @@ async fn find_tool(
     anyhow::bail!("the server's tool list went on past {MAX_PAGES} pages")
 }
 
-/// The diagram the example `name` prints with `--graph TOOL`.
 /// The diagram a tool's `tools/list` entry carries under [`DIAGRAM_META_KEY`], if any
 /// (the runtime's `engine::diagram_of`, which the CLI does not build).
 fn diagram_of(tool: &Tool) -> Option<&str> {
     tool.meta.as_ref()?.0.get(DIAGRAM_META_KEY)?.as_str()
 }
 
+/// The diagram the example `name` prints with `--graph TOOL`.
 fn from_example(name: &str, package: Option<&str>, tool: &str) -> anyhow::Result<String> {
     for (what, word) in [
         ("example", name),

@@ -60,7 +60,7 @@ pub fn report(
              store: its key and SHA-256)",
             header.version
         ),
-        Some(_) => format!(
+        Some(TokenFormat::Fixed) => format!(
             "{:#04x} (XChaCha20-Poly1305, postcard state; sealed by a build before this \
              one, still opened)",
             header.version

@@ -439,6 +439,13 @@ fn no_import_cycle_between_the_runtimes_files() {
 }
 
 #[test]
+fn no_import_cycle_between_the_wires_files() {
+    let graph = Graph::read(&crate_dir("saga-wire"));
+    graph.print("saga-wire");
+    assert_no_cycle(&graph, "saga-wire");
+}
+
+#[test]
 fn no_import_cycle_between_the_macros_files() {
     let graph = Graph::read(&crate_dir("saga-macros"));
     graph.print("saga-macros");

@@ -34,12 +34,12 @@
 //! ordinary token, and that token's SHA-256 (32 bytes). It is sealed with the same key,
 //! associated data and link as the token it refers to, so it opens only where that token
 //! would; the kept token is then read from the store, its digest checked, and opened with
-//! the same binding (`super::kept`). A build before 0x70 refuses it as a format it does not
+//! the same binding (saga-runtime's `state/kept.rs`). A build before 0x70 refuses it as a format it does not
 //! know.
 //!
 //! Formats 0x80 and 0x90 are 0x50 and 0x60 whose plaintext begins with the saga's trace
 //! (25 bytes: the trace id and span id of its first round, and the trace flags; see
-//! `super::trace`), before the head; 0x90's is deflated with the rest. A codec that seals
+//! [`SagaTrace`](crate::SagaTrace)), before the head; 0x90's is deflated with the rest. A codec that seals
 //! [`TokenFormat::TracedDeflated`] (this build's default) writes them for a saga whose
 //! first round was traced (feature `otel`, with a trace being recorded), and 0x50 or 0x60,
 //! byte for byte as before, for any other. A build before 0x80 refuses them as formats it
@@ -56,6 +56,8 @@
 ///
 /// Exhaustive, so that the runtime's codec matches every format it opens with no
 /// catch-all: a format added here fails to compile there until it is read as its own.
+/// A new format is therefore a breaking release of this crate (saga-runtime pins its
+/// exact version), and a `match` of yours names each format or has a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TokenFormat {
     /// 0x40: fixed-width header (37 bytes), the head of the plaintext in postcard.

@@ -9,7 +9,8 @@ use crate::keyring::{KeyId, KeyRing, hex};
 use crate::link::Link;
 use crate::point::PointKey;
 
-/// Why a token's header does not read. saga-runtime's `OpenError` has a variant for each.
+/// Why a token's header does not read. saga-runtime's `OpenError` has a variant for each,
+/// and `?` converts it there. Exhaustive for the same reason as [`TokenFormat`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum HeaderError {
     /// Not unpadded base64url.

@@ -81,7 +81,7 @@ pub struct Key {
 /// Key material is zeroized when the ring is dropped and never printed by `Debug`.
 ///
 /// ```
-/// use saga_wire::KeyRing; // in a server: saga_runtime::state::KeyRing, the same type
+/// # use saga_wire::KeyRing;
 ///
 /// let ring = KeyRing::from_keys([[7u8; 32], [9u8; 32]])?;
 /// assert_eq!(ring.len(), 2);
@@ -273,14 +273,6 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
 /// `bytes` in lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// 128 random bits in hex, from the OS: an identifier no one can guess (a task id, a
-/// worker's claim, a URL elicitation's id).
-pub fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    hex(&bytes)
 }
 
 #[cfg(test)]

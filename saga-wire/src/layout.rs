@@ -31,6 +31,26 @@ pub trait Resumable {
     fn each_point(&self, each: &mut dyn FnMut(ResumablePoint<'_>));
 }
 
+// `LayoutFile::of(&tools)` took `&SagaTools` and so auto-dereferenced a `&&SagaTools`,
+// an `Arc` or a `Box`; a generic argument does not, so these say the same.
+impl<T: Resumable + ?Sized> Resumable for &T {
+    fn each_point(&self, each: &mut dyn FnMut(ResumablePoint<'_>)) {
+        (**self).each_point(each);
+    }
+}
+
+impl<T: Resumable + ?Sized> Resumable for Box<T> {
+    fn each_point(&self, each: &mut dyn FnMut(ResumablePoint<'_>)) {
+        (**self).each_point(each);
+    }
+}
+
+impl<T: Resumable + ?Sized> Resumable for std::sync::Arc<T> {
+    fn each_point(&self, each: &mut dyn FnMut(ResumablePoint<'_>)) {
+        (**self).each_point(each);
+    }
+}
+
 const HEADER: &str = "# saga layout file: the suspension points in-flight tokens and tasks may name.\n\
 # Checked by saga_runtime::deploy::assert_layout; rewrite with `SAGA_LAYOUT=overwrite cargo test`.\n\
 # tool\tversion\tpoint\theader\ttagged\tidentity\tlayout\n";
@@ -64,7 +84,7 @@ pub struct Entry {
 impl Entry {
     /// The entry of a point whose layout, as the runtime traces it, is `traced`; `twin`
     /// when the point has a tagged twin (every `#[saga_tool]`'s does).
-    pub fn traced(tool: &str, version: u16, point: &str, traced: &str, twin: bool) -> Entry {
+    fn traced(tool: &str, version: u16, point: &str, traced: &str, twin: bool) -> Entry {
         let key = point_key(tool, version, point, traced);
         Entry {
             tool: tool.to_owned(),
@@ -356,6 +376,38 @@ fn describe_change(old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A build of two points of one tool.
+    struct Build;
+
+    impl Resumable for Build {
+        fn each_point(&self, each: &mut dyn FnMut(ResumablePoint<'_>)) {
+            for (point, traced) in [("AfterB", "{ b: u8 }"), ("AfterA", "{ a: str }")] {
+                each(ResumablePoint {
+                    tool: "pay",
+                    version: 2,
+                    point,
+                    traced,
+                    twin: true,
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn a_build_is_recorded_sorted_through_any_pointer_to_it() {
+        let file = LayoutFile::of(&Build);
+        let points: Vec<&str> = file.entries.iter().map(|e| e.point.as_str()).collect();
+        assert_eq!(points, ["AfterA", "AfterB"]);
+        assert_eq!(file.entries[0], entry("pay", 2, "AfterA", "{ a: str }"));
+        // What `LayoutFile::of(&tools)` accepted when it took `&SagaTools`.
+        let by_ref: &Build = &Build;
+        assert_eq!(LayoutFile::of(&by_ref), file);
+        assert_eq!(LayoutFile::of(&std::sync::Arc::new(Build)), file);
+        assert_eq!(LayoutFile::of(&Box::new(Build)), file);
+        let erased: &dyn Resumable = &Build;
+        assert_eq!(LayoutFile::of(erased), file);
+    }
 
     #[test]
     fn a_tagged_twins_header_names_its_point() {

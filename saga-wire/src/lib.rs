@@ -56,7 +56,7 @@ pub const DIAGRAM_META_KEY: &str = "saga/diagram";
 #[doc(hidden)]
 pub mod __private {
     pub use crate::header::key_tag;
-    pub use crate::keyring::{Key, hex, random_id};
+    pub use crate::keyring::{Key, hex};
     pub use crate::point::{point_key, tagged_point_key};
     pub use crate::trace::SAGA_TRACE_LEN;
 }

@@ -3,7 +3,8 @@
 use sha2::{Digest, Sha256};
 
 /// What a token says of the suspension point it stopped at: 8 bytes in its header, and
-/// the point's whole identity in its associated data; [`point_key`] makes both.
+/// the point's whole identity in its associated data. The runtime makes both from the
+/// tool, its version, the point and its saved layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PointKey {
     /// The header's 8 bytes: a tag of the tool's and the point's names (4), the tool's
@@ -47,7 +48,8 @@ pub fn point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKe
     PointKey { header, identity }
 }
 
-/// The key of the tagged twin of the point [`point_key`] gives (see the module docs).
+/// The key of the tagged twin of the point [`point_key`] gives: the key of a state whose
+/// saved locals each name their encoding (saga-runtime's `engine/identity/points.rs`).
 pub fn tagged_point_key(tool: &str, version: u16, point: &str, layout: &str) -> PointKey {
     // `\0` is quoted in any name a layout shows: no layout text ends so.
     point_key(tool, version, point, &format!("{layout}\0tagged"))

@@ -95,6 +95,7 @@ impl SagaTrace {
     }
 
     /// The 25 bytes a token keeps.
+    #[doc(hidden)]
     pub fn to_bytes(self) -> [u8; SAGA_TRACE_LEN] {
         let mut out = [0u8; SAGA_TRACE_LEN];
         out[..16].copy_from_slice(&self.trace_id);
@@ -104,6 +105,7 @@ impl SagaTrace {
     }
 
     /// The ids of the 25 bytes a token keeps; `None` if they are short or not valid ids.
+    #[doc(hidden)]
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; SAGA_TRACE_LEN] = bytes.get(..SAGA_TRACE_LEN)?.try_into().ok()?;
         let trace_id = bytes[..16].try_into().ok()?;

@@ -40,7 +40,7 @@ pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
 pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, abandon, request_digest};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
-pub(crate) use saga_wire::__private::{hex, random_id};
+pub(crate) use saga_wire::__private::hex;
 #[doc(hidden)]
 pub use saga_wire::Link;
 #[doc(hidden)]
@@ -57,6 +57,14 @@ pub use sqlite::SqliteStore;
 pub use token::{DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_LEN, OpenError};
 #[doc(hidden)]
 pub use token::{Opened, StateCodec};
+
+/// 128 random bits in hex, from the OS: an identifier no one can guess (a task id, a
+/// worker's claim, a URL elicitation's id).
+pub(crate) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    hex(&bytes)
+}
 
 /// A count or a unix time as a database's signed 64-bit integer: the far future
 /// saturates.
