@@ -43,6 +43,7 @@ impl XChaCha20Poly1305 {
     }
 
     /// Encrypts `in_out` in place and returns the tag over `aad` and the ciphertext.
+    #[inline]
     pub fn seal_in_place(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -62,6 +63,7 @@ impl XChaCha20Poly1305 {
 
     /// Checks `tag` over `aad` and `in_out`, then decrypts `in_out` in place. On
     /// [`Forged`], `in_out` is left unspecified and must not be used.
+    #[inline]
     pub fn open_in_place(
         &self,
         nonce: &[u8; NONCE_LEN],

@@ -88,6 +88,7 @@ impl TokenFormat {
     pub const SEALED: TokenFormat = TokenFormat::TracedDeflated;
 
     /// The format's first byte, before the key tag is added.
+    #[inline]
     pub const fn byte(self) -> u8 {
         match self {
             TokenFormat::Fixed => 0x40,
@@ -100,6 +101,7 @@ impl TokenFormat {
     }
 
     /// The format a token's first byte names, if this build opens it.
+    #[inline]
     pub fn of(first: u8) -> Option<TokenFormat> {
         match first & 0xf0 {
             0x40 => Some(TokenFormat::Fixed),
@@ -114,6 +116,7 @@ impl TokenFormat {
 
     /// The layout of its header and of its plaintext's head: a deflated token's are the
     /// compact format's (a kept token's header too; its plaintext is a reference).
+    #[inline]
     pub const fn layout(self) -> TokenFormat {
         match self {
             TokenFormat::Deflated
@@ -125,11 +128,13 @@ impl TokenFormat {
     }
 
     /// Whether its plaintext is deflated.
+    #[inline]
     pub const fn deflated(self) -> bool {
         matches!(self, TokenFormat::Deflated | TokenFormat::TracedDeflated)
     }
 
     /// Whether its plaintext begins with the saga's trace.
+    #[inline]
     pub const fn traced(self) -> bool {
         matches!(self, TokenFormat::Traced | TokenFormat::TracedDeflated)
     }
@@ -155,6 +160,7 @@ pub struct Fields {
 
 /// Reads the header at the start of `bytes` in `format`; `None` if `bytes` end first or a
 /// varint is not minimal.
+#[inline]
 pub fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
     match format.layout() {
         TokenFormat::Fixed => {
@@ -194,6 +200,7 @@ pub fn read(format: TokenFormat, bytes: &[u8]) -> Option<Fields> {
 }
 
 /// Appends the header of a token of `format`.
+#[inline]
 pub fn write(
     format: TokenFormat,
     key_tag: u8,
@@ -225,6 +232,7 @@ pub fn write(
 }
 
 /// LEB128: seven bits a byte, low first, the high bit set on every byte but the last.
+#[inline]
 pub fn write_varint(mut value: u32, out: &mut Vec<u8>) {
     while value >= 0x80 {
         out.push((value as u8 & 0x7f) | 0x80);
@@ -235,6 +243,7 @@ pub fn write_varint(mut value: u32, out: &mut Vec<u8>) {
 
 /// Reads a LEB128 varint of at most `widest` bytes at `*at`, minimal (no trailing zero
 /// byte) and within a `u32`; advances `*at` past it.
+#[inline]
 pub fn varint(bytes: &[u8], at: &mut usize, widest: usize) -> Option<u32> {
     let mut value: u64 = 0;
     for n in 0..widest {

@@ -60,11 +60,13 @@ impl TokenHeader {
     pub const CURRENT_VERSION: u8 = TokenFormat::SEALED.layout().byte();
 
     /// The token's format, if this build opens it.
+    #[inline]
     pub fn format(&self) -> Option<TokenFormat> {
         self.format
     }
 
     /// The token's place in its call's chain of tokens (see [`Link`]).
+    #[inline]
     pub fn link(&self) -> Link {
         Link::of_nonce(&self.nonce)
     }
@@ -80,6 +82,7 @@ impl TokenHeader {
 
     /// The point a token names, read from its first 20 characters alone: what a server
     /// needs to choose the build of a tool that can open it, before any other work.
+    #[inline]
     pub fn peek_point(token: &str) -> Result<[u8; 8], HeaderError> {
         // Characters 0..20 are bytes 0..15 (base64 maps 3 bytes to 4 characters): the
         // format, then the point (bytes 1..9), decoded by hand, on
@@ -120,6 +123,7 @@ impl TokenHeader {
     }
 
     /// Reads the header of the decoded bytes of a token.
+    #[inline]
     pub fn read(bytes: &[u8]) -> Result<Self, HeaderError> {
         let first = bytes.first().copied().unwrap_or_default();
         let format = TokenFormat::of(first);
@@ -141,16 +145,19 @@ impl TokenHeader {
     }
 
     /// Bytes of the clear header (33 in a usual token of this build's, 37 in format 0x40).
+    #[inline]
     pub fn header_len(&self) -> usize {
         self.len
     }
 
     /// Bytes of the ciphertext (the sealed state), between the header and the tag.
+    #[inline]
     pub fn ciphertext_len(&self) -> usize {
         self.total_len - self.header_len() - TAG_LEN
     }
 
     /// Bytes of the authentication tag (16).
+    #[inline]
     pub fn tag_len(&self) -> usize {
         TAG_LEN
     }
@@ -166,6 +173,7 @@ impl TokenHeader {
     }
 
     /// The tool version the point names.
+    #[inline]
     pub fn point_version(&self) -> u16 {
         PointKey::version_of(&self.point)
     }
@@ -181,11 +189,13 @@ impl TokenHeader {
 }
 
 /// A key's tag in a token: the low four bits of its id.
+#[inline]
 pub fn key_tag(id: &KeyId) -> u8 {
     id[0] & 0x0f
 }
 
 /// The value of one base64url character.
+#[inline]
 fn sextet(c: u8) -> Option<u8> {
     match c {
         b'A'..=b'Z' => Some(c - b'A'),

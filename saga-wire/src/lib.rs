@@ -30,6 +30,10 @@ mod link;
 mod point;
 mod trace;
 
+// The small functions a request calls (the header's fields, the formats, links, the
+// AEAD's calls) are `#[inline]`: across the crate boundary they were not inlined, and the
+// request path counted 0.4 % more instructions than when they were the runtime's own.
+//
 // The runtime's plumbing: what its codec seals and opens with. Not part of this crate's
 // contract; saga-runtime pins this crate's exact version.
 #[doc(hidden)]

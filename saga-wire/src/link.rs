@@ -32,6 +32,7 @@ impl Link {
     }
 
     /// The link a nonce names.
+    #[inline]
     pub fn of_nonce(nonce: &[u8; 24]) -> Self {
         let mut chain = [0u8; 8];
         chain.copy_from_slice(&nonce[..8]);
@@ -41,6 +42,7 @@ impl Link {
 
     /// The link after this one; a new chain after the last number (never reached by a
     /// real call, but a token sealed before chains existed may read as any number).
+    #[inline]
     pub fn next(self) -> Self {
         match self.seq.checked_add(1) {
             Some(seq) => Self { seq, ..self },
@@ -49,6 +51,7 @@ impl Link {
     }
 
     /// The floor that retires this link and every one before it.
+    #[inline]
     pub fn past(self) -> u64 {
         u64::from(self.seq) + 1
     }

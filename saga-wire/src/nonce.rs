@@ -40,6 +40,7 @@ thread_local! {
 /// A nonce of the chain `chain` at `seq` (see [`Link`](crate::Link)): those twelve bytes,
 /// then twelve fresh random ones, so that two tokens of one link (a token and its
 /// reseal, or a round replayed without single use) still never share a nonce.
+#[inline]
 pub fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
     let mut nonce = fresh();
     nonce[..8].copy_from_slice(&chain);
@@ -51,6 +52,7 @@ pub fn linked(chain: [u8; 8], seq: u32) -> [u8; NONCE_LEN] {
 /// chain has room for every round of its call (from a random number it could run out,
 /// and go on as another chain that retiring the call would miss). One draw, as
 /// [`fresh`].
+#[inline]
 pub fn first_link() -> [u8; NONCE_LEN] {
     let mut nonce = fresh();
     nonce[8..12].fill(0);
@@ -58,6 +60,7 @@ pub fn first_link() -> [u8; NONCE_LEN] {
 }
 
 /// A fresh nonce.
+#[inline]
 pub fn fresh() -> [u8; NONCE_LEN] {
     watch_forks();
     let mut nonce = [0u8; NONCE_LEN];

@@ -16,6 +16,7 @@ pub struct PointKey {
 
 impl PointKey {
     /// The version a point header names.
+    #[inline]
     pub fn version_of(header: &[u8; 8]) -> u16 {
         u16::from_be_bytes([header[4], header[5]])
     }
