@@ -52,6 +52,9 @@
 //! with the opened token), and a token resealed as it is (a session's state made portable)
 //! keeps its format, so no plaintext is ever read in another format's layout.
 
+/// Bytes of a token's authentication tag, after its ciphertext (XChaCha20-Poly1305's).
+pub const TAG_LEN: usize = 16;
+
 /// A token format this build opens: the first byte of a token, its key tag masked out.
 ///
 /// Exhaustive, so that the runtime's codec matches every format it opens with no

@@ -3,8 +3,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::aead::TAG_LEN;
-use crate::format::{self, TokenFormat};
+use crate::format::{self, TAG_LEN, TokenFormat};
 use crate::keyring::{KeyId, KeyRing, hex};
 use crate::link::Link;
 use crate::point::PointKey;

@@ -18,6 +18,13 @@
 //!
 //! Nothing here opens a token's state: that needs the request's binding, which only the
 //! runtime's codec has.
+//!
+//! # Features
+//!
+//! - `seal` (default): the AEAD, the nonces and each key's cipher, which the runtime's
+//!   codec seals and opens with. Without it a [`KeyRing`] reads and checks its keys and
+//!   knows their ids, and no cipher, nonce source or `ring` is compiled: what `saga
+//!   inspect` needs.
 
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
@@ -36,10 +43,12 @@ mod trace;
 //
 // The runtime's plumbing: what its codec seals and opens with. Not part of this crate's
 // contract; saga-runtime pins this crate's exact version.
+#[cfg(feature = "seal")]
 #[doc(hidden)]
 pub mod aead;
 #[doc(hidden)]
 pub mod format;
+#[cfg(feature = "seal")]
 #[doc(hidden)]
 pub mod nonce;
 
