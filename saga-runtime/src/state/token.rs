@@ -972,6 +972,24 @@ fn associated_data<'a>(
 mod header_tests {
     use super::*;
 
+    /// `OpenError` keeps its own variants for the header's failures (servers log them and
+    /// users match them); saga-wire's `HeaderError` mirrors them for `saga inspect`, and
+    /// each converts into its twin, said the same.
+    #[test]
+    fn a_header_error_becomes_the_open_error_it_mirrors() {
+        for (header, open) in [
+            (HeaderError::Encoding, OpenError::Encoding),
+            (
+                HeaderError::Truncated { len: 7 },
+                OpenError::Truncated { len: 7 },
+            ),
+            (HeaderError::Version(0x02), OpenError::Version(0x02)),
+        ] {
+            assert_eq!(header.to_string(), open.to_string());
+            assert_eq!(OpenError::from(header), open);
+        }
+    }
+
     /// A state another codec deflated, resealed by one that does not deflate (a replica
     /// pinned to 0x50): past the cap, it is refused, never handed out as a token this
     /// codec would refuse when it comes back.
