@@ -6,22 +6,13 @@
 
 use std::process::Command;
 
-/// The crates of saga-cli's normal dependency graph (`cargo tree -e normal`), by name.
-fn normal_dependencies() -> Vec<String> {
+/// What `cargo tree ARGS` prints (offline, from this crate's directory).
+fn cargo_tree(args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
-        .args([
-            "tree",
-            "-p",
-            "saga-cli",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-            "--offline",
-        ])
+        .arg("tree")
+        .args(args)
+        .args(["--prefix", "none", "--offline"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
@@ -30,7 +21,12 @@ fn normal_dependencies() -> Vec<String> {
         "cargo tree failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut names: Vec<String> = String::from_utf8_lossy(&output.stdout)
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The crates of saga-cli's normal dependency graph (`cargo tree -e normal`), by name.
+fn normal_dependencies() -> Vec<String> {
+    let mut names: Vec<String> = cargo_tree(&["-p", "saga-cli", "-e", "normal", "--format", "{p}"])
         .lines()
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_owned)
@@ -40,8 +36,39 @@ fn normal_dependencies() -> Vec<String> {
     names
 }
 
+/// The features of saga-wire that `package`'s normal graph turns on.
+fn wire_features(package: &str) -> Vec<String> {
+    cargo_tree(&["-p", package, "-e", "normal,features", "-i", "saga-wire"])
+        .lines()
+        .filter_map(|line| line.strip_prefix("saga-wire feature "))
+        .map(|feature| {
+            feature
+                .trim_end_matches(" (*)")
+                .trim_matches('"')
+                .to_owned()
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 #[test]
-fn the_cli_builds_without_the_server_its_stores_models_or_oauth() {
+fn the_cli_reads_tokens_without_sealing_them() {
+    // The probe sees the feature where it is on: the runtime seals.
+    assert!(
+        wire_features("saga-runtime").iter().any(|f| f == "seal"),
+        "the runtime's graph turns saga-wire's `seal` on"
+    );
+    let features = wire_features("saga-cli");
+    assert!(
+        features.is_empty(),
+        "saga-cli's install would build saga-wire with {features:?}: the CLI never seals or \
+         opens a token, and `seal` compiles ring, chacha20 and rand"
+    );
+}
+
+#[test]
+fn the_cli_builds_without_the_server_its_stores_models_oauth_or_ciphers() {
     let names = normal_dependencies();
     assert!(
         names.iter().any(|name| name == "saga-wire"),

@@ -64,8 +64,10 @@ pub enum KeyRingError {
     },
 }
 
-/// One key of a ring: its id and its cipher (the runtime's codec seals with it).
+/// One key of a ring: its id, and with the feature `seal` its cipher (the runtime's codec
+/// seals with it).
 #[doc(hidden)]
+#[non_exhaustive]
 pub struct Key {
     /// The key's id.
     pub id: KeyId,
@@ -80,7 +82,9 @@ pub struct Key {
 /// tokens sealed by it on other replicas), deploy, move it to the front (it now seals),
 /// deploy, and drop the old key once the longest token lifetime has passed.
 ///
-/// Key material is zeroized when the ring is dropped and never printed by `Debug`.
+/// Key material is zeroized when the ring is dropped and never printed by `Debug`. Without
+/// the feature `seal` a ring keeps only its keys' ids (enough to say whether a token's key
+/// is in it); the material is zeroized as soon as they are computed.
 ///
 /// ```
 /// # use saga_wire::KeyRing;
@@ -113,6 +117,8 @@ impl KeyRing {
     }
 
     /// A ring with one random key, for development: tokens die with the process.
+    /// (Feature `seal`: without a cipher a random key serves no purpose.)
+    #[cfg(feature = "seal")]
     pub fn ephemeral() -> Self {
         let mut key = Zeroizing::new([0u8; KEY_LEN]);
         // Without an OS random source nothing in this crate can be made safe, so failing
@@ -141,7 +147,8 @@ impl KeyRing {
             return Self::from_file(Path::new(&path));
         }
         match std::env::var(var) {
-            Ok(value) => Self::parse(&value),
+            // The value is key material: zeroized once read, as a file's is.
+            Ok(value) => Self::parse(&Zeroizing::new(value)),
             Err(_) => Err(KeyRingError::Missing {
                 var: var.to_owned(),
             }),

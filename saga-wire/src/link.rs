@@ -23,7 +23,7 @@ pub struct Link {
 }
 
 impl Link {
-    /// The first link of a new chain.
+    /// The first link of a new chain (feature `seal`: drawn from the nonces' source).
     #[cfg(feature = "seal")]
     pub fn fresh() -> Self {
         let nonce = super::nonce::fresh();
@@ -43,6 +43,7 @@ impl Link {
 
     /// The link after this one; a new chain after the last number (never reached by a
     /// real call, but a token sealed before chains existed may read as any number).
+    /// Feature `seal`, as [`Link::fresh`].
     #[cfg(feature = "seal")]
     #[inline]
     pub fn next(self) -> Self {
