@@ -14,6 +14,11 @@ use super::aead::XChaCha20Poly1305;
 /// Length of a sealing key in bytes.
 pub const KEY_LEN: usize = 32;
 
+// Checked here, where the ring keys its ciphers, and not in `aead` (which would then
+// import this file back): the cipher takes the keys this ring reads.
+#[cfg(feature = "seal")]
+const _: () = assert!(KEY_LEN == super::aead::KEY_LEN);
+
 /// A key id: the first four bytes of a domain-separated SHA-256 of the key.
 ///
 /// Tokens carry it in the clear so that opening selects exactly one key instead of trying
