@@ -172,8 +172,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   fingerprint, and its rebinding checks it); others are refused at the constant, with
 ///   the fix that saves them (`for kind in Vec::from(KINDS)`). A build whose constant
 ///   differs at the saga's position (an item inserted, removed or edited before it) ends
-///   that call with an error rather than read another item; one that added items after
-///   it goes on, through its own constant. A binding declared `mut` (`for mut step in
+///   that call with an error rather than read another item or walk on through another
+///   sequence, whether the item is read after the suspension or not (a `Serialize` item
+///   is told apart by its fingerprint; others cannot be); one that added items after it
+///   goes on, through its own constant. A binding declared `mut` (`for mut step in
 ///   STEPS`) may change: that loop saves its items instead.
 ///
 /// # Values made again, not saved

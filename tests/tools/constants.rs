@@ -43,6 +43,31 @@ survey_build!(
     ]
 );
 
+macro_rules! quiz_build {
+    ($module:ident, $questions:expr) => {
+        mod $module {
+            use saga_runtime::prelude::*;
+
+            const QUESTIONS: &[&str] = &$questions;
+
+            /// The question is read only before the suspension: not bound again, checked.
+            #[saga_tool]
+            pub async fn quiz() -> Result<String, SagaError> {
+                let mut answers = Vec::new();
+                for question in QUESTIONS {
+                    let answer: String = elicit(*question).await?;
+                    answers.push(answer);
+                }
+                Ok(answers.join(" "))
+            }
+        }
+    };
+}
+
+quiz_build!(q1, ["Your name?", "Your city?"]);
+quiz_build!(q2, ["Your city?", "Your name?"]);
+quiz_build!(q3, ["Your name?", "Your city?", "A pet?"]);
+
 fn server(tool: impl SagaTool) -> SagaServer {
     SagaServer::builder()
         .keys(KeyRing::from_keys([[7u8; 32]]).expect("a key"))
@@ -92,6 +117,38 @@ async fn a_build_whose_constant_changed_is_refused_and_one_that_grew_goes_on() {
     );
 
     // A build with a step added after them goes on, and asks its own next step after.
+    let (_, body) = resume.send(grown.addr).await;
+    assert_eq!(asked(&body), "Your city?", "{body}");
+}
+
+/// The loop's item is not read after the suspension, so nothing binds it again; the loop
+/// still goes on from its position, and a build whose constant differs there would walk
+/// another sequence (here: ask "Your name?" a second time and never "Your city?").
+#[tokio::test]
+async fn a_loop_whose_item_is_not_read_again_is_refused_by_a_build_whose_constant_changed() {
+    let first = serve_local(server(q1::quiz)).await;
+    let reordered = serve_local(server(q2::quiz)).await;
+    let grown = serve_local(server(q3::quiz)).await;
+
+    let (_, body) = Call::new("quiz", json!({})).send(first.addr).await;
+    assert_eq!(asked(&body), "Your name?", "{body}");
+    let token = body["result"]["requestState"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let resume = Call::new("quiz", json!({}))
+        .state(&token)
+        .answers(answer("Ada"));
+
+    let (_, body) = resume.clone().send(reordered.addr).await;
+    assert!(
+        body.get("error").is_some() || body["result"]["isError"] == json!(true),
+        "refused, not asked again: {body}"
+    );
+
+    // The same token goes on in the first build, and in one that only added a question.
+    let (_, body) = resume.clone().send(first.addr).await;
+    assert_eq!(asked(&body), "Your city?", "{body}");
     let (_, body) = resume.send(grown.addr).await;
     assert_eq!(asked(&body), "Your city?", "{body}");
 }

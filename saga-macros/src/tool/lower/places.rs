@@ -517,6 +517,24 @@ pub fn again_constant(local: &syn::Local) -> Stmt {
     Stmt::Local(local)
 }
 
+/// The check, after a suspension, of a `for` loop's item over a constant that is not bound
+/// again (see [`again_constant`]): its `let`'s call made a statement of its own through
+/// `constant_item_check`, which refuses a build whose constant differs at the loop's
+/// position, so that the loop never goes on through another sequence of items.
+pub fn check_constant(local: &syn::Local) -> Option<Stmt> {
+    let init = local.init.as_ref()?;
+    let Expr::Call(call) = &*init.expr else {
+        return None;
+    };
+    let mut call = call.clone();
+    let Expr::Path(path) = &mut *call.func else {
+        return None;
+    };
+    let last = path.path.segments.last_mut()?;
+    last.ident = Ident::new("constant_item_check", last.ident.span());
+    Some(Stmt::Expr(Expr::Call(call), Some(Default::default())))
+}
+
 /// Whether every binding of `pat`, matched against a borrow, is a borrow too (or a copy
 /// found again exactly): none is `mut`, and no `&` pattern moves a value out.
 pub fn binds_by_reference(pat: &Pat) -> bool {

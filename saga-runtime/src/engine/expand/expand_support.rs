@@ -592,6 +592,27 @@ where
     item
 }
 
+/// After a suspension in a `for` loop over a constant whose item is not bound again (the
+/// continuation does not read it, or reads only what it saved of it): the item at the
+/// loop's position must still be the one the saga suspended with, or the loop would go on
+/// from a position in another sequence, visiting an item twice or skipping one. Items
+/// that cannot be fingerprinted (not `Serialize`) are not told apart.
+///
+/// # Panics
+///
+/// As [`constant_item_again`]: a build whose constant changed there read the token.
+pub fn constant_item_check<I: IntoIterator>(
+    at: &usize,
+    seen: &mut u64,
+    items: I,
+    fingerprint: impl FnOnce(&I::Item) -> u64,
+) {
+    match items.into_iter().nth(*at) {
+        Some(item) if fingerprint(&item) == *seen => {}
+        _ => constant_changed(*at),
+    }
+}
+
 #[cold]
 fn constant_changed(at: usize) -> ! {
     panic!(

@@ -29,7 +29,9 @@ pub(super) fn restore(
 ) -> Block {
     let (mut free, written) = read_before_written(&code);
     let visible = visible(level, refs);
-    let (again, read_again) = bound_again(level, &visible, &free, refs);
+    let (again, mut read_again) = bound_again(level, &visible, &free, refs);
+    let checks = constant_checks(level, &again);
+    read_again.extend(free_in_stmts(&checks));
     let again_code = again_stmts(level, &again, refs);
     record_rebound(level, (&again, &again_code), &visible, &code, refs, rebound);
     let again = again_code;
@@ -56,6 +58,7 @@ pub(super) fn restore(
         prefix.push(syn::parse_quote_spanned!(local.span()=> let #mutability #local #ty;));
     }
     prefix.extend(saved(level, visible, &free, call, site_saved));
+    prefix.extend(checks);
     prefix.extend(again);
     prefix.extend(code);
     Block {
@@ -271,6 +274,24 @@ fn declared_type<'a>(level: &Level<'a>, ident: &Ident) -> Option<&'a syn::Type> 
 enum Again {
     Entry(usize),
     Stmt(usize),
+}
+
+/// The checks of the `for` loops over constants at this level whose item is not bound
+/// again (which checks it itself): every one the path is inside, so that a resumed loop
+/// goes on only through the items it suspended among.
+fn constant_checks(level: &Level<'_>, again: &[Again]) -> Vec<Stmt> {
+    level.block.stmts[..level.index]
+        .iter()
+        .enumerate()
+        .filter_map(|(index, stmt)| match stmt {
+            Stmt::Local(local)
+                if is_constant_item(local) && !again.contains(&Again::Stmt(index)) =>
+            {
+                crate::tool::lower::places::check_constant(local)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The statements that bind `again` again, in order.
