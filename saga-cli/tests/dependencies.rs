@@ -105,3 +105,58 @@ fn the_cli_builds_without_the_server_its_stores_models_oauth_or_ciphers() {
         "saga-cli's install would compile {found:?}, which no command of it needs"
     );
 }
+
+/// The packages the workspace's release profile leaves unoptimized (`[profile.release.
+/// package.NAME]` in the root Cargo.toml), for the CLI's install.
+fn unoptimized_in_release() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let manifest = std::fs::read_to_string(root).expect("the workspace's Cargo.toml");
+    manifest
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("[profile.release.package."))
+        .map(|rest| rest.trim_end_matches(']').trim_matches('"').to_owned())
+        .collect()
+}
+
+/// The release profile builds the CLI's own code and its terminal crates unoptimized,
+/// which took 20 s off the install (BENCHMARKS.md). A crate a server also compiles must
+/// not be among them: the benches' release servers, and users' servers built in this
+/// workspace, would run it unoptimized.
+#[test]
+fn only_the_clis_own_crates_are_left_unoptimized() {
+    let unoptimized = unoptimized_in_release();
+    assert!(
+        unoptimized.iter().any(|name| name == "saga-cli"),
+        "the release profile names the CLI: {unoptimized:?}"
+    );
+    let cli = normal_dependencies();
+    let stale: Vec<&String> = unoptimized
+        .iter()
+        .filter(|name| !cli.contains(name))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "{stale:?} is in the release profile's list but not in the CLI's graph"
+    );
+    let server: Vec<String> = cargo_tree(&[
+        "-p",
+        "saga-runtime",
+        "-e",
+        "normal",
+        "--all-features",
+        "--format",
+        "{p}",
+    ])
+    .lines()
+    .filter_map(|line| line.split_whitespace().next())
+    .map(str::to_owned)
+    .collect();
+    let shared: Vec<&String> = unoptimized
+        .iter()
+        .filter(|name| server.contains(name))
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "{shared:?} is left unoptimized in release, but a server compiles it too"
+    );
+}
