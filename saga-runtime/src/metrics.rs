@@ -27,7 +27,7 @@
 //! | `tool` | a registered tool's name |
 //! | `outcome` | `complete`, `tool_error`, `input_required`, `checkpoint`, `refused_invalid_params`, `refused_missing_capability`, `internal_error`, `other` |
 //! | `era` | `2026-07-28`, `2025-11-25`, `2025-06-18`, `2025-03-26`, `2024-11-05`; `other` for any other version, `unknown` for none |
-//! | `reason` (refusals) | `too_long`, `malformed`, `unknown_key`, `tampered`, `expired`, `from_the_future`, `unknown_point`, `other_version`, `other_layout`, `redeemed`, `undecodable`, `other` |
+//! | `reason` (refusals) | `too_long`, `malformed`, `unknown_key`, `tampered`, `expired`, `from_the_future`, `unknown_point`, `other_version`, `other_layout`, `other_constants`, `redeemed`, `undecodable`, `other` |
 //! | `status` | `working`, `input_required`, `completed`, `failed`, `cancelled` |
 //!
 //! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`, its
@@ -190,6 +190,9 @@ pub(crate) enum Refusal {
     OtherVersion,
     /// Stopped at a point this build has with another saved layout.
     OtherLayout,
+    /// Saved by a build whose constants differ where the saga stopped: a `for` loop's
+    /// constant, or the literals a saved `&'static str` is chosen among.
+    OtherConstants,
     /// Already redeemed (single use).
     Redeemed,
     /// Opened, but what it holds does not read as this build's state.
@@ -211,6 +214,7 @@ impl Refusal {
             Refusal::UnknownPoint => "unknown_point",
             Refusal::OtherVersion => "other_version",
             Refusal::OtherLayout => "other_layout",
+            Refusal::OtherConstants => "other_constants",
             Refusal::Redeemed => "redeemed",
             Refusal::Undecodable(_) => "undecodable",
             Refusal::Other(_) => "other",
@@ -257,6 +261,12 @@ impl AsRefusal for postcard::Error {
 impl AsRefusal for serde_json::Error {
     fn refusal(&self) -> Refusal {
         Refusal::Undecodable(self.to_string())
+    }
+}
+
+impl AsRefusal for crate::engine::expand::expand_support::OtherConstants {
+    fn refusal(&self) -> Refusal {
+        Refusal::OtherConstants
     }
 }
 
@@ -484,6 +494,7 @@ mod tests {
             Refusal::UnknownPoint,
             Refusal::OtherVersion,
             Refusal::OtherLayout,
+            Refusal::OtherConstants,
             Refusal::Redeemed,
             Refusal::Undecodable(String::new()),
             Refusal::Other(String::new()),
@@ -499,6 +510,7 @@ mod tests {
                 | Refusal::UnknownPoint
                 | Refusal::OtherVersion
                 | Refusal::OtherLayout
+                | Refusal::OtherConstants
                 | Refusal::Redeemed
                 | Refusal::Undecodable(_)
                 | Refusal::Other(_) => {}

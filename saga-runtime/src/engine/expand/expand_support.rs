@@ -325,8 +325,9 @@ impl Literal {
     ///
     /// # Panics
     ///
-    /// When none has that text: a state sealed by a build whose literals differ (the call
-    /// ends with an error; a token is never read as another literal).
+    /// Unwinds with [`OtherConstants`] when none has that text: a state sealed by a build
+    /// whose literals differ (the call is refused; a token is never read as another
+    /// literal).
     pub fn pick(self, choices: &[&'static str]) -> &'static str {
         choices
             .iter()
@@ -338,10 +339,36 @@ impl Literal {
 
 #[cold]
 fn literal_gone(text: &str) -> ! {
-    panic!(
+    other_constants(format!(
         "the saga's state holds the text {text:?}, which is none of the literals this build \
          chooses among: it was saved by a build with other literals"
-    )
+    ))
+}
+
+/// What a saga's restore unwinds with when the state it reads was saved by a build whose
+/// constants differ: a `for` loop's constant changed before the loop's position, or none
+/// of this build's literals has a saved `&'static str`'s text. The token opened (it is
+/// this server's), but this build would read it as another saga, so the call is refused
+/// like any token this build cannot read (`-32602`, counted as `other_constants`) rather
+/// than reported as a panic in the tool's code; nothing of the tool ran after the
+/// suspension yet. The reason goes to the log.
+// Plumbing of the expansions' checks: only the runtime's unwind handling names it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct OtherConstants(String);
+
+impl std::fmt::Display for OtherConstants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Ends the transition with [`OtherConstants`]. `resume_unwind`, not `panic!`: nothing is
+/// wrong with the tool's code, so the panic hook (which prints "panicked at") is not run;
+/// the runtime's `catch_unwind` around every step turns it into the refusal.
+#[cold]
+fn other_constants(reason: String) -> ! {
+    std::panic::resume_unwind(Box::new(OtherConstants(reason)))
 }
 
 impl Serialize for Literal {
@@ -578,9 +605,9 @@ pub fn constant_item_at<I: IntoIterator>(
 ///
 /// # Panics
 ///
-/// When the item at `at` is not the one the saga suspended with: a build whose constant
-/// changed (an item inserted, removed or edited before it) read the token. The call ends
-/// with an error; the item is never read as another.
+/// Unwinds with [`OtherConstants`] when the item at `at` is not the one the saga suspended
+/// with: a build whose constant changed (an item inserted, removed or edited before it)
+/// read the token. The call is refused; the item is never read as another.
 pub fn constant_item_again<I: IntoIterator>(at: &usize, seen: &mut u64, items: I) -> Option<I::Item>
 where
     I::Item: ConstantItem,
@@ -615,10 +642,10 @@ pub fn constant_item_check<I: IntoIterator>(
 
 #[cold]
 fn constant_changed(at: usize) -> ! {
-    panic!(
+    other_constants(format!(
         "item {at} of the constant a `for` loop walks is not the one this saga suspended \
          with: it was saved by a build whose constant differs"
-    )
+    ))
 }
 
 /// An item of a `for` loop over a constant by value that is bound again from the constant

@@ -49,8 +49,16 @@ pub(crate) fn catch_panic_sync<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn An
     catch_unwind(AssertUnwindSafe(f))
 }
 
-/// The error a panicking call gets; logs the panic's message.
+/// The error a panicking call gets; logs the panic's message. A restore that found the
+/// state saved by a build with other constants unwinds too, with
+/// [`OtherConstants`](crate::engine::expand::expand_support::OtherConstants): that call
+/// is refused as a token this build cannot read, not reported as the tool's panic.
 pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> Failure {
+    if let Some(other) =
+        payload.downcast_ref::<crate::engine::expand::expand_support::OtherConstants>()
+    {
+        return crate::engine::caller::error::invalid_state(tool, other);
+    }
     let message = payload
         .downcast_ref::<&str>()
         .copied()
