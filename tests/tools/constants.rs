@@ -68,6 +68,62 @@ quiz_build!(q1, ["Your name?", "Your city?"]);
 quiz_build!(q2, ["Your city?", "Your name?"]);
 quiz_build!(q3, ["Your name?", "Your city?", "A pet?"]);
 
+macro_rules! bank_build {
+    ($module:ident, $easy:expr, $hard:expr) => {
+        mod $module {
+            use saga_runtime::prelude::*;
+
+            const EASY: &[&str] = &$easy;
+            const HARD: &[&str] = &$hard;
+
+            #[derive(Serialize)]
+            pub struct Limits {
+                pub rounds: u32,
+            }
+
+            const SHORT: Limits = Limits { rounds: 1 };
+            const LONG: Limits = Limits { rounds: 2 };
+
+            /// References chosen among constants, kept across suspensions and read after
+            /// them: `questions` (a slice) and `limits` (`&` of a constant that is not one).
+            #[saga_tool]
+            pub async fn bank(hard: bool) -> Result<String, SagaError> {
+                let questions: &[&str] = if hard { HARD } else { EASY };
+                let limits: &Limits = match hard {
+                    true => &LONG,
+                    false => &SHORT,
+                };
+                // Chosen among literals, its type written.
+                let level: &str = if hard { "hard" } else { "easy" };
+                let mut answers = Vec::new();
+                for round in 0..limits.rounds as usize {
+                    let answer: String = elicit(questions[round]).await?;
+                    answers.push(answer);
+                }
+                Ok(format!(
+                    "{level} {} of {}: {}",
+                    answers.len(),
+                    questions.len(),
+                    answers.join(" ")
+                ))
+            }
+        }
+    };
+}
+
+bank_build!(
+    b1,
+    ["Easy one?", "Easy two?"],
+    ["Hard one?", "Hard two?", "Hard three?"]
+);
+// The hard questions edited: a saga that chose them is refused, one that chose the easy
+// ones goes on.
+bank_build!(
+    b2,
+    ["Easy one?", "Easy two?"],
+    ["Hard one?", "Hard 2?", "Hard three?"]
+);
+
 fn server(tool: impl SagaTool) -> SagaServer {
     SagaServer::builder()
         .keys(KeyRing::from_keys([[7u8; 32]]).expect("a key"))
@@ -157,4 +213,67 @@ async fn a_loop_whose_item_is_not_read_again_is_refused_by_a_build_whose_constan
     assert_eq!(asked(&body), "Your city?", "{body}");
     let (_, body) = resume.send(grown.addr).await;
     assert_eq!(asked(&body), "Your city?", "{body}");
+}
+
+/// A reference chosen among constants is kept across suspensions without an owned copy
+/// (issue 78's review: it was refused with the advice to own the value): the saga reads
+/// the very constant it chose after each one, and a build whose chosen constant changed
+/// refuses the token while one whose other constant changed goes on.
+#[tokio::test]
+async fn a_reference_chosen_among_constants_is_kept_across_suspensions() {
+    let first = serve_local(server(b1::bank)).await;
+    let edited = serve_local(server(b2::bank)).await;
+
+    // The hard bank, two rounds (`&LONG`): both questions come from it.
+    let (_, body) = Call::new("bank", json!({"hard": true}))
+        .send(first.addr)
+        .await;
+    assert_eq!(asked(&body), "Hard one?", "{body}");
+    let token = body["result"]["requestState"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let resume = Call::new("bank", json!({"hard": true}))
+        .state(&token)
+        .answers(answer("a"));
+    let (_, body) = resume.clone().send(first.addr).await;
+    assert_eq!(asked(&body), "Hard two?", "{body}");
+    let second = body["result"]["requestState"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let (_, body) = Call::new("bank", json!({"hard": true}))
+        .state(&second)
+        .answers(json!({"elicit-2": {"action": "accept", "content": {"value": "b"}}}))
+        .send(first.addr)
+        .await;
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        json!("hard 2 of 3: a b"),
+        "{body}"
+    );
+
+    // The build whose hard questions changed refuses that saga's token.
+    let (_, body) = resume.send(edited.addr).await;
+    refused_as_another_builds(&body);
+
+    // The easy bank is the same in both builds: its saga goes on in the edited one.
+    let (_, body) = Call::new("bank", json!({"hard": false}))
+        .send(first.addr)
+        .await;
+    assert_eq!(asked(&body), "Easy one?", "{body}");
+    let token = body["result"]["requestState"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let (_, body) = Call::new("bank", json!({"hard": false}))
+        .state(&token)
+        .answers(answer("c"))
+        .send(edited.addr)
+        .await;
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        json!("easy 1 of 2: c"),
+        "{body}"
+    );
 }

@@ -137,10 +137,20 @@ pub struct Saved {
     pub mutable: bool,
     /// The state variant's field holding it: the local's name, made unique.
     pub field: Ident,
-    /// For a `&'static str` chosen among literals, the values it may hold: the field
-    /// saves its text, and the continuation takes the `&'static str` back from these
-    /// (see `lower::places::literal_choices`).
-    pub literal: Option<Vec<Expr>>,
+    /// For a local chosen among values the continuation can name again, the values it
+    /// may hold: the field saves which one, and the continuation takes it back from them.
+    pub chosen: Option<Chosen>,
+}
+
+/// The values a saved local is chosen among ([`Saved::chosen`]).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Chosen {
+    /// A `&'static str` among literals (and constants): the field saves its text (see
+    /// `lower::places::literal_choices`).
+    Literals(Vec<Expr>),
+    /// A reference among constants, its type written: the field saves its value's
+    /// fingerprint (see `lower::places::constant_choices`).
+    Constants(Vec<Expr>),
 }
 
 /// A borrow of a place that a continuation binds again instead of saving it (see

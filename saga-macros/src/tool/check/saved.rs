@@ -26,7 +26,9 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
         .zip(sites)
         .filter(|(_, site)| site.suspension.always_suspends());
     for ((saved, _), _) in resumes {
-        for local in saved {
+        // A local chosen among literals or constants is taken back among them, not
+        // saved as a borrow (`Saved::chosen`), even when its type is written as one.
+        for local in saved.iter().filter(|local| local.chosen.is_none()) {
             let key = BindingKey::of(&local.ident);
             if let Some((name, borrow)) = borrows.0.get(&key)
                 && !reported.contains(&key)

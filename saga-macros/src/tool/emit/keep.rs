@@ -8,7 +8,7 @@ use quote::quote_spanned;
 use syn::Ident;
 
 use crate::shared::{private_path, private_path_at};
-use crate::tool::ir::{Rebound, Saved, Site};
+use crate::tool::ir::{Chosen, Rebound, Saved, Site};
 
 /// Where the fields are made: at a suspension of the tool's own, or at a helper's call,
 /// whose kind (`__kind`, declared at the call site's span, given here, so that the name
@@ -195,11 +195,16 @@ pub fn fields(
                 _ => {
                     let ident = &s.ident;
                     let span = ident.span();
-                    let local = match &s.literal {
-                        // Its text, taken back among the literals (see `Saved::literal`).
-                        Some(_) => {
+                    let local = match &s.chosen {
+                        // Its text, taken back among the literals (see `Saved::chosen`).
+                        Some(Chosen::Literals(_)) => {
                             let private = private_path_at(span);
                             quote_spanned!(span=> #private::Literal::of(#ident))
+                        }
+                        // Its value's fingerprint, taken back among the constants.
+                        Some(Chosen::Constants(_)) => {
+                            let private = private_path_at(span);
+                            quote_spanned!(span=> #private::ConstantChoice::of(&#ident))
                         }
                         None => quote_spanned!(span=> #ident),
                     };

@@ -23,7 +23,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, Ident, Pat, Stmt};
+use syn::{Block, Expr, Ident, Pat, Stmt, Type};
 
 use crate::tool::lower::scope::pattern_bindings;
 
@@ -1036,69 +1036,101 @@ fn restated(expr: &Expr) -> bool {
 /// continuation takes the very `&'static str` of that text back from these. `None` for
 /// any other `let`, or a `mut` binding (which could be assigned something else).
 pub fn literal_choices(local: &syn::Local) -> Option<Vec<Expr>> {
+    plain_binding(local)?;
+    let choices = choices_of(local, &|leaf| is_str_literal(leaf) || is_constant(leaf))?;
+    // A string literal among them says the type: constants alone could be numbers.
+    choices.iter().any(is_str_literal).then_some(choices)
+}
+
+/// The values a `let` of a reference chosen among constants may hold (`let bank: &[&str]
+/// = match level { Level::Easy => EASY, _ => HARD };`, or `&TABLE` for a constant that is
+/// not itself a reference), through `if`, `match` and blocks: the state saves the chosen
+/// value's fingerprint, and the continuation takes back the very constant with that
+/// value. Only with its type written as a reference: without it the constants could be
+/// numbers, which are saved as they are (and a changed constant would then not refuse a
+/// token it does today). `None` for any other `let`, or a `mut` binding.
+pub fn constant_choices(local: &syn::Local) -> Option<Vec<Expr>> {
+    let ty = plain_binding(local)?;
+    matches!(ty?, Type::Reference(reference) if reference.mutability.is_none()).then_some(())?;
+    choices_of(local, &|leaf| {
+        is_constant(leaf)
+            || matches!(leaf, Expr::Reference(reference)
+                if reference.mutability.is_none() && is_constant(&reference.expr))
+    })
+}
+
+/// `Some` with the written type, if any, when `local` binds one name, not `mut` nor
+/// `ref`: a binding that keeps the value its initializer chose.
+fn plain_binding(local: &syn::Local) -> Option<Option<&Type>> {
     let plain = |pat: &Pat| matches!(pat, Pat::Ident(ident) if ident.mutability.is_none() && ident.by_ref.is_none() && ident.subpat.is_none());
     match &local.pat {
-        Pat::Type(typed) if plain(&typed.pat) => {}
-        pat if plain(pat) => {}
-        _ => return None,
+        Pat::Type(typed) if plain(&typed.pat) => Some(Some(&*typed.ty)),
+        pat if plain(pat) => Some(None),
+        _ => None,
     }
+}
+
+/// The values `local`'s initializer may evaluate to, each a `leaf`; `None` if one is not.
+fn choices_of(local: &syn::Local, leaf: &dyn Fn(&Expr) -> bool) -> Option<Vec<Expr>> {
     let init = local.init.as_ref()?;
     if init.diverge.is_some() {
         return None;
     }
     let mut choices = Vec::new();
-    leaves(&init.expr, &mut choices).then_some(())?;
-    // A string literal among them says the type: constants alone could be numbers.
-    choices
-        .iter()
-        .any(|choice| matches!(choice, Expr::Lit(_)))
-        .then_some(choices)
+    leaves(&init.expr, leaf, &mut choices).then_some(choices)
 }
 
-/// Collects the values `expr` may evaluate to; false if one is not a literal.
-fn leaves(expr: &Expr, out: &mut Vec<Expr>) -> bool {
-    match expr {
+fn is_str_literal(expr: &Expr) -> bool {
+    matches!(
+        expr,
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(_),
             ..
-        }) => {
-            if !out.contains(expr) {
-                out.push(expr.clone());
-            }
-            true
-        }
-        // A constant or a static, by Rust's naming (`GREETING`, `Self::NAME`).
-        Expr::Path(path)
-            if path.qself.is_none()
-                && path.path.segments.last().is_some_and(|segment| {
-                    let name = segment.ident.to_string();
-                    segment.arguments.is_none()
-                        && name.chars().any(char::is_alphabetic)
-                        && !name.chars().any(char::is_lowercase)
-                }) =>
-        {
-            if !out.contains(expr) {
-                out.push(expr.clone());
-            }
-            true
-        }
+        })
+    )
+}
+
+/// A constant or a static, by Rust's naming (`GREETING`, `Self::NAME`).
+fn is_constant(expr: &Expr) -> bool {
+    matches!(expr, Expr::Path(path)
+    if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|segment| {
+            let name = segment.ident.to_string();
+            segment.arguments.is_none()
+                && name.chars().any(char::is_alphabetic)
+                && !name.chars().any(char::is_lowercase)
+        }))
+}
+
+/// Collects the values `expr` may evaluate to; false if one is not a `leaf`.
+fn leaves(expr: &Expr, leaf: &dyn Fn(&Expr) -> bool, out: &mut Vec<Expr>) -> bool {
+    match expr {
         Expr::If(expr_if) => match &expr_if.else_branch {
             Some((_, else_branch)) => {
-                block_leaves(&expr_if.then_branch, out) && leaves(else_branch, out)
+                block_leaves(&expr_if.then_branch, leaf, out) && leaves(else_branch, leaf, out)
             }
             None => false,
         },
-        Expr::Match(expr_match) => expr_match.arms.iter().all(|arm| leaves(&arm.body, out)),
-        Expr::Block(block) if block.label.is_none() => block_leaves(&block.block, out),
-        Expr::Paren(paren) => leaves(&paren.expr, out),
-        Expr::Group(group) => leaves(&group.expr, out),
+        Expr::Match(expr_match) => expr_match
+            .arms
+            .iter()
+            .all(|arm| leaves(&arm.body, leaf, out)),
+        Expr::Block(block) if block.label.is_none() => block_leaves(&block.block, leaf, out),
+        Expr::Paren(paren) => leaves(&paren.expr, leaf, out),
+        Expr::Group(group) => leaves(&group.expr, leaf, out),
+        value if leaf(value) => {
+            if !out.contains(value) {
+                out.push(value.clone());
+            }
+            true
+        }
         other => diverges(other),
     }
 }
 
-fn block_leaves(block: &Block, out: &mut Vec<Expr>) -> bool {
+fn block_leaves(block: &Block, leaf: &dyn Fn(&Expr) -> bool, out: &mut Vec<Expr>) -> bool {
     match block.stmts.last() {
-        Some(Stmt::Expr(tail, None)) => leaves(tail, out),
+        Some(Stmt::Expr(tail, None)) => leaves(tail, leaf, out),
         Some(Stmt::Expr(tail, Some(_))) => diverges(tail),
         Some(Stmt::Macro(mac)) => diverging_macro(&mac.mac),
         _ => false,

@@ -345,6 +345,62 @@ fn literal_gone(text: &str) -> ! {
     ))
 }
 
+/// A reference chosen among constants (`let bank: &[&str] = match level { Level::Easy =>
+/// EASY, _ => HARD };`), kept across a suspension: the fingerprint of its value (its JSON
+/// text's FNV hash) is saved, and the continuation takes back the very constant whose
+/// value has it, named again among those the local may hold. A build whose constants
+/// differ finds none and refuses the token ([`OtherConstants`]); two constants of one
+/// value are the same value, whichever is taken.
+// Plumbing of the macros' expansions.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConstantChoice(u64);
+
+impl ConstantChoice {
+    /// The choice a local holds, to save.
+    pub fn of<T: ChosenConstant>(value: &T) -> ConstantChoice {
+        ConstantChoice(Fnv::of_json(value))
+    }
+
+    /// Whether a candidate with this [`Fingerprint`] is the value saved. The expansion
+    /// takes the candidates' fingerprints by autoref (0 for a type that is not
+    /// `Serialize`), so that such a type is reported once, by [`ConstantChoice::of`], at
+    /// the local.
+    pub fn is(&self, fingerprint: u64) -> bool {
+        fingerprint == self.0
+    }
+
+    /// None of the candidates is.
+    ///
+    /// # Panics
+    ///
+    /// Unwinds with [`OtherConstants`]: a state sealed by a build whose constants differ
+    /// (the call is refused; a token is never read as another constant).
+    #[cold]
+    pub fn gone(self) -> ! {
+        other_constants(
+            "the saga's state holds a reference to a constant whose value none of the \
+             constants this build chooses among has: it was saved by a build with other \
+             constants"
+                .to_owned(),
+        )
+    }
+}
+
+/// A value a reference chosen among constants may point to: one whose value can be
+/// fingerprinted across builds (`Serialize`).
+#[diagnostic::on_unimplemented(
+    message = "a reference chosen among constants is kept across a suspension by its value's fingerprint, so its value must be `Serialize`, but `{Self}` is not",
+    label = "chosen among constants here",
+    note = "saga saves which constant the local holds by the JSON of its value, and finds it again among the constants after the suspension (a build whose constants changed is refused)",
+    note = "derive `Serialize` for the constants' type (`#[derive(Serialize)]`): its value, not the constant's address, tells the constants apart"
+)]
+// Plumbing of the macros' expansions: its impl on every such type is not its API.
+#[doc(hidden)]
+pub trait ChosenConstant: Serialize {}
+
+impl<T: Serialize + ?Sized> ChosenConstant for T {}
+
 /// What a saga's restore unwinds with when the state it reads was saved by a build whose
 /// constants differ: a `for` loop's constant changed before the loop's position, or none
 /// of this build's literals has a saved `&'static str`'s text. The token opened (it is

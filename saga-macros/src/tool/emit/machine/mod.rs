@@ -23,7 +23,7 @@ use self::borrow_check::with_borrow_check;
 use self::continuation::continuation;
 use self::exit::{Built, Exits};
 use self::path::{Into, Level, find};
-use crate::tool::ir::{Binding, Carrier, Machine, Rebound, Saved, Site};
+use crate::tool::ir::{Binding, Carrier, Chosen, Machine, Rebound, Saved, Site};
 use crate::tool::lower::places::Refs;
 use crate::tool::lower::site_id;
 
@@ -122,8 +122,14 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                         each.iter().filter_map(|r| r.path.clone()).collect();
                     made.extend(site_saved.iter().filter_map(|s| {
                         let field = &s.field;
-                        let choices = s.literal.as_ref()?;
-                        Some(quote::quote!(#field among #(#choices),*).to_string())
+                        Some(match s.chosen.as_ref()? {
+                            Chosen::Literals(choices) => {
+                                quote::quote!(#field among #(#choices),*).to_string()
+                            }
+                            Chosen::Constants(choices) => {
+                                quote::quote!(#field among constants #(#choices),*).to_string()
+                            }
+                        })
                     }));
                     made.sort_unstable();
                     made.dedup();

@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 use syn::{Block, Expr, Ident, Stmt};
 
 use crate::tool::emit::machine::path::Level;
-use crate::tool::ir::{Binding, Rebound, Saved};
+use crate::tool::ir::{Binding, Chosen, Rebound, Saved};
 use crate::tool::lower::places::Refs;
 use crate::tool::lower::scope::{
     free_in_stmts, free_outside_again, pattern_bindings, read_before_written,
@@ -217,9 +217,22 @@ fn saved(
         } else {
             quote!(#private::restore(#source))
         };
-        let literal = declared_literal(level, local);
-        let value = match &literal {
-            Some(choices) => quote!(#private::Literal::pick(#value, &[#(#choices),*])),
+        let chosen = declared_choice(level, local);
+        let value = match &chosen {
+            Some(Chosen::Literals(choices)) => {
+                quote!(#private::Literal::pick(#value, &[#(#choices),*]))
+            }
+            // Each constant named again, so that none needs to be `Copy`; the first
+            // whose value has the saved fingerprint.
+            Some(Chosen::Constants(choices)) => quote!({
+                use #private::{FingerprintOf as _, NoFingerprint as _};
+                let __chosen: #private::ConstantChoice = #value;
+                #(if __chosen.is((&&#private::Fingerprint(&#choices)).fingerprint()) {
+                    #choices
+                } else)* {
+                    __chosen.gone()
+                }
+            }),
             None => value,
         };
         prefix.push(syn::parse_quote_spanned!(local.span()=> let #mutability #local = #value;));
@@ -227,15 +240,16 @@ fn saved(
             ident: binding.ident.clone(),
             mutable: binding.mutable,
             field,
-            literal,
+            chosen,
         });
     }
     prefix
 }
 
-/// The literals a local of this level may hold, when it is a `&'static str` chosen
-/// among them (see `places::literal_choices`); entry bindings are never such.
-fn declared_literal(level: &Level<'_>, ident: &Ident) -> Option<Vec<Expr>> {
+/// The values a local of this level may hold, when it is a `&'static str` chosen among
+/// literals (see `places::literal_choices`) or a reference chosen among constants
+/// (`places::constant_choices`); entry bindings are never such.
+fn declared_choice(level: &Level<'_>, ident: &Ident) -> Option<Chosen> {
     level.block.stmts[..level.index]
         .iter()
         .rev()
@@ -243,7 +257,12 @@ fn declared_literal(level: &Level<'_>, ident: &Ident) -> Option<Vec<Expr>> {
             Stmt::Local(local) => {
                 let mut binds = false;
                 pattern_bindings(&local.pat, &mut |bound, _| binds |= bound == ident);
-                binds.then(|| crate::tool::lower::places::literal_choices(local))
+                binds.then(|| {
+                    use crate::tool::lower::places::{constant_choices, literal_choices};
+                    literal_choices(local)
+                        .map(Chosen::Literals)
+                        .or_else(|| constant_choices(local).map(Chosen::Constants))
+                })
             }
             _ => None,
         })
