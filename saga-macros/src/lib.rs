@@ -210,7 +210,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | the item of a `for` over a borrowed collection, and anything reached from it as above | `for src in &sources { match src { Source::Pg { dsn, .. } => … } }` |
 /// | a tuple `let` of plain bindings from a tuple that mixes such borrows with values (each bound as its own `let`, in order) | `let (score, top) = (order[0].0, &entries[best]);` |
 /// | a `&'static str` chosen among string literals (and constants beside at least one literal, which says the type), through `if`, `match` and blocks | `let side = if white { "White" } else { "Black" };` (saved as its text, taken back as the same literal) |
-/// | a reference chosen among constants, its type written as a reference, through `if`, `match` and blocks; the constants' values `Serialize` | `let bank: &[&str] = if hard { HARD } else { EASY };`, `let limits: &Limits = match plan { Plan::Pro => &PRO, _ => &FREE };` (saved as its value's fingerprint, taken back as the same constant; a build whose chosen constant changed refuses the token) |
+/// | a reference chosen among constants, its type written as a reference, through `if`, `match` and blocks; the constants' values `Serialize` | `let bank: &[&str] = if hard { HARD } else { EASY };`, `let limits: &Limits = match plan { Plan::Pro => &PRO, _ => &FREE };` (saved as its value's fingerprint, taken back as the same constant; a build whose chosen constant changed refuses the token; the value's `Serialize` tells the constants apart, so two that differ only in skipped fields are taken for each other) |
 ///
 /// What makes the borrow the same after the suspension:
 ///

@@ -350,7 +350,9 @@ fn literal_gone(text: &str) -> ! {
 /// text's FNV hash) is saved, and the continuation takes back the very constant whose
 /// value has it, named again among those the local may hold. A build whose constants
 /// differ finds none and refuses the token ([`OtherConstants`]); two constants of one
-/// value are the same value, whichever is taken.
+/// value are the same value, whichever is taken. The value's `Serialize` is what tells
+/// the constants apart: two that differ only in fields it skips (`#[serde(skip)]`) are
+/// taken for each other.
 // Plumbing of the macros' expansions.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
