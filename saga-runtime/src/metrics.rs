@@ -264,12 +264,6 @@ impl AsRefusal for serde_json::Error {
     }
 }
 
-impl AsRefusal for crate::engine::expand::expand_support::OtherConstants {
-    fn refusal(&self) -> Refusal {
-        Refusal::OtherConstants
-    }
-}
-
 impl AsRefusal for &str {
     fn refusal(&self) -> Refusal {
         Refusal::Other((*self).to_owned())

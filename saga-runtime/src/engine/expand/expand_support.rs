@@ -421,6 +421,12 @@ impl std::fmt::Display for OtherConstants {
     }
 }
 
+impl crate::metrics::AsRefusal for OtherConstants {
+    fn refusal(&self) -> crate::metrics::Refusal {
+        crate::metrics::Refusal::OtherConstants
+    }
+}
+
 /// Ends the transition with [`OtherConstants`]. `resume_unwind`, not `panic!`: nothing is
 /// wrong with the tool's code, so the panic hook (which prints "panicked at") is not run;
 /// the runtime's `catch_unwind` around every step turns it into the refusal.
