@@ -76,10 +76,14 @@ macro_rules! bank_build {
             const EASY: &[&str] = &$easy;
             const HARD: &[&str] = &$hard;
 
-            #[derive(Serialize)]
+            #[derive(Clone, Copy, Serialize)]
             pub struct Limits {
                 pub rounds: u32,
             }
+
+            // Longer than the 32 items serde serializes as an array: chosen as a slice.
+            const WEIGHTS_EASY: [u32; 40] = [1; 40];
+            const WEIGHTS_HARD: [u32; 40] = [2; 40];
 
             const SHORT: Limits = Limits { rounds: 1 };
             const LONG: Limits = Limits { rounds: 2 };
@@ -95,13 +99,15 @@ macro_rules! bank_build {
                 };
                 // Chosen among literals, its type written.
                 let level: &str = if hard { "hard" } else { "easy" };
+                let weights: &[u32] = if hard { &WEIGHTS_HARD } else { &WEIGHTS_EASY };
                 let mut answers = Vec::new();
                 for round in 0..limits.rounds as usize {
                     let answer: String = elicit(questions[round]).await?;
                     answers.push(answer);
                 }
                 Ok(format!(
-                    "{level} {} of {}: {}",
+                    "{level} (weight {}) {} of {}: {}",
+                    weights.iter().sum::<u32>(),
                     answers.len(),
                     questions.len(),
                     answers.join(" ")
@@ -249,7 +255,7 @@ async fn a_reference_chosen_among_constants_is_kept_across_suspensions() {
         .await;
     assert_eq!(
         body["result"]["content"][0]["text"],
-        json!("hard 2 of 3: a b"),
+        json!("hard (weight 80) 2 of 3: a b"),
         "{body}"
     );
 
@@ -273,7 +279,41 @@ async fn a_reference_chosen_among_constants_is_kept_across_suspensions() {
         .await;
     assert_eq!(
         body["result"]["content"][0]["text"],
-        json!("easy 1 of 2: c"),
+        json!("easy (weight 40) 1 of 2: c"),
+        "{body}"
+    );
+}
+
+/// Neither `Copy` nor `Serialize`: it cannot be chosen across a suspension, but across an
+/// ordinary future nothing is saved, and the tool compiles and runs as it did before
+/// references chosen among constants were kept.
+pub struct Plain {
+    rounds: u32,
+}
+
+const ONE: Plain = Plain { rounds: 1 };
+const TWO: Plain = Plain { rounds: 2 };
+
+async fn score() -> u32 {
+    7
+}
+
+#[saga_tool]
+async fn scored(two: bool) -> Result<String, SagaError> {
+    let plan: &Plain = if two { &TWO } else { &ONE };
+    let points = score().await;
+    Ok(format!("{points} x {}", plan.rounds))
+}
+
+#[tokio::test]
+async fn a_reference_chosen_among_constants_across_an_ordinary_future_is_not_saved() {
+    let server = serve_local(server(scored)).await;
+    let (_, body) = Call::new("scored", json!({"two": true}))
+        .send(server.addr)
+        .await;
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        json!("7 x 2"),
         "{body}"
     );
 }

@@ -148,9 +148,10 @@ pub enum Chosen {
     /// A `&'static str` among literals (and constants): the field saves its text (see
     /// `lower::places::literal_choices`).
     Literals(Vec<Expr>),
-    /// A reference among constants, its type written: the field saves its value's
-    /// fingerprint (see `lower::places::constant_choices`).
-    Constants(Vec<Expr>),
+    /// A reference among constants, with its written type: the field saves its value's
+    /// fingerprint, and each candidate is bound to that type to be fingerprinted again
+    /// (see `lower::places::constant_choices`).
+    Constants(Box<syn::Type>, Vec<Expr>),
 }
 
 /// A borrow of a place that a continuation binds again instead of saving it (see

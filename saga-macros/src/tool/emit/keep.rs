@@ -202,9 +202,16 @@ pub fn fields(
                             quote_spanned!(span=> #private::Literal::of(#ident))
                         }
                         // Its value's fingerprint, taken back among the constants.
-                        Some(Chosen::Constants(_)) => {
+                        Some(Chosen::Constants(..)) => {
                             let private = private_path_at(span);
-                            quote_spanned!(span=> #private::ConstantChoice::of(&#ident))
+                            quote_spanned!(span=> {
+                                // One of the two is used, by autoref: the other is not.
+                                #[allow(unused_imports)]
+                                use #private::{ChoiceKindOf as _, NoChoiceKind as _};
+                                #private::ConstantChoice::of(
+                                    (&&#private::ChoiceProbe(&#ident)).choice_kind(),
+                                )
+                            })
                         }
                         None => quote_spanned!(span=> #ident),
                     };

@@ -1049,14 +1049,15 @@ pub fn literal_choices(local: &syn::Local) -> Option<Vec<Expr>> {
 /// value. Only with its type written as a reference: without it the constants could be
 /// numbers, which are saved as they are (and a changed constant would then not refuse a
 /// token it does today). `None` for any other `let`, or a `mut` binding.
-pub fn constant_choices(local: &syn::Local) -> Option<Vec<Expr>> {
-    let ty = plain_binding(local)?;
-    matches!(ty?, Type::Reference(reference) if reference.mutability.is_none()).then_some(())?;
-    choices_of(local, &|leaf| {
+pub fn constant_choices(local: &syn::Local) -> Option<(Type, Vec<Expr>)> {
+    let ty = plain_binding(local)??;
+    matches!(ty, Type::Reference(reference) if reference.mutability.is_none()).then_some(())?;
+    let choices = choices_of(local, &|leaf| {
         is_constant(leaf)
             || matches!(leaf, Expr::Reference(reference)
                 if reference.mutability.is_none() && is_constant(&reference.expr))
-    })
+    })?;
+    Some((ty.clone(), choices))
 }
 
 /// `Some` with the written type, if any, when `local` binds one name, not `mut` nor
@@ -1129,6 +1130,11 @@ fn leaves(expr: &Expr, leaf: &dyn Fn(&Expr) -> bool, out: &mut Vec<Expr>) -> boo
 }
 
 fn block_leaves(block: &Block, leaf: &dyn Fn(&Expr) -> bool, out: &mut Vec<Expr>) -> bool {
+    // An item declared in the block (`{ const LOCAL: &str = "a"; LOCAL }`) is out of scope
+    // where the continuation names the values again.
+    if block.stmts.iter().any(|stmt| matches!(stmt, Stmt::Item(_))) {
+        return false;
+    }
     match block.stmts.last() {
         Some(Stmt::Expr(tail, None)) => leaves(tail, leaf, out),
         Some(Stmt::Expr(tail, Some(_))) => diverges(tail),

@@ -346,28 +346,30 @@ fn literal_gone(text: &str) -> ! {
 }
 
 /// A reference chosen among constants (`let bank: &[&str] = match level { Level::Easy =>
-/// EASY, _ => HARD };`), kept across a suspension: the fingerprint of its value (its JSON
-/// text's FNV hash) is saved, and the continuation takes back the very constant whose
-/// value has it, named again among those the local may hold. A build whose constants
-/// differ finds none and refuses the token ([`OtherConstants`]); two constants of one
-/// value are the same value, whichever is taken. The value's `Serialize` is what tells
-/// the constants apart: two that differ only in fields it skips (`#[serde(skip)]`) are
-/// taken for each other.
+/// EASY, _ => HARD };`), kept across a suspension: a fingerprint of the value it points
+/// to is saved (the FNV hash of its postcard bytes, which keep every bit of a float), and
+/// the continuation takes back the constant, named again among those the local may hold,
+/// whose value has it. A build whose constants differ finds none and refuses the token
+/// ([`OtherConstants`]).
+///
+/// The value is what tells the constants apart, so it must not change while the program
+/// runs: the pointee is `Copy` ([`ChosenValue`]), which rules out interior mutability
+/// (a `static` atomic or lock would otherwise be found again by its current value). Two
+/// constants of one value are the same value, whichever is taken; two that differ only in
+/// what their `Serialize` leaves out (`#[serde(skip)]`) are taken for each other.
 // Plumbing of the macros' expansions.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConstantChoice(u64);
 
 impl ConstantChoice {
-    /// The choice a local holds, to save.
-    pub fn of<T: ChosenConstant>(value: &T) -> ConstantChoice {
-        ConstantChoice(Fnv::of_json(value))
+    /// The choice a local holds, to save: its [`ChoiceProbe`]'s kind, which only a
+    /// reference to a [`ChosenValue`] has ([`ChoosableKind`]).
+    pub fn of<K: ChoosableKind>(kind: K) -> ConstantChoice {
+        ConstantChoice(kind.into_fingerprint())
     }
 
-    /// Whether a candidate with this [`Fingerprint`] is the value saved. The expansion
-    /// takes the candidates' fingerprints by autoref (0 for a type that is not
-    /// `Serialize`), so that such a type is reported once, by [`ConstantChoice::of`], at
-    /// the local.
+    /// Whether a candidate with this fingerprint is the value saved.
     pub fn is(&self, fingerprint: u64) -> bool {
         fingerprint == self.0
     }
@@ -389,19 +391,103 @@ impl ConstantChoice {
     }
 }
 
-/// A value a reference chosen among constants may point to: one whose value can be
-/// fingerprinted across builds (`Serialize`).
-#[diagnostic::on_unimplemented(
-    message = "a reference chosen among constants is kept across a suspension by its value's fingerprint, so its value must be `Serialize`, but `{Self}` is not",
-    label = "chosen among constants here",
-    note = "saga saves which constant the local holds by the JSON of its value, and finds it again among the constants after the suspension (a build whose constants changed is refused)",
-    note = "derive `Serialize` for the constants' type (`#[derive(Serialize)]`): its value, not the constant's address, tells the constants apart"
-)]
-// Plumbing of the macros' expansions: its impl on every such type is not its API.
-#[doc(hidden)]
-pub trait ChosenConstant: Serialize {}
+/// The fingerprint of a chosen constant's value: FNV of its postcard bytes. Not JSON,
+/// which writes every NaN and infinity as `null`. A value postcard refuses hashes as the
+/// bytes written before the refusal, the same in both builds.
+fn choice_fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
+    let bytes = postcard::to_allocvec(value).unwrap_or_default();
+    let mut hash = Fnv::new();
+    hash.write(&bytes);
+    hash.finish()
+}
 
-impl<T: Serialize + ?Sized> ChosenConstant for T {}
+/// A local chosen among constants, or one of its candidates, sorted by autoref
+/// ([`ChoiceKindOf`] for a reference to a [`ChosenValue`], [`NoChoiceKind`] otherwise)
+/// into a kind: the keep requires [`ChoosableKind`] of it, so that a type that cannot be
+/// chosen is reported once, at the local, with what to do; the restore only reads its
+/// fingerprint (0 for [`NotAValue`]), so nothing is reported at the attribute.
+#[doc(hidden)]
+pub struct ChoiceProbe<'a, T>(pub &'a T);
+
+/// A reference to a [`ChosenValue`], with its value's fingerprint.
+#[doc(hidden)]
+pub struct AValue(u64);
+
+/// A reference to anything else.
+#[doc(hidden)]
+pub struct NotAValue;
+
+impl AValue {
+    /// The value's fingerprint.
+    pub fn fingerprint(&self) -> u64 {
+        self.0
+    }
+}
+
+impl NotAValue {
+    /// No fingerprint: 0 (never checked: the keep refuses the type).
+    pub fn fingerprint(&self) -> u64 {
+        0
+    }
+}
+
+/// [`ChoiceProbe`] of a reference to a [`ChosenValue`].
+#[doc(hidden)]
+pub trait ChoiceKindOf {
+    /// Its kind.
+    fn choice_kind(&self) -> AValue;
+}
+
+impl<T: ChosenValue + ?Sized> ChoiceKindOf for &ChoiceProbe<'_, &T> {
+    fn choice_kind(&self) -> AValue {
+        AValue(choice_fingerprint(*self.0))
+    }
+}
+
+/// [`ChoiceProbe`] of anything else.
+#[doc(hidden)]
+pub trait NoChoiceKind {
+    /// Its kind.
+    fn choice_kind(&self) -> NotAValue;
+}
+
+impl<T> NoChoiceKind for ChoiceProbe<'_, T> {
+    fn choice_kind(&self) -> NotAValue {
+        NotAValue
+    }
+}
+
+/// The kind of a local that can be chosen among constants: [`AValue`] only.
+#[diagnostic::on_unimplemented(
+    message = "a reference chosen among constants is kept across a suspension by the value it points to, so that value must be `Copy` and `Serialize`, but it is not both",
+    label = "chosen among constants here",
+    note = "saga saves a fingerprint of the value the local points to, and after the suspension takes back the constant with that value; `Copy` rules out interior mutability (a `static` atomic or lock would be found by its current value)",
+    note = "derive them for the constants' type (`#[derive(Clone, Copy, Serialize)]`); for an array longer than 32 items, which serde does not serialize, write the local's type as a slice (`&[T]`)"
+)]
+#[doc(hidden)]
+pub trait ChoosableKind {
+    /// The fingerprint to save.
+    fn into_fingerprint(self) -> u64;
+}
+
+impl ChoosableKind for AValue {
+    fn into_fingerprint(self) -> u64 {
+        self.0
+    }
+}
+
+/// What a local chosen among constants may point to: a `Copy` value that is `Serialize`
+/// (or a slice of such, or a `str`). `Copy` rules out interior mutability, so the value
+/// that tells the constants apart cannot change while the program runs.
+// Plumbing of the macros' expansions: its impls are not its API.
+#[doc(hidden)]
+pub trait ChosenValue: Serialize {}
+
+impl<T: Copy + Serialize> ChosenValue for T {}
+
+impl<T: Copy + Serialize> ChosenValue for [T] {}
+
+impl ChosenValue for str {}
 
 /// What a saga's restore unwinds with when the state it reads was saved by a build whose
 /// constants differ: a `for` loop's constant changed before the loop's position, or none
@@ -1001,5 +1087,25 @@ mod range_tests {
             through_tokens(RangeRest::from('\u{D7FE}'..='\u{E001}'), 10),
             ('\u{D7FE}'..='\u{E001}').collect::<Vec<char>>()
         );
+    }
+
+    /// A chosen constant is told apart by its postcard bytes: JSON would write every NaN
+    /// and infinity as `null`, and take a range of infinities for one of NaNs.
+    #[test]
+    fn a_choice_tells_floats_apart_that_json_does_not() {
+        #[allow(unused_imports)]
+        use super::{ChoiceKindOf as _, ChoiceProbe, ConstantChoice, NoChoiceKind as _};
+        let of = |value: &[f64]| (&&ChoiceProbe(&value)).choice_kind().fingerprint();
+        let infinities: &[f64] = &[f64::NEG_INFINITY, f64::INFINITY];
+        let nans: &[f64] = &[f64::NAN, f64::NAN];
+        assert_eq!(
+            serde_json::to_string(infinities).ok(),
+            serde_json::to_string(nans).ok()
+        );
+        assert_ne!(of(infinities), of(nans));
+        assert_eq!(of(infinities), of(&[f64::NEG_INFINITY, f64::INFINITY]));
+        // What the keep saves is what the restore finds.
+        let kept = ConstantChoice::of((&&ChoiceProbe(&infinities)).choice_kind());
+        assert!(kept.is(of(infinities)) && !kept.is(of(nans)));
     }
 }

@@ -126,7 +126,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                             Chosen::Literals(choices) => {
                                 quote::quote!(#field among #(#choices),*).to_string()
                             }
-                            Chosen::Constants(choices) => {
+                            Chosen::Constants(_, choices) => {
                                 quote::quote!(#field among constants #(#choices),*).to_string()
                             }
                         })

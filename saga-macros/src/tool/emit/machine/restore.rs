@@ -217,21 +217,30 @@ fn saved(
         } else {
             quote!(#private::restore(#source))
         };
-        let chosen = declared_choice(level, local);
+        // Not at a call: an ordinary future saves nothing, and a local kept across a
+        // `#[saga_fn]` call is saved as it is (a reference chosen among constants is
+        // refused there, as it was before such choices were kept).
+        let chosen = declared_choice(level, local)
+            .filter(|chosen| !call || matches!(chosen, Chosen::Literals(_)));
         let value = match &chosen {
             Some(Chosen::Literals(choices)) => {
                 quote!(#private::Literal::pick(#value, &[#(#choices),*]))
             }
-            // Each constant named again, so that none needs to be `Copy`; the first
-            // whose value has the saved fingerprint.
-            Some(Chosen::Constants(choices)) => quote!({
-                use #private::{FingerprintOf as _, NoFingerprint as _};
+            // Each constant named again and bound to the local's written type (so that
+            // it is fingerprinted as the kept value was, an array as the slice it
+            // coerces to); the first whose value has the saved fingerprint.
+            Some(Chosen::Constants(ty, choices)) => quote!('__saga_choice: {
+                // One of the two is used, by autoref: the other is not.
+                #[allow(unused_imports)]
+                use #private::{ChoiceKindOf as _, NoChoiceKind as _};
                 let __chosen: #private::ConstantChoice = #value;
-                #(if __chosen.is((&&#private::Fingerprint(&#choices)).fingerprint()) {
-                    #choices
-                } else)* {
-                    __chosen.gone()
-                }
+                #({
+                    let __candidate: #ty = #choices;
+                    if __chosen.is((&&#private::ChoiceProbe(&__candidate)).choice_kind().fingerprint()) {
+                        break '__saga_choice __candidate;
+                    }
+                })*
+                __chosen.gone()
             }),
             None => value,
         };
@@ -259,9 +268,10 @@ fn declared_choice(level: &Level<'_>, ident: &Ident) -> Option<Chosen> {
                 pattern_bindings(&local.pat, &mut |bound, _| binds |= bound == ident);
                 binds.then(|| {
                     use crate::tool::lower::places::{constant_choices, literal_choices};
-                    literal_choices(local)
-                        .map(Chosen::Literals)
-                        .or_else(|| constant_choices(local).map(Chosen::Constants))
+                    literal_choices(local).map(Chosen::Literals).or_else(|| {
+                        constant_choices(local)
+                            .map(|(ty, choices)| Chosen::Constants(Box::new(ty), choices))
+                    })
                 })
             }
             _ => None,
