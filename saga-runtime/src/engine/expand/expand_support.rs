@@ -347,7 +347,7 @@ fn literal_gone(text: &str) -> ! {
 
 /// A reference chosen among constants (`let bank: &[&str] = match level { Level::Easy =>
 /// EASY, _ => HARD };`), kept across a suspension: a fingerprint of the value it points
-/// to is saved (the FNV hash of its postcard bytes, which keep every bit of a float), and
+/// to is saved (`Fnv::of_postcard`: its postcard bytes, which keep every bit of a float), and
 /// the continuation takes back the constant, named again among those the local may hold,
 /// whose value has it. A build whose constants differ finds none and refuses the token
 /// ([`OtherConstants`]).
@@ -391,16 +391,6 @@ impl ConstantChoice {
     }
 }
 
-/// The fingerprint of a chosen constant's value: FNV of its postcard bytes. Not JSON,
-/// which writes every NaN and infinity as `null`. A value postcard refuses hashes as the
-/// bytes written before the refusal, the same in both builds.
-fn choice_fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
-    let bytes = postcard::to_allocvec(value).unwrap_or_default();
-    let mut hash = Fnv::new();
-    hash.write(&bytes);
-    hash.finish()
-}
-
 /// A local chosen among constants, or one of its candidates, sorted by autoref
 /// ([`ChoiceKindOf`] for a reference to a [`ChosenValue`], [`NoChoiceKind`] otherwise)
 /// into a kind: the keep requires [`ChoosableKind`] of it, so that a type that cannot be
@@ -440,7 +430,7 @@ pub trait ChoiceKindOf {
 
 impl<T: ChosenValue + ?Sized> ChoiceKindOf for &ChoiceProbe<'_, &T> {
     fn choice_kind(&self) -> AValue {
-        AValue(choice_fingerprint(*self.0))
+        AValue(Fnv::of_postcard(*self.0))
     }
 }
 
@@ -1092,7 +1082,7 @@ mod range_tests {
     /// A chosen constant is told apart by its postcard bytes: JSON would write every NaN
     /// and infinity as `null`, and take a range of infinities for one of NaNs.
     #[test]
-    fn a_choice_tells_floats_apart_that_json_does_not() {
+    fn a_choice_tells_apart_values_one_encoding_would_merge() {
         #[allow(unused_imports)]
         use super::{ChoiceKindOf as _, ChoiceProbe, ConstantChoice, NoChoiceKind as _};
         let of = |value: &[f64]| (&&ChoiceProbe(&value)).choice_kind().fingerprint();
@@ -1104,6 +1094,21 @@ mod range_tests {
         );
         assert_ne!(of(infinities), of(nans));
         assert_eq!(of(infinities), of(&[f64::NEG_INFINITY, f64::INFINITY]));
+        // Values postcard does not encode (a sequence of unknown length) are told apart
+        // too: by their JSON, not all alike as an empty encoding.
+        #[derive(Clone, Copy)]
+        struct Unsized(u32);
+        impl serde::Serialize for Unsized {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeSeq as _;
+                let mut seq = serializer.serialize_seq(None)?;
+                seq.serialize_element(&self.0)?;
+                seq.end()
+            }
+        }
+        assert!(postcard::to_allocvec(&Unsized(1)).is_err());
+        let unsized_of = |value: &Unsized| (&&ChoiceProbe(&value)).choice_kind().fingerprint();
+        assert_ne!(unsized_of(&Unsized(1)), unsized_of(&Unsized(2)));
         // What the keep saves is what the restore finds.
         let kept = ConstantChoice::of((&&ChoiceProbe(&infinities)).choice_kind());
         assert!(kept.is(of(infinities)) && !kept.is(of(nans)));

@@ -38,6 +38,25 @@ impl Fnv {
         let _ = serde_json::to_writer(&mut hash, value);
         hash.finish()
     }
+
+    /// The hash of `value`'s postcard bytes, which keep every bit of a float (JSON writes
+    /// NaN and both infinities alike, as `null`). A value postcard does not encode (a
+    /// sequence of unknown length) hashes as its JSON text instead, after a tag that
+    /// keeps the two encodings apart; every such value hashing alike would merge them.
+    pub(crate) fn of_postcard(value: &(impl serde::Serialize + ?Sized)) -> u64 {
+        let mut hash = Self::new();
+        match postcard::to_allocvec(value) {
+            Ok(bytes) => {
+                hash.write(&[0]);
+                hash.write(&bytes);
+            }
+            Err(_) => {
+                hash.write(&[1]);
+                let _ = serde_json::to_writer(&mut hash, value);
+            }
+        }
+        hash.finish()
+    }
 }
 
 impl std::io::Write for Fnv {
