@@ -138,6 +138,14 @@ fn server(tool: impl SagaTool) -> SagaServer {
         .expect("the server builds")
 }
 
+/// The token `body` hands back.
+fn token_of(body: &Value) -> String {
+    body["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a token: {body}"))
+        .to_owned()
+}
+
 /// The message of the one request `body` asks.
 fn asked(body: &Value) -> &Value {
     let requests = body["result"]["inputRequests"]
@@ -173,10 +181,7 @@ async fn a_build_whose_constant_changed_is_refused_and_one_that_grew_goes_on() {
     // The first build asks item 0, "Your name?", and suspends there.
     let (_, body) = Call::new("survey", json!({})).send(first.addr).await;
     assert_eq!(asked(&body), "Your name?", "{body}");
-    let token = body["result"]["requestState"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = token_of(&body);
     let resume = Call::new("survey", json!({}))
         .state(&token)
         .answers(answer("Ada"));
@@ -203,10 +208,7 @@ async fn a_loop_whose_item_is_not_read_again_is_refused_by_a_build_whose_constan
 
     let (_, body) = Call::new("quiz", json!({})).send(first.addr).await;
     assert_eq!(asked(&body), "Your name?", "{body}");
-    let token = body["result"]["requestState"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = token_of(&body);
     let resume = Call::new("quiz", json!({}))
         .state(&token)
         .answers(answer("Ada"));
@@ -235,19 +237,13 @@ async fn a_reference_chosen_among_constants_is_kept_across_suspensions() {
         .send(first.addr)
         .await;
     assert_eq!(asked(&body), "Hard one?", "{body}");
-    let token = body["result"]["requestState"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = token_of(&body);
     let resume = Call::new("bank", json!({"hard": true}))
         .state(&token)
         .answers(answer("a"));
     let (_, body) = resume.clone().send(first.addr).await;
     assert_eq!(asked(&body), "Hard two?", "{body}");
-    let second = body["result"]["requestState"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let second = token_of(&body);
     let (_, body) = Call::new("bank", json!({"hard": true}))
         .state(&second)
         .answers(json!({"elicit-2": {"action": "accept", "content": {"value": "b"}}}))
@@ -268,10 +264,7 @@ async fn a_reference_chosen_among_constants_is_kept_across_suspensions() {
         .send(first.addr)
         .await;
     assert_eq!(asked(&body), "Easy one?", "{body}");
-    let token = body["result"]["requestState"]
-        .as_str()
-        .expect("a token")
-        .to_owned();
+    let token = token_of(&body);
     let (_, body) = Call::new("bank", json!({"hard": false}))
         .state(&token)
         .answers(answer("c"))
