@@ -12,6 +12,7 @@ mod attacks_sessions;
 mod credentials;
 mod direct;
 mod faults;
+mod fifth_review;
 mod hardening;
 mod http_errors;
 mod own_routes;

@@ -687,6 +687,121 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
     );
 }
 
+/// Requests rmcp answers itself (`tools/list`, an unknown tool named by 7 KB of text, an
+/// unsupported protocol version, `server/discover`, an `initialize`) export none of rmcp's
+/// spans or events (its `serve_inner`, "Service initialized as server" with the
+/// parameters, "response error" quoting the tool's name): only saga's spans are exported,
+/// and none carries the client's text (the fifth review, finding 3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dependencys_span_or_event_is_exported() {
+    let receiver = Receiver::start().await;
+    let server = traced("deploy", &receiver, "saga-no-rmcp").start();
+    let client = ClientSpan::new(9);
+    let traceparent = client.traceparent();
+    let name = format!("unknown-{}", "n".repeat(7_000));
+    let unknown = Call::new(&name, json!({}));
+    let (_, body) = send_traced(server.addr, &unknown, Some(&traceparent)).await;
+    assert!(
+        body.get("error").is_some() || body["result"]["isError"] == true,
+        "{body}"
+    );
+    let mut list = saga_examples::harness::http::request(json!(2), "tools/list", json!({}));
+    list = saga_examples::harness::http::with_meta(list);
+    list["params"]["_meta"]["traceparent"] = json!(traceparent);
+    Post::mcp(server.addr).rpc(&list).send().await;
+    let mut discover =
+        saga_examples::harness::http::request(json!(3), "server/discover", json!({}));
+    discover = saga_examples::harness::http::with_meta(discover);
+    Post::mcp(server.addr).rpc(&discover).send().await;
+    let mut old = Call::deploy().message();
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("1999-01-01-unheard");
+    Post::mcp(server.addr).rpc(&old).send().await;
+    let initialize = saga_examples::harness::http::request(
+        json!(4),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "client-name-7c1d", "version": "1"}}),
+    );
+    Post::mcp(server.addr)
+        .rpc(&initialize)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await;
+    // A call of saga's own last: once its span is in, the ones before it are too.
+    let (_, _) = send_traced(server.addr, &Call::deploy(), Some(&traceparent)).await;
+    let spans = receiver
+        .wait_for("the deploy call's span", |spans| {
+            !rounds_of(spans, &client.trace_id).is_empty()
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let spans = receiver.spans();
+    for span in &spans {
+        assert_ne!(span.name, "serve_inner", "{span:#?}");
+        assert!(
+            !span.carries("nnnnnnnnnn"),
+            "{span:#?} quotes the tool's name"
+        );
+        assert!(
+            !span.carries("client-name-7c1d"),
+            "{span:#?} quotes initialize"
+        );
+        assert!(
+            !span.carries("1999-01-01-unheard"),
+            "{span:#?} quotes the version"
+        );
+        assert!(
+            span.events
+                .iter()
+                .all(|(name, _)| !name.contains("Service initialized")
+                    && !name.contains("response error")),
+            "{span:#?} carries rmcp's events"
+        );
+    }
+}
+
+/// With `OTEL_TRACES_SAMPLER=parentbased_traceidratio` at 0, twenty calls whose client
+/// asks for sampling (`traceparent …-01`) export no span: the client's flag does not
+/// override the operator's ratio (the fifth review, finding 4). With
+/// `SAGA_OTEL_TRUST_CLIENT_SAMPLED=true` it does, as the specification's samplers do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_sampled_flag_does_not_override_the_operators_ratio() {
+    for trusted in [false, true] {
+        let receiver = Receiver::start().await;
+        let mut spawn = traced("deploy", &receiver, "saga-sampled")
+            .env("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+            .env("OTEL_TRACES_SAMPLER_ARG", "0");
+        if trusted {
+            spawn = spawn.env("SAGA_OTEL_TRUST_CLIENT_SAMPLED", "true");
+        }
+        let server = spawn.start();
+        let client = ClientSpan::new(10);
+        for _ in 0..20 {
+            let (_, body) =
+                send_traced(server.addr, &Call::deploy(), Some(&client.traceparent())).await;
+            assert!(body["result"]["requestState"].is_string(), "{body}");
+        }
+        // Metrics are exported whatever is sampled: once they are in, the spans of the
+        // same batches would be too.
+        receiver
+            .wait_for_metric("mcp.server.operation.duration")
+            .await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let calls = rounds_of(&receiver.spans(), &client.trace_id).len();
+        if trusted {
+            assert_eq!(
+                calls, 20,
+                "trusted: every call the client sampled is exported"
+            );
+        } else {
+            assert_eq!(
+                calls, 0,
+                "a ratio of 0 exports nothing, whatever the client asks"
+            );
+        }
+    }
+}
+
 /// A 2025-11-25 session over stdio, the official TypeScript client sending its context in
 /// `_meta`: the one request runs every round of the saga (the server asks during the
 /// call), so the trace has one MCP server span, the client's child, with a transition per

@@ -96,6 +96,23 @@ impl Receiver {
         self.received.lock().expect("lock").metrics.clone()
     }
 
+    /// Waits (30 s at most) until a metric named `name` has been received.
+    ///
+    /// # Panics
+    ///
+    /// When it is not in time.
+    pub async fn wait_for_metric(&self, name: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.metric_names().iter().any(|metric| metric == name) {
+            assert!(
+                Instant::now() < deadline,
+                "{name}: not received in 30 s; received {:?}",
+                self.metric_names()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The spans of `trace_id`, once `done` holds for them (within 30 s).
     ///
     /// # Panics

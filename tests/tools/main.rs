@@ -15,4 +15,5 @@ mod outgrown;
 mod realistic;
 mod routes;
 mod server_model;
+mod state_values;
 mod tool_sampling;

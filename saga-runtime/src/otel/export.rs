@@ -84,15 +84,30 @@ pub enum TelemetryError {
 pub struct Telemetry {
     tracer: SdkTracerProvider,
     meter: SdkMeterProvider,
+    /// Targets besides saga's whose spans and events [`Telemetry::layer`] exports.
+    targets: std::sync::Arc<[String]>,
 }
 
-/// Builds a [`Telemetry`]: where to send, and the service's name.
+/// Builds a [`Telemetry`]: where to send, the service's name, what else to export, and
+/// whether a client's sampling decision is followed.
 #[derive(Debug, Default)]
 #[must_use]
 pub struct TelemetryBuilder {
     endpoint: Option<String>,
     service_name: Option<String>,
+    targets: Vec<String>,
+    trust_client_sampled: Option<bool>,
 }
+
+/// The variable naming, comma-separated, the `tracing` targets besides saga's whose spans
+/// and events (`INFO` and above) are exported: the application's own crates
+/// (`my_server,my_tools`). See [`TelemetryBuilder::export_target`].
+pub const SAGA_OTEL_EXPORT_TARGETS: &str = "SAGA_OTEL_EXPORT_TARGETS";
+
+/// The variable that, set to `true`, makes a client's sampled flag decide whether its
+/// call is sampled, as the specification's parent-based samplers do. See
+/// [`TelemetryBuilder::trust_client_sampled`].
+pub const SAGA_OTEL_TRUST_CLIENT_SAMPLED: &str = "SAGA_OTEL_TRUST_CLIENT_SAMPLED";
 
 impl Telemetry {
     /// A builder: the endpoint and service name come from the standard variables
@@ -118,10 +133,14 @@ impl Telemetry {
         Ok(None)
     }
 
-    /// The layer that records saga's spans (and the application's own, at `INFO` and
-    /// above) as OpenTelemetry spans, for a subscriber of the application's own. saga's
-    /// spans are the MCP server spans and their rounds (`saga.transition`, at `DEBUG`):
-    /// the layer's own filter takes them whatever the subscriber's log filter says.
+    /// The layer that records saga's spans as OpenTelemetry spans, for a subscriber of
+    /// the application's own. saga's spans are the MCP server spans and their rounds
+    /// (`saga.transition`, at `DEBUG`): the layer's own filter takes them whatever the
+    /// subscriber's log filter says. No other crate's spans or events are exported (rmcp's
+    /// name what a client sent: a tool's name, its `initialize` parameters), but for the
+    /// targets named with [`TelemetryBuilder::export_target`] (or
+    /// [`SAGA_OTEL_EXPORT_TARGETS`]), at `INFO` and above; a layer of the application's
+    /// own over [`Telemetry::tracer_provider`] exports anything else it chooses.
     pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + 'static
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
@@ -135,7 +154,10 @@ impl Telemetry {
             .with_location(false)
             .with_tracked_inactivity(false)
             .with_context_activation(false)
-            .with_filter(tracing_subscriber::filter::filter_fn(exported))
+            .with_filter(tracing_subscriber::filter::filter_fn({
+                let targets = std::sync::Arc::clone(&self.targets);
+                move |meta| exported(meta, &targets)
+            }))
     }
 
     /// The tracer provider, for a layer of the application's own making (other options of
@@ -194,6 +216,31 @@ impl TelemetryBuilder {
         self
     }
 
+    /// Also exports the spans and events, at `INFO` and above, of `target` and the
+    /// modules under it (a crate's name, `my_server`, covers `my_server::tools`): the
+    /// application's own spans, which become children of the call they run in. Only
+    /// saga's are exported otherwise: a dependency's spans and events can quote what a
+    /// client sent (rmcp's log a tool's name, an `initialize`'s parameters).
+    /// [`SAGA_OTEL_EXPORT_TARGETS`] adds targets the same way.
+    pub fn export_target(mut self, target: impl Into<String>) -> Self {
+        self.targets.push(target.into());
+        self
+    }
+
+    /// Whether a client's sampled flag (`traceparent`'s `-01`) decides that its call is
+    /// sampled, as the specification's `parentbased_*` samplers decide. `false` by
+    /// default: a call whose parent is a client's is sampled as a trace of the server's
+    /// own (`OTEL_TRACES_SAMPLER`'s ratio, `traceidratio` or `parentbased_traceidratio`,
+    /// or every call), so that clients cannot make a server export every call it serves
+    /// by asking; the call's spans still join the client's trace. `true` for clients you
+    /// trust (an agent of your own), or [`SAGA_OTEL_TRUST_CLIENT_SAMPLED`]`=true`. Spans
+    /// whose parent is the server's own (a round in a call, a task's step) follow it
+    /// either way.
+    pub fn trust_client_sampled(mut self, trust: bool) -> Self {
+        self.trust_client_sampled = Some(trust);
+        self
+    }
+
     /// The providers, exporting in the background; nothing is installed (see
     /// [`Telemetry::layer`]). May be called outside any Tokio runtime: the exporter sends
     /// from a thread of its own.
@@ -232,10 +279,23 @@ impl TelemetryBuilder {
             );
         }
         let resource = resource.build();
-        let tracer = SdkTracerProvider::builder()
+        let mut tracer = SdkTracerProvider::builder()
             .with_batch_exporter(spans)
-            .with_resource(resource.clone())
-            .build();
+            .with_resource(resource.clone());
+        let trust = self.trust_client_sampled.unwrap_or_else(|| {
+            std::env::var(SAGA_OTEL_TRUST_CLIENT_SAMPLED).is_ok_and(|value| value == "true")
+        });
+        if !trust {
+            // A client's parent is sampled as a root of the server's would be: its flag
+            // does not override the operator's ratio. The ratio keys on the trace id, so a
+            // task's steps (parented on its creation's context) decide as it did.
+            tracer = tracer.with_sampler(
+                opentelemetry_sdk::trace::Sampler::parent_based(root_sampler())
+                    .with_remote_parent_sampled(root_sampler())
+                    .with_remote_parent_not_sampled(root_sampler()),
+            );
+        }
+        let tracer = tracer.build();
         let meter = SdkMeterProvider::builder()
             .with_periodic_exporter(metrics)
             .with_resource(resource)
@@ -243,7 +303,21 @@ impl TelemetryBuilder {
         let _ = super::spans::OPERATION_DURATION.set(super::spans::operation_duration(
             &opentelemetry::metrics::MeterProvider::meter(&meter, SCOPE),
         ));
-        Ok(Telemetry { tracer, meter })
+        let mut targets = self.targets;
+        if let Ok(listed) = std::env::var(SAGA_OTEL_EXPORT_TARGETS) {
+            targets.extend(
+                listed
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|target| !target.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        Ok(Telemetry {
+            tracer,
+            meter,
+            targets: targets.into(),
+        })
     }
 
     /// [`TelemetryBuilder::build`], then installs a global `tracing` subscriber (logs on
@@ -273,17 +347,44 @@ where
         .with_filter(filter)
 }
 
+/// The sampler of a trace the server begins, as `OTEL_TRACES_SAMPLER` and
+/// `OTEL_TRACES_SAMPLER_ARG` name it (the `parentbased_` forms by their root): every trace
+/// unless a ratio (a number from 0 to 1; 1 where it is not one) or `always_off` says
+/// otherwise.
+fn root_sampler() -> opentelemetry_sdk::trace::Sampler {
+    use opentelemetry_sdk::trace::Sampler;
+    let ratio = || {
+        std::env::var("OTEL_TRACES_SAMPLER_ARG")
+            .ok()
+            .and_then(|ratio| ratio.trim().parse::<f64>().ok())
+            .filter(|ratio| (0.0..=1.0).contains(ratio))
+            .unwrap_or(1.0)
+    };
+    match std::env::var("OTEL_TRACES_SAMPLER").as_deref() {
+        Ok("always_off" | "parentbased_always_off") => Sampler::AlwaysOff,
+        Ok("traceidratio" | "parentbased_traceidratio") => Sampler::TraceIdRatioBased(ratio()),
+        _ => Sampler::AlwaysOn,
+    }
+}
+
 /// What [`Telemetry::layer`] exports: saga's spans down to its rounds (`DEBUG`), not the
 /// HTTP request's span (`saga.request`: its call's MCP server span stands for it), none
 /// of saga's log events (they name what a client sent: a malformed answer's error, a
-/// panic's message; they stay in the log), and the application's own spans and events at
-/// `INFO` and above.
-fn exported(meta: &tracing::Metadata<'_>) -> bool {
-    let ours = meta.target() == "saga_runtime" || meta.target().starts_with("saga_runtime::");
-    match (ours, meta.is_span()) {
+/// panic's message; they stay in the log), and of `targets` (the application's own),
+/// spans and events at `INFO` and above. Nothing of any other crate: rmcp's spans and
+/// events quote a client's requests.
+fn exported(meta: &tracing::Metadata<'_>, targets: &[String]) -> bool {
+    let under = |target: &str| {
+        meta.target()
+            .strip_prefix(target)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    };
+    match (under("saga_runtime"), meta.is_span()) {
         (true, true) => meta.name() != "saga.request" && *meta.level() <= tracing::Level::DEBUG,
         (true, false) => false,
-        (false, _) => *meta.level() <= tracing::Level::INFO,
+        (false, _) => {
+            *meta.level() <= tracing::Level::INFO && targets.iter().any(|target| under(target))
+        }
     }
 }
 

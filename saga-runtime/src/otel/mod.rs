@@ -42,7 +42,10 @@ mod incoming;
 mod spans;
 
 #[cfg(feature = "otel")]
-pub use export::{OTEL_EXPORTER_OTLP_ENDPOINT, Telemetry, TelemetryBuilder, TelemetryError};
+pub use export::{
+    OTEL_EXPORTER_OTLP_ENDPOINT, SAGA_OTEL_EXPORT_TARGETS, SAGA_OTEL_TRUST_CLIENT_SAMPLED,
+    Telemetry, TelemetryBuilder, TelemetryError,
+};
 #[cfg(feature = "otel")]
 pub(crate) use incoming::RequestTrace;
 #[cfg(feature = "otel")]

@@ -52,6 +52,7 @@ struct ToolSettings {
     ttl: Duration,
     list_ttl: Duration,
     max_token_len: Option<usize>,
+    max_state_values: Option<usize>,
     leeway: Option<Duration>,
     token_format: Option<crate::state::TokenFormat>,
     single_use: Option<Arc<dyn crate::state::TokenStore>>,
@@ -109,6 +110,7 @@ impl<B> Default for Builder<B> {
                 ttl: DEFAULT_TTL,
                 list_ttl: DEFAULT_LIST_TTL,
                 max_token_len: None,
+                max_state_values: None,
                 leeway: None,
                 token_format: None,
                 single_use: None,
@@ -175,6 +177,23 @@ impl<B> Builder<B> {
     /// arguments and answers, so a longer one could not come back. Raise both together.
     pub fn max_token_len(mut self, max: usize) -> Self {
         self.tools.max_token_len = Some(max);
+        self
+    }
+
+    /// The most values (scalars, sequences, maps, keys) a call's saved state may hold in
+    /// its self-describing locals (`serde_json::Value`, a sampling history, any type kept
+    /// as MessagePack): 100,000 by default, as many as one request may carry
+    /// ([`HttpLimits::max_json_values`](super::HttpLimits::max_json_values)). A state's
+    /// bytes are bounded by the token cap (or the state store's bound); its values cost
+    /// memory out of proportion to its bytes once read back (a small number is one byte
+    /// sealed and some 80 bytes read), so this bounds what one request's state costs the
+    /// server. A round whose state would hold more ends its call with an error (the
+    /// client's, `-32602`, when this request's answers are most of the state; else the
+    /// tool's), and a token whose state holds more (sealed under a higher bound) is
+    /// refused before it is read whole. Raise it for tools that keep large JSON documents,
+    /// with the memory per request in mind (SECURITY.md, "What one request may cost").
+    pub fn max_state_values(mut self, values: usize) -> Self {
+        self.tools.max_state_values = Some(values);
         self
     }
 
@@ -798,6 +817,14 @@ impl ToolSettings {
         if let Some(max) = self.max_token_len {
             codec = codec.with_max_token_len(max);
         }
+        if let Some(values) = self.max_state_values {
+            codec = codec.with_max_state_values(values);
+        }
+        // A retry waits for its first sending within its own run-time bound: in one
+        // process it may wait twice (for the token's mark, then for its claim), so a third
+        // of the bound each leaves the rest for opening and answering.
+        codec = codec
+            .with_retry_wait(crate::state::DEFAULT_RETRY_WAIT.min(self.bounds.max_run_time / 3));
         if let Some(leeway) = self.leeway {
             codec = codec.with_leeway(leeway);
         }

@@ -14,7 +14,7 @@ use super::principal::Identity;
 use super::wire::WireCall;
 use super::wire::resumable::CallNotices;
 use crate::engine::caller::model::ServerModel;
-use crate::engine::caller::pool::{Caller, Pool};
+use crate::engine::caller::pool::{Caller, Pool, SharedPlace};
 use crate::engine::{RequestHead, SagaContext};
 use crate::state::ANONYMOUS;
 
@@ -79,6 +79,7 @@ pub(crate) fn head(
         trace: parts.map_or_else(crate::otel::RequestTrace::default, |parts| {
             crate::otel::RequestTrace::of_headers(&parts.headers)
         }),
+        place: parts.and_then(|parts| parts.extensions.get::<SharedPlace>().cloned()),
     }
 }
 

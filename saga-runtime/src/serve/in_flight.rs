@@ -42,14 +42,15 @@ pub(crate) fn already_resumed() -> rmcp::ErrorData {
 impl InFlight {
     /// Marks `token`; if a request that brought it still runs and `wait` (a retry is
     /// answered from the first request's recorded outcome), waits for it to be free, for
-    /// at most [`WAIT_FOR_FIRST`](crate::engine::runner::retried::WAIT_FOR_FIRST). A token
-    /// a running call handed out is refused at once: no answer of it is recorded.
+    /// at most `within` (the codec's [`retry_wait`](crate::state::StateCodec::retry_wait)).
+    /// A token a running call handed out is refused at once: no answer of it is recorded.
     pub(crate) async fn enter_waiting(
         &self,
         token: &str,
         wait: bool,
+        within: std::time::Duration,
     ) -> Result<Marked, rmcp::ErrorData> {
-        let deadline = tokio::time::Instant::now() + crate::engine::runner::retried::WAIT_FOR_FIRST;
+        let deadline = tokio::time::Instant::now() + within;
         let mut pause = std::time::Duration::from_millis(5);
         loop {
             // One look under the lock: entered, or who holds it.

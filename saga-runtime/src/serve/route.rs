@@ -282,8 +282,14 @@ fn detaches(tools: &SagaTools, call: &Call, source: Source) -> bool {
 
 /// `call` of `saga` driven in a task of its own, bounded by the run time: a client that
 /// hangs up (its timeout) does not stop the round, whose outcome is then recorded for the
-/// same request sent again. Past [`MAX_DETACHED`](super::tools::MAX_DETACHED) rounds running
-/// so, it runs attached.
+/// same request sent again.
+///
+/// The round takes over its request's place among the HTTP bounds (its caller's share
+/// and the server's total): a client that hangs up does not free room for another round
+/// while this one runs. Past [`MAX_DETACHED`](super::tools::MAX_DETACHED) rounds running
+/// so (callers without an HTTP place: `SagaTools::run`), the request is refused as one
+/// still running (`-32600`, retryable) before its token is claimed, so that a retry runs
+/// the round; run attached, a hang-up would spend the token with the round undone.
 fn detached<'a>(
     tools: &'a SagaTools,
     saga: &'a Saga,
@@ -293,9 +299,11 @@ fn detached<'a>(
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a {
     let Ok(place) = Arc::clone(tools.detached()).try_acquire_owned() else {
-        tracing::debug!(tool = %crate::log::Escaped(&call.name), "a round runs attached: as many run detached as may");
-        return Either::Left(drive_by(tools, saga, source, at_checkpoint, call, cx));
+        tracing::info!(tool = %crate::log::Escaped(&call.name), "refusing a round: as many run detached as may");
+        return Either::Left(std::future::ready(Err(busy())));
     };
+    // Kept by the round until it ends, whether its client waits or not.
+    let request_place = cx.take_place();
     let (tools, saga, cx) = (tools.clone(), Arc::clone(saga), cx.clone());
     // A margin under the request's own bound, which began a little earlier: the round's
     // error is recorded before the request answers with the same.
@@ -305,7 +313,7 @@ fn detached<'a>(
         .saturating_sub(std::time::Duration::from_millis(250));
     let run = tokio::spawn(
         async move {
-            let _place = place;
+            let _places = (place, request_place);
             let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
             // Stopped at the bound, the drive spends its claim: a retry is refused.
             tokio::time::timeout(max, run)
@@ -322,6 +330,15 @@ fn detached<'a>(
             ))
         })
     }))
+}
+
+/// What a round refused before it starts, for want of room to run detached, answers:
+/// `-32600`, which its `data` says may be sent again (its token is not claimed).
+fn busy() -> ErrorData {
+    ErrorData::invalid_request(
+        "the server is running as many rounds as it may; send the same request again shortly",
+        Some(serde_json::json!({"retryable": true, "retryAfterMs": 1000})),
+    )
 }
 
 /// The error of a streamed route reaching a transport that cannot stream: no door that
@@ -356,7 +373,11 @@ fn drive_by<'a>(
                 None => Box::pin(
                     tools
                         .in_flight()
-                        .enter_waiting(token, tools.codec().records_outcomes()),
+                        .enter_waiting(
+                            token,
+                            tools.codec().records_outcomes(),
+                            tools.codec().retry_wait(),
+                        ),
                 )
                 .await
                 .inspect_err(|_| {

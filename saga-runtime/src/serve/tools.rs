@@ -98,8 +98,11 @@ pub(crate) struct Registry {
 
 /// The most rounds that run detached from their requests at once (a round whose outcome
 /// is recorded runs in a task of its own, so that a client that hangs up does not stop
-/// it), the server's whole: global, as each is also bounded by the run time. A round past
-/// it runs attached to its request, and stops if its client hangs up.
+/// it), the server's whole: global, as each is also bounded by the run time. Over HTTP
+/// each also keeps its request's place (its caller's share and the server's total) until
+/// it ends, which bounds them first; past this bound (callers without a place:
+/// `SagaTools::run`), a round is refused before its token is claimed (`-32600`,
+/// retryable), never run attached where a hang-up would spend its token.
 pub(crate) const MAX_DETACHED: usize = 256;
 
 /// The saga tools of a server and the codec that seals their state.

@@ -26,6 +26,12 @@ pub(crate) const DEFLATE_MIN: usize = 512;
 /// it is, longer than the cap, and its call ends with the error of whoever grew it.
 pub const MAX_STATE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most values a saved state holds in its self-describing slots by default
+/// ([`StateCodec::max_state_values`](super::StateCodec::max_state_values)): as many as
+/// one request may carry (`HttpLimits::max_json_values`'s default), so that a state costs
+/// what one request's body may once read back.
+pub(crate) const DEFAULT_MAX_STATE_VALUES: usize = 100_000;
+
 /// States up to this many bytes are deflated at level 6; longer ones at level 3, about
 /// twice as fast. (Level 1 probes one match only: a file read again 20 KB later is not
 /// found, and such a state deflated to 1.8× where level 6 took it to 60×.) Either way

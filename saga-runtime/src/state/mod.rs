@@ -35,8 +35,10 @@ mod token;
 pub use binding::ANONYMOUS;
 #[doc(hidden)]
 pub use binding::Binding;
+pub(crate) use deflate::DEFAULT_MAX_STATE_VALUES;
 pub use deflate::MAX_STATE_BYTES;
 pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
+pub(crate) use outcome::DEFAULT_RETRY_WAIT;
 pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, abandon, request_digest};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;

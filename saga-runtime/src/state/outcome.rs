@@ -32,6 +32,11 @@ const HEAD: usize = 1 + 4 + NONCE_LEN;
 /// says otherwise: past it, a retry is told the first request's outcome is lost.
 pub const DEFAULT_OUTCOME_LEASE: Duration = Duration::from_secs(360);
 
+/// How long a request sent again waits for its first sending's answer by default, before
+/// it is told to send it again later (`-32600`, retryable): see
+/// [`StateCodec::with_retry_wait`](super::StateCodec::with_retry_wait).
+pub(crate) const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(10);
+
 /// A token this request claimed: what its outcome is recorded for.
 #[derive(Debug, Clone)]
 pub struct Claimed {

@@ -159,6 +159,10 @@ pub struct StateCodec {
     /// session's or a task's codec, whose states stay in the process or the task's
     /// record, holds the server's).
     max_state: Option<usize>,
+    /// The most values a state's self-describing slots hold ([`StateCodec::max_state_values`]).
+    max_state_values: usize,
+    /// How long a request sent again waits for its first sending's answer.
+    retry_wait: Duration,
 }
 
 /// A token that passed every check, with its plaintext.
@@ -202,7 +206,45 @@ impl StateCodec {
             format: TokenFormat::SEALED,
             keeping: None,
             max_state: None,
+            max_state_values: super::DEFAULT_MAX_STATE_VALUES,
+            retry_wait: super::DEFAULT_RETRY_WAIT,
         }
+    }
+
+    /// Waits at most `wait` for a first request's answer when the same request is sent
+    /// again while the first still runs (10 s by default), then answers it `-32600`,
+    /// retryable. A server whose requests are bounded by a shorter run time waits less
+    /// (`SagaServerBuilder` sets a third of `max_run_time`), so that the retry's own bound
+    /// does not stop it first and answer `-32603`.
+    pub fn with_retry_wait(mut self, wait: Duration) -> Self {
+        self.retry_wait = wait;
+        self
+    }
+
+    /// How long a request sent again waits for its first sending's answer
+    /// ([`StateCodec::with_retry_wait`]).
+    pub fn retry_wait(&self) -> Duration {
+        self.retry_wait
+    }
+
+    /// Seals and reads states of at most `values` values in their self-describing slots
+    /// (see [`StateCodec::max_state_values`]).
+    pub fn with_max_state_values(mut self, values: usize) -> Self {
+        self.max_state_values = values;
+        self
+    }
+
+    /// The most values (scalars, sequences, maps, keys: as a request's JSON values are
+    /// counted) a state keeps in its self-describing slots (`serde_json::Value`, the
+    /// messages of a sampling history, any type kept as MessagePack), 100,000 by default,
+    /// as many as one request may carry. A state's bytes are bounded apart
+    /// ([`StateCodec::max_state_bytes`]); its values cost memory out of proportion to
+    /// them once read back (a small number is one byte sealed, some 80 bytes read), so a
+    /// round whose state would hold more is refused where it is sealed, and a token whose
+    /// state holds more is refused before it is read whole. Protects the server: memory
+    /// per request, whoever the caller.
+    pub fn max_state_values(&self) -> usize {
+        self.max_state_values
     }
 
     /// Deflates and inflates states of up to `max` bytes, whatever its cap (see

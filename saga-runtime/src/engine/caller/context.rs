@@ -67,6 +67,9 @@ pub struct SagaContext {
     /// call's span.
     #[cfg(feature = "otel")]
     trace: crate::otel::RequestTrace,
+    /// The HTTP request's place among the bounds, which a round that goes on after its
+    /// client left takes over (`serve::route::detached`).
+    place: Option<crate::engine::caller::pool::SharedPlace>,
 }
 
 /// A request's claim of its token, set by its first round's transition and taken by the
@@ -126,6 +129,7 @@ fn fields_are_send_sync(context: &SagaContext) {
         retry,
         #[cfg(feature = "otel")]
         trace,
+        place,
     } = context;
     #[cfg(feature = "otel")]
     send_sync(trace);
@@ -146,6 +150,7 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(model);
     send_sync(state_size);
     send_sync(retry);
+    send_sync(place);
 }
 
 /// What an HTTP request's head gives its context, whichever path reads the rest.
@@ -159,6 +164,8 @@ pub(crate) struct RequestHead {
     /// What its transport says of its trace (feature `otel`).
     #[cfg(feature = "otel")]
     pub(crate) trace: crate::otel::RequestTrace,
+    /// Its place among the HTTP bounds, which the guard put in its extensions.
+    pub(crate) place: Option<crate::engine::caller::pool::SharedPlace>,
 }
 
 /// rmcp's `Implementation::default()`, made once: it is the same value every time (the
@@ -187,6 +194,7 @@ impl From<RequestHead> for SagaContext {
             model: head.model,
             #[cfg(feature = "otel")]
             trace: head.trace,
+            place: head.place,
             ..Self::default()
         }
     }
@@ -218,6 +226,12 @@ impl SagaContext {
             principal: principal.into(),
             ..Self::default()
         }
+    }
+
+    /// The HTTP request's place among the bounds, taken over by a round that goes on
+    /// after its client left; `None` outside HTTP, or once taken.
+    pub(crate) fn take_place(&self) -> Option<crate::engine::caller::pool::Place> {
+        self.place.as_ref()?.take()
     }
 
     /// Sets the pool the bounds count this request against: for a task's run, the pool of

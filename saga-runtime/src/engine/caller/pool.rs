@@ -194,6 +194,46 @@ pub(crate) struct Place {
     permits: [Option<OwnedSemaphorePermit>; 3],
 }
 
+/// A request's [`Place`], which a round that goes on after its client left takes over
+/// ([`SharedPlace::take`]): a detached round then counts against its caller's share and
+/// the server's total until it ends, as its request did. Cloned into the request's
+/// context; the request's own holder is a [`PlaceOwner`].
+#[derive(Clone)]
+pub(crate) struct SharedPlace(Arc<Mutex<Option<Place>>>);
+
+impl std::fmt::Debug for SharedPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedPlace")
+    }
+}
+
+impl SharedPlace {
+    /// The place, if nothing took it before: whoever holds it keeps it.
+    pub(crate) fn take(&self) -> Option<Place> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The request's holder of its [`SharedPlace`]: gives the place back when the request
+/// ends (its response sent, or its client gone), unless a detached round took it over.
+/// Clones of the handle elsewhere (a context kept by a task) never keep it alive.
+pub(crate) struct PlaceOwner(SharedPlace);
+
+impl Drop for PlaceOwner {
+    fn drop(&mut self) {
+        drop(self.0.take());
+    }
+}
+
+/// `place` shared: its owner, which the request keeps, and a handle for its context.
+pub(crate) fn shared(place: Place) -> (PlaceOwner, SharedPlace) {
+    let handle = SharedPlace(Arc::new(Mutex::new(Some(place))));
+    (PlaceOwner(handle.clone()), handle)
+}
+
 impl Shares {
     pub(crate) fn new(total: usize, per_pool: usize) -> Arc<Self> {
         let total = total.max(1);
@@ -401,6 +441,35 @@ mod tests {
             drop(shares.try_take(&at(&format!("10.0.1.{n}"))));
         }
         assert!(shares.pools() <= 16, "{}", shares.pools());
+    }
+
+    /// A request's place, shared with its context: given back when the request ends,
+    /// unless a round that goes on after its client left took it over, which then holds it
+    /// until it ends (the fifth review: such rounds counted against no share).
+    #[test]
+    fn a_place_taken_over_is_held_until_its_taker_ends() {
+        let shares = Shares::new(8, 1);
+        let pool = at("10.0.0.1");
+        let (owner, handle) = shared(shares.try_take(&pool).expect("free"));
+        let context = handle.clone();
+        drop(owner);
+        assert!(context.take().is_none(), "the request gave its place back");
+        let _again = shares
+            .try_take(&pool)
+            .expect("given back when the request ended");
+        drop(_again);
+
+        let (owner, handle) = shared(shares.try_take(&pool).expect("free"));
+        let taken = handle.take().expect("the round takes it over");
+        drop(owner);
+        assert!(
+            shares.try_take(&pool).is_err(),
+            "the pool's one place stays held while the round runs"
+        );
+        drop(taken);
+        shares
+            .try_take(&pool)
+            .expect("given back when the round ended");
     }
 
     #[tokio::test(start_paused = true)]

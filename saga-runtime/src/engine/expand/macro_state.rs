@@ -206,8 +206,11 @@ fn encode_with(
     let helper_tagged = slot::take_helper_tagged();
     // A reason left by a failure nobody read is not this seal's.
     let _ = slot::take_unreadable();
+    // Each attempt's values are counted, and the round's count has those of the one that
+    // is sealed (`slot::values`).
+    let mut write = || slot::values::counted_write(&mut *write);
     if !helper_tagged && !tagged.load(Ordering::Relaxed) {
-        if let Some(bytes) = slot::write_untagged(write)? {
+        if let Some(bytes) = slot::write_untagged(&mut write)? {
             return Ok(bytes);
         }
         sealed_tagged_from_now_on(type_name);
@@ -298,10 +301,11 @@ fn log_unsaveable(error: &str) {
 /// Decodes the state enum of a later round; `slot` fixes its type.
 pub fn decode<S: StateEnum>(slot: &StateSlot<S>, bytes: &[u8]) -> Result<S, postcard::Error> {
     let _ = slot;
-    match untag(bytes) {
+    // Read within the bound on a state's values, before it is read whole (`slot::values`).
+    slot::values::bounded_read(|| match untag(bytes) {
         Some(untagged) => slot::with_tagging(true, || read_state(&untagged)),
         None => read_state(bytes),
-    }
+    })
 }
 
 /// The arm of [`MacroState::Inspect`]: the state enum `slot` is typed as, decoded from
@@ -425,8 +429,11 @@ pub fn undecodable<R: Exit>(error: &postcard::Error) -> R {
     R::failed(undecodable_reason(error))
 }
 
-/// Why the step ends at a state that does not decode: a fault, logged.
+/// Why the step ends at a state that does not decode: a fault, logged. A state that holds
+/// more values than this server reads (sealed under a higher bound) is not: its call is
+/// refused as a token this server cannot read.
 fn undecodable_reason(error: &postcard::Error) -> &'static str {
+    slot::values::refuse_if_exceeded();
     tracing::error!(%error, "an authenticated saga state does not decode");
     "the saga's state could not be read"
 }

@@ -2,7 +2,8 @@
 //! redeems a token records what it answered ([`record`]), and the same request sent again
 //! (same token, same caller, same answers) gets that answer ([`replayed`]) instead of
 //! running the round a second time. One sent while the first still runs waits for its
-//! answer, for at most [`WAIT_FOR_FIRST`].
+//! answer, for at most the codec's
+//! [`retry_wait`](crate::state::StateCodec::retry_wait).
 //!
 //! The plaintext of a recorded outcome is JSON, version
 //! [`OUTCOME_VERSION`](crate::state) of the sealed layout (see `state::outcome`):
@@ -24,10 +25,6 @@ use crate::engine::caller::error::{Failure, invalid_state};
 use crate::log::Escaped;
 use crate::metrics::Refusal;
 use crate::state::{Claim, Claimed, StateCodec, unix_now};
-
-/// How long a request sent again waits for the first one's answer before it is told to
-/// send it again later.
-pub(crate) const WAIT_FOR_FIRST: Duration = Duration::from_secs(10);
 
 /// The largest outcome recorded: a larger answer is sent, not kept, and a retry of its
 /// request is refused (as without recorded outcomes).
@@ -96,7 +93,7 @@ pub(crate) async fn replayed(
     claim: Claim,
     claimed: &Claimed,
 ) -> Result<Option<Result<CallToolResponse, ErrorData>>, Failure> {
-    let deadline = tokio::time::Instant::now() + WAIT_FOR_FIRST;
+    let deadline = tokio::time::Instant::now() + codec.retry_wait();
     let mut pause = Duration::from_millis(10);
     let mut claim = claim;
     loop {
@@ -148,7 +145,7 @@ pub(crate) fn unavailable() -> Failure {
     Failure::Internal("the server cannot accept this round now; retry later".into())
 }
 
-/// The first request of this token is still running past [`WAIT_FOR_FIRST`]: sent
+/// The first request of this token is still running past the codec's retry wait: sent
 /// again later, it gets that request's answer.
 fn still_running() -> Failure {
     Failure::Tool(Box::new(still_running_error()))

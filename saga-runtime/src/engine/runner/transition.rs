@@ -13,6 +13,7 @@ use crate::engine::contract::tool::Step;
 use crate::engine::contract::typed::{State, Typed};
 use crate::engine::forms::elicit::FormError;
 use crate::engine::identity::points::{Point, Points};
+use crate::engine::identity::slot::values::RoundValues;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::kinds::table::{Answer, Asked};
 use crate::engine::round::answers::{AnswerSlots, Answers};
@@ -225,6 +226,7 @@ fn run_transition<'a>(
                 .is_none()
                 .then_some(call.arguments.as_ref())
                 .flatten(),
+            state_values: std::sync::atomic::AtomicUsize::new(0),
         };
         // Open: a first round starts the tool from its arguments; a later one opens its token,
         // spends it, and reads the answers, or asks the same round again without a step.
@@ -479,6 +481,9 @@ struct Transition<'a> {
     answered_bytes: usize,
     /// A first round's arguments, counted with the answers by `outgrown` alone.
     first_arguments: Option<&'a JsonObject>,
+    /// Values of the state the step left (its self-describing slots', and its helpers'),
+    /// checked against the codec's bound where it is sealed.
+    state_values: std::sync::atomic::AtomicUsize,
 }
 
 impl<'a> Transition<'a> {
@@ -701,9 +706,14 @@ impl<'a> Transition<'a> {
         from: Option<[u8; 24]>,
     ) -> Result<Step<State>, Failure> {
         let keys = crate::engine::asks::effect::RoundKeys::of(from);
-        keys.scope(catch_panic_pinned(self.tool.step(state, answers, self.cx)))
+        let values = RoundValues::new(self.codec.max_state_values());
+        let stepped = values
+            .scope(keys.scope(catch_panic_pinned(self.tool.step(state, answers, self.cx))))
             .await
-            .map_err(|payload| panicked(self.name, payload.as_ref()))
+            .map_err(|payload| panicked(self.name, payload.as_ref()));
+        self.state_values
+            .store(values.sealed(), std::sync::atomic::Ordering::Relaxed);
+        stepped
     }
 
     /// The step found an answer the runtime could not check does not fit: the same round
@@ -749,6 +759,12 @@ impl<'a> Transition<'a> {
         head.build = points.build_tag();
         asking::gate(&head.pending, self.cx)?;
         let input_requests = (!input_requests.is_empty()).then_some(input_requests);
+        let values = self.state_values.load(std::sync::atomic::Ordering::Relaxed);
+        if values > codec.max_state_values() {
+            // Refused where it is sealed: no token is handed out whose state would cost
+            // more to read back than this server lets one request hold.
+            return Err(self.too_many_values(values));
+        }
         let (plaintext, point, fields_at) = encode(self.tool, points, codec.format(), &head, state).map_err(|error| {
             if let Some(reason) = crate::engine::identity::slot::take_unreadable() {
                 // The caller's own values made it (a `#[serde(flatten)]` map it filled with
@@ -849,6 +865,47 @@ impl<'a> Transition<'a> {
                  {token_len} characters, over {max}, {bound}. Largest saved: {largest}. \
                  {fixes}",
                 fields.len()
+            )
+            .into(),
+        )
+    }
+
+    /// The failure of a state that would hold more values than the codec's bound, blamed
+    /// on the client when its answers (or a first call's arguments) could hold what is
+    /// past the bound (smaller answers let the call go on), else on the tool.
+    fn too_many_values(&self, values: usize) -> Failure {
+        let max = self.codec.max_state_values();
+        let answered = self.answered_bytes + arguments_len(self.first_arguments);
+        tracing::warn!(
+            tool = %Escaped(self.name),
+            values,
+            max,
+            answered,
+            "the saga's state would hold more values than the server reads back"
+        );
+        // The client's when this request's answers tipped it over: without them the state
+        // could have fitted, and the same round answered smaller goes on. A JSON value
+        // takes two bytes at least (`0,`), so answers of `answered` bytes hold at most half
+        // as many values.
+        let client = !self.model_answered && answered / 2 >= values - max;
+        let message = format!(
+            "the saga's state would hold {values} values (JSON values, list items, map \
+             entries), over the {max} this server reads back in one request"
+        );
+        if client {
+            return Failure::InvalidParams(
+                format!(
+                    "{message}: this request's answers (or a first call's arguments, \
+                     {answered} bytes) took it past the bound; send smaller answers"
+                )
+                .into(),
+            );
+        }
+        Failure::Internal(
+            format!(
+                "{message}. Keep less across a suspension (a history trimmed as it grows, \
+                 the parts it needs of a document), or raise the bound with \
+                 SagaServerBuilder::max_state_values"
             )
             .into(),
         )

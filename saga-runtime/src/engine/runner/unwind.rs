@@ -59,6 +59,11 @@ pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> Failure {
     {
         return crate::engine::caller::error::invalid_state(tool, other);
     }
+    if let Some(past) =
+        payload.downcast_ref::<crate::engine::identity::slot::values::PastTheBound>()
+    {
+        return crate::engine::caller::error::invalid_state(tool, past);
+    }
     let message = payload
         .downcast_ref::<&str>()
         .copied()

@@ -21,7 +21,7 @@ use tracing::Instrument as _;
 use super::owners::{BoundMet, Counted, Ownership};
 use super::refuse::{refuse, refuse_id};
 use super::streams;
-use crate::engine::caller::pool::{Caller, PeerAddr, Place, Pool, Shares};
+use crate::engine::caller::pool::{Caller, PeerAddr, Place, PlaceOwner, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
 use crate::serve::wire::{Format, UnknownFormat, WireCall};
@@ -283,6 +283,10 @@ impl Guard {
                 Ok(bytes) => bytes,
                 Err(refused) => return refused.into_response(),
             };
+            // Shared with the request's context: a round that goes on after its client
+            // left takes the place over, and counts against the bounds until it ends.
+            let (place, handle) = crate::engine::caller::pool::shared(place);
+            parts.extensions.insert(handle);
             // The decision lives only in this block: bound where the run is awaited, it
             // would keep its room in this future (the read call's 920 bytes) after it is
             // moved.
@@ -388,7 +392,7 @@ impl Guard {
         parts: http::request::Parts,
         bytes: Bytes,
         pool: Pool,
-        place: Option<Place>,
+        place: Option<PlaceOwner>,
     ) -> Response {
         let (response, place) = match posted {
             OtherPost::Resume(direct, resumption) => (direct.resume(*resumption), place),
@@ -441,7 +445,7 @@ impl Guard {
         bytes: Bytes,
         envelope: &Envelope,
         id: &str,
-        place: Option<Place>,
+        place: Option<PlaceOwner>,
     ) -> Response {
         let held = if envelope.method.is_some() && envelope.has_id() {
             match self.hold_request(&mut parts, &bytes, envelope, id).await {

@@ -80,6 +80,7 @@ mod msgpack;
 pub(crate) mod same;
 pub(crate) mod saved;
 mod skips;
+pub(crate) mod values;
 mod write;
 
 /// A saved local in a state enum: encoded as postcard where postcard reads its type back,
@@ -421,6 +422,11 @@ fn msgpack_checked(value: &dyn Saved) -> SlotWritten {
         Ok(bytes) => bytes,
         Err(error) => return SlotWritten::Refused(error.to_string().into()),
     };
+    if values::counting() {
+        // What the state costs once read back is counted where it is sealed, so that no
+        // token is handed out that its server would not read ([`values`]).
+        values::note_written(msgpack::values_in(&bytes[1..]));
+    }
     if reads_back_by_construction(value.type_name()) && !cfg!(debug_assertions) {
         return SlotWritten::Bytes(bytes);
     }

@@ -27,6 +27,8 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Unexpected, Visitor};
 
+use super::values;
+
 /// Nesting deeper than this is refused, as `rmp-serde` refuses it.
 const MAX_DEPTH: u16 = 1024;
 
@@ -113,6 +115,9 @@ pub(crate) struct Stream<'a> {
     /// The length of the whole input, and where the last token read began in it.
     len: usize,
     start: usize,
+    /// Values it may still read: the state's bound on them, less what its other slots
+    /// read ([`super::values`]); `None` where no state is being read.
+    left: Option<usize>,
 }
 
 /// A JSON slot's text, and where each value of its MessagePack transcoding came from.
@@ -183,6 +188,7 @@ impl<'a> Input<'a> {
                 .map(|(text, spans)| JsonSource { text, spans }),
             len: self.bytes.len(),
             start: 0,
+            left: None,
         }
     }
 }
@@ -193,9 +199,25 @@ impl<'a> Input<'a> {
 #[inline(never)]
 pub(crate) fn read_input<T: de::DeserializeOwned>(input: &Input<'_>) -> Result<T, Error> {
     let mut stream = input.stream();
-    let value = T::deserialize(&mut stream)?;
+    stream.left = values::left();
+    let value = T::deserialize(&mut stream);
+    values::set_left(stream.left);
+    let value = value?;
     stream.end()?;
     Ok(value)
+}
+
+/// How many values (scalars, sequences, maps, keys, options' markers) MessagePack `bytes`
+/// hold, counted without reading them into anything; what a malformed tail holds is not
+/// counted.
+pub(crate) fn values_in(bytes: &[u8]) -> usize {
+    let input = Input::msgpack(bytes, true);
+    let mut stream = input.stream();
+    let mut count = 0usize;
+    while !stream.input.is_empty() && stream.token().is_ok() {
+        count += 1;
+    }
+    count
 }
 
 impl<'a> Stream<'a> {
@@ -235,6 +257,14 @@ impl<'a> Stream<'a> {
     fn token(&mut self) -> Result<Token<'a>, Error> {
         if let Some(token) = self.ahead.take() {
             return Ok(token);
+        }
+        if let Some(left) = &mut self.left {
+            // Refused before it is read whole: past the bound, the state costs more
+            // memory than this server lets one request hold.
+            *left = left.checked_sub(1).ok_or_else(|| {
+                values::note_exceeded();
+                error("the saved state holds more values than this server reads back")
+            })?;
         }
         self.start = self.len - self.input.len();
         let [marker] = self.array::<1>()?;
@@ -1030,6 +1060,33 @@ mod tests {
         let mut serializer = rmp_serde::Serializer::new(&mut bytes).with_struct_map();
         value.serialize(&mut serializer).expect("writes");
         bytes
+    }
+
+    /// A value's values are counted as a request's JSON values are (scalars, sequences,
+    /// maps, keys), and a state's reading stops at its bound: one value short of what the
+    /// bytes hold is refused, not read on (the fifth review: a state of small numbers read
+    /// back cost some 80 bytes for each byte sealed).
+    #[test]
+    fn values_are_counted_and_a_read_past_the_bound_is_refused() {
+        let value = serde_json::json!({"a": [0, 1, {"b": null}], "c": "x"});
+        let bytes = written(&value);
+        // {a: [0, 1, {b: null}], c: "x"}: map, "a", array, 0, 1, map, "b", null, "c", "x".
+        assert_eq!(values_in(&bytes), 10);
+        assert_eq!(values_in(&written(&vec![0u8; 1000])), 1001);
+        let read_within = |bound: usize| {
+            let round = values::RoundValues::new(bound);
+            futures::executor::block_on(round.scope(async {
+                values::bounded_read(|| from_slice_marked::<serde_json::Value>(&bytes))
+            }))
+        };
+        assert_eq!(read_within(10).expect("within the bound"), value);
+        let refused = read_within(9).expect_err("past the bound");
+        assert!(refused.to_string().contains("more values"), "{refused}");
+        // Outside a state's reading (a slot read back as it is written), nothing bounds it.
+        assert_eq!(
+            from_slice_marked::<serde_json::Value>(&bytes).expect("reads"),
+            value
+        );
     }
 
     /// Reads `bytes` as `T` both ways: both read it, as the same value (compared by
