@@ -729,7 +729,7 @@ async fn no_dependencys_span_or_event_is_exported() {
         .await;
     // A call of saga's own last: once its span is in, the ones before it are too.
     let (_, _) = send_traced(server.addr, &Call::deploy(), Some(&traceparent)).await;
-    let spans = receiver
+    receiver
         .wait_for("the deploy call's span", |spans| {
             !rounds_of(spans, &client.trace_id).is_empty()
         })
