@@ -11,6 +11,7 @@ mod attacks;
 mod attacks_sessions;
 mod credentials;
 mod direct;
+mod effects_crash;
 mod faults;
 mod fifth_review;
 mod hardening;

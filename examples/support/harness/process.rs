@@ -272,24 +272,44 @@ impl ServerProcess {
     ///
     /// When the signal cannot be sent or the process does not exit in 10 s.
     pub fn interrupt(&mut self) {
-        let sent = Command::new("kill")
-            .args(["-INT", &self.pid().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "SIGINT sent");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while self
-            .child
-            .try_wait()
-            .expect("the process can be polled")
-            .is_none()
-        {
+        self.signal("INT");
+        self.wait_exit("SIGINT", Duration::from_secs(10));
+    }
+
+    /// Stops it as Docker, Kubernetes and systemd do (SIGTERM), without waiting.
+    ///
+    /// # Panics
+    ///
+    /// When the signal cannot be sent.
+    pub fn terminate(&mut self) {
+        self.signal("TERM");
+    }
+
+    /// Waits up to `within` for the process to exit; its status.
+    ///
+    /// # Panics
+    ///
+    /// When it does not exit in time.
+    pub fn wait_exit(&mut self, after: &str, within: Duration) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the process can be polled") {
+                return status;
+            }
             assert!(
                 std::time::Instant::now() < deadline,
-                "the server did not exit within 10 s of SIGINT"
+                "the server did not exit within {within:?} of {after}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    fn signal(&self, name: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIG{name} sent");
     }
 
     /// Asserts that the process is still running.

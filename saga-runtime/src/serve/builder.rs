@@ -73,6 +73,7 @@ struct ServerSettings {
     instructions: Option<String>,
     http_limits: super::limits::HttpLimits,
     session_idle_timeout: Duration,
+    shutdown_grace: Duration,
     direct_calls: bool,
     #[cfg(feature = "http")]
     routes: Option<axum::Router>,
@@ -128,6 +129,7 @@ impl<B> Default for Builder<B> {
                 instructions: None,
                 http_limits: super::limits::HttpLimits::default(),
                 session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+                shutdown_grace: super::shutdown::DEFAULT_SHUTDOWN_GRACE,
                 direct_calls: true,
                 #[cfg(feature = "http")]
                 routes: None,
@@ -634,6 +636,17 @@ impl Builder<SagaServer> {
         self
     }
 
+    /// How long a server asked to stop (SIGTERM, Ctrl-C, or the future given to
+    /// [`SagaServer::serve_http_until`]) lets the requests in flight, and the rounds that go
+    /// on after their clients left, finish and record their outcomes before it returns
+    /// (default 25 s, [`DEFAULT_SHUTDOWN_GRACE`](super::DEFAULT_SHUTDOWN_GRACE)). Keep it
+    /// under the time your orchestrator waits before it kills the process (Kubernetes'
+    /// `terminationGracePeriodSeconds`, 30 s by default), with room to flush telemetry.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.server.shutdown_grace = grace;
+        self
+    }
+
     /// Whether an MRTR `tools/call` over HTTP that rmcp's transport would accept exactly
     /// as it is runs without rmcp's per-request service (default: `true`).
     ///
@@ -735,6 +748,7 @@ impl Builder<SagaServer> {
             http_limits: server.http_limits,
             list_ttl,
             session_idle_timeout: server.session_idle_timeout,
+            shutdown_grace: server.shutdown_grace,
             direct_calls: server.direct_calls,
             #[cfg(feature = "http")]
             routes: server.routes,

@@ -32,6 +32,7 @@ mod replay;
 pub(crate) mod route;
 mod server;
 mod session;
+mod shutdown;
 mod stateless;
 mod stdio;
 #[cfg(feature = "http")]
@@ -57,6 +58,7 @@ pub use server::{
     SagaServer,
 };
 pub use session::MAX_ASKS_AGAIN;
+pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
 pub use tools::{
     BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_RUN_TIME, InspectRequest, SagaTools,
 };

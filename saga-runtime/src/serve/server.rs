@@ -67,6 +67,8 @@ pub struct SagaServer {
     pub(super) list_ttl: Duration,
     pub(super) http_limits: super::limits::HttpLimits,
     pub(super) session_idle_timeout: Duration,
+    /// How long a server asked to stop lets what is in flight finish.
+    pub(super) shutdown_grace: Duration,
     pub(super) direct_calls: bool,
     /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
     #[cfg(feature = "http")]
@@ -163,6 +165,11 @@ impl SagaServer {
     /// How long an idle session is kept.
     pub(crate) fn session_idle_timeout(&self) -> Duration {
         self.session_idle_timeout
+    }
+
+    /// How long a server asked to stop lets what is in flight finish.
+    pub(crate) fn shutdown_grace(&self) -> Duration {
+        self.shutdown_grace
     }
 
     /// This server for one new session: the same tools and keys, with the session's own

@@ -10,10 +10,18 @@ use super::server::SagaServer;
 use super::wire::resumable;
 
 impl SagaServer {
-    /// Serves MCP on stdin/stdout until stdin closes.
+    /// Serves MCP on stdin/stdout until stdin closes, or until SIGTERM or Ctrl-C: then
+    /// no further line is read, the requests in flight get their answers (rmcp waits up to
+    /// 5 s for them), the rounds that go on after their clients left finish within the
+    /// shutdown grace, and it returns; a second signal exits at once.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        self.serve_erased_io(Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
-            .await
+        let stop = super::shutdown::from_signals();
+        self.serve_erased_io(
+            Box::new(tokio::io::stdin()),
+            Box::new(tokio::io::stdout()),
+            Box::pin(stop),
+        )
+        .await
     }
 
     /// Serves MCP on any byte stream pair, until the reader reaches end of file.
@@ -25,8 +33,12 @@ impl SagaServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        self.serve_erased_io(Box::new(reader), Box::new(writer))
-            .await
+        self.serve_erased_io(
+            Box::new(reader),
+            Box::new(writer),
+            Box::pin(std::future::pending()),
+        )
+        .await
     }
 
     /// The server's future, built and compiled once, here: an `async fn`'s body is
@@ -36,6 +48,7 @@ impl SagaServer {
         self,
         reader: Box<dyn AsyncRead + Send + Unpin>,
         writer: Box<dyn AsyncWrite + Send + Unpin>,
+        stop: BoxFuture<'static, ()>,
     ) -> BoxFuture<'static, Result<(), ServeError>> {
         Box::pin(async move {
             self.tools().start_background();
@@ -47,11 +60,29 @@ impl SagaServer {
             // the next whole line finds the server gone.
             let mut forwarding = tokio::task::JoinSet::new();
             forwarding.spawn(forward_lines(reader, lines_in, max_line));
+            let tools = self.tools().clone();
+            let grace = self.shutdown_grace();
             let running = self
                 .serve((lines_out, writer))
                 .await
                 .map_err(|error| ServeError::Initialize(Box::new(error)))?;
-            running.waiting().await.map_err(ServeError::Session)?;
+            let waiting = running.waiting();
+            tokio::pin!(waiting);
+            tokio::select! {
+                ended = &mut waiting => {
+                    ended.map_err(ServeError::Session)?;
+                }
+                () = stop => {
+                    // No further line is read: the service sees its input end, answers
+                    // what it is running, and stops.
+                    let deadline = tokio::time::Instant::now() + grace;
+                    forwarding.abort_all();
+                    if let Ok(ended) = tokio::time::timeout_at(deadline, &mut waiting).await {
+                        ended.map_err(ServeError::Session)?;
+                    }
+                    tools.drain(deadline).await;
+                }
+            }
             Ok(())
         })
     }

@@ -39,7 +39,9 @@ pub(crate) use deflate::DEFAULT_MAX_STATE_VALUES;
 pub use deflate::MAX_STATE_BYTES;
 pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
 pub(crate) use outcome::DEFAULT_RETRY_WAIT;
-pub use outcome::{Claimed, DEFAULT_OUTCOME_LEASE, abandon, request_digest};
+pub use outcome::{
+    Claimed, DEFAULT_OUTCOME_LEASE, RENEW_EVERY, RENEWED_LEASE, abandon, request_digest,
+};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub(crate) use saga_wire::__private::hex;

@@ -37,6 +37,15 @@ pub const DEFAULT_OUTCOME_LEASE: Duration = Duration::from_secs(360);
 /// [`StateCodec::with_retry_wait`](super::StateCodec::with_retry_wait).
 pub(crate) const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a claim in a store that renews leases ([`super::TokenStore::leases_renewed`])
+/// is held without a renewal: its runner renews it every [`RENEW_EVERY`] while the round
+/// runs, so that a retry finds a runner that died within this long, and takes the round
+/// over.
+pub const RENEWED_LEASE: Duration = Duration::from_secs(15);
+
+/// How often a running round renews its claim's lease ([`RENEWED_LEASE`]).
+pub const RENEW_EVERY: Duration = Duration::from_secs(5);
+
 /// A token this request claimed: what its outcome is recorded for.
 #[derive(Debug, Clone)]
 pub struct Claimed {
@@ -153,15 +162,23 @@ pub(crate) fn open(keys: &KeyRing, claimed: &Claimed, sealed: &[u8]) -> Option<V
     })
 }
 
-/// Spends `claimed` in `store`, in a task of its own (`StateCodec::abandon`).
+/// Gives `claimed` back without an outcome, in a task of its own (`StateCodec::abandon`):
+/// in a store that renews leases its lease ends now, and a retry of the request takes
+/// the round over and runs it again from the same token (its effects under the same keys);
+/// in any other store it is spent, and a retry refused.
 pub fn abandon(store: &std::sync::Arc<dyn super::TokenStore>, claimed: Claimed) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
     let store = std::sync::Arc::clone(store);
     runtime.spawn(async move {
-        if let Err(error) = store.record(&claimed.nonce, &[], claimed.keep_until).await {
-            tracing::warn!(%error, "cannot spend an abandoned token: its retry waits for its lease");
+        let given_back = if store.leases_renewed() {
+            store.renew(&claimed.nonce, 0).await.map(|_| ())
+        } else {
+            store.record(&claimed.nonce, &[], claimed.keep_until).await
+        };
+        if let Err(error) = given_back {
+            tracing::warn!(%error, "cannot give back an abandoned token: its retry waits for its lease");
         }
     });
 }

@@ -126,6 +126,28 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
+    /// Sets the lease of the running claim `id` (given `expected`, only if it is held until
+    /// exactly that): whether it was so held. One statement, atomic.
+    async fn set_lease(
+        &self,
+        id: [u8; 24],
+        expected: Option<u64>,
+        lease_until: u64,
+    ) -> Result<bool, StoreError> {
+        let now = to_sql(unix_now());
+        let client = self.db.client().await.map_err(StoreError::Unavailable)?;
+        let changed = client
+            .execute(
+                "UPDATE saga_outcomes SET lease_until = $1
+                 WHERE nonce = $2 AND outcome IS NULL AND lease_until IS NOT NULL
+                   AND keep_until >= $3 AND ($4::BIGINT IS NULL OR lease_until = $4)",
+                &[&to_sql(lease_until), &&id[..], &now, &expected.map(to_sql)],
+            )
+            .await
+            .map_err(|error| StoreError::Unavailable(describe(error)))?;
+        Ok(changed == 1)
+    }
+
     /// Connects to `url` (`postgres://user:password@host/dbname`), creating the tables if
     /// they are missing. The task store may use the same database (`TaskStore::postgres`).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -207,6 +229,27 @@ impl TokenStore for PostgresStore {
 
     fn records_outcomes(&self) -> bool {
         true
+    }
+
+    fn leases_renewed(&self) -> bool {
+        true
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.set_lease(*id, None, lease_until))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        expired: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.set_lease(*id, Some(expired), lease_until))
     }
 
     fn claim<'a>(

@@ -137,6 +137,45 @@ pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
         let _ = (id, outcome, keep_until);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// Whether the store renews a running claim's lease ([`TokenStore::renew`]) and takes
+    /// over one whose lease ran out ([`TokenStore::take_over`]). Such a store's claims are
+    /// held for a short lease that the runner renews while its round runs, so that a
+    /// runner that died (its process killed) is found in seconds, and a retry of its
+    /// request runs the round again from the same token, its effects under the same keys.
+    /// `false` by default: a claim is then held for the server's whole lease
+    /// ([`StateCodec::with_outcome_lease`](super::StateCodec::with_outcome_lease)), and a
+    /// retry past it is refused.
+    fn leases_renewed(&self) -> bool {
+        false
+    }
+
+    /// Extends the lease of the token `id`, claimed and still running (no outcome
+    /// recorded), to `lease_until` (unix seconds; 0 gives the round back at once:
+    /// the next claim takes it over). `Ok(false)` if it does not hold `id` so.
+    fn renew<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = (id, lease_until);
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// Takes over the token `id`, held running until `expired` (a lease that ran out:
+    /// its runner died, or gave the round back): marks it running until `lease_until`, in
+    /// one atomic step that fails if anything else changed it meanwhile (another retry
+    /// took it over, its runner renewed it or recorded its outcome). `Ok(true)` if this
+    /// request now holds the round.
+    fn take_over<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        expired: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = (id, expired, lease_until);
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// A store chosen at run time (memory for one process, Redis for replicas).
@@ -182,6 +221,27 @@ impl TokenStore for Box<dyn TokenStore> {
         keep_until: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.as_ref().record(id, outcome, keep_until)
+    }
+
+    fn leases_renewed(&self) -> bool {
+        self.as_ref().leases_renewed()
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.as_ref().renew(id, lease_until)
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        expired: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.as_ref().take_over(id, expired, lease_until)
     }
 }
 
@@ -368,6 +428,23 @@ impl MemoryStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Sets the lease of `id` if it is held running (and, given `expected`, until exactly
+    /// that): whether it was.
+    fn set_lease(&self, id: &[u8; 24], expected: Option<u64>, lease_until: u64) -> bool {
+        let now = unix_now();
+        let mut entries = self.entries();
+        match entries.redeemed.get_mut(id) {
+            Some(Used {
+                until,
+                held: Held::Running(lease),
+            }) if *until >= now && expected.is_none_or(|expected| expected == *lease) => {
+                *lease = lease_until;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn redeem_now(&self, id: &[u8; 24], keep_until: u64, now: u64) -> Result<bool, StoreError> {
         Ok(self.claim_now(id, keep_until, None, now)? == Claim::First)
     }
@@ -530,6 +607,35 @@ impl TokenStore for MemoryStore {
             unix_now(),
         )))
     }
+
+    fn leases_renewed(&self) -> bool {
+        true
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.set_lease(
+            id,
+            None,
+            lease_until,
+        ))))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        expired: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.set_lease(
+            id,
+            Some(expired),
+            lease_until,
+        ))))
+    }
 }
 
 #[cfg(feature = "redis")]
@@ -626,6 +732,27 @@ mod redis_store {
             true
         }
 
+        fn leases_renewed(&self) -> bool {
+            true
+        }
+
+        fn renew<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            lease_until: u64,
+        ) -> BoxFuture<'a, Result<bool, StoreError>> {
+            Box::pin(self.set_lease(id, None, lease_until))
+        }
+
+        fn take_over<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            expired: u64,
+            lease_until: u64,
+        ) -> BoxFuture<'a, Result<bool, StoreError>> {
+            Box::pin(self.set_lease(id, Some(expired), lease_until))
+        }
+
         fn claim<'a>(
             &'a self,
             id: &'a [u8; 24],
@@ -696,6 +823,25 @@ mod redis_store {
     }
 
     impl RedisStore {
+        /// Sets the lease of the running claim `id` (given `expected`, only if it is held
+        /// until exactly that): whether it was so held. One script, atomic.
+        async fn set_lease(
+            &self,
+            id: &[u8; 24],
+            expected: Option<u64>,
+            lease_until: u64,
+        ) -> Result<bool, StoreError> {
+            let mut connection = self.connection.clone();
+            let set: i64 = redis::Script::new(SET_LEASE)
+                .key(self.token_key(id))
+                .arg(lease_until)
+                .arg(expected.map_or_else(String::new, |expected| expected.to_string()))
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|error| StoreError::Unavailable(error.to_string()))?;
+            Ok(set == 1)
+        }
+
         fn token_key(&self, id: &[u8; 24]) -> String {
             format!("{}{}", self.prefix, crate::state::hex(id))
         }
@@ -720,6 +866,17 @@ mod redis_store {
             format!("{}chain:{}", self.prefix, crate::state::hex(chain))
         }
     }
+
+    /// KEYS: the token's key. ARGV: the new lease-until, the lease it must be held until
+    /// (empty: any). 1 if the token was held running so and now is until the new lease
+    /// (its expiry kept); else 0.
+    const SET_LEASE: &str = r"
+        local held = redis.call('GET', KEYS[1])
+        if not held or string.sub(held, 1, 1) ~= 'r' then return 0 end
+        if ARGV[2] ~= '' and string.sub(held, 2) ~= ARGV[2] then return 0 end
+        redis.call('SET', KEYS[1], 'r' .. ARGV[1], 'KEEPTTL')
+        return 1
+    ";
 
     /// KEYS: the token's key, its chain's floor. ARGV: its sequence number, keep-until.
     /// 1 if redeemed now; 0 if retired or redeemed before.

@@ -169,6 +169,29 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// Sets the lease of the running claim `id` (given `expected`, only if it is held until
+    /// exactly that): whether it was so held. One statement, atomic.
+    async fn set_lease(
+        &self,
+        id: [u8; 24],
+        expected: Option<u64>,
+        lease_until: u64,
+    ) -> Result<bool, StoreError> {
+        let now = to_sql(unix_now());
+        self.db
+            .run(move |connection| {
+                let changed = connection.execute(
+                    "UPDATE saga_outcomes SET lease_until = ?1
+                     WHERE nonce = ?2 AND outcome IS NULL AND lease_until IS NOT NULL
+                       AND keep_until >= ?3 AND (?4 IS NULL OR lease_until = ?4)",
+                    params![to_sql(lease_until), &id[..], now, expected.map(to_sql)],
+                )?;
+                Ok(changed == 1)
+            })
+            .await
+            .map_err(StoreError::Unavailable)
+    }
+
     /// Opens (creating if needed) the SQLite file at `path`. The task store may use the
     /// same file (`TaskStore::sqlite`).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
@@ -243,6 +266,27 @@ impl TokenStore for SqliteStore {
 
     fn records_outcomes(&self) -> bool {
         true
+    }
+
+    fn leases_renewed(&self) -> bool {
+        true
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.set_lease(*id, None, lease_until))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        id: &'a [u8; 24],
+        expired: u64,
+        lease_until: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.set_lease(*id, Some(expired), lease_until))
     }
 
     fn claim<'a>(

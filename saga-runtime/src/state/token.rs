@@ -184,6 +184,9 @@ pub struct Opened {
     /// The saga's trace (its first round's ids), when the token keeps one (formats 0x80
     /// and 0x90); the plaintext then begins after it.
     pub trace: Option<SagaTrace>,
+    /// The id of the key that opened it: the round's effects' keys are derived under it
+    /// ([`StateCodec::effect_cipher`]).
+    pub key_id: saga_wire::KeyId,
 }
 
 impl Opened {
@@ -334,11 +337,62 @@ impl StateCodec {
         let Some(store) = &self.single_use else {
             return Ok((Claim::First, claimed));
         };
-        let lease_until = unix_now().saturating_add(self.outcome_lease.as_secs());
-        let claim = store
+        let lease_until = unix_now().saturating_add(self.claim_lease(store).as_secs());
+        let mut claim = store
             .claim(claimed.nonce(), keep_until, lease_until)
             .await?;
+        if let Claim::Running { lease_until: held } = claim
+            && self.take_over(&claimed, held).await?
+        {
+            claim = Claim::First;
+        }
         Ok((claim, claimed))
+    }
+
+    /// How long a claim in `store` is held without a renewal: [`RENEWED_LEASE`] where
+    /// the store renews leases (its runner renews it while the round runs), else the
+    /// whole outcome lease.
+    ///
+    /// [`RENEWED_LEASE`]: super::RENEWED_LEASE
+    fn claim_lease(&self, store: &Arc<dyn TokenStore>) -> Duration {
+        if store.leases_renewed() {
+            super::RENEWED_LEASE.min(self.outcome_lease)
+        } else {
+            self.outcome_lease
+        }
+    }
+
+    /// Takes over `claimed`, held running until `held`, if that lease ran out (its runner
+    /// died, or gave the round back) and the store takes claims over: the request that
+    /// calls this then runs the round again, from the same token, so that its effects get
+    /// the keys they had. `Ok(false)` if the lease holds, or the store does not take over.
+    pub async fn take_over(&self, claimed: &Claimed, held: u64) -> Result<bool, StoreError> {
+        let Some(store) = &self.single_use else {
+            return Ok(false);
+        };
+        if held >= unix_now() || !store.leases_renewed() {
+            return Ok(false);
+        }
+        let lease_until = unix_now().saturating_add(self.claim_lease(store).as_secs());
+        let taken = store.take_over(claimed.nonce(), held, lease_until).await?;
+        if taken {
+            tracing::info!("a round whose first request stopped before it answered runs again");
+        }
+        Ok(taken)
+    }
+
+    /// Renews the lease of `claimed`, whose round still runs (every
+    /// [`RENEW_EVERY`](super::RENEW_EVERY)); nothing where the store does not renew leases.
+    pub async fn renew(&self, claimed: &Claimed) -> Result<(), StoreError> {
+        let Some(store) = self
+            .single_use
+            .as_ref()
+            .filter(|store| store.leases_renewed())
+        else {
+            return Ok(());
+        };
+        let lease_until = unix_now().saturating_add(self.claim_lease(store).as_secs());
+        store.renew(claimed.nonce(), lease_until).await.map(|_| ())
     }
 
     /// Asks the store again what it holds of `claimed`, read only (a request waiting for
@@ -351,7 +405,9 @@ impl StateCodec {
     }
 
     /// Gives up `claimed` without an outcome (the request that claimed it stopped before
-    /// it answered, or its answer is not one to give again): its token is then spent, and
+    /// it answered, or failed in a way its retry may not): in a store that renews leases
+    /// the round is given back, and a retry of the same request runs it again from the same
+    /// token (its effects under the same keys); in any other store the token is spent, and
     /// a retry refused at once rather than left waiting for the claim's lease. In a task
     /// of its own, as this is called where nothing can be awaited (a drop).
     pub fn abandon(&self, claimed: Claimed) {
@@ -453,6 +509,19 @@ impl StateCodec {
                 .saturating_mul(64)
                 .min(super::MAX_STATE_BYTES)
         })
+    }
+
+    /// The cipher of the key `id` of this codec's ring, which a round's effects' keys are
+    /// derived under (see `engine::asks::effect`): only a server holding that key computes
+    /// them, every replica and restart that holds it computes the same.
+    pub(crate) fn effect_cipher(
+        &self,
+        id: &saga_wire::KeyId,
+    ) -> Option<saga_wire::aead::XChaCha20Poly1305> {
+        self.keys
+            .matching(|key| key == id)
+            .next()
+            .map(|key| key.cipher.clone())
     }
 
     /// The key ring.
@@ -942,6 +1011,7 @@ impl StateCodec {
         let others: Vec<_> = keys.collect();
         let sealed = (!others.is_empty()).then(|| body.to_vec());
         let mut opened = key.cipher.open_in_place(&nonce, aad, body, &tag).is_ok();
+        let mut key_id = key.id;
         if let Some(sealed) = sealed {
             for other in others {
                 if opened {
@@ -949,6 +1019,7 @@ impl StateCodec {
                 }
                 body.copy_from_slice(&sealed);
                 opened = other.cipher.open_in_place(&nonce, aad, body, &tag).is_ok();
+                key_id = other.id;
             }
         }
         if !opened {
@@ -991,6 +1062,7 @@ impl StateCodec {
             point: header.point,
             format: format.layout(),
             sealed_len: token.len(),
+            key_id,
         };
         Ok((opened, format))
     }

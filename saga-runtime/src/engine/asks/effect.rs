@@ -16,10 +16,18 @@
 //! The key is the same on every run of the same round and differs for every call, every
 //! round and every effect of a round: derived from the token the round started from (its
 //! nonce, unique to that token), the effect's name, and how many effects of that name the
-//! round ran before it. A call's first round starts from no token: its keys are drawn at
-//! random, and a first request sent again is a new call with new keys. Hand it to the outside service as
-//! its idempotency key (`Idempotency-Key`): the service then does the work once, however
-//! often the effect starts.
+//! round ran before it, under a secret only the server holds (a key of its ring: the one
+//! that sealed the token). Whoever sees the token cannot compute its effects' keys; every
+//! replica and restart holding that key computes the same ones. A call's first round starts
+//! from no token: its keys are drawn at random, and a first request sent again is a new
+//! call with new keys. Hand it to the outside service as its idempotency key
+//! (`Idempotency-Key`): the service then does the work once, however often the effect
+//! starts.
+//!
+//! How: the round's secret is 32 bytes of XChaCha20 keystream under the token's key, at a
+//! nonce of its own (SHA-256 of a label and the token's nonce: never a token's nonce, so
+//! never the keystream that encrypted a token); an effect's key is HMAC-SHA256 of its name
+//! and ordinal under that secret, cut to 128 bits.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -34,25 +42,44 @@ tokio::task_local! {
 }
 
 /// What an effect's key is derived from, for one round.
-#[derive(Debug)]
 pub(crate) struct RoundKeys {
-    /// The nonce of the token the round started from (unique to that token: two tokens of
-    /// one link, a round asked again and the round after it, differ); for a call's first
-    /// round (which a client sending it again starts as a new call), random bytes, drawn
-    /// only if the round runs an effect (every first round steps through here).
-    from: std::sync::OnceLock<[u8; 24]>,
+    /// The token the round started from: its nonce (unique to that token: two tokens of
+    /// one link, a round asked again and the round after it, differ) and the cipher of the
+    /// key that sealed it. `None` for a call's first round (which a client sending it
+    /// again starts as a new call).
+    from: Option<([u8; 24], saga_wire::aead::XChaCha20Poly1305)>,
+    /// The round's secret, derived from `from` (or drawn at random for a first round)
+    /// only if the round runs an effect: every round steps through here.
+    secret: std::sync::OnceLock<zeroize::Zeroizing<[u8; 32]>>,
     /// How many effects of each name the round has run.
     counts: Mutex<Vec<(String, u32)>>,
 }
 
+impl std::fmt::Debug for RoundKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoundKeys").finish_non_exhaustive()
+    }
+}
+
 impl RoundKeys {
-    /// The keys of a round started from the token whose nonce is `from`, or of a call's
-    /// first round.
-    pub(crate) fn of(from: Option<[u8; 24]>) -> Self {
+    /// The keys of a round started from the token whose nonce is the first of `from`,
+    /// sealed under the key whose cipher is the second; or of a call's first round.
+    pub(crate) fn of(from: Option<([u8; 24], saga_wire::aead::XChaCha20Poly1305)>) -> Self {
         Self {
-            from: from.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
+            from,
+            secret: std::sync::OnceLock::new(),
             counts: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The round's secret ([`RoundKeys::secret`]'s field).
+    fn secret(&self) -> &[u8; 32] {
+        self.secret.get_or_init(|| {
+            zeroize::Zeroizing::new(match &self.from {
+                Some((nonce, cipher)) => round_secret(nonce, cipher),
+                None => random_secret(),
+            })
+        })
     }
 
     /// Runs `step` with these keys.
@@ -77,14 +104,28 @@ impl RoundKeys {
                 }
             }
         };
-        EffectKey::derive(self.from.get_or_init(random_from), name, ordinal)
+        EffectKey::derive(self.secret(), name, ordinal)
     }
 }
 
-/// Random bytes to derive a round's keys from, where no token names the round.
-fn random_from() -> [u8; 24] {
+/// The secret of a round started from the token of `nonce`, sealed under `cipher`: 32
+/// bytes of its keystream at a nonce no token has (see the module's doc).
+fn round_secret(nonce: &[u8; 24], cipher: &saga_wire::aead::XChaCha20Poly1305) -> [u8; 32] {
+    let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
+    hasher.update(b"saga/effect-secret/v1\0");
+    hasher.update(nonce);
+    let digest = hasher.finish();
+    let mut own_nonce = [0u8; 24];
+    own_nonce.copy_from_slice(&digest.as_ref()[..24]);
+    let mut secret = [0u8; 32];
+    let _tag = cipher.seal_in_place(&own_nonce, b"saga/effect-secret/v1", &mut secret);
+    secret
+}
+
+/// A random secret, where no token names the round.
+fn random_secret() -> [u8; 32] {
     use ring::rand::SecureRandom as _;
-    let mut bytes = [0u8; 24];
+    let mut bytes = [0u8; 32];
     // The system's generator fails only where no entropy source exists at all; the
     // tokens' nonces would have failed first. Zeroes then: keys still differ by name.
     let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
@@ -97,14 +138,14 @@ fn random_from() -> [u8; 24] {
 pub struct EffectKey(String);
 
 impl EffectKey {
-    fn derive(from: &[u8; 24], name: &str, ordinal: u32) -> Self {
-        let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
-        hasher.update(b"saga/effect/v2\0");
-        hasher.update(from);
-        hasher.update(&(name.len() as u64).to_be_bytes());
-        hasher.update(name.as_bytes());
-        hasher.update(&ordinal.to_be_bytes());
-        let digest = hasher.finish();
+    fn derive(secret: &[u8; 32], name: &str, ordinal: u32) -> Self {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret);
+        let mut mac = ring::hmac::Context::with_key(&key);
+        mac.update(b"saga/effect/v3\0");
+        mac.update(&(name.len() as u64).to_be_bytes());
+        mac.update(name.as_bytes());
+        mac.update(&ordinal.to_be_bytes());
+        let digest = mac.sign();
         Self(format!(
             "saga-{}",
             URL_SAFE_NO_PAD.encode(&digest.as_ref()[..16])
@@ -254,7 +295,7 @@ where
         if let Some((name, run)) = self.start.take() {
             let key = ROUND.try_with(|round| round.key(&name)).unwrap_or_else(|_| {
                 tracing::debug!(effect = %crate::log::Escaped(&name), "an effect outside a saga's round: a key of its own, nothing recorded");
-                EffectKey::derive(&random_from(), &name, 0)
+                EffectKey::derive(&random_secret(), &name, 0)
             });
             self.running = Some(Box::pin(run(key)));
         }
@@ -270,8 +311,11 @@ where
 mod tests {
     use super::*;
 
-    fn token(byte: u8) -> Option<[u8; 24]> {
-        Some([byte; 24])
+    fn token(byte: u8) -> Option<([u8; 24], saga_wire::aead::XChaCha20Poly1305)> {
+        Some((
+            [byte; 24],
+            saga_wire::aead::XChaCha20Poly1305::new(&[7; 32]),
+        ))
     }
 
     #[tokio::test]
@@ -312,13 +356,13 @@ mod tests {
             .await;
         let round = RoundKeys::of(None);
         assert!(
-            round.from.get().is_none(),
+            round.secret.get().is_none(),
             "nothing drawn before an effect asks"
         );
         let again = round.key("refund");
         assert_eq!(
             round.key("ticket"),
-            EffectKey::derive(round.from.get().expect("drawn"), "ticket", 0)
+            EffectKey::derive(round.secret.get().expect("drawn"), "ticket", 0)
         );
         assert_ne!(a, again, "another first round, other keys");
         assert_ne!(a, b);
@@ -329,5 +373,35 @@ mod tests {
         let a = effect("refund", |key| async move { key }).await;
         let b = effect("refund", |key| async move { key }).await;
         assert_ne!(a, b);
+    }
+
+    /// The fifth review: a key was SHA-256 of the token's nonce, which the token shows in
+    /// clear, so anyone who saw the token computed it. It is keyed by the server's key now:
+    /// the same nonce under another key gives other keys, the same key (another replica, a
+    /// restart) the same ones, and the old public derivation no longer matches.
+    #[tokio::test]
+    async fn a_key_needs_the_servers_key_and_is_the_same_under_it() {
+        let under = |key: [u8; 32]| {
+            RoundKeys::of(Some((
+                [4; 24],
+                saga_wire::aead::XChaCha20Poly1305::new(&key),
+            )))
+            .scope(async { effect("refund", |key| async move { key }).await })
+        };
+        let ours = under([7; 32]).await;
+        assert_eq!(ours, under([7; 32]).await, "a restart holding the same key");
+        assert_ne!(ours, under([8; 32]).await, "another server's key");
+        // What the token's nonce alone gave before.
+        let mut public = ring::digest::Context::new(&ring::digest::SHA256);
+        public.update(b"saga/effect/v2\0");
+        public.update(&[4; 24]);
+        public.update(&6u64.to_be_bytes());
+        public.update(b"refund");
+        public.update(&0u32.to_be_bytes());
+        let public = format!(
+            "saga-{}",
+            URL_SAFE_NO_PAD.encode(&public.finish().as_ref()[..16])
+        );
+        assert_ne!(ours.as_str(), public);
     }
 }

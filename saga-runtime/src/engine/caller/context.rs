@@ -522,6 +522,15 @@ impl SagaContext {
         }
     }
 
+    /// The claim [`SagaContext::set_claimed`] kept, if it still holds one (its round runs).
+    pub(crate) fn claimed(&self) -> Option<crate::state::Claimed> {
+        self.retry
+            .claimed
+            .lock()
+            .ok()
+            .and_then(|slot| slot.as_deref().cloned())
+    }
+
     /// The claim [`SagaContext::set_claimed`] kept, taken.
     pub(crate) fn take_claimed(&self) -> Option<Box<crate::state::Claimed>> {
         self.retry

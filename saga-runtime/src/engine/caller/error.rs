@@ -90,6 +90,11 @@ pub(crate) enum Failure {
     InvalidParams(std::borrow::Cow<'static, str>),
     /// `-32603`: the tool broke the saga contract, or the runtime could not do its part.
     Internal(std::borrow::Cow<'static, str>),
+    /// `-32603` that the same request, sent again later, may not meet (a store that is
+    /// full, unavailable, or whose quota is spent now): its `data` says it may be sent
+    /// again, and a claim of its token is given back rather than spent, so that the retry
+    /// runs the round (see [`is_retryable`]).
+    Unavailable(std::borrow::Cow<'static, str>),
     /// The client lacks a capability this round needs (MCP's missing-capability error).
     MissingCapability(Box<rmcp::model::ClientCapabilities>),
     /// An error the tool's own code gave (`SagaTool::start`), passed on as it is.
@@ -101,6 +106,7 @@ impl From<Failure> for ErrorData {
         match failure {
             Failure::InvalidParams(message) => ErrorData::invalid_params(message, None),
             Failure::Internal(message) => ErrorData::internal_error(message, None),
+            Failure::Unavailable(message) => ErrorData::internal_error(message, Some(retryable())),
             Failure::MissingCapability(required) => {
                 ErrorData::missing_required_client_capability(*required)
             }
@@ -113,6 +119,22 @@ impl From<ErrorData> for Failure {
     fn from(error: ErrorData) -> Self {
         Failure::Tool(Box::new(error))
     }
+}
+
+/// What a refusal the same request may not meet later says in its `data`.
+pub(crate) fn retryable() -> serde_json::Value {
+    serde_json::json!({"retryable": true, "retryAfterMs": 1000})
+}
+
+/// Whether `error` says the same request may be sent again (`data.retryable`): such an
+/// answer is not recorded as the request's outcome, and its claim is given back.
+pub(crate) fn is_retryable(error: &ErrorData) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("retryable"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// The error every refused token gets: `-32602` with one fixed message, whatever the
@@ -159,17 +181,16 @@ pub(crate) fn unopened(tool: &str, error: &crate::state::OpenError) -> Failure {
 pub(crate) fn kept_failure(tool: &str, error: &crate::state::StoreError) -> Failure {
     tracing::warn!(tool = %Escaped(tool), %error, "a saga state could not be kept");
     match error {
-        crate::state::StoreError::Quota(bound) => Failure::Internal(
+        crate::state::StoreError::Quota(bound) => Failure::Unavailable(
             format!(
-                "the server could not keep this call's state: {bound}; retry the request \
-                 later (where tokens are single use, start the call again)"
+                "the server could not keep this call's state: {bound}; send the same \
+                 request again later"
             )
             .into(),
         ),
-        _ => Failure::Internal(
+        _ => Failure::Unavailable(
             "the server could not keep this call's state (its state store is full or \
-             unavailable); retry the request later (where tokens are single use, start the \
-             call again)"
+             unavailable); send the same request again later"
                 .into(),
         ),
     }

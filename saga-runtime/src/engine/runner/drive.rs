@@ -204,9 +204,20 @@ async fn drive_call<P: Policy>(
     let answer = drive_rounds(saga, call, cx, policy).await;
     // Only with a single-use store can a claim have been made: without one, the claim's
     // lock is not taken.
-    if abandon.store.is_some()
+    if let Some(store) = &abandon.store
         && let Some(claimed) = cx.take_claimed()
     {
+        if answer
+            .as_ref()
+            .is_err_and(crate::engine::caller::error::is_retryable)
+        {
+            // A failure the same request may not meet later (a store full or unavailable
+            // now, a quota spent by others): the round is given back, not spent, and the
+            // retry runs it again from the same token, its effects under the same keys.
+            crate::state::abandon(store, *claimed);
+            drop(abandon);
+            return answer;
+        }
         let recorded = (!cx.unrecorded()).then_some(&answer);
         // Boxed: no room for the record's future in every request's.
         Box::pin(retried::record(
@@ -221,9 +232,10 @@ async fn drive_call<P: Policy>(
     answer
 }
 
-/// Spends the request's claim, if it still holds one when dropped: the drive stopped
-/// before it answered, and its token's retry is refused at once rather than left waiting
-/// for the claim's lease.
+/// Gives back the request's claim, if it still holds one when dropped: the drive stopped
+/// before it answered. In a store that renews leases its retry runs the round again at
+/// once (its effects under the same keys); in any other, its token is spent and its
+/// retry refused at once rather than left waiting for the claim's lease.
 struct Abandon<'a> {
     store: Option<std::sync::Arc<dyn crate::state::TokenStore>>,
     cx: &'a SagaContext,

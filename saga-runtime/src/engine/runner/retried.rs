@@ -115,7 +115,17 @@ pub(crate) async fn replayed(
                 };
             }
             Claim::Running { lease_until } if lease_until < unix_now() => {
-                return Err(lost(tool));
+                // Its runner died (or gave the round back): this request runs the round
+                // again from the same token, its effects under the keys they had, where
+                // the store takes claims over.
+                match codec.take_over(claimed, lease_until).await {
+                    Ok(true) => return Ok(None),
+                    Ok(false) => return Err(lost(tool)),
+                    Err(error) => {
+                        tracing::error!(tool = %Escaped(tool), %error, "cannot take over a stopped round");
+                        return Err(unavailable());
+                    }
+                }
             }
             Claim::Running { .. } => {
                 if tokio::time::Instant::now() + pause > deadline {
@@ -140,9 +150,10 @@ pub(crate) async fn replayed(
     }
 }
 
-/// The store could not be asked: the round did not run.
+/// The store could not be asked: the round did not run, and the same request sent again
+/// later runs it (`-32603`, its `data` saying it may be sent again).
 pub(crate) fn unavailable() -> Failure {
-    Failure::Internal("the server cannot accept this round now; retry later".into())
+    Failure::Unavailable("the server cannot accept this round now; retry later".into())
 }
 
 /// The first request of this token is still running past the codec's retry wait: sent
@@ -163,8 +174,8 @@ pub(crate) fn still_running_error() -> ErrorData {
 }
 
 /// The request that redeemed the token ran past its lease without recording an answer
-/// (its server stopped, or it was stopped): what it did is not known, and the round is
-/// not run a second time.
+/// (its server stopped, or it was stopped), in a store that does not take claims over:
+/// what it did is not known, and the round is not run a second time.
 fn lost(tool: &str) -> Failure {
     tracing::warn!(tool = %Escaped(tool), "a request sent again after its first was lost");
     Failure::InvalidParams(
@@ -254,6 +265,7 @@ mod tests {
             format: crate::state::TokenFormat::SEALED,
             sealed_len: 0,
             trace: None,
+            key_id: [0; 4],
         };
         let binding = crate::state::Binding::new("t", "tools/call", "ann", None);
         let (claim, claimed) = codec

@@ -164,7 +164,7 @@ fn error_outcome(failure: &Failure) -> Outcome {
     match failure {
         Failure::InvalidParams(_) => Outcome::RefusedInvalidParams,
         Failure::MissingCapability(_) => Outcome::RefusedMissingCapability,
-        Failure::Internal(_) => Outcome::InternalError,
+        Failure::Internal(_) | Failure::Unavailable(_) => Outcome::InternalError,
         // What the tool's own code returned: by its code, as MCP reads it.
         Failure::Tool(error) => match error.code.0 {
             -32602 => Outcome::RefusedInvalidParams,
@@ -289,7 +289,12 @@ fn run_transition<'a>(
         let entered_round = head.round;
         head.round = head.round.saturating_add(1);
         span.record("round", head.round);
-        let from = resumed.as_ref().map(|resumed| resumed.opened.nonce);
+        // The token the round started from, and the key that sealed it: its effects'
+        // keys are derived under that key, which only the server holds.
+        let from = resumed.as_ref().and_then(|resumed| {
+            let cipher = codec.effect_cipher(&resumed.opened.key_id)?;
+            Some((resumed.opened.nonce, cipher))
+        });
         let (state, requests) = match run.step(state, answers, from).await? {
             Step::Done(result) => {
                 crate::metrics::completed(points.metric_keys(), head.round);
@@ -697,13 +702,14 @@ impl<'a> Transition<'a> {
     }
 
     /// The tool's step from `state`, given `answers`; `from` is the nonce of the token the
-    /// round started from (`None` for a call's first round), which its effects' keys are
-    /// derived from. A panic in it is this call's error.
+    /// round started from and the cipher of the key that sealed it (`None` for a call's
+    /// first round), which its effects' keys are derived from. A panic in it is this
+    /// call's error.
     async fn step(
         &self,
         state: State,
         answers: Answers,
-        from: Option<[u8; 24]>,
+        from: Option<([u8; 24], saga_wire::aead::XChaCha20Poly1305)>,
     ) -> Result<Step<State>, Failure> {
         let keys = crate::engine::asks::effect::RoundKeys::of(from);
         let values = RoundValues::new(self.codec.max_state_values());

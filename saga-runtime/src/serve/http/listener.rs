@@ -34,13 +34,14 @@ pub(crate) struct Routes {
 }
 
 /// Serves `routes` on `listener` until `shutdown` completes, then lets the connections in
-/// flight finish their current request.
+/// flight finish their current request within `grace`; the deadline the grace ends at.
 pub(crate) async fn serve(
     listener: TcpListener,
     routes: Routes,
     limits: &HttpLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+    grace: Duration,
+) -> std::io::Result<tokio::time::Instant> {
     let connections = Arc::new(Semaphore::new(limits.max_connections));
     let mut builder = http1::Builder::new();
     builder
@@ -88,8 +89,16 @@ pub(crate) async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
-    Ok(())
+    let deadline = tokio::time::Instant::now() + grace;
+    // Bounded: a stream a client keeps open (a session's GET stream) must not hold the
+    // process past its grace.
+    if tokio::time::timeout_at(deadline, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open at the end of the shutdown grace are closed");
+    }
+    Ok(deadline)
 }
 
 /// One connection's service: each request learns its peer's address, and a request to the

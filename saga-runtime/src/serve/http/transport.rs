@@ -169,16 +169,34 @@ impl SagaServer {
         }
     }
 
-    /// Serves Streamable HTTP on `addr` until Ctrl-C. Prints `listening on
-    /// http://ADDR/mcp` on stdout once it accepts requests.
+    /// Serves Streamable HTTP on `addr` until SIGTERM or Ctrl-C, then stops gracefully: no
+    /// new connection is accepted, the requests in flight and the rounds that go on after
+    /// their clients left finish within the shutdown grace
+    /// ([`SagaServerBuilder::shutdown_grace`](crate::serve::SagaServerBuilder::shutdown_grace),
+    /// 25 s) and record their outcomes, and it returns; a second signal exits at once.
+    /// Prints `listening on http://ADDR/mcp` on stdout once it accepts requests.
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), ServeError> {
+        let stop = super::super::shutdown::from_signals();
         let listener = TcpListener::bind(addr).await.map_err(ServeError::Listen)?;
-        self.serve_erased_listener(listener, Box::pin(shutdown_signal()))
+        self.serve_erased_listener(listener, Box::pin(stop)).await
+    }
+
+    /// [`SagaServer::serve_http`], stopping gracefully when `shutdown` completes instead of
+    /// on a signal (combine it with [`shutdown_signal`](crate::serve::shutdown_signal) to
+    /// stop on either).
+    pub async fn serve_http_until(
+        self,
+        addr: impl ToSocketAddrs,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let listener = TcpListener::bind(addr).await.map_err(ServeError::Listen)?;
+        self.serve_erased_listener(listener, Box::pin(shutdown))
             .await
     }
 
-    /// Serves Streamable HTTP on a bound listener until `shutdown` completes, with the
-    /// connection bounds of [`HttpLimits`](crate::serve::HttpLimits) (header read timeout, connection limit).
+    /// Serves Streamable HTTP on a bound listener until `shutdown` completes, then stops
+    /// gracefully as [`SagaServer::serve_http`] does, with the connection bounds of
+    /// [`HttpLimits`](crate::serve::HttpLimits) (header read timeout, connection limit).
     pub async fn serve_listener(
         self,
         listener: TcpListener,
@@ -201,18 +219,21 @@ impl SagaServer {
             let routes = self.routes_with(self.http_config());
             tracing::info!(%local, "serving MCP over Streamable HTTP");
             println!("listening on http://{local}{MCP_PATH}");
-            listener::serve(listener, routes, self.http_limits(), shutdown)
-                .await
-                .map_err(ServeError::Io)?;
+            let deadline = listener::serve(
+                listener,
+                routes,
+                self.http_limits(),
+                shutdown,
+                self.shutdown_grace(),
+            )
+            .await
+            .map_err(ServeError::Io)?;
+            // The connections are closed: the rounds that go on after their clients left
+            // finish (their outcomes recorded) within what is left of the grace.
+            self.tools().drain(deadline).await;
+            tracing::info!("stopped");
             Ok(())
         })
-    }
-}
-
-async fn shutdown_signal() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        // No signal handler could be installed: serve until the process is killed.
-        std::future::pending::<()>().await;
     }
 }
 
