@@ -251,7 +251,7 @@ mod tests {
     }
 
     /// A claim of the token an `Opened` names, by a codec whose store is `store`.
-    async fn claimed_by(store: crate::state::MemoryStore) -> (StateCodec, Claimed) {
+    async fn claimed_by(store: impl crate::state::TokenStore) -> (StateCodec, Claimed) {
         let codec = StateCodec::new(
             crate::state::KeyRing::from_keys([[4; 32]]).expect("a key"),
             Duration::from_secs(600),
@@ -276,9 +276,62 @@ mod tests {
         (codec, claimed)
     }
 
+    /// A store of one's own that keeps outcomes but renews no lease (the trait's
+    /// defaults): the old rule.
+    #[derive(Debug)]
+    struct Unrenewed(crate::state::MemoryStore);
+
+    impl crate::state::TokenStore for Unrenewed {
+        fn redeem<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            keep_until: u64,
+        ) -> futures::future::BoxFuture<'a, Result<bool, crate::state::StoreError>> {
+            self.0.redeem(id, keep_until)
+        }
+        fn retire<'a>(
+            &'a self,
+            chain: &'a [u8; 8],
+            floor: u64,
+            keep_until: u64,
+        ) -> futures::future::BoxFuture<'a, Result<(), crate::state::StoreError>> {
+            self.0.retire(chain, floor, keep_until)
+        }
+        fn records_outcomes(&self) -> bool {
+            true
+        }
+        fn claim<'a>(
+            &'a self,
+            id: &'a [u8; 24],
+            keep_until: u64,
+            lease_until: u64,
+        ) -> futures::future::BoxFuture<'a, Result<Claim, crate::state::StoreError>> {
+            self.0.claim(id, keep_until, lease_until)
+        }
+    }
+
+    /// A runner that died (its lease ran out, or it gave the round back): its retry takes
+    /// the round over and runs it, once; a second retry finds it running again.
     #[tokio::test]
-    async fn a_first_request_past_its_lease_is_lost_not_run_again() {
+    async fn a_first_request_past_its_lease_is_taken_over_and_run_again() {
         let (codec, claimed) = claimed_by(crate::state::MemoryStore::new(10)).await;
+        let store = codec.single_use_store().expect("a store");
+        // Its runner stopped renewing long ago.
+        assert!(store.renew(claimed.nonce(), 1).await.expect("renewed"));
+        let taken = replayed(&codec, "t", Claim::Running { lease_until: 1 }, &claimed).await;
+        assert!(matches!(taken, Ok(None)), "{:?}", taken.map(|_| ()));
+        let again = codec.claim_again(&claimed).await.expect("read");
+        assert!(
+            matches!(again, Claim::Running { lease_until } if lease_until > unix_now()),
+            "{again:?}"
+        );
+        // Only one retry takes it: the lease it saw is not the one held now.
+        assert!(!codec.take_over(&claimed, 1).await.expect("asked"));
+    }
+
+    #[tokio::test]
+    async fn past_its_lease_in_a_store_that_renews_none_it_is_lost_not_run_again() {
+        let (codec, claimed) = claimed_by(Unrenewed(crate::state::MemoryStore::new(10))).await;
         let lost = replayed(&codec, "t", Claim::Running { lease_until: 1 }, &claimed).await;
         match lost {
             Err(Failure::InvalidParams(message)) => {
