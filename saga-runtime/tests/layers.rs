@@ -180,6 +180,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
             "session",
             "streamed",
             "catalog",
+            "shutdown",
         ],
     ),
     ("the rmcp handler and its builder", &["server", "builder"]),

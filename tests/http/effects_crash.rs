@@ -255,3 +255,125 @@ async fn sigterm_during_a_round_finishes_and_records_it() {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
 }
+
+/// Charges counted by key: how often each key reached the payment service.
+static CHARGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Asks, charges (an effect), and keeps a large receipt across the checkpoint that saves
+/// the charge: that checkpoint's state is kept in the state store, counted against the
+/// caller's share.
+#[saga_runtime::saga_tool]
+async fn charge(order: String) -> Result<String, saga_runtime::prelude::SagaError> {
+    use saga_runtime::prelude::*;
+    let go: bool = elicit(format!("Charge order {order}?")).await?;
+    if !go {
+        return Ok("not charged".into());
+    }
+    // Bytes that do not deflate: the state is kept in the store.
+    let receipt = saga_examples::harness::noise::noise(7, 3_000);
+    let charged: String = effect("charge", |key| async move {
+        CHARGES.lock().expect("lock").push(key.to_string());
+        key.to_string()
+    })
+    .await;
+    Ok(format!(
+        "charged {order} ({} bytes of receipt) as {charged}",
+        receipt.len()
+    ))
+}
+
+/// Keeps a large state across a question: what other callers fill the share with.
+#[saga_runtime::saga_tool]
+async fn hoard(bytes: usize) -> Result<String, saga_runtime::prelude::SagaError> {
+    use saga_runtime::prelude::*;
+    let kept = saga_examples::harness::noise::noise(9, bytes);
+    let _more: bool = elicit("More?").await?;
+    Ok(format!("{} bytes", kept.len()))
+}
+
+/// Unverified callers at other addresses fill the unverified callers' share of the state
+/// store; the victim's round runs its effect, and keeping the state it saved fails: the
+/// victim is told to send the request again (retryable), its claim is given back, and once
+/// the others' states expire its retry completes the call, the effect run under one key
+/// only (before: `-32603` "share spent", then every retry `-32602`, and a restart under a
+/// new key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_others_spent_never_costs_the_victim_its_effects_key() {
+    use saga_examples::harness::http::client_at;
+    use saga_runtime::prelude::*;
+    use saga_runtime::tasks::StateSettings;
+    let server = SagaServer::builder()
+        .keys(KeyRing::from_keys([[0x3c; 32]]).expect("a key"))
+        .ttl(Duration::from_secs(4))
+        .leeway(Duration::from_secs(1))
+        .single_use(saga_runtime::state::MemoryStore::new(10_000))
+        .state_store(
+            StateSettings::new(TaskStore::memory())
+                .inline_max(1_024)
+                .unverified_bytes(12_000),
+        )
+        .tool(charge)
+        .tool(hoard)
+        .build()
+        .expect("the server builds");
+    let running = saga_examples::harness::serving::serve_local(server).await;
+    let addr = running.addr;
+    // Others, at two addresses, fill the unverified share.
+    let mut filled = 0;
+    for n in 0..8 {
+        let address = format!("127.0.0.{}", 3 + n % 2);
+        let (_, body) = Call::new("hoard", json!({"bytes": 3_000}))
+            .post(addr)
+            .with_client(&client_at(&address))
+            .send()
+            .await;
+        if body["result"]["requestState"].is_string() {
+            filled += 1;
+        }
+    }
+    assert!(filled >= 2, "the share is filled: {filled}");
+    // The victim, at its own address.
+    let victim = client_at("127.0.0.2");
+    let start = Call::new("charge", json!({"order": "o-1"}));
+    let (_, body) = start.post(addr).with_client(&victim).send().await;
+    let round = start.resume(
+        token_of(&body),
+        json!({"elicit-1": {"action": "accept", "content": {"value": true}}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut told_to_retry = 0;
+    let body = loop {
+        let (_, body) = round.post(addr).with_client(&victim).send().await;
+        if body["error"]["data"]["retryable"] == true {
+            told_to_retry += 1;
+            assert!(Instant::now() < deadline, "still refused: {body}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            continue;
+        }
+        break body;
+    };
+    // Past the effect's checkpoint.
+    let body = if body["result"]["resultType"] == "input_required" {
+        let (_, next) = start
+            .resume(token_of(&body), json!({}))
+            .post(addr)
+            .with_client(&victim)
+            .send()
+            .await;
+        next
+    } else {
+        body
+    };
+    let text = body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("completed: {body:#}"))
+        .to_owned();
+    let charges = CHARGES.lock().expect("lock").clone();
+    println!("share: told to retry {told_to_retry} times; charges {charges:?}; {text}");
+    assert!(told_to_retry >= 1, "the share was spent when the round ran");
+    assert!(
+        charges.iter().all(|key| key == &charges[0]),
+        "one key: {charges:?}"
+    );
+    assert!(text.ends_with(&charges[0]), "{text}");
+}

@@ -802,6 +802,32 @@ async fn a_clients_sampled_flag_does_not_override_the_operators_ratio() {
     }
 }
 
+/// SIGTERM (how Docker, Kubernetes and systemd stop a process) flushes what the exporter
+/// holds: three calls' spans, batched for 5 s, arrive once the server stopped (before,
+/// SIGTERM killed the process and none arrived).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_flushes_the_spans_it_holds() {
+    let receiver = Receiver::start().await;
+    let mut server = traced("deploy", &receiver, "saga-sigterm")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "5000")
+        .start();
+    let client = ClientSpan::new(11);
+    for _ in 0..3 {
+        let (_, body) =
+            send_traced(server.addr, &Call::deploy(), Some(&client.traceparent())).await;
+        assert!(body["result"]["requestState"].is_string(), "{body}");
+    }
+    server.terminate();
+    let status = server.wait_exit("SIGTERM", Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    let spans = receiver
+        .wait_for("the three calls' spans", |spans| {
+            rounds_of(spans, &client.trace_id).len() == 3
+        })
+        .await;
+    assert_eq!(rounds_of(&spans, &client.trace_id).len(), 3);
+}
+
 /// A 2025-11-25 session over stdio, the official TypeScript client sending its context in
 /// `_meta`: the one request runs every round of the saga (the server asks during the
 /// call), so the trace has one MCP server span, the client's child, with a transition per

@@ -69,6 +69,13 @@ async fn payment_service() -> (SocketAddr, Arc<Mutex<Payments>>) {
 /// Charges once, kills the only server where `inside` says, starts it again on the same
 /// file; the task's end, the journal and what the service saw.
 async fn charge_through_a_kill(name: &str, inside: bool) -> (Value, String, Payments) {
+    charge_through_a_stop(name, inside, false).await
+}
+
+/// [`charge_through_a_kill`], the server stopped with SIGTERM instead of `-9` when `term`
+/// (as Docker, Kubernetes and systemd stop it): it exits cleanly within its grace, and the
+/// task goes on on the next server.
+async fn charge_through_a_stop(name: &str, inside: bool, term: bool) -> (Value, String, Payments) {
     let (service, payments) = payment_service().await;
     let journal = Journal::new(name);
     let dir = std::env::temp_dir().join(format!("saga-{name}-store-{}", std::process::id()));
@@ -103,7 +110,13 @@ async fn charge_through_a_kill(name: &str, inside: bool) -> (Value, String, Paym
         assert!(Instant::now() < deadline, "never held: {}", journal.text());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    first.kill_9();
+    if term {
+        first.terminate();
+        let status = first.wait_exit("SIGTERM", Duration::from_secs(40));
+        assert!(status.success(), "stopped cleanly: {status:?}");
+    } else {
+        first.kill_9();
+    }
 
     // Started again on the same file: it sees the killed worker is gone and takes the task
     // over. The round cut off runs again, holding again where it held.
@@ -174,4 +187,18 @@ async fn an_effect_cut_off_runs_again_with_its_key_and_the_service_charges_once(
     );
     assert_eq!(payments.keys.len(), 1, "{payments:?}");
     assert_eq!(payments.keys.values().next().map(|seen| seen.1), Some(2));
+}
+
+/// SIGTERM while the task's worker is inside the effect: the server stops within its
+/// grace (exit 0), the task goes on on the next server, and the service charges once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_stopped_by_sigterm_goes_on_elsewhere_and_charges_once() {
+    let (task, _journal, payments) = charge_through_a_stop("effect-term", true, true).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "charged: receipt-1",
+        "{task}"
+    );
+    assert_eq!(payments.charges, 1, "{payments:?}");
+    assert_eq!(payments.keys.len(), 1, "one key: {payments:?}");
 }

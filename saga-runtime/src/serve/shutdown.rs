@@ -14,8 +14,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::tools::{MAX_DETACHED, SagaTools};
-
 /// How long a server lets what is in flight finish once asked to stop, unless
 /// [`SagaServerBuilder::shutdown_grace`](super::SagaServerBuilder::shutdown_grace) says
 /// otherwise: 25 s, under Kubernetes' default `terminationGracePeriodSeconds` (30 s), so
@@ -101,27 +99,6 @@ impl Signals {
                 std::future::pending::<()>().await;
             }
             2
-        }
-    }
-}
-
-impl SagaTools {
-    /// Waits, until `deadline`, for the rounds that go on after their clients left
-    /// (recorded outcomes) to end and record their outcomes; past it they are cut. While
-    /// it waits, new ones are refused as the server's bound refuses them (`-32600`,
-    /// retryable): the client sends the request to another replica, or again later.
-    pub(crate) async fn drain(&self, deadline: tokio::time::Instant) {
-        let all = u32::try_from(MAX_DETACHED).unwrap_or(u32::MAX);
-        match tokio::time::timeout_at(deadline, self.detached().acquire_many(all)).await {
-            Ok(_) => {}
-            Err(_) => {
-                let running = MAX_DETACHED - self.detached().available_permits();
-                tracing::warn!(
-                    running,
-                    "rounds still running at the end of the shutdown grace are cut; their \
-                     retries run them again where the store renews leases"
-                );
-            }
         }
     }
 }

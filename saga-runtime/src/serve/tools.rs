@@ -559,6 +559,25 @@ impl SagaTools {
         &self.inner.detached
     }
 
+    /// Waits, until `deadline`, for the rounds that go on after their clients left
+    /// (recorded outcomes) to end and record their outcomes; past it they are cut. While
+    /// it waits, new ones are refused as the server's bound refuses them (`-32600`,
+    /// retryable): the client sends the request to another replica, or again later.
+    pub(crate) async fn drain(&self, deadline: tokio::time::Instant) {
+        let all = u32::try_from(MAX_DETACHED).unwrap_or(u32::MAX);
+        match tokio::time::timeout_at(deadline, self.detached().acquire_many(all)).await {
+            Ok(_) => {}
+            Err(_) => {
+                let running = MAX_DETACHED - self.detached().available_permits();
+                tracing::warn!(
+                    running,
+                    "rounds still running at the end of the shutdown grace are cut; their \
+                     retries run them again where the store renews leases"
+                );
+            }
+        }
+    }
+
     pub(crate) fn in_flight(&self) -> &super::in_flight::InFlight {
         &self.inner.in_flight
     }
