@@ -8,8 +8,9 @@
 //! A round still running when the grace ends is cut: where outcomes are recorded in a store
 //! that renews leases, its claim's lease then runs out within seconds and a retry of its
 //! request, on any replica, runs it again from the same token (its effects under the same
-//! keys). A task's worker stops with the process; its lease runs out and another replica
-//! takes the task over.
+//! keys). Last, the tasks this process's workers run are handed back to their store (no
+//! worker, the lease run out), and another replica's next sweep takes them over; a step cut
+//! short runs again there from the task's last checkpoint.
 
 use std::future::Future;
 use std::time::Duration;

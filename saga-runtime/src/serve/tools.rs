@@ -562,8 +562,18 @@ impl SagaTools {
     /// Waits, until `deadline`, for the rounds that go on after their clients left
     /// (recorded outcomes) to end and record their outcomes; past it they are cut. While
     /// it waits, new ones are refused as the server's bound refuses them (`-32600`,
-    /// retryable): the client sends the request to another replica, or again later.
+    /// retryable): the client sends the request to another replica, or again later. Then
+    /// the tasks this process runs are handed back to their store.
     pub(crate) async fn drain(&self, deadline: tokio::time::Instant) {
+        self.drain_rounds(deadline).await;
+        // Last: the tasks this process runs go back to the store for another replica.
+        if let Some(tasks) = self.tasks() {
+            tasks.hand_back().await;
+        }
+    }
+
+    /// [`SagaTools::drain`]'s rounds.
+    async fn drain_rounds(&self, deadline: tokio::time::Instant) {
         let all = u32::try_from(MAX_DETACHED).unwrap_or(u32::MAX);
         match tokio::time::timeout_at(deadline, self.detached().acquire_many(all)).await {
             Ok(_) => {}

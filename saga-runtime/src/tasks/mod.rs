@@ -262,6 +262,9 @@ pub(crate) struct Tasks {
     /// clients poll `tasks/get`.)
     observers: Mutex<HashMap<String, Peer<RoleServer>>>,
     sweeper: OnceLock<()>,
+    /// Set when the server stops (graceful shutdown): no worker starts, no orphan is
+    /// taken over, and the running ones are handed back ([`Tasks::hand_back`]).
+    stopping: std::sync::atomic::AtomicBool,
     /// The tasks this build could not resume, and until when (unix ms) its sweeper leaves
     /// them to the other replicas (a newer build may be among them).
     deferred: Mutex<HashMap<String, u64>>,
@@ -373,6 +376,7 @@ impl Tasks {
             running: Mutex::new(HashMap::new()),
             observers: Mutex::new(HashMap::new()),
             sweeper: OnceLock::new(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             deferred: Mutex::new(HashMap::new()),
         }
     }

@@ -52,6 +52,10 @@ impl Tasks {
         owner: &str,
         claim: String,
     ) {
+        if self.stopping.load(Ordering::Relaxed) {
+            // The server stops: the task is left to the replica that takes it over.
+            return;
+        }
         let token = CancellationToken::new();
         {
             let Ok(mut running) = self.running.lock() else {
@@ -276,6 +280,36 @@ impl Tasks {
         self.notify(id).await;
     }
 
+    /// Stops this process's workers and hands their tasks back to the store (no worker,
+    /// the lease run out), so that another replica's next sweep takes them over rather
+    /// than waiting for the lease: what a server that stops gracefully does last. A step
+    /// cut short runs again there from the task's last checkpoint (an `effect` in it with
+    /// the key it had). From now on this process starts no worker and takes nothing over.
+    pub(crate) async fn hand_back(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        let running: Vec<(String, String)> = match self.running.lock() {
+            Ok(mut running) => running
+                .drain()
+                .map(|(id, run)| {
+                    run.token.cancel();
+                    (id, run.claim)
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for (id, claim) in running {
+            let handed = self
+                .write(&id, &claim, |record| {
+                    record.worker = None;
+                    record.lease_until_ms = 0;
+                })
+                .await;
+            if handed {
+                tracing::info!(task = %Escaped(&id), "a running task is handed back to the store: another replica takes it over");
+            }
+        }
+    }
+
     /// A task this build cannot resume (its state stopped at a suspension point no build
     /// here has): given back for another replica to claim, as during a rolling upgrade,
     /// and failed with the reason once none has resumed it for three leases.
@@ -378,6 +412,9 @@ impl Tasks {
     }
 
     pub(super) async fn take_over_orphans<H: Host>(self: &Arc<Self>, tools: &H) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
         let now = clock::now_ms();
         let orphans = match self.settings.store.0.orphans(now).await {
             Ok(orphans) => orphans,
