@@ -1,6 +1,7 @@
 //! Effects once, whatever fails (issue 94), as a new user meets it: the deploy example's
 //! `release`, whose rollout is an `effect` handed to a deploy service by its key, with
-//! single use (recorded outcomes) on memory, a SQLite file and a real `redis-server`.
+//! single use (recorded outcomes) on memory, a SQLite file, a real `redis-server` and a
+//! real `postgres`.
 //!
 //! - The server is killed with `-9` while the deploy service works on the effect: the
 //!   retry of the same request, on a new process, completes the call, and the service sees
@@ -220,6 +221,12 @@ async fn a_crash_inside_an_effect_with_single_use_in_redis_rolls_out_once() {
     crash_inside_the_effect(&redis.url).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_inside_an_effect_with_single_use_in_postgres_rolls_out_once() {
+    let postgres = saga_examples::harness::postgres::start_postgres().await;
+    crash_inside_the_effect(&postgres.url).await;
+}
+
 /// SIGTERM while the rollout's round runs: the process lets it finish, answers it (the
 /// client gets the rollout), records it, and exits; the same request sent to another
 /// replica on the same store gets the recorded answer, and the service saw one request.
@@ -332,7 +339,9 @@ async fn a_share_others_spent_never_costs_the_victim_its_effects_key() {
         }
     }
     assert!(filled >= 2, "the share is filled: {filled}");
-    // The victim, at its own address.
+    // The victim comes a little later, at its own address: the others' states expire
+    // (their tokens live 4 s, and a second) before its own token does.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let victim = client_at("127.0.0.2");
     let start = Call::new("charge", json!({"order": "o-1"}));
     let (_, body) = start.post(addr).with_client(&victim).send().await;
@@ -342,6 +351,7 @@ async fn a_share_others_spent_never_costs_the_victim_its_effects_key() {
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut told_to_retry = 0;
+    let started = Instant::now();
     let body = loop {
         let (_, body) = round.post(addr).with_client(&victim).send().await;
         if body["error"]["data"]["retryable"] == true {
@@ -369,7 +379,12 @@ async fn a_share_others_spent_never_costs_the_victim_its_effects_key() {
         .unwrap_or_else(|| panic!("completed: {body:#}"))
         .to_owned();
     let charges = CHARGES.lock().expect("lock").clone();
-    println!("share: told to retry {told_to_retry} times; charges {charges:?}; {text}");
+    println!(
+        "share: told to retry {told_to_retry} times over {:?}; the effect ran {} times, under {:?}",
+        started.elapsed(),
+        charges.len(),
+        charges.first()
+    );
     assert!(told_to_retry >= 1, "the share was spent when the round ran");
     assert!(
         charges.iter().all(|key| key == &charges[0]),
