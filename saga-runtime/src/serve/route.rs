@@ -315,15 +315,11 @@ fn detached<'a>(
         async move {
             let _places = (place, request_place);
             let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
-            // The claim's lease is renewed while the round runs, so that a retry finds a
-            // runner that died within the lease and runs the round again.
-            let renewing = renew_claim(tools.codec(), &cx);
             // Stopped at the bound, the drive gives its claim back (or, in a store that
             // does not renew leases, spends it: a retry is refused).
-            tokio::select! {
-                ran = tokio::time::timeout(max, run) => ran.unwrap_or_else(|_| Err(ran_too_long(max))),
-                never = renewing => match never {},
-            }
+            tokio::time::timeout(max, run)
+                .await
+                .unwrap_or_else(|_| Err(ran_too_long(max)))
         }
         .instrument(tracing::Span::current()),
     );
@@ -335,22 +331,6 @@ fn detached<'a>(
             ))
         })
     }))
-}
-
-/// Renews the lease of the claim `cx` holds, every [`RENEW_EVERY`](crate::state::RENEW_EVERY),
-/// for as long as it is polled (a round's run). Never ends.
-async fn renew_claim(
-    codec: &crate::state::StateCodec,
-    cx: &SagaContext,
-) -> std::convert::Infallible {
-    loop {
-        tokio::time::sleep(crate::state::RENEW_EVERY).await;
-        if let Some(claimed) = cx.claimed()
-            && let Err(error) = codec.renew(&claimed).await
-        {
-            tracing::warn!(%error, "cannot renew a running round's claim");
-        }
-    }
 }
 
 /// What a round refused before it starts, for want of room to run detached, answers:

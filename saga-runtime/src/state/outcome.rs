@@ -43,8 +43,42 @@ pub(crate) const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// over.
 pub const RENEWED_LEASE: Duration = Duration::from_secs(15);
 
-/// How often a running round renews its claim's lease ([`RENEWED_LEASE`]).
+/// How often a running round renews its claim's lease ([`RENEWED_LEASE`]): a third of
+/// it, so that two renewals may fail before the lease runs out.
 pub const RENEW_EVERY: Duration = Duration::from_secs(5);
+
+/// What renews a codec's claims while their rounds run
+/// ([`StateCodec::renewal`](super::StateCodec::renewal)).
+#[derive(Debug, Clone)]
+pub struct Renewal {
+    pub(crate) store: std::sync::Arc<dyn super::TokenStore>,
+    pub(crate) lease: Duration,
+}
+
+impl Renewal {
+    /// Renews the lease of the claim `claimed()` answers, every third of the lease, for as
+    /// long as it is polled (a request's run); never ends. A renewal the store refuses
+    /// (the claim is no longer this run's: taken over after a stall, or recorded) is
+    /// logged.
+    pub async fn renew_while(
+        &self,
+        claimed: impl Fn() -> Option<Claimed>,
+    ) -> std::convert::Infallible {
+        let every = (self.lease / 3).max(Duration::from_millis(100));
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(claimed) = claimed() else { continue };
+            let lease_until = super::unix_now().saturating_add(self.lease.as_secs().max(1));
+            match self.store.renew(&claimed.nonce, lease_until).await {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(
+                    "a running round's claim is no longer its own (taken over after a stall?)"
+                ),
+                Err(error) => tracing::warn!(%error, "cannot renew a running round's claim"),
+            }
+        }
+    }
+}
 
 /// A token this request claimed: what its outcome is recorded for.
 #[derive(Debug, Clone)]

@@ -381,18 +381,17 @@ impl StateCodec {
         Ok(taken)
     }
 
-    /// Renews the lease of `claimed`, whose round still runs (every
-    /// [`RENEW_EVERY`](super::RENEW_EVERY)); nothing where the store does not renew leases.
-    pub async fn renew(&self, claimed: &Claimed) -> Result<(), StoreError> {
-        let Some(store) = self
+    /// What renews this codec's claims while their rounds run: the store and the lease,
+    /// where the store renews leases.
+    pub fn renewal(&self) -> Option<super::Renewal> {
+        let store = self
             .single_use
             .as_ref()
-            .filter(|store| store.leases_renewed())
-        else {
-            return Ok(());
-        };
-        let lease_until = unix_now().saturating_add(self.claim_lease(store).as_secs());
-        store.renew(claimed.nonce(), lease_until).await.map(|_| ())
+            .filter(|store| store.leases_renewed())?;
+        Some(super::Renewal {
+            store: Arc::clone(store),
+            lease: self.claim_lease(store),
+        })
     }
 
     /// Asks the store again what it holds of `claimed`, read only (a request waiting for

@@ -568,6 +568,12 @@ impl Policy for Step<'_> {
         &self.tasks.codec
     }
 
+    fn keeps_every_token(&self) -> bool {
+        // Each step's state is written to the task's record before the next one runs,
+        // and a takeover starts from the record's token.
+        true
+    }
+
     async fn transition<'b>(
         &'b self,
         run: TransitionFuture<'b>,

@@ -81,6 +81,12 @@ struct RetryCell {
     /// The request's answer is not one to give again (a task's creation): its token is
     /// spent, not answered from a record.
     unrecorded: std::sync::atomic::AtomicBool,
+    /// The nonce of the token this request's rounds' effect keys are derived from when
+    /// the rounds' own tokens are not kept (see [`SagaContext::effect_origin`]).
+    origin: std::sync::Mutex<Option<([u8; 24], saga_wire::KeyId)>>,
+    /// Whether every round's token is kept before the next round runs (a task's record):
+    /// each round's effects are then keyed by its own token.
+    keys_per_token: std::sync::atomic::AtomicBool,
 }
 
 /// A context's copy is another request's: it has claimed nothing.
@@ -520,6 +526,47 @@ impl SagaContext {
         if let Ok(mut slot) = self.retry.claimed.lock() {
             *slot = Some(Box::new(claimed));
         }
+    }
+
+    /// Says whether every round's token is kept (a task's record) before the next round
+    /// runs, for [`SagaContext::effect_origin`]; set by the drive from its policy.
+    pub(crate) fn set_keys_per_token(&self, per_token: bool) {
+        self.retry
+            .keys_per_token
+            .store(per_token, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The nonce a round's effects' keys are derived from, given the nonce of the token it
+    /// started from. A token the request brought (or, in a task, every round's token: its
+    /// record keeps it) is its own origin. A token handed on within the request was sealed
+    /// with a random nonce no retry would draw again: its round's keys come from the
+    /// request's token and the round's number instead, so that the same request run again
+    /// (a retry, a take-over of its claim) gives every effect the key it had. `None` for a
+    /// handed-on round of a request that brought no token (a first call: new keys). With
+    /// the nonce, the id of the key that sealed the origin, which the keys are derived under.
+    pub(crate) fn effect_origin(
+        &self,
+        nonce: [u8; 24],
+        key: saga_wire::KeyId,
+        round: u32,
+    ) -> Option<([u8; 24], saga_wire::KeyId)> {
+        let per_token = self
+            .retry
+            .keys_per_token
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let mut origin = self.retry.origin.lock().ok()?;
+        if per_token || !self.state_handed_on() {
+            *origin = Some((nonce, key));
+            return Some((nonce, key));
+        }
+        let (brought, key) = (*origin)?;
+        let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
+        hasher.update(b"saga/effect-round/v1\0");
+        hasher.update(&brought);
+        hasher.update(&round.to_be_bytes());
+        let mut derived = [0u8; 24];
+        derived.copy_from_slice(&hasher.finish().as_ref()[..24]);
+        Some((derived, key))
     }
 
     /// The claim [`SagaContext::set_claimed`] kept, if it still holds one (its round runs).

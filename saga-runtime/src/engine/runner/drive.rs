@@ -99,6 +99,14 @@ pub(crate) trait Policy: Send {
     /// The codec the next round's state is opened with.
     fn codec(&self) -> &StateCodec;
 
+    /// Whether every round's token is kept durably before the next round runs (a task's
+    /// record), so that a round run again starts from that very token: its effects are
+    /// then keyed by it. Otherwise by the token the request brought and the round's
+    /// number ([`SagaContext::effect_origin`]).
+    fn keeps_every_token(&self) -> bool {
+        false
+    }
+
     /// Runs one transition, `run`, as this path runs one: as it is, or within what is
     /// left of the run time, stopped by a cancellation, beside a lease's renewal.
     fn transition<'a>(
@@ -201,7 +209,19 @@ async fn drive_call<P: Policy>(
         store: policy.codec().single_use_store().cloned(),
         cx,
     };
-    let answer = drive_rounds(saga, call, cx, policy).await;
+    // Every path that claims renews its claim while its rounds run (boxed, and only with
+    // a store that renews leases: no room for it in every request's future).
+    let answer = match policy.codec().renewal() {
+        None => drive_rounds(saga, call, cx, policy).await,
+        Some(renewal) => {
+            let rounds = Box::pin(drive_rounds(saga, call, cx, policy));
+            let renewing = Box::pin(renewal.renew_while(|| cx.claimed()));
+            match futures::future::select(rounds, renewing).await {
+                futures::future::Either::Left((answer, _)) => answer,
+                futures::future::Either::Right((never, _)) => match never {},
+            }
+        }
+    };
     // Only with a single-use store can a claim have been made: without one, the claim's
     // lock is not taken.
     if let Some(store) = &abandon.store
@@ -262,6 +282,7 @@ async fn drive_rounds<P: Policy>(
     // The first round's token is the request's (or the task record's); every later one is
     // handed on here, and never left the process.
     cx.set_state_handed_on(false);
+    cx.set_keys_per_token(policy.keeps_every_token());
     // The response the request answers with, unless the call ended: it leaves here.
     let response = loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it

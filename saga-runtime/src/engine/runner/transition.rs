@@ -291,9 +291,12 @@ fn run_transition<'a>(
         span.record("round", head.round);
         // The token the round started from, and the key that sealed it: its effects'
         // keys are derived under that key, which only the server holds.
+        // A round handed on within the request is keyed by the request's token and its
+        // number, so that the request run again gives it the same keys.
         let from = resumed.as_ref().and_then(|resumed| {
-            let cipher = codec.effect_cipher(&resumed.opened.key_id)?;
-            Some((resumed.opened.nonce, cipher))
+            let (origin, key) =
+                cx.effect_origin(resumed.opened.nonce, resumed.opened.key_id, entered_round)?;
+            Some((origin, codec.effect_cipher(&key)?))
         });
         let (state, requests) = match run.step(state, answers, from).await? {
             Step::Done(result) => {

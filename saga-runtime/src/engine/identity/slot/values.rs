@@ -82,9 +82,22 @@ fn bound() -> usize {
 /// Runs `write` (one attempt at writing a state) counting the values its MessagePack
 /// slots write; adds them to the round's count when it succeeds.
 pub(crate) fn counted_write<T, E>(write: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-    let outer = WRITTEN.replace(Some(0));
+    // Restored however `write` ends, an unwind of the tool's `Serialize` included: a count
+    // left behind would be another state's.
+    struct Restore(Option<Option<usize>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                WRITTEN.set(outer);
+            }
+        }
+    }
+    let mut restore = Restore(Some(WRITTEN.replace(Some(0))));
     let written = write();
-    let count = WRITTEN.replace(outer).unwrap_or(0);
+    let count = WRITTEN.get().unwrap_or(0);
+    if let Some(outer) = restore.0.take() {
+        WRITTEN.set(outer);
+    }
     if written.is_ok() {
         let _ = ROUND.try_with(|round| round.sealed.fetch_add(count, Ordering::Relaxed));
     }
@@ -109,11 +122,17 @@ pub(crate) fn note_written(values: usize) {
 /// Runs `read` (one state's decoding) with the round's bound on the values its
 /// MessagePack slots read.
 pub(crate) fn bounded_read<T>(read: impl FnOnce() -> T) -> T {
+    // Restored however `read` ends, an unwind of the tool's `Deserialize` included: a
+    // bound left behind would limit reads that are no state's (a seal's read-back).
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LEFT.set(self.0);
+        }
+    }
     EXCEEDED.set(false);
-    let outer = LEFT.replace(Some(bound()));
-    let read = read();
-    LEFT.set(outer);
-    read
+    let _restore = Restore(LEFT.replace(Some(bound())));
+    read()
 }
 
 /// What a slot's reading may still read: `None` outside a bounded read.
@@ -192,6 +211,19 @@ mod tests {
         });
         futures::executor::block_on(run);
         assert_eq!(round.sealed(), 3 + 4 + 2);
+        assert!(!counting());
+    }
+
+    /// The fifth review's review: a `Deserialize` that panics left the bound set on its
+    /// thread, and later reads outside any state were limited by it.
+    #[test]
+    fn an_unwind_leaves_no_bound_or_count_behind() {
+        let read = std::panic::catch_unwind(|| bounded_read(|| panic!("a tool's Deserialize")));
+        assert!(read.is_err());
+        assert_eq!(left(), None);
+        let write =
+            std::panic::catch_unwind(|| counted_write::<(), ()>(|| panic!("a tool's Serialize")));
+        assert!(write.is_err());
         assert!(!counting());
     }
 
