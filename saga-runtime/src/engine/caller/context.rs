@@ -704,3 +704,52 @@ pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
     /// Keeps `message` for the stream; a later message replaces one not yet taken.
     fn put(&self, message: serde_json::Value);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The review of the fifth pass: a round handed on within a request starts from a
+    /// token sealed with a random nonce, so a request run again (a retry, a take-over of
+    /// its claim) keyed that round's effects anew. Keyed by the request's token and the
+    /// round's number, they are the same on every run of the same request.
+    #[test]
+    fn a_handed_on_rounds_effects_are_keyed_by_the_requests_token_and_its_number() {
+        let run = |handed_on_nonce: [u8; 24]| {
+            let cx = SagaContext::new("ann");
+            cx.set_state_handed_on(false);
+            let brought = cx.effect_origin([1; 24], [7; 4], 3);
+            cx.set_state_handed_on(true);
+            let next = cx.effect_origin(handed_on_nonce, [9; 4], 4);
+            let after = cx.effect_origin(handed_on_nonce, [9; 4], 5);
+            (brought, next, after)
+        };
+        // A token the request brought is its own origin.
+        let (brought, next, after) = run([2; 24]);
+        assert_eq!(brought, Some(([1; 24], [7; 4])));
+        // The handed-on rounds: from the brought token and their numbers, under its key,
+        // whatever random nonce sealed them.
+        let (_, next_again, after_again) = run([3; 24]);
+        assert_eq!(next, next_again);
+        assert_eq!(after, after_again);
+        assert_ne!(next, after, "each round its own");
+        assert_eq!(next.map(|(_, key)| key), Some([7; 4]));
+        assert_ne!(next.map(|(nonce, _)| nonce), Some([2; 24]));
+
+        // A request that brought no token (a first call): no origin, new keys.
+        let first = SagaContext::new("ann");
+        first.set_state_handed_on(true);
+        assert_eq!(first.effect_origin([2; 24], [9; 4], 1), None);
+
+        // A task's rounds: every token is kept, each its own origin.
+        let task = SagaContext::new("ann");
+        task.set_keys_per_token(true);
+        task.set_state_handed_on(false);
+        let _ = task.effect_origin([1; 24], [7; 4], 3);
+        task.set_state_handed_on(true);
+        assert_eq!(
+            task.effect_origin([2; 24], [9; 4], 4),
+            Some(([2; 24], [9; 4]))
+        );
+    }
+}
