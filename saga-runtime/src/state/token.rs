@@ -184,8 +184,7 @@ pub struct Opened {
     /// The saga's trace (its first round's ids), when the token keeps one (formats 0x80
     /// and 0x90); the plaintext then begins after it.
     pub trace: Option<SagaTrace>,
-    /// The id of the key that opened it: the round's effects' keys are derived under it
-    /// ([`StateCodec::effect_cipher`]).
+    /// The id of the key that opened it: the round's effects' keys are derived under it.
     pub key_id: saga_wire::KeyId,
 }
 
