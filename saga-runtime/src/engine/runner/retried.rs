@@ -114,41 +114,23 @@ pub(crate) async fn replayed(
                     None => Err(invalid_state(tool, &Refusal::Redeemed)),
                 };
             }
-            Claim::Running { lease_until } if lease_until < unix_now() => {
-                // Its runner died (or gave the round back): this request runs the round
-                // again from the same token, its effects under the keys they had, where
-                // the store takes claims over.
-                match codec.take_over(claimed, lease_until).await {
-                    Ok(true) => return Ok(None),
-                    // Another retry took it over first, or its runner renewed or answered
-                    // meanwhile: look again (wait for that one's answer).
-                    Ok(false) if codec.renewal().is_some() => {
-                        claim = match codec.claim_again(claimed).await {
-                            Ok(Claim::First) => Claim::Spent,
-                            Ok(claim) => claim,
-                            Err(error) => {
-                                tracing::error!(tool = %Escaped(tool), %error, "cannot read a redeemed token's outcome");
-                                return Err(unavailable());
-                            }
-                        };
-                        if matches!(claim, Claim::Running { lease_until } if lease_until < unix_now())
-                        {
-                            // Still past its lease: given back by a run that stopped. One
-                            // more try after a pause, within the wait.
-                            if tokio::time::Instant::now() + pause > deadline {
-                                return Err(still_running());
-                            }
-                            tokio::time::sleep(pause).await;
+            Claim::Running { lease_until } => {
+                if lease_until < unix_now() {
+                    // Its runner died (or gave the round back): this request runs the
+                    // round again from the same token, its effects under the keys they
+                    // had, where the store takes claims over. Lost to another retry (or
+                    // to its runner's renewal or answer): it waits for that run's answer
+                    // as for any running one.
+                    match codec.take_over(claimed, lease_until).await {
+                        Ok(true) => return Ok(None),
+                        Ok(false) if codec.renewal().is_none() => return Err(lost(tool)),
+                        Ok(false) => {}
+                        Err(error) => {
+                            tracing::error!(tool = %Escaped(tool), %error, "cannot take over a stopped round");
+                            return Err(unavailable());
                         }
                     }
-                    Ok(false) => return Err(lost(tool)),
-                    Err(error) => {
-                        tracing::error!(tool = %Escaped(tool), %error, "cannot take over a stopped round");
-                        return Err(unavailable());
-                    }
                 }
-            }
-            Claim::Running { .. } => {
                 if tokio::time::Instant::now() + pause > deadline {
                     return Err(still_running());
                 }
