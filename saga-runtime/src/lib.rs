@@ -136,6 +136,7 @@ pub mod __support {
 pub mod __private {
     pub use crate::engine::contract::diagram::with_diagram;
     pub use crate::engine::expand::expand_support::*;
+    pub use crate::engine::expand::recompute::*;
     pub use crate::engine::forms::elicit_field::{
         SchemaField, SchemaValue, contains, object_schema, one_field_from_content,
         one_field_schema, parse_select, read_field, select_property,

@@ -52,6 +52,21 @@ mod borrows {
     }
 }
 mod diagrams;
+/// Borrows recomputed after a restore (issue 95): loops over any iterator chain of
+/// borrowed data, `Vec<&T>` and tuples of borrows kept across suspensions, each against
+/// the plain function; what recomputes to another value is refused.
+mod recomputed {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("recomputed.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`).
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("recomputed.rs");
+    }
+}
 /// Exits the macro cannot see: a `return` or `?` inside another crate's macro
 /// (`anyhow::bail!`, `anyhow::ensure!`) or a `macro_rules!` of the user's. Each ends the
 /// saga with its error, before or after a suspension and inside loops, exactly as it

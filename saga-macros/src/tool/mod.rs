@@ -124,10 +124,13 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .map(&local)
         .collect();
     let param_locals: Vec<syn::Ident> = param_names.iter().map(|(_, l)| l.clone()).collect();
-    let (mut body, sites) = lower::lower(body, &param_locals, &mut errors);
+    let (mut body, sites) = lower::lower(body, &param_locals, &mutable_params, &mut errors);
     // After the lowering, where a `while let` is a `loop` whose `if let` is a statement:
     // what its borrow reads is taken at each iteration.
     lower::places::hoist(&mut body, &mutable_params);
+    // After the hoisting, whose temporaries a recomputed `let` may read: the `let`s that
+    // hold a borrow keep their fingerprint, to be recomputed after a restore.
+    lower::recompute::lets(&mut body, &mutable_params);
     if let Some(error) = errors.take() {
         return Err(error);
     }

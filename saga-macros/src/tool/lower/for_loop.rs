@@ -382,6 +382,27 @@ impl Lower<'_> {
         }
         // At the collection: rustc names the loop's borrow there.
         let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
+        let walks_again = crate::tool::lower::places::binds_immutably(&pat)
+            && crate::tool::lower::recompute::walks_again(&expr, &self.mutable);
+        // A constant's or a chosen reference's iterator (`HARD.iter()`, `bank.iter()`):
+        // no place to borrow again by position, so a new iterator of it.
+        if walks_again && self.walks_a_reference(&expr) {
+            return self.lower_live(
+                syn::ExprForLoop {
+                    attrs,
+                    label,
+                    for_token: Default::default(),
+                    pat,
+                    in_token: Default::default(),
+                    expr,
+                    body,
+                },
+                &walk,
+                hint,
+                out,
+                depth,
+            );
+        }
         let expr = match self.reborrow(expr, &walk, out) {
             // A borrowed collection: the loop saves where it is (a position, or the keys
             // still to visit in a hash-ordered one), and finds its item again there after
@@ -430,6 +451,25 @@ impl Lower<'_> {
             }
             Err(expr) => expr,
         };
+        // Any other iterator chain over borrowed data (`tables.iter().filter(..)`): made
+        // again after a restore and advanced to the saved position.
+        if walks_again && integer_range(&expr).is_none() {
+            return self.lower_live(
+                syn::ExprForLoop {
+                    attrs,
+                    label,
+                    for_token: Default::default(),
+                    pat,
+                    in_token: Default::default(),
+                    expr,
+                    body,
+                },
+                &walk,
+                hint,
+                out,
+                depth,
+            );
+        }
         let rest = Ident::new(&format!("__rest{}", self.hoisted), span);
         if let Some(range) = integer_range(&expr) {
             // A range is its own small state (`1..` may not end, `0..n` may be large):
@@ -463,6 +503,82 @@ impl Lower<'_> {
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
             #(#attrs)* #label loop {
                 let ::core::option::Option::Some(#pat) = #rest.pop() else { break; };
+                #body
+            }
+        };
+        self.head(Expr::Loop(desugared), hint, out, depth)
+    }
+}
+
+impl Lower<'_> {
+    /// Whether a loop's chain starts from a constant or from a local written with a
+    /// reference's type (chosen among constants): saved as a choice, not a place.
+    fn walks_a_reference(&self, expr: &Expr) -> bool {
+        let mut root = expr;
+        while let Expr::MethodCall(call) = root {
+            root = &call.receiver;
+        }
+        self.names_constant(root)
+            || matches!(root, Expr::Path(path)
+                if path.path.get_ident().is_some_and(|ident| self.references.contains(&ident.to_string())))
+    }
+
+    /// `for` over an iterator recomputed after a restore (`recompute`): the iterator is
+    /// made once when the loop begins, as the loop as written makes it, and walked; at a
+    /// suspension its position and its item's fingerprint are saved; after a restore a
+    /// new iterator is made from the same expression and advanced to the position, where
+    /// the item must fingerprint alike (`live_item_again`), or the round is refused.
+    fn lower_live(
+        &mut self,
+        expr_for: syn::ExprForLoop,
+        walk: &Ident,
+        hint: &str,
+        out: &mut Vec<Stmt>,
+        depth: usize,
+    ) -> Expr {
+        let syn::ExprForLoop {
+            attrs,
+            label,
+            pat,
+            expr,
+            body,
+            ..
+        } = expr_for;
+        let span = expr.span();
+        let position = format_ident!("__pos{}", self.hoisted);
+        let item = Ident::new(&format!("__item{}", self.hoisted), span);
+        let seen = format_ident!("__seen{}", self.hoisted);
+        let private = private_path();
+        // The loop as written, which a refusal after a restore names.
+        let written = {
+            let text = super::source_of(&syn::parse_quote!(for #pat in #expr {}));
+            // A chain prettyplease broke over lines, joined again as written.
+            text.strip_suffix(" {}").unwrap_or(&text).replace(" .", ".")
+        };
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #position: usize = 0;
+        });
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #seen: u64 = 0;
+        });
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #walk = #private::live(#expr);
+        });
+        let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
+            #(#attrs)* #label loop {
+                let #item = #private::advance(&mut #position);
+                let ::core::option::Option::Some(#pat) = #private::live_item_at(
+                    &#item,
+                    &mut #seen,
+                    &mut #walk,
+                    |__each| {
+                        // One of the two is picked, by the item's type.
+                        #[allow(unused_imports)]
+                        use #private::{FingerprintOf as _, NoFingerprint as _};
+                        (&&#private::Fingerprint(__each)).fingerprint()
+                    },
+                    #written,
+                ) else { break; };
                 #body
             }
         };

@@ -29,6 +29,7 @@ mod for_loop;
 pub mod items;
 mod operands;
 pub mod places;
+pub mod recompute;
 pub mod rename;
 pub mod rewrite;
 pub mod scope;
@@ -86,21 +87,42 @@ pub fn site_id(expr: &Expr) -> Option<usize> {
 }
 
 /// Lowers `body`, whose parameters are read by the locals `params`.
-pub fn lower(body: Block, params: &[Ident], errors: &mut Errors) -> (Block, Vec<Site>) {
+pub fn lower(
+    body: Block,
+    params: &[Ident],
+    mutable_params: &[Ident],
+    errors: &mut Errors,
+) -> (Block, Vec<Site>) {
     let refs = places::Refs::of_lenient(&body);
+    let mutable = recompute::mutable_locals(&body, mutable_params);
     let mut bound: std::collections::HashSet<String> =
         params.iter().map(ToString::to_string).collect();
-    struct Bindings<'a>(&'a mut std::collections::HashSet<String>);
+    let mut references = std::collections::HashSet::new();
+    struct Bindings<'a>(
+        &'a mut std::collections::HashSet<String>,
+        &'a mut std::collections::HashSet<String>,
+    );
     impl<'ast> Visit<'ast> for Bindings<'_> {
         fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
             self.0.insert(pat_ident.ident.to_string());
             syn::visit::visit_pat_ident(self, pat_ident);
         }
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            if let Pat::Type(typed) = &local.pat
+                && let Pat::Ident(ident) = &*typed.pat
+                && matches!(&*typed.ty, syn::Type::Reference(reference) if reference.mutability.is_none())
+            {
+                self.1.insert(ident.ident.to_string());
+            }
+            syn::visit::visit_local(self, local);
+        }
     }
-    Bindings(&mut bound).visit_block(&body);
+    Bindings(&mut bound, &mut references).visit_block(&body);
     let mut lower = Lower {
         refs,
         bound,
+        mutable,
+        references,
         sites: Vec::new(),
         errors,
         hoisted: 0,
@@ -122,6 +144,12 @@ struct Lower<'a> {
     /// Every name the function binds (its parameters' locals and its patterns'): a path
     /// that is none of them names an item, such as a constant (`for_loop`).
     bound: std::collections::HashSet<String>,
+    /// The locals declared `mut` (and parameters): what a recomputed loop may not read
+    /// but as its collection (`recompute`).
+    mutable: std::collections::HashSet<String>,
+    /// The locals written with a shared reference's type (`let bank: &[&str] = …`): saved
+    /// as their choice, not a place, so a loop over one walks a new iterator of it.
+    references: std::collections::HashSet<String>,
     sites: Vec<Site>,
     errors: &'a mut Errors,
     hoisted: usize,
@@ -259,7 +287,7 @@ fn pattern_names(pat: &Pat) -> String {
 }
 
 /// The statement as a user would read it, on one line, for the variant's doc comment.
-fn source_of(stmt: &Stmt) -> String {
+pub(super) fn source_of(stmt: &Stmt) -> String {
     let file: Result<syn::File, _> = syn::parse2(quote!(fn __saga_source() { #stmt }));
     let text = match file {
         Ok(file) => prettyplease::unparse(&file),

@@ -139,6 +139,11 @@ const KNOWN: &[&str] = &[
     "constant_item_again",
     "borrowed",
     "borrowed_items",
+    "recomputed",
+    "recomputed_again",
+    "live",
+    "live_item_at",
+    "live_item_again",
 ];
 
 /// The prefix of the temporaries [`hoist`] makes.
@@ -223,6 +228,9 @@ impl Refs {
                         self.borrow_of(call.args.first()?)?;
                         Some(name.ends_with("_mut"))
                     }
+                    // A `let` recomputed after a restore (`lower::recompute`): bound again
+                    // by running it, checked by its fingerprint.
+                    "recomputed" | "recomputed_again" => Some(false),
                     "item_at" => {
                         let mut root = call.args.iter().nth(1)?;
                         while let Expr::MethodCall(inner) = root {
@@ -378,6 +386,9 @@ impl Refs {
 /// `scope::free_outside_again`), its `else`, never taken then, `unreachable!`.
 pub fn again(local: &syn::Local) -> Stmt {
     let mut local = local.clone();
+    if recheck(&mut local) {
+        return Stmt::Local(local);
+    }
     if let Some(init) = &mut local.init {
         let mut expr = (*init.expr).clone();
         checked_accessors(&mut expr);
@@ -388,6 +399,37 @@ pub fn again(local: &syn::Local) -> Stmt {
         }
     }
     Stmt::Local(local)
+}
+
+/// A `let` recomputed after a restore (`lower::recompute`) run again as its check:
+/// `recomputed(&mut seen, INIT, fp)` becomes `recomputed_again(&mut seen, INIT, fp,
+/// "names")`, which refuses a value that fingerprints otherwise, naming the locals.
+/// False for any other `let`.
+fn recheck(local: &mut syn::Local) -> bool {
+    let names = {
+        let mut names = Vec::new();
+        pattern_bindings(&local.pat, &mut |ident, _| {
+            names.push(crate::tool::ir::written(ident));
+        });
+        names.join(", ")
+    };
+    let Some(init) = &mut local.init else {
+        return false;
+    };
+    let Expr::Call(call) = &mut *init.expr else {
+        return false;
+    };
+    let Expr::Path(path) = &mut *call.func else {
+        return false;
+    };
+    if machine_call(&path.path) != Some("recomputed") {
+        return false;
+    }
+    if let Some(last) = path.path.segments.last_mut() {
+        last.ident = Ident::new("recomputed_again", last.ident.span());
+    }
+    call.args.push(syn::parse_quote!(#names));
+    true
 }
 
 /// Each accessor call of a borrow made again checked to give a borrow
@@ -513,6 +555,38 @@ pub fn again_constant(local: &syn::Local) -> Stmt {
         **diverge = syn::parse_quote_spanned!(span=> {
             ::core::panic!("the constant a `for` loop walks has fewer items than when this saga suspended in it: the build changed it")
         });
+    }
+    Stmt::Local(local)
+}
+
+/// A recomputed `for` loop's iterator made again after a restore (`lower_live` in
+/// `lower/for_loop.rs`): its `let` as written, marked `again(…)`. Its expression is not
+/// checked as a place's accessors are: what it gives is checked item by item instead.
+pub fn again_live(local: &syn::Local) -> Stmt {
+    let mut local = local.clone();
+    if let Some(init) = &mut local.init {
+        let expr = (*init.expr).clone();
+        let private = crate::shared::private_path();
+        *init.expr = syn::parse_quote_spanned!(expr.span()=> #private::again(#expr));
+    }
+    Stmt::Local(local)
+}
+
+/// A recomputed `for` loop's item bound again after a restore: `live_item_at` becomes
+/// `live_item_again`, which advances the new iterator to the saved position and refuses
+/// an item that fingerprints otherwise (or none); its `else` is never taken then.
+pub fn again_live_item(local: &syn::Local) -> Stmt {
+    let mut local = local.clone();
+    if let Some(init) = &mut local.init {
+        if let Expr::Call(call) = &mut *init.expr
+            && let Expr::Path(path) = &mut *call.func
+            && let Some(last) = path.path.segments.last_mut()
+        {
+            last.ident = Ident::new("live_item_again", last.ident.span());
+        }
+        if let Some((_, diverge)) = &mut init.diverge {
+            **diverge = unreachable_else(diverge.span());
+        }
     }
     Stmt::Local(local)
 }
@@ -1101,6 +1175,12 @@ fn is_constant(expr: &Expr) -> bool {
                 && name.chars().any(char::is_alphabetic)
                 && !name.chars().any(char::is_lowercase)
         }))
+}
+
+/// The values `expr` may evaluate to through `if`, `match` and blocks, into `out`; false
+/// if one is not a `leaf`.
+pub fn leaves_of(expr: &Expr, leaf: &dyn Fn(&Expr) -> bool, out: &mut Vec<Expr>) -> bool {
+    leaves(expr, leaf, out)
 }
 
 /// Collects the values `expr` may evaluate to; false if one is not a `leaf`.

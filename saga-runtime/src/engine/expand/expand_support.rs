@@ -511,6 +511,14 @@ fn other_constants(reason: String) -> ! {
     std::panic::resume_unwind(Box::new(OtherConstants(reason)))
 }
 
+/// Ends the transition with the refusal of a state this build reads as another value
+/// (a borrow recomputed to another value, see `recompute`): the same refusal as a
+/// constant that differs, for the same reason.
+#[cold]
+pub(crate) fn refuse_other_value(reason: String) -> ! {
+    other_constants(reason)
+}
+
 impl Serialize for Literal {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0)

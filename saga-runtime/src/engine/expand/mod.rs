@@ -1,5 +1,5 @@
 //! What `#[saga_tool]` and `#[saga_fn]` expand to call: the generated state's handling
-//! ([`macro_state`]), the helpers that suspend ([`saga_fn`]), a saved local ([`local`]),
+//! ([`macro_state`]), the helpers that suspend ([`saga_fn`]), a saved local ([`local`]), a borrow recomputed after a restore ([`recompute`]),
 //! and the support the expansion names through `__private` ([`expand_support`]).
 //!
 //! Uses `contract` and everything below it; the runner does not use it (a tool's state
@@ -8,4 +8,5 @@
 pub(crate) mod expand_support;
 pub(crate) mod local;
 pub(crate) mod macro_state;
+pub(crate) mod recompute;
 pub(crate) mod saga_fn;

@@ -113,8 +113,19 @@ fn bound_again(
     refs: &Refs,
 ) -> (Vec<Again>, BTreeSet<String>) {
     // What is bound again may read what is bound again before it: to a fixed point.
-    let mut again: Vec<Again> = Vec::new();
+    // The item of a recomputed loop the path is in, always: its new iterator must be
+    // advanced to the saved position, and the item there checked, even when the
+    // continuation does not read the item.
+    let mut again: Vec<Again> = level.block.stmts[..level.index]
+        .iter()
+        .enumerate()
+        .filter(|(_, stmt)| matches!(stmt, Stmt::Local(local) if is_live_item(local)))
+        .map(|(index, _)| Again::Stmt(index))
+        .collect();
     let mut read_again = BTreeSet::new();
+    if !again.is_empty() {
+        read_again = free_in_stmts(&again_stmts(level, &again, refs));
+    }
     loop {
         let before = again.len();
         for (binding, how) in visible {
@@ -165,7 +176,8 @@ fn record_rebound(
             let stmt = again_stmts(level, &[*how], refs);
             let own_loop = name.starts_with("__walk")
                 || matches!(*how, Again::Stmt(index)
-                    if matches!(&level.block.stmts[index], Stmt::Local(local) if is_item_at(local)));
+                    if matches!(&level.block.stmts[index], Stmt::Local(local)
+                        if is_item_at(local) || is_live_item(local)));
             // A value made again from the build (the tools a sample offers) is no place
             // found again: its identity is that it is restated, so that a build with other
             // descriptions still opens the token, and offers its own.
@@ -336,6 +348,12 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
                 Stmt::Local(local) if is_constant_item(local) => {
                     Some(crate::tool::lower::places::again_constant(local))
                 }
+                Stmt::Local(local) if is_live(local) => {
+                    Some(crate::tool::lower::places::again_live(local))
+                }
+                Stmt::Local(local) if is_live_item(local) => {
+                    Some(crate::tool::lower::places::again_live_item(local))
+                }
                 Stmt::Local(local) => refs.rebind_let(local),
                 _ => None,
             },
@@ -349,6 +367,8 @@ fn rebinds(local: &syn::Local, refs: &Refs) -> bool {
     use crate::tool::lower::places::{binds_by_reference, binds_immutably};
     (is_item_at(local) && binds_by_reference(&local.pat))
         || (is_constant_item(local) && binds_immutably(&local.pat))
+        || is_live(local)
+        || (is_live_item(local) && binds_immutably(&local.pat))
         || refs.rebinds_let(local)
 }
 
@@ -361,6 +381,18 @@ fn is_item_at(local: &syn::Local) -> bool {
 /// constant_item_at(position, CONSTANT) else …` (see `lower/for_loop.rs`).
 fn is_constant_item(local: &syn::Local) -> bool {
     initialised_by(local, "constant_item_at")
+}
+
+/// Whether `local` is a recomputed `for` loop's iterator, `let mut __walkN =
+/// live(EXPR);` (see `lower_live` in `lower/for_loop.rs`).
+fn is_live(local: &syn::Local) -> bool {
+    initialised_by(local, "live")
+}
+
+/// Whether `local` is a recomputed `for` loop's item, `let Some(pat) =
+/// live_item_at(position, …) else …`.
+fn is_live_item(local: &syn::Local) -> bool {
+    initialised_by(local, "live_item_at")
 }
 
 /// Whether `local`'s initialiser is a call of the runtime's function `name`.

@@ -1,0 +1,328 @@
+//! Borrows recomputed after a restore: the one rule for a value that holds a borrow and
+//! so cannot be saved. A `let` that is not `mut` and holds a borrow (its written type
+//! holds a reference, or every value it can take is a borrow or a literal), or a `for`
+//! loop's iterator over borrowed data, is not saved: after a restore the expression that
+//! made it runs again over the restored places, and what it gives is checked against the
+//! fingerprint saved at the suspension (the runtime's `recompute`).
+//!
+//! What an expression may read to be recomputed: anything but a local declared `mut`,
+//! except as the place it borrows (`v.iter()`, `&v`), which rustc keeps unchanged while the
+//! borrow lives. No suspension, no `&mut`, no method that takes its receiver (`into_…`,
+//! `drain`). Anything else keeps the rules it had: saved, or refused with advice.
+
+use std::collections::HashSet;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Ident, Pat, Stmt, Type};
+
+use crate::shared::private_path;
+use crate::tool::lower::places::{Refs, binds_immutably, constant_choices, literal_choices};
+use crate::tool::lower::scope::free_in_expr;
+use crate::tool::lower::{SITE_MACRO, contains_suspension};
+
+/// The prefix of the fingerprints this pass keeps (`let mut __fpN: u64 = 0;`).
+pub const FINGERPRINT: &str = "__fp";
+
+/// The locals of `block` declared `mut`, with the parameters `mutable_params`.
+pub fn mutable_locals(block: &Block, mutable_params: &[Ident]) -> HashSet<String> {
+    struct Mutable(HashSet<String>);
+    impl<'ast> Visit<'ast> for Mutable {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            if pat_ident.mutability.is_some() {
+                self.0.insert(pat_ident.ident.to_string());
+            }
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut found = Mutable(mutable_params.iter().map(ToString::to_string).collect());
+    found.visit_block(block);
+    found.0
+}
+
+/// Whether `expr` gives the same value when evaluated again over the same restored
+/// places, as far as its code can tell (the fingerprint checks the rest): see the module.
+pub fn recomputable(expr: &Expr, mutable: &HashSet<String>) -> bool {
+    if contains_suspension(expr) || has_site(expr) || changes_something(expr) {
+        return false;
+    }
+    let root = borrowed_root(expr);
+    free_in_expr(expr)
+        .iter()
+        .all(|name| !mutable.contains(name) || root.as_deref() == Some(name.as_str()))
+}
+
+/// Whether a `for` loop over `expr` walks a new iterator of it after a restore: what it
+/// reads is [`recomputable`], and a local declared `mut` only as the collection the
+/// chain's first method borrows for the whole loop (`v.iter()`, `map.keys()`), so that
+/// rustc refuses a change to it inside the loop. A method that makes an owned value
+/// (`collect`, `clone`, `to_vec`, `to_owned`, `to_string`) is a temporary the loop as
+/// written walks, which a `let` of the iterator could not hold: such a loop keeps its
+/// items instead, as before.
+pub fn walks_again(expr: &Expr, mutable: &HashSet<String>) -> bool {
+    let mut methods = Vec::new();
+    let mut root = expr;
+    while let Expr::MethodCall(call) = root {
+        methods.push(call.method.to_string());
+        root = &call.receiver;
+    }
+    let owned = methods.iter().any(|method| {
+        matches!(
+            method.as_str(),
+            "collect" | "clone" | "to_vec" | "to_owned" | "to_string" | "into_iter"
+        )
+    });
+    let borrows_for_the_loop = methods.last().is_some_and(|first| {
+        crate::tool::lower::places::listed(
+            crate::tool::lower::places::LOOP_METHODS,
+            first,
+            Some(true),
+        )
+    });
+    !owned
+        && !methods.is_empty()
+        && !matches!(root, Expr::Call(_) | Expr::MethodCall(_) | Expr::Macro(_))
+        && recomputable(expr, mutable)
+        && (borrows_for_the_loop
+            || free_in_expr(expr)
+                .iter()
+                .all(|name| !mutable.contains(name)))
+}
+
+/// The local a method chain or a borrow starts from (`v` in `v.iter().filter(..)`,
+/// `&v.items`), when it is borrowed there rather than moved.
+fn borrowed_root(expr: &Expr) -> Option<String> {
+    let mut at = expr;
+    let mut borrowed = false;
+    loop {
+        match at {
+            Expr::MethodCall(call) => {
+                let method = call.method.to_string();
+                if matches!(&*call.receiver, Expr::Path(_))
+                    && (method.starts_with("into_") || method == "drain")
+                {
+                    return None;
+                }
+                borrowed = true;
+                at = &call.receiver;
+            }
+            Expr::Reference(reference) => {
+                borrowed = true;
+                at = &reference.expr;
+            }
+            Expr::Field(field) => at = &field.base,
+            Expr::Index(index) => at = &index.expr,
+            Expr::Paren(paren) => at = &paren.expr,
+            Expr::Group(group) => at = &group.expr,
+            Expr::Path(path) if borrowed => return Some(path.path.get_ident()?.to_string()),
+            _ => return None,
+        }
+    }
+}
+
+/// Whether `expr` writes anything or borrows mutably: `&mut`, `=`, `+=`, a `_mut` method.
+fn changes_something(expr: &Expr) -> bool {
+    struct Changes(bool);
+    impl<'ast> Visit<'ast> for Changes {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Reference(reference) if reference.mutability.is_some() => self.0 = true,
+                Expr::Assign(_) => self.0 = true,
+                Expr::Binary(binary)
+                    if matches!(
+                        binary.op,
+                        syn::BinOp::AddAssign(_)
+                            | syn::BinOp::SubAssign(_)
+                            | syn::BinOp::MulAssign(_)
+                            | syn::BinOp::DivAssign(_)
+                            | syn::BinOp::RemAssign(_)
+                            | syn::BinOp::BitXorAssign(_)
+                            | syn::BinOp::BitAndAssign(_)
+                            | syn::BinOp::BitOrAssign(_)
+                            | syn::BinOp::ShlAssign(_)
+                            | syn::BinOp::ShrAssign(_)
+                    ) =>
+                {
+                    self.0 = true
+                }
+                Expr::MethodCall(call) if call.method.to_string().ends_with("_mut") => {
+                    self.0 = true
+                }
+                _ => syn::visit::visit_expr(self, expr),
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut changes = Changes(false);
+    changes.visit_expr(expr);
+    changes.0
+}
+
+/// Whether `expr` holds a suspension the lowering has marked (`__saga_site!(N)`), or an
+/// `.await` of anything.
+fn has_site(expr: &Expr) -> bool {
+    struct Site(bool);
+    impl<'ast> Visit<'ast> for Site {
+        fn visit_expr_await(&mut self, _: &'ast syn::ExprAwait) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.0 |= mac.path.is_ident(SITE_MACRO);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut site = Site(false);
+    site.visit_expr(expr);
+    site.0
+}
+
+/// Rewrites each `let` of `body` that holds a borrow and is recomputed into one that
+/// keeps its value's fingerprint: `let mut __fpN: u64 = 0; let PAT =
+/// __private::recomputed(&mut __fpN, INIT, |v| fingerprint(v));`. The machine binds it
+/// again after a restore as any borrow of a place (`places::again` turns the call into
+/// `recomputed_again`, which checks the fingerprint); a `let` never kept across a
+/// suspension only pays for its fingerprint.
+pub fn lets(body: &mut Block, mutable_params: &[Ident]) {
+    let mutable = mutable_locals(body, mutable_params);
+    let refs = Refs::of(body, mutable_params.iter().map(ToString::to_string));
+    let mut rewrite = Lets {
+        mutable,
+        refs,
+        count: 0,
+    };
+    rewrite.visit_block_mut(body);
+}
+
+struct Lets {
+    mutable: HashSet<String>,
+    refs: Refs,
+    count: usize,
+}
+
+impl Lets {
+    /// Whether `local` holds a borrow that this pass recomputes (see the module).
+    fn recomputes(&self, local: &syn::Local) -> bool {
+        let Some(init) = &local.init else {
+            return false;
+        };
+        init.diverge.is_none()
+            && binds_immutably(&local.pat)
+            && !matches!(pattern_of(&local.pat), Pat::Wild(_))
+            // Borrows of places, literals and constants chosen: their own rules, which
+            // save nothing or their choice (and keep their tokens' layouts).
+            && !self.refs.rebinds_let(local)
+            && literal_choices(local).is_none()
+            && constant_choices(local).is_none()
+            && (written_with_reference(&local.pat) || self.borrows_only(&init.expr))
+            && recomputable(&init.expr, &self.mutable)
+    }
+
+    /// Whether every value `expr` can take is a borrow, or a tuple of borrows and literals
+    /// with one borrow at least (`(flight, "cancelled")` in a `match` over `&disruption`).
+    fn borrows_only(&self, expr: &Expr) -> bool {
+        let mut values = Vec::new();
+        crate::tool::lower::places::leaves_of(expr, &|leaf| self.borrow_leaf(leaf), &mut values)
+            && values.iter().any(|value| !is_literal(value))
+    }
+
+    fn borrow_leaf(&self, leaf: &Expr) -> bool {
+        match leaf {
+            Expr::Tuple(tuple) => {
+                tuple
+                    .elems
+                    .iter()
+                    .all(|elem| is_literal(elem) || self.borrow(elem))
+                    && tuple.elems.iter().any(|elem| self.borrow(elem))
+            }
+            other => self.borrow(other),
+        }
+    }
+
+    fn borrow(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Reference(reference) => reference.mutability.is_none(),
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|ident| self.refs.borrow(&ident.to_string()) == Some(false)),
+            Expr::Paren(paren) => self.borrow(&paren.expr),
+            _ => false,
+        }
+    }
+}
+
+impl VisitMut for Lets {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let stmts = std::mem::take(&mut block.stmts);
+        for mut stmt in stmts {
+            syn::visit_mut::visit_stmt_mut(self, &mut stmt);
+            match stmt {
+                Stmt::Local(mut local) if self.recomputes(&local) => {
+                    self.count += 1;
+                    let span = local.pat.span();
+                    let seen = Ident::new(&format!("{FINGERPRINT}{}", self.count), span);
+                    let private = private_path();
+                    block.stmts.push(syn::parse_quote_spanned! {span=>
+                        let mut #seen: u64 = 0;
+                    });
+                    if let Some(init) = &mut local.init {
+                        let expr = &init.expr;
+                        *init.expr = syn::parse_quote_spanned! {expr.span()=>
+                            #private::recomputed(&mut #seen, #expr, |__each| {
+                                // One of the two is picked, by the value's type.
+                                #[allow(unused_imports)]
+                                use #private::{FingerprintOf as _, NoFingerprint as _};
+                                (&&#private::Fingerprint(__each)).fingerprint()
+                            })
+                        };
+                    }
+                    block.stmts.push(Stmt::Local(local));
+                }
+                other => block.stmts.push(other),
+            }
+        }
+    }
+
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_expr_async_mut(&mut self, _: &mut syn::ExprAsync) {}
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The pattern of a `let`, under its written type.
+fn pattern_of(pat: &Pat) -> &Pat {
+    match pat {
+        Pat::Type(typed) => &typed.pat,
+        other => other,
+    }
+}
+
+/// Whether `pat` is written with a type that holds a reference or a lifetime
+/// (`Vec<&Shard>`, `&[&str]`, `Option<Cow<'a, str>>`).
+fn written_with_reference(pat: &Pat) -> bool {
+    let Pat::Type(typed) = pat else {
+        return false;
+    };
+    // Found, and found mutable: a `&mut` is never recomputed (a second one would alias).
+    struct Reference(bool, bool);
+    impl<'ast> Visit<'ast> for Reference {
+        fn visit_type(&mut self, ty: &'ast Type) {
+            if let Type::Reference(reference) = ty {
+                self.0 = true;
+                self.1 |= reference.mutability.is_some();
+            }
+            syn::visit::visit_type(self, ty);
+        }
+        fn visit_lifetime(&mut self, _: &'ast syn::Lifetime) {
+            self.0 = true;
+        }
+    }
+    let mut found = Reference(false, false);
+    found.visit_type(&typed.ty);
+    found.0 && !found.1
+}
+
+fn is_literal(expr: &Expr) -> bool {
+    matches!(expr, Expr::Lit(_))
+}

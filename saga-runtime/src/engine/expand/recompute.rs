@@ -1,0 +1,185 @@
+//! Borrows recomputed after a restore: what `#[saga_tool]` does with a value that holds a
+//! borrow and so cannot be saved (`Vec<&T>`, a tuple of borrows, a loop's iterator over
+//! borrowed data). Nothing of it is saved but its fingerprint; after a restore the
+//! expression that made it runs again over the restored places, and its result must
+//! fingerprint alike, or the round is refused.
+//!
+//! Why that is sound: while a shared borrow is live, rustc forbids changing what it
+//! points into, so a deterministic expression over the same restored places gives the
+//! same value. What is not deterministic (a `HashMap`'s order once read back, a counter in
+//! a closure, a clock) gives another value, which the fingerprint tells apart: the state
+//! is refused, never read as another value.
+//!
+//! A loop's iterator is made once per step and walked as the loop as written walks it;
+//! only after a restore is it made again and advanced to the saved position
+//! ([`Live`]). A `let` is evaluated once per step, and again only after a restore
+//! ([`recomputed`], [`recomputed_again`]).
+
+use std::fmt::Display;
+
+use crate::engine::expand::expand_support::refuse_other_value;
+
+/// A `for` loop's iterator over what its expression borrows, with how many items it has
+/// given: made when the loop begins (and again after a restore, from nothing saved).
+#[doc(hidden)]
+pub struct Live<I> {
+    items: I,
+    given: usize,
+}
+
+/// The iterator of a `for` loop whose expression is recomputed after a restore.
+#[doc(hidden)]
+pub fn live<I: IntoIterator>(items: I) -> Live<I::IntoIter> {
+    Live {
+        items: items.into_iter(),
+        given: 0,
+    }
+}
+
+impl<I: Iterator> Live<I> {
+    /// The item at position `at`: the next one as the loop walks, or (after a restore)
+    /// the one reached by advancing a new iterator past the items before it.
+    fn at(&mut self, at: usize) -> Option<I::Item> {
+        let skip = at.checked_sub(self.given)?;
+        let item = self.items.nth(skip);
+        self.given = at + 1;
+        item
+    }
+}
+
+/// The item at `at` of a loop whose iterator is recomputed, with its fingerprint kept in
+/// `seen` (saved at a suspension in the body). `loop_` is the loop as written, for
+/// [`live_item_again`], which this call becomes after a restore.
+#[doc(hidden)]
+pub fn live_item_at<I: Iterator>(
+    at: &usize,
+    seen: &mut u64,
+    live: &mut Live<I>,
+    fingerprint: impl FnOnce(&I::Item) -> u64,
+    _loop: &str,
+) -> Option<I::Item> {
+    let item = live.at(*at)?;
+    *seen = fingerprint(&item);
+    Some(item)
+}
+
+/// [`live_item_at`] after a restore: the iterator made again is advanced to `at`, and the
+/// item found there must fingerprint as the one the saga suspended with.
+///
+/// # Panics
+///
+/// Unwinds with the refusal of a state read otherwise (`-32602`, naming `loop_`) when the
+/// item differs or the iterator ends before `at`: the expression gives other items once
+/// its places are read back (a hash-ordered collection, a counter in a closure), or the
+/// build changed it.
+#[doc(hidden)]
+pub fn live_item_again<I: Iterator>(
+    at: &usize,
+    seen: &mut u64,
+    live: &mut Live<I>,
+    fingerprint: impl FnOnce(&I::Item) -> u64,
+    loop_: &str,
+) -> Option<I::Item> {
+    match live.at(*at) {
+        Some(item) if fingerprint(&item) == *seen => Some(item),
+        Some(_) => walked_otherwise(loop_, *at, "another item"),
+        None => walked_otherwise(loop_, *at, "no item"),
+    }
+}
+
+#[cold]
+fn walked_otherwise(loop_: &str, at: usize, found: &str) -> ! {
+    refuse_other_value(format!(
+        "`{loop_}` gives {found} at position {at} once its places are read back, not the \
+         item this saga suspended at: its iterator is made again after a restore, so it \
+         must give the same items in the same order (not a HashMap's or HashSet's order, \
+         no counter or clock in a closure), and this build's loop must be the same"
+    ))
+}
+
+/// A `let` that holds a borrow, evaluated as written: its fingerprint is kept in `seen`
+/// (saved at a suspension), so that the value recomputed after a restore is checked.
+#[doc(hidden)]
+#[inline]
+pub fn recomputed<T>(seen: &mut u64, value: T, fingerprint: impl FnOnce(&T) -> u64) -> T {
+    *seen = fingerprint(&value);
+    value
+}
+
+/// [`recomputed`] after a restore: the value made again must fingerprint as the one the
+/// saga suspended with.
+///
+/// # Panics
+///
+/// Unwinds with the refusal of a state read otherwise (`-32602`, naming `local`) when it
+/// does not.
+#[doc(hidden)]
+pub fn recomputed_again<T>(
+    seen: &mut u64,
+    value: T,
+    fingerprint: impl FnOnce(&T) -> u64,
+    local: &str,
+) -> T {
+    if fingerprint(&value) != *seen {
+        recomputed_otherwise(local)
+    }
+    value
+}
+
+#[cold]
+fn recomputed_otherwise(local: impl Display) -> ! {
+    refuse_other_value(format!(
+        "`{local}` holds a borrow, so it is computed again after a restore, and gives \
+         another value once its places are read back: the expression that makes it must \
+         give the same value from the same places (not a HashMap's or HashSet's order, no \
+         counter or clock), and this build's expression must be the same"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_iterator_walks_once_and_a_new_one_skips_to_the_position() {
+        let items = [10, 20, 30, 40];
+        let mut seen = 0;
+        let mut walk = live(items.iter());
+        let fp = |item: &&i32| **item as u64;
+        assert_eq!(live_item_at(&0, &mut seen, &mut walk, fp, ""), Some(&10));
+        assert_eq!(live_item_at(&1, &mut seen, &mut walk, fp, ""), Some(&20));
+        assert_eq!(seen, 20);
+        // A restore: a new iterator, advanced to the position and checked.
+        let mut again = live(items.iter());
+        assert_eq!(
+            live_item_again(&1, &mut seen, &mut again, fp, "for x in v"),
+            Some(&20)
+        );
+        assert_eq!(live_item_at(&2, &mut seen, &mut again, fp, ""), Some(&30));
+        assert_eq!(live_item_at(&4, &mut seen, &mut again, fp, ""), None);
+    }
+
+    #[test]
+    fn another_item_or_none_at_the_position_is_refused() {
+        let items = [1, 2, 3];
+        let fp = |item: &&i32| **item as u64;
+        for (mut seen, at) in [(9, 1), (2, 7)] {
+            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                live_item_again(&at, &mut seen, &mut live(items.iter()), fp, "for x in v")
+            }));
+            assert!(refused.is_err(), "position {at} with fingerprint {seen}");
+        }
+    }
+
+    #[test]
+    fn a_recomputed_value_is_checked_against_its_fingerprint() {
+        let mut seen = 0;
+        let fp = |value: &&str| value.len() as u64;
+        assert_eq!(recomputed(&mut seen, "abc", fp), "abc");
+        assert_eq!(recomputed_again(&mut seen, "xyz", fp, "picked"), "xyz");
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            recomputed_again(&mut seen, "four", fp, "picked")
+        }));
+        assert!(refused.is_err());
+    }
+}

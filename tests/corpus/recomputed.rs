@@ -1,0 +1,313 @@
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::collections::HashMap;
+
+use saga_runtime::prelude::*;
+use serde_json::json;
+
+use crate::harness::{Script, accept, differential, prompt_of};
+
+// Borrows recomputed after a restore (issue 95): the shapes a held-out set of tools
+// wrote, each against the plain function, sealed and opened at every suspension.
+
+const HARD: &[&str] = &["Capital of Mongolia?", "Boiling point of ethanol?"];
+const EASY: &[&str] = &["Two plus two?"];
+
+/// A loop over a constant chosen at run time, and over a constant named directly,
+/// through `.iter()`.
+#[saga_tool]
+pub async fn quiz(hard: bool) -> Result<String, SagaError> {
+    let bank: &[&str] = if hard { HARD } else { EASY };
+    let mut answers = Vec::new();
+    for q in bank.iter() {
+        answers.push(elicit::<String>(*q).await?);
+    }
+    for q in HARD.iter() {
+        answers.push(elicit::<String>(format!("again: {q}")).await?);
+    }
+    Ok(answers.join("|"))
+}
+
+pub fn echo_script() -> Script {
+    Script::new(|_key, request| accept(json!({"value": format!("<{}>", prompt_of(request))})))
+}
+
+#[tokio::test]
+async fn a_loop_over_a_chosen_constants_iterator_resumes() {
+    for hard in [true, false] {
+        let outcome = differential(
+            &quiz,
+            plain!(plain::quiz),
+            json!({"hard": hard}),
+            echo_script,
+        )
+        .await;
+        assert!(outcome.text().contains("<again: Boiling point of ethanol?>"));
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Table {
+    pub name: String,
+    pub dirty: bool,
+    pub rows: u32,
+}
+
+/// A loop over a filtered iterator of borrowed items, its item kept across the
+/// suspension.
+#[saga_tool]
+pub async fn vacuum(tables: Vec<Table>) -> Result<String, SagaError> {
+    let mut done = Vec::new();
+    for t in tables.iter().filter(|t| t.dirty) {
+        if elicit::<bool>(format!("vacuum {}?", t.name)).await? {
+            done.push(format!("{} ({} rows)", t.name, t.rows));
+        }
+    }
+    Ok(done.join(", "))
+}
+
+pub fn yes_script() -> Script {
+    Script::new(|_key, request| accept(json!({"value": !prompt_of(request).contains("skip")})))
+}
+
+fn tables() -> serde_json::Value {
+    json!({"tables": [
+        {"name": "a", "dirty": true, "rows": 1},
+        {"name": "b", "dirty": false, "rows": 2},
+        {"name": "skip_c", "dirty": true, "rows": 3},
+        {"name": "d", "dirty": true, "rows": 4},
+    ]})
+}
+
+#[tokio::test]
+async fn a_loop_over_a_filtered_iterator_resumes_with_its_borrowed_item() {
+    let outcome = differential(&vacuum, plain!(plain::vacuum), tables(), yes_script).await;
+    assert_eq!(outcome.text(), "a (1 rows), d (4 rows)");
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shard {
+    pub id: u32,
+    pub stale: bool,
+}
+
+const STEPS: &[(&str, u32)] = &[("plan", 1), ("apply", 2), ("verify", 3)];
+
+/// `Vec<&T>` and `Vec<&str>` collected from iterator chains, kept across two
+/// suspensions and passed to a `#[saga_fn]`.
+#[saga_tool]
+pub async fn reshard(shards: Vec<Shard>) -> Result<String, SagaError> {
+    let picked: Vec<&Shard> = shards.iter().filter(|s| s.stale).collect();
+    let labels: Vec<&str> = STEPS.iter().map(|(label, _)| *label).collect();
+    let go = elicit::<bool>(format!("reshard {} of {}?", picked.len(), shards.len())).await?;
+    if !go {
+        return Ok("no".into());
+    }
+    let how = elicit::<String>(format!("steps {}?", labels.join("+"))).await?;
+    let summary = describe(picked.len()).await?;
+    let ids: Vec<String> = picked.iter().map(|s| s.id.to_string()).collect();
+    Ok(format!("{how}: {} [{}] {summary}", labels.len(), ids.join(",")))
+}
+
+#[saga_fn]
+async fn describe(n: usize) -> Result<String, SagaError> {
+    let note = elicit::<String>(format!("note for {n}?")).await?;
+    Ok(note)
+}
+
+#[tokio::test]
+async fn vecs_of_borrows_are_recomputed_across_two_suspensions_and_a_helper() {
+    let outcome = differential(
+        &reshard,
+        plain!(plain::reshard),
+        json!({"shards": [
+            {"id": 1, "stale": true}, {"id": 2, "stale": false}, {"id": 3, "stale": true},
+        ]}),
+        || Script::new(|_key, request| {
+            let prompt = prompt_of(request);
+            if prompt.starts_with("reshard") {
+                accept(json!({"value": true}))
+            } else {
+                accept(json!({"value": format!("<{prompt}>")}))
+            }
+        }),
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "<steps plan+apply+verify?>: 3 [1,3] <note for 2?>"
+    );
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum Disruption {
+    Cancelled { flight: String },
+    Delayed { flight: String, minutes: u32 },
+}
+
+fn use_again(flight: &str) -> usize {
+    flight.len()
+}
+
+/// Bindings through a tuple that a `match` on a borrow makes: a borrow and a literal.
+#[saga_tool]
+pub async fn rebook(disruption: Disruption) -> Result<String, SagaError> {
+    let (hit, why) = match &disruption {
+        Disruption::Cancelled { flight } => (flight, "cancelled"),
+        Disruption::Delayed { flight, .. } => (flight, "delayed"),
+    };
+    let yes = elicit::<bool>(format!("rebook {hit}?")).await?;
+    Ok(format!("{hit} {why} {yes} {}", use_again(hit)))
+}
+
+#[tokio::test]
+async fn a_tuple_of_a_borrow_and_a_literal_from_a_match_is_recomputed() {
+    for disruption in [
+        json!({"Cancelled": {"flight": "LH400"}}),
+        json!({"Delayed": {"flight": "BA1", "minutes": 40}}),
+    ] {
+        differential(
+            &rebook,
+            plain!(plain::rebook),
+            json!({"disruption": disruption}),
+            yes_script,
+        )
+        .await;
+    }
+}
+
+/// Nested: a filtered loop inside a loop over a chosen constant, with a `Vec<&T>` kept
+/// across both.
+#[saga_tool]
+pub async fn audit(hard: bool, tables: Vec<Table>) -> Result<String, SagaError> {
+    let bank: &[&str] = if hard { HARD } else { EASY };
+    let big: Vec<&Table> = tables.iter().filter(|t| t.rows > 1).collect();
+    let mut log = Vec::new();
+    for (i, q) in bank.iter().enumerate() {
+        for t in tables.iter().filter(|t| t.dirty).skip(i) {
+            let a = elicit::<String>(format!("{q} on {}", t.name)).await?;
+            log.push(format!("{i}:{}:{a}:{}", t.name, big.len()));
+        }
+    }
+    Ok(log.join(" "))
+}
+
+#[tokio::test]
+async fn a_filtered_loop_inside_a_loop_over_a_chosen_constant_resumes() {
+    let mut arguments = tables();
+    arguments["hard"] = json!(true);
+    let outcome = differential(&audit, plain!(plain::audit), arguments, echo_script).await;
+    assert!(outcome.text().starts_with("0:a:"), "{}", outcome.text());
+}
+
+/// The items of a `HashMap` come in another order once it is read back: a loop over
+/// its iterator is refused at the resume, naming the loop, never read as another item.
+#[saga_tool]
+pub async fn hashed(scores: HashMap<String, u32>) -> Result<String, SagaError> {
+    let mut seen = Vec::new();
+    for (name, score) in scores.iter().filter(|(_, s)| **s > 0) {
+        let ok = elicit::<bool>(format!("{name}: {score}?")).await?;
+        seen.push(format!("{name}{ok}"));
+    }
+    Ok(seen.join(","))
+}
+
+/// A counter read in a `filter`: recomputing the iterator after a restore
+/// counts again, and the item found there is another one.
+#[saga_tool]
+pub async fn counted(tables: Vec<Table>) -> Result<String, SagaError> {
+    let calls = AtomicU32::new(0);
+    let mut seen = Vec::new();
+    for t in tables.iter().filter(|_| {
+        let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+        n % 2 == 1
+    }) {
+        let ok = elicit::<bool>(format!("{}?", t.name)).await?;
+        seen.push(format!("{}{ok}", t.name));
+    }
+    Ok(seen.join(","))
+}
+
+/// A log a test reads back: the reason of a refusal is the operator's (the client is told
+/// only that its requestState is refused, as for every token this build cannot read).
+#[derive(Clone, Default)]
+struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut buffer) = self.0.lock() {
+            buffer.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `tool` as the state machine until a round is refused: the client's error, and the
+/// reason logged.
+async fn refusal<T: SagaTool + Clone>(
+    tool: &T,
+    arguments: serde_json::Value,
+) -> (saga_runtime::rmcp::ErrorData, String) {
+    use saga_runtime::engine::Call;
+    use saga_runtime::rmcp::model::CallToolResponse;
+    let log = Log::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("saga_runtime=warn")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+    let tools = SagaTools::builder()
+        .keys(KeyRing::ephemeral())
+        .tool(tool.clone())
+        .build()
+        .expect("the saga's points trace");
+    let cx = crate::harness::context();
+    let mut script = yes_script();
+    let arguments = arguments.as_object().cloned().expect("an object");
+    let mut call = Call::tool(tool.tool().name.to_string(), Some(arguments));
+    for _ in 0..100 {
+        match tools.run(call.clone(), &cx).await {
+            Err(error) => {
+                let text = String::from_utf8_lossy(&log.0.lock().expect("the log")).into_owned();
+                return (error, text);
+            }
+            Ok(CallToolResponse::InputRequired(required)) => {
+                call.input_responses = required
+                    .input_requests
+                    .as_ref()
+                    .map(|requests| script.respond(requests));
+                call.request_state = required.request_state;
+            }
+            Ok(other) => panic!("the saga was not refused: {other:?}"),
+        }
+    }
+    panic!("the saga never ended")
+}
+
+// Current-thread runtimes: the log's subscriber is the test thread's.
+#[tokio::test(flavor = "current_thread")]
+async fn a_hash_maps_iterator_in_another_order_after_a_restore_is_refused() {
+    let scores: serde_json::Map<String, serde_json::Value> =
+        (0..40).map(|i| (format!("n{i}"), json!(i + 1))).collect();
+    let (error, log) = refusal(&hashed, json!({"scores": scores})).await;
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(
+        log.contains("`for (name, score) in scores.iter().filter(|(_, s)| **s > 0)` gives another item"),
+        "the reason names the loop: {log}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_counter_in_a_filter_is_refused_at_the_resume() {
+    let (error, log) = refusal(&counted, tables()).await;
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(
+        log.contains("`for t in tables.iter()"),
+        "the reason names the loop: {log}"
+    );
+}
