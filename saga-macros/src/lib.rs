@@ -139,9 +139,10 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   captures such as `{name}` and `{x:width$}` included), and the compared values of
 ///   `assert!`, `assert_eq!` and `assert_ne!`;
 /// - loops of every kind, with labelled `break`/`continue`: a `for` over a range
-///   (`0..n`, `1..=n`, `1..`) saves the range still to visit; a `for` over another owned
-///   iterator collects its items first (its adapters run before the loop, and it must
-///   end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
+///   (`0..n`, `1..=n`, `1..`) saves the range still to visit; a `for` over a chain of
+///   adapters on borrowed data is recomputed (see *Borrows recomputed*); a `for` over
+///   another owned iterator collects its items first (its adapters run before the loop,
+///   and it must end) and saves those still to visit; a `for` over `&v`, `v.iter()`,
 ///   `v.iter_mut()`, `v.iter().enumerate()`, `m.iter()`, `m.keys()`, `m.values()`,
 ///   `m.values_mut()`, `s.chars()`, `s.chars().rev().skip(1)`, … of a `Vec`, slice, array,
 ///   `VecDeque`, `BTreeMap`, `BTreeSet` or `String` saves its position and borrows the item
@@ -244,6 +245,48 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// - **The path is part of the point's identity.** A build that would borrow elsewhere
 ///   (another index, field or pattern) refuses the tokens of the older one, never reads
 ///   them along the new path.
+///
+/// # Borrows recomputed
+///
+/// **The rule.** A value that holds a borrow cannot be saved, so it is computed again:
+/// a `let` that is not `mut` whose value holds a borrow (its written type holds a
+/// shared reference, `Vec<&Shard>`, `Option<&str>`, `(&Flight, &str)`; or every value it
+/// can take is a borrow or a tuple of borrows and literals, `match &d { A { f } => (f,
+/// "a"), … }`), and the iterator of a `for` loop over borrowed data
+/// (`tables.iter().filter(|t| t.dirty)`, `bank.iter()`, `HARD.iter().enumerate()`, any
+/// chain of adapters), save nothing but a fingerprint (the value's, or the loop's
+/// position and its current item's). After a restore the expression that made it runs
+/// again over the restored places, and must give a value that fingerprints alike; a
+/// loop's new iterator is advanced to the saved position. Within a round the `let` runs
+/// once and the loop walks one iterator, as written.
+///
+/// **What may be recomputed.** The expression reads no local declared `mut` (but the
+/// collection a loop's first method borrows, `v.iter()`, which rustc keeps unchanged for
+/// the whole loop), holds no suspension, no `&mut` and no method that takes or copies
+/// its receiver (`into_…`, `drain`, `collect`, `clone`, `to_vec`, `to_owned`: such a
+/// loop walks a copy, and keeps its items as before). Anything else is saved, or refused
+/// with its fix, as below.
+///
+/// **Why it is exact, and what is refused.** While a shared borrow lives rustc forbids
+/// changing what it points into, so the same expression over the same restored places
+/// gives the same value. The expression runs again after every restore, so it should be
+/// free of effects. What is not deterministic (a `HashMap`'s or `HashSet`'s order once
+/// read back, a counter or a clock in a closure) gives another value: that round is
+/// refused as a `requestState` this build reads otherwise (`-32602`; the log names the
+/// local or the loop), never read as another value. A value whose type is not
+/// `Serialize` has no fingerprint, and is taken as recomputed exactly.
+///
+/// ```ignore
+/// #[saga_tool]
+/// async fn reshard(shards: Vec<Shard>) -> Result<String, SagaError> {
+///     let picked: Vec<&Shard> = shards.iter().filter(|s| s.stale).collect();
+///     for s in shards.iter().filter(|s| !s.stale) {
+///         elicit::<bool>(format!("keep {}?", s.id)).await?;
+///     }
+///     let go = elicit::<bool>(format!("move {} shards?", picked.len())).await?;
+///     Ok(format!("{go}: {}", picked.len()))
+/// }
+/// ```
 ///
 /// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
 /// function, `longest(&names)`; by a method saga does not know, `name.trim()`) must be

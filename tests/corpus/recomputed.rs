@@ -311,3 +311,76 @@ async fn a_counter_in_a_filter_is_refused_at_the_resume() {
         "the reason names the loop: {log}"
     );
 }
+
+/// A `&str` a method of `str` gives (`trim`), its type written: recomputed from the
+/// restored `String` (plain Rust keeps it across the `.await` as it is).
+#[saga_tool]
+pub async fn greet_trimmed(owned: String) -> Result<String, SagaError> {
+    let name: &str = owned.trim();
+    let greeting: String = elicit("How should they be greeted?").await?;
+    Ok(format!("{greeting}, {name}!"))
+}
+
+#[tokio::test]
+async fn a_str_a_method_gives_is_recomputed() {
+    let outcome = differential(
+        &greet_trimmed,
+        plain!(plain::greet_trimmed),
+        json!({"owned": "  Ada  "}),
+        echo_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "<How should they be greeted?>, Ada!");
+}
+
+#[saga_fn]
+async fn accept_name(name: String) -> Result<bool, SagaError> {
+    elicit::<bool>(format!("accept {name}?")).await
+}
+
+/// A recomputed loop whose body awaits a `#[saga_fn]`, its item taken apart.
+#[saga_tool]
+pub async fn review_names(names: Vec<String>) -> Result<String, SagaError> {
+    let mut accepted = Vec::new();
+    for (i, name) in names.iter().filter(|name| !name.is_empty()).enumerate() {
+        if accept_name(name.clone()).await? {
+            accepted.push(format!("{i}: {name}"));
+        }
+    }
+    Ok(accepted.join(", "))
+}
+
+/// Two loops bind `name`: the first walks owned items, the second is recomputed.
+#[saga_tool]
+pub async fn two_loops(first: Vec<String>, second: Vec<String>) -> Result<String, SagaError> {
+    let mut out = String::new();
+    for name in first {
+        let _: bool = elicit(format!("{name}?")).await?;
+    }
+    for name in second.iter().filter(|name| !name.is_empty()) {
+        let ok: bool = elicit("ok?").await?;
+        out.push_str(&format!("{name}{ok}"));
+    }
+    Ok(out)
+}
+
+#[tokio::test]
+async fn a_recomputed_loop_resumes_around_a_helper_and_beside_another_loop() {
+    let names = json!(["ann", "", "skip_bo", "cy"]);
+    let outcome = differential(
+        &review_names,
+        plain!(plain::review_names),
+        json!({"names": names}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "0: ann, 2: cy");
+    let outcome = differential(
+        &two_loops,
+        plain!(plain::two_loops),
+        json!({"first": ["a", "b"], "second": ["x", "", "y"]}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "xtrueytrue");
+}

@@ -71,7 +71,7 @@ impl Site {
     }
 }
 
-pub const SITE_MACRO: &str = "__saga_site";
+pub use self::suspends::SITE_MACRO;
 
 /// The site number of a `__saga_site!(N)` marker.
 pub fn site_id(expr: &Expr) -> Option<usize> {

@@ -20,7 +20,7 @@ use syn::{Block, Expr, Ident, Pat, Stmt, Type};
 use crate::shared::private_path;
 use crate::tool::lower::places::{Refs, binds_immutably, constant_choices, literal_choices};
 use crate::tool::lower::scope::free_in_expr;
-use crate::tool::lower::{SITE_MACRO, contains_suspension};
+use crate::tool::lower::suspends::{SITE_MACRO, contains_suspension};
 
 /// The prefix of the fingerprints this pass keeps (`let mut __fpN: u64 = 0;`).
 pub const FINGERPRINT: &str = "__fp";
@@ -216,7 +216,23 @@ impl Lets {
             && literal_choices(local).is_none()
             && constant_choices(local).is_none()
             && (written_with_reference(&local.pat) || self.borrows_only(&init.expr))
+            && !self.extends_a_temporary(&init.expr)
             && recomputable(&init.expr, &self.mutable)
+    }
+
+    /// Whether a value `expr` may take is a borrow of a temporary (`&names.join(", ")`,
+    /// `(&v.len(), x)`), which only a `let`'s own initializer keeps alive: passed through
+    /// a call it would be dropped at once, so such a `let` keeps its rule (own it).
+    fn extends_a_temporary(&self, expr: &Expr) -> bool {
+        let mut values = Vec::new();
+        let all = crate::tool::lower::places::leaves_of(expr, &|_| true, &mut values);
+        let temporary = |value: &Expr| matches!(value, Expr::Reference(reference) if !self.refs.is_place(&reference.expr));
+        !all || values.iter().any(|value| match value {
+            Expr::Tuple(tuple) => tuple.elems.iter().any(temporary),
+            Expr::Array(array) => array.elems.iter().any(temporary),
+            Expr::Struct(_) => true,
+            other => temporary(other),
+        })
     }
 
     /// Whether every value `expr` can take is a borrow, or a tuple of borrows and literals
@@ -242,7 +258,9 @@ impl Lets {
 
     fn borrow(&self, expr: &Expr) -> bool {
         match expr {
-            Expr::Reference(reference) => reference.mutability.is_none(),
+            Expr::Reference(reference) => {
+                reference.mutability.is_none() && self.refs.is_place(&reference.expr)
+            }
             Expr::Path(path) => path
                 .path
                 .get_ident()

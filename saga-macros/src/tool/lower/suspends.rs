@@ -7,6 +7,9 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Stmt};
 
 use crate::tool::parse::macro_args;
+
+/// The marker the lowering leaves where a suspension was (`__saga_site!(N)`).
+pub const SITE_MACRO: &str = "__saga_site";
 use crate::tool::parse::suspend::{classify, is_join};
 
 /// Finds suspensions, not looking into closures, async blocks or nested items (where they
