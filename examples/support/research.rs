@@ -9,21 +9,21 @@
 use saga_runtime::prelude::*;
 
 /// `search`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Search {
     /// Words to look for in the notes.
     pub query: String,
 }
 
 /// `read_page`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReadPage {
     /// Which page of the log, from 0.
     pub page: u32,
 }
 
 /// `ask_user`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AskUser {
     /// The question for the person.
     pub question: String,
