@@ -388,7 +388,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | `join_all(..).await?` (a `Vec` of answers) or `join!(..)?` (a tuple) | one error at the `?` | `join_all(..).await.into_iter().collect::<Result<Vec<_>, _>>()?`; `?` each answer of a `join!` |
 /// | `elicit(..).await` inside a plain `async fn` | rustc: `` `ElicitForm<bool>` is not a future `` at the `.await` | mark that function `#[saga_fn]` |
 /// | a `#[saga_fn]` that calls itself, directly or through another | `` `walk` calls itself, but a #[saga_fn] cannot be recursive… `` at the call (indirect cycles are rustc's E0733, "recursion in an async fn requires boxing") | loop instead: keep a `Vec` of work to do in a local |
-/// | a `#[saga_fn]` that uses a borrowed parameter after its first suspension | `` `what` is borrowed (`&str`) and used after a suspension… `` at the parameter | take it owned (`String`, `Vec<T>`), or copy what you need before the first suspension |
+/// | a `#[saga_fn]` that uses a `&mut` parameter, or one whose type holds a borrow other than a plain `&T` (`Option<&str>`), after its first suspension | `` `what` is a mutable borrow (`&mut Vec<String>`) used after a suspension… `` at the parameter | take it by value and return it (`&mut`), or take it owned (`Option<String>`) |
 /// | `Self::ask(..)` inside an associated `#[saga_fn]` | `` `Self` cannot be used in a #[saga_fn]… `` | name the type: `Wizard::ask(..)` |
 /// | a non-`async`, generic, `self`-taking or destructuring function | ``#[saga_tool] needs an `async fn` `` / `#[saga_tool] functions cannot be generic…` / ``#[saga_tool] goes on a function without `self`…`` / `a tool argument is a plain name…` / `tool arguments are owned…` | a free `async fn` of named, owned arguments |
 /// | `#[saga_tool(nam = "x")]` | `unknown #[saga_tool] argument…` (lists them) | `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `icons`, `meta`, `task`, `version` |
@@ -488,10 +488,15 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - What a helper may contain is what a `#[saga_tool]` may: see its documentation
 ///   ("What you can write"). Its locals used after a suspension are saved, so their types
 ///   must be `Serialize + DeserializeOwned`.
-/// - Its parameters may borrow (`&str`, `&[T]`, `&mut Vec<T>`) when the borrow is not used
-///   after the helper's first suspension; a borrow used later is an error at the
-///   parameter: take an owned value instead. A `&SagaContext` parameter is the caller's
-///   context, usable throughout.
+/// - Its parameters may borrow (`&str`, `&[T]`, `&T`, `&mut Vec<T>`). A shared `&T` used
+///   after the helper's first suspension is kept as an owned copy, taken when the helper
+///   starts (`T::to_owned()`: a `String` for `&str`, a `Vec` for `&[T]`, a clone for
+///   `&T`), saved with its state, and the parameter is borrowed again from it after a
+///   restore: the caller lends it for the whole call, so the copy reads the same. The
+///   owned form must be `Serialize + DeserializeOwned` (an error at the parameter says
+///   so). A `&mut` used after the first suspension is an error at the parameter (a copy
+///   would lose the caller's changes): take it by value and return it. A
+///   `&SagaContext` parameter is the caller's context, usable throughout.
 /// - It may be a free function or an associated one, without `self`, and not generic.
 ///   Inside an associated helper, name the type (`Wizard::ask(..)`), not `Self`: the
 ///   body is compiled into a state machine of its own, where `Self` would name that.

@@ -384,3 +384,51 @@ async fn a_recomputed_loop_resumes_around_a_helper_and_beside_another_loop() {
     .await;
     assert_eq!(outcome.text(), "xtrueytrue");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Commit {
+    pub title: String,
+}
+
+/// A helper's borrowed parameters used after its suspensions: kept as owned copies
+/// (the caller lends them for the whole call, so they read the same).
+#[saga_fn]
+async fn notes(version: &str, commits: &[Commit]) -> Result<String, SagaError> {
+    let ok = elicit::<bool>(format!("publish {version}?")).await?;
+    let by = elicit::<String>("signed by?").await?;
+    Ok(format!(
+        "{version}: {} commits ({}) {ok} by {by}",
+        commits.len(),
+        commits.iter().map(|c| c.title.as_str()).collect::<Vec<_>>().join("; ")
+    ))
+}
+
+#[saga_tool]
+pub async fn release(version: String, commits: Vec<Commit>) -> Result<String, SagaError> {
+    let picked: Vec<&Commit> = commits.iter().filter(|c| !c.title.is_empty()).collect();
+    let text = notes(&version, &commits).await?;
+    let again = notes(version.trim(), &commits[..1]).await?;
+    Ok(format!("{text} | {again} | {}", picked.len()))
+}
+
+#[tokio::test]
+async fn a_helpers_borrowed_parameters_are_kept_across_its_suspensions() {
+    let outcome = differential(
+        &release,
+        plain!(plain::release),
+        json!({"version": " 1.2 ", "commits": [{"title": "fix"}, {"title": ""}, {"title": "feat"}]}),
+        || Script::new(|_key, request| {
+            let prompt = prompt_of(request);
+            if prompt.starts_with("publish") {
+                accept(json!({"value": true}))
+            } else {
+                accept(json!({"value": "ann"}))
+            }
+        }),
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        " 1.2 : 3 commits (fix; ; feat) true by ann | 1.2: 1 commits (fix) true by ann | 2"
+    );
+}

@@ -61,10 +61,20 @@ pub fn expand_helper(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let recursive = check::helper::check_recursion(&item, &mut errors);
     check::helper::check_self(&item, &mut errors);
-    let compiled = match compile(item, sig::Role::Helper, errors) {
+    let mut compiled = match compile(item, sig::Role::Helper, errors) {
         Ok(compiled) => compiled,
         Err(error) => return helper::fallback(&original, error, recursive),
     };
+    // A `&T` parameter used after a suspension: compiled again with an owned copy of it
+    // taken first, which is saved, and the parameter borrowed from it.
+    let kept = check::helper::kept_shared_params(&compiled);
+    if !kept.is_empty() {
+        let item = check::helper::owned_params(&original, &kept);
+        compiled = match compile(item, sig::Role::Helper, Errors::default()) {
+            Ok(compiled) => compiled,
+            Err(error) => return helper::fallback(&original, error, recursive),
+        };
+    }
     let mut errors = Errors::default();
     check::helper::check_borrowed_params(&compiled, &mut errors);
     if let Some(error) = errors.into_error() {

@@ -91,18 +91,22 @@ pub fn check_self(item: &ItemFn, errors: &mut Errors) {
     selfs.visit_block(&item.block);
 }
 
-/// A borrowed parameter used after a suspension cannot be saved: an error at the
-/// parameter, as for a borrowed `let`.
-pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
-    let borrowed: Vec<&crate::tool::parse::sig::Param> = compiled
-        .sig
-        .params
-        .iter()
-        .filter(|param| {
-            let mut ty = param.ty.clone();
-            with_lifetime(&mut ty) || matches!(param.ty, Type::Reference(_))
-        })
-        .collect();
+/// The shared borrowed parameters (`&T`) used after a suspension: the helper keeps an
+/// owned copy of each from its start (`owned_params`), so that what the borrow points at
+/// is saved, and the parameter is borrowed again from it after a restore. The caller's
+/// value cannot change meanwhile (it lends it for the whole call), so the copy reads the
+/// same; a `&mut` must hand its changes back, which a copy would lose (an error, below).
+pub fn kept_shared_params(compiled: &Compiled) -> Vec<Ident> {
+    saved_params(compiled)
+        .into_iter()
+        .filter(|param| matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_none()))
+        .map(|param| param.ident.clone())
+        .collect()
+}
+
+/// The parameters of `compiled`'s signature whose type borrows and which a suspension
+/// saves, once each.
+fn saved_params(compiled: &Compiled) -> Vec<&crate::tool::parse::sig::Param> {
     let saved_at_suspensions = compiled
         .machine
         .resumes
@@ -110,18 +114,65 @@ pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
         .zip(&compiled.sites)
         .filter(|(_, site)| site.suspension.always_suspends())
         .flat_map(|((saved, _), _)| saved);
-    let mut reported: Vec<String> = Vec::new();
+    let mut found: Vec<&crate::tool::parse::sig::Param> = Vec::new();
     for local in saved_at_suspensions {
-        // Bindings that shadow a parameter were renamed (`rename::alpha`): a saved local
-        // with a parameter's name is that parameter.
-        let Some(param) = borrowed.iter().find(|param| param.ident == local.ident) else {
+        if let Some(param) = compiled.sig.params.iter().find(|param| {
+            let mut ty = param.ty.clone();
+            param.ident == local.ident
+                && (with_lifetime(&mut ty) || matches!(param.ty, Type::Reference(_)))
+        }) && !found.iter().any(|each| each.ident == param.ident)
+        {
+            found.push(param);
+        }
+    }
+    found
+}
+
+/// `item` with an owned copy of each parameter of `kept` taken first, the parameter then
+/// a borrow of it (`let __saga_owned_p = ToOwned::to_owned(p); let p: &T =
+/// &__saga_owned_p;`), which the machine saves and borrows again as any local's borrow.
+/// At the parameter: an unmet bound (`T: ToOwned`, its owned form `Serialize`) is shown
+/// there.
+pub fn owned_params(item: &ItemFn, kept: &[Ident]) -> ItemFn {
+    let mut item = item.clone();
+    let mut prelude: Vec<syn::Stmt> = Vec::new();
+    for input in &item.sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
             continue;
         };
-        let name = param.ident.to_string();
-        if reported.contains(&name) {
+        let syn::Pat::Ident(pat) = &*typed.pat else {
+            continue;
+        };
+        let Type::Reference(reference) = &*typed.ty else {
+            continue;
+        };
+        if !kept.contains(&pat.ident) {
             continue;
         }
-        reported.push(name.clone());
+        let ident = &pat.ident;
+        let pointee = &reference.elem;
+        let owned = Ident::new(&format!("__saga_owned_{ident}"), ident.span());
+        let span = ident.span();
+        prelude.push(syn::parse_quote_spanned! {span=>
+            let #owned = <#pointee as ::std::borrow::ToOwned>::to_owned(#ident);
+        });
+        prelude.push(syn::parse_quote_spanned! {span=>
+            let #ident: &#pointee = &#owned;
+        });
+    }
+    prelude.append(&mut item.block.stmts);
+    item.block.stmts = prelude;
+    item
+}
+
+/// A borrowed parameter used after a suspension that cannot be kept as an owned copy (a
+/// `&mut`, or a type that holds a borrow other than a plain `&T`): an error at the
+/// parameter, as for a borrowed `let`.
+pub fn check_borrowed_params(compiled: &Compiled, errors: &mut Errors) {
+    // Bindings that shadow a parameter were renamed (`rename::alpha`): a saved local with
+    // a parameter's name is that parameter.
+    for param in saved_params(compiled) {
+        let name = param.ident.to_string();
         let ty = &param.ty;
         let written = quote!(#ty)
             .to_string()
