@@ -72,6 +72,13 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 ///   tool's `_meta`, a JSON object, checked when the tool compiles).
 /// - `task` / `task = "required"`: run as a durable task (below); `version = N`: a change
 ///   of meaning that keeps what the tool saves (see `saga_runtime::deploy`).
+/// - `deny_unknown_arguments`: an argument the tool does not declare (a misspelled
+///   `cuont`) is refused, `-32602` `invalid arguments: unknown field `cuont`, expected
+///   `count``, and the input schema says `"additionalProperties": false`. Without it an
+///   unknown argument is ignored, as serde ignores an unknown field.
+///
+/// An argument that does not fit names where it is: `invalid arguments: count: invalid
+/// type: string "seventy", expected u32`.
 ///
 /// # The signature
 ///
@@ -391,7 +398,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | a `#[saga_fn]` that uses a `&mut` parameter, or one whose type holds a borrow other than a plain `&T` (`Option<&str>`), after its first suspension | `` `what` is a mutable borrow (`&mut Vec<String>`) used after a suspension… `` at the parameter | take it by value and return it (`&mut`), or take it owned (`Option<String>`) |
 /// | `Self::ask(..)` inside an associated `#[saga_fn]` | `` `Self` cannot be used in a #[saga_fn]… `` | name the type: `Wizard::ask(..)` |
 /// | a non-`async`, generic, `self`-taking or destructuring function | ``#[saga_tool] needs an `async fn` `` / `#[saga_tool] functions cannot be generic…` / ``#[saga_tool] goes on a function without `self`…`` / `a tool argument is a plain name…` / `tool arguments are owned…` | a free `async fn` of named, owned arguments |
-/// | `#[saga_tool(nam = "x")]` | `unknown #[saga_tool] argument…` (lists them) | `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `icons`, `meta`, `task`, `version` |
+/// | `#[saga_tool(nam = "x")]` | `unknown #[saga_tool] argument…` (lists them) | `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `icons`, `meta`, `task`, `version`, `deny_unknown_arguments` |
 /// | a field of an unsupported type in `#[derive(Elicit)]` | `` `Vec<String>` cannot be a field of an elicitation form `` with the allowed types | a primitive, a unit enum, `Vec` of a unit enum, or `Option` of these |
 /// | `anyhow::bail!`, `ensure!` or any macro that expands to `return Err(..)` / `?` | no error: it works when the output is written `Result<..>` (`anyhow::Result<T>` included) or `Option<..>`, and the saga ends with that error (below) | — (an output named by an alias that does not end in `Result` is not covered) |
 ///

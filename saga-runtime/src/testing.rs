@@ -93,18 +93,51 @@ pub struct TestClient {
 }
 
 impl TestClient {
-    /// A client of one tool, sealed with a fresh ephemeral key.
+    /// A client of one tool, sealed with a fresh ephemeral key, as a server without a
+    /// state store serves it: a state past the inline bound (16 KiB) ends the call as
+    /// "outgrew its token". For a tool served with a state store
+    /// (`SagaServerBuilder::state_store`), test it as it is served:
+    /// [`TestClient::with_state_store`].
     ///
     /// # Panics
     ///
     /// If the tool does not register (its saved state cannot be traced, for example):
     /// the test fails with the reason, as `SagaTools::builder().build()` would report it.
     pub fn new(tool: impl SagaTool) -> Self {
+        Self::built(SagaTools::builder().keys(KeyRing::ephemeral()).tool(tool))
+    }
+
+    /// [`TestClient::new`], with large states kept in `store` as a server built with
+    /// `.state_store(store)` keeps them: a long agent loop then passes here exactly when
+    /// it passes against that server.
+    ///
+    /// ```
+    /// # use saga_runtime::prelude::*;
+    /// # use saga_runtime::testing::TestClient;
+    /// # #[saga_tool] async fn research(q: String) -> Result<String, SagaError> { Ok(q) }
+    /// let client = TestClient::with_state_store(research, TaskStore::memory());
+    /// # let _ = client;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`TestClient::new`].
+    pub fn with_state_store(
+        tool: impl SagaTool,
+        store: impl Into<crate::tasks::StateSettings>,
+    ) -> Self {
+        Self::built(
+            SagaTools::builder()
+                .keys(KeyRing::ephemeral())
+                .tool(tool)
+                .state_store(store),
+        )
+    }
+
+    fn built(builder: crate::serve::SagaToolsBuilder) -> Self {
         // A task store in memory, as a server that runs task tools has: a task tool
         // called without the tasks extension then runs as it would over HTTP.
-        let tools = SagaTools::builder()
-            .keys(KeyRing::ephemeral())
-            .tool(tool)
+        let tools = builder
             .tasks(crate::tasks::TaskStore::memory())
             .build()
             .unwrap_or_else(|error| panic!("the tool does not register: {error}"));

@@ -61,3 +61,54 @@ async fn arguments_read_and_refuse_as_parse_arguments_does() {
         assert!(refused.starts_with("invalid arguments: "), "{refused}");
     }
 }
+
+#[tokio::test]
+async fn an_argument_error_names_the_field() {
+    let refused = called(json!({"item": "tea", "count": "seventy", "extra": 1}))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        refused,
+        r#"invalid arguments: count: invalid type: string "seventy", expected u32"#
+    );
+    let refused = called(json!({"count": 1, "extra": 1}))
+        .await
+        .expect_err("refused");
+    assert_eq!(refused, "invalid arguments: missing field `item`");
+}
+
+/// Refuses what it does not declare, as its schema says.
+#[saga_tool(deny_unknown_arguments)]
+async fn strict(count: u32) -> Result<String, SagaError> {
+    Ok(count.to_string())
+}
+
+#[tokio::test]
+async fn a_tool_that_denies_unknown_arguments_names_the_misspelled_one() {
+    let client = TestClient::new(strict);
+    let schema = serde_json::to_value(&*strict.tool().input_schema).expect("a schema");
+    assert_eq!(schema["additionalProperties"], json!(false), "{schema}");
+    match client
+        .call("strict", json!({"count": 2, "cuont": 3}))
+        .run()
+        .await
+    {
+        Err(Failed::Server { error, .. }) => {
+            assert_eq!(error.code.0, -32602);
+            assert!(
+                error
+                    .message
+                    .starts_with("invalid arguments: unknown field `cuont`, expected `count`"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("an unknown argument was accepted: {other:?}"),
+    }
+    let run = client
+        .call("strict", json!({"count": 2}))
+        .run()
+        .await
+        .expect("read");
+    assert_eq!(run.text(), "2");
+}

@@ -426,3 +426,18 @@ async fn only_the_state_a_request_answers_with_is_kept() {
     assert_eq!(tokens.len(), 1, "one round reached the client: {tokens:?}");
     assert!(tokens[0] < 200, "a reference: {tokens:?}");
 }
+
+/// A test of a tool served with a state store keeps its state as that server does: the
+/// loop that outgrows its token above passes whole.
+#[tokio::test]
+async fn a_test_client_with_a_state_store_keeps_what_outgrows_a_token() {
+    let client = TestClient::with_state_store(hoard, TaskStore::memory());
+    let run = client
+        .call("hoard", json!({"rounds": 40}))
+        .respond(|_| Some(Answer::accept(json!(true))))
+        .max_rounds(50)
+        .run()
+        .await
+        .expect("kept in the store");
+    assert_eq!(run.text(), "40 pages");
+}

@@ -47,7 +47,7 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
     let output = &sig.output;
     let attrs = &item.attrs;
 
-    let args_struct = args_struct(sig, vis, &args, &private);
+    let args_struct = args_struct(sig, vis, &args, attr.deny_unknown_arguments, &private);
     let context = match &sig.context {
         Some(ident) => quote!(let #ident: &#private::SagaContext = __cx;),
         None => quote!(let _ = __cx;),
@@ -289,8 +289,11 @@ fn args_struct(
     sig: &crate::tool::parse::sig::Signature,
     vis: &syn::Visibility,
     args: &Ident,
+    deny_unknown: bool,
     private: &TokenStream,
 ) -> TokenStream {
+    // Refused by serde, and said in the schema (`additionalProperties: false`).
+    let deny = deny_unknown.then(|| quote!(#[serde(deny_unknown_fields)]));
     let arg_fields = sig.params.iter().map(|param| {
         let ident = &param.ident;
         let ty = &param.ty;
@@ -312,6 +315,7 @@ fn args_struct(
         #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
         #[serde(crate = #serde_crate)]
         #[schemars(crate = #schemars_crate)]
+        #deny
         #vis struct #args {
             #(#arg_fields,)*
         }

@@ -1,5 +1,6 @@
 //! `#[saga_tool(name = "…", title = "…", description = "…", task, version = N,
-//! read_only, destructive, idempotent, open_world, icons = ["…"], meta = "{…}")]`.
+//! read_only, destructive, idempotent, open_world, icons = ["…"], meta = "{…}",
+//! deny_unknown_arguments)]`.
 
 use proc_macro2::TokenStream;
 use syn::LitStr;
@@ -24,6 +25,9 @@ pub struct ToolAttr {
     pub icons: Vec<LitStr>,
     /// `meta = "{…}"`: the tool's `_meta`, a JSON object checked at compile time.
     pub meta: Option<LitStr>,
+    /// `deny_unknown_arguments`: an argument the tool does not declare is refused
+    /// (`-32602`, naming it) rather than ignored.
+    pub deny_unknown_arguments: bool,
 }
 
 /// A tool annotation: a hint to the client about what calling the tool does.
@@ -81,6 +85,12 @@ pub fn parse(args: TokenStream, errors: &mut Errors) -> ToolAttr {
             icons(&meta, &mut attr)
         } else if meta.path.is_ident("meta") {
             self::meta(&meta, &mut attr)
+        } else if meta.path.is_ident("deny_unknown_arguments") {
+            if attr.deny_unknown_arguments {
+                return Err(meta.error("`deny_unknown_arguments` is given twice; keep one"));
+            }
+            attr.deny_unknown_arguments = true;
+            Ok(())
         } else {
             text(&meta, &mut attr)
         }
@@ -226,8 +236,9 @@ fn text(meta: &ParseNestedMeta<'_>, attr: &mut ToolAttr) -> syn::Result<()> {
              `name = \"…\"`, `title = \"…\"`, `description = \"…\"`, \
              `icons = [\"…\"]` or `meta = \"{…}\"`; its annotations with \
              `read_only`, `destructive`, `idempotent` or `open_world` (each also \
-             `= false`); `task` lets it run as a task, and `version = N` declares \
-             a change of meaning that keeps what it saves",
+             `= false`); `task` lets it run as a task, `version = N` declares \
+             a change of meaning that keeps what it saves, and \
+             `deny_unknown_arguments` refuses arguments it does not declare",
         ));
     };
     if slot.is_some() {

@@ -56,18 +56,10 @@ impl ToolUse {
         let value = serde_json::Value::Object(self.input.clone());
         serde_path_to_error::deserialize(value).map_err(|error| {
             // Where in the input, then what: `price: invalid type: string "…", expected
-            // u64` (the path is `.` for the input as a whole, as a missing field's error is
-            // already the object's and names the field).
-            let path = error.path().to_string();
-            let reason = if path == "." {
-                error.inner().to_string()
-            } else {
-                format!("{path}: {}", error.inner())
-            };
-            // Both hold the model's (or the client's) words: escaped.
+            // u64`. Both hold the model's (or the client's) words: escaped.
             SagaError::ToolInput {
                 tool: crate::log::sanitized(&self.name),
-                reason: crate::log::sanitized(&reason),
+                reason: crate::engine::contract::tool::at_path(&error),
             }
         })
     }

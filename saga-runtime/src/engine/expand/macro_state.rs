@@ -126,9 +126,13 @@ impl<'de, A> Deserialize<'de> for MacroState<A> {
 ///
 /// [`parse_arguments`]: crate::engine::contract::tool::parse_arguments
 pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>, rmcp::ErrorData> {
-    A::deserialize(arguments)
+    serde_path_to_error::deserialize(arguments)
         .map(MacroState::Start)
-        .map_err(crate::engine::contract::tool::invalid_arguments)
+        .map_err(|error| {
+            crate::engine::contract::tool::invalid_arguments(
+                crate::engine::contract::tool::at_path(&error),
+            )
+        })
 }
 
 /// The step's `__slot`: only a type. It ties every variant to one state type, so that
