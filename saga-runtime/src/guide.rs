@@ -36,9 +36,9 @@ pub struct Tasks;
 #[doc = include_str!("../../docs/guide/src/effects.md")]
 pub struct Effects;
 
-// Its example configures the OpenAI-compatible model (feature `openai`, which the examples'
-// crate asks for).
-#[cfg(all(doctest, feature = "openai"))]
+// Its examples configure the OpenAI-compatible model and a SQLite state store (features
+// `openai` and `sqlite`, which the examples' crate asks for).
+#[cfg(all(doctest, feature = "openai", feature = "sqlite"))]
 #[doc = include_str!("../../docs/guide/src/sampling.md")]
 pub struct Sampling;
 

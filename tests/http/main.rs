@@ -24,4 +24,5 @@ mod session;
 mod session_bounds;
 mod session_owners;
 mod single_use;
+mod stores;
 mod wire_page;

@@ -733,6 +733,21 @@ impl Builder<SagaServer> {
             );
             tools.max_token_len = Some(carried);
         }
+        // What a restart would lose, said when the server starts serving HTTP.
+        let volatile = [
+            (
+                "state store",
+                tools.state_store.as_ref().map(|settings| &settings.store),
+            ),
+            (
+                "task store",
+                tools.tasks.as_ref().map(|settings| &settings.store),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, store)| store.is_some_and(|store| !store.backend().survives_restarts()))
+        .map(|(what, _)| what)
+        .collect();
         let tools = tools.build()?;
         #[cfg(feature = "oauth")]
         let authorization = match server.authorization {
@@ -750,6 +765,7 @@ impl Builder<SagaServer> {
             session_idle_timeout: server.session_idle_timeout,
             shutdown_grace: server.shutdown_grace,
             direct_calls: server.direct_calls,
+            volatile,
             #[cfg(feature = "http")]
             routes: server.routes,
             #[cfg(feature = "oauth")]

@@ -70,6 +70,9 @@ pub struct SagaServer {
     /// How long a server asked to stop lets what is in flight finish.
     pub(super) shutdown_grace: Duration,
     pub(super) direct_calls: bool,
+    /// The stores given that keep nothing across a restart (`"state store"`, `"task
+    /// store"` in memory): a server serving HTTP warns of them when it starts.
+    pub(super) volatile: Vec<&'static str>,
     /// Routes served beside `/mcp`; see [`SagaServerBuilder::routes`](super::SagaServerBuilder::routes).
     #[cfg(feature = "http")]
     pub(super) routes: Option<axum::Router>,

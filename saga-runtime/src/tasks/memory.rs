@@ -190,6 +190,10 @@ impl States {
 }
 
 impl TaskBackend for MemoryTasks {
+    fn survives_restarts(&self) -> bool {
+        false
+    }
+
     fn keep_state<'a>(
         &'a self,
         entry: &'a KeptEntry,

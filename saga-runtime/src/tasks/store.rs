@@ -184,6 +184,13 @@ pub trait TaskBackend: Send + Sync + std::fmt::Debug + 'static {
         let _ = now_ms;
         Box::pin(async { Ok(None) })
     }
+
+    /// Whether what the store holds survives the process that holds it (a file, a
+    /// database): `false` for a store in memory, of which a server serving over HTTP
+    /// warns when it starts, since a restart loses every task and kept state in it.
+    fn survives_restarts(&self) -> bool {
+        true
+    }
 }
 
 /// A state as a task store keeps it.

@@ -59,7 +59,7 @@ impl ToolUse {
             // u64`. Both hold the model's (or the client's) words: escaped.
             SagaError::ToolInput {
                 tool: crate::log::sanitized(&self.name),
-                reason: crate::engine::contract::tool::at_path(&error),
+                reason: at_path(&error),
             }
         })
     }
@@ -115,6 +115,27 @@ impl ToolResult {
             ToolResultContent::new(self.tool_use_id, content)
         }
     }
+}
+
+/// An argument error with where it is (`age: invalid type: string "seventy", expected
+/// u32`), escaped: the path and the value are the client's. A missing or unknown field's
+/// error names it already, and is the object's (path `.`).
+pub(crate) fn at_path(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let mut path = error.path().to_string();
+    let inner = error.inner().to_string();
+    // An unknown field's path ends with that field, which the message names already.
+    if inner.starts_with("unknown field") {
+        path = path
+            .rsplit_once('.')
+            .map_or(".", |(parent, _)| parent)
+            .to_owned();
+    }
+    let reason = if path == "." || path.is_empty() {
+        inner
+    } else {
+        format!("{path}: {inner}")
+    };
+    crate::log::sanitized(&reason)
 }
 
 #[cfg(test)]

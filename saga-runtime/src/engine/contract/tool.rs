@@ -322,28 +322,7 @@ pub fn described(name: &'static str, arguments: std::sync::Arc<JsonObject>) -> T
 /// ```
 pub fn parse_arguments<A: DeserializeOwned>(arguments: JsonObject) -> Result<A, ErrorData> {
     serde_path_to_error::deserialize(serde_json::Value::Object(arguments))
-        .map_err(|error| invalid_arguments(at_path(&error)))
-}
-
-/// An argument error with where it is (`age: invalid type: string "seventy", expected
-/// u32`), escaped: the path and the value are the client's. A missing or unknown field's
-/// error names it already, and is the object's (path `.`).
-pub(crate) fn at_path(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let mut path = error.path().to_string();
-    let inner = error.inner().to_string();
-    // An unknown field's path ends with that field, which the message names already.
-    if inner.starts_with("unknown field") {
-        path = path
-            .rsplit_once('.')
-            .map_or(".", |(parent, _)| parent)
-            .to_owned();
-    }
-    let reason = if path == "." || path.is_empty() {
-        inner
-    } else {
-        format!("{path}: {inner}")
-    };
-    crate::log::sanitized(&reason)
+        .map_err(|error| invalid_arguments(crate::engine::caller::tool_use::at_path(&error)))
 }
 
 /// The `-32602` error for arguments that do not fit the tool's input schema.

@@ -130,7 +130,7 @@ pub fn start<A: DeserializeOwned>(arguments: JsonObject) -> Result<MacroState<A>
         .map(MacroState::Start)
         .map_err(|error| {
             crate::engine::contract::tool::invalid_arguments(
-                crate::engine::contract::tool::at_path(&error),
+                crate::engine::caller::tool_use::at_path(&error),
             )
         })
 }

@@ -194,6 +194,21 @@ impl SagaServer {
             .await
     }
 
+    /// Says, once as it starts serving, which stores it was given keep nothing across a
+    /// restart: on stderr (seen without a log subscriber) and in the log. A call whose
+    /// state such a store keeps fails after a restart ("no longer kept by the server").
+    fn warn_of_volatile_stores(&self) {
+        for what in &self.volatile {
+            let advice = "use TaskStore::sqlite(path) on one server (feature `sqlite`), or \
+                          TaskStore::redis(..) / TaskStore::postgres(..) shared by replicas";
+            eprintln!(
+                "warning: the {what} keeps everything in memory: a restart of this server \
+                 loses what it holds; {advice}"
+            );
+            tracing::warn!(store = what, "a store in memory serves over HTTP: {advice}");
+        }
+    }
+
     /// Serves Streamable HTTP on a bound listener until `shutdown` completes, then stops
     /// gracefully as [`SagaServer::serve_http`] does, with the connection bounds of
     /// [`HttpLimits`](crate::serve::HttpLimits) (header read timeout, connection limit).
@@ -219,6 +234,7 @@ impl SagaServer {
             let routes = self.routes_with(self.http_config());
             tracing::info!(%local, "serving MCP over Streamable HTTP");
             println!("listening on http://{local}{MCP_PATH}");
+            self.warn_of_volatile_stores();
             let deadline = listener::serve(
                 listener,
                 routes,
