@@ -64,6 +64,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 ELICIT_ANSWERS = {"target": "production", "name": "octocat", "answer": "durability"}
 
 
+# ANCHOR: agent_turn
 def agent_turn(params: types.CreateMessageRequestParams) -> types.CreateMessageResultWithTools:
     """The client's LLM as a small agent when the request offers tools: two searches at once
     (parallel tool uses), then `ask_user`, then an answer made of every tool result's text."""
@@ -96,6 +97,7 @@ def agent_turn(params: types.CreateMessageRequestParams) -> types.CreateMessageR
     return types.CreateMessageResultWithTools(
         role="assistant", content=content, model="scripted-agent", stop_reason="toolUse"
     )
+# ANCHOR_END: agent_turn
 SAMPLE_ANSWERS = {
     "Is deploying to 'production' safe right now?": "Yes, all systems are green.",
     "What is the capital of France?": "The capital of France is Paris.",
@@ -311,6 +313,9 @@ async def run(opts: argparse.Namespace) -> int:
         elicitation_callback=on_elicit,
         sampling_callback=on_sample,
         sampling_capabilities=types.SamplingCapability(tools=types.SamplingToolsCapability()),
+        # The SDK gives up after 10 rounds by default (InputRequiredRoundsExceededError): an
+        # agent loop of more turns (each turn is a round) needs more.
+        input_required_max_rounds=50,
         client_info=types.Implementation(name="saga-py-driver", version="0.0.0"),
     ) as client:
         version = client.session.protocol_version

@@ -54,6 +54,7 @@ const ELICIT_ANSWERS = { target: 'production', name: 'octocat', answer: 'durabil
 
 // The client's LLM as a small agent when the request offers tools: two searches at once
 // (parallel tool uses), then `ask_user`, then an answer made of every tool result's text.
+// ANCHOR: agent_turn
 function agentTurn(params) {
     const names = params.tools.map(tool => tool.name);
     if (!names.includes('search') || !names.includes('ask_user')) throw new Error(`unexpected tools ${JSON.stringify(names)}`);
@@ -72,6 +73,7 @@ function agentTurn(params) {
     }
     return { model: 'scripted-agent', role: 'assistant', content, stopReason: 'toolUse' };
 }
+// ANCHOR_END: agent_turn
 const SAMPLE_ANSWERS = {
     "Is deploying to 'production' safe right now?": 'Yes, all systems are green.',
     'What is the capital of France?': 'The capital of France is Paris.',
@@ -213,7 +215,9 @@ async function main() {
                 ? { elicitation: { form: {} } }
                 : { elicitation: { form: {} }, sampling: { tools: {} } },
             versionNegotiation: { mode: opts.era === '2025-11-25' ? 'legacy' : { pin: opts.era } },
-            inputRequired: { autoFulfill: true, maxRounds: 10 },
+            // The SDK gives up after 10 rounds by default: an agent loop of more turns
+            // (each turn is a round) needs more.
+            inputRequired: { autoFulfill: true, maxRounds: 50 },
         },
     );
     // ANCHOR_END: client
