@@ -432,3 +432,35 @@ async fn a_helpers_borrowed_parameters_are_kept_across_its_suspensions() {
         " 1.2 : 3 commits (fix; ; feat) true by ann | 1.2: 1 commits (fix) true by ann | 2"
     );
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Item {
+    pub name: String,
+    pub score: u32,
+}
+
+fn pick_best(items: &[Item]) -> &Item {
+    items.iter().max_by_key(|item| item.score).expect("items")
+}
+
+/// A borrow a function returns, and an `Option<&str>` a chain gives: each `let` written
+/// with its type, as the refusal's advice says, is recomputed.
+#[saga_tool]
+pub async fn best_of(items: Vec<Item>) -> Result<String, SagaError> {
+    let best: &Item = pick_best(&items);
+    let longest: Option<&str> = items.iter().map(|i| i.name.as_str()).max_by_key(|n| n.len());
+    let ok = elicit::<bool>(format!("keep {}?", best.name)).await?;
+    Ok(format!("{} {} {ok} {longest:?}", best.name, best.score))
+}
+
+#[tokio::test]
+async fn a_borrow_a_function_returns_is_recomputed_with_its_type_written() {
+    let outcome = differential(
+        &best_of,
+        plain!(plain::best_of),
+        json!({"items": [{"name": "ab", "score": 1}, {"name": "c", "score": 9}, {"name": "defg", "score": 3}]}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), r#"c 9 true Some("defg")"#);
+}

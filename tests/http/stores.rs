@@ -8,7 +8,7 @@ const KEY_HEX: &str = "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6
 
 #[tokio::test]
 async fn a_memory_store_served_over_http_is_warned_of_at_start() {
-    let server = Spawn::new("deploy", KEY_HEX)
+    let server = Spawn::new("migrate", KEY_HEX)
         .env("SAGA_TASKS", "memory")
         .capture_stderr()
         .start();
@@ -26,7 +26,7 @@ async fn a_store_that_survives_restarts_is_not_warned_of() {
     let dir = std::env::temp_dir().join(format!("saga-stores-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a directory");
     let file = dir.join("tasks.db");
-    let server = Spawn::new("deploy", KEY_HEX)
+    let server = Spawn::new("migrate", KEY_HEX)
         .env("SAGA_TASKS", &format!("sqlite:{}", file.display()))
         .capture_stderr()
         .start();

@@ -92,6 +92,40 @@ fn assert_server_span(span: &Span, version: &str) {
     assert_eq!(span.attr("gen_ai.operation.name"), Some("execute_tool"));
     assert_eq!(span.attr("mcp.protocol.version"), Some(version));
     assert!(span.attr("jsonrpc.request.id").is_some(), "{span:#?}");
+    assert_conventions(span);
+}
+
+/// Every attribute of a span of saga's: the conventions' types (`jsonrpc.request.id` and
+/// `rpc.response.status_code` strings, counts ints), saga's own under `saga.`, and no
+/// module path (`target`) or source location.
+fn assert_conventions(span: &Span) {
+    const TYPES: &[(&str, &str)] = &[
+        ("jsonrpc.request.id", "string"),
+        ("rpc.response.status_code", "string"),
+        ("mcp.method.name", "string"),
+        ("mcp.protocol.version", "string"),
+        ("gen_ai.tool.name", "string"),
+        ("error.type", "string"),
+        ("saga.round", "int"),
+        ("saga.token_in", "int"),
+        ("saga.token_out", "int"),
+        ("saga.micros", "int"),
+        ("saga.outcome", "string"),
+    ];
+    for (key, kind) in TYPES {
+        if let Some(found) = span.type_of(key) {
+            assert_eq!(found, *kind, "{key} of {}: {span:#?}", span.name);
+        }
+    }
+    for key in span.attributes.keys() {
+        assert!(
+            ["saga.", "mcp.", "gen_ai.", "jsonrpc.", "rpc.", "error.", "otel."]
+                .iter()
+                .any(|prefix| key.starts_with(prefix)),
+            "{key} of {} is neither the conventions' nor under `saga.`",
+            span.name
+        );
+    }
 }
 
 /// The round's `saga.transition` child: one per request.
@@ -255,7 +289,9 @@ async fn the_typescript_clients_saga_is_one_trace() {
             "round {n} is the client's child"
         );
         let transition = transition(&spans, round);
-        assert_eq!(transition.attr("round"), Some((n + 1).to_string().as_str()));
+        assert_eq!(transition.attr("saga.round"), Some((n + 1).to_string().as_str()));
+        assert_eq!(transition.type_of("saga.round"), Some("int"));
+        assert_conventions(transition);
         assert_eq!(transition.kind, INTERNAL);
     }
     assert!(
@@ -685,6 +721,10 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
         rounds[0].attr("rpc.response.status_code"),
         Some(code.to_string().as_str())
     );
+    assert_eq!(rounds[0].type_of("rpc.response.status_code"), Some("string"));
+    for round in rounds {
+        assert_conventions(round);
+    }
 }
 
 /// Requests rmcp answers itself (`tools/list`, an unknown tool named by 7 KB of text, an
@@ -884,7 +924,7 @@ async fn a_session_over_stdio_is_one_span_with_a_transition_per_round() {
         .filter(|span| span.parent_span_id == call.span_id && span.name == "saga.transition")
         .collect();
     transitions.sort_by_key(|span| span.start);
-    let rounds: Vec<_> = transitions.iter().map(|t| t.attr("round")).collect();
+    let rounds: Vec<_> = transitions.iter().map(|t| t.attr("saga.round")).collect();
     assert_eq!(rounds, [Some("1"), Some("2"), Some("3")]);
 }
 

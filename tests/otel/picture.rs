@@ -47,9 +47,12 @@ pub fn draw(spans: &[Span], rounds: &[&Span], clients: &[(&str, &str)]) -> Strin
             } else {
                 "├─"
             };
-            let attributes = ["round", "entered", "left", "outcome"]
+            let attributes = ["saga.round", "saga.entered", "saga.left", "saga.outcome"]
                 .iter()
-                .filter_map(|key| Some(format!("{key}={}", child.attr(key)?)))
+                .filter_map(|key| {
+                    let short = key.trim_start_matches("saga.");
+                    Some(format!("{short}={}", child.attr(key)?))
+                })
                 .collect::<Vec<_>>()
                 .join(" ");
             let _ = writeln!(out, "   {branch} {}  {attributes}", child.name);

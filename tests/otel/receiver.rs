@@ -27,6 +27,8 @@ pub struct Span {
     pub kind: i32,
     pub start: u64,
     pub attributes: BTreeMap<String, String>,
+    /// Each attribute's OTLP type: `string`, `int`, `double`, `bool` or `array`.
+    pub types: BTreeMap<String, &'static str>,
     /// `(trace id, span id)` of each link.
     pub links: Vec<(String, String)>,
     /// OTLP's status code: 0 unset, 1 ok, 2 error.
@@ -38,6 +40,11 @@ pub struct Span {
 impl Span {
     pub fn attr(&self, key: &str) -> Option<&str> {
         self.attributes.get(key).map(String::as_str)
+    }
+
+    /// The OTLP type of attribute `key`, if it has it.
+    pub fn type_of(&self, key: &str) -> Option<&'static str> {
+        self.types.get(key).copied()
     }
 
     /// Whether any of its attributes or events (their names and attributes) holds `text`.
@@ -163,6 +170,14 @@ async fn traces(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> St
                     name: span.name,
                     kind: span.kind,
                     start: span.start_time_unix_nano,
+                    types: span
+                        .attributes
+                        .iter()
+                        .map(|kv| {
+                            let value = kv.value.as_ref().and_then(|v| v.value.as_ref());
+                            (kv.key.clone(), type_of(value))
+                        })
+                        .collect(),
                     attributes: span
                         .attributes
                         .into_iter()
@@ -206,6 +221,17 @@ async fn metrics(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> S
         .map(|metric| metric.name);
     received.lock().expect("lock").metrics.extend(names);
     StatusCode::OK
+}
+
+fn type_of(value: Option<&Any>) -> &'static str {
+    match value {
+        Some(Any::StringValue(_)) => "string",
+        Some(Any::IntValue(_)) => "int",
+        Some(Any::DoubleValue(_)) => "double",
+        Some(Any::BoolValue(_)) => "bool",
+        Some(Any::ArrayValue(_)) => "array",
+        _ => "other",
+    }
 }
 
 fn text(value: Option<&Any>) -> String {

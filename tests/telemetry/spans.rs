@@ -49,21 +49,21 @@ async fn each_transition_has_a_span_with_its_fields() {
         let line = transitions[round - 1];
         for field in [
             "saga.transition{".to_owned(),
-            "tool=complex_tool".to_owned(),
-            "method=tools/call".to_owned(),
-            "era=\"2026-07-28\"".to_owned(),
-            format!("round={round}"),
-            format!("outcome=\"{outcome}\""),
-            format!("entered=\"{entered}\""),
-            "token_in=".to_owned(),
-            "micros=".to_owned(),
+            "saga.tool=complex_tool".to_owned(),
+            "mcp.method.name=tools/call".to_owned(),
+            "saga.era=\"2026-07-28\"".to_owned(),
+            format!("saga.round={round}"),
+            format!("saga.outcome=\"{outcome}\""),
+            format!("saga.entered=\"{entered}\""),
+            "saga.token_in=".to_owned(),
+            "saga.micros=".to_owned(),
             "saga.request{".to_owned(),
         ] {
             assert!(line.contains(&field), "round {round}: no {field} in {line}");
         }
         if let Some(left) = left {
-            assert!(line.contains(&format!("left=\"{left}\"")), "{line}");
-            assert!(line.contains("token_out="), "{line}");
+            assert!(line.contains(&format!("saga.left=\"{left}\"")), "{line}");
+            assert!(line.contains("saga.token_out="), "{line}");
         }
     }
 }

@@ -441,3 +441,26 @@ async fn a_test_client_with_a_state_store_keeps_what_outgrows_a_token() {
         .expect("kept in the store");
     assert_eq!(run.text(), "40 pages");
 }
+
+/// The size error's numbers say what they count, so that a local larger than the total
+/// reads as what it is: the total is the encoded bytes, each local its JSON.
+#[tokio::test]
+async fn the_outgrown_error_says_what_each_number_counts() {
+    let client = TestClient::new(hoard);
+    let failed = client
+        .call("hoard", json!({"rounds": 40}))
+        .respond(|_| Some(Answer::accept(json!(true))))
+        .max_rounds(50)
+        .run()
+        .await;
+    let Err(Failed::Server { error, .. }) = failed else {
+        panic!("not refused");
+    };
+    assert!(
+        error.message.contains("bytes encoded (a local's JSON, below, takes more)")
+            && error.message.contains("`pages`, ")
+            && error.message.contains(" characters as JSON"),
+        "{}",
+        error.message
+    );
+}

@@ -256,6 +256,10 @@ pub(crate) fn request_error(what: &str, error: ServiceError) -> anyhow::Error {
                 .and_then(|d| d.get("requiredCapabilities"))
             {
                 line.push_str(&format!(" (required capabilities: {required})"));
+                // A tool that runs only as a task, called as a plain call.
+                if required.to_string().contains("tasks") {
+                    line.push_str("; this tool runs only as a task: call it with --task");
+                }
             }
             anyhow::anyhow!(line)
         }
@@ -264,7 +268,56 @@ pub(crate) fn request_error(what: &str, error: ServiceError) -> anyhow::Error {
             Some(challenge) => {
                 anyhow::anyhow!("{what}: {}", crate::target::challenge_line(challenge))
             }
+            // rmcp's message names its transport's type (`WorkerTransport<…>`): the
+            // innermost cause says what happened.
+            None if matches!(other, ServiceError::TransportSend(_)) => {
+                root_cause(&format!("{what}: the connection to the server broke"), other)
+            }
+            None if matches!(other, ServiceError::TransportClosed) => anyhow::anyhow!(
+                "{what}: the server closed the connection (if it restarted, run the call again)"
+            ),
             None => anyhow::anyhow!("{what}: {other}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_connection_is_said_without_rmcps_types() {
+        type Transport = rmcp::transport::async_rw::AsyncRwTransport<
+            RoleClient,
+            tokio::io::DuplexStream,
+            tokio::io::DuplexStream,
+        >;
+        let broken = ServiceError::TransportSend(
+            rmcp::transport::DynamicTransportError::new::<Transport, RoleClient>(
+                std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "connection reset by peer",
+                ),
+            ),
+        );
+        assert!(broken.to_string().contains("AsyncRwTransport"), "{broken}");
+        let line = request_error("tools/call", broken).to_string();
+        assert_eq!(
+            line,
+            "tools/call: the connection to the server broke: connection reset by peer"
+        );
+        let closed = request_error("tools/call", ServiceError::TransportClosed).to_string();
+        assert!(!closed.contains("Transport"), "{closed}");
+    }
+
+    #[test]
+    fn a_task_only_tool_called_plainly_says_to_add_task() {
+        let error = rmcp::ErrorData::new(
+            rmcp::model::ErrorCode(-32021),
+            "Missing required client capability",
+            Some(serde_json::json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})),
+        );
+        let line = request_error("tools/call", ServiceError::McpError(error)).to_string();
+        assert!(line.ends_with("call it with --task"), "{line}");
     }
 }

@@ -152,6 +152,9 @@ impl Telemetry {
             .with_tracer(self.tracer.tracer(SCOPE))
             .with_threads(false)
             .with_location(false)
+            // No `target` (the Rust module path) on every span: not the conventions', and
+            // saga's spans say what they are by their names and attributes.
+            .with_target(false)
             .with_tracked_inactivity(false)
             .with_context_activation(false)
             .with_filter(tracing_subscriber::filter::filter_fn({

@@ -101,7 +101,10 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
     if !span.is_disabled() {
         if let Some(id) = call.request_id {
             match id {
-                NumberOrString::Number(n) => span.record("jsonrpc.request.id", n),
+                // A string, as the conventions type it, whichever the client sent.
+                NumberOrString::Number(n) => {
+                    span.record("jsonrpc.request.id", n.to_string().as_str())
+                }
                 NumberOrString::String(text) => {
                     // Cut first: a client's id may be as long as its body.
                     let cut: String = text.chars().take(REQUEST_ID_MAX).collect();
@@ -199,7 +202,7 @@ fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -
         Ok(CallToolResponse::Task(_)) => ("task", None),
         Ok(_) => ("other", None),
         Err(error) => {
-            span.record("rpc.response.status_code", i64::from(error.code.0));
+            span.record("rpc.response.status_code", error.code.0.to_string().as_str());
             ("error", Some(error.code.0.to_string()))
         }
     };
@@ -279,7 +282,7 @@ pub(crate) fn call_ended(trace: &RequestTrace, outcome: &'static str, error: Opt
     span.record("saga.outcome", outcome);
     if let Some(code) = error {
         span.record("error.type", code.to_string().as_str());
-        span.record("rpc.response.status_code", i64::from(code));
+        span.record("rpc.response.status_code", code.to_string().as_str());
         span.record("otel.status_code", "ERROR");
     }
 }

@@ -62,8 +62,11 @@ impl Db {
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(format!("the file cannot be put in WAL mode (it is {mode})"));
             }
+            // The WAL is truncated back to 4 MiB after each checkpoint (every 1,000 pages
+            // by default): without a limit it keeps its largest size for good, so a burst
+            // of kept states would hold its disk space after they expire.
             connection
-                .execute_batch("PRAGMA synchronous = FULL;")
+                .execute_batch("PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304;")
                 .map_err(|e| e.to_string())?;
             let tx = connection
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

@@ -102,18 +102,20 @@ pub(crate) fn typed_transition<'a>(
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     let token_in = call.request_state.as_ref().map_or(0, String::len);
+    // saga's own attributes under `saga.`, the method as the MCP conventions name it, and
+    // numbers as `i64` (`tracing-opentelemetry` exports a `u64` as its text).
     let span = tracing::debug_span!(
         "saga.transition",
-        tool = %Escaped(&call.name),
-        method = %Escaped(&call.method),
-        era = cx.protocol_version().map_or("unknown", |version| version.as_str()),
-        round = tracing::field::Empty,
-        entered = tracing::field::Empty,
-        left = tracing::field::Empty,
-        token_in,
-        token_out = tracing::field::Empty,
-        outcome = tracing::field::Empty,
-        micros = tracing::field::Empty,
+        saga.tool = %Escaped(&call.name),
+        mcp.method.name = %Escaped(&call.method),
+        saga.era = cx.protocol_version().map_or("unknown", |version| version.as_str()),
+        saga.round = tracing::field::Empty,
+        saga.entered = tracing::field::Empty,
+        saga.left = tracing::field::Empty,
+        saga.token_in = token_in as i64,
+        saga.token_out = tracing::field::Empty,
+        saga.outcome = tracing::field::Empty,
+        saga.micros = tracing::field::Empty,
     );
     // Timed from here: the caller boxes the future and polls it at once.
     let started = std::time::Instant::now();
@@ -149,10 +151,10 @@ pub(crate) fn typed_transition<'a>(
         );
         if !span.is_disabled() {
             if let Some(bytes) = token_out {
-                span.record("token_out", bytes);
+                span.record("saga.token_out", bytes as i64);
             }
-            span.record("outcome", label.as_str());
-            span.record("micros", elapsed.as_micros() as u64);
+            span.record("saga.outcome", label.as_str());
+            span.record("saga.micros", elapsed.as_micros() as i64);
             span.in_scope(|| tracing::debug!("transition done"));
         }
         // The engine's edge: the failure becomes the JSON-RPC error the server sends.
@@ -280,7 +282,7 @@ fn run_transition<'a>(
             }
         };
         if !span.is_disabled() {
-            span.record("entered", tool.variant_name(&state).as_str());
+            span.record("saga.entered", tool.variant_name(&state).as_str());
         }
 
         // Step: the tool runs once, to its next suspension. The token this round hands out is
@@ -288,7 +290,7 @@ fn run_transition<'a>(
         let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
         let entered_round = head.round;
         head.round = head.round.saturating_add(1);
-        span.record("round", head.round);
+        span.record("saga.round", i64::from(head.round));
         // The token the round started from, and the key that sealed it: its effects'
         // keys are derived under that key, which only the server holds.
         // A round handed on within the request is keyed by the request's token and its
@@ -312,7 +314,7 @@ fn run_transition<'a>(
             }
         };
         if !span.is_disabled() {
-            span.record("left", tool.variant_name(&state).as_str());
+            span.record("saga.left", tool.variant_name(&state).as_str());
         }
 
         // Answer: the next round's requests, and the state the step left sealed beside them.
@@ -393,10 +395,15 @@ fn largest_locals(
             ("__callee", serde_json::Value::Array(bytes)) => Some((
                 "the frame of the #[saga_fn] helper it is suspended in".to_owned(),
                 bytes.len(),
+                "bytes encoded",
             )),
             // The macro's other fields (request markers) hold nothing of the tool's.
             (name, _) if name.starts_with("__") => None,
-            (name, value) => Some((format!("`{}`", Escaped(name)), json_len(value))),
+            (name, value) => Some((
+                format!("`{}`", Escaped(name)),
+                json_len(value),
+                "characters as JSON",
+            )),
         })
         .collect();
     if sizes.is_empty() {
@@ -406,7 +413,7 @@ fn largest_locals(
     sizes
         .iter()
         .take(3)
-        .map(|(name, bytes)| format!("{name}, {bytes} bytes"))
+        .map(|(name, size, unit)| format!("{name}, {size} {unit}"))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -870,9 +877,9 @@ impl<'a> Transition<'a> {
         };
         Failure::Internal(
             format!(
-                "the tool's state outgrew its token: {} bytes of saved locals seal into \
-                 {token_len} characters, over {max}, {bound}. Largest saved: {largest}. \
-                 {fixes}",
+                "the tool's state outgrew its token: its saved locals, {} bytes encoded \
+                 (a local's JSON, below, takes more), seal into {token_len} characters, \
+                 over {max}, {bound}. Largest saved: {largest}. {fixes}",
                 fields.len()
             )
             .into(),
