@@ -464,3 +464,26 @@ async fn a_borrow_a_function_returns_is_recomputed_with_its_type_written() {
     .await;
     assert_eq!(outcome.text(), r#"c 9 true Some("defg")"#);
 }
+
+/// The refusals' advice written out: a borrow by a method saga does not know, and a
+/// `&str` a method of `str` gives, each `let` with its type (the cases of
+/// `saga_tool_borrow_from_method` and `saga_tool_borrow_str_from_method`).
+#[saga_tool]
+pub async fn greet_first(names: Vec<String>, name: String) -> Result<String, SagaError> {
+    let first: &String = names.iter().max().unwrap();
+    let trimmed: &str = name.trim_start();
+    let greeting: String = elicit("Greeting?").await?;
+    Ok(format!("{greeting}, {first} and {trimmed}"))
+}
+
+#[tokio::test]
+async fn the_refusals_advice_to_write_the_type_compiles_and_runs() {
+    let outcome = differential(
+        &greet_first,
+        plain!(plain::greet_first),
+        json!({"names": ["ann", "zed", "bo"], "name": "  cy"}),
+        echo_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "<Greeting?>, zed and cy");
+}

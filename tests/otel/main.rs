@@ -119,9 +119,11 @@ fn assert_conventions(span: &Span) {
     }
     for key in span.attributes.keys() {
         assert!(
-            ["saga.", "mcp.", "gen_ai.", "jsonrpc.", "rpc.", "error.", "otel."]
-                .iter()
-                .any(|prefix| key.starts_with(prefix)),
+            [
+                "saga.", "mcp.", "gen_ai.", "jsonrpc.", "rpc.", "error.", "otel."
+            ]
+            .iter()
+            .any(|prefix| key.starts_with(prefix)),
             "{key} of {} is neither the conventions' nor under `saga.`",
             span.name
         );
@@ -289,7 +291,10 @@ async fn the_typescript_clients_saga_is_one_trace() {
             "round {n} is the client's child"
         );
         let transition = transition(&spans, round);
-        assert_eq!(transition.attr("saga.round"), Some((n + 1).to_string().as_str()));
+        assert_eq!(
+            transition.attr("saga.round"),
+            Some((n + 1).to_string().as_str())
+        );
         assert_eq!(transition.type_of("saga.round"), Some("int"));
         assert_conventions(transition);
         assert_eq!(transition.kind, INTERNAL);
@@ -721,7 +726,10 @@ async fn refusals_and_tool_errors_are_errors_of_their_spans() {
         rounds[0].attr("rpc.response.status_code"),
         Some(code.to_string().as_str())
     );
-    assert_eq!(rounds[0].type_of("rpc.response.status_code"), Some("string"));
+    assert_eq!(
+        rounds[0].type_of("rpc.response.status_code"),
+        Some("string")
+    );
     for round in rounds {
         assert_conventions(round);
     }

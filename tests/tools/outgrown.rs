@@ -457,7 +457,9 @@ async fn the_outgrown_error_says_what_each_number_counts() {
         panic!("not refused");
     };
     assert!(
-        error.message.contains("bytes encoded (a local's JSON, below, takes more)")
+        error
+            .message
+            .contains("bytes encoded (a local's JSON, below, takes more)")
             && error.message.contains("`pages`, ")
             && error.message.contains(" characters as JSON"),
         "{}",

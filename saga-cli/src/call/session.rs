@@ -270,9 +270,10 @@ pub(crate) fn request_error(what: &str, error: ServiceError) -> anyhow::Error {
             }
             // rmcp's message names its transport's type (`WorkerTransport<…>`): the
             // innermost cause says what happened.
-            None if matches!(other, ServiceError::TransportSend(_)) => {
-                root_cause(&format!("{what}: the connection to the server broke"), other)
-            }
+            None if matches!(other, ServiceError::TransportSend(_)) => root_cause(
+                &format!("{what}: the connection to the server broke"),
+                other,
+            ),
             None if matches!(other, ServiceError::TransportClosed) => anyhow::anyhow!(
                 "{what}: the server closed the connection (if it restarted, run the call again)"
             ),
@@ -292,14 +293,13 @@ mod tests {
             tokio::io::DuplexStream,
             tokio::io::DuplexStream,
         >;
-        let broken = ServiceError::TransportSend(
-            rmcp::transport::DynamicTransportError::new::<Transport, RoleClient>(
-                std::io::Error::new(
-                    std::io::ErrorKind::ConnectionReset,
-                    "connection reset by peer",
-                ),
-            ),
-        );
+        let broken = ServiceError::TransportSend(rmcp::transport::DynamicTransportError::new::<
+            Transport,
+            RoleClient,
+        >(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset by peer",
+        )));
         assert!(broken.to_string().contains("AsyncRwTransport"), "{broken}");
         let line = request_error("tools/call", broken).to_string();
         assert_eq!(
@@ -315,7 +315,9 @@ mod tests {
         let error = rmcp::ErrorData::new(
             rmcp::model::ErrorCode(-32021),
             "Missing required client capability",
-            Some(serde_json::json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})),
+            Some(
+                serde_json::json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}),
+            ),
         );
         let line = request_error("tools/call", ServiceError::McpError(error)).to_string();
         assert!(line.ends_with("call it with --task"), "{line}");

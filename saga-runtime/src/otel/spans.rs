@@ -202,7 +202,10 @@ fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -
         Ok(CallToolResponse::Task(_)) => ("task", None),
         Ok(_) => ("other", None),
         Err(error) => {
-            span.record("rpc.response.status_code", error.code.0.to_string().as_str());
+            span.record(
+                "rpc.response.status_code",
+                error.code.0.to_string().as_str(),
+            );
             ("error", Some(error.code.0.to_string()))
         }
     };

@@ -388,7 +388,7 @@ fn largest_locals(
     let Some((_, serde_json::Value::Object(locals))) = variant.into_iter().next() else {
         return "(the saved locals could not be listed)".into();
     };
-    let mut sizes: Vec<(String, usize)> = locals
+    let mut sizes: Vec<(String, usize, &str)> = locals
         .iter()
         .filter_map(|(name, value)| match (name.as_str(), value) {
             // A `#[saga_fn]` helper's frame, saved as its own encoded state: its bytes.
