@@ -984,3 +984,61 @@ async fn saga_call_prints_the_trace_its_saga_is() {
         );
     }
 }
+
+/// Every request saga serves gets an MCP server span in the client's trace, named
+/// `{mcp.method.name}` as the conventions name it, with their attribute types; an error's
+/// span says its code (issue 97).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_method_gets_a_span_in_the_clients_trace() {
+    use saga_examples::harness::http::{request, with_meta};
+    let receiver = Receiver::start().await;
+    let server = traced("conformance_server", &receiver, "saga-methods").start();
+    let client = ClientSpan::new(11);
+    let methods = [
+        ("server/discover", json!({})),
+        ("tools/list", json!({})),
+        ("prompts/list", json!({})),
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("tasks/get", json!({"taskId": "no-such-task"})),
+    ];
+    for (n, (method, params)) in methods.iter().enumerate() {
+        let mut message = with_meta(request(json!(n + 1), method, params.clone()));
+        message["params"]["_meta"]["traceparent"] = json!(client.traceparent());
+        Post::mcp(server.addr).rpc(&message).send().await;
+    }
+    let spans = receiver
+        .wait_for("a span for every method", |spans| {
+            methods.iter().all(|(method, _)| {
+                spans
+                    .iter()
+                    .any(|span| span.trace_id == client.trace_id && span.name == *method)
+            })
+        })
+        .await;
+    for (method, _) in &methods {
+        let span = spans
+            .iter()
+            .find(|span| span.trace_id == client.trace_id && span.name == *method)
+            .expect("found above");
+        assert_eq!(span.kind, SERVER, "{span:#?}");
+        assert_eq!(
+            span.parent_span_id, client.span_id,
+            "{method} is the client's child"
+        );
+        assert_eq!(span.attr("mcp.method.name"), Some(*method));
+        assert_eq!(
+            span.type_of("jsonrpc.request.id"),
+            Some("string"),
+            "{span:#?}"
+        );
+        assert_eq!(span.attr("mcp.protocol.version"), Some("2026-07-28"));
+        assert_conventions(span);
+    }
+    let unknown = spans
+        .iter()
+        .find(|span| span.trace_id == client.trace_id && span.name == "tasks/get")
+        .expect("found above");
+    assert!(unknown.attr("error.type").is_some(), "{unknown:#?}");
+    assert_eq!(unknown.type_of("rpc.response.status_code"), Some("string"));
+}

@@ -50,7 +50,7 @@ pub use export::{
 pub(crate) use incoming::RequestTrace;
 #[cfg(feature = "otel")]
 pub(crate) use spans::{
-    CallInfo, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
+    CallInfo, MethodTrace, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
     model_answered, model_span, resumed, store_write, task_trace,
 };
 
@@ -64,6 +64,26 @@ mod off {
     pub(crate) fn store_write<F>(_: &'static str, _: &str, write: F) -> F {
         write
     }
+
+    /// A request other than a call, untraced.
+    pub(crate) struct MethodTrace;
+
+    impl MethodTrace {
+        #[inline(always)]
+        pub(crate) fn of(
+            _: &'static str,
+            _: Option<&str>,
+            _: &rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Self {
+            MethodTrace
+        }
+
+        /// `handle`, as it is.
+        #[inline(always)]
+        pub(crate) fn run<F>(self, handle: F) -> F {
+            handle
+        }
+    }
 }
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::store_write;
+pub(crate) use off::{MethodTrace, store_write};

@@ -180,6 +180,100 @@ impl CallSpan {
     }
 }
 
+/// A request other than a call (`tools/list`, `server/discover`, `prompts/get`,
+/// `tasks/get`, …) traced: its MCP server span (`{method} {target}`), parented on the
+/// client's trace context as a call's is, with the same attributes, and its record in
+/// `mcp.server.operation.duration`. Made before the handler takes the request's context;
+/// nothing when nothing records either.
+pub(crate) struct MethodTrace(Option<(tracing::Span, Vec<KeyValue>)>);
+
+impl MethodTrace {
+    /// The trace of request `context`, a `method`, naming `target` (no text of the
+    /// client's: a prompt the server has).
+    pub(crate) fn of(
+        method: &'static str,
+        target: Option<&str>,
+        context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Self {
+        let span = tracing::info_span!(
+            target: "saga_runtime",
+            "mcp.server",
+            otel.name = %match target {
+                Some(target) => format!("{method} {}", Escaped(target)),
+                None => method.to_owned(),
+            },
+            otel.kind = "server",
+            otel.status_code = Empty,
+            mcp.method.name = method,
+            jsonrpc.request.id = Empty,
+            mcp.protocol.version = Empty,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        if span.is_disabled() && OPERATION_DURATION.get().is_none() {
+            return Self(None);
+        }
+        let mut labels = vec![KeyValue::new("mcp.method.name", method)];
+        // A version as MCP names them (`2026-07-28`), never other text of the client's.
+        let dated = |version: &str| {
+            version.len() == 10 && version.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        };
+        if let Some(version) = context
+            .protocol_version()
+            .filter(|version| dated(version.as_str()))
+        {
+            span.record("mcp.protocol.version", version.as_str());
+            labels.push(KeyValue::new(
+                "mcp.protocol.version",
+                version.as_str().to_owned(),
+            ));
+        }
+        if !span.is_disabled() {
+            let id = match &context.id {
+                NumberOrString::Number(n) => n.to_string(),
+                NumberOrString::String(text) => {
+                    Escaped(&text.chars().take(REQUEST_ID_MAX).collect::<String>()).to_string()
+                }
+            };
+            span.record("jsonrpc.request.id", id.as_str());
+            let trace = context
+                .extensions
+                .get::<http::request::Parts>()
+                .map_or_else(RequestTrace::default, |parts| {
+                    RequestTrace::of_headers(&parts.headers)
+                });
+            if let Some(parent) = parent(&context.meta, &trace) {
+                let parent = opentelemetry::Context::new().with_remote_span_context(parent);
+                let _ = span.set_parent(parent);
+            }
+        }
+        Self(Some((span, labels)))
+    }
+
+    /// Runs `handle` in the span, then records its outcome and duration.
+    pub(crate) async fn run<T>(
+        self,
+        handle: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let Some((span, mut labels)) = self.0 else {
+            return handle.await;
+        };
+        let started = Instant::now();
+        let outcome = handle.instrument(span.clone()).await;
+        if let Err(error) = &outcome {
+            let code = error.code.0.to_string();
+            span.record("error.type", code.as_str());
+            span.record("rpc.response.status_code", code.as_str());
+            span.record("otel.status_code", "ERROR");
+            labels.push(KeyValue::new("error.type", code));
+        }
+        OPERATION_DURATION
+            .get_or_init(|| operation_duration(&opentelemetry::global::meter("saga-runtime")))
+            .record(started.elapsed().as_secs_f64(), &labels);
+        outcome
+    }
+}
+
 /// Records the call's outcome on its span; the `error.type` it recorded, if any.
 fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -> Option<String> {
     let (label, error) = match outcome {

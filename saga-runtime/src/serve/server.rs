@@ -320,15 +320,21 @@ impl ServerHandler for SagaServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        context.peer.set_peer_info(request.clone());
-        let mut result = self.negotiate_initialize(&request)?;
-        // What only a session has: `logging/setLevel` and resource subscriptions (MCP
-        // 2026-07-28 has neither, so `server/discover` does not advertise them).
-        result.capabilities.logging = Some(Default::default());
-        if let Some(resources) = result.capabilities.resources.as_mut() {
-            resources.subscribe = Some(true);
-        }
-        Ok(result)
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("initialize", None, &context);
+        trace
+            .run(async move {
+                context.peer.set_peer_info(request.clone());
+                let mut result = self.negotiate_initialize(&request)?;
+                // What only a session has: `logging/setLevel` and resource subscriptions (MCP
+                // 2026-07-28 has neither, so `server/discover` does not advertise them).
+                result.capabilities.logging = Some(Default::default());
+                if let Some(resources) = result.capabilities.resources.as_mut() {
+                    resources.subscribe = Some(true);
+                }
+                Ok(result)
+            })
+            .await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -339,12 +345,19 @@ impl ServerHandler for SagaServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
-        Ok(
-            DiscoverResult::from_server_info(Self::protocol_versions().to_vec(), self.get_info())
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("server/discover", None, &_context);
+        trace
+            .run(async move {
+                let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+                Ok(DiscoverResult::from_server_info(
+                    Self::protocol_versions().to_vec(),
+                    self.get_info(),
+                )
                 .with_ttl_ms(ttl_ms)
-                .with_cache_scope(rmcp::model::CacheScope::Public),
-        )
+                .with_cache_scope(rmcp::model::CacheScope::Public))
+            })
+            .await
     }
 
     async fn list_tools(
@@ -352,24 +365,30 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        #[cfg(feature = "oauth")]
-        if let Some(hidden) = _context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
-        {
-            // Filtered for this token's scopes (even when nothing is hidden from it, the
-            // next token's list may differ): no intermediary may serve it to another
-            // caller (issue 72, finding 5).
-            let mut list = self.tools.list();
-            list.tools
-                .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
-            if list.cache_scope.is_some() {
-                list.cache_scope = Some(rmcp::model::CacheScope::Private);
-            }
-            return Ok(of_its_era!(list, _context));
-        }
-        Ok(of_its_era!(self.tools.list(), _context))
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("tools/list", None, &_context);
+        trace
+            .run(async move {
+                #[cfg(feature = "oauth")]
+                if let Some(hidden) = _context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
+                {
+                    // Filtered for this token's scopes (even when nothing is hidden from it, the
+                    // next token's list may differ): no intermediary may serve it to another
+                    // caller (issue 72, finding 5).
+                    let mut list = self.tools.list();
+                    list.tools
+                        .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
+                    if list.cache_scope.is_some() {
+                        list.cache_scope = Some(rmcp::model::CacheScope::Private);
+                    }
+                    return Ok(of_its_era!(list, _context));
+                }
+                Ok(of_its_era!(self.tools.list(), _context))
+            })
+            .await
     }
 
     async fn on_custom_request(
@@ -418,12 +437,18 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        // As rmcp's own handlers since 3.10: a method of a capability the server did not
-        // advertise does not exist.
-        if !self.tools.has_prompts() {
-            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
-        }
-        Ok(of_its_era!(self.tools.list_prompts(), _context))
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("prompts/list", None, &_context);
+        trace
+            .run(async move {
+                // As rmcp's own handlers since 3.10: a method of a capability the server did not
+                // advertise does not exist.
+                if !self.tools.has_prompts() {
+                    return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+                }
+                Ok(of_its_era!(self.tools.list_prompts(), _context))
+            })
+            .await
     }
 
     async fn get_prompt(
@@ -441,10 +466,16 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        if !self.tools.has_resources() {
-            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
-        }
-        Ok(of_its_era!(self.tools.list_resources(), _context))
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("resources/list", None, &_context);
+        trace
+            .run(async move {
+                if !self.tools.has_resources() {
+                    return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+                }
+                Ok(of_its_era!(self.tools.list_resources(), _context))
+            })
+            .await
     }
 
     async fn list_resource_templates(
@@ -452,12 +483,18 @@ impl ServerHandler for SagaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        if !self.tools.has_resources() {
-            return Err(ErrorData::method_not_found::<
-                ListResourceTemplatesRequestMethod,
-            >());
-        }
-        Ok(of_its_era!(self.tools.list_resource_templates(), _context))
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("resources/templates/list", None, &_context);
+        trace
+            .run(async move {
+                if !self.tools.has_resources() {
+                    return Err(ErrorData::method_not_found::<
+                        ListResourceTemplatesRequestMethod,
+                    >());
+                }
+                Ok(of_its_era!(self.tools.list_resource_templates(), _context))
+            })
+            .await
     }
 
     async fn read_resource(
@@ -475,18 +512,24 @@ impl ServerHandler for SagaServer {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if !Self::is_session(&context) {
-            // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "logging/setLevel",
-                None,
-            ));
-        }
-        if let Ok(mut level) = self.session.log_level.lock() {
-            *level = Some(request.level);
-        }
-        Ok(())
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("logging/setLevel", None, &context);
+        trace
+            .run(async move {
+                if !Self::is_session(&context) {
+                    // Removed in 2026-07-28: a request asks for logs with `_meta` instead.
+                    return Err(ErrorData::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        "logging/setLevel",
+                        None,
+                    ));
+                }
+                if let Ok(mut level) = self.session.log_level.lock() {
+                    *level = Some(request.level);
+                }
+                Ok(())
+            })
+            .await
     }
 
     async fn subscribe(
@@ -494,6 +537,10 @@ impl ServerHandler for SagaServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("resources/subscribe", None, &context);
+        trace
+            .run(async move {
         if !Self::is_session(&context) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -544,6 +591,8 @@ impl ServerHandler for SagaServer {
         }
         subscriptions.insert(request.uri);
         Ok(())
+            })
+            .await
     }
 
     async fn unsubscribe(
@@ -551,17 +600,23 @@ impl ServerHandler for SagaServer {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if !Self::is_session(&context) {
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "resources/unsubscribe",
-                None,
-            ));
-        }
-        if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
-            subscriptions.remove(&request.uri);
-        }
-        Ok(())
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("resources/unsubscribe", None, &context);
+        trace
+            .run(async move {
+                if !Self::is_session(&context) {
+                    return Err(ErrorData::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        "resources/unsubscribe",
+                        None,
+                    ));
+                }
+                if let Ok(mut subscriptions) = self.session.subscriptions.lock() {
+                    subscriptions.remove(&request.uri);
+                }
+                Ok(())
+            })
+            .await
     }
 
     async fn get_task(
@@ -569,8 +624,14 @@ impl ServerHandler for SagaServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let (tasks, principal) = self.task_caller(&context)?;
-        tasks.get(&self.tools, &request.task_id, &principal).await
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("tasks/get", None, &context);
+        trace
+            .run(async move {
+                let (tasks, principal) = self.task_caller(&context)?;
+                tasks.get(&self.tools, &request.task_id, &principal).await
+            })
+            .await
     }
 
     async fn update_task(
@@ -578,15 +639,21 @@ impl ServerHandler for SagaServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (tasks, principal) = self.task_caller(&context)?;
-        // Boxed, as the other large handlers: see `on_custom_request`.
-        Box::pin(tasks.update(
-            &self.tools,
-            &request.task_id,
-            &principal,
-            request.input_responses,
-        ))
-        .await
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("tasks/update", None, &context);
+        trace
+            .run(async move {
+                let (tasks, principal) = self.task_caller(&context)?;
+                // Boxed, as the other large handlers: see `on_custom_request`.
+                Box::pin(tasks.update(
+                    &self.tools,
+                    &request.task_id,
+                    &principal,
+                    request.input_responses,
+                ))
+                .await
+            })
+            .await
     }
 
     async fn cancel_task(
@@ -594,8 +661,14 @@ impl ServerHandler for SagaServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (tasks, principal) = self.task_caller(&context)?;
-        Box::pin(tasks.cancel(&self.tools, &request.task_id, &principal)).await
+        // Its MCP server span (feature `otel`): made before the body takes the context.
+        let trace = crate::otel::MethodTrace::of("tasks/cancel", None, &context);
+        trace
+            .run(async move {
+                let (tasks, principal) = self.task_caller(&context)?;
+                Box::pin(tasks.cancel(&self.tools, &request.task_id, &principal)).await
+            })
+            .await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
