@@ -227,23 +227,6 @@ pub async fn counted(tables: Vec<Table>) -> Result<String, SagaError> {
     Ok(seen.join(","))
 }
 
-/// A log a test reads back: the reason of a refusal is the operator's (the client is told
-/// only that its requestState is refused, as for every token this build cannot read).
-#[derive(Clone, Default)]
-struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if let Ok(mut buffer) = self.0.lock() {
-            buffer.extend_from_slice(bytes);
-        }
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Runs `tool` as the state machine until a round is refused: the client's error, and the
 /// reason logged.
 async fn refusal<T: SagaTool + Clone>(
@@ -252,15 +235,10 @@ async fn refusal<T: SagaTool + Clone>(
 ) -> (saga_runtime::rmcp::ErrorData, String) {
     use saga_runtime::engine::Call;
     use saga_runtime::rmcp::model::CallToolResponse;
-    let log = Log::default();
-    let writer = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("saga_runtime=warn")
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    tracing::callsite::rebuild_interest_cache();
+    // The reason of a refusal is the operator's: the client is told only that its
+    // requestState is refused, as for every token this build cannot read.
+    let log = saga_examples::harness::log::Captured::default();
+    let _guard = log.install("saga_runtime=warn");
     let tools = SagaTools::builder()
         .keys(KeyRing::ephemeral())
         .tool(tool.clone())
@@ -272,10 +250,7 @@ async fn refusal<T: SagaTool + Clone>(
     let mut call = Call::tool(tool.tool().name.to_string(), Some(arguments));
     for _ in 0..100 {
         match tools.run(call.clone(), &cx).await {
-            Err(error) => {
-                let text = String::from_utf8_lossy(&log.0.lock().expect("the log")).into_owned();
-                return (error, text);
-            }
+            Err(error) => return (error, log.text()),
             Ok(CallToolResponse::InputRequired(required)) => {
                 call.input_responses = required
                     .input_requests

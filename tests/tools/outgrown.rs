@@ -24,15 +24,19 @@ async fn hoard(rounds: u32) -> Result<String, SagaError> {
     Ok(format!("{} pages", pages.len()))
 }
 
-#[tokio::test]
-async fn a_state_grown_by_the_tool_ends_with_the_tools_error_naming_its_largest_local() {
-    let client = TestClient::new(hoard);
-    let failed = client
+/// `hoard`'s forty rounds through `client`, each question answered yes.
+async fn hoard_forty(client: &TestClient) -> Result<saga_runtime::testing::Run, Failed> {
+    client
         .call("hoard", json!({"rounds": 40}))
         .respond(|_| Some(Answer::accept(json!(true))))
         .max_rounds(50)
         .run()
-        .await;
+        .await
+}
+
+#[tokio::test]
+async fn a_state_grown_by_the_tool_ends_with_the_tools_error_naming_its_largest_local() {
+    let failed = hoard_forty(&TestClient::new(hoard)).await;
     let Err(Failed::Server { error, rounds }) = failed else {
         panic!("not refused: {}", failed.is_ok());
     };
@@ -42,6 +46,17 @@ async fn a_state_grown_by_the_tool_ends_with_the_tools_error_naming_its_largest_
         error.message.contains("the tool's state outgrew its token")
             && error.message.contains("`pages`")
             && error.message.contains("cx.state_size()"),
+        "{}",
+        error.message
+    );
+    // Its numbers say what they count, so that a local larger than the total reads as
+    // what it is: the total is the encoded bytes, each local its JSON.
+    assert!(
+        error
+            .message
+            .contains("bytes encoded (a local's JSON, below, takes more)")
+            && error.message.contains("`pages`, ")
+            && error.message.contains(" characters as JSON"),
         "{}",
         error.message
     );
@@ -432,37 +447,6 @@ async fn only_the_state_a_request_answers_with_is_kept() {
 #[tokio::test]
 async fn a_test_client_with_a_state_store_keeps_what_outgrows_a_token() {
     let client = TestClient::with_state_store(hoard, TaskStore::memory());
-    let run = client
-        .call("hoard", json!({"rounds": 40}))
-        .respond(|_| Some(Answer::accept(json!(true))))
-        .max_rounds(50)
-        .run()
-        .await
-        .expect("kept in the store");
+    let run = hoard_forty(&client).await.expect("kept in the store");
     assert_eq!(run.text(), "40 pages");
-}
-
-/// The size error's numbers say what they count, so that a local larger than the total
-/// reads as what it is: the total is the encoded bytes, each local its JSON.
-#[tokio::test]
-async fn the_outgrown_error_says_what_each_number_counts() {
-    let client = TestClient::new(hoard);
-    let failed = client
-        .call("hoard", json!({"rounds": 40}))
-        .respond(|_| Some(Answer::accept(json!(true))))
-        .max_rounds(50)
-        .run()
-        .await;
-    let Err(Failed::Server { error, .. }) = failed else {
-        panic!("not refused");
-    };
-    assert!(
-        error
-            .message
-            .contains("bytes encoded (a local's JSON, below, takes more)")
-            && error.message.contains("`pages`, ")
-            && error.message.contains(" characters as JSON"),
-        "{}",
-        error.message
-    );
 }

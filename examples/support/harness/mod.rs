@@ -6,6 +6,7 @@
 pub mod context;
 pub mod http;
 pub mod journal;
+pub mod log;
 pub mod noise;
 pub mod oidc;
 pub mod openai;

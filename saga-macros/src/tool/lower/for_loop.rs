@@ -385,25 +385,13 @@ impl Lower<'_> {
         let walks_again = crate::tool::lower::places::binds_immutably(&pat)
             && crate::tool::lower::recompute::walks_again(&expr, &self.mutable);
         // A constant's or a chosen reference's iterator (`HARD.iter()`, `bank.iter()`):
-        // no place to borrow again by position, so a new iterator of it.
-        if walks_again && self.walks_a_reference(&expr) {
-            return self.lower_live(
-                syn::ExprForLoop {
-                    attrs,
-                    label,
-                    for_token: Default::default(),
-                    pat,
-                    in_token: Default::default(),
-                    expr,
-                    body,
-                },
-                &walk,
-                hint,
-                out,
-                depth,
-            );
-        }
-        let expr = match self.reborrow(expr, &walk, out) {
+        // no place to borrow again by position, so a new iterator of it (below).
+        let reborrowed = if walks_again && self.walks_a_reference(&expr) {
+            Err(expr)
+        } else {
+            self.reborrow(expr, &walk, out)
+        };
+        let expr = match reborrowed {
             // A borrowed collection: the loop saves where it is (a position, or the keys
             // still to visit in a hash-ordered one), and finds its item again there after
             // a suspension (see `item_at`). The collection is borrowed once, for the whole
@@ -451,8 +439,9 @@ impl Lower<'_> {
             }
             Err(expr) => expr,
         };
-        // Any other iterator chain over borrowed data (`tables.iter().filter(..)`): made
-        // again after a restore and advanced to the saved position.
+        // Any other iterator chain over borrowed data (`tables.iter().filter(..)`), and a
+        // constant's or a chosen reference's: made again after a restore and advanced to
+        // the saved position.
         if walks_again && integer_range(&expr).is_none() {
             return self.lower_live(
                 syn::ExprForLoop {
