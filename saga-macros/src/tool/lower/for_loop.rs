@@ -347,18 +347,10 @@ impl Lower<'_> {
         // it (`restore`), so that items that cannot be read back (`&'static str`) need
         // not be saved. A binding declared `mut` may change: such a loop saves its items.
         if self.names_constant(&expr) && crate::tool::lower::places::binds_immutably(&pat) {
-            let position = format_ident!("__pos{}", self.hoisted);
-            let item = Ident::new(&format!("__item{}", self.hoisted), span);
-            // The current item's fingerprint, which its rebinding checks after a
+            // The current item's fingerprint (`seen`), which its rebinding checks after a
             // suspension: a build whose constant differs there is refused, never read.
-            let seen = format_ident!("__seen{}", self.hoisted);
+            let (position, item, seen) = self.positioned(span, out);
             let private = private_path();
-            out.push(syn::parse_quote_spanned! {span=>
-                let mut #position: usize = 0;
-            });
-            out.push(syn::parse_quote_spanned! {span=>
-                let mut #seen: u64 = 0;
-            });
             // At the constant: where items that cannot be bound again are reported.
             let at = crate::shared::private_path_at(span);
             let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
@@ -500,6 +492,22 @@ impl Lower<'_> {
 }
 
 impl Lower<'_> {
+    /// The locals of a loop walked by position, declared (`let mut __posN: usize = 0;
+    /// let mut __seenN: u64 = 0;`): its position, the local its item's position is read
+    /// into, and its current item's fingerprint.
+    fn positioned(&self, span: proc_macro2::Span, out: &mut Vec<Stmt>) -> (Ident, Ident, Ident) {
+        let position = format_ident!("__pos{}", self.hoisted);
+        let item = Ident::new(&format!("__item{}", self.hoisted), span);
+        let seen = format_ident!("__seen{}", self.hoisted);
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #position: usize = 0;
+        });
+        out.push(syn::parse_quote_spanned! {span=>
+            let mut #seen: u64 = 0;
+        });
+        (position, item, seen)
+    }
+
     /// Whether a loop's chain starts from a constant or from a local written with a
     /// reference's type (chosen among constants): saved as a choice, not a place.
     fn walks_a_reference(&self, expr: &Expr) -> bool {
@@ -534,22 +542,14 @@ impl Lower<'_> {
             ..
         } = expr_for;
         let span = expr.span();
-        let position = format_ident!("__pos{}", self.hoisted);
-        let item = Ident::new(&format!("__item{}", self.hoisted), span);
-        let seen = format_ident!("__seen{}", self.hoisted);
-        let private = private_path();
         // The loop as written, which a refusal after a restore names.
         let written = {
             let text = super::source_of(&syn::parse_quote!(for #pat in #expr {}));
             // A chain prettyplease broke over lines, joined again as written.
             text.strip_suffix(" {}").unwrap_or(&text).replace(" .", ".")
         };
-        out.push(syn::parse_quote_spanned! {span=>
-            let mut #position: usize = 0;
-        });
-        out.push(syn::parse_quote_spanned! {span=>
-            let mut #seen: u64 = 0;
-        });
+        let (position, item, seen) = self.positioned(span, out);
+        let private = private_path();
         out.push(syn::parse_quote_spanned! {span=>
             let mut #walk = #private::live(#expr);
         });
