@@ -450,3 +450,33 @@ async fn a_test_client_with_a_state_store_keeps_what_outgrows_a_token() {
     let run = hoard_forty(&client).await.expect("kept in the store");
     assert_eq!(run.text(), "40 pages");
 }
+
+/// What a state store costs on disk (issue 98): the research loop's 20 turns of 20 KB
+/// pages kept in a SQLite file, its size and its write-ahead log's measured after the
+/// call. Each turn's state is kept until its token expires (ten minutes by default), so
+/// a call's states add up; the WAL is truncated to 4 MiB after each checkpoint
+/// (`journal_size_limit`), so that a burst does not keep its size on disk for good.
+#[tokio::test]
+async fn a_sqlite_state_stores_disk_use_per_call_is_measured_and_its_wal_bounded() {
+    let dir = std::env::temp_dir().join(format!("saga-disk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let path = dir.join("states.db");
+    let store = TaskStore::sqlite(&path).expect("opens");
+    let client = TestClient::with_state_store(saga_examples::research::research, store);
+    let run = read_pages(&client, 20).await.expect("completes");
+    assert_eq!(run.text(), "read 20 pages");
+    let size = |suffix: &str| {
+        std::fs::metadata(format!("{}{suffix}", path.display())).map_or(0, |meta| meta.len())
+    };
+    let (file, wal) = (size(""), size("-wal"));
+    let turns = run.rounds().len() as u64;
+    println!(
+        "20 turns of 20 KB pages in SQLite: file {file} bytes, WAL {wal} bytes, \
+         {} bytes per turn",
+        (file + wal) / turns
+    );
+    // Past the limit only by what was written since the last checkpoint: 1,000 pages.
+    assert!(wal <= 4 * 1024 * 1024 + 1000 * 4096 + 64 * 1024, "WAL {wal} bytes");
+    drop(client);
+    let _ = std::fs::remove_dir_all(&dir);
+}
