@@ -476,7 +476,10 @@ async fn a_sqlite_state_stores_disk_use_per_call_is_measured_and_its_wal_bounded
         (file + wal) / turns
     );
     // Past the limit only by what was written since the last checkpoint: 1,000 pages.
-    assert!(wal <= 4 * 1024 * 1024 + 1000 * 4096 + 64 * 1024, "WAL {wal} bytes");
+    assert!(
+        wal <= 4 * 1024 * 1024 + 1000 * 4096 + 64 * 1024,
+        "WAL {wal} bytes"
+    );
     drop(client);
     let _ = std::fs::remove_dir_all(&dir);
 }

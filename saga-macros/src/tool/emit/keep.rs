@@ -193,8 +193,16 @@ pub fn fields(
                     )
                 }
                 _ => {
-                    let ident = &s.ident;
-                    let span = ident.span();
+                    let span = s.ident.span();
+                    // Moved into the suspension's own request (`sample_messages(history)`
+                    // in a loop): read at the move, so that rustc's error is the one it
+                    // gives the function as written, at the use, with `.clone()` as the fix.
+                    let ident = &match moved_into(site, &s.ident) {
+                        // Resolved as the attribute's code is, so that rustc offers no
+                        // rewrite of the expansion as the user's own.
+                        Some(at) => Ident::new(&name, crate::shared::at_call_site(at)),
+                        None => s.ident.clone(),
+                    };
                     let local = match &s.chosen {
                         // Its text, taken back among the literals (see `Saved::chosen`).
                         Some(Chosen::Literals(_)) => {
@@ -222,6 +230,50 @@ pub fn fields(
         })
         .collect();
     (before, fields)
+}
+
+/// Where the suspension's request (or helper call) moves `local` in, as an argument
+/// written as the bare local (`sample_messages(history)`): saving it afterwards is a use
+/// after that move.
+fn moved_into(site: &Site, local: &Ident) -> Option<Span> {
+    struct Moves<'a> {
+        local: &'a Ident,
+        found: Option<Span>,
+    }
+    impl Moves<'_> {
+        fn argument(&mut self, arg: &syn::Expr) {
+            if let syn::Expr::Path(path) = arg
+                && path.qself.is_none()
+                && path.path.is_ident(self.local)
+                && self.found.is_none()
+            {
+                self.found = path.path.get_ident().map(Ident::span);
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Moves<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            call.args.iter().for_each(|arg| self.argument(arg));
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            call.args.iter().for_each(|arg| self.argument(arg));
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut moves = Moves { local, found: None };
+    match &site.suspension {
+        crate::tool::ir::Suspension::Call { call, .. } => {
+            syn::visit::Visit::visit_expr(&mut moves, call)
+        }
+        other => other
+            .requests()
+            .into_iter()
+            .for_each(|request| syn::visit::Visit::visit_expr(&mut moves, request)),
+    }
+    moves.found
 }
 
 /// The local holding what `for_items` found for the loop whose items `rest` holds:

@@ -334,11 +334,15 @@ impl Lower<'_> {
         let syn::ExprForLoop {
             attrs,
             label,
+            for_token,
             pat,
             expr,
             body,
             ..
         } = expr_for;
+        // The loop at the user's `for`: rustc's notes on a value moved in it ("inside of
+        // this loop", where to hoist it) name the loop as written.
+        let loop_token = syn::Token![loop](for_token.span);
         self.hoisted += 1;
         let span = expr.span();
         // A constant or a static walked by value (`for (label, question) in STEPS`): named
@@ -354,7 +358,7 @@ impl Lower<'_> {
             // At the constant: where items that cannot be bound again are reported.
             let at = crate::shared::private_path_at(span);
             let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
-                #(#attrs)* #label loop {
+                #(#attrs)* #label #loop_token {
                     let #item = #private::advance(&mut #position);
                     let ::core::option::Option::Some(#pat) = #at::constant_item_at(
                         &#item,
@@ -421,7 +425,7 @@ impl Lower<'_> {
                 // shim's return type, a projection of the unmet bound, a second time.)
                 let at = crate::shared::private_path_at(span);
                 let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
-                    #(#attrs)* #label loop {
+                    #(#attrs)* #label #loop_token {
                         let #item = #private::advance(&mut #position);
                         let ::core::option::Option::Some(#pat) = #at::item_at(&#item, #items) else { break; };
                         #body
@@ -439,7 +443,7 @@ impl Lower<'_> {
                 syn::ExprForLoop {
                     attrs,
                     label,
-                    for_token: Default::default(),
+                    for_token,
                     pat,
                     in_token: Default::default(),
                     expr,
@@ -460,7 +464,7 @@ impl Lower<'_> {
                 let mut #rest = #private::RangeRest::from(#range);
             });
             let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
-                #(#attrs)* #label loop {
+                #(#attrs)* #label #loop_token {
                     let ::core::option::Option::Some(#pat) = #rest.next() else { break; };
                     #body
                 }
@@ -482,7 +486,7 @@ impl Lower<'_> {
             bindings,
         });
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
-            #(#attrs)* #label loop {
+            #(#attrs)* #label #loop_token {
                 let ::core::option::Option::Some(#pat) = #rest.pop() else { break; };
                 #body
             }
@@ -536,11 +540,13 @@ impl Lower<'_> {
         let syn::ExprForLoop {
             attrs,
             label,
+            for_token,
             pat,
             expr,
             body,
             ..
         } = expr_for;
+        let loop_token = syn::Token![loop](for_token.span);
         let span = expr.span();
         // The loop as written, which a refusal after a restore names.
         let written = {
@@ -554,7 +560,7 @@ impl Lower<'_> {
             let mut #walk = #private::live(#expr);
         });
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
-            #(#attrs)* #label loop {
+            #(#attrs)* #label #loop_token {
                 let #item = #private::advance(&mut #position);
                 let ::core::option::Option::Some(#pat) = #private::live_item_at(
                     &#item,
