@@ -501,7 +501,10 @@ pub fn saga_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 ///   `&T`), saved with its state, and the parameter is borrowed again from it after a
 ///   restore: the caller lends it for the whole call, so the copy reads the same. The
 ///   owned form must be `Serialize + DeserializeOwned` (an error at the parameter says
-///   so). A `&mut` used after the first suspension is an error at the parameter (a copy
+///   so). The helper reads and writes that copy: a change it makes through interior
+///   mutability (an atomic or a `Mutex` in the value; `Cell` and `RefCell` cannot be
+///   lent across a suspension, not being `Sync`) is not seen by the caller. To hand such
+///   a change back, take the value by value and return it. A `&mut` used after the first suspension is an error at the parameter (a copy
 ///   would lose the caller's changes): take it by value and return it. A
 ///   `&SagaContext` parameter is the caller's context, usable throughout.
 /// - It may be a free function or an associated one, without `self`, and not generic.
