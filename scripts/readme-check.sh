@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the README's "One tool" snippets as a user's own crate would: a fresh package
-# whose [dependencies] are the README's (its `saga-runtime = "0.1"` pointed at this
-# repository's crate), whose main.rs is the tool, then the server. Fails if either no
+# whose [dependencies] are the README's (its git dependency on saga-runtime pointed at
+# this repository's crate), whose main.rs is the tool, then the server. Fails if either no
 # longer compiles, or the first tool's test fails.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,11 +18,12 @@ block() {
 
 {
   printf '[package]\nname = "readme-check"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[workspace]\n\n'
-  # What a user writes once the crate is published, pointed at this repository's crate.
-  block toml 1 | sed "s#^saga-runtime = \"0\\.1\"#saga-runtime = { path = \"$ROOT/saga-runtime\" }#"
+  # What a user writes (a git dependency until the crate is published), pointed at this
+  # repository's crate.
+  block toml 1 | sed "s#^saga-runtime = { git = \"https://github.com/saga-rs/saga\" }#saga-runtime = { path = \"$ROOT/saga-runtime\" }#"
 } >"$WORK/Cargo.toml"
 grep -q "^saga-runtime = { path = \"$ROOT/saga-runtime\" }" "$WORK/Cargo.toml" || {
-  echo "readme-check: the README's [dependencies] lost its line saga-runtime = \"0.1\"" >&2; exit 1; }
+  echo "readme-check: the README's [dependencies] lost its line saga-runtime = { git = \"https://github.com/saga-rs/saga\" }" >&2; exit 1; }
 ! grep -q "saga-macros" "$WORK/Cargo.toml" || {
   echo "readme-check: the README's [dependencies] names saga-macros; saga-runtime re-exports the macros" >&2; exit 1; }
 
