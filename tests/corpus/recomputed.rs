@@ -24,6 +24,13 @@ pub async fn quiz(hard: bool) -> Result<String, SagaError> {
     for q in HARD.iter() {
         answers.push(elicit::<String>(format!("again: {q}")).await?);
     }
+    // The chosen reference itself, walked as it is.
+    for (i, q) in bank.iter().enumerate() {
+        answers.push(elicit::<String>(format!("{i}: {q}")).await?);
+    }
+    for q in bank {
+        answers.push(elicit::<String>(format!("last: {q}")).await?);
+    }
     Ok(answers.join("|"))
 }
 

@@ -379,7 +379,9 @@ impl Lower<'_> {
         // At the collection: rustc names the loop's borrow there.
         let walk = Ident::new(&format!("__walk{}", self.hoisted), span);
         let walks_again = crate::tool::lower::places::binds_immutably(&pat)
-            && crate::tool::lower::recompute::walks_again(&expr, &self.mutable);
+            && (crate::tool::lower::recompute::walks_again(&expr, &self.mutable)
+                // A chosen reference walked as it is (`for q in bank`): a copy of it.
+                || self.names_a_reference(&expr));
         // A constant's or a chosen reference's iterator (`HARD.iter()`, `bank.iter()`):
         // no place to borrow again by position, so a new iterator of it (below).
         let reborrowed = if walks_again && self.walks_a_reference(&expr) {
@@ -519,9 +521,17 @@ impl Lower<'_> {
         while let Expr::MethodCall(call) = root {
             root = &call.receiver;
         }
-        self.names_constant(root)
-            || matches!(root, Expr::Path(path)
-                if path.path.get_ident().is_some_and(|ident| self.references.contains(&ident.to_string())))
+        self.names_constant(root) || self.names_a_reference(root)
+    }
+
+    /// Whether `expr` is a local written with a shared reference's type and not `mut`
+    /// (`let bank: &[&str] = …`): walking it walks a copy of the reference.
+    fn names_a_reference(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Path(path)
+        if path.path.get_ident().is_some_and(|ident| {
+            let name = ident.to_string();
+            self.references.contains(&name) && !self.mutable.contains(&name)
+        }))
     }
 
     /// `for` over an iterator recomputed after a restore (`recompute`): the iterator is
