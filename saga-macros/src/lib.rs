@@ -280,8 +280,9 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// free of effects. What is not deterministic (a `HashMap`'s or `HashSet`'s order once
 /// read back, a counter or a clock in a closure) gives another value: that round is
 /// refused as a `requestState` this build reads otherwise (`-32602`; the log names the
-/// local or the loop), never read as another value. A value whose type is not
-/// `Serialize` has no fingerprint, and is taken as recomputed exactly.
+/// local or the loop), never read as another value. A value (or a loop's item) whose
+/// type is not `Serialize` cannot be fingerprinted, so it is refused where it is made,
+/// with the fix: derive `Serialize`, or keep an owned value.
 ///
 /// ```ignore
 /// #[saga_tool]

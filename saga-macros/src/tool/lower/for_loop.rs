@@ -576,12 +576,6 @@ impl Lower<'_> {
                     &#item,
                     &mut #seen,
                     &mut #walk,
-                    |__each| {
-                        // One of the two is picked, by the item's type.
-                        #[allow(unused_imports)]
-                        use #private::{FingerprintOf as _, NoFingerprint as _};
-                        (&&#private::Fingerprint(__each)).fingerprint()
-                    },
                     #written,
                 ) else { break; };
                 #body

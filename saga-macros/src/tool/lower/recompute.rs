@@ -180,7 +180,7 @@ fn has_site(expr: &Expr) -> bool {
 
 /// Rewrites each `let` of `body` that holds a borrow and is recomputed into one that
 /// keeps its value's fingerprint: `let mut __fpN: u64 = 0; let PAT =
-/// __private::recomputed(&mut __fpN, INIT, |v| fingerprint(v));`. The machine binds it
+/// __private::recomputed(&mut __fpN, INIT);`. The machine binds it
 /// again after a restore as any borrow of a place (`places::again` turns the call into
 /// `recomputed_again`, which checks the fingerprint); a `let` never kept across a
 /// suspension only pays for its fingerprint.
@@ -288,12 +288,7 @@ impl VisitMut for Lets {
                     if let Some(init) = &mut local.init {
                         let expr = &init.expr;
                         *init.expr = syn::parse_quote_spanned! {expr.span()=>
-                            #private::recomputed(&mut #seen, #expr, |__each| {
-                                // One of the two is picked, by the value's type.
-                                #[allow(unused_imports)]
-                                use #private::{FingerprintOf as _, NoFingerprint as _};
-                                (&&#private::Fingerprint(__each)).fingerprint()
-                            })
+                            #private::recomputed(&mut #seen, #expr)
                         };
                     }
                     block.stmts.push(Stmt::Local(local));

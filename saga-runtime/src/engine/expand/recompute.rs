@@ -17,7 +17,23 @@
 
 use std::fmt::Display;
 
+use serde::Serialize;
+
 use crate::engine::expand::expand_support::refuse_other_value;
+use crate::engine::identity::fnv::Fnv;
+
+/// A value recomputed after a restore, checked by its fingerprint (its JSON text's FNV
+/// hash): one that cannot be fingerprinted is refused where it is made, never taken as
+/// recomputed exactly.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` holds a borrow kept across a suspension, which saga computes again after a restore and checks by its serialized form, but it is not `Serialize`",
+    label = "computed again after a restore, so it must be `Serialize`",
+    note = "derive `Serialize` for the types it borrows (`#[derive(Serialize, Deserialize)]`), or keep an owned value across the suspension instead (`.to_owned()`, `.clone()`)"
+)]
+#[doc(hidden)]
+pub trait Recomputed: Serialize {}
+
+impl<T: Serialize + ?Sized> Recomputed for T {}
 
 /// A `for` loop's iterator over what its expression borrows, with how many items it has
 /// given: made when the loop begins (and again after a restore, from nothing saved).
@@ -55,11 +71,13 @@ pub fn live_item_at<I: Iterator>(
     at: &usize,
     seen: &mut u64,
     live: &mut Live<I>,
-    fingerprint: impl FnOnce(&I::Item) -> u64,
     _loop: &str,
-) -> Option<I::Item> {
+) -> Option<I::Item>
+where
+    I::Item: Recomputed,
+{
     let item = live.at(*at)?;
-    *seen = fingerprint(&item);
+    *seen = Fnv::of_json(&item);
     Some(item)
 }
 
@@ -77,11 +95,13 @@ pub fn live_item_again<I: Iterator>(
     at: &usize,
     seen: &mut u64,
     live: &mut Live<I>,
-    fingerprint: impl FnOnce(&I::Item) -> u64,
     loop_: &str,
-) -> Option<I::Item> {
+) -> Option<I::Item>
+where
+    I::Item: Recomputed,
+{
     match live.at(*at) {
-        Some(item) if fingerprint(&item) == *seen => Some(item),
+        Some(item) if Fnv::of_json(&item) == *seen => Some(item),
         Some(_) => walked_otherwise(loop_, *at, "another item"),
         None => walked_otherwise(loop_, *at, "no item"),
     }
@@ -101,8 +121,8 @@ fn walked_otherwise(loop_: &str, at: usize, found: &str) -> ! {
 /// (saved at a suspension), so that the value recomputed after a restore is checked.
 #[doc(hidden)]
 #[inline]
-pub fn recomputed<T>(seen: &mut u64, value: T, fingerprint: impl FnOnce(&T) -> u64) -> T {
-    *seen = fingerprint(&value);
+pub fn recomputed<T: Recomputed>(seen: &mut u64, value: T) -> T {
+    *seen = Fnv::of_json(&value);
     value
 }
 
@@ -114,13 +134,8 @@ pub fn recomputed<T>(seen: &mut u64, value: T, fingerprint: impl FnOnce(&T) -> u
 /// Unwinds with the refusal of a state read otherwise (`-32602`, naming `local`) when it
 /// does not.
 #[doc(hidden)]
-pub fn recomputed_again<T>(
-    seen: &mut u64,
-    value: T,
-    fingerprint: impl FnOnce(&T) -> u64,
-    local: &str,
-) -> T {
-    if fingerprint(&value) != *seen {
+pub fn recomputed_again<T: Recomputed>(seen: &mut u64, value: T, local: &str) -> T {
+    if Fnv::of_json(&value) != *seen {
         recomputed_otherwise(local)
     }
     value
@@ -145,40 +160,43 @@ mod tests {
         let items = [10, 20, 30, 40];
         let mut seen = 0;
         let mut walk = live(items.iter());
-        let fp = |item: &&i32| **item as u64;
-        assert_eq!(live_item_at(&0, &mut seen, &mut walk, fp, ""), Some(&10));
-        assert_eq!(live_item_at(&1, &mut seen, &mut walk, fp, ""), Some(&20));
-        assert_eq!(seen, 20);
+        assert_eq!(live_item_at(&0, &mut seen, &mut walk, ""), Some(&10));
+        assert_eq!(live_item_at(&1, &mut seen, &mut walk, ""), Some(&20));
         // A restore: a new iterator, advanced to the position and checked.
         let mut again = live(items.iter());
         assert_eq!(
-            live_item_again(&1, &mut seen, &mut again, fp, "for x in v"),
+            live_item_again(&1, &mut seen, &mut again, "for x in v"),
             Some(&20)
         );
-        assert_eq!(live_item_at(&2, &mut seen, &mut again, fp, ""), Some(&30));
-        assert_eq!(live_item_at(&4, &mut seen, &mut again, fp, ""), None);
+        assert_eq!(live_item_at(&2, &mut seen, &mut again, ""), Some(&30));
+        assert_eq!(live_item_at(&4, &mut seen, &mut again, ""), None);
     }
 
     #[test]
     fn another_item_or_none_at_the_position_is_refused() {
         let items = [1, 2, 3];
-        let fp = |item: &&i32| **item as u64;
-        for (mut seen, at) in [(9, 1), (2, 7)] {
+        let mut seen = 0;
+        live_item_at(&1, &mut seen, &mut live(items.iter()), "");
+        for (other, at) in [([1, 9, 3], 1), ([1, 2, 3], 7)] {
             let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                live_item_again(&at, &mut seen, &mut live(items.iter()), fp, "for x in v")
+                live_item_again(
+                    &at,
+                    &mut seen.clone(),
+                    &mut live(other.iter()),
+                    "for x in v",
+                )
             }));
-            assert!(refused.is_err(), "position {at} with fingerprint {seen}");
+            assert!(refused.is_err(), "position {at} of {other:?}");
         }
     }
 
     #[test]
     fn a_recomputed_value_is_checked_against_its_fingerprint() {
         let mut seen = 0;
-        let fp = |value: &&str| value.len() as u64;
-        assert_eq!(recomputed(&mut seen, "abc", fp), "abc");
-        assert_eq!(recomputed_again(&mut seen, "xyz", fp, "picked"), "xyz");
+        assert_eq!(recomputed(&mut seen, "abc"), "abc");
+        assert_eq!(recomputed_again(&mut seen, "abc", "picked"), "abc");
         let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            recomputed_again(&mut seen, "four", fp, "picked")
+            recomputed_again(&mut seen, "abd", "picked")
         }));
         assert!(refused.is_err());
     }
