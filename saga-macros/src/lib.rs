@@ -261,7 +261,11 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// can take is a borrow or a tuple of borrows and literals, `match &d { A { f } => (f,
 /// "a"), … }`), and the iterator of a `for` loop over borrowed data
 /// (`tables.iter().filter(|t| t.dirty)`, `bank.iter()`, `HARD.iter().enumerate()`, any
-/// chain of adapters), save nothing but a fingerprint (the value's, or the loop's
+/// chain of adapters), and a `let mut` whose borrows the statements after it build
+/// before the next suspension and that is only read afterwards (`let mut picked =
+/// Vec::new(); for s in shards.iter() { if s.stale { picked.push(s); } }
+/// picked.sort_by_key(|s| s.id);`, `best = Some(item)` in a loop: the `let` and those
+/// statements run again as one), save nothing but a fingerprint (the value's, or the loop's
 /// position and its current item's). After a restore the expression that made it runs
 /// again over the restored places, and must give a value that fingerprints alike; a
 /// loop's new iterator is advanced to the saved position. Within a round the `let` runs

@@ -284,6 +284,30 @@ async fn a_hash_maps_iterator_in_another_order_after_a_restore_is_refused() {
     );
 }
 
+/// Borrows pushed in a `HashMap`'s order, kept across a suspension: recomputed after a
+/// restore in the order of the map read back.
+#[saga_tool]
+pub async fn hashed_pushed(scores: HashMap<String, u32>) -> Result<String, SagaError> {
+    let mut names: Vec<&String> = Vec::new();
+    for name in scores.keys() {
+        names.push(name);
+    }
+    let ok = elicit::<bool>(format!("{} names?", names.len())).await?;
+    Ok(format!("{ok} {}", names.first().map_or("", |name| name.as_str())))
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn borrows_pushed_in_a_hash_maps_order_are_refused_after_a_restore() {
+    let scores: serde_json::Map<String, serde_json::Value> =
+        (0..40).map(|i| (format!("n{i}"), json!(i + 1))).collect();
+    let (error, log) = refusal(&hashed_pushed, json!({"scores": scores})).await;
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(
+        log.contains("`names` holds a borrow"),
+        "the reason names the local: {log}"
+    );
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_counter_in_a_filter_is_refused_at_the_resume() {
     let (error, log) = refusal(&counted, tables()).await;
@@ -468,4 +492,116 @@ async fn the_refusals_advice_to_write_the_type_compiles_and_runs() {
     )
     .await;
     assert_eq!(outcome.text(), "<Greeting?>, zed and cy");
+}
+
+/// Borrows built up over statements: a `Vec` of borrows pushed in a loop (its type not
+/// written), then sorted, kept across a suspension and walked by another loop that
+/// suspends; the best item found by assignment, with and without its type written.
+#[saga_tool]
+pub async fn pushed(shards: Vec<Shard>, items: Vec<Item>) -> Result<String, SagaError> {
+    let mut picked = Vec::new();
+    for s in shards.iter() {
+        if s.stale {
+            picked.push(s);
+        }
+    }
+    picked.sort_by_key(|s| std::cmp::Reverse(s.id));
+    let mut best: Option<&Item> = None;
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 && best.is_none_or(|b| item.score > b.score) {
+            best = Some(item);
+        }
+    }
+    let mut longest = &items[0];
+    for item in &items {
+        if item.name.len() > longest.name.len() {
+            longest = item;
+        }
+    }
+    let go = elicit::<bool>(format!("move {} shards?", picked.len())).await?;
+    let mut moved = Vec::new();
+    for s in &picked {
+        if elicit::<bool>(format!("shard {}?", s.id)).await? {
+            moved.push(s.id.to_string());
+        }
+    }
+    let best = best.map(|b| b.name.as_str()).unwrap_or("none");
+    Ok(format!("{go} [{}] {best} {}", moved.join(","), longest.name))
+}
+
+/// Borrows pushed in a loop inside a loop that suspends, skipped by a `continue` of that
+/// loop when there are none.
+#[saga_tool]
+pub async fn pushed_per_group(groups: Vec<Vec<Shard>>) -> Result<String, SagaError> {
+    let mut out = Vec::new();
+    for group in &groups {
+        let mut stale = Vec::new();
+        for shard in group.iter().filter(|shard| shard.stale) {
+            stale.push(shard);
+        }
+        if stale.is_empty() {
+            continue;
+        }
+        let ok = elicit::<bool>(format!("group of {}?", stale.len())).await?;
+        out.push(format!("{ok}:{}", stale.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join("+")));
+    }
+    Ok(out.join(" "))
+}
+
+#[tokio::test]
+async fn borrows_pushed_per_iteration_of_a_suspending_loop_are_recomputed() {
+    let outcome = differential(
+        &pushed_per_group,
+        plain!(plain::pushed_per_group),
+        json!({"groups": [
+            [{"id": 1, "stale": true}, {"id": 2, "stale": false}, {"id": 3, "stale": true}],
+            [{"id": 4, "stale": false}],
+            [{"id": 5, "stale": true}],
+        ]}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true:1+3 true:5");
+}
+
+#[tokio::test]
+async fn borrows_pushed_and_assigned_over_statements_are_recomputed() {
+    let outcome = differential(
+        &pushed,
+        plain!(plain::pushed),
+        json!({
+            "shards": [{"id": 1, "stale": true}, {"id": 2, "stale": false}, {"id": 3, "stale": true}],
+            "items": [{"name": "ab", "score": 1}, {"name": "c", "score": 9}, {"name": "defg", "score": 3}],
+        }),
+        || Script::new(|_key, request| accept(json!({"value": !prompt_of(request).contains("shard 1")}))),
+    )
+    .await;
+    assert_eq!(outcome.text(), "true [3] c defg");
+}
+
+/// A `Vec<&str>` with its type written, pushed from an enumerated loop over borrowed
+/// tables and read after two suspensions.
+#[saga_tool]
+pub async fn pushed_names(tables: Vec<Table>) -> Result<String, SagaError> {
+    let mut names: Vec<&str> = Vec::new();
+    for (i, table) in tables.iter().enumerate() {
+        if i % 2 == 0 {
+            names.push(&table.name);
+        }
+    }
+    let first: String = elicit(format!("first of {}?", names.join("+"))).await?;
+    let second: String = elicit(format!("then {}?", names.len())).await?;
+    Ok(format!("{first} {second} {}", names.join("|")))
+}
+
+#[tokio::test]
+async fn a_typed_vec_of_strs_pushed_over_statements_is_recomputed() {
+    let outcome = differential(
+        &pushed_names,
+        plain!(plain::pushed_names),
+        tables(),
+        echo_script,
+    )
+    .await;
+    assert!(outcome.text().ends_with(" a|skip_c"), "{}", outcome.text());
 }

@@ -23,9 +23,11 @@
 //! sites). They reach each other through `self` only, so that no file imports one that
 //! imports it back.
 
+mod changes;
 pub mod desugar;
 mod expr;
 mod for_loop;
+mod gather;
 pub mod items;
 mod operands;
 pub mod places;

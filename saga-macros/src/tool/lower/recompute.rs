@@ -1,7 +1,9 @@
 //! Borrows recomputed after a restore: the one rule for a value that holds a borrow and
 //! so cannot be saved. A `let` that is not `mut` and holds a borrow (its written type
 //! holds a reference, or every value it can take is a borrow or a literal), or a `for`
-//! loop's iterator over borrowed data, is not saved: after a restore the expression that
+//! loop's iterator over borrowed data, or a `let mut` whose borrows the statements after
+//! it build before the next suspension (gathered into one `let` first, see `gather`), is
+//! not saved: after a restore the expression that
 //! made it runs again over the restored places, and what it gives is checked against the
 //! fingerprint saved at the suspension (the runtime's `recompute`).
 //!
@@ -15,12 +17,14 @@ use std::collections::HashSet;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, Ident, Pat, Stmt, Type};
+use syn::{Block, Expr, Ident, Pat, Stmt};
 
 use crate::shared::private_path;
+use crate::tool::lower::changes::{changes_something, has_site};
+use crate::tool::lower::gather::{Gather, holds_shared_reference};
 use crate::tool::lower::places::{Refs, binds_immutably, constant_choices, literal_choices};
 use crate::tool::lower::scope::free_in_expr;
-use crate::tool::lower::suspends::{SITE_MACRO, contains_suspension};
+use crate::tool::lower::suspends::contains_suspension;
 
 /// The prefix of the fingerprints this pass keeps (`let mut __fpN: u64 = 0;`).
 pub const FINGERPRINT: &str = "__fp";
@@ -122,62 +126,6 @@ fn borrowed_root(expr: &Expr) -> Option<String> {
     }
 }
 
-/// Whether `expr` writes anything or borrows mutably: `&mut`, `=`, `+=`, a `_mut` method.
-fn changes_something(expr: &Expr) -> bool {
-    struct Changes(bool);
-    impl<'ast> Visit<'ast> for Changes {
-        fn visit_expr(&mut self, expr: &'ast Expr) {
-            match expr {
-                Expr::Reference(reference) if reference.mutability.is_some() => self.0 = true,
-                Expr::Assign(_) => self.0 = true,
-                Expr::Binary(binary)
-                    if matches!(
-                        binary.op,
-                        syn::BinOp::AddAssign(_)
-                            | syn::BinOp::SubAssign(_)
-                            | syn::BinOp::MulAssign(_)
-                            | syn::BinOp::DivAssign(_)
-                            | syn::BinOp::RemAssign(_)
-                            | syn::BinOp::BitXorAssign(_)
-                            | syn::BinOp::BitAndAssign(_)
-                            | syn::BinOp::BitOrAssign(_)
-                            | syn::BinOp::ShlAssign(_)
-                            | syn::BinOp::ShrAssign(_)
-                    ) =>
-                {
-                    self.0 = true
-                }
-                Expr::MethodCall(call) if call.method.to_string().ends_with("_mut") => {
-                    self.0 = true
-                }
-                _ => syn::visit::visit_expr(self, expr),
-            }
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    let mut changes = Changes(false);
-    changes.visit_expr(expr);
-    changes.0
-}
-
-/// Whether `expr` holds a suspension the lowering has marked (`__saga_site!(N)`), or an
-/// `.await` of anything.
-fn has_site(expr: &Expr) -> bool {
-    struct Site(bool);
-    impl<'ast> Visit<'ast> for Site {
-        fn visit_expr_await(&mut self, _: &'ast syn::ExprAwait) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            self.0 |= mac.path.is_ident(SITE_MACRO);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    let mut site = Site(false);
-    site.visit_expr(expr);
-    site.0
-}
-
 /// Rewrites each `let` of `body` that holds a borrow and is recomputed into one that
 /// keeps its value's fingerprint: `let mut __fpN: u64 = 0; let PAT =
 /// __private::recomputed(&mut __fpN, INIT);`. The machine binds it
@@ -202,6 +150,25 @@ struct Lets {
 }
 
 impl Lets {
+    /// Pushes `local`, recomputed, to `block`: `let mut __fpN: u64 = 0; let PAT =
+    /// __private::recomputed(&mut __fpN, INIT);`.
+    fn fingerprint(&mut self, block: &mut Block, mut local: syn::Local) {
+        self.count += 1;
+        let span = local.pat.span();
+        let seen = Ident::new(&format!("{FINGERPRINT}{}", self.count), span);
+        let private = private_path();
+        block.stmts.push(syn::parse_quote_spanned! {span=>
+            let mut #seen: u64 = 0;
+        });
+        if let Some(init) = &mut local.init {
+            let expr = &init.expr;
+            *init.expr = syn::parse_quote_spanned! {expr.span()=>
+                #private::recomputed(&mut #seen, #expr)
+            };
+        }
+        block.stmts.push(Stmt::Local(local));
+    }
+
     /// Whether `local` holds a borrow that this pass recomputes (see the module).
     fn recomputes(&self, local: &syn::Local) -> bool {
         let Some(init) = &local.init else {
@@ -273,26 +240,28 @@ impl Lets {
 
 impl VisitMut for Lets {
     fn visit_block_mut(&mut self, block: &mut Block) {
-        let stmts = std::mem::take(&mut block.stmts);
-        for mut stmt in stmts {
+        let mut stmts: std::collections::VecDeque<Stmt> = std::mem::take(&mut block.stmts).into();
+        while let Some(mut stmt) = stmts.pop_front() {
+            // A `mut` local that holds borrows built over the statements after it: gathered
+            // with them into one `let` (see `gather`), recomputed as any other.
+            let gather = Gather {
+                refs: &self.refs,
+                mutable: &self.mutable,
+            };
+            if let Stmt::Local(local) = &stmt
+                && let Some((gathered, taken)) = gather.gather(local, stmts.make_contiguous())
+            {
+                stmts.drain(..taken);
+                // Not `mut` any more: a `let` after it may borrow it to be recomputed.
+                if let Some((ident, _)) = crate::tool::lower::gather::mutable_binding(&local.pat) {
+                    self.mutable.remove(&ident.to_string());
+                }
+                self.fingerprint(block, gathered);
+                continue;
+            }
             syn::visit_mut::visit_stmt_mut(self, &mut stmt);
             match stmt {
-                Stmt::Local(mut local) if self.recomputes(&local) => {
-                    self.count += 1;
-                    let span = local.pat.span();
-                    let seen = Ident::new(&format!("{FINGERPRINT}{}", self.count), span);
-                    let private = private_path();
-                    block.stmts.push(syn::parse_quote_spanned! {span=>
-                        let mut #seen: u64 = 0;
-                    });
-                    if let Some(init) = &mut local.init {
-                        let expr = &init.expr;
-                        *init.expr = syn::parse_quote_spanned! {expr.span()=>
-                            #private::recomputed(&mut #seen, #expr)
-                        };
-                    }
-                    block.stmts.push(Stmt::Local(local));
-                }
+                Stmt::Local(local) if self.recomputes(&local) => self.fingerprint(block, local),
                 other => block.stmts.push(other),
             }
         }
@@ -317,23 +286,7 @@ fn written_with_reference(pat: &Pat) -> bool {
     let Pat::Type(typed) = pat else {
         return false;
     };
-    // Found, and found mutable: a `&mut` is never recomputed (a second one would alias).
-    struct Reference(bool, bool);
-    impl<'ast> Visit<'ast> for Reference {
-        fn visit_type(&mut self, ty: &'ast Type) {
-            if let Type::Reference(reference) = ty {
-                self.0 = true;
-                self.1 |= reference.mutability.is_some();
-            }
-            syn::visit::visit_type(self, ty);
-        }
-        fn visit_lifetime(&mut self, _: &'ast syn::Lifetime) {
-            self.0 = true;
-        }
-    }
-    let mut found = Reference(false, false);
-    found.visit_type(&typed.ty);
-    found.0 && !found.1
+    holds_shared_reference(&typed.ty)
 }
 
 fn is_literal(expr: &Expr) -> bool {
