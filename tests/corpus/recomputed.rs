@@ -605,3 +605,85 @@ async fn a_typed_vec_of_strs_pushed_over_statements_is_recomputed() {
     .await;
     assert!(outcome.text().ends_with(" a|skip_c"), "{}", outcome.text());
 }
+
+/// Borrows whose types are not written, given by the standard library's methods: an
+/// item an iterator finds, a line, a `str` trimmed, a map's value through `Option`'s
+/// methods, a pattern bound with `let … else`; and closures used after a suspension.
+#[saga_tool]
+pub async fn untyped(
+    items: Vec<Item>,
+    text: String,
+    raw: String,
+    settings: std::collections::BTreeMap<String, String>,
+) -> Result<String, SagaError> {
+    let best = items.iter().max_by_key(|item| item.score);
+    let hit = items.iter().find(|item| item.name.len() > 2);
+    let header = text.lines().next().unwrap_or("");
+    let name = raw.trim();
+    let tier = settings.get("tier").map(String::as_str).unwrap_or("free");
+    let Some((last_key, last_value)) = settings.iter().next_back() else {
+        return Ok("no settings".into());
+    };
+    let prefix = format!("[{tier}]");
+    let double = |x: u32| x * 2;
+    let label = |s: &str| format!("{prefix} {s}");
+    let go = elicit::<bool>(format!("go {name}?")).await?;
+    let mut out = Vec::new();
+    if let Some(best) = best {
+        out.push(format!("best {} {}", best.name, double(best.score)));
+    }
+    if let Some(hit) = hit {
+        let ok = elicit::<bool>(format!("hit {}?", hit.name)).await?;
+        out.push(format!("hit {} {ok}", hit.name));
+    }
+    out.push(label(header));
+    Ok(format!("{go} {name} {tier} {last_key}={last_value} {}", out.join("; ")))
+}
+
+#[tokio::test]
+async fn borrows_the_standard_methods_give_and_closures_are_recomputed() {
+    let outcome = differential(
+        &untyped,
+        plain!(plain::untyped),
+        json!({
+            "items": [{"name": "ab", "score": 1}, {"name": "c", "score": 9}, {"name": "defg", "score": 3}],
+            "text": "title line\nsecond",
+            "raw": "  Ada ",
+            "settings": {"tier": "pro", "zone": "eu"},
+        }),
+        yes_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "true Ada pro zone=eu best c 18; hit defg true; [pro] title line"
+    );
+}
+
+/// A helper's slice parameter walked as it is, around a suspension.
+#[saga_tool]
+pub async fn ask_owners(owners: Vec<String>) -> Result<String, SagaError> {
+    let answers = ask_each(&owners).await?;
+    Ok(format!("{answers:?}"))
+}
+
+#[saga_fn]
+async fn ask_each(owners: &[String]) -> Result<Vec<bool>, SagaError> {
+    let mut out = Vec::new();
+    for owner in owners {
+        out.push(elicit::<bool>(format!("{owner}?")).await?);
+    }
+    Ok(out)
+}
+
+#[tokio::test]
+async fn a_loop_over_a_helpers_slice_parameter_resumes() {
+    let outcome = differential(
+        &ask_owners,
+        plain!(plain::ask_owners),
+        json!({"owners": ["ann", "skip_bo", "cy"]}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "[true, false, true]");
+}

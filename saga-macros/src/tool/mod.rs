@@ -134,7 +134,20 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
         .map(&local)
         .collect();
     let param_locals: Vec<syn::Ident> = param_names.iter().map(|(_, l)| l.clone()).collect();
-    let (mut body, sites) = lower::lower(body, &param_locals, &mutable_params, &mut errors);
+    // Parameters that are shared references (a helper's `owners: &[String]`): a `for`
+    // over one walks a new iterator of it after a restore, as over a `let` so typed.
+    let reference_params: Vec<syn::Ident> = sig
+        .params
+        .iter()
+        .filter(|p| matches!(&p.ty, syn::Type::Reference(r) if r.mutability.is_none()))
+        .map(&local)
+        .collect();
+    let (mut body, sites) = lower::lower(
+        body,
+        &param_locals,
+        (&mutable_params, &reference_params),
+        &mut errors,
+    );
     // After the lowering, where a `while let` is a `loop` whose `if let` is a statement:
     // what its borrow reads is taken at each iteration.
     lower::places::hoist(&mut body, &mutable_params);

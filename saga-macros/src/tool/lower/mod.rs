@@ -88,18 +88,21 @@ pub fn site_id(expr: &Expr) -> Option<usize> {
     }
 }
 
-/// Lowers `body`, whose parameters are read by the locals `params`.
+/// Lowers `body`, whose parameters are read by the locals `params`, of which those
+/// declared `mut` and those that are shared references are `mutable_params` and
+/// `reference_params`.
 pub fn lower(
     body: Block,
     params: &[Ident],
-    mutable_params: &[Ident],
+    (mutable_params, reference_params): (&[Ident], &[Ident]),
     errors: &mut Errors,
 ) -> (Block, Vec<Site>) {
     let refs = places::Refs::of_lenient(&body);
     let mutable = recompute::mutable_locals(&body, mutable_params);
     let mut bound: std::collections::HashSet<String> =
         params.iter().map(ToString::to_string).collect();
-    let mut references = std::collections::HashSet::new();
+    let mut references: std::collections::HashSet<String> =
+        reference_params.iter().map(ToString::to_string).collect();
     struct Bindings<'a>(
         &'a mut std::collections::HashSet<String>,
         &'a mut std::collections::HashSet<String>,

@@ -329,6 +329,11 @@ impl Refs {
             }
             Expr::Paren(paren) => self.is_stable(&paren.expr),
             Expr::Group(group) => self.is_stable(&group.expr),
+            // `i as usize`, `i + 1`: of values that cannot change.
+            Expr::Cast(cast) => self.is_stable(&cast.expr),
+            Expr::Binary(binary) if !crate::tool::lower::changes::compound_assign(&binary.op) => {
+                self.is_stable(&binary.left) && self.is_stable(&binary.right)
+            }
             _ => false,
         }
     }
@@ -345,7 +350,33 @@ impl Refs {
     /// Whether [`Refs::rebind_let`] binds `local` again (without making the statement):
     /// a borrow of a place, or a value the build restates ([`restated_let`]).
     pub fn rebinds_let(&self, local: &syn::Local) -> bool {
-        self.let_borrow(local).is_some() || restated_let(local)
+        self.let_borrow(local).is_some() || restated_let(local) || self.closure_let(local)
+    }
+
+    /// Whether `local` binds a closure, not `mut` (`let double = |x: u32| x * 2;`): it
+    /// cannot be saved, and need not be: the continuation runs its `let` again, which
+    /// captures the restored locals. Exact when what it captures cannot have changed
+    /// since: a closure that borrows them keeps them unchanged while it lives (rustc
+    /// refuses the change, as in the function as written); one that moves them in
+    /// (`move`) must read no local declared `mut`, whose value it took when made.
+    pub fn closure_let(&self, local: &syn::Local) -> bool {
+        let Pat::Ident(binding) = &local.pat else {
+            return false;
+        };
+        let Some(init) = &local.init else {
+            return false;
+        };
+        let Expr::Closure(closure) = &*init.expr else {
+            return false;
+        };
+        binding.mutability.is_none()
+            && binding.by_ref.is_none()
+            && binding.subpat.is_none()
+            && init.diverge.is_none()
+            && (closure.capture.is_none()
+                || crate::tool::lower::scope::free_in_expr(&init.expr)
+                    .iter()
+                    .all(|name| !self.mutable.contains(name)))
     }
 
     /// Whether `local` binds only borrows of a place: `Some(mutable)`.

@@ -233,9 +233,106 @@ impl Lets {
                 .get_ident()
                 .is_some_and(|ident| self.refs.borrow(&ident.to_string()) == Some(false)),
             Expr::Paren(paren) => self.borrow(&paren.expr),
+            Expr::MethodCall(_) => self.yields_borrow(expr),
             _ => false,
         }
     }
+
+    /// Whether a method chain gives a borrow by what the standard library's methods give
+    /// (the type not written): an item of an iterator over borrowed data
+    /// (`items.iter().max_by_key(..)`, `text.lines().next()`), kept a borrow through
+    /// `Option`'s methods (`unwrap_or("")`, `map(String::as_str)`), or a `str`'s part
+    /// (`name.trim()`, `line.split_once('=')`) of a place or of such a borrow.
+    fn yields_borrow(&self, expr: &Expr) -> bool {
+        let Expr::MethodCall(call) = expr else {
+            return self.borrow(expr) || self.refs.borrow_of(expr) == Some(false);
+        };
+        let receiver = &*call.receiver;
+        let of_borrow = || self.yields_borrow(receiver);
+        match call.method.to_string().as_str() {
+            "find" | "max_by_key" | "min_by_key" | "max_by" | "min_by" | "max" | "min"
+            | "last" | "next" | "next_back" | "nth" => borrowed_items(receiver, &|root| {
+                self.refs.is_place(root) || self.yields_borrow(root) || is_constant_path(root)
+            }),
+            "unwrap" | "expect" | "unwrap_or_default" | "as_deref" | "filter" => of_borrow(),
+            "unwrap_or" | "or" => {
+                of_borrow()
+                    && call.args.first().is_some_and(|default| {
+                        is_str_literal(default) || self.yields_borrow(default)
+                    })
+            }
+            "map" => {
+                of_borrow()
+                    && call.args.first().is_some_and(|f| {
+                        matches!(f, Expr::Path(path) if path.path.segments.last().is_some_and(|last| {
+                            matches!(last.ident.to_string().as_str(), "as_str" | "as_slice" | "as_path" | "trim")
+                        }))
+                    })
+            }
+            "trim" | "trim_start" | "trim_end" | "trim_matches" | "trim_start_matches"
+            | "trim_end_matches" | "strip_prefix" | "strip_suffix" | "split_once"
+            | "rsplit_once" | "as_str" | "as_bytes" => {
+                self.refs.is_place(receiver) || of_borrow()
+            }
+            _ => self.refs.borrow_of(expr) == Some(false),
+        }
+    }
+}
+
+/// Whether `expr` is an iterator over borrowed data whose root `root_ok` accepts: a
+/// collection's or a `str`'s borrowing iterator (`iter`, `keys`, `values`, `lines`,
+/// `split_whitespace`, `split`, …) through adapters that keep the items borrows.
+fn borrowed_items(expr: &Expr, root_ok: &dyn Fn(&Expr) -> bool) -> bool {
+    const KEEP: &[&str] = &[
+        "filter",
+        "skip",
+        "take",
+        "rev",
+        "step_by",
+        "skip_while",
+        "take_while",
+        "peekable",
+        "fuse",
+        "inspect",
+        "enumerate",
+        "chain",
+    ];
+    const STR_ITEMS: &[&str] = &["split", "rsplit", "split_terminator", "splitn", "rsplitn"];
+    let mut at = expr;
+    while let Expr::MethodCall(call) = at {
+        let method = call.method.to_string();
+        if KEEP.contains(&method.as_str()) {
+            at = &call.receiver;
+            continue;
+        }
+        let borrows = !method.ends_with("_mut")
+            && (STR_ITEMS.contains(&method.as_str())
+                || crate::tool::lower::places::listed(
+                    crate::tool::lower::places::LOOP_METHODS,
+                    &method,
+                    Some(true),
+                ));
+        return borrows && root_ok(&call.receiver);
+    }
+    false
+}
+
+/// A path that names a constant (`HARD`, `tables::ALL`): its last segment in capitals.
+fn is_constant_path(expr: &Expr) -> bool {
+    matches!(expr, Expr::Path(path) if path.qself.is_none() && path.path.segments.last().is_some_and(|last| {
+        let name = last.ident.to_string();
+        name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    }))
+}
+
+fn is_str_literal(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        })
+    )
 }
 
 impl VisitMut for Lets {
@@ -258,6 +355,26 @@ impl VisitMut for Lets {
                 }
                 self.fingerprint(block, gathered);
                 continue;
+            }
+            // `let Some((k, v)) = m.iter().next_back() else { … };`: its borrow kept in a
+            // `let` of its own, recomputed, and the pattern bound over that local, as a
+            // pattern over any borrow of the locals is bound again after a restore.
+            if let Stmt::Local(local) = &mut stmt
+                && let Some(init) = &mut local.init
+                && init.diverge.is_some()
+                && !matches!(pattern_of(&local.pat), Pat::Ident(_) | Pat::Wild(_))
+                && self.yields_borrow(&init.expr)
+                && recomputable(&init.expr, &self.mutable)
+            {
+                self.count += 1;
+                let span = init.expr.span();
+                let kept = Ident::new(&format!("__kept{}", self.count), span);
+                let expr =
+                    std::mem::replace(&mut *init.expr, syn::parse_quote_spanned!(span=> #kept));
+                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #expr;);
+                if let Stmt::Local(kept_let) = kept_let {
+                    self.fingerprint(block, kept_let);
+                }
             }
             syn::visit_mut::visit_stmt_mut(self, &mut stmt);
             match stmt {
