@@ -687,3 +687,139 @@ async fn a_loop_over_a_helpers_slice_parameter_resumes() {
     .await;
     assert_eq!(outcome.text(), "[true, false, true]");
 }
+
+/// Borrows pushed in loops that suspend (the pushes between questions): kept as the
+/// positions they were pushed at, made again from the loop's items after a restore.
+#[saga_tool]
+pub async fn plan_day(tasks: Vec<Item>, pinned: Vec<String>) -> Result<String, SagaError> {
+    let mut open: Vec<&Item> = Vec::new();
+    for t in &tasks {
+        if t.score > 0 {
+            open.push(t);
+        }
+    }
+    open.sort_by_key(|t| std::cmp::Reverse(t.score));
+    let budget = elicit::<u32>(format!("{} open, how many?", open.len())).await?;
+    let mut picked = Vec::new();
+    for t in open.iter().take(budget as usize) {
+        if elicit::<bool>(format!("do {}?", t.name)).await? {
+            picked.push(t.name.as_str());
+        }
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for entry in tasks.iter().rev().map(|t| &t.name).chain(pinned.iter()) {
+        if elicit::<bool>(format!("keep {entry}?")).await? {
+            kept.push(entry.as_str());
+        }
+    }
+    let heading = elicit::<String>(format!("heading for {}?", kept.len())).await?;
+    Ok(format!("{heading}: [{}] [{}]", picked.join(","), kept.join(",")))
+}
+
+#[tokio::test]
+async fn borrows_pushed_between_suspensions_are_made_again_from_their_positions() {
+    let outcome = differential(
+        &plan_day,
+        plain!(plain::plan_day),
+        json!({
+            "tasks": [{"name": "a", "score": 1}, {"name": "skip_b", "score": 9}, {"name": "c", "score": 0}, {"name": "d", "score": 5}],
+            "pinned": ["p1", "skip_p2"],
+        }),
+        || Script::new(|_key, request| {
+            let prompt = prompt_of(request);
+            if prompt.contains("how many") {
+                accept(json!({"value": 2}))
+            } else if prompt.starts_with("heading") {
+                accept(json!({"value": "H"}))
+            } else {
+                accept(json!({"value": !prompt.contains("skip")}))
+            }
+        }),
+    )
+    .await;
+    assert_eq!(outcome.text(), "H: [d] [d,c,a,p1]");
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Roster {
+    pub names: Vec<String>,
+}
+
+impl Roster {
+    fn captain(&self) -> &String {
+        &self.names[0]
+    }
+}
+
+fn greeting(name: &str, word: String) -> String {
+    format!("{word}, {name}")
+}
+
+fn short(name: &str) -> &str {
+    name.get(..3).unwrap_or(name)
+}
+
+/// The forms the fail set used to refuse, now recomputed (the standard library's
+/// borrows, their type not written), and the refusals' advice written out as it says
+/// (`saga_tool_borrow_from_method`, `saga_tool_borrow_str_from_method`,
+/// `saga_tool_borrowing_operand`): the `let`'s type written, an owned operand.
+#[saga_tool]
+pub async fn advice_written(roster: Roster, name: String) -> Result<String, SagaError> {
+    let most = roster.names.iter().max().unwrap();
+    let trimmed = name.trim_start();
+    let first: &String = roster.captain();
+    let rest: &str = name.split_at(1).1;
+    let greeting_word: String = elicit("Greeting?").await?;
+    let with_trim = greeting(name.trim(), elicit::<String>("Again?").await?);
+    let kept = short(&name).to_owned();
+    let with_short = greeting(&kept, elicit::<String>("Short?").await?);
+    Ok(format!("{greeting_word} {most} {trimmed} {first} {rest} | {with_trim} | {with_short}"))
+}
+
+#[tokio::test]
+async fn the_advice_of_the_borrow_refusals_and_the_forms_they_no_longer_refuse_run() {
+    let outcome = differential(
+        &advice_written,
+        plain!(plain::advice_written),
+        json!({"roster": {"names": ["ann", "zed", "bo"]}, "name": "  cyrus"}),
+        echo_script,
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "<Greeting?> zed cyrus ann  cyrus | <Again?>, cyrus | <Short?>,   c"
+    );
+}
+
+/// Accessors with a computed key and `Option::or`, their types not written.
+#[saga_tool]
+pub async fn configure(
+    settings: HashMap<String, String>,
+    zones: Vec<String>,
+) -> Result<String, SagaError> {
+    let region = settings.get("region");
+    let default_zone = zones.first();
+    let at: u32 = elicit(format!("zone of {}?", zones.len())).await?;
+    let zone = zones.get(at as usize).or(default_zone);
+    let replicas: u32 = elicit("replicas?").await?;
+    let region = region.map_or("eu-west-1", String::as_str);
+    Ok(format!("{region}/{} x{replicas}", zone.map_or("any", String::as_str)))
+}
+
+#[tokio::test]
+async fn accessors_with_computed_keys_are_recomputed() {
+    let outcome = differential(
+        &configure,
+        plain!(plain::configure),
+        json!({"settings": {"region": "us-east-2"}, "zones": ["a", "b"]}),
+        || Script::new(|_key, request| {
+            if prompt_of(request).starts_with("zone") {
+                accept(json!({"value": 7}))
+            } else {
+                accept(json!({"value": 3}))
+            }
+        }),
+    )
+    .await;
+    assert_eq!(outcome.text(), "us-east-2/a x3");
+}

@@ -1,10 +1,22 @@
 use saga_runtime::prelude::*;
 
-// A borrow made by a method saga does not know (not an accessor of a standard
-// collection), kept across a suspension: the note says to own it.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct Roster {
+    names: Vec<String>,
+}
+
+impl Roster {
+    fn captain(&self) -> &String {
+        &self.names[0]
+    }
+}
+
+// A borrow made by a method of the user's (not one of the standard library's, whose
+// borrows saga knows), kept across a suspension: the note says to own it, or to write
+// the `let`'s type so that it is computed again.
 #[saga_tool]
-async fn greet(names: Vec<String>) -> Result<String, SagaError> {
-    let first = names.iter().max().unwrap();
+async fn greet(roster: Roster) -> Result<String, SagaError> {
+    let first = roster.captain();
     let greeting: String = elicit("Greeting?").await?;
     Ok(format!("{greeting}, {first}"))
 }

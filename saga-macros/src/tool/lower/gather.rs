@@ -209,7 +209,7 @@ pub fn mutable_binding(pat: &Pat) -> Option<(&Ident, Option<&Type>)> {
 /// Whether a `for` loop over `expr` gives borrows of the data it walks, as its items
 /// (`Some(false)`) or beside an index (`Some(true)`, an `enumerate` last): `&v`,
 /// `v.iter()`, `map.values()`, through adapters that keep the items.
-fn walks_borrowed_items(expr: &Expr) -> Option<bool> {
+pub fn walks_borrowed_items(expr: &Expr) -> Option<bool> {
     const KEEP_ITEMS: &[&str] = &[
         "filter",
         "skip",
@@ -309,7 +309,7 @@ const READS: &[&str] = &[
 /// Whether `stmts` only read `name`: no `&mut` of it, no assignment to it, and no method
 /// called on it but one of [`READS`] (any, on a plain reference, `a_reference`, which
 /// cannot change what it points to).
-fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
+pub fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
     struct Reads<'a> {
         name: &'a str,
         a_reference: bool,

@@ -31,6 +31,7 @@ mod gather;
 pub mod items;
 mod operands;
 pub mod places;
+mod pushed;
 pub mod recompute;
 pub mod rename;
 pub mod rewrite;

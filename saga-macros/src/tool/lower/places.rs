@@ -144,6 +144,9 @@ const KNOWN: &[&str] = &[
     "live",
     "live_item_at",
     "live_item_again",
+    "pushed",
+    "pushed_again",
+    "pushed_found",
 ];
 
 /// The prefix of the temporaries [`hoist`] makes.
@@ -329,11 +332,6 @@ impl Refs {
             }
             Expr::Paren(paren) => self.is_stable(&paren.expr),
             Expr::Group(group) => self.is_stable(&group.expr),
-            // `i as usize`, `i + 1`: of values that cannot change.
-            Expr::Cast(cast) => self.is_stable(&cast.expr),
-            Expr::Binary(binary) if !crate::tool::lower::changes::compound_assign(&binary.op) => {
-                self.is_stable(&binary.left) && self.is_stable(&binary.right)
-            }
             _ => false,
         }
     }

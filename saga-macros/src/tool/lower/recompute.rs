@@ -251,9 +251,13 @@ impl Lets {
         let of_borrow = || self.yields_borrow(receiver);
         match call.method.to_string().as_str() {
             "find" | "max_by_key" | "min_by_key" | "max_by" | "min_by" | "max" | "min"
-            | "last" | "next" | "next_back" | "nth" => borrowed_items(receiver, &|root| {
+            | "last" | "next" | "next_back" | "nth" => {
+                borrowed_items(receiver, &|root| {
                 self.refs.is_place(root) || self.yields_borrow(root) || is_constant_path(root)
-            }),
+            })
+                    // A slice's `last()`, as `first()` below.
+                    || (call.method == "last" && (self.refs.is_place(receiver) || of_borrow()))
+            }
             "unwrap" | "expect" | "unwrap_or_default" | "as_deref" | "filter" => of_borrow(),
             "unwrap_or" | "or" => {
                 of_borrow()
@@ -268,6 +272,11 @@ impl Lets {
                             matches!(last.ident.to_string().as_str(), "as_str" | "as_slice" | "as_path" | "trim")
                         }))
                     })
+            }
+            // An accessor whose key is computed (`zones.get(i as usize)`): recomputed
+            // from what it reads, which `recomputable` checks.
+            "get" | "first" | "get_key_value" | "first_key_value" | "last_key_value" => {
+                self.refs.is_place(receiver) || of_borrow()
             }
             "trim" | "trim_start" | "trim_end" | "trim_matches" | "trim_start_matches"
             | "trim_end_matches" | "strip_prefix" | "strip_suffix" | "split_once"
@@ -356,6 +365,20 @@ impl VisitMut for Lets {
                 self.fingerprint(block, gathered);
                 continue;
             }
+            // A `Vec` of borrows pushed in a loop that suspends: the positions it was
+            // pushed at kept instead (see `pushed`).
+            if let Stmt::Local(local) = &stmt
+                && let Some(replaced) = crate::tool::lower::pushed::positions(
+                    local,
+                    stmts.make_contiguous(),
+                    &self.mutable,
+                    self.count + 1,
+                )
+            {
+                self.count += 1;
+                block.stmts.extend(replaced);
+                continue;
+            }
             // `let Some((k, v)) = m.iter().next_back() else { … };`: its borrow kept in a
             // `let` of its own, recomputed, and the pattern bound over that local, as a
             // pattern over any borrow of the locals is bound again after a restore.
@@ -363,6 +386,8 @@ impl VisitMut for Lets {
                 && let Some(init) = &mut local.init
                 && init.diverge.is_some()
                 && !matches!(pattern_of(&local.pat), Pat::Ident(_) | Pat::Wild(_))
+                // The user's method chain, not a loop's head the lowering wrote.
+                && matches!(&*init.expr, Expr::MethodCall(_))
                 && self.yields_borrow(&init.expr)
                 && recomputable(&init.expr, &self.mutable)
             {

@@ -19,7 +19,7 @@ use std::fmt::Display;
 
 use serde::Serialize;
 
-use crate::engine::expand::expand_support::refuse_other_value;
+use crate::engine::expand::expand_support::{Cursor, SavedOrder, refuse_other_value};
 use crate::engine::identity::fnv::Fnv;
 
 /// A value recomputed after a restore, checked by its fingerprint (its JSON text's FNV
@@ -117,6 +117,108 @@ fn walked_otherwise(loop_: &str, at: usize, found: &str) -> ! {
     ))
 }
 
+/// A value pushed, in a loop whose iterator is recomputed, onto a `Vec` that holds
+/// borrows (`picked.push(t.title.as_str())`): its position in the loop and its
+/// fingerprint are kept in `at`, which is saved; the value is returned to be pushed.
+#[doc(hidden)]
+#[inline]
+pub fn pushed<P: Clone, T: Recomputed>(at: &mut Vec<(P, u64)>, position: &P, value: T) -> T {
+    at.push((position.clone(), Fnv::of_json(&value)));
+    value
+}
+
+/// The positions [`pushed`] keeps for a loop over `collection` that saves where it is
+/// (`for t in open.iter()`), typed by where such a loop is: none yet.
+#[doc(hidden)]
+pub fn positions_in<C: SavedOrder + ?Sized>(
+    _collection: &C,
+) -> Vec<(<C::Cursor as Cursor>::At, u64)> {
+    Vec::new()
+}
+
+/// [`pushed_again`] for a loop that saves where it is: each value made from the item
+/// `find` finds at its position (the loop's `item_at` over its collection borrowed again).
+///
+/// # Panics
+///
+/// As [`pushed_again`].
+#[doc(hidden)]
+pub fn pushed_found<P, X, T, F, M>(at: &[(P, u64)], mut find: F, mut make: M, local: &str) -> Vec<T>
+where
+    F: FnMut(&P) -> Option<X>,
+    M: FnMut(X) -> T,
+    T: Recomputed,
+{
+    at.iter()
+        .enumerate()
+        .map(|(index, (position, seen))| {
+            let Some(item) = find(position) else {
+                pushed_otherwise(local, index)
+            };
+            let value = make(item);
+            if Fnv::of_json(&value) != *seen {
+                pushed_otherwise(local, index)
+            }
+            value
+        })
+        .collect()
+}
+
+/// The `Vec` the values [`pushed`] made, made again: each from the item at its position
+/// in a new iterator of the loop (`items`), by the push's own expression (`make`), and
+/// checked by its fingerprint. Empty where the `let` first runs, when nothing was pushed.
+///
+/// # Panics
+///
+/// Unwinds with the refusal of a state read otherwise (`-32602`, naming `local`) when a
+/// value differs or the iterator ends before its position.
+#[doc(hidden)]
+pub fn pushed_again<I, T, F>(
+    at: &[(usize, u64)],
+    mut items: Live<I>,
+    mut make: F,
+    local: &str,
+) -> Vec<T>
+where
+    I: Iterator,
+    I::Item: Clone,
+    T: Recomputed,
+    F: FnMut(I::Item) -> T,
+{
+    let mut values = Vec::with_capacity(at.len());
+    // One item may have given several values: the last found is kept.
+    let mut current: Option<(usize, I::Item)> = None;
+    for (index, &(position, seen)) in at.iter().enumerate() {
+        let item = match &current {
+            Some((found, item)) if *found == position => item.clone(),
+            _ => {
+                let Some(item) = items.at(position) else {
+                    pushed_otherwise(local, index)
+                };
+                current = Some((position, item.clone()));
+                item
+            }
+        };
+        let value = make(item);
+        if Fnv::of_json(&value) != seen {
+            pushed_otherwise(local, index)
+        }
+        values.push(value);
+    }
+    values
+}
+
+#[cold]
+fn pushed_otherwise(local: &str, index: usize) -> ! {
+    refuse_other_value(format!(
+        "`{local}` holds borrows pushed in a loop, so each is made again after a restore \
+         from the loop's item where it was pushed, and its value {index} differs \
+         once the loop's places are read back: the loop must give the same items in the \
+         same order (not a HashMap's or HashSet's order, no counter or clock in a \
+         closure), and this build's loop and push must be the same"
+    ))
+}
+
 /// A `let` that holds a borrow, evaluated as written: its fingerprint is kept in `seen`
 /// (saved at a suspension), so that the value recomputed after a restore is checked.
 #[doc(hidden)]
@@ -188,6 +290,31 @@ mod tests {
             }));
             assert!(refused.is_err(), "position {at} of {other:?}");
         }
+    }
+
+    #[test]
+    fn values_pushed_are_made_again_from_their_positions_and_checked() {
+        let items = ["a", "bb", "ccc", "dddd"];
+        let mut at = Vec::new();
+        let mut pushed_values = Vec::new();
+        for (position, item) in items.iter().enumerate() {
+            if item.len() % 2 == 0 {
+                // Twice from one item, as a push in an inner loop may.
+                pushed_values.push(pushed(&mut at, &position, *item));
+                pushed_values.push(pushed(&mut at, &position, *item));
+            }
+        }
+        let made = pushed_again(&at, live(items.iter()), |item| *item, "picked");
+        assert_eq!(made, pushed_values);
+        // Another make of the same positions: refused, never taken as the values pushed.
+        for other in [["a", "bx", "ccc", "dddd"].as_slice(), &["a", "bb"]] {
+            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pushed_again(&at, live(other.iter()), |item| *item, "picked")
+            }));
+            assert!(refused.is_err(), "{other:?}");
+        }
+        let none: Vec<&str> = pushed_again(&[], live(items.iter()), |item| *item, "picked");
+        assert!(none.is_empty());
     }
 
     #[test]

@@ -348,7 +348,7 @@ fn again_stmts(level: &Level<'_>, again: &[Again], refs: &Refs) -> Vec<Stmt> {
                 Stmt::Local(local) if is_constant_item(local) => {
                     Some(crate::tool::lower::places::again_constant(local))
                 }
-                Stmt::Local(local) if is_live(local) => {
+                Stmt::Local(local) if is_live(local) || is_pushed(local) => {
                     Some(crate::tool::lower::places::again_live(local))
                 }
                 Stmt::Local(local) if is_live_item(local) => {
@@ -368,6 +368,7 @@ fn rebinds(local: &syn::Local, refs: &Refs) -> bool {
     (is_item_at(local) && binds_by_reference(&local.pat))
         || (is_constant_item(local) && binds_immutably(&local.pat))
         || is_live(local)
+        || is_pushed(local)
         || (is_live_item(local) && binds_immutably(&local.pat))
         || refs.rebinds_let(local)
 }
@@ -387,6 +388,13 @@ fn is_constant_item(local: &syn::Local) -> bool {
 /// live(EXPR);` (see `lower_live` in `lower/for_loop.rs`).
 fn is_live(local: &syn::Local) -> bool {
     initialised_by(local, "live")
+}
+
+/// Whether `local` is a `Vec` of borrows pushed in a recomputed loop, made again from
+/// the positions they were pushed at: `let mut v = pushed_again(…);` (or
+/// `pushed_found`, see `lower/pushed.rs`).
+fn is_pushed(local: &syn::Local) -> bool {
+    initialised_by(local, "pushed_again") || initialised_by(local, "pushed_found")
 }
 
 /// Whether `local` is a recomputed `for` loop's item, `let Some(pat) =

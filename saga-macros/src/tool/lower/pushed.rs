@@ -1,0 +1,479 @@
+//! Borrows pushed across suspensions: a `let mut NAME = Vec::new();` onto which a loop
+//! whose iterator is recomputed (`lower_live`) pushes a borrow made from its item
+//! (`picked.push(t.title.as_str())` in `for t in open.iter()` that asks a question each
+//! turn). Such a `Vec` cannot be saved, nor made again by running the statements that
+//! built it (they suspend). What is saved instead is where each value came from: the
+//! loop's position when it was pushed, with the value's fingerprint (`__private::pushed`).
+//! After a restore the `let` runs again as `pushed_again`, which makes each value from a
+//! new iterator of the loop, advanced to its position, by the push's own expression, and
+//! checks it: the positions in the collection each points into, found again.
+//!
+//! Where the `let` first runs nothing was pushed, and the same call gives an empty `Vec`
+//! of the push's type. What the push's expression reads besides the item must not change
+//! between the push and a restore: no local declared `mut`, none bound after the `let`.
+//! The `Vec` is only read but by that push (no other write, no `&mut`), so the values
+//! recorded are all it holds.
+
+use std::collections::HashSet;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Ident, Pat, Stmt};
+
+use crate::shared::private_path;
+use crate::tool::lower::gather::{
+    holds_shared_reference, mutable_binding, only_read, walks_borrowed_items,
+};
+use crate::tool::lower::places::binds_immutably;
+use crate::tool::lower::places::machine_call;
+use crate::tool::lower::scope::{free_in_expr, pattern_bindings};
+
+/// The prefix of the positions this pass keeps (`let mut __pushedN = Vec::new();`).
+const PUSHED: &str = "__pushed";
+
+/// `local`, the head of `rest`, rewritten when it is such a `Vec` (see the module): the
+/// statements that replace it, the push in `rest` changed to record its position. `count`
+/// numbers the positions' local.
+pub fn positions(
+    local: &syn::Local,
+    rest: &mut [Stmt],
+    mutable: &HashSet<String>,
+    count: usize,
+) -> Option<Vec<Stmt>> {
+    let (ident, ty) = mutable_binding(&local.pat)?;
+    let name = ident.to_string();
+    let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+    if !is_empty_vec(&init.expr) {
+        return None;
+    }
+    // The one push, and the recomputed loop it is in.
+    let mut found = Pushes {
+        name: &name,
+        pushes: Vec::new(),
+        loops: Vec::new(),
+    };
+    for stmt in rest.iter() {
+        found.visit_stmt(stmt);
+    }
+    let [(value, Some(head))] = found.pushes.as_slice() else {
+        return None;
+    };
+    let (walk, walk_is_live) = match &head.finds {
+        Finds::Live { walk } => (walk, true),
+        Finds::At { walk, .. } => (walk, false),
+    };
+    // The loop's collection or iterator, made where the `let` runs: what it reads is
+    // bound before, and not changed between the two.
+    let walk_at = rest
+        .iter()
+        .position(|stmt| is_walk_let(stmt, walk, walk_is_live))?;
+    let Stmt::Local(walk_let) = &rest[walk_at] else {
+        return None;
+    };
+    let walk_init = (*walk_let.init.as_ref()?.expr).clone();
+    let made = match &head.finds {
+        // `live(EXPR)`: its `EXPR`.
+        Finds::Live { .. } => live_call(Some(&walk_init), "live")?.args.first()?.clone(),
+        // `ordered(&v)`, read through the loop's methods.
+        Finds::At { items, .. } => {
+            let mut items = (**items).clone();
+            Substitute {
+                walk,
+                with: &walk_init,
+            }
+            .visit_expr_mut(&mut items);
+            items
+        }
+    };
+    // The temporaries the lowering took for the loop (`let __t2 = budget as usize;`),
+    // read through what they were bound to.
+    let mut made = made;
+    for (temporary, value) in temporaries(rest) {
+        Substitute {
+            walk: &temporary,
+            with: &value,
+        }
+        .visit_expr_mut(&mut made);
+    }
+    let before = &rest[..walk_at];
+    let bound_after = bound_in(rest);
+    let reads = free_in_expr(&made);
+    if reads
+        .iter()
+        .any(|read| bound_after.contains(read) || !only_read(before, read, false))
+    {
+        return None;
+    }
+    let (position, pat) = (&head.position, &head.pat);
+    // A `Vec` of borrows: its type says so, or what is pushed is one: a part of the item
+    // borrowed (`item.name.as_str()`), or the item itself where the loop gives borrows
+    // (not `.copied()`: an item bound `mut` may change after it is bound).
+    if !binds_immutably(pat) {
+        return None;
+    }
+    let mut item_names = HashSet::new();
+    pattern_bindings(pat, &mut |bound, _| {
+        item_names.insert(bound.to_string());
+    });
+    let whole_items: HashSet<String> = match (walks_borrowed_items(&made), pat) {
+        (Some(false), Pat::Ident(item)) => [item.ident.to_string()].into(),
+        (Some(true), Pat::Tuple(tuple)) if tuple.elems.len() == 2 => match &tuple.elems[1] {
+            Pat::Ident(item) => [item.ident.to_string()].into(),
+            _ => HashSet::new(),
+        },
+        _ => HashSet::new(),
+    };
+    if !ty.is_some_and(holds_shared_reference) && !borrows_an_item(value, &item_names, &whole_items)
+    {
+        return None;
+    }
+    // The push's expression reads the item, and what cannot change.
+    let value_reads = free_in_expr(value);
+    if value_reads.iter().any(|read| {
+        !item_names.contains(read) && (bound_after.contains(read) || mutable.contains(read))
+    }) || value_reads.contains(&name)
+    {
+        return None;
+    }
+    // Only read but by the push.
+    let mut others = rest.to_vec();
+    let mut unpush = Unpush { name: &name };
+    others
+        .iter_mut()
+        .for_each(|stmt| unpush.visit_stmt_mut(stmt));
+    if !only_read(&others, &name, false) {
+        return None;
+    }
+    let span = ident.span();
+    let private = private_path();
+    let at = Ident::new(&format!("{PUSHED}{count}"), span);
+    let written = crate::tool::ir::written(ident);
+    let ty = ty.map(|ty| quote::quote!(: #ty));
+    let value = value.clone();
+    let (position, pat) = (position.clone(), pat.clone());
+    let (positions, again): (Stmt, Stmt) = match &head.finds {
+        Finds::Live { .. } => (
+            syn::parse_quote_spanned! {span=>
+                let mut #at: ::std::vec::Vec<(usize, u64)> = ::std::vec::Vec::new();
+            },
+            syn::parse_quote_spanned! {span=>
+                let mut #ident #ty = #private::pushed_again(
+                    &#at,
+                    #private::live(#made),
+                    |#pat| #value,
+                    #written,
+                );
+            },
+        ),
+        Finds::At { .. } => (
+            syn::parse_quote_spanned! {span=>
+                let mut #at = #private::positions_in(&*#walk_init);
+            },
+            syn::parse_quote_spanned! {span=>
+                let mut #ident #ty = #private::pushed_found(
+                    &#at,
+                    |__saga_at| #private::item_at(__saga_at, #made),
+                    |#pat| #value,
+                    #written,
+                );
+            },
+        ),
+    };
+    let mut record = Record {
+        name: &name,
+        at: &at,
+        position: &position,
+    };
+    rest.iter_mut().for_each(|stmt| record.visit_stmt_mut(stmt));
+    Some(vec![positions, again])
+}
+
+/// Whether `value` is a borrow of the item (bound as `items`) or of a part of it:
+/// `&item.name`, `item.name.as_str()`, the item itself where it is a borrow (bound as
+/// `whole`), `Some(item)`, `(item, 3)`.
+fn borrows_an_item(value: &Expr, items: &HashSet<String>, whole: &HashSet<String>) -> bool {
+    let of_item = |expr: &Expr| {
+        crate::tool::lower::changes::place_root_name(expr).is_some_and(|root| items.contains(&root))
+    };
+    let again = |expr: &Expr| borrows_an_item(expr, items, whole);
+    match value {
+        Expr::Path(path) => path
+            .path
+            .get_ident()
+            .is_some_and(|ident| whole.contains(&ident.to_string())),
+        Expr::Reference(reference) => reference.mutability.is_none() && of_item(&reference.expr),
+        Expr::MethodCall(call) => {
+            matches!(
+                call.method.to_string().as_str(),
+                "as_str"
+                    | "as_slice"
+                    | "as_ref"
+                    | "as_deref"
+                    | "as_bytes"
+                    | "as_path"
+                    | "trim"
+                    | "trim_start"
+                    | "trim_end"
+            ) && (of_item(&call.receiver) || again(&call.receiver))
+        }
+        Expr::Tuple(tuple) => tuple.elems.iter().any(again),
+        Expr::Call(call) => {
+            matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                && call.args.iter().any(again)
+        }
+        Expr::Paren(paren) => again(&paren.expr),
+        _ => false,
+    }
+}
+
+/// The temporaries of `stmts` the lowering took (`let __t2 = budget as usize;`), each
+/// with what it was bound to.
+fn temporaries(stmts: &[Stmt]) -> Vec<(Ident, Expr)> {
+    stmts
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Local(local) => {
+                let Pat::Ident(binding) = &local.pat else {
+                    return None;
+                };
+                let name = binding.ident.to_string();
+                let temporary = ["__t", "__ix", "__zip"].iter().any(|prefix| {
+                    name.strip_prefix(prefix)
+                        .is_some_and(|n| n.parse::<usize>().is_ok())
+                });
+                let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+                (temporary && binding.mutability.is_none())
+                    .then(|| (binding.ident.clone(), (*init.expr).clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `Vec::new()`, `std::vec::Vec::new()` or `vec![]`.
+fn is_empty_vec(expr: &Expr) -> bool {
+    match expr {
+        Expr::Call(call) => {
+            call.args.is_empty()
+                && matches!(&*call.func, Expr::Path(path) if {
+                    let segments: Vec<String> =
+                        path.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    segments.ends_with(&["Vec".to_owned(), "new".to_owned()])
+                })
+        }
+        Expr::Macro(mac) => mac.mac.path.is_ident("vec") && mac.mac.tokens.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether `stmt` is the `let` of `walk`: `let mut __walkN = __private::live(…);` for a
+/// recomputed loop (`live`), `let __walkN = __private::ordered(&…);` for one that saves
+/// where it is.
+fn is_walk_let(stmt: &Stmt, walk: &Ident, live: bool) -> bool {
+    matches!(stmt, Stmt::Local(local)
+        if matches!(&local.pat, Pat::Ident(binding) if binding.ident == *walk)
+            && live_call(
+                local.init.as_ref().map(|init| &*init.expr),
+                if live { "live" } else { "ordered" },
+            )
+            .is_some())
+}
+
+/// `walk` replaced by what it was bound to (`__walk1.iter()` → `ordered(&open).iter()`).
+struct Substitute<'a> {
+    walk: &'a Ident,
+    with: &'a Expr,
+}
+
+impl VisitMut for Substitute<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if matches!(expr, Expr::Path(path) if path.path.is_ident(self.walk)) {
+            let with = self.with;
+            *expr = syn::parse_quote!((#with));
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// The call of the runtime's `function` that `expr` is, if it is one.
+fn live_call<'a>(expr: Option<&'a Expr>, function: &str) -> Option<&'a syn::ExprCall> {
+    match expr? {
+        Expr::Call(call) if matches!(&*call.func, Expr::Path(path) if machine_call(&path.path) == Some(function)) => {
+            Some(call)
+        }
+        _ => None,
+    }
+}
+
+/// The names the patterns of `stmts` bind (their `let`s, loops, closures, arms).
+fn bound_in(stmts: &[Stmt]) -> HashSet<String> {
+    struct Bound(HashSet<String>);
+    impl<'ast> Visit<'ast> for Bound {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            self.0.insert(pat_ident.ident.to_string());
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut bound = Bound(HashSet::new());
+    stmts.iter().for_each(|stmt| bound.visit_stmt(stmt));
+    bound.0
+}
+
+/// A loop the lowering made of a `for` that suspends, as its head reads: its position's
+/// local, its item's pattern, and how it finds the item.
+#[derive(Clone)]
+struct Head {
+    position: Ident,
+    pat: Pat,
+    finds: Finds,
+}
+
+#[derive(Clone)]
+enum Finds {
+    /// A recomputed iterator, `live_item_at(&__itemN, &mut __seenN, &mut __walkN, ..)`.
+    Live { walk: Ident },
+    /// A collection that saves where it is, `item_at(&__itemN, __walkN.iter()…)`.
+    At { walk: Ident, items: Box<Expr> },
+}
+
+/// The pushes onto `name` (`name.push(value)`), each with the loop it is directly in.
+type Push = (Expr, Option<Head>);
+
+struct Pushes<'a> {
+    name: &'a str,
+    pushes: Vec<Push>,
+    /// The loops around the visit, innermost last (`None`: one of another kind).
+    loops: Vec<Option<Head>>,
+}
+
+impl<'ast> Visit<'ast> for Pushes<'_> {
+    fn visit_expr(&mut self, expr: &'ast Expr) {
+        match expr {
+            Expr::Loop(expr_loop) => {
+                self.loops.push(head(&expr_loop.body));
+                syn::visit::visit_expr(self, expr);
+                self.loops.pop();
+            }
+            Expr::ForLoop(_) | Expr::While(_) => {
+                self.loops.push(None);
+                syn::visit::visit_expr(self, expr);
+                self.loops.pop();
+            }
+            Expr::MethodCall(call)
+                if call.method == "push"
+                    && call.args.len() == 1
+                    && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name)) =>
+            {
+                // Only in the one loop it is in: a value from an inner loop's item is not
+                // found by the outer loop's position.
+                let head = match self.loops.as_slice() {
+                    [Some(head)] => Some(head.clone()),
+                    _ => None,
+                };
+                self.pushes.push((call.args[0].clone(), head));
+                syn::visit::visit_expr(self, expr);
+            }
+            Expr::Closure(_) | Expr::Async(_) => {}
+            _ => syn::visit::visit_expr(self, expr),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// The head of a loop the lowering made of a `for`: `let __itemN = advance(..);` then
+/// `let Some(PAT) = live_item_at(..)` or `item_at(..)` `else { break; };`.
+fn head(body: &syn::Block) -> Option<Head> {
+    let Stmt::Local(local) = body.stmts.get(1)? else {
+        return None;
+    };
+    let init = local.init.as_ref().map(|init| &*init.expr);
+    let Pat::TupleStruct(some) = &local.pat else {
+        return None;
+    };
+    let pat = some.elems.first()?.clone();
+    if let Some(call) = live_call(init, "live_item_at") {
+        return Some(Head {
+            position: path_of(call.args.first()?)?,
+            pat,
+            finds: Finds::Live {
+                walk: path_of(call.args.iter().nth(2)?)?,
+            },
+        });
+    }
+    let call = live_call(init, "item_at")?;
+    let items = call.args.iter().nth(1)?.clone();
+    // Over the collection borrowed shared (`__walkN`, or a chain of methods of it).
+    let mut root = &items;
+    while let Expr::MethodCall(inner) = root {
+        root = &inner.receiver;
+    }
+    let Expr::Path(walk) = root else {
+        return None;
+    };
+    Some(Head {
+        position: path_of(call.args.first()?)?,
+        pat,
+        finds: Finds::At {
+            walk: walk.path.get_ident()?.clone(),
+            items: Box::new(items),
+        },
+    })
+}
+
+/// The local a `&local`, `&mut local` or `local` argument names.
+fn path_of(expr: &Expr) -> Option<Ident> {
+    match expr {
+        Expr::Reference(reference) => path_of(&reference.expr),
+        Expr::Path(path) => path.path.get_ident().cloned(),
+        _ => None,
+    }
+}
+
+/// The push onto `name` taken out (`()`), to check what else is done with it.
+struct Unpush<'a> {
+    name: &'a str,
+}
+
+impl VisitMut for Unpush<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::MethodCall(call) = expr
+            && call.method == "push"
+            && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name))
+        {
+            *expr = syn::parse_quote!(());
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// The push onto `name` recording its position: `name.push(__private::pushed(&mut
+/// __pushedN, &__itemM, value))`.
+struct Record<'a> {
+    name: &'a str,
+    at: &'a Ident,
+    position: &'a Ident,
+}
+
+impl VisitMut for Record<'_> {
+    fn visit_expr_method_call_mut(&mut self, call: &mut syn::ExprMethodCall) {
+        if call.method == "push"
+            && call.args.len() == 1
+            && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name))
+        {
+            let value = &call.args[0];
+            let span = value.span();
+            let private = private_path();
+            let (at, position) = (self.at, self.position);
+            call.args[0] = syn::parse_quote_spanned! {span=>
+                #private::pushed(&mut #at, &#position, #value)
+            };
+            return;
+        }
+        syn::visit_mut::visit_expr_method_call_mut(self, call);
+    }
+}
