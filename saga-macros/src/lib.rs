@@ -256,20 +256,32 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// # Borrows recomputed
 ///
 /// **The rule.** A value that holds a borrow cannot be saved, so it is computed again:
-/// a `let` that is not `mut` whose value holds a borrow (its written type holds a
-/// shared reference, `Vec<&Shard>`, `Option<&str>`, `(&Flight, &str)`; or every value it
-/// can take is a borrow or a tuple of borrows and literals, `match &d { A { f } => (f,
-/// "a"), … }`), and the iterator of a `for` loop over borrowed data
-/// (`tables.iter().filter(|t| t.dirty)`, `bank.iter()`, `HARD.iter().enumerate()`, any
-/// chain of adapters), and a `let mut` whose borrows the statements after it build
-/// before the next suspension and that is only read afterwards (`let mut picked =
-/// Vec::new(); for s in shards.iter() { if s.stale { picked.push(s); } }
-/// picked.sort_by_key(|s| s.id);`, `best = Some(item)` in a loop: the `let` and those
-/// statements run again as one), save nothing but a fingerprint (the value's, or the loop's
-/// position and its current item's). After a restore the expression that made it runs
+///
+/// - a `let` that is not `mut` whose value holds a borrow: its written type holds a
+///   shared reference (`Vec<&Shard>`, `Option<&str>`, `(&Flight, &str)`), or every value
+///   it can take is a borrow (a tuple of borrows and literals, `match &d { A { f } => (f,
+///   "a"), … }`, or what the standard library's methods give: an iterator's item found,
+///   `items.iter().max_by_key(..)`, `text.lines().next().unwrap_or("")`; a `str`'s part,
+///   `name.trim()`; a map's value through `Option`'s methods,
+///   `settings.get("tier").map(String::as_str)`), also when a `let … else` binds it;
+/// - the iterator of a `for` loop over borrowed data (`tables.iter().filter(|t| t.dirty)`,
+///   `bank.iter()`, `HARD.iter().enumerate()`, any chain of adapters);
+/// - a `let mut` whose borrows the statements after it build before the next suspension
+///   and that is only read afterwards (`let mut picked = Vec::new(); for s in
+///   shards.iter() { if s.stale { picked.push(s); } } picked.sort_by_key(|s| s.id);`,
+///   `best = Some(item)` in a loop): the `let` and those statements run again as one;
+/// - a `Vec` of borrows pushed in a loop that suspends (`picked.push(t.name.as_str())`
+///   after each question), and only read otherwise: the loop's position at each push is
+///   saved, and each value is made again from the item at that position by the push's
+///   own expression;
+/// - a closure bound by a `let` that is not `mut`: its `let` runs again, capturing the
+///   restored locals (a `move` closure may capture no local declared `mut`).
+///
+/// Each saves nothing but a fingerprint (the value's, a loop's position and its current
+/// item's, each pushed value's). After a restore the expression that made it runs
 /// again over the restored places, and must give a value that fingerprints alike; a
-/// loop's new iterator is advanced to the saved position. Within a round the `let` runs
-/// once and the loop walks one iterator, as written.
+/// loop's new iterator is advanced to the saved position. Within a round everything
+/// runs once, as written.
 ///
 /// **What may be recomputed.** The expression reads no local declared `mut` (but the
 /// collection a loop's first method borrows, `v.iter()`, which rustc keeps unchanged for
@@ -301,7 +313,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
-/// function, `longest(&names)`; by a method saga does not know, `name.trim()`) must be
+/// function, `longest(&names)`; by a method of your own, `roster.captain()`) must be
 /// owned before the suspension, as the errors below say.
 ///
 /// A request is recognised by its name as the prelude brings it (`elicit(..)`,
@@ -380,7 +392,7 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// | `let everyone = &names.join(", ");` (a borrow of a temporary, not of a place) used after a suspension | `` `everyone` is a borrow used after a suspension, but only owned values can be saved in the saga's state, and it does not borrow a place of the function's locals… `` | `let everyone = names.join(", ");` |
 /// | `let mut count = &mut yes;` (a `mut` binding of a `&mut`, which may point elsewhere by then) used after a suspension | `` `count` is a mutable borrow used after a suspension… `` | borrow the place again after the suspension, where it is changed: `let count = if first { &mut yes } else { &mut no };` there |
 /// | a borrow whose owner is changed before the suspension (`let first = &names[0]; names.push(..);`) | rustc: `` cannot borrow … as mutable because it is also borrowed as immutable ``, the suspension as the later use | as in any Rust: change the owner after the last use of the borrow, or own the value (`names[0].clone()`) |
-/// | a borrowing operand before a suspension in one expression (`format!("{} {}", name.trim(), ….await?)`), a `&str` from a method saga does not know (`name.trim()`), a `&'static str` returned by a function (`mode_of(fast)`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let trimmed = name.trim().to_owned();` / `String::from(mode_of(fast))` |
+/// | a borrowing operand before a suspension in one expression that saga cannot make again (`greeting(short(&name), ….await?)`), a `&str` from a method saga does not know (`name.split_at(1).1`), a `&'static str` returned by a function (`mode_of(fast)`), or an `Option` or `Vec` of them, kept across a suspension | `` `&str` is a borrow kept across a suspension point, but only owned values can be saved `` at the local | own it first: `let short_name = short(&name).to_owned();` / `String::from(mode_of(fast))`; or, for a `let`, write its type (`let rest: &str = name.split_at(1).1;`) |
 /// | a value from a method of your own named like an accessor (`let before = counter.get("n");` returning an `i64`), kept across a suspension | `` `i64` is not a borrow, so saga cannot make this call again after the suspension `` at the call | own it where it is made: `let before = counter.get("n").to_owned();` |
 /// | a borrow returned by a function (`let chosen = longest(&names);`) used after a suspension | `` `&String` is kept across a suspension point, so it must be saved in the saga's state `` at the local | `let chosen = longest(&names).clone();` |
 /// | an `Rc`, `Arc`, `Cell`, `RefCell` or `Weak` local used after a suspension (its sharing would not survive the saved state) | `` `count` holds an `Rc`, a handle for sharing a value… `` at the local | hold the value itself in a `mut` local, or finish with the shared value before the suspension |

@@ -120,7 +120,9 @@ fn pure_value(expr: &Expr) -> bool {
         Expr::Unary(unary) => !matches!(unary.op, syn::UnOp::Deref(_)) && pure_value(&unary.expr),
         Expr::Cast(cast) => pure_value(&cast.expr),
         Expr::Binary(binary) => {
-            !assigns(&binary.op) && pure_value(&binary.left) && pure_value(&binary.right)
+            !crate::tool::lower::changes::compound_assign(&binary.op)
+                && pure_value(&binary.left)
+                && pure_value(&binary.right)
         }
         Expr::Tuple(tuple) => tuple.elems.iter().all(pure_value),
         Expr::Array(array) => array.elems.iter().all(pure_value),
@@ -179,23 +181,6 @@ fn same_text_each_time(format: &str) -> bool {
         rest = &rest[close + 1..];
     }
     true
-}
-
-pub(super) fn assigns(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
 
 /// At the head of a restatable site's continuation: in the restating mode, or when an

@@ -206,22 +206,25 @@ pub fn mutable_binding(pat: &Pat) -> Option<(&Ident, Option<&Type>)> {
     }
 }
 
+/// Iterator adapters that give the items they are given (some of them): a loop through
+/// them gives the borrows its collection's iterator gives.
+pub const KEEP_ITEMS: &[&str] = &[
+    "filter",
+    "skip",
+    "take",
+    "rev",
+    "step_by",
+    "skip_while",
+    "take_while",
+    "peekable",
+    "fuse",
+    "inspect",
+];
+
 /// Whether a `for` loop over `expr` gives borrows of the data it walks, as its items
 /// (`Some(false)`) or beside an index (`Some(true)`, an `enumerate` last): `&v`,
 /// `v.iter()`, `map.values()`, through adapters that keep the items.
 pub fn walks_borrowed_items(expr: &Expr) -> Option<bool> {
-    const KEEP_ITEMS: &[&str] = &[
-        "filter",
-        "skip",
-        "take",
-        "rev",
-        "step_by",
-        "skip_while",
-        "take_while",
-        "peekable",
-        "fuse",
-        "inspect",
-    ];
     let mut at = expr;
     let mut enumerated = None;
     while let Expr::MethodCall(call) = at {

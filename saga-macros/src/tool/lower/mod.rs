@@ -23,7 +23,7 @@
 //! sites). They reach each other through `self` only, so that no file imports one that
 //! imports it back.
 
-mod changes;
+pub mod changes;
 pub mod desugar;
 mod expr;
 mod for_loop;

@@ -21,7 +21,7 @@ use syn::{Block, Expr, Ident, Pat, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::lower::changes::{changes_something, has_site};
-use crate::tool::lower::gather::{Gather, holds_shared_reference};
+use crate::tool::lower::gather::{Gather, KEEP_ITEMS, holds_shared_reference};
 use crate::tool::lower::places::{Refs, binds_immutably, constant_choices, literal_choices};
 use crate::tool::lower::scope::free_in_expr;
 use crate::tool::lower::suspends::contains_suspension;
@@ -292,25 +292,12 @@ impl Lets {
 /// collection's or a `str`'s borrowing iterator (`iter`, `keys`, `values`, `lines`,
 /// `split_whitespace`, `split`, …) through adapters that keep the items borrows.
 fn borrowed_items(expr: &Expr, root_ok: &dyn Fn(&Expr) -> bool) -> bool {
-    const KEEP: &[&str] = &[
-        "filter",
-        "skip",
-        "take",
-        "rev",
-        "step_by",
-        "skip_while",
-        "take_while",
-        "peekable",
-        "fuse",
-        "inspect",
-        "enumerate",
-        "chain",
-    ];
     const STR_ITEMS: &[&str] = &["split", "rsplit", "split_terminator", "splitn", "rsplitn"];
     let mut at = expr;
     while let Expr::MethodCall(call) = at {
         let method = call.method.to_string();
-        if KEEP.contains(&method.as_str()) {
+        if KEEP_ITEMS.contains(&method.as_str()) || matches!(method.as_str(), "enumerate" | "chain")
+        {
             at = &call.receiver;
             continue;
         }

@@ -189,7 +189,7 @@ impl<'a> Walker<'a> {
             Expr::Binary(binary) if matches!(binary.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
                 self.short_circuit(binary)
             }
-            Expr::Binary(binary) if crate::tool::emit::restate::assigns(&binary.op) => {
+            Expr::Binary(binary) if crate::tool::lower::changes::compound_assign(&binary.op) => {
                 self.expr(&binary.right);
                 self.expr(&binary.left);
             }
