@@ -803,7 +803,9 @@ pub async fn configure(
     let zone = zones.get(at as usize).or(default_zone);
     let replicas: u32 = elicit("replicas?").await?;
     let region = region.map_or("eu-west-1", String::as_str);
-    Ok(format!("{region}/{} x{replicas}", zone.map_or("any", String::as_str)))
+    let shown = zone.map(String::as_str).unwrap_or("-");
+    let confirm: bool = elicit(format!("zone {shown}?")).await?;
+    Ok(format!("{region}/{shown} x{replicas} {confirm}"))
 }
 
 #[tokio::test]
@@ -813,13 +815,67 @@ async fn accessors_with_computed_keys_are_recomputed() {
         plain!(plain::configure),
         json!({"settings": {"region": "us-east-2"}, "zones": ["a", "b"]}),
         || Script::new(|_key, request| {
-            if prompt_of(request).starts_with("zone") {
+            let prompt = prompt_of(request);
+            if prompt.starts_with("zone of") {
                 accept(json!({"value": 7}))
+            } else if prompt.starts_with("zone") {
+                accept(json!({"value": true}))
             } else {
                 accept(json!({"value": 3}))
             }
         }),
     )
     .await;
-    assert_eq!(outcome.text(), "us-east-2/a x3");
+    assert_eq!(outcome.text(), "us-east-2/a x3 true");
+}
+
+/// Borrows pushed after a question each turn: the item itself with no type written (a
+/// loop over `&servers`, which saves its position), pushes at two places of one loop,
+/// and a loop whose `skip` reads a local the body changes (taken when the loop begins).
+#[saga_tool]
+pub async fn pick_servers(servers: Vec<Item>, mut k: u32) -> Result<String, SagaError> {
+    let mut chosen = Vec::new();
+    for s in &servers {
+        if elicit::<bool>(format!("use {}?", s.name)).await? {
+            chosen.push(s);
+        }
+    }
+    let mut names = Vec::new();
+    for s in servers.iter().skip(k as usize) {
+        k = elicit::<u32>(format!("next after {}?", s.name)).await?;
+        if k % 2 == 0 {
+            names.push(s.name.as_str());
+        } else {
+            names.push("odd");
+        }
+    }
+    let last: String = elicit(format!("done {}?", chosen.len())).await?;
+    let chosen: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
+    Ok(format!("{last} [{}] [{}] {k}", chosen.join(","), names.join(",")))
+}
+
+#[tokio::test]
+async fn borrows_pushed_after_each_question_at_two_places_are_made_again() {
+    let outcome = differential(
+        &pick_servers,
+        plain!(plain::pick_servers),
+        json!({
+            "servers": [{"name": "a", "score": 1}, {"name": "skip_b", "score": 2}, {"name": "c", "score": 3}],
+            "k": 1,
+        }),
+        || Script::new(|_key, request| {
+            let prompt = prompt_of(request);
+            if prompt.starts_with("next after skip_b") {
+                accept(json!({"value": 4}))
+            } else if prompt.starts_with("next") {
+                accept(json!({"value": 3}))
+            } else if prompt.starts_with("done") {
+                accept(json!({"value": "end"}))
+            } else {
+                accept(json!({"value": !prompt.contains("skip")}))
+            }
+        }),
+    )
+    .await;
+    assert_eq!(outcome.text(), "end [a,c] [skip_b,odd] 3");
 }

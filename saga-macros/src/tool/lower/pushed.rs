@@ -14,7 +14,7 @@
 //! The `Vec` is only read but by that push (no other write, no `&mut`), so the values
 //! recorded are all it holds.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -23,92 +23,106 @@ use syn::{Expr, Ident, Pat, Stmt};
 
 use crate::shared::private_path;
 use crate::tool::lower::gather::{
-    holds_shared_reference, mutable_binding, only_read, walks_borrowed_items,
+    KEEP_ITEMS, holds_shared_reference, mutable_binding, only_read, walks_borrowed_items,
 };
 use crate::tool::lower::places::binds_immutably;
 use crate::tool::lower::places::machine_call;
-use crate::tool::lower::scope::{free_in_expr, pattern_bindings};
+use crate::tool::lower::scope::{free_in_expr, free_in_stmts, pattern_bindings};
 
 /// The prefix of the positions this pass keeps (`let mut __pushedN = Vec::new();`).
 const PUSHED: &str = "__pushed";
 
-/// `local`, the head of `rest`, rewritten when it is such a `Vec` (see the module): the
-/// statements that replace it, the push in `rest` changed to record its position. `count`
-/// numbers the positions' local.
+/// `local`, taken from the head of `stmts`, rewritten when it is such a `Vec` (see the
+/// module): the `let` moves to just before the loop (where the loop's own temporaries
+/// are bound: nothing before reads it, and it is empty until then), made by
+/// `pushed_again`/`pushed_found`, with the positions' local before it; each push records
+/// its position. `count` numbers the positions' local. False, and nothing changed, for
+/// any other `let`.
 pub fn positions(
+    local: &syn::Local,
+    stmts: &mut VecDeque<Stmt>,
+    mutable: &HashSet<String>,
+    count: usize,
+) -> bool {
+    let Some(rewritten) = rewrite(local, stmts.make_contiguous(), mutable, count) else {
+        return false;
+    };
+    let (loop_at, made) = rewritten;
+    for (offset, stmt) in made.into_iter().enumerate() {
+        stmts.insert(loop_at + offset, stmt);
+    }
+    true
+}
+
+fn rewrite(
     local: &syn::Local,
     rest: &mut [Stmt],
     mutable: &HashSet<String>,
     count: usize,
-) -> Option<Vec<Stmt>> {
+) -> Option<(usize, Vec<Stmt>)> {
     let (ident, ty) = mutable_binding(&local.pat)?;
     let name = ident.to_string();
     let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
     if !is_empty_vec(&init.expr) {
         return None;
     }
-    // The one push, and the recomputed loop it is in.
+    // The pushes, all in one loop that suspends, the statement that is that loop.
     let mut found = Pushes {
         name: &name,
         pushes: Vec::new(),
         loops: Vec::new(),
     };
-    for stmt in rest.iter() {
+    let mut loop_at = None;
+    for (index, stmt) in rest.iter().enumerate() {
+        let before = found.pushes.len();
         found.visit_stmt(stmt);
-    }
-    let [(value, Some(head))] = found.pushes.as_slice() else {
-        return None;
-    };
-    let (walk, walk_is_live) = match &head.finds {
-        Finds::Live { walk } => (walk, true),
-        Finds::At { walk, .. } => (walk, false),
-    };
-    // The loop's collection or iterator, made where the `let` runs: what it reads is
-    // bound before, and not changed between the two.
-    let walk_at = rest
-        .iter()
-        .position(|stmt| is_walk_let(stmt, walk, walk_is_live))?;
-    let Stmt::Local(walk_let) = &rest[walk_at] else {
-        return None;
-    };
-    let walk_init = (*walk_let.init.as_ref()?.expr).clone();
-    let made = match &head.finds {
-        // `live(EXPR)`: its `EXPR`.
-        Finds::Live { .. } => live_call(Some(&walk_init), "live")?.args.first()?.clone(),
-        // `ordered(&v)`, read through the loop's methods.
-        Finds::At { items, .. } => {
-            let mut items = (**items).clone();
-            Substitute {
-                walk,
-                with: &walk_init,
+        if found.pushes.len() > before {
+            if loop_at.is_some_and(|at| at != index) {
+                return None;
             }
-            .visit_expr_mut(&mut items);
-            items
+            loop_at = Some(index);
         }
-    };
-    // The temporaries the lowering took for the loop (`let __t2 = budget as usize;`),
-    // read through what they were bound to.
-    let mut made = made;
-    for (temporary, value) in temporaries(rest) {
-        Substitute {
-            walk: &temporary,
-            with: &value,
-        }
-        .visit_expr_mut(&mut made);
     }
-    let before = &rest[..walk_at];
-    let bound_after = bound_in(rest);
-    let reads = free_in_expr(&made);
-    if reads
+    let loop_at = loop_at?;
+    let (_, head) = found.pushes.first()?;
+    let head = head.as_ref()?;
+    let same_loop = |each: &Option<Head>| {
+        each.as_ref()
+            .is_some_and(|other| other.position == head.position)
+    };
+    if !found.pushes.iter().all(|(_, each)| same_loop(each)) {
+        return None;
+    }
+    // Nothing before the loop reads it: the `let` can be there instead.
+    let (before, from_loop) = rest.split_at(loop_at);
+    if before
         .iter()
-        .any(|read| bound_after.contains(read) || !only_read(before, read, false))
+        .any(|stmt| free_in_stmts(std::slice::from_ref(stmt)).contains(&name))
     {
         return None;
     }
+    // What finds the item at a position: the loop's iterator made again, or its
+    // collection read through the loop's methods.
+    let (made, enumerated) = match &head.finds {
+        Finds::Live { walk } => {
+            let walk_let = before
+                .iter()
+                .find_map(|stmt| walk_let(stmt, walk, "live"))?;
+            let made = live_call(Some(walk_let), "live")?.args.first()?.clone();
+            let enumerated = walks_borrowed_items(&made);
+            (made, enumerated)
+        }
+        Finds::At { walk, items } => {
+            before
+                .iter()
+                .find_map(|stmt| walk_let(stmt, walk, "ordered"))?;
+            ((**items).clone(), borrowed_positions(items, walk))
+        }
+    };
     let (position, pat) = (&head.position, &head.pat);
     // A `Vec` of borrows: its type says so, or what is pushed is one: a part of the item
     // borrowed (`item.name.as_str()`), or the item itself where the loop gives borrows
-    // (not `.copied()`: an item bound `mut` may change after it is bound).
+    // (not `.copied()`; nor an item bound `mut`, which may change after it is bound).
     if !binds_immutably(pat) {
         return None;
     }
@@ -116,7 +130,7 @@ pub fn positions(
     pattern_bindings(pat, &mut |bound, _| {
         item_names.insert(bound.to_string());
     });
-    let whole_items: HashSet<String> = match (walks_borrowed_items(&made), pat) {
+    let whole_items: HashSet<String> = match (enumerated, pat) {
         (Some(false), Pat::Ident(item)) => [item.ident.to_string()].into(),
         (Some(true), Pat::Tuple(tuple)) if tuple.elems.len() == 2 => match &tuple.elems[1] {
             Pat::Ident(item) => [item.ident.to_string()].into(),
@@ -124,19 +138,27 @@ pub fn positions(
         },
         _ => HashSet::new(),
     };
-    if !ty.is_some_and(holds_shared_reference) && !borrows_an_item(value, &item_names, &whole_items)
+    let values: Vec<&Expr> = found.pushes.iter().map(|(value, _)| value).collect();
+    if !ty.is_some_and(holds_shared_reference)
+        && !values
+            .iter()
+            .any(|value| borrows_an_item(value, &item_names, &whole_items))
     {
         return None;
     }
-    // The push's expression reads the item, and what cannot change.
-    let value_reads = free_in_expr(value);
-    if value_reads.iter().any(|read| {
-        !item_names.contains(read) && (bound_after.contains(read) || mutable.contains(read))
-    }) || value_reads.contains(&name)
-    {
+    // Each push's expression reads the item, and what cannot change meanwhile: no local
+    // declared `mut`, none bound in the loop.
+    let in_loop = bound_in(&from_loop[..1]);
+    if values.iter().any(|value| {
+        let reads = free_in_expr(value);
+        reads.contains(&name)
+            || reads.iter().any(|read| {
+                !item_names.contains(read) && (in_loop.contains(read) || mutable.contains(read))
+            })
+    }) {
         return None;
     }
-    // Only read but by the push.
+    // Only read but by the pushes.
     let mut others = rest.to_vec();
     let mut unpush = Unpush { name: &name };
     others
@@ -150,43 +172,72 @@ pub fn positions(
     let at = Ident::new(&format!("{PUSHED}{count}"), span);
     let written = crate::tool::ir::written(ident);
     let ty = ty.map(|ty| quote::quote!(: #ty));
-    let value = value.clone();
-    let (position, pat) = (position.clone(), pat.clone());
-    let (positions, again): (Stmt, Stmt) = match &head.finds {
-        Finds::Live { .. } => (
+    // One arm per push, by its number (each pushes a value of the `Vec`'s one type).
+    let sites = values.iter().enumerate().map(|(site, value)| {
+        let site = site as u32;
+        quote::quote!(#site => #value,)
+    });
+    let make = quote::quote!(|__saga_site: u32, #pat| match __saga_site {
+        #(#sites)*
+        _ => ::core::unreachable!(),
+    });
+    let stmts: Vec<Stmt> = match &head.finds {
+        Finds::Live { .. } => vec![
             syn::parse_quote_spanned! {span=>
-                let mut #at: ::std::vec::Vec<(usize, u64)> = ::std::vec::Vec::new();
+                let mut #at: ::std::vec::Vec<(usize, u64, u32)> = ::std::vec::Vec::new();
             },
             syn::parse_quote_spanned! {span=>
                 let mut #ident #ty = #private::pushed_again(
                     &#at,
                     #private::live(#made),
-                    |#pat| #value,
+                    #make,
                     #written,
                 );
             },
-        ),
-        Finds::At { .. } => (
+        ],
+        Finds::At { walk, .. } => vec![
             syn::parse_quote_spanned! {span=>
-                let mut #at = #private::positions_in(&*#walk_init);
+                let mut #at = #private::positions_in(&*#walk);
             },
             syn::parse_quote_spanned! {span=>
                 let mut #ident #ty = #private::pushed_found(
                     &#at,
                     |__saga_at| #private::item_at(__saga_at, #made),
-                    |#pat| #value,
+                    #make,
                     #written,
                 );
             },
-        ),
+        ],
     };
     let mut record = Record {
         name: &name,
         at: &at,
-        position: &position,
+        position,
+        site: 0,
     };
-    rest.iter_mut().for_each(|stmt| record.visit_stmt_mut(stmt));
-    Some(vec![positions, again])
+    record.visit_stmt_mut(&mut rest[loop_at]);
+    Some((loop_at, stmts))
+}
+
+/// Whether a loop that saves where it is gives borrows of its collection `walk` as its
+/// items (`Some(false)`) or beside an index (`Some(true)`): `__walkN` itself, or through
+/// `iter`, `keys`, `values` and adapters that keep the items.
+fn borrowed_positions(items: &Expr, walk: &Ident) -> Option<bool> {
+    let mut at = items;
+    let mut enumerated = None;
+    while let Expr::MethodCall(call) = at {
+        let method = call.method.to_string();
+        if method == "enumerate" && enumerated.is_none() {
+            enumerated = Some(true);
+        } else if !KEEP_ITEMS.contains(&method.as_str())
+            && !matches!(method.as_str(), "iter" | "keys" | "values")
+        {
+            return None;
+        }
+        enumerated.get_or_insert(false);
+        at = &call.receiver;
+    }
+    matches!(at, Expr::Path(path) if path.path.is_ident(walk)).then(|| enumerated.unwrap_or(false))
 }
 
 /// Whether `value` is a borrow of the item (bound as `items`) or of a part of it:
@@ -227,30 +278,6 @@ fn borrows_an_item(value: &Expr, items: &HashSet<String>, whole: &HashSet<String
     }
 }
 
-/// The temporaries of `stmts` the lowering took (`let __t2 = budget as usize;`), each
-/// with what it was bound to.
-fn temporaries(stmts: &[Stmt]) -> Vec<(Ident, Expr)> {
-    stmts
-        .iter()
-        .filter_map(|stmt| match stmt {
-            Stmt::Local(local) => {
-                let Pat::Ident(binding) = &local.pat else {
-                    return None;
-                };
-                let name = binding.ident.to_string();
-                let temporary = ["__t", "__ix", "__zip"].iter().any(|prefix| {
-                    name.strip_prefix(prefix)
-                        .is_some_and(|n| n.parse::<usize>().is_ok())
-                });
-                let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
-                (temporary && binding.mutability.is_none())
-                    .then(|| (binding.ident.clone(), (*init.expr).clone()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 /// `Vec::new()`, `std::vec::Vec::new()` or `vec![]`.
 fn is_empty_vec(expr: &Expr) -> bool {
     match expr {
@@ -267,34 +294,16 @@ fn is_empty_vec(expr: &Expr) -> bool {
     }
 }
 
-/// Whether `stmt` is the `let` of `walk`: `let mut __walkN = __private::live(…);` for a
-/// recomputed loop (`live`), `let __walkN = __private::ordered(&…);` for one that saves
-/// where it is.
-fn is_walk_let(stmt: &Stmt, walk: &Ident, live: bool) -> bool {
-    matches!(stmt, Stmt::Local(local)
-        if matches!(&local.pat, Pat::Ident(binding) if binding.ident == *walk)
-            && live_call(
-                local.init.as_ref().map(|init| &*init.expr),
-                if live { "live" } else { "ordered" },
-            )
-            .is_some())
-}
-
-/// `walk` replaced by what it was bound to (`__walk1.iter()` → `ordered(&open).iter()`).
-struct Substitute<'a> {
-    walk: &'a Ident,
-    with: &'a Expr,
-}
-
-impl VisitMut for Substitute<'_> {
-    fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        if matches!(expr, Expr::Path(path) if path.path.is_ident(self.walk)) {
-            let with = self.with;
-            *expr = syn::parse_quote!((#with));
-            return;
-        }
-        syn::visit_mut::visit_expr_mut(self, expr);
-    }
+/// The initialiser of `walk`'s `let`, when `stmt` is it and calls the runtime's
+/// `function` (`live` for a recomputed loop, `ordered` for one that saves where it is).
+fn walk_let<'a>(stmt: &'a Stmt, walk: &Ident, function: &str) -> Option<&'a Expr> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let init = &*local.init.as_ref()?.expr;
+    (matches!(&local.pat, Pat::Ident(binding) if binding.ident == *walk)
+        && live_call(Some(init), function).is_some())
+    .then_some(init)
 }
 
 /// The call of the runtime's `function` that `expr` is, if it is one.
@@ -447,33 +456,43 @@ impl VisitMut for Unpush<'_> {
             *expr = syn::parse_quote!(());
             return;
         }
+        // A push in a closure is none of the loop's: left to be seen as a change.
+        if matches!(expr, Expr::Closure(_) | Expr::Async(_)) {
+            return;
+        }
         syn::visit_mut::visit_expr_mut(self, expr);
     }
 }
 
-/// The push onto `name` recording its position: `name.push(__private::pushed(&mut
-/// __pushedN, &__itemM, value))`.
+/// Each push onto `name` recording its position and its number: `name.push(
+/// __private::pushed(&mut __pushedN, &__itemM, SITE, value))`.
 struct Record<'a> {
     name: &'a str,
     at: &'a Ident,
     position: &'a Ident,
+    site: u32,
 }
 
 impl VisitMut for Record<'_> {
-    fn visit_expr_method_call_mut(&mut self, call: &mut syn::ExprMethodCall) {
-        if call.method == "push"
-            && call.args.len() == 1
-            && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name))
-        {
-            let value = &call.args[0];
-            let span = value.span();
-            let private = private_path();
-            let (at, position) = (self.at, self.position);
-            call.args[0] = syn::parse_quote_spanned! {span=>
-                #private::pushed(&mut #at, &#position, #value)
-            };
-            return;
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            Expr::MethodCall(call)
+                if call.method == "push"
+                    && call.args.len() == 1
+                    && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name)) =>
+            {
+                let value = &call.args[0];
+                let span = value.span();
+                let private = private_path();
+                let (at, position, site) = (self.at, self.position, self.site);
+                call.args[0] = syn::parse_quote_spanned! {span=>
+                    #private::pushed(&mut #at, &#position, #site, #value)
+                };
+                self.site += 1;
+            }
+            // In the order `Pushes` visits them: not into closures.
+            Expr::Closure(_) | Expr::Async(_) => {}
+            _ => syn::visit_mut::visit_expr_mut(self, expr),
         }
-        syn::visit_mut::visit_expr_method_call_mut(self, call);
     }
 }

@@ -139,6 +139,7 @@ pub fn lets(body: &mut Block, mutable_params: &[Ident]) {
         mutable,
         refs,
         count: 0,
+        recomputed: HashSet::new(),
     };
     rewrite.visit_block_mut(body);
 }
@@ -147,6 +148,8 @@ struct Lets {
     mutable: HashSet<String>,
     refs: Refs,
     count: usize,
+    /// The locals this pass recomputes: a borrow, for a `let` that reads one.
+    recomputed: HashSet<String>,
 }
 
 impl Lets {
@@ -154,6 +157,9 @@ impl Lets {
     /// __private::recomputed(&mut __fpN, INIT);`.
     fn fingerprint(&mut self, block: &mut Block, mut local: syn::Local) {
         self.count += 1;
+        crate::tool::lower::scope::pattern_bindings(&local.pat, &mut |ident, _| {
+            self.recomputed.insert(ident.to_string());
+        });
         let span = local.pat.span();
         let seen = Ident::new(&format!("{FINGERPRINT}{}", self.count), span);
         let private = private_path();
@@ -228,10 +234,10 @@ impl Lets {
             Expr::Reference(reference) => {
                 reference.mutability.is_none() && self.refs.is_place(&reference.expr)
             }
-            Expr::Path(path) => path
-                .path
-                .get_ident()
-                .is_some_and(|ident| self.refs.borrow(&ident.to_string()) == Some(false)),
+            Expr::Path(path) => path.path.get_ident().is_some_and(|ident| {
+                let name = ident.to_string();
+                self.refs.borrow(&name) == Some(false) || self.recomputed.contains(&name)
+            }),
             Expr::Paren(paren) => self.borrow(&paren.expr),
             Expr::MethodCall(_) => self.yields_borrow(expr),
             _ => false,
@@ -250,8 +256,8 @@ impl Lets {
         let receiver = &*call.receiver;
         let of_borrow = || self.yields_borrow(receiver);
         match call.method.to_string().as_str() {
-            "find" | "max_by_key" | "min_by_key" | "max_by" | "min_by" | "max" | "min"
-            | "last" | "next" | "next_back" | "nth" => {
+            "find" | "max_by_key" | "min_by_key" | "max_by" | "min_by" | "max" | "min" | "last"
+            | "next" | "next_back" | "nth" => {
                 borrowed_items(receiver, &|root| {
                 self.refs.is_place(root) || self.yields_borrow(root) || is_constant_path(root)
             })
@@ -265,13 +271,13 @@ impl Lets {
                         is_str_literal(default) || self.yields_borrow(default)
                     })
             }
-            "map" => {
+            "map" => of_borrow() && call.args.first().is_some_and(borrowing_accessor),
+            "map_or" => {
                 of_borrow()
-                    && call.args.first().is_some_and(|f| {
-                        matches!(f, Expr::Path(path) if path.path.segments.last().is_some_and(|last| {
-                            matches!(last.ident.to_string().as_str(), "as_str" | "as_slice" | "as_path" | "trim")
-                        }))
+                    && call.args.first().is_some_and(|default| {
+                        is_str_literal(default) || self.yields_borrow(default)
                     })
+                    && call.args.iter().nth(1).is_some_and(borrowing_accessor)
             }
             // An accessor whose key is computed (`zones.get(i as usize)`): recomputed
             // from what it reads, which `recomputable` checks.
@@ -280,9 +286,7 @@ impl Lets {
             }
             "trim" | "trim_start" | "trim_end" | "trim_matches" | "trim_start_matches"
             | "trim_end_matches" | "strip_prefix" | "strip_suffix" | "split_once"
-            | "rsplit_once" | "as_str" | "as_bytes" => {
-                self.refs.is_place(receiver) || of_borrow()
-            }
+            | "rsplit_once" | "as_str" | "as_bytes" => self.refs.is_place(receiver) || of_borrow(),
             _ => self.refs.borrow_of(expr) == Some(false),
         }
     }
@@ -311,6 +315,13 @@ fn borrowed_items(expr: &Expr, root_ok: &dyn Fn(&Expr) -> bool) -> bool {
         return borrows && root_ok(&call.receiver);
     }
     false
+}
+
+/// A function that borrows a part of what it is given, by path (`String::as_str`).
+fn borrowing_accessor(f: &Expr) -> bool {
+    matches!(f, Expr::Path(path) if path.path.segments.last().is_some_and(|last| {
+        matches!(last.ident.to_string().as_str(), "as_str" | "as_slice" | "as_path" | "trim")
+    }))
 }
 
 /// A path that names a constant (`HARD`, `tables::ALL`): its last segment in capitals.
@@ -355,15 +366,14 @@ impl VisitMut for Lets {
             // A `Vec` of borrows pushed in a loop that suspends: the positions it was
             // pushed at kept instead (see `pushed`).
             if let Stmt::Local(local) = &stmt
-                && let Some(replaced) = crate::tool::lower::pushed::positions(
+                && crate::tool::lower::pushed::positions(
                     local,
-                    stmts.make_contiguous(),
+                    &mut stmts,
                     &self.mutable,
                     self.count + 1,
                 )
             {
                 self.count += 1;
-                block.stmts.extend(replaced);
                 continue;
             }
             // `let Some((k, v)) = m.iter().next_back() else { … };`: its borrow kept in a

@@ -122,8 +122,13 @@ fn walked_otherwise(loop_: &str, at: usize, found: &str) -> ! {
 /// fingerprint are kept in `at`, which is saved; the value is returned to be pushed.
 #[doc(hidden)]
 #[inline]
-pub fn pushed<P: Clone, T: Recomputed>(at: &mut Vec<(P, u64)>, position: &P, value: T) -> T {
-    at.push((position.clone(), Fnv::of_json(&value)));
+pub fn pushed<P: Clone, T: Recomputed>(
+    at: &mut Vec<(P, u64, u32)>,
+    position: &P,
+    site: u32,
+    value: T,
+) -> T {
+    at.push((position.clone(), Fnv::of_json(&value), site));
     value
 }
 
@@ -132,7 +137,7 @@ pub fn pushed<P: Clone, T: Recomputed>(at: &mut Vec<(P, u64)>, position: &P, val
 #[doc(hidden)]
 pub fn positions_in<C: SavedOrder + ?Sized>(
     _collection: &C,
-) -> Vec<(<C::Cursor as Cursor>::At, u64)> {
+) -> Vec<(<C::Cursor as Cursor>::At, u64, u32)> {
     Vec::new()
 }
 
@@ -143,19 +148,24 @@ pub fn positions_in<C: SavedOrder + ?Sized>(
 ///
 /// As [`pushed_again`].
 #[doc(hidden)]
-pub fn pushed_found<P, X, T, F, M>(at: &[(P, u64)], mut find: F, mut make: M, local: &str) -> Vec<T>
+pub fn pushed_found<P, X, T, F, M>(
+    at: &[(P, u64, u32)],
+    mut find: F,
+    mut make: M,
+    local: &str,
+) -> Vec<T>
 where
     F: FnMut(&P) -> Option<X>,
-    M: FnMut(X) -> T,
+    M: FnMut(u32, X) -> T,
     T: Recomputed,
 {
     at.iter()
         .enumerate()
-        .map(|(index, (position, seen))| {
+        .map(|(index, (position, seen, site))| {
             let Some(item) = find(position) else {
                 pushed_otherwise(local, index)
             };
-            let value = make(item);
+            let value = make(*site, item);
             if Fnv::of_json(&value) != *seen {
                 pushed_otherwise(local, index)
             }
@@ -174,7 +184,7 @@ where
 /// value differs or the iterator ends before its position.
 #[doc(hidden)]
 pub fn pushed_again<I, T, F>(
-    at: &[(usize, u64)],
+    at: &[(usize, u64, u32)],
     mut items: Live<I>,
     mut make: F,
     local: &str,
@@ -183,12 +193,12 @@ where
     I: Iterator,
     I::Item: Clone,
     T: Recomputed,
-    F: FnMut(I::Item) -> T,
+    F: FnMut(u32, I::Item) -> T,
 {
     let mut values = Vec::with_capacity(at.len());
     // One item may have given several values: the last found is kept.
     let mut current: Option<(usize, I::Item)> = None;
-    for (index, &(position, seen)) in at.iter().enumerate() {
+    for (index, &(position, seen, site)) in at.iter().enumerate() {
         let item = match &current {
             Some((found, item)) if *found == position => item.clone(),
             _ => {
@@ -199,7 +209,7 @@ where
                 item
             }
         };
-        let value = make(item);
+        let value = make(site, item);
         if Fnv::of_json(&value) != seen {
             pushed_otherwise(local, index)
         }
@@ -299,21 +309,22 @@ mod tests {
         let mut pushed_values = Vec::new();
         for (position, item) in items.iter().enumerate() {
             if item.len() % 2 == 0 {
-                // Twice from one item, as a push in an inner loop may.
-                pushed_values.push(pushed(&mut at, &position, *item));
-                pushed_values.push(pushed(&mut at, &position, *item));
+                // Twice from one item, by two pushes of the loop (sites 0 and 1).
+                pushed_values.push(pushed(&mut at, &position, 0, *item));
+                pushed_values.push(pushed(&mut at, &position, 1, &item[1..]));
             }
         }
-        let made = pushed_again(&at, live(items.iter()), |item| *item, "picked");
+        let make = |site: u32, item: &&'static str| if site == 0 { *item } else { &item[1..] };
+        let made = pushed_again(&at, live(items.iter()), make, "picked");
         assert_eq!(made, pushed_values);
         // Another make of the same positions: refused, never taken as the values pushed.
         for other in [["a", "bx", "ccc", "dddd"].as_slice(), &["a", "bb"]] {
             let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                pushed_again(&at, live(other.iter()), |item| *item, "picked")
+                pushed_again(&at, live(other.iter()), make, "picked")
             }));
             assert!(refused.is_err(), "{other:?}");
         }
-        let none: Vec<&str> = pushed_again(&[], live(items.iter()), |item| *item, "picked");
+        let none: Vec<&str> = pushed_again(&[], live(items.iter()), make, "picked");
         assert!(none.is_empty());
     }
 
