@@ -879,3 +879,62 @@ async fn borrows_pushed_after_each_question_at_two_places_are_made_again() {
     .await;
     assert_eq!(outcome.text(), "end [a,c] [skip_b,odd] 3");
 }
+
+/// A type the tool only reads (no `Serialize`), as its arguments' types often are.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct Candidate {
+    pub name: String,
+    pub score: u32,
+}
+
+/// Borrows the rule would recompute, not kept across a suspension: left as written, so
+/// their types need not be `Serialize` (review of issue 95: they were fingerprinted, and
+/// refused for it); and a closure whose body unwraps, kept across one.
+#[saga_tool]
+pub async fn shortlist(candidates: Vec<Candidate>, raw: String) -> Result<String, SagaError> {
+    let best = candidates.iter().max_by_key(|c| c.score);
+    let name = best.map(|b| b.name.clone()).unwrap_or_default();
+    let parse = |s: &str| s.trim().parse::<u32>().unwrap_or(0);
+    let ok: bool = elicit(format!("keep {name}?")).await?;
+    Ok(format!("{ok} {name} {}", parse(&raw) + 1))
+}
+
+#[tokio::test]
+async fn borrows_not_kept_need_no_serialize_and_a_closure_that_unwraps_is_made_again() {
+    let outcome = differential(
+        &shortlist,
+        plain!(plain::shortlist),
+        json!({"candidates": [{"name": "ann", "score": 3}, {"name": "bo", "score": 7}], "raw": " 41 "}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true bo 42");
+}
+
+/// The advice of `saga_tool_gathered_with_effects` written out: a loop that also writes
+/// another local keeps owned copies (`.clone()`), saved across the suspension as they are.
+#[saga_tool]
+pub async fn reshard_logged(shards: Vec<Shard>) -> Result<String, SagaError> {
+    let mut log: Vec<String> = Vec::new();
+    let mut picked = Vec::new();
+    for s in shards.iter() {
+        if s.stale {
+            picked.push(s.clone());
+            log.push(format!("pick {}", s.id));
+        }
+    }
+    let go: bool = elicit(format!("move {}?", picked.len())).await?;
+    Ok(format!("{go} {} {}", log.join(";"), picked.len()))
+}
+
+#[tokio::test]
+async fn the_advice_for_a_gathering_with_effects_keeps_the_behaviour() {
+    let outcome = differential(
+        &reshard_logged,
+        plain!(plain::reshard_logged),
+        json!({"shards": [{"id": 1, "stale": true}, {"id": 2, "stale": false}, {"id": 3, "stale": true}]}),
+        yes_script,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true pick 1;pick 3 2");
+}

@@ -57,11 +57,35 @@ impl Gather<'_> {
             .map_or(0, |at| at + 1);
         let (run, after) = rest.split_at(taken);
         // A `break` or `continue` of a loop around them would leave the block they are
-        // gathered in, which the continuation runs again where no such loop is.
-        if run.iter().any(jumps_out) {
+        // gathered in, which the continuation runs again where no such loop is; a
+        // `return` or `?` would leave it before its value is checked.
+        if run.iter().any(jumps_out) || run.iter().any(exits) {
             return None;
         }
-        if !after.iter().any(mentions) || !only_read(after, &name, a_reference) {
+        // Read at or after the suspension (else nothing need be kept), and only read.
+        if !rest[next_site..].iter().any(mentions) || !only_read(after, &name, a_reference) {
+            return None;
+        }
+        // Every statement gathered builds it (one that does not would run again after a
+        // restore for nothing, or for its effects), but a `let` only they read.
+        let read_after = free_in_stmts(after);
+        let mut bound_in_run = HashSet::new();
+        for stmt in run {
+            if let Stmt::Local(local) = stmt {
+                crate::tool::lower::scope::pattern_bindings(&local.pat, &mut |bound, _| {
+                    bound_in_run.insert(bound.to_string());
+                });
+            } else if !mentions(stmt) {
+                return None;
+            }
+        }
+        if bound_in_run.iter().any(|bound| read_after.contains(bound)) {
+            return None;
+        }
+        // A borrow of a temporary (`&Shard::default()`) lives only in its own `let`.
+        if let Expr::Reference(reference) = &*init.expr
+            && !self.refs.is_place(&reference.expr)
+        {
             return None;
         }
         let holds_borrows = ty.is_some_and(holds_shared_reference)
@@ -307,6 +331,28 @@ const READS: &[&str] = &[
     "cmp",
     "partial_cmp",
     "into",
+    "max",
+    "min",
+    "abs",
+    "to_lowercase",
+    "to_uppercase",
+    "chars",
+    "bytes",
+    "split",
+    "trim",
+    "trim_start",
+    "trim_end",
+    "lines",
+    "split_whitespace",
+    "saturating_sub",
+    "saturating_add",
+    "checked_sub",
+    "checked_add",
+    "pow",
+    "round",
+    "floor",
+    "ceil",
+    "range",
 ];
 
 /// Whether `stmts` only read `name`: no `&mut` of it, no assignment to it, and no method
@@ -326,9 +372,10 @@ pub fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
     impl<'ast> Visit<'ast> for Reads<'_> {
         fn visit_expr(&mut self, expr: &'ast Expr) {
             match expr {
+                // On it or a part of it (`picked[..].sort()`, `(picked).pop()`).
                 Expr::MethodCall(call)
                     if !self.a_reference
-                        && matches!(&*call.receiver, Expr::Path(path) if path.path.is_ident(self.name))
+                        && self.roots_here(&call.receiver)
                         && !READS.contains(&call.method.to_string().as_str()) =>
                 {
                     self.changed = true
@@ -348,6 +395,18 @@ pub fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
             }
             syn::visit::visit_expr(self, expr);
         }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            // A macro's arguments read as expressions where they parse as such (`format!`,
+            // `println!`, `vec!`); any other mention of it, a change for all we know.
+            if !mentions_in(mac.tokens.clone(), self.name) {
+                return;
+            }
+            let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+            match mac.parse_body_with(parser) {
+                Ok(args) => args.iter().for_each(|arg| self.visit_expr(arg)),
+                Err(_) => self.changed = true,
+            }
+        }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
     let mut reads = Reads {
@@ -365,13 +424,76 @@ pub fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
 /// lent in place (`shards.iter()`, `&plan[0]`), as the collection its borrows point into,
 /// which rustc keeps unchanged while they live (otherwise the fingerprint tells).
 fn recomputable_gathered(body: &Expr, mutable: &HashSet<String>) -> bool {
-    if contains_suspension(body) || has_site(body) || changes_something(body) {
+    if contains_suspension(body) || has_site(body) || changes_something(body) || calls_outside(body)
+    {
         return false;
     }
     let lent = only_lent(body);
     free_in_expr(body)
         .iter()
         .all(|name| !mutable.contains(name) || lent.contains(name))
+}
+
+/// Whether `body` calls a method on a local it does not bind that is not known to only
+/// read (`log.push(..)`, `seen.insert(..)`, `counts.entry(k)`, `cell.set(..)`): run again
+/// after a restore, it would do that again to the restored local.
+fn calls_outside(body: &Expr) -> bool {
+    let mut inner = HashSet::new();
+    struct Bound<'a>(&'a mut HashSet<String>);
+    impl<'ast> Visit<'ast> for Bound<'_> {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            self.0.insert(pat_ident.ident.to_string());
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    Bound(&mut inner).visit_expr(body);
+    struct Calls<'a> {
+        inner: &'a HashSet<String>,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            let method = call.method.to_string();
+            let reads = READS.contains(&method.as_str())
+                || crate::tool::lower::places::listed(
+                    crate::tool::lower::places::LOOP_METHODS,
+                    &method,
+                    Some(true),
+                ) && !method.ends_with("_mut");
+            if !reads
+                && place_root_name(&call.receiver).is_some_and(|root| !self.inner.contains(&root))
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut calls = Calls {
+        inner: &inner,
+        found: false,
+    };
+    calls.visit_expr(body);
+    calls.found
+}
+
+/// Whether `stmt` holds a `return` or a `?` outside closures and `async` blocks.
+fn exits(stmt: &Stmt) -> bool {
+    struct Exits(bool);
+    impl<'ast> Visit<'ast> for Exits {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Return(_) | Expr::Try(_) => self.0 = true,
+                Expr::Closure(_) | Expr::Async(_) => {}
+                _ => syn::visit::visit_expr(self, expr),
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut exits = Exits(false);
+    exits.visit_stmt(stmt);
+    exits.0
 }
 
 /// The locals every mention of which in `expr` is lent in place: a method's receiver
@@ -461,4 +583,13 @@ fn jumps_out(stmt: &Stmt) -> bool {
     };
     jumps.visit_stmt(stmt);
     jumps.out
+}
+
+/// Whether `tokens` name `name` anywhere.
+fn mentions_in(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == name,
+        proc_macro2::TokenTree::Group(group) => mentions_in(group.stream(), name),
+        _ => false,
+    })
 }

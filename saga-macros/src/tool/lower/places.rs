@@ -351,12 +351,11 @@ impl Refs {
         self.let_borrow(local).is_some() || restated_let(local) || self.closure_let(local)
     }
 
-    /// Whether `local` binds a closure, not `mut` (`let double = |x: u32| x * 2;`): it
-    /// cannot be saved, and need not be: the continuation runs its `let` again, which
-    /// captures the restored locals. Exact when what it captures cannot have changed
-    /// since: a closure that borrows them keeps them unchanged while it lives (rustc
-    /// refuses the change, as in the function as written); one that moves them in
-    /// (`move`) must read no local declared `mut`, whose value it took when made.
+    /// Whether `local` binds a closure, not `mut` nor `move` (`let double = |x: u32| x *
+    /// 2;`): it cannot be saved, and need not be: the continuation runs its `let` again,
+    /// which captures the restored locals. Exact because what it borrows cannot have
+    /// changed since: rustc refuses the change while the closure lives, as in the
+    /// function as written.
     pub fn closure_let(&self, local: &syn::Local) -> bool {
         let Pat::Ident(binding) = &local.pat else {
             return false;
@@ -367,14 +366,13 @@ impl Refs {
         let Expr::Closure(closure) = &*init.expr else {
             return false;
         };
+        // Not a `move` closure: what it moves in would be gone from the local saved for
+        // it, and a `mut` local's value taken then would be another after.
         binding.mutability.is_none()
             && binding.by_ref.is_none()
             && binding.subpat.is_none()
             && init.diverge.is_none()
-            && (closure.capture.is_none()
-                || crate::tool::lower::scope::free_in_expr(&init.expr)
-                    .iter()
-                    .all(|name| !self.mutable.contains(name)))
+            && closure.capture.is_none()
     }
 
     /// Whether `local` binds only borrows of a place: `Some(mutable)`.
@@ -492,6 +490,10 @@ fn checked_accessors(expr: &mut Expr) {
                 *expr = syn::parse_quote_spanned!(span=> #check(#call));
             }
         }
+
+        // A closure's body is its own code, not the borrow made again (a closure's `let`
+        // runs again as it is: `|s| s.parse::<u32>().unwrap()`).
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
 
         fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     }

@@ -146,6 +146,11 @@ fn rewrite(
     {
         return None;
     }
+    // Each push's expression is made again in a closure: nothing in it may leave the
+    // loop or the function (`continue`, `?`), nor suspend.
+    if values.iter().any(|value| leaves(value)) {
+        return None;
+    }
     // Each push's expression reads the item, and what cannot change meanwhile: no local
     // declared `mut`, none bound in the loop.
     let in_loop = bound_in(&from_loop[..1]);
@@ -177,9 +182,19 @@ fn rewrite(
         let site = site as u32;
         quote::quote!(#site => #value,)
     });
-    let make = quote::quote!(|__saga_site: u32, #pat| match __saga_site {
-        #(#sites)*
-        _ => ::core::unreachable!(),
+    // Every binding of the item used, whichever push reads it (no warning at the user's
+    // pattern for one a push does not read).
+    let bindings: Vec<Ident> = {
+        let mut bindings = Vec::new();
+        pattern_bindings(pat, &mut |bound, _| bindings.push(bound.clone()));
+        bindings
+    };
+    let make = quote::quote!(|__saga_site: u32, #pat| {
+        let _ = (#(&#bindings,)*);
+        match __saga_site {
+            #(#sites)*
+            _ => ::core::unreachable!(),
+        }
     });
     let stmts: Vec<Stmt> = match &head.finds {
         Finds::Live { .. } => vec![
@@ -495,4 +510,25 @@ impl VisitMut for Record<'_> {
             _ => syn::visit_mut::visit_expr_mut(self, expr),
         }
     }
+}
+
+/// Whether `value` holds what leaves where it is written: `return`, `?`, `break`,
+/// `continue`, or a suspension (outside closures and `async` blocks).
+fn leaves(value: &Expr) -> bool {
+    struct Leaves(bool);
+    impl<'ast> Visit<'ast> for Leaves {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Return(_) | Expr::Try(_) | Expr::Break(_) | Expr::Continue(_) => {
+                    self.0 = true
+                }
+                Expr::Closure(_) | Expr::Async(_) => {}
+                _ => syn::visit::visit_expr(self, expr),
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut leaves = Leaves(false);
+    leaves.visit_expr(value);
+    leaves.0 || crate::tool::lower::changes::has_site(value)
 }

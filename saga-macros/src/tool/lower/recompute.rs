@@ -387,6 +387,7 @@ impl VisitMut for Lets {
                 && matches!(&*init.expr, Expr::MethodCall(_))
                 && self.yields_borrow(&init.expr)
                 && recomputable(&init.expr, &self.mutable)
+                && kept_across(&local.pat, stmts.make_contiguous())
             {
                 self.count += 1;
                 let span = init.expr.span();
@@ -400,7 +401,12 @@ impl VisitMut for Lets {
             }
             syn::visit_mut::visit_stmt_mut(self, &mut stmt);
             match stmt {
-                Stmt::Local(local) if self.recomputes(&local) => self.fingerprint(block, local),
+                Stmt::Local(local)
+                    if self.recomputes(&local)
+                        && kept_across(&local.pat, stmts.make_contiguous()) =>
+                {
+                    self.fingerprint(block, local)
+                }
                 other => block.stmts.push(other),
             }
         }
@@ -409,6 +415,22 @@ impl VisitMut for Lets {
     fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
     fn visit_expr_async_mut(&mut self, _: &mut syn::ExprAsync) {}
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Whether a binding of `pat` is read at or after a suspension among `rest`, the
+/// statements after its `let`: only then is it kept across one, and computed again after
+/// a restore. Any other `let` stays as written (its type need not be `Serialize`).
+fn kept_across(pat: &Pat, rest: &[Stmt]) -> bool {
+    let mut names = Vec::new();
+    crate::tool::lower::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
+    let Some(site) = rest
+        .iter()
+        .position(crate::tool::lower::changes::stmt_has_site)
+    else {
+        return false;
+    };
+    let read = crate::tool::lower::scope::free_in_stmts(&rest[site..]);
+    names.iter().any(|name| read.contains(name))
 }
 
 /// The pattern of a `let`, under its written type.

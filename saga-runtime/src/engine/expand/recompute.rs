@@ -22,8 +22,27 @@ use serde::Serialize;
 use crate::engine::expand::expand_support::{Cursor, SavedOrder, refuse_other_value};
 use crate::engine::identity::fnv::Fnv;
 
-/// A value recomputed after a restore, checked by its fingerprint (its JSON text's FNV
-/// hash): one that cannot be fingerprinted is refused where it is made, never taken as
+/// What a value that cannot be fingerprinted keeps as its fingerprint: refused when
+/// checked, whatever it is compared with.
+const UNFINGERPRINTED: u64 = u64::MAX;
+
+/// A value's fingerprint: the hash of its postcard bytes (every bit of a float), or of its
+/// JSON text where postcard cannot encode it; [`UNFINGERPRINTED`] where neither encodes
+/// it whole, so that it never matches.
+fn fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
+    match Fnv::of_value(value) {
+        Some(UNFINGERPRINTED) | None => UNFINGERPRINTED,
+        Some(hash) => hash,
+    }
+}
+
+/// Whether `value` is the value fingerprinted as `seen`.
+fn fingerprints_as<T: Serialize + ?Sized>(value: &T, seen: u64) -> bool {
+    seen != UNFINGERPRINTED && fingerprint(value) == seen
+}
+
+/// A value recomputed after a restore, checked by its fingerprint (see [`fingerprint`]):
+/// a type that cannot be fingerprinted is refused where it is made, never taken as
 /// recomputed exactly.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` holds a borrow kept across a suspension, which saga computes again after a restore and checks by its serialized form, but it is not `Serialize`",
@@ -77,7 +96,7 @@ where
     I::Item: Recomputed,
 {
     let item = live.at(*at)?;
-    *seen = Fnv::of_json(&item);
+    *seen = fingerprint(&item);
     Some(item)
 }
 
@@ -101,7 +120,7 @@ where
     I::Item: Recomputed,
 {
     match live.at(*at) {
-        Some(item) if Fnv::of_json(&item) == *seen => Some(item),
+        Some(item) if fingerprints_as(&item, *seen) => Some(item),
         Some(_) => walked_otherwise(loop_, *at, "another item"),
         None => walked_otherwise(loop_, *at, "no item"),
     }
@@ -128,7 +147,7 @@ pub fn pushed<P: Clone, T: Recomputed>(
     site: u32,
     value: T,
 ) -> T {
-    at.push((position.clone(), Fnv::of_json(&value), site));
+    at.push((position.clone(), fingerprint(&value), site));
     value
 }
 
@@ -166,7 +185,7 @@ where
                 pushed_otherwise(local, index)
             };
             let value = make(*site, item);
-            if Fnv::of_json(&value) != *seen {
+            if !fingerprints_as(&value, *seen) {
                 pushed_otherwise(local, index)
             }
             value
@@ -210,7 +229,7 @@ where
             }
         };
         let value = make(site, item);
-        if Fnv::of_json(&value) != seen {
+        if !fingerprints_as(&value, seen) {
             pushed_otherwise(local, index)
         }
         values.push(value);
@@ -234,7 +253,7 @@ fn pushed_otherwise(local: &str, index: usize) -> ! {
 #[doc(hidden)]
 #[inline]
 pub fn recomputed<T: Recomputed>(seen: &mut u64, value: T) -> T {
-    *seen = Fnv::of_json(&value);
+    *seen = fingerprint(&value);
     value
 }
 
@@ -247,7 +266,7 @@ pub fn recomputed<T: Recomputed>(seen: &mut u64, value: T) -> T {
 /// does not.
 #[doc(hidden)]
 pub fn recomputed_again<T: Recomputed>(seen: &mut u64, value: T, local: &str) -> T {
-    if Fnv::of_json(&value) != *seen {
+    if !fingerprints_as(&value, *seen) {
         recomputed_otherwise(local)
     }
     value
@@ -326,6 +345,29 @@ mod tests {
         }
         let none: Vec<&str> = pushed_again(&[], live(items.iter()), make, "picked");
         assert!(none.is_empty());
+    }
+
+    /// A value neither postcard nor JSON encodes whole: never taken as the one kept.
+    struct Unwritable;
+
+    impl Serialize for Unwritable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("cannot be written"))
+        }
+    }
+
+    #[test]
+    fn a_value_that_cannot_be_fingerprinted_is_refused_when_checked() {
+        let mut seen = 0;
+        recomputed(&mut seen, Unwritable);
+        assert_eq!(seen, UNFINGERPRINTED);
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            recomputed_again(&mut seen, Unwritable, "kept")
+        }));
+        assert!(refused.is_err());
+        // A float's every bit counts: NaN and infinity are told apart (JSON writes both
+        // as `null`).
+        assert_ne!(fingerprint(&f64::NAN), fingerprint(&f64::INFINITY));
     }
 
     #[test]

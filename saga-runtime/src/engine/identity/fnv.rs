@@ -39,6 +39,25 @@ impl Fnv {
         hash.finish()
     }
 
+    /// [`Fnv::of_postcard`], or `None` for a value neither postcard nor JSON encodes
+    /// whole (a map with keys JSON cannot write, in a form postcard refuses): its hash
+    /// would be that of the bytes written before the failure, which another value may
+    /// share.
+    pub(crate) fn of_value(value: &(impl serde::Serialize + ?Sized)) -> Option<u64> {
+        let mut hash = Self::new();
+        match postcard::to_allocvec(value) {
+            Ok(bytes) => {
+                hash.write(&[0]);
+                hash.write(&bytes);
+            }
+            Err(_) => {
+                hash.write(&[1]);
+                serde_json::to_writer(&mut hash, value).ok()?;
+            }
+        }
+        Some(hash.finish())
+    }
+
     /// The hash of `value`'s postcard bytes, which keep every bit of a float (JSON writes
     /// NaN and both infinities alike, as `null`). A value postcard does not encode (a
     /// sequence of unknown length) hashes as its JSON text instead, after a tag that
