@@ -175,6 +175,49 @@ impl Lets {
         block.stmts.push(Stmt::Local(local));
     }
 
+    /// Whether `local` may be made again from what it reads rather than saved: its
+    /// value a borrow of it, by a path, a reference, a field or an index of one, or the
+    /// standard library's methods that keep a borrow (see [`Lets::yields_borrow`]).
+    fn keeps_a_borrow(&self, local: &syn::Local) -> bool {
+        fn of(lets: &Lets, expr: &Expr) -> bool {
+            match expr {
+                Expr::Path(_) | Expr::Reference(_) => true,
+                Expr::Field(field) => of(lets, &field.base),
+                Expr::Index(index) => of(lets, &index.expr),
+                Expr::Paren(paren) => of(lets, &paren.expr),
+                Expr::MethodCall(call) => {
+                    lets.yields_borrow(expr) || {
+                        // As `yields_borrow` reads it, with the receiver taken as a borrow.
+                        let method = call.method.to_string();
+                        matches!(
+                            method.as_str(),
+                            "unwrap"
+                                | "expect"
+                                | "unwrap_or_default"
+                                | "as_deref"
+                                | "filter"
+                                | "trim"
+                                | "trim_start"
+                                | "trim_end"
+                                | "as_str"
+                                | "get"
+                                | "first"
+                                | "last"
+                        ) || (matches!(method.as_str(), "unwrap_or" | "or")
+                            && call
+                                .args
+                                .first()
+                                .is_some_and(|arg| is_str_literal(arg) || of(lets, arg)))
+                            || (method == "map"
+                                && call.args.first().is_some_and(borrowing_accessor))
+                    } && of(lets, &call.receiver)
+                }
+                _ => false,
+            }
+        }
+        local.init.as_ref().is_some_and(|init| of(self, &init.expr))
+    }
+
     /// Whether `local` holds a borrow that this pass recomputes (see the module).
     fn recomputes(&self, local: &syn::Local) -> bool {
         let Some(init) = &local.init else {
@@ -387,7 +430,7 @@ impl VisitMut for Lets {
                 && matches!(&*init.expr, Expr::MethodCall(_))
                 && self.yields_borrow(&init.expr)
                 && recomputable(&init.expr, &self.mutable)
-                && kept_across(&local.pat, stmts.make_contiguous())
+                && kept_across(&local.pat, stmts.make_contiguous(), &|l| self.keeps_a_borrow(l))
             {
                 self.count += 1;
                 let span = init.expr.span();
@@ -403,7 +446,9 @@ impl VisitMut for Lets {
             match stmt {
                 Stmt::Local(local)
                     if self.recomputes(&local)
-                        && kept_across(&local.pat, stmts.make_contiguous()) =>
+                        && kept_across(&local.pat, stmts.make_contiguous(), &|l| {
+                            self.keeps_a_borrow(l)
+                        }) =>
                 {
                     self.fingerprint(block, local)
                 }
@@ -418,9 +463,11 @@ impl VisitMut for Lets {
 }
 
 /// Whether a binding of `pat` is read at or after a suspension among `rest`, the
-/// statements after its `let`: only then is it kept across one, and computed again after
-/// a restore. Any other `let` stays as written (its type need not be `Serialize`).
-fn kept_across(pat: &Pat, rest: &[Stmt]) -> bool {
+/// statements after its `let`, or by a `let` before it that `rebound` says is made again
+/// from what it reads (a borrow of it): only then is it kept across one, and computed
+/// again after a restore. Any other `let` stays as written (its type need not be
+/// `Serialize`).
+fn kept_across(pat: &Pat, rest: &[Stmt], rebound: &dyn Fn(&syn::Local) -> bool) -> bool {
     let mut names = Vec::new();
     crate::tool::lower::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
     let Some(site) = rest
@@ -429,7 +476,30 @@ fn kept_across(pat: &Pat, rest: &[Stmt]) -> bool {
     else {
         return false;
     };
-    let read = crate::tool::lower::scope::free_in_stmts(&rest[site..]);
+    let mut read = crate::tool::lower::scope::free_in_stmts(&rest[site..]);
+    // A `let` before the suspension whose binding is kept is run again, and reads what
+    // it was made from (`let Some(b) = best else { … };`, `let shown = host.map(..)`):
+    // to a fixed point.
+    loop {
+        let before = read.len();
+        for stmt in rest[..site].iter().rev() {
+            let Stmt::Local(local) = stmt else {
+                continue;
+            };
+            let mut kept = false;
+            crate::tool::lower::scope::pattern_bindings(&local.pat, &mut |ident, _| {
+                kept |= read.contains(&ident.to_string());
+            });
+            if kept && rebound(local) {
+                read.extend(crate::tool::lower::scope::free_in_stmts(
+                    std::slice::from_ref(stmt),
+                ));
+            }
+        }
+        if read.len() == before {
+            break;
+        }
+    }
     names.iter().any(|name| read.contains(name))
 }
 
