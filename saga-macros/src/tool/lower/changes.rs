@@ -12,16 +12,7 @@ use crate::tool::lower::suspends::SITE_MACRO;
 /// but for what it writes of a local it binds itself (a `{ let mut picked = …; …;
 /// picked }` that [`lets`] gathers), which is its own computation, made again with it.
 pub fn changes_something(expr: &Expr) -> bool {
-    let mut inner = HashSet::new();
-    struct Bound<'a>(&'a mut HashSet<String>);
-    impl<'ast> Visit<'ast> for Bound<'_> {
-        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
-            self.0.insert(pat_ident.ident.to_string());
-            syn::visit::visit_pat_ident(self, pat_ident);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    Bound(&mut inner).visit_expr(expr);
+    let inner = bound_in_expr(expr);
     let own = |target: &Expr| place_root_name(target).is_some_and(|name| inner.contains(&name));
     struct Changes<'a>(bool, &'a dyn Fn(&Expr) -> bool);
     impl<'ast> Visit<'ast> for Changes<'_> {
@@ -51,6 +42,21 @@ pub fn changes_something(expr: &Expr) -> bool {
     let mut changes = Changes(false, &own);
     changes.visit_expr(expr);
     changes.0
+}
+
+/// The names the patterns inside `expr` bind (its `let`s, loops, closures, arms).
+pub fn bound_in_expr(expr: &Expr) -> HashSet<String> {
+    struct Bound(HashSet<String>);
+    impl<'ast> Visit<'ast> for Bound {
+        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+            self.0.insert(pat_ident.ident.to_string());
+            syn::visit::visit_pat_ident(self, pat_ident);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut bound = Bound(HashSet::new());
+    bound.visit_expr(expr);
+    bound.0
 }
 
 /// The local a place is rooted in (`picked` in `picked[0].x`, `*picked`), if any.

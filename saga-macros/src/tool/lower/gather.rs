@@ -438,16 +438,7 @@ fn recomputable_gathered(body: &Expr, mutable: &HashSet<String>) -> bool {
 /// read (`log.push(..)`, `seen.insert(..)`, `counts.entry(k)`, `cell.set(..)`): run again
 /// after a restore, it would do that again to the restored local.
 fn calls_outside(body: &Expr) -> bool {
-    let mut inner = HashSet::new();
-    struct Bound<'a>(&'a mut HashSet<String>);
-    impl<'ast> Visit<'ast> for Bound<'_> {
-        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
-            self.0.insert(pat_ident.ident.to_string());
-            syn::visit::visit_pat_ident(self, pat_ident);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    Bound(&mut inner).visit_expr(body);
+    let inner = crate::tool::lower::changes::bound_in_expr(body);
     struct Calls<'a> {
         inner: &'a HashSet<String>,
         found: bool,

@@ -44,18 +44,8 @@ impl Fnv {
     /// would be that of the bytes written before the failure, which another value may
     /// share.
     pub(crate) fn of_value(value: &(impl serde::Serialize + ?Sized)) -> Option<u64> {
-        let mut hash = Self::new();
-        match postcard::to_allocvec(value) {
-            Ok(bytes) => {
-                hash.write(&[0]);
-                hash.write(&bytes);
-            }
-            Err(_) => {
-                hash.write(&[1]);
-                serde_json::to_writer(&mut hash, value).ok()?;
-            }
-        }
-        Some(hash.finish())
+        let (hash, whole) = Self::of_encoded(value);
+        whole.then_some(hash)
     }
 
     /// The hash of `value`'s postcard bytes, which keep every bit of a float (JSON writes
@@ -63,18 +53,24 @@ impl Fnv {
     /// sequence of unknown length) hashes as its JSON text instead, after a tag that
     /// keeps the two encodings apart; every such value hashing alike would merge them.
     pub(crate) fn of_postcard(value: &(impl serde::Serialize + ?Sized)) -> u64 {
+        Self::of_encoded(value).0
+    }
+
+    /// [`Fnv::of_postcard`]'s hash, and whether the encoding it hashed is whole.
+    fn of_encoded(value: &(impl serde::Serialize + ?Sized)) -> (u64, bool) {
         let mut hash = Self::new();
-        match postcard::to_allocvec(value) {
+        let whole = match postcard::to_allocvec(value) {
             Ok(bytes) => {
                 hash.write(&[0]);
                 hash.write(&bytes);
+                true
             }
             Err(_) => {
                 hash.write(&[1]);
-                let _ = serde_json::to_writer(&mut hash, value);
+                serde_json::to_writer(&mut hash, value).is_ok()
             }
-        }
-        hash.finish()
+        };
+        (hash.finish(), whole)
     }
 }
 
