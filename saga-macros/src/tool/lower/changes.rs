@@ -46,17 +46,27 @@ pub fn changes_something(expr: &Expr) -> bool {
 
 /// The names the patterns inside `expr` bind (its `let`s, loops, closures, arms).
 pub fn bound_in_expr(expr: &Expr) -> HashSet<String> {
-    struct Bound(HashSet<String>);
-    impl<'ast> Visit<'ast> for Bound {
-        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
-            self.0.insert(pat_ident.ident.to_string());
-            syn::visit::visit_pat_ident(self, pat_ident);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
     let mut bound = Bound(HashSet::new());
     bound.visit_expr(expr);
     bound.0
+}
+
+/// [`bound_in_expr`] of statements.
+pub fn bound_in_stmts(stmts: &[Stmt]) -> HashSet<String> {
+    let mut bound = Bound(HashSet::new());
+    stmts.iter().for_each(|stmt| bound.visit_stmt(stmt));
+    bound.0
+}
+
+/// Collects the names patterns bind.
+struct Bound(HashSet<String>);
+
+impl<'ast> Visit<'ast> for Bound {
+    fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
+        self.0.insert(pat_ident.ident.to_string());
+        syn::visit::visit_pat_ident(self, pat_ident);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 /// The local a place is rooted in (`picked` in `picked[0].x`, `*picked`), if any.

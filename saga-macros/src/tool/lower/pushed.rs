@@ -153,7 +153,7 @@ fn rewrite(
     }
     // Each push's expression reads the item, and what cannot change meanwhile: no local
     // declared `mut`, none bound in the loop.
-    let in_loop = bound_in(&from_loop[..1]);
+    let in_loop = crate::tool::lower::changes::bound_in_stmts(&from_loop[..1]);
     if values.iter().any(|value| {
         let reads = free_in_expr(value);
         reads.contains(&name)
@@ -329,21 +329,6 @@ fn live_call<'a>(expr: Option<&'a Expr>, function: &str) -> Option<&'a syn::Expr
         }
         _ => None,
     }
-}
-
-/// The names the patterns of `stmts` bind (their `let`s, loops, closures, arms).
-fn bound_in(stmts: &[Stmt]) -> HashSet<String> {
-    struct Bound(HashSet<String>);
-    impl<'ast> Visit<'ast> for Bound {
-        fn visit_pat_ident(&mut self, pat_ident: &'ast syn::PatIdent) {
-            self.0.insert(pat_ident.ident.to_string());
-            syn::visit::visit_pat_ident(self, pat_ident);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    let mut bound = Bound(HashSet::new());
-    stmts.iter().for_each(|stmt| bound.visit_stmt(stmt));
-    bound.0
 }
 
 /// A loop the lowering made of a `for` that suspends, as its head reads: its position's
