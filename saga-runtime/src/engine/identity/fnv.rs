@@ -57,20 +57,37 @@ impl Fnv {
     }
 
     /// [`Fnv::of_postcard`]'s hash, and whether the encoding it hashed is whole.
+    /// The bytes are hashed as postcard writes them (no buffer): FNV reads a stream, so
+    /// the hash is the one of the tag and the whole encoding.
     fn of_encoded(value: &(impl serde::Serialize + ?Sized)) -> (u64, bool) {
+        let mut tagged = Self::new();
+        tagged.write(&[0]);
+        if let Ok(hash) = postcard::serialize_with_flavor(value, tagged) {
+            return (hash, true);
+        }
         let mut hash = Self::new();
-        let whole = match postcard::to_allocvec(value) {
-            Ok(bytes) => {
-                hash.write(&[0]);
-                hash.write(&bytes);
-                true
-            }
-            Err(_) => {
-                hash.write(&[1]);
-                serde_json::to_writer(&mut hash, value).is_ok()
-            }
-        };
+        hash.write(&[1]);
+        let whole = serde_json::to_writer(&mut hash, value).is_ok();
         (hash.finish(), whole)
+    }
+}
+
+/// Postcard's output, hashed as it is written.
+impl postcard::ser_flavors::Flavor for Fnv {
+    type Output = u64;
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        Fnv::write(self, &[byte]);
+        Ok(())
+    }
+
+    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
+        Fnv::write(self, bytes);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<u64> {
+        Ok(self.finish())
     }
 }
 
@@ -104,5 +121,28 @@ impl std::hash::Hasher for Fnv {
 
     fn write(&mut self, bytes: &[u8]) {
         Fnv::write(self, bytes);
+    }
+}
+
+#[cfg(test)]
+mod streamed {
+    use super::Fnv;
+
+    /// Hashing postcard's bytes as they are written gives the hash of the buffer it wrote
+    /// before: the fingerprints already sealed in tokens read the same.
+    #[test]
+    fn the_streamed_hash_is_the_buffered_one() {
+        let values = (
+            vec!["a".to_owned(), "bé".to_owned()],
+            7u64,
+            -3i32,
+            f64::NAN,
+            Some(()),
+        );
+        let mut buffered = Fnv::new();
+        buffered.write(&[0]);
+        buffered.write(&postcard::to_allocvec(&values).expect("postcard encodes it"));
+        assert_eq!(Fnv::of_postcard(&values), buffered.finish());
+        assert_eq!(Fnv::of_value(&values), Some(buffered.finish()));
     }
 }
