@@ -30,6 +30,9 @@
 //! | `reason` (refusals) | `too_long`, `malformed`, `unknown_key`, `tampered`, `expired`, `from_the_future`, `unknown_point`, `other_version`, `other_layout`, `other_constants`, `redeemed`, `undecodable`, `other` |
 //! | `status` | `working`, `input_required`, `completed`, `failed`, `cancelled` |
 //!
+//! With the `otel` feature these are also recorded as OpenTelemetry metrics, under the
+//! names the MCP conventions give them where they give one (the `otel` module lists them).
+//!
 //! `examples/metrics.rs` serves the deploy saga with Prometheus text on `/metrics`, its
 //! histograms as histograms: an exporter's default may render them as summaries, whose
 //! quantiles are each replica's and cannot be added up across a fleet. [`BUCKETS`] gives
@@ -405,16 +408,22 @@ pub(crate) fn refused(refusal: &Refusal) {
 /// `cancelled`).
 pub(crate) fn task_status(status: &'static str) {
     counter!(TASKS, "status" => status).increment(1);
+    #[cfg(feature = "otel")]
+    crate::otel::metrics::task_status(status);
 }
 
 /// A replica took over a task whose worker's lease had ended.
 pub(crate) fn lease_takeover() {
     counter!(LEASE_TAKEOVERS).increment(1);
+    #[cfg(feature = "otel")]
+    crate::otel::metrics::lease_takeover();
 }
 
 /// The number of tasks the store keeps.
 pub(crate) fn task_store_depth(depth: usize) {
     gauge!(TASK_STORE_DEPTH).set(depth as f64);
+    #[cfg(feature = "otel")]
+    crate::otel::metrics::task_store_depth(depth);
 }
 
 /// A `sample()` answered by the server's model (`server`) or sent to the client
@@ -444,9 +453,20 @@ pub(crate) fn auth_keys_fetched() {
     counter!(AUTH_KEY_FETCHES).increment(1);
 }
 
+/// A session ended, `lasted` after it was opened: recorded only as OpenTelemetry's
+/// `mcp.server.session.duration` (feature `otel`).
+pub(crate) fn session_ended(lasted: std::time::Duration) {
+    #[cfg(feature = "otel")]
+    crate::otel::metrics::session_ended(lasted);
+    #[cfg(not(feature = "otel"))]
+    let _ = lasted;
+}
+
 /// The number of live sessions.
 pub(crate) fn sessions(live: usize) {
     gauge!(SESSIONS).set(live as f64);
+    #[cfg(feature = "otel")]
+    crate::otel::metrics::sessions(live);
 }
 
 #[cfg(test)]

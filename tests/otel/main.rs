@@ -30,6 +30,8 @@ const KEY_HEX: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5
 const INTERNAL: i32 = 1;
 const SERVER: i32 = 2;
 const CLIENT: i32 = 3;
+/// OTLP's status code of an error.
+const STATUS_ERROR: i32 = 2;
 
 /// `example` exporting to `receiver` at once (a short batch delay), under `service`.
 fn traced(example: &str, receiver: &Receiver, service: &str) -> Spawn {
@@ -521,7 +523,14 @@ async fn a_tasks_steps_are_children_of_its_creation_after_a_takeover() {
             && span.parent_span_id == creation.span_id),
         "the record's insert is under the creation"
     );
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Killed in a step after its first: one step of it was exported whole.
+    receiver
+        .wait_for("the creator's first step", |spans| {
+            spans
+                .iter()
+                .any(|span| span.name == "task migrate" && span.service == "replica-a")
+        })
+        .await;
     creator.kill_9();
 
     let done = tasks
@@ -529,10 +538,15 @@ async fn a_tasks_steps_are_children_of_its_creation_after_a_takeover() {
         .await;
     assert_eq!(done["status"], "completed", "{done}");
     let spans = receiver
-        .wait_for("the survivor's steps", |spans| {
-            spans
-                .iter()
-                .any(|span| span.name == "task migrate" && span.service == "replica-b")
+        .wait_for("the survivor's last step and the one it ended", |spans| {
+            let survived = |outcome| {
+                spans.iter().any(|span| {
+                    span.name == "task migrate"
+                        && span.service == "replica-b"
+                        && span.attr("saga.outcome") == Some(outcome)
+                })
+            };
+            survived("complete") && survived("cut_short")
         })
         .await;
     let steps: Vec<&Span> = spans
@@ -547,16 +561,115 @@ async fn a_tasks_steps_are_children_of_its_creation_after_a_takeover() {
         );
         assert_eq!(step.attr("saga.task.id"), Some(id.as_str()));
         assert_eq!(step.kind, INTERNAL);
+        assert_eq!(step.type_of("saga.outcome"), Some("string"), "{step:#?}");
     }
+    // One span per step, not per worker run: the survivor's run went through checkpoints
+    // (one per table) to the end, each its own span with its round under it.
+    let survivor_steps: Vec<&&Span> = steps
+        .iter()
+        .filter(|step| {
+            step.service == "replica-b" && step.attr("saga.outcome") != Some("cut_short")
+        })
+        .collect();
     assert!(
-        steps.iter().any(|step| step.service == "replica-b"),
-        "the survivor took it over"
+        survivor_steps.len() >= 2,
+        "a span per step the survivor ran: {survivor_steps:#?}"
+    );
+    assert!(
+        survivor_steps
+            .iter()
+            .any(|step| step.attr("saga.outcome") == Some("checkpoint")),
+        "{survivor_steps:#?}"
+    );
+    assert_eq!(
+        survivor_steps
+            .iter()
+            .filter(|step| step.attr("saga.outcome") == Some("complete"))
+            .count(),
+        1,
+        "the last step completed the task: {survivor_steps:#?}"
+    );
+    for step in &survivor_steps {
+        assert_eq!(
+            spans
+                .iter()
+                .filter(|span| span.name == "saga.transition"
+                    && span.parent_span_id == step.span_id)
+                .count(),
+            1,
+            "one round under each step: {step:#?}"
+        );
+    }
+    // The step the killed worker had begun never ended there: the survivor ends it, in
+    // error, from the lost worker's last write to the takeover, with the reason.
+    let cut: Vec<&&Span> = steps
+        .iter()
+        .filter(|step| step.attr("saga.outcome") == Some("cut_short"))
+        .collect();
+    assert_eq!(cut.len(), 1, "one step cut short: {steps:#?}");
+    let cut = cut[0];
+    assert_eq!(
+        cut.service, "replica-b",
+        "made by the worker that took over"
+    );
+    assert_eq!(cut.attr("error.type"), Some("worker_lost"));
+    assert_eq!(cut.status, STATUS_ERROR);
+    assert!(
+        matches!(
+            cut.attr("saga.task.takeover.reason"),
+            Some("lease_expired" | "worker_gone")
+        ),
+        "{cut:#?}"
+    );
+    assert_eq!(cut.attr("saga.task.takeovers"), Some("1"));
+    assert_eq!(cut.type_of("saga.task.takeovers"), Some("int"));
+    assert!(
+        cut.events.iter().any(|(name, _)| name == "task taken over"),
+        "{cut:#?}"
+    );
+    assert!(
+        cut.start
+            < survivor_steps
+                .iter()
+                .map(|step| step.start)
+                .min()
+                .unwrap_or(u64::MAX),
+        "it began before the survivor's first step: {cut:#?}"
     );
     assert!(
         spans.iter().any(|span| span.name == "saga.store update"
             && span.trace_id == client.trace_id
             && span.attr("saga.task.id") == Some(id.as_str())),
         "the store's writes are spans of the task's trace"
+    );
+    // The takeover and the statuses are counted, as the conventions would name them.
+    let metrics = receiver
+        .wait_for_metrics("the takeover and the completion counted", |metrics| {
+            metrics
+                .iter()
+                .any(|metric| metric.name == "saga.task.takeovers")
+                && metrics
+                    .iter()
+                    .filter(|metric| metric.name == "saga.task.status.changes")
+                    .flat_map(|metric| metric.points.iter())
+                    .any(|point| {
+                        point.iter().any(|(key, value, kind)| {
+                            key == "saga.task.status" && value == "completed" && *kind == "string"
+                        })
+                    })
+        })
+        .await;
+    assert!(
+        metrics
+            .iter()
+            .filter(|metric| metric.name == "saga.task.takeovers")
+            .all(|metric| metric.kind == "sum" && metric.unit == "{takeover}")
+    );
+    // The guide's picture of a task's trace is this one.
+    saga_snapshot::assert_snapshot(
+        std::path::Path::new("docs/guide/src/observability-task.txt"),
+        "a task's trace across a takeover, as the guide shows it",
+        &picture::draw_task(&spans, &creation, "client span (its context in `_meta`)"),
     );
     drop(survivor);
     let _ = std::fs::remove_file(&store);
@@ -1046,4 +1159,111 @@ async fn every_method_gets_a_span_in_the_clients_trace() {
         .expect("found above");
     assert!(unknown.attr("error.type").is_some(), "{unknown:#?}");
     assert_eq!(unknown.type_of("rpc.response.status_code"), Some("string"));
+}
+
+/// The metrics the MCP conventions name for a server, with their kinds, units and
+/// attributes typed as they say: `mcp.server.operation.duration` for every request
+/// (calls and other methods), `mcp.server.session.duration` when a 2025-11-25 session
+/// ends, and saga's counts of sessions and tasks under `saga.`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_named_and_typed_as_the_conventions_say() {
+    use saga_examples::harness::session::Session;
+    let receiver = Receiver::start().await;
+    let server = traced("deploy", &receiver, "metrics").start();
+    let url = format!("http://{}/mcp", server.addr);
+    let (_, body) = send_traced(server.addr, &Call::deploy(), None).await;
+    assert!(body["result"]["requestState"].is_string(), "{body}");
+    let session = Session::open(&url, json!({"elicitation": {}})).await;
+    let listed = session
+        .ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert!(session.delete().await.is_success());
+    for name in [
+        "mcp.server.operation.duration",
+        "mcp.server.session.duration",
+        "saga.server.sessions",
+    ] {
+        receiver.wait_for_metric(name).await;
+    }
+    let metrics = receiver.metrics();
+    let find = |name: &str| {
+        metrics
+            .iter()
+            .filter(|metric| metric.name == name)
+            .collect::<Vec<_>>()
+    };
+    let operations = find("mcp.server.operation.duration");
+    assert!(
+        operations
+            .iter()
+            .all(|m| m.kind == "histogram" && m.unit == "s")
+    );
+    let points: Vec<_> = operations.iter().flat_map(|m| m.points.iter()).collect();
+    for method in ["tools/call", "tools/list"] {
+        assert!(
+            points.iter().any(|point| point
+                .iter()
+                .any(|(key, value, kind)| key == "mcp.method.name"
+                    && value == method
+                    && *kind == "string")),
+            "{method} in {points:#?}"
+        );
+    }
+    let call = points
+        .iter()
+        .find(|point| point.iter().any(|(_, value, _)| value == "tools/call"))
+        .expect("a call's point");
+    assert!(
+        call.iter()
+            .any(|(key, value, kind)| key == "gen_ai.tool.name"
+                && value == "complex_tool"
+                && *kind == "string"),
+        "{call:#?}"
+    );
+    assert!(
+        call.iter()
+            .any(|(key, value, _)| key == "mcp.protocol.version" && value == "2026-07-28"),
+        "{call:#?}"
+    );
+    let sessions = find("mcp.server.session.duration");
+    assert!(
+        sessions
+            .iter()
+            .all(|m| m.kind == "histogram" && m.unit == "s")
+    );
+    assert!(
+        sessions
+            .iter()
+            .flat_map(|m| m.points.iter())
+            .all(|point| point
+                .iter()
+                .any(|(key, value, kind)| key == "network.transport"
+                    && value == "tcp"
+                    && *kind == "string")),
+        "{sessions:#?}"
+    );
+    let live = find("saga.server.sessions");
+    assert!(
+        live.iter()
+            .all(|m| m.kind == "gauge" && m.unit == "{session}"),
+        "{live:#?}"
+    );
+    // No metric carries an attribute the conventions or saga's docs do not name.
+    let named = [
+        "mcp.method.name",
+        "gen_ai.tool.name",
+        "mcp.protocol.version",
+        "error.type",
+        "network.transport",
+        "network.protocol.name",
+        "saga.task.status",
+    ];
+    for metric in &metrics {
+        for point in &metric.points {
+            for (key, _, _) in point {
+                assert!(named.contains(&key.as_str()), "{}: {key}", metric.name);
+            }
+        }
+    }
 }

@@ -63,3 +63,76 @@ pub fn draw(spans: &[Span], rounds: &[&Span], clients: &[(&str, &str)]) -> Strin
     }
     out
 }
+
+/// The picture of a task's trace: its creation (`creation`, the MCP server span of the
+/// request that created it) under the client's span (`client`), and under the creation
+/// its worker steps in the order they began, each with its own children. Runs of spans
+/// alike (steps on the same replica with the same outcome, a step's store writes) are
+/// drawn once: how many there are varies with the machine's speed.
+pub fn draw_task(spans: &[Span], creation: &Span, client: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "one task's trace: the client's");
+    let _ = writeln!(out, "{client}");
+    let _ = writeln!(
+        out,
+        "└─ {}  [server · {}]  saga.outcome={}",
+        creation.name,
+        creation.service,
+        creation.attr("saga.outcome").unwrap_or("-")
+    );
+    let children_of = |parent: &str| {
+        let mut children: Vec<&Span> = spans
+            .iter()
+            .filter(|span| span.parent_span_id == parent)
+            .collect();
+        children.sort_by_key(|span| span.start);
+        children
+    };
+    let line = |span: &Span| {
+        let mut line = span.name.clone();
+        if span.name.starts_with("task ") {
+            let _ = write!(line, "  [internal · {}]", span.service);
+        }
+        for key in ["saga.outcome", "error.type", "saga.task.takeover.reason"] {
+            if let Some(value) = span.attr(key) {
+                let _ = write!(line, "  {key}={value}");
+            }
+        }
+        for (event, _) in &span.events {
+            let _ = write!(line, "  · event: {event}");
+        }
+        line
+    };
+    // Each child as its lines (itself, then its own children), runs alike drawn once.
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    for child in children_of(&creation.span_id) {
+        let mut block = vec![line(child)];
+        for grand in children_of(&child.span_id) {
+            let grand = line(grand);
+            if block.len() == 1 || block.last() != Some(&grand) {
+                block.push(grand);
+            }
+        }
+        if blocks.last() != Some(&block) {
+            blocks.push(block);
+        }
+    }
+    for (b, block) in blocks.iter().enumerate() {
+        let last = b + 1 == blocks.len();
+        let (branch, under) = if last {
+            ("└─", "   ")
+        } else {
+            ("├─", "│  ")
+        };
+        let _ = writeln!(out, "   {branch} {}", block[0]);
+        for (g, grand) in block[1..].iter().enumerate() {
+            let twig = if g + 2 == block.len() {
+                "└─"
+            } else {
+                "├─"
+            };
+            let _ = writeln!(out, "   {under} {twig} {grand}");
+        }
+    }
+    out
+}

@@ -60,6 +60,7 @@ impl Span {
 struct Received {
     spans: Vec<Span>,
     metrics: Vec<String>,
+    points: Vec<Metric>,
 }
 
 /// The receiver, listening on a loopback port until dropped.
@@ -99,6 +100,11 @@ impl Receiver {
         self.received.lock().expect("lock").spans.clone()
     }
 
+    /// Every metric received so far, each export's apart.
+    pub fn metrics(&self) -> Vec<Metric> {
+        self.received.lock().expect("lock").points.clone()
+    }
+
     pub fn metric_names(&self) -> Vec<String> {
         self.received.lock().expect("lock").metrics.clone()
     }
@@ -114,6 +120,31 @@ impl Receiver {
             assert!(
                 Instant::now() < deadline,
                 "{name}: not received in 30 s; received {:?}",
+                self.metric_names()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The metrics received, once `done` holds for them (within 30 s).
+    ///
+    /// # Panics
+    ///
+    /// When it does not hold in time: the message lists what arrived.
+    pub async fn wait_for_metrics(
+        &self,
+        what: &str,
+        done: impl Fn(&[Metric]) -> bool,
+    ) -> Vec<Metric> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let metrics = self.metrics();
+            if done(&metrics) {
+                return metrics;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not received in 30 s; received {:?}",
                 self.metric_names()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -213,14 +244,77 @@ async fn metrics(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> S
     let Ok(request) = ExportMetricsServiceRequest::decode(body) else {
         return StatusCode::BAD_REQUEST;
     };
-    let names = request
+    let metrics: Vec<Metric> = request
         .resource_metrics
         .into_iter()
         .flat_map(|resource| resource.scope_metrics)
         .flat_map(|scope| scope.metrics)
-        .map(|metric| metric.name);
-    received.lock().expect("lock").metrics.extend(names);
+        .map(Metric::of)
+        .collect();
+    let mut received = received.lock().expect("lock");
+    received
+        .metrics
+        .extend(metrics.iter().map(|metric| metric.name.clone()));
+    received.points.extend(metrics);
     StatusCode::OK
+}
+
+/// A metric as received: its kind, unit, and its data points' attributes with their
+/// types (the values of number attributes as text).
+#[derive(Debug, Clone)]
+pub struct Metric {
+    pub name: String,
+    /// `histogram`, `sum` (a counter), `gauge`, or `other`.
+    pub kind: &'static str,
+    pub unit: String,
+    /// Each data point's attributes: key, its value as text, its type.
+    pub points: Vec<Vec<(String, String, &'static str)>>,
+}
+
+impl Metric {
+    fn of(metric: opentelemetry_proto::tonic::metrics::v1::Metric) -> Self {
+        use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+        let attributes = |attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+            attributes
+                .iter()
+                .map(|kv| {
+                    let value = kv.value.as_ref().and_then(|value| value.value.as_ref());
+                    (kv.key.clone(), text(value), type_of(value))
+                })
+                .collect::<Vec<_>>()
+        };
+        let (kind, points) = match &metric.data {
+            Some(Data::Histogram(h)) => (
+                "histogram",
+                h.data_points
+                    .iter()
+                    .map(|p| attributes(&p.attributes))
+                    .collect(),
+            ),
+            Some(Data::Sum(sum)) => (
+                "sum",
+                sum.data_points
+                    .iter()
+                    .map(|p| attributes(&p.attributes))
+                    .collect(),
+            ),
+            Some(Data::Gauge(gauge)) => (
+                "gauge",
+                gauge
+                    .data_points
+                    .iter()
+                    .map(|p| attributes(&p.attributes))
+                    .collect(),
+            ),
+            _ => ("other", Vec::new()),
+        };
+        Self {
+            name: metric.name,
+            kind,
+            unit: metric.unit,
+            points,
+        }
+    }
 }
 
 fn type_of(value: Option<&Any>) -> &'static str {

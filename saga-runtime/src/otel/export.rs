@@ -299,13 +299,17 @@ impl TelemetryBuilder {
             );
         }
         let tracer = tracer.build();
+        // The first telemetry built makes the spans that begin before their maker
+        // (`super::task::cut_short`).
+        let _ =
+            super::task::TRACER.set(opentelemetry::trace::TracerProvider::tracer(&tracer, SCOPE));
         let meter = SdkMeterProvider::builder()
             .with_periodic_exporter(metrics)
             .with_resource(resource)
             .build();
-        let _ = super::spans::OPERATION_DURATION.set(super::spans::operation_duration(
-            &opentelemetry::metrics::MeterProvider::meter(&meter, SCOPE),
-        ));
+        let scoped = opentelemetry::metrics::MeterProvider::meter(&meter, SCOPE);
+        let _ = super::spans::OPERATION_DURATION.set(super::spans::operation_duration(&scoped));
+        super::metrics::init(&scoped);
         let mut targets = self.targets;
         if let Ok(listed) = std::env::var(SAGA_OTEL_EXPORT_TARGETS) {
             targets.extend(

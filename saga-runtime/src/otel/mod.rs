@@ -19,8 +19,11 @@
 //!   is a `saga.transition` child (round, point entered and left, outcome). The server's
 //!   model calls are GenAI client spans (`chat {model}`: model, token usage when the
 //!   provider reports it, finish reason; never the prompt, the answer or the key). A
-//!   task store's writes are `saga.store` spans. The `mcp.server.operation.duration`
-//!   histogram (seconds) is recorded beside saga's other metrics.
+//!   task's steps are `task {tool}` spans, children of its creation, and a step its worker
+//!   did not live to end is ended, in error, by the worker that takes the task over. A
+//!   task store's writes are `saga.store` spans. The `mcp.server.operation.duration` and
+//!   `mcp.server.session.duration` histograms (seconds), and sessions' and tasks' counts
+//!   (`metrics`), are recorded beside saga's other metrics.
 //! - **Export.** `Telemetry` installs a `tracing` subscriber with an OpenTelemetry layer
 //!   and an OTLP exporter (HTTP, protobuf), through the HTTP client saga already builds;
 //!   `Telemetry::from_env` does so when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as the
@@ -39,7 +42,11 @@ mod export;
 #[cfg(feature = "otel")]
 mod incoming;
 #[cfg(feature = "otel")]
+pub(crate) mod metrics;
+#[cfg(feature = "otel")]
 mod spans;
+#[cfg(feature = "otel")]
+mod task;
 
 #[cfg(feature = "otel")]
 pub use export::{
@@ -53,6 +60,8 @@ pub(crate) use spans::{
     CallInfo, MethodTrace, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
     model_answered, model_span, resumed, store_write, task_trace,
 };
+#[cfg(feature = "otel")]
+pub(crate) use task::{LostStep, StepEnd, Takeover, TaskStep, cut_short};
 
 #[cfg(not(feature = "otel"))]
 mod off {
@@ -84,6 +93,44 @@ mod off {
             handle
         }
     }
+
+    /// How a task's step ended: recorded nowhere.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum StepEnd {
+        Checkpoint,
+        InputRequired,
+        Complete,
+        ToolError,
+        Failed,
+        Stopped,
+    }
+
+    /// A task's steps, untraced.
+    #[derive(Debug)]
+    pub(crate) struct TaskStep;
+
+    impl TaskStep {
+        /// Nothing of `record`.
+        #[inline(always)]
+        pub(crate) fn of(_: &crate::tasks::TaskRecord) -> Self {
+            TaskStep
+        }
+
+        /// `f`, as it is.
+        #[inline(always)]
+        pub(crate) fn begin<R>(&self, f: impl FnOnce() -> R) -> R {
+            f()
+        }
+
+        /// `work`, as it is.
+        #[inline(always)]
+        pub(crate) fn run<F>(&self, work: F) -> F {
+            work
+        }
+
+        #[inline(always)]
+        pub(crate) fn end(&self, _: StepEnd, _: Option<i32>) {}
+    }
 }
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{MethodTrace, store_write};
+pub(crate) use off::{MethodTrace, StepEnd, TaskStep, store_write};

@@ -1,4 +1,4 @@
-//! The spans saga makes with the feature on: a call's MCP server span (or a task step's),
+//! The spans saga makes with the feature on: a call's MCP server span,
 //! its link to the saga's first span, the server model's GenAI client spans, the task
 //! store's writes, and the operation histogram.
 
@@ -43,7 +43,7 @@ pub(super) fn operation_duration(meter: &opentelemetry::metrics::Meter) -> Histo
 /// a body allows.
 const REQUEST_ID_MAX: usize = 64;
 
-/// A call's MCP server span (or a task step's), made before the call runs and closed
+/// A call's MCP server span, made before the call runs and closed
 /// with its outcome by [`CallSpan::run`].
 pub(crate) struct CallSpan {
     span: tracing::Span,
@@ -64,36 +64,31 @@ pub(crate) struct CallInfo<'a> {
 /// The MCP server span of a call: parented on the request's trace context, and recorded
 /// in its `trace` so that its rounds keep and link to the saga's first span.
 pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
-    let span = match &trace.task {
-        Some(task) => tracing::info_span!(
-            target: "saga_runtime",
-            "saga.task",
-            otel.name = %format_args!("task {}", call.tool),
-            otel.kind = "internal",
-            otel.status_code = Empty,
-            gen_ai.tool.name = call.tool,
-            gen_ai.operation.name = "execute_tool",
-            saga.task.id = &**task,
-            error.type = Empty,
-            saga.outcome = Empty,
-        ),
-        None => tracing::info_span!(
-            target: "saga_runtime",
-            "mcp.server",
-            otel.name = %format_args!("{} {}", call.method, call.tool),
-            otel.kind = "server",
-            otel.status_code = Empty,
-            mcp.method.name = call.method,
-            gen_ai.tool.name = call.tool,
-            gen_ai.operation.name = "execute_tool",
-            jsonrpc.request.id = Empty,
-            mcp.protocol.version = Empty,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-            saga.outcome = Empty,
-            saga.task.id = Empty,
-        ),
-    };
+    // A task's worker makes a span per step instead (`super::task`), and a step is not a
+    // request: no MCP server span, no record in the operations' histogram.
+    if trace.task.is_some() {
+        return CallSpan {
+            span: tracing::Span::none(),
+            labels: None,
+            version: None,
+        };
+    }
+    let span = tracing::info_span!(
+        target: "saga_runtime",
+        "mcp.server",
+        otel.name = %format_args!("{} {}", call.method, call.tool),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = call.method,
+        gen_ai.tool.name = call.tool,
+        gen_ai.operation.name = "execute_tool",
+        jsonrpc.request.id = Empty,
+        mcp.protocol.version = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+        saga.outcome = Empty,
+        saga.task.id = Empty,
+    );
     let version = call
         .protocol_version
         .filter(|_| !span.is_disabled() || OPERATION_DURATION.get().is_some())

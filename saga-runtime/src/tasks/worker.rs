@@ -15,6 +15,7 @@ use super::*;
 use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
+use crate::otel::{StepEnd, TaskStep};
 
 /// How often a task's progress is written to its record at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -254,6 +255,7 @@ impl Tasks {
             progress: &progress,
             stopped: AtomicBool::new(false),
             stepped: AtomicBool::new(false),
+            spans: TaskStep::of(&record),
         };
         let outcome = match tools.saga(&record.tool) {
             Ok(saga) => drive(saga, &mut call, &cx, &mut step).await,
@@ -264,17 +266,20 @@ impl Tasks {
         };
         if step.stopped.load(Ordering::Relaxed) {
             // Cancelled while it ran (`tasks/cancel` wrote the status), or taken over.
+            step.spans.end(StepEnd::Stopped, None);
             return;
         }
         if let Err(error) = outcome {
             let code = error.code.0;
             let message = error.message.to_string();
-            self.write(id, claim, move |record| {
-                record.status = TaskStatus::Failed;
-                record.error = Some(TaskRecord::error_object(code, &message));
-                record.worker = None;
-            })
-            .await;
+            step.spans
+                .run(self.write(id, claim, move |record| {
+                    record.status = TaskStatus::Failed;
+                    record.error = Some(TaskRecord::error_object(code, &message));
+                    record.worker = None;
+                }))
+                .await;
+            step.spans.end(StepEnd::Failed, Some(code));
             crate::metrics::task_status("failed");
         }
         self.notify(id).await;
@@ -446,15 +451,36 @@ impl Tasks {
             let worker = claim.clone();
             let lease_until = self.lease_until();
             let store = self.settings.store.0.clone();
-            let take = move |record: &mut TaskRecord| {
+            // What the record said of the worker it is taken from: its step's span.
+            #[cfg(feature = "otel")]
+            let lost = std::sync::Mutex::new(None);
+            let take = |record: &mut TaskRecord| {
                 // Its lease ended, or its worker's process did (the store can tell).
-                let free = record.lease_until_ms < now
-                    || record
+                let expired = record.lease_until_ms < now;
+                let gone = || {
+                    record
                         .worker
                         .as_deref()
-                        .is_some_and(|worker| store.is_gone(worker));
+                        .is_some_and(|worker| store.is_gone(worker))
+                };
+                let free = expired || gone();
                 if record.status != TaskStatus::Working || !free {
                     return false;
+                }
+                #[cfg(feature = "otel")]
+                if let Ok(mut lost) = lost.lock() {
+                    // A record without a worker was handed back (a graceful stop): no step
+                    // of it was cut short.
+                    *lost = record.worker.is_some().then(|| {
+                        // The process gone says more than its lease run out: asked
+                        // again only here, for a task being taken over.
+                        let reason = if gone() {
+                            crate::otel::Takeover::WorkerGone
+                        } else {
+                            crate::otel::Takeover::LeaseExpired
+                        };
+                        (record.updated_ms, reason)
+                    });
                 }
                 record.worker = Some(worker.clone());
                 record.lease_until_ms = lease_until;
@@ -471,6 +497,17 @@ impl Tasks {
                 Ok(Some(record)) if record.worker.as_deref() == Some(claim.as_str()) => {
                     tracing::info!(task = %id, takeovers = record.takeovers, "task taken over");
                     crate::metrics::lease_takeover();
+                    #[cfg(feature = "otel")]
+                    if let Some((last_write_ms, reason)) = lost.lock().ok().and_then(|lost| *lost) {
+                        crate::otel::cut_short(crate::otel::LostStep {
+                            task: &record.id,
+                            tool: &record.tool,
+                            trace: record.trace.as_deref(),
+                            last_write_ms,
+                            takeovers: record.takeovers,
+                            reason,
+                        });
+                    }
                     self.spawn_worker(tools, id, record.quota_owner(), claim);
                 }
                 Ok(_) => {}
@@ -536,6 +573,8 @@ struct Step<'a> {
     stopped: AtomicBool,
     /// Set once the first step has run.
     stepped: AtomicBool,
+    /// Each step's span (feature `otel`).
+    spans: TaskStep,
 }
 
 impl Step<'_> {
@@ -545,21 +584,41 @@ impl Step<'_> {
         Ok(Next::Respond(CallToolResponse::InputRequired(required)))
     }
 
-    /// Writes `change` to the task, ending this worker's step with `status`.
-    async fn end(&self, status: TaskStatus, change: impl Fn(&mut TaskRecord) + Send + Sync) {
+    /// Writes `change` to the task, ending this worker's step with `status` (its span's
+    /// outcome `step`).
+    async fn end(
+        &self,
+        status: TaskStatus,
+        step: StepEnd,
+        change: impl Fn(&mut TaskRecord) + Send + Sync,
+    ) {
         let label = match status {
             TaskStatus::Completed => "completed",
             TaskStatus::InputRequired => "input_required",
             _ => "failed",
         };
-        self.tasks
-            .write(self.id, self.claim, move |record| {
+        self.spans
+            .run(self.tasks.write(self.id, self.claim, move |record| {
                 change(record);
                 record.status = status;
                 record.worker = None;
-            })
+            }))
             .await;
+        self.spans.end(step, None);
         crate::metrics::task_status(label);
+    }
+
+    /// Writes `change` to the task in the step's span; `false` when the run lost the task
+    /// (see [`Tasks::write`]), and its step then ends as stopped.
+    async fn write(&self, change: impl Fn(&mut TaskRecord) + Send + Sync) -> bool {
+        let written = self
+            .spans
+            .run(self.tasks.write(self.id, self.claim, change))
+            .await;
+        if !written {
+            self.spans.end(StepEnd::Stopped, None);
+        }
+        written
     }
 }
 
@@ -572,6 +631,10 @@ impl Policy for Step<'_> {
         // Each step's state is written to the task's record before the next one runs,
         // and a takeover starts from the record's token.
         true
+    }
+
+    fn round<R>(&self, make: impl FnOnce() -> R) -> R {
+        self.spans.begin(make)
     }
 
     async fn transition<'b>(
@@ -592,26 +655,30 @@ impl Policy for Step<'_> {
             );
         if !holds || self.token.is_cancelled() {
             self.stopped.store(true, Ordering::Relaxed);
+            self.spans.end(StepEnd::Stopped, None);
             return Err(ErrorData::internal_error(
                 "the task's step was stopped",
                 None,
             ));
         }
         // The step, and beside it the writes of the progress it reports.
-        let outcome = tokio::select! {
-            outcome = tasks.lease_while(id, claim, run, self.token) => outcome,
-            never = tasks.write_progress(id, claim, self.progress) => match never {},
-        };
+        let outcome = self
+            .spans
+            .run(async {
+                tokio::select! {
+                    outcome = tasks.lease_while(id, claim, run, self.token) => outcome,
+                    never = tasks.write_progress(id, claim, self.progress) => match never {},
+                }
+            })
+            .await;
         if let Some(text) = self.progress.take() {
             // Reported at the end of the step: written before what follows.
-            tasks
-                .write(id, claim, move |record| {
-                    record.status_message = Some(text.clone())
-                })
+            self.write(move |record| record.status_message = Some(text.clone()))
                 .await;
         }
         outcome.unwrap_or_else(|| {
             self.stopped.store(true, Ordering::Relaxed);
+            self.spans.end(StepEnd::Stopped, None);
             Err(ErrorData::internal_error(
                 "the task's step was stopped",
                 None,
@@ -626,18 +693,23 @@ impl Policy for Step<'_> {
     ) -> Result<CallToolResponse, ErrorData> {
         match &response {
             CallToolResponse::Complete(result) => {
+                let step = if result.is_error == Some(true) {
+                    StepEnd::ToolError
+                } else {
+                    StepEnd::Complete
+                };
                 let result = serde_json::to_value(result)
                     .ok()
                     .and_then(|value| value.as_object().cloned())
                     .unwrap_or_default();
-                self.end(TaskStatus::Completed, move |record| {
+                self.end(TaskStatus::Completed, step, move |record| {
                     record.result = Some(result.clone());
                     record.state = None;
                 })
                 .await;
             }
             _ => {
-                self.end(TaskStatus::Failed, |record| {
+                self.end(TaskStatus::Failed, StepEnd::Failed, |record| {
                     record.error = Some(TaskRecord::error_object(
                         -32603,
                         "a task step answered with a task",
@@ -659,8 +731,7 @@ impl Policy for Step<'_> {
         let lease_until = self.tasks.lease_until();
         let state = required.request_state.clone();
         if !self
-            .tasks
-            .write(self.id, self.claim, move |record| {
+            .write(move |record| {
                 record.state = state.clone();
                 record.answers.clear();
                 record.model_answers.clear();
@@ -670,6 +741,7 @@ impl Policy for Step<'_> {
         {
             return Self::lost(required);
         }
+        self.spans.end(StepEnd::Checkpoint, None);
         Ok(Next::GoOn {
             from: required,
             // Bounded by the task's lease and quota.
@@ -693,8 +765,7 @@ impl Policy for Step<'_> {
         if !served.model.is_empty() && requests.is_empty() {
             let answers = served.model.answers.clone();
             if !self
-                .tasks
-                .write(self.id, self.claim, move |record| {
+                .write(move |record| {
                     record.state = state.clone();
                     record.answers.clear();
                     record.model_answers = answers.clone();
@@ -704,6 +775,8 @@ impl Policy for Step<'_> {
             {
                 return Self::lost(required);
             }
+            // The server's model answered: the task goes on, as from a checkpoint.
+            self.spans.end(StepEnd::Checkpoint, None);
             // The model's failures are given with its answers to the next round (a record
             // keeps answers, not failures).
             let inputs = Inputs {
@@ -727,12 +800,16 @@ impl Policy for Step<'_> {
         }
         let answers = served.model.answers;
         required.input_requests = Some(requests.clone());
-        self.end(TaskStatus::InputRequired, move |record| {
-            record.state = state.clone();
-            record.pending = Some(requests.clone());
-            record.answers.clear();
-            record.model_answers = answers.clone();
-        })
+        self.end(
+            TaskStatus::InputRequired,
+            StepEnd::InputRequired,
+            move |record| {
+                record.state = state.clone();
+                record.pending = Some(requests.clone());
+                record.answers.clear();
+                record.model_answers = answers.clone();
+            },
+        )
         .await;
         Ok(Next::Respond(CallToolResponse::InputRequired(required)))
     }

@@ -107,6 +107,12 @@ pub(crate) trait Policy: Send {
         false
     }
 
+    /// Makes a round's transition (`make`): as it is, or inside what this path records
+    /// of each round (a task's step span, which the round's own span is then a child of).
+    fn round<R>(&self, make: impl FnOnce() -> R) -> R {
+        make()
+    }
+
     /// Runs one transition, `run`, as this path runs one: as it is, or within what is
     /// left of the run time, stopped by a cancellation, beside a lease's renewal.
     fn transition<'a>(
@@ -287,7 +293,7 @@ async fn drive_rounds<P: Policy>(
     let response = loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it
         // and leaves the rest for the next round.
-        let run = saga.run(policy.codec(), call, cx);
+        let run = policy.round(|| saga.run(policy.codec(), call, cx));
         // The round goes to the policy without a name in this future, and the policy's
         // answer is matched as it comes: a local (or a temporary of the `?`) kept across
         // an await would hold a round (152 to 264 bytes) in every request's future.

@@ -52,6 +52,8 @@ struct SessionHold {
     /// Cancelled when the session ends (deleted, or gone from rmcp's manager): its calls
     /// still running stop, since no one can take their answers.
     gone: CancellationToken,
+    /// When it was opened: its duration is a metric.
+    opened: std::time::Instant,
 }
 
 #[derive(Default)]
@@ -64,6 +66,7 @@ impl Book {
         if let Some(entry) = self.sessions.remove(id) {
             entry.gone.cancel();
             crate::metrics::sessions(self.sessions.len());
+            crate::metrics::session_ended(entry.opened.elapsed());
         }
     }
 }
@@ -170,6 +173,7 @@ impl Opening {
             streams: Arc::new(Semaphore::new(limits.max_streams_per_session)),
             ids: Arc::default(),
             gone: CancellationToken::new(),
+            opened: std::time::Instant::now(),
         };
         if let Ok(mut book) = self.owners.book.lock() {
             book.sessions.insert(id.to_owned(), entry);

@@ -1,0 +1,215 @@
+//! A task's steps as spans: one `task {tool}` span per step a worker runs (a round of its
+//! saga, the store writes that keep it), each a child of the request that created the
+//! task, on whichever replica runs it; and the step a lost worker left unfinished, made
+//! by the worker that takes the task over.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
+use tracing::Instrument as _;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use super::incoming::span_context;
+use crate::log::Escaped;
+use crate::state::SagaTrace;
+
+/// The tracer [`cut_short`] makes its span with: set by [`super::Telemetry`]'s build. A
+/// span of its own making, because it begins before the worker that makes it was there
+/// (a `tracing` span begins when it is made).
+pub(super) static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
+
+/// How a task's step ended, as its span's `saga.outcome` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StepEnd {
+    /// The step reached a checkpoint, its state written: the next step follows.
+    Checkpoint,
+    /// The step asks the client: the task waits in `input_required`.
+    InputRequired,
+    /// The saga returned: the task completed.
+    Complete,
+    /// The saga returned a tool error (`isError`): the task completed with it.
+    ToolError,
+    /// The step failed: the task failed.
+    Failed,
+    /// The step was stopped before it ended: the task was cancelled, or another worker
+    /// holds it now, or the server stopped and handed it back.
+    Stopped,
+}
+
+impl StepEnd {
+    fn label(self) -> &'static str {
+        match self {
+            StepEnd::Checkpoint => "checkpoint",
+            StepEnd::InputRequired => "input_required",
+            StepEnd::Complete => "complete",
+            StepEnd::ToolError => "tool_error",
+            StepEnd::Failed => "error",
+            StepEnd::Stopped => "stopped",
+        }
+    }
+}
+
+/// A worker's run of one task: the span of the step it runs now, if any is recorded.
+#[derive(Debug)]
+pub(crate) struct TaskStep {
+    task: String,
+    tool: String,
+    /// The creating request's span, as the task's record keeps it.
+    parent: Option<SagaTrace>,
+    span: Mutex<Option<tracing::Span>>,
+}
+
+impl TaskStep {
+    /// The steps of `record`'s task.
+    pub(crate) fn of(record: &crate::tasks::TaskRecord) -> Self {
+        Self {
+            task: record.id.clone(),
+            tool: record.tool.clone(),
+            parent: record
+                .trace
+                .as_deref()
+                .and_then(SagaTrace::parse_traceparent),
+            span: Mutex::new(None),
+        }
+    }
+
+    /// Begins a step: its span is current while `f` makes the step's round, so that the
+    /// round's own span is its child. The step before it, if any, ended already.
+    pub(crate) fn begin<R>(&self, f: impl FnOnce() -> R) -> R {
+        let (task, tool) = (&self.task, &self.tool);
+        let span = tracing::info_span!(
+            target: "saga_runtime",
+            "saga.task",
+            otel.name = %format_args!("task {}", Escaped(tool)),
+            otel.kind = "internal",
+            otel.status_code = Empty,
+            gen_ai.tool.name = %Escaped(tool),
+            gen_ai.operation.name = "execute_tool",
+            saga.task.id = %Escaped(task),
+            error.type = Empty,
+            saga.outcome = Empty,
+        );
+        if span.is_disabled() {
+            return f();
+        }
+        if let Some(parent) = self.parent.as_ref() {
+            let parent = opentelemetry::Context::new()
+                .with_remote_span_context(span_context(parent, Default::default()));
+            let _ = span.set_parent(parent);
+        }
+        let made = span.in_scope(f);
+        if let Ok(mut current) = self.span.lock() {
+            *current = Some(span);
+        }
+        made
+    }
+
+    fn current(&self) -> Option<tracing::Span> {
+        self.span.lock().ok()?.clone()
+    }
+
+    /// `work` run in the current step's span: what it writes is the step's.
+    pub(crate) fn run<F: std::future::Future>(
+        &self,
+        work: F,
+    ) -> tracing::instrument::Instrumented<F> {
+        work.instrument(self.current().unwrap_or_else(tracing::Span::none))
+    }
+
+    /// Ends the current step as `end` says, with the JSON-RPC `error` code it failed with.
+    pub(crate) fn end(&self, end: StepEnd, error: Option<i32>) {
+        let Some(span) = self.span.lock().ok().and_then(|mut span| span.take()) else {
+            return;
+        };
+        span.record("saga.outcome", end.label());
+        if matches!(end, StepEnd::Failed | StepEnd::ToolError) {
+            let kind = match (end, error) {
+                (StepEnd::ToolError, _) => "tool_error".to_owned(),
+                (_, Some(code)) => code.to_string(),
+                (_, None) => "error".to_owned(),
+            };
+            span.record("error.type", kind.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// Why a worker took a task over, as the cut-short step's `saga.task.takeover.reason`
+/// says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Takeover {
+    /// Its worker's lease ran out without a renewal.
+    LeaseExpired,
+    /// Its worker's process is gone (the store can tell: the lock it held is free).
+    WorkerGone,
+}
+
+impl Takeover {
+    fn label(self) -> &'static str {
+        match self {
+            Takeover::LeaseExpired => "lease_expired",
+            Takeover::WorkerGone => "worker_gone",
+        }
+    }
+}
+
+/// What a taken-over task's record said of its lost worker, for [`cut_short`].
+pub(crate) struct LostStep<'a> {
+    pub(crate) task: &'a str,
+    pub(crate) tool: &'a str,
+    /// The creating request's `traceparent`, as the record keeps it.
+    pub(crate) trace: Option<&'a str>,
+    /// The lost worker's last write to the record (unix milliseconds): its last sign of
+    /// life, so the least its unfinished step ran.
+    pub(crate) last_write_ms: u64,
+    /// The record's takeovers, this one counted.
+    pub(crate) takeovers: u32,
+    pub(crate) reason: Takeover,
+}
+
+/// The step a lost worker left unfinished (its process killed, its span never ended nor
+/// exported), made by the worker that takes the task over: a `task {tool}` span under
+/// the task's creation, from the lost worker's last write to the takeover, ended in error
+/// (`error.type` `worker_lost`) with the reason, and a `task taken over` event.
+///
+/// Only for a task whose creation was traced and sampled: a trace nobody records gains
+/// nothing from it.
+pub(crate) fn cut_short(lost: LostStep<'_>) {
+    let Some(tracer) = TRACER.get() else {
+        return;
+    };
+    let Some(parent) = lost.trace.and_then(SagaTrace::parse_traceparent) else {
+        return;
+    };
+    let parent = opentelemetry::Context::new()
+        .with_remote_span_context(span_context(&parent, Default::default()));
+    let began = SystemTime::UNIX_EPOCH + Duration::from_millis(lost.last_write_ms);
+    let now = SystemTime::now().max(began);
+    let mut span = tracer
+        .span_builder(format!("task {}", Escaped(lost.tool)))
+        .with_kind(SpanKind::Internal)
+        .with_start_time(began)
+        .with_attributes([
+            KeyValue::new("gen_ai.tool.name", Escaped(lost.tool).to_string()),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("saga.task.id", Escaped(lost.task).to_string()),
+            KeyValue::new("saga.outcome", "cut_short"),
+            KeyValue::new("error.type", "worker_lost"),
+            KeyValue::new("saga.task.takeover.reason", lost.reason.label()),
+            KeyValue::new("saga.task.takeovers", i64::from(lost.takeovers)),
+        ])
+        .start_with_context(tracer, &parent);
+    span.add_event_with_timestamp(
+        "task taken over",
+        now,
+        vec![KeyValue::new(
+            "saga.task.takeover.reason",
+            lost.reason.label(),
+        )],
+    );
+    span.set_status(Status::error("the task's worker was lost"));
+    span.end_with_timestamp(now);
+}
