@@ -9,6 +9,9 @@
 #   bash scripts/bench-footprint.sh              # this build
 #   bash scripts/bench-footprint.sh 2d2b4dd      # and 2d2b4dd's, with the ratios
 #   SAGA_BIN=A BASELINE_BIN=B bash scripts/bench-footprint.sh   # two given binaries
+#   SAGA_ENV="OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318" SAGA_BIN=A BASELINE_BIN=B …
+#                                   # the first binary with these variables (a traced build
+#                                   # exporting, sampling), the baseline without them
 #
 # Each server runs under callgrind (cache and branch simulation: 32 KiB 8-way L1s), is
 # warmed up with 40 sagas, has its counters zeroed, serves SAGAS (400) sagas from 16
@@ -50,9 +53,10 @@ trap 'rm -rf "$work"' EXIT
 key=$(python3 -c 'print("07" * 32)')
 port=$((20000 + RANDOM % 20000))
 
-count() { # binary name -> "Ir I1mr D1mr D1mw Bim" per saga
-  local bin=$1 out="$work/$2"
-  SAGA_KEYS=$key valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes \
+count() { # binary name [VAR=VALUE ...] -> "Ir I1mr D1mr D1mw Bim" per saga
+  local bin=$1 name=$2 out="$work/$2"
+  shift 2
+  env "$@" SAGA_KEYS=$key valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes \
     --callgrind-out-file="$out.%p" "$bin" --http "127.0.0.1:$port" >"$out.log" 2>&1 &
   local vg=$!
   for _ in $(seq 1 300); do (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
@@ -63,7 +67,7 @@ count() { # binary name -> "Ir I1mr D1mr D1mw Bim" per saga
   callgrind_control -d "$vg" >/dev/null 2>&1
   kill "$vg"; wait "$vg" 2>/dev/null || true
   port=$((port + 1))
-  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$out".*.1 "$KEEP/$2.callgrind"; }
+  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$out".*.1 "$KEEP/$name.callgrind"; }
   # The dump after the load (`.1`), not the one at exit.
   python3 - "$out".*.1 "$sagas" <<'EOF'
 import sys
@@ -78,7 +82,10 @@ EOF
 printf '%-16s %10s %8s %8s %8s %8s   (per saga)\n' build Ir I1mr D1mr D1mw Bim
 first=()
 for i in "${!bins[@]}"; do
-  read -r -a c <<<"$(count "${bins[$i]}" "s$i")"
+  extra=()
+  # Only the first binary runs with SAGA_ENV (split on spaces: VAR=VALUE words).
+  if [ "$i" = 0 ] && [ -n "${SAGA_ENV:-}" ]; then read -r -a extra <<<"$SAGA_ENV"; fi
+  read -r -a c <<<"$(count "${bins[$i]}" "s$i" "${extra[@]}")"
   printf '%-16s %10s %8s %8s %8s %8s\n' "${names[$i]}" "${c[@]}"
   if [ "$i" = 0 ]; then first=("${c[@]}"); else
     printf '%-16s' "${names[0]} ÷ ${names[$i]}"

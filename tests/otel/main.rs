@@ -1267,3 +1267,89 @@ async fn metrics_are_named_and_typed_as_the_conventions_say() {
         }
     }
 }
+
+/// Sampling is decided before the spans are made: an unsampled call exports nothing of
+/// its work (no round, no store write left as a root of a trace of its own), a sampled
+/// one exports its span with its rounds under it, and a trace the server begins is kept
+/// at the operator's ratio, not at its square (saga's decision and the SDK's, each
+/// drawing a trace id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsampled_call_exports_nothing_and_the_ratio_holds() {
+    let receiver = Receiver::start().await;
+    let server = traced("deploy", &receiver, "sampled")
+        .env("OTEL_TRACES_SAMPLER", "traceidratio")
+        .env("OTEL_TRACES_SAMPLER_ARG", "0.5")
+        .start();
+    // The ratio keys on a trace id's low 64 bits: a small number is sampled, a large one
+    // is not, whichever replica decides.
+    let traceparent = |n: u64, sampled: bool| {
+        let low = if sampled { n } else { u64::MAX - n };
+        format!("00-{:016x}{low:016x}-{:016x}-01", 0xabcd_u64 + n, n + 1)
+    };
+    for n in 0..10 {
+        for sampled in [true, false] {
+            let (_, body) =
+                send_traced(server.addr, &Call::deploy(), Some(&traceparent(n, sampled))).await;
+            assert!(body["result"]["requestState"].is_string(), "{body}");
+        }
+    }
+    // Traces the server begins: the ratio, not its square.
+    const ROOTS: usize = 200;
+    for _ in 0..ROOTS {
+        let (_, body) = send_traced(server.addr, &Call::deploy(), None).await;
+        assert!(body["result"]["requestState"].is_string(), "{body}");
+    }
+    receiver
+        .wait_for_metric("mcp.server.operation.duration")
+        .await;
+    receiver
+        .wait_for("the sampled calls", |spans| {
+            (0..10).all(|n| {
+                let trace = &traceparent(n, true)[3..35];
+                spans
+                    .iter()
+                    .any(|span| span.trace_id == trace && span.name == "saga.transition")
+            })
+        })
+        .await;
+    // Let whatever else would come arrive.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let spans = receiver.spans();
+    for n in 0..10 {
+        let kept = &traceparent(n, true)[3..35];
+        let calls = rounds_of(&spans, kept);
+        assert_eq!(calls.len(), 1, "the sampled call's span");
+        assert!(
+            spans
+                .iter()
+                .any(|span| span.name == "saga.transition"
+                    && span.parent_span_id == calls[0].span_id)
+        );
+        let dropped = &traceparent(n, false)[3..35];
+        assert!(
+            !spans.iter().any(|span| span.trace_id == dropped),
+            "nothing of an unsampled call"
+        );
+    }
+    // No span of the server's is a root unless it is a call's: an unsampled call's
+    // rounds did not become traces of their own.
+    let ids: std::collections::HashSet<&str> =
+        spans.iter().map(|span| span.span_id.as_str()).collect();
+    for span in &spans {
+        if span.name != "tools/call complex_tool" {
+            assert!(
+                ids.contains(span.parent_span_id.as_str()),
+                "a span whose parent was not exported: {span:#?}"
+            );
+        }
+    }
+    let roots = spans
+        .iter()
+        .filter(|span| span.name == "tools/call complex_tool" && span.parent_span_id.is_empty())
+        .count();
+    // Binomial(200, 0.5): 100 ± 7; at the ratio's square it would be 50 ± 6.
+    assert!(
+        (65..=135).contains(&roots),
+        "{roots} of {ROOTS} traces the server began were kept at a ratio of 0.5"
+    );
+}

@@ -157,10 +157,20 @@ impl Telemetry {
             .with_target(false)
             .with_tracked_inactivity(false)
             .with_context_activation(false)
-            .with_filter(tracing_subscriber::filter::filter_fn({
+            .with_filter({
+                // Sampling is decided before the spans from now on (`super::sampling`):
+                // an unsampled request's work is quiet, and this filter takes none of it.
+                super::sampling::deciding();
                 let targets = std::sync::Arc::clone(&self.targets);
-                move |meta| exported(meta, &targets)
-            }))
+                tracing_subscriber::filter::DynFilterFn::new(|_, _| !super::sampling::quiet())
+                    .with_callsite_filter(move |meta| {
+                        if exported(meta, &targets) {
+                            tracing::subscriber::Interest::sometimes()
+                        } else {
+                            tracing::subscriber::Interest::never()
+                        }
+                    })
+            })
     }
 
     /// The tracer provider, for a layer of the application's own making (other options of
@@ -288,16 +298,7 @@ impl TelemetryBuilder {
         let trust = self.trust_client_sampled.unwrap_or_else(|| {
             std::env::var(SAGA_OTEL_TRUST_CLIENT_SAMPLED).is_ok_and(|value| value == "true")
         });
-        if !trust {
-            // A client's parent is sampled as a root of the server's would be: its flag
-            // does not override the operator's ratio. The ratio keys on the trace id, so a
-            // task's steps (parented on its creation's context) decide as it did.
-            tracer = tracer.with_sampler(
-                opentelemetry_sdk::trace::Sampler::parent_based(root_sampler())
-                    .with_remote_parent_sampled(root_sampler())
-                    .with_remote_parent_not_sampled(root_sampler()),
-            );
-        }
+        tracer = tracer.with_sampler(super::sampling::install(operator_sampler(trust)));
         let tracer = tracer.build();
         // The first telemetry built makes the spans that begin before their maker
         // (`super::task::cut_short`).
@@ -352,6 +353,26 @@ where
     tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_filter(filter)
+}
+
+/// The operator's sampler. Not trusting clients (the default), a client's parent is
+/// sampled as a root of the server's would be: its flag does not override the operator's
+/// ratio. The ratio keys on the trace id, so a task's steps (parented on its creation's
+/// context) decide as it did. Trusting them, as the SDK reads `OTEL_TRACES_SAMPLER`: the
+/// `parentbased_*` samplers (and none set) follow the client's flag, the others do not.
+fn operator_sampler(trust: bool) -> super::sampling::Sampler {
+    use opentelemetry_sdk::trace::Sampler;
+    if !trust {
+        return Box::new(
+            Sampler::parent_based(root_sampler())
+                .with_remote_parent_sampled(root_sampler())
+                .with_remote_parent_not_sampled(root_sampler()),
+        );
+    }
+    match std::env::var("OTEL_TRACES_SAMPLER").as_deref() {
+        Ok("always_on" | "always_off" | "traceidratio") => Box::new(root_sampler()),
+        _ => Box::new(Sampler::ParentBased(Box::new(root_sampler()))),
+    }
 }
 
 /// The sampler of a trace the server begins, as `OTEL_TRACES_SAMPLER` and
@@ -454,5 +475,44 @@ impl opentelemetry_http::HttpClient for ExportClient {
             sent.await
                 .map_err(|error| -> opentelemetry_http::HttpError { Box::new(error) })?
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    /// What the layer takes is made, and only that: the HTTP request's span, a
+    /// dependency's span and saga's log events are not (no per-span work for them), and
+    /// nothing at all of a quiet (unsampled) request's work.
+    #[test]
+    fn the_layer_makes_only_what_it_exports() {
+        let telemetry = super::Telemetry::builder()
+            .endpoint("http://127.0.0.1:9")
+            .build()
+            .expect("telemetry");
+        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+        tracing::subscriber::with_default(subscriber, || {
+            let request =
+                tracing::debug_span!(target: "saga_runtime::serve::http::guard", "saga.request");
+            assert!(request.is_disabled(), "the HTTP request's span");
+            let other = tracing::info_span!(target: "rmcp::service", "serve_inner");
+            assert!(other.is_disabled(), "a dependency's span");
+            let round = tracing::debug_span!(target: "saga_runtime", "saga.transition");
+            assert!(!round.is_disabled(), "a round");
+            super::super::sampling::quietly(true, || {
+                // Made in the registry (a per-layer filter cannot disable a span for every
+                // layer), but not in this layer: saga's own spans are not made at all
+                // (`sampling::quiet`, read where they are made).
+                let round = tracing::debug_span!(target: "saga_runtime", "saga.transition");
+                let otel = tracing_opentelemetry::OpenTelemetrySpanExt::context(&round);
+                assert!(
+                    !opentelemetry::trace::TraceContextExt::span(&otel)
+                        .span_context()
+                        .is_valid(),
+                    "a quiet request's span is not this layer's"
+                );
+            });
+        });
     }
 }

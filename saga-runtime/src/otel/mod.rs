@@ -44,6 +44,8 @@ mod incoming;
 #[cfg(feature = "otel")]
 pub(crate) mod metrics;
 #[cfg(feature = "otel")]
+mod sampling;
+#[cfg(feature = "otel")]
 mod spans;
 #[cfg(feature = "otel")]
 mod task;
@@ -55,6 +57,8 @@ pub use export::{
 };
 #[cfg(feature = "otel")]
 pub(crate) use incoming::RequestTrace;
+#[cfg(feature = "otel")]
+pub(crate) use sampling::quiet;
 #[cfg(feature = "otel")]
 pub(crate) use spans::{
     CallInfo, MethodTrace, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
@@ -105,6 +109,12 @@ mod off {
         Stopped,
     }
 
+    /// Never an unsampled request's work: nothing is sampled.
+    #[inline(always)]
+    pub(crate) const fn quiet() -> bool {
+        false
+    }
+
     /// A task's steps, untraced.
     #[derive(Debug)]
     pub(crate) struct TaskStep;
@@ -133,4 +143,4 @@ mod off {
     }
 }
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{MethodTrace, StepEnd, TaskStep, store_write};
+pub(crate) use off::{MethodTrace, StepEnd, TaskStep, quiet, store_write};

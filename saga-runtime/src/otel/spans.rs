@@ -16,6 +16,7 @@ use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use super::incoming::{CallTrace, RequestTrace, parent, span_context};
+use super::sampling::Quiet;
 use crate::log::Escaped;
 use crate::state::SagaTrace;
 
@@ -50,6 +51,8 @@ pub(crate) struct CallSpan {
     /// `None` when nothing records the histogram or the span.
     labels: Option<[KeyValue; 2]>,
     version: Option<String>,
+    /// Not sampled: no span, and the call's work runs quiet.
+    quiet: bool,
 }
 
 /// What a call's span names: its method and tool, and what its request says of it.
@@ -71,9 +74,19 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
             span: tracing::Span::none(),
             labels: None,
             version: None,
+            quiet: false,
         };
     }
-    let span = tracing::info_span!(
+    // Sampled or not is decided before the span is made (`super::sampling`): an unsampled
+    // call makes none, and its work runs quiet.
+    let parent = tracing::level_enabled!(tracing::Level::INFO)
+        .then(|| parent(call.meta, trace))
+        .flatten();
+    let quiet = !super::sampling::sampled(parent.as_ref());
+    let span = if quiet {
+        tracing::Span::none()
+    } else {
+        tracing::info_span!(
         target: "saga_runtime",
         "mcp.server",
         otel.name = %format_args!("{} {}", call.method, call.tool),
@@ -88,7 +101,8 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
         rpc.response.status_code = Empty,
         saga.outcome = Empty,
         saga.task.id = Empty,
-    );
+        )
+    };
     let version = call
         .protocol_version
         .filter(|_| !span.is_disabled() || OPERATION_DURATION.get().is_some())
@@ -110,7 +124,7 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
         if let Some(version) = &version {
             span.record("mcp.protocol.version", version.as_str());
         }
-        if let Some(parent) = parent(call.meta, trace) {
+        if let Some(parent) = parent {
             let parent = opentelemetry::Context::new().with_remote_span_context(parent);
             let _ = span.set_parent(parent);
         }
@@ -134,6 +148,7 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
         span,
         labels,
         version,
+        quiet,
     }
 }
 
@@ -153,12 +168,17 @@ impl CallSpan {
             span,
             labels,
             version,
+            quiet,
         } = self;
         let Some(labels) = labels else {
             return drive.await;
         };
         let started = Instant::now();
-        let outcome = drive.instrument(span.clone()).await;
+        let outcome = if quiet {
+            Quiet::new(drive, true).await
+        } else {
+            drive.instrument(span.clone()).await
+        };
         let error = finish(&span, &outcome);
         let histogram = OPERATION_DURATION
             .get_or_init(|| operation_duration(&opentelemetry::global::meter("saga-runtime")));
@@ -180,7 +200,7 @@ impl CallSpan {
 /// client's trace context as a call's is, with the same attributes, and its record in
 /// `mcp.server.operation.duration`. Made before the handler takes the request's context;
 /// nothing when nothing records either.
-pub(crate) struct MethodTrace(Option<(tracing::Span, Vec<KeyValue>)>);
+pub(crate) struct MethodTrace(Option<(tracing::Span, Vec<KeyValue>, bool)>);
 
 impl MethodTrace {
     /// The trace of request `context`, a `method`, naming `target` (no text of the
@@ -190,7 +210,23 @@ impl MethodTrace {
         target: Option<&str>,
         context: &rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Self {
-        let span = tracing::info_span!(
+        // Sampled or not is decided first, as a call's is.
+        let parent = tracing::level_enabled!(tracing::Level::INFO)
+            .then(|| {
+                let trace = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .map_or_else(RequestTrace::default, |parts| {
+                        RequestTrace::of_headers(&parts.headers)
+                    });
+                parent(&context.meta, &trace)
+            })
+            .flatten();
+        let quiet = !super::sampling::sampled(parent.as_ref());
+        let span = if quiet {
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(
             target: "saga_runtime",
             "mcp.server",
             otel.name = %match target {
@@ -204,7 +240,8 @@ impl MethodTrace {
             mcp.protocol.version = Empty,
             error.type = Empty,
             rpc.response.status_code = Empty,
-        );
+            )
+        };
         if span.is_disabled() && OPERATION_DURATION.get().is_none() {
             return Self(None);
         }
@@ -231,18 +268,12 @@ impl MethodTrace {
                 }
             };
             span.record("jsonrpc.request.id", id.as_str());
-            let trace = context
-                .extensions
-                .get::<http::request::Parts>()
-                .map_or_else(RequestTrace::default, |parts| {
-                    RequestTrace::of_headers(&parts.headers)
-                });
-            if let Some(parent) = parent(&context.meta, &trace) {
+            if let Some(parent) = parent {
                 let parent = opentelemetry::Context::new().with_remote_span_context(parent);
                 let _ = span.set_parent(parent);
             }
         }
-        Self(Some((span, labels)))
+        Self(Some((span, labels, quiet)))
     }
 
     /// Runs `handle` in the span, then records its outcome and duration.
@@ -250,11 +281,15 @@ impl MethodTrace {
         self,
         handle: impl Future<Output = Result<T, ErrorData>>,
     ) -> Result<T, ErrorData> {
-        let Some((span, mut labels)) = self.0 else {
+        let Some((span, mut labels, quiet)) = self.0 else {
             return handle.await;
         };
         let started = Instant::now();
-        let outcome = handle.instrument(span.clone()).await;
+        let outcome = if quiet {
+            Quiet::new(handle, true).await
+        } else {
+            handle.instrument(span.clone()).await
+        };
         if let Err(error) = &outcome {
             let code = error.code.0.to_string();
             span.record("error.type", code.as_str());
@@ -401,6 +436,9 @@ pub(crate) struct ModelRequest<'a> {
 /// model and bounds; [`model_answered`] records the answer. Neither the prompt nor the
 /// answer nor any credential is recorded.
 pub(crate) fn model_span(request: ModelRequest<'_>) -> tracing::Span {
+    if super::sampling::quiet() {
+        return tracing::Span::none();
+    }
     tracing::info_span!(
         target: "saga_runtime",
         "gen_ai.client",
@@ -465,7 +503,7 @@ pub(crate) fn store_write<F: Future>(
     task: &str,
     write: F,
 ) -> tracing::instrument::Instrumented<F> {
-    if tracing::Span::current().is_none() {
+    if tracing::Span::current().is_none() || super::sampling::quiet() {
         return write.instrument(tracing::Span::none());
     }
     write.instrument(tracing::info_span!(

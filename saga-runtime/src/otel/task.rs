@@ -3,6 +3,7 @@
 //! task, on whichever replica runs it; and the step a lost worker left unfinished, made
 //! by the worker that takes the task over.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -13,6 +14,7 @@ use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use super::incoming::span_context;
+use super::sampling::Quiet;
 use crate::log::Escaped;
 use crate::state::SagaTrace;
 
@@ -60,6 +62,8 @@ pub(crate) struct TaskStep {
     /// The creating request's span, as the task's record keeps it.
     parent: Option<SagaTrace>,
     span: Mutex<Option<tracing::Span>>,
+    /// The current step is not sampled: no span, its work quiet (`super::sampling`).
+    quiet: AtomicBool,
 }
 
 impl TaskStep {
@@ -73,6 +77,7 @@ impl TaskStep {
                 .as_deref()
                 .and_then(SagaTrace::parse_traceparent),
             span: Mutex::new(None),
+            quiet: AtomicBool::new(false),
         }
     }
 
@@ -80,6 +85,16 @@ impl TaskStep {
     /// round's own span is its child. The step before it, if any, ended already.
     pub(crate) fn begin<R>(&self, f: impl FnOnce() -> R) -> R {
         let (task, tool) = (&self.task, &self.tool);
+        // Sampled as its creation was: the ratio keys on the trace id they share.
+        let parent = self
+            .parent
+            .as_ref()
+            .map(|parent| span_context(parent, Default::default()));
+        let quiet = !super::sampling::sampled(parent.as_ref());
+        self.quiet.store(quiet, Ordering::Relaxed);
+        if quiet {
+            return super::sampling::quietly(true, f);
+        }
         let span = tracing::info_span!(
             target: "saga_runtime",
             "saga.task",
@@ -95,9 +110,8 @@ impl TaskStep {
         if span.is_disabled() {
             return f();
         }
-        if let Some(parent) = self.parent.as_ref() {
-            let parent = opentelemetry::Context::new()
-                .with_remote_span_context(span_context(parent, Default::default()));
+        if let Some(parent) = parent {
+            let parent = opentelemetry::Context::new().with_remote_span_context(parent);
             let _ = span.set_parent(parent);
         }
         let made = span.in_scope(f);
@@ -115,8 +129,9 @@ impl TaskStep {
     pub(crate) fn run<F: std::future::Future>(
         &self,
         work: F,
-    ) -> tracing::instrument::Instrumented<F> {
-        work.instrument(self.current().unwrap_or_else(tracing::Span::none))
+    ) -> tracing::instrument::Instrumented<Quiet<F>> {
+        Quiet::new(work, self.quiet.load(Ordering::Relaxed))
+            .instrument(self.current().unwrap_or_else(tracing::Span::none))
     }
 
     /// Ends the current step as `end` says, with the JSON-RPC `error` code it failed with.

@@ -104,7 +104,11 @@ pub(crate) fn typed_transition<'a>(
     let token_in = call.request_state.as_ref().map_or(0, String::len);
     // saga's own attributes under `saga.`, the method as the MCP conventions name it, and
     // numbers as `i64` (`tracing-opentelemetry` exports a `u64` as its text).
-    let span = tracing::debug_span!(
+    // None for an unsampled request's round (`crate::otel::quiet`): not even made.
+    let span = if crate::otel::quiet() {
+        tracing::Span::none()
+    } else {
+        tracing::debug_span!(
         "saga.transition",
         saga.tool = %Escaped(&call.name),
         mcp.method.name = %Escaped(&call.method),
@@ -116,7 +120,8 @@ pub(crate) fn typed_transition<'a>(
         saga.token_out = tracing::field::Empty,
         saga.outcome = tracing::field::Empty,
         saga.micros = tracing::field::Empty,
-    );
+        )
+    };
     // Timed from here: the caller boxes the future and polls it at once.
     let started = std::time::Instant::now();
     // A `map`, not an `async` block that awaits the run: the block would keep the run's

@@ -1,0 +1,226 @@
+//! Sampling decided before a span is made: a call, a request or a task step that the
+//! operator's sampler drops makes no span at all, and nothing under it reaches the
+//! exporting layer, so an unsampled request costs about what it costs with the feature
+//! idle (BENCHMARKS.md), not the `tracing` layer's per-span work.
+//!
+//! Without this, every span is made, recorded field by field, and dropped by the SDK only
+//! when it starts: a server sampling 1 % paid about what one exporting everything pays in
+//! the layer.
+//!
+//! - **The decision** ([`sampled`]) is the operator's sampler (`OTEL_TRACES_SAMPLER`, as
+//!   [`super::Telemetry`] configured it) asked as the SDK would ask it: with the client's
+//!   context as the parent, or, for a trace the server begins, with a fresh trace id.
+//! - **Under an unsampled request** ([`Quiet`], [`quietly`]) the exporting layer's filter
+//!   takes nothing: no round, no store write, no model call, no span of the application's,
+//!   which would otherwise become roots of traces of their own.
+//! - **A root saga decided to sample** is sampled by the SDK too ([`Decided`]): the SDK
+//!   asks again with the trace id it draws, and a ratio asked twice would keep r² of the
+//!   traces instead of r. Spans with a parent are asked again with the same inputs, so the
+//!   SDK's answer is the one saga had.
+//!
+//! Only when [`super::Telemetry::layer`] exports, whose filter reads the quiet flag: an
+//! application with a layer of its own over `Telemetry::tracer_provider()` gets every span
+//! made, and the SDK decides as it did.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{
+    Link, SpanContext, SpanKind, TraceContextExt as _, TraceId, TraceState,
+};
+use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
+
+/// A sampler, as the SDK takes one.
+pub(super) type Sampler = Box<dyn ShouldSample>;
+
+/// The operator's sampler, as [`super::Telemetry`] built it; unset without one.
+static SAMPLER: OnceLock<Sampler> = OnceLock::new();
+
+/// Whether saga's exporting layer was made: only its filter keeps what an unsampled
+/// request makes out of the export, so only then is sampling decided before the spans.
+static DECIDING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Set while an unsampled request's work runs on this thread.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The SDK's sampler for a telemetry whose operator's sampler is `sampler`: saga's root
+/// spans, sampled already, as they are; everything else as `sampler` says.
+pub(super) fn install(sampler: Sampler) -> Decided {
+    let _ = SAMPLER.set(sampler.clone());
+    Decided(sampler)
+}
+
+/// Saga's exporting layer is made: decide before the spans from now on.
+pub(super) fn deciding() {
+    DECIDING.store(true, Ordering::Relaxed);
+}
+
+/// Whether the work running on this thread is an unsampled request's: the exporting
+/// layer's filter takes none of it, and saga makes none of its own spans for it (a span
+/// the layer's filter refuses is still made in the registry: a per-layer filter cannot
+/// disable a span for every layer).
+pub(crate) fn quiet() -> bool {
+    QUIET.with(Cell::get)
+}
+
+/// Whether a request whose client's context is `parent` (none: a trace the server
+/// begins) is sampled, as the operator's sampler decides; `true` where saga does not
+/// decide (no telemetry of saga's, or a layer of the application's).
+pub(crate) fn sampled(parent: Option<&SpanContext>) -> bool {
+    if !DECIDING.load(Ordering::Relaxed) {
+        return true;
+    }
+    let Some(sampler) = SAMPLER.get() else {
+        return true;
+    };
+    let (context, trace_id) = match parent {
+        Some(parent) => (
+            opentelemetry::Context::new().with_remote_span_context(parent.clone()),
+            parent.trace_id(),
+        ),
+        None => (
+            opentelemetry::Context::new(),
+            // The SDK's own generator: a thread's generator, no system call a request.
+            opentelemetry_sdk::trace::IdGenerator::new_trace_id(
+                &opentelemetry_sdk::trace::RandomIdGenerator::default(),
+            ),
+        ),
+    };
+    let decision = sampler
+        .should_sample(Some(&context), trace_id, "", &SpanKind::Server, &[], &[])
+        .decision;
+    decision != SamplingDecision::Drop
+}
+
+/// Runs `f` as an unsampled request's work when `quiet`: nothing it makes is exported.
+pub(crate) fn quietly<R>(quiet: bool, f: impl FnOnce() -> R) -> R {
+    if !quiet {
+        return f();
+    }
+    let before = QUIET.with(|flag| flag.replace(true));
+    let made = f();
+    QUIET.with(|flag| flag.set(before));
+    made
+}
+
+pin_project_lite::pin_project! {
+    /// A future that runs as an unsampled request's work (when `quiet`), at every poll.
+    pub(crate) struct Quiet<F> {
+        #[pin]
+        inner: F,
+        quiet: bool,
+    }
+}
+
+impl<F> Quiet<F> {
+    pub(crate) fn new(inner: F, quiet: bool) -> Self {
+        Self { inner, quiet }
+    }
+}
+
+impl<F: Future> Future for Quiet<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        quietly(*this.quiet, || this.inner.poll(cx))
+    }
+}
+
+/// The SDK's sampler under saga's layer: a root span of saga's (an MCP server span, a
+/// task's step: `mcp.method.name` or `saga.task.id` made with it) exists only because
+/// [`sampled`] sampled it, and is sampled; any other span as the operator's sampler says.
+#[derive(Debug, Clone)]
+pub(super) struct Decided(Sampler);
+
+impl ShouldSample for Decided {
+    fn should_sample(
+        &self,
+        parent_context: Option<&opentelemetry::Context>,
+        trace_id: TraceId,
+        name: &str,
+        span_kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[Link],
+    ) -> SamplingResult {
+        let root = parent_context.is_none_or(|parent| !parent.span().span_context().is_valid());
+        let decided = DECIDING.load(Ordering::Relaxed)
+            && root
+            && attributes.iter().any(|kv| {
+                kv.key.as_str() == "mcp.method.name" || kv.key.as_str() == "saga.task.id"
+            });
+        if decided {
+            return SamplingResult {
+                decision: SamplingDecision::RecordAndSample,
+                attributes: Vec::new(),
+                trace_state: TraceState::default(),
+            };
+        }
+        self.0
+            .should_sample(parent_context, trace_id, name, span_kind, attributes, links)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_holds_only_while_its_work_runs_and_nests() {
+        assert!(!quiet());
+        quietly(true, || {
+            assert!(quiet());
+            quietly(false, || {
+                assert!(quiet(), "an inner loud run keeps the outer quiet")
+            });
+            quietly(true, || assert!(quiet()));
+            assert!(quiet());
+        });
+        assert!(!quiet());
+        quietly(false, || assert!(!quiet()));
+    }
+
+    #[test]
+    fn a_root_of_sagas_is_sampled_and_any_other_span_as_the_operator_says() {
+        deciding();
+        let decided = Decided(Box::new(opentelemetry_sdk::trace::Sampler::AlwaysOff));
+        let ask = |attributes: &[KeyValue], parent: Option<&opentelemetry::Context>| {
+            decided
+                .should_sample(
+                    parent,
+                    TraceId::from_bytes([7; 16]),
+                    "x",
+                    &SpanKind::Server,
+                    attributes,
+                    &[],
+                )
+                .decision
+        };
+        let saga_root = [KeyValue::new("mcp.method.name", "tools/call")];
+        assert_eq!(ask(&saga_root, None), SamplingDecision::RecordAndSample);
+        assert_eq!(
+            ask(&[KeyValue::new("saga.task.id", "t")], None),
+            SamplingDecision::RecordAndSample
+        );
+        // Another root, and a span of saga's with a parent: the operator's sampler.
+        assert_eq!(
+            ask(&[KeyValue::new("other", 1)], None),
+            SamplingDecision::Drop
+        );
+        let parent = opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
+            TraceId::from_bytes([1; 16]),
+            opentelemetry::trace::SpanId::from_bytes([2; 8]),
+            opentelemetry::trace::TraceFlags::SAMPLED,
+            true,
+            TraceState::default(),
+        ));
+        assert_eq!(ask(&saga_root, Some(&parent)), SamplingDecision::Drop);
+    }
+}
