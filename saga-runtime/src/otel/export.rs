@@ -141,6 +141,11 @@ impl Telemetry {
     /// targets named with [`TelemetryBuilder::export_target`] (or
     /// [`SAGA_OTEL_EXPORT_TARGETS`]), at `INFO` and above; a layer of the application's
     /// own over [`Telemetry::tracer_provider`] exports anything else it chooses.
+    ///
+    /// Once this layer is made, saga decides whether a call is sampled before it makes the
+    /// call's span, as the telemetry's sampler would: an unsampled call makes no span, and
+    /// this layer takes nothing made while it runs (its rounds, its store writes, the
+    /// application's spans in its tool), so that it costs about what an untraced call costs.
     pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + 'static
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
