@@ -65,7 +65,27 @@ pub(crate) use spans::{
     model_answered, model_span, resumed, store_write, task_trace,
 };
 #[cfg(feature = "otel")]
-pub(crate) use task::{LostStep, StepEnd, Takeover, TaskStep, cut_short};
+pub(crate) use task::{LostStep, Takeover, TaskStep, cut_short};
+
+/// How a task's step ended, as its span's `saga.outcome` says (feature `otel`; without
+/// it, recorded nowhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) enum StepEnd {
+    /// The step reached a checkpoint, its state written: the next step follows.
+    Checkpoint,
+    /// The step asks the client: the task waits in `input_required`.
+    InputRequired,
+    /// The saga returned: the task completed.
+    Complete,
+    /// The saga returned a tool error (`isError`): the task completed with it.
+    ToolError,
+    /// The step failed: the task failed.
+    Failed,
+    /// The step was stopped before it ended: the task was cancelled, or another worker
+    /// holds it now, or the server stopped and handed it back.
+    Stopped,
+}
 
 #[cfg(not(feature = "otel"))]
 mod off {
@@ -98,17 +118,6 @@ mod off {
         }
     }
 
-    /// How a task's step ended: recorded nowhere.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(crate) enum StepEnd {
-        Checkpoint,
-        InputRequired,
-        Complete,
-        ToolError,
-        Failed,
-        Stopped,
-    }
-
     /// Never an unsampled request's work: nothing is sampled.
     #[inline(always)]
     pub(crate) const fn quiet() -> bool {
@@ -139,8 +148,8 @@ mod off {
         }
 
         #[inline(always)]
-        pub(crate) fn end(&self, _: StepEnd, _: Option<i32>) {}
+        pub(crate) fn end(&self, _: super::StepEnd, _: Option<i32>) {}
     }
 }
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{MethodTrace, StepEnd, TaskStep, quiet, store_write};
+pub(crate) use off::{MethodTrace, TaskStep, quiet, store_write};

@@ -77,12 +77,7 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
             quiet: false,
         };
     }
-    // Sampled or not is decided before the span is made (`super::sampling`): an unsampled
-    // call makes none, and its work runs quiet.
-    let parent = tracing::level_enabled!(tracing::Level::INFO)
-        .then(|| parent(call.meta, trace))
-        .flatten();
-    let quiet = !super::sampling::sampled(parent.as_ref());
+    let (parent, quiet) = decided(call.meta, trace);
     let span = if quiet {
         tracing::Span::none()
     } else {
@@ -210,19 +205,13 @@ impl MethodTrace {
         target: Option<&str>,
         context: &rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Self {
-        // Sampled or not is decided first, as a call's is.
-        let parent = tracing::level_enabled!(tracing::Level::INFO)
-            .then(|| {
-                let trace = context
-                    .extensions
-                    .get::<http::request::Parts>()
-                    .map_or_else(RequestTrace::default, |parts| {
-                        RequestTrace::of_headers(&parts.headers)
-                    });
-                parent(&context.meta, &trace)
-            })
-            .flatten();
-        let quiet = !super::sampling::sampled(parent.as_ref());
+        let trace = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map_or_else(RequestTrace::default, |parts| {
+                RequestTrace::of_headers(&parts.headers)
+            });
+        let (parent, quiet) = decided(&context.meta, &trace);
         let span = if quiet {
             tracing::Span::none()
         } else {
@@ -302,6 +291,21 @@ impl MethodTrace {
             .record(started.elapsed().as_secs_f64(), &labels);
         outcome
     }
+}
+
+/// The parent a request's span takes (its `_meta`'s context, else its trace's), and
+/// whether the request is quiet: not sampled, decided before its span is made
+/// (`super::sampling`), so that it makes none and its work runs quiet. The parent is read
+/// only where a span may be recorded.
+fn decided(
+    meta: &rmcp::model::RequestMetaObject,
+    trace: &RequestTrace,
+) -> (Option<opentelemetry::trace::SpanContext>, bool) {
+    let parent = tracing::level_enabled!(tracing::Level::INFO)
+        .then(|| parent(meta, trace))
+        .flatten();
+    let quiet = !super::sampling::sampled(parent.as_ref());
+    (parent, quiet)
 }
 
 /// Records the call's outcome on its span; the `error.type` it recorded, if any.

@@ -13,6 +13,7 @@ use tracing::Instrument as _;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
+use super::StepEnd;
 use super::incoming::span_context;
 use super::sampling::Quiet;
 use crate::log::Escaped;
@@ -22,24 +23,6 @@ use crate::state::SagaTrace;
 /// span of its own making, because it begins before the worker that makes it was there
 /// (a `tracing` span begins when it is made).
 pub(super) static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
-
-/// How a task's step ended, as its span's `saga.outcome` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StepEnd {
-    /// The step reached a checkpoint, its state written: the next step follows.
-    Checkpoint,
-    /// The step asks the client: the task waits in `input_required`.
-    InputRequired,
-    /// The saga returned: the task completed.
-    Complete,
-    /// The saga returned a tool error (`isError`): the task completed with it.
-    ToolError,
-    /// The step failed: the task failed.
-    Failed,
-    /// The step was stopped before it ended: the task was cancelled, or another worker
-    /// holds it now, or the server stopped and handed it back.
-    Stopped,
-}
 
 impl StepEnd {
     fn label(self) -> &'static str {
