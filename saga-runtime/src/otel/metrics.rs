@@ -8,7 +8,7 @@
 //! | `mcp.server.session.duration` | histogram, at each 2025-11-25 session's end | `s` | `network.transport` (`tcp`), `network.protocol.name` (`http`) |
 //! | `saga.server.sessions` | gauge, live 2025-11-25 sessions | `{session}` | |
 //! | `saga.task.status.changes` | counter, each change of a task's status | `{change}` | `saga.task.status` |
-//! | `saga.task.takeovers` | counter, tasks taken over from a lost worker | `{takeover}` | |
+//! | `saga.task.takeovers` | counter, tasks taken over by another worker (their worker lost, or handed back by a graceful stop) | `{takeover}` | |
 //! | `saga.task.store.depth` | gauge, tasks the store keeps | `{task}` | |
 
 use std::sync::OnceLock;
@@ -57,7 +57,7 @@ impl Instruments {
             takeovers: meter
                 .u64_counter("saga.task.takeovers")
                 .with_unit("{takeover}")
-                .with_description("Tasks taken over from a worker that was lost")
+                .with_description("Tasks taken over by another worker")
                 .build(),
             store_depth: meter
                 .u64_gauge("saga.task.store.depth")

@@ -30,9 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{
-    Link, SpanContext, SpanKind, TraceContextExt as _, TraceId, TraceState,
-};
+use opentelemetry::trace::{Link, SpanContext, SpanKind, TraceContextExt as _, TraceId};
 use opentelemetry_sdk::trace::{SamplingDecision, SamplingResult, ShouldSample};
 
 /// A sampler, as the SDK takes one.
@@ -77,6 +75,10 @@ pub(crate) fn sampled(parent: Option<&SpanContext>) -> bool {
     if !DECIDING.load(Ordering::Relaxed) {
         return true;
     }
+    // A request driven within an unsampled one's work stays out of the export with it.
+    if quiet() {
+        return false;
+    }
     let Some(sampler) = SAMPLER.get() else {
         return true;
     };
@@ -99,15 +101,33 @@ pub(crate) fn sampled(parent: Option<&SpanContext>) -> bool {
     decision != SamplingDecision::Drop
 }
 
+/// Whether a task's step whose creation's span is `creation` (as the task's record keeps
+/// it) is sampled: exactly when its creation was, which the record tells, since it keeps
+/// only a sampled span's ids. The SDK then samples the step ([`Decided`]) rather than ask
+/// the ratio again: a creation the server began was decided on another trace id than the
+/// one the SDK gave it. `true` where saga does not decide.
+pub(crate) fn step_sampled(creation: Option<&SpanContext>) -> bool {
+    if !DECIDING.load(Ordering::Relaxed) {
+        return true;
+    }
+    !quiet() && creation.is_some_and(SpanContext::is_sampled)
+}
+
 /// Runs `f` as an unsampled request's work when `quiet`: nothing it makes is exported.
 pub(crate) fn quietly<R>(quiet: bool, f: impl FnOnce() -> R) -> R {
     if !quiet {
         return f();
     }
-    let before = QUIET.with(|flag| flag.replace(true));
-    let made = f();
-    QUIET.with(|flag| flag.set(before));
-    made
+    /// Puts the flag back as it was, also when `f` unwinds: a panic caught above (by
+    /// Tokio, say) must not leave the thread quiet for every request after it.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            QUIET.with(|flag| flag.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIET.with(|flag| flag.replace(true)));
+    f()
 }
 
 pin_project_lite::pin_project! {
@@ -150,18 +170,38 @@ impl ShouldSample for Decided {
         attributes: &[KeyValue],
         links: &[Link],
     ) -> SamplingResult {
-        let root = parent_context.is_none_or(|parent| !parent.span().span_context().is_valid());
-        let decided = DECIDING.load(Ordering::Relaxed)
-            && root
-            && attributes.iter().any(|kv| {
-                kv.key.as_str() == "mcp.method.name" || kv.key.as_str() == "saga.task.id"
-            });
-        if decided {
-            return SamplingResult {
-                decision: SamplingDecision::RecordAndSample,
-                attributes: Vec::new(),
-                trace_state: TraceState::default(),
-            };
+        let sample = |decision| SamplingResult {
+            decision,
+            attributes: Vec::new(),
+            trace_state: parent_context
+                .map(|parent| parent.span().span_context().trace_state().clone())
+                .unwrap_or_default(),
+        };
+        let follow = |parent: &SpanContext| {
+            sample(if parent.is_sampled() {
+                SamplingDecision::RecordAndSample
+            } else {
+                SamplingDecision::Drop
+            })
+        };
+        if DECIDING.load(Ordering::Relaxed) {
+            let parent = parent_context.map(|parent| parent.span().span_context().clone());
+            let has = |key: &str| attributes.iter().any(|kv| kv.key.as_str() == key);
+            match parent.filter(SpanContext::is_valid) {
+                // A request's span saga sampled already, on another trace id.
+                None if has("mcp.method.name") => {
+                    return sample(SamplingDecision::RecordAndSample);
+                }
+                // A task's step (or the step a lost worker left), sampled as its creation
+                // was: saga made it only then.
+                Some(parent) if parent.is_remote() && has("saga.task.id") => {
+                    return follow(&parent);
+                }
+                // A span under one of saga's, in process: as its parent was decided, even
+                // where the operator's sampler is not parent-based.
+                Some(parent) if !parent.is_remote() => return follow(&parent),
+                _ => {}
+            }
         }
         self.0
             .should_sample(parent_context, trace_id, name, span_kind, attributes, links)
@@ -170,6 +210,8 @@ impl ShouldSample for Decided {
 
 #[cfg(test)]
 mod tests {
+    use opentelemetry::trace::TraceState;
+
     use super::*;
 
     #[test]
@@ -205,22 +247,51 @@ mod tests {
         };
         let saga_root = [KeyValue::new("mcp.method.name", "tools/call")];
         assert_eq!(ask(&saga_root, None), SamplingDecision::RecordAndSample);
-        assert_eq!(
-            ask(&[KeyValue::new("saga.task.id", "t")], None),
-            SamplingDecision::RecordAndSample
-        );
-        // Another root, and a span of saga's with a parent: the operator's sampler.
+        // Another root, and a request's span with a client's parent: the operator's
+        // sampler (saga asked it the same way).
         assert_eq!(
             ask(&[KeyValue::new("other", 1)], None),
             SamplingDecision::Drop
         );
-        let parent = opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
-            TraceId::from_bytes([1; 16]),
-            opentelemetry::trace::SpanId::from_bytes([2; 8]),
-            opentelemetry::trace::TraceFlags::SAMPLED,
-            true,
-            TraceState::default(),
-        ));
-        assert_eq!(ask(&saga_root, Some(&parent)), SamplingDecision::Drop);
+        let context = |sampled: bool, remote: bool| {
+            let flags = if sampled {
+                opentelemetry::trace::TraceFlags::SAMPLED
+            } else {
+                opentelemetry::trace::TraceFlags::default()
+            };
+            let span = SpanContext::new(
+                TraceId::from_bytes([1; 16]),
+                opentelemetry::trace::SpanId::from_bytes([2; 8]),
+                flags,
+                remote,
+                TraceState::default(),
+            );
+            // A span context says itself whether it is remote.
+            opentelemetry::Context::new().with_remote_span_context(span)
+        };
+        assert_eq!(
+            ask(&saga_root, Some(&context(true, true))),
+            SamplingDecision::Drop
+        );
+        // A task's step: as its creation was sampled, whatever the ratio.
+        let step = [KeyValue::new("saga.task.id", "t")];
+        assert_eq!(
+            ask(&step, Some(&context(true, true))),
+            SamplingDecision::RecordAndSample
+        );
+        assert_eq!(
+            ask(&step, Some(&context(false, true))),
+            SamplingDecision::Drop
+        );
+        // A child in process: as its parent.
+        let child = [KeyValue::new("saga.round", 1)];
+        assert_eq!(
+            ask(&child, Some(&context(true, false))),
+            SamplingDecision::RecordAndSample
+        );
+        assert_eq!(
+            ask(&child, Some(&context(false, false))),
+            SamplingDecision::Drop
+        );
     }
 }

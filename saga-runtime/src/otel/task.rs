@@ -68,12 +68,12 @@ impl TaskStep {
     /// round's own span is its child. The step before it, if any, ended already.
     pub(crate) fn begin<R>(&self, f: impl FnOnce() -> R) -> R {
         let (task, tool) = (&self.task, &self.tool);
-        // Sampled as its creation was: the ratio keys on the trace id they share.
+        // Sampled exactly when its creation was (`sampling::step_sampled`).
         let parent = self
             .parent
             .as_ref()
             .map(|parent| span_context(parent, Default::default()));
-        let quiet = !super::sampling::sampled(parent.as_ref());
+        let quiet = !super::sampling::step_sampled(parent.as_ref());
         self.quiet.store(quiet, Ordering::Relaxed);
         if quiet {
             return super::sampling::quietly(true, f);
@@ -146,6 +146,16 @@ pub(crate) enum Takeover {
 }
 
 impl Takeover {
+    /// The cut-short step's `error.type`: `worker_lost` only where the store can tell
+    /// the worker's process is gone; a lease that ran out may also be a worker that was
+    /// slow, or a task that waited for one and had not begun its step.
+    fn error_type(self) -> &'static str {
+        match self {
+            Takeover::LeaseExpired => "lease_expired",
+            Takeover::WorkerGone => "worker_lost",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Takeover::LeaseExpired => "lease_expired",
@@ -171,7 +181,8 @@ pub(crate) struct LostStep<'a> {
 /// The step a lost worker left unfinished (its process killed, its span never ended nor
 /// exported), made by the worker that takes the task over: a `task {tool}` span under
 /// the task's creation, from the lost worker's last write to the takeover, ended in error
-/// (`error.type` `worker_lost`) with the reason, and a `task taken over` event.
+/// (`error.type` `worker_lost`, or `lease_expired` where the store cannot tell the
+/// worker is gone) with the reason, and a `task taken over` event.
 ///
 /// Only for a task whose creation was traced and sampled: a trace nobody records gains
 /// nothing from it.
@@ -195,7 +206,7 @@ pub(crate) fn cut_short(lost: LostStep<'_>) {
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
             KeyValue::new("saga.task.id", Escaped(lost.task).to_string()),
             KeyValue::new("saga.outcome", "cut_short"),
-            KeyValue::new("error.type", "worker_lost"),
+            KeyValue::new("error.type", lost.reason.error_type()),
             KeyValue::new("saga.task.takeover.reason", lost.reason.label()),
             KeyValue::new("saga.task.takeovers", i64::from(lost.takeovers)),
         ])
@@ -208,6 +219,9 @@ pub(crate) fn cut_short(lost: LostStep<'_>) {
             lost.reason.label(),
         )],
     );
-    span.set_status(Status::error("the task's worker was lost"));
+    span.set_status(Status::error(match lost.reason {
+        Takeover::WorkerGone => "the task's worker was lost",
+        Takeover::LeaseExpired => "the task's worker's lease ran out",
+    }));
     span.end_with_timestamp(now);
 }

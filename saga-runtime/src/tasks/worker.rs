@@ -272,14 +272,18 @@ impl Tasks {
         if let Err(error) = outcome {
             let code = error.code.0;
             let message = error.message.to_string();
-            step.spans
+            let written = step
+                .spans
                 .run(self.write(id, claim, move |record| {
                     record.status = TaskStatus::Failed;
                     record.error = Some(TaskRecord::error_object(code, &message));
                     record.worker = None;
                 }))
                 .await;
-            step.spans.end(StepEnd::Failed, Some(code));
+            match written {
+                true => step.spans.end(StepEnd::Failed, Some(code)),
+                false => step.spans.end(StepEnd::Stopped, None),
+            }
             crate::metrics::task_status("failed");
         }
         self.notify(id).await;
@@ -597,14 +601,18 @@ impl Step<'_> {
             TaskStatus::InputRequired => "input_required",
             _ => "failed",
         };
-        self.spans
+        let written = self
+            .spans
             .run(self.tasks.write(self.id, self.claim, move |record| {
                 change(record);
                 record.status = status;
                 record.worker = None;
             }))
             .await;
-        self.spans.end(step, None);
+        // A write refused (cancelled, taken over): the step did not end as it says.
+        let step = if written { step } else { StepEnd::Stopped };
+        let code = (step == StepEnd::Failed).then_some(-32603);
+        self.spans.end(step, code);
         crate::metrics::task_status(label);
     }
 
@@ -761,7 +769,15 @@ impl Policy for Step<'_> {
         // The samples the server's model takes are answered now: with nothing left for
         // the client, the task goes on; otherwise their answers wait beside the client's
         // (`crate::model`).
-        let served = crate::engine::runner::sampling::serve_round(&mut requests, cx, None).await;
+        // In the step's span: the model's calls are its children.
+        let served = self
+            .spans
+            .run(crate::engine::runner::sampling::serve_round(
+                &mut requests,
+                cx,
+                None,
+            ))
+            .await;
         if !served.model.is_empty() && requests.is_empty() {
             let answers = served.model.answers.clone();
             if !self
