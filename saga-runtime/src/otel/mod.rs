@@ -87,6 +87,21 @@ pub(crate) enum StepEnd {
     Stopped,
 }
 
+#[cfg(feature = "otel")]
+impl StepEnd {
+    /// The span's `saga.outcome`.
+    fn label(self) -> &'static str {
+        match self {
+            StepEnd::Checkpoint => "checkpoint",
+            StepEnd::InputRequired => "input_required",
+            StepEnd::Complete => "complete",
+            StepEnd::ToolError => "tool_error",
+            StepEnd::Failed => "error",
+            StepEnd::Stopped => "stopped",
+        }
+    }
+}
+
 #[cfg(not(feature = "otel"))]
 mod off {
     //! The hooks the request path calls, as nothing: without the feature they compile
@@ -129,9 +144,9 @@ mod off {
     pub(crate) struct TaskStep;
 
     impl TaskStep {
-        /// Nothing of `record`.
+        /// Nothing of the task.
         #[inline(always)]
-        pub(crate) fn of(_: &crate::tasks::TaskRecord) -> Self {
+        pub(crate) fn of(_: &str, _: &str, _: Option<&str>) -> Self {
             TaskStep
         }
 

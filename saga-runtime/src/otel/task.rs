@@ -24,19 +24,6 @@ use crate::state::SagaTrace;
 /// (a `tracing` span begins when it is made).
 pub(super) static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
 
-impl StepEnd {
-    fn label(self) -> &'static str {
-        match self {
-            StepEnd::Checkpoint => "checkpoint",
-            StepEnd::InputRequired => "input_required",
-            StepEnd::Complete => "complete",
-            StepEnd::ToolError => "tool_error",
-            StepEnd::Failed => "error",
-            StepEnd::Stopped => "stopped",
-        }
-    }
-}
-
 /// A worker's run of one task: the span of the step it runs now, if any is recorded.
 #[derive(Debug)]
 pub(crate) struct TaskStep {
@@ -50,15 +37,13 @@ pub(crate) struct TaskStep {
 }
 
 impl TaskStep {
-    /// The steps of `record`'s task.
-    pub(crate) fn of(record: &crate::tasks::TaskRecord) -> Self {
+    /// The steps of task `task` of `tool`, created by the request whose span's
+    /// `traceparent` is `creation` (as the task's record keeps it).
+    pub(crate) fn of(task: &str, tool: &str, creation: Option<&str>) -> Self {
         Self {
-            task: record.id.clone(),
-            tool: record.tool.clone(),
-            parent: record
-                .trace
-                .as_deref()
-                .and_then(SagaTrace::parse_traceparent),
+            task: task.to_owned(),
+            tool: tool.to_owned(),
+            parent: creation.and_then(SagaTrace::parse_traceparent),
             span: Mutex::new(None),
             quiet: AtomicBool::new(false),
         }

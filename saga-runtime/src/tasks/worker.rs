@@ -255,7 +255,7 @@ impl Tasks {
             progress: &progress,
             stopped: AtomicBool::new(false),
             stepped: AtomicBool::new(false),
-            spans: TaskStep::of(&record),
+            spans: TaskStep::of(&record.id, &record.tool, record.trace.as_deref()),
         };
         let outcome = match tools.saga(&record.tool) {
             Ok(saga) => drive(saga, &mut call, &cx, &mut step).await,
