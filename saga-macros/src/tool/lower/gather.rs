@@ -396,15 +396,18 @@ pub fn only_read(stmts: &[Stmt], name: &str, a_reference: bool) -> bool {
             syn::visit::visit_expr(self, expr);
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            // A macro's arguments read as expressions where they parse as such (`format!`,
-            // `println!`, `vec!`); any other mention of it, a change for all we know.
+            // A standard macro's arguments are expressions (`format!`, `println!`,
+            // `vec!`): read as such. Any other macro that mentions it may expand to a
+            // write (`keep!(picked, x)` to `picked.push(x)`): a change for all we know.
             if !mentions_in(mac.tokens.clone(), self.name) {
                 return;
             }
-            let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-            match mac.parse_body_with(parser) {
-                Ok(args) => args.iter().for_each(|arg| self.visit_expr(arg)),
-                Err(_) => self.changed = true,
+            match crate::tool::parse::macro_args::std_args(mac) {
+                Some(args) => args
+                    .values()
+                    .into_iter()
+                    .for_each(|arg| self.visit_expr(arg)),
+                None => self.changed = true,
             }
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
