@@ -1,4 +1,3 @@
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::collections::HashMap;
 
 use saga_runtime::prelude::*;
@@ -218,22 +217,6 @@ pub async fn hashed(scores: HashMap<String, u32>) -> Result<String, SagaError> {
     Ok(seen.join(","))
 }
 
-/// A counter read in a `filter`: recomputing the iterator after a restore
-/// counts again, and the item found there is another one.
-#[saga_tool]
-pub async fn counted(tables: Vec<Table>) -> Result<String, SagaError> {
-    let calls = AtomicU32::new(0);
-    let mut seen = Vec::new();
-    for t in tables.iter().filter(|_| {
-        let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
-        n % 2 == 1
-    }) {
-        let ok = elicit::<bool>(format!("{}?", t.name)).await?;
-        seen.push(format!("{}{ok}", t.name));
-    }
-    Ok(seen.join(","))
-}
-
 /// Runs `tool` as the state machine until a round is refused: the client's error, and the
 /// reason logged.
 async fn refusal<T: SagaTool + Clone>(
@@ -305,16 +288,6 @@ async fn borrows_pushed_in_a_hash_maps_order_are_refused_after_a_restore() {
     assert!(
         log.contains("`names` holds a borrow"),
         "the reason names the local: {log}"
-    );
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn a_counter_in_a_filter_is_refused_at_the_resume() {
-    let (error, log) = refusal(&counted, tables()).await;
-    assert_eq!(error.code.0, -32602, "{error:?}");
-    assert!(
-        log.contains("`for t in tables.iter()"),
-        "the reason names the loop: {log}"
     );
 }
 

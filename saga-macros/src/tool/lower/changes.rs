@@ -8,7 +8,8 @@ use syn::{Expr, Stmt};
 
 use crate::tool::lower::suspends::SITE_MACRO;
 
-/// Whether `expr` writes anything or borrows mutably: `&mut`, `=`, `+=`, a `_mut` method;
+/// Whether `expr` writes anything or borrows mutably: `&mut`, `=`, `+=`, a `_mut` method,
+/// a write through a shared reference (`fetch_add`, `set`, `lock`: [`INTERIOR_WRITES`]);
 /// but for what it writes of a local it binds itself (a `{ let mut picked = …; …;
 /// picked }` that [`lets`] gathers), which is its own computation, made again with it.
 pub fn changes_something(expr: &Expr) -> bool {
@@ -30,7 +31,10 @@ pub fn changes_something(expr: &Expr) -> bool {
                     self.0 |= !(self.1)(&binary.left);
                     syn::visit::visit_expr(self, expr);
                 }
-                Expr::MethodCall(call) if call.method.to_string().ends_with("_mut") => {
+                Expr::MethodCall(call)
+                    if call.method.to_string().ends_with("_mut")
+                        || writes_through_shared(&call.method.to_string()) =>
+                {
                     self.0 |= !(self.1)(&call.receiver);
                     syn::visit::visit_expr(self, expr);
                 }
@@ -42,6 +46,31 @@ pub fn changes_something(expr: &Expr) -> bool {
     let mut changes = Changes(false, &own);
     changes.visit_expr(expr);
     changes.0
+}
+
+/// The standard library's methods that write through a shared reference (interior
+/// mutability: a `Cell`, an atomic, a lock): `hits.fetch_add(1, ..)` in an `inspect` of a
+/// recomputed `let`, run again after a restore, would count again. Only names no reading
+/// method of the standard library shares.
+const INTERIOR_WRITES: &[&str] = &[
+    "set",
+    "borrow_mut",
+    "try_borrow_mut",
+    "store",
+    "swap",
+    "update",
+    "lock",
+    "try_lock",
+    "write",
+    "try_write",
+    "get_or_init",
+    "compare_exchange",
+    "compare_exchange_weak",
+];
+
+/// Whether a method named `method` may write through a shared reference.
+fn writes_through_shared(method: &str) -> bool {
+    INTERIOR_WRITES.contains(&method) || method.starts_with("fetch_")
 }
 
 /// The names the patterns inside `expr` bind (its `let`s, loops, closures, arms).
