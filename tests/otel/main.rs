@@ -990,6 +990,41 @@ async fn sigterm_flushes_the_spans_it_holds() {
     assert_eq!(rounds_of(&spans, &client.trace_id).len(), 3);
 }
 
+/// The exporter reads the variables OpenTelemetry names for OTLP/HTTP: a traces endpoint
+/// used as it is (no `/v1/traces` added), and headers (`key=value`, percent-decoded) sent
+/// with every export, the signal's own over the general ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_exporter_reads_the_endpoint_and_headers_variables() {
+    let receiver = Receiver::start().await;
+    let mut server = traced("deploy", &receiver, "saga-headers")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            &format!("{}/v1/traces", receiver.endpoint()),
+        )
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=general")
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            "x-tenant=blue%20team, x-other=1",
+        )
+        .start();
+    let client = ClientSpan::new(21);
+    let (_, body) = send_traced(server.addr, &Call::deploy(), Some(&client.traceparent())).await;
+    assert!(body["result"]["requestState"].is_string(), "{body}");
+    receiver
+        .wait_for("the call's span", |spans| {
+            rounds_of(spans, &client.trace_id).len() == 1
+        })
+        .await;
+    let tenants = receiver.tenants();
+    assert!(!tenants.is_empty());
+    assert!(
+        tenants.iter().all(|t| t.as_deref() == Some("blue team")),
+        "{tenants:?}"
+    );
+    server.terminate();
+}
+
 /// A 2025-11-25 session over stdio, the official TypeScript client sending its context in
 /// `_meta`: the one request runs every round of the saga (the server asks during the
 /// call), so the trace has one MCP server span, the client's child, with a transition per

@@ -59,6 +59,8 @@ impl Span {
 #[derive(Default)]
 struct Received {
     spans: Vec<Span>,
+    /// Each trace export's `x-tenant` header, as it arrived (`None` without one).
+    tenants: Vec<Option<String>>,
     metrics: Vec<String>,
     points: Vec<Metric>,
 }
@@ -94,6 +96,12 @@ impl Receiver {
     /// What `OTEL_EXPORTER_OTLP_ENDPOINT` names.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The `x-tenant` header of each trace export received (the exporter's configured
+    /// headers arrive).
+    pub fn tenants(&self) -> Vec<Option<String>> {
+        self.received.lock().expect("lock").tenants.clone()
     }
 
     pub fn spans(&self) -> Vec<Span> {
@@ -177,10 +185,23 @@ impl Receiver {
     }
 }
 
-async fn traces(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> StatusCode {
+async fn traces(
+    State(received): State<Arc<Mutex<Received>>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    if headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_none_or(|kind| kind != "application/x-protobuf")
+    {
+        return StatusCode::UNSUPPORTED_MEDIA_TYPE;
+    }
     let Ok(request) = ExportTraceServiceRequest::decode(body) else {
         return StatusCode::BAD_REQUEST;
     };
+    let tenant = headers
+        .get("x-tenant")
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
     let mut spans = Vec::new();
     for resource in request.resource_spans {
         let service = resource
@@ -236,7 +257,9 @@ async fn traces(State(received): State<Arc<Mutex<Received>>>, body: Bytes) -> St
             }
         }
     }
-    received.lock().expect("lock").spans.extend(spans);
+    let mut received = received.lock().expect("lock");
+    received.spans.extend(spans);
+    received.tenants.push(tenant);
     StatusCode::OK
 }
 

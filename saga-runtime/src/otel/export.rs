@@ -269,16 +269,9 @@ impl TelemetryBuilder {
                 .as_ref()
                 .map(|base| format!("{}{path}", base.trim_end_matches('/')))
         };
-        let mut spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_http_client(client.clone());
-        if let Some(endpoint) = endpoint("/v1/traces") {
-            spans = spans.with_endpoint(endpoint);
-        }
-        let spans = spans
-            .build()
-            .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+        // Spans through saga's own encoder (`super::otlp`: what the SDK's exporter costs
+        // per span is about what the rest of a span costs); metrics through the SDK's.
+        let spans = super::otlp::Spans::new(client.clone(), self.endpoint.as_deref())?;
         let mut metrics = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
@@ -425,13 +418,13 @@ fn exported(meta: &tracing::Metadata<'_>, targets: &[String]) -> bool {
 /// runtime on a thread of its own, as OpenTelemetry's batch processors export from
 /// threads of their own, outside any runtime of the application's.
 #[derive(Debug, Clone)]
-struct ExportClient {
+pub(super) struct ExportClient {
     client: crate::net::Client,
     runtime: tokio::runtime::Handle,
 }
 
 impl ExportClient {
-    fn new() -> Result<Self, TelemetryError> {
+    pub(super) fn new() -> Result<Self, TelemetryError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

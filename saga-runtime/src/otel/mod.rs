@@ -44,6 +44,8 @@ mod incoming;
 #[cfg(feature = "otel")]
 pub(crate) mod metrics;
 #[cfg(feature = "otel")]
+mod otlp;
+#[cfg(feature = "otel")]
 mod sampling;
 #[cfg(feature = "otel")]
 mod spans;
