@@ -1,5 +1,5 @@
 //! Export over OTLP (HTTP, protobuf): the tracer and meter providers, the `tracing` layer
-//! that feeds them, and the HTTP client they send through.
+//! that feeds them the application's spans, and the HTTP client they send through.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -51,7 +51,8 @@ pub enum TelemetryError {
 }
 
 /// OpenTelemetry export for a saga server: a tracer and a meter provider sending over OTLP
-/// (HTTP, protobuf), and the `tracing` layer that feeds saga's spans to them.
+/// (HTTP, protobuf), which saga's spans and metrics are recorded to once it is built, and
+/// the `tracing` layer that exports the application's own spans.
 ///
 /// ```no_run
 /// # #[tokio::main] async fn main() -> anyhow::Result<()> {
@@ -99,6 +100,20 @@ pub struct TelemetryBuilder {
     trust_client_sampled: Option<bool>,
 }
 
+/// What a client's sampled flag (`traceparent`'s `-01`) decides: see
+/// [`TelemetryBuilder::client_sampling`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ClientSampling {
+    /// Nothing: a call whose parent is a client's is sampled by the server's own ratio,
+    /// so that clients cannot make a server export every call by asking. The default.
+    #[default]
+    Ignore,
+    /// The `parentbased_*` samplers follow it, as the specification describes them: for
+    /// clients you trust.
+    Follow,
+}
+
 /// The variable naming, comma-separated, the `tracing` targets besides saga's whose spans
 /// and events (`INFO` and above) are exported: the application's own crates
 /// (`my_server,my_tools`). See [`TelemetryBuilder::export_target`].
@@ -133,26 +148,31 @@ impl Telemetry {
         Ok(None)
     }
 
-    /// The layer that records saga's spans as OpenTelemetry spans, for a subscriber of
-    /// the application's own. saga's spans are the MCP server spans and their rounds
-    /// (`saga.transition`, at `DEBUG`): the layer's own filter takes them whatever the
-    /// subscriber's log filter says. No other crate's spans or events are exported (rmcp's
-    /// name what a client sent: a tool's name, its `initialize` parameters), but for the
-    /// targets named with [`TelemetryBuilder::export_target`] (or
-    /// [`SAGA_OTEL_EXPORT_TARGETS`]), at `INFO` and above; a layer of the application's
-    /// own over [`Telemetry::tracer_provider`] exports anything else it chooses.
+    /// The layer that exports the application's own spans and events, for a subscriber of
+    /// the application's own: those of the targets named with
+    /// [`TelemetryBuilder::export_target`] (or [`SAGA_OTEL_EXPORT_TARGETS`]), at `INFO`
+    /// and above, whatever the subscriber's log filter says. A span made in a tool is a
+    /// child of the call's span. No other crate's spans or events are exported (rmcp's
+    /// name what a client sent: a tool's name, its `initialize` parameters); a layer of
+    /// the application's own over [`Telemetry::tracer_provider`] exports anything else it
+    /// chooses.
     ///
-    /// Once this layer is made, saga decides whether a call is sampled before it makes the
-    /// call's span, as the telemetry's sampler would: an unsampled call makes no span, and
-    /// this layer takes nothing made while it runs (its rounds, its store writes, the
-    /// application's spans in its tool), so that it costs about what an untraced call costs.
+    /// saga's own spans (the MCP server spans, their rounds, model calls, store writes,
+    /// task steps) do not need this layer: they are recorded to the telemetry's tracer
+    /// provider directly, once it is built, which costs a fraction of a `tracing` span's
+    /// way through a layer (BENCHMARKS.md). Their `tracing` spans serve the logs only.
+    ///
+    /// saga decides whether a call is sampled before it makes the call's span, as the
+    /// telemetry's sampler would: an unsampled call makes no span, and this layer takes
+    /// nothing made while it runs (the application's spans in its tool), so that it costs
+    /// about what an untraced call costs.
     pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + 'static
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     {
         // What each span costs counted (BENCHMARKS.md): no thread, source location or
-        // busy/idle attributes, and no OpenTelemetry context entered at every poll (a
-        // span's context is `tracing::Span::current().context()`).
+        // busy/idle attributes, and no OpenTelemetry context entered at every poll of an
+        // application's span (saga's own attach theirs: `super::span`).
         tracing_opentelemetry::layer()
             .with_tracer(self.tracer.tracer(SCOPE))
             .with_threads(false)
@@ -163,9 +183,8 @@ impl Telemetry {
             .with_tracked_inactivity(false)
             .with_context_activation(false)
             .with_filter({
-                // Sampling is decided before the spans from now on (`super::sampling`):
-                // an unsampled request's work is quiet, and this filter takes none of it.
-                super::sampling::deciding();
+                // An unsampled request's work is quiet (`super::sampling`): this filter
+                // takes none of it.
                 let targets = std::sync::Arc::clone(&self.targets);
                 tracing_subscriber::filter::DynFilterFn::new(|_, _| !super::sampling::quiet())
                     .with_callsite_filter(move |meta| {
@@ -178,9 +197,10 @@ impl Telemetry {
             })
     }
 
-    /// The tracer provider, for a layer of the application's own making (other options of
-    /// `tracing_opentelemetry::layer()`, another filter). Here, one that exports the calls'
-    /// spans but not their rounds' (`saga.transition`), a third fewer spans to export:
+    /// The tracer provider saga's spans are recorded to, for a layer of the application's
+    /// own making (other options of `tracing_opentelemetry::layer()`, another filter).
+    /// Here, a layer that exports every span of the application's `my_server` crate at any
+    /// level:
     ///
     /// ```
     /// use opentelemetry::trace::TracerProvider as _;
@@ -190,12 +210,12 @@ impl Telemetry {
     /// let telemetry = saga_runtime::otel::Telemetry::builder()
     ///     .endpoint("http://127.0.0.1:4318")
     ///     .build()?;
-    /// let calls_only = tracing_opentelemetry::layer()
-    ///     .with_tracer(telemetry.tracer_provider().tracer("saga-runtime"))
+    /// let mine = tracing_opentelemetry::layer()
+    ///     .with_tracer(telemetry.tracer_provider().tracer("my_server"))
     ///     .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
-    ///         meta.is_span() && meta.name() != "saga.transition" && meta.name() != "saga.request"
+    ///         meta.is_span() && meta.target().starts_with("my_server")
     ///     }));
-    /// let subscriber = tracing_subscriber::registry().with(calls_only);
+    /// let subscriber = tracing_subscriber::registry().with(mine);
     /// # let _ = subscriber;
     /// # Ok(()) }
     /// ```
@@ -259,6 +279,25 @@ impl TelemetryBuilder {
         self
     }
 
+    /// Whether a client's sampled flag decides its call's sampling, by name:
+    /// [`ClientSampling::Ignore`] (the default: the server's ratio decides) or
+    /// [`ClientSampling::Follow`] (the `parentbased_*` samplers follow it). The same
+    /// setting as [`TelemetryBuilder::trust_client_sampled`].
+    ///
+    /// ```
+    /// use saga_runtime::otel::{ClientSampling, Telemetry};
+    /// # fn main() -> anyhow::Result<()> {
+    /// let telemetry = Telemetry::builder()
+    ///     .endpoint("http://127.0.0.1:4318")
+    ///     .client_sampling(ClientSampling::Ignore)
+    ///     .build()?;
+    /// # let _ = telemetry;
+    /// # Ok(()) }
+    /// ```
+    pub fn client_sampling(self, sampling: ClientSampling) -> Self {
+        self.trust_client_sampled(sampling == ClientSampling::Follow)
+    }
+
     /// The providers, exporting in the background; nothing is installed (see
     /// [`Telemetry::layer`]). May be called outside any Tokio runtime: the exporter sends
     /// from a thread of its own.
@@ -271,7 +310,11 @@ impl TelemetryBuilder {
         };
         // Spans through saga's own encoder (`super::otlp`: what the SDK's exporter costs
         // per span is about what the rest of a span costs); metrics through the SDK's.
-        let spans = super::otlp::Spans::new(client.clone(), self.endpoint.as_deref())?;
+        let spans = super::otlp::Spans::new(
+            std::sync::Arc::new(client.clone()),
+            self.endpoint.as_deref(),
+        )
+        .map_err(TelemetryError::Exporter)?;
         let mut metrics = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
@@ -298,10 +341,10 @@ impl TelemetryBuilder {
         });
         tracer = tracer.with_sampler(super::sampling::install(operator_sampler(trust)));
         let tracer = tracer.build();
-        // The first telemetry built makes the spans that begin before their maker
-        // (`super::task::cut_short`).
-        let _ =
-            super::task::TRACER.set(opentelemetry::trace::TracerProvider::tracer(&tracer, SCOPE));
+        // The first telemetry built records saga's spans (`super::span`), and from then on
+        // saga decides sampling before it makes them (`super::sampling`).
+        super::span::record_to(&tracer, SCOPE);
+        super::sampling::deciding();
         let meter = SdkMeterProvider::builder()
             .with_periodic_exporter(metrics)
             .with_resource(resource)
@@ -393,11 +436,11 @@ fn root_sampler() -> opentelemetry_sdk::trace::Sampler {
     }
 }
 
-/// What [`Telemetry::layer`] exports: saga's spans down to its rounds (`DEBUG`), not the
-/// HTTP request's span (`saga.request`: its call's MCP server span stands for it), none
-/// of saga's log events (they name what a client sent: a malformed answer's error, a
-/// panic's message; they stay in the log), and of `targets` (the application's own),
-/// spans and events at `INFO` and above. Nothing of any other crate: rmcp's spans and
+/// What [`Telemetry::layer`] exports: of `targets` (the application's own), spans and
+/// events at `INFO` and above. Nothing of saga's: its spans are recorded to the SDK
+/// directly (`super::span`; its `tracing` spans serve the logs, and would be exported
+/// twice), and its log events name what a client sent (a malformed answer's error, a
+/// panic's message: they stay in the log). Nothing of any other crate: rmcp's spans and
 /// events quote a client's requests.
 fn exported(meta: &tracing::Metadata<'_>, targets: &[String]) -> bool {
     let under = |target: &str| {
@@ -405,13 +448,9 @@ fn exported(meta: &tracing::Metadata<'_>, targets: &[String]) -> bool {
             .strip_prefix(target)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
     };
-    match (under("saga_runtime"), meta.is_span()) {
-        (true, true) => meta.name() != "saga.request" && *meta.level() <= tracing::Level::DEBUG,
-        (true, false) => false,
-        (false, _) => {
-            *meta.level() <= tracing::Level::INFO && targets.iter().any(|target| under(target))
-        }
-    }
+    !under("saga_runtime")
+        && *meta.level() <= tracing::Level::INFO
+        && targets.iter().any(|target| under(target))
 }
 
 /// The exporter's HTTP client: saga's own (hyper over rustls with ring), driven by a
@@ -480,13 +519,15 @@ impl opentelemetry_http::HttpClient for ExportClient {
 mod tests {
     use tracing_subscriber::layer::SubscriberExt as _;
 
-    /// What the layer takes is made, and only that: the HTTP request's span, a
-    /// dependency's span and saga's log events are not (no per-span work for them), and
-    /// nothing at all of a quiet (unsampled) request's work.
+    /// What the layer takes is made, and only that: none of saga's `tracing` spans (its
+    /// spans are recorded directly; these serve the logs), a dependency's span, saga's log
+    /// events, and nothing at all of a quiet (unsampled) request's work; an application's
+    /// target's span is.
     #[test]
     fn the_layer_makes_only_what_it_exports() {
         let telemetry = super::Telemetry::builder()
             .endpoint("http://127.0.0.1:9")
+            .export_target("my_server")
             .build()
             .expect("telemetry");
         let subscriber = tracing_subscriber::registry().with(telemetry.layer());
@@ -497,13 +538,16 @@ mod tests {
             let other = tracing::info_span!(target: "rmcp::service", "serve_inner");
             assert!(other.is_disabled(), "a dependency's span");
             let round = tracing::debug_span!(target: "saga_runtime", "saga.transition");
-            assert!(!round.is_disabled(), "a round");
+            assert!(round.is_disabled(), "saga's round, recorded directly");
+            let mine = tracing::info_span!(target: "my_server::tools", "lookup");
+            assert!(!mine.is_disabled(), "the application's span");
+            let noisy = tracing::debug_span!(target: "my_server::tools", "lookup");
+            assert!(noisy.is_disabled(), "below INFO");
             super::super::sampling::quietly(true, || {
                 // Made in the registry (a per-layer filter cannot disable a span for every
-                // layer), but not in this layer: saga's own spans are not made at all
-                // (`sampling::quiet`, read where they are made).
-                let round = tracing::debug_span!(target: "saga_runtime", "saga.transition");
-                let otel = tracing_opentelemetry::OpenTelemetrySpanExt::context(&round);
+                // layer), but not in this layer.
+                let mine = tracing::info_span!(target: "my_server::tools", "lookup");
+                let otel = tracing_opentelemetry::OpenTelemetrySpanExt::context(&mine);
                 assert!(
                     !opentelemetry::trace::TraceContextExt::span(&otel)
                         .span_context()

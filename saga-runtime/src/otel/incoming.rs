@@ -38,7 +38,7 @@ pub(crate) struct RequestTrace {
 /// The span of the call a context runs, and its ids when a trace is recorded.
 #[derive(Debug, Default)]
 pub(crate) struct CallTrace {
-    pub(crate) span: Option<tracing::Span>,
+    pub(crate) span: Option<super::span::OtelSpan>,
     pub(crate) ids: Option<SagaTrace>,
     /// Whether the span links to its saga's first span already: a drive that runs several
     /// rounds (a session's, checkpoints passed) links once.
@@ -47,7 +47,7 @@ pub(crate) struct CallTrace {
 
 impl RequestTrace {
     /// The call's span, if its drive made one.
-    pub(crate) fn span(&self) -> Option<tracing::Span> {
+    pub(crate) fn span(&self) -> Option<super::span::OtelSpan> {
         self.call.get()?.lock().ok()?.span.clone()
     }
 
@@ -60,9 +60,9 @@ impl RequestTrace {
 impl RequestTrace {
     /// The trace an HTTP request's `traceparent` header names, if it is well formed.
     pub(crate) fn of_headers(headers: &http::HeaderMap) -> Self {
-        // Read only where a span may be recorded (a subscriber takes `INFO` spans): a
-        // server that records nothing does not look.
-        if !tracing::level_enabled!(tracing::Level::INFO) {
+        // Read only where a span may be recorded (a telemetry is built): a server that
+        // records nothing does not look.
+        if !super::span::recording() {
             return Self::default();
         }
         let mut values = headers.get_all(TRACEPARENT).iter();
@@ -174,8 +174,12 @@ mod tests {
 
     #[test]
     fn the_header_is_read_only_once_and_well_formed() {
-        // Read only where spans may be recorded: with a subscriber.
-        tracing::subscriber::with_default(tracing_subscriber::registry(), header_is_read);
+        // Read only where spans may be recorded: once a telemetry is built.
+        let _telemetry = crate::otel::Telemetry::builder()
+            .endpoint("http://127.0.0.1:9")
+            .build()
+            .expect("telemetry");
+        header_is_read();
     }
 
     fn header_is_read() {

@@ -24,8 +24,10 @@
 //!   task store's writes are `saga.store` spans. The `mcp.server.operation.duration` and
 //!   `mcp.server.session.duration` histograms (seconds), and sessions' and tasks' counts
 //!   (`metrics`), are recorded beside saga's other metrics.
-//! - **Export.** `Telemetry` installs a `tracing` subscriber with an OpenTelemetry layer
-//!   and an OTLP exporter (HTTP, protobuf), through the HTTP client saga already builds;
+//! - **Export.** `Telemetry` builds the tracer and meter providers, which saga's spans
+//!   are recorded to directly (`span`: no `tracing` span on their way), with saga's own
+//!   OTLP encoder (HTTP, protobuf: `otlp`), through the HTTP client saga already builds,
+//!   and installs a `tracing` subscriber whose layer exports the application's own spans;
 //!   `Telemetry::from_env` does so when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, as the
 //!   OpenTelemetry specification names it. An application with a subscriber of its own
 //!   adds `Telemetry::layer` to it instead.
@@ -48,14 +50,16 @@ mod otlp;
 #[cfg(feature = "otel")]
 mod sampling;
 #[cfg(feature = "otel")]
+mod span;
+#[cfg(feature = "otel")]
 mod spans;
 #[cfg(feature = "otel")]
 mod task;
 
 #[cfg(feature = "otel")]
 pub use export::{
-    OTEL_EXPORTER_OTLP_ENDPOINT, SAGA_OTEL_EXPORT_TARGETS, SAGA_OTEL_TRUST_CLIENT_SAMPLED,
-    Telemetry, TelemetryBuilder, TelemetryError,
+    ClientSampling, OTEL_EXPORTER_OTLP_ENDPOINT, SAGA_OTEL_EXPORT_TARGETS,
+    SAGA_OTEL_TRUST_CLIENT_SAMPLED, Telemetry, TelemetryBuilder, TelemetryError,
 };
 #[cfg(feature = "otel")]
 pub(crate) use incoming::RequestTrace;
@@ -63,8 +67,8 @@ pub(crate) use incoming::RequestTrace;
 pub(crate) use sampling::quiet;
 #[cfg(feature = "otel")]
 pub(crate) use spans::{
-    CallInfo, MethodTrace, ModelAnswer, ModelRequest, call_ended, call_span, first_round, in_call,
-    model_answered, model_span, resumed, store_write, task_trace,
+    CallInfo, MethodTrace, ModelAnswer, ModelRequest, Round, call_ended, call_span, first_round,
+    in_call, model_answered, model_span, resumed, store_write, task_trace,
 };
 #[cfg(feature = "otel")]
 pub(crate) use task::{LostStep, Takeover, TaskStep, cut_short};
@@ -135,6 +139,37 @@ mod off {
         }
     }
 
+    /// A round, untraced.
+    #[derive(Clone, Default)]
+    pub(crate) struct Round;
+
+    impl Round {
+        #[inline(always)]
+        pub(crate) fn begin(_: &str, _: &str, _: &str, _: usize) -> Self {
+            Round
+        }
+
+        #[inline(always)]
+        pub(crate) fn recording(&self) -> bool {
+            false
+        }
+
+        #[inline(always)]
+        pub(crate) fn text(&self, _: &'static str, _: String) {}
+
+        #[inline(always)]
+        pub(crate) fn number(&self, _: &'static str, _: i64) {}
+
+        /// `work`, as it is.
+        #[inline(always)]
+        pub(crate) fn run<F>(&self, work: F) -> F {
+            work
+        }
+
+        #[inline(always)]
+        pub(crate) fn end(&self, _: &'static str, _: i64, _: Option<i64>) {}
+    }
+
     /// Never an unsampled request's work: nothing is sampled.
     #[inline(always)]
     pub(crate) const fn quiet() -> bool {
@@ -169,4 +204,4 @@ mod off {
     }
 }
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{MethodTrace, TaskStep, quiet, store_write};
+pub(crate) use off::{MethodTrace, Round, TaskStep, quiet, store_write};

@@ -24,7 +24,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
-use super::export::{ExportClient, TelemetryError};
+use opentelemetry_http::HttpClient;
 
 const TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
 const ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
@@ -36,7 +36,7 @@ const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 /// once.
 #[derive(Debug)]
 pub(super) struct Spans {
-    client: ExportClient,
+    client: std::sync::Arc<dyn HttpClient>,
     endpoint: http::Uri,
     headers: http::HeaderMap,
     /// The `Resource` message's bytes (its attributes), written into every batch.
@@ -46,11 +46,11 @@ pub(super) struct Spans {
 
 impl Spans {
     /// Sends through `client` to `endpoint` (the collector's base, `http://host:4318`), or
-    /// where the variables say.
+    /// where the variables say; why not, when that is not a URL.
     pub(super) fn new(
-        client: ExportClient,
+        client: std::sync::Arc<dyn HttpClient>,
         endpoint: Option<&str>,
-    ) -> Result<Self, TelemetryError> {
+    ) -> Result<Self, String> {
         let var = |name| std::env::var(name).ok().filter(|value| !value.is_empty());
         let (url, from) = match (endpoint.filter(|e| !e.is_empty()), var(TRACES_ENDPOINT)) {
             (Some(base), _) => (joined(base), "the builder's endpoint"),
@@ -60,9 +60,9 @@ impl Spans {
                 None => (joined(DEFAULT_ENDPOINT), "the default endpoint"),
             },
         };
-        let endpoint = url.parse::<http::Uri>().map_err(|error| {
-            TelemetryError::Exporter(format!("{from} is not a URL ({url:?}): {error}"))
-        })?;
+        let endpoint = url
+            .parse::<http::Uri>()
+            .map_err(|error| format!("{from} is not a URL ({url:?}): {error}"))?;
         let mut headers = http::HeaderMap::new();
         if let Some(listed) = var(TRACES_HEADERS).or_else(|| var(HEADERS)) {
             for (name, value) in parse_headers(&listed) {
@@ -122,7 +122,9 @@ impl SpanExporter for Spans {
         request
             .headers_mut()
             .extend(self.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let response = opentelemetry_http::HttpClient::send_bytes(&self.client, request)
+        let response = self
+            .client
+            .send_bytes(request)
             .await
             .map_err(|error| OTelSdkError::InternalFailure(error.to_string()))?;
         if response.status().is_success() {
@@ -348,10 +350,43 @@ fn kind(kind: &SpanKind) -> u64 {
 
 fn attributes<'a>(out: &mut Vec<u8>, field: u32, list: impl IntoIterator<Item = &'a KeyValue>) {
     for attribute in list {
-        nested(out, field, |out| {
-            key_value(out, attribute.key.as_str(), &attribute.value)
-        });
+        let name = attribute.key.as_str();
+        // A scalar's length is known before it is written: no room kept and moved, as
+        // `nested` would (most of a span's bytes are its attributes).
+        let Some(any) = scalar_len(&attribute.value) else {
+            nested(out, field, |out| key_value(out, name, &attribute.value));
+            continue;
+        };
+        // The key is left out when empty, as proto3 leaves a default out.
+        let key_len = if name.is_empty() {
+            0
+        } else {
+            1 + varint_len(name.len() as u64) + name.len()
+        };
+        key(out, field, LEN);
+        varint(out, (key_len + 1 + varint_len(any as u64) + any) as u64);
+        string(out, 1, name);
+        key(out, 2, LEN);
+        varint(out, any as u64);
+        any_value(out, &attribute.value);
     }
+}
+
+/// The bytes of a scalar's `AnyValue`; `None` for an array (and what is to come).
+fn scalar_len(value: &Value) -> Option<usize> {
+    Some(match value {
+        Value::Bool(_) => 2,
+        Value::I64(value) => 1 + varint_len(*value as u64),
+        Value::F64(_) => 9,
+        Value::String(text) => 1 + varint_len(text.as_str().len() as u64) + text.as_str().len(),
+        _ => return None,
+    })
+}
+
+/// How many bytes `value` takes as a varint.
+fn varint_len(value: u64) -> usize {
+    let bits = 64 - value.leading_zeros() as usize;
+    bits.max(1).div_ceil(7)
 }
 
 fn key_value(out: &mut Vec<u8>, name: &str, value: &Value) {
@@ -438,7 +473,7 @@ mod tests {
         SpanData {
             span_context: context(0x0123_4567_89ab_cdef + u128::from(n), 0xfeed, false),
             parent_span_id: SpanId::from(u64::from(n) + 1),
-            parent_span_is_remote: n % 2 == 0,
+            parent_span_is_remote: n.is_multiple_of(2),
             span_kind: SpanKind::Server,
             name: Cow::Owned(format!("tools/call deploy {n}")),
             start_time: SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_789),
@@ -456,6 +491,11 @@ mod tests {
                     Value::Array(vec![opentelemetry::StringValue::from("stop")].into()),
                 ),
                 KeyValue::new("long", "x".repeat(300)),
+                KeyValue::new("", "no key"),
+                KeyValue::new("big", i64::MAX),
+                KeyValue::new("seven", 127_i64),
+                KeyValue::new("eight", 128_i64),
+                KeyValue::new("bools", Value::Array(vec![true, false].into())),
             ],
             dropped_attributes_count: 2,
             events,
@@ -490,7 +530,8 @@ mod tests {
             sample("saga-runtime", 2),
         ];
         let client = super::super::export::ExportClient::new().expect("client");
-        let mut spans = super::Spans::new(client, Some("http://127.0.0.1:9")).expect("exporter");
+        let mut spans = super::Spans::new(std::sync::Arc::new(client), Some("http://127.0.0.1:9"))
+            .expect("exporter");
         opentelemetry_sdk::trace::SpanExporter::set_resource(&mut spans, &resource);
         let ours = spans.body(&batch);
         let theirs = opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest {

@@ -1,11 +1,7 @@
 //! Sampling decided before a span is made: a call, a request or a task step that the
-//! operator's sampler drops makes no span at all, and nothing under it reaches the
-//! exporting layer, so an unsampled request costs about what it costs with the feature
-//! idle (BENCHMARKS.md), not the `tracing` layer's per-span work.
-//!
-//! Without this, every span is made, recorded field by field, and dropped by the SDK only
-//! when it starts: a server sampling 1 % paid about what one exporting everything pays in
-//! the layer.
+//! operator's sampler drops makes no span at all, and nothing under it is made or reaches
+//! the exporting layer, so an unsampled request costs about what it costs with the
+//! feature idle (BENCHMARKS.md).
 //!
 //! - **The decision** ([`sampled`]) is the operator's sampler (`OTEL_TRACES_SAMPLER`, as
 //!   [`super::Telemetry`] configured it) asked as the SDK would ask it: with the client's
@@ -18,9 +14,9 @@
 //!   traces instead of r. Spans with a parent are asked again with the same inputs, so the
 //!   SDK's answer is the one saga had.
 //!
-//! Only when [`super::Telemetry::layer`] exports, whose filter reads the quiet flag: an
-//! application with a layer of its own over `Telemetry::tracer_provider()` gets every span
-//! made, and the SDK decides as it did.
+//! Decided once a [`super::Telemetry`] is built (saga's spans are recorded to it). An
+//! application's layer of its own over `Telemetry::tracer_provider()` gets every span of
+//! the application's made, and the SDK decides them as it starts them.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -39,8 +35,8 @@ pub(super) type Sampler = Box<dyn ShouldSample>;
 /// The operator's sampler, as [`super::Telemetry`] built it; unset without one.
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
-/// Whether saga's exporting layer was made: only its filter keeps what an unsampled
-/// request makes out of the export, so only then is sampling decided before the spans.
+/// Whether a telemetry is built: saga's spans are recorded, and sampling is decided
+/// before them.
 static DECIDING: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
@@ -55,7 +51,7 @@ pub(super) fn install(sampler: Sampler) -> Decided {
     Decided(sampler)
 }
 
-/// Saga's exporting layer is made: decide before the spans from now on.
+/// A telemetry is built: decide before the spans from now on.
 pub(super) fn deciding() {
     DECIDING.store(true, Ordering::Relaxed);
 }

@@ -2,21 +2,20 @@
 //! its link to the saga's first span, the server model's GenAI client spans, the task
 //! store's writes, and the operation histogram.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
-use opentelemetry::trace::{TraceContextExt as _, TraceState};
+use opentelemetry::trace::{SpanKind, TraceContextExt as _, TraceState};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, NumberOrString};
-use tracing::Instrument as _;
-use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use super::incoming::{CallTrace, RequestTrace, parent, span_context};
 use super::sampling::Quiet;
+use super::span::{OtelSpan, recording};
 use crate::log::Escaped;
 use crate::state::SagaTrace;
 
@@ -47,7 +46,7 @@ const REQUEST_ID_MAX: usize = 64;
 /// A call's MCP server span, made before the call runs and closed
 /// with its outcome by [`CallSpan::run`].
 pub(crate) struct CallSpan {
-    span: tracing::Span,
+    span: OtelSpan,
     /// `None` when nothing records the histogram or the span.
     labels: Option<[KeyValue; 2]>,
     version: Option<String>,
@@ -64,6 +63,25 @@ pub(crate) struct CallInfo<'a> {
     pub(crate) meta: &'a rmcp::model::RequestMetaObject,
 }
 
+/// A request's id as the conventions type it (a string, whichever the client sent), cut
+/// first: a client's id may be as long as its body.
+fn request_id(id: &NumberOrString) -> String {
+    match id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(text) => {
+            Escaped(&text.chars().take(REQUEST_ID_MAX).collect::<String>()).to_string()
+        }
+    }
+}
+
+/// The parent context of a request's span: the client's, remote, or none.
+fn parent_context(parent: Option<opentelemetry::trace::SpanContext>) -> opentelemetry::Context {
+    match parent {
+        Some(parent) => opentelemetry::Context::new().with_remote_span_context(parent),
+        None => opentelemetry::Context::new(),
+    }
+}
+
 /// The MCP server span of a call: parented on the request's trace context, and recorded
 /// in its `trace` so that its rounds keep and link to the saga's first span.
 pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
@@ -71,69 +89,51 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
     // request: no MCP server span, no record in the operations' histogram.
     if trace.task.is_some() {
         return CallSpan {
-            span: tracing::Span::none(),
+            span: OtelSpan::none(),
             labels: None,
             version: None,
             quiet: false,
         };
     }
     let (parent, quiet) = decided(call.meta, trace);
-    let span = if quiet {
-        tracing::Span::none()
+    let span = if quiet || !recording() {
+        OtelSpan::none()
     } else {
-        tracing::info_span!(
-        target: "saga_runtime",
-        "mcp.server",
-        otel.name = %format_args!("{} {}", call.method, call.tool),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = call.method,
-        gen_ai.tool.name = call.tool,
-        gen_ai.operation.name = "execute_tool",
-        jsonrpc.request.id = Empty,
-        mcp.protocol.version = Empty,
-        error.type = Empty,
-        rpc.response.status_code = Empty,
-        saga.outcome = Empty,
-        saga.task.id = Empty,
+        let mut attributes = Vec::with_capacity(8);
+        attributes.extend([
+            KeyValue::new("mcp.method.name", call.method.to_owned()),
+            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        ]);
+        if let Some(id) = call.request_id {
+            attributes.push(KeyValue::new("jsonrpc.request.id", request_id(id)));
+        }
+        if let Some(version) = call.protocol_version {
+            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        }
+        OtelSpan::start(
+            format!("{} {}", call.method, call.tool),
+            SpanKind::Server,
+            attributes,
+            &parent_context(parent),
         )
     };
     let version = call
         .protocol_version
-        .filter(|_| !span.is_disabled() || OPERATION_DURATION.get().is_some())
+        .filter(|_| !span.is_none() || OPERATION_DURATION.get().is_some())
         .map(str::to_owned);
-    if !span.is_disabled() {
-        if let Some(id) = call.request_id {
-            match id {
-                // A string, as the conventions type it, whichever the client sent.
-                NumberOrString::Number(n) => {
-                    span.record("jsonrpc.request.id", n.to_string().as_str())
-                }
-                NumberOrString::String(text) => {
-                    // Cut first: a client's id may be as long as its body.
-                    let cut: String = text.chars().take(REQUEST_ID_MAX).collect();
-                    span.record("jsonrpc.request.id", Escaped(&cut).to_string())
-                }
-            };
-        }
-        if let Some(version) = &version {
-            span.record("mcp.protocol.version", version.as_str());
-        }
-        if let Some(parent) = parent {
-            let parent = opentelemetry::Context::new().with_remote_span_context(parent);
-            let _ = span.set_parent(parent);
-        }
-        if let Ok(mut call) = trace.call.get_or_init(Arc::default).lock() {
-            *call = CallTrace {
-                ids: ids_of(&span),
-                span: Some(span.clone()),
-                linked: false,
-            };
-        }
+    if !span.is_none()
+        && let Ok(mut call) = trace.call.get_or_init(Arc::default).lock()
+    {
+        *call = CallTrace {
+            ids: span.ids(),
+            span: Some(span.clone()),
+            linked: false,
+        };
     }
     // The histogram's labels, made only where it is recorded: a build with the feature
     // and nothing to export to allocates nothing for them.
-    let labels = (OPERATION_DURATION.get().is_some() || !span.is_disabled()).then(|| {
+    let labels = (OPERATION_DURATION.get().is_some() || !span.is_none()).then(|| {
         [
             KeyValue::new("mcp.method.name", call.method.to_owned()),
             KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
@@ -171,8 +171,10 @@ impl CallSpan {
         let started = Instant::now();
         let outcome = if quiet {
             Quiet::new(drive, true).await
+        } else if span.is_none() {
+            drive.await
         } else {
-            drive.instrument(span.clone()).await
+            span.instrument(drive).await
         };
         let error = finish(&span, &outcome);
         let histogram = OPERATION_DURATION
@@ -195,7 +197,7 @@ impl CallSpan {
 /// client's trace context as a call's is, with the same attributes, and its record in
 /// `mcp.server.operation.duration`. Made before the handler takes the request's context;
 /// nothing when nothing records either.
-pub(crate) struct MethodTrace(Option<(tracing::Span, Vec<KeyValue>, bool)>);
+pub(crate) struct MethodTrace(Option<(OtelSpan, Vec<KeyValue>, bool)>);
 
 impl MethodTrace {
     /// The trace of request `context`, a `method`, naming `target` (no text of the
@@ -205,6 +207,9 @@ impl MethodTrace {
         target: Option<&str>,
         context: &rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Self {
+        if !recording() && OPERATION_DURATION.get().is_none() {
+            return Self(None);
+        }
         let trace = context
             .extensions
             .get::<http::request::Parts>()
@@ -212,55 +217,36 @@ impl MethodTrace {
                 RequestTrace::of_headers(&parts.headers)
             });
         let (parent, quiet) = decided(&context.meta, &trace);
-        let span = if quiet {
-            tracing::Span::none()
-        } else {
-            tracing::info_span!(
-            target: "saga_runtime",
-            "mcp.server",
-            otel.name = %match target {
-                Some(target) => format!("{method} {}", Escaped(target)),
-                None => method.to_owned(),
-            },
-            otel.kind = "server",
-            otel.status_code = Empty,
-            mcp.method.name = method,
-            jsonrpc.request.id = Empty,
-            mcp.protocol.version = Empty,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-            )
-        };
-        if span.is_disabled() && OPERATION_DURATION.get().is_none() {
-            return Self(None);
-        }
-        let mut labels = vec![KeyValue::new("mcp.method.name", method)];
         // A version as MCP names them (`2026-07-28`), never other text of the client's.
         let dated = |version: &str| {
             version.len() == 10 && version.bytes().all(|b| b.is_ascii_digit() || b == b'-')
         };
-        if let Some(version) = context
+        let version = context
             .protocol_version()
             .filter(|version| dated(version.as_str()))
-        {
-            span.record("mcp.protocol.version", version.as_str());
-            labels.push(KeyValue::new(
-                "mcp.protocol.version",
-                version.as_str().to_owned(),
-            ));
-        }
-        if !span.is_disabled() {
-            let id = match &context.id {
-                NumberOrString::Number(n) => n.to_string(),
-                NumberOrString::String(text) => {
-                    Escaped(&text.chars().take(REQUEST_ID_MAX).collect::<String>()).to_string()
-                }
-            };
-            span.record("jsonrpc.request.id", id.as_str());
-            if let Some(parent) = parent {
-                let parent = opentelemetry::Context::new().with_remote_span_context(parent);
-                let _ = span.set_parent(parent);
+            .map(|version| version.as_str().to_owned());
+        let span = if quiet || !recording() {
+            OtelSpan::none()
+        } else {
+            let mut attributes = vec![
+                KeyValue::new("mcp.method.name", method),
+                KeyValue::new("jsonrpc.request.id", request_id(&context.id)),
+            ];
+            if let Some(version) = &version {
+                attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));
             }
+            let name = match target {
+                Some(target) => Cow::Owned(format!("{method} {}", Escaped(target))),
+                None => Cow::Borrowed(method),
+            };
+            OtelSpan::start(name, SpanKind::Server, attributes, &parent_context(parent))
+        };
+        if span.is_none() && OPERATION_DURATION.get().is_none() {
+            return Self(None);
+        }
+        let mut labels = vec![KeyValue::new("mcp.method.name", method)];
+        if let Some(version) = version {
+            labels.push(KeyValue::new("mcp.protocol.version", version));
         }
         Self(Some((span, labels, quiet)))
     }
@@ -277,15 +263,15 @@ impl MethodTrace {
         let outcome = if quiet {
             Quiet::new(handle, true).await
         } else {
-            handle.instrument(span.clone()).await
+            span.instrument(handle).await
         };
         if let Err(error) = &outcome {
             let code = error.code.0.to_string();
-            span.record("error.type", code.as_str());
-            span.record("rpc.response.status_code", code.as_str());
-            span.record("otel.status_code", "ERROR");
+            span.set("rpc.response.status_code", code.clone());
+            span.fail(code.clone());
             labels.push(KeyValue::new("error.type", code));
         }
+        span.end();
         OPERATION_DURATION
             .get_or_init(|| operation_duration(&opentelemetry::global::meter("saga-runtime")))
             .record(started.elapsed().as_secs_f64(), &labels);
@@ -301,15 +287,13 @@ fn decided(
     meta: &rmcp::model::RequestMetaObject,
     trace: &RequestTrace,
 ) -> (Option<opentelemetry::trace::SpanContext>, bool) {
-    let parent = tracing::level_enabled!(tracing::Level::INFO)
-        .then(|| parent(meta, trace))
-        .flatten();
+    let parent = recording().then(|| parent(meta, trace)).flatten();
     let quiet = !super::sampling::sampled(parent.as_ref());
     (parent, quiet)
 }
 
 /// Records the call's outcome on its span; the `error.type` it recorded, if any.
-fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -> Option<String> {
+fn finish(span: &OtelSpan, outcome: &Result<CallToolResponse, ErrorData>) -> Option<String> {
     let (label, error) = match outcome {
         Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
             ("tool_error", Some("tool_error".to_owned()))
@@ -330,17 +314,13 @@ fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -
         Ok(CallToolResponse::Task(_)) => ("task", None),
         Ok(_) => ("other", None),
         Err(error) => {
-            span.record(
-                "rpc.response.status_code",
-                error.code.0.to_string().as_str(),
-            );
+            span.set("rpc.response.status_code", error.code.0.to_string());
             ("error", Some(error.code.0.to_string()))
         }
     };
-    span.record("saga.outcome", label);
+    span.set("saga.outcome", label);
     if let Some(error) = &error {
-        span.record("error.type", error.as_str());
-        span.record("otel.status_code", "ERROR");
+        span.fail(error.clone());
     }
     error
 }
@@ -349,23 +329,6 @@ fn finish(span: &tracing::Span, outcome: &Result<CallToolResponse, ErrorData>) -
 /// recorded.
 pub(crate) fn first_round(trace: &RequestTrace) -> Option<SagaTrace> {
     trace.ids()
-}
-
-/// A span's ids, when it is recorded as an OpenTelemetry span.
-///
-/// Only a sampled span's: an unsampled one is never exported, so nothing could be found by
-/// its ids, and a saga's token carries no trace for it.
-fn ids_of(span: &tracing::Span) -> Option<SagaTrace> {
-    let context = span.context();
-    let ids = context.span().span_context().clone();
-    if !ids.is_valid() || !ids.is_sampled() {
-        return None;
-    }
-    SagaTrace::new(
-        ids.trace_id().to_bytes(),
-        ids.span_id().to_bytes(),
-        ids.trace_flags().to_u8(),
-    )
 }
 
 /// A later round: its span links to the saga's first span (`trace`), unless it is that
@@ -391,7 +354,7 @@ pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
         call.span.clone()
     };
     if let Some(span) = span {
-        span.add_link(span_context(trace, TraceState::default()));
+        span.link(span_context(trace, TraceState::default()));
     }
 }
 
@@ -399,7 +362,7 @@ pub(crate) fn resumed(request: &RequestTrace, trace: Option<&SagaTrace>) {
 /// server span's), and the task's id recorded on that span.
 pub(crate) fn task_trace(trace: &RequestTrace, task: &str) -> Option<String> {
     if let Some(span) = trace.span() {
-        span.record("saga.task.id", Escaped(task).to_string().as_str());
+        span.set("saga.task.id", Escaped(task).to_string());
     }
     trace.ids().map(|trace| trace.traceparent())
 }
@@ -410,11 +373,10 @@ pub(crate) fn call_ended(trace: &RequestTrace, outcome: &'static str, error: Opt
     let Some(span) = trace.span() else {
         return;
     };
-    span.record("saga.outcome", outcome);
+    span.set("saga.outcome", outcome);
     if let Some(code) = error {
-        span.record("error.type", code.to_string().as_str());
-        span.record("rpc.response.status_code", code.to_string().as_str());
-        span.record("otel.status_code", "ERROR");
+        span.set("rpc.response.status_code", code.to_string());
+        span.fail(code.to_string());
     }
 }
 
@@ -424,6 +386,63 @@ pub(crate) fn in_call<R>(trace: &RequestTrace, f: impl FnOnce() -> R) -> R {
     match trace.span() {
         Some(span) => span.in_scope(f),
         None => f(),
+    }
+}
+
+/// A round's `saga.transition` span, a child of the call's or the task step's span (the
+/// current one): made by the engine beside its `tracing` span, which serves the logs.
+#[derive(Clone, Default)]
+pub(crate) struct Round(OtelSpan);
+
+impl Round {
+    /// The span of a round of `tool`, for request `method` of protocol `era`, whose token
+    /// came in `token_in` bytes long.
+    pub(crate) fn begin(tool: &str, method: &str, era: &str, token_in: usize) -> Self {
+        if !recording() {
+            return Round(OtelSpan::none());
+        }
+        Round(OtelSpan::child(
+            "saga.transition",
+            SpanKind::Internal,
+            vec![
+                KeyValue::new("saga.tool", Escaped(tool).to_string()),
+                KeyValue::new("mcp.method.name", Escaped(method).to_string()),
+                KeyValue::new("saga.era", era.to_owned()),
+                KeyValue::new("saga.token_in", token_in as i64),
+            ],
+        ))
+    }
+
+    /// Whether the round is recorded: its attributes are worth making.
+    pub(crate) fn recording(&self) -> bool {
+        !self.0.is_none()
+    }
+
+    /// Sets `key` (`saga.entered`, `saga.left`) to a point's name.
+    pub(crate) fn text(&self, key: &'static str, value: String) {
+        self.0.set(key, value);
+    }
+
+    /// Sets `key` (`saga.round`, `saga.token_out`, `saga.micros`) to a number.
+    pub(crate) fn number(&self, key: &'static str, value: i64) {
+        self.0.set(key, value);
+    }
+
+    /// `work`, with the round's span current.
+    pub(crate) fn run<F: Future>(&self, work: F) -> opentelemetry::context::WithContext<F> {
+        self.0.instrument(work)
+    }
+
+    /// Ends the round with its `outcome`, its duration and the size of the token it
+    /// handed out, set at once.
+    pub(crate) fn end(&self, outcome: &'static str, micros: i64, token_out: Option<i64>) {
+        let mut attributes = Vec::with_capacity(3);
+        attributes.push(KeyValue::new("saga.outcome", outcome));
+        attributes.push(KeyValue::new("saga.micros", micros));
+        if let Some(bytes) = token_out {
+            attributes.push(KeyValue::new("saga.token_out", bytes));
+        }
+        self.0.end_with(attributes);
     }
 }
 
@@ -439,26 +458,30 @@ pub(crate) struct ModelRequest<'a> {
 /// The GenAI client span of a server model's call (`chat {model}`), with the request's
 /// model and bounds; [`model_answered`] records the answer. Neither the prompt nor the
 /// answer nor any credential is recorded.
-pub(crate) fn model_span(request: ModelRequest<'_>) -> tracing::Span {
-    if super::sampling::quiet() {
-        return tracing::Span::none();
+pub(crate) fn model_span(request: ModelRequest<'_>) -> OtelSpan {
+    if !recording() || super::sampling::quiet() {
+        return OtelSpan::none();
     }
-    tracing::info_span!(
-        target: "saga_runtime",
-        "gen_ai.client",
-        otel.name = %format_args!("chat {}", request.model.unwrap_or("model")),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        gen_ai.operation.name = "chat",
-        gen_ai.provider.name = request.provider,
-        gen_ai.request.model = request.model,
-        gen_ai.request.max_tokens = request.max_tokens,
-        gen_ai.request.temperature = request.temperature.map(f64::from),
-        gen_ai.response.model = Empty,
-        gen_ai.response.finish_reasons = Empty,
-        gen_ai.usage.input_tokens = Empty,
-        gen_ai.usage.output_tokens = Empty,
-        error.type = Empty,
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "chat"),
+        KeyValue::new("gen_ai.request.max_tokens", i64::from(request.max_tokens)),
+    ];
+    if let Some(provider) = request.provider {
+        attributes.push(KeyValue::new("gen_ai.provider.name", provider.to_owned()));
+    }
+    if let Some(model) = request.model {
+        attributes.push(KeyValue::new("gen_ai.request.model", model.to_owned()));
+    }
+    if let Some(temperature) = request.temperature {
+        attributes.push(KeyValue::new(
+            "gen_ai.request.temperature",
+            f64::from(temperature),
+        ));
+    }
+    OtelSpan::child(
+        format!("chat {}", request.model.unwrap_or("model")),
+        SpanKind::Client,
+        attributes,
     )
 }
 
@@ -471,32 +494,35 @@ pub(crate) struct ModelAnswer<'a> {
 }
 
 /// Records on `span` (a [`model_span`]) what the model answered, or the kind of its
-/// failure (a closed set).
-pub(crate) fn model_answered(span: &tracing::Span, answer: Result<ModelAnswer<'_>, &'static str>) {
+/// failure (a closed set), and ends it.
+pub(crate) fn model_answered(span: &OtelSpan, answer: Result<ModelAnswer<'_>, &'static str>) {
+    if span.is_none() {
+        return;
+    }
     match answer {
         Ok(answer) => {
-            span.record(
-                "gen_ai.response.model",
-                Escaped(answer.model).to_string().as_str(),
-            );
+            span.set("gen_ai.response.model", Escaped(answer.model).to_string());
             if let Some(reason) = answer.finish_reason {
-                span.record(
+                span.set(
                     "gen_ai.response.finish_reasons",
-                    Escaped(reason).to_string().as_str(),
+                    Escaped(reason).to_string(),
                 );
             }
             if let Some(tokens) = answer.input_tokens {
-                span.record("gen_ai.usage.input_tokens", tokens);
+                span.set("gen_ai.usage.input_tokens", saturated(tokens));
             }
             if let Some(tokens) = answer.output_tokens {
-                span.record("gen_ai.usage.output_tokens", tokens);
+                span.set("gen_ai.usage.output_tokens", saturated(tokens));
             }
         }
-        Err(kind) => {
-            span.record("error.type", kind);
-            span.record("otel.status_code", "ERROR");
-        }
+        Err(kind) => span.fail(kind),
     }
+    span.end();
+}
+
+/// A count as OpenTelemetry's integers hold it.
+fn saturated(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
 }
 
 /// Runs a task store's write (`operation`, of task `task`) inside a `saga.store` span, a
@@ -506,16 +532,18 @@ pub(crate) fn store_write<F: Future>(
     operation: &'static str,
     task: &str,
     write: F,
-) -> tracing::instrument::Instrumented<F> {
-    if tracing::Span::current().is_none() || super::sampling::quiet() {
-        return write.instrument(tracing::Span::none());
+) -> impl Future<Output = F::Output> {
+    let span = OtelSpan::child(
+        format!("saga.store {operation}"),
+        SpanKind::Client,
+        vec![
+            KeyValue::new("saga.store.operation", operation),
+            KeyValue::new("saga.task.id", Escaped(task).to_string()),
+        ],
+    );
+    async move {
+        let written = write.await;
+        span.end();
+        written
     }
-    write.instrument(tracing::info_span!(
-        target: "saga_runtime",
-        "saga.store",
-        otel.name = %format_args!("saga.store {operation}"),
-        otel.kind = "client",
-        saga.store.operation = operation,
-        saga.task.id = %Escaped(task),
-    ))
 }

@@ -3,26 +3,19 @@
 //! task, on whichever replica runs it; and the step a lost worker left unfinished, made
 //! by the worker that takes the task over.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
-use tracing::Instrument as _;
-use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use super::StepEnd;
 use super::incoming::span_context;
 use super::sampling::Quiet;
+use super::span::OtelSpan;
 use crate::log::Escaped;
 use crate::state::SagaTrace;
-
-/// The tracer [`cut_short`] makes its span with: set by [`super::Telemetry`]'s build. A
-/// span of its own making, because it begins before the worker that makes it was there
-/// (a `tracing` span begins when it is made).
-pub(super) static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
 
 /// A worker's run of one task: the span of the step it runs now, if any is recorded.
 #[derive(Debug)]
@@ -31,7 +24,7 @@ pub(crate) struct TaskStep {
     tool: String,
     /// The creating request's span, as the task's record keeps it.
     parent: Option<SagaTrace>,
-    span: Mutex<Option<tracing::Span>>,
+    span: Mutex<Option<OtelSpan>>,
     /// The current step is not sampled: no span, its work quiet (`super::sampling`).
     quiet: AtomicBool,
 }
@@ -63,24 +56,22 @@ impl TaskStep {
         if quiet {
             return super::sampling::quietly(true, f);
         }
-        let span = tracing::info_span!(
-            target: "saga_runtime",
-            "saga.task",
-            otel.name = %format_args!("task {}", Escaped(tool)),
-            otel.kind = "internal",
-            otel.status_code = Empty,
-            gen_ai.tool.name = %Escaped(tool),
-            gen_ai.operation.name = "execute_tool",
-            saga.task.id = %Escaped(task),
-            error.type = Empty,
-            saga.outcome = Empty,
+        let parent = match parent {
+            Some(parent) => opentelemetry::Context::new().with_remote_span_context(parent),
+            None => opentelemetry::Context::new(),
+        };
+        let span = OtelSpan::start(
+            format!("task {}", Escaped(tool)),
+            SpanKind::Internal,
+            vec![
+                KeyValue::new("gen_ai.tool.name", Escaped(tool).to_string()),
+                KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                KeyValue::new("saga.task.id", Escaped(task).to_string()),
+            ],
+            &parent,
         );
-        if span.is_disabled() {
+        if span.is_none() {
             return f();
-        }
-        if let Some(parent) = parent {
-            let parent = opentelemetry::Context::new().with_remote_span_context(parent);
-            let _ = span.set_parent(parent);
         }
         let made = span.in_scope(f);
         if let Ok(mut current) = self.span.lock() {
@@ -89,7 +80,7 @@ impl TaskStep {
         made
     }
 
-    fn current(&self) -> Option<tracing::Span> {
+    fn current(&self) -> Option<OtelSpan> {
         self.span.lock().ok()?.clone()
     }
 
@@ -97,9 +88,10 @@ impl TaskStep {
     pub(crate) fn run<F: std::future::Future>(
         &self,
         work: F,
-    ) -> tracing::instrument::Instrumented<Quiet<F>> {
-        Quiet::new(work, self.quiet.load(Ordering::Relaxed))
-            .instrument(self.current().unwrap_or_else(tracing::Span::none))
+    ) -> opentelemetry::context::WithContext<Quiet<F>> {
+        self.current()
+            .unwrap_or_default()
+            .instrument(Quiet::new(work, self.quiet.load(Ordering::Relaxed)))
     }
 
     /// Ends the current step as `end` says, with the JSON-RPC `error` code it failed with.
@@ -107,16 +99,16 @@ impl TaskStep {
         let Some(span) = self.span.lock().ok().and_then(|mut span| span.take()) else {
             return;
         };
-        span.record("saga.outcome", end.label());
+        span.set("saga.outcome", end.label());
         if matches!(end, StepEnd::Failed | StepEnd::ToolError) {
             let kind = match (end, error) {
                 (StepEnd::ToolError, _) => "tool_error".to_owned(),
                 (_, Some(code)) => code.to_string(),
                 (_, None) => "error".to_owned(),
             };
-            span.record("error.type", kind.as_str());
-            span.record("otel.status_code", "ERROR");
+            span.fail(kind);
         }
+        span.end();
     }
 }
 
@@ -172,7 +164,7 @@ pub(crate) struct LostStep<'a> {
 /// Only for a task whose creation was traced and sampled: a trace nobody records gains
 /// nothing from it.
 pub(crate) fn cut_short(lost: LostStep<'_>) {
-    let Some(tracer) = TRACER.get() else {
+    let Some(tracer) = super::span::tracer() else {
         return;
     };
     let Some(parent) = lost.trace.and_then(SagaTrace::parse_traceparent) else {

@@ -126,7 +126,19 @@ pub(crate) fn typed_transition<'a>(
     let started = std::time::Instant::now();
     // A `map`, not an `async` block that awaits the run: the block would keep the run's
     // future and move it again into its own place to await it.
-    let run = run_transition(tool, points, codec, call, cx, span.clone()).instrument(span.clone());
+    let spans = RoundSpans {
+        otel: crate::otel::Round::begin(
+            &call.name,
+            &call.method,
+            cx.protocol_version()
+                .map_or("unknown", |version| version.as_str()),
+            token_in,
+        ),
+        log: span,
+    };
+    let run = spans.otel.run(
+        run_transition(tool, points, codec, call, cx, spans.clone()).instrument(spans.log.clone()),
+    );
     run.map(move |outcome| {
         let elapsed = started.elapsed();
         let (label, token_out) = match &outcome {
@@ -154,17 +166,51 @@ pub(crate) fn typed_transition<'a>(
             token_in,
             token_out,
         );
-        if !span.is_disabled() {
+        let micros = elapsed.as_micros() as i64;
+        let token_out = token_out.map(|bytes| bytes as i64);
+        spans.otel.end(label.as_str(), micros, token_out);
+        if !spans.log.is_disabled() {
             if let Some(bytes) = token_out {
-                span.record("saga.token_out", bytes as i64);
+                spans.log.record("saga.token_out", bytes);
             }
-            span.record("saga.outcome", label.as_str());
-            span.record("saga.micros", elapsed.as_micros() as i64);
-            span.in_scope(|| tracing::debug!("transition done"));
+            spans.log.record("saga.micros", micros);
+            spans.log.record("saga.outcome", label.as_str());
+            spans.log.in_scope(|| tracing::debug!("transition done"));
         }
         // The engine's edge: the failure becomes the JSON-RPC error the server sends.
         outcome.map_err(ErrorData::from)
     })
+}
+
+/// A round's spans: its `tracing` span, for the logs (at `DEBUG`), and its OpenTelemetry
+/// span (feature `otel`, recorded to the SDK directly: `crate::otel::Round`), each
+/// recorded only where it is made.
+#[derive(Clone)]
+struct RoundSpans {
+    log: tracing::Span,
+    otel: crate::otel::Round,
+}
+
+impl RoundSpans {
+    /// Records `key` as the text `value` makes, made only when a span takes it.
+    fn text(&self, key: &'static str, value: impl FnOnce() -> String) {
+        let log = !self.log.is_disabled();
+        if !log && !self.otel.recording() {
+            return;
+        }
+        let value = value();
+        if log {
+            self.log.record(key, value.as_str());
+        }
+        self.otel.text(key, value);
+    }
+
+    fn number(&self, key: &'static str, value: i64) {
+        if !self.log.is_disabled() {
+            self.log.record(key, value);
+        }
+        self.otel.number(key, value);
+    }
 }
 
 fn error_outcome(failure: &Failure) -> Outcome {
@@ -205,7 +251,7 @@ fn run_transition<'a>(
     codec: &'a StateCodec,
     call: &'a mut Call,
     cx: &'a SagaContext,
-    span: tracing::Span,
+    span: RoundSpans,
 ) -> impl Future<Output = Result<CallToolResponse, Failure>> + 'a {
     // An `async` block, not an `async fn`: the call is kept once (see `typed_transition`).
     async move {
@@ -286,16 +332,16 @@ fn run_transition<'a>(
                 }
             }
         };
-        if !span.is_disabled() {
-            span.record("saga.entered", tool.variant_name(&state).as_str());
-        }
+        span.text("saga.entered", || {
+            tool.variant_name(&state).as_str().to_owned()
+        });
 
         // Step: the tool runs once, to its next suspension. The token this round hands out is
         // the next link of the call's chain; a first round's starts one (at number zero).
         let link = resumed.as_ref().map(|resumed| resumed.opened.link().next());
         let entered_round = head.round;
         head.round = head.round.saturating_add(1);
-        span.record("saga.round", i64::from(head.round));
+        span.number("saga.round", i64::from(head.round));
         // The token the round started from, and the key that sealed it: its effects'
         // keys are derived under that key, which only the server holds.
         // A round handed on within the request is keyed by the request's token and its
@@ -318,9 +364,9 @@ fn run_transition<'a>(
                 return run.step_asks_again(resumed, head, requests);
             }
         };
-        if !span.is_disabled() {
-            span.record("saga.left", tool.variant_name(&state).as_str());
-        }
+        span.text("saga.left", || {
+            tool.variant_name(&state).as_str().to_owned()
+        });
 
         // Answer: the next round's requests, and the state the step left sealed beside them.
         // Whole: a state kept in a store is kept where it leaves the process

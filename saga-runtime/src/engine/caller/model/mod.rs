@@ -330,7 +330,7 @@ impl ServerModel {
             temperature: request.temperature,
         });
         #[cfg(feature = "otel")]
-        let answered = tracing::Instrument::instrument(answered, span.clone());
+        let answered = span.instrument(answered);
         let answered = answered.await.unwrap_or(Err(ModelError::Timeout));
         let tokens = answered.as_ref().ok().and_then(|c| c.tokens);
         crate::metrics::model_call(started.elapsed(), tokens);
