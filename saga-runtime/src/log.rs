@@ -13,6 +13,16 @@ pub(crate) struct Escaped<'a>(pub &'a str);
 
 impl fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Most strings need nothing escaped and are short: written whole, not a character
+        // at a time (a tool's name on every span).
+        if self.0.len() <= MAX_LOGGED_CHARS
+            && self
+                .0
+                .bytes()
+                .all(|b| (b' '..=b'~').contains(&b) && b != b'\\')
+        {
+            return f.write_str(self.0);
+        }
         let mut chars = self.0.chars();
         for c in chars.by_ref().take(MAX_LOGGED_CHARS) {
             if c.is_control() || is_invisible_format(c) {
@@ -68,6 +78,26 @@ mod tests {
         let shown = Escaped(&long).to_string();
         assert!(shown.len() < 300, "{}", shown.len());
         assert!(shown.ends_with("(10000 bytes)"));
+    }
+
+    /// A short plain string is written whole (the fast path), a character longer or one
+    /// byte to escape goes the way every other does.
+    #[test]
+    fn the_bound_and_the_escapes_hold_at_the_edge_of_the_whole_write() {
+        let edge = "x".repeat(MAX_LOGGED_CHARS);
+        assert_eq!(Escaped(&edge).to_string(), edge);
+        let over = "x".repeat(MAX_LOGGED_CHARS + 1);
+        assert_eq!(
+            Escaped(&over).to_string(),
+            format!("{edge}…({} bytes)", MAX_LOGGED_CHARS + 1)
+        );
+        assert_eq!(
+            Escaped("tools/call deploy").to_string(),
+            "tools/call deploy"
+        );
+        assert_eq!(Escaped("a\\b").to_string(), "a\\\\b");
+        assert_eq!(Escaped("a\u{7f}").to_string(), "a\\u{7f}");
+        assert_eq!(Escaped("é").to_string(), "é");
     }
 
     #[test]

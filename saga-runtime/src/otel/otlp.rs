@@ -80,22 +80,31 @@ impl Spans {
 
     /// The request's body: one `ExportTraceServiceRequest`.
     fn body(&self, batch: &[SpanData]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256 + 320 * batch.len());
+        // About what a span of saga's takes (its attributes most of it): grown rarely.
+        let mut out = Vec::with_capacity(256 + 640 * batch.len());
         // ExportTraceServiceRequest.resource_spans (1): one resource, the service's.
         nested(&mut out, 1, |out| {
             nested(out, 1, |out| out.extend_from_slice(&self.resource));
             // One ScopeSpans per scope, in the order the scopes first appear; a batch
             // holds one or two, so a scan is cheaper than a map.
+            // Each span's scope is compared once: its index in `scopes`.
             let mut scopes: Vec<&InstrumentationScope> = Vec::new();
+            let mut scope_of = Vec::with_capacity(batch.len());
             for span in batch {
-                if !scopes.contains(&&span.instrumentation_scope) {
-                    scopes.push(&span.instrumentation_scope);
-                }
+                let scope = &span.instrumentation_scope;
+                let at = match scopes.iter().position(|known| *known == scope) {
+                    Some(at) => at,
+                    None => {
+                        scopes.push(scope);
+                        scopes.len() - 1
+                    }
+                };
+                scope_of.push(at);
             }
-            for scope in scopes {
+            for (at, scope) in scopes.iter().enumerate() {
                 nested(out, 2, |out| {
                     nested(out, 1, |out| instrumentation_scope(out, scope));
-                    for span in batch.iter().filter(|s| &s.instrumentation_scope == scope) {
+                    for (span, _) in batch.iter().zip(&scope_of).filter(|(_, of)| **of == at) {
                         nested(out, 2, |out| self::span(out, span));
                     }
                     string(out, 3, scope.schema_url().unwrap_or_default());

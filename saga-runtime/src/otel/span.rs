@@ -24,6 +24,10 @@ use opentelemetry::{Context, KeyValue};
 
 use crate::state::SagaTrace;
 
+/// A future run with one of saga's spans current, or as it is.
+pub(crate) type Instrumented<F> =
+    futures::future::Either<opentelemetry::context::WithContext<F>, F>;
+
 /// The tracer saga's spans are recorded with: the first [`super::Telemetry`] built's.
 static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
 
@@ -147,11 +151,12 @@ impl OtelSpan {
         }
     }
 
-    /// `work`, with the span current at every poll.
-    pub(crate) fn instrument<F: Future>(&self, work: F) -> opentelemetry::context::WithContext<F> {
+    /// `work`, with the span current at every poll; without a span, as it is (nothing
+    /// attached at every poll of an untraced request).
+    pub(crate) fn instrument<F: Future>(&self, work: F) -> Instrumented<F> {
         match &self.0 {
-            Some(cx) => work.with_context(cx.clone()),
-            None => work.with_current_context(),
+            Some(cx) => futures::future::Either::Left(work.with_context(cx.clone())),
+            None => futures::future::Either::Right(work),
         }
     }
 

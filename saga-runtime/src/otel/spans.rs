@@ -74,6 +74,28 @@ fn request_id(id: &NumberOrString) -> String {
     }
 }
 
+/// A call's method as an attribute: the methods a call is made by, without an allocation.
+fn method_name(method: &str) -> opentelemetry::Value {
+    match method {
+        "tools/call" => "tools/call".into(),
+        "tools/callSaga" => "tools/callSaga".into(),
+        "requests/resume" => "requests/resume".into(),
+        other => Escaped(other).to_string().into(),
+    }
+}
+
+/// A round's era as an attribute: the versions saga serves, without an allocation.
+fn era_name(era: &str) -> opentelemetry::Value {
+    match era {
+        "2026-07-28" => "2026-07-28".into(),
+        "2025-11-25" => "2025-11-25".into(),
+        "2025-06-18" => "2025-06-18".into(),
+        "2025-03-26" => "2025-03-26".into(),
+        "unknown" => "unknown".into(),
+        other => Escaped(other).to_string().into(),
+    }
+}
+
 /// The parent context of a request's span: the client's, remote, or none.
 fn parent_context(parent: Option<opentelemetry::trace::SpanContext>) -> opentelemetry::Context {
     match parent {
@@ -96,13 +118,20 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
         };
     }
     let (parent, quiet) = decided(call.meta, trace);
+    let records = OPERATION_DURATION.get().is_some() || (recording() && !quiet);
+    // The tool's name once, shared by the span and the histogram's labels.
+    let tool = records.then(|| opentelemetry::Value::from(Arc::<str>::from(call.tool)));
+    let tool_name = || {
+        tool.clone()
+            .unwrap_or_else(|| opentelemetry::Value::from(call.tool.to_owned()))
+    };
     let span = if quiet || !recording() {
         OtelSpan::none()
     } else {
-        let mut attributes = Vec::with_capacity(8);
+        let mut attributes = Vec::with_capacity(6);
         attributes.extend([
-            KeyValue::new("mcp.method.name", call.method.to_owned()),
-            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+            KeyValue::new("mcp.method.name", method_name(call.method)),
+            KeyValue::new("gen_ai.tool.name", tool_name()),
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
         ]);
         if let Some(id) = call.request_id {
@@ -135,8 +164,8 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
     // and nothing to export to allocates nothing for them.
     let labels = (OPERATION_DURATION.get().is_some() || !span.is_none()).then(|| {
         [
-            KeyValue::new("mcp.method.name", call.method.to_owned()),
-            KeyValue::new("gen_ai.tool.name", call.tool.to_owned()),
+            KeyValue::new("mcp.method.name", method_name(call.method)),
+            KeyValue::new("gen_ai.tool.name", tool_name()),
         ]
     });
     CallSpan {
@@ -406,8 +435,8 @@ impl Round {
             SpanKind::Internal,
             vec![
                 KeyValue::new("saga.tool", Escaped(tool).to_string()),
-                KeyValue::new("mcp.method.name", Escaped(method).to_string()),
-                KeyValue::new("saga.era", era.to_owned()),
+                KeyValue::new("mcp.method.name", method_name(method)),
+                KeyValue::new("saga.era", era_name(era)),
                 KeyValue::new("saga.token_in", token_in as i64),
             ],
         ))
@@ -429,7 +458,7 @@ impl Round {
     }
 
     /// `work`, with the round's span current.
-    pub(crate) fn run<F: Future>(&self, work: F) -> opentelemetry::context::WithContext<F> {
+    pub(crate) fn run<F: Future>(&self, work: F) -> super::span::Instrumented<F> {
         self.0.instrument(work)
     }
 

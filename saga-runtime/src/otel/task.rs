@@ -88,7 +88,7 @@ impl TaskStep {
     pub(crate) fn run<F: std::future::Future>(
         &self,
         work: F,
-    ) -> opentelemetry::context::WithContext<Quiet<F>> {
+    ) -> super::span::Instrumented<Quiet<F>> {
         self.current()
             .unwrap_or_default()
             .instrument(Quiet::new(work, self.quiet.load(Ordering::Relaxed)))
