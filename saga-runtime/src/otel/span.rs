@@ -84,12 +84,12 @@ impl OtelSpan {
         OtelSpan(Some(parent.with_span(span)))
     }
 
-    /// A child of the span current on this thread (of what `instrument` runs), or none
-    /// when there is none: a span of its own would begin a trace of its own.
-    pub(super) fn child(
-        name: impl Into<Cow<'static, str>>,
+    /// A child of the span current on this thread (of what `instrument` runs), named and
+    /// with the attributes `made` makes, made only then; or none when there is none: a
+    /// span of its own would begin a trace of its own.
+    pub(super) fn child<N: Into<Cow<'static, str>>>(
         kind: SpanKind,
-        attributes: Vec<KeyValue>,
+        made: impl FnOnce() -> (N, Vec<KeyValue>),
     ) -> Self {
         if !recording() || super::sampling::quiet() {
             return OtelSpan(None);
@@ -98,6 +98,7 @@ impl OtelSpan {
         if !current.has_active_span() {
             return OtelSpan(None);
         }
+        let (name, attributes) = made();
         OtelSpan::start(name, kind, attributes, &current)
     }
 
@@ -160,11 +161,11 @@ impl OtelSpan {
         }
     }
 
-    /// Sets `attributes`, at once, and ends the span.
-    pub(super) fn end_with(&self, attributes: Vec<KeyValue>) {
+    /// Sets the attributes `made` makes (made only for a span), at once, and ends it.
+    pub(super) fn end_with(&self, made: impl FnOnce() -> Vec<KeyValue>) {
         if let Some(cx) = &self.0 {
             let span = cx.span();
-            span.set_attributes(attributes);
+            span.set_attributes(made());
             span.end();
         }
     }
@@ -206,11 +207,11 @@ mod tests {
             );
             let ids = call.ids().expect("sampled");
             assert!(
-                OtelSpan::child("saga.transition", SpanKind::Internal, Vec::new()).is_none(),
+                OtelSpan::child(SpanKind::Internal, || ("saga.transition", Vec::new())).is_none(),
                 "no span current: none made"
             );
             let (round, mine) = futures::executor::block_on(call.instrument(async {
-                let round = OtelSpan::child("saga.transition", SpanKind::Internal, Vec::new());
+                let round = OtelSpan::child(SpanKind::Internal, || ("saga.transition", Vec::new()));
                 let mine = tracing::info_span!(target: "my_server::tools", "lookup");
                 (
                     round,

@@ -430,16 +430,17 @@ impl Round {
         if !recording() {
             return Round(OtelSpan::none());
         }
-        Round(OtelSpan::child(
-            "saga.transition",
-            SpanKind::Internal,
-            vec![
-                KeyValue::new("saga.tool", Escaped(tool).to_string()),
-                KeyValue::new("mcp.method.name", method_name(method)),
-                KeyValue::new("saga.era", era_name(era)),
-                KeyValue::new("saga.token_in", token_in as i64),
-            ],
-        ))
+        Round(OtelSpan::child(SpanKind::Internal, || {
+            (
+                "saga.transition",
+                vec![
+                    KeyValue::new("saga.tool", Escaped(tool).to_string()),
+                    KeyValue::new("mcp.method.name", method_name(method)),
+                    KeyValue::new("saga.era", era_name(era)),
+                    KeyValue::new("saga.token_in", token_in as i64),
+                ],
+            )
+        }))
     }
 
     /// Whether the round is recorded: its attributes are worth making.
@@ -465,13 +466,15 @@ impl Round {
     /// Ends the round with its `outcome`, its duration and the size of the token it
     /// handed out, set at once.
     pub(crate) fn end(&self, outcome: &'static str, micros: i64, token_out: Option<i64>) {
-        let mut attributes = Vec::with_capacity(3);
-        attributes.push(KeyValue::new("saga.outcome", outcome));
-        attributes.push(KeyValue::new("saga.micros", micros));
-        if let Some(bytes) = token_out {
-            attributes.push(KeyValue::new("saga.token_out", bytes));
-        }
-        self.0.end_with(attributes);
+        self.0.end_with(|| {
+            let mut attributes = Vec::with_capacity(3);
+            attributes.push(KeyValue::new("saga.outcome", outcome));
+            attributes.push(KeyValue::new("saga.micros", micros));
+            if let Some(bytes) = token_out {
+                attributes.push(KeyValue::new("saga.token_out", bytes));
+            }
+            attributes
+        });
     }
 }
 
@@ -488,30 +491,28 @@ pub(crate) struct ModelRequest<'a> {
 /// model and bounds; [`model_answered`] records the answer. Neither the prompt nor the
 /// answer nor any credential is recorded.
 pub(crate) fn model_span(request: ModelRequest<'_>) -> OtelSpan {
-    if !recording() || super::sampling::quiet() {
-        return OtelSpan::none();
-    }
-    let mut attributes = vec![
-        KeyValue::new("gen_ai.operation.name", "chat"),
-        KeyValue::new("gen_ai.request.max_tokens", i64::from(request.max_tokens)),
-    ];
-    if let Some(provider) = request.provider {
-        attributes.push(KeyValue::new("gen_ai.provider.name", provider.to_owned()));
-    }
-    if let Some(model) = request.model {
-        attributes.push(KeyValue::new("gen_ai.request.model", model.to_owned()));
-    }
-    if let Some(temperature) = request.temperature {
-        attributes.push(KeyValue::new(
-            "gen_ai.request.temperature",
-            f64::from(temperature),
-        ));
-    }
-    OtelSpan::child(
-        format!("chat {}", request.model.unwrap_or("model")),
-        SpanKind::Client,
-        attributes,
-    )
+    OtelSpan::child(SpanKind::Client, || {
+        let mut attributes = vec![
+            KeyValue::new("gen_ai.operation.name", "chat"),
+            KeyValue::new("gen_ai.request.max_tokens", i64::from(request.max_tokens)),
+        ];
+        if let Some(provider) = request.provider {
+            attributes.push(KeyValue::new("gen_ai.provider.name", provider.to_owned()));
+        }
+        if let Some(model) = request.model {
+            attributes.push(KeyValue::new("gen_ai.request.model", model.to_owned()));
+        }
+        if let Some(temperature) = request.temperature {
+            attributes.push(KeyValue::new(
+                "gen_ai.request.temperature",
+                f64::from(temperature),
+            ));
+        }
+        (
+            format!("chat {}", request.model.unwrap_or("model")),
+            attributes,
+        )
+    })
 }
 
 /// What a server model answered, for its span.
@@ -562,14 +563,15 @@ pub(crate) fn store_write<F: Future>(
     task: &str,
     write: F,
 ) -> impl Future<Output = F::Output> {
-    let span = OtelSpan::child(
-        format!("saga.store {operation}"),
-        SpanKind::Client,
-        vec![
-            KeyValue::new("saga.store.operation", operation),
-            KeyValue::new("saga.task.id", Escaped(task).to_string()),
-        ],
-    );
+    let span = OtelSpan::child(SpanKind::Client, || {
+        (
+            format!("saga.store {operation}"),
+            vec![
+                KeyValue::new("saga.store.operation", operation),
+                KeyValue::new("saga.task.id", Escaped(task).to_string()),
+            ],
+        )
+    });
     async move {
         let written = write.await;
         span.end();
