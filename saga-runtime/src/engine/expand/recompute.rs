@@ -26,9 +26,10 @@ use crate::engine::identity::fnv::Fnv;
 /// checked, whatever it is compared with.
 const UNFINGERPRINTED: u64 = u64::MAX;
 
-/// A value's fingerprint: the hash of its postcard bytes (every bit of a float), or of its
-/// JSON text where postcard cannot encode it; [`UNFINGERPRINTED`] where neither encodes
-/// it whole, so that it never matches.
+/// A value's fingerprint: the hash of its postcard bytes (every bit of a float), or of
+/// serde's calls tagged where postcard cannot encode it (a sequence of unknown length;
+/// `Fnv::of_value`); [`UNFINGERPRINTED`] where it does not serialize whole, so that it
+/// never matches.
 fn fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
     match Fnv::of_value(value) {
         Some(UNFINGERPRINTED) | None => UNFINGERPRINTED,

@@ -39,10 +39,9 @@ impl Fnv {
         hash.finish()
     }
 
-    /// [`Fnv::of_postcard`], or `None` for a value neither postcard nor JSON encodes
-    /// whole (a map with keys JSON cannot write, in a form postcard refuses): its hash
-    /// would be that of the bytes written before the failure, which another value may
-    /// share.
+    /// [`Fnv::of_postcard`], or `None` for a value that does not serialize whole (its own
+    /// `Serialize` failed): its hash would be that of the bytes written before the
+    /// failure, which another value may share.
     pub(crate) fn of_value(value: &(impl serde::Serialize + ?Sized)) -> Option<u64> {
         let (hash, whole) = Self::of_encoded(value);
         whole.then_some(hash)
@@ -50,8 +49,8 @@ impl Fnv {
 
     /// The hash of `value`'s postcard bytes, which keep every bit of a float (JSON writes
     /// NaN and both infinities alike, as `null`). A value postcard does not encode (a
-    /// sequence of unknown length) hashes as its JSON text instead, after a tag that
-    /// keeps the two encodings apart; every such value hashing alike would merge them.
+    /// sequence of unknown length) hashes as serde's calls tagged ([`Tagged`]) instead,
+    /// after a tag that keeps the two encodings apart.
     pub(crate) fn of_postcard(value: &(impl serde::Serialize + ?Sized)) -> u64 {
         Self::of_encoded(value).0
     }
@@ -65,10 +64,353 @@ impl Fnv {
         if let Ok(hash) = postcard::serialize_with_flavor(value, tagged) {
             return (hash, true);
         }
+        // Not JSON: it writes `None`, `Some(())`, `()`, NaN and both infinities alike
+        // (`null`), so a recomputed value that changed between them would pass its check.
         let mut hash = Self::new();
-        hash.write(&[1]);
-        let whole = serde_json::to_writer(&mut hash, value).is_ok();
+        hash.write(&[2]);
+        let whole = value.serialize(Tagged(&mut hash)).is_ok();
         (hash.finish(), whole)
+    }
+}
+
+/// serde's data model written into a hash, every call tagged with what it is and every
+/// number with all its bits: two values hash alike only as two equal values do. What
+/// postcard cannot encode (a sequence or map of unknown length) is hashed this way.
+struct Tagged<'a>(&'a mut Fnv);
+
+/// What each of serde's calls writes first.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Tag {
+    Bool = 1,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    F32,
+    F64,
+    Char,
+    Str,
+    Bytes,
+    None,
+    Some,
+    Unit,
+    UnitStruct,
+    UnitVariant,
+    NewtypeStruct,
+    NewtypeVariant,
+    Seq,
+    Tuple,
+    TupleStruct,
+    TupleVariant,
+    Map,
+    Struct,
+    StructVariant,
+    /// The end of a sequence, map or struct whose length was not written.
+    End,
+    /// A struct's field skipped.
+    Skipped,
+}
+
+impl Tagged<'_> {
+    fn tag(&mut self, tag: Tag, bytes: &[u8]) {
+        self.0.write(&[tag as u8]);
+        self.0.write(bytes);
+    }
+
+    fn named(&mut self, tag: Tag, name: &str) {
+        self.0.write(&[tag as u8]);
+        self.0.write_str(name);
+    }
+
+    fn again(&mut self) -> Tagged<'_> {
+        Tagged(self.0)
+    }
+}
+
+impl<'a> serde::Serializer for Tagged<'a> {
+    type Ok = ();
+    type Error = postcard::Error;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    fn serialize_bool(mut self, v: bool) -> Result<(), Self::Error> {
+        self.tag(Tag::Bool, &[u8::from(v)]);
+        Ok(())
+    }
+    fn serialize_i8(mut self, v: i8) -> Result<(), Self::Error> {
+        self.tag(Tag::I8, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_i16(mut self, v: i16) -> Result<(), Self::Error> {
+        self.tag(Tag::I16, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_i32(mut self, v: i32) -> Result<(), Self::Error> {
+        self.tag(Tag::I32, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_i64(mut self, v: i64) -> Result<(), Self::Error> {
+        self.tag(Tag::I64, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_i128(mut self, v: i128) -> Result<(), Self::Error> {
+        self.tag(Tag::I128, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_u8(mut self, v: u8) -> Result<(), Self::Error> {
+        self.tag(Tag::U8, &[v]);
+        Ok(())
+    }
+    fn serialize_u16(mut self, v: u16) -> Result<(), Self::Error> {
+        self.tag(Tag::U16, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_u32(mut self, v: u32) -> Result<(), Self::Error> {
+        self.tag(Tag::U32, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_u64(mut self, v: u64) -> Result<(), Self::Error> {
+        self.tag(Tag::U64, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_u128(mut self, v: u128) -> Result<(), Self::Error> {
+        self.tag(Tag::U128, &v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_f32(mut self, v: f32) -> Result<(), Self::Error> {
+        self.tag(Tag::F32, &v.to_bits().to_le_bytes());
+        Ok(())
+    }
+    fn serialize_f64(mut self, v: f64) -> Result<(), Self::Error> {
+        self.tag(Tag::F64, &v.to_bits().to_le_bytes());
+        Ok(())
+    }
+    fn serialize_char(mut self, v: char) -> Result<(), Self::Error> {
+        self.tag(Tag::Char, &u32::from(v).to_le_bytes());
+        Ok(())
+    }
+    fn serialize_str(mut self, v: &str) -> Result<(), Self::Error> {
+        self.named(Tag::Str, v);
+        Ok(())
+    }
+    fn serialize_bytes(mut self, v: &[u8]) -> Result<(), Self::Error> {
+        self.tag(Tag::Bytes, &(v.len() as u64).to_le_bytes());
+        self.0.write(v);
+        Ok(())
+    }
+    fn serialize_none(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::None, &[]);
+        Ok(())
+    }
+    fn serialize_some<T: ?Sized + serde::Serialize>(mut self, v: &T) -> Result<(), Self::Error> {
+        self.tag(Tag::Some, &[]);
+        v.serialize(self)
+    }
+    fn serialize_unit(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::Unit, &[]);
+        Ok(())
+    }
+    fn serialize_unit_struct(mut self, name: &'static str) -> Result<(), Self::Error> {
+        self.named(Tag::UnitStruct, name);
+        Ok(())
+    }
+    fn serialize_unit_variant(
+        mut self,
+        _: &'static str,
+        index: u32,
+        variant: &'static str,
+    ) -> Result<(), Self::Error> {
+        self.named(Tag::UnitVariant, variant);
+        self.0.write(&index.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: ?Sized + serde::Serialize>(
+        mut self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        self.named(Tag::NewtypeStruct, name);
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + serde::Serialize>(
+        mut self,
+        _: &'static str,
+        index: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        self.named(Tag::NewtypeVariant, variant);
+        self.0.write(&index.to_le_bytes());
+        v.serialize(self)
+    }
+    fn serialize_seq(mut self, _: Option<usize>) -> Result<Self, Self::Error> {
+        // The length is not written (it may be unknown): the end is, once the elements are.
+        self.tag(Tag::Seq, &[]);
+        Ok(self)
+    }
+    fn serialize_tuple(mut self, len: usize) -> Result<Self, Self::Error> {
+        self.tag(Tag::Tuple, &(len as u64).to_le_bytes());
+        Ok(self)
+    }
+    fn serialize_tuple_struct(
+        mut self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<Self, Self::Error> {
+        self.named(Tag::TupleStruct, name);
+        self.0.write(&(len as u64).to_le_bytes());
+        Ok(self)
+    }
+    fn serialize_tuple_variant(
+        mut self,
+        _: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Self, Self::Error> {
+        self.named(Tag::TupleVariant, variant);
+        self.0.write(&index.to_le_bytes());
+        self.0.write(&(len as u64).to_le_bytes());
+        Ok(self)
+    }
+    fn serialize_map(mut self, _: Option<usize>) -> Result<Self, Self::Error> {
+        self.tag(Tag::Map, &[]);
+        Ok(self)
+    }
+    fn serialize_struct(mut self, name: &'static str, _: usize) -> Result<Self, Self::Error> {
+        self.named(Tag::Struct, name);
+        Ok(self)
+    }
+    fn serialize_struct_variant(
+        mut self,
+        _: &'static str,
+        index: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self, Self::Error> {
+        self.named(Tag::StructVariant, variant);
+        self.0.write(&index.to_le_bytes());
+        Ok(self)
+    }
+}
+
+impl serde::ser::SerializeSeq for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_element<T: ?Sized + serde::Serialize>(
+        &mut self,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        v.serialize(self.again())
+    }
+    fn end(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::End, &[]);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTuple for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_element<T: ?Sized + serde::Serialize>(
+        &mut self,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        v.serialize(self.again())
+    }
+    fn end(self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleStruct for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_field<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
+        v.serialize(self.again())
+    }
+    fn end(self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleVariant for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_field<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
+        v.serialize(self.again())
+    }
+    fn end(self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeMap for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_key<T: ?Sized + serde::Serialize>(&mut self, k: &T) -> Result<(), Self::Error> {
+        k.serialize(self.again())
+    }
+    fn serialize_value<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
+        v.serialize(self.again())
+    }
+    fn end(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::End, &[]);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStruct for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_field<T: ?Sized + serde::Serialize>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        self.0.write_str(key);
+        v.serialize(self.again())
+    }
+    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
+        self.named(Tag::Skipped, key);
+        Ok(())
+    }
+    fn end(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::End, &[]);
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStructVariant for Tagged<'_> {
+    type Ok = ();
+    type Error = postcard::Error;
+    fn serialize_field<T: ?Sized + serde::Serialize>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Self::Error> {
+        self.0.write_str(key);
+        v.serialize(self.again())
+    }
+    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
+        self.named(Tag::Skipped, key);
+        Ok(())
+    }
+    fn end(mut self) -> Result<(), Self::Error> {
+        self.tag(Tag::End, &[]);
+        Ok(())
     }
 }
 
@@ -127,6 +469,68 @@ impl std::hash::Hasher for Fnv {
 #[cfg(test)]
 mod streamed {
     use super::Fnv;
+
+    /// A sequence of unknown length: what postcard cannot encode, hashed as serde's calls.
+    struct Unsized<T>(Vec<T>);
+
+    impl<T: serde::Serialize> serde::Serialize for Unsized<T> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeSeq as _;
+            let mut seq = serializer.serialize_seq(None)?;
+            for item in &self.0 {
+                seq.serialize_element(item)?;
+            }
+            seq.end()
+        }
+    }
+
+    /// Values JSON writes alike (`null`; `[]` and `{}` of no length told apart only by
+    /// their brackets) hash apart when postcard cannot encode them: a recomputed value that
+    /// changed between them does not pass its check.
+    #[test]
+    fn what_postcard_cannot_encode_is_told_apart_as_json_could_not() {
+        fn hash(value: &impl serde::Serialize) -> u64 {
+            Fnv::of_value(value).expect("whole")
+        }
+        let options = [
+            hash(&Unsized(vec![None::<Option<()>>])),
+            hash(&Unsized(vec![Some(None::<()>)])),
+            hash(&Unsized(vec![Some(Some(()))])),
+        ];
+        assert_eq!(
+            options
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            3
+        );
+        let floats = [
+            hash(&Unsized(vec![f64::NAN])),
+            hash(&Unsized(vec![f64::INFINITY])),
+            hash(&Unsized(vec![f64::NEG_INFINITY])),
+            hash(&Unsized(vec![0.0_f64])),
+            hash(&Unsized(vec![-0.0_f64])),
+        ];
+        assert_eq!(
+            floats
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            5
+        );
+        assert_ne!(hash(&Unsized(vec![1_u8, 2])), hash(&Unsized(vec![12_u8])));
+        assert_ne!(
+            hash(&Unsized(vec!["ab", "c"])),
+            hash(&Unsized(vec!["a", "bc"]))
+        );
+        assert_ne!(hash(&Unsized(vec![1_i64])), hash(&Unsized(vec![1_u64])));
+        // Equal values hash alike, and every one of them whole.
+        assert_eq!(
+            hash(&Unsized(vec![f64::NAN])),
+            hash(&Unsized(vec![f64::NAN]))
+        );
+        assert!(Fnv::of_value(&Unsized(vec![(1, "x")])).is_some());
+    }
 
     /// Hashing postcard's bytes as they are written gives the hash of the buffer it wrote
     /// before: the fingerprints already sealed in tokens read the same.
