@@ -189,11 +189,13 @@ fn rewrite(
         pattern_bindings(pat, &mut |bound, _| bindings.push(bound.clone()));
         bindings
     };
+    // A number this loop does not have comes only from a state another build saved:
+    // refused, not a panic of the expansion's.
     let make = quote::quote!(|__saga_site: u32, #pat| {
         let _ = (#(&#bindings,)*);
         match __saga_site {
             #(#sites)*
-            _ => ::core::unreachable!(),
+            other => #private::pushed_elsewhere(#written, other),
         }
     });
     let stmts: Vec<Stmt> = match &head.finds {

@@ -238,6 +238,20 @@ where
     values
 }
 
+/// A push's number the saved state names that this build's loop does not have (a build
+/// with fewer pushes in the loop read the state): refused as a value made otherwise.
+///
+/// # Panics
+///
+/// Always: unwinds with the refusal of a state read otherwise (`-32602`, naming `local`).
+#[doc(hidden)]
+#[cold]
+pub fn pushed_elsewhere(local: &str, site: u32) -> ! {
+    refuse_other_value(format!(
+        "`{local}` holds borrows pushed in a loop, made again after a restore by the push          that made each; the saved state names push {site}, which this build's loop does          not have: this build's loop and pushes must be the same"
+    ))
+}
+
 #[cold]
 fn pushed_otherwise(local: &str, index: usize) -> ! {
     refuse_other_value(format!(
@@ -346,6 +360,20 @@ mod tests {
         }
         let none: Vec<&str> = pushed_again(&[], live(items.iter()), make, "picked");
         assert!(none.is_empty());
+        // A build whose loop has one push fewer reads the state: push 1 is refused, as the
+        // expansion's make refuses a number it does not have.
+        let fewer = |site: u32, item: &&'static str| match site {
+            0 => *item,
+            other => pushed_elsewhere("picked", other),
+        };
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pushed_again(&at, live(items.iter()), fewer, "picked")
+        }));
+        let payload = refused.expect_err("refused");
+        let refusal = payload
+            .downcast_ref::<crate::engine::expand::expand_support::OtherConstants>()
+            .expect("a refusal, not a panic of its own");
+        assert!(refusal.to_string().contains("push 1"), "{refusal}");
     }
 
     /// A value neither postcard nor JSON encodes whole: never taken as the one kept.
