@@ -134,6 +134,62 @@ impl Tagged<'_> {
     }
 }
 
+/// An integer's serialize method: its tag and little-endian bytes.
+macro_rules! numbers {
+    ($($method:ident($ty:ty) => $tag:ident),* $(,)?) => {
+        $(fn $method(mut self, v: $ty) -> Result<(), Self::Error> {
+            self.tag(Tag::$tag, &v.to_le_bytes());
+            Ok(())
+        })*
+    };
+}
+
+/// A compound whose elements are values: each hashed in turn, an end tag after them
+/// where `ends` says (its length was not written).
+macro_rules! compound {
+    ($($trait:ident { $method:ident } $($ends:ident)?),* $(,)?) => {
+        $(impl serde::ser::$trait for Tagged<'_> {
+            type Ok = ();
+            type Error = postcard::Error;
+            fn $method<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
+                v.serialize(self.again())
+            }
+            #[allow(unused_mut)]
+            fn end(mut self) -> Result<(), Self::Error> {
+                $(let _ = stringify!($ends); self.tag(Tag::End, &[]);)?
+                Ok(())
+            }
+        })*
+    };
+}
+
+/// A struct's (or struct variant's) fields: each name, then its value; a skipped one's
+/// name tagged; the end tagged.
+macro_rules! fields {
+    ($($trait:ident),*) => {
+        $(impl serde::ser::$trait for Tagged<'_> {
+            type Ok = ();
+            type Error = postcard::Error;
+            fn serialize_field<T: ?Sized + serde::Serialize>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Self::Error> {
+                self.0.write_str(key);
+                v.serialize(self.again())
+            }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
+                self.named(Tag::Skipped, key);
+                Ok(())
+            }
+            fn end(mut self) -> Result<(), Self::Error> {
+                self.tag(Tag::End, &[]);
+                Ok(())
+            }
+        })*
+    };
+}
+
 impl<'a> serde::Serializer for Tagged<'a> {
     type Ok = ();
     type Error = postcard::Error;
@@ -145,48 +201,20 @@ impl<'a> serde::Serializer for Tagged<'a> {
     type SerializeStruct = Self;
     type SerializeStructVariant = Self;
 
+    numbers! {
+        serialize_i8(i8) => I8,
+        serialize_i16(i16) => I16,
+        serialize_i32(i32) => I32,
+        serialize_i64(i64) => I64,
+        serialize_i128(i128) => I128,
+        serialize_u8(u8) => U8,
+        serialize_u16(u16) => U16,
+        serialize_u32(u32) => U32,
+        serialize_u64(u64) => U64,
+        serialize_u128(u128) => U128,
+    }
     fn serialize_bool(mut self, v: bool) -> Result<(), Self::Error> {
         self.tag(Tag::Bool, &[u8::from(v)]);
-        Ok(())
-    }
-    fn serialize_i8(mut self, v: i8) -> Result<(), Self::Error> {
-        self.tag(Tag::I8, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_i16(mut self, v: i16) -> Result<(), Self::Error> {
-        self.tag(Tag::I16, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_i32(mut self, v: i32) -> Result<(), Self::Error> {
-        self.tag(Tag::I32, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_i64(mut self, v: i64) -> Result<(), Self::Error> {
-        self.tag(Tag::I64, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_i128(mut self, v: i128) -> Result<(), Self::Error> {
-        self.tag(Tag::I128, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_u8(mut self, v: u8) -> Result<(), Self::Error> {
-        self.tag(Tag::U8, &[v]);
-        Ok(())
-    }
-    fn serialize_u16(mut self, v: u16) -> Result<(), Self::Error> {
-        self.tag(Tag::U16, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_u32(mut self, v: u32) -> Result<(), Self::Error> {
-        self.tag(Tag::U32, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_u64(mut self, v: u64) -> Result<(), Self::Error> {
-        self.tag(Tag::U64, &v.to_le_bytes());
-        Ok(())
-    }
-    fn serialize_u128(mut self, v: u128) -> Result<(), Self::Error> {
-        self.tag(Tag::U128, &v.to_le_bytes());
         Ok(())
     }
     fn serialize_f32(mut self, v: f32) -> Result<(), Self::Error> {
@@ -306,55 +334,13 @@ impl<'a> serde::Serializer for Tagged<'a> {
     }
 }
 
-impl serde::ser::SerializeSeq for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_element<T: ?Sized + serde::Serialize>(
-        &mut self,
-        v: &T,
-    ) -> Result<(), Self::Error> {
-        v.serialize(self.again())
-    }
-    fn end(mut self) -> Result<(), Self::Error> {
-        self.tag(Tag::End, &[]);
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTuple for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_element<T: ?Sized + serde::Serialize>(
-        &mut self,
-        v: &T,
-    ) -> Result<(), Self::Error> {
-        v.serialize(self.again())
-    }
-    fn end(self) -> Result<(), Self::Error> {
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTupleStruct for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_field<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
-        v.serialize(self.again())
-    }
-    fn end(self) -> Result<(), Self::Error> {
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTupleVariant for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_field<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
-        v.serialize(self.again())
-    }
-    fn end(self) -> Result<(), Self::Error> {
-        Ok(())
-    }
+// A sequence's, a map's and a struct's elements each hashed as a value; those whose
+// length was not written end with `Tag::End`.
+compound! {
+    SerializeSeq { serialize_element } ends,
+    SerializeTuple { serialize_element },
+    SerializeTupleStruct { serialize_field },
+    SerializeTupleVariant { serialize_field },
 }
 
 impl serde::ser::SerializeMap for Tagged<'_> {
@@ -372,47 +358,7 @@ impl serde::ser::SerializeMap for Tagged<'_> {
     }
 }
 
-impl serde::ser::SerializeStruct for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_field<T: ?Sized + serde::Serialize>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Self::Error> {
-        self.0.write_str(key);
-        v.serialize(self.again())
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
-        self.named(Tag::Skipped, key);
-        Ok(())
-    }
-    fn end(mut self) -> Result<(), Self::Error> {
-        self.tag(Tag::End, &[]);
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeStructVariant for Tagged<'_> {
-    type Ok = ();
-    type Error = postcard::Error;
-    fn serialize_field<T: ?Sized + serde::Serialize>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Self::Error> {
-        self.0.write_str(key);
-        v.serialize(self.again())
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Self::Error> {
-        self.named(Tag::Skipped, key);
-        Ok(())
-    }
-    fn end(mut self) -> Result<(), Self::Error> {
-        self.tag(Tag::End, &[]);
-        Ok(())
-    }
-}
+fields! { SerializeStruct, SerializeStructVariant }
 
 /// Postcard's output, hashed as it is written.
 impl postcard::ser_flavors::Flavor for Fnv {
