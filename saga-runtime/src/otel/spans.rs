@@ -74,6 +74,13 @@ fn request_id(id: &NumberOrString) -> String {
     }
 }
 
+/// Whether `version` is written as MCP names its versions (`2026-07-28`): only such a
+/// version is recorded, never other text of the client's, on a call's span and a
+/// method's alike.
+fn dated(version: &str) -> bool {
+    version.len() == 10 && version.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+}
+
 /// A call's method as an attribute: the methods a call is made by, without an allocation.
 fn method_name(method: &str) -> opentelemetry::Value {
     match method {
@@ -137,7 +144,7 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
         if let Some(id) = call.request_id {
             attributes.push(KeyValue::new("jsonrpc.request.id", request_id(id)));
         }
-        if let Some(version) = call.protocol_version {
+        if let Some(version) = call.protocol_version.filter(|v| dated(v)) {
             attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
         }
         OtelSpan::start(
@@ -149,6 +156,7 @@ pub(crate) fn call_span(call: CallInfo<'_>, trace: &RequestTrace) -> CallSpan {
     };
     let version = call
         .protocol_version
+        .filter(|v| dated(v))
         .filter(|_| !span.is_none() || OPERATION_DURATION.get().is_some())
         .map(str::to_owned);
     if !span.is_none()
@@ -246,10 +254,6 @@ impl MethodTrace {
                 RequestTrace::of_headers(&parts.headers)
             });
         let (parent, quiet) = decided(&context.meta, &trace);
-        // A version as MCP names them (`2026-07-28`), never other text of the client's.
-        let dated = |version: &str| {
-            version.len() == 10 && version.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-        };
         let version = context
             .protocol_version()
             .filter(|version| dated(version.as_str()))
@@ -576,5 +580,25 @@ pub(crate) fn store_write<F: Future>(
         let written = write.await;
         span.end();
         written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A call's span and a method's record a protocol version only as MCP writes one: a
+    /// client's other text (a header it made up, as long as it likes) is never recorded.
+    #[test]
+    fn only_a_dated_version_is_recorded() {
+        assert!(super::dated("2026-07-28"));
+        assert!(super::dated("2025-11-25"));
+        for made_up in [
+            "",
+            "latest",
+            "2026-07-28x",
+            "<script>abc",
+            &"9".repeat(4096),
+        ] {
+            assert!(!super::dated(made_up), "{made_up:.20}");
+        }
     }
 }
