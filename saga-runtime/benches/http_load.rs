@@ -385,9 +385,9 @@ fn report(
         "\n### Deploy saga over Streamable HTTP, each server its own process pinned to CPU {SERVER_CPU} ({vus} keep-alive users, {seconds} s per trial)\n"
     );
     println!(
-        "| server | server CPU µs/saga, median (trials) | of it kernel | sagas/s | p50 / p99 ms | ÷ floor | ÷ rmcp |"
+        "| server | server CPU µs/saga, median (trials) | of it kernel | of it user | sagas/s | p50 / p99 ms | ÷ floor | ÷ rmcp | user ÷ floor's user |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let user = |trial: &Trial| trial.server_cpu_us_per_saga - trial.server_system_us_per_saga;
     let floor = find("floor").map(|at| median(&results[at], cpu));
     let floor_user = find("floor").map(|at| median(&results[at], user));

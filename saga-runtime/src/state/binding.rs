@@ -92,7 +92,7 @@ fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-fn write_string(text: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     write_json(text, out);
 }
 

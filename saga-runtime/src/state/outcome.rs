@@ -101,7 +101,7 @@ pub fn request_digest<F: serde::Serialize>(
     match answers {
         Some(answers) => {
             for (key, value) in answers {
-                super::binding::write_canonical(&Value::String(key.clone()), &mut canonical);
+                super::binding::write_string(key, &mut canonical);
                 canonical.push(b':');
                 super::binding::write_canonical(value, &mut canonical);
                 canonical.push(b',');
@@ -112,7 +112,7 @@ pub fn request_digest<F: serde::Serialize>(
     canonical.push(b'|');
     for (key, failure) in failures {
         let value = serde_json::to_value(failure).unwrap_or(Value::Null);
-        super::binding::write_canonical(&Value::String(key.clone()), &mut canonical);
+        super::binding::write_string(key, &mut canonical);
         canonical.push(b':');
         super::binding::write_canonical(&value, &mut canonical);
         canonical.push(b',');
@@ -299,5 +299,23 @@ mod tests {
         let failed: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"a": {"code": 1, "message": "no"}}"#).unwrap();
         assert_ne!(request_digest(None, &none), request_digest(None, &failed));
+    }
+
+    /// A request's digest is bound into every recorded outcome: a replica of another
+    /// build opens it only if the digest's bytes do not change with the code that
+    /// computes them. This is the definition, written out with another SHA-256.
+    #[test]
+    fn the_request_digest_is_the_one_outcomes_were_sealed_with() {
+        use sha2::{Digest as _, Sha256};
+        let answers: BTreeMap<String, Value> =
+            serde_json::from_str(r#"{"b\"": {"y": [1, "é"], "x": null}, "a": true}"#).unwrap();
+        let failures: BTreeMap<String, Value> =
+            serde_json::from_str(r#"{"c": {"message": "no", "code": -1}}"#).unwrap();
+        let text = "saga/request/v1\0\"a\":true,\"b\\\"\":{\"x\":null,\"y\":[1,\"é\"]},|\
+                    \"c\":{\"code\":-1,\"message\":\"no\"},";
+        let expected: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        assert_eq!(request_digest(Some(&answers), &failures), expected);
+        let expected: [u8; 32] = Sha256::digest(b"saga/request/v1\0-|").into();
+        assert_eq!(request_digest::<Value>(None, &BTreeMap::new()), expected);
     }
 }

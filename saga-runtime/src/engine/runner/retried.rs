@@ -30,7 +30,8 @@ use crate::state::{Claim, Claimed, StateCodec, unix_now};
 /// request is refused (as without recorded outcomes).
 pub(crate) const MAX_OUTCOME_BYTES: usize = 4 << 20;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
 #[serde(rename_all = "camelCase")]
 enum Recorded {
     Complete(CallToolResult),
@@ -38,16 +39,26 @@ enum Recorded {
     Error(ErrorData),
 }
 
+/// What [`encode`] writes: [`Recorded`]'s JSON from a borrowed outcome, so that the
+/// response is not cloned to be recorded (the same bytes: a test reads them back).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Recording<'a> {
+    Complete(&'a CallToolResult),
+    InputRequired(&'a InputRequiredResult),
+    Error(&'a ErrorData),
+}
+
 /// `outcome` as a recorded outcome's plaintext; `None` for an outcome no retry is
 /// answered from (a task's creation, which the route answers from the task's record).
 fn encode(outcome: &Result<CallToolResponse, ErrorData>) -> Option<Vec<u8>> {
-    let recorded = match outcome {
-        Ok(CallToolResponse::Complete(result)) => Recorded::Complete(result.clone()),
-        Ok(CallToolResponse::InputRequired(required)) => Recorded::InputRequired(required.clone()),
+    let recording = match outcome {
+        Ok(CallToolResponse::Complete(result)) => Recording::Complete(result),
+        Ok(CallToolResponse::InputRequired(required)) => Recording::InputRequired(required),
         Ok(_) => return None,
-        Err(error) => Recorded::Error(error.clone()),
+        Err(error) => Recording::Error(error),
     };
-    serde_json::to_vec(&recorded)
+    serde_json::to_vec(&recording)
         .ok()
         .filter(|bytes| bytes.len() <= MAX_OUTCOME_BYTES)
 }
@@ -196,6 +207,14 @@ mod tests {
 
     fn round_trip(outcome: Result<CallToolResponse, ErrorData>) {
         let bytes = encode(&outcome).expect("recorded");
+        // The borrowed encoding writes what the owned layout reads and writes.
+        let owned = match outcome.clone() {
+            Ok(CallToolResponse::Complete(result)) => Recorded::Complete(result),
+            Ok(CallToolResponse::InputRequired(required)) => Recorded::InputRequired(required),
+            Err(error) => Recorded::Error(error),
+            Ok(_) => unreachable!(),
+        };
+        assert_eq!(serde_json::to_vec(&owned).expect("encoded"), bytes);
         let back = decode(&bytes).expect("read back");
         assert_eq!(encode(&back).expect("recorded again"), bytes);
         let wire = |outcome: &Result<CallToolResponse, ErrorData>| match outcome {

@@ -64,11 +64,17 @@ pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> Failure {
     {
         return crate::engine::caller::error::invalid_state(tool, past);
     }
-    let message = payload
+    let message = panic_message(payload);
+    tracing::error!(tool = %Escaped(tool), panic = %Escaped(message), "tool code panicked; the call gets -32603");
+    Failure::Internal(PANIC_MESSAGE.into())
+}
+
+/// What a panic said, for the log (never for the client: a panic's text may name what a
+/// caller should not see).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(a panic payload that is not a string)");
-    tracing::error!(tool = %Escaped(tool), panic = %Escaped(message), "tool code panicked; the call gets -32603");
-    Failure::Internal(PANIC_MESSAGE.into())
+        .unwrap_or("(a panic payload that is not a string)")
 }
