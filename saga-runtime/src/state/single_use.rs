@@ -15,7 +15,8 @@
 //! again (its response was lost) gets that answer again, and the round does not run twice
 //! ([`Claim`]).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -273,9 +274,11 @@ pub(super) fn sweep_due() -> bool {
 /// of at most [`MemoryStore::DEFAULT_OUTCOME_BYTES`] of recorded outcomes (global: every
 /// caller's together; see [`MemoryStore::with_outcome_bytes`]).
 ///
-/// When full, it first drops the entries whose tokens have expired, and if none has, it
-/// refuses the new one: it never forgets a token that could still be replayed. An outcome
-/// past its bytes is not kept (its token is then refused, as without outcomes).
+/// It forgets what expired as new entries come (a few with each), so that it holds what
+/// is live; when full, it forgets every entry that has expired, and if none has, it
+/// refuses the new one: it never forgets a token that could still be replayed. Either way
+/// the work is in proportion to what expired, never to what it holds. An outcome past its
+/// bytes is not kept (its token is then refused, as without outcomes).
 ///
 /// ```
 /// # tokio_test_block(async {
@@ -304,7 +307,26 @@ struct Entries {
     floors: HashMap<[u8; 8], (u64, u64)>,
     /// Bytes of the outcomes held.
     outcome_bytes: usize,
+    /// Every entry under the second it was to be forgotten at when it was queued, soonest
+    /// first: the store forgets what expired a few entries at a time as new ones come
+    /// ([`SWEPT_PER_INSERT`]), so that it holds what is live rather than filling up with
+    /// the expired; and a full store finds room, or finds none, without visiting every
+    /// entry under its lock (a scan of millions at every refused request, when it was
+    /// full of live tokens). An entry kept longer since it was queued is queued again at
+    /// its new second when its old one comes.
+    expiries: BinaryHeap<Reverse<(u64, Expiring)>>,
 }
+
+/// An entry of [`Entries`], as its expiry queue names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Expiring {
+    Token([u8; 24]),
+    Floor([u8; 8]),
+}
+
+/// How many expired entries an insert forgets at most, besides making its own room: more
+/// than one, so that the store's expired entries shrink while it grows.
+const SWEPT_PER_INSERT: usize = 2;
 
 /// A redeemed token: until when it is kept, and what is known of its round.
 #[derive(Debug)]
@@ -344,10 +366,12 @@ impl Entries {
         self.redeemed.len() + self.floors.len()
     }
 
-    /// Room for one more, dropping expired entries if there is none.
+    /// Room for one more, forgetting expired entries if there is none; and a few expired
+    /// ones anyway ([`SWEPT_PER_INSERT`]).
     fn room(&mut self, capacity: usize, now: u64) -> Result<(), StoreError> {
+        self.forget_expired(now, SWEPT_PER_INSERT);
         if self.len() >= capacity {
-            self.drop_expired(now);
+            self.forget_expired(now, usize::MAX);
             if self.len() >= capacity {
                 return Err(StoreError::Full);
             }
@@ -355,17 +379,48 @@ impl Entries {
         Ok(())
     }
 
-    fn drop_expired(&mut self, now: u64) {
-        let mut freed = 0;
-        self.redeemed.retain(|_, used| {
-            let live = used.until >= now;
-            if !live {
-                freed += used.held.bytes();
+    /// Queues `entry`, to be forgotten after `until`.
+    fn expires(&mut self, until: u64, entry: Expiring) {
+        self.expiries.push(Reverse((until, entry)));
+    }
+
+    /// Forgets up to `at_most` entries that expired before `now`, soonest first: each
+    /// visited costs a pop of the queue, whatever the store holds.
+    fn forget_expired(&mut self, now: u64, at_most: usize) {
+        let mut forgotten = 0;
+        while forgotten < at_most {
+            match self.expiries.peek() {
+                Some(Reverse((until, _))) if *until < now => {}
+                _ => return,
             }
-            live
-        });
-        self.outcome_bytes -= freed;
-        self.floors.retain(|_, (_, until)| *until >= now);
+            let Some(Reverse((_, entry))) = self.expiries.pop() else {
+                return;
+            };
+            // What the entry says now: kept longer since it was queued (its outcome
+            // recorded, its floor raised), or replaced after it expired, it is queued
+            // again at its own second; forgotten already, there is nothing to do.
+            let until = match entry {
+                Expiring::Token(id) => self.redeemed.get(&id).map(|used| used.until),
+                Expiring::Floor(chain) => self.floors.get(&chain).map(|(_, until)| *until),
+            };
+            match until {
+                Some(until) if until < now => {
+                    match entry {
+                        Expiring::Token(id) => {
+                            if let Some(used) = self.redeemed.remove(&id) {
+                                self.outcome_bytes -= used.held.bytes();
+                            }
+                        }
+                        Expiring::Floor(chain) => {
+                            self.floors.remove(&chain);
+                        }
+                    }
+                    forgotten += 1;
+                }
+                Some(until) => self.expires(until, entry),
+                None => {}
+            }
+        }
     }
 
     /// Whether the token `id` is below its chain's floor.
@@ -480,6 +535,7 @@ impl MemoryStore {
         ) {
             entries.outcome_bytes -= old.held.bytes();
         }
+        entries.expires(keep_until, Expiring::Token(*id));
         Ok(Claim::First)
     }
 
@@ -500,7 +556,7 @@ impl MemoryStore {
         if outcome.is_empty() {
             held = Held::Spent;
         } else if entries.outcome_bytes - old + outcome.len() > self.max_outcome_bytes {
-            entries.drop_expired(now);
+            entries.forget_expired(now, usize::MAX);
             if entries.outcome_bytes + outcome.len() > self.max_outcome_bytes {
                 held = Held::Spent;
                 full = true;
@@ -537,6 +593,7 @@ impl MemoryStore {
         }
         entries.room(self.capacity, now)?;
         entries.floors.insert(*chain, (floor, keep_until));
+        entries.expires(keep_until, Expiring::Floor(*chain));
         Ok(())
     }
 }
@@ -926,6 +983,123 @@ mod tests {
         assert_eq!(store.redeem_now(&[3; 24], 300, 150), Ok(true));
         assert_eq!(store.redeem_now(&[2; 24], 200, 150), Ok(false));
         assert_eq!(store.len(), 2);
+    }
+
+    fn nonce(n: u32) -> [u8; 24] {
+        let mut id = [0; 24];
+        id[..4].copy_from_slice(&n.to_be_bytes());
+        id[20..].copy_from_slice(&n.to_be_bytes());
+        id
+    }
+
+    /// The store forgets what expired as new entries come, a few at a time, so that it
+    /// holds what is live, never filling up with the expired (its outcomes' bytes too).
+    #[test]
+    fn expired_entries_are_forgotten_as_new_ones_come() {
+        let store = MemoryStore::new(10_000);
+        for n in 0..1000 {
+            assert_eq!(
+                store.claim_now(&nonce(n), 100, Some(90), 50),
+                Ok(Claim::First)
+            );
+            store
+                .record_now(&nonce(n), &[1; 100], 100, 50)
+                .expect("recorded");
+            store
+                .retire_now(&[n as u8; 8], 1, 100, 50)
+                .expect("retired");
+        }
+        assert_eq!(store.outcome_bytes(), 100_000);
+        let before = store.len();
+        // Later, every one of them has expired: each new claim forgets two.
+        for n in 1000..2000 {
+            assert_eq!(
+                store.claim_now(&nonce(n), 300, Some(290), 200),
+                Ok(Claim::First)
+            );
+        }
+        assert_eq!(before, 1000 + 256, "1,000 tokens, 256 distinct chains");
+        assert_eq!(store.len(), 1000, "only the new ones");
+        assert_eq!(
+            store.outcome_bytes(),
+            0,
+            "the expired outcomes' bytes given back"
+        );
+        // The new ones are live.
+        assert_eq!(
+            store.claim_now(&nonce(1500), 300, Some(290), 200),
+            Ok(Claim::Running { lease_until: 290 })
+        );
+    }
+
+    /// An entry kept longer since it was queued (its outcome recorded for longer) is not
+    /// forgotten at its first second.
+    #[test]
+    fn an_entry_kept_longer_outlives_its_first_expiry() {
+        let store = MemoryStore::new(10);
+        assert_eq!(
+            store.claim_now(&nonce(1), 100, Some(90), 50),
+            Ok(Claim::First)
+        );
+        store
+            .record_now(&nonce(1), b"answer", 500, 50)
+            .expect("recorded");
+        // At 200 its first second has passed; the sweep of a new claim re-queues it.
+        for n in 2..6 {
+            assert_eq!(
+                store.claim_now(&nonce(n), 300, Some(290), 200),
+                Ok(Claim::First)
+            );
+        }
+        assert_eq!(
+            store.claim_now(&nonce(1), 100, Some(290), 200),
+            Ok(Claim::Recorded(b"answer".to_vec()))
+        );
+        // At 600 it has expired, and the next sweeps forget it.
+        for n in 6..10 {
+            assert_eq!(
+                store.claim_now(&nonce(n), 900, Some(890), 600),
+                Ok(Claim::First)
+            );
+        }
+        assert_eq!(store.outcome_bytes(), 0);
+    }
+
+    /// A store full of live entries refuses at once and keeps them all; one whose entries
+    /// expired takes the new one in their place.
+    #[test]
+    fn a_full_store_refuses_without_forgetting_a_live_entry() {
+        let store = MemoryStore::new(100);
+        for n in 0..100 {
+            assert_eq!(
+                store.redeem_now(&nonce(n), 100 + u64::from(n), 50),
+                Ok(true)
+            );
+        }
+        for n in 100..200 {
+            assert_eq!(store.redeem_now(&nonce(n), 1000, 60), Err(StoreError::Full));
+        }
+        assert_eq!(store.len(), 100);
+        for n in 0..100 {
+            assert_eq!(
+                store.redeem_now(&nonce(n), 100, 60),
+                Ok(false),
+                "{n} is kept"
+            );
+        }
+        // At 150, the fifty that expired by then make room for fifty.
+        for n in 100..150 {
+            assert_eq!(store.redeem_now(&nonce(n), 1000, 150), Ok(true), "{n}");
+        }
+        assert_eq!(
+            store.redeem_now(&nonce(150), 1000, 150),
+            Err(StoreError::Full)
+        );
+        assert_eq!(
+            store.redeem_now(&nonce(99), 100, 150),
+            Ok(false),
+            "still live"
+        );
     }
 
     #[test]
