@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench -p saga-workspace --bench states
 //! CALLS=400 PRESTORED_STATES=20000 cargo bench -p saga-workspace --bench states
+//! ONLY=deflate cargo bench -p saga-workspace --bench states   # the deflate table alone
 //! ```
 //!
 //! # What is measured
@@ -237,6 +238,9 @@ async fn main() {
     let calls = env("CALLS", 200);
     let prestored = env("PRESTORED_STATES", 10_000);
     deflate_table();
+    if std::env::var("ONLY").is_ok_and(|only| only == "deflate") {
+        return;
+    }
 
     let redis = start_redis().await;
     let postgres = start_postgres().await;

@@ -57,6 +57,8 @@ pub(crate) fn deflate(plaintext: &[u8], max: usize, thorough: bool) -> Option<Ve
         if miniz_oxide::deflate::compress_to_vec(sample, 1).len() * 20 >= SAMPLE * 19 {
             return None;
         }
+    } else if !thorough && spread_out(plaintext) {
+        return None;
     }
     let level = if plaintext.len() <= THOROUGH_UP_TO {
         6
@@ -69,6 +71,34 @@ pub(crate) fn deflate(plaintext: &[u8], max: usize, thorough: bool) -> Option<Ve
     write_varint(len, &mut out);
     out.extend_from_slice(&deflated);
     (out.len() < plaintext.len()).then_some(out)
+}
+
+/// The bits a byte of `bytes` carries at least, estimated from how often each value
+/// occurs (their order-0 entropy, with Miller and Madow's correction for a short count),
+/// past which a state is not deflated: its bytes are as spread out as random ones, so
+/// coding them can save at most a twentieth; only long repeats could save more, and a
+/// state of random bytes repeated is rare enough to be sealed as it is (unless only
+/// deflating would keep it under the token cap: `thorough`).
+const SPREAD_OUT_BITS: f64 = 7.6;
+
+/// Whether `bytes` (a state up to [`SAMPLED_FROM`] bytes long) look like bytes deflate
+/// cannot shorten: random ids, an encrypted blob, an image. A count of each byte's value,
+/// about a nanosecond a byte, instead of deflating them all at level 6 (about 18 µs a KiB,
+/// 15 times the seal: `benches/states.rs`) for nothing.
+fn spread_out(bytes: &[u8]) -> bool {
+    let mut counts = [0u32; 256];
+    for &byte in bytes {
+        counts[usize::from(byte)] += 1;
+    }
+    let n = bytes.len() as f64;
+    let mut bits = 0.0;
+    let mut seen = 0u32;
+    for &count in counts.iter().filter(|&&count| count > 0) {
+        let p = f64::from(count) / n;
+        bits -= p * p.log2();
+        seen += 1;
+    }
+    bits + f64::from(seen - 1) / (2.0 * n * std::f64::consts::LN_2) >= SPREAD_OUT_BITS
 }
 
 /// The plaintext `body` holds (its length, then its deflated bytes); `None` if the length
@@ -113,6 +143,41 @@ mod tests {
             deflate(&noise(0x9e37_79b9, 4096), MAX_STATE_BYTES, false),
             None
         );
+    }
+
+    /// A state up to the sample's threshold whose bytes are as spread out as random ones
+    /// is not deflated (the attempt cost 15 times the seal); text, JSON, base64 and hex
+    /// are, from the shortest that deflating takes.
+    #[test]
+    fn a_state_of_spread_out_bytes_is_told_apart_without_deflating_it() {
+        for len in [DEFLATE_MIN, 600, 1024, 4096, SAMPLED_FROM] {
+            let random = noise(len as u32 + 1, len);
+            assert!(spread_out(&random), "{len} random bytes");
+            assert_eq!(deflate(&random, MAX_STATE_BYTES, false), None);
+        }
+        let hex: String = noise(3, 2048).iter().map(|b| format!("{b:02x}")).collect();
+        let base64 = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(noise(5, 3072))
+        };
+        let json = serde_json::to_string(&serde_json::json!({
+            "ids": (0..60).map(|n| format!("id-{n:08}")).collect::<Vec<_>>(),
+            "note": "what the tool kept"
+        }))
+        .unwrap();
+        for (name, text) in [("hex", hex), ("base64", base64), ("JSON", json)] {
+            assert!(!spread_out(text.as_bytes()), "{name}");
+            assert!(
+                deflate(text.as_bytes(), MAX_STATE_BYTES, false).is_some(),
+                "{name} deflates"
+            );
+        }
+        // Random bytes repeated: sealed as they are, unless only deflating keeps them
+        // under the cap.
+        let twice = [noise(9, 2048), noise(9, 2048)].concat();
+        assert_eq!(deflate(&twice, MAX_STATE_BYTES, false), None);
+        let deflated = deflate(&twice, MAX_STATE_BYTES, true).expect("thorough");
+        assert!(deflated.len() < 2200, "{}", deflated.len());
     }
 
     /// A long state whose start does not compress is not deflated at all; one whose
