@@ -17,9 +17,6 @@
 //! server's keys, kept until the token expires (plus the leeway). A state store's bound
 //! on what it keeps is its own (see `StateSettings` of the runtime's tasks module).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use sha2::{Digest as _, Sha256};
 
 use super::single_use::StoreError;
@@ -32,7 +29,7 @@ pub(super) const DIGEST_LEN: usize = 32;
 pub(super) const REFERENCE_LEN: usize = KEPT_KEY_LEN + DIGEST_LEN;
 
 /// A future a store returns.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type StoreFuture<'a, T> = futures::future::BoxFuture<'a, T>;
 
 /// A sealed state to keep, and whose it is.
 #[derive(Debug, Clone, Copy)]

@@ -16,8 +16,9 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
+use super::single_use::{Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
+use futures::future::BoxFuture;
 use saga_wire::Link;
 use saga_wire::unix_now;
 

@@ -17,14 +17,12 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Mutex;
 
 use saga_wire::Link;
 use saga_wire::unix_now;
 
-pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use futures::future::BoxFuture;
 
 /// Why a store could not record a token, or keep a state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

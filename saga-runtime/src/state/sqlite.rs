@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::single_use::{BoxFuture, Claim, StoreError, TokenStore, sweep_due};
+use super::single_use::{Claim, StoreError, TokenStore, sweep_due};
 use super::to_sql;
+use futures::future::BoxFuture;
 use saga_wire::Link;
 use saga_wire::unix_now;
 

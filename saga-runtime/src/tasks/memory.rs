@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::TaskRecord;
 use super::store::{
-    BoxFuture, Change, Held, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
+    Change, Held, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
 };
+use futures::future::BoxFuture;
 
 impl TaskStore {
     /// Tasks in this process's memory, at most `capacity` (10,000 by default with

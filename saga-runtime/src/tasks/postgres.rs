@@ -19,8 +19,9 @@ use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedW
 use super::sql::{
     self, At, Columns, Counts, Row, Rows, Write, from_sql, now, states, to_sql, unavailable,
 };
-use super::store::{BoxFuture, Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError};
+use super::store::{Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::postgres::{Db, describe};
+use futures::future::BoxFuture;
 
 /// The counters' triggers (see [`super::sql`]): an insert counts its rows, a delete
 /// uncounts them, a change of size moves the bytes. Owner and share never change in a

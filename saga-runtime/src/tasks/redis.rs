@@ -13,9 +13,8 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{
-    BoxFuture, Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable,
-};
+use super::store::{Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, unavailable};
+use futures::future::BoxFuture;
 
 const RECORD_PREFIX: &str = "saga:task:";
 /// Where a saga state kept by reference is: `saga:state:<key>`, expiring with it.

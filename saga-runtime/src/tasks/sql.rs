@@ -22,7 +22,8 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{BoxFuture, Change, Held, Quota, TaskStoreError};
+use super::store::{Change, Held, Quota, TaskStoreError};
+use futures::future::BoxFuture;
 
 /// How often an update is retried when other writers keep winning.
 const MAX_ATTEMPTS: usize = 64;

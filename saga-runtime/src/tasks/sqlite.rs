@@ -15,8 +15,9 @@ use super::group_commit::{self, Failed, Flusher, Outcome, Queue, Queued, QueuedW
 use super::sql::{
     self, At, Columns, Counts, Row, Rows, Write, from_sql, now, states, to_sql, unavailable,
 };
-use super::store::{BoxFuture, Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError};
+use super::store::{Change, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError};
 use crate::state::sqlite::Db;
+use futures::future::BoxFuture;
 
 /// The triggers that keep `saga_task_counts` (see [`super::sql`]): an insert counts its
 /// row, a delete uncounts it, a change of size moves the bytes. Owner and share never

@@ -2,13 +2,11 @@
 //! (`TaskStore::sqlite`, feature `sqlite`), or shared by replicas in Redis or Postgres
 //! (`TaskStore::redis`, `TaskStore::postgres`).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use super::TaskRecord;
 
-pub(super) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use futures::future::BoxFuture;
 
 /// A backend's failure as the store's: the backend is unavailable, for this reason.
 #[cfg(any(feature = "redis", feature = "sqlite", feature = "postgres"))]

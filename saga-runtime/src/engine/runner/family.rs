@@ -6,8 +6,6 @@
 //! identity: the current build first, so that a point that did not change resumes on the
 //! newest code. A token no build knows is refused, with the current build's reason.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
@@ -22,7 +20,7 @@ use crate::engine::identity::points::Points;
 use crate::engine::runner::transition::{Call, typed_transition};
 use crate::state::{Binding, PointKey, StateCodec, TokenHeader};
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use futures::future::BoxFuture;
 
 /// A tool as a server holds it: its builds behind one name, their state types erased.
 pub(crate) type Saga = Arc<dyn DynTool>;

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::discovery::{self, FETCH_TIMEOUT, MAX_DOCUMENT_BYTES};
-use super::token::{AccessToken, BoxFuture, TokenError, TokenVerifier};
+use super::token::{AccessToken, TokenError, TokenVerifier};
+use futures::future::BoxFuture;
 
 /// The most introspection answers kept at once (global).
 const MAX_CACHED: usize = 10_000;

@@ -39,7 +39,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
 use super::discovery::{self, FAILED_FETCH_BACKOFF, Metadata};
-use super::token::{AccessToken, BoxFuture, TokenError, TokenVerifier};
+use super::token::{AccessToken, TokenError, TokenVerifier};
+use futures::future::BoxFuture;
 
 /// The algorithms a token may be signed with: asymmetric only.
 const ALLOWED: [Algorithm; 9] = [

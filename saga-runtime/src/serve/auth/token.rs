@@ -3,11 +3,9 @@
 //! implement it, and so may yours.
 
 use std::collections::BTreeSet;
-use std::future::Future;
-use std::pin::Pin;
 
 /// A boxed future, as [`TokenVerifier`] returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use futures::future::BoxFuture;
 
 /// An access token the verifier accepted: whose it is, for which client, with which
 /// scopes. It becomes the request's verified principal (`issuer`, `subject`, and the

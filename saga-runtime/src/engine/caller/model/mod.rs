@@ -36,8 +36,6 @@ pub(crate) mod kept;
 #[cfg(feature = "openai")]
 mod openai;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -51,7 +49,7 @@ pub use budget::{Limited, SamplingLimits};
 pub use openai::OpenAiCompatible;
 
 /// A boxed future, as [`Model`] returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use futures::future::BoxFuture;
 
 /// A model the server calls to answer a `sample()`. Implement it for a provider of your
 /// own; `OpenAiCompatible` (feature `openai`) speaks the chat completions API that

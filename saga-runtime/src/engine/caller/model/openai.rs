@@ -12,7 +12,8 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use super::{BoxFuture, Completion, Model, ModelError};
+use super::{Completion, Model, ModelError};
+use futures::future::BoxFuture;
 
 /// The largest reply read from the provider: a reply larger than any completion of the
 /// largest `maxTokens` is refused, not buffered.
