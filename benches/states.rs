@@ -90,21 +90,24 @@ async fn hold(kb: usize) -> Result<String, SagaError> {
     Ok(format!("{go_on} {bytes}"))
 }
 
+/// One `hold` call of `kb` KiB through `client`, answered: its text.
+async fn hold_call(client: &TestClient, kb: usize) -> String {
+    client
+        .call("hold", json!({"kb": kb}))
+        .then(Answer::accept(json!({"value": true})))
+        .run()
+        .await
+        .expect("the call completes")
+        .text()
+}
+
 /// Median time of one `hold` call of `kb` KiB through `client`, over `calls` calls.
 async fn call_time(client: &TestClient, kb: usize, calls: usize) -> Duration {
     let expected = format!(
         "true {}",
         payload(kb).iter().map(String::len).sum::<usize>()
     );
-    let one = || async {
-        let run = client
-            .call("hold", json!({"kb": kb}))
-            .then(Answer::accept(json!({"value": true})))
-            .run()
-            .await
-            .expect("the call completes");
-        assert_eq!(run.text(), expected);
-    };
+    let one = || async { assert_eq!(hold_call(client, kb).await, expected) };
     for _ in 0..20 {
         one().await;
     }
@@ -125,13 +128,7 @@ async fn throughput(client: &TestClient, kb: usize, calls: usize, at_once: usize
     let began = Instant::now();
     let lanes = (0..at_once).map(|_| async {
         for _ in 0..calls / at_once {
-            let run = client
-                .call("hold", json!({"kb": kb}))
-                .then(Answer::accept(json!({"value": true})))
-                .run()
-                .await
-                .expect("the call completes");
-            black_box(run.text());
+            black_box(hold_call(client, kb).await);
         }
     });
     futures::future::join_all(lanes).await;
@@ -245,21 +242,8 @@ async fn main() {
     let redis = start_redis().await;
     let postgres = start_postgres().await;
     let file = std::env::temp_dir().join(format!("saga-bench-states-{}.db", std::process::id()));
-    let stores: Vec<(&str, TaskStore)> = vec![
-        ("memory", TaskStore::memory()),
-        (
-            "SQLite (WAL, synchronous=FULL)",
-            TaskStore::sqlite(&file).expect("opened"),
-        ),
-        (
-            "Redis",
-            TaskStore::redis(&redis.url).await.expect("connected"),
-        ),
-        (
-            "Postgres",
-            TaskStore::postgres(&postgres.url).await.expect("connected"),
-        ),
-    ];
+    let stores =
+        saga_examples::harness::stores::every_task_store(&file, &redis.url, &postgres.url).await;
 
     println!(
         "\n### A call of two rounds whose state crosses one suspension: kept in a store against carried inline ({calls} calls, median µs)\n"

@@ -157,21 +157,8 @@ async fn main() {
     let redis = start_redis().await;
     let postgres = start_postgres().await;
     let file = std::env::temp_dir().join(format!("saga-bench-stores-{}.db", std::process::id()));
-    let stores = [
-        ("memory", TaskStore::memory()),
-        (
-            "SQLite (WAL, synchronous=FULL)",
-            TaskStore::sqlite(&file).expect("opened"),
-        ),
-        (
-            "Redis",
-            TaskStore::redis(&redis.url).await.expect("connected"),
-        ),
-        (
-            "Postgres",
-            TaskStore::postgres(&postgres.url).await.expect("connected"),
-        ),
-    ];
+    let stores =
+        saga_examples::harness::stores::every_task_store(&file, &redis.url, &postgres.url).await;
     let cell = |m: &Measured| {
         format!(
             "{:.0}/s, {:.2} / {:.2} ms",

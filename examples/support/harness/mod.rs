@@ -16,5 +16,6 @@ pub mod redis;
 pub mod serving;
 pub mod session;
 pub mod snapshots;
+pub mod stores;
 pub mod tasks;
 pub mod variant;
