@@ -38,7 +38,7 @@ pub(crate) const DEFAULT_MAX_STATE_VALUES: usize = 100_000;
 /// 64 KiB, log lines 7.84× at 11.8 µs a KiB against level 6's 7.76× at 25.2, the spec's
 /// JSON schema 6.47× at 9.8 against 6.88× at 16.5, prose 2.64× at 28.4 against 2.70× at
 /// 44.6, pages read again 40 KB apart 4.25× at 20.2 against 4.33× at 26.2. A state whose
-/// token at level 4 is past the cap is tried at level 6 too ([`deflate_harder`]). (Level 1
+/// token at level 4 is past the cap is tried at level 6 too ([`deflate`]). (Level 1
 /// probes one match only: a file read again 20 KB later is not found, and such a state
 /// deflated to 1.8× where level 6 took it to 60×.) Either way the work a request costs
 /// stays in proportion to the state the tool made.
@@ -52,12 +52,21 @@ const SAMPLED_FROM: usize = 16 * 1024;
 const SAMPLE: usize = 4 * 1024;
 
 /// `plaintext` deflated behind its length, if that is shorter than `plaintext` and
-/// `plaintext` is at most `max` bytes. `thorough`: deflate it whatever its start looks
-/// like (sealed as it is, it would be refused: only deflating can save it).
-pub(crate) fn deflate(plaintext: &[u8], max: usize, thorough: bool) -> Option<Vec<u8>> {
+/// `plaintext` is at most `max` bytes. `fits(len)`: whether a plaintext of `len` bytes
+/// seals into a token the codec accepts. One that does not fit as it is is deflated
+/// whatever its start looks like (only deflating can save it); one whose deflated bytes
+/// still do not fit at level 4 is deflated at level 6 too, the level saga deflated such
+/// states at before, so that no state that fit then is refused now (a few percent
+/// shorter, in twice the time, only for a state at the cap's edge).
+pub(crate) fn deflate(
+    plaintext: &[u8],
+    max: usize,
+    fits: impl Fn(usize) -> bool,
+) -> Option<Vec<u8>> {
     if plaintext.len() < DEFLATE_MIN || plaintext.len() > max.min(MAX_STATE_BYTES) {
         return None;
     }
+    let thorough = !fits(plaintext.len());
     if !thorough && plaintext.len() > SAMPLED_FROM {
         let sample = &plaintext[..SAMPLE];
         if miniz_oxide::deflate::compress_to_vec(sample, 1).len() * 20 >= SAMPLE * 19 {
@@ -66,25 +75,17 @@ pub(crate) fn deflate(plaintext: &[u8], max: usize, thorough: bool) -> Option<Ve
     } else if !thorough && spread_out(plaintext) {
         return None;
     }
-    let level = if plaintext.len() <= THOROUGH_UP_TO {
-        4
-    } else {
-        3
-    };
-    deflated_at(plaintext, level)
-}
-
-/// [`deflate`]'s result once more at level 6, for a state up to [`THOROUGH_UP_TO`] bytes
-/// whose token at level 4 is still past the cap: the level saga deflated such states at
-/// before, so that no state that fit then is refused now (a few percent shorter, in
-/// twice the time, only for a state at the cap's edge).
-pub(crate) fn deflate_harder(plaintext: &[u8], max: usize) -> Option<Vec<u8>> {
-    if plaintext.len() < DEFLATE_MIN
-        || plaintext.len() > max.min(MAX_STATE_BYTES).min(THOROUGH_UP_TO)
-    {
-        return None;
+    if plaintext.len() > THOROUGH_UP_TO {
+        return deflated_at(plaintext, 3);
     }
-    deflated_at(plaintext, 6)
+    let deflated = deflated_at(plaintext, 4)?;
+    if fits(deflated.len()) {
+        return Some(deflated);
+    }
+    match deflated_at(plaintext, 6) {
+        Some(harder) if harder.len() < deflated.len() => Some(harder),
+        _ => Some(deflated),
+    }
 }
 
 /// `plaintext` deflated at `level` behind its length, if that is shorter.
@@ -122,7 +123,7 @@ fn spread_out(bytes: &[u8]) -> bool {
         bits -= p * p.log2();
         seen += 1;
     }
-    bits + f64::from(seen - 1) / (2.0 * n * std::f64::consts::LN_2) >= SPREAD_OUT_BITS
+    bits + f64::from(seen.saturating_sub(1)) / (2.0 * n * std::f64::consts::LN_2) >= SPREAD_OUT_BITS
 }
 
 /// The plaintext `body` holds (its length, then its deflated bytes); `None` if the length
@@ -148,7 +149,7 @@ mod tests {
     fn a_long_text_deflates_and_inflates_to_itself() {
         let text = "The agent read the file and kept what it found. ".repeat(200);
         let deflated =
-            deflate(text.as_bytes(), MAX_STATE_BYTES, false).expect("text deflates smaller");
+            deflate(text.as_bytes(), MAX_STATE_BYTES, |_| true).expect("text deflates smaller");
         assert!(deflated.len() < text.len() / 4, "{} bytes", deflated.len());
         assert_eq!(
             inflate(&deflated, MAX_STATE_BYTES).as_deref(),
@@ -159,12 +160,12 @@ mod tests {
     #[test]
     fn a_short_or_incompressible_state_is_not_deflated() {
         assert_eq!(
-            deflate(&[7u8; DEFLATE_MIN - 1], MAX_STATE_BYTES, false),
+            deflate(&[7u8; DEFLATE_MIN - 1], MAX_STATE_BYTES, |_| true),
             None
         );
         // Bytes that do not repeat: deflating only adds its framing.
         assert_eq!(
-            deflate(&noise(0x9e37_79b9, 4096), MAX_STATE_BYTES, false),
+            deflate(&noise(0x9e37_79b9, 4096), MAX_STATE_BYTES, |_| true),
             None
         );
     }
@@ -177,7 +178,7 @@ mod tests {
         for len in [DEFLATE_MIN, 600, 1024, 4096, SAMPLED_FROM] {
             let random = noise(len as u32 + 1, len);
             assert!(spread_out(&random), "{len} random bytes");
-            assert_eq!(deflate(&random, MAX_STATE_BYTES, false), None);
+            assert_eq!(deflate(&random, MAX_STATE_BYTES, |_| true), None);
         }
         let hex: String = noise(3, 2048).iter().map(|b| format!("{b:02x}")).collect();
         let base64 = {
@@ -192,15 +193,15 @@ mod tests {
         for (name, text) in [("hex", hex), ("base64", base64), ("JSON", json)] {
             assert!(!spread_out(text.as_bytes()), "{name}");
             assert!(
-                deflate(text.as_bytes(), MAX_STATE_BYTES, false).is_some(),
+                deflate(text.as_bytes(), MAX_STATE_BYTES, |_| true).is_some(),
                 "{name} deflates"
             );
         }
         // Random bytes repeated: sealed as they are, unless only deflating keeps them
         // under the cap.
         let twice = [noise(9, 2048), noise(9, 2048)].concat();
-        assert_eq!(deflate(&twice, MAX_STATE_BYTES, false), None);
-        let deflated = deflate(&twice, MAX_STATE_BYTES, true).expect("thorough");
+        assert_eq!(deflate(&twice, MAX_STATE_BYTES, |_| true), None);
+        let deflated = deflate(&twice, MAX_STATE_BYTES, |_| false).expect("thorough");
         assert!(deflated.len() < 2200, "{}", deflated.len());
     }
 
@@ -209,11 +210,11 @@ mod tests {
     #[test]
     fn a_long_state_is_deflated_only_if_its_start_compresses() {
         let mut random = noise(0x2545_f491, 64 * 1024);
-        assert_eq!(deflate(&random, MAX_STATE_BYTES, false), None);
+        assert_eq!(deflate(&random, MAX_STATE_BYTES, |_| true), None);
         // Text first, then the same noise: deflated (the text part shrinks).
         let mut text = "the same words again, ".repeat(1024).into_bytes();
         text.append(&mut random);
-        let deflated = deflate(&text, MAX_STATE_BYTES, false).expect("its start compresses");
+        let deflated = deflate(&text, MAX_STATE_BYTES, |_| true).expect("its start compresses");
         assert_eq!(
             inflate(&deflated, MAX_STATE_BYTES).as_deref(),
             Some(text.as_slice())
@@ -225,8 +226,8 @@ mod tests {
     #[test]
     fn the_codecs_bound_and_the_thorough_attempt() {
         let text = "kept words ".repeat(10_000);
-        assert_eq!(deflate(text.as_bytes(), 50_000, false), None);
-        let deflated = deflate(text.as_bytes(), 200_000, false).expect("within the bound");
+        assert_eq!(deflate(text.as_bytes(), 50_000, |_| true), None);
+        let deflated = deflate(text.as_bytes(), 200_000, |_| true).expect("within the bound");
         assert_eq!(inflate(&deflated, 100_000), None);
         assert_eq!(
             inflate(&deflated, 110_000).as_deref(),
@@ -235,8 +236,8 @@ mod tests {
         // Noise first, then 60 KB of text: skipped by the sample, deflated when thorough.
         let mut state = noise(7, 20_000);
         state.extend_from_slice("more kept words ".repeat(4_000).as_bytes());
-        assert_eq!(deflate(&state, MAX_STATE_BYTES, false), None);
-        let thorough = deflate(&state, MAX_STATE_BYTES, true).expect("deflated");
+        assert_eq!(deflate(&state, MAX_STATE_BYTES, |_| true), None);
+        let thorough = deflate(&state, MAX_STATE_BYTES, |_| false).expect("deflated");
         assert!(thorough.len() < state.len() / 2);
         assert_eq!(
             inflate(&thorough, MAX_STATE_BYTES).as_deref(),
@@ -255,7 +256,7 @@ mod tests {
     #[test]
     fn bytes_that_inflate_to_another_length_are_refused() {
         let text = b"abcabcabc".repeat(100);
-        let mut deflated = deflate(&text, MAX_STATE_BYTES, false).expect("deflates");
+        let mut deflated = deflate(&text, MAX_STATE_BYTES, |_| true).expect("deflates");
         // The declared length one short, then one long: neither reads.
         let mut at = 0;
         let len = varint(&deflated, &mut at, 5).unwrap();
@@ -267,7 +268,7 @@ mod tests {
             assert_eq!(inflate(&body, MAX_STATE_BYTES), None, "declared {declared}");
         }
         // Cut off, or not deflate at all.
-        let whole = deflate(&text, MAX_STATE_BYTES, false).unwrap();
+        let whole = deflate(&text, MAX_STATE_BYTES, |_| true).unwrap();
         assert_eq!(inflate(&whole[..whole.len() - 3], MAX_STATE_BYTES), None);
         assert_eq!(inflate(&[3, 0xff, 0xff, 0xff], MAX_STATE_BYTES), None);
         assert_eq!(inflate(&[], MAX_STATE_BYTES), None);

@@ -648,22 +648,12 @@ impl StateCodec {
         // compact format, as a build before deflating wrote it.
         // Sealed as it is, would it be refused? Then deflating is tried whatever the
         // state's start looks like.
-        let sealed_len = |len: usize| (format::COMPACT_MAX + len + TAG_LEN).div_ceil(3) * 4;
-        let thorough = sealed_len(plaintext.len()) > self.max_token_len;
+        let fits = |len: usize| {
+            (format::COMPACT_MAX + len + TAG_LEN).div_ceil(3) * 4 <= self.max_token_len
+        };
         let deflated = format
             .deflated()
-            .then(|| {
-                let deflated = super::deflate::deflate(plaintext, self.max_state_bytes(), thorough);
-                match deflated {
-                    // Still past the cap: the harder level may bring it under.
-                    Some(deflated) if sealed_len(deflated.len()) > self.max_token_len => {
-                        super::deflate::deflate_harder(plaintext, self.max_state_bytes())
-                            .filter(|harder| harder.len() < deflated.len())
-                            .or(Some(deflated))
-                    }
-                    deflated => deflated,
-                }
-            })
+            .then(|| super::deflate::deflate(plaintext, self.max_state_bytes(), fits))
             .flatten();
         let (format, plaintext) = match (&deflated, traced.is_some()) {
             (Some(deflated), false) => (TokenFormat::Deflated, deflated.as_slice()),
@@ -1128,11 +1118,13 @@ mod header_tests {
             .collect::<Vec<_>>()
             .join(" ");
         let plaintext = text.as_bytes();
-        let normal = super::super::deflate::deflate(plaintext, crate::state::MAX_STATE_BYTES, true)
-            .expect("deflates");
-        let harder =
-            super::super::deflate::deflate_harder(plaintext, crate::state::MAX_STATE_BYTES)
-                .expect("deflates");
+        // Fitting at any length, it is deflated at level 4; fitting at none, at level 6
+        // too, the shorter kept.
+        let deflate = |fits: bool| {
+            super::super::deflate::deflate(plaintext, crate::state::MAX_STATE_BYTES, |_| fits)
+                .expect("deflates")
+        };
+        let (normal, harder) = (deflate(true), deflate(false));
         assert!(
             harder.len() < normal.len(),
             "{} {}",
