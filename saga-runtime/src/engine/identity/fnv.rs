@@ -145,18 +145,19 @@ macro_rules! numbers {
 }
 
 /// A compound whose elements are values: each hashed in turn, an end tag after them
-/// where `ends` says (its length was not written).
+/// where `$ends` says (its length was not written).
 macro_rules! compound {
-    ($($trait:ident { $method:ident } $($ends:ident)?),* $(,)?) => {
+    ($($trait:ident { $method:ident } $ends:literal),* $(,)?) => {
         $(impl serde::ser::$trait for Tagged<'_> {
             type Ok = ();
             type Error = postcard::Error;
             fn $method<T: ?Sized + serde::Serialize>(&mut self, v: &T) -> Result<(), Self::Error> {
                 v.serialize(self.again())
             }
-            #[allow(unused_mut)]
             fn end(mut self) -> Result<(), Self::Error> {
-                $(let _ = stringify!($ends); self.tag(Tag::End, &[]);)?
+                if $ends {
+                    self.tag(Tag::End, &[]);
+                }
                 Ok(())
             }
         })*
@@ -337,10 +338,10 @@ impl<'a> serde::Serializer for Tagged<'a> {
 // A sequence's, a map's and a struct's elements each hashed as a value; those whose
 // length was not written end with `Tag::End`.
 compound! {
-    SerializeSeq { serialize_element } ends,
-    SerializeTuple { serialize_element },
-    SerializeTupleStruct { serialize_field },
-    SerializeTupleVariant { serialize_field },
+    SerializeSeq { serialize_element } true,
+    SerializeTuple { serialize_element } false,
+    SerializeTupleStruct { serialize_field } false,
+    SerializeTupleVariant { serialize_field } false,
 }
 
 impl serde::ser::SerializeMap for Tagged<'_> {
