@@ -67,6 +67,21 @@ mod recomputed {
         include!("recomputed.rs");
     }
 }
+/// Borrows built up over statements (issue 95): `best = Some(f)`, `Vec<&T>` pushed in
+/// nested loops, a guard's alternative, a user's method's borrow, kept as where each
+/// points and found there again after a restore, each against the plain function.
+mod located {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("located.rs");
+
+    /// The same file again, each saga a plain run (`saga_examples::plain`).
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("located.rs");
+    }
+}
 /// Exits the macro cannot see: a `return` or `?` inside another crate's macro
 /// (`anyhow::bail!`, `anyhow::ensure!`) or a `macro_rules!` of the user's. Each ends the
 /// saga with its error, before or after a suspension and inside loops, exactly as it

@@ -884,8 +884,8 @@ async fn borrows_not_kept_need_no_serialize_and_a_closure_that_unwraps_is_made_a
     assert_eq!(outcome.text(), "true bo 42");
 }
 
-/// The advice of `saga_tool_gathered_with_effects` written out: a loop that also writes
-/// another local keeps owned copies (`.clone()`), saved across the suspension as they are.
+/// A loop that also writes another local, keeping owned copies (`.clone()`): saved across
+/// the suspension as they are (the same loop keeping borrows is `located::reshard`).
 #[saga_tool]
 pub async fn reshard_logged(shards: Vec<Shard>) -> Result<String, SagaError> {
     let mut log: Vec<String> = Vec::new();

@@ -140,6 +140,44 @@ pub struct Saved {
     /// For a local chosen among values the continuation can name again, the values it
     /// may hold: the field saves which one, and the continuation takes it back from them.
     pub chosen: Option<Chosen>,
+    /// The locals it is made from (`lower::sources`): those kept with it, not `mut` and
+    /// declared before it, are its roots, which a value that holds borrows of them is
+    /// saved among (see [`Saved::roots`]).
+    pub sources: Vec<String>,
+}
+
+impl Saved {
+    /// The locals kept with it at `site` (`saved`) that a value of it holding borrows may
+    /// point into, in the order they are declared: those it is made from
+    /// ([`Saved::sources`]) that are not `mut` (whose borrows would keep them from
+    /// changing), declared before it, and saved as they are. A local of the expansion's
+    /// own, a loop's item and a choice among literals or constants is never one.
+    pub fn roots<'a>(&self, site: &Site, saved: &'a [Saved]) -> Vec<&'a Saved> {
+        let position = |ident: &Ident| {
+            let start = ident.span().start();
+            (start.line, start.column)
+        };
+        if written(&self.ident).starts_with("__") {
+            return Vec::new();
+        }
+        let at = position(&self.ident);
+        let mut roots: Vec<&Saved> = saved
+            .iter()
+            .filter(|root| {
+                let name = root.ident.to_string();
+                root.ident != self.ident
+                    && !root.mutable
+                    && root.chosen.is_none()
+                    && !written(&root.ident).starts_with("__")
+                    && !site.is_for_item(&name)
+                    && !site.is_rest_of_items(&name)
+                    && self.sources.contains(&name)
+                    && position(&root.ident) < at
+            })
+            .collect();
+        roots.sort_by_key(|root| position(&root.ident));
+        roots
+    }
 }
 
 /// The values a saved local is chosen among ([`Saved::chosen`]).

@@ -25,19 +25,4 @@ async fn counted(tables: Vec<Table>) -> Result<String, SagaError> {
     Ok(seen.join(","))
 }
 
-// The same counter in an `inspect` before `max_by_key`: the item found again after a
-// restore is the same, so a fingerprint would not tell; the count would be taken twice.
-#[saga_tool]
-async fn scanned(tables: Vec<Table>) -> Result<String, SagaError> {
-    let hits = AtomicU32::new(0);
-    let longest = tables
-        .iter()
-        .inspect(|_| {
-            hits.fetch_add(1, Ordering::Relaxed);
-        })
-        .max_by_key(|t| t.name.len());
-    let ok = elicit::<bool>("go?").await?;
-    Ok(format!("{ok} {:?} {}", longest.map(|t| t.name.as_str()), hits.load(Ordering::Relaxed)))
-}
-
 fn main() {}

@@ -42,7 +42,7 @@ impl Keeper {
                 let shim = Ident::new(shim_name(function), crate::shared::at_call_site(span));
                 quote_spanned!(span=> #shim(#args))
             }
-            "keep" | "for_items" => {
+            "keep" | "for_items" | "keep_among" => {
                 let shim = Ident::new(shim_name(function), crate::shared::at_call_site(span));
                 quote_spanned!(span=> #shim(#site, #args))
             }
@@ -61,6 +61,8 @@ impl Keeper {
 fn shim_name(function: &str) -> &'static str {
     if function == "for_items" {
         "saga_saves_this_loops_items"
+    } else if function == "keep_among" {
+        "saga_saves_this_local_among"
     } else if function == "keep_item" {
         "saga_saves_this_part_of_an_item"
     } else {
@@ -105,6 +107,20 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
             __saga_local: __T,
         ) -> <__T as #private::SavedLocal<<__K as #private::CallSaves>::Across, __M>>::Kept {
             #private::keep(__saga_site, __saga_local)
+        }
+        #[allow(dead_code)]
+        #[inline]
+        fn saga_saves_this_local_among<
+            __K: #private::CallSaves,
+            __T: #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>,
+            __M,
+        >(
+            __saga_site: &__K,
+            __saga_local: __T,
+            __saga_roots: &[#private::Root<'_>],
+            __saga_name: &str,
+        ) -> <__T as #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>>::Kept {
+            #private::keep_among(__saga_site, __saga_local, __saga_roots, __saga_name)
         }
     };
     if sites.iter().all(|site| site.for_loops.is_empty()) {
@@ -161,9 +177,13 @@ pub fn fields(
             before.push(quote_spanned!(rest.span()=> let #items = #check;));
         }
     }
+    // Locals saved among their roots, before the state is built (while the roots are all
+    // still there), the last declared first: a root may be such a local itself.
+    let mut among: Vec<((usize, usize), TokenStream)> = Vec::new();
     let fields = saved
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(index, s)| {
             let field = &s.field;
             let name = s.ident.to_string();
             // The innermost loop with this binding whose items are saved here: two loops
@@ -223,12 +243,38 @@ pub fn fields(
                         }
                         None => quote_spanned!(span=> #ident),
                     };
-                    keeper.call(span, "keep", local)
+                    let roots = s.roots(site, saved);
+                    if s.chosen.is_some() || roots.is_empty() || !matches!(keeper, Keeper::Runtime)
+                    {
+                        keeper.call(span, "keep", local)
+                    } else {
+                        // What the local's borrows may point into (see `Saved::roots`).
+                        let private = private_path_at(span);
+                        let roots = roots.iter().map(|root| {
+                            let root = &root.ident;
+                            quote_spanned!(span=> #private::root(&#root))
+                        });
+                        let name = crate::tool::ir::written(&s.ident);
+                        let kept = Ident::new(&format!("__kept{index}"), span);
+                        let keep = keeper.call(
+                            span,
+                            "keep_among",
+                            quote_spanned!(span=> #local, &[#(#roots),*], #name),
+                        );
+                        let start = s.ident.span().start();
+                        among.push((
+                            (start.line, start.column),
+                            quote_spanned!(span=> let #kept = #keep;),
+                        ));
+                        quote_spanned!(span=> #kept)
+                    }
                 }
             };
             quote_spanned!(s.ident.span()=> #field: #value)
         })
         .collect();
+    among.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    before.extend(among.into_iter().map(|(_, stmt)| stmt));
     (before, fields)
 }
 

@@ -37,6 +37,7 @@ pub mod rename;
 pub mod rewrite;
 pub mod scope;
 mod site;
+pub mod sources;
 mod suspends;
 
 use proc_macro2::{Span, TokenStream};

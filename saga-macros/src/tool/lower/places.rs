@@ -158,6 +158,8 @@ const HOISTED: &str = "__ix";
 #[derive(Default, Clone)]
 pub struct Refs {
     borrows: HashMap<String, bool>,
+    /// What each local is made from (see `sources`): what a kept borrow may point into.
+    sources: std::rc::Rc<crate::tool::lower::sources::Sources>,
     mutable: HashSet<String>,
     /// Takes any index or argument as stable: what a borrow would be once [`hoist`] has
     /// made them so.
@@ -169,6 +171,7 @@ impl Refs {
     pub fn of(block: &Block, mutable_params: impl IntoIterator<Item = String>) -> Refs {
         let mut collect = Collect(Refs {
             borrows: HashMap::new(),
+            sources: std::rc::Rc::new(crate::tool::lower::sources::Sources::of(block)),
             mutable: mutable_params.into_iter().collect(),
             lenient: false,
         });
@@ -181,11 +184,35 @@ impl Refs {
     pub fn of_lenient(block: &Block) -> Refs {
         let mut collect = Collect(Refs {
             borrows: HashMap::new(),
+            sources: std::rc::Rc::default(),
             mutable: HashSet::new(),
             lenient: true,
         });
         collect.visit_block(block);
         collect.0
+    }
+
+    /// The locals `name` is made from, directly or through others, when it may hold a
+    /// borrow of them (see `sources`); none otherwise.
+    pub fn sources(&self, name: &str) -> Vec<String> {
+        self.sources.borrowed_from(name)
+    }
+
+    /// The locals kept with `name` at a suspension for its borrows' sake (see
+    /// `Sources::kept_with`).
+    pub fn kept_with(&self, name: &str) -> Vec<String> {
+        let mut kept = self.sources.kept_with(name);
+        // Not the expansion's own locals (an answer, a loop's position): only the user's
+        // own hold what a borrow points into.
+        kept.retain(|root| {
+            !self.mutable.contains(root)
+                && !crate::tool::ir::written(&proc_macro2::Ident::new(
+                    root,
+                    proc_macro2::Span::call_site(),
+                ))
+                .starts_with("__")
+        });
+        kept
     }
 
     /// Whether `name` holds a borrow: `Some(mutable)`.

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::engine::expand::located::{Bind, Locate, Located, Root, bound, located};
 use crate::engine::identity::slot::Slot;
 
 /// The marker of the impl a saved local uses; the only one that can apply.
@@ -70,6 +71,55 @@ pub trait SavedLocal<S, M> {
     fn kept(self) -> Self::Kept;
 }
 
+/// What a local that may hold borrows of other kept locals (its roots) implements, so that
+/// `#[saga_tool]` can save it: what [`SavedLocal`] takes, and a value holding borrows that
+/// are found again in the roots (see `located`). A trait of its own, used only for the
+/// locals the macro sees may hold a borrow, so that every other local keeps
+/// [`SavedLocal`]'s two impls: an integer whose type is not inferred yet, or a `Vec` of a
+/// type an error left unknown, still matches one impl.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
+    label = "this local is still used after a suspension",
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type when it is your own; a borrow kept across a suspension is saved as where it points in another local kept with it (a field, an element of a `Vec`, a map's entry) when it is a `&T` of an owned `T` (or an `Option`, `Vec` or tuple of such), and found there again; a `&str` is not (hold a `String` instead: `.to_owned()`), nor a borrow of a value a function returned (keep an owned value: `.cloned()`, `.to_owned()`)"
+)]
+#[doc(hidden)]
+pub trait SavedAmong<S, M> {
+    /// The state enum's field that holds it.
+    type Kept;
+
+    /// The local in its field, saved among `roots` (`local` names it in an error).
+    fn kept_among(self, roots: &[Root<'_>], local: &str) -> Self::Kept;
+}
+
+impl<T: Serialize + DeserializeOwned> SavedAmong<ASuspension, Saved> for T {
+    type Kept = Slot<T>;
+
+    fn kept_among(self, _roots: &[Root<'_>], _local: &str) -> Slot<T> {
+        Slot(self)
+    }
+}
+
+impl<T: Unsaveable> SavedAmong<ASuspension, NeverSaved> for T {
+    type Kept = Slot<T>;
+
+    fn kept_among(self, _roots: &[Root<'_>], _local: &str) -> Slot<T> {
+        Slot(self)
+    }
+}
+
+/// The marker of the impl a local holding borrows of other kept locals uses: it is saved
+/// as where they point (see `located`).
+#[doc(hidden)]
+pub struct Relocated;
+
+impl<T: Locate> SavedAmong<ASuspension, Relocated> for T {
+    type Kept = Located<T::Erased>;
+
+    fn kept_among(self, roots: &[Root<'_>], local: &str) -> Located<T::Erased> {
+        located(&self, roots, local)
+    }
+}
+
 impl<T: Serialize + DeserializeOwned> SavedLocal<ASuspension, Saved> for T {
     type Kept = Slot<T>;
 
@@ -94,6 +144,19 @@ pub fn keep<K: CallSaves, T: SavedLocal<K::Across, M>, M>(
     local: T,
 ) -> <T as SavedLocal<K::Across, M>>::Kept {
     local.kept()
+}
+
+/// [`keep`] for a local that may hold borrows of `roots`, the locals kept with it that are
+/// not `mut` and declared before it, from which it is made (see `located`); `local` is its
+/// name, for the error when a borrow is not found among them.
+#[inline]
+pub fn keep_among<K: CallSaves, T: SavedAmong<K::Across, M>, M>(
+    _site: &K,
+    local: T,
+    roots: &[Root<'_>],
+    name: &str,
+) -> <T as SavedAmong<K::Across, M>>::Kept {
+    local.kept_among(roots, name)
 }
 
 /// An item of a `for` loop, kept across a suspension in its body: the items the loop has
@@ -233,4 +296,41 @@ impl<T> Restore for Slot<T> {
 #[inline]
 pub fn restore<K: Restore>(field: K) -> K::Local {
     field.restored()
+}
+
+/// A saved local's field that may hold where its borrows point, read back among `roots`
+/// (the same locals, restored, that [`keep_among`] was given).
+#[doc(hidden)]
+pub trait RestoreAmong<'r> {
+    /// The local it holds, borrowing from the roots when it is located.
+    type Local;
+
+    /// The local.
+    fn restored_among(self, roots: &[Root<'r>], local: &str) -> Self::Local;
+}
+
+impl<'r, T> RestoreAmong<'r> for Slot<T> {
+    type Local = T;
+
+    fn restored_among(self, _roots: &[Root<'r>], _local: &str) -> T {
+        self.0
+    }
+}
+
+impl<'r, E: Bind> RestoreAmong<'r> for Located<E> {
+    type Local = E::Bound<'r>;
+
+    fn restored_among(self, roots: &[Root<'r>], local: &str) -> E::Bound<'r> {
+        bound(self, roots, local)
+    }
+}
+
+/// A saved local read back among `roots` (see [`RestoreAmong`]).
+#[inline]
+pub fn restore_among<'r, K: RestoreAmong<'r>>(
+    field: K,
+    roots: &[Root<'r>],
+    local: &str,
+) -> K::Local {
+    field.restored_among(roots, local)
 }

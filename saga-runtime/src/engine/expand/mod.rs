@@ -7,6 +7,8 @@
 
 pub(crate) mod expand_support;
 pub(crate) mod local;
+pub(crate) mod located;
 pub(crate) mod macro_state;
 pub(crate) mod recompute;
+pub(crate) mod refusal;
 pub(crate) mod saga_fn;

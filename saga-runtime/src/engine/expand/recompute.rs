@@ -19,7 +19,8 @@ use std::fmt::Display;
 
 use serde::Serialize;
 
-use crate::engine::expand::expand_support::{Cursor, SavedOrder, refuse_other_value};
+use crate::engine::expand::expand_support::{Cursor, SavedOrder};
+use crate::engine::expand::refusal::refuse_other_value;
 use crate::engine::identity::fnv::Fnv;
 
 /// What a value that cannot be fingerprinted keeps as its fingerprint: refused when
@@ -371,7 +372,7 @@ mod tests {
         }));
         let payload = refused.expect_err("refused");
         let refusal = payload
-            .downcast_ref::<crate::engine::expand::expand_support::OtherConstants>()
+            .downcast_ref::<crate::engine::expand::refusal::OtherConstants>()
             .expect("a refusal, not a panic of its own");
         assert!(refusal.to_string().contains("push 1"), "{refusal}");
     }

@@ -51,12 +51,10 @@ pub(crate) fn catch_panic_sync<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn An
 
 /// The error a panicking call gets; logs the panic's message. A restore that found the
 /// state saved by a build with other constants unwinds too, with
-/// [`OtherConstants`](crate::engine::expand::expand_support::OtherConstants): that call
+/// [`OtherConstants`](crate::engine::expand::refusal::OtherConstants): that call
 /// is refused as a token this build cannot read, not reported as the tool's panic.
 pub(crate) fn panicked(tool: &str, payload: &(dyn Any + Send)) -> Failure {
-    if let Some(other) =
-        payload.downcast_ref::<crate::engine::expand::expand_support::OtherConstants>()
-    {
+    if let Some(other) = payload.downcast_ref::<crate::engine::expand::refusal::OtherConstants>() {
         return crate::engine::caller::error::invalid_state(tool, other);
     }
     if let Some(past) =

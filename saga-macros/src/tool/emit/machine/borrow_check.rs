@@ -80,6 +80,13 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                     __SagaProbe(::core::marker::PhantomData)
                 }
             }
+            // A local kept as where its borrows point holds no borrow in the state.
+            impl<E> __SagaProbeOf for #private::Located<E> {
+                type Probe = __SagaProbe<()>;
+                fn __saga_probe(&self) -> __SagaProbe<()> {
+                    __SagaProbe(::core::marker::PhantomData)
+                }
+            }
             struct ABorrow;
             struct __SagaOwned;
             trait __SagaViaBorrow {

@@ -106,9 +106,15 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                     restated[index] = true;
                 }
             }
-            let conts = conts
+            let conts: Vec<Block> = conts
                 .into_iter()
-                .map(|cont| cont.unwrap_or_else(|| syn::parse_quote!({})));
+                .zip(sites.iter().zip(&saved))
+                .map(|(cont, (site, site_saved))| {
+                    let mut cont = cont.unwrap_or_else(|| syn::parse_quote!({}));
+                    self::restore::among(&mut cont, site, site_saved);
+                    cont
+                })
+                .collect();
             let start = with_borrow_check(start, sites, &saved);
             // What each continuation makes again rather than reads from the state: the
             // borrows' paths, and the literals a saved `&'static str` is taken back among

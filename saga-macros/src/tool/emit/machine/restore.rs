@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 use syn::{Block, Expr, Ident, Stmt};
 
 use crate::tool::emit::machine::path::Level;
-use crate::tool::ir::{Binding, Chosen, Rebound, Saved};
+use crate::tool::ir::{Binding, Chosen, Rebound, Saved, Site};
 use crate::tool::lower::places::Refs;
 use crate::tool::lower::scope::{
     free_in_stmts, free_outside_again, pattern_bindings, read_before_written,
@@ -41,6 +41,9 @@ pub(super) fn restore(
         .filter(|name| !read_again.contains(name))
         .collect();
     free.extend(read_again);
+    if !call {
+        keep_roots(&visible, &mut free, refs);
+    }
     let mut prefix: Vec<Stmt> = Vec::new();
     // A local the continuation overwrites before reading is declared, not saved: `let x;`
     // (with the type it was declared with), assigned by the continuation.
@@ -57,7 +60,7 @@ pub(super) fn restore(
         // the user's ("cannot borrow `names` …"); one at the attribute's span is "value".
         prefix.push(syn::parse_quote_spanned!(local.span()=> let #mutability #local #ty;));
     }
-    prefix.extend(saved(level, visible, &free, call, site_saved));
+    prefix.extend(saved(level, visible, &free, call, site_saved, refs));
     prefix.extend(checks);
     prefix.extend(again);
     prefix.extend(code);
@@ -211,6 +214,7 @@ fn saved(
     free: &BTreeSet<String>,
     call: bool,
     site_saved: &mut Vec<Saved>,
+    refs: &Refs,
 ) -> Vec<Stmt> {
     let mut prefix = Vec::new();
     for (binding, _) in visible
@@ -227,7 +231,15 @@ fn saved(
         let value = if call {
             crate::tool::emit::call::restore(&source)
         } else {
-            quote!(#private::restore(#source))
+            // Read among its roots, which are known once the site's saved set is: the
+            // placeholder is replaced then ([`among`]). It names the locals kept for its
+            // borrows' sake, so that the levels around this one keep theirs.
+            let among = Ident::new(AMONG, source.span());
+            let kept = refs
+                .kept_with(&local.to_string())
+                .into_iter()
+                .map(|name| Ident::new(&name, local.span()));
+            quote!(#among(#source #(, #kept)*))
         };
         // Not at a call: an ordinary future saves nothing, and a local kept across a
         // `#[saga_fn]` call is saved as it is (a reference chosen among constants is
@@ -262,6 +274,7 @@ fn saved(
             mutable: binding.mutable,
             field,
             chosen,
+            sources: refs.sources(&binding.ident.to_string()),
         });
     }
     prefix
@@ -422,4 +435,91 @@ fn unique_field(ident: &Ident, taken: &[Saved]) -> Ident {
         name = format!("{base}_{n}");
     }
     Ident::new(&name, Span::call_site())
+}
+
+/// The placeholder a restored local is read with until the site's saved set is known:
+/// `__saga_among(__saved_FIELD, ROOT, …)`.
+const AMONG: &str = "__saga_among";
+
+/// `cont`, the continuation of `site`, with each local read back among its roots (see
+/// `Saved::roots`) in `site_saved`, the site's final saved set: `restore_among` when it
+/// has some, `restore` otherwise, as the local is kept (`keep::fields`).
+pub(super) fn among(cont: &mut Block, site: &Site, site_saved: &[Saved]) {
+    struct Among<'a> {
+        site: &'a Site,
+        saved: &'a [Saved],
+    }
+    impl syn::visit_mut::VisitMut for Among<'_> {
+        fn visit_expr_mut(&mut self, expr: &mut Expr) {
+            if let Expr::Call(call) = expr
+                && matches!(&*call.func, Expr::Path(path) if path.path.is_ident(AMONG))
+                && let Some(Expr::Path(source)) = call.args.first()
+                && let Some(source) = source.path.get_ident().cloned()
+            {
+                let private = crate::shared::private_path();
+                let field = source.to_string();
+                let field = field.strip_prefix("__saved_").unwrap_or(&field);
+                let local = self.saved.iter().find(|s| s.field == field);
+                let roots = local
+                    .map(|s| s.roots(self.site, self.saved))
+                    .unwrap_or_default();
+                *expr = match local {
+                    Some(local) if !roots.is_empty() => {
+                        let name = crate::tool::ir::written(&local.ident);
+                        let roots = roots.iter().map(|root| &root.ident);
+                        syn::parse_quote!(#private::restore_among(
+                            #source,
+                            &[#(#private::root(&#roots)),*],
+                            #name,
+                        ))
+                    }
+                    _ => syn::parse_quote!(#private::restore(#source)),
+                };
+                return;
+            }
+            syn::visit_mut::visit_expr_mut(self, expr);
+        }
+    }
+    syn::visit_mut::VisitMut::visit_block_mut(
+        &mut Among {
+            site,
+            saved: site_saved,
+        },
+        cont,
+    );
+}
+
+/// Adds to `free`, the locals a level's code reads, those kept with them for their
+/// borrows' sake (`Refs::kept_with`) that are visible here, not `mut`, and declared before
+/// the local that may borrow them: such a local is saved as where its borrows point in
+/// them, so they are saved too, though the continuation does not read them.
+fn keep_roots(visible: &[(Binding, Option<Again>)], free: &mut BTreeSet<String>, refs: &Refs) {
+    let position = |ident: &Ident| {
+        let start = ident.span().start();
+        (start.line, start.column)
+    };
+    loop {
+        let mut more = Vec::new();
+        for (binding, again) in visible {
+            let name = binding.ident.to_string();
+            if again.is_some() || !free.contains(&name) {
+                continue;
+            }
+            for root in refs.kept_with(&name) {
+                let declared = visible
+                    .iter()
+                    .find(|(b, again)| again.is_none() && !b.mutable && b.ident == root);
+                if let Some((root_binding, _)) = declared
+                    && position(&root_binding.ident) < position(&binding.ident)
+                    && !free.contains(&root)
+                {
+                    more.push(root);
+                }
+            }
+        }
+        if more.is_empty() {
+            return;
+        }
+        free.extend(more);
+    }
 }

@@ -1,0 +1,607 @@
+//! Borrows kept as where they point: what `#[saga_tool]` saves of a local that holds
+//! borrows of the saga's other kept locals, built up over statements (`best = Some(f)` in
+//! a loop over `&flats`, `picked.push(m)` in nested loops, a `Vec<(&Draft, u32)>`).
+//! Nothing of what such a local borrows is saved twice: it is saved as where each borrow
+//! points, the kept local it points into (a root) and the path to the part there, found by
+//! walking the root through its own `Serialize` (`walk`). After a restore each borrow is
+//! made again at the same path in the restored root, and the part found there must be of
+//! the same type and serialize to the same fingerprint, or the state is refused (never read
+//! as another value: a `HashMap` walked in another order, a build whose roots differ).
+//!
+//! Why this is sound. A borrow found again points into a root the continuation holds
+//! borrowed, shared, for as long as the local lives (the roots' lifetime is the borrow's),
+//! and only at a part the walk believes is a real part of the root (see `walk`): one in the
+//! root's own bytes, or an element serde's own impl of a standard collection hands out
+//! where it is stored. A part that is not found is not guessed: the suspension fails with
+//! an error naming the local.
+//!
+//! What is found this way is decided by type ([`Locate`]): a shared reference to an owned
+//! value (`&T`, `&[T]`), and `Option`s, `Vec`s and pairs and triples of them, with
+//! numbers, `bool`, `char` and `String`s beside them. A type that holds no borrow is saved
+//! as it is, as before; a `&str` is left to the other rules (it is also `Deserialize`, so
+//! the type alone cannot tell which of the two a `Vec<&str>` wants).
+
+mod walk;
+
+use std::any::TypeId;
+use std::marker::PhantomData;
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::expand::refusal::refuse_other_value;
+use crate::engine::identity::fnv::Fnv;
+use crate::engine::identity::slot::SlotField;
+use walk::{Part, Target, Walkable};
+
+/// Yes, at the type level: the value holds a borrow.
+#[doc(hidden)]
+pub struct Yes;
+
+/// No, at the type level: the value holds no borrow.
+#[doc(hidden)]
+pub struct No;
+
+/// Whether either of a pair of [`Yes`]/[`No`] is `Yes`.
+#[doc(hidden)]
+pub trait Either {
+    type Out;
+}
+
+impl<X> Either for (Yes, X) {
+    type Out = Yes;
+}
+
+impl Either for (No, Yes) {
+    type Out = Yes;
+}
+
+impl Either for (No, No) {
+    type Out = No;
+}
+
+/// A value kept as where its borrows point (see the module): the types `#[saga_tool]`
+/// finds again after a restore, each of which holds a borrow. Never implemented by hand.
+///
+/// No owned type implements it, not even inside an `Option`: an integer whose type is not
+/// yet inferred must match one impl of `SavedLocal` only.
+#[doc(hidden)]
+pub trait Locate {
+    /// The type without its lifetimes, which the state's field names and which makes the
+    /// value again ([`Bind`]).
+    type Erased: Bind;
+
+    /// Records the value's parts, and the targets of its borrows.
+    fn find(&self, finder: &mut Finder);
+}
+
+/// A part of a tuple kept as where its borrows point: a [`Locate`] value, or an owned one
+/// beside it (`(&Draft, u32)`).
+#[doc(hidden)]
+pub trait TuplePart {
+    /// [`Yes`] when it holds a borrow: a tuple holds one when a part does.
+    type Borrows;
+    /// As [`Locate::Erased`].
+    type Erased: Bind;
+
+    /// As [`Locate::find`].
+    fn find_part(&self, finder: &mut Finder);
+}
+
+impl<V: Locate> TuplePart for V {
+    type Borrows = Yes;
+    type Erased = V::Erased;
+
+    fn find_part(&self, finder: &mut Finder) {
+        self.find(finder);
+    }
+}
+
+/// A type without lifetimes that makes again, from what [`Locate::find`] recorded, the value
+/// of the type it stands for, its borrows pointing into `roots` ([`Binder`]).
+#[doc(hidden)]
+pub trait Bind {
+    /// The value made again, its borrows living as long as the roots are borrowed.
+    type Bound<'r>;
+
+    /// Makes it again, or says why it cannot.
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<Self::Bound<'r>, String>;
+}
+
+/// The lifetime-free stand-in of `&T` in [`Locate::Erased`].
+#[doc(hidden)]
+pub struct Ref<T>(PhantomData<fn() -> T>);
+
+/// The lifetime-free stand-in of `&[T]` in [`Locate::Erased`].
+#[doc(hidden)]
+pub struct SliceOf<T>(PhantomData<fn() -> T>);
+
+impl<T: Serialize + DeserializeOwned + 'static> Locate for &T {
+    type Erased = Ref<T>;
+
+    fn find(&self, finder: &mut Finder) {
+        finder.target(*self);
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + 'static> Bind for Ref<T> {
+    type Bound<'r> = &'r T;
+
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<&'r T, String> {
+        binder.target::<T>()
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + 'static> Locate for &[T] {
+    type Erased = SliceOf<T>;
+
+    fn find(&self, finder: &mut Finder) {
+        finder.slice(self);
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + 'static> Bind for SliceOf<T> {
+    type Bound<'r> = &'r [T];
+
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<&'r [T], String> {
+        binder.slice::<T>()
+    }
+}
+
+impl<V: Locate> Locate for Option<V> {
+    type Erased = Option<V::Erased>;
+
+    fn find(&self, finder: &mut Finder) {
+        finder.count(usize::from(self.is_some()));
+        if let Some(value) = self {
+            value.find(finder);
+        }
+    }
+}
+
+impl<E: Bind> Bind for Option<E> {
+    type Bound<'r> = Option<E::Bound<'r>>;
+
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<Self::Bound<'r>, String> {
+        match binder.count()? {
+            0 => Ok(None),
+            1 => E::bind(binder).map(Some),
+            _ => Err("an option that is neither some nor none".to_owned()),
+        }
+    }
+}
+
+impl<V: Locate> Locate for Vec<V> {
+    type Erased = Vec<V::Erased>;
+
+    fn find(&self, finder: &mut Finder) {
+        finder.count(self.len());
+        for value in self {
+            value.find(finder);
+        }
+    }
+}
+
+impl<E: Bind> Bind for Vec<E> {
+    type Bound<'r> = Vec<E::Bound<'r>>;
+
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<Self::Bound<'r>, String> {
+        let count = binder.count()?;
+        // Each element takes at least one part: a count past them is not believed.
+        let mut values = Vec::with_capacity(count.min(binder.left()));
+        for _ in 0..count {
+            values.push(E::bind(binder)?);
+        }
+        Ok(values)
+    }
+}
+
+macro_rules! tuples {
+    ($(($($name:ident $erased:ident $index:tt),+) => $either:ty $(, $inner:ty)?;)*) => {$(
+        impl<$($name: TuplePart),+> Locate for ($($name,)+)
+        where
+            $($inner: Either,)?
+            $either: Either<Out = Yes>,
+        {
+            type Erased = ($($name::Erased,)+);
+
+            fn find(&self, finder: &mut Finder) {
+                $(self.$index.find_part(finder);)+
+            }
+        }
+
+        impl<$($erased: Bind),+> Bind for ($($erased,)+) {
+            type Bound<'r> = ($($erased::Bound<'r>,)+);
+
+            fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<Self::Bound<'r>, String> {
+                Ok(($($erased::bind(binder)?,)+))
+            }
+        }
+    )*};
+}
+
+tuples! {
+    (A EA 0, B EB 1) => (A::Borrows, B::Borrows);
+    (A EA 0, B EB 1, C EC 2) =>
+        (A::Borrows, <(B::Borrows, C::Borrows) as Either>::Out), (B::Borrows, C::Borrows);
+}
+
+/// Owned values beside borrows (`(&Draft, u32)`): kept as they are.
+macro_rules! owned {
+    ($($ty:ty),* $(,)?) => {$(
+        impl TuplePart for $ty {
+            type Borrows = No;
+            type Erased = $ty;
+
+            fn find_part(&self, finder: &mut Finder) {
+                finder.value(self);
+            }
+        }
+
+        impl Bind for $ty {
+            type Bound<'r> = $ty;
+
+            fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<$ty, String> {
+                binder.value::<$ty>()
+            }
+        }
+    )*};
+}
+
+owned!(
+    bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, String,
+);
+
+/// One part of what a located local keeps, in the order [`Locate::find`] records them.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Piece {
+    /// An option's tag, a vector's length.
+    Count(u64),
+    /// An owned value beside the borrows, as postcard.
+    Value(Vec<u8>),
+    /// A borrow of one part.
+    At(Spot),
+    /// A borrow of `len` parts stored one after the other, from the spot on.
+    Run(Spot, u64),
+    /// An empty slice, which borrows nothing.
+    Empty,
+}
+
+/// Where a borrow points: the root's position among the roots the local is kept with, the
+/// path of child positions to the part, and the part's fingerprint.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Spot {
+    root: u32,
+    path: Vec<u32>,
+    fingerprint: u64,
+}
+
+/// A kept local's root: one of the locals kept with it that its borrows may point into.
+#[doc(hidden)]
+pub struct Root<'r>(&'r dyn Walkable);
+
+/// `value` as a root.
+#[doc(hidden)]
+#[inline]
+pub fn root<X: Serialize>(value: &X) -> Root<'_> {
+    Root(value)
+}
+
+/// What [`Locate::find`] records a value with.
+#[doc(hidden)]
+pub struct Finder {
+    pieces: Vec<Option<Piece>>,
+    targets: Vec<(usize, Target, u64)>,
+    failed: Option<String>,
+}
+
+impl Finder {
+    fn count(&mut self, count: usize) {
+        self.pieces.push(Some(Piece::Count(count as u64)));
+    }
+
+    fn value<T: Serialize>(&mut self, value: &T) {
+        match postcard::to_allocvec(value) {
+            Ok(bytes) => self.pieces.push(Some(Piece::Value(bytes))),
+            Err(error) => {
+                self.failed
+                    .get_or_insert_with(|| format!("a value beside its borrows: {error}"));
+            }
+        }
+    }
+
+    fn target<T: Serialize + 'static>(&mut self, target: &T) {
+        self.pending(
+            Part::of(target),
+            typeid::of::<&T>(),
+            None,
+            fingerprint(target),
+        );
+    }
+
+    fn slice<T: Serialize + 'static>(&mut self, slice: &[T]) {
+        match slice.first() {
+            None => self.pieces.push(Some(Piece::Empty)),
+            Some(first) => self.pending(
+                Part::of(first),
+                typeid::of::<&T>(),
+                Some(slice.len()),
+                fingerprint(slice),
+            ),
+        }
+    }
+
+    fn pending(&mut self, part: Part, ref_type_id: TypeId, run: Option<usize>, fingerprint: u64) {
+        self.targets.push((
+            self.pieces.len(),
+            Target {
+                part,
+                ref_type_id,
+                run,
+                spot: None,
+            },
+            fingerprint,
+        ));
+        self.pieces.push(None);
+    }
+}
+
+/// A value's fingerprint: the hash of its serialized form (see `recompute`); a value that
+/// does not serialize whole never matches another.
+fn fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
+    Fnv::of_value(value).unwrap_or(u64::MAX)
+}
+
+/// What makes a located value again from its pieces, among its roots.
+#[doc(hidden)]
+pub struct Binder<'p, 'r> {
+    pieces: std::slice::Iter<'p, Piece>,
+    roots: &'p [Root<'r>],
+}
+
+impl<'r> Binder<'_, 'r> {
+    fn next(&mut self) -> Result<&Piece, String> {
+        self.pieces
+            .next()
+            .ok_or_else(|| "fewer parts than its type has".to_owned())
+    }
+
+    fn left(&self) -> usize {
+        self.pieces.len()
+    }
+
+    fn count(&mut self) -> Result<usize, String> {
+        match self.next()? {
+            Piece::Count(count) => {
+                usize::try_from(*count).map_err(|_| "a count too large".to_owned())
+            }
+            _ => Err("a part of another kind where a count was".to_owned()),
+        }
+    }
+
+    fn value<T: DeserializeOwned>(&mut self) -> Result<T, String> {
+        match self.next()? {
+            Piece::Value(bytes) => postcard::from_bytes(bytes).map_err(|error| error.to_string()),
+            _ => Err("a part of another kind where a value was".to_owned()),
+        }
+    }
+
+    /// The part `spot` points at, of `T`'s size and type, and where its parent has room for
+    /// `run` of them one after the other.
+    fn reach<T: 'static>(&self, spot: &Spot, run: Option<u64>) -> Result<usize, String> {
+        let root = usize::try_from(spot.root)
+            .ok()
+            .and_then(|index| self.roots.get(index))
+            .ok_or_else(|| "a borrow of a root this build does not keep with it".to_owned())?;
+        let reached = walk::follow(root.0, &spot.path)
+            .ok_or_else(|| "a borrow of a part its root no longer has".to_owned())?;
+        let part = reached.part;
+        let same = if part.via_ref {
+            part.type_id == typeid::of::<&T>()
+        } else {
+            part.type_id == typeid::of::<T>() && part.size == std::mem::size_of::<T>()
+        };
+        if !same {
+            return Err("a borrow of a part of another type".to_owned());
+        }
+        if let Some(len) = run {
+            let index = spot.path.last().map_or(0, |&index| index as u64);
+            let room = reached.run_room.map_or(0, |room| room as u64);
+            if spot.path.is_empty() || index.checked_add(len).is_none_or(|end| end > room) {
+                return Err("a slice its root no longer holds".to_owned());
+            }
+        }
+        Ok(part.addr)
+    }
+
+    fn target<T: Serialize + 'static>(&mut self) -> Result<&'r T, String> {
+        let Piece::At(spot) = self.next()?.clone() else {
+            return Err("a part of another kind where a borrow was".to_owned());
+        };
+        let addr = self.reach::<T>(&spot, None)?;
+        // SAFETY: `reach` found, at `addr`, a part of the root of `T`'s type and size,
+        // which the walk believes is a real part of the root (in its own bytes, or stored
+        // by a standard collection it holds), so a live, aligned `T`. The root is borrowed,
+        // shared, for `'r`: nothing moves or changes it while the reference lives.
+        let found: &'r T = unsafe { &*(addr as *const T) };
+        if fingerprint(found) != spot.fingerprint {
+            return Err("a borrow of a part that is another value once read back".to_owned());
+        }
+        Ok(found)
+    }
+
+    fn slice<T: Serialize + 'static>(&mut self) -> Result<&'r [T], String> {
+        let (spot, len) = match self.next()?.clone() {
+            Piece::Empty => return Ok(&[]),
+            Piece::Run(spot, len) => (spot, len),
+            _ => return Err("a part of another kind where a slice was".to_owned()),
+        };
+        let addr = self.reach::<T>(&spot, Some(len))?;
+        let len = usize::try_from(len).map_err(|_| "a slice too long".to_owned())?;
+        // SAFETY: as in `target`, and the parent stores its elements one after the other
+        // (a `Vec` or an array) with room for `len` of them from this one on.
+        let found: &'r [T] = unsafe { std::slice::from_raw_parts(addr as *const T, len) };
+        if fingerprint(found) != spot.fingerprint {
+            return Err("a slice that is another value once read back".to_owned());
+        }
+        Ok(found)
+    }
+}
+
+/// The state's field for a located local: the pieces its value was recorded as, or why it
+/// could not be (then the state does not serialize, and the suspension fails with it).
+/// Serialized as a newtype named for the erased type, so that the layout a token's identity
+/// hashes says what the pieces make.
+#[doc(hidden)]
+pub struct Located<E> {
+    pieces: Result<Vec<Piece>, String>,
+    erased: PhantomData<fn() -> E>,
+}
+
+impl<E> Serialize for Located<E> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.pieces {
+            Ok(pieces) => serializer.serialize_newtype_struct(std::any::type_name::<E>(), pieces),
+            Err(reason) => Err(serde::ser::Error::custom(reason)),
+        }
+    }
+}
+
+impl<'de, E> Deserialize<'de> for Located<E> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Pieces<E>(PhantomData<fn() -> E>);
+        impl<'de, E> serde::de::Visitor<'de> for Pieces<E> {
+            type Value = Located<E>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("where a kept local's borrows point")
+            }
+
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Located<E>, D::Error> {
+                Ok(Located {
+                    pieces: Ok(Vec::<Piece>::deserialize(deserializer)?),
+                    erased: PhantomData,
+                })
+            }
+        }
+        deserializer.deserialize_newtype_struct(std::any::type_name::<E>(), Pieces(PhantomData))
+    }
+}
+
+impl<E> SlotField for Located<E> {
+    type Shown = Self;
+
+    fn shown(&self) -> &Self {
+        self
+    }
+}
+
+impl<E> std::fmt::Debug for Located<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Located")
+            .field("pieces", &self.pieces)
+            .finish()
+    }
+}
+
+/// `value` recorded as where its borrows point among `roots`, named `local` in the error
+/// when one of them is not found.
+pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> Located<T::Erased> {
+    let mut finder = Finder {
+        pieces: Vec::new(),
+        targets: Vec::new(),
+        failed: None,
+    };
+    value.find(&mut finder);
+    let pieces = match finder.failed {
+        Some(reason) => Err(format!("`{local}` could not be saved: {reason}")),
+        None => {
+            let walkable: Vec<&dyn Walkable> = roots.iter().map(|root| root.0).collect();
+            let mut targets: Vec<Target> = Vec::with_capacity(finder.targets.len());
+            let mut placed = Vec::with_capacity(finder.targets.len());
+            for (at, target, fingerprint) in finder.targets {
+                placed.push((at, fingerprint));
+                targets.push(target);
+            }
+            walk::locate(&walkable, &mut targets);
+            let mut pieces = finder.pieces;
+            let mut lost = false;
+            for ((at, fingerprint), target) in placed.into_iter().zip(targets) {
+                let Some((root, path)) = target.spot else {
+                    lost = true;
+                    break;
+                };
+                let spot = Spot {
+                    root,
+                    path,
+                    fingerprint,
+                };
+                pieces[at] = Some(match target.run {
+                    None => Piece::At(spot),
+                    Some(len) => Piece::Run(spot, len as u64),
+                });
+            }
+            if lost {
+                Err(lost_borrow(local))
+            } else {
+                Ok(pieces.into_iter().flatten().collect())
+            }
+        }
+    };
+    Located {
+        pieces,
+        erased: PhantomData,
+    }
+}
+
+#[cold]
+fn lost_borrow(local: &str) -> String {
+    format!(
+        "`{local}` holds a borrow that saga could not find in the locals it keeps with it: a \
+         borrow kept across a suspension is saved as where it points in a kept local (a \
+         field, an element of a `Vec`, a map's entry), and this one points elsewhere (into a \
+         value a function returned, a `Box`, a `RefCell`, or a local not used after the \
+         suspension); keep an owned value instead (`.clone()`, `.to_owned()`), or the \
+         position of what it points at"
+    )
+}
+
+/// The located local `field` holds, made again among `roots`.
+///
+/// # Panics
+///
+/// Unwinds with the refusal of a state read otherwise (`-32602`, naming `local`) when a
+/// borrow is not found again as it was saved.
+pub(crate) fn bound<'r, E: Bind>(
+    field: Located<E>,
+    roots: &[Root<'r>],
+    local: &str,
+) -> E::Bound<'r> {
+    let pieces = match field.pieces {
+        Ok(pieces) => pieces,
+        Err(reason) => refuse_other_value(reason),
+    };
+    let mut binder = Binder {
+        pieces: pieces.iter(),
+        roots,
+    };
+    match E::bind(&mut binder) {
+        Ok(value) if binder.left() == 0 => value,
+        Ok(_) => refuse_other_value(format!(
+            "`{local}`'s borrows are kept as more parts than its type has in this build"
+        )),
+        Err(reason) => refuse_other_value(format!(
+            "`{local}`'s borrows cannot be found again once its places are read back ({reason}): \
+             a borrow kept across a suspension must point at the same part of the same value \
+             after a restore (not into a `HashMap`, whose order changes), and this build's \
+             locals must be the same"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests;

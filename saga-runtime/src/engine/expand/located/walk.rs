@@ -1,0 +1,535 @@
+//! The walk of a kept local's value through its own `Serialize` impl, which hands each part
+//! of the value to the serializer by reference: so the walk sees where each part lies in
+//! memory. It finds the parts that borrows point at ([`locate`]), or the part at a path
+//! ([`follow`]).
+//!
+//! What the walk believes. A part is taken as a real part of the value only when it lies
+//! inside its parent's own bytes (a field, an element of an array, the value of an
+//! `Option`), or when the parent is one of the standard collections whose `Serialize` is
+//! serde's own and hands out its elements where they are stored (`Vec`, `VecDeque`, the
+//! maps and sets, `String`'s text). Anything else a `Serialize` impl hands out (a value it
+//! computed, the content of a `Box` or an `Rc` it passes through, what a `RefCell` guards)
+//! may be a temporary, so the walk neither matches it nor goes into it: a borrow of it is
+//! not found, and the local is refused rather than pointed at something that is gone.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Serialize;
+use serde::ser::{self, Serializer};
+
+/// The type names of the parents whose parts the walk takes where they are, though they
+/// lie outside the parent's own bytes: serde's impls for them hand out the stored
+/// elements, and no user's impl can replace serde's for a standard type.
+const STORES_ELSEWHERE: &[&str] = &[
+    "alloc::vec::Vec<",
+    "alloc::collections::vec_deque::VecDeque<",
+    "alloc::collections::btree::map::BTreeMap<",
+    "alloc::collections::btree::set::BTreeSet<",
+    "std::collections::hash::map::HashMap<",
+    "std::collections::hash::set::HashSet<",
+];
+
+/// The parents whose elements are stored one after the other, so that a run of them is a
+/// slice: a `Vec` and an array.
+fn contiguous(name: &str) -> bool {
+    name.starts_with("alloc::vec::Vec<") || name.starts_with('[')
+}
+
+/// A part's identity as the walk compares it: its address, its size and its type (with
+/// lifetimes erased, so that a part of a type that borrows is compared too).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Part {
+    pub(super) addr: usize,
+    pub(super) size: usize,
+    pub(super) type_id: TypeId,
+    /// Whether it was handed out as a reference to it (a standard collection's element,
+    /// which serde's impls pass as `&&T`): then `type_id` is the reference's, `&T`, and
+    /// `size` is unknown (zero).
+    pub(super) via_ref: bool,
+}
+
+impl Part {
+    pub(super) fn of<U: ?Sized>(value: &U) -> Part {
+        Part {
+            addr: (value as *const U).cast::<u8>() as usize,
+            size: std::mem::size_of_val(value),
+            type_id: typeid::of::<U>(),
+            via_ref: false,
+        }
+    }
+
+    /// `value`, or what it points at when it is a thin shared reference (whose pointee is
+    /// then the part, the reference being a temporary of the collection's iterator).
+    fn seen<U: ?Sized>(value: &U) -> (Part, &'static str) {
+        let name = std::any::type_name::<U>();
+        let part = Part::of(value);
+        let thin = part.size == std::mem::size_of::<usize>();
+        match name.strip_prefix('&') {
+            Some(pointee) if thin && !pointee.starts_with("mut ") => {
+                // SAFETY: `U` is a thin shared reference (its name says so, and its size is
+                // a pointer's): its bytes are an initialised, aligned address.
+                let addr = unsafe { *(value as *const U).cast::<usize>() };
+                (
+                    Part {
+                        addr,
+                        size: 0,
+                        type_id: part.type_id,
+                        via_ref: true,
+                    },
+                    pointee,
+                )
+            }
+            _ => (part, name),
+        }
+    }
+}
+
+/// What a borrow points at, to be found: one part, or a run of `len` parts (a slice).
+pub(super) struct Target {
+    pub(super) part: Part,
+    /// The type of a reference to it, `&T`: a part handed out through one has it.
+    pub(super) ref_type_id: TypeId,
+    /// For a slice: how many elements it holds from `part` on.
+    pub(super) run: Option<usize>,
+    /// Where it was found: the root's index, and the path of child positions to it.
+    pub(super) spot: Option<(u32, Vec<u32>)>,
+}
+
+/// The part a path leads to, with what its parent says of it.
+pub(super) struct Reached {
+    pub(super) part: Part,
+    /// Whether the parent stores its elements one after the other, and how many it has.
+    pub(super) run_room: Option<usize>,
+}
+
+/// Why the walk stopped: it has what it looked for, or the value's own `Serialize`
+/// failed (the walker then finds nothing more, which the caller sees).
+#[derive(Debug)]
+pub(super) struct Stop;
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the walk of a kept value stopped")
+    }
+}
+
+impl std::error::Error for Stop {}
+
+impl ser::Error for Stop {
+    fn custom<T: fmt::Display>(_: T) -> Self {
+        Stop
+    }
+}
+
+/// A value being walked: its bytes, and how its parts are believed (see the module).
+struct Frame {
+    start: usize,
+    /// Where its bytes end; unknown for a part reached through a reference (its size is
+    /// not known to the walk), whose parts are then believed as the parent's are.
+    end: Option<usize>,
+    stores_elsewhere: bool,
+    contiguous: bool,
+    /// The number of parts it said it has, for a sequence or a tuple.
+    count: Option<usize>,
+    /// The position of its next part.
+    next: u32,
+}
+
+impl Frame {
+    fn of(part: Part, name: &str) -> Frame {
+        Frame {
+            start: part.addr,
+            end: (!part.via_ref).then(|| part.addr.saturating_add(part.size)),
+            stores_elsewhere: STORES_ELSEWHERE
+                .iter()
+                .any(|prefix| name.starts_with(prefix)),
+            contiguous: contiguous(name),
+            count: None,
+            next: 0,
+        }
+    }
+
+    fn holds(&self, part: Part) -> bool {
+        self.stores_elsewhere
+            || (part.addr >= self.start
+                && self.end.is_none_or(|frame_end| {
+                    part.addr
+                        .checked_add(part.size)
+                        .is_some_and(|end| end <= frame_end)
+                }))
+    }
+}
+
+enum Mode<'t> {
+    Locate {
+        root: u32,
+        targets: &'t mut [Target],
+        by_addr: &'t HashMap<usize, Vec<usize>>,
+        left: &'t mut usize,
+    },
+    Follow {
+        path: &'t [u32],
+        reached: Option<Reached>,
+    },
+}
+
+/// The serializer that walks.
+struct Walker<'t> {
+    frames: Vec<Frame>,
+    path: Vec<u32>,
+    mode: Mode<'t>,
+}
+
+/// A value the walk can go through: anything `Serialize`, behind `dyn`.
+pub(super) trait Walkable {
+    fn walk_into(&self, walker: &mut WalkerRef<'_, '_>) -> Result<(), Stop>;
+    fn part(&self) -> Part;
+    fn frame(&self) -> FrameOf;
+}
+
+/// A [`Walker`], named outside this module only through [`Walkable`].
+pub(super) struct WalkerRef<'w, 't>(&'w mut Walker<'t>);
+
+/// A root's frame, made where its type is known.
+pub(super) struct FrameOf(Frame);
+
+impl<X: Serialize> Walkable for X {
+    fn walk_into(&self, walker: &mut WalkerRef<'_, '_>) -> Result<(), Stop> {
+        self.serialize(&mut *walker.0)
+    }
+
+    fn part(&self) -> Part {
+        Part::of(self)
+    }
+
+    fn frame(&self) -> FrameOf {
+        FrameOf(Frame::of(Part::of(self), std::any::type_name::<X>()))
+    }
+}
+
+/// Finds each target in `roots`, the first root that holds it and the path to it, in one
+/// walk of each root (ended early once every target is found).
+pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
+    let mut by_addr: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (index, target) in targets.iter().enumerate() {
+        by_addr.entry(target.part.addr).or_default().push(index);
+    }
+    let mut left = targets.len();
+    for (root_index, root) in roots.iter().enumerate() {
+        if left == 0 {
+            break;
+        }
+        let Ok(root_index) = u32::try_from(root_index) else {
+            break;
+        };
+        // The root itself, at the empty path.
+        let part = root.part();
+        if let Some(indices) = by_addr.get(&part.addr) {
+            for &index in indices {
+                let target = &mut targets[index];
+                if target.spot.is_none() && target.run.is_none() && target.part == part {
+                    target.spot = Some((root_index, Vec::new()));
+                    left -= 1;
+                }
+            }
+        }
+        let mut walker = Walker {
+            frames: vec![root.frame().0],
+            path: Vec::new(),
+            mode: Mode::Locate {
+                root: root_index,
+                targets,
+                by_addr: &by_addr,
+                left: &mut left,
+            },
+        };
+        let _ = root.walk_into(&mut WalkerRef(&mut walker));
+    }
+}
+
+/// The part of `root` at `path`, if the walk believes it (see the module).
+pub(super) fn follow(root: &dyn Walkable, path: &[u32]) -> Option<Reached> {
+    if path.is_empty() {
+        return Some(Reached {
+            part: root.part(),
+            run_room: None,
+        });
+    }
+    let mut walker = Walker {
+        frames: vec![root.frame().0],
+        path: Vec::new(),
+        mode: Mode::Follow {
+            path,
+            reached: None,
+        },
+    };
+    let _ = root.walk_into(&mut WalkerRef(&mut walker));
+    match walker.mode {
+        Mode::Follow { reached, .. } => reached,
+        Mode::Locate { .. } => None,
+    }
+}
+
+impl Walker<'_> {
+    /// A part of the current value, at the next position.
+    fn child<U: ?Sized + Serialize>(&mut self, value: &U) -> Result<(), Stop> {
+        let Some(frame) = self.frames.last_mut() else {
+            return Err(Stop);
+        };
+        let index = frame.next;
+        frame.next = frame.next.saturating_add(1);
+        let (part, name) = Part::seen(value);
+        if !part.via_ref && !frame.holds(part) {
+            return Ok(());
+        }
+        let run_room = frame.contiguous.then_some(frame.count).flatten();
+        match &mut self.mode {
+            Mode::Locate {
+                root,
+                targets,
+                by_addr,
+                left,
+            } => {
+                if let Some(indices) = by_addr.get(&part.addr) {
+                    for &at in indices {
+                        let target = &mut targets[at];
+                        if target.spot.is_some() {
+                            continue;
+                        }
+                        let same = if part.via_ref {
+                            target.ref_type_id == part.type_id
+                        } else {
+                            target.part.type_id == part.type_id && target.part.size == part.size
+                        };
+                        let fits = match target.run {
+                            None => same,
+                            Some(len) => {
+                                same && run_room.is_some_and(|room| {
+                                    (index as usize)
+                                        .checked_add(len)
+                                        .is_some_and(|end| end <= room)
+                                })
+                            }
+                        };
+                        if fits {
+                            let mut path = self.path.clone();
+                            path.push(index);
+                            target.spot = Some((*root, path));
+                            **left -= 1;
+                        }
+                    }
+                }
+                if **left == 0 {
+                    return Err(Stop);
+                }
+            }
+            Mode::Follow { path, reached } => {
+                let depth = self.path.len();
+                if path.get(depth) != Some(&index) {
+                    // Not on the path: not walked at all.
+                    return Ok(());
+                }
+                if depth + 1 == path.len() {
+                    *reached = Some(Reached { part, run_room });
+                    return Err(Stop);
+                }
+            }
+        }
+        self.path.push(index);
+        self.frames.push(Frame::of(part, name));
+        let walked = value.serialize(&mut *self);
+        self.frames.pop();
+        self.path.pop();
+        walked
+    }
+
+    fn counted(&mut self, count: Option<usize>) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.count = count;
+        }
+    }
+}
+
+macro_rules! leaves {
+    ($($method:ident($ty:ty)),* $(,)?) => {
+        $(fn $method(self, _: $ty) -> Result<(), Stop> { Ok(()) })*
+    };
+}
+
+impl<'a, 't> Serializer for &'a mut Walker<'t> {
+    type Ok = ();
+    type Error = Stop;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    leaves! {
+        serialize_bool(bool), serialize_i8(i8), serialize_i16(i16), serialize_i32(i32),
+        serialize_i64(i64), serialize_i128(i128), serialize_u8(u8), serialize_u16(u16),
+        serialize_u32(u32), serialize_u64(u64), serialize_u128(u128), serialize_f32(f32),
+        serialize_f64(f64), serialize_char(char), serialize_str(&str), serialize_bytes(&[u8]),
+        serialize_unit_struct(&'static str),
+    }
+
+    fn serialize_none(self) -> Result<(), Stop> {
+        Ok(())
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn serialize_unit(self) -> Result<(), Stop> {
+        Ok(())
+    }
+
+    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Result<(), Stop> {
+        Ok(())
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self, Stop> {
+        self.counted(len);
+        Ok(self)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Self, Stop> {
+        self.counted(Some(len));
+        Ok(self)
+    }
+
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Self, Stop> {
+        self.counted(Some(len));
+        Ok(self)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, Stop> {
+        Ok(self)
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self, Stop> {
+        Ok(self)
+    }
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, Stop> {
+        Ok(self)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, Stop> {
+        Ok(self)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+macro_rules! compound {
+    ($($trait:ident :: $method:ident),* $(,)?) => {
+        $(impl ser::$trait for &mut Walker<'_> {
+            type Ok = ();
+            type Error = Stop;
+
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Stop> {
+                self.child(value)
+            }
+
+            fn end(self) -> Result<(), Stop> {
+                Ok(())
+            }
+        })*
+    };
+}
+
+compound! {
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+}
+
+impl ser::SerializeMap for &mut Walker<'_> {
+    type Ok = ();
+    type Error = Stop;
+
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Stop> {
+        self.child(key)
+    }
+
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn end(self) -> Result<(), Stop> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for &mut Walker<'_> {
+    type Ok = ();
+    type Error = Stop;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn end(self) -> Result<(), Stop> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStructVariant for &mut Walker<'_> {
+    type Ok = ();
+    type Error = Stop;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Stop> {
+        self.child(value)
+    }
+
+    fn end(self) -> Result<(), Stop> {
+        Ok(())
+    }
+}

@@ -1,0 +1,304 @@
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use saga_runtime::prelude::*;
+use serde_json::json;
+
+use crate::harness::{Script, accept, differential, prompt_of};
+
+// Borrows built up over statements (issue 95): a value holding borrows of the saga's
+// other kept locals, kept as where each borrow points and found there again after a
+// restore. Each tool against the plain function, sealed and opened at every suspension.
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Flat {
+    pub street: String,
+    pub rent: u32,
+    pub rooms: u32,
+}
+
+/// The best so far, `best = Some(f)` in a loop that asks about each flat, then the
+/// option taken apart by `let … else` and kept across another suspension, though
+/// `flats` itself is not read after the loop.
+#[saga_tool]
+pub async fn find_flat(flats: Vec<Flat>, min_rooms: u32) -> Result<String, SagaError> {
+    let mut best = None;
+    let mut best_rent = 0;
+    for f in flats.iter() {
+        if f.rooms < min_rooms {
+            continue;
+        }
+        let visit: bool = elicit(format!("Visit {} at {}?", f.street, f.rent)).await?;
+        if visit && (best.is_none() || f.rent < best_rent) {
+            best = Some(f);
+            best_rent = f.rent;
+        }
+    }
+    let Some(best) = best else {
+        return Ok("none visited".to_owned());
+    };
+    let sign: bool = elicit(format!("Sign for {} ({best_rent})?", best.street)).await?;
+    Ok(format!("{sign}: {} with {} rooms", best.street, best.rooms))
+}
+
+fn flats() -> serde_json::Value {
+    json!({"flats": [
+        {"street": "elm", "rent": 900, "rooms": 3},
+        {"street": "oak", "rent": 700, "rooms": 2},
+        {"street": "ash", "rent": 1200, "rooms": 4},
+        {"street": "fir", "rent": 650, "rooms": 1},
+    ], "min_rooms": 2})
+}
+
+fn visit_all_but(street: &'static str) -> impl Fn() -> Script {
+    move || {
+        Script::new(move |_key, request| {
+            let prompt = prompt_of(request);
+            accept(json!({"value": !prompt.contains(street)}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_best_so_far_is_found_again_in_the_saved_vector() {
+    for street in ["oak", "elm", "nowhere"] {
+        let outcome = differential(
+            &find_flat,
+            plain!(plain::find_flat),
+            flats(),
+            visit_all_but(street),
+        )
+        .await;
+        assert!(outcome.text().starts_with("true: "), "{}", outcome.text());
+    }
+    let outcome = differential(
+        &find_flat,
+        plain!(plain::find_flat),
+        json!({"flats": [], "min_rooms": 1}),
+        visit_all_but("-"),
+    )
+    .await;
+    assert_eq!(outcome.text(), "none visited");
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Member {
+    pub name: String,
+    pub skill: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Team {
+    pub name: String,
+    pub members: Vec<Member>,
+}
+
+/// `Vec<&Member>` and `Vec<(&Team, u32)>` pushed in nested loops that ask in both, with
+/// a labelled `break`, then read after further suspensions: each borrow points into an
+/// element of a vector inside an element of `teams`.
+#[saga_tool]
+pub async fn staff(teams: Vec<Team>, need: usize) -> Result<String, SagaError> {
+    let mut picked: Vec<&Member> = Vec::new();
+    let mut from = Vec::new();
+    'outer: for team in &teams {
+        if elicit::<bool>(format!("Skip team {}?", team.name)).await? {
+            continue;
+        }
+        for (i, m) in team.members.iter().enumerate() {
+            if m.skill < 3 {
+                continue;
+            }
+            if elicit::<bool>(format!("Take {} from {}?", m.name, team.name)).await? {
+                picked.push(m);
+                from.push((team, i as u32));
+                if picked.len() == need {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    let lead: u32 = elicit(format!("Lead of {}?", picked.len())).await?;
+    let lead = picked.get(lead as usize).or(picked.first());
+    let skill: u32 = picked.iter().map(|m| m.skill).sum();
+    let list: Vec<String> = picked
+        .iter()
+        .zip(&from)
+        .map(|(m, (t, i))| format!("{}@{}#{i}", m.name, t.name))
+        .collect();
+    Ok(format!(
+        "lead {}, skill {skill}: {}",
+        lead.map(|m| m.name.as_str()).unwrap_or("nobody"),
+        list.join(" ")
+    ))
+}
+
+fn teams() -> serde_json::Value {
+    json!({"teams": [
+        {"name": "red", "members": [
+            {"name": "ann", "skill": 5}, {"name": "bob", "skill": 1}, {"name": "cy", "skill": 4}]},
+        {"name": "blue", "members": [
+            {"name": "dee", "skill": 3}, {"name": "eve", "skill": 9}]},
+        {"name": "green", "members": [{"name": "fay", "skill": 7}]},
+    ], "need": 3})
+}
+
+fn staffing_script() -> Script {
+    Script::new(|_key, request| {
+        let prompt = prompt_of(request);
+        if prompt.starts_with("Lead") {
+            accept(json!({"value": 1}))
+        } else if prompt.starts_with("Skip") {
+            accept(json!({"value": prompt.contains("red")}))
+        } else {
+            accept(json!({"value": true}))
+        }
+    })
+}
+
+#[tokio::test]
+async fn borrows_pushed_in_nested_loops_are_found_again() {
+    let outcome = differential(&staff, plain!(plain::staff), teams(), staffing_script).await;
+    assert_eq!(
+        outcome.text(),
+        "lead eve, skill 19: dee@blue#0 eve@blue#1 fay@green#0"
+    );
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shard {
+    pub id: u32,
+    pub stale: bool,
+}
+
+/// Borrows pushed by a loop that also writes another local, before the suspension: kept
+/// where they point, the loop is not run again, and the log has each line once.
+#[saga_tool]
+pub async fn reshard(shards: Vec<Shard>) -> Result<String, SagaError> {
+    let mut log: Vec<String> = Vec::new();
+    let mut picked = Vec::new();
+    for s in shards.iter() {
+        if s.stale {
+            picked.push(s);
+            log.push(format!("pick {}", s.id));
+        }
+    }
+    let go: bool = elicit(format!("move {}?", picked.len())).await?;
+    let ids: Vec<u32> = picked.iter().map(|s| s.id).collect();
+    Ok(format!("{go} {} {ids:?}", log.join(";")))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Noted {
+    pub name: String,
+    pub ok: bool,
+    pub notes: Option<String>,
+}
+
+/// The loop that builds `picked` also pushes to the function's `notes`, and a pattern of
+/// the loop binds another `notes`: the borrows are kept where they point, the loop is not
+/// run again, and `notes` has each line once.
+#[saga_tool]
+pub async fn pick_noted(shards: Vec<Noted>) -> Result<String, SagaError> {
+    let mut notes: Vec<String> = Vec::new();
+    let mut picked = Vec::new();
+    for s in shards.iter() {
+        if let Some(notes) = &s.notes
+            && notes.contains("skip")
+        {
+            continue;
+        }
+        picked.push(s);
+        notes.push(format!("picked {}", s.name));
+    }
+    let go: bool = elicit(format!("approve {}?", picked.len())).await?;
+    Ok(format!(
+        "{go} {} {}",
+        notes.join(";"),
+        picked.iter().filter(|s| s.ok).count()
+    ))
+}
+
+/// A binding of alternatives under a guard (`(Some(x), _) | (_, Some(x)) if *x > 5`):
+/// the alternative the guard chose is where the borrow points, found again as it is.
+#[saga_tool]
+pub async fn pick_pair(pair: (Option<i64>, Option<i64>)) -> Result<String, SagaError> {
+    match &pair {
+        (Some(x), _) | (_, Some(x)) if *x > 5 => {
+            let ok: bool = elicit("Take it?").await?;
+            Ok(format!("{x}: {ok}"))
+        }
+        _ => Ok("none".to_owned()),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Roster {
+    pub names: Vec<String>,
+}
+
+/// A borrow found by a chain with a counter in it: it is not computed again, so the
+/// counter counts once; `roster` itself is not read after the suspension.
+#[saga_tool]
+pub async fn greet(roster: Roster) -> Result<String, SagaError> {
+    let first = roster.names.first();
+    let scans = AtomicU32::new(0);
+    let longest = roster
+        .names
+        .iter()
+        .inspect(|_| {
+            scans.fetch_add(1, Ordering::Relaxed);
+        })
+        .max_by_key(|name| name.len());
+    let greeting: String = elicit("Greeting?").await?;
+    Ok(format!(
+        "{greeting}, {first:?}; longest {longest:?} after {} scans",
+        scans.load(Ordering::Relaxed)
+    ))
+}
+
+fn yes() -> Script {
+    Script::new(|_key, _request| accept(json!({"value": true})))
+}
+
+#[tokio::test]
+async fn borrows_the_macro_could_not_make_again_are_kept_where_they_point() {
+    let outcome = differential(
+        &reshard,
+        plain!(plain::reshard),
+        json!({"shards": [{"id": 1, "stale": true}, {"id": 2, "stale": false}, {"id": 3, "stale": true}]}),
+        yes,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true pick 1;pick 3 [1, 3]");
+    let outcome = differential(
+        &pick_noted,
+        plain!(plain::pick_noted),
+        json!({"shards": [
+            {"name": "a", "ok": true, "notes": null},
+            {"name": "b", "ok": false, "notes": "skip me"},
+            {"name": "c", "ok": false, "notes": "fine"},
+        ]}),
+        yes,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true picked a;picked c 1");
+    for (pair, text) in [
+        (json!([7, 9]), "7: true"),
+        (json!([3, 9]), "9: true"),
+        (json!([null, 2]), "none"),
+    ] {
+        let outcome =
+            differential(&pick_pair, plain!(plain::pick_pair), json!({"pair": pair}), yes).await;
+        assert_eq!(outcome.text(), text);
+    }
+    let outcome = differential(
+        &greet,
+        plain!(plain::greet),
+        json!({"roster": {"names": ["ann", "bartholomew", "cy"]}}),
+        || Script::new(|_key, _request| accept(json!({"value": "hi"}))),
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "hi, Some(\"ann\"); longest Some(\"bartholomew\") after 3 scans"
+    );
+}
