@@ -217,6 +217,26 @@ pub async fn pick_noted(shards: Vec<Noted>) -> Result<String, SagaError> {
     ))
 }
 
+/// A borrow with its type written, chosen by a `match` on a slice pattern whose arm asks
+/// first, then kept across another suspension: it points into `items`, which is not read
+/// after it.
+#[saga_tool]
+pub async fn choose(items: Vec<Flat>, street: String) -> Result<String, SagaError> {
+    let matching: Vec<&Flat> = items.iter().filter(|f| f.street.contains(&street)).collect();
+    let chosen: &Flat = match matching.as_slice() {
+        [] => return Ok(format!("nothing like {street}")),
+        [only] => only,
+        many => {
+            let at: u32 = elicit(format!("Which of {}?", many.len())).await?;
+            many.get(at as usize)
+                .copied()
+                .ok_or_else(|| SagaError::msg("no such flat"))?
+        }
+    };
+    let sure: bool = elicit(format!("Use {}?", chosen.street)).await?;
+    Ok(format!("{sure}: {} at {}", chosen.street, chosen.rent))
+}
+
 /// A binding of alternatives under a guard (`(Some(x), _) | (_, Some(x)) if *x > 5`):
 /// the alternative the guard chose is where the borrow points, found again as it is.
 #[saga_tool]
@@ -281,6 +301,21 @@ async fn borrows_the_macro_could_not_make_again_are_kept_where_they_point() {
     )
     .await;
     assert_eq!(outcome.text(), "true picked a;picked c 1");
+    for (street, text) in [("elm", "true: elm at 900"), ("a", "true: oak at 700"), ("zz", "nothing like zz")] {
+        let outcome = differential(
+            &choose,
+            plain!(plain::choose),
+            json!({"items": flats()["flats"].clone(), "street": street}),
+            || {
+                Script::new(|_key, request| {
+                    let prompt = prompt_of(request);
+                    accept(json!({"value": if prompt.starts_with("Which") { json!(0) } else { json!(true) }}))
+                })
+            },
+        )
+        .await;
+        assert_eq!(outcome.text(), text);
+    }
     for (pair, text) in [
         (json!([7, 9]), "7: true"),
         (json!([3, 9]), "9: true"),

@@ -25,12 +25,23 @@ pub fn check(body: &Block, machine: &Machine, sites: &[Site], errors: &mut Error
         .iter()
         .zip(sites)
         .filter(|(_, site)| site.suspension.always_suspends());
-    for ((saved, _), _) in resumes {
+    for ((saved, _), site) in resumes {
         // A local chosen among literals or constants is taken back among them, not
         // saved as a borrow (`Saved::chosen`), even when its type is written as one.
         for local in saved.iter().filter(|local| local.chosen.is_none()) {
             let key = BindingKey::of(&local.ident);
-            if let Some((name, borrow)) = borrows.0.get(&key)
+            // A shared borrow whose type is written, kept with locals it may point into, is
+            // saved as where it points (the runtime's `located`): its type decides.
+            let located = |borrow: &(String, Borrow, bool)| {
+                matches!(
+                    borrow.1,
+                    Borrow::Shared {
+                        declared_mut: false
+                    }
+                ) && borrow.2
+                    && !local.roots(site, saved).is_empty()
+            };
+            if let Some((name, borrow, _)) = borrows.0.get(&key).filter(|b| !located(b))
                 && !reported.contains(&key)
             {
                 reported.push(key.clone());
@@ -198,9 +209,9 @@ impl Borrow {
 }
 
 /// `let` bindings that are visibly borrows: `let x: &T = …` or `let x = &…`, by binding;
-/// the name as written, and the kind of borrow.
+/// the name as written, the kind of borrow, and whether its type is written.
 #[derive(Default)]
-struct Borrows(HashMap<BindingKey, (String, Borrow)>);
+struct Borrows(HashMap<BindingKey, (String, Borrow, bool)>);
 
 impl<'ast> Visit<'ast> for Borrows {
     fn visit_local(&mut self, local: &'ast syn::Local) {
@@ -229,7 +240,11 @@ impl<'ast> Visit<'ast> for Borrows {
             };
             self.0.insert(
                 BindingKey::of(&pat.ident),
-                (crate::tool::ir::written(&pat.ident), borrow),
+                (
+                    crate::tool::ir::written(&pat.ident),
+                    borrow,
+                    annotated.is_some(),
+                ),
             );
         }
         syn::visit::visit_local(self, local);
