@@ -312,6 +312,26 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
+/// # Borrows kept where they point
+///
+/// A value holding borrows of the tool's other kept locals that the statements before a
+/// suspension built while they asked questions (`best = Some(f)` in a loop that asks,
+/// `picked.push(m)` in nested loops, a `Vec<(&Draft, u32)>`, a `let x: &T` chosen by a
+/// `match` whose arm asks) is saved as where each borrow points: the kept local it
+/// points into (a root) and the path to the part there (a field, a `Vec`'s element, a
+/// map's entry), found by walking the root through its own `Serialize`. The roots are
+/// the locals it is made from that are not `mut` and are declared before it; they are
+/// kept with it, read after the suspension or not. After a restore each borrow is made
+/// again at that path in the restored root, and must find a part of the same type that
+/// serializes alike, or the round is refused (`-32602`, naming the local). Nothing runs
+/// again: effects in the loop that built it happen once.
+///
+/// Kept so, by type: `&T` and `&[T]` of an owned `T`, and `Option`s, `Vec`s, pairs and
+/// triples of them (with numbers, `bool`, `char`, `String` beside them). Not a `&str`,
+/// which its type cannot tell from a `String` to save: hold a `String`. A borrow found in
+/// no root (a function's result, a `Box`'s or a `RefCell`'s content, a local used by value
+/// somewhere) fails the suspension with an error naming the local.
+///
 /// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
 /// function, `longest(&names)`; by a method of your own, `roster.captain()`) must be
 /// owned before the suspension, as the errors below say.
