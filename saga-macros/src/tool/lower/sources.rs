@@ -19,8 +19,16 @@ use crate::tool::lower::scope::{free_in_expr, pattern_bindings};
 pub struct Sources {
     made_from: HashMap<String, BTreeSet<String>>,
     /// Locals given a value that may be a borrow (see [`borrow_like`]), or whose written
-    /// type holds a reference.
+    /// type holds a reference: what they are made from may be a root of theirs.
     borrowing: HashSet<String>,
+    /// Locals that visibly hold borrows built up over statements: their written type
+    /// holds a reference, or a borrow is assigned or pushed to them (`best = Some(f)`,
+    /// `picked.push(m)`), or they are bound from one (`let Some(best) = best`). Only for
+    /// their sake are roots the code does not read kept: a guess wrong the other way
+    /// would change what tools that hold no borrow save.
+    building: HashSet<String>,
+    /// Bindings made from a local as it is (`let Some(x) = y`), by the local.
+    bound_from: HashMap<String, String>,
     /// Locals used by value somewhere (see `Moves`): perhaps moved, so never kept alive
     /// for another's sake.
     moved: HashSet<String>,
@@ -42,9 +50,22 @@ impl Sources {
     /// locals it is made from that are never used by value (so never moved). Which of
     /// them are in scope, not `mut` and declared before it, the caller decides.
     pub fn kept_with(&self, name: &str) -> Vec<String> {
+        if !self.builds(name, 0) {
+            return Vec::new();
+        }
         let mut kept = self.borrowed_from(name);
         kept.retain(|source| !self.moved.contains(source));
         kept
+    }
+
+    /// Whether `name` visibly holds borrows built up over statements (see `building`).
+    fn builds(&self, name: &str, depth: usize) -> bool {
+        self.building.contains(name)
+            || (depth < 8
+                && self
+                    .bound_from
+                    .get(name)
+                    .is_some_and(|from| self.builds(from, depth + 1)))
     }
 
     /// The locals `name` is made from when it may hold a borrow (see [`borrow_like`]);
@@ -56,13 +77,16 @@ impl Sources {
         self.of_local(name).into_iter().collect()
     }
 
-    /// The locals `name` is made from, directly or through others.
+    /// The locals `name` is made from, directly or through others that may hold
+    /// borrows: a local that holds none (a `String` made by `format!`) is where a borrow
+    /// could point, not a way to another.
     pub fn of_local(&self, name: &str) -> BTreeSet<String> {
         let mut found: BTreeSet<String> = BTreeSet::new();
         let mut stack = vec![name.to_owned()];
         while let Some(next) = stack.pop() {
             for source in self.made_from.get(&next).into_iter().flatten() {
-                if source != name && found.insert(source.clone()) {
+                if source != name && found.insert(source.clone()) && self.borrowing.contains(source)
+                {
                     stack.push(source.clone());
                 }
             }
@@ -72,11 +96,21 @@ impl Sources {
 
     fn bind(&mut self, pat: &Pat, from: &Expr) {
         let free = free_in_expr(from);
-        let borrowing = borrow_like(from) || written_reference(pat);
+        // A binding through `&` (`match &pair { (Some(x), _) => … }`) holds a borrow of
+        // it as plainly as a written `&T` does.
+        let written = written_reference(pat) || matches!(from, Expr::Reference(_));
+        let borrowing = borrow_like(from) || written;
+        let from_local = local_name(from);
         pattern_bindings(pat, &mut |ident, _| {
             let name = ident.to_string();
             if borrowing {
                 self.borrowing.insert(name.clone());
+            }
+            if written {
+                self.building.insert(name.clone());
+            }
+            if let Some(from) = &from_local {
+                self.bound_from.insert(name.clone(), from.clone());
             }
             self.made_from
                 .entry(name)
@@ -91,8 +125,78 @@ impl Sources {
             if borrow_like(from) {
                 self.borrowing.insert(name.clone());
             }
+            if plainly_borrow(from, &self.borrowing) {
+                self.building.insert(name.clone());
+            }
             self.made_from.entry(name).or_default().extend(free);
         }
+    }
+}
+
+/// Whether a `for` loop over `expr` walks borrowed items: `&v`, or a chain of methods on a
+/// place none of which copies or takes what it walks (`clone`, `cloned`, `into_iter`,
+/// `collect`, …): `v.iter().enumerate()`, `map.values()`.
+fn walks_borrowed(expr: &Expr) -> bool {
+    match expr {
+        Expr::Reference(_) => true,
+        Expr::Paren(paren) => walks_borrowed(&paren.expr),
+        Expr::MethodCall(call) => {
+            let method = call.method.to_string();
+            !OWNING.contains(&method.as_str())
+                && !method.starts_with("into")
+                && !matches!(method.as_str(), "drain" | "collect")
+                && match &*call.receiver {
+                    Expr::MethodCall(_) | Expr::Reference(_) | Expr::Paren(_) => {
+                        walks_borrowed(&call.receiver)
+                    }
+                    receiver => root_local(receiver).is_some(),
+                }
+        }
+        _ => false,
+    }
+}
+
+/// The local `expr` is, if it is a bare local (`y` in `let Some(x) = y`).
+fn local_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Path(path) if path.qself.is_none() => path
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .filter(|name| !name.starts_with(char::is_uppercase)),
+        Expr::Paren(paren) => local_name(&paren.expr),
+        Expr::Reference(reference) => local_name(&reference.expr),
+        _ => None,
+    }
+}
+
+/// Whether a value assigned or pushed plainly is a borrow, or holds one: a local that
+/// may hold one (`f`, the item of a loop over borrowed data), a reference, or such a value
+/// wrapped (`Some(f)`, `(team, i)`); not a method's result, nor a field or an element read
+/// by value, nor a local that owns what it holds (`rest.extend(listed)`).
+fn plainly_borrow(expr: &Expr, borrowing: &HashSet<String>) -> bool {
+    match expr {
+        Expr::Path(_) => local_name(expr).is_some_and(|name| {
+            borrowing.contains(&name)
+                && !crate::tool::ir::written(&proc_macro2::Ident::new(
+                    &name,
+                    proc_macro2::Span::call_site(),
+                ))
+                .starts_with("__")
+        }),
+        Expr::Reference(_) => true,
+        Expr::Paren(paren) => plainly_borrow(&paren.expr, borrowing),
+        Expr::Call(call) => {
+            matches!(&*call.func, Expr::Path(path)
+            if path.path.segments.last().is_some_and(|segment| {
+                segment.ident.to_string().starts_with(char::is_uppercase)
+            })) && call.args.iter().any(|arg| plainly_borrow(arg, borrowing))
+        }
+        Expr::Tuple(tuple) => tuple
+            .elems
+            .iter()
+            .any(|elem| plainly_borrow(elem, borrowing)),
+        _ => false,
     }
 }
 
@@ -114,36 +218,47 @@ fn written_reference(pat: &Pat) -> bool {
     }
 }
 
-/// The standard methods that give a borrow of what they are called on (`v.first()`,
-/// `it.max_by_key(..)`, `o.unwrap_or(..)`): a `let` made by one may hold a borrow. Any
-/// other method's result (`len`, `clone`, a user's method) is taken as owned, so that what
-/// it reads is not kept for its sake.
-const ACCESSORS: &[&str] = &[
-    "first",
-    "last",
-    "get",
-    "find",
-    "max_by_key",
-    "min_by_key",
-    "max_by",
-    "min_by",
-    "max",
-    "min",
-    "as_ref",
-    "as_deref",
-    "as_str",
-    "as_slice",
-    "split_first",
-    "split_last",
-    "unwrap",
-    "unwrap_or",
-    "expect",
-    "or",
-    "nth",
-    "next",
-    "next_back",
-    "last_mut",
-    "first_mut",
+/// The methods whose result owns what it holds: a value made by one is no borrow. Any
+/// other method's result may be one (`v.first()`, `x.trim()`, `o.map(|(d, _)| *d)`).
+const OWNING: &[&str] = &[
+    "clone",
+    "cloned",
+    "copied",
+    "to_owned",
+    "to_string",
+    "to_vec",
+    "into",
+    "len",
+    "count",
+    "sum",
+    "product",
+    "parse",
+    "is_empty",
+    "is_some",
+    "is_none",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "to_lowercase",
+    "to_uppercase",
+    "join",
+    "concat",
+    "format",
+    "collect_vec",
+];
+
+/// The lowering's own steps of a loop over borrowed items, which hand on what the loop
+/// borrows (`ordered(&flats)`, `item_at(&__item1, __walk1)`); a loop over owned items
+/// takes them from its saved rest instead.
+const LOWERED_BORROWS: &[&str] = &[
+    "ordered",
+    "ordered_mut",
+    "zipped",
+    "zipped_mut",
+    "item_at",
+    "constant_item_at",
+    "live",
+    "live_item_at",
 ];
 
 /// The methods that add to what they are called on (`picked.push(m)`): what they take is
@@ -158,23 +273,53 @@ const ADDS: &[&str] = &[
 ];
 
 /// Whether a value given to a local may be a borrow of another: a local (which may be a
-/// reference), a reference, a standard accessor's result (`v.first()`), or such a value
-/// wrapped (`Some(f)`, `(f, 1)`, an `if` or `match` giving one). A field or an element
-/// read by value is a copy or a move, not a borrow; numbers, strings made by `format!`,
-/// a function's result are not either.
+/// reference), a reference, a method's result but one that owns what it makes (`v.first()`,
+/// not `v.len()`), or such a value wrapped (`Some(f)`, `(f, 1)`, an `if` or `match` giving
+/// one). A field or an element read by value is a copy or a move, not a borrow; numbers,
+/// strings made by `format!`, a function's result are not either. A guess both ways: it
+/// only decides which locals a value's roots are looked for among.
 fn borrow_like(expr: &Expr) -> bool {
     match expr {
-        Expr::Path(_) | Expr::Reference(_) => true,
+        // A local (a single lowercase name), not a variant or a constant (`Action::Noop`,
+        // `None`, `LIMIT`), which owns what it holds.
+        // The expansion's own locals (`__item1`) are followed through the calls that make
+        // them instead.
+        Expr::Path(path) => {
+            path.qself.is_none()
+                && path.path.get_ident().is_some_and(|ident| {
+                    !ident.to_string().starts_with(char::is_uppercase)
+                        && !crate::tool::ir::written(ident).starts_with("__")
+                })
+        }
+        Expr::Reference(_) => true,
         Expr::Paren(paren) => borrow_like(&paren.expr),
         Expr::Group(group) => borrow_like(&group.expr),
-        Expr::MethodCall(call) => ACCESSORS.contains(&call.method.to_string().as_str()),
+        // Not a method of the expansion's own locals: a loop over owned items takes each
+        // from its saved rest (`__rest1`), which holds no borrow.
+        Expr::MethodCall(call) => {
+            !OWNING.contains(&call.method.to_string().as_str())
+                && !root_local(&call.receiver).is_some_and(|name| {
+                    crate::tool::ir::written(&proc_macro2::Ident::new(
+                        &name,
+                        proc_macro2::Span::call_site(),
+                    ))
+                    .starts_with("__")
+                })
+        }
         Expr::Call(call) => {
-            // A variant or tuple struct made of one (`Some(f)`), by its capitalised name.
+            // A variant or tuple struct made of one (`Some(f)`), by its capitalised name;
+            // or the lowering's own step of a loop over borrowed items (`item_at(..)`
+            // through saga's `__private`), which hands on what the loop borrows.
             let wraps = matches!(&*call.func, Expr::Path(path)
             if path.path.segments.last().is_some_and(|segment| {
                 segment.ident.to_string().starts_with(char::is_uppercase)
             }));
-            wraps && call.args.iter().any(borrow_like)
+            let lowered = matches!(&*call.func, Expr::Path(path)
+            if path.path.segments.iter().any(|segment| segment.ident == "__private")
+                && path.path.segments.last().is_some_and(|segment| {
+                    LOWERED_BORROWS.contains(&segment.ident.to_string().as_str())
+                }));
+            lowered || (wraps && call.args.iter().any(borrow_like))
         }
         Expr::Tuple(tuple) => tuple.elems.iter().any(borrow_like),
         Expr::Array(array) => array.elems.iter().any(borrow_like),
@@ -200,12 +345,11 @@ fn stmt_borrow_like(stmt: &syn::Stmt) -> bool {
 struct Moves(HashSet<String>);
 
 impl Moves {
+    /// `expr`, used by value: the local it is, or whose field or element it is (a part
+    /// moved out leaves the local partly moved).
     fn value(&mut self, expr: &Expr) {
-        if let Expr::Path(path) = expr
-            && path.qself.is_none()
-            && let Some(ident) = path.path.get_ident()
-        {
-            self.0.insert(ident.to_string());
+        if let Some(name) = root_local(expr) {
+            self.0.insert(name);
         }
     }
 }
@@ -225,11 +369,31 @@ impl<'ast> Visit<'ast> for Moves {
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         call.args.iter().for_each(|arg| self.value(arg));
-        let method = call.method.to_string();
-        if method.starts_with("into") || method.starts_with("unwrap") || method == "expect" {
+        // A method may take its receiver by value (`opt.map(..)`, `v.into_iter()`): only
+        // those known to borrow it leave it where it is.
+        if !BORROWS_RECEIVER.contains(&call.method.to_string().as_str()) {
             self.value(&call.receiver);
         }
         syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_binary(&mut self, each: &'ast syn::ExprBinary) {
+        // Arithmetic takes its operands by value (`a + "x"` moves a `String`).
+        if !matches!(
+            each.op,
+            syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+                | syn::BinOp::And(_)
+                | syn::BinOp::Or(_)
+        ) {
+            self.value(&each.left);
+            self.value(&each.right);
+        }
+        syn::visit::visit_expr_binary(self, each);
     }
 
     fn visit_expr_for_loop(&mut self, each: &'ast syn::ExprForLoop) {
@@ -304,6 +468,69 @@ impl<'ast> Visit<'ast> for Moves {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
+/// The standard methods that borrow their receiver: a local they are called on is not
+/// moved by them.
+const BORROWS_RECEIVER: &[&str] = &[
+    "iter",
+    "len",
+    "is_empty",
+    "get",
+    "first",
+    "last",
+    "contains",
+    "contains_key",
+    "keys",
+    "values",
+    "as_ref",
+    "as_deref",
+    "as_str",
+    "as_slice",
+    "as_bytes",
+    "clone",
+    "to_owned",
+    "to_string",
+    "to_vec",
+    "trim",
+    "trim_start",
+    "trim_end",
+    "lines",
+    "split",
+    "split_whitespace",
+    "split_once",
+    "chars",
+    "bytes",
+    "char_indices",
+    "starts_with",
+    "ends_with",
+    "find",
+    "rfind",
+    "windows",
+    "chunks",
+    "binary_search",
+    "get_key_value",
+    "range",
+    "eq",
+    "ne",
+    "cmp",
+    "partial_cmp",
+    "join",
+    "concat",
+    "repeat",
+    "to_lowercase",
+    "to_uppercase",
+    "parse",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "strip_prefix",
+    "strip_suffix",
+    "split_first",
+    "split_last",
+    "borrow",
+    "deref",
+];
+
 /// The macros whose arguments are read by reference.
 const BY_REFERENCE: &[&str] = &[
     "format",
@@ -373,6 +600,13 @@ impl<'ast> Visit<'ast> for Collect {
 
     fn visit_expr_for_loop(&mut self, each: &'ast syn::ExprForLoop) {
         self.0.bind(&each.pat, &each.expr);
+        // A loop's item is a borrow of what it walks through `&` or a chain of adapters
+        // with no copy in it (`tables.iter().filter(..)`), whatever the chain.
+        if walks_borrowed(&each.expr) {
+            pattern_bindings(&each.pat, &mut |ident, _| {
+                self.0.borrowing.insert(ident.to_string());
+            });
+        }
         syn::visit::visit_expr_for_loop(self, each);
     }
 

@@ -42,7 +42,7 @@ pub(super) fn restore(
         .collect();
     free.extend(read_again);
     if !call {
-        keep_roots(&visible, &mut free, refs);
+        keep_roots(level, &visible, &mut free, refs);
     }
     let mut prefix: Vec<Stmt> = Vec::new();
     // A local the continuation overwrites before reading is declared, not saved: `let x;`
@@ -228,6 +228,7 @@ fn saved(
             .mutable
             .then(|| quote::quote_spanned!(binding.ident.span()=> mut));
         let private = crate::shared::private_path();
+        let chosen_here = declared_choice(level, local);
         let value = if call {
             crate::tool::emit::call::restore(&source)
         } else {
@@ -235,8 +236,11 @@ fn saved(
             // placeholder is replaced then ([`among`]). It names the locals kept for its
             // borrows' sake, so that the levels around this one keep theirs.
             let among = Ident::new(AMONG, source.span());
-            let kept = refs
-                .kept_with(&local.to_string())
+            let kept_names = match &chosen_here {
+                Some(_) => Vec::new(),
+                None => refs.kept_with(&local.to_string()),
+            };
+            let kept = kept_names
                 .into_iter()
                 .map(|name| Ident::new(&name, local.span()));
             quote!(#among(#source #(, #kept)*))
@@ -493,7 +497,12 @@ pub(super) fn among(cont: &mut Block, site: &Site, site_saved: &[Saved]) {
 /// borrows' sake (`Refs::kept_with`) that are visible here, not `mut`, and declared before
 /// the local that may borrow them: such a local is saved as where its borrows point in
 /// them, so they are saved too, though the continuation does not read them.
-fn keep_roots(visible: &[(Binding, Option<Again>)], free: &mut BTreeSet<String>, refs: &Refs) {
+fn keep_roots(
+    level: &Level<'_>,
+    visible: &[(Binding, Option<Again>)],
+    free: &mut BTreeSet<String>,
+    refs: &Refs,
+) {
     let position = |ident: &Ident| {
         let start = ident.span().start();
         (start.line, start.column)
@@ -502,7 +511,11 @@ fn keep_roots(visible: &[(Binding, Option<Again>)], free: &mut BTreeSet<String>,
         let mut more = Vec::new();
         for (binding, again) in visible {
             let name = binding.ident.to_string();
-            if again.is_some() || !free.contains(&name) {
+            // A local chosen among literals or constants is taken back among them.
+            if again.is_some()
+                || !free.contains(&name)
+                || declared_choice(level, &binding.ident).is_some()
+            {
                 continue;
             }
             for root in refs.kept_with(&name) {
