@@ -319,7 +319,8 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// `picked.push(m)` in nested loops, a `Vec<(&Draft, u32)>`, a `let x: &T` chosen by a
 /// `match` whose arm asks) is saved as where each borrow points: the kept local it
 /// points into (a root) and the path to the part there (a field, a `Vec`'s element, a
-/// map's entry), found by walking the root through its own `Serialize`. The roots are
+/// `BTreeMap`'s entry; a `HashMap`'s is refused when saved, its order changing once read
+/// back), found by walking the root through its own `Serialize`. The roots are
 /// the locals it is made from that are not `mut` and are declared before it; they are
 /// kept with it, read after the suspension or not. After a restore each borrow is made
 /// again at that path in the restored root, and must find a part of the same type that

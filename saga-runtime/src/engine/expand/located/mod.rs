@@ -340,6 +340,7 @@ impl Finder {
                 ref_type_id,
                 run,
                 spot: None,
+                in_hash: false,
             },
             fingerprint,
         ));
@@ -529,10 +530,10 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
             }
             walk::locate(&walkable, &mut targets);
             let mut pieces = finder.pieces;
-            let mut lost = false;
+            let mut lost = None;
             for ((at, fingerprint), target) in placed.into_iter().zip(targets) {
                 let Some((root, path)) = target.spot else {
-                    lost = true;
+                    lost = Some(target.in_hash);
                     break;
                 };
                 let spot = Spot {
@@ -545,8 +546,8 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
                     Some(len) => Piece::Run(spot, len as u64),
                 });
             }
-            if lost {
-                Err(lost_borrow(local))
+            if let Some(in_hash) = lost {
+                Err(lost_borrow(local, in_hash))
             } else {
                 Ok(pieces.into_iter().flatten().collect())
             }
@@ -559,7 +560,15 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
 }
 
 #[cold]
-fn lost_borrow(local: &str) -> String {
+fn lost_borrow(local: &str, in_hash: bool) -> String {
+    if in_hash {
+        return format!(
+            "`{local}` holds a borrow of an entry of a `HashMap` or a `HashSet` kept across a \
+             suspension: such a collection read back walks its entries in another order, so \
+             saga cannot find the entry again by its position; keep the collection in a \
+             `BTreeMap` or a `BTreeSet` (ordered by key), or keep the entry's key instead"
+        );
+    }
     format!(
         "`{local}` holds a borrow that saga could not find in the locals it keeps with it: a \
          borrow kept across a suspension is saved as where it points in a kept local (a \

@@ -142,7 +142,9 @@ fn another_value_at_the_same_path_is_refused_not_read() {
 }
 
 #[test]
-fn a_hash_map_read_back_in_another_order_is_refused_or_found_equal() {
+fn a_borrow_into_a_hash_map_is_refused_when_saved_always() {
+    // Read back, a `HashMap` walks in another order: a position in it would name another
+    // entry at random, so such a borrow is refused where it is saved, every time.
     let map: HashMap<String, Member> = (0..32)
         .map(|i| {
             (
@@ -156,15 +158,13 @@ fn a_hash_map_read_back_in_another_order_is_refused_or_found_equal() {
         .collect();
     let picked: &Member = &map["k17"];
     let field = located(&picked, &[root(&map)], "picked");
-    let bytes = postcard::to_allocvec(&field).expect("serializes");
-    let copy: HashMap<String, Member> = map.clone().into_iter().collect();
-    let field: Located<Ref<Member>> = postcard::from_bytes(&bytes).expect("reads");
-    // Refused, or (when the copy happens to iterate alike) the same value: never another.
-    if let Ok(found) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        bound(field, &[root(&copy)], "picked").clone()
-    })) {
-        assert_eq!(found, map["k17"], "never another value");
-    }
+    let Err(reason) = &field.pieces else {
+        panic!("a borrow into a HashMap is not located");
+    };
+    assert!(
+        reason.contains("`picked`") && reason.contains("BTreeMap"),
+        "{reason}"
+    );
 }
 
 #[test]

@@ -95,6 +95,11 @@ pub(super) struct Target {
     pub(super) run: Option<usize>,
     /// Where it was found: the root's index, and the path of child positions to it.
     pub(super) spot: Option<(u32, Vec<u32>)>,
+    /// Whether it was seen in a hash-ordered collection, where it is not taken: such a
+    /// collection read back walks in another order, so a position in it would name
+    /// another entry (the saga would be refused at random); the local is refused when
+    /// saved instead, always.
+    pub(super) in_hash: bool,
 }
 
 /// The part a path leads to, with what its parent says of it.
@@ -131,6 +136,8 @@ struct Frame {
     end: Option<usize>,
     stores_elsewhere: bool,
     contiguous: bool,
+    /// A `HashMap` or a `HashSet`, whose order is its hasher's (see [`Target::in_hash`]).
+    hashed: bool,
     /// The number of parts it said it has, for a sequence or a tuple.
     count: Option<usize>,
     /// The position of its next part.
@@ -146,6 +153,7 @@ impl Frame {
                 .iter()
                 .any(|prefix| name.starts_with(prefix)),
             contiguous: contiguous(name),
+            hashed: name.starts_with("std::collections::hash::"),
             count: None,
             next: 0,
         }
@@ -285,6 +293,7 @@ impl Walker<'_> {
             return Ok(());
         }
         let run_room = frame.contiguous.then_some(frame.count).flatten();
+        let in_hash = self.frames.iter().any(|frame| frame.hashed);
         match &mut self.mode {
             Mode::Locate {
                 root,
@@ -313,7 +322,9 @@ impl Walker<'_> {
                                 })
                             }
                         };
-                        if fits {
+                        if fits && in_hash {
+                            target.in_hash = true;
+                        } else if fits {
                             let mut path = self.path.clone();
                             path.push(index);
                             target.spot = Some((*root, path));
