@@ -247,20 +247,6 @@ const OWNING: &[&str] = &[
     "collect_vec",
 ];
 
-/// The lowering's own steps of a loop over borrowed items, which hand on what the loop
-/// borrows (`ordered(&flats)`, `item_at(&__item1, __walk1)`); a loop over owned items
-/// takes them from its saved rest instead.
-const LOWERED_BORROWS: &[&str] = &[
-    "ordered",
-    "ordered_mut",
-    "zipped",
-    "zipped_mut",
-    "item_at",
-    "constant_item_at",
-    "live",
-    "live_item_at",
-];
-
 /// The methods that add to what they are called on (`picked.push(m)`): what they take is
 /// given to it, as an assignment gives.
 const ADDS: &[&str] = &[
@@ -314,11 +300,30 @@ fn borrow_like(expr: &Expr) -> bool {
             if path.path.segments.last().is_some_and(|segment| {
                 segment.ident.to_string().starts_with(char::is_uppercase)
             }));
-            let lowered = matches!(&*call.func, Expr::Path(path)
-            if path.path.segments.iter().any(|segment| segment.ident == "__private")
-                && path.path.segments.last().is_some_and(|segment| {
-                    LOWERED_BORROWS.contains(&segment.ident.to_string().as_str())
-                }));
+            // The lowering's own steps of a loop over borrowed items hand on what the loop
+            // borrows (`ordered(&flats)`, `item_at(&__item1, __walk1)`); a loop over owned
+            // items takes them from its saved rest instead.
+            let lowered = match &*call.func {
+                Expr::Path(path) => {
+                    let mut names = path.path.segments.iter().rev().map(|s| s.ident.to_string());
+                    let (last, parent) = (names.next(), names.next());
+                    parent.as_deref() == Some("__private")
+                        && matches!(
+                            last.as_deref(),
+                            Some(
+                                "ordered"
+                                    | "ordered_mut"
+                                    | "zipped"
+                                    | "zipped_mut"
+                                    | "item_at"
+                                    | "constant_item_at"
+                                    | "live"
+                                    | "live_item_at"
+                            )
+                        )
+                }
+                _ => false,
+            };
             lowered || (wraps && call.args.iter().any(borrow_like))
         }
         Expr::Tuple(tuple) => tuple.elems.iter().any(borrow_like),

@@ -328,7 +328,7 @@ impl Literal {
     ///
     /// # Panics
     ///
-    /// Unwinds with [`OtherConstants`] when none has that text: a state sealed by a build
+    /// Unwinds with `OtherConstants` (see `refusal`) when none has that text: a state sealed by a build
     /// whose literals differ (the call is refused; a token is never read as another
     /// literal).
     pub fn pick(self, choices: &[&'static str]) -> &'static str {
@@ -353,7 +353,7 @@ fn literal_gone(text: &str) -> ! {
 /// to is saved (`Fnv::of_postcard`: its postcard bytes, which keep every bit of a float), and
 /// the continuation takes back the constant, named again among those the local may hold,
 /// whose value has it. A build whose constants differ finds none and refuses the token
-/// ([`OtherConstants`]).
+/// (`OtherConstants` (see `refusal`)).
 ///
 /// The value is what tells the constants apart, so it must not change while the program
 /// runs: the pointee is `Copy` ([`ChosenValue`]), which rules out interior mutability
@@ -381,7 +381,7 @@ impl ConstantChoice {
     ///
     /// # Panics
     ///
-    /// Unwinds with [`OtherConstants`]: a state sealed by a build whose constants differ
+    /// Unwinds with `OtherConstants` (see `refusal`): a state sealed by a build whose constants differ
     /// (the call is refused; a token is never read as another constant).
     #[cold]
     pub fn gone(self) -> ! {
@@ -716,7 +716,7 @@ pub fn constant_item_at<I: IntoIterator>(
 ///
 /// # Panics
 ///
-/// Unwinds with [`OtherConstants`] when the item at `at` is not the one the saga suspended
+/// Unwinds with `OtherConstants` (see `refusal`) when the item at `at` is not the one the saga suspended
 /// with: a build whose constant changed (an item inserted, removed or edited before it)
 /// read the token. The call is refused; the item is never read as another.
 pub fn constant_item_again<I: IntoIterator>(at: &usize, seen: &mut u64, items: I) -> Option<I::Item>

@@ -511,36 +511,25 @@ impl ser::SerializeMap for &mut Walker<'_> {
     }
 }
 
-impl ser::SerializeStruct for &mut Walker<'_> {
-    type Ok = ();
-    type Error = Stop;
+macro_rules! fields {
+    ($($trait:ident),* $(,)?) => {
+        $(impl ser::$trait for &mut Walker<'_> {
+            type Ok = ();
+            type Error = Stop;
 
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.child(value)
-    }
+            fn serialize_field<T: ?Sized + Serialize>(
+                &mut self,
+                _: &'static str,
+                value: &T,
+            ) -> Result<(), Stop> {
+                self.child(value)
+            }
 
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
+            fn end(self) -> Result<(), Stop> {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for &mut Walker<'_> {
-    type Ok = ();
-    type Error = Stop;
-
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.child(value)
-    }
-
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
