@@ -274,6 +274,9 @@ enum Piece {
 struct Spot {
     root: u32,
     path: Vec<u32>,
+    /// Per step, the part's offset in an element whose size the walk does not know
+    /// (`walk::NO_OFFSET` where its parent's bytes are known).
+    offsets: Vec<u64>,
     fingerprint: u64,
 }
 
@@ -312,24 +315,36 @@ impl Finder {
     }
 
     fn target<T: Serialize + 'static>(&mut self, target: &T) {
-        self.pending(
-            Part::of(target),
-            typeid::of::<&T>(),
-            None,
-            fingerprint(target),
-        );
+        let fingerprint = self.fingerprint(target);
+        self.pending(Part::of(target), typeid::of::<&T>(), None, fingerprint);
     }
 
     fn slice<T: Serialize + 'static>(&mut self, slice: &[T]) {
         match slice.first() {
             None => self.pieces.push(Some(Piece::Empty)),
-            Some(first) => self.pending(
-                Part::of(first),
-                typeid::of::<&T>(),
-                Some(slice.len()),
-                fingerprint(slice),
-            ),
+            Some(first) => {
+                let fingerprint = self.fingerprint(slice);
+                self.pending(
+                    Part::of(first),
+                    typeid::of::<&T>(),
+                    Some(slice.len()),
+                    fingerprint,
+                );
+            }
         }
+    }
+
+    /// `value`'s fingerprint (see [`fingerprints_as`]); a value that does not serialize
+    /// whole has none, and is not saved.
+    fn fingerprint<T: Serialize + ?Sized>(&mut self, value: &T) -> u64 {
+        Fnv::of_value(value).unwrap_or_else(|| {
+            self.failed.get_or_insert_with(|| {
+                "what it borrows does not serialize whole, so it could not be told from \
+                 another value once read back"
+                    .to_owned()
+            });
+            0
+        })
     }
 
     fn pending(&mut self, part: Part, ref_type_id: TypeId, run: Option<usize>, fingerprint: u64) {
@@ -348,10 +363,10 @@ impl Finder {
     }
 }
 
-/// A value's fingerprint: the hash of its serialized form (see `recompute`); a value that
-/// does not serialize whole never matches another.
-fn fingerprint<T: Serialize + ?Sized>(value: &T) -> u64 {
-    Fnv::of_value(value).unwrap_or(u64::MAX)
+/// Whether `value` fingerprints as `seen`: the hash of its serialized form (see
+/// `recompute`); a value that does not serialize whole matches nothing.
+fn fingerprints_as<T: Serialize + ?Sized>(value: &T, seen: u64) -> bool {
+    Fnv::of_value(value) == Some(seen)
 }
 
 /// What makes a located value again from its pieces, among its roots.
@@ -388,14 +403,21 @@ impl<'r> Binder<'_, 'r> {
         }
     }
 
-    /// The part `spot` points at, of `T`'s size and type, and where its parent has room for
-    /// `run` of them one after the other.
-    fn reach<T: 'static>(&self, spot: &Spot, run: Option<u64>) -> Result<usize, String> {
+    /// The part `spot` points at, of `T`'s type (and size, when known), and where its
+    /// parent has room for `run` of them one after the other.
+    fn reach<T: 'static>(&self, spot: &Spot, run: Option<u64>) -> Result<*const (), String> {
         let root = usize::try_from(spot.root)
             .ok()
             .and_then(|index| self.roots.get(index))
             .ok_or_else(|| "a borrow of a root this build does not keep with it".to_owned())?;
-        let reached = walk::follow(root.0, &spot.path)
+        if spot.offsets.len() != spot.path.len() {
+            return Err("a path whose offsets do not match its steps".to_owned());
+        }
+        let path = walk::Path {
+            steps: spot.path.clone(),
+            offsets: spot.offsets.clone(),
+        };
+        let reached = walk::follow(root.0, &path)
             .ok_or_else(|| "a borrow of a part its root no longer has".to_owned())?;
         let part = reached.part;
         let same = if part.via_ref {
@@ -413,20 +435,22 @@ impl<'r> Binder<'_, 'r> {
                 return Err("a slice its root no longer holds".to_owned());
             }
         }
-        Ok(part.addr)
+        Ok(part.ptr)
     }
 
     fn target<T: Serialize + 'static>(&mut self) -> Result<&'r T, String> {
         let Piece::At(spot) = self.next()?.clone() else {
             return Err("a part of another kind where a borrow was".to_owned());
         };
-        let addr = self.reach::<T>(&spot, None)?;
-        // SAFETY: `reach` found, at `addr`, a part of the root of `T`'s type and size,
-        // which the walk believes is a real part of the root (in its own bytes, or stored
-        // by a standard collection it holds), so a live, aligned `T`. The root is borrowed,
-        // shared, for `'r`: nothing moves or changes it while the reference lives.
-        let found: &'r T = unsafe { &*(addr as *const T) };
-        if fingerprint(found) != spot.fingerprint {
+        let ptr = self.reach::<T>(&spot, None)?;
+        // SAFETY: `reach` found, at `ptr`, a part of the root of `T`'s type, which the walk
+        // believes is a real part of the root (in its own bytes, an element a standard
+        // collection it holds stores, or at the same offset in one), so a live, aligned
+        // `T`, with the provenance of the reference it was handed out as. The root is
+        // borrowed, shared, for `'r`, and the walk took nothing a cell or a lock guards:
+        // nothing moves or changes it while the reference lives.
+        let found: &'r T = unsafe { &*ptr.cast::<T>() };
+        if !fingerprints_as(found, spot.fingerprint) {
             return Err("a borrow of a part that is another value once read back".to_owned());
         }
         Ok(found)
@@ -438,12 +462,12 @@ impl<'r> Binder<'_, 'r> {
             Piece::Run(spot, len) => (spot, len),
             _ => return Err("a part of another kind where a slice was".to_owned()),
         };
-        let addr = self.reach::<T>(&spot, Some(len))?;
+        let ptr = self.reach::<T>(&spot, Some(len))?;
         let len = usize::try_from(len).map_err(|_| "a slice too long".to_owned())?;
         // SAFETY: as in `target`, and the parent stores its elements one after the other
         // (a `Vec` or an array) with room for `len` of them from this one on.
-        let found: &'r [T] = unsafe { std::slice::from_raw_parts(addr as *const T, len) };
-        if fingerprint(found) != spot.fingerprint {
+        let found: &'r [T] = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), len) };
+        if !fingerprints_as(found, spot.fingerprint) {
             return Err("a slice that is another value once read back".to_owned());
         }
         Ok(found)
@@ -538,7 +562,8 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
                 };
                 let spot = Spot {
                     root,
-                    path,
+                    path: path.steps,
+                    offsets: path.offsets,
                     fingerprint,
                 };
                 pieces[at] = Some(match target.run {

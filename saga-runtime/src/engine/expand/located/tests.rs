@@ -179,3 +179,137 @@ fn a_slice_past_its_roots_end_is_refused() {
     }));
     assert!(result.is_err());
 }
+
+/// A document that parses lazily, and serializes its parsed form, computed on the spot
+/// when its cache is empty (as once read back, the cache being skipped).
+#[derive(Deserialize)]
+struct Doc {
+    raw: String,
+    #[serde(skip)]
+    parsed: std::cell::OnceCell<Member>,
+}
+
+impl Doc {
+    fn parsed(&self) -> &Member {
+        self.parsed.get_or_init(|| Member {
+            name: self.raw.clone(),
+            skill: 1,
+        })
+    }
+}
+
+/// Through a proxy of references: the parsed form is a `&Member` the proxy hands out.
+impl Serialize for Doc {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Repr<'a> {
+            raw: &'a str,
+            parsed: &'a Member,
+        }
+        let fresh;
+        let parsed = match self.parsed.get() {
+            Some(parsed) => parsed,
+            None => {
+                fresh = Member {
+                    name: self.raw.clone(),
+                    skill: 1,
+                };
+                &fresh
+            }
+        };
+        Repr {
+            raw: &self.raw,
+            parsed,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// The same, handing out the computed value itself.
+#[derive(Deserialize)]
+struct Sheet {
+    raw: String,
+    #[serde(skip)]
+    parsed: std::cell::OnceCell<Member>,
+}
+
+impl Serialize for Sheet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let fresh;
+        let parsed = match self.parsed.get() {
+            Some(parsed) => parsed,
+            None => {
+                fresh = Member {
+                    name: self.raw.clone(),
+                    skill: 1,
+                };
+                &fresh
+            }
+        };
+        let mut state = serializer.serialize_struct("Sheet", 2)?;
+        state.serialize_field("raw", &self.raw)?;
+        state.serialize_field("parsed", parsed)?;
+        state.end()
+    }
+}
+
+#[test]
+fn a_reference_a_users_serialize_hands_out_is_not_believed() {
+    // Saved with the cache full, the proxy's `&Member` points into the document; read back,
+    // the cache is empty and the same position would be a value already dropped. A
+    // reference is believed only from a standard collection: this borrow is not found.
+    let doc = Doc {
+        raw: "x".into(),
+        parsed: Default::default(),
+    };
+    let member: &Member = doc.parsed();
+    assert!(located(&member, &[root(&doc)], "member").pieces.is_err());
+}
+
+#[test]
+fn a_part_of_an_element_is_found_again_only_at_the_same_offset() {
+    // In a `Vec`, an element's size is not known to the walk: a part of it is saved with
+    // its offset from the element's start. Read back, the sheet's parsed form is computed on
+    // the spot, elsewhere than in the element: refused, never read where it was dropped.
+    let sheets = vec![Sheet {
+        raw: "y".into(),
+        parsed: Default::default(),
+    }];
+    let member: &Member = sheets[0].parsed.get_or_init(|| Member {
+        name: "y".into(),
+        skill: 1,
+    });
+    let field = located(&member, &[root(&sheets)], "member");
+    assert!(field.pieces.is_ok(), "found in the element, at its offset");
+    let copy: Vec<Sheet> =
+        postcard::from_bytes(&postcard::to_allocvec(&sheets).expect("writes")).expect("reads");
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = bound(field, &[root(&copy)], "member");
+    }));
+    assert!(
+        result.is_err(),
+        "refused: the computed value is not at the saved offset"
+    );
+}
+
+#[test]
+fn what_a_ref_cell_guards_is_not_taken() {
+    #[derive(Serialize)]
+    struct Cached {
+        inner: std::cell::RefCell<Member>,
+    }
+    let cached = Cached {
+        inner: std::cell::RefCell::new(Member {
+            name: "c".into(),
+            skill: 2,
+        }),
+    };
+    // A borrow of the guarded value's field, obtained here through the guard's pointer:
+    // the walk must not hand it out again without a guard.
+    let guard = cached.inner.borrow();
+    let name: &String = &guard.name;
+    let found = located(&name, &[root(&cached)], "name");
+    drop(guard);
+    assert!(found.pieces.is_err());
+}

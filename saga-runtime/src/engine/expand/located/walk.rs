@@ -5,12 +5,16 @@
 //!
 //! What the walk believes. A part is taken as a real part of the value only when it lies
 //! inside its parent's own bytes (a field, an element of an array, the value of an
-//! `Option`), or when the parent is one of the standard collections whose `Serialize` is
-//! serde's own and hands out its elements where they are stored (`Vec`, `VecDeque`, the
-//! maps and sets, `String`'s text). Anything else a `Serialize` impl hands out (a value it
-//! computed, the content of a `Box` or an `Rc` it passes through, what a `RefCell` guards)
-//! may be a temporary, so the walk neither matches it nor goes into it: a borrow of it is
-//! not found, and the local is refused rather than pointed at something that is gone.
+//! `Option`); or when it is an element one of the standard collections hands out (`Vec`,
+//! `VecDeque`, the maps and sets, whose `Serialize` is serde's own: no user's impl can
+//! replace it) through a reference to where it is stored; or, inside such an element, whose
+//! size the walk does not know, a part at an offset from the element's start, saved with
+//! the path and required again when it is followed (a value a `Serialize` impl computes is
+//! never inside the live element it serializes, so never at that offset). Anything else (a
+//! value a `Serialize` impl computed, the content of a `Box` or an `Rc` it passes through,
+//! what a `RefCell` or a `Mutex` guards) may be a temporary, or change under a shared
+//! borrow: the walk neither matches it nor goes into it, so a borrow of it is not found,
+//! and the local is refused rather than pointed at something that is gone.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -41,6 +45,9 @@ fn contiguous(name: &str) -> bool {
 /// lifetimes erased, so that a part of a type that borrows is compared too).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Part {
+    /// Where it is: a pointer, not an address, so that a reference made from it keeps
+    /// the provenance of the value it came from.
+    pub(super) ptr: *const (),
     pub(super) addr: usize,
     pub(super) size: usize,
     pub(super) type_id: TypeId,
@@ -52,8 +59,10 @@ pub(super) struct Part {
 
 impl Part {
     pub(super) fn of<U: ?Sized>(value: &U) -> Part {
+        let ptr = (value as *const U).cast::<()>();
         Part {
-            addr: (value as *const U).cast::<u8>() as usize,
+            ptr,
+            addr: ptr.addr(),
             size: std::mem::size_of_val(value),
             type_id: typeid::of::<U>(),
             via_ref: false,
@@ -69,11 +78,13 @@ impl Part {
         match name.strip_prefix('&') {
             Some(pointee) if thin && !pointee.starts_with("mut ") => {
                 // SAFETY: `U` is a thin shared reference (its name says so, and its size is
-                // a pointer's): its bytes are an initialised, aligned address.
-                let addr = unsafe { *(value as *const U).cast::<usize>() };
+                // a pointer's): its bytes are an initialised, aligned pointer, read as one so
+                // that it keeps its provenance.
+                let ptr = unsafe { *(value as *const U).cast::<*const ()>() };
                 (
                     Part {
-                        addr,
+                        ptr,
+                        addr: ptr.addr(),
                         size: 0,
                         type_id: part.type_id,
                         via_ref: true,
@@ -94,13 +105,26 @@ pub(super) struct Target {
     /// For a slice: how many elements it holds from `part` on.
     pub(super) run: Option<usize>,
     /// Where it was found: the root's index, and the path of child positions to it.
-    pub(super) spot: Option<(u32, Vec<u32>)>,
+    pub(super) spot: Option<(u32, Path)>,
     /// Whether it was seen in a hash-ordered collection, where it is not taken: such a
     /// collection read back walks in another order, so a position in it would name
     /// another entry (the saga would be refused at random); the local is refused when
     /// saved instead, always.
     pub(super) in_hash: bool,
 }
+
+/// A path to a part from its root: the child position at each step, and, where the step
+/// goes into a part whose size the walk does not know (an element handed out through a
+/// reference), the part's offset from the start of that element, which must be the same
+/// when the path is followed ([`NO_OFFSET`] elsewhere).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Path {
+    pub(super) steps: Vec<u32>,
+    pub(super) offsets: Vec<u64>,
+}
+
+/// The offset of a step whose parent's bytes the walk knows: checked by them instead.
+pub(super) const NO_OFFSET: u64 = u64::MAX;
 
 /// The part a path leads to, with what its parent says of it.
 pub(super) struct Reached {
@@ -138,6 +162,10 @@ struct Frame {
     contiguous: bool,
     /// A `HashMap` or a `HashSet`, whose order is its hasher's (see [`Target::in_hash`]).
     hashed: bool,
+    /// A `RefCell`, a `Mutex`, an `RwLock` (or another of `std`'s cells and locks): what it
+    /// holds is reachable through a shared borrow only behind a guard, so a borrow of it
+    /// is never taken (its content could change under it).
+    guarded: bool,
     /// The number of parts it said it has, for a sequence or a tuple.
     count: Option<usize>,
     /// The position of its next part.
@@ -154,19 +182,22 @@ impl Frame {
                 .any(|prefix| name.starts_with(prefix)),
             contiguous: contiguous(name),
             hashed: name.starts_with("std::collections::hash::"),
+            guarded: name.starts_with("core::cell::") || name.starts_with("std::sync::"),
             count: None,
             next: 0,
         }
     }
 
+    /// Whether `part`, handed out as itself (not through a reference), lies in this
+    /// value's bytes; under a value whose end is not known, whether it lies after its
+    /// start (its offset is then checked when the path is followed).
     fn holds(&self, part: Part) -> bool {
-        self.stores_elsewhere
-            || (part.addr >= self.start
-                && self.end.is_none_or(|frame_end| {
-                    part.addr
-                        .checked_add(part.size)
-                        .is_some_and(|end| end <= frame_end)
-                }))
+        part.addr >= self.start
+            && self.end.is_none_or(|frame_end| {
+                part.addr
+                    .checked_add(part.size)
+                    .is_some_and(|end| end <= frame_end)
+            })
     }
 }
 
@@ -178,7 +209,7 @@ enum Mode<'t> {
         left: &'t mut usize,
     },
     Follow {
-        path: &'t [u32],
+        path: &'t Path,
         reached: Option<Reached>,
     },
 }
@@ -186,7 +217,7 @@ enum Mode<'t> {
 /// The serializer that walks.
 struct Walker<'t> {
     frames: Vec<Frame>,
-    path: Vec<u32>,
+    path: Path,
     mode: Mode<'t>,
 }
 
@@ -238,14 +269,14 @@ pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
             for &index in indices {
                 let target = &mut targets[index];
                 if target.spot.is_none() && target.run.is_none() && target.part == part {
-                    target.spot = Some((root_index, Vec::new()));
+                    target.spot = Some((root_index, Path::default()));
                     left -= 1;
                 }
             }
         }
         let mut walker = Walker {
             frames: vec![root.frame().0],
-            path: Vec::new(),
+            path: Path::default(),
             mode: Mode::Locate {
                 root: root_index,
                 targets,
@@ -258,8 +289,8 @@ pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
 }
 
 /// The part of `root` at `path`, if the walk believes it (see the module).
-pub(super) fn follow(root: &dyn Walkable, path: &[u32]) -> Option<Reached> {
-    if path.is_empty() {
+pub(super) fn follow(root: &dyn Walkable, path: &Path) -> Option<Reached> {
+    if path.steps.is_empty() {
         return Some(Reached {
             part: root.part(),
             run_room: None,
@@ -267,7 +298,7 @@ pub(super) fn follow(root: &dyn Walkable, path: &[u32]) -> Option<Reached> {
     }
     let mut walker = Walker {
         frames: vec![root.frame().0],
-        path: Vec::new(),
+        path: Path::default(),
         mode: Mode::Follow {
             path,
             reached: None,
@@ -289,9 +320,26 @@ impl Walker<'_> {
         let index = frame.next;
         frame.next = frame.next.saturating_add(1);
         let (part, name) = Part::seen(value);
-        if !part.via_ref && !frame.holds(part) {
+        // Believed (see the module): an element a standard collection hands out through a
+        // reference; a part in the parent's own bytes; under an element whose size is not
+        // known, a part at its offset from the element's start, checked when followed.
+        let believed = if frame.guarded {
+            false
+        } else if part.via_ref {
+            frame.stores_elsewhere
+        } else {
+            frame.holds(part)
+        };
+        if !believed {
             return Ok(());
         }
+        let offset = match frame.end {
+            None if !part.via_ref => part
+                .addr
+                .checked_sub(frame.start)
+                .map_or(NO_OFFSET, |offset| offset as u64),
+            _ => NO_OFFSET,
+        };
         let run_room = frame.contiguous.then_some(frame.count).flatten();
         let in_hash = self.frames.iter().any(|frame| frame.hashed);
         match &mut self.mode {
@@ -326,7 +374,8 @@ impl Walker<'_> {
                             target.in_hash = true;
                         } else if fits {
                             let mut path = self.path.clone();
-                            path.push(index);
+                            path.steps.push(index);
+                            path.offsets.push(offset);
                             target.spot = Some((*root, path));
                             **left -= 1;
                         }
@@ -337,22 +386,28 @@ impl Walker<'_> {
                 }
             }
             Mode::Follow { path, reached } => {
-                let depth = self.path.len();
-                if path.get(depth) != Some(&index) {
+                let depth = self.path.steps.len();
+                if path.steps.get(depth) != Some(&index) {
                     // Not on the path: not walked at all.
                     return Ok(());
                 }
-                if depth + 1 == path.len() {
+                if path.offsets.get(depth) != Some(&offset) {
+                    // Elsewhere in its element than when it was saved: not a part of it.
+                    return Err(Stop);
+                }
+                if depth + 1 == path.steps.len() {
                     *reached = Some(Reached { part, run_room });
                     return Err(Stop);
                 }
             }
         }
-        self.path.push(index);
+        self.path.steps.push(index);
+        self.path.offsets.push(offset);
         self.frames.push(Frame::of(part, name));
         let walked = value.serialize(&mut *self);
         self.frames.pop();
-        self.path.pop();
+        self.path.steps.pop();
+        self.path.offsets.pop();
         walked
     }
 
