@@ -128,6 +128,9 @@ pub struct Machine {
     /// literals its `&'static str`s are taken back among (`Saved::literal`); empty when
     /// there are none.
     pub borrows: Vec<String>,
+    /// Whether a local is saved as where its borrows point, at any site (see
+    /// `emit::keep::locates`).
+    pub locates: bool,
 }
 
 /// A local the runtime saves at a suspension.

@@ -84,31 +84,6 @@ const _: () = {
     >>::Kept {
         ::saga_runtime::__private::keep(__saga_site, __saga_local)
     }
-    #[allow(dead_code)]
-    #[inline]
-    fn saga_saves_this_local_among<
-        __K: ::saga_runtime::__private::CallSaves,
-        __T: ::saga_runtime::__private::SavedAmong<
-                <__K as ::saga_runtime::__private::CallSaves>::Across,
-                __M,
-            >,
-        __M,
-    >(
-        __saga_site: &__K,
-        __saga_local: __T,
-        __saga_roots: &[::saga_runtime::__private::Root<'_>],
-        __saga_name: &str,
-    ) -> <__T as ::saga_runtime::__private::SavedAmong<
-        <__K as ::saga_runtime::__private::CallSaves>::Across,
-        __M,
-    >>::Kept {
-        ::saga_runtime::__private::keep_among(
-            __saga_site,
-            __saga_local,
-            __saga_roots,
-            __saga_name,
-        )
-    }
     /// Per suspension: whether the step states its requests again when asked, so
     /// that the token keeps none of them.
     #[allow(dead_code)]
@@ -374,13 +349,6 @@ const _: () = {
                                 for ::saga_runtime::__private::Slot<T> {
                                     type Probe = __SagaProbe<T>;
                                     fn __saga_probe(&self) -> __SagaProbe<T> {
-                                        __SagaProbe(::core::marker::PhantomData)
-                                    }
-                                }
-                                impl<E> __SagaProbeOf
-                                for ::saga_runtime::__private::Located<E> {
-                                    type Probe = __SagaProbe<()>;
-                                    fn __saga_probe(&self) -> __SagaProbe<()> {
                                         __SagaProbe(::core::marker::PhantomData)
                                     }
                                 }

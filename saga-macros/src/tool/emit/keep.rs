@@ -8,7 +8,7 @@ use quote::quote_spanned;
 use syn::Ident;
 
 use crate::shared::{private_path, private_path_at};
-use crate::tool::ir::{Chosen, Rebound, Saved, Site};
+use crate::tool::ir::{Chosen, Rebound, Saved, Site, Suspension};
 
 /// Where the fields are made: at a suspension of the tool's own, or at a helper's call,
 /// whose kind (`__kind`, declared at the call site's span, given here, so that the name
@@ -76,8 +76,25 @@ fn shim_name(function: &str) -> &'static str {
 /// file, never a path into saga-runtime's sources on the user's machine. The two for
 /// loops only where a site saves a loop's items (`sites`), so that a tool without such a
 /// loop compiles nothing more.
-pub fn keep_shim(sites: &[Site]) -> TokenStream {
+pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
     let private = private_path();
+    let among = locates.then(|| {
+        quote::quote! {
+            #[inline]
+            fn saga_saves_this_local_among<
+                __K: #private::CallSaves,
+                __T: #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>,
+                __M,
+            >(
+                __saga_site: &__K,
+                __saga_local: __T,
+                __saga_roots: &[#private::Root<'_>],
+                __saga_name: &str,
+            ) -> <__T as #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>>::Kept {
+                #private::keep_among(__saga_site, __saga_local, __saga_roots, __saga_name)
+            }
+        }
+    });
     let keep = quote::quote! {
         // The checks of borrows made again (`lower::places::SHIMS`), generic: compiled
         // only where a tool uses them.
@@ -108,20 +125,7 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
         ) -> <__T as #private::SavedLocal<<__K as #private::CallSaves>::Across, __M>>::Kept {
             #private::keep(__saga_site, __saga_local)
         }
-        #[allow(dead_code)]
-        #[inline]
-        fn saga_saves_this_local_among<
-            __K: #private::CallSaves,
-            __T: #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>,
-            __M,
-        >(
-            __saga_site: &__K,
-            __saga_local: __T,
-            __saga_roots: &[#private::Root<'_>],
-            __saga_name: &str,
-        ) -> <__T as #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>>::Kept {
-            #private::keep_among(__saga_site, __saga_local, __saga_roots, __saga_name)
-        }
+        #among
     };
     if sites.iter().all(|site| site.for_loops.is_empty()) {
         return keep;
@@ -149,6 +153,37 @@ pub fn keep_shim(sites: &[Site]) -> TokenStream {
             #private::keep_item(__saga_item, __saga_items)
         }
     }
+}
+
+/// The roots `s` is saved among at `site` (see `Saved::roots`): none for a local saved as
+/// it is, which is every local of a helper's call, a choice among literals or constants, a
+/// loop's item or rest, and one that may hold no borrow of another.
+fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved], keeper: Keeper) -> Vec<&'a Saved> {
+    let name = s.ident.to_string();
+    let of_loop = site.for_loops.iter().any(|each| {
+        each.bindings.contains(&name) && saved.iter().any(|kept| kept.ident == each.rest)
+    });
+    if s.chosen.is_some()
+        || !matches!(keeper, Keeper::Runtime)
+        || of_loop
+        || site.is_rest_of_items(&name)
+    {
+        return Vec::new();
+    }
+    s.roots(site, saved)
+}
+
+/// Whether a local is saved among roots at any site (`saved`, per site): only then does the
+/// expansion define `keep_among`'s shim and the borrow check's probe of a located field,
+/// so that a tool without one compiles nothing more for them.
+pub fn locates(sites: &[Site], saved: &[Vec<Saved>]) -> bool {
+    sites.iter().zip(saved).any(|(site, saved)| {
+        // A helper's call saves the caller's locals through its kind (`Keeper::CallKind`).
+        !matches!(site.suspension, Suspension::Call { .. })
+            && saved
+                .iter()
+                .any(|s| !roots_among(site, s, saved, Keeper::Runtime).is_empty())
+    })
 }
 
 /// The statements to run before the state is built, and its fields for `saved`.
@@ -243,9 +278,8 @@ pub fn fields(
                         }
                         None => quote_spanned!(span=> #ident),
                     };
-                    let roots = s.roots(site, saved);
-                    if s.chosen.is_some() || roots.is_empty() || !matches!(keeper, Keeper::Runtime)
-                    {
+                    let roots = roots_among(site, s, saved, keeper);
+                    if roots.is_empty() {
                         keeper.call(span, "keep", local)
                     } else {
                         // What the local's borrows may point into (see `Saved::roots`).

@@ -17,7 +17,12 @@ use crate::tool::ir::{BindingKey, Saved, Site};
 /// type (autoref: `&Probe<&T>` before `&&Probe<T>`) a marker that fails a trait bound with
 /// the error at the local. A type error stops rustc before its lifetime checks, so the
 /// other errors are not reported.
-pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved>]) -> Block {
+pub(super) fn with_borrow_check(
+    start: Block,
+    sites: &[Site],
+    saved: &[Vec<Saved>],
+    locates: bool,
+) -> Block {
     let mut seen: Vec<BindingKey> = Vec::new();
     let mut arms = Vec::new();
     for (site, saved) in sites.iter().zip(saved) {
@@ -66,6 +71,18 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
         return start;
     }
     let private = private_path();
+    // A local kept as where its borrows point holds no borrow in the state: its field's
+    // probe, only where there is such a field.
+    let located = locates.then(|| {
+        quote! {
+            impl<E> __SagaProbeOf for #private::Located<E> {
+                type Probe = __SagaProbe<()>;
+                fn __saga_probe(&self) -> __SagaProbe<()> {
+                    __SagaProbe(::core::marker::PhantomData)
+                }
+            }
+        }
+    });
     syn::parse_quote! {{
         let __step = #start;
         if let ::core::option::Option::Some(__state) = #private::slot_state(&__slot) {
@@ -80,13 +97,7 @@ pub(super) fn with_borrow_check(start: Block, sites: &[Site], saved: &[Vec<Saved
                     __SagaProbe(::core::marker::PhantomData)
                 }
             }
-            // A local kept as where its borrows point holds no borrow in the state.
-            impl<E> __SagaProbeOf for #private::Located<E> {
-                type Probe = __SagaProbe<()>;
-                fn __saga_probe(&self) -> __SagaProbe<()> {
-                    __SagaProbe(::core::marker::PhantomData)
-                }
-            }
+            #located
             struct ABorrow;
             struct __SagaOwned;
             trait __SagaViaBorrow {

@@ -115,7 +115,8 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                     cont
                 })
                 .collect();
-            let start = with_borrow_check(start, sites, &saved);
+            let locates = crate::tool::emit::keep::locates(sites, &saved);
+            let start = with_borrow_check(start, sites, &saved, locates);
             // What each continuation makes again rather than reads from the state: the
             // borrows' paths, and the literals a saved `&'static str` is taken back among
             // (a build with other literals refuses the token, where `Literal::pick` would
@@ -148,6 +149,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 start,
                 resumes: saved.into_iter().zip(conts).collect(),
                 restated,
+                locates,
             };
         }
     }
