@@ -58,9 +58,20 @@ fn encode(outcome: &Result<CallToolResponse, ErrorData>) -> Option<Vec<u8>> {
         Ok(_) => return None,
         Err(error) => Recording::Error(error),
     };
-    serde_json::to_vec(&recording)
-        .ok()
-        .filter(|bytes| bytes.len() <= MAX_OUTCOME_BYTES)
+    let bytes = match recording {
+        // `{"inputRequired":RESULT}`, as serde_json writes `Recording`, the result written
+        // straight out (`written`): through rmcp's serializer, a `Value` was built for
+        // every input request, and that was most of what a record cost.
+        Recording::InputRequired(required) => {
+            let mut bytes = Vec::with_capacity(1024);
+            bytes.extend_from_slice(br#"{"inputRequired":"#);
+            super::written::write_input_required(required, None, &mut bytes).ok()?;
+            bytes.push(b'}');
+            bytes
+        }
+        recording => serde_json::to_vec(&recording).ok()?,
+    };
+    (bytes.len() <= MAX_OUTCOME_BYTES).then_some(bytes)
 }
 
 fn decode(plaintext: &[u8]) -> Option<Result<CallToolResponse, ErrorData>> {
@@ -252,6 +263,9 @@ mod tests {
             serde_json::from_value(serde_json::json!({
                 "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
                 "maxTokens": 100,
+                // An `f32`, which rmcp's serializer writes widened through a `Value`: the
+                // record's own writer writes the same bytes.
+                "temperature": 0.7,
                 "tools": [{"name": "look", "inputSchema": {"type": "object"}}]
             }))
             .expect("a sample");
