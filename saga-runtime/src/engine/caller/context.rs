@@ -37,12 +37,10 @@ pub struct SagaContext {
     /// The pool the bounds count this request against (see `serve::pool`); `None` for
     /// a context built by hand.
     pool: Option<crate::engine::caller::pool::Pool>,
-    capabilities: ClientCapabilities,
-    /// Borrowed when it is the default a stateless request without one gets
-    /// ([`Stateless::client_info`]): building that default allocated for every request.
-    client_info: Option<Cow<'static, Implementation>>,
+    /// What the request declared of itself: shared, so that a clone of the context (a
+    /// round that goes on after its client left takes one) copies none of its maps.
+    declared: Shared,
     protocol_version: Option<ProtocolVersion>,
-    meta: RequestMetaObject,
     cancellation: Option<CancellationToken>,
     /// Cancelled when the request's session ends (deleted or expired): a session call
     /// stops, as its client can no longer take its answers.
@@ -119,10 +117,8 @@ fn fields_are_send_sync(context: &SagaContext) {
         peer,
         principal,
         pool,
-        capabilities,
-        client_info,
+        declared,
         protocol_version,
-        meta,
         cancellation,
         session_gone,
         progress_sink,
@@ -142,10 +138,8 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(peer);
     send_sync(principal);
     send_sync(pool);
-    send_sync(capabilities);
-    send_sync(client_info);
+    send_sync(declared);
     send_sync(protocol_version);
-    send_sync(meta);
     send_sync(cancellation);
     send_sync(session_gone);
     send_sync(progress_sink);
@@ -177,6 +171,31 @@ pub(crate) struct RequestHead {
 /// rmcp's `Implementation::default()`, made once: it is the same value every time (the
 /// name and version rmcp was built with).
 static DEFAULT_CLIENT_INFO: LazyLock<Implementation> = LazyLock::new(Implementation::default);
+
+/// What a request declared of itself, read by the call and never changed by it: its
+/// capabilities, its client's self-description and its `_meta`.
+#[derive(Debug, Clone, Default)]
+struct Declared {
+    capabilities: ClientCapabilities,
+    /// Borrowed when it is the default a stateless request without one gets
+    /// ([`Stateless::client_info`]): building that default allocated for every request.
+    client_info: Option<Cow<'static, Implementation>>,
+    meta: RequestMetaObject,
+}
+
+/// A context's [`Declared`], shared by its clones.
+#[derive(Debug, Clone)]
+struct Shared(Arc<Declared>);
+
+/// The declarations of a context that has none (built by hand, or before a request's are
+/// known), shared by all of them: a context's default allocates nothing.
+static UNDECLARED: LazyLock<Arc<Declared>> = LazyLock::new(Arc::default);
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared(Arc::clone(&UNDECLARED))
+    }
+}
 
 /// What a stateless request's `_meta` and id give its context.
 pub(crate) struct Stateless {
@@ -212,13 +231,15 @@ impl SagaContext {
     /// request.
     pub(crate) fn stateless(head: RequestHead, request: Stateless) -> Self {
         Self {
-            capabilities: request.capabilities,
-            client_info: Some(match request.client_info {
-                Some(info) => Cow::Owned(info),
-                None => Cow::Borrowed(&*DEFAULT_CLIENT_INFO),
-            }),
+            declared: Shared(Arc::new(Declared {
+                capabilities: request.capabilities,
+                client_info: Some(match request.client_info {
+                    Some(info) => Cow::Owned(info),
+                    None => Cow::Borrowed(&*DEFAULT_CLIENT_INFO),
+                }),
+                meta: request.meta,
+            })),
             protocol_version: Some(request.protocol_version),
-            meta: request.meta,
             request_id: Some(request.request_id),
             ..Self::from(head)
         }
@@ -282,13 +303,13 @@ impl SagaContext {
 
     /// Sets the capabilities the request declared.
     pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.capabilities = capabilities;
+        Arc::make_mut(&mut self.declared.0).capabilities = capabilities;
         self
     }
 
     /// Sets the client's self-description.
     pub(crate) fn with_client_info(mut self, info: Option<Implementation>) -> Self {
-        self.client_info = info.map(Cow::Owned);
+        Arc::make_mut(&mut self.declared.0).client_info = info.map(Cow::Owned);
         self
     }
 
@@ -366,7 +387,7 @@ impl SagaContext {
 
     /// Sets the request's `_meta`.
     pub(crate) fn with_meta(mut self, meta: RequestMetaObject) -> Self {
-        self.meta = meta;
+        Arc::make_mut(&mut self.declared.0).meta = meta;
         self
     }
 
@@ -489,7 +510,7 @@ impl SagaContext {
             sink.report(text);
             return;
         }
-        let (Some(peer), Some(token)) = (&self.peer, self.meta.get_progress_token()) else {
+        let (Some(peer), Some(token)) = (&self.peer, self.declared.0.meta.get_progress_token()) else {
             return;
         };
         let mut param = ProgressNotificationParam::new(token, progress);
@@ -649,12 +670,12 @@ impl SagaContext {
 
     /// The capabilities declared by this request.
     pub fn capabilities(&self) -> &ClientCapabilities {
-        &self.capabilities
+        &self.declared.0.capabilities
     }
 
     /// The client's name and version, when it sent them.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.client_info.as_deref()
+        self.declared.0.client_info.as_deref()
     }
 
     /// The protocol version of this request.
@@ -664,7 +685,7 @@ impl SagaContext {
 
     /// The request's `_meta` object.
     pub fn meta(&self) -> &RequestMetaObject {
-        &self.meta
+        &self.declared.0.meta
     }
 }
 
