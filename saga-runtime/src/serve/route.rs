@@ -311,95 +311,34 @@ fn detached<'a>(
         .bounds()
         .max_run_time
         .saturating_sub(std::time::Duration::from_millis(250));
-    let run = async move {
-        let _places = (place, request_place);
-        let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
-        // Stopped at the bound, the drive gives its claim back (or, in a store that
-        // does not renew leases, spends it: a retry is refused).
-        tokio::time::timeout(max, run)
-            .await
-            .unwrap_or_else(|_| Err(ran_too_long(max)))
-    }
-    .instrument(tracing::Span::current());
-    Either::Right(
-        std::panic::AssertUnwindSafe(Unless::hung_up(run))
-            .catch_unwind()
-            .map(|ran| {
-                ran.unwrap_or_else(|panic| {
-                    // A panic's text is for the log: it may name what the caller should
-                    // not see.
+    let run = tokio::spawn(
+        async move {
+            let _places = (place, request_place);
+            let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
+            // Stopped at the bound, the drive gives its claim back (or, in a store that
+            // does not renew leases, spends it: a retry is refused).
+            tokio::time::timeout(max, run)
+                .await
+                .unwrap_or_else(|_| Err(ran_too_long(max)))
+        }
+        .instrument(tracing::Span::current()),
+    );
+    Either::Right(run.map(|joined| {
+        joined.unwrap_or_else(|error| {
+            // A panic's text is for the log: it may name what the caller should not see.
+            match error.try_into_panic() {
+                Ok(panic) => {
                     let message = crate::engine::runner::unwind::panic_message(&*panic);
                     tracing::error!(panic = %crate::log::Escaped(message), "a round stopped by a panic outside its steps");
-                    Err(ErrorData::internal_error(
-                        "the round stopped before it answered",
-                        None,
-                    ))
-                })
-            }),
-    )
-}
-
-/// A round run in its request's own task for as long as the request waits for it, and in
-/// a task of its own from the moment the request is dropped (its client hung up, its
-/// connection closed): it runs to its end either way, as [`detached`] promises. Spawned
-/// only then, not for every round: a task of its own for each recorded round was a sixth
-/// of what recording outcomes cost (issue 99: about 13,500 instructions a saga, the task's
-/// cell, its scheduling and the copies of the future into it and of the answer out).
-struct Unless<F: std::future::Future + Send + 'static>
-where
-    F::Output: Send,
-{
-    run: Option<std::pin::Pin<Box<F>>>,
-}
-
-impl<F: std::future::Future + Send + 'static> Unless<F>
-where
-    F::Output: Send,
-{
-    fn hung_up(run: F) -> Self {
-        Unless {
-            run: Some(Box::pin(run)),
-        }
-    }
-}
-
-impl<F: std::future::Future + Send + 'static> std::future::Future for Unless<F>
-where
-    F::Output: Send,
-{
-    type Output = F::Output;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        // `Unless` is `Unpin`: the round is pinned in its box.
-        let Some(run) = self.run.as_mut() else {
-            return std::task::Poll::Pending;
-        };
-        let answer = std::task::ready!(run.as_mut().poll(cx));
-        self.run = None;
-        std::task::Poll::Ready(answer)
-    }
-}
-
-impl<F: std::future::Future + Send + 'static> Drop for Unless<F>
-where
-    F::Output: Send,
-{
-    fn drop(&mut self) {
-        let Some(run) = self.run.take() else {
-            return;
-        };
-        // Its request is gone before the round ended: the round goes on alone. Outside a
-        // runtime (one shutting down) it cannot: dropped, the drive gives its claim back
-        // (`Abandon`), and the same request sent again runs the round.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = run.await;
-            });
-        }
-    }
+                }
+                Err(error) => tracing::error!(%error, "a round stopped before it answered"),
+            }
+            Err(ErrorData::internal_error(
+                "the round stopped before it answered",
+                None,
+            ))
+        })
+    }))
 }
 
 /// What a round refused before it starts, for want of room to run detached, answers:
@@ -707,58 +646,4 @@ pub(crate) async fn rmcp_call(
 ) -> Result<CallToolResponse, ErrorData> {
     let cx = tools.context(context);
     tools_call(tools, params, &cx, super::head::wire_call(context)).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Unless;
-
-    /// The request of a round whose outcome is recorded hangs up: the round, polled in the
-    /// request's task until then, goes on in a task of its own and ends.
-    #[tokio::test]
-    async fn a_round_whose_request_is_dropped_runs_to_its_end() {
-        let (ended, end) = tokio::sync::oneshot::channel();
-        let (go_on, go) = tokio::sync::oneshot::channel::<()>();
-        let mut round = Box::pin(Unless::hung_up(async move {
-            let _ = go.await;
-            let _ = ended.send("the round's end");
-        }));
-        assert!(
-            futures::poll!(round.as_mut()).is_pending(),
-            "it waits in place"
-        );
-        drop(round);
-        go_on.send(()).expect("the round still runs");
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(30), end).await;
-        assert_eq!(
-            ended.expect("it ends, though its request is gone").ok(),
-            Some("the round's end")
-        );
-    }
-
-    /// A request that waits gets its round's answer in place, and nothing runs after it.
-    #[tokio::test]
-    async fn a_round_whose_request_waits_answers_it() {
-        let (go_on, go) = tokio::sync::oneshot::channel::<()>();
-        let round = Unless::hung_up(async move {
-            let _ = go.await;
-            7
-        });
-        go_on.send(()).expect("the round waits");
-        assert_eq!(round.await, 7);
-    }
-
-    /// A request dropped before its round was first polled: the round runs, from its start.
-    #[tokio::test]
-    async fn a_round_never_polled_by_its_request_runs() {
-        let (ended, end) = tokio::sync::oneshot::channel();
-        drop(Unless::hung_up(async move {
-            let _ = ended.send(());
-        }));
-        let ran = tokio::time::timeout(std::time::Duration::from_secs(30), end).await;
-        assert!(
-            matches!(ran, Ok(Ok(()))),
-            "it ran, though its request is gone"
-        );
-    }
 }
