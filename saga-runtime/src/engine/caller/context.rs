@@ -510,7 +510,8 @@ impl SagaContext {
             sink.report(text);
             return;
         }
-        let (Some(peer), Some(token)) = (&self.peer, self.declared.0.meta.get_progress_token()) else {
+        let (Some(peer), Some(token)) = (&self.peer, self.declared.0.meta.get_progress_token())
+        else {
             return;
         };
         let mut param = ProgressNotificationParam::new(token, progress);
