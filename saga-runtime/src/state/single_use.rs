@@ -319,7 +319,10 @@ struct Entries {
 /// at random and sealed into tokens, and a token is claimed only once it has opened, so a
 /// client cannot choose one: their bytes are hashed as they come, folded in eight at a
 /// time (FxHash's step). SipHash, which resists keys chosen to collide, was a third of
-/// the cost of claiming and recording a round (issue 99).
+/// the cost of claiming and recording a round (issue 99). A chain is retired
+/// (`StateCodec::retire_token`, which reads it from a token's header without opening
+/// it) only for tokens that opened or that the server sealed itself: given a client's
+/// unopened token, it would let the client choose keys of `floors`, and flood this map.
 #[derive(Debug, Default, Clone, Copy)]
 struct Drawn;
 

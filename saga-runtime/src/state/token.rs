@@ -904,6 +904,10 @@ impl StateCodec {
 
     /// [`StateCodec::retire`] for the link `token` names (a token of this codec's
     /// format; one whose header does not read retires nothing).
+    ///
+    /// The link is read from the header, unopened: pass only a token that opened or that
+    /// this codec sealed, never a client's as it came (the memory store keys its floors
+    /// by the chain with an unkeyed hash, trusting it was drawn by the server).
     pub async fn retire_token(&self, token: &str, inclusive: bool) -> Result<(), StoreError> {
         if self.single_use.is_none() {
             return Ok(());

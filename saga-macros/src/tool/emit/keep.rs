@@ -80,6 +80,8 @@ pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
     let private = private_path();
     let among = locates.then(|| {
         quote::quote! {
+            // Unused only where the tool or helper is itself unused: rustc says that once.
+            #[allow(dead_code)]
             #[inline]
             fn saga_saves_this_local_among<
                 __K: #private::CallSaves,

@@ -1,5 +1,5 @@
 //! The direct path's JSON reply: the bytes rmcp writes, an input-required result written
-//! straight out (`engine::round::written`, without the `serde_json::Value` rmcp 3.11 builds
+//! straight out (`engine::runner::written`, without the `serde_json::Value` rmcp 3.11 builds
 //! for every input request), and a result's `serverInfo` stamp written beside it.
 
 use rmcp::model::{
