@@ -499,6 +499,42 @@ async fn a_tasks_creation_sent_again_is_refused_not_forked() {
     assert_eq!(worked, Some(1), "the task's work ran once");
 }
 
+/// The other way round: a round answered without the tasks extension, its answer
+/// recorded, then sent again with the extension. A task begun from that recorded answer
+/// would run the rounds the first answer already ran; the retry is refused instead, and
+/// the work runs once.
+#[tokio::test]
+async fn a_recorded_answer_sent_again_as_a_tasks_creation_is_refused() {
+    let server = SagaServer::builder()
+        .keys(KeyRing::from_keys([KEY]).expect("a key"))
+        .single_use(MemoryStore::new(1_000))
+        .tool(ask_then_work)
+        .tasks(TaskStore::memory())
+        .build()
+        .expect("the server builds");
+    let running = serve_local(server).await;
+    let start = Call::new("ask_then_work", json!({"order": "recorded"}));
+    let t1 = first_token(&start, running.addr).await;
+    let plain = json_of(&body(&start.resume(t1.clone(), yes()), running.addr).await);
+    assert!(plain.get("error").is_none(), "{plain}");
+    let tasks = saga_examples::harness::tasks::TaskClient::new();
+    let again = tasks
+        .request(
+            running.addr,
+            "tools/call",
+            json!({"name": "ask_then_work", "arguments": {"order": "recorded"},
+                   "requestState": t1, "inputResponses": yes()}),
+        )
+        .await;
+    refused(&again);
+    let worked = WORKED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .and_then(|worked| worked.get("recorded").copied());
+    assert_eq!(worked, Some(1), "the work ran once, for the first sending");
+}
+
 #[tokio::test]
 async fn a_store_that_keeps_no_outcome_refuses_the_retry() {
     // A memory store with no room for outcomes: single use as before outcomes existed.

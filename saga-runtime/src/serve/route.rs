@@ -35,6 +35,7 @@ use super::wire::WireCall;
 use super::wire::resumable;
 use crate::engine::runner::drive::{AtCheckpoint, drive};
 use crate::engine::runner::family::Saga;
+use crate::engine::runner::per_call::OnRetry;
 use crate::engine::{Call, SagaContext};
 use crate::tasks::{TaskSupport, Tasks};
 
@@ -249,6 +250,7 @@ pub(crate) fn follow<'a>(
             saga,
             source,
             source.at_checkpoint(),
+            OnRetry::AnswerAgain,
             call,
             cx,
         )),
@@ -267,7 +269,16 @@ pub(crate) fn follow<'a>(
                 if detaches(tools, &call, source) {
                     return detached(tools, saga, source, AtCheckpoint::Pass, call, cx).await;
                 }
-                drive_by(tools, saga, source, AtCheckpoint::Pass, call, cx).await
+                drive_by(
+                    tools,
+                    saga,
+                    source,
+                    AtCheckpoint::Pass,
+                    OnRetry::AnswerAgain,
+                    call,
+                    cx,
+                )
+                .await
             }
             .boxed(),
         ),
@@ -314,7 +325,15 @@ fn detached<'a>(
     let run = tokio::spawn(
         async move {
             let _places = (place, request_place);
-            let run = drive_by(&tools, &saga, source, at_checkpoint, call, &cx);
+            let run = drive_by(
+                &tools,
+                &saga,
+                source,
+                at_checkpoint,
+                OnRetry::AnswerAgain,
+                call,
+                &cx,
+            );
             // Stopped at the bound, the drive gives its claim back (or, in a store that
             // does not renew leases, spends it: a retry is refused).
             tokio::time::timeout(max, run)
@@ -369,6 +388,7 @@ fn drive_by<'a>(
     saga: &'a Saga,
     source: Source,
     at_checkpoint: AtCheckpoint,
+    on_retry: OnRetry,
     mut call: Call,
     cx: &'a SagaContext,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
@@ -405,15 +425,15 @@ fn drive_by<'a>(
                     max_run_time: tools.bounds().max_run_time,
                 };
                 let mut policy = Session::new(driver, saga, &call, cx, at_checkpoint)?;
-                Box::pin(drive(saga, &mut call, cx, &mut policy)).await
+                Box::pin(drive(saga, &mut call, cx, &mut policy, on_retry)).await
             }
             Source::Replay => {
                 let mut policy = Replay::new(tools.codec(), &mut call, at_checkpoint);
-                Box::pin(drive(saga, &mut call, cx, &mut policy)).await
+                Box::pin(drive(saga, &mut call, cx, &mut policy, on_retry)).await
             }
             Source::Stateless => {
                 let mut policy = Stateless::new(tools.codec(), &call, cx, at_checkpoint);
-                drive(saga, &mut call, cx, &mut policy).await
+                drive(saga, &mut call, cx, &mut policy, on_retry).await
             }
         }
     }
@@ -430,19 +450,19 @@ async fn begin_task(
 ) -> Result<CallToolResponse, ErrorData> {
     tasks.ensure_sweeper(tools);
     // Its first run's answer begins a task, and is not one to give again: a retry of the
-    // request would continue the task's state beside its worker. Its token is spent.
-    cx.set_unrecorded();
-    let first = drive_by(tools, saga, source, AtCheckpoint::Respond, call.clone(), cx).await?;
-    if cx.replayed() {
-        // A task's creation sent again: its first run's answer is recorded, not the task
-        // it began, and a second task from that answer would run its rounds twice. Refused,
-        // as a redeemed token is.
-        return Err(crate::engine::caller::error::invalid_state(
-            &call.name,
-            &crate::metrics::Refusal::Redeemed,
-        )
-        .into());
-    }
+    // request would continue the task's state beside its worker. Its token is spent, and
+    // a creation sent again that finds an earlier answer recorded is refused
+    // (`OnRetry::Refuse`).
+    let first = drive_by(
+        tools,
+        saga,
+        source,
+        AtCheckpoint::Respond,
+        OnRetry::Refuse,
+        call.clone(),
+        cx,
+    )
+    .await?;
     tasks.begin(tools, saga, call, cx, first).await
 }
 

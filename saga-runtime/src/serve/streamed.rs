@@ -37,6 +37,7 @@ use super::tools::SagaTools;
 use super::wire::resumable;
 use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
 use crate::engine::runner::family::{Saga, point_key};
+use crate::engine::runner::per_call::OnRetry;
 use crate::engine::{Call, SagaContext};
 use crate::state::StateCodec;
 
@@ -122,7 +123,7 @@ async fn stream(
         out,
         handed_out: tools.in_flight().none(),
     };
-    drive(saga, &mut call, cx, &mut policy).await
+    drive(saga, &mut call, cx, &mut policy, OnRetry::AnswerAgain).await
 }
 
 /// [`Policy`] of a streamed call: its checkpoints pass, each with a resume policy sent

@@ -13,6 +13,7 @@ use rmcp::model::InputRequiredResult;
 
 use super::*;
 use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
+use crate::engine::runner::per_call::OnRetry;
 use crate::engine::{Call, SagaContext};
 use crate::log::Escaped;
 use crate::otel::{StepEnd, TaskStep};
@@ -258,7 +259,7 @@ impl Tasks {
             spans: TaskStep::of(&record.id, &record.tool, record.trace.as_deref()),
         };
         let outcome = match tools.saga(&record.tool) {
-            Ok(saga) => drive(saga, &mut call, &cx, &mut step).await,
+            Ok(saga) => drive(saga, &mut call, &cx, &mut step, OnRetry::AnswerAgain).await,
             Err(_) => Err(ErrorData::internal_error(
                 format!("the task's tool {} is not served here", record.tool),
                 None,

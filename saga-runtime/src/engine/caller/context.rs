@@ -58,9 +58,6 @@ pub struct SagaContext {
     model: Option<Arc<crate::engine::caller::model::ServerModel>>,
     /// The size of the state this round resumed from, set by the transition.
     state_size: StateSizeCell,
-    /// The token this request claimed to record its outcome, and whether its answer was
-    /// recorded before (see `engine::runner::retried`).
-    retry: RetryCell,
     /// The request's trace (feature `otel`): its context when `_meta` has none, and its
     /// call's span.
     #[cfg(feature = "otel")]
@@ -68,30 +65,6 @@ pub struct SagaContext {
     /// The HTTP request's place among the bounds, which a round that goes on after its
     /// client left takes over (`serve::route::detached`).
     place: Option<crate::engine::caller::pool::SharedPlace>,
-}
-
-/// A request's claim of its token, set by its first round's transition and taken by the
-/// drive when it answers.
-#[derive(Debug, Default)]
-struct RetryCell {
-    claimed: std::sync::Mutex<Option<Box<crate::state::Claimed>>>,
-    replayed: std::sync::atomic::AtomicBool,
-    /// The request's answer is not one to give again (a task's creation): its token is
-    /// spent, not answered from a record.
-    unrecorded: std::sync::atomic::AtomicBool,
-    /// The nonce of the token this request's rounds' effect keys are derived from when
-    /// the rounds' own tokens are not kept (see [`SagaContext::effect_origin`]).
-    origin: std::sync::Mutex<Option<([u8; 24], saga_wire::KeyId)>>,
-    /// Whether every round's token is kept before the next round runs (a task's record):
-    /// each round's effects are then keyed by its own token.
-    keys_per_token: std::sync::atomic::AtomicBool,
-}
-
-/// A context's copy is another request's: it has claimed nothing.
-impl Clone for RetryCell {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
 }
 
 // SAFETY: every field of `SagaContext` is `Send` and `Sync`: `fields_are_send_sync` names
@@ -128,7 +101,6 @@ fn fields_are_send_sync(context: &SagaContext) {
         sessionless,
         model,
         state_size,
-        retry,
         #[cfg(feature = "otel")]
         trace,
         place,
@@ -149,7 +121,6 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(sessionless);
     send_sync(model);
     send_sync(state_size);
-    send_sync(retry);
     send_sync(place);
 }
 
@@ -530,114 +501,6 @@ impl SagaContext {
     }
 
     /// Sets what [`SagaContext::state_size`] answers, for the round about to step.
-    /// Marks the next round's token as handed on by the drive within this request (a
-    /// state that never left the process: opened up to the largest state the codec
-    /// seals, never kept in a store), or brought by the request.
-    pub(crate) fn set_state_handed_on(&self, handed_on: bool) {
-        self.state_size.set_handed_on(handed_on);
-    }
-
-    /// See [`SagaContext::set_state_handed_on`].
-    pub(crate) fn state_handed_on(&self) -> bool {
-        self.state_size.handed_on()
-    }
-
-    /// Keeps the claim of the token this request brought: its outcome is recorded when
-    /// the request answers.
-    pub(crate) fn set_claimed(&self, claimed: crate::state::Claimed) {
-        if let Ok(mut slot) = self.retry.claimed.lock() {
-            *slot = Some(Box::new(claimed));
-        }
-    }
-
-    /// Says whether every round's token is kept (a task's record) before the next round
-    /// runs, for [`SagaContext::effect_origin`]; set by the drive from its policy.
-    pub(crate) fn set_keys_per_token(&self, per_token: bool) {
-        self.retry
-            .keys_per_token
-            .store(per_token, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The nonce a round's effects' keys are derived from, given the nonce of the token it
-    /// started from. A token the request brought (or, in a task, every round's token: its
-    /// record keeps it) is its own origin. A token handed on within the request was sealed
-    /// with a random nonce no retry would draw again: its round's keys come from the
-    /// request's token and the round's number instead, so that the same request run again
-    /// (a retry, a take-over of its claim) gives every effect the key it had. `None` for a
-    /// handed-on round of a request that brought no token (a first call: new keys). With
-    /// the nonce, the id of the key that sealed the origin, which the keys are derived under.
-    pub(crate) fn effect_origin(
-        &self,
-        nonce: [u8; 24],
-        key: saga_wire::KeyId,
-        round: u32,
-    ) -> Option<([u8; 24], saga_wire::KeyId)> {
-        let per_token = self
-            .retry
-            .keys_per_token
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let mut origin = self.retry.origin.lock().ok()?;
-        if per_token || !self.state_handed_on() {
-            *origin = Some((nonce, key));
-            return Some((nonce, key));
-        }
-        let (brought, key) = (*origin)?;
-        let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
-        hasher.update(b"saga/effect-round/v1\0");
-        hasher.update(&brought);
-        hasher.update(&round.to_be_bytes());
-        let mut derived = [0u8; 24];
-        derived.copy_from_slice(&hasher.finish().as_ref()[..24]);
-        Some((derived, key))
-    }
-
-    /// The claim [`SagaContext::set_claimed`] kept, if it still holds one (its round runs).
-    pub(crate) fn claimed(&self) -> Option<crate::state::Claimed> {
-        self.retry
-            .claimed
-            .lock()
-            .ok()
-            .and_then(|slot| slot.as_deref().cloned())
-    }
-
-    /// The claim [`SagaContext::set_claimed`] kept, taken.
-    pub(crate) fn take_claimed(&self) -> Option<Box<crate::state::Claimed>> {
-        self.retry
-            .claimed
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take())
-    }
-
-    /// Marks this request's first round as answered from its recorded outcome.
-    pub(crate) fn set_replayed(&self) {
-        self.retry
-            .replayed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Marks this request's answer as not one to give again: its token is spent when it
-    /// answers, and a retry refused.
-    pub(crate) fn set_unrecorded(&self) {
-        self.retry
-            .unrecorded
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// See [`SagaContext::set_unrecorded`].
-    pub(crate) fn unrecorded(&self) -> bool {
-        self.retry
-            .unrecorded
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Whether this request's first round was answered from its recorded outcome.
-    pub(crate) fn replayed(&self) -> bool {
-        self.retry
-            .replayed
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     pub(crate) fn set_state_size(&self, size: StateSize) {
         self.state_size.set(size);
     }
@@ -725,53 +588,4 @@ impl SagaContext {
 pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
     /// Keeps `message` for the stream; a later message replaces one not yet taken.
     fn put(&self, message: serde_json::Value);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The review of the fifth pass: a round handed on within a request starts from a
-    /// token sealed with a random nonce, so a request run again (a retry, a take-over of
-    /// its claim) keyed that round's effects anew. Keyed by the request's token and the
-    /// round's number, they are the same on every run of the same request.
-    #[test]
-    fn a_handed_on_rounds_effects_are_keyed_by_the_requests_token_and_its_number() {
-        let run = |handed_on_nonce: [u8; 24]| {
-            let cx = SagaContext::new("ann");
-            cx.set_state_handed_on(false);
-            let brought = cx.effect_origin([1; 24], [7; 4], 3);
-            cx.set_state_handed_on(true);
-            let next = cx.effect_origin(handed_on_nonce, [9; 4], 4);
-            let after = cx.effect_origin(handed_on_nonce, [9; 4], 5);
-            (brought, next, after)
-        };
-        // A token the request brought is its own origin.
-        let (brought, next, after) = run([2; 24]);
-        assert_eq!(brought, Some(([1; 24], [7; 4])));
-        // The handed-on rounds: from the brought token and their numbers, under its key,
-        // whatever random nonce sealed them.
-        let (_, next_again, after_again) = run([3; 24]);
-        assert_eq!(next, next_again);
-        assert_eq!(after, after_again);
-        assert_ne!(next, after, "each round its own");
-        assert_eq!(next.map(|(_, key)| key), Some([7; 4]));
-        assert_ne!(next.map(|(nonce, _)| nonce), Some([2; 24]));
-
-        // A request that brought no token (a first call): no origin, new keys.
-        let first = SagaContext::new("ann");
-        first.set_state_handed_on(true);
-        assert_eq!(first.effect_origin([2; 24], [9; 4], 1), None);
-
-        // A task's rounds: every token is kept, each its own origin.
-        let task = SagaContext::new("ann");
-        task.set_keys_per_token(true);
-        task.set_state_handed_on(false);
-        let _ = task.effect_origin([1; 24], [7; 4], 3);
-        task.set_state_handed_on(true);
-        assert_eq!(
-            task.effect_origin([2; 24], [9; 4], 4),
-            Some(([2; 24], [9; 4]))
-        );
-    }
 }

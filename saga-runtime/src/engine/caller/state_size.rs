@@ -47,20 +47,9 @@ pub(crate) struct StateSizeCell {
     saved: AtomicUsize,
     sealed: AtomicUsize,
     max_sealed: AtomicUsize,
-    /// Whether the round's token was handed on within the request by the drive (a state
-    /// that never left the process), not brought by the request.
-    handed_on: std::sync::atomic::AtomicBool,
 }
 
 impl StateSizeCell {
-    pub(crate) fn set_handed_on(&self, handed_on: bool) {
-        self.handed_on.store(handed_on, Ordering::Relaxed);
-    }
-
-    pub(crate) fn handed_on(&self) -> bool {
-        self.handed_on.load(Ordering::Relaxed)
-    }
-
     pub(crate) fn set(&self, size: StateSize) {
         self.saved.store(size.saved, Ordering::Relaxed);
         self.sealed.store(size.sealed, Ordering::Relaxed);
@@ -80,7 +69,6 @@ impl Clone for StateSizeCell {
     fn clone(&self) -> Self {
         let cell = Self::default();
         cell.set(self.get());
-        cell.set_handed_on(self.handed_on());
         cell
     }
 }

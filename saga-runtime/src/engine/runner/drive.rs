@@ -33,6 +33,7 @@ use crate::engine::caller::context::SagaContext;
 use crate::engine::kinds::kind::StepFailure;
 use crate::engine::round::collect::ModelAnswers;
 use crate::engine::runner::family::Saga;
+use crate::engine::runner::per_call::{OnRetry, PerCall};
 use crate::engine::runner::retried;
 use crate::engine::runner::transition::{Call, MAX_REPLAYED_CHECKPOINTS};
 use crate::state::StateCodec;
@@ -102,7 +103,7 @@ pub(crate) trait Policy: Send {
     /// Whether every round's token is kept durably before the next round runs (a task's
     /// record), so that a round run again starts from that very token: its effects are
     /// then keyed by it. Otherwise by the token the request brought and the round's
-    /// number ([`SagaContext::effect_origin`]).
+    /// number ([`PerCall::effect_origin`]).
     fn keeps_every_token(&self) -> bool {
         false
     }
@@ -180,6 +181,7 @@ pub(crate) fn drive<'a, P: Policy>(
     call: &'a mut Call,
     cx: &'a SagaContext,
     policy: &'a mut P,
+    on_retry: OnRetry,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     #[cfg(feature = "otel")]
     {
@@ -194,13 +196,15 @@ pub(crate) fn drive<'a, P: Policy>(
         // Nothing records it: the call as it is, its future not moved into another. The
         // traced call's future is boxed, its room kept out of every request's.
         if span.idle() {
-            futures::future::Either::Left(drive_call(saga, call, cx, policy))
+            futures::future::Either::Left(drive_call(saga, call, cx, policy, on_retry))
         } else {
-            futures::future::Either::Right(Box::pin(span.run(drive_call(saga, call, cx, policy))))
+            futures::future::Either::Right(Box::pin(
+                span.run(drive_call(saga, call, cx, policy, on_retry)),
+            ))
         }
     }
     #[cfg(not(feature = "otel"))]
-    drive_call(saga, call, cx, policy)
+    drive_call(saga, call, cx, policy, on_retry)
 }
 
 /// [`drive`]'s call, recorded when it answers.
@@ -209,19 +213,22 @@ async fn drive_call<P: Policy>(
     call: &mut Call,
     cx: &SagaContext,
     policy: &mut P,
+    on_retry: OnRetry,
 ) -> Result<CallToolResponse, ErrorData> {
+    let per_call = PerCall::new(on_retry, policy.keeps_every_token());
+    let per_call = &per_call;
     // A drive dropped before it answers (a session that closed) spends its claim.
     let abandon = Abandon {
         store: policy.codec().single_use_store().cloned(),
-        cx,
+        per_call,
     };
     // Every path that claims renews its claim while its rounds run (boxed, and only with
     // a store that renews leases: no room for it in every request's future).
     let answer = match policy.codec().renewal() {
-        None => drive_rounds(saga, call, cx, policy).await,
+        None => drive_rounds(saga, call, cx, policy, per_call).await,
         Some(renewal) => {
-            let rounds = Box::pin(drive_rounds(saga, call, cx, policy));
-            let renewing = Box::pin(renewal.renew_while(|| cx.claimed()));
+            let rounds = Box::pin(drive_rounds(saga, call, cx, policy, per_call));
+            let renewing = Box::pin(renewal.renew_while(|| per_call.claimed()));
             match futures::future::select(rounds, renewing).await {
                 futures::future::Either::Left((answer, _)) => answer,
                 futures::future::Either::Right((never, _)) => match never {},
@@ -231,7 +238,7 @@ async fn drive_call<P: Policy>(
     // Only with a single-use store can a claim have been made: without one, the claim's
     // lock is not taken.
     if let Some(store) = &abandon.store
-        && let Some(claimed) = cx.take_claimed()
+        && let Some(claimed) = per_call.take_claimed()
     {
         if answer
             .as_ref()
@@ -244,7 +251,7 @@ async fn drive_call<P: Policy>(
             drop(abandon);
             return answer;
         }
-        let recorded = (!cx.unrecorded()).then_some(&answer);
+        let recorded = per_call.records_answer().then_some(&answer);
         // Boxed: no room for the record's future in every request's.
         Box::pin(retried::record(
             policy.codec(),
@@ -264,13 +271,13 @@ async fn drive_call<P: Policy>(
 /// retry refused at once rather than left waiting for the claim's lease.
 struct Abandon<'a> {
     store: Option<std::sync::Arc<dyn crate::state::TokenStore>>,
-    cx: &'a SagaContext,
+    per_call: &'a PerCall,
 }
 
 impl Drop for Abandon<'_> {
     fn drop(&mut self) {
         if let Some(store) = &self.store
-            && let Some(claimed) = self.cx.take_claimed()
+            && let Some(claimed) = self.per_call.take_claimed()
         {
             crate::state::abandon(store, *claimed);
         }
@@ -283,25 +290,26 @@ async fn drive_rounds<P: Policy>(
     call: &mut Call,
     cx: &SagaContext,
     policy: &mut P,
+    per_call: &PerCall,
 ) -> Result<CallToolResponse, ErrorData> {
     let mut passed = 0usize;
     // The first round's token is the request's (or the task record's); every later one is
     // handed on here, and never left the process.
-    cx.set_state_handed_on(false);
-    cx.set_keys_per_token(policy.keeps_every_token());
+    per_call.set_handed_on(false);
     // The response the request answers with, unless the call ended: it leaves here.
     let response = loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it
         // and leaves the rest for the next round.
-        let run = policy.round(|| saga.run(policy.codec(), call, cx));
+        let run = policy.round(|| saga.run(policy.codec(), call, cx, per_call));
         // The round goes to the policy without a name in this future, and the policy's
         // answer is matched as it comes: a local (or a temporary of the `?`) kept across
         // an await would hold a round (152 to 264 bytes) in every request's future.
         let decided = {
             let response = policy.transition(run).await?;
-            if cx.replayed() {
-                // The request was sent before: it answers as it did then.
-                return Ok(response);
+            if per_call.replayed() {
+                // The request was sent before: it answers as it did then (or, if that
+                // answer began a task, is refused).
+                return per_call.answer_again(&call.name, response);
             }
             decide(response, policy, call, cx)
         };
@@ -320,7 +328,7 @@ async fn drive_rounds<P: Policy>(
                     Pass::Free => {}
                 }
                 call.request_state = from.request_state;
-                cx.set_state_handed_on(true);
+                per_call.set_handed_on(true);
                 call.input_responses = inputs.answers;
                 call.failures = inputs.failures;
                 call.model = inputs.model;

@@ -17,6 +17,7 @@ use crate::engine::contract::tool::SagaTool;
 use crate::engine::contract::tool::TaskSupport;
 use crate::engine::identity::layout::shape::LayoutError;
 use crate::engine::identity::points::Points;
+use crate::engine::runner::per_call::PerCall;
 use crate::engine::runner::transition::{Call, typed_transition};
 use crate::state::{Binding, PointKey, StateCodec, TokenHeader};
 
@@ -35,6 +36,7 @@ pub(crate) trait DynTool: Send + Sync {
         codec: &'a StateCodec,
         call: &'a mut Call,
         cx: &'a SagaContext,
+        per_call: &'a PerCall,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>>;
 
     fn inspect(
@@ -77,10 +79,18 @@ impl<T: SagaTool> DynTool for Compiled<T> {
         codec: &'a StateCodec,
         call: &'a mut Call,
         cx: &'a SagaContext,
+        per_call: &'a PerCall,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
         // Converted to `ErrorData` inside `typed_transition`, which is compiled once: a
         // `map` here would be compiled again for every tool (+1,100 LLVM lines each).
-        Box::pin(typed_transition(&self.tool, &self.points, codec, call, cx))
+        Box::pin(typed_transition(
+            &self.tool,
+            &self.points,
+            codec,
+            call,
+            cx,
+            per_call,
+        ))
     }
 
     fn inspect(
@@ -155,6 +165,7 @@ impl DynTool for Family {
         codec: &'a StateCodec,
         call: &'a mut Call,
         cx: &'a SagaContext,
+        per_call: &'a PerCall,
     ) -> BoxFuture<'a, Result<CallToolResponse, ErrorData>> {
         let build = match &call.request_state {
             Some(token) => self.for_token(token),
@@ -172,7 +183,7 @@ impl DynTool for Family {
                 }
             },
         };
-        build.run(codec, call, cx)
+        build.run(codec, call, cx, per_call)
     }
 
     fn inspect(

@@ -20,6 +20,7 @@ use crate::engine::round::answers::{AnswerSlots, Answers};
 use crate::engine::round::asking;
 use crate::engine::round::collect::{self, Collected, ModelAnswers};
 use crate::engine::round::pending::RoundRecord;
+use crate::engine::runner::per_call::PerCall;
 use crate::engine::runner::retried;
 use crate::engine::runner::unwind::{catch_panic_pinned, catch_panic_sync, panicked};
 use crate::log::Escaped;
@@ -100,6 +101,7 @@ pub(crate) fn typed_transition<'a>(
     codec: &'a StateCodec,
     call: &'a mut Call,
     cx: &'a SagaContext,
+    per_call: &'a PerCall,
 ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
     let token_in = call.request_state.as_ref().map_or(0, String::len);
     // saga's own attributes under `saga.`, the method as the MCP conventions name it, and
@@ -137,7 +139,8 @@ pub(crate) fn typed_transition<'a>(
         log: span,
     };
     let run = spans.otel.run(
-        run_transition(tool, points, codec, call, cx, spans.clone()).instrument(spans.log.clone()),
+        run_transition(tool, points, codec, call, cx, per_call, spans.clone())
+            .instrument(spans.log.clone()),
     );
     run.map(move |outcome| {
         let elapsed = started.elapsed();
@@ -251,6 +254,7 @@ fn run_transition<'a>(
     codec: &'a StateCodec,
     call: &'a mut Call,
     cx: &'a SagaContext,
+    per_call: &'a PerCall,
     span: RoundSpans,
 ) -> impl Future<Output = Result<CallToolResponse, Failure>> + 'a {
     // An `async` block, not an `async fn`: the call is kept once (see `typed_transition`).
@@ -270,6 +274,7 @@ fn run_transition<'a>(
             name: &call.name,
             binding: &binding,
             cx,
+            per_call,
             model_answered: !model.is_empty(),
             answered_bytes: answers_len(responses.as_ref()),
             // Counted only if the state outgrows the cap (`outgrown`): a first round's
@@ -347,8 +352,11 @@ fn run_transition<'a>(
         // A round handed on within the request is keyed by the request's token and its
         // number, so that the request run again gives it the same keys.
         let from = resumed.as_ref().and_then(|resumed| {
-            let (origin, key) =
-                cx.effect_origin(resumed.opened.nonce, resumed.opened.key_id, entered_round)?;
+            let (origin, key) = per_call.effect_origin(
+                resumed.opened.nonce,
+                resumed.opened.key_id,
+                entered_round,
+            )?;
             Some((origin, codec.effect_cipher(&key)?))
         });
         let (state, requests) = match run.step(state, answers, from).await? {
@@ -538,6 +546,9 @@ struct Transition<'a> {
     name: &'a str,
     binding: &'a Binding,
     cx: &'a SagaContext,
+    /// The drive's bookkeeping for this call: the claim, and whether this round was
+    /// handed on within the request.
+    per_call: &'a PerCall,
     /// Whether the round this request answers holds the server's model's answers: a
     /// state that then outgrows the token cap is said to hold them, not blamed on the
     /// client's answers.
@@ -576,7 +587,7 @@ impl<'a> Transition<'a> {
         let opened = if self.codec.keeps_states() {
             // A state the drive handed on within this request never left the process:
             // it may be as long as a kept one.
-            let max = if self.cx.state_handed_on() {
+            let max = if self.per_call.handed_on() {
                 self.codec.max_sealed_len()
             } else {
                 self.codec.max_token_len()
@@ -596,7 +607,7 @@ impl<'a> Transition<'a> {
         // again, the request gets the answer its first sending got (boxed: a server
         // without such a store keeps no room for it in every request's future).
         // Not a session's: its run waits for its client, unbounded by the lease.
-        if !self.cx.state_handed_on() && !self.cx.is_session() && self.codec.records_outcomes() {
+        if !self.per_call.handed_on() && !self.cx.is_session() && self.codec.records_outcomes() {
             let request = crate::state::request_digest(Some(&responses), failures);
             if let Some(answer) = Box::pin(self.claim(&opened, request)).await? {
                 return Ok(Opening::Recorded(answer));
@@ -671,11 +682,11 @@ impl<'a> Transition<'a> {
             })?;
         match retried::replayed(self.codec, self.name, claim, &claimed).await? {
             None => {
-                self.cx.set_claimed(claimed);
+                self.per_call.set_claimed(claimed);
                 Ok(None)
             }
             Some(answer) => {
-                self.cx.set_replayed();
+                self.per_call.set_replayed();
                 Ok(Some(answer))
             }
         }
